@@ -1,0 +1,114 @@
+# seqorch: coordinator (./seqorch) and agent (./seqorch-agent).
+#
+#   make            build both binaries
+#   make deps       install the Debian packages the build and tests need
+#   make run        deps + build + sha3 study on this host + report
+#   make test       unit tests (cmocka) and integration tests (pytest)
+#   make bench      side-by-side kernel rates on this machine
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+CXX ?= c++
+PYTHON ?= /usr/bin/python3
+WERROR ?= -Werror
+
+CFLAGS ?= -O2 -g
+CXXFLAGS ?= -O2 -g
+WARN = -Wall -Wextra $(WERROR)
+SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
+SO_CXXFLAGS = -std=c++17 $(WARN)
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread
+
+AGENT_CFLAGS ?= -O3
+# Agent objects: agent/, each study's study.c and every variant folder whose
+# `arch` file (if any) matches this compiler's target.
+ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
+VARIANT_DIRS := $(sort $(dir $(wildcard kernels/*/*/kernel.c kernels/*/*/kernel.S)))
+VARIANT_DIRS := $(foreach d,$(VARIANT_DIRS),$(if $(wildcard $(d)arch),$(if $(filter $(ARCH),$(shell cat $(d)arch)),$(d)),$(d)))
+AGENT_SRCS := $(wildcard agent/*.c) $(wildcard kernels/*/study.c) \
+	$(wildcard $(addsuffix kernel.c,$(VARIANT_DIRS))) $(wildcard $(addsuffix kernel.S,$(VARIANT_DIRS)))
+AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS))
+
+ORCH_CSRCS := $(wildcard orchestrator/*.c)
+ORCH_OBJS := $(patsubst %,build/%.o,$(ORCH_CSRCS)) build/orchestrator/toml.cc.o
+LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
+
+DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
+	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
+	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
+	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+
+all: seqorch seqorch-agent
+
+seqorch: $(ORCH_OBJS)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(SO_LIBS)
+
+seqorch-agent: $(AGENT_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
+
+build/orchestrator/%.c.o: orchestrator/%.c build/schema.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -MMD -MP -c -o $@ $<
+
+build/orchestrator/toml.cc.o: orchestrator/toml.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(SO_CXXFLAGS) -MMD -MP -c -o $@ $<
+
+# Variant flags come from the variant's own `flags` file only.
+build/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
+		$(shell cat $(dir $<)flags 2>/dev/null) -MMD -MP -c -o $@ $<
+
+build/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_CFLAGS) $(shell cat $(dir $<)flags 2>/dev/null) -c -o $@ $<
+
+# schema.sql is the single source of the schema; it is embedded verbatim.
+build/schema.h: schema.sql
+	@mkdir -p build
+	{ echo 'static const char schema_sql[] = {'; od -An -v -tx1 $< | \
+	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+
+deps:
+	@missing=""; for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing" >&2; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+run: deps all
+	./seqorch run --study sha3 --hosts local
+	./seqorch report --latest
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
+
+build/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -o $@ $< $(LIB_OBJS) -lcmocka $(SO_LIBS) -lstdc++
+
+unit: $(UNIT_TESTS)
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+test: all unit
+	$(PYTHON) -m pytest -q tests
+
+bench: all
+	$(PYTHON) tests/bench.py
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch
+	install -m 755 seqorch seqorch-agent $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 schema.sql hosts.toml $(DESTDIR)$(PREFIX)/share/seqorch/
+
+clean:
+	rm -rf build seqorch seqorch-agent
+
+.PHONY: all deps run unit test bench install clean

@@ -1,0 +1,35 @@
+/*
+ * The command table.  Each subcommand lives in its own cmd-<name>.c and
+ * exports one struct cmd_entry; cmd.c lists them, and that list is the only
+ * place a command is registered.
+ */
+#ifndef SEQORCH_CMD_H
+#define SEQORCH_CMD_H
+
+/* Exit codes, documented in docs/usage.md and `seqorch --help`. */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,		/* run failed, partial, or invalid samples */
+	EXIT_USAGE = 2,		/* bad options, config or names */
+	EXIT_DB = 3,		/* results database unusable */
+	EXIT_INTERRUPTED = 130,	/* stopped by SIGINT/SIGTERM */
+};
+
+struct cmd_entry {
+	const char *name;
+	const char *summary;	/* one line for `seqorch --help` */
+	const char *usage;	/* full text for `seqorch NAME --help` */
+	/* argv[0] is the command name; returns an EXIT_* code. */
+	int (*exec)(int argc, char **argv);
+};
+
+/* NULL-terminated table, defined in cmd.c. */
+extern const struct cmd_entry *const cmd_table[];
+
+/* Look a command up by name; NULL if there is none. */
+const struct cmd_entry *cmd_find(const char *name);
+
+/* Print "seqorch NAME --help" text to stdout. */
+void cmd_print_usage(const struct cmd_entry *entry);
+
+#endif

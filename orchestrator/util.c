@@ -1,0 +1,184 @@
+/* Error carrier, allocation wrappers and small parsing helpers. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *
+so_strerror(int code)
+{
+	switch (code) {
+	case SO_OK:		return "success";
+	case SO_ENOMEM:		return "out of memory";
+	case SO_EIO:		return "i/o error";
+	case SO_EPARSE:		return "parse error";
+	case SO_EINVAL:		return "invalid value";
+	case SO_EDB:		return "database error";
+	case SO_ESSH:		return "ssh error";
+	case SO_EHOSTKEY:	return "host key not trusted";
+	case SO_ETIMEOUT:	return "timed out";
+	case SO_EPROTO:		return "agent protocol error";
+	case SO_EAGENT:		return "agent failed";
+	case SO_EINTR:		return "interrupted";
+	case SO_ENOTFOUND:	return "not found";
+	case SO_EBUILD:		return "build failed";
+	case SO_EBUSY:		return "busy";
+	}
+	return "unknown error";
+}
+
+int
+so_error(struct so_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return code;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static void
+oom(size_t n)
+{
+	fprintf(stderr, "seqorch: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		oom(n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		oom(n * size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		oom(n);
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = xmalloc(n);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom(0);
+	p = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+int
+parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return SO_EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return SO_EINVAL;
+	*out = v;
+	return 0;
+}
+
+void
+hex_encode(const uint8_t *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+hex_decode(const char *hex, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	if (strlen(hex) != 2 * n)
+		return SO_EPARSE;
+	for (i = 0; i < n; i++) {
+		int hi = hexval((unsigned char)hex[2 * i]);
+		int lo = hexval((unsigned char)hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return SO_EPARSE;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+void
+iso_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}

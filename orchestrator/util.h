@@ -1,0 +1,74 @@
+/*
+ * Shared plumbing for the coordinator: error codes, the error message
+ * carrier that modules fill in, and allocation wrappers.
+ *
+ * Modules (config, db, ssh, proto, ...) return 0 or a negative SO_E* code
+ * and never exit.  When they fail they also write a one-line, lowercase,
+ * problem-first message into the caller's struct so_err, so that the
+ * command that called them can print it and choose the exit code.
+ */
+#ifndef SEQORCH_UTIL_H
+#define SEQORCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	SO_OK = 0,
+	SO_ENOMEM = -1,		/* allocation failed */
+	SO_EIO = -2,		/* file or pipe i/o failed */
+	SO_EPARSE = -3,		/* malformed input (config, agent record) */
+	SO_EINVAL = -4,		/* well-formed but invalid value */
+	SO_EDB = -5,		/* sqlite error */
+	SO_ESSH = -6,		/* ssh transport error */
+	SO_EHOSTKEY = -7,	/* host key unknown or mismatched */
+	SO_ETIMEOUT = -8,	/* deadline passed */
+	SO_EPROTO = -9,		/* agent broke the protocol */
+	SO_EAGENT = -10,	/* agent failed (crash, non-zero exit) */
+	SO_EINTR = -11,		/* interrupted by a signal */
+	SO_ENOTFOUND = -12,	/* named thing does not exist */
+	SO_EBUILD = -13,	/* build on a host failed */
+	SO_EBUSY = -14,		/* a lock is held by someone else */
+};
+
+#define SO_ERR_MAX 1024
+
+/* Filled by a failing module call; msg is always NUL terminated. */
+struct so_err {
+	int code;
+	char msg[SO_ERR_MAX];
+};
+
+/* Short name of an SO_E* code ("parse error"); never NULL. */
+const char *so_strerror(int code);
+
+/*
+ * Record a formatted message in err (which may be NULL) and return code,
+ * so that callers can write: return so_error(err, SO_EPARSE, "...", ...).
+ */
+int so_error(struct so_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Allocation wrappers: they abort with a message on out-of-memory. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Returns a newly allocated formatted string; caller frees. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Parse a decimal integer in [min, max] from s, which must be entirely
+ * digits (optionally signed).  Returns 0 and stores *out, or SO_EINVAL.
+ */
+int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* Lowercase hex of n bytes into out, which must hold 2n+1 chars. */
+void hex_encode(const uint8_t *in, size_t n, char *out);
+/* Decode exactly 2n lowercase/uppercase hex chars; 0 or SO_EPARSE. */
+int hex_decode(const char *hex, uint8_t *out, size_t n);
+
+/* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
+void iso_now(char *buf, size_t len);
+
+#endif
