@@ -1,0 +1,132 @@
+/*
+ * CPU feature detection.  Tests for features, not OS names: cpuid/xgetbv
+ * where the compiler targets x86-64, getauxval where the C library has it,
+ * sysctlbyname on Apple.  A variant whose bits are missing is skipped.
+ */
+#include "cpu.h"
+#include "kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
+#if defined(__x86_64__)
+static unsigned
+detect(void)
+{
+	unsigned a, b, c, d, bits = 0;
+	unsigned long long xcr0 = 0;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return 0;
+	/* OSXSAVE: the OS saves the vector registers we are about to use. */
+	if (c & (1u << 27)) {
+		unsigned lo, hi;
+
+		__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+		xcr0 = ((unsigned long long)hi << 32) | lo;
+	}
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	if ((xcr0 & 0x6) == 0x6 && (b & (1u << 5)))
+		bits |= KF_X86_AVX2;
+	/* AVX-512 F (b16) and VL (b31), with opmask/ZMM state enabled. */
+	if ((xcr0 & 0xe6) == 0xe6 && (b & (1u << 16)) && (b & (1u << 31)))
+		bits |= KF_X86_AVX512;
+	if (b & (1u << 8))
+		bits |= KF_X86_BMI2;
+	return bits;
+}
+#elif defined(__aarch64__) && defined(__linux__)
+static unsigned
+detect(void)
+{
+	unsigned long hw = getauxval(AT_HWCAP);
+	unsigned bits = 0;
+
+	/* HWCAP_SHA3 = bit 17, HWCAP_SHA512 = bit 21, HWCAP_SVE = bit 22 */
+	if (hw & (1UL << 17))
+		bits |= KF_ARM_SHA3;
+	if (hw & (1UL << 21))
+		bits |= KF_ARM_SHA512;
+	if (hw & (1UL << 22))
+		bits |= KF_ARM_SVE;
+	return bits;
+}
+#elif defined(__aarch64__) && defined(__APPLE__)
+static int
+sysctl_flag(const char *name)
+{
+	int v = 0;
+	size_t len = sizeof v;
+
+	return sysctlbyname(name, &v, &len, NULL, 0) == 0 && v != 0;
+}
+
+static unsigned
+detect(void)
+{
+	unsigned bits = 0;
+
+	if (sysctl_flag("hw.optional.arm.FEAT_SHA3"))
+		bits |= KF_ARM_SHA3;
+	if (sysctl_flag("hw.optional.arm.FEAT_SHA512"))
+		bits |= KF_ARM_SHA512;
+	return bits;
+}
+#else
+static unsigned
+detect(void)
+{
+	return 0;
+}
+#endif
+
+unsigned
+cpu_features(void)
+{
+	static int done;
+	static unsigned bits;
+
+	if (!done) {
+		bits = detect();
+		done = 1;
+	}
+	return bits;
+}
+
+void
+cpu_feature_names(unsigned bits, char *buf, size_t len)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ KF_X86_AVX2, "avx2" },
+		{ KF_X86_AVX512, "avx512f+vl" },
+		{ KF_X86_BMI2, "bmi2" },
+		{ KF_ARM_SHA3, "sha3" },
+		{ KF_ARM_SHA512, "sha512" },
+		{ KF_ARM_SVE, "sve" },
+	};
+	size_t i, used = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		int n;
+
+		if (!(bits & names[i].bit))
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s",
+		    used ? "," : "", names[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}

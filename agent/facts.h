@@ -1,0 +1,14 @@
+/* Host facts for the agent's "facts" record. */
+#ifndef SEQORCH_AGENT_FACTS_H
+#define SEQORCH_AGENT_FACTS_H
+
+#include <cjson/cJSON.h>
+
+/*
+ * Add the host's facts to obj: arch, os, kernel, hostname, cpu_model,
+ * cpu_flags, cores, compiler, openssl, governor (of cpu, or null where
+ * unreadable).  Values that cannot be read are JSON null, never guessed.
+ */
+void facts_add(cJSON *obj, int cpu);
+
+#endif

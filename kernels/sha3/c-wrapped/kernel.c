@@ -1,0 +1,38 @@
+/*
+ * sha3/c-wrapped: the scalar wrapper of seed 000.  Every hash resets the
+ * state, prepares the padded 32-byte message and calls the permutation,
+ * so the digest goes through memory between hashes.
+ */
+#include "kernel.h"
+#include "sha3/keccak-c.h"
+
+static int
+c_wrapped_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
+{
+	(void)ctx;
+	if (len >= SHA3_256_RATE)
+		return -1;
+	sha3_256_short_c(msg, len, out);
+	return 0;
+}
+
+static int
+c_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
+{
+	uint64_t i;
+
+	(void)ctx;
+	for (i = 0; i < steps; i++)
+		sha3_256_short_c(x, 32, x);
+	return 0;
+}
+
+const struct kernel kernel_sha3_c_wrapped = {
+	.study = "sha3",
+	.variant = "c-wrapped",
+	.description = "portable C Keccak-f[1600], state reset and "
+	    "permutation called per hash",
+	.symbol = "c_wrapped_chain",
+	.hash = c_wrapped_hash,
+	.chain = c_wrapped_chain,
+};
