@@ -48,7 +48,7 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
 
-build/orchestrator/%.c.o: orchestrator/%.c build/schema.h
+build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -MMD -MP -c -o $@ $<
 
@@ -65,6 +65,23 @@ build/%.c.o: %.c
 build/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_CFLAGS) $(shell cat $(dir $<)flags 2>/dev/null) -c -o $@ $<
+
+# The agent's sources are embedded in the coordinator, which uploads them to
+# each host (the local one included) and builds them there with agent/build.sh.
+AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h \
+	kernels/*/*.c kernels/*/*.h kernels/*/*/*.c kernels/*/*/*.S kernels/*/*/*.h \
+	kernels/*/*/flags kernels/*/*/arch))
+
+build/sources.h: $(AGENT_SHIPPED) Makefile
+	@mkdir -p build
+	@{ i=0; for f in $(AGENT_SHIPPED); do \
+	  echo "static const unsigned char src_$$i[] = {"; \
+	  od -An -v -tx1 $$f | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0 };'; \
+	  i=$$((i+1)); done; \
+	  echo 'static const struct shipped_file shipped_files[] = {'; \
+	  i=0; for f in $(AGENT_SHIPPED); do \
+	  echo "{ \"$$f\", src_$$i, sizeof src_$$i - 1 },"; i=$$((i+1)); done; \
+	  echo '{ 0, 0, 0 } };'; } > $@.tmp && mv $@.tmp $@
 
 # schema.sql is the single source of the schema; it is embedded verbatim.
 build/schema.h: schema.sql

@@ -1,0 +1,359 @@
+/*
+ * seqorch run: measure one or more studies on the selected hosts and store
+ * everything in results.db.  Studies given as a list run one after the
+ * other, each as its own run.
+ */
+#include "cmd.h"
+#include "config.h"
+#include "conn.h"
+#include "db.h"
+#include "deploy.h"
+#include "reference.h"
+#include "runner.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STEPS 100000000000LL	/* 1e11: hours even at 10M/s */
+#define MAX_SAMPLES 1000
+
+static volatile sig_atomic_t stop_flag;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* "a, b, c" of a NULL-terminated list, into a new string. */
+static char *
+join(const char **list)
+{
+	char *s = xstrdup(""), *t;
+	size_t i;
+
+	for (i = 0; list[i] != NULL; i++) {
+		t = xasprintf("%s%s%s", s, i ? ", " : "", list[i]);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static void
+free_list(const char **list)
+{
+	size_t i;
+
+	for (i = 0; list[i] != NULL; i++)
+		free((char *)list[i]);
+	free(list);
+}
+
+/* Each study must exist and each variant belong to every study run. */
+static int
+check_names(const char *studies, const char *variants)
+{
+	const char **known = deploy_studies();
+	char *copy = xstrdup(studies), *p = copy, *name;
+	int rc = 0;
+
+	while (rc == 0 && (name = strsep(&p, ",")) != NULL) {
+		const char **vs;
+		size_t i;
+		int found = 0;
+
+		for (i = 0; known[i] != NULL; i++)
+			found |= strcmp(known[i], name) == 0;
+		if (!found || !reference_known(name)) {
+			char *valid = join(known);
+
+			fprintf(stderr, "seqorch: unknown study \"%s\" (valid: "
+			    "%s)\n", name, valid);
+			free(valid);
+			rc = -1;
+			break;
+		}
+		vs = deploy_variants(name);
+		if (variants != NULL) {
+			char *vcopy = xstrdup(variants), *q = vcopy, *v;
+
+			while (rc == 0 && (v = strsep(&q, ",")) != NULL) {
+				found = 0;
+				for (i = 0; vs[i] != NULL; i++)
+					found |= strcmp(vs[i], v) == 0;
+				if (!found) {
+					char *valid = join(vs);
+
+					fprintf(stderr, "seqorch: unknown "
+					    "variant \"%s\" of study \"%s\" "
+					    "(valid: %s)\n", v, name, valid);
+					free(valid);
+					rc = -1;
+				}
+			}
+			free(vcopy);
+		}
+		free_list(vs);
+	}
+	free(copy);
+	free_list(known);
+	return rc;
+}
+
+static char *
+command_line(int argc, char **argv)
+{
+	char *s = xstrdup("seqorch"), *t, *q;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		q = sh_quote(argv[i]);
+		t = xasprintf("%s %s", s, q);
+		free(q);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static int
+bad_number(const char *opt, const char *arg, long long max)
+{
+	fprintf(stderr, "seqorch: invalid %s \"%s\": expected an integer "
+	    "from 1 to %lld\n", opt, arg, max);
+	return EXIT_USAGE;
+}
+
+struct run_opts {
+	const char *studies, *hosts, *variants, *db, *config, *seed;
+	int64_t steps, samples, parallel;
+	int explore;
+};
+
+/* One study's run; returns an EXIT_* code. */
+static int
+run_study(struct db *db, const char *study, struct host **hosts, size_t n,
+    const struct run_opts *o, const char *command)
+{
+	struct run_info ri = { 0 };
+	struct run_params p = { 0 };
+	struct run_outcome out;
+	struct so_err err = { 0 };
+	char ref[129], ref1000[129];
+	const char *status;
+	int64_t run_id;
+	const char *seed = o->seed ? o->seed : reference_default_seed(study);
+
+	fprintf(stderr, "seqorch: computing the reference digest for %s "
+	    "(%lld steps)\n", study, (long long)o->steps);
+	if (reference_get(db, study, seed, 1000, ref1000, &stop_flag,
+	    &err) != 0 || reference_get(db, study, seed,
+	    (uint64_t)o->steps, ref, &stop_flag, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return err.code == SO_EINTR ? EXIT_INTERRUPTED :
+		    err.code == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
+	}
+	ri.study = study;
+	ri.steps = (uint64_t)o->steps;
+	ri.samples = (uint64_t)o->samples;
+	ri.command = command;
+	ri.seed = seed;
+	ri.variants = o->variants;
+	ri.hosts = o->hosts;
+	ri.exploratory = o->explore;
+	if (db_run_begin(db, &ri, &run_id, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	fprintf(stderr, "seqorch: run %lld: study %s on %zu host%s, %lld "
+	    "steps x %lld samples per variant\n", (long long)run_id, study,
+	    n, n == 1 ? "" : "s", (long long)o->steps,
+	    (long long)o->samples);
+	p.study = study;
+	p.variants = o->variants;
+	p.seed = seed;
+	p.steps = (uint64_t)o->steps;
+	p.samples = (uint64_t)o->samples;
+	p.parallel = (int)o->parallel;
+	p.run_id = run_id;
+	p.ref_digest = ref;
+	p.ref_1000 = ref1000;
+	p.stop = &stop_flag;
+	if (runner_run(db, hosts, n, &p, &out, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		db_run_finish(db, run_id, "failed", &err);
+		return EXIT_FAIL;
+	}
+	if (out.interrupted)
+		status = "interrupted";
+	else if (out.hosts_failed == 0 && out.invalid == 0)
+		status = "ok";
+	else if (out.samples > out.invalid)
+		status = "partial";
+	else
+		status = "failed";
+	if (db_run_finish(db, run_id, status, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
+	    "%u host%s ok, %u failed\n", (long long)run_id, status,
+	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
+	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	if (out.interrupted)
+		return EXIT_INTERRUPTED;
+	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+static int
+run_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "study", required_argument, NULL, 's' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "steps", required_argument, NULL, 'n' },
+		{ "samples", required_argument, NULL, 'k' },
+		{ "variants", required_argument, NULL, 'v' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "parallel", required_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "explore", no_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run_opts o = { .hosts = "all", .db = "results.db",
+	    .config = "hosts.toml", .steps = 10000000, .samples = 3,
+	    .parallel = 16 };
+	struct config *cfg = NULL;
+	struct db *db = NULL;
+	struct host **hosts = NULL;
+	struct so_err err = { 0 };
+	struct sigaction sa;
+	char *command = NULL, *studies = NULL, *p, *study;
+	size_t n = 0;
+	int c, rc = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o.studies = optarg; break;
+		case 'H': o.hosts = optarg; break;
+		case 'v': o.variants = optarg; break;
+		case 'd': o.db = optarg; break;
+		case 'c': o.config = optarg; break;
+		case 'S': o.seed = optarg; break;
+		case 'x': o.explore = 1; break;
+		case 'n':
+			if (parse_int64(optarg, 1, MAX_STEPS, &o.steps) != 0)
+				return bad_number("--steps", optarg,
+				    MAX_STEPS);
+			break;
+		case 'k':
+			if (parse_int64(optarg, 1, MAX_SAMPLES,
+			    &o.samples) != 0)
+				return bad_number("--samples", optarg,
+				    MAX_SAMPLES);
+			break;
+		case 'j':
+			if (parse_int64(optarg, 1, 256, &o.parallel) != 0)
+				return bad_number("--parallel", optarg, 256);
+			break;
+		case 'h':
+			cmd_print_usage(cmd_find("run"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "seqorch: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o.studies == NULL) {
+		fprintf(stderr, "seqorch: run: --study is required (see "
+		    "`seqorch studies`)\n");
+		return EXIT_USAGE;
+	}
+	if (check_names(o.studies, o.variants) != 0)
+		return EXIT_USAGE;
+	if (o.seed != NULL && strspn(o.seed, "0123456789abcdef") !=
+	    strlen(o.seed)) {
+		fprintf(stderr, "seqorch: invalid --seed \"%s\": expected "
+		    "lowercase hex\n", o.seed);
+		return EXIT_USAGE;
+	}
+	if (config_load(o.config, &cfg, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (config_select(cfg, o.hosts, &hosts, &n, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (db_open(o.db, &db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		rc = EXIT_DB;
+		goto out;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	command = command_line(argc, argv);
+	studies = xstrdup(o.studies);
+	p = studies;
+	while ((study = strsep(&p, ",")) != NULL && !stop_flag) {
+		int r = run_study(db, study, hosts, n, &o, command);
+
+		/* Keep the worst outcome; an interrupt ends the list. */
+		if (r != EXIT_OK && (rc == EXIT_OK || r == EXIT_INTERRUPTED))
+			rc = r;
+		if (r == EXIT_INTERRUPTED || r == EXIT_DB)
+			break;
+	}
+out:
+	free(studies);
+	free(command);
+	db_close(db);
+	free(hosts);
+	config_free(cfg);
+	return rc;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.summary = "measure studies on hosts and store the samples",
+	.usage =
+	    "usage: seqorch run --study S[,S...] [--hosts all|NAME,...|@GROUP]\n"
+	    "                   [--steps N] [--samples K] [--variants a,b]\n"
+	    "                   [--db results.db] [--config hosts.toml]\n"
+	    "                   [--parallel N] [--seed HEX] [--explore]\n"
+	    "\n"
+	    "Builds the agent on every selected host, self-tests each variant,\n"
+	    "then times K samples of N dependent steps per variant in alternating\n"
+	    "order.  Every sample is committed to the database as it arrives and\n"
+	    "its digest is checked against the coordinator's own reference.\n"
+	    "\n"
+	    "  --study S      study, or a comma list run one after another\n"
+	    "  --hosts SPEC   all (default), host names, or @group\n"
+	    "  --steps N      dependent steps per sample (default 10000000)\n"
+	    "  --samples K    samples per variant (default 3, at most 1000)\n"
+	    "  --variants L   only these variants (default: all)\n"
+	    "  --parallel N   hosts prepared at once (default 16)\n"
+	    "  --seed HEX     start value (default: zeros of the state size)\n"
+	    "  --explore      mark the run exploratory (left out of report)\n"
+	    "\n"
+	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
+	    "      3 database, 130 interrupted (samples so far are kept)\n",
+	.exec = run_exec,
+};

@@ -1,0 +1,391 @@
+/* Upload and build the agent on a host (local or ssh). */
+#include "deploy.h"
+
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct shipped_file {
+	const char *path;
+	const unsigned char *data;
+	size_t len;
+};
+
+#include "sources.h"
+
+#define MAX_META 65536
+#define MAX_LOG 65536
+
+static void
+sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[32];
+	unsigned int n;
+
+	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	hex_encode(md, 32, out);
+}
+
+static pthread_once_t sha_once = PTHREAD_ONCE_INIT;
+static char source_sha[65];
+
+/* Hash of every (path, length, bytes) in order: renames count too. */
+static void
+compute_source_sha(void)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char md[32];
+	unsigned int n;
+	size_t i;
+
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	for (i = 0; shipped_files[i].path != NULL; i++) {
+		char len[32];
+
+		snprintf(len, sizeof len, "%zu", shipped_files[i].len);
+		EVP_DigestUpdate(ctx, shipped_files[i].path,
+		    strlen(shipped_files[i].path) + 1);
+		EVP_DigestUpdate(ctx, len, strlen(len) + 1);
+		EVP_DigestUpdate(ctx, shipped_files[i].data,
+		    shipped_files[i].len);
+	}
+	EVP_DigestFinal_ex(ctx, md, &n);
+	EVP_MD_CTX_free(ctx);
+	hex_encode(md, 32, source_sha);
+}
+
+const char *
+deploy_source_sha256(void)
+{
+	pthread_once(&sha_once, compute_source_sha);
+	return source_sha;
+}
+
+/* Split "kernels/STUDY/VARIANT/kernel.c" into study and variant. */
+static int
+kernel_path(const char *path, char *study, char *variant, size_t len)
+{
+	const char *p = path, *s, *v;
+
+	if (strncmp(p, "kernels/", 8) != 0)
+		return 0;
+	s = p + 8;
+	if ((v = strchr(s, '/')) == NULL || (size_t)(v - s) >= len)
+		return 0;
+	memcpy(study, s, (size_t)(v - s));
+	study[v - s] = '\0';
+	v++;
+	if ((p = strchr(v, '/')) == NULL || (size_t)(p - v) >= len)
+		return 0;
+	memcpy(variant, v, (size_t)(p - v));
+	variant[p - v] = '\0';
+	return strcmp(p, "/kernel.c") == 0 || strcmp(p, "/kernel.S") == 0;
+}
+
+static const char **
+collect(const char *study)
+{
+	const char **list = xcalloc(1, sizeof *list);
+	size_t n = 0, i, j;
+
+	for (i = 0; shipped_files[i].path != NULL; i++) {
+		char st[128], var[128];
+		const char *name;
+		int seen = 0;
+
+		if (!kernel_path(shipped_files[i].path, st, var, sizeof st))
+			continue;
+		if (study != NULL && strcmp(st, study) != 0)
+			continue;
+		/* Point into the static path so callers need not free it. */
+		name = study != NULL ?
+		    shipped_files[i].path + 8 + strlen(st) + 1 :
+		    shipped_files[i].path + 8;
+		for (j = 0; j < n; j++)
+			if (strncmp(list[j], name, strcspn(name, "/")) == 0 &&
+			    list[j][strcspn(name, "/")] == '\0')
+				seen = 1;
+		if (seen)
+			continue;
+		list = xrealloc(list, (n + 2) * sizeof *list);
+		list[n++] = xasprintf("%.*s", (int)strcspn(name, "/"), name);
+		list[n] = NULL;
+	}
+	return list;
+}
+
+const char **
+deploy_variants(const char *study)
+{
+	return collect(study);
+}
+
+const char *
+deploy_variant_file(const char *study, const char *variant, const char *name)
+{
+	static char line[256];
+	char path[512];
+	size_t i;
+
+	snprintf(path, sizeof path, "kernels/%s/%s/%s", study, variant, name);
+	for (i = 0; shipped_files[i].path != NULL; i++) {
+		const struct shipped_file *f = &shipped_files[i];
+		size_t n;
+
+		if (strcmp(f->path, path) != 0)
+			continue;
+		n = strcspn((const char *)f->data, "\n");
+		if (n >= sizeof line)
+			n = sizeof line - 1;
+		memcpy(line, f->data, n);
+		line[n] = '\0';
+		return line;
+	}
+	return NULL;
+}
+
+const char **
+deploy_studies(void)
+{
+	return collect(NULL);
+}
+
+int
+deploy_sources(struct conn *c, struct deploy_stats *st, struct so_err *err)
+{
+	const char *sha = deploy_source_sha256();
+	char *dir = xasprintf("%s/src/%s", c->workdir, sha);
+	char *qdir = sh_quote(dir), *cmd = NULL, *mk = NULL, *path = NULL;
+	char *out = NULL;
+	size_t i, mklen;
+	int status, rc;
+
+	/* A complete upload ends with the marker, so a cut one is redone. */
+	cmd = xasprintf("test -f %s/.complete && echo present", qdir);
+	if ((rc = conn_capture(c, cmd, 64, &out, &status, err)) != 0)
+		goto out;
+	if (strncmp(out, "present", 7) == 0)
+		goto out;
+
+	mk = xasprintf("mkdir -p --");
+	for (i = 0; shipped_files[i].path != NULL; i++) {
+		const char *slash = strrchr(shipped_files[i].path, '/');
+		char *d, *q;
+
+		if (slash == NULL)
+			continue;
+		d = xasprintf("%s/%.*s", dir,
+		    (int)(slash - shipped_files[i].path),
+		    shipped_files[i].path);
+		q = sh_quote(d);
+		mklen = strlen(mk);
+		if (strstr(mk, q) == NULL) {
+			mk = xrealloc(mk, mklen + strlen(q) + 2);
+			snprintf(mk + mklen, strlen(q) + 2, " %s", q);
+		}
+		free(q);
+		free(d);
+	}
+	if ((rc = conn_exec(c, mk, NULL, &status, err)) != 0)
+		goto out;
+	if (status != 0) {
+		rc = so_error(err, SO_EIO, "host \"%s\": cannot create \"%s\"",
+		    c->host->name, dir);
+		goto out;
+	}
+	for (i = 0; shipped_files[i].path != NULL; i++) {
+		const struct shipped_file *f = &shipped_files[i];
+
+		free(path);
+		path = xasprintf("%s/%s", dir, f->path);
+		rc = conn_put(c, path, f->data, f->len,
+		    strstr(f->path, ".sh") ? 0755 : 0644, err);
+		if (rc != 0)
+			goto out;
+		if (st != NULL) {
+			st->bytes_uploaded += f->len;
+			st->files_uploaded++;
+		}
+	}
+	free(path);
+	path = xasprintf("%s/.complete", dir);
+	rc = conn_put(c, path, sha, strlen(sha), 0644, err);
+out:
+	free(out);
+	free(path);
+	free(mk);
+	free(cmd);
+	free(qdir);
+	free(dir);
+	return rc;
+}
+
+/* Value of "key=" in a meta file's text, as a new string ("" if absent). */
+static char *
+meta_value(const char *meta, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = meta;
+
+	while (p != NULL && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			p += klen + 1;
+			return xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return xstrdup("");
+}
+
+/* Replace every {workdir} in the wrapper with the quoted workdir. */
+static char *
+expand_wrapper(const char *wrapper, const char *qworkdir)
+{
+	const char *p = wrapper, *hit;
+	char *out = xstrdup(""), *tmp;
+
+	while ((hit = strstr(p, "{workdir}")) != NULL) {
+		tmp = xasprintf("%s%.*s%s", out, (int)(hit - p), p, qworkdir);
+		free(out);
+		out = tmp;
+		p = hit + strlen("{workdir}");
+	}
+	tmp = xasprintf("%s%s", out, p);
+	free(out);
+	return tmp;
+}
+
+int
+deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
+    struct build_result *res, struct deploy_stats *st, struct so_err *err)
+{
+	const struct host *h = c->host;
+	const char *sha = deploy_source_sha256();
+	char key_hex[65], *keysrc, *outdir, *qout, *qsrc, *qcc, *qflags;
+	char *qwd, *wrapper = NULL, *cmd = NULL, *meta = NULL, *commands = NULL;
+	char *log = NULL, *target = NULL, *version = NULL, *native = NULL;
+	char *binsum = NULL, *openssl = NULL;
+	char errbuf[4096] = "";
+	struct exec_io io = { .errbuf = errbuf, .errlen = sizeof errbuf,
+	    .timeout_ms = 600000 };
+	int status, rc;
+
+	memset(res, 0, sizeof *res);
+	/* The build directory depends on everything that changes the binary. */
+	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
+	    h->build_wrapper ? h->build_wrapper : "");
+	sha256_hex(keysrc, strlen(keysrc), key_hex);
+	key_hex[16] = '\0';
+	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
+	qout = sh_quote(outdir);
+	qsrc = xasprintf("%s/src/%s", c->workdir, sha);
+	free(keysrc);
+	keysrc = qsrc;
+	qsrc = sh_quote(keysrc);
+	free(keysrc);
+	qcc = sh_quote(cc);
+	qflags = sh_quote(h->cflags);
+	qwd = sh_quote(c->workdir);
+
+	cmd = xasprintf("test -x %s/seqorch-agent && test -s %s/meta && "
+	    "echo present", qout, qout);
+	if ((rc = conn_capture(c, cmd, 64, &meta, &status, err)) != 0)
+		goto out;
+	if (strncmp(meta, "present", 7) != 0) {
+		free(cmd);
+		if (h->build_wrapper != NULL)
+			wrapper = expand_wrapper(h->build_wrapper, qwd);
+		/* meta is written last: its absence marks a failed build. */
+		cmd = xasprintf("rm -rf %s && mkdir -p %s && %s%ssh "
+		    "%s/agent/build.sh %s %s %s", qout, qout,
+		    wrapper ? wrapper : "", wrapper ? " " : "", qsrc, qout,
+		    qcc, qflags);
+		if ((rc = conn_exec(c, cmd, &io, &status, err)) != 0)
+			goto out;
+		if (st != NULL)
+			st->builds_run++;
+	}
+	free(meta);
+	meta = NULL;
+	free(cmd);
+	cmd = xasprintf("cat %s/meta 2>/dev/null", qout);
+	if ((rc = conn_capture(c, cmd, MAX_META, &meta, &status, err)) != 0)
+		goto out;
+	free(cmd);
+	cmd = xasprintf("cat %s/commands 2>/dev/null", qout);
+	if ((rc = conn_capture(c, cmd, MAX_META, &commands, &status, err)) != 0)
+		goto out;
+	free(cmd);
+	cmd = xasprintf("tail -c %d %s/build.log 2>/dev/null", MAX_LOG, qout);
+	if ((rc = conn_capture(c, cmd, MAX_LOG, &log, &status, err)) != 0)
+		goto out;
+	free(cmd);
+	cmd = xasprintf("openssl version 2>/dev/null");
+	if ((rc = conn_capture(c, cmd, 4096, &openssl, &status, err)) != 0)
+		goto out;
+	openssl[strcspn(openssl, "\n")] = '\0';
+
+	target = meta_value(meta, "target");
+	version = meta_value(meta, "version");
+	native = meta_value(meta, "native");
+	binsum = meta_value(meta, "binary_sha256");
+	res->ok = binsum[0] != '\0';
+	res->agent = xasprintf("%s/seqorch-agent", outdir);
+	if (!res->ok) {
+		size_t n = strlen(log);
+
+		res->log_tail = xstrdup(n > 2000 ? log + n - 2000 : log);
+		if (errbuf[0] != '\0' && log[0] == '\0') {
+			free(log);
+			log = xstrdup(errbuf);
+			free(res->log_tail);
+			res->log_tail = xstrdup(errbuf);
+		}
+	}
+	if (db != NULL) {
+		struct build_info b = {
+			.host = h->name, .compiler = cc,
+			.compiler_version = version[0] ? version : NULL,
+			.target = target[0] ? target : NULL,
+			.cflags = h->cflags,
+			.native = native[0] ? native : NULL,
+			.commands = commands, .log = log,
+			.status = res->ok ? "ok" : "failed",
+			.source_sha256 = sha,
+			.binary_sha256 = binsum[0] ? binsum : NULL,
+			.openssl = openssl[0] ? openssl : NULL,
+		};
+
+		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
+	}
+out:
+	free(openssl);
+	free(binsum);
+	free(native);
+	free(version);
+	free(target);
+	free(log);
+	free(commands);
+	free(meta);
+	free(cmd);
+	free(wrapper);
+	free(qwd);
+	free(qflags);
+	free(qcc);
+	free(qsrc);
+	free(qout);
+	free(outdir);
+	return rc;
+}
+
+void
+deploy_result_free(struct build_result *res)
+{
+	free(res->agent);
+	free(res->log_tail);
+	memset(res, 0, sizeof *res);
+}

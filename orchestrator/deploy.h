@@ -1,0 +1,64 @@
+/*
+ * Deploy the agent to a host and build it there: the sources embedded in
+ * the coordinator are uploaded into WORKDIR/src/<sha256>/ (content
+ * addressed: unchanged sources upload nothing) and built with each of the
+ * host's compilers into WORKDIR/build/<sha>-<config hash>/ (an existing
+ * build is reused).  The local host goes through the same path.
+ */
+#ifndef SEQORCH_DEPLOY_H
+#define SEQORCH_DEPLOY_H
+
+#include "conn.h"
+#include "db.h"
+#include "util.h"
+
+#include <stdint.h>
+
+struct deploy_stats {
+	uint64_t bytes_uploaded;
+	unsigned files_uploaded;
+	unsigned builds_run;	/* builds not found in the cache */
+};
+
+/* SHA-256 (hex) of the embedded sources; static storage. */
+const char *deploy_source_sha256(void);
+
+/*
+ * Names of the study's variants that the embedded sources contain, in
+ * table order, as a NULL-terminated array the caller frees (the strings
+ * are static).
+ */
+const char **deploy_variants(const char *study);
+
+/*
+ * First line of kernels/STUDY/VARIANT/NAME ("arch", "flags") in a static
+ * buffer overwritten by the next call, or NULL if there is no such file.
+ */
+const char *deploy_variant_file(const char *study, const char *variant,
+    const char *name);
+
+/* Names of the studies in the embedded sources; as deploy_variants. */
+const char **deploy_studies(void);
+
+/* Upload the sources unless WORKDIR/src/<sha>/ is complete already. */
+int deploy_sources(struct conn *c, struct deploy_stats *st,
+    struct so_err *err);
+
+struct build_result {
+	int64_t build_id;	/* builds row (0 when no db was given) */
+	char *agent;		/* absolute path on the host; owned */
+	int ok;			/* 0: the build failed, see its row */
+	char *log_tail;		/* end of the build log when it failed */
+};
+
+/*
+ * Build with compiler cc (one of host->cc) and record the build in db
+ * (if db != NULL) under run_id.  A compiler error is not a failure of this
+ * call: it returns 0 with res->ok = 0.  Free res with deploy_result_free.
+ */
+int deploy_build(struct conn *c, const char *cc, struct db *db,
+    int64_t run_id, struct build_result *res, struct deploy_stats *st,
+    struct so_err *err);
+void deploy_result_free(struct build_result *res);
+
+#endif

@@ -1,0 +1,308 @@
+/* Strict reader for agent records (docs/protocol.md). */
+#include "proto.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_STR 4096
+#define MAX_FLAGS 16384
+#define MAX_HEX 128
+
+enum ftype { F_STR, F_STR_NULL, F_INT, F_INT_NULL, F_NUM, F_BOOL, F_HEX };
+
+struct field {
+	const char *name;
+	enum ftype type;
+	size_t off;		/* offset in struct record, or (size_t)-1 */
+	int64_t min;		/* for integers */
+};
+
+#define NO ((size_t)-1)
+#define S(m) offsetof(struct record, m)
+
+static const struct field hello_f[] = {
+	{ "proto", F_INT, S(proto), 1 },
+	{ "agent", F_STR, NO, 0 },
+	{ "build_id", F_STR, S(build_id), 0 },
+	{ "study", F_STR, S(study), 0 },
+	{ "steps", F_INT, S(steps), 1 },
+	{ "samples", F_INT, S(samples), 1 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field facts_f[] = {
+	{ "arch", F_STR, NO, 0 }, { "os", F_STR, NO, 0 },
+	{ "kernel", F_STR, NO, 0 }, { "hostname", F_STR, NO, 0 },
+	{ "cpu_model", F_STR_NULL, NO, 0 },
+	{ "cpu_flags", F_STR_NULL, NO, 0 },
+	{ "cores", F_INT, NO, 1 }, { "compiler", F_STR, NO, 0 },
+	{ "openssl", F_STR, NO, 0 }, { "governor", F_STR_NULL, NO, 0 },
+	{ "pin_cpu", F_INT_NULL, NO, 0 }, { "pinned", F_BOOL, NO, 0 },
+	{ "pin_error", F_STR_NULL, NO, 0 }, { "clock", F_STR, NO, 0 },
+	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field variant_f[] = {
+	{ "study", F_STR, S(study), 0 },
+	{ "variant", F_STR, S(variant), 0 },
+	{ "status", F_STR, S(status), 0 },
+	{ "reason", F_STR_NULL, S(reason), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field selftest_f[] = {
+	{ "study", F_STR, S(study), 0 },
+	{ "steps", F_INT, S(steps), 1 },
+	{ "digest", F_HEX, S(digest), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field sample_f[] = {
+	{ "study", F_STR, S(study), 0 },
+	{ "variant", F_STR, S(variant), 0 },
+	{ "sample", F_INT, S(sample), 0 },
+	{ "position", F_INT, S(position), 0 },
+	{ "steps", F_INT, S(steps), 1 },
+	{ "ns", F_INT, S(ns), 1 },
+	{ "digest", F_HEX, S(digest), 0 },
+	{ "seed", F_HEX, S(seed), 0 },
+	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
+	{ "cpu", F_INT, S(cpu), -1 },
+	{ "build_id", F_STR, S(build_id), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field done_f[] = {
+	{ "samples", F_INT, S(samples), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field error_f[] = {
+	{ "message", F_STR, S(message), 0 },
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct {
+	const char *name;
+	enum rec_type type;
+	const struct field *fields;
+} types[] = {
+	{ "hello", REC_HELLO, hello_f },
+	{ "facts", REC_FACTS, facts_f },
+	{ "variant", REC_VARIANT, variant_f },
+	{ "selftest", REC_SELFTEST, selftest_f },
+	{ "sample", REC_SAMPLE, sample_f },
+	{ "done", REC_DONE, done_f },
+	{ "error", REC_ERROR, error_f },
+};
+
+const char *
+proto_type_name(enum rec_type t)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (types[i].type == t)
+			return types[i].name;
+	return "?";
+}
+
+static int
+is_hex(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > MAX_HEX || n % 2 != 0)
+		return 0;
+	return strspn(s, "0123456789abcdef") == n;
+}
+
+/* Integral JSON number within int64 range (doubles are exact to 2^53). */
+static int
+as_int(const cJSON *v, int64_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(v))
+		return 0;
+	d = v->valuedouble;
+	if (!isfinite(d) || d != floor(d) || d < -9007199254740992.0 ||
+	    d > 9007199254740992.0)
+		return 0;
+	*out = (int64_t)d;
+	return 1;
+}
+
+static int
+check_field(const struct field *f, const cJSON *v, struct record *rec,
+    const char *tname, struct so_err *err)
+{
+	char *base = (char *)rec;
+	int64_t iv;
+	size_t max;
+
+	switch (f->type) {
+	case F_STR_NULL:
+		if (cJSON_IsNull(v))
+			return 0;
+		/* FALLTHROUGH */
+	case F_STR:
+	case F_HEX:
+		if (!cJSON_IsString(v))
+			return so_error(err, SO_EPROTO, "%s record: field "
+			    "\"%s\" must be a string", tname, f->name);
+		max = strcmp(f->name, "cpu_flags") == 0 ? MAX_FLAGS : MAX_STR;
+		if (strlen(v->valuestring) > max)
+			return so_error(err, SO_EPROTO, "%s record: field "
+			    "\"%s\" is longer than %zu bytes", tname, f->name,
+			    max);
+		if (f->type == F_HEX && !is_hex(v->valuestring))
+			return so_error(err, SO_EPROTO, "%s record: field "
+			    "\"%s\" must be lowercase hex of at most %d "
+			    "digits, got \"%.40s\"", tname, f->name, MAX_HEX,
+			    v->valuestring);
+		if (f->off != NO)
+			*(const char **)(base + f->off) = v->valuestring;
+		return 0;
+	case F_INT_NULL:
+		if (cJSON_IsNull(v))
+			return 0;
+		/* FALLTHROUGH */
+	case F_INT:
+		if (!as_int(v, &iv) || iv < f->min)
+			return so_error(err, SO_EPROTO, "%s record: field "
+			    "\"%s\" must be an integer >= %lld", tname,
+			    f->name, (long long)f->min);
+		if (f->off != NO)
+			*(int64_t *)(base + f->off) = iv;
+		return 0;
+	case F_NUM:
+		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+		    v->valuedouble < 0)
+			return so_error(err, SO_EPROTO, "%s record: field "
+			    "\"%s\" must be a non-negative number", tname,
+			    f->name);
+		if (f->off != NO)
+			*(double *)(base + f->off) = v->valuedouble;
+		return 0;
+	case F_BOOL:
+		if (!cJSON_IsBool(v))
+			return so_error(err, SO_EPROTO, "%s record: field "
+			    "\"%s\" must be true or false", tname, f->name);
+		return 0;
+	}
+	return so_error(err, SO_EPROTO, "bad field table");
+}
+
+int
+proto_parse(const char *line, size_t len, struct record *rec,
+    struct so_err *err)
+{
+	const struct field *fields = NULL, *f;
+	const cJSON *type, *item;
+	const char *tname;
+	size_t i;
+	int rc;
+
+	memset(rec, 0, sizeof *rec);
+	if (len > PROTO_MAX_LINE)
+		return so_error(err, SO_EPROTO, "record longer than %d bytes",
+		    PROTO_MAX_LINE);
+	rec->json = cJSON_ParseWithLength(line, len);
+	if (rec->json == NULL || !cJSON_IsObject(rec->json)) {
+		rc = so_error(err, SO_EPROTO, "not a JSON object: \"%.60s\"",
+		    line);
+		goto fail;
+	}
+	type = cJSON_GetObjectItemCaseSensitive(rec->json, "type");
+	if (!cJSON_IsString(type)) {
+		rc = so_error(err, SO_EPROTO, "record has no \"type\" string");
+		goto fail;
+	}
+	tname = type->valuestring;
+	for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+		if (strcmp(types[i].name, tname) == 0) {
+			rec->type = types[i].type;
+			fields = types[i].fields;
+			tname = types[i].name;
+		}
+	}
+	if (fields == NULL) {
+		rc = so_error(err, SO_EPROTO, "unknown record type \"%.40s\"",
+		    tname);
+		goto fail;
+	}
+	/* Every present field must be known... */
+	cJSON_ArrayForEach(item, rec->json) {
+		if (strcmp(item->string, "type") == 0)
+			continue;
+		for (f = fields; f->name != NULL; f++)
+			if (strcmp(f->name, item->string) == 0)
+				break;
+		if (f->name == NULL) {
+			rc = so_error(err, SO_EPROTO, "%s record: unknown "
+			    "field \"%.40s\"", tname, item->string);
+			goto fail;
+		}
+	}
+	/* ...and every known field present, with its type. */
+	for (f = fields; f->name != NULL; f++) {
+		item = cJSON_GetObjectItemCaseSensitive(rec->json, f->name);
+		if (item == NULL) {
+			rc = so_error(err, SO_EPROTO, "%s record: missing "
+			    "field \"%s\"", tname, f->name);
+			goto fail;
+		}
+		if ((rc = check_field(f, item, rec, tname, err)) != 0)
+			goto fail;
+	}
+	if (rec->type == REC_HELLO && rec->proto != PROTO_VERSION) {
+		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
+		    "this seqorch speaks %d", (long long)rec->proto,
+		    PROTO_VERSION);
+		goto fail;
+	}
+	if (rec->type == REC_VARIANT && strcmp(rec->status, "ok") != 0 &&
+	    strcmp(rec->status, "skipped") != 0 &&
+	    strcmp(rec->status, "failed") != 0) {
+		rc = so_error(err, SO_EPROTO, "variant record: status \"%.20s\" "
+		    "is not ok, skipped or failed", rec->status);
+		goto fail;
+	}
+	return 0;
+fail:
+	cJSON_Delete(rec->json);
+	memset(rec, 0, sizeof *rec);
+	return rc;
+}
+
+void
+proto_record_free(struct record *rec)
+{
+	cJSON_Delete(rec->json);
+	memset(rec, 0, sizeof *rec);
+}
+
+int
+line_feed(struct line_reader *r, const char *data, size_t n,
+    int (*on_line)(void *arg, char *line, size_t len), void *arg,
+    struct so_err *err)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if (data[i] != '\n') {
+			if (r->len == PROTO_MAX_LINE)
+				return so_error(err, SO_EPROTO, "agent output "
+				    "line %llu is longer than %d bytes",
+				    (unsigned long long)r->lineno + 1,
+				    PROTO_MAX_LINE);
+			r->buf[r->len++] = data[i];
+			continue;
+		}
+		r->buf[r->len] = '\0';
+		r->lineno++;
+		r->offset += r->len + 1;
+		rc = on_line(arg, r->buf, r->len);
+		r->len = 0;
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}

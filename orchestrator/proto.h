@@ -1,0 +1,62 @@
+/*
+ * The agent protocol (docs/protocol.md): JSON lines, version 1.  A reader
+ * cuts a byte stream into bounded lines; proto_parse validates one line
+ * strictly (known fields only, exact types, bounded strings, lowercase hex
+ * digests) so nothing malformed is ever stored as valid.
+ */
+#ifndef SEQORCH_PROTO_H
+#define SEQORCH_PROTO_H
+
+#include "util.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_VERSION 1
+#define PROTO_MAX_LINE 65536	/* longer agent lines are an error */
+
+enum rec_type {
+	REC_HELLO, REC_FACTS, REC_VARIANT, REC_SELFTEST, REC_SAMPLE,
+	REC_DONE, REC_ERROR,
+};
+
+/*
+ * A validated record.  json is owned by the record; every string pointer
+ * points into it, so they live until proto_record_free.
+ */
+struct record {
+	enum rec_type type;
+	cJSON *json;
+	const char *study, *variant, *status, *reason, *digest, *seed;
+	const char *build_id, *message;
+	int64_t proto, sample, position, steps, ns, samples, cpu;
+	double calib_mhz;
+};
+
+/* Parse and validate one line; on failure err says which field and why. */
+int proto_parse(const char *line, size_t len, struct record *rec,
+    struct so_err *err);
+void proto_record_free(struct record *rec);
+
+/* Type name ("sample") of a record type. */
+const char *proto_type_name(enum rec_type t);
+
+/* Splits a byte stream into lines of at most PROTO_MAX_LINE bytes. */
+struct line_reader {
+	char buf[PROTO_MAX_LINE + 1];
+	size_t len;
+	uint64_t lineno;	/* number of the last complete line */
+	uint64_t offset;	/* bytes consumed through the last full line */
+};
+
+/*
+ * Feed n bytes; on_line is called with each complete line (without the
+ * newline, NUL terminated).  A line over the limit is SO_EPROTO.  A
+ * non-zero return from on_line stops and is returned.
+ */
+int line_feed(struct line_reader *r, const char *data, size_t n,
+    int (*on_line)(void *arg, char *line, size_t len), void *arg,
+    struct so_err *err);
+
+#endif

@@ -1,0 +1,472 @@
+/* Per-host preparation and measurement, in one thread per host. */
+#include "runner.h"
+
+#include "conn.h"
+#include "deploy.h"
+#include "progress.h"
+#include "proto.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AGENT_ERR_MAX 4096
+
+struct hostrun {
+	const struct host *host;
+	size_t index;
+	const struct run_params *p;
+	struct db *db;
+	struct conn *conn;
+	struct build_result *builds;	/* one per compiler */
+	size_t nbuilds;
+	int failed;
+	char error[SO_ERR_MAX];
+	uint64_t samples, invalid;
+	pthread_mutex_t *sem_mu;	/* bounds concurrent preparation */
+	pthread_cond_t *sem_cv;
+	int *sem_free;
+};
+
+/* State while one agent's output is streamed in. */
+struct stream {
+	struct hostrun *hr;
+	struct build_result *build;
+	const char *cc;
+	struct line_reader lr;
+	uint64_t expected, got;
+	int saw_hello, saw_done, agent_error;
+	char **ok_variants;
+	size_t nok;
+	struct so_err err;
+};
+
+static void
+host_fail(struct hostrun *hr, const char *msg)
+{
+	struct so_err e;
+
+	if (!hr->failed) {
+		hr->failed = 1;
+		snprintf(hr->error, sizeof hr->error, "%s", msg);
+	}
+	db_event(hr->db, hr->p->run_id, hr->host->name, "error", msg, &e);
+	progress_set(hr->index, "failed: %s", msg);
+}
+
+static int
+variant_ok(struct stream *s, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < s->nok; i++)
+		if (strcmp(s->ok_variants[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+store_facts(struct stream *s, const struct record *r)
+{
+	const cJSON *j = r->json;
+	struct host_facts f = { 0 };
+	char *text = cJSON_PrintUnformatted(j);
+	const cJSON *v;
+	int rc;
+
+#define STR(k) (cJSON_IsString(v = cJSON_GetObjectItem(j, k)) ? \
+	v->valuestring : NULL)
+	f.address = s->hr->host->address;
+	f.arch = STR("arch");
+	f.os = STR("os");
+	f.kernel = STR("kernel");
+	f.cpu_model = STR("cpu_model");
+	f.governor = STR("governor");
+	f.openssl = STR("openssl");
+	f.pin_error = STR("pin_error");
+#undef STR
+	v = cJSON_GetObjectItem(j, "cores");
+	f.cores = v->valueint;
+	v = cJSON_GetObjectItem(j, "pin_cpu");
+	f.pin_cpu = cJSON_IsNumber(v) ? v->valueint : -1;
+	f.pinned = cJSON_IsTrue(cJSON_GetObjectItem(j, "pinned"));
+	f.calib_mhz = r->calib_mhz;
+	f.json = text;
+	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
+	    s->hr->host->name, &f, &s->err);
+	free(text);
+	return rc;
+}
+
+static int
+store_sample(struct stream *s, const struct record *r)
+{
+	const struct run_params *p = s->hr->p;
+	struct sample_row row = { 0 };
+	const char *why = NULL;
+	int rc;
+
+	if (strcmp(r->study, p->study) != 0)
+		return so_error(&s->err, SO_EPROTO, "sample of study \"%s\", "
+		    "expected \"%s\"", r->study, p->study);
+	if (!variant_ok(s, r->variant))
+		return so_error(&s->err, SO_EPROTO, "sample of variant \"%s\" "
+		    "that did not pass its self-test", r->variant);
+	if ((uint64_t)r->steps != p->steps)
+		return so_error(&s->err, SO_EPROTO, "sample of %lld steps, "
+		    "expected %llu", (long long)r->steps,
+		    (unsigned long long)p->steps);
+	if ((uint64_t)r->sample >= p->samples)
+		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
+		    "range", (long long)r->sample);
+	if (strcmp(r->seed, p->seed) != 0)
+		why = "seed differs from the run's seed";
+	else if (strcmp(r->digest, p->ref_digest) != 0)
+		why = "digest differs from the reference";
+	row.host = s->hr->host->name;
+	row.build_id = s->build->build_id;
+	row.study = r->study;
+	row.variant = r->variant;
+	row.sample_index = r->sample;
+	row.position = r->position;
+	row.steps = (uint64_t)r->steps;
+	row.ns = (uint64_t)r->ns;
+	row.digest = r->digest;
+	row.seed = r->seed;
+	row.valid = why == NULL;
+	row.invalid_reason = why;
+	row.calib_mhz = r->calib_mhz;
+	row.cpu = (int)r->cpu;
+	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
+	if (rc == SO_EBUSY)
+		return 0;	/* re-sent after a reconnect: already stored */
+	if (rc != 0)
+		return rc;
+	s->got++;
+	s->hr->samples++;
+	if (why != NULL) {
+		char msg[512];
+
+		s->hr->invalid++;
+		snprintf(msg, sizeof msg, "sample %lld of \"%s\" (%s) is "
+		    "invalid: %s (got %s)", (long long)r->sample, r->variant,
+		    s->cc, why, r->digest);
+		db_event(s->hr->db, p->run_id, s->hr->host->name, "error",
+		    msg, &s->err);
+	}
+	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%.3gM/s)",
+	    s->cc, (long long)r->sample + 1, (unsigned long long)p->samples,
+	    r->variant, (double)r->steps * 1e3 / (double)r->ns);
+	return 0;
+}
+
+static int
+handle_record(struct stream *s, const struct record *r)
+{
+	const struct run_params *p = s->hr->p;
+	char msg[SO_ERR_MAX];
+
+	if (!s->saw_hello && r->type != REC_HELLO && r->type != REC_ERROR)
+		return so_error(&s->err, SO_EPROTO, "first record is \"%s\", "
+		    "expected \"hello\"", proto_type_name(r->type));
+	switch (r->type) {
+	case REC_HELLO:
+		s->saw_hello = 1;
+		if (strcmp(r->study, p->study) != 0 ||
+		    (uint64_t)r->steps != p->steps ||
+		    (uint64_t)r->samples != p->samples)
+			return so_error(&s->err, SO_EPROTO, "agent runs study "
+			    "\"%s\" with %lld steps x %lld samples, not what "
+			    "was asked", r->study, (long long)r->steps,
+			    (long long)r->samples);
+		return 0;
+	case REC_FACTS:
+		return store_facts(s, r);
+	case REC_VARIANT:
+		if (strcmp(r->status, "ok") == 0) {
+			s->ok_variants = xrealloc(s->ok_variants,
+			    (s->nok + 1) * sizeof *s->ok_variants);
+			s->ok_variants[s->nok++] = xstrdup(r->variant);
+			s->expected += p->samples;
+		}
+		return db_variant_status(s->hr->db, p->run_id,
+		    s->hr->host->name, s->build->build_id, r->study,
+		    r->variant, r->status, r->reason, &s->err);
+	case REC_SELFTEST:
+		if (r->steps == 1000 && strcmp(r->digest, p->ref_1000) != 0) {
+			snprintf(msg, sizeof msg, "self-test chain of \"%s\" "
+			    "differs from the reference: %s, expected %s",
+			    s->cc, r->digest, p->ref_1000);
+			db_event(s->hr->db, p->run_id, s->hr->host->name,
+			    "error", msg, &s->err);
+		}
+		progress_set(s->hr->index, "%s: self-test passed, measuring",
+		    s->cc);
+		return 0;
+	case REC_SAMPLE:
+		return store_sample(s, r);
+	case REC_DONE:
+		s->saw_done = 1;
+		return 0;
+	case REC_ERROR:
+		s->agent_error = 1;
+		return so_error(&s->err, SO_EAGENT, "agent reported: %s",
+		    r->message);
+	}
+	return 0;
+}
+
+static int
+on_line(void *arg, char *line, size_t len)
+{
+	struct stream *s = arg;
+	struct record r;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if ((rc = proto_parse(line, len, &r, &s->err)) != 0) {
+		size_t n = strlen(s->err.msg);
+		char tmp[SO_ERR_MAX];
+
+		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
+		    (unsigned long long)s->lr.lineno, (int)n, s->err.msg);
+		memcpy(s->err.msg, tmp, sizeof tmp);
+		return rc;
+	}
+	rc = handle_record(s, &r);
+	proto_record_free(&r);
+	return rc;
+}
+
+static int
+on_stdout(void *arg, const char *buf, size_t len)
+{
+	struct stream *s = arg;
+
+	return line_feed(&s->lr, buf, len, on_line, s, &s->err);
+}
+
+/* Run the agent of one build and stream its records into the db. */
+static void
+measure(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	const struct run_params *p = hr->p;
+	struct stream *s = xcalloc(1, sizeof *s);
+	char errbuf[AGENT_ERR_MAX] = "", cpu[16], bid[32];
+	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
+	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study);
+	char *qv = p->variants ? sh_quote(p->variants) : NULL;
+	char *qseed = sh_quote(p->seed), *cmd;
+	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
+	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
+	int status = 0, rc;
+	size_t i;
+
+	s->hr = hr;
+	s->build = b;
+	s->cc = cc;
+	if (hr->host->cpu >= 0)
+		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
+	else
+		snprintf(cpu, sizeof cpu, "none");
+	snprintf(bid, sizeof bid, "%lld", (long long)b->build_id);
+	cmd = xasprintf("%s --study %s --steps %llu --samples %llu --cpu %s "
+	    "--seed %s --build-id %s%s%s", qa, qs,
+	    (unsigned long long)p->steps, (unsigned long long)p->samples, cpu,
+	    qseed, bid, qv ? " --variants " : "", qv ? qv : "");
+	progress_set(hr->index, "%s: self-test", cc);
+	rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+	if (rc == SO_EINTR) {
+		snprintf(hr->error, sizeof hr->error, "interrupted");
+		hr->failed = 1;
+	} else if (rc != 0) {
+		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc, s->err.msg);
+		host_fail(hr, msg);
+	} else if (status != 0 || !s->saw_done) {
+		errbuf[strcspn(errbuf, "\n")] = '\0';
+		snprintf(msg, sizeof msg, "agent (%s) %s %d%s%.900s", cc,
+		    status > 128 ? "died of signal" : "exited with status",
+		    status > 128 ? status - 128 : status,
+		    errbuf[0] ? ": " : " before its done record", errbuf);
+		host_fail(hr, msg);
+	} else if (s->got < s->expected) {
+		snprintf(msg, sizeof msg, "agent (%s) sent %llu of %llu "
+		    "samples", cc, (unsigned long long)s->got,
+		    (unsigned long long)s->expected);
+		host_fail(hr, msg);
+	}
+	for (i = 0; i < s->nok; i++)
+		free(s->ok_variants[i]);
+	free(s->ok_variants);
+	free(cmd);
+	free(qseed);
+	free(qv);
+	free(qs);
+	free(qa);
+	free(s);
+}
+
+static void
+sem_wait_slot(struct hostrun *hr)
+{
+	pthread_mutex_lock(hr->sem_mu);
+	while (*hr->sem_free == 0)
+		pthread_cond_wait(hr->sem_cv, hr->sem_mu);
+	(*hr->sem_free)--;
+	pthread_mutex_unlock(hr->sem_mu);
+}
+
+static void
+sem_post_slot(struct hostrun *hr)
+{
+	pthread_mutex_lock(hr->sem_mu);
+	(*hr->sem_free)++;
+	pthread_cond_signal(hr->sem_cv);
+	pthread_mutex_unlock(hr->sem_mu);
+}
+
+/* Connect, upload and build: everything that happens outside timing. */
+static void
+prepare(struct hostrun *hr)
+{
+	const struct host *h = hr->host;
+	struct so_err err = { 0 };
+	char msg[SO_ERR_MAX + 64];
+	size_t i;
+
+	progress_set(hr->index, "connecting");
+	if (conn_open(h, 0, &hr->conn, &err) != 0) {
+		host_fail(hr, err.msg);
+		return;
+	}
+	progress_set(hr->index, "uploading");
+	if (deploy_sources(hr->conn, NULL, &err) != 0) {
+		host_fail(hr, err.msg);
+		return;
+	}
+	hr->builds = xcalloc(h->ncc, sizeof *hr->builds);
+	for (i = 0; i < h->ncc && !*hr->p->stop; i++) {
+		struct build_result *b = &hr->builds[i];
+
+		progress_set(hr->index, "building with %s", h->cc[i]);
+		if (deploy_build(hr->conn, h->cc[i], hr->db, hr->p->run_id, b,
+		    NULL, &err) != 0) {
+			host_fail(hr, err.msg);
+			return;
+		}
+		hr->nbuilds++;
+		if (!b->ok) {
+			const char **vs = deploy_variants(hr->p->study);
+			size_t j;
+
+			snprintf(msg, sizeof msg, "build with \"%s\" failed: "
+			    "%.900s", h->cc[i], b->log_tail ? b->log_tail :
+			    "");
+			db_event(hr->db, hr->p->run_id, h->name, "error", msg,
+			    &err);
+			for (j = 0; vs[j] != NULL; j++) {
+				db_variant_status(hr->db, hr->p->run_id,
+				    h->name, b->build_id, hr->p->study, vs[j],
+				    "unavailable", "build failed", &err);
+				free((char *)vs[j]);
+			}
+			free(vs);
+		}
+	}
+}
+
+static void *
+host_thread(void *arg)
+{
+	struct hostrun *hr = arg;
+	const struct run_params *p = hr->p;
+	struct so_err err;
+	size_t i;
+	int any = 0;
+
+	sem_wait_slot(hr);
+	prepare(hr);
+	sem_post_slot(hr);
+	for (i = 0; i < hr->nbuilds && !hr->failed && !*p->stop; i++) {
+		if (!hr->builds[i].ok)
+			continue;
+		any = 1;
+		measure(hr, &hr->builds[i], hr->host->cc[i]);
+	}
+	if (!hr->failed && !any && !*p->stop)
+		host_fail(hr, "no compiler produced a working agent");
+	if (*p->stop && !hr->failed) {
+		hr->failed = 1;
+		snprintf(hr->error, sizeof hr->error, "interrupted");
+	}
+	db_run_host_finish(hr->db, p->run_id, hr->host->name,
+	    !hr->failed ? "ok" : *p->stop ? "interrupted" : "failed",
+	    hr->failed ? hr->error : NULL, &err);
+	if (!hr->failed)
+		progress_set(hr->index, "done: %llu samples%s",
+		    (unsigned long long)hr->samples,
+		    hr->invalid ? ", some INVALID" : "");
+	conn_close(hr->conn);
+	hr->conn = NULL;
+	return NULL;
+}
+
+int
+runner_run(struct db *db, struct host *const *hosts, size_t n,
+    const struct run_params *p, struct run_outcome *out, struct so_err *err)
+{
+	struct hostrun *hr = xcalloc(n, sizeof *hr);
+	pthread_t *tid = xcalloc(n, sizeof *tid);
+	const char **names = xcalloc(n, sizeof *names);
+	pthread_mutex_t sem_mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t sem_cv = PTHREAD_COND_INITIALIZER;
+	int sem_free = p->parallel > 0 ? p->parallel : 1, rc = 0;
+	size_t i, j, started = 0;
+
+	memset(out, 0, sizeof *out);
+	for (i = 0; i < n; i++)
+		names[i] = hosts[i]->name;
+	progress_start(names, n);
+	for (i = 0; i < n; i++) {
+		hr[i].host = hosts[i];
+		hr[i].index = i;
+		hr[i].p = p;
+		hr[i].db = db;
+		hr[i].sem_mu = &sem_mu;
+		hr[i].sem_cv = &sem_cv;
+		hr[i].sem_free = &sem_free;
+		if ((rc = db_run_host_begin(db, p->run_id, hosts[i]->name,
+		    err)) != 0)
+			goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&tid[i], NULL, host_thread, &hr[i]) != 0) {
+			rc = so_error(err, SO_ENOMEM, "cannot start a thread "
+			    "for host \"%s\"", hosts[i]->name);
+			break;
+		}
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	for (i = 0; i < n; i++) {
+		if (i < started && !hr[i].failed)
+			out->hosts_ok++;
+		else
+			out->hosts_failed++;
+		out->samples += hr[i].samples;
+		out->invalid += hr[i].invalid;
+		for (j = 0; j < hr[i].nbuilds; j++)
+			deploy_result_free(&hr[i].builds[j]);
+		free(hr[i].builds);
+	}
+	out->interrupted = *p->stop != 0;
+out:
+	progress_end();
+	free(names);
+	free(tid);
+	free(hr);
+	return rc;
+}

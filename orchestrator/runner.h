@@ -1,0 +1,42 @@
+/*
+ * Runs one study on a set of hosts: per host (in parallel, one thread
+ * each) connect, upload, build with every compiler, then stream the
+ * agent's records into results.db as they arrive, checking each sample's
+ * digest against the coordinator's reference.
+ */
+#ifndef SEQORCH_RUNNER_H
+#define SEQORCH_RUNNER_H
+
+#include "config.h"
+#include "db.h"
+
+#include <signal.h>
+#include <stdint.h>
+
+struct run_params {
+	const char *study;
+	const char *variants;	/* comma list or NULL */
+	const char *seed;	/* hex */
+	uint64_t steps, samples;
+	int parallel;		/* hosts prepared at once */
+	int64_t run_id;
+	const char *ref_digest;	/* reference after `steps` steps */
+	const char *ref_1000;	/* reference after 1,000 steps */
+	volatile sig_atomic_t *stop;
+};
+
+struct run_outcome {
+	unsigned hosts_ok, hosts_failed;
+	uint64_t samples, invalid;
+	int interrupted;
+};
+
+/*
+ * Run on hosts[0..n).  Per-host failures are recorded (run_hosts, events)
+ * and counted in out, not returned; a negative return means the run could
+ * not proceed at all.
+ */
+int runner_run(struct db *db, struct host *const *hosts, size_t n,
+    const struct run_params *p, struct run_outcome *out, struct so_err *err);
+
+#endif

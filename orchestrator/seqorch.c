@@ -1,0 +1,48 @@
+/* seqorch: the coordinator's main; dispatches to the command table. */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SEQORCH_VERSION "0.1.0"
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: seqorch COMMAND [OPTIONS]   (seqorch COMMAND "
+	    "--help for details)\n\ncommands:\n");
+	for (i = 0; cmd_table[i] != NULL; i++)
+		fprintf(f, "  %-10s %s\n", cmd_table[i]->name,
+		    cmd_table[i]->summary);
+	fprintf(f, "\nexit codes: 0 ok, 1 run failed, partial or invalid "
+	    "samples, 2 usage or config\nerror, 3 database error, 130 "
+	    "interrupted.  See docs/usage.md.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("seqorch %s\n", SEQORCH_VERSION);
+		return EXIT_OK;
+	}
+	if ((cmd = cmd_find(argv[1])) == NULL) {
+		fprintf(stderr, "seqorch: unknown command \"%s\"\n\n", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return cmd->exec(argc - 1, argv + 1);
+}

@@ -1,0 +1,159 @@
+-- seqorch results database: the single source of the schema.
+--
+-- The coordinator embeds this file and applies it on open.  It is a list of
+-- migrations: each "-- version: N" section takes a database from
+-- PRAGMA user_version N-1 to N, in one transaction.  Append new sections;
+-- never edit a released one.  docs/results-db.md explains every table.
+
+-- version: 1
+
+-- One invocation of `seqorch run` for one study.
+CREATE TABLE runs (
+	id			INTEGER PRIMARY KEY,
+	study			TEXT NOT NULL,
+	started_at		TEXT NOT NULL,	-- ISO 8601 UTC
+	finished_at		TEXT,
+	status			TEXT NOT NULL CHECK (status IN
+				('running', 'ok', 'partial', 'failed', 'interrupted')),
+	steps			INTEGER NOT NULL CHECK (steps > 0),
+	samples_per_variant	INTEGER NOT NULL CHECK (samples_per_variant > 0),
+	command			TEXT NOT NULL,	-- argv as typed, shell-quoted
+	seed			TEXT NOT NULL,	-- hex of the chain's start value
+	variants		TEXT,		-- requested list; NULL = all
+	hosts			TEXT NOT NULL,	-- the --hosts selection
+	exploratory		INTEGER NOT NULL DEFAULT 0,
+	coordinator		TEXT NOT NULL,	-- "hostname pid N"
+	version			TEXT NOT NULL	-- seqorch version
+);
+
+-- The latest known facts per measured host (history lives in run_hosts).
+CREATE TABLE hosts (
+	id		INTEGER PRIMARY KEY,
+	name		TEXT NOT NULL UNIQUE,
+	address		TEXT,
+	arch		TEXT,
+	os		TEXT,
+	kernel		TEXT,
+	cpu_model	TEXT,
+	cores		INTEGER,
+	updated_at	TEXT NOT NULL
+);
+
+-- One host's part in a run: its state then, and how it ended.
+CREATE TABLE run_hosts (
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	host		TEXT NOT NULL,
+	status		TEXT NOT NULL CHECK (status IN
+			('running', 'ok', 'failed', 'interrupted')),
+	error		TEXT,
+	pin_cpu		INTEGER,	-- requested cpu; NULL = none
+	pinned		INTEGER,	-- 1 if the hard pin succeeded
+	pin_error	TEXT,		-- why it did not (recorded, not hidden)
+	governor	TEXT,
+	calib_mhz	REAL,		-- dependent-add clock estimate
+	openssl		TEXT,		-- libcrypto the agent ran with
+	facts		TEXT,		-- the agent's facts record, verbatim JSON
+	started_at	TEXT NOT NULL,
+	finished_at	TEXT,
+	PRIMARY KEY (run_id, host)
+);
+
+-- One build of the agent on one host with one compiler.
+CREATE TABLE builds (
+	id			INTEGER PRIMARY KEY,
+	run_id			INTEGER NOT NULL REFERENCES runs(id),
+	host			TEXT NOT NULL,
+	compiler		TEXT NOT NULL,	-- as configured: "cc", "clang"
+	compiler_version	TEXT,		-- first line of `cc --version`
+	target			TEXT,		-- `cc -dumpmachine`
+	cflags			TEXT NOT NULL,
+	native			TEXT,		-- what -march/-mcpu=native became
+	commands		TEXT,		-- exact compile commands
+	log			TEXT,		-- build output
+	status			TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+	source_sha256		TEXT,
+	binary_sha256		TEXT,
+	openssl			TEXT,
+	created_at		TEXT NOT NULL
+);
+
+-- Every variant's self-test outcome per build: ok, skipped or failed.
+CREATE TABLE variants (
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	host		TEXT NOT NULL,
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	study		TEXT NOT NULL,
+	variant		TEXT NOT NULL,
+	status		TEXT NOT NULL CHECK (status IN
+			('ok', 'skipped', 'failed', 'unavailable')),
+	reason		TEXT,
+	PRIMARY KEY (run_id, host, build_id, study, variant)
+);
+
+-- One timed sample.  valid = 1 only when the digest equals the
+-- coordinator's own reference for (study, seed, steps).
+CREATE TABLE samples (
+	id		INTEGER PRIMARY KEY,
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	host		TEXT NOT NULL,
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	study		TEXT NOT NULL,
+	variant		TEXT NOT NULL,
+	sample_index	INTEGER NOT NULL,
+	position	INTEGER NOT NULL,	-- place in this sample's order
+	steps		INTEGER NOT NULL,
+	ns		INTEGER NOT NULL,
+	digest		TEXT NOT NULL,
+	seed		TEXT NOT NULL,
+	valid		INTEGER NOT NULL CHECK (valid IN (0, 1)),
+	invalid_reason	TEXT,
+	calib_mhz	REAL,
+	cpu		INTEGER,		-- cpu it ran on; -1 if it moved
+	received_at	TEXT NOT NULL,
+	-- a re-sent record (reconnect) can never be stored twice
+	UNIQUE (run_id, host, build_id, study, variant, sample_index)
+);
+CREATE INDEX samples_run ON samples (run_id, study, host, variant);
+
+-- Independent reference digests, computed once by the coordinator.
+CREATE TABLE refs (
+	study		TEXT NOT NULL,
+	seed		TEXT NOT NULL,
+	steps		INTEGER NOT NULL,
+	digest		TEXT NOT NULL,
+	method		TEXT NOT NULL,	-- e.g. "OpenSSL 3.0.13 EVP_sha3_256"
+	computed_at	TEXT NOT NULL,
+	PRIMARY KEY (study, seed, steps)
+);
+
+-- Failures, as rows: an unreachable host, a bad agent record, a crash.
+CREATE TABLE events (
+	id		INTEGER PRIMARY KEY,
+	run_id		INTEGER REFERENCES runs(id),
+	host		TEXT,
+	at		TEXT NOT NULL,
+	level		TEXT NOT NULL CHECK (level IN ('info', 'warning', 'error')),
+	message		TEXT NOT NULL
+);
+
+-- Rates in steps (hashes) per second over valid samples, per build so that
+-- every (variant, compiler) pair is its own row.
+CREATE VIEW summary AS
+WITH r AS (
+	SELECT s.run_id, s.study, s.host, s.variant, s.build_id,
+	    s.steps * 1e9 / s.ns AS rate,
+	    ROW_NUMBER() OVER w AS rn,
+	    COUNT(*) OVER (PARTITION BY s.run_id, s.study, s.host, s.variant,
+	        s.build_id) AS cnt
+	FROM samples s
+	WHERE s.valid = 1 AND s.ns > 0
+	WINDOW w AS (PARTITION BY s.run_id, s.study, s.host, s.variant,
+	    s.build_id ORDER BY s.steps * 1e9 / s.ns)
+)
+SELECT r.run_id, r.study, r.host, r.variant, r.build_id,
+    b.compiler, MAX(r.cnt) AS n,
+    AVG(CASE WHEN r.rn IN ((r.cnt + 1) / 2, (r.cnt + 2) / 2)
+        THEN r.rate END) AS median_rate,
+    MIN(r.rate) AS min_rate, MAX(r.rate) AS max_rate
+FROM r LEFT JOIN builds b ON b.id = r.build_id
+GROUP BY r.run_id, r.study, r.host, r.variant, r.build_id;
