@@ -1,0 +1,61 @@
+/*
+ * The report over results.db: for each study, the variant x host table of
+ * median rates (hashes per second) with ns per hash, range, sample count
+ * and digest agreement; the best variant per host; the ratios between the
+ * hosts' best rates; and the run's header and warnings.  Medians, minima
+ * and maxima come from the schema's `summary` view, so the report and a
+ * hand-written query can never disagree.
+ *
+ * Functions return 0 or a negative SO_E* code, fill err and never exit.
+ * They write only to the FILE * given and only read the database.
+ */
+#ifndef SEQORCH_REPORT_H
+#define SEQORCH_REPORT_H
+
+#include "util.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum report_format {
+	REPORT_TEXT,		/* tables for a 100-column terminal */
+	REPORT_JSON,		/* one JSON object, the same content */
+};
+
+struct report_opts {
+	int64_t run_id;		/* > 0: only this run; 0: latest per study */
+	const char *study;	/* NULL: every study */
+	int explore;		/* let the latest pick see exploratory runs */
+	enum report_format format;
+	const char *db_path;	/* how messages name the database */
+};
+
+/*
+ * Choose the runs o selects: run_id alone, or else the newest run of each
+ * study (only o->study when set), by study name.  Exploratory runs count
+ * only with o->explore; a run asked for by id is always taken.
+ *
+ * Returns 0 with *ids (caller frees) and *n >= 1.  SO_ENOTFOUND when there
+ * is nothing to report: run_id names no run (the message lists the latest
+ * ids) or no run matches (the message says why, e.g. hidden exploratory
+ * runs).  SO_EINVAL when run_id's study is not o->study.  SO_EDB.
+ */
+int report_select(sqlite3 *db, const struct report_opts *o, int64_t **ids,
+    size_t *n, struct so_err *err);
+
+/*
+ * Select as report_select does and print the report to out in o->format.
+ * Returns 0, or report_select's codes; nothing is printed on failure.
+ */
+int report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
+    struct so_err *err);
+
+/*
+ * A rate in hashes per second with four significant digits and an SI
+ * suffix ("6.813M", "812.5k", "950.0"); "-" for a rate that is not
+ * positive.  buf should hold 16 bytes.
+ */
+void report_format_rate(double rate, char *buf, size_t len);
+
+#endif

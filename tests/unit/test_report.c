@@ -1,0 +1,573 @@
+/*
+ * seqorch report (report.c): what a user reads.  A results.db is made
+ * with db_open in a private temporary directory and filled with a
+ * realistic history: an older run whose digests disagree, a partial
+ * three-host run (one host failed, one variant failed, one invalid
+ * sample, two compilers on one host), a newer exploratory run and a run
+ * of a second study.  The report is captured with open_memstream and
+ * asserted on as printed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "report.h"
+#include "util.h"
+
+#define GOOD	"abababababababababababababababababababababababababababababababab"
+#define BAD	"cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"
+#define SEED	"0000000000000000000000000000000000000000000000000000000000000000"
+
+static char tmpdir[] = "/tmp/seqorch-test-report.XXXXXX";
+static char dbpath[sizeof tmpdir + 16];
+static struct db *db;
+
+static const char history[] =
+	"INSERT INTO runs (id, study, started_at, finished_at, status, steps,"
+	" samples_per_variant, command, seed, variants, hosts, exploratory,"
+	" coordinator, version) VALUES"
+	" (1, 'sha3', '2026-09-09T10:00:00Z', '2026-09-09T10:02:00Z', 'ok',"
+	"  10000000, 3, 'seqorch run --study sha3 --hosts genoa', '" SEED "',"
+	"  NULL, 'genoa', 0, 'coord pid 7', '0.1.0'),"
+	" (2, 'sha3', '2026-09-10T10:00:00Z', '2026-09-10T10:06:00Z',"
+	"  'partial', 10000000, 3, 'seqorch run --study sha3 --hosts all',"
+	"  '" SEED "', NULL, 'all', 0, 'coord pid 8', '0.1.0'),"
+	" (3, 'sha3', '2026-09-10T11:00:00Z', '2026-09-10T11:01:00Z', 'ok',"
+	"  1000000, 1, 'seqorch run --study sha3 --hosts genoa --steps 1000000"
+	" --samples 1', '" SEED "', 'c-fused', 'genoa', 1, 'coord pid 9',"
+	"  '0.1.0'),"
+	" (4, 'sha512', '2026-09-10T12:00:00Z', '2026-09-10T12:01:00Z', 'ok',"
+	"  1000000, 1, 'seqorch run --study sha512 --hosts genoa', '" SEED "',"
+	"  NULL, 'genoa', 0, 'coord pid 10', '0.1.0');"
+	"INSERT INTO run_hosts (run_id, host, status, error, pin_cpu, pinned,"
+	" pin_error, governor, calib_mhz, started_at, finished_at) VALUES"
+	" (1, 'genoa', 'ok', NULL, 1, 1, NULL, 'performance', 3700,"
+	"  '2026-09-09T10:00:00Z', '2026-09-09T10:02:00Z'),"
+	" (2, 'genoa', 'ok', NULL, 1, 1, NULL, 'performance', 3700,"
+	"  '2026-09-10T10:00:00Z', '2026-09-10T10:06:00Z'),"
+	" (2, 'graviton5', 'ok', NULL, 13, 0,"
+	"  'sched_setaffinity(13): invalid argument', NULL, 3100,"
+	"  '2026-09-10T10:00:00Z', '2026-09-10T10:05:00Z'),"
+	" (2, 'm4', 'failed', 'ssh: connection refused', NULL, NULL, NULL,"
+	"  NULL, NULL, '2026-09-10T10:00:00Z', '2026-09-10T10:00:01Z'),"
+	" (3, 'genoa', 'ok', NULL, 1, 1, NULL, 'performance', 3700,"
+	"  '2026-09-10T11:00:00Z', '2026-09-10T11:01:00Z'),"
+	" (4, 'genoa', 'ok', NULL, 1, 1, NULL, 'performance', 3700,"
+	"  '2026-09-10T12:00:00Z', '2026-09-10T12:01:00Z');"
+	"INSERT INTO builds (id, run_id, host, compiler, compiler_version,"
+	" cflags, status, created_at) VALUES"
+	" (1, 2, 'genoa', 'cc', 'cc (Debian 12.2.0-14) 12.2.0', '-O3', 'ok',"
+	"  '2026-09-10T10:00:00Z'),"
+	" (2, 2, 'graviton5', 'cc', 'cc (GCC) 11.4.1', '-O3', 'ok',"
+	"  '2026-09-10T10:00:00Z'),"
+	" (3, 2, 'graviton5', 'clang', 'clang version 17.0.6', '-O3', 'ok',"
+	"  '2026-09-10T10:00:00Z'),"
+	" (4, 1, 'genoa', 'cc', 'cc (Debian 12.2.0-14) 12.2.0', '-O3', 'ok',"
+	"  '2026-09-09T10:00:00Z'),"
+	" (5, 3, 'genoa', 'cc', 'cc (Debian 12.2.0-14) 12.2.0', '-O3', 'ok',"
+	"  '2026-09-10T11:00:00Z'),"
+	" (6, 4, 'genoa', 'cc', 'cc (Debian 12.2.0-14) 12.2.0', '-O3', 'ok',"
+	"  '2026-09-10T12:00:00Z');"
+	"INSERT INTO variants (run_id, host, build_id, study, variant, status,"
+	" reason) VALUES"
+	" (2, 'genoa', 1, 'sha3', 'c-fused', 'ok', NULL),"
+	" (2, 'graviton5', 3, 'sha3', 'openssl-evp', 'failed',"
+	"  'self-test: sha3-256(\"abc\") mismatch');"
+	"INSERT INTO events (run_id, host, at, level, message) VALUES"
+	" (2, NULL, '2026-09-10T10:00:00Z', 'info', 'run started'),"
+	" (2, 'm4', '2026-09-10T10:00:01Z', 'error',"
+	"  'cannot connect to \"m4\": connection refused');";
+
+/* Samples of 10^7 steps, or of 10^6 for runs 3 and 4. */
+static void
+sample(int64_t run, const char *host, int64_t build, const char *study,
+    const char *variant, int64_t index, int64_t ns, const char *digest,
+    int valid)
+{
+	static const char sql[] =
+	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+	    " sample_index, position, steps, ns, digest, seed, valid,"
+	    " invalid_reason, calib_mhz, cpu, received_at) VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, 1,"
+	    " '2026-09-10T10:01:00Z')";
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_prepare_v2(db_handle(db), sql, -1, &st,
+	    NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, build);
+	sqlite3_bind_text(st, 4, study, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, variant, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, index);
+	sqlite3_bind_int64(st, 7, run == 3 || run == 4 ? 1000000 : 10000000);
+	sqlite3_bind_int64(st, 8, ns);
+	sqlite3_bind_text(st, 9, digest, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, SEED, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 11, valid);
+	if (!valid)
+		sqlite3_bind_text(st, 12, "digest differs from the reference",
+		    -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+}
+
+static int
+setup(void **state)
+{
+	struct so_err err;
+	char *msg = NULL;
+
+	(void)state;
+	if (mkdtemp(tmpdir) == NULL)
+		return -1;
+	snprintf(dbpath, sizeof dbpath, "%s/results.db", tmpdir);
+	if (db_open(dbpath, &db, &err) != 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	if (sqlite3_exec(db_handle(db), history, NULL, NULL, &msg) !=
+	    SQLITE_OK) {
+		fprintf(stderr, "fixture: %s\n", msg);
+		sqlite3_free(msg);
+		return -1;
+	}
+
+	/* Run 1: one sample ends in another digest yet claims valid. */
+	sample(1, "genoa", 4, "sha3", "c-fused", 0, 2500000000, GOOD, 1);
+	sample(1, "genoa", 4, "sha3", "c-fused", 1, 2500000000, BAD, 1);
+	sample(1, "genoa", 4, "sha3", "c-fused", 2, 2500000000, GOOD, 1);
+
+	/* Run 2, genoa: medians 2.439M and 4.000M of three (odd n). */
+	sample(2, "genoa", 1, "sha3", "c-wrapped", 0, 4000000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "c-wrapped", 1, 4200000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "c-wrapped", 2, 4100000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "c-fused", 0, 2600000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "c-fused", 1, 2500000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "c-fused", 2, 2400000000, GOOD, 1);
+	/* Two valid (even n): median (2.0M + 2.5M) / 2 = 2.250M. */
+	sample(2, "genoa", 1, "sha3", "openssl-evp", 0, 5000000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "openssl-evp", 1, 4000000000, GOOD, 1);
+	sample(2, "genoa", 1, "sha3", "openssl-evp", 2, 1000000000, BAD, 0);
+
+	/* Run 2, graviton5: cc and clang builds; clang c-fused is best. */
+	sample(2, "graviton5", 2, "sha3", "c-wrapped", 0, 2000000000, GOOD, 1);
+	sample(2, "graviton5", 2, "sha3", "c-wrapped", 1, 2100000000, GOOD, 1);
+	sample(2, "graviton5", 2, "sha3", "c-wrapped", 2, 2000000000, GOOD, 1);
+	sample(2, "graviton5", 2, "sha3", "c-fused", 0, 1500000000, GOOD, 1);
+	sample(2, "graviton5", 2, "sha3", "c-fused", 1, 1600000000, GOOD, 1);
+	sample(2, "graviton5", 2, "sha3", "c-fused", 2, 1550000000, GOOD, 1);
+	sample(2, "graviton5", 3, "sha3", "c-fused", 0, 1450000000, GOOD, 1);
+	sample(2, "graviton5", 3, "sha3", "c-fused", 1, 1500000000, GOOD, 1);
+	sample(2, "graviton5", 3, "sha3", "c-fused", 2, 1480000000, GOOD, 1);
+	sample(2, "graviton5", 2, "sha3", "openssl-evp", 0, 3000000000, GOOD,
+	    1);
+	sample(2, "graviton5", 2, "sha3", "openssl-evp", 1, 3000000000, GOOD,
+	    1);
+	sample(2, "graviton5", 2, "sha3", "openssl-evp", 2, 3000000000, GOOD,
+	    1);
+
+	/* Runs 3 (exploratory) and 4 (another study). */
+	sample(3, "genoa", 5, "sha3", "c-fused", 0, 125000000, GOOD, 1);
+	sample(4, "genoa", 6, "sha512", "c-plain", 0, 1000000000, GOOD, 1);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char *cmd;
+
+	(void)state;
+	db_close(db);
+	cmd = xasprintf("rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	free(cmd);
+	return 0;
+}
+
+/* The report as printed, or NULL with err filled.  Caller frees. */
+static char *
+render(int64_t run_id, const char *study, int explore,
+    enum report_format format, int *ret, struct so_err *err)
+{
+	struct report_opts o = { run_id, study, explore, format,
+	    "results.db" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	*ret = report_print(db_handle(db), &o, f, err);
+	assert_int_equal(fclose(f), 0);
+	if (*ret != 0) {
+		assert_int_equal(len, 0);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static char *
+render_ok(int64_t run_id, const char *study, int explore)
+{
+	struct so_err err;
+	int ret;
+	char *text = render(run_id, study, explore, REPORT_TEXT, &ret, &err);
+
+	if (ret != 0)
+		fail_msg("report failed: %s", err.msg);
+	return text;
+}
+
+/*
+ * The first line of text holding every one of the words (NULL-ended),
+ * as a new string.  Fails the test when there is none.
+ */
+static char *
+line_with(const char *text, ...)
+{
+	const char *p = text, *end, *word;
+	va_list ap;
+	char *line;
+	int all;
+
+	for (; *p != '\0'; p = *end != '\0' ? end + 1 : end) {
+		end = strchr(p, '\n');
+		if (end == NULL)
+			end = p + strlen(p);
+		line = xasprintf("%.*s", (int)(end - p), p);
+		all = 1;
+		va_start(ap, text);
+		while ((word = va_arg(ap, const char *)) != NULL) {
+			if (strstr(line, word) == NULL)
+				all = 0;
+		}
+		va_end(ap);
+		if (all)
+			return line;
+		free(line);
+	}
+	fail_msg("no line with those words in:\n%s", text);
+	return NULL;
+}
+
+static void
+assert_line(const char *text, const char *a, const char *b, const char *c)
+{
+	free(line_with(text, a, b, c, (const char *)NULL));
+}
+
+static void
+test_latest_per_study(void **state)
+{
+	char *out = render_ok(0, NULL, 0);
+
+	(void)state;
+	/* The exploratory run 3 is newer but hidden; sha512 has its own. */
+	assert_non_null(strstr(out, "study sha3, run 2: partial\n"));
+	assert_non_null(strstr(out, "study sha512, run 4: ok\n"));
+	assert_null(strstr(out, "run 3"));
+	assert_null(strstr(out, "run 1:"));
+	assert_true(strstr(out, "study sha3") < strstr(out, "study sha512"));
+	free(out);
+}
+
+static void
+test_medians(void **state)
+{
+	char *out = render_ok(0, "sha3", 0);
+	char *line;
+
+	(void)state;
+	/* Odd n: the middle sample. */
+	assert_line(out, "c-wrapped", "genoa", "2.439M");
+	assert_line(out, "c-fused", "genoa", "4.000M");
+	/* Min–max, ns per hash and cycles (3700 MHz * 1e6 / 4.0M = 925). */
+	line = line_with(out, "c-fused", "genoa", (const char *)NULL);
+	assert_non_null(strstr(line, "3.846M–4.167M"));
+	assert_non_null(strstr(line, " 250.0 "));
+	assert_non_null(strstr(line, " 925.0 "));
+	assert_non_null(strstr(line, " ok "));
+	free(line);
+	/* Even n: the invalid third sample is left out, two remain. */
+	line = line_with(out, "openssl-evp", "genoa", (const char *)NULL);
+	assert_non_null(strstr(line, "2.250M"));
+	assert_non_null(strstr(line, "2.000M–2.500M"));
+	assert_non_null(strstr(line, "  2  ok"));
+	assert_true(line[strlen(line) - 1] == '1');
+	free(line);
+	/* Two builds on graviton5: a compiler column tells them apart. */
+	assert_line(out, "cc", "graviton5", "6.452M");
+	assert_line(out, "clang", "graviton5", "6.757M");
+	assert_non_null(strstr(out, "compiler"));
+	free(out);
+}
+
+static void
+test_best_and_ratio(void **state)
+{
+	char *out = render_ok(0, "sha3", 0);
+	const char *best = strstr(out, "best valid variant per host\n");
+
+	(void)state;
+	assert_non_null(best);
+	/* Fastest host first; its best pair is (c-fused, clang). */
+	assert_line(best, "graviton5", "c-fused (clang)", "6.757M");
+	assert_line(best, "genoa", "c-fused (cc)", "4.000M");
+	assert_true(strstr(best, "graviton5") < strstr(best, "genoa"));
+	/* 6.757M / 4.000M */
+	assert_non_null(strstr(out, "\nratios of best rates\n"
+	    "  graviton5 / genoa = 1.69x\n"));
+	/* m4 failed before its first sample. */
+	assert_non_null(strstr(out, "  m4: no valid samples\n"));
+	free(out);
+}
+
+static void
+test_header_and_warnings(void **state)
+{
+	char *out = render_ok(2, NULL, 0);
+
+	(void)state;
+	assert_non_null(strstr(out, "  steps     10000000 per sample, 3 "
+	    "samples per variant\n"));
+	assert_non_null(strstr(out, "  digest    all 20 valid samples of "
+	    "10000000 steps end in abababababababab...\n"));
+	assert_line(out, "genoa", "3700 MHz", "cpu 1");
+	assert_line(out, "graviton5", "cpu 13 (not pinned)", "3100 MHz");
+	assert_line(out, "m4", "failed", "-");
+	assert_non_null(strstr(out, "\nwarnings\n"
+	    "  1 invalid sample (valid = 0), left out of every rate\n"
+	    "    genoa openssl-evp (cc) sample 2: digest differs from the "
+	    "reference\n"));
+	assert_non_null(strstr(out, "  host \"graviton5\" not pinned to cpu "
+	    "13: sched_setaffinity(13): invalid argument\n"));
+	assert_non_null(strstr(out, "  host \"m4\" failed: ssh: connection "
+	    "refused\n"));
+	assert_non_null(strstr(out, "  variant \"openssl-evp\" on "
+	    "\"graviton5\" (clang) failed: self-test: sha3-256(\"abc\") "
+	    "mismatch\n"));
+	assert_non_null(strstr(out, "  error on \"m4\" at "
+	    "2026-09-10T10:00:01Z: cannot connect to \"m4\": connection "
+	    "refused\n"));
+	assert_null(strstr(out, "run started"));
+	free(out);
+}
+
+/* Every line fits a 100-column terminal. */
+static void
+test_width(void **state)
+{
+	char *out = render_ok(2, NULL, 0);
+	const char *p, *end;
+	size_t cols;
+
+	(void)state;
+	for (p = out; *p != '\0'; p = end + 1) {
+		end = strchr(p, '\n');
+		assert_non_null(end);
+		for (cols = 0; p < end; p++)
+			cols += ((unsigned char)*p & 0xc0) != 0x80;
+		assert_in_range(cols, 0, 100);
+	}
+	free(out);
+}
+
+static void
+test_digest_mismatch(void **state)
+{
+	char *out = render_ok(1, NULL, 0);
+
+	(void)state;
+	assert_line(out, "c-fused", "genoa", "MISMATCH");
+	assert_non_null(strstr(out, "  digest    MISMATCH: 3 valid samples "
+	    "of 10000000 steps end in 2 different digests\n"));
+	/* No row agrees, so there is no best variant to vouch for. */
+	assert_non_null(strstr(out, "  genoa: no valid samples\n"));
+	assert_non_null(strstr(out, "warnings: none\n"));
+	free(out);
+}
+
+static void
+test_exploratory(void **state)
+{
+	char *out = render_ok(0, "sha3", 1);
+
+	(void)state;
+	assert_non_null(strstr(out, "study sha3, run 3: ok (exploratory)\n"));
+	assert_null(strstr(out, "run 2"));
+	free(out);
+	/* Asked for by id, an exploratory run is shown. */
+	out = render_ok(3, NULL, 0);
+	assert_non_null(strstr(out, "study sha3, run 3: ok (exploratory)\n"));
+	assert_line(out, "c-fused", "genoa", "8.000M");
+	free(out);
+}
+
+static void
+test_errors(void **state)
+{
+	struct so_err err;
+	int ret;
+
+	(void)state;
+	assert_null(render(99, NULL, 0, REPORT_TEXT, &ret, &err));
+	assert_int_equal(ret, SO_ENOTFOUND);
+	assert_string_equal(err.msg, "no run with id 99 in \"results.db\" "
+	    "(latest: 4, 3, 2, 1)");
+
+	assert_null(render(4, "sha3", 0, REPORT_TEXT, &ret, &err));
+	assert_int_equal(ret, SO_EINVAL);
+	assert_string_equal(err.msg, "run 4 is of study \"sha512\", not "
+	    "\"sha3\"");
+
+	assert_null(render(0, "mul", 0, REPORT_TEXT, &ret, &err));
+	assert_int_equal(ret, SO_ENOTFOUND);
+	assert_string_equal(err.msg, "no runs of study \"mul\" in "
+	    "\"results.db\" (studies with runs: sha3, sha512)");
+
+	/* Only exploratory runs: say so rather than "no runs". */
+	assert_int_equal(sqlite3_exec(db_handle(db), "BEGIN; UPDATE runs SET"
+	    " exploratory = 1", NULL, NULL, NULL), SQLITE_OK);
+	assert_null(render(0, NULL, 0, REPORT_TEXT, &ret, &err));
+	assert_int_equal(sqlite3_exec(db_handle(db), "ROLLBACK", NULL, NULL,
+	    NULL), SQLITE_OK);
+	assert_int_equal(ret, SO_ENOTFOUND);
+	assert_string_equal(err.msg, "no runs in \"results.db\" (4 "
+	    "exploratory runs hidden; use --explore)");
+}
+
+static void
+test_empty_db(void **state)
+{
+	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "empty.db" };
+	struct so_err err;
+	struct db *empty;
+	char *path = xasprintf("%s/empty.db", tmpdir);
+
+	(void)state;
+	assert_int_equal(db_open(path, &empty, &err), 0);
+	assert_int_equal(report_print(db_handle(empty), &o, stdout, &err),
+	    SO_ENOTFOUND);
+	assert_string_equal(err.msg, "no runs in \"empty.db\" yet (start one "
+	    "with \"seqorch run\")");
+	o.run_id = 5;
+	assert_int_equal(report_print(db_handle(empty), &o, stdout, &err),
+	    SO_ENOTFOUND);
+	assert_string_equal(err.msg, "no run with id 5 in \"empty.db\" (it "
+	    "has no runs)");
+	db_close(empty);
+	free(path);
+}
+
+static const cJSON *
+at(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (v == NULL)
+		fail_msg("no \"%s\" in the json", key);
+	return v;
+}
+
+static void
+test_json(void **state)
+{
+	struct so_err err;
+	const cJSON *run, *best, *row, *ratio, *warn;
+	cJSON *root;
+	int ret;
+	char *out = render(0, "sha3", 0, REPORT_JSON, &ret, &err);
+
+	(void)state;
+	assert_int_equal(ret, 0);
+	root = cJSON_Parse(out);
+	assert_non_null(root);
+	assert_int_equal(cJSON_GetArraySize(at(root, "runs")), 1);
+	run = cJSON_GetArrayItem(at(root, "runs"), 0);
+	assert_int_equal(at(run, "id")->valuedouble, 2);
+	assert_string_equal(at(run, "status")->valuestring, "partial");
+
+	best = cJSON_GetArrayItem(at(run, "best"), 0);
+	assert_string_equal(at(best, "host")->valuestring, "graviton5");
+	assert_string_equal(at(best, "compiler")->valuestring, "clang");
+	assert_true(fabs(at(best, "median_rate")->valuedouble - 1e16 / 1.48e9)
+	    < 1e-3);
+
+	ratio = cJSON_GetArrayItem(at(run, "ratios"), 0);
+	assert_string_equal(at(ratio, "faster")->valuestring, "graviton5");
+	assert_string_equal(at(ratio, "slower")->valuestring, "genoa");
+	assert_true(fabs(at(ratio, "ratio")->valuedouble - 1.689189) < 1e-5);
+
+	/* Rows come sorted by variant, host, build: genoa openssl-evp. */
+	row = cJSON_GetArrayItem(at(run, "rows"), 5);
+	assert_string_equal(at(row, "variant")->valuestring, "openssl-evp");
+	assert_string_equal(at(row, "host")->valuestring, "genoa");
+	assert_int_equal(at(row, "n")->valuedouble, 2);
+	assert_int_equal(at(row, "invalid")->valuedouble, 1);
+	assert_true(at(row, "median_rate")->valuedouble == 2250000);
+
+	warn = at(run, "warnings");
+	assert_int_equal(cJSON_GetArraySize(at(warn, "invalid_samples")), 1);
+	assert_int_equal(cJSON_GetArraySize(at(warn, "variants")), 1);
+	assert_int_equal(cJSON_GetArraySize(at(warn, "events")), 1);
+	assert_true(cJSON_IsNull(at(cJSON_GetArrayItem(at(run, "hosts"), 2),
+	    "pinned")));
+	cJSON_Delete(root);
+	free(out);
+}
+
+static void
+test_format_rate(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	report_format_rate(4056000, buf, sizeof buf);
+	assert_string_equal(buf, "4.056M");
+	report_format_rate(12345678, buf, sizeof buf);
+	assert_string_equal(buf, "12.35M");
+	report_format_rate(812500, buf, sizeof buf);
+	assert_string_equal(buf, "812.5k");
+	/* Rounding up must carry into the next unit. */
+	report_format_rate(999960, buf, sizeof buf);
+	assert_string_equal(buf, "1.000M");
+	report_format_rate(950, buf, sizeof buf);
+	assert_string_equal(buf, "950.0");
+	report_format_rate(0, buf, sizeof buf);
+	assert_string_equal(buf, "-");
+	report_format_rate(NAN, buf, sizeof buf);
+	assert_string_equal(buf, "-");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_latest_per_study),
+		cmocka_unit_test(test_medians),
+		cmocka_unit_test(test_best_and_ratio),
+		cmocka_unit_test(test_header_and_warnings),
+		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_digest_mismatch),
+		cmocka_unit_test(test_exploratory),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_empty_db),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_format_rate),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
