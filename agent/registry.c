@@ -13,6 +13,11 @@ extern const struct study study_sha3;
 extern const struct kernel kernel_sha3_c_wrapped;
 extern const struct kernel kernel_sha3_c_fused;
 extern const struct kernel kernel_sha3_openssl_evp;
+#if defined(__x86_64__)
+extern const struct kernel kernel_sha3_avx512_wrapped;
+extern const struct kernel kernel_sha3_avx512_fused;
+extern const struct kernel kernel_sha3_avx512_unrolled;
+#endif
 
 const struct study *const registry_studies[] = {
 	&study_sha3,
@@ -23,6 +28,11 @@ const struct kernel *const registry_kernels[] = {
 	&kernel_sha3_c_wrapped,
 	&kernel_sha3_c_fused,
 	&kernel_sha3_openssl_evp,
+#if defined(__x86_64__)
+	&kernel_sha3_avx512_wrapped,
+	&kernel_sha3_avx512_fused,
+	&kernel_sha3_avx512_unrolled,
+#endif
 	NULL,
 };
 

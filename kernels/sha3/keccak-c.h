@@ -132,14 +132,14 @@ store64_le(uint8_t *p, uint64_t v)
 }
 
 /*
- * SHA3-256 of a message shorter than one block (len < 136): absorb with
- * the 0x06 domain/pad byte and the final 0x80, permute, squeeze 32 bytes.
+ * Load the one padded block of a message shorter than one block
+ * (len < 136) into a reset state: 0x06 domain/pad byte after the message,
+ * 0x80 at the end of the rate.
  */
 static inline void
-sha3_256_short_c(const uint8_t *msg, size_t len, uint8_t out[32])
+sha3_256_pad_short(uint64_t s[25], const uint8_t *msg, size_t len)
 {
 	uint8_t block[SHA3_256_RATE];
-	uint64_t s[25] = { 0 };
 	int i;
 
 	memset(block, 0, sizeof block);
@@ -148,9 +148,33 @@ sha3_256_short_c(const uint8_t *msg, size_t len, uint8_t out[32])
 	block[SHA3_256_RATE - 1] ^= 0x80;
 	for (i = 0; i < SHA3_256_RATE / 8; i++)
 		s[i] = load64_le(block + 8 * i);
-	keccak_f1600_c(s);
+	for (; i < 25; i++)
+		s[i] = 0;
+}
+
+/* The 32-byte digest: the first four lanes, little-endian. */
+static inline void
+sha3_256_squeeze(const uint64_t s[25], uint8_t out[32])
+{
+	int i;
+
 	for (i = 0; i < 4; i++)
 		store64_le(out + 8 * i, s[i]);
+}
+
+/* Lanes 4 and 16 after padding a 32-byte message; the rest are zero. */
+#define SHA3_256_PAD32_LANE4 0x06ULL
+#define SHA3_256_PAD32_LANE16 0x8000000000000000ULL
+
+/* SHA3-256 of a message shorter than one block with the C permutation. */
+static inline void
+sha3_256_short_c(const uint8_t *msg, size_t len, uint8_t out[32])
+{
+	uint64_t s[25];
+
+	sha3_256_pad_short(s, msg, len);
+	keccak_f1600_c(s);
+	sha3_256_squeeze(s, out);
 }
 
 #endif
