@@ -1,0 +1,123 @@
+"""seqorch run on the local host, end to end: build, self-test, samples in
+results.db checked against Python's hashlib, and the report."""
+import os
+import signal
+import subprocess
+import time
+
+from conftest import SEQORCH, query, seqorch, sha3_chain, vectors
+
+
+def test_run_stores_checked_samples(scratch):
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "3000", "--samples", "3")
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    want = sha3_chain(3000)
+    rows = query(db, "SELECT variant, sample_index, position, steps, ns, "
+                 "digest, valid, build_id FROM samples")
+    variants = {v for v, *_ in rows}
+    assert {"c-wrapped", "c-fused", "openssl-evp"} <= variants
+    assert len(rows) == 3 * len(variants)
+    for variant, idx, pos, steps, ns, digest, valid, build in rows:
+        assert steps == 3000 and ns > 0 and build > 0
+        assert digest == want, variant
+        assert valid == 1
+    # The order alternates: each variant takes more than one position.
+    for v in variants:
+        positions = {p for var, _, p, *_ in rows if var == v}
+        assert len(positions) > 1, v
+    (status, steps, k), = query(db, "SELECT status, steps, "
+                                "samples_per_variant FROM runs")
+    assert (status, steps, k) == ("ok", 3000, 3)
+    (cc, version, target, src, binsum), = query(
+        db, "SELECT compiler, compiler_version, target, source_sha256, "
+        "binary_sha256 FROM builds")
+    assert cc == "cc" and version and target
+    assert len(src) == 64 and len(binsum) == 64
+    (pinned, pin_cpu, openssl), = query(
+        db, "SELECT pinned, pin_cpu, openssl FROM run_hosts")
+    assert pinned == 1 and pin_cpu == 0 and openssl.startswith("OpenSSL")
+    summary = query(db, "SELECT variant, n, median_rate FROM summary")
+    assert {v for v, _, _ in summary} == variants
+    assert all(n == 3 and rate > 0 for _, n, rate in summary)
+    # The reference is cached per (study, seed, steps).
+    refs = dict(query(db, "SELECT steps, digest FROM refs"))
+    assert refs[3000] == want and refs[1000] == vectors()["sha3-256"][
+        "digest_after_steps"]["1000"]
+
+    rep = seqorch(scratch, "report", "--latest")
+    assert rep.returncode == 0, rep.stderr
+    assert "c-fused" in rep.stdout and "best" in rep.stdout
+    assert max(len(line) for line in rep.stdout.splitlines()) <= 100
+
+
+def test_second_run_reuses_build(scratch):
+    for _ in range(2):
+        r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                    "--steps", "100", "--samples", "1", "--variants",
+                    "c-fused")
+        assert r.returncode == 0, r.stderr
+    sums = query(scratch / "results.db",
+                 "SELECT DISTINCT binary_sha256 FROM builds")
+    assert len(sums) == 1
+    assert "building" in r.stderr
+
+
+def test_million_step_digest_matches_vectors(scratch):
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "1000000", "--samples", "1", "--variants",
+                "c-fused,openssl-evp")
+    assert r.returncode == 0, r.stderr
+    want = vectors()["sha3-256"]["digest_after_steps"]["1000000"]
+    digests = query(scratch / "results.db",
+                    "SELECT DISTINCT digest FROM samples WHERE valid = 1")
+    assert digests == [(want,)]
+
+
+def test_interrupt_keeps_samples(scratch):
+    p = subprocess.Popen([str(SEQORCH), "run", "--study", "sha3", "--hosts",
+                          "local", "--steps", "300000", "--samples", "50",
+                          "--variants", "c-fused"], cwd=scratch,
+                         stderr=subprocess.PIPE, text=True)
+    db = scratch / "results.db"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                if query(db, "SELECT count(*) FROM samples")[0][0] >= 2:
+                    break
+            except Exception:
+                pass
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    (status,), = query(db, "SELECT status FROM runs")
+    assert status == "interrupted"
+    n = query(db, "SELECT count(*) FROM samples WHERE valid = 1")[0][0]
+    assert 2 <= n < 50
+    (hstatus,), = query(db, "SELECT status FROM run_hosts")
+    assert hstatus == "interrupted"
+    # No agent is left running.
+    ps = subprocess.run(["pgrep", "-f", "seqorch-agent --study sha3 "
+                         "--steps 300000"], capture_output=True)
+    assert ps.returncode == 1
+
+
+def test_studies_and_hosts_list(scratch):
+    r = seqorch(scratch, "studies")
+    assert r.returncode == 0
+    assert "sha3" in r.stdout and "c-fused" in r.stdout
+    r = seqorch(scratch, "hosts")
+    assert r.returncode == 0, r.stderr
+    assert "local" in r.stdout
+
+
+def test_help_everywhere(scratch):
+    r = seqorch(scratch, "--help")
+    assert r.returncode == 0 and "exit codes" in r.stdout
+    for cmd in ("run", "report", "studies", "hosts"):
+        r = seqorch(scratch, cmd, "--help")
+        assert r.returncode == 0, cmd
+        assert "usage: seqorch " + cmd in r.stdout, cmd

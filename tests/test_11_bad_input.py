@@ -1,0 +1,166 @@
+"""Bad input gets a clear error naming the place, a non-zero exit, and
+loses nothing already collected."""
+import os
+import stat
+
+import pytest
+
+from conftest import query, seqorch, sha3_chain, write_hosts
+
+
+def run(scratch, *extra):
+    return seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                   "--steps", "500", "--samples", "1", *extra)
+
+
+@pytest.mark.parametrize("text,where,what", [
+    ('[hosts.local]\ntransport = "local"\ncpu = \n', "hosts.toml:3:", ""),
+    ('[hosts.local]\ntransport = "local"\ncpus = 1\n', "hosts.toml:3:",
+     'unknown key "cpus"'),
+    ('[hosts.local]\ntransport = "local"\nport = "x"\n', "hosts.toml:3:",
+     '"port"'),
+    ('[hosts.a]\naddress = "127.0.0.2"\npassword = "hunter2"\n',
+     "hosts.toml:3:", "password"),
+])
+def test_bad_config(scratch, text, where, what):
+    (scratch / "hosts.toml").write_text(text)
+    r = run(scratch)
+    assert r.returncode == 2, r.stderr
+    assert where in r.stderr and what in r.stderr
+    assert not (scratch / "results.db").exists()
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--steps", "0"], 'invalid --steps "0"'),
+    (["--steps", "-5"], 'invalid --steps "-5"'),
+    (["--steps", "99999999999999999999"], "invalid --steps"),
+    (["--steps", "12abc"], "invalid --steps"),
+    (["--samples", "0"], 'invalid --samples "0"'),
+    (["--samples", "100000"], "invalid --samples"),
+    (["--variants", "c-fused,nope"], 'unknown variant "nope" of study '
+     '"sha3" (valid: '),
+    (["--hosts", "nosuch"], '"nosuch"'),
+])
+def test_bad_options(scratch, args, msg):
+    r = run(scratch, *args)
+    assert r.returncode == 2, r.stderr
+    assert msg in r.stderr
+    assert not (scratch / "results.db").exists()
+
+
+def test_unknown_study_lists_valid(scratch):
+    r = seqorch(scratch, "run", "--study", "sha4", "--hosts", "local")
+    assert r.returncode == 2
+    assert 'unknown study "sha4" (valid: ' in r.stderr and "sha3" in r.stderr
+
+
+def test_unknown_host_lists_valid(scratch):
+    r = run(scratch, "--hosts", "genoa")
+    assert r.returncode == 2
+    assert '"genoa"' in r.stderr and "local" in r.stderr
+
+
+def test_unwritable_db(scratch):
+    ro = scratch / "ro"
+    ro.mkdir()
+    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    if os.geteuid() == 0:
+        target = "/proc/seqorch-results.db"     # not writable even by root
+    else:
+        target = str(ro / "results.db")
+    r = run(scratch, "--db", target)
+    assert r.returncode == 3, r.stderr
+    assert "results.db" in r.stderr and "cannot open" in r.stderr
+
+
+FAKE_CC = """#!/bin/sh
+# A compiler that builds the real agent, then wraps it to misbehave.
+out=; prev=
+for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
+cc "$@" || exit 1
+case "$out" in
+*/seqorch-agent)
+    mv "$out" "$out.real"
+    cat > "$out" <<'WRAP'
+#!/bin/sh
+%s
+WRAP
+    chmod +x "$out" ;;
+esac
+"""
+
+MODES = {
+    # valid records, then a line that is not JSON
+    "garbage": '"$0.real" "$@" | head -n 7; echo "this is not json"',
+    # valid records, then the agent dies of SIGSEGV
+    "crash": '"$0.real" "$@" | head -n 7; kill -SEGV $$',
+    # a digest that is not hex
+    "nonhex": '"$0.real" "$@" | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\'',
+    # an unknown field
+    "unknown": '"$0.real" "$@" | sed \'s/"type":"sample",/"type":"sample","x":1,/\'',
+    # a wrong digest that is well formed
+    "wrong": '"$0.real" "$@" | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/"digest":"f/\'',
+    # a line far over the size limit
+    "huge": '"$0.real" "$@" | head -n 3; head -c 200000 /dev/zero | tr "\\\\0" a; echo',
+}
+
+
+def fake_host(scratch, workdir, mode):
+    cc = scratch / f"cc-{mode}"
+    cc.write_text(FAKE_CC % MODES[mode])
+    cc.chmod(0o755)
+    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{cc}"\n')
+
+
+@pytest.mark.parametrize("mode,msg", [
+    ("garbage", "not a JSON object"),
+    ("crash", "died of signal 11"),
+    ("nonhex", 'field "digest" must be lowercase hex'),
+    ("unknown", 'unknown field "x"'),
+    ("huge", "longer than 65536 bytes"),
+])
+def test_misbehaving_agent(scratch, workdir, mode, msg):
+    fake_host(scratch, workdir, mode)
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "500", "--samples", "2")
+    assert r.returncode == 1, r.stderr
+    assert msg in r.stderr and "local" in r.stderr
+    db = scratch / "results.db"
+    (status,), = query(db, "SELECT status FROM run_hosts")
+    assert status == "failed"
+    events = query(db, "SELECT host, message FROM events WHERE level = "
+                   "'error'")
+    assert any(h == "local" and msg in m for h, m in events)
+    # Whatever arrived before the bad record is kept, and is correct.
+    want = sha3_chain(500)
+    for digest, valid in query(db, "SELECT digest, valid FROM samples"):
+        assert valid == 1 and digest == want
+    (run_status,), = query(db, "SELECT status FROM runs")
+    assert run_status in ("partial", "failed")
+
+
+def test_wrong_digest_stored_invalid(scratch, workdir):
+    fake_host(scratch, workdir, "wrong")
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "500", "--samples", "2")
+    assert r.returncode == 1, r.stderr
+    db = scratch / "results.db"
+    rows = query(db, "SELECT valid, invalid_reason FROM samples")
+    assert rows and all(v == 0 and "reference" in why for v, why in rows)
+    assert query(db, "SELECT count(*) FROM summary") == [(0,)]
+    (status,), = query(db, "SELECT status FROM runs")
+    assert status == "failed"
+    rep = seqorch(scratch, "report", "--latest")
+    assert "invalid" in rep.stdout.lower()
+
+
+def test_failed_build_is_recorded(scratch, workdir):
+    write_hosts(scratch / "hosts.toml", workdir, 'cc = "/nonexistent/cc"\n')
+    r = run(scratch)
+    assert r.returncode == 1, r.stderr
+    assert "local" in r.stderr
+    db = scratch / "results.db"
+    (status,), = query(db, "SELECT status FROM builds")
+    assert status == "failed"
+    statuses = {s for s, in query(db, "SELECT status FROM variants")}
+    assert statuses == {"unavailable"}
