@@ -938,22 +938,23 @@ text_rows(const struct rrun *r, FILE *out)
 	if (r->several_builds)
 		COL("compiler", 'l');
 	COL("host", 'l');
-	COL("median/s", 'r');
+	COL("median", 'r');
 	COL("ns/hash", 'r');
 	if (r->any_calib)
 		COL("cycles", 'r');
-	COL("min–max/s", 'r');
+	COL("min–max", 'r');
 	COL("n", 'r');
 	COL("digest", 'l');
-	COL("invalid", 'r');
+	COL("inv", 'r');
 #undef COL
 	align[t.ncols] = '\0';
 
-	fputc('\n', out);
 	if (r->nrows == 0) {
-		fprintf(out, "  no samples\n");
+		fprintf(out, "\nno samples\n");
 		return;
 	}
+	fprintf(out, "\nhashes/s over the n valid samples; inv: samples with "
+	    "valid = 0, in no rate\n");
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		cell(&t, xstrdup(prev != NULL && strcmp(prev, w->variant) == 0 ?
@@ -987,7 +988,7 @@ static void
 text_best(const struct rrun *r, FILE *out)
 {
 	static const char *heads[] = {
-		"host", "variant", "median/s", "ns/hash", "cycles"
+		"host", "variant", "median", "ns/hash", "cycles"
 	};
 	struct table t = { 5, heads, "llrrr", NULL, 0 };
 	const struct rhost *h;
