@@ -12,6 +12,7 @@ extern const struct study study_sha3;
 
 extern const struct kernel kernel_sha3_c_wrapped;
 extern const struct kernel kernel_sha3_c_fused;
+extern const struct kernel kernel_sha3_c_unrolled;
 extern const struct kernel kernel_sha3_openssl_evp;
 #if defined(__x86_64__)
 extern const struct kernel kernel_sha3_avx512_wrapped;
@@ -27,6 +28,7 @@ const struct study *const registry_studies[] = {
 const struct kernel *const registry_kernels[] = {
 	&kernel_sha3_c_wrapped,
 	&kernel_sha3_c_fused,
+	&kernel_sha3_c_unrolled,
 	&kernel_sha3_openssl_evp,
 #if defined(__x86_64__)
 	&kernel_sha3_avx512_wrapped,

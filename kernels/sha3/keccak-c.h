@@ -26,89 +26,114 @@ static const uint64_t keccak_rc[24] = {
 #define ROL64(a, n) (((a) << (n)) | ((a) >> (64 - (n))))
 
 /*
- * One round on 25 named lanes; theta, rho+pi and chi are fused so the
- * compiler can keep all lanes in registers.
+ * One round on 25 lane variables a00..a24 (declared by the caller, with
+ * the round constant rc); theta, rho+pi and chi are fused so a compiler
+ * keeps all lanes in registers.  A macro so c-unrolled can expand all 24
+ * rounds with literal constants.
  */
+#define KECCAK_ROUND_C(rc) do {						\
+	uint64_t c0 = a00 ^ a05 ^ a10 ^ a15 ^ a20;			\
+	uint64_t c1 = a01 ^ a06 ^ a11 ^ a16 ^ a21;			\
+	uint64_t c2 = a02 ^ a07 ^ a12 ^ a17 ^ a22;			\
+	uint64_t c3 = a03 ^ a08 ^ a13 ^ a18 ^ a23;			\
+	uint64_t c4 = a04 ^ a09 ^ a14 ^ a19 ^ a24;			\
+	uint64_t d0 = c4 ^ ROL64(c1, 1);				\
+	uint64_t d1 = c0 ^ ROL64(c2, 1);				\
+	uint64_t d2 = c1 ^ ROL64(c3, 1);				\
+	uint64_t d3 = c2 ^ ROL64(c4, 1);				\
+	uint64_t d4 = c3 ^ ROL64(c0, 1);				\
+	/* rho and pi: b[y][2x+3y] = rot(a[x][y] ^ d[x], r[x][y]) */	\
+	uint64_t b00 = a00 ^ d0;					\
+	uint64_t b01 = ROL64(a06 ^ d1, 44);				\
+	uint64_t b02 = ROL64(a12 ^ d2, 43);				\
+	uint64_t b03 = ROL64(a18 ^ d3, 21);				\
+	uint64_t b04 = ROL64(a24 ^ d4, 14);				\
+	uint64_t b05 = ROL64(a03 ^ d3, 28);				\
+	uint64_t b06 = ROL64(a09 ^ d4, 20);				\
+	uint64_t b07 = ROL64(a10 ^ d0, 3);				\
+	uint64_t b08 = ROL64(a16 ^ d1, 45);				\
+	uint64_t b09 = ROL64(a22 ^ d2, 61);				\
+	uint64_t b10 = ROL64(a01 ^ d1, 1);				\
+	uint64_t b11 = ROL64(a07 ^ d2, 6);				\
+	uint64_t b12 = ROL64(a13 ^ d3, 25);				\
+	uint64_t b13 = ROL64(a19 ^ d4, 8);				\
+	uint64_t b14 = ROL64(a20 ^ d0, 18);				\
+	uint64_t b15 = ROL64(a04 ^ d4, 27);				\
+	uint64_t b16 = ROL64(a05 ^ d0, 36);				\
+	uint64_t b17 = ROL64(a11 ^ d1, 10);				\
+	uint64_t b18 = ROL64(a17 ^ d2, 15);				\
+	uint64_t b19 = ROL64(a23 ^ d3, 56);				\
+	uint64_t b20 = ROL64(a02 ^ d2, 62);				\
+	uint64_t b21 = ROL64(a08 ^ d3, 55);				\
+	uint64_t b22 = ROL64(a14 ^ d4, 39);				\
+	uint64_t b23 = ROL64(a15 ^ d0, 41);				\
+	uint64_t b24 = ROL64(a21 ^ d1, 2);				\
+	a00 = b00 ^ (~b01 & b02) ^ (rc);				\
+	a01 = b01 ^ (~b02 & b03);					\
+	a02 = b02 ^ (~b03 & b04);					\
+	a03 = b03 ^ (~b04 & b00);					\
+	a04 = b04 ^ (~b00 & b01);					\
+	a05 = b05 ^ (~b06 & b07);					\
+	a06 = b06 ^ (~b07 & b08);					\
+	a07 = b07 ^ (~b08 & b09);					\
+	a08 = b08 ^ (~b09 & b05);					\
+	a09 = b09 ^ (~b05 & b06);					\
+	a10 = b10 ^ (~b11 & b12);					\
+	a11 = b11 ^ (~b12 & b13);					\
+	a12 = b12 ^ (~b13 & b14);					\
+	a13 = b13 ^ (~b14 & b10);					\
+	a14 = b14 ^ (~b10 & b11);					\
+	a15 = b15 ^ (~b16 & b17);					\
+	a16 = b16 ^ (~b17 & b18);					\
+	a17 = b17 ^ (~b18 & b19);					\
+	a18 = b18 ^ (~b19 & b15);					\
+	a19 = b19 ^ (~b15 & b16);					\
+	a20 = b20 ^ (~b21 & b22);					\
+	a21 = b21 ^ (~b22 & b23);					\
+	a22 = b22 ^ (~b23 & b24);					\
+	a23 = b23 ^ (~b24 & b20);					\
+	a24 = b24 ^ (~b20 & b21);					\
+} while (0)
+
+/* The 25 lane variables the round macro works on. */
+#define KECCAK_LANES_C							\
+	uint64_t a00, a01, a02, a03, a04, a05, a06, a07, a08, a09,	\
+	    a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,		\
+	    a20, a21, a22, a23, a24
+
+#define KECCAK_LOAD_C(s) do {						\
+	a00 = (s)[0]; a01 = (s)[1]; a02 = (s)[2]; a03 = (s)[3];	\
+	a04 = (s)[4]; a05 = (s)[5]; a06 = (s)[6]; a07 = (s)[7];	\
+	a08 = (s)[8]; a09 = (s)[9]; a10 = (s)[10]; a11 = (s)[11];	\
+	a12 = (s)[12]; a13 = (s)[13]; a14 = (s)[14];			\
+	a15 = (s)[15]; a16 = (s)[16]; a17 = (s)[17];			\
+	a18 = (s)[18]; a19 = (s)[19]; a20 = (s)[20];			\
+	a21 = (s)[21]; a22 = (s)[22]; a23 = (s)[23];			\
+	a24 = (s)[24];							\
+} while (0)
+
+#define KECCAK_STORE_C(s) do {						\
+	(s)[0] = a00; (s)[1] = a01; (s)[2] = a02; (s)[3] = a03;	\
+	(s)[4] = a04; (s)[5] = a05; (s)[6] = a06; (s)[7] = a07;	\
+	(s)[8] = a08; (s)[9] = a09; (s)[10] = a10; (s)[11] = a11;	\
+	(s)[12] = a12; (s)[13] = a13; (s)[14] = a14;			\
+	(s)[15] = a15; (s)[16] = a16; (s)[17] = a17;			\
+	(s)[18] = a18; (s)[19] = a19; (s)[20] = a20;			\
+	(s)[21] = a21; (s)[22] = a22; (s)[23] = a23;			\
+	(s)[24] = a24;							\
+} while (0)
+
+/* The permutation: 24 rounds of the macro, lanes in locals. */
 static inline void
 keccak_f1600_c(uint64_t s[25])
 {
-	uint64_t a00 = s[0], a01 = s[1], a02 = s[2], a03 = s[3], a04 = s[4];
-	uint64_t a05 = s[5], a06 = s[6], a07 = s[7], a08 = s[8], a09 = s[9];
-	uint64_t a10 = s[10], a11 = s[11], a12 = s[12], a13 = s[13];
-	uint64_t a14 = s[14], a15 = s[15], a16 = s[16], a17 = s[17];
-	uint64_t a18 = s[18], a19 = s[19], a20 = s[20], a21 = s[21];
-	uint64_t a22 = s[22], a23 = s[23], a24 = s[24];
+	KECCAK_LANES_C;
 	int r;
 
-	for (r = 0; r < 24; r++) {
-		uint64_t c0 = a00 ^ a05 ^ a10 ^ a15 ^ a20;
-		uint64_t c1 = a01 ^ a06 ^ a11 ^ a16 ^ a21;
-		uint64_t c2 = a02 ^ a07 ^ a12 ^ a17 ^ a22;
-		uint64_t c3 = a03 ^ a08 ^ a13 ^ a18 ^ a23;
-		uint64_t c4 = a04 ^ a09 ^ a14 ^ a19 ^ a24;
-		uint64_t d0 = c4 ^ ROL64(c1, 1);
-		uint64_t d1 = c0 ^ ROL64(c2, 1);
-		uint64_t d2 = c1 ^ ROL64(c3, 1);
-		uint64_t d3 = c2 ^ ROL64(c4, 1);
-		uint64_t d4 = c3 ^ ROL64(c0, 1);
-		/* rho and pi: b[y][2x+3y] = rot(a[x][y] ^ d[x], r[x][y]) */
-		uint64_t b00 = a00 ^ d0;
-		uint64_t b01 = ROL64(a06 ^ d1, 44);
-		uint64_t b02 = ROL64(a12 ^ d2, 43);
-		uint64_t b03 = ROL64(a18 ^ d3, 21);
-		uint64_t b04 = ROL64(a24 ^ d4, 14);
-		uint64_t b05 = ROL64(a03 ^ d3, 28);
-		uint64_t b06 = ROL64(a09 ^ d4, 20);
-		uint64_t b07 = ROL64(a10 ^ d0, 3);
-		uint64_t b08 = ROL64(a16 ^ d1, 45);
-		uint64_t b09 = ROL64(a22 ^ d2, 61);
-		uint64_t b10 = ROL64(a01 ^ d1, 1);
-		uint64_t b11 = ROL64(a07 ^ d2, 6);
-		uint64_t b12 = ROL64(a13 ^ d3, 25);
-		uint64_t b13 = ROL64(a19 ^ d4, 8);
-		uint64_t b14 = ROL64(a20 ^ d0, 18);
-		uint64_t b15 = ROL64(a04 ^ d4, 27);
-		uint64_t b16 = ROL64(a05 ^ d0, 36);
-		uint64_t b17 = ROL64(a11 ^ d1, 10);
-		uint64_t b18 = ROL64(a17 ^ d2, 15);
-		uint64_t b19 = ROL64(a23 ^ d3, 56);
-		uint64_t b20 = ROL64(a02 ^ d2, 62);
-		uint64_t b21 = ROL64(a08 ^ d3, 55);
-		uint64_t b22 = ROL64(a14 ^ d4, 39);
-		uint64_t b23 = ROL64(a15 ^ d0, 41);
-		uint64_t b24 = ROL64(a21 ^ d1, 2);
-
-		a00 = b00 ^ (~b01 & b02) ^ keccak_rc[r];
-		a01 = b01 ^ (~b02 & b03);
-		a02 = b02 ^ (~b03 & b04);
-		a03 = b03 ^ (~b04 & b00);
-		a04 = b04 ^ (~b00 & b01);
-		a05 = b05 ^ (~b06 & b07);
-		a06 = b06 ^ (~b07 & b08);
-		a07 = b07 ^ (~b08 & b09);
-		a08 = b08 ^ (~b09 & b05);
-		a09 = b09 ^ (~b05 & b06);
-		a10 = b10 ^ (~b11 & b12);
-		a11 = b11 ^ (~b12 & b13);
-		a12 = b12 ^ (~b13 & b14);
-		a13 = b13 ^ (~b14 & b10);
-		a14 = b14 ^ (~b10 & b11);
-		a15 = b15 ^ (~b16 & b17);
-		a16 = b16 ^ (~b17 & b18);
-		a17 = b17 ^ (~b18 & b19);
-		a18 = b18 ^ (~b19 & b15);
-		a19 = b19 ^ (~b15 & b16);
-		a20 = b20 ^ (~b21 & b22);
-		a21 = b21 ^ (~b22 & b23);
-		a22 = b22 ^ (~b23 & b24);
-		a23 = b23 ^ (~b24 & b20);
-		a24 = b24 ^ (~b20 & b21);
-	}
-	s[0] = a00; s[1] = a01; s[2] = a02; s[3] = a03; s[4] = a04;
-	s[5] = a05; s[6] = a06; s[7] = a07; s[8] = a08; s[9] = a09;
-	s[10] = a10; s[11] = a11; s[12] = a12; s[13] = a13; s[14] = a14;
-	s[15] = a15; s[16] = a16; s[17] = a17; s[18] = a18; s[19] = a19;
-	s[20] = a20; s[21] = a21; s[22] = a22; s[23] = a23; s[24] = a24;
+	KECCAK_LOAD_C(s);
+	for (r = 0; r < 24; r++)
+		KECCAK_ROUND_C(keccak_rc[r]);
+	KECCAK_STORE_C(s);
 }
 
 static inline uint64_t
@@ -165,6 +190,14 @@ sha3_256_squeeze(const uint64_t s[25], uint8_t out[32])
 /* Lanes 4 and 16 after padding a 32-byte message; the rest are zero. */
 #define SHA3_256_PAD32_LANE4 0x06ULL
 #define SHA3_256_PAD32_LANE16 0x8000000000000000ULL
+
+/* Lanes 0-3 keep the digest; the other 21 get a 32-byte message's pad. */
+#define KECCAK_RESET_PAD32_C() do {					\
+	a04 = SHA3_256_PAD32_LANE4; a05 = a06 = a07 = a08 = a09 = 0;	\
+	a10 = a11 = a12 = a13 = a14 = a15 = 0;				\
+	a16 = SHA3_256_PAD32_LANE16; a17 = a18 = a19 = 0;		\
+	a20 = a21 = a22 = a23 = a24 = 0;				\
+} while (0)
 
 /* SHA3-256 of a message shorter than one block with the C permutation. */
 static inline void

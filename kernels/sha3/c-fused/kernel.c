@@ -20,23 +20,24 @@ c_fused_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 static int
 c_fused_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
-	uint64_t s[25];
+	KECCAK_LANES_C;
 	uint64_t i;
-	int j;
+	int r;
 
 	(void)ctx;
-	for (j = 0; j < 4; j++)
-		s[j] = load64_le(x + 8 * j);
+	a00 = load64_le(x);
+	a01 = load64_le(x + 8);
+	a02 = load64_le(x + 16);
+	a03 = load64_le(x + 24);
 	for (i = 0; i < steps; i++) {
-		/* lanes 0-3 already hold the previous digest */
-		for (j = 4; j < 25; j++)
-			s[j] = 0;
-		s[4] = 0x06;
-		s[16] = 0x8000000000000000ULL;
-		keccak_f1600_c(s);
+		KECCAK_RESET_PAD32_C();
+		for (r = 0; r < 24; r++)
+			KECCAK_ROUND_C(keccak_rc[r]);
 	}
-	for (j = 0; j < 4; j++)
-		store64_le(x + 8 * j, s[j]);
+	store64_le(x, a00);
+	store64_le(x + 8, a01);
+	store64_le(x + 16, a02);
+	store64_le(x + 24, a03);
 	return 0;
 }
 
