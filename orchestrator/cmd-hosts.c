@@ -1,0 +1,618 @@
+/*
+ * seqorch hosts: the inventory in hosts.toml and what each host offers.
+ *
+ *   hosts [list]      the hosts as configured
+ *   hosts check       connect to each (strict host key) and report the
+ *                     machine, its compilers and what a build would miss
+ *   hosts trust NAME  record an unknown host key in known_hosts
+ *
+ * Nothing a host sends is trusted beyond display: probe output is bounded
+ * and parsed as key=value lines, and every value we send is sh_quote()d.
+ */
+#include "cmd.h"
+#include "config.h"
+#include "conn.h"
+#include "ssh.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROBE	65536	/* bytes of probe output we accept */
+#define MIN_FREE_MIB	100	/* less in workdir is reported as missing */
+#define FACT_LEN	256
+
+/*
+ * Facts about the machine; run by /bin/sh with wd set to the quoted
+ * workdir.  A scratch directory inside the workdir is made for the
+ * compiler probes: nothing is written outside the workdir.
+ */
+static const char host_probe[] =
+	"kv() { printf '%s=%s\\n' \"$1\" \"$2\"; }\n"
+	"kv arch \"$(uname -m)\"\n"
+	"kv os \"$(uname -sr)\"\n"
+	"if [ -r /etc/os-release ]; then\n"
+	"  kv distro \"$(sed -n 's/^PRETTY_NAME=//p' /etc/os-release |"
+	" tr -d '\\042' | head -n 1)\"\n"
+	"elif command -v sw_vers >/dev/null 2>&1; then\n"
+	"  kv distro \"macOS $(sw_vers -productVersion)\"\n"
+	"fi\n"
+	"m=$(sysctl -n machdep.cpu.brand_string 2>/dev/null)\n"
+	"[ -n \"$m\" ] || m=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p'"
+	" /proc/cpuinfo 2>/dev/null | head -n 1)\n"
+	"[ -n \"$m\" ] || m=$(lscpu 2>/dev/null |"
+	" sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)\n"
+	"kv cpu \"$m\"\n"
+	"kv cores \"$(getconf _NPROCESSORS_ONLN 2>/dev/null ||"
+	" sysctl -n hw.ncpu 2>/dev/null)\"\n"
+	"kv openssl \"$(openssl version 2>/dev/null | head -n 1)\"\n"
+	"kv free_kib \"$(df -Pk \"$wd\" 2>/dev/null |"
+	" awk 'NR == 2 { print $4 }')\"\n"
+	"kv scratch \"$(mktemp -d \"$wd/check.XXXXXX\")\"\n";
+
+/*
+ * One compiler, run through the build wrapper when there is one:
+ * sh -c PROBE sh CC CFLAGS SCRATCH.  As in agent/build.sh, CC and CFLAGS
+ * are split into words with globbing off and never evaluated.
+ */
+static const char cc_probe[] =
+	"set -f\n"
+	"cc=$1 cflags=$2 t=$3\n"
+	"kv() { printf '%s=%s\\n' \"$1\" \"$2\"; }\n"
+	"kv version \"$($cc --version 2>/dev/null | head -n 1)\"\n"
+	"kv target \"$($cc -dumpmachine 2>/dev/null)\"\n"
+	"try() {\n"
+	"  printf '%s\\n' \"$2\" > \"$t/$1.c\"\n"
+	"  if $cc $3 -c -o \"$t/$1.o\" \"$t/$1.c\" 2>/dev/null;"
+	" then kv \"$1\" yes; else kv \"$1\" no; fi\n"
+	"}\n"
+	"try cflags 'int main(void) { return 0; }' \"$cflags\"\n"
+	"try openssl_h '#include <openssl/evp.h>\n"
+	"int main(void) { return EVP_MD_size(EVP_sha3_256()) != 32; }' ''\n"
+	"try cjson_h '#include <cjson/cJSON.h>\n"
+	"int main(void) { return cJSON_Parse(\"1\") == 0; }' ''\n";
+
+struct cc_facts {
+	char version[FACT_LEN], target[FACT_LEN];
+	int ran, cflags_ok, openssl_h, cjson_h;
+};
+
+/* What one host reported, or why it could not be checked. */
+struct check {
+	const struct host *host;
+	int failed;
+	char *report;		/* the text printed for this host */
+};
+
+struct check_pool {
+	struct check *checks;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+/* Copy the value of "key=" from a key=value line into out, truncated. */
+static int
+fact(const char *line, const char *key, char *out, size_t len)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(line, key, n) != 0 || line[n] != '=')
+		return 0;
+	snprintf(out, len, "%s", line + n + 1);
+	return 1;
+}
+
+/* Look key up in probe output; "" if it is not there. */
+static void
+lookup(const char *out, const char *key, char *val, size_t len)
+{
+	const char *p = out, *nl;
+	char line[FACT_LEN + 64];
+
+	val[0] = '\0';
+	for (; *p != '\0'; p = *nl ? nl + 1 : nl) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			nl = p + strlen(p);
+		snprintf(line, sizeof line, "%.*s", (int)(nl - p), p);
+		if (fact(line, key, val, len))
+			return;
+	}
+}
+
+/* Replace every {workdir} in the wrapper with the quoted workdir. */
+static char *
+expand_wrapper(const char *wrapper, const char *qworkdir)
+{
+	const char *p = wrapper, *hit;
+	char *out = xstrdup(""), *tmp;
+
+	while ((hit = strstr(p, "{workdir}")) != NULL) {
+		tmp = xasprintf("%s%.*s%s", out, (int)(hit - p), p, qworkdir);
+		free(out);
+		out = tmp;
+		p = hit + strlen("{workdir}");
+	}
+	tmp = xasprintf("%s%s", out, p);
+	free(out);
+	return tmp;
+}
+
+/* Probe one compiler; the result is in *f (f->ran says it answered). */
+static int
+probe_cc(struct conn *c, const char *cc, const char *scratch,
+    struct cc_facts *f, struct so_err *err)
+{
+	const struct host *h = c->host;
+	char *qprobe = sh_quote(cc_probe), *qcc = sh_quote(cc);
+	char *qflags = sh_quote(h->cflags), *qscratch = sh_quote(scratch);
+	char *qwd = sh_quote(c->workdir), *wrapper = NULL, *cmd, *out = NULL;
+	char val[16];
+	int status, rc;
+
+	memset(f, 0, sizeof *f);
+	if (h->build_wrapper != NULL)
+		wrapper = expand_wrapper(h->build_wrapper, qwd);
+	cmd = xasprintf("%s%ssh -c %s sh %s %s %s", wrapper ? wrapper : "",
+	    wrapper ? " " : "", qprobe, qcc, qflags, qscratch);
+	if ((rc = conn_capture(c, cmd, MAX_PROBE, &out, &status, err)) != 0)
+		goto out;
+	lookup(out, "version", f->version, sizeof f->version);
+	lookup(out, "target", f->target, sizeof f->target);
+	f->ran = f->target[0] != '\0';
+	lookup(out, "cflags", val, sizeof val);
+	f->cflags_ok = strcmp(val, "yes") == 0;
+	lookup(out, "openssl_h", val, sizeof val);
+	f->openssl_h = strcmp(val, "yes") == 0;
+	lookup(out, "cjson_h", val, sizeof val);
+	f->cjson_h = strcmp(val, "yes") == 0;
+out:
+	free(out);
+	free(cmd);
+	free(wrapper);
+	free(qwd);
+	free(qscratch);
+	free(qflags);
+	free(qcc);
+	free(qprobe);
+	return rc;
+}
+
+/* Append ", what" (or "what" first) to the list of missing things. */
+static void
+add_missing(char *list, size_t len, const char *fmt, const char *arg)
+{
+	size_t n = strlen(list);
+
+	if (n > 0)
+		n += (size_t)snprintf(list + n, len - n, "; ");
+	if (n < len)
+		snprintf(list + n, len - n, fmt, arg);
+}
+
+/*
+ * Connect and probe one host, writing its report into f.  Returns 0 when
+ * the host is usable, -1 when it failed or misses something.
+ */
+static int
+check_host(const struct host *h, FILE *f)
+{
+	struct so_err err = { 0 };
+	struct conn *c = NULL;
+	struct cc_facts cf;
+	char *qwd = NULL, *cmd = NULL, *out = NULL, *qscratch = NULL;
+	char v[FACT_LEN], distro[FACT_LEN], cores[32], scratch[FACT_LEN];
+	char missing[2048] = "";
+	const char *fp, *type;
+	long long kib;
+	size_t i;
+	int status, rc = -1;
+
+	if (conn_open(h, 0, &c, &err) != 0) {
+		fprintf(f, "%s: FAILED\n  error     %s\n", h->name, err.msg);
+		goto out;
+	}
+	fprintf(f, "%s: ", h->name);
+	if (h->transport == TRANSPORT_LOCAL)
+		fprintf(f, "local\n");
+	else {
+		fp = ssh_host_fingerprint(c, &type, NULL);
+		fprintf(f, "ssh %s@%s port %d, host key %s %s\n",
+		    h->user ? h->user : "(local user)", h->address, h->port,
+		    type, fp);
+	}
+	qwd = sh_quote(c->workdir);
+	cmd = xasprintf("wd=%s\n%s", qwd, host_probe);
+	if (conn_capture(c, cmd, MAX_PROBE, &out, &status, &err) != 0) {
+		fprintf(f, "  error     %s\n", err.msg);
+		goto out;
+	}
+	lookup(out, "arch", v, sizeof v);
+	fprintf(f, "  arch      %s\n", *v ? v : "unknown");
+	lookup(out, "os", v, sizeof v);
+	lookup(out, "distro", distro, sizeof distro);
+	fprintf(f, "  os        %s%s%s%s\n", *v ? v : "unknown",
+	    *distro ? " (" : "", distro, *distro ? ")" : "");
+	lookup(out, "cpu", v, sizeof v);
+	lookup(out, "cores", cores, sizeof cores);
+	fprintf(f, "  cpu       %s, %s cores\n", *v ? v : "unknown model",
+	    *cores ? cores : "?");
+	lookup(out, "openssl", v, sizeof v);
+	fprintf(f, "  openssl   %s\n", *v ? v : "no openssl command");
+	lookup(out, "free_kib", v, sizeof v);
+	kib = strspn(v, "0123456789") == strlen(v) && *v ? atoll(v) : -1;
+	if (kib < 0) {
+		fprintf(f, "  workdir   %s, free space unknown\n", c->workdir);
+		add_missing(missing, sizeof missing, "%s", "free space in "
+		    "workdir (df failed)");
+	} else {
+		fprintf(f, "  workdir   %s, %lld MiB free\n", c->workdir,
+		    kib / 1024);
+		if (kib / 1024 < MIN_FREE_MIB)
+			add_missing(missing, sizeof missing, "%s", "free "
+			    "space in workdir (under 100 MiB)");
+	}
+	lookup(out, "scratch", scratch, sizeof scratch);
+	/* The scratch path came from the host: it must be ours to remove. */
+	if (strncmp(scratch, c->workdir, strlen(c->workdir)) != 0 ||
+	    strncmp(scratch + strlen(c->workdir), "/check.", 7) != 0 ||
+	    strstr(scratch, "..") != NULL) {
+		fprintf(f, "  error     cannot create a scratch directory in "
+		    "workdir \"%s\"\n", c->workdir);
+		goto out;
+	}
+	qscratch = sh_quote(scratch);
+	for (i = 0; i < h->ncc; i++) {
+		if (probe_cc(c, h->cc[i], scratch, &cf, &err) != 0) {
+			fprintf(f, "  error     %s\n", err.msg);
+			goto out;
+		}
+		if (!cf.ran) {
+			fprintf(f, "  cc        %s: not found or not working\n",
+			    h->cc[i]);
+			add_missing(missing, sizeof missing, "compiler \"%s\"",
+			    h->cc[i]);
+			continue;
+		}
+		fprintf(f, "  cc        %s: %s; target %s; cflags %s; "
+		    "openssl headers %s; cjson headers %s\n", h->cc[i],
+		    cf.version, cf.target, cf.cflags_ok ? "ok" : "rejected",
+		    cf.openssl_h ? "yes" : "no", cf.cjson_h ? "yes" : "no");
+		if (!cf.cflags_ok)
+			add_missing(missing, sizeof missing, "cflags accepted "
+			    "by \"%s\"", h->cc[i]);
+		if (!cf.openssl_h)
+			add_missing(missing, sizeof missing, "OpenSSL headers "
+			    "for \"%s\" (libssl-dev)", h->cc[i]);
+		if (!cf.cjson_h)
+			add_missing(missing, sizeof missing, "cJSON headers "
+			    "for \"%s\" (libcjson-dev)", h->cc[i]);
+	}
+	fprintf(f, "  missing   %s\n", *missing ? missing : "nothing");
+	rc = *missing ? -1 : 0;
+out:
+	if (qscratch != NULL) {
+		free(cmd);
+		cmd = xasprintf("rm -rf -- %s", qscratch);
+		conn_exec(c, cmd, NULL, &status, &err);
+	}
+	free(qscratch);
+	free(out);
+	free(cmd);
+	free(qwd);
+	conn_close(c);
+	return rc;
+}
+
+static void *
+check_worker(void *arg)
+{
+	struct check_pool *pool = arg;
+	struct check *ch;
+	size_t len;
+	FILE *f;
+
+	for (;;) {
+		pthread_mutex_lock(&pool->lock);
+		ch = pool->next < pool->n ? &pool->checks[pool->next++] : NULL;
+		pthread_mutex_unlock(&pool->lock);
+		if (ch == NULL)
+			return NULL;
+		if ((f = open_memstream(&ch->report, &len)) == NULL) {
+			ch->failed = 1;
+			continue;
+		}
+		ch->failed = check_host(ch->host, f) != 0;
+		fclose(f);
+	}
+}
+
+/* Check the hosts, parallel at most at once; prints in config order. */
+static int
+check_all(struct host **hosts, size_t n, int parallel)
+{
+	struct check_pool pool = { 0 };
+	pthread_t *threads;
+	size_t i, nthreads = n < (size_t)parallel ? n : (size_t)parallel;
+	size_t started = 0, failed = 0;
+
+	pool.checks = xcalloc(n, sizeof *pool.checks);
+	pool.n = n;
+	pthread_mutex_init(&pool.lock, NULL);
+	for (i = 0; i < n; i++)
+		pool.checks[i].host = hosts[i];
+	threads = xcalloc(nthreads, sizeof *threads);
+	for (i = 0; i < nthreads; i++)
+		if (pthread_create(&threads[i], NULL, check_worker, &pool) == 0)
+			started++;
+	/* Without any thread the work is still done, here. */
+	if (started == 0)
+		check_worker(&pool);
+	for (i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	for (i = 0; i < n; i++) {
+		if (pool.checks[i].report != NULL)
+			fputs(pool.checks[i].report, stdout);
+		failed += pool.checks[i].failed;
+	}
+	fflush(stdout);
+	if (failed > 0) {
+		fprintf(stderr, "seqorch: %zu of %zu host%s failed the check:",
+		    failed, n, n == 1 ? "" : "s");
+		for (i = 0; i < n; i++)
+			if (pool.checks[i].failed)
+				fprintf(stderr, " %s", hosts[i]->name);
+		fputc('\n', stderr);
+	}
+	for (i = 0; i < n; i++)
+		free(pool.checks[i].report);
+	pthread_mutex_destroy(&pool.lock);
+	free(threads);
+	free(pool.checks);
+	return failed > 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+/* "a,b" of a list of strings, into a new string; "-" when empty. */
+static char *
+join(char **list, size_t n)
+{
+	char *s = xstrdup(n ? "" : "-"), *t;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		t = xasprintf("%s%s%s", s, i ? "," : "", list[i]);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static void
+list_hosts(const struct config *cfg)
+{
+	const struct host *h;
+	char *ccs, *groups, *addr, cpu[16];
+	size_t i;
+
+	printf("%-12s %-9s %-22s %-10s %-14s %-5s %-10s %s\n", "NAME",
+	    "TRANSPORT", "ADDRESS", "USER", "CC", "CPU", "GROUPS", "CFLAGS");
+	for (i = 0; i < cfg->nhosts; i++) {
+		h = &cfg->hosts[i];
+		ccs = join(h->cc, h->ncc);
+		groups = join(h->groups, h->ngroups);
+		addr = h->transport == TRANSPORT_LOCAL ? xstrdup("-") :
+		    xasprintf(strchr(h->address, ':') ? "[%s]:%d" : "%s:%d",
+		    h->address, h->port);
+		if (h->cpu < 0)
+			snprintf(cpu, sizeof cpu, "none");
+		else
+			snprintf(cpu, sizeof cpu, "%d", h->cpu);
+		printf("%-12s %-9s %-22s %-10s %-14s %-5s %-10s %s\n",
+		    h->name, h->transport == TRANSPORT_LOCAL ? "local" : "ssh",
+		    addr, h->user ? h->user : "-", ccs, cpu, groups,
+		    h->cflags);
+		free(addr);
+		free(groups);
+		free(ccs);
+	}
+}
+
+static int
+trust_host(const struct config *cfg, const char *name)
+{
+	struct so_err err = { 0 };
+	struct conn *c = NULL;
+	const struct host *h = NULL;
+	const char *fp, *type;
+	size_t i;
+	int recorded = 0;
+
+	for (i = 0; i < cfg->nhosts; i++)
+		if (strcmp(cfg->hosts[i].name, name) == 0)
+			h = &cfg->hosts[i];
+	if (h == NULL) {
+		fprintf(stderr, "seqorch: no host \"%s\" in \"%s\" (see "
+		    "`seqorch hosts list`)\n", name, cfg->path);
+		return EXIT_USAGE;
+	}
+	if (h->transport != TRANSPORT_SSH) {
+		fprintf(stderr, "seqorch: host \"%s\" is not reached over ssh: "
+		    "it has no host key to trust\n", name);
+		return EXIT_USAGE;
+	}
+	if (conn_open(h, CONN_TRUST_NEW, &c, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	fp = ssh_host_fingerprint(c, &type, &recorded);
+	if (recorded)
+		printf("host \"%s\": recorded %s %s in \"%s\"\n", name, type,
+		    fp, h->known_hosts);
+	else
+		printf("host \"%s\": already trusted: %s %s in \"%s\"\n",
+		    name, type, fp, h->known_hosts);
+	conn_close(c);
+	return EXIT_OK;
+}
+
+enum verb { VERB_LIST, VERB_CHECK, VERB_TRUST };
+
+static const struct verb_entry {
+	const char *name;
+	enum verb verb;
+	const char *usage;
+} verbs[] = {
+	{ "list", VERB_LIST,
+	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "\n"
+	    "Lists the hosts of hosts.toml: transport, address, user,\n"
+	    "compilers, CPU to pin to, groups and compiler flags.\n" },
+	{ "check", VERB_CHECK,
+	    "usage: seqorch hosts check [--hosts all|NAME,...|@GROUP]\n"
+	    "                           [--parallel N] [--config hosts.toml]\n"
+	    "\n"
+	    "Connects to each selected host (the host key must already be in\n"
+	    "known_hosts) and reports its architecture, OS, CPU model and cores,\n"
+	    "each compiler's version and target, whether cflags, OpenSSL and\n"
+	    "cJSON headers work with it, the OpenSSL version, free space in the\n"
+	    "workdir, and what a build would miss.  Scratch files stay inside\n"
+	    "the workdir and are removed.\n"
+	    "\n"
+	    "  --hosts SPEC   all (default), host names, or @group\n"
+	    "  --parallel N   hosts checked at once (default 16)\n"
+	    "\n"
+	    "exit: 0 every host usable, 1 a host failed or misses something,\n"
+	    "      2 usage or config\n" },
+	{ "trust", VERB_TRUST,
+	    "usage: seqorch hosts trust NAME [--config hosts.toml]\n"
+	    "\n"
+	    "Connects to host NAME and, if its host key is not in the host's\n"
+	    "known_hosts file yet, appends it there and prints its SHA256\n"
+	    "fingerprint: compare it with the one the host shows\n"
+	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key\n"
+	    "is never replaced: remove the old line yourself if the change is\n"
+	    "expected.\n"
+	    "\n"
+	    "exit: 0 trusted, 1 connection or key refused, 2 usage or config\n" },
+};
+
+static int
+hosts_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "parallel", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct verb_entry *v = &verbs[0];
+	const char *config = "hosts.toml", *spec = NULL;
+	struct config *cfg = NULL;
+	struct host **hosts = NULL;
+	struct so_err err = { 0 };
+	int64_t parallel = 16;
+	size_t i, n = 0;
+	int c, rc = EXIT_OK, named = 0;
+
+	/* The verb comes first: seqorch hosts [VERB] [OPTIONS] [NAME]. */
+	if (argc > 1 && argv[1][0] != '-') {
+		for (v = NULL, i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+			if (strcmp(argv[1], verbs[i].name) == 0)
+				v = &verbs[i];
+		if (v == NULL) {
+			fprintf(stderr, "seqorch: hosts: unknown verb \"%s\" "
+			    "(valid: list, check, trust)\n", argv[1]);
+			return EXIT_USAGE;
+		}
+		argc--;
+		argv++;
+		named = 1;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'H':
+			spec = optarg;
+			break;
+		case 'j':
+			if (parse_int64(optarg, 1, 256, &parallel) != 0) {
+				fprintf(stderr, "seqorch: invalid --parallel "
+				    "\"%s\": expected an integer from 1 to "
+				    "256\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			if (named)
+				fputs(v->usage, stdout);
+			else
+				cmd_print_usage(cmd_find("hosts"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if ((spec != NULL || parallel != 16) && v->verb != VERB_CHECK) {
+		fprintf(stderr, "seqorch: hosts %s: --hosts and --parallel "
+		    "belong to `hosts check`\n", v->name);
+		return EXIT_USAGE;
+	}
+	if (v->verb == VERB_TRUST ? argc - optind != 1 : optind != argc) {
+		if (v->verb == VERB_TRUST)
+			fprintf(stderr, "seqorch: hosts trust: expected one "
+			    "host name\n");
+		else
+			fprintf(stderr, "seqorch: hosts %s: unexpected "
+			    "argument \"%s\"\n", v->name, argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (config_load(config, &cfg, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	switch (v->verb) {
+	case VERB_LIST:
+		list_hosts(cfg);
+		break;
+	case VERB_TRUST:
+		rc = trust_host(cfg, argv[optind]);
+		break;
+	case VERB_CHECK:
+		if (config_select(cfg, spec ? spec : "all", &hosts, &n,
+		    &err) != 0) {
+			fprintf(stderr, "seqorch: %s\n", err.msg);
+			rc = EXIT_USAGE;
+			break;
+		}
+		/* A host that drops the connection must not kill us. */
+		signal(SIGPIPE, SIG_IGN);
+		rc = check_all(hosts, n, (int)parallel);
+		break;
+	}
+	free(hosts);
+	config_free(cfg);
+	return rc;
+}
+
+const struct cmd_entry cmd_hosts_entry = {
+	.name = "hosts",
+	.summary = "list, check and trust the hosts of hosts.toml",
+	.usage =
+	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "       seqorch hosts check [--hosts SPEC] [--parallel N]\n"
+	    "       seqorch hosts trust NAME\n"
+	    "\n"
+	    "  list    the hosts as configured (the default)\n"
+	    "  check   connect to hosts and report what they have and miss\n"
+	    "  trust   record an unknown ssh host key after showing it\n"
+	    "\n"
+	    "Every verb takes --config FILE (default hosts.toml) and --help.\n"
+	    "See docs/ssh.md for host keys and authentication.\n",
+	.exec = hosts_exec,
+};

@@ -1,0 +1,272 @@
+"""Real sshd instances on loopback addresses for the SSH integration tests.
+
+Each Sshd runs Debian's /usr/sbin/sshd in the foreground on its own
+127.0.0.X address and port, with its own ed25519 host key, an authorized
+ed25519 user key, a work directory and a known_hosts file that trusts it.
+Nothing here ever listens on or connects to an address outside 127.0.0.0/8.
+
+Use the `sshd_factory` fixture: every server it started is stopped when the
+test ends, whether it passed or not.
+"""
+import getpass
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+SSHD = "/usr/sbin/sshd"
+KEYGEN = "ssh-keygen"
+
+
+def keygen(path, comment="seqorch-test"):
+    """A new unencrypted ed25519 key pair at path and path.pub."""
+    for p in (path, Path(str(path) + ".pub")):
+        if p.exists():
+            p.unlink()
+    subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", comment,
+                    "-f", str(path)], check=True)
+    return Path(str(path) + ".pub").read_text().split()[1]
+
+
+def fingerprint(pubfile):
+    """OpenSSH's SHA256 fingerprint of a public key file."""
+    out = subprocess.run([KEYGEN, "-l", "-E", "sha256", "-f", str(pubfile)],
+                         check=True, capture_output=True, text=True).stdout
+    return out.split()[1]
+
+
+def descendants(pid):
+    """Every process below pid, from /proc."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+_used = set()
+
+
+def free_endpoint():
+    """An unused (127.0.0.X, port), X in 2..254, that we can bind now."""
+    for _ in range(200):
+        addr = f"127.0.0.{random.randint(2, 254)}"
+        if addr in _used:
+            continue
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind((addr, 0))
+            port = s.getsockname()[1]
+        except OSError:
+            continue
+        finally:
+            s.close()
+        _used.add(addr)
+        return addr, port
+    raise RuntimeError("no free loopback address")
+
+
+class Sshd:
+    """One sshd.  dir holds its config, keys, log and work directory."""
+
+    def __init__(self, root, name, user_key, password_only=False):
+        self.name = name
+        self.dir = Path(root) / f"sshd-{name}"
+        self.dir.mkdir(parents=True)
+        self.address, self.port = free_endpoint()
+        self.user = getpass.getuser()
+        self.user_key = user_key
+        self.password_only = password_only
+        self.workdir = self.dir / "work"
+        self.workdir.mkdir()
+        self.host_key = self.dir / "host_ed25519"
+        self.known_hosts = self.dir / "known_hosts"
+        self.log = self.dir / "sshd.log"
+        self.proc = None
+        keygen(self.host_key, f"host-{name}")
+        self.trust()
+        self._write_config()
+
+    @property
+    def known_name(self):
+        return f"[{self.address}]:{self.port}"
+
+    @property
+    def host_fingerprint(self):
+        return fingerprint(str(self.host_key) + ".pub")
+
+    def trust(self):
+        """Make known_hosts hold exactly this server's current host key."""
+        key = Path(str(self.host_key) + ".pub").read_text().split()
+        self.known_hosts.write_text(f"{self.known_name} {key[0]} {key[1]}\n")
+
+    def forget(self):
+        """An empty known_hosts: the host key is unknown."""
+        self.known_hosts.write_text("")
+
+    def regenerate_host_key(self):
+        """A new host key (needs a restart to take effect)."""
+        keygen(self.host_key, f"host-{self.name}-new")
+
+    def _write_config(self):
+        auth = self.dir / "authorized_keys"
+        auth.write_text(Path(str(self.user_key) + ".pub").read_text())
+        if self.password_only:
+            methods = ("PubkeyAuthentication no\n"
+                       "PasswordAuthentication yes\n"
+                       "PermitRootLogin yes\n")
+        else:
+            methods = ("PubkeyAuthentication yes\n"
+                       "PasswordAuthentication no\n"
+                       "PermitRootLogin prohibit-password\n")
+        (self.dir / "sshd_config").write_text(
+            f"ListenAddress {self.address}:{self.port}\n"
+            f"HostKey {self.host_key}\n"
+            f"PidFile {self.dir / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {auth}\n"
+            + methods +
+            "KbdInteractiveAuthentication no\n"
+            "UsePAM no\n"
+            "StrictModes no\n"
+            "Subsystem sftp internal-sftp\n"
+            "LogLevel VERBOSE\n"
+            "MaxStartups 100\n"
+            "MaxSessions 100\n"
+            "X11Forwarding no\n"
+            "AllowTcpForwarding no\n"
+            "PrintMotd no\n")
+
+    def start(self, timeout=10):
+        """Start sshd and wait until it listens."""
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        self.log.write_text("")
+        log = open(self.log, "a")
+        self.proc = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "Server listening on" in self.log.read_text():
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"sshd {self.name} did not start:\n"
+                           + self.log.read_text())
+
+    def sessions(self):
+        """Pids of the processes serving connections (sshd puts each in
+        its own session, so the listener's process group misses them)."""
+        if self.proc is None:
+            return []
+        return descendants(self.proc.pid)
+
+    def kill_sessions(self):
+        """Drop every open connection; the listener keeps running."""
+        for pid in self.sessions():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def stop(self):
+        """Stop the server and every session process it forked."""
+        if self.proc is None:
+            return
+        self.kill_sessions()
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.proc = None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def host_entry(self, **extra):
+        """The values of this server's [hosts.NAME] table."""
+        entry = {
+            "address": self.address,
+            "port": self.port,
+            "user": self.user,
+            "identity": str(self.user_key),
+            "known_hosts": str(self.known_hosts),
+            "workdir": str(self.workdir),
+            "connect_timeout": 5,
+        }
+        entry.update(extra)
+        return entry
+
+
+def toml_value(v):
+    """A TOML value; JSON string escapes are valid in TOML basic strings."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return json.dumps(str(v))
+
+
+def write_hosts_toml(path, hosts):
+    """Write hosts.toml for {name: {key: value}} (Sshd.host_entry())."""
+    lines = []
+    for name, entry in hosts.items():
+        lines.append(f"[hosts.{name}]")
+        for k, v in entry.items():
+            if v is not None:
+                lines.append(f"{k} = {toml_value(v)}")
+        lines.append("")
+    Path(path).write_text("\n".join(lines))
+    return Path(path)
+
+
+@pytest.fixture
+def user_key(tmp_path):
+    """An ed25519 key pair authorized on every server of the test."""
+    path = tmp_path / "id_ed25519"
+    keygen(path, "seqorch-user")
+    return path
+
+
+@pytest.fixture
+def sshd_factory(tmp_path, user_key):
+    """make(name, password_only=False) -> a started Sshd; all are stopped
+    at teardown, also when the test failed."""
+    servers = []
+
+    def make(name, password_only=False, start=True):
+        s = Sshd(tmp_path, name, user_key, password_only=password_only)
+        servers.append(s)
+        return s.start() if start else s
+
+    yield make
+    for s in servers:
+        s.stop()
