@@ -1,0 +1,76 @@
+/*
+ * The host inventory (hosts.toml, documented in docs/hosts.md).
+ *
+ * config_load() checks the whole file before returning, so every later
+ * module can trust a struct host: names are safe to use in paths and
+ * commands, required keys are present and values are in range.
+ */
+#ifndef SEQORCH_CONFIG_H
+#define SEQORCH_CONFIG_H
+
+#include <stddef.h>
+
+struct so_err;
+
+enum transport {
+	TRANSPORT_SSH,
+	TRANSPORT_LOCAL,
+};
+
+/* Every string and array belongs to the struct config holding the host. */
+struct host {
+	char *name;		/* NAME in [hosts.NAME] */
+	enum transport transport;	/* "ssh" (default) or "local" */
+	char *address;		/* required for ssh; NULL for local */
+	int port;		/* 22 */
+	char *user;		/* NULL: the current user name */
+	char *identity;		/* key file, ~ expanded; may be NULL */
+	/* Default ~/.ssh/known_hosts, ~ expanded; NULL for local. */
+	char *known_hosts;
+	/*
+	 * Absolute or under "~/"; default "~/.seqorch".  For ssh the ~ is
+	 * kept, as it names the remote home that the host resolves; for
+	 * local it is expanded.
+	 */
+	char *workdir;
+	char **cc;		/* compilers to build with; default {"cc"} */
+	size_t ncc;		/* >= 1 */
+	char *cflags;		/* default "-O3" */
+	int cpu;		/* CPU to pin the agent to, -1 for none; 0 */
+	char **groups;		/* may be NULL when ngroups is 0 */
+	size_t ngroups;
+	char *build_wrapper;	/* may contain {workdir}; NULL if unset */
+	int connect_timeout;	/* seconds, 1 to 3600; default 10 */
+	int line;		/* line of the [hosts.NAME] header */
+};
+
+struct config {
+	char *path;		/* as given to config_load() */
+	struct host *hosts;	/* in file order */
+	size_t nhosts;		/* >= 1 */
+};
+
+/*
+ * Load and check the inventory at path.  Returns 0 and stores in *out a
+ * config that the caller frees with config_free(), or a negative SO_E*
+ * code with err filled in and *out untouched: SO_EIO (unreadable file),
+ * SO_EPARSE (not TOML) or SO_EINVAL (unknown key, wrong type or range,
+ * missing address, no hosts, ...).  Messages start with "PATH:LINE:COL: ".
+ */
+int config_load(const char *path, struct config **out, struct so_err *err);
+
+/* Free cfg and every host in it; NULL is allowed. */
+void config_free(struct config *cfg);
+
+/*
+ * Resolve a --hosts spec: "all", host names and "@group" separated by
+ * commas, e.g. "genoa,@arm".  Returns 0 and stores in *out an array of *n
+ * pointers into cfg, in config order and without duplicates; the caller
+ * frees the array (not the hosts) with free().  On failure returns
+ * SO_ENOTFOUND for an unknown host or group, with a message listing the
+ * valid ones, or SO_EINVAL for an empty spec or name.
+ */
+int config_select(const struct config *cfg, const char *spec,
+    struct host ***out, size_t *n, struct so_err *err);
+
+#endif
