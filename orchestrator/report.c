@@ -11,8 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Invalid samples listed one by one; past this only a count is shown. */
+/*
+ * Invalid samples and events listed one by one; past these only a count
+ * is shown (the coordinator logs an error event per invalid sample, so a
+ * broken variant could otherwise bury the table).  JSON lists them all.
+ */
 #define INVALID_LIST_MAX 10
+#define EVENT_LIST_MAX 20
 
 /* How a row's final digests compare with the rest of the run. */
 enum {
@@ -1083,7 +1088,7 @@ text_warnings(const struct rrun *r, FILE *out)
 		    x->variant, x->host, x->label, x->status,
 		    x->reason != NULL ? x->reason : "no reason recorded");
 	}
-	for (i = 0; i < r->nevents; i++) {
+	for (i = 0; i < r->nevents && i < EVENT_LIST_MAX; i++) {
 		e = &r->events[i];
 		if (e->host != NULL)
 			fprintf(out, "  %s on \"%s\" at %s: %s\n", e->level,
@@ -1092,6 +1097,9 @@ text_warnings(const struct rrun *r, FILE *out)
 			fprintf(out, "  %s at %s: %s\n", e->level, e->at,
 			    e->message);
 	}
+	if (r->nevents > EVENT_LIST_MAX)
+		fprintf(out, "  ... and %zu more events (table events)\n",
+		    r->nevents - EVENT_LIST_MAX);
 }
 
 static void
