@@ -19,6 +19,11 @@ extern const struct kernel kernel_sha3_avx512_wrapped;
 extern const struct kernel kernel_sha3_avx512_fused;
 extern const struct kernel kernel_sha3_avx512_unrolled;
 #endif
+#if defined(__aarch64__)
+extern const struct kernel kernel_sha3_arm_sha3_wrapped;
+extern const struct kernel kernel_sha3_arm_sha3_fused;
+extern const struct kernel kernel_sha3_arm_sha3_unrolled;
+#endif
 
 const struct study *const registry_studies[] = {
 	&study_sha3,
@@ -34,6 +39,11 @@ const struct kernel *const registry_kernels[] = {
 	&kernel_sha3_avx512_wrapped,
 	&kernel_sha3_avx512_fused,
 	&kernel_sha3_avx512_unrolled,
+#endif
+#if defined(__aarch64__)
+	&kernel_sha3_arm_sha3_wrapped,
+	&kernel_sha3_arm_sha3_fused,
+	&kernel_sha3_arm_sha3_unrolled,
 #endif
 	NULL,
 };
