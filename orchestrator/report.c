@@ -851,7 +851,8 @@ text_header(const struct rrun *r, FILE *out)
 	fprintf(out, "study %s, run %" PRId64 ": %s%s\n", r->study, r->id,
 	    r->status, r->exploratory ? " (exploratory)" : "");
 	fprintf(out, "  steps     %" PRId64 " per sample, %" PRId64
-	    " samples per variant\n", r->steps, r->samples);
+	    " sample%s per variant\n", r->steps, r->samples,
+	    r->samples == 1 ? "" : "s");
 	fprintf(out, "  seed      %s\n", r->seed);
 	fprintf(out, "  started   %s\n", r->started_at);
 	fprintf(out, "  finished  %s\n", r->finished_at != NULL ?
@@ -861,10 +862,14 @@ text_header(const struct rrun *r, FILE *out)
 		fprintf(out, "  digest    no valid samples\n");
 	for (i = 0; i < r->ndigests; i++) {
 		d = &r->digests[i];
-		if (d->distinct == 1)
-			fprintf(out, "  digest    all %" PRId64 " valid samples "
-			    "of %" PRId64 " steps end in %.16s...\n", d->n,
-			    d->steps, d->digest);
+		if (d->distinct == 1 && d->n == 1)
+			fprintf(out, "  digest    %.16s... in the one valid "
+			    "sample of %" PRId64 " steps\n", d->digest,
+			    d->steps);
+		else if (d->distinct == 1)
+			fprintf(out, "  digest    %.16s... in all %" PRId64
+			    " valid samples of %" PRId64 " steps\n", d->digest,
+			    d->n, d->steps);
 		else
 			fprintf(out, "  digest    MISMATCH: %" PRId64 " valid "
 			    "samples of %" PRId64 " steps end in %" PRId64

@@ -14,12 +14,14 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "db.h"
 #include "report.h"
 #include "util.h"
@@ -27,6 +29,8 @@
 #define GOOD	"abababababababababababababababababababababababababababababababab"
 #define BAD	"cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"
 #define SEED	"0000000000000000000000000000000000000000000000000000000000000000"
+
+extern const struct cmd_entry cmd_report_entry;
 
 static char tmpdir[] = "/tmp/seqorch-test-report.XXXXXX";
 static char dbpath[sizeof tmpdir + 16];
@@ -343,8 +347,8 @@ test_header_and_warnings(void **state)
 	(void)state;
 	assert_non_null(strstr(out, "  steps     10000000 per sample, 3 "
 	    "samples per variant\n"));
-	assert_non_null(strstr(out, "  digest    all 20 valid samples of "
-	    "10000000 steps end in abababababababab...\n"));
+	assert_non_null(strstr(out, "  digest    abababababababab... in all "
+	    "20 valid samples of 10000000 steps\n"));
 	assert_line(out, "genoa", "3700 MHz", "cpu 1");
 	assert_line(out, "graviton5", "cpu 13 (not pinned)", "3100 MHz");
 	assert_line(out, "m4", "failed", "-");
@@ -411,7 +415,10 @@ test_exploratory(void **state)
 	free(out);
 	/* Asked for by id, an exploratory run is shown. */
 	out = render_ok(3, NULL, 0);
-	assert_non_null(strstr(out, "study sha3, run 3: ok (exploratory)\n"));
+	assert_non_null(strstr(out, "study sha3, run 3: ok (exploratory)\n"
+	    "  steps     1000000 per sample, 1 sample per variant\n"));
+	assert_non_null(strstr(out, "  digest    abababababababab... in the "
+	    "one valid sample of 1000000 steps\n"));
 	assert_line(out, "c-fused", "genoa", "8.000M");
 	free(out);
 }
@@ -529,6 +536,158 @@ test_json(void **state)
 	free(out);
 }
 
+/* The whole of a file, NUL terminated.  Caller frees. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	long len;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	text = xcalloc(1, (size_t)len + 1);
+	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	return text;
+}
+
+/* Point fd at path; returns a copy of the old fd to restore. */
+static int
+redirect(int fd, const char *path)
+{
+	int saved = dup(fd), f = open(path, O_WRONLY | O_CREAT | O_TRUNC,
+	    0600);
+
+	assert_true(saved >= 0 && f >= 0);
+	dup2(f, fd);
+	close(f);
+	return saved;
+}
+
+static void
+restore(int fd, int saved)
+{
+	dup2(saved, fd);
+	close(saved);
+}
+
+/*
+ * `seqorch report ARGS...` as main runs it: the exit code, and in *out
+ * and *errs what it printed to stdout and stderr.
+ */
+static int
+command(char **out, char **errs, ...)
+{
+	char *argv[16], *opath = xasprintf("%s/stdout", tmpdir),
+	    *epath = xasprintf("%s/stderr", tmpdir);
+	const char *arg;
+	va_list ap;
+	int argc = 0, so, se, code;
+
+	argv[argc++] = "report";
+	va_start(ap, errs);
+	while ((arg = va_arg(ap, const char *)) != NULL && argc < 15)
+		argv[argc++] = (char *)arg;
+	va_end(ap);
+	argv[argc] = NULL;
+
+	fflush(stdout);
+	fflush(stderr);
+	so = redirect(STDOUT_FILENO, opath);
+	se = redirect(STDERR_FILENO, epath);
+	code = cmd_report_entry.exec(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	restore(STDOUT_FILENO, so);
+	restore(STDERR_FILENO, se);
+	*out = slurp(opath);
+	*errs = slurp(epath);
+	free(opath);
+	free(epath);
+	return code;
+}
+
+/* Run the command; check its exit code, that stdout is empty, and stderr. */
+static void
+assert_fails(int code, const char *message, ...)
+{
+	char *argv[8], *out, *errs;
+	const char *arg;
+	va_list ap;
+	size_t n = 0;
+
+	va_start(ap, message);
+	while ((arg = va_arg(ap, const char *)) != NULL && n < 7)
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	while (n < 8)
+		argv[n++] = NULL;
+	assert_int_equal(command(&out, &errs, argv[0], argv[1], argv[2],
+	    argv[3], argv[4], argv[5], argv[6], (char *)NULL), code);
+	assert_string_equal(out, "");
+	assert_string_equal(errs, message);
+	free(out);
+	free(errs);
+}
+
+static void
+test_command(void **state)
+{
+	char *missing = xasprintf("%s/missing.db", tmpdir);
+	char *none = xasprintf("%s/none.db", tmpdir);
+	char *out, *errs, *msg;
+	struct db *empty;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(command(&out, &errs, "--db", dbpath, (char *)NULL),
+	    EXIT_OK);
+	assert_true(strncmp(out, "study sha3, run 2: partial\n", 27) == 0);
+	assert_string_equal(errs, "");
+	free(out);
+	free(errs);
+	assert_int_equal(command(&out, &errs, "--db", dbpath, "--run", "1",
+	    "--format", "json", (char *)NULL), EXIT_OK);
+	assert_true(strncmp(out, "{", 1) == 0);
+	free(out);
+	free(errs);
+
+	/* A report never creates the database it was pointed at. */
+	msg = xasprintf("error: cannot open \"%s\": No such file or "
+	    "directory\n", missing);
+	assert_fails(EXIT_DB, msg, "--db", missing, (char *)NULL);
+	assert_int_equal(access(missing, F_OK), -1);
+	free(msg);
+
+	assert_int_equal(db_open(none, &empty, &err), 0);
+	db_close(empty);
+	msg = xasprintf("error: no runs in \"%s\" yet (start one with "
+	    "\"seqorch run\")\n", none);
+	assert_fails(EXIT_FAIL, msg, "--db", none, (char *)NULL);
+	free(msg);
+
+	msg = xasprintf("error: no run with id 99 in \"%s\" (latest: 4, 3, "
+	    "2, 1)\n", dbpath);
+	assert_fails(EXIT_USAGE, msg, "--db", dbpath, "--run", "99",
+	    (char *)NULL);
+	free(msg);
+	assert_fails(EXIT_USAGE, "error: --run \"0\" is not a run id (a "
+	    "positive integer)\n", "--db", dbpath, "--run", "0", (char *)NULL);
+	assert_fails(EXIT_USAGE, "error: \"--run\" and \"--latest\" exclude "
+	    "each other\n", "--run", "2", "--latest", (char *)NULL);
+	assert_fails(EXIT_USAGE, "error: unknown --format \"csv\" (text, "
+	    "json)\n", "--format", "csv", (char *)NULL);
+	assert_fails(EXIT_USAGE, "error: unknown option \"--colour\" (see "
+	    "\"seqorch report --help\")\n", "--colour", (char *)NULL);
+	assert_fails(EXIT_USAGE, "error: option \"--study\" needs a "
+	    "value\n", "--study", (char *)NULL);
+	free(missing);
+	free(none);
+}
+
 static void
 test_format_rate(void **state)
 {
@@ -566,6 +725,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_empty_db),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_format_rate),
 	};
 
