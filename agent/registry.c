@@ -15,6 +15,8 @@ extern const struct kernel kernel_sha3_c_fused;
 extern const struct kernel kernel_sha3_c_unrolled;
 extern const struct kernel kernel_sha3_openssl_evp;
 #if defined(__x86_64__)
+extern const struct kernel kernel_sha3_avx2_wrapped;
+extern const struct kernel kernel_sha3_avx2_fused;
 extern const struct kernel kernel_sha3_avx512_wrapped;
 extern const struct kernel kernel_sha3_avx512_fused;
 extern const struct kernel kernel_sha3_avx512_unrolled;
@@ -36,6 +38,8 @@ const struct kernel *const registry_kernels[] = {
 	&kernel_sha3_c_unrolled,
 	&kernel_sha3_openssl_evp,
 #if defined(__x86_64__)
+	&kernel_sha3_avx2_wrapped,
+	&kernel_sha3_avx2_fused,
 	&kernel_sha3_avx512_wrapped,
 	&kernel_sha3_avx512_fused,
 	&kernel_sha3_avx512_unrolled,

@@ -188,7 +188,7 @@ check_kernel(const struct kernel *k, int longrun)
 			    k->variant, hex, study_sha3.kat_hex);
 			bad = 1;
 		} else
-			printf("ok sha3/%s kat\n", k->variant);
+			printf("ok sha3/%s kat %s\n", k->variant, hex);
 	}
 	for (i = 0; i < nexpects; i++) {
 		if (expects[i].longrun && !longrun)

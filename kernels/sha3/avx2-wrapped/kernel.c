@@ -1,0 +1,45 @@
+/*
+ * sha3/avx2-wrapped: the AVX2 permutation (../keccak-avx2.h) behind the
+ * same per-hash wrapper as c-wrapped: state reset and padded in memory,
+ * permutation called per hash.
+ */
+#include "kernel.h"
+#include "sha3/keccak-avx2.h"
+
+static int
+avx2_wrapped_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
+{
+	(void)ctx;
+	return sha3_256_short_avx2(msg, len, out);
+}
+
+static int
+avx2_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
+{
+	uint64_t s[25];
+	uint64_t i;
+
+	(void)ctx;
+	for (i = 0; i < steps; i++) {
+		sha3_256_pad_short(s, x, 32);
+		keccak_f1600_avx2(s);
+		sha3_256_squeeze(s, x);
+	}
+	return 0;
+}
+
+static const char *const avx2_insns[] = {
+	"vpxor", "vpandn", "vpsllq", "vpsrlq", NULL
+};
+
+const struct kernel kernel_sha3_avx2_wrapped = {
+	.study = "sha3",
+	.variant = "avx2-wrapped",
+	.description = "AVX2 Keccak, one lane per xmm, state reset and "
+	    "permutation called per hash",
+	.features = KF_X86_AVX2,
+	.insns = avx2_insns,
+	.symbol = "keccak_f1600_avx2",
+	.hash = avx2_wrapped_hash,
+	.chain = avx2_wrapped_chain,
+};
