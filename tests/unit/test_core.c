@@ -1,0 +1,267 @@
+/*
+ * Unit tests for the coordinator's core modules: the agent record parser,
+ * the line reader, shell quoting, the workdir confinement of remote writes
+ * and the database migrations.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "db.h"
+#include "proto.h"
+
+#define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
+	"\"sample\":0,\"position\":1,\"steps\":1000,\"ns\":12345," \
+	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
+	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"cpu\":1,\"build_id\":\"7\"}"
+
+static int
+parse(const char *line, struct so_err *err)
+{
+	struct record r;
+	int rc = proto_parse(line, strlen(line), &r, err);
+
+	if (rc == 0)
+		proto_record_free(&r);
+	return rc;
+}
+
+static void
+test_sample_ok(void **state)
+{
+	struct record r;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_int_equal(r.type, REC_SAMPLE);
+	assert_string_equal(r.variant, "c-fused");
+	assert_int_equal(r.position, 1);
+	assert_int_equal(r.ns, 12345);
+	assert_true(r.calib_mhz > 3400 && r.calib_mhz < 3401);
+	proto_record_free(&r);
+}
+
+/* Replace the first occurrence of from in SAMPLE with to. */
+static char *
+mutate(const char *from, const char *to)
+{
+	const char *p = strstr(SAMPLE, from);
+
+	assert_non_null(p);
+	return xasprintf("%.*s%s%s", (int)(p - SAMPLE), SAMPLE, to,
+	    p + strlen(from));
+}
+
+static void
+test_sample_rejected(void **state)
+{
+	static const struct { const char *from, *to, *msg; } cases[] = {
+		{ "\"ns\":12345", "\"ns\":\"12345\"", "\"ns\" must be an integer" },
+		{ "\"ns\":12345", "\"ns\":12.5", "\"ns\" must be an integer" },
+		{ "\"ns\":12345", "\"ns\":0", "\"ns\" must be an integer >= 1" },
+		{ "\"sample\":0", "\"sample\":-1", "\"sample\" must be" },
+		{ "\"digest\":\"52", "\"digest\":\"5G", "lowercase hex" },
+		{ "\"digest\":\"52", "\"digest\":\"5", "lowercase hex" },
+		{ "\"digest\":\"52", "\"digest\":\"A2", "lowercase hex" },
+		{ "\"cpu\":1", "\"cpu\":1,\"evil\":2", "unknown field \"evil\"" },
+		{ ",\"cpu\":1", "", "missing field \"cpu\"" },
+		{ "\"type\":\"sample\"", "\"type\":\"sampel\"",
+		    "unknown record type" },
+		{ "\"calib_mhz\":3400.5", "\"calib_mhz\":null",
+		    "\"calib_mhz\" must be a non-negative number" },
+	};
+	struct so_err err;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *line = mutate(cases[i].from, cases[i].to);
+
+		err.msg[0] = '\0';
+		assert_int_equal(parse(line, &err), SO_EPROTO);
+		if (strstr(err.msg, cases[i].msg) == NULL)
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+			    cases[i].msg);
+		free(line);
+	}
+	assert_int_equal(parse("not json", &err), SO_EPROTO);
+	assert_int_equal(parse("[1,2]", &err), SO_EPROTO);
+	assert_int_equal(parse("{\"type\":\"hello\",\"proto\":2,\"agent\":"
+	    "\"x\",\"build_id\":\"\",\"study\":\"sha3\",\"steps\":1,"
+	    "\"samples\":1}", &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "protocol 2"));
+}
+
+static int
+count_line(void *arg, char *line, size_t len)
+{
+	int *n = arg;
+
+	assert_int_equal(strlen(line), len);
+	(*n)++;
+	return 0;
+}
+
+static void
+test_line_reader(void **state)
+{
+	struct line_reader *r = calloc(1, sizeof *r);
+	struct so_err err;
+	char *big;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(line_feed(r, "ab\ncd", 5, count_line, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(line_feed(r, "e\n", 2, count_line, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(r->offset, 7);
+	big = malloc(PROTO_MAX_LINE + 1);
+	memset(big, 'x', PROTO_MAX_LINE + 1);
+	assert_int_equal(line_feed(r, big, PROTO_MAX_LINE + 1, count_line, &n,
+	    &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "line 3 is longer than 65536"));
+	free(big);
+	free(r);
+}
+
+/* The quoted word, given to a real shell, must come back unchanged. */
+static void
+test_sh_quote(void **state)
+{
+	static const char *const words[] = {
+		"plain", "with space", "it's", "'", "''", "$(touch /tmp/x)",
+		"`id`", "a;b|c&d", "\"dq\"", "back\\slash", "", "new\nline",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+		char *q = sh_quote(words[i]);
+		char *cmd = xasprintf("printf '%%s' %s", q);
+		char out[256] = "";
+		FILE *p = popen(cmd, "r");
+		size_t n;
+
+		assert_non_null(p);
+		n = fread(out, 1, sizeof out - 1, p);
+		out[n] = '\0';
+		assert_int_equal(WEXITSTATUS(pclose(p)), 0);
+		assert_string_equal(out, words[i]);
+		free(cmd);
+		free(q);
+	}
+}
+
+static void
+test_put_confined(void **state)
+{
+	struct host h = { .name = "local", .transport = TRANSPORT_LOCAL };
+	char dir[] = "/tmp/seqorch-unit-XXXXXX";
+	struct conn *c;
+	struct so_err err;
+	char *inside, *outside, *dotdot;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	h.workdir = dir;
+	assert_int_equal(conn_open(&h, 0, &c, &err), 0);
+	inside = xasprintf("%s/f", dir);
+	outside = xasprintf("%s-other/f", dir);
+	dotdot = xasprintf("%s/../f", dir);
+	assert_int_equal(conn_put(c, inside, "x", 1, 0644, &err), 0);
+	assert_int_equal(access(inside, F_OK), 0);
+	assert_int_equal(conn_put(c, outside, "x", 1, 0644, &err), SO_EINVAL);
+	assert_non_null(strstr(err.msg, "outside workdir"));
+	assert_int_equal(conn_put(c, dotdot, "x", 1, 0644, &err), SO_EINVAL);
+	assert_int_equal(conn_put(c, "relative", "x", 1, 0644, &err),
+	    SO_EINVAL);
+	unlink(inside);
+	rmdir(dir);
+	conn_close(c);
+	free(dotdot);
+	free(outside);
+	free(inside);
+}
+
+static void
+test_db_migrations(void **state)
+{
+	char path[] = "/tmp/seqorch-unit-db-XXXXXX";
+	struct db *db;
+	struct so_err err;
+	sqlite3 *h;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(db_open(path, &db, &err), 0);
+	db_close(db);
+	/* Opening again applies nothing twice. */
+	assert_int_equal(db_open(path, &db, &err), 0);
+	db_close(db);
+	/* A database from a newer seqorch is refused, not damaged. */
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "PRAGMA user_version = 999", NULL,
+	    NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	assert_int_equal(db_open(path, &db, &err), SO_EDB);
+	assert_non_null(strstr(err.msg, "newer than this seqorch"));
+	assert_true(db_schema_version() >= 1);
+	unlink(path);
+}
+
+static void
+test_db_sample_once(void **state)
+{
+	char path[] = "/tmp/seqorch-unit-db-XXXXXX";
+	struct run_info ri = { .study = "sha3", .steps = 10, .samples = 1,
+	    .command = "seqorch run", .seed = "00", .hosts = "all" };
+	struct build_info b = { .host = "h", .compiler = "cc", .cflags = "-O3",
+	    .status = "ok" };
+	struct sample_row s = { .host = "h", .study = "sha3",
+	    .variant = "c-fused", .steps = 10, .ns = 100, .digest = "ab",
+	    .seed = "00", .valid = 1, .cpu = 1 };
+	struct db *db;
+	struct so_err err;
+	int64_t run_id, build_id;
+	int fd = mkstemp(path);
+
+	(void)state;
+	close(fd);
+	assert_int_equal(db_open(path, &db, &err), 0);
+	assert_int_equal(db_run_begin(db, &ri, &run_id, &err), 0);
+	assert_int_equal(db_build_insert(db, run_id, &b, &build_id, &err), 0);
+	s.build_id = build_id;
+	assert_int_equal(db_sample_insert(db, run_id, &s, &err), 0);
+	/* A re-sent record (after a reconnect) is recognised, not stored. */
+	assert_int_equal(db_sample_insert(db, run_id, &s, &err), SO_EBUSY);
+	db_close(db);
+	unlink(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample_ok),
+		cmocka_unit_test(test_sample_rejected),
+		cmocka_unit_test(test_line_reader),
+		cmocka_unit_test(test_sh_quote),
+		cmocka_unit_test(test_put_confined),
+		cmocka_unit_test(test_db_migrations),
+		cmocka_unit_test(test_db_sample_once),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
