@@ -46,6 +46,8 @@
 #define KEEPALIVE_S	15
 /* Unacknowledged data older than this breaks the TCP connection. */
 #define TCP_TIMEOUT_MS	60000
+/* Channels of abandoned commands waiting for the server to close them. */
+#define MAX_PARKED	8
 
 struct ssh {
 	int fd;
@@ -58,6 +60,8 @@ struct ssh {
 	int dead;			/* the session cannot be used again */
 	int stall_ms;
 	unsigned tmpseq;		/* temporary names for put */
+	LIBSSH2_CHANNEL *parked[MAX_PARKED];	/* see free_channel() */
+	size_t nparked;
 };
 
 /* Host key types we accept, in the order we prefer them. */
@@ -214,6 +218,12 @@ ssh_fail(struct conn *c, int rc, const char *what, struct so_err *err)
 		return so_error(err, SO_ESSH, "host \"%s\": %s: no response "
 		    "from %s for %d s", c->host->name, what, s->peer,
 		    s->stall_ms / 1000);
+	/* libssh2 says "transport read" for a connection the host closed. */
+	if (rc == LIBSSH2_ERROR_SOCKET_RECV ||
+	    rc == LIBSSH2_ERROR_SOCKET_DISCONNECT)
+		return so_error(err, SO_ESSH, "host \"%s\": connection to %s "
+		    "lost (%s): closed by the host or the network",
+		    c->host->name, s->peer, what);
 	if (s->dead)
 		return so_error(err, SO_ESSH, "host \"%s\": connection to %s "
 		    "lost (%s): %s", c->host->name, s->peer, what,
@@ -370,6 +380,26 @@ known_name(const struct host *h)
 }
 
 /*
+ * Append to the comma list in buf those of the comma list methods that
+ * this libssh2 supports.  libssh2 1.10 would drop the others itself, but
+ * with an overlapping memcpy (undefined behaviour), so we never pass any.
+ */
+static void
+add_methods(char *buf, size_t len, const char *methods,
+    const char **supported, int nsupported)
+{
+	char *copy = xstrdup(methods), *p = copy, *m;
+	int i;
+
+	while ((m = strsep(&p, ",")) != NULL)
+		for (i = 0; i < nsupported; i++)
+			if (strcmp(m, supported[i]) == 0)
+				snprintf(buf + strlen(buf), len - strlen(buf),
+				    "%s%s", *buf ? "," : "", m);
+	free(copy);
+}
+
+/*
  * Load known_hosts (a missing file is an empty one) and offer first the
  * host key algorithms of the keys it already has for this host, as OpenSSH
  * does: otherwise a server with an RSA and an Ed25519 key could present the
@@ -382,9 +412,10 @@ load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 	const struct host *h = c->host;
 	LIBSSH2_KNOWNHOSTS *kh;
 	struct libssh2_knownhost *k;
-	char prefs[512] = "", rest[512] = "", buf[256];
+	const char **algs = NULL;
+	char known[512] = "", rest[512] = "", buf[256];
 	size_t i;
-	int rc, r;
+	int rc, r, nalgs;
 
 	if ((kh = libssh2_knownhost_init(s->session)) == NULL)
 		return so_error(err, SO_ENOMEM, "host \"%s\": cannot set up "
@@ -398,6 +429,11 @@ load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 		libssh2_knownhost_free(kh);
 		return rc;
 	}
+	if ((nalgs = libssh2_session_supported_algs(s->session,
+	    LIBSSH2_METHOD_HOSTKEY, &algs)) <= 0) {
+		*out = kh;
+		return 0;
+	}
 	for (i = 0; i < NKEYTYPES; i++) {
 		/*
 		 * A probe with a key that cannot be right: MISMATCH means
@@ -408,17 +444,18 @@ load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 		    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
 		    keytypes[i].known, &k);
 		if (r == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
-			snprintf(prefs + strlen(prefs), sizeof prefs -
-			    strlen(prefs), "%s%s", *prefs ? "," : "",
-			    keytypes[i].methods);
+			add_methods(known, sizeof known, keytypes[i].methods,
+			    algs, nalgs);
 		else
-			snprintf(rest + strlen(rest), sizeof rest -
-			    strlen(rest), "%s%s", *rest ? "," : "",
-			    keytypes[i].methods);
+			add_methods(rest, sizeof rest, keytypes[i].methods,
+			    algs, nalgs);
 	}
-	snprintf(prefs + strlen(prefs), sizeof prefs - strlen(prefs), "%s%s",
-	    *prefs ? "," : "", rest);
-	libssh2_session_method_pref(s->session, LIBSSH2_METHOD_HOSTKEY, prefs);
+	libssh2_free(s->session, algs);
+	snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+	    *known && *rest ? "," : "", rest);
+	if (*known)
+		libssh2_session_method_pref(s->session, LIBSSH2_METHOD_HOSTKEY,
+		    known);
 	*out = kh;
 	return 0;
 }
@@ -811,12 +848,56 @@ ssh_host_fingerprint(const struct conn *c, const char **type, int *recorded)
 	return s->fingerprint;
 }
 
+/*
+ * Free a channel.  After a timeout or an abort the command may still run
+ * (libssh2 1.10 cannot signal it) and the server answers our close only
+ * when it exits: such a channel is parked and freed later, and the session
+ * goes on.  A close that cannot even be sent means a dead session.
+ */
+static void
+free_channel(struct ssh *s, LIBSSH2_CHANNEL *ch)
+{
+	int rc = libssh2_channel_free(ch);
+
+	if (rc == 0)
+		return;
+	if (rc == LIBSSH2_ERROR_EAGAIN && s->nparked < MAX_PARKED &&
+	    !(libssh2_session_block_directions(s->session) &
+	    LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
+		s->parked[s->nparked++] = ch;
+		return;
+	}
+	s->dead = 1;
+}
+
+/* Free the parked channels whose commands have ended meanwhile. */
+static void
+reap_parked(struct ssh *s)
+{
+	size_t i = 0;
+	int rc;
+
+	while (i < s->nparked && !s->dead) {
+		rc = libssh2_channel_free(s->parked[i]);
+		if (rc == LIBSSH2_ERROR_EAGAIN &&
+		    !(libssh2_session_block_directions(s->session) &
+		    LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
+			i++;
+			continue;
+		}
+		if (rc != 0)
+			s->dead = 1;
+		s->parked[i] = s->parked[--s->nparked];
+	}
+}
+
 /* Refuse to use a session that failed before: the caller must reconnect. */
 static int
 check_alive(struct conn *c, struct so_err *err)
 {
 	struct ssh *s = c->impl;
 
+	reap_parked(s);
 	if (!s->dead)
 		return 0;
 	return so_error(err, SO_ESSH, "host \"%s\": connection to %s was lost; "
@@ -871,20 +952,6 @@ step_deadline(struct ssh *s, int64_t cmd_deadline)
 	int64_t stall = now_ms() + s->stall_ms;
 
 	return cmd_deadline != 0 && cmd_deadline < stall ? cmd_deadline : stall;
-}
-
-/* Close and free a channel; a session that cannot do that is dead. */
-static void
-free_channel(struct ssh *s, LIBSSH2_CHANNEL *ch)
-{
-	int64_t deadline = now_ms() + CLOSE_MS;
-	int rc, w = 0;
-
-	do
-		rc = libssh2_channel_free(ch);
-	while (ssh_again(s, rc, deadline, &w));
-	if (rc != 0)
-		s->dead = 1;
 }
 
 /*
@@ -1138,7 +1205,7 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 		rc = fh != NULL ? 0 : libssh2_session_last_errno(s->session);
 	} while (ssh_again(s, rc, deadline, &w));
 	if (fh == NULL) {
-		rc = sftp_fail(c, rc, "cannot create", tmp, err);
+		rc = sftp_fail(c, rc, "cannot create", path, err);
 		goto out;
 	}
 	created = 1;
@@ -1148,7 +1215,7 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 			off += (size_t)n;
 			deadline = now_ms() + s->stall_ms;
 		} else if (n < 0 && !ssh_again(s, (int)n, deadline, &w)) {
-			rc = sftp_fail(c, (int)n, "cannot write", tmp, err);
+			rc = sftp_fail(c, (int)n, "cannot write", path, err);
 			goto out;
 		}
 	}
@@ -1160,7 +1227,7 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 		rc = libssh2_sftp_fsetstat(fh, &attrs);
 	while (ssh_again(s, rc, deadline, &w));
 	if (rc != 0) {
-		rc = sftp_fail(c, rc, "cannot set the mode of", tmp, err);
+		rc = sftp_fail(c, rc, "cannot set the mode of", path, err);
 		goto out;
 	}
 	do
@@ -1168,7 +1235,7 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 	while (ssh_again(s, rc, deadline, &w));
 	fh = NULL;
 	if (rc != 0) {
-		rc = sftp_fail(c, rc, "cannot write", tmp, err);
+		rc = sftp_fail(c, rc, "cannot write", path, err);
 		goto out;
 	}
 	if ((rc = sftp_replace(s, tmp, path)) != 0) {
@@ -1200,6 +1267,14 @@ ssh_close(struct conn *c)
 			libssh2_sftp_shutdown(s->sftp);
 		if (!s->dead)
 			libssh2_session_disconnect(s->session, "done");
+		/*
+		 * Parked channels would wait for their commands to end: with
+		 * the socket shut down, libssh2 sees a closed connection and
+		 * frees them at once.  The fd stays ours until close(), so no
+		 * other thread's new socket can get its number meanwhile.
+		 */
+		if (s->fd != -1)
+			shutdown(s->fd, SHUT_RDWR);
 		libssh2_session_free(s->session);
 	}
 	if (s->fd != -1)
