@@ -25,6 +25,7 @@ extern const struct kernel kernel_sha3_avx512_unrolled;
 extern const struct kernel kernel_sha3_arm_sha3_wrapped;
 extern const struct kernel kernel_sha3_arm_sha3_fused;
 extern const struct kernel kernel_sha3_arm_sha3_unrolled;
+extern const struct kernel kernel_sha3_arm_scalar;
 #endif
 
 const struct study *const registry_studies[] = {
@@ -48,6 +49,7 @@ const struct kernel *const registry_kernels[] = {
 	&kernel_sha3_arm_sha3_wrapped,
 	&kernel_sha3_arm_sha3_fused,
 	&kernel_sha3_arm_sha3_unrolled,
+	&kernel_sha3_arm_scalar,
 #endif
 	NULL,
 };
