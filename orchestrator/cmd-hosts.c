@@ -23,7 +23,8 @@
 
 #define MAX_PROBE	65536	/* bytes of probe output we accept */
 #define MIN_FREE_MIB	100	/* less in workdir is reported as missing */
-#define FACT_LEN	256
+#define FACT_LEN	256	/* bytes of one fact we display */
+#define PATH_LEN	8192	/* bytes of a path a host sends back */
 
 /*
  * Facts about the machine; run by /bin/sh with wd set to the quoted
@@ -93,33 +94,27 @@ struct check_pool {
 	pthread_mutex_t lock;
 };
 
-/* Copy the value of "key=" from a key=value line into out, truncated. */
+/*
+ * Copy the value of the first "key=value" line of probe output into val
+ * (truncated to len - 1 bytes; "" when the key is missing).  Returns 1 when
+ * the whole value fit, 0 otherwise.
+ */
 static int
-fact(const char *line, const char *key, char *out, size_t len)
-{
-	size_t n = strlen(key);
-
-	if (strncmp(line, key, n) != 0 || line[n] != '=')
-		return 0;
-	snprintf(out, len, "%s", line + n + 1);
-	return 1;
-}
-
-/* Look key up in probe output; "" if it is not there. */
-static void
 lookup(const char *out, const char *key, char *val, size_t len)
 {
-	const char *p = out, *nl;
-	char line[FACT_LEN + 64];
+	size_t n = strlen(key), vlen;
+	const char *p, *end;
 
 	val[0] = '\0';
-	for (; *p != '\0'; p = *nl ? nl + 1 : nl) {
-		if ((nl = strchr(p, '\n')) == NULL)
-			nl = p + strlen(p);
-		snprintf(line, sizeof line, "%.*s", (int)(nl - p), p);
-		if (fact(line, key, val, len))
-			return;
+	for (p = out; *p != '\0'; p = *end ? end + 1 : end) {
+		end = p + strcspn(p, "\n");
+		if (strncmp(p, key, n) != 0 || p[n] != '=')
+			continue;
+		vlen = (size_t)(end - p - n - 1);
+		snprintf(val, len, "%.*s", (int)vlen, p + n + 1);
+		return vlen < len;
 	}
+	return 0;
 }
 
 /* Replace every {workdir} in the wrapper with the quoted workdir. */
@@ -203,7 +198,7 @@ check_host(const struct host *h, FILE *f)
 	struct conn *c = NULL;
 	struct cc_facts cf;
 	char *qwd = NULL, *cmd = NULL, *out = NULL, *qscratch = NULL;
-	char v[FACT_LEN], distro[FACT_LEN], cores[32], scratch[FACT_LEN];
+	char v[FACT_LEN], distro[FACT_LEN], cores[32], scratch[PATH_LEN];
 	char missing[2048] = "";
 	const char *fp, *type;
 	long long kib;
@@ -254,9 +249,9 @@ check_host(const struct host *h, FILE *f)
 			add_missing(missing, sizeof missing, "%s", "free "
 			    "space in workdir (under 100 MiB)");
 	}
-	lookup(out, "scratch", scratch, sizeof scratch);
 	/* The scratch path came from the host: it must be ours to remove. */
-	if (strncmp(scratch, c->workdir, strlen(c->workdir)) != 0 ||
+	if (!lookup(out, "scratch", scratch, sizeof scratch) ||
+	    strncmp(scratch, c->workdir, strlen(c->workdir)) != 0 ||
 	    strncmp(scratch + strlen(c->workdir), "/check.", 7) != 0 ||
 	    strstr(scratch, "..") != NULL) {
 		fprintf(f, "  error     cannot create a scratch directory in "

@@ -1,0 +1,325 @@
+"""The SSH transport, through `seqorch hosts`: real sshd instances on
+127.0.0.X (tests/sshd.py), strict host keys, key-only authentication,
+deadlines, and shell quoting of everything taken from hosts.toml."""
+import os
+import platform
+import re
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import SEQORCH
+from sshd import (fingerprint, free_endpoint, keygen, sshd_factory,  # noqa
+                  user_key, write_hosts_toml)
+
+
+def run_hosts(cwd, *args, env=None, timeout=120):
+    """./seqorch hosts ARGS in cwd with a clean environment: a HOME with
+    no keys and no ssh-agent, unless env says otherwise."""
+    base = {"PATH": os.environ["PATH"], "HOME": str(cwd), "LANG": "C"}
+    base.update(env or {})
+    return subprocess.run([str(SEQORCH), "hosts", *map(str, args)],
+                          cwd=cwd, env=base, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def block(out, name):
+    """The lines `hosts check` printed for one host."""
+    m = re.search(rf"^{re.escape(name)}: .*?(?=^\S|\Z)", out, re.M | re.S)
+    assert m, f"no report for {name} in:\n{out}"
+    return m.group(0)
+
+
+def dead_port(addr):
+    """A port on addr where nothing listens."""
+    s = socket.socket()
+    s.bind((addr, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_check_three_hosts(tmp_path, sshd_factory):
+    servers = [sshd_factory(n) for n in ("genoa", "graviton", "m4")]
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {s.name: s.host_entry(cc=["cc", "gcc"])
+                      for s in servers})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for s in servers:
+        b = block(r.stdout, s.name)
+        assert s.host_fingerprint in b
+        assert f"arch      {platform.machine()}" in b
+        assert re.search(r"^  cc        gcc: gcc .*; target \S+-linux-gnu; "
+                         r"cflags ok; openssl headers yes; "
+                         r"cjson headers yes$", b, re.M), b
+        assert re.search(r"^  openssl   OpenSSL \d", b, re.M), b
+        assert re.search(r"^  cpu       .+, \d+ cores$", b, re.M), b
+        assert re.search(rf"^  workdir   {re.escape(str(s.workdir))}, "
+                         r"\d+ MiB free$", b, re.M), b
+        assert "missing   nothing" in b
+        # The scratch directory of the probes is gone again.
+        assert os.listdir(s.workdir) == []
+
+
+def test_check_selects_hosts_and_reports_missing_compiler(tmp_path,
+                                                          sshd_factory):
+    a, b = sshd_factory("a"), sshd_factory("b")
+    write_hosts_toml(tmp_path / "hosts.toml", {
+        "a": a.host_entry(cc=["gcc", "no-such-cc"], groups=["x86"]),
+        "b": b.host_entry(),
+    })
+    r = run_hosts(tmp_path, "check", "--hosts", "@x86")
+    assert r.returncode == 1
+    assert 'missing   compiler "no-such-cc"' in block(r.stdout, "a")
+    assert "b:" not in r.stdout
+    assert "1 of 1 host failed the check: a" in r.stderr
+
+
+def test_unknown_host_key_is_refused(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    s.forget()
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    b = block(r.stdout, "genoa")
+    assert "FAILED" in b
+    assert f"host key for {s.known_name} is not in known_hosts" in b
+    assert s.host_fingerprint in b
+    assert 'run "seqorch hosts trust genoa"' in b
+    assert s.known_hosts.read_text() == ""
+    # Refused before authentication: no command ran.
+    assert "Accepted publickey" not in s.log.read_text()
+
+
+def test_trust_records_the_key_then_check_succeeds(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    s.forget()
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stderr
+    assert (f'host "genoa": recorded ssh-ed25519 {s.host_fingerprint}'
+            in r.stdout)
+    line = s.known_hosts.read_text()
+    assert line.startswith(f"{s.known_name} ssh-ed25519 AAAA")
+    # OpenSSH itself accepts the recorded line.
+    ok = subprocess.run(
+        ["ssh", "-F", "/dev/null", "-i", str(s.user_key), "-p",
+         str(s.port), "-o", "BatchMode=yes",
+         "-o", "StrictHostKeyChecking=yes",
+         "-o", f"UserKnownHostsFile={s.known_hosts}",
+         f"{s.user}@{s.address}", "true"], capture_output=True, text=True,
+        timeout=30)
+    assert ok.returncode == 0, ok.stderr
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0
+    assert "already trusted" in r.stdout
+    assert s.known_hosts.read_text() == line
+
+
+def test_trust_keeps_existing_lines(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    other = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample"
+    s.known_hosts.write_text(other)  # no final newline
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    assert run_hosts(tmp_path, "trust", "genoa").returncode == 0
+    lines = s.known_hosts.read_text().splitlines()
+    assert lines[0] == other
+    assert lines[1].startswith(s.known_name + " ")
+
+
+def test_changed_host_key_is_always_refused(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    old = s.host_fingerprint
+    s.regenerate_host_key()
+    s.restart()
+    new = s.host_fingerprint
+    assert old != new
+    known = s.known_hosts.read_text()
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    for verb in ("check", "trust"):
+        args = ("trust", "genoa") if verb == "trust" else ("check",)
+        r = run_hosts(tmp_path, *args)
+        assert r.returncode == 1
+        out = r.stdout + r.stderr
+        assert f"host key for {s.known_name} has changed" in out
+        assert old in out and new in out
+        assert s.known_hosts.read_text() == known
+
+
+def test_down_and_stalled_hosts_fail_in_time(tmp_path, sshd_factory):
+    up = [sshd_factory("a"), sshd_factory("b")]
+    down_addr, _ = free_endpoint()
+    down_port = dead_port(down_addr)
+    stall_addr, _ = free_endpoint()
+    # Accepts TCP connections (the kernel does) but never speaks SSH.
+    stall = socket.socket()
+    stall.bind((stall_addr, 0))
+    stall.listen(8)
+    hosts = {s.name: s.host_entry() for s in up}
+    hosts["down"] = dict(up[0].host_entry(), address=down_addr,
+                         port=down_port, connect_timeout=3)
+    hosts["stall"] = dict(up[0].host_entry(), address=stall_addr,
+                          port=stall.getsockname()[1], connect_timeout=2)
+    write_hosts_toml(tmp_path / "hosts.toml", hosts)
+    try:
+        t = time.monotonic()
+        r = run_hosts(tmp_path, "check")
+        elapsed = time.monotonic() - t
+    finally:
+        stall.close()
+    assert r.returncode == 1
+    assert (f'host "down": connect to {down_addr}:{down_port}: '
+            f'connection refused') in block(r.stdout, "down")
+    assert re.search(r'host "stall": ssh handshake with [\d.:]+: timed out '
+                     r'after 2 s', block(r.stdout, "stall"))
+    for s in up:
+        assert "missing   nothing" in block(r.stdout, s.name)
+    assert "2 of 4 hosts failed the check: down stall" in r.stderr
+    # Hosts are checked at once: the stall costs its 2 s, not more.
+    assert 2 <= elapsed < 10, elapsed
+
+
+def test_unroutable_connect_times_out(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    # A listener whose backlog is full leaves new connects unanswered.
+    addr, _ = free_endpoint()
+    full = socket.socket()
+    full.bind((addr, 0))
+    full.listen(0)
+    fillers = []
+    try:
+        for _ in range(8):
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(full.getsockname())
+            fillers.append(c)
+        write_hosts_toml(tmp_path / "hosts.toml", {
+            "a": s.host_entry(),
+            "full": dict(s.host_entry(), address=addr,
+                         port=full.getsockname()[1], connect_timeout=1)})
+        t = time.monotonic()
+        r = run_hosts(tmp_path, "check")
+        elapsed = time.monotonic() - t
+    finally:
+        for c in fillers:
+            c.close()
+        full.close()
+    assert r.returncode == 1
+    assert re.search(r'host "full": (connect to|ssh handshake with) '
+                     r'[\d.:]+: timed out after 1 s', block(r.stdout, "full"))
+    assert "missing   nothing" in block(r.stdout, "a")
+    assert elapsed < 8, elapsed
+
+
+def test_password_only_server_is_refused(tmp_path, sshd_factory):
+    s = sshd_factory("pw", password_only=True)
+    write_hosts_toml(tmp_path / "hosts.toml", {"pw": s.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    b = block(r.stdout, "pw")
+    assert 'offers only "password" authentication' in b
+    assert "use a key" in b
+    assert "Failed password" not in s.log.read_text()
+
+
+def test_wrong_key_is_refused(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    other = tmp_path / "other_ed25519"
+    keygen(other)
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"a": s.host_entry(identity=str(other))})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert re.search(rf'authentication as "{s.user}" at [\d.:]+ failed: '
+                     rf'no key was accepted \(tried: "{re.escape(str(other))}'
+                     r'"\)', block(r.stdout, "a"))
+
+
+def test_missing_identity_file_is_named(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"a": s.host_entry(identity=str(tmp_path / "nope"))})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert f'cannot read identity "{tmp_path / "nope"}"' in r.stdout
+
+
+def test_ssh_agent_is_used_first(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)],
+                             stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        env = {"SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(s.user_key)], env=env,
+                       check=True, capture_output=True)
+        # No identity file: only the agent holds the key.
+        write_hosts_toml(tmp_path / "hosts.toml",
+                         {"a": s.host_entry(identity=None)})
+        r = run_hosts(tmp_path, "check", env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        # Without the agent there is no key to offer.
+        r = run_hosts(tmp_path, "check")
+        assert r.returncode == 1
+        assert "no key was accepted" in r.stdout
+    finally:
+        agent.terminate()
+        agent.wait()
+
+
+def test_values_from_hosts_toml_cannot_inject_commands(tmp_path,
+                                                       sshd_factory):
+    s = sshd_factory("a")
+    marks = [tmp_path / f"PWNED{i}" for i in range(6)]
+    evil_dir = (f"{s.workdir}/w'; touch {marks[0]}; '/$(touch {marks[1]})"
+                f"/`touch {marks[2]}`")
+    evil_flags = (f"-O2 '; touch {marks[3]}; ' $(touch {marks[4]}) "
+                  f'"; touch {marks[5]}"')
+    write_hosts_toml(tmp_path / "hosts.toml", {
+        "a": s.host_entry(workdir=evil_dir, cflags=evil_flags,
+                          cc=["gcc", f"gcc; touch {marks[0]}"]),
+    })
+    r = run_hosts(tmp_path, "check")
+    out = r.stdout + r.stderr
+    for m in marks:
+        assert not m.exists(), out
+    assert not os.path.exists("/tmp/PWNED")
+    # The strange workdir was created literally and reported as such.
+    assert os.path.isdir(evil_dir), out
+    assert f"workdir   {evil_dir}, " in out
+    # The flags reached the compiler as words, which it rejected.
+    assert 'cflags accepted by "gcc"' in out
+    assert r.returncode == 1
+
+
+def test_list_and_usage(tmp_path, sshd_factory):
+    s = sshd_factory("a", start=False)
+    write_hosts_toml(tmp_path / "hosts.toml", {
+        "genoa": s.host_entry(cc=["clang", "gcc"], cflags="-O3 -march=znver4",
+                              groups=["x86", "big"], cpu=3)})
+    for args in ((), ("list",)):
+        r = run_hosts(tmp_path, *args)
+        assert r.returncode == 0, r.stderr
+        row = r.stdout.splitlines()[1].split()
+        assert row[:7] == ["genoa", "ssh", f"{s.address}:{s.port}", s.user,
+                           "clang,gcc", "3", "x86,big"]
+        assert r.stdout.rstrip().endswith("-O3 -march=znver4")
+    for verb in ((), ("list",), ("check",), ("trust",)):
+        r = run_hosts(tmp_path, *verb, "--help")
+        assert r.returncode == 0 and r.stdout.startswith("usage: seqorch hosts")
+    assert run_hosts(tmp_path, "frobnicate").returncode == 2
+    assert run_hosts(tmp_path, "trust").returncode == 2
+    assert run_hosts(tmp_path, "list", "--hosts", "all").returncode == 2
+    r = run_hosts(tmp_path, "trust", "nosuch")
+    assert r.returncode == 2 and 'no host "nosuch"' in r.stderr
+    r = run_hosts(tmp_path, "check", "--hosts", "nosuch")
+    assert r.returncode == 2
