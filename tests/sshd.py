@@ -24,12 +24,13 @@ SSHD = "/usr/sbin/sshd"
 KEYGEN = "ssh-keygen"
 
 
-def keygen(path, comment="seqorch-test"):
-    """A new unencrypted ed25519 key pair at path and path.pub."""
+def keygen(path, comment="seqorch-test", kind="ed25519"):
+    """A new unencrypted key pair (ed25519 unless kind says otherwise) at
+    path and path.pub; returns the base64 public key."""
     for p in (path, Path(str(path) + ".pub")):
         if p.exists():
             p.unlink()
-    subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", comment,
+    subprocess.run([KEYGEN, "-q", "-t", kind, "-N", "", "-C", comment,
                     "-f", str(path)], check=True)
     return Path(str(path) + ".pub").read_text().split()[1]
 
@@ -84,9 +85,11 @@ def free_endpoint():
 
 
 class Sshd:
-    """One sshd.  dir holds its config, keys, log and work directory."""
+    """One sshd.  dir holds its config, keys, log and work directory.
+    key_types are its host key types, the first one being the main one."""
 
-    def __init__(self, root, name, user_key, password_only=False):
+    def __init__(self, root, name, user_key, password_only=False,
+                 key_types=("ed25519",)):
         self.name = name
         self.dir = Path(root) / f"sshd-{name}"
         self.dir.mkdir(parents=True)
@@ -96,11 +99,13 @@ class Sshd:
         self.password_only = password_only
         self.workdir = self.dir / "work"
         self.workdir.mkdir()
-        self.host_key = self.dir / "host_ed25519"
+        self.host_keys = {t: self.dir / f"host_{t}" for t in key_types}
+        self.host_key = self.host_keys[key_types[0]]
         self.known_hosts = self.dir / "known_hosts"
         self.log = self.dir / "sshd.log"
         self.proc = None
-        keygen(self.host_key, f"host-{name}")
+        for t, path in self.host_keys.items():
+            keygen(path, f"host-{name}", kind=t)
         self.trust()
         self._write_config()
 
@@ -112,18 +117,26 @@ class Sshd:
     def host_fingerprint(self):
         return fingerprint(str(self.host_key) + ".pub")
 
-    def trust(self):
-        """Make known_hosts hold exactly this server's current host key."""
-        key = Path(str(self.host_key) + ".pub").read_text().split()
-        self.known_hosts.write_text(f"{self.known_name} {key[0]} {key[1]}\n")
+    def trust(self, *types):
+        """Make known_hosts hold exactly this server's current host keys of
+        these types (default: the main one)."""
+        lines = []
+        for t in types or [next(iter(self.host_keys))]:
+            key = Path(str(self.host_keys[t]) + ".pub").read_text().split()
+            lines.append(f"{self.known_name} {key[0]} {key[1]}\n")
+        self.known_hosts.write_text("".join(lines))
 
     def forget(self):
         """An empty known_hosts: the host key is unknown."""
         self.known_hosts.write_text("")
 
+    def key_fingerprint(self, kind):
+        return fingerprint(str(self.host_keys[kind]) + ".pub")
+
     def regenerate_host_key(self):
-        """A new host key (needs a restart to take effect)."""
-        keygen(self.host_key, f"host-{self.name}-new")
+        """A new main host key (needs a restart to take effect)."""
+        keygen(self.host_key, f"host-{self.name}-new",
+               kind=next(iter(self.host_keys)))
 
     def _write_config(self):
         auth = self.dir / "authorized_keys"
@@ -138,7 +151,7 @@ class Sshd:
                        "PermitRootLogin prohibit-password\n")
         (self.dir / "sshd_config").write_text(
             f"ListenAddress {self.address}:{self.port}\n"
-            f"HostKey {self.host_key}\n"
+            + "".join(f"HostKey {k}\n" for k in self.host_keys.values()) +
             f"PidFile {self.dir / 'sshd.pid'}\n"
             f"AuthorizedKeysFile {auth}\n"
             + methods +
@@ -262,8 +275,9 @@ def sshd_factory(tmp_path, user_key):
     at teardown, also when the test failed."""
     servers = []
 
-    def make(name, password_only=False, start=True):
-        s = Sshd(tmp_path, name, user_key, password_only=password_only)
+    def make(name, password_only=False, start=True, key_types=("ed25519",)):
+        s = Sshd(tmp_path, name, user_key, password_only=password_only,
+                 key_types=key_types)
         servers.append(s)
         return s.start() if start else s
 

@@ -151,6 +151,39 @@ def test_changed_host_key_is_always_refused(tmp_path, sshd_factory):
         assert s.known_hosts.read_text() == known
 
 
+def test_hashed_known_hosts(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(s.known_hosts)],
+                   check=True, capture_output=True)
+    assert s.known_name not in s.known_hosts.read_text()
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    old = s.host_fingerprint
+    s.regenerate_host_key()
+    s.restart()
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert "has changed" in r.stdout
+    assert old in r.stdout and s.host_fingerprint in r.stdout
+
+
+def test_known_key_type_is_asked_for_first(tmp_path, sshd_factory):
+    # The server has two host keys; known_hosts has only its ECDSA key,
+    # which is not the type we would ask for without known_hosts.
+    s = sshd_factory("genoa", key_types=("ed25519", "ecdsa"))
+    s.trust("ecdsa")
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (f"host key ecdsa-sha2-nistp256 {s.key_fingerprint('ecdsa')}"
+            in r.stdout)
+    s.forget()
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stderr
+    assert f"ssh-ed25519 {s.key_fingerprint('ed25519')}" in r.stdout
+
+
 def test_down_and_stalled_hosts_fail_in_time(tmp_path, sshd_factory):
     up = [sshd_factory("a"), sshd_factory("b")]
     down_addr, _ = free_endpoint()
