@@ -131,18 +131,16 @@ struct rrun {
 	size_t		 nranked;
 };
 
-/* Make room for one more element and return it zeroed. */
+/*
+ * Grow array of n elements by one zeroed element and return it (moved);
+ * the caller then takes &array[n++].
+ */
 static void *
-push(void *arrayp, size_t *n, size_t size)
+grow(void *array, size_t n, size_t size)
 {
-	void **array = arrayp;
-	char *p;
-
-	*array = xrealloc(*array, (*n + 1) * size);
-	p = (char *)*array + *n * size;
-	memset(p, 0, size);
-	(*n)++;
-	return p;
+	array = xrealloc(array, (n + 1) * size);
+	memset((char *)array + n * size, 0, size);
+	return array;
 }
 
 static char *
@@ -345,7 +343,8 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 	if ((ret = prepare(db, sql, "run_hosts", r->id, NULL, &st, err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		h = push(&r->hosts, &r->nhosts, sizeof *h);
+		r->hosts = grow(r->hosts, r->nhosts, sizeof *h);
+		h = &r->hosts[r->nhosts++];
 		h->name = col_dup(st, 0);
 		h->status = col_dup(st, 1);
 		h->error = col_dup(st, 2);
@@ -379,7 +378,8 @@ load_builds(sqlite3 *db, struct rrun *r, struct so_err *err)
 	if ((ret = prepare(db, sql, "builds", r->id, NULL, &st, err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		b = push(&r->builds, &r->nbuilds, sizeof *b);
+		r->builds = grow(r->builds, r->nbuilds, sizeof *b);
+		b = &r->builds[r->nbuilds++];
 		b->id = sqlite3_column_int64(st, 0);
 		b->host = col_dup(st, 1);
 		b->compiler = col_dup(st, 2);
@@ -473,7 +473,8 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		w = push(&r->rows, &r->nrows, sizeof *w);
+		r->rows = grow(r->rows, r->nrows, sizeof *w);
+		w = &r->rows[r->nrows++];
 		w->variant = col_dup(st, 0);
 		w->host = col_dup(st, 1);
 		w->build_id = sqlite3_column_int64(st, 2);
@@ -553,7 +554,8 @@ load_digests(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		d = push(&r->digests, &r->ndigests, sizeof *d);
+		r->digests = grow(r->digests, r->ndigests, sizeof *d);
+		d = &r->digests[r->ndigests++];
 		d->steps = sqlite3_column_int64(st, 0);
 		d->n = sqlite3_column_int64(st, 1);
 		d->distinct = sqlite3_column_int64(st, 2);
@@ -580,7 +582,8 @@ load_invalid(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		v = push(&r->invalid, &r->ninvalid, sizeof *v);
+		r->invalid = grow(r->invalid, r->ninvalid, sizeof *v);
+		v = &r->invalid[r->ninvalid++];
 		v->host = col_dup(st, 0);
 		v->variant = col_dup(st, 1);
 		v->build_id = sqlite3_column_int64(st, 2);
@@ -609,7 +612,8 @@ load_variants(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		v = push(&r->variants, &r->nvariants, sizeof *v);
+		r->variants = grow(r->variants, r->nvariants, sizeof *v);
+		v = &r->variants[r->nvariants++];
 		v->host = col_dup(st, 0);
 		v->variant = col_dup(st, 1);
 		v->build_id = sqlite3_column_int64(st, 2);
@@ -638,7 +642,8 @@ load_events(sqlite3 *db, struct rrun *r, struct so_err *err)
 	if ((ret = prepare(db, sql, "events", r->id, NULL, &st, err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		e = push(&r->events, &r->nevents, sizeof *e);
+		r->events = grow(r->events, r->nevents, sizeof *e);
+		e = &r->events[r->nevents++];
 		e->host = col_dup(st, 0);
 		e->at = col_dup(st, 1);
 		e->level = col_dup(st, 2);
@@ -714,13 +719,12 @@ load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    (ret = load_digests(db, r, err)) != 0 ||
 	    (ret = load_invalid(db, r, err)) != 0 ||
 	    (ret = load_variants(db, r, err)) != 0 ||
-	    (ret = load_events(db, r, err)) != 0)
-		goto out;
-	rank(r);
-out:
-	if (ret != 0)
+	    (ret = load_events(db, r, err)) != 0) {
 		free_run(r);
-	return ret;
+		return ret;
+	}
+	rank(r);
+	return 0;
 }
 
 /*
@@ -738,9 +742,8 @@ struct table {
 static void
 cell(struct table *t, char *owned)
 {
-	char **c = push(&t->cells, &t->ncells, sizeof *c);
-
-	*c = owned;
+	t->cells = grow(t->cells, t->ncells, sizeof *t->cells);
+	t->cells[t->ncells++] = owned;
 }
 
 static size_t
@@ -1437,7 +1440,6 @@ report_select(sqlite3 *db, const struct report_opts *o, int64_t **ids,
 	    " WHERE (?1 IS NULL OR study = ?1) AND (?2 OR exploratory = 0)"
 	    " GROUP BY study ORDER BY study";
 	sqlite3_stmt *st = NULL;
-	int64_t *v;
 	int rc, ret = 0;
 
 	*ids = NULL;
@@ -1452,8 +1454,8 @@ report_select(sqlite3 *db, const struct report_opts *o, int64_t **ids,
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		v = push(ids, n, sizeof *v);
-		*v = sqlite3_column_int64(st, 0);
+		*ids = grow(*ids, *n, sizeof **ids);
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "runs", err);
