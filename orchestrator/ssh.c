@@ -509,6 +509,39 @@ out:
 }
 
 /*
+ * True if known_hosts lists the key as "@revoked".  libssh2 1.10 does not
+ * know the marker (it reads such a line as an entry for a host named
+ * "@revoked"), so the check is ours.
+ */
+static int
+revoked(const char *path, const char *key, size_t keylen)
+{
+	char *b64, line[16384];
+	const char *p;
+	size_t n;
+	FILE *f;
+	int hit = 0;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	b64 = xmalloc(4 * (keylen / 3 + 1) + 1);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)key,
+	    (int)keylen);
+	n = strlen(b64);
+	while (!hit && fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "@revoked", 8) != 0 ||
+		    !isspace((unsigned char)line[8]))
+			continue;
+		for (p = line; !hit && (p = strstr(p, b64)) != NULL; p += n)
+			hit = isspace((unsigned char)p[-1]) &&
+			    (p[n] == '\0' || isspace((unsigned char)p[n]));
+	}
+	fclose(f);
+	free(b64);
+	return hit;
+}
+
+/*
  * Strict host key check.  An unknown key is refused with the command that
  * would trust it, unless flags has CONN_TRUST_NEW; a changed key is always
  * refused, with both fingerprints.
@@ -538,10 +571,17 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 	s->keytype = t->name;
 	fingerprint((const unsigned char *)key, len, s->fingerprint,
 	    sizeof s->fingerprint);
+	name = known_name(h);
+	if (revoked(h->known_hosts, key, len)) {
+		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
+		    "(%s %s) is marked @revoked in known_hosts \"%s\"; "
+		    "refusing to connect", h->name, name, t->name,
+		    s->fingerprint, h->known_hosts);
+		goto out;
+	}
 	rc = libssh2_knownhost_checkp(kh, h->address, h->port, key, len,
 	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
 	    t->known, &k);
-	name = known_name(h);
 	switch (rc) {
 	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
 		rc = 0;
@@ -572,6 +612,7 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 		    h->known_hosts);
 		break;
 	}
+out:
 	free(name);
 	return rc;
 }
@@ -600,7 +641,7 @@ handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
 		    "after %d s", c->host->name, what,
 		    c->host->connect_timeout);
 	else if (rc != 0)
-		rc = ssh_fail(c, rc, what, err);
+		rc = ssh_fail(c, rc, "ssh handshake", err);
 	else
 		rc = check_hostkey(c, kh, flags, err);
 	libssh2_knownhost_free(kh);

@@ -151,6 +151,19 @@ def test_changed_host_key_is_always_refused(tmp_path, sshd_factory):
         assert s.known_hosts.read_text() == known
 
 
+def test_revoked_host_key_is_refused(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    good = s.known_hosts.read_text()
+    key = good.split()[1:3]
+    s.known_hosts.write_text(f"@revoked * {key[0]} {key[1]}\n" + good)
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    for args in (("check",), ("trust", "genoa")):
+        r = run_hosts(tmp_path, *args)
+        assert r.returncode == 1
+        assert "is marked @revoked" in r.stdout + r.stderr
+        assert s.host_fingerprint in r.stdout + r.stderr
+
+
 def test_hashed_known_hosts(tmp_path, sshd_factory):
     s = sshd_factory("genoa")
     subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(s.known_hosts)],
