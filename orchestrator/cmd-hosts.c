@@ -211,7 +211,7 @@ check_host(const struct host *h, FILE *f)
 	}
 	fprintf(f, "%s: ", h->name);
 	if (h->transport == TRANSPORT_LOCAL)
-		fprintf(f, "local\n");
+		fprintf(f, "this machine (transport local)\n");
 	else {
 		fp = ssh_host_fingerprint(c, &type, NULL);
 		fprintf(f, "ssh %s@%s port %d, host key %s %s\n",

@@ -12,7 +12,6 @@
 #include "ssh.h"
 
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -1154,9 +1153,10 @@ sftp_fail(struct conn *c, int rc, const char *what, const char *path,
 }
 
 /*
- * Rename over an existing file.  OpenSSH's SFTP rename refuses to replace
- * and libssh2 1.10 has no posix-rename, so on failure the target is removed
- * and the rename tried once more; the window in between is harmless for
+ * Rename over an existing file.  Where libssh2 has posix-rename (1.11) and
+ * the server offers it, that replaces atomically.  Otherwise: OpenSSH's
+ * SFTP rename refuses to replace, so on failure the target is removed and
+ * the rename tried once more; the window in between is harmless for
  * content-addressed files, which are the same bytes either way.
  */
 static int
@@ -1165,6 +1165,14 @@ sftp_replace(struct ssh *s, const char *from, const char *to)
 	int64_t deadline = now_ms() + s->stall_ms;
 	int rc, w = 0;
 
+#if LIBSSH2_VERSION_NUM >= 0x010b00
+	do
+		rc = libssh2_sftp_posix_rename_ex(s->sftp, from, strlen(from),
+		    to, strlen(to));
+	while (ssh_again(s, rc, deadline, &w));
+	if (rc != LIBSSH2_ERROR_SFTP_PROTOCOL)
+		return rc;
+#endif
 	do
 		rc = libssh2_sftp_rename_ex(s->sftp, from,
 		    (unsigned int)strlen(from), to, (unsigned int)strlen(to),
