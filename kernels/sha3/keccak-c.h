@@ -12,6 +12,10 @@
 
 #define SHA3_256_RATE 136	/* bytes: 1600 - 2 * 256 bits */
 
+/* Lanes 4 and 16 after padding a 32-byte message; the rest are zero. */
+#define SHA3_256_PAD32_LANE4 0x06ULL
+#define SHA3_256_PAD32_LANE16 0x8000000000000000ULL
+
 static const uint64_t keccak_rc[24] = {
 	0x0000000000000001ULL, 0x0000000000008082ULL, 0x800000000000808aULL,
 	0x8000000080008000ULL, 0x000000000000808bULL, 0x0000000080000001ULL,
@@ -187,9 +191,23 @@ sha3_256_squeeze(const uint64_t s[25], uint8_t out[32])
 		store64_le(out + 8 * i, s[i]);
 }
 
-/* Lanes 4 and 16 after padding a 32-byte message; the rest are zero. */
-#define SHA3_256_PAD32_LANE4 0x06ULL
-#define SHA3_256_PAD32_LANE16 0x8000000000000000ULL
+/*
+ * The wrapped variants' per-hash reset: a fresh state holding the one
+ * padded block of the 32-byte message x (what seed 000's scalar wrapper
+ * does), without the general path's block buffer.
+ */
+static inline void
+sha3_256_pad32(uint64_t s[25], const uint8_t x[32])
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		s[i] = load64_le(x + 8 * i);
+	s[4] = SHA3_256_PAD32_LANE4;
+	for (i = 5; i < 25; i++)
+		s[i] = 0;
+	s[16] = SHA3_256_PAD32_LANE16;
+}
 
 /* Lanes 0-3 keep the digest; the other 21 get a 32-byte message's pad. */
 #define KECCAK_RESET_PAD32_C() do {					\

@@ -6,8 +6,9 @@
  *   bench [-n STEPS] [-s SAMPLES] [-c CPU] [variant...]
  *
  * Prints per variant the median hashes/s, ns/hash, cycles/hash at the
- * dependent-add calibrated clock, and the ratio to openssl-evp when that
- * variant is in the run.  Every sample's digest must equal the first
+ * dependent-add calibrated clock, the ratio to openssl-evp when that
+ * variant is in the run, and the fastest sample (on a shared machine many
+ * short samples and their minimum say more than a few long ones).  Every sample's digest must equal the first
  * variant's, or the run fails.
  */
 #include "cpu.h"
@@ -44,7 +45,7 @@ static const struct kernel *const all[] = {
 	&kernel_sha3_arm_sha3_unrolled, &kernel_sha3_arm_scalar,
 };
 #define NALL (sizeof all / sizeof all[0])
-#define MAX_SAMPLES 64
+#define MAX_SAMPLES 2000
 
 static int
 cmp_double(const void *a, const void *b)
@@ -58,8 +59,9 @@ int
 main(int argc, char **argv)
 {
 	const struct kernel *run[NALL];
+	static double ns[NALL][MAX_SAMPLES];
 	void *ctx[NALL];
-	double ns[NALL][MAX_SAMPLES], med[NALL];
+	double med[NALL];
 	uint8_t ref[KERNEL_MAX_STATE];
 	uint64_t steps = 1000000;
 	int samples = 5, cpu = 1, nrun = 0, i, s, evp = -1, have_ref = 0;
@@ -146,8 +148,9 @@ main(int argc, char **argv)
 		    1e3 / med[i], med[i], med[i] * mhz / 1e3);
 		if (evp >= 0)
 			printf("  x%.2f evp", med[evp] / med[i]);
-		printf("   (min %.1f max %.1f ns)\n",
+		printf("   min %.1f ns %.1f cyc, max %.1f ns\n",
 		    ns[i][0] / (double)steps,
+		    ns[i][0] / (double)steps * mhz / 1e3,
 		    ns[i][samples - 1] / (double)steps);
 	}
 	for (i = 0; i < nrun; i++)

@@ -32,7 +32,7 @@ avx512_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	for (i = 0; i < steps; i++) {
-		sha3_256_pad_short(s, x, 32);
+		sha3_256_pad32(s, x);
 		sha3_avx512_wrapped_permute(s);
 		sha3_256_squeeze(s, x);
 	}
