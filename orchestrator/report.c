@@ -441,10 +441,17 @@ find_host(const struct rrun *r, const char *name)
 }
 
 /*
- * One row per (variant, host, build) that left any sample.  A row's
- * digest is ok when its valid samples end in one digest per steps value
- * and so does the whole run, so a variant that computes something else
- * shows even if its samples were wrongly marked valid.
+ * One row per (variant, host, build) that left any sample.
+ *
+ * n, median, min and max are computed exactly as the schema's summary
+ * view computes them, but over this run's samples only: SQLite (3.40)
+ * does not push "WHERE run_id = ?" through the view's GROUP BY into its
+ * window, so reading the view costs a pass over every sample ever stored.
+ * test_report.c checks that both agree.
+ *
+ * A row's digest is ok when its valid samples end in one digest per steps
+ * value and so does the whole run, so a variant that computes something
+ * else shows even if its samples were wrongly marked valid.
  */
 static int
 load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
@@ -452,16 +459,33 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	static const char sql[] =
 	    "WITH d AS (SELECT steps, COUNT(DISTINCT digest) AS nd"
 	    "  FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    "  GROUP BY steps)"
-	    " SELECT s.variant, s.host, s.build_id, SUM(s.valid = 0),"
-	    "  COUNT(DISTINCT CASE WHEN s.valid = 1 THEN s.steps END),"
+	    "  GROUP BY steps),"
+	    " v AS (SELECT variant, host, build_id, steps * 1e9 / ns AS rate,"
+	    "  ROW_NUMBER() OVER w AS rn,"
+	    "  COUNT(*) OVER (PARTITION BY variant, host, build_id) AS cnt"
+	    "  FROM samples"
+	    "  WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0"
+	    "  WINDOW w AS (PARTITION BY variant, host, build_id"
+	    "   ORDER BY steps * 1e9 / ns)),"
+	    " m AS (SELECT variant, host, build_id, MAX(cnt) AS n,"
+	    "  AVG(CASE WHEN rn IN ((cnt + 1) / 2, (cnt + 2) / 2)"
+	    "   THEN rate END) AS median, MIN(rate) AS lo, MAX(rate) AS hi"
+	    "  FROM v GROUP BY variant, host, build_id),"
+	    " g AS (SELECT s.variant, s.host, s.build_id,"
+	    "  SUM(s.valid = 0) AS invalid,"
+	    "  COUNT(DISTINCT CASE WHEN s.valid = 1 THEN s.steps END) AS vsteps,"
 	    "  COUNT(DISTINCT CASE WHEN s.valid = 1"
-	    "   THEN s.steps || ' ' || s.digest END),"
-	    "  MAX(CASE WHEN s.valid = 1 THEN d.nd END)"
-	    " FROM samples s LEFT JOIN d ON d.steps = s.steps"
-	    " WHERE s.run_id = ?1 AND s.study = ?2"
-	    " GROUP BY s.variant, s.host, s.build_id"
-	    " ORDER BY s.variant, s.host, s.build_id";
+	    "   THEN s.steps || ' ' || s.digest END) AS vdigests,"
+	    "  MAX(CASE WHEN s.valid = 1 THEN d.nd END) AS run_digests"
+	    "  FROM samples s LEFT JOIN d ON d.steps = s.steps"
+	    "  WHERE s.run_id = ?1 AND s.study = ?2"
+	    "  GROUP BY s.variant, s.host, s.build_id)"
+	    " SELECT g.variant, g.host, g.build_id, g.invalid, g.vsteps,"
+	    "  g.vdigests, g.run_digests, COALESCE(m.n, 0), m.median, m.lo,"
+	    "  m.hi"
+	    " FROM g LEFT JOIN m ON m.variant = g.variant AND m.host = g.host"
+	    "  AND m.build_id = g.build_id"
+	    " ORDER BY g.variant, g.host, g.build_id";
 	sqlite3_stmt *st;
 	struct rrow *w;
 	const struct rhost *h;
@@ -482,6 +506,10 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 		vsteps = sqlite3_column_int64(st, 4);
 		vdigests = sqlite3_column_int64(st, 5);
 		run_digests = sqlite3_column_int64(st, 6);
+		w->n = sqlite3_column_int64(st, 7);
+		w->median = col_double(st, 8);
+		w->min = col_double(st, 9);
+		w->max = col_double(st, 10);
 		if (vsteps == 0)
 			w->digest = DIGEST_NONE;
 		else if (vdigests == vsteps && run_digests == 1)
@@ -496,45 +524,6 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	}
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "samples", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-/* Medians and ranges from the summary view, merged into the rows. */
-static int
-load_summary(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT variant, host, build_id, n, median_rate, min_rate,"
-	    " max_rate FROM summary WHERE run_id = ?1 AND study = ?2";
-	sqlite3_stmt *st;
-	const char *variant, *host;
-	int64_t build_id;
-	size_t i;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "summary", r->id, r->study, &st,
-	    err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		variant = (const char *)sqlite3_column_text(st, 0);
-		host = (const char *)sqlite3_column_text(st, 1);
-		build_id = sqlite3_column_int64(st, 2);
-		for (i = 0; i < r->nrows; i++) {
-			struct rrow *w = &r->rows[i];
-
-			if (w->build_id != build_id ||
-			    strcmp(w->variant, variant) != 0 ||
-			    strcmp(w->host, host) != 0)
-				continue;
-			w->n = sqlite3_column_int64(st, 3);
-			w->median = col_double(st, 4);
-			w->min = col_double(st, 5);
-			w->max = col_double(st, 6);
-		}
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "summary", err);
 	sqlite3_finalize(st);
 	return ret;
 }
@@ -715,7 +704,6 @@ load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    (ret = load_hosts(db, r, err)) != 0 ||
 	    (ret = load_builds(db, r, err)) != 0 ||
 	    (ret = load_rows(db, r, err)) != 0 ||
-	    (ret = load_summary(db, r, err)) != 0 ||
 	    (ret = load_digests(db, r, err)) != 0 ||
 	    (ret = load_invalid(db, r, err)) != 0 ||
 	    (ret = load_variants(db, r, err)) != 0 ||

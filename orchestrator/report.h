@@ -3,8 +3,8 @@
  * median rates (hashes per second) with ns per hash, range, sample count
  * and digest agreement; the best variant per host; the ratios between the
  * hosts' best rates; and the run's header and warnings.  Medians, minima
- * and maxima come from the schema's `summary` view, so the report and a
- * hand-written query can never disagree.
+ * and maxima are those of the schema's `summary` view (computed the same
+ * way, over one run), so the report and a hand-written query agree.
  *
  * Functions return 0 or a negative SO_E* code, fill err and never exit.
  * They write only to the FILE * given and only read the database.

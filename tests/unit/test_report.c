@@ -536,6 +536,69 @@ test_json(void **state)
 	free(out);
 }
 
+static int
+close_to(double a, double b)
+{
+	return fabs(a - b) <= 1e-12 * fabs(b);
+}
+
+/*
+ * The report computes medians over one run with the summary view's own
+ * formula (the view itself would scan every sample ever stored); for
+ * every row of every run both must give the same numbers.
+ */
+static void
+test_agrees_with_summary_view(void **state)
+{
+	static const char sql[] =
+	    "SELECT n, median_rate, min_rate, max_rate FROM summary"
+	    " WHERE run_id = ?1 AND host = ?2 AND variant = ?3"
+	    " AND build_id = ?4";
+	const cJSON *run, *row;
+	struct so_err err;
+	sqlite3_stmt *st;
+	cJSON *root;
+	int64_t id;
+	int ret, rows = 0;
+	char *out;
+
+	(void)state;
+	assert_int_equal(sqlite3_prepare_v2(db_handle(db), sql, -1, &st,
+	    NULL), SQLITE_OK);
+	for (id = 1; id <= 4; id++) {
+		out = render(id, NULL, 0, REPORT_JSON, &ret, &err);
+		assert_int_equal(ret, 0);
+		root = cJSON_Parse(out);
+		run = cJSON_GetArrayItem(at(root, "runs"), 0);
+		cJSON_ArrayForEach(row, at(run, "rows")) {
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_text(st, 2, at(row, "host")->valuestring,
+			    -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, at(row, "variant")->valuestring,
+			    -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 4,
+			    (int64_t)at(row, "build_id")->valuedouble);
+			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+			assert_int_equal(at(row, "n")->valuedouble,
+			    sqlite3_column_int64(st, 0));
+			/* cJSON prints 15 significant digits when they read
+			 * back within DBL_EPSILON, so compare to 1e-12. */
+			assert_true(close_to(at(row, "median_rate")->valuedouble,
+			    sqlite3_column_double(st, 1)));
+			assert_true(close_to(at(row, "min_rate")->valuedouble,
+			    sqlite3_column_double(st, 2)));
+			assert_true(close_to(at(row, "max_rate")->valuedouble,
+			    sqlite3_column_double(st, 3)));
+			rows++;
+		}
+		cJSON_Delete(root);
+		free(out);
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(rows, 10);
+}
+
 /* The whole of a file, NUL terminated.  Caller frees. */
 static char *
 slurp(const char *path)
@@ -725,6 +788,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_empty_db),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_agrees_with_summary_view),
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_format_rate),
 	};
