@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import SEQORCH
+from conftest import SEQORCH, query, sha3_chain
 from sshd import (fingerprint, free_endpoint, keygen, sshd_factory,  # noqa
                   user_key, write_hosts_toml)
 
@@ -369,3 +369,46 @@ def test_list_and_usage(tmp_path, sshd_factory):
     assert r.returncode == 2 and 'no host "nosuch"' in r.stderr
     r = run_hosts(tmp_path, "check", "--hosts", "nosuch")
     assert r.returncode == 2
+
+
+def tree(root):
+    """{relative path: (mode, mtime_ns)} of every file under root."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            st = os.stat(os.path.join(d, f))
+            out[os.path.relpath(os.path.join(d, f), root)] = (
+                st.st_mode & 0o7777, st.st_mtime_ns)
+    return out
+
+
+def test_run_over_ssh_uploads_builds_and_measures(tmp_path, sshd_factory):
+    servers = [sshd_factory("a"), sshd_factory("b")]
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {s.name: s.host_entry(cpu=i)
+                      for i, s in enumerate(servers)})
+    cmd = [str(SEQORCH), "run", "--study", "sha3", "--hosts", "all",
+           "--variants", "c-fused", "--steps", "2000", "--samples", "2"]
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    r = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    rows = query(db, "SELECT host, digest, valid FROM samples")
+    assert {h for h, _, _ in rows} == {"a", "b"}
+    assert all(d == sha3_chain(2000) and v == 1 for _, d, v in rows)
+    assert query(db, "SELECT DISTINCT status FROM builds") == [("ok",)]
+    before = {s.name: tree(s.workdir) for s in servers}
+    for s in servers:
+        files = before[s.name]
+        # Uploaded over SFTP: renamed into place, no temporary left.
+        assert any(f.startswith("src/") for f in files)
+        assert not [f for f in files if ".tmp-" in f]
+    # A second run finds everything in place: nothing is written again.
+    r = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    for s in servers:
+        after = tree(s.workdir)
+        assert {f: v for f, v in after.items() if f.startswith("src/")} == \
+            {f: v for f, v in before[s.name].items() if f.startswith("src/")}
