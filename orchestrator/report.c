@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,9 @@
  */
 #define INVALID_LIST_MAX 10
 #define EVENT_LIST_MAX 20
+
+/* Every text line fits a terminal this wide. */
+#define REPORT_COLUMNS 100
 
 /* How a row's final digests compare with the rest of the run. */
 enum {
@@ -592,7 +596,7 @@ load_variants(sqlite3 *db, struct rrun *r, struct so_err *err)
 	static const char sql[] =
 	    "SELECT host, variant, build_id, status, reason FROM variants"
 	    " WHERE run_id = ?1 AND study = ?2 AND status <> 'ok'"
-	    " ORDER BY host, variant, build_id";
+	    " ORDER BY host, build_id, status, reason, variant";
 	sqlite3_stmt *st;
 	struct rvariant *v;
 	int rc, ret;
@@ -715,6 +719,91 @@ load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	return 0;
 }
 
+/* Characters in s: UTF-8 continuation bytes do not count. */
+static size_t
+width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Print one line of text.  Free text from hosts (agent errors, build
+ * logs) may hold newlines or run long: control characters become spaces
+ * and a line wider than REPORT_COLUMNS is cut to end in "...".  The
+ * database and the JSON keep the whole text.
+ */
+static void __attribute__((format(printf, 2, 3)))
+emit(FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+	char *line, *p;
+	size_t cols = 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	line = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(line, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	for (p = line; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	}
+	if (width(line) > REPORT_COLUMNS) {
+		/* At least 3 more characters follow where "..." goes. */
+		for (p = line; cols < REPORT_COLUMNS - 3 ||
+		    ((unsigned char)*p & 0xc0) == 0x80; p++)
+			cols += ((unsigned char)*p & 0xc0) != 0x80;
+		memcpy(p, "...", 4);
+	}
+	fprintf(out, "%s\n", line);
+	free(line);
+}
+
+/*
+ * Print prefix and text over as many lines as it takes, breaking at
+ * spaces, continuation lines indented under the text: the command line
+ * is worth showing whole.
+ */
+static void
+emit_wrapped(FILE *out, const char *prefix, const char *text)
+{
+	size_t indent = width(prefix), room = REPORT_COLUMNS - indent, cols;
+	const char *p = text, *q, *space;
+	int first = 1;
+
+	while (first || *p != '\0') {
+		space = NULL;
+		cols = 0;
+		for (q = p; *q != '\0' && cols < room; q++) {
+			if (*q == ' ')
+				space = q;
+			cols += ((unsigned char)*q & 0xc0) != 0x80;
+		}
+		while (((unsigned char)*q & 0xc0) == 0x80)
+			q++;
+		if (*q != '\0' && *q != ' ' && space != NULL)
+			q = space;
+		if (first)
+			emit(out, "%s%.*s", prefix, (int)(q - p), p);
+		else
+			emit(out, "%*s%.*s", (int)indent, "", (int)(q - p), p);
+		for (p = q; *p == ' '; p++)
+			;
+		first = 0;
+	}
+}
+
 /*
  * Text tables: cells are collected first so that each column is as wide
  * as its widest cell, counted in characters (the range has an en dash).
@@ -734,29 +823,38 @@ cell(struct table *t, char *owned)
 	t->cells[t->ncells++] = owned;
 }
 
-static size_t
-width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++) {
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	}
-	return n;
-}
-
 static void
-put_cell(FILE *out, const char *s, size_t w, char align, int last)
+table_row(const struct table *t, const size_t *w, const char *const *cells,
+    FILE *out)
 {
-	size_t pad = w - width(s);
+	size_t c, n = 1, len, pad;
+	char *line, *p;
 
-	if (align == 'r')
-		fprintf(out, "%*s%s", (int)pad, "", s);
-	else if (last)
-		fputs(s, out);
-	else
-		fprintf(out, "%s%*s", s, (int)pad, "");
+	for (c = 0; c < t->ncols; c++)
+		n += 2 + strlen(cells[c]) + w[c] - width(cells[c]);
+	p = line = xmalloc(n);
+	for (c = 0; c < t->ncols; c++) {
+		len = strlen(cells[c]);
+		pad = w[c] - width(cells[c]);
+		/* No trailing blanks after a left-aligned last column. */
+		if (c + 1 == t->ncols && t->align[c] == 'l')
+			pad = 0;
+		memset(p, ' ', 2);
+		p += 2;
+		if (t->align[c] == 'r') {
+			memset(p, ' ', pad);
+			p += pad;
+		}
+		memcpy(p, cells[c], len);
+		p += len;
+		if (t->align[c] == 'l') {
+			memset(p, ' ', pad);
+			p += pad;
+		}
+	}
+	*p = '\0';
+	emit(out, "%s", line);
+	free(line);
 }
 
 static void
@@ -772,20 +870,9 @@ table_print(struct table *t, FILE *out)
 		if (width(t->cells[i]) > w[c])
 			w[c] = width(t->cells[i]);
 	}
-	for (c = 0; c < t->ncols; c++) {
-		fputs("  ", out);
-		put_cell(out, t->heads[c], w[c], t->align[c],
-		    c + 1 == t->ncols);
-	}
-	fputc('\n', out);
-	for (i = 0; i < t->ncells; i++) {
-		c = i % t->ncols;
-		fputs("  ", out);
-		put_cell(out, t->cells[i], w[c], t->align[c],
-		    c + 1 == t->ncols);
-		if (c + 1 == t->ncols)
-			fputc('\n', out);
-	}
+	table_row(t, w, t->heads, out);
+	for (i = 0; i + t->ncols <= t->ncells; i += t->ncols)
+		table_row(t, w, (const char *const *)&t->cells[i], out);
 	for (i = 0; i < t->ncells; i++)
 		free(t->cells[i]);
 	free(t->cells);
@@ -839,32 +926,32 @@ text_header(const struct rrun *r, FILE *out)
 	const struct rdigest *d;
 	size_t i;
 
-	fprintf(out, "study %s, run %" PRId64 ": %s%s\n", r->study, r->id,
+	emit(out, "study %s, run %" PRId64 ": %s%s", r->study, r->id,
 	    r->status, r->exploratory ? " (exploratory)" : "");
-	fprintf(out, "  steps     %" PRId64 " per sample, %" PRId64
-	    " sample%s per variant\n", r->steps, r->samples,
+	emit(out, "  steps     %" PRId64 " per sample, %" PRId64
+	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");
-	fprintf(out, "  seed      %s\n", r->seed);
-	fprintf(out, "  started   %s\n", r->started_at);
-	fprintf(out, "  finished  %s\n", r->finished_at != NULL ?
+	emit(out, "  seed      %s", r->seed);
+	emit(out, "  started   %s", r->started_at);
+	emit(out, "  finished  %s", r->finished_at != NULL ?
 	    r->finished_at : "-");
-	fprintf(out, "  command   %s\n", r->command);
+	emit_wrapped(out, "  command   ", r->command);
 	if (r->ndigests == 0)
-		fprintf(out, "  digest    no valid samples\n");
+		emit(out, "  digest    no valid samples");
 	for (i = 0; i < r->ndigests; i++) {
 		d = &r->digests[i];
 		if (d->distinct == 1 && d->n == 1)
-			fprintf(out, "  digest    %.16s... in the one valid "
-			    "sample of %" PRId64 " steps\n", d->digest,
+			emit(out, "  digest    %.16s... in the one valid "
+			    "sample of %" PRId64 " steps", d->digest,
 			    d->steps);
 		else if (d->distinct == 1)
-			fprintf(out, "  digest    %.16s... in all %" PRId64
-			    " valid samples of %" PRId64 " steps\n", d->digest,
+			emit(out, "  digest    %.16s... in all %" PRId64
+			    " valid samples of %" PRId64 " steps", d->digest,
 			    d->n, d->steps);
 		else
-			fprintf(out, "  digest    MISMATCH: %" PRId64 " valid "
+			emit(out, "  digest    MISMATCH: %" PRId64 " valid "
 			    "samples of %" PRId64 " steps end in %" PRId64
-			    " different digests\n", d->n, d->steps,
+			    " different digests", d->n, d->steps,
 			    d->distinct);
 	}
 }
@@ -951,11 +1038,13 @@ text_rows(const struct rrun *r, FILE *out)
 	align[t.ncols] = '\0';
 
 	if (r->nrows == 0) {
-		fprintf(out, "\nno samples\n");
+		fputc('\n', out);
+		emit(out, "no samples");
 		return;
 	}
-	fprintf(out, "\nhashes/s over the n valid samples; inv: samples with "
-	    "valid = 0, in no rate\n");
+	fputc('\n', out);
+	emit(out, "hashes/s over the n valid samples; inv: samples with "
+	    "valid = 0, in no rate");
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		cell(&t, xstrdup(prev != NULL && strcmp(prev, w->variant) == 0 ?
@@ -996,7 +1085,8 @@ text_best(const struct rrun *r, FILE *out)
 	const struct rrow *w;
 	size_t i, j;
 
-	fprintf(out, "\nbest valid variant per host\n");
+	fputc('\n', out);
+	emit(out, "best valid variant per host");
 	for (i = 0; i < r->nranked; i++) {
 		h = r->ranked[i];
 		w = h->best;
@@ -1011,18 +1101,44 @@ text_best(const struct rrun *r, FILE *out)
 		table_print(&t, out);
 	for (i = 0; i < r->nhosts; i++) {
 		if (r->hosts[i].best == NULL)
-			fprintf(out, "  %s: no valid samples\n",
+			emit(out, "  %s: no valid samples",
 			    r->hosts[i].name);
 	}
 	if (r->nranked < 2)
 		return;
-	fprintf(out, "\nratios of best rates\n");
+	fputc('\n', out);
+	emit(out, "ratios of best rates");
 	for (i = 0; i < r->nranked; i++) {
 		for (j = i + 1; j < r->nranked; j++)
-			fprintf(out, "  %s / %s = %.2fx\n", r->ranked[i]->name,
+			emit(out, "  %s / %s = %.2fx", r->ranked[i]->name,
 			    r->ranked[j]->name, r->ranked[i]->best->median /
 			    r->ranked[j]->best->median);
 	}
+}
+
+/* Same host, build, status and reason: one warning line for all. */
+static int
+same_outcome(const struct rvariant *a, const struct rvariant *b)
+{
+	return strcmp(a->host, b->host) == 0 && a->build_id == b->build_id &&
+	    strcmp(a->status, b->status) == 0 &&
+	    (a->reason == NULL ? b->reason == NULL :
+	    b->reason != NULL && strcmp(a->reason, b->reason) == 0);
+}
+
+/* "variants a, b, c" for n >= 2 variants.  Caller frees. */
+static char *
+variant_list(const struct rvariant *v, size_t n)
+{
+	char *s = xasprintf("variants %s", v[0].variant), *t;
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		t = xasprintf("%s, %s", s, v[i].variant);
+		free(s);
+		s = t;
+	}
+	return s;
 }
 
 static void
@@ -1033,7 +1149,8 @@ text_warnings(const struct rrun *r, FILE *out)
 	const struct rbuild *b;
 	const struct rhost *h;
 	const struct revent *e;
-	size_t i, failed_builds = 0, host_notes = 0;
+	size_t i, j, failed_builds = 0, host_notes = 0;
+	char *names;
 
 	for (i = 0; i < r->nbuilds; i++)
 		failed_builds += strcmp(r->builds[i].status, "ok") != 0;
@@ -1043,58 +1160,68 @@ text_warnings(const struct rrun *r, FILE *out)
 		    r->hosts[i].pin_error != NULL;
 	if (r->ninvalid + r->nvariants + r->nevents + failed_builds +
 	    host_notes == 0) {
-		fprintf(out, "\nwarnings: none\n");
+		fputc('\n', out);
+		emit(out, "warnings: none");
 		return;
 	}
-	fprintf(out, "\nwarnings\n");
+	fputc('\n', out);
+	emit(out, "warnings");
 	if (r->ninvalid > 0)
-		fprintf(out, "  %zu invalid sample%s (valid = 0), left out of "
-		    "every rate\n", r->ninvalid, r->ninvalid == 1 ? "" : "s");
+		emit(out, "  %zu invalid sample%s (valid = 0), left out of "
+		    "every rate", r->ninvalid, r->ninvalid == 1 ? "" : "s");
 	for (i = 0; i < r->ninvalid && i < INVALID_LIST_MAX; i++) {
 		v = &r->invalid[i];
-		fprintf(out, "    %s %s (%s) sample %" PRId64 ": %s\n",
+		emit(out, "    %s %s (%s) sample %" PRId64 ": %s",
 		    v->host, v->variant, v->label, v->index,
 		    v->reason != NULL ? v->reason : "no reason recorded");
 	}
 	if (r->ninvalid > INVALID_LIST_MAX)
-		fprintf(out, "    ... and %zu more\n",
+		emit(out, "    ... and %zu more",
 		    r->ninvalid - INVALID_LIST_MAX);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
 		if (h->status != NULL && strcmp(h->status, "ok") != 0)
-			fprintf(out, "  host \"%s\" %s: %s\n", h->name,
+			emit(out, "  host \"%s\" %s: %s", h->name,
 			    h->status, h->error != NULL ? h->error :
 			    "no error recorded");
 		if (h->pin_error != NULL && h->has_pin_cpu)
-			fprintf(out, "  host \"%s\" not pinned to cpu %" PRId64
-			    ": %s\n", h->name, h->pin_cpu, h->pin_error);
+			emit(out, "  host \"%s\" not pinned to cpu %" PRId64
+			    ": %s", h->name, h->pin_cpu, h->pin_error);
 		else if (h->pin_error != NULL)
-			fprintf(out, "  host \"%s\" not pinned: %s\n", h->name,
+			emit(out, "  host \"%s\" not pinned: %s", h->name,
 			    h->pin_error);
 	}
 	for (i = 0; i < r->nbuilds; i++) {
 		b = &r->builds[i];
 		if (strcmp(b->status, "ok") != 0)
-			fprintf(out, "  build %" PRId64 " (%s) on \"%s\" %s\n",
+			emit(out, "  build %" PRId64 " (%s) on \"%s\" %s",
 			    b->id, b->compiler, b->host, b->status);
 	}
-	for (i = 0; i < r->nvariants; i++) {
+	for (i = 0; i < r->nvariants; i = j) {
 		x = &r->variants[i];
-		fprintf(out, "  variant \"%s\" on \"%s\" (%s) %s: %s\n",
-		    x->variant, x->host, x->label, x->status,
-		    x->reason != NULL ? x->reason : "no reason recorded");
+		for (j = i + 1; j < r->nvariants &&
+		    same_outcome(x, &r->variants[j]); j++)
+			;
+		if (j == i + 1)
+			names = xasprintf("variant \"%s\"", x->variant);
+		else
+			names = variant_list(&r->variants[i], j - i);
+		emit(out, "  %s on \"%s\" (%s) %s: %s", names, x->host,
+		    x->label, x->status, x->reason != NULL ? x->reason :
+		    "no reason recorded");
+		free(names);
 	}
 	for (i = 0; i < r->nevents && i < EVENT_LIST_MAX; i++) {
 		e = &r->events[i];
 		if (e->host != NULL)
-			fprintf(out, "  %s on \"%s\" at %s: %s\n", e->level,
+			emit(out, "  %s on \"%s\" at %s: %s", e->level,
 			    e->host, e->at, e->message);
 		else
-			fprintf(out, "  %s at %s: %s\n", e->level, e->at,
+			emit(out, "  %s at %s: %s", e->level, e->at,
 			    e->message);
 	}
 	if (r->nevents > EVENT_LIST_MAX)
-		fprintf(out, "  ... and %zu more events (table events)\n",
+		emit(out, "  ... and %zu more events (table events)",
 		    r->nevents - EVENT_LIST_MAX);
 }
 

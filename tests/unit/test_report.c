@@ -44,7 +44,10 @@ static const char history[] =
 	"  10000000, 3, 'seqorch run --study sha3 --hosts genoa', '" SEED "',"
 	"  NULL, 'genoa', 0, 'coord pid 7', '0.1.0'),"
 	" (2, 'sha3', '2026-09-10T10:00:00Z', '2026-09-10T10:06:00Z',"
-	"  'partial', 10000000, 3, 'seqorch run --study sha3 --hosts all',"
+	"  'partial', 10000000, 3, 'seqorch ''run'' ''--study'' ''sha3''"
+	" ''--hosts'' ''genoa,graviton5,m4'' ''--db''"
+	" ''/srv/bench/results/2026/results.db'' ''--config''"
+	" ''/srv/bench/hosts.toml''',"
 	"  '" SEED "', NULL, 'all', 0, 'coord pid 8', '0.1.0'),"
 	" (3, 'sha3', '2026-09-10T11:00:00Z', '2026-09-10T11:01:00Z', 'ok',"
 	"  1000000, 1, 'seqorch run --study sha3 --hosts genoa --steps 1000000"
@@ -81,16 +84,24 @@ static const char history[] =
 	" (5, 3, 'genoa', 'cc', 'cc (Debian 12.2.0-14) 12.2.0', '-O3', 'ok',"
 	"  '2026-09-10T11:00:00Z'),"
 	" (6, 4, 'genoa', 'cc', 'cc (Debian 12.2.0-14) 12.2.0', '-O3', 'ok',"
+	"  '2026-09-10T12:00:00Z'),"
+	" (7, 4, 'genoa', 'clang', NULL, '-O3', 'failed',"
 	"  '2026-09-10T12:00:00Z');"
 	"INSERT INTO variants (run_id, host, build_id, study, variant, status,"
 	" reason) VALUES"
 	" (2, 'genoa', 1, 'sha3', 'c-fused', 'ok', NULL),"
 	" (2, 'graviton5', 3, 'sha3', 'openssl-evp', 'failed',"
-	"  'self-test: sha3-256(\"abc\") mismatch');"
+	"  'self-test: sha3-256(\"abc\") mismatch'),"
+	" (4, 'genoa', 7, 'sha512', 'c-plain', 'unavailable', 'build failed'),"
+	" (4, 'genoa', 7, 'sha512', 'c-fast', 'unavailable', 'build failed');"
 	"INSERT INTO events (run_id, host, at, level, message) VALUES"
 	" (2, NULL, '2026-09-10T10:00:00Z', 'info', 'run started'),"
 	" (2, 'm4', '2026-09-10T10:00:01Z', 'error',"
-	"  'cannot connect to \"m4\": connection refused');";
+	"  'cannot connect to \"m4\": connection refused'),"
+	" (2, 'graviton5', '2026-09-10T10:00:02Z', 'warning',"
+	"  'clang build says: kernel.c:12:5: warning: unused variable'"
+	"  || char(10) || 'kernel.c:40:1: warning: this line is long enough"
+	" to run past the hundredth column of any terminal');";
 
 /* Samples of 10^7 steps, or of 10^6 for runs 3 and 4. */
 static void
@@ -370,7 +381,10 @@ test_header_and_warnings(void **state)
 	free(out);
 }
 
-/* Every line fits a 100-column terminal. */
+/*
+ * Every line fits a 100-column terminal: a long command wraps, free text
+ * with a newline and past the edge is flattened and cut.
+ */
 static void
 test_width(void **state)
 {
@@ -386,6 +400,29 @@ test_width(void **state)
 			cols += ((unsigned char)*p & 0xc0) != 0x80;
 		assert_in_range(cols, 0, 100);
 	}
+	assert_non_null(strstr(out, "  command   seqorch 'run' '--study' 'sha3' "
+	    "'--hosts' 'genoa,graviton5,m4' '--db'\n"
+	    "            '/srv/bench/results/2026/results.db' '--config' "
+	    "'/srv/bench/hosts.toml'\n"));
+	assert_non_null(strstr(out, "  warning on \"graviton5\" at "
+	    "2026-09-10T10:00:02Z: clang build says: kernel.c:12:5: warning: "
+	    "unuse...\n"));
+	assert_null(strstr(out, "\nkernel.c:40"));
+	free(out);
+}
+
+/* A failed build: one line for all the variants it left unavailable. */
+static void
+test_failed_build(void **state)
+{
+	char *out = render_ok(4, NULL, 0);
+
+	(void)state;
+	assert_non_null(strstr(out, "\nwarnings\n"
+	    "  build 7 (clang) on \"genoa\" failed\n"
+	    "  variants c-fast, c-plain on \"genoa\" (clang) unavailable: "
+	    "build failed\n"));
+	assert_line(out, "7", "clang", "failed");
 	free(out);
 }
 
@@ -529,7 +566,7 @@ test_json(void **state)
 	warn = at(run, "warnings");
 	assert_int_equal(cJSON_GetArraySize(at(warn, "invalid_samples")), 1);
 	assert_int_equal(cJSON_GetArraySize(at(warn, "variants")), 1);
-	assert_int_equal(cJSON_GetArraySize(at(warn, "events")), 1);
+	assert_int_equal(cJSON_GetArraySize(at(warn, "events")), 2);
 	assert_true(cJSON_IsNull(at(cJSON_GetArrayItem(at(run, "hosts"), 2),
 	    "pinned")));
 	cJSON_Delete(root);
@@ -783,6 +820,7 @@ main(void)
 		cmocka_unit_test(test_best_and_ratio),
 		cmocka_unit_test(test_header_and_warnings),
 		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_failed_build),
 		cmocka_unit_test(test_digest_mismatch),
 		cmocka_unit_test(test_exploratory),
 		cmocka_unit_test(test_errors),
