@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define AGENT_ERR_MAX 4096
 
@@ -248,17 +249,96 @@ on_stdout(void *arg, const char *buf, size_t len)
 	return line_feed(&s->lr, buf, len, on_line, s, &s->err);
 }
 
+/*
+ * The agent runs detached on the host (nohup, records appended to a file
+ * in the workdir), so a dropped connection loses nothing: the coordinator
+ * reconnects and streams the file again from the last complete line it
+ * stored.  These are the files of one agent run, in RUNDIR:
+ *   records   the agent's JSON lines        pid   the agent's pid
+ *   stderr    the agent's stderr            exit  its exit status, last
+ */
+#define RECONNECT_TRIES 5
+#define POLL_SECONDS "1"
+
+static char *
+launch_cmd(const char *qdir, const char *agent_cmd)
+{
+	char *inner = xasprintf("%s --out %s/records 2>%s/stderr & "
+	    "echo $! > %s/pid; wait $!; echo $? > %s/exit.tmp && "
+	    "mv %s/exit.tmp %s/exit", agent_cmd, qdir, qdir, qdir, qdir, qdir,
+	    qdir);
+	char *qinner = sh_quote(inner);
+	char *cmd = xasprintf("mkdir -p %s && : > %s/records && nohup sh -c "
+	    "%s </dev/null >/dev/null 2>&1 &", qdir, qdir, qinner);
+
+	free(qinner);
+	free(inner);
+	return cmd;
+}
+
+/*
+ * Stream RUNDIR/records from byte offset, polling until the exit file
+ * appears (checked before the size, so every byte written before the
+ * agent exited is sent), then exit with the agent's status.
+ */
+static char *
+stream_cmd(const char *qdir, uint64_t offset)
+{
+	return xasprintf("cd %s || exit 125; off=%llu; while :; do "
+	    "fin=0; [ -f exit ] && fin=1; size=$(wc -c < records); "
+	    "if [ \"$size\" -gt \"$off\" ]; then tail -c +$((off + 1)) records "
+	    "| head -c $((size - off)); off=$size; fi; "
+	    "if [ $fin = 1 ]; then cat stderr >&2; exit $(cat exit); fi; "
+	    "sleep " POLL_SECONDS "; done", qdir, (unsigned long long)offset);
+}
+
+/* Stop a detached agent (best effort: the host may be gone). */
+static void
+stop_agent(struct hostrun *hr, const char *qdir)
+{
+	char *cmd = xasprintf("kill $(cat %s/pid 2>/dev/null) 2>/dev/null; "
+	    "true", qdir);
+	struct so_err e;
+	int status;
+
+	if (hr->conn != NULL)
+		conn_exec(hr->conn, cmd, NULL, &status, &e);
+	free(cmd);
+}
+
+/* Reconnect after a dropped connection; 0 or the last error. */
+static int
+reconnect(struct hostrun *hr, struct so_err *err)
+{
+	int i, rc = SO_ESSH;
+
+	for (i = 0; i < RECONNECT_TRIES && !*hr->p->stop; i++) {
+		conn_close(hr->conn);
+		hr->conn = NULL;
+		progress_set(hr->index, "connection lost, reconnecting "
+		    "(%d/%d)", i + 1, RECONNECT_TRIES);
+		sleep((unsigned)i + 1);
+		if ((rc = conn_open(hr->host, 0, &hr->conn, err)) == 0) {
+			db_event(hr->db, hr->p->run_id, hr->host->name,
+			    "warning", "connection lost during measurement; "
+			    "reconnected and resumed streaming", err);
+			return 0;
+		}
+	}
+	return rc;
+}
+
 /* Run the agent of one build and stream its records into the db. */
 static void
 measure(struct hostrun *hr, struct build_result *b, const char *cc)
 {
 	const struct run_params *p = hr->p;
 	struct stream *s = xcalloc(1, sizeof *s);
-	char errbuf[AGENT_ERR_MAX] = "", cpu[16], bid[32];
+	char errbuf[AGENT_ERR_MAX] = "", cpu[16], token[64];
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
 	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study);
 	char *qv = p->variants ? sh_quote(p->variants) : NULL;
-	char *qseed = sh_quote(p->seed), *cmd;
+	char *qseed = sh_quote(p->seed), *agent_cmd, *cmd, *dir, *qdir;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	int status = 0, rc;
@@ -271,17 +351,41 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
 	else
 		snprintf(cpu, sizeof cpu, "none");
-	snprintf(bid, sizeof bid, "%lld", (long long)b->build_id);
-	cmd = xasprintf("%s --study %s --steps %llu --samples %llu --cpu %s "
-	    "--seed %s --build-id %s%s%s", qa, qs,
+	/* Unique per coordinator, even when several share a host. */
+	snprintf(token, sizeof token, "%lld-%lld-%ld-%08lx",
+	    (long long)p->run_id, (long long)b->build_id, (long)getpid(),
+	    (unsigned long)random());
+	dir = xasprintf("%s/runs/%s", hr->conn->workdir, token);
+	qdir = sh_quote(dir);
+	agent_cmd = xasprintf("%s --study %s --steps %llu --samples %llu "
+	    "--cpu %s --seed %s --build-id %lld%s%s", qa, qs,
 	    (unsigned long long)p->steps, (unsigned long long)p->samples, cpu,
-	    qseed, bid, qv ? " --variants " : "", qv ? qv : "");
+	    qseed, (long long)b->build_id, qv ? " --variants " : "",
+	    qv ? qv : "");
 	progress_set(hr->index, "%s: self-test", cc);
-	rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+	cmd = launch_cmd(qdir, agent_cmd);
+	rc = conn_exec(hr->conn, cmd, NULL, &status, &s->err);
+	free(cmd);
+	if (rc == 0 && status != 0)
+		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
+		    "\"%s\"", dir);
+	while (rc == 0) {
+		cmd = stream_cmd(qdir, s->lr.offset);
+		/* A re-read starts at the last complete line. */
+		s->lr.len = 0;
+		rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+		free(cmd);
+		if (rc != SO_ESSH || s->saw_done)
+			break;
+		if ((rc = reconnect(hr, &s->err)) != 0)
+			break;
+	}
 	if (rc == SO_EINTR) {
+		stop_agent(hr, qdir);
 		snprintf(hr->error, sizeof hr->error, "interrupted");
 		hr->failed = 1;
 	} else if (rc != 0) {
+		stop_agent(hr, qdir);
 		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc, s->err.msg);
 		host_fail(hr, msg);
 	} else if (status != 0 || !s->saw_done) {
@@ -300,7 +404,9 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	for (i = 0; i < s->nok; i++)
 		free(s->ok_variants[i]);
 	free(s->ok_variants);
-	free(cmd);
+	free(agent_cmd);
+	free(qdir);
+	free(dir);
 	free(qseed);
 	free(qv);
 	free(qs);

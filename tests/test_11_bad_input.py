@@ -83,6 +83,13 @@ case "$out" in
     mv "$out" "$out.real"
     cat > "$out" <<'WRAP'
 #!/bin/sh
+# The agent appends its records to --out FILE; filter them on the way.
+args=; skip=0; out=
+for a; do
+    if [ $skip = 1 ]; then out=$a; skip=0; continue; fi
+    if [ "$a" = --out ]; then skip=1; continue; fi
+    args="$args $a"
+done
 %s
 WRAP
     chmod +x "$out" ;;
@@ -91,17 +98,22 @@ esac
 
 MODES = {
     # valid records, then a line that is not JSON
-    "garbage": '"$0.real" "$@" | head -n 7; echo "this is not json"',
+    "garbage": '{ "$0.real" $args | head -n 7; echo "this is not json"; } '
+               '>> "$out"',
     # valid records, then the agent dies of SIGSEGV
-    "crash": '"$0.real" "$@" | head -n 7; kill -SEGV $$',
+    "crash": '"$0.real" $args | head -n 7 >> "$out"; kill -SEGV $$',
     # a digest that is not hex
-    "nonhex": '"$0.real" "$@" | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\'',
+    "nonhex": '"$0.real" $args | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\''
+              ' >> "$out"',
     # an unknown field
-    "unknown": '"$0.real" "$@" | sed \'s/"type":"sample",/"type":"sample","x":1,/\'',
+    "unknown": '"$0.real" $args | sed \'s/"type":"sample",/"type":"sample",'
+               '"x":1,/\' >> "$out"',
     # a wrong digest that is well formed
-    "wrong": '"$0.real" "$@" | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/"digest":"f/\'',
+    "wrong": '"$0.real" $args | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/'
+             '"digest":"f/\' >> "$out"',
     # a line far over the size limit
-    "huge": '"$0.real" "$@" | head -n 3; head -c 200000 /dev/zero | tr "\\\\0" a; echo',
+    "huge": '{ "$0.real" $args | head -n 3; head -c 200000 /dev/zero | '
+            'tr "\\\\0" a; echo; } >> "$out"',
 }
 
 
