@@ -4,18 +4,26 @@ avx512-fused and avx512-unrolled).
 
     python3 kernels/sha3/gen-avx512.py      (from the repository root)
 
-Layout: one Keccak lane per xmm register (low 64 bits; the high half is
-never read into the low half, so whatever it holds is harmless).  Lane
-x + 5y lives in %xmm<x+5y> at the start of every round; %xmm25-%xmm31 are
-scratch.  That is 32 registers exactly, which is why this is assembly:
-both compilers spill at this pressure (see docs/studies.md).
+Layout: lane pairs in xmm registers.  Rows 0-1 and 2-3 of each column
+share a register, P[x][0] = (a[x][0], a[x][1]) and P[x][1] = (a[x][2],
+a[x][3]); row 4 sits alone in S[x], in both halves.  15 registers hold the
+state, so there is no spilling and every chi, theta and rho instruction
+works on two lanes:
 
-Per round: parity 10 vpternlogq, theta rotations 5 vprolq, theta applied
-with 25 vpternlogq (a ^ c[x-1] ^ rol(c[x+1])), rho 24 vprolq written to
-the lane's pi destination, chi 25 vpternlogq (imm 0xd2 = a ^ (~b & c)),
-iota one vpxorq with an embedded broadcast of the round constant.  The
-moves (parity seed, chi copies, the one temporary of the pi cycle) are
-register renames that Zen 5 eliminates.
+    theta   vpxorq + vpshufd + vpternlogq per column (parity broadcast to
+            both halves), vprolq for rol(c, 1), one vpternlogq per
+            register for a ^= c[x-1] ^ rol(c[x+1], 1)          35 ops
+    rho     vprolvq with a per-register count vector          15 ops
+    pi      the new row X is the old row X spread over the five column
+            registers, so each new pair is one vpunpck[lh]qdq  14 ops
+    chi     vpternlogq 0xd2 (a ^ (~b & c)) per register       15 ops
+    iota    vpxorq with (rc, 0)                                 1 op
+
+80 ops a round against 90 with one lane per register (and that layout
+needs all 32 registers).  Rounds alternate between two register banks so
+pi writes fresh registers and nothing is moved back.  The few moves left
+(chi's copies) are eliminated at rename.  Why assembly, and measurements:
+docs/studies.md.
 """
 import os
 import sys
@@ -27,11 +35,6 @@ K16 = 0x8000000000000000    # last padding bit: lane 16 = (1, 3)
 
 def lane(x, y):
     return (x % 5) + 5 * (y % 5)
-
-
-def pi(i):
-    x, y = i % 5, i // 5
-    return lane(y, 2 * x + 3 * y)
 
 
 def xmm(r):
@@ -67,34 +70,65 @@ class Asm:
 
 
 XOR3, CHI = 0x96, 0xd2
-C = [25, 26, 27, 28, 29]       # column parities
-T = [30, 31]                   # scratch
+
+# Register banks: the state alternates between A and B every round, so
+# pi's regrouping writes fresh registers and no moves restore a layout.
+BANK_A = list(range(0, 15))
+BANK_B = list(range(15, 30))
+COPY = (30, 31)                  # chi's two copies per row group
 
 
-def parity(a, reg):
-    """c[x] into C[x]: seed with a move so both ternlogs are 3-input."""
+class State:
+    """P[x][k] (k = 0, 1) holds the pair (a[x][2k], a[x][2k+1]); S[x]
+    holds a[x][4] in both halves."""
+
+    def __init__(self, bank):
+        self.P = [[bank[3 * x], bank[3 * x + 1]] for x in range(5)]
+        self.S = [bank[3 * x + 2] for x in range(5)]
+
+
+def src_of(X, Y):
+    """Column of the lane that pi moves to (X, Y); its row is X."""
+    return (3 * (Y - 3 * X)) % 5
+
+
+def where(st, x, y):
+    """(register, half) holding lane (x, y)."""
+    if y == 4:
+        return st.S[x], 0
+    return st.P[x][y // 2], y % 2
+
+
+def cnt(x, k):
+    """Memory operand: rho counts of P[x][k] (k = 2: S[x])."""
+    return ".Lrho%d%d(%%rip)" % (x, k)
+
+
+def theta(a, st, scratch, regs_of):
+    """Column parities broadcast to both halves (xor, swap, ternlog with
+    the S lane), r[x] = rol(c[x+1]), then every register of column x
+    gets c[x-1] ^ r[x] in one ternlog."""
+    c, r, u = scratch[0:5], scratch[5:10], scratch[10:15]
     for x in range(5):
-        a.mov(C[x], reg[lane(x, 0)])
-        a.tern(XOR3, C[x], reg[lane(x, 1)], reg[lane(x, 2)])
-        a.tern(XOR3, C[x], reg[lane(x, 3)], reg[lane(x, 4)])
+        a.xor(c[x], st.P[x][0], st.P[x][1])
+        a.op("vpshufd $0x4e, %s, %s" % (xmm(c[x]), xmm(u[x])))
+        a.tern(XOR3, c[x], u[x], st.S[x])
+    for x in range(5):
+        a.rol(r[x], c[(x + 1) % 5], 1)
+    for x in range(5):
+        for reg in regs_of(x):
+            a.tern(XOR3, reg, c[(x - 1) % 5], r[x])
 
 
-def theta_apply(a, reg, lanes_of):
-    """a ^= c[x-1] ^ rol(c[x+1], 1) column by column; c[x] dies after its
-    second use, so two scratch registers hold the rotated parities."""
-    t = 0
-    for x in (0, 2, 4, 1, 3):
-        a.rol(T[t], C[(x + 1) % 5], 1)
-        for i in lanes_of(x):
-            a.tern(XOR3, reg[i], C[(x - 1) % 5], T[t])
-        t ^= 1
+def rho(a, st, which):
+    for x, k in which:
+        reg = st.S[x] if k == 2 else st.P[x][k]
+        a.op("vprolvq %s, %s, %s" % (cnt(x, k), xmm(reg), xmm(reg)))
 
 
-def chi_row(a, reg, y, iota, copies):
-    """Row y in place: out[x] = b[x] ^ (~b[x+1] & b[x+2]); b[0], b[1]
-    are copied first because out[3], out[4] still need them."""
-    b = [reg[lane(x, y)] for x in range(5)]
-    s0, s1 = copies
+def chi(a, b):
+    """Row group in place: out[x] = b[x] ^ (~b[x+1] & b[x+2])."""
+    s0, s1 = COPY
     a.mov(s0, b[0])
     a.mov(s1, b[1])
     a.tern(CHI, b[0], b[1], b[2])
@@ -102,103 +136,92 @@ def chi_row(a, reg, y, iota, copies):
     a.tern(CHI, b[2], b[3], b[4])
     a.tern(CHI, b[3], b[4], s0)
     a.tern(CHI, b[4], s0, s1)
-    if y == 0 and iota is not None:
-        a.xor(b[0], b[0], iota)
 
 
-def cycle():
-    q = [1]
-    while pi(q[-1]) != 1:
-        q.append(pi(q[-1]))
-    assert len(q) == 24
-    return q
+def unpck(a, half, lo_src, hi_src, dst):
+    """dst = (lo_src[half], hi_src[half])."""
+    op = "vpunpckhqdq" if half else "vpunpcklqdq"
+    a.op("%s %s, %s, %s" % (op, xmm(hi_src), xmm(lo_src), xmm(dst)))
 
 
-def rho_pi_home(a, src):
-    """b[pi(p)] = rol(a'[p]) written back to the home register of pi(p).
-    pi is one 24-cycle on lanes 1..24, walked backwards so each register
-    is read before it is overwritten; one scratch closes the cycle.
-    src[p] is the register holding a'[p] (home, or a parity register in
-    the specialised first round)."""
-    q = cycle()
-    a.rol(T[0], src[q[23]], RHO[q[23] % 5][q[23] // 5])
-    for k in range(22, -1, -1):
-        p = q[k]
-        a.rol(pi(p), src[p], RHO[p % 5][p // 5])
-    a.mov(q[0], T[0])
-    if src[0] != 0:
-        a.mov(0, src[0])
+def round_pairs(a, st, bank, iota):
+    """One full round from st into the other bank; returns the new
+    State.  The destination bank is theta's scratch until pi fills it."""
+    theta(a, st, bank, lambda x: (st.P[x][0], st.P[x][1], st.S[x]))
+    rho(a, st, [(x, k) for x in range(5) for k in range(3)])
+    new = State(bank)
+    # pi: the new row X is the old row X (one half of each column's
+    # register), so each new pair is one unpack of two old registers.
+    for X in range(5):
+        for k in range(2):
+            r1, h = where(st, src_of(X, 2 * k), X)
+            r2, _ = where(st, src_of(X, 2 * k + 1), X)
+            unpck(a, h, r1, r2, new.P[X][k])
+        r4, h = where(st, src_of(X, 4), X)
+        if X == 4:
+            a.mov(new.S[X], r4)         # already both halves
+        else:
+            unpck(a, h, r4, r4, new.S[X])
+    chi(a, [new.P[X][0] for X in range(5)])
+    chi(a, [new.P[X][1] for X in range(5)])
+    chi(a, new.S)
+    a.xor(new.P[0][0], new.P[0][0], iota)
+    return new
 
 
-HOME = list(range(25))
-
-
-def round_generic(a, iota):
-    parity(a, HOME)
-    theta_apply(a, HOME, lambda x: [lane(x, y) for y in range(5)])
-    rho_pi_home(a, HOME)
-    for y in range(5):
-        chi_row(a, HOME, y, iota if y == 0 else None, (C[0], C[1]))
-
-
-def round_first(a, iota):
-    """Round 0 of x = SHA3-256(x): lanes 0-3 hold x, lane 4 is 0x06,
-    lane 16 is 0x80 << 56, the other 19 are zero, so the parities are
-    c = (a0, a1 ^ K16, a2, a3, 6) and theta on a zero lane is d[x]
-    itself.  Folding those constants saves ~30 ops and the parity
-    latency; nothing is skipped: every lane of round 0 is computed."""
-    d = C
-    a.rol(d[0], 1, 1)                       # rol(a1 ^ K16, 1) ^ 6 = rol(a1) ^ 7
-    a.xor(d[0], d[0], ".Lk7(%rip){1to2}")
-    a.rol(d[1], 2, 1)                       # a0 ^ rol(a2)
-    a.xor(d[1], d[1], 0)
-    a.rol(d[2], 3, 1)                       # a1 ^ K16 ^ rol(a3)
-    a.tern(XOR3, d[2], 1, ".Lk16(%rip){1to2}")
-    a.xor(d[3], 2, ".Lk12(%rip){1to2}")      # a2 ^ rol(6, 1)
-    a.rol(d[4], 0, 1)                       # a3 ^ rol(a0)
-    a.xor(d[4], d[4], 3)
-    for i in range(4):
-        a.xor(i, i, d[i])
-    a.xor(4, d[4], ".Lk6(%rip){1to2}")
-    a.xor(16, d[1], ".Lk16(%rip){1to2}")
-    src = [i if i in (0, 1, 2, 3, 4, 16) else d[i % 5] for i in range(25)]
-    rho_pi_home(a, src)
-    for y in range(5):
-        chi_row(a, HOME, y, iota if y == 0 else None, (T[0], T[1]))
-
-
-def round_last(a, iota):
-    """Round 23 computes the lanes the digest is made of, out[0..3] of
-    row 0, which need b[0..4] of row 0 = rho of the diagonal lanes
-    (x, x).  The other 21 lanes of the last round are never read."""
-    parity(a, HOME)
-    diag = [lane(x, x) for x in range(5)]
+def round_last(a, st, out, iota):
+    """Round 23 for the digest only: out[0..3] of row 0 need b[0..4] of
+    row 0, the rho of the diagonal lanes (x, x); the other 21 lanes of
+    the last round are never read.  The digest lands in the low halves
+    of out[0..3] with zero high halves, ready for the next hash."""
+    scratch = [r for r in range(30) if r not in st.P[0] + st.P[1] +
+               st.P[2] + st.P[3] + st.P[4] + st.S]
+    diag = [where(st, x, x) for x in range(5)]
+    theta(a, st, scratch[:15], lambda x: (diag[x][0],))
+    rho(a, st, [(0, 0), (1, 0), (2, 1), (3, 1), (4, 2)])
+    t = scratch[0:5]                 # pairs (b0,b1) (b1,b2) ... (b4,b0)
     for x in range(5):
-        a.rol(T[0] if x % 2 == 0 else T[1], C[(x + 1) % 5], 1)
-        a.tern(XOR3, diag[x], C[(x - 1) % 5], T[0] if x % 2 == 0 else T[1])
-    f = [0, 5, 7, 8, 9]                     # b[x]: dead lane registers
-    for x in range(1, 5):
-        a.rol(f[x], diag[x], RHO[x][x])
-    a.mov(3, f[3])
-    a.tern(CHI, 3, f[4], 0)
-    a.mov(2, f[2])
-    a.tern(CHI, 2, f[3], f[4])
-    a.mov(1, f[1])
-    a.tern(CHI, 1, f[2], f[3])
-    a.tern(CHI, 0, f[1], f[2])
-    a.xor(0, 0, iota)
+        lo, hi = diag[x], diag[(x + 1) % 5]
+        imm = lo[1] | hi[1] << 1
+        a.op("vshufpd $%d, %s, %s, %s" % (imm, xmm(hi[0]), xmm(lo[0]),
+                                          xmm(t[x])))
+    a.tern(CHI, t[0], t[1], t[2])   # (out0, out1)
+    a.tern(CHI, t[2], t[3], t[4])   # (out2, out3)
+    a.xor(t[0], t[0], iota)
+    zero = COPY[1]
+    a.op("vpxord %s, %s, %s" % (xmm(zero), xmm(zero), xmm(zero)))
+    unpck(a, 1, t[0], zero, out[1])     # high halves first: out[0] is t[0]
+    unpck(a, 1, t[2], zero, out[3])
+    a.op("vmovq %s, %s" % (xmm(t[0]), xmm(out[0])))
+    a.op("vmovq %s, %s" % (xmm(t[2]), xmm(out[2])))
 
 
-def consts(a, fused):
+def pad32(a, st):
+    """The rest of a 32-byte message's padded state around the digest in
+    the low halves of P[0..3][0]: lane 4 = 0x06 in P[4][0], lane 16
+    (1, 3) = 0x80 << 56 in the high half of P[1][1], the rest zero."""
+    a.op("vmovdqa64 .Lpad4(%%rip), %s" % xmm(st.P[4][0]))
+    a.op("vmovdqa64 .Lpad16(%%rip), %s" % xmm(st.P[1][1]))
+    for reg in [st.P[x][1] for x in (0, 2, 3, 4)] + st.S:
+        a.op("vpxord %s, %s, %s" % (xmm(reg), xmm(reg), xmm(reg)))
+
+
+def consts(a):
     a.out.append("\t.section .rodata")
     a.out.append("\t.balign 64")
-    a.label(".Lrc")
+    a.label(".Lrc")                  # (rc, 0): iota touches lane (0, 0) only
     for r in RC:
-        a.op(".quad 0x%016x" % r)
-    if fused:
-        for name, v in ((".Lk6", 6), (".Lk7", 7), (".Lk12", 12), (".Lk16", K16)):
-            a.label(name)
-            a.op(".quad 0x%016x" % v)
+        a.op(".quad 0x%016x, 0" % r)
+    for x in range(5):
+        for k in range(2):
+            a.label(".Lrho%d%d" % (x, k))
+            a.op(".quad %d, %d" % (RHO[x][2 * k], RHO[x][2 * k + 1]))
+        a.label(".Lrho%d2" % x)
+        a.op(".quad %d, %d" % (RHO[x][4], RHO[x][4]))
+    a.label(".Lpad4")
+    a.op(".quad 0x06, 0")
+    a.label(".Lpad16")
+    a.op(".quad 0, 0x%016x" % K16)
     a.out.append("\t.text")
 
 
@@ -233,48 +256,65 @@ def endfunc(a, name):
 def permute(a, name):
     """void name(uint64_t s[25]): the full permutation through memory."""
     func(a, name)
-    for i in range(25):
-        a.op("vmovq %d(%%rdi), %s" % (8 * i, xmm(i)))
+    st = State(BANK_A)
+    for x in range(5):
+        for k in range(2):
+            reg = st.P[x][k]
+            a.op("vmovq %d(%%rdi), %s" % (8 * lane(x, 2 * k), xmm(reg)))
+            a.op("vpinsrq $1, %d(%%rdi), %s, %s" %
+                 (8 * lane(x, 2 * k + 1), xmm(reg), xmm(reg)))
+        a.op("vpbroadcastq %d(%%rdi), %s" % (8 * lane(x, 4), xmm(st.S[x])))
     a.op("leaq .Lrc(%rip), %rax")
-    a.op("leaq 192(%rax), %rdx")
+    a.op("leaq 384(%rax), %rdx")
     a.label(".Lround_" + name)
-    round_generic(a, "(%rax){1to2}")
-    a.op("addq $8, %rax")
+    mid = round_pairs(a, st, BANK_B, "(%rax)")
+    end = round_pairs(a, mid, BANK_A, "16(%rax)")
+    a.op("addq $32, %rax")
     a.op("cmpq %rdx, %rax")
     a.op("jne .Lround_" + name)
-    for i in range(25):
-        a.op("vmovq %s, %d(%%rdi)" % (xmm(i), 8 * i))
+    for x in range(5):
+        for k in range(2):
+            reg = end.P[x][k]
+            a.op("vmovq %s, %d(%%rdi)" % (xmm(reg), 8 * lane(x, 2 * k)))
+            a.op("vpextrq $1, %s, %d(%%rdi)" %
+                 (xmm(reg), 8 * lane(x, 2 * k + 1)))
+        a.op("vmovq %s, %d(%%rdi)" % (xmm(end.S[x]), 8 * lane(x, 4)))
     endfunc(a, name)
 
 
 def chain(a, name, unrolled):
     """void name(uint8_t x[32], uint64_t steps): x = SHA3-256(x) steps
-    times, x held in lanes 0-3 between hashes."""
+    times, x held in the low halves of P[0..3][0] between hashes."""
     func(a, name)
+    A, B = State(BANK_A), State(BANK_B)
+    digest = [A.P[x][0] for x in range(4)]
     a.op("testq %rsi, %rsi")
     a.op("jz .Ldone_" + name)
     for i in range(4):
-        a.op("vmovq %d(%%rdi), %s" % (8 * i, xmm(i)))
+        a.op("vmovq %d(%%rdi), %s" % (8 * i, xmm(digest[i])))
     a.op(".balign 32")
     a.label(".Lhash_" + name)
-    round_first(a, ".Lrc(%rip){1to2}")
+    pad32(a, A)
+    round_pairs(a, A, BANK_B, ".Lrc(%rip)")
     if unrolled:
-        for r in range(1, 23):
-            round_generic(a, ".Lrc+%d(%%rip){1to2}" % (8 * r))
+        for r in range(1, 23, 2):
+            round_pairs(a, B, BANK_A, ".Lrc+%d(%%rip)" % (16 * r))
+            round_pairs(a, A, BANK_B, ".Lrc+%d(%%rip)" % (16 * r + 16))
     else:
-        a.op("leaq .Lrc+8(%rip), %rax")
-        a.op("leaq .Lrc+184(%rip), %rdx")
+        a.op("leaq .Lrc+16(%rip), %rax")
+        a.op("leaq .Lrc+368(%rip), %rdx")
         a.op(".balign 32")
         a.label(".Lround_" + name)
-        round_generic(a, "(%rax){1to2}")
-        a.op("addq $8, %rax")
+        round_pairs(a, B, BANK_A, "(%rax)")
+        round_pairs(a, A, BANK_B, "16(%rax)")
+        a.op("addq $32, %rax")
         a.op("cmpq %rdx, %rax")
         a.op("jne .Lround_" + name)
-    round_last(a, ".Lrc+184(%rip){1to2}")
+    round_last(a, B, digest, ".Lrc+368(%rip)")
     a.op("decq %rsi")
     a.op("jnz .Lhash_" + name)
     for i in range(4):
-        a.op("vmovq %s, %d(%%rdi)" % (xmm(i), 8 * i))
+        a.op("vmovq %s, %d(%%rdi)" % (xmm(digest[i]), 8 * i))
     a.label(".Ldone_" + name)
     endfunc(a, name)
 
@@ -289,7 +329,7 @@ TAIL = '\t.section .note.GNU-stack,"",@progbits\n'
 
 def emit(path, what, fused, unrolled):
     a = Asm()
-    consts(a, fused)
+    consts(a)
     prefix = "sha3_" + os.path.basename(os.path.dirname(path)).replace("-", "_")
     permute(a, prefix + "_permute")
     if fused:
@@ -303,11 +343,11 @@ def emit(path, what, fused, unrolled):
 def main():
     root = os.path.dirname(os.path.abspath(__file__))
     emit(os.path.join(root, "avx512-wrapped", "kernel.S"),
-         "Keccak-f[1600] on 25 lanes in xmm0-24, 24-round loop.",
+         "Keccak-f[1600], lane pairs in xmm, a loop of two rounds.",
          False, False)
     emit(os.path.join(root, "avx512-fused", "kernel.S"),
-         "The whole chain: round 0 folded for the fixed padding, rounds "
-         "1-22 in a loop, round 23 only for the digest lanes.", True, False)
+         "The whole chain: digest in registers, rounds 1-22 in a loop of "
+         "two, round 23 only for the digest lanes.", True, False)
     emit(os.path.join(root, "avx512-unrolled", "kernel.S"),
          "As avx512-fused with rounds 1-22 expanded inline.", True, True)
     return 0

@@ -5,38 +5,64 @@
 	.section .rodata
 	.balign 64
 .Lrc:
-	.quad 0x0000000000000001
-	.quad 0x0000000000008082
-	.quad 0x800000000000808a
-	.quad 0x8000000080008000
-	.quad 0x000000000000808b
-	.quad 0x0000000080000001
-	.quad 0x8000000080008081
-	.quad 0x8000000000008009
-	.quad 0x000000000000008a
-	.quad 0x0000000000000088
-	.quad 0x0000000080008009
-	.quad 0x000000008000000a
-	.quad 0x000000008000808b
-	.quad 0x800000000000008b
-	.quad 0x8000000000008089
-	.quad 0x8000000000008003
-	.quad 0x8000000000008002
-	.quad 0x8000000000000080
-	.quad 0x000000000000800a
-	.quad 0x800000008000000a
-	.quad 0x8000000080008081
-	.quad 0x8000000000008080
-	.quad 0x0000000080000001
-	.quad 0x8000000080008008
-.Lk6:
-	.quad 0x0000000000000006
-.Lk7:
-	.quad 0x0000000000000007
-.Lk12:
-	.quad 0x000000000000000c
-.Lk16:
-	.quad 0x8000000000000000
+	.quad 0x0000000000000001, 0
+	.quad 0x0000000000008082, 0
+	.quad 0x800000000000808a, 0
+	.quad 0x8000000080008000, 0
+	.quad 0x000000000000808b, 0
+	.quad 0x0000000080000001, 0
+	.quad 0x8000000080008081, 0
+	.quad 0x8000000000008009, 0
+	.quad 0x000000000000008a, 0
+	.quad 0x0000000000000088, 0
+	.quad 0x0000000080008009, 0
+	.quad 0x000000008000000a, 0
+	.quad 0x000000008000808b, 0
+	.quad 0x800000000000008b, 0
+	.quad 0x8000000000008089, 0
+	.quad 0x8000000000008003, 0
+	.quad 0x8000000000008002, 0
+	.quad 0x8000000000000080, 0
+	.quad 0x000000000000800a, 0
+	.quad 0x800000008000000a, 0
+	.quad 0x8000000080008081, 0
+	.quad 0x8000000000008080, 0
+	.quad 0x0000000080000001, 0
+	.quad 0x8000000080008008, 0
+.Lrho00:
+	.quad 0, 36
+.Lrho01:
+	.quad 3, 41
+.Lrho02:
+	.quad 18, 18
+.Lrho10:
+	.quad 1, 44
+.Lrho11:
+	.quad 10, 45
+.Lrho12:
+	.quad 2, 2
+.Lrho20:
+	.quad 62, 6
+.Lrho21:
+	.quad 43, 15
+.Lrho22:
+	.quad 61, 61
+.Lrho30:
+	.quad 28, 55
+.Lrho31:
+	.quad 25, 21
+.Lrho32:
+	.quad 56, 56
+.Lrho40:
+	.quad 27, 20
+.Lrho41:
+	.quad 39, 8
+.Lrho42:
+	.quad 14, 14
+.Lpad4:
+	.quad 0x06, 0
+.Lpad16:
+	.quad 0, 0x8000000000000000
 	.text
 	.globl sha3_avx512_unrolled_permute
 	.hidden sha3_avx512_unrolled_permute
@@ -44,167 +70,235 @@
 	.balign 64
 sha3_avx512_unrolled_permute:
 	vmovq 0(%rdi), %xmm0
-	vmovq 8(%rdi), %xmm1
-	vmovq 16(%rdi), %xmm2
-	vmovq 24(%rdi), %xmm3
-	vmovq 32(%rdi), %xmm4
-	vmovq 40(%rdi), %xmm5
-	vmovq 48(%rdi), %xmm6
-	vmovq 56(%rdi), %xmm7
-	vmovq 64(%rdi), %xmm8
-	vmovq 72(%rdi), %xmm9
-	vmovq 80(%rdi), %xmm10
-	vmovq 88(%rdi), %xmm11
-	vmovq 96(%rdi), %xmm12
-	vmovq 104(%rdi), %xmm13
-	vmovq 112(%rdi), %xmm14
-	vmovq 120(%rdi), %xmm15
-	vmovq 128(%rdi), %xmm16
-	vmovq 136(%rdi), %xmm17
-	vmovq 144(%rdi), %xmm18
-	vmovq 152(%rdi), %xmm19
-	vmovq 160(%rdi), %xmm20
-	vmovq 168(%rdi), %xmm21
-	vmovq 176(%rdi), %xmm22
-	vmovq 184(%rdi), %xmm23
-	vmovq 192(%rdi), %xmm24
+	vpinsrq $1, 40(%rdi), %xmm0, %xmm0
+	vmovq 80(%rdi), %xmm1
+	vpinsrq $1, 120(%rdi), %xmm1, %xmm1
+	vpbroadcastq 160(%rdi), %xmm2
+	vmovq 8(%rdi), %xmm3
+	vpinsrq $1, 48(%rdi), %xmm3, %xmm3
+	vmovq 88(%rdi), %xmm4
+	vpinsrq $1, 128(%rdi), %xmm4, %xmm4
+	vpbroadcastq 168(%rdi), %xmm5
+	vmovq 16(%rdi), %xmm6
+	vpinsrq $1, 56(%rdi), %xmm6, %xmm6
+	vmovq 96(%rdi), %xmm7
+	vpinsrq $1, 136(%rdi), %xmm7, %xmm7
+	vpbroadcastq 176(%rdi), %xmm8
+	vmovq 24(%rdi), %xmm9
+	vpinsrq $1, 64(%rdi), %xmm9, %xmm9
+	vmovq 104(%rdi), %xmm10
+	vpinsrq $1, 144(%rdi), %xmm10, %xmm10
+	vpbroadcastq 184(%rdi), %xmm11
+	vmovq 32(%rdi), %xmm12
+	vpinsrq $1, 72(%rdi), %xmm12, %xmm12
+	vmovq 112(%rdi), %xmm13
+	vpinsrq $1, 152(%rdi), %xmm13, %xmm13
+	vpbroadcastq 192(%rdi), %xmm14
 	leaq .Lrc(%rip), %rax
-	leaq 192(%rax), %rdx
+	leaq 384(%rax), %rdx
 .Lround_sha3_avx512_unrolled_permute:
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq (%rax){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	addq $8, %rax
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq (%rax), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq 16(%rax), %xmm0, %xmm0
+	addq $32, %rax
 	cmpq %rdx, %rax
 	jne .Lround_sha3_avx512_unrolled_permute
 	vmovq %xmm0, 0(%rdi)
-	vmovq %xmm1, 8(%rdi)
-	vmovq %xmm2, 16(%rdi)
-	vmovq %xmm3, 24(%rdi)
-	vmovq %xmm4, 32(%rdi)
-	vmovq %xmm5, 40(%rdi)
-	vmovq %xmm6, 48(%rdi)
-	vmovq %xmm7, 56(%rdi)
-	vmovq %xmm8, 64(%rdi)
-	vmovq %xmm9, 72(%rdi)
-	vmovq %xmm10, 80(%rdi)
-	vmovq %xmm11, 88(%rdi)
-	vmovq %xmm12, 96(%rdi)
-	vmovq %xmm13, 104(%rdi)
-	vmovq %xmm14, 112(%rdi)
-	vmovq %xmm15, 120(%rdi)
-	vmovq %xmm16, 128(%rdi)
-	vmovq %xmm17, 136(%rdi)
-	vmovq %xmm18, 144(%rdi)
-	vmovq %xmm19, 152(%rdi)
-	vmovq %xmm20, 160(%rdi)
-	vmovq %xmm21, 168(%rdi)
-	vmovq %xmm22, 176(%rdi)
-	vmovq %xmm23, 184(%rdi)
-	vmovq %xmm24, 192(%rdi)
+	vpextrq $1, %xmm0, 40(%rdi)
+	vmovq %xmm1, 80(%rdi)
+	vpextrq $1, %xmm1, 120(%rdi)
+	vmovq %xmm2, 160(%rdi)
+	vmovq %xmm3, 8(%rdi)
+	vpextrq $1, %xmm3, 48(%rdi)
+	vmovq %xmm4, 88(%rdi)
+	vpextrq $1, %xmm4, 128(%rdi)
+	vmovq %xmm5, 168(%rdi)
+	vmovq %xmm6, 16(%rdi)
+	vpextrq $1, %xmm6, 56(%rdi)
+	vmovq %xmm7, 96(%rdi)
+	vpextrq $1, %xmm7, 136(%rdi)
+	vmovq %xmm8, 176(%rdi)
+	vmovq %xmm9, 24(%rdi)
+	vpextrq $1, %xmm9, 64(%rdi)
+	vmovq %xmm10, 104(%rdi)
+	vpextrq $1, %xmm10, 144(%rdi)
+	vmovq %xmm11, 184(%rdi)
+	vmovq %xmm12, 32(%rdi)
+	vpextrq $1, %xmm12, 72(%rdi)
+	vmovq %xmm13, 112(%rdi)
+	vpextrq $1, %xmm13, 152(%rdi)
+	vmovq %xmm14, 192(%rdi)
 	ret
 	.size sha3_avx512_unrolled_permute, .-sha3_avx512_unrolled_permute
 	.globl sha3_avx512_unrolled_chain
@@ -215,2462 +309,2072 @@ sha3_avx512_unrolled_chain:
 	testq %rsi, %rsi
 	jz .Ldone_sha3_avx512_unrolled_chain
 	vmovq 0(%rdi), %xmm0
-	vmovq 8(%rdi), %xmm1
-	vmovq 16(%rdi), %xmm2
-	vmovq 24(%rdi), %xmm3
+	vmovq 8(%rdi), %xmm3
+	vmovq 16(%rdi), %xmm6
+	vmovq 24(%rdi), %xmm9
 	.balign 32
 .Lhash_sha3_avx512_unrolled_chain:
-	vprolq $1, %xmm1, %xmm25
-	vpxorq .Lk7(%rip){1to2}, %xmm25, %xmm25
-	vprolq $1, %xmm2, %xmm26
-	vpxorq %xmm0, %xmm26, %xmm26
-	vprolq $1, %xmm3, %xmm27
-	vpternlogq $0x96, .Lk16(%rip){1to2}, %xmm1, %xmm27
-	vpxorq .Lk12(%rip){1to2}, %xmm2, %xmm28
-	vprolq $1, %xmm0, %xmm29
-	vpxorq %xmm3, %xmm29, %xmm29
-	vpxorq %xmm25, %xmm0, %xmm0
-	vpxorq %xmm26, %xmm1, %xmm1
-	vpxorq %xmm27, %xmm2, %xmm2
-	vpxorq %xmm28, %xmm3, %xmm3
-	vpxorq .Lk6(%rip){1to2}, %xmm29, %xmm4
-	vpxorq .Lk16(%rip){1to2}, %xmm26, %xmm16
-	vprolq $44, %xmm26, %xmm30
-	vprolq $20, %xmm29, %xmm6
-	vprolq $61, %xmm27, %xmm9
-	vprolq $39, %xmm29, %xmm22
-	vprolq $18, %xmm25, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm27, %xmm2
-	vprolq $25, %xmm28, %xmm12
-	vprolq $8, %xmm29, %xmm13
-	vprolq $56, %xmm28, %xmm19
-	vprolq $41, %xmm25, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm29, %xmm4
-	vprolq $2, %xmm26, %xmm24
-	vprolq $55, %xmm28, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm25, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm28, %xmm3
-	vprolq $15, %xmm27, %xmm18
-	vprolq $10, %xmm26, %xmm17
-	vprolq $6, %xmm27, %xmm11
-	vprolq $3, %xmm25, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm30
-	vmovdqa64 %xmm1, %xmm31
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm30, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm4
-	vpxorq .Lrc(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm30
-	vmovdqa64 %xmm6, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm9
-	vmovdqa64 %xmm10, %xmm30
-	vmovdqa64 %xmm11, %xmm31
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vmovdqa64 .Lpad4(%rip), %xmm12
+	vmovdqa64 .Lpad16(%rip), %xmm4
+	vpxord %xmm1, %xmm1, %xmm1
+	vpxord %xmm7, %xmm7, %xmm7
+	vpxord %xmm10, %xmm10, %xmm10
+	vpxord %xmm13, %xmm13, %xmm13
+	vpxord %xmm2, %xmm2, %xmm2
+	vpxord %xmm5, %xmm5, %xmm5
+	vpxord %xmm8, %xmm8, %xmm8
+	vpxord %xmm11, %xmm11, %xmm11
+	vpxord %xmm14, %xmm14, %xmm14
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
-	vmovdqa64 %xmm16, %xmm31
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm30, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm19
-	vmovdqa64 %xmm20, %xmm30
-	vmovdqa64 %xmm21, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+16(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+32(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+48(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+64(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+80(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+96(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+112(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+128(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+144(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+160(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+176(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+192(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+208(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+224(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+240(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+256(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+272(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+288(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+304(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+320(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq .Lrc+336(%rip), %xmm0, %xmm0
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq .Lrc+352(%rip), %xmm15, %xmm15
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vshufpd $2, %xmm18, %xmm15, %xmm0
+	vshufpd $1, %xmm22, %xmm18, %xmm1
+	vshufpd $2, %xmm25, %xmm22, %xmm2
+	vshufpd $1, %xmm29, %xmm25, %xmm3
+	vshufpd $0, %xmm15, %xmm29, %xmm4
 	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
 	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+8(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+16(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+24(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+32(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+40(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+48(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+56(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+64(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+72(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+80(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+88(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+96(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+104(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+112(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+120(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+128(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+136(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+144(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+152(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+160(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+168(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm5
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm10
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm15
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm20
-	vprolq $1, %xmm28, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm2
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm7
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm12
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm17
-	vpternlogq $0x96, %xmm31, %xmm26, %xmm22
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm4
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm9
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm14
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm19
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm1
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm11
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm16
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm21
-	vprolq $1, %xmm29, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm3
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm13
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm18
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm23
-	vprolq $44, %xmm6, %xmm30
-	vprolq $20, %xmm9, %xmm6
-	vprolq $61, %xmm22, %xmm9
-	vprolq $39, %xmm14, %xmm22
-	vprolq $18, %xmm20, %xmm14
-	vprolq $62, %xmm2, %xmm20
-	vprolq $43, %xmm12, %xmm2
-	vprolq $25, %xmm13, %xmm12
-	vprolq $8, %xmm19, %xmm13
-	vprolq $56, %xmm23, %xmm19
-	vprolq $41, %xmm15, %xmm23
-	vprolq $27, %xmm4, %xmm15
-	vprolq $14, %xmm24, %xmm4
-	vprolq $2, %xmm21, %xmm24
-	vprolq $55, %xmm8, %xmm21
-	vprolq $45, %xmm16, %xmm8
-	vprolq $36, %xmm5, %xmm16
-	vprolq $28, %xmm3, %xmm5
-	vprolq $21, %xmm18, %xmm3
-	vprolq $15, %xmm17, %xmm18
-	vprolq $10, %xmm11, %xmm17
-	vprolq $6, %xmm7, %xmm11
-	vprolq $3, %xmm10, %xmm7
-	vprolq $1, %xmm1, %xmm10
-	vmovdqa64 %xmm30, %xmm1
-	vmovdqa64 %xmm0, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0xd2, %xmm2, %xmm1, %xmm0
-	vpternlogq $0xd2, %xmm3, %xmm2, %xmm1
-	vpternlogq $0xd2, %xmm4, %xmm3, %xmm2
-	vpternlogq $0xd2, %xmm25, %xmm4, %xmm3
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm4
-	vpxorq .Lrc+176(%rip){1to2}, %xmm0, %xmm0
-	vmovdqa64 %xmm5, %xmm25
-	vmovdqa64 %xmm6, %xmm26
-	vpternlogq $0xd2, %xmm7, %xmm6, %xmm5
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm6
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm7
-	vpternlogq $0xd2, %xmm25, %xmm9, %xmm8
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm9
-	vmovdqa64 %xmm10, %xmm25
-	vmovdqa64 %xmm11, %xmm26
-	vpternlogq $0xd2, %xmm12, %xmm11, %xmm10
-	vpternlogq $0xd2, %xmm13, %xmm12, %xmm11
-	vpternlogq $0xd2, %xmm14, %xmm13, %xmm12
-	vpternlogq $0xd2, %xmm25, %xmm14, %xmm13
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm14
-	vmovdqa64 %xmm15, %xmm25
-	vmovdqa64 %xmm16, %xmm26
-	vpternlogq $0xd2, %xmm17, %xmm16, %xmm15
-	vpternlogq $0xd2, %xmm18, %xmm17, %xmm16
-	vpternlogq $0xd2, %xmm19, %xmm18, %xmm17
-	vpternlogq $0xd2, %xmm25, %xmm19, %xmm18
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm19
-	vmovdqa64 %xmm20, %xmm25
-	vmovdqa64 %xmm21, %xmm26
-	vpternlogq $0xd2, %xmm22, %xmm21, %xmm20
-	vpternlogq $0xd2, %xmm23, %xmm22, %xmm21
-	vpternlogq $0xd2, %xmm24, %xmm23, %xmm22
-	vpternlogq $0xd2, %xmm25, %xmm24, %xmm23
-	vpternlogq $0xd2, %xmm26, %xmm25, %xmm24
-	vmovdqa64 %xmm0, %xmm25
-	vpternlogq $0x96, %xmm10, %xmm5, %xmm25
-	vpternlogq $0x96, %xmm20, %xmm15, %xmm25
-	vmovdqa64 %xmm1, %xmm26
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm26
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm26
-	vmovdqa64 %xmm2, %xmm27
-	vpternlogq $0x96, %xmm12, %xmm7, %xmm27
-	vpternlogq $0x96, %xmm22, %xmm17, %xmm27
-	vmovdqa64 %xmm3, %xmm28
-	vpternlogq $0x96, %xmm13, %xmm8, %xmm28
-	vpternlogq $0x96, %xmm23, %xmm18, %xmm28
-	vmovdqa64 %xmm4, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm9, %xmm29
-	vpternlogq $0x96, %xmm24, %xmm19, %xmm29
-	vprolq $1, %xmm26, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm29, %xmm0
-	vprolq $1, %xmm27, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm25, %xmm6
-	vprolq $1, %xmm28, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm26, %xmm12
-	vprolq $1, %xmm29, %xmm31
-	vpternlogq $0x96, %xmm31, %xmm27, %xmm18
-	vprolq $1, %xmm25, %xmm30
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm24
-	vprolq $44, %xmm6, %xmm5
-	vprolq $43, %xmm12, %xmm7
-	vprolq $21, %xmm18, %xmm8
-	vprolq $14, %xmm24, %xmm9
-	vmovdqa64 %xmm8, %xmm3
-	vpternlogq $0xd2, %xmm0, %xmm9, %xmm3
-	vmovdqa64 %xmm7, %xmm2
-	vpternlogq $0xd2, %xmm9, %xmm8, %xmm2
-	vmovdqa64 %xmm5, %xmm1
-	vpternlogq $0xd2, %xmm8, %xmm7, %xmm1
-	vpternlogq $0xd2, %xmm7, %xmm5, %xmm0
-	vpxorq .Lrc+184(%rip){1to2}, %xmm0, %xmm0
+	vpxorq .Lrc+368(%rip), %xmm0, %xmm0
+	vpxord %xmm31, %xmm31, %xmm31
+	vpunpckhqdq %xmm31, %xmm0, %xmm3
+	vpunpckhqdq %xmm31, %xmm2, %xmm9
+	vmovq %xmm0, %xmm0
+	vmovq %xmm2, %xmm6
 	decq %rsi
 	jnz .Lhash_sha3_avx512_unrolled_chain
 	vmovq %xmm0, 0(%rdi)
-	vmovq %xmm1, 8(%rdi)
-	vmovq %xmm2, 16(%rdi)
-	vmovq %xmm3, 24(%rdi)
+	vmovq %xmm3, 8(%rdi)
+	vmovq %xmm6, 16(%rdi)
+	vmovq %xmm9, 24(%rdi)
 .Ldone_sha3_avx512_unrolled_chain:
 	ret
 	.size sha3_avx512_unrolled_chain, .-sha3_avx512_unrolled_chain
