@@ -27,7 +27,10 @@ report_exec(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 }
 	};
-	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "results.db" };
+	struct report_opts o = {
+		.format = REPORT_TEXT,
+		.db_path = "results.db",
+	};
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	struct stat sb;
