@@ -96,13 +96,14 @@ struct check_pool {
 
 /*
  * Copy the value of the first "key=value" line of probe output into val
- * (truncated to len - 1 bytes; "" when the key is missing).  Returns 1 when
- * the whole value fit, 0 otherwise.
+ * (truncated to len - 1 bytes; "" when the key is missing), with control
+ * characters shown as '?' so that a host cannot drive our terminal.
+ * Returns 1 when the whole value fit, 0 otherwise.
  */
 static int
 lookup(const char *out, const char *key, char *val, size_t len)
 {
-	size_t n = strlen(key), vlen;
+	size_t n = strlen(key), vlen, i;
 	const char *p, *end;
 
 	val[0] = '\0';
@@ -112,6 +113,9 @@ lookup(const char *out, const char *key, char *val, size_t len)
 			continue;
 		vlen = (size_t)(end - p - n - 1);
 		snprintf(val, len, "%.*s", (int)vlen, p + n + 1);
+		for (i = 0; val[i] != '\0'; i++)
+			if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
+				val[i] = '?';
 		return vlen < len;
 	}
 	return 0;

@@ -41,8 +41,14 @@
 #define STALL_MIN_MS	30000
 /* Closing a session may take this long before we drop the socket. */
 #define CLOSE_MS	2000
-/* SSH keepalives during exec, so a vanished host turns into an error. */
-#define KEEPALIVE_S	15
+/*
+ * During a command, a keepalive asking for a reply goes out every
+ * connect_timeout seconds (within these bounds), and a host silent for
+ * SILENT_KEEPALIVES intervals is taken for gone.
+ */
+#define KEEPALIVE_MIN_S	2
+#define KEEPALIVE_MAX_S	15
+#define SILENT_KEEPALIVES 4
 /* Unacknowledged data older than this breaks the TCP connection. */
 #define TCP_TIMEOUT_MS	60000
 /* Channels of abandoned commands waiting for the server to close them. */
@@ -58,6 +64,8 @@ struct ssh {
 	int recorded;			/* conn_open added it to known_hosts */
 	int dead;			/* the session cannot be used again */
 	int stall_ms;
+	int keepalive_s;
+	int64_t last_rx;		/* when the host last sent a byte */
 	unsigned tmpseq;		/* temporary names for put */
 	LIBSSH2_CHANNEL *parked[MAX_PARKED];	/* see free_channel() */
 	size_t nparked;
@@ -616,6 +624,26 @@ out:
 	return rc;
 }
 
+/*
+ * recv() for libssh2 that notes when the host last sent anything.  A
+ * keepalive reply counts, so a host that stays silent much longer than the
+ * keepalive interval is gone even when TCP cannot tell (a frozen sshd, a
+ * paused VM whose kernel still acknowledges).
+ */
+static ssize_t
+ssh_recv(libssh2_socket_t fd, void *buf, size_t len, int flags,
+    void **abstract)
+{
+	struct ssh *s = *abstract;
+	ssize_t n = recv(fd, buf, len, flags);
+
+	if (n > 0)
+		s->last_rx = now_ms();
+	if (n >= 0)
+		return n;
+	return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+}
+
 /* Session setup up to a verified host key. */
 static int
 handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
@@ -625,9 +653,17 @@ handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
 	char what[340];
 	int rc, w = 0;
 
-	if ((s->session = libssh2_session_init()) == NULL)
+	if ((s->session = libssh2_session_init_ex(NULL, NULL, NULL, s)) ==
+	    NULL)
 		return so_error(err, SO_ENOMEM, "host \"%s\": cannot create an "
 		    "ssh session", c->host->name);
+#if LIBSSH2_VERSION_NUM >= 0x010b01
+	libssh2_session_callback_set2(s->session, LIBSSH2_CALLBACK_RECV,
+	    (libssh2_cb_generic *)ssh_recv);
+#else
+	libssh2_session_callback_set(s->session, LIBSSH2_CALLBACK_RECV,
+	    (void *)ssh_recv);
+#endif
 	libssh2_session_set_blocking(s->session, 0);
 	if ((rc = load_known(c, &kh, err)) != 0)
 		return rc;
@@ -865,7 +901,10 @@ ssh_open(const struct host *h, int flags, struct conn **out,
 	    (rc = handshake(c, flags, deadline, err)) != 0 ||
 	    (rc = authenticate(c, deadline, err)) != 0)
 		goto fail;
-	libssh2_keepalive_config(s->session, 1, KEEPALIVE_S);
+	s->keepalive_s = h->connect_timeout < KEEPALIVE_MIN_S ?
+	    KEEPALIVE_MIN_S : h->connect_timeout > KEEPALIVE_MAX_S ?
+	    KEEPALIVE_MAX_S : h->connect_timeout;
+	libssh2_keepalive_config(s->session, 1, (unsigned)s->keepalive_s);
 	*out = c;
 	return 0;
 fail:
@@ -1026,6 +1065,9 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 		io->errbuf[0] = '\0';
 	if ((rc = check_alive(c, err)) != 0)
 		return rc;
+	/* Silence counts from now: nothing was asked of the host before. */
+	if (s->last_rx < now_ms())
+		s->last_rx = now_ms();
 	/* The contract is /bin/sh, whatever the user's login shell is. */
 	q = sh_quote(cmd);
 	line = xasprintf("exec /bin/sh -c %s", q);
@@ -1077,6 +1119,15 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 		}
 		if ((rc = libssh2_keepalive_send(s->session, &next)) != 0) {
 			rc = ssh_fail(c, rc, "running a command", err);
+			goto out;
+		}
+		if (now_ms() - s->last_rx > (int64_t)SILENT_KEEPALIVES *
+		    s->keepalive_s * 1000) {
+			s->dead = 1;
+			rc = so_error(err, SO_ESSH, "host \"%s\": connection "
+			    "to %s lost (running a command): no answer to "
+			    "keepalives for %d s", c->host->name, s->peer,
+			    SILENT_KEEPALIVES * s->keepalive_s);
 			goto out;
 		}
 		if (ssh_wait(s, deadline, SLICE_MS) != 0) {

@@ -4,9 +4,11 @@ deadlines, and shell quoting of everything taken from hosts.toml."""
 import os
 import platform
 import re
+import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -260,6 +262,43 @@ def test_unroutable_connect_times_out(tmp_path, sshd_factory):
                      r'[\d.:]+: timed out after 1 s', block(r.stdout, "full"))
     assert "missing   nothing" in block(r.stdout, "a")
     assert elapsed < 8, elapsed
+
+
+def test_frozen_host_is_given_up_mid_command(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    # The wrapper makes the compiler probe a long, silent command.
+    write_hosts_toml(tmp_path / "hosts.toml", {
+        "a": s.host_entry(connect_timeout=2, build_wrapper="sleep 30 &&")})
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    t = time.monotonic()
+    p = subprocess.Popen([str(SEQORCH), "hosts", "check"], cwd=tmp_path,
+                         env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    stopped = []
+    try:
+        deadline = time.monotonic() + 20
+        while not stopped and time.monotonic() < deadline:
+            procs = {pid: Path(f"/proc/{pid}/comm").read_text().strip()
+                     for pid in s.sessions()}
+            if "sleep" in procs.values():
+                # sshd stops answering, but the kernel still does TCP.
+                for pid, name in procs.items():
+                    if name == "sshd":
+                        os.kill(pid, signal.SIGSTOP)
+                        stopped.append(pid)
+            time.sleep(0.1)
+        out, err = p.communicate(timeout=60)
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+        if p.poll() is None:
+            p.kill()
+    elapsed = time.monotonic() - t
+    assert stopped
+    assert p.returncode == 1
+    assert re.search(r'host "a": connection to [\d.:]+ lost \(running a '
+                     r'command\): no answer to keepalives for 8 s', out), out
+    assert elapsed < 25, elapsed
 
 
 def test_password_only_server_is_refused(tmp_path, sshd_factory):
