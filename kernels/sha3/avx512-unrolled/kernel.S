@@ -118,50 +118,40 @@ sha3_avx512_unrolled_permute:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -169,6 +159,12 @@ sha3_avx512_unrolled_permute:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vpxorq (%rax), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
 	vmovdqa64 %xmm16, %xmm30
 	vmovdqa64 %xmm19, %xmm31
 	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
@@ -176,6 +172,11 @@ sha3_avx512_unrolled_permute:
 	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
 	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm17, %xmm30
 	vmovdqa64 %xmm20, %xmm31
 	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
@@ -183,7 +184,6 @@ sha3_avx512_unrolled_permute:
 	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
 	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
-	vpxorq (%rax), %xmm15, %xmm15
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -205,50 +205,40 @@ sha3_avx512_unrolled_permute:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -256,6 +246,12 @@ sha3_avx512_unrolled_permute:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vpxorq 16(%rax), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
 	vmovdqa64 %xmm1, %xmm30
 	vmovdqa64 %xmm4, %xmm31
 	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
@@ -263,6 +259,11 @@ sha3_avx512_unrolled_permute:
 	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
 	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm2, %xmm30
 	vmovdqa64 %xmm5, %xmm31
 	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
@@ -270,7 +271,6 @@ sha3_avx512_unrolled_permute:
 	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
 	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
-	vpxorq 16(%rax), %xmm0, %xmm0
 	addq $32, %rax
 	cmpq %rdx, %rax
 	jne .Lround_sha3_avx512_unrolled_permute
@@ -346,50 +346,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -397,21 +387,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -433,50 +433,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -484,21 +474,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+16(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -520,50 +520,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -571,21 +561,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+32(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -607,50 +607,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -658,21 +648,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+48(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -694,50 +694,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -745,21 +735,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+64(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -781,50 +781,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -832,21 +822,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+80(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -868,50 +868,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -919,21 +909,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+96(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -955,50 +955,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -1006,21 +996,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+112(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -1042,50 +1042,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -1093,21 +1083,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+128(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -1129,50 +1129,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -1180,21 +1170,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+144(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -1216,50 +1216,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -1267,21 +1257,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+160(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -1303,50 +1303,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -1354,21 +1344,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+176(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -1390,50 +1390,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -1441,21 +1431,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+192(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -1477,50 +1477,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -1528,21 +1518,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+208(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -1564,50 +1564,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -1615,21 +1605,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+224(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -1651,50 +1651,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -1702,21 +1692,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+240(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -1738,50 +1738,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -1789,21 +1779,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+256(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -1825,50 +1825,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -1876,21 +1866,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+272(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -1912,50 +1912,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -1963,21 +1953,31 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq .Lrc+288(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -1999,50 +1999,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -2050,180 +2040,12 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
-	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
 	vpxorq .Lrc+304(%rip), %xmm0, %xmm0
-	vpxorq %xmm1, %xmm0, %xmm15
-	vpshufd $0x4e, %xmm15, %xmm25
-	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
-	vpxorq %xmm4, %xmm3, %xmm16
-	vpshufd $0x4e, %xmm16, %xmm26
-	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
-	vpxorq %xmm7, %xmm6, %xmm17
-	vpshufd $0x4e, %xmm17, %xmm27
-	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
-	vpxorq %xmm10, %xmm9, %xmm18
-	vpshufd $0x4e, %xmm18, %xmm28
-	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
-	vpxorq %xmm13, %xmm12, %xmm19
-	vpshufd $0x4e, %xmm19, %xmm29
-	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
-	vprolq $1, %xmm16, %xmm20
-	vprolq $1, %xmm17, %xmm21
-	vprolq $1, %xmm18, %xmm22
-	vprolq $1, %xmm19, %xmm23
-	vprolq $1, %xmm15, %xmm24
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
-	vprolvq .Lrho00(%rip), %xmm0, %xmm0
-	vprolvq .Lrho01(%rip), %xmm1, %xmm1
-	vprolvq .Lrho02(%rip), %xmm2, %xmm2
-	vprolvq .Lrho10(%rip), %xmm3, %xmm3
-	vprolvq .Lrho11(%rip), %xmm4, %xmm4
-	vprolvq .Lrho12(%rip), %xmm5, %xmm5
-	vprolvq .Lrho20(%rip), %xmm6, %xmm6
-	vprolvq .Lrho21(%rip), %xmm7, %xmm7
-	vprolvq .Lrho22(%rip), %xmm8, %xmm8
-	vprolvq .Lrho30(%rip), %xmm9, %xmm9
-	vprolvq .Lrho31(%rip), %xmm10, %xmm10
-	vprolvq .Lrho32(%rip), %xmm11, %xmm11
-	vprolvq .Lrho40(%rip), %xmm12, %xmm12
-	vprolvq .Lrho41(%rip), %xmm13, %xmm13
-	vprolvq .Lrho42(%rip), %xmm14, %xmm14
-	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
-	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
-	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
-	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
-	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
-	vmovdqa64 %xmm15, %xmm30
-	vmovdqa64 %xmm18, %xmm31
-	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
-	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
-	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
-	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
-	vpxorq .Lrc+320(%rip), %xmm15, %xmm15
-	vpxorq %xmm16, %xmm15, %xmm0
-	vpshufd $0x4e, %xmm0, %xmm10
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
-	vpxorq %xmm19, %xmm18, %xmm1
-	vpshufd $0x4e, %xmm1, %xmm11
-	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
-	vpxorq %xmm22, %xmm21, %xmm2
-	vpshufd $0x4e, %xmm2, %xmm12
-	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
-	vpxorq %xmm25, %xmm24, %xmm3
-	vpshufd $0x4e, %xmm3, %xmm13
-	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
-	vpxorq %xmm28, %xmm27, %xmm4
-	vpshufd $0x4e, %xmm4, %xmm14
-	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
-	vprolq $1, %xmm1, %xmm5
-	vprolq $1, %xmm2, %xmm6
-	vprolq $1, %xmm3, %xmm7
-	vprolq $1, %xmm4, %xmm8
-	vprolq $1, %xmm0, %xmm9
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
-	vprolvq .Lrho00(%rip), %xmm15, %xmm15
-	vprolvq .Lrho01(%rip), %xmm16, %xmm16
-	vprolvq .Lrho02(%rip), %xmm17, %xmm17
-	vprolvq .Lrho10(%rip), %xmm18, %xmm18
-	vprolvq .Lrho11(%rip), %xmm19, %xmm19
-	vprolvq .Lrho12(%rip), %xmm20, %xmm20
-	vprolvq .Lrho20(%rip), %xmm21, %xmm21
-	vprolvq .Lrho21(%rip), %xmm22, %xmm22
-	vprolvq .Lrho22(%rip), %xmm23, %xmm23
-	vprolvq .Lrho30(%rip), %xmm24, %xmm24
-	vprolvq .Lrho31(%rip), %xmm25, %xmm25
-	vprolvq .Lrho32(%rip), %xmm26, %xmm26
-	vprolvq .Lrho40(%rip), %xmm27, %xmm27
-	vprolvq .Lrho41(%rip), %xmm28, %xmm28
-	vprolvq .Lrho42(%rip), %xmm29, %xmm29
-	vpunpcklqdq %xmm24, %xmm15, %xmm0
 	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
-	vpunpckhqdq %xmm27, %xmm18, %xmm3
 	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
-	vpunpcklqdq %xmm16, %xmm22, %xmm6
 	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
-	vpunpckhqdq %xmm19, %xmm25, %xmm9
 	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
-	vpunpcklqdq %xmm23, %xmm29, %xmm12
 	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
-	vmovdqa64 %xmm0, %xmm30
-	vmovdqa64 %xmm3, %xmm31
-	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
-	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
-	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
-	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
 	vmovdqa64 %xmm1, %xmm30
 	vmovdqa64 %xmm4, %xmm31
 	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
@@ -2231,6 +2053,11 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
 	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm2, %xmm30
 	vmovdqa64 %xmm5, %xmm31
 	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
@@ -2238,7 +2065,6 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
 	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
-	vpxorq .Lrc+336(%rip), %xmm0, %xmm0
 	vpxorq %xmm1, %xmm0, %xmm15
 	vpshufd $0x4e, %xmm15, %xmm25
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
@@ -2260,50 +2086,40 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -2311,6 +2127,12 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vpxorq .Lrc+320(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
 	vmovdqa64 %xmm16, %xmm30
 	vmovdqa64 %xmm19, %xmm31
 	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
@@ -2318,6 +2140,11 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
 	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm17, %xmm30
 	vmovdqa64 %xmm20, %xmm31
 	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
@@ -2325,7 +2152,6 @@ sha3_avx512_unrolled_chain:
 	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
 	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
-	vpxorq .Lrc+352(%rip), %xmm15, %xmm15
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -2347,14 +2173,188 @@ sha3_avx512_unrolled_chain:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
+	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
+	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
+	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
+	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
+	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
+	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
+	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
+	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
+	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
+	vprolvq .Lrho42(%rip), %xmm29, %xmm29
+	vpunpcklqdq %xmm24, %xmm15, %xmm0
+	vpunpckhqdq %xmm27, %xmm18, %xmm3
+	vpunpcklqdq %xmm16, %xmm22, %xmm6
+	vpunpckhqdq %xmm19, %xmm25, %xmm9
+	vpunpcklqdq %xmm23, %xmm29, %xmm12
+	vmovdqa64 %xmm0, %xmm30
+	vmovdqa64 %xmm3, %xmm31
+	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
+	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
+	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vpxorq .Lrc+336(%rip), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
+	vmovdqa64 %xmm1, %xmm30
+	vmovdqa64 %xmm4, %xmm31
+	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
+	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
+	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
+	vmovdqa64 %xmm2, %xmm30
+	vmovdqa64 %xmm5, %xmm31
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
+	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpshufd $0x4e, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpshufd $0x4e, %xmm16, %xmm26
+	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm17, %xmm27
+	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
+	vpxorq %xmm10, %xmm9, %xmm18
+	vpshufd $0x4e, %xmm18, %xmm28
+	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
+	vpxorq %xmm13, %xmm12, %xmm19
+	vpshufd $0x4e, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
+	vprolq $1, %xmm16, %xmm20
+	vprolq $1, %xmm17, %xmm21
+	vprolq $1, %xmm18, %xmm22
+	vprolq $1, %xmm19, %xmm23
+	vprolq $1, %xmm15, %xmm24
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
+	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
+	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
+	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
+	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
+	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
+	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
+	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
+	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
+	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
+	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
+	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
+	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
+	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
+	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
+	vprolvq .Lrho42(%rip), %xmm14, %xmm14
+	vpunpcklqdq %xmm9, %xmm0, %xmm15
+	vpunpckhqdq %xmm12, %xmm3, %xmm18
+	vpunpcklqdq %xmm1, %xmm7, %xmm21
+	vpunpckhqdq %xmm4, %xmm10, %xmm24
+	vpunpcklqdq %xmm8, %xmm14, %xmm27
+	vmovdqa64 %xmm15, %xmm30
+	vmovdqa64 %xmm18, %xmm31
+	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
+	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
+	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
+	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vpxorq .Lrc+352(%rip), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
+	vmovdqa64 %xmm16, %xmm30
+	vmovdqa64 %xmm19, %xmm31
+	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
+	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
+	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
+	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
+	vmovdqa64 %xmm17, %xmm30
+	vmovdqa64 %xmm20, %xmm31
+	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
+	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
+	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
+	vpxorq %xmm16, %xmm15, %xmm0
+	vpshufd $0x4e, %xmm0, %xmm10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
+	vpxorq %xmm19, %xmm18, %xmm1
+	vpshufd $0x4e, %xmm1, %xmm11
+	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
+	vpxorq %xmm22, %xmm21, %xmm2
+	vpshufd $0x4e, %xmm2, %xmm12
+	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
+	vpxorq %xmm25, %xmm24, %xmm3
+	vpshufd $0x4e, %xmm3, %xmm13
+	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
+	vpxorq %xmm28, %xmm27, %xmm4
+	vpshufd $0x4e, %xmm4, %xmm14
+	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
+	vprolq $1, %xmm1, %xmm5
+	vprolq $1, %xmm2, %xmm6
+	vprolq $1, %xmm3, %xmm7
+	vprolq $1, %xmm4, %xmm8
+	vprolq $1, %xmm0, %xmm9
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
+	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
+	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
+	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vshufpd $2, %xmm18, %xmm15, %xmm0
 	vshufpd $1, %xmm22, %xmm18, %xmm1

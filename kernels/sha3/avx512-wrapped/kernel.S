@@ -118,50 +118,40 @@ sha3_avx512_wrapped_permute:
 	vprolq $1, %xmm19, %xmm23
 	vprolq $1, %xmm15, %xmm24
 	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho00(%rip), %xmm0, %xmm0
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
 	vprolvq .Lrho01(%rip), %xmm1, %xmm1
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
 	vprolvq .Lrho02(%rip), %xmm2, %xmm2
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
 	vprolvq .Lrho10(%rip), %xmm3, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
 	vprolvq .Lrho11(%rip), %xmm4, %xmm4
+	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
 	vprolvq .Lrho12(%rip), %xmm5, %xmm5
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
 	vprolvq .Lrho20(%rip), %xmm6, %xmm6
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
 	vprolvq .Lrho21(%rip), %xmm7, %xmm7
+	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
 	vprolvq .Lrho22(%rip), %xmm8, %xmm8
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
 	vprolvq .Lrho30(%rip), %xmm9, %xmm9
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
 	vprolvq .Lrho31(%rip), %xmm10, %xmm10
+	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
 	vprolvq .Lrho32(%rip), %xmm11, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
 	vprolvq .Lrho40(%rip), %xmm12, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
 	vprolvq .Lrho41(%rip), %xmm13, %xmm13
+	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
 	vprolvq .Lrho42(%rip), %xmm14, %xmm14
 	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
 	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
 	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
 	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
 	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm15, %xmm30
 	vmovdqa64 %xmm18, %xmm31
 	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
@@ -169,6 +159,12 @@ sha3_avx512_wrapped_permute:
 	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
 	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
+	vpxorq (%rax), %xmm15, %xmm15
+	vpunpcklqdq %xmm12, %xmm3, %xmm16
+	vpunpckhqdq %xmm0, %xmm6, %xmm19
+	vpunpcklqdq %xmm4, %xmm10, %xmm22
+	vpunpckhqdq %xmm7, %xmm13, %xmm25
+	vpunpcklqdq %xmm11, %xmm2, %xmm28
 	vmovdqa64 %xmm16, %xmm30
 	vmovdqa64 %xmm19, %xmm31
 	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
@@ -176,6 +172,11 @@ sha3_avx512_wrapped_permute:
 	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
 	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
+	vpunpcklqdq %xmm6, %xmm6, %xmm17
+	vpunpckhqdq %xmm9, %xmm9, %xmm20
+	vpunpcklqdq %xmm13, %xmm13, %xmm23
+	vpunpckhqdq %xmm1, %xmm1, %xmm26
+	vmovdqa64 %xmm5, %xmm29
 	vmovdqa64 %xmm17, %xmm30
 	vmovdqa64 %xmm20, %xmm31
 	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
@@ -183,7 +184,6 @@ sha3_avx512_wrapped_permute:
 	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
 	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
-	vpxorq (%rax), %xmm15, %xmm15
 	vpxorq %xmm16, %xmm15, %xmm0
 	vpshufd $0x4e, %xmm0, %xmm10
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
@@ -205,50 +205,40 @@ sha3_avx512_wrapped_permute:
 	vprolq $1, %xmm4, %xmm8
 	vprolq $1, %xmm0, %xmm9
 	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
 	vprolvq .Lrho01(%rip), %xmm16, %xmm16
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
 	vprolvq .Lrho02(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
 	vprolvq .Lrho10(%rip), %xmm18, %xmm18
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
 	vprolvq .Lrho11(%rip), %xmm19, %xmm19
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
 	vprolvq .Lrho20(%rip), %xmm21, %xmm21
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
 	vprolvq .Lrho21(%rip), %xmm22, %xmm22
+	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
 	vprolvq .Lrho22(%rip), %xmm23, %xmm23
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
 	vprolvq .Lrho30(%rip), %xmm24, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
 	vprolvq .Lrho31(%rip), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
 	vprolvq .Lrho32(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
 	vprolvq .Lrho40(%rip), %xmm27, %xmm27
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
 	vprolvq .Lrho41(%rip), %xmm28, %xmm28
+	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
 	vprolvq .Lrho42(%rip), %xmm29, %xmm29
 	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
 	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
 	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
 	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
 	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm0, %xmm30
 	vmovdqa64 %xmm3, %xmm31
 	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
@@ -256,6 +246,12 @@ sha3_avx512_wrapped_permute:
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
 	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
+	vpxorq 16(%rax), %xmm0, %xmm0
+	vpunpcklqdq %xmm27, %xmm18, %xmm1
+	vpunpckhqdq %xmm15, %xmm21, %xmm4
+	vpunpcklqdq %xmm19, %xmm25, %xmm7
+	vpunpckhqdq %xmm22, %xmm28, %xmm10
+	vpunpcklqdq %xmm26, %xmm17, %xmm13
 	vmovdqa64 %xmm1, %xmm30
 	vmovdqa64 %xmm4, %xmm31
 	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
@@ -263,6 +259,11 @@ sha3_avx512_wrapped_permute:
 	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
 	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
+	vpunpcklqdq %xmm21, %xmm21, %xmm2
+	vpunpckhqdq %xmm24, %xmm24, %xmm5
+	vpunpcklqdq %xmm28, %xmm28, %xmm8
+	vpunpckhqdq %xmm16, %xmm16, %xmm11
+	vmovdqa64 %xmm20, %xmm14
 	vmovdqa64 %xmm2, %xmm30
 	vmovdqa64 %xmm5, %xmm31
 	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
@@ -270,7 +271,6 @@ sha3_avx512_wrapped_permute:
 	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
 	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
-	vpxorq 16(%rax), %xmm0, %xmm0
 	addq $32, %rax
 	cmpq %rdx, %rax
 	jne .Lround_sha3_avx512_wrapped_permute
