@@ -292,12 +292,16 @@ stream_cmd(const char *qdir, uint64_t offset)
 	    "sleep " POLL_SECONDS "; done", qdir, (unsigned long long)offset);
 }
 
-/* Stop a detached agent (best effort: the host may be gone). */
+/*
+ * Stop a detached agent and wait up to 5 s for its exit file (best effort:
+ * the host may be gone).
+ */
 static void
 stop_agent(struct hostrun *hr, const char *qdir)
 {
-	char *cmd = xasprintf("kill $(cat %s/pid 2>/dev/null) 2>/dev/null; "
-	    "true", qdir);
+	char *cmd = xasprintf("cd %s && kill $(cat pid) 2>/dev/null; i=0; "
+	    "while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
+	    "i=$((i + 1)); done; true", qdir);
 	struct so_err e;
 	int status;
 

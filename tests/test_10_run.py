@@ -99,9 +99,13 @@ def test_interrupt_keeps_samples(scratch):
     assert 2 <= n < 50
     (hstatus,), = query(db, "SELECT status FROM run_hosts")
     assert hstatus == "interrupted"
-    # No agent is left running.
-    ps = subprocess.run(["pgrep", "-f", "seqorch-agent --study sha3 "
-                         "--steps 300000"], capture_output=True)
+    # No agent is left running (allow a moment for the exit to finish).
+    for _ in range(50):
+        ps = subprocess.run(["pgrep", "-f", "seqorch-agent --study sha3 "
+                             "--steps 300000"], capture_output=True)
+        if ps.returncode == 1:
+            break
+        time.sleep(0.1)
     assert ps.returncode == 1
 
 
