@@ -12,6 +12,7 @@
 #include "ssh.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -475,7 +476,9 @@ record_key(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *key,
 	const struct host *h = c->host;
 	struct libssh2_knownhost *entry = NULL;
 	static const char comment[] = "added by seqorch hosts trust";
-	char *name = known_name(h), line[16384], last = '\n', buf[128];
+	char *name = known_name(h), *dir = NULL, line[16384], last = '\n';
+	char buf[128];
+	const char *slash;
 	size_t len = 0;
 	ssize_t n;
 	int fd = -1, rc = 0;
@@ -489,8 +492,20 @@ record_key(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *key,
 		    "a known_hosts line for %s", h->name, name);
 		goto out;
 	}
-	if ((fd = open(h->known_hosts, O_RDWR | O_APPEND | O_CREAT |
-	    O_CLOEXEC, 0600)) == -1) {
+	fd = open(h->known_hosts, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600);
+	/* Like ssh, make a missing ~/.ssh (one level, private) on first use. */
+	if (fd == -1 && errno == ENOENT && (slash = strrchr(h->known_hosts,
+	    '/')) != NULL && slash != h->known_hosts) {
+		dir = xasprintf("%.*s", (int)(slash - h->known_hosts),
+		    h->known_hosts);
+		if (mkdir(dir, 0700) == 0)
+			fd = open(h->known_hosts, O_RDWR | O_APPEND | O_CREAT |
+			    O_CLOEXEC, 0600);
+		else
+			errno = ENOENT;
+	}
+	if (fd == -1) {
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot open "
 		    "known_hosts \"%s\": %s", h->name, h->known_hosts,
 		    errtext(errno, buf, sizeof buf));
@@ -511,6 +526,7 @@ record_key(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *key,
 out:
 	if (fd != -1)
 		close(fd);
+	free(dir);
 	free(name);
 	return rc;
 }

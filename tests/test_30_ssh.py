@@ -123,6 +123,21 @@ def test_trust_records_the_key_then_check_succeeds(tmp_path, sshd_factory):
     assert s.known_hosts.read_text() == line
 
 
+def test_trust_creates_a_missing_ssh_directory(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    known = tmp_path / "home" / ".ssh" / "known_hosts"
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"genoa": s.host_entry(known_hosts=str(known))})
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 1
+    assert "no such file or directory" in r.stderr
+    (tmp_path / "home").mkdir()
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stderr
+    assert os.stat(known.parent).st_mode & 0o777 == 0o700
+    assert known.read_text().startswith(s.known_name + " ssh-ed25519 ")
+
+
 def test_trust_keeps_existing_lines(tmp_path, sshd_factory):
     s = sshd_factory("genoa")
     other = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample"
