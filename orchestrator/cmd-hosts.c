@@ -179,7 +179,7 @@ out:
 	return rc;
 }
 
-/* Append ", what" (or "what" first) to the list of missing things. */
+/* Append one formatted item to the "; "-separated list of missing things. */
 static void
 add_missing(char *list, size_t len, const char *fmt, const char *arg)
 {
