@@ -48,6 +48,12 @@ VARIANTS = {
 }
 
 
+@pytest.fixture(scope="session", autouse=True)
+def built():
+    """These tests build their own harness from kernels/ and do not need
+    seqorch or seqorch-agent: overrides conftest's `make all`."""
+
+
 def need(tool, package):
     path = shutil.which(tool)
     if path is None:
