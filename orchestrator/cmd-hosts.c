@@ -202,6 +202,7 @@ check_host(const struct host *h, FILE *f)
 	struct conn *c = NULL;
 	struct cc_facts cf;
 	char *qwd = NULL, *cmd = NULL, *out = NULL, *qscratch = NULL;
+	char *path = NULL;
 	char v[FACT_LEN], distro[FACT_LEN], cores[32], scratch[PATH_LEN];
 	char missing[2048] = "";
 	const char *fp, *type;
@@ -289,6 +290,14 @@ check_host(const struct host *h, FILE *f)
 			add_missing(missing, sizeof missing, "cJSON headers "
 			    "for \"%s\" (libcjson-dev)", h->cc[i]);
 	}
+	/* Deploying uploads files (over SFTP for ssh hosts): try one. */
+	path = xasprintf("%s/upload", scratch);
+	if (conn_put(c, path, "ok\n", 3, 0600, &err) == 0)
+		fprintf(f, "  upload    ok\n");
+	else {
+		fprintf(f, "  upload    %s\n", err.msg);
+		add_missing(missing, sizeof missing, "%s", "file upload");
+	}
 	fprintf(f, "  missing   %s\n", *missing ? missing : "nothing");
 	rc = *missing ? -1 : 0;
 out:
@@ -297,6 +306,7 @@ out:
 		cmd = xasprintf("rm -rf -- %s", qscratch);
 		conn_exec(c, cmd, NULL, &status, &err);
 	}
+	free(path);
 	free(qscratch);
 	free(out);
 	free(cmd);

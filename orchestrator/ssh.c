@@ -39,7 +39,7 @@
 /* Poll slice: how often a waiting exec looks at io->stop. */
 #define SLICE_MS	200
 /* A session that moves no byte for this long (or connect_timeout) is dead. */
-#define STALL_MIN_MS	30000
+#define STALL_MIN_MS	10000
 /* Closing a session may take this long before we drop the socket. */
 #define CLOSE_MS	2000
 /*
@@ -223,9 +223,9 @@ ssh_fail(struct conn *c, int rc, const char *what, struct so_err *err)
 	if (session_lost(rc))
 		s->dead = 1;
 	if (rc == LIBSSH2_ERROR_EAGAIN)
-		return so_error(err, SO_ESSH, "host \"%s\": %s: no response "
-		    "from %s for %d s", c->host->name, what, s->peer,
-		    s->stall_ms / 1000);
+		return so_error(err, SO_ESSH, "host \"%s\": connection to %s "
+		    "lost (%s): no response for %d s", c->host->name, s->peer,
+		    what, s->stall_ms / 1000);
 	/* libssh2 says "transport read" for a connection the host closed. */
 	if (rc == LIBSSH2_ERROR_SOCKET_RECV ||
 	    rc == LIBSSH2_ERROR_SOCKET_DISCONNECT)
@@ -1071,6 +1071,7 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	struct ssh *s = c->impl;
 	LIBSSH2_CHANNEL *ch = NULL;
 	int64_t deadline = io->timeout_ms > 0 ? now_ms() + io->timeout_ms : 0;
+	int64_t step;
 	char buf[32768], *q = NULL, *line = NULL, *sig = NULL;
 	size_t errused = 0;
 	ssize_t n, m;
@@ -1087,23 +1088,25 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	/* The contract is /bin/sh, whatever the user's login shell is. */
 	q = sh_quote(cmd);
 	line = xasprintf("exec /bin/sh -c %s", q);
+	step = step_deadline(s, deadline);
 	do {
 		ch = libssh2_channel_open_session(s->session);
 		rc = ch != NULL ? 0 : libssh2_session_last_errno(s->session);
-	} while (ssh_again(s, rc, step_deadline(s, deadline), &w));
+	} while (ssh_again(s, rc, step, &w));
 	if (ch == NULL) {
 		rc = rc == LIBSSH2_ERROR_EAGAIN ? step_timeout(c, io, deadline,
 		    cmd, err) : ssh_fail(c, rc, "opening a channel", err);
 		goto out;
 	}
+	step = step_deadline(s, deadline);
 	do
 		rc = libssh2_channel_exec(ch, line);
-	while (ssh_again(s, rc, step_deadline(s, deadline), &w));
+	while (ssh_again(s, rc, step, &w));
 	/* The command gets an empty stdin, as with ssh -n. */
 	if (rc == 0)
 		do
 			rc = libssh2_channel_send_eof(ch);
-		while (ssh_again(s, rc, step_deadline(s, deadline), &w));
+		while (ssh_again(s, rc, step, &w));
 	if (rc != 0) {
 		rc = rc == LIBSSH2_ERROR_EAGAIN ? step_timeout(c, io, deadline,
 		    cmd, err) : ssh_fail(c, rc, "starting a command", err);
@@ -1151,13 +1154,14 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 			goto out;
 		}
 	}
+	step = step_deadline(s, deadline);
 	do
 		rc = libssh2_channel_close(ch);
-	while (ssh_again(s, rc, step_deadline(s, deadline), &w));
+	while (ssh_again(s, rc, step, &w));
 	if (rc == 0)
 		do
 			rc = libssh2_channel_wait_closed(ch);
-		while (ssh_again(s, rc, step_deadline(s, deadline), &w));
+		while (ssh_again(s, rc, step, &w));
 	if (rc != 0) {
 		rc = rc == LIBSSH2_ERROR_EAGAIN ? step_timeout(c, io, deadline,
 		    cmd, err) : ssh_fail(c, rc, "finishing a command", err);
@@ -1292,7 +1296,7 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 	struct ssh *s = c->impl;
 	LIBSSH2_SFTP_HANDLE *fh = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
-	char *tmp = NULL;
+	char *tmp = NULL, buf[256];
 	int64_t deadline = now_ms() + s->stall_ms;
 	size_t off = 0;
 	ssize_t n;
@@ -1307,9 +1311,14 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 		if (!ssh_again(s, rc, deadline, &w))
 			break;
 	}
+	if (s->sftp == NULL && session_lost(rc)) {
+		rc = ssh_fail(c, rc, "starting sftp", err);
+		goto out;
+	}
 	if (s->sftp == NULL) {
-		rc = ssh_fail(c, rc, "starting sftp (is the sftp subsystem "
-		    "enabled in sshd_config?)", err);
+		rc = so_error(err, SO_ESSH, "host \"%s\": cannot start sftp: "
+		    "%s (uploads need a \"Subsystem sftp\" line in the host's "
+		    "sshd_config)", c->host->name, sshtext(s, buf, sizeof buf));
 		goto out;
 	}
 	tmp = xasprintf("%s.tmp-%ld-%u", path, (long)getpid(), ++s->tmpseq);

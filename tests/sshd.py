@@ -89,7 +89,7 @@ class Sshd:
     key_types are its host key types, the first one being the main one."""
 
     def __init__(self, root, name, user_key, password_only=False,
-                 key_types=("ed25519",)):
+                 key_types=("ed25519",), sftp=True):
         self.name = name
         self.dir = Path(root) / f"sshd-{name}"
         self.dir.mkdir(parents=True)
@@ -97,6 +97,7 @@ class Sshd:
         self.user = getpass.getuser()
         self.user_key = user_key
         self.password_only = password_only
+        self.sftp = sftp
         self.workdir = self.dir / "work"
         self.workdir.mkdir()
         self.host_keys = {t: self.dir / f"host_{t}" for t in key_types}
@@ -158,7 +159,7 @@ class Sshd:
             "KbdInteractiveAuthentication no\n"
             "UsePAM no\n"
             "StrictModes no\n"
-            "Subsystem sftp internal-sftp\n"
+            + ("Subsystem sftp internal-sftp\n" if self.sftp else "") +
             "LogLevel VERBOSE\n"
             "MaxStartups 100\n"
             "MaxSessions 100\n"
@@ -275,9 +276,10 @@ def sshd_factory(tmp_path, user_key):
     at teardown, also when the test failed."""
     servers = []
 
-    def make(name, password_only=False, start=True, key_types=("ed25519",)):
+    def make(name, password_only=False, start=True, key_types=("ed25519",),
+             sftp=True):
         s = Sshd(tmp_path, name, user_key, password_only=password_only,
-                 key_types=key_types)
+                 key_types=key_types, sftp=sftp)
         servers.append(s)
         return s.start() if start else s
 

@@ -61,6 +61,7 @@ def test_check_three_hosts(tmp_path, sshd_factory):
         assert re.search(r"^  cpu       .+, \d+ cores$", b, re.M), b
         assert re.search(rf"^  workdir   {re.escape(str(s.workdir))}, "
                          r"\d+ MiB free$", b, re.M), b
+        assert "upload    ok" in b
         assert "missing   nothing" in b
         # The scratch directory of the probes is gone again.
         assert os.listdir(s.workdir) == []
@@ -314,6 +315,17 @@ def test_frozen_host_is_given_up_mid_command(tmp_path, sshd_factory):
     assert re.search(r'host "a": connection to [\d.:]+ lost \(running a '
                      r'command\): no answer to keepalives for 8 s', out), out
     assert elapsed < 25, elapsed
+
+
+def test_missing_sftp_is_reported(tmp_path, sshd_factory):
+    s = sshd_factory("a", sftp=False)
+    write_hosts_toml(tmp_path / "hosts.toml", {"a": s.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    b = block(r.stdout, "a")
+    assert 'cannot start sftp' in b
+    assert 'a "Subsystem sftp" line' in b
+    assert "missing   file upload" in b
 
 
 def test_password_only_server_is_refused(tmp_path, sshd_factory):
