@@ -395,7 +395,9 @@ def test_values_from_hosts_toml_cannot_inject_commands(tmp_path,
     evil_dir = (f"{s.workdir}/w'; touch {marks[0]}; '/$(touch {marks[1]})"
                 f"/`touch {marks[2]}`")
     evil_flags = (f"-O2 '; touch {marks[3]}; ' $(touch {marks[4]}) "
-                  f'"; touch {marks[5]}"')
+                  f'"; touch {marks[5]}" \'; touch /tmp/PWNED; \'')
+    if os.path.exists("/tmp/PWNED"):
+        os.unlink("/tmp/PWNED")
     write_hosts_toml(tmp_path / "hosts.toml", {
         "a": s.host_entry(workdir=evil_dir, cflags=evil_flags,
                           cc=["gcc", f"gcc; touch {marks[0]}"]),
