@@ -1,13 +1,17 @@
 /*
  * seqorch-agent: runs one study's variants on this host and prints JSON
  * lines (docs/protocol.md): hello, facts, one variant record per variant
- * (self-test result), selftest, then one sample record per timed sample,
- * and done.  Setup and self-tests happen before any timer starts.
+ * (self-test result), selftest, then the measurement window: a window
+ * record with the host's state, one sample record per timed sample,
+ * another window record, and done.  Setup, self-tests and the wait for the
+ * host lock all happen before the window begins.
  */
 #include "cpu.h"
 #include "facts.h"
+#include "lock.h"
 #include "pin.h"
 #include "registry.h"
+#include "state.h"
 #include "timing.h"
 
 #include <cjson/cJSON.h>
@@ -18,21 +22,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROTO_VERSION 1
-#define AGENT_VERSION "0.1.0"
+#define PROTO_VERSION 2
+#define AGENT_VERSION "0.2.0"
 #define SELFTEST_STEPS 1000
 #define MAX_VARIANTS 64
+#define MAX_SAMPLES 100000
+#define MAX_HOLDER 1024
 
 /* Exit codes of the agent (docs/protocol.md). */
-enum { AG_OK = 0, AG_FAIL = 1, AG_USAGE = 2, AG_IO = 3 };
+enum { AG_OK = 0, AG_FAIL = 1, AG_USAGE = 2, AG_IO = 3, AG_LOCKED = 4 };
 
 struct opts {
 	const char *study;
 	const char *variants;
 	const char *build_id;
 	const char *out;
+	const char *lock;
+	const char *holder;
+	int no_wait;
 	uint64_t steps;
 	uint64_t samples;
+	uint64_t first_sample;
+	uint64_t max_samples;
+	double max_cv;		/* 0: no adaptive samples */
 	int cpu;
 	int reverse;
 	int list;
@@ -48,6 +60,9 @@ struct slot {
 	const char *status;	/* ok, skipped, failed */
 	char reason[256];
 	uint8_t chain[KERNEL_MAX_STATE];
+	uint64_t n;		/* samples timed, and their ns (Welford) */
+	double mean, m2;
+	char more[128];		/* why the next sample is beyond the plan */
 };
 
 static FILE *out;
@@ -117,8 +132,11 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: seqorch-agent --study NAME [--variants a,b] [--steps N]\n"
-	    "                     [--samples K] [--cpu N|none] [--order rotate|reverse]\n"
+	    "                     [--samples K] [--first-sample S]\n"
+	    "                     [--max-cv X --max-samples M]\n"
+	    "                     [--cpu N|none] [--order rotate|reverse]\n"
 	    "                     [--seed HEX] [--build-id ID] [--out FILE]\n"
+	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
 	    "       seqorch-agent --list\n"
 	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
 	    PROTO_VERSION);
@@ -142,6 +160,37 @@ bad:
 	    "%llu", opt, s, (unsigned long long)min, (unsigned long long)max);
 }
 
+/* A coefficient of variation: a fraction above 0, at most 1 (100%). */
+static double
+parse_fraction(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v > 0 && v <= 1))
+		fatal(AG_USAGE, "invalid %s \"%s\": expected a fraction above 0 "
+		    "and at most 1 (0.01 is 1%%)", opt, s);
+	return v;
+}
+
+/* The holder text is shown to other users on one line: keep it printable. */
+static const char *
+parse_holder(const char *s)
+{
+	const unsigned char *p;
+
+	if (*s == '\0' || strlen(s) > MAX_HOLDER)
+		fatal(AG_USAGE, "invalid --holder: expected 1 to %d bytes",
+		    MAX_HOLDER);
+	for (p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			fatal(AG_USAGE, "invalid --holder: control character "
+			    "at byte %d", (int)((const char *)p - s));
+	return s;
+}
+
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
@@ -155,6 +204,12 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "build-id", required_argument, NULL, 'b' },
 		{ "out", required_argument, NULL, 'O' },
+		{ "first-sample", required_argument, NULL, 'F' },
+		{ "max-cv", required_argument, NULL, 'x' },
+		{ "max-samples", required_argument, NULL, 'm' },
+		{ "lock", required_argument, NULL, 'L' },
+		{ "holder", required_argument, NULL, 'H' },
+		{ "no-wait", no_argument, NULL, 'W' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -175,8 +230,21 @@ parse_args(int argc, char **argv, struct opts *o)
 			    1000000000000ULL);
 			break;
 		case 'k':
-			o->samples = parse_u64("--samples", optarg, 1, 100000);
+			o->samples = parse_u64("--samples", optarg, 1,
+			    MAX_SAMPLES);
 			break;
+		case 'F':
+			o->first_sample = parse_u64("--first-sample", optarg, 0,
+			    1000000000);
+			break;
+		case 'x': o->max_cv = parse_fraction("--max-cv", optarg); break;
+		case 'm':
+			o->max_samples = parse_u64("--max-samples", optarg, 1,
+			    MAX_SAMPLES);
+			break;
+		case 'L': o->lock = optarg; break;
+		case 'H': o->holder = parse_holder(optarg); break;
+		case 'W': o->no_wait = 1; break;
 		case 'c':
 			o->cpu = strcmp(optarg, "none") == 0 ? -1 :
 			    (int)parse_u64("--cpu", optarg, 0, 65535);
@@ -217,6 +285,17 @@ parse_args(int argc, char **argv, struct opts *o)
 		fatal(AG_USAGE, "unexpected argument \"%s\"", argv[optind]);
 	if (!o->list && o->study == NULL)
 		fatal(AG_USAGE, "--study is required");
+	/* Options that only make sense together must come together. */
+	if ((o->max_cv > 0) != (o->max_samples > 0))
+		fatal(AG_USAGE, "--max-cv and --max-samples go together");
+	if (o->max_samples > 0 && o->max_samples < o->samples)
+		fatal(AG_USAGE, "--max-samples %llu is below --samples %llu",
+		    (unsigned long long)o->max_samples,
+		    (unsigned long long)o->samples);
+	if ((o->lock == NULL) != (o->holder == NULL))
+		fatal(AG_USAGE, "--lock and --holder go together");
+	if (o->no_wait && o->lock == NULL)
+		fatal(AG_USAGE, "--no-wait needs --lock");
 }
 
 static void
@@ -392,17 +471,208 @@ consensus(struct slot *sl, size_t n, size_t len, uint8_t *common)
 	}
 }
 
+/*
+ * Square root by Newton's method from above: the agent links no libm (the
+ * Makefile and agent/build.sh link cjson and crypto only), and this runs
+ * once per variant and adaptive round, outside any timer.
+ */
+static double
+root(double v)
+{
+	double x = v > 1 ? v : 1, prev;
+
+	if (!(v > 0))
+		return 0;
+	do {
+		prev = x;
+		x = (x + v / x) / 2;
+	} while (x < prev);
+	return prev;
+}
+
+/*
+ * Is the coefficient of variation of sl's ns above max?  If so, more says
+ * why, for the reason field of the extra sample.  A single sample has no
+ * spread to judge, so it asks for another.
+ */
+static int
+too_spread(struct slot *sl, double max)
+{
+	double var;
+
+	if (sl->n < 2) {
+		snprintf(sl->more, sizeof sl->more, "cv unknown after %llu "
+		    "sample", (unsigned long long)sl->n);
+		return 1;
+	}
+	var = sl->m2 / (double)(sl->n - 1);
+	if (var <= max * max * sl->mean * sl->mean)
+		return 0;
+	snprintf(sl->more, sizeof sl->more, "cv %.3g%% > %.3g%% after %llu "
+	    "samples", 100 * root(var) / sl->mean, 100 * max,
+	    (unsigned long long)sl->n);
+	return 1;
+}
+
+/* Time one sample of sl, as index s at position pos, and emit it. */
+static void
+time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
+    const struct study *st)
+{
+	uint8_t x[KERNEL_MAX_STATE];
+	char buf[2 * KERNEL_MAX_STATE + 1];
+	uint64_t t0, t1;
+	double mhz, ns, delta;
+	int rc, cpu_before, cpu_after;
+	cJSON *rec;
+
+	memcpy(x, o->seed, st->state_len);
+	mhz = timing_calibrate_mhz();
+	cpu_before = pin_current_cpu();
+	t0 = timing_now_ns();
+	rc = sl->k->chain(sl->ctx, x, o->steps);
+	t1 = timing_now_ns();
+	cpu_after = pin_current_cpu();
+	if (rc != 0)
+		fatal(AG_FAIL, "variant \"%s\" failed during sample %llu",
+		    sl->k->variant, (unsigned long long)s);
+	ns = (double)(t1 - t0);
+	sl->n++;
+	delta = ns - sl->mean;
+	sl->mean += delta / (double)sl->n;
+	sl->m2 += delta * (ns - sl->mean);
+
+	rec = record("sample");
+	cJSON_AddStringToObject(rec, "study", st->name);
+	cJSON_AddStringToObject(rec, "variant", sl->k->variant);
+	cJSON_AddNumberToObject(rec, "sample", (double)s);
+	cJSON_AddNumberToObject(rec, "position", (double)pos);
+	cJSON_AddNumberToObject(rec, "steps", (double)o->steps);
+	cJSON_AddNumberToObject(rec, "ns", ns);
+	hex(x, st->state_len, buf);
+	cJSON_AddStringToObject(rec, "digest", buf);
+	hex(o->seed, st->state_len, buf);
+	cJSON_AddStringToObject(rec, "seed", buf);
+	cJSON_AddNumberToObject(rec, "calib_mhz", mhz);
+	cJSON_AddNumberToObject(rec, "cpu",
+	    cpu_before == cpu_after ? cpu_before : -1);
+	cJSON_AddStringToObject(rec, "build_id", o->build_id);
+	if (sl->more[0])
+		cJSON_AddStringToObject(rec, "reason", sl->more);
+	else
+		cJSON_AddNullToObject(rec, "reason");
+	emit(rec);
+}
+
+/*
+ * One sample of each of the n variants in run, in an order that depends
+ * only on the sample index s: rotated by one per index, or reversed on odd
+ * ones.  So a re-run of index s (--first-sample) puts each variant where
+ * the full run did.
+ */
+static void
+time_round(struct slot **run, size_t n, uint64_t s, const struct opts *o,
+    const struct study *st)
+{
+	size_t pos, idx;
+
+	for (pos = 0; pos < n; pos++) {
+		if (o->reverse)
+			idx = (s & 1) ? n - 1 - pos : pos;
+		else
+			idx = (size_t)((pos + s) % n);
+		time_sample(run[idx], s, pos, o, st);
+	}
+}
+
+/*
+ * Take the host lock for the window.  While another agent holds it, say
+ * who in a wait record and block, or with --no-wait give up (exit 4).
+ * The descriptor stays open on purpose: the lock lasts until we exit.
+ */
+static void
+take_lock(const struct opts *o)
+{
+	char why[256], holder[MAX_HOLDER + 2];
+	int fd, rc;
+	cJSON *rec;
+
+	if ((fd = lock_open(o->lock, why, sizeof why)) < 0)
+		fatal(AG_FAIL, "cannot open host lock \"%s\": %s", o->lock,
+		    why);
+	holder[0] = '\0';
+	if ((rc = lock_try(fd, holder, sizeof holder, why, sizeof why)) < 0)
+		fatal(AG_FAIL, "cannot take host lock \"%s\": %s", o->lock,
+		    why);
+	if (rc == 1) {
+		if (o->no_wait)
+			fatal(AG_LOCKED, "host lock \"%s\" is held by \"%s\"",
+			    o->lock, holder);
+		rec = record("wait");
+		cJSON_AddStringToObject(rec, "holder", holder);
+		emit(rec);
+		if (lock_wait(fd, why, sizeof why) != 0)
+			fatal(AG_FAIL, "cannot take host lock \"%s\": %s",
+			    o->lock, why);
+	}
+	if (lock_claim(fd, o->holder, why, sizeof why) != 0)
+		fatal(AG_FAIL, "cannot write host lock \"%s\": %s", o->lock,
+		    why);
+}
+
+/* A window record: phase "begin" or "end", with the host's state now. */
+static void
+window(const char *phase, int cpu)
+{
+	cJSON *rec = record("window"), *state = state_snapshot(cpu);
+
+	if (state == NULL)
+		fatal(AG_FAIL, "out of memory");
+	cJSON_AddStringToObject(rec, "phase", phase);
+	cJSON_AddItemToObject(rec, "state", state);
+	emit(rec);
+}
+
+/*
+ * The measurement window: the planned indices first, then, with --max-cv,
+ * extra rounds of only the variants still too spread out.  ready holds
+ * the n variants that passed their checks; cpu is the pinned CPU or -1.
+ */
+static void
+measure(struct slot **ready, size_t n, const struct opts *o,
+    const struct study *st, int cpu)
+{
+	struct slot *run[MAX_VARIANTS];
+	uint64_t s, last = o->first_sample + o->samples;
+	size_t i, nrun;
+
+	window("begin", cpu);
+	for (s = o->first_sample; s < last; s++)
+		time_round(ready, n, s, o, st);
+	for (; o->max_cv > 0; s++) {
+		nrun = 0;
+		for (i = 0; i < n; i++)
+			if (ready[i]->n < o->max_samples &&
+			    too_spread(ready[i], o->max_cv))
+				run[nrun++] = ready[i];
+		if (nrun == 0)
+			break;
+		time_round(run, nrun, s, o, st);
+	}
+	window("end", cpu);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct opts o;
 	const struct study *st;
-	struct slot slots[MAX_VARIANTS];
-	size_t nslots = 0, nready = 0, order[MAX_VARIANTS];
+	struct slot slots[MAX_VARIANTS], *run[MAX_VARIANTS];
+	size_t nslots = 0, nready = 0;
 	uint8_t common[KERNEL_MAX_STATE];
 	char why[256], buf[2 * KERNEL_MAX_STATE + 1];
 	int pinned;
-	uint64_t s, nsamples = 0;
+	uint64_t nsamples = 0;
 	size_t i;
 	cJSON *rec;
 
@@ -486,7 +756,7 @@ main(int argc, char **argv)
 			cJSON_AddNullToObject(rec, "reason");
 		emit(rec);
 		if (slots[i].ready)
-			order[nready++] = i;
+			run[nready++] = &slots[i];
 	}
 	if (nready > 0) {
 		rec = record("selftest");
@@ -495,56 +765,15 @@ main(int argc, char **argv)
 		hex(common, st->state_len, buf);
 		cJSON_AddStringToObject(rec, "digest", buf);
 		emit(rec);
+		if (o.lock != NULL)
+			take_lock(&o);
+		measure(run, nready, &o, st, pinned ? o.cpu : -1);
 	}
-
-	for (s = 0; s < o.samples && nready > 0; s++) {
-		size_t pos;
-
-		for (pos = 0; pos < nready; pos++) {
-			/* Rotate by one per sample, or reverse every other one. */
-			size_t idx = o.reverse ?
-			    ((s & 1) ? nready - 1 - pos : pos) :
-			    (pos + s) % nready;
-			struct slot *sl = &slots[order[idx]];
-			uint8_t x[KERNEL_MAX_STATE];
-			uint64_t t0, t1;
-			double mhz;
-			int rc, cpu_before, cpu_after;
-
-			memcpy(x, o.seed, st->state_len);
-			mhz = timing_calibrate_mhz();
-			cpu_before = pin_current_cpu();
-			t0 = timing_now_ns();
-			rc = sl->k->chain(sl->ctx, x, o.steps);
-			t1 = timing_now_ns();
-			cpu_after = pin_current_cpu();
-			if (rc != 0)
-				fatal(AG_FAIL, "variant \"%s\" failed during "
-				    "sample %llu", sl->k->variant,
-				    (unsigned long long)s);
-			rec = record("sample");
-			cJSON_AddStringToObject(rec, "study", st->name);
-			cJSON_AddStringToObject(rec, "variant",
-			    sl->k->variant);
-			cJSON_AddNumberToObject(rec, "sample", (double)s);
-			cJSON_AddNumberToObject(rec, "position", (double)pos);
-			cJSON_AddNumberToObject(rec, "steps", (double)o.steps);
-			cJSON_AddNumberToObject(rec, "ns", (double)(t1 - t0));
-			hex(x, st->state_len, buf);
-			cJSON_AddStringToObject(rec, "digest", buf);
-			hex(o.seed, st->state_len, buf);
-			cJSON_AddStringToObject(rec, "seed", buf);
-			cJSON_AddNumberToObject(rec, "calib_mhz", mhz);
-			cJSON_AddNumberToObject(rec, "cpu",
-			    cpu_before == cpu_after ? cpu_before : -1);
-			cJSON_AddStringToObject(rec, "build_id", o.build_id);
-			emit(rec);
-			nsamples++;
-		}
-	}
-	for (i = 0; i < nslots; i++)
+	for (i = 0; i < nslots; i++) {
+		nsamples += slots[i].n;
 		if (slots[i].k->teardown != NULL && slots[i].ctx != NULL)
 			slots[i].k->teardown(slots[i].ctx);
+	}
 	rec = record("done");
 	cJSON_AddNumberToObject(rec, "samples", (double)nsamples);
 	emit(rec);
