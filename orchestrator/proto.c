@@ -1,20 +1,33 @@
-/* Strict reader for agent records (docs/protocol.md). */
+/*
+ * Strict reader for agent records (docs/protocol.md).  Each record type is
+ * a table of fields; nested objects (a window's state, its busy_on_cpu
+ * entries) are tables too, checked the same way.
+ */
 #include "proto.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_STR 4096
 #define MAX_FLAGS 16384
+#define MAX_COMM 64
 #define MAX_HEX 128
+#define MAX_BUSY 16
 
-enum ftype { F_STR, F_STR_NULL, F_INT, F_INT_NULL, F_NUM, F_BOOL, F_HEX };
+enum ftype {
+	F_STR, F_STR_NULL, F_INT, F_INT_NULL, F_NUM, F_NUM_NULL, F_BOOL, F_HEX,
+	F_TIME,		/* UTC wall time, 2026-01-31T12:00:00.000Z */
+	F_STATE,	/* a window's host-state object (state_f) */
+	F_BUSY,		/* null or up to MAX_BUSY busy_f objects */
+};
 
 struct field {
 	const char *name;
 	enum ftype type;
 	size_t off;		/* offset in struct record, or (size_t)-1 */
-	int64_t min;		/* for integers */
+	int64_t min;		/* for numbers */
 };
 
 #define NO ((size_t)-1)
@@ -66,6 +79,36 @@ static const struct field sample_f[] = {
 	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
 	{ "cpu", F_INT, S(cpu), -1 },
 	{ "build_id", F_STR, S(build_id), 0 },
+	{ "reason", F_STR_NULL, S(reason), 0 },
+	{ NULL, 0, 0, 0 },
+};
+/* The host state, nested in window records; nothing of it is stored. */
+static const struct field state_f[] = {
+	{ "at", F_TIME, NO, 0 },
+	{ "load1", F_NUM_NULL, NO, 0 },
+	{ "load5", F_NUM_NULL, NO, 0 },
+	{ "load15", F_NUM_NULL, NO, 0 },
+	{ "calib_mhz", F_NUM_NULL, NO, 0 },
+	{ "governor", F_STR_NULL, NO, 0 },
+	{ "freq_khz", F_INT_NULL, NO, 0 },
+	{ "temp_c", F_NUM_NULL, NO, -273 },
+	{ "throttle_count", F_INT_NULL, NO, 0 },
+	{ "busy_on_cpu", F_BUSY, NO, 0 },
+	{ "runnable", F_INT_NULL, NO, 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field busy_f[] = {
+	{ "pid", F_INT, NO, 1 },
+	{ "comm", F_STR, NO, 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field window_f[] = {
+	{ "phase", F_STR, S(phase), 0 },
+	{ "state", F_STATE, S(state), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field wait_f[] = {
+	{ "holder", F_STR, S(holder), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field done_f[] = {
@@ -87,6 +130,8 @@ static const struct {
 	{ "variant", REC_VARIANT, variant_f },
 	{ "selftest", REC_SELFTEST, selftest_f },
 	{ "sample", REC_SAMPLE, sample_f },
+	{ "window", REC_WINDOW, window_f },
+	{ "wait", REC_WAIT, wait_f },
 	{ "done", REC_DONE, done_f },
 	{ "error", REC_ERROR, error_f },
 };
@@ -128,13 +173,50 @@ as_int(const cJSON *v, int64_t *out)
 	return 1;
 }
 
+/* Longest string a field may hold: short names are short. */
+static size_t
+max_len(const struct field *f)
+{
+	if (strcmp(f->name, "cpu_flags") == 0)
+		return MAX_FLAGS;
+	if (strcmp(f->name, "governor") == 0 || strcmp(f->name, "comm") == 0)
+		return MAX_COMM;
+	return MAX_STR;
+}
+
+/* Exactly "YYYY-MM-DDTHH:MM:SS.mmmZ": sortable and comparable as text. */
+static int
+is_time(const char *s)
+{
+	static const char form[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+	size_t i;
+
+	for (i = 0; form[i] != '\0'; i++) {
+		if (form[i] == 'd' ? !isdigit((unsigned char)s[i]) :
+		    s[i] != form[i])
+			return 0;
+	}
+	return s[i] == '\0';
+}
+
+static int check_object(const struct field *fields, const cJSON *obj,
+    const char *skip, struct record *rec, const char *what,
+    struct so_err *err);
+
+/*
+ * Check one value against its field; what names the object it is in
+ * ("sample record", "window record: state").  A value with an offset is
+ * stored into rec.
+ */
 static int
 check_field(const struct field *f, const cJSON *v, struct record *rec,
-    const char *tname, struct so_err *err)
+    const char *what, struct so_err *err)
 {
-	char *base = (char *)rec;
+	char *base = (char *)rec, inner[128];
+	const cJSON *e;
 	int64_t iv;
-	size_t max;
+	size_t max = max_len(f);
+	int i, rc;
 
 	switch (f->type) {
 	case F_STR_NULL:
@@ -143,19 +225,21 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 		/* FALLTHROUGH */
 	case F_STR:
 	case F_HEX:
+	case F_TIME:
 		if (!cJSON_IsString(v))
-			return so_error(err, SO_EPROTO, "%s record: field "
-			    "\"%s\" must be a string", tname, f->name);
-		max = strcmp(f->name, "cpu_flags") == 0 ? MAX_FLAGS : MAX_STR;
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be a string", what, f->name);
 		if (strlen(v->valuestring) > max)
-			return so_error(err, SO_EPROTO, "%s record: field "
-			    "\"%s\" is longer than %zu bytes", tname, f->name,
-			    max);
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" is "
+			    "longer than %zu bytes", what, f->name, max);
 		if (f->type == F_HEX && !is_hex(v->valuestring))
-			return so_error(err, SO_EPROTO, "%s record: field "
-			    "\"%s\" must be lowercase hex of at most %d "
-			    "digits, got \"%.40s\"", tname, f->name, MAX_HEX,
-			    v->valuestring);
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be lowercase hex of at most %d digits, got "
+			    "\"%.40s\"", what, f->name, MAX_HEX, v->valuestring);
+		if (f->type == F_TIME && !is_time(v->valuestring))
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be a UTC time like 2026-01-31T12:00:00.000Z, got "
+			    "\"%.40s\"", what, f->name, v->valuestring);
 		if (f->off != NO)
 			*(const char **)(base + f->off) = v->valuestring;
 		return 0;
@@ -165,37 +249,113 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 		/* FALLTHROUGH */
 	case F_INT:
 		if (!as_int(v, &iv) || iv < f->min)
-			return so_error(err, SO_EPROTO, "%s record: field "
-			    "\"%s\" must be an integer >= %lld", tname,
-			    f->name, (long long)f->min);
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be an integer >= %lld%s", what, f->name,
+			    (long long)f->min,
+			    f->type == F_INT_NULL ? " or null" : "");
 		if (f->off != NO)
 			*(int64_t *)(base + f->off) = iv;
 		return 0;
+	case F_NUM_NULL:
+		if (cJSON_IsNull(v))
+			return 0;
+		/* FALLTHROUGH */
 	case F_NUM:
 		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-		    v->valuedouble < 0)
-			return so_error(err, SO_EPROTO, "%s record: field "
-			    "\"%s\" must be a non-negative number", tname,
-			    f->name);
+		    v->valuedouble < (double)f->min) {
+			if (f->min == 0)
+				return so_error(err, SO_EPROTO, "%s: field "
+				    "\"%s\" must be a non-negative number%s",
+				    what, f->name, f->type == F_NUM_NULL ?
+				    " or null" : "");
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" "
+			    "must be a number >= %lld%s", what, f->name,
+			    (long long)f->min,
+			    f->type == F_NUM_NULL ? " or null" : "");
+		}
 		if (f->off != NO)
 			*(double *)(base + f->off) = v->valuedouble;
 		return 0;
 	case F_BOOL:
 		if (!cJSON_IsBool(v))
-			return so_error(err, SO_EPROTO, "%s record: field "
-			    "\"%s\" must be true or false", tname, f->name);
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be true or false", what, f->name);
+		return 0;
+	case F_STATE:
+		if (!cJSON_IsObject(v))
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be an object", what, f->name);
+		snprintf(inner, sizeof inner, "%s: %s", what, f->name);
+		if ((rc = check_object(state_f, v, NULL, rec, inner,
+		    err)) != 0)
+			return rc;
+		if (f->off != NO)
+			*(const cJSON **)(base + f->off) = v;
+		return 0;
+	case F_BUSY:
+		if (cJSON_IsNull(v))
+			return 0;
+		if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MAX_BUSY)
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be null or an array of at most %d objects", what,
+			    f->name, MAX_BUSY);
+		i = 0;
+		cJSON_ArrayForEach(e, v) {
+			snprintf(inner, sizeof inner, "%s: %s[%d]", what,
+			    f->name, i++);
+			if (!cJSON_IsObject(e))
+				return so_error(err, SO_EPROTO, "%s: not an "
+				    "object", inner);
+			if ((rc = check_object(busy_f, e, NULL, rec, inner,
+			    err)) != 0)
+				return rc;
+		}
 		return 0;
 	}
 	return so_error(err, SO_EPROTO, "bad field table");
+}
+
+/*
+ * Every member of obj but skip (NULL: none) must be one of fields, and
+ * every one of fields must be present with its type.
+ */
+static int
+check_object(const struct field *fields, const cJSON *obj, const char *skip,
+    struct record *rec, const char *what, struct so_err *err)
+{
+	const struct field *f;
+	const cJSON *item;
+	int rc;
+
+	cJSON_ArrayForEach(item, obj) {
+		if (skip != NULL && strcmp(item->string, skip) == 0)
+			continue;
+		for (f = fields; f->name != NULL; f++)
+			if (strcmp(f->name, item->string) == 0)
+				break;
+		if (f->name == NULL)
+			return so_error(err, SO_EPROTO, "%s: unknown field "
+			    "\"%.40s\"", what, item->string);
+	}
+	for (f = fields; f->name != NULL; f++) {
+		item = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+		if (item == NULL)
+			return so_error(err, SO_EPROTO, "%s: missing field "
+			    "\"%s\"", what, f->name);
+		if ((rc = check_field(f, item, rec, what, err)) != 0)
+			return rc;
+	}
+	return 0;
 }
 
 int
 proto_parse(const char *line, size_t len, struct record *rec,
     struct so_err *err)
 {
-	const struct field *fields = NULL, *f;
-	const cJSON *type, *item;
+	const struct field *fields = NULL;
+	const cJSON *type;
 	const char *tname;
+	char what[32];
 	size_t i;
 	int rc;
 
@@ -227,30 +387,10 @@ proto_parse(const char *line, size_t len, struct record *rec,
 		    tname);
 		goto fail;
 	}
-	/* Every present field must be known... */
-	cJSON_ArrayForEach(item, rec->json) {
-		if (strcmp(item->string, "type") == 0)
-			continue;
-		for (f = fields; f->name != NULL; f++)
-			if (strcmp(f->name, item->string) == 0)
-				break;
-		if (f->name == NULL) {
-			rc = so_error(err, SO_EPROTO, "%s record: unknown "
-			    "field \"%.40s\"", tname, item->string);
-			goto fail;
-		}
-	}
-	/* ...and every known field present, with its type. */
-	for (f = fields; f->name != NULL; f++) {
-		item = cJSON_GetObjectItemCaseSensitive(rec->json, f->name);
-		if (item == NULL) {
-			rc = so_error(err, SO_EPROTO, "%s record: missing "
-			    "field \"%s\"", tname, f->name);
-			goto fail;
-		}
-		if ((rc = check_field(f, item, rec, tname, err)) != 0)
-			goto fail;
-	}
+	snprintf(what, sizeof what, "%s record", tname);
+	if ((rc = check_object(fields, rec->json, "type", rec, what,
+	    err)) != 0)
+		goto fail;
 	if (rec->type == REC_HELLO && rec->proto != PROTO_VERSION) {
 		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
 		    "this seqorch speaks %d", (long long)rec->proto,
@@ -262,6 +402,12 @@ proto_parse(const char *line, size_t len, struct record *rec,
 	    strcmp(rec->status, "failed") != 0) {
 		rc = so_error(err, SO_EPROTO, "variant record: status \"%.20s\" "
 		    "is not ok, skipped or failed", rec->status);
+		goto fail;
+	}
+	if (rec->type == REC_WINDOW && strcmp(rec->phase, "begin") != 0 &&
+	    strcmp(rec->phase, "end") != 0) {
+		rc = so_error(err, SO_EPROTO, "window record: phase \"%.20s\" "
+		    "is not begin or end", rec->phase);
 		goto fail;
 	}
 	return 0;

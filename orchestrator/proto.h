@@ -1,5 +1,5 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 1.  A reader
+ * The agent protocol (docs/protocol.md): JSON lines, version 2.  A reader
  * cuts a byte stream into bounded lines; proto_parse validates one line
  * strictly (known fields only, exact types, bounded strings, lowercase hex
  * digests) so nothing malformed is ever stored as valid.
@@ -13,23 +13,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 #define PROTO_MAX_LINE 65536	/* longer agent lines are an error */
 
 enum rec_type {
 	REC_HELLO, REC_FACTS, REC_VARIANT, REC_SELFTEST, REC_SAMPLE,
-	REC_DONE, REC_ERROR,
+	REC_WINDOW, REC_WAIT, REC_DONE, REC_ERROR,
 };
 
 /*
- * A validated record.  json is owned by the record; every string pointer
- * points into it, so they live until proto_record_free.
+ * A validated record.  json is owned by the record; every string pointer,
+ * and state, points into it, so they live until proto_record_free.
+ * reason is the variant's status reason or, for a sample, why it was taken
+ * beyond the planned ones (NULL for planned samples).  state is the window
+ * record's host-state object, already validated field by field.
  */
 struct record {
 	enum rec_type type;
 	cJSON *json;
 	const char *study, *variant, *status, *reason, *digest, *seed;
 	const char *build_id, *message;
+	const char *phase, *holder;
+	const cJSON *state;
 	int64_t proto, sample, position, steps, ns, samples, cpu;
 	double calib_mhz;
 };

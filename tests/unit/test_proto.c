@@ -1,0 +1,266 @@
+/*
+ * Unit tests for the records protocol version 2 added: window (with its
+ * host-state object), wait, and the sample's reason.  Each malformed case
+ * must be rejected with a message that names the field.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+
+#define STATE "{\"at\":\"2026-11-30T02:00:58.851Z\",\"load1\":0.5," \
+	"\"load5\":0.25,\"load15\":0.125,\"calib_mhz\":2623.5," \
+	"\"governor\":\"performance\",\"freq_khz\":2600000,\"temp_c\":41.5," \
+	"\"throttle_count\":0,\"busy_on_cpu\":[{\"pid\":42,\"comm\":\"cc1\"}]," \
+	"\"runnable\":3}"
+#define WINDOW "{\"type\":\"window\",\"phase\":\"begin\",\"state\":" STATE "}"
+#define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
+	"\"sample\":3,\"position\":0,\"steps\":1000,\"ns\":12345," \
+	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
+	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"cpu\":1,\"build_id\":\"7\"," \
+	"\"reason\":\"cv 1.84% > 1% after 3 samples\"}"
+
+/* Replace the first occurrence of from in base with to. */
+static char *
+mutate(const char *base, const char *from, const char *to)
+{
+	const char *p = strstr(base, from);
+
+	assert_non_null(p);
+	return xasprintf("%.*s%s%s", (int)(p - base), base, to,
+	    p + strlen(from));
+}
+
+/* The line must be rejected with msg in the error. */
+static void
+rejected(const char *line, const char *msg)
+{
+	struct record r;
+	struct so_err err;
+
+	err.msg[0] = '\0';
+	if (proto_parse(line, strlen(line), &r, &err) != SO_EPROTO)
+		fail_msg("accepted: %s", line);
+	if (strstr(err.msg, msg) == NULL)
+		fail_msg("\"%s\" lacks \"%s\"", err.msg, msg);
+}
+
+static void
+test_window_ok(void **state)
+{
+	struct record r;
+	struct so_err err;
+	const cJSON *busy, *at;
+
+	(void)state;
+	assert_int_equal(proto_parse(WINDOW, strlen(WINDOW), &r, &err), 0);
+	assert_int_equal(r.type, REC_WINDOW);
+	assert_string_equal(proto_type_name(r.type), "window");
+	assert_string_equal(r.phase, "begin");
+	assert_non_null(r.state);
+	at = cJSON_GetObjectItemCaseSensitive(r.state, "at");
+	assert_string_equal(at->valuestring, "2026-11-30T02:00:58.851Z");
+	busy = cJSON_GetObjectItemCaseSensitive(r.state, "busy_on_cpu");
+	assert_int_equal(cJSON_GetArraySize(busy), 1);
+	proto_record_free(&r);
+}
+
+/* What a host without /proc, /sys or a calibration loop sends. */
+static void
+test_window_all_null(void **state)
+{
+	static const char line[] = "{\"type\":\"window\",\"phase\":\"end\","
+	    "\"state\":{\"at\":\"2026-11-30T02:00:59.533Z\",\"load1\":null,"
+	    "\"load5\":null,\"load15\":null,\"calib_mhz\":null,"
+	    "\"governor\":null,\"freq_khz\":null,\"temp_c\":-5,"
+	    "\"throttle_count\":null,\"busy_on_cpu\":null,\"runnable\":null}}";
+	struct record r;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_string_equal(r.phase, "end");
+	proto_record_free(&r);
+}
+
+static void
+test_window_rejected(void **state)
+{
+	static const struct { const char *from, *to, *msg; } cases[] = {
+		{ "\"begin\"", "\"middle\"",
+		    "phase \"middle\" is not begin or end" },
+		{ "\"phase\":\"begin\",", "", "missing field \"phase\"" },
+		{ "\"begin\"", "1", "field \"phase\" must be a string" },
+		{ "\"load1\":0.5", "\"load1\":\"0.5\"",
+		    "state: field \"load1\" must be a non-negative number "
+		    "or null" },
+		{ "\"load1\":0.5", "\"load1\":-1", "field \"load1\"" },
+		{ "\"calib_mhz\":2623.5", "\"calib_mhz\":true",
+		    "field \"calib_mhz\"" },
+		{ "\"governor\":\"performance\"", "\"governor\":5",
+		    "state: field \"governor\" must be a string" },
+		{ "\"freq_khz\":2600000", "\"freq_khz\":2.5",
+		    "field \"freq_khz\" must be an integer >= 0 or null" },
+		{ "\"temp_c\":41.5", "\"temp_c\":\"hot\"",
+		    "field \"temp_c\" must be a number >= -273 or null" },
+		{ "\"temp_c\":41.5", "\"temp_c\":-300", "field \"temp_c\"" },
+		{ "\"throttle_count\":0", "\"throttle_count\":-1",
+		    "field \"throttle_count\"" },
+		{ "\"runnable\":3", "\"runnable\":[]", "field \"runnable\"" },
+		{ ",\"runnable\":3", "", "state: missing field \"runnable\"" },
+		{ "\"runnable\":3", "\"runnable\":3,\"fan\":1",
+		    "state: unknown field \"fan\"" },
+		{ "\"at\":\"2026-11-30T02:00:58.851Z\"", "\"at\":null",
+		    "field \"at\" must be a string" },
+		{ "\"at\":\"2026-11-30T02:00:58.851Z\"",
+		    "\"at\":\"2026-11-30 02:00:58\"",
+		    "field \"at\" must be a UTC time" },
+		{ "58.851Z", "58.851Z+", "field \"at\" must be a UTC time" },
+		{ STATE, "[]", "field \"state\" must be an object" },
+		{ "[{\"pid\":42,\"comm\":\"cc1\"}]", "{}",
+		    "field \"busy_on_cpu\" must be null or an array" },
+		{ "[{\"pid\":42,\"comm\":\"cc1\"}]", "[7]",
+		    "busy_on_cpu[0]: not an object" },
+		{ "\"pid\":42", "\"pid\":\"42\"",
+		    "busy_on_cpu[0]: field \"pid\" must be an integer >= 1" },
+		{ "\"pid\":42", "\"pid\":0", "field \"pid\"" },
+		{ "\"comm\":\"cc1\"", "\"comm\":null",
+		    "busy_on_cpu[0]: field \"comm\" must be a string" },
+		{ "\"comm\":\"cc1\"", "\"comm\":\"cc1\",\"uid\":0",
+		    "busy_on_cpu[0]: unknown field \"uid\"" },
+		{ ",\"comm\":\"cc1\"", "", "busy_on_cpu[0]: missing field "
+		    "\"comm\"" },
+		{ "\"comm\":\"cc1\"", "\"comm\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", "longer than 64" },
+		{ "\"phase\"", "\"phase\":\"begin\",\"extra\"",
+		    "window record: unknown field \"extra\"" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *line = mutate(WINDOW, cases[i].from, cases[i].to);
+
+		rejected(line, cases[i].msg);
+		free(line);
+	}
+}
+
+/* busy_on_cpu holds at most 16 entries: 16 pass, 17 do not. */
+static void
+test_window_busy_limit(void **state)
+{
+	const char *entry = "{\"pid\":9,\"comm\":\"spin\"}";
+	char list[1024] = "";
+	char *line;
+	struct record r;
+	struct so_err err;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 16; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list),
+		    "%s%s", i ? "," : "", entry);
+	line = mutate(WINDOW, "{\"pid\":42,\"comm\":\"cc1\"}", list);
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	proto_record_free(&r);
+	free(line);
+	snprintf(list + strlen(list), sizeof list - strlen(list), ",%s",
+	    entry);
+	line = mutate(WINDOW, "{\"pid\":42,\"comm\":\"cc1\"}", list);
+	rejected(line, "must be null or an array of at most 16 objects");
+	free(line);
+}
+
+static void
+test_wait(void **state)
+{
+	static const char line[] = "{\"type\":\"wait\",\"holder\":"
+	    "\"seqorch pid 4242 on genoa, run 7\"}";
+	struct record r;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.type, REC_WAIT);
+	assert_string_equal(proto_type_name(r.type), "wait");
+	assert_string_equal(r.holder, "seqorch pid 4242 on genoa, run 7");
+	proto_record_free(&r);
+	rejected("{\"type\":\"wait\"}", "wait record: missing field "
+	    "\"holder\"");
+	rejected("{\"type\":\"wait\",\"holder\":null}", "field \"holder\" "
+	    "must be a string");
+	rejected("{\"type\":\"wait\",\"holder\":\"x\",\"since\":1}",
+	    "unknown field \"since\"");
+}
+
+static void
+test_sample_reason(void **state)
+{
+	struct record r;
+	struct so_err err;
+	char *line;
+
+	(void)state;
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_string_equal(r.reason, "cv 1.84% > 1% after 3 samples");
+	assert_int_equal(r.sample, 3);
+	proto_record_free(&r);
+
+	line = mutate(SAMPLE, "\"cv 1.84% > 1% after 3 samples\"", "null");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_null(r.reason);
+	proto_record_free(&r);
+	free(line);
+
+	/* Version 2 requires the field; version 1 samples lack it. */
+	line = mutate(SAMPLE, ",\"reason\":\"cv 1.84% > 1% after 3 samples\"",
+	    "");
+	rejected(line, "sample record: missing field \"reason\"");
+	free(line);
+	line = mutate(SAMPLE, "\"cv 1.84% > 1% after 3 samples\"", "3");
+	rejected(line, "field \"reason\" must be a string");
+	free(line);
+}
+
+/* A version 1 agent is refused by name, not by its first odd record. */
+static void
+test_version(void **state)
+{
+	static const char hello[] = "{\"type\":\"hello\",\"proto\":%d,"
+	    "\"agent\":\"x\",\"build_id\":\"\",\"study\":\"sha3\","
+	    "\"steps\":1,\"samples\":1}";
+	char line[256];
+	struct record r;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(PROTO_VERSION, 2);
+	snprintf(line, sizeof line, hello, 2);
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	proto_record_free(&r);
+	snprintf(line, sizeof line, hello, 1);
+	rejected(line, "agent speaks protocol 1, this seqorch speaks 2");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_ok),
+		cmocka_unit_test(test_window_all_null),
+		cmocka_unit_test(test_window_rejected),
+		cmocka_unit_test(test_window_busy_limit),
+		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_sample_reason),
+		cmocka_unit_test(test_version),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
