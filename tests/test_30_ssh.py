@@ -7,6 +7,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -480,3 +481,215 @@ def test_run_over_ssh_uploads_builds_and_measures(tmp_path, sshd_factory):
         after = tree(s.workdir)
         assert {f: v for f, v in after.items() if f.startswith("src/")} == \
             {f: v for f, v in before[s.name].items() if f.startswith("src/")}
+
+
+# A small C program that drives the transport API (conn.h) directly, one
+# request per stdin line, so the contracts the runner relies on (exit
+# status, signals, timeouts, stderr bounds, aborts, uploads) are checked on
+# a real sshd without going through a command.
+DRIVER_C = r"""
+#include "conn.h"
+#include "config.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int abort_after;
+
+static int
+out_cb(void *arg, const char *buf, size_t len)
+{
+	fwrite(buf, 1, len, arg);
+	return abort_after ? 42 : 0;
+}
+
+static long long
+ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct config *cfg;
+	struct so_err err = { 0 };
+	struct conn *c;
+	char line[4096], *out, *p;
+	size_t outlen;
+	long long t;
+
+	(void)argc;
+	if (config_load(argv[1], &cfg, &err) != 0 ||
+	    conn_open(&cfg->hosts[0], 0, &c, &err) != 0) {
+		printf("open failed: %s\n", err.msg);
+		return 1;
+	}
+	printf("ready %s\n", c->workdir);
+	fflush(stdout);
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		char op[16], errbuf[4096] = "";
+		int a, b, n = 0, status = -1, rc;
+		volatile sig_atomic_t stop = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%15s %i %i %n", op, &a, &b, &n) != 3)
+			return 2;
+		err.msg[0] = '\0';
+		t = ms();
+		if (strcmp(op, "put") == 0) {
+			/* put MODE SIZE PATH: SIZE bytes of a pattern. */
+			char *data = malloc((size_t)b + 1);
+			int i;
+
+			for (i = 0; i < b; i++)
+				data[i] = (char)('a' + i % 26);
+			if (asprintf(&p, "%s/%s", c->workdir, line + n) < 0)
+				return 2;
+			rc = conn_put(c, p, data, (size_t)b, a, &err);
+			free(p);
+			free(data);
+		} else {
+			/* exec|abort|stop TIMEOUT_MS ERRLEN COMMAND */
+			FILE *f = open_memstream(&out, &outlen);
+			struct exec_io io = { .on_stdout = out_cb, .arg = f,
+			    .errbuf = errbuf, .errlen = (size_t)b,
+			    .timeout_ms = a, .stop = &stop };
+
+			abort_after = strcmp(op, "abort") == 0;
+			stop = strcmp(op, "stop") == 0;
+			rc = conn_exec(c, line + n, &io, &status, &err);
+			fclose(f);
+			for (p = out; *p; p++)
+				if (*p == '\n')
+					*p = '|';
+			printf("out=%s\terr=%s\t", out, errbuf);
+			free(out);
+		}
+		printf("rc=%d\tstatus=%d\tms=%lld\tmsg=%s\n", rc, status,
+		    ms() - t, err.msg);
+		fflush(stdout);
+	}
+	conn_close(c);
+	config_free(cfg);
+	return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    """The transport driver, linked against the coordinator's objects."""
+    root = SEQORCH.parent
+    d = tmp_path_factory.mktemp("driver")
+    (d / "driver.c").write_text(DRIVER_C)
+    # The objects make built for the current sources, as for unit tests.
+    objs = [str(root / "build/orchestrator" / f"{c.name}.o")
+            for c in sorted((root / "orchestrator").glob("*.c"))
+            if c.name != "seqorch.c"]
+    objs.append(str(root / "build/orchestrator/toml.cc.o"))
+    subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror",
+                    f"-I{root / 'orchestrator'}", "-o", str(d / "driver"),
+                    str(d / "driver.c"), *objs, "-lsqlite3", "-lcjson",
+                    "-lcrypto", "-lssh2", "-lcurl", "-lpthread", "-lstdc++"],
+                   check=True)
+    return d / "driver"
+
+
+class Transport:
+    """One connection through the driver; ask() sends one request."""
+
+    def __init__(self, driver, config):
+        self.p = subprocess.Popen([str(driver), str(config)],
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        first = self.p.stdout.readline().split()
+        assert first[0] == "ready", first
+        self.workdir = Path(first[1])
+
+    def ask(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        reply = self.p.stdout.readline().rstrip("\n")
+        fields = dict(f.split("=", 1) for f in reply.split("\t"))
+        fields["rc"] = int(fields["rc"])
+        fields["status"] = int(fields["status"])
+        fields["ms"] = int(fields["ms"])
+        return fields
+
+    def close(self):
+        self.p.stdin.close()
+        assert self.p.wait(timeout=30) == 0
+
+
+SO_EIO, SO_EINVAL, SO_ESSH, SO_ETIMEOUT, SO_EINTR = -2, -4, -6, -8, -11
+
+
+def test_transport_exec_contract(tmp_path, sshd_factory, driver):
+    s = sshd_factory("a")
+    write_hosts_toml(tmp_path / "hosts.toml", {"a": s.host_entry()})
+    t = Transport(driver, tmp_path / "hosts.toml")
+    r = t.ask("exec 0 16 echo out; echo 0123456789abcdefXYZ >&2; exit 7")
+    assert (r["rc"], r["status"], r["out"]) == (0, 7, "out|")
+    assert r["err"] == "0123456789abcde"     # bounded to errlen - 1
+    assert t.ask("exec 0 64 kill -TERM $$")["status"] == 128 + 15
+    # Standard input is empty, so this cannot wait for input.
+    r = t.ask("exec 5000 64 cat; echo done")
+    assert (r["rc"], r["out"]) == (0, "done|")
+    # A timeout cuts the command off but keeps the connection.
+    r = t.ask("exec 1000 64 sleep 5")
+    assert r["rc"] == SO_ETIMEOUT and 900 <= r["ms"] < 3000, r
+    assert "timed out after 1000 ms" in r["msg"]
+    assert t.ask("exec 0 64 echo again")["out"] == "again|"
+    # The output callback can stop a command that floods.
+    r = t.ask("abort 0 64 yes")
+    assert r["rc"] == 42 and r["out"].startswith("y|y|")
+    r = t.ask("stop 0 64 sleep 5")
+    assert r["rc"] == SO_EINTR and r["ms"] < 2000
+    assert t.ask("exec 0 64 echo still")["out"] == "still|"
+    # Arguments are one shell word each; /bin/sh runs the line.
+    r = t.ask("exec 0 64 printf '%s|' \"$0\" 'a b' \"c'd\"")
+    assert r["out"] == "/bin/sh|a b|c'd|"
+    t.close()
+
+
+def test_transport_put_contract(tmp_path, sshd_factory, driver):
+    s = sshd_factory("a")
+    write_hosts_toml(tmp_path / "hosts.toml", {"a": s.host_entry()})
+    t = Transport(driver, tmp_path / "hosts.toml")
+    big = 3 * 1024 * 1024 + 17
+    r = t.ask(f"put 0751 {big} f.bin")
+    assert r["rc"] == 0, r
+    f = s.workdir / "f.bin"
+    assert f.stat().st_size == big and f.stat().st_mode & 0o7777 == 0o751
+    assert f.read_bytes()[:28] == b"abcdefghijklmnopqrstuvwxyzab"
+    # Replacing an existing file, with another mode.
+    assert t.ask("put 0640 5 f.bin")["rc"] == 0
+    assert f.read_bytes() == b"abcde" and f.stat().st_mode & 0o777 == 0o640
+    assert sorted(os.listdir(s.workdir)) == ["f.bin"]
+    r = t.ask("put 0644 1 nodir/f")
+    assert r["rc"] == SO_EIO
+    assert f'cannot create "{s.workdir}/nodir/f": no such file' in r["msg"]
+    r = t.ask("put 0644 1 ../escape")
+    assert r["rc"] == SO_EINVAL and "outside workdir" in r["msg"]
+    assert not (s.workdir.parent / "escape").exists()
+    assert sorted(os.listdir(s.workdir)) == ["f.bin"]
+    t.close()
+
+
+def test_transport_dropped_connection(tmp_path, sshd_factory, driver):
+    s = sshd_factory("a")
+    write_hosts_toml(tmp_path / "hosts.toml", {"a": s.host_entry()})
+    t = Transport(driver, tmp_path / "hosts.toml")
+    threading.Timer(1, s.kill_sessions).start()
+    r = t.ask("exec 0 64 sleep 10")
+    assert r["rc"] == SO_ESSH and r["ms"] < 5000, r
+    assert f"connection to {s.address}:{s.port} lost" in r["msg"]
+    r = t.ask("exec 0 64 echo x")
+    assert r["rc"] == SO_ESSH and "reconnect" in r["msg"]
+    t.close()
