@@ -1,0 +1,245 @@
+"""seqorch-agent run directly, protocol 2: window records around the timed
+samples with the host's state, the host lock, adaptive samples and resumed
+sample indices."""
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import AGENT
+
+VARIANTS = ["c-wrapped", "c-fused", "openssl-evp"]
+STATE_KEYS = {"at", "load1", "load5", "load15", "calib_mhz", "governor",
+              "freq_khz", "temp_c", "throttle_count", "busy_on_cpu",
+              "runnable"}
+AT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def command(*args):
+    return [str(AGENT), "--study", "sha3", "--variants", ",".join(VARIANTS),
+            "--cpu", "0", *map(str, args)]
+
+
+def agent(*args, timeout=300):
+    """Run the agent to the end: (pid, exit code, records, stderr)."""
+    p = subprocess.Popen(command(*args), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=timeout)
+    return p.pid, p.returncode, [json.loads(l) for l in out.splitlines()], err
+
+
+def records(path):
+    """Complete records in an --out file written by a running agent."""
+    if not path.exists():
+        return []
+    return [json.loads(l) for l in path.read_text().splitlines(keepends=True)
+            if l.endswith("\n")]
+
+
+def wait_for(pred, timeout=120):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def of_type(recs, t):
+    return [r for r in recs if r["type"] == t]
+
+
+def start_holder(tmp_path, lock, holder="first run"):
+    """An agent that takes the lock and then times for a few seconds; returns
+    it once its window has begun (so the lock is held)."""
+    out = tmp_path / "first.jsonl"
+    p = subprocess.Popen(command("--steps", 500000, "--samples", 2, "--lock",
+                                 lock, "--holder", holder, "--out", out),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_for(lambda: of_type(records(out), "window") or p.poll() is not None)
+    assert p.poll() is None, p.stderr.read()
+    return p, out
+
+
+def check_state(state, pid):
+    assert set(state) == STATE_KEYS
+    assert AT.match(state["at"]), state["at"]
+    for key in ("load1", "load5", "load15"):
+        assert state[key] is None or state[key] >= 0
+    # x86-64 and arm64 have the dependent-add loop; elsewhere it is null.
+    assert state["calib_mhz"] is None or state["calib_mhz"] > 0
+    assert state["governor"] is None or isinstance(state["governor"], str)
+    for key in ("freq_khz", "throttle_count"):
+        assert state[key] is None or (isinstance(state[key], int)
+                                      and state[key] >= 0)
+    assert state["temp_c"] is None or isinstance(state["temp_c"], (int, float))
+    # This test runs on Linux: /proc is there, so these are never null.
+    assert isinstance(state["busy_on_cpu"], list)
+    assert len(state["busy_on_cpu"]) <= 16
+    for entry in state["busy_on_cpu"]:
+        assert set(entry) == {"pid", "comm"}
+        assert entry["pid"] != pid and entry["comm"]
+    # The agent itself is running while it looks.
+    assert isinstance(state["runnable"], int) and state["runnable"] >= 1
+
+
+def test_window_brackets_every_sample():
+    pid, rc, recs, err = agent("--steps", 2000, "--samples", 3)
+    assert rc == 0, err
+    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 2
+    types = [r["type"] for r in recs]
+    assert types.count("window") == 2
+    begin = types.index("window")
+    end = len(types) - 1 - types[::-1].index("window")
+    assert recs[begin]["phase"] == "begin" and recs[end]["phase"] == "end"
+    # Setup and self-tests before the window, only samples inside it.
+    assert types[:begin] == ["hello", "facts"] + ["variant"] * 3 + [
+        "selftest"]
+    assert types[begin + 1:end] == ["sample"] * 9
+    assert types[end + 1:] == ["done"]
+    for w in (recs[begin], recs[end]):
+        check_state(w["state"], pid)
+    assert recs[begin]["state"]["at"] <= recs[end]["state"]["at"]
+    assert all(s["reason"] is None for s in of_type(recs, "sample"))
+    assert of_type(recs, "done")[0]["samples"] == 9
+
+
+def test_busy_process_on_the_pinned_cpu_is_named():
+    spin = subprocess.Popen([sys.executable, "-c",
+                             "import os\nos.sched_setaffinity(0, {0})\n"
+                             "while True: pass"])
+    try:
+        time.sleep(0.3)
+        pid, rc, recs, err = agent("--steps", 1000, "--samples", 1)
+        assert rc == 0, err
+        for w in of_type(recs, "window"):
+            busy = w["state"]["busy_on_cpu"]
+            assert spin.pid in [e["pid"] for e in busy], busy
+            assert all(e["pid"] != pid for e in busy)
+    finally:
+        spin.kill()
+        spin.wait()
+
+
+def test_second_agent_waits_for_the_lock(tmp_path):
+    lock = tmp_path / "window.lock"
+    first, out = start_holder(tmp_path, lock)
+    try:
+        assert lock.read_text() == "first run\n"
+        pid, rc, recs, err = agent("--steps", 1000, "--samples", 1, "--lock",
+                                   lock, "--holder", "second run")
+        assert first.wait(timeout=300) == 0
+    finally:
+        first.kill()
+        first.wait()
+    assert rc == 0, err
+    types = [r["type"] for r in recs]
+    assert types.index("selftest") < types.index("wait") < types.index(
+        "window")
+    assert of_type(recs, "wait") == [{"type": "wait",
+                                      "holder": "first run"}]
+    first_end = of_type(records(out), "window")[-1]
+    second_begin = of_type(recs, "window")[0]
+    assert first_end["phase"] == "end" and second_begin["phase"] == "begin"
+    assert second_begin["state"]["at"] >= first_end["state"]["at"]
+    assert lock.read_text() == "second run\n"
+
+
+def test_no_wait_gives_up_with_exit_4(tmp_path):
+    lock = tmp_path / "window.lock"
+    first, _ = start_holder(tmp_path, lock)
+    try:
+        _, rc, recs, err = agent("--steps", 1000, "--samples", 1, "--lock",
+                                 lock, "--holder", "second run", "--no-wait")
+    finally:
+        first.kill()
+        first.wait()
+    assert rc == 4, err
+    want = f'host lock "{lock}" is held by "first run"'
+    assert recs[-1] == {"type": "error", "message": want}
+    assert want in err
+    assert not of_type(recs, "window") and not of_type(recs, "sample")
+
+
+def test_killed_holder_leaves_no_stale_lock(tmp_path):
+    lock = tmp_path / "window.lock"
+    first, _ = start_holder(tmp_path, lock)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    _, rc, recs, err = agent("--steps", 1000, "--samples", 1, "--lock", lock,
+                             "--holder", "next", "--no-wait")
+    assert rc == 0, err
+    assert not of_type(recs, "wait")
+
+
+def expected_position(order, variant, index, reverse):
+    """Where the full run puts variant at sample index (docs/protocol.md)."""
+    n, i = len(order), order.index(variant)
+    if reverse:
+        return n - 1 - i if index % 2 else i
+    return (i - index) % n
+
+
+def test_adaptive_samples_until_max():
+    _, rc, recs, err = agent("--steps", 2000, "--samples", 2, "--max-cv",
+                             "0.0000001", "--max-samples", 5)
+    assert rc == 0, err
+    order = [v["variant"] for v in of_type(recs, "variant")]
+    samples = of_type(recs, "sample")
+    assert of_type(recs, "done")[0]["samples"] == len(samples) == 15
+    for v in VARIANTS:
+        mine = [s for s in samples if s["variant"] == v]
+        assert [s["sample"] for s in mine] == [0, 1, 2, 3, 4]
+        assert [s["reason"] for s in mine[:2]] == [None, None]
+        for s in mine[2:]:
+            assert re.fullmatch(r"cv [0-9.e+-]+% > 1e-05% after "
+                                rf"{s['sample']} samples",
+                                s["reason"]), s["reason"]
+        # Every variant was still too spread out, so every extra round
+        # holds all three, in the order the index gives.
+        for s in mine:
+            assert s["position"] == expected_position(order, v, s["sample"],
+                                                      False)
+    types = [r["type"] for r in recs]
+    assert types[-2:] == ["window", "done"]
+
+
+@pytest.mark.parametrize("order_opt", ["rotate", "reverse"])
+def test_first_sample_repeats_the_full_runs_positions(order_opt):
+    _, rc, full, err = agent("--steps", 1000, "--samples", 5, "--order",
+                             order_opt)
+    assert rc == 0, err
+    _, rc, part, err = agent("--steps", 1000, "--samples", 2,
+                             "--first-sample", 3, "--order", order_opt)
+    assert rc == 0, err
+    got = {(s["variant"], s["sample"]): s["position"]
+           for s in of_type(part, "sample")}
+    want = {(s["variant"], s["sample"]): s["position"]
+            for s in of_type(full, "sample") if s["sample"] >= 3}
+    assert got == want and len(got) == 6
+    assert of_type(part, "hello")[0]["samples"] == 2
+    order = [v["variant"] for v in of_type(full, "variant")]
+    for (v, i), pos in got.items():
+        assert pos == expected_position(order, v, i, order_opt == "reverse")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--max-cv", "0.01"], "--max-cv and --max-samples go together"),
+    (["--max-samples", "5"], "--max-cv and --max-samples go together"),
+    (["--max-cv", "0", "--max-samples", "5"], 'invalid --max-cv "0"'),
+    (["--samples", "3", "--max-cv", "0.01", "--max-samples", "2"],
+     "--max-samples 2 is below --samples 3"),
+    (["--lock", "/tmp/x.lock"], "--lock and --holder go together"),
+    (["--lock", "/tmp/x.lock", "--holder", "a\nb"],
+     "invalid --holder: control character at byte 1"),
+    (["--no-wait"], "--no-wait needs --lock"),
+    (["--first-sample", "-1"], 'invalid --first-sample "-1"'),
+])
+def test_bad_options(args, message):
+    _, rc, recs, err = agent(*args)
+    assert rc == 2
+    assert message in err
+    assert recs == [{"type": "error", "message": err.strip().removeprefix(
+        "seqorch-agent: ")}]
