@@ -110,8 +110,10 @@ def theta(a, st, scratch, regs_of):
     column x gets c[x-1] ^ r[x] in one ternlog and its rho rotation."""
     c, r, u = scratch[0:5], scratch[5:10], scratch[10:15]
     for x in range(5):
-        a.xor(c[x], st.P[x][0], st.P[x][1])
-        a.op("vpshufd $0x4e, %s, %s" % (xmm(c[x]), xmm(u[x])))
+        a.xor(u[x], st.P[x][0], st.P[x][1])
+        a.op("vpshufd $0x4e, %s, %s" % (xmm(u[x]), xmm(c[x])))
+        # the swapped half arrives last: it is the destination operand,
+        # the fast input of vpternlogq on cores where that differs
         a.tern(XOR3, c[x], u[x], st.S[x])
     for x in range(5):
         a.rol(r[x], c[(x + 1) % 5], 1)

@@ -97,20 +97,20 @@ sha3_avx512_fused_permute:
 	leaq .Lrc(%rip), %rax
 	leaq 384(%rax), %rdx
 .Lround_sha3_avx512_fused_permute:
-	vpxorq %xmm1, %xmm0, %xmm15
-	vpshufd $0x4e, %xmm15, %xmm25
+	vpxorq %xmm1, %xmm0, %xmm25
+	vpshufd $0x4e, %xmm25, %xmm15
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
-	vpxorq %xmm4, %xmm3, %xmm16
-	vpshufd $0x4e, %xmm16, %xmm26
+	vpxorq %xmm4, %xmm3, %xmm26
+	vpshufd $0x4e, %xmm26, %xmm16
 	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
-	vpxorq %xmm7, %xmm6, %xmm17
-	vpshufd $0x4e, %xmm17, %xmm27
+	vpxorq %xmm7, %xmm6, %xmm27
+	vpshufd $0x4e, %xmm27, %xmm17
 	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
-	vpxorq %xmm10, %xmm9, %xmm18
-	vpshufd $0x4e, %xmm18, %xmm28
+	vpxorq %xmm10, %xmm9, %xmm28
+	vpshufd $0x4e, %xmm28, %xmm18
 	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
-	vpxorq %xmm13, %xmm12, %xmm19
-	vpshufd $0x4e, %xmm19, %xmm29
+	vpxorq %xmm13, %xmm12, %xmm29
+	vpshufd $0x4e, %xmm29, %xmm19
 	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
 	vprolq $1, %xmm16, %xmm20
 	vprolq $1, %xmm17, %xmm21
@@ -184,20 +184,20 @@ sha3_avx512_fused_permute:
 	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
 	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
-	vpxorq %xmm16, %xmm15, %xmm0
-	vpshufd $0x4e, %xmm0, %xmm10
+	vpxorq %xmm16, %xmm15, %xmm10
+	vpshufd $0x4e, %xmm10, %xmm0
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
-	vpxorq %xmm19, %xmm18, %xmm1
-	vpshufd $0x4e, %xmm1, %xmm11
+	vpxorq %xmm19, %xmm18, %xmm11
+	vpshufd $0x4e, %xmm11, %xmm1
 	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
-	vpxorq %xmm22, %xmm21, %xmm2
-	vpshufd $0x4e, %xmm2, %xmm12
+	vpxorq %xmm22, %xmm21, %xmm12
+	vpshufd $0x4e, %xmm12, %xmm2
 	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
-	vpxorq %xmm25, %xmm24, %xmm3
-	vpshufd $0x4e, %xmm3, %xmm13
+	vpxorq %xmm25, %xmm24, %xmm13
+	vpshufd $0x4e, %xmm13, %xmm3
 	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
-	vpxorq %xmm28, %xmm27, %xmm4
-	vpshufd $0x4e, %xmm4, %xmm14
+	vpxorq %xmm28, %xmm27, %xmm14
+	vpshufd $0x4e, %xmm14, %xmm4
 	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
 	vprolq $1, %xmm1, %xmm5
 	vprolq $1, %xmm2, %xmm6
@@ -325,20 +325,20 @@ sha3_avx512_fused_chain:
 	vpxord %xmm8, %xmm8, %xmm8
 	vpxord %xmm11, %xmm11, %xmm11
 	vpxord %xmm14, %xmm14, %xmm14
-	vpxorq %xmm1, %xmm0, %xmm15
-	vpshufd $0x4e, %xmm15, %xmm25
+	vpxorq %xmm1, %xmm0, %xmm25
+	vpshufd $0x4e, %xmm25, %xmm15
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
-	vpxorq %xmm4, %xmm3, %xmm16
-	vpshufd $0x4e, %xmm16, %xmm26
+	vpxorq %xmm4, %xmm3, %xmm26
+	vpshufd $0x4e, %xmm26, %xmm16
 	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
-	vpxorq %xmm7, %xmm6, %xmm17
-	vpshufd $0x4e, %xmm17, %xmm27
+	vpxorq %xmm7, %xmm6, %xmm27
+	vpshufd $0x4e, %xmm27, %xmm17
 	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
-	vpxorq %xmm10, %xmm9, %xmm18
-	vpshufd $0x4e, %xmm18, %xmm28
+	vpxorq %xmm10, %xmm9, %xmm28
+	vpshufd $0x4e, %xmm28, %xmm18
 	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
-	vpxorq %xmm13, %xmm12, %xmm19
-	vpshufd $0x4e, %xmm19, %xmm29
+	vpxorq %xmm13, %xmm12, %xmm29
+	vpshufd $0x4e, %xmm29, %xmm19
 	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
 	vprolq $1, %xmm16, %xmm20
 	vprolq $1, %xmm17, %xmm21
@@ -416,20 +416,20 @@ sha3_avx512_fused_chain:
 	leaq .Lrc+368(%rip), %rdx
 	.balign 32
 .Lround_sha3_avx512_fused_chain:
-	vpxorq %xmm16, %xmm15, %xmm0
-	vpshufd $0x4e, %xmm0, %xmm10
+	vpxorq %xmm16, %xmm15, %xmm10
+	vpshufd $0x4e, %xmm10, %xmm0
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
-	vpxorq %xmm19, %xmm18, %xmm1
-	vpshufd $0x4e, %xmm1, %xmm11
+	vpxorq %xmm19, %xmm18, %xmm11
+	vpshufd $0x4e, %xmm11, %xmm1
 	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
-	vpxorq %xmm22, %xmm21, %xmm2
-	vpshufd $0x4e, %xmm2, %xmm12
+	vpxorq %xmm22, %xmm21, %xmm12
+	vpshufd $0x4e, %xmm12, %xmm2
 	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
-	vpxorq %xmm25, %xmm24, %xmm3
-	vpshufd $0x4e, %xmm3, %xmm13
+	vpxorq %xmm25, %xmm24, %xmm13
+	vpshufd $0x4e, %xmm13, %xmm3
 	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
-	vpxorq %xmm28, %xmm27, %xmm4
-	vpshufd $0x4e, %xmm4, %xmm14
+	vpxorq %xmm28, %xmm27, %xmm14
+	vpshufd $0x4e, %xmm14, %xmm4
 	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
 	vprolq $1, %xmm1, %xmm5
 	vprolq $1, %xmm2, %xmm6
@@ -503,20 +503,20 @@ sha3_avx512_fused_chain:
 	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
 	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
 	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
-	vpxorq %xmm1, %xmm0, %xmm15
-	vpshufd $0x4e, %xmm15, %xmm25
+	vpxorq %xmm1, %xmm0, %xmm25
+	vpshufd $0x4e, %xmm25, %xmm15
 	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
-	vpxorq %xmm4, %xmm3, %xmm16
-	vpshufd $0x4e, %xmm16, %xmm26
+	vpxorq %xmm4, %xmm3, %xmm26
+	vpshufd $0x4e, %xmm26, %xmm16
 	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
-	vpxorq %xmm7, %xmm6, %xmm17
-	vpshufd $0x4e, %xmm17, %xmm27
+	vpxorq %xmm7, %xmm6, %xmm27
+	vpshufd $0x4e, %xmm27, %xmm17
 	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
-	vpxorq %xmm10, %xmm9, %xmm18
-	vpshufd $0x4e, %xmm18, %xmm28
+	vpxorq %xmm10, %xmm9, %xmm28
+	vpshufd $0x4e, %xmm28, %xmm18
 	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
-	vpxorq %xmm13, %xmm12, %xmm19
-	vpshufd $0x4e, %xmm19, %xmm29
+	vpxorq %xmm13, %xmm12, %xmm29
+	vpshufd $0x4e, %xmm29, %xmm19
 	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
 	vprolq $1, %xmm16, %xmm20
 	vprolq $1, %xmm17, %xmm21
@@ -593,20 +593,20 @@ sha3_avx512_fused_chain:
 	addq $32, %rax
 	cmpq %rdx, %rax
 	jne .Lround_sha3_avx512_fused_chain
-	vpxorq %xmm16, %xmm15, %xmm0
-	vpshufd $0x4e, %xmm0, %xmm10
+	vpxorq %xmm16, %xmm15, %xmm10
+	vpshufd $0x4e, %xmm10, %xmm0
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
-	vpxorq %xmm19, %xmm18, %xmm1
-	vpshufd $0x4e, %xmm1, %xmm11
+	vpxorq %xmm19, %xmm18, %xmm11
+	vpshufd $0x4e, %xmm11, %xmm1
 	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
-	vpxorq %xmm22, %xmm21, %xmm2
-	vpshufd $0x4e, %xmm2, %xmm12
+	vpxorq %xmm22, %xmm21, %xmm12
+	vpshufd $0x4e, %xmm12, %xmm2
 	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
-	vpxorq %xmm25, %xmm24, %xmm3
-	vpshufd $0x4e, %xmm3, %xmm13
+	vpxorq %xmm25, %xmm24, %xmm13
+	vpshufd $0x4e, %xmm13, %xmm3
 	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
-	vpxorq %xmm28, %xmm27, %xmm4
-	vpshufd $0x4e, %xmm4, %xmm14
+	vpxorq %xmm28, %xmm27, %xmm14
+	vpshufd $0x4e, %xmm14, %xmm4
 	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
 	vprolq $1, %xmm1, %xmm5
 	vprolq $1, %xmm2, %xmm6
