@@ -1,8 +1,10 @@
 /*
- * Portable Keccak-f[1600] shared by the plain C sha3 variants.  Lanes are
- * little-endian uint64_t in x + 5y order (FIPS 202).  Written as a
- * static inline so each variant's chain loop can keep what it wants in
- * locals; the permutation itself is the reference round structure.
+ * Portable Keccak-f[1600] and the SHA3-256 padding helpers shared by the
+ * sha3 variants.  Lanes are little-endian uint64_t in x + 5y order
+ * (FIPS 202).  The round is a macro on 25 lane variables so a chain loop
+ * keeps the state in locals across hashes and c-unrolled can expand it;
+ * the other variants use the padding, load/store and round-constant
+ * helpers with their own permutations.
  */
 #ifndef SEQORCH_KECCAK_C_H
 #define SEQORCH_KECCAK_C_H
@@ -27,6 +29,7 @@ static const uint64_t keccak_rc[24] = {
 	0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL,
 };
 
+/* n in 1..63: compilers turn this into one rotate instruction. */
 #define ROL64(a, n) (((a) << (n)) | ((a) >> (64 - (n))))
 
 /*
