@@ -1,9 +1,9 @@
 /*
  * Keccak-f[1600] with AVX2 (VEX, 16 registers) for the avx2-* variants,
  * whose flags add -mavx2; include it nowhere else.  One lane per xmm
- * register, the layout of the AVX-512 kernels, so the two compare the
- * instruction sets and not the layouts: without vpternlogq and vprolq a
- * round is ~185 instructions instead of 90 (three-input XOR is two
+ * register, the simplest layout (docs/studies.md compares it with the
+ * AVX-512 lane pairs): without vpternlogq and vprolq a round is ~185
+ * instructions instead of 90 (three-input XOR is two
  * vpxor, a rotate is vpsllq + vpsrlq + vpor, or one vpshufb when it is a
  * whole number of bytes; chi is vpandn + vpxor), and 25 lanes do not fit
  * in 16 registers, so the compiler spills.  Written with intrinsics: the
