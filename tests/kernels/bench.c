@@ -8,8 +8,8 @@
  * Prints per variant the median hashes/s, ns/hash, cycles/hash at the
  * dependent-add calibrated clock, the ratio to openssl-evp when that
  * variant is in the run, and the fastest sample (on a shared machine many
- * short samples and their minimum say more than a few long ones).  Every sample's digest must equal the first
- * variant's, or the run fails.
+ * short samples and their minimum say more than a few long ones).  Every
+ * sample's digest must equal the first variant's, or the run fails.
  */
 #include "cpu.h"
 #include "kernel.h"
