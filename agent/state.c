@@ -182,7 +182,7 @@ add_throttle(cJSON *o)
 static int
 read_stat(const char *path, struct task *t)
 {
-	char buf[1024], *open, *close, *p, *end;
+	char buf[1024], *lp, *rp, *p, *end;
 	FILE *f = fopen(path, "r");
 	size_t n, i;
 	int field;
@@ -193,18 +193,17 @@ read_stat(const char *path, struct task *t)
 	fclose(f);
 	buf[n] = '\0';
 	/* comm may itself hold spaces and parentheses: it ends at the last ')'. */
-	open = strchr(buf, '(');
-	close = strrchr(buf, ')');
-	if (open == NULL || close == NULL || close < open)
+	lp = strchr(buf, '(');
+	rp = strrchr(buf, ')');
+	if (lp == NULL || rp == NULL || rp < lp)
 		return -1;
-	snprintf(t->comm, sizeof t->comm, "%.*s", (int)(close - open - 1),
-	    open + 1);
+	snprintf(t->comm, sizeof t->comm, "%.*s", (int)(rp - lp - 1), lp + 1);
 	/* The name is shown to people: no terminal controls, ASCII only. */
 	for (i = 0; t->comm[i] != '\0'; i++)
 		if ((unsigned char)t->comm[i] < 0x20 ||
 		    (unsigned char)t->comm[i] > 0x7e)
 			t->comm[i] = '?';
-	p = close + 1;
+	p = rp + 1;
 	for (field = 3; field < 39; field++) {
 		p += strspn(p, " ");
 		if (*p == '\0')
