@@ -122,6 +122,7 @@ test: all unit
 
 bench: all
 	$(PYTHON) tests/bench.py
+	$(PYTHON) tests/bench_fanout.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch

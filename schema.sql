@@ -157,3 +157,58 @@ SELECT r.run_id, r.study, r.host, r.variant, r.build_id,
     MIN(r.rate) AS min_rate, MAX(r.rate) AS max_rate
 FROM r LEFT JOIN builds b ON b.id = r.build_id
 GROUP BY r.run_id, r.study, r.host, r.variant, r.build_id;
+
+-- version: 2
+
+-- One host's measurement window: only timed samples happen inside it.
+-- before_state and after_state are the agent's host-state snapshots (JSON:
+-- load, dependent-add clock, governor, temperature, throttling, other busy
+-- processes on the pinned CPU); drift says why they differ too much, or is
+-- NULL.
+CREATE TABLE windows (
+	id		INTEGER PRIMARY KEY,
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	study		TEXT NOT NULL,
+	host		TEXT NOT NULL,
+	build_id	INTEGER REFERENCES builds(id),
+	holder		TEXT NOT NULL,	-- coordinator: "hostname pid N"
+	started_at	TEXT NOT NULL,	-- the agent's clock, ISO 8601 UTC
+	finished_at	TEXT,
+	before_state	TEXT,
+	after_state	TEXT,
+	drift		TEXT
+);
+CREATE INDEX windows_run ON windows (run_id);
+
+-- The measurement lease: at most one row per name, held by one
+-- coordinator at a time across every coordinator sharing this database.
+CREATE TABLE leases (
+	name		TEXT PRIMARY KEY,	-- "measure"
+	holder		TEXT NOT NULL,		-- "hostname pid N"
+	holder_host	TEXT NOT NULL,
+	holder_pid	INTEGER NOT NULL,
+	run_id		INTEGER,
+	study		TEXT,
+	acquired_at	TEXT NOT NULL,
+	heartbeat_at	TEXT NOT NULL,
+	heartbeat_unix	REAL NOT NULL		-- seconds since the epoch
+);
+
+-- What happened to leases: acquired, released, takeover (with the
+-- previous holder), waited.
+CREATE TABLE lease_events (
+	id		INTEGER PRIMARY KEY,
+	at		TEXT NOT NULL,
+	name		TEXT NOT NULL,
+	event		TEXT NOT NULL CHECK (event IN
+			('acquired', 'released', 'takeover', 'waited')),
+	holder		TEXT NOT NULL,
+	previous	TEXT,
+	run_id		INTEGER,
+	detail		TEXT
+);
+
+-- Why a sample beyond the planned ones was taken (adaptive sampling).
+ALTER TABLE samples ADD COLUMN reason TEXT;
+-- How often the run was resumed with `seqorch run --resume`.
+ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;

@@ -10,12 +10,14 @@
 #include "deploy.h"
 #include "reference.h"
 #include "runner.h"
+#include "window.h"
 
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_STEPS 100000000000LL	/* 1e11: hours even at 10M/s */
 #define MAX_SAMPLES 1000
@@ -131,9 +133,30 @@ bad_number(const char *opt, const char *arg, long long max)
 
 struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
-	int64_t steps, samples, parallel;
-	int explore;
+	int64_t steps, samples, parallel, max_samples, lease_expiry;
+	double max_cv;
+	int explore, no_wait;
+	int64_t resume;		/* run id to resume, 0 for a new run */
 };
+
+/* "1%" or "0.01": a fraction in (0, 1). */
+static int
+parse_cv(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s)
+		return -1;
+	if (*end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (*end != '\0' || !(v > 0 && v < 1))
+		return -1;
+	*out = v;
+	return 0;
+}
 
 /* One study's run; returns an EXIT_* code. */
 static int
@@ -148,6 +171,8 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	const char *status;
 	int64_t run_id;
 	const char *seed = o->seed ? o->seed : reference_default_seed(study);
+	char *holder;
+	int rc;
 
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
 	    "(%lld steps)\n", study, (long long)o->steps);
@@ -157,6 +182,16 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return err.code == SO_EINTR ? EXIT_INTERRUPTED :
 		    err.code == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
+	}
+	if (o->resume > 0) {
+		run_id = o->resume;
+		if (db_run_resume(db, run_id, &err) != 0) {
+			fprintf(stderr, "seqorch: %s\n", err.msg);
+			return EXIT_DB;
+		}
+		fprintf(stderr, "seqorch: resuming run %lld\n",
+		    (long long)run_id);
+		goto started;
 	}
 	ri.study = study;
 	ri.steps = (uint64_t)o->steps;
@@ -170,6 +205,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_DB;
 	}
+started:
 	fprintf(stderr, "seqorch: run %lld: study %s on %zu host%s, %lld "
 	    "steps x %lld samples per variant\n", (long long)run_id, study,
 	    n, n == 1 ? "" : "s", (long long)o->steps,
@@ -184,7 +220,18 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	p.ref_digest = ref;
 	p.ref_1000 = ref1000;
 	p.stop = &stop_flag;
-	if (runner_run(db, hosts, n, &p, &out, &err) != 0) {
+	p.explore = o->explore;
+	p.resume = o->resume > 0;
+	p.no_wait = o->no_wait;
+	p.lease_expiry = (int)o->lease_expiry;
+	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
+	p.max_samples = (uint64_t)o->max_samples;
+	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
+	    o->db, (long long)run_id);
+	p.holder = holder;
+	rc = runner_run(db, hosts, n, &p, &out, &err);
+	free(holder);
+	if (rc != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		db_run_finish(db, run_id, "failed", &err);
 		return EXIT_FAIL;
@@ -210,6 +257,49 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
+/*
+ * --resume: the run's own study, steps, samples, seed, variants and hosts
+ * replace the options (which may not contradict them).
+ */
+static int
+load_resume(struct run_opts *o, struct stored_run *r)
+{
+	struct so_err err;
+	struct db *db;
+	int rc;
+
+	if (access(o->db, F_OK) != 0) {
+		fprintf(stderr, "seqorch: cannot resume: no database \"%s\"\n",
+		    o->db);
+		return EXIT_DB;
+	}
+	if (db_open(o->db, &db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	rc = db_run_load(db, o->resume, r, &err);
+	db_close(db);
+	if (rc != 0) {
+		fprintf(stderr, "seqorch: cannot resume: %s in \"%s\"\n",
+		    err.msg, o->db);
+		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+	}
+	if (o->studies != NULL && strcmp(o->studies, r->study) != 0) {
+		fprintf(stderr, "seqorch: cannot resume: run %lld measured "
+		    "study \"%s\", not \"%s\"\n", (long long)o->resume,
+		    r->study, o->studies);
+		return EXIT_USAGE;
+	}
+	o->studies = r->study;
+	o->steps = (int64_t)r->steps;
+	o->samples = (int64_t)r->samples;
+	o->seed = r->seed;
+	o->variants = r->variants;
+	o->hosts = r->hosts;
+	o->explore = r->exploratory;
+	return EXIT_OK;
+}
+
 static int
 run_exec(int argc, char **argv)
 {
@@ -224,14 +314,21 @@ run_exec(int argc, char **argv)
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "explore", no_argument, NULL, 'x' },
+		{ "no-wait", no_argument, NULL, 'W' },
+		{ "max-cv", required_argument, NULL, 'C' },
+		{ "max-samples", required_argument, NULL, 'M' },
+		{ "lease-expiry", required_argument, NULL, 'E' },
+		{ "resume", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_opts o = { .hosts = "all", .db = "results.db",
 	    .config = "hosts.toml", .steps = 10000000, .samples = 3,
-	    .parallel = 16 };
+	    .parallel = 16, .max_cv = 0.01,
+	    .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	struct config *cfg = NULL;
 	struct db *db = NULL;
+	struct stored_run stored = { 0 };
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
 	struct sigaction sa;
@@ -249,6 +346,33 @@ run_exec(int argc, char **argv)
 		case 'c': o.config = optarg; break;
 		case 'S': o.seed = optarg; break;
 		case 'x': o.explore = 1; break;
+		case 'W': o.no_wait = 1; break;
+		case 'R':
+			if (parse_int64(optarg, 1, INT64_MAX, &o.resume) != 0) {
+				fprintf(stderr, "seqorch: invalid --resume "
+				    "\"%s\": expected a run id\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'C':
+			if (parse_cv(optarg, &o.max_cv) != 0) {
+				fprintf(stderr, "seqorch: invalid --max-cv "
+				    "\"%s\": expected a percentage such as "
+				    "1%% or a fraction such as 0.01\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'M':
+			if (parse_int64(optarg, 1, MAX_SAMPLES,
+			    &o.max_samples) != 0)
+				return bad_number("--max-samples", optarg,
+				    MAX_SAMPLES);
+			break;
+		case 'E':
+			if (parse_int64(optarg, 1, 86400, &o.lease_expiry) != 0)
+				return bad_number("--lease-expiry", optarg,
+				    86400);
+			break;
 		case 'n':
 			if (parse_int64(optarg, 1, MAX_STEPS, &o.steps) != 0)
 				return bad_number("--steps", optarg,
@@ -276,22 +400,37 @@ run_exec(int argc, char **argv)
 		    argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (o.studies == NULL) {
+	if (o.studies == NULL && o.resume == 0) {
 		fprintf(stderr, "seqorch: run: --study is required (see "
 		    "`seqorch studies`)\n");
 		return EXIT_USAGE;
 	}
-	if (check_names(o.studies, o.variants) != 0)
-		return EXIT_USAGE;
+	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK)
+		goto out;
+	if (o.max_samples == 0)
+		o.max_samples = o.samples;
+	if (o.max_samples < o.samples) {
+		fprintf(stderr, "seqorch: --max-samples %lld is below "
+		    "--samples %lld\n", (long long)o.max_samples,
+		    (long long)o.samples);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (check_names(o.studies, o.variants) != 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (o.seed != NULL && strspn(o.seed, "0123456789abcdef") !=
 	    strlen(o.seed)) {
 		fprintf(stderr, "seqorch: invalid --seed \"%s\": expected "
 		    "lowercase hex\n", o.seed);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	if (config_load(o.config, &cfg, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	if (config_select(cfg, o.hosts, &hosts, &n, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
@@ -327,6 +466,7 @@ out:
 	db_close(db);
 	free(hosts);
 	config_free(cfg);
+	db_run_info_free(&stored);
 	return rc;
 }
 
@@ -338,6 +478,9 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--steps N] [--samples K] [--variants a,b]\n"
 	    "                   [--db results.db] [--config hosts.toml]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
+	    "                   [--no-wait] [--lease-expiry S]\n"
+	    "                   [--max-cv PCT] [--max-samples M]\n"
+	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
 	    "then times K samples of N dependent steps per variant in alternating\n"
@@ -351,7 +494,17 @@ const struct cmd_entry cmd_run_entry = {
 	    "  --variants L   only these variants (default: all)\n"
 	    "  --parallel N   hosts prepared at once (default 16)\n"
 	    "  --seed HEX     start value (default: zeros of the state size)\n"
-	    "  --explore      mark the run exploratory (left out of report)\n"
+	    "  --explore      exploratory: no measurement window, left out of\n"
+	    "                 report unless asked for\n"
+	    "  --no-wait      fail at once if another run holds the window\n"
+	    "  --lease-expiry S  take over a window whose holder has been\n"
+	    "                 silent for S seconds (default 30)\n"
+	    "  --max-cv PCT   coefficient of variation that triggers extra\n"
+	    "                 samples (default 1%)\n"
+	    "  --max-samples M  samples per variant at most (default K: no\n"
+	    "                 extra samples)\n"
+	    "  --resume ID    measure only the cells (host, variant, sample)\n"
+	    "                 that run ID is missing, with its own settings\n"
 	    "\n"
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",

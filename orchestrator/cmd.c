@@ -8,12 +8,16 @@ extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_studies_entry;
 extern const struct cmd_entry cmd_hosts_entry;
+extern const struct cmd_entry cmd_windows_entry;
+extern const struct cmd_entry cmd_deploy_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
 	&cmd_report_entry,
 	&cmd_studies_entry,
 	&cmd_hosts_entry,
+	&cmd_windows_entry,
+	&cmd_deploy_entry,
 	NULL,
 };
 

@@ -5,7 +5,10 @@
  */
 #include "db.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,26 +52,37 @@ dberr(struct db *db, struct so_err *err, const char *what)
 	    sqlite3_errmsg(db->h));
 }
 
-/* Apply every schema section numbered above the current user_version. */
+/* PRAGMA user_version, or -1. */
+static int
+user_version(struct db *db)
+{
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * Apply every schema section numbered above the current user_version.
+ * Each runs in BEGIN IMMEDIATE and re-reads the version inside it, since
+ * another coordinator may be migrating the same file at the same moment.
+ */
 static int
 migrate(struct db *db, struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
 	const char *p = schema_sql;
-	int cur, latest = db_schema_version(), rc = 0;
+	int cur = user_version(db), latest = db_schema_version();
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL)
-	    != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-		rc = dberr(db, err, "cannot read schema version");
-		goto out;
-	}
-	cur = sqlite3_column_int(st, 0);
-	if (cur > latest) {
-		rc = so_error(err, SO_EDB, "database: schema version %d is "
+	if (cur < 0)
+		return dberr(db, err, "cannot read schema version");
+	if (cur > latest)
+		return so_error(err, SO_EDB, "database: schema version %d is "
 		    "newer than this seqorch (%d); upgrade seqorch", cur,
 		    latest);
-		goto out;
-	}
 	while ((p = strstr(p, VERSION_MARK)) != NULL) {
 		const char *body = p + strlen(VERSION_MARK);
 		const char *next = strstr(body, VERSION_MARK);
@@ -79,23 +93,30 @@ migrate(struct db *db, struct so_err *err)
 		p = body;
 		if (v <= cur)
 			continue;
+		if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		    SQLITE_OK)
+			return dberr(db, err, "cannot lock for migration");
+		if ((cur = user_version(db)) >= v) {
+			sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+			continue;
+		}
 		len = next ? (size_t)(next - body) : strlen(body);
-		sql = xasprintf("BEGIN IMMEDIATE;\n" VERSION_MARK "%.*s\n"
-		    "PRAGMA user_version = %d;\nCOMMIT;", (int)len, body, v);
-		if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-			rc = so_error(err, SO_EDB, "database: migration to "
-			    "schema version %d failed: %s", v,
-			    msg ? msg : "?");
+		sql = xasprintf(VERSION_MARK "%.*s\nPRAGMA user_version = %d;",
+		    (int)len, body, v);
+		if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(db->h, "COMMIT", NULL, NULL, &msg) !=
+		    SQLITE_OK) {
+			so_error(err, SO_EDB, "database: migration to schema "
+			    "version %d failed: %s", v, msg ? msg : "?");
 			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 			sqlite3_free(msg);
 			free(sql);
-			goto out;
+			return SO_EDB;
 		}
 		free(sql);
+		cur = v;
 	}
-out:
-	sqlite3_finalize(st);
-	return rc;
+	return 0;
 }
 
 int
@@ -204,18 +225,35 @@ run(struct db *db, struct run_out *o, const char *sql, const char *fmt, ...)
 	return rc;
 }
 
+static char coord_id[320], coord_host[256];
+static pthread_once_t coord_once = PTHREAD_ONCE_INIT;
+
+static void
+coord_init(void)
+{
+	if (gethostname(coord_host, sizeof coord_host) != 0)
+		snprintf(coord_host, sizeof coord_host, "?");
+	coord_host[sizeof coord_host - 1] = '\0';
+	snprintf(coord_id, sizeof coord_id, "%s pid %ld", coord_host,
+	    (long)getpid());
+}
+
+const char *
+db_coordinator_id(void)
+{
+	pthread_once(&coord_once, coord_init);
+	return coord_id;
+}
+
 int
 db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
     struct so_err *err)
 {
-	char now[40], host[256], coord[320];
+	const char *coord = db_coordinator_id();
+	char now[40];
 	struct run_out o;
 
 	iso_now(now, sizeof now);
-	if (gethostname(host, sizeof host) != 0)
-		strcpy(host, "?");
-	host[sizeof host - 1] = '\0';
-	snprintf(coord, sizeof coord, "%s pid %ld", host, (long)getpid());
 	if (run(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
 	    "exploratory, coordinator, version) VALUES "
@@ -341,13 +379,13 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	iso_now(now, sizeof now);
 	rc = run(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
-	    "invalid_reason, calib_mhz, cpu, received_at) VALUES "
-	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-	    "ON CONFLICT DO NOTHING", "isissiiiissisdis", run_id, s->host,
+	    "invalid_reason, calib_mhz, cpu, received_at, reason) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+	    "ON CONFLICT DO NOTHING", "isissiiiissisdiss", run_id, s->host,
 	    s->build_id, s->study, s->variant, s->sample_index, s->position,
 	    (int64_t)s->steps, (int64_t)s->ns, s->digest, s->seed,
 	    (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
-	    (int64_t)s->cpu, now);
+	    (int64_t)s->cpu, now, s->reason);
 	if (rc != SQLITE_DONE)
 		return dberr(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -410,4 +448,362 @@ db_event(struct db *db, int64_t run_id, const char *host, const char *level,
 	    run_id, host, now, level, message) != SQLITE_DONE)
 		return dberr(db, err, "cannot record event");
 	return 0;
+}
+
+static double
+unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A holder on this machine whose process is gone is dead. */
+static int
+holder_dead(const char *holder_host, long pid)
+{
+	pthread_once(&coord_once, coord_init);
+	if (strcmp(holder_host, coord_host) != 0)
+		return 0;
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int
+db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
+    char *prev, size_t prevlen, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char now[40];
+	double t = unix_now();
+	int rc = 0, free_to_take = 1;
+
+	*took_over = 0;
+	prev[0] = '\0';
+	iso_now(now, sizeof now);
+	pthread_mutex_lock(&db->mu);
+	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		rc = dberr(db, err, "cannot lock the lease table");
+		goto unlock;
+	}
+	if (sqlite3_prepare_v2(db->h, "SELECT holder, holder_host, holder_pid, "
+	    "heartbeat_unix FROM leases WHERE name = ?", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		rc = dberr(db, err, "cannot read leases");
+		goto rollback;
+	}
+	sqlite3_bind_text(st, 1, req->name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *holder = (const char *)sqlite3_column_text(st, 0);
+		const char *hhost = (const char *)sqlite3_column_text(st, 1);
+		long pid = (long)sqlite3_column_int64(st, 2);
+		double beat = sqlite3_column_double(st, 3);
+
+		snprintf(prev, prevlen, "%s", holder);
+		if (strcmp(holder, req->holder) == 0)
+			prev[0] = '\0';
+		else if (holder_dead(hhost, pid) ||
+		    t - beat > (double)req->expiry_s)
+			*took_over = 1;
+		else
+			free_to_take = 0;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (!free_to_take) {
+		rc = SO_EBUSY;
+		goto rollback;
+	}
+	if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO leases (name, "
+	    "holder, holder_host, holder_pid, run_id, study, acquired_at, "
+	    "heartbeat_at, heartbeat_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    -1, &st, NULL) != SQLITE_OK) {
+		rc = dberr(db, err, "cannot write lease");
+		goto rollback;
+	}
+	sqlite3_bind_text(st, 1, req->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, req->holder, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, req->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, req->pid);
+	sqlite3_bind_int64(st, 5, req->run_id);
+	sqlite3_bind_text(st, 6, req->study, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, now, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, now, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 9, t);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		rc = dberr(db, err, "cannot write lease");
+		goto rollback;
+	}
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = dberr(db, err, "cannot commit lease");
+		goto rollback;
+	}
+	goto unlock;
+rollback:
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+unlock:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+int
+db_lease_heartbeat(struct db *db, const char *name, const char *holder,
+    struct so_err *err)
+{
+	struct run_out o;
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (run(db, &o, "UPDATE leases SET heartbeat_at = ?, heartbeat_unix = ? "
+	    "WHERE name = ? AND holder = ?", "sdss", now, unix_now(), name,
+	    holder) != SQLITE_DONE)
+		return dberr(db, err, "cannot refresh lease");
+	if (o.changes == 0)
+		return so_error(err, SO_ENOTFOUND, "lease \"%s\" was taken "
+		    "over", name);
+	return 0;
+}
+
+int
+db_lease_event(struct db *db, const char *name, const char *event,
+    const char *holder, const char *previous, int64_t run_id,
+    const char *detail, struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (run(db, NULL, "INSERT INTO lease_events (at, name, event, holder, "
+	    "previous, run_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    run_id > 0 ? "sssssis" : "sssssns", now, name, event, holder,
+	    previous, run_id, detail) != SQLITE_DONE)
+		return dberr(db, err, "cannot record lease event");
+	return 0;
+}
+
+int
+db_lease_release(struct db *db, const char *name, const char *holder,
+    int64_t run_id, struct so_err *err)
+{
+	struct run_out o;
+
+	if (run(db, &o, "DELETE FROM leases WHERE name = ? AND holder = ?",
+	    "ss", name, holder) != SQLITE_DONE)
+		return dberr(db, err, "cannot release lease");
+	if (o.changes == 0)
+		return 0;
+	return db_lease_event(db, name, "released", holder, NULL, run_id,
+	    NULL, err);
+}
+
+int
+db_window_begin(struct db *db, int64_t run_id, const char *study,
+    const char *host, int64_t build_id, const char *holder, const char *at,
+    const char *state, int64_t *window_id, struct so_err *err)
+{
+	struct run_out o;
+
+	if (run(db, &o, "INSERT INTO windows (run_id, study, host, build_id, "
+	    "holder, started_at, before_state) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    "ississs", run_id, study, host, build_id, holder, at, state) !=
+	    SQLITE_DONE)
+		return dberr(db, err, "cannot record window");
+	*window_id = o.rowid;
+	return 0;
+}
+
+int
+db_window_end(struct db *db, int64_t window_id, const char *at,
+    const char *state, const char *drift, struct so_err *err)
+{
+	if (run(db, NULL, "UPDATE windows SET finished_at = ?, after_state = ?, "
+	    "drift = ? WHERE id = ?", "sssi", at, state, drift, window_id) !=
+	    SQLITE_DONE)
+		return dberr(db, err, "cannot close window");
+	return 0;
+}
+
+static char *
+col_dup(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+int
+db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
+	    "status, steps, samples_per_variant, exploratory FROM runs WHERE "
+	    "id = ?", -1, &st, NULL) != SQLITE_OK)
+		return dberr(db, err, "cannot read runs");
+	sqlite3_bind_int64(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->study = col_dup(st, 0);
+		out->seed = col_dup(st, 1);
+		out->variants = col_dup(st, 2);
+		out->hosts = col_dup(st, 3);
+		out->status = col_dup(st, 4);
+		out->steps = (uint64_t)sqlite3_column_int64(st, 5);
+		out->samples = (uint64_t)sqlite3_column_int64(st, 6);
+		out->exploratory = sqlite3_column_int(st, 7);
+		rc = 0;
+	} else if (rc == SQLITE_DONE)
+		rc = so_error(err, SO_ENOTFOUND, "no run with id %lld",
+		    (long long)run_id);
+	else
+		rc = dberr(db, err, "cannot read runs");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void
+db_run_info_free(struct stored_run *r)
+{
+	free(r->status);
+	free(r->hosts);
+	free(r->variants);
+	free(r->seed);
+	free(r->study);
+	memset(r, 0, sizeof *r);
+}
+
+int
+db_run_resume(struct db *db, int64_t run_id, struct so_err *err)
+{
+	if (run(db, NULL, "UPDATE runs SET status = 'running', finished_at = "
+	    "NULL, resumes = resumes + 1 WHERE id = ?", "i", run_id) !=
+	    SQLITE_DONE)
+		return dberr(db, err, "cannot resume run");
+	return 0;
+}
+
+int
+db_build_find(struct db *db, int64_t run_id, const char *host,
+    const char *compiler, const char *binary_sha256, int64_t *build_id,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->h, "SELECT id FROM builds WHERE run_id = ? "
+	    "AND host = ? AND compiler = ? AND binary_sha256 = ? AND "
+	    "status = 'ok' ORDER BY id LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return dberr(db, err, "cannot read builds");
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, compiler, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, binary_sha256 ? binary_sha256 : "", -1,
+	    SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*build_id = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else if (rc == SQLITE_DONE)
+		rc = SO_ENOTFOUND;
+	else
+		rc = dberr(db, err, "cannot read builds");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Missing indices of one variant: updates the running totals. */
+static int
+missing_of(struct db *db, int64_t run_id, const char *host, int64_t build_id,
+    const char *variant, uint64_t samples, uint64_t *first, uint64_t *last,
+    uint64_t *count, int *any)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t i;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM samples WHERE run_id = ? "
+	    "AND host = ? AND build_id = ? AND variant = ? AND "
+	    "sample_index = ?", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	*any = 0;
+	for (i = 0; i < samples; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, build_id);
+		sqlite3_bind_text(st, 4, variant, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, (int64_t)i);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			continue;
+		if (rc != SQLITE_DONE)
+			break;
+		rc = 0;
+		if (*count == 0 || i < *first)
+			*first = i;
+		if (*count == 0 || i > *last)
+			*last = i;
+		(*count)++;
+		*any = 1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == 0 ? 0 : -1;
+}
+
+int
+db_missing_cells(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, uint64_t samples, const char *const *all,
+    char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char **names = NULL, *list = NULL, *tmp;
+	size_t n = 0, i;
+	int rc = 0, any;
+
+	*variants = NULL;
+	*first = *last = *count = 0;
+	if (sqlite3_prepare_v2(db->h, "SELECT variant FROM variants WHERE "
+	    "run_id = ? AND host = ? AND build_id = ? AND status = 'ok' "
+	    "ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+		return dberr(db, err, "cannot read variants");
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, build_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		names = xrealloc(names, (n + 1) * sizeof *names);
+		names[n++] = col_dup(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (n == 0) {
+		for (i = 0; all != NULL && all[i] != NULL; i++) {
+			names = xrealloc(names, (n + 1) * sizeof *names);
+			names[n++] = xstrdup(all[i]);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (missing_of(db, run_id, host, build_id, names[i], samples,
+		    first, last, count, &any) != 0) {
+			rc = dberr(db, err, "cannot read samples");
+			break;
+		}
+		if (!any)
+			continue;
+		tmp = xasprintf("%s%s%s", list ? list : "", list ? "," : "",
+		    names[i]);
+		free(list);
+		list = tmp;
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (rc != 0)
+		free(list);
+	else
+		*variants = list;
+	return rc;
 }

@@ -95,6 +95,7 @@ struct sample_row {
 	const char *invalid_reason;	/* NULL when valid */
 	double calib_mhz;
 	int cpu;
+	const char *reason;	/* why an extra (adaptive) sample; or NULL */
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -117,5 +118,75 @@ int db_ref_put(struct db *db, const char *study, const char *seed,
 /* level: info, warning, error.  run_id <= 0 and host NULL are allowed. */
 int db_event(struct db *db, int64_t run_id, const char *host,
     const char *level, const char *message, struct so_err *err);
+
+
+/*
+ * The measurement lease (schema version 2).  db_lease_try takes the lease
+ * `name` inside BEGIN IMMEDIATE if it is free, held by us already, held by
+ * a dead process on this machine, or its heartbeat is older than
+ * expiry_s; then returns 0 and sets *took_over when it replaced another
+ * holder (whose text is copied to prev).  If someone else holds it, returns
+ * SO_EBUSY and copies the holder's text to prev.
+ */
+struct lease_req {
+	const char *name, *holder, *host;
+	long pid;
+	int64_t run_id;
+	const char *study;
+	int expiry_s;
+};
+int db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
+    char *prev, size_t prevlen, struct so_err *err);
+/* Refresh our heartbeat; SO_ENOTFOUND if the lease is no longer ours. */
+int db_lease_heartbeat(struct db *db, const char *name, const char *holder,
+    struct so_err *err);
+/* Drop the lease if we hold it, and record the release. */
+int db_lease_release(struct db *db, const char *name, const char *holder,
+    int64_t run_id, struct so_err *err);
+int db_lease_event(struct db *db, const char *name, const char *event,
+    const char *holder, const char *previous, int64_t run_id,
+    const char *detail, struct so_err *err);
+
+/* A host's measurement window opens (returns its id) and closes. */
+int db_window_begin(struct db *db, int64_t run_id, const char *study,
+    const char *host, int64_t build_id, const char *holder, const char *at,
+    const char *state, int64_t *window_id, struct so_err *err);
+int db_window_end(struct db *db, int64_t window_id, const char *at,
+    const char *state, const char *drift, struct so_err *err);
+
+/* A stored run, for --resume.  Strings are owned; db_run_info_free. */
+struct stored_run {
+	char *study, *seed, *variants, *hosts, *status;
+	uint64_t steps, samples;
+	int exploratory;
+};
+int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
+    struct so_err *err);
+void db_run_info_free(struct stored_run *r);
+/* Mark a stored run running again and count the resume. */
+int db_run_resume(struct db *db, int64_t run_id, struct so_err *err);
+
+/*
+ * The build of this run on host with the same compiler and binary, if any:
+ * 0 and *build_id, or SO_ENOTFOUND.
+ */
+int db_build_find(struct db *db, int64_t run_id, const char *host,
+    const char *compiler, const char *binary_sha256, int64_t *build_id,
+    struct so_err *err);
+
+/*
+ * The cells (variant, sample index < samples) of a build that have no
+ * stored sample.  Variants are those the build's self-test passed, or all
+ * of `all` (NULL-terminated) when it recorded none.  Returns the variants
+ * with a missing cell as a new comma list in *variants (NULL when none),
+ * the lowest and highest missing index, and the number of missing cells.
+ */
+int db_missing_cells(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, uint64_t samples, const char *const *all,
+    char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
+    struct so_err *err);
+
+/* Identity of this coordinator: "hostname pid N"; static storage. */
+const char *db_coordinator_id(void);
 
 #endif

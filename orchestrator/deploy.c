@@ -261,7 +261,8 @@ expand_wrapper(const char *wrapper, const char *qworkdir)
 
 int
 deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
-    struct build_result *res, struct deploy_stats *st, struct so_err *err)
+    int reuse, struct build_result *res, struct deploy_stats *st,
+    struct so_err *err)
 {
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
@@ -299,15 +300,37 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 		free(cmd);
 		if (h->build_wrapper != NULL)
 			wrapper = expand_wrapper(h->build_wrapper, qwd);
-		/* meta is written last: its absence marks a failed build. */
-		cmd = xasprintf("rm -rf %s && mkdir -p %s && %s%ssh "
-		    "%s/agent/build.sh %s %s %s", qout, qout,
-		    wrapper ? wrapper : "", wrapper ? " " : "", qsrc, qout,
-		    qcc, qflags);
+		/*
+		 * Build in a private directory and rename it into place, so
+		 * a coordinator building the same thing at the same time
+		 * never overwrites a binary another one is running.  meta is
+		 * written last: its absence marks a failed build, whose
+		 * directory is kept as OUT.failed for its log.
+		 */
+		cmd = xasprintf("t=%s.tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" "
+		    "&& %s%ssh %s/agent/build.sh \"$t\" %s %s; "
+		    "if [ -s \"$t\"/meta ]; then [ -e %s ] || mv \"$t\" %s; "
+		    "rm -rf \"$t\"; else rm -rf %s.failed; mv \"$t\" %s.failed; "
+		    "fi", qout, wrapper ? wrapper : "", wrapper ? " " : "",
+		    qsrc, qcc, qflags, qout, qout, qout, qout);
 		if ((rc = conn_exec(c, cmd, &io, &status, err)) != 0)
 			goto out;
 		if (st != NULL)
 			st->builds_run++;
+	}
+	free(meta);
+	meta = NULL;
+	free(cmd);
+	/* Read what the build left: the good one, or the failed one. */
+	cmd = xasprintf("test -s %s/meta || echo failed", qout);
+	if ((rc = conn_capture(c, cmd, 64, &meta, &status, err)) != 0)
+		goto out;
+	if (strncmp(meta, "failed", 6) == 0) {
+		char *failed = xasprintf("%s.failed", outdir);
+
+		free(qout);
+		qout = sh_quote(failed);
+		free(failed);
 	}
 	free(meta);
 	meta = NULL;
@@ -346,6 +369,9 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 			res->log_tail = xstrdup(errbuf);
 		}
 	}
+	if (db != NULL && reuse && res->ok && db_build_find(db, run_id, h->name,
+	    cc, binsum, &res->build_id, err) == 0)
+		goto out;
 	if (db != NULL) {
 		struct build_info b = {
 			.host = h->name, .compiler = cc,

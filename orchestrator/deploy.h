@@ -53,12 +53,14 @@ struct build_result {
 
 /*
  * Build with compiler cc (one of host->cc) and record the build in db
- * (if db != NULL) under run_id.  A compiler error is not a failure of this
- * call: it returns 0 with res->ok = 0.  Free res with deploy_result_free.
+ * (if db != NULL) under run_id; with reuse, a build row of that run with
+ * the same compiler and binary is reused instead (--resume).  A compiler
+ * error is not a failure of this call: it returns 0 with res->ok = 0.
+ * Free res with deploy_result_free.
  */
 int deploy_build(struct conn *c, const char *cc, struct db *db,
-    int64_t run_id, struct build_result *res, struct deploy_stats *st,
-    struct so_err *err);
+    int64_t run_id, int reuse, struct build_result *res,
+    struct deploy_stats *st, struct so_err *err);
 void deploy_result_free(struct build_result *res);
 
 #endif

@@ -5,6 +5,7 @@
 #include "deploy.h"
 #include "progress.h"
 #include "proto.h"
+#include "window.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -25,9 +26,22 @@ struct hostrun {
 	int failed;
 	char error[SO_ERR_MAX];
 	uint64_t samples, invalid;
-	pthread_mutex_t *sem_mu;	/* bounds concurrent preparation */
-	pthread_cond_t *sem_cv;
-	int *sem_free;
+	struct sync *sync;
+	int64_t window_id;		/* open window, 0 when none */
+};
+
+/*
+ * Shared by the host threads and runner_run: preparation slots (bounded by
+ * --parallel), the count of prepared hosts, and the go signal given once
+ * the measurement lease is held.
+ */
+struct sync {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int free_slots;
+	size_t prepared;
+	int go;
+	char abort[SO_ERR_MAX];	/* non-empty: do not measure, this is why */
 };
 
 /* State while one agent's output is streamed in. */
@@ -36,10 +50,12 @@ struct stream {
 	struct build_result *build;
 	const char *cc;
 	struct line_reader lr;
+	uint64_t first, nsamples;	/* indices asked of this agent */
 	uint64_t expected, got;
 	int saw_hello, saw_done, agent_error;
 	char **ok_variants;
 	size_t nok;
+	char *window_before;	/* the open window's first snapshot */
 	struct so_err err;
 };
 
@@ -118,7 +134,9 @@ store_sample(struct stream *s, const struct record *r)
 		return so_error(&s->err, SO_EPROTO, "sample of %lld steps, "
 		    "expected %llu", (long long)r->steps,
 		    (unsigned long long)p->steps);
-	if ((uint64_t)r->sample >= p->samples)
+	if ((uint64_t)r->sample < s->first ||
+	    (uint64_t)r->sample >= s->first + (p->max_samples > s->nsamples ?
+	    p->max_samples : s->nsamples))
 		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
 		    "range", (long long)r->sample);
 	if (strcmp(r->seed, p->seed) != 0)
@@ -139,6 +157,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.invalid_reason = why;
 	row.calib_mhz = r->calib_mhz;
 	row.cpu = (int)r->cpu;
+	row.reason = r->reason;
 	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
 	if (rc == SO_EBUSY)
 		return 0;	/* re-sent after a reconnect: already stored */
@@ -162,6 +181,40 @@ store_sample(struct stream *s, const struct record *r)
 	return 0;
 }
 
+/* A window opens or closes on this host; exploratory runs keep none. */
+static int
+store_window(struct stream *s, const struct record *r)
+{
+	struct hostrun *hr = s->hr;
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(r->state, "at");
+	char *state = cJSON_PrintUnformatted(r->state), *drift = NULL;
+	int rc = 0;
+
+	if (!cJSON_IsString(at)) {
+		rc = so_error(&s->err, SO_EPROTO, "window record without a "
+		    "time");
+		goto out;
+	}
+	if (hr->p->explore)
+		goto out;
+	if (strcmp(r->phase, "begin") == 0) {
+		free(s->window_before);
+		s->window_before = xstrdup(state);
+		rc = db_window_begin(hr->db, hr->p->run_id, hr->p->study,
+		    hr->host->name, s->build->build_id, db_coordinator_id(),
+		    at->valuestring, state, &hr->window_id, &s->err);
+	} else if (hr->window_id != 0) {
+		drift = window_drift(s->window_before, state);
+		rc = db_window_end(hr->db, hr->window_id, at->valuestring,
+		    state, drift, &s->err);
+		hr->window_id = 0;
+	}
+out:
+	free(drift);
+	free(state);
+	return rc;
+}
+
 static int
 handle_record(struct stream *s, const struct record *r)
 {
@@ -176,7 +229,7 @@ handle_record(struct stream *s, const struct record *r)
 		s->saw_hello = 1;
 		if (strcmp(r->study, p->study) != 0 ||
 		    (uint64_t)r->steps != p->steps ||
-		    (uint64_t)r->samples != p->samples)
+		    (uint64_t)r->samples != s->nsamples)
 			return so_error(&s->err, SO_EPROTO, "agent runs study "
 			    "\"%s\" with %lld steps x %lld samples, not what "
 			    "was asked", r->study, (long long)r->steps,
@@ -189,7 +242,7 @@ handle_record(struct stream *s, const struct record *r)
 			s->ok_variants = xrealloc(s->ok_variants,
 			    (s->nok + 1) * sizeof *s->ok_variants);
 			s->ok_variants[s->nok++] = xstrdup(r->variant);
-			s->expected += p->samples;
+			s->expected += s->nsamples;
 		}
 		return db_variant_status(s->hr->db, p->run_id,
 		    s->hr->host->name, s->build->build_id, r->study,
@@ -207,6 +260,14 @@ handle_record(struct stream *s, const struct record *r)
 		return 0;
 	case REC_SAMPLE:
 		return store_sample(s, r);
+	case REC_WINDOW:
+		return store_window(s, r);
+	case REC_WAIT:
+		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
+		    "%s", r->holder);
+		progress_set(s->hr->index, "%s", msg);
+		return db_event(s->hr->db, p->run_id, s->hr->host->name,
+		    "info", msg, &s->err);
 	case REC_DONE:
 		s->saw_done = 1;
 		return 0;
@@ -332,6 +393,73 @@ reconnect(struct hostrun *hr, struct so_err *err)
 	return rc;
 }
 
+/*
+ * Options for the window protocol: the host lock in the workdir (with our
+ * identity for whoever waits on it) and adaptive sampling.
+ */
+static char *
+agent_extra_args(struct hostrun *hr)
+{
+	const struct run_params *p = hr->p;
+	char *lock = xasprintf("%s/window.lock", hr->conn->workdir);
+	char *qlock = sh_quote(lock), *qholder = sh_quote(p->holder);
+	char *cv = xstrdup(""), *out;
+
+	if (p->max_cv > 0) {
+		free(cv);
+		cv = xasprintf(" --max-cv %.17g --max-samples %llu", p->max_cv,
+		    (unsigned long long)p->max_samples);
+	}
+	if (p->explore)
+		out = xstrdup(cv);
+	else
+		out = xasprintf(" --lock %s --holder %s%s%s", qlock, qholder,
+		    p->no_wait ? " --no-wait" : "", cv);
+	free(cv);
+	free(qholder);
+	free(qlock);
+	free(lock);
+	return out;
+}
+
+/*
+ * The cells of this build still missing in the run being resumed: the
+ * variants with a gap as a comma list, and the span of sample indices.
+ */
+static int
+missing(struct hostrun *hr, struct build_result *b, char **variants,
+    uint64_t *first, uint64_t *last, uint64_t *count)
+{
+	const struct run_params *p = hr->p;
+	const char **all = deploy_variants(p->study);
+	const char **want = all;
+	char *copy = NULL, *q, *v;
+	const char *picked[64];
+	size_t n = 0, i;
+	struct so_err err;
+	int rc;
+
+	if (p->variants != NULL) {
+		/* Only the variants the run asked for, never others. */
+		copy = xstrdup(p->variants);
+		for (q = copy; (v = strsep(&q, ",")) != NULL && n < 63; )
+			picked[n++] = v;
+		picked[n] = NULL;
+		want = picked;
+	}
+	free(*variants);
+	*variants = NULL;
+	rc = db_missing_cells(hr->db, p->run_id, hr->host->name, b->build_id,
+	    p->samples, want, variants, first, last, count, &err);
+	if (rc != 0)
+		host_fail(hr, err.msg);
+	for (i = 0; all[i] != NULL; i++)
+		free((char *)all[i]);
+	free(all);
+	free(copy);
+	return rc;
+}
+
 /* Run the agent of one build and stream its records into the db. */
 static void
 measure(struct hostrun *hr, struct build_result *b, const char *cc)
@@ -340,9 +468,9 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	struct stream *s = xcalloc(1, sizeof *s);
 	char errbuf[AGENT_ERR_MAX] = "", cpu[16], token[64];
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
-	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study);
-	char *qv = p->variants ? sh_quote(p->variants) : NULL;
-	char *qseed = sh_quote(p->seed), *agent_cmd, *cmd, *dir, *qdir;
+	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study), *qv = NULL;
+	char *qseed = sh_quote(p->seed), *agent_cmd = NULL, *cmd, *dir = NULL;
+	char *qdir = NULL, *extra = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	int status = 0, rc;
@@ -351,6 +479,20 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	s->hr = hr;
 	s->build = b;
 	s->cc = cc;
+	s->nsamples = p->samples;
+	variants = p->variants ? xstrdup(p->variants) : NULL;
+	if (p->resume) {
+		uint64_t last, count;
+
+		if (missing(hr, b, &variants, &s->first, &last, &count) != 0)
+			goto out;
+		if (count == 0) {
+			progress_set(hr->index, "%s: nothing missing", cc);
+			goto out;
+		}
+		s->nsamples = last - s->first + 1;
+	}
+	qv = variants ? sh_quote(variants) : NULL;
 	if (hr->host->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
 	else
@@ -361,11 +503,13 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	    (unsigned long)random());
 	dir = xasprintf("%s/runs/%s", hr->conn->workdir, token);
 	qdir = sh_quote(dir);
+	extra = agent_extra_args(hr);
 	agent_cmd = xasprintf("%s --study %s --steps %llu --samples %llu "
-	    "--cpu %s --seed %s --build-id %lld%s%s", qa, qs,
-	    (unsigned long long)p->steps, (unsigned long long)p->samples, cpu,
-	    qseed, (long long)b->build_id, qv ? " --variants " : "",
-	    qv ? qv : "");
+	    "--first-sample %llu --cpu %s --seed %s --build-id %lld%s%s%s",
+	    qa, qs, (unsigned long long)p->steps,
+	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
+	    cpu, qseed, (long long)b->build_id, qv ? " --variants " : "",
+	    qv ? qv : "", extra);
 	progress_set(hr->index, "%s: self-test", cc);
 	cmd = launch_cmd(qdir, agent_cmd);
 	rc = conn_exec(hr->conn, cmd, NULL, &status, &s->err);
@@ -399,42 +543,62 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    status > 128 ? status - 128 : status,
 		    errbuf[0] ? ": " : " before its done record", errbuf);
 		host_fail(hr, msg);
+	} else if (p->resume) {
+		uint64_t first, last, count;
+		char *left = NULL;
+
+		if (missing(hr, b, &left, &first, &last, &count) == 0 &&
+		    count > 0) {
+			snprintf(msg, sizeof msg, "agent (%s): %llu cells still "
+			    "missing after resuming", cc,
+			    (unsigned long long)count);
+			host_fail(hr, msg);
+		}
+		free(left);
 	} else if (s->got < s->expected) {
 		snprintf(msg, sizeof msg, "agent (%s) sent %llu of %llu "
 		    "samples", cc, (unsigned long long)s->got,
 		    (unsigned long long)s->expected);
 		host_fail(hr, msg);
 	}
+out:
 	for (i = 0; i < s->nok; i++)
 		free(s->ok_variants[i]);
 	free(s->ok_variants);
+	free(s->window_before);
+	free(extra);
 	free(agent_cmd);
 	free(qdir);
 	free(dir);
 	free(qseed);
 	free(qv);
+	free(variants);
 	free(qs);
 	free(qa);
 	free(s);
 }
 
 static void
-sem_wait_slot(struct hostrun *hr)
+slot_take(struct sync *sy)
 {
-	pthread_mutex_lock(hr->sem_mu);
-	while (*hr->sem_free == 0)
-		pthread_cond_wait(hr->sem_cv, hr->sem_mu);
-	(*hr->sem_free)--;
-	pthread_mutex_unlock(hr->sem_mu);
+	pthread_mutex_lock(&sy->mu);
+	while (sy->free_slots == 0)
+		pthread_cond_wait(&sy->cv, &sy->mu);
+	sy->free_slots--;
+	pthread_mutex_unlock(&sy->mu);
 }
 
+/* Give the slot back, count this host as prepared, wait for go. */
 static void
-sem_post_slot(struct hostrun *hr)
+slot_done_and_wait(struct sync *sy)
 {
-	pthread_mutex_lock(hr->sem_mu);
-	(*hr->sem_free)++;
-	pthread_cond_signal(hr->sem_cv);
-	pthread_mutex_unlock(hr->sem_mu);
+	pthread_mutex_lock(&sy->mu);
+	sy->free_slots++;
+	sy->prepared++;
+	pthread_cond_broadcast(&sy->cv);
+	while (!sy->go)
+		pthread_cond_wait(&sy->cv, &sy->mu);
+	pthread_mutex_unlock(&sy->mu);
 }
 
 /* Connect, upload and build: everything that happens outside timing. */
@@ -461,8 +625,8 @@ prepare(struct hostrun *hr)
 		struct build_result *b = &hr->builds[i];
 
 		progress_set(hr->index, "building with %s", h->cc[i]);
-		if (deploy_build(hr->conn, h->cc[i], hr->db, hr->p->run_id, b,
-		    NULL, &err) != 0) {
+		if (deploy_build(hr->conn, h->cc[i], hr->db, hr->p->run_id,
+		    hr->p->resume, b, NULL, &err) != 0) {
 			host_fail(hr, err.msg);
 			return;
 		}
@@ -496,9 +660,13 @@ host_thread(void *arg)
 	size_t i;
 	int any = 0;
 
-	sem_wait_slot(hr);
+	slot_take(hr->sync);
 	prepare(hr);
-	sem_post_slot(hr);
+	if (!hr->failed)
+		progress_set(hr->index, "ready, waiting for the window");
+	slot_done_and_wait(hr->sync);
+	if (hr->sync->abort[0] != '\0' && !hr->failed)
+		host_fail(hr, hr->sync->abort);
 	for (i = 0; i < hr->nbuilds && !hr->failed && !*p->stop; i++) {
 		if (!hr->builds[i].ok)
 			continue;
@@ -530,10 +698,13 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 	struct hostrun *hr = xcalloc(n, sizeof *hr);
 	pthread_t *tid = xcalloc(n, sizeof *tid);
 	const char **names = xcalloc(n, sizeof *names);
-	pthread_mutex_t sem_mu = PTHREAD_MUTEX_INITIALIZER;
-	pthread_cond_t sem_cv = PTHREAD_COND_INITIALIZER;
-	int sem_free = p->parallel > 0 ? p->parallel : 1, rc = 0;
+	struct sync sy = { .mu = PTHREAD_MUTEX_INITIALIZER,
+	    .cv = PTHREAD_COND_INITIALIZER,
+	    .free_slots = p->parallel > 0 ? p->parallel : 1 };
+	struct lease *lease = NULL;
+	struct so_err lerr = { 0 };
 	size_t i, j, started = 0;
+	int rc = 0;
 
 	memset(out, 0, sizeof *out);
 	for (i = 0; i < n; i++)
@@ -544,9 +715,7 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		hr[i].index = i;
 		hr[i].p = p;
 		hr[i].db = db;
-		hr[i].sem_mu = &sem_mu;
-		hr[i].sem_cv = &sem_cv;
-		hr[i].sem_free = &sem_free;
+		hr[i].sync = &sy;
 		if ((rc = db_run_host_begin(db, p->run_id, hosts[i]->name,
 		    err)) != 0)
 			goto out;
@@ -559,8 +728,24 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		}
 		started++;
 	}
+	/* Everything outside timing is done; now take the window. */
+	pthread_mutex_lock(&sy.mu);
+	while (sy.prepared < started)
+		pthread_cond_wait(&sy.cv, &sy.mu);
+	pthread_mutex_unlock(&sy.mu);
+	if (!p->explore && !*p->stop &&
+	    lease_acquire(db, p->run_id, p->study, !p->no_wait,
+	    p->lease_expiry, p->stop, &lease, &lerr) != 0) {
+		snprintf(sy.abort, sizeof sy.abort, "%s", lerr.msg);
+		out->no_window = 1;
+	}
+	pthread_mutex_lock(&sy.mu);
+	sy.go = 1;
+	pthread_cond_broadcast(&sy.cv);
+	pthread_mutex_unlock(&sy.mu);
 	for (i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
+	lease_release(lease);
 	for (i = 0; i < n; i++) {
 		if (i < started && !hr[i].failed)
 			out->hosts_ok++;

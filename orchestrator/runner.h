@@ -23,12 +23,20 @@ struct run_params {
 	const char *ref_digest;	/* reference after `steps` steps */
 	const char *ref_1000;	/* reference after 1,000 steps */
 	volatile sig_atomic_t *stop;
+	int explore;		/* no lease, no host lock, no windows */
+	int no_wait;		/* fail instead of waiting for the window */
+	int lease_expiry;	/* seconds */
+	const char *holder;	/* shown to whoever waits for our host lock */
+	int resume;		/* fill only the run's missing cells */
+	double max_cv;		/* adaptive sampling; 0 = off */
+	uint64_t max_samples;
 };
 
 struct run_outcome {
 	unsigned hosts_ok, hosts_failed;
 	uint64_t samples, invalid;
 	int interrupted;
+	int no_window;		/* the lease could not be had (--no-wait) */
 };
 
 /*

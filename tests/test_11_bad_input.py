@@ -84,11 +84,13 @@ case "$out" in
     cat > "$out" <<'WRAP'
 #!/bin/sh
 # The agent appends its records to --out FILE; filter them on the way.
-args=; skip=0; out=
-for a; do
+# Rotate the arguments, dropping --out FILE and keeping each word whole.
+skip=0; out=; n=$#
+while [ $n -gt 0 ]; do
+    a=$1; shift; n=$((n - 1))
     if [ $skip = 1 ]; then out=$a; skip=0; continue; fi
     if [ "$a" = --out ]; then skip=1; continue; fi
-    args="$args $a"
+    set -- "$@" "$a"
 done
 %s
 WRAP
@@ -98,21 +100,21 @@ esac
 
 MODES = {
     # valid records, then a line that is not JSON
-    "garbage": '{ "$0.real" $args | head -n 7; echo "this is not json"; } '
+    "garbage": '{ "$0.real" "$@" | head -n 7; echo "this is not json"; } '
                '>> "$out"',
     # valid records, then the agent dies of SIGSEGV
-    "crash": '"$0.real" $args | head -n 7 >> "$out"; kill -SEGV $$',
+    "crash": '"$0.real" "$@" | head -n 7 >> "$out"; kill -SEGV $$',
     # a digest that is not hex
-    "nonhex": '"$0.real" $args | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\''
+    "nonhex": '"$0.real" "$@" | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\''
               ' >> "$out"',
     # an unknown field
-    "unknown": '"$0.real" $args | sed \'s/"type":"sample",/"type":"sample",'
+    "unknown": '"$0.real" "$@" | sed \'s/"type":"sample",/"type":"sample",'
                '"x":1,/\' >> "$out"',
     # a wrong digest that is well formed
-    "wrong": '"$0.real" $args | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/'
+    "wrong": '"$0.real" "$@" | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/'
              '"digest":"f/\' >> "$out"',
     # a line far over the size limit
-    "huge": '{ "$0.real" $args | head -n 3; head -c 200000 /dev/zero | '
+    "huge": '{ "$0.real" "$@" | head -n 3; head -c 200000 /dev/zero | '
             'tr "\\\\0" a; echo; } >> "$out"',
 }
 

@@ -95,10 +95,10 @@ test_sample_rejected(void **state)
 	}
 	assert_int_equal(parse("not json", &err), SO_EPROTO);
 	assert_int_equal(parse("[1,2]", &err), SO_EPROTO);
-	assert_int_equal(parse("{\"type\":\"hello\",\"proto\":2,\"agent\":"
+	assert_int_equal(parse("{\"type\":\"hello\",\"proto\":1,\"agent\":"
 	    "\"x\",\"build_id\":\"\",\"study\":\"sha3\",\"steps\":1,"
 	    "\"samples\":1}", &err), SO_EPROTO);
-	assert_non_null(strstr(err.msg, "protocol 2"));
+	assert_non_null(strstr(err.msg, "protocol 1"));
 }
 
 static int

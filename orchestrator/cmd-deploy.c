@@ -1,0 +1,190 @@
+/*
+ * seqorch deploy: upload the agent sources to hosts and build them with
+ * every configured compiler, without measuring: warms the content-addressed
+ * caches before a window and shows what each host needed.
+ */
+#include "cmd.h"
+#include "config.h"
+#include "conn.h"
+#include "deploy.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct job {
+	const struct host *host;
+	struct deploy_stats st;
+	unsigned builds_failed;
+	double seconds;
+	int rc;
+	struct so_err err;
+};
+
+struct pool {
+	pthread_mutex_t mu;
+	struct job *jobs;
+	size_t n, next;
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+deploy_one(struct job *j)
+{
+	struct conn *c = NULL;
+	double t0 = now_s();
+	size_t i;
+
+	if ((j->rc = conn_open(j->host, 0, &c, &j->err)) != 0)
+		goto out;
+	if ((j->rc = deploy_sources(c, &j->st, &j->err)) != 0)
+		goto out;
+	for (i = 0; i < j->host->ncc; i++) {
+		struct build_result b;
+
+		j->rc = deploy_build(c, j->host->cc[i], NULL, 0, 0, &b, &j->st,
+		    &j->err);
+		if (j->rc != 0)
+			goto out;
+		if (!b.ok) {
+			j->builds_failed++;
+			so_error(&j->err, SO_EBUILD, "build with \"%s\" "
+			    "failed: %.300s", j->host->cc[i],
+			    b.log_tail ? b.log_tail : "");
+		}
+		deploy_result_free(&b);
+	}
+out:
+	conn_close(c);
+	j->seconds = now_s() - t0;
+}
+
+/* Workers take the next host until none is left (--parallel of them). */
+static void *
+worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		struct job *j;
+
+		pthread_mutex_lock(&p->mu);
+		j = p->next < p->n ? &p->jobs[p->next++] : NULL;
+		pthread_mutex_unlock(&p->mu);
+		if (j == NULL)
+			return NULL;
+		deploy_one(j);
+	}
+}
+
+static int
+deploy_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "parallel", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *spec = "all", *path = "hosts.toml";
+	struct config *cfg = NULL;
+	struct host **hosts = NULL;
+	struct pool pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t *tid = NULL;
+	struct so_err err;
+	int64_t parallel = 16;
+	size_t n = 0, i, nthreads;
+	int c, rc = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'H': spec = optarg; break;
+		case 'c': path = optarg; break;
+		case 'j':
+			if (parse_int64(optarg, 1, 256, &parallel) != 0) {
+				fprintf(stderr, "seqorch: invalid --parallel "
+				    "\"%s\": expected an integer from 1 to "
+				    "256\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			cmd_print_usage(cmd_find("deploy"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "seqorch: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (config_load(path, &cfg, &err) != 0 ||
+	    config_select(cfg, spec, &hosts, &n, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	pool.jobs = xcalloc(n, sizeof *pool.jobs);
+	pool.n = n;
+	for (i = 0; i < n; i++)
+		pool.jobs[i].host = hosts[i];
+	nthreads = (size_t)parallel < n ? (size_t)parallel : n;
+	tid = xcalloc(nthreads, sizeof *tid);
+	for (i = 0; i < nthreads; i++)
+		if (pthread_create(&tid[i], NULL, worker, &pool) != 0)
+			break;
+	nthreads = i;
+	if (nthreads == 0)
+		worker(&pool);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(tid[i], NULL);
+	printf("%-16s %8s %12s %7s %8s  %s\n", "host", "files", "bytes",
+	    "builds", "seconds", "status");
+	for (i = 0; i < n; i++) {
+		struct job *j = &pool.jobs[i];
+		int ok = j->rc == 0 && j->builds_failed == 0;
+
+		printf("%-16s %8u %12llu %7u %8.2f  %s\n", j->host->name,
+		    j->st.files_uploaded,
+		    (unsigned long long)j->st.bytes_uploaded,
+		    j->st.builds_run, j->seconds, ok ? "ok" : j->err.msg);
+		if (!ok)
+			rc = EXIT_FAIL;
+	}
+out:
+	free(tid);
+	free(pool.jobs);
+	free(hosts);
+	config_free(cfg);
+	return rc;
+}
+
+const struct cmd_entry cmd_deploy_entry = {
+	.name = "deploy",
+	.summary = "upload and build the agent on hosts, without measuring",
+	.usage =
+	    "usage: seqorch deploy [--hosts SPEC] [--config hosts.toml]\n"
+	    "                      [--parallel N]\n"
+	    "\n"
+	    "Uploads the agent sources to each host (nothing when they are\n"
+	    "there already) and builds them with each of the host's compilers\n"
+	    "(nothing when that build exists).  Prints per host the files and\n"
+	    "bytes uploaded, the builds run and the time taken.\n"
+	    "exit: 0 ok, 1 a host or build failed, 2 usage or config\n",
+	.exec = deploy_exec,
+};

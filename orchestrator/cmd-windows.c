@@ -1,0 +1,187 @@
+/*
+ * seqorch windows: the measurement windows of a run (or of all runs), who
+ * held them and for how long, drift between their before and after
+ * snapshots, and who holds the measurement lease now.
+ */
+#include "cmd.h"
+#include "db.h"
+#include "window.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Seconds between two ISO 8601 UTC times "YYYY-MM-DDTHH:MM:SS.mmmZ". */
+static double
+seconds_between(const char *a, const char *b)
+{
+	struct tm ta = { 0 }, tb = { 0 };
+	int ma = 0, mb = 0;
+
+	if (a == NULL || b == NULL ||
+	    sscanf(a, "%d-%d-%dT%d:%d:%d.%dZ", &ta.tm_year, &ta.tm_mon,
+	    &ta.tm_mday, &ta.tm_hour, &ta.tm_min, &ta.tm_sec, &ma) < 6 ||
+	    sscanf(b, "%d-%d-%dT%d:%d:%d.%dZ", &tb.tm_year, &tb.tm_mon,
+	    &tb.tm_mday, &tb.tm_hour, &tb.tm_min, &tb.tm_sec, &mb) < 6)
+		return -1;
+	ta.tm_year -= 1900;
+	tb.tm_year -= 1900;
+	ta.tm_mon--;
+	tb.tm_mon--;
+	return difftime(timegm(&tb), timegm(&ta)) + (mb - ma) / 1000.0;
+}
+
+static const char *
+text(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	return s != NULL ? s : "-";
+}
+
+static int
+list_windows(sqlite3 *h, int64_t run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, rows = 0;
+
+	rc = sqlite3_prepare_v2(h, "SELECT w.id, w.run_id, w.study, w.host, "
+	    "w.holder, w.started_at, w.finished_at, w.drift FROM windows w "
+	    "JOIN runs r ON r.id = w.run_id WHERE (?1 = 0 OR w.run_id = ?1) "
+	    "ORDER BY w.started_at, w.id", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		double d = seconds_between((const char *)
+		    sqlite3_column_text(st, 5), (const char *)
+		    sqlite3_column_text(st, 6));
+		char dur[32];
+
+		if (rows++ == 0)
+			printf("%5s %5s %-8s %-12s %-24s %9s  %s\n", "id",
+			    "run", "study", "host", "started", "duration",
+			    "holder");
+		if (d >= 0)
+			snprintf(dur, sizeof dur, "%.1fs", d);
+		else
+			snprintf(dur, sizeof dur, "open");
+		printf("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s\n",
+		    (long long)sqlite3_column_int64(st, 0),
+		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
+		    text(st, 3), text(st, 5), dur, text(st, 4));
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+			printf("      drift: %s\n", text(st, 7));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -1;
+	if (rows == 0)
+		printf("no measurement windows%s\n", run_id ? " in that run" :
+		    "");
+	return 0;
+}
+
+static int
+show_lease(sqlite3 *h)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(h, "SELECT holder, run_id, study, acquired_at, "
+	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
+	    "name = ?", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, LEASE_NAME, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		printf("\nwindow held now by %s (run %lld, study %s) since %s, "
+		    "last heartbeat %.0f s ago\n", text(st, 0),
+		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
+		    text(st, 3), sqlite3_column_double(st, 4));
+	else if (rc == SQLITE_DONE)
+		printf("\nno one holds the measurement window now\n");
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -1;
+	if (sqlite3_prepare_v2(h, "SELECT at, holder, previous FROM "
+	    "lease_events WHERE event = 'takeover' ORDER BY id DESC LIMIT 5",
+	    -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		printf("takeover at %s: %s took the window from %s\n",
+		    text(st, 0), text(st, 1), text(st, 2));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+windows_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, 'r' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "results.db";
+	struct db *db = NULL;
+	struct so_err err;
+	int64_t run_id = 0;
+	int c, rc = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (parse_int64(optarg, 1, INT64_MAX, &run_id) != 0) {
+				fprintf(stderr, "seqorch: invalid --run \"%s\": "
+				    "expected a run id\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'd': path = optarg; break;
+		case 'h':
+			cmd_print_usage(cmd_find("windows"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "seqorch: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (access(path, F_OK) != 0) {
+		fprintf(stderr, "seqorch: cannot open \"%s\": no such file\n",
+		    path);
+		return EXIT_DB;
+	}
+	if (db_open(path, &db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	if (list_windows(db_handle(db), run_id) != 0 ||
+	    show_lease(db_handle(db)) != 0) {
+		fprintf(stderr, "seqorch: database: %s\n",
+		    sqlite3_errmsg(db_handle(db)));
+		rc = EXIT_DB;
+	}
+	db_close(db);
+	return rc;
+}
+
+const struct cmd_entry cmd_windows_entry = {
+	.name = "windows",
+	.summary = "list measurement windows and who holds the window now",
+	.usage =
+	    "usage: seqorch windows [--run ID] [--db results.db]\n"
+	    "\n"
+	    "Lists each host's measurement window (start, duration, holder,\n"
+	    "drift between its before and after host-state snapshots), the\n"
+	    "coordinator that holds the window now and recent takeovers.\n",
+	.exec = windows_exec,
+};

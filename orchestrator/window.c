@@ -1,0 +1,180 @@
+/* The cross-coordinator measurement lease and window drift checks. */
+#include "window.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct lease {
+	struct db *db;
+	int64_t run_id;
+	int expiry_s;
+	pthread_t beat;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+};
+
+/* Refresh at a third of the expiry so one late beat never loses it. */
+static void *
+heartbeat(void *arg)
+{
+	struct lease *l = arg;
+	struct so_err err;
+	struct timespec ts;
+
+	pthread_mutex_lock(&l->mu);
+	while (!l->done) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += l->expiry_s / 3 > 0 ? l->expiry_s / 3 : 1;
+		pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+		if (l->done)
+			break;
+		if (db_lease_heartbeat(l->db, LEASE_NAME,
+		    db_coordinator_id(), &err) != 0)
+			fprintf(stderr, "seqorch: warning: %s\n", err.msg);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+int
+lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
+    int expiry_s, volatile sig_atomic_t *stop, struct lease **out,
+    struct so_err *err)
+{
+	char host[256], prev[512], shown[512] = "";
+	struct lease_req req = { .name = LEASE_NAME,
+	    .holder = db_coordinator_id(), .host = host, .pid = (long)getpid(),
+	    .run_id = run_id, .study = study, .expiry_s = expiry_s };
+	struct lease *l;
+	int took_over, rc, waited = 0;
+
+	*out = NULL;
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "?");
+	host[sizeof host - 1] = '\0';
+	for (;;) {
+		rc = db_lease_try(db, &req, &took_over, prev, sizeof prev, err);
+		if (rc != SO_EBUSY)
+			break;
+		if (!wait)
+			return so_error(err, SO_EBUSY, "the measurement window "
+			    "is held by %s (--no-wait given)", prev);
+		if (strcmp(prev, shown) != 0) {
+			fprintf(stderr, "seqorch: waiting for the measurement "
+			    "window, held by %s\n", prev);
+			snprintf(shown, sizeof shown, "%s", prev);
+			db_lease_event(db, LEASE_NAME, "waited",
+			    db_coordinator_id(), prev, run_id, NULL, err);
+		}
+		waited = 1;
+		if (*stop)
+			return so_error(err, SO_EINTR, "interrupted while "
+			    "waiting for the measurement window");
+		usleep(250000);
+	}
+	if (rc != 0)
+		return rc;
+	if (took_over) {
+		fprintf(stderr, "seqorch: took over the measurement window from "
+		    "%s (dead or silent for over %d s)\n", prev, expiry_s);
+		db_lease_event(db, LEASE_NAME, "takeover", db_coordinator_id(),
+		    prev, run_id, NULL, err);
+	}
+	db_lease_event(db, LEASE_NAME, "acquired", db_coordinator_id(), NULL,
+	    run_id, waited ? "after waiting" : NULL, err);
+	l = xcalloc(1, sizeof *l);
+	l->db = db;
+	l->run_id = run_id;
+	l->expiry_s = expiry_s;
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+	if (pthread_create(&l->beat, NULL, heartbeat, l) != 0) {
+		db_lease_release(db, LEASE_NAME, db_coordinator_id(), run_id,
+		    err);
+		free(l);
+		return so_error(err, SO_ENOMEM, "cannot start the lease "
+		    "heartbeat");
+	}
+	*out = l;
+	return 0;
+}
+
+void
+lease_release(struct lease *l)
+{
+	struct so_err err;
+
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->done = 1;
+	pthread_cond_signal(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->beat, NULL);
+	if (db_lease_release(l->db, LEASE_NAME, db_coordinator_id(),
+	    l->run_id, &err) != 0)
+		fprintf(stderr, "seqorch: warning: %s\n", err.msg);
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+static double
+num(const cJSON *state, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(state, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* "comm(pid), ..." of the busy list, appended to buf. */
+static void
+busy_names(const cJSON *state, const char *when, char *buf, size_t len)
+{
+	const cJSON *busy = cJSON_GetObjectItemCaseSensitive(state,
+	    "busy_on_cpu"), *p;
+	size_t used = strlen(buf);
+
+	if (!cJSON_IsArray(busy) || cJSON_GetArraySize(busy) == 0)
+		return;
+	used += (size_t)snprintf(buf + used, len - used, "%sbusy on the pinned "
+	    "cpu %s:", used ? "; " : "", when);
+	cJSON_ArrayForEach(p, busy) {
+		const cJSON *comm = cJSON_GetObjectItemCaseSensitive(p, "comm");
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "pid");
+
+		if (used >= len)
+			break;
+		used += (size_t)snprintf(buf + used, len - used, " %s(%d)",
+		    cJSON_IsString(comm) ? comm->valuestring : "?",
+		    cJSON_IsNumber(pid) ? pid->valueint : -1);
+	}
+}
+
+char *
+window_drift(const char *before, const char *after)
+{
+	cJSON *b = cJSON_Parse(before ? before : "null");
+	cJSON *a = cJSON_Parse(after ? after : "null");
+	char buf[1024] = "";
+	double f0 = num(b, "calib_mhz"), f1 = num(a, "calib_mhz");
+	char *out = NULL;
+
+	if (f0 > 0 && f1 > 0 && fabs(f1 - f0) / f0 > 0.03)
+		snprintf(buf, sizeof buf, "clock estimate changed %.1f%% "
+		    "(%.0f -> %.0f MHz)", 100 * (f1 - f0) / f0, f0, f1);
+	busy_names(b, "before", buf, sizeof buf);
+	busy_names(a, "after", buf, sizeof buf);
+	if (buf[0] != '\0')
+		out = xstrdup(buf);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	return out;
+}

@@ -1,0 +1,40 @@
+/*
+ * Measurement windows (docs/windows.md).  One run of one study measures at
+ * a time across every coordinator that shares a results.db: it holds the
+ * "measure" lease row, refreshed by a heartbeat thread.  A lease whose
+ * holder died (same machine, pid gone) or whose heartbeat is older than the
+ * expiry is taken over, and the takeover is recorded.  Across databases the
+ * agents' lock file in each host's workdir serializes the hosts themselves.
+ */
+#ifndef SEQORCH_WINDOW_H
+#define SEQORCH_WINDOW_H
+
+#include "db.h"
+
+#include <signal.h>
+#include <stdint.h>
+
+#define LEASE_NAME "measure"
+#define LEASE_EXPIRY_DEFAULT 30	/* seconds without a heartbeat */
+
+struct lease;
+
+/*
+ * Take the lease for run_id.  With wait, poll until it is free (printing
+ * who holds it on stderr when that changes); without, fail at once with
+ * SO_EBUSY naming the holder.  SO_EINTR when stop is set while waiting.
+ * The caller releases the lease with lease_release().
+ */
+int lease_acquire(struct db *db, int64_t run_id, const char *study,
+    int wait, int expiry_s, volatile sig_atomic_t *stop, struct lease **out,
+    struct so_err *err);
+void lease_release(struct lease *l);
+
+/*
+ * Compare a window's before and after snapshots (agent JSON objects): a
+ * change of the clock estimate over 3% or other processes running on the
+ * pinned CPU is drift.  Returns a new description, or NULL for none.
+ */
+char *window_drift(const char *before, const char *after);
+
+#endif
