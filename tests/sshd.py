@@ -195,6 +195,36 @@ class Sshd:
             return []
         return descendants(self.proc.pid)
 
+    def session_commands(self):
+        """{pid: command name} of the processes below the listener."""
+        out = {}
+        for pid in self.sessions():
+            try:
+                out[pid] = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                pass  # it ended meanwhile
+        return out
+
+    def freeze(self):
+        """Stop the sshd processes serving connections (not the commands
+        they run): the host no longer answers, yet its kernel still does
+        TCP.  Returns the pids, for thaw()."""
+        pids = [p for p, name in self.session_commands().items()
+                if name == "sshd"]
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        return pids
+
+    def thaw(self, pids):
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
     def kill_sessions(self):
         """Drop every open connection; the listener keeps running."""
         for pid in self.sessions():

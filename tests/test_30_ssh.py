@@ -4,7 +4,6 @@ deadlines, and shell quoting of everything taken from hosts.toml."""
 import os
 import platform
 import re
-import signal
 import socket
 import subprocess
 import threading
@@ -295,19 +294,12 @@ def test_frozen_host_is_given_up_mid_command(tmp_path, sshd_factory):
     try:
         deadline = time.monotonic() + 20
         while not stopped and time.monotonic() < deadline:
-            procs = {pid: Path(f"/proc/{pid}/comm").read_text().strip()
-                     for pid in s.sessions()}
-            if "sleep" in procs.values():
-                # sshd stops answering, but the kernel still does TCP.
-                for pid, name in procs.items():
-                    if name == "sshd":
-                        os.kill(pid, signal.SIGSTOP)
-                        stopped.append(pid)
+            if "sleep" in s.session_commands().values():
+                stopped = s.freeze()
             time.sleep(0.1)
         out, err = p.communicate(timeout=60)
     finally:
-        for pid in stopped:
-            os.kill(pid, signal.SIGCONT)
+        s.thaw(stopped)
         if p.poll() is None:
             p.kill()
     elapsed = time.monotonic() - t
