@@ -9,14 +9,15 @@
  * called.  The caller (tests/test_20_kernels.py) decides which variants
  * must be present and which may be skipped.
  *
- *   check [-e STEPS=HEX]... [-l]
+ *   check [-e STEPS=HEX]... [-l] [variant...]
  *
  * Every variant: kernel->hash on study_sha3.kat_msg, chains of 0, 1, 2 and
  * 1000 steps (also 1000 as 1 + 999 to catch state carried between calls),
  * and with -l the 1M and 10M chains.  Expected chain digests default to
  * ../shared/vectors/chains.json's and can be overridden with -e.
  * Output: one line per check, "ok", "FAIL", "skip" or "absent" first.
- * Exit status 1 if any check failed.
+ * Naming variants checks only those.  Exit status 1 if any check failed,
+ * 2 on a usage error or an unknown variant name.
  */
 #include "cpu.h"
 #include "kernel.h"
@@ -209,7 +210,8 @@ main(int argc, char **argv)
 {
 	unsigned have = cpu_features();
 	char names[128];
-	int i, longrun = 0, bad = 0;
+	int i, longrun = 0, bad = 0, nonly = 0;
+	const char *only[sizeof variants / sizeof variants[0]];
 	size_t v;
 
 	/* a crashing variant must not take the lines before it along */
@@ -220,8 +222,19 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
 			if (parse_expect(argv[++i]) != 0)
 				return 2;
+		} else if (argv[i][0] != '-') {
+			for (v = 0; v < sizeof variants / sizeof variants[0]; v++)
+				if (strcmp(variants[v].name, argv[i]) == 0)
+					break;
+			if (v == sizeof variants / sizeof variants[0]) {
+				fprintf(stderr, "check: unknown variant \"%s\"\n",
+				    argv[i]);
+				return 2;
+			}
+			only[nonly++] = variants[v].name;
 		} else {
-			fprintf(stderr, "usage: check [-e STEPS=HEX]... [-l]\n");
+			fprintf(stderr, "usage: check [-e STEPS=HEX]... [-l] "
+			    "[variant...]\n");
 			return 2;
 		}
 	}
@@ -230,6 +243,13 @@ main(int argc, char **argv)
 	for (v = 0; v < sizeof variants / sizeof variants[0]; v++) {
 		const struct kernel *k = variants[v].k;
 		unsigned missing;
+		int j;
+
+		for (j = 0; j < nonly; j++)
+			if (strcmp(only[j], variants[v].name) == 0)
+				break;
+		if (nonly > 0 && j == nonly)
+			continue;
 
 		if (k == NULL) {
 			printf("absent sha3/%s\n", variants[v].name);
