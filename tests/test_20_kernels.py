@@ -10,7 +10,8 @@ agent/cpu.c for the feature check) and run:
     feature check and never called; the GPR variants still pass).
 Expected digests come from Python's hashlib here, not from check.c.
 A missing tool fails the test with the package that provides it.
-Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M chains natively.
+Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M chains natively
+and under qemu -cpu max (about 10 minutes).
 """
 import hashlib
 import json
@@ -177,20 +178,30 @@ def test_native_variants(native):
     assert_all_pass(out, arch, SHORT_STEPS)
 
 
-def test_native_long_chains(native):
+def long_vectors():
     if os.environ.get("SEQORCH_LONG_CHAINS") != "1":
         pytest.skip("1M/10M chains only with SEQORCH_LONG_CHAINS=1")
     vec = json.loads(VECTORS.read_text())["sha3-256"]["digest_after_steps"]
     assert vec["1000000"] == sha3_chain(1000000)
-    arch, exe = native
-    rc, out = run_check([exe, "-l"], timeout=3600)
-    assert rc == 0, out
+    return vec
+
+
+def assert_long(out, arch, vec):
     have, by = assert_all_pass(out, arch, SHORT_STEPS)
     for v, feature in VARIANTS[arch].items():
         if feature is None or feature in have:
             lines = [rest for _, rest in by[v]]
             for n in ("1000000", "10000000"):
                 assert f"chain {n} {vec[n]}" in lines, (v, n)
+
+
+def test_native_long_chains(native):
+    vec = long_vectors()
+    arch, exe = native
+    rc, out = run_check([exe, "-l", *expect_args(SHORT_STEPS)],
+                        timeout=3600)
+    assert rc == 0, out
+    assert_long(out, arch, vec)
 
 
 @pytest.fixture(scope="module")
@@ -223,3 +234,11 @@ def test_aarch64_without_sha3(arm_check):
         assert by[v] == [("skip", "cpu lacks sha3")], by[v]
     for v in ("arm-scalar", "c-fused"):
         assert by[v][0][0] == "ok", by[v]
+
+
+def test_aarch64_long_chains(arm_check):
+    vec = long_vectors()
+    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check, "-l",
+                         *expect_args(SHORT_STEPS)], timeout=3600)
+    assert rc == 0, out
+    assert_long(out, "aarch64", vec)
