@@ -144,7 +144,10 @@ sshtext(struct ssh *s, char *buf, size_t len)
 	return buf;
 }
 
-/* Errors after which the session is out of step with its peer. */
+/*
+ * Errors after which the session is out of step with its peer.  EAGAIN
+ * here means we gave up waiting in the middle of a packet exchange.
+ */
 static int
 session_lost(int rc)
 {
@@ -167,8 +170,8 @@ session_lost(int rc)
 
 /*
  * Wait for the socket in the direction libssh2 is blocked on, for at most
- * slice_ms (-1: until the deadline).  Returns SO_ETIMEOUT once deadline
- * (monotonic ms, 0 for none) has passed, SO_EIO if poll fails.
+ * slice_ms.  Returns SO_ETIMEOUT once deadline (monotonic ms, 0 for none)
+ * has passed, SO_EIO if poll fails.
  */
 static int
 ssh_wait(struct ssh *s, int64_t deadline, int slice_ms)
@@ -181,7 +184,7 @@ ssh_wait(struct ssh *s, int64_t deadline, int slice_ms)
 	if (deadline != 0) {
 		if ((left = deadline - now_ms()) <= 0)
 			return SO_ETIMEOUT;
-		if (ms < 0 || left < ms)
+		if (left < ms)
 			ms = (int)left;
 	}
 	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
@@ -419,7 +422,6 @@ load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 	struct ssh *s = c->impl;
 	const struct host *h = c->host;
 	LIBSSH2_KNOWNHOSTS *kh;
-	struct libssh2_knownhost *k;
 	const char **algs = NULL;
 	char known[512] = "", rest[512] = "", buf[256];
 	size_t i;
@@ -450,7 +452,7 @@ load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 		 */
 		r = libssh2_knownhost_checkp(kh, h->address, h->port, "?", 1,
 		    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-		    keytypes[i].known, &k);
+		    keytypes[i].known, NULL);
 		if (r == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
 			add_methods(known, sizeof known, keytypes[i].methods,
 			    algs, nalgs);
@@ -666,7 +668,6 @@ handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
 {
 	struct ssh *s = c->impl;
 	LIBSSH2_KNOWNHOSTS *kh = NULL;
-	char what[340];
 	int rc, w = 0;
 
 	if ((s->session = libssh2_session_init_ex(NULL, NULL, NULL, s)) ==
@@ -686,10 +687,9 @@ handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
 	do
 		rc = libssh2_session_handshake(s->session, s->fd);
 	while (ssh_again(s, rc, deadline, &w));
-	snprintf(what, sizeof what, "ssh handshake with %s", s->peer);
 	if (rc == LIBSSH2_ERROR_EAGAIN)
-		rc = so_error(err, SO_ETIMEOUT, "host \"%s\": %s: timed out "
-		    "after %d s", c->host->name, what,
+		rc = so_error(err, SO_ETIMEOUT, "host \"%s\": ssh handshake "
+		    "with %s: timed out after %d s", c->host->name, s->peer,
 		    c->host->connect_timeout);
 	else if (rc != 0)
 		rc = ssh_fail(c, rc, "ssh handshake", err);

@@ -139,6 +139,11 @@ class Sshd:
         keygen(self.host_key, f"host-{self.name}-new",
                kind=next(iter(self.host_keys)))
 
+    def authorize(self, key):
+        """Also accept the user key pair at key (key.pub)."""
+        with open(self.dir / "authorized_keys", "a") as f:
+            f.write(Path(str(key) + ".pub").read_text())
+
     def _write_config(self):
         auth = self.dir / "authorized_keys"
         auth.write_text(Path(str(self.user_key) + ".pub").read_text())

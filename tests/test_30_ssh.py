@@ -345,6 +345,20 @@ def test_wrong_key_is_refused(tmp_path, sshd_factory):
                      r'"\)', block(r.stdout, "a"))
 
 
+def test_passphrase_key_needs_the_agent(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    locked = tmp_path / "locked_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "secret",
+                    "-f", str(locked)], check=True)
+    s.authorize(locked)
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"a": s.host_entry(identity=str(locked))})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert (f'cannot use identity "{locked}"' in r.stdout and
+            "load such keys into ssh-agent" in r.stdout), r.stdout
+
+
 def test_missing_identity_file_is_named(tmp_path, sshd_factory):
     s = sshd_factory("a")
     write_hosts_toml(tmp_path / "hosts.toml",
