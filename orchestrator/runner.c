@@ -208,6 +208,14 @@ store_window(struct stream *s, const struct record *r)
 		rc = db_window_end(hr->db, hr->window_id, at->valuestring,
 		    state, drift, &s->err);
 		hr->window_id = 0;
+		if (rc == 0 && drift != NULL) {
+			char *msg = xasprintf("measurement window drifted: %s",
+			    drift);
+
+			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
+			    "warning", msg, &s->err);
+			free(msg);
+		}
 	}
 out:
 	free(drift);

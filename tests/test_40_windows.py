@@ -207,3 +207,25 @@ def test_resume_fills_exactly_the_missing_cells(tmp_path, workdir):
             assert old[sid] == (h, v, i)
         assert digest == want and valid == 1
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+
+
+def test_busy_pinned_cpu_is_flagged_as_drift(tmp_path, workdir):
+    """A process spinning on the pinned CPU shows in the window's snapshots
+    and the report warns about it."""
+    two_hosts(tmp_path / "hosts.toml", workdir)
+    spinner = subprocess.Popen(
+        ["/usr/bin/python3", "-c", "import os\nos.sched_setaffinity(0, {0})"
+         "\nwhile True:\n    pass"])
+    try:
+        r = seqorch(tmp_path, *RUN, "--hosts", "left", "--steps", "100000",
+                    "--samples", "2")
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    (drift,), = query(db, "SELECT drift FROM windows")
+    assert drift and "busy on the pinned cpu" in drift
+    assert "python3" in drift
+    rep = seqorch(tmp_path, "report", "--latest")
+    assert "drifted" in rep.stdout
