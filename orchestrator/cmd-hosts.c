@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "conn.h"
+#include "deploy.h"
 #include "ssh.h"
 
 #include <getopt.h>
@@ -121,24 +122,6 @@ lookup(const char *out, const char *key, char *val, size_t len)
 	return 0;
 }
 
-/* Replace every {workdir} in the wrapper with the quoted workdir. */
-static char *
-expand_wrapper(const char *wrapper, const char *qworkdir)
-{
-	const char *p = wrapper, *hit;
-	char *out = xstrdup(""), *tmp;
-
-	while ((hit = strstr(p, "{workdir}")) != NULL) {
-		tmp = xasprintf("%s%.*s%s", out, (int)(hit - p), p, qworkdir);
-		free(out);
-		out = tmp;
-		p = hit + strlen("{workdir}");
-	}
-	tmp = xasprintf("%s%s", out, p);
-	free(out);
-	return tmp;
-}
-
 /* Probe one compiler; the result is in *f (f->ran says it answered). */
 static int
 probe_cc(struct conn *c, const char *cc, const char *scratch,
@@ -153,7 +136,7 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 
 	memset(f, 0, sizeof *f);
 	if (h->build_wrapper != NULL)
-		wrapper = expand_wrapper(h->build_wrapper, qwd);
+		wrapper = deploy_wrapper(h->build_wrapper, qwd);
 	cmd = xasprintf("%s%ssh -c %s sh %s %s %s", wrapper ? wrapper : "",
 	    wrapper ? " " : "", qprobe, qcc, qflags, qscratch);
 	if ((rc = conn_capture(c, cmd, MAX_PROBE, &out, &status, err)) != 0)

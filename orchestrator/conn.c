@@ -48,19 +48,20 @@ capture_out(void *arg, const char *buf, size_t len)
 }
 
 int
-conn_capture(struct conn *c, const char *cmd, size_t max, char **out,
-    int *status, struct so_err *err)
+conn_capture_ex(struct conn *c, const char *cmd, size_t max, int timeout_ms,
+    char *errbuf, size_t errlen, char **out, int *status, struct so_err *err)
 {
 	struct capture cap = { xmalloc(max + 1), 0, max };
-	char errbuf[512] = "";
+	char own[512] = "";
 	struct exec_io io = { .on_stdout = capture_out, .arg = &cap,
-	    .errbuf = errbuf, .errlen = sizeof errbuf, .timeout_ms = 60000 };
+	    .errbuf = errbuf ? errbuf : own,
+	    .errlen = errbuf ? errlen : sizeof own, .timeout_ms = timeout_ms };
 	int rc;
 
 	cap.buf[0] = '\0';
 	rc = conn_exec(c, cmd, &io, status, err);
 	if (rc == SO_EPROTO)
-		rc = so_error(err, SO_EPROTO, "host \"%s\": output of \"%s\" "
+		rc = so_error(err, SO_EPROTO, "host \"%s\": output of \"%.200s\" "
 		    "is longer than %zu bytes", c->host->name, cmd, max);
 	if (rc != 0) {
 		free(cap.buf);
@@ -70,43 +71,45 @@ conn_capture(struct conn *c, const char *cmd, size_t max, char **out,
 	return 0;
 }
 
-/* Expand a leading "~/" against the host's $HOME and create the dir. */
+int
+conn_capture(struct conn *c, const char *cmd, size_t max, char **out,
+    int *status, struct so_err *err)
+{
+	return conn_capture_ex(c, cmd, max, 60000, NULL, 0, out, status, err);
+}
+
+/*
+ * Resolve the workdir to an absolute path and create it, in one round
+ * trip: "~/x" is taken relative to the host's $HOME.
+ */
 static int
 resolve_workdir(struct conn *c, struct so_err *err)
 {
 	const char *wd = c->host->workdir;
-	char *home = NULL, *q = NULL, *cmd = NULL;
+	char *q = NULL, *cmd = NULL, *out = NULL;
 	int status, rc;
 
-	if (strncmp(wd, "~/", 2) == 0 || strcmp(wd, "~") == 0) {
-		rc = conn_capture(c, "printf '%s' \"$HOME\"", 4096, &home,
-		    &status, err);
-		if (rc != 0)
-			goto out;
-		if (status != 0 || home[0] != '/') {
-			rc = so_error(err, SO_EINVAL, "host \"%s\": cannot "
-			    "resolve \"~\" in workdir \"%s\"",
-			    c->host->name, wd);
-			goto out;
-		}
-		c->workdir = xasprintf("%s%s", home, wd + 1);
-	} else if (wd[0] == '/')
-		c->workdir = xstrdup(wd);
-	else {
-		rc = so_error(err, SO_EINVAL, "host \"%s\": workdir \"%s\" "
+	if (strcmp(wd, "~") == 0 || strncmp(wd, "~/", 2) == 0) {
+		q = sh_quote(wd[1] ? wd + 2 : ".");
+		cmd = xasprintf("cd && mkdir -p -- %s && cd -- %s && pwd -P",
+		    q, q);
+	} else if (wd[0] == '/') {
+		q = sh_quote(wd);
+		cmd = xasprintf("mkdir -p -- %s && cd -- %s && pwd -P", q, q);
+	} else
+		return so_error(err, SO_EINVAL, "host \"%s\": workdir \"%s\" "
 		    "must be absolute or start with ~/", c->host->name, wd);
-		goto out;
-	}
-	q = sh_quote(c->workdir);
-	cmd = xasprintf("mkdir -p -- %s", q);
-	rc = conn_exec(c, cmd, NULL, &status, err);
-	if (rc == 0 && status != 0)
+	rc = conn_capture(c, cmd, 4096, &out, &status, err);
+	if (rc == 0 && (status != 0 || out[0] != '/'))
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot create "
-		    "workdir \"%s\"", c->host->name, c->workdir);
-out:
+		    "workdir \"%s\"", c->host->name, wd);
+	if (rc == 0) {
+		out[strcspn(out, "\n")] = '\0';
+		c->workdir = xstrdup(out);
+	}
+	free(out);
 	free(cmd);
 	free(q);
-	free(home);
 	return rc;
 }
 

@@ -77,9 +77,16 @@ int conn_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 int conn_put(struct conn *c, const char *path, const void *data, size_t len,
     int mode, struct so_err *err);
 
-/* Run cmd and capture its stdout (at most max bytes) into a new string. */
+/*
+ * Run cmd and capture its stdout (at most max bytes; more is SO_EPROTO)
+ * into a new string the caller frees.  conn_capture allows 60 s;
+ * conn_capture_ex takes the limit and keeps stderr in errbuf (may be NULL).
+ */
 int conn_capture(struct conn *c, const char *cmd, size_t max, char **out,
     int *status, struct so_err *err);
+int conn_capture_ex(struct conn *c, const char *cmd, size_t max,
+    int timeout_ms, char *errbuf, size_t errlen, char **out, int *status,
+    struct so_err *err);
 
 void conn_close(struct conn *c);
 

@@ -241,9 +241,30 @@ meta_value(const char *meta, const char *key)
 	return xstrdup("");
 }
 
-/* Replace every {workdir} in the wrapper with the quoted workdir. */
+/* Marks the sections of deploy_build's one-command report. */
+#define MARK "@@seqorch:"
+
+/* The text after "MARK name" up to the next mark, as a new string. */
 static char *
-expand_wrapper(const char *wrapper, const char *qworkdir)
+section(const char *report, const char *name)
+{
+	char *head = xasprintf(MARK "%s\n", name);
+	const char *p = strstr(report, head), *end;
+	char *out;
+
+	if (p == NULL) {
+		free(head);
+		return xstrdup("");
+	}
+	p += strlen(head);
+	end = strstr(p, MARK);
+	out = end ? xasprintf("%.*s", (int)(end - p), p) : xstrdup(p);
+	free(head);
+	return out;
+}
+
+char *
+deploy_wrapper(const char *wrapper, const char *qworkdir)
 {
 	const char *p = wrapper, *hit;
 	char *out = xstrdup(""), *tmp;
@@ -269,10 +290,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	char key_hex[65], *keysrc, *outdir, *qout, *qsrc, *qcc, *qflags;
 	char *qwd, *wrapper = NULL, *cmd = NULL, *meta = NULL, *commands = NULL;
 	char *log = NULL, *target = NULL, *version = NULL, *native = NULL;
-	char *binsum = NULL, *openssl = NULL;
+	char *binsum = NULL, *openssl = NULL, *report = NULL;
 	char errbuf[4096] = "";
-	struct exec_io io = { .errbuf = errbuf, .errlen = sizeof errbuf,
-	    .timeout_ms = 600000 };
 	int status, rc;
 
 	memset(res, 0, sizeof *res);
@@ -292,64 +311,39 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	qflags = sh_quote(h->cflags);
 	qwd = sh_quote(c->workdir);
 
-	cmd = xasprintf("test -x %s/seqorch-agent && test -s %s/meta && "
-	    "echo present", qout, qout);
-	if ((rc = conn_capture(c, cmd, 64, &meta, &status, err)) != 0)
+	if (h->build_wrapper != NULL)
+		wrapper = deploy_wrapper(h->build_wrapper, qwd);
+	/*
+	 * One round trip: build unless the build exists, then print what it
+	 * left.  The build happens in a private directory renamed into
+	 * place, so a coordinator building the same thing at the same time
+	 * never overwrites a binary another one runs.  meta is written last:
+	 * its absence marks a failed build, kept as OUT.failed for its log.
+	 */
+	cmd = xasprintf("o=%s; if ! { test -x \"$o\"/seqorch-agent && "
+	    "test -s \"$o\"/meta; }; then echo " MARK "built; "
+	    "t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
+	    "%s%ssh %s/agent/build.sh \"$t\" %s %s >&2; "
+	    "if [ -s \"$t\"/meta ]; then [ -e \"$o\" ] || mv \"$t\" \"$o\"; "
+	    "rm -rf \"$t\"; else rm -rf \"$o\".failed; "
+	    "mv \"$t\" \"$o\".failed; fi; fi; "
+	    "d=$o; [ -s \"$o\"/meta ] || d=$o.failed; "
+	    "echo " MARK "meta; cat \"$d\"/meta 2>/dev/null; "
+	    "echo " MARK "commands; cat \"$d\"/commands 2>/dev/null; "
+	    "echo " MARK "log; tail -c %d \"$d\"/build.log 2>/dev/null; "
+	    "echo " MARK "openssl; openssl version 2>/dev/null; true",
+	    qout, wrapper ? wrapper : "", wrapper ? " " : "", qsrc, qcc,
+	    qflags, MAX_LOG);
+	rc = conn_capture_ex(c, cmd, 3 * MAX_META + MAX_LOG, 600000, errbuf,
+	    sizeof errbuf, &report, &status, err);
+	if (rc != 0)
 		goto out;
-	if (strncmp(meta, "present", 7) != 0) {
-		free(cmd);
-		if (h->build_wrapper != NULL)
-			wrapper = expand_wrapper(h->build_wrapper, qwd);
-		/*
-		 * Build in a private directory and rename it into place, so
-		 * a coordinator building the same thing at the same time
-		 * never overwrites a binary another one is running.  meta is
-		 * written last: its absence marks a failed build, whose
-		 * directory is kept as OUT.failed for its log.
-		 */
-		cmd = xasprintf("t=%s.tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" "
-		    "&& %s%ssh %s/agent/build.sh \"$t\" %s %s; "
-		    "if [ -s \"$t\"/meta ]; then [ -e %s ] || mv \"$t\" %s; "
-		    "rm -rf \"$t\"; else rm -rf %s.failed; mv \"$t\" %s.failed; "
-		    "fi", qout, wrapper ? wrapper : "", wrapper ? " " : "",
-		    qsrc, qcc, qflags, qout, qout, qout, qout);
-		if ((rc = conn_exec(c, cmd, &io, &status, err)) != 0)
-			goto out;
-		if (st != NULL)
-			st->builds_run++;
-	}
-	free(meta);
-	meta = NULL;
-	free(cmd);
-	/* Read what the build left: the good one, or the failed one. */
-	cmd = xasprintf("test -s %s/meta || echo failed", qout);
-	if ((rc = conn_capture(c, cmd, 64, &meta, &status, err)) != 0)
-		goto out;
-	if (strncmp(meta, "failed", 6) == 0) {
-		char *failed = xasprintf("%s.failed", outdir);
-
-		free(qout);
-		qout = sh_quote(failed);
-		free(failed);
-	}
-	free(meta);
-	meta = NULL;
-	free(cmd);
-	cmd = xasprintf("cat %s/meta 2>/dev/null", qout);
-	if ((rc = conn_capture(c, cmd, MAX_META, &meta, &status, err)) != 0)
-		goto out;
-	free(cmd);
-	cmd = xasprintf("cat %s/commands 2>/dev/null", qout);
-	if ((rc = conn_capture(c, cmd, MAX_META, &commands, &status, err)) != 0)
-		goto out;
-	free(cmd);
-	cmd = xasprintf("tail -c %d %s/build.log 2>/dev/null", MAX_LOG, qout);
-	if ((rc = conn_capture(c, cmd, MAX_LOG, &log, &status, err)) != 0)
-		goto out;
-	free(cmd);
-	cmd = xasprintf("openssl version 2>/dev/null");
-	if ((rc = conn_capture(c, cmd, 4096, &openssl, &status, err)) != 0)
-		goto out;
+	if (st != NULL && strstr(report, MARK "built\n") != NULL)
+		st->builds_run++;
+	meta = section(report, "meta");
+	commands = section(report, "commands");
+	log = section(report, "log");
+	openssl = section(report, "openssl");
 	openssl[strcspn(openssl, "\n")] = '\0';
 
 	target = meta_value(meta, "target");
@@ -389,6 +383,7 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
 	}
 out:
+	free(report);
 	free(openssl);
 	free(binsum);
 	free(native);

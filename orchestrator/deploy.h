@@ -44,6 +44,12 @@ const char **deploy_studies(void);
 int deploy_sources(struct conn *c, struct deploy_stats *st,
     struct so_err *err);
 
+/*
+ * A build_wrapper with every "{workdir}" replaced by qworkdir (already
+ * shell-quoted): the command prefix builds run under.  Caller frees.
+ */
+char *deploy_wrapper(const char *wrapper, const char *qworkdir);
+
 struct build_result {
 	int64_t build_id;	/* builds row (0 when no db was given) */
 	char *agent;		/* absolute path on the host; owned */
