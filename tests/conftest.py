@@ -12,7 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SEQORCH = ROOT / "seqorch"
 AGENT = ROOT / "seqorch-agent"
-VECTORS = ROOT.parent / "shared" / "vectors" / "chains.json"
+# Independently computed (Python hashlib) chain digests, from shared/vectors.
+VECTORS = ROOT / "tests" / "vectors" / "chains.json"
 
 
 def sha3_chain(steps, seed=bytes(32)):
