@@ -121,7 +121,7 @@ def test_studies_and_hosts_list(scratch):
 def test_help_everywhere(scratch):
     r = seqorch(scratch, "--help")
     assert r.returncode == 0 and "exit codes" in r.stdout
-    for cmd in ("run", "report", "studies", "hosts"):
+    for cmd in ("run", "report", "studies", "hosts", "windows", "deploy"):
         r = seqorch(scratch, cmd, "--help")
         assert r.returncode == 0, cmd
         assert "usage: seqorch " + cmd in r.stdout, cmd
