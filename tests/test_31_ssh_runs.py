@@ -1,0 +1,552 @@
+"""`seqorch run` and `seqorch deploy` over SSH, end to end, on real sshd
+instances on 127.0.0.X (tests/sshd.py): several hosts at once, a compiler
+sweep, and the failures a long run must survive or record: an sshd killed
+mid-run, a connection dropped mid-window, a failed build, a host that is
+down, an untrusted host key, and Ctrl-C.
+
+Every test drives ./seqorch as a user would, with a clean environment (a
+HOME without keys or ssh-agent), and checks results.db.  The runs use
+small --steps/--samples and two variants; the tests that act in the middle
+of a run wait for samples to reach the database rather than sleeping."""
+import itertools
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SEQORCH, sha3_chain
+from sshd import (free_endpoint, sshd_factory, user_key,  # noqa: F401
+                  write_hosts_toml)
+
+VARIANTS = ("c-fused", "openssl-evp")
+# Long enough per sample that a run can be acted on in its middle, even on
+# an idle machine: ~0.3 s of CPU per sample here, much more under load.
+LONG_STEPS = 300000
+
+
+def clean_env(tmp_path):
+    return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C"}
+
+
+def run_args(steps, samples, *extra):
+    return [str(SEQORCH), "run", "--study", "sha3", "--hosts", "all",
+            "--variants", ",".join(VARIANTS), "--steps", str(steps),
+            "--samples", str(samples), *map(str, extra)]
+
+
+def run(tmp_path, steps, samples, *extra, timeout=600):
+    """seqorch run to completion; returns the CompletedProcess."""
+    return subprocess.run(run_args(steps, samples, *extra), cwd=tmp_path,
+                          env=clean_env(tmp_path), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def start(tmp_path, steps, samples, *extra):
+    """seqorch run in the background (stdout and stderr to files, so a
+    long run cannot block on a full pipe)."""
+    out = open(tmp_path / "run.out", "w")
+    err = open(tmp_path / "run.err", "w")
+    try:
+        return subprocess.Popen(run_args(steps, samples, *extra),
+                                cwd=tmp_path, env=clean_env(tmp_path),
+                                stdout=out, stderr=err, text=True)
+    finally:
+        out.close()
+        err.close()
+
+
+def finish(p, tmp_path, timeout=300):
+    """Wait for a background run; returns (exit code, stderr)."""
+    try:
+        rc = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        pytest.fail("seqorch run did not finish in time:\n"
+                    + (tmp_path / "run.err").read_text())
+    return rc, (tmp_path / "run.err").read_text()
+
+
+def q(db, sql, *args):
+    """A query that tolerates a database being written right now (or not
+    created yet): [] until the table exists."""
+    if not Path(db).exists():
+        return []
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return con.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return []
+        raise
+    finally:
+        con.close()
+
+
+def nsamples(db, host):
+    rows = q(db, "SELECT count(*) FROM samples WHERE host = ?", host)
+    return rows[0][0] if rows else 0
+
+
+def wait_for(pred, what, p=None, tmp_path=None, timeout=240):
+    """Poll pred() until true; fail naming what, or at once if the run p
+    ended meanwhile."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        if p is not None and p.poll() is not None:
+            pytest.fail(f"the run ended (exit {p.returncode}) before "
+                        f"{what}:\n" + (tmp_path / "run.err").read_text())
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def agent_pids(workdir):
+    """Pids of agent processes whose binary lies under workdir (what
+    `pgrep -f WORKDIR/build/.*seqorch-agent` finds, without regex
+    escaping of the path)."""
+    out = []
+    prefix = str(workdir) + "/"
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        exe = argv[0].decode(errors="replace")
+        if exe.startswith(prefix) and exe.endswith("/seqorch-agent"):
+            out.append(int(d))
+    return out
+
+
+@pytest.fixture
+def hosts(tmp_path, sshd_factory):  # noqa: F811
+    """make(*names) -> started Sshd servers.  Agents the runs left
+    detached on them (a host whose sshd was stopped keeps its agent
+    running) are killed at the end, before the servers stop."""
+    made = []
+
+    def make(*names):
+        servers = [sshd_factory(n) for n in names]
+        made.extend(servers)
+        return servers
+
+    yield make
+    for s in made:
+        for pid in agent_pids(s.workdir):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def write_hosts(tmp_path, servers, **extra):
+    """hosts.toml for the servers, pinned to CPUs 0 and 1 in turn;
+    extra[name] adds keys to that host."""
+    write_hosts_toml(tmp_path / "hosts.toml", {
+        s.name: s.host_entry(cpu=i % 2, **extra.get(s.name, {}))
+        for i, s in enumerate(servers)})
+
+
+def dead_port(addr):
+    """A port on addr where nothing listens."""
+    s = socket.socket()
+    s.bind((addr, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def check_samples(db, host, steps, samples, complete=True):
+    """The host's samples are valid, end in hashlib's chain, and hold no
+    (variant, build, index) twice; complete: every cell is there."""
+    rows = q(db, "SELECT variant, build_id, sample_index, digest, valid, "
+             "steps FROM samples WHERE host = ?", host)
+    want = sha3_chain(steps)
+    for v, b, i, digest, valid, n in rows:
+        assert (digest, valid, n) == (want, 1, steps), (host, v, i)
+    cells = [(v, b, i) for v, b, i, *_ in rows]
+    assert len(cells) == len(set(cells)), f"duplicate samples on {host}"
+    if complete:
+        builds = {b for _, b, _ in cells}
+        assert set(cells) == {(v, b, i) for v in VARIANTS for b in builds
+                              for i in range(samples)}, host
+    return rows
+
+
+def integrity_ok(db):
+    assert q(db, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_three_hosts_end_to_end(tmp_path, hosts):
+    servers = hosts("genoa", "graviton", "m4")
+    write_hosts(tmp_path, servers)
+    steps, samples = LONG_STEPS, 2
+    r = run(tmp_path, steps, samples)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    names = {s.name for s in servers}
+    (run_id, status), = q(db, "SELECT id, status FROM runs")
+    assert status == "ok", r.stderr
+    assert set(q(db, "SELECT host, status FROM run_hosts")) == \
+        {(n, "ok") for n in names}
+    for n in names:
+        rows = check_samples(db, n, steps, samples)
+        assert len(rows) == samples * len(VARIANTS)
+    # One build per host, fully described, from the same sources.
+    builds = q(db, "SELECT host, status, compiler, compiler_version, "
+               "target, source_sha256, binary_sha256, commands, openssl "
+               "FROM builds")
+    assert sorted(b[0] for b in builds) == sorted(names)
+    for host, st, cc, version, target, src, binsum, cmds, ssl in builds:
+        assert (st, cc) == ("ok", "cc"), host
+        assert version and re.search(r"\d+\.\d+", version), version
+        assert re.fullmatch(r"\S+-linux-gnu\S*", target), target
+        assert re.fullmatch(r"[0-9a-f]{64}", src)
+        assert re.fullmatch(r"[0-9a-f]{64}", binsum)
+        assert cmds and ssl.startswith("OpenSSL")
+    assert len({b[5] for b in builds}) == 1
+    # Samples name the build of their own host.
+    assert q(db, "SELECT count(*) FROM samples s JOIN builds b ON "
+             "b.id = s.build_id WHERE b.host != s.host") == [(0,)]
+    # One closed window per host, all open at the same time.
+    wins = q(db, "SELECT host, started_at, finished_at, holder FROM windows "
+             "WHERE run_id = ?", run_id)
+    assert sorted(w[0] for w in wins) == sorted(names), wins
+    assert all(w[2] is not None and w[1] < w[2] for w in wins), wins
+    assert max(w[1] for w in wins) < min(w[2] for w in wins), wins
+    assert len({w[3] for w in wins}) == 1
+    assert q(db, "SELECT count(*) FROM leases") == [(0,)]
+
+    rep = subprocess.run([str(SEQORCH), "report", "--latest"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    out = rep.stdout
+    best = out.split("best valid variant per host", 1)[1]
+    ratios = best.split("ratios of best rates", 1)[1]
+    for n in names:
+        assert re.search(rf"^\s*{n}\s+\S", best, re.M), out
+    pairs = re.findall(r"^  (\S+) / (\S+) = (\d+\.\d\d)x$", ratios, re.M)
+    assert {frozenset(p[:2]) for p in pairs} == \
+        {frozenset(c) for c in itertools.combinations(names, 2)}, out
+    assert all(float(p[2]) >= 1.0 for p in pairs)
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_compiler_sweep(tmp_path, hosts):
+    s, = hosts("genoa")
+    write_hosts(tmp_path, [s], genoa={"cc": ["gcc", "clang"]})
+    steps, samples = 2000, 2
+    r = run(tmp_path, steps, samples)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    builds = dict(q(db, "SELECT compiler, id FROM builds WHERE status = "
+                    "'ok'"))
+    assert sorted(builds) == ["clang", "gcc"]
+    versions = dict(q(db, "SELECT compiler, compiler_version FROM builds"))
+    assert "clang" in versions["clang"] and "gcc" in versions["gcc"].lower()
+    # Every variant is measured under each build, every sample says which.
+    rows = check_samples(db, "genoa", steps, samples)
+    assert {(v, b) for v, b, *_ in rows} == \
+        {(v, b) for v in VARIANTS for b in builds.values()}
+    assert len(rows) == len(VARIANTS) * 2 * samples
+    assert set(q(db, "SELECT build_id, variant, status FROM variants")) == \
+        {(b, v, "ok") for v in VARIANTS for b in builds.values()}
+    # The best is a (variant, compiler) pair, as the summary view says.
+    (variant, compiler), = q(
+        db, "SELECT variant, compiler FROM summary ORDER BY median_rate "
+        "DESC LIMIT 1")
+    rep = subprocess.run([str(SEQORCH), "report", "--latest"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    best = rep.stdout.split("best valid variant per host", 1)[1]
+    assert re.search(rf"^\s*genoa\s+{re.escape(variant)} \({compiler}\)\s",
+                     best, re.M), rep.stdout
+
+
+def test_sshd_killed_mid_run(tmp_path, hosts):
+    servers = hosts("a", "b", "victim")
+    victim = servers[2]
+    write_hosts(tmp_path, servers)
+    steps, samples = LONG_STEPS, 8
+    total = samples * len(VARIANTS)
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        wait_for(lambda: nsamples(db, "victim") > 0,
+                 "samples from the victim", p, tmp_path)
+        victim.stop()       # the listener and every session: no reconnect
+        at_stop = nsamples(db, "victim")
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert at_stop < total, "the victim finished before its sshd stopped"
+    assert rc == 1, err
+    assert q(db, "SELECT status FROM runs") == [("partial",)]
+    integrity_ok(db)
+    st = dict(q(db, "SELECT host, status FROM run_hosts"))
+    assert st == {"a": "ok", "b": "ok", "victim": "failed"}, err
+    (error,), = q(db, "SELECT error FROM run_hosts WHERE host = 'victim'")
+    assert 'host "victim"' in error and victim.address in error, error
+    ev = q(db, "SELECT level, message FROM events WHERE host = 'victim'")
+    assert ("error", error) in ev or any(
+        lvl == "error" and 'host "victim"' in m for lvl, m in ev), ev
+    for n in ("a", "b"):
+        assert len(check_samples(db, n, steps, samples)) == total
+    # What the victim sent before it went away is kept, and valid.
+    kept = check_samples(db, "victim", steps, samples, complete=False)
+    assert at_stop <= len(kept) < total
+    # The other hosts' windows are closed; the victim's stays open.
+    wins = dict(q(db, "SELECT host, finished_at FROM windows"))
+    assert wins["a"] and wins["b"] and wins["victim"] is None, wins
+    assert q(db, "SELECT count(*) FROM leases") == [(0,)]
+
+
+def test_connection_dropped_mid_window_is_collected(tmp_path, hosts):
+    servers = hosts("a", "flaky")
+    flaky = servers[1]
+    write_hosts(tmp_path, servers)
+    steps, samples = LONG_STEPS, 8
+    total = samples * len(VARIANTS)
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        wait_for(lambda: nsamples(db, "flaky") > 0,
+                 "samples from flaky", p, tmp_path)
+        before = len(flaky.sessions())
+        flaky.kill_sessions()   # the listener stays: reconnecting works
+        at_drop = nsamples(db, "flaky")
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert before > 0
+    assert at_drop < total, "flaky finished before its connection dropped"
+    assert rc == 0, err
+    assert q(db, "SELECT status FROM runs") == [("ok",)]
+    integrity_ok(db)
+    for n in ("a", "flaky"):
+        rows = check_samples(db, n, steps, samples)
+        # Not lost, not duplicated: each (variant, index) exactly once.
+        assert len(rows) == total
+        assert sorted((v, i) for v, _, i, *_ in rows) == \
+            sorted(itertools.product(VARIANTS, range(samples)))
+    ev = q(db, "SELECT level, message FROM events WHERE host = 'flaky'")
+    assert any(lvl == "warning" and "reconnect" in m for lvl, m in ev), ev
+    assert not [m for lvl, m in ev if lvl == "error"], ev
+    assert not q(db, "SELECT * FROM events WHERE host = 'a' AND level = "
+                 "'error'")
+    # Two connections to flaky were authenticated: the first and the one
+    # the coordinator made again.
+    assert flaky.log.read_text().count("Accepted publickey") >= 2
+    assert dict(q(db, "SELECT host, status FROM run_hosts")) == \
+        {"a": "ok", "flaky": "ok"}
+
+
+def test_build_failure_on_one_host(tmp_path, hosts):
+    servers = hosts("a", "b", "c")
+    write_hosts(tmp_path, servers, b={"cc": "/nonexistent/cc"})
+    steps, samples = 2000, 2
+    r = run(tmp_path, steps, samples)
+    assert r.returncode == 1, r.stderr
+    db = tmp_path / "results.db"
+    assert q(db, "SELECT status FROM runs") == [("partial",)]
+    integrity_ok(db)
+    builds = {h: (st, cc, log) for h, st, cc, log in q(
+        db, "SELECT host, status, compiler, log FROM builds")}
+    st, cc, log = builds["b"]
+    assert (st, cc) == ("failed", "/nonexistent/cc")
+    assert log and "/nonexistent/cc" in log, log
+    assert builds["a"][0] == builds["c"][0] == "ok"
+    (bid,), = q(db, "SELECT id FROM builds WHERE host = 'b'")
+    vs = q(db, "SELECT variant, status, reason FROM variants WHERE "
+           "host = 'b'")
+    assert {v for v, _, _ in vs} >= set(VARIANTS), vs
+    assert all(st == "unavailable" and reason for _, st, reason in vs), vs
+    assert q(db, "SELECT count(*) FROM samples WHERE host = 'b'") == [(0,)]
+    for n in ("a", "c"):
+        assert len(check_samples(db, n, steps, samples)) == \
+            samples * len(VARIANTS)
+    st = dict(q(db, "SELECT host, status FROM run_hosts"))
+    assert st == {"a": "ok", "b": "failed", "c": "ok"}
+    ev = q(db, "SELECT level, message FROM events WHERE host = 'b'")
+    assert any(lvl == "error" and "/nonexistent/cc" in m for lvl, m in ev)
+    rep = subprocess.run([str(SEQORCH), "report", "--latest"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    assert re.search(r'^  build \d+ \(/nonexistent/cc\) on "b" failed$',
+                     rep.stdout, re.M), rep.stdout
+    assert 'host "b" failed' in rep.stdout
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "runner.c prepare(): a failed build marks every variant of the study "
+    "unavailable, not only the --variants of the run, so the report's "
+    "warning line lists 13 variants and is cut before 'unavailable'"))
+def test_failed_build_marks_the_runs_variants_unavailable(tmp_path, hosts):
+    s, = hosts("b")
+    write_hosts(tmp_path, [s], b={"cc": "/nonexistent/cc"})
+    r = run(tmp_path, 2000, 1)
+    assert r.returncode == 1, r.stderr
+    db = tmp_path / "results.db"
+    assert q(db, "SELECT status FROM runs") == [("failed",)]
+    vs = q(db, "SELECT variant, status, reason FROM variants")
+    assert sorted(vs) == [(v, "unavailable", "build failed")
+                          for v in sorted(VARIANTS)]
+    rep = subprocess.run([str(SEQORCH), "report", "--latest"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert re.search(r'^  variants (c-fused|openssl-evp), (c-fused|'
+                     r'openssl-evp) on "b" \(/nonexistent/cc\) unavailable: '
+                     r'build failed$', rep.stdout, re.M), rep.stdout
+
+
+def test_host_down_at_start(tmp_path, hosts):
+    servers = hosts("a", "b")
+    addr, _ = free_endpoint()
+    port = dead_port(addr)
+    entries = {s.name: s.host_entry(cpu=i) for i, s in enumerate(servers)}
+    entries["down"] = dict(servers[0].host_entry(), address=addr, port=port,
+                           connect_timeout=3)
+    write_hosts_toml(tmp_path / "hosts.toml", entries)
+    steps, samples = 2000, 2
+    t = time.monotonic()
+    r = run(tmp_path, steps, samples)
+    elapsed = time.monotonic() - t
+    assert r.returncode == 1, r.stderr
+    db = tmp_path / "results.db"
+    assert q(db, "SELECT status FROM runs") == [("partial",)]
+    st = dict(q(db, "SELECT host, status FROM run_hosts"))
+    assert st == {"a": "ok", "b": "ok", "down": "failed"}
+    (error,), = q(db, "SELECT error FROM run_hosts WHERE host = 'down'")
+    assert (f'host "down": connect to {addr}:{port}: connection refused'
+            in error), error
+    ev = q(db, "SELECT level, message FROM events WHERE host = 'down'")
+    assert any(lvl == "error" and 'host "down"' in m and "connect" in m
+               for lvl, m in ev), ev
+    assert f'host "down": connect to {addr}:{port}' in r.stderr
+    for n in ("a", "b"):
+        assert len(check_samples(db, n, steps, samples)) == \
+            samples * len(VARIANTS)
+    assert q(db, "SELECT count(*) FROM samples WHERE host = 'down'") == \
+        [(0,)]
+    assert q(db, "SELECT count(*) FROM builds WHERE host = 'down'") == [(0,)]
+    assert elapsed < 300, elapsed
+
+
+def test_untrusted_host_key_is_refused(tmp_path, hosts):
+    good, stranger = hosts("good", "stranger")
+    stranger.forget()
+    write_hosts(tmp_path, [good, stranger])
+    steps, samples = 2000, 2
+    r = run(tmp_path, steps, samples)
+    assert r.returncode == 1, r.stderr
+    db = tmp_path / "results.db"
+    assert q(db, "SELECT status FROM runs") == [("partial",)]
+    (error,), = q(db, "SELECT error FROM run_hosts WHERE host = 'stranger'")
+    assert f"host key for {stranger.known_name} is not in known_hosts" \
+        in error, error
+    assert stranger.host_fingerprint in error
+    assert 'run "seqorch hosts trust stranger"' in error, error
+    # Nothing about it is stored as a result, and nothing ran there.
+    for table in ("samples", "builds", "variants", "windows"):
+        assert q(db, f"SELECT count(*) FROM {table} WHERE host = "
+                 "'stranger'") == [(0,)], table
+    assert q(db, "SELECT facts, openssl FROM run_hosts WHERE host = "
+             "'stranger'") == [(None, None)]
+    assert stranger.known_hosts.read_text() == ""
+    assert "Accepted publickey" not in stranger.log.read_text()
+    assert os.listdir(stranger.workdir) == []
+    assert len(check_samples(db, "good", steps, samples)) == \
+        samples * len(VARIANTS)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "progress.c progress_set() formats into a 200-byte line and, without "
+    "a terminal, prints only that: a long host error (here the untrusted "
+    "key's, with the known_hosts path and fingerprint) is cut before its "
+    "advice, and nothing prints it in full"))
+def test_run_prints_the_whole_host_error(tmp_path, hosts):
+    stranger, = hosts("stranger")
+    stranger.forget()
+    write_hosts(tmp_path, [stranger])
+    r = run(tmp_path, 2000, 1)
+    assert r.returncode == 1, r.stderr
+    assert 'run "seqorch hosts trust stranger"' in r.stderr, r.stderr
+    assert stranger.host_fingerprint in r.stderr
+
+
+def test_ctrl_c_during_ssh_run(tmp_path, hosts):
+    servers = hosts("a", "b")
+    write_hosts(tmp_path, servers)
+    steps, samples = LONG_STEPS, 50
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        wait_for(lambda: all(agent_pids(s.workdir) for s in servers) and
+                 all(nsamples(db, s.name) > 0 for s in servers),
+                 "samples from both hosts", p, tmp_path)
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, tmp_path, timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert rc == 130, err
+    assert q(db, "SELECT status FROM runs") == [("interrupted",)]
+    assert set(q(db, "SELECT host, status FROM run_hosts")) == \
+        {("a", "interrupted"), ("b", "interrupted")}
+    integrity_ok(db)
+    for s in servers:
+        kept = check_samples(db, s.name, steps, samples, complete=False)
+        assert 0 < len(kept) < samples * len(VARIANTS)
+        # The detached agent was stopped, not left measuring.
+        wait_for(lambda: not agent_pids(s.workdir),
+                 f"the agent on {s.name} to exit", timeout=30)
+    assert q(db, "SELECT count(*) FROM leases") == [(0,)]
+    assert q(db, "SELECT event FROM lease_events ORDER BY id") == \
+        [("acquired",), ("released",)]
+
+
+DEPLOY_ROW = re.compile(r"^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(.*)$")
+
+
+def deploy(tmp_path):
+    r = subprocess.run([str(SEQORCH), "deploy"], cwd=tmp_path,
+                       env=clean_env(tmp_path), capture_output=True,
+                       text=True, timeout=600)
+    lines = r.stdout.splitlines()
+    assert lines and lines[0].split()[:4] == ["host", "files", "bytes",
+                                              "builds"], r.stdout
+    rows = {}
+    for line in lines[1:]:
+        m = DEPLOY_ROW.match(line)
+        assert m, line
+        rows[m.group(1)] = (int(m.group(2)), int(m.group(3)),
+                            int(m.group(4)), m.group(6))
+    return r, rows
+
+
+def test_deploy_over_ssh_then_cached(tmp_path, hosts):
+    servers = hosts("a", "b")
+    write_hosts(tmp_path, servers, b={"cc": ["gcc", "clang"]})
+    r, rows = deploy(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert set(rows) == {"a", "b"}
+    for name, ncc in (("a", 1), ("b", 2)):
+        files, nbytes, builds, status = rows[name]
+        assert files > 0 and nbytes > 0, rows
+        assert builds == ncc and status == "ok", rows
+    r, rows = deploy(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rows == {"a": (0, 0, 0, "ok"), "b": (0, 0, 0, "ok")}, r.stdout
+    # Deploying measures nothing and needs no database.
+    assert not (tmp_path / "results.db").exists()
