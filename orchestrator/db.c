@@ -123,7 +123,7 @@ int
 db_open(const char *path, struct db **out, struct so_err *err)
 {
 	struct db *db = xcalloc(1, sizeof *db);
-	int rc;
+	int rc, tries;
 
 	pthread_mutex_init(&db->mu, NULL);
 	*out = NULL;
@@ -134,9 +134,20 @@ db_open(const char *path, struct db **out, struct so_err *err)
 		goto fail;
 	}
 	sqlite3_busy_timeout(db->h, 10000);
-	if (sqlite3_exec(db->h, "PRAGMA journal_mode = WAL; "
-	    "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
-	    NULL, NULL, NULL) != SQLITE_OK) {
+	/*
+	 * Two coordinators creating the same file both switch it to WAL;
+	 * SQLite answers the loser SQLITE_BUSY at once (a lock upgrade the
+	 * busy handler cannot wait for), so retry for up to 10 s.
+	 */
+	for (tries = 0; tries < 200; tries++) {
+		rc = sqlite3_exec(db->h, "PRAGMA journal_mode = WAL", NULL,
+		    NULL, NULL);
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			break;
+		usleep(50000);
+	}
+	if (rc != SQLITE_OK || sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; "
+	    "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "cannot use database \"%s\": %s",
 		    path, sqlite3_errmsg(db->h));
 		goto fail;
