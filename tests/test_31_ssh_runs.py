@@ -353,6 +353,37 @@ def test_connection_dropped_mid_window_is_collected(tmp_path, hosts):
         {"a": "ok", "flaky": "ok"}
 
 
+def test_frozen_session_mid_window_is_collected(tmp_path, hosts):
+    # The sshd serving the stream stops answering (a paused VM whose
+    # kernel still does TCP): unanswered keepalives give it up, the
+    # coordinator reconnects (the listener is fine) and collects the rest.
+    s, = hosts("frozen")
+    write_hosts(tmp_path, [s], frozen={"connect_timeout": 2})
+    steps, samples = LONG_STEPS, 8
+    total = samples * len(VARIANTS)
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    stopped = []
+    try:
+        wait_for(lambda: nsamples(db, "frozen") > 0,
+                 "samples from frozen", p, tmp_path)
+        stopped = s.freeze()
+        at_freeze = nsamples(db, "frozen")
+        rc, err = finish(p, tmp_path)
+    finally:
+        s.thaw(stopped)
+        if p.poll() is None:
+            p.kill()
+    assert stopped
+    assert at_freeze < total, "the run finished before the freeze"
+    assert rc == 0, err
+    assert q(db, "SELECT status FROM runs") == [("ok",)]
+    rows = check_samples(db, "frozen", steps, samples)
+    assert len(rows) == total
+    ev = q(db, "SELECT level, message FROM events")
+    assert any(lvl == "warning" and "reconnect" in m for lvl, m in ev), ev
+
+
 def test_build_failure_on_one_host(tmp_path, hosts):
     servers = hosts("a", "b", "c")
     write_hosts(tmp_path, servers, b={"cc": "/nonexistent/cc"})
