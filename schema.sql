@@ -212,3 +212,24 @@ CREATE TABLE lease_events (
 ALTER TABLE samples ADD COLUMN reason TEXT;
 -- How often the run was resumed with `seqorch run --resume`.
 ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;
+
+-- version: 3
+
+-- The disassembly check of a build: each variant that declares the
+-- instructions it must contain (kernels/kernel.h: insns, symbol) is looked
+-- up in the built binary with objdump; status is ok, missing (some
+-- instruction is absent), no-symbol (the function is not in the binary) or
+-- no-tool (the host has no objdump).
+CREATE TABLE disasm (
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	study		TEXT NOT NULL,
+	variant		TEXT NOT NULL,
+	symbol		TEXT NOT NULL,
+	required	TEXT NOT NULL,	-- mnemonics, space separated
+	missing		TEXT,		-- those not found; NULL when none
+	status		TEXT NOT NULL CHECK (status IN
+			('ok', 'missing', 'no-symbol', 'no-tool')),
+	tool		TEXT,
+	excerpt		TEXT,		-- lines showing the instructions
+	PRIMARY KEY (build_id, study, variant)
+);

@@ -818,3 +818,15 @@ db_missing_cells(struct db *db, int64_t run_id, const char *host,
 		*variants = list;
 	return rc;
 }
+
+int
+db_disasm_put(struct db *db, const struct disasm_row *d, struct so_err *err)
+{
+	if (run(db, NULL, "INSERT OR REPLACE INTO disasm (build_id, study, "
+	    "variant, symbol, required, missing, status, tool, excerpt) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssss", d->build_id,
+	    d->study, d->variant, d->symbol, d->required, d->missing,
+	    d->status, d->tool, d->excerpt) != SQLITE_DONE)
+		return dberr(db, err, "cannot record disassembly check");
+	return 0;
+}

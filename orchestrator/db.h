@@ -186,6 +186,15 @@ int db_missing_cells(struct db *db, int64_t run_id, const char *host,
     char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
     struct so_err *err);
 
+/* One variant's disassembly check (schema version 3). */
+struct disasm_row {
+	int64_t build_id;
+	const char *study, *variant, *symbol, *required, *missing;
+	const char *status, *tool, *excerpt;
+};
+int db_disasm_put(struct db *db, const struct disasm_row *d,
+    struct so_err *err);
+
 /* Identity of this coordinator: "hostname pid N"; static storage. */
 const char *db_coordinator_id(void);
 

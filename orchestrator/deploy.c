@@ -1,5 +1,6 @@
 /* Upload and build the agent on a host (local or ssh). */
 #include "deploy.h"
+#include "disasm.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -280,6 +281,26 @@ deploy_wrapper(const char *wrapper, const char *qworkdir)
 	return tmp;
 }
 
+/* Record the build's disassembly check; a missing instruction warns. */
+static int
+check_disassembly(struct conn *c, struct build_result *res, struct db *db,
+    int64_t run_id, struct so_err *err)
+{
+	unsigned bad;
+	char *msg;
+	int rc;
+
+	rc = disasm_check(c, res->agent, res->build_id, db, &bad, err);
+	if (rc != 0 || bad == 0)
+		return rc;
+	msg = xasprintf("build %lld: %u variant%s lack instructions they "
+	    "declare (table disasm)", (long long)res->build_id, bad,
+	    bad == 1 ? "" : "s");
+	rc = db_event(db, run_id, c->host->name, "warning", msg, err);
+	free(msg);
+	return rc;
+}
+
 int
 deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
     int reuse, struct build_result *res, struct deploy_stats *st,
@@ -381,6 +402,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 		};
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
+		if (rc == 0 && res->ok)
+			rc = check_disassembly(c, res, db, run_id, err);
 	}
 out:
 	free(report);

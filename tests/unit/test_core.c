@@ -16,6 +16,7 @@
 
 #include "conn.h"
 #include "db.h"
+#include "disasm.h"
 #include "proto.h"
 
 #define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
@@ -250,6 +251,28 @@ test_db_sample_once(void **state)
 	unlink(path);
 }
 
+static void
+test_disasm_find(void **state)
+{
+	static const char body[] =
+	    "    b0b7:\tvpternlogq $0x96,%xmm2,%xmm25,%xmm15\n"
+	    "    b0c1:\tvprolq $0x1,%xmm3,%xmm4\n"
+	    "    b0c9:\tvprolvq %xmm1,%xmm2,%xmm3\n"
+	    "  400a10:\teor3\tv0.16b, v1.16b, v2.16b, v3.16b\n";
+	const char *l;
+
+	(void)state;
+	l = disasm_find(body, "vprolq");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "b0c1"));
+	/* A mnemonic is a whole word: vprol is no instruction here. */
+	assert_null(disasm_find(body, "vprol"));
+	assert_null(disasm_find(body, "vpxor"));
+	assert_non_null(disasm_find(body, "eor3"));
+	/* Operands never count as the instruction. */
+	assert_null(disasm_find(body, "v0.16b,"));
+}
+
 int
 main(void)
 {
@@ -261,6 +284,7 @@ main(void)
 		cmocka_unit_test(test_put_confined),
 		cmocka_unit_test(test_db_migrations),
 		cmocka_unit_test(test_db_sample_once),
+		cmocka_unit_test(test_disasm_find),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,221 @@
+/* Verify each variant's declared instructions in its built binary. */
+#include "disasm.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST (256 * 1024)
+#define MAX_DISASM (8 * 1024 * 1024)
+#define MAX_KERNELS 64
+#define EXCERPT_LINES 3		/* per required instruction */
+
+struct want {
+	const char *study, *variant, *symbol;	/* point into the list json */
+	const cJSON *insns;
+};
+
+/* Symbols go into an awk pattern: allow C identifiers only. */
+static int
+identifier(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (i = 0; s[i]; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return i < 128;
+}
+
+const char *
+disasm_find(const char *text, const char *mnemonic)
+{
+	size_t n = strlen(mnemonic);
+	const char *line = text;
+
+	/* objdump lines: "  addr:\tmnemonic operands" (no raw bytes). */
+	while (line != NULL && *line) {
+		const char *tab = strchr(line, '\t');
+		const char *eol = strchr(line, '\n');
+
+		if (tab != NULL && (eol == NULL || tab < eol) &&
+		    strncmp(tab + 1, mnemonic, n) == 0 &&
+		    (tab[1 + n] == ' ' || tab[1 + n] == '\t' ||
+		    tab[1 + n] == '\n' || tab[1 + n] == '\0'))
+			return line;
+		line = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* The body of function sym (header "<sym>:" or "<sym.suffix>:"). */
+static char *
+function_body(const char *dump, const char *sym)
+{
+	char *head = xasprintf(" <%s", sym);
+	const char *p = dump, *start = NULL, *end;
+	size_t n = strlen(head);
+
+	while ((p = strstr(p, head)) != NULL) {
+		if (p[n] == '>' || p[n] == '.') {
+			start = strchr(p, '\n');
+			break;
+		}
+		p += n;
+	}
+	free(head);
+	if (start == NULL)
+		return NULL;
+	start++;
+	end = strstr(start, "\n\n");
+	return xasprintf("%.*s", (int)(end ? end - start + 1 :
+	    (long)strlen(start)), start);
+}
+
+/* Append up to EXCERPT_LINES lines with mnemonic from body to *ex. */
+static void
+excerpt_add(char **ex, const char *body, const char *mnemonic)
+{
+	const char *line = body;
+	int k;
+
+	for (k = 0; k < EXCERPT_LINES &&
+	    (line = disasm_find(line, mnemonic)) != NULL; k++) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		char *tmp = xasprintf("%s%.*s\n", *ex, (int)len, line);
+
+		free(*ex);
+		*ex = tmp;
+		line = eol ? eol + 1 : line + len;
+	}
+}
+
+static int
+check_one(struct db *db, int64_t build_id, const struct want *w,
+    const char *dump, const char *tool, unsigned *bad, struct so_err *err)
+{
+	struct disasm_row row = { .build_id = build_id, .study = w->study,
+	    .variant = w->variant, .symbol = w->symbol, .tool = tool };
+	char *required = xstrdup(""), *missing = xstrdup(""), *ex = xstrdup("");
+	char *body = dump ? function_body(dump, w->symbol) : NULL, *tmp;
+	const cJSON *m;
+	int rc;
+
+	cJSON_ArrayForEach(m, w->insns) {
+		if (!cJSON_IsString(m))
+			continue;
+		tmp = xasprintf("%s%s%s", required, *required ? " " : "",
+		    m->valuestring);
+		free(required);
+		required = tmp;
+		if (body == NULL)
+			continue;
+		if (disasm_find(body, m->valuestring) == NULL) {
+			tmp = xasprintf("%s%s%s", missing, *missing ? " " : "",
+			    m->valuestring);
+			free(missing);
+			missing = tmp;
+		} else
+			excerpt_add(&ex, body, m->valuestring);
+	}
+	row.required = required;
+	if (dump == NULL)
+		row.status = "no-tool";
+	else if (body == NULL)
+		row.status = "no-symbol";
+	else
+		row.status = *missing ? "missing" : "ok";
+	row.missing = *missing ? missing : NULL;
+	row.excerpt = *ex ? ex : NULL;
+	if (dump != NULL && strcmp(row.status, "ok") != 0)
+		(*bad)++;
+	rc = db_disasm_put(db, &row, err);
+	free(body);
+	free(ex);
+	free(missing);
+	free(required);
+	return rc;
+}
+
+int
+disasm_check(struct conn *c, const char *agent, int64_t build_id,
+    struct db *db, unsigned *bad, struct so_err *err)
+{
+	char *qa = sh_quote(agent), *cmd, *list = NULL, *dump = NULL;
+	char *pattern = xstrdup(""), *qpat = NULL, *tmp, *line, *next;
+	struct want wants[MAX_KERNELS];
+	cJSON *recs[MAX_KERNELS];
+	size_t n = 0, nrec = 0, i;
+	const char *tool = NULL;
+	int status, rc;
+
+	*bad = 0;
+	cmd = xasprintf("%s --list", qa);
+	rc = conn_capture(c, cmd, MAX_LIST, &list, &status, err);
+	free(cmd);
+	if (rc != 0)
+		goto out;
+	for (line = list; line != NULL && nrec < MAX_KERNELS; line = next) {
+		cJSON *r;
+
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if ((r = cJSON_Parse(line)) == NULL)
+			continue;
+		recs[nrec++] = r;
+		const cJSON *insns = cJSON_GetObjectItemCaseSensitive(r,
+		    "insns");
+		const char *sym = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
+		    "symbol"));
+		if (!cJSON_IsArray(insns) || cJSON_GetArraySize(insns) == 0 ||
+		    !identifier(sym))
+			continue;
+		wants[n].study = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(r, "study"));
+		wants[n].variant = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(r, "variant"));
+		wants[n].symbol = sym;
+		wants[n].insns = insns;
+		if (wants[n].study == NULL || wants[n].variant == NULL)
+			continue;
+		tmp = xasprintf("%s%s%s", pattern, *pattern ? "|" : "", sym);
+		free(pattern);
+		pattern = tmp;
+		n++;
+	}
+	if (n == 0)
+		goto out;
+	/* Only the functions we need cross the wire, not the whole binary. */
+	tmp = xasprintf("/^[0-9a-f]+ <(%s)(\\.[^>]*)?>:$/ { p = 1 } "
+	    "/^$/ { if (p) print; p = 0 } p", pattern);
+	qpat = sh_quote(tmp);
+	free(tmp);
+	cmd = xasprintf("command -v objdump >/dev/null 2>&1 || exit 3; "
+	    "objdump -d --no-show-raw-insn %s | awk %s", qa, qpat);
+	rc = conn_capture_ex(c, cmd, MAX_DISASM, 120000, NULL, 0, &dump,
+	    &status, err);
+	free(cmd);
+	if (rc != 0)
+		goto out;
+	if (status == 3) {
+		free(dump);
+		dump = NULL;
+	} else
+		tool = "objdump -d --no-show-raw-insn";
+	for (i = 0; i < n && rc == 0; i++)
+		rc = check_one(db, build_id, &wants[i], dump, tool, bad, err);
+out:
+	for (i = 0; i < nrec; i++)
+		cJSON_Delete(recs[i]);
+	free(dump);
+	free(qpat);
+	free(pattern);
+	free(list);
+	free(qa);
+	return rc;
+}

@@ -1,0 +1,29 @@
+/*
+ * The disassembly check of a build: every variant declares the
+ * instructions its hot function must contain (struct kernel: insns,
+ * symbol); after a build the coordinator asks the agent for that list
+ * (--list), disassembles just those functions on the host with objdump and
+ * stores, per variant, what was found and an excerpt (table disasm).
+ */
+#ifndef SEQORCH_DISASM_H
+#define SEQORCH_DISASM_H
+
+#include "conn.h"
+#include "db.h"
+
+/*
+ * Check the agent at path `agent` of build build_id.  Returns 0 or a
+ * negative SO_E* code when the host or database failed; a missing
+ * instruction is not an error of this call: *bad counts those variants.
+ */
+int disasm_check(struct conn *c, const char *agent, int64_t build_id,
+    struct db *db, unsigned *bad, struct so_err *err);
+
+/*
+ * Pure part, for tests: does the disassembly text of one function contain
+ * mnemonic as an instruction?  Returns the first such line (a pointer
+ * into text) or NULL.
+ */
+const char *disasm_find(const char *text, const char *mnemonic);
+
+#endif

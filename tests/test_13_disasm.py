@@ -1,0 +1,47 @@
+"""The disassembly check of each build: every variant that declares
+instructions gets a row in table disasm; a declared instruction that is not
+in the binary is flagged."""
+import platform
+
+from conftest import query, seqorch, write_hosts
+from test_11_bad_input import FAKE_CC
+
+# The "agent" is a shell script around the real one that claims c-fused
+# must contain an instruction; a script has no such function to find.
+CLAIM = ('case " $* " in *" --list "*) "$0.real" "$@" | sed '
+         '\'s/"insns":\\[\\],"study":"sha3","variant":"c-fused"/'
+         '"insns":["vnotthere"],"study":"sha3","variant":"c-fused"/\' ;; '
+         '*) "$0.real" "$@" --out "$out" ;; esac')
+
+
+def test_real_variants_contain_their_instructions(scratch):
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "100", "--samples", "1")
+    assert r.returncode == 0, r.stderr
+    rows = query(scratch / "results.db", "SELECT variant, status, required, "
+                 "excerpt FROM disasm")
+    assert rows, "no variant declared instructions"
+    for variant, status, required, excerpt in rows:
+        assert status == "ok", (variant, status)
+        for insn in required.split():
+            assert f"\t{insn}" in excerpt, (variant, insn)
+    if platform.machine() == "x86_64":
+        assert any(v.startswith("avx512") for v, *_ in rows)
+
+
+def test_unverifiable_claim_is_flagged(scratch, workdir):
+    cc = scratch / "cc-claims"
+    cc.write_text(FAKE_CC % CLAIM)
+    cc.chmod(0o755)
+    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{cc}"\n')
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "100", "--samples", "1", "--variants", "c-fused")
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    (status, missing, symbol), = query(
+        db, "SELECT status, missing, symbol FROM disasm WHERE variant = "
+        "'c-fused'")
+    assert (status, missing, symbol) == ("no-symbol", None, "c_fused_chain")
+    events = [m for m, in query(db, "SELECT message FROM events WHERE "
+                               "level = 'warning'")]
+    assert any("lack instructions" in m for m in events)
