@@ -54,13 +54,28 @@ progress_set(size_t i, const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	vsnprintf(lines[i], LINE_MAX_LEN, fmt, ap);
-	va_end(ap);
-	if (tty)
+	if (tty) {
+		/* A live line is cut to fit; runner prints failures whole. */
+		vsnprintf(lines[i], LINE_MAX_LEN, fmt, ap);
 		redraw();
-	else
-		fprintf(stderr, "seqorch: %s: %s\n", hosts[i], lines[i]);
+	} else {
+		fprintf(stderr, "seqorch: %s: ", hosts[i]);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
 	pthread_mutex_unlock(&mu);
+}
+
+int
+progress_live(void)
+{
+	int live;
+
+	pthread_mutex_lock(&mu);
+	live = tty;
+	pthread_mutex_unlock(&mu);
+	return live;
 }
 
 void

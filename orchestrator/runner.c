@@ -609,6 +609,27 @@ slot_done_and_wait(struct sync *sy)
 	pthread_mutex_unlock(&sy->mu);
 }
 
+/*
+ * The variants this run measures: its --variants, or all of the study's;
+ * a NULL-terminated list of new strings.
+ */
+static const char **
+run_variants(const struct run_params *p)
+{
+	const char **list;
+	char *copy, *q, *v;
+	size_t n = 0;
+
+	if (p->variants == NULL)
+		return deploy_variants(p->study);
+	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
+	copy = xstrdup(p->variants);
+	for (q = copy; (v = strsep(&q, ",")) != NULL; )
+		list[n++] = xstrdup(v);
+	free(copy);
+	return list;
+}
+
 /* Connect, upload and build: everything that happens outside timing. */
 static void
 prepare(struct hostrun *hr)
@@ -640,7 +661,7 @@ prepare(struct hostrun *hr)
 		}
 		hr->nbuilds++;
 		if (!b->ok) {
-			const char **vs = deploy_variants(hr->p->study);
+			const char **vs = run_variants(hr->p);
 			size_t j;
 
 			snprintf(msg, sizeof msg, "build with \"%s\" failed: "
@@ -766,6 +787,11 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		free(hr[i].builds);
 	}
 	out->interrupted = *p->stop != 0;
+	/* Live lines were cut to the terminal: say each failure whole. */
+	for (i = 0; progress_live() && i < started; i++)
+		if (hr[i].failed && strcmp(hr[i].error, "interrupted") != 0)
+			fprintf(stderr, "seqorch: host \"%s\" failed: %s\n",
+			    hosts[i]->name, hr[i].error);
 out:
 	progress_end();
 	free(names);
