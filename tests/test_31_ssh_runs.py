@@ -560,6 +560,10 @@ def test_ctrl_c_during_ssh_run(tmp_path, hosts):
         wait_for(lambda: all(agent_pids(s.workdir) for s in servers) and
                  all(nsamples(db, s.name) > 0 for s in servers),
                  "samples from both hosts", p, tmp_path)
+        for s in servers:
+            assert subprocess.run(
+                ["pgrep", "-f", f"{s.workdir}/build/.*/seqorch-agent"],
+                stdout=subprocess.DEVNULL).returncode == 0, s.name
         p.send_signal(signal.SIGINT)
         rc, err = finish(p, tmp_path, timeout=120)
     finally:
@@ -574,8 +578,10 @@ def test_ctrl_c_during_ssh_run(tmp_path, hosts):
         kept = check_samples(db, s.name, steps, samples, complete=False)
         assert 0 < len(kept) < samples * len(VARIANTS)
         # The detached agent was stopped, not left measuring.
-        wait_for(lambda: not agent_pids(s.workdir),
-                 f"the agent on {s.name} to exit", timeout=30)
+        wait_for(lambda: not agent_pids(s.workdir) and subprocess.run(
+            ["pgrep", "-f", f"{s.workdir}/build/.*/seqorch-agent"],
+            stdout=subprocess.DEVNULL).returncode == 1,
+            f"the agent on {s.name} to exit", timeout=30)
     assert q(db, "SELECT count(*) FROM leases") == [(0,)]
     assert q(db, "SELECT event FROM lease_events ORDER BY id") == \
         [("acquired",), ("released",)]
