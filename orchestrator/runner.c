@@ -326,7 +326,8 @@ on_stdout(void *arg, const char *buf, size_t len)
  *   records   the agent's JSON lines        pid   the agent's pid
  *   stderr    the agent's stderr            exit  its exit status, last
  */
-#define RECONNECT_TRIES 5
+#define RECONNECT_TRIES 5	/* attempts after one drop */
+#define MAX_DROPS 10		/* drops in one measurement */
 #define POLL_SECONDS "1"
 
 static char *
@@ -489,7 +490,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	char *qdir = NULL, *extra = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
-	int status = 0, rc;
+	int status = 0, rc, drops = 0;
 	size_t i;
 
 	s->hr = hr;
@@ -541,6 +542,13 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		free(cmd);
 		if (rc != SO_ESSH || s->saw_done)
 			break;
+		/* A link that keeps dropping is given up, not chased forever. */
+		if (++drops > MAX_DROPS) {
+			rc = so_error(&s->err, SO_ESSH, "host \"%s\": connection "
+			    "lost %d times during one measurement; giving up",
+			    hr->host->name, drops);
+			break;
+		}
 		if ((rc = reconnect(hr, &s->err)) != 0)
 			break;
 	}
