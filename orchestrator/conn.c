@@ -139,9 +139,13 @@ int
 conn_exec(struct conn *c, const char *cmd, const struct exec_io *io,
     int *status, struct so_err *err)
 {
-	static const struct exec_io none;
+	struct exec_io own = { 0 };
 
-	return c->ops->exec(c, cmd, io != NULL ? io : &none, status, err);
+	if (io != NULL)
+		own = *io;
+	if (own.stop == NULL)
+		own.stop = c->stop;
+	return c->ops->exec(c, cmd, &own, status, err);
 }
 
 /* Inside the workdir, absolute, and no ".." component. */

@@ -47,6 +47,9 @@ struct conn {
 	const struct host *host;	/* borrowed from the config */
 	char *workdir;			/* absolute, owned */
 	void *impl;			/* transport state, owned */
+	/* Set by a signal handler: stops any command on this connection
+	 * whose exec_io has no stop of its own.  May be NULL. */
+	volatile sig_atomic_t *stop;
 };
 
 /* Flags for conn_open. */

@@ -338,8 +338,10 @@ launch_cmd(const char *qdir, const char *agent_cmd)
 	    "mv %s/exit.tmp %s/exit", agent_cmd, qdir, qdir, qdir, qdir, qdir,
 	    qdir);
 	char *qinner = sh_quote(inner);
-	char *cmd = xasprintf("mkdir -p %s && : > %s/records && nohup sh -c "
-	    "%s </dev/null >/dev/null 2>&1 &", qdir, qdir, qinner);
+	/* mkdir is the guard: a launch repeated after a drop starts nothing. */
+	char *cmd = xasprintf("mkdir -p \"$(dirname %s)\" && { mkdir %s "
+	    "2>/dev/null || exit 0; } && : > %s/records && nohup sh -c "
+	    "%s </dev/null >/dev/null 2>&1 &", qdir, qdir, qdir, qinner);
 
 	free(qinner);
 	free(inner);
@@ -401,6 +403,7 @@ reconnect(struct hostrun *hr, struct so_err *err)
 		    "(%d/%d)", i + 1, RECONNECT_TRIES);
 		sleep((unsigned)i + 1);
 		if ((rc = conn_open(hr->host, 0, &hr->conn, err)) == 0) {
+			hr->conn->stop = hr->p->stop;
 			db_event(hr->db, hr->p->run_id, hr->host->name,
 			    "warning", "connection lost during measurement; "
 			    "reconnected and resumed streaming", err);
@@ -529,7 +532,12 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	    qv ? qv : "", extra);
 	progress_set(hr->index, "%s: self-test", cc);
 	cmd = launch_cmd(qdir, agent_cmd);
-	rc = conn_exec(hr->conn, cmd, NULL, &status, &s->err);
+	/* The connection may have idled out while the host waited for the
+	 * window; the launch is safe to repeat. */
+	while ((rc = conn_exec(hr->conn, cmd, NULL, &status, &s->err)) ==
+	    SO_ESSH && ++drops <= MAX_DROPS &&
+	    (rc = reconnect(hr, &s->err)) == 0)
+		;
 	free(cmd);
 	if (rc == 0 && status != 0)
 		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
@@ -540,7 +548,16 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		s->lr.len = 0;
 		rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
 		free(cmd);
-		if (rc != SO_ESSH || s->saw_done)
+		if (rc == SO_ESSH && s->saw_done) {
+			/* Every record is in; only the exit status was lost. */
+			db_event(hr->db, p->run_id, hr->host->name, "warning",
+			    "connection lost after the agent's done record; "
+			    "its exit status is unknown", &s->err);
+			rc = 0;
+			status = 0;
+			break;
+		}
+		if (rc != SO_ESSH)
 			break;
 		/* A link that keeps dropping is given up, not chased forever. */
 		if (++drops > MAX_DROPS) {
@@ -660,6 +677,7 @@ prepare(struct hostrun *hr)
 		host_fail(hr, err.msg);
 		return;
 	}
+	hr->conn->stop = hr->p->stop;
 	progress_set(hr->index, "uploading");
 	if (deploy_sources(hr->conn, NULL, &err) != 0) {
 		host_fail(hr, err.msg);
