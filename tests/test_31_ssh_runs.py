@@ -796,3 +796,40 @@ def test_deploy_reports_failures_one_line_per_host(tmp_path, hosts):
         f'host "down": connect to {addr}:{port}: connection refused')
     assert rows["bad"][2] == 1
     assert rows["bad"][3].startswith('build with "/nonexistent/cc" failed')
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "agent/build.sh: the link line expands the object list $objs unquoted, "
+    "so an OUTDIR (workdir) with a space is split into words and ld fails"))
+def test_run_in_a_workdir_with_a_space_and_a_quote(tmp_path, hosts):
+    a, = hosts("a")
+    workdir = f"{a.workdir}/it's a dir"
+    write_hosts(tmp_path, [a], a={"workdir": workdir})
+    steps, samples = 2000, 2
+    r = run(tmp_path, steps, samples)
+    db = tmp_path / "results.db"
+    assert q(db, "SELECT status FROM builds") == [("ok",)], q(
+        db, "SELECT log FROM builds")
+    assert r.returncode == 0, r.stderr
+    assert len(check_samples(db, "a", steps, samples)) == \
+        samples * len(VARIANTS)
+    # Everything went where it was told, under the literal directory.
+    assert set(os.listdir(workdir)) >= {"build", "runs", "src"}
+    assert sorted(os.listdir(a.workdir)) == ["it's a dir"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "agent/build.sh: compile() runs inside the `set +f` region of the "
+    "source loops, so CC and CFLAGS are glob-expanded against the source "
+    "tree (docs/ssh.md: split into words with globbing off)"))
+def test_cflags_are_not_globbed(tmp_path, hosts):
+    a, = hosts("a")
+    write_hosts(tmp_path, [a], a={"cflags": "-O2 agent/*.c"})
+    r = run(tmp_path, 2000, 1)
+    assert r.returncode == 1
+    (status, commands), = q(tmp_path / "results.db",
+                            "SELECT status, commands FROM builds")
+    assert status == "failed"
+    # The word reached the compiler as written (which then rejects it).
+    first = commands.splitlines()[0]
+    assert first.startswith("cc -O2 agent/*.c -std=c11 "), first
