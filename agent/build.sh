@@ -46,22 +46,28 @@ run() {
 	"$@" >> "$out/build.log" 2>&1
 }
 
+# Objects are named 1.o, 2.o... so the link line never splits a path.
 objs=
 n=0
 compile() {
 	n=$((n + 1))
-	o="$out/obj/$n.o"
 	# shellcheck disable=SC2086
 	run $cc $cflags -std=c11 -D_GNU_SOURCE -Ikernels -Iagent $2 -c "$1" \
-	    -o "$o" || exit 1
-	objs="$objs $o"
+	    -o "$out/obj/$n.o" || exit 1
+	objs="$objs $n.o"
 }
 
+# Globbing is on only while listing sources, never while flags expand.
 set +f
-for f in agent/*.c kernels/*/study.c; do
+set -- agent/*.c kernels/*/study.c
+set -f
+for f; do
 	[ -f "$f" ] && compile "$f" ""
 done
-for d in kernels/*/*/; do
+set +f
+set -- kernels/*/*/
+set -f
+for d; do
 	d=${d%/}
 	if [ -f "$d/arch" ] && [ "$(cat "$d/arch")" != "$arch" ]; then
 		continue
@@ -72,9 +78,10 @@ for d in kernels/*/*/; do
 		[ -f "$f" ] && compile "$f" "$vflags"
 	done
 done
-set -f
+echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
-run $cc $cflags -o "$out/seqorch-agent" $objs -lcjson -lcrypto || exit 1
+(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs -lcjson \
+    -lcrypto) || exit 1
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
     shasum -a 256 "$out/seqorch-agent") | cut -d ' ' -f 1)

@@ -159,6 +159,10 @@ deploy_exec(int argc, char **argv)
 		struct job *j = &pool.jobs[i];
 		int ok = j->rc == 0 && j->builds_failed == 0;
 
+		/* One line per host: a build log's newlines are folded. */
+		for (char *p = j->err.msg; *p; p++)
+			if (*p == '\n' || *p == '\r' || *p == '\t')
+				*p = ' ';
 		printf("%-16s %8u %12llu %7u %8.2f  %s\n", j->host->name,
 		    j->st.files_uploaded,
 		    (unsigned long long)j->st.bytes_uploaded,
