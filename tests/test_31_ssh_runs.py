@@ -609,6 +609,37 @@ def test_host_down_at_start(tmp_path, hosts):
     assert elapsed < 300, elapsed
 
 
+def test_stalled_host_fails_in_time(tmp_path, hosts):
+    # Accepts TCP connections (the kernel does) but never speaks SSH.
+    a, = hosts("a")
+    addr, _ = free_endpoint()
+    stall = socket.socket()
+    stall.bind((addr, 0))
+    stall.listen(8)
+    try:
+        write_hosts_toml(tmp_path / "hosts.toml", {
+            "a": a.host_entry(cpu=0),
+            "stall": dict(a.host_entry(), address=addr,
+                          port=stall.getsockname()[1], connect_timeout=2)})
+        steps, samples = 2000, 2
+        r = run(tmp_path, steps, samples)
+    finally:
+        stall.close()
+    assert r.returncode == 1, r.stderr
+    db = tmp_path / "results.db"
+    assert q(db, "SELECT status FROM runs") == [("partial",)]
+    (error,), = q(db, "SELECT error FROM run_hosts WHERE host = 'stall'")
+    assert re.fullmatch(r'host "stall": ssh handshake with [\d.:]+: timed '
+                        r'out after 2 s', error), error
+    assert len(check_samples(db, "a", steps, samples)) == \
+        samples * len(VARIANTS)
+    # The window did not wait for it: a's samples came after its failure.
+    (failed_at,), = q(db, "SELECT at FROM events WHERE host = 'stall' "
+                      "AND level = 'error'")
+    (first,), = q(db, "SELECT min(received_at) FROM samples")
+    assert failed_at < first
+
+
 def test_untrusted_host_key_is_refused(tmp_path, hosts):
     good, stranger = hosts("good", "stranger")
     stranger.forget()
