@@ -522,6 +522,41 @@ def test_agent_killed_on_the_host(tmp_path, hosts):
     integrity_ok(db)
 
 
+def test_two_coordinators_share_an_ssh_host(tmp_path, hosts):
+    # Different databases, so no common lease: the host lock in the
+    # workdir serializes their windows, and the one that waits says so.
+    a, = hosts("a")
+    write_hosts(tmp_path, [a])
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "hosts.toml").write_text((tmp_path / "hosts.toml").read_text())
+    db1, db2 = tmp_path / "results.db", other / "results.db"
+    p1 = start(tmp_path, LONG_STEPS, 10)
+    p2 = None
+    try:
+        wait_for(lambda: nsamples(db1, "a") > 0, "samples of the first run",
+                 p1, tmp_path)
+        p2 = start(other, LONG_STEPS, 2)
+        rc1, err1 = finish(p1, tmp_path)
+        rc2, err2 = finish(p2, other)
+    finally:
+        for p in (p1, p2):
+            if p is not None and p.poll() is None:
+                p.kill()
+    assert (rc1, rc2) == (0, 0), err1 + err2
+    (start1, end1), = q(db1, "SELECT started_at, finished_at FROM windows")
+    (start2, end2), = q(db2, "SELECT started_at, finished_at FROM windows")
+    assert end1 < start2, ((start1, end1), (start2, end2))
+    (pid1,) = {int(x) for x in re.findall(r"pid (\d+)", q(
+        db1, "SELECT holder FROM windows")[0][0])}
+    assert pid1 == p1.pid
+    ev = q(db2, "SELECT level, message FROM events WHERE message LIKE "
+           "'waiting for the host lock%'")
+    assert ev and ev[0][0] == "info" and f"pid {p1.pid}" in ev[0][1], ev
+    assert len(check_samples(db1, "a", LONG_STEPS, 10)) == 10 * len(VARIANTS)
+    assert len(check_samples(db2, "a", LONG_STEPS, 2)) == 2 * len(VARIANTS)
+
+
 def test_build_failure_on_one_host(tmp_path, hosts):
     servers = hosts("a", "b", "c")
     write_hosts(tmp_path, servers, b={"cc": "/nonexistent/cc"})
