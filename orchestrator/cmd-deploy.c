@@ -128,11 +128,8 @@ deploy_exec(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "seqorch: unexpected argument \"%s\"\n",
-		    argv[optind]);
+	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	}
 	if (config_load(path, &cfg, &err) != 0 ||
 	    config_select(cfg, spec, &hosts, &n, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);

@@ -395,11 +395,8 @@ run_exec(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "seqorch: unexpected argument \"%s\"\n",
-		    argv[optind]);
+	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	}
 	if (o.studies == NULL && o.resume == 0) {
 		fprintf(stderr, "seqorch: run: --study is required (see "
 		    "`seqorch studies`)\n");

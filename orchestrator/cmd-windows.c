@@ -150,11 +150,8 @@ windows_exec(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "seqorch: unexpected argument \"%s\"\n",
-		    argv[optind]);
+	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	}
 	if (access(path, F_OK) != 0) {
 		fprintf(stderr, "seqorch: cannot open \"%s\": no such file\n",
 		    path);

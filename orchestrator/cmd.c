@@ -2,6 +2,7 @@
 #include "cmd.h"
 
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 extern const struct cmd_entry cmd_run_entry;
@@ -36,4 +37,13 @@ void
 cmd_print_usage(const struct cmd_entry *entry)
 {
 	fputs(entry->usage, stdout);
+}
+
+int
+cmd_extra_args(int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	fprintf(stderr, "seqorch: unexpected argument \"%s\"\n", argv[optind]);
+	return -1;
 }

@@ -29,6 +29,12 @@ extern const struct cmd_entry *const cmd_table[];
 /* Look a command up by name; NULL if there is none. */
 const struct cmd_entry *cmd_find(const char *name);
 
+/*
+ * After getopt: -1 (with a message) if arguments are left over at
+ * optind, else 0.
+ */
+int cmd_extra_args(int argc, char **argv);
+
 /* Print "seqorch NAME --help" text to stdout. */
 void cmd_print_usage(const struct cmd_entry *entry);
 
