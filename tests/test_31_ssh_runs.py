@@ -1,8 +1,12 @@
 """`seqorch run` and `seqorch deploy` over SSH, end to end, on real sshd
 instances on 127.0.0.X (tests/sshd.py): several hosts at once, a compiler
 sweep, and the failures a long run must survive or record: an sshd killed
-mid-run, a connection dropped mid-window, a failed build, a host that is
-down, an untrusted host key, and Ctrl-C.
+mid-run (then the run resumed), a connection dropped or frozen mid-window,
+dropped while waiting for the window or after the agent's last record, an
+agent killed on its host, a failed build, a host that is down or never
+speaks SSH, an untrusted host key, Ctrl-C during a run and during a build,
+two coordinators sharing a host, a workdir with a space and a quote, and
+`seqorch deploy` cold, warm and with failures.
 
 Every test drives ./seqorch as a user would, with a clean environment (a
 HOME without keys or ssh-agent), and checks results.db.  The runs use
