@@ -308,7 +308,7 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 {
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
-	char key_hex[65], *keysrc, *outdir, *qout, *qsrc, *qcc, *qflags;
+	char key_hex[65], *keysrc, *srcdir, *outdir, *qout, *qsrc, *qcc, *qflags;
 	char *qwd, *wrapper = NULL, *cmd = NULL, *meta = NULL, *commands = NULL;
 	char *log = NULL, *target = NULL, *version = NULL, *native = NULL;
 	char *binsum = NULL, *openssl = NULL, *report = NULL;
@@ -320,14 +320,13 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
 	    h->build_wrapper ? h->build_wrapper : "");
 	sha256_hex(keysrc, strlen(keysrc), key_hex);
+	free(keysrc);
 	key_hex[16] = '\0';
 	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
 	qout = sh_quote(outdir);
-	qsrc = xasprintf("%s/src/%s", c->workdir, sha);
-	free(keysrc);
-	keysrc = qsrc;
-	qsrc = sh_quote(keysrc);
-	free(keysrc);
+	srcdir = xasprintf("%s/src/%s", c->workdir, sha);
+	qsrc = sh_quote(srcdir);
+	free(srcdir);
 	qcc = sh_quote(cc);
 	qflags = sh_quote(h->cflags);
 	qwd = sh_quote(c->workdir);

@@ -443,6 +443,27 @@ agent_extra_args(struct hostrun *hr)
 }
 
 /*
+ * The variants this run measures: its --variants, or all of the study's;
+ * a NULL-terminated list of new strings.
+ */
+static const char **
+run_variants(const struct run_params *p)
+{
+	const char **list;
+	char *copy, *q, *v;
+	size_t n = 0;
+
+	if (p->variants == NULL)
+		return deploy_variants(p->study);
+	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
+	copy = xstrdup(p->variants);
+	for (q = copy; (v = strsep(&q, ",")) != NULL; )
+		list[n++] = xstrdup(v);
+	free(copy);
+	return list;
+}
+
+/*
  * The cells of this build still missing in the run being resumed: the
  * variants with a gap as a comma list, and the span of sample indices.
  */
@@ -451,32 +472,20 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
     uint64_t *first, uint64_t *last, uint64_t *count)
 {
 	const struct run_params *p = hr->p;
-	const char **all = deploy_variants(p->study);
-	const char **want = all;
-	char *copy = NULL, *q, *v;
-	const char *picked[64];
-	size_t n = 0, i;
+	const char **want = run_variants(p);
 	struct so_err err;
+	size_t i;
 	int rc;
 
-	if (p->variants != NULL) {
-		/* Only the variants the run asked for, never others. */
-		copy = xstrdup(p->variants);
-		for (q = copy; (v = strsep(&q, ",")) != NULL && n < 63; )
-			picked[n++] = v;
-		picked[n] = NULL;
-		want = picked;
-	}
 	free(*variants);
 	*variants = NULL;
 	rc = db_missing_cells(hr->db, p->run_id, hr->host->name, b->build_id,
 	    p->samples, want, variants, first, last, count, &err);
 	if (rc != 0)
 		host_fail(hr, err.msg);
-	for (i = 0; all[i] != NULL; i++)
-		free((char *)all[i]);
-	free(all);
-	free(copy);
+	for (i = 0; want[i] != NULL; i++)
+		free((char *)want[i]);
+	free(want);
 	return rc;
 }
 
@@ -640,27 +649,6 @@ slot_done_and_wait(struct sync *sy)
 	while (!sy->go)
 		pthread_cond_wait(&sy->cv, &sy->mu);
 	pthread_mutex_unlock(&sy->mu);
-}
-
-/*
- * The variants this run measures: its --variants, or all of the study's;
- * a NULL-terminated list of new strings.
- */
-static const char **
-run_variants(const struct run_params *p)
-{
-	const char **list;
-	char *copy, *q, *v;
-	size_t n = 0;
-
-	if (p->variants == NULL)
-		return deploy_variants(p->study);
-	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
-	copy = xstrdup(p->variants);
-	for (q = copy; (v = strsep(&q, ",")) != NULL; )
-		list[n++] = xstrdup(v);
-	free(copy);
-	return list;
 }
 
 /* Connect, upload and build: everything that happens outside timing. */
