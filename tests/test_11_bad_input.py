@@ -40,6 +40,12 @@ def test_bad_config(scratch, text, where, what):
     (["--variants", "c-fused,nope"], 'unknown variant "nope" of study '
      '"sha3" (valid: '),
     (["--hosts", "nosuch"], '"nosuch"'),
+    (["--max-cv", "abc"], 'invalid --max-cv "abc"'),
+    (["--max-cv", "150%"], 'invalid --max-cv "150%"'),
+    (["--samples", "3", "--max-samples", "2"],
+     "--max-samples 2 is below --samples 3"),
+    (["--lease-expiry", "0"], 'invalid --lease-expiry "0"'),
+    (["--parallel", "0"], 'invalid --parallel "0"'),
 ])
 def test_bad_options(scratch, args, msg):
     r = run(scratch, *args)
@@ -178,3 +184,15 @@ def test_failed_build_is_recorded(scratch, workdir):
     assert status == "failed"
     statuses = {s for s, in query(db, "SELECT status FROM variants")}
     assert statuses == {"unavailable"}
+
+
+def test_resume_names_what_is_missing(scratch):
+    r = seqorch(scratch, "run", "--resume", "7")
+    assert r.returncode == 3
+    assert 'no database "results.db"' in r.stderr
+    assert run(scratch).returncode == 0
+    r = seqorch(scratch, "run", "--resume", "7")
+    assert r.returncode == 2
+    assert "no run with id 7" in r.stderr and "results.db" in r.stderr
+    r = seqorch(scratch, "run", "--resume", "x")
+    assert r.returncode == 2 and 'invalid --resume "x"' in r.stderr
