@@ -8,7 +8,8 @@
 # CFLAGS a list of flags); globbing is off, and no expansion here ever
 # evaluates their contents.  Writes OUTDIR/seqorch-agent, OUTDIR/commands
 # (every compile command, exactly), OUTDIR/build.log and OUTDIR/meta
-# (key=value facts about the compiler and the result).
+# (key=value facts about the compiler and the result) and OUTDIR/openssl
+# (the host's `openssl version`, which the coordinator records per build).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 set -f
@@ -18,6 +19,7 @@ cflags=$3
 mkdir -p "$out/obj" || exit 1
 : > "$out/commands"
 : > "$out/build.log"
+openssl version > "$out/openssl" 2>/dev/null || : > "$out/openssl"
 
 target=$($cc -dumpmachine 2>>"$out/build.log") || {
 	echo "compiler \"$cc\" does not run" >> "$out/build.log"

@@ -79,8 +79,10 @@ conn_capture(struct conn *c, const char *cmd, size_t max, char **out,
 }
 
 /*
- * Resolve the workdir to an absolute path and create it, in one round
- * trip: "~/x" is taken relative to the host's $HOME.
+ * Resolve the workdir to an absolute path and create it: "~/x" is taken
+ * relative to the host's home directory.  The transport does it without a
+ * shell where it can (a login shell's rc files may cost more than all the
+ * rest of a warm deploy); otherwise one shell command does.
  */
 static int
 resolve_workdir(struct conn *c, struct so_err *err)
@@ -89,16 +91,19 @@ resolve_workdir(struct conn *c, struct so_err *err)
 	char *q = NULL, *cmd = NULL, *out = NULL;
 	int status, rc;
 
-	if (strcmp(wd, "~") == 0 || strncmp(wd, "~/", 2) == 0) {
+	if (strcmp(wd, "~") != 0 && strncmp(wd, "~/", 2) != 0 && wd[0] != '/')
+		return so_error(err, SO_EINVAL, "host \"%s\": workdir \"%s\" "
+		    "must be absolute or start with ~/", c->host->name, wd);
+	if ((rc = c->ops->workdir(c, wd, &c->workdir, err)) <= 0)
+		return rc;
+	if (wd[0] == '~') {
 		q = sh_quote(wd[1] ? wd + 2 : ".");
 		cmd = xasprintf("cd && mkdir -p -- %s && cd -- %s && pwd -P",
 		    q, q);
-	} else if (wd[0] == '/') {
+	} else {
 		q = sh_quote(wd);
 		cmd = xasprintf("mkdir -p -- %s && cd -- %s && pwd -P", q, q);
-	} else
-		return so_error(err, SO_EINVAL, "host \"%s\": workdir \"%s\" "
-		    "must be absolute or start with ~/", c->host->name, wd);
+	}
 	rc = conn_capture(c, cmd, 4096, &out, &status, err);
 	if (rc == 0 && (status != 0 || out[0] != '/'))
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot create "
@@ -172,6 +177,27 @@ conn_put(struct conn *c, const char *path, const void *data, size_t len,
 		    "write \"%s\" outside workdir \"%s\"", c->host->name,
 		    path, c->workdir);
 	return c->ops->put(c, path, data, len, mode, err);
+}
+
+int
+conn_read(struct conn *c, const char *path, size_t max, char **out,
+    size_t *len, struct so_err *err)
+{
+	if (!confined(c->workdir, path))
+		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
+		    "read \"%s\" outside workdir \"%s\"", c->host->name,
+		    path, c->workdir);
+	return c->ops->read(c, path, max, out, len, err);
+}
+
+int
+conn_stat(struct conn *c, const char *path, int *mode, struct so_err *err)
+{
+	if (!confined(c->workdir, path))
+		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
+		    "look at \"%s\" outside workdir \"%s\"", c->host->name,
+		    path, c->workdir);
+	return c->ops->stat(c, path, mode, err);
 }
 
 void

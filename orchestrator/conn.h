@@ -39,6 +39,13 @@ struct conn_ops {
 	    int *status, struct so_err *err);
 	int (*put)(struct conn *c, const char *path, const void *data,
 	    size_t len, int mode, struct so_err *err);
+	int (*read)(struct conn *c, const char *path, size_t max, char **out,
+	    size_t *len, struct so_err *err);
+	int (*stat)(struct conn *c, const char *path, int *mode,
+	    struct so_err *err);
+	/* Returns 1 when only a shell command can do it (no SFTP). */
+	int (*workdir)(struct conn *c, const char *wd, char **abs,
+	    struct so_err *err);
 	void (*close)(struct conn *c);
 };
 
@@ -57,7 +64,8 @@ struct conn {
 
 /*
  * Connect to h (for ssh: host key check, authentication) and resolve its
- * workdir to an absolute path, creating it.  On failure *out is NULL and
+ * workdir to an absolute path, creating it (over SFTP where the host has
+ * it, else with one shell command).  On failure *out is NULL and
  * err names the host and the cause.
  */
 int conn_open(const struct host *h, int flags, struct conn **out,
@@ -79,6 +87,22 @@ int conn_exec(struct conn *c, const char *cmd, const struct exec_io *io,
  */
 int conn_put(struct conn *c, const char *path, const void *data, size_t len,
     int mode, struct so_err *err);
+
+/*
+ * Read a file without running a command (SFTP for ssh hosts, so no login
+ * shell starts): all of it, or its last max bytes when it is longer, into
+ * a new NUL-terminated string the caller frees; *len gets its length.
+ * SO_ENOTFOUND when path does not exist.  path must be inside the workdir.
+ */
+int conn_read(struct conn *c, const char *path, size_t max, char **out,
+    size_t *len, struct so_err *err);
+
+/*
+ * The permission bits of path (which must be inside the workdir) in
+ * *mode; SO_ENOTFOUND when it does not exist.  No command runs.
+ */
+int conn_stat(struct conn *c, const char *path, int *mode,
+    struct so_err *err);
 
 /*
  * Run cmd and capture its stdout (at most max bytes; more is SO_EPROTO)

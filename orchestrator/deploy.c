@@ -158,16 +158,19 @@ deploy_sources(struct conn *c, struct deploy_stats *st, struct so_err *err)
 {
 	const char *sha = deploy_source_sha256();
 	char *dir = xasprintf("%s/src/%s", c->workdir, sha);
-	char *qdir = sh_quote(dir), *cmd = NULL, *mk = NULL, *path = NULL;
-	char *out = NULL;
-	size_t i, mklen;
+	char *qdir = sh_quote(dir), *mk = NULL, *path = NULL, *out = NULL;
+	size_t i, mklen, n;
 	int status, rc;
 
-	/* A complete upload ends with the marker, so a cut one is redone. */
-	cmd = xasprintf("test -f %s/.complete && echo present", qdir);
-	if ((rc = conn_capture(c, cmd, 64, &out, &status, err)) != 0)
+	/*
+	 * A complete upload ends with the marker, so a cut one is redone.
+	 * Read, not tested by a command: no login shell on the warm path.
+	 */
+	path = xasprintf("%s/.complete", dir);
+	rc = conn_read(c, path, 64, &out, &n, err);
+	if (rc == 0 && strcmp(out, sha) == 0)
 		goto out;
-	if (strncmp(out, "present", 7) == 0)
+	if (rc != 0 && rc != SO_ENOTFOUND)
 		goto out;
 
 	mk = xasprintf("mkdir -p --");
@@ -217,7 +220,6 @@ out:
 	free(out);
 	free(path);
 	free(mk);
-	free(cmd);
 	free(qdir);
 	free(dir);
 	return rc;
@@ -301,45 +303,103 @@ check_disassembly(struct conn *c, struct build_result *res, struct db *db,
 	return rc;
 }
 
-int
-deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
-    int reuse, struct build_result *res, struct deploy_stats *st,
+/* What a build directory holds, as new strings ("" when absent). */
+struct build_files {
+	char *meta, *commands, *log, *openssl;
+};
+
+static void
+build_files_free(struct build_files *bf)
+{
+	free(bf->openssl);
+	free(bf->log);
+	free(bf->commands);
+	free(bf->meta);
+}
+
+/* A file of the build directory, "" when it is missing. */
+static int
+read_part(struct conn *c, const char *dir, const char *name, size_t max,
+    char **out, struct so_err *err)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	size_t n;
+	int rc;
+
+	rc = conn_read(c, path, max, out, &n, err);
+	if (rc == SO_ENOTFOUND) {
+		*out = xstrdup("");
+		rc = 0;
+	}
+	free(path);
+	return rc;
+}
+
+/*
+ * The warm path: read what an existing build left, without running a
+ * command (no login shell starts on the host).  Returns 1 when there is
+ * no complete build (meta is written last, after the binary).  The
+ * commands and the log are read only when they will be recorded.
+ */
+static int
+read_build(struct conn *c, const char *outdir, int full,
+    struct build_files *bf, struct so_err *err)
+{
+	char *agent = xasprintf("%s/seqorch-agent", outdir), *sum = NULL;
+	int mode, rc;
+
+	memset(bf, 0, sizeof *bf);
+	if ((rc = conn_stat(c, agent, &mode, err)) != 0 || !(mode & 0100)) {
+		rc = rc == SO_ENOTFOUND || rc == 0 ? 1 : rc;
+		goto out;
+	}
+	if ((rc = read_part(c, outdir, "meta", MAX_META, &bf->meta, err)) != 0)
+		goto out;
+	sum = meta_value(bf->meta, "binary_sha256");
+	if (sum[0] == '\0') {
+		rc = 1;
+		goto out;
+	}
+	rc = read_part(c, outdir, "openssl", 4096, &bf->openssl, err);
+	if (rc == 0 && full)
+		rc = read_part(c, outdir, "commands", MAX_META, &bf->commands,
+		    err);
+	if (rc == 0 && full)
+		rc = read_part(c, outdir, "build.log", MAX_LOG, &bf->log, err);
+	if (rc == 0 && !full) {
+		bf->commands = xstrdup("");
+		bf->log = xstrdup("");
+	}
+out:
+	if (rc != 0)
+		build_files_free(bf);
+	free(sum);
+	free(agent);
+	return rc;
+}
+
+/*
+ * The cold path, one round trip: build unless the build exists, then
+ * print what it left.  The build happens in a private directory renamed
+ * into place, so a coordinator building the same thing at the same time
+ * never overwrites a binary another one runs.  meta is written last: its
+ * absence marks a failed build, kept as OUT.failed for its log.
+ */
+static int
+run_build(struct conn *c, const char *cc, const char *outdir,
+    struct build_files *bf, int *built, char *errbuf, size_t errlen,
     struct so_err *err)
 {
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
-	char key_hex[65], *keysrc, *srcdir, *outdir, *qout, *qsrc, *qcc, *qflags;
-	char *qwd, *wrapper = NULL, *cmd = NULL, *meta = NULL, *commands = NULL;
-	char *log = NULL, *target = NULL, *version = NULL, *native = NULL;
-	char *binsum = NULL, *openssl = NULL, *report = NULL;
-	char errbuf[4096] = "";
+	char *srcdir = xasprintf("%s/src/%s", c->workdir, sha);
+	char *qout = sh_quote(outdir), *qsrc = sh_quote(srcdir);
+	char *qcc = sh_quote(cc), *qflags = sh_quote(h->cflags);
+	char *qwd = sh_quote(c->workdir), *wrapper = NULL, *cmd, *report = NULL;
 	int status, rc;
-
-	memset(res, 0, sizeof *res);
-	/* The build directory depends on everything that changes the binary. */
-	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
-	    h->build_wrapper ? h->build_wrapper : "");
-	sha256_hex(keysrc, strlen(keysrc), key_hex);
-	free(keysrc);
-	key_hex[16] = '\0';
-	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
-	qout = sh_quote(outdir);
-	srcdir = xasprintf("%s/src/%s", c->workdir, sha);
-	qsrc = sh_quote(srcdir);
-	free(srcdir);
-	qcc = sh_quote(cc);
-	qflags = sh_quote(h->cflags);
-	qwd = sh_quote(c->workdir);
 
 	if (h->build_wrapper != NULL)
 		wrapper = deploy_wrapper(h->build_wrapper, qwd);
-	/*
-	 * One round trip: build unless the build exists, then print what it
-	 * left.  The build happens in a private directory renamed into
-	 * place, so a coordinator building the same thing at the same time
-	 * never overwrites a binary another one runs.  meta is written last:
-	 * its absence marks a failed build, kept as OUT.failed for its log.
-	 */
 	cmd = xasprintf("o=%s; if ! { test -x \"$o\"/seqorch-agent && "
 	    "test -s \"$o\"/meta; }; then echo " MARK "built; "
 	    "t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
@@ -351,34 +411,73 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	    "echo " MARK "meta; cat \"$d\"/meta 2>/dev/null; "
 	    "echo " MARK "commands; cat \"$d\"/commands 2>/dev/null; "
 	    "echo " MARK "log; tail -c %d \"$d\"/build.log 2>/dev/null; "
-	    "echo " MARK "openssl; openssl version 2>/dev/null; true",
+	    "echo " MARK "openssl; cat \"$d\"/openssl 2>/dev/null; true",
 	    qout, wrapper ? wrapper : "", wrapper ? " " : "", qsrc, qcc,
 	    qflags, MAX_LOG);
 	rc = conn_capture_ex(c, cmd, 3 * MAX_META + MAX_LOG, 600000, errbuf,
-	    sizeof errbuf, &report, &status, err);
+	    errlen, &report, &status, err);
+	if (rc == 0) {
+		*built = strstr(report, MARK "built\n") != NULL;
+		bf->meta = section(report, "meta");
+		bf->commands = section(report, "commands");
+		bf->log = section(report, "log");
+		bf->openssl = section(report, "openssl");
+	}
+	free(report);
+	free(cmd);
+	free(wrapper);
+	free(qwd);
+	free(qflags);
+	free(qcc);
+	free(qsrc);
+	free(qout);
+	free(srcdir);
+	return rc;
+}
+
+int
+deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
+    int reuse, struct build_result *res, struct deploy_stats *st,
+    struct so_err *err)
+{
+	const struct host *h = c->host;
+	const char *sha = deploy_source_sha256();
+	struct build_files bf = { 0 };
+	char key_hex[65], *keysrc, *outdir, *target = NULL, *version = NULL;
+	char *native = NULL, *binsum = NULL, errbuf[4096] = "";
+	int built = 0, rc;
+
+	memset(res, 0, sizeof *res);
+	/* The build directory depends on everything that changes the binary. */
+	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
+	    h->build_wrapper ? h->build_wrapper : "");
+	sha256_hex(keysrc, strlen(keysrc), key_hex);
+	free(keysrc);
+	key_hex[16] = '\0';
+	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
+
+	rc = read_build(c, outdir, db != NULL, &bf, err);
+	if (rc == 1)
+		rc = run_build(c, cc, outdir, &bf, &built, errbuf,
+		    sizeof errbuf, err);
 	if (rc != 0)
 		goto out;
-	if (st != NULL && strstr(report, MARK "built\n") != NULL)
+	if (st != NULL && built)
 		st->builds_run++;
-	meta = section(report, "meta");
-	commands = section(report, "commands");
-	log = section(report, "log");
-	openssl = section(report, "openssl");
-	openssl[strcspn(openssl, "\n")] = '\0';
-
-	target = meta_value(meta, "target");
-	version = meta_value(meta, "version");
-	native = meta_value(meta, "native");
-	binsum = meta_value(meta, "binary_sha256");
+	bf.openssl[strcspn(bf.openssl, "\n")] = '\0';
+	target = meta_value(bf.meta, "target");
+	version = meta_value(bf.meta, "version");
+	native = meta_value(bf.meta, "native");
+	binsum = meta_value(bf.meta, "binary_sha256");
 	res->ok = binsum[0] != '\0';
 	res->agent = xasprintf("%s/seqorch-agent", outdir);
 	if (!res->ok) {
-		size_t n = strlen(log);
+		size_t n = strlen(bf.log);
 
-		res->log_tail = xstrdup(n > 2000 ? log + n - 2000 : log);
-		if (errbuf[0] != '\0' && log[0] == '\0') {
-			free(log);
-			log = xstrdup(errbuf);
+		res->log_tail = xstrdup(n > 2000 ? bf.log + n - 2000 : bf.log);
+		if (errbuf[0] != '\0' && bf.log[0] == '\0') {
+			free(bf.log);
+			bf.log = xstrdup(errbuf);
 			free(res->log_tail);
 			res->log_tail = xstrdup(errbuf);
 		}
@@ -393,11 +492,11 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 			.target = target[0] ? target : NULL,
 			.cflags = h->cflags,
 			.native = native[0] ? native : NULL,
-			.commands = commands, .log = log,
+			.commands = bf.commands, .log = bf.log,
 			.status = res->ok ? "ok" : "failed",
 			.source_sha256 = sha,
 			.binary_sha256 = binsum[0] ? binsum : NULL,
-			.openssl = openssl[0] ? openssl : NULL,
+			.openssl = bf.openssl[0] ? bf.openssl : NULL,
 		};
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
@@ -405,22 +504,11 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 			rc = check_disassembly(c, res, db, run_id, err);
 	}
 out:
-	free(report);
-	free(openssl);
 	free(binsum);
 	free(native);
 	free(version);
 	free(target);
-	free(log);
-	free(commands);
-	free(meta);
-	free(cmd);
-	free(wrapper);
-	free(qwd);
-	free(qflags);
-	free(qcc);
-	free(qsrc);
-	free(qout);
+	build_files_free(&bf);
 	free(outdir);
 	return rc;
 }

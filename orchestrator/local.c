@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +212,116 @@ out:
 	return rc;
 }
 
+static int
+local_read(struct conn *c, const char *path, size_t max, char **out,
+    size_t *len, struct so_err *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	off_t from;
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return errno == ENOENT ? SO_ENOTFOUND : so_error(err, SO_EIO,
+		    "host \"%s\": cannot read \"%s\": %s", c->host->name, path,
+		    strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		rc = so_error(err, SO_EIO, "host \"%s\": cannot read \"%s\": "
+		    "%s", c->host->name, path, strerror(errno));
+		goto out;
+	}
+	from = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
+	buf = xmalloc(max + 1);
+	while (got < max) {
+		ssize_t n = pread(fd, buf + got, max - got, from + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = so_error(err, SO_EIO, "host \"%s\": cannot read "
+			    "\"%s\": %s", c->host->name, path,
+			    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+static int
+local_stat(struct conn *c, const char *path, int *mode, struct so_err *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno == ENOENT ? SO_ENOTFOUND : so_error(err, SO_EIO,
+		    "host \"%s\": cannot look at \"%s\": %s", c->host->name,
+		    path, strerror(errno));
+	*mode = (int)(st.st_mode & 07777);
+	return 0;
+}
+
+/* mkdir -p wd ("~/x" under $HOME, as a shell's cd would), then realpath. */
+static int
+local_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+	struct stat st;
+	char *path, *p, real[PATH_MAX], save;
+	int rc = 0;
+
+	if (wd[0] == '~') {
+		if ((home == NULL || home[0] == '\0') &&
+		    (pw = getpwuid(getuid())) != NULL)
+			home = pw->pw_dir;
+		if (home == NULL)
+			return so_error(err, SO_EINVAL, "host \"%s\": no home "
+			    "directory for workdir \"%s\"", c->host->name, wd);
+		path = xasprintf("%s/%s", home, wd[1] ? wd + 2 : "");
+	} else
+		path = xstrdup(wd);
+	for (p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		save = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+			rc = so_error(err, SO_EIO, "host \"%s\": cannot create "
+			    "workdir \"%s\": %s: %s", c->host->name, wd, path,
+			    strerror(errno));
+			goto out;
+		}
+		*p = save;
+		if (save == '\0')
+			break;
+	}
+	if (realpath(path, real) == NULL || stat(real, &st) != 0) {
+		rc = so_error(err, SO_EIO, "host \"%s\": cannot create workdir "
+		    "\"%s\": %s", c->host->name, wd, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		rc = so_error(err, SO_EIO, "host \"%s\": workdir \"%s\" is "
+		    "not a directory", c->host->name, wd);
+		goto out;
+	}
+	*abs = xstrdup(real);
+out:
+	free(path);
+	return rc;
+}
+
 static void
 local_close(struct conn *c)
 {
@@ -219,6 +331,9 @@ local_close(struct conn *c)
 static const struct conn_ops local_ops = {
 	.exec = local_exec,
 	.put = local_put,
+	.read = local_read,
+	.stat = local_stat,
+	.workdir = local_workdir,
 	.close = local_close,
 };
 

@@ -58,7 +58,7 @@
 struct ssh {
 	int fd;
 	LIBSSH2_SESSION *session;
-	LIBSSH2_SFTP *sftp;		/* opened by the first put */
+	LIBSSH2_SFTP *sftp;		/* started on first use */
 	char peer[300];			/* "addr:port" for messages */
 	char fingerprint[64];		/* "SHA256:..." of the host key */
 	const char *keytype;		/* "ssh-ed25519", ... */
@@ -98,9 +98,18 @@ static int ssh_exec(struct conn *, const char *, const struct exec_io *,
 static int ssh_put(struct conn *, const char *, const void *, size_t, int,
     struct so_err *);
 
+static int ssh_read(struct conn *, const char *, size_t, char **, size_t *,
+    struct so_err *);
+static int ssh_stat(struct conn *, const char *, int *, struct so_err *);
+static int ssh_workdir(struct conn *, const char *, char **,
+    struct so_err *);
+
 static const struct conn_ops ssh_ops = {
 	.exec = ssh_exec,
 	.put = ssh_put,
+	.read = ssh_read,
+	.stat = ssh_stat,
+	.workdir = ssh_workdir,
 	.close = ssh_close,
 };
 
@@ -654,9 +663,21 @@ ssh_recv(libssh2_socket_t fd, void *buf, size_t len, int flags,
 {
 	struct ssh *s = *abstract;
 	ssize_t n = recv(fd, buf, len, flags);
+#ifdef TCP_QUICKACK
+	int one = 1;
+#endif
 
-	if (n > 0)
+	if (n > 0) {
 		s->last_rx = now_ms();
+#ifdef TCP_QUICKACK
+		/*
+		 * sshd leaves Nagle on for non-interactive sessions, so its
+		 * second small packet waits for our ACK; Linux delays that
+		 * ACK by up to 40 ms unless asked again after each read.
+		 */
+		setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+#endif
+	}
 	if (n >= 0)
 		return n;
 	return errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -1207,6 +1228,39 @@ sftp_text(unsigned long code)
 	return "failure";
 }
 
+/*
+ * Start SFTP on first use.  When the host has no SFTP subsystem and the
+ * session is still fine, *absent (if given) is set: callers with a shell
+ * fallback take it, the others report the message.
+ */
+static int
+sftp_start(struct conn *c, int *absent, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	int64_t deadline = now_ms() + s->stall_ms;
+	char buf[256];
+	int rc = 0, w = 0;
+
+	if ((rc = check_alive(c, err)) != 0)
+		return rc;
+	while (s->sftp == NULL) {
+		s->sftp = libssh2_sftp_init(s->session);
+		rc = s->sftp != NULL ? 0 :
+		    libssh2_session_last_errno(s->session);
+		if (!ssh_again(s, rc, deadline, &w))
+			break;
+	}
+	if (s->sftp != NULL)
+		return 0;
+	if (session_lost(rc))
+		return ssh_fail(c, rc, "starting sftp", err);
+	if (absent != NULL)
+		*absent = 1;
+	return so_error(err, SO_ESSH, "host \"%s\": cannot start sftp: %s "
+	    "(uploads need a \"Subsystem sftp\" line in the host's "
+	    "sshd_config)", c->host->name, sshtext(s, buf, sizeof buf));
+}
+
 /* A failed SFTP call on path: the server's status, or the session's. */
 static int
 sftp_fail(struct conn *c, int rc, const char *what, const char *path,
@@ -1296,31 +1350,14 @@ ssh_put(struct conn *c, const char *path, const void *data, size_t len,
 	struct ssh *s = c->impl;
 	LIBSSH2_SFTP_HANDLE *fh = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
-	char *tmp = NULL, buf[256];
+	char *tmp = NULL;
 	int64_t deadline = now_ms() + s->stall_ms;
 	size_t off = 0;
 	ssize_t n;
 	int rc, w = 0, created = 0;
 
-	if ((rc = check_alive(c, err)) != 0)
+	if ((rc = sftp_start(c, NULL, err)) != 0)
 		return rc;
-	while (s->sftp == NULL) {
-		s->sftp = libssh2_sftp_init(s->session);
-		rc = s->sftp != NULL ? 0 :
-		    libssh2_session_last_errno(s->session);
-		if (!ssh_again(s, rc, deadline, &w))
-			break;
-	}
-	if (s->sftp == NULL && session_lost(rc)) {
-		rc = ssh_fail(c, rc, "starting sftp", err);
-		goto out;
-	}
-	if (s->sftp == NULL) {
-		rc = so_error(err, SO_ESSH, "host \"%s\": cannot start sftp: "
-		    "%s (uploads need a \"Subsystem sftp\" line in the host's "
-		    "sshd_config)", c->host->name, sshtext(s, buf, sizeof buf));
-		goto out;
-	}
 	tmp = xasprintf("%s.tmp-%ld-%u", path, (long)getpid(), ++s->tmpseq);
 	do {
 		fh = libssh2_sftp_open_ex(s->sftp, tmp,
@@ -1372,6 +1409,185 @@ out:
 	if (fh != NULL || created)
 		sftp_discard(s, fh, created ? tmp : NULL);
 	free(tmp);
+	return rc;
+}
+
+/* The server said the path does not exist. */
+static int
+sftp_missing(struct ssh *s, int rc)
+{
+	unsigned long e;
+
+	if (rc != LIBSSH2_ERROR_SFTP_PROTOCOL)
+		return 0;
+	e = libssh2_sftp_last_error(s->sftp);
+	return e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH;
+}
+
+static int
+sftp_stat(struct ssh *s, const char *path, LIBSSH2_SFTP_ATTRIBUTES *attrs)
+{
+	int64_t deadline = now_ms() + s->stall_ms;
+	int rc, w = 0;
+
+	do
+		rc = libssh2_sftp_stat_ex(s->sftp, path,
+		    (unsigned int)strlen(path), LIBSSH2_SFTP_STAT, attrs);
+	while (ssh_again(s, rc, deadline, &w));
+	return rc;
+}
+
+static int
+ssh_stat(struct conn *c, const char *path, int *mode, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	int rc;
+
+	if ((rc = sftp_start(c, NULL, err)) != 0)
+		return rc;
+	if ((rc = sftp_stat(s, path, &attrs)) != 0)
+		return sftp_missing(s, rc) ? SO_ENOTFOUND :
+		    sftp_fail(c, rc, "cannot look at", path, err);
+	*mode = (int)(attrs.permissions & 07777);
+	return 0;
+}
+
+static int
+ssh_read(struct conn *c, const char *path, size_t max, char **out,
+    size_t *len, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	LIBSSH2_SFTP_HANDLE *fh = NULL;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	int64_t deadline = now_ms() + s->stall_ms;
+	char *buf = NULL;
+	size_t got = 0;
+	ssize_t n;
+	int rc, w = 0;
+
+	if ((rc = sftp_start(c, NULL, err)) != 0)
+		return rc;
+	do {
+		fh = libssh2_sftp_open_ex(s->sftp, path,
+		    (unsigned int)strlen(path), LIBSSH2_FXF_READ, 0,
+		    LIBSSH2_SFTP_OPENFILE);
+		rc = fh != NULL ? 0 : libssh2_session_last_errno(s->session);
+	} while (ssh_again(s, rc, deadline, &w));
+	if (fh == NULL) {
+		rc = sftp_missing(s, rc) ? SO_ENOTFOUND :
+		    sftp_fail(c, rc, "cannot read", path, err);
+		goto out;
+	}
+	do
+		rc = libssh2_sftp_fstat_ex(fh, &attrs, 0);
+	while (ssh_again(s, rc, deadline, &w));
+	if (rc != 0) {
+		rc = sftp_fail(c, rc, "cannot read", path, err);
+		goto out;
+	}
+	/* Only the tail is wanted from a longer file. */
+	if ((attrs.flags & LIBSSH2_SFTP_ATTR_SIZE) && attrs.filesize > max)
+		libssh2_sftp_seek64(fh, attrs.filesize - max);
+	buf = xmalloc(max + 1);
+	while (got < max) {
+		n = libssh2_sftp_read(fh, buf + got, max - got);
+		if (n > 0) {
+			got += (size_t)n;
+			deadline = now_ms() + s->stall_ms;
+		} else if (n == 0)
+			break;
+		else if (!ssh_again(s, (int)n, deadline, &w)) {
+			rc = sftp_fail(c, (int)n, "cannot read", path, err);
+			goto out;
+		}
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	buf = NULL;
+out:
+	if (fh != NULL) {
+		int crc;
+
+		do
+			crc = libssh2_sftp_close_handle(fh);
+		while (ssh_again(s, crc, deadline, &w));
+		if (session_lost(crc))
+			s->dead = 1;
+	}
+	free(buf);
+	return rc;
+}
+
+/*
+ * mkdir -p wd over SFTP ("~/x" is relative to the directory the server
+ * starts in, the login directory), then its real path.  An existing
+ * workdir costs two requests; a new one a stat and a mkdir per level.
+ */
+static int
+ssh_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	int64_t deadline = now_ms() + s->stall_ms;
+	char *path, *p, real[4096], save;
+	int rc, w = 0, absent = 0;
+
+	if ((rc = sftp_start(c, &absent, err)) != 0)
+		return absent ? 1 : rc;
+	/* SFTP resolves relative paths against the login directory. */
+	path = xstrdup(wd[0] == '~' ? (wd[1] ? wd + 2 : ".") : wd);
+	if (sftp_stat(s, path, &attrs) != 0) {
+		for (p = path + 1; ; p++) {
+			if (*p != '/' && *p != '\0')
+				continue;
+			save = *p;
+			*p = '\0';
+			if ((rc = sftp_stat(s, path, &attrs)) != 0) {
+				if (!sftp_missing(s, rc))
+					goto fail;
+				do
+					rc = libssh2_sftp_mkdir_ex(s->sftp,
+					    path, (unsigned int)strlen(path),
+					    0755);
+				while (ssh_again(s, rc, deadline, &w));
+				/* Another coordinator may have made it. */
+				if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL &&
+				    sftp_stat(s, path, &attrs) == 0)
+					rc = 0;
+				if (rc != 0)
+					goto fail;
+			}
+			*p = save;
+			if (save == '\0')
+				break;
+		}
+	}
+	do
+		rc = libssh2_sftp_symlink_ex(s->sftp, path,
+		    (unsigned int)strlen(path), real, sizeof real - 1,
+		    LIBSSH2_SFTP_REALPATH);
+	while (ssh_again(s, rc, deadline, &w));
+	if (rc <= 0 || real[0] != '/') {
+		rc = rc < 0 ? rc : LIBSSH2_ERROR_SFTP_PROTOCOL;
+		goto fail;
+	}
+	real[rc] = '\0';
+	if ((rc = sftp_stat(s, real, &attrs)) != 0)
+		goto fail;
+	if (!LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
+		rc = so_error(err, SO_EIO, "host \"%s\": workdir \"%s\" is "
+		    "not a directory", c->host->name, wd);
+		goto out;
+	}
+	*abs = xstrdup(real);
+	rc = 0;
+	goto out;
+fail:
+	rc = sftp_fail(c, rc, "cannot create workdir", wd, err);
+out:
+	free(path);
 	return rc;
 }
 

@@ -846,9 +846,16 @@ def test_deploy_over_ssh_then_cached(tmp_path, hosts):
         files, nbytes, builds, status = rows[name]
         assert files > 0 and nbytes > 0, rows
         assert builds == ncc and status == "ok", rows
+    seen = {s.name: len(s.log.read_text()) for s in servers}
     r, rows = deploy(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert rows == {"a": (0, 0, 0, "ok"), "b": (0, 0, 0, "ok")}, r.stdout
+    # The warm deploy ran no command (no login shell): one SFTP session.
+    time.sleep(0.2)
+    for s in servers:
+        log = s.log.read_text()[seen[s.name]:]
+        assert re.findall(r"Starting session: (\S+)", log) == ["subsystem"], \
+            log
     # Deploying measures nothing and needs no database.
     assert not (tmp_path / "results.db").exists()
 

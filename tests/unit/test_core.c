@@ -1,7 +1,7 @@
 /*
  * Unit tests for the coordinator's core modules: the agent record parser,
- * the line reader, shell quoting, the workdir confinement of remote writes
- * and the database migrations.
+ * the line reader, shell quoting, the workdir confinement of remote writes,
+ * the local transport's file operations and the database migrations.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,6 +195,61 @@ test_put_confined(void **state)
 	free(inside);
 }
 
+/* The warm-path file operations: tails, missing files, modes, mkdir -p. */
+static void
+test_read_stat_workdir(void **state)
+{
+	struct host h = { .name = "local", .transport = TRANSPORT_LOCAL };
+	char dir[] = "/tmp/seqorch-unit-XXXXXX";
+	struct conn *c;
+	struct so_err err;
+	char *wd, *f, *out, *cmd;
+	size_t len;
+	int mode;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	wd = xasprintf("%s/a/b/../c", dir);
+	h.workdir = wd;
+	assert_int_equal(conn_open(&h, 0, &c, &err), 0);
+	/* Created with its parents and resolved: no ".." left. */
+	free(wd);
+	wd = xasprintf("%s/a/c", dir);
+	assert_string_equal(c->workdir, wd);
+	f = xasprintf("%s/f", wd);
+	assert_int_equal(conn_put(c, f, "0123456789", 10, 0750, &err), 0);
+	assert_int_equal(conn_read(c, f, 64, &out, &len, &err), 0);
+	assert_int_equal(len, 10);
+	assert_string_equal(out, "0123456789");
+	free(out);
+	assert_int_equal(conn_read(c, f, 4, &out, &len, &err), 0);
+	assert_int_equal(len, 4);
+	assert_string_equal(out, "6789");
+	free(out);
+	assert_int_equal(conn_stat(c, f, &mode, &err), 0);
+	assert_int_equal(mode, 0750);
+	free(f);
+	f = xasprintf("%s/missing", wd);
+	assert_int_equal(conn_read(c, f, 64, &out, &len, &err), SO_ENOTFOUND);
+	assert_int_equal(conn_stat(c, f, &mode, &err), SO_ENOTFOUND);
+	free(f);
+	f = xasprintf("%s/../f", wd);
+	assert_int_equal(conn_read(c, f, 64, &out, &len, &err), SO_EINVAL);
+	assert_non_null(strstr(err.msg, "outside workdir"));
+	assert_int_equal(conn_stat(c, "/etc/passwd", &mode, &err), SO_EINVAL);
+	conn_close(c);
+	/* A workdir that is a file is an error naming it. */
+	h.workdir = f = xasprintf("%s/plain", dir);
+	assert_int_equal(close(creat(f, 0644)), 0);
+	assert_int_equal(conn_open(&h, 0, &c, &err), SO_EIO);
+	assert_non_null(strstr(err.msg, "is not a directory"));
+	cmd = xasprintf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(f);
+	free(wd);
+}
+
 static void
 test_db_migrations(void **state)
 {
@@ -282,6 +338,7 @@ main(void)
 		cmocka_unit_test(test_line_reader),
 		cmocka_unit_test(test_sh_quote),
 		cmocka_unit_test(test_put_confined),
+		cmocka_unit_test(test_read_stat_workdir),
 		cmocka_unit_test(test_db_migrations),
 		cmocka_unit_test(test_db_sample_once),
 		cmocka_unit_test(test_disasm_find),
