@@ -42,7 +42,7 @@ report_exec(int argc, char **argv)
 		switch (ch) {
 		case 'r':
 			if (parse_int64(optarg, 1, INT64_MAX, &o.run_id) != 0) {
-				fprintf(stderr, "error: --run \"%s\" is not a "
+				fprintf(stderr, "seqorch: --run \"%s\" is not a "
 				    "run id (a positive integer)\n", optarg);
 				return EXIT_USAGE;
 			}
@@ -65,7 +65,7 @@ report_exec(int argc, char **argv)
 			else if (strcmp(optarg, "json") == 0)
 				o.format = REPORT_JSON;
 			else {
-				fprintf(stderr, "error: unknown --format "
+				fprintf(stderr, "seqorch: unknown --format "
 				    "\"%s\" (text, json)\n", optarg);
 				return EXIT_USAGE;
 			}
@@ -74,46 +74,46 @@ report_exec(int argc, char **argv)
 			cmd_print_usage(&cmd_report_entry);
 			return EXIT_OK;
 		case ':':
-			fprintf(stderr, "error: option \"%s\" needs a value\n",
+			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
 			    argv[optind - 1]);
 			return EXIT_USAGE;
 		default:
-			fprintf(stderr, "error: unknown option \"%s\" (see "
+			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
 			    "\"seqorch report --help\")\n", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "error: unexpected argument \"%s\" (see "
+		fprintf(stderr, "seqorch: unexpected argument \"%s\" (see "
 		    "\"seqorch report --help\")\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (latest && o.run_id > 0) {
-		fprintf(stderr, "error: \"--run\" and \"--latest\" exclude "
+		fprintf(stderr, "seqorch: \"--run\" and \"--latest\" exclude "
 		    "each other\n");
 		return EXIT_USAGE;
 	}
 
 	/* db_open would create a missing file; a report must not. */
 	if (stat(o.db_path, &sb) != 0) {
-		fprintf(stderr, "error: cannot open \"%s\": %s\n", o.db_path,
+		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", o.db_path,
 		    strerror(errno));
 		return EXIT_DB;
 	}
 	if (db_open(o.db_path, &db, &err) != 0) {
-		fprintf(stderr, "error: %s\n", err.msg);
+		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_DB;
 	}
 	ret = report_print(db_handle(db), &o, stdout, &err);
 	db_close(db);
 	if (ret != 0) {
-		fprintf(stderr, "error: %s\n", err.msg);
+		fprintf(stderr, "seqorch: %s\n", err.msg);
 		if (ret == SO_ENOTFOUND)
 			return o.run_id > 0 ? EXIT_USAGE : EXIT_FAIL;
 		return ret == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
 	}
 	if (fflush(stdout) != 0) {
-		fprintf(stderr, "error: cannot write the report: %s\n",
+		fprintf(stderr, "seqorch: cannot write the report: %s\n",
 		    strerror(errno));
 		return EXIT_FAIL;
 	}

@@ -756,7 +756,7 @@ test_command(void **state)
 	free(errs);
 
 	/* A report never creates the database it was pointed at. */
-	msg = xasprintf("error: cannot open \"%s\": No such file or "
+	msg = xasprintf("seqorch: cannot open \"%s\": No such file or "
 	    "directory\n", missing);
 	assert_fails(EXIT_DB, msg, "--db", missing, (char *)NULL);
 	assert_int_equal(access(missing, F_OK), -1);
@@ -764,25 +764,25 @@ test_command(void **state)
 
 	assert_int_equal(db_open(none, &empty, &err), 0);
 	db_close(empty);
-	msg = xasprintf("error: no runs in \"%s\" yet (start one with "
+	msg = xasprintf("seqorch: no runs in \"%s\" yet (start one with "
 	    "\"seqorch run\")\n", none);
 	assert_fails(EXIT_FAIL, msg, "--db", none, (char *)NULL);
 	free(msg);
 
-	msg = xasprintf("error: no run with id 99 in \"%s\" (latest: 4, 3, "
+	msg = xasprintf("seqorch: no run with id 99 in \"%s\" (latest: 4, 3, "
 	    "2, 1)\n", dbpath);
 	assert_fails(EXIT_USAGE, msg, "--db", dbpath, "--run", "99",
 	    (char *)NULL);
 	free(msg);
-	assert_fails(EXIT_USAGE, "error: --run \"0\" is not a run id (a "
+	assert_fails(EXIT_USAGE, "seqorch: --run \"0\" is not a run id (a "
 	    "positive integer)\n", "--db", dbpath, "--run", "0", (char *)NULL);
-	assert_fails(EXIT_USAGE, "error: \"--run\" and \"--latest\" exclude "
+	assert_fails(EXIT_USAGE, "seqorch: \"--run\" and \"--latest\" exclude "
 	    "each other\n", "--run", "2", "--latest", (char *)NULL);
-	assert_fails(EXIT_USAGE, "error: unknown --format \"csv\" (text, "
+	assert_fails(EXIT_USAGE, "seqorch: unknown --format \"csv\" (text, "
 	    "json)\n", "--format", "csv", (char *)NULL);
-	assert_fails(EXIT_USAGE, "error: unknown option \"--colour\" (see "
+	assert_fails(EXIT_USAGE, "seqorch: unknown option \"--colour\" (see "
 	    "\"seqorch report --help\")\n", "--colour", (char *)NULL);
-	assert_fails(EXIT_USAGE, "error: option \"--study\" needs a "
+	assert_fails(EXIT_USAGE, "seqorch: option \"--study\" needs a "
 	    "value\n", "--study", (char *)NULL);
 	free(missing);
 	free(none);
