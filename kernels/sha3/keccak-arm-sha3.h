@@ -152,18 +152,4 @@ keccak_f1600_arm_sha3(uint64_t s[25])
 	KECCAK_STORE_SHA3(s);
 }
 
-/* SHA3-256 of a message under one block with this permutation. */
-static inline int
-sha3_256_short_arm_sha3(const uint8_t *msg, size_t len, uint8_t *out)
-{
-	uint64_t s[25];
-
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_pad_short(s, msg, len);
-	keccak_f1600_arm_sha3(s);
-	sha3_256_squeeze(s, out);
-	return 0;
-}
-
 #endif

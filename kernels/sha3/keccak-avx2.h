@@ -139,18 +139,4 @@ keccak_f1600_avx2(uint64_t s[25])
 	ST_AVX2(23, a23); ST_AVX2(24, a24);
 }
 
-/* SHA3-256 of a message under one block with this permutation. */
-static inline int
-sha3_256_short_avx2(const uint8_t *msg, size_t len, uint8_t *out)
-{
-	uint64_t s[25];
-
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_pad_short(s, msg, len);
-	keccak_f1600_avx2(s);
-	sha3_256_squeeze(s, out);
-	return 0;
-}
-
 #endif

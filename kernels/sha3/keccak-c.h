@@ -220,15 +220,45 @@ sha3_256_pad32(uint64_t s[25], const uint8_t x[32])
 	a20 = a21 = a22 = a23 = a24 = 0;				\
 } while (0)
 
-/* SHA3-256 of a message shorter than one block with the C permutation. */
-static inline void
-sha3_256_short_c(const uint8_t *msg, size_t len, uint8_t out[32])
+/* A Keccak-f[1600] permutation of the state in memory. */
+typedef void keccak_permute_fn(uint64_t s[25]);
+
+/*
+ * SHA3-256 of a message shorter than one block with permute, the known
+ * answer path of every variant; -1 for a longer message.
+ */
+static inline int
+sha3_256_short(const uint8_t *msg, size_t len, uint8_t out[32],
+    keccak_permute_fn *permute)
 {
 	uint64_t s[25];
 
+	if (len >= SHA3_256_RATE)
+		return -1;
 	sha3_256_pad_short(s, msg, len);
-	keccak_f1600_c(s);
+	permute(s);
 	sha3_256_squeeze(s, out);
+	return 0;
+}
+
+/*
+ * The chain of every *-wrapped variant, seed 000's scalar wrapper: each
+ * hash resets the state to the padded block of x in memory, permutes it
+ * and reads the digest back.  Inlined with a constant permute, so each
+ * variant calls its own permutation directly.
+ */
+static inline void
+sha3_256_wrapped_chain(uint8_t x[32], uint64_t steps,
+    keccak_permute_fn *permute)
+{
+	uint64_t s[25];
+	uint64_t i;
+
+	for (i = 0; i < steps; i++) {
+		sha3_256_pad32(s, x);
+		permute(s);
+		sha3_256_squeeze(s, x);
+	}
 }
 
 #endif

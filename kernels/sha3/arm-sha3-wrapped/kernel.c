@@ -10,21 +10,14 @@ static int
 arm_sha3_wrapped_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	return sha3_256_short_arm_sha3(msg, len, out);
+	return sha3_256_short(msg, len, out, keccak_f1600_arm_sha3);
 }
 
 static int
 arm_sha3_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
-	uint64_t s[25];
-	uint64_t i;
-
 	(void)ctx;
-	for (i = 0; i < steps; i++) {
-		sha3_256_pad32(s, x);
-		keccak_f1600_arm_sha3(s);
-		sha3_256_squeeze(s, x);
-	}
+	sha3_256_wrapped_chain(x, steps, keccak_f1600_arm_sha3);
 	return 0;
 }
 

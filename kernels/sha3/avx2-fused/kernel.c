@@ -11,7 +11,7 @@ static int
 avx2_fused_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	return sha3_256_short_avx2(msg, len, out);
+	return sha3_256_short(msg, len, out, keccak_f1600_avx2);
 }
 
 static int

@@ -10,21 +10,14 @@ static int
 avx2_wrapped_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	return sha3_256_short_avx2(msg, len, out);
+	return sha3_256_short(msg, len, out, keccak_f1600_avx2);
 }
 
 static int
 avx2_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
-	uint64_t s[25];
-	uint64_t i;
-
 	(void)ctx;
-	for (i = 0; i < steps; i++) {
-		sha3_256_pad32(s, x);
-		keccak_f1600_avx2(s);
-		sha3_256_squeeze(s, x);
-	}
+	sha3_256_wrapped_chain(x, steps, keccak_f1600_avx2);
 	return 0;
 }
 

@@ -11,10 +11,7 @@ static int
 c_unrolled_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_short_c(msg, len, out);
-	return 0;
+	return sha3_256_short(msg, len, out, keccak_f1600_c);
 }
 
 static int

@@ -10,10 +10,7 @@ static int
 c_wrapped_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_short_c(msg, len, out);
-	return 0;
+	return sha3_256_short(msg, len, out, keccak_f1600_c);
 }
 
 /* A real call per hash, as a library permutation would be. */
@@ -26,15 +23,8 @@ c_wrapped_permute(uint64_t s[25])
 static int
 c_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
-	uint64_t s[25];
-	uint64_t i;
-
 	(void)ctx;
-	for (i = 0; i < steps; i++) {
-		sha3_256_pad32(s, x);
-		c_wrapped_permute(s);
-		sha3_256_squeeze(s, x);
-	}
+	sha3_256_wrapped_chain(x, steps, c_wrapped_permute);
 	return 0;
 }
 
