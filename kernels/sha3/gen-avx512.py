@@ -4,26 +4,34 @@ avx512-fused and avx512-unrolled).
 
     python3 kernels/sha3/gen-avx512.py      (from the repository root)
 
-Layout: lane pairs in xmm registers.  Rows 0-1 and 2-3 of each column
-share a register, P[x][0] = (a[x][0], a[x][1]) and P[x][1] = (a[x][2],
-a[x][3]); row 4 sits alone in S[x], in both halves.  15 registers hold the
-state, so there is no spilling and every chi, theta and rho instruction
-works on two lanes:
+Layout: lane pairs in xmm registers.  Rows 1-2 and 3-4 of each column
+share a register, P[x][0] = (a[x][1], a[x][2]) and P[x][1] = (a[x][3],
+a[x][4]); row 0 sits alone in S[x], in both halves.  15 registers hold the
+state and every chi, theta and rho instruction works on two lanes:
 
     theta   vpxorq + vpshufd + vpternlogq per column (parity broadcast to
             both halves), vprolq for rol(c, 1), one vpternlogq per
             register for a ^= c[x-1] ^ rol(c[x+1], 1)          35 ops
-    rho     vprolvq with a per-register count vector          15 ops
-    pi      the new row X is the old row X spread over the five column
-            registers, so each new pair is one vpunpck[lh]qdq  14 ops
+    rho     vprolvq with a per-register count vector; S[0] holds lane
+            (0, 0), which rho leaves alone                     14 ops
+    pi      the new column X is the old row X, one half of each old
+            column's register, so each new pair is one vpunpck[lh]qdq
+            and S[0] stays where it is                         14 ops
     chi     vpternlogq 0xd2 (a ^ (~b & c)) per register       15 ops
-    iota    vpxorq with (rc, 0)                                 1 op
+    iota    vpxorq with (rc, rc) on S[0]                        1 op
 
-80 ops a round against 90 with one lane per register (and that layout
-needs all 32 registers).  Rounds alternate between two register banks so
-pi writes fresh registers and nothing is moved back.  The few moves left
-(chi's copies) are eliminated at rename.  Why assembly, and measurements:
-docs/studies.md.
+79 ops a round against 90 with one lane per register.  Round 0 of a
+chained hash works on the digest and padding constants only and folds to
+60 ops; round 23 computes the four digest lanes only.
+
+The rounds are written as a graph of values (every instruction defines a
+new one), ordered by a list scheduler and only then given registers.  The
+order matters on Intel cores, which bind each instruction to a port when
+it is allocated and then run the oldest ready one: the scheduler issues,
+on the model of model-avx512.py, the instruction with the longest
+dependent path first, which starts the next round's parities and
+rotations before the current round's tail.  Why assembly, and
+measurements: docs/studies.md.
 """
 import os
 import sys
@@ -32,6 +40,7 @@ import textwrap
 RHO = [[0, 36, 3, 41, 18], [1, 44, 10, 45, 2], [62, 6, 43, 15, 61],
        [28, 55, 25, 21, 56], [27, 20, 39, 8, 14]]   # RHO[x][y]
 K16 = 0x8000000000000000    # last padding bit: lane 16 = (1, 3)
+NREG = 32
 
 
 def lane(x, y):
@@ -40,6 +49,354 @@ def lane(x, y):
 
 def xmm(r):
     return "%%xmm%d" % r
+
+
+# Execution ports of this core (docs/studies.md), latency 1 for all.
+PORTS = {"rot": "01", "shuf": "15", "alu": "015"}
+KIND = {"xor": "alu", "tern": "alu", "rol": "rot", "rolv": "rot",
+        "shuf": "shuf", "unpckl": "shuf", "unpckh": "shuf"}
+
+
+def XOR3(a, b, c):
+    return a ^ b ^ c
+
+
+def CHI(a, b, c):
+    return a ^ (~b & c & 1)
+
+
+class Op:
+    def __init__(self, kind, srcs, arg, dst):
+        self.kind, self.srcs, self.arg, self.dst = kind, srcs, arg, dst
+
+
+class Graph:
+    """Straight-line code in SSA form.  Values are ints; a source is a
+    value or a memory operand string (last source only)."""
+
+    def __init__(self, nin):
+        self.ops = []
+        self.nval = nin
+
+    def op(self, kind, srcs, arg=None):
+        self.ops.append(Op(kind, list(srcs), arg, self.nval))
+        self.nval += 1
+        return self.nval - 1
+
+    def xor(self, a, b):
+        return self.op("xor", (a, b))
+
+    def tern(self, f, a, b, c):
+        return self.op("tern", (a, b, c), f)
+
+    def rol(self, a, n):
+        return self.op("rol", (a,), n)
+
+    def rolv(self, a, count):
+        return self.op("rolv", (a, count))
+
+    def unpck(self, half, lo, hi):
+        """(lo[half], hi[half])."""
+        return self.op("unpckh" if half else "unpckl", (lo, hi))
+
+    def swap(self, a):
+        return self.op("shuf", (a,), 0x4e)
+
+
+class State:
+    """P[x][k] (k = 0, 1) holds the pair (a[x][2k+1], a[x][2k+2]); S[x]
+    holds a[x][0] in both halves.  Entries are values."""
+
+    def __init__(self, vals):
+        self.P = [[vals[3 * x], vals[3 * x + 1]] for x in range(5)]
+        self.S = [vals[3 * x + 2] for x in range(5)]
+
+    def vals(self):
+        return [v for x in range(5) for v in self.P[x] + [self.S[x]]]
+
+
+def src_of(X, Y):
+    """Column of the lane that pi moves to (X, Y); its row is X."""
+    return (3 * (Y - 3 * X)) % 5
+
+
+def where(st, x, y):
+    """(value, half) holding lane (x, y)."""
+    if y == 0:
+        return st.S[x], 0
+    return st.P[x][(y - 1) // 2], (y - 1) % 2
+
+
+def cnt(x, k):
+    """Memory operand: rho counts of P[x][k] (k = 2: S[x]); None for
+    S[0], lane (0, 0), which rho does not rotate."""
+    if (x, k) == (0, 2):
+        return None
+    return ".Lrho%d%d(%%rip)" % (x, k)
+
+
+def parity(g, st):
+    """Column parities broadcast to both halves: c[x] = the five lanes
+    of column x xored, in both halves; S[x] enters last."""
+    c = []
+    for x in range(5):
+        u = g.xor(st.P[x][0], st.P[x][1])
+        c.append(g.tern(XOR3, g.swap(u), u, st.S[x]))
+    return c
+
+
+def theta_rho(g, v, x, c, r, count):
+    """Register v of column x after theta and rho."""
+    v = g.tern(XOR3, v, c[(x - 1) % 5], r[x])
+    return v if count is None else g.rolv(v, count)
+
+
+def pi_chi(g, st, iota):
+    """pi, chi and iota of a round whose theta and rho are done in st:
+    the new row X is the old row X spread over the column registers, so
+    each new pair is one unpack of two old registers."""
+    P = [[g.unpck(where(st, src_of(X, 2 * k + 1), X)[1],
+                  where(st, src_of(X, 2 * k + 1), X)[0],
+                  where(st, src_of(X, 2 * k + 2), X)[0])
+          for k in range(2)] for X in range(5)]
+    S = [st.S[0]] + [g.unpck(where(st, X, X)[1], where(st, X, X)[0],
+                             where(st, X, X)[0]) for X in range(1, 5)]
+    groups = [[P[X][0] for X in range(5)], [P[X][1] for X in range(5)], S]
+    out = [[g.tern(CHI, b[x], b[(x + 1) % 5], b[(x + 2) % 5])
+            for x in range(5)] for b in groups]
+    out[2][0] = g.xor(out[2][0], iota)
+    return State([v for x in range(5) for v in (out[0][x], out[1][x],
+                                                 out[2][x])])
+
+
+def round_full(g, st, iota):
+    c = parity(g, st)
+    r = [g.rol(c[(x + 1) % 5], 1) for x in range(5)]
+    mid = State([theta_rho(g, v, x, c, r, cnt(x, k)) for x in range(5)
+                 for k, v in enumerate(st.P[x] + [st.S[x]])])
+    return pi_chi(g, mid, iota)
+
+
+def round_first(g, digest):
+    """Round 0 of a chained hash: the state is the digest in S[0..3],
+    lane 4 = 0x06 (S[4]), lane 16 = K16 (low half of P[1][1]) and zeros,
+    so the parities are S[x] but c[1] = S[1] ^ K16, every zero register
+    becomes d[x] = c[x-1] ^ rol(c[x+1], 1) before its rho, and the
+    constants are memory operands: theta is 16 ops instead of 35."""
+    S = digest
+    c1 = g.xor(S[1], ".Lpad16(%rip){1to2}")
+    d = [g.xor(g.rol(c1, 1), ".Lpad4(%rip){1to2}"),        # c[4] = 0x06
+         g.xor(S[0], g.rol(S[2], 1)),
+         g.xor(c1, g.rol(S[3], 1)),
+         g.xor(S[2], ".Lpad4+8(%rip){1to2}"),              # rol(0x06, 1)
+         g.xor(S[3], g.rol(S[0], 1))]
+    p11 = g.xor(d[1], ".Lpad16(%rip)")
+    s = [g.xor(S[x], d[x]) for x in range(4)]
+    s.append(g.xor(d[4], ".Lpad4(%rip){1to2}"))
+    vals = []
+    for x in range(5):
+        for k in range(2):
+            vals.append(g.rolv(p11 if (x, k) == (1, 1) else d[x],
+                               cnt(x, k)))
+        vals.append(s[x] if x == 0 else g.rolv(s[x], cnt(x, 2)))
+    return pi_chi(g, State(vals), ".Lrc(%rip)")
+
+
+def round_last(g, st, iota):
+    """Round 23 for the digest only: row 0 of the output needs b[0..4],
+    the diagonal lanes (x, x) after theta and rho; the other 21 lanes of
+    the last round are never read.  Each b[x] is broadcast first, so chi
+    leaves the digest in both halves, the layout of S[0..3] the next
+    hash starts from."""
+    c = parity(g, st)
+    r = [g.rol(c[(x + 1) % 5], 1) for x in range(5)]
+    b = []
+    for x in range(5):
+        v, h = where(st, x, x)
+        k = 2 if x == 0 else (x - 1) // 2
+        v = theta_rho(g, v, x, c, r, cnt(x, k))
+        b.append(v if x == 0 else g.unpck(h, v, v))
+    out = [g.tern(CHI, b[x], b[x + 1], b[(x + 2) % 5]) for x in range(4)]
+    out[0] = g.xor(out[0], iota)
+    return out
+
+
+def schedule(g, ins, outs):
+    """Order g's ops: list scheduling on the port model, longest path
+    to an output first, at most NREG - 1 values live (one spare for a
+    ternlog whose sources all live on)."""
+    ops = g.ops
+    prod = {o.dst: i for i, o in enumerate(ops)}
+    users = [[] for _ in ops]
+    nuses = {}
+    for i, o in enumerate(ops):
+        for s in o.srcs:
+            if isinstance(s, int):
+                nuses[s] = nuses.get(s, 0) + 1
+                if s in prod:
+                    users[prod[s]].append(i)
+    for v in outs:
+        nuses[v] = nuses.get(v, 0) + 1
+    height = [0] * len(ops)
+    for i in reversed(range(len(ops))):
+        height[i] = 1 + max([height[u] for u in users[i]], default=0)
+    done_at = {v: -1 for v in ins}
+    left = dict(nuses)
+    live = len(ins)
+    order, pending, cycle = [], set(range(len(ops))), 0
+    while pending:
+        ready = sorted((i for i in pending if all(
+            done_at.get(s, cycle) < cycle for s in ops[i].srcs
+            if isinstance(s, int))), key=lambda i: (-height[i], i))
+        free = set("015")
+        for kinds in (("rot", "shuf"), ("alu",)):
+            for i in ready:
+                o = ops[i]
+                if KIND[o.kind] not in kinds:
+                    continue
+                dies = len({s for s in o.srcs
+                            if isinstance(s, int) and left[s] == 1})
+                if live + 1 - dies > NREG - 1:
+                    continue
+                port = [p for p in PORTS[KIND[o.kind]] if p in free]
+                if not port:
+                    continue
+                free.discard(port[0])
+                for s in set(s for s in o.srcs if isinstance(s, int)):
+                    left[s] -= o.srcs.count(s)
+                    live -= left[s] == 0
+                live += 1
+                done_at[o.dst] = cycle
+                pending.discard(i)
+                order.append(o)
+        if ready and not any(i not in pending for i in ready):
+            # only the register budget holds back every ready op
+            raise RuntimeError("out of registers at cycle %d" % cycle)
+        cycle += 1
+    return order
+
+
+def ternlog_imm(f, perm):
+    """Immediate of f(a, b, c) with operand i of the instruction
+    (destination, second, third) being argument perm[i] of f."""
+    imm = 0
+    for i in range(8):
+        bits = [(i >> 2) & 1, (i >> 1) & 1, i & 1]
+        args = [0, 0, 0]
+        for pos, arg in enumerate(perm):
+            args[arg] = bits[pos]
+        imm |= (f(*args) & 1) << i
+    return imm
+
+
+def allocate(order, regs, outs, homes):
+    """Registers for the ordered ops: regs maps the input values to
+    their registers, output value outs[i] must end in homes[i].  Returns
+    the instruction lines.  A ternlog overwrites a source that dies at it
+    (any of the three, through the immediate), else a copy of one
+    (vmovdqa64, eliminated at rename)."""
+    last = {}
+    for i, o in enumerate(order):
+        for s in o.srcs:
+            if isinstance(s, int):
+                last[s] = i
+    for v in outs:
+        last[v] = len(order)
+    want = dict(zip(outs, homes))
+    # a ternlog's result lands where its dying source was: pass the
+    # wish for a home down to that source, so few moves end the block
+    for i in reversed(range(len(order))):
+        o = order[i]
+        if o.kind == "tern" and o.dst in want:
+            src = next((s for s in o.srcs if isinstance(s, int) and
+                        last[s] == i and o.srcs.count(s) == 1), None)
+            if src is not None and src not in want:
+                want[src] = want[o.dst]
+    reg = dict(regs)
+    free = sorted(set(range(NREG)) - set(reg.values()))
+    lines = []
+
+    def take(v):
+        # other values keep off the homes while they can
+        r = want.get(v)
+        if r not in free:
+            r = min(free, key=lambda r: (r in homes, r))
+        free.remove(r)
+        reg[v] = r
+        return r
+
+    for i, o in enumerate(order):
+        dying = [s for s in dict.fromkeys(o.srcs)
+                 if isinstance(s, int) and last[s] == i]
+        if o.kind == "tern":
+            mem = [p for p, s in enumerate(o.srcs) if isinstance(s, str)]
+            cand = [p for p, s in enumerate(o.srcs)
+                    if s in dying and o.srcs.count(s) == 1]
+            if cand:
+                d = next((p for p in cand
+                          if reg[o.srcs[p]] == want.get(o.dst)), cand[0])
+                rd = reg[o.srcs[d]]
+                dying.remove(o.srcs[d])
+            else:
+                d = next(p for p in range(3) if p not in mem)
+                rd = take(o.dst)
+                lines.append("vmovdqa64 %s, %s" % (xmm(reg[o.srcs[d]]),
+                                                   xmm(rd)))
+            rest = [p for p in range(3) if p != d]
+            rest.sort(key=lambda p: p in mem)   # memory operand last
+            perm = [d] + rest
+            args = [o.srcs[p] if isinstance(o.srcs[p], str)
+                    else xmm(reg[o.srcs[p]]) for p in perm]
+            lines.append("vpternlogq $0x%02x, %s, %s, %s" % (
+                ternlog_imm(o.arg, perm), args[2], args[1], xmm(rd)))
+            reg[o.dst] = rd
+            for s in dying:
+                free.append(reg[s])
+            continue
+        srcs = [s if isinstance(s, str) else xmm(reg[s]) for s in o.srcs]
+        for s in dying:
+            free.append(reg[s])
+        free.sort()
+        rd = xmm(take(o.dst))
+        if o.kind == "xor":
+            lines.append("vpxorq %s, %s, %s" % (srcs[1], srcs[0], rd))
+        elif o.kind == "rol":
+            lines.append("vprolq $%d, %s, %s" % (o.arg, srcs[0], rd))
+        elif o.kind == "rolv":
+            lines.append("vprolvq %s, %s, %s" % (srcs[1], srcs[0], rd))
+        elif o.kind == "shuf":
+            lines.append("vpshufd $0x%02x, %s, %s" % (o.arg, srcs[0], rd))
+        else:
+            lines.append("vp%sqdq %s, %s, %s" % (o.kind, srcs[1], srcs[0],
+                                                 rd))
+    # outputs not in their homes: moves (eliminated at rename), through
+    # a free register when they form a cycle
+    at = {reg[v]: v for v in outs}
+    todo = [(reg[v], h) for v, h in zip(outs, homes) if reg[v] != h]
+    while todo:
+        for j, (r, h) in enumerate(todo):
+            if h not in at:
+                lines.append("vmovdqa64 %s, %s" % (xmm(r), xmm(h)))
+                at[h] = at.pop(r)
+                todo.pop(j)
+                break
+        else:
+            r, h = todo[0]
+            t = next(t for t in range(NREG) if t not in at)
+            lines.append("vmovdqa64 %s, %s" % (xmm(r), xmm(t)))
+            at[t] = at.pop(r)
+            todo[0] = (t, h)
+    return lines
+
+
+def block(a, build, nin, regs, homes):
+    """Emit the code that build(g, inputs) -> outputs describes, inputs
+    in registers regs, outputs left in registers homes."""
+    g = Graph(nin)
+    outs = build(g, list(range(nin)))
+    order = schedule(g, list(range(nin)), outs)
+    for line in allocate(order, dict(enumerate(regs)), outs, homes):
+        a.op(line)
 
 
 class Asm:
@@ -52,181 +409,33 @@ class Asm:
     def label(self, s):
         self.out.append(s + ":")
 
-    def tern(self, imm, dst, b, c):
-        """dst = f(dst, b, c); c may be a memory operand string."""
-        cs = c if isinstance(c, str) else xmm(c)
-        self.op("vpternlogq $0x%02x, %s, %s, %s" % (imm, cs, xmm(b), xmm(dst)))
 
-    def rol(self, dst, src, n):
-        self.op("vprolq $%d, %s, %s" % (n, xmm(src), xmm(dst)))
-
-    def xor(self, dst, a, b):
-        """dst = a ^ b; b may be a memory operand string."""
-        bs = b if isinstance(b, str) else xmm(b)
-        self.op("vpxorq %s, %s, %s" % (bs, xmm(a), xmm(dst)))
-
-    def mov(self, dst, src):
-        if dst != src:
-            self.op("vmovdqa64 %s, %s" % (xmm(src), xmm(dst)))
+HOME = list(range(15))              # state registers between blocks
+DIGEST = [HOME[3 * x + 2] for x in range(4)]     # S[0..3]
 
 
-XOR3, CHI = 0x96, 0xd2
-
-# Register banks: the state alternates between A and B every round, so
-# pi's regrouping writes fresh registers and no moves restore a layout.
-BANK_A = list(range(0, 15))
-BANK_B = list(range(15, 30))
-COPY = (30, 31)                  # chi's two copies per row group
-
-
-class State:
-    """P[x][k] (k = 0, 1) holds the pair (a[x][2k], a[x][2k+1]); S[x]
-    holds a[x][4] in both halves."""
-
-    def __init__(self, bank):
-        self.P = [[bank[3 * x], bank[3 * x + 1]] for x in range(5)]
-        self.S = [bank[3 * x + 2] for x in range(5)]
-
-
-def src_of(X, Y):
-    """Column of the lane that pi moves to (X, Y); its row is X."""
-    return (3 * (Y - 3 * X)) % 5
-
-
-def where(st, x, y):
-    """(register, half) holding lane (x, y)."""
-    if y == 4:
-        return st.S[x], 0
-    return st.P[x][y // 2], y % 2
-
-
-def cnt(x, k):
-    """Memory operand: rho counts of P[x][k] (k = 2: S[x])."""
-    return ".Lrho%d%d(%%rip)" % (x, k)
-
-
-def theta(a, st, scratch, regs_of):
-    """Column parities broadcast to both halves (xor, swap, ternlog with
-    the S lane), r[x] = rol(c[x+1]), then every (register, rho count) of
-    column x gets c[x-1] ^ r[x] in one ternlog and its rho rotation."""
-    c, r, u = scratch[0:5], scratch[5:10], scratch[10:15]
-    for x in range(5):
-        a.xor(u[x], st.P[x][0], st.P[x][1])
-        a.op("vpshufd $0x4e, %s, %s" % (xmm(u[x]), xmm(c[x])))
-        # the swapped half arrives last: it is the destination operand,
-        # the fast input of vpternlogq on cores where that differs
-        a.tern(XOR3, c[x], u[x], st.S[x])
-    for x in range(5):
-        a.rol(r[x], c[(x + 1) % 5], 1)
-    for x in range(5):
-        for reg, count in regs_of(x):
-            a.tern(XOR3, reg, c[(x - 1) % 5], r[x])
-            # rho right behind its theta: rotates (ports 0/1) interleave
-            # with ternlogs in program order, which measured 3% faster
-            # than a block of 15 rotates on Intel's allocation-time
-            # port binding
-            a.op("vprolvq %s, %s, %s" % (count, xmm(reg), xmm(reg)))
-
-
-def chi(a, b):
-    """Row group in place: out[x] = b[x] ^ (~b[x+1] & b[x+2])."""
-    s0, s1 = COPY
-    a.mov(s0, b[0])
-    a.mov(s1, b[1])
-    a.tern(CHI, b[0], b[1], b[2])
-    a.tern(CHI, b[1], b[2], b[3])
-    a.tern(CHI, b[2], b[3], b[4])
-    a.tern(CHI, b[3], b[4], s0)
-    a.tern(CHI, b[4], s0, s1)
-
-
-def unpck(a, half, lo_src, hi_src, dst):
-    """dst = (lo_src[half], hi_src[half])."""
-    op = "vpunpckhqdq" if half else "vpunpcklqdq"
-    a.op("%s %s, %s, %s" % (op, xmm(hi_src), xmm(lo_src), xmm(dst)))
-
-
-def round_pairs(a, st, bank, iota):
-    """One full round from st into the other bank; returns the new
-    State.  The destination bank is theta's scratch until pi fills it."""
-    theta(a, st, bank, lambda x: ((st.P[x][0], cnt(x, 0)),
-                                  (st.P[x][1], cnt(x, 1)),
-                                  (st.S[x], cnt(x, 2))))
-    new = State(bank)
-    # pi: the new row X is the old row X (one half of each column's
-    # register), so each new pair is one unpack of two old registers;
-    # each row group's chi follows its unpacks
-    for k in range(2):
-        for X in range(5):
-            r1, h = where(st, src_of(X, 2 * k), X)
-            r2, _ = where(st, src_of(X, 2 * k + 1), X)
-            unpck(a, h, r1, r2, new.P[X][k])
-        chi(a, [new.P[X][k] for X in range(5)])
-        if k == 0:
-            a.xor(new.P[0][0], new.P[0][0], iota)
-    for X in range(5):
-        r4, h = where(st, src_of(X, 4), X)
-        if X == 4:
-            a.mov(new.S[X], r4)         # already both halves
-        else:
-            unpck(a, h, r4, r4, new.S[X])
-    chi(a, new.S)
-    return new
-
-
-def round_last(a, st, out, iota):
-    """Round 23 for the digest only: out[0..3] of row 0 need b[0..4] of
-    row 0, the rho of the diagonal lanes (x, x); the other 21 lanes of
-    the last round are never read.  The digest lands in the low halves
-    of out[0..3] with zero high halves, ready for the next hash."""
-    scratch = [r for r in range(30) if r not in st.P[0] + st.P[1] +
-               st.P[2] + st.P[3] + st.P[4] + st.S]
-    diag = [where(st, x, x) for x in range(5)]
-    counts = [cnt(0, 0), cnt(1, 0), cnt(2, 1), cnt(3, 1), cnt(4, 2)]
-    theta(a, st, scratch[:15], lambda x: ((diag[x][0], counts[x]),))
-    t = scratch[0:5]                 # pairs (b0,b1) (b1,b2) ... (b4,b0)
-    for x in range(5):
-        lo, hi = diag[x], diag[(x + 1) % 5]
-        imm = lo[1] | hi[1] << 1
-        a.op("vshufpd $%d, %s, %s, %s" % (imm, xmm(hi[0]), xmm(lo[0]),
-                                          xmm(t[x])))
-    a.tern(CHI, t[0], t[1], t[2])   # (out0, out1)
-    a.tern(CHI, t[2], t[3], t[4])   # (out2, out3)
-    a.xor(t[0], t[0], iota)
-    zero = COPY[1]
-    a.op("vpxord %s, %s, %s" % (xmm(zero), xmm(zero), xmm(zero)))
-    unpck(a, 1, t[0], zero, out[1])     # high halves first: out[0] is t[0]
-    unpck(a, 1, t[2], zero, out[3])
-    a.op("vmovq %s, %s" % (xmm(t[0]), xmm(out[0])))
-    a.op("vmovq %s, %s" % (xmm(t[2]), xmm(out[2])))
-
-
-def pad32(a, st):
-    """The rest of a 32-byte message's padded state around the digest in
-    the low halves of P[0..3][0]: lane 4 = 0x06 in P[4][0], lane 16
-    (1, 3) = 0x80 << 56 in the high half of P[1][1], the rest zero."""
-    a.op("vmovdqa64 .Lpad4(%%rip), %s" % xmm(st.P[4][0]))
-    a.op("vmovdqa64 .Lpad16(%%rip), %s" % xmm(st.P[1][1]))
-    for reg in [st.P[x][1] for x in (0, 2, 3, 4)] + st.S:
-        a.op("vpxord %s, %s, %s" % (xmm(reg), xmm(reg), xmm(reg)))
+def two_rounds(iota):
+    return lambda g, v: round_full(g, round_full(g, State(v), iota[0]),
+                                   iota[1]).vals()
 
 
 def consts(a):
     a.out.append("\tRODATA")
     a.out.append("\t.balign 64")
-    a.label(".Lrc")                  # (rc, 0): iota touches lane (0, 0) only
+    a.label(".Lrc")                  # lane (0, 0) is S[0], both halves
     for r in RC:
-        a.op(".quad 0x%016x, 0" % r)
+        a.op(".quad 0x%016x, 0x%016x" % (r, r))
     for x in range(5):
         for k in range(2):
             a.label(".Lrho%d%d" % (x, k))
-            a.op(".quad %d, %d" % (RHO[x][2 * k], RHO[x][2 * k + 1]))
-        a.label(".Lrho%d2" % x)
-        a.op(".quad %d, %d" % (RHO[x][4], RHO[x][4]))
-    a.label(".Lpad4")
-    a.op(".quad 0x06, 0")
-    a.label(".Lpad16")
-    a.op(".quad 0, 0x%016x" % K16)
+            a.op(".quad %d, %d" % (RHO[x][2 * k + 1], RHO[x][2 * k + 2]))
+        if x:
+            a.label(".Lrho%d2" % x)
+            a.op(".quad %d, %d" % (RHO[x][0], RHO[x][0]))
+    a.label(".Lpad16")                # lane 16: K16 in the low half only
+    a.op(".quad 0x%016x, 0" % K16)
+    a.label(".Lpad4")                 # lane 4 = 0x06 and rol(0x06, 1)
+    a.op(".quad 0x06, 0x0c")
     a.out.append("\t.text")
 
 
@@ -261,65 +470,65 @@ def endfunc(a, name):
 def permute(a, name):
     """void name(uint64_t s[25]): the full permutation through memory."""
     func(a, name)
-    st = State(BANK_A)
+    st = State(HOME)
     for x in range(5):
         for k in range(2):
             reg = st.P[x][k]
-            a.op("vmovq %d(%%rdi), %s" % (8 * lane(x, 2 * k), xmm(reg)))
+            a.op("vmovq %d(%%rdi), %s" % (8 * lane(x, 2 * k + 1),
+                                         xmm(reg)))
             a.op("vpinsrq $1, %d(%%rdi), %s, %s" %
-                 (8 * lane(x, 2 * k + 1), xmm(reg), xmm(reg)))
-        a.op("vpbroadcastq %d(%%rdi), %s" % (8 * lane(x, 4), xmm(st.S[x])))
+                 (8 * lane(x, 2 * k + 2), xmm(reg), xmm(reg)))
+        a.op("vpbroadcastq %d(%%rdi), %s" % (8 * lane(x, 0), xmm(st.S[x])))
     a.op("leaq .Lrc(%rip), %rax")
     a.op("leaq 384(%rax), %rdx")
     a.label(".Lround_" + name)
-    mid = round_pairs(a, st, BANK_B, "(%rax)")
-    end = round_pairs(a, mid, BANK_A, "16(%rax)")
+    block(a, two_rounds(("(%rax)", "16(%rax)")), 15, HOME, HOME)
     a.op("addq $32, %rax")
     a.op("cmpq %rdx, %rax")
     a.op("jne .Lround_" + name)
     for x in range(5):
         for k in range(2):
-            reg = end.P[x][k]
-            a.op("vmovq %s, %d(%%rdi)" % (xmm(reg), 8 * lane(x, 2 * k)))
+            reg = st.P[x][k]
+            a.op("vmovq %s, %d(%%rdi)" % (xmm(reg), 8 * lane(x, 2 * k + 1)))
             a.op("vpextrq $1, %s, %d(%%rdi)" %
-                 (xmm(reg), 8 * lane(x, 2 * k + 1)))
-        a.op("vmovq %s, %d(%%rdi)" % (xmm(end.S[x]), 8 * lane(x, 4)))
+                 (xmm(reg), 8 * lane(x, 2 * k + 2)))
+        a.op("vmovq %s, %d(%%rdi)" % (xmm(st.S[x]), 8 * lane(x, 0)))
     endfunc(a, name)
 
 
 def chain(a, name, unrolled):
     """void name(uint8_t x[32], uint64_t steps): x = SHA3-256(x) steps
-    times, x held in the low halves of P[0..3][0] between hashes."""
+    times, x held in S[0..3] (row 0, both halves) between hashes."""
     func(a, name)
-    A, B = State(BANK_A), State(BANK_B)
-    digest = [A.P[x][0] for x in range(4)]
     a.op("testq %rsi, %rsi")
     a.op("jz .Ldone_" + name)
     for i in range(4):
-        a.op("vmovq %d(%%rdi), %s" % (8 * i, xmm(digest[i])))
+        a.op("vpbroadcastq %d(%%rdi), %s" % (8 * i, xmm(DIGEST[i])))
     a.op(".balign 32")
     a.label(".Lhash_" + name)
-    pad32(a, A)
-    round_pairs(a, A, BANK_B, ".Lrc(%rip)")
     if unrolled:
-        for r in range(1, 23, 2):
-            round_pairs(a, B, BANK_A, ".Lrc+%d(%%rip)" % (16 * r))
-            round_pairs(a, A, BANK_B, ".Lrc+%d(%%rip)" % (16 * r + 16))
+        def whole(g, d):
+            st = round_first(g, d)
+            for r in range(1, 23):
+                st = round_full(g, st, ".Lrc+%d(%%rip)" % (16 * r))
+            return round_last(g, st, ".Lrc+368(%rip)")
+        block(a, whole, 4, DIGEST, DIGEST)
     else:
+        block(a, lambda g, d: round_first(g, d).vals(), 4, DIGEST, HOME)
         a.op("leaq .Lrc+16(%rip), %rax")
         a.op("leaq .Lrc+368(%rip), %rdx")
         a.op(".balign 32")
         a.label(".Lround_" + name)
-        round_pairs(a, B, BANK_A, "(%rax)")
-        round_pairs(a, A, BANK_B, "16(%rax)")
+        block(a, two_rounds(("(%rax)", "16(%rax)")), 15, HOME, HOME)
         a.op("addq $32, %rax")
         a.op("cmpq %rdx, %rax")
         a.op("jne .Lround_" + name)
-    round_last(a, B, digest, ".Lrc+368(%rip)")
+        block(a, lambda g, v: round_last(g, State(v), ".Lrc+368(%rip)"),
+              15, HOME, DIGEST)
     a.op("decq %rsi")
     a.op("jnz .Lhash_" + name)
     for i in range(4):
-        a.op("vmovq %s, %d(%%rdi)" % (xmm(digest[i]), 8 * i))
+        a.op("vmovq %s, %d(%%rdi)" % (xmm(DIGEST[i]), 8 * i))
     a.label(".Ldone_" + name)
     endfunc(a, name)
 
@@ -370,10 +579,12 @@ def main():
          "Keccak-f[1600], lane pairs in xmm, a loop of two rounds.",
          False, False)
     emit(os.path.join(root, "avx512-fused", "kernel.S"),
-         "The whole chain: digest in registers, rounds 1-22 in a loop of "
-         "two, round 23 only for the digest lanes.", True, False)
+         "The whole chain: digest in registers, round 0 folded with the "
+         "padding, rounds 1-22 in a loop of two, round 23 only for the "
+         "digest lanes.", True, False)
     emit(os.path.join(root, "avx512-unrolled", "kernel.S"),
-         "As avx512-fused with rounds 1-22 expanded inline.", True, True)
+         "As avx512-fused with all rounds of a hash scheduled as one "
+         "block.", True, True)
     return 0
 
 

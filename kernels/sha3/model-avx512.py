@@ -3,9 +3,10 @@
 
     python3 kernels/sha3/model-avx512.py [--gen GENERATOR.py]
 
-Generates 12 rounds with gen-avx512.py (or another version of it, e.g.
-the one-lane-per-register generator of commit 6fc6075:
-`git show 6fc6075:kernels/sha3/gen-avx512.py > /tmp/lanes.py`), then
+Generates 12 rounds, six of the two-round loop bodies of gen-avx512.py
+(or of another version of it, e.g. the one-lane-per-register generator of
+commit 6fc6075: `git show 6fc6075:kernels/sha3/gen-avx512.py >
+/tmp/lanes.py`, or the unscheduled lane pairs of commit 92a459d), then
 schedules the instructions greedily, oldest ready first, on a port and
 latency model: "intel" is what was measured on the study's Emerald Rapids
 VM, "zen5" what the issue states for Zen 5.  Prints cycles per round.
@@ -29,7 +30,11 @@ def load(path):
 
 def generate(g):
     a = g.Asm()
-    if hasattr(g, "round_pairs"):
+    if hasattr(g, "two_rounds"):
+        for r in range(ROUNDS // 2):
+            g.block(a, g.two_rounds(("(%rax)", "16(%rax)")), 15, g.HOME,
+                    g.HOME)
+    elif hasattr(g, "round_pairs"):
         st = g.State(g.BANK_A)
         for r in range(ROUNDS):
             st = g.round_pairs(a, st, g.BANK_B if r % 2 == 0 else g.BANK_A,

@@ -21,300 +21,300 @@
 	RODATA
 	.balign 64
 .Lrc:
-	.quad 0x0000000000000001, 0
-	.quad 0x0000000000008082, 0
-	.quad 0x800000000000808a, 0
-	.quad 0x8000000080008000, 0
-	.quad 0x000000000000808b, 0
-	.quad 0x0000000080000001, 0
-	.quad 0x8000000080008081, 0
-	.quad 0x8000000000008009, 0
-	.quad 0x000000000000008a, 0
-	.quad 0x0000000000000088, 0
-	.quad 0x0000000080008009, 0
-	.quad 0x000000008000000a, 0
-	.quad 0x000000008000808b, 0
-	.quad 0x800000000000008b, 0
-	.quad 0x8000000000008089, 0
-	.quad 0x8000000000008003, 0
-	.quad 0x8000000000008002, 0
-	.quad 0x8000000000000080, 0
-	.quad 0x000000000000800a, 0
-	.quad 0x800000008000000a, 0
-	.quad 0x8000000080008081, 0
-	.quad 0x8000000000008080, 0
-	.quad 0x0000000080000001, 0
-	.quad 0x8000000080008008, 0
+	.quad 0x0000000000000001, 0x0000000000000001
+	.quad 0x0000000000008082, 0x0000000000008082
+	.quad 0x800000000000808a, 0x800000000000808a
+	.quad 0x8000000080008000, 0x8000000080008000
+	.quad 0x000000000000808b, 0x000000000000808b
+	.quad 0x0000000080000001, 0x0000000080000001
+	.quad 0x8000000080008081, 0x8000000080008081
+	.quad 0x8000000000008009, 0x8000000000008009
+	.quad 0x000000000000008a, 0x000000000000008a
+	.quad 0x0000000000000088, 0x0000000000000088
+	.quad 0x0000000080008009, 0x0000000080008009
+	.quad 0x000000008000000a, 0x000000008000000a
+	.quad 0x000000008000808b, 0x000000008000808b
+	.quad 0x800000000000008b, 0x800000000000008b
+	.quad 0x8000000000008089, 0x8000000000008089
+	.quad 0x8000000000008003, 0x8000000000008003
+	.quad 0x8000000000008002, 0x8000000000008002
+	.quad 0x8000000000000080, 0x8000000000000080
+	.quad 0x000000000000800a, 0x000000000000800a
+	.quad 0x800000008000000a, 0x800000008000000a
+	.quad 0x8000000080008081, 0x8000000080008081
+	.quad 0x8000000000008080, 0x8000000000008080
+	.quad 0x0000000080000001, 0x0000000080000001
+	.quad 0x8000000080008008, 0x8000000080008008
 .Lrho00:
-	.quad 0, 36
+	.quad 36, 3
 .Lrho01:
-	.quad 3, 41
-.Lrho02:
-	.quad 18, 18
+	.quad 41, 18
 .Lrho10:
-	.quad 1, 44
+	.quad 44, 10
 .Lrho11:
-	.quad 10, 45
+	.quad 45, 2
 .Lrho12:
-	.quad 2, 2
+	.quad 1, 1
 .Lrho20:
-	.quad 62, 6
+	.quad 6, 43
 .Lrho21:
-	.quad 43, 15
+	.quad 15, 61
 .Lrho22:
-	.quad 61, 61
+	.quad 62, 62
 .Lrho30:
-	.quad 28, 55
+	.quad 55, 25
 .Lrho31:
-	.quad 25, 21
+	.quad 21, 56
 .Lrho32:
-	.quad 56, 56
+	.quad 28, 28
 .Lrho40:
-	.quad 27, 20
+	.quad 20, 39
 .Lrho41:
-	.quad 39, 8
+	.quad 8, 14
 .Lrho42:
-	.quad 14, 14
-.Lpad4:
-	.quad 0x06, 0
+	.quad 27, 27
 .Lpad16:
-	.quad 0, 0x8000000000000000
+	.quad 0x8000000000000000, 0
+.Lpad4:
+	.quad 0x06, 0x0c
 	.text
 	.globl SYM(sha3_avx512_wrapped_permute)
 	HIDDEN(sha3_avx512_wrapped_permute)
 	FUNCTION(sha3_avx512_wrapped_permute)
 	.balign 64
 SYM(sha3_avx512_wrapped_permute):
-	vmovq 0(%rdi), %xmm0
-	vpinsrq $1, 40(%rdi), %xmm0, %xmm0
-	vmovq 80(%rdi), %xmm1
-	vpinsrq $1, 120(%rdi), %xmm1, %xmm1
-	vpbroadcastq 160(%rdi), %xmm2
-	vmovq 8(%rdi), %xmm3
-	vpinsrq $1, 48(%rdi), %xmm3, %xmm3
-	vmovq 88(%rdi), %xmm4
-	vpinsrq $1, 128(%rdi), %xmm4, %xmm4
-	vpbroadcastq 168(%rdi), %xmm5
-	vmovq 16(%rdi), %xmm6
-	vpinsrq $1, 56(%rdi), %xmm6, %xmm6
-	vmovq 96(%rdi), %xmm7
-	vpinsrq $1, 136(%rdi), %xmm7, %xmm7
-	vpbroadcastq 176(%rdi), %xmm8
-	vmovq 24(%rdi), %xmm9
-	vpinsrq $1, 64(%rdi), %xmm9, %xmm9
-	vmovq 104(%rdi), %xmm10
-	vpinsrq $1, 144(%rdi), %xmm10, %xmm10
-	vpbroadcastq 184(%rdi), %xmm11
-	vmovq 32(%rdi), %xmm12
-	vpinsrq $1, 72(%rdi), %xmm12, %xmm12
-	vmovq 112(%rdi), %xmm13
-	vpinsrq $1, 152(%rdi), %xmm13, %xmm13
-	vpbroadcastq 192(%rdi), %xmm14
+	vmovq 40(%rdi), %xmm0
+	vpinsrq $1, 80(%rdi), %xmm0, %xmm0
+	vmovq 120(%rdi), %xmm1
+	vpinsrq $1, 160(%rdi), %xmm1, %xmm1
+	vpbroadcastq 0(%rdi), %xmm2
+	vmovq 48(%rdi), %xmm3
+	vpinsrq $1, 88(%rdi), %xmm3, %xmm3
+	vmovq 128(%rdi), %xmm4
+	vpinsrq $1, 168(%rdi), %xmm4, %xmm4
+	vpbroadcastq 8(%rdi), %xmm5
+	vmovq 56(%rdi), %xmm6
+	vpinsrq $1, 96(%rdi), %xmm6, %xmm6
+	vmovq 136(%rdi), %xmm7
+	vpinsrq $1, 176(%rdi), %xmm7, %xmm7
+	vpbroadcastq 16(%rdi), %xmm8
+	vmovq 64(%rdi), %xmm9
+	vpinsrq $1, 104(%rdi), %xmm9, %xmm9
+	vmovq 144(%rdi), %xmm10
+	vpinsrq $1, 184(%rdi), %xmm10, %xmm10
+	vpbroadcastq 24(%rdi), %xmm11
+	vmovq 72(%rdi), %xmm12
+	vpinsrq $1, 112(%rdi), %xmm12, %xmm12
+	vmovq 152(%rdi), %xmm13
+	vpinsrq $1, 192(%rdi), %xmm13, %xmm13
+	vpbroadcastq 32(%rdi), %xmm14
 	leaq .Lrc(%rip), %rax
 	leaq 384(%rax), %rdx
 .Lround_sha3_avx512_wrapped_permute:
-	vpxorq %xmm1, %xmm0, %xmm25
-	vpshufd $0x4e, %xmm25, %xmm15
-	vpternlogq $0x96, %xmm2, %xmm25, %xmm15
-	vpxorq %xmm4, %xmm3, %xmm26
-	vpshufd $0x4e, %xmm26, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm26, %xmm16
-	vpxorq %xmm7, %xmm6, %xmm27
-	vpshufd $0x4e, %xmm27, %xmm17
-	vpternlogq $0x96, %xmm8, %xmm27, %xmm17
-	vpxorq %xmm10, %xmm9, %xmm28
-	vpshufd $0x4e, %xmm28, %xmm18
-	vpternlogq $0x96, %xmm11, %xmm28, %xmm18
-	vpxorq %xmm13, %xmm12, %xmm29
-	vpshufd $0x4e, %xmm29, %xmm19
-	vpternlogq $0x96, %xmm14, %xmm29, %xmm19
-	vprolq $1, %xmm16, %xmm20
-	vprolq $1, %xmm17, %xmm21
-	vprolq $1, %xmm18, %xmm22
-	vprolq $1, %xmm19, %xmm23
-	vprolq $1, %xmm15, %xmm24
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm0
-	vprolvq .Lrho00(%rip), %xmm0, %xmm0
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm1
-	vprolvq .Lrho01(%rip), %xmm1, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm2
-	vprolvq .Lrho02(%rip), %xmm2, %xmm2
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm3
-	vprolvq .Lrho10(%rip), %xmm3, %xmm3
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm4
-	vprolvq .Lrho11(%rip), %xmm4, %xmm4
-	vpternlogq $0x96, %xmm21, %xmm15, %xmm5
-	vprolvq .Lrho12(%rip), %xmm5, %xmm5
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm6
-	vprolvq .Lrho20(%rip), %xmm6, %xmm6
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm7
-	vprolvq .Lrho21(%rip), %xmm7, %xmm7
-	vpternlogq $0x96, %xmm22, %xmm16, %xmm8
-	vprolvq .Lrho22(%rip), %xmm8, %xmm8
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm9
-	vprolvq .Lrho30(%rip), %xmm9, %xmm9
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm10
-	vprolvq .Lrho31(%rip), %xmm10, %xmm10
-	vpternlogq $0x96, %xmm23, %xmm17, %xmm11
-	vprolvq .Lrho32(%rip), %xmm11, %xmm11
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm12
-	vprolvq .Lrho40(%rip), %xmm12, %xmm12
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm13
-	vprolvq .Lrho41(%rip), %xmm13, %xmm13
-	vpternlogq $0x96, %xmm24, %xmm18, %xmm14
-	vprolvq .Lrho42(%rip), %xmm14, %xmm14
-	vpunpcklqdq %xmm9, %xmm0, %xmm15
-	vpunpckhqdq %xmm12, %xmm3, %xmm18
-	vpunpcklqdq %xmm1, %xmm7, %xmm21
-	vpunpckhqdq %xmm4, %xmm10, %xmm24
-	vpunpcklqdq %xmm8, %xmm14, %xmm27
-	vmovdqa64 %xmm15, %xmm30
-	vmovdqa64 %xmm18, %xmm31
-	vpternlogq $0xd2, %xmm21, %xmm18, %xmm15
-	vpternlogq $0xd2, %xmm24, %xmm21, %xmm18
-	vpternlogq $0xd2, %xmm27, %xmm24, %xmm21
-	vpternlogq $0xd2, %xmm30, %xmm27, %xmm24
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm27
-	vpxorq (%rax), %xmm15, %xmm15
-	vpunpcklqdq %xmm12, %xmm3, %xmm16
-	vpunpckhqdq %xmm0, %xmm6, %xmm19
-	vpunpcklqdq %xmm4, %xmm10, %xmm22
-	vpunpckhqdq %xmm7, %xmm13, %xmm25
-	vpunpcklqdq %xmm11, %xmm2, %xmm28
-	vmovdqa64 %xmm16, %xmm30
-	vmovdqa64 %xmm19, %xmm31
-	vpternlogq $0xd2, %xmm22, %xmm19, %xmm16
-	vpternlogq $0xd2, %xmm25, %xmm22, %xmm19
-	vpternlogq $0xd2, %xmm28, %xmm25, %xmm22
-	vpternlogq $0xd2, %xmm30, %xmm28, %xmm25
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm28
-	vpunpcklqdq %xmm6, %xmm6, %xmm17
-	vpunpckhqdq %xmm9, %xmm9, %xmm20
-	vpunpcklqdq %xmm13, %xmm13, %xmm23
-	vpunpckhqdq %xmm1, %xmm1, %xmm26
-	vmovdqa64 %xmm5, %xmm29
-	vmovdqa64 %xmm17, %xmm30
-	vmovdqa64 %xmm20, %xmm31
-	vpternlogq $0xd2, %xmm23, %xmm20, %xmm17
-	vpternlogq $0xd2, %xmm26, %xmm23, %xmm20
-	vpternlogq $0xd2, %xmm29, %xmm26, %xmm23
-	vpternlogq $0xd2, %xmm30, %xmm29, %xmm26
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm29
-	vpxorq %xmm16, %xmm15, %xmm10
-	vpshufd $0x4e, %xmm10, %xmm0
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm0
-	vpxorq %xmm19, %xmm18, %xmm11
-	vpshufd $0x4e, %xmm11, %xmm1
-	vpternlogq $0x96, %xmm20, %xmm11, %xmm1
-	vpxorq %xmm22, %xmm21, %xmm12
-	vpshufd $0x4e, %xmm12, %xmm2
-	vpternlogq $0x96, %xmm23, %xmm12, %xmm2
-	vpxorq %xmm25, %xmm24, %xmm13
-	vpshufd $0x4e, %xmm13, %xmm3
-	vpternlogq $0x96, %xmm26, %xmm13, %xmm3
-	vpxorq %xmm28, %xmm27, %xmm14
-	vpshufd $0x4e, %xmm14, %xmm4
-	vpternlogq $0x96, %xmm29, %xmm14, %xmm4
-	vprolq $1, %xmm1, %xmm5
-	vprolq $1, %xmm2, %xmm6
-	vprolq $1, %xmm3, %xmm7
-	vprolq $1, %xmm4, %xmm8
-	vprolq $1, %xmm0, %xmm9
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm15
+	vpxorq %xmm1, %xmm0, %xmm15
+	vpxorq %xmm4, %xmm3, %xmm16
+	vpxorq %xmm7, %xmm6, %xmm17
+	vpshufd $0x4e, %xmm15, %xmm18
+	vpshufd $0x4e, %xmm16, %xmm19
+	vpxorq %xmm10, %xmm9, %xmm20
+	vpshufd $0x4e, %xmm17, %xmm21
+	vpshufd $0x4e, %xmm20, %xmm22
+	vpxorq %xmm13, %xmm12, %xmm23
+	vpshufd $0x4e, %xmm23, %xmm24
+	vpternlogq $0x96, %xmm2, %xmm15, %xmm18
+	vpternlogq $0x96, %xmm5, %xmm16, %xmm19
+	vprolq $1, %xmm19, %xmm15
+	vprolq $1, %xmm18, %xmm16
+	vpternlogq $0x96, %xmm8, %xmm17, %xmm21
+	vprolq $1, %xmm21, %xmm17
+	vpternlogq $0x96, %xmm11, %xmm20, %xmm22
+	vpternlogq $0x96, %xmm14, %xmm23, %xmm24
+	vprolq $1, %xmm22, %xmm20
+	vprolq $1, %xmm24, %xmm23
+	vpternlogq $0x96, %xmm15, %xmm24, %xmm0
+	vprolvq .Lrho00(%rip), %xmm0, %xmm25
+	vpternlogq $0x96, %xmm15, %xmm24, %xmm1
+	vpternlogq $0x96, %xmm17, %xmm18, %xmm3
+	vprolvq .Lrho01(%rip), %xmm1, %xmm26
+	vprolvq .Lrho10(%rip), %xmm3, %xmm27
+	vpternlogq $0x96, %xmm17, %xmm18, %xmm4
+	vprolvq .Lrho11(%rip), %xmm4, %xmm28
+	vpunpcklqdq %xmm27, %xmm27, %xmm29
+	vpternlogq $0x96, %xmm17, %xmm18, %xmm5
+	vprolvq .Lrho12(%rip), %xmm5, %xmm17
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm7
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm8
+	vprolvq .Lrho21(%rip), %xmm7, %xmm18
+	vprolvq .Lrho22(%rip), %xmm8, %xmm30
+	vpternlogq $0x96, %xmm23, %xmm21, %xmm9
+	vprolvq .Lrho30(%rip), %xmm9, %xmm31
+	vpunpcklqdq %xmm26, %xmm18, %xmm0
+	vpunpckhqdq %xmm26, %xmm18, %xmm18
+	vpunpckhqdq %xmm31, %xmm25, %xmm26
+	vpunpcklqdq %xmm31, %xmm25, %xmm25
+	vpternlogq $0x96, %xmm23, %xmm21, %xmm10
+	vprolvq .Lrho31(%rip), %xmm10, %xmm31
+	vpternlogq $0x96, %xmm23, %xmm21, %xmm11
+	vpternlogq $0x96, %xmm16, %xmm22, %xmm12
+	vprolvq .Lrho32(%rip), %xmm11, %xmm21
+	vprolvq .Lrho40(%rip), %xmm12, %xmm23
+	vpunpckhqdq %xmm28, %xmm31, %xmm1
+	vpunpcklqdq %xmm17, %xmm21, %xmm17
+	vpunpckhqdq %xmm23, %xmm27, %xmm21
+	vpternlogq $0x96, %xmm16, %xmm22, %xmm13
+	vprolvq .Lrho41(%rip), %xmm13, %xmm27
+	vpunpcklqdq %xmm31, %xmm31, %xmm31
+	vpternlogq $0x96, %xmm16, %xmm22, %xmm14
+	vprolvq .Lrho42(%rip), %xmm14, %xmm16
+	vpunpcklqdq %xmm27, %xmm28, %xmm22
+	vpunpckhqdq %xmm27, %xmm27, %xmm27
+	vpunpcklqdq %xmm30, %xmm16, %xmm16
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm6
+	vmovdqa64 %xmm26, %xmm19
+	vpternlogq $0xd2, %xmm18, %xmm22, %xmm19
+	vprolvq .Lrho20(%rip), %xmm6, %xmm20
+	vmovdqa64 %xmm22, %xmm28
+	vpternlogq $0xd2, %xmm17, %xmm18, %xmm28
+	vmovdqa64 %xmm21, %xmm30
+	vpternlogq $0xd2, %xmm1, %xmm0, %xmm30
+	vpunpcklqdq %xmm20, %xmm23, %xmm23
+	vpunpckhqdq %xmm20, %xmm20, %xmm20
+	vmovdqa64 %xmm0, %xmm3
+	vpternlogq $0xd2, %xmm16, %xmm1, %xmm3
+	vpternlogq $0x96, %xmm15, %xmm24, %xmm2
+	vmovdqa64 %xmm17, %xmm15
+	vpternlogq $0xd2, %xmm26, %xmm23, %xmm15
+	vpternlogq $0xc6, %xmm22, %xmm23, %xmm26
+	vpternlogq $0xd2, %xmm23, %xmm17, %xmm18
+	vmovdqa64 %xmm16, %xmm17
+	vpternlogq $0xd2, %xmm21, %xmm25, %xmm17
+	vpternlogq $0xc6, %xmm0, %xmm25, %xmm21
+	vpternlogq $0xd2, %xmm25, %xmm16, %xmm1
+	vpxorq %xmm30, %xmm19, %xmm16
+	vpxorq %xmm3, %xmm28, %xmm22
+	vpshufd $0x4e, %xmm16, %xmm23
+	vpshufd $0x4e, %xmm22, %xmm24
+	vmovdqa64 %xmm2, %xmm25
+	vpternlogq $0xd2, %xmm20, %xmm29, %xmm25
+	vmovdqa64 %xmm20, %xmm0
+	vpternlogq $0xd2, %xmm27, %xmm31, %xmm0
+	vmovdqa64 %xmm31, %xmm4
+	vpternlogq $0xd2, %xmm2, %xmm27, %xmm4
+	vpxorq %xmm17, %xmm15, %xmm5
+	vpshufd $0x4e, %xmm5, %xmm6
+	vpxorq %xmm21, %xmm26, %xmm7
+	vpxorq %xmm1, %xmm18, %xmm8
+	vpshufd $0x4e, %xmm7, %xmm9
+	vpshufd $0x4e, %xmm8, %xmm10
+	vpternlogq $0xc6, %xmm31, %xmm29, %xmm20
+	vpternlogq $0xd2, %xmm29, %xmm2, %xmm27
+	vpxorq (%rax), %xmm25, %xmm25
+	vpternlogq $0x96, %xmm0, %xmm16, %xmm23
+	vprolq $1, %xmm23, %xmm16
+	vpternlogq $0x96, %xmm4, %xmm22, %xmm24
+	vpternlogq $0x96, %xmm25, %xmm5, %xmm6
+	vprolq $1, %xmm24, %xmm22
+	vprolq $1, %xmm6, %xmm29
+	vpternlogq $0x96, %xmm20, %xmm7, %xmm9
+	vprolq $1, %xmm9, %xmm31
+	vpternlogq $0x96, %xmm27, %xmm8, %xmm10
+	vpternlogq $0x96, %xmm16, %xmm6, %xmm26
+	vprolq $1, %xmm10, %xmm2
+	vprolvq .Lrho10(%rip), %xmm26, %xmm26
+	vpternlogq $0x96, %xmm22, %xmm9, %xmm19
+	vprolvq .Lrho20(%rip), %xmm19, %xmm19
+	vpunpcklqdq %xmm26, %xmm26, %xmm5
+	vpternlogq $0x96, %xmm31, %xmm10, %xmm15
 	vprolvq .Lrho00(%rip), %xmm15, %xmm15
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm16
-	vprolvq .Lrho01(%rip), %xmm16, %xmm16
-	vpternlogq $0x96, %xmm5, %xmm4, %xmm17
-	vprolvq .Lrho02(%rip), %xmm17, %xmm17
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm18
-	vprolvq .Lrho10(%rip), %xmm18, %xmm18
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm19
-	vprolvq .Lrho11(%rip), %xmm19, %xmm19
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm20
+	vpunpckhqdq %xmm19, %xmm19, %xmm8
+	vpternlogq $0x96, %xmm31, %xmm10, %xmm17
+	vprolvq .Lrho01(%rip), %xmm17, %xmm17
+	vpternlogq $0x96, %xmm16, %xmm6, %xmm21
+	vpternlogq $0x96, %xmm16, %xmm6, %xmm20
+	vprolvq .Lrho11(%rip), %xmm21, %xmm16
 	vprolvq .Lrho12(%rip), %xmm20, %xmm20
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm21
-	vprolvq .Lrho20(%rip), %xmm21, %xmm21
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm22
-	vprolvq .Lrho21(%rip), %xmm22, %xmm22
-	vpternlogq $0x96, %xmm7, %xmm1, %xmm23
-	vprolvq .Lrho22(%rip), %xmm23, %xmm23
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm24
-	vprolvq .Lrho30(%rip), %xmm24, %xmm24
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm25
-	vprolvq .Lrho31(%rip), %xmm25, %xmm25
-	vpternlogq $0x96, %xmm8, %xmm2, %xmm26
-	vprolvq .Lrho32(%rip), %xmm26, %xmm26
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm27
-	vprolvq .Lrho40(%rip), %xmm27, %xmm27
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm28
-	vprolvq .Lrho41(%rip), %xmm28, %xmm28
-	vpternlogq $0x96, %xmm9, %xmm3, %xmm29
-	vprolvq .Lrho42(%rip), %xmm29, %xmm29
-	vpunpcklqdq %xmm24, %xmm15, %xmm0
-	vpunpckhqdq %xmm27, %xmm18, %xmm3
-	vpunpcklqdq %xmm16, %xmm22, %xmm6
-	vpunpckhqdq %xmm19, %xmm25, %xmm9
-	vpunpcklqdq %xmm23, %xmm29, %xmm12
-	vmovdqa64 %xmm0, %xmm30
-	vmovdqa64 %xmm3, %xmm31
-	vpternlogq $0xd2, %xmm6, %xmm3, %xmm0
+	vpternlogq $0x96, %xmm22, %xmm9, %xmm30
+	vprolvq .Lrho21(%rip), %xmm30, %xmm21
+	vpternlogq $0x96, %xmm22, %xmm9, %xmm0
+	vpternlogq $0x96, %xmm2, %xmm23, %xmm28
+	vprolvq .Lrho22(%rip), %xmm0, %xmm22
+	vprolvq .Lrho30(%rip), %xmm28, %xmm28
+	vpunpcklqdq %xmm17, %xmm21, %xmm30
+	vpunpcklqdq %xmm28, %xmm15, %xmm0
+	vpunpckhqdq %xmm28, %xmm15, %xmm6
+	vpternlogq $0x96, %xmm2, %xmm23, %xmm3
+	vprolvq .Lrho31(%rip), %xmm3, %xmm15
+	vpunpckhqdq %xmm17, %xmm21, %xmm12
+	vpternlogq $0x96, %xmm2, %xmm23, %xmm4
+	vprolvq .Lrho32(%rip), %xmm4, %xmm17
+	vpunpckhqdq %xmm16, %xmm15, %xmm13
+	vpunpcklqdq %xmm15, %xmm15, %xmm11
+	vpunpcklqdq %xmm20, %xmm17, %xmm15
+	vpternlogq $0x96, %xmm29, %xmm24, %xmm18
+	vpternlogq $0x96, %xmm29, %xmm24, %xmm1
+	vprolvq .Lrho40(%rip), %xmm18, %xmm17
+	vprolvq .Lrho41(%rip), %xmm1, %xmm18
+	vpternlogq $0x96, %xmm29, %xmm24, %xmm27
+	vprolvq .Lrho42(%rip), %xmm27, %xmm20
+	vpunpcklqdq %xmm19, %xmm17, %xmm19
+	vpunpckhqdq %xmm17, %xmm26, %xmm7
+	vpunpcklqdq %xmm22, %xmm20, %xmm17
+	vpunpcklqdq %xmm18, %xmm16, %xmm9
+	vpternlogq $0x96, %xmm31, %xmm10, %xmm25
+	vpunpckhqdq %xmm18, %xmm18, %xmm14
+	vmovdqa64 %xmm25, %xmm16
+	vpternlogq $0xd2, %xmm8, %xmm5, %xmm16
+	vmovdqa64 %xmm15, %xmm18
+	vpternlogq $0xd2, %xmm6, %xmm19, %xmm18
+	vmovdqa64 %xmm19, %xmm3
 	vpternlogq $0xd2, %xmm9, %xmm6, %xmm3
 	vpternlogq $0xd2, %xmm12, %xmm9, %xmm6
-	vpternlogq $0xd2, %xmm30, %xmm12, %xmm9
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm12
-	vpxorq 16(%rax), %xmm0, %xmm0
-	vpunpcklqdq %xmm27, %xmm18, %xmm1
-	vpunpckhqdq %xmm15, %xmm21, %xmm4
-	vpunpcklqdq %xmm19, %xmm25, %xmm7
-	vpunpckhqdq %xmm22, %xmm28, %xmm10
-	vpunpcklqdq %xmm26, %xmm17, %xmm13
-	vmovdqa64 %xmm1, %xmm30
-	vmovdqa64 %xmm4, %xmm31
-	vpternlogq $0xd2, %xmm7, %xmm4, %xmm1
-	vpternlogq $0xd2, %xmm10, %xmm7, %xmm4
-	vpternlogq $0xd2, %xmm13, %xmm10, %xmm7
-	vpternlogq $0xd2, %xmm30, %xmm13, %xmm10
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm13
-	vpunpcklqdq %xmm21, %xmm21, %xmm2
-	vpunpckhqdq %xmm24, %xmm24, %xmm5
-	vpunpcklqdq %xmm28, %xmm28, %xmm8
-	vpunpckhqdq %xmm16, %xmm16, %xmm11
-	vmovdqa64 %xmm20, %xmm14
-	vmovdqa64 %xmm2, %xmm30
-	vmovdqa64 %xmm5, %xmm31
-	vpternlogq $0xd2, %xmm8, %xmm5, %xmm2
-	vpternlogq $0xd2, %xmm11, %xmm8, %xmm5
+	vpternlogq $0xd2, %xmm15, %xmm12, %xmm9
+	vpternlogq $0xd2, %xmm19, %xmm15, %xmm12
+	vmovdqa64 %xmm17, %xmm1
+	vpternlogq $0xd2, %xmm7, %xmm0, %xmm1
+	vmovdqa64 %xmm0, %xmm4
+	vpternlogq $0xd2, %xmm30, %xmm7, %xmm4
+	vpternlogq $0xd2, %xmm13, %xmm30, %xmm7
+	vpternlogq $0xd2, %xmm17, %xmm13, %xmm30
+	vpternlogq $0xd2, %xmm0, %xmm17, %xmm13
+	vmovdqa64 %xmm5, %xmm15
+	vpternlogq $0xd2, %xmm11, %xmm8, %xmm15
 	vpternlogq $0xd2, %xmm14, %xmm11, %xmm8
-	vpternlogq $0xd2, %xmm30, %xmm14, %xmm11
-	vpternlogq $0xd2, %xmm31, %xmm30, %xmm14
+	vpternlogq $0xd2, %xmm25, %xmm14, %xmm11
+	vpternlogq $0xd2, %xmm5, %xmm25, %xmm14
+	vpxorq 16(%rax), %xmm16, %xmm2
+	vmovdqa64 %xmm18, %xmm0
+	vmovdqa64 %xmm15, %xmm5
+	vmovdqa64 %xmm30, %xmm10
 	addq $32, %rax
 	cmpq %rdx, %rax
 	jne .Lround_sha3_avx512_wrapped_permute
-	vmovq %xmm0, 0(%rdi)
-	vpextrq $1, %xmm0, 40(%rdi)
-	vmovq %xmm1, 80(%rdi)
-	vpextrq $1, %xmm1, 120(%rdi)
-	vmovq %xmm2, 160(%rdi)
-	vmovq %xmm3, 8(%rdi)
-	vpextrq $1, %xmm3, 48(%rdi)
-	vmovq %xmm4, 88(%rdi)
-	vpextrq $1, %xmm4, 128(%rdi)
-	vmovq %xmm5, 168(%rdi)
-	vmovq %xmm6, 16(%rdi)
-	vpextrq $1, %xmm6, 56(%rdi)
-	vmovq %xmm7, 96(%rdi)
-	vpextrq $1, %xmm7, 136(%rdi)
-	vmovq %xmm8, 176(%rdi)
-	vmovq %xmm9, 24(%rdi)
-	vpextrq $1, %xmm9, 64(%rdi)
-	vmovq %xmm10, 104(%rdi)
-	vpextrq $1, %xmm10, 144(%rdi)
-	vmovq %xmm11, 184(%rdi)
-	vmovq %xmm12, 32(%rdi)
-	vpextrq $1, %xmm12, 72(%rdi)
-	vmovq %xmm13, 112(%rdi)
-	vpextrq $1, %xmm13, 152(%rdi)
-	vmovq %xmm14, 192(%rdi)
+	vmovq %xmm0, 40(%rdi)
+	vpextrq $1, %xmm0, 80(%rdi)
+	vmovq %xmm1, 120(%rdi)
+	vpextrq $1, %xmm1, 160(%rdi)
+	vmovq %xmm2, 0(%rdi)
+	vmovq %xmm3, 48(%rdi)
+	vpextrq $1, %xmm3, 88(%rdi)
+	vmovq %xmm4, 128(%rdi)
+	vpextrq $1, %xmm4, 168(%rdi)
+	vmovq %xmm5, 8(%rdi)
+	vmovq %xmm6, 56(%rdi)
+	vpextrq $1, %xmm6, 96(%rdi)
+	vmovq %xmm7, 136(%rdi)
+	vpextrq $1, %xmm7, 176(%rdi)
+	vmovq %xmm8, 16(%rdi)
+	vmovq %xmm9, 64(%rdi)
+	vpextrq $1, %xmm9, 104(%rdi)
+	vmovq %xmm10, 144(%rdi)
+	vpextrq $1, %xmm10, 184(%rdi)
+	vmovq %xmm11, 24(%rdi)
+	vmovq %xmm12, 72(%rdi)
+	vpextrq $1, %xmm12, 112(%rdi)
+	vmovq %xmm13, 152(%rdi)
+	vpextrq $1, %xmm13, 192(%rdi)
+	vmovq %xmm14, 32(%rdi)
 	ret
 	SIZE(sha3_avx512_wrapped_permute)
 #if !defined(__APPLE__)
