@@ -13,29 +13,15 @@ void sha3_avx512_wrapped_permute(uint64_t s[25]);
 static int
 avx512_wrapped_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
-	uint64_t s[25];
-
 	(void)ctx;
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_pad_short(s, msg, len);
-	sha3_avx512_wrapped_permute(s);
-	sha3_256_squeeze(s, out);
-	return 0;
+	return sha3_256_short(msg, len, out, sha3_avx512_wrapped_permute);
 }
 
 static int
 avx512_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
-	uint64_t s[25];
-	uint64_t i;
-
 	(void)ctx;
-	for (i = 0; i < steps; i++) {
-		sha3_256_pad32(s, x);
-		sha3_avx512_wrapped_permute(s);
-		sha3_256_squeeze(s, x);
-	}
+	sha3_256_wrapped_chain(x, steps, sha3_avx512_wrapped_permute);
 	return 0;
 }
 
