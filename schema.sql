@@ -233,3 +233,10 @@ CREATE TABLE disasm (
 	excerpt		TEXT,		-- lines showing the instructions
 	PRIMARY KEY (build_id, study, variant)
 );
+
+-- version: 4
+
+-- The dependent-add clock estimate taken right after each sample, beside
+-- calib_mhz taken right before it: their mean gives the sample's cycles
+-- per hash, their difference says whether the clock moved meanwhile.
+ALTER TABLE samples ADD COLUMN calib_after_mhz REAL;

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROTO_VERSION 2
+#define PROTO_VERSION 3
 #define AGENT_VERSION "0.2.0"
 #define SELFTEST_STEPS 1000
 #define MAX_VARIANTS 64
@@ -522,7 +522,7 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
 	uint64_t t0, t1;
-	double mhz, ns, delta;
+	double mhz, mhz_after, ns, delta;
 	int rc, cpu_before, cpu_after;
 	cJSON *rec;
 
@@ -533,6 +533,8 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	rc = sl->k->chain(sl->ctx, x, o->steps);
 	t1 = timing_now_ns();
 	cpu_after = pin_current_cpu();
+	/* Again after: a clock that moved during the sample shows. */
+	mhz_after = timing_calibrate_mhz();
 	if (rc != 0)
 		fatal(AG_FAIL, "variant \"%s\" failed during sample %llu",
 		    sl->k->variant, (unsigned long long)s);
@@ -554,6 +556,7 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	hex(o->seed, st->state_len, buf);
 	cJSON_AddStringToObject(rec, "seed", buf);
 	cJSON_AddNumberToObject(rec, "calib_mhz", mhz);
+	cJSON_AddNumberToObject(rec, "calib_after_mhz", mhz_after);
 	cJSON_AddNumberToObject(rec, "cpu",
 	    cpu_before == cpu_after ? cpu_before : -1);
 	cJSON_AddStringToObject(rec, "build_id", o->build_id);

@@ -390,13 +390,13 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	iso_now(now, sizeof now);
 	rc = run(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
-	    "invalid_reason, calib_mhz, cpu, received_at, reason) VALUES "
-	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-	    "ON CONFLICT DO NOTHING", "isissiiiissisdiss", run_id, s->host,
-	    s->build_id, s->study, s->variant, s->sample_index, s->position,
-	    (int64_t)s->steps, (int64_t)s->ns, s->digest, s->seed,
-	    (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
-	    (int64_t)s->cpu, now, s->reason);
+	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
+	    "reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?) ON CONFLICT DO NOTHING", "isissiiiissisddiss", run_id,
+	    s->host, s->build_id, s->study, s->variant, s->sample_index,
+	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
+	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
+	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason);
 	if (rc != SQLITE_DONE)
 		return dberr(db, err, "cannot store sample");
 	if (o.changes == 0)

@@ -93,7 +93,8 @@ struct sample_row {
 	const char *digest, *seed;
 	int valid;
 	const char *invalid_reason;	/* NULL when valid */
-	double calib_mhz;
+	double calib_mhz;	/* clock estimate before the sample */
+	double calib_after_mhz;	/* and after it */
 	int cpu;
 	const char *reason;	/* why an extra (adaptive) sample; or NULL */
 };

@@ -77,6 +77,7 @@ static const struct field sample_f[] = {
 	{ "digest", F_HEX, S(digest), 0 },
 	{ "seed", F_HEX, S(seed), 0 },
 	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
+	{ "calib_after_mhz", F_NUM, S(calib_after_mhz), 0 },
 	{ "cpu", F_INT, S(cpu), -1 },
 	{ "build_id", F_STR, S(build_id), 0 },
 	{ "reason", F_STR_NULL, S(reason), 0 },

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_VERSION 2
+#define PROTO_VERSION 3
 #define PROTO_MAX_LINE 65536	/* longer agent lines are an error */
 
 enum rec_type {
@@ -36,7 +36,7 @@ struct record {
 	const char *phase, *holder;
 	const cJSON *state;
 	int64_t proto, sample, position, steps, ns, samples, cpu;
-	double calib_mhz;
+	double calib_mhz, calib_after_mhz;
 };
 
 /* Parse and validate one line; on failure err says which field and why. */

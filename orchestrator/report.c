@@ -19,6 +19,12 @@
  */
 #define INVALID_LIST_MAX 10
 #define EVENT_LIST_MAX 20
+/*
+ * A sample's clock moved when its estimates before and after differ by
+ * more than this fraction of the larger: its cycles are less certain.
+ */
+#define CLOCK_MOVED_PCT 10
+#define CLOCK_MOVED_SQL "0.10"
 
 /* Every text line fits a terminal this wide. */
 #define REPORT_COLUMNS 100
@@ -52,6 +58,8 @@ struct rrow {
 	double		 median, min, max;	/* over valid samples */
 	int		 digest;
 	double		 calib_mhz;	/* the host's; 0 = unknown */
+	double		 cycles;	/* median of the samples'; 0 = unknown */
+	int64_t		 moved;		/* valid samples whose clock moved */
 };
 
 struct rhost {
@@ -115,6 +123,8 @@ struct rrun {
 	int		 exploratory;
 	int		 several_builds;	/* some host has > 1 build */
 	int		 any_calib;
+	int64_t		 moved;		/* valid samples whose clock moved */
+	int64_t		 clocked;	/* valid samples with both estimates */
 
 	struct rhost	*hosts;
 	size_t		 nhosts;
@@ -447,6 +457,11 @@ find_host(const struct rrun *r, const char *name)
 /*
  * One row per (variant, host, build) that left any sample.
  *
+ * cycles is the median over valid samples of each sample's cycles per
+ * hash, at the mean of the clock estimates taken just before and just
+ * after it; a sample whose two estimates differ by more than
+ * CLOCK_MOVED counts as moved.
+ *
  * n, median, min and max are computed exactly as the schema's summary
  * view computes them, but over this run's samples only: SQLite (3.40)
  * does not push "WHERE run_id = ?" through the view's GROUP BY into its
@@ -475,20 +490,38 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    "  AVG(CASE WHEN rn IN ((cnt + 1) / 2, (cnt + 2) / 2)"
 	    "   THEN rate END) AS median, MIN(rate) AS lo, MAX(rate) AS hi"
 	    "  FROM v GROUP BY variant, host, build_id),"
+	    " c AS (SELECT variant, host, build_id, cyc,"
+	    "  ROW_NUMBER() OVER (PARTITION BY variant, host, build_id"
+	    "   ORDER BY cyc) AS rn,"
+	    "  COUNT(*) OVER (PARTITION BY variant, host, build_id) AS cnt"
+	    "  FROM (SELECT variant, host, build_id, ns * (calib_mhz +"
+	    "   COALESCE(NULLIF(calib_after_mhz, 0), calib_mhz)) / 2000.0"
+	    "   / steps AS cyc FROM samples WHERE run_id = ?1 AND study = ?2"
+	    "   AND valid = 1 AND ns > 0 AND calib_mhz > 0)),"
+	    " cm AS (SELECT variant, host, build_id, AVG(CASE WHEN rn IN"
+	    "  ((cnt + 1) / 2, (cnt + 2) / 2) THEN cyc END) AS cycles"
+	    "  FROM c GROUP BY variant, host, build_id),"
 	    " g AS (SELECT s.variant, s.host, s.build_id,"
 	    "  SUM(s.valid = 0) AS invalid,"
 	    "  COUNT(DISTINCT CASE WHEN s.valid = 1 THEN s.steps END) AS vsteps,"
 	    "  COUNT(DISTINCT CASE WHEN s.valid = 1"
 	    "   THEN s.steps || ' ' || s.digest END) AS vdigests,"
-	    "  MAX(CASE WHEN s.valid = 1 THEN d.nd END) AS run_digests"
+	    "  MAX(CASE WHEN s.valid = 1 THEN d.nd END) AS run_digests,"
+	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0)"
+	    "   AS clocked,"
+	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0"
+	    "   AND ABS(s.calib_after_mhz - s.calib_mhz) > " CLOCK_MOVED_SQL
+	    "   * MAX(s.calib_mhz, s.calib_after_mhz)) AS moved"
 	    "  FROM samples s LEFT JOIN d ON d.steps = s.steps"
 	    "  WHERE s.run_id = ?1 AND s.study = ?2"
 	    "  GROUP BY s.variant, s.host, s.build_id)"
 	    " SELECT g.variant, g.host, g.build_id, g.invalid, g.vsteps,"
 	    "  g.vdigests, g.run_digests, COALESCE(m.n, 0), m.median, m.lo,"
-	    "  m.hi"
+	    "  m.hi, cm.cycles, g.clocked, g.moved"
 	    " FROM g LEFT JOIN m ON m.variant = g.variant AND m.host = g.host"
 	    "  AND m.build_id = g.build_id"
+	    " LEFT JOIN cm ON cm.variant = g.variant AND cm.host = g.host"
+	    "  AND cm.build_id = g.build_id"
 	    " ORDER BY g.variant, g.host, g.build_id";
 	sqlite3_stmt *st;
 	struct rrow *w;
@@ -514,6 +547,12 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 		w->median = col_double(st, 8);
 		w->min = col_double(st, 9);
 		w->max = col_double(st, 10);
+		w->cycles = col_double(st, 11);
+		r->clocked += sqlite3_column_int64(st, 12);
+		w->moved = sqlite3_column_int64(st, 13);
+		r->moved += w->moved;
+		if (w->cycles > 0)
+			r->any_calib = 1;
 		if (vsteps == 0)
 			w->digest = DIGEST_NONE;
 		else if (vdigests == vsteps && run_digests == 1)
@@ -899,12 +938,28 @@ ns_str(double rate)
 	return xstrdup(buf);
 }
 
-static char *
-cycles_str(double calib_mhz, double rate)
+/*
+ * Cycles per hash of a row: from its samples' own clock estimates, else
+ * (samples without one) from the host's; 0 when unknown.
+ */
+static double
+row_cycles(const struct rrow *w)
 {
-	if (!(calib_mhz > 0) || !(rate > 0))
-		return xstrdup("-");
-	return xasprintf("%.1f", calib_mhz * 1e6 / rate);
+	if (w->n == 0)
+		return 0;
+	if (w->cycles > 0)
+		return w->cycles;
+	if (w->calib_mhz > 0 && w->median > 0)
+		return w->calib_mhz * 1e6 / w->median;
+	return 0;
+}
+
+static char *
+cycles_str(const struct rrow *w)
+{
+	double c = row_cycles(w);
+
+	return c > 0 ? xasprintf("%.1f", c) : xstrdup("-");
 }
 
 /* Short enough for the hosts table; why a pin failed is a warning. */
@@ -1056,8 +1111,7 @@ text_rows(const struct rrun *r, FILE *out)
 		cell(&t, rate_str(w->n > 0 ? w->median : 0));
 		cell(&t, ns_str(w->n > 0 ? w->median : 0));
 		if (r->any_calib)
-			cell(&t, cycles_str(w->calib_mhz,
-			    w->n > 0 ? w->median : 0));
+			cell(&t, cycles_str(w));
 		if (w->n > 0) {
 			char lo[32], hi[32];
 
@@ -1095,7 +1149,7 @@ text_best(const struct rrun *r, FILE *out)
 		    w->label) : xstrdup(w->variant));
 		cell(&t, rate_str(w->median));
 		cell(&t, ns_str(w->median));
-		cell(&t, cycles_str(w->calib_mhz, w->median));
+		cell(&t, cycles_str(w));
 	}
 	if (r->nranked > 0)
 		table_print(&t, out);
@@ -1159,7 +1213,7 @@ text_warnings(const struct rrun *r, FILE *out)
 		    strcmp(r->hosts[i].status, "ok") != 0) ||
 		    r->hosts[i].pin_error != NULL;
 	if (r->ninvalid + r->nvariants + r->nevents + failed_builds +
-	    host_notes == 0) {
+	    host_notes + (size_t)r->moved == 0) {
 		fputc('\n', out);
 		emit(out, "warnings: none");
 		return;
@@ -1178,6 +1232,10 @@ text_warnings(const struct rrun *r, FILE *out)
 	if (r->ninvalid > INVALID_LIST_MAX)
 		emit(out, "    ... and %zu more",
 		    r->ninvalid - INVALID_LIST_MAX);
+	if (r->moved > 0)
+		emit(out, "  %" PRId64 " of %" PRId64 " samples: clock "
+		    "estimate moved over %d%% across the sample (cycles less "
+		    "certain)", r->moved, r->clocked, CLOCK_MOVED_PCT);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
 		if (h->status != NULL && strcmp(h->status, "ok") != 0)
@@ -1277,8 +1335,8 @@ json_row(const struct rrow *w)
 	cJSON_AddNumberToObject(o, "n", (double)w->n);
 	json_num(o, "median_rate", w->median, known);
 	json_num(o, "ns_per_hash", known ? 1e9 / w->median : 0, known);
-	json_num(o, "cycles_per_hash", known ? w->calib_mhz * 1e6 / w->median :
-	    0, known && w->calib_mhz > 0);
+	json_num(o, "cycles_per_hash", row_cycles(w), row_cycles(w) > 0);
+	cJSON_AddNumberToObject(o, "clock_moved", (double)w->moved);
 	json_num(o, "min_rate", w->min, known);
 	json_num(o, "max_rate", w->max, known);
 	json_str(o, "digest", w->digest == DIGEST_OK ? "ok" :
@@ -1387,6 +1445,10 @@ json_warnings(const struct rrun *r)
 		json_str(o, "reason", r->variants[i].reason);
 		cJSON_AddItemToArray(a, o);
 	}
+	o = cJSON_AddObjectToObject(w, "clock_moved");
+	cJSON_AddNumberToObject(o, "samples", (double)r->moved);
+	cJSON_AddNumberToObject(o, "of", (double)r->clocked);
+	cJSON_AddNumberToObject(o, "threshold_pct", CLOCK_MOVED_PCT);
 	a = cJSON_AddArrayToObject(w, "events");
 	for (i = 0; i < r->nevents; i++) {
 		o = cJSON_CreateObject();

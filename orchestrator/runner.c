@@ -156,6 +156,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.valid = why == NULL;
 	row.invalid_reason = why;
 	row.calib_mhz = r->calib_mhz;
+	row.calib_after_mhz = r->calib_after_mhz;
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
 	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);

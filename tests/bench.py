@@ -5,7 +5,7 @@ compiler, with its ratio to openssl-evp measured side by side in one run.
 Each round runs one sample of every variant in each compiler's agent, with
 the agents alternating, so slow drift of a shared machine hits all of them
 alike.  Rates are hashes/s; cycles/hash uses the agent's dependent-add clock
-calibration taken just before each sample."""
+calibrations taken just before and just after each sample."""
 import argparse
 import hashlib
 import json
@@ -55,9 +55,10 @@ def main():
                 key = (r["variant"], cc)
                 rate = r["steps"] * 1e9 / r["ns"]
                 rates.setdefault(key, []).append(rate)
-                if r["calib_mhz"] > 0:
-                    cycles.setdefault(key, []).append(
-                        r["calib_mhz"] * 1e6 / rate)
+                # The clock estimates just before and just after.
+                if r["calib_mhz"] > 0 and r["calib_after_mhz"] > 0:
+                    mhz = (r["calib_mhz"] + r["calib_after_mhz"]) / 2
+                    cycles.setdefault(key, []).append(mhz * 1e6 / rate)
                 digests.add(r["digest"])
         print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr)
 

@@ -1,4 +1,4 @@
-"""seqorch-agent run directly, protocol 2: window records around the timed
+"""seqorch-agent run directly, protocol 3: window records around the timed
 samples with the host's state, the host lock, adaptive samples and resumed
 sample indices."""
 import json
@@ -88,7 +88,7 @@ def check_state(state, pid):
 def test_window_brackets_every_sample():
     pid, rc, recs, err = agent("--steps", 2000, "--samples", 3)
     assert rc == 0, err
-    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 2
+    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 3
     types = [r["type"] for r in recs]
     assert types.count("window") == 2
     begin = types.index("window")
@@ -103,6 +103,9 @@ def test_window_brackets_every_sample():
         check_state(w["state"], pid)
     assert recs[begin]["state"]["at"] <= recs[end]["state"]["at"]
     assert all(s["reason"] is None for s in of_type(recs, "sample"))
+    # The clock is estimated just before and just after every sample.
+    for s in of_type(recs, "sample"):
+        assert s["calib_mhz"] > 0 and s["calib_after_mhz"] > 0, s
     assert of_type(recs, "done")[0]["samples"] == 9
 
 

@@ -23,7 +23,7 @@
 #define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
 	"\"sample\":0,\"position\":1,\"steps\":1000,\"ns\":12345," \
 	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
-	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"cpu\":1,\"build_id\":\"7\",\"reason\":null}"
+	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"calib_after_mhz\":3390,\"cpu\":1,\"build_id\":\"7\",\"reason\":null}"
 
 static int
 parse(const char *line, struct so_err *err)
@@ -49,6 +49,7 @@ test_sample_ok(void **state)
 	assert_int_equal(r.position, 1);
 	assert_int_equal(r.ns, 12345);
 	assert_true(r.calib_mhz > 3400 && r.calib_mhz < 3401);
+	assert_true(r.calib_after_mhz == 3390);
 	proto_record_free(&r);
 }
 
@@ -80,6 +81,10 @@ test_sample_rejected(void **state)
 		    "unknown record type" },
 		{ "\"calib_mhz\":3400.5", "\"calib_mhz\":null",
 		    "\"calib_mhz\" must be a non-negative number" },
+		{ "\"calib_after_mhz\":3390", "\"calib_after_mhz\":-1",
+		    "\"calib_after_mhz\" must be a non-negative number" },
+		{ ",\"calib_after_mhz\":3390", "",
+		    "missing field \"calib_after_mhz\"" },
 	};
 	struct so_err err;
 	size_t i;

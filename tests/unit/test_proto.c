@@ -23,7 +23,7 @@
 #define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
 	"\"sample\":3,\"position\":0,\"steps\":1000,\"ns\":12345," \
 	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
-	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"cpu\":1,\"build_id\":\"7\"," \
+	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"calib_after_mhz\":3390,\"cpu\":1,\"build_id\":\"7\"," \
 	"\"reason\":\"cv 1.84% > 1% after 3 samples\"}"
 
 /* Replace the first occurrence of from in base with to. */
@@ -229,7 +229,7 @@ test_sample_reason(void **state)
 	free(line);
 }
 
-/* A version 1 agent is refused by name, not by its first odd record. */
+/* An older agent is refused by name, not by its first odd record. */
 static void
 test_version(void **state)
 {
@@ -241,12 +241,12 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(PROTO_VERSION, 2);
-	snprintf(line, sizeof line, hello, 2);
+	assert_int_equal(PROTO_VERSION, 3);
+	snprintf(line, sizeof line, hello, 3);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 1);
-	rejected(line, "agent speaks protocol 1, this seqorch speaks 2");
+	snprintf(line, sizeof line, hello, 2);
+	rejected(line, "agent speaks protocol 2, this seqorch speaks 3");
 }
 
 int

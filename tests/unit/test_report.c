@@ -788,6 +788,78 @@ test_command(void **state)
 	free(none);
 }
 
+/*
+ * Cycles per hash come from each sample's own clock estimates, before and
+ * after it (not the host's one figure), and a sample whose clock moved
+ * more than 10% meanwhile is counted and warned about.
+ */
+static void
+test_sample_clocks(void **state)
+{
+	static const char sql[] =
+	    "INSERT INTO runs (id, study, started_at, finished_at, status,"
+	    " steps, samples_per_variant, command, seed, variants, hosts,"
+	    " exploratory, coordinator, version) VALUES (1, 'sha3',"
+	    " '2026-09-09T10:00:00Z', '2026-09-09T10:01:00Z', 'ok', 1000, 3,"
+	    " 'seqorch run', '" SEED "', NULL, 'local', 0, 'coord pid 7',"
+	    " '0.1.0');"
+	    "INSERT INTO run_hosts (run_id, host, status, calib_mhz,"
+	    " started_at) VALUES (1, 'local', 'ok', 1000,"
+	    " '2026-09-09T10:00:00Z');"
+	    "INSERT INTO builds (id, run_id, host, compiler, cflags, status,"
+	    " created_at) VALUES (1, 1, 'local', 'cc', '-O3', 'ok',"
+	    " '2026-09-09T10:00:00Z');"
+	    /* 1000 ns at 2000 MHz: 2000; 1100 ns at 2100: 2310 (moved 9%);
+	     * 900 ns at 2500: 2250 (moved 33%).  Median 2250. */
+	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+	    " sample_index, position, steps, ns, digest, seed, valid,"
+	    " calib_mhz, calib_after_mhz, cpu, received_at) VALUES"
+	    " (1, 'local', 1, 'sha3', 'c-fused', 0, 0, 1000, 1000000, '" GOOD
+	    "', '" SEED "', 1, 2000, 2000, 1, '2026-09-09T10:00:30Z'),"
+	    " (1, 'local', 1, 'sha3', 'c-fused', 1, 0, 1000, 1100000, '" GOOD
+	    "', '" SEED "', 1, 2000, 2200, 1, '2026-09-09T10:00:31Z'),"
+	    " (1, 'local', 1, 'sha3', 'c-fused', 2, 0, 1000, 900000, '" GOOD
+	    "', '" SEED "', 1, 3000, 2000, 1, '2026-09-09T10:00:32Z');";
+	char *path = xasprintf("%s/clocks.db", tmpdir), *out, *errs, *line;
+	const cJSON *row, *moved;
+	struct so_err err;
+	struct db *d;
+	cJSON *root;
+
+	(void)state;
+	assert_int_equal(db_open(path, &d, &err), 0);
+	assert_int_equal(sqlite3_exec(db_handle(d), sql, NULL, NULL, NULL),
+	    SQLITE_OK);
+	db_close(d);
+
+	assert_int_equal(command(&out, &errs, "--db", path, (char *)NULL), 0);
+	line = line_with(out, "c-fused", "local", (const char *)NULL);
+	assert_non_null(strstr(line, " 2250.0 "));
+	free(line);
+	assert_non_null(strstr(out, "  1 of 3 samples: clock estimate moved "
+	    "over 10% across the sample (cycles less certain)\n"));
+	free(out);
+	free(errs);
+
+	assert_int_equal(command(&out, &errs, "--db", path, "--format",
+	    "json", (char *)NULL), 0);
+	root = cJSON_Parse(out);
+	assert_non_null(root);
+	row = cJSON_GetArrayItem(at(cJSON_GetArrayItem(at(root, "runs"), 0),
+	    "rows"), 0);
+	assert_true(close_to(at(row, "cycles_per_hash")->valuedouble, 2250));
+	assert_int_equal(at(row, "clock_moved")->valuedouble, 1);
+	moved = at(at(cJSON_GetArrayItem(at(root, "runs"), 0), "warnings"),
+	    "clock_moved");
+	assert_int_equal(at(moved, "samples")->valuedouble, 1);
+	assert_int_equal(at(moved, "of")->valuedouble, 3);
+	cJSON_Delete(root);
+	free(out);
+	free(errs);
+	unlink(path);
+	free(path);
+}
+
 static void
 test_format_rate(void **state)
 {
@@ -828,6 +900,7 @@ main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_agrees_with_summary_view),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_sample_clocks),
 		cmocka_unit_test(test_format_rate),
 	};
 
