@@ -19,6 +19,7 @@
  */
 #define INVALID_LIST_MAX 10
 #define EVENT_LIST_MAX 20
+#define EVENT_TEXT_MAX 400	/* characters of an event's message */
 /*
  * A sample's clock moved when its estimates before and after differ by
  * more than this fraction of the larger: its cycles are less certain.
@@ -844,6 +845,31 @@ emit_wrapped(FILE *out, const char *prefix, const char *text)
 }
 
 /*
+ * An event's message under its heading, wrapped: the numbers in a drift
+ * warning come last.  Host text in it (build output) may be long or hold
+ * newlines: newlines become spaces and the text stops at EVENT_TEXT_MAX
+ * characters with "..."; the database and the JSON keep all of it.
+ */
+static void
+emit_event(FILE *out, const char *message)
+{
+	char *text = xstrdup(message), *p;
+	size_t cols = 0;
+
+	for (p = text; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+		if (((unsigned char)*p & 0xc0) != 0x80 &&
+		    ++cols > EVENT_TEXT_MAX) {
+			memcpy(p, "...", 4);
+			break;
+		}
+	}
+	emit_wrapped(out, "    ", text);
+	free(text);
+}
+
+/*
  * Text tables: cells are collected first so that each column is as wide
  * as its widest cell, counted in characters (the range has an en dash).
  */
@@ -1272,11 +1298,11 @@ text_warnings(const struct rrun *r, FILE *out)
 	for (i = 0; i < r->nevents && i < EVENT_LIST_MAX; i++) {
 		e = &r->events[i];
 		if (e->host != NULL)
-			emit(out, "  %s on \"%s\" at %s: %s", e->level,
-			    e->host, e->at, e->message);
+			emit(out, "  %s on \"%s\" at %s:", e->level, e->host,
+			    e->at);
 		else
-			emit(out, "  %s at %s: %s", e->level, e->at,
-			    e->message);
+			emit(out, "  %s at %s:", e->level, e->at);
+		emit_event(out, e->message);
 	}
 	if (r->nevents > EVENT_LIST_MAX)
 		emit(out, "  ... and %zu more events (table events)",

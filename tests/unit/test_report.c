@@ -375,7 +375,7 @@ test_header_and_warnings(void **state)
 	    "\"graviton5\" (clang) failed: self-test: sha3-256(\"abc\") "
 	    "mismatch\n"));
 	assert_non_null(strstr(out, "  error on \"m4\" at "
-	    "2026-09-10T10:00:01Z: cannot connect to \"m4\": connection "
+	    "2026-09-10T10:00:01Z:\n    cannot connect to \"m4\": connection "
 	    "refused\n"));
 	assert_null(strstr(out, "run started"));
 	free(out);
@@ -404,9 +404,12 @@ test_width(void **state)
 	    "'--hosts' 'genoa,graviton5,m4' '--db'\n"
 	    "            '/srv/bench/results/2026/results.db' '--config' "
 	    "'/srv/bench/hosts.toml'\n"));
+	/* An event's message is wrapped under its heading, whole. */
 	assert_non_null(strstr(out, "  warning on \"graviton5\" at "
-	    "2026-09-10T10:00:02Z: clang build says: kernel.c:12:5: warning: "
-	    "unuse...\n"));
+	    "2026-09-10T10:00:02Z:\n    clang build says: kernel.c:12:5: "
+	    "warning: unused variable kernel.c:40:1: warning: this line is\n"
+	    "    long enough to run past the hundredth column of any "
+	    "terminal\n"));
 	assert_null(strstr(out, "\nkernel.c:40"));
 	free(out);
 }
