@@ -1,13 +1,22 @@
 /*
- * Keccak-f[1600] with AVX2 (VEX, 16 registers) for the avx2-* variants,
- * whose flags add -mavx2; include it nowhere else.  One lane per xmm
- * register, the simplest layout (docs/studies.md compares it with the
- * AVX-512 lane pairs): without vpternlogq and vprolq a round is ~185
- * instructions instead of 90 (three-input XOR is two
- * vpxor, a rotate is vpsllq + vpsrlq + vpor, or one vpshufb when it is a
- * whole number of bytes; chi is vpandn + vpxor), and 25 lanes do not fit
- * in 16 registers, so the compiler spills.  Written with intrinsics: the
- * spilling is the compiler's problem either way.
+ * Keccak-f[1600] with AVX2 (VEX, 16 ymm registers) for the avx2-*
+ * variants, whose flags add -mavx2 -mno-avx512f (so that -march=native
+ * builds stay VEX); include it nowhere else.  Generated
+ * by gen-avx2.py, which derives the layout, checks the round against a
+ * plain Keccak and explains it; edit the generator, not this file.
+ *
+ * Seven ymm registers hold the state so that pi only moves lanes inside
+ * a register (slot j = 0..3, lane (x, y) at x + 5y):
+ *
+ *   lane0  (0, 0) in every slot       col0   (0, 2(j + 1))
+ *   row0   (j + 1, 0)                 diagK  (j + 1, K(j + 1)), K = 1..4
+ *
+ * A round is 104 instructions: 39 vpxor/vpor/vpandn, 16 shifts
+ * (rho's vpsllvq/vpsrlvq, theta's rotate by one), 14 vpermq (pi, theta,
+ * chi's return to column order), 34 vpblendd (chi's neighbour lanes);
+ * the last round of a chained hash, which only needs the digest lanes
+ * (lane0, row0), is 37.  The order is gen-avx2.py's list schedule,
+ * which keeps at most 16 values live so the compilers do not spill.
  */
 #ifndef SEQORCH_KECCAK_AVX2_H
 #define SEQORCH_KECCAK_AVX2_H
@@ -17,126 +26,233 @@
 
 #include "sha3/keccak-c.h"
 
-/* Rotates by whole bytes are one vpshufb; others are two shifts + or. */
-static inline __m128i
-rol_avx2(__m128i v, int n)
-{
-	if (n == 8)
-		return _mm_shuffle_epi8(v, _mm_set_epi8(14, 13, 12, 11, 10, 9,
-		    8, 15, 6, 5, 4, 3, 2, 1, 0, 7));
-	if (n == 56)
-		return _mm_shuffle_epi8(v, _mm_set_epi8(8, 15, 14, 13, 12, 11,
-		    10, 9, 0, 7, 6, 5, 4, 3, 2, 1));
-	return _mm_or_si128(_mm_slli_epi64(v, n), _mm_srli_epi64(v, 64 - n));
-}
-#define ROL_AVX2(v, n) rol_avx2((v), (n))
+#define KECCAK_STATE_AVX2						\
+	__m256i lane0, row0, col0, diag1, diag2, diag3, diag4
 
-#define X5(p, q, r, s, t) _mm_xor_si128(_mm_xor_si128(_mm_xor_si128(p, q), \
-	_mm_xor_si128(r, s)), t)
-
-#define KECCAK_ROUND_AVX2(rcv) do {					\
-	__m128i c0 = X5(a00, a05, a10, a15, a20);			\
-	__m128i c1 = X5(a01, a06, a11, a16, a21);			\
-	__m128i c2 = X5(a02, a07, a12, a17, a22);			\
-	__m128i c3 = X5(a03, a08, a13, a18, a23);			\
-	__m128i c4 = X5(a04, a09, a14, a19, a24);			\
-	__m128i d0 = _mm_xor_si128(c4, ROL_AVX2(c1, 1));		\
-	__m128i d1 = _mm_xor_si128(c0, ROL_AVX2(c2, 1));		\
-	__m128i d2 = _mm_xor_si128(c1, ROL_AVX2(c3, 1));		\
-	__m128i d3 = _mm_xor_si128(c2, ROL_AVX2(c4, 1));		\
-	__m128i d4 = _mm_xor_si128(c3, ROL_AVX2(c0, 1));		\
-	/* rho and pi: b[y][2x+3y] = rol(a[x][y] ^ d[x], r[x][y]) */	\
-	__m128i b00 = _mm_xor_si128(a00, d0);				\
-	__m128i b10 = ROL_AVX2(_mm_xor_si128(a01, d1), 1);		\
-	__m128i b20 = ROL_AVX2(_mm_xor_si128(a02, d2), 62);		\
-	__m128i b05 = ROL_AVX2(_mm_xor_si128(a03, d3), 28);		\
-	__m128i b15 = ROL_AVX2(_mm_xor_si128(a04, d4), 27);		\
-	__m128i b16 = ROL_AVX2(_mm_xor_si128(a05, d0), 36);		\
-	__m128i b01 = ROL_AVX2(_mm_xor_si128(a06, d1), 44);		\
-	__m128i b11 = ROL_AVX2(_mm_xor_si128(a07, d2), 6);		\
-	__m128i b21 = ROL_AVX2(_mm_xor_si128(a08, d3), 55);		\
-	__m128i b06 = ROL_AVX2(_mm_xor_si128(a09, d4), 20);		\
-	__m128i b07 = ROL_AVX2(_mm_xor_si128(a10, d0), 3);		\
-	__m128i b17 = ROL_AVX2(_mm_xor_si128(a11, d1), 10);		\
-	__m128i b02 = ROL_AVX2(_mm_xor_si128(a12, d2), 43);		\
-	__m128i b12 = ROL_AVX2(_mm_xor_si128(a13, d3), 25);		\
-	__m128i b22 = ROL_AVX2(_mm_xor_si128(a14, d4), 39);		\
-	__m128i b23 = ROL_AVX2(_mm_xor_si128(a15, d0), 41);		\
-	__m128i b08 = ROL_AVX2(_mm_xor_si128(a16, d1), 45);		\
-	__m128i b18 = ROL_AVX2(_mm_xor_si128(a17, d2), 15);		\
-	__m128i b03 = ROL_AVX2(_mm_xor_si128(a18, d3), 21);		\
-	__m128i b13 = ROL_AVX2(_mm_xor_si128(a19, d4), 8);		\
-	__m128i b14 = ROL_AVX2(_mm_xor_si128(a20, d0), 18);		\
-	__m128i b24 = ROL_AVX2(_mm_xor_si128(a21, d1), 2);		\
-	__m128i b09 = ROL_AVX2(_mm_xor_si128(a22, d2), 61);		\
-	__m128i b19 = ROL_AVX2(_mm_xor_si128(a23, d3), 56);		\
-	__m128i b04 = ROL_AVX2(_mm_xor_si128(a24, d4), 14);		\
-	/* chi: andnot is (~first) & second */				\
-	a00 = _mm_xor_si128(_mm_xor_si128(b00, _mm_andnot_si128(b01, b02)), \
-	    (rcv));							\
-	a01 = _mm_xor_si128(b01, _mm_andnot_si128(b02, b03));		\
-	a02 = _mm_xor_si128(b02, _mm_andnot_si128(b03, b04));		\
-	a03 = _mm_xor_si128(b03, _mm_andnot_si128(b04, b00));		\
-	a04 = _mm_xor_si128(b04, _mm_andnot_si128(b00, b01));		\
-	a05 = _mm_xor_si128(b05, _mm_andnot_si128(b06, b07));		\
-	a06 = _mm_xor_si128(b06, _mm_andnot_si128(b07, b08));		\
-	a07 = _mm_xor_si128(b07, _mm_andnot_si128(b08, b09));		\
-	a08 = _mm_xor_si128(b08, _mm_andnot_si128(b09, b05));		\
-	a09 = _mm_xor_si128(b09, _mm_andnot_si128(b05, b06));		\
-	a10 = _mm_xor_si128(b10, _mm_andnot_si128(b11, b12));		\
-	a11 = _mm_xor_si128(b11, _mm_andnot_si128(b12, b13));		\
-	a12 = _mm_xor_si128(b12, _mm_andnot_si128(b13, b14));		\
-	a13 = _mm_xor_si128(b13, _mm_andnot_si128(b14, b10));		\
-	a14 = _mm_xor_si128(b14, _mm_andnot_si128(b10, b11));		\
-	a15 = _mm_xor_si128(b15, _mm_andnot_si128(b16, b17));		\
-	a16 = _mm_xor_si128(b16, _mm_andnot_si128(b17, b18));		\
-	a17 = _mm_xor_si128(b17, _mm_andnot_si128(b18, b19));		\
-	a18 = _mm_xor_si128(b18, _mm_andnot_si128(b19, b15));		\
-	a19 = _mm_xor_si128(b19, _mm_andnot_si128(b15, b16));		\
-	a20 = _mm_xor_si128(b20, _mm_andnot_si128(b21, b22));		\
-	a21 = _mm_xor_si128(b21, _mm_andnot_si128(b22, b23));		\
-	a22 = _mm_xor_si128(b22, _mm_andnot_si128(b23, b24));		\
-	a23 = _mm_xor_si128(b23, _mm_andnot_si128(b24, b20));		\
-	a24 = _mm_xor_si128(b24, _mm_andnot_si128(b20, b21));		\
+/* One round on the seven registers; rc is the round constant, broadcast. */
+#define KECCAK_ROUND_AVX2(rc) do {					\
+	__m256i t4 = _mm256_shuffle_epi32(col0, 0x4e);			\
+	__m256i t0 = _mm256_xor_si256(row0, diag1);			\
+	__m256i t1 = _mm256_xor_si256(diag2, diag3);			\
+	__m256i t2 = _mm256_xor_si256(t0, t1);				\
+	__m256i t5 = _mm256_xor_si256(col0, t4);			\
+	__m256i t7 = _mm256_permute4x64_epi64(t5, 0x4e);		\
+	__m256i t3 = _mm256_xor_si256(t2, diag4);			\
+	__m256i t6 = _mm256_xor_si256(t5, lane0);			\
+	__m256i t15 = _mm256_permute4x64_epi64(t3, 0x93);		\
+	__m256i t10 = _mm256_srli_epi64(t3, 63);			\
+	__m256i t9 = _mm256_add_epi64(t3, t3);				\
+	__m256i t11 = _mm256_or_si256(t9, t10);				\
+	__m256i t19 = _mm256_permute4x64_epi64(t11, 0x39);		\
+	__m256i t8 = _mm256_xor_si256(t6, t7);				\
+	__m256i t13 = _mm256_srli_epi64(t8, 63);			\
+	__m256i t12 = _mm256_add_epi64(t8, t8);				\
+	__m256i t16 = _mm256_xor_si256(t15, t11);			\
+	__m256i t17 = _mm256_permute4x64_epi64(t16, 0x00);		\
+	__m256i t14 = _mm256_or_si256(t12, t13);			\
+	__m256i t18 = _mm256_blend_epi32(t15, t8, 0x03);		\
+	__m256i t20 = _mm256_blend_epi32(t19, t14, 0xc0);		\
+	__m256i t21 = _mm256_xor_si256(t18, t20);			\
+	__m256i t25 = _mm256_xor_si256(diag2, t21);			\
+	__m256i t26 = _mm256_xor_si256(diag3, t21);			\
+	__m256i t27 = _mm256_xor_si256(diag4, t21);			\
+	__m256i t28 = _mm256_xor_si256(col0, t17);			\
+	__m256i t35 = _mm256_sllv_epi64(t25,				\
+	    _mm256_setr_epi64x(10, 61, 55, 8));				\
+	__m256i t24 = _mm256_xor_si256(diag1, t21);			\
+	__m256i t36 = _mm256_srlv_epi64(t25,				\
+	    _mm256_setr_epi64x(54, 3, 9, 56));				\
+	__m256i t38 = _mm256_sllv_epi64(t26,				\
+	    _mm256_setr_epi64x(45, 6, 56, 39));				\
+	__m256i t23 = _mm256_xor_si256(row0, t21);			\
+	__m256i t39 = _mm256_srlv_epi64(t26,				\
+	    _mm256_setr_epi64x(19, 58, 8, 25));				\
+	__m256i t41 = _mm256_sllv_epi64(t27,				\
+	    _mm256_setr_epi64x(2, 15, 25, 20));				\
+	__m256i t37 = _mm256_or_si256(t35, t36);			\
+	__m256i t42 = _mm256_srlv_epi64(t27,				\
+	    _mm256_setr_epi64x(62, 49, 39, 44));			\
+	__m256i t44 = _mm256_sllv_epi64(t28,				\
+	    _mm256_setr_epi64x(3, 18, 36, 41));				\
+	__m256i t40 = _mm256_or_si256(t38, t39);			\
+	__m256i t45 = _mm256_srlv_epi64(t28,				\
+	    _mm256_setr_epi64x(61, 46, 28, 23));			\
+	__m256i t32 = _mm256_sllv_epi64(t24,				\
+	    _mm256_setr_epi64x(44, 43, 21, 14));			\
+	__m256i t43 = _mm256_or_si256(t41, t42);			\
+	__m256i t33 = _mm256_srlv_epi64(t24,				\
+	    _mm256_setr_epi64x(20, 21, 43, 50));			\
+	__m256i t46 = _mm256_or_si256(t44, t45);			\
+	__m256i t58 = _mm256_permute4x64_epi64(t37, 0x1b);		\
+	__m256i t57 = _mm256_permute4x64_epi64(t46, 0x8d);		\
+	__m256i t34 = _mm256_or_si256(t32, t33);			\
+	__m256i t29 = _mm256_sllv_epi64(t23,				\
+	    _mm256_setr_epi64x(1, 62, 28, 27));				\
+	__m256i t59 = _mm256_permute4x64_epi64(t40, 0x8d);		\
+	__m256i t30 = _mm256_srlv_epi64(t23,				\
+	    _mm256_setr_epi64x(63, 2, 36, 37));				\
+	__m256i t22 = _mm256_xor_si256(lane0, t17);			\
+	__m256i t60 = _mm256_permute4x64_epi64(t43, 0x72);		\
+	__m256i t31 = _mm256_or_si256(t29, t30);			\
+	__m256i t52 = _mm256_xor_si256(t22, (rc));			\
+	__m256i t47 = _mm256_permute4x64_epi64(t34, 0xf9);		\
+	__m256i t69 = _mm256_blend_epi32(t58, t31, 0x0c);		\
+	__m256i t72 = _mm256_blend_epi32(t57, t58, 0x0c);		\
+	__m256i t70 = _mm256_blend_epi32(t57, t59, 0xc0);		\
+	__m256i t73 = _mm256_blend_epi32(t59, t31, 0xc0);		\
+	__m256i t87 = _mm256_blend_epi32(t59, t58, 0xc0);		\
+	__m256i t86 = _mm256_blend_epi32(t31, t60, 0x0c);		\
+	__m256i t89 = _mm256_blend_epi32(t59, t31, 0x0c);		\
+	__m256i t71 = _mm256_blend_epi32(t69, t70, 0xf0);		\
+	__m256i t90 = _mm256_blend_epi32(t58, t60, 0xc0);		\
+	__m256i t48 = _mm256_blend_epi32(t47, t22, 0xc0);		\
+	__m256i t74 = _mm256_blend_epi32(t72, t73, 0xf0);		\
+	__m256i t95 = _mm256_blend_epi32(t57, t59, 0x0c);		\
+	__m256i t88 = _mm256_blend_epi32(t86, t87, 0xf0);		\
+	__m256i t91 = _mm256_blend_epi32(t89, t90, 0xf0);		\
+	__m256i t96 = _mm256_blend_epi32(t31, t60, 0xc0);		\
+	__m256i t98 = _mm256_blend_epi32(t31, t57, 0x0c);		\
+	__m256i t75 = _mm256_andnot_si256(t71, t74);			\
+	__m256i t99 = _mm256_blend_epi32(t60, t59, 0xc0);		\
+	__m256i t97 = _mm256_blend_epi32(t95, t96, 0xf0);		\
+	__m256i t51 = _mm256_andnot_si256(t34, t48);			\
+	__m256i t100 = _mm256_blend_epi32(t98, t99, 0xf0);		\
+	__m256i t92 = _mm256_andnot_si256(t88, t91);			\
+	__m256i t53 = _mm256_permute4x64_epi64(t51, 0x00);		\
+	__m256i t49 = _mm256_permute4x64_epi64(t34, 0x0e);		\
+	__m256i t101 = _mm256_andnot_si256(t97, t100);			\
+	__m256i t61 = _mm256_blend_epi32(t59, t58, 0x0c);		\
+	__m256i t62 = _mm256_blend_epi32(t60, t57, 0xc0);		\
+	__m256i t76 = _mm256_xor_si256(t60, t75);			\
+	__m256i t93 = _mm256_xor_si256(t57, t92);			\
+	__m256i t102 = _mm256_xor_si256(t58, t101);			\
+	__m256i t77 = _mm256_permute4x64_epi64(t76, 0x72);		\
+	__m256i t63 = _mm256_blend_epi32(t61, t62, 0xf0);		\
+	__m256i t64 = _mm256_blend_epi32(t60, t59, 0x0c);		\
+	__m256i t94 = _mm256_permute4x64_epi64(t93, 0x1b);		\
+	__m256i t50 = _mm256_blend_epi32(t49, t22, 0x30);		\
+	__m256i t65 = _mm256_blend_epi32(t57, t58, 0xc0);		\
+	__m256i t103 = _mm256_permute4x64_epi64(t102, 0x8d);		\
+	__m256i t55 = _mm256_andnot_si256(t48, t50);			\
+	__m256i t78 = _mm256_blend_epi32(t60, t57, 0x0c);		\
+	__m256i t81 = _mm256_blend_epi32(t58, t60, 0x0c);		\
+	__m256i t82 = _mm256_blend_epi32(t31, t57, 0xc0);		\
+	__m256i t79 = _mm256_blend_epi32(t58, t31, 0xc0);		\
+	__m256i t66 = _mm256_blend_epi32(t64, t65, 0xf0);		\
+	__m256i t83 = _mm256_blend_epi32(t81, t82, 0xf0);		\
+	__m256i t80 = _mm256_blend_epi32(t78, t79, 0xf0);		\
+	__m256i t67 = _mm256_andnot_si256(t63, t66);			\
+	__m256i t54 = _mm256_xor_si256(t52, t53);			\
+	__m256i t84 = _mm256_andnot_si256(t80, t83);			\
+	__m256i t56 = _mm256_xor_si256(t34, t55);			\
+	__m256i t68 = _mm256_xor_si256(t31, t67);			\
+	__m256i t85 = _mm256_xor_si256(t59, t84);			\
+	lane0 = t54;							\
+	row0 = t56;							\
+	col0 = t68;							\
+	diag1 = t77;							\
+	diag2 = t85;							\
+	diag3 = t94;							\
+	diag4 = t103;							\
 } while (0)
 
-#define KECCAK_LANES_AVX2						\
-	__m128i a00, a01, a02, a03, a04, a05, a06, a07, a08, a09,	\
-	    a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,		\
-	    a20, a21, a22, a23, a24
+/* Round 23 of a chained hash: only lane0 and row0 (the digest lanes). */
+#define KECCAK_LAST_ROUND_AVX2(rc) do {					\
+	__m256i t4 = _mm256_shuffle_epi32(col0, 0x4e);			\
+	__m256i t0 = _mm256_xor_si256(row0, diag1);			\
+	__m256i t1 = _mm256_xor_si256(diag2, diag3);			\
+	__m256i t2 = _mm256_xor_si256(t0, t1);				\
+	__m256i t5 = _mm256_xor_si256(col0, t4);			\
+	__m256i t7 = _mm256_permute4x64_epi64(t5, 0x4e);		\
+	__m256i t3 = _mm256_xor_si256(t2, diag4);			\
+	__m256i t6 = _mm256_xor_si256(t5, lane0);			\
+	__m256i t10 = _mm256_srli_epi64(t3, 63);			\
+	__m256i t9 = _mm256_add_epi64(t3, t3);				\
+	__m256i t15 = _mm256_permute4x64_epi64(t3, 0x93);		\
+	__m256i t11 = _mm256_or_si256(t9, t10);				\
+	__m256i t19 = _mm256_permute4x64_epi64(t11, 0x39);		\
+	__m256i t8 = _mm256_xor_si256(t6, t7);				\
+	__m256i t13 = _mm256_srli_epi64(t8, 63);			\
+	__m256i t12 = _mm256_add_epi64(t8, t8);				\
+	__m256i t18 = _mm256_blend_epi32(t15, t8, 0x03);		\
+	__m256i t14 = _mm256_or_si256(t12, t13);			\
+	__m256i t16 = _mm256_xor_si256(t15, t11);			\
+	__m256i t20 = _mm256_blend_epi32(t19, t14, 0xc0);		\
+	__m256i t17 = _mm256_permute4x64_epi64(t16, 0x00);		\
+	__m256i t21 = _mm256_xor_si256(t18, t20);			\
+	__m256i t24 = _mm256_xor_si256(diag1, t21);			\
+	__m256i t31 = _mm256_sllv_epi64(t24,				\
+	    _mm256_setr_epi64x(44, 43, 21, 14));			\
+	__m256i t32 = _mm256_srlv_epi64(t24,				\
+	    _mm256_setr_epi64x(20, 21, 43, 50));			\
+	__m256i t22 = _mm256_xor_si256(lane0, t17);			\
+	__m256i t33 = _mm256_or_si256(t31, t32);			\
+	__m256i t48 = _mm256_xor_si256(t22, (rc));			\
+	__m256i t43 = _mm256_permute4x64_epi64(t33, 0xf9);		\
+	__m256i t45 = _mm256_permute4x64_epi64(t33, 0x0e);		\
+	__m256i t44 = _mm256_blend_epi32(t43, t22, 0xc0);		\
+	__m256i t47 = _mm256_andnot_si256(t33, t44);			\
+	__m256i t46 = _mm256_blend_epi32(t45, t22, 0x30);		\
+	__m256i t49 = _mm256_permute4x64_epi64(t47, 0x00);		\
+	__m256i t51 = _mm256_andnot_si256(t44, t46);			\
+	__m256i t52 = _mm256_xor_si256(t33, t51);			\
+	__m256i t50 = _mm256_xor_si256(t48, t49);			\
+	lane0 = t50;							\
+	row0 = t52;							\
+} while (0)
 
-/* Lane i of s into the low half of a register (vmovq). */
-#define LD_AVX2(i) _mm_loadl_epi64((const __m128i *)(const void *)&s[i])
-#define ST_AVX2(i, v) _mm_storel_epi64((__m128i *)(void *)&s[i], (v))
-#define LD_AVX2_RC(r)							\
-	_mm_loadl_epi64((const __m128i *)(const void *)&keccak_rc[r])
+#define KECCAK_LOAD_AVX2(s) do {					\
+	lane0 = _mm256_set1_epi64x((long long)(s)[0]);			\
+	row0 = _mm256_loadu_si256((const __m256i *)(const void *)&(s)[1]); \
+	col0 = _mm256_setr_epi64x((long long)(s)[10],			\
+	    (long long)(s)[20], (long long)(s)[5], (long long)(s)[15]);	\
+	diag1 = _mm256_setr_epi64x((long long)(s)[6],			\
+	    (long long)(s)[12], (long long)(s)[18], (long long)(s)[24]); \
+	diag2 = _mm256_setr_epi64x((long long)(s)[11],			\
+	    (long long)(s)[22], (long long)(s)[8], (long long)(s)[19]);	\
+	diag3 = _mm256_setr_epi64x((long long)(s)[16],			\
+	    (long long)(s)[7], (long long)(s)[23], (long long)(s)[14]);	\
+	diag4 = _mm256_setr_epi64x((long long)(s)[21],			\
+	    (long long)(s)[17], (long long)(s)[13], (long long)(s)[9]);	\
+} while (0)
+
+/* Slots 0-3 of v to lanes i0-i3 of s. */
+static inline void
+keccak_store4_avx2(uint64_t s[25], __m256i v, int i0, int i1, int i2, int i3)
+{
+	uint64_t t[4];
+
+	_mm256_storeu_si256((__m256i *)(void *)t, v);
+	s[i0] = t[0];
+	s[i1] = t[1];
+	s[i2] = t[2];
+	s[i3] = t[3];
+}
+
+#define KECCAK_STORE_AVX2(s) do {					\
+	_mm_storel_epi64((__m128i *)(void *)&(s)[0],			\
+	    _mm256_castsi256_si128(lane0));				\
+	_mm256_storeu_si256((__m256i *)(void *)&(s)[1], row0);		\
+	keccak_store4_avx2((s), col0, 10, 20, 5, 15);			\
+	keccak_store4_avx2((s), diag1, 6, 12, 18, 24);			\
+	keccak_store4_avx2((s), diag2, 11, 22, 8, 19);			\
+	keccak_store4_avx2((s), diag3, 16, 7, 23, 14);			\
+	keccak_store4_avx2((s), diag4, 21, 17, 13, 9);			\
+} while (0)
+
+#define KECCAK_RC_AVX2(r) _mm256_set1_epi64x((long long)keccak_rc[r])
 
 /* The permutation through memory; noinline so it has its own symbol. */
 static __attribute__((noinline)) void
 keccak_f1600_avx2(uint64_t s[25])
 {
-	KECCAK_LANES_AVX2;
+	KECCAK_STATE_AVX2;
 	int r;
 
-	a00 = LD_AVX2(0); a01 = LD_AVX2(1); a02 = LD_AVX2(2);
-	a03 = LD_AVX2(3); a04 = LD_AVX2(4); a05 = LD_AVX2(5);
-	a06 = LD_AVX2(6); a07 = LD_AVX2(7); a08 = LD_AVX2(8);
-	a09 = LD_AVX2(9); a10 = LD_AVX2(10); a11 = LD_AVX2(11);
-	a12 = LD_AVX2(12); a13 = LD_AVX2(13); a14 = LD_AVX2(14);
-	a15 = LD_AVX2(15); a16 = LD_AVX2(16); a17 = LD_AVX2(17);
-	a18 = LD_AVX2(18); a19 = LD_AVX2(19); a20 = LD_AVX2(20);
-	a21 = LD_AVX2(21); a22 = LD_AVX2(22); a23 = LD_AVX2(23);
-	a24 = LD_AVX2(24);
+	KECCAK_LOAD_AVX2(s);
 	for (r = 0; r < 24; r++)
-		KECCAK_ROUND_AVX2(LD_AVX2_RC(r));
-	ST_AVX2(0, a00); ST_AVX2(1, a01); ST_AVX2(2, a02); ST_AVX2(3, a03);
-	ST_AVX2(4, a04); ST_AVX2(5, a05); ST_AVX2(6, a06); ST_AVX2(7, a07);
-	ST_AVX2(8, a08); ST_AVX2(9, a09); ST_AVX2(10, a10);
-	ST_AVX2(11, a11); ST_AVX2(12, a12); ST_AVX2(13, a13);
-	ST_AVX2(14, a14); ST_AVX2(15, a15); ST_AVX2(16, a16);
-	ST_AVX2(17, a17); ST_AVX2(18, a18); ST_AVX2(19, a19);
-	ST_AVX2(20, a20); ST_AVX2(21, a21); ST_AVX2(22, a22);
-	ST_AVX2(23, a23); ST_AVX2(24, a24);
+		KECCAK_ROUND_AVX2(KECCAK_RC_AVX2(r));
+	KECCAK_STORE_AVX2(s);
 }
 
 #endif

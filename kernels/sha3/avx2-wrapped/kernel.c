@@ -1,7 +1,8 @@
 /*
- * sha3/avx2-wrapped: the AVX2 permutation (../keccak-avx2.h) behind the
- * same per-hash wrapper as c-wrapped: state reset and padded in memory,
- * permutation called per hash.
+ * sha3/avx2-wrapped: the AVX2 permutation (../keccak-avx2.h: seven ymm
+ * registers, pi inside registers) behind the same per-hash wrapper as
+ * c-wrapped: state reset and padded in memory, permutation called per
+ * hash, which loads the lanes into its layout and stores them back.
  */
 #include "kernel.h"
 #include "sha3/keccak-avx2.h"
@@ -21,15 +22,16 @@ avx2_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
+/* pi and chi's return to column order, chi's lanes, rho, chi. */
 static const char *const avx2_insns[] = {
-	"vpxor", "vpandn", "vpsllq", "vpsrlq", NULL
+	"vpermq", "vpblendd", "vpsllvq", "vpsrlvq", "vpandn", NULL
 };
 
 const struct kernel kernel_sha3_avx2_wrapped = {
 	.study = "sha3",
 	.variant = "avx2-wrapped",
-	.description = "AVX2 Keccak, one lane per xmm, state reset and "
-	    "permutation called per hash",
+	.description = "AVX2 Keccak, state in seven ymm registers, state "
+	    "reset and permutation called per hash",
 	.features = KF_X86_AVX2,
 	.insns = avx2_insns,
 	.symbol = "keccak_f1600_avx2",
