@@ -114,12 +114,9 @@ deploy_exec(int argc, char **argv)
 		case 'H': spec = optarg; break;
 		case 'c': path = optarg; break;
 		case 'j':
-			if (parse_int64(optarg, 1, 256, &parallel) != 0) {
-				fprintf(stderr, "seqorch: invalid --parallel "
-				    "\"%s\": expected an integer from 1 to "
-				    "256\n", optarg);
+			if (cmd_int_arg("--parallel", optarg, 256,
+			    &parallel) != 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			cmd_print_usage(cmd_find("deploy"));

@@ -41,11 +41,9 @@ report_exec(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
-			if (parse_int64(optarg, 1, INT64_MAX, &o.run_id) != 0) {
-				fprintf(stderr, "seqorch: --run \"%s\" is not a "
-				    "run id (a positive integer)\n", optarg);
+			if (cmd_int_arg("--run", optarg, INT64_MAX,
+			    &o.run_id) != 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'l':
 			latest = 1;

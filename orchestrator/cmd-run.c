@@ -123,14 +123,6 @@ command_line(int argc, char **argv)
 	return s;
 }
 
-static int
-bad_number(const char *opt, const char *arg, long long max)
-{
-	fprintf(stderr, "seqorch: invalid %s \"%s\": expected an integer "
-	    "from 1 to %lld\n", opt, arg, max);
-	return EXIT_USAGE;
-}
-
 struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
 	int64_t steps, samples, parallel, max_samples, lease_expiry;
@@ -348,11 +340,9 @@ run_exec(int argc, char **argv)
 		case 'x': o.explore = 1; break;
 		case 'W': o.no_wait = 1; break;
 		case 'R':
-			if (parse_int64(optarg, 1, INT64_MAX, &o.resume) != 0) {
-				fprintf(stderr, "seqorch: invalid --resume "
-				    "\"%s\": expected a run id\n", optarg);
+			if (cmd_int_arg("--resume", optarg, INT64_MAX,
+			    &o.resume) != 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'C':
 			if (parse_cv(optarg, &o.max_cv) != 0) {
@@ -363,30 +353,29 @@ run_exec(int argc, char **argv)
 			}
 			break;
 		case 'M':
-			if (parse_int64(optarg, 1, MAX_SAMPLES,
+			if (cmd_int_arg("--max-samples", optarg, MAX_SAMPLES,
 			    &o.max_samples) != 0)
-				return bad_number("--max-samples", optarg,
-				    MAX_SAMPLES);
+				return EXIT_USAGE;
 			break;
 		case 'E':
-			if (parse_int64(optarg, 1, 86400, &o.lease_expiry) != 0)
-				return bad_number("--lease-expiry", optarg,
-				    86400);
+			if (cmd_int_arg("--lease-expiry", optarg, 86400,
+			    &o.lease_expiry) != 0)
+				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (parse_int64(optarg, 1, MAX_STEPS, &o.steps) != 0)
-				return bad_number("--steps", optarg,
-				    MAX_STEPS);
+			if (cmd_int_arg("--steps", optarg, MAX_STEPS,
+			    &o.steps) != 0)
+				return EXIT_USAGE;
 			break;
 		case 'k':
-			if (parse_int64(optarg, 1, MAX_SAMPLES,
+			if (cmd_int_arg("--samples", optarg, MAX_SAMPLES,
 			    &o.samples) != 0)
-				return bad_number("--samples", optarg,
-				    MAX_SAMPLES);
+				return EXIT_USAGE;
 			break;
 		case 'j':
-			if (parse_int64(optarg, 1, 256, &o.parallel) != 0)
-				return bad_number("--parallel", optarg, 256);
+			if (cmd_int_arg("--parallel", optarg, 256,
+			    &o.parallel) != 0)
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			cmd_print_usage(cmd_find("run"));

@@ -136,11 +136,9 @@ windows_exec(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (parse_int64(optarg, 1, INT64_MAX, &run_id) != 0) {
-				fprintf(stderr, "seqorch: invalid --run \"%s\": "
-				    "expected a run id\n", optarg);
+			if (cmd_int_arg("--run", optarg, INT64_MAX,
+			    &run_id) != 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'd': path = optarg; break;
 		case 'h':

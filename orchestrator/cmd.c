@@ -1,5 +1,6 @@
 /* The command table: the one place a subcommand is registered. */
 #include "cmd.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -37,6 +38,20 @@ void
 cmd_print_usage(const struct cmd_entry *entry)
 {
 	fputs(entry->usage, stdout);
+}
+
+int
+cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out)
+{
+	if (parse_int64(arg, 1, max, out) == 0)
+		return 0;
+	if (max == INT64_MAX)
+		fprintf(stderr, "seqorch: invalid %s \"%s\": expected a run "
+		    "id\n", opt, arg);
+	else
+		fprintf(stderr, "seqorch: invalid %s \"%s\": expected an "
+		    "integer from 1 to %lld\n", opt, arg, (long long)max);
+	return -1;
 }
 
 int

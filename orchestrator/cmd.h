@@ -6,6 +6,8 @@
 #ifndef SEQORCH_CMD_H
 #define SEQORCH_CMD_H
 
+#include <stdint.h>
+
 /* Exit codes, documented in docs/usage.md and `seqorch --help`. */
 enum {
 	EXIT_OK = 0,
@@ -34,6 +36,13 @@ const struct cmd_entry *cmd_find(const char *name);
  * optind, else 0.
  */
 int cmd_extra_args(int argc, char **argv);
+
+/*
+ * The value of an integer option, from 1 to max (INT64_MAX: a run id),
+ * in *out; -1 with a message naming the option and the range if arg is
+ * anything else.
+ */
+int cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out);
 
 /* Print "seqorch NAME --help" text to stdout. */
 void cmd_print_usage(const struct cmd_entry *entry);

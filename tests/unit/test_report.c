@@ -777,8 +777,8 @@ test_command(void **state)
 	assert_fails(EXIT_USAGE, msg, "--db", dbpath, "--run", "99",
 	    (char *)NULL);
 	free(msg);
-	assert_fails(EXIT_USAGE, "seqorch: --run \"0\" is not a run id (a "
-	    "positive integer)\n", "--db", dbpath, "--run", "0", (char *)NULL);
+	assert_fails(EXIT_USAGE, "seqorch: invalid --run \"0\": expected a "
+	    "run id\n", "--db", dbpath, "--run", "0", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: \"--run\" and \"--latest\" exclude "
 	    "each other\n", "--run", "2", "--latest", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: unknown --format \"csv\" (text, "
