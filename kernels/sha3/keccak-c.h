@@ -1,7 +1,7 @@
 /*
  * Portable Keccak-f[1600] and the SHA3-256 padding helpers shared by the
  * sha3 variants.  Lanes are little-endian uint64_t in x + 5y order
- * (FIPS 202).  The round is a macro on 25 lane variables so a chain loop
+ * (FIPS 202).  The round is a macro on lane variables so a chain loop
  * keeps the state in locals across hashes and c-unrolled can expand it;
  * the other variants use the padding, load/store and round-constant
  * helpers with their own permutations.
@@ -33,80 +33,98 @@ static const uint64_t keccak_rc[24] = {
 #define ROL64(a, n) (((a) << (n)) | ((a) >> (64 - (n))))
 
 /*
- * One round on 25 lane variables a00..a24 (declared by the caller, with
- * the round constant rc); theta, rho+pi and chi are fused so a compiler
- * keeps all lanes in registers.  A macro so c-unrolled can expand all 24
- * rounds with literal constants.
+ * The round as in the Keccak team's optimized 64-bit code: two sets of 25
+ * lane variables, a round reads set s and writes set t (a -> e -> a, so a
+ * two-round body needs no copies), and theta's column parities c0..c4 for
+ * the next round are accumulated as chi writes each lane, so each lane is
+ * read once a round.  x86-64 has 16 registers for 50 lanes, 5 parities and
+ * 5 theta terms: going plane by plane keeps one chi row's five inputs and
+ * the parities in registers while the lanes wait on the stack.
  */
-#define KECCAK_ROUND_C(rc) do {						\
-	uint64_t c0 = a00 ^ a05 ^ a10 ^ a15 ^ a20;			\
-	uint64_t c1 = a01 ^ a06 ^ a11 ^ a16 ^ a21;			\
-	uint64_t c2 = a02 ^ a07 ^ a12 ^ a17 ^ a22;			\
-	uint64_t c3 = a03 ^ a08 ^ a13 ^ a18 ^ a23;			\
-	uint64_t c4 = a04 ^ a09 ^ a14 ^ a19 ^ a24;			\
-	uint64_t d0 = c4 ^ ROL64(c1, 1);				\
-	uint64_t d1 = c0 ^ ROL64(c2, 1);				\
-	uint64_t d2 = c1 ^ ROL64(c3, 1);				\
-	uint64_t d3 = c2 ^ ROL64(c4, 1);				\
-	uint64_t d4 = c3 ^ ROL64(c0, 1);				\
-	/* rho and pi: b[y][2x+3y] = rot(a[x][y] ^ d[x], r[x][y]) */	\
-	uint64_t b00 = a00 ^ d0;					\
-	uint64_t b01 = ROL64(a06 ^ d1, 44);				\
-	uint64_t b02 = ROL64(a12 ^ d2, 43);				\
-	uint64_t b03 = ROL64(a18 ^ d3, 21);				\
-	uint64_t b04 = ROL64(a24 ^ d4, 14);				\
-	uint64_t b05 = ROL64(a03 ^ d3, 28);				\
-	uint64_t b06 = ROL64(a09 ^ d4, 20);				\
-	uint64_t b07 = ROL64(a10 ^ d0, 3);				\
-	uint64_t b08 = ROL64(a16 ^ d1, 45);				\
-	uint64_t b09 = ROL64(a22 ^ d2, 61);				\
-	uint64_t b10 = ROL64(a01 ^ d1, 1);				\
-	uint64_t b11 = ROL64(a07 ^ d2, 6);				\
-	uint64_t b12 = ROL64(a13 ^ d3, 25);				\
-	uint64_t b13 = ROL64(a19 ^ d4, 8);				\
-	uint64_t b14 = ROL64(a20 ^ d0, 18);				\
-	uint64_t b15 = ROL64(a04 ^ d4, 27);				\
-	uint64_t b16 = ROL64(a05 ^ d0, 36);				\
-	uint64_t b17 = ROL64(a11 ^ d1, 10);				\
-	uint64_t b18 = ROL64(a17 ^ d2, 15);				\
-	uint64_t b19 = ROL64(a23 ^ d3, 56);				\
-	uint64_t b20 = ROL64(a02 ^ d2, 62);				\
-	uint64_t b21 = ROL64(a08 ^ d3, 55);				\
-	uint64_t b22 = ROL64(a14 ^ d4, 39);				\
-	uint64_t b23 = ROL64(a15 ^ d0, 41);				\
-	uint64_t b24 = ROL64(a21 ^ d1, 2);				\
-	a00 = b00 ^ (~b01 & b02) ^ (rc);				\
-	a01 = b01 ^ (~b02 & b03);					\
-	a02 = b02 ^ (~b03 & b04);					\
-	a03 = b03 ^ (~b04 & b00);					\
-	a04 = b04 ^ (~b00 & b01);					\
-	a05 = b05 ^ (~b06 & b07);					\
-	a06 = b06 ^ (~b07 & b08);					\
-	a07 = b07 ^ (~b08 & b09);					\
-	a08 = b08 ^ (~b09 & b05);					\
-	a09 = b09 ^ (~b05 & b06);					\
-	a10 = b10 ^ (~b11 & b12);					\
-	a11 = b11 ^ (~b12 & b13);					\
-	a12 = b12 ^ (~b13 & b14);					\
-	a13 = b13 ^ (~b14 & b10);					\
-	a14 = b14 ^ (~b10 & b11);					\
-	a15 = b15 ^ (~b16 & b17);					\
-	a16 = b16 ^ (~b17 & b18);					\
-	a17 = b17 ^ (~b18 & b19);					\
-	a18 = b18 ^ (~b19 & b15);					\
-	a19 = b19 ^ (~b15 & b16);					\
-	a20 = b20 ^ (~b21 & b22);					\
-	a21 = b21 ^ (~b22 & b23);					\
-	a22 = b22 ^ (~b23 & b24);					\
-	a23 = b23 ^ (~b24 & b20);					\
-	a24 = b24 ^ (~b20 & b21);					\
+
+/* The column parities c0..c4 of set s, before the first round. */
+#define KECCAK_THETA_C(s) do {						\
+	c0 = s##00 ^ s##05 ^ s##10 ^ s##15 ^ s##20;			\
+	c1 = s##01 ^ s##06 ^ s##11 ^ s##16 ^ s##21;			\
+	c2 = s##02 ^ s##07 ^ s##12 ^ s##17 ^ s##22;			\
+	c3 = s##03 ^ s##08 ^ s##13 ^ s##18 ^ s##23;			\
+	c4 = s##04 ^ s##09 ^ s##14 ^ s##19 ^ s##24;			\
 } while (0)
 
-/* The 25 lane variables the round macro works on. */
+/*
+ * chi of one plane from b0..b4 into lanes o0..o4 of set t, and those lanes
+ * into the next round's column parities c0..c4.
+ */
+#define KECCAK_CHI_C(t, o0, o1, o2, o3, o4) do {			\
+	t##o0 = b0 ^ (~b1 & b2); c0 ^= t##o0;				\
+	t##o1 = b1 ^ (~b2 & b3); c1 ^= t##o1;				\
+	t##o2 = b2 ^ (~b3 & b4); c2 ^= t##o2;				\
+	t##o3 = b3 ^ (~b4 & b0); c3 ^= t##o3;				\
+	t##o4 = b4 ^ (~b0 & b1); c4 ^= t##o4;				\
+} while (0)
+
+/*
+ * One round from set s, whose column parities are in c0..c4, into set t,
+ * leaving t's parities in c0..c4 (dead after the last round, so dropped).
+ * Output plane y is chi of b[x] = rot(s[x + 3y][x] ^ d[x + 3y], r[x + 3y][x])
+ * (theta, rho and pi; indices mod 5, lane [x][y] is variable x + 5y).
+ */
+#define KECCAK_ROUND_C(s, t, rc) do {					\
+	const uint64_t d0 = c4 ^ ROL64(c1, 1);				\
+	const uint64_t d1 = c0 ^ ROL64(c2, 1);				\
+	const uint64_t d2 = c1 ^ ROL64(c3, 1);				\
+	const uint64_t d3 = c2 ^ ROL64(c4, 1);				\
+	const uint64_t d4 = c3 ^ ROL64(c0, 1);				\
+	uint64_t b0, b1, b2, b3, b4;					\
+	b0 = s##00 ^ d0;						\
+	b1 = ROL64(s##06 ^ d1, 44);					\
+	b2 = ROL64(s##12 ^ d2, 43);					\
+	b3 = ROL64(s##18 ^ d3, 21);					\
+	b4 = ROL64(s##24 ^ d4, 14);					\
+	t##00 = b0 ^ (~b1 & b2) ^ (rc); c0 = t##00;			\
+	t##01 = b1 ^ (~b2 & b3); c1 = t##01;				\
+	t##02 = b2 ^ (~b3 & b4); c2 = t##02;				\
+	t##03 = b3 ^ (~b4 & b0); c3 = t##03;				\
+	t##04 = b4 ^ (~b0 & b1); c4 = t##04;				\
+									\
+	b0 = ROL64(s##03 ^ d3, 28);					\
+	b1 = ROL64(s##09 ^ d4, 20);					\
+	b2 = ROL64(s##10 ^ d0, 3);					\
+	b3 = ROL64(s##16 ^ d1, 45);					\
+	b4 = ROL64(s##22 ^ d2, 61);					\
+	KECCAK_CHI_C(t, 05, 06, 07, 08, 09);				\
+									\
+	b0 = ROL64(s##01 ^ d1, 1);					\
+	b1 = ROL64(s##07 ^ d2, 6);					\
+	b2 = ROL64(s##13 ^ d3, 25);					\
+	b3 = ROL64(s##19 ^ d4, 8);					\
+	b4 = ROL64(s##20 ^ d0, 18);					\
+	KECCAK_CHI_C(t, 10, 11, 12, 13, 14);				\
+									\
+	b0 = ROL64(s##04 ^ d4, 27);					\
+	b1 = ROL64(s##05 ^ d0, 36);					\
+	b2 = ROL64(s##11 ^ d1, 10);					\
+	b3 = ROL64(s##17 ^ d2, 15);					\
+	b4 = ROL64(s##23 ^ d3, 56);					\
+	KECCAK_CHI_C(t, 15, 16, 17, 18, 19);				\
+									\
+	b0 = ROL64(s##02 ^ d2, 62);					\
+	b1 = ROL64(s##08 ^ d3, 55);					\
+	b2 = ROL64(s##14 ^ d4, 39);					\
+	b3 = ROL64(s##15 ^ d0, 41);					\
+	b4 = ROL64(s##21 ^ d1, 2);					\
+	KECCAK_CHI_C(t, 20, 21, 22, 23, 24);				\
+} while (0)
+
+/* Both sets of lanes and the parities the round macro works on. */
 #define KECCAK_LANES_C							\
 	uint64_t a00, a01, a02, a03, a04, a05, a06, a07, a08, a09,	\
 	    a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,		\
-	    a20, a21, a22, a23, a24
+	    a20, a21, a22, a23, a24;					\
+	uint64_t e00, e01, e02, e03, e04, e05, e06, e07, e08, e09,	\
+	    e10, e11, e12, e13, e14, e15, e16, e17, e18, e19,		\
+	    e20, e21, e22, e23, e24;					\
+	uint64_t c0, c1, c2, c3, c4
 
 #define KECCAK_LOAD_C(s) do {						\
 	a00 = (s)[0]; a01 = (s)[1]; a02 = (s)[2]; a03 = (s)[3];	\
@@ -130,7 +148,7 @@ static const uint64_t keccak_rc[24] = {
 	(s)[24] = a24;							\
 } while (0)
 
-/* The permutation: 24 rounds of the macro, lanes in locals. */
+/* The permutation: 12 times two rounds, a -> e -> a. */
 static inline void
 keccak_f1600_c(uint64_t s[25])
 {
@@ -138,8 +156,11 @@ keccak_f1600_c(uint64_t s[25])
 	int r;
 
 	KECCAK_LOAD_C(s);
-	for (r = 0; r < 24; r++)
-		KECCAK_ROUND_C(keccak_rc[r]);
+	KECCAK_THETA_C(a);
+	for (r = 0; r < 24; r += 2) {
+		KECCAK_ROUND_C(a, e, keccak_rc[r]);
+		KECCAK_ROUND_C(e, a, keccak_rc[r + 1]);
+	}
 	KECCAK_STORE_C(s);
 }
 
