@@ -1,5 +1,5 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 2.  A reader
+ * The agent protocol (docs/protocol.md): JSON lines, version 3.  A reader
  * cuts a byte stream into bounded lines; proto_parse validates one line
  * strictly (known fields only, exact types, bounded strings, lowercase hex
  * digests) so nothing malformed is ever stored as valid.

@@ -22,10 +22,11 @@
 #define EVENT_TEXT_MAX 400	/* characters of an event's message */
 /*
  * A sample's clock moved when its estimates before and after differ by
- * more than this fraction of the larger: its cycles are less certain.
+ * more than this percentage of the larger: its cycles are less certain.
  */
 #define CLOCK_MOVED_PCT 10
-#define CLOCK_MOVED_SQL "0.10"
+#define STR(x) STR_(x)
+#define STR_(x) #x
 
 /* Every text line fits a terminal this wide. */
 #define REPORT_COLUMNS 100
@@ -461,7 +462,7 @@ find_host(const struct rrun *r, const char *name)
  * cycles is the median over valid samples of each sample's cycles per
  * hash, at the mean of the clock estimates taken just before and just
  * after it; a sample whose two estimates differ by more than
- * CLOCK_MOVED counts as moved.
+ * CLOCK_MOVED_PCT counts as moved.
  *
  * n, median, min and max are computed exactly as the schema's summary
  * view computes them, but over this run's samples only: SQLite (3.40)
@@ -511,8 +512,9 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0)"
 	    "   AS clocked,"
 	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0"
-	    "   AND ABS(s.calib_after_mhz - s.calib_mhz) > " CLOCK_MOVED_SQL
-	    "   * MAX(s.calib_mhz, s.calib_after_mhz)) AS moved"
+	    "   AND ABS(s.calib_after_mhz - s.calib_mhz) * 100 > "
+	    STR(CLOCK_MOVED_PCT) " * MAX(s.calib_mhz, s.calib_after_mhz))"
+	    "   AS moved"
 	    "  FROM samples s LEFT JOIN d ON d.steps = s.steps"
 	    "  WHERE s.run_id = ?1 AND s.study = ?2"
 	    "  GROUP BY s.variant, s.host, s.build_id)"
@@ -772,6 +774,33 @@ width(const char *s)
 	return n;
 }
 
+/* Control characters (newlines in host text) become spaces. */
+static void
+blank_controls(char *s)
+{
+	for (; *s != '\0'; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+	}
+}
+
+/*
+ * Cut s, in place, to max characters ending in "..." if it is wider.  s
+ * then has at least max + 1 characters, so at least 4 bytes follow the
+ * first max - 3 characters: room for "..." and its terminator.
+ */
+static void
+cut_cols(char *s, size_t max)
+{
+	size_t cols = 0;
+
+	if (width(s) <= max)
+		return;
+	for (; cols < max - 3 || ((unsigned char)*s & 0xc0) == 0x80; s++)
+		cols += ((unsigned char)*s & 0xc0) != 0x80;
+	memcpy(s, "...", 4);
+}
+
 /*
  * Print one line of text.  Free text from hosts (agent errors, build
  * logs) may hold newlines or run long: control characters become spaces
@@ -782,8 +811,7 @@ static void __attribute__((format(printf, 2, 3)))
 emit(FILE *out, const char *fmt, ...)
 {
 	va_list ap;
-	char *line, *p;
-	size_t cols = 0;
+	char *line;
 	int n;
 
 	va_start(ap, fmt);
@@ -795,17 +823,8 @@ emit(FILE *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	for (p = line; *p != '\0'; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	}
-	if (width(line) > REPORT_COLUMNS) {
-		/* At least 3 more characters follow where "..." goes. */
-		for (p = line; cols < REPORT_COLUMNS - 3 ||
-		    ((unsigned char)*p & 0xc0) == 0x80; p++)
-			cols += ((unsigned char)*p & 0xc0) != 0x80;
-		memcpy(p, "...", 4);
-	}
+	blank_controls(line);
+	cut_cols(line, REPORT_COLUMNS);
 	fprintf(out, "%s\n", line);
 	free(line);
 }
@@ -853,18 +872,10 @@ emit_wrapped(FILE *out, const char *prefix, const char *text)
 static void
 emit_event(FILE *out, const char *message)
 {
-	char *text = xstrdup(message), *p;
-	size_t cols = 0;
+	char *text = xstrdup(message);
 
-	for (p = text; *p != '\0'; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-		if (((unsigned char)*p & 0xc0) != 0x80 &&
-		    ++cols > EVENT_TEXT_MAX) {
-			memcpy(p, "...", 4);
-			break;
-		}
-	}
+	blank_controls(text);
+	cut_cols(text, EVENT_TEXT_MAX);
 	emit_wrapped(out, "    ", text);
 	free(text);
 }

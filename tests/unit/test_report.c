@@ -825,6 +825,8 @@ test_sample_clocks(void **state)
 	    "', '" SEED "', 1, 3000, 2000, 1, '2026-09-09T10:00:32Z');";
 	char *path = xasprintf("%s/clocks.db", tmpdir), *out, *errs, *line;
 	const cJSON *row, *moved;
+	const char *p;
+	size_t ys = 0;
 	struct so_err err;
 	struct db *d;
 	cJSON *root;
@@ -833,12 +835,23 @@ test_sample_clocks(void **state)
 	assert_int_equal(db_open(path, &d, &err), 0);
 	assert_int_equal(sqlite3_exec(db_handle(d), sql, NULL, NULL, NULL),
 	    SQLITE_OK);
+	/* An event one character over the limit: cut to 397 + "...". */
+	assert_int_equal(sqlite3_exec(db_handle(d), "INSERT INTO events"
+	    " (run_id, host, at, level, message) VALUES (1, 'local',"
+	    " '2026-09-09T10:00:40Z', 'warning', 'x' || printf('%.400c',"
+	    " 'y'))", NULL, NULL, NULL), SQLITE_OK);
 	db_close(d);
 
 	assert_int_equal(command(&out, &errs, "--db", path, (char *)NULL), 0);
 	line = line_with(out, "c-fused", "local", (const char *)NULL);
 	assert_non_null(strstr(line, " 2250.0 "));
 	free(line);
+	/* The wrapped message keeps its first 397 characters, then "...". */
+	assert_non_null(p = strstr(out, "    xyyy"));
+	for (; *p != '\0' && *p != '.'; p++)
+		ys += *p == 'y';
+	assert_int_equal(ys, 396);
+	assert_int_equal(strncmp(p, "...\n", 4), 0);
 	assert_non_null(strstr(out, "  1 of 3 samples: clock estimate moved "
 	    "over 10% across the sample (cycles less certain)\n"));
 	free(out);
