@@ -87,6 +87,11 @@ echo "cd $out/obj" >> "$out/commands"
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
     shasum -a 256 "$out/seqorch-agent") | cut -d ' ' -f 1)
+# meta marks a usable build, and a build without its hash is not one.
+[ -n "$sum" ] || {
+	echo "neither sha256sum nor shasum works on this host" >> "$out/build.log"
+	exit 1
+}
 {
 	echo "target=$target"
 	echo "version=$version"

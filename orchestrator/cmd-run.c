@@ -71,12 +71,19 @@ check_names(const char *studies, const char *variants)
 
 		for (i = 0; known[i] != NULL; i++)
 			found |= strcmp(known[i], name) == 0;
-		if (!found || !reference_known(name)) {
+		if (!found) {
 			char *valid = join(known);
 
 			fprintf(stderr, "seqorch: unknown study \"%s\" (valid: "
 			    "%s)\n", name, valid);
 			free(valid);
+			rc = -1;
+			break;
+		}
+		if (!reference_known(name)) {
+			fprintf(stderr, "seqorch: study \"%s\" has no reference "
+			    "in the coordinator yet, so its samples could not "
+			    "be checked\n", name);
 			rc = -1;
 			break;
 		}

@@ -18,7 +18,6 @@
 #include "schema.h"
 
 #define VERSION_MARK "-- version: "
-#define SEQORCH_VERSION "0.1.0"
 
 struct db {
 	sqlite3 *h;

@@ -158,7 +158,7 @@ deploy_sources(struct conn *c, struct deploy_stats *st, struct so_err *err)
 {
 	const char *sha = deploy_source_sha256();
 	char *dir = xasprintf("%s/src/%s", c->workdir, sha);
-	char *qdir = sh_quote(dir), *mk = NULL, *path = NULL, *out = NULL;
+	char *mk = NULL, *path = NULL, *out = NULL;
 	size_t i, mklen, n;
 	int status, rc;
 
@@ -220,7 +220,6 @@ out:
 	free(out);
 	free(path);
 	free(mk);
-	free(qdir);
 	free(dir);
 	return rc;
 }
@@ -308,6 +307,7 @@ struct build_files {
 	char *meta, *commands, *log, *openssl;
 };
 
+/* Free and clear, so freeing again (every path of deploy_build) is safe. */
 static void
 build_files_free(struct build_files *bf)
 {
@@ -315,6 +315,7 @@ build_files_free(struct build_files *bf)
 	free(bf->log);
 	free(bf->commands);
 	free(bf->meta);
+	memset(bf, 0, sizeof *bf);
 }
 
 /* A file of the build directory, "" when it is missing. */
@@ -504,6 +505,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 			rc = check_disassembly(c, res, db, run_id, err);
 	}
 out:
+	if (rc != 0)
+		deploy_result_free(res);
 	free(binsum);
 	free(native);
 	free(version);

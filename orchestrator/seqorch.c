@@ -1,10 +1,10 @@
 /* seqorch: the coordinator's main; dispatches to the command table. */
 #include "cmd.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define SEQORCH_VERSION "0.1.0"
 
 static void
 usage(FILE *f)

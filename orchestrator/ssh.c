@@ -1556,6 +1556,9 @@ ssh_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
 				if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL &&
 				    sftp_stat(s, path, &attrs) == 0)
 					rc = 0;
+				else if (rc == 0)
+					attrs.permissions =
+					    LIBSSH2_SFTP_S_IFDIR | 0755;
 				if (rc != 0)
 					goto fail;
 			}
@@ -1563,6 +1566,12 @@ ssh_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
 			if (save == '\0')
 				break;
 		}
+	}
+	/* attrs now describe wd itself (stat follows links). */
+	if (!LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
+		rc = so_error(err, SO_EIO, "host \"%s\": workdir \"%s\" is "
+		    "not a directory", c->host->name, wd);
+		goto out;
 	}
 	do
 		rc = libssh2_sftp_symlink_ex(s->sftp, path,
@@ -1574,13 +1583,6 @@ ssh_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
 		goto fail;
 	}
 	real[rc] = '\0';
-	if ((rc = sftp_stat(s, real, &attrs)) != 0)
-		goto fail;
-	if (!LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
-		rc = so_error(err, SO_EIO, "host \"%s\": workdir \"%s\" is "
-		    "not a directory", c->host->name, wd);
-		goto out;
-	}
 	*abs = xstrdup(real);
 	rc = 0;
 	goto out;

@@ -31,6 +31,9 @@ enum {
 	SO_EBUSY = -14,		/* a lock is held by someone else */
 };
 
+/* The coordinator's version, in --version and every runs row. */
+#define SEQORCH_VERSION "0.1.0"
+
 #define SO_ERR_MAX 1024
 
 /* Filled by a failing module call; msg is always NUL terminated. */

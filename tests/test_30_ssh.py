@@ -321,6 +321,19 @@ def test_missing_sftp_is_reported(tmp_path, sshd_factory):
     assert "missing   file upload" in b
 
 
+def test_workdir_that_is_a_file_is_refused(tmp_path, sshd_factory):
+    s = sshd_factory("a")
+    plain = s.dir / "plain"
+    plain.write_text("not a directory\n")
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"a": s.host_entry(workdir=str(plain))})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert f'host "a": workdir "{plain}" is not a directory' in \
+        block(r.stdout, "a")
+    assert plain.read_text() == "not a directory\n"
+
+
 def test_password_only_server_is_refused(tmp_path, sshd_factory):
     s = sshd_factory("pw", password_only=True)
     write_hosts_toml(tmp_path / "hosts.toml", {"pw": s.host_entry()})
