@@ -41,7 +41,7 @@ report_exec(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
-			if (cmd_int_arg("--run", optarg, INT64_MAX,
+			if (cmd_run_id_arg("--run", optarg,
 			    &o.run_id) != 0)
 				return EXIT_USAGE;
 			break;

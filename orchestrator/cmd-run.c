@@ -136,6 +136,7 @@ struct run_opts {
 	double max_cv;
 	int explore, no_wait;
 	int64_t resume;		/* run id to resume, 0 for a new run */
+	const char *fixed;	/* an option --resume takes from the run */
 };
 
 /* "1%" or "0.01": a fraction in (0, 1). */
@@ -257,8 +258,9 @@ started:
 }
 
 /*
- * --resume: the run's own study, steps, samples, seed, variants and hosts
- * replace the options (which may not contradict them).
+ * --resume: the run's own study, steps, samples, seed, variants, hosts and
+ * kind (exploratory or not) are used; only --study may be given, and must
+ * match.
  */
 static int
 load_resume(struct run_opts *o, struct stored_run *r)
@@ -339,15 +341,15 @@ run_exec(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.studies = optarg; break;
-		case 'H': o.hosts = optarg; break;
-		case 'v': o.variants = optarg; break;
+		case 'H': o.hosts = optarg; o.fixed = "--hosts"; break;
+		case 'v': o.variants = optarg; o.fixed = "--variants"; break;
 		case 'd': o.db = optarg; break;
 		case 'c': o.config = optarg; break;
-		case 'S': o.seed = optarg; break;
-		case 'x': o.explore = 1; break;
+		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
+		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
 		case 'R':
-			if (cmd_int_arg("--resume", optarg, INT64_MAX,
+			if (cmd_run_id_arg("--resume", optarg,
 			    &o.resume) != 0)
 				return EXIT_USAGE;
 			break;
@@ -373,11 +375,13 @@ run_exec(int argc, char **argv)
 			if (cmd_int_arg("--steps", optarg, MAX_STEPS,
 			    &o.steps) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--steps";
 			break;
 		case 'k':
 			if (cmd_int_arg("--samples", optarg, MAX_SAMPLES,
 			    &o.samples) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--samples";
 			break;
 		case 'j':
 			if (cmd_int_arg("--parallel", optarg, 256,
@@ -396,6 +400,13 @@ run_exec(int argc, char **argv)
 	if (o.studies == NULL && o.resume == 0) {
 		fprintf(stderr, "seqorch: run: --study is required (see "
 		    "`seqorch studies`)\n");
+		return EXIT_USAGE;
+	}
+	/* A resumed run must stay the run it was: nothing silently changes. */
+	if (o.resume > 0 && o.fixed != NULL) {
+		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
+		    "run keeps its own study, hosts, variants, steps, samples, "
+		    "seed and kind\n", o.fixed);
 		return EXIT_USAGE;
 	}
 	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK)
@@ -498,6 +509,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "                 extra samples)\n"
 	    "  --resume ID    measure only the cells (host, variant, sample)\n"
 	    "                 that run ID is missing, with its own settings\n"
+	    "                 (--hosts, --variants, --steps, --samples, --seed\n"
+	    "                 and --explore are refused with it)\n"
 	    "\n"
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",

@@ -136,7 +136,7 @@ windows_exec(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (cmd_int_arg("--run", optarg, INT64_MAX,
+			if (cmd_run_id_arg("--run", optarg,
 			    &run_id) != 0)
 				return EXIT_USAGE;
 			break;

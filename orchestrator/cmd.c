@@ -45,12 +45,18 @@ cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out)
 {
 	if (parse_int64(arg, 1, max, out) == 0)
 		return 0;
-	if (max == INT64_MAX)
-		fprintf(stderr, "seqorch: invalid %s \"%s\": expected a run "
-		    "id\n", opt, arg);
-	else
-		fprintf(stderr, "seqorch: invalid %s \"%s\": expected an "
-		    "integer from 1 to %lld\n", opt, arg, (long long)max);
+	fprintf(stderr, "seqorch: invalid %s \"%s\": expected an integer "
+	    "from 1 to %lld\n", opt, arg, (long long)max);
+	return -1;
+}
+
+int
+cmd_run_id_arg(const char *opt, const char *arg, int64_t *out)
+{
+	if (parse_int64(arg, 1, INT64_MAX, out) == 0)
+		return 0;
+	fprintf(stderr, "seqorch: invalid %s \"%s\": expected a run id\n",
+	    opt, arg);
 	return -1;
 }
 

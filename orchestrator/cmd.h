@@ -38,11 +38,12 @@ const struct cmd_entry *cmd_find(const char *name);
 int cmd_extra_args(int argc, char **argv);
 
 /*
- * The value of an integer option, from 1 to max (INT64_MAX: a run id),
- * in *out; -1 with a message naming the option and the range if arg is
- * anything else.
+ * The value of an integer option, from 1 to max, in *out; -1 with a
+ * message naming the option and the range if arg is anything else.
+ * cmd_run_id_arg is the same for a run id.
  */
 int cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out);
+int cmd_run_id_arg(const char *opt, const char *arg, int64_t *out);
 
 /* Print "seqorch NAME --help" text to stdout. */
 void cmd_print_usage(const struct cmd_entry *entry);

@@ -54,6 +54,27 @@ def test_bad_options(scratch, args, msg):
     assert not (scratch / "results.db").exists()
 
 
+@pytest.mark.parametrize("args,msg", [
+    (["run", "--study", "sha3", "--steps", "0"],
+     'invalid --steps "0": expected an integer from 1 to 100000000000'),
+    (["run", "--study", "sha3", "--parallel", "257"],
+     'invalid --parallel "257": expected an integer from 1 to 256'),
+    (["run", "--resume", "0"], 'invalid --resume "0": expected a run id'),
+    (["deploy", "--parallel", "x"],
+     'invalid --parallel "x": expected an integer from 1 to 256'),
+    (["hosts", "check", "--parallel", "-1"],
+     'invalid --parallel "-1": expected an integer from 1 to 256'),
+    (["report", "--run", "1.5"], 'invalid --run "1.5": expected a run id'),
+    (["windows", "--run", "abc"], 'invalid --run "abc": expected a run id'),
+])
+def test_integer_options_of_every_command(scratch, args, msg):
+    """Every command names the option, the value and what it expects."""
+    r = seqorch(scratch, *args)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"seqorch: {msg}\n"
+    assert not (scratch / "results.db").exists()
+
+
 def test_unknown_study_lists_valid(scratch):
     r = seqorch(scratch, "run", "--study", "sha4", "--hosts", "local")
     assert r.returncode == 2
@@ -196,3 +217,11 @@ def test_resume_names_what_is_missing(scratch):
     assert "no run with id 7" in r.stderr and "results.db" in r.stderr
     r = seqorch(scratch, "run", "--resume", "x")
     assert r.returncode == 2 and 'invalid --resume "x"' in r.stderr
+    # What the run measured cannot be changed on resuming it.
+    for extra in (["--steps", "5"], ["--hosts", "local"], ["--explore"],
+                  ["--seed", "00"], ["--samples", "2"],
+                  ["--variants", "c-fused"]):
+        r = seqorch(scratch, "run", "--resume", "1", *extra)
+        assert r.returncode == 2, r.stderr
+        assert f"seqorch: {extra[0]} cannot be given with --resume" in \
+            r.stderr
