@@ -176,17 +176,23 @@ static int
 local_put(struct conn *c, const char *path, const void *data, size_t len,
     int mode, struct so_err *err)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	static unsigned seq;	/* threads of one process write too */
+	char *tmp = xasprintf("%s.tmp.%ld.%u", path, (long)getpid(),
+	    __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	const char *p = data;
 	int fd, rc = 0;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0) {
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot create \"%s\": "
 		    "%s", c->host->name, tmp, strerror(errno));
 		goto out;
 	}
-	while (len > 0) {
+	/* The umask applies at open; the mode must be exact, as over SFTP. */
+	if (fchmod(fd, (mode_t)mode) != 0)
+		rc = so_error(err, SO_EIO, "host \"%s\": chmod \"%s\": %s",
+		    c->host->name, tmp, strerror(errno));
+	while (rc == 0 && len > 0) {
 		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)

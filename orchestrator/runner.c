@@ -351,10 +351,12 @@ launch_cmd(const char *qdir, const char *agent_cmd)
 
 /*
  * Stream RUNDIR/records from byte offset, then exit with the agent's
- * status.  GNU tail follows the file by inotify and stops when the agent's
- * pid is gone, so nothing polls on the measured host; elsewhere a loop
- * checks the size once a second (the exit file is checked before the
- * size, so every byte written before the agent exited is sent).
+ * status.  GNU tail follows the file by inotify (records arrive at once)
+ * and wakes once a second only to see whether the agent's pid is gone:
+ * the fewer wake-ups on the measured host the better, and a second at the
+ * end of a run costs nothing.  Elsewhere a loop checks the size once a
+ * second (the exit file is checked before the size, so every byte
+ * written before the agent exited is sent).
  */
 static char *
 stream_cmd(const char *qdir, uint64_t offset)
@@ -362,7 +364,7 @@ stream_cmd(const char *qdir, uint64_t offset)
 	return xasprintf("cd %s || exit 125; off=%llu; "
 	    "if tail --version 2>/dev/null | grep -q GNU; then "
 	    "while [ ! -s pid ] && [ ! -f exit ]; do sleep 0.1; done; "
-	    "[ -s pid ] && tail -s 0.25 -c +$((off + 1)) -f "
+	    "[ -s pid ] && tail -s " POLL_SECONDS " -c +$((off + 1)) -f "
 	    "--pid=\"$(cat pid)\" "
 	    "records; while [ ! -f exit ]; do sleep 0.1; done; "
 	    "else while :; do fin=0; [ -f exit ] && fin=1; "

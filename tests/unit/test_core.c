@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -210,6 +211,7 @@ test_read_stat_workdir(void **state)
 	struct so_err err;
 	char *wd, *f, *out, *cmd;
 	size_t len;
+	mode_t old;
 	int mode;
 
 	(void)state;
@@ -233,6 +235,12 @@ test_read_stat_workdir(void **state)
 	free(out);
 	assert_int_equal(conn_stat(c, f, &mode, &err), 0);
 	assert_int_equal(mode, 0750);
+	/* The mode is exact whatever the umask, as over SFTP. */
+	old = umask(077);
+	assert_int_equal(conn_put(c, f, "x", 1, 0644, &err), 0);
+	umask(old);
+	assert_int_equal(conn_stat(c, f, &mode, &err), 0);
+	assert_int_equal(mode, 0644);
 	free(f);
 	f = xasprintf("%s/missing", wd);
 	assert_int_equal(conn_read(c, f, 64, &out, &len, &err), SO_ENOTFOUND);
