@@ -52,28 +52,26 @@ disasm_find(const char *text, const char *mnemonic)
 	return NULL;
 }
 
-/* The body of function sym (header "<sym>:" or "<sym.suffix>:"). */
-static char *
-function_body(const char *dump, const char *sym)
+char *
+disasm_body(const char *dump, const char *sym)
 {
-	char *head = xasprintf(" <%s", sym);
-	const char *p = dump, *start = NULL, *end;
+	char *head = xasprintf(" <%s", sym), *body = NULL, *more;
+	const char *p = dump, *start, *end;
 	size_t n = strlen(head);
 
-	while ((p = strstr(p, head)) != NULL) {
-		if (p[n] == '>' || p[n] == '.') {
-			start = strchr(p, '\n');
-			break;
-		}
-		p += n;
+	for (; (p = strstr(p, head)) != NULL; p += n) {
+		if ((p[n] != '>' && p[n] != '.') ||
+		    (start = strchr(p, '\n')) == NULL)
+			continue;
+		start++;
+		end = strstr(start, "\n\n");
+		more = xasprintf("%s%.*s", body ? body : "", (int)(end ?
+		    end - start + 1 : (long)strlen(start)), start);
+		free(body);
+		body = more;
 	}
 	free(head);
-	if (start == NULL)
-		return NULL;
-	start++;
-	end = strstr(start, "\n\n");
-	return xasprintf("%.*s", (int)(end ? end - start + 1 :
-	    (long)strlen(start)), start);
+	return body;
 }
 
 /* Append up to EXCERPT_LINES lines with mnemonic from body to *ex. */
@@ -102,7 +100,7 @@ check_one(struct db *db, int64_t build_id, const struct want *w,
 	struct disasm_row row = { .build_id = build_id, .study = w->study,
 	    .variant = w->variant, .symbol = w->symbol, .tool = tool };
 	char *required = xstrdup(""), *missing = xstrdup(""), *ex = xstrdup("");
-	char *body = dump ? function_body(dump, w->symbol) : NULL, *tmp;
+	char *body = dump ? disasm_body(dump, w->symbol) : NULL, *tmp;
 	const cJSON *m;
 	int rc;
 
@@ -158,15 +156,25 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 	cmd = xasprintf("%s --list", qa);
 	rc = conn_capture(c, cmd, MAX_LIST, &list, &status, err);
 	free(cmd);
+	if (rc == 0 && status != 0)
+		rc = so_error(err, SO_EAGENT, "host \"%s\": \"%s --list\" "
+		    "exited with status %d", c->host->name, agent, status);
 	if (rc != 0)
 		goto out;
-	for (line = list; line != NULL && nrec < MAX_KERNELS; line = next) {
+	for (line = list; line != NULL; line = next) {
 		cJSON *r;
 
 		if ((next = strchr(line, '\n')) != NULL)
 			*next++ = '\0';
 		if ((r = cJSON_Parse(line)) == NULL)
 			continue;
+		if (nrec == MAX_KERNELS) {
+			cJSON_Delete(r);
+			rc = so_error(err, SO_EAGENT, "host \"%s\": \"%s "
+			    "--list\" names more than %d kernels", c->host->name,
+			    agent, MAX_KERNELS);
+			goto out;
+		}
 		recs[nrec++] = r;
 		const cJSON *insns = cJSON_GetObjectItemCaseSensitive(r,
 		    "insns");

@@ -26,4 +26,11 @@ int disasm_check(struct conn *c, const char *agent, int64_t build_id,
  */
 const char *disasm_find(const char *text, const char *mnemonic);
 
+/*
+ * The body of function sym in objdump's output: every part the compiler
+ * made of it ("<sym>:" and "<sym.suffix>:", such as sym.cold, which gcc
+ * may place first), as a new string, or NULL if there is none.
+ */
+char *disasm_body(const char *dump, const char *sym);
+
 #endif

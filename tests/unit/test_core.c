@@ -342,6 +342,33 @@ test_disasm_find(void **state)
 	assert_null(disasm_find(body, "v0.16b,"));
 }
 
+/* A function's cold part placed first does not hide its hot body. */
+static void
+test_disasm_body(void **state)
+{
+	static const char dump[] =
+	    "0000000000001000 <chain.cold>:\n"
+	    "    1000:\tud2\n"
+	    "\n"
+	    "0000000000001010 <chain_other>:\n"
+	    "    1010:\tvpxor %xmm0,%xmm0,%xmm0\n"
+	    "\n"
+	    "0000000000002000 <chain>:\n"
+	    "    2000:\tvprolq $0x1,%xmm3,%xmm4\n"
+	    "    2008:\tret\n";
+	char *body;
+
+	(void)state;
+	body = disasm_body(dump, "chain");
+	assert_non_null(body);
+	assert_non_null(disasm_find(body, "ud2"));
+	assert_non_null(disasm_find(body, "vprolq"));
+	/* Another function sharing the prefix is not part of it. */
+	assert_null(disasm_find(body, "vpxor"));
+	free(body);
+	assert_null(disasm_body(dump, "missing"));
+}
+
 int
 main(void)
 {
@@ -355,6 +382,7 @@ main(void)
 		cmocka_unit_test(test_db_migrations),
 		cmocka_unit_test(test_db_sample_once),
 		cmocka_unit_test(test_disasm_find),
+		cmocka_unit_test(test_disasm_body),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
