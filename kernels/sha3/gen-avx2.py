@@ -37,6 +37,7 @@ than the unscheduled one built with clang, and 1% with gcc (which
 reorders less).  The variants' flags add -mno-avx512f: with -march=native the compilers
 otherwise turn these intrinsics into EVEX code (vpternlogq, vprolvq).
 """
+import os
 import random
 import sys
 
@@ -496,5 +497,6 @@ keccak_f1600_avx2(uint64_t s[25])
 
 if __name__ == "__main__":
     check()
-    with open("kernels/sha3/keccak-avx2.h", "w") as f:
+    root = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(root, "keccak-avx2.h"), "w") as f:
         f.write(header())
