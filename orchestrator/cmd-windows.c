@@ -10,28 +10,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-/* Seconds between two ISO 8601 UTC times "YYYY-MM-DDTHH:MM:SS.mmmZ". */
-static double
-seconds_between(const char *a, const char *b)
-{
-	struct tm ta = { 0 }, tb = { 0 };
-	int ma = 0, mb = 0;
-
-	if (a == NULL || b == NULL ||
-	    sscanf(a, "%d-%d-%dT%d:%d:%d.%dZ", &ta.tm_year, &ta.tm_mon,
-	    &ta.tm_mday, &ta.tm_hour, &ta.tm_min, &ta.tm_sec, &ma) < 6 ||
-	    sscanf(b, "%d-%d-%dT%d:%d:%d.%dZ", &tb.tm_year, &tb.tm_mon,
-	    &tb.tm_mday, &tb.tm_hour, &tb.tm_min, &tb.tm_sec, &mb) < 6)
-		return -1;
-	ta.tm_year -= 1900;
-	tb.tm_year -= 1900;
-	ta.tm_mon--;
-	tb.tm_mon--;
-	return difftime(timegm(&tb), timegm(&ta)) + (mb - ma) / 1000.0;
-}
 
 static const char *
 text(sqlite3_stmt *st, int col)
@@ -47,25 +26,24 @@ list_windows(sqlite3 *h, int64_t run_id)
 	sqlite3_stmt *st = NULL;
 	int rc, rows = 0;
 
-	rc = sqlite3_prepare_v2(h, "SELECT w.id, w.run_id, w.study, w.host, "
-	    "w.holder, w.started_at, w.finished_at, w.drift FROM windows w "
-	    "JOIN runs r ON r.id = w.run_id WHERE (?1 = 0 OR w.run_id = ?1) "
-	    "ORDER BY w.started_at, w.id", -1, &st, NULL);
+	/* A window without an end (NULL duration) is still open. */
+	rc = sqlite3_prepare_v2(h, "SELECT id, run_id, study, host, holder, "
+	    "started_at, (julianday(finished_at) - julianday(started_at)) * "
+	    "86400.0, drift FROM windows WHERE (?1 = 0 OR run_id = ?1) "
+	    "ORDER BY started_at, id", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		double d = seconds_between((const char *)
-		    sqlite3_column_text(st, 5), (const char *)
-		    sqlite3_column_text(st, 6));
 		char dur[32];
 
 		if (rows++ == 0)
 			printf("%5s %5s %-8s %-12s %-24s %9s  %s\n", "id",
 			    "run", "study", "host", "started", "duration",
 			    "holder");
-		if (d >= 0)
-			snprintf(dur, sizeof dur, "%.1fs", d);
+		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+			snprintf(dur, sizeof dur, "%.1fs",
+			    sqlite3_column_double(st, 6));
 		else
 			snprintf(dur, sizeof dur, "open");
 		printf("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s\n",

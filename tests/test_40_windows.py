@@ -93,6 +93,16 @@ def test_same_db_windows_never_overlap(tmp_path, workdir):
         assert '"calib_mhz"' in before and '"load1"' in after
     r = seqorch(tmp_path, "windows")
     assert r.returncode == 0 and "left" in r.stdout and "right" in r.stdout
+    # Every window is closed and lasted as long as its row says.
+    rows = [line.split() for line in r.stdout.splitlines()
+            if line.split()[:1] and line.split()[0].isdigit()]
+    assert len(rows) == query(db, "SELECT count(*) FROM windows")[0][0] \
+        == 4, r.stdout
+    for row in rows:
+        (secs,), = query(db, "SELECT (julianday(finished_at) - "
+                         "julianday(started_at)) * 86400 FROM windows "
+                         "WHERE id = ?", int(row[0]))
+        assert row[5] == f"{secs:.1f}s", (row, secs)
     assert "no one holds the measurement window now" in r.stdout
 
 
