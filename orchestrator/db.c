@@ -819,6 +819,43 @@ db_missing_cells(struct db *db, int64_t run_id, const char *host,
 }
 
 int
+db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
+    int64_t build_id, unsigned *bad, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct run_out o;
+	int rc;
+
+	rc = run(db, &o, "INSERT INTO disasm (build_id, study, variant, "
+	    "symbol, required, missing, status, tool, excerpt) "
+	    "SELECT ?1, study, variant, symbol, required, missing, status, "
+	    "tool, excerpt FROM disasm WHERE build_id = (SELECT b.id FROM "
+	    "builds b WHERE b.host = ?2 AND b.binary_sha256 = ?3 AND "
+	    "b.id != ?1 AND EXISTS (SELECT 1 FROM disasm d WHERE d.build_id "
+	    "= b.id) AND NOT EXISTS (SELECT 1 FROM disasm d WHERE "
+	    "d.build_id = b.id AND d.status = 'no-tool') ORDER BY b.id DESC "
+	    "LIMIT 1)", "iss", build_id, host, binary_sha256);
+	if (rc != SQLITE_DONE)
+		return dberr(db, err, "cannot copy a disassembly check");
+	if (o.changes == 0)
+		return SO_ENOTFOUND;
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT count(*) FROM disasm WHERE "
+	    "build_id = ? AND status IN ('missing', 'no-symbol')", -1, &st,
+	    NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, build_id);
+		rc = sqlite3_step(st);
+	}
+	if (rc == SQLITE_ROW)
+		*bad = (unsigned)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	return rc == SQLITE_ROW ? 0 : dberr(db, err,
+	    "cannot read the disassembly check");
+}
+
+int
 db_disasm_put(struct db *db, const struct disasm_row *d, struct so_err *err)
 {
 	if (run(db, NULL, "INSERT OR REPLACE INTO disasm (build_id, study, "

@@ -195,6 +195,15 @@ struct disasm_row {
 };
 int db_disasm_put(struct db *db, const struct disasm_row *d,
     struct so_err *err);
+/*
+ * The same binary on the same host was checked before: copy that check's
+ * rows to build_id, and count in *bad its variants that lack an
+ * instruction or their function.  SO_ENOTFOUND when there is no such
+ * check (or it had no objdump to work with).
+ */
+int db_disasm_reuse(struct db *db, const char *host,
+    const char *binary_sha256, int64_t build_id, unsigned *bad,
+    struct so_err *err);
 
 /* Identity of this coordinator: "hostname pid N"; static storage. */
 const char *db_coordinator_id(void);

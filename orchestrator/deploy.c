@@ -282,16 +282,24 @@ deploy_wrapper(const char *wrapper, const char *qworkdir)
 	return tmp;
 }
 
-/* Record the build's disassembly check; a missing instruction warns. */
+/*
+ * Record the build's disassembly check; a missing instruction warns.  A
+ * binary already checked on this host is not disassembled again: every
+ * run records a build row, and the check is two commands on the host.
+ */
 static int
-check_disassembly(struct conn *c, struct build_result *res, struct db *db,
-    int64_t run_id, struct so_err *err)
+check_disassembly(struct conn *c, struct build_result *res,
+    const char *binsum, struct db *db, int64_t run_id, struct so_err *err)
 {
-	unsigned bad;
+	unsigned bad = 0;
 	char *msg;
 	int rc;
 
-	rc = disasm_check(c, res->agent, res->build_id, db, &bad, err);
+	rc = db_disasm_reuse(db, c->host->name, binsum, res->build_id, &bad,
+	    err);
+	if (rc == SO_ENOTFOUND)
+		rc = disasm_check(c, res->agent, res->build_id, db, &bad,
+		    err);
 	if (rc != 0 || bad == 0)
 		return rc;
 	msg = xasprintf("build %lld: %u variant%s lack instructions they "
@@ -502,7 +510,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
 		if (rc == 0 && res->ok)
-			rc = check_disassembly(c, res, db, run_id, err);
+			rc = check_disassembly(c, res, binsum, db, run_id,
+			    err);
 	}
 out:
 	if (rc != 0)

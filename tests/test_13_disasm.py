@@ -2,6 +2,7 @@
 instructions gets a row in table disasm; a declared instruction that is not
 in the binary is flagged."""
 import platform
+import sqlite3
 
 from conftest import query, seqorch, write_hosts
 from test_11_bad_input import FAKE_CC
@@ -45,3 +46,38 @@ def test_unverifiable_claim_is_flagged(scratch, workdir):
     events = [m for m, in query(db, "SELECT message FROM events WHERE "
                                "level = 'warning'")]
     assert any("lack instructions" in m for m in events)
+
+
+def test_a_binary_is_checked_once_per_host(scratch):
+    """A second run of the same binary copies the first check instead of
+    disassembling again (the marker shows which); a check that had no
+    objdump is not copied."""
+    def run():
+        r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                    "--steps", "100", "--samples", "1", "--variants",
+                    "c-fused,openssl-evp")
+        assert r.returncode == 0, r.stderr
+
+    db = scratch / "results.db"
+    run()
+    (first,), = query(db, "SELECT id FROM builds")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE disasm SET excerpt = 'marker'")
+    con.commit()
+    run()
+    second = query(db, "SELECT id FROM builds ORDER BY id")[-1][0]
+    assert second != first
+    copied = query(db, "SELECT variant, status, excerpt FROM disasm WHERE "
+                   "build_id = ?", second)
+    assert copied and all(e == "marker" for _, _, e in copied), copied
+    assert sorted(v for v, *_ in copied) == sorted(
+        v for v, in query(db, "SELECT variant FROM disasm WHERE "
+                          "build_id = ?", first))
+    con.execute("UPDATE disasm SET status = 'no-tool'")
+    con.commit()
+    con.close()
+    run()
+    third = query(db, "SELECT id FROM builds ORDER BY id")[-1][0]
+    rows = query(db, "SELECT status, excerpt FROM disasm WHERE build_id = ?",
+                 third)
+    assert rows and all(s == "ok" and e != "marker" for s, e in rows), rows
