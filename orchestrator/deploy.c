@@ -300,6 +300,14 @@ check_disassembly(struct conn *c, struct build_result *res,
 	if (rc == SO_ENOTFOUND)
 		rc = disasm_check(c, res->agent, res->build_id, db, &bad,
 		    err);
+	/* The agent could not say what to check: measuring can still go on. */
+	if (rc == SO_EAGENT) {
+		msg = xasprintf("build %lld: disassembly check not done: %s",
+		    (long long)res->build_id, err->msg);
+		rc = db_event(db, run_id, c->host->name, "warning", msg, err);
+		free(msg);
+		return rc;
+	}
 	if (rc != 0 || bad == 0)
 		return rc;
 	msg = xasprintf("build %lld: %u variant%s lack instructions they "

@@ -13,7 +13,8 @@
 
 /*
  * Check the agent at path `agent` of build build_id.  Returns 0 or a
- * negative SO_E* code when the host or database failed; a missing
+ * negative SO_E* code when the host or database failed (SO_EAGENT: the
+ * agent's --list failed or listed too many kernels); a missing
  * instruction is not an error of this call: *bad counts those variants.
  */
 int disasm_check(struct conn *c, const char *agent, int64_t build_id,

@@ -178,6 +178,12 @@ def test_misbehaving_agent(scratch, workdir, mode, msg):
         assert valid == 1 and digest == want
     (run_status,), = query(db, "SELECT status FROM runs")
     assert run_status in ("partial", "failed")
+    # These wrappers also break --list: the disassembly check says it was
+    # not done, and measuring went on regardless.
+    warnings = [m for m, in query(db, "SELECT message FROM events WHERE "
+                                  "level = 'warning'")]
+    assert any("disassembly check not done" in m and "--list" in m
+               for m in warnings), warnings
 
 
 def test_wrong_digest_stored_invalid(scratch, workdir):
