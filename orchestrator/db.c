@@ -766,51 +766,49 @@ missing_of(struct db *db, int64_t run_id, const char *host, int64_t build_id,
 
 int
 db_missing_cells(struct db *db, int64_t run_id, const char *host,
-    int64_t build_id, uint64_t samples, const char *const *all,
+    int64_t build_id, uint64_t samples, const char *const *want,
     char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
     struct so_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	char **names = NULL, *list = NULL, *tmp;
-	size_t n = 0, i;
-	int rc = 0, any;
+	char *list = NULL, *tmp;
+	size_t i;
+	int rc = 0, any, step;
 
 	*variants = NULL;
 	*first = *last = *count = 0;
-	if (sqlite3_prepare_v2(db->h, "SELECT variant FROM variants WHERE "
-	    "run_id = ? AND host = ? AND build_id = ? AND status = 'ok' "
-	    "ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+	/*
+	 * Every requested variant is expected, whether or not the first
+	 * attempt got to record it: only one that this build tried and could
+	 * not time (skipped, failed) has nothing to measure.
+	 */
+	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM variants WHERE "
+	    "run_id = ? AND host = ? AND build_id = ? AND variant = ? AND "
+	    "status != 'ok'", -1, &st, NULL) != SQLITE_OK)
 		return dberr(db, err, "cannot read variants");
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, build_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		names = xrealloc(names, (n + 1) * sizeof *names);
-		names[n++] = col_dup(st, 0);
-	}
-	sqlite3_finalize(st);
-	if (n == 0) {
-		for (i = 0; all != NULL && all[i] != NULL; i++) {
-			names = xrealloc(names, (n + 1) * sizeof *names);
-			names[n++] = xstrdup(all[i]);
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (missing_of(db, run_id, host, build_id, names[i], samples,
-		    first, last, count, &any) != 0) {
+	for (i = 0; want[i] != NULL; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, build_id);
+		sqlite3_bind_text(st, 4, want[i], -1, SQLITE_STATIC);
+		step = sqlite3_step(st);
+		if (step == SQLITE_ROW)
+			continue;
+		if (step != SQLITE_DONE || missing_of(db, run_id, host,
+		    build_id, want[i], samples, first, last, count,
+		    &any) != 0) {
 			rc = dberr(db, err, "cannot read samples");
 			break;
 		}
 		if (!any)
 			continue;
 		tmp = xasprintf("%s%s%s", list ? list : "", list ? "," : "",
-		    names[i]);
+		    want[i]);
 		free(list);
 		list = tmp;
 	}
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	sqlite3_finalize(st);
 	if (rc != 0)
 		free(list);
 	else

@@ -447,22 +447,35 @@ agent_extra_args(struct hostrun *hr)
 
 /*
  * The variants this run measures: its --variants, or all of the study's;
- * a NULL-terminated list of new strings.
+ * with target (a build's -dumpmachine), only those built for its
+ * architecture.  A NULL-terminated list of new strings.
  */
 static const char **
-run_variants(const struct run_params *p)
+run_variants(const struct run_params *p, const char *target)
 {
-	const char **list;
-	char *copy, *q, *v;
-	size_t n = 0;
+	const char **all = deploy_variants(p->study), **list;
+	char *copy = p->variants ? xstrdup(p->variants) : NULL, *q = copy, *v;
+	size_t n = 0, i, alen = strcspn(target ? target : "", "-");
+	const char *arch;
 
-	if (p->variants == NULL)
-		return deploy_variants(p->study);
-	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
-	copy = xstrdup(p->variants);
-	for (q = copy; (v = strsep(&q, ",")) != NULL; )
+	for (i = 0; all[i] != NULL; i++)
+		;
+	list = xcalloc(i + (copy ? strlen(copy) : 0) + 2, sizeof *list);
+	for (i = 0; ; i++) {
+		if (copy != NULL && (v = strsep(&q, ",")) == NULL)
+			break;
+		if (copy == NULL && (v = (char *)all[i]) == NULL)
+			break;
+		arch = deploy_variant_file(p->study, v, "arch");
+		if (target != NULL && arch != NULL && (strlen(arch) != alen ||
+		    strncmp(arch, target, alen) != 0))
+			continue;
 		list[n++] = xstrdup(v);
+	}
 	free(copy);
+	for (i = 0; all[i] != NULL; i++)
+		free((char *)all[i]);
+	free(all);
 	return list;
 }
 
@@ -475,7 +488,7 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
     uint64_t *first, uint64_t *last, uint64_t *count)
 {
 	const struct run_params *p = hr->p;
-	const char **want = run_variants(p);
+	const char **want = run_variants(p, b->target);
 	struct so_err err;
 	size_t i;
 	int rc;
@@ -686,7 +699,7 @@ prepare(struct hostrun *hr)
 		}
 		hr->nbuilds++;
 		if (!b->ok) {
-			const char **vs = run_variants(hr->p);
+			const char **vs = run_variants(hr->p, NULL);
 			size_t j;
 
 			snprintf(msg, sizeof msg, "build with \"%s\" failed: "

