@@ -1,5 +1,5 @@
 /*
- * Strict reader for agent records (docs/protocol.md).  Each record type is
+ * Strict reader for agent records (docs/protocol.md, version 4).  Each record type is
  * a table of fields; nested objects (a window's state, its busy_on_cpu
  * entries) are tables too, checked the same way.
  */
@@ -37,6 +37,7 @@ static const struct field hello_f[] = {
 	{ "proto", F_INT, S(proto), 1 },
 	{ "agent", F_STR, NO, 0 },
 	{ "build_id", F_STR, S(build_id), 0 },
+	{ "token", F_STR, S(token), 0 },
 	{ "study", F_STR, S(study), 0 },
 	{ "steps", F_INT, S(steps), 1 },
 	{ "samples", F_INT, S(samples), 1 },
@@ -388,16 +389,18 @@ proto_parse(const char *line, size_t len, struct record *rec,
 		    tname);
 		goto fail;
 	}
-	snprintf(what, sizeof what, "%s record", tname);
-	if ((rc = check_object(fields, rec->json, "type", rec, what,
-	    err)) != 0)
-		goto fail;
-	if (rec->type == REC_HELLO && rec->proto != PROTO_VERSION) {
+	/* The version first: another version's hello has other fields. */
+	if (rec->type == REC_HELLO && as_int(cJSON_GetObjectItemCaseSensitive(
+	    rec->json, "proto"), &rec->proto) && rec->proto != PROTO_VERSION) {
 		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
 		    "this seqorch speaks %d", (long long)rec->proto,
 		    PROTO_VERSION);
 		goto fail;
 	}
+	snprintf(what, sizeof what, "%s record", tname);
+	if ((rc = check_object(fields, rec->json, "type", rec, what,
+	    err)) != 0)
+		goto fail;
 	if (rec->type == REC_VARIANT && strcmp(rec->status, "ok") != 0 &&
 	    strcmp(rec->status, "skipped") != 0 &&
 	    strcmp(rec->status, "failed") != 0) {

@@ -1,5 +1,5 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 3.  A reader
+ * The agent protocol (docs/protocol.md): JSON lines, version 4.  A reader
  * cuts a byte stream into bounded lines; proto_parse validates one line
  * strictly (known fields only, exact types, bounded strings, lowercase hex
  * digests) so nothing malformed is ever stored as valid.
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_VERSION 3
+#define PROTO_VERSION 4
 #define PROTO_MAX_LINE 65536	/* longer agent lines are an error */
 
 enum rec_type {
@@ -32,7 +32,7 @@ struct record {
 	enum rec_type type;
 	cJSON *json;
 	const char *study, *variant, *status, *reason, *digest, *seed;
-	const char *build_id, *message;
+	const char *build_id, *token, *message;
 	const char *phase, *holder;
 	const cJSON *state;
 	int64_t proto, sample, position, steps, ns, samples, cpu;

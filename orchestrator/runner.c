@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #define AGENT_ERR_MAX 4096
@@ -53,6 +54,7 @@ struct stream {
 	uint64_t first, nsamples;	/* indices asked of this agent */
 	uint64_t expected, got;
 	int saw_hello, saw_done, agent_error;
+	char token[33];		/* this launch's run token, 128 random bits */
 	char **ok_variants;
 	size_t nok;
 	char *window_before;	/* the open window's first snapshot */
@@ -235,6 +237,11 @@ handle_record(struct stream *s, const struct record *r)
 		    "expected \"hello\"", proto_type_name(r->type));
 	switch (r->type) {
 	case REC_HELLO:
+		/* Records of another launch (a reused directory) are not ours. */
+		if (strcmp(r->token, s->token) != 0)
+			return so_error(&s->err, SO_EPROTO, "hello carries run "
+			    "token \"%.40s\", expected \"%s\": these records "
+			    "belong to another run", r->token, s->token);
 		s->saw_hello = 1;
 		if (strcmp(r->study, p->study) != 0 ||
 		    (uint64_t)r->steps != p->steps ||
@@ -356,7 +363,8 @@ launch_cmd(const char *qdir, const char *agent_cmd)
  * the fewer wake-ups on the measured host the better, and a second at the
  * end of a run costs nothing.  Elsewhere a loop checks the size once a
  * second (the exit file is checked before the size, so every byte
- * written before the agent exited is sent).
+ * written before the agent exited is sent).  Everything sent, RUNDIR is
+ * removed: it is never used again.
  */
 static char *
 stream_cmd(const char *qdir, uint64_t offset)
@@ -371,8 +379,8 @@ stream_cmd(const char *qdir, uint64_t offset)
 	    "size=$(wc -c < records); if [ \"$size\" -gt \"$off\" ]; then "
 	    "tail -c +$((off + 1)) records | head -c $((size - off)); "
 	    "off=$size; fi; [ $fin = 1 ] && break; sleep " POLL_SECONDS "; "
-	    "done; fi; cat stderr >&2; exit $(cat exit)", qdir,
-	    (unsigned long long)offset);
+	    "done; fi; cat stderr >&2; st=$(cat exit); cd / && rm -rf %s; "
+	    "exit $st", qdir, (unsigned long long)offset, qdir);
 }
 
 /*
@@ -511,7 +519,8 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 {
 	const struct run_params *p = hr->p;
 	struct stream *s = xcalloc(1, sizeof *s);
-	char errbuf[AGENT_ERR_MAX] = "", cpu[16], token[64];
+	char errbuf[AGENT_ERR_MAX] = "", cpu[16];
+	unsigned char rnd[16];
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
 	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study), *qv = NULL;
 	char *qseed = sh_quote(p->seed), *agent_cmd = NULL, *cmd, *dir = NULL;
@@ -542,19 +551,25 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
 	else
 		snprintf(cpu, sizeof cpu, "none");
-	/* Unique per coordinator, even when several share a host. */
-	snprintf(token, sizeof token, "%lld-%lld-%ld-%08lx",
-	    (long long)p->run_id, (long long)b->build_id, (long)getpid(),
-	    (unsigned long)random());
-	dir = xasprintf("%s/runs/%s", hr->conn->workdir, token);
+	/*
+	 * Unique across coordinators, hosts, containers and reboots: the
+	 * directory names the launch, and hello must echo the token.
+	 */
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		host_fail(hr, "cannot read random bytes for a run token");
+		goto out;
+	}
+	hex_encode(rnd, sizeof rnd, s->token);
+	dir = xasprintf("%s/runs/%lld-%lld-%s", hr->conn->workdir,
+	    (long long)p->run_id, (long long)b->build_id, s->token);
 	qdir = sh_quote(dir);
 	extra = agent_extra_args(hr);
 	agent_cmd = xasprintf("%s --study %s --steps %llu --samples %llu "
-	    "--first-sample %llu --cpu %s --seed %s --build-id %lld%s%s%s",
-	    qa, qs, (unsigned long long)p->steps,
+	    "--first-sample %llu --cpu %s --seed %s --build-id %lld "
+	    "--token %s%s%s%s", qa, qs, (unsigned long long)p->steps,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
-	    cpu, qseed, (long long)b->build_id, qv ? " --variants " : "",
-	    qv ? qv : "", extra);
+	    cpu, qseed, (long long)b->build_id, s->token,
+	    qv ? " --variants " : "", qv ? qv : "", extra);
 	progress_set(hr->index, "%s: self-test", cc);
 	cmd = launch_cmd(qdir, agent_cmd);
 	/* The connection may have idled out while the host waited for the

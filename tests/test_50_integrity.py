@@ -2,10 +2,11 @@
 requested variant, a run never replays another run's records, an agent
 binary that is not the one built is refused, the database path must be a
 file, and agent protocol gaps fail the host naming the line."""
-import os
+import json
 import sqlite3
+import subprocess
 
-from conftest import query, seqorch, sha3_chain
+from conftest import AGENT, SEQORCH, query, seqorch, sha3_chain
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
 
@@ -56,3 +57,42 @@ def test_resume_of_all_variants_expects_only_this_architecture(scratch):
     assert "1 samples" in r.stderr, r.stderr
     got = {v for v, in query(db, "SELECT variant FROM samples")}
     assert got == ok
+
+
+def test_runs_in_fresh_pid_namespaces_each_measure(tmp_path):
+    """Two runs, each in a fresh PID namespace (the coordinator is pid 1
+    both times) with its own database, on one workdir: the second one
+    measures instead of replaying the first one's records, and no run
+    directory is left behind."""
+    workdir = tmp_path / "work"
+    got = []
+    for i in range(2):
+        d = tmp_path / f"run{i}"
+        d.mkdir()
+        (d / "hosts.toml").write_text(
+            f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+            f'workdir = "{workdir}"\n')
+        r = subprocess.run(
+            ["unshare", "-pf", "--mount-proc", str(SEQORCH), *RUN,
+             "--variants", "c-fused", "--steps", "20000", "--samples",
+             "3"], cwd=d, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        got.append(query(d / "results.db", "SELECT sample_index, ns FROM "
+                         "samples ORDER BY sample_index"))
+    assert len(got[0]) == len(got[1]) == 3
+    # Three nanosecond timings of ~1 ms do not repeat exactly.
+    assert got[0] != got[1]
+    assert list((workdir / "runs").iterdir()) == []
+
+
+def test_agent_echoes_the_run_token(tmp_path):
+    out = subprocess.run([str(AGENT), "--study", "sha3", "--variants",
+                          "c-fused", "--steps", "10", "--samples", "1",
+                          "--token", "0123abcd"], capture_output=True,
+                         text=True, check=True).stdout
+    hello = json.loads(out.splitlines()[0])
+    assert hello["type"] == "hello" and hello["token"] == "0123abcd"
+    for bad in ("", "ABCD", "xyz", "a" * 65):
+        r = subprocess.run([str(AGENT), "--study", "sha3", "--token", bad],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and "invalid --token" in r.stderr, bad

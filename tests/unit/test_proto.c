@@ -234,19 +234,20 @@ static void
 test_version(void **state)
 {
 	static const char hello[] = "{\"type\":\"hello\",\"proto\":%d,"
-	    "\"agent\":\"x\",\"build_id\":\"\",\"study\":\"sha3\","
-	    "\"steps\":1,\"samples\":1}";
+	    "\"agent\":\"x\",\"build_id\":\"\",\"token\":\"ab\","
+	    "\"study\":\"sha3\",\"steps\":1,\"samples\":1}";
 	char line[256];
 	struct record r;
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(PROTO_VERSION, 3);
-	snprintf(line, sizeof line, hello, 3);
+	assert_int_equal(PROTO_VERSION, 4);
+	snprintf(line, sizeof line, hello, 4);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 2);
-	rejected(line, "agent speaks protocol 2, this seqorch speaks 3");
+	snprintf(line, sizeof line, hello, 3);
+	rejected(line, "agent speaks protocol 3, this seqorch speaks 4");
 }
 
 int
