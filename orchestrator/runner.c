@@ -384,21 +384,108 @@ stream_cmd(const char *qdir, uint64_t offset)
 }
 
 /*
- * Stop a detached agent and wait up to 5 s for its exit file (best effort:
- * the host may be gone).
+ * Commands that must run after an interrupt (stopping the agent, reading
+ * what it finished) cannot use the run's stop flag, which is set by then:
+ * they get this one, never set, and a time limit instead.
+ */
+static volatile sig_atomic_t never_stop;
+#define AFTER_STOP_MS 30000
+
+/*
+ * Stop a detached agent: TERM, up to 10 s for its exit file, then KILL.
+ * 0 once the agent is known to have exited (or never started); the host
+ * may be gone, then err says why.
+ */
+static int
+stop_agent(struct hostrun *hr, const char *qdir, struct so_err *err)
+{
+	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
+	    .stop = &never_stop };
+	char *cmd = xasprintf("cd %s 2>/dev/null || exit 0; i=0; "
+	    "while [ ! -s pid ] && [ ! -f exit ] && [ $i -lt 50 ]; do "
+	    "sleep 0.1; i=$((i + 1)); done; [ -f exit ] && exit 0; "
+	    "kill $(cat pid) 2>/dev/null; i=0; "
+	    "while [ ! -f exit ] && [ $i -lt 100 ]; do sleep 0.1; "
+	    "i=$((i + 1)); done; [ -f exit ] && exit 0; "
+	    "kill -9 $(cat pid) 2>/dev/null; i=0; "
+	    "while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
+	    "i=$((i + 1)); done; [ -f exit ]", qdir);
+	int status = 0, rc = 0;
+
+	if (hr->conn == NULL && (rc = conn_open(hr->host, 0, &hr->conn,
+	    err)) != 0)
+		goto out;
+	rc = conn_exec(hr->conn, cmd, &io, &status, err);
+	if (rc == 0 && status != 0)
+		rc = so_error(err, SO_EAGENT, "the agent did not exit, even "
+		    "after SIGKILL");
+out:
+	free(cmd);
+	return rc;
+}
+
+/*
+ * The agent has exited: read what it wrote past the last record taken in,
+ * so that every sample it finished is stored.  The stream command then
+ * removes the run directory.
+ */
+static int
+collect_rest(struct hostrun *hr, struct stream *s, const char *qdir,
+    struct so_err *err)
+{
+	char errbuf[256];
+	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
+	    .errbuf = errbuf, .errlen = sizeof errbuf,
+	    .timeout_ms = AFTER_STOP_MS, .stop = &never_stop };
+	char *cmd = stream_cmd(qdir, s->lr.offset);
+	int status, rc;
+
+	s->lr.len = 0;
+	rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+	if (rc != 0)
+		so_error(err, rc, "%s", s->err.msg);
+	free(cmd);
+	return rc;
+}
+
+/*
+ * The user interrupted the run: the agent is stopped before the lease is
+ * released, what it finished is stored, and an event says how many
+ * samples were kept or that some may be lost.  An open window is closed
+ * at the coordinator's time, with the reason as its drift.
  */
 static void
-stop_agent(struct hostrun *hr, const char *qdir)
+interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
+    const char *cc)
 {
-	char *cmd = xasprintf("cd %s && kill $(cat pid) 2>/dev/null; i=0; "
-	    "while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
-	    "i=$((i + 1)); done; true", qdir);
-	struct so_err e;
-	int status;
+	const struct run_params *p = hr->p;
+	struct so_err e = { 0 };
+	char msg[SO_ERR_MAX + 256], at[32];
+	uint64_t before = s->got;
+	int rc;
 
-	if (hr->conn != NULL)
-		conn_exec(hr->conn, cmd, NULL, &status, &e);
-	free(cmd);
+	if ((rc = stop_agent(hr, qdir, &e)) == 0)
+		rc = collect_rest(hr, s, qdir, &e);
+	if (rc == 0)
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
+		    "stopped; all %llu samples it finished are stored (%llu "
+		    "of them read after the interrupt)", cc,
+		    (unsigned long long)s->got,
+		    (unsigned long long)(s->got - before));
+	else
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) could "
+		    "not be stopped and read: %.600s; %llu samples are "
+		    "stored, any it finished after them are lost", cc, e.msg,
+		    (unsigned long long)s->got);
+	db_event(hr->db, p->run_id, hr->host->name, "warning", msg, &e);
+	if (hr->window_id != 0) {
+		iso_now(at, sizeof at);
+		db_window_end(hr->db, hr->window_id, at, NULL, "interrupted: "
+		    "the agent was stopped", &e);
+		hr->window_id = 0;
+	}
+	snprintf(hr->error, sizeof hr->error, "interrupted");
+	hr->failed = 1;
 }
 
 /* Reconnect after a dropped connection; 0 or the last error. */
@@ -527,6 +614,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	char *qdir = NULL, *extra = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
+	struct so_err e;
 	int status = 0, rc, drops = 0;
 	size_t i;
 
@@ -609,12 +697,10 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		if ((rc = reconnect(hr, &s->err)) != 0)
 			break;
 	}
-	if (rc == SO_EINTR) {
-		stop_agent(hr, qdir);
-		snprintf(hr->error, sizeof hr->error, "interrupted");
-		hr->failed = 1;
+	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
+		interrupted(hr, s, qdir, cc);
 	} else if (rc != 0) {
-		stop_agent(hr, qdir);
+		stop_agent(hr, qdir, &e);
 		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc, s->err.msg);
 		host_fail(hr, msg);
 	} else if (status != 0 || !s->saw_done) {

@@ -3,10 +3,15 @@ requested variant, a run never replays another run's records, an agent
 binary that is not the one built is refused, the database path must be a
 file, and agent protocol gaps fail the host naming the line."""
 import json
+import signal
 import sqlite3
 import subprocess
+import time
+
+import pytest
 
 from conftest import AGENT, SEQORCH, query, seqorch, sha3_chain
+from test_31_ssh_runs import agent_pids
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
 
@@ -96,3 +101,60 @@ def test_agent_echoes_the_run_token(tmp_path):
         r = subprocess.run([str(AGENT), "--study", "sha3", "--token", bad],
                            capture_output=True, text=True)
         assert r.returncode == 2 and "invalid --token" in r.stderr, bad
+
+
+def interrupt_run(tmp_path, sig):
+    """A long local run stopped with sig once samples arrive; returns
+    (exit code, stderr, database, workdir, agent pids right after)."""
+    workdir = tmp_path / "work"
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\n')
+    db = tmp_path / "results.db"
+    err = open(tmp_path / "run.err", "w")
+    p = subprocess.Popen([str(SEQORCH), *RUN, "--variants",
+                          "c-fused,c-wrapped", "--steps", "300000",
+                          "--samples", "50"], cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=err)
+    err.close()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and p.poll() is None:
+            if db.exists() and query(db, "SELECT count(*) FROM "
+                                     "sqlite_master WHERE name = "
+                                     "'samples'") == [(1,)] and \
+                    query(db, "SELECT count(*) FROM samples")[0][0] >= 2:
+                break
+            time.sleep(0.1)
+        assert p.poll() is None, (tmp_path / "run.err").read_text()
+        p.send_signal(sig)
+        rc = p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return rc, (tmp_path / "run.err").read_text(), db, workdir, \
+        agent_pids(workdir)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_stops_the_agent_and_keeps_what_it_finished(tmp_path, sig):
+    rc, err, db, workdir, alive = interrupt_run(tmp_path, sig)
+    assert rc == 130, err
+    # No agent outlives the run (and so its lease).
+    assert alive == [], err
+    stored = query(db, "SELECT count(*) FROM samples")[0][0]
+    assert 2 <= stored < 100
+    (msg,), = query(db, "SELECT message FROM events WHERE message LIKE "
+                    "'interrupted:%'")
+    assert msg.startswith("interrupted: the agent (cc) was stopped; all "
+                          f"{stored} samples it finished are stored"), msg
+    assert query(db, "SELECT status FROM runs") == [("interrupted",)]
+    assert query(db, "SELECT count(*) FROM windows WHERE finished_at IS "
+                 "NULL") == [(0,)]
+    assert query(db, "SELECT drift FROM windows") == [
+        ("interrupted: the agent was stopped",)]
+    rows = query(db, "SELECT variant, sample_index FROM samples")
+    assert len(rows) == len(set(rows))
+    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    assert list((workdir / "runs").iterdir()) == []
