@@ -489,6 +489,7 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	res->ok = binsum[0] != '\0';
 	res->agent = xasprintf("%s/seqorch-agent", outdir);
 	res->target = xstrdup(target);
+	res->binary_sha256 = xstrdup(binsum);
 	if (!res->ok) {
 		size_t n = strlen(bf.log);
 
@@ -537,6 +538,7 @@ out:
 void
 deploy_result_free(struct build_result *res)
 {
+	free(res->binary_sha256);
 	free(res->target);
 	free(res->agent);
 	free(res->log_tail);

@@ -338,19 +338,33 @@ on_stdout(void *arg, const char *buf, size_t len)
 #define MAX_DROPS 10		/* drops in one measurement */
 #define POLL_SECONDS "1"
 
+/*
+ * The agent is hashed in the command that starts it: a binary replaced
+ * since its build was recorded (the warm path reads the build's meta
+ * file, not the binary) is refused with status 3 and its hash on stderr.
+ */
+#define LAUNCH_BAD_SUM 3
+
 static char *
-launch_cmd(const char *qdir, const char *agent_cmd)
+launch_cmd(const char *qdir, const char *qagent, const char *sum,
+    const char *agent_cmd)
 {
 	char *inner = xasprintf("%s --out %s/records 2>%s/stderr & "
 	    "echo $! > %s/pid; wait $!; echo $? > %s/exit.tmp && "
 	    "mv %s/exit.tmp %s/exit", agent_cmd, qdir, qdir, qdir, qdir, qdir,
 	    qdir);
-	char *qinner = sh_quote(inner);
+	char *qinner = sh_quote(inner), *qsum = sh_quote(sum);
 	/* mkdir is the guard: a launch repeated after a drop starts nothing. */
-	char *cmd = xasprintf("mkdir -p \"$(dirname %s)\" && { mkdir %s "
-	    "2>/dev/null || exit 0; } && : > %s/records && nohup sh -c "
-	    "%s </dev/null >/dev/null 2>&1 &", qdir, qdir, qdir, qinner);
+	char *cmd = xasprintf("mkdir -p \"$(dirname %s)\" || exit 1; "
+	    "mkdir %s 2>/dev/null || exit 0; "
+	    "h=$( (sha256sum %s 2>/dev/null || shasum -a 256 %s) | "
+	    "cut -d ' ' -f 1); [ \"$h\" = %s ] || { rm -rf %s; "
+	    "echo \"$h\" >&2; exit %d; }; "
+	    ": > %s/records && nohup sh -c %s </dev/null >/dev/null 2>&1 &",
+	    qdir, qdir, qagent, qagent, qsum, qdir, LAUNCH_BAD_SUM, qdir,
+	    qinner);
 
+	free(qsum);
 	free(qinner);
 	free(inner);
 	return cmd;
@@ -614,6 +628,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	char *qdir = NULL, *extra = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
+	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
 	struct so_err e;
 	int status = 0, rc, drops = 0;
 	size_t i;
@@ -659,17 +674,24 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	    cpu, qseed, (long long)b->build_id, s->token,
 	    qv ? " --variants " : "", qv ? qv : "", extra);
 	progress_set(hr->index, "%s: self-test", cc);
-	cmd = launch_cmd(qdir, agent_cmd);
+	cmd = launch_cmd(qdir, qa, b->binary_sha256, agent_cmd);
 	/* The connection may have idled out while the host waited for the
 	 * window; the launch is safe to repeat. */
-	while ((rc = conn_exec(hr->conn, cmd, NULL, &status, &s->err)) ==
+	while ((rc = conn_exec(hr->conn, cmd, &lio, &status, &s->err)) ==
 	    SO_ESSH && ++drops <= MAX_DROPS &&
 	    (rc = reconnect(hr, &s->err)) == 0)
 		;
 	free(cmd);
-	if (rc == 0 && status != 0)
+	errbuf[strcspn(errbuf, "\n")] = '\0';
+	if (rc == 0 && status == LAUNCH_BAD_SUM)
+		rc = so_error(&s->err, SO_EAGENT, "agent binary \"%s\" is "
+		    "not the one built: its sha256 is \"%.64s\", the build "
+		    "recorded %s; refusing to run it", b->agent, errbuf,
+		    b->binary_sha256);
+	else if (rc == 0 && status != 0)
 		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
 		    "\"%s\"", dir);
+	errbuf[0] = '\0';
 	while (rc == 0) {
 		cmd = stream_cmd(qdir, s->lr.offset);
 		/* A re-read starts at the last complete line. */

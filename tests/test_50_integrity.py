@@ -158,3 +158,36 @@ def test_interrupt_stops_the_agent_and_keeps_what_it_finished(tmp_path, sig):
     assert len(rows) == len(set(rows))
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
     assert list((workdir / "runs").iterdir()) == []
+
+
+def local_hosts(tmp_path, workdir):
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\n')
+
+
+def test_replaced_agent_binary_is_refused(tmp_path):
+    workdir = tmp_path / "work"
+    local_hosts(tmp_path, workdir)
+    args = [*RUN, "--variants", "c-fused", "--steps", "1000", "--samples",
+            "1"]
+    r = seqorch(tmp_path, *args)
+    assert r.returncode == 0, r.stderr
+    agent, = workdir.glob("build/*/seqorch-agent")
+    # Still a working agent, just not the binary that was built.
+    with open(agent, "ab") as f:
+        f.write(b"\0")
+    got = subprocess.run(["sha256sum", str(agent)], capture_output=True,
+                         text=True, check=True).stdout.split()[0]
+    r = seqorch(tmp_path, *args)
+    assert r.returncode == 1, r.stderr
+    db = tmp_path / "results.db"
+    (built,), = set(query(db, "SELECT binary_sha256 FROM builds"))
+    assert built != got
+    assert f'agent binary "{agent}" is not the one built: its sha256 is ' \
+        f'"{got}", the build recorded {built}; refusing to run it' in \
+        r.stderr, r.stderr
+    assert query(db, "SELECT run_id, count(*) FROM samples GROUP BY "
+                 "run_id") == [(1, 1)]
+    assert query(db, "SELECT id, status FROM runs") == [(1, "ok"),
+                                                        (2, "failed")]
