@@ -201,6 +201,18 @@ is_time(const char *s)
 	return s[i] == '\0';
 }
 
+/* Offset of the first control character (C0 or DEL) in s, or -1. */
+static size_t
+ctrl_at(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return i;
+	return (size_t)-1;
+}
+
 static int check_object(const struct field *fields, const cJSON *obj,
     const char *skip, struct record *rec, const char *what,
     struct so_err *err);
@@ -217,7 +229,7 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 	char *base = (char *)rec, inner[128];
 	const cJSON *e;
 	int64_t iv;
-	size_t max = max_len(f);
+	size_t max = max_len(f), n;
 	int i, rc;
 
 	switch (f->type) {
@@ -234,6 +246,11 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 		if (strlen(v->valuestring) > max)
 			return so_error(err, SO_EPROTO, "%s: field \"%s\" is "
 			    "longer than %zu bytes", what, f->name, max);
+		/* Agent text reaches terminals and logs: no escapes in it. */
+		if ((n = ctrl_at(v->valuestring)) != (size_t)-1)
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" holds "
+			    "control character 0x%02x at byte %zu", what,
+			    f->name, (unsigned char)v->valuestring[n], n);
 		if (f->type == F_HEX && !is_hex(v->valuestring))
 			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
 			    "be lowercase hex of at most %d digits, got "

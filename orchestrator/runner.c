@@ -55,8 +55,17 @@ struct stream {
 	uint64_t expected, got;
 	int saw_hello, saw_done, agent_error;
 	char token[33];		/* this launch's run token, 128 random bits */
+	char **want;		/* variants asked of this agent */
+	char **seen;		/* variants it sent a record for */
+	size_t nseen;
 	char **ok_variants;
+	unsigned char **cells;	/* per ok variant: indices received */
 	size_t nok;
+	uint64_t span;		/* indices first .. first + span - 1 */
+	uint64_t records;	/* sample records received */
+	int window;		/* 0 before begin, 1 open, 2 ended */
+	int waits;
+	char build_id[24];	/* as given to the agent */
 	char *window_before;	/* the open window's first snapshot */
 	struct so_err err;
 };
@@ -74,6 +83,7 @@ host_fail(struct hostrun *hr, const char *msg)
 	progress_set(hr->index, "failed: %s", msg);
 }
 
+/* Index of v among the variants that passed, or -1. */
 static int
 variant_ok(struct stream *s, const char *v)
 {
@@ -81,7 +91,45 @@ variant_ok(struct stream *s, const char *v)
 
 	for (i = 0; i < s->nok; i++)
 		if (strcmp(s->ok_variants[i], v) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+in_list(char *const *list, size_t n, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < n && list[i] != NULL; i++)
+		if (strcmp(list[i], v) == 0)
 			return 1;
+	return 0;
+}
+
+/*
+ * A variant record: one per variant asked for, and only those.  An ok
+ * variant gets its table of received sample indices.
+ */
+static int
+check_variant(struct stream *s, const struct record *r)
+{
+	if (!in_list(s->want, (size_t)-1, r->variant))
+		return so_error(&s->err, SO_EPROTO, "variant record for "
+		    "\"%s\", which was not asked for", r->variant);
+	if (in_list(s->seen, s->nseen, r->variant))
+		return so_error(&s->err, SO_EPROTO, "second variant record for "
+		    "\"%s\" (status %s)", r->variant, r->status);
+	s->seen = xrealloc(s->seen, (s->nseen + 1) * sizeof *s->seen);
+	s->seen[s->nseen++] = xstrdup(r->variant);
+	if (strcmp(r->status, "ok") != 0)
+		return 0;
+	s->ok_variants = xrealloc(s->ok_variants,
+	    (s->nok + 1) * sizeof *s->ok_variants);
+	s->cells = xrealloc(s->cells, (s->nok + 1) * sizeof *s->cells);
+	s->ok_variants[s->nok] = xstrdup(r->variant);
+	s->cells[s->nok] = xcalloc(s->span, 1);
+	s->nok++;
+	s->expected += s->nsamples;
 	return 0;
 }
 
@@ -124,23 +172,36 @@ store_sample(struct stream *s, const struct record *r)
 	const struct run_params *p = s->hr->p;
 	struct sample_row row = { 0 };
 	const char *why = NULL;
-	int rc;
+	int rc, v;
 
+	s->records++;
 	if (strcmp(r->study, p->study) != 0)
 		return so_error(&s->err, SO_EPROTO, "sample of study \"%s\", "
 		    "expected \"%s\"", r->study, p->study);
-	if (!variant_ok(s, r->variant))
+	if ((v = variant_ok(s, r->variant)) < 0)
 		return so_error(&s->err, SO_EPROTO, "sample of variant \"%s\" "
-		    "that did not pass its self-test", r->variant);
+		    "that was not asked for or did not pass its self-test",
+		    r->variant);
+	if (s->window != 1)
+		return so_error(&s->err, SO_EPROTO, "sample outside the "
+		    "measurement window (%s)", s->window == 0 ?
+		    "no window begin yet" : "after its end");
+	if (strcmp(r->build_id, s->build_id) != 0)
+		return so_error(&s->err, SO_EPROTO, "sample of build \"%s\", "
+		    "but the agent was started as build %s", r->build_id,
+		    s->build_id);
 	if ((uint64_t)r->steps != p->steps)
 		return so_error(&s->err, SO_EPROTO, "sample of %lld steps, "
 		    "expected %llu", (long long)r->steps,
 		    (unsigned long long)p->steps);
 	if ((uint64_t)r->sample < s->first ||
-	    (uint64_t)r->sample >= s->first + (p->max_samples > s->nsamples ?
-	    p->max_samples : s->nsamples))
+	    (uint64_t)r->sample >= s->first + s->span)
 		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
 		    "range", (long long)r->sample);
+	if (s->cells[v][r->sample - (int64_t)s->first]++ != 0)
+		return so_error(&s->err, SO_EPROTO, "second sample %lld of "
+		    "\"%s\" (ns %lld): each index is timed once",
+		    (long long)r->sample, r->variant, (long long)r->ns);
 	if (strcmp(r->seed, p->seed) != 0)
 		why = "seed differs from the run's seed";
 	else if (strcmp(r->digest, p->ref_digest) != 0)
@@ -162,8 +223,12 @@ store_sample(struct stream *s, const struct record *r)
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
 	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
+	/*
+	 * Stored by an earlier launch of this run: a resume re-times the
+	 * span between its gaps, and the first timing of a cell is kept.
+	 */
 	if (rc == SO_EBUSY)
-		return 0;	/* re-sent after a reconnect: already stored */
+		return 0;
 	if (rc != 0)
 		return rc;
 	s->got++;
@@ -198,6 +263,14 @@ store_window(struct stream *s, const struct record *r)
 		    "time");
 		goto out;
 	}
+	if (strcmp(r->phase, "begin") == 0 ? s->window != 0 :
+	    s->window != 1) {
+		rc = so_error(&s->err, SO_EPROTO, "window %s %s", r->phase,
+		    s->window == 0 ? "before its begin" : s->window == 1 ?
+		    "while the window is open" : "after the window ended");
+		goto out;
+	}
+	s->window++;
 	if (hr->p->explore)
 		goto out;
 	if (strcmp(r->phase, "begin") == 0) {
@@ -231,18 +304,28 @@ handle_record(struct stream *s, const struct record *r)
 {
 	const struct run_params *p = s->hr->p;
 	char msg[SO_ERR_MAX];
+	int rc;
 
+	if (s->saw_done)
+		return so_error(&s->err, SO_EPROTO, "\"%s\" record after done",
+		    proto_type_name(r->type));
 	if (!s->saw_hello && r->type != REC_HELLO && r->type != REC_ERROR)
 		return so_error(&s->err, SO_EPROTO, "first record is \"%s\", "
 		    "expected \"hello\"", proto_type_name(r->type));
 	switch (r->type) {
 	case REC_HELLO:
+		if (s->saw_hello)
+			return so_error(&s->err, SO_EPROTO, "second hello");
 		/* Records of another launch (a reused directory) are not ours. */
 		if (strcmp(r->token, s->token) != 0)
 			return so_error(&s->err, SO_EPROTO, "hello carries run "
 			    "token \"%.40s\", expected \"%s\": these records "
 			    "belong to another run", r->token, s->token);
 		s->saw_hello = 1;
+		if (strcmp(r->build_id, s->build_id) != 0)
+			return so_error(&s->err, SO_EPROTO, "hello of build "
+			    "\"%s\", but the agent was started as build %s",
+			    r->build_id, s->build_id);
 		if (strcmp(r->study, p->study) != 0 ||
 		    (uint64_t)r->steps != p->steps ||
 		    (uint64_t)r->samples != s->nsamples)
@@ -254,23 +337,18 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_FACTS:
 		return store_facts(s, r);
 	case REC_VARIANT:
-		if (strcmp(r->status, "ok") == 0) {
-			s->ok_variants = xrealloc(s->ok_variants,
-			    (s->nok + 1) * sizeof *s->ok_variants);
-			s->ok_variants[s->nok++] = xstrdup(r->variant);
-			s->expected += s->nsamples;
-		}
+		if ((rc = check_variant(s, r)) != 0)
+			return rc;
 		return db_variant_status(s->hr->db, p->run_id,
 		    s->hr->host->name, s->build->build_id, r->study,
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
-		if (r->steps == 1000 && strcmp(r->digest, p->ref_1000) != 0) {
-			snprintf(msg, sizeof msg, "self-test chain of \"%s\" "
-			    "differs from the reference: %s, expected %s",
-			    s->cc, r->digest, p->ref_1000);
-			db_event(s->hr->db, p->run_id, s->hr->host->name,
-			    "error", msg, &s->err);
-		}
+		/* Variants that agree on a wrong chain are all wrong. */
+		if (r->steps != 1000 || strcmp(r->digest, p->ref_1000) != 0)
+			return so_error(&s->err, SO_EPROTO, "self-test chain "
+			    "of %lld steps ends in %.128s, the reference's 1000 "
+			    "steps in %s", (long long)r->steps, r->digest,
+			    p->ref_1000);
 		progress_set(s->hr->index, "%s: self-test passed, measuring",
 		    s->cc);
 		return 0;
@@ -279,12 +357,25 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_WINDOW:
 		return store_window(s, r);
 	case REC_WAIT:
+		/* Sent at most once: a stream of them is not a wait. */
+		if (++s->waits > 1 || s->window != 0)
+			return so_error(&s->err, SO_EPROTO, "wait record %s",
+			    s->window != 0 ? "after the window began" :
+			    "repeated (one at most)");
 		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
 		    "%s", r->holder);
 		progress_set(s->hr->index, "%s", msg);
 		return db_event(s->hr->db, p->run_id, s->hr->host->name,
 		    "info", msg, &s->err);
 	case REC_DONE:
+		if ((uint64_t)r->samples != s->records)
+			return so_error(&s->err, SO_EPROTO, "done counts %lld "
+			    "samples, %llu were sent", (long long)r->samples,
+			    (unsigned long long)s->records);
+		if (s->nok > 0 && s->window != 2)
+			return so_error(&s->err, SO_EPROTO, "done %s",
+			    s->window == 0 ? "without window records" :
+			    "before the window's end");
 		s->saw_done = 1;
 		return 0;
 	case REC_ERROR:
@@ -311,10 +402,21 @@ on_line(void *arg, char *line, size_t len)
 		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
 		    (unsigned long long)s->lr.lineno, (int)n, s->err.msg);
 		memcpy(s->err.msg, tmp, sizeof tmp);
+		strip_ctrl(s->err.msg);
 		return rc;
 	}
 	rc = handle_record(s, &r);
 	proto_record_free(&r);
+	if (rc != 0 && strncmp(s->err.msg, "agent output line ", 18) != 0) {
+		char tmp[SO_ERR_MAX];
+
+		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
+		    (unsigned long long)s->lr.lineno,
+		    (int)(sizeof tmp - 40), s->err.msg);
+		memcpy(s->err.msg, tmp, sizeof tmp);
+	}
+	if (rc != 0)
+		strip_ctrl(s->err.msg);
 	return rc;
 }
 
@@ -649,6 +751,20 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		}
 		s->nsamples = last - s->first + 1;
 	}
+	s->span = p->max_samples > s->nsamples ? p->max_samples :
+	    s->nsamples;
+	snprintf(s->build_id, sizeof s->build_id, "%lld",
+	    (long long)b->build_id);
+	if (variants != NULL) {
+		char *copy = xstrdup(variants), *q = copy, *v;
+		size_t n = 0;
+
+		s->want = xcalloc(strlen(variants) + 2, sizeof *s->want);
+		while ((v = strsep(&q, ",")) != NULL)
+			s->want[n++] = xstrdup(v);
+		free(copy);
+	} else
+		s->want = (char **)run_variants(p, b->target);
 	qv = variants ? sh_quote(variants) : NULL;
 	if (hr->host->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
@@ -727,6 +843,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		host_fail(hr, msg);
 	} else if (status != 0 || !s->saw_done) {
 		errbuf[strcspn(errbuf, "\n")] = '\0';
+		strip_ctrl(errbuf);
 		snprintf(msg, sizeof msg, "agent (%s) %s %d%s%.900s", cc,
 		    status > 128 ? "died of signal" : "exited with status",
 		    status > 128 ? status - 128 : status,
@@ -751,9 +868,18 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		host_fail(hr, msg);
 	}
 out:
-	for (i = 0; i < s->nok; i++)
+	for (i = 0; i < s->nok; i++) {
+		free(s->cells[i]);
 		free(s->ok_variants[i]);
+	}
+	free(s->cells);
 	free(s->ok_variants);
+	for (i = 0; i < s->nseen; i++)
+		free(s->seen[i]);
+	free(s->seen);
+	for (i = 0; s->want != NULL && s->want[i] != NULL; i++)
+		free(s->want[i]);
+	free(s->want);
 	free(s->window_before);
 	free(extra);
 	free(agent_cmd);

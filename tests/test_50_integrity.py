@@ -3,14 +3,19 @@ requested variant, a run never replays another run's records, an agent
 binary that is not the one built is refused, the database path must be a
 file, and agent protocol gaps fail the host naming the line."""
 import json
+import os
+import re
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import AGENT, SEQORCH, query, seqorch, sha3_chain
+from conftest import AGENT, SEQORCH, query, seqorch, sha3_chain, write_hosts
+from test_11_bad_input import FAKE_CC
 from test_31_ssh_runs import agent_pids
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
@@ -191,3 +196,59 @@ def test_replaced_agent_binary_is_refused(tmp_path):
                  "run_id") == [(1, 1)]
     assert query(db, "SELECT id, status FROM runs") == [(1, "ok"),
                                                         (2, "failed")]
+
+
+BAD_AGENT = Path(__file__).parent / "helpers" / "bad_agent.py"
+
+
+@pytest.fixture(scope="module")
+def filter_cc(workdir):
+    """A compiler that builds the real agent wrapped in helpers/bad_agent.py,
+    whose mode comes from $SEQORCH_BAD_AGENT: one build for every case."""
+    cc = workdir / "cc-filter"
+    cc.write_text(FAKE_CC % (f'"$0.real" "$@" | {sys.executable} '
+                             f'{BAD_AGENT} "$SEQORCH_BAD_AGENT" >> "$out"'))
+    cc.chmod(0o755)
+    return cc
+
+
+@pytest.mark.parametrize("mode,msg", [
+    ("unrequested", 'variant record for "c-unrolled", which was not asked '
+     'for'),
+    ("dupdiff", 'second sample 0 of "c-'),
+    ("donecount", "done counts 5 samples, 4 were sent"),
+    ("endfirst", "window end before its begin"),
+    ("twobegins", "window begin while the window is open"),
+    ("nowindow", "sample outside the measurement window (no window begin "
+     "yet)"),
+    ("okfailed", 'second variant record for "c-fused" (status failed)'),
+    ("selftest", "self-test chain of 1000 steps ends in f"),
+    ("buildid", 'sample of build "999", but the agent was started as '
+     'build 1'),
+    ("waits", "wait record repeated (one at most)"),
+    ("ctrl", 'error record: field "message" holds control character 0x1b '
+     'at byte 5'),
+])
+def test_agent_protocol_gaps_fail_the_host(scratch, workdir, filter_cc, mode,
+                                           msg):
+    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{filter_cc}"\n')
+    r = seqorch(scratch, *RUN, "--variants", "c-fused,c-wrapped", "--steps",
+                "500", "--samples", "2",
+                env=dict(os.environ, SEQORCH_BAD_AGENT=mode))
+    assert r.returncode == 1, r.stderr
+    assert msg in r.stderr, r.stderr
+    assert re.search(r"agent output line \d+: ", r.stderr), r.stderr
+    assert "\x1b" not in r.stderr
+    db = scratch / "results.db"
+    assert query(db, "SELECT status FROM run_hosts") == [("failed",)]
+    (run_status,), = query(db, "SELECT status FROM runs")
+    assert run_status in ("partial", "failed")
+    events = [m for m, in query(db, "SELECT message FROM events WHERE "
+                                "level = 'error'")]
+    assert any(msg in m for m in events), events
+    # Nothing wrong was stored: what was stored is correct and unique.
+    rows = query(db, "SELECT variant, sample_index, digest, valid, ns FROM "
+                 "samples")
+    assert len({(v, i) for v, i, *_ in rows}) == len(rows)
+    assert all(d == sha3_chain(500) and ok == 1 for _, _, d, ok, _ in rows)
+    assert all(v in ("c-fused", "c-wrapped") for v, *_ in rows)
