@@ -431,6 +431,24 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	/* Checked per study before the database exists: a bad seed makes none. */
+	if (o.seed != NULL) {
+		char *copy = xstrdup(o.studies), *q = copy, *name;
+		const char *zero;
+
+		while (rc == EXIT_OK && (name = strsep(&q, ",")) != NULL) {
+			zero = reference_default_seed(name);
+			if (zero != NULL && strlen(o.seed) != strlen(zero)) {
+				fprintf(stderr, "seqorch: invalid --seed \"%s\": "
+				    "study \"%s\" needs %zu hex digits\n",
+				    o.seed, name, strlen(zero));
+				rc = EXIT_USAGE;
+			}
+		}
+		free(copy);
+		if (rc != EXIT_OK)
+			goto out;
+	}
 	if (config_load(o.config, &cfg, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		rc = EXIT_USAGE;

@@ -51,18 +51,20 @@ dberr(struct db *db, struct so_err *err, const char *what)
 	    sqlite3_errmsg(db->h));
 }
 
-/* PRAGMA user_version, or -1. */
+/* PRAGMA user_version into *v; 0, or -1 when it cannot be read. */
 static int
-user_version(struct db *db)
+user_version(struct db *db, int *v)
 {
 	sqlite3_stmt *st = NULL;
-	int v = -1;
+	int rc = -1;
 
 	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		*v = sqlite3_column_int(st, 0);
+		rc = 0;
+	}
 	sqlite3_finalize(st);
-	return v;
+	return rc;
 }
 
 /*
@@ -74,10 +76,14 @@ static int
 migrate(struct db *db, struct so_err *err)
 {
 	const char *p = schema_sql;
-	int cur = user_version(db), latest = db_schema_version();
+	int cur = 0, latest = db_schema_version(), rc;
 
-	if (cur < 0)
+	if (user_version(db, &cur) != 0)
 		return dberr(db, err, "cannot read schema version");
+	if (cur < 0)
+		return so_error(err, SO_EDB, "database: schema version %d was "
+		    "not written by seqorch (versions run from 0 to %d)", cur,
+		    latest);
 	if (cur > latest)
 		return so_error(err, SO_EDB, "database: schema version %d is "
 		    "newer than this seqorch (%d); upgrade seqorch", cur,
@@ -95,7 +101,12 @@ migrate(struct db *db, struct so_err *err)
 		if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 		    SQLITE_OK)
 			return dberr(db, err, "cannot lock for migration");
-		if ((cur = user_version(db)) >= v) {
+		if (user_version(db, &cur) != 0) {
+			rc = dberr(db, err, "cannot read schema version");
+			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+		if (cur >= v) {
 			sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 			continue;
 		}
@@ -126,6 +137,13 @@ db_open(const char *path, struct db **out, struct so_err *err)
 
 	pthread_mutex_init(&db->mu, NULL);
 	*out = NULL;
+	/* SQLite would open a temporary or in-memory database: nothing kept. */
+	if (path[0] == '\0' || strcmp(path, ":memory:") == 0) {
+		rc = so_error(err, SO_EINVAL, "database path \"%s\" is not a "
+		    "file: SQLite would keep nothing (%s)", path, path[0] ?
+		    "in memory only" : "empty: is the variable unset?");
+		goto fail;
+	}
 	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "cannot open database \"%s\": %s",
@@ -469,9 +487,8 @@ unix_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A holder on this machine whose process is gone is dead. */
-static int
-holder_dead(const char *holder_host, long pid)
+int
+db_holder_dead(const char *holder_host, long pid)
 {
 	pthread_once(&coord_once, coord_init);
 	if (strcmp(holder_host, coord_host) != 0)
@@ -513,7 +530,7 @@ db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
 		snprintf(prev, prevlen, "%s", holder);
 		if (strcmp(holder, req->holder) == 0)
 			prev[0] = '\0';
-		else if (holder_dead(hhost, pid) ||
+		else if (db_holder_dead(hhost, pid) ||
 		    t - beat > (double)req->expiry_s)
 			*took_over = 1;
 		else

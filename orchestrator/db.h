@@ -206,6 +206,9 @@ int db_disasm_reuse(struct db *db, const char *host,
     const char *binary_sha256, int64_t build_id, unsigned *bad,
     struct so_err *err);
 
+/* 1 if a lease holder on this machine (holder_host) has no process pid. */
+int db_holder_dead(const char *holder_host, long pid);
+
 /* Identity of this coordinator: "hostname pid N"; static storage. */
 const char *db_coordinator_id(void);
 

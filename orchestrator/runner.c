@@ -70,16 +70,46 @@ struct stream {
 	struct so_err err;
 };
 
+/* A write the database refused: say it, and fail the host. */
+static void
+db_lost(struct hostrun *hr, const char *what, const char *why)
+{
+	fprintf(stderr, "seqorch: host \"%s\": %s not stored: %s\n",
+	    hr->host->name, what, why);
+	if (!hr->failed) {
+		hr->failed = 1;
+		snprintf(hr->error, sizeof hr->error, "%.200s not stored: "
+		    "%.600s", what, why);
+	}
+}
+
+/*
+ * Store an event.  One the database refuses is not dropped: it goes to
+ * stderr with the reason, and the host fails (its record is incomplete).
+ */
+static void
+note(struct hostrun *hr, const char *level, const char *msg)
+{
+	struct so_err e;
+	char *what;
+
+	if (db_event(hr->db, hr->p->run_id, hr->host->name, level, msg,
+	    &e) == 0)
+		return;
+	what = xasprintf("%s \"%s\"", level, msg);
+	db_lost(hr, what, e.msg);
+	free(what);
+}
+
 static void
 host_fail(struct hostrun *hr, const char *msg)
 {
-	struct so_err e;
-
 	if (!hr->failed) {
 		hr->failed = 1;
-		snprintf(hr->error, sizeof hr->error, "%s", msg);
+		snprintf(hr->error, sizeof hr->error, "%.*s",
+		    (int)sizeof hr->error - 1, msg);
 	}
-	db_event(hr->db, hr->p->run_id, hr->host->name, "error", msg, &e);
+	note(hr, "error", msg);
 	progress_set(hr->index, "failed: %s", msg);
 }
 
@@ -240,8 +270,7 @@ store_sample(struct stream *s, const struct record *r)
 		snprintf(msg, sizeof msg, "sample %lld of \"%s\" (%s) is "
 		    "invalid: %s (got %s)", (long long)r->sample, r->variant,
 		    s->cc, why, r->digest);
-		db_event(s->hr->db, p->run_id, s->hr->host->name, "error",
-		    msg, &s->err);
+		note(s->hr, "error", msg);
 	}
 	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%.3gM/s)",
 	    s->cc, (long long)r->sample + 1, (unsigned long long)p->samples,
@@ -574,7 +603,6 @@ static void
 interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
     const char *cc)
 {
-	const struct run_params *p = hr->p;
 	struct so_err e = { 0 };
 	char msg[SO_ERR_MAX + 256], at[32];
 	uint64_t before = s->got;
@@ -593,11 +621,12 @@ interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
 		    "not be stopped and read: %.600s; %llu samples are "
 		    "stored, any it finished after them are lost", cc, e.msg,
 		    (unsigned long long)s->got);
-	db_event(hr->db, p->run_id, hr->host->name, "warning", msg, &e);
+	note(hr, "warning", msg);
 	if (hr->window_id != 0) {
 		iso_now(at, sizeof at);
-		db_window_end(hr->db, hr->window_id, at, NULL, "interrupted: "
-		    "the agent was stopped", &e);
+		if (db_window_end(hr->db, hr->window_id, at, NULL,
+		    "interrupted: the agent was stopped", &e) != 0)
+			db_lost(hr, "the window's end", e.msg);
 		hr->window_id = 0;
 	}
 	snprintf(hr->error, sizeof hr->error, "interrupted");
@@ -618,9 +647,8 @@ reconnect(struct hostrun *hr, struct so_err *err)
 		sleep((unsigned)i + 1);
 		if ((rc = conn_open(hr->host, 0, &hr->conn, err)) == 0) {
 			hr->conn->stop = hr->p->stop;
-			db_event(hr->db, hr->p->run_id, hr->host->name,
-			    "warning", "connection lost during measurement; "
-			    "reconnected and resumed streaming", err);
+			note(hr, "warning", "connection lost during "
+			    "measurement; reconnected and resumed streaming");
 			return 0;
 		}
 	}
@@ -816,9 +844,8 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		free(cmd);
 		if (rc == SO_ESSH && s->saw_done) {
 			/* Every record is in; only the exit status was lost. */
-			db_event(hr->db, p->run_id, hr->host->name, "warning",
-			    "connection lost after the agent's done record; "
-			    "its exit status is unknown", &s->err);
+			note(hr, "warning", "connection lost after the "
+			    "agent's done record; its exit status is unknown");
 			rc = 0;
 			status = 0;
 			break;
@@ -954,12 +981,13 @@ prepare(struct hostrun *hr)
 			snprintf(msg, sizeof msg, "build with \"%s\" failed: "
 			    "%.900s", h->cc[i], b->log_tail ? b->log_tail :
 			    "");
-			db_event(hr->db, hr->p->run_id, h->name, "error", msg,
-			    &err);
+			note(hr, "error", msg);
 			for (j = 0; vs[j] != NULL; j++) {
-				db_variant_status(hr->db, hr->p->run_id,
+				if (db_variant_status(hr->db, hr->p->run_id,
 				    h->name, b->build_id, hr->p->study, vs[j],
-				    "unavailable", "build failed", &err);
+				    "unavailable", "build failed", &err) != 0)
+					db_lost(hr, "a variant's status",
+					    err.msg);
 				free((char *)vs[j]);
 			}
 			free(vs);
@@ -995,9 +1023,10 @@ host_thread(void *arg)
 		hr->failed = 1;
 		snprintf(hr->error, sizeof hr->error, "interrupted");
 	}
-	db_run_host_finish(hr->db, p->run_id, hr->host->name,
+	if (db_run_host_finish(hr->db, p->run_id, hr->host->name,
 	    !hr->failed ? "ok" : *p->stop ? "interrupted" : "failed",
-	    hr->failed ? hr->error : NULL, &err);
+	    hr->failed ? hr->error : NULL, &err) != 0)
+		db_lost(hr, "the host's outcome", err.msg);
 	if (!hr->failed)
 		progress_set(hr->index, "done: %llu samples%s",
 		    (unsigned long long)hr->samples,

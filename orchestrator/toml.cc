@@ -36,6 +36,7 @@ struct item_info {
 	toml::source_position pos;
 	toml::source_position key_pos;	/* line 0: the item has no key */
 	enum toml_type type;
+	std::string text;	/* an integer's exact decimal spelling */
 };
 
 /* A string or key holding a NUL, which a C string would cut short. */
@@ -147,6 +148,9 @@ convert(toml_doc &doc, const toml::node &node)
 		type = TOML_INTEGER;
 		item.reset(checked(cJSON_CreateNumber(
 		    static_cast<double>(i->get()))));
+		doc.info[item.get()] = item_info{ node.source().begin, {},
+		    type, std::to_string(i->get()) };
+		return item;
 	} else if (const toml::value<double> *f = node.as_floating_point()) {
 		type = TOML_FLOAT;
 		item.reset(checked(cJSON_CreateNumber(f->get())));
@@ -163,7 +167,7 @@ convert(toml_doc &doc, const toml::node &node)
 		type = TOML_DATE_TIME;
 		item.reset(create_text(node.as_date_time()->get()));
 	}
-	doc.info[item.get()] = item_info{ node.source().begin, {}, type };
+	doc.info[item.get()] = item_info{ node.source().begin, {}, type, {} };
 	return item;
 }
 
@@ -288,6 +292,15 @@ toml_type(const struct toml_doc *doc, const cJSON *item)
 	auto it = doc->info.find(item);
 
 	return it == doc->info.end() ? TOML_NONE : it->second.type;
+}
+
+const char *
+toml_int_text(const struct toml_doc *doc, const cJSON *item)
+{
+	auto it = doc->info.find(item);
+
+	return it == doc->info.end() || it->second.type != TOML_INTEGER ?
+	    nullptr : it->second.text.c_str();
 }
 
 const char *

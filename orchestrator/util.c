@@ -1,6 +1,7 @@
 /* Error carrier, allocation wrappers and small parsing helpers. */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,7 +118,8 @@ parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 	char *end;
 	long long v;
 
-	if (s == NULL || *s == '\0')
+	/* strtoll would skip leading blanks: " 5" is not a number here. */
+	if (s == NULL || (*s != '-' && *s != '+' && !isdigit((unsigned char)*s)))
 		return SO_EINVAL;
 	errno = 0;
 	v = strtoll(s, &end, 10);

@@ -252,3 +252,132 @@ def test_agent_protocol_gaps_fail_the_host(scratch, workdir, filter_cc, mode,
     assert len({(v, i) for v, i, *_ in rows}) == len(rows)
     assert all(d == sha3_chain(500) and ok == 1 for _, _, d, ok, _ in rows)
     assert all(v in ("c-fused", "c-wrapped") for v, *_ in rows)
+
+
+@pytest.mark.parametrize("path,why", [
+    ("", "empty: is the variable unset?"),
+    (":memory:", "in memory only"),
+])
+def test_database_that_keeps_nothing_is_refused(scratch, path, why):
+    r = seqorch(scratch, *RUN, "--variants", "c-fused", "--steps", "100",
+                "--samples", "1", "--db", path)
+    assert r.returncode == 3, r.stderr
+    assert f'seqorch: database path "{path}" is not a file: SQLite would ' \
+        f'keep nothing ({why})' in r.stderr
+    assert "run 1" not in r.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == ["hosts.toml"]
+
+
+def test_negative_schema_version_is_named(scratch):
+    db = scratch / "results.db"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = -5")
+    con.close()
+    for cmd in (["report", "--latest"], ["windows"]):
+        r = seqorch(scratch, *cmd)
+        assert r.returncode == 3
+        assert 'database: schema version -5 was not written by seqorch ' \
+            '(versions run from 0 to ' in r.stderr, r.stderr
+        assert "not an error" not in r.stderr
+
+
+def test_bad_seed_creates_no_database(scratch):
+    r = seqorch(scratch, *RUN, "--seed", "abc", "--steps", "100")
+    assert r.returncode == 2
+    assert 'invalid --seed "abc": study "sha3" needs 64 hex digits' in \
+        r.stderr, r.stderr
+    assert not (scratch / "results.db").exists()
+
+
+@pytest.mark.parametrize("value", [" 5", "\t5", "5 ", "+ 5"])
+def test_integer_options_take_no_blanks(scratch, value):
+    r = seqorch(scratch, *RUN, "--steps", value)
+    assert r.returncode == 2
+    assert f'invalid --steps "{value}"' in r.stderr, r.stderr
+
+
+def test_huge_port_is_echoed_exactly(tmp_path):
+    (tmp_path / "hosts.toml").write_text(
+        '[hosts.x]\naddress = "127.0.0.1"\nport = 9223372036854775807\n')
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2
+    assert 'key "port" must be an integer from 1 to 65535, got ' \
+        '9223372036854775807' in r.stderr, r.stderr
+
+
+def test_control_characters_in_host_names_are_not_echoed(tmp_path):
+    (tmp_path / "hosts.toml").write_text(
+        '[hosts."a\\u001b[2Jb"]\naddress = "127.0.0.1"\n'
+        '[hosts.ok]\naddress = "127.0.0.1"\n')
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2 and 'invalid host name "a?[2Jb"' in r.stderr
+    (tmp_path / "hosts.toml").write_text('[hosts.ok]\naddress = "1.2.3.4"\n')
+    r = seqorch(tmp_path, *RUN[:3], "--hosts", "x\x1b[2J\x07")
+    assert r.returncode == 2 and 'unknown host "x?[2J?"' in r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr
+
+
+def refuse(db, table, op):
+    """A trigger that makes SQLite refuse every `op` on table."""
+    con = sqlite3.connect(db)
+    con.execute(f"CREATE TRIGGER refuse_{table} BEFORE {op} ON {table} "
+                f"BEGIN SELECT RAISE(ABORT, '{table} refused'); END")
+    con.close()
+
+
+def test_database_write_errors_are_not_dropped(scratch):
+    args = [*RUN, "--variants", "c-fused", "--steps", "1000", "--samples",
+            "1"]
+    r = seqorch(scratch, *args)
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    # The host's outcome (runner.c) and the lease's history (window.c).
+    refuse(db, "run_hosts", "UPDATE OF status")
+    refuse(db, "lease_events", "INSERT")
+    r = seqorch(scratch, *args)
+    assert r.returncode == 1, r.stderr
+    assert 'seqorch: host "local": the host\'s outcome not stored: ' \
+        'database: ' in r.stderr and "run_hosts refused" in r.stderr
+    assert "seqorch: warning: lease event not stored: " in r.stderr
+    assert "lease_events refused" in r.stderr
+    assert query(db, "SELECT id, status FROM runs") == [(1, "ok"),
+                                                        (2, "partial")]
+
+
+def test_windows_of_a_killed_coordinator_are_not_shown_open(tmp_path):
+    workdir = tmp_path / "work"
+    local_hosts(tmp_path, workdir)
+    db = tmp_path / "results.db"
+    p = subprocess.Popen([str(SEQORCH), *RUN, "--variants", "c-fused",
+                          "--steps", "300000", "--samples", "50"],
+                         cwd=tmp_path, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            if db.exists() and query(db, "SELECT count(*) FROM "
+                                     "sqlite_master WHERE name = "
+                                     "'samples'") == [(1,)] and \
+                    query(db, "SELECT count(*) FROM samples")[0][0] >= 1:
+                break
+            assert p.poll() is None
+            time.sleep(0.1)
+        r = seqorch(tmp_path, "windows")
+        assert r.returncode == 0 and " open " in r.stdout, r.stdout
+        assert "window held now by" in r.stdout
+        p.kill()
+        p.wait()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for pid in agent_pids(workdir):
+            os.kill(pid, signal.SIGKILL)
+    r = seqorch(tmp_path, "windows")
+    assert r.returncode == 0, r.stderr
+    assert " open " not in r.stdout and " cut " in r.stdout, r.stdout
+    assert "never closed: its coordinator stopped before the window's " \
+        "end" in r.stdout
+    assert re.search(r"no one holds the measurement window now: .* is gone "
+                     r"\(its process \d+ no longer runs on ", r.stdout), \
+        r.stdout
