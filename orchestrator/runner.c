@@ -508,8 +508,7 @@ launch_cmd(const char *qdir, const char *qagent, const char *sum,
  * the fewer wake-ups on the measured host the better, and a second at the
  * end of a run costs nothing.  Elsewhere a loop checks the size once a
  * second (the exit file is checked before the size, so every byte
- * written before the agent exited is sent).  Everything sent, RUNDIR is
- * removed: it is never used again.
+ * written before the agent exited is sent).
  */
 static char *
 stream_cmd(const char *qdir, uint64_t offset)
@@ -524,8 +523,8 @@ stream_cmd(const char *qdir, uint64_t offset)
 	    "size=$(wc -c < records); if [ \"$size\" -gt \"$off\" ]; then "
 	    "tail -c +$((off + 1)) records | head -c $((size - off)); "
 	    "off=$size; fi; [ $fin = 1 ] && break; sleep " POLL_SECONDS "; "
-	    "done; fi; cat stderr >&2; st=$(cat exit); cd / && rm -rf %s; "
-	    "exit $st", qdir, (unsigned long long)offset, qdir);
+	    "done; fi; cat stderr >&2; exit $(cat exit)", qdir,
+	    (unsigned long long)offset);
 }
 
 /*
@@ -570,9 +569,28 @@ out:
 }
 
 /*
+ * Once every record of a launch is stored, its run directory goes: it is
+ * never used again.  Not by the stream command itself, as a stream cut
+ * off by a frozen connection may still run there and would pull the
+ * directory from under the stream that replaced it.  Best effort.
+ */
+static void
+remove_rundir(struct hostrun *hr, const char *qdir)
+{
+	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
+	    .stop = &never_stop };
+	char *cmd = xasprintf("rm -rf %s", qdir);
+	struct so_err e;
+	int status;
+
+	if (hr->conn != NULL)
+		conn_exec(hr->conn, cmd, &io, &status, &e);
+	free(cmd);
+}
+
+/*
  * The agent has exited: read what it wrote past the last record taken in,
- * so that every sample it finished is stored.  The stream command then
- * removes the run directory.
+ * so that every sample it finished is stored.
  */
 static int
 collect_rest(struct hostrun *hr, struct stream *s, const char *qdir,
@@ -608,8 +626,9 @@ interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
 	uint64_t before = s->got;
 	int rc;
 
-	if ((rc = stop_agent(hr, qdir, &e)) == 0)
-		rc = collect_rest(hr, s, qdir, &e);
+	if ((rc = stop_agent(hr, qdir, &e)) == 0 &&
+	    (rc = collect_rest(hr, s, qdir, &e)) == 0)
+		remove_rundir(hr, qdir);
 	if (rc == 0)
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
 		    "stopped; all %llu samples it finished are stored (%llu "
@@ -744,6 +763,46 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
 	return rc;
 }
 
+/*
+ * Resuming: the run directories an earlier coordinator of this run left
+ * (it was killed before it read them all) may hold samples never stored.
+ * They are reported as lost, and their cells measured again; the
+ * directories of agents that have ended are removed.  Best effort: a host that cannot
+ * say is measured all the same.
+ */
+static void
+left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	char *qruns = NULL, *cmd, *out = NULL, *runs;
+	char msg[256];
+	struct so_err e;
+	unsigned long long n = 0;
+	int status;
+
+	runs = xasprintf("%s/runs", hr->conn->workdir);
+	qruns = sh_quote(runs);
+	cmd = xasprintf("cd %s 2>/dev/null || exit 0; n=0; "
+	    "for d in %lld-%lld-*; do [ -f \"$d/exit\" ] || continue; "
+	    "n=$((n + $(cat \"$d/records\" 2>/dev/null | "
+	    "grep -c '\"type\":\"sample\"'))); rm -rf \"$d\"; done; "
+	    "echo $n", qruns,
+	    (long long)hr->p->run_id, (long long)b->build_id);
+	if (conn_capture(hr->conn, cmd, 64, &out, &status, &e) == 0 &&
+	    status == 0)
+		n = strtoull(out, NULL, 10);
+	if (n > 0) {
+		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
+		    "of this run stopped before reading all of its agent's "
+		    "records (%llu samples finished there); those not stored "
+		    "are lost, and their cells measured again", cc, n);
+		note(hr, "warning", msg);
+	}
+	free(out);
+	free(cmd);
+	free(qruns);
+	free(runs);
+}
+
 /* Run the agent of one build and stream its records into the db. */
 static void
 measure(struct hostrun *hr, struct build_result *b, const char *cc)
@@ -771,6 +830,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	if (p->resume) {
 		uint64_t last, count;
 
+		left_behind(hr, b, cc);
 		if (missing(hr, b, &variants, &s->first, &last, &count) != 0)
 			goto out;
 		if (count == 0) {
@@ -862,11 +922,23 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		if ((rc = reconnect(hr, &s->err)) != 0)
 			break;
 	}
+	if (rc == 0 && s->saw_done)
+		remove_rundir(hr, qdir);
 	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
 		interrupted(hr, s, qdir, cc);
 	} else if (rc != 0) {
-		stop_agent(hr, qdir, &e);
-		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc, s->err.msg);
+		/* What the agent finished past this point is not read. */
+		if (stop_agent(hr, qdir, &e) == 0)
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent was stopped, and any "
+			    "other sample it finished is lost)", cc,
+			    s->err.msg, (unsigned long long)s->got);
+		else
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent could not be stopped: "
+			    "%.300s; it may go on measuring, and what it "
+			    "finishes is lost)", cc, s->err.msg,
+			    (unsigned long long)s->got, e.msg);
 		host_fail(hr, msg);
 	} else if (status != 0 || !s->saw_done) {
 		errbuf[strcspn(errbuf, "\n")] = '\0';

@@ -187,10 +187,92 @@ parse_failed(const char *name, const toml::parse_error &e,
 	    static_cast<unsigned>(pos.column), what.c_str());
 }
 
+/*
+ * toml++ 3.3 (Debian 12) asks is_non_ascii_horizontal_whitespace() about
+ * characters where whitespace may stand, and that function reaches
+ * __builtin_unreachable() for most code points in U+00A1..U+0499,
+ * U+2D0E..U+3107 and U+FB26..U+FEFE (undefined behaviour, found by
+ * `make fuzz`).  TOML allows non-ASCII text only in strings and comments,
+ * so any other non-ASCII byte is refused here first, with the error toml++
+ * would give, as is one that starts the text after a line-ending
+ * backslash of a multi-line string (which toml++ trims as whitespace).
+ * Returns the offset of the offending byte, or len.
+ */
+static size_t
+non_ascii_outside_text(const char *t, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = static_cast<unsigned char>(t[i]);
+		bool multi = len - i >= 3 && (t[i + 1] == t[i] &&
+		    t[i + 2] == t[i]);
+
+		if (c >= 0x80)
+			return i;
+		if (c == '#') {
+			while (i < len && t[i] != '\n')
+				i++;
+		} else if (c == '"' || c == '\'') {
+			size_t q = multi ? 3 : 1;
+
+			for (i += q; i < len; i++) {
+				if (!multi && t[i] == '\n')
+					break;
+				if (c == '"' && t[i] == '\\') {
+					size_t j = i + 1;
+
+					while (multi && j < len && (t[j] == ' ' ||
+					    t[j] == '\t'))
+						j++;
+					if (!multi || j >= len || (t[j] != '\n' &&
+					    t[j] != '\r')) {
+						i++;
+						continue;
+					}
+					while (j < len && (t[j] == ' ' ||
+					    t[j] == '\t' || t[j] == '\n' ||
+					    t[j] == '\r'))
+						j++;
+					if (j < len &&
+					    static_cast<unsigned char>(t[j]) >= 0x80)
+						return j;
+					i = j - 1;
+					continue;
+				}
+				if (t[i] == c && (!multi || (len - i >= 3 &&
+				    t[i + 1] == c && t[i + 2] == c))) {
+					i += multi ? 2 : 0;
+					break;
+				}
+			}
+			i++;
+		} else
+			i++;
+	}
+	return len;
+}
+
 int
 toml_parse(const char *text, size_t len, const char *name,
     struct toml_doc **out, struct so_err *err)
 {
+	size_t bad = non_ascii_outside_text(text, len);
+
+	if (bad < len) {
+		unsigned line = 1, col = 1;
+
+		for (size_t i = 0; i < bad; i++) {
+			if (text[i] == '\n') {
+				line++;
+				col = 1;
+			} else if ((static_cast<unsigned char>(text[i]) & 0xc0) !=
+			    0x80)
+				col++;
+		}
+		return so_error(err, SO_EPARSE, "%s:%u:%u: a non-ASCII "
+		    "character outside a string or comment", name, line, col);
+	}
 	try {
 		std::string_view source(text, len);
 		std::string_view source_name(name);

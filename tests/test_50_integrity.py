@@ -4,6 +4,7 @@ binary that is not the one built is refused, the database path must be a
 file, and agent protocol gaps fail the host naming the line."""
 import json
 import os
+import pwd
 import re
 import signal
 import sqlite3
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AGENT, SEQORCH, query, seqorch, sha3_chain, write_hosts
+from sshd import TEST_USER, sshd_factory, user_key  # noqa: F401
 from test_11_bad_input import FAKE_CC
 from test_31_ssh_runs import agent_pids
 
@@ -381,3 +383,46 @@ def test_windows_of_a_killed_coordinator_are_not_shown_open(tmp_path):
     assert re.search(r"no one holds the measurement window now: .* is gone "
                      r"\(its process \d+ no longer runs on ", r.stdout), \
         r.stdout
+
+
+@pytest.mark.parametrize("text,where", [
+    (b"\n\xef\xba\xbf", "2:1"),                 # found by make fuzz
+    (b'[hosts.a]\naddress = "x"\n\xc3\xa9 = 1\n', "3:1"),
+    (b'[hosts.a]\nworkdir = """a\\\n  \xc3\xa9"""\n', "3:3"),
+])
+def test_non_ascii_outside_strings_is_a_clear_error(tmp_path, text, where):
+    """toml++ 3.3 reaches __builtin_unreachable() on these (UBSan under
+    make fuzz): the front end refuses them first, naming the place."""
+    (tmp_path / "hosts.toml").write_bytes(text)
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2
+    assert f"hosts.toml:{where}: a non-ASCII character outside a string " \
+        "or comment" in r.stderr, r.stderr
+
+
+def test_non_ascii_in_strings_and_comments_is_fine(tmp_path):
+    (tmp_path / "hosts.toml").write_text(
+        '# Zürich lab\n[hosts.a] # café\naddress = "10.0.0.1"\n'
+        'user = "bench"\nworkdir = """/tmp/é\\\n  x"""\n'
+        "cflags = '-O2 é'\n", encoding="utf-8")
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 0, r.stderr
+    assert "-O2 é" in r.stdout, r.stdout
+
+
+def test_ssh_sessions_run_no_dotfiles(tmp_path, sshd_factory):
+    """The test servers log in a user whose shell is /bin/sh (created by
+    make deps or the tests): root's .bashrc never runs."""
+    s = sshd_factory("a")
+    if os.geteuid() == 0:
+        assert s.user == TEST_USER
+    assert pwd.getpwnam(s.user).pw_shell == "/bin/sh"
+    out = subprocess.run(
+        ["ssh", "-F", "/dev/null", "-i", str(s.user_key), "-p",
+         str(s.port), "-o", "BatchMode=yes",
+         "-o", "StrictHostKeyChecking=yes",
+         "-o", f"UserKnownHostsFile={s.known_hosts}",
+         f"{s.user}@{s.address}", "id -un; ps -o comm= -p $$"],
+        capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [s.user, "sh"]
