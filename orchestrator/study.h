@@ -1,0 +1,33 @@
+/*
+ * The studies this coordinator knows: the table kernels/registry.sh
+ * generates from kernels/<study>/ (study.c and reference.c are built into
+ * the coordinator as well as, for study.c, into the agent).
+ *
+ * Everything returned points into static tables; nothing is freed.
+ */
+#ifndef SEQORCH_STUDY_H
+#define SEQORCH_STUDY_H
+
+#include "kernel.h"
+
+struct study_entry {
+	const char *name;			/* "sha3": its folder */
+	const struct study *study;
+	const struct study_reference *ref;
+};
+
+/* Every study, in kernels/studies.txt order; ends with a NULL name. */
+extern const struct study_entry study_table[];
+
+/* The study called name, or NULL. */
+const struct study_entry *study_find(const char *name);
+
+/*
+ * The unit of one step of study ("hash"), or of many ("hashes"); "step"
+ * and "steps" for a study this coordinator does not know (a database
+ * written by another version).  Static strings.
+ */
+const char *study_unit(const char *name);
+const char *study_unit_plural(const char *name);
+
+#endif
