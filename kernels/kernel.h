@@ -77,6 +77,7 @@ struct study {
 	size_t state_len;		/* bytes in x (sha3: 32) */
 	const char *seed_hex;		/* default seed, state_len bytes */
 	uint64_t default_steps;		/* per sample: the seeds' protocol */
+	const char *control;		/* variant the others are compared with */
 	/*
 	 * Optional known answer for kernel->hash: a short message and its
 	 * digest (state_len bytes of hex).  NULL for studies whose step is

@@ -16,11 +16,26 @@ struct study_entry {
 	const struct study_reference *ref;
 };
 
+/* One variant folder of the embedded sources, for any architecture. */
+struct variant_entry {
+	const char *study, *variant;
+	const char *arch;		/* "x86_64", or "any" */
+	const char *flags;		/* its own compiler flags, or NULL */
+	const char *libs;		/* libraries it links, or NULL */
+};
+
 /* Every study, in kernels/studies.txt order; ends with a NULL name. */
 extern const struct study_entry study_table[];
 
+/* Every variant, by study then name; ends with a NULL study. */
+extern const struct variant_entry variant_table[];
+
 /* The study called name, or NULL. */
 const struct study_entry *study_find(const char *name);
+
+/* The variant of study called name, or NULL. */
+const struct variant_entry *study_variant(const char *study,
+    const char *name);
 
 /*
  * The unit of one step of study ("hash"), or of many ("hashes"); "step"
