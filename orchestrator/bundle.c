@@ -189,9 +189,24 @@ bundle_make(struct db *db, int64_t run_id, cJSON *summary,
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(man, "runs"),
 	    cJSON_CreateNumber((double)run_id));
 	{
-		cJSON *o = cJSON_AddObjectToObject(man, "origin");
+		/* Who measured (the run's coordinator), not who exported. */
+		cJSON *o = cJSON_AddObjectToObject(man, "origin"), *runs, *c;
+		const char *coord = NULL;
+		int i = 0;
 
-		cJSON_AddStringToObject(o, "coordinator", db_coordinator_id());
+		runs = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "runs");
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(runs,
+		    "columns")) {
+			if (cJSON_IsString(c) &&
+			    strcmp(c->valuestring, "coordinator") == 0)
+				coord = cJSON_GetStringValue(cJSON_GetArrayItem(
+				    cJSON_GetArrayItem(cJSON_GetObjectItem(
+				    runs, "rows"), 0), i));
+			i++;
+		}
+		cJSON_AddStringToObject(o, "coordinator", coord ? coord :
+		    db_coordinator_id());
 		cJSON_AddStringToObject(o, "db", db_path(db));
 	}
 	if (key_path != NULL) {
