@@ -408,10 +408,11 @@ proto_parse(const char *line, size_t len, struct record *rec,
 	}
 	/* The version first: another version's hello has other fields. */
 	if (rec->type == REC_HELLO && as_int(cJSON_GetObjectItemCaseSensitive(
-	    rec->json, "proto"), &rec->proto) && rec->proto != PROTO_VERSION) {
+	    rec->json, "proto"), &rec->proto) &&
+	    rec->proto != SEQORCH_PROTO_VERSION) {
 		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
 		    "this seqorch speaks %d", (long long)rec->proto,
-		    PROTO_VERSION);
+		    SEQORCH_PROTO_VERSION);
 		goto fail;
 	}
 	snprintf(what, sizeof what, "%s record", tname);

@@ -1,10 +1,12 @@
 /* Per-host preparation and measurement, in one thread per host. */
 #include "runner.h"
 
+#include "artifact.h"
 #include "conn.h"
 #include "deploy.h"
 #include "progress.h"
 #include "proto.h"
+#include "study.h"
 #include "window.h"
 
 #include <pthread.h>
@@ -55,6 +57,7 @@ struct stream {
 	uint64_t expected, got;
 	int saw_hello, saw_done, agent_error;
 	char token[33];		/* this launch's run token, 128 random bits */
+	int collected;		/* every record of the launch was read */
 	char **want;		/* variants asked of this agent */
 	char **seen;		/* variants it sent a record for */
 	size_t nseen;
@@ -373,11 +376,12 @@ handle_record(struct stream *s, const struct record *r)
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
 		/* Variants that agree on a wrong chain are all wrong. */
-		if (r->steps != 1000 || strcmp(r->digest, p->ref_1000) != 0)
+		if (r->steps != SEQORCH_SELFTEST_STEPS ||
+		    strcmp(r->digest, p->ref_selftest) != 0)
 			return so_error(&s->err, SO_EPROTO, "self-test chain "
-			    "of %lld steps ends in %.128s, the reference's 1000 "
+			    "of %lld steps ends in %.128s, the reference's %d "
 			    "steps in %s", (long long)r->steps, r->digest,
-			    p->ref_1000);
+			    SEQORCH_SELFTEST_STEPS, p->ref_selftest);
 		progress_set(s->hr->index, "%s: self-test passed, measuring",
 		    s->cc);
 		return 0;
@@ -628,7 +632,7 @@ interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
 
 	if ((rc = stop_agent(hr, qdir, &e)) == 0 &&
 	    (rc = collect_rest(hr, s, qdir, &e)) == 0)
-		remove_rundir(hr, qdir);
+		s->collected = 1;
 	if (rc == 0)
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
 		    "stopped; all %llu samples it finished are stored (%llu "
@@ -711,29 +715,33 @@ agent_extra_args(struct hostrun *hr)
 static const char **
 run_variants(const struct run_params *p, const char *target)
 {
-	const char **all = deploy_variants(p->study), **list;
+	const struct variant_entry *ve;
+	const char **list;
 	char *copy = p->variants ? xstrdup(p->variants) : NULL, *q = copy, *v;
 	size_t n = 0, i, alen = strcspn(target ? target : "", "-");
-	const char *arch;
 
-	for (i = 0; all[i] != NULL; i++)
+	for (i = 0; variant_table[i].study != NULL; i++)
 		;
 	list = xcalloc(i + (copy ? strlen(copy) : 0) + 2, sizeof *list);
 	for (i = 0; ; i++) {
 		if (copy != NULL && (v = strsep(&q, ",")) == NULL)
 			break;
-		if (copy == NULL && (v = (char *)all[i]) == NULL)
-			break;
-		arch = deploy_variant_file(p->study, v, "arch");
-		if (target != NULL && arch != NULL && (strlen(arch) != alen ||
-		    strncmp(arch, target, alen) != 0))
+		if (copy == NULL) {
+			if (variant_table[i].study == NULL)
+				break;
+			if (strcmp(variant_table[i].study, p->study) != 0)
+				continue;
+			v = (char *)variant_table[i].variant;
+		}
+		ve = study_variant(p->study, v);
+		if (target != NULL && ve != NULL &&
+		    strcmp(ve->arch, "any") != 0 &&
+		    (strlen(ve->arch) != alen ||
+		    strncmp(ve->arch, target, alen) != 0))
 			continue;
 		list[n++] = xstrdup(v);
 	}
 	free(copy);
-	for (i = 0; all[i] != NULL; i++)
-		free((char *)all[i]);
-	free(all);
 	return list;
 }
 
@@ -801,6 +809,31 @@ left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
 	free(cmd);
 	free(qruns);
 	free(runs);
+}
+
+/*
+ * Keep the agent's records file exactly as it wrote it (one SFTP read for
+ * ssh hosts).  A failure is an event, not a failed host: the samples are
+ * stored already.
+ */
+static void
+keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
+    const char *token)
+{
+	char *path = xasprintf("%s/records", dir), *data = NULL, *msg;
+	struct so_err e = { 0 };
+	size_t len;
+
+	if (hr->conn == NULL || conn_read(hr->conn, path, ARTIFACT_MAX + 1,
+	    &data, &len, &e) != 0 || artifact_keep(hr->db, b->build_id, "raw",
+	    token, data, len, NULL, &e) != 0) {
+		msg = xasprintf("raw agent output not kept: %s", e.msg);
+		db_event(hr->db, hr->p->run_id, hr->host->name, "warning", msg,
+		    &e);
+		free(msg);
+	}
+	free(data);
+	free(path);
 }
 
 /* Run the agent of one build and stream its records into the db. */
@@ -923,7 +956,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 			break;
 	}
 	if (rc == 0 && s->saw_done)
-		remove_rundir(hr, qdir);
+		s->collected = 1;
 	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
 		interrupted(hr, s, qdir, cc);
 	} else if (rc != 0) {
@@ -966,6 +999,10 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    (unsigned long long)s->expected);
 		host_fail(hr, msg);
 	}
+	if (s->lr.offset > 0)
+		keep_raw(hr, b, dir, s->token);
+	if (s->collected)
+		remove_rundir(hr, qdir);
 out:
 	for (i = 0; i < s->nok; i++) {
 		free(s->cells[i]);

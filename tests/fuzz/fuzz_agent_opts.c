@@ -26,10 +26,10 @@ fuzz_exit(int code)
 #undef exit
 
 /* Options are parsed before any study is looked up: no kernels needed. */
-const struct study *const registry_studies[] = { NULL };
-const struct kernel *const registry_kernels[] = { NULL };
+const struct registry_study registry_studies[] = { { NULL, NULL } };
+const struct registry_kernel registry_kernels[] = { { NULL, NULL, NULL } };
 
-const struct study *
+const struct registry_study *
 registry_study(const char *name)
 {
 	(void)name;
