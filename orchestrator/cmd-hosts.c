@@ -397,7 +397,9 @@ list_hosts(const struct config *cfg)
 		addr = h->transport == TRANSPORT_LOCAL ? xstrdup("-") :
 		    xasprintf(strchr(h->address, ':') ? "[%s]:%d" : "%s:%d",
 		    h->address, h->port);
-		if (h->cpu < 0)
+		if (h->cpu == HOST_CPU_AUTO)
+			snprintf(cpu, sizeof cpu, "auto");
+		else if (h->cpu < 0)
 			snprintf(cpu, sizeof cpu, "none");
 		else
 			snprintf(cpu, sizeof cpu, "%d", h->cpu);
