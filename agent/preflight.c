@@ -111,8 +111,7 @@ check_cpu(int cpu, const double *busy, const double *steal, cJSON *reasons,
 		return;
 	}
 	if (busy[cpu] < 0)
-		add(notes, "cpu %d: busy share unknown (not in /proc/stat)",
-		    cpu);
+		add(notes, "cpu %d: busy share unknown", cpu);
 	else if (busy[cpu] > BUSY_ABOVE)
 		add(reasons, "cpu %d busy %.0f%% with other work", cpu,
 		    100 * busy[cpu]);

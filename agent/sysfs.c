@@ -103,6 +103,9 @@ sysfs_parse_cpus(const char *s, unsigned char *set)
 	int n = 0;
 
 	memset(set, 0, SYSFS_MAX_CPUS);
+	/* nohz_full reads "(null)" when the kernel has it but none is set. */
+	if (strcmp(s, "(null)") == 0)
+		return 0;
 	while (*s == ' ')
 		s++;
 	while (*s != '\0') {

@@ -175,8 +175,8 @@ topology_pick(const double *busy, char *why, size_t whylen)
 	if (best.sibling >= 0 && n < whylen) {
 		pct(b2, sizeof b2, busy[best.sibling]);
 		n += (size_t)snprintf(why + n, whylen - n, "; smt sibling cpu "
-		    "%d %s (%s)", best.sibling, busy[best.sibling] <
-		    IDLE_BELOW ? "idle" : "busy", b2);
+		    "%d %s(%s)", best.sibling, busy[best.sibling] < 0 ? "" :
+		    busy[best.sibling] < IDLE_BELOW ? "idle " : "busy ", b2);
 	} else if (n < whylen)
 		n += (size_t)snprintf(why + n, whylen - n, "; no smt sibling");
 	sysfs_format_cpus(iso, isolist, sizeof isolist);
