@@ -96,7 +96,7 @@ def test_window_brackets_every_sample():
     assert recs[begin]["phase"] == "begin" and recs[end]["phase"] == "end"
     # Setup and self-tests before the window, only samples inside it.
     assert types[:begin] == ["hello", "facts"] + ["variant"] * 3 + [
-        "selftest"]
+        "selftest", "preflight"]
     assert types[begin + 1:end] == ["sample"] * 9
     assert types[end + 1:] == ["done"]
     for w in (recs[begin], recs[end]):
