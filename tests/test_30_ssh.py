@@ -63,8 +63,12 @@ def test_check_three_hosts(tmp_path, sshd_factory):
                          r"\d+ MiB free$", b, re.M), b
         assert "upload    ok" in b
         assert "missing   nothing" in b
-        # The scratch directory of the probes is gone again.
-        assert os.listdir(s.workdir) == []
+        # The noise preflight ran over ssh with the agent built there.
+        assert re.search(r"^  noise     (quiet|noisy: .+)$", b, re.M), b
+        assert re.search(r"^  seen      .+$", b, re.M), b
+        # The scratch directory of the probes is gone again; what stays is
+        # the agent build, content addressed, that a run reuses.
+        assert sorted(os.listdir(s.workdir)) == ["build", "src"]
 
 
 def test_check_selects_hosts_and_reports_missing_compiler(tmp_path,
