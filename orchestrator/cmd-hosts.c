@@ -226,10 +226,13 @@ check_noise(struct conn *c, FILE *f)
 		snprintf(cpu, sizeof cpu, "%d", h->cpu);
 	qa = sh_quote(b.agent);
 	cmd = xasprintf("%s --preflight --cpu %s", qa, cpu);
-	if (conn_capture(c, cmd, MAX_PROBE, &out, &status, &err) != 0 ||
-	    status != 0) {
-		fprintf(f, "  noise     unknown: the agent's preflight %s\n",
-		    status != 0 ? "failed" : err.msg);
+	if (conn_capture(c, cmd, MAX_PROBE, &out, &status, &err) != 0) {
+		fprintf(f, "  noise     unknown: %s\n", err.msg);
+		goto out;
+	}
+	if (status != 0) {
+		fprintf(f, "  noise     unknown: the agent's preflight exited "
+		    "with status %d\n", status);
 		goto out;
 	}
 	out[strcspn(out, "\n")] = '\0';
