@@ -245,7 +245,7 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(PROTO_VERSION, 4);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 4);
 	snprintf(line, sizeof line, hello, 4);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	proto_record_free(&r);
