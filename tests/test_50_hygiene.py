@@ -442,7 +442,7 @@ def test_local_coordinator_leaves_the_agents_cpu(scratch, workdir):
                 cpu = int(msg.split("cpu ")[1].split()[0])
                 allowed = [cpulist(line.split(":")[1].strip())
                            for t in Path(f"/proc/{p.pid}/task").iterdir()
-                           for line in (t / "status").read_text()
+                           for line in (read(t / "status") or "")
                            .splitlines()
                            if line.startswith("Cpus_allowed_list")]
                 seen = (msg, cpu, allowed)
