@@ -224,8 +224,8 @@ check_disassembly(struct conn *c, struct build_result *res,
 		rc = db_disasm_forbidden(db, res->build_id, &forb, &nforb,
 		    err);
 	if (rc == 0 && nforb > 0) {
-		msg = xasprintf("build %lld: %u variant%s contain instructions "
-		    "they forbid, a chain other than the study's: %s (table "
+		msg = xasprintf("build %lld: forbidden instructions in %u "
+		    "variant%s, a chain other than the study's: %s (table "
 		    "disasm)", (long long)res->build_id, nforb,
 		    nforb == 1 ? "" : "s", forb);
 		rc = db_event(db, run_id, c->host->name, "warning", msg, err);
