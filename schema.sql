@@ -243,12 +243,40 @@ ALTER TABLE samples ADD COLUMN calib_after_mhz REAL;
 
 -- version: 5
 
+-- Content-addressed artifacts kept beside results.db, in the directory
+-- artifacts/ next to it, one file per SHA-256 (docs/provenance.md).
+CREATE TABLE artifacts (
+	sha256		TEXT PRIMARY KEY,
+	size		INTEGER NOT NULL,
+	stored_at	TEXT NOT NULL
+);
+
+-- What each build of each run keeps: the raw agent output exactly as the
+-- agent wrote it (raw, one per agent launch), the built binary fetched back
+-- from the host (binary), its disassembly (disasm), the build log and the
+-- exact commands (build-log, build-commands) and every uploaded source file
+-- (source, named by its path).  `seqorch gc` never removes an artifact
+-- that a row here names.
+CREATE TABLE artifact_refs (
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	host		TEXT NOT NULL,
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	kind		TEXT NOT NULL CHECK (kind IN ('raw', 'binary', 'disasm',
+			'build-log', 'build-commands', 'source')),
+	name		TEXT NOT NULL,
+	sha256		TEXT NOT NULL REFERENCES artifacts(sha256),
+	PRIMARY KEY (run_id, host, build_id, kind, name)
+);
+CREATE INDEX artifact_refs_sha ON artifact_refs (sha256);
+
+-- version: 6
+
 -- The disassembly check also looks for the instructions a variant forbids
 -- (kernels/kernel.h `forbidden`: what a reassociated, shortened or
 -- vectorized chain would show): `forbidden` lists them, `present` those
 -- found, and status `forbidden` flags the build.  SQLite cannot widen a
 -- CHECK in place, so the table is rebuilt with its rows.
-CREATE TABLE disasm_v5 (
+CREATE TABLE disasm_v6 (
 	build_id	INTEGER NOT NULL REFERENCES builds(id),
 	study		TEXT NOT NULL,
 	variant		TEXT NOT NULL,
@@ -263,9 +291,9 @@ CREATE TABLE disasm_v5 (
 	present		TEXT,		-- forbidden ones found; NULL when none
 	PRIMARY KEY (build_id, study, variant)
 );
-INSERT INTO disasm_v5 (build_id, study, variant, symbol, required, missing,
+INSERT INTO disasm_v6 (build_id, study, variant, symbol, required, missing,
     status, tool, excerpt)
     SELECT build_id, study, variant, symbol, required, missing, status, tool,
     excerpt FROM disasm;
 DROP TABLE disasm;
-ALTER TABLE disasm_v5 RENAME TO disasm;
+ALTER TABLE disasm_v6 RENAME TO disasm;

@@ -5,6 +5,8 @@
  */
 #include "disasm.h"
 
+#include "artifact.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -251,8 +253,13 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 	if (status == 3) {
 		free(dump);
 		dump = NULL;
-	} else
+	} else {
 		tool = "objdump -d --no-show-raw-insn";
+		/* The functions' disassembly, as the host's objdump gave it. */
+		if ((rc = artifact_keep(db, build_id, "disasm", "objdump",
+		    dump, strlen(dump), NULL, err)) != 0)
+			goto out;
+	}
 	for (i = 0; i < n && rc == 0; i++)
 		rc = check_one(db, build_id, &wants[i], dump, tool, bad, err);
 out:
