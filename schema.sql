@@ -271,12 +271,28 @@ CREATE INDEX artifact_refs_sha ON artifact_refs (sha256);
 
 -- version: 6
 
+-- Runs imported from a verified bundle (`seqorch import`): which run of
+-- which coordinator they were, and the key that signed them.  The same
+-- run of the same bundle is never imported twice.
+CREATE TABLE imports (
+	run_id			INTEGER PRIMARY KEY REFERENCES runs(id),
+	origin_run_id		INTEGER NOT NULL,
+	origin_coordinator	TEXT NOT NULL,
+	origin_db		TEXT,
+	key_fingerprint		TEXT,		-- SHA-256 of the raw Ed25519 key
+	manifest_sha256		TEXT NOT NULL,
+	imported_at		TEXT NOT NULL,
+	UNIQUE (manifest_sha256, origin_run_id)
+);
+
+-- version: 7
+
 -- The disassembly check also looks for the instructions a variant forbids
 -- (kernels/kernel.h `forbidden`: what a reassociated, shortened or
 -- vectorized chain would show): `forbidden` lists them, `present` those
 -- found, and status `forbidden` flags the build.  SQLite cannot widen a
 -- CHECK in place, so the table is rebuilt with its rows.
-CREATE TABLE disasm_v6 (
+CREATE TABLE disasm_v7 (
 	build_id	INTEGER NOT NULL REFERENCES builds(id),
 	study		TEXT NOT NULL,
 	variant		TEXT NOT NULL,
@@ -291,9 +307,9 @@ CREATE TABLE disasm_v6 (
 	present		TEXT,		-- forbidden ones found; NULL when none
 	PRIMARY KEY (build_id, study, variant)
 );
-INSERT INTO disasm_v6 (build_id, study, variant, symbol, required, missing,
+INSERT INTO disasm_v7 (build_id, study, variant, symbol, required, missing,
     status, tool, excerpt)
     SELECT build_id, study, variant, symbol, required, missing, status, tool,
     excerpt FROM disasm;
 DROP TABLE disasm;
-ALTER TABLE disasm_v6 RENAME TO disasm;
+ALTER TABLE disasm_v7 RENAME TO disasm;
