@@ -10,13 +10,17 @@ and the disassembly check of the instructions a variant forbids.
   report shows the warning: once with a real, vectorized rebuild of the
   scalar mul32 round built into a temporary copy of the tree, once with a
   forbidden list widened by a wrapper around the real agent's --list.
+- A database from before `forbidden` keeps its disasm rows through the
+  migration that rebuilds the table.
 - The x86-64 feature-gated variants are skipped, never executed, on CPU
   models without their features (qemu-x86_64), as the ARM ones are on
   aarch64 (tests/test_20_kernels.py).
 """
 import os
 import platform
+import re
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -243,3 +247,45 @@ def test_x86_feature_variants_skipped_under_qemu(tmp_path, model, skips):
         skipped = {v for v, res in by.items() if res[0][0] == "skip"}
         assert skipped == skips[study], (study, model, out)
         assert "avx512f+vl" not in have, have
+
+
+def test_disasm_rows_survive_the_forbidden_migration(tmp_path):
+    """A database at the schema before `forbidden` (its disasm table
+    rebuilt with a wider status CHECK) keeps its disasm rows, with NULL
+    forbidden and present, and then accepts status forbidden."""
+    schema = (ROOT / "schema.sql").read_text()
+    sections = re.split(r"^-- version: (\d+)$", schema, flags=re.M)
+    body = {int(v): sql for v, sql in zip(sections[1::2], sections[2::2])}
+    new = max(v for v, sql in body.items() if "disasm_v" in sql)
+    db = tmp_path / "results.db"
+    con = sqlite3.connect(db)
+    for v in range(1, new):
+        con.executescript(body[v])
+    con.execute(f"PRAGMA user_version = {new - 1}")
+    con.execute("PRAGMA foreign_keys = ON")
+    con.execute("INSERT INTO runs (id, study, started_at, status, steps, "
+                "samples_per_variant, command, seed, hosts, coordinator, "
+                "version) VALUES (1, 'sha3', '2026-01-01T00:00:00Z', 'ok', "
+                "1, 1, 'seqorch run', '00', 'local', 'test', 'test')")
+    con.execute("INSERT INTO builds (id, run_id, host, compiler, cflags, "
+                "status, created_at) VALUES (1, 1, 'local', 'cc', '-O3', "
+                "'ok', '2026-01-01T00:00:00Z')")
+    con.execute("INSERT INTO disasm (build_id, study, variant, symbol, "
+                "required, missing, status, tool, excerpt) VALUES (1, "
+                "'sha3', 'avx512-fused', 'chain', 'vprolq', NULL, 'ok', "
+                "'objdump', 'x')")
+    con.commit()
+    con.close()
+    r = seqorch(tmp_path, "report", "--db", db)
+    assert "schema" not in r.stderr and "migration" not in r.stderr, r.stderr
+    assert query(db, "PRAGMA user_version")[0][0] >= new
+    assert query(db, "SELECT build_id, variant, status, excerpt, forbidden, "
+                 "present FROM disasm") == [
+        (1, "avx512-fused", "ok", "x", None, None)]
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA foreign_keys = ON")
+    con.execute("INSERT INTO disasm (build_id, study, variant, symbol, "
+                "required, status, forbidden, present) VALUES (1, 'mul', "
+                "'c', 'c_chain', '', 'forbidden', 'imul', 'imul')")
+    con.commit()
+    con.close()
