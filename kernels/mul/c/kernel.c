@@ -32,8 +32,8 @@ c_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 /*
  * A vector multiply or add in the loop would mean the compiler rebuilt the
- * chain (several rounds folded into one multiply by M^k shows no rotation
- * and is caught as a missing one by the tuned variants' insns).
+ * chain; folding rounds algebraically cannot happen with the rotation
+ * between the multiplies (docs/studies.md).
  */
 static const char *const c_forbidden[] = {
 	"vpmullq", "vpmuludq", "pmuludq", "vpaddq", "paddq", NULL
