@@ -842,7 +842,7 @@ authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	const struct host *h = c->host;
 	char *user, *list = NULL, *path = NULL, tried[1024] = "";
 	const char *home = getenv("HOME"), *sock = getenv("SSH_AUTH_SOCK");
-	size_t i;
+	size_t i, nfiles;
 	int rc = 0, w = 0, nkeys = 0, ok = 0;
 
 	if ((user = h->user != NULL ? xstrdup(h->user) : local_user()) ==
@@ -874,7 +874,8 @@ authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		    h->name, s->peer, list, user);
 		goto out;
 	}
-	if (sock != NULL && *sock != '\0') {
+	/* IdentitiesOnly: only the configured files, as ssh does. */
+	if (sock != NULL && *sock != '\0' && !h->identities_only) {
 		if ((ok = auth_agent(c, user, deadline, &nkeys, err)) < 0) {
 			rc = ok;
 			goto out;
@@ -882,10 +883,18 @@ authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		snprintf(tried, sizeof tried, "ssh-agent (%d key%s)", nkeys,
 		    nkeys == 1 ? "" : "s");
 	}
-	for (i = 0; !ok && i < (h->identity != NULL ? 1 : 3); i++) {
+	/*
+	 * hosts.toml's identity must exist; ssh_config's IdentityFile list
+	 * and the default files are skipped when missing, as ssh does.
+	 */
+	nfiles = h->identity != NULL ? 1 : h->nssh_identities > 0 ?
+	    h->nssh_identities : 3;
+	for (i = 0; !ok && i < nfiles; i++) {
 		free(path);
 		if (h->identity != NULL)
 			path = xstrdup(h->identity);
+		else if (h->nssh_identities > 0)
+			path = xstrdup(h->ssh_identities[i]);
 		else if (home != NULL)
 			path = xasprintf("%s/.ssh/%s", home, defaults[i]);
 		else
