@@ -477,6 +477,18 @@ list_sources(const struct config *cfg)
 	}
 }
 
+/* One line of `hosts trust`: for the host, or a jump host on its way. */
+static void
+print_trusted(const char *name, const char *jump, const char *type,
+    const char *fp, int recorded, const char *known_hosts)
+{
+	printf("host \"%s\": ", name);
+	if (jump != NULL)
+		printf("jump host \"%s\": ", jump);
+	printf("%s %s %s in \"%s\"\n", recorded ? "recorded" :
+	    "already trusted:", type, fp, known_hosts);
+}
+
 static int
 trust_host(const struct config *cfg, const char *name)
 {
@@ -504,13 +516,12 @@ trust_host(const struct config *cfg, const char *name)
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_FAIL;
 	}
+	for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, &recorded)) !=
+	    NULL; i++)
+		print_trusted(name, h->jumps[i].name, type, fp, recorded,
+		    h->jumps[i].known_hosts);
 	fp = ssh_host_fingerprint(c, &type, &recorded);
-	if (recorded)
-		printf("host \"%s\": recorded %s %s in \"%s\"\n", name, type,
-		    fp, h->known_hosts);
-	else
-		printf("host \"%s\": already trusted: %s %s in \"%s\"\n",
-		    name, type, fp, h->known_hosts);
+	print_trusted(name, NULL, type, fp, recorded, h->known_hosts);
 	conn_close(c);
 	return EXIT_OK;
 }

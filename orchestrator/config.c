@@ -791,6 +791,7 @@ load_jump(struct ctx *c, const cJSON *at, const char *spec,
 	char *copy = xstrdup(spec), *name = copy, *user = NULL, *port = NULL;
 	char *p, subject[sizeof c->subject];
 	int64_t n = 0;
+	size_t i;
 	int r = 0;
 
 	if ((p = strrchr(name, '@')) != NULL) {
@@ -851,8 +852,15 @@ load_jump(struct ctx *c, const cJSON *at, const char *spec,
 		hop->origin[HOST_KNOWN_HOSTS] = xasprintf("host \"%s\"",
 		    target->name);
 	}
-	if (hop->nssh_identities == 0 && target->identity != NULL) {
-		hop->identity = xstrdup(target->identity);
+	if (hop->nssh_identities == 0 && (target->identity != NULL ||
+	    target->nssh_identities > 0)) {
+		if (target->identity != NULL)
+			hop->identity = xstrdup(target->identity);
+		hop->ssh_identities = xcalloc(target->nssh_identities + 1,
+		    sizeof *hop->ssh_identities);
+		for (i = 0; i < target->nssh_identities; i++)
+			hop->ssh_identities[hop->nssh_identities++] =
+			    xstrdup(target->ssh_identities[i]);
 		hop->origin[HOST_IDENTITY] = xasprintf("host \"%s\"",
 		    target->name);
 	}

@@ -9,6 +9,7 @@
  * so one thread per host can drive its own connection.
  */
 #include "conn.h"
+#include "jump.h"
 #include "ssh.h"
 
 #include <sys/socket.h>
@@ -55,11 +56,22 @@
 /* Channels of abandoned commands waiting for the server to close them. */
 #define MAX_PARKED	8
 
+/* A jump host on the way to the target: its session and relay. */
+struct hop {
+	struct conn *conn;
+	struct relay *relay;		/* carries the next hop's session */
+};
+
 struct ssh {
-	int fd;
+	int fd;				/* TCP, or a relay's socketpair end */
+	int tunneled;			/* fd is a relay's */
 	LIBSSH2_SESSION *session;
 	LIBSSH2_SFTP *sftp;		/* started on first use */
-	char peer[300];			/* "addr:port" for messages */
+	/* "addr:port", and "via jump host NAME" behind one, for messages */
+	char peer[400];
+	const char *trust_name;		/* the host `hosts trust` takes */
+	struct hop *hops;		/* jump hosts, the first one first */
+	size_t nhops;
 	char fingerprint[64];		/* "SHA256:..." of the host key */
 	const char *keytype;		/* "ssh-ed25519", ... */
 	int recorded;			/* conn_open added it to known_hosts */
@@ -93,6 +105,7 @@ static const struct keytype {
 #define NKEYTYPES (sizeof keytypes / sizeof keytypes[0])
 
 static void ssh_close(struct conn *);
+static void hops_close(struct hop *, size_t);
 static int ssh_exec(struct conn *, const char *, const struct exec_io *,
     int *, struct so_err *);
 static int ssh_put(struct conn *, const char *, const void *, size_t, int,
@@ -638,7 +651,7 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
 		    "is not in known_hosts \"%s\" (%s %s); if that fingerprint "
 		    "is right, run \"seqorch hosts trust %s\"", h->name, name,
-		    h->known_hosts, t->name, s->fingerprint, h->name);
+		    h->known_hosts, t->name, s->fingerprint, s->trust_name);
 		break;
 	default:
 		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot check the "
@@ -673,9 +686,12 @@ ssh_recv(libssh2_socket_t fd, void *buf, size_t len, int flags,
 		/*
 		 * sshd leaves Nagle on for non-interactive sessions, so its
 		 * second small packet waits for our ACK; Linux delays that
-		 * ACK by up to 40 ms unless asked again after each read.
+		 * ACK by up to 40 ms unless asked again after each read.  A
+		 * relay's socketpair has no ACKs.
 		 */
-		setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+		if (!s->tunneled)
+			setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one,
+			    sizeof one);
 #endif
 	}
 	if (n >= 0)
@@ -919,9 +935,16 @@ out:
 	return rc;
 }
 
-int
-ssh_open(const struct host *h, int flags, struct conn **out,
-    struct so_err *err)
+/*
+ * One SSH session to h: over fd, a relay's socketpair end, or when fd is
+ * -1 over a new TCP connection; then the strict host key check and
+ * authentication.  The session owns fd from here on, also on failure.
+ * via names the jump host in front (NULL for none), for messages;
+ * trust_name is the host that `hosts trust` would be run for.
+ */
+static int
+session_open(const struct host *h, int flags, int fd, const char *via,
+    const char *trust_name, struct conn **out, struct so_err *err)
 {
 	int64_t deadline = now_ms() + (int64_t)h->connect_timeout * 1000;
 	struct conn *c;
@@ -929,21 +952,22 @@ ssh_open(const struct host *h, int flags, struct conn **out,
 	int rc;
 
 	*out = NULL;
-	pthread_once(&init_once, init_libssh2);
-	if (init_rc != 0)
-		return so_error(err, SO_ESSH, "host \"%s\": cannot initialise "
-		    "libssh2", h->name);
 	c = xcalloc(1, sizeof *c);
 	s = xcalloc(1, sizeof *s);
 	c->ops = &ssh_ops;
 	c->host = h;
 	c->impl = s;
-	s->fd = -1;
+	s->fd = fd;
+	s->tunneled = fd != -1;
+	s->trust_name = trust_name;
 	s->stall_ms = h->connect_timeout * 1000 > STALL_MIN_MS ?
 	    h->connect_timeout * 1000 : STALL_MIN_MS;
 	snprintf(s->peer, sizeof s->peer, strchr(h->address, ':') != NULL ?
 	    "[%s]:%d" : "%s:%d", h->address, h->port);
-	if ((rc = tcp_connect(c, deadline, err)) != 0 ||
+	if (via != NULL)
+		snprintf(s->peer + strlen(s->peer), sizeof s->peer -
+		    strlen(s->peer), " via jump host \"%s\"", via);
+	if ((fd == -1 && (rc = tcp_connect(c, deadline, err)) != 0) ||
 	    (rc = handshake(c, flags, deadline, err)) != 0 ||
 	    (rc = authenticate(c, deadline, err)) != 0)
 		goto fail;
@@ -959,6 +983,135 @@ fail:
 	return rc;
 }
 
+/*
+ * Open a direct-tcpip channel from jump host session c to next and start
+ * relaying it: *fd gets the end the next session runs over.
+ */
+static int
+tunnel_open(struct conn *c, const struct host *next, int *fd,
+    struct relay **relay, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	LIBSSH2_CHANNEL *ch = NULL;
+	int64_t deadline = now_ms() + (int64_t)c->host->connect_timeout * 1000;
+	char buf[256];
+	int rc = 0, w = 0;
+
+	do {
+		ch = libssh2_channel_direct_tcpip_ex(s->session, next->address,
+		    next->port, "127.0.0.1", 0);
+		rc = ch != NULL ? 0 : libssh2_session_last_errno(s->session);
+	} while (ssh_again(s, rc, deadline, &w));
+	if (ch == NULL && rc == LIBSSH2_ERROR_EAGAIN)
+		return so_error(err, SO_ETIMEOUT, "jump host \"%s\" (%s): "
+		    "cannot reach %s:%d: timed out after %d s", c->host->name,
+		    s->peer, next->address, next->port,
+		    c->host->connect_timeout);
+	if (ch == NULL)
+		return so_error(err, SO_ESSH, "jump host \"%s\" (%s): cannot "
+		    "reach %s:%d: %s", c->host->name, s->peer, next->address,
+		    next->port, sshtext(s, buf, sizeof buf));
+	/* From here the relay thread alone drives this session. */
+	if ((rc = relay_start(s->session, s->fd, ch, c->host->name, fd, relay,
+	    err)) != 0)
+		libssh2_channel_free(ch);
+	return rc;
+}
+
+/*
+ * Close jump hosts, the last one first: each one's relay must stop before
+ * its session is closed, and its session must close while the hops in
+ * front of it still carry its goodbye.
+ */
+static void
+hops_close(struct hop *hops, size_t n)
+{
+	while (n > 0) {
+		n--;
+		relay_stop(hops[n].relay);
+		if (hops[n].conn != NULL)
+			ssh_close(hops[n].conn);
+	}
+	free(hops);
+}
+
+/*
+ * A jump host's failure, said for the target: "host T: jump host J: ...".
+ * Its own message already names it as a host; that prefix is dropped.
+ */
+static int
+hop_error(const struct host *h, const struct host *j, const struct so_err *e,
+    struct so_err *err)
+{
+	char *prefix = xasprintf("host \"%s\": ", j->name);
+	const char *msg = e->msg;
+	int rc;
+
+	if (strncmp(msg, prefix, strlen(prefix)) == 0)
+		msg += strlen(prefix);
+	rc = so_error(err, e->code, "host \"%s\": jump host \"%s\": %s",
+	    h->name, j->name, msg);
+	free(prefix);
+	return rc;
+}
+
+/*
+ * ProxyJump: a session to each jump host in turn, each over a channel of
+ * the one before, and the target's session over the last one's channel.
+ * Every hop's key is checked against its own known_hosts.
+ */
+static int
+chain_open(const struct host *h, int flags, struct conn **out,
+    struct so_err *err)
+{
+	struct hop *hops = xcalloc(h->njumps, sizeof *hops);
+	struct so_err e = { 0 };
+	const struct host *next;
+	size_t i, n = 0;
+	int fd = -1, rc;
+
+	for (i = 0; i < h->njumps; i++) {
+		next = i + 1 < h->njumps ? &h->jumps[i + 1] : h;
+		rc = session_open(&h->jumps[i], flags, fd, i > 0 ?
+		    h->jumps[i - 1].name : NULL, h->name, &hops[i].conn, &e);
+		fd = -1;
+		if (rc != 0) {
+			rc = hop_error(h, &h->jumps[i], &e, err);
+			goto fail;
+		}
+		n++;
+		if ((rc = tunnel_open(hops[i].conn, next, &fd, &hops[i].relay,
+		    &e)) != 0) {
+			rc = so_error(err, rc, "host \"%s\": %s", h->name,
+			    e.msg);
+			goto fail;
+		}
+	}
+	if ((rc = session_open(h, flags, fd, h->jumps[h->njumps - 1].name,
+	    h->name, out, err)) != 0)
+		goto fail;
+	((struct ssh *)(*out)->impl)->hops = hops;
+	((struct ssh *)(*out)->impl)->nhops = n;
+	return 0;
+fail:
+	hops_close(hops, n);
+	return rc;
+}
+
+int
+ssh_open(const struct host *h, int flags, struct conn **out,
+    struct so_err *err)
+{
+	*out = NULL;
+	pthread_once(&init_once, init_libssh2);
+	if (init_rc != 0)
+		return so_error(err, SO_ESSH, "host \"%s\": cannot initialise "
+		    "libssh2", h->name);
+	if (h->njumps > 0)
+		return chain_open(h, flags, out, err);
+	return session_open(h, flags, -1, NULL, h->name, out, err);
+}
+
 const char *
 ssh_host_fingerprint(const struct conn *c, const char **type, int *recorded)
 {
@@ -971,6 +1124,17 @@ ssh_host_fingerprint(const struct conn *c, const char **type, int *recorded)
 	if (recorded != NULL)
 		*recorded = s->recorded;
 	return s->fingerprint;
+}
+
+const char *
+ssh_jump_fingerprint(const struct conn *c, size_t i, const char **type,
+    int *recorded)
+{
+	const struct ssh *s = c->impl;
+
+	if (c->ops != &ssh_ops || i >= s->nhops)
+		return NULL;
+	return ssh_host_fingerprint(s->hops[i].conn, type, recorded);
 }
 
 /*
@@ -1631,6 +1795,7 @@ ssh_close(struct conn *c)
 	}
 	if (s->fd != -1)
 		close(s->fd);
+	hops_close(s->hops, s->nhops);
 	free(s);
 	free(c);
 }
