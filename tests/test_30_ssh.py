@@ -544,7 +544,7 @@ main(int argc, char **argv)
 	long long t;
 
 	(void)argc;
-	if (config_load(argv[1], &cfg, &err) != 0 ||
+	if (config_load(argv[1], NULL, &cfg, &err) != 0 ||
 	    conn_open(&cfg->hosts[0], 0, &c, &err) != 0) {
 		printf("open failed: %s\n", err.msg);
 		return 1;
