@@ -564,9 +564,11 @@ static const struct verb_entry {
 	    "Connects to host NAME and, if its host key is not in the host's\n"
 	    "known_hosts file yet, appends it there and prints its SHA256\n"
 	    "fingerprint: compare it with the one the host shows\n"
-	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key\n"
-	    "is never replaced: remove the old line yourself if the change is\n"
-	    "expected.\n"
+	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key,\n"
+	    "or a key of another type than the one known_hosts has for the\n"
+	    "host, is never added: remove the old line yourself if the change\n"
+	    "is expected.  Behind jump hosts, each hop's key is checked the\n"
+	    "same way, and each recorded or known key is printed.\n"
 	    "\n"
 	    "exit: 0 trusted, 1 connection or key refused, 2 usage or config\n" },
 };

@@ -589,9 +589,35 @@ revoked(const char *path, const char *key, size_t keylen)
 }
 
 /*
+ * A key of another type that known_hosts holds for the host, if any:
+ * the host known by one key type that now presents only another.  Returns
+ * the type and sets *entry, or NULL.
+ */
+static const struct keytype *
+other_known_type(struct conn *c, LIBSSH2_KNOWNHOSTS *kh,
+    const struct keytype *t, struct libssh2_knownhost **entry)
+{
+	const struct host *h = c->host;
+	size_t i;
+
+	for (i = 0; i < NKEYTYPES; i++) {
+		if (&keytypes[i] == t)
+			continue;
+		/* As in load_known(): MISMATCH means an entry of this type. */
+		if (libssh2_knownhost_checkp(kh, h->address, h->port, "?", 1,
+		    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
+		    keytypes[i].known, entry) == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+			return &keytypes[i];
+	}
+	return NULL;
+}
+
+/*
  * Strict host key check.  An unknown key is refused with the command that
  * would trust it, unless flags has CONN_TRUST_NEW; a changed key is always
- * refused, with both fingerprints.
+ * refused, with both fingerprints, and so is a host known by a key of
+ * another type (load_known() asked for that type first, so the host has
+ * none any more): trusting the new key would hide a replaced host.
  */
 static int
 check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
@@ -600,7 +626,7 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 	struct ssh *s = c->impl;
 	const struct host *h = c->host;
 	struct libssh2_knownhost *k = NULL;
-	const struct keytype *t = NULL;
+	const struct keytype *t = NULL, *other;
 	const char *key;
 	char known[64], *name;
 	size_t len, i;
@@ -643,6 +669,18 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 		    s->fingerprint);
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+		if ((other = other_known_type(c, kh, t, &k)) != NULL) {
+			known_fingerprint(k->key, known, sizeof known);
+			rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key "
+			    "for %s changed type: known_hosts \"%s\" has %s %s, "
+			    "and the server offers no %s key but %s %s; "
+			    "refusing to connect (if the host's keys were "
+			    "replaced, remove the old one first: ssh-keygen -R "
+			    "'%s' -f '%s')", h->name, name, h->known_hosts,
+			    other->name, known, other->name, t->name,
+			    s->fingerprint, name, h->known_hosts);
+			break;
+		}
 		if (flags & CONN_TRUST_NEW) {
 			rc = record_key(c, kh, key, len, t->known, err);
 			s->recorded = rc == 0;
