@@ -8,6 +8,7 @@
 
 #include <sys/socket.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,6 +36,15 @@ struct relay {
 	char up[RELAY_BUF], down[RELAY_BUF];
 	size_t up_off, up_len, down_off, down_len;
 };
+
+/* strerror(e), lowercased as our messages are. */
+static const char *
+errtext(int e, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", strerror(e));
+	buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
+}
 
 /* errno values that only mean "not now". */
 static int
@@ -134,11 +144,12 @@ relay_start(LIBSSH2_SESSION *session, int session_fd, LIBSSH2_CHANNEL *ch,
     const char *name, int *fd, struct relay **out, struct so_err *err)
 {
 	struct relay *r;
+	char buf[128];
 	int sv[2], i, e;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
 		return so_error(err, SO_EIO, "jump host \"%s\": cannot make a "
-		    "socketpair: %s", name, strerror(errno));
+		    "socketpair: %s", name, errtext(errno, buf, sizeof buf));
 	for (i = 0; i < 2; i++)
 		if (fcntl(sv[i], F_SETFD, FD_CLOEXEC) == -1 ||
 		    fcntl(sv[i], F_SETFL, fcntl(sv[i], F_GETFL) |
@@ -147,7 +158,8 @@ relay_start(LIBSSH2_SESSION *session, int session_fd, LIBSSH2_CHANNEL *ch,
 			close(sv[0]);
 			close(sv[1]);
 			return so_error(err, SO_EIO, "jump host \"%s\": cannot "
-			    "set up a socketpair: %s", name, strerror(e));
+			    "set up a socketpair: %s", name,
+			    errtext(e, buf, sizeof buf));
 		}
 	r = xcalloc(1, sizeof *r);
 	r->session = session;
@@ -160,7 +172,7 @@ relay_start(LIBSSH2_SESSION *session, int session_fd, LIBSSH2_CHANNEL *ch,
 		close(sv[1]);
 		free(r);
 		return so_error(err, SO_EIO, "jump host \"%s\": cannot start "
-		    "a relay thread: %s", name, strerror(e));
+		    "a relay thread: %s", name, errtext(e, buf, sizeof buf));
 	}
 	*fd = sv[1];
 	*out = r;

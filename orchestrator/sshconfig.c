@@ -320,7 +320,7 @@ include(struct state *st, char **args, int nargs, const char *where,
 			    "Include \"%s\": no home directory", where,
 			    args[i]);
 		memset(&g, 0, sizeof g);
-		gr = glob(path, GLOB_TILDE, NULL, &g);
+		gr = glob(path, 0, NULL, &g);
 		if (gr == 0)
 			for (j = 0; j < g.gl_pathc && r == 0; j++)
 				r = read_file(st, g.gl_pathv[j], where,
@@ -427,42 +427,36 @@ static char *
 expand_tokens(const char *raw, const char *allowed, char *const vals[26],
     const char *key, const char *where, struct so_err *err)
 {
-	char *out = xmalloc(1), *t;
+	size_t cap = strlen(raw) + 1, len = 0, n;
+	char *out = xmalloc(cap);
 	const char *p, *v;
-	size_t len = 0, n;
 
-	out[0] = '\0';
 	for (p = raw; *p != '\0'; p++) {
 		if (*p != '%') {
-			t = xasprintf("%s%c", out, *p);
-			free(out);
-			out = t;
-			len++;
-			continue;
-		}
-		p++;
-		if (*p == '%')
-			v = "%";
-		else if (*p >= 'a' && *p <= 'z' && strchr(allowed, *p) &&
-		    vals[*p - 'a'] != NULL)
-			v = vals[*p - 'a'];
-		else {
+			v = p;
+			n = 1;
+		} else if (p[1] == '%') {
+			v = ++p;
+			n = 1;
+		} else if (p[1] >= 'a' && p[1] <= 'z' &&
+		    strchr(allowed, p[1]) != NULL && vals[p[1] - 'a'] != NULL) {
+			v = vals[*++p - 'a'];
+			n = strlen(v);
+		} else {
 			so_error(err, SO_EINVAL, "%s: %s \"%s\": unsupported "
 			    "token \"%%%.1s\" (seqorch knows %%%% and %%%s)",
-			    where, key, raw, *p ? p : "", allowed);
+			    where, key, raw, p + 1, allowed);
 			free(out);
 			return NULL;
 		}
-		n = strlen(v);
-		t = xmalloc(len + n + 1);
-		memcpy(t, out, len);
-		memcpy(t + len, v, n + 1);
-		free(out);
-		out = t;
+		if (len + n + 1 > cap) {
+			cap = 2 * (len + n + 1);
+			out = xrealloc(out, cap);
+		}
+		memcpy(out + len, v, n);
 		len += n;
-		if (*p == '\0')
-			break;
 	}
+	out[len] = '\0';
 	return out;
 }
 

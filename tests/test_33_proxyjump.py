@@ -94,6 +94,14 @@ def test_target_is_reached_only_through_the_jump_host(tmp_path, net):
     assert re.search(rf"server_request_direct_tcpip: originator \S+ port "
                      rf"\d+, target {re.escape(target.address)} port "
                      rf"{target.port}", jump.log.read_text())
+    # Nothing listens behind the jump host on another port: the hop says so.
+    inventory(tmp_path, [jump], target, port=target.port + 1 if
+              target.port < 65535 else target.port - 1)
+    r = seqorch(tmp_path, "hosts", "check", "--hosts", "target")
+    assert r.returncode == 1
+    assert re.search(rf'host "target": jump host "j1" \({jump.address}:'
+                     rf'{jump.port}\): cannot reach {target.address}:\d+: '
+                     r'channel open failure', r.stdout), r.stdout
 
 
 def test_target_via_ssh_config_alias(tmp_path, net):
