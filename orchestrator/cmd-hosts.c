@@ -205,6 +205,12 @@ check_host(const struct host *h, FILE *f)
 		fprintf(f, "ssh %s@%s port %d, host key %s %s\n",
 		    h->user ? h->user : "(local user)", h->address, h->port,
 		    type, fp);
+		for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, NULL)) !=
+		    NULL; i++)
+			fprintf(f, "  via       %s: %s@%s port %d, host key %s "
+			    "%s\n", h->jumps[i].name, h->jumps[i].user ?
+			    h->jumps[i].user : "(local user)",
+			    h->jumps[i].address, h->jumps[i].port, type, fp);
 	}
 	qwd = sh_quote(c->workdir);
 	cmd = xasprintf("wd=%s\n%s", qwd, host_probe);

@@ -143,8 +143,12 @@ def main():
             warm = warm_median(cwd, servers[:n] + [jump], n)
             jumped[n] = (cold, warm)
 
+        load = os.getloadavg()
         print("deploy fan-out over ssh, loopback sshd per host, "
-              f"{cores} cores shared by coordinator and servers")
+              f"{cores} cores shared by coordinator and servers (load "
+              f"average at the end {load[0]:.1f} / {load[1]:.1f} / "
+              f"{load[2]:.1f}: other work on the machine inflates the wall "
+              f"times, not the floor)")
         print(f"{'hosts':>5} {'warm s':>8} {'floor s':>8} {'ratio':>6} "
               f"{'coord cpu/host':>15} {'sshd cpu/host':>14} "
               f"{'cold s/host':>12}")

@@ -89,6 +89,8 @@ def test_target_is_reached_only_through_the_jump_host(tmp_path, net):
     r = seqorch(tmp_path, "hosts", "check", "--hosts", "target")
     assert r.returncode == 0, r.stdout + r.stderr
     assert target.host_fingerprint in r.stdout
+    assert f"  via       j1: {jump.user}@{jump.address} port {jump.port}, " \
+        f"host key ssh-ed25519 {jump.host_fingerprint}" in r.stdout
     assert "missing   nothing" in r.stdout
     # The jump host's sshd forwarded to the target's address.
     assert re.search(rf"server_request_direct_tcpip: originator \S+ port "
