@@ -4,6 +4,7 @@
  * written from that model, so they always show the same numbers.
  */
 #include "report.h"
+#include "study.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -1111,15 +1112,17 @@ text_rows(const struct rrun *r, FILE *out)
 	struct table t = { 0, heads, align, NULL, 0 };
 	const struct rrow *w;
 	const char *prev = NULL;
+	char ns_head[48], line[200];
 	size_t i;
 
+	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 #define COL(name, a) (heads[t.ncols] = (name), align[t.ncols++] = (a))
 	COL("variant", 'l');
 	if (r->several_builds)
 		COL("compiler", 'l');
 	COL("host", 'l');
 	COL("median", 'r');
-	COL("ns/hash", 'r');
+	COL(ns_head, 'r');
 	if (r->any_calib)
 		COL("cycles", 'r');
 	COL("min–max", 'r');
@@ -1135,8 +1138,9 @@ text_rows(const struct rrun *r, FILE *out)
 		return;
 	}
 	fputc('\n', out);
-	emit(out, "hashes/s over the n valid samples; inv: samples with "
-	    "valid = 0, in no rate");
+	snprintf(line, sizeof line, "%s/s over the n valid samples; inv: "
+	    "samples with valid = 0, in no rate", study_unit_plural(r->study));
+	emit(out, line);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		cell(&t, xstrdup(prev != NULL && strcmp(prev, w->variant) == 0 ?
@@ -1168,14 +1172,16 @@ text_rows(const struct rrun *r, FILE *out)
 static void
 text_best(const struct rrun *r, FILE *out)
 {
-	static const char *heads[] = {
-		"host", "variant", "median", "ns/hash", "cycles"
+	char ns_head[48];
+	const char *heads[] = {
+		"host", "variant", "median", ns_head, "cycles"
 	};
 	struct table t = { 5, heads, "llrrr", NULL, 0 };
 	const struct rhost *h;
 	const struct rrow *w;
 	size_t i, j;
 
+	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	fputc('\n', out);
 	emit(out, "best valid variant per host");
 	for (i = 0; i < r->nranked; i++) {
@@ -1371,8 +1377,8 @@ json_row(const struct rrow *w)
 	json_str(o, "compiler", w->compiler);
 	cJSON_AddNumberToObject(o, "n", (double)w->n);
 	json_num(o, "median_rate", w->median, known);
-	json_num(o, "ns_per_hash", known ? 1e9 / w->median : 0, known);
-	json_num(o, "cycles_per_hash", row_cycles(w), row_cycles(w) > 0);
+	json_num(o, "ns_per_step", known ? 1e9 / w->median : 0, known);
+	json_num(o, "cycles_per_step", row_cycles(w), row_cycles(w) > 0);
 	cJSON_AddNumberToObject(o, "clock_moved", (double)w->moved);
 	json_num(o, "min_rate", w->min, known);
 	json_num(o, "max_rate", w->max, known);
@@ -1506,6 +1512,7 @@ json_run(const struct rrun *r)
 
 	cJSON_AddNumberToObject(o, "id", (double)r->id);
 	json_str(o, "study", r->study);
+	json_str(o, "unit", study_unit(r->study));
 	json_str(o, "status", r->status);
 	cJSON_AddBoolToObject(o, "exploratory", r->exploratory);
 	cJSON_AddNumberToObject(o, "steps", (double)r->steps);

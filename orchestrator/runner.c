@@ -5,6 +5,7 @@
 #include "deploy.h"
 #include "progress.h"
 #include "proto.h"
+#include "study.h"
 #include "window.h"
 
 #include <pthread.h>
@@ -257,10 +258,11 @@ handle_record(struct stream *s, const struct record *r)
 		    s->hr->host->name, s->build->build_id, r->study,
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
-		if (r->steps == 1000 && strcmp(r->digest, p->ref_1000) != 0) {
+		if (r->steps == SEQORCH_SELFTEST_STEPS &&
+		    strcmp(r->digest, p->ref_selftest) != 0) {
 			snprintf(msg, sizeof msg, "self-test chain of \"%s\" "
 			    "differs from the reference: %s, expected %s",
-			    s->cc, r->digest, p->ref_1000);
+			    s->cc, r->digest, p->ref_selftest);
 			db_event(s->hr->db, p->run_id, s->hr->host->name,
 			    "error", msg, &s->err);
 		}
@@ -454,10 +456,18 @@ run_variants(const struct run_params *p)
 {
 	const char **list;
 	char *copy, *q, *v;
-	size_t n = 0;
+	size_t n = 0, i;
 
-	if (p->variants == NULL)
-		return deploy_variants(p->study);
+	if (p->variants == NULL) {
+		for (i = 0; variant_table[i].study != NULL; i++)
+			n += strcmp(variant_table[i].study, p->study) == 0;
+		list = xcalloc(n + 1, sizeof *list);
+		n = 0;
+		for (i = 0; variant_table[i].study != NULL; i++)
+			if (strcmp(variant_table[i].study, p->study) == 0)
+				list[n++] = xstrdup(variant_table[i].variant);
+		return list;
+	}
 	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
 	copy = xstrdup(p->variants);
 	for (q = copy; (v = strsep(&q, ",")) != NULL; )
