@@ -818,6 +818,11 @@ load_jump(struct ctx *c, const cJSON *at, const char *spec,
 	}
 	if (user == NULL && port == NULL && c->hosts != NULL)
 		table = cJSON_GetObjectItemCaseSensitive(c->hosts, name);
+	if (table != NULL && strcmp(name, target->name) == 0) {
+		r = fail(c, SO_EINVAL, at, AT_VALUE, "host \"%s\" cannot be "
+		    "its own jump host", name);
+		goto out;
+	}
 	if (table != NULL && toml_type(c->doc, table) == TOML_TABLE) {
 		memcpy(subject, c->subject, sizeof subject);
 		r = load_host(c, table, c->defaults, hop, 1);

@@ -544,6 +544,13 @@ test_ssh_alias_and_jumps(void **state)
 	    SO_EINVAL);
 	assert_string_equal(err.msg, "hosts.toml:3:14: host \"genoa\": jump "
 	    "host \"a@\" must be [user@]host[:port]");
+	/* [defaults] would make the bastion its own jump host. */
+	write_hosts("[defaults]\nproxy_jump = \"gw\"\n[hosts.gw]\n"
+	    "address = \"10.0.0.1\"\n");
+	assert_int_equal(config_load("hosts.toml", "ssh_config", &cfg, &err),
+	    SO_EINVAL);
+	assert_string_equal(err.msg, "hosts.toml:2:14: host \"gw\": host "
+	    "\"gw\" cannot be its own jump host");
 	write_hosts("[hosts.genoa]\nssh = \"genoa\"\n");
 	assert_int_equal(config_load("hosts.toml", "no-such-file", &cfg,
 	    &err), SO_EIO);
