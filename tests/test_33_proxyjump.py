@@ -214,3 +214,38 @@ def test_jump_host_drop_mid_window_is_collected(tmp_path, net):
     # The agent went on detached; the target's sshd saw a second login.
     assert target.log.read_text().count("Accepted publickey") >= 2
     assert jump.log.read_text().count("Accepted publickey") >= 2
+
+
+def test_frozen_jump_host_mid_window_is_collected(tmp_path, net):
+    # The jump host's sshd stops answering but its kernel still does TCP:
+    # the target's keepalives cross it and go unanswered, so the target
+    # is given up, and the coordinator reconnects through a new session
+    # of the jump host and collects the rest.
+    (jump,), target = net(1)
+    inventory(tmp_path, [jump], target, connect_timeout=2)
+    text = (tmp_path / "hosts.toml").read_text()
+    (tmp_path / "hosts.toml").write_text(text.split("[hosts.direct]")[0])
+    steps, samples = LONG_STEPS, 6
+    total = samples * len(VARIANTS)
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples, "--hosts", "target")
+    stopped = []
+    try:
+        wait_for(lambda: nsamples(db, "target") > 0,
+                 "samples from target", p, tmp_path)
+        stopped = jump.freeze()
+        at_freeze = nsamples(db, "target")
+        rc, err = finish(p, tmp_path)
+    finally:
+        jump.thaw(stopped)
+        if p.poll() is None:
+            p.kill()
+    assert stopped
+    assert at_freeze < total, "the run finished before the freeze"
+    assert rc == 0, err
+    rows = check_samples(db, "target", steps, samples)
+    assert len(rows) == total
+    ev = q(db, "SELECT level, message FROM events WHERE host = 'target'")
+    assert any(lvl == "warning" and "reconnect" in m for lvl, m in ev), ev
+    # Reconnected through a new session of the jump host.
+    assert jump.log.read_text().count("Accepted publickey") >= 2
