@@ -314,6 +314,15 @@ list_all(void)
 		    (double)s->default_steps);
 		if (s->control != NULL)
 			cJSON_AddStringToObject(o, "control", s->control);
+#if defined(__x86_64__)
+		if (s->floor_x86_64 > 0)
+			cJSON_AddNumberToObject(o, "floor_cycles",
+			    s->floor_x86_64);
+#elif defined(__aarch64__)
+		if (s->floor_aarch64 > 0)
+			cJSON_AddNumberToObject(o, "floor_cycles",
+			    s->floor_aarch64);
+#endif
 		emit(o);
 	}
 	for (i = 0; registry_kernels[i].study != NULL; i++) {

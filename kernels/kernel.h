@@ -79,6 +79,13 @@ struct study {
 	uint64_t default_steps;		/* per sample: the seeds' protocol */
 	const char *control;		/* variant the others are compared with */
 	/*
+	 * Cycles per step on the critical path of one step, for latency-bound
+	 * studies (docs/studies.md derives them), on x86-64 and on AArch64;
+	 * 0 where not stated.  `make bench` prints measured cycles beside it.
+	 */
+	double floor_x86_64;
+	double floor_aarch64;
+	/*
 	 * Optional known answer for kernel->hash: a short message and its
 	 * digest (state_len bytes of hex).  NULL for studies whose step is
 	 * not a message hash; their variants then leave hash NULL too.

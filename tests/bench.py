@@ -75,13 +75,18 @@ def bench_study(study, info, agents, args):
           f"{control_name}")
     print(f"{'variant':20} {'cc':6} {'median/s':>10} {'ns/' + unit:>10} "
           f"{'cycles':>8} {'min-max M/s':>15} {'x ctl':>6}")
+    floor = info.get("floor_cycles")
+    if floor:
+        print(f"critical path: {floor:g} cycles per {unit} "
+              "(docs/studies.md); x floor = measured cycles / floor")
     for key in sorted(rates, key=lambda k: -statistics.median(rates[k])):
         v, cc = key
         med = statistics.median(rates[key])
         cyc = statistics.median(cycles[key]) if key in cycles else 0
         print(f"{v:20} {cc:6} {med / 1e6:9.3f}M {1e9 / med:10.2f} "
               f"{cyc:8.1f} {min(rates[key]) / 1e6:7.3f}-"
-              f"{max(rates[key]) / 1e6:.3f} {med / control:6.2f}")
+              f"{max(rates[key]) / 1e6:.3f} {med / control:6.2f}"
+              + (f"  x{cyc / floor:.2f} floor" if floor and cyc else ""))
     if len(digests) != 1:
         print(f"ERROR: {study}: samples end in different digests "
               f"{sorted(digests)}")
