@@ -742,11 +742,12 @@ const struct cmd_entry cmd_hosts_entry = {
 	.name = "hosts",
 	.summary = "list, check and trust the hosts of hosts.toml",
 	.usage =
-	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
 	    "       seqorch hosts check [--hosts SPEC] [--parallel N]\n"
 	    "       seqorch hosts trust NAME\n"
 	    "\n"
-	    "  list    the hosts as configured (the default)\n"
+	    "  list    the hosts as configured (the default); -v adds each\n"
+	    "          connection setting and where it came from\n"
 	    "  check   connect to hosts and report what they have and miss\n"
 	    "  trust   record an unknown ssh host key after showing it\n"
 	    "\n"
