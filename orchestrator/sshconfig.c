@@ -256,11 +256,19 @@ take_key(struct state *st, int key, char **args, int nargs,
     const char *where)
 {
 	struct sshcfg *cfg = st->cfg;
+	const char *p;
 	int i;
 
 	if (nargs == 0)
 		return so_error(st->err, SO_EINVAL, "%s: \"%s\" needs a value",
 		    where, key_names[key]);
+	/* Values reach messages and the terminal: no control characters. */
+	for (i = 0; i < nargs; i++)
+		for (p = args[i]; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return so_error(st->err, SO_EINVAL, "%s: \"%s\" "
+				    "must not contain control characters",
+				    where, key_names[key]);
 	if (key == SSHCFG_IDENTITYFILE) {
 		if (cfg->nidentities >= MAX_IDENTITIES)
 			return so_error(st->err, SO_EINVAL, "%s: more than %d "

@@ -306,6 +306,8 @@ test_errors(void **state)
 	    "%% and %h)");
 	resolve_fails("Host \"unterminated\n", "g", SO_EINVAL, "config:1: "
 	    "unterminated quote");
+	resolve_fails("User a\033[2Jb\n", "g", SO_EINVAL, "config:1: "
+	    "\"User\" must not contain control characters");
 	/* Values of blocks that do not apply are not looked at. */
 	c = resolve_ok("Host other\n  Port nope\n", "g");
 	sshcfg_free(c);
