@@ -113,9 +113,10 @@ command_line(int argc, char **argv)
 
 struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
+	const char *ssh_config;	/* NULL: ~/.ssh/config */
 	int64_t steps, samples, parallel, max_samples, lease_expiry;
 	double max_cv;
-	int explore, no_wait;
+	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */
 	const char *fixed;	/* an option --resume takes from the run */
 };
@@ -207,6 +208,7 @@ started:
 	p.explore = o->explore;
 	p.resume = o->resume > 0;
 	p.no_wait = o->no_wait;
+	p.require_quiet = o->require_quiet;
 	p.lease_expiry = (int)o->lease_expiry;
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
@@ -296,10 +298,12 @@ run_exec(int argc, char **argv)
 		{ "variants", required_argument, NULL, 'v' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "ssh-config", required_argument, NULL, 'F' },
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "explore", no_argument, NULL, 'x' },
 		{ "no-wait", no_argument, NULL, 'W' },
+		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "max-cv", required_argument, NULL, 'C' },
 		{ "max-samples", required_argument, NULL, 'M' },
 		{ "lease-expiry", required_argument, NULL, 'E' },
@@ -329,9 +333,11 @@ run_exec(int argc, char **argv)
 		case 'v': o.variants = optarg; o.fixed = "--variants"; break;
 		case 'd': o.db = optarg; break;
 		case 'c': o.config = optarg; break;
+		case 'F': o.ssh_config = optarg; break;
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
 		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
+		case 'Q': o.require_quiet = 1; break;
 		case 'R':
 			if (cmd_run_id_arg("--resume", optarg,
 			    &o.resume) != 0)
@@ -434,8 +440,7 @@ run_exec(int argc, char **argv)
 		if (rc != EXIT_OK)
 			goto out;
 	}
-	if (config_load(o.config, &cfg, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+	if (cmd_load_config(o.config, o.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -484,8 +489,9 @@ const struct cmd_entry cmd_run_entry = {
 	    "usage: seqorch run --study S[,S...] [--hosts all|NAME,...|@GROUP]\n"
 	    "                   [--steps N] [--samples K] [--variants a,b]\n"
 	    "                   [--db results.db] [--config hosts.toml]\n"
+	    "                   [--ssh-config FILE]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
-	    "                   [--no-wait] [--lease-expiry S]\n"
+	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
@@ -501,10 +507,14 @@ const struct cmd_entry cmd_run_entry = {
 	    "  --samples K    samples per variant (default 3, at most 1000)\n"
 	    "  --variants L   only these variants (default: all)\n"
 	    "  --parallel N   hosts prepared at once (default 16)\n"
+	    "  --ssh-config FILE  where \"ssh\" aliases and jump hosts are\n"
+	    "                 resolved (default ~/.ssh/config)\n"
 	    "  --seed HEX     start value (default: zeros of the state size)\n"
 	    "  --explore      exploratory: no measurement window, left out of\n"
 	    "                 report unless asked for\n"
 	    "  --no-wait      fail at once if another run holds the window\n"
+	    "  --require-quiet  refuse to measure on a host whose noise\n"
+	    "                 preflight is noisy (default: warn and measure)\n"
 	    "  --lease-expiry S  take over a window whose holder has been\n"
 	    "                 silent for S seconds (default 30)\n"
 	    "  --max-cv PCT   coefficient of variation that triggers extra\n"
