@@ -19,7 +19,7 @@ CXXFLAGS ?= -O2 -g
 WARN = -Wall -Wextra $(WERROR)
 SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
 SO_CXXFLAGS = -std=c++17 $(WARN)
-SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lpthread
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lpthread -lm
 
 AGENT_CFLAGS ?= -O3
 # Agent objects: agent/, each study's study.c and every variant folder whose
