@@ -49,7 +49,8 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
 
-build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h
+build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h \
+	build/published-data.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -MMD -MP -c -o $@ $<
 
@@ -90,6 +91,13 @@ build/schema.h: schema.sql
 	{ echo 'static const char schema_sql[] = {'; od -An -v -tx1 $< | \
 	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
 
+# The seeds' published figures (reference/seeds.json, versioned) are
+# embedded the same way, for --reference.
+build/published-data.h: reference/seeds.json
+	@mkdir -p build
+	{ echo 'static const char published_json[] = {'; od -An -v -tx1 $< | \
+	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 deps:
@@ -128,7 +136,8 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch
 	install -m 755 seqorch seqorch-agent $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 schema.sql hosts.toml $(DESTDIR)$(PREFIX)/share/seqorch/
+	install -m 644 schema.sql hosts.toml reference/seeds.json \
+		$(DESTDIR)$(PREFIX)/share/seqorch/
 
 clean:
 	rm -rf build seqorch seqorch-agent

@@ -142,6 +142,7 @@ report_free_run(struct rrun *r)
 	free(r->ranked);
 	free(r->ratios);
 	free(r->positions);
+	free(r->ref_note);
 	free(r->study);
 	free(r->status);
 	free(r->started_at);

@@ -10,6 +10,7 @@
 #ifndef SEQORCH_REPORT_MODEL_H
 #define SEQORCH_REPORT_MODEL_H
 
+#include "published.h"
 #include "report.h"
 #include "stats.h"
 
@@ -198,6 +199,10 @@ struct rrun {
 	struct rposition *positions;
 	size_t		 npositions;
 	int		 position_bias;	/* some position decided */
+	/* --reference: the published figure for this study, or why not. */
+	int		 has_ref;
+	struct published ref;
+	char		*ref_note;
 };
 
 /* Grow array of n elements by one zeroed element; returns it (moved). */
@@ -265,6 +270,21 @@ const char *report_verdict_phrase(const struct stats_ratio *s);
  */
 struct cJSON;
 struct cJSON *report_json_ratio(const struct stats_ratio *s);
+
+/* The renderings other than text and JSON: all of runs, to out. */
+void report_markdown(const struct rrun *runs, size_t n, FILE *out);
+void report_html(const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out);
+/* CSV streams the samples from db.  0 or SO_EDB. */
+int report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
+    struct so_err *err);
+
+/*
+ * The local best of host h against r's published reference: a new
+ * sentence (caller frees), e.g. "genoa avx512-fused 4.453M hashes/s is
+ * 1.10x seed:genoa (4.056M, ...)".
+ */
+char *report_reference_line(const struct rrun *r, const struct rhost *h);
 
 /* Cycles per step of a row from its one clock; 0 when unknown. */
 double report_row_cycles(const struct rrow *w);

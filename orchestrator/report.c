@@ -985,6 +985,8 @@ json_warnings(const struct rrun *r)
 	return w;
 }
 
+static cJSON *json_reference(const struct rrun *r);
+
 static cJSON *
 json_run(const struct rrun *r)
 {
@@ -1024,6 +1026,125 @@ json_run(const struct rrun *r)
 	cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
 	cJSON_AddItemToObject(o, "positions", json_positions(r));
 	cJSON_AddItemToObject(o, "warnings", json_warnings(r));
+	if (r->has_ref || r->ref_note != NULL)
+		cJSON_AddItemToObject(o, "reference", json_reference(r));
+	return o;
+}
+
+int
+report_format_parse(const char *s)
+{
+	static const char *const names[] = {
+		[REPORT_TEXT] = "text", [REPORT_JSON] = "json",
+		[REPORT_MARKDOWN] = "markdown", [REPORT_CSV] = "csv",
+		[REPORT_HTML] = "html",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof *names; i++) {
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+char *
+report_reference_line(const struct rrun *r, const struct rhost *h)
+{
+	const struct published *p = &r->ref;
+	char local[32], pub[32], *steps;
+	char *line;
+
+	report_format_rate(h->best->median, local, sizeof local);
+	report_format_rate(p->median_rate, pub, sizeof pub);
+	steps = p->steps == h->best->steps ? xstrdup("same steps") :
+	    xasprintf("steps differ: %" PRId64 " here, %" PRId64
+	    " published; indicative only", h->best->steps, p->steps);
+	line = xasprintf("%s %s %s %s/s is %.2fx %s (%s %s/s, %s; %s)",
+	    h->name, h->best->variant, local, study_unit_plural(r->study),
+	    h->best->median / p->median_rate, p->id, pub,
+	    study_unit_plural(r->study), p->machine, steps);
+	free(steps);
+	return line;
+}
+
+static void
+text_reference(const struct rrun *r, FILE *out)
+{
+	size_t i;
+	char *line;
+
+	if (!r->has_ref && r->ref_note == NULL)
+		return;
+	fputc('\n', out);
+	if (!r->has_ref) {
+		emit(out, "published reference: %s", r->ref_note);
+		return;
+	}
+	emit(out, "published reference %s (reference/seeds.json version %d,"
+	    " %s): %s", r->ref.id, r->ref.version, r->ref.document,
+	    r->ref.note);
+	for (i = 0; i < r->nranked; i++) {
+		line = report_reference_line(r, r->ranked[i]);
+		emit_wrapped(out, "  ", line);
+		free(line);
+	}
+}
+
+/* Attach o->reference's figure for each run's study, or why there is none. */
+static int
+attach_reference(const struct report_opts *o, struct rrun *r,
+    struct so_err *err)
+{
+	struct so_err why;
+	int ret;
+
+	if (o->reference == NULL)
+		return 0;
+	ret = published_find(o->reference, r->study, &r->ref, &why);
+	if (ret == 0)
+		r->has_ref = 1;
+	else if (ret == SO_EINVAL)
+		r->ref_note = xstrdup(why.msg);
+	else
+		return so_error(err, ret, "%s", why.msg);
+	return 0;
+}
+
+static cJSON *
+json_reference(const struct rrun *r)
+{
+	cJSON *o = cJSON_CreateObject(), *a, *x;
+	size_t i;
+	char *line;
+
+	if (!r->has_ref) {
+		json_str(o, "note", r->ref_note);
+		return o;
+	}
+	json_str(o, "id", r->ref.id);
+	cJSON_AddNumberToObject(o, "version", r->ref.version);
+	json_str(o, "machine", r->ref.machine);
+	json_str(o, "document", r->ref.document);
+	cJSON_AddNumberToObject(o, "steps", (double)r->ref.steps);
+	cJSON_AddNumberToObject(o, "samples", (double)r->ref.samples);
+	cJSON_AddNumberToObject(o, "median_rate", r->ref.median_rate);
+	a = cJSON_AddArrayToObject(o, "local");
+	for (i = 0; i < r->nranked; i++) {
+		x = cJSON_CreateObject();
+		json_str(x, "host", r->ranked[i]->name);
+		json_str(x, "variant", r->ranked[i]->best->variant);
+		cJSON_AddNumberToObject(x, "median_rate",
+		    r->ranked[i]->best->median);
+		cJSON_AddNumberToObject(x, "ratio",
+		    r->ranked[i]->best->median / r->ref.median_rate);
+		cJSON_AddBoolToObject(x, "same_steps",
+		    r->ranked[i]->best->steps == r->ref.steps);
+		line = report_reference_line(r, r->ranked[i]);
+		json_str(x, "text", line);
+		free(line);
+		cJSON_AddItemToArray(a, x);
+	}
 	return o;
 }
 
@@ -1043,10 +1164,21 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 	/* Load everything before printing: a failure prints nothing. */
 	runs = xcalloc(n, sizeof *runs);
 	for (loaded = 0; loaded < n; loaded++) {
-		if ((ret = report_load_run(db, ids[loaded], &runs[loaded], err)) != 0)
+		if ((ret = report_load_run(db, ids[loaded], &runs[loaded],
+		    err)) != 0)
 			goto out;
+		if ((ret = attach_reference(o, &runs[loaded], err)) != 0) {
+			loaded++;
+			goto out;
+		}
 	}
-	if (o->format == REPORT_JSON) {
+	if (o->format == REPORT_MARKDOWN)
+		report_markdown(runs, n, out);
+	else if (o->format == REPORT_HTML)
+		report_html(runs, n, o, out);
+	else if (o->format == REPORT_CSV)
+		ret = report_csv(db, runs, n, out, err);
+	else if (o->format == REPORT_JSON) {
 		root = cJSON_CreateObject();
 		json_str(root, "db", o->db_path);
 		a = cJSON_AddArrayToObject(root, "runs");
@@ -1064,6 +1196,7 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 			if (i > 0)
 				fputc('\n', out);
 			text_run(&runs[i], out);
+			text_reference(&runs[i], out);
 		}
 	}
 out:

@@ -21,7 +21,13 @@
 enum report_format {
 	REPORT_TEXT,		/* tables for a 100-column terminal */
 	REPORT_JSON,		/* one JSON object, the same content */
+	REPORT_MARKDOWN,	/* the same tables for issues and papers */
+	REPORT_CSV,		/* one row per sample, every column */
+	REPORT_HTML,		/* one self-contained page with SVG charts */
 };
+
+/* "text", "json", ... to the format; -1 if s names none. */
+int report_format_parse(const char *s);
 
 struct report_opts {
 	int64_t run_id;		/* > 0: only this run; 0: latest per study */
@@ -29,6 +35,7 @@ struct report_opts {
 	int explore;		/* let the latest pick see exploratory runs */
 	enum report_format format;
 	const char *db_path;	/* how messages name the database */
+	const char *reference;	/* a published reference id, or NULL */
 };
 
 /*
