@@ -785,8 +785,11 @@ test_command(void **state)
 	    "run id\n", "--db", dbpath, "--run", "0", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: \"--run\" and \"--latest\" exclude "
 	    "each other\n", "--run", "2", "--latest", (char *)NULL);
-	assert_fails(EXIT_USAGE, "seqorch: unknown --format \"csv\" (text, "
-	    "json)\n", "--format", "csv", (char *)NULL);
+	assert_fails(EXIT_USAGE, "seqorch: unknown --format \"xml\" (text, "
+	    "markdown, csv, json, html)\n", "--format", "xml", (char *)NULL);
+	assert_fails(EXIT_USAGE, "seqorch: unknown reference \"seed:x\" "
+	    "(published references: seed:graviton5, seed:m4, seed:genoa)\n",
+	    "--reference", "seed:x", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: unknown option \"--colour\" (see "
 	    "\"seqorch report --help\")\n", "--colour", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: option \"--study\" needs a "
