@@ -39,7 +39,7 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps
+	openssl procps python3-jsonschema chromium
 
 all: seqorch seqorch-agent
 
