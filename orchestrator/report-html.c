@@ -71,6 +71,20 @@ host_index(const struct rrun *r, const char *host)
 	return 0;
 }
 
+/* A tick's rate, short: "0", "500k", "1.5M". */
+static void
+tick_label(FILE *out, double v)
+{
+	static const char *const suffix[] = { "", "k", "M", "G", "T" };
+	size_t i = 0;
+
+	while (v >= 1000 && i + 1 < sizeof suffix / sizeof *suffix) {
+		v /= 1000;
+		i++;
+	}
+	fprintf(out, "%.3g%s", v, suffix[i]);
+}
+
 /* A round step for about n ticks over [0, max]: 1, 2 or 5 x 10^k. */
 static double
 tick_step(double max, int n)
@@ -102,7 +116,7 @@ chart_cells(const struct rrun *r, FILE *out)
 	}
 	if (bars == 0)
 		return;
-	step = tick_step(max, 5);
+	step = tick_step(max, 4);
 	max = ceil(max / step) * step;
 	h = TOP + (double)bars * (BAR_H + BAR_GAP) + BOTTOM;
 	fprintf(out, "<figure class=\"chart\" data-chart=\"cells\" "
@@ -122,15 +136,13 @@ chart_cells(const struct rrun *r, FILE *out)
 		    "y2=\"%.0f\" class=\"grid\"/>\n<text x=\"%.1f\" y=\"%.0f\""
 		    " class=\"tick\" text-anchor=\"middle\">", x, TOP - 4, x,
 		    h - BOTTOM + 2, x, h - BOTTOM + 16);
-		rate(out, t);
-		fputs(t == 0 ? "0" : "", out);
+		tick_label(out, t);
 		fputs("</text>\n", out);
 	}
 	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
 	    "text-anchor=\"middle\">", x0 + span / 2, h - 10);
 	esc(out, study_unit_plural(r->study));
-	fputs(" per second (bar: median; box: quartiles; whiskers: "
-	    "min&#8211;max)</text>\n", out);
+	fputs(" per second</text>\n", out);
 	fprintf(out, "<line x1=\"%.0f\" y1=\"%d\" x2=\"%.0f\" y2=\"%.0f\" "
 	    "class=\"axisline\"/>\n", x0, TOP - 4, x0, h - BOTTOM + 2);
 	for (k = 0, i = 0; i < r->nrows; i++) {
@@ -169,8 +181,9 @@ chart_cells(const struct rrun *r, FILE *out)
 		    y + BAR_H / 2.0, x0 + w->max / max * span, y + BAR_H / 2.0);
 	}
 	fputs("</svg>\n<figcaption>One bar per (variant, host, build) with "
-	    "valid samples; colour marks the host.</figcaption>\n</figure>\n",
-	    out);
+	    "valid samples, reaching its median; the box spans the quartiles, "
+	    "the whiskers the slowest and fastest sample; colour marks the "
+	    "host.</figcaption>\n</figure>\n", out);
 }
 
 /* Host ratios on a linear axis around 1, intervals as lines. */
@@ -191,7 +204,7 @@ chart_ratios(const struct rrun *r, FILE *out)
 		lo = fmin(lo, isnan(x->s.lo) ? x->s.ratio : x->s.lo);
 		hi = fmax(hi, isnan(x->s.hi) ? x->s.ratio : x->s.hi);
 	}
-	step = tick_step(hi - fmin(lo, 1) + 1e-9, 5);
+	step = tick_step(hi - fmin(lo, 1) + 1e-9, 4);
 	lo = floor(fmin(lo, 1) / step) * step;
 	hi = ceil(hi / step) * step;
 	if (hi - lo < step)
@@ -213,8 +226,8 @@ chart_ratios(const struct rrun *r, FILE *out)
 		    "one" : "grid", px, h - BOTTOM + 16, t);
 	}
 	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
-	    "text-anchor=\"middle\">faster host / slower host (best valid "
-	    "variants; line: interval)</text>\n", x0 + span / 2, h - 10);
+	    "text-anchor=\"middle\">faster host / slower host</text>\n",
+	    x0 + span / 2, h - 10);
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
 		y = TOP + (double)k++ * (BAR_H + BAR_GAP) + BAR_H / 2.0;
@@ -241,9 +254,10 @@ chart_ratios(const struct rrun *r, FILE *out)
 		    "r=\"5\"><title>%.3fx: %s</title></circle>\n", px, y,
 		    x->s.ratio, report_verdict_phrase(&x->s));
 	}
-	fputs("</svg>\n<figcaption>Each point is a ratio of medians; its "
-	    "line the bootstrap interval over the samples.</figcaption>\n"
-	    "</figure>\n", out);
+	fputs("</svg>\n<figcaption>Each point is the ratio of two hosts' "
+	    "best valid medians; its line the bootstrap interval over the "
+	    "samples; the dashed line marks 1.</figcaption>\n</figure>\n",
+	    out);
 }
 
 static void
@@ -604,7 +618,8 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "text-align:left;vertical-align:top}td.n{text-align:right;"
 	    "font-variant-numeric:tabular-nums;white-space:nowrap}\n"
 	    "td.faster{color:#11651d}td.slower{color:#a11}\n"
-	    "figure{margin:1rem 0}svg{width:100%;height:auto;display:block}\n"
+	    "figure{margin:1rem 0}svg{width:100%;max-width:46rem;height:auto;"
+	    "display:block}\n"
 	    "svg text{font-family:system-ui,sans-serif;font-size:12px;"
 	    "fill:#222}svg .title{font-size:14px;font-weight:600}\n"
 	    "svg .axis{font-size:12px}svg .grid{stroke:#c8cfdb;"
