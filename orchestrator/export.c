@@ -3,7 +3,9 @@
 #include "report-model.h"
 #include "study-units-tmp.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +85,39 @@ builds(const struct rrun *r)
 	return a;
 }
 
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The valid samples' ns, ascending, as a raw JSON array: a million of
+ * them are printed in a fraction of the time cJSON takes for numbers.
+ */
+static cJSON *
+ns_array(const struct rrow *w)
+{
+	int64_t *ns = xmalloc(((size_t)w->n + 1) * sizeof *ns);
+	char *text = xmalloc((size_t)w->n * 21 + 3), *p = text;
+	cJSON *raw;
+	size_t i;
+
+	memcpy(ns, w->ns, (size_t)w->n * sizeof *ns);
+	qsort(ns, (size_t)w->n, sizeof *ns, cmp_i64);
+	*p++ = '[';
+	for (i = 0; i < (size_t)w->n; i++)
+		p += sprintf(p, i ? ",%" PRId64 : "%" PRId64, ns[i]);
+	*p++ = ']';
+	*p = '\0';
+	raw = cJSON_CreateRaw(text);
+	free(text);
+	free(ns);
+	return raw;
+}
+
 static cJSON *
 cells(const struct rrun *r)
 {
@@ -113,8 +148,9 @@ cells(const struct rrun *r)
 		    report_row_cycles(w) : NAN);
 		str(o, "digest", w->digest == DIGEST_OK ? "ok" :
 		    w->digest == DIGEST_MISMATCH ? "mismatch" : NULL);
-		cJSON_AddItemToObject(o, "rates", cJSON_CreateDoubleArray(
-		    w->rates, (int)w->n));
+		num(o, "steps", w->n > 0 && w->steps > 0 ? (double)w->steps :
+		    NAN);
+		cJSON_AddItemToObject(o, "ns", ns_array(w));
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -1,9 +1,9 @@
 /*
  * summary.json: one run as a self-describing document (the seeds' summary
  * file): the run, its common digest, hosts and builds (compiler metadata,
- * source and binary hashes), and per cell the valid sample values with
- * median, mean, quartiles, range and cv, plus the ratios and their
- * verdicts.  docs/summary.schema.json is its JSON Schema.  Kept apart from
+ * source and binary hashes), and per cell the valid samples' durations
+ * (ns) with median, mean, quartiles, range and cv of their rates, plus
+ * the ratios and their verdicts.  docs/summary.schema.json is its JSON Schema.  Kept apart from
  * the command so that other commands (signed bundles) build the same
  * document.
  */

@@ -104,6 +104,7 @@ report_free_run(struct rrun *r)
 		free(r->rows[i].host);
 		free(r->rows[i].label);
 		free(r->rows[i].rates);
+		free(r->rows[i].ns);
 		free(r->rows[i].pos);
 		free(r->rows[i].clocks);
 		free(r->rows[i].seed);
@@ -199,19 +200,23 @@ fact(const cJSON *facts, const char *key)
  * sampling); the clock the report shows is the samples' (report-stats.c).
  */
 static int
+cmp_hosts(const void *a, const void *b)
+{
+	return strcmp(((const struct rhost *)a)->name,
+	    ((const struct rhost *)b)->name);
+}
+
+static int
 load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char sql[] =
-	    "SELECT h.host, rh.status, rh.error, rh.pin_cpu, rh.pinned,"
-	    " rh.pin_error, rh.governor, rh.openssl, rh.calib_mhz, rh.facts"
-	    " FROM (SELECT host FROM run_hosts WHERE run_id = ?1"
-	    "  UNION SELECT host FROM samples WHERE run_id = ?1) h"
-	    " LEFT JOIN run_hosts rh ON rh.run_id = ?1 AND rh.host = h.host"
-	    " ORDER BY h.host";
+	    "SELECT host, status, error, pin_cpu, pinned, pin_error, governor,"
+	    " openssl, calib_mhz, facts FROM run_hosts WHERE run_id = ?1";
 	sqlite3_stmt *st;
 	struct rhost *h;
 	const cJSON *cores;
 	cJSON *facts;
+	size_t i, j;
 	int rc, ret;
 
 	if ((ret = prepare(db, sql, "run_hosts", r->id, NULL, &st, err)) != 0)
@@ -244,6 +249,20 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "run_hosts", err);
 	sqlite3_finalize(st);
+	/* Hosts that left samples without a run_hosts row (older runs). */
+	for (i = 0; i < r->nrows; i++) {
+		for (j = 0; j < r->nhosts; j++) {
+			if (strcmp(r->hosts[j].name, r->rows[i].host) == 0)
+				break;
+		}
+		if (j < r->nhosts)
+			continue;
+		r->hosts = report_grow(r->hosts, r->nhosts, sizeof *h);
+		h = &r->hosts[r->nhosts++];
+		h->name = xstrdup(r->rows[i].host);
+		h->pinned = -1;
+	}
+	qsort(r->hosts, r->nhosts, sizeof *r->hosts, cmp_hosts);
 	return ret;
 }
 
@@ -315,153 +334,252 @@ build_label(const struct rrun *r, const char *host, int64_t build_id)
 	return xstrdup(b->compiler);
 }
 
+/* The row of (variant, host, build), made if new; samples come in runs. */
+static size_t
+row_get(struct rrun *r, const char *variant, const char *host,
+    int64_t build_id, size_t last)
+{
+	struct rrow *w;
+	size_t i;
+
+	for (i = last; i < r->nrows; i = (i + 1) % r->nrows) {
+		w = &r->rows[i];
+		if (w->build_id == build_id && strcmp(w->variant, variant) == 0 &&
+		    strcmp(w->host, host) == 0)
+			return i;
+		if ((i + 1) % r->nrows == last)
+			break;
+	}
+	r->rows = report_grow(r->rows, r->nrows, sizeof *w);
+	w = &r->rows[r->nrows];
+	w->variant = xstrdup(variant);
+	w->host = xstrdup(host);
+	w->build_id = build_id;
+	return r->nrows++;
+}
+
+static void
+row_add(struct rrow *w, int64_t steps, int64_t ns, int64_t pos, double clock)
+{
+	if ((size_t)w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 16;
+		w->rates = xrealloc(w->rates, w->cap * sizeof *w->rates);
+		w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
+		w->pos = xrealloc(w->pos, w->cap * sizeof *w->pos);
+		w->clocks = xrealloc(w->clocks, w->cap * sizeof *w->clocks);
+	}
+	w->rates[w->n] = (double)steps * 1e9 / (double)ns;
+	w->ns[w->n] = ns;
+	w->pos[w->n] = pos;
+	w->clocks[w->n++] = clock;
+}
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	const struct rrow *x = a, *y = b;
+	int c;
+
+	if ((c = strcmp(x->variant, y->variant)) != 0 ||
+	    (c = strcmp(x->host, y->host)) != 0)
+		return c;
+	return x->build_id < y->build_id ? -1 : x->build_id > y->build_id;
+}
+
 /*
- * One row per (variant, host, build) that left any sample: its counts,
- * digest agreement and what a ratio must share; the valid rates follow
- * in load_rates.  A sample whose clock estimates before and after differ
- * by more than CLOCK_MOVED_PCT counts as moved.
- *
- * A row's digest is ok when its valid samples end in one digest per steps
- * value and so does the whole run, so a variant that computes something
- * else shows even if its samples were wrongly marked valid.
+ * The rows: one per (variant, host, build) that left any sample, with
+ * every valid rate, its position and its clock (the mean of the estimates
+ * before and after; the one before alone where there is no after, as from
+ * agents older than protocol 3), then the invalid counts.  The first
+ * query reads only the index samples_valid, in its order; nothing is
+ * sorted by SQLite.  A sample whose estimates before and after differ by
+ * more than CLOCK_MOVED_PCT counts as moved.
  */
 static int
 load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
+{
+	static const char valid[] =
+	    "SELECT variant, host, build_id, steps, ns, position, calib_mhz,"
+	    " calib_after_mhz FROM samples"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0";
+	static const char invalid[] =
+	    "SELECT variant, host, build_id, COUNT(*)"
+	    " FROM samples INDEXED BY samples_digest"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
+	    " GROUP BY variant, host, build_id";
+	sqlite3_stmt *st;
+	struct rrow *w;
+	const struct rbuild *b;
+	double before, after;
+	size_t i = 0;
+	int rc, ret;
+
+	if ((ret = prepare(db, valid, "samples", r->id, r->study, &st,
+	    err)) != 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		i = row_get(r, (const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1),
+		    sqlite3_column_int64(st, 2), i);
+		w = &r->rows[i];
+		before = col_double(st, 6);
+		after = col_double(st, 7);
+		if (before > 0 && after > 0) {
+			r->clocked++;
+			if (fabs(after - before) * 100 > CLOCK_MOVED_PCT *
+			    fmax(before, after))
+				w->moved++;
+		}
+		row_add(w, sqlite3_column_int64(st, 3),
+		    sqlite3_column_int64(st, 4),
+		    sqlite3_column_int64(st, 5), !(before > 0) ? 0 :
+		    after > 0 ? (before + after) / 2 : before);
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_failed(db, "samples", err);
+	sqlite3_finalize(st);
+	if (ret != 0 || (ret = prepare(db, invalid, "samples", r->id,
+	    r->study, &st, err)) != 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		i = row_get(r, (const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1),
+		    sqlite3_column_int64(st, 2), i);
+		r->rows[i].invalid = sqlite3_column_int64(st, 3);
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_failed(db, "samples", err);
+	sqlite3_finalize(st);
+	qsort(r->rows, r->nrows, sizeof *r->rows, cmp_rows);
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		r->moved += w->moved;
+		w->label = build_label(r, w->host, w->build_id);
+		if ((b = report_find_build(r, w->build_id)) != NULL)
+			w->compiler = b->compiler;
+	}
+	return ret;
+}
+
+/*
+ * The smallest and largest value of col among the run's valid samples,
+ * with steps and seed fixed when given: each is one probe of
+ * samples_digest.  NULL (nothing) gives 0 and empty strings.
+ */
+static int
+probe(sqlite3 *db, const struct rrun *r, const char *col, int64_t steps,
+    const char *seed, char *lo, char *hi, size_t len, struct so_err *err)
+{
+	char *sql = xasprintf("SELECT (SELECT MIN(%s) FROM samples"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1%s%s),"
+	    " (SELECT MAX(%s) FROM samples"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1%s%s)", col,
+	    steps > 0 ? " AND steps = ?3" : "", seed ? " AND seed = ?4" : "",
+	    col, steps > 0 ? " AND steps = ?3" : "", seed ? " AND seed = ?4" :
+	    "");
+	sqlite3_stmt *st;
+	int ret;
+
+	ret = prepare(db, sql, "samples", r->id, r->study, &st, err);
+	free(sql);
+	if (ret != 0)
+		return ret;
+	if ((steps > 0 && sqlite3_bind_int64(st, 3, steps) != SQLITE_OK) ||
+	    (seed != NULL && sqlite3_bind_text(st, 4, seed, -1,
+	    SQLITE_STATIC) != SQLITE_OK) || sqlite3_step(st) != SQLITE_ROW)
+		ret = db_failed(db, "samples", err);
+	else {
+		snprintf(lo, len, "%s", sqlite3_column_type(st, 0) ==
+		    SQLITE_NULL ? "" : (const char *)sqlite3_column_text(st, 0));
+		snprintf(hi, len, "%s", sqlite3_column_type(st, 1) ==
+		    SQLITE_NULL ? "" : (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * Digest agreement for rows and run.  Usually every valid sample of a run
+ * has the run's steps, seed and one final digest: six index probes show
+ * it, and then every row with valid samples shares them.  Otherwise the
+ * rows are grouped by the full query below, which reads the run's
+ * samples: a row's digest is ok when its valid samples end in one digest
+ * per steps value and so does the whole run, so a variant that computes
+ * something else shows even if its samples were wrongly marked valid.
+ */
+static int
+load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
+    struct so_err *err)
 {
 	static const char sql[] =
 	    "WITH d AS (SELECT steps, COUNT(DISTINCT digest) AS nd"
 	    "  FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
 	    "  GROUP BY steps)"
-	    " SELECT s.variant, s.host, s.build_id, SUM(s.valid = 0),"
-	    "  COUNT(DISTINCT CASE WHEN s.valid = 1 THEN s.steps END),"
-	    "  COUNT(DISTINCT CASE WHEN s.valid = 1"
-	    "   THEN s.steps || ' ' || s.digest END),"
-	    "  MAX(CASE WHEN s.valid = 1 THEN d.nd END),"
-	    "  SUM(s.valid = 1 AND s.ns > 0),"
-	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0),"
-	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0"
-	    "   AND ABS(s.calib_after_mhz - s.calib_mhz) * 100 > "
-	    STR(CLOCK_MOVED_PCT) " * MAX(s.calib_mhz, s.calib_after_mhz)),"
-	    "  COUNT(DISTINCT CASE WHEN s.valid = 1"
-	    "   THEN s.steps || ' ' || s.seed || ' ' || s.digest END),"
-	    "  MIN(CASE WHEN s.valid = 1 THEN s.steps END),"
-	    "  MIN(CASE WHEN s.valid = 1 THEN s.seed END),"
-	    "  MIN(CASE WHEN s.valid = 1 THEN s.digest END)"
-	    " FROM samples s LEFT JOIN d ON d.steps = s.steps"
-	    " WHERE s.run_id = ?1 AND s.study = ?2"
-	    " GROUP BY s.variant, s.host, s.build_id"
-	    " ORDER BY s.variant, s.host, s.build_id";
-	sqlite3_stmt *st;
+	    " SELECT s.variant, s.host, s.build_id,"
+	    "  COUNT(DISTINCT s.steps), COUNT(DISTINCT s.steps || ' ' ||"
+	    "  s.digest), MAX(d.nd), COUNT(DISTINCT s.steps || ' ' || s.seed"
+	    "  || ' ' || s.digest), MIN(s.steps), MIN(s.seed), MIN(s.digest)"
+	    " FROM samples s JOIN d ON d.steps = s.steps"
+	    " WHERE s.run_id = ?1 AND s.study = ?2 AND s.valid = 1"
+	    " GROUP BY s.variant, s.host, s.build_id";
+	char lo[160], hi[160], seed[160], digest[160];
+	struct rdigest *d;
 	struct rrow *w;
-	const struct rbuild *b;
-	int64_t vsteps, vdigests, run_digests;
+	sqlite3_stmt *st;
+	int64_t steps, total = 0;
+	size_t i;
 	int rc, ret;
 
+	*uniform = 0;
+	if ((ret = probe(db, r, "steps", 0, NULL, lo, hi, sizeof lo,
+	    err)) != 0)
+		return ret;
+	if (*lo == '\0')
+		return 0;		/* no valid sample at all */
+	steps = strtoll(lo, NULL, 10);
+	if (strcmp(lo, hi) == 0 && (ret = probe(db, r, "seed", steps, NULL,
+	    seed, hi, sizeof seed, err)) == 0 && strcmp(seed, hi) == 0 &&
+	    (ret = probe(db, r, "digest", steps, seed, digest, hi,
+	    sizeof digest, err)) == 0 && strcmp(digest, hi) == 0) {
+		*uniform = 1;
+		for (i = 0; i < r->nrows; i++) {
+			w = &r->rows[i];
+			total += w->n;
+			if (w->n == 0)
+				continue;
+			w->digest = DIGEST_OK;
+			w->steps = steps;
+			w->seed = xstrdup(seed);
+			w->final = xstrdup(digest);
+		}
+		r->digests = report_grow(r->digests, r->ndigests, sizeof *d);
+		d = &r->digests[r->ndigests++];
+		d->steps = steps;
+		d->n = total;
+		d->distinct = 1;
+		d->digest = xstrdup(digest);
+		return 0;
+	}
+	if (ret != 0)
+		return ret;
 	if ((ret = prepare(db, sql, "samples", r->id, r->study, &st,
 	    err)) != 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->rows = report_grow(r->rows, r->nrows, sizeof *w);
-		w = &r->rows[r->nrows++];
-		w->variant = col_dup(st, 0);
-		w->host = col_dup(st, 1);
-		w->build_id = sqlite3_column_int64(st, 2);
-		w->invalid = sqlite3_column_int64(st, 3);
-		vsteps = sqlite3_column_int64(st, 4);
-		vdigests = sqlite3_column_int64(st, 5);
-		run_digests = sqlite3_column_int64(st, 6);
-		/* The capacity load_rates fills; n counts what it loaded. */
-		w->rates = xcalloc((size_t)sqlite3_column_int64(st, 7) + 1,
-		    sizeof *w->rates);
-		r->clocked += sqlite3_column_int64(st, 8);
-		w->moved = sqlite3_column_int64(st, 9);
-		r->moved += w->moved;
-		w->mixed = sqlite3_column_int64(st, 10) > 1;
-		w->steps = sqlite3_column_int64(st, 11);
-		w->seed = col_dup(st, 12);
-		w->final = col_dup(st, 13);
-		if (vsteps == 0)
-			w->digest = DIGEST_NONE;
-		else if (vdigests == vsteps && run_digests == 1)
-			w->digest = DIGEST_OK;
-		else
-			w->digest = DIGEST_MISMATCH;
-		w->label = build_label(r, w->host, w->build_id);
-		if ((b = report_find_build(r, w->build_id)) != NULL)
-			w->compiler = b->compiler;
-		w->cap = (size_t)sqlite3_column_int64(st, 7);
+		i = row_get(r, (const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1),
+		    sqlite3_column_int64(st, 2), 0);
+		w = &r->rows[i];
+		w->digest = sqlite3_column_int64(st, 4) ==
+		    sqlite3_column_int64(st, 3) &&
+		    sqlite3_column_int64(st, 5) == 1 ? DIGEST_OK :
+		    DIGEST_MISMATCH;
+		w->mixed = sqlite3_column_int64(st, 6) > 1;
+		w->steps = sqlite3_column_int64(st, 7);
+		w->seed = col_dup(st, 8);
+		w->final = col_dup(st, 9);
 	}
 	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "samples", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-/* The row of (variant, host, build): samples come in runs of one row. */
-static struct rrow *
-row_of(struct rrun *r, const char *variant, const char *host,
-    int64_t build_id, struct rrow *last)
-{
-	size_t i;
-
-	if (last != NULL && last->build_id == build_id &&
-	    strcmp(last->variant, variant) == 0 &&
-	    strcmp(last->host, host) == 0)
-		return last;
-	for (i = 0; i < r->nrows; i++) {
-		if (r->rows[i].build_id == build_id &&
-		    strcmp(r->rows[i].variant, variant) == 0 &&
-		    strcmp(r->rows[i].host, host) == 0)
-			return &r->rows[i];
-	}
-	return NULL;
-}
-
-/*
- * Every valid rate of the run with its position and clock (the mean of
- * the estimates before and after; the one before alone where there is no
- * after, as from agents older than protocol 3; 0 when none), in index
- * order: nothing is sorted by SQLite.
- */
-static int
-load_rates(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT variant, host, build_id, steps * 1e9 / ns, position,"
-	    " CASE WHEN calib_mhz > 0 THEN (calib_mhz +"
-	    "  COALESCE(NULLIF(calib_after_mhz, 0), calib_mhz)) / 2 END"
-	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    " AND ns > 0";
-	sqlite3_stmt *st;
-	struct rrow *w = NULL;
-	size_t i;
-	int rc, ret;
-
-	for (i = 0; i < r->nrows; i++) {
-		r->rows[i].pos = xcalloc(r->rows[i].cap + 1,
-		    sizeof *r->rows[i].pos);
-		r->rows[i].clocks = xcalloc(r->rows[i].cap + 1,
-		    sizeof *r->rows[i].clocks);
-	}
-	if ((ret = prepare(db, sql, "samples", r->id, r->study, &st,
-	    err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		w = row_of(r, (const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_text(st, 1),
-		    sqlite3_column_int64(st, 2), w);
-		/* Inside one read transaction the counts cannot move. */
-		if (w == NULL || (size_t)w->n >= w->cap) {
-			ret = so_error(err, SO_EDB, "samples of run %" PRId64
-			    " changed while reading them", r->id);
-			break;
-		}
-		w->rates[w->n] = sqlite3_column_double(st, 3);
-		w->pos[w->n] = sqlite3_column_int64(st, 4);
-		w->clocks[w->n] = col_double(st, 5);
-		w->n++;
-	}
-	if (ret == 0 && rc != SQLITE_DONE)
 		ret = db_failed(db, "samples", err);
 	sqlite3_finalize(st);
 	return ret;
@@ -500,7 +618,8 @@ load_invalid(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT host, variant, build_id, sample_index, invalid_reason"
-	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 0"
+	    " FROM samples INDEXED BY samples_digest"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
 	    " ORDER BY host, variant, build_id, sample_index";
 	sqlite3_stmt *st;
 	struct rinvalid *v;
@@ -586,7 +705,7 @@ load_events(sqlite3 *db, struct rrun *r, struct so_err *err)
 int
 report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 {
-	int ret;
+	int ret, uniform;
 
 	memset(r, 0, sizeof *r);
 	r->id = id;
@@ -595,11 +714,11 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    SQLITE_OK)
 		return db_failed(db, "the database", err);
 	if ((ret = load_header(db, r, err)) != 0 ||
-	    (ret = load_hosts(db, r, err)) != 0 ||
 	    (ret = load_builds(db, r, err)) != 0 ||
 	    (ret = load_rows(db, r, err)) != 0 ||
-	    (ret = load_rates(db, r, err)) != 0 ||
-	    (ret = load_digests(db, r, err)) != 0 ||
+	    (ret = load_hosts(db, r, err)) != 0 ||
+	    (ret = load_digest_fields(db, r, &uniform, err)) != 0 ||
+	    (!uniform && (ret = load_digests(db, r, err)) != 0) ||
 	    (ret = load_invalid(db, r, err)) != 0 ||
 	    (ret = load_variants(db, r, err)) != 0 ||
 	    (ret = load_events(db, r, err)) != 0)

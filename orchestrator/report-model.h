@@ -63,6 +63,7 @@ struct rrow {
 	double		 median, min, max;	/* over valid samples */
 	struct stats_desc desc;		/* of rates, over valid samples */
 	double		*rates;		/* the n valid rates, ascending */
+	int64_t		*ns;		/* the n valid samples' ns, as loaded */
 	int64_t		*pos;		/* loading only: their positions */
 	double		*clocks;	/* and clocks (MHz, 0 = none) */
 	size_t		 cap;		/* loading only: room in the arrays */

@@ -76,7 +76,6 @@ host_of(struct rrun *r, const char *name)
 static double
 positive_median(double *x, size_t n, size_t *used)
 {
-	struct stats_desc d;
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++) {
@@ -84,10 +83,7 @@ positive_median(double *x, size_t n, size_t *used)
 			x[k++] = x[i];
 	}
 	*used = k;
-	if (k == 0)
-		return 0;
-	stats_describe(x, k, &d);
-	return d.median;
+	return k == 0 ? 0 : stats_median(x, k);
 }
 
 /*
@@ -199,57 +195,69 @@ report_ratio(const struct rrun *ra, const struct rrow *a,
 		    STATS_SEED, &out->s);
 }
 
-static int
-cmp_pos(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Each position's normalized rates against all other positions': with
  * alternating order every variant visits every position, so a position
- * that is decided faster or slower shifts results.
+ * that is decided faster or slower shifts results.  The pool is sorted
+ * once and each position's values once; the others' are the pool without
+ * them, taken in one ordered pass.
  */
 static void
 positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
 {
-	int64_t *distinct = xmalloc((np + 1) * sizeof *distinct);
+	double *all = xmalloc((np + 1) * sizeof *all);
 	double *in = xmalloc((np + 1) * sizeof *in);
 	double *out = xmalloc((np + 1) * sizeof *out);
+	int64_t *distinct = NULL;
 	struct rposition *p;
-	struct stats_desc d;
-	size_t i, k, nd = 0, nin, nout;
+	size_t i, j, k, nd = 0, nin, nout;
 
-	memcpy(distinct, ppos, np * sizeof *distinct);
-	qsort(distinct, np, sizeof *distinct, cmp_pos);
+	memcpy(all, pval, np * sizeof *all);
+	stats_sort(all, np);
 	for (i = 0; i < np; i++) {
-		if (nd == 0 || distinct[nd - 1] != distinct[i])
-			distinct[nd++] = distinct[i];
+		for (k = 0; k < nd && distinct[k] != ppos[i]; k++)
+			;
+		if (k == nd) {
+			distinct = report_grow(distinct, nd, sizeof *distinct);
+			distinct[nd++] = ppos[i];
+		}
 	}
 	for (k = 0; nd > 1 && k < nd; k++) {
-		for (nin = nout = 0, i = 0; i < np; i++) {
+		for (nin = 0, i = 0; i < np; i++) {
 			if (ppos[i] == distinct[k])
 				in[nin++] = pval[i];
+		}
+		stats_sort(in, nin);
+		for (nout = 0, i = 0, j = 0; i < np; i++) {
+			if (j < nin && all[i] == in[j])
+				j++;
 			else
-				out[nout++] = pval[i];
+				out[nout++] = all[i];
 		}
 		r->positions = report_grow(r->positions, r->npositions,
 		    sizeof *p);
 		p = &r->positions[r->npositions++];
 		p->position = distinct[k];
 		p->n = nin;
-		stats_describe(in, nin, &d);
-		p->median = d.median;
-		stats_describe(out, nout, &d);
+		p->median = nin % 2 ? in[nin / 2] :
+		    (in[nin / 2 - 1] + in[nin / 2]) / 2;
 		stats_ratio(in, nin, out, nout, STATS_SEED, &p->s);
 		if (p->s.verdict != STATS_UNDECIDED)
 			r->position_bias = 1;
 	}
+	free(distinct);
 	free(out);
 	free(in);
-	free(distinct);
+	free(all);
+}
+
+static int
+cmp_position(const void *a, const void *b)
+{
+	int64_t x = ((const struct rposition *)a)->position;
+	int64_t y = ((const struct rposition *)b)->position;
+
+	return x < y ? -1 : x > y;
 }
 
 void
@@ -272,6 +280,7 @@ report_stats(struct rrun *r)
 	}
 	host_clocks(r);
 	positions(r, ppos, pval, np);
+	qsort(r->positions, r->npositions, sizeof *r->positions, cmp_position);
 	free(pval);
 	free(ppos);
 	for (i = 0; i < r->nrows; i++) {

@@ -1081,9 +1081,11 @@ text_reference(const struct rrun *r, FILE *out)
 		emit(out, "published reference: %s", r->ref_note);
 		return;
 	}
-	emit(out, "published reference %s (reference/seeds.json version %d,"
-	    " %s): %s", r->ref.id, r->ref.version, r->ref.document,
-	    r->ref.note);
+	line = xasprintf("published reference %s (reference/seeds.json "
+	    "version %d, %s): %s", r->ref.id, r->ref.version,
+	    r->ref.document, r->ref.note);
+	emit_wrapped(out, "", line);
+	free(line);
 	for (i = 0; i < r->nranked; i++) {
 		line = report_reference_line(r, r->ranked[i]);
 		emit_wrapped(out, "  ", line);

@@ -24,6 +24,117 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A double's bits as an unsigned key in the same order. */
+static uint64_t
+key(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof u);
+	return u >> 63 ? ~u : u | 0x8000000000000000ULL;
+}
+
+static double
+unkey(uint64_t u)
+{
+	double v;
+
+	u = u >> 63 ? u & 0x7fffffffffffffffULL : ~u;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+void
+stats_sort(double *x, size_t n)
+{
+	uint64_t *a, *b, *t;
+	size_t count[256], i, sum, c;
+	int shift;
+
+	if (n < 256) {
+		qsort(x, n, sizeof *x, cmp_double);
+		return;
+	}
+	a = xmalloc(n * sizeof *a);
+	b = xmalloc(n * sizeof *b);
+	for (i = 0; i < n; i++)
+		a[i] = key(x[i]);
+	for (shift = 0; shift < 64; shift += 8) {
+		memset(count, 0, sizeof count);
+		for (i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xff]++;
+		/* A byte that is the same everywhere needs no pass. */
+		if (count[(a[0] >> shift) & 0xff] == n)
+			continue;
+		for (sum = 0, i = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			b[count[(a[i] >> shift) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (i = 0; i < n; i++)
+		x[i] = unkey(a[i]);
+	free(b);
+	free(a);
+}
+
+/* Put the k-th smallest of x[0..n) at x[k] (Hoare's selection). */
+static void
+select_kth(double *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1, i, j;
+	double pivot, t;
+
+	while (lo < hi) {
+		pivot = x[lo + (hi - lo) / 2];
+		i = lo;
+		j = hi;
+		while (i <= j) {
+			while (x[i] < pivot)
+				i++;
+			while (x[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = x[i];
+				x[i] = x[j];
+				x[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+double
+stats_median(double *x, size_t n)
+{
+	double upper;
+	size_t i;
+
+	select_kth(x, n, (n - 1) / 2);
+	if (n % 2)
+		return x[(n - 1) / 2];
+	/* Everything above the lower middle is at least it: take the least. */
+	for (upper = x[n / 2], i = n / 2 + 1; i < n; i++) {
+		if (x[i] < upper)
+			upper = x[i];
+	}
+	return (x[n / 2 - 1] + upper) / 2;
+}
+
 double
 stats_quantile(const double *x, size_t n, double p)
 {
@@ -48,7 +159,7 @@ stats_describe(double *x, size_t n, struct stats_desc *d)
 		d->median = d->q1 = d->q3 = d->min = d->max = d->mean = NAN;
 		return;
 	}
-	qsort(x, n, sizeof *x, cmp_double);
+	stats_sort(x, n);
 	for (i = 0; i < n; i++)
 		sum += x[i];
 	d->mean = sum / (double)n;
@@ -193,7 +304,7 @@ stats_interval(double *boot, size_t nboot, struct stats_ratio *out)
 {
 	double tail = (100 - STATS_LEVEL_PCT) / 200.0;
 
-	qsort(boot, nboot, sizeof *boot, cmp_double);
+	stats_sort(boot, nboot);
 	out->lo = stats_quantile(boot, nboot, tail);
 	out->hi = stats_quantile(boot, nboot, 1 - tail);
 	out->verdict = out->lo > 1 ? STATS_FASTER : out->hi < 1 ?

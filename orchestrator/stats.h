@@ -30,8 +30,21 @@ struct stats_desc {
 	double	median, q1, q3, min, max, mean, cv;
 };
 
+/*
+ * Sort x ascending in place: a radix sort on the values' bits (eight
+ * byte-wide passes), linear in n, for cells of a million samples; NaNs
+ * are not expected.
+ */
+void stats_sort(double *x, size_t n);
+
 /* Sort x (n values) ascending in place and describe it; n may be 0. */
 void stats_describe(double *x, size_t n, struct stats_desc *d);
+
+/*
+ * The median of x (n >= 1), as stats_describe has it, in linear time
+ * (quickselect); x is reordered.
+ */
+double stats_median(double *x, size_t n);
 
 /* The p-quantile (0 <= p <= 1) of sorted x, n >= 1. */
 double stats_quantile(const double *x, size_t n, double p);

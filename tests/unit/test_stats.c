@@ -101,6 +101,47 @@ check_boot_median(const double *x, size_t n)
 	free(fast);
 }
 
+/* The radix sort orders as qsort does: negatives, zeros, ties, large n. */
+static void
+test_sort(void **state)
+{
+	enum { N = 5000 };
+	double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+	unsigned seed = 3;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		x[i] = y[i] = ((double)rand_r(&seed) - RAND_MAX / 2) *
+		    (i % 7 == 0 ? 1e-300 : i % 5 == 0 ? 0 : 1e3);
+	}
+	x[10] = y[10] = -0.0;
+	stats_sort(x, N);
+	qsort(y, N, sizeof *y, cmp);
+	for (i = 0; i < N; i++)
+		assert_true(x[i] == y[i]);
+	free(x);
+	free(y);
+}
+
+/* Linear-time median equals the sorted one, odd and even, with ties. */
+static void
+test_median_select(void **state)
+{
+	unsigned seed = 5;
+	double x[101], y[101];
+	struct stats_desc d;
+	size_t n, i;
+
+	(void)state;
+	for (n = 1; n <= 101; n++) {
+		for (i = 0; i < n; i++)
+			x[i] = y[i] = (double)(rand_r(&seed) % 17);
+		stats_describe(y, n, &d);
+		assert_true(stats_median(x, n) == d.median);
+	}
+}
+
 static void
 test_boot_median(void **state)
 {
@@ -259,6 +300,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_median_select),
 		cmocka_unit_test(test_boot_median),
 		cmocka_unit_test(test_clearly_different),
 		cmocka_unit_test(test_overlapping),
