@@ -5,6 +5,7 @@
 #   make run        deps + build + sha3 study on this host + report
 #   make test       unit tests (cmocka) and integration tests (pytest)
 #   make bench      side-by-side kernel rates on this machine
+#   make kernel-bench  build/kernel-bench: one study's kernels in one process
 #   make install    PREFIX=/usr/local DESTDIR=
 
 PREFIX ?= /usr/local
@@ -19,20 +20,24 @@ CXXFLAGS ?= -O2 -g
 WARN = -Wall -Wextra $(WERROR)
 SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
 SO_CXXFLAGS = -std=c++17 $(WARN)
-SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lpthread -lm
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread -lm
 
 AGENT_CFLAGS ?= -O3
-# Agent objects: agent/, each study's study.c and every variant folder whose
-# `arch` file (if any) matches this compiler's target.
+# kernels/registry.sh derives everything about studies and variants from the
+# kernels/ folders: which files build on this compiler's target, each file's
+# flags (a variant's `flags` stay with it) and the generated tables.
+REGISTRY = sh kernels/registry.sh
 ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
-VARIANT_DIRS := $(sort $(dir $(wildcard kernels/*/*/kernel.c kernels/*/*/kernel.S)))
-VARIANT_DIRS := $(foreach d,$(VARIANT_DIRS),$(if $(wildcard $(d)arch),$(if $(filter $(ARCH),$(shell cat $(d)arch)),$(d)),$(d)))
-AGENT_SRCS := $(wildcard agent/*.c) $(wildcard kernels/*/study.c) \
-	$(wildcard $(addsuffix kernel.c,$(VARIANT_DIRS))) $(wildcard $(addsuffix kernel.S,$(VARIANT_DIRS)))
-AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS))
+STUDIES := $(shell $(REGISTRY) studies)
+AGENT_SRCS := $(wildcard agent/*.c) $(shell $(REGISTRY) files $(ARCH))
+AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS)) build/agent-registry.c.o
 
+# The coordinator builds each study's study.c and reference.c too (units,
+# defaults, independent references), apart from the agent's objects.
+STUDY_CSRCS := $(foreach s,$(STUDIES),kernels/$(s)/study.c kernels/$(s)/reference.c)
 ORCH_CSRCS := $(wildcard orchestrator/*.c)
-ORCH_OBJS := $(patsubst %,build/%.o,$(ORCH_CSRCS)) build/orchestrator/toml.cc.o
+ORCH_OBJS := $(patsubst %,build/%.o,$(ORCH_CSRCS)) build/orchestrator/toml.cc.o \
+	$(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
 LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
 DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
@@ -41,7 +46,12 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	openssl procps python3-jsonschema chromium
 
-all: seqorch seqorch-agent
+all: seqorch seqorch-agent build/libseqorch.a
+
+# The coordinator without main, for tests that drive its modules directly.
+build/libseqorch.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
 
 seqorch: $(ORCH_OBJS)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(SO_LIBS)
@@ -58,21 +68,49 @@ build/orchestrator/toml.cc.o: orchestrator/toml.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(SO_CXXFLAGS) -MMD -MP -c -o $@ $<
 
-# Variant flags come from the variant's own `flags` file only.
-build/%.c.o: %.c
+build/coord/kernels/%.c.o: kernels/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SO_CFLAGS) $(shell $(REGISTRY) cflags $<) -MMD -MP -c -o $@ $<
+
+build/studies.c.o: build/studies.c
+	$(CC) $(CFLAGS) $(SO_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/agent/%.c.o: agent/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		$(shell cat $(dir $<)flags 2>/dev/null) -MMD -MP -c -o $@ $<
+		-MMD -MP -c -o $@ $<
 
-build/%.S.o: %.S
+build/agent-registry.c.o: build/agent-registry.c
+	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
+		-MMD -MP -c -o $@ $<
+
+build/kernels/%.c.o: kernels/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(AGENT_CFLAGS) $(shell cat $(dir $<)flags 2>/dev/null) -c -o $@ $<
+	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
+		$(shell $(REGISTRY) cflags $<) -MMD -MP -c -o $@ $<
+
+build/kernels/%.S.o: kernels/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_CFLAGS) $(shell $(REGISTRY) cflags $<) -c -o $@ $<
+
+# The generated tables are rewritten only when the folders say otherwise,
+# so that adding or removing a folder rebuilds what depends on them.
+build/agent-registry.c: FORCE
+	@mkdir -p build
+	@$(REGISTRY) agent $(ARCH) > $@.tmp && \
+	  { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+build/studies.c: FORCE
+	@mkdir -p build
+	@$(REGISTRY) coordinator > $@.tmp && \
+	  { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
 # The agent's sources are embedded in the coordinator, which uploads them to
 # each host (the local one included) and builds them there with agent/build.sh.
 AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h \
+	kernels/registry.sh kernels/studies.txt \
 	kernels/*/*.c kernels/*/*.h kernels/*/*/*.c kernels/*/*/*.S kernels/*/*/*.h \
-	kernels/*/*/flags kernels/*/*/arch))
+	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs))
 
 build/sources.h: $(AGENT_SHIPPED) Makefile
 	@mkdir -p build
@@ -129,6 +167,15 @@ unit: $(UNIT_TESTS)
 test: all unit
 	$(PYTHON) -m pytest -q tests
 
+# The kernels alone, side by side in one process (tests/kernels/bench.c):
+#   build/kernel-bench -S sha3 -n 2000 -s 301 -c 1
+KBENCH_OBJS := $(filter-out build/agent/agent.c.o,$(AGENT_OBJS))
+build/kernel-bench: tests/kernels/bench.c $(KBENCH_OBJS)
+	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
+		-o $@ $^ -lcjson -lcrypto
+
+kernel-bench: build/kernel-bench
+
 bench: all
 	$(PYTHON) tests/bench.py
 	$(PYTHON) tests/bench_fanout.py
@@ -142,4 +189,4 @@ install: all
 clean:
 	rm -rf build seqorch seqorch-agent
 
-.PHONY: all deps run unit test bench install clean
+.PHONY: all deps run unit test bench kernel-bench install clean FORCE

@@ -22,9 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROTO_VERSION 3
 #define AGENT_VERSION "0.2.0"
-#define SELFTEST_STEPS 1000
 #define MAX_VARIANTS 64
 #define MAX_SAMPLES 100000
 #define MAX_HOLDER 1024
@@ -40,7 +38,7 @@ struct opts {
 	const char *lock;
 	const char *holder;
 	int no_wait;
-	uint64_t steps;
+	uint64_t steps;		/* 0: the study's default */
 	uint64_t samples;
 	uint64_t first_sample;
 	uint64_t max_samples;
@@ -54,6 +52,7 @@ struct opts {
 };
 
 struct slot {
+	const char *study, *variant;
 	const struct kernel *k;
 	void *ctx;
 	int ready;		/* passed every check; will be timed */
@@ -139,7 +138,7 @@ usage(FILE *f)
 	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
 	    "       seqorch-agent --list\n"
 	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
-	    PROTO_VERSION);
+	    SEQORCH_PROTO_VERSION);
 }
 
 static uint64_t
@@ -217,7 +216,6 @@ parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	memset(o, 0, sizeof *o);
-	o->steps = 10000000;
 	o->samples = 3;
 	o->cpu = -1;
 	o->build_id = "";
@@ -304,29 +302,49 @@ list_all(void)
 	unsigned have = cpu_features();
 	size_t i;
 
-	for (i = 0; registry_studies[i] != NULL; i++) {
-		const struct study *s = registry_studies[i];
+	for (i = 0; registry_studies[i].name != NULL; i++) {
+		const struct study *s = registry_studies[i].study;
 		cJSON *o = record("study");
 
-		cJSON_AddStringToObject(o, "study", s->name);
+		cJSON_AddStringToObject(o, "study", registry_studies[i].name);
 		cJSON_AddStringToObject(o, "description", s->description);
 		cJSON_AddStringToObject(o, "unit", s->unit);
 		cJSON_AddNumberToObject(o, "state_len", (double)s->state_len);
+		cJSON_AddNumberToObject(o, "default_steps",
+		    (double)s->default_steps);
+		if (s->control != NULL)
+			cJSON_AddStringToObject(o, "control", s->control);
+#if defined(__x86_64__)
+		if (s->floor_x86_64 > 0)
+			cJSON_AddNumberToObject(o, "floor_cycles",
+			    s->floor_x86_64);
+#elif defined(__aarch64__)
+		if (s->floor_aarch64 > 0)
+			cJSON_AddNumberToObject(o, "floor_cycles",
+			    s->floor_aarch64);
+#endif
 		emit(o);
 	}
-	for (i = 0; registry_kernels[i] != NULL; i++) {
-		const struct kernel *k = registry_kernels[i];
+	for (i = 0; registry_kernels[i].study != NULL; i++) {
+		const struct registry_kernel *r = &registry_kernels[i];
+		const struct kernel *k = r->k;
 		cJSON *o = record("kernel");
-		cJSON *insns = cJSON_AddArrayToObject(o, "insns");
+		cJSON *insns, *forbidden;
 		char names[128];
 
-		cJSON_AddStringToObject(o, "study", k->study);
-		cJSON_AddStringToObject(o, "variant", k->variant);
+		cJSON_AddStringToObject(o, "study", r->study);
+		cJSON_AddStringToObject(o, "variant", r->variant);
 		cJSON_AddStringToObject(o, "description", k->description);
 		cJSON_AddStringToObject(o, "symbol", k->symbol);
+		insns = cJSON_AddArrayToObject(o, "insns");
 		for (size_t j = 0; k->insns != NULL && k->insns[j]; j++)
 			cJSON_AddItemToArray(insns,
 			    cJSON_CreateString(k->insns[j]));
+		forbidden = cJSON_AddArrayToObject(o, "forbidden");
+		for (size_t j = 0; k->forbidden != NULL && k->forbidden[j];
+		    j++)
+			cJSON_AddItemToArray(forbidden,
+			    cJSON_CreateString(k->forbidden[j]));
 		cpu_feature_names(k->features & ~have, names, sizeof names);
 		cJSON_AddBoolToObject(o, "supported",
 		    (k->features & ~have) == 0);
@@ -368,17 +386,17 @@ check_variant_names(const char *study, const char *list)
 		int found = 0;
 		char valid[1024] = "";
 
-		for (i = 0; registry_kernels[i] != NULL; i++) {
-			const struct kernel *k = registry_kernels[i];
+		for (i = 0; registry_kernels[i].study != NULL; i++) {
+			const struct registry_kernel *r = &registry_kernels[i];
 
-			if (strcmp(k->study, study) != 0)
+			if (strcmp(r->study, study) != 0)
 				continue;
-			if (strlen(k->variant) == len &&
-			    strncmp(k->variant, p, len) == 0)
+			if (strlen(r->variant) == len &&
+			    strncmp(r->variant, p, len) == 0)
 				found = 1;
 			snprintf(valid + strlen(valid),
 			    sizeof valid - strlen(valid), "%s%s",
-			    valid[0] ? ", " : "", k->variant);
+			    valid[0] ? ", " : "", r->variant);
 		}
 		if (!found)
 			fatal(AG_USAGE, "unknown variant \"%.*s\" of study "
@@ -389,7 +407,10 @@ check_variant_names(const char *study, const char *list)
 	}
 }
 
-/* Setup, known answer and 1,000-step chain for one variant. */
+/*
+ * Setup, the known answer (for studies that have one) and the self-test
+ * chain for one variant.
+ */
 static void
 selftest(struct slot *sl, const struct study *st, const struct opts *o)
 {
@@ -411,21 +432,28 @@ selftest(struct slot *sl, const struct study *st, const struct opts *o)
 		snprintf(sl->reason, sizeof sl->reason, "setup failed");
 		return;
 	}
-	for (i = 0; i < st->state_len; i++) {
-		unsigned v;
+	if (st->kat_msg != NULL) {
+		for (i = 0; i < st->state_len; i++) {
+			unsigned v;
 
-		sscanf(st->kat_hex + 2 * i, "%2x", &v);
-		want[i] = (uint8_t)v;
-	}
-	if (k->hash(sl->ctx, (const uint8_t *)st->kat_msg,
-	    strlen(st->kat_msg), digest) != 0 ||
-	    memcmp(digest, want, st->state_len) != 0) {
-		snprintf(sl->reason, sizeof sl->reason,
-		    "known answer for \"%s\" is wrong", st->kat_msg);
-		return;
+			sscanf(st->kat_hex + 2 * i, "%2x", &v);
+			want[i] = (uint8_t)v;
+		}
+		if (k->hash == NULL) {
+			snprintf(sl->reason, sizeof sl->reason,
+			    "no known-answer hook");
+			return;
+		}
+		if (k->hash(sl->ctx, (const uint8_t *)st->kat_msg,
+		    strlen(st->kat_msg), digest) != 0 ||
+		    memcmp(digest, want, st->state_len) != 0) {
+			snprintf(sl->reason, sizeof sl->reason,
+			    "known answer for \"%s\" is wrong", st->kat_msg);
+			return;
+		}
 	}
 	memcpy(sl->chain, o->seed, st->state_len);
-	if (k->chain(sl->ctx, sl->chain, SELFTEST_STEPS) != 0) {
+	if (k->chain(sl->ctx, sl->chain, SEQORCH_SELFTEST_STEPS) != 0) {
 		snprintf(sl->reason, sizeof sl->reason, "chain failed");
 		return;
 	}
@@ -466,7 +494,7 @@ consensus(struct slot *sl, size_t n, size_t len, uint8_t *common)
 			sl[i].status = "failed";
 			snprintf(sl[i].reason, sizeof sl[i].reason,
 			    "%d-step chain disagrees with the other variants",
-			    SELFTEST_STEPS);
+			    SEQORCH_SELFTEST_STEPS);
 		}
 	}
 }
@@ -537,7 +565,7 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	mhz_after = timing_calibrate_mhz();
 	if (rc != 0)
 		fatal(AG_FAIL, "variant \"%s\" failed during sample %llu",
-		    sl->k->variant, (unsigned long long)s);
+		    sl->variant, (unsigned long long)s);
 	ns = (double)(t1 - t0);
 	sl->n++;
 	delta = ns - sl->mean;
@@ -545,8 +573,8 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	sl->m2 += delta * (ns - sl->mean);
 
 	rec = record("sample");
-	cJSON_AddStringToObject(rec, "study", st->name);
-	cJSON_AddStringToObject(rec, "variant", sl->k->variant);
+	cJSON_AddStringToObject(rec, "study", sl->study);
+	cJSON_AddStringToObject(rec, "variant", sl->variant);
 	cJSON_AddNumberToObject(rec, "sample", (double)s);
 	cJSON_AddNumberToObject(rec, "position", (double)pos);
 	cJSON_AddNumberToObject(rec, "steps", (double)o->steps);
@@ -669,6 +697,7 @@ int
 main(int argc, char **argv)
 {
 	struct opts o;
+	const struct registry_study *rs;
 	const struct study *st;
 	struct slot slots[MAX_VARIANTS], *run[MAX_VARIANTS];
 	size_t nslots = 0, nready = 0;
@@ -689,26 +718,36 @@ main(int argc, char **argv)
 		list_all();
 		return AG_OK;
 	}
-	if ((st = registry_study(o.study)) == NULL) {
+	if ((rs = registry_study(o.study)) == NULL) {
 		char valid[512] = "";
 
-		for (i = 0; registry_studies[i] != NULL; i++)
+		for (i = 0; registry_studies[i].name != NULL; i++)
 			snprintf(valid + strlen(valid),
 			    sizeof valid - strlen(valid), "%s%s",
-			    i ? ", " : "", registry_studies[i]->name);
+			    i ? ", " : "", registry_studies[i].name);
 		fatal(AG_USAGE, "unknown study \"%s\" (valid: %s)", o.study,
 		    valid);
 	}
-	check_variant_names(st->name, o.variants);
+	st = rs->study;
+	check_variant_names(rs->name, o.variants);
 	if (o.have_seed && o.seed_len != st->state_len)
 		fatal(AG_USAGE, "--seed must be %zu bytes (%zu hex digits) for "
-		    "study \"%s\"", st->state_len, 2 * st->state_len, st->name);
+		    "study \"%s\"", st->state_len, 2 * st->state_len, rs->name);
+	if (!o.have_seed)
+		for (i = 0; i < st->state_len; i++) {
+			unsigned v;
+
+			sscanf(st->seed_hex + 2 * i, "%2x", &v);
+			o.seed[i] = (uint8_t)v;
+		}
+	if (o.steps == 0)
+		o.steps = st->default_steps;
 
 	rec = record("hello");
-	cJSON_AddNumberToObject(rec, "proto", PROTO_VERSION);
+	cJSON_AddNumberToObject(rec, "proto", SEQORCH_PROTO_VERSION);
 	cJSON_AddStringToObject(rec, "agent", AGENT_VERSION);
 	cJSON_AddStringToObject(rec, "build_id", o.build_id);
-	cJSON_AddStringToObject(rec, "study", st->name);
+	cJSON_AddStringToObject(rec, "study", rs->name);
 	cJSON_AddNumberToObject(rec, "steps", (double)o.steps);
 	cJSON_AddNumberToObject(rec, "samples", (double)o.samples);
 	emit(rec);
@@ -733,24 +772,26 @@ main(int argc, char **argv)
 	cJSON_AddNumberToObject(rec, "calib_mhz", timing_calibrate_mhz());
 	emit(rec);
 
-	for (i = 0; registry_kernels[i] != NULL; i++) {
-		const struct kernel *k = registry_kernels[i];
+	for (i = 0; registry_kernels[i].study != NULL; i++) {
+		const struct registry_kernel *r = &registry_kernels[i];
 
-		if (strcmp(k->study, st->name) != 0 ||
-		    !in_list(o.variants, k->variant))
+		if (strcmp(r->study, rs->name) != 0 ||
+		    !in_list(o.variants, r->variant))
 			continue;
 		if (nslots == MAX_VARIANTS)
 			fatal(AG_FAIL, "more than %d variants", MAX_VARIANTS);
 		memset(&slots[nslots], 0, sizeof slots[nslots]);
-		slots[nslots].k = k;
+		slots[nslots].study = r->study;
+		slots[nslots].variant = r->variant;
+		slots[nslots].k = r->k;
 		selftest(&slots[nslots], st, &o);
 		nslots++;
 	}
 	consensus(slots, nslots, st->state_len, common);
 	for (i = 0; i < nslots; i++) {
 		rec = record("variant");
-		cJSON_AddStringToObject(rec, "study", st->name);
-		cJSON_AddStringToObject(rec, "variant", slots[i].k->variant);
+		cJSON_AddStringToObject(rec, "study", rs->name);
+		cJSON_AddStringToObject(rec, "variant", slots[i].variant);
 		cJSON_AddStringToObject(rec, "status", slots[i].status);
 		if (slots[i].reason[0])
 			cJSON_AddStringToObject(rec, "reason",
@@ -763,8 +804,8 @@ main(int argc, char **argv)
 	}
 	if (nready > 0) {
 		rec = record("selftest");
-		cJSON_AddStringToObject(rec, "study", st->name);
-		cJSON_AddNumberToObject(rec, "steps", SELFTEST_STEPS);
+		cJSON_AddStringToObject(rec, "study", rs->name);
+		cJSON_AddNumberToObject(rec, "steps", SEQORCH_SELFTEST_STEPS);
 		hex(common, st->state_len, buf);
 		cJSON_AddStringToObject(rec, "digest", buf);
 		emit(rec);

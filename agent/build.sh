@@ -59,26 +59,25 @@ compile() {
 	objs="$objs $n.o"
 }
 
+# kernels/registry.sh decides which kernel files build on this target and
+# with which flags (each variant's own), and writes the agent's table.
+reg() {
+	sh kernels/registry.sh "$@" 2>>"$out/build.log" || {
+		echo "kernels/registry.sh $1 failed" >> "$out/build.log"
+		exit 1
+	}
+}
+reg agent "$arch" > "$out/registry-table.c" || exit 1
 # Globbing is on only while listing sources, never while flags expand.
 set +f
-set -- agent/*.c kernels/*/study.c
+set -- agent/*.c
 set -f
 for f; do
 	[ -f "$f" ] && compile "$f" ""
 done
-set +f
-set -- kernels/*/*/
-set -f
-for d; do
-	d=${d%/}
-	if [ -f "$d/arch" ] && [ "$(cat "$d/arch")" != "$arch" ]; then
-		continue
-	fi
-	vflags=
-	[ -f "$d/flags" ] && vflags=$(cat "$d/flags")
-	for f in "$d"/kernel.c "$d"/kernel.S; do
-		[ -f "$f" ] && compile "$f" "$vflags"
-	done
+compile "$out/registry-table.c" ""
+for f in $(reg files "$arch"); do
+	compile "$f" "$(reg cflags "$f")"
 done
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086

@@ -42,13 +42,20 @@ detect(void)
 		bits |= KF_X86_AVX512;
 	if (b & (1u << 8))
 		bits |= KF_X86_BMI2;
+	/* AVX-512 DQ (b17): 64-bit integer <-> double conversions. */
+	if ((bits & KF_X86_AVX512) && (b & (1u << 17)))
+		bits |= KF_X86_AVX512DQ;
+	/* SHA512 instructions: leaf 7 subleaf 1, eax bit 0; they use ymm. */
+	if ((xcr0 & 0x6) == 0x6 && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+	    (a & 1u))
+		bits |= KF_X86_SHA512;
 	return bits;
 }
 #elif defined(__aarch64__) && defined(__linux__)
 static unsigned
 detect(void)
 {
-	unsigned long hw = getauxval(AT_HWCAP);
+	unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
 	unsigned bits = 0;
 
 	/* HWCAP_SHA3 = bit 17, HWCAP_SHA512 = bit 21, HWCAP_SVE = bit 22 */
@@ -58,6 +65,9 @@ detect(void)
 		bits |= KF_ARM_SHA512;
 	if (hw & (1UL << 22))
 		bits |= KF_ARM_SVE;
+	/* HWCAP2_SVE2 = bit 1, HWCAP2_SVEBITPERM = bit 4 */
+	if ((hw2 & (1UL << 1)) && (hw2 & (1UL << 4)))
+		bits |= KF_ARM_SVE2_BITPERM;
 	return bits;
 }
 #elif defined(__aarch64__) && defined(__APPLE__)
@@ -109,9 +119,12 @@ cpu_feature_names(unsigned bits, char *buf, size_t len)
 		{ KF_X86_AVX2, "avx2" },
 		{ KF_X86_AVX512, "avx512f+vl" },
 		{ KF_X86_BMI2, "bmi2" },
+		{ KF_X86_AVX512DQ, "avx512dq" },
+		{ KF_X86_SHA512, "sha512ni" },
 		{ KF_ARM_SHA3, "sha3" },
 		{ KF_ARM_SHA512, "sha512" },
 		{ KF_ARM_SVE, "sve" },
+		{ KF_ARM_SVE2_BITPERM, "sve2-bitperm" },
 	};
 	size_t i, used = 0;
 

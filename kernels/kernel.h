@@ -1,34 +1,57 @@
 /*
- * kernels/kernel.h: the one interface every study variant implements.
+ * kernels/kernel.h: the one interface shared by every study, every variant,
+ * the agent and the coordinator.
  *
- * A study is a sequential-work function x = F(x) iterated from a fixed seed
- * (sha3: SHA3-256 from 32 zero bytes).  A variant is one implementation of
- * that study, kept in its own folder kernels/<study>/<variant>/ with:
+ * A study is a sequential-work function x = F(x) iterated `steps` times from
+ * a fixed seed (sha3: SHA3-256 from 32 zero bytes).  It lives in one folder:
  *
- *   kernel.c (or kernel.S)  the code; it exports exactly one
- *                           `const struct kernel kernel_<study>_<variant>`
- *                           (dashes become underscores) and registers it by
- *                           adding one row to agent/registry.c
- *   flags                   optional, one line: extra compiler flags for
- *                           this variant's files only, e.g. "-mavx512f".
- *                           Flags never leak into other files.
- *   arch                    optional, one line: the `cc -dumpmachine`
- *                           architecture prefix the folder builds on
- *                           ("x86_64", "aarch64"); absent means portable.
+ *   kernels/<study>/study.c      const struct study STUDY_THIS = { ... }:
+ *                                unit, seed, default steps, known answer
+ *                                (shared by the agent and the coordinator)
+ *   kernels/<study>/reference.c  const struct study_reference REFERENCE_THIS:
+ *                                the coordinator's independent chain, plain
+ *                                code that shares nothing with the variants
+ *   kernels/<study>/<variant>/   one folder per variant:
+ *       kernel.c (and/or .S)     const struct kernel KERNEL_THIS = { ... }
+ *       flags                    optional, one line: extra compiler flags
+ *                                for this folder's files only ("-mavx512f");
+ *                                flags never leak into other files
+ *       arch                     optional, one line: the `cc -dumpmachine`
+ *                                architecture prefix the folder builds on
+ *                                ("x86_64", "aarch64"); absent: portable
+ *
+ * and is registered by one line, its name, in kernels/studies.txt (the
+ * order in which studies are listed and run).  kernels/registry.sh derives
+ * everything else from the folders: the manifest (study, variant, arch,
+ * flags), the tables of the agent and the coordinator, and each file's
+ * compiler flags, among them the -D that names KERNEL_THIS, STUDY_THIS or
+ * REFERENCE_THIS after the folder (kernel_<study>_<variant>, dashes become
+ * underscores).  A file therefore never repeats its study's or variant's
+ * name.
  *
  * Variants that need a CPU feature declare it in `features`; the agent checks
  * it at run time (cpuid, getauxval, sysctl) and records the variant as skipped
  * with the reason instead of calling it.
  *
- * Ownership: every pointer in a struct kernel is static and owned by the
- * kernel; nothing is freed by callers.  A context returned by setup() is owned
- * by the caller and released with teardown().
+ * Ownership: every pointer in these structs is static and owned by the
+ * defining file; nothing is freed by callers.  A context returned by setup()
+ * is owned by the caller and released with teardown().
  */
 #ifndef SEQORCH_KERNEL_H
 #define SEQORCH_KERNEL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Agent output protocol (docs/protocol.md), checked by the coordinator. */
+#define SEQORCH_PROTO_VERSION 3
+
+/*
+ * Length of the self-test chain every variant runs before the window; the
+ * coordinator checks its digest against its own reference.
+ */
+#define SEQORCH_SELFTEST_STEPS 1000
 
 /* Largest chained value of any study, in bytes (sha512: 64). */
 #define KERNEL_MAX_STATE 64
@@ -38,32 +61,72 @@ enum kernel_feature {
 	KF_X86_AVX2 = 1u << 0,
 	KF_X86_AVX512 = 1u << 1,	/* AVX-512 F + VL (ternlog, prolq) */
 	KF_X86_BMI2 = 1u << 2,
+	KF_X86_AVX512DQ = 1u << 3,	/* 64-bit integer <-> double */
+	KF_X86_SHA512 = 1u << 4,	/* VSHA512RNDS2 (Arrow Lake and later) */
 	KF_ARM_SHA3 = 1u << 8,		/* ARMv8.2 EOR3/RAX1/XAR/BCAX */
 	KF_ARM_SHA512 = 1u << 9,
 	KF_ARM_SVE = 1u << 10,
+	KF_ARM_SVE2_BITPERM = 1u << 11,	/* BEXT/BDEP/BGRP */
 };
 
 /* One study: its semantics are shared by all of its variants. */
 struct study {
-	const char *name;		/* "sha3" */
 	const char *description;	/* one line for `seqorch studies` */
 	const char *unit;		/* what one step is: "hash" */
+	const char *unit_plural;	/* "hashes" */
 	size_t state_len;		/* bytes in x (sha3: 32) */
-	/* Known answer for kernel->hash: message and expected digest. */
+	const char *seed_hex;		/* default seed, state_len bytes */
+	uint64_t default_steps;		/* per sample: the seeds' protocol */
+	const char *control;		/* variant the others are compared with */
+	/*
+	 * Cycles per step on the critical path of one step, for latency-bound
+	 * studies (docs/studies.md derives them), on x86-64 and on AArch64;
+	 * 0 where not stated.  `make bench` prints measured cycles beside it.
+	 */
+	double floor_x86_64;
+	double floor_aarch64;
+	/*
+	 * Optional known answer for kernel->hash: a short message and its
+	 * digest (state_len bytes of hex).  NULL for studies whose step is
+	 * not a message hash; their variants then leave hash NULL too.
+	 */
 	const char *kat_msg;
 	const char *kat_hex;
+	/*
+	 * What `hosts check` compiles and runs on a host to see that the
+	 * study can build there, beyond a C compiler, cJSON and libcrypto:
+	 * a C program that exits 0 when usable (or NULL: nothing more), its
+	 * link flags, and what to tell the user when it fails.
+	 */
+	const char *probe_src;
+	const char *probe_libs;
+	const char *requires;
+};
+
+/*
+ * The coordinator's independent reference for a study (reference.c; never
+ * built into the agent).  chain computes x = F(x) `steps` times in place on
+ * the study's state_len bytes, polling *stop (may be NULL) now and then.
+ * Returns 0, or -1 with a short reason in why (whylen bytes, may be
+ * truncated): -1 also when *stop was set.
+ */
+struct study_reference {
+	const char *method;		/* "OpenSSL EVP_sha3_256", shown/stored */
+	int (*chain)(uint8_t *x, uint64_t steps, volatile sig_atomic_t *stop,
+	    char *why, size_t whylen);
 };
 
 struct kernel {
-	const char *study;		/* must match a struct study name */
-	const char *variant;		/* "c-fused"; [a-z0-9-], unique per study */
 	const char *description;	/* one line */
 	unsigned features;		/* KF_* bits required, 0 for none */
 	/*
 	 * Instructions the built binary must contain in `symbol` (NULL
 	 * terminated list, or NULL): checked by disassembly at build time.
+	 * forbidden: instructions that must not appear there (a reassociated
+	 * or shortened chain shows as one), or NULL.
 	 */
 	const char *const *insns;
+	const char *const *forbidden;
 	const char *symbol;
 
 	/*
@@ -75,9 +138,9 @@ struct kernel {
 	void (*teardown)(void *ctx);
 
 	/*
-	 * Known-answer hook: hash a short message (under one block) with this
-	 * variant's own permutation/compression into out (study digest size).
-	 * Returns 0 or -1.
+	 * Known-answer hook, for studies with a kat_msg (else NULL): hash a
+	 * short message (under one block) with this variant's own
+	 * permutation/compression into out (state_len bytes).  0 or -1.
 	 */
 	int (*hash)(void *ctx, const uint8_t *msg, size_t len, uint8_t *out);
 
@@ -87,5 +150,18 @@ struct kernel {
 	 */
 	int (*chain)(void *ctx, uint8_t *x, uint64_t steps);
 };
+
+/*
+ * The names registry.sh gives the one definition in each file; see above.
+ * Building a file outside registry.sh's flags is an error here, not a
+ * silently unnamed symbol.
+ */
+#if defined(SEQORCH_KERNEL_SYM)
+#define KERNEL_THIS SEQORCH_KERNEL_SYM
+#endif
+#if defined(SEQORCH_STUDY_SYM)
+#define STUDY_THIS SEQORCH_STUDY_SYM
+#define REFERENCE_THIS SEQORCH_REFERENCE_SYM
+#endif
 
 #endif

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "study.h"
 #include "ssh.h"
 
 #include <getopt.h>
@@ -26,6 +27,7 @@
 #define MIN_FREE_MIB	100	/* less in workdir is reported as missing */
 #define FACT_LEN	256	/* bytes of one fact we display */
 #define PATH_LEN	8192	/* bytes of a path a host sends back */
+#define MAX_STUDIES	64	/* studies whose probes one check runs */
 
 /*
  * Facts about the machine; run by /bin/sh with wd set to the quoted
@@ -57,8 +59,10 @@ static const char host_probe[] =
 
 /*
  * One compiler, run through the build wrapper when there is one:
- * sh -c PROBE sh CC CFLAGS SCRATCH.  As in agent/build.sh, CC and CFLAGS
- * are split into words with globbing off and never evaluated.
+ * sh -c PROBE sh CC CFLAGS SCRATCH [NAME SOURCE LIBS]...  As in
+ * agent/build.sh, CC, CFLAGS and LIBS are split into words with globbing
+ * off and never evaluated.  Each NAME SOURCE LIBS is a study's own probe
+ * (struct study's probe_src), compiled and linked.
  */
 static const char cc_probe[] =
 	"set -f\n"
@@ -73,13 +77,21 @@ static const char cc_probe[] =
 	"}\n"
 	"try cflags 'int main(void) { return 0; }' \"$cflags\"\n"
 	"try openssl_h '#include <openssl/evp.h>\n"
-	"int main(void) { return EVP_MD_size(EVP_sha3_256()) != 32; }' ''\n"
+	"int main(void) { return EVP_MD_CTX_new() == 0; }' ''\n"
 	"try cjson_h '#include <cjson/cJSON.h>\n"
-	"int main(void) { return cJSON_Parse(\"1\") == 0; }' ''\n";
+	"int main(void) { return cJSON_Parse(\"1\") == 0; }' ''\n"
+	"shift 3\n"
+	"while [ $# -ge 3 ]; do\n"
+	"  printf '%s\\n' \"$2\" > \"$t/study.c\"\n"
+	"  if $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null;"
+	" then kv \"study_$1\" yes; else kv \"study_$1\" no; fi\n"
+	"  shift 3\n"
+	"done\n";
 
 struct cc_facts {
 	char version[FACT_LEN], target[FACT_LEN];
 	int ran, cflags_ok, openssl_h, cjson_h;
+	unsigned char study_ok[MAX_STUDIES];	/* by study_table index */
 };
 
 /* What one host reported, or why it could not be checked. */
@@ -131,14 +143,29 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 	char *qprobe = sh_quote(cc_probe), *qcc = sh_quote(cc);
 	char *qflags = sh_quote(h->cflags), *qscratch = sh_quote(scratch);
 	char *qwd = sh_quote(c->workdir), *wrapper = NULL, *cmd, *out = NULL;
-	char val[16];
+	char *studies = xstrdup(""), *t, *qsrc, *qlibs, val[16], key[80];
 	int status, rc;
+	size_t i;
 
 	memset(f, 0, sizeof *f);
 	if (h->build_wrapper != NULL)
 		wrapper = deploy_wrapper(h->build_wrapper, qwd);
-	cmd = xasprintf("%s%ssh -c %s sh %s %s %s", wrapper ? wrapper : "",
-	    wrapper ? " " : "", qprobe, qcc, qflags, qscratch);
+	for (i = 0; study_table[i].name != NULL && i < MAX_STUDIES; i++) {
+		const struct study *s = study_table[i].study;
+
+		if (s->probe_src == NULL)
+			continue;
+		qsrc = sh_quote(s->probe_src);
+		qlibs = sh_quote(s->probe_libs ? s->probe_libs : "");
+		t = xasprintf("%s %s %s %s", studies, study_table[i].name, qsrc,
+		    qlibs);
+		free(studies);
+		studies = t;
+		free(qlibs);
+		free(qsrc);
+	}
+	cmd = xasprintf("%s%ssh -c %s sh %s %s %s%s", wrapper ? wrapper : "",
+	    wrapper ? " " : "", qprobe, qcc, qflags, qscratch, studies);
 	if ((rc = conn_capture(c, cmd, MAX_PROBE, &out, &status, err)) != 0)
 		goto out;
 	lookup(out, "version", f->version, sizeof f->version);
@@ -150,8 +177,15 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 	f->openssl_h = strcmp(val, "yes") == 0;
 	lookup(out, "cjson_h", val, sizeof val);
 	f->cjson_h = strcmp(val, "yes") == 0;
+	for (i = 0; study_table[i].name != NULL && i < MAX_STUDIES; i++) {
+		snprintf(key, sizeof key, "study_%s", study_table[i].name);
+		lookup(out, key, val, sizeof val);
+		f->study_ok[i] = study_table[i].study->probe_src == NULL ||
+		    strcmp(val, "yes") == 0;
+	}
 out:
 	free(out);
+	free(studies);
 	free(cmd);
 	free(wrapper);
 	free(qwd);
@@ -190,7 +224,7 @@ check_host(const struct host *h, FILE *f)
 	char missing[2048] = "";
 	const char *fp, *type;
 	long long kib;
-	size_t i;
+	size_t i, j;
 	int status, rc = -1;
 
 	if (conn_open(h, 0, &c, &err) != 0) {
@@ -272,6 +306,19 @@ check_host(const struct host *h, FILE *f)
 		if (!cf.cjson_h)
 			add_missing(missing, sizeof missing, "cJSON headers "
 			    "for \"%s\" (libcjson-dev)", h->cc[i]);
+		for (j = 0; study_table[j].name != NULL && j < MAX_STUDIES;
+		    j++) {
+			const struct study *s = study_table[j].study;
+
+			if (s->probe_src == NULL)
+				continue;
+			fprintf(f, "  study     %s with %s: %s\n",
+			    study_table[j].name, h->cc[i], cf.study_ok[j] ?
+			    "ok" : "cannot build");
+			if (!cf.study_ok[j])
+				add_missing(missing, sizeof missing, "%s",
+				    s->requires);
+		}
 	}
 	/* Deploying uploads files (over SFTP for ssh hosts): try one. */
 	path = xasprintf("%s/upload", scratch);

@@ -10,6 +10,7 @@
 #include "deploy.h"
 #include "reference.h"
 #include "runner.h"
+#include "study.h"
 #include "window.h"
 
 #include <getopt.h>
@@ -31,86 +32,66 @@ on_signal(int sig)
 	stop_flag = 1;
 }
 
-/* "a, b, c" of a NULL-terminated list, into a new string. */
+/* "a, b, c": the studies, or the variants of study. */
 static char *
-join(const char **list)
+valid_names(const char *study)
 {
 	char *s = xstrdup(""), *t;
 	size_t i;
 
-	for (i = 0; list[i] != NULL; i++) {
-		t = xasprintf("%s%s%s", s, i ? ", " : "", list[i]);
+	if (study == NULL) {
+		for (i = 0; study_table[i].name != NULL; i++) {
+			t = xasprintf("%s%s%s", s, i ? ", " : "",
+			    study_table[i].name);
+			free(s);
+			s = t;
+		}
+		return s;
+	}
+	for (i = 0; variant_table[i].study != NULL; i++) {
+		if (strcmp(variant_table[i].study, study) != 0)
+			continue;
+		t = xasprintf("%s%s%s", s, *s ? ", " : "",
+		    variant_table[i].variant);
 		free(s);
 		s = t;
 	}
 	return s;
 }
 
-static void
-free_list(const char **list)
-{
-	size_t i;
-
-	for (i = 0; list[i] != NULL; i++)
-		free((char *)list[i]);
-	free(list);
-}
-
 /* Each study must exist and each variant belong to every study run. */
 static int
 check_names(const char *studies, const char *variants)
 {
-	const char **known = deploy_studies();
-	char *copy = xstrdup(studies), *p = copy, *name;
+	char *copy = xstrdup(studies), *p = copy, *name, *valid;
 	int rc = 0;
 
 	while (rc == 0 && (name = strsep(&p, ",")) != NULL) {
-		const char **vs;
-		size_t i;
-		int found = 0;
-
-		for (i = 0; known[i] != NULL; i++)
-			found |= strcmp(known[i], name) == 0;
-		if (!found) {
-			char *valid = join(known);
-
+		if (study_find(name) == NULL) {
+			valid = valid_names(NULL);
 			fprintf(stderr, "seqorch: unknown study \"%s\" (valid: "
 			    "%s)\n", name, valid);
 			free(valid);
 			rc = -1;
 			break;
 		}
-		if (!reference_known(name)) {
-			fprintf(stderr, "seqorch: study \"%s\" has no reference "
-			    "in the coordinator yet, so its samples could not "
-			    "be checked\n", name);
-			rc = -1;
-			break;
-		}
-		vs = deploy_variants(name);
 		if (variants != NULL) {
 			char *vcopy = xstrdup(variants), *q = vcopy, *v;
 
 			while (rc == 0 && (v = strsep(&q, ",")) != NULL) {
-				found = 0;
-				for (i = 0; vs[i] != NULL; i++)
-					found |= strcmp(vs[i], v) == 0;
-				if (!found) {
-					char *valid = join(vs);
-
-					fprintf(stderr, "seqorch: unknown "
-					    "variant \"%s\" of study \"%s\" "
-					    "(valid: %s)\n", v, name, valid);
-					free(valid);
-					rc = -1;
-				}
+				if (study_variant(name, v) != NULL)
+					continue;
+				valid = valid_names(name);
+				fprintf(stderr, "seqorch: unknown variant "
+				    "\"%s\" of study \"%s\" (valid: %s)\n", v,
+				    name, valid);
+				free(valid);
+				rc = -1;
 			}
 			free(vcopy);
 		}
-		free_list(vs);
 	}
 	free(copy);
-	free_list(known);
 	return rc;
 }
 
@@ -167,18 +148,21 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	struct run_params p = { 0 };
 	struct run_outcome out;
 	struct so_err err = { 0 };
-	char ref[129], ref1000[129];
+	const struct study *st = study_find(study)->study;
+	char ref[129], ref_selftest[129];
 	const char *status;
 	int64_t run_id;
-	const char *seed = o->seed ? o->seed : reference_default_seed(study);
+	const char *seed = o->seed ? o->seed : st->seed_hex;
+	/* Each study of a list has its own protocol unless --steps says. */
+	int64_t steps = o->steps > 0 ? o->steps : (int64_t)st->default_steps;
 	char *holder;
 	int rc;
 
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
-	    "(%lld steps)\n", study, (long long)o->steps);
-	if (reference_get(db, study, seed, 1000, ref1000, &stop_flag,
-	    &err) != 0 || reference_get(db, study, seed,
-	    (uint64_t)o->steps, ref, &stop_flag, &err) != 0) {
+	    "(%lld %s)\n", study, (long long)steps, st->unit_plural);
+	if (reference_get(db, study, seed, SEQORCH_SELFTEST_STEPS,
+	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
+	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return err.code == SO_EINTR ? EXIT_INTERRUPTED :
 		    err.code == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
@@ -194,7 +178,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		goto started;
 	}
 	ri.study = study;
-	ri.steps = (uint64_t)o->steps;
+	ri.steps = (uint64_t)steps;
 	ri.samples = (uint64_t)o->samples;
 	ri.command = command;
 	ri.seed = seed;
@@ -207,18 +191,18 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	}
 started:
 	fprintf(stderr, "seqorch: run %lld: study %s on %zu host%s, %lld "
-	    "steps x %lld samples per variant\n", (long long)run_id, study,
-	    n, n == 1 ? "" : "s", (long long)o->steps,
+	    "%s x %lld samples per variant\n", (long long)run_id, study,
+	    n, n == 1 ? "" : "s", (long long)steps, st->unit_plural,
 	    (long long)o->samples);
 	p.study = study;
 	p.variants = o->variants;
 	p.seed = seed;
-	p.steps = (uint64_t)o->steps;
+	p.steps = (uint64_t)steps;
 	p.samples = (uint64_t)o->samples;
 	p.parallel = (int)o->parallel;
 	p.run_id = run_id;
 	p.ref_digest = ref;
-	p.ref_1000 = ref1000;
+	p.ref_selftest = ref_selftest;
 	p.stop = &stop_flag;
 	p.explore = o->explore;
 	p.resume = o->resume > 0;
@@ -324,7 +308,7 @@ run_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_opts o = { .hosts = "all", .db = "results.db",
-	    .config = "hosts.toml", .steps = 10000000, .samples = 3,
+	    .config = "hosts.toml", .samples = 3,
 	    .parallel = 16, .max_cv = 0.01,
 	    .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	struct config *cfg = NULL;
@@ -493,7 +477,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "\n"
 	    "  --study S      study, or a comma list run one after another\n"
 	    "  --hosts SPEC   all (default), host names, or @group\n"
-	    "  --steps N      dependent steps per sample (default 10000000)\n"
+	    "  --steps N      dependent steps per sample (default: the\n"
+	    "                 study's protocol, see `seqorch studies`)\n"
 	    "  --samples K    samples per variant (default 3, at most 1000)\n"
 	    "  --variants L   only these variants (default: all)\n"
 	    "  --parallel N   hosts prepared at once (default 16)\n"

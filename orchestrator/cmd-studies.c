@@ -1,15 +1,15 @@
 /*
  * seqorch studies: the studies and variants this coordinator ships (the
- * agent sources embedded in it), with each variant's architecture and
- * compiler flags.
+ * agent sources embedded in it), with each study's unit, protocol and
+ * reference, and each variant's architecture and compiler flags.
  */
 #include "cmd.h"
-#include "deploy.h"
-#include "reference.h"
+#include "study.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
 static int
 studies_exec(int argc, char **argv)
@@ -18,7 +18,6 @@ studies_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char **studies;
 	size_t i, j;
 	int c;
 
@@ -30,30 +29,30 @@ studies_exec(int argc, char **argv)
 		}
 		return EXIT_USAGE;
 	}
-	if (optind != argc) {
-		fprintf(stderr, "seqorch: studies takes no arguments\n");
+	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	}
-	studies = deploy_studies();
-	for (i = 0; studies[i] != NULL; i++) {
-		const char **vs = deploy_variants(studies[i]);
+	for (i = 0; study_table[i].name != NULL; i++) {
+		const struct study_entry *e = &study_table[i];
+		const struct study *s = e->study;
 
-		printf("%s%s\n", studies[i], reference_known(studies[i]) ?
-		    "" : "  (no coordinator reference yet)");
-		for (j = 0; vs[j] != NULL; j++) {
-			const char *arch = deploy_variant_file(studies[i],
-			    vs[j], "arch");
-			const char *flags = deploy_variant_file(studies[i],
-			    vs[j], "flags");
+		printf("%s: %s\n", e->name, s->description);
+		printf("  unit %s, %" PRIu64 " %s per sample by default, "
+		    "reference %s%s%s\n", s->unit, s->default_steps,
+		    s->unit_plural, e->ref->method,
+		    s->requires ? "; needs " : "",
+		    s->requires ? s->requires : "");
+		for (j = 0; variant_table[j].study != NULL; j++) {
+			const struct variant_entry *v = &variant_table[j];
 
-			printf("  %-20s %-8s %s\n", vs[j],
-			    arch ? arch : "any", flags ? flags : "");
-			free((char *)vs[j]);
+			if (strcmp(v->study, e->name) != 0)
+				continue;
+			printf("  %-20s %-8s %s%s\n", v->variant, v->arch,
+			    v->flags ? v->flags : "",
+			    s->control != NULL &&
+			    strcmp(s->control, v->variant) == 0 ?
+			    "  (control)" : "");
 		}
-		free(vs);
-		free((char *)studies[i]);
 	}
-	free(studies);
 	return EXIT_OK;
 }
 
@@ -63,7 +62,9 @@ const struct cmd_entry cmd_studies_entry = {
 	.usage =
 	    "usage: seqorch studies\n"
 	    "\n"
-	    "Lists every study and variant this seqorch ships, with the\n"
-	    "architecture a variant is limited to and its extra compiler flags.\n",
+	    "Lists every study this seqorch ships: what one step is, the steps\n"
+	    "per sample of the seeds' protocol, the coordinator's independent\n"
+	    "reference and what a host needs; then each variant with the\n"
+	    "architecture it is limited to and its extra compiler flags.\n",
 	.exec = studies_exec,
 };

@@ -1,7 +1,7 @@
 /* seqorch compare: the change of every cell between two runs. */
 #include "compare.h"
 #include "report-model.h"
-#include "study-units-tmp.h"
+#include "study.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>

@@ -23,23 +23,6 @@ struct deploy_stats {
 /* SHA-256 (hex) of the embedded sources; static storage. */
 const char *deploy_source_sha256(void);
 
-/*
- * Names of the study's variants that the embedded sources contain, in
- * table order, as a NULL-terminated array the caller frees (the strings
- * are static).
- */
-const char **deploy_variants(const char *study);
-
-/*
- * First line of kernels/STUDY/VARIANT/NAME ("arch", "flags") in a static
- * buffer overwritten by the next call, or NULL if there is no such file.
- */
-const char *deploy_variant_file(const char *study, const char *variant,
-    const char *name);
-
-/* Names of the studies in the embedded sources; as deploy_variants. */
-const char **deploy_studies(void);
-
 /* Upload the sources unless WORKDIR/src/<sha>/ is complete already. */
 int deploy_sources(struct conn *c, struct deploy_stats *st,
     struct so_err *err);

@@ -1,7 +1,7 @@
 /* The summary document of one run, from the report's model. */
 #include "export.h"
 #include "report-model.h"
-#include "study-units-tmp.h"
+#include "study.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -176,7 +176,7 @@ ratios(const struct rrun *r)
 }
 
 static cJSON *
-export_run(const struct rrun *r, const char *db_path)
+export_run(const struct rrun *r)
 {
 	cJSON *o = cJSON_CreateObject(), *run, *d, *a;
 	size_t i;
@@ -184,7 +184,6 @@ export_run(const struct rrun *r, const char *db_path)
 	str(o, "format", "seqorch-summary");
 	cJSON_AddNumberToObject(o, "summary_version", EXPORT_SUMMARY_VERSION);
 	str(o, "seqorch_version", SEQORCH_VERSION);
-	str(o, "db", db_path);
 	run = cJSON_AddObjectToObject(o, "run");
 	cJSON_AddNumberToObject(run, "id", (double)r->id);
 	str(run, "study", r->study);
@@ -247,7 +246,7 @@ export_summary(sqlite3 *db, int64_t run_id, const char *db_path,
 	free(ids);
 	if ((ret = report_load_run(db, run_id, &r, err)) != 0)
 		return ret;
-	*out = export_run(&r, db_path);
+	*out = export_run(&r);
 	report_free_run(&r);
 	return 0;
 }

@@ -392,10 +392,10 @@ proto_parse(const char *line, size_t len, struct record *rec,
 	if ((rc = check_object(fields, rec->json, "type", rec, what,
 	    err)) != 0)
 		goto fail;
-	if (rec->type == REC_HELLO && rec->proto != PROTO_VERSION) {
+	if (rec->type == REC_HELLO && rec->proto != SEQORCH_PROTO_VERSION) {
 		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
 		    "this seqorch speaks %d", (long long)rec->proto,
-		    PROTO_VERSION);
+		    SEQORCH_PROTO_VERSION);
 		goto fail;
 	}
 	if (rec->type == REC_VARIANT && strcmp(rec->status, "ok") != 0 &&

@@ -7,13 +7,13 @@
 #ifndef SEQORCH_PROTO_H
 #define SEQORCH_PROTO_H
 
+#include "kernel.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_VERSION 3
 #define PROTO_MAX_LINE 65536	/* longer agent lines are an error */
 
 enum rec_type {

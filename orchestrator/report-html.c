@@ -10,7 +10,7 @@
  * finds in Chromium's screenshot; every bar is a rect of class "bar".
  */
 #include "report-model.h"
-#include "study-units-tmp.h"
+#include "study.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * it cannot break a table.
  */
 #include "report-model.h"
-#include "study-units-tmp.h"
+#include "study.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * so they always show the same numbers.
  */
 #include "report-model.h"
-#include "study-units-tmp.h"
+#include "study.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -824,8 +824,8 @@ json_row(const struct rrow *w)
 	json_str(o, "compiler", w->compiler);
 	cJSON_AddNumberToObject(o, "n", (double)w->n);
 	json_num(o, "median_rate", w->median, known);
-	json_num(o, "ns_per_hash", known ? 1e9 / w->median : 0, known);
-	json_num(o, "cycles_per_hash", report_row_cycles(w),
+	json_num(o, "ns_per_step", known ? 1e9 / w->median : 0, known);
+	json_num(o, "cycles_per_step", report_row_cycles(w),
 	    report_row_cycles(w) > 0);
 	json_num(o, "clock_mhz", w->clock_mhz, w->clock_mhz > 0);
 	json_str(o, "clock_source", report_clock_source(w->clock_source));

@@ -1,10 +1,12 @@
 /* Per-host preparation and measurement, in one thread per host. */
 #include "runner.h"
 
+#include "artifact.h"
 #include "conn.h"
 #include "deploy.h"
 #include "progress.h"
 #include "proto.h"
+#include "study.h"
 #include "window.h"
 
 #include <pthread.h>
@@ -257,10 +259,11 @@ handle_record(struct stream *s, const struct record *r)
 		    s->hr->host->name, s->build->build_id, r->study,
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
-		if (r->steps == 1000 && strcmp(r->digest, p->ref_1000) != 0) {
+		if (r->steps == SEQORCH_SELFTEST_STEPS &&
+		    strcmp(r->digest, p->ref_selftest) != 0) {
 			snprintf(msg, sizeof msg, "self-test chain of \"%s\" "
 			    "differs from the reference: %s, expected %s",
-			    s->cc, r->digest, p->ref_1000);
+			    s->cc, r->digest, p->ref_selftest);
 			db_event(s->hr->db, p->run_id, s->hr->host->name,
 			    "error", msg, &s->err);
 		}
@@ -454,10 +457,18 @@ run_variants(const struct run_params *p)
 {
 	const char **list;
 	char *copy, *q, *v;
-	size_t n = 0;
+	size_t n = 0, i;
 
-	if (p->variants == NULL)
-		return deploy_variants(p->study);
+	if (p->variants == NULL) {
+		for (i = 0; variant_table[i].study != NULL; i++)
+			n += strcmp(variant_table[i].study, p->study) == 0;
+		list = xcalloc(n + 1, sizeof *list);
+		n = 0;
+		for (i = 0; variant_table[i].study != NULL; i++)
+			if (strcmp(variant_table[i].study, p->study) == 0)
+				list[n++] = xstrdup(variant_table[i].variant);
+		return list;
+	}
 	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
 	copy = xstrdup(p->variants);
 	for (q = copy; (v = strsep(&q, ",")) != NULL; )
@@ -490,6 +501,31 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
 		free((char *)want[i]);
 	free(want);
 	return rc;
+}
+
+/*
+ * Keep the agent's records file exactly as it wrote it (one SFTP read for
+ * ssh hosts).  A failure is an event, not a failed host: the samples are
+ * stored already.
+ */
+static void
+keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
+    const char *token)
+{
+	char *path = xasprintf("%s/records", dir), *data = NULL, *msg;
+	struct so_err e = { 0 };
+	size_t len;
+
+	if (hr->conn == NULL || conn_read(hr->conn, path, ARTIFACT_MAX + 1,
+	    &data, &len, &e) != 0 || artifact_keep(hr->db, b->build_id, "raw",
+	    token, data, len, NULL, &e) != 0) {
+		msg = xasprintf("raw agent output not kept: %s", e.msg);
+		db_event(hr->db, hr->p->run_id, hr->host->name, "warning", msg,
+		    &e);
+		free(msg);
+	}
+	free(data);
+	free(path);
 }
 
 /* Run the agent of one build and stream its records into the db. */
@@ -614,6 +650,8 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    (unsigned long long)s->expected);
 		host_fail(hr, msg);
 	}
+	if (s->lr.offset > 0)
+		keep_raw(hr, b, dir, token);
 out:
 	for (i = 0; i < s->nok; i++)
 		free(s->ok_variants[i]);

@@ -21,7 +21,7 @@ struct run_params {
 	int parallel;		/* hosts prepared at once */
 	int64_t run_id;
 	const char *ref_digest;	/* reference after `steps` steps */
-	const char *ref_1000;	/* reference after 1,000 steps */
+	const char *ref_selftest;	/* reference after the self-test chain */
 	volatile sig_atomic_t *stop;
 	int explore;		/* no lease, no host lock, no windows */
 	int no_wait;		/* fail instead of waiting for the window */

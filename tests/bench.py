@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""make bench: every sha3 variant's median rate on this machine, under each
-compiler, with its ratio to openssl-evp measured side by side in one run.
+"""make bench: for every study, every variant's median rate on this machine
+under each compiler, with its ratio to the study's control variant,
+measured side by side in one run.
 
-Each round runs one sample of every variant in each compiler's agent, with
-the agents alternating, so slow drift of a shared machine hits all of them
-alike.  Rates are hashes/s; cycles/hash uses the agent's dependent-add clock
-calibrations taken just before and just after each sample."""
+Each round runs one sample of every variant of a study in each compiler's
+agent, with the agents alternating, so slow drift of a shared machine hits
+all of them alike.  Rates are steps/s in the study's unit; cycles use the
+agent's dependent-add clock calibrations taken just before and just after
+each sample.  Every sample's digest must agree, and each agent's short
+chain must equal the Python reference (tests/refs.py)."""
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -17,6 +19,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from refs import chain_hex  # noqa: E402
 
 
 def build(cc, cflags):
@@ -26,16 +30,90 @@ def build(cc, cflags):
     return out / "seqorch-agent"
 
 
-def run_agent(agent, steps, cpu, order):
-    p = subprocess.run([str(agent), "--study", "sha3", "--steps", str(steps),
-                        "--samples", "1", "--cpu", str(cpu), "--order",
-                        order], capture_output=True, text=True, check=True)
+def agent_records(agent, *args):
+    p = subprocess.run([str(agent), *map(str, args)], capture_output=True,
+                       text=True, check=True)
     return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def studies(agent):
+    """{study: record} and {study: control variant} from --list."""
+    recs = agent_records(agent, "--list")
+    return {r["study"]: r for r in recs if r["type"] == "study"}
+
+
+def bench_study(study, info, agents, args):
+    steps = args.steps or max(1, info["default_steps"] // args.divide)
+    rates, cycles, digests = {}, {}, set()
+    for rnd in range(args.rounds):
+        names = list(agents) if rnd % 2 == 0 else list(agents)[::-1]
+        for cc in names:
+            recs = agent_records(agents[cc], "--study", study, "--steps",
+                                 steps, "--samples", 1, "--cpu", args.cpu,
+                                 "--order",
+                                 "rotate" if rnd % 2 == 0 else "reverse")
+            for r in recs:
+                if r["type"] != "sample":
+                    continue
+                key = (r["variant"], cc)
+                rate = r["steps"] * 1e9 / r["ns"]
+                rates.setdefault(key, []).append(rate)
+                if r["calib_mhz"] > 0 and r["calib_after_mhz"] > 0:
+                    mhz = (r["calib_mhz"] + r["calib_after_mhz"]) / 2
+                    cycles.setdefault(key, []).append(mhz * 1e6 / rate)
+                digests.add(r["digest"])
+        print(f"{study}: round {rnd + 1}/{args.rounds} done",
+              file=sys.stderr)
+
+    control_name = info.get("control")
+    ctl = [r for (v, _), rs in rates.items() if v == control_name
+           for r in rs]
+    control = statistics.median(ctl) if ctl else float("nan")
+    unit = info["unit"]
+    print(f"\n{study}: {steps} {unit} steps x {args.rounds} rounds, "
+          f"cflags {args.cflags!r}, cpu {args.cpu}, control "
+          f"{control_name}")
+    print(f"{'variant':20} {'cc':6} {'median/s':>10} {'ns/' + unit:>10} "
+          f"{'cycles':>8} {'min-max M/s':>15} {'x ctl':>6}")
+    floor = info.get("floor_cycles")
+    if floor:
+        print(f"critical path: {floor:g} cycles per {unit} "
+              "(docs/studies.md); x floor = measured cycles / floor")
+    for key in sorted(rates, key=lambda k: -statistics.median(rates[k])):
+        v, cc = key
+        med = statistics.median(rates[key])
+        cyc = statistics.median(cycles[key]) if key in cycles else 0
+        print(f"{v:20} {cc:6} {med / 1e6:9.3f}M {1e9 / med:10.2f} "
+              f"{cyc:8.1f} {min(rates[key]) / 1e6:7.3f}-"
+              f"{max(rates[key]) / 1e6:.3f} {med / control:6.2f}"
+              + (f"  x{cyc / floor:.2f} floor" if floor and cyc else ""))
+    if len(digests) != 1:
+        print(f"ERROR: {study}: samples end in different digests "
+              f"{sorted(digests)}")
+        return 1
+    # The long chain is too slow for Python: check a short one per agent.
+    want = chain_hex(study, 1000)
+    for cc, agent in agents.items():
+        got = {r["digest"] for r in agent_records(
+            agent, "--study", study, "--steps", 1000, "--samples", 1)
+            if r["type"] == "sample"}
+        if got != {want}:
+            print(f"ERROR: {study} ({cc}): 1000 steps end in {got}, "
+                  f"Python computes {want}")
+            return 1
+    print(f"all samples agree ({digests.pop()[:16]}...); 1000 steps match "
+          f"the Python reference under every compiler")
+    return 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=2_000_000)
+    ap.add_argument("--study", action="append",
+                    help="only this study (repeatable; default: all)")
+    ap.add_argument("--steps", type=int, default=0,
+                    help="steps per sample (default: the study's / "
+                    "--divide)")
+    ap.add_argument("--divide", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cpu", type=int, default=min(1, os.cpu_count() - 1))
     ap.add_argument("--cflags", default="-O3 -march=native")
@@ -43,51 +121,14 @@ def main():
 
     agents = {cc: build(cc, args.cflags) for cc in ("gcc", "clang")
               if shutil.which(cc)}
-    rates, cycles, digests = {}, {}, set()
-    for rnd in range(args.rounds):
-        names = list(agents) if rnd % 2 == 0 else list(agents)[::-1]
-        for cc in names:
-            recs = run_agent(agents[cc], args.steps, args.cpu,
-                             "rotate" if rnd % 2 == 0 else "reverse")
-            for r in recs:
-                if r["type"] != "sample":
-                    continue
-                key = (r["variant"], cc)
-                rate = r["steps"] * 1e9 / r["ns"]
-                rates.setdefault(key, []).append(rate)
-                # The clock estimates just before and just after.
-                if r["calib_mhz"] > 0 and r["calib_after_mhz"] > 0:
-                    mhz = (r["calib_mhz"] + r["calib_after_mhz"]) / 2
-                    cycles.setdefault(key, []).append(mhz * 1e6 / rate)
-                digests.add(r["digest"])
-        print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr)
-
-    # One control for all: the EVP variant calls the same libcrypto under
-    # either compiler, so all its samples estimate the same thing.
-    evp = [r for (v, _), rs in rates.items() if v == "openssl-evp"
-           for r in rs]
-    control = statistics.median(evp) if evp else float("nan")
-    print(f"sha3 chain, {args.steps} steps x {args.rounds} rounds, "
-          f"cflags {args.cflags!r}, cpu {args.cpu}")
-    print(f"{'variant':18} {'cc':6} {'median/s':>10} {'ns/hash':>8} "
-          f"{'cycles':>7} {'min-max M/s':>13} {'x evp':>6}")
-    rows = sorted(rates, key=lambda k: -statistics.median(rates[k]))
-    for key in rows:
-        v, cc = key
-        med = statistics.median(rates[key])
-        cyc = statistics.median(cycles[key]) if key in cycles else 0
-        ratio = med / control
-        print(f"{v:18} {cc:6} {med / 1e6:9.3f}M {1e9 / med:8.1f} "
-              f"{cyc:7.0f} {min(rates[key]) / 1e6:6.3f}-"
-              f"{max(rates[key]) / 1e6:.3f} {ratio:6.2f}")
-    x = bytes(32)
-    for _ in range(args.steps):
-        x = hashlib.sha3_256(x).digest()
-    if digests != {x.hex()}:
-        print(f"ERROR: digests {digests} differ from hashlib's {x.hex()}")
-        return 1
-    print(f"all samples end in {x.hex()}, as Python hashlib computes")
-    return 0
+    infos = studies(next(iter(agents.values())))
+    rc = 0
+    for study in args.study or list(infos):
+        if study not in infos:
+            print(f"ERROR: unknown study {study!r}")
+            return 2
+        rc |= bench_study(study, infos[study], agents, args)
+    return rc
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ from test_11_bad_input import FAKE_CC
 # The "agent" is a shell script around the real one that claims c-fused
 # must contain an instruction; a script has no such function to find.
 CLAIM = ('case " $* " in *" --list "*) "$0.real" "$@" | sed '
-         '\'s/"insns":\\[\\],"study":"sha3","variant":"c-fused"/'
-         '"insns":["vnotthere"],"study":"sha3","variant":"c-fused"/\' ;; '
+         '\'/"study":"sha3","variant":"c-fused"/'
+         's/"insns":\\[\\]/"insns":["vnotthere"]/\' ;; '
          '*) "$0.real" "$@" --out "$out" ;; esac')
 
 

@@ -1,19 +1,19 @@
-"""Known answers for every sha3 kernel variant, natively and on aarch64.
+"""Known answers for every variant of every study, natively and on aarch64.
 
-tests/kernels/check.c is built from kernels/ sources only (plus
-agent/cpu.c for the feature check) and run:
+tests/kernels/check.c is built from kernels/ sources only, with the table
+and flags kernels/registry.sh derives from the folders (plus agent/cpu.c
+for the feature check), and run for each study:
   - natively with the host compiler (every variant of this architecture,
-    openssl-evp included);
-  - cross-built with aarch64-linux-gnu-gcc -static, without openssl-evp,
-    under qemu-aarch64 -cpu max (every ARM variant runs and passes) and
-    -cpu cortex-a57 (no SHA3: arm-sha3-* are reported skipped by the
-    feature check and never called; the GPR variants still pass).
-Expected digests come from Python's hashlib here, not from check.c.
-A missing tool fails the test with the package that provides it.
-Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M chains natively
-and under qemu -cpu max (about 10 minutes).
+    those that link libcrypto included);
+  - cross-built with aarch64-linux-gnu-gcc -static, without the variants
+    that need a library, under qemu-aarch64 -cpu max (every ARM variant
+    runs and passes) and -cpu cortex-a57 (no SHA3: arm-sha3-* are reported
+    skipped by the feature check and never called; the others still pass).
+Expected digests come from tests/refs.py (Python hashlib and plain Python),
+not from check.c.  A missing tool fails the test with the package that
+provides it.  Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M sha3
+chains natively and under qemu -cpu max (about 10 minutes).
 """
-import hashlib
 import json
 import os
 import re
@@ -23,30 +23,32 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, VECTORS, sha3_chain
+from conftest import ROOT, VECTORS
+from refs import CHAINS, KATS, chain_hex
 
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
           "-Ikernels", "-Iagent"]
 SHORT_STEPS = (1, 2, 1000)
-ABC = hashlib.sha3_256(b"abc").hexdigest()
 
-# Variants each architecture must build, and the CPU feature (as check.c
-# names it) each needs; None: runs everywhere.
-VARIANTS = {
-    "x86_64": {
-        "c-wrapped": None, "c-fused": None, "c-unrolled": None,
-        "openssl-evp": None,
-        "avx2-wrapped": "avx2", "avx2-fused": "avx2",
-        "avx512-wrapped": "avx512f+vl", "avx512-fused": "avx512f+vl",
-        "avx512-unrolled": "avx512f+vl",
-    },
-    "aarch64": {
-        "c-wrapped": None, "c-fused": None, "c-unrolled": None,
-        "arm-scalar": None,
-        "arm-sha3-wrapped": "sha3", "arm-sha3-fused": "sha3",
-        "arm-sha3-unrolled": "sha3",
-    },
-}
+
+def registry(*args):
+    return subprocess.run(["sh", "kernels/registry.sh", *args], cwd=ROOT,
+                          check=True, capture_output=True,
+                          text=True).stdout
+
+
+def studies():
+    return registry("studies").split()
+
+
+def manifest(arch, nolibs=False):
+    """{study: [variant, ...]} that build on arch."""
+    out = {}
+    for line in registry("manifest", arch,
+                         *(["nolibs"] if nolibs else [])).splitlines():
+        study, variant = line.split("\t")[:2]
+        out.setdefault(study, []).append(variant)
+    return out
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -62,54 +64,36 @@ def need(tool, package):
     return path
 
 
-def variant_dirs(arch, with_evp):
-    """Variant folders built for arch: those without an `arch` file or
-    whose `arch` names it; openssl-evp only when libcrypto is linked."""
-    dirs = []
-    for d in sorted((ROOT / "kernels").glob("*/*/")):
-        if not ((d / "kernel.c").exists() or (d / "kernel.S").exists()):
-            continue
-        a = d / "arch"
-        if a.exists() and a.read_text().strip() != arch:
-            continue
-        if d.name == "openssl-evp" and not with_evp:
-            continue
-        dirs.append(d)
-    return dirs
-
-
-def build_check(cc, arch, out, with_evp, static=False):
-    """Compile each folder with its own flags, link check; returns path."""
+def build_check(cc, arch, out, nolibs, static=False):
+    """Compile each file with the flags registry.sh gives it, link check."""
     out.mkdir(parents=True, exist_ok=True)
+    extra = ["nolibs"] if nolibs else []
+    table = out / "table.c"
+    table.write_text(registry("agent", arch, *extra))
     objs = []
-    for d in variant_dirs(arch, with_evp):
-        flags = (d / "flags").read_text().split() if (d / "flags").exists() \
-            else []
-        for src in ("kernel.c", "kernel.S"):
-            if not (d / src).exists():
-                continue
-            obj = out / f"{d.parent.name}-{d.name}-{src}.o"
-            r = subprocess.run([cc, *CFLAGS, *flags, "-c", "-o", obj,
-                                d / src], cwd=ROOT, capture_output=True,
-                               text=True)
-            assert r.returncode == 0, r.stderr
-            objs.append(obj)
+    for i, src in enumerate(registry("files", arch, *extra).split()):
+        obj = out / f"{i}.o"
+        flags = registry("cflags", src).split()
+        r = subprocess.run([cc, *CFLAGS, *flags, "-c", "-o", obj, src],
+                           cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        objs.append(obj)
     exe = out / "check"
-    cmd = [cc, *CFLAGS, "-o", exe, "tests/kernels/check.c",
-           "kernels/sha3/study.c", "agent/cpu.c", *objs]
+    cmd = [cc, *CFLAGS, "-o", exe, "tests/kernels/check.c", table,
+           "agent/registry.c", "agent/cpu.c", *objs]
     if static:
         cmd.append("-static")
-    if with_evp:
+    if not nolibs:
         cmd.append("-lcrypto")
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return exe
 
 
-def expect_args(steps):
+def expect_args(study, steps):
     args = []
     for n in steps:
-        args += ["-e", f"{n}={sha3_chain(n)}"]
+        args += ["-e", f"{n}={chain_hex(study, n)}"]
     return args
 
 
@@ -118,45 +102,54 @@ def run_check(cmd, timeout=600):
     return r.returncode, r.stdout + r.stderr
 
 
-def verdicts(output):
-    """{variant: {check: line}} from check's output, and the cpu line."""
+def verdicts(output, study):
+    """{variant: [(verdict, rest)]} from check's output, and the cpu line."""
     cpu = re.search(r"^cpu features: (.*)$", output, re.M)
     assert cpu, output
     have = set(cpu.group(1).split(",")) - {"none"}
     by = {}
     for line in output.splitlines():
-        m = re.match(r"^(ok|FAIL|skip|absent) sha3/([a-z0-9-]+):?\s*(.*)$",
+        m = re.match(rf"^(ok|FAIL|skip) {study}/([a-z0-9-]+):?\s*(.*)$",
                      line)
         if m:
             by.setdefault(m.group(2), []).append((m.group(1), m.group(3)))
     return have, by
 
 
-def assert_all_pass(output, arch, steps):
-    have, by = verdicts(output)
+def assert_all_pass(output, study, variants, steps, allow_skip=True):
+    """Every variant reported; all checks ok unless skipped for a missing
+    CPU feature; the known answer and every chain as Python computes."""
+    have, by = verdicts(output, study)
     assert "FAIL" not in output, output
-    for v, feature in VARIANTS[arch].items():
-        assert v in by, f"{v} missing from check output:\n{output}"
+    assert sorted(by) == sorted(variants), (sorted(by), output)
+    for v in variants:
         kinds = {k for k, _ in by[v]}
-        assert "absent" not in kinds, f"{v} not built for {arch}"
-        if feature is not None and feature not in have:
-            assert kinds == {"skip"}, (v, by[v])
+        if kinds == {"skip"}:
+            assert allow_skip, (v, by[v])
+            assert by[v][0][1].startswith("cpu lacks "), by[v]
             continue
         assert kinds == {"ok"}, (v, by[v])
         lines = [rest for _, rest in by[v]]
-        assert f"kat {ABC}" in lines, (v, lines)
+        if study in KATS:
+            kat = KATS[study](b"abc").hex()
+            assert f"kat {kat}" in lines, (v, lines)
         for n in steps:
-            want = f"chain {n} {sha3_chain(n)}"
+            want = f"chain {n} {chain_hex(study, n)}"
             assert want in lines, (v, want, lines)
     return have, by
 
 
+def test_every_study_has_a_python_reference():
+    assert sorted(studies()) == sorted(CHAINS), \
+        "each study in kernels/studies.txt needs a chain in tests/refs.py"
+
+
 def test_vectors_match_hashlib():
-    """The chains.json digests check.c defaults to are hashlib's."""
+    """The shared chains.json digests agree with tests/refs.py."""
     vec = json.loads(VECTORS.read_text())["sha3-256"]
-    assert vec["abc"] == ABC
+    assert vec["abc"] == KATS["sha3"](b"abc").hex()
     for n in SHORT_STEPS:
-        assert vec["digest_after_steps"][str(n)] == sha3_chain(n)
+        assert vec["digest_after_steps"][str(n)] == chain_hex("sha3", n)
 
 
 @pytest.fixture(scope="module")
@@ -164,44 +157,41 @@ def native(tmp_path_factory):
     arch = subprocess.run([need("cc", "build-essential"), "-dumpmachine"],
                           capture_output=True, text=True,
                           check=True).stdout.split("-")[0]
-    if arch not in VARIANTS:
-        pytest.fail(f"no expected variant list for architecture {arch}")
     exe = build_check("cc", arch, tmp_path_factory.mktemp("native"),
-                      with_evp=True)
+                      nolibs=False)
     return arch, exe
 
 
-def test_native_variants(native):
+@pytest.mark.parametrize("study", studies())
+def test_native_variants(native, study):
     arch, exe = native
-    rc, out = run_check([exe, *expect_args(SHORT_STEPS)])
+    rc, out = run_check([exe, "-S", study, *expect_args(study, SHORT_STEPS)])
     assert rc == 0, out
-    assert_all_pass(out, arch, SHORT_STEPS)
+    # This machine has every x86 feature the variants ask for.
+    assert_all_pass(out, study, manifest(arch)[study], SHORT_STEPS,
+                    allow_skip=arch != "x86_64")
 
 
 def long_vectors():
     if os.environ.get("SEQORCH_LONG_CHAINS") != "1":
         pytest.skip("1M/10M chains only with SEQORCH_LONG_CHAINS=1")
     vec = json.loads(VECTORS.read_text())["sha3-256"]["digest_after_steps"]
-    assert vec["1000000"] == sha3_chain(1000000)
+    assert vec["1000000"] == chain_hex("sha3", 1000000)
     return vec
 
 
-def assert_long(out, arch, vec):
-    have, by = assert_all_pass(out, arch, SHORT_STEPS)
-    for v, feature in VARIANTS[arch].items():
-        if feature is None or feature in have:
-            lines = [rest for _, rest in by[v]]
-            for n in ("1000000", "10000000"):
-                assert f"chain {n} {vec[n]}" in lines, (v, n)
+def long_args(vec):
+    return [a for n in ("1000000", "10000000") for a in ("-e",
+            f"{n}={vec[n]}")]
 
 
 def test_native_long_chains(native):
     vec = long_vectors()
     arch, exe = native
-    rc, out = run_check([exe, "-l", *expect_args(SHORT_STEPS)],
-                        timeout=3600)
+    rc, out = run_check([exe, "-S", "sha3", *long_args(vec)], timeout=3600)
     assert rc == 0, out
-    assert_long(out, arch, vec)
+    have, by = verdicts(out, "sha3")
+    assert "FAIL" not in out and by, out
 
 
 @pytest.fixture(scope="module")
@@ -210,25 +200,28 @@ def arm_check(tmp_path_factory):
               "libc6-dev-arm64-cross")
     need("qemu-aarch64", "qemu-user")
     return build_check(cc, "aarch64", tmp_path_factory.mktemp("aarch64"),
-                       with_evp=False, static=True)
+                       nolibs=True, static=True)
 
 
-def test_aarch64_cpu_max(arm_check):
-    """Every ARM variant runs and passes on a CPU model with SHA3."""
-    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check,
-                         *expect_args(SHORT_STEPS)])
+@pytest.mark.parametrize("study", studies())
+def test_aarch64_cpu_max(arm_check, study):
+    """Every ARM variant runs and passes on a CPU model with every
+    feature qemu has."""
+    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check, "-S",
+                         study, *expect_args(study, SHORT_STEPS)])
     assert rc == 0, out
-    have, by = assert_all_pass(out, "aarch64", SHORT_STEPS)
-    assert "sha3" in have, out
-    assert "openssl-evp" in by and by["openssl-evp"][0][0] == "absent"
+    assert_all_pass(out, study, manifest("aarch64", nolibs=True)[study],
+                    SHORT_STEPS, allow_skip=False)
 
 
 def test_aarch64_without_sha3(arm_check):
     """On a Cortex-A57 the SHA3 variants are skipped, never executed."""
     rc, out = run_check(["qemu-aarch64", "-cpu", "cortex-a57", arm_check,
-                         *expect_args(SHORT_STEPS)])
+                         "-S", "sha3", *expect_args("sha3", SHORT_STEPS)])
     assert rc == 0, out
-    have, by = assert_all_pass(out, "aarch64", SHORT_STEPS)
+    have, by = assert_all_pass(out, "sha3",
+                               manifest("aarch64", nolibs=True)["sha3"],
+                               SHORT_STEPS)
     assert "sha3" not in have, out
     for v in ("arm-sha3-wrapped", "arm-sha3-fused", "arm-sha3-unrolled"):
         assert by[v] == [("skip", "cpu lacks sha3")], by[v]
@@ -238,7 +231,8 @@ def test_aarch64_without_sha3(arm_check):
 
 def test_aarch64_long_chains(arm_check):
     vec = long_vectors()
-    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check, "-l",
-                         *expect_args(SHORT_STEPS)], timeout=3600)
+    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check, "-S",
+                         "sha3", *long_args(vec)], timeout=3600)
     assert rc == 0, out
-    assert_long(out, "aarch64", vec)
+    have, by = verdicts(out, "sha3")
+    assert "FAIL" not in out and by, out

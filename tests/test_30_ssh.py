@@ -607,14 +607,11 @@ def driver(tmp_path_factory):
     root = SEQORCH.parent
     d = tmp_path_factory.mktemp("driver")
     (d / "driver.c").write_text(DRIVER_C)
-    # The objects make built for the current sources, as for unit tests.
-    objs = [str(root / "build/orchestrator" / f"{c.name}.o")
-            for c in sorted((root / "orchestrator").glob("*.c"))
-            if c.name != "seqorch.c"]
-    objs.append(str(root / "build/orchestrator/toml.cc.o"))
+    # The coordinator's modules as make built them (libseqorch.a).
     subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror",
-                    f"-I{root / 'orchestrator'}", "-o", str(d / "driver"),
-                    str(d / "driver.c"), *objs, "-lsqlite3", "-lcjson",
+                    f"-I{root / 'orchestrator'}", f"-I{root / 'kernels'}",
+                    "-o", str(d / "driver"), str(d / "driver.c"),
+                    str(root / "build/libseqorch.a"), "-lsqlite3", "-lcjson",
                     "-lcrypto", "-lssh2", "-lcurl", "-lpthread", "-lstdc++"],
                    check=True)
     return d / "driver"

@@ -201,8 +201,8 @@ def test_json(site):
         assert row["cv"] == pytest.approx(c["cv"], rel=1e-9)
         # One clock per cell: cycles are clock x ns.
         assert row["clock_source"] == "samples"
-        assert row["cycles_per_hash"] == pytest.approx(
-            row["clock_mhz"] * 1e-3 * row["ns_per_hash"], rel=1e-12)
+        assert row["cycles_per_step"] == pytest.approx(
+            row["clock_mhz"] * 1e-3 * row["ns_per_step"], rel=1e-12)
     assert {b["host"]: b["variant"] for b in run["best"]} == best
     got = [(x["faster"], x["slower"], x["ratio"]) for x in run["ratios"]]
     assert [g[:2] for g in got] == [r[:2] for r in ratios]

@@ -155,9 +155,7 @@ arm_scalar_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 
 static const char *const arm_scalar_insns[] = { "eor", "bic", NULL };
 
-const struct kernel kernel_sha3_arm_scalar = {
-	.study = "sha3",
-	.variant = "arm-scalar",
+const struct kernel KERNEL_THIS = {
 	.description = "AArch64 general-purpose registers, rotations folded "
 	    "into EOR/BIC operands, 24 rounds written out, whole chain",
 	.insns = arm_scalar_insns,

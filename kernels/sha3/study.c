@@ -1,13 +1,22 @@
 /* The sha3 study: x = SHA3-256(x) from 32 zero bytes (seed 000). */
 #include "kernel.h"
 
-const struct study study_sha3 = {
-	.name = "sha3",
+const struct study STUDY_THIS = {
 	.description = "x = SHA3-256(x) from 32 zero bytes, all 24 rounds, "
 	    "standard padding",
 	.unit = "hash",
+	.unit_plural = "hashes",
 	.state_len = 32,
+	.seed_hex = "00000000000000000000000000000000"
+	    "00000000000000000000000000000000",
+	.default_steps = 10000000,
+	.control = "openssl-evp",
 	.kat_msg = "abc",
 	.kat_hex = "3a985da74fe225b2045c172d6bd390bd"
 	    "855f086e3e9d525b46bfe24511431532",
+	.probe_src = "#include <openssl/evp.h>\n"
+	    "int main(void) { return EVP_MD_size(EVP_sha3_256()) != 32; }",
+	.probe_libs = "-lcrypto",
+	.requires = "OpenSSL 1.1.1 or later headers (libssl-dev) for "
+	    "EVP_sha3_256",
 };

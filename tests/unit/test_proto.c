@@ -241,7 +241,7 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(PROTO_VERSION, 3);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 3);
 	snprintf(line, sizeof line, hello, 3);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	proto_record_free(&r);

@@ -876,7 +876,7 @@ test_sample_clocks(void **state)
 	assert_non_null(root);
 	row = cJSON_GetArrayItem(at(cJSON_GetArrayItem(at(root, "runs"), 0),
 	    "rows"), 0);
-	assert_true(close_to(at(row, "cycles_per_hash")->valuedouble, 2100));
+	assert_true(close_to(at(row, "cycles_per_step")->valuedouble, 2100));
 	assert_true(close_to(at(row, "clock_mhz")->valuedouble, 2100));
 	assert_string_equal(at(row, "clock_source")->valuestring, "samples");
 	assert_int_equal(at(row, "clock_moved")->valuedouble, 1);

@@ -65,9 +65,7 @@ static const char *const arm_sha3_insns[] = {
 	"eor3", "rax1", "xar", "bcax", NULL
 };
 
-const struct kernel kernel_sha3_arm_sha3_unrolled = {
-	.study = "sha3",
-	.variant = "arm-sha3-unrolled",
+const struct kernel KERNEL_THIS = {
 	.description = "ARMv8.2 SHA3 instructions, whole chain in one "
 	    "function, all 24 rounds expanded",
 	.features = KF_ARM_SHA3,

@@ -25,9 +25,7 @@ static const char *const arm_sha3_insns[] = {
 	"eor3", "rax1", "xar", "bcax", NULL
 };
 
-const struct kernel kernel_sha3_arm_sha3_wrapped = {
-	.study = "sha3",
-	.variant = "arm-sha3-wrapped",
+const struct kernel KERNEL_THIS = {
 	.description = "ARMv8.2 SHA3 instructions (EOR3/RAX1/XAR/BCAX), "
 	    "state reset and permutation called per hash",
 	.features = KF_ARM_SHA3,

@@ -56,9 +56,7 @@ static const char *const avx2_insns[] = {
 	"vpermq", "vpblendd", "vpsllvq", "vpsrlvq", "vpandn", NULL
 };
 
-const struct kernel kernel_sha3_avx2_fused = {
-	.study = "sha3",
-	.variant = "avx2-fused",
+const struct kernel KERNEL_THIS = {
 	.description = "AVX2 Keccak, state in seven ymm registers, whole "
 	    "chain in one function",
 	.features = KF_X86_AVX2,

@@ -27,9 +27,7 @@ static const char *const avx2_insns[] = {
 	"vpermq", "vpblendd", "vpsllvq", "vpsrlvq", "vpandn", NULL
 };
 
-const struct kernel kernel_sha3_avx2_wrapped = {
-	.study = "sha3",
-	.variant = "avx2-wrapped",
+const struct kernel KERNEL_THIS = {
 	.description = "AVX2 Keccak, state in seven ymm registers, state "
 	    "reset and permutation called per hash",
 	.features = KF_X86_AVX2,

@@ -32,9 +32,7 @@ static const char *const avx512_insns[] = {
 	"vpternlogq", "vprolq", "vprolvq", NULL
 };
 
-const struct kernel kernel_sha3_avx512_fused = {
-	.study = "sha3",
-	.variant = "avx512-fused",
+const struct kernel KERNEL_THIS = {
 	.description = "AVX-512VL Keccak, lane pairs in xmm, whole chain in "
 	    "registers, rounds 1-22 in a loop",
 	.features = KF_X86_AVX512,

@@ -30,9 +30,7 @@ static const char *const avx512_insns[] = {
 	"vpternlogq", "vprolq", "vprolvq", NULL
 };
 
-const struct kernel kernel_sha3_avx512_unrolled = {
-	.study = "sha3",
-	.variant = "avx512-unrolled",
+const struct kernel KERNEL_THIS = {
 	.description = "AVX-512VL Keccak, lane pairs in xmm, whole chain in "
 	    "registers, all 24 rounds of a hash one scheduled block",
 	.features = KF_X86_AVX512,

@@ -29,9 +29,7 @@ static const char *const avx512_insns[] = {
 	"vpternlogq", "vprolq", "vprolvq", NULL
 };
 
-const struct kernel kernel_sha3_avx512_wrapped = {
-	.study = "sha3",
-	.variant = "avx512-wrapped",
+const struct kernel KERNEL_THIS = {
 	.description = "AVX-512VL Keccak, lane pairs in xmm, ternlog theta/chi, "
 	    "state reset and permutation called per hash",
 	.features = KF_X86_AVX512,

@@ -50,9 +50,7 @@ c_fused_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-const struct kernel kernel_sha3_c_fused = {
-	.study = "sha3",
-	.variant = "c-fused",
+const struct kernel KERNEL_THIS = {
 	.description = "portable C, whole chain in one function, digest kept "
 	    "in lanes, only the padding state reset",
 	.symbol = "c_fused_chain",

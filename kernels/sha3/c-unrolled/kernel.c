@@ -60,9 +60,7 @@ c_unrolled_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-const struct kernel kernel_sha3_c_unrolled = {
-	.study = "sha3",
-	.variant = "c-unrolled",
+const struct kernel KERNEL_THIS = {
 	.description = "portable C, whole chain in one function, all 24 rounds "
 	    "expanded with literal round constants",
 	.symbol = "c_unrolled_chain",

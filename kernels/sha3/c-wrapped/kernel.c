@@ -28,9 +28,7 @@ c_wrapped_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-const struct kernel kernel_sha3_c_wrapped = {
-	.study = "sha3",
-	.variant = "c-wrapped",
+const struct kernel KERNEL_THIS = {
 	.description = "portable C Keccak-f[1600], state reset and "
 	    "permutation called per hash",
 	.symbol = "c_wrapped_chain",

@@ -48,9 +48,7 @@ evp_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-const struct kernel kernel_sha3_openssl_evp = {
-	.study = "sha3",
-	.variant = "openssl-evp",
+const struct kernel KERNEL_THIS = {
 	.description = "OpenSSL EVP_sha3_256() Init/Update/Final per hash, "
 	    "one reused EVP_MD_CTX (control)",
 	.symbol = "evp_chain",

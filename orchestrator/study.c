@@ -1,0 +1,43 @@
+/* Look-ups in the study tables that kernels/registry.sh generates. */
+#include "study.h"
+
+#include <string.h>
+
+const struct study_entry *
+study_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; study_table[i].name != NULL; i++)
+		if (strcmp(study_table[i].name, name) == 0)
+			return &study_table[i];
+	return NULL;
+}
+
+const struct variant_entry *
+study_variant(const char *study, const char *name)
+{
+	size_t i;
+
+	for (i = 0; variant_table[i].study != NULL; i++)
+		if (strcmp(variant_table[i].study, study) == 0 &&
+		    strcmp(variant_table[i].variant, name) == 0)
+			return &variant_table[i];
+	return NULL;
+}
+
+const char *
+study_unit(const char *name)
+{
+	const struct study_entry *e = name != NULL ? study_find(name) : NULL;
+
+	return e != NULL ? e->study->unit : "step";
+}
+
+const char *
+study_unit_plural(const char *name)
+{
+	const struct study_entry *e = name != NULL ? study_find(name) : NULL;
+
+	return e != NULL ? e->study->unit_plural : "steps";
+}

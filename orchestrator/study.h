@@ -1,0 +1,48 @@
+/*
+ * The studies this coordinator knows: the table kernels/registry.sh
+ * generates from kernels/<study>/ (study.c and reference.c are built into
+ * the coordinator as well as, for study.c, into the agent).
+ *
+ * Everything returned points into static tables; nothing is freed.
+ */
+#ifndef SEQORCH_STUDY_H
+#define SEQORCH_STUDY_H
+
+#include "kernel.h"
+
+struct study_entry {
+	const char *name;			/* "sha3": its folder */
+	const struct study *study;
+	const struct study_reference *ref;
+};
+
+/* One variant folder of the embedded sources, for any architecture. */
+struct variant_entry {
+	const char *study, *variant;
+	const char *arch;		/* "x86_64", or "any" */
+	const char *flags;		/* its own compiler flags, or NULL */
+	const char *libs;		/* libraries it links, or NULL */
+};
+
+/* Every study, in kernels/studies.txt order; ends with a NULL name. */
+extern const struct study_entry study_table[];
+
+/* Every variant, by study then name; ends with a NULL study. */
+extern const struct variant_entry variant_table[];
+
+/* The study called name, or NULL. */
+const struct study_entry *study_find(const char *name);
+
+/* The variant of study called name, or NULL. */
+const struct variant_entry *study_variant(const char *study,
+    const char *name);
+
+/*
+ * The unit of one step of study ("hash"), or of many ("hashes"); "step"
+ * and "steps" for a study this coordinator does not know (a database
+ * written by another version).  Static strings.
+ */
+const char *study_unit(const char *name);
+const char *study_unit_plural(const char *name);
+
+#endif
