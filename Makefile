@@ -179,6 +179,7 @@ kernel-bench: build/kernel-bench
 bench: all
 	$(PYTHON) tests/bench.py
 	$(PYTHON) tests/bench_fanout.py
+	$(PYTHON) tests/bench_report.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch

@@ -279,7 +279,7 @@ md_positions(const struct rrun *r, FILE *out)
 		fputs("Not measurable: one position only.\n", out);
 		return;
 	}
-	fprintf(out, "%s Each valid rate is divided by its cell's median and "
+	fprintf(out, "%s Each valid rate is divided by its cell's mean and "
 	    "pooled by its place in the alternating order; each position is "
 	    "compared with all the others.\n\n| position | n | / others | "
 	    "interval | verdict |\n| ---: | ---: | ---: | --- | --- |\n",

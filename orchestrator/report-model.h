@@ -117,13 +117,13 @@ struct rratio {
 };
 
 /*
- * Position bias: each valid rate divided by its row's median, pooled by
+ * Position bias: each valid rate divided by its row's mean, pooled by
  * position in the alternating order; each position against all others.
  */
 struct rposition {
 	int64_t		 position;
 	size_t		 n;
-	double		 median;	/* of rate / row median */
+	double		 median;	/* of rate / row mean */
 	struct stats_ratio s;		/* this position / the others */
 };
 

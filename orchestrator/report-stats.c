@@ -88,8 +88,8 @@ positive_median(double *x, size_t n, size_t *used)
 
 /*
  * A row's rates described (and kept sorted), and its clock.  Before the
- * rates are sorted, each one divided by the row's median joins the pool
- * of its position.
+ * rates are sorted, each one divided by the row's mean joins the pool of
+ * its position.
  */
 static void
 describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
@@ -104,9 +104,13 @@ describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
 	w->median = w->desc.median;
 	w->min = w->desc.min;
 	w->max = w->desc.max;
-	for (i = 0; i < (size_t)w->n && w->desc.median > 0; i++) {
+	/*
+	 * By the mean, not the median: with three samples a cell's median
+	 * is one of them, and a third of the pool would be exactly 1.
+	 */
+	for (i = 0; i < (size_t)w->n && w->desc.mean > 0; i++) {
 		ppos[*np] = w->pos[i];
-		pval[(*np)++] = w->rates[i] / w->desc.median;
+		pval[(*np)++] = w->rates[i] / w->desc.mean;
 	}
 	free(w->rates);
 	w->rates = sorted;

@@ -505,3 +505,56 @@ def test_reference(site):
     assert doc["runs"][0]["reference"]["median_rate"] == 8072000
     p = sq(site, "report", "--reference", "seed:pdp11", check=False)
     assert p.returncode == 2 and "unknown reference" in p.stderr
+
+
+def modified(site, tmp_path, *sql):
+    """A copy of the site's database changed by sql statements."""
+    tmp_path.mkdir(exist_ok=True)
+    db = tmp_path / "results.db"
+    shutil.copy(site / "results.db", db)
+    con = sqlite3.connect(db)
+    with con:
+        for s in sql:
+            con.execute(s)
+    con.close()
+    return tmp_path
+
+
+def test_report_refuses_and_n1(site, tmp_path):
+    """A host whose samples have other steps: every ratio with it is
+    refused (and says why); with one sample per cell no verdict is given
+    however far apart the hosts are."""
+    d = modified(site, tmp_path,
+                 "UPDATE samples SET steps = steps * 2 WHERE run_id = 1"
+                 " AND host = 'm4'")
+    out = sq(d, "report", "--run", 1).stdout
+    assert re.search(rf"^  (m4 / \S+|\S+ / m4): refused, steps differ "
+                     rf"\((20000, 40000|40000, 20000)\)$", out, re.M), out
+    assert len(re.findall(r": refused, steps differ", out)) == 2
+    assert re.search(r"^  \S+ / \S+ = \d+\.\d\dx  \[", out, re.M), out
+    doc = json.loads(sq(d, "report", "--run", 1, "--format",
+                        "json").stdout)
+    refused = [x for x in doc["runs"][0]["ratios"] if x["refused"]]
+    assert len(refused) == 2 and all("ratio" not in x for x in refused)
+
+    d = modified(site, tmp_path / "n1",
+                 "DELETE FROM samples WHERE run_id = 1 AND sample_index > 0")
+    out = sq(d, "report", "--run", 1).stdout
+    pairs = re.findall(r"^  \S+ / \S+ = \d+\.\d\dx  (.*)$", out, re.M)
+    assert len(pairs) == 3
+    assert all(p == "[no interval: n < 2]  not distinguishable at this "
+               "precision" for p in pairs), out
+
+
+def test_position_bias_is_seen(site, tmp_path):
+    """Samples that ran first made twice as slow: the report says position
+    0 shifts results, and that it is slower."""
+    d = modified(site, tmp_path, "UPDATE samples SET ns = ns * 2"
+                 " WHERE run_id = 1 AND position = 0")
+    out = sq(d, "report", "--run", 1).stdout
+    assert "position bias: some positions in the alternating order shift " \
+        "results" in out, out
+    assert re.search(r"^  position 0: n 9, 0\.\d+x the others  \[\S+, \S+\]"
+                     r"  slower$", out, re.M), out
+    out = sq(site, "report", "--run", 1).stdout
+    assert re.search(r"^position bias: ", out, re.M)
