@@ -741,7 +741,7 @@ report_each_sample(sqlite3 *db, const struct rrun *r,
 	    " s.calib_mhz, s.calib_after_mhz"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
 	    " WHERE s.run_id = ?1 AND s.study = ?2"
-	    " ORDER BY s.host, s.variant, s.build_id, s.sample_index";
+	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
 	sqlite3_stmt *st;
 	struct rsample x;
 	int rc, ret;

@@ -219,9 +219,10 @@ int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
 void report_free_run(struct rrun *r);
 
 /*
- * Stream every sample of run r (valid or not) to fn in (host, variant,
- * build, index) order, with the build's compiler; the row's strings are
- * valid during the call only.  fn returns 0 to go on.
+ * Stream every sample of run r (valid or not) to fn in (host, build,
+ * variant, index) order, the order of the samples' unique index, with the
+ * build's compiler; the row's strings are valid during the call only.  fn
+ * returns 0 to go on.
  */
 struct rsample {
 	int64_t		 id, build_id, sample_index, position, steps, ns;

@@ -1,10 +1,13 @@
 /*
- * The report over results.db: for each study, the variant x host table of
- * median rates (hashes per second) with ns per hash, range, sample count
- * and digest agreement; the best variant per host; the ratios between the
- * hosts' best rates; and the run's header and warnings.  Medians, minima
- * and maxima are those of the schema's `summary` view (computed the same
- * way, over one run), so the report and a hand-written query agree.
+ * The report over results.db: for each study, per cell (variant x host x
+ * build) the median rate in the study's unit with quartiles, range, cv,
+ * n, ns per step, one clock and the cycles it implies, and digest
+ * agreement; the best variant per host; the ratios between hosts and
+ * against a host's best with bootstrap intervals and verdicts (stats.h);
+ * position bias; and the run's header and warnings, as text, Markdown,
+ * CSV, JSON or HTML.  Medians, minima and maxima are those of the
+ * schema's `summary` view (computed the same way, over one run), so the
+ * report and a hand-written query agree.
  *
  * Functions return 0 or a negative SO_E* code, fill err and never exit.
  * They write only to the FILE * given and only read the database.

@@ -35,8 +35,7 @@ BASE_RATE = {"genoa": 4.0e6, "graviton5": 6.8e6, "m4": 8.0e6}
 
 def real_db(tmp):
     """A real results.db: one short run of two variants on this host."""
-    work = tmp / "seed"
-    work.mkdir()
+    work = Path(tempfile.mkdtemp(prefix="seed.", dir=tmp))
     (work / "hosts.toml").write_text(
         '[hosts.local]\ntransport = "local"\n'
         f'workdir = "{work / "w"}"\n')
@@ -192,8 +191,8 @@ def main():
             for k, (wall, cpu) in r.items():
                 print(f"  {k:30s} {wall:7.3f} s {cpu:7.3f} s")
             print(f"  {'python: read run, medians':30s} {py:7.3f} s"
-                  f"           (report --run: {py / r['report --run'][0]:.1f}x"
-                  " faster)")
+                  f"           (python / report --run: "
+                  f"{py / r['report --run'][0]:.2f})")
             checks += [(name, "report --latest", r["report --latest"], 1),
                        (name, "report --run", r["report --run"], 1),
                        (name, "export --run", r["export --run"], 2),

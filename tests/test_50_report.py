@@ -376,7 +376,6 @@ def test_html_in_chromium(site):
     for colour in PALETTE[:len(HOSTS)]:
         assert sum(px == colour for row in rows[top:bottom]
                    for px in row) > 200, colour
-    shutil.copy(png, ROOT / "build" / "report-screenshot.png")
 
     # On a phone's width the charts still render.
     assert chromium(page, site / "phone.png", 412, 3000) == []
