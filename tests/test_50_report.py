@@ -459,23 +459,29 @@ def test_compare(site):
 
 
 def test_compare_gate_and_refusal(site, tmp_path):
-    """A copy whose second run is 3x slower: every cell is decided slower
-    and --fail-slower exits 1; with other steps every cell is refused."""
+    """A copy whose second run is the first one five times slower, sample
+    for sample (so the verdict does not depend on how busy the machine
+    was in each run): every cell is decided slower and --fail-slower
+    exits 1; with other steps every cell is refused."""
     db = tmp_path / "results.db"
     shutil.copy(site / "results.db", db)
     con = sqlite3.connect(db)
     with con:
-        con.execute("UPDATE samples SET ns = ns * 3 WHERE run_id = 2")
+        con.execute("UPDATE samples SET ns = (SELECT a.ns * 5 FROM samples a"
+                    " WHERE a.run_id = 1 AND a.host = samples.host AND"
+                    " a.variant = samples.variant AND a.sample_index ="
+                    " samples.sample_index) WHERE run_id = 2")
     con.close()
     out = json.loads(sq(tmp_path, "compare", 1, 2, "--format",
                         "json").stdout)
     for cell in out["cells"]:
         assert cell["verdict"] == "slower", cell
+        assert cell["ratio"] == pytest.approx(0.2, rel=1e-9)
         assert cell["hi"] < 1
     p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "10", check=False)
     assert p.returncode == 1, p.stderr
     assert f"{len(out['cells'])} cells slower by more than 10%" in p.stderr
-    # Slower by ~67%: a 90% threshold lets it pass.
+    # Slower by 80%: a 90% threshold lets it pass.
     assert sq(tmp_path, "compare", 1, 2, "--fail-slower", "90",
               check=False).returncode == 0
     con = sqlite3.connect(db)
@@ -546,9 +552,9 @@ def test_report_refuses_and_n1(site, tmp_path):
 
 
 def test_position_bias_is_seen(site, tmp_path):
-    """Samples that ran first made twice as slow: the report says position
-    0 shifts results, and that it is slower."""
-    d = modified(site, tmp_path, "UPDATE samples SET ns = ns * 2"
+    """Samples that ran first made three times as slow: the report says
+    position 0 shifts results, and that it is slower."""
+    d = modified(site, tmp_path, "UPDATE samples SET ns = ns * 3"
                  " WHERE run_id = 1 AND position = 0")
     out = sq(d, "report", "--run", 1).stdout
     assert "position bias: some positions in the alternating order shift " \
