@@ -123,7 +123,6 @@ struct rratio {
 struct rposition {
 	int64_t		 position;
 	size_t		 n;
-	double		 median;	/* of rate / row mean */
 	struct stats_ratio s;		/* this position / the others */
 };
 

@@ -243,8 +243,6 @@ positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
 		p = &r->positions[r->npositions++];
 		p->position = distinct[k];
 		p->n = nin;
-		p->median = nin % 2 ? in[nin / 2] :
-		    (in[nin / 2 - 1] + in[nin / 2]) / 2;
 		stats_ratio(in, nin, out, nout, STATS_SEED, &p->s);
 		if (p->s.verdict != STATS_UNDECIDED)
 			r->position_bias = 1;
