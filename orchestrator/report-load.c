@@ -86,6 +86,9 @@ report_free_run(struct rrun *r)
 		free(r->hosts[i].arch);
 		free(r->hosts[i].os);
 		free(r->hosts[i].kernel);
+		free(r->hosts[i].cpu_choice);
+		free(r->hosts[i].counters);
+		free(r->hosts[i].counters_error);
 	}
 	for (i = 0; i < r->nbuilds; i++) {
 		free(r->builds[i].host);
@@ -109,6 +112,9 @@ report_free_run(struct rrun *r)
 		free(r->rows[i].clocks);
 		free(r->rows[i].seed);
 		free(r->rows[i].final);
+		free(r->rows[i].csrc);
+		free(r->rows[i].pcs);
+		free(r->rows[i].ipcs);
 	}
 	for (i = 0; i < r->nratios; i++)
 		free(r->ratios[i].refused);
@@ -211,7 +217,12 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT host, status, error, pin_cpu, pinned, pin_error, governor,"
-	    " openssl, calib_mhz, facts FROM run_hosts WHERE run_id = ?1";
+	    " openssl, calib_mhz, facts, cpu_choice, counters, counters_error,"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = run_hosts.host AND w.verdict IS NOT NULL),"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = run_hosts.host AND w.verdict = 'noisy')"
+	    " FROM run_hosts WHERE run_id = ?1";
 	sqlite3_stmt *st;
 	struct rhost *h;
 	const cJSON *cores;
@@ -245,6 +256,11 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 		h->cores = cJSON_IsNumber(cores) ? (int64_t)cores->valuedouble :
 		    0;
 		cJSON_Delete(facts);
+		h->cpu_choice = col_dup(st, 10);
+		h->counters = col_dup(st, 11);
+		h->counters_error = col_dup(st, 12);
+		h->windows = sqlite3_column_int64(st, 13);
+		h->noisy = sqlite3_column_int64(st, 14);
 	}
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "run_hosts", err);
@@ -374,6 +390,26 @@ row_add(struct rrow *w, int64_t steps, int64_t ns, int64_t pos, double clock)
 	w->clocks[w->n++] = clock;
 }
 
+/* A sample with counted cycles: cycles per step, ipc, their source. */
+static void
+row_count(struct rrow *w, double pc, double ipc, const char *src)
+{
+	size_t n = (size_t)w->counted;
+
+	/* Doubling room: 16, 32, 64... */
+	if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+		w->pcs = xrealloc(w->pcs, (n ? 2 * n : 16) * sizeof *w->pcs);
+		w->ipcs = xrealloc(w->ipcs, (n ? 2 * n : 16) *
+		    sizeof *w->ipcs);
+	}
+	w->pcs[w->counted] = pc;
+	w->ipcs[w->counted++] = ipc;
+	if (src != NULL && (w->csrc == NULL || strcmp(src, w->csrc) > 0)) {
+		free(w->csrc);
+		w->csrc = xstrdup(src);
+	}
+}
+
 static int
 cmp_rows(const void *a, const void *b)
 {
@@ -400,7 +436,7 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char valid[] =
 	    "SELECT variant, host, build_id, steps, ns, position, calib_mhz,"
-	    " calib_after_mhz FROM samples"
+	    " calib_after_mhz, cycles, instructions, cycles_source FROM samples"
 	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0";
 	static const char invalid[] =
 	    "SELECT variant, host, build_id, COUNT(*)"
@@ -411,6 +447,7 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	struct rrow *w;
 	const struct rbuild *b;
 	double before, after;
+	int64_t cycles;
 	size_t i = 0;
 	int rc, ret;
 
@@ -430,10 +467,20 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 			    fmax(before, after))
 				w->moved++;
 		}
+		cycles = sqlite3_column_int64(st, 8);
+		if (cycles > 0)
+			row_count(w, (double)cycles /
+			    (double)sqlite3_column_int64(st, 3),
+			    (double)sqlite3_column_int64(st, 9) /
+			    (double)cycles,
+			    (const char *)sqlite3_column_text(st, 10));
+		/* A counted sample's clock is what its cycles imply. */
 		row_add(w, sqlite3_column_int64(st, 3),
 		    sqlite3_column_int64(st, 4),
-		    sqlite3_column_int64(st, 5), !(before > 0) ? 0 :
-		    after > 0 ? (before + after) / 2 : before);
+		    sqlite3_column_int64(st, 5), cycles > 0 ? (double)cycles *
+		    1e3 / (double)sqlite3_column_int64(st, 4) :
+		    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 :
+		    before);
 	}
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "samples", err);

@@ -49,6 +49,7 @@ enum {
 	CLOCK_NONE,		/* no estimate at all */
 	CLOCK_SAMPLES,		/* the samples' own, before and after each */
 	CLOCK_FACTS,		/* the host's, once before sampling */
+	CLOCK_COUNTERS,		/* the samples' counted cycles / their ns */
 };
 
 /* One (variant, host, build) of the run: a row of the table. */
@@ -77,6 +78,16 @@ struct rrow {
 	double		 clock_mhz;
 	int		 clock_source;	/* CLOCK_* */
 	int64_t		 moved;		/* valid samples whose clock moved */
+	/*
+	 * Counted cycles (docs/measurement.md): valid samples with them,
+	 * medians of cycles per step and of instructions per cycle, and
+	 * their source (pmu, test-seam).  With counters, cycles per step are
+	 * theirs and the clock is what they imply: clock = cycles x rate.
+	 */
+	int64_t		 counted;
+	double		 pcycles, ipc;
+	char		*csrc;
+	double		*pcs, *ipcs;	/* loading only: per counted sample */
 	/* What a ratio must share: one of each over the valid samples. */
 	int64_t		 steps;
 	char		*seed;
@@ -99,6 +110,10 @@ struct rhost {
 	char		*cpu_model, *arch, *os, *kernel;	/* facts */
 	int64_t		 cores;		/* 0 = unknown */
 	double		 calib_mhz;	/* facts, before sampling; 0 = unknown */
+	char		*cpu_choice;	/* cpu = "auto": why this cpu */
+	char		*counters;	/* pmu, test-seam, none; NULL: older */
+	char		*counters_error;
+	int64_t		 windows, noisy;	/* windows; noisy preflights */
 	/* The clock of all its valid samples, as for a row. */
 	double		 clock_mhz;
 	int		 clock_source;
@@ -173,6 +188,7 @@ struct rrun {
 	int		 exploratory;
 	int		 several_builds;	/* some host has > 1 build */
 	int		 any_calib;
+	int		 any_counted;	/* some row has counted cycles */
 	int64_t		 moved;		/* valid samples whose clock moved */
 	int64_t		 clocked;	/* valid samples with both estimates */
 
@@ -287,8 +303,13 @@ int report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
  */
 char *report_reference_line(const struct rrun *r, const struct rhost *h);
 
-/* Cycles per step of a row from its one clock; 0 when unknown. */
+/*
+ * Cycles per step of a row: its counted cycles, else its one clock / its
+ * median rate; 0 when unknown.  And where they come from: the counters'
+ * source (pmu, test-seam), "calib", or NULL.
+ */
 double report_row_cycles(const struct rrow *w);
+const char *report_row_cycles_source(const struct rrow *w);
 
 /* "samples (median of N)", "host facts", "none": a clock's source. */
 const char *report_clock_source(int source);

@@ -121,6 +121,16 @@ describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
 		w->clock_mhz = h->calib_mhz;
 		w->clock_source = CLOCK_FACTS;
 	}
+	/* Counted cycles decide; the clock shown is the one they imply. */
+	if (w->counted > 0) {
+		w->pcycles = stats_median(w->pcs, (size_t)w->counted);
+		w->ipc = stats_median(w->ipcs, (size_t)w->counted);
+		if (w->median > 0) {
+			w->clock_mhz = w->pcycles * w->median / 1e6;
+			w->clock_source = CLOCK_COUNTERS;
+		}
+		r->any_counted = 1;
+	}
 }
 
 /* Each host's clock: the median over all its valid samples' estimates. */
@@ -148,6 +158,11 @@ host_clocks(struct rrun *r)
 		h->clock_mhz = positive_median(all, n, &used);
 		h->clock_n = (int64_t)used;
 		h->clock_source = used > 0 ? CLOCK_SAMPLES : CLOCK_NONE;
+		for (j = 0; used > 0 && j < r->nrows; j++) {
+			if (r->rows[j].counted > 0 &&
+			    strcmp(r->rows[j].host, h->name) == 0)
+				h->clock_source = CLOCK_COUNTERS;
+		}
 		if (used == 0 && h->calib_mhz > 0) {
 			h->clock_mhz = h->calib_mhz;
 			h->clock_source = CLOCK_FACTS;
@@ -315,9 +330,23 @@ report_stats(struct rrun *r)
 double
 report_row_cycles(const struct rrow *w)
 {
-	if (w->n == 0 || !(w->clock_mhz > 0) || !(w->median > 0))
+	if (w->n == 0)
+		return 0;
+	if (w->counted > 0 && w->pcycles > 0)
+		return w->pcycles;
+	if (!(w->clock_mhz > 0) || !(w->median > 0))
 		return 0;
 	return w->clock_mhz * 1e6 / w->median;
+}
+
+const char *
+report_row_cycles_source(const struct rrow *w)
+{
+	if (report_row_cycles(w) <= 0)
+		return NULL;
+	if (w->counted > 0 && w->pcycles > 0)
+		return w->csrc != NULL ? w->csrc : "pmu";
+	return "calib";
 }
 
 const char *
@@ -326,6 +355,7 @@ report_clock_source(int source)
 	switch (source) {
 	case CLOCK_SAMPLES:	return "samples";
 	case CLOCK_FACTS:	return "host facts";
+	case CLOCK_COUNTERS:	return "counters";
 	}
 	return "none";
 }

@@ -305,7 +305,28 @@ cycles_str(const struct rrow *w)
 {
 	double c = report_row_cycles(w);
 
-	return c > 0 ? xasprintf("%.1f", c) : xstrdup("-");
+	return c > 0 ? xasprintf("%.1f %s", c, report_row_cycles_source(w)) :
+	    xstrdup("-");
+}
+
+static char *
+ipc_str(const struct rrow *w)
+{
+	return w->counted > 0 && w->ipc > 0 ? xasprintf("%.2f", w->ipc) :
+	    xstrdup("-");
+}
+
+/* A host's preflight verdicts over its windows: "quiet", "noisy 1/2". */
+static char *
+noise_str(const struct rhost *h)
+{
+	if (h->windows == 0)
+		return xstrdup("-");
+	if (h->noisy == 0)
+		return xstrdup("quiet");
+	if (h->noisy == h->windows)
+		return xstrdup("noisy");
+	return xasprintf("noisy %" PRId64 "/%" PRId64, h->noisy, h->windows);
 }
 
 /* Short enough for the hosts table; why a pin failed is a warning. */
@@ -361,9 +382,10 @@ static void
 text_hosts(const struct rrun *r, FILE *out)
 {
 	static const char *heads[] = {
-		"host", "status", "clock", "governor", "pinning"
+		"host", "status", "clock", "governor", "pinning", "counters",
+		"noise"
 	};
-	struct table t = { 5, heads, "lllll", NULL, 0 };
+	struct table t = { 7, heads, "lllllll", NULL, 0 };
 	const struct rhost *h;
 	size_t i;
 
@@ -375,9 +397,19 @@ text_hosts(const struct rrun *r, FILE *out)
 		    h->clock_n));
 		cell(&t, xstrdup(h->governor != NULL ? h->governor : "-"));
 		cell(&t, pin_str(h));
+		cell(&t, xstrdup(h->counters != NULL ? h->counters : "-"));
+		cell(&t, noise_str(h));
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	/* How the cpu was chosen and why cycles are estimated, in words. */
+	for (i = 0; i < r->nhosts; i++) {
+		h = &r->hosts[i];
+		if (h->cpu_choice != NULL)
+			emit_wrapped(out, "  cpu auto  ", h->cpu_choice);
+		if (h->counters_error != NULL)
+			emit_wrapped(out, "  counters  ", h->counters_error);
+	}
 }
 
 static void
@@ -432,6 +464,8 @@ text_rows(const struct rrun *r, FILE *out)
 	COL(ns_head, 'r');
 	if (r->any_calib)
 		COL("cycles", 'r');
+	if (r->any_counted)
+		COL("ipc", 'r');
 	COL("min–max", 'r');
 	COL("n", 'r');
 	COL("digest", 'l');
@@ -459,6 +493,8 @@ text_rows(const struct rrun *r, FILE *out)
 		cell(&t, ns_str(w->n > 0 ? w->median : 0));
 		if (r->any_calib)
 			cell(&t, cycles_str(w));
+		if (r->any_counted)
+			cell(&t, ipc_str(w));
 		if (w->n > 0) {
 			char lo[32], hi[32];
 
@@ -829,6 +865,8 @@ json_row(const struct rrow *w)
 	    report_row_cycles(w) > 0);
 	json_num(o, "clock_mhz", w->clock_mhz, w->clock_mhz > 0);
 	json_str(o, "clock_source", report_clock_source(w->clock_source));
+	json_str(o, "cycles_source", report_row_cycles_source(w));
+	json_num(o, "ipc", w->ipc, w->counted > 0 && w->ipc > 0);
 	cJSON_AddNumberToObject(o, "clock_moved", (double)w->moved);
 	json_num(o, "min_rate", w->min, known);
 	json_num(o, "q1_rate", w->desc.q1, known);
@@ -877,6 +915,11 @@ json_hosts(const struct rrun *r)
 		json_str(o, "os", h->os);
 		json_str(o, "kernel", h->kernel);
 		json_num(o, "cores", (double)h->cores, h->cores > 0);
+		json_str(o, "cpu_choice", h->cpu_choice);
+		json_str(o, "counters", h->counters);
+		json_str(o, "counters_error", h->counters_error);
+		cJSON_AddNumberToObject(o, "windows", (double)h->windows);
+		cJSON_AddNumberToObject(o, "noisy_windows", (double)h->noisy);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
