@@ -298,7 +298,7 @@ html_facts(const struct rrun *r, FILE *out)
 	fputs("<h3>Hosts</h3>\n<div class=\"scroll\"><table><tr><th>host"
 	    "</th><th>status</th><th>CPU</th><th>arch</th><th>kernel</th>"
 	    "<th>OpenSSL</th><th>pinning</th><th>clock (source)</th>"
-	    "<th>governor</th></tr>\n", out);
+	    "<th>governor</th><th>counters</th><th>noise</th></tr>\n", out);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
 		clock = report_clock_str(h->clock_mhz, h->clock_source,
@@ -319,6 +319,13 @@ html_facts(const struct rrun *r, FILE *out)
 			td(out, h->pinned == -1 ? "unknown" : "none");
 		td(out, clock);
 		td(out, h->governor);
+		td(out, h->counters != NULL ? h->counters : "-");
+		if (h->windows == 0)
+			td(out, "-");
+		else
+			fprintf(out, "<td>%s %" PRId64 "/%" PRId64 "</td>",
+			    h->noisy > 0 ? "noisy" : "quiet", h->noisy > 0 ?
+			    h->noisy : h->windows - h->noisy, h->windows);
 		fputs("</tr>\n", out);
 		free(clock);
 	}

@@ -785,7 +785,8 @@ report_each_sample(sqlite3 *db, const struct rrun *r,
 	    "SELECT s.id, s.build_id, s.sample_index, s.position, s.steps,"
 	    " s.ns, s.valid, s.cpu, s.host, s.study, s.variant, b.compiler,"
 	    " s.digest, s.seed, s.invalid_reason, s.received_at, s.reason,"
-	    " s.calib_mhz, s.calib_after_mhz"
+	    " s.calib_mhz, s.calib_after_mhz, s.cycles, s.instructions,"
+	    " s.cycles_source"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
 	    " WHERE s.run_id = ?1 AND s.study = ?2"
 	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
@@ -819,6 +820,11 @@ report_each_sample(sqlite3 *db, const struct rrun *r,
 		    sqlite3_column_double(st, 17);
 		x.calib_after_mhz = sqlite3_column_type(st, 18) ==
 		    SQLITE_NULL ? NAN : sqlite3_column_double(st, 18);
+		x.cycles = sqlite3_column_type(st, 19) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(st, 19);
+		x.instructions = sqlite3_column_type(st, 20) == SQLITE_NULL ?
+		    -1 : sqlite3_column_int64(st, 20);
+		x.cycles_source = (const char *)sqlite3_column_text(st, 21);
 		if (fn(&x, arg) != 0)
 			break;
 	}

@@ -245,6 +245,8 @@ struct rsample {
 	const char	*host, *study, *variant, *compiler, *digest, *seed;
 	const char	*invalid_reason, *received_at, *reason;
 	double		 calib_mhz, calib_after_mhz;	/* NAN when NULL */
+	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
+	const char	*cycles_source;
 	int		 has_cpu;
 };
 int report_each_sample(sqlite3 *db, const struct rrun *r,
