@@ -325,7 +325,7 @@ html_facts(const struct rrun *r, FILE *out)
 		else
 			fprintf(out, "<td>%s %" PRId64 "/%" PRId64 "</td>",
 			    h->noisy > 0 ? "noisy" : "quiet", h->noisy > 0 ?
-			    h->noisy : h->windows - h->noisy, h->windows);
+			    h->noisy : h->windows, h->windows);
 		fputs("</tr>\n", out);
 		free(clock);
 	}

@@ -95,8 +95,8 @@ md_hosts(const struct rrun *r, FILE *out)
 	char *clock;
 
 	fputs("\n### Hosts\n\n| host | status | clock | cpu | arch | "
-	    "openssl | governor | pinning |\n| --- | --- | --- | --- | --- | "
-	    "--- | --- | --- |\n", out);
+	    "openssl | governor | pinning | counters | noise |\n| --- | --- | "
+	    "--- | --- | --- | --- | --- | --- | --- | --- |\n", out);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
 		clock = report_clock_str(h->clock_mhz, h->clock_source,
@@ -114,13 +114,20 @@ md_hosts(const struct rrun *r, FILE *out)
 		fputs(" | ", out);
 		md(out, h->governor);
 		if (h->pinned == 1 && h->has_pin_cpu)
-			fprintf(out, " | cpu %" PRId64 " |\n", h->pin_cpu);
+			fprintf(out, " | cpu %" PRId64 " | ", h->pin_cpu);
 		else if (h->has_pin_cpu)
-			fprintf(out, " | cpu %" PRId64 " (not pinned) |\n",
+			fprintf(out, " | cpu %" PRId64 " (not pinned) | ",
 			    h->pin_cpu);
 		else
-			fprintf(out, " | %s |\n", h->pinned == -1 ? "unknown" :
+			fprintf(out, " | %s | ", h->pinned == -1 ? "unknown" :
 			    "none");
+		md(out, h->counters);
+		if (h->windows == 0)
+			fputs(" | - |\n", out);
+		else
+			fprintf(out, " | %s %" PRId64 "/%" PRId64 " |\n",
+			    h->noisy > 0 ? "noisy" : "quiet", h->noisy > 0 ?
+			    h->noisy : h->windows, h->windows);
 		free(clock);
 	}
 	if (r->nbuilds == 0)
