@@ -19,10 +19,12 @@ def _hash_chain(fn):
 
 CHAINS = {
     "sha3": (32, _hash_chain(hashlib.sha3_256)),
+    "sha512": (64, _hash_chain(hashlib.sha512)),
 }
 
 KATS = {
     "sha3": lambda m: hashlib.sha3_256(m).digest(),
+    "sha512": lambda m: hashlib.sha512(m).digest(),
 }
 
 
