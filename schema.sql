@@ -240,3 +240,11 @@ CREATE TABLE disasm (
 -- calib_mhz taken right before it: their mean gives the sample's cycles
 -- per hash, their difference says whether the clock moved meanwhile.
 ALTER TABLE samples ADD COLUMN calib_after_mhz REAL;
+
+-- version: 5
+
+-- The OpenSSL capability mask a run set in its agents' environment
+-- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
+-- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.
+ALTER TABLE runs ADD COLUMN openssl_cap TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap TEXT;

@@ -121,6 +121,7 @@ struct rrun {
 	char		*finished_at;
 	char		*command;
 	char		*seed;
+	char		*openssl_cap;	/* --openssl-cap of the run, or NULL */
 	int64_t		 steps;
 	int64_t		 samples;
 	int		 exploratory;
@@ -301,6 +302,7 @@ free_run(struct rrun *r)
 	free(r->finished_at);
 	free(r->command);
 	free(r->seed);
+	free(r->openssl_cap);
 	memset(r, 0, sizeof *r);
 }
 
@@ -309,7 +311,7 @@ load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT study, status, started_at, finished_at, command, seed,"
-	    " steps, samples_per_variant, exploratory"
+	    " steps, samples_per_variant, exploratory, openssl_cap"
 	    " FROM runs WHERE id = ?1";
 	sqlite3_stmt *st;
 	int rc, ret = 0;
@@ -327,6 +329,7 @@ load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
 		r->steps = sqlite3_column_int64(st, 6);
 		r->samples = sqlite3_column_int64(st, 7);
 		r->exploratory = sqlite3_column_int(st, 8) != 0;
+		r->openssl_cap = col_dup(st, 9);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "
 		    "while reading it", r->id);
@@ -1025,6 +1028,9 @@ text_header(const struct rrun *r, FILE *out)
 	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");
 	emit(out, "  seed      %s", r->seed);
+	if (r->openssl_cap != NULL)
+		emit(out, "  openssl   capabilities \"%s\" (OPENSSL_ia32cap on "
+		    "x86-64, OPENSSL_armcap on aarch64)", r->openssl_cap);
 	emit(out, "  started   %s", r->started_at);
 	emit(out, "  finished  %s", r->finished_at != NULL ?
 	    r->finished_at : "-");
@@ -1053,9 +1059,9 @@ static void
 text_hosts(const struct rrun *r, FILE *out)
 {
 	static const char *heads[] = {
-		"host", "status", "calib", "governor", "pinning"
+		"host", "status", "calib", "governor", "pinning", "libcrypto"
 	};
-	struct table t = { 5, heads, "lllll", NULL, 0 };
+	struct table t = { 6, heads, "llllll", NULL, 0 };
 	const struct rhost *h;
 	size_t i;
 
@@ -1067,6 +1073,8 @@ text_hosts(const struct rrun *r, FILE *out)
 		    h->calib_mhz) : xstrdup("-"));
 		cell(&t, xstrdup(h->governor != NULL ? h->governor : "-"));
 		cell(&t, pin_str(h));
+		/* what the agent linked: OpenSSL_version() on the host */
+		cell(&t, xstrdup(h->openssl != NULL ? h->openssl : "-"));
 	}
 	fputc('\n', out);
 	table_print(&t, out);
@@ -1518,6 +1526,7 @@ json_run(const struct rrun *r)
 	cJSON_AddNumberToObject(o, "steps", (double)r->steps);
 	cJSON_AddNumberToObject(o, "samples_per_variant", (double)r->samples);
 	json_str(o, "seed", r->seed);
+	json_str(o, "openssl_cap", r->openssl_cap);
 	json_str(o, "started_at", r->started_at);
 	json_str(o, "finished_at", r->finished_at);
 	json_str(o, "command", r->command);
