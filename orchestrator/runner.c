@@ -104,7 +104,9 @@ openssl_cap_var(const char *target)
 
 /*
  * With --openssl-cap the agent must have run with the value: its facts
- * say what it found in its environment (facts.c).
+ * say what it found in its environment (facts.c).  Without it, a mask the
+ * agent inherited (a local host shares the coordinator's environment) is
+ * not an error but must not pass unseen.
  */
 static int
 check_openssl_cap(struct stream *s, const cJSON *facts)
@@ -112,12 +114,22 @@ check_openssl_cap(struct stream *s, const cJSON *facts)
 	const char *want = s->hr->p->openssl_cap;
 	const char *var = openssl_cap_var(s->build->target);
 	const cJSON *v;
+	char msg[400];
 
-	if (want == NULL || var == NULL)
+	if (var == NULL)
 		return 0;
 	v = cJSON_GetObjectItemCaseSensitive(facts,
 	    strcmp(var, "OPENSSL_armcap") == 0 ? "openssl_armcap" :
 	    "openssl_ia32cap");
+	if (want == NULL) {
+		if (!cJSON_IsString(v))
+			return 0;
+		snprintf(msg, sizeof msg, "agent ran with %s=\"%.200s\" from "
+		    "its environment, not from --openssl-cap: libcrypto's code "
+		    "paths were restricted", var, v->valuestring);
+		return db_event(s->hr->db, s->hr->p->run_id,
+		    s->hr->host->name, "warning", msg, &s->err);
+	}
 	if (cJSON_IsString(v) && strcmp(v->valuestring, want) == 0)
 		return 0;
 	return so_error(&s->err, SO_EPROTO, "agent did not run with %s=\"%s\" "

@@ -102,6 +102,26 @@ def test_openssl_cap_reaches_the_agent_and_is_stored(scratch):
     assert json.loads(js.stdout)["runs"][0]["openssl_cap"] == cap
 
 
+def test_inherited_openssl_cap_is_a_warning(scratch):
+    """Without --openssl-cap, a mask the local agent inherits from the
+    coordinator's environment is recorded as a warning, not hidden."""
+    cap, key = cap_for_this_machine()
+    var = "OPENSSL_ia32cap" if key == "openssl_ia32cap" else "OPENSSL_armcap"
+    r = seqorch(scratch, "run", "--study", "sha512", "--hosts", "local",
+                "--steps", 100, "--samples", 1, "--variants", "c-fused",
+                env={**os.environ, var: cap})
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    assert query(db, "SELECT openssl_cap, valid FROM samples") == \
+        [(None, 1)]
+    warn = [m for (m,) in query(db, "SELECT message FROM events "
+                                "WHERE level = 'warning'")
+            if var in m]
+    assert warn == [f'agent ran with {var}="{cap}" from its environment, '
+                    "not from --openssl-cap: libcrypto's code paths were "
+                    "restricted"], warn
+
+
 def test_openssl_cap_bad_value_is_refused(scratch):
     for bad in ("", "0x10; touch pwned", "~0x1 0x2", "9" * 201):
         r = seqorch(scratch, "run", "--study", "sha512", "--hosts",
