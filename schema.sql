@@ -271,6 +271,22 @@ CREATE INDEX artifact_refs_sha ON artifact_refs (sha256);
 
 -- version: 6
 
+-- Runs imported from a verified bundle (`seqorch import`): which run of
+-- which coordinator they were, and the key that signed them.  The same
+-- run of the same bundle is never imported twice.
+CREATE TABLE imports (
+	run_id			INTEGER PRIMARY KEY REFERENCES runs(id),
+	origin_run_id		INTEGER NOT NULL,
+	origin_coordinator	TEXT NOT NULL,
+	origin_db		TEXT,
+	key_fingerprint		TEXT,		-- SHA-256 of the raw Ed25519 key
+	manifest_sha256		TEXT NOT NULL,
+	imported_at		TEXT NOT NULL,
+	UNIQUE (manifest_sha256, origin_run_id)
+);
+
+-- version: 7
+
 -- The OpenSSL capability mask a run set in its agents' environment
 -- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
 -- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.

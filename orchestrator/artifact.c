@@ -89,8 +89,7 @@ out:
 }
 
 int
-artifact_keep(struct db *db, int64_t build_id, const char *kind,
-    const char *name, const void *data, size_t len, char *sha256,
+artifact_put(struct db *db, const void *data, size_t len, char *sha256,
     struct so_err *err)
 {
 	char sha[65], *dir = NULL, *path = NULL;
@@ -98,8 +97,8 @@ artifact_keep(struct db *db, int64_t build_id, const char *kind,
 	int rc;
 
 	if (len > ARTIFACT_MAX)
-		return so_error(err, SO_EPROTO, "%s \"%s\" is over %u MiB: not "
-		    "kept", kind, name, ARTIFACT_MAX >> 20);
+		return so_error(err, SO_EPROTO, "an artifact of %zu bytes is "
+		    "over %u MiB: not kept", len, ARTIFACT_MAX >> 20);
 	sha256_of(data, len, sha);
 	if (sha256 != NULL)
 		memcpy(sha256, sha, sizeof sha);
@@ -115,13 +114,32 @@ artifact_keep(struct db *db, int64_t build_id, const char *kind,
 		if ((rc = write_whole(dir, path, data, len, err)) != 0)
 			goto out;
 	}
-	if ((rc = db_artifact_add(db, sha, len, err)) != 0)
-		goto out;
-	rc = db_artifact_ref(db, build_id, kind, name, sha, err);
+	rc = db_artifact_add(db, sha, len, err);
 out:
 	free(path);
 	free(dir);
 	return rc;
+}
+
+int
+artifact_keep(struct db *db, int64_t build_id, const char *kind,
+    const char *name, const void *data, size_t len, char *sha256,
+    struct so_err *err)
+{
+	char sha[65];
+	int rc;
+
+	if ((rc = artifact_put(db, data, len, sha, err)) != 0) {
+		/* Say what it was. */
+		size_t n = strlen(err->msg);
+
+		snprintf(err->msg + n, sizeof err->msg - n, " (%s \"%s\")",
+		    kind, name);
+		return rc;
+	}
+	if (sha256 != NULL)
+		memcpy(sha256, sha, sizeof sha);
+	return db_artifact_ref(db, build_id, kind, name, sha, err);
 }
 
 int

@@ -26,6 +26,14 @@ char *artifact_dir(struct db *db);
 char *artifact_path(struct db *db, const char *sha256);
 
 /*
+ * Store data (if not stored yet) and record it, named by nothing yet (an
+ * import names it through its rows).  sha256, when not NULL, gets the hex
+ * digest (65 bytes).
+ */
+int artifact_put(struct db *db, const void *data, size_t len, char *sha256,
+    struct so_err *err);
+
+/*
  * Store data (if not stored yet) and name it from build_id as (kind,
  * name).  sha256, when not NULL, gets the hex digest (65 bytes).
  */

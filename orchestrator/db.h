@@ -13,6 +13,7 @@
 
 #include "util.h"
 
+#include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -248,6 +249,33 @@ int db_artifact_list(struct db *db, int64_t run_id,
 int db_artifact_gc(struct db *db, int dry_run,
     int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,
     uint64_t *n, struct so_err *err);
+
+/*
+ * A run's rows (db-rows.c): every row of every table that leads to run_id
+ * by foreign keys, with the artifacts and refs rows they name, as
+ * {"tables": {NAME: {"columns": [...], "rows": [[...], ...]}}} in *out
+ * (caller frees with cJSON_Delete).  SO_ENOTFOUND: no such run.
+ */
+int db_run_rows(struct db *db, int64_t run_id, cJSON **out,
+    struct so_err *err);
+
+/* Where an imported run came from (table imports). */
+struct import_origin {
+	int64_t origin_run_id;
+	const char *coordinator, *db_path;	/* as the bundle says */
+	const char *key_fingerprint;		/* of the verifying key */
+	const char *manifest_sha256;		/* the bundle's identity */
+};
+
+/*
+ * Insert rows (as db_run_rows makes them) under new ids, in one
+ * transaction, and record the origin; *new_run_id gets the run's id here.
+ * The same run of the same bundle again is SO_EEXIST with *new_run_id set
+ * to the earlier import, and changes nothing.  A table or column this
+ * schema does not know is SO_EPROTO.
+ */
+int db_run_import(struct db *db, const cJSON *rows,
+    const struct import_origin *o, int64_t *new_run_id, struct so_err *err);
 
 /* The file results.db was opened from (absolute); static to db. */
 const char *db_path(struct db *db);
