@@ -287,6 +287,35 @@ CREATE TABLE imports (
 
 -- version: 7
 
+-- The disassembly check also looks for the instructions a variant forbids
+-- (kernels/kernel.h `forbidden`: what a reassociated, shortened or
+-- vectorized chain would show): `forbidden` lists them, `present` those
+-- found, and status `forbidden` flags the build.  SQLite cannot widen a
+-- CHECK in place, so the table is rebuilt with its rows.
+CREATE TABLE disasm_v7 (
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	study		TEXT NOT NULL,
+	variant		TEXT NOT NULL,
+	symbol		TEXT NOT NULL,
+	required	TEXT NOT NULL,	-- mnemonics, space separated
+	missing		TEXT,		-- those not found; NULL when none
+	status		TEXT NOT NULL CHECK (status IN
+			('ok', 'missing', 'forbidden', 'no-symbol', 'no-tool')),
+	tool		TEXT,
+	excerpt		TEXT,		-- lines showing the instructions
+	forbidden	TEXT,		-- mnemonics that must not be there
+	present		TEXT,		-- forbidden ones found; NULL when none
+	PRIMARY KEY (build_id, study, variant)
+);
+INSERT INTO disasm_v7 (build_id, study, variant, symbol, required, missing,
+    status, tool, excerpt)
+    SELECT build_id, study, variant, symbol, required, missing, status, tool,
+    excerpt FROM disasm;
+DROP TABLE disasm;
+ALTER TABLE disasm_v7 RENAME TO disasm;
+
+-- version: 8
+
 -- The OpenSSL capability mask a run set in its agents' environment
 -- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
 -- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.
