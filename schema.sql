@@ -336,3 +336,11 @@ ALTER TABLE windows ADD COLUMN preflight TEXT;
 ALTER TABLE run_hosts ADD COLUMN cpu_choice TEXT;
 ALTER TABLE run_hosts ADD COLUMN counters TEXT;
 ALTER TABLE run_hosts ADD COLUMN counters_error TEXT;
+
+-- version: 9
+
+-- The OpenSSL capability mask a run set in its agents' environment
+-- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
+-- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.
+ALTER TABLE runs ADD COLUMN openssl_cap TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap TEXT;

@@ -128,6 +128,7 @@ struct rrun {
 	char		*finished_at;
 	char		*command;
 	char		*seed;
+	char		*openssl_cap;	/* --openssl-cap of the run, or NULL */
 	int64_t		 steps;
 	int64_t		 samples;
 	int		 exploratory;
@@ -314,6 +315,7 @@ free_run(struct rrun *r)
 	free(r->finished_at);
 	free(r->command);
 	free(r->seed);
+	free(r->openssl_cap);
 	memset(r, 0, sizeof *r);
 }
 
@@ -322,7 +324,7 @@ load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT study, status, started_at, finished_at, command, seed,"
-	    " steps, samples_per_variant, exploratory"
+	    " steps, samples_per_variant, exploratory, openssl_cap"
 	    " FROM runs WHERE id = ?1";
 	sqlite3_stmt *st;
 	int rc, ret = 0;
@@ -340,6 +342,7 @@ load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
 		r->steps = sqlite3_column_int64(st, 6);
 		r->samples = sqlite3_column_int64(st, 7);
 		r->exploratory = sqlite3_column_int(st, 8) != 0;
+		r->openssl_cap = col_dup(st, 9);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "
 		    "while reading it", r->id);
@@ -1111,6 +1114,9 @@ text_header(const struct rrun *r, FILE *out)
 	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");
 	emit(out, "  seed      %s", r->seed);
+	if (r->openssl_cap != NULL)
+		emit(out, "  openssl   capabilities \"%s\" (OPENSSL_ia32cap on "
+		    "x86-64, OPENSSL_armcap on aarch64)", r->openssl_cap);
 	emit(out, "  started   %s", r->started_at);
 	emit(out, "  finished  %s", r->finished_at != NULL ?
 	    r->finished_at : "-");
@@ -1159,6 +1165,11 @@ text_hosts(const struct rrun *r, FILE *out)
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	/* what the agents called: OpenSSL_version() on each host */
+	for (i = 0; i < r->nhosts; i++)
+		if (r->hosts[i].openssl != NULL)
+			emit(out, "  libcrypto on %s: %s", r->hosts[i].name,
+			    r->hosts[i].openssl);
 	/* How the cpu was chosen and why cycles are estimated, in words. */
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
@@ -1626,6 +1637,7 @@ json_run(const struct rrun *r)
 	cJSON_AddNumberToObject(o, "steps", (double)r->steps);
 	cJSON_AddNumberToObject(o, "samples_per_variant", (double)r->samples);
 	json_str(o, "seed", r->seed);
+	json_str(o, "openssl_cap", r->openssl_cap);
 	json_str(o, "started_at", r->started_at);
 	json_str(o, "finished_at", r->finished_at);
 	json_str(o, "command", r->command);
