@@ -339,6 +339,14 @@ ALTER TABLE run_hosts ADD COLUMN counters_error TEXT;
 
 -- version: 9
 
+-- The OpenSSL capability mask a run set in its agents' environment
+-- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
+-- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.
+ALTER TABLE runs ADD COLUMN openssl_cap TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap TEXT;
+
+-- version: 10
+
 -- Reading one run costs in proportion to that run, however large the
 -- database (issue 12).  samples_valid holds every column the report's pass
 -- over a run's valid samples reads, in (cell, steps, ns) order, so that

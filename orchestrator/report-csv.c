@@ -85,6 +85,8 @@ row(const struct rsample *s, void *arg)
 		fprintf(out, "%" PRId64, s->instructions);
 	fputc(',', out);
 	field(out, s->cycles_source);
+	fputc(',', out);
+	field(out, s->openssl_cap);
 	fputs("\r\n", out);
 	return ferror(out) ? -1 : 0;
 }
@@ -99,7 +101,7 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	fputs("run_id,id,study,host,build_id,compiler,variant,sample_index,"
 	    "position,steps,ns,rate,ns_per_step,digest,seed,valid,"
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
-	    "reason,cycles,instructions,cycles_source\r\n", out);
+	    "reason,cycles,instructions,cycles_source,openssl_cap\r\n", out);
 	for (i = 0; i < n; i++) {
 		struct csv_arg a = { out, runs[i].id };
 

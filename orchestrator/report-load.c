@@ -156,6 +156,7 @@ report_free_run(struct rrun *r)
 	free(r->finished_at);
 	free(r->command);
 	free(r->seed);
+	free(r->openssl_cap);
 	memset(r, 0, sizeof *r);
 }
 
@@ -164,7 +165,7 @@ load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT study, status, started_at, finished_at, command, seed,"
-	    " steps, samples_per_variant, exploratory"
+	    " steps, samples_per_variant, exploratory, openssl_cap"
 	    " FROM runs WHERE id = ?1";
 	sqlite3_stmt *st;
 	int rc, ret = 0;
@@ -182,6 +183,7 @@ load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
 		r->steps = sqlite3_column_int64(st, 6);
 		r->samples = sqlite3_column_int64(st, 7);
 		r->exploratory = sqlite3_column_int(st, 8) != 0;
+		r->openssl_cap = col_dup(st, 9);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "
 		    "while reading it", r->id);
@@ -786,7 +788,7 @@ report_each_sample(sqlite3 *db, const struct rrun *r,
 	    " s.ns, s.valid, s.cpu, s.host, s.study, s.variant, b.compiler,"
 	    " s.digest, s.seed, s.invalid_reason, s.received_at, s.reason,"
 	    " s.calib_mhz, s.calib_after_mhz, s.cycles, s.instructions,"
-	    " s.cycles_source"
+	    " s.cycles_source, s.openssl_cap"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
 	    " WHERE s.run_id = ?1 AND s.study = ?2"
 	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
@@ -825,6 +827,7 @@ report_each_sample(sqlite3 *db, const struct rrun *r,
 		x.instructions = sqlite3_column_type(st, 20) == SQLITE_NULL ?
 		    -1 : sqlite3_column_int64(st, 20);
 		x.cycles_source = (const char *)sqlite3_column_text(st, 21);
+		x.openssl_cap = (const char *)sqlite3_column_text(st, 22);
 		if (fn(&x, arg) != 0)
 			break;
 	}

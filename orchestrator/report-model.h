@@ -183,6 +183,7 @@ struct rrun {
 	char		*finished_at;
 	char		*command;
 	char		*seed;
+	char		*openssl_cap;	/* --openssl-cap of the run, or NULL */
 	int64_t		 steps;
 	int64_t		 samples;
 	int		 exploratory;
@@ -246,7 +247,7 @@ struct rsample {
 	const char	*invalid_reason, *received_at, *reason;
 	double		 calib_mhz, calib_after_mhz;	/* NAN when NULL */
 	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
-	const char	*cycles_source;
+	const char	*cycles_source, *openssl_cap;
 	int		 has_cpu;
 };
 int report_each_sample(sqlite3 *db, const struct rrun *r,

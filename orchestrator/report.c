@@ -354,6 +354,9 @@ text_header(const struct rrun *r, FILE *out)
 	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");
 	emit(out, "  seed      %s", r->seed);
+	if (r->openssl_cap != NULL)
+		emit(out, "  openssl   capabilities \"%s\" (OPENSSL_ia32cap on "
+		    "x86-64, OPENSSL_armcap on aarch64)", r->openssl_cap);
 	emit(out, "  started   %s", r->started_at);
 	emit(out, "  finished  %s", r->finished_at != NULL ?
 	    r->finished_at : "-");
@@ -402,6 +405,11 @@ text_hosts(const struct rrun *r, FILE *out)
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	/* what the agents called: OpenSSL_version() on each host */
+	for (i = 0; i < r->nhosts; i++)
+		if (r->hosts[i].openssl != NULL)
+			emit(out, "  libcrypto on %s: %s", r->hosts[i].name,
+			    r->hosts[i].openssl);
 	/* How the cpu was chosen and why cycles are estimated, in words. */
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
@@ -1045,6 +1053,7 @@ json_run(const struct rrun *r)
 	cJSON_AddNumberToObject(o, "steps", (double)r->steps);
 	cJSON_AddNumberToObject(o, "samples_per_variant", (double)r->samples);
 	json_str(o, "seed", r->seed);
+	json_str(o, "openssl_cap", r->openssl_cap);
 	json_str(o, "started_at", r->started_at);
 	json_str(o, "finished_at", r->finished_at);
 	json_str(o, "command", r->command);
