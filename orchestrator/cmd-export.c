@@ -2,6 +2,7 @@
  * seqorch export: one run's summary.json (export.c builds it) to stdout
  * or a file.  docs/summary.schema.json is its schema.
  */
+#include "bundle.h"
 #include "cmd.h"
 #include "db.h"
 #include "export.h"
@@ -50,10 +51,14 @@ export_exec(int argc, char **argv)
 		{ "run",	required_argument,	NULL, 'r' },
 		{ "db",		required_argument,	NULL, 'd' },
 		{ "output",	required_argument,	NULL, 'o' },
+		{ "bundle",	required_argument,	NULL, 'b' },
+		{ "sign",	required_argument,	NULL, 'k' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 }
 	};
-	const char *db_path = "results.db", *output = NULL;
+	const char *db_path = "results.db", *output = NULL, *bundle = NULL;
+	const char *key = NULL;
+	struct bundle b = { 0 };
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	cJSON *doc = NULL;
@@ -76,6 +81,12 @@ export_exec(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'b':
+			bundle = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
 		case 'h':
 			cmd_print_usage(&cmd_export_entry);
 			return EXIT_OK;
@@ -95,6 +106,15 @@ export_exec(int argc, char **argv)
 		fprintf(stderr, "seqorch: export needs \"--run ID\"\n");
 		return EXIT_USAGE;
 	}
+	if (key != NULL && bundle == NULL) {
+		fprintf(stderr, "seqorch: \"--sign\" goes with \"--bundle\"\n");
+		return EXIT_USAGE;
+	}
+	if (bundle != NULL && output != NULL) {
+		fprintf(stderr, "seqorch: \"--bundle\" and \"--output\" exclude "
+		    "each other (the bundle holds summary.json)\n");
+		return EXIT_USAGE;
+	}
 	if (stat(db_path, &sb) != 0) {
 		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", db_path,
 		    strerror(errno));
@@ -105,6 +125,23 @@ export_exec(int argc, char **argv)
 		return EXIT_DB;
 	}
 	ret = export_summary(db_handle(db), run_id, db_path, &doc, &err);
+	if (ret == 0 && bundle != NULL) {
+		/* The bundle takes the summary over. */
+		ret = bundle_make(db, run_id, doc, key, &b, &err);
+		if (ret == 0)
+			ret = bundle_save(&b, bundle, &err);
+		bundle_free(&b);
+		db_close(db);
+		if (ret != 0) {
+			fprintf(stderr, "seqorch: %s\n", err.msg);
+			return ret == SO_EDB ? EXIT_DB : ret == SO_EINVAL ?
+			    EXIT_USAGE : EXIT_FAIL;
+		}
+		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
+		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "
+		    "verify needs --sign)");
+		return EXIT_OK;
+	}
 	db_close(db);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
@@ -130,6 +167,7 @@ const struct cmd_entry cmd_export_entry = {
 	.summary = "write one run's summary.json (values, medians, digests)",
 	.usage =
 	    "usage: seqorch export --run ID [-o summary.json] [--db F]\n"
+	    "       seqorch export --run ID --bundle DIR|FILE.tar [--sign KEY]\n"
 	    "\n"
 	    "One run as a JSON document: the run, its common digest, every\n"
 	    "host's facts, every build's compiler, flags and source and binary\n"
@@ -142,6 +180,11 @@ const struct cmd_entry cmd_export_entry = {
 	    "  --run ID        the run to export (required)\n"
 	    "  -o, --output F  write to F (atomically) instead of stdout\n"
 	    "  --db F          results database (default results.db)\n"
+	    "  --bundle B      write the run's bundle instead: summary.json,\n"
+	    "                  its rows, raw samples and artifacts and a\n"
+	    "                  SHA-256 manifest (docs/provenance.md)\n"
+	    "  --sign KEY      sign the manifest with this Ed25519 PEM key\n"
+	    "                  (openssl genpkey -algorithm ed25519 -out KEY)\n"
 	    "\n"
 	    "Exit status: 0 written, 1 cannot write, 2 bad option or unknown\n"
 	    "run id, 3 database missing or unreadable.  See docs/report.md.\n",

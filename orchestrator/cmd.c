@@ -19,6 +19,7 @@ extern const struct cmd_entry cmd_artifacts_entry;
 extern const struct cmd_entry cmd_gc_entry;
 extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
+extern const struct cmd_entry cmd_publish_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
@@ -33,6 +34,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_gc_entry,
 	&cmd_verify_entry,
 	&cmd_import_entry,
+	&cmd_publish_entry,
 	NULL,
 };
 
