@@ -170,6 +170,58 @@ check_variant(struct stream *s, const struct record *r)
 }
 
 /*
+ * The environment variable that sets libcrypto's capabilities on a build's
+ * target ("x86_64-linux-gnu"), or NULL for an architecture without one.
+ */
+static const char *
+openssl_cap_var(const char *target)
+{
+	size_t n = strcspn(target, "-");
+
+	if (n == 6 && strncmp(target, "x86_64", n) == 0)
+		return "OPENSSL_ia32cap";
+	if ((n == 7 && strncmp(target, "aarch64", n) == 0) ||
+	    (n == 5 && strncmp(target, "arm64", n) == 0))
+		return "OPENSSL_armcap";
+	return NULL;
+}
+
+/*
+ * With --openssl-cap the agent must have run with the value: its facts
+ * say what it found in its environment (facts.c).  Without it, a mask the
+ * agent inherited (a local host shares the coordinator's environment) is
+ * not an error but must not pass unseen.
+ */
+static int
+check_openssl_cap(struct stream *s, const cJSON *facts)
+{
+	const char *want = s->hr->p->openssl_cap;
+	const char *var = openssl_cap_var(s->build->target);
+	const cJSON *v;
+	char msg[400];
+
+	if (var == NULL)
+		return 0;
+	v = cJSON_GetObjectItemCaseSensitive(facts,
+	    strcmp(var, "OPENSSL_armcap") == 0 ? "openssl_armcap" :
+	    "openssl_ia32cap");
+	if (want == NULL) {
+		if (!cJSON_IsString(v))
+			return 0;
+		snprintf(msg, sizeof msg, "agent ran with %s=\"%.200s\" from "
+		    "its environment, not from --openssl-cap: libcrypto's code "
+		    "paths were restricted", var, v->valuestring);
+		return db_event(s->hr->db, s->hr->p->run_id,
+		    s->hr->host->name, "warning", msg, &s->err);
+	}
+	if (cJSON_IsString(v) && strcmp(v->valuestring, want) == 0)
+		return 0;
+	return so_error(&s->err, SO_EPROTO, "agent did not run with %s=\"%s\" "
+	    "(its facts say %.200s)", var, want, cJSON_IsString(v) ?
+	    v->valuestring : "it was not set");
+}
+
+/*
  * A local agent pinned itself to cpu: keep our threads off it, and say
  * so in events either way (a failure is recorded, not fatal).
  */
@@ -225,6 +277,8 @@ store_facts(struct stream *s, const struct record *r)
 	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
 	    s->hr->host->name, &f, &s->err);
 	free(text);
+	if (rc == 0)
+		rc = check_openssl_cap(s, j);
 	if (rc == 0 && f.pinned && s->hr->host->transport == TRANSPORT_LOCAL)
 		rc = avoid_agent_cpu(s, f.pin_cpu);
 	return rc;
@@ -286,6 +340,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.calib_after_mhz = r->calib_after_mhz;
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
+	row.openssl_cap = p->openssl_cap;
 	row.counted = r->counted;
 	row.cycles = r->cycles;
 	row.instructions = r->instructions;
@@ -925,7 +980,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
 	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study), *qv = NULL;
 	char *qseed = sh_quote(p->seed), *agent_cmd = NULL, *cmd, *dir = NULL;
-	char *qdir = NULL, *extra = NULL, *variants;
+	char *qdir = NULL, *extra = NULL, *env = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
@@ -965,6 +1020,23 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	} else
 		s->want = (char **)run_variants(p, b->target);
 	qv = variants ? sh_quote(variants) : NULL;
+	if (p->openssl_cap != NULL) {
+		const char *var = openssl_cap_var(b->target);
+		char *qcap;
+
+		if (var == NULL) {
+			snprintf(msg, sizeof msg, "agent (%s): --openssl-cap "
+			    "sets OPENSSL_ia32cap (x86-64) or OPENSSL_armcap "
+			    "(aarch64); this build's target is \"%s\"", cc,
+			    b->target);
+			host_fail(hr, msg);
+			goto out;
+		}
+		/* Read by libcrypto when it loads, so it goes before exec. */
+		qcap = sh_quote(p->openssl_cap);
+		env = xasprintf("%s=%s ", var, qcap);
+		free(qcap);
+	}
 	if (hr->host->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
 	else if (hr->host->cpu == HOST_CPU_AUTO)
@@ -984,9 +1056,10 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	    (long long)p->run_id, (long long)b->build_id, s->token);
 	qdir = sh_quote(dir);
 	extra = agent_extra_args(hr);
-	agent_cmd = xasprintf("%s --study %s --steps %llu --samples %llu "
+	agent_cmd = xasprintf("%s%s --study %s --steps %llu --samples %llu "
 	    "--first-sample %llu --cpu %s --seed %s --build-id %lld "
-	    "--token %s%s%s%s", qa, qs, (unsigned long long)p->steps,
+	    "--token %s%s%s%s", env ? env : "", qa, qs,
+	    (unsigned long long)p->steps,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
 	    cpu, qseed, (long long)b->build_id, s->token,
 	    qv ? " --variants " : "", qv ? qv : "", extra);
@@ -1099,6 +1172,7 @@ out:
 	free(s->window_before);
 	free(s->preflight);
 	free(extra);
+	free(env);
 	free(agent_cmd);
 	free(qdir);
 	free(dir);
