@@ -201,7 +201,8 @@ parse_failed(const char *name, const toml::parse_error &e,
 static size_t
 non_ascii_outside_text(const char *t, size_t len)
 {
-	size_t i = 0;
+	size_t i = 0, j;
+	bool bol = true;	/* only blanks since the line began */
 
 	while (i < len) {
 		unsigned char c = static_cast<unsigned char>(t[i]);
@@ -210,6 +211,25 @@ non_ascii_outside_text(const char *t, size_t len)
 
 		if (c >= 0x80)
 			return i;
+		/*
+		 * A table header must name a key: toml++ 3.3 asserts (aborts)
+		 * on "[!x]" instead of reporting it.
+		 */
+		if (c == '[' && bol) {
+			j = i + 1;
+			if (j < len && t[j] == '[')
+				j++;
+			while (j < len && (t[j] == ' ' || t[j] == '\t'))
+				j++;
+			if (j < len && !isalnum(static_cast<unsigned char>(t[j])) &&
+			    t[j] != '_' && t[j] != '-' && t[j] != '"' &&
+			    t[j] != '\'' && static_cast<unsigned char>(t[j]) < 0x80)
+				return j;
+		}
+		if (c == '\n')
+			bol = true;
+		else if (c != ' ' && c != '\t' && c != '\r')
+			bol = false;
 		if (c == '#') {
 			while (i < len && t[i] != '\n')
 				i++;
@@ -270,8 +290,13 @@ toml_parse(const char *text, size_t len, const char *name,
 			    0x80)
 				col++;
 		}
-		return so_error(err, SO_EPARSE, "%s:%u:%u: a non-ASCII "
-		    "character outside a string or comment", name, line, col);
+		if (static_cast<unsigned char>(text[bad]) >= 0x80)
+			return so_error(err, SO_EPARSE, "%s:%u:%u: a non-ASCII "
+			    "character outside a string or comment", name, line,
+			    col);
+		return so_error(err, SO_EPARSE, "%s:%u:%u: a table header "
+		    "must start with a key, not '%c'", name, line, col,
+		    text[bad] >= 0x20 && text[bad] < 0x7f ? text[bad] : '?');
 	}
 	try {
 		std::string_view source(text, len);

@@ -400,6 +400,17 @@ def test_non_ascii_outside_strings_is_a_clear_error(tmp_path, text, where):
         "or comment" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("text", [b"[!x]\n", b"[!\0st3-120-14-uc7e-.entra 1\n",
+                                  b"[[ ?]]\n"])
+def test_table_header_without_a_key_is_a_clear_error(tmp_path, text):
+    """toml++ 3.3 aborts on an assertion here (found by make fuzz)."""
+    (tmp_path / "hosts.toml").write_bytes(text)
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2, r.stderr
+    assert "hosts.toml:1:" in r.stderr and "a table header must start " \
+        "with a key" in r.stderr, r.stderr
+
+
 def test_non_ascii_in_strings_and_comments_is_fine(tmp_path):
     (tmp_path / "hosts.toml").write_text(
         '# Zürich lab\n[hosts.a] # café\naddress = "10.0.0.1"\n'
