@@ -160,7 +160,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
 	    "(%lld %s)\n", study, (long long)steps, st->unit_plural);
-	if (reference_get(db, study, seed, SEQORCH_SELFTEST_STEPS,
+	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);

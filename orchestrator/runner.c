@@ -163,6 +163,9 @@ store_sample(struct stream *s, const struct record *r)
 	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
 	if (rc == SO_EBUSY)
 		return 0;	/* re-sent after a reconnect: already stored */
+	if (rc == 0 && r->nmetrics > 0)
+		rc = db_sample_metrics(s->hr->db, p->run_id, &row,
+		    r->metric_name, r->metric_value, r->nmetrics, &s->err);
 	if (rc != 0)
 		return rc;
 	s->got++;
@@ -248,6 +251,14 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_FACTS:
 		return store_facts(s, r);
 	case REC_VARIANT:
+		if (r->warning != NULL) {
+			snprintf(msg, sizeof msg, "build %lld (%s): variant "
+			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
+			    r->variant, r->warning);
+			if (db_event(s->hr->db, p->run_id, s->hr->host->name,
+			    "warning", msg, &s->err) != 0)
+				return s->err.code;
+		}
 		if (strcmp(r->status, "ok") == 0) {
 			s->ok_variants = xrealloc(s->ok_variants,
 			    (s->nok + 1) * sizeof *s->ok_variants);
@@ -258,7 +269,8 @@ handle_record(struct stream *s, const struct record *r)
 		    s->hr->host->name, s->build->build_id, r->study,
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
-		if (r->steps == SEQORCH_SELFTEST_STEPS &&
+		if ((uint64_t)r->steps ==
+		    STUDY_SELFTEST_STEPS(study_find(p->study)->study) &&
 		    strcmp(r->digest, p->ref_selftest) != 0) {
 			snprintf(msg, sizeof msg, "self-test chain of \"%s\" "
 			    "differs from the reference: %s, expected %s",
