@@ -20,6 +20,27 @@
  *                                architecture prefix the folder builds on
  *                                ("x86_64", "aarch64"); absent: portable
  *
+ * A study that builds on upstream code adds, all optional:
+ *
+ *   kernels/<study>/artifacts    upstream files, one a line: name, SHA-256,
+ *                                size, default URL (tab or space separated);
+ *                                the coordinator fetches each into its cache
+ *                                (orchestrator/http.c) and uploads it to
+ *                                WORKDIR/artifacts/<sha256> on each host
+ *   kernels/<study>/prebuild.sh  run on the host by agent/build.sh before
+ *                                the variants are compiled: sh prebuild.sh
+ *                                OUT CC CFLAGS ARTIFACTS TARGETING; leaves
+ *                                OUT/libs (link flags added to the agent's
+ *                                link), OUT/commands and OUT/meta (key=value
+ *                                facts, stored as builds.extra); its variants
+ *                                are only built when it ran
+ *   kernels/<study>/targetings   one line, e.g. "default native": each
+ *                                compiler builds the agent once per
+ *                                targeting for this study ("native" adds
+ *                                -march=native / -mcpu=native), each a
+ *                                build row of its own
+ *   kernels/<study>/NAME.cpp     shipped with the sources, for prebuild.sh
+ *
  * and is registered by one line, its name, in kernels/studies.txt (the
  * order in which studies are listed and run).  kernels/registry.sh derives
  * everything else from the folders: the manifest (study, variant, arch,

@@ -12,6 +12,7 @@ extern const struct cmd_entry cmd_studies_entry;
 extern const struct cmd_entry cmd_hosts_entry;
 extern const struct cmd_entry cmd_windows_entry;
 extern const struct cmd_entry cmd_deploy_entry;
+extern const struct cmd_entry cmd_fetch_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
@@ -20,6 +21,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_hosts_entry,
 	&cmd_windows_entry,
 	&cmd_deploy_entry,
+	&cmd_fetch_entry,
 	NULL,
 };
 

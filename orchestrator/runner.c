@@ -22,7 +22,8 @@ struct hostrun {
 	const struct run_params *p;
 	struct db *db;
 	struct conn *conn;
-	struct build_result *builds;	/* one per compiler */
+	struct build_result *builds;	/* per compiler and targeting */
+	char **labels;			/* "cc" or "cc, native", per build */
 	size_t nbuilds;
 	int failed;
 	char error[SO_ERR_MAX];
@@ -676,14 +677,43 @@ slot_done_and_wait(struct sync *sy)
 	pthread_mutex_unlock(&sy->mu);
 }
 
+#define MAX_TARGETINGS 8
+
+/*
+ * The targetings a study's agent is built at (kernels/<study>/targetings,
+ * e.g. default and native), as static words into tg; one NULL (as
+ * configured) for a study that states none.
+ */
+static size_t
+targetings(const struct study_entry *e, const char *tg[MAX_TARGETINGS])
+{
+	static const char *const known[] = { "default", "native" };
+	size_t n = 0, i;
+
+	tg[0] = NULL;
+	if (e->targetings == NULL)
+		return 1;
+	for (i = 0; i < sizeof known / sizeof known[0]; i++) {
+		const char *p = strstr(e->targetings, known[i]);
+		size_t len = strlen(known[i]);
+
+		if (p != NULL && (p == e->targetings || p[-1] == ' ') &&
+		    (p[len] == ' ' || p[len] == '\0'))
+			tg[n++] = known[i];
+	}
+	return n > 0 ? n : 1;
+}
+
 /* Connect, upload and build: everything that happens outside timing. */
 static void
 prepare(struct hostrun *hr)
 {
 	const struct host *h = hr->host;
+	const struct study_entry *e = study_find(hr->p->study);
+	const char *tg[MAX_TARGETINGS];
 	struct so_err err = { 0 };
 	char msg[SO_ERR_MAX + 64];
-	size_t i;
+	size_t i, ntg;
 
 	progress_set(hr->index, "connecting");
 	if (conn_open(h, 0, &hr->conn, &err) != 0) {
@@ -692,17 +722,24 @@ prepare(struct hostrun *hr)
 	}
 	hr->conn->stop = hr->p->stop;
 	progress_set(hr->index, "uploading");
-	if (deploy_sources(hr->conn, NULL, &err) != 0) {
+	if (deploy_sources(hr->conn, NULL, &err) != 0 ||
+	    deploy_artifacts(hr->conn, hr->p->study, hr->p->cache, NULL,
+	    &err) != 0) {
 		host_fail(hr, err.msg);
 		return;
 	}
-	hr->builds = xcalloc(h->ncc, sizeof *hr->builds);
-	for (i = 0; i < h->ncc && !*hr->p->stop; i++) {
+	ntg = targetings(e, tg);
+	hr->builds = xcalloc(h->ncc * ntg, sizeof *hr->builds);
+	hr->labels = xcalloc(h->ncc * ntg, sizeof *hr->labels);
+	for (i = 0; i < h->ncc * ntg && !*hr->p->stop; i++) {
 		struct build_result *b = &hr->builds[i];
+		const char *cc = h->cc[i / ntg], *t = tg[i % ntg];
 
-		progress_set(hr->index, "building with %s", h->cc[i]);
-		if (deploy_build(hr->conn, h->cc[i], hr->db, hr->p->run_id,
-		    hr->p->resume, b, NULL, &err) != 0) {
+		hr->labels[i] = t ? xasprintf("%s, %s", cc, t) : xstrdup(cc);
+		progress_set(hr->index, "building with %s", hr->labels[i]);
+		if (deploy_build_for(hr->conn, cc, e->prebuild ? e->name :
+		    NULL, t, hr->db, hr->p->run_id, hr->p->resume, b, NULL,
+		    &err) != 0) {
 			host_fail(hr, err.msg);
 			return;
 		}
@@ -712,8 +749,8 @@ prepare(struct hostrun *hr)
 			size_t j;
 
 			snprintf(msg, sizeof msg, "build with \"%s\" failed: "
-			    "%.900s", h->cc[i], b->log_tail ? b->log_tail :
-			    "");
+			    "%.900s", hr->labels[i], b->log_tail ?
+			    b->log_tail : "");
 			db_event(hr->db, hr->p->run_id, h->name, "error", msg,
 			    &err);
 			for (j = 0; vs[j] != NULL; j++) {
@@ -747,7 +784,7 @@ host_thread(void *arg)
 		if (!hr->builds[i].ok)
 			continue;
 		any = 1;
-		measure(hr, &hr->builds[i], hr->host->cc[i]);
+		measure(hr, &hr->builds[i], hr->labels[i]);
 	}
 	if (!hr->failed && !any && !*p->stop)
 		host_fail(hr, "no compiler produced a working agent");
@@ -831,6 +868,9 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		out->invalid += hr[i].invalid;
 		for (j = 0; j < hr[i].nbuilds; j++)
 			deploy_result_free(&hr[i].builds[j]);
+		for (j = 0; hr[i].labels != NULL && j < hr[i].nbuilds; j++)
+			free(hr[i].labels[j]);
+		free(hr[i].labels);
 		free(hr[i].builds);
 	}
 	out->interrupted = *p->stop != 0;

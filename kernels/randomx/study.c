@@ -22,7 +22,12 @@ const struct study STUDY_THIS = {
 	.kat_msg = "This is a test",
 	.kat_hex = "639183aae1bf4c9a35884cb46b09cad9"
 	    "175f04efd7684e7262a0ac1c2f0b4e3f",
-	.probe_src = "int main(void) { return 0; }",
+	/* prebuild.sh needs CMake and a C++ compiler on the host. */
+	.probe_src = "#include <stdlib.h>\n"
+	    "int main(void) {\n"
+	    "  return system(\"cmake --version >/dev/null 2>&1\") != 0 ||\n"
+	    "      system(\"c++ --version >/dev/null 2>&1\") != 0;\n"
+	    "}",
 	.probe_libs = "",
 	.requires = "cmake and a C++ compiler (Debian: cmake g++), 2.3 GiB "
 	    "of free memory for the full variant; librandomx0 for the "
