@@ -5,6 +5,7 @@
 #include "deploy.h"
 #include "progress.h"
 #include "proto.h"
+#include "report.h"
 #include "study.h"
 #include "window.h"
 
@@ -124,6 +125,7 @@ store_sample(struct stream *s, const struct record *r)
 	const struct run_params *p = s->hr->p;
 	struct sample_row row = { 0 };
 	const char *why = NULL;
+	char rate[16];
 	int rc;
 
 	if (strcmp(r->study, p->study) != 0)
@@ -181,9 +183,12 @@ store_sample(struct stream *s, const struct record *r)
 		db_event(s->hr->db, p->run_id, s->hr->host->name, "error",
 		    msg, &s->err);
 	}
-	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%.3gM/s)",
+	/* A RandomX hash takes milliseconds, a SHA3 one nanoseconds. */
+	report_format_rate((double)r->steps * 1e9 / (double)r->ns, rate,
+	    sizeof rate);
+	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%s/s)",
 	    s->cc, (long long)r->sample + 1, (unsigned long long)p->samples,
-	    r->variant, (double)r->steps * 1e3 / (double)r->ns);
+	    r->variant, rate);
 	return 0;
 }
 

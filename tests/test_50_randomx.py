@@ -293,3 +293,22 @@ def test_report_shows_rates_ratios_and_phases(run):
     shares = [float(x) for x in re.findall(r"([\d.]+)%", line)]
     assert len(shares) == 6 and abs(sum(shares[:5]) - 100) < 0.1
     assert abs(shares[5] - 100) < 0.01
+
+
+def test_hosts_check_reports_a_missing_cmake(tmp_path, workdir):
+    """The study's probe runs on the host: without cmake on the PATH (a
+    copy of /usr/bin without it) randomx cannot build, sha3 still can."""
+    import os
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for f in Path("/usr/bin").iterdir():
+        if f.name != "cmake":
+            (bindir / f.name).symlink_to(f)
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    env = dict(os.environ, PATH=str(bindir))
+    r = seqorch(tmp_path, "hosts", "check", "--hosts", "local", env=env)
+    assert "study     sha3 with cc: ok" in r.stdout, r.stdout + r.stderr
+    assert "study     randomx with cc: cannot build" in r.stdout
+    assert "cmake and a C++ compiler" in r.stdout
+    r = seqorch(tmp_path, "hosts", "check", "--hosts", "local")
+    assert "study     randomx with cc: ok" in r.stdout, r.stdout
