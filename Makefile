@@ -44,9 +44,16 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps cmake g++ librandomx-dev
+	openssl procps man-db cmake g++ librandomx-dev
 
-all: seqorch seqorch-agent build/libseqorch.a
+all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
+
+# The man page and docs/commands.md come from the help texts in the binary.
+build/seqorch.1: seqorch docs/gen-help.sh
+	sh docs/gen-help.sh ./seqorch man > $@.tmp && mv $@.tmp $@
+
+docs: seqorch
+	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
 
 # The coordinator without main, for tests that drive its modules directly.
 build/libseqorch.a: $(LIB_OBJS)
@@ -174,11 +181,16 @@ bench: all
 	$(PYTHON) tests/bench_fanout.py
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch \
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 seqorch seqorch-agent $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 schema.sql hosts.toml $(DESTDIR)$(PREFIX)/share/seqorch/
+	install -m 644 build/seqorch.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 docs/completion.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/seqorch
 
 clean:
 	rm -rf build seqorch seqorch-agent
 
-.PHONY: all deps run unit test bench kernel-bench install clean FORCE
+.PHONY: all deps docs run unit test bench kernel-bench install clean FORCE

@@ -29,8 +29,9 @@ enum {
 	SO_ENOTFOUND = -12,	/* named thing does not exist */
 	SO_EBUILD = -13,	/* build on a host failed */
 	SO_EBUSY = -14,		/* a lock is held by someone else */
-	SO_ENET = -15,		/* a download failed (http.h) */
-	SO_ECHECKSUM = -16,	/* a download is not the file expected */
+	SO_EEXIST = -15,	/* already there (an imported run) */
+	SO_ENET = -16,		/* a download failed (http.h) */
+	SO_ECHECKSUM = -17,	/* a download is not the file expected */
 };
 
 /* The coordinator's version, in --version and every runs row. */
