@@ -64,14 +64,13 @@ out:
 static int
 mkdir_p(const char *dir, struct so_err *err)
 {
-	char *p = xstrdup(dir), *s;
+	char *p = xstrdup(dir), *s, c;
 	int rc = 0;
 
 	for (s = p + 1; ; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;
-		char c = *s;
-
+		c = *s;
 		*s = '\0';
 		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
 			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
@@ -94,7 +93,6 @@ struct xfer {
 	unsigned long long have;	/* bytes in the .part file */
 	unsigned long long limit;	/* the expected size */
 	unsigned long long received;
-	int checked;			/* the response code was looked at */
 	int too_big;
 	int io_errno;
 	volatile sig_atomic_t *stop;
@@ -105,22 +103,8 @@ on_data(char *data, size_t size, size_t n, void *arg)
 {
 	struct xfer *x = arg;
 	size_t len = size * n, off = 0;
-	long code = 0;
 	ssize_t w;
 
-	if (!x->checked) {
-		x->checked = 1;
-		curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
-		/* A server that ignores the range sends the whole file. */
-		if (x->start > 0 && code != 206) {
-			if (ftruncate(x->fd, 0) != 0 ||
-			    lseek(x->fd, 0, SEEK_SET) != 0) {
-				x->io_errno = errno;
-				return 0;
-			}
-			x->have = 0;
-		}
-	}
 	if (x->have + len > x->limit) {
 		x->too_big = 1;
 		return 0;
@@ -153,8 +137,9 @@ on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 
 /*
  * One transfer into the locked .part file from where it ends.  Returns 0
- * when the server sent the rest, SO_EAGAIN-like 1 when a resumable
- * network failure happened (a retry may finish it), or a negative error.
+ * when the server sent the rest, 1 when the connection dropped (err says
+ * how; the bytes so far are kept and a retry resumes), or a negative
+ * error.
  */
 static int
 transfer(const char *url, int fd, unsigned long long size,
@@ -242,6 +227,17 @@ transfer(const char *url, int fd, unsigned long long size,
 			rc = so_error(err, SO_EIO, "fetch \"%s\": cannot write "
 			    "the download: %s", url, strerror(x.io_errno));
 		break;
+	case CURLE_RANGE_ERROR:
+		/* The server cannot resume: start the file over. */
+		if (ftruncate(fd, 0) != 0) {
+			rc = so_error(err, SO_EIO, "fetch \"%s\": cannot restart "
+			    "the download: %s", url, strerror(errno));
+			break;
+		}
+		so_error(err, SO_ENET, "fetch \"%s\": the server does not "
+		    "resume a download (no HTTP range support)", url);
+		rc = 1;
+		break;
 	case CURLE_PARTIAL_FILE:
 	case CURLE_RECV_ERROR:
 	case CURLE_OPERATION_TIMEDOUT:
@@ -325,11 +321,13 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 		rc = SO_ENET;	/* err says how the last attempt ended */
 	if (rc != 0)
 		goto out;
-	if (fsync(fd) != 0 || (rc = http_file_sha256(part, got, &n, err)) != 0) {
-		rc = rc ? rc : so_error(err, SO_EIO, "cannot write \"%s\": %s",
-		    part, strerror(errno));
+	if (fsync(fd) != 0) {
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", part,
+		    strerror(errno));
 		goto out;
 	}
+	if ((rc = http_file_sha256(part, got, &n, err)) != 0)
+		goto out;
 	if (n != size || strcmp(got, sha256) != 0) {
 		/* Never resumed from: the bytes are wrong, not missing. */
 		unlink(part);

@@ -56,7 +56,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path.startswith("/wrong/"):
             data = data[:1000] + bytes([data[1000] ^ 1]) + data[1001:]
         start = 0
-        if rng:
+        if rng and not path.startswith("/norange/"):
             m = re.fullmatch(r"bytes=(\d+)-", rng)
             start = int(m.group(1))
         body = data[start:]
@@ -173,6 +173,17 @@ def test_dropped_connection_keeps_only_the_partial(tmp_path, server):
     r = fetch(tmp_path, server, f"/ok/{NAME}", cache)
     assert r.returncode == 0, r.stderr
     assert server.seen[-1] == (f"/ok/{NAME}", f"bytes={have}-")
+    assert cache_files(cache) == [SHA]
+
+
+def test_server_without_ranges_starts_over(tmp_path, server):
+    cache = tmp_path / "c"
+    r = fetch(tmp_path, server, f"/drop/{NAME}", cache)
+    assert r.returncode == 1 and cache_files(cache) == [f"{SHA}.part"]
+    r = fetch(tmp_path, server, f"/norange/{NAME}", cache)
+    assert r.returncode == 0, r.stderr
+    seen = [rng for p, rng in server.seen if p == f"/norange/{NAME}"]
+    assert seen[0] is not None and seen[-1] is None, seen
     assert cache_files(cache) == [SHA]
 
 
