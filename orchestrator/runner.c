@@ -26,6 +26,7 @@ struct hostrun {
 	struct conn *conn;
 	struct build_result *builds;	/* per compiler and targeting */
 	char **labels;			/* "cc" or "cc, native", per build */
+	size_t nlabels;
 	size_t nbuilds;
 	int failed;
 	char error[SO_ERR_MAX];
@@ -768,7 +769,8 @@ prepare(struct hostrun *hr)
 		struct build_result *b = &hr->builds[i];
 		const char *cc = h->cc[i / ntg], *t = tg[i % ntg];
 
-		hr->labels[i] = t ? xasprintf("%s, %s", cc, t) : xstrdup(cc);
+		hr->labels[hr->nlabels++] = t ? xasprintf("%s, %s", cc, t) :
+		    xstrdup(cc);
 		progress_set(hr->index, "building with %s", hr->labels[i]);
 		if (deploy_build_for(hr->conn, cc, e->prebuild ? e->name :
 		    NULL, t, hr->db, hr->p->run_id, hr->p->resume, b, NULL,
@@ -901,7 +903,7 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		out->invalid += hr[i].invalid;
 		for (j = 0; j < hr[i].nbuilds; j++)
 			deploy_result_free(&hr[i].builds[j]);
-		for (j = 0; hr[i].labels != NULL && j < hr[i].nbuilds; j++)
+		for (j = 0; j < hr[i].nlabels; j++)
 			free(hr[i].labels[j]);
 		free(hr[i].labels);
 		free(hr[i].builds);
