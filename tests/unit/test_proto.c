@@ -292,6 +292,33 @@ test_sample_metrics(void **state)
 	}
 }
 
+/* A variant's optional warning (protocol 4), kept in the record. */
+static void
+test_variant_warning(void **state)
+{
+	static const char base[] = "{\"type\":\"variant\",\"study\":"
+	    "\"randomx\",\"variant\":\"light\",\"status\":\"ok\","
+	    "\"reason\":null}";
+	struct record r;
+	struct so_err err;
+	char *line;
+
+	(void)state;
+	assert_int_equal(proto_parse(base, strlen(base), &r, &err), 0);
+	assert_null(r.warning);
+	proto_record_free(&r);
+	line = mutate(base, "}", ",\"warning\":\"selects software AES on a "
+	    "CPU with hardware AES\"}");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_string_equal(r.warning, "selects software AES on a CPU with "
+	    "hardware AES");
+	proto_record_free(&r);
+	free(line);
+	line = mutate(base, "}", ",\"warning\":null}");
+	rejected(line, "field \"warning\" must be a string");
+	free(line);
+}
+
 int
 main(void)
 {
@@ -304,6 +331,7 @@ main(void)
 		cmocka_unit_test(test_sample_reason),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_sample_metrics),
+		cmocka_unit_test(test_variant_warning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
