@@ -287,6 +287,35 @@ CREATE TABLE imports (
 
 -- version: 7
 
+-- The disassembly check also looks for the instructions a variant forbids
+-- (kernels/kernel.h `forbidden`: what a reassociated, shortened or
+-- vectorized chain would show): `forbidden` lists them, `present` those
+-- found, and status `forbidden` flags the build.  SQLite cannot widen a
+-- CHECK in place, so the table is rebuilt with its rows.
+CREATE TABLE disasm_v7 (
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	study		TEXT NOT NULL,
+	variant		TEXT NOT NULL,
+	symbol		TEXT NOT NULL,
+	required	TEXT NOT NULL,	-- mnemonics, space separated
+	missing		TEXT,		-- those not found; NULL when none
+	status		TEXT NOT NULL CHECK (status IN
+			('ok', 'missing', 'forbidden', 'no-symbol', 'no-tool')),
+	tool		TEXT,
+	excerpt		TEXT,		-- lines showing the instructions
+	forbidden	TEXT,		-- mnemonics that must not be there
+	present		TEXT,		-- forbidden ones found; NULL when none
+	PRIMARY KEY (build_id, study, variant)
+);
+INSERT INTO disasm_v7 (build_id, study, variant, symbol, required, missing,
+    status, tool, excerpt)
+    SELECT build_id, study, variant, symbol, required, missing, status, tool,
+    excerpt FROM disasm;
+DROP TABLE disasm;
+ALTER TABLE disasm_v7 RENAME TO disasm;
+
+-- version: 8
+
 -- Named metrics of a sample (protocol 4, kernels/kernel.h: a kernel's
 -- metrics hook).  Names starting with "phase_" are nanoseconds of disjoint
 -- parts of the sample's ns, "phase_other" being the rest, so the phases of

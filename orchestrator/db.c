@@ -850,9 +850,9 @@ db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
 	int rc;
 
 	rc = run(db, &o, "INSERT INTO disasm (build_id, study, variant, "
-	    "symbol, required, missing, status, tool, excerpt) "
-	    "SELECT ?1, study, variant, symbol, required, missing, status, "
-	    "tool, excerpt FROM disasm WHERE build_id = (SELECT b.id FROM "
+	    "symbol, required, missing, status, tool, excerpt, forbidden, "
+	    "present) SELECT ?1, study, variant, symbol, required, missing, "
+	    "status, tool, excerpt, forbidden, present FROM disasm WHERE build_id = (SELECT b.id FROM "
 	    "builds b WHERE b.host = ?2 AND b.binary_sha256 = ?3 AND "
 	    "b.id != ?1 AND EXISTS (SELECT 1 FROM disasm d WHERE d.build_id "
 	    "= b.id) AND NOT EXISTS (SELECT 1 FROM disasm d WHERE "
@@ -864,8 +864,8 @@ db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
 		return SO_ENOTFOUND;
 	pthread_mutex_lock(&db->mu);
 	rc = sqlite3_prepare_v2(db->h, "SELECT count(*) FROM disasm WHERE "
-	    "build_id = ? AND status IN ('missing', 'no-symbol')", -1, &st,
-	    NULL);
+	    "build_id = ? AND (status IN ('missing', 'no-symbol') OR "
+	    "missing IS NOT NULL)", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, build_id);
 		rc = sqlite3_step(st);
@@ -882,11 +882,48 @@ int
 db_disasm_put(struct db *db, const struct disasm_row *d, struct so_err *err)
 {
 	if (run(db, NULL, "INSERT OR REPLACE INTO disasm (build_id, study, "
-	    "variant, symbol, required, missing, status, tool, excerpt) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssss", d->build_id,
-	    d->study, d->variant, d->symbol, d->required, d->missing,
-	    d->status, d->tool, d->excerpt) != SQLITE_DONE)
+	    "variant, symbol, required, missing, status, tool, excerpt, "
+	    "forbidden, present) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "issssssssss", d->build_id, d->study, d->variant, d->symbol,
+	    d->required, d->missing, d->status, d->tool, d->excerpt,
+	    d->forbidden, d->present) != SQLITE_DONE)
 		return dberr(db, err, "cannot record disassembly check");
+	return 0;
+}
+
+int
+db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
+    unsigned *n, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *acc = NULL, *tmp;
+	int rc;
+
+	*list = NULL;
+	*n = 0;
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT study || '/' || variant || "
+	    "' (' || present || ')' FROM disasm WHERE build_id = ? AND "
+	    "status = 'forbidden' ORDER BY study, variant", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, build_id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			tmp = xasprintf("%s%s%s", acc ? acc : "",
+			    acc ? ", " : "",
+			    (const char *)sqlite3_column_text(st, 0));
+			free(acc);
+			acc = tmp;
+			(*n)++;
+		}
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	if (rc != SQLITE_DONE) {
+		free(acc);
+		*n = 0;
+		return dberr(db, err, "cannot read the disassembly check");
+	}
+	*list = acc;
 	return 0;
 }
 

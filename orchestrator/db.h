@@ -199,14 +199,24 @@ int db_missing_cells(struct db *db, int64_t run_id, const char *host,
     char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
     struct so_err *err);
 
-/* One variant's disassembly check (schema version 3). */
+/*
+ * One variant's disassembly check (schema versions 3 and 7): forbidden and
+ * present (the forbidden mnemonics found) may be NULL.
+ */
 struct disasm_row {
 	int64_t build_id;
 	const char *study, *variant, *symbol, *required, *missing;
-	const char *status, *tool, *excerpt;
+	const char *status, *tool, *excerpt, *forbidden, *present;
 };
 int db_disasm_put(struct db *db, const struct disasm_row *d,
     struct so_err *err);
+/*
+ * The variants of build_id whose binary holds instructions they forbid:
+ * *n of them, and in *list (a new string the caller frees, NULL when
+ * none) "study/variant (mnemonics)", comma separated.
+ */
+int db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
+    unsigned *n, struct so_err *err);
 /*
  * The same binary on the same host was checked before: copy that check's
  * rows to build_id, and count in *bad its variants that lack an
