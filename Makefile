@@ -44,7 +44,8 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps man-db cmake g++ librandomx-dev
+	openssl procps man-db iproute2 \
+	libgcrypt20-dev nettle-dev cmake g++ librandomx-dev
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 
@@ -176,8 +177,14 @@ build/kernel-bench: tests/kernels/bench.c $(KBENCH_OBJS)
 
 kernel-bench: build/kernel-bench
 
-bench: all
-	$(PYTHON) tests/bench.py
+# The same chains through libgcrypt and nettle beside our kernels, in one
+# process (tests/kernels/others.c): what a user would pick instead.
+build/others: tests/kernels/others.c $(KBENCH_OBJS)
+	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
+		-o $@ $^ -lcjson -lgcrypt -lnettle -lcrypto
+
+bench: all build/others
+	$(PYTHON) tests/bench.py --others build/others
 	$(PYTHON) tests/bench_fanout.py
 
 install: all

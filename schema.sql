@@ -316,6 +316,37 @@ ALTER TABLE disasm_v7 RENAME TO disasm;
 
 -- version: 8
 
+-- Where each sample's cycles come from (docs/measurement.md): 'pmu' (the
+-- user-space cycles and instructions counted by perf_event_open around
+-- the timed call, in cycles and instructions), 'calibration' (no counters:
+-- ns times the dependent-add clock estimate) or 'test-seam' (the tests'
+-- software clocks, never from a real run).  NULL in rows stored before.
+ALTER TABLE samples ADD COLUMN cycles INTEGER;
+ALTER TABLE samples ADD COLUMN instructions INTEGER;
+ALTER TABLE samples ADD COLUMN cycles_source TEXT CHECK (cycles_source IN
+	('pmu', 'calibration', 'test-seam'));
+-- The noise preflight right before the window: quiet or noisy, and the
+-- agent's preflight record (reasons, notes) as JSON.
+ALTER TABLE windows ADD COLUMN verdict TEXT CHECK (verdict IN
+	('quiet', 'noisy'));
+ALTER TABLE windows ADD COLUMN preflight TEXT;
+-- How the agent's CPU was chosen with cpu = "auto" (NULL otherwise), and
+-- its counters: 'pmu', 'test-seam' or 'none' with counters_error saying
+-- why (no PMU in a VM, perf_event_paranoid, macOS).
+ALTER TABLE run_hosts ADD COLUMN cpu_choice TEXT;
+ALTER TABLE run_hosts ADD COLUMN counters TEXT;
+ALTER TABLE run_hosts ADD COLUMN counters_error TEXT;
+
+-- version: 9
+
+-- The OpenSSL capability mask a run set in its agents' environment
+-- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
+-- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.
+ALTER TABLE runs ADD COLUMN openssl_cap TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap TEXT;
+
+-- version: 10
+
 -- Named metrics of a sample (protocol 4, kernels/kernel.h: a kernel's
 -- metrics hook).  Names starting with "phase_" are nanoseconds of disjoint
 -- parts of the sample's ns, "phase_other" being the rest, so the phases of

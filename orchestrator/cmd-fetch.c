@@ -68,7 +68,7 @@ fetch_exec(int argc, char **argv)
 	}
 	/* hosts.toml only says where the cache is; it may be absent. */
 	if (cache_opt == NULL && access(config, F_OK) == 0 &&
-	    config_load(config, &cfg, &err) != 0) {
+	    config_load(config, NULL, &cfg, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_USAGE;
 	}

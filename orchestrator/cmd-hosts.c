@@ -3,7 +3,8 @@
  *
  *   hosts [list]      the hosts as configured
  *   hosts check       connect to each (strict host key) and report the
- *                     machine, its compilers and what a build would miss
+ *                     machine, its compilers, what a build would miss,
+ *                     and the agent's noise preflight (docs/measurement.md)
  *   hosts trust NAME  record an unknown host key in known_hosts
  *
  * Nothing a host sends is trusted beyond display: probe output is bounded
@@ -13,6 +14,7 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "proto.h"
 #include "study.h"
 #include "ssh.h"
 
@@ -198,6 +200,107 @@ out:
 	return rc;
 }
 
+/*
+ * The items of a preflight's list (reasons, notes) joined by "; " into a
+ * new string, with control characters shown as '?': they come from the
+ * host.  "-" when there are none.
+ */
+static char *
+join_items(const cJSON *list)
+{
+	const cJSON *item;
+	char *s = xstrdup(""), *t, *p;
+
+	cJSON_ArrayForEach(item, list) {
+		t = xasprintf("%s%s%s", s, *s ? "; " : "", item->valuestring);
+		free(s);
+		s = t;
+	}
+	for (p = s; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	if (*s == '\0') {
+		free(s);
+		s = xstrdup("-");
+	}
+	return s;
+}
+
+/*
+ * Build the agent with the host's first compiler (or reuse its build) and
+ * run its noise preflight for the host's cpu setting; print the verdict,
+ * its reasons, the notes and, for cpu = "auto", the CPU it would pick.
+ * Returns 0, or -1 when the agent could not be built or run (the reason
+ * is printed).
+ */
+static int
+check_noise(struct conn *c, FILE *f)
+{
+	const struct host *h = c->host;
+	struct build_result b = { 0 };
+	struct so_err err = { 0 };
+	struct record r;
+	char cpu[16], *qa = NULL, *cmd = NULL, *out = NULL, *reasons, *notes;
+	const cJSON *choice;
+	int status, prc, rc = -1;
+
+	if (deploy_sources(c, NULL, &err) != 0 ||
+	    deploy_build(c, h->cc[0], NULL, 0, 0, &b, NULL, &err) != 0) {
+		fprintf(f, "  noise     unknown: %s\n", err.msg);
+		goto out;
+	}
+	if (!b.ok) {
+		fprintf(f, "  noise     unknown: the agent does not build with "
+		    "\"%s\"\n", h->cc[0]);
+		goto out;
+	}
+	if (h->cpu == HOST_CPU_AUTO)
+		snprintf(cpu, sizeof cpu, "auto");
+	else if (h->cpu < 0)
+		snprintf(cpu, sizeof cpu, "none");
+	else
+		snprintf(cpu, sizeof cpu, "%d", h->cpu);
+	qa = sh_quote(b.agent);
+	cmd = xasprintf("%s --preflight --cpu %s", qa, cpu);
+	if (conn_capture(c, cmd, MAX_PROBE, &out, &status, &err) != 0) {
+		fprintf(f, "  noise     unknown: %s\n", err.msg);
+		goto out;
+	}
+	if (status != 0) {
+		fprintf(f, "  noise     unknown: the agent's preflight exited "
+		    "with status %d\n", status);
+		goto out;
+	}
+	out[strcspn(out, "\n")] = '\0';
+	if ((prc = proto_parse(out, strlen(out), &r, &err)) != 0 ||
+	    r.type != REC_PREFLIGHT) {
+		fprintf(f, "  noise     unknown: %s\n", prc != 0 ? err.msg :
+		    "the agent sent no preflight record");
+		if (prc == 0)
+			proto_record_free(&r);
+		goto out;
+	}
+	reasons = join_items(cJSON_GetObjectItem(r.json, "reasons"));
+	notes = join_items(cJSON_GetObjectItem(r.json, "notes"));
+	fprintf(f, "  noise     %s%s%s\n", r.verdict,
+	    strcmp(r.verdict, "noisy") == 0 ? ": " : "",
+	    strcmp(r.verdict, "noisy") == 0 ? reasons : "");
+	fprintf(f, "  seen      %s\n", notes);
+	choice = cJSON_GetObjectItem(r.json, "cpu_choice");
+	if (cJSON_IsString(choice))
+		fprintf(f, "  cpu auto  %s\n", choice->valuestring);
+	free(notes);
+	free(reasons);
+	proto_record_free(&r);
+	rc = 0;
+out:
+	free(out);
+	free(cmd);
+	free(qa);
+	deploy_result_free(&b);
+	return rc;
+}
+
 /* Append one formatted item to the "; "-separated list of missing things. */
 static void
 add_missing(char *list, size_t len, const char *fmt, const char *arg)
@@ -241,6 +344,12 @@ check_host(const struct host *h, FILE *f)
 		fprintf(f, "ssh %s@%s port %d, host key %s %s\n",
 		    h->user ? h->user : "(local user)", h->address, h->port,
 		    type, fp);
+		for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, NULL)) !=
+		    NULL; i++)
+			fprintf(f, "  via       %s: %s@%s port %d, host key %s "
+			    "%s\n", h->jumps[i].name, h->jumps[i].user ?
+			    h->jumps[i].user : "(local user)",
+			    h->jumps[i].address, h->jumps[i].port, type, fp);
 	}
 	qwd = sh_quote(c->workdir);
 	cmd = xasprintf("wd=%s\n%s", qwd, host_probe);
@@ -330,6 +439,10 @@ check_host(const struct host *h, FILE *f)
 		fprintf(f, "  upload    %s\n", err.msg);
 		add_missing(missing, sizeof missing, "%s", "file upload");
 	}
+	/* The preflight needs the agent, so only a host that can build it. */
+	if (*missing == '\0' && check_noise(c, f) != 0)
+		add_missing(missing, sizeof missing, "%s", "a working agent for "
+		    "the noise preflight");
 	fprintf(f, "  missing   %s\n", *missing ? missing : "nothing");
 	rc = *missing ? -1 : 0;
 out:
@@ -446,7 +559,9 @@ list_hosts(const struct config *cfg)
 		addr = h->transport == TRANSPORT_LOCAL ? xstrdup("-") :
 		    xasprintf(strchr(h->address, ':') ? "[%s]:%d" : "%s:%d",
 		    h->address, h->port);
-		if (h->cpu < 0)
+		if (h->cpu == HOST_CPU_AUTO)
+			snprintf(cpu, sizeof cpu, "auto");
+		else if (h->cpu < 0)
 			snprintf(cpu, sizeof cpu, "none");
 		else
 			snprintf(cpu, sizeof cpu, "%d", h->cpu);
@@ -458,6 +573,84 @@ list_hosts(const struct config *cfg)
 		free(groups);
 		free(ccs);
 	}
+}
+
+static void
+print_source(const char *indent, const char *key, const char *value,
+    const char *origin)
+{
+	printf("%s%-16s %s   (from %s)\n", indent, key, value,
+	    origin != NULL ? origin : "default");
+}
+
+/* The connection settings of h and where each came from. */
+static void
+print_sources(const struct host *h, const char *indent)
+{
+	char num[16];
+	size_t i;
+
+	print_source(indent, "address", h->address, h->origin[HOST_ADDRESS]);
+	snprintf(num, sizeof num, "%d", h->port);
+	print_source(indent, "port", num, h->origin[HOST_PORT]);
+	print_source(indent, "user", h->user ? h->user : "(local user)",
+	    h->origin[HOST_USER]);
+	if (h->identity != NULL)
+		print_source(indent, "identity", h->identity,
+		    h->origin[HOST_IDENTITY]);
+	for (i = 0; i < h->nssh_identities; i++)
+		print_source(indent, "identity", h->ssh_identities[i],
+		    h->origin[HOST_IDENTITY]);
+	if (h->identity == NULL && h->nssh_identities == 0)
+		print_source(indent, "identity", "(ssh-agent, ~/.ssh/id_*)",
+		    "default");
+	print_source(indent, "known_hosts", h->known_hosts,
+	    h->origin[HOST_KNOWN_HOSTS]);
+	snprintf(num, sizeof num, "%d", h->connect_timeout);
+	print_source(indent, "connect_timeout", num,
+	    h->origin[HOST_CONNECT_TIMEOUT]);
+	if (h->identities_only)
+		print_source(indent, "identities_only", "yes",
+		    h->origin[HOST_IDENTITY]);
+	if (h->proxy_jump != NULL)
+		print_source(indent, "proxy_jump", h->proxy_jump,
+		    h->origin[HOST_PROXY_JUMP]);
+	for (i = 0; i < h->njumps; i++) {
+		printf("%sjump %zu: \"%s\"\n", indent, i + 1, h->jumps[i].name);
+		print_sources(&h->jumps[i], "    ");
+	}
+}
+
+/* hosts list -v: for each ssh host, every connection setting's source. */
+static void
+list_sources(const struct config *cfg)
+{
+	const struct host *h;
+	size_t i;
+
+	for (i = 0; i < cfg->nhosts; i++) {
+		h = &cfg->hosts[i];
+		if (h->transport != TRANSPORT_SSH)
+			continue;
+		if (h->ssh_alias != NULL)
+			printf("\n%s (ssh_config alias \"%s\"):\n", h->name,
+			    h->ssh_alias);
+		else
+			printf("\n%s:\n", h->name);
+		print_sources(h, "  ");
+	}
+}
+
+/* One line of `hosts trust`: for the host, or a jump host on its way. */
+static void
+print_trusted(const char *name, const char *jump, const char *type,
+    const char *fp, int recorded, const char *known_hosts)
+{
+	printf("host \"%s\": ", name);
+	if (jump != NULL)
+		printf("jump host \"%s\": ", jump);
+	printf("%s %s %s in \"%s\"\n", recorded ? "recorded" :
+	    "already trusted:", type, fp, known_hosts);
 }
 
 static int
@@ -487,13 +680,12 @@ trust_host(const struct config *cfg, const char *name)
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_FAIL;
 	}
+	for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, &recorded)) !=
+	    NULL; i++)
+		print_trusted(name, h->jumps[i].name, type, fp, recorded,
+		    h->jumps[i].known_hosts);
 	fp = ssh_host_fingerprint(c, &type, &recorded);
-	if (recorded)
-		printf("host \"%s\": recorded %s %s in \"%s\"\n", name, type,
-		    fp, h->known_hosts);
-	else
-		printf("host \"%s\": already trusted: %s %s in \"%s\"\n",
-		    name, type, fp, h->known_hosts);
+	print_trusted(name, NULL, type, fp, recorded, h->known_hosts);
 	conn_close(c);
 	return EXIT_OK;
 }
@@ -506,10 +698,14 @@ static const struct verb_entry {
 	const char *usage;
 } verbs[] = {
 	{ "list", VERB_LIST,
-	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
+	    "                   [--ssh-config FILE]\n"
 	    "\n"
 	    "Lists the hosts of hosts.toml: transport, address, user,\n"
-	    "compilers, CPU to pin to, groups and compiler flags.\n" },
+	    "compilers, CPU to pin to, groups and compiler flags.  With -v,\n"
+	    "also every connection setting of each ssh host and its jump\n"
+	    "hosts, with where it came from: hosts.toml (and line), its\n"
+	    "[defaults], ssh_config (file and line) or seqorch's default.\n" },
 	{ "check", VERB_CHECK,
 	    "usage: seqorch hosts check [--hosts all|NAME,...|@GROUP]\n"
 	    "                           [--parallel N] [--config hosts.toml]\n"
@@ -518,8 +714,12 @@ static const struct verb_entry {
 	    "known_hosts) and reports its architecture, OS, CPU model and cores,\n"
 	    "each compiler's version and target, whether cflags, OpenSSL and\n"
 	    "cJSON headers work with it, the OpenSSL version, free space in the\n"
-	    "workdir, and what a build would miss.  Scratch files stay inside\n"
-	    "the workdir and are removed.\n"
+	    "workdir, and what a build would miss.  Then it builds the agent\n"
+	    "with the first compiler and runs its noise preflight: quiet or\n"
+	    "noisy with the reasons, what it saw, and with cpu = \"auto\" the\n"
+	    "CPU it would pick (docs/measurement.md).  Scratch files stay\n"
+	    "inside the workdir and are removed; the agent build stays in\n"
+	    "the workdir's src/ and build/, where a run reuses it.\n"
 	    "\n"
 	    "  --hosts SPEC   all (default), host names, or @group\n"
 	    "  --parallel N   hosts checked at once (default 16)\n"
@@ -532,9 +732,11 @@ static const struct verb_entry {
 	    "Connects to host NAME and, if its host key is not in the host's\n"
 	    "known_hosts file yet, appends it there and prints its SHA256\n"
 	    "fingerprint: compare it with the one the host shows\n"
-	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key\n"
-	    "is never replaced: remove the old line yourself if the change is\n"
-	    "expected.\n"
+	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key,\n"
+	    "or a key of another type than the one known_hosts has for the\n"
+	    "host, is never added: remove the old line yourself if the change\n"
+	    "is expected.  Behind jump hosts, each hop's key is checked the\n"
+	    "same way, and each recorded or known key is printed.\n"
 	    "\n"
 	    "exit: 0 trusted, 1 connection or key refused, 2 usage or config\n" },
 };
@@ -544,19 +746,21 @@ hosts_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "ssh-config", required_argument, NULL, 'F' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct verb_entry *v = &verbs[0];
-	const char *config = "hosts.toml", *spec = NULL;
+	const char *config = "hosts.toml", *spec = NULL, *ssh_config = NULL;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
 	int64_t parallel = 16;
 	size_t i, n = 0;
-	int c, rc = EXIT_OK, named = 0;
+	int c, rc = EXIT_OK, named = 0, verbose = 0;
 
 	/* The verb comes first: seqorch hosts [VERB] [OPTIONS] [NAME]. */
 	if (argc > 1 && argv[1][0] != '-') {
@@ -573,10 +777,16 @@ hosts_exec(int argc, char **argv)
 		named = 1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
+			break;
+		case 'F':
+			ssh_config = optarg;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'H':
 			spec = optarg;
@@ -596,6 +806,11 @@ hosts_exec(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (verbose && v->verb != VERB_LIST) {
+		fprintf(stderr, "seqorch: hosts %s: -v belongs to `hosts "
+		    "list`\n", v->name);
+		return EXIT_USAGE;
+	}
 	if ((spec != NULL || parallel != 16) && v->verb != VERB_CHECK) {
 		fprintf(stderr, "seqorch: hosts %s: --hosts and --parallel "
 		    "belong to `hosts check`\n", v->name);
@@ -610,13 +825,13 @@ hosts_exec(int argc, char **argv)
 			    "argument \"%s\"\n", v->name, argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (config_load(config, &cfg, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+	if (cmd_load_config(config, ssh_config, &cfg) != 0)
 		return EXIT_USAGE;
-	}
 	switch (v->verb) {
 	case VERB_LIST:
 		list_hosts(cfg);
+		if (verbose)
+			list_sources(cfg);
 		break;
 	case VERB_TRUST:
 		rc = trust_host(cfg, argv[optind]);
@@ -642,15 +857,18 @@ const struct cmd_entry cmd_hosts_entry = {
 	.name = "hosts",
 	.summary = "list, check and trust the hosts of hosts.toml",
 	.usage =
-	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
 	    "       seqorch hosts check [--hosts SPEC] [--parallel N]\n"
 	    "       seqorch hosts trust NAME\n"
 	    "\n"
-	    "  list    the hosts as configured (the default)\n"
+	    "  list    the hosts as configured (the default); -v adds each\n"
+	    "          connection setting and where it came from\n"
 	    "  check   connect to hosts and report what they have and miss\n"
 	    "  trust   record an unknown ssh host key after showing it\n"
 	    "\n"
-	    "Every verb takes --config FILE (default hosts.toml) and --help.\n"
+	    "Every verb takes --config FILE (default hosts.toml), --ssh-config\n"
+	    "FILE (default ~/.ssh/config, for \"ssh\" aliases and jump hosts)\n"
+	    "and --help.\n"
 	    "See docs/ssh.md for host keys and authentication.\n",
 	.exec = hosts_exec,
 };

@@ -23,6 +23,7 @@
 
 #define MAX_STEPS 100000000000LL	/* 1e11: hours even at 10M/s */
 #define MAX_SAMPLES 1000
+#define MAX_OPENSSL_CAP 200
 
 static volatile sig_atomic_t stop_flag;
 
@@ -114,14 +115,30 @@ command_line(int argc, char **argv)
 
 struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
+	const char *ssh_config;	/* NULL: ~/.ssh/config */
 	const char *cache_opt;	/* --cache */
 	char *cache;		/* the artifact cache in use */
 	int64_t steps, samples, parallel, max_samples, lease_expiry;
 	double max_cv;
-	int explore, no_wait;
+	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */
 	const char *fixed;	/* an option --resume takes from the run */
+	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
 };
+
+/*
+ * An OpenSSL capability value as libcrypto parses it: numbers, "~" to
+ * clear bits, ":" between words (":~0x120", "0x7d").  Bounded
+ * and plain, so that the value stored is the value the agent saw.
+ */
+static int
+valid_openssl_cap(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= MAX_OPENSSL_CAP && strspn(s,
+	    "0123456789abcdefABCDEFxX~:") == n;
+}
 
 /* "1%" or "0.01": a fraction in (0, 1). */
 static int
@@ -199,6 +216,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	ri.variants = o->variants;
 	ri.hosts = o->hosts;
 	ri.exploratory = o->explore;
+	ri.openssl_cap = o->openssl_cap;
 	if (db_run_begin(db, &ri, &run_id, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_DB;
@@ -222,9 +240,11 @@ started:
 	p.explore = o->explore;
 	p.resume = o->resume > 0;
 	p.no_wait = o->no_wait;
+	p.require_quiet = o->require_quiet;
 	p.lease_expiry = (int)o->lease_expiry;
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
+	p.openssl_cap = o->openssl_cap;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
@@ -297,6 +317,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->variants = r->variants;
 	o->hosts = r->hosts;
 	o->explore = r->exploratory;
+	o->openssl_cap = r->openssl_cap;
 	return EXIT_OK;
 }
 
@@ -311,14 +332,17 @@ run_exec(int argc, char **argv)
 		{ "variants", required_argument, NULL, 'v' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "ssh-config", required_argument, NULL, 'F' },
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "explore", no_argument, NULL, 'x' },
 		{ "no-wait", no_argument, NULL, 'W' },
+		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "max-cv", required_argument, NULL, 'C' },
 		{ "max-samples", required_argument, NULL, 'M' },
 		{ "lease-expiry", required_argument, NULL, 'E' },
 		{ "resume", required_argument, NULL, 'R' },
+		{ "openssl-cap", required_argument, NULL, 'O' },
 		{ "cache", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -346,9 +370,23 @@ run_exec(int argc, char **argv)
 		case 'd': o.db = optarg; break;
 		case 'A': o.cache_opt = optarg; break;
 		case 'c': o.config = optarg; break;
+		case 'F': o.ssh_config = optarg; break;
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
 		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
+		case 'O':
+			if (!valid_openssl_cap(optarg)) {
+				fprintf(stderr, "seqorch: invalid --openssl-cap "
+				    "\"%s\": expected an OpenSSL capability "
+				    "value such as :~0x120 or 0x7d (hex or "
+				    "decimal words, \"~\" and \":\", at most %d "
+				    "characters)\n", optarg, MAX_OPENSSL_CAP);
+				return EXIT_USAGE;
+			}
+			o.openssl_cap = optarg;
+			o.fixed = "--openssl-cap";
+			break;
+		case 'Q': o.require_quiet = 1; break;
 		case 'R':
 			if (cmd_run_id_arg("--resume", optarg,
 			    &o.resume) != 0)
@@ -407,7 +445,7 @@ run_exec(int argc, char **argv)
 	if (o.resume > 0 && o.fixed != NULL) {
 		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
 		    "run keeps its own study, hosts, variants, steps, samples, "
-		    "seed and kind\n", o.fixed);
+		    "seed, OpenSSL capabilities and kind\n", o.fixed);
 		return EXIT_USAGE;
 	}
 	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK)
@@ -432,8 +470,7 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (config_load(o.config, &cfg, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+	if (cmd_load_config(o.config, o.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -484,9 +521,11 @@ const struct cmd_entry cmd_run_entry = {
 	    "usage: seqorch run --study S[,S...] [--hosts all|NAME,...|@GROUP]\n"
 	    "                   [--steps N] [--samples K] [--variants a,b]\n"
 	    "                   [--db results.db] [--config hosts.toml]\n"
+	    "                   [--ssh-config FILE]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
-	    "                   [--no-wait] [--lease-expiry S]\n"
-	    "                   [--max-cv PCT] [--max-samples M] [--cache DIR]\n"
+	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
+	    "                   [--max-cv PCT] [--max-samples M]\n"
+	    "                   [--openssl-cap VALUE] [--cache DIR]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -501,24 +540,33 @@ const struct cmd_entry cmd_run_entry = {
 	    "  --samples K    samples per variant (default 3, at most 1000)\n"
 	    "  --variants L   only these variants (default: all)\n"
 	    "  --parallel N   hosts prepared at once (default 16)\n"
+	    "  --ssh-config FILE  where \"ssh\" aliases and jump hosts are\n"
+	    "                 resolved (default ~/.ssh/config)\n"
 	    "  --seed HEX     start value (default: zeros of the state size)\n"
 	    "  --explore      exploratory: no measurement window, left out of\n"
 	    "                 report unless asked for\n"
 	    "  --no-wait      fail at once if another run holds the window\n"
+	    "  --require-quiet  refuse to measure on a host whose noise\n"
+	    "                 preflight is noisy (default: warn and measure)\n"
 	    "  --lease-expiry S  take over a window whose holder has been\n"
 	    "                 silent for S seconds (default 30)\n"
 	    "  --max-cv PCT   coefficient of variation that triggers extra\n"
 	    "                 samples (default 1%)\n"
 	    "  --max-samples M  samples per variant at most (default K: no\n"
 	    "                 extra samples)\n"
+	    "  --openssl-cap VALUE  run the agents with OPENSSL_ia32cap (x86-64)\n"
+	    "                 or OPENSSL_armcap (aarch64) set to VALUE, as the\n"
+	    "                 seeds' controls did (\":~0x120\" hides AVX2 and\n"
+	    "                 BMI2 from libcrypto on x86-64); stored with the\n"
+	    "                 run and every sample\n"
 	    "  --cache DIR    artifact cache (default: [defaults] cache in\n"
 	    "                 hosts.toml, else seqorch-cache beside the db);\n"
 	    "                 what a study declares is fetched into it first\n"
 	    "                 (see `seqorch fetch`)\n"
 	    "  --resume ID    measure only the cells (host, variant, sample)\n"
 	    "                 that run ID is missing, with its own settings\n"
-	    "                 (--hosts, --variants, --steps, --samples, --seed\n"
-	    "                 and --explore are refused with it)\n"
+	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"
+	    "                 --openssl-cap and --explore are refused with it)\n"
 	    "\n"
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",

@@ -266,11 +266,12 @@ db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 	iso_now(now, sizeof now);
 	if (run(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
-	    "exploratory, coordinator, version) VALUES "
-	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssiss",
+	    "exploratory, coordinator, version, openssl_cap) VALUES "
+	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssisss",
 	    ri->study, now, (int64_t)ri->steps, (int64_t)ri->samples,
 	    ri->command, ri->seed, ri->variants, ri->hosts,
-	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION) != SQLITE_DONE)
+	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
+	    ri->openssl_cap) != SQLITE_DONE)
 		return dberr(db, err, "cannot record run");
 	*run_id = o.rowid;
 	return 0;
@@ -312,11 +313,12 @@ db_run_host_facts(struct db *db, int64_t run_id, const char *host,
 	iso_now(now, sizeof now);
 	if (run(db, NULL, "UPDATE run_hosts SET pin_cpu = ?, pinned = ?, "
 	    "pin_error = ?, governor = ?, calib_mhz = ?, openssl = ?, "
-	    "facts = ? WHERE run_id = ? AND host = ?",
-	    f->pin_cpu >= 0 ? "iissdssis" : "nissdssis",
+	    "facts = ?, cpu_choice = ?, counters = ?, counters_error = ? "
+	    "WHERE run_id = ? AND host = ?",
+	    f->pin_cpu >= 0 ? "iissdsssssis" : "nissdsssssis",
 	    (int64_t)f->pin_cpu, (int64_t)f->pinned, f->pin_error,
-	    f->governor, f->calib_mhz, f->openssl, f->json, run_id,
-	    host) != SQLITE_DONE)
+	    f->governor, f->calib_mhz, f->openssl, f->json, f->cpu_choice,
+	    f->counters, f->counters_error, run_id, host) != SQLITE_DONE)
 		return dberr(db, err, "cannot record host facts");
 	if (run(db, NULL, "INSERT INTO hosts (name, address, arch, os, kernel, "
 	    "cpu_model, cores, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -393,12 +395,15 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	rc = run(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
-	    "reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?) ON CONFLICT DO NOTHING", "isissiiiissisddiss", run_id,
+	    "reason, cycles, instructions, cycles_source, openssl_cap) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+	    "ON CONFLICT DO NOTHING", s->counted ? "isissiiiissisddissiiss" :
+	    "isissiiiissisddissnnss", run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
-	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason);
+	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
+	    s->instructions, s->cycles_source, s->openssl_cap);
 	if (rc != SQLITE_DONE)
 		return dberr(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -631,16 +636,16 @@ db_lease_release(struct db *db, const char *name, const char *holder,
 }
 
 int
-db_window_begin(struct db *db, int64_t run_id, const char *study,
-    const char *host, int64_t build_id, const char *holder, const char *at,
-    const char *state, int64_t *window_id, struct so_err *err)
+db_window_begin(struct db *db, const struct window_open *w,
+    int64_t *window_id, struct so_err *err)
 {
 	struct run_out o;
 
 	if (run(db, &o, "INSERT INTO windows (run_id, study, host, build_id, "
-	    "holder, started_at, before_state) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	    "ississs", run_id, study, host, build_id, holder, at, state) !=
-	    SQLITE_DONE)
+	    "holder, started_at, before_state, verdict, preflight) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?)", "ississsss", w->run_id, w->study,
+	    w->host, w->build_id, w->holder, w->at, w->state, w->verdict,
+	    w->preflight) != SQLITE_DONE)
 		return dberr(db, err, "cannot record window");
 	*window_id = o.rowid;
 	return 0;
@@ -674,7 +679,8 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 
 	memset(out, 0, sizeof *out);
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
-	    "status, steps, samples_per_variant, exploratory FROM runs WHERE "
+	    "status, steps, samples_per_variant, exploratory, openssl_cap "
+	    "FROM runs WHERE "
 	    "id = ?", -1, &st, NULL) != SQLITE_OK)
 		return dberr(db, err, "cannot read runs");
 	sqlite3_bind_int64(st, 1, run_id);
@@ -688,6 +694,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->steps = (uint64_t)sqlite3_column_int64(st, 5);
 		out->samples = (uint64_t)sqlite3_column_int64(st, 6);
 		out->exploratory = sqlite3_column_int(st, 7);
+		out->openssl_cap = col_dup(st, 8);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = so_error(err, SO_ENOTFOUND, "no run with id %lld",
@@ -701,6 +708,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 void
 db_run_info_free(struct stored_run *r)
 {
+	free(r->openssl_cap);
 	free(r->status);
 	free(r->hosts);
 	free(r->variants);

@@ -41,6 +41,7 @@ struct run_info {
 	const char *variants;	/* NULL = all */
 	const char *hosts;
 	int exploratory;
+	const char *openssl_cap;	/* --openssl-cap, or NULL */
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -60,6 +61,9 @@ struct host_facts {
 	const char *address;
 	const char *arch, *os, *kernel, *cpu_model, *governor, *openssl;
 	const char *pin_error;
+	const char *cpu_choice;		/* cpu = "auto": why; or NULL */
+	const char *counters;		/* pmu, test-seam or none */
+	const char *counters_error;	/* why none; or NULL */
 	int cores;
 	int pin_cpu;		/* -1 = none */
 	int pinned;
@@ -101,6 +105,10 @@ struct sample_row {
 	double calib_after_mhz;	/* and after it */
 	int cpu;
 	const char *reason;	/* why an extra (adaptive) sample; or NULL */
+	int counted;		/* cycles and instructions are set */
+	int64_t cycles, instructions;
+	const char *cycles_source;	/* pmu, test-seam or calibration */
+	const char *openssl_cap;	/* the agent's OpenSSL cap, or NULL */
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -160,16 +168,24 @@ int db_lease_event(struct db *db, const char *name, const char *event,
     const char *holder, const char *previous, int64_t run_id,
     const char *detail, struct so_err *err);
 
-/* A host's measurement window opens (returns its id) and closes. */
-int db_window_begin(struct db *db, int64_t run_id, const char *study,
-    const char *host, int64_t build_id, const char *holder, const char *at,
-    const char *state, int64_t *window_id, struct so_err *err);
+/*
+ * A host's measurement window opens (returns its id) and closes.  verdict
+ * ("quiet", "noisy") and preflight (the agent's preflight record, JSON)
+ * may be NULL when the agent sent none.
+ */
+struct window_open {
+	int64_t run_id, build_id;
+	const char *study, *host, *holder, *at, *state;
+	const char *verdict, *preflight;
+};
+int db_window_begin(struct db *db, const struct window_open *w,
+    int64_t *window_id, struct so_err *err);
 int db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err);
 
 /* A stored run, for --resume.  Strings are owned; db_run_info_free. */
 struct stored_run {
-	char *study, *seed, *variants, *hosts, *status;
+	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
 	uint64_t steps, samples;
 	int exploratory;
 };

@@ -565,6 +565,7 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 	binsum = meta_value(bf.meta, "binary_sha256");
 	res->ok = binsum[0] != '\0';
 	res->agent = xasprintf("%s/seqorch-agent", outdir);
+	res->target = xstrdup(target);
 	if (!res->ok) {
 		size_t n = strlen(bf.log);
 
@@ -620,6 +621,7 @@ void
 deploy_result_free(struct build_result *res)
 {
 	free(res->agent);
+	free(res->target);
 	free(res->log_tail);
 	memset(res, 0, sizeof *res);
 }

@@ -59,6 +59,7 @@ def _mixed_lanes(mult, adds, r, bits):
 
 CHAINS = {
     "sha3": (32, _hash_chain(hashlib.sha3_256)),
+    "sha512": (64, _hash_chain(hashlib.sha512)),
     "mul": (8, _mul_chain),
     "mul-wide": (32, _mixed_lanes(
         0x9e3779b97f4a7c15, [0xd1b54a32d192ed03, 0x8bb84b93962eacc9,
@@ -71,6 +72,7 @@ CHAINS = {
 
 KATS = {
     "sha3": lambda m: hashlib.sha3_256(m).digest(),
+    "sha512": lambda m: hashlib.sha512(m).digest(),
 }
 
 

@@ -17,6 +17,17 @@ from sshd import (fingerprint, free_endpoint, keygen, sshd_factory,  # noqa
                   user_key, write_hosts_toml)
 
 
+def prebuild(cwd, spec):
+    """The check builds the agent for its noise preflight: build it first
+    (seqorch deploy), so a test that times the check times the check,
+    which then reuses the build."""
+    d = subprocess.run([str(SEQORCH), "deploy", "--hosts", spec], cwd=cwd,
+                       capture_output=True, text=True, timeout=300,
+                       env={"PATH": os.environ["PATH"], "HOME": str(cwd),
+                            "LANG": "C"})
+    assert d.returncode == 0, d.stderr
+
+
 def run_hosts(cwd, *args, env=None, timeout=120):
     """./seqorch hosts ARGS in cwd with a clean environment: a HOME with
     no keys and no ssh-agent, unless env says otherwise."""
@@ -63,8 +74,12 @@ def test_check_three_hosts(tmp_path, sshd_factory):
                          r"\d+ MiB free$", b, re.M), b
         assert "upload    ok" in b
         assert "missing   nothing" in b
-        # The scratch directory of the probes is gone again.
-        assert os.listdir(s.workdir) == []
+        # The noise preflight ran over ssh with the agent built there.
+        assert re.search(r"^  noise     (quiet|noisy: .+)$", b, re.M), b
+        assert re.search(r"^  seen      .+$", b, re.M), b
+        # The scratch directory of the probes is gone again; what stays is
+        # the agent build, content addressed, that a run reuses.
+        assert sorted(os.listdir(s.workdir)) == ["build", "src"]
 
 
 def test_check_selects_hosts_and_reports_missing_compiler(tmp_path,
@@ -169,6 +184,39 @@ def test_changed_host_key_is_always_refused(tmp_path, sshd_factory):
         assert s.known_hosts.read_text() == known
 
 
+def test_key_type_switch_is_refused(tmp_path, sshd_factory):
+    """Issue 10, defect 6: a host known by its Ed25519 key that now shows
+    only an ECDSA key is not a new host: `hosts trust` refuses to add the
+    ECDSA key and names the Ed25519 key it knows, until that key is
+    removed by hand (ssh-keygen -R), as OpenSSH does."""
+    s = sshd_factory("genoa", key_types=("ecdsa",))
+    old = tmp_path / "old_ed25519"
+    keygen(old, "host-genoa-before")
+    pub = (tmp_path / "old_ed25519.pub").read_text().split()
+    s.known_hosts.write_text(f"{s.known_name} {pub[0]} {pub[1]}\n")
+    known = s.known_hosts.read_text()
+    old_fp = fingerprint(str(old) + ".pub")
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    for args in (("check",), ("trust", "genoa")):
+        r = run_hosts(tmp_path, *args)
+        assert r.returncode == 1, r.stdout
+        out = r.stdout + r.stderr
+        assert (f'host "genoa": host key for {s.known_name} changed type: '
+                f'known_hosts "{s.known_hosts}" has ssh-ed25519 {old_fp}, '
+                f'and the server offers no ssh-ed25519 key but '
+                f'ecdsa-sha2-nistp256 {s.host_fingerprint}; refusing to '
+                f'connect') in out, out
+        assert f"ssh-keygen -R '{s.known_name}' -f '{s.known_hosts}'" in out
+        assert s.known_hosts.read_text() == known
+    # Once the old key is removed explicitly, the new one can be trusted.
+    subprocess.run(["ssh-keygen", "-q", "-R", s.known_name, "-f",
+                    str(s.known_hosts)], check=True, capture_output=True)
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stderr
+    assert f"recorded ecdsa-sha2-nistp256 {s.host_fingerprint}" in r.stdout
+    assert run_hosts(tmp_path, "check").returncode == 0
+
+
 def test_revoked_host_key_is_refused(tmp_path, sshd_factory):
     s = sshd_factory("genoa")
     good = s.known_hosts.read_text()
@@ -230,6 +278,7 @@ def test_down_and_stalled_hosts_fail_in_time(tmp_path, sshd_factory):
     hosts["stall"] = dict(up[0].host_entry(), address=stall_addr,
                           port=stall.getsockname()[1], connect_timeout=2)
     write_hosts_toml(tmp_path / "hosts.toml", hosts)
+    prebuild(tmp_path, "a,b")
     try:
         t = time.monotonic()
         r = run_hosts(tmp_path, "check")
@@ -266,6 +315,7 @@ def test_unroutable_connect_times_out(tmp_path, sshd_factory):
             "a": s.host_entry(),
             "full": dict(s.host_entry(), address=addr,
                          port=full.getsockname()[1], connect_timeout=1)})
+        prebuild(tmp_path, "a")
         t = time.monotonic()
         r = run_hosts(tmp_path, "check")
         elapsed = time.monotonic() - t
@@ -544,7 +594,7 @@ main(int argc, char **argv)
 	long long t;
 
 	(void)argc;
-	if (config_load(argv[1], &cfg, &err) != 0 ||
+	if (config_load(argv[1], NULL, &cfg, &err) != 0 ||
 	    conn_open(&cfg->hosts[0], 0, &c, &err) != 0) {
 		printf("open failed: %s\n", err.msg);
 		return 1;
