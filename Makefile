@@ -20,7 +20,7 @@ CXXFLAGS ?= -O2 -g
 WARN = -Wall -Wextra $(WERROR)
 SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
 SO_CXXFLAGS = -std=c++17 $(WARN)
-SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread -ldl
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread -lm -ldl
 
 AGENT_CFLAGS ?= -O3
 # kernels/registry.sh derives everything about studies and variants from the
@@ -45,7 +45,8 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	openssl procps man-db iproute2 \
-	libgcrypt20-dev nettle-dev cmake g++ librandomx-dev
+	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
+	librandomx-dev
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 
@@ -67,7 +68,8 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
 
-build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h
+build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h \
+	build/published-data.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -MMD -MP -c -o $@ $<
 
@@ -137,6 +139,13 @@ build/schema.h: schema.sql
 	{ echo 'static const char schema_sql[] = {'; od -An -v -tx1 $< | \
 	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
 
+# The seeds' published figures (reference/seeds.json, versioned) are
+# embedded the same way, for --reference.
+build/published-data.h: reference/seeds.json
+	@mkdir -p build
+	{ echo 'static const char published_json[] = {'; od -An -v -tx1 $< | \
+	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 deps:
@@ -186,13 +195,15 @@ build/others: tests/kernels/others.c $(KBENCH_OBJS)
 bench: all build/others
 	$(PYTHON) tests/bench.py --others build/others
 	$(PYTHON) tests/bench_fanout.py
+	$(PYTHON) tests/bench_report.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch \
 		$(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 seqorch seqorch-agent $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 schema.sql hosts.toml $(DESTDIR)$(PREFIX)/share/seqorch/
+	install -m 644 schema.sql hosts.toml reference/seeds.json \
+		$(DESTDIR)$(PREFIX)/share/seqorch/
 	install -m 644 build/seqorch.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/completion.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/seqorch
