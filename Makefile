@@ -54,6 +54,11 @@ all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 build/seqorch.1: seqorch docs/gen-help.sh
 	sh docs/gen-help.sh ./seqorch man > $@.tmp && mv $@.tmp $@
 
+# Rerun every kernel source generator (kernels/generated.txt lists them).
+regen:
+	@grep -v '^#' kernels/generated.txt | cut -d: -f1 | while read -r g; do \
+	  echo "$(PYTHON) kernels/$$g"; $(PYTHON) kernels/$$g || exit 1; done
+
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
 
@@ -211,4 +216,4 @@ install: all
 clean:
 	rm -rf build seqorch seqorch-agent
 
-.PHONY: all deps docs run unit test bench kernel-bench install clean FORCE
+.PHONY: all deps docs regen run unit test bench kernel-bench install clean FORCE
