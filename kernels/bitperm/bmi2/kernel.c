@@ -1,0 +1,46 @@
+/*
+ * bitperm/bmi2: the round with BMI2 PEXT and PDEP (3 cycles each on Intel
+ * since Haswell and AMD since Zen 3; microcoded and much slower on Zen 1/2).
+ * x86-64 has no bit reversal: BSWAP, then nibbles, pairs and bits swapped
+ * in three stages of shift, mask and OR.
+ */
+#include "kernel.h"
+#include "bitperm/bitperm.h"
+
+#include <immintrin.h>
+
+static int
+bmi2_chain(void *ctx, uint8_t *x, uint64_t steps)
+{
+	uint64_t v = bitperm_load(x), i;
+
+	(void)ctx;
+	for (i = 0; i < steps; i++) {
+		uint64_t t = _pdep_u64(_pext_u64(v, BITPERM_M), BITPERM_N) |
+		    _pdep_u64(_pext_u64(v, ~BITPERM_M), ~BITPERM_N);
+
+		t = __builtin_bswap64(t);
+		t = ((t >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f)) |
+		    ((t & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4);
+		t = ((t >> 2) & UINT64_C(0x3333333333333333)) |
+		    ((t & UINT64_C(0x3333333333333333)) << 2);
+		t = ((t >> 1) & UINT64_C(0x5555555555555555)) |
+		    ((t & UINT64_C(0x5555555555555555)) << 1);
+		v = t + BITPERM_K;
+	}
+	bitperm_store(x, v);
+	return 0;
+}
+
+static const char *const bmi2_insns[] = { "pext", "pdep", "bswap", NULL };
+static const char *const bmi2_forbidden[] = { "call", NULL };
+
+const struct kernel KERNEL_THIS = {
+	.description = "BMI2 pext/pdep, bswap and three swap stages for the "
+	    "bit reversal",
+	.features = KF_X86_BMI2,
+	.insns = bmi2_insns,
+	.forbidden = bmi2_forbidden,
+	.symbol = "bmi2_chain",
+	.chain = bmi2_chain,
+};

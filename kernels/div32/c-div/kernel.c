@@ -1,0 +1,57 @@
+/*
+ * div32/c-div: the round in portable C with the `/` and `%` operators, which
+ * compile to the hardware divide (x86-64 DIV r32, AArch64 UDIV W + MSUB).
+ * The study's control.
+ */
+#include "kernel.h"
+#include "div32/div32.h"
+
+static int
+c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
+{
+	uint32_t a = div32_load(x), b = div32_load(x + 4);
+	uint32_t d = DIV32_HI | (uint16_t)b;
+	uint64_t i;
+
+	(void)ctx;
+	for (i = 0; i < steps; i++) {
+		uint32_t q = a / d, r = a % d;
+		/* 2^16 | low16(a ^ q) with q < 2^16: known before q is. */
+		uint32_t p = DIV32_HI | (uint16_t)a;
+
+		b ^= DIV32_C;
+		a ^= q ^ r << 16;
+		d = p ^ q;
+		/* (a, b) = (b ^ C, a ^ q ^ r << 16): swap the names. */
+		q = a;
+		a = b;
+		b = q;
+	}
+	div32_store(x, a);
+	div32_store(x + 4, b);
+	return 0;
+}
+
+/*
+ * The divide must be there; a multiply would mean the division was turned
+ * into a reciprocal multiplication (AArch64 needs MSUB for the remainder,
+ * so there only the multiply-high is a sign of it).
+ */
+#if defined(__x86_64__)
+static const char *const c_div_insns[] = { "div", NULL };
+static const char *const c_div_forbidden[] = { "mul", "imul", "mulx", NULL };
+#elif defined(__aarch64__)
+static const char *const c_div_insns[] = { "udiv", NULL };
+static const char *const c_div_forbidden[] = { "umulh", "umull", NULL };
+#else
+#define c_div_insns NULL
+#define c_div_forbidden NULL
+#endif
+
+const struct kernel KERNEL_THIS = {
+	.description = "portable C, / and % (hardware divide)",
+	.insns = c_div_insns,
+	.forbidden = c_div_forbidden,
+	.symbol = "c_div_chain",
+	.chain = c_div_chain,
+};
