@@ -13,6 +13,7 @@
   are reported skipped, never executed, and the others still pass.
 """
 import random
+import re
 import struct
 
 import pytest
@@ -182,3 +183,17 @@ def test_aarch64_feature_skips(arm, cpu, study, skipped, reason):
             assert by[v][0][0] == "ok", (v, by[v])
     if cpu == "a64fx":
         assert "sve" in have and "sve2-bitperm" not in have, out
+
+
+def test_kernel_symbols_are_unique():
+    """The disassembly check finds a variant's code by its `symbol`; two
+    static functions of one name (say c_div_chain in div32 and div64) are
+    read as one body and mix their instructions.  No two kernels may name
+    the same symbol."""
+    syms = {}
+    for src in sorted(t20.ROOT.glob("kernels/*/*/kernel.c")):
+        for name in re.findall(r'\.symbol\s*=\s*"(\w+)"', src.read_text()):
+            syms.setdefault(name, []).append(str(src))
+    assert len(syms) > 10, syms
+    dup = {k: v for k, v in syms.items() if len(v) > 1}
+    assert not dup, dup

@@ -14,7 +14,7 @@ struct nets {
 };
 
 static int
-arm_rbit_setup(void **ctx)
+bitperm_arm_rbit_setup(void **ctx)
 {
 	struct nets *k = malloc(sizeof *k);
 
@@ -29,13 +29,13 @@ arm_rbit_setup(void **ctx)
 }
 
 static void
-arm_rbit_teardown(void *ctx)
+bitperm_arm_rbit_teardown(void *ctx)
 {
 	free(ctx);
 }
 
 static int
-arm_rbit_chain(void *ctx, uint8_t *x, uint64_t steps)
+bitperm_arm_rbit_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	const struct nets *k = ctx;
 	uint64_t v = bitperm_load(x), i;
@@ -53,16 +53,16 @@ arm_rbit_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-static const char *const arm_rbit_insns[] = { "rbit", NULL };
-static const char *const arm_rbit_forbidden[] = { "bl", NULL };
+static const char *const bitperm_arm_rbit_insns[] = { "rbit", NULL };
+static const char *const bitperm_arm_rbit_forbidden[] = { "bl", NULL };
 
 const struct kernel KERNEL_THIS = {
 	.description = "AArch64: pext/pdep as fixed-mask shift networks, "
 	    "RBIT for the reversal",
-	.insns = arm_rbit_insns,
-	.forbidden = arm_rbit_forbidden,
-	.symbol = "arm_rbit_chain",
-	.setup = arm_rbit_setup,
-	.teardown = arm_rbit_teardown,
-	.chain = arm_rbit_chain,
+	.insns = bitperm_arm_rbit_insns,
+	.forbidden = bitperm_arm_rbit_forbidden,
+	.symbol = "bitperm_arm_rbit_chain",
+	.setup = bitperm_arm_rbit_setup,
+	.teardown = bitperm_arm_rbit_teardown,
+	.chain = bitperm_arm_rbit_chain,
 };

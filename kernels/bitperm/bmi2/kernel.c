@@ -10,7 +10,7 @@
 #include <immintrin.h>
 
 static int
-bmi2_chain(void *ctx, uint8_t *x, uint64_t steps)
+bitperm_bmi2_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t v = bitperm_load(x), i;
 
@@ -32,15 +32,17 @@ bmi2_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-static const char *const bmi2_insns[] = { "pext", "pdep", "bswap", NULL };
-static const char *const bmi2_forbidden[] = { "call", NULL };
+static const char *const bitperm_bmi2_insns[] = {
+	"pext", "pdep", "bswap", NULL
+};
+static const char *const bitperm_bmi2_forbidden[] = { "call", NULL };
 
 const struct kernel KERNEL_THIS = {
 	.description = "BMI2 pext/pdep, bswap and three swap stages for the "
 	    "bit reversal",
 	.features = KF_X86_BMI2,
-	.insns = bmi2_insns,
-	.forbidden = bmi2_forbidden,
-	.symbol = "bmi2_chain",
-	.chain = bmi2_chain,
+	.insns = bitperm_bmi2_insns,
+	.forbidden = bitperm_bmi2_forbidden,
+	.symbol = "bitperm_bmi2_chain",
+	.chain = bitperm_bmi2_chain,
 };

@@ -15,7 +15,7 @@ struct nets {
 };
 
 static int
-c_portable_setup(void **ctx)
+bitperm_c_portable_setup(void **ctx)
 {
 	struct nets *k = malloc(sizeof *k);
 
@@ -30,7 +30,7 @@ c_portable_setup(void **ctx)
 }
 
 static void
-c_portable_teardown(void *ctx)
+bitperm_c_portable_teardown(void *ctx)
 {
 	free(ctx);
 }
@@ -53,7 +53,7 @@ rev64(uint64_t v)
 }
 
 static int
-c_portable_chain(void *ctx, uint8_t *x, uint64_t steps)
+bitperm_c_portable_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	const struct nets *k = ctx;
 	uint64_t v = bitperm_load(x), i;
@@ -71,16 +71,16 @@ c_portable_chain(void *ctx, uint8_t *x, uint64_t steps)
 }
 
 /* Software only: no BMI2, no SVE2 permutes, no rbit; and inline. */
-static const char *const c_portable_forbidden[] = {
+static const char *const bitperm_c_portable_forbidden[] = {
 	"pext", "pdep", "bext", "bdep", "rbit", "call", "bl", NULL
 };
 
 const struct kernel KERNEL_THIS = {
 	.description = "portable C: pext/pdep as fixed-mask shift networks, "
 	    "rev64 as swap stages",
-	.forbidden = c_portable_forbidden,
-	.symbol = "c_portable_chain",
-	.setup = c_portable_setup,
-	.teardown = c_portable_teardown,
-	.chain = c_portable_chain,
+	.forbidden = bitperm_c_portable_forbidden,
+	.symbol = "bitperm_c_portable_chain",
+	.setup = bitperm_c_portable_setup,
+	.teardown = bitperm_c_portable_teardown,
+	.chain = bitperm_c_portable_chain,
 };

@@ -10,7 +10,7 @@
 #include <arm_sve.h>
 
 static int
-sve2_bitperm_chain(void *ctx, uint8_t *x, uint64_t steps)
+bitperm_sve2_bitperm_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	svbool_t all = svptrue_b64();
 	svuint64_t m = svdup_n_u64(BITPERM_M), not_m = svdup_n_u64(~BITPERM_M);
@@ -39,6 +39,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_ARM_SVE2_BITPERM,
 	.insns = sve2_insns,
 	.forbidden = sve2_forbidden,
-	.symbol = "sve2_bitperm_chain",
-	.chain = sve2_bitperm_chain,
+	.symbol = "bitperm_sve2_bitperm_chain",
+	.chain = bitperm_sve2_bitperm_chain,
 };

@@ -7,7 +7,7 @@
 #include "div32/div32.h"
 
 static int
-c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
+div32_c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint32_t a = div32_load(x), b = div32_load(x + 4);
 	uint32_t d = DIV32_HI | (uint16_t)b;
@@ -38,20 +38,22 @@ c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
  * so there only the multiply-high is a sign of it).
  */
 #if defined(__x86_64__)
-static const char *const c_div_insns[] = { "div", NULL };
-static const char *const c_div_forbidden[] = { "mul", "imul", "mulx", NULL };
+static const char *const div32_c_div_insns[] = { "div", NULL };
+static const char *const div32_c_div_forbidden[] = {
+	"mul", "imul", "mulx", NULL
+};
 #elif defined(__aarch64__)
-static const char *const c_div_insns[] = { "udiv", NULL };
-static const char *const c_div_forbidden[] = { "umulh", "umull", NULL };
+static const char *const div32_c_div_insns[] = { "udiv", NULL };
+static const char *const div32_c_div_forbidden[] = { "umulh", "umull", NULL };
 #else
-#define c_div_insns NULL
-#define c_div_forbidden NULL
+#define div32_c_div_insns NULL
+#define div32_c_div_forbidden NULL
 #endif
 
 const struct kernel KERNEL_THIS = {
 	.description = "portable C, / and % (hardware divide)",
-	.insns = c_div_insns,
-	.forbidden = c_div_forbidden,
-	.symbol = "c_div_chain",
-	.chain = c_div_chain,
+	.insns = div32_c_div_insns,
+	.forbidden = div32_c_div_forbidden,
+	.symbol = "div32_c_div_chain",
+	.chain = div32_c_div_chain,
 };

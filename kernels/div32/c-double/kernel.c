@@ -9,7 +9,7 @@
 #include "div32/div32.h"
 
 static int
-c_double_chain(void *ctx, uint8_t *x, uint64_t steps)
+div32_c_double_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint32_t a = div32_load(x), b = div32_load(x + 4);
 	uint32_t d = DIV32_HI | (uint16_t)b;
@@ -35,21 +35,21 @@ c_double_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 /* The floating-point divide, and no integer divide anywhere. */
 #if defined(__x86_64__)
-static const char *const c_double_insns[] = { "divsd", NULL };
-static const char *const c_double_forbidden[] = { "div", "idiv", NULL };
+static const char *const div32_c_double_insns[] = { "divsd", NULL };
+static const char *const div32_c_double_forbidden[] = { "div", "idiv", NULL };
 #elif defined(__aarch64__)
-static const char *const c_double_insns[] = { "fdiv", NULL };
-static const char *const c_double_forbidden[] = { "udiv", "sdiv", NULL };
+static const char *const div32_c_double_insns[] = { "fdiv", NULL };
+static const char *const div32_c_double_forbidden[] = { "udiv", "sdiv", NULL };
 #else
-#define c_double_insns NULL
-#define c_double_forbidden NULL
+#define div32_c_double_insns NULL
+#define div32_c_double_forbidden NULL
 #endif
 
 const struct kernel KERNEL_THIS = {
 	.description = "portable C, double-precision quotient, exact for all "
 	    "32-bit operands without correction",
-	.insns = c_double_insns,
-	.forbidden = c_double_forbidden,
-	.symbol = "c_double_chain",
-	.chain = c_double_chain,
+	.insns = div32_c_double_insns,
+	.forbidden = div32_c_double_forbidden,
+	.symbol = "div32_c_double_chain",
+	.chain = div32_c_double_chain,
 };

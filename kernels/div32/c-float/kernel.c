@@ -17,7 +17,7 @@
 #include "div32/div32.h"
 
 static int
-c_float_chain(void *ctx, uint8_t *x, uint64_t steps)
+div32_c_float_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint32_t a = div32_load(x), b = div32_load(x + 4);
 	uint32_t d = DIV32_HI | (uint16_t)b;
@@ -51,21 +51,21 @@ c_float_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 /* The floating-point divide, and no integer divide anywhere. */
 #if defined(__x86_64__)
-static const char *const c_float_insns[] = { "divss", NULL };
-static const char *const c_float_forbidden[] = { "div", "idiv", NULL };
+static const char *const div32_c_float_insns[] = { "divss", NULL };
+static const char *const div32_c_float_forbidden[] = { "div", "idiv", NULL };
 #elif defined(__aarch64__)
-static const char *const c_float_insns[] = { "fdiv", NULL };
-static const char *const c_float_forbidden[] = { "udiv", "sdiv", NULL };
+static const char *const div32_c_float_insns[] = { "fdiv", NULL };
+static const char *const div32_c_float_forbidden[] = { "udiv", "sdiv", NULL };
 #else
-#define c_float_insns NULL
-#define c_float_forbidden NULL
+#define div32_c_float_insns NULL
+#define div32_c_float_forbidden NULL
 #endif
 
 const struct kernel KERNEL_THIS = {
 	.description = "portable C, single-precision quotient estimate, "
 	    "exact integer correction (one step up or down)",
-	.insns = c_float_insns,
-	.forbidden = c_float_forbidden,
-	.symbol = "c_float_chain",
-	.chain = c_float_chain,
+	.insns = div32_c_float_insns,
+	.forbidden = div32_c_float_forbidden,
+	.symbol = "div32_c_float_chain",
+	.chain = div32_c_float_chain,
 };

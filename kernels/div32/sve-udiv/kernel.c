@@ -10,7 +10,7 @@
 #include <arm_sve.h>
 
 static int
-sve_udiv_chain(void *ctx, uint8_t *x, uint64_t steps)
+div32_sve_udiv_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	svbool_t all = svptrue_b32();
 	svuint32_t a = svdup_n_u32(div32_load(x));
@@ -45,6 +45,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_ARM_SVE,
 	.insns = sve_insns,
 	.forbidden = sve_forbidden,
-	.symbol = "sve_udiv_chain",
-	.chain = sve_udiv_chain,
+	.symbol = "div32_sve_udiv_chain",
+	.chain = div32_sve_udiv_chain,
 };

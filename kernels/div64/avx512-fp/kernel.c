@@ -13,7 +13,7 @@
 #include <immintrin.h>
 
 static int
-avx512_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
+div64_avx512_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a = div64_load(x), b = div64_load(x + 8);
 	__m128i dv = _mm_cvtsi64_si128((long long)(DIV64_HI | (uint32_t)b));
@@ -50,17 +50,17 @@ avx512_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-static const char *const avx512_fp_insns[] = {
+static const char *const div64_avx512_fp_insns[] = {
 	"vcvtuqq2pd", "vdivsd", "vcvttpd2uqq", NULL
 };
-static const char *const avx512_fp_forbidden[] = { "div", "idiv", NULL };
+static const char *const div64_avx512_fp_forbidden[] = { "div", "idiv", NULL };
 
 const struct kernel KERNEL_THIS = {
 	.description = "AVX-512 DQ unsigned conversions on xmm, double "
 	    "estimate, exact integer correction",
 	.features = KF_X86_AVX512 | KF_X86_AVX512DQ,
-	.insns = avx512_fp_insns,
-	.forbidden = avx512_fp_forbidden,
-	.symbol = "avx512_fp_chain",
-	.chain = avx512_fp_chain,
+	.insns = div64_avx512_fp_insns,
+	.forbidden = div64_avx512_fp_forbidden,
+	.symbol = "div64_avx512_fp_chain",
+	.chain = div64_avx512_fp_chain,
 };

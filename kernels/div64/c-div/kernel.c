@@ -7,7 +7,7 @@
 #include "div64/div64.h"
 
 static int
-c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
+div64_c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a = div64_load(x), b = div64_load(x + 8);
 	uint64_t d = DIV64_HI | (uint32_t)b;
@@ -38,20 +38,22 @@ c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
  * so there only the multiply-high is a sign of it).
  */
 #if defined(__x86_64__)
-static const char *const c_div_insns[] = { "div", NULL };
-static const char *const c_div_forbidden[] = { "mul", "imul", "mulx", NULL };
+static const char *const div64_c_div_insns[] = { "div", NULL };
+static const char *const div64_c_div_forbidden[] = {
+	"mul", "imul", "mulx", NULL
+};
 #elif defined(__aarch64__)
-static const char *const c_div_insns[] = { "udiv", NULL };
-static const char *const c_div_forbidden[] = { "umulh", NULL };
+static const char *const div64_c_div_insns[] = { "udiv", NULL };
+static const char *const div64_c_div_forbidden[] = { "umulh", NULL };
 #else
-#define c_div_insns NULL
-#define c_div_forbidden NULL
+#define div64_c_div_insns NULL
+#define div64_c_div_forbidden NULL
 #endif
 
 const struct kernel KERNEL_THIS = {
 	.description = "portable C, / and % (hardware divide)",
-	.insns = c_div_insns,
-	.forbidden = c_div_forbidden,
-	.symbol = "c_div_chain",
-	.chain = c_div_chain,
+	.insns = div64_c_div_insns,
+	.forbidden = div64_c_div_forbidden,
+	.symbol = "div64_c_div_chain",
+	.chain = div64_c_div_chain,
 };

@@ -19,7 +19,7 @@
 #include "div64/div64.h"
 
 static int
-c_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
+div64_c_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a = div64_load(x), b = div64_load(x + 8);
 	uint64_t d = DIV64_HI | (uint32_t)b;
@@ -53,21 +53,21 @@ c_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 /* The floating-point divide, and no integer divide anywhere. */
 #if defined(__x86_64__)
-static const char *const c_fp_insns[] = { "divsd", NULL };
-static const char *const c_fp_forbidden[] = { "div", "idiv", NULL };
+static const char *const div64_c_fp_insns[] = { "divsd", NULL };
+static const char *const div64_c_fp_forbidden[] = { "div", "idiv", NULL };
 #elif defined(__aarch64__)
-static const char *const c_fp_insns[] = { "fdiv", NULL };
-static const char *const c_fp_forbidden[] = { "udiv", "sdiv", NULL };
+static const char *const div64_c_fp_insns[] = { "fdiv", NULL };
+static const char *const div64_c_fp_forbidden[] = { "udiv", "sdiv", NULL };
 #else
-#define c_fp_insns NULL
-#define c_fp_forbidden NULL
+#define div64_c_fp_insns NULL
+#define div64_c_fp_forbidden NULL
 #endif
 
 const struct kernel KERNEL_THIS = {
 	.description = "portable C, double-precision quotient estimate, "
 	    "exact integer correction (one step up or down)",
-	.insns = c_fp_insns,
-	.forbidden = c_fp_forbidden,
-	.symbol = "c_fp_chain",
-	.chain = c_fp_chain,
+	.insns = div64_c_fp_insns,
+	.forbidden = div64_c_fp_forbidden,
+	.symbol = "div64_c_fp_chain",
+	.chain = div64_c_fp_chain,
 };
