@@ -2,7 +2,7 @@
  * bitperm/bmi2: the round with BMI2 PEXT and PDEP (3 cycles each on Intel
  * since Haswell and AMD since Zen 3; microcoded and much slower on Zen 1/2).
  * x86-64 has no bit reversal: BSWAP, then nibbles, pairs and bits swapped
- * in three stages of shift, mask and OR.
+ * in three stages of mask, shift and OR.
  */
 #include "kernel.h"
 #include "bitperm/bitperm.h"
@@ -20,12 +20,12 @@ bitperm_bmi2_chain(void *ctx, uint8_t *x, uint64_t steps)
 		    _pdep_u64(_pext_u64(v, ~BITPERM_M), ~BITPERM_N);
 
 		t = __builtin_bswap64(t);
-		t = ((t >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f)) |
-		    ((t & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4);
-		t = ((t >> 2) & UINT64_C(0x3333333333333333)) |
-		    ((t & UINT64_C(0x3333333333333333)) << 2);
-		t = ((t >> 1) & UINT64_C(0x5555555555555555)) |
-		    ((t & UINT64_C(0x5555555555555555)) << 1);
+		t = (t & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4 |
+		    (t & UINT64_C(0xf0f0f0f0f0f0f0f0)) >> 4;
+		t = (t & UINT64_C(0x3333333333333333)) << 2 |
+		    (t & UINT64_C(0xcccccccccccccccc)) >> 2;
+		t = (t & UINT64_C(0x5555555555555555)) << 1 |
+		    (t & UINT64_C(0xaaaaaaaaaaaaaaaa)) >> 1;
 		v = t + BITPERM_K;
 	}
 	bitperm_store(x, v);
