@@ -15,6 +15,7 @@
 import random
 import re
 import struct
+import subprocess
 
 import pytest
 
@@ -31,8 +32,12 @@ def built():
 
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):
-    return t20.build_check("cc", "x86_64", tmp_path_factory.mktemp("n"),
-                           nolibs=True)
+    """(arch, check binary) for this machine, without library variants."""
+    arch = subprocess.run([t20.need("cc", "build-essential"),
+                           "-dumpmachine"], capture_output=True, text=True,
+                          check=True).stdout.split("-")[0]
+    return arch, t20.build_check("cc", arch, tmp_path_factory.mktemp("n"),
+                                 nolibs=True)
 
 
 @pytest.fixture(scope="module")
@@ -130,16 +135,18 @@ def test_estimates_at_range_edges(native, arm, study, width, estimates,
         else:
             assert not any(found[(name, s)] for s in (1, -1)), found
     cases = pairs + [p for p in found.values() if p]
-    variants_x86 = t20.manifest("x86_64", nolibs=True)[study]
+    arch, exe = native
+    variants_native = t20.manifest(arch, nolibs=True)[study]
     variants_arm = t20.manifest("aarch64", nolibs=True)[study]
     for a, d in cases:
         seed = seed_for(width, a, d)
         want = chain_hex(study, 1, seed)
         args = ["-S", study, "-s", seed.hex(), "-e", f"1={want}"]
-        rc, out = t20.run_check([native, *args])
+        rc, out = t20.run_check([exe, *args])
         assert rc == 0, (a, d, out)
-        t20.assert_all_pass(out, study, variants_x86, ())
-        assert out.count(f"chain 1 {want}") == len(variants_x86), out
+        have, by = t20.assert_all_pass(out, study, variants_native, ())
+        ran = [v for v in by if by[v][0][0] == "ok"]
+        assert out.count(f"chain 1 {want}") == len(ran) > 0, out
         rc, out = t20.run_check(["qemu-aarch64", "-cpu", "max", arm, *args])
         assert rc == 0, (a, d, out)
         assert out.count(f"chain 1 {want}") == len(variants_arm), out
