@@ -20,7 +20,7 @@ CXXFLAGS ?= -O2 -g
 WARN = -Wall -Wextra $(WERROR)
 SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
 SO_CXXFLAGS = -std=c++17 $(WARN)
-SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lpthread
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread
 
 AGENT_CFLAGS ?= -O3
 # kernels/registry.sh derives everything about studies and variants from the
@@ -44,9 +44,16 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps
+	openssl procps man-db
 
-all: seqorch seqorch-agent build/libseqorch.a
+all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
+
+# The man page and docs/commands.md come from the help texts in the binary.
+build/seqorch.1: seqorch docs/gen-help.sh
+	sh docs/gen-help.sh ./seqorch man > $@.tmp && mv $@.tmp $@
+
+docs: seqorch
+	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
 
 # The coordinator without main, for tests that drive its modules directly.
 build/libseqorch.a: $(LIB_OBJS)
@@ -173,11 +180,16 @@ bench: all
 	$(PYTHON) tests/bench_fanout.py
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch \
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 seqorch seqorch-agent $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 schema.sql hosts.toml $(DESTDIR)$(PREFIX)/share/seqorch/
+	install -m 644 build/seqorch.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 docs/completion.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/seqorch
 
 clean:
 	rm -rf build seqorch seqorch-agent
 
-.PHONY: all deps run unit test bench kernel-bench install clean FORCE
+.PHONY: all deps docs run unit test bench kernel-bench install clean FORCE

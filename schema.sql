@@ -240,3 +240,47 @@ CREATE TABLE disasm (
 -- calib_mhz taken right before it: their mean gives the sample's cycles
 -- per hash, their difference says whether the clock moved meanwhile.
 ALTER TABLE samples ADD COLUMN calib_after_mhz REAL;
+
+-- version: 5
+
+-- Content-addressed artifacts kept beside results.db, in the directory
+-- artifacts/ next to it, one file per SHA-256 (docs/provenance.md).
+CREATE TABLE artifacts (
+	sha256		TEXT PRIMARY KEY,
+	size		INTEGER NOT NULL,
+	stored_at	TEXT NOT NULL
+);
+
+-- What each build of each run keeps: the raw agent output exactly as the
+-- agent wrote it (raw, one per agent launch), the built binary fetched back
+-- from the host (binary), its disassembly (disasm), the build log and the
+-- exact commands (build-log, build-commands) and every uploaded source file
+-- (source, named by its path).  `seqorch gc` never removes an artifact
+-- that a row here names.
+CREATE TABLE artifact_refs (
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	host		TEXT NOT NULL,
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	kind		TEXT NOT NULL CHECK (kind IN ('raw', 'binary', 'disasm',
+			'build-log', 'build-commands', 'source')),
+	name		TEXT NOT NULL,
+	sha256		TEXT NOT NULL REFERENCES artifacts(sha256),
+	PRIMARY KEY (run_id, host, build_id, kind, name)
+);
+CREATE INDEX artifact_refs_sha ON artifact_refs (sha256);
+
+-- version: 6
+
+-- Runs imported from a verified bundle (`seqorch import`): which run of
+-- which coordinator they were, and the key that signed them.  The same
+-- run of the same bundle is never imported twice.
+CREATE TABLE imports (
+	run_id			INTEGER PRIMARY KEY REFERENCES runs(id),
+	origin_run_id		INTEGER NOT NULL,
+	origin_coordinator	TEXT NOT NULL,
+	origin_db		TEXT,
+	key_fingerprint		TEXT,		-- SHA-256 of the raw Ed25519 key
+	manifest_sha256		TEXT NOT NULL,
+	imported_at		TEXT NOT NULL,
+	UNIQUE (manifest_sha256, origin_run_id)
+);

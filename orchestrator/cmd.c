@@ -12,6 +12,10 @@ extern const struct cmd_entry cmd_studies_entry;
 extern const struct cmd_entry cmd_hosts_entry;
 extern const struct cmd_entry cmd_windows_entry;
 extern const struct cmd_entry cmd_deploy_entry;
+extern const struct cmd_entry cmd_artifacts_entry;
+extern const struct cmd_entry cmd_gc_entry;
+extern const struct cmd_entry cmd_verify_entry;
+extern const struct cmd_entry cmd_import_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
@@ -20,6 +24,10 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_hosts_entry,
 	&cmd_windows_entry,
 	&cmd_deploy_entry,
+	&cmd_artifacts_entry,
+	&cmd_gc_entry,
+	&cmd_verify_entry,
+	&cmd_import_entry,
 	NULL,
 };
 

@@ -13,6 +13,7 @@
 
 #include "util.h"
 
+#include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -204,6 +205,78 @@ int db_disasm_put(struct db *db, const struct disasm_row *d,
 int db_disasm_reuse(struct db *db, const char *host,
     const char *binary_sha256, int64_t build_id, unsigned *bad,
     struct so_err *err);
+
+/*
+ * Artifacts (schema version 5, orchestrator/artifact.h keeps the files).
+ * db_artifact_add records a stored file (again: nothing changes);
+ * db_artifact_have is 1 when sha is recorded, 0 when not.
+ * db_artifact_ref names an artifact from a build (and so its run and
+ * host); db_artifact_ref_copy gives build_id the refs of `kind` that an
+ * earlier build of the same binary on host has (SO_ENOTFOUND: none).
+ */
+int db_artifact_add(struct db *db, const char *sha256, uint64_t size,
+    struct so_err *err);
+int db_artifact_have(struct db *db, const char *sha256, struct so_err *err);
+int db_artifact_ref(struct db *db, int64_t build_id, const char *kind,
+    const char *name, const char *sha256, struct so_err *err);
+int db_artifact_ref_copy(struct db *db, const char *host,
+    const char *binary_sha256, int64_t build_id, const char *kind,
+    struct so_err *err);
+
+/* One artifact a run names; strings point into SQLite's row. */
+struct artifact_row {
+	int64_t build_id;
+	const char *host, *kind, *name, *sha256;
+	int64_t size;
+};
+
+/*
+ * Call fn for every artifact that run_id names, by host, build, kind and
+ * name; fn returning non-zero stops (and is returned).  SO_ENOTFOUND when
+ * there is no such run.
+ */
+int db_artifact_list(struct db *db, int64_t run_id,
+    int (*fn)(void *arg, const struct artifact_row *row), void *arg,
+    struct so_err *err);
+
+/*
+ * Forget every recorded artifact no run names, calling fn with each one's
+ * sha first (fn returning non-zero stops and keeps that one); with dry_run
+ * nothing is forgotten.  *n counts them.
+ */
+int db_artifact_gc(struct db *db, int dry_run,
+    int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,
+    uint64_t *n, struct so_err *err);
+
+/*
+ * A run's rows (db-rows.c): every row of every table that leads to run_id
+ * by foreign keys, with the artifacts and refs rows they name, as
+ * {"tables": {NAME: {"columns": [...], "rows": [[...], ...]}}} in *out
+ * (caller frees with cJSON_Delete).  SO_ENOTFOUND: no such run.
+ */
+int db_run_rows(struct db *db, int64_t run_id, cJSON **out,
+    struct so_err *err);
+
+/* Where an imported run came from (table imports). */
+struct import_origin {
+	int64_t origin_run_id;
+	const char *coordinator, *db_path;	/* as the bundle says */
+	const char *key_fingerprint;		/* of the verifying key */
+	const char *manifest_sha256;		/* the bundle's identity */
+};
+
+/*
+ * Insert rows (as db_run_rows makes them) under new ids, in one
+ * transaction, and record the origin; *new_run_id gets the run's id here.
+ * The same run of the same bundle again is SO_EEXIST with *new_run_id set
+ * to the earlier import, and changes nothing.  A table or column this
+ * schema does not know is SO_EPROTO.
+ */
+int db_run_import(struct db *db, const cJSON *rows,
+    const struct import_origin *o, int64_t *new_run_id, struct so_err *err);
+
+/* The file results.db was opened from (absolute); static to db. */
+const char *db_path(struct db *db);
 
 /* Identity of this coordinator: "hostname pid N"; static storage. */
 const char *db_coordinator_id(void);

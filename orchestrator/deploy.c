@@ -1,5 +1,7 @@
 /* Upload and build the agent on a host (local or ssh). */
 #include "deploy.h"
+
+#include "artifact.h"
 #include "disasm.h"
 
 #include <openssl/evp.h>
@@ -208,7 +210,10 @@ check_disassembly(struct conn *c, struct build_result *res,
 
 	rc = db_disasm_reuse(db, c->host->name, binsum, res->build_id, &bad,
 	    err);
-	if (rc == SO_ENOTFOUND)
+	if (rc == 0 && (rc = db_artifact_ref_copy(db, c->host->name, binsum,
+	    res->build_id, "disasm", err)) == SO_ENOTFOUND)
+		rc = 0;
+	else if (rc == SO_ENOTFOUND)
 		rc = disasm_check(c, res->agent, res->build_id, db, &bad,
 		    err);
 	/* The agent could not say what to check: measuring can still go on. */
@@ -226,6 +231,51 @@ check_disassembly(struct conn *c, struct build_result *res,
 	    bad == 1 ? "" : "s");
 	rc = db_event(db, run_id, c->host->name, "warning", msg, err);
 	free(msg);
+	return rc;
+}
+
+/*
+ * Keep what a new build row stands for in the artifact store: its log and
+ * commands, every uploaded source file, and the binary, fetched back from
+ * the host only when no build before had the same binary (one read per
+ * new binary, never per run).  The fetched binary must hash to what the
+ * build recorded.
+ */
+static int
+keep_build(struct conn *c, struct build_result *res, const char *commands,
+    const char *log, const char *binsum, struct db *db, struct so_err *err)
+{
+	char *data = NULL, got[65];
+	size_t i, len;
+	int rc;
+
+	if ((rc = artifact_keep(db, res->build_id, "build-log", "build.log",
+	    log, strlen(log), NULL, err)) != 0 ||
+	    (rc = artifact_keep(db, res->build_id, "build-commands",
+	    "commands", commands, strlen(commands), NULL, err)) != 0)
+		return rc;
+	for (i = 0; shipped_files[i].path != NULL; i++)
+		if ((rc = artifact_keep(db, res->build_id, "source",
+		    shipped_files[i].path, shipped_files[i].data,
+		    shipped_files[i].len, NULL, err)) != 0)
+			return rc;
+	if (!res->ok)
+		return 0;
+	if ((rc = db_artifact_have(db, binsum, err)) < 0)
+		return rc;
+	if (rc == 1)
+		return db_artifact_ref(db, res->build_id, "binary",
+		    "seqorch-agent", binsum, err);
+	if ((rc = conn_read(c, res->agent, ARTIFACT_MAX + 1, &data, &len,
+	    err)) != 0)
+		return rc;
+	rc = artifact_keep(db, res->build_id, "binary", "seqorch-agent", data,
+	    len, got, err);
+	if (rc == 0 && strcmp(got, binsum) != 0)
+		rc = so_error(err, SO_EPROTO, "host \"%s\": agent \"%s\" hashes "
+		    "to %s, but its build recorded %s", c->host->name,
+		    res->agent, got, binsum);
+	free(data);
 	return rc;
 }
 
@@ -428,6 +478,9 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 		};
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
+		if (rc == 0)
+			rc = keep_build(c, res, bf.commands, bf.log, binsum, db,
+			    err);
 		if (rc == 0 && res->ok)
 			rc = check_disassembly(c, res, binsum, db, run_id,
 			    err);

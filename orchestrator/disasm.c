@@ -1,6 +1,8 @@
 /* Verify each variant's declared instructions in its built binary. */
 #include "disasm.h"
 
+#include "artifact.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -213,8 +215,13 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 	if (status == 3) {
 		free(dump);
 		dump = NULL;
-	} else
+	} else {
 		tool = "objdump -d --no-show-raw-insn";
+		/* The functions' disassembly, as the host's objdump gave it. */
+		if ((rc = artifact_keep(db, build_id, "disasm", "objdump",
+		    dump, strlen(dump), NULL, err)) != 0)
+			goto out;
+	}
 	for (i = 0; i < n && rc == 0; i++)
 		rc = check_one(db, build_id, &wants[i], dump, tool, bad, err);
 out:

@@ -1,6 +1,7 @@
 /* Per-host preparation and measurement, in one thread per host. */
 #include "runner.h"
 
+#include "artifact.h"
 #include "conn.h"
 #include "deploy.h"
 #include "progress.h"
@@ -502,6 +503,31 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
 	return rc;
 }
 
+/*
+ * Keep the agent's records file exactly as it wrote it (one SFTP read for
+ * ssh hosts).  A failure is an event, not a failed host: the samples are
+ * stored already.
+ */
+static void
+keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
+    const char *token)
+{
+	char *path = xasprintf("%s/records", dir), *data = NULL, *msg;
+	struct so_err e = { 0 };
+	size_t len;
+
+	if (hr->conn == NULL || conn_read(hr->conn, path, ARTIFACT_MAX + 1,
+	    &data, &len, &e) != 0 || artifact_keep(hr->db, b->build_id, "raw",
+	    token, data, len, NULL, &e) != 0) {
+		msg = xasprintf("raw agent output not kept: %s", e.msg);
+		db_event(hr->db, hr->p->run_id, hr->host->name, "warning", msg,
+		    &e);
+		free(msg);
+	}
+	free(data);
+	free(path);
+}
+
 /* Run the agent of one build and stream its records into the db. */
 static void
 measure(struct hostrun *hr, struct build_result *b, const char *cc)
@@ -624,6 +650,8 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    (unsigned long long)s->expected);
 		host_fail(hr, msg);
 	}
+	if (s->lr.offset > 0)
+		keep_raw(hr, b, dir, token);
 out:
 	for (i = 0; i < s->nok; i++)
 		free(s->ok_variants[i]);

@@ -29,6 +29,7 @@ enum {
 	SO_ENOTFOUND = -12,	/* named thing does not exist */
 	SO_EBUILD = -13,	/* build on a host failed */
 	SO_EBUSY = -14,		/* a lock is held by someone else */
+	SO_EEXIST = -15,	/* already there (an imported run) */
 };
 
 /* The coordinator's version, in --version and every runs row. */

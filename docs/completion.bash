@@ -1,0 +1,82 @@
+# bash completion for seqorch: commands, their options, study names,
+# variant names and host names (from hosts.toml, or --config FILE).
+# Everything is asked of seqorch itself, so it never goes stale.
+# Installed by `make install` as share/bash-completion/completions/seqorch;
+# or: source docs/completion.bash
+
+_seqorch_words() {
+	# The value of an option already on the line, e.g. --config.
+	local i
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		if [[ ${COMP_WORDS[i]} == "$1" ]]; then
+			printf '%s\n' "${COMP_WORDS[i + 1]}"
+			return
+		fi
+	done
+}
+
+_seqorch() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	local bin=${COMP_WORDS[0]} cmd=${COMP_WORDS[1]} config list prefix
+	COMPREPLY=()
+	if ((COMP_CWORD == 1)); then
+		list=$("$bin" --help 2>/dev/null | awk '/^commands:/ { on = 1;
+		    next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
+		COMPREPLY=($(compgen -W "$list" -- "$cur"))
+		return
+	fi
+	config=$(_seqorch_words --config)
+	case $prev in
+	--study)
+		list=$("$bin" studies 2>/dev/null | awk -F: '/^[a-z0-9-]+:/ {
+		    print $1 }')
+		;;
+	--variants)
+		list=$("$bin" studies 2>/dev/null | awk '/^  [a-z0-9-]+ / &&
+		    $1 != "unit" { print $1 }' | sort -u)
+		;;
+	--hosts)
+		list="all $("$bin" hosts list ${config:+--config "$config"} \
+		    2>/dev/null | awk 'NR > 1 { print $1; n = split($7, g, ",");
+		    for (i = 1; i <= n; i++) if (g[i] != "-") print "@" g[i] }' |
+		    sort -u)"
+		;;
+	--format)
+		list="text markdown csv json html"
+		;;
+	--db | --config | --bundle | --sign | --pubkey | --token-file | \
+	    --cacert | -o | --output | --ssh-config | --cache)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	*)
+		if [[ $cmd == hosts && COMP_CWORD -eq 2 && $cur != -* ]]; then
+			COMPREPLY=($(compgen -W "list check trust" -- "$cur"))
+			return
+		fi
+		if [[ $cmd == hosts && $prev == trust ]]; then
+			list=$("$bin" hosts list ${config:+--config "$config"} \
+			    2>/dev/null | awk 'NR > 1 { print $1 }')
+			COMPREPLY=($(compgen -W "$list" -- "$cur"))
+			return
+		fi
+		if [[ $cur == -* ]]; then
+			list=$("$bin" "$cmd" --help 2>/dev/null |
+			    grep -o -- '--[a-z][a-z-]*' | sort -u)
+			COMPREPLY=($(compgen -W "$list" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		return
+		;;
+	esac
+	# Comma lists: complete the last element.
+	prefix=
+	if [[ $cur == *,* ]]; then
+		prefix=${cur%,*},
+		cur=${cur##*,}
+	fi
+	COMPREPLY=($(compgen -P "$prefix" -W "$list" -- "$cur"))
+}
+
+complete -F _seqorch seqorch

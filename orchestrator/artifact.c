@@ -1,0 +1,254 @@
+/* Content-addressed artifacts beside results.db (artifact.h). */
+#include "artifact.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GC_MIN_AGE 600	/* seconds an unrecorded file is left alone */
+
+static void
+sha256_of(const void *data, size_t len, char out[65])
+{
+	unsigned char md[32];
+	unsigned int n;
+
+	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	hex_encode(md, 32, out);
+}
+
+char *
+artifact_dir(struct db *db)
+{
+	char *copy = xstrdup(db_path(db)), *dir;
+
+	dir = xasprintf("%s/artifacts", dirname(copy));
+	free(copy);
+	return dir;
+}
+
+char *
+artifact_path(struct db *db, const char *sha256)
+{
+	char *dir = artifact_dir(db), *p;
+
+	p = xasprintf("%s/%s", dir, sha256);
+	free(dir);
+	return p;
+}
+
+/* Write data to path through a temporary file, synced, then renamed. */
+static int
+write_whole(const char *dir, const char *path, const void *data, size_t len,
+    struct so_err *err)
+{
+	char *tmp = xasprintf("%s/.tmp.%ld.XXXXXX", dir, (long)getpid());
+	const char *p = data;
+	int fd, rc = 0;
+
+	if ((fd = mkstemp(tmp)) < 0) {
+		rc = so_error(err, SO_EIO, "cannot create a file in \"%s\": %s",
+		    dir, strerror(errno));
+		goto out;
+	}
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    tmp, strerror(errno));
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (rc == 0 && (fsync(fd) != 0 || fchmod(fd, 0444) != 0))
+		rc = so_error(err, SO_EIO, "cannot sync \"%s\": %s", tmp,
+		    strerror(errno));
+	if (close(fd) != 0 && rc == 0)
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", tmp,
+		    strerror(errno));
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = so_error(err, SO_EIO, "cannot rename \"%s\": %s", tmp,
+		    strerror(errno));
+	if (rc != 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	return rc;
+}
+
+int
+artifact_put(struct db *db, const void *data, size_t len, char *sha256,
+    struct so_err *err)
+{
+	char sha[65], *dir = NULL, *path = NULL;
+	struct stat sb;
+	int rc;
+
+	if (len > ARTIFACT_MAX)
+		return so_error(err, SO_EPROTO, "an artifact of %zu bytes is "
+		    "over %u MiB: not kept", len, ARTIFACT_MAX >> 20);
+	sha256_of(data, len, sha);
+	if (sha256 != NULL)
+		memcpy(sha256, sha, sizeof sha);
+	dir = artifact_dir(db);
+	path = xasprintf("%s/%s", dir, sha);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		rc = so_error(err, SO_EIO, "cannot create \"%s\": %s", dir,
+		    strerror(errno));
+		goto out;
+	}
+	/* Same name, same content: a file of the right size is the one. */
+	if (stat(path, &sb) != 0 || (size_t)sb.st_size != len) {
+		if ((rc = write_whole(dir, path, data, len, err)) != 0)
+			goto out;
+	}
+	rc = db_artifact_add(db, sha, len, err);
+out:
+	free(path);
+	free(dir);
+	return rc;
+}
+
+int
+artifact_keep(struct db *db, int64_t build_id, const char *kind,
+    const char *name, const void *data, size_t len, char *sha256,
+    struct so_err *err)
+{
+	char sha[65];
+	int rc;
+
+	if ((rc = artifact_put(db, data, len, sha, err)) != 0) {
+		/* Say what it was. */
+		size_t n = strlen(err->msg);
+
+		snprintf(err->msg + n, sizeof err->msg - n, " (%s \"%s\")",
+		    kind, name);
+		return rc;
+	}
+	if (sha256 != NULL)
+		memcpy(sha256, sha, sizeof sha);
+	return db_artifact_ref(db, build_id, kind, name, sha, err);
+}
+
+int
+artifact_load(struct db *db, const char *sha256, char **data, size_t *len,
+    struct so_err *err)
+{
+	char *path = artifact_path(db, sha256), *buf = NULL, sha[65];
+	struct stat sb;
+	FILE *f = NULL;
+	int rc = 0;
+
+	*data = NULL;
+	*len = 0;
+	if ((f = fopen(path, "rb")) == NULL) {
+		rc = errno == ENOENT ? so_error(err, SO_ENOTFOUND, "artifact "
+		    "\"%s\" is missing", path) : so_error(err, SO_EIO,
+		    "cannot open \"%s\": %s", path, strerror(errno));
+		goto out;
+	}
+	if (fstat(fileno(f), &sb) != 0 || sb.st_size > ARTIFACT_MAX) {
+		rc = so_error(err, SO_EIO, "artifact \"%s\" is unreadable or "
+		    "too large", path);
+		goto out;
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	if (fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
+		rc = so_error(err, SO_EIO, "cannot read \"%s\"", path);
+		goto out;
+	}
+	buf[sb.st_size] = '\0';
+	sha256_of(buf, (size_t)sb.st_size, sha);
+	if (strcmp(sha, sha256) != 0) {
+		rc = so_error(err, SO_EPROTO, "artifact \"%s\" was changed: its "
+		    "content hashes to %s", path, sha);
+		goto out;
+	}
+	*data = buf;
+	*len = (size_t)sb.st_size;
+	buf = NULL;
+out:
+	free(buf);
+	if (f != NULL)
+		fclose(f);
+	free(path);
+	return rc;
+}
+
+struct gc_state {
+	struct db *db;
+	int dry_run;
+	FILE *out;
+	uint64_t bytes;
+	struct so_err *err;
+};
+
+static int
+gc_one(void *arg, const char *sha256, int64_t size)
+{
+	struct gc_state *g = arg;
+	char *path = artifact_path(g->db, sha256);
+	int rc = 0;
+
+	fprintf(g->out, "%s  %lld bytes%s\n", sha256, (long long)size,
+	    g->dry_run ? " (would remove)" : "");
+	g->bytes += (uint64_t)size;
+	if (!g->dry_run && unlink(path) != 0 && errno != ENOENT)
+		rc = so_error(g->err, SO_EIO, "cannot remove \"%s\": %s", path,
+		    strerror(errno));
+	free(path);
+	return rc;
+}
+
+int
+artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
+    uint64_t *bytes, struct so_err *err)
+{
+	struct gc_state g = { db, dry_run, out, 0, err };
+	char *dir = artifact_dir(db), *path;
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int rc;
+
+	*bytes = 0;
+	if ((rc = db_artifact_gc(db, dry_run, gc_one, &g, n, err)) != 0)
+		goto out;
+	/* Files a crash left behind before they were recorded. */
+	if ((d = opendir(dir)) == NULL)
+		goto out;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		int have = 0;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    time(NULL) - sb.st_mtime > GC_MIN_AGE &&
+		    (strlen(e->d_name) != 64 ||
+		    (have = db_artifact_have(db, e->d_name, err)) == 0)) {
+			rc = gc_one(&g, e->d_name, (int64_t)sb.st_size);
+			(*n)++;
+		}
+		if (have < 0)
+			rc = have;
+		free(path);
+	}
+	closedir(d);
+out:
+	*bytes = g.bytes;
+	free(dir);
+	return rc < 0 ? rc : 0;
+}

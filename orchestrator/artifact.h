@@ -1,0 +1,62 @@
+/*
+ * The artifact store: files kept by content beside results.db, in
+ * <directory of results.db>/artifacts/<sha256>, each recorded in table
+ * artifacts and named by builds in artifact_refs (docs/provenance.md).
+ * A file is written to a temporary name, synced and renamed before it is
+ * recorded, so a recorded artifact is always whole.
+ *
+ * Functions return 0 or a negative SO_E* code and fill err.
+ */
+#ifndef SEQORCH_ARTIFACT_H
+#define SEQORCH_ARTIFACT_H
+
+#include "db.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Largest artifact kept (a binary, a raw output); larger is SO_EPROTO. */
+#define ARTIFACT_MAX (64u * 1024 * 1024)
+
+/* The store directory of db, as a new string the caller frees. */
+char *artifact_dir(struct db *db);
+
+/* The path of artifact sha in db's store, as a new string (caller frees). */
+char *artifact_path(struct db *db, const char *sha256);
+
+/*
+ * Store data (if not stored yet) and record it, named by nothing yet (an
+ * import names it through its rows).  sha256, when not NULL, gets the hex
+ * digest (65 bytes).
+ */
+int artifact_put(struct db *db, const void *data, size_t len, char *sha256,
+    struct so_err *err);
+
+/*
+ * Store data (if not stored yet) and name it from build_id as (kind,
+ * name).  sha256, when not NULL, gets the hex digest (65 bytes).
+ */
+int artifact_keep(struct db *db, int64_t build_id, const char *kind,
+    const char *name, const void *data, size_t len, char *sha256,
+    struct so_err *err);
+
+/*
+ * Read artifact sha back, checking its digest: a new buffer the caller
+ * frees, its length in *len.  SO_ENOTFOUND when the file is missing,
+ * SO_EPROTO when its content no longer matches its name.
+ */
+int artifact_load(struct db *db, const char *sha256, char **data,
+    size_t *len, struct so_err *err);
+
+/*
+ * Remove recorded artifacts that no run names, then files in the store
+ * that are not recorded and older than ten minutes (a run may be between
+ * writing one and naming it).  Each removed artifact is printed to out
+ * (sha and size); with dry_run nothing is removed.  *n and *bytes count
+ * them.
+ */
+int artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
+    uint64_t *bytes, struct so_err *err);
+
+#endif

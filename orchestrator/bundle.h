@@ -1,0 +1,93 @@
+/*
+ * Result bundles (docs/provenance.md): one run as files that someone else
+ * can check without our database.
+ *
+ *   manifest.json   format, origin (coordinator, database), runs, the
+ *                   signer's key fingerprint, and every other file with its
+ *                   SHA-256 and size
+ *   manifest.sig    Ed25519 signature of manifest.json's bytes (hex), made
+ *                   through OpenSSL's EVP API; absent when not signed
+ *   summary.json    the run's summary (seqorch export)
+ *   rows.json       every row of the run (db_run_rows): samples, builds,
+ *                   windows, events..., for `seqorch import`
+ *   artifacts/<sha256>  every artifact the run names (raw agent output,
+ *                   binaries, disassembly, build logs, sources)
+ *
+ * written as a directory or, for a name ending in ".tar", a POSIX ustar
+ * archive with fixed dates and modes (the same run gives the same bytes).
+ *
+ * Functions return 0 or a negative SO_E* code and fill err; on error the
+ * message names the file or item.  A struct bundle owns its files; free it
+ * with bundle_free.
+ */
+#ifndef SEQORCH_BUNDLE_H
+#define SEQORCH_BUNDLE_H
+
+#include "db.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BUNDLE_MAX_FILES 100000
+#define BUNDLE_MAX_BYTES (1024u * 1024 * 1024)	/* read at most 1 GiB */
+
+struct bundle_file {
+	char *path;			/* relative, "/"-separated */
+	unsigned char *data;
+	size_t len;
+};
+
+struct bundle {
+	struct bundle_file *files;
+	size_t n;
+};
+
+/*
+ * Make the bundle of run_id: summary (taken over, freed here), the run's
+ * rows and artifacts from db, and the manifest, signed with the Ed25519
+ * private key in PEM file key_path when it is not NULL.
+ */
+int bundle_make(struct db *db, int64_t run_id, cJSON *summary,
+    const char *key_path, struct bundle *out, struct so_err *err);
+
+/* Write b to dest: a new directory, or a .tar file (replaced whole). */
+int bundle_save(const struct bundle *b, const char *dest, struct so_err *err);
+
+/* b as the bytes of its .tar file: a new buffer the caller frees. */
+int bundle_tar(const struct bundle *b, unsigned char **out, size_t *len,
+    struct so_err *err);
+
+/* Read a bundle directory or .tar file, bounded by BUNDLE_MAX_*. */
+int bundle_load(const char *src, struct bundle *out, struct so_err *err);
+
+void bundle_free(struct bundle *b);
+
+/* What a verified bundle says of itself; strings point into manifest. */
+struct bundle_info {
+	cJSON *manifest;		/* owned: cJSON_Delete */
+	char manifest_sha256[65];
+	char key_fingerprint[65];
+	const char *coordinator, *db_path;
+	cJSON *rows;			/* rows.json, owned: cJSON_Delete */
+	int64_t runs[64];
+	size_t nruns;
+	uint64_t samples_checked;
+};
+
+/*
+ * Check b: the signature of manifest.json with the Ed25519 public key in
+ * PEM file pubkey_path, every listed file's hash and size, no file left
+ * unlisted, and every sample's digest recomputed with its study's
+ * independent reference (nothing is rebuilt).  Progress goes to log (may
+ * be NULL).  On success info is filled (free with bundle_info_free).
+ */
+int bundle_verify(const struct bundle *b, const char *pubkey_path,
+    struct bundle_info *info, FILE *log, struct so_err *err);
+void bundle_info_free(struct bundle_info *info);
+
+/* The bundle's file at path, or NULL. */
+const struct bundle_file *bundle_get(const struct bundle *b,
+    const char *path);
+
+#endif

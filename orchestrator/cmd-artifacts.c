@@ -1,0 +1,126 @@
+/*
+ * seqorch artifacts: what a run keeps in the artifact store beside
+ * results.db (raw agent output, binaries, disassembly, build logs and
+ * commands, sources), one line each, with the file's path.
+ */
+#include "artifact.h"
+#include "cmd.h"
+#include "db.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct list_state {
+	struct db *db;
+	int verify;
+	unsigned bad;
+	uint64_t n;
+};
+
+static int
+print_one(void *arg, const struct artifact_row *r)
+{
+	struct list_state *ls = arg;
+	char *path = artifact_path(ls->db, r->sha256), *data = NULL;
+	const char *state = "";
+	struct so_err err;
+	size_t len;
+
+	if (ls->verify) {
+		state = artifact_load(ls->db, r->sha256, &data, &len, &err) == 0 ?
+		    "  ok" : "  BAD";
+		if (data == NULL) {
+			ls->bad++;
+			fprintf(stderr, "seqorch: %s\n", err.msg);
+		}
+		free(data);
+	}
+	printf("%-10s %-14s %6lld  %-28s %10lld  %s%s\n", r->host, r->kind,
+	    (long long)r->build_id, r->name, (long long)r->size, path, state);
+	ls->n++;
+	free(path);
+	return 0;
+}
+
+static int
+artifacts_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, 'r' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "verify", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "results.db";
+	struct list_state ls = { 0 };
+	struct so_err err = { 0 };
+	struct db *db = NULL;
+	int64_t run_id = 0;
+	struct stat sb;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'd': path = optarg; break;
+		case 'v': ls.verify = 1; break;
+		case 'h':
+			cmd_print_usage(cmd_find("artifacts"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_extra_args(argc, argv) != 0)
+		return EXIT_USAGE;
+	if (run_id == 0) {
+		fprintf(stderr, "seqorch: artifacts: --run is required\n");
+		return EXIT_USAGE;
+	}
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", path,
+		    strerror(errno));
+		return EXIT_DB;
+	}
+	if (db_open(path, &db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	ls.db = db;
+	rc = db_artifact_list(db, run_id, print_one, &ls, &err);
+	db_close(db);
+	if (rc != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+	}
+	if (ls.n == 0)
+		fprintf(stderr, "seqorch: run %lld keeps no artifacts (it "
+		    "predates the artifact store)\n", (long long)run_id);
+	return ls.bad > 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+const struct cmd_entry cmd_artifacts_entry = {
+	.name = "artifacts",
+	.summary = "list the artifacts a run keeps",
+	.usage =
+	    "usage: seqorch artifacts --run ID [--verify] [--db results.db]\n"
+	    "\n"
+	    "Lists what run ID keeps in the artifact store beside the database\n"
+	    "(artifacts/<sha256>): per host and build, the raw agent output,\n"
+	    "the binary fetched back from the host, its disassembly, the build\n"
+	    "log and commands, and every uploaded source file.  Columns: host,\n"
+	    "kind, build id, name, bytes, path.  --verify rehashes each file.\n"
+	    "\n"
+	    "exit: 0 listed, 1 a file is missing or changed (--verify),\n"
+	    "      2 usage or no such run, 3 database\n",
+	.exec = artifacts_exec,
+};

@@ -1,0 +1,214 @@
+/* POST a bundle to a collector over HTTPS with libcurl (publish.h). */
+#include "publish.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_REDIRECTS 5
+#define BODY_MAX 4096
+
+struct body {
+	char buf[BODY_MAX + 1];
+	size_t len;
+};
+
+/* Keep the start of the answer: its first line is what we show. */
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct body *b = arg;
+	size_t len = size * n, room = BODY_MAX - b->len;
+
+	if (len > room)
+		memcpy(b->buf + b->len, p, room), b->len = BODY_MAX;
+	else
+		memcpy(b->buf + b->len, p, len), b->len += len;
+	return size * n;
+}
+
+/* scheme://host:port of url, lowercase, into out; -1 if not a URL. */
+static int
+origin_of(const char *url, char *out, size_t len)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	int rc = -1;
+
+	if (u != NULL && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ==
+	    CURLUE_OK) {
+		snprintf(out, len, "%s://%s:%s", scheme, host, port);
+		for (char *p = out; *p; p++)
+			if (*p >= 'A' && *p <= 'Z')
+				*p = (char)(*p - 'A' + 'a');
+		rc = 0;
+	}
+	curl_free(port);
+	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+static void
+first_line(const struct body *b, char *out, size_t len)
+{
+	size_t n = strcspn(b->buf, "\r\n"), i;
+
+	snprintf(out, len, "%.*s", (int)n, b->buf);
+	for (i = 0; out[i]; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = '?';
+}
+
+static void
+pause_for(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+/* Connection-level failures worth another try. */
+static int
+transient(CURLcode c)
+{
+	switch (c) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_PARTIAL_FILE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int
+publish_post(const struct publish_opts *o, const void *data, size_t len,
+    struct publish_result *res, struct so_err *err)
+{
+	char origin[512], target_origin[512], *url = xstrdup(o->url), *auth;
+	char curlerr[CURL_ERROR_SIZE];
+	struct curl_slist *hdr = NULL;
+	double delay = o->backoff;
+	struct body body;
+	CURLcode cc;
+	CURL *c = NULL;
+	int redirects = 0, rc = 0;
+
+	memset(res, 0, sizeof *res);
+	if (strncmp(o->url, "https://", 8) != 0 ||
+	    origin_of(o->url, origin, sizeof origin) != 0) {
+		rc = so_error(err, SO_EINVAL, "publish: \"%s\": expected an "
+		    "https:// URL (TLS is always verified)", o->url);
+		goto out;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if ((c = curl_easy_init()) == NULL) {
+		rc = so_error(err, SO_ENOMEM, "publish: no curl handle");
+		goto out;
+	}
+	hdr = curl_slist_append(hdr, "Content-Type: application/x-tar");
+	if (o->token != NULL) {
+		auth = xasprintf("Authorization: Bearer %s", o->token);
+		hdr = curl_slist_append(hdr, auth);
+		free(auth);
+	}
+	for (;;) {
+		memset(&body, 0, sizeof body);
+		curl_easy_reset(c);
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+		if (o->cacert != NULL)
+			curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)len);
+		curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, 300L);
+		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
+		curlerr[0] = '\0';
+		res->attempts++;
+		cc = curl_easy_perform(c);
+		res->status = 0;
+		if (cc == CURLE_OK)
+			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE,
+			    &res->status);
+		first_line(&body, res->body, sizeof res->body);
+		if (cc == CURLE_OK && res->status >= 200 &&
+		    res->status < 300)
+			break;
+		if (cc == CURLE_OK && res->status >= 300 &&
+		    res->status < 400) {
+			char *loc = NULL;
+
+			curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc);
+			if (loc == NULL || origin_of(loc, target_origin,
+			    sizeof target_origin) != 0 ||
+			    strcmp(target_origin, origin) != 0) {
+				rc = so_error(err, SO_EINVAL, "publish: %s "
+				    "answered %ld, a redirect to \"%s\": "
+				    "refused, it is not %s", url, res->status,
+				    loc ? loc : "?", origin);
+				break;
+			}
+			if (++redirects > MAX_REDIRECTS) {
+				rc = so_error(err, SO_EINVAL, "publish: %s: "
+				    "more than %d redirects", o->url,
+				    MAX_REDIRECTS);
+				break;
+			}
+			free(url);
+			url = xstrdup(loc);
+			continue;
+		}
+		if (cc == CURLE_OK && res->status >= 400 && res->status < 500) {
+			rc = so_error(err, SO_EINVAL, "publish: %s answered %ld: "
+			    "%s", url, res->status, res->body);
+			break;
+		}
+		if (cc != CURLE_OK && !transient(cc)) {
+			rc = so_error(err, SO_EIO, "publish: %s: %s", url,
+			    curlerr[0] ? curlerr : curl_easy_strerror(cc));
+			break;
+		}
+		if (res->attempts >= o->attempts) {
+			rc = cc == CURLE_OK ? so_error(err, SO_EIO, "publish: "
+			    "%s answered %ld after %d tries: %s", url,
+			    res->status, res->attempts, res->body) :
+			    so_error(err, SO_EIO, "publish: %s: %s after %d "
+			    "tries", url, curlerr[0] ? curlerr :
+			    curl_easy_strerror(cc), res->attempts);
+			break;
+		}
+		if (o->log != NULL)
+			fprintf(o->log, "seqorch: publish: %s: %s; trying again "
+			    "in %.1f s\n", url, cc == CURLE_OK ? res->body :
+			    curl_easy_strerror(cc), delay);
+		pause_for(delay);
+		delay *= 2;
+	}
+out:
+	curl_slist_free_all(hdr);
+	if (c != NULL)
+		curl_easy_cleanup(c);
+	free(url);
+	return rc;
+}

@@ -1,0 +1,125 @@
+"""The artifact store beside results.db (docs/provenance.md): every run
+keeps its raw agent output, the binary fetched back from the host, its
+disassembly, the build log and commands and every uploaded source, each
+under its SHA-256; `seqorch artifacts` lists them, `seqorch gc` removes
+only what no run names."""
+import hashlib
+import json
+import os
+import sqlite3
+import time
+
+from conftest import ROOT, query, seqorch
+
+KINDS = {"raw", "binary", "disasm", "build-log", "build-commands", "source"}
+
+
+def listing(cwd, run_id, *extra):
+    r = seqorch(cwd, "artifacts", "--run", run_id, *extra)
+    rows = []
+    for line in r.stdout.splitlines():
+        host, kind, build, name, size, path, *state = line.split()
+        rows.append(dict(host=host, kind=kind, build=int(build), name=name,
+                         size=int(size), path=path, state=state))
+    return r, rows
+
+
+def run(scratch):
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "500", "--samples", "2", "--variants",
+                "c-fused,openssl-evp")
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_run_keeps_what_it_measured_with(scratch, workdir):
+    run(scratch)
+    r, rows = listing(scratch, 1, "--verify")
+    assert r.returncode == 0, r.stderr
+    assert {x["kind"] for x in rows} == KINDS
+    for x in rows:
+        data = open(x["path"], "rb").read()
+        assert hashlib.sha256(data).hexdigest() == os.path.basename(
+            x["path"]), x
+        assert len(data) == x["size"] and x["state"] == ["ok"]
+    db = scratch / "results.db"
+    by = {(x["kind"], x["name"]): x for x in rows}
+    # The binary is the one the build row names, and the one that ran.
+    (binsum,), = query(db, "select binary_sha256 from builds")
+    assert os.path.basename(by["binary", "seqorch-agent"]["path"]) == binsum
+    agents = list(workdir.glob("build/*/seqorch-agent"))
+    assert binsum in {hashlib.sha256(a.read_bytes()).hexdigest()
+                      for a in agents}
+    # Sources: exactly the repository's files.
+    src = by["source", "kernels/sha3/study.c"]
+    assert open(src["path"], "rb").read() == \
+        (ROOT / "kernels/sha3/study.c").read_bytes()
+    # Raw output: the agent's own lines, which the stored samples came from.
+    raw = [x for x in rows if x["kind"] == "raw"]
+    assert len(raw) == 1
+    recs = [json.loads(line) for line in open(raw[0]["path"])]
+    got = sorted((r["variant"], r["sample"], r["ns"], r["digest"])
+                 for r in recs if r["type"] == "sample")
+    want = sorted(query(db, "select variant, sample_index, ns, digest "
+                        "from samples"))
+    assert got == want and recs[-1]["type"] == "done"
+    dis = open(by["disasm", "objdump"]["path"]).read()
+    symbols = query(db, "select symbol from disasm")
+    assert symbols
+    for sym, in symbols:
+        assert f"<{sym}>:" in dis, sym
+
+
+def test_a_binary_is_stored_once_and_gc_keeps_what_runs_name(scratch):
+    run(scratch)
+    run(scratch)
+    store = scratch / "artifacts"
+    _, rows1 = listing(scratch, 1)
+    _, rows2 = listing(scratch, 2)
+    b1 = [x["path"] for x in rows1 if x["kind"] == "binary"]
+    b2 = [x["path"] for x in rows2 if x["kind"] == "binary"]
+    assert b1 == b2
+    raw1 = [x["path"] for x in rows1 if x["kind"] == "raw"][0]
+    # An orphan left by a killed coordinator: old ones go, fresh ones stay.
+    old = store / ("0" * 64)
+    old.write_text("left behind")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    fresh = store / ("1" * 64)
+    fresh.write_text("being stored")
+    r = seqorch(scratch, "gc", "--dry-run")
+    assert r.returncode == 0 and "would remove 1 artifact" in r.stderr
+    assert old.exists()
+    # Run 1's rows go (as a user deleting a run would): only what no other
+    # run names is removed.
+    con = sqlite3.connect(scratch / "results.db")
+    con.execute("delete from artifact_refs where run_id = 1")
+    con.commit()
+    con.close()
+    r = seqorch(scratch, "gc")
+    assert r.returncode == 0, r.stderr
+    assert "removed 2 artifacts" in r.stderr, r.stderr
+    assert not os.path.exists(raw1) and not old.exists() and fresh.exists()
+    r, rows = listing(scratch, 2, "--verify")
+    assert r.returncode == 0 and all(x["state"] == ["ok"] for x in rows)
+
+
+def test_verify_names_a_changed_artifact(scratch):
+    run(scratch)
+    _, rows = listing(scratch, 1)
+    victim = [x for x in rows if x["kind"] == "build-commands"][0]["path"]
+    os.chmod(victim, 0o644)
+    with open(victim, "a") as f:
+        f.write("tampered\n")
+    r, rows = listing(scratch, 1, "--verify")
+    assert r.returncode == 1
+    assert f'artifact "{victim}" was changed' in r.stderr
+    assert [x["state"] for x in rows if x["path"] == victim] == [["BAD"]]
+
+
+def test_artifacts_errors(scratch):
+    r = seqorch(scratch, "artifacts")
+    assert r.returncode == 2 and "--run is required" in r.stderr
+    r = seqorch(scratch, "artifacts", "--run", "1")
+    assert r.returncode == 3 and 'cannot open "results.db"' in r.stderr
+    run(scratch)
+    r = seqorch(scratch, "artifacts", "--run", "7")
+    assert r.returncode == 2 and "no run 7" in r.stderr
