@@ -49,8 +49,14 @@ div32_c_float_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-/* The floating-point divide, and no integer divide anywhere. */
-#if defined(__x86_64__)
+/*
+ * The floating-point divide (VEX-encoded where the build enables AVX, as
+ * -march=native does), and no integer divide anywhere.
+ */
+#if defined(__x86_64__) && defined(__AVX__)
+static const char *const div32_c_float_insns[] = { "vdivss", NULL };
+static const char *const div32_c_float_forbidden[] = { "div", "idiv", NULL };
+#elif defined(__x86_64__)
 static const char *const div32_c_float_insns[] = { "divss", NULL };
 static const char *const div32_c_float_forbidden[] = { "div", "idiv", NULL };
 #elif defined(__aarch64__)
