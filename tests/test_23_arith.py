@@ -8,6 +8,8 @@
   step down; then every variant of the study, natively and under
   qemu-aarch64 -cpu max, runs one round from each such state and must end
   on the state Python computes.
+- Declared instructions: each variant's `insns` are in its built code and
+  its `forbidden` are not, with the default flags and -march=native.
 - Feature skips: on qemu CPU models without SVE (cortex-a57) or without
   SVE2 bit permutations (a64fx has SVE only) the variants that need them
   are reported skipped, never executed, and the others still pass.
@@ -204,3 +206,47 @@ def test_kernel_symbols_are_unique():
     assert len(syms) > 10, syms
     dup = {k: v for k, v in syms.items() if len(v) > 1}
     assert not dup, dup
+
+
+def mnemonics(dump, symbol):
+    """The mnemonics of every part of symbol in objdump's output (as
+    orchestrator/disasm.c reads it: the word after the address's tab)."""
+    seen = set()
+    for m in re.finditer(r"<%s(?:\.[^>]*)?>:\n(.*?)(?:\n\n|\Z)"
+                         % re.escape(symbol), dump, re.S):
+        for line in m.group(1).splitlines():
+            parts = line.split("\t")
+            if len(parts) > 1 and parts[1].strip():
+                seen.add(parts[1].split()[0])
+    return seen
+
+
+@pytest.mark.parametrize("cflags", ["-O2", "-O3 -march=native"])
+def test_declared_instructions_in_the_agent(tmp_path, cflags):
+    """Each arithmetic variant's `insns` are in its symbol and none of its
+    `forbidden` are, in an agent built as hosts build it (agent/build.sh)
+    with the default flags and with -march=native (which makes x86-64's
+    scalar divides VEX-encoded)."""
+    import json
+    out = tmp_path / "agent"
+    r = subprocess.run(["sh", "agent/build.sh", str(out), "cc", cflags],
+                       cwd=t20.ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, (out / "build.log").read_text()
+    agent = out / "seqorch-agent"
+    kernels = [json.loads(line) for line in subprocess.run(
+        [agent, "--list"], capture_output=True, text=True,
+        check=True).stdout.splitlines()]
+    dump = subprocess.run([t20.need("objdump", "binutils"), "-d",
+                           "--no-show-raw-insn", agent], capture_output=True,
+                          text=True, check=True).stdout
+    checked = 0
+    for k in kernels:
+        if k["type"] != "kernel" or k["study"] not in (
+                "div32", "div64", "bitperm"):
+            continue
+        seen = mnemonics(dump, k["symbol"])
+        assert seen, k
+        assert set(k["insns"]) <= seen, (k["variant"], k["insns"])
+        assert not set(k["forbidden"]) & seen, (k["variant"], seen)
+        checked += 1
+    assert checked >= 8, kernels
