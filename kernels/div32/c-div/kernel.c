@@ -11,6 +11,7 @@ div32_c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint32_t a = div32_load(x), b = div32_load(x + 4);
 	uint32_t d = DIV32_HI | (uint16_t)b;
+	uint32_t next_a;
 	uint64_t i;
 
 	(void)ctx;
@@ -19,13 +20,10 @@ div32_c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
 		/* 2^16 | low16(a ^ q) with q < 2^16: known before q is. */
 		uint32_t p = DIV32_HI | (uint16_t)a;
 
-		b ^= DIV32_C;
-		a ^= q ^ r << 16;
+		next_a = b ^ DIV32_C;
 		d = p ^ q;
-		/* (a, b) = (b ^ C, a ^ q ^ r << 16): swap the names. */
-		q = a;
-		a = b;
-		b = q;
+		b = a ^ q ^ (r << 16);
+		a = next_a;
 	}
 	div32_store(x, a);
 	div32_store(x + 4, b);

@@ -21,6 +21,7 @@ div32_c_float_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint32_t a = div32_load(x), b = div32_load(x + 4);
 	uint32_t d = DIV32_HI | (uint16_t)b;
+	uint32_t next_a;
 	uint64_t i;
 
 	(void)ctx;
@@ -37,12 +38,10 @@ div32_c_float_chain(void *ctx, uint8_t *x, uint64_t steps)
 			q++;
 			r -= (int32_t)d;
 		}
-		b ^= DIV32_C;
-		a ^= q ^ (uint32_t)r << 16;
+		next_a = b ^ DIV32_C;
 		d = p ^ q;
-		q = a;
-		a = b;
-		b = q;
+		b = a ^ q ^ ((uint32_t)r << 16);
+		a = next_a;
 	}
 	div32_store(x, a);
 	div32_store(x + 4, b);

@@ -17,7 +17,7 @@ div64_avx512_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a = div64_load(x), b = div64_load(x + 8);
 	__m128i dv = _mm_cvtsi64_si128((long long)(DIV64_HI | (uint32_t)b));
-	uint64_t i;
+	uint64_t next_a, i;
 
 	(void)ctx;
 	for (i = 0; i < steps; i++) {
@@ -38,12 +38,10 @@ div64_avx512_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 			r -= (int64_t)d;
 			qv = _mm_cvtsi64_si128((long long)q);
 		}
-		b ^= DIV64_C;
-		a ^= q ^ (uint64_t)r << 32;
+		next_a = b ^ DIV64_C;
 		dv = _mm_xor_si128(_mm_cvtsi64_si128((long long)p), qv);
-		q = a;
-		a = b;
-		b = q;
+		b = a ^ q ^ ((uint64_t)r << 32);
+		a = next_a;
 	}
 	div64_store(x, a);
 	div64_store(x + 8, b);

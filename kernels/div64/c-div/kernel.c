@@ -11,7 +11,7 @@ div64_c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a = div64_load(x), b = div64_load(x + 8);
 	uint64_t d = DIV64_HI | (uint32_t)b;
-	uint64_t i;
+	uint64_t next_a, i;
 
 	(void)ctx;
 	for (i = 0; i < steps; i++) {
@@ -19,13 +19,10 @@ div64_c_div_chain(void *ctx, uint8_t *x, uint64_t steps)
 		/* 2^32 | low32(a ^ q) with q < 2^32: known before q is. */
 		uint64_t p = DIV64_HI | (uint32_t)a;
 
-		b ^= DIV64_C;
-		a ^= q ^ r << 32;
+		next_a = b ^ DIV64_C;
 		d = p ^ q;
-		/* (a, b) = (b ^ C, a ^ q ^ r << 32): swap the names. */
-		q = a;
-		a = b;
-		b = q;
+		b = a ^ q ^ (r << 32);
+		a = next_a;
 	}
 	div64_store(x, a);
 	div64_store(x + 8, b);

@@ -23,7 +23,7 @@ div64_c_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a = div64_load(x), b = div64_load(x + 8);
 	uint64_t d = DIV64_HI | (uint32_t)b;
-	uint64_t i;
+	uint64_t next_a, i;
 
 	(void)ctx;
 	for (i = 0; i < steps; i++) {
@@ -39,12 +39,10 @@ div64_c_fp_chain(void *ctx, uint8_t *x, uint64_t steps)
 			q++;
 			r -= (int64_t)d;
 		}
-		b ^= DIV64_C;
-		a ^= q ^ (uint64_t)r << 32;
+		next_a = b ^ DIV64_C;
 		d = p ^ q;
-		q = a;
-		a = b;
-		b = q;
+		b = a ^ q ^ ((uint64_t)r << 32);
+		a = next_a;
 	}
 	div64_store(x, a);
 	div64_store(x + 8, b);
