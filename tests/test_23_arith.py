@@ -250,3 +250,24 @@ def test_declared_instructions_in_the_agent(tmp_path, cflags):
         assert not set(k["forbidden"]) & seen, (k["variant"], seen)
         checked += 1
     assert checked >= 8, kernels
+
+
+@pytest.mark.parametrize("study,steps", [("div32", 30000000),
+                                         ("div64", 30000000),
+                                         ("bitperm", 5000000)])
+def test_protocol_length_chains(native, arm, study, steps):
+    """With SEQORCH_LONG_CHAINS=1: the seeds' full sample length (30M
+    divisions, 5M rounds), every variant natively and under qemu -cpu max,
+    against Python (a few minutes)."""
+    import os
+    if os.environ.get("SEQORCH_LONG_CHAINS") != "1":
+        pytest.skip("protocol-length chains only with SEQORCH_LONG_CHAINS=1")
+    want = chain_hex(study, steps)
+    args = ["-S", study, "-e", f"{steps}={want}"]
+    arch, exe = native
+    for cmd, variants in (([exe], t20.manifest(arch, nolibs=True)[study]),
+                          (["qemu-aarch64", "-cpu", "max", arm],
+                           t20.manifest("aarch64", nolibs=True)[study])):
+        rc, out = t20.run_check([*cmd, *args], timeout=3600)
+        assert rc == 0, out
+        t20.assert_all_pass(out, study, variants, (steps,))
