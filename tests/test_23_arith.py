@@ -258,7 +258,7 @@ def test_declared_instructions_in_the_agent(tmp_path, cflags):
 def test_protocol_length_chains(native, arm, study, steps):
     """With SEQORCH_LONG_CHAINS=1: the seeds' full sample length (30M
     divisions, 5M rounds), every variant natively and under qemu -cpu max,
-    against Python (a few minutes)."""
+    against Python (about twenty minutes on a loaded 2-core machine)."""
     import os
     if os.environ.get("SEQORCH_LONG_CHAINS") != "1":
         pytest.skip("protocol-length chains only with SEQORCH_LONG_CHAINS=1")
