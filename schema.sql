@@ -284,3 +284,55 @@ CREATE TABLE imports (
 	imported_at		TEXT NOT NULL,
 	UNIQUE (manifest_sha256, origin_run_id)
 );
+
+-- version: 7
+
+-- The disassembly check also looks for the instructions a variant forbids
+-- (kernels/kernel.h `forbidden`: what a reassociated, shortened or
+-- vectorized chain would show): `forbidden` lists them, `present` those
+-- found, and status `forbidden` flags the build.  SQLite cannot widen a
+-- CHECK in place, so the table is rebuilt with its rows.
+CREATE TABLE disasm_v7 (
+	build_id	INTEGER NOT NULL REFERENCES builds(id),
+	study		TEXT NOT NULL,
+	variant		TEXT NOT NULL,
+	symbol		TEXT NOT NULL,
+	required	TEXT NOT NULL,	-- mnemonics, space separated
+	missing		TEXT,		-- those not found; NULL when none
+	status		TEXT NOT NULL CHECK (status IN
+			('ok', 'missing', 'forbidden', 'no-symbol', 'no-tool')),
+	tool		TEXT,
+	excerpt		TEXT,		-- lines showing the instructions
+	forbidden	TEXT,		-- mnemonics that must not be there
+	present		TEXT,		-- forbidden ones found; NULL when none
+	PRIMARY KEY (build_id, study, variant)
+);
+INSERT INTO disasm_v7 (build_id, study, variant, symbol, required, missing,
+    status, tool, excerpt)
+    SELECT build_id, study, variant, symbol, required, missing, status, tool,
+    excerpt FROM disasm;
+DROP TABLE disasm;
+ALTER TABLE disasm_v7 RENAME TO disasm;
+
+-- version: 8
+
+-- Where each sample's cycles come from (docs/measurement.md): 'pmu' (the
+-- user-space cycles and instructions counted by perf_event_open around
+-- the timed call, in cycles and instructions), 'calibration' (no counters:
+-- ns times the dependent-add clock estimate) or 'test-seam' (the tests'
+-- software clocks, never from a real run).  NULL in rows stored before.
+ALTER TABLE samples ADD COLUMN cycles INTEGER;
+ALTER TABLE samples ADD COLUMN instructions INTEGER;
+ALTER TABLE samples ADD COLUMN cycles_source TEXT CHECK (cycles_source IN
+	('pmu', 'calibration', 'test-seam'));
+-- The noise preflight right before the window: quiet or noisy, and the
+-- agent's preflight record (reasons, notes) as JSON.
+ALTER TABLE windows ADD COLUMN verdict TEXT CHECK (verdict IN
+	('quiet', 'noisy'));
+ALTER TABLE windows ADD COLUMN preflight TEXT;
+-- How the agent's CPU was chosen with cpu = "auto" (NULL otherwise), and
+-- its counters: 'pmu', 'test-seam' or 'none' with counters_error saying
+-- why (no PMU in a VM, perf_event_paranoid, macOS).
+ALTER TABLE run_hosts ADD COLUMN cpu_choice TEXT;
+ALTER TABLE run_hosts ADD COLUMN counters TEXT;
+ALTER TABLE run_hosts ADD COLUMN counters_error TEXT;

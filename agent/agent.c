@@ -9,10 +9,14 @@
 #include "cpu.h"
 #include "facts.h"
 #include "lock.h"
+#include "perf.h"
 #include "pin.h"
+#include "preflight.h"
 #include "registry.h"
 #include "state.h"
+#include "sysfs.h"
 #include "timing.h"
+#include "topology.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -26,9 +30,11 @@
 #define MAX_VARIANTS 64
 #define MAX_SAMPLES 100000
 #define MAX_HOLDER 1024
+#define CPU_AUTO (-2)
 
 /* Exit codes of the agent (docs/protocol.md). */
-enum { AG_OK = 0, AG_FAIL = 1, AG_USAGE = 2, AG_IO = 3, AG_LOCKED = 4 };
+enum { AG_OK = 0, AG_FAIL = 1, AG_USAGE = 2, AG_IO = 3, AG_LOCKED = 4,
+    AG_NOISY = 5 };
 
 struct opts {
 	const char *study;
@@ -43,9 +49,11 @@ struct opts {
 	uint64_t first_sample;
 	uint64_t max_samples;
 	double max_cv;		/* 0: no adaptive samples */
-	int cpu;
+	int cpu;		/* -1 none, CPU_AUTO: topology_pick */
 	int reverse;
 	int list;
+	int preflight;		/* --preflight: the verdict alone */
+	int require_quiet;
 	uint8_t seed[KERNEL_MAX_STATE];
 	size_t seed_len;
 	int have_seed;
@@ -65,6 +73,7 @@ struct slot {
 };
 
 static FILE *out;
+static struct perf counters;	/* around each sample, when available */
 
 static void
 hex(const uint8_t *p, size_t n, char *buf)
@@ -133,9 +142,11 @@ usage(FILE *f)
 	    "usage: seqorch-agent --study NAME [--variants a,b] [--steps N]\n"
 	    "                     [--samples K] [--first-sample S]\n"
 	    "                     [--max-cv X --max-samples M]\n"
-	    "                     [--cpu N|none] [--order rotate|reverse]\n"
+	    "                     [--cpu N|none|auto] [--order rotate|reverse]\n"
 	    "                     [--seed HEX] [--build-id ID] [--out FILE]\n"
 	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
+	    "                     [--require-quiet]\n"
+	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
 	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
 	    SEQORCH_PROTO_VERSION);
@@ -210,6 +221,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "holder", required_argument, NULL, 'H' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "preflight", no_argument, NULL, 'P' },
+		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -245,6 +258,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'W': o->no_wait = 1; break;
 		case 'c':
 			o->cpu = strcmp(optarg, "none") == 0 ? -1 :
+			    strcmp(optarg, "auto") == 0 ? CPU_AUTO :
 			    (int)parse_u64("--cpu", optarg, 0, 65535);
 			break;
 		case 'o':
@@ -275,13 +289,15 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'b': o->build_id = optarg; break;
 		case 'O': o->out = optarg; break;
 		case 'l': o->list = 1; break;
+		case 'P': o->preflight = 1; break;
+		case 'Q': o->require_quiet = 1; break;
 		case 'h': usage(stdout); exit(AG_OK);
 		default: usage(stderr); exit(AG_USAGE);
 		}
 	}
 	if (optind != argc)
 		fatal(AG_USAGE, "unexpected argument \"%s\"", argv[optind]);
-	if (!o->list && o->study == NULL)
+	if (!o->list && !o->preflight && o->study == NULL)
 		fatal(AG_USAGE, "--study is required");
 	/* Options that only make sense together must come together. */
 	if ((o->max_cv > 0) != (o->max_samples > 0))
@@ -542,6 +558,21 @@ too_spread(struct slot *sl, double max)
 	return 1;
 }
 
+/* A sample's cycles and instructions, and where its cycles come from. */
+static void
+add_counts(cJSON *rec, int counted, uint64_t cycles, uint64_t insns)
+{
+	if (counted) {
+		cJSON_AddNumberToObject(rec, "cycles", (double)cycles);
+		cJSON_AddNumberToObject(rec, "instructions", (double)insns);
+	} else {
+		cJSON_AddNullToObject(rec, "cycles");
+		cJSON_AddNullToObject(rec, "instructions");
+	}
+	cJSON_AddStringToObject(rec, "cycles_source", counted ?
+	    counters.source : "calibration");
+}
+
 /* Time one sample of sl, as index s at position pos, and emit it. */
 static void
 time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
@@ -549,17 +580,20 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 {
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
-	uint64_t t0, t1;
+	uint64_t t0, t1, cycles = 0, insns = 0;
 	double mhz, mhz_after, ns, delta;
-	int rc, cpu_before, cpu_after;
+	int rc, cpu_before, cpu_after, counted;
 	cJSON *rec;
 
 	memcpy(x, o->seed, st->state_len);
 	mhz = timing_calibrate_mhz();
 	cpu_before = pin_current_cpu();
+	/* Counters run from just before to just after the timed call. */
+	perf_start(&counters);
 	t0 = timing_now_ns();
 	rc = sl->k->chain(sl->ctx, x, o->steps);
 	t1 = timing_now_ns();
+	counted = perf_stop(&counters, &cycles, &insns) == 0;
 	cpu_after = pin_current_cpu();
 	/* Again after: a clock that moved during the sample shows. */
 	mhz_after = timing_calibrate_mhz();
@@ -588,6 +622,7 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	cJSON_AddNumberToObject(rec, "cpu",
 	    cpu_before == cpu_after ? cpu_before : -1);
 	cJSON_AddStringToObject(rec, "build_id", o->build_id);
+	add_counts(rec, counted, cycles, insns);
 	if (sl->more[0])
 		cJSON_AddStringToObject(rec, "reason", sl->more);
 	else
@@ -693,6 +728,57 @@ measure(struct slot **ready, size_t n, const struct opts *o,
 	window("end", cpu);
 }
 
+/* Facts about the measurement itself: cpu choice, counters, test root. */
+static void
+add_hygiene(cJSON *rec, const char *choice)
+{
+	if (choice != NULL)
+		cJSON_AddStringToObject(rec, "cpu_choice", choice);
+	else
+		cJSON_AddNullToObject(rec, "cpu_choice");
+	cJSON_AddStringToObject(rec, "counters", counters.source);
+	if (counters.why[0])
+		cJSON_AddStringToObject(rec, "counters_error", counters.why);
+	else
+		cJSON_AddNullToObject(rec, "counters_error");
+	if (sysfs_root() != NULL)
+		cJSON_AddStringToObject(rec, "sysfs_root", sysfs_root());
+	else
+		cJSON_AddNullToObject(rec, "sysfs_root");
+}
+
+/*
+ * The preflight record: the noise verdict for cpu (docs/measurement.md)
+ * and, with --cpu auto, why cpu was chosen.  With --require-quiet a noisy
+ * host ends the agent (exit 5) before anything is timed.
+ */
+static void
+noise_check(const struct opts *o, int cpu, const char *choice)
+{
+	cJSON *rec = record("preflight"), *r;
+	char reasons[1024] = "";
+	size_t n = 0;
+	int quiet;
+
+	if (cpu >= 0)
+		cJSON_AddNumberToObject(rec, "cpu", cpu);
+	else
+		cJSON_AddNullToObject(rec, "cpu");
+	if (choice != NULL)
+		cJSON_AddStringToObject(rec, "cpu_choice", choice);
+	else
+		cJSON_AddNullToObject(rec, "cpu_choice");
+	quiet = preflight_run(rec, cpu);
+	cJSON_ArrayForEach(r, cJSON_GetObjectItem(rec, "reasons"))
+		if (n < sizeof reasons)
+			n += (size_t)snprintf(reasons + n, sizeof reasons - n,
+			    "%s%s", n ? "; " : "", r->valuestring);
+	emit(rec);
+	if (!quiet && o->require_quiet)
+		fatal(AG_NOISY, "host is noisy, not measuring "
+		    "(--require-quiet): %s", reasons);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -702,8 +788,9 @@ main(int argc, char **argv)
 	struct slot slots[MAX_VARIANTS], *run[MAX_VARIANTS];
 	size_t nslots = 0, nready = 0;
 	uint8_t common[KERNEL_MAX_STATE];
-	char why[256], buf[2 * KERNEL_MAX_STATE + 1];
-	int pinned;
+	char why[TOPOLOGY_WHY_LEN + 32], buf[2 * KERNEL_MAX_STATE + 1];
+	char choice[TOPOLOGY_WHY_LEN];
+	int pinned, auto_cpu;
 	uint64_t nsamples = 0;
 	size_t i;
 	cJSON *rec;
@@ -716,6 +803,12 @@ main(int argc, char **argv)
 	}
 	if (o.list) {
 		list_all();
+		return AG_OK;
+	}
+	if ((auto_cpu = o.cpu == CPU_AUTO))
+		o.cpu = topology_auto(choice, sizeof choice);
+	if (o.preflight) {
+		noise_check(&o, o.cpu, auto_cpu ? choice : NULL);
 		return AG_OK;
 	}
 	if ((rs = registry_study(o.study)) == NULL) {
@@ -756,7 +849,10 @@ main(int argc, char **argv)
 	why[0] = '\0';
 	pinned = o.cpu >= 0 && pin_to_cpu(o.cpu, why, sizeof why) == 0;
 	if (o.cpu < 0)
-		snprintf(why, sizeof why, "no cpu requested");
+		snprintf(why, sizeof why, "%s", auto_cpu ? choice :
+		    "no cpu requested");
+	if (perf_open(&counters) == -2)
+		fatal(AG_USAGE, "%s", counters.why);
 	rec = record("facts");
 	facts_add(rec, o.cpu);
 	if (o.cpu >= 0)
@@ -770,6 +866,7 @@ main(int argc, char **argv)
 		cJSON_AddStringToObject(rec, "pin_error", why);
 	cJSON_AddStringToObject(rec, "clock", timing_clock_name());
 	cJSON_AddNumberToObject(rec, "calib_mhz", timing_calibrate_mhz());
+	add_hygiene(rec, auto_cpu ? choice : NULL);
 	emit(rec);
 
 	for (i = 0; registry_kernels[i].study != NULL; i++) {
@@ -811,6 +908,7 @@ main(int argc, char **argv)
 		emit(rec);
 		if (o.lock != NULL)
 			take_lock(&o);
+		noise_check(&o, pinned ? o.cpu : -1, NULL);
 		measure(run, nready, &o, st, pinned ? o.cpu : -1);
 	}
 	for (i = 0; i < nslots; i++) {

@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 /* Agent output protocol (docs/protocol.md), checked by the coordinator. */
-#define SEQORCH_PROTO_VERSION 3
+#define SEQORCH_PROTO_VERSION 4
 
 /*
  * Length of the self-test chain every variant runs before the window; the

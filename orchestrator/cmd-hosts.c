@@ -3,7 +3,8 @@
  *
  *   hosts [list]      the hosts as configured
  *   hosts check       connect to each (strict host key) and report the
- *                     machine, its compilers and what a build would miss
+ *                     machine, its compilers, what a build would miss,
+ *                     and the agent's noise preflight (docs/measurement.md)
  *   hosts trust NAME  record an unknown host key in known_hosts
  *
  * Nothing a host sends is trusted beyond display: probe output is bounded
@@ -13,6 +14,7 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "proto.h"
 #include "study.h"
 #include "ssh.h"
 
@@ -196,6 +198,107 @@ out:
 	return rc;
 }
 
+/*
+ * The items of a preflight's list (reasons, notes) joined by "; " into a
+ * new string, with control characters shown as '?': they come from the
+ * host.  "-" when there are none.
+ */
+static char *
+join_items(const cJSON *list)
+{
+	const cJSON *item;
+	char *s = xstrdup(""), *t, *p;
+
+	cJSON_ArrayForEach(item, list) {
+		t = xasprintf("%s%s%s", s, *s ? "; " : "", item->valuestring);
+		free(s);
+		s = t;
+	}
+	for (p = s; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	if (*s == '\0') {
+		free(s);
+		s = xstrdup("-");
+	}
+	return s;
+}
+
+/*
+ * Build the agent with the host's first compiler (or reuse its build) and
+ * run its noise preflight for the host's cpu setting; print the verdict,
+ * its reasons, the notes and, for cpu = "auto", the CPU it would pick.
+ * Returns 0, or -1 when the agent could not be built or run (the reason
+ * is printed).
+ */
+static int
+check_noise(struct conn *c, FILE *f)
+{
+	const struct host *h = c->host;
+	struct build_result b = { 0 };
+	struct so_err err = { 0 };
+	struct record r;
+	char cpu[16], *qa = NULL, *cmd = NULL, *out = NULL, *reasons, *notes;
+	const cJSON *choice;
+	int status, prc, rc = -1;
+
+	if (deploy_sources(c, NULL, &err) != 0 ||
+	    deploy_build(c, h->cc[0], NULL, 0, 0, &b, NULL, &err) != 0) {
+		fprintf(f, "  noise     unknown: %s\n", err.msg);
+		goto out;
+	}
+	if (!b.ok) {
+		fprintf(f, "  noise     unknown: the agent does not build with "
+		    "\"%s\"\n", h->cc[0]);
+		goto out;
+	}
+	if (h->cpu == HOST_CPU_AUTO)
+		snprintf(cpu, sizeof cpu, "auto");
+	else if (h->cpu < 0)
+		snprintf(cpu, sizeof cpu, "none");
+	else
+		snprintf(cpu, sizeof cpu, "%d", h->cpu);
+	qa = sh_quote(b.agent);
+	cmd = xasprintf("%s --preflight --cpu %s", qa, cpu);
+	if (conn_capture(c, cmd, MAX_PROBE, &out, &status, &err) != 0) {
+		fprintf(f, "  noise     unknown: %s\n", err.msg);
+		goto out;
+	}
+	if (status != 0) {
+		fprintf(f, "  noise     unknown: the agent's preflight exited "
+		    "with status %d\n", status);
+		goto out;
+	}
+	out[strcspn(out, "\n")] = '\0';
+	if ((prc = proto_parse(out, strlen(out), &r, &err)) != 0 ||
+	    r.type != REC_PREFLIGHT) {
+		fprintf(f, "  noise     unknown: %s\n", prc != 0 ? err.msg :
+		    "the agent sent no preflight record");
+		if (prc == 0)
+			proto_record_free(&r);
+		goto out;
+	}
+	reasons = join_items(cJSON_GetObjectItem(r.json, "reasons"));
+	notes = join_items(cJSON_GetObjectItem(r.json, "notes"));
+	fprintf(f, "  noise     %s%s%s\n", r.verdict,
+	    strcmp(r.verdict, "noisy") == 0 ? ": " : "",
+	    strcmp(r.verdict, "noisy") == 0 ? reasons : "");
+	fprintf(f, "  seen      %s\n", notes);
+	choice = cJSON_GetObjectItem(r.json, "cpu_choice");
+	if (cJSON_IsString(choice))
+		fprintf(f, "  cpu auto  %s\n", choice->valuestring);
+	free(notes);
+	free(reasons);
+	proto_record_free(&r);
+	rc = 0;
+out:
+	free(out);
+	free(cmd);
+	free(qa);
+	deploy_result_free(&b);
+	return rc;
+}
+
 /* Append one formatted item to the "; "-separated list of missing things. */
 static void
 add_missing(char *list, size_t len, const char *fmt, const char *arg)
@@ -328,6 +431,10 @@ check_host(const struct host *h, FILE *f)
 		fprintf(f, "  upload    %s\n", err.msg);
 		add_missing(missing, sizeof missing, "%s", "file upload");
 	}
+	/* The preflight needs the agent, so only a host that can build it. */
+	if (*missing == '\0' && check_noise(c, f) != 0)
+		add_missing(missing, sizeof missing, "%s", "a working agent for "
+		    "the noise preflight");
 	fprintf(f, "  missing   %s\n", *missing ? missing : "nothing");
 	rc = *missing ? -1 : 0;
 out:
@@ -444,7 +551,9 @@ list_hosts(const struct config *cfg)
 		addr = h->transport == TRANSPORT_LOCAL ? xstrdup("-") :
 		    xasprintf(strchr(h->address, ':') ? "[%s]:%d" : "%s:%d",
 		    h->address, h->port);
-		if (h->cpu < 0)
+		if (h->cpu == HOST_CPU_AUTO)
+			snprintf(cpu, sizeof cpu, "auto");
+		else if (h->cpu < 0)
 			snprintf(cpu, sizeof cpu, "none");
 		else
 			snprintf(cpu, sizeof cpu, "%d", h->cpu);
@@ -516,8 +625,12 @@ static const struct verb_entry {
 	    "known_hosts) and reports its architecture, OS, CPU model and cores,\n"
 	    "each compiler's version and target, whether cflags, OpenSSL and\n"
 	    "cJSON headers work with it, the OpenSSL version, free space in the\n"
-	    "workdir, and what a build would miss.  Scratch files stay inside\n"
-	    "the workdir and are removed.\n"
+	    "workdir, and what a build would miss.  Then it builds the agent\n"
+	    "with the first compiler and runs its noise preflight: quiet or\n"
+	    "noisy with the reasons, what it saw, and with cpu = \"auto\" the\n"
+	    "CPU it would pick (docs/measurement.md).  Scratch files stay\n"
+	    "inside the workdir and are removed; the agent build stays in\n"
+	    "the workdir's src/ and build/, where a run reuses it.\n"
 	    "\n"
 	    "  --hosts SPEC   all (default), host names, or @group\n"
 	    "  --parallel N   hosts checked at once (default 16)\n"

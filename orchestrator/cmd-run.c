@@ -115,7 +115,7 @@ struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
 	int64_t steps, samples, parallel, max_samples, lease_expiry;
 	double max_cv;
-	int explore, no_wait;
+	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */
 	const char *fixed;	/* an option --resume takes from the run */
 };
@@ -207,6 +207,7 @@ started:
 	p.explore = o->explore;
 	p.resume = o->resume > 0;
 	p.no_wait = o->no_wait;
+	p.require_quiet = o->require_quiet;
 	p.lease_expiry = (int)o->lease_expiry;
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
@@ -300,6 +301,7 @@ run_exec(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "explore", no_argument, NULL, 'x' },
 		{ "no-wait", no_argument, NULL, 'W' },
+		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "max-cv", required_argument, NULL, 'C' },
 		{ "max-samples", required_argument, NULL, 'M' },
 		{ "lease-expiry", required_argument, NULL, 'E' },
@@ -332,6 +334,7 @@ run_exec(int argc, char **argv)
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
 		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
+		case 'Q': o.require_quiet = 1; break;
 		case 'R':
 			if (cmd_run_id_arg("--resume", optarg,
 			    &o.resume) != 0)
@@ -466,7 +469,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--steps N] [--samples K] [--variants a,b]\n"
 	    "                   [--db results.db] [--config hosts.toml]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
-	    "                   [--no-wait] [--lease-expiry S]\n"
+	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
@@ -486,6 +489,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "  --explore      exploratory: no measurement window, left out of\n"
 	    "                 report unless asked for\n"
 	    "  --no-wait      fail at once if another run holds the window\n"
+	    "  --require-quiet  refuse to measure on a host whose noise\n"
+	    "                 preflight is noisy (default: warn and measure)\n"
 	    "  --lease-expiry S  take over a window whose holder has been\n"
 	    "                 silent for S seconds (default 30)\n"
 	    "  --max-cv PCT   coefficient of variation that triggers extra\n"

@@ -376,7 +376,7 @@ set_list(const struct ctx *c, const struct key_def *k, const cJSON *item,
 	return 0;
 }
 
-#define CPU_WANT "an integer >= 0 or \"none\""
+#define CPU_WANT "an integer >= 0, \"none\" or \"auto\""
 
 /* Check item as the value of key k and store it into h. */
 static int
@@ -460,11 +460,14 @@ set_key(const struct ctx *c, const struct key_def *k, const cJSON *item,
 	case KEY_CPU:
 		num = (int *)((char *)h + k->off);
 		if (toml_type(c->doc, item) == TOML_STRING) {
-			if (strcmp(item->valuestring, "none") != 0)
+			if (strcmp(item->valuestring, "none") == 0)
+				*num = HOST_CPU_NONE;
+			else if (strcmp(item->valuestring, "auto") == 0)
+				*num = HOST_CPU_AUTO;
+			else
 				return fail(c, SO_EINVAL, item, AT_VALUE,
 				    "key \"%s\" must be %s, got \"%s\"",
 				    k->name, CPU_WANT, item->valuestring);
-			*num = -1;
 			return 0;
 		}
 		if (toml_type(c->doc, item) != TOML_INTEGER)

@@ -36,13 +36,17 @@ struct host {
 	char **cc;		/* compilers to build with; default {"cc"} */
 	size_t ncc;		/* >= 1 */
 	char *cflags;		/* default "-O3" */
-	int cpu;		/* CPU to pin the agent to, -1 for none; 0 */
+	int cpu;		/* CPU to pin the agent to, HOST_CPU_*; 0 */
 	char **groups;		/* may be NULL when ngroups is 0 */
 	size_t ngroups;
 	char *build_wrapper;	/* may contain {workdir}; NULL if unset */
 	int connect_timeout;	/* seconds, 1 to 3600; default 10 */
 	int line;		/* line of the [hosts.NAME] header */
 };
+
+/* host->cpu besides a CPU number: no pin, or the agent's own choice. */
+#define HOST_CPU_NONE (-1)
+#define HOST_CPU_AUTO (-2)
 
 struct config {
 	char *path;		/* as given to config_load() */

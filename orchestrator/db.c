@@ -312,11 +312,12 @@ db_run_host_facts(struct db *db, int64_t run_id, const char *host,
 	iso_now(now, sizeof now);
 	if (run(db, NULL, "UPDATE run_hosts SET pin_cpu = ?, pinned = ?, "
 	    "pin_error = ?, governor = ?, calib_mhz = ?, openssl = ?, "
-	    "facts = ? WHERE run_id = ? AND host = ?",
-	    f->pin_cpu >= 0 ? "iissdssis" : "nissdssis",
+	    "facts = ?, cpu_choice = ?, counters = ?, counters_error = ? "
+	    "WHERE run_id = ? AND host = ?",
+	    f->pin_cpu >= 0 ? "iissdsssssis" : "nissdsssssis",
 	    (int64_t)f->pin_cpu, (int64_t)f->pinned, f->pin_error,
-	    f->governor, f->calib_mhz, f->openssl, f->json, run_id,
-	    host) != SQLITE_DONE)
+	    f->governor, f->calib_mhz, f->openssl, f->json, f->cpu_choice,
+	    f->counters, f->counters_error, run_id, host) != SQLITE_DONE)
 		return dberr(db, err, "cannot record host facts");
 	if (run(db, NULL, "INSERT INTO hosts (name, address, arch, os, kernel, "
 	    "cpu_model, cores, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -390,12 +391,15 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	rc = run(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
-	    "reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?) ON CONFLICT DO NOTHING", "isissiiiissisddiss", run_id,
+	    "reason, cycles, instructions, cycles_source) VALUES (?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO "
+	    "NOTHING", s->counted ? "isissiiiissisddissiis" :
+	    "isissiiiissisddissnns", run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
-	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason);
+	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
+	    s->instructions, s->cycles_source);
 	if (rc != SQLITE_DONE)
 		return dberr(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -608,16 +612,16 @@ db_lease_release(struct db *db, const char *name, const char *holder,
 }
 
 int
-db_window_begin(struct db *db, int64_t run_id, const char *study,
-    const char *host, int64_t build_id, const char *holder, const char *at,
-    const char *state, int64_t *window_id, struct so_err *err)
+db_window_begin(struct db *db, const struct window_open *w,
+    int64_t *window_id, struct so_err *err)
 {
 	struct run_out o;
 
 	if (run(db, &o, "INSERT INTO windows (run_id, study, host, build_id, "
-	    "holder, started_at, before_state) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	    "ississs", run_id, study, host, build_id, holder, at, state) !=
-	    SQLITE_DONE)
+	    "holder, started_at, before_state, verdict, preflight) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?)", "ississsss", w->run_id, w->study,
+	    w->host, w->build_id, w->holder, w->at, w->state, w->verdict,
+	    w->preflight) != SQLITE_DONE)
 		return dberr(db, err, "cannot record window");
 	*window_id = o.rowid;
 	return 0;
@@ -827,9 +831,9 @@ db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
 	int rc;
 
 	rc = run(db, &o, "INSERT INTO disasm (build_id, study, variant, "
-	    "symbol, required, missing, status, tool, excerpt) "
-	    "SELECT ?1, study, variant, symbol, required, missing, status, "
-	    "tool, excerpt FROM disasm WHERE build_id = (SELECT b.id FROM "
+	    "symbol, required, missing, status, tool, excerpt, forbidden, "
+	    "present) SELECT ?1, study, variant, symbol, required, missing, "
+	    "status, tool, excerpt, forbidden, present FROM disasm WHERE build_id = (SELECT b.id FROM "
 	    "builds b WHERE b.host = ?2 AND b.binary_sha256 = ?3 AND "
 	    "b.id != ?1 AND EXISTS (SELECT 1 FROM disasm d WHERE d.build_id "
 	    "= b.id) AND NOT EXISTS (SELECT 1 FROM disasm d WHERE "
@@ -841,8 +845,8 @@ db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
 		return SO_ENOTFOUND;
 	pthread_mutex_lock(&db->mu);
 	rc = sqlite3_prepare_v2(db->h, "SELECT count(*) FROM disasm WHERE "
-	    "build_id = ? AND status IN ('missing', 'no-symbol')", -1, &st,
-	    NULL);
+	    "build_id = ? AND (status IN ('missing', 'no-symbol') OR "
+	    "missing IS NOT NULL)", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, build_id);
 		rc = sqlite3_step(st);
@@ -859,11 +863,48 @@ int
 db_disasm_put(struct db *db, const struct disasm_row *d, struct so_err *err)
 {
 	if (run(db, NULL, "INSERT OR REPLACE INTO disasm (build_id, study, "
-	    "variant, symbol, required, missing, status, tool, excerpt) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssss", d->build_id,
-	    d->study, d->variant, d->symbol, d->required, d->missing,
-	    d->status, d->tool, d->excerpt) != SQLITE_DONE)
+	    "variant, symbol, required, missing, status, tool, excerpt, "
+	    "forbidden, present) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "issssssssss", d->build_id, d->study, d->variant, d->symbol,
+	    d->required, d->missing, d->status, d->tool, d->excerpt,
+	    d->forbidden, d->present) != SQLITE_DONE)
 		return dberr(db, err, "cannot record disassembly check");
+	return 0;
+}
+
+int
+db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
+    unsigned *n, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *acc = NULL, *tmp;
+	int rc;
+
+	*list = NULL;
+	*n = 0;
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT study || '/' || variant || "
+	    "' (' || present || ')' FROM disasm WHERE build_id = ? AND "
+	    "status = 'forbidden' ORDER BY study, variant", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, build_id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			tmp = xasprintf("%s%s%s", acc ? acc : "",
+			    acc ? ", " : "",
+			    (const char *)sqlite3_column_text(st, 0));
+			free(acc);
+			acc = tmp;
+			(*n)++;
+		}
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	if (rc != SQLITE_DONE) {
+		free(acc);
+		*n = 0;
+		return dberr(db, err, "cannot read the disassembly check");
+	}
+	*list = acc;
 	return 0;
 }
 

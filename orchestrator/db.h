@@ -60,6 +60,9 @@ struct host_facts {
 	const char *address;
 	const char *arch, *os, *kernel, *cpu_model, *governor, *openssl;
 	const char *pin_error;
+	const char *cpu_choice;		/* cpu = "auto": why; or NULL */
+	const char *counters;		/* pmu, test-seam or none */
+	const char *counters_error;	/* why none; or NULL */
 	int cores;
 	int pin_cpu;		/* -1 = none */
 	int pinned;
@@ -98,6 +101,9 @@ struct sample_row {
 	double calib_after_mhz;	/* and after it */
 	int cpu;
 	const char *reason;	/* why an extra (adaptive) sample; or NULL */
+	int counted;		/* cycles and instructions are set */
+	int64_t cycles, instructions;
+	const char *cycles_source;	/* pmu, test-seam or calibration */
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -149,10 +155,18 @@ int db_lease_event(struct db *db, const char *name, const char *event,
     const char *holder, const char *previous, int64_t run_id,
     const char *detail, struct so_err *err);
 
-/* A host's measurement window opens (returns its id) and closes. */
-int db_window_begin(struct db *db, int64_t run_id, const char *study,
-    const char *host, int64_t build_id, const char *holder, const char *at,
-    const char *state, int64_t *window_id, struct so_err *err);
+/*
+ * A host's measurement window opens (returns its id) and closes.  verdict
+ * ("quiet", "noisy") and preflight (the agent's preflight record, JSON)
+ * may be NULL when the agent sent none.
+ */
+struct window_open {
+	int64_t run_id, build_id;
+	const char *study, *host, *holder, *at, *state;
+	const char *verdict, *preflight;
+};
+int db_window_begin(struct db *db, const struct window_open *w,
+    int64_t *window_id, struct so_err *err);
 int db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err);
 
@@ -188,14 +202,24 @@ int db_missing_cells(struct db *db, int64_t run_id, const char *host,
     char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
     struct so_err *err);
 
-/* One variant's disassembly check (schema version 3). */
+/*
+ * One variant's disassembly check (schema versions 3 and 7): forbidden and
+ * present (the forbidden mnemonics found) may be NULL.
+ */
 struct disasm_row {
 	int64_t build_id;
 	const char *study, *variant, *symbol, *required, *missing;
-	const char *status, *tool, *excerpt;
+	const char *status, *tool, *excerpt, *forbidden, *present;
 };
 int db_disasm_put(struct db *db, const struct disasm_row *d,
     struct so_err *err);
+/*
+ * The variants of build_id whose binary holds instructions they forbid:
+ * *n of them, and in *list (a new string the caller frees, NULL when
+ * none) "study/variant (mnemonics)", comma separated.
+ */
+int db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
+    unsigned *n, struct so_err *err);
 /*
  * The same binary on the same host was checked before: copy that check's
  * rows to build_id, and count in *bad its variants that lack an

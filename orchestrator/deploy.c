@@ -196,7 +196,8 @@ deploy_wrapper(const char *wrapper, const char *qworkdir)
 }
 
 /*
- * Record the build's disassembly check; a missing instruction warns.  A
+ * Record the build's disassembly check; a missing instruction warns, and
+ * so does a forbidden one (the chain is not the one the study defines).  A
  * binary already checked on this host is not disassembled again: every
  * run records a build row, and the check is two commands on the host.
  */
@@ -204,8 +205,8 @@ static int
 check_disassembly(struct conn *c, struct build_result *res,
     const char *binsum, struct db *db, int64_t run_id, struct so_err *err)
 {
-	unsigned bad = 0;
-	char *msg;
+	unsigned bad = 0, nforb = 0;
+	char *msg, *forb = NULL;
 	int rc;
 
 	rc = db_disasm_reuse(db, c->host->name, binsum, res->build_id, &bad,
@@ -224,6 +225,18 @@ check_disassembly(struct conn *c, struct build_result *res,
 		free(msg);
 		return rc;
 	}
+	if (rc == 0)
+		rc = db_disasm_forbidden(db, res->build_id, &forb, &nforb,
+		    err);
+	if (rc == 0 && nforb > 0) {
+		msg = xasprintf("build %lld: forbidden instructions in %u "
+		    "variant%s, a chain other than the study's: %s (table "
+		    "disasm)", (long long)res->build_id, nforb,
+		    nforb == 1 ? "" : "s", forb);
+		rc = db_event(db, run_id, c->host->name, "warning", msg, err);
+		free(msg);
+	}
+	free(forb);
 	if (rc != 0 || bad == 0)
 		return rc;
 	msg = xasprintf("build %lld: %u variant%s lack instructions they "

@@ -1,4 +1,8 @@
-/* Verify each variant's declared instructions in its built binary. */
+/*
+ * Verify each variant's declared instructions in its built binary: those
+ * it requires (insns) are there, those it forbids (a reassociated,
+ * shortened or vectorized chain) are not.
+ */
 #include "disasm.h"
 
 #include "artifact.h"
@@ -16,7 +20,7 @@
 
 struct want {
 	const char *study, *variant, *symbol;	/* point into the list json */
-	const cJSON *insns;
+	const cJSON *insns, *forbidden;
 };
 
 /* Symbols go into an awk pattern: allow C identifiers only. */
@@ -95,6 +99,40 @@ excerpt_add(char **ex, const char *body, const char *mnemonic)
 	}
 }
 
+/*
+ * Add the mnemonics of arr (NULL: none) to *words, those found in body
+ * (with want_found) or not found (without) to *hit, and the lines of those
+ * found to *ex.  Without a body only *words grows.
+ */
+static void
+scan_list(const cJSON *arr, const char *body, int want_found, char **words,
+    char **hit, char **ex)
+{
+	const cJSON *m;
+	char *tmp;
+	int found;
+
+	cJSON_ArrayForEach(m, arr) {
+		if (!cJSON_IsString(m))
+			continue;
+		tmp = xasprintf("%s%s%s", *words, **words ? " " : "",
+		    m->valuestring);
+		free(*words);
+		*words = tmp;
+		if (body == NULL)
+			continue;
+		found = disasm_find(body, m->valuestring) != NULL;
+		if (found == want_found) {
+			tmp = xasprintf("%s%s%s", *hit, **hit ? " " : "",
+			    m->valuestring);
+			free(*hit);
+			*hit = tmp;
+		}
+		if (found)
+			excerpt_add(ex, body, m->valuestring);
+	}
+}
+
 static int
 check_one(struct db *db, int64_t build_id, const struct want *w,
     const char *dump, const char *tool, unsigned *bad, struct so_err *err)
@@ -102,41 +140,34 @@ check_one(struct db *db, int64_t build_id, const struct want *w,
 	struct disasm_row row = { .build_id = build_id, .study = w->study,
 	    .variant = w->variant, .symbol = w->symbol, .tool = tool };
 	char *required = xstrdup(""), *missing = xstrdup(""), *ex = xstrdup("");
-	char *body = dump ? disasm_body(dump, w->symbol) : NULL, *tmp;
-	const cJSON *m;
+	char *forbidden = xstrdup(""), *present = xstrdup("");
+	char *body = dump ? disasm_body(dump, w->symbol) : NULL;
 	int rc;
 
-	cJSON_ArrayForEach(m, w->insns) {
-		if (!cJSON_IsString(m))
-			continue;
-		tmp = xasprintf("%s%s%s", required, *required ? " " : "",
-		    m->valuestring);
-		free(required);
-		required = tmp;
-		if (body == NULL)
-			continue;
-		if (disasm_find(body, m->valuestring) == NULL) {
-			tmp = xasprintf("%s%s%s", missing, *missing ? " " : "",
-			    m->valuestring);
-			free(missing);
-			missing = tmp;
-		} else
-			excerpt_add(&ex, body, m->valuestring);
-	}
+	scan_list(w->insns, body, 0, &required, &missing, &ex);
+	scan_list(w->forbidden, body, 1, &forbidden, &present, &ex);
 	row.required = required;
+	row.forbidden = *forbidden ? forbidden : NULL;
+	/* A forbidden instruction says the chain is not the one defined. */
 	if (dump == NULL)
 		row.status = "no-tool";
 	else if (body == NULL)
 		row.status = "no-symbol";
+	else if (*present)
+		row.status = "forbidden";
 	else
 		row.status = *missing ? "missing" : "ok";
 	row.missing = *missing ? missing : NULL;
+	row.present = *present ? present : NULL;
 	row.excerpt = *ex ? ex : NULL;
-	if (dump != NULL && strcmp(row.status, "ok") != 0)
+	/* counted here: lacking; forbidden ones are read back by the caller */
+	if (dump != NULL && (body == NULL || *missing))
 		(*bad)++;
 	rc = db_disasm_put(db, &row, err);
 	free(body);
 	free(ex);
+	free(present);
+	free(forbidden);
 	free(missing);
 	free(required);
 	return rc;
@@ -180,10 +211,16 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 		recs[nrec++] = r;
 		const cJSON *insns = cJSON_GetObjectItemCaseSensitive(r,
 		    "insns");
+		const cJSON *forb = cJSON_GetObjectItemCaseSensitive(r,
+		    "forbidden");
 		const char *sym = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
 		    "symbol"));
-		if (!cJSON_IsArray(insns) || cJSON_GetArraySize(insns) == 0 ||
-		    !identifier(sym))
+		if (!cJSON_IsArray(insns))
+			insns = NULL;
+		if (!cJSON_IsArray(forb))
+			forb = NULL;
+		if ((cJSON_GetArraySize(insns) == 0 &&
+		    cJSON_GetArraySize(forb) == 0) || !identifier(sym))
 			continue;
 		wants[n].study = cJSON_GetStringValue(
 		    cJSON_GetObjectItemCaseSensitive(r, "study"));
@@ -191,6 +228,7 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 		    cJSON_GetObjectItemCaseSensitive(r, "variant"));
 		wants[n].symbol = sym;
 		wants[n].insns = insns;
+		wants[n].forbidden = forb;
 		if (wants[n].study == NULL || wants[n].variant == NULL)
 			continue;
 		tmp = xasprintf("%s%s%s", pattern, *pattern ? "|" : "", sym);

@@ -15,12 +15,15 @@
 #define MAX_COMM 64
 #define MAX_HEX 128
 #define MAX_BUSY 16
+#define MAX_ITEMS 32		/* a preflight's reasons and notes */
+#define MAX_ITEM 256
 
 enum ftype {
 	F_STR, F_STR_NULL, F_INT, F_INT_NULL, F_NUM, F_NUM_NULL, F_BOOL, F_HEX,
 	F_TIME,		/* UTC wall time, 2026-01-31T12:00:00.000Z */
 	F_STATE,	/* a window's host-state object (state_f) */
 	F_BUSY,		/* null or up to MAX_BUSY busy_f objects */
+	F_STRS,		/* up to MAX_ITEMS strings */
 };
 
 struct field {
@@ -52,6 +55,10 @@ static const struct field facts_f[] = {
 	{ "pin_cpu", F_INT_NULL, NO, 0 }, { "pinned", F_BOOL, NO, 0 },
 	{ "pin_error", F_STR_NULL, NO, 0 }, { "clock", F_STR, NO, 0 },
 	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
+	{ "cpu_choice", F_STR_NULL, NO, 0 },
+	{ "counters", F_STR, NO, 0 },
+	{ "counters_error", F_STR_NULL, NO, 0 },
+	{ "sysfs_root", F_STR_NULL, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field variant_f[] = {
@@ -80,7 +87,18 @@ static const struct field sample_f[] = {
 	{ "calib_after_mhz", F_NUM, S(calib_after_mhz), 0 },
 	{ "cpu", F_INT, S(cpu), -1 },
 	{ "build_id", F_STR, S(build_id), 0 },
+	{ "cycles", F_INT_NULL, S(cycles), 0 },
+	{ "instructions", F_INT_NULL, S(instructions), 0 },
+	{ "cycles_source", F_STR, S(cycles_source), 0 },
 	{ "reason", F_STR_NULL, S(reason), 0 },
+	{ NULL, 0, 0, 0 },
+};
+static const struct field preflight_f[] = {
+	{ "cpu", F_INT_NULL, NO, 0 },
+	{ "cpu_choice", F_STR_NULL, NO, 0 },
+	{ "verdict", F_STR, S(verdict), 0 },
+	{ "reasons", F_STRS, NO, 0 },
+	{ "notes", F_STRS, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 /* The host state, nested in window records; nothing of it is stored. */
@@ -135,6 +153,7 @@ static const struct {
 	{ "wait", REC_WAIT, wait_f },
 	{ "done", REC_DONE, done_f },
 	{ "error", REC_ERROR, error_f },
+	{ "preflight", REC_PREFLIGHT, preflight_f },
 };
 
 const char *
@@ -312,6 +331,21 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 				return rc;
 		}
 		return 0;
+	case F_STRS:
+		if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MAX_ITEMS)
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
+			    "be an array of at most %d strings", what, f->name,
+			    MAX_ITEMS);
+		i = 0;
+		cJSON_ArrayForEach(e, v) {
+			if (!cJSON_IsString(e) ||
+			    strlen(e->valuestring) > MAX_ITEM)
+				return so_error(err, SO_EPROTO, "%s: %s[%d] must "
+				    "be a string of at most %d bytes", what,
+				    f->name, i, MAX_ITEM);
+			i++;
+		}
+		return 0;
 	}
 	return so_error(err, SO_EPROTO, "bad field table");
 }
@@ -346,6 +380,33 @@ check_object(const struct field *fields, const cJSON *obj, const char *skip,
 		if ((rc = check_field(f, item, rec, what, err)) != 0)
 			return rc;
 	}
+	return 0;
+}
+
+/*
+ * A sample's counts and their source agree: counted samples ("pmu",
+ * "test-seam") have both counts, "calibration" ones have neither.
+ */
+static int
+check_counts(struct record *rec, struct so_err *err)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec->json, "cycles");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(rec->json,
+	    "instructions");
+	const char *src = rec->cycles_source;
+
+	if (strcmp(src, "pmu") != 0 && strcmp(src, "test-seam") != 0 &&
+	    strcmp(src, "calibration") != 0)
+		return so_error(err, SO_EPROTO, "sample record: cycles_source "
+		    "\"%.20s\" is not pmu, test-seam or calibration", src);
+	rec->counted = strcmp(src, "calibration") != 0;
+	if (cJSON_IsNull(c) == rec->counted || cJSON_IsNull(n) == rec->counted)
+		return so_error(err, SO_EPROTO, "sample record: cycles_source "
+		    "\"%s\" %s cycles and instructions", src, rec->counted ?
+		    "needs" : "comes without");
+	if (rec->counted && rec->cycles == 0)
+		return so_error(err, SO_EPROTO, "sample record: counted "
+		    "cycles must be above 0");
 	return 0;
 }
 
@@ -403,6 +464,14 @@ proto_parse(const char *line, size_t len, struct record *rec,
 	    strcmp(rec->status, "failed") != 0) {
 		rc = so_error(err, SO_EPROTO, "variant record: status \"%.20s\" "
 		    "is not ok, skipped or failed", rec->status);
+		goto fail;
+	}
+	if (rec->type == REC_SAMPLE && (rc = check_counts(rec, err)) != 0)
+		goto fail;
+	if (rec->type == REC_PREFLIGHT && strcmp(rec->verdict, "quiet") != 0 &&
+	    strcmp(rec->verdict, "noisy") != 0) {
+		rc = so_error(err, SO_EPROTO, "preflight record: verdict "
+		    "\"%.20s\" is not quiet or noisy", rec->verdict);
 		goto fail;
 	}
 	if (rec->type == REC_WINDOW && strcmp(rec->phase, "begin") != 0 &&

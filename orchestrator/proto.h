@@ -1,5 +1,5 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 3.  A reader
+ * The agent protocol (docs/protocol.md): JSON lines, version 4.  A reader
  * cuts a byte stream into bounded lines; proto_parse validates one line
  * strictly (known fields only, exact types, bounded strings, lowercase hex
  * digests) so nothing malformed is ever stored as valid.
@@ -18,7 +18,7 @@
 
 enum rec_type {
 	REC_HELLO, REC_FACTS, REC_VARIANT, REC_SELFTEST, REC_SAMPLE,
-	REC_WINDOW, REC_WAIT, REC_DONE, REC_ERROR,
+	REC_WINDOW, REC_WAIT, REC_DONE, REC_ERROR, REC_PREFLIGHT,
 };
 
 /*
@@ -27,6 +27,9 @@ enum rec_type {
  * reason is the variant's status reason or, for a sample, why it was taken
  * beyond the planned ones (NULL for planned samples).  state is the window
  * record's host-state object, already validated field by field.
+ * A sample's cycles and instructions are set when counted is 1; then
+ * cycles_source is "pmu" or "test-seam", otherwise "calibration".  A
+ * preflight record's verdict is "quiet" or "noisy".
  */
 struct record {
 	enum rec_type type;
@@ -34,9 +37,12 @@ struct record {
 	const char *study, *variant, *status, *reason, *digest, *seed;
 	const char *build_id, *message;
 	const char *phase, *holder;
+	const char *cycles_source, *verdict;
 	const cJSON *state;
 	int64_t proto, sample, position, steps, ns, samples, cpu;
 	double calib_mhz, calib_after_mhz;
+	int counted;
+	int64_t cycles, instructions;
 };
 
 /* Parse and validate one line; on failure err says which field and why. */

@@ -63,6 +63,9 @@ struct rrow {
 	double		 calib_mhz;	/* the host's; 0 = unknown */
 	double		 cycles;	/* median of the samples'; 0 = unknown */
 	int64_t		 moved;		/* valid samples whose clock moved */
+	int64_t		 counted;	/* valid samples with counter cycles */
+	double		 pcycles, ipc;	/* their medians; 0 = none */
+	char		*csrc;		/* their source: pmu, test-seam */
 };
 
 struct rhost {
@@ -76,6 +79,10 @@ struct rhost {
 	char		*governor;
 	char		*openssl;
 	double		 calib_mhz;	/* 0 = unknown */
+	char		*cpu_choice;	/* cpu = "auto": why this cpu */
+	char		*counters;	/* pmu, test-seam, none; NULL: older */
+	char		*counters_error;
+	int64_t		 windows, noisy;	/* windows; noisy preflights */
 	const struct rrow *best;	/* fastest valid row, NULL if none */
 };
 
@@ -126,6 +133,8 @@ struct rrun {
 	int		 exploratory;
 	int		 several_builds;	/* some host has > 1 build */
 	int		 any_calib;
+	int		 any_counted;	/* some row has counter cycles */
+	int		 any_verdict;	/* some window has a preflight */
 	int64_t		 moved;		/* valid samples whose clock moved */
 	int64_t		 clocked;	/* valid samples with both estimates */
 
@@ -252,6 +261,9 @@ free_run(struct rrun *r)
 		free(r->hosts[i].pin_error);
 		free(r->hosts[i].governor);
 		free(r->hosts[i].openssl);
+		free(r->hosts[i].cpu_choice);
+		free(r->hosts[i].counters);
+		free(r->hosts[i].counters_error);
 	}
 	for (i = 0; i < r->nbuilds; i++) {
 		free(r->builds[i].host);
@@ -265,6 +277,7 @@ free_run(struct rrun *r)
 		free(r->rows[i].variant);
 		free(r->rows[i].host);
 		free(r->rows[i].label);
+		free(r->rows[i].csrc);
 	}
 	for (i = 0; i < r->ndigests; i++)
 		free(r->digests[i].digest);
@@ -348,7 +361,12 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    " rh.pin_error, rh.governor, rh.openssl,"
 	    " COALESCE(NULLIF(rh.calib_mhz, 0), (SELECT AVG(s.calib_mhz)"
 	    "  FROM samples s WHERE s.run_id = ?1 AND s.host = h.host"
-	    "  AND s.calib_mhz > 0))"
+	    "  AND s.calib_mhz > 0)),"
+	    " rh.cpu_choice, rh.counters, rh.counters_error,"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = h.host AND w.verdict IS NOT NULL),"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = h.host AND w.verdict = 'noisy')"
 	    " FROM (SELECT host FROM run_hosts WHERE run_id = ?1"
 	    "  UNION SELECT host FROM samples WHERE run_id = ?1) h"
 	    " LEFT JOIN run_hosts rh ON rh.run_id = ?1 AND rh.host = h.host"
@@ -375,6 +393,13 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 		h->calib_mhz = col_double(st, 8);
 		if (h->calib_mhz > 0)
 			r->any_calib = 1;
+		h->cpu_choice = col_dup(st, 9);
+		h->counters = col_dup(st, 10);
+		h->counters_error = col_dup(st, 11);
+		h->windows = sqlite3_column_int64(st, 12);
+		h->noisy = sqlite3_column_int64(st, 13);
+		if (h->windows > 0)
+			r->any_verdict = 1;
 	}
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "run_hosts", err);
@@ -504,6 +529,22 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    " cm AS (SELECT variant, host, build_id, AVG(CASE WHEN rn IN"
 	    "  ((cnt + 1) / 2, (cnt + 2) / 2) THEN cyc END) AS cycles"
 	    "  FROM c GROUP BY variant, host, build_id),"
+	    " p AS (SELECT variant, host, build_id, cyc, ipc, src,"
+	    "  ROW_NUMBER() OVER (PARTITION BY variant, host, build_id"
+	    "   ORDER BY cyc) AS rn,"
+	    "  ROW_NUMBER() OVER (PARTITION BY variant, host, build_id"
+	    "   ORDER BY ipc) AS rn2,"
+	    "  COUNT(*) OVER (PARTITION BY variant, host, build_id) AS cnt"
+	    "  FROM (SELECT variant, host, build_id, cycles * 1.0 / steps AS"
+	    "   cyc, instructions * 1.0 / cycles AS ipc, cycles_source AS src"
+	    "   FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
+	    "   AND cycles > 0)),"
+	    " pm AS (SELECT variant, host, build_id, MAX(cnt) AS n,"
+	    "  AVG(CASE WHEN rn IN ((cnt + 1) / 2, (cnt + 2) / 2)"
+	    "   THEN cyc END) AS cycles,"
+	    "  AVG(CASE WHEN rn2 IN ((cnt + 1) / 2, (cnt + 2) / 2)"
+	    "   THEN ipc END) AS ipc, MAX(src) AS src"
+	    "  FROM p GROUP BY variant, host, build_id),"
 	    " g AS (SELECT s.variant, s.host, s.build_id,"
 	    "  SUM(s.valid = 0) AS invalid,"
 	    "  COUNT(DISTINCT CASE WHEN s.valid = 1 THEN s.steps END) AS vsteps,"
@@ -521,11 +562,14 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    "  GROUP BY s.variant, s.host, s.build_id)"
 	    " SELECT g.variant, g.host, g.build_id, g.invalid, g.vsteps,"
 	    "  g.vdigests, g.run_digests, COALESCE(m.n, 0), m.median, m.lo,"
-	    "  m.hi, cm.cycles, g.clocked, g.moved"
+	    "  m.hi, cm.cycles, g.clocked, g.moved, pm.n, pm.cycles, pm.ipc,"
+	    "  pm.src"
 	    " FROM g LEFT JOIN m ON m.variant = g.variant AND m.host = g.host"
 	    "  AND m.build_id = g.build_id"
 	    " LEFT JOIN cm ON cm.variant = g.variant AND cm.host = g.host"
 	    "  AND cm.build_id = g.build_id"
+	    " LEFT JOIN pm ON pm.variant = g.variant AND pm.host = g.host"
+	    "  AND pm.build_id = g.build_id"
 	    " ORDER BY g.variant, g.host, g.build_id";
 	sqlite3_stmt *st;
 	struct rrow *w;
@@ -555,8 +599,14 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 		r->clocked += sqlite3_column_int64(st, 12);
 		w->moved = sqlite3_column_int64(st, 13);
 		r->moved += w->moved;
+		w->counted = sqlite3_column_int64(st, 14);
+		w->pcycles = col_double(st, 15);
+		w->ipc = col_double(st, 16);
+		w->csrc = col_dup(st, 17);
 		if (w->cycles > 0)
 			r->any_calib = 1;
+		if (w->counted > 0)
+			r->any_counted = r->any_calib = 1;
 		if (vsteps == 0)
 			w->digest = DIGEST_NONE;
 		else if (vdigests == vsteps && run_digests == 1)
@@ -977,14 +1027,17 @@ ns_str(double rate)
 }
 
 /*
- * Cycles per hash of a row: from its samples' own clock estimates, else
- * (samples without one) from the host's; 0 when unknown.
+ * Cycles per hash of a row: from its samples' counters (docs/
+ * measurement.md), else from their own clock estimates, else (samples
+ * without one) from the host's; 0 when unknown.
  */
 static double
 row_cycles(const struct rrow *w)
 {
 	if (w->n == 0)
 		return 0;
+	if (w->counted > 0 && w->pcycles > 0)
+		return w->pcycles;
 	if (w->cycles > 0)
 		return w->cycles;
 	if (w->calib_mhz > 0 && w->median > 0)
@@ -992,12 +1045,45 @@ row_cycles(const struct rrow *w)
 	return 0;
 }
 
+/* Where row_cycles came from: pmu, test-seam, calib; NULL if unknown. */
+static const char *
+row_cycles_source(const struct rrow *w)
+{
+	if (row_cycles(w) <= 0)
+		return NULL;
+	if (w->counted > 0 && w->pcycles > 0)
+		return w->csrc != NULL ? w->csrc : "pmu";
+	return "calib";
+}
+
+/* "24.1 pmu": every figure says its source. */
 static char *
 cycles_str(const struct rrow *w)
 {
 	double c = row_cycles(w);
 
-	return c > 0 ? xasprintf("%.1f", c) : xstrdup("-");
+	return c > 0 ? xasprintf("%.1f %s", c, row_cycles_source(w)) :
+	    xstrdup("-");
+}
+
+static char *
+ipc_str(const struct rrow *w)
+{
+	return w->counted > 0 && w->ipc > 0 ? xasprintf("%.2f", w->ipc) :
+	    xstrdup("-");
+}
+
+/* A host's preflight verdicts over its windows: "quiet", "noisy 1/2". */
+static char *
+noise_str(const struct rhost *h)
+{
+	if (h->windows == 0)
+		return xstrdup("-");
+	if (h->noisy == 0)
+		return xstrdup("quiet");
+	if (h->noisy == h->windows)
+		return xstrdup("noisy");
+	return xasprintf("noisy %" PRId64 "/%" PRId64, h->noisy, h->windows);
 }
 
 /* Short enough for the hosts table; why a pin failed is a warning. */
@@ -1053,9 +1139,10 @@ static void
 text_hosts(const struct rrun *r, FILE *out)
 {
 	static const char *heads[] = {
-		"host", "status", "calib", "governor", "pinning"
+		"host", "status", "calib", "governor", "pinning", "counters",
+		"noise"
 	};
-	struct table t = { 5, heads, "lllll", NULL, 0 };
+	struct table t = { 7, heads, "lllllll", NULL, 0 };
 	const struct rhost *h;
 	size_t i;
 
@@ -1067,9 +1154,19 @@ text_hosts(const struct rrun *r, FILE *out)
 		    h->calib_mhz) : xstrdup("-"));
 		cell(&t, xstrdup(h->governor != NULL ? h->governor : "-"));
 		cell(&t, pin_str(h));
+		cell(&t, xstrdup(h->counters != NULL ? h->counters : "-"));
+		cell(&t, noise_str(h));
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	/* How the cpu was chosen and why cycles are estimated, in words. */
+	for (i = 0; i < r->nhosts; i++) {
+		h = &r->hosts[i];
+		if (h->cpu_choice != NULL)
+			emit_wrapped(out, "  cpu auto  ", h->cpu_choice);
+		if (h->counters_error != NULL)
+			emit_wrapped(out, "  counters  ", h->counters_error);
+	}
 }
 
 static void
@@ -1125,6 +1222,8 @@ text_rows(const struct rrun *r, FILE *out)
 	COL(ns_head, 'r');
 	if (r->any_calib)
 		COL("cycles", 'r');
+	if (r->any_counted)
+		COL("ipc", 'r');
 	COL("min–max", 'r');
 	COL("n", 'r');
 	COL("digest", 'l');
@@ -1153,6 +1252,8 @@ text_rows(const struct rrun *r, FILE *out)
 		cell(&t, ns_str(w->n > 0 ? w->median : 0));
 		if (r->any_calib)
 			cell(&t, cycles_str(w));
+		if (r->any_counted)
+			cell(&t, ipc_str(w));
 		if (w->n > 0) {
 			char lo[32], hi[32];
 
@@ -1379,6 +1480,8 @@ json_row(const struct rrow *w)
 	json_num(o, "median_rate", w->median, known);
 	json_num(o, "ns_per_step", known ? 1e9 / w->median : 0, known);
 	json_num(o, "cycles_per_step", row_cycles(w), row_cycles(w) > 0);
+	json_str(o, "cycles_source", row_cycles_source(w));
+	json_num(o, "ipc", w->ipc, w->counted > 0 && w->ipc > 0);
 	cJSON_AddNumberToObject(o, "clock_moved", (double)w->moved);
 	json_num(o, "min_rate", w->min, known);
 	json_num(o, "max_rate", w->max, known);
@@ -1410,6 +1513,11 @@ json_hosts(const struct rrun *r)
 		json_str(o, "governor", h->governor);
 		json_str(o, "openssl", h->openssl);
 		json_num(o, "calib_mhz", h->calib_mhz, h->calib_mhz > 0);
+		json_str(o, "cpu_choice", h->cpu_choice);
+		json_str(o, "counters", h->counters);
+		json_str(o, "counters_error", h->counters_error);
+		cJSON_AddNumberToObject(o, "windows", (double)h->windows);
+		cJSON_AddNumberToObject(o, "noisy_windows", (double)h->noisy);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -1,6 +1,7 @@
 /* Per-host preparation and measurement, in one thread per host. */
 #include "runner.h"
 
+#include "affinity.h"
 #include "artifact.h"
 #include "conn.h"
 #include "deploy.h"
@@ -58,6 +59,8 @@ struct stream {
 	char **ok_variants;
 	size_t nok;
 	char *window_before;	/* the open window's first snapshot */
+	char *preflight;	/* the preflight record for the next window */
+	char verdict[8];	/* its verdict: quiet or noisy */
 	struct so_err err;
 };
 
@@ -85,6 +88,29 @@ variant_ok(struct stream *s, const char *v)
 	return 0;
 }
 
+/*
+ * A local agent pinned itself to cpu: keep our threads off it, and say
+ * so in events either way (a failure is recorded, not fatal).
+ */
+static int
+avoid_agent_cpu(struct stream *s, int cpu)
+{
+	struct so_err e = { 0 };
+	char left[256], *msg;
+	int rc;
+
+	if (affinity_avoid(cpu, left, sizeof left, &e) == 0)
+		msg = xasprintf("coordinator threads kept off the agent's cpu "
+		    "%d (now on cpus %s)", cpu, left);
+	else
+		msg = xasprintf("coordinator threads may share the agent's "
+		    "cpu %d: %s", cpu, e.msg);
+	rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name, "info",
+	    msg, &s->err);
+	free(msg);
+	return rc;
+}
+
 static int
 store_facts(struct stream *s, const struct record *r)
 {
@@ -104,6 +130,9 @@ store_facts(struct stream *s, const struct record *r)
 	f.governor = STR("governor");
 	f.openssl = STR("openssl");
 	f.pin_error = STR("pin_error");
+	f.cpu_choice = STR("cpu_choice");
+	f.counters = STR("counters");
+	f.counters_error = STR("counters_error");
 #undef STR
 	v = cJSON_GetObjectItem(j, "cores");
 	f.cores = v->valueint;
@@ -115,6 +144,8 @@ store_facts(struct stream *s, const struct record *r)
 	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
 	    s->hr->host->name, &f, &s->err);
 	free(text);
+	if (rc == 0 && f.pinned && s->hr->host->transport == TRANSPORT_LOCAL)
+		rc = avoid_agent_cpu(s, f.pin_cpu);
 	return rc;
 }
 
@@ -161,6 +192,10 @@ store_sample(struct stream *s, const struct record *r)
 	row.calib_after_mhz = r->calib_after_mhz;
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
+	row.counted = r->counted;
+	row.cycles = r->cycles;
+	row.instructions = r->instructions;
+	row.cycles_source = r->cycles_source;
 	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
 	if (rc == SO_EBUSY)
 		return 0;	/* re-sent after a reconnect: already stored */
@@ -184,6 +219,36 @@ store_sample(struct stream *s, const struct record *r)
 	return 0;
 }
 
+/*
+ * The noise verdict before a window: kept for the window record that
+ * follows, and a noisy one is a warning with its reasons.
+ */
+static int
+store_preflight(struct stream *s, const struct record *r)
+{
+	const cJSON *item;
+	char *msg, *t;
+	int rc = 0;
+
+	free(s->preflight);
+	s->preflight = cJSON_PrintUnformatted(r->json);
+	snprintf(s->verdict, sizeof s->verdict, "%s", r->verdict);
+	if (strcmp(r->verdict, "noisy") != 0)
+		return 0;
+	msg = xasprintf("host is noisy before the window (%s):", s->cc);
+	cJSON_ArrayForEach(item, cJSON_GetObjectItem(r->json, "reasons")) {
+		t = xasprintf("%s %s;", msg, item->valuestring);
+		free(msg);
+		msg = t;
+	}
+	msg[strlen(msg) - 1] = '\0';
+	progress_set(s->hr->index, "%s", msg);
+	rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
+	    "warning", msg, &s->err);
+	free(msg);
+	return rc;
+}
+
 /* A window opens or closes on this host; exploratory runs keep none. */
 static int
 store_window(struct stream *s, const struct record *r)
@@ -201,11 +266,18 @@ store_window(struct stream *s, const struct record *r)
 	if (hr->p->explore)
 		goto out;
 	if (strcmp(r->phase, "begin") == 0) {
+		struct window_open w = { .run_id = hr->p->run_id,
+		    .build_id = s->build->build_id, .study = hr->p->study,
+		    .host = hr->host->name, .holder = db_coordinator_id(),
+		    .at = at->valuestring, .state = state,
+		    .verdict = s->preflight ? s->verdict : NULL,
+		    .preflight = s->preflight };
+
 		free(s->window_before);
 		s->window_before = xstrdup(state);
-		rc = db_window_begin(hr->db, hr->p->run_id, hr->p->study,
-		    hr->host->name, s->build->build_id, db_coordinator_id(),
-		    at->valuestring, state, &hr->window_id, &s->err);
+		rc = db_window_begin(hr->db, &w, &hr->window_id, &s->err);
+		free(s->preflight);
+		s->preflight = NULL;
 	} else if (hr->window_id != 0) {
 		drift = window_drift(s->window_before, state);
 		rc = db_window_end(hr->db, hr->window_id, at->valuestring,
@@ -274,6 +346,8 @@ handle_record(struct stream *s, const struct record *r)
 		return store_sample(s, r);
 	case REC_WINDOW:
 		return store_window(s, r);
+	case REC_PREFLIGHT:
+		return store_preflight(s, r);
 	case REC_WAIT:
 		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
 		    "%s", r->holder);
@@ -433,8 +507,12 @@ agent_extra_args(struct hostrun *hr)
 
 	if (p->max_cv > 0) {
 		free(cv);
-		cv = xasprintf(" --max-cv %.17g --max-samples %llu", p->max_cv,
-		    (unsigned long long)p->max_samples);
+		cv = xasprintf(" --max-cv %.17g --max-samples %llu%s",
+		    p->max_cv, (unsigned long long)p->max_samples,
+		    p->require_quiet ? " --require-quiet" : "");
+	} else if (p->require_quiet) {
+		free(cv);
+		cv = xstrdup(" --require-quiet");
 	}
 	if (p->explore)
 		out = xstrdup(cv);
@@ -563,6 +641,8 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	qv = variants ? sh_quote(variants) : NULL;
 	if (hr->host->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
+	else if (hr->host->cpu == HOST_CPU_AUTO)
+		snprintf(cpu, sizeof cpu, "auto");
 	else
 		snprintf(cpu, sizeof cpu, "none");
 	/* Unique per coordinator, even when several share a host. */
@@ -657,6 +737,7 @@ out:
 		free(s->ok_variants[i]);
 	free(s->ok_variants);
 	free(s->window_before);
+	free(s->preflight);
 	free(extra);
 	free(agent_cmd);
 	free(qdir);

@@ -28,6 +28,7 @@ struct run_params {
 	int lease_expiry;	/* seconds */
 	const char *holder;	/* shown to whoever waits for our host lock */
 	int resume;		/* fill only the run's missing cells */
+	int require_quiet;	/* agents refuse to measure on noisy hosts */
 	double max_cv;		/* adaptive sampling; 0 = off */
 	uint64_t max_samples;
 };

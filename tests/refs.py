@@ -18,10 +18,47 @@ def _hash_chain(fn):
     return chain
 
 
-# Arithmetic studies (docs/studies.md gives each round and its ranges).
 M64 = (1 << 64) - 1
+M32 = (1 << 32) - 1
 
 
+def _ror(v, r, bits):
+    mask = (1 << bits) - 1
+    return ((v >> r) | (v << (bits - r))) & mask
+
+
+def _lanes(x, size):
+    return [int.from_bytes(x[i:i + size], "little")
+            for i in range(0, len(x), size)]
+
+
+def _bytes(lanes, size):
+    return b"".join(v.to_bytes(size, "little") for v in lanes)
+
+
+def _mul_chain(seed, steps):
+    """mul: x = ror64(x * M + A, 23) ^ K."""
+    x = int.from_bytes(seed, "little")
+    for _ in range(steps):
+        x = _ror((x * 0x9e3779b97f4a7c15 + 0xd1b54a32d192ed03) & M64, 23,
+                 64) ^ 0xbf58476d1ce4e5b9
+    return x.to_bytes(8, "little")
+
+
+def _mixed_lanes(mult, adds, r, bits):
+    """t[i] = x[i] * mult + adds[i]; x[i] = t[i] ^ ror(t[i + 1], r)."""
+    mask, size, n = (1 << bits) - 1, bits // 8, len(adds)
+
+    def chain(seed, steps):
+        x = _lanes(seed, size)
+        for _ in range(steps):
+            t = [(v * mult + a) & mask for v, a in zip(x, adds)]
+            x = [t[i] ^ _ror(t[(i + 1) % n], r, bits) for i in range(n)]
+        return _bytes(x, size)
+    return chain
+
+
+# div32, div64, bitperm (docs/studies.md gives each round and its ranges).
 def _words(fmt, seed):
     return list(struct.unpack("<" + fmt, seed))
 
@@ -77,6 +114,14 @@ def _bitperm_chain(seed, steps):
 
 CHAINS = {
     "sha3": (32, _hash_chain(hashlib.sha3_256)),
+    "mul": (8, _mul_chain),
+    "mul-wide": (32, _mixed_lanes(
+        0x9e3779b97f4a7c15, [0xd1b54a32d192ed03, 0x8bb84b93962eacc9,
+                             0x2545f4914f6cdd1d, 0x94d049bb133111eb],
+        23, 64)),
+    "mul32": (64, _mixed_lanes(
+        0x85ebca6b, [(2 * i + 1) * 0x9e3779b9 & M32 for i in range(16)],
+        13, 32)),
     "div32": (8, _div_chain("II", 32, DIV32_C)),
     "div64": (16, _div_chain("QQ", 64, DIV64_C)),
     "bitperm": (8, _bitperm_chain),

@@ -88,7 +88,7 @@ def check_state(state, pid):
 def test_window_brackets_every_sample():
     pid, rc, recs, err = agent("--steps", 2000, "--samples", 3)
     assert rc == 0, err
-    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 3
+    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 4
     types = [r["type"] for r in recs]
     assert types.count("window") == 2
     begin = types.index("window")
@@ -96,7 +96,7 @@ def test_window_brackets_every_sample():
     assert recs[begin]["phase"] == "begin" and recs[end]["phase"] == "end"
     # Setup and self-tests before the window, only samples inside it.
     assert types[:begin] == ["hello", "facts"] + ["variant"] * 3 + [
-        "selftest"]
+        "selftest", "preflight"]
     assert types[begin + 1:end] == ["sample"] * 9
     assert types[end + 1:] == ["done"]
     for w in (recs[begin], recs[end]):

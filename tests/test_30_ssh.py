@@ -17,6 +17,17 @@ from sshd import (fingerprint, free_endpoint, keygen, sshd_factory,  # noqa
                   user_key, write_hosts_toml)
 
 
+def prebuild(cwd, spec):
+    """The check builds the agent for its noise preflight: build it first
+    (seqorch deploy), so a test that times the check times the check,
+    which then reuses the build."""
+    d = subprocess.run([str(SEQORCH), "deploy", "--hosts", spec], cwd=cwd,
+                       capture_output=True, text=True, timeout=300,
+                       env={"PATH": os.environ["PATH"], "HOME": str(cwd),
+                            "LANG": "C"})
+    assert d.returncode == 0, d.stderr
+
+
 def run_hosts(cwd, *args, env=None, timeout=120):
     """./seqorch hosts ARGS in cwd with a clean environment: a HOME with
     no keys and no ssh-agent, unless env says otherwise."""
@@ -63,8 +74,12 @@ def test_check_three_hosts(tmp_path, sshd_factory):
                          r"\d+ MiB free$", b, re.M), b
         assert "upload    ok" in b
         assert "missing   nothing" in b
-        # The scratch directory of the probes is gone again.
-        assert os.listdir(s.workdir) == []
+        # The noise preflight ran over ssh with the agent built there.
+        assert re.search(r"^  noise     (quiet|noisy: .+)$", b, re.M), b
+        assert re.search(r"^  seen      .+$", b, re.M), b
+        # The scratch directory of the probes is gone again; what stays is
+        # the agent build, content addressed, that a run reuses.
+        assert sorted(os.listdir(s.workdir)) == ["build", "src"]
 
 
 def test_check_selects_hosts_and_reports_missing_compiler(tmp_path,
@@ -230,6 +245,7 @@ def test_down_and_stalled_hosts_fail_in_time(tmp_path, sshd_factory):
     hosts["stall"] = dict(up[0].host_entry(), address=stall_addr,
                           port=stall.getsockname()[1], connect_timeout=2)
     write_hosts_toml(tmp_path / "hosts.toml", hosts)
+    prebuild(tmp_path, "a,b")
     try:
         t = time.monotonic()
         r = run_hosts(tmp_path, "check")
@@ -266,6 +282,7 @@ def test_unroutable_connect_times_out(tmp_path, sshd_factory):
             "a": s.host_entry(),
             "full": dict(s.host_entry(), address=addr,
                          port=full.getsockname()[1], connect_timeout=1)})
+        prebuild(tmp_path, "a")
         t = time.monotonic()
         r = run_hosts(tmp_path, "check")
         elapsed = time.monotonic() - t

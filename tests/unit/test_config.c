@@ -263,17 +263,21 @@ test_cpu(void **state)
 	    "address = \"mac.local\"\n"
 	    "cpu = \"none\"\n"
 	    "[hosts.dflt]\n"
-	    "address = \"d\"\n");
-	assert_int_equal(cfg->hosts[0].cpu, -1);
+	    "address = \"d\"\n"
+	    "[hosts.pick]\n"
+	    "address = \"p\"\n"
+	    "cpu = \"auto\"\n");
+	assert_int_equal(cfg->hosts[0].cpu, HOST_CPU_NONE);
 	assert_int_equal(cfg->hosts[1].cpu, 0);
+	assert_int_equal(cfg->hosts[2].cpu, HOST_CPU_AUTO);
 	config_free(cfg);
 
 	load_fails("[hosts.a]\naddress = \"a\"\ncpu = \"any\"\n", SO_EINVAL,
-	    "hosts.toml:3:7: host \"a\": key \"cpu\" must be an integer >= 0 "
-	    "or \"none\", got \"any\"");
+	    "hosts.toml:3:7: host \"a\": key \"cpu\" must be an integer >= 0, "
+	    "\"none\" or \"auto\", got \"any\"");
 	load_fails("[hosts.a]\naddress = \"a\"\ncpu = -1\n", SO_EINVAL,
-	    "hosts.toml:3:7: host \"a\": key \"cpu\" must be an integer >= 0 "
-	    "or \"none\", got -1");
+	    "hosts.toml:3:7: host \"a\": key \"cpu\" must be an integer >= 0, "
+	    "\"none\" or \"auto\", got -1");
 }
 
 static void

@@ -24,7 +24,11 @@
 	"\"sample\":3,\"position\":0,\"steps\":1000,\"ns\":12345," \
 	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
 	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"calib_after_mhz\":3390,\"cpu\":1,\"build_id\":\"7\"," \
+	"\"cycles\":null,\"instructions\":null,\"cycles_source\":\"calibration\"," \
 	"\"reason\":\"cv 1.84% > 1% after 3 samples\"}"
+#define PREFLIGHT "{\"type\":\"preflight\",\"cpu\":5,\"cpu_choice\":null," \
+	"\"verdict\":\"noisy\",\"reasons\":[\"load 3.01 on 2 cpus\"]," \
+	"\"notes\":[\"governor unknown\",\"cpu 5 not in isolcpus (none)\"]}"
 
 /* Replace the first occurrence of from in base with to. */
 static char *
@@ -241,12 +245,95 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 3);
-	snprintf(line, sizeof line, hello, 3);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 4);
+	snprintf(line, sizeof line, hello, 4);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 2);
-	rejected(line, "agent speaks protocol 2, this seqorch speaks 3");
+	snprintf(line, sizeof line, hello, 3);
+	rejected(line, "agent speaks protocol 3, this seqorch speaks 4");
+}
+
+/* Counted samples carry both counts; calibrated ones neither. */
+static void
+test_sample_counts(void **state)
+{
+	struct record r;
+	struct so_err err;
+	char *line;
+
+	(void)state;
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_int_equal(r.counted, 0);
+	assert_string_equal(r.cycles_source, "calibration");
+	proto_record_free(&r);
+
+	line = mutate(SAMPLE, "\"cycles\":null,\"instructions\":null,"
+	    "\"cycles_source\":\"calibration\"", "\"cycles\":24500000,"
+	    "\"instructions\":81000000,\"cycles_source\":\"pmu\"");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.counted, 1);
+	assert_int_equal(r.cycles, 24500000);
+	assert_int_equal(r.instructions, 81000000);
+	assert_string_equal(r.cycles_source, "pmu");
+	proto_record_free(&r);
+	free(line);
+
+	line = mutate(SAMPLE, "\"cycles\":null", "\"cycles\":100");
+	rejected(line, "cycles_source \"calibration\" comes without cycles "
+	    "and instructions");
+	free(line);
+	line = mutate(SAMPLE, "\"calibration\"", "\"pmu\"");
+	rejected(line, "cycles_source \"pmu\" needs cycles and instructions");
+	free(line);
+	line = mutate(SAMPLE, "\"calibration\"", "\"guess\"");
+	rejected(line, "cycles_source \"guess\" is not pmu, test-seam or "
+	    "calibration");
+	free(line);
+	line = mutate(SAMPLE, "\"cycles\":null,\"instructions\":null,"
+	    "\"cycles_source\":\"calibration\"", "\"cycles\":0,"
+	    "\"instructions\":0,\"cycles_source\":\"test-seam\"");
+	rejected(line, "counted cycles must be above 0");
+	free(line);
+	line = mutate(SAMPLE, ",\"cycles_source\":\"calibration\"", "");
+	rejected(line, "missing field \"cycles_source\"");
+	free(line);
+}
+
+static void
+test_preflight(void **state)
+{
+	struct record r;
+	struct so_err err;
+	char *line, many[4096];
+	size_t n, i;
+
+	(void)state;
+	assert_int_equal(proto_parse(PREFLIGHT, strlen(PREFLIGHT), &r, &err),
+	    0);
+	assert_int_equal(r.type, REC_PREFLIGHT);
+	assert_string_equal(proto_type_name(r.type), "preflight");
+	assert_string_equal(r.verdict, "noisy");
+	proto_record_free(&r);
+
+	line = mutate(PREFLIGHT, "\"noisy\"", "\"calm\"");
+	rejected(line, "verdict \"calm\" is not quiet or noisy");
+	free(line);
+	line = mutate(PREFLIGHT, "[\"load 3.01 on 2 cpus\"]", "[3]");
+	rejected(line, "reasons[0] must be a string");
+	free(line);
+	line = mutate(PREFLIGHT, ",\"notes\":[\"governor unknown\","
+	    "\"cpu 5 not in isolcpus (none)\"]", "");
+	rejected(line, "missing field \"notes\"");
+	free(line);
+	n = (size_t)snprintf(many, sizeof many, "[");
+	for (i = 0; i < 33; i++)
+		n += (size_t)snprintf(many + n, sizeof many - n, "%s\"r%zu\"",
+		    i ? "," : "", i);
+	snprintf(many + n, sizeof many - n, "]");
+	line = mutate(PREFLIGHT, "[\"load 3.01 on 2 cpus\"]", many);
+	rejected(line, "field \"reasons\" must be an array of at most 32 "
+	    "strings");
+	free(line);
 }
 
 int
@@ -260,6 +347,8 @@ main(void)
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_sample_reason),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_sample_counts),
+		cmocka_unit_test(test_preflight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

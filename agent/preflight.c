@@ -1,0 +1,326 @@
+/*
+ * The noise preflight (preflight.h).  Each check reads what the host
+ * exposes; a file that is missing is a note, never a verdict, so a VM
+ * without cpufreq is judged on what it does show.  The thresholds are in
+ * docs/measurement.md.
+ */
+#include "preflight.h"
+
+#include "pin.h"
+#include "sysfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__APPLE__)
+#include <libkern/OSThermalNotification.h>
+#include <notify.h>
+#endif
+
+#define CPU_DIR "/sys/devices/system/cpu"
+#define SAMPLE_MS 250		/* how long we watch the other CPUs */
+#define BUSY_ABOVE 0.10		/* a CPU this busy is not idle */
+#define STEAL_ABOVE 0.02	/* the hypervisor ran someone else */
+#define LOAD_PER_CPU 0.5	/* load1 above this per online CPU */
+#define MAX_ITEMS 32		/* protocol limit of reasons and notes */
+
+static void __attribute__((format(printf, 2, 3)))
+add(cJSON *list, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (cJSON_GetArraySize(list) >= MAX_ITEMS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	cJSON_AddItemToArray(list, cJSON_CreateString(buf));
+}
+
+/* A governor other than performance lets the clock follow the load. */
+static void
+check_governor(int cpu, cJSON *reasons, cJSON *notes)
+{
+	char gov[64];
+
+	if (cpu < 0 || sysfs_line(gov, sizeof gov,
+	    CPU_DIR "/cpu%d/cpufreq/scaling_governor", cpu) != 0) {
+		add(notes, "governor unknown (no cpufreq for the cpu)");
+		return;
+	}
+	if (strcmp(gov, "performance") != 0)
+		add(reasons, "governor \"%s\" on cpu %d (not performance)",
+		    gov, cpu);
+	else
+		add(notes, "governor performance on cpu %d", cpu);
+}
+
+/*
+ * Boost lets the clock rise with temperature and with what the other
+ * cores do: the generic cpufreq/boost, intel_pstate's no_turbo, and
+ * amd-pstate's per-policy boost.
+ */
+static void
+check_boost(int cpu, cJSON *reasons, cJSON *notes)
+{
+	char status[64];
+	long long v;
+	int known = 0;
+
+	if (sysfs_ll(&v, CPU_DIR "/cpufreq/boost") == 0) {
+		known = 1;
+		if (v != 0)
+			add(reasons, "boost on (cpufreq/boost %lld)", v);
+	}
+	if (sysfs_ll(&v, CPU_DIR "/intel_pstate/no_turbo") == 0) {
+		known = 1;
+		if (v == 0)
+			add(reasons, "turbo on (intel_pstate/no_turbo 0)");
+	}
+	if (sysfs_line(status, sizeof status, CPU_DIR "/amd_pstate/status") ==
+	    0)
+		add(notes, "amd-pstate %s", status);
+	if (cpu >= 0 && sysfs_ll(&v, CPU_DIR "/cpu%d/cpufreq/boost", cpu) ==
+	    0) {
+		known = 1;
+		if (v != 0)
+			add(reasons, "boost on for cpu %d (cpu%d/cpufreq/boost "
+			    "%lld)", cpu, cpu, v);
+	}
+	if (!known)
+		add(notes, "boost state unknown (no cpufreq boost, "
+		    "intel_pstate or amd-pstate control)");
+}
+
+/* The CPU itself, its SMT siblings, and steal time on it. */
+static void
+check_cpu(int cpu, const double *busy, const double *steal, cJSON *reasons,
+    cJSON *notes)
+{
+	static unsigned char sib[SYSFS_MAX_CPUS];
+	int j, nsib = 0;
+
+	if (cpu < 0 || cpu >= SYSFS_MAX_CPUS) {
+		add(notes, "no cpu to describe");
+		return;
+	}
+	if (busy[cpu] < 0)
+		add(notes, "cpu %d: busy share unknown", cpu);
+	else if (busy[cpu] > BUSY_ABOVE)
+		add(reasons, "cpu %d busy %.0f%% with other work", cpu,
+		    100 * busy[cpu]);
+	if (steal[cpu] > STEAL_ABOVE)
+		add(reasons, "steal %.0f%% on cpu %d (the hypervisor ran "
+		    "another guest)", 100 * steal[cpu], cpu);
+	if (sysfs_cpus(sib, CPU_DIR "/cpu%d/topology/thread_siblings_list",
+	    cpu) < 0) {
+		add(notes, "smt siblings of cpu %d unknown", cpu);
+		return;
+	}
+	for (j = 0; j < SYSFS_MAX_CPUS; j++) {
+		if (!sib[j] || j == cpu)
+			continue;
+		nsib++;
+		if (busy[j] > BUSY_ABOVE)
+			add(reasons, "smt sibling cpu %d busy %.0f%%", j,
+			    100 * busy[j]);
+		else if (busy[j] < 0)
+			add(notes, "smt sibling cpu %d: busy share unknown", j);
+		else
+			add(notes, "smt sibling cpu %d idle (%.0f%%)", j,
+			    100 * busy[j]);
+	}
+	if (nsib == 0)
+		add(notes, "cpu %d has no smt sibling", cpu);
+}
+
+/* isolcpus and nohz_full keep the scheduler and the tick off a CPU. */
+static void
+check_isolation(int cpu, cJSON *notes)
+{
+	static unsigned char set[SYSFS_MAX_CPUS];
+	static const char *const files[] = { "isolated", "nohz_full" };
+	static const char *const names[] = { "isolcpus", "nohz_full" };
+	char list[128];
+	int i, n;
+
+	for (i = 0; i < 2; i++) {
+		if ((n = sysfs_cpus(set, CPU_DIR "/%s", files[i])) < 0) {
+			add(notes, "%s unknown", names[i]);
+			continue;
+		}
+		sysfs_format_cpus(set, list, sizeof list);
+		if (cpu >= 0 && cpu < SYSFS_MAX_CPUS && set[cpu])
+			add(notes, "cpu %d in %s (%s)", cpu, names[i], list);
+		else
+			add(notes, "cpu %d not in %s (%s)", cpu, names[i],
+			    n ? list : "none");
+	}
+}
+
+static void
+check_load(cJSON *reasons, cJSON *notes)
+{
+	static unsigned char online[SYSFS_MAX_CPUS];
+	char buf[128];
+	double load1;
+	int n;
+
+	if ((n = sysfs_cpus(online, CPU_DIR "/online")) <= 0)
+		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (sysfs_line(buf, sizeof buf, "/proc/loadavg") != 0 ||
+	    sscanf(buf, "%lf", &load1) != 1) {
+		add(notes, "load unknown (no /proc/loadavg)");
+		return;
+	}
+	if (n > 0 && load1 > LOAD_PER_CPU * n)
+		add(reasons, "load %.2f on %d cpus", load1, n);
+	else
+		add(notes, "load %.2f on %d cpus", load1, n);
+}
+
+/*
+ * Other agents: one that runs (state R, or D) competes for the host; one
+ * that sleeps is waiting for the host lock and does not.
+ */
+static void
+check_agents(cJSON *reasons, cJSON *notes)
+{
+	char path[1100], dir[600], comm[64], stat[512], *rp;
+	struct dirent *de;
+	long self = (long)getpid();
+	DIR *d;
+
+	sysfs_path(dir, sizeof dir, "/proc");
+	if ((d = opendir(dir)) == NULL) {
+		add(notes, "other seqorch agents unknown (no /proc)");
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]) ||
+		    strtol(de->d_name, NULL, 10) == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/comm", de->d_name);
+		if (sysfs_line(comm, sizeof comm, "%s", path) != 0 ||
+		    strcmp(comm, "seqorch-agent") != 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		if (sysfs_line(stat, sizeof stat, "%s", path) != 0 ||
+		    (rp = strrchr(stat, ')')) == NULL || rp[1] != ' ')
+			continue;
+		if (rp[2] == 'R' || rp[2] == 'D')
+			add(reasons, "another seqorch-agent is running (pid "
+			    "%s)", de->d_name);
+		else
+			add(notes, "another seqorch-agent waits (pid %s, state "
+			    "%c)", de->d_name, rp[2]);
+	}
+	closedir(d);
+}
+
+/* Sum of every thermal_throttle counter; -1 when there are none. */
+static long long
+throttle_count(void)
+{
+	static unsigned char online[SYSFS_MAX_CPUS];
+	static const char *const names[] = {
+		"core_throttle_count", "package_throttle_count",
+	};
+	long long v, sum = -1;
+	int i, k;
+
+	if (sysfs_cpus(online, CPU_DIR "/online") <= 0)
+		return -1;
+	for (i = 0; i < SYSFS_MAX_CPUS; i++) {
+		for (k = 0; online[i] && k < 2; k++) {
+			if (sysfs_ll(&v, CPU_DIR "/cpu%d/thermal_throttle/%s",
+			    i, names[k]) != 0)
+				continue;
+			sum = (sum < 0 ? 0 : sum) + v;
+		}
+	}
+	return sum;
+}
+
+#if defined(__APPLE__)
+/* Darwin notify state of name: 0, or -1 when it cannot be read. */
+static int
+notify_state(const char *name, uint64_t *v)
+{
+	int token, rc = -1;
+
+	if (notify_register_check(name, &token) != NOTIFY_STATUS_OK)
+		return -1;
+	if (notify_get_state(token, v) == NOTIFY_STATUS_OK)
+		rc = 0;
+	notify_cancel(token);
+	return rc;
+}
+
+static void
+check_macos(cJSON *reasons, cJSON *notes)
+{
+	uint64_t v;
+
+	if (notify_state(kOSThermalNotificationPressureLevelName, &v) != 0)
+		add(notes, "thermal pressure unknown");
+	else if (v != kOSThermalPressureLevelNominal)
+		add(reasons, "thermal pressure level %llu (0 is nominal)",
+		    (unsigned long long)v);
+	else
+		add(notes, "thermal pressure nominal");
+	if (notify_state("com.apple.system.lowpowermode", &v) != 0)
+		add(notes, "low-power mode unknown");
+	else if (v != 0)
+		add(reasons, "low-power mode on");
+	else
+		add(notes, "low-power mode off");
+}
+#endif
+
+int
+preflight_run(cJSON *rec, int cpu)
+{
+	static double busy[SYSFS_MAX_CPUS], steal[SYSFS_MAX_CPUS];
+	cJSON *reasons = cJSON_CreateArray(), *notes = cJSON_CreateArray();
+	long long t0, t1;
+	int quiet, i;
+
+	if (cpu < 0)
+		cpu = pin_current_cpu();
+	t0 = throttle_count();
+	if (sysfs_busy(SAMPLE_MS, busy, steal) != 0) {
+		for (i = 0; i < SYSFS_MAX_CPUS; i++)
+			busy[i] = steal[i] = -1;
+		add(notes, "cpu activity unknown (no /proc/stat)");
+	}
+	t1 = throttle_count();
+	check_governor(cpu, reasons, notes);
+	check_boost(cpu, reasons, notes);
+	check_cpu(cpu, busy, steal, reasons, notes);
+	check_isolation(cpu, notes);
+	check_load(reasons, notes);
+	check_agents(reasons, notes);
+	if (t0 < 0 || t1 < 0)
+		add(notes, "thermal throttle counts unknown");
+	else if (t1 > t0)
+		add(reasons, "thermal throttling: %lld events in %d ms",
+		    t1 - t0, SAMPLE_MS);
+	else
+		add(notes, "thermal throttle counts %lld since boot, none new",
+		    t1);
+#if defined(__APPLE__)
+	check_macos(reasons, notes);
+#endif
+	quiet = cJSON_GetArraySize(reasons) == 0;
+	cJSON_AddStringToObject(rec, "verdict", quiet ? "quiet" : "noisy");
+	cJSON_AddItemToObject(rec, "reasons", reasons);
+	cJSON_AddItemToObject(rec, "notes", notes);
+	return quiet;
+}
