@@ -44,7 +44,7 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps man-db
+	openssl procps man-db iproute2
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 

@@ -94,11 +94,12 @@ deploy_exec(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "ssh-config", required_argument, NULL, 'F' },
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *spec = "all", *path = "hosts.toml";
+	const char *spec = "all", *path = "hosts.toml", *ssh_config = NULL;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
 	struct pool pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -113,6 +114,7 @@ deploy_exec(int argc, char **argv)
 		switch (c) {
 		case 'H': spec = optarg; break;
 		case 'c': path = optarg; break;
+		case 'F': ssh_config = optarg; break;
 		case 'j':
 			if (cmd_int_arg("--parallel", optarg, 256,
 			    &parallel) != 0)
@@ -127,8 +129,11 @@ deploy_exec(int argc, char **argv)
 	}
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	if (config_load(path, &cfg, &err) != 0 ||
-	    config_select(cfg, spec, &hosts, &n, &err) != 0) {
+	if (cmd_load_config(path, ssh_config, &cfg) != 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (config_select(cfg, spec, &hosts, &n, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		rc = EXIT_USAGE;
 		goto out;
@@ -177,12 +182,14 @@ const struct cmd_entry cmd_deploy_entry = {
 	.summary = "upload and build the agent on hosts, without measuring",
 	.usage =
 	    "usage: seqorch deploy [--hosts SPEC] [--config hosts.toml]\n"
-	    "                      [--parallel N]\n"
+	    "                      [--ssh-config FILE] [--parallel N]\n"
 	    "\n"
 	    "Uploads the agent sources to each host (nothing when they are\n"
 	    "there already) and builds them with each of the host's compilers\n"
 	    "(nothing when that build exists).  Prints per host the files and\n"
 	    "bytes uploaded, the builds run and the time taken.\n"
+	    "--ssh-config FILE resolves \"ssh\" aliases and jump hosts\n"
+	    "(default ~/.ssh/config; see docs/hosts.md).\n"
 	    "exit: 0 ok, 1 a host or build failed, 2 usage or config\n",
 	.exec = deploy_exec,
 };

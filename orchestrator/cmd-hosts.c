@@ -342,6 +342,12 @@ check_host(const struct host *h, FILE *f)
 		fprintf(f, "ssh %s@%s port %d, host key %s %s\n",
 		    h->user ? h->user : "(local user)", h->address, h->port,
 		    type, fp);
+		for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, NULL)) !=
+		    NULL; i++)
+			fprintf(f, "  via       %s: %s@%s port %d, host key %s "
+			    "%s\n", h->jumps[i].name, h->jumps[i].user ?
+			    h->jumps[i].user : "(local user)",
+			    h->jumps[i].address, h->jumps[i].port, type, fp);
 	}
 	qwd = sh_quote(c->workdir);
 	cmd = xasprintf("wd=%s\n%s", qwd, host_probe);
@@ -567,6 +573,84 @@ list_hosts(const struct config *cfg)
 	}
 }
 
+static void
+print_source(const char *indent, const char *key, const char *value,
+    const char *origin)
+{
+	printf("%s%-16s %s   (from %s)\n", indent, key, value,
+	    origin != NULL ? origin : "default");
+}
+
+/* The connection settings of h and where each came from. */
+static void
+print_sources(const struct host *h, const char *indent)
+{
+	char num[16];
+	size_t i;
+
+	print_source(indent, "address", h->address, h->origin[HOST_ADDRESS]);
+	snprintf(num, sizeof num, "%d", h->port);
+	print_source(indent, "port", num, h->origin[HOST_PORT]);
+	print_source(indent, "user", h->user ? h->user : "(local user)",
+	    h->origin[HOST_USER]);
+	if (h->identity != NULL)
+		print_source(indent, "identity", h->identity,
+		    h->origin[HOST_IDENTITY]);
+	for (i = 0; i < h->nssh_identities; i++)
+		print_source(indent, "identity", h->ssh_identities[i],
+		    h->origin[HOST_IDENTITY]);
+	if (h->identity == NULL && h->nssh_identities == 0)
+		print_source(indent, "identity", "(ssh-agent, ~/.ssh/id_*)",
+		    "default");
+	print_source(indent, "known_hosts", h->known_hosts,
+	    h->origin[HOST_KNOWN_HOSTS]);
+	snprintf(num, sizeof num, "%d", h->connect_timeout);
+	print_source(indent, "connect_timeout", num,
+	    h->origin[HOST_CONNECT_TIMEOUT]);
+	if (h->identities_only)
+		print_source(indent, "identities_only", "yes",
+		    h->origin[HOST_IDENTITY]);
+	if (h->proxy_jump != NULL)
+		print_source(indent, "proxy_jump", h->proxy_jump,
+		    h->origin[HOST_PROXY_JUMP]);
+	for (i = 0; i < h->njumps; i++) {
+		printf("%sjump %zu: \"%s\"\n", indent, i + 1, h->jumps[i].name);
+		print_sources(&h->jumps[i], "    ");
+	}
+}
+
+/* hosts list -v: for each ssh host, every connection setting's source. */
+static void
+list_sources(const struct config *cfg)
+{
+	const struct host *h;
+	size_t i;
+
+	for (i = 0; i < cfg->nhosts; i++) {
+		h = &cfg->hosts[i];
+		if (h->transport != TRANSPORT_SSH)
+			continue;
+		if (h->ssh_alias != NULL)
+			printf("\n%s (ssh_config alias \"%s\"):\n", h->name,
+			    h->ssh_alias);
+		else
+			printf("\n%s:\n", h->name);
+		print_sources(h, "  ");
+	}
+}
+
+/* One line of `hosts trust`: for the host, or a jump host on its way. */
+static void
+print_trusted(const char *name, const char *jump, const char *type,
+    const char *fp, int recorded, const char *known_hosts)
+{
+	printf("host \"%s\": ", name);
+	if (jump != NULL)
+		printf("jump host \"%s\": ", jump);
+	printf("%s %s %s in \"%s\"\n", recorded ? "recorded" :
+	    "already trusted:", type, fp, known_hosts);
+}
+
 static int
 trust_host(const struct config *cfg, const char *name)
 {
@@ -594,13 +678,12 @@ trust_host(const struct config *cfg, const char *name)
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_FAIL;
 	}
+	for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, &recorded)) !=
+	    NULL; i++)
+		print_trusted(name, h->jumps[i].name, type, fp, recorded,
+		    h->jumps[i].known_hosts);
 	fp = ssh_host_fingerprint(c, &type, &recorded);
-	if (recorded)
-		printf("host \"%s\": recorded %s %s in \"%s\"\n", name, type,
-		    fp, h->known_hosts);
-	else
-		printf("host \"%s\": already trusted: %s %s in \"%s\"\n",
-		    name, type, fp, h->known_hosts);
+	print_trusted(name, NULL, type, fp, recorded, h->known_hosts);
 	conn_close(c);
 	return EXIT_OK;
 }
@@ -613,10 +696,14 @@ static const struct verb_entry {
 	const char *usage;
 } verbs[] = {
 	{ "list", VERB_LIST,
-	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
+	    "                   [--ssh-config FILE]\n"
 	    "\n"
 	    "Lists the hosts of hosts.toml: transport, address, user,\n"
-	    "compilers, CPU to pin to, groups and compiler flags.\n" },
+	    "compilers, CPU to pin to, groups and compiler flags.  With -v,\n"
+	    "also every connection setting of each ssh host and its jump\n"
+	    "hosts, with where it came from: hosts.toml (and line), its\n"
+	    "[defaults], ssh_config (file and line) or seqorch's default.\n" },
 	{ "check", VERB_CHECK,
 	    "usage: seqorch hosts check [--hosts all|NAME,...|@GROUP]\n"
 	    "                           [--parallel N] [--config hosts.toml]\n"
@@ -643,9 +730,11 @@ static const struct verb_entry {
 	    "Connects to host NAME and, if its host key is not in the host's\n"
 	    "known_hosts file yet, appends it there and prints its SHA256\n"
 	    "fingerprint: compare it with the one the host shows\n"
-	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key\n"
-	    "is never replaced: remove the old line yourself if the change is\n"
-	    "expected.\n"
+	    "(ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub).  A changed key,\n"
+	    "or a key of another type than the one known_hosts has for the\n"
+	    "host, is never added: remove the old line yourself if the change\n"
+	    "is expected.  Behind jump hosts, each hop's key is checked the\n"
+	    "same way, and each recorded or known key is printed.\n"
 	    "\n"
 	    "exit: 0 trusted, 1 connection or key refused, 2 usage or config\n" },
 };
@@ -655,19 +744,21 @@ hosts_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "ssh-config", required_argument, NULL, 'F' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct verb_entry *v = &verbs[0];
-	const char *config = "hosts.toml", *spec = NULL;
+	const char *config = "hosts.toml", *spec = NULL, *ssh_config = NULL;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
 	int64_t parallel = 16;
 	size_t i, n = 0;
-	int c, rc = EXIT_OK, named = 0;
+	int c, rc = EXIT_OK, named = 0, verbose = 0;
 
 	/* The verb comes first: seqorch hosts [VERB] [OPTIONS] [NAME]. */
 	if (argc > 1 && argv[1][0] != '-') {
@@ -684,10 +775,16 @@ hosts_exec(int argc, char **argv)
 		named = 1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
+			break;
+		case 'F':
+			ssh_config = optarg;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'H':
 			spec = optarg;
@@ -707,6 +804,11 @@ hosts_exec(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (verbose && v->verb != VERB_LIST) {
+		fprintf(stderr, "seqorch: hosts %s: -v belongs to `hosts "
+		    "list`\n", v->name);
+		return EXIT_USAGE;
+	}
 	if ((spec != NULL || parallel != 16) && v->verb != VERB_CHECK) {
 		fprintf(stderr, "seqorch: hosts %s: --hosts and --parallel "
 		    "belong to `hosts check`\n", v->name);
@@ -721,13 +823,13 @@ hosts_exec(int argc, char **argv)
 			    "argument \"%s\"\n", v->name, argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (config_load(config, &cfg, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+	if (cmd_load_config(config, ssh_config, &cfg) != 0)
 		return EXIT_USAGE;
-	}
 	switch (v->verb) {
 	case VERB_LIST:
 		list_hosts(cfg);
+		if (verbose)
+			list_sources(cfg);
 		break;
 	case VERB_TRUST:
 		rc = trust_host(cfg, argv[optind]);
@@ -753,15 +855,18 @@ const struct cmd_entry cmd_hosts_entry = {
 	.name = "hosts",
 	.summary = "list, check and trust the hosts of hosts.toml",
 	.usage =
-	    "usage: seqorch hosts [list] [--config hosts.toml]\n"
+	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
 	    "       seqorch hosts check [--hosts SPEC] [--parallel N]\n"
 	    "       seqorch hosts trust NAME\n"
 	    "\n"
-	    "  list    the hosts as configured (the default)\n"
+	    "  list    the hosts as configured (the default); -v adds each\n"
+	    "          connection setting and where it came from\n"
 	    "  check   connect to hosts and report what they have and miss\n"
 	    "  trust   record an unknown ssh host key after showing it\n"
 	    "\n"
-	    "Every verb takes --config FILE (default hosts.toml) and --help.\n"
+	    "Every verb takes --config FILE (default hosts.toml), --ssh-config\n"
+	    "FILE (default ~/.ssh/config, for \"ssh\" aliases and jump hosts)\n"
+	    "and --help.\n"
 	    "See docs/ssh.md for host keys and authentication.\n",
 	.exec = hosts_exec,
 };

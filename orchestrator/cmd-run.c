@@ -113,6 +113,7 @@ command_line(int argc, char **argv)
 
 struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
+	const char *ssh_config;	/* NULL: ~/.ssh/config */
 	int64_t steps, samples, parallel, max_samples, lease_expiry;
 	double max_cv;
 	int explore, no_wait, require_quiet;
@@ -297,6 +298,7 @@ run_exec(int argc, char **argv)
 		{ "variants", required_argument, NULL, 'v' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "ssh-config", required_argument, NULL, 'F' },
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "explore", no_argument, NULL, 'x' },
@@ -331,6 +333,7 @@ run_exec(int argc, char **argv)
 		case 'v': o.variants = optarg; o.fixed = "--variants"; break;
 		case 'd': o.db = optarg; break;
 		case 'c': o.config = optarg; break;
+		case 'F': o.ssh_config = optarg; break;
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
 		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
@@ -418,8 +421,7 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (config_load(o.config, &cfg, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+	if (cmd_load_config(o.config, o.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -468,6 +470,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "usage: seqorch run --study S[,S...] [--hosts all|NAME,...|@GROUP]\n"
 	    "                   [--steps N] [--samples K] [--variants a,b]\n"
 	    "                   [--db results.db] [--config hosts.toml]\n"
+	    "                   [--ssh-config FILE]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
@@ -485,6 +488,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "  --samples K    samples per variant (default 3, at most 1000)\n"
 	    "  --variants L   only these variants (default: all)\n"
 	    "  --parallel N   hosts prepared at once (default 16)\n"
+	    "  --ssh-config FILE  where \"ssh\" aliases and jump hosts are\n"
+	    "                 resolved (default ~/.ssh/config)\n"
 	    "  --seed HEX     start value (default: zeros of the state size)\n"
 	    "  --explore      exploratory: no measurement window, left out of\n"
 	    "                 report unless asked for\n"

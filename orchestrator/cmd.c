@@ -1,5 +1,6 @@
 /* The command table: the one place a subcommand is registered. */
 #include "cmd.h"
+#include "config.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -75,4 +76,20 @@ cmd_extra_args(int argc, char **argv)
 		return 0;
 	fprintf(stderr, "seqorch: unexpected argument \"%s\"\n", argv[optind]);
 	return -1;
+}
+
+int
+cmd_load_config(const char *path, const char *ssh_config,
+    struct config **out)
+{
+	struct so_err err = { 0 };
+	size_t i;
+
+	if (config_load(path, ssh_config, out, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return -1;
+	}
+	for (i = 0; i < (*out)->nwarnings; i++)
+		fprintf(stderr, "seqorch: warning: %s\n", (*out)->warnings[i]);
+	return 0;
 }

@@ -45,6 +45,17 @@ int cmd_extra_args(int argc, char **argv);
 int cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out);
 int cmd_run_id_arg(const char *opt, const char *arg, int64_t *out);
 
+struct config;
+
+/*
+ * Load hosts.toml at path, resolving ssh_config aliases in ssh_config
+ * (NULL: ~/.ssh/config), for the commands: prints the error, or each
+ * ssh_config warning, to stderr.  Returns 0 with *out set (the caller
+ * frees it with config_free()) or -1.
+ */
+int cmd_load_config(const char *path, const char *ssh_config,
+    struct config **out);
+
 /* Print "seqorch NAME --help" text to stdout. */
 void cmd_print_usage(const struct cmd_entry *entry);
 

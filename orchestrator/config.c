@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sshconfig.h"
 #include "toml.h"
 #include "util.h"
 
@@ -71,6 +72,9 @@ struct key_def {
 static const struct key_def key_defs[] = {
 	/* First, because it decides how the other keys apply. */
 	{ .name = "transport", .type = KEY_TRANSPORT },
+	/* Next: ssh_config fills what the host's own table leaves unset. */
+	{ .name = "ssh", .type = KEY_WORD, .flags = KEY_SSH_ONLY,
+	  .off = FIELD(ssh_alias) },
 	{ .name = "address", .type = KEY_ADDRESS, .flags = KEY_SSH_ONLY,
 	  .off = FIELD(address) },
 	{ .name = "port", .type = KEY_INT, .flags = KEY_SSH_ONLY,
@@ -94,6 +98,22 @@ static const struct key_def key_defs[] = {
 	  .off = FIELD(build_wrapper) },
 	{ .name = "connect_timeout", .type = KEY_INT, .flags = KEY_SSH_ONLY,
 	  .off = FIELD(connect_timeout), .min = 1, .max = 3600 },
+	{ .name = "proxy_jump", .type = KEY_WORD, .flags = KEY_SSH_ONLY,
+	  .off = FIELD(proxy_jump) },
+};
+
+/* The keys whose source `hosts list -v` shows, and ssh_config can set. */
+static const struct {
+	const char *key;
+	enum host_field field;
+} origin_keys[] = {
+	{ "address", HOST_ADDRESS },
+	{ "port", HOST_PORT },
+	{ "user", HOST_USER },
+	{ "identity", HOST_IDENTITY },
+	{ "known_hosts", HOST_KNOWN_HOSTS },
+	{ "connect_timeout", HOST_CONNECT_TIMEOUT },
+	{ "proxy_jump", HOST_PROXY_JUMP },
 };
 
 /* Keys people reach for that seqorch refuses, and what to do instead. */
@@ -108,7 +128,10 @@ static const struct {
 /* Where messages come from while one file is checked. */
 struct ctx {
 	const char *path;
+	const char *ssh_config;	/* NULL: ~/.ssh/config */
 	const struct toml_doc *doc;
+	const cJSON *hosts, *defaults;	/* for jump hosts named in hosts */
+	struct config *cfg;	/* collects ssh_config warnings */
 	struct so_err *err;
 	/* "host \"NAME\"", "defaults", or "" for the top level. */
 	char subject[NAME_MAX_LEN + 16];
@@ -523,6 +546,15 @@ check_keys(const struct ctx *c, const cJSON *table)
 static void
 host_clear(struct host *h)
 {
+	size_t i;
+
+	for (i = HOST_NFIELDS; i > 0; i--)
+		free(h->origin[i - 1]);
+	for (i = h->njumps; i > 0; i--)
+		host_clear(&h->jumps[i - 1]);
+	free(h->jumps);
+	free(h->proxy_jump);
+	free_list(h->ssh_identities, h->nssh_identities);
 	free(h->build_wrapper);
 	free_list(h->groups, h->ngroups);
 	free(h->cflags);
@@ -532,6 +564,7 @@ host_clear(struct host *h)
 	free(h->identity);
 	free(h->user);
 	free(h->address);
+	free(h->ssh_alias);
 	free(h->name);
 }
 
@@ -564,23 +597,163 @@ out:
 	return r;
 }
 
+/* The origin_keys[] field of key, or -1. */
+static int
+field_of(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(origin_keys); i++)
+		if (strcmp(origin_keys[i].key, key) == 0)
+			return (int)origin_keys[i].field;
+	return -1;
+}
+
+static void
+set_origin(struct host *h, int field, char *origin)
+{
+	if (field < 0) {
+		free(origin);
+		return;
+	}
+	free(h->origin[field]);
+	h->origin[field] = origin;
+}
+
+/* "hosts.toml:12", or "hosts.toml:3 [defaults]", for the item of a key. */
+static char *
+toml_origin(const struct ctx *c, const cJSON *item, int own)
+{
+	int line = 0, col = 0;
+
+	if (toml_key_pos(c->doc, item, &line, &col) < 0)
+		return xasprintf("%s%s", c->path, own ? "" : " [defaults]");
+	return xasprintf("%s:%d%s", c->path, line, own ? "" : " [defaults]");
+}
+
+/* Pass ssh_config's warnings on to the commands, naming the host. */
+static void
+keep_warnings(const struct ctx *c, const struct host *h,
+    const struct sshcfg *sc)
+{
+	struct config *cfg = c->cfg;
+	size_t i;
+
+	for (i = 0; i < sc->nwarnings; i++) {
+		cfg->warnings = xrealloc(cfg->warnings, (cfg->nwarnings + 1) *
+		    sizeof *cfg->warnings);
+		cfg->warnings[cfg->nwarnings++] = xasprintf("host \"%s\": %s",
+		    h->name, sc->warnings[i]);
+	}
+}
+
+/* "ssh_config FILE:LINE" for the line that set key. */
+static char *
+ssh_origin(const struct sshcfg *sc, enum sshcfg_key key)
+{
+	return xasprintf("ssh_config %s", sc->origin[key]);
+}
+
+/*
+ * Fill what is still unset in h from the resolved ssh_config sc.  at is
+ * the item errors point to.  known_hosts takes the first file of
+ * UserKnownHostsFile: the one ssh also records new keys in.
+ */
+static int
+apply_sshcfg(const struct ctx *c, const cJSON *at, struct host *h,
+    const struct sshcfg *sc)
+{
+	size_t i;
+
+	if (h->address == NULL) {
+		if (sc->hostname[0] == '-' || strspn(sc->hostname,
+		    ADDRESS_CHARS) != strlen(sc->hostname))
+			return fail(c, SO_EINVAL, at, AT_VALUE, "ssh_config "
+			    "%s: \"HostName\" must be a host name or IP "
+			    "address, got \"%s\"", sc->origin[SSHCFG_HOSTNAME] ?
+			    sc->origin[SSHCFG_HOSTNAME] : "alias",
+			    sc->hostname);
+		h->address = xstrdup(sc->hostname);
+		set_origin(h, HOST_ADDRESS, sc->origin[SSHCFG_HOSTNAME] ?
+		    ssh_origin(sc, SSHCFG_HOSTNAME) :
+		    xasprintf("ssh_config alias \"%s\"", sc->alias));
+	}
+	if (h->origin[HOST_PORT] == NULL && sc->origin[SSHCFG_PORT]) {
+		h->port = sc->port;
+		set_origin(h, HOST_PORT, ssh_origin(sc, SSHCFG_PORT));
+	}
+	if (h->user == NULL && sc->origin[SSHCFG_USER]) {
+		h->user = xstrdup(sc->user);
+		set_origin(h, HOST_USER, ssh_origin(sc, SSHCFG_USER));
+	}
+	if (h->identity == NULL && sc->nidentities > 0) {
+		h->ssh_identities = xcalloc(sc->nidentities,
+		    sizeof *h->ssh_identities);
+		for (i = 0; i < sc->nidentities; i++)
+			h->ssh_identities[h->nssh_identities++] =
+			    xstrdup(sc->identities[i]);
+		set_origin(h, HOST_IDENTITY, ssh_origin(sc,
+		    SSHCFG_IDENTITYFILE));
+	}
+	h->identities_only = sc->identities_only;
+	if (h->known_hosts == NULL && sc->nknown_hosts > 0) {
+		h->known_hosts = xstrdup(sc->known_hosts[0]);
+		set_origin(h, HOST_KNOWN_HOSTS, ssh_origin(sc,
+		    SSHCFG_USERKNOWNHOSTSFILE));
+	}
+	if (h->origin[HOST_CONNECT_TIMEOUT] == NULL && sc->connect_timeout > 0) {
+		h->connect_timeout = sc->connect_timeout > 3600 ? 3600 :
+		    sc->connect_timeout;
+		set_origin(h, HOST_CONNECT_TIMEOUT, ssh_origin(sc,
+		    SSHCFG_CONNECTTIMEOUT));
+	}
+	if (h->proxy_jump == NULL && sc->proxy_jump != NULL) {
+		h->proxy_jump = xstrdup(sc->proxy_jump);
+		set_origin(h, HOST_PROXY_JUMP, ssh_origin(sc,
+		    SSHCFG_PROXYJUMP));
+	}
+	return 0;
+}
+
+/* Resolve h->ssh_alias (from item) and fill what the table left unset. */
+static int
+resolve_alias(const struct ctx *c, const cJSON *item, struct host *h)
+{
+	struct sshcfg *sc = NULL;
+	struct so_err e = { 0 };
+	int r;
+
+	if (sshcfg_resolve(c->ssh_config, h->ssh_alias, h->origin[HOST_USER] ?
+	    h->user : NULL, h->origin[HOST_PORT] ? h->port : 0, &sc, &e) != 0)
+		return fail(c, e.code, item, AT_VALUE, "%s", e.msg);
+	keep_warnings(c, h, sc);
+	r = apply_sshcfg(c, item, h, sc);
+	sshcfg_free(sc);
+	return r;
+}
+
 /* What neither the host nor [defaults] set, and what depends on transport. */
 static int
 finish_host(const struct ctx *c, const cJSON *table, struct host *h)
 {
 	char *expanded;
+	size_t i;
 
 	if (h->transport == TRANSPORT_SSH) {
 		if (h->address == NULL)
 			return fail(c, SO_EINVAL, table, AT_VALUE,
-			    "missing key \"address\" (required with "
-			    "transport \"ssh\")");
+			    "missing key \"address\" or \"ssh\" (one is "
+			    "required with transport \"ssh\")");
 		if (h->known_hosts == NULL &&
 		    (h->known_hosts = expand_tilde("~/.ssh/known_hosts")) ==
 		    NULL)
 			return fail(c, SO_EINVAL, table, AT_VALUE, "cannot "
 			    "find the home directory for the default "
 			    "\"known_hosts\"");
+		for (i = 0; i < HOST_NFIELDS; i++)
+			if (h->origin[i] == NULL && i != HOST_PROXY_JUMP &&
+			    (i != HOST_IDENTITY || h->identity == NULL))
+				h->origin[i] = xstrdup("default");
 	}
 	if (h->workdir == NULL) {
 		if (h->transport == TRANSPORT_SSH)
@@ -601,14 +774,153 @@ finish_host(const struct ctx *c, const cJSON *table, struct host *h)
 	return 0;
 }
 
-/* One [hosts.NAME] table, with defaults (which may be NULL) beneath it. */
+static int load_host(struct ctx *, const cJSON *, const cJSON *,
+    struct host *, int);
+
+/*
+ * One jump of a ProxyJump list, "[user@]host[:port]" (IPv6 in brackets).
+ * A bare name of a hosts.toml ssh host is that host; anything else is
+ * resolved in ssh_config as OpenSSH does, with the target's known_hosts,
+ * identity and connect_timeout where ssh_config sets none.  The jump's own
+ * proxy_jump is not followed: the list gives the whole chain.
+ */
+static int
+load_jump(struct ctx *c, const cJSON *at, const char *spec,
+    const struct host *target, struct host *hop)
+{
+	struct sshcfg *sc = NULL;
+	struct so_err e = { 0 };
+	const cJSON *table = NULL;
+	char *copy = xstrdup(spec), *name = copy, *user = NULL, *port = NULL;
+	char *p, subject[sizeof c->subject];
+	int64_t n = 0;
+	size_t i;
+	int r = 0;
+
+	if ((p = strrchr(name, '@')) != NULL) {
+		*p = '\0';
+		user = name;
+		name = p + 1;
+	}
+	if (*name == '[' && (p = strchr(name, ']')) != NULL) {
+		*p++ = '\0';
+		name++;
+		port = *p == ':' ? p + 1 : NULL;
+		if (*p != '\0' && port == NULL)
+			name = "";
+	} else if ((p = strchr(name, ':')) != NULL &&
+	    strchr(p + 1, ':') == NULL) {
+		*p = '\0';
+		port = p + 1;
+	}
+	if (*name == '\0' || (user != NULL && *user == '\0') ||
+	    (port != NULL && parse_int64(port, 1, 65535, &n) != 0)) {
+		r = fail(c, SO_EINVAL, at, AT_VALUE, "jump host \"%s\" must be "
+		    "[user@]host[:port]", spec);
+		goto out;
+	}
+	if (user == NULL && port == NULL && c->hosts != NULL)
+		table = cJSON_GetObjectItemCaseSensitive(c->hosts, name);
+	if (table != NULL && strcmp(name, target->name) == 0) {
+		r = fail(c, SO_EINVAL, at, AT_VALUE, "host \"%s\" cannot be "
+		    "its own jump host", name);
+		goto out;
+	}
+	if (table != NULL && toml_type(c->doc, table) == TOML_TABLE) {
+		memcpy(subject, c->subject, sizeof subject);
+		r = load_host(c, table, c->defaults, hop, 1);
+		memcpy(c->subject, subject, sizeof subject);
+		if (r == 0 && hop->transport != TRANSPORT_SSH)
+			r = fail(c, SO_EINVAL, at, AT_VALUE, "jump host \"%s\" "
+			    "has transport \"local\"", name);
+		goto out;
+	}
+	hop->name = xstrdup(name);
+	hop->transport = TRANSPORT_SSH;
+	hop->port = port != NULL ? (int)n : 22;
+	if (port != NULL)
+		hop->origin[HOST_PORT] = xasprintf("jump host \"%s\"", spec);
+	if (user != NULL) {
+		hop->user = xstrdup(user);
+		hop->origin[HOST_USER] = xasprintf("jump host \"%s\"", spec);
+	}
+	hop->connect_timeout = target->connect_timeout;
+	if (sshcfg_resolve(c->ssh_config, name, user, port ? (int)n : 0, &sc,
+	    &e) != 0) {
+		r = fail(c, e.code, at, AT_VALUE, "jump host \"%s\": %s", name,
+		    e.msg);
+		goto out;
+	}
+	keep_warnings(c, target, sc);
+	if ((r = apply_sshcfg(c, at, hop, sc)) != 0)
+		goto out;
+	/* The jump goes with the host it leads to: same keys and trust. */
+	if (hop->known_hosts == NULL) {
+		hop->known_hosts = xstrdup(target->known_hosts);
+		hop->origin[HOST_KNOWN_HOSTS] = xasprintf("host \"%s\"",
+		    target->name);
+	}
+	if (hop->nssh_identities == 0 && (target->identity != NULL ||
+	    target->nssh_identities > 0)) {
+		if (target->identity != NULL)
+			hop->identity = xstrdup(target->identity);
+		hop->ssh_identities = xcalloc(target->nssh_identities + 1,
+		    sizeof *hop->ssh_identities);
+		for (i = 0; i < target->nssh_identities; i++)
+			hop->ssh_identities[hop->nssh_identities++] =
+			    xstrdup(target->ssh_identities[i]);
+		hop->origin[HOST_IDENTITY] = xasprintf("host \"%s\"",
+		    target->name);
+	}
+	if (hop->origin[HOST_CONNECT_TIMEOUT] == NULL)
+		hop->origin[HOST_CONNECT_TIMEOUT] = xasprintf("host \"%s\"",
+		    target->name);
+	free(hop->proxy_jump);
+	hop->proxy_jump = NULL;
+	r = finish_host(c, at, hop);
+out:
+	sshcfg_free(sc);
+	free(copy);
+	return r;
+}
+
+/* h->proxy_jump, "a,b,...", into h->jumps (the first is connected first). */
+static int
+load_jumps(struct ctx *c, const cJSON *at, struct host *h)
+{
+	char *copy = xstrdup(h->proxy_jump), *rest = copy, *spec;
+	size_t n = 1;
+	int r = 0;
+
+	for (spec = copy; *spec != '\0'; spec++)
+		n += *spec == ',';
+	h->jumps = xcalloc(n, sizeof *h->jumps);
+	while (r == 0 && (spec = strsep(&rest, ",")) != NULL) {
+		if (*spec == '\0') {
+			r = fail(c, SO_EINVAL, at, AT_VALUE, "empty jump host "
+			    "in \"%s\"", h->proxy_jump);
+			break;
+		}
+		/* Counted first, so that host_clear() frees a partial one. */
+		r = load_jump(c, at, spec, h, &h->jumps[h->njumps++]);
+	}
+	free(copy);
+	return r;
+}
+
+/*
+ * One [hosts.NAME] table, with defaults (which may be NULL) beneath it.
+ * The host's own keys come first, then ssh_config for an "ssh" alias,
+ * then [defaults] for what is still unset.  A host loaded as a jump host
+ * (as_jump) does not follow its own proxy_jump.
+ */
 static int
 load_host(struct ctx *c, const cJSON *table, const cJSON *defaults,
-    struct host *h)
+    struct host *h, int as_jump)
 {
 	const struct key_def *k;
-	const cJSON *item;
-	int col, own, r;
+	const cJSON *item, *alias = NULL, *jump_at = NULL;
+	int col, own, pass, f, r;
 
 	snprintf(c->subject, sizeof c->subject, "host \"%s\"", table->string);
 	h->name = xstrdup(table->string);
@@ -618,26 +930,49 @@ load_host(struct ctx *c, const cJSON *table, const cJSON *defaults,
 	(void)toml_pos(c->doc, table, &h->line, &col);
 	if ((r = check_keys(c, table)) < 0)
 		return r;
-	for (k = key_defs; k < key_defs + nitems(key_defs); k++) {
-		item = cJSON_GetObjectItemCaseSensitive(table, k->name);
-		own = item != NULL;
-		if (item == NULL && defaults != NULL)
-			item = cJSON_GetObjectItemCaseSensitive(defaults,
-			    k->name);
-		if (item == NULL)
-			continue;
-		if ((k->flags & KEY_SSH_ONLY) &&
-		    h->transport == TRANSPORT_LOCAL) {
-			/* [defaults] serve ssh hosts too: not a mistake. */
-			if (!own)
-				continue;
-			return fail(c, SO_EINVAL, item, AT_KEY, "key \"%s\" "
-			    "only applies to transport \"ssh\"", k->name);
-		}
-		if ((r = set_key(c, k, item, h)) < 0)
+	/*
+	 * Pass 0: the host's own keys, and [defaults] for keys ssh_config
+	 * cannot set.  Pass 1, after ssh_config: [defaults] for the rest.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1 && alias != NULL &&
+		    (r = resolve_alias(c, alias, h)) < 0)
 			return r;
+		for (k = key_defs; k < key_defs + nitems(key_defs); k++) {
+			item = cJSON_GetObjectItemCaseSensitive(table, k->name);
+			own = item != NULL;
+			if (item == NULL && defaults != NULL)
+				item = cJSON_GetObjectItemCaseSensitive(
+				    defaults, k->name);
+			if (item == NULL)
+				continue;
+			f = field_of(k->name);
+			if (own || f < 0 ? pass != 0 :
+			    pass != 1 || h->origin[f] != NULL)
+				continue;
+			if ((k->flags & KEY_SSH_ONLY) &&
+			    h->transport == TRANSPORT_LOCAL) {
+				/* [defaults] serve ssh hosts too. */
+				if (!own)
+					continue;
+				return fail(c, SO_EINVAL, item, AT_KEY, "key "
+				    "\"%s\" only applies to transport \"ssh\"",
+				    k->name);
+			}
+			if ((r = set_key(c, k, item, h)) < 0)
+				return r;
+			set_origin(h, f, toml_origin(c, item, own));
+			if (strcmp(k->name, "ssh") == 0)
+				alias = item;
+			if (strcmp(k->name, "proxy_jump") == 0)
+				jump_at = item;
+		}
 	}
-	return finish_host(c, table, h);
+	if ((r = finish_host(c, table, h)) < 0)
+		return r;
+	if (as_jump || h->proxy_jump == NULL)
+		return 0;
+	return load_jumps(c, jump_at != NULL ? jump_at : alias, h);
 }
 
 static int
@@ -685,6 +1020,8 @@ load_root(struct ctx *c, const cJSON *root, struct config *cfg)
 		return fail(c, SO_EINVAL, hosts, AT_VALUE, "\"hosts\" must be "
 		    "a table of [hosts.NAME] tables, got %s",
 		    toml_type_name(toml_type(c->doc, hosts)));
+	c->hosts = hosts;
+	c->defaults = defaults;
 	n = cJSON_GetArraySize(hosts);
 	if (n == 0)
 		return fail(c, SO_EINVAL, hosts, AT_VALUE, "no hosts defined "
@@ -706,14 +1043,15 @@ load_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			    toml_type_name(toml_type(c->doc, item)));
 		/* Counted first, so that config_free() sees partial hosts. */
 		if ((r = load_host(c, item, defaults,
-		    &cfg->hosts[cfg->nhosts++])) < 0)
+		    &cfg->hosts[cfg->nhosts++], 0)) < 0)
 			return r;
 	}
 	return 0;
 }
 
 int
-config_load(const char *path, struct config **out, struct so_err *err)
+config_load(const char *path, const char *ssh_config, struct config **out,
+    struct so_err *err)
 {
 	struct toml_doc *doc = NULL;
 	struct config *cfg = NULL;
@@ -726,7 +1064,9 @@ config_load(const char *path, struct config **out, struct so_err *err)
 	cfg->path = xstrdup(path);
 	memset(&c, 0, sizeof c);
 	c.path = path;
+	c.ssh_config = ssh_config;
 	c.doc = doc;
+	c.cfg = cfg;
 	c.err = err;
 	if ((r = load_root(&c, toml_root(doc), cfg)) < 0)
 		goto out;
@@ -745,6 +1085,9 @@ config_free(struct config *cfg)
 
 	if (cfg == NULL)
 		return;
+	for (i = cfg->nwarnings; i > 0; i--)
+		free(cfg->warnings[i - 1]);
+	free(cfg->warnings);
 	for (i = cfg->nhosts; i > 0; i--)
 		host_clear(&cfg->hosts[i - 1]);
 	free(cfg->hosts);

@@ -17,14 +17,50 @@ enum transport {
 	TRANSPORT_LOCAL,
 };
 
+/*
+ * The connection settings whose source `hosts list -v` shows: hosts.toml,
+ * its [defaults], ssh_config, or seqorch's default.
+ */
+enum host_field {
+	HOST_ADDRESS,
+	HOST_PORT,
+	HOST_USER,
+	HOST_IDENTITY,
+	HOST_KNOWN_HOSTS,
+	HOST_CONNECT_TIMEOUT,
+	HOST_PROXY_JUMP,
+	HOST_NFIELDS
+};
+
 /* Every string and array belongs to the struct config holding the host. */
 struct host {
-	char *name;		/* NAME in [hosts.NAME] */
+	char *name;		/* NAME in [hosts.NAME]; a jump host's name */
 	enum transport transport;	/* "ssh" (default) or "local" */
-	char *address;		/* required for ssh; NULL for local */
+	char *ssh_alias;	/* "ssh": an ssh_config alias; may be NULL */
+	/*
+	 * Required for ssh (from "address", or HostName or the alias of
+	 * "ssh"); NULL for local.
+	 */
+	char *address;
 	int port;		/* 22 */
 	char *user;		/* NULL: the current user name */
 	char *identity;		/* key file, ~ expanded; may be NULL */
+	/* ssh_config's IdentityFile list, tried when identity is NULL. */
+	char **ssh_identities;
+	size_t nssh_identities;
+	int identities_only;	/* ssh_config IdentitiesOnly: no ssh-agent */
+	/* proxy_jump or ProxyJump as written ("a,b"); NULL: direct. */
+	char *proxy_jump;
+	/*
+	 * The jump hosts, in the order they are connected: each is a
+	 * host of its own (name, address, port, user, keys, known_hosts,
+	 * connect_timeout), taken from the hosts.toml host of that name or
+	 * resolved through ssh_config.  njumps is 0 for a direct host.
+	 */
+	struct host *jumps;
+	size_t njumps;
+	/* Where each value came from: "hosts.toml:12", "default", ... */
+	char *origin[HOST_NFIELDS];
 	/* Default ~/.ssh/known_hosts, ~ expanded; NULL for local. */
 	char *known_hosts;
 	/*
@@ -52,16 +88,28 @@ struct config {
 	char *path;		/* as given to config_load() */
 	struct host *hosts;	/* in file order */
 	size_t nhosts;		/* >= 1 */
+	/*
+	 * ssh_config directives that would change a connection and that
+	 * seqorch does not do: "host \"NAME\": FILE:LINE: ...".  The
+	 * commands print them.
+	 */
+	char **warnings;
+	size_t nwarnings;
 };
 
 /*
- * Load and check the inventory at path.  Returns 0 and stores in *out a
- * config that the caller frees with config_free(), or a negative SO_E*
- * code with err filled in and *out untouched: SO_EIO (unreadable file),
- * SO_EPARSE (not TOML) or SO_EINVAL (unknown key, wrong type or range,
- * missing address, no hosts, ...).  Messages start with "PATH:LINE:COL: ".
+ * Load and check the inventory at path.  Hosts that give an ssh_config
+ * alias ("ssh") or jump hosts that are not hosts.toml hosts are resolved
+ * in the ssh_config file ssh_config (NULL: ~/.ssh/config, see
+ * sshconfig.h); hosts.toml keys win over ssh_config.  Returns 0 and stores
+ * in *out a config that the caller frees with config_free(), or a
+ * negative SO_E* code with err filled in and *out untouched: SO_EIO
+ * (unreadable file), SO_EPARSE (not TOML) or SO_EINVAL (unknown key, wrong
+ * type or range, missing address, no hosts, bad ssh_config value, ...).
+ * Messages start with "PATH:LINE:COL: ".
  */
-int config_load(const char *path, struct config **out, struct so_err *err);
+int config_load(const char *path, const char *ssh_config,
+    struct config **out, struct so_err *err);
 
 /* Free cfg and every host in it; NULL is allowed. */
 void config_free(struct config *cfg);

@@ -9,6 +9,7 @@
  * so one thread per host can drive its own connection.
  */
 #include "conn.h"
+#include "jump.h"
 #include "ssh.h"
 
 #include <sys/socket.h>
@@ -55,11 +56,22 @@
 /* Channels of abandoned commands waiting for the server to close them. */
 #define MAX_PARKED	8
 
+/* A jump host on the way to the target: its session and relay. */
+struct hop {
+	struct conn *conn;
+	struct relay *relay;		/* carries the next hop's session */
+};
+
 struct ssh {
-	int fd;
+	int fd;				/* TCP, or a relay's socketpair end */
+	int tunneled;			/* fd is a relay's */
 	LIBSSH2_SESSION *session;
 	LIBSSH2_SFTP *sftp;		/* started on first use */
-	char peer[300];			/* "addr:port" for messages */
+	/* "addr:port", and "via jump host NAME" behind one, for messages */
+	char peer[400];
+	const char *trust_name;		/* the host `hosts trust` takes */
+	struct hop *hops;		/* jump hosts, the first one first */
+	size_t nhops;
 	char fingerprint[64];		/* "SHA256:..." of the host key */
 	const char *keytype;		/* "ssh-ed25519", ... */
 	int recorded;			/* conn_open added it to known_hosts */
@@ -93,6 +105,7 @@ static const struct keytype {
 #define NKEYTYPES (sizeof keytypes / sizeof keytypes[0])
 
 static void ssh_close(struct conn *);
+static void hops_close(struct hop *, size_t);
 static int ssh_exec(struct conn *, const char *, const struct exec_io *,
     int *, struct so_err *);
 static int ssh_put(struct conn *, const char *, const void *, size_t, int,
@@ -576,9 +589,35 @@ revoked(const char *path, const char *key, size_t keylen)
 }
 
 /*
+ * A key of another type that known_hosts holds for the host, if any:
+ * the host known by one key type that now presents only another.  Returns
+ * the type and sets *entry, or NULL.
+ */
+static const struct keytype *
+other_known_type(struct conn *c, LIBSSH2_KNOWNHOSTS *kh,
+    const struct keytype *t, struct libssh2_knownhost **entry)
+{
+	const struct host *h = c->host;
+	size_t i;
+
+	for (i = 0; i < NKEYTYPES; i++) {
+		if (&keytypes[i] == t)
+			continue;
+		/* As in load_known(): MISMATCH means an entry of this type. */
+		if (libssh2_knownhost_checkp(kh, h->address, h->port, "?", 1,
+		    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
+		    keytypes[i].known, entry) == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+			return &keytypes[i];
+	}
+	return NULL;
+}
+
+/*
  * Strict host key check.  An unknown key is refused with the command that
  * would trust it, unless flags has CONN_TRUST_NEW; a changed key is always
- * refused, with both fingerprints.
+ * refused, with both fingerprints, and so is a host known by a key of
+ * another type (load_known() asked for that type first, so the host has
+ * none any more): trusting the new key would hide a replaced host.
  */
 static int
 check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
@@ -587,7 +626,7 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 	struct ssh *s = c->impl;
 	const struct host *h = c->host;
 	struct libssh2_knownhost *k = NULL;
-	const struct keytype *t = NULL;
+	const struct keytype *t = NULL, *other;
 	const char *key;
 	char known[64], *name;
 	size_t len, i;
@@ -630,6 +669,18 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 		    s->fingerprint);
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+		if ((other = other_known_type(c, kh, t, &k)) != NULL) {
+			known_fingerprint(k->key, known, sizeof known);
+			rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key "
+			    "for %s changed type: known_hosts \"%s\" has %s %s, "
+			    "and the server offers no %s key but %s %s; "
+			    "refusing to connect (if the host's keys were "
+			    "replaced, remove the old one first: ssh-keygen -R "
+			    "'%s' -f '%s')", h->name, name, h->known_hosts,
+			    other->name, known, other->name, t->name,
+			    s->fingerprint, name, h->known_hosts);
+			break;
+		}
 		if (flags & CONN_TRUST_NEW) {
 			rc = record_key(c, kh, key, len, t->known, err);
 			s->recorded = rc == 0;
@@ -638,7 +689,7 @@ check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
 		    "is not in known_hosts \"%s\" (%s %s); if that fingerprint "
 		    "is right, run \"seqorch hosts trust %s\"", h->name, name,
-		    h->known_hosts, t->name, s->fingerprint, h->name);
+		    h->known_hosts, t->name, s->fingerprint, s->trust_name);
 		break;
 	default:
 		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot check the "
@@ -673,9 +724,12 @@ ssh_recv(libssh2_socket_t fd, void *buf, size_t len, int flags,
 		/*
 		 * sshd leaves Nagle on for non-interactive sessions, so its
 		 * second small packet waits for our ACK; Linux delays that
-		 * ACK by up to 40 ms unless asked again after each read.
+		 * ACK by up to 40 ms unless asked again after each read.  A
+		 * relay's socketpair has no ACKs.
 		 */
-		setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+		if (!s->tunneled)
+			setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one,
+			    sizeof one);
 #endif
 	}
 	if (n >= 0)
@@ -842,7 +896,7 @@ authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	const struct host *h = c->host;
 	char *user, *list = NULL, *path = NULL, tried[1024] = "";
 	const char *home = getenv("HOME"), *sock = getenv("SSH_AUTH_SOCK");
-	size_t i;
+	size_t i, nfiles;
 	int rc = 0, w = 0, nkeys = 0, ok = 0;
 
 	if ((user = h->user != NULL ? xstrdup(h->user) : local_user()) ==
@@ -874,7 +928,8 @@ authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		    h->name, s->peer, list, user);
 		goto out;
 	}
-	if (sock != NULL && *sock != '\0') {
+	/* IdentitiesOnly: only the configured files, as ssh does. */
+	if (sock != NULL && *sock != '\0' && !h->identities_only) {
 		if ((ok = auth_agent(c, user, deadline, &nkeys, err)) < 0) {
 			rc = ok;
 			goto out;
@@ -882,10 +937,18 @@ authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		snprintf(tried, sizeof tried, "ssh-agent (%d key%s)", nkeys,
 		    nkeys == 1 ? "" : "s");
 	}
-	for (i = 0; !ok && i < (h->identity != NULL ? 1 : 3); i++) {
+	/*
+	 * hosts.toml's identity must exist; ssh_config's IdentityFile list
+	 * and the default files are skipped when missing, as ssh does.
+	 */
+	nfiles = h->identity != NULL ? 1 : h->nssh_identities > 0 ?
+	    h->nssh_identities : 3;
+	for (i = 0; !ok && i < nfiles; i++) {
 		free(path);
 		if (h->identity != NULL)
 			path = xstrdup(h->identity);
+		else if (h->nssh_identities > 0)
+			path = xstrdup(h->ssh_identities[i]);
 		else if (home != NULL)
 			path = xasprintf("%s/.ssh/%s", home, defaults[i]);
 		else
@@ -910,9 +973,16 @@ out:
 	return rc;
 }
 
-int
-ssh_open(const struct host *h, int flags, struct conn **out,
-    struct so_err *err)
+/*
+ * One SSH session to h: over fd, a relay's socketpair end, or when fd is
+ * -1 over a new TCP connection; then the strict host key check and
+ * authentication.  The session owns fd from here on, also on failure.
+ * via names the jump host in front (NULL for none), for messages;
+ * trust_name is the host that `hosts trust` would be run for.
+ */
+static int
+session_open(const struct host *h, int flags, int fd, const char *via,
+    const char *trust_name, struct conn **out, struct so_err *err)
 {
 	int64_t deadline = now_ms() + (int64_t)h->connect_timeout * 1000;
 	struct conn *c;
@@ -920,21 +990,22 @@ ssh_open(const struct host *h, int flags, struct conn **out,
 	int rc;
 
 	*out = NULL;
-	pthread_once(&init_once, init_libssh2);
-	if (init_rc != 0)
-		return so_error(err, SO_ESSH, "host \"%s\": cannot initialise "
-		    "libssh2", h->name);
 	c = xcalloc(1, sizeof *c);
 	s = xcalloc(1, sizeof *s);
 	c->ops = &ssh_ops;
 	c->host = h;
 	c->impl = s;
-	s->fd = -1;
+	s->fd = fd;
+	s->tunneled = fd != -1;
+	s->trust_name = trust_name;
 	s->stall_ms = h->connect_timeout * 1000 > STALL_MIN_MS ?
 	    h->connect_timeout * 1000 : STALL_MIN_MS;
 	snprintf(s->peer, sizeof s->peer, strchr(h->address, ':') != NULL ?
 	    "[%s]:%d" : "%s:%d", h->address, h->port);
-	if ((rc = tcp_connect(c, deadline, err)) != 0 ||
+	if (via != NULL)
+		snprintf(s->peer + strlen(s->peer), sizeof s->peer -
+		    strlen(s->peer), " via jump host \"%s\"", via);
+	if ((fd == -1 && (rc = tcp_connect(c, deadline, err)) != 0) ||
 	    (rc = handshake(c, flags, deadline, err)) != 0 ||
 	    (rc = authenticate(c, deadline, err)) != 0)
 		goto fail;
@@ -950,6 +1021,135 @@ fail:
 	return rc;
 }
 
+/*
+ * Open a direct-tcpip channel from jump host session c to next and start
+ * relaying it: *fd gets the end the next session runs over.
+ */
+static int
+tunnel_open(struct conn *c, const struct host *next, int *fd,
+    struct relay **relay, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	LIBSSH2_CHANNEL *ch = NULL;
+	int64_t deadline = now_ms() + (int64_t)c->host->connect_timeout * 1000;
+	char buf[256];
+	int rc = 0, w = 0;
+
+	do {
+		ch = libssh2_channel_direct_tcpip_ex(s->session, next->address,
+		    next->port, "127.0.0.1", 0);
+		rc = ch != NULL ? 0 : libssh2_session_last_errno(s->session);
+	} while (ssh_again(s, rc, deadline, &w));
+	if (ch == NULL && rc == LIBSSH2_ERROR_EAGAIN)
+		return so_error(err, SO_ETIMEOUT, "jump host \"%s\" (%s): "
+		    "cannot reach %s:%d: timed out after %d s", c->host->name,
+		    s->peer, next->address, next->port,
+		    c->host->connect_timeout);
+	if (ch == NULL)
+		return so_error(err, SO_ESSH, "jump host \"%s\" (%s): cannot "
+		    "reach %s:%d: %s", c->host->name, s->peer, next->address,
+		    next->port, sshtext(s, buf, sizeof buf));
+	/* From here the relay thread alone drives this session. */
+	if ((rc = relay_start(s->session, s->fd, ch, c->host->name, fd, relay,
+	    err)) != 0)
+		libssh2_channel_free(ch);
+	return rc;
+}
+
+/*
+ * Close jump hosts, the last one first: each one's relay must stop before
+ * its session is closed, and its session must close while the hops in
+ * front of it still carry its goodbye.
+ */
+static void
+hops_close(struct hop *hops, size_t n)
+{
+	while (n > 0) {
+		n--;
+		relay_stop(hops[n].relay);
+		if (hops[n].conn != NULL)
+			ssh_close(hops[n].conn);
+	}
+	free(hops);
+}
+
+/*
+ * A jump host's failure, said for the target: "host T: jump host J: ...".
+ * Its own message already names it as a host; that prefix is dropped.
+ */
+static int
+hop_error(const struct host *h, const struct host *j, const struct so_err *e,
+    struct so_err *err)
+{
+	char *prefix = xasprintf("host \"%s\": ", j->name);
+	const char *msg = e->msg;
+	int rc;
+
+	if (strncmp(msg, prefix, strlen(prefix)) == 0)
+		msg += strlen(prefix);
+	rc = so_error(err, e->code, "host \"%s\": jump host \"%s\": %s",
+	    h->name, j->name, msg);
+	free(prefix);
+	return rc;
+}
+
+/*
+ * ProxyJump: a session to each jump host in turn, each over a channel of
+ * the one before, and the target's session over the last one's channel.
+ * Every hop's key is checked against its own known_hosts.
+ */
+static int
+chain_open(const struct host *h, int flags, struct conn **out,
+    struct so_err *err)
+{
+	struct hop *hops = xcalloc(h->njumps, sizeof *hops);
+	struct so_err e = { 0 };
+	const struct host *next;
+	size_t i, n = 0;
+	int fd = -1, rc;
+
+	for (i = 0; i < h->njumps; i++) {
+		next = i + 1 < h->njumps ? &h->jumps[i + 1] : h;
+		rc = session_open(&h->jumps[i], flags, fd, i > 0 ?
+		    h->jumps[i - 1].name : NULL, h->name, &hops[i].conn, &e);
+		fd = -1;
+		if (rc != 0) {
+			rc = hop_error(h, &h->jumps[i], &e, err);
+			goto fail;
+		}
+		n++;
+		if ((rc = tunnel_open(hops[i].conn, next, &fd, &hops[i].relay,
+		    &e)) != 0) {
+			rc = so_error(err, rc, "host \"%s\": %s", h->name,
+			    e.msg);
+			goto fail;
+		}
+	}
+	if ((rc = session_open(h, flags, fd, h->jumps[h->njumps - 1].name,
+	    h->name, out, err)) != 0)
+		goto fail;
+	((struct ssh *)(*out)->impl)->hops = hops;
+	((struct ssh *)(*out)->impl)->nhops = n;
+	return 0;
+fail:
+	hops_close(hops, n);
+	return rc;
+}
+
+int
+ssh_open(const struct host *h, int flags, struct conn **out,
+    struct so_err *err)
+{
+	*out = NULL;
+	pthread_once(&init_once, init_libssh2);
+	if (init_rc != 0)
+		return so_error(err, SO_ESSH, "host \"%s\": cannot initialise "
+		    "libssh2", h->name);
+	if (h->njumps > 0)
+		return chain_open(h, flags, out, err);
+	return session_open(h, flags, -1, NULL, h->name, out, err);
+}
+
 const char *
 ssh_host_fingerprint(const struct conn *c, const char **type, int *recorded)
 {
@@ -962,6 +1162,17 @@ ssh_host_fingerprint(const struct conn *c, const char **type, int *recorded)
 	if (recorded != NULL)
 		*recorded = s->recorded;
 	return s->fingerprint;
+}
+
+const char *
+ssh_jump_fingerprint(const struct conn *c, size_t i, const char **type,
+    int *recorded)
+{
+	const struct ssh *s = c->impl;
+
+	if (c->ops != &ssh_ops || i >= s->nhops)
+		return NULL;
+	return ssh_host_fingerprint(s->hops[i].conn, type, recorded);
 }
 
 /*
@@ -1622,6 +1833,7 @@ ssh_close(struct conn *c)
 	}
 	if (s->fd != -1)
 		close(s->fd);
+	hops_close(s->hops, s->nhops);
 	free(s);
 	free(c);
 }

@@ -17,4 +17,12 @@
 const char *ssh_host_fingerprint(const struct conn *c, const char **type,
     int *recorded);
 
+/*
+ * The same for jump host i (0: the first one connected) on the way to c,
+ * whose known_hosts is c->host->jumps[i].known_hosts; NULL when there is
+ * no such jump host.
+ */
+const char *ssh_jump_fingerprint(const struct conn *c, size_t i,
+    const char **type, int *recorded);
+
 #endif

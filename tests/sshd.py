@@ -15,6 +15,7 @@ import random
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -86,11 +87,24 @@ def free_endpoint():
 
 class Sshd:
     """One sshd.  dir holds its config, keys, log and work directory.
-    key_types are its host key types, the first one being the main one."""
+    key_types are its host key types, the first one being the main one.
+
+    For jump host tests: forwarding allows direct-tcpip channels (and
+    logs them); netns runs the sshd inside that network namespace, so
+    that only hosts in it reach it.  A bridge (netns and bridge=True)
+    listens in the test's own namespace but serves each connection with
+    `sshd -i` inside netns: a jump host that the coordinator reaches and
+    whose forwarded connections land inside the namespace."""
 
     def __init__(self, root, name, user_key, password_only=False,
-                 key_types=("ed25519",), sftp=True):
+                 key_types=("ed25519",), sftp=True, forwarding=False,
+                 netns=None, bridge=False):
         self.name = name
+        self.forwarding = forwarding
+        self.netns = netns
+        self.bridge = bridge
+        self.listener = None
+        self.children = []
         self.dir = Path(root) / f"sshd-{name}"
         self.dir.mkdir(parents=True)
         self.address, self.port = free_endpoint()
@@ -164,21 +178,50 @@ class Sshd:
             "KbdInteractiveAuthentication no\n"
             "UsePAM no\n"
             "StrictModes no\n"
-            + ("Subsystem sftp internal-sftp\n" if self.sftp else "") +
-            "LogLevel VERBOSE\n"
+            + ("Subsystem sftp internal-sftp\n" if self.sftp else "")
+            + ("LogLevel DEBUG1\nAllowTcpForwarding yes\n"
+               if self.forwarding else
+               "LogLevel VERBOSE\nAllowTcpForwarding no\n") +
             "MaxStartups 100\n"
             "MaxSessions 100\n"
             "X11Forwarding no\n"
-            "AllowTcpForwarding no\n"
             "PrintMotd no\n")
+
+    def _command(self, *args):
+        cmd = [SSHD, *args, "-e", "-f", str(self.dir / "sshd_config")]
+        return ["ip", "netns", "exec", self.netns, *cmd] if self.netns \
+            else cmd
+
+    def _serve_bridge(self, listener):
+        """Accept in this namespace; serve each with sshd -i in netns."""
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # stop() closed the listener
+            with open(self.log, "a") as log:
+                child = subprocess.Popen(
+                    self._command("-i"), stdin=conn, stdout=conn,
+                    stderr=log, start_new_session=True)
+            conn.close()
+            self.children.append(child)
 
     def start(self, timeout=10):
         """Start sshd and wait until it listens."""
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         self.log.write_text("")
+        if self.bridge:
+            self.listener = socket.socket()
+            self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR,
+                                     1)
+            self.listener.bind((self.address, self.port))
+            self.listener.listen(64)
+            threading.Thread(target=self._serve_bridge,
+                             args=(self.listener,), daemon=True).start()
+            return self
         log = open(self.log, "a")
         self.proc = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            self._command("-D"),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True)
         log.close()
@@ -196,6 +239,9 @@ class Sshd:
     def sessions(self):
         """Pids of the processes serving connections (sshd puts each in
         its own session, so the listener's process group misses them)."""
+        if self.bridge:
+            live = [c.pid for c in self.children if c.poll() is None]
+            return live + [d for pid in live for d in descendants(pid)]
         if self.proc is None:
             return []
         return descendants(self.proc.pid)
@@ -240,6 +286,19 @@ class Sshd:
 
     def stop(self):
         """Stop the server and every session process it forked."""
+        if self.bridge:
+            if self.listener is not None:
+                try:
+                    self.listener.shutdown(socket.SHUT_RDWR)  # wakes accept
+                except OSError:
+                    pass
+                self.listener.close()
+                self.listener = None
+            self.kill_sessions()
+            for c in self.children:
+                c.wait()
+            self.children = []
+            return
         if self.proc is None:
             return
         self.kill_sessions()
@@ -312,9 +371,9 @@ def sshd_factory(tmp_path, user_key):
     servers = []
 
     def make(name, password_only=False, start=True, key_types=("ed25519",),
-             sftp=True):
+             sftp=True, **kw):
         s = Sshd(tmp_path, name, user_key, password_only=password_only,
-                 key_types=key_types, sftp=sftp)
+                 key_types=key_types, sftp=sftp, **kw)
         servers.append(s)
         return s.start() if start else s
 

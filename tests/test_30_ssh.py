@@ -184,6 +184,39 @@ def test_changed_host_key_is_always_refused(tmp_path, sshd_factory):
         assert s.known_hosts.read_text() == known
 
 
+def test_key_type_switch_is_refused(tmp_path, sshd_factory):
+    """Issue 10, defect 6: a host known by its Ed25519 key that now shows
+    only an ECDSA key is not a new host: `hosts trust` refuses to add the
+    ECDSA key and names the Ed25519 key it knows, until that key is
+    removed by hand (ssh-keygen -R), as OpenSSH does."""
+    s = sshd_factory("genoa", key_types=("ecdsa",))
+    old = tmp_path / "old_ed25519"
+    keygen(old, "host-genoa-before")
+    pub = (tmp_path / "old_ed25519.pub").read_text().split()
+    s.known_hosts.write_text(f"{s.known_name} {pub[0]} {pub[1]}\n")
+    known = s.known_hosts.read_text()
+    old_fp = fingerprint(str(old) + ".pub")
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    for args in (("check",), ("trust", "genoa")):
+        r = run_hosts(tmp_path, *args)
+        assert r.returncode == 1, r.stdout
+        out = r.stdout + r.stderr
+        assert (f'host "genoa": host key for {s.known_name} changed type: '
+                f'known_hosts "{s.known_hosts}" has ssh-ed25519 {old_fp}, '
+                f'and the server offers no ssh-ed25519 key but '
+                f'ecdsa-sha2-nistp256 {s.host_fingerprint}; refusing to '
+                f'connect') in out, out
+        assert f"ssh-keygen -R '{s.known_name}' -f '{s.known_hosts}'" in out
+        assert s.known_hosts.read_text() == known
+    # Once the old key is removed explicitly, the new one can be trusted.
+    subprocess.run(["ssh-keygen", "-q", "-R", s.known_name, "-f",
+                    str(s.known_hosts)], check=True, capture_output=True)
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stderr
+    assert f"recorded ecdsa-sha2-nistp256 {s.host_fingerprint}" in r.stdout
+    assert run_hosts(tmp_path, "check").returncode == 0
+
+
 def test_revoked_host_key_is_refused(tmp_path, sshd_factory):
     s = sshd_factory("genoa")
     good = s.known_hosts.read_text()
@@ -561,7 +594,7 @@ main(int argc, char **argv)
 	long long t;
 
 	(void)argc;
-	if (config_load(argv[1], &cfg, &err) != 0 ||
+	if (config_load(argv[1], NULL, &cfg, &err) != 0 ||
 	    conn_open(&cfg->hosts[0], 0, &c, &err) != 0) {
 		printf("open failed: %s\n", err.msg);
 		return 1;

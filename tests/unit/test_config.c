@@ -44,7 +44,7 @@ load_ok(const char *text)
 	int r;
 
 	write_hosts(text);
-	r = config_load("hosts.toml", &cfg, &err);
+	r = config_load("hosts.toml", NULL, &cfg, &err);
 	if (r != 0)
 		print_error("unexpected failure: %s\n", err.msg);
 	assert_int_equal(r, 0);
@@ -59,7 +59,7 @@ load_fails(const char *text, int code, const char *msg)
 	struct so_err err = { 0 };
 
 	write_hosts(text);
-	assert_int_equal(config_load("hosts.toml", &cfg, &err), code);
+	assert_int_equal(config_load("hosts.toml", NULL, &cfg, &err), code);
 	assert_null(cfg);
 	assert_int_equal(err.code, code);
 	assert_string_equal(err.msg, msg);
@@ -107,7 +107,7 @@ test_shipped_loads(void **state)
 	struct host *h;
 
 	(void)state;
-	if (config_load(shipped, &cfg, &err) != 0)
+	if (config_load(shipped, NULL, &cfg, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(cfg->nhosts, 1);
 	h = &cfg->hosts[0];
@@ -151,7 +151,7 @@ test_shipped_examples_load(void **state)
 	}
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(config_load("hosts.toml", &cfg, NULL), 0);
+	assert_int_equal(config_load("hosts.toml", NULL, &cfg, NULL), 0);
 	assert_int_equal(cfg->nhosts, 4);
 	assert_string_equal(cfg->hosts[1].name, "m4");
 	assert_int_equal(cfg->hosts[1].cpu, -1);
@@ -299,7 +299,8 @@ test_missing_file(void **state)
 	struct so_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(config_load("nonexistent.toml", &cfg, &err), SO_EIO);
+	assert_int_equal(config_load("nonexistent.toml", NULL, &cfg, &err),
+	    SO_EIO);
 	assert_null(cfg);
 	assert_string_equal(err.msg, "cannot open \"nonexistent.toml\": "
 	    "No such file or directory");
@@ -324,8 +325,9 @@ test_unknown_keys(void **state)
 	    "you mean \"connect_timeout\"?)");
 	load_fails("[hosts.a]\naddress = \"a\"\nos = \"linux\"\n", SO_EINVAL,
 	    "hosts.toml:3:1: host \"a\": unknown key \"os\" (valid keys: "
-	    "transport, address, port, user, identity, known_hosts, workdir, "
-	    "cc, cflags, cpu, groups, build_wrapper, connect_timeout)");
+	    "transport, ssh, address, port, user, identity, known_hosts, "
+	    "workdir, cc, cflags, cpu, groups, build_wrapper, connect_timeout, "
+	    "proxy_jump)");
 	load_fails("[host.a]\naddress = \"a\"\n", SO_EINVAL,
 	    "hosts.toml:1:2: unknown table \"host\" (did you mean "
 	    "\"hosts\"?)");
@@ -412,8 +414,8 @@ test_missing_address_and_hosts(void **state)
 	(void)state;
 	load_fails("[hosts.local]\ntransport = \"local\"\n\n[hosts.genoa]\n"
 	    "user = \"bench\"\n", SO_EINVAL,
-	    "hosts.toml:4:1: host \"genoa\": missing key \"address\" "
-	    "(required with transport \"ssh\")");
+	    "hosts.toml:4:1: host \"genoa\": missing key \"address\" or "
+	    "\"ssh\" (one is required with transport \"ssh\")");
 	load_fails("# nothing yet\n", SO_EINVAL,
 	    "hosts.toml: no hosts defined (add a [hosts.NAME] table)");
 	load_fails("[defaults]\ncpu = 1\n[hosts]\n", SO_EINVAL,
@@ -472,6 +474,95 @@ test_select_errors(void **state)
 	config_free(cfg);
 }
 
+/*
+ * "ssh" aliases: the host's own keys win, then ssh_config, then
+ * [defaults]; jump hosts are hosts.toml hosts or ssh_config aliases.
+ */
+static void
+test_ssh_alias_and_jumps(void **state)
+{
+	struct config *cfg = NULL;
+	struct so_err err = { 0 };
+	struct host *g;
+	FILE *f;
+
+	(void)state;
+	f = fopen("ssh_config", "w");
+	assert_non_null(f);
+	fputs("Host genoa\n"
+	    "  HostName 10.1.2.3\n"
+	    "  User cfg\n"
+	    "  Port 2200\n"
+	    "  IdentityFile /k/%r\n"
+	    "  ControlMaster auto\n"
+	    "Host gw\n"
+	    "  HostName GW.example\n"
+	    "  UserKnownHostsFile /kh/gw /kh/other\n", f);
+	assert_int_equal(fclose(f), 0);
+	write_hosts("[defaults]\n"
+	    "connect_timeout = 20\n"
+	    "user = \"dflt\"\n"
+	    "[hosts.bastion]\n"
+	    "address = \"10.0.0.1\"\n"
+	    "known_hosts = \"/kh/bastion\"\n"
+	    "[hosts.genoa]\n"
+	    "ssh = \"genoa\"\n"
+	    "user = \"own\"\n"
+	    "known_hosts = \"/kh/genoa\"\n"
+	    "proxy_jump = \"bastion,ops@gw:2222\"\n");
+	if (config_load("hosts.toml", "ssh_config", &cfg, &err) != 0)
+		print_error("unexpected failure: %s\n", err.msg);
+	assert_non_null(cfg);
+	g = &cfg->hosts[1];
+	assert_string_equal(g->address, "10.1.2.3");
+	assert_string_equal(g->origin[HOST_ADDRESS],
+	    "ssh_config ssh_config:2");
+	assert_int_equal(g->port, 2200);
+	assert_string_equal(g->user, "own");
+	assert_string_equal(g->origin[HOST_USER], "hosts.toml:9");
+	/* %r is the user that wins, as with ssh -l. */
+	assert_int_equal((int)g->nssh_identities, 1);
+	assert_string_equal(g->ssh_identities[0], "/k/own");
+	assert_null(g->identity);
+	assert_int_equal(g->connect_timeout, 20);
+	assert_string_equal(g->origin[HOST_CONNECT_TIMEOUT],
+	    "hosts.toml:2 [defaults]");
+	assert_int_equal((int)cfg->nwarnings, 1);
+	assert_string_equal(cfg->warnings[0], "host \"genoa\": ssh_config:6: "
+	    "\"ControlMaster\" is not supported: seqorch opens its own "
+	    "connections and shares no master connection");
+	assert_int_equal((int)g->njumps, 2);
+	assert_string_equal(g->jumps[0].name, "bastion");
+	assert_string_equal(g->jumps[0].address, "10.0.0.1");
+	assert_string_equal(g->jumps[0].known_hosts, "/kh/bastion");
+	assert_string_equal(g->jumps[1].name, "gw");
+	assert_string_equal(g->jumps[1].address, "gw.example");
+	assert_string_equal(g->jumps[1].user, "ops");
+	assert_int_equal(g->jumps[1].port, 2222);
+	assert_string_equal(g->jumps[1].known_hosts, "/kh/gw");
+	assert_int_equal(g->jumps[1].connect_timeout, 20);
+	config_free(cfg);
+
+	write_hosts("[hosts.genoa]\nssh = \"genoa\"\nproxy_jump = \"a@\"\n");
+	assert_int_equal(config_load("hosts.toml", "ssh_config", &cfg, &err),
+	    SO_EINVAL);
+	assert_string_equal(err.msg, "hosts.toml:3:14: host \"genoa\": jump "
+	    "host \"a@\" must be [user@]host[:port]");
+	/* [defaults] would make the bastion its own jump host. */
+	write_hosts("[defaults]\nproxy_jump = \"gw\"\n[hosts.gw]\n"
+	    "address = \"10.0.0.1\"\n");
+	assert_int_equal(config_load("hosts.toml", "ssh_config", &cfg, &err),
+	    SO_EINVAL);
+	assert_string_equal(err.msg, "hosts.toml:2:14: host \"gw\": host "
+	    "\"gw\" cannot be its own jump host");
+	write_hosts("[hosts.genoa]\nssh = \"genoa\"\n");
+	assert_int_equal(config_load("hosts.toml", "no-such-file", &cfg,
+	    &err), SO_EIO);
+	assert_string_equal(err.msg, "hosts.toml:2:7: host \"genoa\": cannot "
+	    "read ssh_config \"no-such-file\": no such file or directory");
+	unlink("ssh_config");
+}
+
 static int
 setup(void **state)
 {
@@ -509,6 +600,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_missing_address_and_hosts),
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_select_errors),
+		cmocka_unit_test(test_ssh_alias_and_jumps),
 	};
 	char *copy, rel[PATH_MAX];
 	int n;
