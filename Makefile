@@ -20,7 +20,7 @@ CXXFLAGS ?= -O2 -g
 WARN = -Wall -Wextra $(WERROR)
 SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
 SO_CXXFLAGS = -std=c++17 $(WARN)
-SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread -lm
 
 AGENT_CFLAGS ?= -O3
 # kernels/registry.sh derives everything about studies and variants from the
@@ -44,13 +44,19 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps man-db iproute2
+	openssl procps man-db iproute2 \
+	libgcrypt20-dev nettle-dev python3-jsonschema chromium
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 
 # The man page and docs/commands.md come from the help texts in the binary.
 build/seqorch.1: seqorch docs/gen-help.sh
 	sh docs/gen-help.sh ./seqorch man > $@.tmp && mv $@.tmp $@
+
+# Rerun every kernel source generator (kernels/generated.txt lists them).
+regen:
+	@grep -v '^#' kernels/generated.txt | cut -d: -f1 | while read -r g; do \
+	  echo "$(PYTHON) kernels/$$g"; $(PYTHON) kernels/$$g || exit 1; done
 
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
@@ -66,7 +72,8 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
 
-build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h
+build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h \
+	build/published-data.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -MMD -MP -c -o $@ $<
 
@@ -135,6 +142,13 @@ build/schema.h: schema.sql
 	{ echo 'static const char schema_sql[] = {'; od -An -v -tx1 $< | \
 	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
 
+# The seeds' published figures (reference/seeds.json, versioned) are
+# embedded the same way, for --reference.
+build/published-data.h: reference/seeds.json
+	@mkdir -p build
+	{ echo 'static const char published_json[] = {'; od -An -v -tx1 $< | \
+	  sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0x00 };'; } > $@
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 deps:
@@ -175,16 +189,24 @@ build/kernel-bench: tests/kernels/bench.c $(KBENCH_OBJS)
 
 kernel-bench: build/kernel-bench
 
-bench: all
-	$(PYTHON) tests/bench.py
+# The same chains through libgcrypt and nettle beside our kernels, in one
+# process (tests/kernels/others.c): what a user would pick instead.
+build/others: tests/kernels/others.c $(KBENCH_OBJS)
+	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
+		-o $@ $^ -lcjson -lgcrypt -lnettle -lcrypto
+
+bench: all build/others
+	$(PYTHON) tests/bench.py --others build/others
 	$(PYTHON) tests/bench_fanout.py
+	$(PYTHON) tests/bench_report.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/seqorch \
 		$(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 seqorch seqorch-agent $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 schema.sql hosts.toml $(DESTDIR)$(PREFIX)/share/seqorch/
+	install -m 644 schema.sql hosts.toml reference/seeds.json \
+		$(DESTDIR)$(PREFIX)/share/seqorch/
 	install -m 644 build/seqorch.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/completion.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/seqorch
@@ -192,4 +214,4 @@ install: all
 clean:
 	rm -rf build seqorch seqorch-agent
 
-.PHONY: all deps docs run unit test bench kernel-bench install clean FORCE
+.PHONY: all deps docs regen run unit test bench kernel-bench install clean FORCE

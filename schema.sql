@@ -336,3 +336,58 @@ ALTER TABLE windows ADD COLUMN preflight TEXT;
 ALTER TABLE run_hosts ADD COLUMN cpu_choice TEXT;
 ALTER TABLE run_hosts ADD COLUMN counters TEXT;
 ALTER TABLE run_hosts ADD COLUMN counters_error TEXT;
+
+-- version: 9
+
+-- The OpenSSL capability mask a run set in its agents' environment
+-- (`seqorch run --openssl-cap`): OPENSSL_ia32cap on x86-64 hosts,
+-- OPENSSL_armcap on aarch64 ones.  NULL: libcrypto chose by itself.
+ALTER TABLE runs ADD COLUMN openssl_cap TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap TEXT;
+
+-- version: 10
+
+-- Reading one run costs in proportion to that run, however large the
+-- database (issue 12).  samples_valid holds every column the report's pass
+-- over a run's valid samples reads, in (cell, steps, ns) order, so that
+-- pass and the summary view's medians read this index alone and sort
+-- nothing.  samples_digest answers "do all valid samples of this run share
+-- steps, seed and final digest?" with a few probes, and finds the invalid
+-- ones.
+CREATE INDEX samples_valid ON samples (run_id, study, host, variant,
+	build_id, steps, ns, position, calib_mhz, calib_after_mhz, cycles,
+	instructions, cycles_source, valid)
+	WHERE valid = 1 AND ns > 0;
+CREATE INDEX samples_digest ON samples (run_id, study, valid, steps, seed,
+	digest);
+-- The other tables a report reads by run.
+CREATE INDEX builds_run ON builds (run_id);
+CREATE INDEX events_run ON events (run_id);
+
+-- The same rows and columns as before, one per (run, study, host,
+-- variant, build) of a run with one steps value (as every run has: its
+-- --steps); samples of different lengths would be separate rows, never
+-- mixed in one median.  Ordered by ns within a cell of one length, which is
+-- the rates' order reversed (the median is the same), samples_valid serves
+-- the window without a sort, and only the first, middle and last rows of
+-- each cell reach the GROUP BY.
+DROP VIEW summary;
+CREATE VIEW summary AS
+WITH r AS (
+	SELECT s.run_id, s.study, s.host, s.variant, s.build_id, s.steps,
+	    s.ns, ROW_NUMBER() OVER w AS rn, COUNT(*) OVER w AS cnt
+	FROM samples s
+	WHERE s.valid = 1 AND s.ns > 0
+	WINDOW w AS (PARTITION BY s.run_id, s.study, s.host, s.variant,
+	    s.build_id, s.steps ORDER BY s.ns
+	    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+)
+SELECT r.run_id, r.study, r.host, r.variant, r.build_id,
+    b.compiler, MAX(r.cnt) AS n,
+    AVG(CASE WHEN r.rn IN ((r.cnt + 1) / 2, (r.cnt + 2) / 2)
+        THEN r.steps * 1e9 / r.ns END) AS median_rate,
+    MIN(r.steps * 1e9 / r.ns) AS min_rate,
+    MAX(r.steps * 1e9 / r.ns) AS max_rate
+FROM r LEFT JOIN builds b ON b.id = r.build_id
+WHERE r.rn IN (1, r.cnt, (r.cnt + 1) / 2, (r.cnt + 2) / 2)
+GROUP BY r.run_id, r.study, r.host, r.variant, r.build_id, r.steps;

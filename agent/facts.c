@@ -6,6 +6,7 @@
 
 #include <openssl/crypto.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -132,6 +133,12 @@ facts_add(cJSON *obj, int cpu)
 	cJSON_AddStringToObject(obj, "compiler", compiler_string());
 	cJSON_AddStringToObject(obj, "openssl",
 	    OpenSSL_version(OPENSSL_VERSION));
+	/* The capability masks libcrypto read when it loaded (seqorch run
+	 * --openssl-cap), so the coordinator can see they arrived. */
+	add_string_or_null(obj, "openssl_ia32cap",
+	    getenv("OPENSSL_ia32cap") != NULL, getenv("OPENSSL_ia32cap"));
+	add_string_or_null(obj, "openssl_armcap",
+	    getenv("OPENSSL_armcap") != NULL, getenv("OPENSSL_armcap"));
 
 	ok = 0;
 	if (cpu >= 0) {

@@ -6,8 +6,9 @@
 
 /*
  * Add the host's facts to obj: arch, os, kernel, hostname, cpu_model,
- * cpu_flags, cores, compiler, openssl, governor (of cpu, or null where
- * unreadable).  Values that cannot be read are JSON null, never guessed.
+ * cpu_flags, cores, compiler, openssl, openssl_ia32cap and openssl_armcap
+ * (the environment's libcrypto capability masks, or null), governor (of
+ * cpu, or null where unreadable).  Values that cannot be read are JSON null, never guessed.
  */
 void facts_add(cJSON *obj, int cpu);
 

@@ -4,6 +4,7 @@
  */
 #include "cmd.h"
 #include "db.h"
+#include "published.h"
 #include "report.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 extern const struct cmd_entry cmd_report_entry;
 
@@ -24,6 +26,8 @@ report_exec(int argc, char **argv)
 		{ "db",		required_argument,	NULL, 'd' },
 		{ "explore",	no_argument,		NULL, 'e' },
 		{ "format",	required_argument,	NULL, 'f' },
+		{ "output",	required_argument,	NULL, 'o' },
+		{ "reference",	required_argument,	NULL, 'R' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 }
 	};
@@ -34,11 +38,13 @@ report_exec(int argc, char **argv)
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	struct stat sb;
-	int ch, latest = 0, ret;
+	const char *output = NULL;
+	FILE *out = stdout;
+	int ch, latest = 0, ret, f;
 
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,
@@ -58,15 +64,24 @@ report_exec(int argc, char **argv)
 			o.explore = 1;
 			break;
 		case 'f':
-			if (strcmp(optarg, "text") == 0)
-				o.format = REPORT_TEXT;
-			else if (strcmp(optarg, "json") == 0)
-				o.format = REPORT_JSON;
-			else {
+			if ((f = report_format_parse(optarg)) < 0) {
 				fprintf(stderr, "seqorch: unknown --format "
-				    "\"%s\" (text, json)\n", optarg);
+				    "\"%s\" (text, markdown, csv, json, html)\n",
+				    optarg);
 				return EXIT_USAGE;
 			}
+			o.format = (enum report_format)f;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'R':
+			if (!published_known(optarg)) {
+				published_find(optarg, "", NULL, &err);
+				fprintf(stderr, "seqorch: %s\n", err.msg);
+				return EXIT_USAGE;
+			}
+			o.reference = optarg;
 			break;
 		case 'h':
 			cmd_print_usage(&cmd_report_entry);
@@ -102,8 +117,22 @@ report_exec(int argc, char **argv)
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_DB;
 	}
-	ret = report_print(db_handle(db), &o, stdout, &err);
+	if (output != NULL && (out = fopen(output, "w")) == NULL) {
+		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
+		    strerror(errno));
+		db_close(db);
+		return EXIT_FAIL;
+	}
+	ret = report_print(db_handle(db), &o, out, &err);
 	db_close(db);
+	if (output != NULL && (fclose(out) != 0) && ret == 0) {
+		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
+		    strerror(errno));
+		unlink(output);
+		return EXIT_FAIL;
+	}
+	if (ret != 0 && output != NULL)
+		unlink(output);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		if (ret == SO_ENOTFOUND)
@@ -123,20 +152,29 @@ const struct cmd_entry cmd_report_entry = {
 	.summary = "print median rates, best variants and host ratios",
 	.usage =
 	    "usage: seqorch report [--run ID | --latest] [--study S] [--db F]\n"
-	    "                      [--explore] [--format text|json]\n"
+	    "                      [--explore] [--format F] [-o FILE]\n"
+	    "                      [--reference seed:HOST]\n"
 	    "\n"
 	    "For each study, the newest run (or the run --run names): a table\n"
 	    "of variant x host with the median rate over valid samples\n"
 	    "(hashes/s), ns and estimated cycles per hash, min-max, n, digest\n"
-	    "agreement and invalid samples; then the best valid variant per\n"
-	    "host, the ratios between hosts' best rates and the run's warnings.\n"
+	    "agreement and invalid samples; quartiles, cv and the one clock of\n"
+	    "each cell; the best valid variant per host; the ratios between\n"
+	    "hosts and against a host's best, each with a 95% bootstrap\n"
+	    "interval and a verdict (faster, slower, not distinguishable at\n"
+	    "this precision); position bias; and the run's warnings.\n"
 	    "\n"
 	    "  --run ID        report this run (exploratory or not)\n"
 	    "  --latest        the newest run of each study (the default)\n"
 	    "  --study S       only study S\n"
 	    "  --db F          results database (default results.db)\n"
 	    "  --explore       let --latest pick exploratory runs too\n"
-	    "  --format F      text (default) or json: one object for scripts\n"
+	    "  --format F      text (default), markdown, csv (one row per\n"
+	    "                  sample), json (one object for scripts) or html\n"
+	    "                  (a self-contained page with charts)\n"
+	    "  -o, --output F  write to file F instead of stdout\n"
+	    "  --reference R   show the published figure R beside the local\n"
+	    "                  best (seed:graviton5, seed:m4, seed:genoa)\n"
 	    "\n"
 	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option\n"
 	    "or unknown run id, 3 database missing or unreadable.\n"

@@ -22,6 +22,7 @@
 
 #define MAX_STEPS 100000000000LL	/* 1e11: hours even at 10M/s */
 #define MAX_SAMPLES 1000
+#define MAX_OPENSSL_CAP 200
 
 static volatile sig_atomic_t stop_flag;
 
@@ -119,7 +120,22 @@ struct run_opts {
 	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */
 	const char *fixed;	/* an option --resume takes from the run */
+	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
 };
+
+/*
+ * An OpenSSL capability value as libcrypto parses it: numbers, "~" to
+ * clear bits, ":" between words (":~0x120", "0x7d").  Bounded
+ * and plain, so that the value stored is the value the agent saw.
+ */
+static int
+valid_openssl_cap(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= MAX_OPENSSL_CAP && strspn(s,
+	    "0123456789abcdefABCDEFxX~:") == n;
+}
 
 /* "1%" or "0.01": a fraction in (0, 1). */
 static int
@@ -186,6 +202,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	ri.variants = o->variants;
 	ri.hosts = o->hosts;
 	ri.exploratory = o->explore;
+	ri.openssl_cap = o->openssl_cap;
 	if (db_run_begin(db, &ri, &run_id, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_DB;
@@ -212,6 +229,7 @@ started:
 	p.lease_expiry = (int)o->lease_expiry;
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
+	p.openssl_cap = o->openssl_cap;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
@@ -284,6 +302,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->variants = r->variants;
 	o->hosts = r->hosts;
 	o->explore = r->exploratory;
+	o->openssl_cap = r->openssl_cap;
 	return EXIT_OK;
 }
 
@@ -308,6 +327,7 @@ run_exec(int argc, char **argv)
 		{ "max-samples", required_argument, NULL, 'M' },
 		{ "lease-expiry", required_argument, NULL, 'E' },
 		{ "resume", required_argument, NULL, 'R' },
+		{ "openssl-cap", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -337,6 +357,18 @@ run_exec(int argc, char **argv)
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
 		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
+		case 'O':
+			if (!valid_openssl_cap(optarg)) {
+				fprintf(stderr, "seqorch: invalid --openssl-cap "
+				    "\"%s\": expected an OpenSSL capability "
+				    "value such as :~0x120 or 0x7d (hex or "
+				    "decimal words, \"~\" and \":\", at most %d "
+				    "characters)\n", optarg, MAX_OPENSSL_CAP);
+				return EXIT_USAGE;
+			}
+			o.openssl_cap = optarg;
+			o.fixed = "--openssl-cap";
+			break;
 		case 'Q': o.require_quiet = 1; break;
 		case 'R':
 			if (cmd_run_id_arg("--resume", optarg,
@@ -396,7 +428,7 @@ run_exec(int argc, char **argv)
 	if (o.resume > 0 && o.fixed != NULL) {
 		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
 		    "run keeps its own study, hosts, variants, steps, samples, "
-		    "seed and kind\n", o.fixed);
+		    "seed, OpenSSL capabilities and kind\n", o.fixed);
 		return EXIT_USAGE;
 	}
 	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK)
@@ -474,6 +506,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
+	    "                   [--openssl-cap VALUE]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -502,10 +535,15 @@ const struct cmd_entry cmd_run_entry = {
 	    "                 samples (default 1%)\n"
 	    "  --max-samples M  samples per variant at most (default K: no\n"
 	    "                 extra samples)\n"
+	    "  --openssl-cap VALUE  run the agents with OPENSSL_ia32cap (x86-64)\n"
+	    "                 or OPENSSL_armcap (aarch64) set to VALUE, as the\n"
+	    "                 seeds' controls did (\":~0x120\" hides AVX2 and\n"
+	    "                 BMI2 from libcrypto on x86-64); stored with the\n"
+	    "                 run and every sample\n"
 	    "  --resume ID    measure only the cells (host, variant, sample)\n"
 	    "                 that run ID is missing, with its own settings\n"
-	    "                 (--hosts, --variants, --steps, --samples, --seed\n"
-	    "                 and --explore are refused with it)\n"
+	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"
+	    "                 --openssl-cap and --explore are refused with it)\n"
 	    "\n"
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",

@@ -13,10 +13,13 @@ extern const struct cmd_entry cmd_studies_entry;
 extern const struct cmd_entry cmd_hosts_entry;
 extern const struct cmd_entry cmd_windows_entry;
 extern const struct cmd_entry cmd_deploy_entry;
+extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_artifacts_entry;
 extern const struct cmd_entry cmd_gc_entry;
 extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
+extern const struct cmd_entry cmd_publish_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
@@ -25,10 +28,13 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_hosts_entry,
 	&cmd_windows_entry,
 	&cmd_deploy_entry,
+	&cmd_export_entry,
+	&cmd_compare_entry,
 	&cmd_artifacts_entry,
 	&cmd_gc_entry,
 	&cmd_verify_entry,
 	&cmd_import_entry,
+	&cmd_publish_entry,
 	NULL,
 };
 

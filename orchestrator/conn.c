@@ -3,6 +3,7 @@
  * resolution, the confinement rule for remote writes, shell quoting.
  */
 #include "conn.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,10 +127,14 @@ conn_open(const struct host *h, int flags, struct conn **out,
 	int rc;
 
 	*out = NULL;
+	double t0 = trace_now_ms();
+
 	if (h->transport == TRANSPORT_LOCAL)
 		rc = local_open(h, &c, err);
 	else
 		rc = ssh_open(h, flags, &c, err);
+	trace_op(h->name, "connect", h->transport == TRANSPORT_LOCAL ?
+	    "(local)" : h->address ? h->address : "", t0, rc, -1, err->msg);
 	if (rc != 0)
 		return rc;
 	if ((rc = resolve_workdir(c, err)) != 0) {
@@ -145,12 +150,17 @@ conn_exec(struct conn *c, const char *cmd, const struct exec_io *io,
     int *status, struct so_err *err)
 {
 	struct exec_io own = { 0 };
+	double t0 = trace_now_ms();
+	int rc;
 
 	if (io != NULL)
 		own = *io;
 	if (own.stop == NULL)
 		own.stop = c->stop;
-	return c->ops->exec(c, cmd, &own, status, err);
+	rc = c->ops->exec(c, cmd, &own, status, err);
+	trace_op(c->host->name, "exec", cmd, t0, rc, rc == 0 ? *status : -1,
+	    err->msg);
+	return rc;
 }
 
 /* Inside the workdir, absolute, and no ".." component. */
@@ -172,32 +182,51 @@ int
 conn_put(struct conn *c, const char *path, const void *data, size_t len,
     int mode, struct so_err *err)
 {
+	double t0;
+	int rc;
+
 	if (!confined(c->workdir, path))
 		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
 		    "write \"%s\" outside workdir \"%s\"", c->host->name,
 		    path, c->workdir);
-	return c->ops->put(c, path, data, len, mode, err);
+	t0 = trace_now_ms();
+	rc = c->ops->put(c, path, data, len, mode, err);
+	trace_op(c->host->name, "put", path, t0, rc, -1, err->msg);
+	return rc;
 }
 
 int
 conn_read(struct conn *c, const char *path, size_t max, char **out,
     size_t *len, struct so_err *err)
 {
+	double t0;
+	int rc;
+
 	if (!confined(c->workdir, path))
 		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
 		    "read \"%s\" outside workdir \"%s\"", c->host->name,
 		    path, c->workdir);
-	return c->ops->read(c, path, max, out, len, err);
+	t0 = trace_now_ms();
+	rc = c->ops->read(c, path, max, out, len, err);
+	trace_op(c->host->name, "read", path, t0, rc, -1, err->msg);
+	return rc;
 }
 
 int
 conn_stat(struct conn *c, const char *path, int *mode, struct so_err *err)
 {
+	double t0;
+	int rc;
+
 	if (!confined(c->workdir, path))
 		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
 		    "look at \"%s\" outside workdir \"%s\"", c->host->name,
 		    path, c->workdir);
-	return c->ops->stat(c, path, mode, err);
+	t0 = trace_now_ms();
+	rc = c->ops->stat(c, path, mode, err);
+	trace_op(c->host->name, "stat", path, t0, rc == SO_ENOTFOUND ? 0 : rc,
+	    -1, err->msg);
+	return rc;
 }
 
 void

@@ -266,11 +266,12 @@ db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 	iso_now(now, sizeof now);
 	if (run(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
-	    "exploratory, coordinator, version) VALUES "
-	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssiss",
+	    "exploratory, coordinator, version, openssl_cap) VALUES "
+	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssisss",
 	    ri->study, now, (int64_t)ri->steps, (int64_t)ri->samples,
 	    ri->command, ri->seed, ri->variants, ri->hosts,
-	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION) != SQLITE_DONE)
+	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
+	    ri->openssl_cap) != SQLITE_DONE)
 		return dberr(db, err, "cannot record run");
 	*run_id = o.rowid;
 	return 0;
@@ -391,15 +392,15 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	rc = run(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
-	    "reason, cycles, instructions, cycles_source) VALUES (?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO "
-	    "NOTHING", s->counted ? "isissiiiissisddissiis" :
-	    "isissiiiissisddissnns", run_id,
+	    "reason, cycles, instructions, cycles_source, openssl_cap) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+	    "ON CONFLICT DO NOTHING", s->counted ? "isissiiiissisddissiiss" :
+	    "isissiiiissisddissnnss", run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
 	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
-	    s->instructions, s->cycles_source);
+	    s->instructions, s->cycles_source, s->openssl_cap);
 	if (rc != SQLITE_DONE)
 		return dberr(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -655,7 +656,8 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 
 	memset(out, 0, sizeof *out);
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
-	    "status, steps, samples_per_variant, exploratory FROM runs WHERE "
+	    "status, steps, samples_per_variant, exploratory, openssl_cap "
+	    "FROM runs WHERE "
 	    "id = ?", -1, &st, NULL) != SQLITE_OK)
 		return dberr(db, err, "cannot read runs");
 	sqlite3_bind_int64(st, 1, run_id);
@@ -669,6 +671,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->steps = (uint64_t)sqlite3_column_int64(st, 5);
 		out->samples = (uint64_t)sqlite3_column_int64(st, 6);
 		out->exploratory = sqlite3_column_int(st, 7);
+		out->openssl_cap = col_dup(st, 8);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = so_error(err, SO_ENOTFOUND, "no run with id %lld",
@@ -682,6 +685,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 void
 db_run_info_free(struct stored_run *r)
 {
+	free(r->openssl_cap);
 	free(r->status);
 	free(r->hosts);
 	free(r->variants);

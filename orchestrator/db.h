@@ -41,6 +41,7 @@ struct run_info {
 	const char *variants;	/* NULL = all */
 	const char *hosts;
 	int exploratory;
+	const char *openssl_cap;	/* --openssl-cap, or NULL */
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -104,6 +105,7 @@ struct sample_row {
 	int counted;		/* cycles and instructions are set */
 	int64_t cycles, instructions;
 	const char *cycles_source;	/* pmu, test-seam or calibration */
+	const char *openssl_cap;	/* the agent's OpenSSL cap, or NULL */
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -172,7 +174,7 @@ int db_window_end(struct db *db, int64_t window_id, const char *at,
 
 /* A stored run, for --resume.  Strings are owned; db_run_info_free. */
 struct stored_run {
-	char *study, *seed, *variants, *hosts, *status;
+	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
 	uint64_t steps, samples;
 	int exploratory;
 };

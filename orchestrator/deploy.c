@@ -462,6 +462,7 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	binsum = meta_value(bf.meta, "binary_sha256");
 	res->ok = binsum[0] != '\0';
 	res->agent = xasprintf("%s/seqorch-agent", outdir);
+	res->target = xstrdup(target);
 	if (!res->ok) {
 		size_t n = strlen(bf.log);
 
@@ -514,6 +515,7 @@ void
 deploy_result_free(struct build_result *res)
 {
 	free(res->agent);
+	free(res->target);
 	free(res->log_tail);
 	memset(res, 0, sizeof *res);
 }

@@ -52,6 +52,8 @@ static const struct field facts_f[] = {
 	{ "cpu_flags", F_STR_NULL, NO, 0 },
 	{ "cores", F_INT, NO, 1 }, { "compiler", F_STR, NO, 0 },
 	{ "openssl", F_STR, NO, 0 }, { "governor", F_STR_NULL, NO, 0 },
+	{ "openssl_ia32cap", F_STR_NULL, NO, 0 },
+	{ "openssl_armcap", F_STR_NULL, NO, 0 },
 	{ "pin_cpu", F_INT_NULL, NO, 0 }, { "pinned", F_BOOL, NO, 0 },
 	{ "pin_error", F_STR_NULL, NO, 0 }, { "clock", F_STR, NO, 0 },
 	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },

@@ -1,9 +1,10 @@
 /*
  * The report.  Each selected run is first loaded from results.db into a
- * small model (struct rrun), and both renderings, text and JSON, are
- * written from that model, so they always show the same numbers.
+ * small model (report-model.h), and every rendering (text and JSON here;
+ * markdown, CSV and HTML in their own files) is written from that model,
+ * so they always show the same numbers.
  */
-#include "report.h"
+#include "report-model.h"
 #include "study.h"
 
 #include <cjson/cJSON.h>
@@ -21,199 +22,9 @@
 #define INVALID_LIST_MAX 10
 #define EVENT_LIST_MAX 20
 #define EVENT_TEXT_MAX 400	/* characters of an event's message */
-/*
- * A sample's clock moved when its estimates before and after differ by
- * more than this percentage of the larger: its cycles are less certain.
- */
-#define CLOCK_MOVED_PCT 10
-#define STR(x) STR_(x)
-#define STR_(x) #x
 
 /* Every text line fits a terminal this wide. */
 #define REPORT_COLUMNS 100
-
-/* How a row's final digests compare with the rest of the run. */
-enum {
-	DIGEST_NONE,		/* no valid sample to compare */
-	DIGEST_OK,		/* one digest per steps value, run-wide */
-	DIGEST_MISMATCH,
-};
-
-struct rbuild {
-	int64_t		 id;
-	char		*host;
-	char		*compiler;
-	char		*compiler_version;
-	char		*cflags;
-	char		*native;
-	char		*status;
-};
-
-/* One (variant, host, build) of the run: a row of the table. */
-struct rrow {
-	char		*variant;
-	char		*host;
-	int64_t		 build_id;
-	const char	*compiler;	/* the build's, NULL if it has no row */
-	char		*label;		/* compiler, made unique per host */
-	int64_t		 n;		/* valid samples */
-	int64_t		 invalid;	/* samples with valid = 0 */
-	double		 median, min, max;	/* over valid samples */
-	int		 digest;
-	double		 calib_mhz;	/* the host's; 0 = unknown */
-	double		 cycles;	/* median of the samples'; 0 = unknown */
-	int64_t		 moved;		/* valid samples whose clock moved */
-	int64_t		 counted;	/* valid samples with counter cycles */
-	double		 pcycles, ipc;	/* their medians; 0 = none */
-	char		*csrc;		/* their source: pmu, test-seam */
-};
-
-struct rhost {
-	char		*name;
-	char		*status;	/* NULL: samples but no run_hosts row */
-	char		*error;
-	int		 has_pin_cpu;
-	int64_t		 pin_cpu;
-	int		 pinned;	/* 1, 0, or -1 when not recorded */
-	char		*pin_error;
-	char		*governor;
-	char		*openssl;
-	double		 calib_mhz;	/* 0 = unknown */
-	char		*cpu_choice;	/* cpu = "auto": why this cpu */
-	char		*counters;	/* pmu, test-seam, none; NULL: older */
-	char		*counters_error;
-	int64_t		 windows, noisy;	/* windows; noisy preflights */
-	const struct rrow *best;	/* fastest valid row, NULL if none */
-};
-
-/* Run-wide digest agreement for one steps value. */
-struct rdigest {
-	int64_t		 steps;
-	int64_t		 n;		/* valid samples */
-	int64_t		 distinct;	/* distinct final digests among them */
-	char		*digest;	/* the smallest of them */
-};
-
-struct rinvalid {
-	char		*host;
-	char		*variant;
-	int64_t		 build_id;
-	char		*label;
-	int64_t		 index;
-	char		*reason;
-};
-
-/* A variant that did not run (table `variants`, status other than ok). */
-struct rvariant {
-	char		*host;
-	char		*variant;
-	int64_t		 build_id;
-	char		*label;
-	char		*status;
-	char		*reason;
-};
-
-struct revent {
-	char		*host;
-	char		*at;
-	char		*level;
-	char		*message;
-};
-
-struct rrun {
-	int64_t		 id;
-	char		*study;
-	char		*status;
-	char		*started_at;
-	char		*finished_at;
-	char		*command;
-	char		*seed;
-	int64_t		 steps;
-	int64_t		 samples;
-	int		 exploratory;
-	int		 several_builds;	/* some host has > 1 build */
-	int		 any_calib;
-	int		 any_counted;	/* some row has counter cycles */
-	int		 any_verdict;	/* some window has a preflight */
-	int64_t		 moved;		/* valid samples whose clock moved */
-	int64_t		 clocked;	/* valid samples with both estimates */
-
-	struct rhost	*hosts;
-	size_t		 nhosts;
-	struct rbuild	*builds;
-	size_t		 nbuilds;
-	struct rrow	*rows;
-	size_t		 nrows;
-	struct rdigest	*digests;
-	size_t		 ndigests;
-	struct rinvalid	*invalid;
-	size_t		 ninvalid;
-	struct rvariant	*variants;
-	size_t		 nvariants;
-	struct revent	*events;
-	size_t		 nevents;
-
-	const struct rhost **ranked;	/* hosts with a best row, fastest first */
-	size_t		 nranked;
-};
-
-/*
- * Grow array of n elements by one zeroed element and return it (moved);
- * the caller then takes &array[n++].
- */
-static void *
-grow(void *array, size_t n, size_t size)
-{
-	array = xrealloc(array, (n + 1) * size);
-	memset((char *)array + n * size, 0, size);
-	return array;
-}
-
-static char *
-col_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-
-	return s == NULL ? NULL : xstrdup((const char *)s);
-}
-
-static double
-col_double(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? 0 :
-	    sqlite3_column_double(st, i);
-}
-
-static int
-db_failed(sqlite3 *db, const char *what, struct so_err *err)
-{
-	return so_error(err, SO_EDB, "cannot read %s: %s", what,
-	    sqlite3_errmsg(db));
-}
-
-/*
- * Prepare sql and bind ?1 to run_id and ?2 to study where the statement
- * has them.
- */
-static int
-prepare(sqlite3 *db, const char *sql, const char *what, int64_t run_id,
-    const char *study, sqlite3_stmt **st, struct so_err *err)
-{
-	int np;
-
-	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
-		return db_failed(db, what, err);
-	np = sqlite3_bind_parameter_count(*st);
-	if ((np >= 1 && sqlite3_bind_int64(*st, 1, run_id) != SQLITE_OK) ||
-	    (np >= 2 && sqlite3_bind_text(*st, 2, study, -1,
-	    SQLITE_STATIC) != SQLITE_OK)) {
-		db_failed(db, what, err);
-		sqlite3_finalize(*st);
-		*st = NULL;
-		return SO_EDB;
-	}
-	return 0;
-}
 
 void
 report_format_rate(double rate, char *buf, size_t len)
@@ -236,8 +47,8 @@ report_format_rate(double rate, char *buf, size_t len)
 }
 
 /* ns per hash with four significant digits for fast and slow kernels. */
-static void
-format_ns(double rate, char *buf, size_t len)
+void
+report_format_ns(double rate, char *buf, size_t len)
 {
 	double ns;
 
@@ -249,568 +60,31 @@ format_ns(double rate, char *buf, size_t len)
 	snprintf(buf, len, "%.*f", ns < 9.9995 ? 3 : ns < 99.995 ? 2 : 1, ns);
 }
 
-static void
-free_run(struct rrun *r)
+char *
+report_clock_str(double mhz, int source, int64_t n)
 {
-	size_t i;
-
-	for (i = 0; i < r->nhosts; i++) {
-		free(r->hosts[i].name);
-		free(r->hosts[i].status);
-		free(r->hosts[i].error);
-		free(r->hosts[i].pin_error);
-		free(r->hosts[i].governor);
-		free(r->hosts[i].openssl);
-		free(r->hosts[i].cpu_choice);
-		free(r->hosts[i].counters);
-		free(r->hosts[i].counters_error);
-	}
-	for (i = 0; i < r->nbuilds; i++) {
-		free(r->builds[i].host);
-		free(r->builds[i].compiler);
-		free(r->builds[i].compiler_version);
-		free(r->builds[i].cflags);
-		free(r->builds[i].native);
-		free(r->builds[i].status);
-	}
-	for (i = 0; i < r->nrows; i++) {
-		free(r->rows[i].variant);
-		free(r->rows[i].host);
-		free(r->rows[i].label);
-		free(r->rows[i].csrc);
-	}
-	for (i = 0; i < r->ndigests; i++)
-		free(r->digests[i].digest);
-	for (i = 0; i < r->ninvalid; i++) {
-		free(r->invalid[i].host);
-		free(r->invalid[i].variant);
-		free(r->invalid[i].label);
-		free(r->invalid[i].reason);
-	}
-	for (i = 0; i < r->nvariants; i++) {
-		free(r->variants[i].host);
-		free(r->variants[i].variant);
-		free(r->variants[i].label);
-		free(r->variants[i].status);
-		free(r->variants[i].reason);
-	}
-	for (i = 0; i < r->nevents; i++) {
-		free(r->events[i].host);
-		free(r->events[i].at);
-		free(r->events[i].level);
-		free(r->events[i].message);
-	}
-	free(r->hosts);
-	free(r->builds);
-	free(r->rows);
-	free(r->digests);
-	free(r->invalid);
-	free(r->variants);
-	free(r->events);
-	free(r->ranked);
-	free(r->study);
-	free(r->status);
-	free(r->started_at);
-	free(r->finished_at);
-	free(r->command);
-	free(r->seed);
-	memset(r, 0, sizeof *r);
+	if (!(mhz > 0))
+		return xstrdup("-");
+	if (source == CLOCK_SAMPLES && n > 0)
+		return xasprintf("%.0f MHz (samples, median of %" PRId64 ")",
+		    mhz, n);
+	return xasprintf("%.0f MHz (%s)", mhz, report_clock_source(source));
 }
 
-static int
-load_header(sqlite3 *db, struct rrun *r, struct so_err *err)
+char *
+report_interval_str(const struct stats_ratio *s)
 {
-	static const char sql[] =
-	    "SELECT study, status, started_at, finished_at, command, seed,"
-	    " steps, samples_per_variant, exploratory"
-	    " FROM runs WHERE id = ?1";
-	sqlite3_stmt *st;
-	int rc, ret = 0;
-
-	if ((ret = prepare(db, sql, "runs", r->id, NULL, &st, err)) != 0)
-		return ret;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		r->study = col_dup(st, 0);
-		r->status = col_dup(st, 1);
-		r->started_at = col_dup(st, 2);
-		r->finished_at = col_dup(st, 3);
-		r->command = col_dup(st, 4);
-		r->seed = col_dup(st, 5);
-		r->steps = sqlite3_column_int64(st, 6);
-		r->samples = sqlite3_column_int64(st, 7);
-		r->exploratory = sqlite3_column_int(st, 8) != 0;
-	} else if (rc == SQLITE_DONE)
-		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "
-		    "while reading it", r->id);
-	else
-		ret = db_failed(db, "runs", err);
-	sqlite3_finalize(st);
-	return ret;
+	if (isnan(s->lo))
+		return xstrdup("[no interval: n < 2]");
+	return xasprintf("[%.3f, %.3f]", s->lo, s->hi);
 }
 
-/*
- * Hosts of the run: those with a run_hosts row plus any that only left
- * samples.  Without a calibration in the facts, fall back to the samples'.
- */
-static int
-load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
+const char *
+report_verdict_phrase(const struct stats_ratio *s)
 {
-	static const char sql[] =
-	    "SELECT h.host, rh.status, rh.error, rh.pin_cpu, rh.pinned,"
-	    " rh.pin_error, rh.governor, rh.openssl,"
-	    " COALESCE(NULLIF(rh.calib_mhz, 0), (SELECT AVG(s.calib_mhz)"
-	    "  FROM samples s WHERE s.run_id = ?1 AND s.host = h.host"
-	    "  AND s.calib_mhz > 0)),"
-	    " rh.cpu_choice, rh.counters, rh.counters_error,"
-	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
-	    "  AND w.host = h.host AND w.verdict IS NOT NULL),"
-	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
-	    "  AND w.host = h.host AND w.verdict = 'noisy')"
-	    " FROM (SELECT host FROM run_hosts WHERE run_id = ?1"
-	    "  UNION SELECT host FROM samples WHERE run_id = ?1) h"
-	    " LEFT JOIN run_hosts rh ON rh.run_id = ?1 AND rh.host = h.host"
-	    " ORDER BY h.host";
-	sqlite3_stmt *st;
-	struct rhost *h;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "run_hosts", r->id, NULL, &st, err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->hosts = grow(r->hosts, r->nhosts, sizeof *h);
-		h = &r->hosts[r->nhosts++];
-		h->name = col_dup(st, 0);
-		h->status = col_dup(st, 1);
-		h->error = col_dup(st, 2);
-		h->has_pin_cpu = sqlite3_column_type(st, 3) != SQLITE_NULL;
-		h->pin_cpu = sqlite3_column_int64(st, 3);
-		h->pinned = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int(st, 4) != 0;
-		h->pin_error = col_dup(st, 5);
-		h->governor = col_dup(st, 6);
-		h->openssl = col_dup(st, 7);
-		h->calib_mhz = col_double(st, 8);
-		if (h->calib_mhz > 0)
-			r->any_calib = 1;
-		h->cpu_choice = col_dup(st, 9);
-		h->counters = col_dup(st, 10);
-		h->counters_error = col_dup(st, 11);
-		h->windows = sqlite3_column_int64(st, 12);
-		h->noisy = sqlite3_column_int64(st, 13);
-		if (h->windows > 0)
-			r->any_verdict = 1;
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "run_hosts", err);
-	sqlite3_finalize(st);
-	return ret;
+	return stats_verdict_word(s->verdict);
 }
 
-static int
-load_builds(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT id, host, compiler, compiler_version, cflags, native,"
-	    " status FROM builds WHERE run_id = ?1 ORDER BY host, id";
-	sqlite3_stmt *st;
-	struct rbuild *b;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "builds", r->id, NULL, &st, err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->builds = grow(r->builds, r->nbuilds, sizeof *b);
-		b = &r->builds[r->nbuilds++];
-		b->id = sqlite3_column_int64(st, 0);
-		b->host = col_dup(st, 1);
-		b->compiler = col_dup(st, 2);
-		b->compiler_version = col_dup(st, 3);
-		b->cflags = col_dup(st, 4);
-		b->native = col_dup(st, 5);
-		b->status = col_dup(st, 6);
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "builds", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-/*
- * How a build is named in rows: its compiler, or "compiler#id" when the
- * same host has two builds with that compiler (say, different cflags).
- * Caller frees.
- */
-static const struct rbuild *
-find_build(const struct rrun *r, int64_t build_id)
-{
-	size_t i;
-
-	for (i = 0; i < r->nbuilds; i++) {
-		if (r->builds[i].id == build_id)
-			return &r->builds[i];
-	}
-	return NULL;
-}
-
-static char *
-build_label(const struct rrun *r, const char *host, int64_t build_id)
-{
-	const struct rbuild *b = find_build(r, build_id);
-	size_t i;
-
-	if (b == NULL)
-		return xasprintf("build#%" PRId64, build_id);
-	for (i = 0; i < r->nbuilds; i++) {
-		if (r->builds[i].id != build_id &&
-		    strcmp(r->builds[i].host, host) == 0 &&
-		    strcmp(r->builds[i].compiler, b->compiler) == 0)
-			return xasprintf("%s#%" PRId64, b->compiler, build_id);
-	}
-	return xstrdup(b->compiler);
-}
-
-static const struct rhost *
-find_host(const struct rrun *r, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < r->nhosts; i++) {
-		if (strcmp(r->hosts[i].name, name) == 0)
-			return &r->hosts[i];
-	}
-	return NULL;
-}
-
-/*
- * One row per (variant, host, build) that left any sample.
- *
- * cycles is the median over valid samples of each sample's cycles per
- * hash, at the mean of the clock estimates taken just before and just
- * after it; a sample whose two estimates differ by more than
- * CLOCK_MOVED_PCT counts as moved.
- *
- * n, median, min and max are computed exactly as the schema's summary
- * view computes them, but over this run's samples only: SQLite (3.40)
- * does not push "WHERE run_id = ?" through the view's GROUP BY into its
- * window, so reading the view costs a pass over every sample ever stored.
- * test_report.c checks that both agree.
- *
- * A row's digest is ok when its valid samples end in one digest per steps
- * value and so does the whole run, so a variant that computes something
- * else shows even if its samples were wrongly marked valid.
- */
-static int
-load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "WITH d AS (SELECT steps, COUNT(DISTINCT digest) AS nd"
-	    "  FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    "  GROUP BY steps),"
-	    " v AS (SELECT variant, host, build_id, steps * 1e9 / ns AS rate,"
-	    "  ROW_NUMBER() OVER w AS rn,"
-	    "  COUNT(*) OVER (PARTITION BY variant, host, build_id) AS cnt"
-	    "  FROM samples"
-	    "  WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0"
-	    "  WINDOW w AS (PARTITION BY variant, host, build_id"
-	    "   ORDER BY steps * 1e9 / ns)),"
-	    " m AS (SELECT variant, host, build_id, MAX(cnt) AS n,"
-	    "  AVG(CASE WHEN rn IN ((cnt + 1) / 2, (cnt + 2) / 2)"
-	    "   THEN rate END) AS median, MIN(rate) AS lo, MAX(rate) AS hi"
-	    "  FROM v GROUP BY variant, host, build_id),"
-	    " c AS (SELECT variant, host, build_id, cyc,"
-	    "  ROW_NUMBER() OVER (PARTITION BY variant, host, build_id"
-	    "   ORDER BY cyc) AS rn,"
-	    "  COUNT(*) OVER (PARTITION BY variant, host, build_id) AS cnt"
-	    "  FROM (SELECT variant, host, build_id, ns * (calib_mhz +"
-	    "   COALESCE(NULLIF(calib_after_mhz, 0), calib_mhz)) / 2000.0"
-	    "   / steps AS cyc FROM samples WHERE run_id = ?1 AND study = ?2"
-	    "   AND valid = 1 AND ns > 0 AND calib_mhz > 0)),"
-	    " cm AS (SELECT variant, host, build_id, AVG(CASE WHEN rn IN"
-	    "  ((cnt + 1) / 2, (cnt + 2) / 2) THEN cyc END) AS cycles"
-	    "  FROM c GROUP BY variant, host, build_id),"
-	    " p AS (SELECT variant, host, build_id, cyc, ipc, src,"
-	    "  ROW_NUMBER() OVER (PARTITION BY variant, host, build_id"
-	    "   ORDER BY cyc) AS rn,"
-	    "  ROW_NUMBER() OVER (PARTITION BY variant, host, build_id"
-	    "   ORDER BY ipc) AS rn2,"
-	    "  COUNT(*) OVER (PARTITION BY variant, host, build_id) AS cnt"
-	    "  FROM (SELECT variant, host, build_id, cycles * 1.0 / steps AS"
-	    "   cyc, instructions * 1.0 / cycles AS ipc, cycles_source AS src"
-	    "   FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    "   AND cycles > 0)),"
-	    " pm AS (SELECT variant, host, build_id, MAX(cnt) AS n,"
-	    "  AVG(CASE WHEN rn IN ((cnt + 1) / 2, (cnt + 2) / 2)"
-	    "   THEN cyc END) AS cycles,"
-	    "  AVG(CASE WHEN rn2 IN ((cnt + 1) / 2, (cnt + 2) / 2)"
-	    "   THEN ipc END) AS ipc, MAX(src) AS src"
-	    "  FROM p GROUP BY variant, host, build_id),"
-	    " g AS (SELECT s.variant, s.host, s.build_id,"
-	    "  SUM(s.valid = 0) AS invalid,"
-	    "  COUNT(DISTINCT CASE WHEN s.valid = 1 THEN s.steps END) AS vsteps,"
-	    "  COUNT(DISTINCT CASE WHEN s.valid = 1"
-	    "   THEN s.steps || ' ' || s.digest END) AS vdigests,"
-	    "  MAX(CASE WHEN s.valid = 1 THEN d.nd END) AS run_digests,"
-	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0)"
-	    "   AS clocked,"
-	    "  SUM(s.valid = 1 AND s.calib_mhz > 0 AND s.calib_after_mhz > 0"
-	    "   AND ABS(s.calib_after_mhz - s.calib_mhz) * 100 > "
-	    STR(CLOCK_MOVED_PCT) " * MAX(s.calib_mhz, s.calib_after_mhz))"
-	    "   AS moved"
-	    "  FROM samples s LEFT JOIN d ON d.steps = s.steps"
-	    "  WHERE s.run_id = ?1 AND s.study = ?2"
-	    "  GROUP BY s.variant, s.host, s.build_id)"
-	    " SELECT g.variant, g.host, g.build_id, g.invalid, g.vsteps,"
-	    "  g.vdigests, g.run_digests, COALESCE(m.n, 0), m.median, m.lo,"
-	    "  m.hi, cm.cycles, g.clocked, g.moved, pm.n, pm.cycles, pm.ipc,"
-	    "  pm.src"
-	    " FROM g LEFT JOIN m ON m.variant = g.variant AND m.host = g.host"
-	    "  AND m.build_id = g.build_id"
-	    " LEFT JOIN cm ON cm.variant = g.variant AND cm.host = g.host"
-	    "  AND cm.build_id = g.build_id"
-	    " LEFT JOIN pm ON pm.variant = g.variant AND pm.host = g.host"
-	    "  AND pm.build_id = g.build_id"
-	    " ORDER BY g.variant, g.host, g.build_id";
-	sqlite3_stmt *st;
-	struct rrow *w;
-	const struct rhost *h;
-	const struct rbuild *b;
-	int64_t vsteps, vdigests, run_digests;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "samples", r->id, r->study, &st,
-	    err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->rows = grow(r->rows, r->nrows, sizeof *w);
-		w = &r->rows[r->nrows++];
-		w->variant = col_dup(st, 0);
-		w->host = col_dup(st, 1);
-		w->build_id = sqlite3_column_int64(st, 2);
-		w->invalid = sqlite3_column_int64(st, 3);
-		vsteps = sqlite3_column_int64(st, 4);
-		vdigests = sqlite3_column_int64(st, 5);
-		run_digests = sqlite3_column_int64(st, 6);
-		w->n = sqlite3_column_int64(st, 7);
-		w->median = col_double(st, 8);
-		w->min = col_double(st, 9);
-		w->max = col_double(st, 10);
-		w->cycles = col_double(st, 11);
-		r->clocked += sqlite3_column_int64(st, 12);
-		w->moved = sqlite3_column_int64(st, 13);
-		r->moved += w->moved;
-		w->counted = sqlite3_column_int64(st, 14);
-		w->pcycles = col_double(st, 15);
-		w->ipc = col_double(st, 16);
-		w->csrc = col_dup(st, 17);
-		if (w->cycles > 0)
-			r->any_calib = 1;
-		if (w->counted > 0)
-			r->any_counted = r->any_calib = 1;
-		if (vsteps == 0)
-			w->digest = DIGEST_NONE;
-		else if (vdigests == vsteps && run_digests == 1)
-			w->digest = DIGEST_OK;
-		else
-			w->digest = DIGEST_MISMATCH;
-		w->label = build_label(r, w->host, w->build_id);
-		if ((b = find_build(r, w->build_id)) != NULL)
-			w->compiler = b->compiler;
-		if ((h = find_host(r, w->host)) != NULL)
-			w->calib_mhz = h->calib_mhz;
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "samples", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int
-load_digests(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT steps, COUNT(*), COUNT(DISTINCT digest), MIN(digest)"
-	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    " GROUP BY steps ORDER BY steps";
-	sqlite3_stmt *st;
-	struct rdigest *d;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "samples", r->id, r->study, &st,
-	    err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->digests = grow(r->digests, r->ndigests, sizeof *d);
-		d = &r->digests[r->ndigests++];
-		d->steps = sqlite3_column_int64(st, 0);
-		d->n = sqlite3_column_int64(st, 1);
-		d->distinct = sqlite3_column_int64(st, 2);
-		d->digest = col_dup(st, 3);
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "samples", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int
-load_invalid(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT host, variant, build_id, sample_index, invalid_reason"
-	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 0"
-	    " ORDER BY host, variant, build_id, sample_index";
-	sqlite3_stmt *st;
-	struct rinvalid *v;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "samples", r->id, r->study, &st,
-	    err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->invalid = grow(r->invalid, r->ninvalid, sizeof *v);
-		v = &r->invalid[r->ninvalid++];
-		v->host = col_dup(st, 0);
-		v->variant = col_dup(st, 1);
-		v->build_id = sqlite3_column_int64(st, 2);
-		v->label = build_label(r, v->host, v->build_id);
-		v->index = sqlite3_column_int64(st, 3);
-		v->reason = col_dup(st, 4);
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "samples", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int
-load_variants(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT host, variant, build_id, status, reason FROM variants"
-	    " WHERE run_id = ?1 AND study = ?2 AND status <> 'ok'"
-	    " ORDER BY host, build_id, status, reason, variant";
-	sqlite3_stmt *st;
-	struct rvariant *v;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "variants", r->id, r->study, &st,
-	    err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->variants = grow(r->variants, r->nvariants, sizeof *v);
-		v = &r->variants[r->nvariants++];
-		v->host = col_dup(st, 0);
-		v->variant = col_dup(st, 1);
-		v->build_id = sqlite3_column_int64(st, 2);
-		v->label = build_label(r, v->host, v->build_id);
-		v->status = col_dup(st, 3);
-		v->reason = col_dup(st, 4);
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "variants", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-/* Warnings and errors only: info events are the run's diary. */
-static int
-load_events(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
-	    "SELECT host, at, level, message FROM events"
-	    " WHERE run_id = ?1 AND level IN ('warning', 'error')"
-	    " ORDER BY id";
-	sqlite3_stmt *st;
-	struct revent *e;
-	int rc, ret;
-
-	if ((ret = prepare(db, sql, "events", r->id, NULL, &st, err)) != 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->events = grow(r->events, r->nevents, sizeof *e);
-		e = &r->events[r->nevents++];
-		e->host = col_dup(st, 0);
-		e->at = col_dup(st, 1);
-		e->level = col_dup(st, 2);
-		e->message = col_dup(st, 3);
-	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "events", err);
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int
-cmp_ranked(const void *a, const void *b)
-{
-	const struct rhost *x = *(const struct rhost *const *)a;
-	const struct rhost *y = *(const struct rhost *const *)b;
-
-	if (x->best->median != y->best->median)
-		return x->best->median < y->best->median ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-/*
- * The best row per host: the highest median among rows whose digests
- * agree, whatever the compiler, as SUPERCOP picks the best implementation
- * and compiler pair.  Then rank the hosts by it for the ratios.
- */
-static void
-rank(struct rrun *r)
-{
-	struct rhost *h;
-	const struct rrow *w;
-	size_t i, j;
-	int64_t first;
-
-	for (i = 0; i < r->nhosts; i++) {
-		h = &r->hosts[i];
-		first = -1;
-		for (j = 0; j < r->nrows; j++) {
-			w = &r->rows[j];
-			if (strcmp(w->host, h->name) != 0)
-				continue;
-			if (first == -1)
-				first = w->build_id;
-			else if (w->build_id != first)
-				r->several_builds = 1;
-			if (w->n == 0 || w->digest != DIGEST_OK)
-				continue;
-			if (h->best == NULL || w->median > h->best->median)
-				h->best = w;
-		}
-	}
-	r->ranked = xcalloc(r->nhosts, sizeof *r->ranked);
-	for (i = 0; i < r->nhosts; i++) {
-		if (r->hosts[i].best != NULL)
-			r->ranked[r->nranked++] = &r->hosts[i];
-	}
-	qsort(r->ranked, r->nranked, sizeof *r->ranked, cmp_ranked);
-}
-
-static int
-load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
-{
-	int ret;
-
-	memset(r, 0, sizeof *r);
-	r->id = id;
-	if ((ret = load_header(db, r, err)) != 0 ||
-	    (ret = load_hosts(db, r, err)) != 0 ||
-	    (ret = load_builds(db, r, err)) != 0 ||
-	    (ret = load_rows(db, r, err)) != 0 ||
-	    (ret = load_digests(db, r, err)) != 0 ||
-	    (ret = load_invalid(db, r, err)) != 0 ||
-	    (ret = load_variants(db, r, err)) != 0 ||
-	    (ret = load_events(db, r, err)) != 0) {
-		free_run(r);
-		return ret;
-	}
-	rank(r);
-	return 0;
-}
 
 /* Characters in s: UTF-8 continuation bytes do not count. */
 static size_t
@@ -946,7 +220,7 @@ struct table {
 static void
 cell(struct table *t, char *owned)
 {
-	t->cells = grow(t->cells, t->ncells, sizeof *t->cells);
+	t->cells = report_grow(t->cells, t->ncells, sizeof *t->cells);
 	t->cells[t->ncells++] = owned;
 }
 
@@ -1022,47 +296,16 @@ ns_str(double rate)
 {
 	char buf[32];
 
-	format_ns(rate, buf, sizeof buf);
+	report_format_ns(rate, buf, sizeof buf);
 	return xstrdup(buf);
 }
 
-/*
- * Cycles per hash of a row: from its samples' counters (docs/
- * measurement.md), else from their own clock estimates, else (samples
- * without one) from the host's; 0 when unknown.
- */
-static double
-row_cycles(const struct rrow *w)
-{
-	if (w->n == 0)
-		return 0;
-	if (w->counted > 0 && w->pcycles > 0)
-		return w->pcycles;
-	if (w->cycles > 0)
-		return w->cycles;
-	if (w->calib_mhz > 0 && w->median > 0)
-		return w->calib_mhz * 1e6 / w->median;
-	return 0;
-}
-
-/* Where row_cycles came from: pmu, test-seam, calib; NULL if unknown. */
-static const char *
-row_cycles_source(const struct rrow *w)
-{
-	if (row_cycles(w) <= 0)
-		return NULL;
-	if (w->counted > 0 && w->pcycles > 0)
-		return w->csrc != NULL ? w->csrc : "pmu";
-	return "calib";
-}
-
-/* "24.1 pmu": every figure says its source. */
 static char *
 cycles_str(const struct rrow *w)
 {
-	double c = row_cycles(w);
+	double c = report_row_cycles(w);
 
-	return c > 0 ? xasprintf("%.1f %s", c, row_cycles_source(w)) :
+	return c > 0 ? xasprintf("%.1f %s", c, report_row_cycles_source(w)) :
 	    xstrdup("-");
 }
 
@@ -1111,6 +354,9 @@ text_header(const struct rrun *r, FILE *out)
 	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");
 	emit(out, "  seed      %s", r->seed);
+	if (r->openssl_cap != NULL)
+		emit(out, "  openssl   capabilities \"%s\" (OPENSSL_ia32cap on "
+		    "x86-64, OPENSSL_armcap on aarch64)", r->openssl_cap);
 	emit(out, "  started   %s", r->started_at);
 	emit(out, "  finished  %s", r->finished_at != NULL ?
 	    r->finished_at : "-");
@@ -1139,7 +385,7 @@ static void
 text_hosts(const struct rrun *r, FILE *out)
 {
 	static const char *heads[] = {
-		"host", "status", "calib", "governor", "pinning", "counters",
+		"host", "status", "clock", "governor", "pinning", "counters",
 		"noise"
 	};
 	struct table t = { 7, heads, "lllllll", NULL, 0 };
@@ -1150,8 +396,8 @@ text_hosts(const struct rrun *r, FILE *out)
 		h = &r->hosts[i];
 		cell(&t, xstrdup(h->name));
 		cell(&t, xstrdup(h->status != NULL ? h->status : "-"));
-		cell(&t, h->calib_mhz > 0 ? xasprintf("%.0f MHz",
-		    h->calib_mhz) : xstrdup("-"));
+		cell(&t, report_clock_str(h->clock_mhz, h->clock_source,
+		    h->clock_n));
 		cell(&t, xstrdup(h->governor != NULL ? h->governor : "-"));
 		cell(&t, pin_str(h));
 		cell(&t, xstrdup(h->counters != NULL ? h->counters : "-"));
@@ -1159,6 +405,11 @@ text_hosts(const struct rrun *r, FILE *out)
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	/* what the agents called: OpenSSL_version() on each host */
+	for (i = 0; i < r->nhosts; i++)
+		if (r->hosts[i].openssl != NULL)
+			emit(out, "  libcrypto on %s: %s", r->hosts[i].name,
+			    r->hosts[i].openssl);
 	/* How the cpu was chosen and why cycles are estimated, in words. */
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
@@ -1205,11 +456,10 @@ static void
 text_rows(const struct rrun *r, FILE *out)
 {
 	const char *heads[11];
-	char align[12];
+	char align[12], ns_head[64];
 	struct table t = { 0, heads, align, NULL, 0 };
 	const struct rrow *w;
 	const char *prev = NULL;
-	char ns_head[48], line[200];
 	size_t i;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
@@ -1237,9 +487,8 @@ text_rows(const struct rrun *r, FILE *out)
 		return;
 	}
 	fputc('\n', out);
-	snprintf(line, sizeof line, "%s/s over the n valid samples; inv: "
-	    "samples with valid = 0, in no rate", study_unit_plural(r->study));
-	emit(out, line);
+	emit(out, "%s/s over the n valid samples; inv: samples with "
+	    "valid = 0, in no rate", study_unit_plural(r->study));
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		cell(&t, xstrdup(prev != NULL && strcmp(prev, w->variant) == 0 ?
@@ -1273,14 +522,16 @@ text_rows(const struct rrun *r, FILE *out)
 static void
 text_best(const struct rrun *r, FILE *out)
 {
-	char ns_head[48];
+	char ns_head[64];
 	const char *heads[] = {
 		"host", "variant", "median", ns_head, "cycles"
 	};
 	struct table t = { 5, heads, "llrrr", NULL, 0 };
 	const struct rhost *h;
 	const struct rrow *w;
-	size_t i, j;
+	const struct rratio *x;
+	size_t i;
+	char *iv;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	fputc('\n', out);
@@ -1305,12 +556,134 @@ text_best(const struct rrun *r, FILE *out)
 	if (r->nranked < 2)
 		return;
 	fputc('\n', out);
-	emit(out, "ratios of best rates");
+	emit(out, "ratios of best rates, %d%% bootstrap interval over the "
+	    "samples, verdict", STATS_LEVEL_PCT);
+	for (i = 0; i < r->nratios; i++) {
+		x = &r->ratios[i];
+		if (x->refused != NULL) {
+			emit(out, "  %s / %s: refused, %s", x->a->host,
+			    x->b->host, x->refused);
+			continue;
+		}
+		iv = report_interval_str(&x->s);
+		emit(out, "  %s / %s = %.2fx  %s  %s", x->a->host, x->b->host,
+		    x->s.ratio, iv, report_verdict_phrase(&x->s));
+		free(iv);
+	}
+}
+
+/*
+ * Every variant of a host against the host's best: which are slower, and
+ * which cannot be told from the best at this precision.
+ */
+static void
+text_vs_best(const struct rrun *r, FILE *out)
+{
+	static const char *heads[] = {
+		"host", "variant", "/ best", "interval", "verdict"
+	};
+	struct table t = { 5, heads, "llrll", NULL, 0 };
+	const struct rrow *w;
+	const struct rhost *h;
+	size_t i, j, n = 0;
+
 	for (i = 0; i < r->nranked; i++) {
-		for (j = i + 1; j < r->nranked; j++)
-			emit(out, "  %s / %s = %.2fx", r->ranked[i]->name,
-			    r->ranked[j]->name, r->ranked[i]->best->median /
-			    r->ranked[j]->best->median);
+		h = r->ranked[i];
+		for (j = 0; j < r->nrows; j++) {
+			w = &r->rows[j];
+			if (w == h->best || strcmp(w->host, h->name) != 0 ||
+			    isnan(w->vs_best.ratio))
+				continue;
+			cell(&t, xstrdup(h->name));
+			cell(&t, r->several_builds ? xasprintf("%s (%s)",
+			    w->variant, w->label) : xstrdup(w->variant));
+			cell(&t, xasprintf("%.3fx", w->vs_best.ratio));
+			cell(&t, report_interval_str(&w->vs_best));
+			cell(&t, xstrdup(report_verdict_phrase(&w->vs_best)));
+			n++;
+		}
+	}
+	if (n == 0)
+		return;
+	fputc('\n', out);
+	emit(out, "variants against their host's best, %d%% interval",
+	    STATS_LEVEL_PCT);
+	table_print(&t, out);
+}
+
+/*
+ * Quartiles, coefficient of variation and the one clock of each cell:
+ * the spread that says how far its median can be trusted.
+ */
+static void
+text_spread(const struct rrun *r, FILE *out)
+{
+	const char *heads[9];
+	char align[10];
+	struct table t = { 0, heads, align, NULL, 0 };
+	const struct rrow *w;
+	size_t i;
+
+#define COL(name, a) (heads[t.ncols] = (name), align[t.ncols++] = (a))
+	COL("variant", 'l');
+	if (r->several_builds)
+		COL("compiler", 'l');
+	COL("host", 'l');
+	COL("q1", 'r');
+	COL("median", 'r');
+	COL("q3", 'r');
+	COL("cv", 'r');
+	COL("clock", 'l');
+#undef COL
+	align[t.ncols] = '\0';
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->n == 0)
+			continue;
+		cell(&t, xstrdup(w->variant));
+		if (r->several_builds)
+			cell(&t, xstrdup(w->label));
+		cell(&t, xstrdup(w->host));
+		cell(&t, rate_str(w->desc.q1));
+		cell(&t, rate_str(w->median));
+		cell(&t, rate_str(w->desc.q3));
+		cell(&t, isnan(w->desc.cv) ? xstrdup("-") :
+		    xasprintf("%.2f%%", 100 * w->desc.cv));
+		cell(&t, report_clock_str(w->clock_mhz, w->clock_source,
+		    w->clock_source == CLOCK_SAMPLES ? -1 : 0));
+	}
+	if (t.ncells == 0)
+		return;
+	fputc('\n', out);
+	emit(out, "spread per cell: quartiles of %s/s, coefficient of "
+	    "variation, clock", study_unit_plural(r->study));
+	table_print(&t, out);
+}
+
+/* Does a sample's place in the alternating order shift its result? */
+static void
+text_positions(const struct rrun *r, FILE *out)
+{
+	const struct rposition *p;
+	size_t i;
+	char *iv;
+
+	fputc('\n', out);
+	if (r->npositions == 0) {
+		emit(out, "position bias: not measurable (one position only)");
+		return;
+	}
+	emit(out, "position bias: %s", r->position_bias ?
+	    "some positions in the alternating order shift results" :
+	    "no position in the alternating order shifts results at this "
+	    "precision");
+	for (i = 0; i < r->npositions; i++) {
+		p = &r->positions[i];
+		iv = report_interval_str(&p->s);
+		emit(out, "  position %" PRId64 ": n %zu, %.4fx the others  "
+		    "%s  %s", p->position, p->n, p->s.ratio, iv,
+		    report_verdict_phrase(&p->s));
+		free(iv);
 	}
 }
 
@@ -1434,7 +807,10 @@ text_run(const struct rrun *r, FILE *out)
 	text_hosts(r, out);
 	text_builds(r, out);
 	text_rows(r, out);
+	text_spread(r, out);
 	text_best(r, out);
+	text_vs_best(r, out);
+	text_positions(r, out);
 	text_warnings(r, out);
 }
 
@@ -1460,10 +836,24 @@ json_num(cJSON *o, const char *key, double v, int known)
 static void
 json_build(cJSON *o, const struct rrun *r, int64_t build_id)
 {
-	const struct rbuild *b = find_build(r, build_id);
+	const struct rbuild *b = report_find_build(r, build_id);
 
 	cJSON_AddNumberToObject(o, "build_id", (double)build_id);
 	json_str(o, "compiler", b != NULL ? b->compiler : NULL);
+}
+
+cJSON *
+report_json_ratio(const struct stats_ratio *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	json_num(o, "ratio", s->ratio, !isnan(s->ratio));
+	json_num(o, "lo", s->lo, !isnan(s->lo));
+	json_num(o, "hi", s->hi, !isnan(s->hi));
+	cJSON_AddNumberToObject(o, "level_pct", STATS_LEVEL_PCT);
+	json_str(o, "verdict", stats_verdict_key(s->verdict));
+	json_str(o, "verdict_text", stats_verdict_word(s->verdict));
+	return o;
 }
 
 static cJSON *
@@ -1479,12 +869,23 @@ json_row(const struct rrow *w)
 	cJSON_AddNumberToObject(o, "n", (double)w->n);
 	json_num(o, "median_rate", w->median, known);
 	json_num(o, "ns_per_step", known ? 1e9 / w->median : 0, known);
-	json_num(o, "cycles_per_step", row_cycles(w), row_cycles(w) > 0);
-	json_str(o, "cycles_source", row_cycles_source(w));
+	json_num(o, "cycles_per_step", report_row_cycles(w),
+	    report_row_cycles(w) > 0);
+	json_num(o, "clock_mhz", w->clock_mhz, w->clock_mhz > 0);
+	json_str(o, "clock_source", report_clock_source(w->clock_source));
+	json_str(o, "cycles_source", report_row_cycles_source(w));
 	json_num(o, "ipc", w->ipc, w->counted > 0 && w->ipc > 0);
 	cJSON_AddNumberToObject(o, "clock_moved", (double)w->moved);
 	json_num(o, "min_rate", w->min, known);
+	json_num(o, "q1_rate", w->desc.q1, known);
+	json_num(o, "q3_rate", w->desc.q3, known);
 	json_num(o, "max_rate", w->max, known);
+	json_num(o, "mean_rate", w->desc.mean, known);
+	json_num(o, "cv", w->desc.cv, !isnan(w->desc.cv));
+	if (isnan(w->vs_best.ratio))
+		cJSON_AddNullToObject(o, "vs_best");
+	else
+		cJSON_AddItemToObject(o, "vs_best", report_json_ratio(&w->vs_best));
 	json_str(o, "digest", w->digest == DIGEST_OK ? "ok" :
 	    w->digest == DIGEST_MISMATCH ? "mismatch" : NULL);
 	cJSON_AddNumberToObject(o, "invalid", (double)w->invalid);
@@ -1513,6 +914,15 @@ json_hosts(const struct rrun *r)
 		json_str(o, "governor", h->governor);
 		json_str(o, "openssl", h->openssl);
 		json_num(o, "calib_mhz", h->calib_mhz, h->calib_mhz > 0);
+		json_num(o, "clock_mhz", h->clock_mhz, h->clock_mhz > 0);
+		json_str(o, "clock_source",
+		    report_clock_source(h->clock_source));
+		cJSON_AddNumberToObject(o, "clock_samples", (double)h->clock_n);
+		json_str(o, "cpu_model", h->cpu_model);
+		json_str(o, "arch", h->arch);
+		json_str(o, "os", h->os);
+		json_str(o, "kernel", h->kernel);
+		json_num(o, "cores", (double)h->cores, h->cores > 0);
 		json_str(o, "cpu_choice", h->cpu_choice);
 		json_str(o, "counters", h->counters);
 		json_str(o, "counters_error", h->counters_error);
@@ -1549,22 +959,36 @@ static cJSON *
 json_best(const struct rrun *r, cJSON **ratios)
 {
 	cJSON *a = cJSON_CreateArray(), *o;
-	const struct rhost *h;
-	size_t i, j;
+	const struct rratio *x;
+	size_t i;
 
+	for (i = 0; i < r->nranked; i++)
+		cJSON_AddItemToArray(a, json_row(r->ranked[i]->best));
 	*ratios = cJSON_CreateArray();
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		o = json_row(h->best);
+	for (i = 0; i < r->nratios; i++) {
+		x = &r->ratios[i];
+		o = x->refused != NULL ? cJSON_CreateObject() :
+		    report_json_ratio(&x->s);
+		json_str(o, "faster", x->a->host);
+		json_str(o, "slower", x->b->host);
+		json_str(o, "refused", x->refused);
+		cJSON_AddItemToArray(*ratios, o);
+	}
+	return a;
+}
+
+static cJSON *
+json_positions(const struct rrun *r)
+{
+	cJSON *a = cJSON_CreateArray(), *o;
+	size_t i;
+
+	for (i = 0; i < r->npositions; i++) {
+		o = report_json_ratio(&r->positions[i].s);
+		cJSON_AddNumberToObject(o, "position",
+		    (double)r->positions[i].position);
+		cJSON_AddNumberToObject(o, "n", (double)r->positions[i].n);
 		cJSON_AddItemToArray(a, o);
-		for (j = i + 1; j < r->nranked; j++) {
-			o = cJSON_CreateObject();
-			json_str(o, "faster", h->name);
-			json_str(o, "slower", r->ranked[j]->name);
-			cJSON_AddNumberToObject(o, "ratio", h->best->median /
-			    r->ranked[j]->best->median);
-			cJSON_AddItemToArray(*ratios, o);
-		}
 	}
 	return a;
 }
@@ -1612,6 +1036,8 @@ json_warnings(const struct rrun *r)
 	return w;
 }
 
+static cJSON *json_reference(const struct rrun *r);
+
 static cJSON *
 json_run(const struct rrun *r)
 {
@@ -1621,11 +1047,13 @@ json_run(const struct rrun *r)
 	cJSON_AddNumberToObject(o, "id", (double)r->id);
 	json_str(o, "study", r->study);
 	json_str(o, "unit", study_unit(r->study));
+	json_str(o, "unit_plural", study_unit_plural(r->study));
 	json_str(o, "status", r->status);
 	cJSON_AddBoolToObject(o, "exploratory", r->exploratory);
 	cJSON_AddNumberToObject(o, "steps", (double)r->steps);
 	cJSON_AddNumberToObject(o, "samples_per_variant", (double)r->samples);
 	json_str(o, "seed", r->seed);
+	json_str(o, "openssl_cap", r->openssl_cap);
 	json_str(o, "started_at", r->started_at);
 	json_str(o, "finished_at", r->finished_at);
 	json_str(o, "command", r->command);
@@ -1647,157 +1075,131 @@ json_run(const struct rrun *r)
 		cJSON_AddItemToArray(a, json_row(&r->rows[i]));
 	cJSON_AddItemToObject(o, "best", json_best(r, &ratios));
 	cJSON_AddItemToObject(o, "ratios", ratios);
+	cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
+	cJSON_AddItemToObject(o, "positions", json_positions(r));
 	cJSON_AddItemToObject(o, "warnings", json_warnings(r));
+	if (r->has_ref || r->ref_note != NULL)
+		cJSON_AddItemToObject(o, "reference", json_reference(r));
 	return o;
 }
 
-/* "9, 8, 7": the newest run ids, for messages.  Caller frees. */
-static char *
-recent_ids(sqlite3 *db)
+int
+report_format_parse(const char *s)
 {
-	static const char sql[] = "SELECT id FROM runs ORDER BY id DESC LIMIT 5";
-	sqlite3_stmt *st;
-	char *s = NULL, *t;
+	static const char *const names[] = {
+		[REPORT_TEXT] = "text", [REPORT_JSON] = "json",
+		[REPORT_MARKDOWN] = "markdown", [REPORT_CSV] = "csv",
+		[REPORT_HTML] = "html",
+	};
+	size_t i;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		t = s == NULL ? xasprintf("%lld", sqlite3_column_int64(st, 0)) :
-		    xasprintf("%s, %lld", s, sqlite3_column_int64(st, 0));
-		free(s);
-		s = t;
+	for (i = 0; i < sizeof names / sizeof *names; i++) {
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
 	}
-	sqlite3_finalize(st);
-	return s;
+	return -1;
 }
 
-static int
-select_one(sqlite3 *db, const struct report_opts *o, int64_t **ids,
-    size_t *n, struct so_err *err)
+char *
+report_reference_line(const struct rrun *r, const struct rhost *h)
 {
-	static const char sql[] = "SELECT study FROM runs WHERE id = ?1";
-	const char *name = o->db_path != NULL ? o->db_path : "results.db";
-	sqlite3_stmt *st;
-	char *latest;
-	int rc, ret = 0;
+	const struct published *p = &r->ref;
+	char local[32], pub[32], *steps;
+	char *line;
 
-	if ((ret = prepare(db, sql, "runs", o->run_id, NULL, &st, err)) != 0)
-		return ret;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		if (o->study != NULL && strcmp(o->study,
-		    (const char *)sqlite3_column_text(st, 0)) != 0)
-			ret = so_error(err, SO_EINVAL, "run %" PRId64 " is of "
-			    "study \"%s\", not \"%s\"", o->run_id,
-			    sqlite3_column_text(st, 0), o->study);
-		else {
-			*ids = xmalloc(sizeof **ids);
-			(*ids)[0] = o->run_id;
-			*n = 1;
-		}
-	} else if (rc == SQLITE_DONE) {
-		latest = recent_ids(db);
-		if (latest != NULL)
-			ret = so_error(err, SO_ENOTFOUND, "no run with id %"
-			    PRId64 " in \"%s\" (latest: %s)", o->run_id, name,
-			    latest);
-		else
-			ret = so_error(err, SO_ENOTFOUND, "no run with id %"
-			    PRId64 " in \"%s\" (it has no runs)", o->run_id,
-			    name);
-		free(latest);
-	} else
-		ret = db_failed(db, "runs", err);
-	sqlite3_finalize(st);
-	return ret;
+	report_format_rate(h->best->median, local, sizeof local);
+	report_format_rate(p->median_rate, pub, sizeof pub);
+	steps = p->steps == h->best->steps ? xstrdup("same steps") :
+	    xasprintf("steps differ: %" PRId64 " here, %" PRId64
+	    " published; indicative only", h->best->steps, p->steps);
+	line = xasprintf("%s %s %s %s/s is %.2fx %s (%s %s/s, %s; %s)",
+	    h->name, h->best->variant, local, study_unit_plural(r->study),
+	    h->best->median / p->median_rate, p->id, pub,
+	    study_unit_plural(r->study), p->machine, steps);
+	free(steps);
+	return line;
 }
 
-/*
- * Why nothing matched, for the message: hidden exploratory runs, or the
- * studies that do have runs.
- */
-static int
-explain_none(sqlite3 *db, const struct report_opts *o, struct so_err *err)
+static void
+text_reference(const struct rrun *r, FILE *out)
 {
-	static const char sql[] =
-	    "SELECT (SELECT COUNT(*) FROM runs WHERE exploratory <> 0"
-	    "  AND (?1 IS NULL OR study = ?1)),"
-	    " (SELECT group_concat(study, ', ') FROM"
-	    "  (SELECT DISTINCT study FROM runs ORDER BY study))";
-	const char *name = o->db_path != NULL ? o->db_path : "results.db";
-	sqlite3_stmt *st;
-	int64_t hidden = 0;
-	char *studies = NULL;
+	size_t i;
+	char *line;
+
+	if (!r->has_ref && r->ref_note == NULL)
+		return;
+	fputc('\n', out);
+	if (!r->has_ref) {
+		emit(out, "published reference: %s", r->ref_note);
+		return;
+	}
+	line = xasprintf("published reference %s (reference/seeds.json "
+	    "version %d, %s): %s", r->ref.id, r->ref.version,
+	    r->ref.document, r->ref.note);
+	emit_wrapped(out, "", line);
+	free(line);
+	for (i = 0; i < r->nranked; i++) {
+		line = report_reference_line(r, r->ranked[i]);
+		emit_wrapped(out, "  ", line);
+		free(line);
+	}
+}
+
+/* Attach o->reference's figure for each run's study, or why there is none. */
+static int
+attach_reference(const struct report_opts *o, struct rrun *r,
+    struct so_err *err)
+{
+	struct so_err why;
 	int ret;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, o->study, -1, SQLITE_STATIC) !=
-	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-		ret = db_failed(db, "runs", err);
-		goto out;
-	}
-	hidden = sqlite3_column_int64(st, 0);
-	studies = col_dup(st, 1);
-	if (hidden > 0)
-		ret = so_error(err, SO_ENOTFOUND, "no runs%s%s%s in \"%s\" "
-		    "(%" PRId64 " exploratory run%s hidden; use --explore)",
-		    o->study != NULL ? " of study \"" : "",
-		    o->study != NULL ? o->study : "",
-		    o->study != NULL ? "\"" : "", name, hidden,
-		    hidden == 1 ? "" : "s");
-	else if (o->study != NULL && studies != NULL)
-		ret = so_error(err, SO_ENOTFOUND, "no runs of study \"%s\" in "
-		    "\"%s\" (studies with runs: %s)", o->study, name, studies);
-	else if (o->study != NULL)
-		ret = so_error(err, SO_ENOTFOUND, "no runs of study \"%s\" in "
-		    "\"%s\" (it has no runs yet)", o->study, name);
+	if (o->reference == NULL)
+		return 0;
+	ret = published_find(o->reference, r->study, &r->ref, &why);
+	if (ret == 0)
+		r->has_ref = 1;
+	else if (ret == SO_EINVAL)
+		r->ref_note = xstrdup(why.msg);
 	else
-		ret = so_error(err, SO_ENOTFOUND, "no runs in \"%s\" yet "
-		    "(start one with \"seqorch run\")", name);
-out:
-	free(studies);
-	sqlite3_finalize(st);
-	return ret;
+		return so_error(err, ret, "%s", why.msg);
+	return 0;
 }
 
-int
-report_select(sqlite3 *db, const struct report_opts *o, int64_t **ids,
-    size_t *n, struct so_err *err)
+static cJSON *
+json_reference(const struct rrun *r)
 {
-	static const char sql[] =
-	    "SELECT MAX(id) FROM runs"
-	    " WHERE (?1 IS NULL OR study = ?1) AND (?2 OR exploratory = 0)"
-	    " GROUP BY study ORDER BY study";
-	sqlite3_stmt *st = NULL;
-	int rc, ret = 0;
+	cJSON *o = cJSON_CreateObject(), *a, *x;
+	size_t i;
+	char *line;
 
-	*ids = NULL;
-	*n = 0;
-	if (o->run_id > 0)
-		return select_one(db, o, ids, n, err);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, o->study, -1, SQLITE_STATIC) !=
-	    SQLITE_OK || sqlite3_bind_int(st, 2, o->explore != 0) !=
-	    SQLITE_OK) {
-		ret = db_failed(db, "runs", err);
-		goto out;
+	if (!r->has_ref) {
+		json_str(o, "note", r->ref_note);
+		return o;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*ids = grow(*ids, *n, sizeof **ids);
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	json_str(o, "id", r->ref.id);
+	cJSON_AddNumberToObject(o, "version", r->ref.version);
+	json_str(o, "machine", r->ref.machine);
+	json_str(o, "document", r->ref.document);
+	cJSON_AddNumberToObject(o, "steps", (double)r->ref.steps);
+	cJSON_AddNumberToObject(o, "samples", (double)r->ref.samples);
+	cJSON_AddNumberToObject(o, "median_rate", r->ref.median_rate);
+	a = cJSON_AddArrayToObject(o, "local");
+	for (i = 0; i < r->nranked; i++) {
+		x = cJSON_CreateObject();
+		json_str(x, "host", r->ranked[i]->name);
+		json_str(x, "variant", r->ranked[i]->best->variant);
+		cJSON_AddNumberToObject(x, "median_rate",
+		    r->ranked[i]->best->median);
+		cJSON_AddNumberToObject(x, "ratio",
+		    r->ranked[i]->best->median / r->ref.median_rate);
+		cJSON_AddBoolToObject(x, "same_steps",
+		    r->ranked[i]->best->steps == r->ref.steps);
+		line = report_reference_line(r, r->ranked[i]);
+		json_str(x, "text", line);
+		free(line);
+		cJSON_AddItemToArray(a, x);
 	}
-	if (rc != SQLITE_DONE)
-		ret = db_failed(db, "runs", err);
-	else if (*n == 0)
-		ret = explain_none(db, o, err);
-out:
-	sqlite3_finalize(st);
-	if (ret != 0) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-	}
-	return ret;
+	return o;
 }
 
 int
@@ -1816,10 +1218,21 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 	/* Load everything before printing: a failure prints nothing. */
 	runs = xcalloc(n, sizeof *runs);
 	for (loaded = 0; loaded < n; loaded++) {
-		if ((ret = load_run(db, ids[loaded], &runs[loaded], err)) != 0)
+		if ((ret = report_load_run(db, ids[loaded], &runs[loaded],
+		    err)) != 0)
 			goto out;
+		if ((ret = attach_reference(o, &runs[loaded], err)) != 0) {
+			loaded++;
+			goto out;
+		}
 	}
-	if (o->format == REPORT_JSON) {
+	if (o->format == REPORT_MARKDOWN)
+		report_markdown(runs, n, out);
+	else if (o->format == REPORT_HTML)
+		report_html(runs, n, o, out);
+	else if (o->format == REPORT_CSV)
+		ret = report_csv(db, runs, n, out, err);
+	else if (o->format == REPORT_JSON) {
 		root = cJSON_CreateObject();
 		json_str(root, "db", o->db_path);
 		a = cJSON_AddArrayToObject(root, "runs");
@@ -1837,12 +1250,13 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 			if (i > 0)
 				fputc('\n', out);
 			text_run(&runs[i], out);
+			text_reference(&runs[i], out);
 		}
 	}
 out:
 	cJSON_Delete(root);
 	for (i = 0; i < loaded; i++)
-		free_run(&runs[i]);
+		report_free_run(&runs[i]);
 	free(runs);
 	free(ids);
 	return ret;

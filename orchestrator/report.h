@@ -1,10 +1,13 @@
 /*
- * The report over results.db: for each study, the variant x host table of
- * median rates (hashes per second) with ns per hash, range, sample count
- * and digest agreement; the best variant per host; the ratios between the
- * hosts' best rates; and the run's header and warnings.  Medians, minima
- * and maxima are those of the schema's `summary` view (computed the same
- * way, over one run), so the report and a hand-written query agree.
+ * The report over results.db: for each study, per cell (variant x host x
+ * build) the median rate in the study's unit with quartiles, range, cv,
+ * n, ns per step, one clock and the cycles it implies, and digest
+ * agreement; the best variant per host; the ratios between hosts and
+ * against a host's best with bootstrap intervals and verdicts (stats.h);
+ * position bias; and the run's header and warnings, as text, Markdown,
+ * CSV, JSON or HTML.  Medians, minima and maxima are those of the
+ * schema's `summary` view (computed the same way, over one run), so the
+ * report and a hand-written query agree.
  *
  * Functions return 0 or a negative SO_E* code, fill err and never exit.
  * They write only to the FILE * given and only read the database.
@@ -21,7 +24,13 @@
 enum report_format {
 	REPORT_TEXT,		/* tables for a 100-column terminal */
 	REPORT_JSON,		/* one JSON object, the same content */
+	REPORT_MARKDOWN,	/* the same tables for issues and papers */
+	REPORT_CSV,		/* one row per sample, every column */
+	REPORT_HTML,		/* one self-contained page with SVG charts */
 };
+
+/* "text", "json", ... to the format; -1 if s names none. */
+int report_format_parse(const char *s);
 
 struct report_opts {
 	int64_t run_id;		/* > 0: only this run; 0: latest per study */
@@ -29,6 +38,7 @@ struct report_opts {
 	int explore;		/* let the latest pick see exploratory runs */
 	enum report_format format;
 	const char *db_path;	/* how messages name the database */
+	const char *reference;	/* a published reference id, or NULL */
 };
 
 /*

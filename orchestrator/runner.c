@@ -89,6 +89,58 @@ variant_ok(struct stream *s, const char *v)
 }
 
 /*
+ * The environment variable that sets libcrypto's capabilities on a build's
+ * target ("x86_64-linux-gnu"), or NULL for an architecture without one.
+ */
+static const char *
+openssl_cap_var(const char *target)
+{
+	size_t n = strcspn(target, "-");
+
+	if (n == 6 && strncmp(target, "x86_64", n) == 0)
+		return "OPENSSL_ia32cap";
+	if ((n == 7 && strncmp(target, "aarch64", n) == 0) ||
+	    (n == 5 && strncmp(target, "arm64", n) == 0))
+		return "OPENSSL_armcap";
+	return NULL;
+}
+
+/*
+ * With --openssl-cap the agent must have run with the value: its facts
+ * say what it found in its environment (facts.c).  Without it, a mask the
+ * agent inherited (a local host shares the coordinator's environment) is
+ * not an error but must not pass unseen.
+ */
+static int
+check_openssl_cap(struct stream *s, const cJSON *facts)
+{
+	const char *want = s->hr->p->openssl_cap;
+	const char *var = openssl_cap_var(s->build->target);
+	const cJSON *v;
+	char msg[400];
+
+	if (var == NULL)
+		return 0;
+	v = cJSON_GetObjectItemCaseSensitive(facts,
+	    strcmp(var, "OPENSSL_armcap") == 0 ? "openssl_armcap" :
+	    "openssl_ia32cap");
+	if (want == NULL) {
+		if (!cJSON_IsString(v))
+			return 0;
+		snprintf(msg, sizeof msg, "agent ran with %s=\"%.200s\" from "
+		    "its environment, not from --openssl-cap: libcrypto's code "
+		    "paths were restricted", var, v->valuestring);
+		return db_event(s->hr->db, s->hr->p->run_id,
+		    s->hr->host->name, "warning", msg, &s->err);
+	}
+	if (cJSON_IsString(v) && strcmp(v->valuestring, want) == 0)
+		return 0;
+	return so_error(&s->err, SO_EPROTO, "agent did not run with %s=\"%s\" "
+	    "(its facts say %.200s)", var, want, cJSON_IsString(v) ?
+	    v->valuestring : "it was not set");
+}
+
+/*
  * A local agent pinned itself to cpu: keep our threads off it, and say
  * so in events either way (a failure is recorded, not fatal).
  */
@@ -144,6 +196,8 @@ store_facts(struct stream *s, const struct record *r)
 	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
 	    s->hr->host->name, &f, &s->err);
 	free(text);
+	if (rc == 0)
+		rc = check_openssl_cap(s, j);
 	if (rc == 0 && f.pinned && s->hr->host->transport == TRANSPORT_LOCAL)
 		rc = avoid_agent_cpu(s, f.pin_cpu);
 	return rc;
@@ -192,6 +246,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.calib_after_mhz = r->calib_after_mhz;
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
+	row.openssl_cap = p->openssl_cap;
 	row.counted = r->counted;
 	row.cycles = r->cycles;
 	row.instructions = r->instructions;
@@ -616,7 +671,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
 	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study), *qv = NULL;
 	char *qseed = sh_quote(p->seed), *agent_cmd = NULL, *cmd, *dir = NULL;
-	char *qdir = NULL, *extra = NULL, *variants;
+	char *qdir = NULL, *extra = NULL, *env = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	int status = 0, rc, drops = 0;
@@ -639,6 +694,23 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		s->nsamples = last - s->first + 1;
 	}
 	qv = variants ? sh_quote(variants) : NULL;
+	if (p->openssl_cap != NULL) {
+		const char *var = openssl_cap_var(b->target);
+		char *qcap;
+
+		if (var == NULL) {
+			snprintf(msg, sizeof msg, "agent (%s): --openssl-cap "
+			    "sets OPENSSL_ia32cap (x86-64) or OPENSSL_armcap "
+			    "(aarch64); this build's target is \"%s\"", cc,
+			    b->target);
+			host_fail(hr, msg);
+			goto out;
+		}
+		/* Read by libcrypto when it loads, so it goes before exec. */
+		qcap = sh_quote(p->openssl_cap);
+		env = xasprintf("%s=%s ", var, qcap);
+		free(qcap);
+	}
 	if (hr->host->cpu >= 0)
 		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
 	else if (hr->host->cpu == HOST_CPU_AUTO)
@@ -652,9 +724,9 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	dir = xasprintf("%s/runs/%s", hr->conn->workdir, token);
 	qdir = sh_quote(dir);
 	extra = agent_extra_args(hr);
-	agent_cmd = xasprintf("%s --study %s --steps %llu --samples %llu "
+	agent_cmd = xasprintf("%s%s --study %s --steps %llu --samples %llu "
 	    "--first-sample %llu --cpu %s --seed %s --build-id %lld%s%s%s",
-	    qa, qs, (unsigned long long)p->steps,
+	    env ? env : "", qa, qs, (unsigned long long)p->steps,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
 	    cpu, qseed, (long long)b->build_id, qv ? " --variants " : "",
 	    qv ? qv : "", extra);
@@ -739,6 +811,7 @@ out:
 	free(s->window_before);
 	free(s->preflight);
 	free(extra);
+	free(env);
 	free(agent_cmd);
 	free(qdir);
 	free(dir);

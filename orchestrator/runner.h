@@ -31,6 +31,11 @@ struct run_params {
 	int require_quiet;	/* agents refuse to measure on noisy hosts */
 	double max_cv;		/* adaptive sampling; 0 = off */
 	uint64_t max_samples;
+	/*
+	 * --openssl-cap: the agent runs with OPENSSL_ia32cap (x86-64) or
+	 * OPENSSL_armcap (aarch64) set to this; NULL leaves both alone.
+	 */
+	const char *openssl_cap;
 };
 
 struct run_outcome {

@@ -8,7 +8,11 @@ agent, with the agents alternating, so slow drift of a shared machine hits
 all of them alike.  Rates are steps/s in the study's unit; cycles use the
 agent's dependent-add clock calibrations taken just before and just after
 each sample.  Every sample's digest must agree, and each agent's short
-chain must equal the Python reference (tests/refs.py)."""
+chain must equal the Python reference (tests/refs.py).
+
+With --others (make bench passes build/others), the hash studies are then
+also run through libgcrypt and nettle beside our kernels in one process
+(tests/kernels/others.c), and the common digest checked against Python."""
 import argparse
 import json
 import os
@@ -106,6 +110,32 @@ def bench_study(study, info, agents, args):
     return 0
 
 
+# The studies tests/kernels/others.c has library chains for.
+OTHERS = ("sha3", "sha512")
+
+
+def bench_others(exe, study, args):
+    """Our kernels beside libgcrypt and nettle; the digest against
+    Python's."""
+    steps, samples = 2000, 301
+    out = subprocess.run([str(exe), "-S", study, "-n", str(steps), "-s",
+                          str(samples), "-c", str(args.cpu)],
+                         capture_output=True, text=True)
+    print()
+    print(out.stdout, end="")
+    if out.returncode != 0:
+        print(f"ERROR: {study}: {exe} failed: {out.stderr.strip()}")
+        return 1
+    want = chain_hex(study, steps)
+    if f"digest {want}" not in out.stdout.splitlines():
+        print(f"ERROR: {study}: libraries and kernels end in a digest "
+              f"other than Python's {want}")
+        return 1
+    print(f"{study}: every implementation ends in Python's digest after "
+          f"{steps} steps")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", action="append",
@@ -117,6 +147,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cpu", type=int, default=min(1, os.cpu_count() - 1))
     ap.add_argument("--cflags", default="-O3 -march=native")
+    ap.add_argument("--others", type=Path,
+                    help="tests/kernels/others.c built: also time the "
+                    "hash studies through libgcrypt and nettle")
     args = ap.parse_args()
 
     agents = {cc: build(cc, args.cflags) for cc in ("gcc", "clang")
@@ -128,6 +161,9 @@ def main():
             print(f"ERROR: unknown study {study!r}")
             return 2
         rc |= bench_study(study, infos[study], agents, args)
+    for study in args.study or list(infos):
+        if args.others and study in OTHERS:
+            rc |= bench_others(args.others, study, args)
     return rc
 
 

@@ -114,6 +114,7 @@ def _bitperm_chain(seed, steps):
 
 CHAINS = {
     "sha3": (32, _hash_chain(hashlib.sha3_256)),
+    "sha512": (64, _hash_chain(hashlib.sha512)),
     "mul": (8, _mul_chain),
     "mul-wide": (32, _mixed_lanes(
         0x9e3779b97f4a7c15, [0xd1b54a32d192ed03, 0x8bb84b93962eacc9,
@@ -129,6 +130,7 @@ CHAINS = {
 
 KATS = {
     "sha3": lambda m: hashlib.sha3_256(m).digest(),
+    "sha512": lambda m: hashlib.sha512(m).digest(),
 }
 
 

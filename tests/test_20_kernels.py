@@ -7,12 +7,14 @@ for the feature check), and run for each study:
     those that link libcrypto included);
   - cross-built with aarch64-linux-gnu-gcc -static, without the variants
     that need a library, under qemu-aarch64 -cpu max (every ARM variant
-    runs and passes) and -cpu cortex-a57 (no SHA3: arm-sha3-* are reported
-    skipped by the feature check and never called; the others still pass).
+    runs and passes) and -cpu cortex-a57 (no SHA3, no SHA512: arm-sha3-*
+    and arm-sha512 are reported skipped by the feature check and never
+    called; the others still pass).
 Expected digests come from tests/refs.py (Python hashlib and plain Python),
 not from check.c.  A missing tool fails the test with the package that
-provides it.  Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M sha3
-chains natively and under qemu -cpu max (about 10 minutes).
+provides it.  Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M
+chains of every study in chains.json (sha3, sha512) natively and under
+qemu -cpu max (about 20 minutes).
 """
 import json
 import os
@@ -144,12 +146,17 @@ def test_every_study_has_a_python_reference():
         "each study in kernels/studies.txt needs a chain in tests/refs.py"
 
 
-def test_vectors_match_hashlib():
+# The studies whose chains chains.json holds, by its names for them.
+VECTOR_NAMES = {"sha3": "sha3-256", "sha512": "sha512"}
+
+
+@pytest.mark.parametrize("study", sorted(VECTOR_NAMES))
+def test_vectors_match_hashlib(study):
     """The shared chains.json digests agree with tests/refs.py."""
-    vec = json.loads(VECTORS.read_text())["sha3-256"]
-    assert vec["abc"] == KATS["sha3"](b"abc").hex()
+    vec = json.loads(VECTORS.read_text())[VECTOR_NAMES[study]]
+    assert vec["abc"] == KATS[study](b"abc").hex()
     for n in SHORT_STEPS:
-        assert vec["digest_after_steps"][str(n)] == chain_hex("sha3", n)
+        assert vec["digest_after_steps"][str(n)] == chain_hex(study, n)
 
 
 @pytest.fixture(scope="module")
@@ -172,11 +179,12 @@ def test_native_variants(native, study):
                     allow_skip=arch != "x86_64")
 
 
-def long_vectors():
+def long_vectors(study):
     if os.environ.get("SEQORCH_LONG_CHAINS") != "1":
         pytest.skip("1M/10M chains only with SEQORCH_LONG_CHAINS=1")
-    vec = json.loads(VECTORS.read_text())["sha3-256"]["digest_after_steps"]
-    assert vec["1000000"] == chain_hex("sha3", 1000000)
+    vec = json.loads(VECTORS.read_text())[VECTOR_NAMES[study]][
+        "digest_after_steps"]
+    assert vec["1000000"] == chain_hex(study, 1000000)
     return vec
 
 
@@ -185,13 +193,25 @@ def long_args(vec):
             f"{n}={vec[n]}")]
 
 
-def test_native_long_chains(native):
-    vec = long_vectors()
+def assert_long_pass(out, study, variants, vec):
+    """Every variant not skipped for a missing feature ends each long
+    chain in the shared digest."""
+    have, by = verdicts(out, study)
+    assert "FAIL" not in out and sorted(by) == sorted(variants), out
+    for v, results in by.items():
+        if results[0][0] == "skip":
+            continue
+        for n in ("1000000", "10000000"):
+            assert ("ok", f"chain {n} {vec[n]}") in results, (v, results)
+
+
+@pytest.mark.parametrize("study", sorted(VECTOR_NAMES))
+def test_native_long_chains(native, study):
+    vec = long_vectors(study)
     arch, exe = native
-    rc, out = run_check([exe, "-S", "sha3", *long_args(vec)], timeout=3600)
+    rc, out = run_check([exe, "-S", study, *long_args(vec)], timeout=3600)
     assert rc == 0, out
-    have, by = verdicts(out, "sha3")
-    assert "FAIL" not in out and by, out
+    assert_long_pass(out, study, manifest(arch)[study], vec)
 
 
 @pytest.fixture(scope="module")
@@ -229,10 +249,25 @@ def test_aarch64_without_sha3(arm_check):
         assert by[v][0][0] == "ok", by[v]
 
 
-def test_aarch64_long_chains(arm_check):
-    vec = long_vectors()
-    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check, "-S",
-                         "sha3", *long_args(vec)], timeout=3600)
+def test_aarch64_without_sha512(arm_check):
+    """On a Cortex-A57 (ARMv8.0: no SHA512) arm-sha512 is skipped by the
+    feature check and never called; the portable variant still passes."""
+    rc, out = run_check(["qemu-aarch64", "-cpu", "cortex-a57", arm_check,
+                         "-S", "sha512", *expect_args("sha512",
+                                                      SHORT_STEPS)])
     assert rc == 0, out
-    have, by = verdicts(out, "sha3")
-    assert "FAIL" not in out and by, out
+    variants = manifest("aarch64", nolibs=True)["sha512"]
+    have, by = assert_all_pass(out, "sha512", variants, SHORT_STEPS)
+    assert "sha512" not in have, out
+    assert by["arm-sha512"] == [("skip", "cpu lacks sha512")], by
+    assert {k for k, _ in by["c-fused"]} == {"ok"}, by
+
+
+@pytest.mark.parametrize("study", sorted(VECTOR_NAMES))
+def test_aarch64_long_chains(arm_check, study):
+    vec = long_vectors(study)
+    rc, out = run_check(["qemu-aarch64", "-cpu", "max", arm_check, "-S",
+                         study, *long_args(vec)], timeout=3600)
+    assert rc == 0, out
+    assert_long_pass(out, study, manifest("aarch64", nolibs=True)[study],
+                     vec)

@@ -241,7 +241,7 @@ def test_three_hosts_end_to_end(tmp_path, hosts):
     ratios = best.split("ratios of best rates", 1)[1]
     for n in names:
         assert re.search(rf"^\s*{n}\s+\S", best, re.M), out
-    pairs = re.findall(r"^  (\S+) / (\S+) = (\d+\.\d\d)x$", ratios, re.M)
+    pairs = re.findall(r"^  (\S+) / (\S+) = (\d+\.\d\d)x  \[", ratios, re.M)
     assert {frozenset(p[:2]) for p in pairs} == \
         {frozenset(c) for c in itertools.combinations(names, 2)}, out
     assert all(float(p[2]) >= 1.0 for p in pairs)

@@ -218,7 +218,7 @@ render(int64_t run_id, const char *study, int explore,
     enum report_format format, int *ret, struct so_err *err)
 {
 	struct report_opts o = { run_id, study, explore, format,
-	    "results.db" };
+	    "results.db", NULL };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -342,9 +342,13 @@ test_best_and_ratio(void **state)
 	assert_line(best, "graviton5", "c-fused (clang)", "6.757M");
 	assert_line(best, "genoa", "c-fused (cc)", "4.000M");
 	assert_true(strstr(best, "graviton5") < strstr(best, "genoa"));
-	/* 6.757M / 4.000M */
-	assert_non_null(strstr(out, "\nratios of best rates\n"
-	    "  graviton5 / genoa = 1.69x\n"));
+	/*
+	 * 6.757M / 4.000M; three samples a side that do not overlap: the
+	 * interval runs from 6.667M / 4.167M to 6.897M / 3.846M.
+	 */
+	assert_non_null(strstr(out, "\nratios of best rates, 95% bootstrap "
+	    "interval over the samples, verdict\n"
+	    "  graviton5 / genoa = 1.69x  [1.600, 1.793]  faster\n"));
 	/* m4 failed before its first sample. */
 	assert_non_null(strstr(out, "  m4: no valid samples\n"));
 	free(out);
@@ -499,7 +503,7 @@ test_errors(void **state)
 static void
 test_empty_db(void **state)
 {
-	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "empty.db" };
+	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "empty.db", NULL };
 	struct so_err err;
 	struct db *empty;
 	char *path = xasprintf("%s/empty.db", tmpdir);
@@ -781,8 +785,11 @@ test_command(void **state)
 	    "run id\n", "--db", dbpath, "--run", "0", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: \"--run\" and \"--latest\" exclude "
 	    "each other\n", "--run", "2", "--latest", (char *)NULL);
-	assert_fails(EXIT_USAGE, "seqorch: unknown --format \"csv\" (text, "
-	    "json)\n", "--format", "csv", (char *)NULL);
+	assert_fails(EXIT_USAGE, "seqorch: unknown --format \"xml\" (text, "
+	    "markdown, csv, json, html)\n", "--format", "xml", (char *)NULL);
+	assert_fails(EXIT_USAGE, "seqorch: unknown reference \"seed:x\" "
+	    "(published references: seed:graviton5, seed:m4, seed:genoa)\n",
+	    "--reference", "seed:x", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: unknown option \"--colour\" (see "
 	    "\"seqorch report --help\")\n", "--colour", (char *)NULL);
 	assert_fails(EXIT_USAGE, "seqorch: option \"--study\" needs a "
@@ -792,9 +799,11 @@ test_command(void **state)
 }
 
 /*
- * Cycles per hash come from each sample's own clock estimates, before and
- * after it (not the host's one figure), and a sample whose clock moved
- * more than 10% meanwhile is counted and warned about.
+ * One clock per sample set: the median of the samples' own estimates
+ * (each the mean of before and after; not the host's one figure taken
+ * before sampling), and cycles per hash are that clock times ns per hash,
+ * so the two always agree.  A sample whose clock moved more than 10%
+ * meanwhile is counted and warned about.
  */
 static void
 test_sample_clocks(void **state)
@@ -812,8 +821,9 @@ test_sample_clocks(void **state)
 	    "INSERT INTO builds (id, run_id, host, compiler, cflags, status,"
 	    " created_at) VALUES (1, 1, 'local', 'cc', '-O3', 'ok',"
 	    " '2026-09-09T10:00:00Z');"
-	    /* 1000 ns at 2000 MHz: 2000; 1100 ns at 2100: 2310 (moved 9%);
-	     * 900 ns at 2500: 2250 (moved 33%).  Median 2250. */
+	    /* 1000 ns at 2000 MHz, 1100 ns at 2100 (moved 9%), 900 ns at
+	     * 2500 (moved 33%): clock 2100 MHz (not the facts' 1000),
+	     * median 1000 ns per hash, 2100 cycles. */
 	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
 	    " sample_index, position, steps, ns, digest, seed, valid,"
 	    " calib_mhz, calib_after_mhz, cpu, received_at) VALUES"
@@ -844,7 +854,10 @@ test_sample_clocks(void **state)
 
 	assert_int_equal(command(&out, &errs, "--db", path, (char *)NULL), 0);
 	line = line_with(out, "c-fused", "local", (const char *)NULL);
-	assert_non_null(strstr(line, " 2250.0 "));
+	assert_non_null(strstr(line, " 2100.0 "));
+	free(line);
+	line = line_with(out, "local", "ok", (const char *)NULL);
+	assert_non_null(strstr(line, " 2100 MHz (samples, median of 3) "));
 	free(line);
 	/* The wrapped message keeps its first 397 characters, then "...". */
 	assert_non_null(p = strstr(out, "    xyyy"));
@@ -863,7 +876,9 @@ test_sample_clocks(void **state)
 	assert_non_null(root);
 	row = cJSON_GetArrayItem(at(cJSON_GetArrayItem(at(root, "runs"), 0),
 	    "rows"), 0);
-	assert_true(close_to(at(row, "cycles_per_step")->valuedouble, 2250));
+	assert_true(close_to(at(row, "cycles_per_step")->valuedouble, 2100));
+	assert_true(close_to(at(row, "clock_mhz")->valuedouble, 2100));
+	assert_string_equal(at(row, "clock_source")->valuestring, "samples");
 	assert_int_equal(at(row, "clock_moved")->valuedouble, 1);
 	moved = at(at(cJSON_GetArrayItem(at(root, "runs"), 0), "warnings"),
 	    "clock_moved");

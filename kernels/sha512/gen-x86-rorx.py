@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""Generate x86-rorx/kernel.S: SHA-512 for the chain, scalar rounds with
+BMI2 rorx/andn and the message schedule in AVX-512VL xmm registers.
+
+    python3 kernels/sha512/gen-x86-rorx.py     (writes beside itself)
+
+One hash is written as straight-line code on values (every instruction
+defines a new one) with the constants worked out here: in the chain the
+state starts from the IV and words 8-15 of the block are the padding of a
+64-byte message, so the first rounds and the first schedule steps fold
+(round 0 is two adds; every W[8..15] term is a constant).  The order is
+the hand schedule below, registers are then given by a linear scan, and
+nothing spills: the 15 general registers hold the state and temporaries,
+the digest goes through the stack between hashes (it is the next block's
+words 0-7, which the schedule loads as pairs anyway).
+
+A round (T1 = h + K + W + S1(e) + Ch(e, f, g); e' = d + T1;
+a' = T1 + S0(a) + Maj(a, b, c)):
+    S1, S0      3 rorx + 2 xor each (rorx does not touch its source)
+    Ch          and + andn, whose results have no bit in common: added
+                into T1 one after the other instead of xored first
+    Maj         ((a ^ b) & (b ^ c)) ^ b, with b ^ c the previous round's
+                a ^ b: and + xor + one xor
+    h + K + W   one add from the stack, where the schedule left K + W
+22 general-register ops; the e chain is rorx -> xor -> xor -> add -> add,
+5 cycles.  The schedule makes W[t], W[t + 1] per xmm pair: two valignq
+for the unaligned pairs, vprorq/vpsrlq + vpternlogq for each sigma, three
+vpaddq, one vpaddq of K and a store: 14 vector ops per two rounds, placed
+between the scalar ops of the rounds 16 words earlier.
+"""
+import os
+
+M = (1 << 64) - 1
+IV = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b,
+      0xa54ff53a5f1d36f1, 0x510e527fade682d1, 0x9b05688c2b3e6c1f,
+      0x1f83d9abfb41bd6b, 0x5be0cd19137e2179]
+
+
+def primes(n):
+    p, i = [], 2
+    while len(p) < n:
+        if all(i % q for q in p):
+            p.append(i)
+        i += 1
+    return p
+
+
+def icbrt(n):
+    lo, hi = 0, 1 << 100
+    while lo < hi:
+        m = (lo + hi + 1) // 2
+        lo, hi = (m, hi) if m ** 3 <= n else (lo, m - 1)
+    return lo
+
+
+# FIPS 180-4: the first 64 bits of the fractional parts of cube roots.
+K = [icbrt(p << 192) & M for p in primes(80)]
+PAD = [1 << 63, 0, 0, 0, 0, 0, 0, 512]     # words 8-15, 64-byte message
+
+GPRS = ["%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi", "%rbp", "%r8",
+        "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15"]
+XMMS = ["%%xmm%d" % i for i in range(32)]
+
+
+def ror(x, n):
+    return ((x >> n) | (x << (64 - n))) & M
+
+
+class Val:
+    """An SSA value in a register of class 'g' (general) or 'x' (xmm)."""
+    def __init__(self, cls, n):
+        self.cls, self.n = cls, n
+
+
+class Mem:
+    def __init__(self, text):
+        self.text = text
+
+
+class Aff:
+    """A word in memory plus a constant not added yet (sums of constants
+    and loaded words fold into one add, made when a register is needed)."""
+    def __init__(self, mem, c):
+        self.mem, self.c, self.val = mem, c, None
+
+
+class Gen:
+    def __init__(self):
+        self.n = 0
+        self.pool = {}          # constant -> label
+        self.out = None         # list the builders append ops to
+
+    def new(self, cls):
+        self.n += 1
+        return Val(cls, self.n)
+
+    def const(self, c):
+        """A memory operand holding constant c (int, or (lo, hi))."""
+        if c not in self.pool:
+            self.pool[c] = ".Lc%d" % len(self.pool)
+        return Mem(self.pool[c] + "(%rip)")
+
+    def op(self, kind, srcs, arg=None, cls="g", dst=True):
+        v = self.new(cls) if dst else None
+        self.out.append((kind, v, list(srcs), arg))
+        return v
+
+    # -- general registers; ints are constants, folded here ----------
+    def reg(self, x):
+        if isinstance(x, Val):
+            return x
+        if isinstance(x, Aff):
+            if x.val is None:
+                x.val = self.op("add", [self.reg(x.mem),
+                                        self.operand(x.c)])
+            return x.val
+        src = self.const(x) if isinstance(x, int) else x
+        return self.op("load", [src])
+
+    def operand(self, x):
+        """Second operand: register, memory, or imm32 / pool constant."""
+        if isinstance(x, int):
+            sx = x - (1 << 64) if x >> 63 else x
+            return ("$%d" % sx) if -2**31 <= sx < 2**31 else self.const(x)
+        return x
+
+    def ror(self, x, n):
+        if isinstance(x, Aff):
+            x = self.reg(x)
+        if isinstance(x, int):
+            return ror(x, n)
+        return self.op("rorx", [self.reg(x)], n)
+
+    def bin(self, kind, x, y, fn):
+        x, y = [self.reg(z) if isinstance(z, Aff) else z for z in (x, y)]
+        if isinstance(x, int) and isinstance(y, int):
+            return fn(x, y) & M
+        if not isinstance(x, Val) and isinstance(y, Val):
+            x, y = y, x
+        return self.op(kind, [self.reg(x), self.operand(y)])
+
+    def xor(self, x, y):
+        return self.bin("xor", x, y, lambda a, b: a ^ b)
+
+    def and_(self, x, y):
+        return self.bin("and", x, y, lambda a, b: a & b)
+
+    def add(self, x, y):
+        """Constants fold; a loaded word keeps its constant pending, a
+        register value gets it at once (off the later critical path)."""
+        def parts(z):
+            if isinstance(z, int):
+                return None, z
+            if isinstance(z, Aff):
+                return (z.mem, z.c) if z.val is None else (z.val, 0)
+            return z, 0
+        (xv, xc), (yv, yc) = parts(x), parts(y)
+        c = (xc + yc) & M
+        if xv is not None and yv is not None:
+            if not isinstance(xv, Val):
+                xv, yv = yv, xv
+            v = self.op("add", [self.reg(xv), yv])
+        else:
+            v = xv if xv is not None else yv
+        if v is None:
+            return c
+        if c == 0:
+            return v
+        if isinstance(v, Mem):
+            return Aff(v, c)
+        return self.op("add", [v, self.operand(c)])
+
+    def andn(self, x, y):
+        """~x & y."""
+        x, y = [self.reg(z) if isinstance(z, Aff) else z for z in (x, y)]
+        if isinstance(x, int):
+            return self.and_(y, ~x & M)
+        if isinstance(y, int):
+            y = self.const(y) if y else 0
+            if y == 0:
+                return 0
+        return self.op("andn", [self.reg(x), y])
+
+    def store(self, x, mem):
+        self.op("store", [self.reg(x), mem], dst=False)
+
+    # -- xmm pairs; tuples are constant pairs ------------------------
+    def xreg(self, x):
+        if isinstance(x, Val):
+            return x
+        src = self.const(x) if isinstance(x, tuple) else x
+        return self.op("vload", [src], cls="x")
+
+    def xoperand(self, x):
+        return self.const(x) if isinstance(x, tuple) else x
+
+    def vsigma(self, x, r1, r2, s):
+        if isinstance(x, tuple):
+            return tuple(ror(w, r1) ^ ror(w, r2) ^ (w >> s) for w in x)
+        x = self.xreg(x)
+        return self.op("vxor3", [self.op("vror", [x], r1, "x"),
+                                 self.op("vror", [x], r2, "x"),
+                                 self.op("vshr", [x], s, "x")], cls="x")
+
+    def vadd(self, terms):
+        """Sum of pairs: the constant ones added here, then one vpaddq
+        per register term and one for the constant."""
+        c = (0, 0)
+        regs = []
+        for t in terms:
+            if isinstance(t, tuple):
+                c = ((c[0] + t[0]) & M, (c[1] + t[1]) & M)
+            else:
+                regs.append(t)
+        if not regs:
+            return c
+        acc = self.xreg(regs[0])
+        for t in regs[1:]:
+            acc = self.op("vadd", [acc, self.xoperand(t)], cls="x")
+        if c != (0, 0):
+            acc = self.op("vadd", [acc, self.const(c)], cls="x")
+        return acc
+
+    def valign(self, lo, hi):
+        """(lo[1], hi[0]): the pair that starts one word after lo."""
+        if isinstance(lo, tuple) and isinstance(hi, tuple):
+            return (lo[1], hi[0])
+        return self.op("valign", [self.xreg(hi), self.xoperand(lo)],
+                       cls="x")
+
+
+def sha512_body(g, state, words, kw_slot, out_slots):
+    """One compression: state (8 ints or Mems), words (16 ints or Mems,
+    pairs of Mems are 16-byte aligned).  Writes state + state_in to
+    out_slots.  Returns the op list in the hand-scheduled order."""
+    # The schedule, pair by pair, into its own lists.
+    vec = {}
+    pairs = []
+    for p in range(8):
+        lo, hi = words[2 * p], words[2 * p + 1]
+        if isinstance(lo, int):
+            pairs.append((lo, hi))
+        else:
+            pairs.append(lo)    # a Mem naming both words
+    for p in range(8, 40):
+        g.out = vec.setdefault(p, [])
+        w16, w15 = pairs[p - 8], g.valign(pairs[p - 8], pairs[p - 7])
+        w7 = g.valign(pairs[p - 4], pairs[p - 3])
+        w2 = pairs[p - 1]
+        s0 = g.vsigma(w15, 1, 8, 7)
+        s1 = g.vsigma(w2, 19, 61, 6)
+        new = g.vadd([w16, w7, s0, s1])
+        pairs.append(new)
+        kw = g.vadd([new, (K[2 * p], K[2 * p + 1])])
+        g.op("vstore", [g.xreg(kw), Mem("%d(%%rsp)" % (kw_slot + 16 * p))],
+             cls="x", dst=False)
+
+    scal = []
+    a, b, c, d, e, f, gg, h = state
+    bc = None
+    for t in range(80):
+        g.out = []
+        scal.append(g.out)
+        if t < 16:
+            w = words[t]
+            hk = g.add(g.add(h, K[t]), w) if isinstance(h, int) \
+                else g.add(g.add(h, w), K[t])
+        else:
+            hk = g.add(h, Mem("%d(%%rsp)" % (kw_slot + 8 * t)))
+        s1 = g.xor(g.xor(g.ror(e, 14), g.ror(e, 18)), g.ror(e, 41))
+        t1 = g.add(g.add(g.add(hk, g.andn(e, gg)), g.and_(e, f)), s1)
+        e2 = g.add(d, t1)
+        s0 = g.xor(g.xor(g.ror(a, 28), g.ror(a, 34)), g.ror(a, 39))
+        if bc is None:
+            bc = g.xor(b, c)
+        ab = g.xor(a, b)
+        maj = g.xor(g.and_(ab, bc), b)
+        a2 = g.add(g.add(t1, maj), s0)
+        bc = ab
+        a, b, c, d, e, f, gg, h = a2, a, b, c, e2, e, f, gg
+    g.out = scal[79]
+    for i, (v, s0) in enumerate(zip((a, b, c, d, e, f, gg, h), state)):
+        if isinstance(s0, Mem):
+            s0 = g.reg(s0)
+        g.store(g.add(v, s0), out_slots[i])
+
+    # Each pair of schedule ops goes between the scalar ops of the two
+    # rounds that come 16 words earlier.
+    ops = []
+    for t in range(80):
+        v = []
+        p = t // 2 + 8
+        if p < 40:
+            vs = vec[p]
+            half = (len(vs) + 1) // 2
+            v = vs[:half] if t % 2 == 0 else vs[half:]
+        s = scal[t]
+        step = max(1, len(s) // (len(v) + 1)) if v else 0
+        vi = 0
+        for i, o in enumerate(s):
+            ops.append(o)
+            if v and vi < len(v) and (i + 1) % step == 0:
+                ops.append(v[vi])
+                vi += 1
+        ops.extend(v[vi:])
+    return ops
+
+
+def allocate(ops):
+    """Linear scan: registers to values, two-operand forms made of the
+    three-address ops.  Returns assembly lines."""
+    last = {}
+    for i, (kind, dst, srcs, arg) in enumerate(ops):
+        for s in srcs:
+            if isinstance(s, Val):
+                last[s.n] = i
+    free = {"g": list(GPRS), "x": list(XMMS)}
+    where = {}
+    lines = []
+
+    def take(cls):
+        if not free[cls]:
+            raise SystemExit("gen-x86-rorx: out of %s registers" % cls)
+        return free[cls].pop(0)
+
+    def loc(x):
+        return where[x.n] if isinstance(x, Val) else x.text \
+            if isinstance(x, Mem) else x
+
+    for i, (kind, dst, srcs, arg) in enumerate(ops):
+        dying = [s for s in srcs if isinstance(s, Val) and last[s.n] == i]
+        if kind in ("xor", "and", "add", "vxor3"):
+            x = srcs[0]
+            if x not in dying:
+                for j, s in enumerate(srcs[1:], 1):
+                    if s in dying and isinstance(s, Val):
+                        srcs = [s] + srcs[:j] + srcs[j + 1:]
+                        x = s
+                        break
+            rest = srcs[1:]
+            if x in dying:
+                r = where.pop(x.n)
+            elif kind == "add" and isinstance(rest[0], Val):
+                r = take("g")
+                lines.append("lea (%s,%s), %s" % (loc(x), loc(rest[0]), r))
+                for s in dying:
+                    free["g"].append(where.pop(s.n))
+                where[dst.n] = r
+                continue
+            else:
+                r = take(x.cls)
+                lines.append(("mov %s, %s" if x.cls == "g" else
+                               "vmovdqa64 %s, %s") % (loc(x), r))
+            if kind == "vxor3":
+                lines.append("vpternlogq $0x96, %s, %s, %s"
+                             % (loc(rest[1]), loc(rest[0]), r))
+            else:
+                lines.append("%sq %s, %s" % (kind, loc(rest[0]), r))
+            for s in dying:
+                if s is not x:
+                    free[s.cls].append(where.pop(s.n))
+            where[dst.n] = r
+            continue
+        text = [loc(s) for s in srcs]
+        for s in dying:
+            free[s.cls].append(where.pop(s.n))
+        if dst is not None:
+            r = take(dst.cls)
+            where[dst.n] = r
+        if kind == "load":
+            lines.append("mov %s, %s" % (text[0], r))
+        elif kind == "rorx":
+            lines.append("rorx $%d, %s, %s" % (arg, text[0], r))
+        elif kind == "andn":
+            lines.append("andn %s, %s, %s" % (text[1], text[0], r))
+        elif kind == "store":
+            lines.append("mov %s, %s" % (text[0], text[1]))
+        elif kind == "vload":
+            lines.append("vmovdqu64 %s, %s" % (text[0], r))
+        elif kind == "vror":
+            lines.append("vprorq $%d, %s, %s" % (arg, text[0], r))
+        elif kind == "vshr":
+            lines.append("vpsrlq $%d, %s, %s" % (arg, text[0], r))
+        elif kind == "vadd":
+            lines.append("vpaddq %s, %s, %s" % (text[1], text[0], r))
+        elif kind == "valign":
+            lines.append("valignq $1, %s, %s, %s" % (text[1], text[0], r))
+        elif kind == "vstore":
+            lines.append("vmovdqu64 %s, %s" % (text[0], text[1]))
+        else:
+            raise SystemExit("gen-x86-rorx: unknown op " + kind)
+    return lines
+
+
+# Stack frame (rsp 64-aligned): the digest / state words, the block
+# words, K + W for rounds 16-79, the saved arguments and stack pointer
+# (every general register but rsp is in use).
+HS, WB, KW, ARG0, ARG1, SP = 0, 64, 192, 832, 840, 848
+FRAME = 192 + 704
+SAVED = ["%rbx", "%rbp", "%r12", "%r13", "%r14", "%r15"]
+
+
+def function(name, body, pre, post):
+    lines = ["", ".globl SYM(%s)" % name, "HIDDEN(%s)" % name,
+             "FUNCTION(%s)" % name, ".p2align 6", "SYM(%s):" % name]
+    lines += ["push %s" % r for r in SAVED]
+    lines += ["mov %rsp, %rax", "sub $%d, %%rsp" % FRAME, "and $-64, %rsp",
+              "mov %%rax, %d(%%rsp)" % SP]
+    lines += pre + body + post
+    lines += ["mov %d(%%rsp), %%rsp" % SP]
+    lines += ["pop %s" % r for r in reversed(SAVED)]
+    lines += ["vzeroupper", "ret", "SIZE(%s)" % name]
+    return lines
+
+
+def main():
+    g = Gen()
+    hs = [Mem("%d(%%rsp)" % (HS + 8 * i)) for i in range(8)]
+    # chain(uint64_t h[8], uint64_t steps): h in host order, steps > 0.
+    chain = allocate(sha512_body(g, IV, hs + PAD, KW, hs))
+    pre = ["mov %%rdi, %d(%%rsp)" % ARG0, "mov %%rsi, %d(%%rsp)" % ARG1]
+    pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
+    pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)
+            for i in range(4)]
+    pre += ["test %rsi, %rsi", "jz 2f", ".p2align 5", "1:"]
+    post = ["decq %d(%%rsp)" % ARG1, "jnz 1b", "2:",
+            "mov %d(%%rsp), %%rdi" % ARG0]
+    post += ["vmovdqu64 %d(%%rsp), %%xmm%d" % (HS + 16 * i, i)
+             for i in range(4)]
+    post += ["vmovdqu64 %%xmm%d, %d(%%rdi)" % (i, 16 * i) for i in range(4)]
+    out = function("sha512_x86_rorx_chain", chain, pre, post)
+
+    # block(uint64_t state[8], const uint64_t w[16]): the known answer.
+    wb = [Mem("%d(%%rsp)" % (WB + 8 * i)) for i in range(16)]
+    block = allocate(sha512_body(g, hs, wb, KW, hs))
+    pre = ["mov %%rdi, %d(%%rsp)" % ARG0]
+    pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
+    pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)
+            for i in range(4)]
+    pre += ["vmovdqu64 %d(%%rsi), %%xmm%d" % (16 * i, i) for i in range(8)]
+    pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, WB + 16 * i)
+            for i in range(8)]
+    post = ["mov %d(%%rsp), %%rdi" % ARG0]
+    post += ["vmovdqu64 %d(%%rsp), %%xmm%d" % (HS + 16 * i, i)
+             for i in range(4)]
+    post += ["vmovdqu64 %%xmm%d, %d(%%rdi)" % (i, 16 * i) for i in range(4)]
+    out += function("sha512_x86_rorx_block", block, pre, post)
+
+    text = ["/* Generated by kernels/sha512/gen-x86-rorx.py; edit the "
+            "generator, not this file. */",
+            "",
+            "/* ELF (Linux, BSD) or Mach-O (macOS): symbol names and "
+            "sections differ. */",
+            "#if defined(__APPLE__)",
+            "#define SYM(x) _##x",
+            "#define HIDDEN(x) .private_extern _##x",
+            "#define FUNCTION(x)",
+            "#define SIZE(x)",
+            "#define RODATA .section __TEXT,__const",
+            "#else",
+            "#define SYM(x) x",
+            "#define HIDDEN(x) .hidden x",
+            "#define FUNCTION(x) .type x, @function",
+            "#define SIZE(x) .size x, .-x",
+            "#define RODATA .section .rodata",
+            "#endif",
+            ".text"] + out
+    text += ["", "RODATA", ".p2align 4"]
+    for c, label in g.pool.items():
+        vals = c if isinstance(c, tuple) else (c,)
+        text.append("%s: .quad %s" % (label, ", ".join(
+            "0x%016x" % v for v in vals)))
+    text += ["", "#if !defined(__APPLE__)",
+             '.section .note.GNU-stack, "", @progbits', "#endif"]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "x86-rorx", "kernel.S")
+    with open(path, "w") as f:
+        f.write("\n".join(l if l.endswith(":") or l.startswith(
+            (".", "/", "#", "SYM", "HIDDEN", "FUNCTION", "SIZE", "RODATA"))
+            or l == "" else "\t" + l for l in text) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+/*
+ * The sha512 study: x = SHA-512(x) from 64 zero bytes (seed 002), each hash
+ * one padded compression block.
+ */
+#include "kernel.h"
+
+const struct study STUDY_THIS = {
+	.description = "x = SHA-512(x) from 64 zero bytes, one padded block "
+	    "per hash",
+	.unit = "hash",
+	.unit_plural = "hashes",
+	.state_len = 64,
+	.seed_hex = "00000000000000000000000000000000"
+	    "00000000000000000000000000000000"
+	    "00000000000000000000000000000000"
+	    "00000000000000000000000000000000",
+	.default_steps = 10000000,
+	.control = "openssl-transform",
+	.kat_msg = "abc",
+	.kat_hex = "ddaf35a193617abacc417349ae204131"
+	    "12e6fa4e89a97ea20a9eeee64b55d39a"
+	    "2192992a274fc1a836ba3c23a3feebbd"
+	    "454d4423643ce80e2a9ac94fa54ca49f",
+	/* SHA512_Transform is deprecated in OpenSSL 3 but still exported. */
+	.probe_src = "#define OPENSSL_SUPPRESS_DEPRECATED\n"
+	    "#include <openssl/sha.h>\n"
+	    "int main(void) { SHA512_CTX c; unsigned char b[128] = { 0 };\n"
+	    "  if (SHA512_Init(&c) != 1) return 1;\n"
+	    "  SHA512_Transform(&c, b); return 0; }",
+	.probe_libs = "-lcrypto",
+	.requires = "OpenSSL headers (libssl-dev) with SHA512_Transform",
+};

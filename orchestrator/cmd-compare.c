@@ -1,0 +1,162 @@
+/*
+ * seqorch compare: options and exit codes; compare.c compares.  For CI,
+ * --fail-slower PCT exits 1 when a cell is decided slower by more than PCT
+ * percent, as asv and conbench gate regressions.
+ */
+#include "cmd.h"
+#include "compare.h"
+#include "db.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+extern const struct cmd_entry cmd_compare_entry;
+
+static int
+compare_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "baseline",	required_argument,	NULL, 'b' },
+		{ "db",		required_argument,	NULL, 'd' },
+		{ "format",	required_argument,	NULL, 'f' },
+		{ "fail-slower", required_argument,	NULL, 'F' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 }
+	};
+	struct compare_opts o = { .format = REPORT_TEXT,
+	    .db_path = "results.db" };
+	struct so_err err = { 0, "" };
+	struct db *db = NULL;
+	struct stat sb;
+	size_t slower = 0;
+	char *end;
+	int ch, ret, f, have_base = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'b':
+			if (cmd_run_id_arg("--baseline", optarg, &o.base) != 0)
+				return EXIT_USAGE;
+			have_base = 1;
+			break;
+		case 'd':
+			o.db_path = optarg;
+			break;
+		case 'f':
+			f = report_format_parse(optarg);
+			if (f != REPORT_TEXT && f != REPORT_JSON &&
+			    f != REPORT_MARKDOWN) {
+				fprintf(stderr, "seqorch: unknown --format "
+				    "\"%s\" (text, markdown, json)\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.format = (enum report_format)f;
+			break;
+		case 'F':
+			errno = 0;
+			o.fail_slower = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(o.fail_slower > 0 && o.fail_slower < 100)) {
+				fprintf(stderr, "seqorch: invalid --fail-slower "
+				    "\"%s\": expected a percentage above 0 and "
+				    "below 100\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			cmd_print_usage(&cmd_compare_entry);
+			return EXIT_OK;
+		case ':':
+			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
+			    argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
+			    "\"seqorch compare --help\")\n", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	/* RUN_A RUN_B, or --baseline RUN [RUN_B]. */
+	if (!have_base && optind < argc) {
+		if (cmd_run_id_arg("RUN_A", argv[optind++], &o.base) != 0)
+			return EXIT_USAGE;
+		have_base = 1;
+		if (optind >= argc) {
+			fprintf(stderr, "seqorch: compare needs RUN_A RUN_B, or "
+			    "--baseline RUN\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (have_base && optind < argc &&
+	    cmd_run_id_arg("RUN_B", argv[optind++], &o.next) != 0)
+		return EXIT_USAGE;
+	if (!have_base) {
+		fprintf(stderr, "seqorch: compare needs RUN_A RUN_B, or "
+		    "--baseline RUN\n");
+		return EXIT_USAGE;
+	}
+	if (cmd_extra_args(argc, argv) != 0)
+		return EXIT_USAGE;
+	if (o.next == o.base) {
+		fprintf(stderr, "seqorch: compare needs two different runs\n");
+		return EXIT_USAGE;
+	}
+	if (stat(o.db_path, &sb) != 0) {
+		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", o.db_path,
+		    strerror(errno));
+		return EXIT_DB;
+	}
+	if (db_open(o.db_path, &db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	ret = compare_print(db_handle(db), &o, stdout, &slower, &err);
+	db_close(db);
+	if (ret != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return ret == SO_EDB ? EXIT_DB : EXIT_USAGE;
+	}
+	if (fflush(stdout) != 0)
+		return EXIT_FAIL;
+	if (slower > 0) {
+		fprintf(stderr, "seqorch: %zu cell%s slower by more than %g%%\n",
+		    slower, slower == 1 ? "" : "s", o.fail_slower);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_compare_entry = {
+	.name = "compare",
+	.summary = "compare two runs cell by cell, with intervals and verdicts",
+	.usage =
+	    "usage: seqorch compare RUN_A RUN_B [--db F] [--format F]\n"
+	    "                       [--fail-slower PCT]\n"
+	    "       seqorch compare --baseline RUN [RUN_B] ...\n"
+	    "\n"
+	    "For every cell (variant, host, compiler) of two runs of one study,\n"
+	    "the change of the median rate from the baseline (RUN_A) to the new\n"
+	    "run (RUN_B; with --baseline alone, the newest run of its study),\n"
+	    "with a 95% bootstrap interval over both runs' samples and a\n"
+	    "verdict: faster, slower, or not distinguishable at this precision.\n"
+	    "Cells whose steps, seed or final digest differ are refused, with\n"
+	    "the reason.  Last, the geometric mean of the changes.\n"
+	    "\n"
+	    "  --baseline RUN     the run to compare against\n"
+	    "  --fail-slower PCT  exit 1 if any cell is decided slower by more\n"
+	    "                     than PCT percent (for CI)\n"
+	    "  --format F         text (default), markdown or json\n"
+	    "  --db F             results database (default results.db)\n"
+	    "\n"
+	    "Exit status: 0 compared, 1 a cell slower than --fail-slower allows,\n"
+	    "2 bad option, unknown run or runs of different studies, 3 database\n"
+	    "missing or unreadable.  See docs/report.md.\n",
+	.exec = compare_exec,
+};

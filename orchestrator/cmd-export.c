@@ -1,0 +1,192 @@
+/*
+ * seqorch export: one run's summary.json (export.c builds it) to stdout
+ * or a file.  docs/summary.schema.json is its schema.
+ */
+#include "bundle.h"
+#include "cmd.h"
+#include "db.h"
+#include "export.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern const struct cmd_entry cmd_export_entry;
+
+/* Write text to path through a temporary file, so a reader never sees half. */
+static int
+write_file(const char *path, const char *text)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	int ok;
+
+	if (f == NULL) {
+		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", tmp,
+		    strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", path,
+		    strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+static int
+export_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run",	required_argument,	NULL, 'r' },
+		{ "db",		required_argument,	NULL, 'd' },
+		{ "output",	required_argument,	NULL, 'o' },
+		{ "bundle",	required_argument,	NULL, 'b' },
+		{ "sign",	required_argument,	NULL, 'k' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL,		0,			NULL, 0 }
+	};
+	const char *db_path = "results.db", *output = NULL, *bundle = NULL;
+	const char *key = NULL;
+	struct bundle b = { 0 };
+	struct so_err err = { 0, "" };
+	struct db *db = NULL;
+	cJSON *doc = NULL;
+	int64_t run_id = 0;
+	struct stat sb;
+	char *text;
+	int ch, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'r':
+			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'd':
+			db_path = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'b':
+			bundle = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'h':
+			cmd_print_usage(&cmd_export_entry);
+			return EXIT_OK;
+		case ':':
+			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
+			    argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
+			    "\"seqorch export --help\")\n", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_extra_args(argc, argv) != 0)
+		return EXIT_USAGE;
+	if (run_id == 0) {
+		fprintf(stderr, "seqorch: export needs \"--run ID\"\n");
+		return EXIT_USAGE;
+	}
+	if (key != NULL && bundle == NULL) {
+		fprintf(stderr, "seqorch: \"--sign\" goes with \"--bundle\"\n");
+		return EXIT_USAGE;
+	}
+	if (bundle != NULL && output != NULL) {
+		fprintf(stderr, "seqorch: \"--bundle\" and \"--output\" exclude "
+		    "each other (the bundle holds summary.json)\n");
+		return EXIT_USAGE;
+	}
+	if (stat(db_path, &sb) != 0) {
+		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", db_path,
+		    strerror(errno));
+		return EXIT_DB;
+	}
+	if (db_open(db_path, &db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	ret = export_summary(db_handle(db), run_id, db_path, &doc, &err);
+	if (ret == 0 && bundle != NULL) {
+		/* The bundle takes the summary over. */
+		ret = bundle_make(db, run_id, doc, key, &b, &err);
+		if (ret == 0)
+			ret = bundle_save(&b, bundle, &err);
+		bundle_free(&b);
+		db_close(db);
+		if (ret != 0) {
+			fprintf(stderr, "seqorch: %s\n", err.msg);
+			return ret == SO_EDB ? EXIT_DB : ret == SO_EINVAL ?
+			    EXIT_USAGE : EXIT_FAIL;
+		}
+		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
+		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "
+		    "verify needs --sign)");
+		return EXIT_OK;
+	}
+	db_close(db);
+	if (ret != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return ret == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+	}
+	text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (text == NULL) {
+		fprintf(stderr, "seqorch: out of memory formatting the "
+		    "summary\n");
+		return EXIT_FAIL;
+	}
+	if (output != NULL)
+		ret = write_file(output, text);
+	else
+		ret = printf("%s\n", text) < 0 || fflush(stdout) != 0 ? -1 : 0;
+	cJSON_free(text);
+	return ret == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+const struct cmd_entry cmd_export_entry = {
+	.name = "export",
+	.summary = "write one run's summary.json (values, medians, digests)",
+	.usage =
+	    "usage: seqorch export --run ID [-o summary.json] [--db F]\n"
+	    "       seqorch export --run ID --bundle DIR|FILE.tar [--sign KEY]\n"
+	    "\n"
+	    "One run as a JSON document: the run, its common digest, every\n"
+	    "host's facts, every build's compiler, flags and source and binary\n"
+	    "sha256, and per cell (variant, host, build) every valid sample's\n"
+	    "ns with the median, mean, quartiles, range and cv of the rates\n"
+	    "and the clock;\n"
+	    "the best variant per host and the host ratios with their 95%\n"
+	    "bootstrap intervals and verdicts.  Schema: docs/summary.schema.json.\n"
+	    "\n"
+	    "  --run ID        the run to export (required)\n"
+	    "  -o, --output F  write to F (atomically) instead of stdout\n"
+	    "  --db F          results database (default results.db)\n"
+	    "  --bundle B      write the run's bundle instead: summary.json,\n"
+	    "                  its rows, raw samples and artifacts and a\n"
+	    "                  SHA-256 manifest (docs/provenance.md)\n"
+	    "  --sign KEY      sign the manifest with this Ed25519 PEM key\n"
+	    "                  (openssl genpkey -algorithm ed25519 -out KEY)\n"
+	    "\n"
+	    "Exit status: 0 written, 1 cannot write, 2 bad option or unknown\n"
+	    "run id, 3 database missing or unreadable.  See docs/report.md.\n",
+	.exec = export_exec,
+};

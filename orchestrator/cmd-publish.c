@@ -1,0 +1,170 @@
+/*
+ * seqorch publish: POST one run's signed bundle to a collector over HTTPS
+ * (publish.c).  The token comes from a file only: never from the command
+ * line (other users see it in ps) nor from hosts.toml.
+ */
+#include "bundle.h"
+#include "cmd.h"
+#include "db.h"
+#include "export.h"
+#include "publish.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_TOKEN 4096
+
+/* The first line of path, without its newline, into a new string. */
+static char *
+read_token(const char *path)
+{
+	char buf[MAX_TOKEN + 2];
+	struct stat sb;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "seqorch: cannot open token file \"%s\": %s\n",
+		    path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 0044) != 0)
+		fprintf(stderr, "seqorch: warning: token file \"%s\" is "
+		    "readable by others\n", path);
+	if (fgets(buf, sizeof buf, f) == NULL || strlen(buf) > MAX_TOKEN) {
+		fprintf(stderr, "seqorch: token file \"%s\": expected one line "
+		    "of at most %d bytes\n", path, MAX_TOKEN);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[0] == '\0') {
+		fprintf(stderr, "seqorch: token file \"%s\" is empty\n", path);
+		return NULL;
+	}
+	return xstrdup(buf);
+}
+
+static int
+publish_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, 'r' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "cacert", required_argument, NULL, 'c' },
+		{ "sign", required_argument, NULL, 'k' },
+		{ "attempts", required_argument, NULL, 'a' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct publish_opts po = { .attempts = 5, .backoff = 0.5,
+	    .log = stderr };
+	struct publish_result res;
+	const char *path = "results.db", *key = NULL, *token_file = NULL;
+	struct so_err err = { 0 };
+	struct bundle b = { 0 };
+	unsigned char *tar = NULL;
+	struct db *db = NULL;
+	cJSON *summary = NULL;
+	int64_t run_id = 0, attempts;
+	char *token = NULL;
+	struct stat sb;
+	size_t len;
+	int c, ret = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
+				return EXIT_USAGE;
+			break;
+		case 'u': po.url = optarg; break;
+		case 't': token_file = optarg; break;
+		case 'c': po.cacert = optarg; break;
+		case 'k': key = optarg; break;
+		case 'd': path = optarg; break;
+		case 'a':
+			if (cmd_int_arg("--attempts", optarg, 20, &attempts) != 0)
+				return EXIT_USAGE;
+			po.attempts = (int)attempts;
+			break;
+		case 'h':
+			cmd_print_usage(cmd_find("publish"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_extra_args(argc, argv) != 0)
+		return EXIT_USAGE;
+	if (run_id == 0 || po.url == NULL || key == NULL) {
+		fprintf(stderr, "seqorch: publish: --run, --url and --sign are "
+		    "required\n");
+		return EXIT_USAGE;
+	}
+	if (strncmp(po.url, "https://", 8) != 0) {
+		fprintf(stderr, "seqorch: publish: \"%s\": expected an https:// "
+		    "URL (TLS is always verified)\n", po.url);
+		return EXIT_USAGE;
+	}
+	if (token_file != NULL && (token = read_token(token_file)) == NULL)
+		return EXIT_USAGE;
+	po.token = token;
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", path,
+		    strerror(errno));
+		ret = EXIT_DB;
+		goto out;
+	}
+	if (db_open(path, &db, &err) != 0 ||
+	    export_summary(db_handle(db), run_id, path, &summary, &err) != 0 ||
+	    bundle_make(db, run_id, summary, key, &b, &err) != 0 ||
+	    bundle_tar(&b, &tar, &len, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		ret = err.code == SO_ENOTFOUND || err.code == SO_EINVAL ?
+		    EXIT_USAGE : EXIT_DB;
+		goto out;
+	}
+	if (publish_post(&po, tar, len, &res, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	printf("published run %lld to %s: %ld %s (%zu bytes, %d "
+	    "attempt%s)\n", (long long)run_id, po.url, res.status, res.body,
+	    len, res.attempts, res.attempts == 1 ? "" : "s");
+out:
+	free(tar);
+	bundle_free(&b);
+	db_close(db);
+	free(token);
+	return ret;
+}
+
+const struct cmd_entry cmd_publish_entry = {
+	.name = "publish",
+	.summary = "POST a run's signed bundle to a collector",
+	.usage =
+	    "usage: seqorch publish --run ID --url https://... --sign KEY\n"
+	    "                       [--token-file F] [--cacert F]\n"
+	    "                       [--attempts N] [--db results.db]\n"
+	    "\n"
+	    "Makes run ID's bundle (as `seqorch export --bundle`), signed with\n"
+	    "the Ed25519 key KEY, and POSTs it as application/x-tar.  TLS is\n"
+	    "always verified (--cacert names a CA file); the token, if any, is\n"
+	    "read from a file and sent as a Bearer token.  5xx answers and\n"
+	    "dropped connections are tried again with exponential backoff, up\n"
+	    "to N tries in all (default 5); a 4xx answer is not; a redirect is\n"
+	    "followed only to the same host.  Errors show the status and the\n"
+	    "first line of the answer.\n"
+	    "\n"
+	    "exit: 0 published, 1 refused or failed, 2 usage, 3 database\n",
+	.exec = publish_exec,
+};

@@ -1,0 +1,369 @@
+/* seqorch compare: the change of every cell between two runs. */
+#include "compare.h"
+#include "report-model.h"
+#include "study.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ccell {
+	const struct rrow	*a, *b;		/* baseline, new; NULL if absent */
+	struct rratio		 x;		/* b / a */
+};
+
+struct cmp {
+	struct rrun		 ra, rb;
+	struct ccell		*cells;
+	size_t			 ncells;
+	struct stats_ratio	 geo;		/* geometric mean of b / a */
+	size_t			 ngeo;		/* cells in it */
+};
+
+static const struct rrow *
+match(const struct rrun *r, const struct rrow *w)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++) {
+		if (strcmp(r->rows[i].variant, w->variant) == 0 &&
+		    strcmp(r->rows[i].host, w->host) == 0 &&
+		    strcmp(r->rows[i].label, w->label) == 0)
+			return &r->rows[i];
+	}
+	return NULL;
+}
+
+/*
+ * The geometric mean of the compared cells' ratios, its interval from
+ * resampling every cell at once (each resample draws a median per side
+ * per cell), NAN when some cell has fewer than 2 samples a side.
+ */
+static void
+geomean(struct cmp *c)
+{
+	struct stats_rng rng;
+	double sum = 0, *boot;
+	const struct ccell *x;
+	size_t i, k, small = 0;
+
+	c->geo.ratio = c->geo.lo = c->geo.hi = NAN;
+	c->geo.verdict = STATS_UNDECIDED;
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		if (x->a == NULL || x->b == NULL || x->x.refused != NULL)
+			continue;
+		sum += log(x->x.s.ratio);
+		small += x->a->n < 2 || x->b->n < 2;
+		c->ngeo++;
+	}
+	if (c->ngeo == 0)
+		return;
+	c->geo.ratio = exp(sum / (double)c->ngeo);
+	if (small > 0)
+		return;
+	stats_rng_seed(&rng, STATS_SEED);
+	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
+	for (k = 0; k < STATS_RESAMPLES; k++) {
+		sum = 0;
+		for (i = 0; i < c->ncells; i++) {
+			x = &c->cells[i];
+			if (x->a == NULL || x->b == NULL ||
+			    x->x.refused != NULL)
+				continue;
+			sum += log(stats_boot_median(&rng, x->b->rates,
+			    (size_t)x->b->n) / stats_boot_median(&rng,
+			    x->a->rates, (size_t)x->a->n));
+		}
+		boot[k] = exp(sum / (double)c->ngeo);
+	}
+	stats_interval(boot, STATS_RESAMPLES, &c->geo);
+	free(boot);
+}
+
+static void
+build(struct cmp *c)
+{
+	struct ccell *x;
+	size_t i;
+
+	c->cells = xcalloc(c->ra.nrows + c->rb.nrows + 1, sizeof *c->cells);
+	for (i = 0; i < c->rb.nrows; i++) {
+		x = &c->cells[c->ncells++];
+		x->b = &c->rb.rows[i];
+		x->a = match(&c->ra, x->b);
+		if (x->a != NULL)
+			report_ratio(&c->rb, x->b, &c->ra, x->a, &x->x);
+	}
+	for (i = 0; i < c->ra.nrows; i++) {
+		if (match(&c->rb, &c->ra.rows[i]) == NULL)
+			c->cells[c->ncells++].a = &c->ra.rows[i];
+	}
+	geomean(c);
+}
+
+static const struct rrow *
+some(const struct ccell *x)
+{
+	return x->b != NULL ? x->b : x->a;
+}
+
+static char *
+pct(double ratio)
+{
+	return isnan(ratio) ? xstrdup("-") :
+	    xasprintf("%+.1f%%", 100 * (ratio - 1));
+}
+
+static char *
+pct_interval(const struct stats_ratio *s)
+{
+	char *lo, *hi, *out;
+
+	if (isnan(s->lo))
+		return xstrdup("[no interval: n < 2]");
+	lo = pct(s->lo);
+	hi = pct(s->hi);
+	out = xasprintf("[%s, %s]", lo, hi);
+	free(lo);
+	free(hi);
+	return out;
+}
+
+static void
+text(const struct cmp *c, const struct compare_opts *o, FILE *out)
+{
+	const struct ccell *x;
+	const struct rrow *w;
+	char ra[32], rb[32], *ch, *iv;
+	size_t i;
+
+	fprintf(out, "compare %s: run %" PRId64 " (baseline) -> run %" PRId64
+	    "\n", c->rb.study, c->ra.id, c->rb.id);
+	fprintf(out, "change of the median rate (%s/s; + is faster), %d%% "
+	    "bootstrap interval, verdict\n\n", study_unit_plural(c->rb.study),
+	    STATS_LEVEL_PCT);
+	fprintf(out, "  %-16s %-9s %-10s %9s %9s %8s  %-18s %s\n", "variant",
+	    "compiler", "host", "baseline", "new", "change", "interval",
+	    "verdict");
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		w = some(x);
+		report_format_rate(x->a != NULL && x->a->n > 0 ?
+		    x->a->median : 0, ra, sizeof ra);
+		report_format_rate(x->b != NULL && x->b->n > 0 ?
+		    x->b->median : 0, rb, sizeof rb);
+		fprintf(out, "  %-16s %-9s %-10s %9s %9s ", w->variant,
+		    w->label, w->host, ra, rb);
+		if (x->a == NULL || x->b == NULL)
+			fprintf(out, "%8s  only in the %s run\n", "-",
+			    x->a == NULL ? "new" : "baseline");
+		else if (x->x.refused != NULL)
+			fprintf(out, "%8s  refused: %s\n", "-", x->x.refused);
+		else {
+			ch = pct(x->x.s.ratio);
+			iv = pct_interval(&x->x.s);
+			fprintf(out, "%8s  %-18s %s\n", ch, iv,
+			    report_verdict_phrase(&x->x.s));
+			free(ch);
+			free(iv);
+		}
+	}
+	ch = pct(c->geo.ratio);
+	iv = pct_interval(&c->geo);
+	if (c->ngeo == 0)
+		fprintf(out, "\ngeometric mean: no cell could be compared\n");
+	else
+		fprintf(out, "\ngeometric mean over %zu compared cell%s: %s "
+		    "%s %s\n", c->ngeo, c->ngeo == 1 ? "" : "s", ch, iv,
+		    report_verdict_phrase(&c->geo));
+	free(ch);
+	free(iv);
+	if (o->fail_slower > 0)
+		fprintf(out, "fail threshold: a cell decided slower by more "
+		    "than %g%%\n", o->fail_slower);
+}
+
+static void
+md(const struct cmp *c, FILE *out)
+{
+	const struct ccell *x;
+	const struct rrow *w;
+	char ra[32], rb[32], *ch, *iv;
+	size_t i;
+
+	fprintf(out, "## compare %s: run %" PRId64 " (baseline) → run %"
+	    PRId64 "\n\n| variant | compiler | host | baseline | new | "
+	    "change | %d%% interval | verdict |\n| --- | --- | --- | ---: | "
+	    "---: | ---: | --- | --- |\n", c->rb.study, c->ra.id, c->rb.id,
+	    STATS_LEVEL_PCT);
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		w = some(x);
+		report_format_rate(x->a != NULL && x->a->n > 0 ?
+		    x->a->median : 0, ra, sizeof ra);
+		report_format_rate(x->b != NULL && x->b->n > 0 ?
+		    x->b->median : 0, rb, sizeof rb);
+		fprintf(out, "| %s | %s | %s | %s | %s | ", w->variant,
+		    w->label, w->host, ra, rb);
+		if (x->a == NULL || x->b == NULL)
+			fprintf(out, "- | - | only in the %s run |\n",
+			    x->a == NULL ? "new" : "baseline");
+		else if (x->x.refused != NULL)
+			fprintf(out, "- | - | refused: %s |\n", x->x.refused);
+		else {
+			ch = pct(x->x.s.ratio);
+			iv = pct_interval(&x->x.s);
+			fprintf(out, "%s | %s | %s |\n", ch, iv,
+			    report_verdict_phrase(&x->x.s));
+			free(ch);
+			free(iv);
+		}
+	}
+	ch = pct(c->geo.ratio);
+	iv = pct_interval(&c->geo);
+	if (c->ngeo == 0)
+		fprintf(out, "\nGeometric mean: no cell could be compared.\n");
+	else
+		fprintf(out, "\nGeometric mean over %zu compared cells: %s %s "
+		    "%s\n", c->ngeo, ch, iv, report_verdict_phrase(&c->geo));
+	free(ch);
+	free(iv);
+}
+
+static cJSON *
+json(const struct cmp *c, const struct compare_opts *o)
+{
+	cJSON *root = cJSON_CreateObject(), *a, *e;
+	const struct ccell *x;
+	const struct rrow *w;
+	size_t i;
+
+	cJSON_AddStringToObject(root, "study", c->rb.study);
+	cJSON_AddNumberToObject(root, "baseline", (double)c->ra.id);
+	cJSON_AddNumberToObject(root, "new", (double)c->rb.id);
+	a = cJSON_AddArrayToObject(root, "cells");
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		w = some(x);
+		e = x->a != NULL && x->b != NULL && x->x.refused == NULL ?
+		    report_json_ratio(&x->x.s) : cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "variant", w->variant);
+		cJSON_AddStringToObject(e, "compiler", w->label);
+		cJSON_AddStringToObject(e, "host", w->host);
+		if (x->a != NULL && x->a->n > 0)
+			cJSON_AddNumberToObject(e, "baseline_rate",
+			    x->a->median);
+		else
+			cJSON_AddNullToObject(e, "baseline_rate");
+		if (x->b != NULL && x->b->n > 0)
+			cJSON_AddNumberToObject(e, "new_rate", x->b->median);
+		else
+			cJSON_AddNullToObject(e, "new_rate");
+		if (x->a == NULL || x->b == NULL)
+			cJSON_AddStringToObject(e, "only_in",
+			    x->a == NULL ? "new" : "baseline");
+		else if (x->x.refused != NULL)
+			cJSON_AddStringToObject(e, "refused", x->x.refused);
+		cJSON_AddItemToArray(a, e);
+	}
+	e = report_json_ratio(&c->geo);
+	cJSON_AddNumberToObject(e, "cells", (double)c->ngeo);
+	cJSON_AddItemToObject(root, "geometric_mean", e);
+	if (o->fail_slower > 0)
+		cJSON_AddNumberToObject(root, "fail_slower_pct",
+		    o->fail_slower);
+	return root;
+}
+
+/* The newest run of study other than skip (exploratory ones included). */
+static int
+newest(sqlite3 *db, const char *study, int64_t skip, int64_t *id,
+    const char *db_path, struct so_err *err)
+{
+	struct report_opts o = { .study = study, .explore = 1,
+	    .db_path = db_path };
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int ret;
+
+	if ((ret = report_select(db, &o, &ids, &n, err)) != 0)
+		return ret;
+	*id = ids[0];
+	free(ids);
+	if (*id == skip)
+		return so_error(err, SO_ENOTFOUND, "run %" PRId64 " is the "
+		    "newest run of study \"%s\": nothing newer to compare it "
+		    "with (name a second run)", skip, study);
+	return 0;
+}
+
+static int
+load(sqlite3 *db, int64_t id, const char *db_path, struct rrun *r,
+    struct so_err *err)
+{
+	struct report_opts o = { .run_id = id, .db_path = db_path };
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int ret;
+
+	if ((ret = report_select(db, &o, &ids, &n, err)) != 0)
+		return ret;
+	free(ids);
+	return report_load_run(db, id, r, err);
+}
+
+int
+compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
+    size_t *slower_cells, struct so_err *err)
+{
+	struct cmp c;
+	int64_t next = o->next;
+	cJSON *root;
+	char *s;
+	size_t i;
+	int ret;
+
+	memset(&c, 0, sizeof c);
+	*slower_cells = 0;
+	if ((ret = load(db, o->base, o->db_path, &c.ra, err)) != 0)
+		return ret;
+	if (next == 0 && (ret = newest(db, c.ra.study, o->base, &next,
+	    o->db_path, err)) != 0)
+		goto out;
+	if ((ret = load(db, next, o->db_path, &c.rb, err)) != 0)
+		goto out;
+	if (strcmp(c.ra.study, c.rb.study) != 0) {
+		ret = so_error(err, SO_EINVAL, "comparison refused: run %"
+		    PRId64 " is of study \"%s\", run %" PRId64 " of \"%s\"",
+		    c.ra.id, c.ra.study, c.rb.id, c.rb.study);
+		goto out;
+	}
+	build(&c);
+	for (i = 0; i < c.ncells; i++) {
+		if (c.cells[i].a != NULL && c.cells[i].b != NULL &&
+		    c.cells[i].x.refused == NULL && o->fail_slower > 0 &&
+		    c.cells[i].x.s.verdict == STATS_SLOWER &&
+		    c.cells[i].x.s.ratio < 1 - o->fail_slower / 100)
+			(*slower_cells)++;
+	}
+	if (o->format == REPORT_JSON) {
+		root = json(&c, o);
+		if ((s = cJSON_Print(root)) != NULL)
+			fprintf(out, "%s\n", s);
+		cJSON_free(s);
+		cJSON_Delete(root);
+	} else if (o->format == REPORT_MARKDOWN)
+		md(&c, out);
+	else
+		text(&c, o, out);
+out:
+	for (i = 0; i < c.ncells; i++)
+		free(c.cells[i].x.refused);
+	free(c.cells);
+	report_free_run(&c.rb);
+	report_free_run(&c.ra);
+	return ret;
+}

@@ -1,0 +1,93 @@
+/* The embedded reference/seeds.json, parsed on first use. */
+#include "published.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "published-data.h"
+
+static cJSON *
+root(void)
+{
+	static cJSON *doc;
+
+	if (doc == NULL)
+		doc = cJSON_Parse(published_json);
+	return doc;
+}
+
+static const char *
+str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double
+num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+int
+published_known(const char *id)
+{
+	const cJSON *e, *refs = cJSON_GetObjectItemCaseSensitive(root(),
+	    "references");
+
+	cJSON_ArrayForEach(e, refs) {
+		if (str(e, "id") != NULL && strcmp(str(e, "id"), id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+published_find(const char *id, const char *study, struct published *out,
+    struct so_err *err)
+{
+	const cJSON *doc = root(), *refs, *e;
+	char ids[256] = "", studies[256] = "";
+	int seen = 0;
+
+	refs = cJSON_GetObjectItemCaseSensitive(doc, "references");
+	if (!cJSON_IsArray(refs))
+		return so_error(err, SO_EPARSE, "reference/seeds.json: no "
+		    "\"references\" array");
+	cJSON_ArrayForEach(e, refs) {
+		if (str(e, "id") == NULL || str(e, "study") == NULL)
+			continue;
+		if (strstr(ids, str(e, "id")) == NULL)
+			snprintf(ids + strlen(ids), sizeof ids - strlen(ids),
+			    "%s%s", *ids ? ", " : "", str(e, "id"));
+		if (strcmp(str(e, "id"), id) != 0)
+			continue;
+		seen = 1;
+		snprintf(studies + strlen(studies), sizeof studies -
+		    strlen(studies), "%s%s", *studies ? ", " : "",
+		    str(e, "study"));
+		if (strcmp(str(e, "study"), study) != 0)
+			continue;
+		memset(out, 0, sizeof *out);
+		out->id = str(e, "id");
+		out->machine = str(e, "machine");
+		out->study = str(e, "study");
+		out->steps = (int64_t)num(e, "steps");
+		out->samples = (int64_t)num(e, "samples");
+		out->variant = str(e, "variant");
+		out->median_rate = num(e, "median_rate");
+		out->document = str(e, "document");
+		out->note = str(e, "note");
+		out->version = (int)num(doc, "version");
+		return 0;
+	}
+	if (!seen)
+		return so_error(err, SO_ENOTFOUND, "unknown reference \"%s\" "
+		    "(published references: %s)", id, ids);
+	return so_error(err, SO_EINVAL, "reference \"%s\" has no figure for "
+	    "study \"%s\" (it has: %s)", id, study, studies);
+}

@@ -1,0 +1,655 @@
+/*
+ * The report as one self-contained HTML page: no script, no fetch (a
+ * Content-Security-Policy forbids any), charts as inline SVG drawn here.
+ * Per run: a bar chart of every measured cell (median bar, quartile box,
+ * min-max whisker, one colour per host), a chart of the host ratios with
+ * their intervals, then the tables, host facts and warnings.  The layout
+ * reflows to a phone's width and prints without the scroll boxes.
+ *
+ * Every chart sits on a background of CHART_BG, which tests/test_50
+ * finds in Chromium's screenshot; every bar is a rect of class "bar".
+ */
+#include "report-model.h"
+#include "study.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHART_BG	"#eef2f8"
+#define CHART_W		520	/* viewBox width; it scales to the page */
+#define LABEL_W		175	/* room for the cell names on the left */
+#define BAR_H		18
+#define BAR_GAP		6
+#define TOP		34
+#define BOTTOM		46
+
+static const char *const palette[] = {
+	"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+	"#e377c2", "#17becf",
+};
+
+/* Text for HTML and SVG: &, <, >, " escaped, controls as spaces. */
+static void
+esc(FILE *out, const char *s)
+{
+	if (s == NULL) {
+		fputs("-", out);
+		return;
+	}
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '&':	fputs("&amp;", out); break;
+		case '<':	fputs("&lt;", out); break;
+		case '>':	fputs("&gt;", out); break;
+		case '"':	fputs("&quot;", out); break;
+		default:
+			fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
+		}
+	}
+}
+
+static void
+rate(FILE *out, double r)
+{
+	char buf[32];
+
+	report_format_rate(r, buf, sizeof buf);
+	fputs(buf, out);
+}
+
+static size_t
+host_index(const struct rrun *r, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < r->nhosts; i++) {
+		if (strcmp(r->hosts[i].name, host) == 0)
+			return i;
+	}
+	return 0;
+}
+
+/* A tick's rate, short: "0", "500k", "1.5M". */
+static void
+tick_label(FILE *out, double v)
+{
+	static const char *const suffix[] = { "", "k", "M", "G", "T" };
+	size_t i = 0;
+
+	while (v >= 1000 && i + 1 < sizeof suffix / sizeof *suffix) {
+		v /= 1000;
+		i++;
+	}
+	fprintf(out, "%.3g%s", v, suffix[i]);
+}
+
+/* A round step for about n ticks over [0, max]: 1, 2 or 5 x 10^k. */
+static double
+tick_step(double max, int n)
+{
+	double raw = max / n, mag = pow(10, floor(log10(raw))), f = raw / mag;
+
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+/*
+ * One horizontal bar per measured cell (n > 0): the bar reaches the
+ * median, the box spans the quartiles, the whisker min to max.
+ */
+static void
+chart_cells(const struct rrun *r, FILE *out)
+{
+	const struct rrow *w;
+	double max = 0, step, x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
+	double t, y, h;
+	size_t i, k, bars = 0;
+	const char *color;
+
+	for (i = 0; i < r->nrows; i++) {
+		if (r->rows[i].n > 0) {
+			bars++;
+			if (r->rows[i].max > max)
+				max = r->rows[i].max;
+		}
+	}
+	if (bars == 0)
+		return;
+	step = tick_step(max, 4);
+	max = ceil(max / step) * step;
+	h = TOP + (double)bars * (BAR_H + BAR_GAP) + BOTTOM;
+	fprintf(out, "<figure class=\"chart\" data-chart=\"cells\" "
+	    "data-bars=\"%zu\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-label=\"median ",
+	    bars, CHART_W, h);
+	esc(out, study_unit_plural(r->study));
+	fprintf(out, " per second of every cell\">\n<rect x=\"0\" y=\"0\" "
+	    "width=\"%d\" height=\"%.0f\" fill=\"" CHART_BG "\"/>\n",
+	    CHART_W, h);
+	fprintf(out, "<text x=\"%d\" y=\"20\" class=\"title\">%s, run %"
+	    PRId64 ": median rate per cell</text>\n", 8, r->study, r->id);
+	for (t = 0; t <= max * 1.0001; t += step) {
+		double x = x0 + t / max * span;
+
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+		    "y2=\"%.0f\" class=\"grid\"/>\n<text x=\"%.1f\" y=\"%.0f\""
+		    " class=\"tick\" text-anchor=\"middle\">", x, TOP - 4, x,
+		    h - BOTTOM + 2, x, h - BOTTOM + 16);
+		tick_label(out, t);
+		fputs("</text>\n", out);
+	}
+	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
+	    "text-anchor=\"middle\">", x0 + span / 2, h - 10);
+	esc(out, study_unit_plural(r->study));
+	fputs(" per second</text>\n", out);
+	fprintf(out, "<line x1=\"%.0f\" y1=\"%d\" x2=\"%.0f\" y2=\"%.0f\" "
+	    "class=\"axisline\"/>\n", x0, TOP - 4, x0, h - BOTTOM + 2);
+	for (k = 0, i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->n == 0)
+			continue;
+		y = TOP + (double)k++ * (BAR_H + BAR_GAP);
+		color = palette[host_index(r, w->host) %
+		    (sizeof palette / sizeof *palette)];
+		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
+		    "text-anchor=\"end\">", x0 - 6, y + BAR_H * 0.72);
+		esc(out, w->variant);
+		fputs(" \xc2\xb7 ", out);
+		esc(out, w->host);
+		if (r->several_builds) {
+			fputs(" (", out);
+			esc(out, w->label);
+			fputs(")", out);
+		}
+		fprintf(out, "</text>\n<rect class=\"bar\" x=\"%.0f\" y=\"%.1f\""
+		    " width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
+		    x0, y, w->median / max * span, BAR_H, color);
+		esc(out, w->variant);
+		fputs(" on ", out);
+		esc(out, w->host);
+		fputs(": median ", out);
+		rate(out, w->median);
+		fprintf(out, ", n %" PRId64 "</title></rect>\n", w->n);
+		fprintf(out, "<rect class=\"iqr\" x=\"%.1f\" y=\"%.1f\" "
+		    "width=\"%.1f\" height=\"%d\"/>\n",
+		    x0 + w->desc.q1 / max * span, y + 4,
+		    fmax((w->desc.q3 - w->desc.q1) / max * span, 1.5),
+		    BAR_H - 8);
+		fprintf(out, "<line class=\"whisker\" x1=\"%.1f\" y1=\"%.1f\" "
+		    "x2=\"%.1f\" y2=\"%.1f\"/>\n", x0 + w->min / max * span,
+		    y + BAR_H / 2.0, x0 + w->max / max * span, y + BAR_H / 2.0);
+	}
+	fputs("</svg>\n<figcaption>One bar per (variant, host, build) with "
+	    "valid samples, reaching its median; the box spans the quartiles, "
+	    "the whiskers the slowest and fastest sample; colour marks the "
+	    "host.</figcaption>\n</figure>\n", out);
+}
+
+/* Host ratios on a linear axis around 1, intervals as lines. */
+static void
+chart_ratios(const struct rrun *r, FILE *out)
+{
+	const struct rratio *x;
+	double lo = 1, hi = 1, h, y, px, step, t;
+	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
+	size_t i, k = 0;
+
+	if (r->nratios == 0)
+		return;
+	for (i = 0; i < r->nratios; i++) {
+		x = &r->ratios[i];
+		if (x->refused != NULL)
+			continue;
+		lo = fmin(lo, isnan(x->s.lo) ? x->s.ratio : x->s.lo);
+		hi = fmax(hi, isnan(x->s.hi) ? x->s.ratio : x->s.hi);
+	}
+	step = tick_step(hi - fmin(lo, 1) + 1e-9, 4);
+	lo = floor(fmin(lo, 1) / step) * step;
+	hi = ceil(hi / step) * step;
+	if (hi - lo < step)
+		hi = lo + step;
+	h = TOP + (double)r->nratios * (BAR_H + BAR_GAP) + BOTTOM;
+	fprintf(out, "<figure class=\"chart\" data-chart=\"ratios\" "
+	    "data-points=\"%zu\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-label=\"ratios of "
+	    "the hosts' best rates\">\n<rect x=\"0\" y=\"0\" width=\"%d\" "
+	    "height=\"%.0f\" fill=\"" CHART_BG "\"/>\n<text x=\"8\" y=\"20\" "
+	    "class=\"title\">ratios of best rates, %d%% interval</text>\n",
+	    r->nratios, CHART_W, h, CHART_W, h, STATS_LEVEL_PCT);
+	for (t = lo; t <= hi + step / 2; t += step) {
+		px = x0 + (t - lo) / (hi - lo) * span;
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+		    "y2=\"%.0f\" class=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\" "
+		    "class=\"tick\" text-anchor=\"middle\">%.2fx</text>\n", px,
+		    TOP - 4, px, h - BOTTOM + 2, fabs(t - 1) < step / 100 ?
+		    "one" : "grid", px, h - BOTTOM + 16, t);
+	}
+	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
+	    "text-anchor=\"middle\">faster host / slower host</text>\n",
+	    x0 + span / 2, h - 10);
+	for (i = 0; i < r->nratios; i++) {
+		x = &r->ratios[i];
+		y = TOP + (double)k++ * (BAR_H + BAR_GAP) + BAR_H / 2.0;
+		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
+		    "text-anchor=\"end\">", x0 - 6, y + 4);
+		esc(out, x->a->host);
+		fputs(" / ", out);
+		esc(out, x->b->host);
+		fputs("</text>\n", out);
+		if (x->refused != NULL) {
+			fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" "
+			    "class=\"label\">refused: ", x0 + 4, y + 4);
+			esc(out, x->refused);
+			fputs("</text>\n", out);
+			continue;
+		}
+		if (!isnan(x->s.lo))
+			fprintf(out, "<line class=\"interval\" x1=\"%.1f\" "
+			    "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    x0 + (x->s.lo - lo) / (hi - lo) * span, y,
+			    x0 + (x->s.hi - lo) / (hi - lo) * span, y);
+		px = x0 + (x->s.ratio - lo) / (hi - lo) * span;
+		fprintf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
+		    "r=\"5\"><title>%.3fx: %s</title></circle>\n", px, y,
+		    x->s.ratio, report_verdict_phrase(&x->s));
+	}
+	fputs("</svg>\n<figcaption>Each point is the ratio of two hosts' "
+	    "best valid medians; its line the bootstrap interval over the "
+	    "samples; the dashed line marks 1.</figcaption>\n</figure>\n",
+	    out);
+}
+
+static void
+td(FILE *out, const char *s)
+{
+	fputs("<td>", out);
+	esc(out, s);
+	fputs("</td>", out);
+}
+
+static void
+td_rate(FILE *out, double v)
+{
+	fputs("<td class=\"n\">", out);
+	rate(out, v);
+	fputs("</td>", out);
+}
+
+static void
+td_ratio(FILE *out, const struct stats_ratio *s)
+{
+	char *iv = report_interval_str(s);
+
+	fprintf(out, "<td class=\"n\">%.3fx</td><td>%s</td><td class=\"%s\">"
+	    "%s</td>", s->ratio, iv, stats_verdict_key(s->verdict),
+	    report_verdict_phrase(s));
+	free(iv);
+}
+
+static void
+html_facts(const struct rrun *r, FILE *out)
+{
+	const struct rhost *h;
+	const struct rbuild *b;
+	size_t i;
+	char *clock;
+
+	fputs("<h3>Hosts</h3>\n<div class=\"scroll\"><table><tr><th>host"
+	    "</th><th>status</th><th>CPU</th><th>arch</th><th>kernel</th>"
+	    "<th>OpenSSL</th><th>pinning</th><th>clock (source)</th>"
+	    "<th>governor</th><th>counters</th><th>noise</th></tr>\n", out);
+	for (i = 0; i < r->nhosts; i++) {
+		h = &r->hosts[i];
+		clock = report_clock_str(h->clock_mhz, h->clock_source,
+		    h->clock_n);
+		fputs("<tr>", out);
+		td(out, h->name);
+		td(out, h->status);
+		td(out, h->cpu_model);
+		td(out, h->arch);
+		td(out, h->kernel);
+		td(out, h->openssl);
+		if (h->pinned == 1 && h->has_pin_cpu)
+			fprintf(out, "<td>cpu %" PRId64 "</td>", h->pin_cpu);
+		else if (h->has_pin_cpu)
+			fprintf(out, "<td>cpu %" PRId64 " (not pinned)</td>",
+			    h->pin_cpu);
+		else
+			td(out, h->pinned == -1 ? "unknown" : "none");
+		td(out, clock);
+		td(out, h->governor);
+		td(out, h->counters != NULL ? h->counters : "-");
+		if (h->windows == 0)
+			td(out, "-");
+		else
+			fprintf(out, "<td>%s %" PRId64 "/%" PRId64 "</td>",
+			    h->noisy > 0 ? "noisy" : "quiet", h->noisy > 0 ?
+			    h->noisy : h->windows, h->windows);
+		fputs("</tr>\n", out);
+		free(clock);
+	}
+	fputs("</table></div>\n<h3>Builds</h3>\n<div class=\"scroll\"><table>"
+	    "<tr><th>build</th><th>host</th><th>compiler</th><th>version</th>"
+	    "<th>flags</th><th>native</th><th>status</th><th>binary "
+	    "sha256</th></tr>\n", out);
+	for (i = 0; i < r->nbuilds; i++) {
+		b = &r->builds[i];
+		fprintf(out, "<tr><td class=\"n\">%" PRId64 "</td>", b->id);
+		td(out, b->host);
+		td(out, b->compiler);
+		td(out, b->compiler_version);
+		td(out, b->cflags);
+		td(out, b->native);
+		td(out, b->status);
+		fputs("<td><code>", out);
+		esc(out, b->binary_sha256 != NULL ? b->binary_sha256 : "-");
+		fputs("</code></td></tr>\n", out);
+	}
+	fputs("</table></div>\n", out);
+}
+
+static void
+html_cells(const struct rrun *r, FILE *out)
+{
+	const struct rrow *w;
+	size_t i;
+
+	fprintf(out, "<h3>Cells</h3>\n<p>%s/s over the n valid samples; cv: "
+	    "coefficient of variation; cycles = clock / median rate.</p>\n"
+	    "<div class=\"scroll\"><table><tr><th>variant</th><th>compiler"
+	    "</th><th>host</th><th>median</th><th>q1</th><th>q3</th><th>min"
+	    "</th><th>max</th><th>cv</th><th>n</th><th>ns/%s</th><th>cycles"
+	    "</th><th>clock MHz</th><th>digest</th><th>invalid</th></tr>\n",
+	    study_unit_plural(r->study), study_unit(r->study));
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		fputs("<tr>", out);
+		td(out, w->variant);
+		td(out, w->label);
+		td(out, w->host);
+		td_rate(out, w->n > 0 ? w->median : 0);
+		td_rate(out, w->n > 0 ? w->desc.q1 : 0);
+		td_rate(out, w->n > 0 ? w->desc.q3 : 0);
+		td_rate(out, w->n > 0 ? w->min : 0);
+		td_rate(out, w->n > 0 ? w->max : 0);
+		if (isnan(w->desc.cv))
+			fputs("<td class=\"n\">-</td>", out);
+		else
+			fprintf(out, "<td class=\"n\">%.2f%%</td>",
+			    100 * w->desc.cv);
+		fprintf(out, "<td class=\"n\">%" PRId64 "</td>", w->n);
+		if (w->n > 0)
+			fprintf(out, "<td class=\"n\">%.1f</td>",
+			    1e9 / w->median);
+		else
+			fputs("<td class=\"n\">-</td>", out);
+		if (report_row_cycles(w) > 0)
+			fprintf(out, "<td class=\"n\">%.1f</td><td class=\"n\">"
+			    "%.0f (%s)</td>", report_row_cycles(w),
+			    w->clock_mhz, report_clock_source(w->clock_source));
+		else
+			fputs("<td class=\"n\">-</td><td class=\"n\">-</td>",
+			    out);
+		td(out, w->digest == DIGEST_OK ? "ok" : w->digest ==
+		    DIGEST_MISMATCH ? "MISMATCH" : "-");
+		fprintf(out, "<td class=\"n\">%" PRId64 "</td></tr>\n",
+		    w->invalid);
+	}
+	fputs("</table></div>\n", out);
+}
+
+static void
+html_ratios(const struct rrun *r, FILE *out)
+{
+	const struct rratio *x;
+	const struct rrow *w;
+	const struct rhost *h;
+	size_t i, j;
+	char *line;
+
+	if (r->nratios > 0)
+		fprintf(out, "<h3>Ratios of best rates</h3>\n<div class=\""
+		    "scroll\"><table><tr><th>faster</th><th>slower</th><th>"
+		    "ratio</th><th>%d%% interval</th><th>verdict</th></tr>\n",
+		    STATS_LEVEL_PCT);
+	for (i = 0; i < r->nratios; i++) {
+		x = &r->ratios[i];
+		fputs("<tr>", out);
+		td(out, x->a->host);
+		td(out, x->b->host);
+		if (x->refused != NULL) {
+			fputs("<td colspan=\"3\">refused: ", out);
+			esc(out, x->refused);
+			fputs("</td>", out);
+		} else
+			td_ratio(out, &x->s);
+		fputs("</tr>\n", out);
+	}
+	if (r->nratios > 0)
+		fputs("</table></div>\n", out);
+	fputs("<h3>Variants against their host's best</h3>\n"
+	    "<div class=\"scroll\"><table><tr><th>host</th><th>variant</th>"
+	    "<th>/ best</th><th>interval</th><th>verdict</th></tr>\n", out);
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		for (j = 0; j < r->nrows; j++) {
+			w = &r->rows[j];
+			if (strcmp(w->host, h->name) != 0 ||
+			    isnan(w->vs_best.ratio))
+				continue;
+			fputs("<tr>", out);
+			td(out, h->name);
+			fputs("<td>", out);
+			esc(out, w->variant);
+			fputs(" (", out);
+			esc(out, w->label);
+			fputs(w == h->best ? ") best</td>" : ")</td>", out);
+			td_ratio(out, &w->vs_best);
+			fputs("</tr>\n", out);
+		}
+	}
+	fputs("</table></div>\n<h3>Position bias</h3>\n", out);
+	if (r->npositions == 0)
+		fputs("<p>Not measurable: one position only.</p>\n", out);
+	else {
+		fprintf(out, "<p>%s</p>\n<div class=\"scroll\"><table><tr><th>"
+		    "position</th><th>n</th><th>/ others</th><th>interval</th>"
+		    "<th>verdict</th></tr>\n", r->position_bias ? "Some "
+		    "positions in the alternating order shift results." :
+		    "No position in the alternating order shifts results at "
+		    "this precision.");
+		for (i = 0; i < r->npositions; i++) {
+			fprintf(out, "<tr><td class=\"n\">%" PRId64 "</td><td "
+			    "class=\"n\">%zu</td>", r->positions[i].position,
+			    r->positions[i].n);
+			td_ratio(out, &r->positions[i].s);
+			fputs("</tr>\n", out);
+		}
+		fputs("</table></div>\n", out);
+	}
+	if (r->has_ref || r->ref_note != NULL) {
+		fputs("<h3>Published reference</h3>\n<ul>\n", out);
+		if (!r->has_ref) {
+			fputs("<li>", out);
+			esc(out, r->ref_note);
+			fputs("</li>\n", out);
+		}
+		for (i = 0; r->has_ref && i < r->nranked; i++) {
+			line = report_reference_line(r, r->ranked[i]);
+			fputs("<li>", out);
+			esc(out, line);
+			fputs("</li>\n", out);
+			free(line);
+		}
+		fputs("</ul>\n", out);
+	}
+}
+
+static void
+html_warnings(const struct rrun *r, FILE *out)
+{
+	size_t i, n = 0;
+
+	fputs("<h3>Warnings</h3>\n<ul class=\"warnings\">\n", out);
+	for (i = 0; i < r->ninvalid; i++, n++) {
+		fprintf(out, "<li>invalid sample: ");
+		esc(out, r->invalid[i].host);
+		fputs(" ", out);
+		esc(out, r->invalid[i].variant);
+		fprintf(out, " sample %" PRId64 ": ", r->invalid[i].index);
+		esc(out, r->invalid[i].reason);
+		fputs("</li>\n", out);
+	}
+	if (r->moved > 0) {
+		fprintf(out, "<li>%" PRId64 " of %" PRId64 " samples: clock "
+		    "estimate moved over %d%% across the sample</li>\n",
+		    r->moved, r->clocked, CLOCK_MOVED_PCT);
+		n++;
+	}
+	for (i = 0; i < r->nhosts; i++) {
+		if (r->hosts[i].status != NULL &&
+		    strcmp(r->hosts[i].status, "ok") != 0) {
+			fputs("<li>host ", out);
+			esc(out, r->hosts[i].name);
+			fputs(" ", out);
+			esc(out, r->hosts[i].status);
+			fputs(": ", out);
+			esc(out, r->hosts[i].error);
+			fputs("</li>\n", out);
+			n++;
+		}
+		if (r->hosts[i].pin_error != NULL) {
+			fputs("<li>host ", out);
+			esc(out, r->hosts[i].name);
+			fputs(" not pinned: ", out);
+			esc(out, r->hosts[i].pin_error);
+			fputs("</li>\n", out);
+			n++;
+		}
+	}
+	for (i = 0; i < r->nvariants; i++, n++) {
+		fputs("<li>variant ", out);
+		esc(out, r->variants[i].variant);
+		fputs(" on ", out);
+		esc(out, r->variants[i].host);
+		fputs(" ", out);
+		esc(out, r->variants[i].status);
+		fputs(": ", out);
+		esc(out, r->variants[i].reason);
+		fputs("</li>\n", out);
+	}
+	for (i = 0; i < r->nevents; i++, n++) {
+		fputs("<li>", out);
+		esc(out, r->events[i].level);
+		if (r->events[i].host != NULL) {
+			fputs(" on ", out);
+			esc(out, r->events[i].host);
+		}
+		fputs(" at ", out);
+		esc(out, r->events[i].at);
+		fputs(": ", out);
+		esc(out, r->events[i].message);
+		fputs("</li>\n", out);
+	}
+	if (n == 0)
+		fputs("<li>none</li>\n", out);
+	fputs("</ul>\n", out);
+}
+
+static void
+html_run(const struct rrun *r, FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "<section class=\"run\" id=\"run-%" PRId64 "\">\n<h2>",
+	    r->id);
+	esc(out, r->study);
+	fprintf(out, ", run %" PRId64 ": ", r->id);
+	esc(out, r->status);
+	fprintf(out, "%s</h2>\n<dl><dt>steps</dt><dd>%" PRId64 " per sample, %"
+	    PRId64 " samples per variant</dd><dt>seed</dt><dd><code>",
+	    r->exploratory ? " (exploratory)" : "", r->steps, r->samples);
+	esc(out, r->seed);
+	fputs("</code></dd><dt>started</dt><dd>", out);
+	esc(out, r->started_at);
+	fputs("</dd><dt>finished</dt><dd>", out);
+	esc(out, r->finished_at);
+	fputs("</dd><dt>command</dt><dd><code>", out);
+	esc(out, r->command);
+	fputs("</code></dd>", out);
+	for (i = 0; i < r->ndigests; i++) {
+		fputs("<dt>digest</dt><dd>", out);
+		if (r->digests[i].distinct == 1) {
+			fputs("<code>", out);
+			esc(out, r->digests[i].digest);
+			fprintf(out, "</code> in all %" PRId64 " valid samples "
+			    "of %" PRId64 " steps</dd>", r->digests[i].n,
+			    r->digests[i].steps);
+		} else
+			fprintf(out, "<strong>MISMATCH</strong>: %" PRId64
+			    " different digests</dd>", r->digests[i].distinct);
+	}
+	fputs("</dl>\n", out);
+	chart_cells(r, out);
+	chart_ratios(r, out);
+	html_cells(r, out);
+	html_ratios(r, out);
+	html_facts(r, out);
+	html_warnings(r, out);
+	fputs("</section>\n", out);
+}
+
+void
+report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
+    FILE *out)
+{
+	size_t i;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\""
+	    "utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, "
+	    "initial-scale=1\">\n<meta http-equiv=\"Content-Security-Policy\" "
+	    "content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+	    "<title>seqorch report</title>\n<style>\n"
+	    "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;"
+	    "color:#111;background:#fff;margin:0 auto;padding:0.8rem;"
+	    "max-width:62rem}\n"
+	    "h1{font-size:1.4rem}h2{font-size:1.2rem;border-bottom:2px solid "
+	    "#333;margin-top:2rem}h3{font-size:1rem;margin:1.4rem 0 .4rem}\n"
+	    "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem "
+	    ".8rem}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}\n"
+	    "code{font-size:.85em;overflow-wrap:anywhere}\n"
+	    ".scroll{overflow-x:auto}table{border-collapse:collapse;"
+	    "font-size:.85rem}\n"
+	    "th,td{border-bottom:1px solid #ccc;padding:.15rem .45rem;"
+	    "text-align:left;vertical-align:top}td:first-child{white-space:nowrap}"
+	    "td.n{text-align:right;"
+	    "font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+	    "td.faster{color:#11651d}td.slower{color:#a11}\n"
+	    "figure{margin:1rem 0}svg{width:100%;max-width:46rem;height:auto;"
+	    "display:block}\n"
+	    "svg text{font-family:system-ui,sans-serif;font-size:12px;"
+	    "fill:#222}svg .title{font-size:14px;font-weight:600}\n"
+	    "svg .axis{font-size:12px}svg .grid{stroke:#c8cfdb;"
+	    "stroke-width:1}svg .one{stroke:#444;stroke-width:1.5;"
+	    "stroke-dasharray:4 3}\n"
+	    "svg .axisline{stroke:#444}svg .iqr{fill:none;stroke:#000;"
+	    "stroke-width:1.5}svg .whisker{stroke:#000;stroke-width:1}\n"
+	    "svg .interval{stroke:#222;stroke-width:2.5}svg .point{fill:"
+	    "#d62728;stroke:#000}\n"
+	    "figcaption{font-size:.8rem;color:#444}\n"
+	    "@media (max-width:40rem){body{font-size:14px;padding:.4rem}}\n"
+	    "@media print{body{max-width:none;font-size:10pt}.scroll{"
+	    "overflow:visible}figure,table{break-inside:avoid}h2{"
+	    "break-before:page}section:first-of-type h2{break-before:auto}}\n"
+	    "</style>\n</head>\n<body>\n<h1>seqorch report</h1>\n<p>From <code>",
+	    out);
+	esc(out, o->db_path != NULL ? o->db_path : "results.db");
+	fprintf(out, "</code>: %zu run%s. Ratios carry a %d%% bootstrap "
+	    "interval over the samples (seeded, reproducible) and a verdict: "
+	    "faster, slower, or not distinguishable at this precision.</p>\n",
+	    n, n == 1 ? "" : "s", STATS_LEVEL_PCT);
+	for (i = 0; i < n; i++)
+		html_run(&runs[i], out);
+	fputs("</body>\n</html>\n", out);
+}

@@ -1,0 +1,320 @@
+/*
+ * The report's model: one run loaded from results.db (report-load.c, the
+ * only part that speaks SQL), its statistics (report-stats.c), and the
+ * renderings that read it (report.c text and JSON, report-md.c,
+ * report-csv.c, report-html.c, export.c).  Internal to the report.
+ *
+ * Every string and array in a struct rrun is owned by it and freed by
+ * report_free_run; const pointers point into the same rrun.
+ */
+#ifndef SEQORCH_REPORT_MODEL_H
+#define SEQORCH_REPORT_MODEL_H
+
+#include "published.h"
+#include "report.h"
+#include "stats.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * A sample's clock moved when its estimates before and after differ by
+ * more than this percentage of the larger: its cycles are less certain.
+ */
+#define CLOCK_MOVED_PCT 10
+/* How a row's final digests compare with the rest of the run. */
+enum {
+	DIGEST_NONE,		/* no valid sample to compare */
+	DIGEST_OK,		/* one digest per steps value, run-wide */
+	DIGEST_MISMATCH,
+};
+
+struct rbuild {
+	int64_t		 id;
+	char		*host;
+	char		*compiler;
+	char		*compiler_version;
+	char		*target;
+	char		*cflags;
+	char		*native;
+	char		*status;
+	char		*source_sha256;
+	char		*binary_sha256;
+	char		*openssl;
+};
+
+/* Where a sample set's clock comes from. */
+enum {
+	CLOCK_NONE,		/* no estimate at all */
+	CLOCK_SAMPLES,		/* the samples' own, before and after each */
+	CLOCK_FACTS,		/* the host's, once before sampling */
+	CLOCK_COUNTERS,		/* the samples' counted cycles / their ns */
+};
+
+/* One (variant, host, build) of the run: a row of the table. */
+struct rrow {
+	char		*variant;
+	char		*host;
+	int64_t		 build_id;
+	const char	*compiler;	/* the build's, NULL if it has no row */
+	char		*label;		/* compiler, made unique per host */
+	int64_t		 n;		/* valid samples */
+	int64_t		 invalid;	/* samples with valid = 0 */
+	double		 median, min, max;	/* over valid samples */
+	struct stats_desc desc;		/* of rates, over valid samples */
+	double		*rates;		/* the n valid rates, ascending */
+	int64_t		*ns;		/* the n valid samples' ns, as loaded */
+	int64_t		*pos;		/* loading only: their positions */
+	double		*clocks;	/* and clocks (MHz, 0 = none) */
+	size_t		 cap;		/* loading only: room in the arrays */
+	int		 digest;
+	/*
+	 * One clock for the set (MHz): the median of its valid samples'
+	 * estimates (each the mean of before and after), else the host's
+	 * facts; cycles per step is clock / median rate, so the two always
+	 * agree.  0 = unknown.
+	 */
+	double		 clock_mhz;
+	int		 clock_source;	/* CLOCK_* */
+	int64_t		 moved;		/* valid samples whose clock moved */
+	/*
+	 * Counted cycles (docs/measurement.md): valid samples with them,
+	 * medians of cycles per step and of instructions per cycle, and
+	 * their source (pmu, test-seam).  With counters, cycles per step are
+	 * theirs and the clock is what they imply: clock = cycles x rate.
+	 */
+	int64_t		 counted;
+	double		 pcycles, ipc;
+	char		*csrc;
+	double		*pcs, *ipcs;	/* loading only: per counted sample */
+	/* What a ratio must share: one of each over the valid samples. */
+	int64_t		 steps;
+	char		*seed;
+	char		*final;		/* the final digest */
+	int		 mixed;		/* several (steps, seed, digest) */
+	/* Against the best row of its host (ratio 1 for the best). */
+	struct stats_ratio vs_best;
+};
+
+struct rhost {
+	char		*name;
+	char		*status;	/* NULL: samples but no run_hosts row */
+	char		*error;
+	int		 has_pin_cpu;
+	int64_t		 pin_cpu;
+	int		 pinned;	/* 1, 0, or -1 when not recorded */
+	char		*pin_error;
+	char		*governor;
+	char		*openssl;
+	char		*cpu_model, *arch, *os, *kernel;	/* facts */
+	int64_t		 cores;		/* 0 = unknown */
+	double		 calib_mhz;	/* facts, before sampling; 0 = unknown */
+	char		*cpu_choice;	/* cpu = "auto": why this cpu */
+	char		*counters;	/* pmu, test-seam, none; NULL: older */
+	char		*counters_error;
+	int64_t		 windows, noisy;	/* windows; noisy preflights */
+	/* The clock of all its valid samples, as for a row. */
+	double		 clock_mhz;
+	int		 clock_source;
+	int64_t		 clock_n;	/* samples the clock is the median of */
+	const struct rrow *best;	/* fastest valid row, NULL if none */
+};
+
+/*
+ * A ratio of two rows' median rates (a / b), or why it was refused: the
+ * rows do not share study, steps, seed and final digest.
+ */
+struct rratio {
+	const struct rrow *a, *b;
+	struct stats_ratio s;
+	char		*refused;	/* NULL when computed */
+};
+
+/*
+ * Position bias: each valid rate divided by its row's mean, pooled by
+ * position in the alternating order; each position against all others.
+ */
+struct rposition {
+	int64_t		 position;
+	size_t		 n;
+	struct stats_ratio s;		/* this position / the others */
+};
+
+/* Run-wide digest agreement for one steps value. */
+struct rdigest {
+	int64_t		 steps;
+	int64_t		 n;		/* valid samples */
+	int64_t		 distinct;	/* distinct final digests among them */
+	char		*digest;	/* the smallest of them */
+};
+
+struct rinvalid {
+	char		*host;
+	char		*variant;
+	int64_t		 build_id;
+	char		*label;
+	int64_t		 index;
+	char		*reason;
+};
+
+/* A variant that did not run (table `variants`, status other than ok). */
+struct rvariant {
+	char		*host;
+	char		*variant;
+	int64_t		 build_id;
+	char		*label;
+	char		*status;
+	char		*reason;
+};
+
+struct revent {
+	char		*host;
+	char		*at;
+	char		*level;
+	char		*message;
+};
+
+struct rrun {
+	int64_t		 id;
+	char		*study;
+	char		*status;
+	char		*started_at;
+	char		*finished_at;
+	char		*command;
+	char		*seed;
+	char		*openssl_cap;	/* --openssl-cap of the run, or NULL */
+	int64_t		 steps;
+	int64_t		 samples;
+	int		 exploratory;
+	int		 several_builds;	/* some host has > 1 build */
+	int		 any_calib;
+	int		 any_counted;	/* some row has counted cycles */
+	int64_t		 moved;		/* valid samples whose clock moved */
+	int64_t		 clocked;	/* valid samples with both estimates */
+
+	struct rhost	*hosts;
+	size_t		 nhosts;
+	struct rbuild	*builds;
+	size_t		 nbuilds;
+	struct rrow	*rows;
+	size_t		 nrows;
+	struct rdigest	*digests;
+	size_t		 ndigests;
+	struct rinvalid	*invalid;
+	size_t		 ninvalid;
+	struct rvariant	*variants;
+	size_t		 nvariants;
+	struct revent	*events;
+	size_t		 nevents;
+
+	const struct rhost **ranked;	/* hosts with a best row, fastest first */
+	size_t		 nranked;
+	/* Every pair of ranked hosts, faster first, as in ranked order. */
+	struct rratio	*ratios;
+	size_t		 nratios;
+	struct rposition *positions;
+	size_t		 npositions;
+	int		 position_bias;	/* some position decided */
+	/* --reference: the published figure for this study, or why not. */
+	int		 has_ref;
+	struct published ref;
+	char		*ref_note;
+};
+
+/* Grow array of n elements by one zeroed element; returns it (moved). */
+void *report_grow(void *array, size_t n, size_t size);
+
+/*
+ * Load run id (its header, hosts, builds, rows with their valid rates,
+ * digests, invalid samples, variants and events) into r and compute its
+ * statistics.  0, or SO_EDB / SO_ENOTFOUND with err filled and r empty.
+ */
+int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
+    struct so_err *err);
+void report_free_run(struct rrun *r);
+
+/*
+ * Stream every sample of run r (valid or not) to fn in (host, build,
+ * variant, index) order, the order of the samples' unique index, with the
+ * build's compiler; the row's strings are valid during the call only.  fn
+ * returns 0 to go on.
+ */
+struct rsample {
+	int64_t		 id, build_id, sample_index, position, steps, ns;
+	int64_t		 valid, cpu;
+	const char	*host, *study, *variant, *compiler, *digest, *seed;
+	const char	*invalid_reason, *received_at, *reason;
+	double		 calib_mhz, calib_after_mhz;	/* NAN when NULL */
+	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
+	const char	*cycles_source, *openssl_cap;
+	int		 has_cpu;
+};
+int report_each_sample(sqlite3 *db, const struct rrun *r,
+    int (*fn)(const struct rsample *s, void *arg), void *arg,
+    struct so_err *err);
+
+/* Computed once the run is loaded: rows' statistics, ratios, bias. */
+void report_stats(struct rrun *r);
+
+/*
+ * Why rows a (of run ra) and b (of rb) may not be compared: a new string
+ * (caller frees) when they differ in study, steps, seed or final digest,
+ * or one has no valid samples or mixes several; NULL when comparable.
+ */
+char *report_incomparable(const struct rrun *ra, const struct rrow *a,
+    const struct rrun *rb, const struct rrow *b);
+/* a / b with its interval, or refused (out->refused, freed with r). */
+void report_ratio(const struct rrun *ra, const struct rrow *a,
+    const struct rrun *rb, const struct rrow *b, struct rratio *out);
+
+const struct rbuild *report_find_build(const struct rrun *r,
+    int64_t build_id);
+
+/* ns per step with four significant digits; "-" if rate is not > 0. */
+void report_format_ns(double rate, char *buf, size_t len);
+
+/*
+ * "2100 MHz (samples, median of 3)", "3700 MHz (host facts)", "-"; n < 0
+ * leaves the count out.  Caller frees.
+ */
+char *report_clock_str(double mhz, int source, int64_t n);
+/* "[1.640, 1.740]", or "[no interval: n < 2]".  Caller frees. */
+char *report_interval_str(const struct stats_ratio *s);
+/* The verdict in words; static. */
+const char *report_verdict_phrase(const struct stats_ratio *s);
+
+/*
+ * {"ratio", "lo", "hi", "level_pct", "verdict", "verdict_text"}, NaN as
+ * null.  Caller owns the object.
+ */
+struct cJSON;
+struct cJSON *report_json_ratio(const struct stats_ratio *s);
+
+/* The renderings other than text and JSON: all of runs, to out. */
+void report_markdown(const struct rrun *runs, size_t n, FILE *out);
+void report_html(const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out);
+/* CSV streams the samples from db.  0 or SO_EDB. */
+int report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
+    struct so_err *err);
+
+/*
+ * The local best of host h against r's published reference: a new
+ * sentence (caller frees), e.g. "genoa avx512-fused 4.453M hashes/s is
+ * 1.10x seed:genoa (4.056M, ...)".
+ */
+char *report_reference_line(const struct rrun *r, const struct rhost *h);
+
+/*
+ * Cycles per step of a row: its counted cycles, else its one clock / its
+ * median rate; 0 when unknown.  And where they come from: the counters'
+ * source (pmu, test-seam), "calib", or NULL.
+ */
+double report_row_cycles(const struct rrow *w);
+const char *report_row_cycles_source(const struct rrow *w);
+
+/* "samples (median of N)", "host facts", "none": a clock's source. */
+const char *report_clock_source(int source);
+
+#endif

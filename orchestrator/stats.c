@@ -1,0 +1,341 @@
+/*
+ * Descriptive statistics and the seeded bootstrap of a ratio of medians.
+ *
+ * A resampled median is drawn without resampling: for sorted x, a draw
+ * with replacement is x[ceil(n U) - 1] for U uniform, so the k-th
+ * smallest of n draws is x at the k-th smallest of n uniforms, which is
+ * Beta(k, n - k + 1).  The next one up is that plus the minimum of the
+ * n - k uniforms above it.  Beta comes from two Gamma draws
+ * (Marsaglia and Tsang), normals from Box-Muller.
+ */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A double's bits as an unsigned key in the same order. */
+static uint64_t
+key(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof u);
+	return u >> 63 ? ~u : u | 0x8000000000000000ULL;
+}
+
+static double
+unkey(uint64_t u)
+{
+	double v;
+
+	u = u >> 63 ? u & 0x7fffffffffffffffULL : ~u;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+void
+stats_sort(double *x, size_t n)
+{
+	uint64_t *a, *b, *t;
+	size_t count[256], i, sum, c;
+	int shift;
+
+	if (n < 256) {
+		qsort(x, n, sizeof *x, cmp_double);
+		return;
+	}
+	a = xmalloc(n * sizeof *a);
+	b = xmalloc(n * sizeof *b);
+	for (i = 0; i < n; i++)
+		a[i] = key(x[i]);
+	for (shift = 0; shift < 64; shift += 8) {
+		memset(count, 0, sizeof count);
+		for (i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xff]++;
+		/* A byte that is the same everywhere needs no pass. */
+		if (count[(a[0] >> shift) & 0xff] == n)
+			continue;
+		for (sum = 0, i = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			b[count[(a[i] >> shift) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (i = 0; i < n; i++)
+		x[i] = unkey(a[i]);
+	free(b);
+	free(a);
+}
+
+/* Put the k-th smallest of x[0..n) at x[k] (Hoare's selection). */
+static void
+select_kth(double *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1, i, j;
+	double pivot, t;
+
+	while (lo < hi) {
+		pivot = x[lo + (hi - lo) / 2];
+		i = lo;
+		j = hi;
+		while (i <= j) {
+			while (x[i] < pivot)
+				i++;
+			while (x[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = x[i];
+				x[i] = x[j];
+				x[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+double
+stats_median(double *x, size_t n)
+{
+	double upper;
+	size_t i;
+
+	select_kth(x, n, (n - 1) / 2);
+	if (n % 2)
+		return x[(n - 1) / 2];
+	/* Everything above the lower middle is at least it: take the least. */
+	for (upper = x[n / 2], i = n / 2 + 1; i < n; i++) {
+		if (x[i] < upper)
+			upper = x[i];
+	}
+	return (x[n / 2 - 1] + upper) / 2;
+}
+
+double
+stats_quantile(const double *x, size_t n, double p)
+{
+	double h = (double)(n - 1) * p, f = floor(h);
+	size_t i = (size_t)f;
+
+	if (i + 1 >= n)
+		return x[n - 1];
+	return x[i] + (h - f) * (x[i + 1] - x[i]);
+}
+
+void
+stats_describe(double *x, size_t n, struct stats_desc *d)
+{
+	double sum = 0, ss = 0;
+	size_t i;
+
+	memset(d, 0, sizeof *d);
+	d->n = n;
+	d->cv = NAN;
+	if (n == 0) {
+		d->median = d->q1 = d->q3 = d->min = d->max = d->mean = NAN;
+		return;
+	}
+	stats_sort(x, n);
+	for (i = 0; i < n; i++)
+		sum += x[i];
+	d->mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		ss += (x[i] - d->mean) * (x[i] - d->mean);
+	if (n >= 2 && d->mean != 0)
+		d->cv = sqrt(ss / (double)(n - 1)) / d->mean;
+	d->min = x[0];
+	d->max = x[n - 1];
+	d->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	d->q1 = stats_quantile(x, n, 0.25);
+	d->q3 = stats_quantile(x, n, 0.75);
+}
+
+const char *
+stats_verdict_word(enum stats_verdict v)
+{
+	switch (v) {
+	case STATS_FASTER:	return "faster";
+	case STATS_SLOWER:	return "slower";
+	case STATS_UNDECIDED:	break;
+	}
+	return "not distinguishable at this precision";
+}
+
+const char *
+stats_verdict_key(enum stats_verdict v)
+{
+	switch (v) {
+	case STATS_FASTER:	return "faster";
+	case STATS_SLOWER:	return "slower";
+	case STATS_UNDECIDED:	break;
+	}
+	return "undecided";
+}
+
+static uint64_t
+rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+void
+stats_rng_seed(struct stats_rng *r, uint64_t seed)
+{
+	uint64_t z;
+	int i;
+
+	/* splitmix64 spreads one word over the whole state. */
+	for (i = 0; i < 4; i++) {
+		seed += 0x9e3779b97f4a7c15ULL;
+		z = seed;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		r->s[i] = z ^ (z >> 31);
+	}
+}
+
+static uint64_t
+next(struct stats_rng *r)
+{
+	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}
+
+/* Uniform in (0, 1), never 0 or 1. */
+static double
+uniform(struct stats_rng *r)
+{
+	return ((double)(next(r) >> 11) + 0.5) * 0x1p-53;
+}
+
+static double
+normal(struct stats_rng *r)
+{
+	return sqrt(-2 * log(uniform(r))) * cos(2 * M_PI * uniform(r));
+}
+
+/* Gamma(k, 1) for k >= 1 (Marsaglia and Tsang 2000). */
+static double
+gamma_draw(struct stats_rng *r, double k)
+{
+	double d = k - 1.0 / 3, c = 1 / sqrt(9 * d), x, v;
+
+	for (;;) {
+		do {
+			x = normal(r);
+			v = 1 + c * x;
+		} while (v <= 0);
+		v = v * v * v;
+		if (log(uniform(r)) < 0.5 * x * x + d - d * v + d * log(v))
+			return d * v;
+	}
+}
+
+static double
+beta_draw(struct stats_rng *r, double a, double b)
+{
+	double x = gamma_draw(r, a);
+
+	return x / (x + gamma_draw(r, b));
+}
+
+/* The draw with replacement that uniform u stands for. */
+static double
+at(const double *x, size_t n, double u)
+{
+	double i = ceil((double)n * u) - 1;
+
+	if (i < 0)
+		i = 0;
+	if (i > (double)(n - 1))
+		i = (double)(n - 1);
+	return x[(size_t)i];
+}
+
+double
+stats_boot_median(struct stats_rng *r, const double *x, size_t n)
+{
+	size_t k = (n + 1) / 2;
+	double u, u2;
+
+	if (n == 1)
+		return x[0];
+	u = beta_draw(r, (double)k, (double)(n - k + 1));
+	if (n % 2)
+		return at(x, n, u);
+	/* The (k+1)-th: the least of the n - k uniforms above u. */
+	u2 = u + (1 - u) * (1 - pow(uniform(r), 1.0 / (double)(n - k)));
+	return (at(x, n, u) + at(x, n, u2)) / 2;
+}
+
+void
+stats_interval(double *boot, size_t nboot, struct stats_ratio *out)
+{
+	double tail = (100 - STATS_LEVEL_PCT) / 200.0;
+
+	stats_sort(boot, nboot);
+	out->lo = stats_quantile(boot, nboot, tail);
+	out->hi = stats_quantile(boot, nboot, 1 - tail);
+	out->verdict = out->lo > 1 ? STATS_FASTER : out->hi < 1 ?
+	    STATS_SLOWER : STATS_UNDECIDED;
+}
+
+static double
+median_sorted(const double *x, size_t n)
+{
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+void
+stats_ratio(const double *a, size_t na, const double *b, size_t nb,
+    uint64_t seed, struct stats_ratio *out)
+{
+	struct stats_rng rng;
+	double *boot;
+	size_t i;
+
+	out->ratio = na > 0 && nb > 0 ? median_sorted(a, na) /
+	    median_sorted(b, nb) : NAN;
+	out->lo = out->hi = NAN;
+	out->verdict = STATS_UNDECIDED;
+	if (na < 2 || nb < 2)
+		return;
+	stats_rng_seed(&rng, seed);
+	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
+	for (i = 0; i < STATS_RESAMPLES; i++)
+		boot[i] = stats_boot_median(&rng, a, na) /
+		    stats_boot_median(&rng, b, nb);
+	stats_interval(boot, STATS_RESAMPLES, out);
+	free(boot);
+}

@@ -1,0 +1,102 @@
+/*
+ * Statistics the report decides with: descriptive statistics of one
+ * sample set, and the ratio of two sets' medians with a seeded bootstrap
+ * interval and a verdict in words.  Pure functions: no I/O, no database,
+ * nothing allocated that the caller must free.
+ */
+#ifndef SEQORCH_STATS_H
+#define SEQORCH_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The bootstrap: STATS_RESAMPLES resampled medians per side, a
+ * STATS_LEVEL_PCT % percentile interval, and the seed every call starts
+ * from, so that the same samples always give the same interval.
+ */
+#define STATS_RESAMPLES 10000
+#define STATS_LEVEL_PCT 95
+#define STATS_SEED 0x5e9012c4a7f3d1b5ULL
+
+/*
+ * Quartiles use linear interpolation between order statistics (R type 7,
+ * numpy's default); the median of an even count is the mean of the two
+ * middle values, as the schema's summary view computes it.  cv is the
+ * sample standard deviation (n - 1) over the mean; NAN when n < 2.
+ */
+struct stats_desc {
+	size_t	n;
+	double	median, q1, q3, min, max, mean, cv;
+};
+
+/*
+ * Sort x ascending in place: a radix sort on the values' bits (eight
+ * byte-wide passes), linear in n, for cells of a million samples; NaNs
+ * are not expected.
+ */
+void stats_sort(double *x, size_t n);
+
+/* Sort x (n values) ascending in place and describe it; n may be 0. */
+void stats_describe(double *x, size_t n, struct stats_desc *d);
+
+/*
+ * The median of x (n >= 1), as stats_describe has it, in linear time
+ * (quickselect); x is reordered.
+ */
+double stats_median(double *x, size_t n);
+
+/* The p-quantile (0 <= p <= 1) of sorted x, n >= 1. */
+double stats_quantile(const double *x, size_t n, double p);
+
+enum stats_verdict {
+	STATS_UNDECIDED,	/* the interval holds 1, or too few samples */
+	STATS_FASTER,		/* the whole interval is above 1 */
+	STATS_SLOWER,		/* the whole interval is below 1 */
+};
+
+/* "faster", "slower", "not distinguishable at this precision". */
+const char *stats_verdict_word(enum stats_verdict v);
+/* "faster", "slower", "undecided": for CSV and JSON. */
+const char *stats_verdict_key(enum stats_verdict v);
+
+/*
+ * ratio = median(a) / median(b) for rates (higher is faster), with the
+ * STATS_LEVEL_PCT % percentile interval of that ratio over resamples of a
+ * and b drawn independently.  Each resampled median is drawn exactly and
+ * in constant time from the order statistics of uniforms (the k-th
+ * smallest of n uniform draws is Beta(k, n - k + 1)), so a cell of a
+ * million samples costs what a cell of three does.
+ *
+ * With fewer than 2 samples on either side no spread is known: lo and hi
+ * are NAN and the verdict is STATS_UNDECIDED.  Otherwise the verdict is
+ * STATS_FASTER when lo > 1, STATS_SLOWER when hi < 1.  a and b must be
+ * sorted ascending; with n >= 2 and no overlap at all between a and b,
+ * the verdict is decided (for n = 2 or 3 the interval reaches the
+ * extremes: it is decided exactly when the ranges do not overlap).
+ */
+struct stats_ratio {
+	double			ratio, lo, hi;
+	enum stats_verdict	verdict;
+};
+void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
+    uint64_t seed, struct stats_ratio *out);
+
+/*
+ * The generator (xoshiro256**) and one resampled median, for callers that
+ * combine several cells per resample (the geometric mean of compare).
+ */
+struct stats_rng {
+	uint64_t s[4];
+};
+void stats_rng_seed(struct stats_rng *r, uint64_t seed);
+/* One resampled median of sorted x (n >= 1). */
+double stats_boot_median(struct stats_rng *r, const double *x, size_t n);
+
+/*
+ * The interval and verdict of a ratio from its nboot resampled values
+ * (sorted in place): what stats_ratio does after resampling.
+ */
+void stats_interval(double *boot, size_t nboot, struct stats_ratio *out);
+
+#endif

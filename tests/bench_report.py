@@ -1,0 +1,213 @@
+"""make bench: the report at scale (issue 12).
+
+Two databases are generated from a real results.db (a short local run of
+./seqorch, so every table, index and migration is the real one) by adding
+synthetic samples:
+
+  many:  1,000 runs of 1,000 samples each (1M samples)
+  one:   one run of 1M samples
+
+and each command is timed in the same process environment, beside what a
+user would do instead: a plain Python script that reads the same rows and
+takes medians.  Targets (issue 12): report --latest and report --run under
+1 s, export under 2 s, the summary view under 1 s in the sqlite3 shell.
+Exit status 1 if a target is missed."""
+import os
+import random
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEQORCH = ROOT / "seqorch"
+HOSTS = ("genoa", "graviton5", "m4")
+VARIANTS = ("avx512-fused", "avx512-unrolled", "avx512-wrapped", "c-fused",
+            "c-wrapped", "openssl-evp", "avx2-fused", "avx2-wrapped",
+            "c-unrolled")
+BASE_RATE = {"genoa": 4.0e6, "graviton5": 6.8e6, "m4": 8.0e6}
+
+
+def real_db(tmp):
+    """A real results.db: one short run of two variants on this host."""
+    work = Path(tempfile.mkdtemp(prefix="seed.", dir=tmp))
+    (work / "hosts.toml").write_text(
+        '[hosts.local]\ntransport = "local"\n'
+        f'workdir = "{work / "w"}"\n')
+    subprocess.run([str(SEQORCH), "run", "--study", "sha3", "--hosts",
+                    "local", "--steps", "1000", "--samples", "1",
+                    "--variants", "c-fused,openssl-evp"], cwd=work,
+                   check=True, capture_output=True)
+    return work / "results.db"
+
+
+def fill(path, runs, per_run, variants):
+    """Add runs of per_run samples (3 hosts x variants, cells filled in
+    turn) with their run_hosts and builds rows."""
+    rng = random.Random(12)
+    con = sqlite3.connect(path)
+    steps, seed = 10_000_000, "00" * 32
+    (digest,) = con.execute("SELECT digest FROM samples LIMIT 1").fetchone()
+    first = con.execute("SELECT MAX(id) FROM runs").fetchone()[0] + 1
+    (bid,) = con.execute("SELECT MAX(id) FROM builds").fetchone()
+    cells = [(h, v) for h in HOSTS for v in variants]
+    # Inserting is quicker with the indexes built after, as they were.
+    indexes = con.execute("SELECT name, sql FROM sqlite_master WHERE"
+                          " type = 'index' AND tbl_name = 'samples'"
+                          " AND sql IS NOT NULL").fetchall()
+    with con:
+        for name, _ in indexes:
+            con.execute(f"DROP INDEX {name}")
+    with con:
+        for run in range(first, first + runs):
+            con.execute(
+                "INSERT INTO runs (id, study, started_at, finished_at,"
+                " status, steps, samples_per_variant, command, seed,"
+                " hosts, coordinator, version) VALUES (?, 'sha3',"
+                " '2026-09-10T10:00:00Z', '2026-09-10T11:00:00Z', 'ok', ?,"
+                " ?, 'seqorch run --study sha3', ?, 'all', 'bench', '0')",
+                (run, steps, max(1, per_run // len(cells)), seed))
+            builds = {}
+            for h in HOSTS:
+                bid += 1
+                builds[h] = bid
+                con.execute(
+                    "INSERT INTO run_hosts (run_id, host, status, pin_cpu,"
+                    " pinned, calib_mhz, started_at) VALUES (?, ?, 'ok', 1,"
+                    " 1, 3000, '2026-09-10T10:00:00Z')", (run, h))
+                con.execute(
+                    "INSERT INTO builds (id, run_id, host, compiler, cflags,"
+                    " status, created_at) VALUES (?, ?, ?, 'cc', '-O3',"
+                    " 'ok', '2026-09-10T10:00:00Z')", (bid, run, h))
+            rows = []
+            for i in range(per_run):
+                h, v = cells[i % len(cells)]
+                index = i // len(cells)
+                rate = BASE_RATE[h] * (1 + 0.1 * variants.index(v) / 9) \
+                    * rng.gauss(1, 0.02)
+                ns = int(steps * 1e9 / rate)
+                rows.append((run, h, builds[h], v, index,
+                             variants.index(v), steps, ns, digest, seed,
+                             3000.0, 3010.0))
+            con.executemany(
+                "INSERT INTO samples (run_id, host, build_id, study,"
+                " variant, sample_index, position, steps, ns, digest, seed,"
+                " valid, calib_mhz, calib_after_mhz, cpu, received_at)"
+                " VALUES (?, ?, ?, 'sha3', ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 1,"
+                " '2026-09-10T10:30:00Z')", rows)
+    with con:
+        for _, sql in indexes:
+            con.execute(sql)
+    con.close()
+    return first + runs - 1
+
+
+def timed(argv, cwd):
+    """Best of 3 wall times (s) of a command, and the CPU time (user +
+    system) of that best run: on a shared machine the wall time includes
+    waiting for a core, the CPU time does not."""
+    argv = [str(a) for a in argv]
+    best = None
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.monotonic()
+        p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+        dt = time.monotonic() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(argv)} failed:\n{p.stderr}")
+        cpu = (after.ru_utime - before.ru_utime +
+               after.ru_stime - before.ru_stime)
+        if best is None or dt < best[0]:
+            best = (dt, cpu)
+    return best
+
+
+def python_medians(db, run_id):
+    """What a user would write instead: read the run's rows, take medians."""
+    t = time.monotonic()
+    con = sqlite3.connect(db)
+    cells = {}
+    for host, variant, build, steps, ns in con.execute(
+            "SELECT host, variant, build_id, steps, ns FROM samples"
+            " WHERE run_id = ? AND valid = 1", (run_id,)):
+        cells.setdefault((host, variant, build), []).append(steps * 1e9 / ns)
+    {k: statistics.median(v) for k, v in cells.items()}
+    con.close()
+    return time.monotonic() - t
+
+
+def main():
+    # SEQORCH_BENCH_DIR keeps the generated databases for another run.
+    keep = os.environ.get("SEQORCH_BENCH_DIR")
+    tmp = Path(keep) if keep else \
+        Path(tempfile.mkdtemp(prefix="seqorch-bench-report."))
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        many, one = tmp / "many.db", tmp / "one.db"
+        if not (many.exists() and one.exists()):
+            base = real_db(tmp)
+            shutil.copy(base, tmp / "many.part")
+            shutil.copy(base, tmp / "one.part")
+            t = time.monotonic()
+            fill(tmp / "many.part", 1000, 1000, VARIANTS[:5])
+            fill(tmp / "one.part", 1, 1_000_000, VARIANTS)
+            (tmp / "many.part").rename(many)
+            (tmp / "one.part").rename(one)
+            print(f"generated 2 x 1M samples in "
+                  f"{time.monotonic() - t:.1f} s")
+        last_many, last_one = (sqlite3.connect(db).execute(
+            "SELECT MAX(id) FROM runs").fetchone()[0] for db in (many, one))
+        print(f"databases: {os.path.getsize(many) >> 20} MB, "
+              f"{os.path.getsize(one) >> 20} MB")
+        # Open each once so migrations and WAL setup are not timed.
+        for db in (many, one):
+            subprocess.run([str(SEQORCH), "report", "--db", str(db),
+                            "--format", "json"], check=True,
+                           capture_output=True)
+        checks = []
+        for name, db, run in (("1,000 runs x 1,000", many, last_many),
+                              ("1 run x 1M", one, last_one)):
+            r = {}
+            r["report --latest"] = timed(
+                [SEQORCH, "report", "--db", db, "--latest"], tmp)
+            r["report --run"] = timed(
+                [SEQORCH, "report", "--db", db, "--run", run], tmp)
+            r["report --run --format json"] = timed(
+                [SEQORCH, "report", "--db", db, "--run", run, "--format",
+                 "json"], tmp)
+            r["export --run"] = timed(
+                [SEQORCH, "export", "--db", db, "--run", run, "-o",
+                 tmp / "summary.json"], tmp)
+            r["sqlite3 summary view"] = timed(
+                ["sqlite3", db, "SELECT * FROM summary"], tmp)
+            py = min(python_medians(db, run) for _ in range(3))
+            print(f"\n{name} samples (run {run}); best of 3: wall, CPU")
+            for k, (wall, cpu) in r.items():
+                print(f"  {k:30s} {wall:7.3f} s {cpu:7.3f} s")
+            print(f"  {'python: read run, medians':30s} {py:7.3f} s"
+                  f"           (python / report --run: "
+                  f"{py / r['report --run'][0]:.2f})")
+            checks += [(name, "report --latest", r["report --latest"], 1),
+                       (name, "report --run", r["report --run"], 1),
+                       (name, "export --run", r["export --run"], 2),
+                       (name, "summary view", r["sqlite3 summary view"], 1)]
+        print(f"\nload average while measuring: {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} cores")
+        for name, what, (wall, cpu), target in checks:
+            print(f"  {'ok  ' if wall < target else 'MISS'} {what} on "
+                  f"{name}: {wall:.3f} s wall, {cpu:.3f} s CPU "
+                  f"(target < {target} s)")
+        return 1 if any(c[2][0] >= c[3] for c in checks) else 0
+    finally:
+        if not keep:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

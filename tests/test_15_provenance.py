@@ -1,0 +1,353 @@
+"""Signed result bundles (docs/provenance.md): `seqorch export --bundle`
+with an Ed25519 key made by OpenSSL's own command line, `seqorch verify`
+(signature, every file, every sample recomputed), `seqorch import` into a
+fresh database whose report then equals the original's, and `seqorch
+publish` against a local HTTPS collector with a test CA."""
+import hashlib
+import http.server
+import json
+import os
+import re
+import shutil
+import sqlite3
+import ssl
+import subprocess
+import tarfile
+import threading
+
+import pytest
+
+from conftest import query, seqorch
+
+
+def openssl(*args, **kw):
+    return subprocess.run(["openssl", *map(str, args)], check=True,
+                          capture_output=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    d = tmp_path_factory.mktemp("keys")
+    for name in ("key", "other"):
+        openssl("genpkey", "-algorithm", "ed25519", "-out", d / f"{name}.pem")
+        openssl("pkey", "-in", d / f"{name}.pem", "-pubout", "-out",
+                d / f"{name}.pub")
+    return d
+
+
+def fingerprint(pub):
+    der = openssl("pkey", "-pubin", "-in", pub, "-outform", "DER").stdout
+    return hashlib.sha256(der[-32:]).hexdigest()
+
+
+@pytest.fixture
+def measured(scratch):
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "300", "--samples", "2", "--variants",
+                "c-fused,openssl-evp")
+    assert r.returncode == 0, r.stderr
+    return scratch
+
+
+def export(cwd, dest, key, run=1, db="results.db"):
+    return seqorch(cwd, "export", "--run", run, "--db", db, "--bundle", dest,
+                   "--sign", key)
+
+
+def verify(cwd, bundle, pub):
+    return seqorch(cwd, "verify", bundle, "--pubkey", pub)
+
+
+def test_export_verify_tar_and_directory(measured, keys):
+    for dest in ("b.tar", "bdir"):
+        r = export(measured, dest, keys / "key.pem")
+        assert r.returncode == 0, r.stderr
+        r = verify(measured, dest, keys / "key.pub")
+        assert r.returncode == 0, r.stderr
+        assert "ok" in r.stdout and "4 sample digests recomputed" in r.stdout
+        assert fingerprint(keys / "key.pub") in r.stdout
+        r = verify(measured, dest, keys / "other.pub")
+        assert r.returncode == 1
+        assert "signature does not verify" in r.stderr
+    # The tar holds what the directory holds, byte for byte.
+    with tarfile.open(measured / "b.tar") as t:
+        names = sorted(t.getnames())
+        for n in names:
+            assert t.extractfile(n).read() == (measured / "bdir" / n) \
+                .read_bytes(), n
+    assert "manifest.json" in names and "summary.json" in names
+    assert any(n.startswith("artifacts/") for n in names)
+    # The same run bundled again gives the same files but the signature.
+    assert export(measured, "again.tar", keys / "key.pem").returncode == 0
+
+
+def test_one_byte_anywhere_fails_and_is_named(measured, keys):
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    root = measured / "bdir"
+    files = sorted(p.relative_to(root) for p in root.rglob("*")
+                   if p.is_file())
+    assert len(files) > 10
+    for rel in files:
+        copy = measured / "edited"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(root, copy)
+        data = bytearray((copy / rel).read_bytes())
+        if data:
+            data[len(data) // 2] ^= 0x01
+        else:
+            data = bytearray(b"x")
+        (copy / rel).write_bytes(bytes(data))
+        r = verify(measured, copy, keys / "key.pub")
+        assert r.returncode == 1, rel
+        name = "manifest" if str(rel).startswith("manifest") else str(rel)
+        assert name in r.stderr, (rel, r.stderr)
+    # An extra file, and a missing one.
+    copy = measured / "edited"
+    (copy / "extra.txt").write_text("x")
+    shutil.rmtree(copy)
+    shutil.copytree(root, copy)
+    (copy / "extra.txt").write_text("x")
+    r = verify(measured, copy, keys / "key.pub")
+    assert r.returncode == 1 and '"extra.txt" is not in the manifest' in \
+        r.stderr
+    # A byte of the tar archive.
+    assert export(measured, "b.tar", keys / "key.pem").returncode == 0
+    tar = bytearray((measured / "b.tar").read_bytes())
+    tar[700] ^= 0x20
+    (measured / "bad.tar").write_bytes(bytes(tar))
+    r = verify(measured, "bad.tar", keys / "key.pub")
+    assert r.returncode == 1, r.stdout
+
+
+def test_a_resigned_lie_is_caught_by_recomputing(measured, keys):
+    """Someone with the key rewrites a digest and re-signs: the hashes and
+    the signature agree, the independent reference does not."""
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    root = measured / "bdir"
+    rows = json.loads((root / "rows.json").read_text())
+    s = rows["tables"]["samples"]
+    d = s["columns"].index("digest")
+    s["rows"][0][d] = "ab" * 32
+    (root / "rows.json").write_text(json.dumps(rows))
+    man = json.loads((root / "manifest.json").read_text())
+    for f in man["files"]:
+        if f["path"] == "rows.json":
+            data = (root / "rows.json").read_bytes()
+            f["sha256"] = hashlib.sha256(data).hexdigest()
+            f["size"] = len(data)
+    (root / "manifest.json").write_text(json.dumps(man))
+    sig = openssl("pkeyutl", "-sign", "-rawin", "-inkey", keys / "key.pem",
+                  "-in", root / "manifest.json").stdout
+    (root / "manifest.sig").write_text(sig.hex() + "\n")
+    r = verify(measured, root, keys / "key.pub")
+    assert r.returncode == 1
+    assert "is marked valid but its digest abababab" in r.stderr, r.stderr
+
+
+def report_lines(cwd, run, db):
+    r = seqorch(cwd, "report", "--run", run, "--db", db)
+    assert r.returncode == 0, r.stderr
+    # The run's and builds' own ids are what may differ.
+    return [re.sub(r"^(\s+)\d+(\s+local\s)", r"\1N\2",
+                   line.replace(f"run {run}:", "run N:"))
+            for line in r.stdout.splitlines()]
+
+
+def test_import_into_a_fresh_database(measured, keys):
+    assert export(measured, "b.tar", keys / "key.pem").returncode == 0
+    r = seqorch(measured, "import", "b.tar", "--pubkey", keys / "key.pub",
+                "--db", "fresh.db")
+    assert r.returncode == 0, r.stderr
+    assert "as run 1" in r.stdout
+    assert report_lines(measured, 1, "fresh.db") == \
+        report_lines(measured, 1, "results.db")
+    fresh = measured / "fresh.db"
+    (origin, key), = query(fresh, "select origin_coordinator, "
+                           "key_fingerprint from imports")
+    coord, = query(measured / "results.db",
+                   "select coordinator from runs")[0:1]
+    assert origin == coord[0] and key == fingerprint(keys / "key.pub")
+    # Its artifacts came along, whole.
+    r = seqorch(measured, "artifacts", "--run", 1, "--db", "fresh.db",
+                "--verify")
+    assert r.returncode == 0 and "raw" in r.stdout and "binary" in r.stdout
+    # Twice: nothing changes.
+    before = query(fresh, "select count(*) from samples")
+    r = seqorch(measured, "import", "b.tar", "--pubkey", keys / "key.pub",
+                "--db", "fresh.db")
+    assert r.returncode == 0 and "already here as run 1" in r.stderr
+    assert query(fresh, "select count(*) from samples") == before
+    assert query(fresh, "select count(*) from runs") == [(1,)]
+    # Into the database it came from: a new id, the same report.
+    r = seqorch(measured, "import", "b.tar", "--pubkey", keys / "key.pub")
+    assert r.returncode == 0 and "as run 2" in r.stdout, r.stdout
+    assert report_lines(measured, 2, "results.db") == \
+        report_lines(measured, 1, "results.db")
+
+
+def test_a_bundle_that_fails_is_refused_whole(measured, keys):
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    rows = measured / "bdir" / "rows.json"
+    rows.write_text(rows.read_text().replace('"sha3"', '"sha3" ', 1))
+    r = seqorch(measured, "import", "bdir", "--pubkey", keys / "key.pub",
+                "--db", "fresh.db")
+    assert r.returncode == 1 and "refused" in r.stderr
+    assert not (measured / "fresh.db").exists() or \
+        query(measured / "fresh.db", "select count(*) from runs") == [(0,)]
+
+
+def test_bundle_errors(measured, keys):
+    r = seqorch(measured, "export", "--run", 1, "--bundle", "x.tar",
+                "--sign", keys / "key.pub")
+    assert r.returncode != 0 and "not an unencrypted PEM private key" in \
+        r.stderr
+    r = seqorch(measured, "verify", "nope.tar", "--pubkey", keys / "key.pub")
+    assert r.returncode == 2 and 'no bundle "nope.tar"' in r.stderr
+    r = seqorch(measured, "verify", "x")
+    assert r.returncode == 2
+    (measured / "junk.tar").write_bytes(b"\x01" * 1024)
+    r = verify(measured, "junk.tar", keys / "key.pub")
+    assert r.returncode == 1 and "bad tar header" in r.stderr
+
+
+# --- publish: a collector on 127.0.0.1 over TLS with a test CA -----------
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls")
+    openssl("req", "-x509", "-newkey", "ed25519", "-nodes", "-days", "2",
+            "-subj", "/CN=seqorch test CA", "-keyout", d / "ca.key",
+            "-out", d / "ca.pem")
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+            "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", d / "srv.key",
+            "-out", d / "srv.csr")
+    (d / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", d / "srv.csr", "-CA", d / "ca.pem",
+            "-CAkey", d / "ca.key", "-CAcreateserial", "-days", "2",
+            "-extfile", d / "ext", "-out", d / "srv.pem")
+    return d
+
+
+class Collector(http.server.BaseHTTPRequestHandler):
+    state = {}
+    received = []
+
+    def log_message(self, *a):
+        pass
+
+    def answer(self, code, body=b"", headers=()):
+        self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n)
+        seen = self.state.setdefault(self.path, 0)
+        self.state[self.path] = seen + 1
+        self.received.append(dict(path=self.path, body=body,
+                                  headers=dict(self.headers)))
+        if self.path == "/flaky" and seen == 0:
+            return self.answer(500, b"busy, try later\nsecond line")
+        if self.path == "/drop" and seen == 0:
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return None
+        if self.path == "/auth":
+            return self.answer(401, b"bad token\nmore")
+        if self.path == "/away":
+            return self.answer(307, b"", [("Location",
+                                           "https://127.0.0.2:9/ok")])
+        if self.path == "/here":
+            port = self.server.server_address[1]
+            return self.answer(307, b"", [(
+                "Location", f"https://127.0.0.1:{port}/ok")])
+        if self.path == "/down":
+            return self.answer(503, b"down for good")
+        return self.answer(201, b"stored\n")
+
+
+@pytest.fixture
+def collector(tls):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tls / "srv.pem", tls / "srv.key")
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    Collector.state.clear()
+    Collector.received.clear()
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"https://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def publish(cwd, url, keys, tls, *extra):
+    return seqorch(cwd, "publish", "--run", 1, "--url", url, "--sign",
+                   keys / "key.pem", "--cacert", tls / "ca.pem", *extra,
+                   timeout=120)
+
+
+def test_publish(measured, keys, tls, collector):
+    (measured / "token").write_text("s3cret-token\n")
+    r = publish(measured, collector + "/ok", keys, tls, "--token-file",
+                "token")
+    assert r.returncode == 0, r.stderr
+    assert "201" in r.stdout
+    req, = Collector.received
+    assert req["headers"]["Authorization"] == "Bearer s3cret-token"
+    assert req["headers"]["Content-Type"] == "application/x-tar"
+    # What arrived is the signed bundle: it verifies.
+    (measured / "got.tar").write_bytes(req["body"])
+    r = verify(measured, "got.tar", keys / "key.pub")
+    assert r.returncode == 0, r.stderr
+
+    Collector.received.clear()
+    r = publish(measured, collector + "/flaky", keys, tls)
+    assert r.returncode == 0, r.stderr
+    assert len(Collector.received) == 2 and "busy, try later" in r.stderr
+
+    Collector.received.clear()
+    r = publish(measured, collector + "/drop", keys, tls)
+    assert r.returncode == 0, r.stderr
+    assert len(Collector.received) == 2
+
+    Collector.received.clear()
+    r = publish(measured, collector + "/auth", keys, tls)
+    assert r.returncode == 1 and len(Collector.received) == 1
+    assert "answered 401: bad token" in r.stderr and "more" not in r.stderr
+
+    Collector.received.clear()
+    r = publish(measured, collector + "/away", keys, tls, "--token-file",
+                "token")
+    assert r.returncode == 1 and "redirect" in r.stderr
+    assert "refused" in r.stderr and len(Collector.received) == 1
+
+    Collector.received.clear()
+    r = publish(measured, collector + "/here", keys, tls)
+    assert r.returncode == 0, r.stderr
+    assert [q["path"] for q in Collector.received] == ["/here", "/ok"]
+
+    Collector.received.clear()
+    r = publish(measured, collector + "/down", keys, tls, "--attempts", 3)
+    assert r.returncode == 1 and len(Collector.received) == 3
+    assert "answered 503 after 3 tries: down for good" in r.stderr
+
+
+def test_publish_verifies_tls_and_keeps_tokens_off_the_command_line(
+        measured, keys, tls, collector):
+    # Without the test CA the certificate is not trusted: no retry.
+    r = seqorch(measured, "publish", "--run", 1, "--url", collector + "/ok",
+                "--sign", keys / "key.pem", timeout=120)
+    assert r.returncode == 1 and "certificate" in r.stderr.lower()
+    assert Collector.received == []
+    r = seqorch(measured, "publish", "--run", 1, "--url",
+                collector.replace("https", "http") + "/ok", "--sign",
+                keys / "key.pem")
+    assert r.returncode == 2 and "https://" in r.stderr
+    r = seqorch(measured, "publish", "--run", 1, "--url", collector,
+                "--sign", keys / "key.pem", "--token", "x")
+    assert r.returncode == 2

@@ -1,0 +1,572 @@
+"""The report of a real 3-host run in every format, export and compare.
+
+Three sshd hosts on 127.0.0.X (tests/sshd.py) measure two variants; the
+run is made twice.  Every figure the report prints is recomputed here by
+hand from the samples table (Python's statistics on steps * 1e9 / ns) and
+must agree in text, markdown, csv, json and html.  summary.json (seqorch
+export) is validated against docs/summary.schema.json with Debian's
+python3-jsonschema.  compare is checked against hand-computed changes and
+geometric mean, on the real second run and on a copy of the database
+whose second run is made three times slower (the gate must fire) or has
+other steps (cells must be refused).  The HTML page is rendered by
+headless Chromium: no console message at all, one bar per measured cell,
+and non-blank pixels in every chart of the screenshot."""
+import copy
+import csv
+import html.parser
+import io
+import json
+import math
+import re
+import shutil
+import sqlite3
+import statistics
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, SEQORCH, sha3_chain
+from sshd import Sshd, keygen, write_hosts_toml
+
+STEPS, SAMPLES = 20000, 3
+VARIANTS = ("c-fused", "openssl-evp")
+HOSTS = ("genoa", "graviton", "m4")
+CHROMIUM = shutil.which("chromium")
+CHART_BG = (0xee, 0xf2, 0xf8)
+PALETTE = [(0x1f, 0x77, 0xb4), (0xd6, 0x27, 0x28), (0x2c, 0xa0, 0x2c)]
+
+
+def sq(cwd, *args, check=True):
+    p = subprocess.run([str(SEQORCH), *map(str, args)], cwd=cwd,
+                       capture_output=True, text=True, timeout=600,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(cwd),
+                            "LANG": "C"})
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """Two runs of 3 hosts x 2 variants x 3 samples; yields the dir."""
+    tmp = tmp_path_factory.mktemp("report3")
+    key = tmp / "id_ed25519"
+    keygen(key, "seqorch-user")
+    servers = [Sshd(tmp, n, key).start() for n in HOSTS]
+    try:
+        write_hosts_toml(tmp / "hosts.toml", {
+            s.name: s.host_entry(cpu=i % 2) for i, s in enumerate(servers)})
+        for _ in range(2):
+            sq(tmp, "run", "--study", "sha3", "--hosts", "all",
+               "--variants", ",".join(VARIANTS), "--steps", STEPS,
+               "--samples", SAMPLES)
+        yield tmp
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def fmt_rate(r):
+    """report_format_rate: four significant digits and an SI suffix."""
+    if not r > 0:
+        return "-"
+    i = 0
+    while r >= 999.95 and i < 4:
+        r /= 1000
+        i += 1
+    d = 3 if r < 9.9995 else 2 if r < 99.995 else 1
+    return f"{r:.{d}f}" + ["", "k", "M", "G", "T"][i]
+
+
+def hand(db, run):
+    """Per cell (variant, host): sorted rates, median, quartiles, cv; the
+    best per host and the ratios of best medians, faster first."""
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT variant, host, steps, ns, valid FROM samples"
+                       " WHERE run_id = ?", (run,)).fetchall()
+    con.close()
+    cells = {}
+    for v, h, steps, ns, valid in rows:
+        assert valid == 1
+        cells.setdefault((v, h), []).append(steps * 1e9 / ns)
+    out = {}
+    for k, rates in cells.items():
+        rates.sort()
+        q1, _, q3 = statistics.quantiles(rates, n=4, method="inclusive")
+        out[k] = {"rates": rates, "median": statistics.median(rates),
+                  "q1": q1, "q3": q3,
+                  "cv": statistics.stdev(rates) / statistics.mean(rates)}
+    best = {}
+    for (v, h), c in out.items():
+        if h not in best or c["median"] > out[(best[h], h)]["median"]:
+            best[h] = v
+    ranked = sorted(best, key=lambda h: -out[(best[h], h)]["median"])
+    ratios = [(a, b, out[(best[a], a)]["median"] / out[(best[b], b)]["median"])
+              for i, a in enumerate(ranked) for b in ranked[i + 1:]]
+    return out, best, ratios
+
+
+def test_samples_are_real(site):
+    db = site / "results.db"
+    con = sqlite3.connect(db)
+    digests = {d for (d,) in con.execute("SELECT digest FROM samples")}
+    n = con.execute("SELECT count(*) FROM samples").fetchone()[0]
+    con.close()
+    assert digests == {sha3_chain(STEPS)}
+    assert n == 2 * len(HOSTS) * len(VARIANTS) * SAMPLES
+
+
+def test_text(site):
+    cells, best, ratios = hand(site / "results.db", 1)
+    out = sq(site, "report", "--run", 1).stdout
+    table = out.split("hashes/s over the n valid samples", 1)[1]
+    table = table.split("\n\n", 1)[0]
+    variant = None
+    seen = 0
+    for line in table.splitlines()[2:]:
+        f = line.split()
+        if f[0] in VARIANTS:
+            variant = f.pop(0)
+        host, median = f[0], f[1]
+        assert median == fmt_rate(cells[(variant, host)]["median"]), line
+        seen += 1
+    assert seen == len(cells)
+    spread = out.split("spread per cell", 1)[1].split("\n\n", 1)[0]
+    for (v, h), c in cells.items():
+        assert re.search(rf"^  {v}\s+{h}\s+{re.escape(fmt_rate(c['q1']))}"
+                         rf"\s+{re.escape(fmt_rate(c['median']))}\s+"
+                         rf"{re.escape(fmt_rate(c['q3']))}\s+"
+                         rf"{100 * c['cv']:.2f}%\s+\d+ MHz \(samples\)$",
+                         spread, re.M), (v, h, spread)
+    for h, v in best.items():
+        assert re.search(rf"^  {h}\s+{v}\s+"
+                         rf"{re.escape(fmt_rate(cells[(v, h)]['median']))}",
+                         out.split("best valid variant per host")[1],
+                         re.M), out
+    for a, b, r in ratios:
+        m = re.search(rf"^  {a} / {b} = (\d+\.\d\d)x  \[(\S+), (\S+)\]  "
+                      r"(faster|slower|not distinguishable at this "
+                      r"precision)$", out, re.M)
+        assert m, out
+        assert m.group(1) == f"{r:.2f}"
+        lo, hi = float(m.group(2)), float(m.group(3))
+        assert lo <= r + 5e-4 and r - 5e-4 <= hi
+        # n = 3 a side: the interval reaches the extremes of the samples.
+        ra = cells[(best[a], a)]["rates"]
+        rb = cells[(best[b], b)]["rates"]
+        assert lo == pytest.approx(ra[0] / rb[-1], abs=6e-4)
+        assert hi == pytest.approx(ra[-1] / rb[0], abs=6e-4)
+        want = ("faster" if ra[0] > rb[-1] else
+                "not distinguishable at this precision")
+        assert m.group(4) == want
+    # The host's clock and the cycles agree: cycles / ns per hash = clock.
+    assert "position bias:" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_markdown(site):
+    cells, best, ratios = hand(site / "results.db", 1)
+    out = sq(site, "report", "--run", 1, "--format", "markdown").stdout
+    for (v, h), c in cells.items():
+        row = (f"| {v} | cc | {h} | {fmt_rate(c['median'])} | "
+               f"{fmt_rate(c['q1'])} | {fmt_rate(c['q3'])} | "
+               f"{fmt_rate(c['rates'][0])} | {fmt_rate(c['rates'][-1])} | "
+               f"{100 * c['cv']:.2f}% | {SAMPLES} | ")
+        assert row in out, (row, out)
+    for a, b, r in ratios:
+        assert f"| {a} | {b} | {r:.3f}x | [" in out
+    # Every table row has as many cells as its header.
+    for block in re.findall(r"((?:^\|.*\n)+)", out, re.M):
+        widths = {len(re.split(r"(?<!\\)\|", line)) for line in
+                  block.splitlines()}
+        assert len(widths) == 1, block
+
+
+def test_json(site):
+    cells, best, ratios = hand(site / "results.db", 1)
+    doc = json.loads(sq(site, "report", "--run", 1, "--format",
+                        "json").stdout)
+    run = doc["runs"][0]
+    assert run["unit"] == "hash" and run["unit_plural"] == "hashes"
+    assert len(run["rows"]) == len(cells)
+    for row in run["rows"]:
+        c = cells[(row["variant"], row["host"])]
+        assert row["median_rate"] == pytest.approx(c["median"], rel=1e-12)
+        assert row["q1_rate"] == pytest.approx(c["q1"], rel=1e-12)
+        assert row["q3_rate"] == pytest.approx(c["q3"], rel=1e-12)
+        assert row["cv"] == pytest.approx(c["cv"], rel=1e-9)
+        # One clock per cell: cycles are clock x ns.
+        assert row["clock_source"] == "samples"
+        assert row["cycles_per_step"] == pytest.approx(
+            row["clock_mhz"] * 1e-3 * row["ns_per_step"], rel=1e-12)
+    assert {b["host"]: b["variant"] for b in run["best"]} == best
+    got = [(x["faster"], x["slower"], x["ratio"]) for x in run["ratios"]]
+    assert [g[:2] for g in got] == [r[:2] for r in ratios]
+    for g, r in zip(got, ratios):
+        assert g[2] == pytest.approx(r[2], rel=1e-12)
+    for h in run["hosts"]:
+        assert h["clock_source"] == "samples" and h["clock_mhz"] > 0
+        assert h["cpu_model"] and h["arch"]
+
+
+def test_csv(site):
+    cells, _, _ = hand(site / "results.db", 1)
+    out = sq(site, "report", "--run", 1, "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    con = sqlite3.connect(site / "results.db")
+    cols = [r[1] for r in con.execute("PRAGMA table_info(samples)")]
+    n = con.execute("SELECT count(*) FROM samples WHERE run_id = 1"
+                    ).fetchone()[0]
+    con.close()
+    # Every column of the table, one row per sample.
+    assert set(cols) - {"run_id"} <= set(rows[0]) and "run_id" in rows[0]
+    assert len(rows) == n
+    by = {}
+    for r in rows:
+        assert float(r["rate"]) == pytest.approx(
+            int(r["steps"]) * 1e9 / int(r["ns"]), rel=1e-15)
+        by.setdefault((r["variant"], r["host"]), []).append(
+            float(r["rate"]))
+    for k, rates in by.items():
+        assert statistics.median(rates) == pytest.approx(
+            cells[k]["median"], rel=1e-12)
+
+
+class Page(html.parser.HTMLParser):
+    """Charts, their bars (with titles) and table cells of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.charts, self.cells, self.fetches = [], [], []
+        self._title = None
+        self._td = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("src", "href"):
+            if k in a:
+                self.fetches.append(a[k])
+        if tag == "figure":
+            self.charts.append({"kind": a.get("data-chart"), "bars": []})
+        if tag == "rect" and a.get("class") == "bar":
+            self.charts[-1]["bars"].append("")
+            self._title = True
+        if tag == "td":
+            self._td = ""
+
+    def handle_data(self, data):
+        if self._title is True and self.charts and self.charts[-1]["bars"]:
+            self.charts[-1]["bars"][-1] += data
+        if self._td is not None:
+            self._td += data
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._title = None
+        if tag == "td" and self._td is not None:
+            self.cells.append(self._td)
+            self._td = None
+
+
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB(A) PNG."""
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, inter = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and ctype in (2, 6) and inter == 0
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    bpp = 4 if ctype == 6 else 3
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up = prev[i]
+            ul = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + left) & 255
+            elif f == 2:
+                line[i] = (line[i] + up) & 255
+            elif f == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif f == 4:
+                p = left + up - ul
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc \
+                    else ul
+                line[i] = (line[i] + pred) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def chromium(page, png, width=1000, height=4000):
+    """Render page headless; returns the console messages Chromium logged."""
+    p = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+         "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+         f"--window-size={width},{height}", f"--screenshot={png}",
+         page.as_uri()], capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(page.parent)})
+    assert p.returncode == 0, p.stderr
+    assert Path(png).exists(), p.stderr
+    return [line for line in p.stderr.splitlines() if "CONSOLE" in line]
+
+
+def chart_bands(rows):
+    """Vertical spans where most of a row is the charts' background."""
+    bands, start = [], None
+    for y, row in enumerate(rows):
+        on = sum(px == CHART_BG for px in row) > len(row) * 0.1
+        if on and start is None:
+            start = y
+        if not on and start is not None:
+            bands.append((start, y))
+            start = None
+    return [b for b in bands if b[1] - b[0] > 20]
+
+
+def test_html_in_chromium(site):
+    assert CHROMIUM, "Debian chromium is missing (make deps installs it)"
+    cells, best, ratios = hand(site / "results.db", 1)
+    page = site / "report.html"
+    sq(site, "report", "--run", 1, "--format", "html", "-o", page)
+    text = page.read_text()
+    parsed = Page()
+    parsed.feed(text)
+    assert parsed.fetches == []        # self-contained
+    kinds = [c["kind"] for c in parsed.charts]
+    assert kinds == ["cells", "ratios"]
+    bars = parsed.charts[0]["bars"]
+    assert len(bars) == len(cells)     # one bar per measured cell
+    for (v, h), c in cells.items():
+        assert f"{v} on {h}: median {fmt_rate(c['median'])}, n {SAMPLES}" \
+            in bars
+    for a, b, r in ratios:
+        assert f"{r:.3f}x" in parsed.cells
+    assert 'content="width=device-width' in text and "@media print" in text
+
+    png = site / "report.png"
+    assert chromium(page, png) == []   # not one console message
+    w, h, rows = png_pixels(png)
+    bands = chart_bands(rows)
+    assert len(bands) == 2, bands
+    for top, bottom in bands:
+        ink = sum(px != CHART_BG and px != (255, 255, 255)
+                  for row in rows[top:bottom] for px in row)
+        assert ink > 0.02 * w * (bottom - top), (top, bottom, ink)
+    # The bars: each host's colour fills part of the cells chart.
+    top, bottom = bands[0]
+    for colour in PALETTE[:len(HOSTS)]:
+        assert sum(px == colour for row in rows[top:bottom]
+                   for px in row) > 200, colour
+
+    # On a phone's width the charts still render, and the page prints.
+    assert chromium(page, site / "phone.png", 412, 3000) == []
+    assert len(chart_bands(png_pixels(site / "phone.png")[2])) == 2
+    p = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+         f"--print-to-pdf={site / 'report.pdf'}", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(site)})
+    assert p.returncode == 0, p.stderr
+    pdf = (site / "report.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type\s*/Page(?!s)", pdf)) >= 1
+
+
+def test_console_check_can_fail(tmp_path):
+    """The console check sees a script error, and the page's CSP turns a
+    network fetch into a console error."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><p>x<script>no_such_fn()</script>")
+    assert chromium(bad, tmp_path / "bad.png", 400, 300)
+    fetch = tmp_path / "fetch.html"
+    fetch.write_text(
+        "<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" "
+        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        "<img src=\"http://127.0.0.1:9/x.png\">")
+    assert chromium(fetch, tmp_path / "fetch.png", 400, 300)
+
+
+def test_export_validates(site):
+    cells, _, _ = hand(site / "results.db", 1)
+    schema = json.loads((ROOT / "docs" / "summary.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    sq(site, "export", "--run", 1, "-o", site / "summary.json")
+    doc = json.loads((site / "summary.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert doc["common_digest"] == sha3_chain(STEPS)
+    assert doc["run"]["steps"] == STEPS
+    for c in doc["cells"]:
+        h = cells[(c["variant"], c["host"])]
+        rates = sorted(c["steps"] * 1e9 / ns for ns in c["ns"])
+        assert rates == pytest.approx(h["rates"], rel=1e-15)
+        assert c["ns"] == sorted(c["ns"])
+        assert c["median_rate"] == pytest.approx(h["median"], rel=1e-12)
+        assert c["mean_rate"] == pytest.approx(
+            statistics.mean(h["rates"]), rel=1e-12)
+    for b in doc["builds"]:
+        assert re.fullmatch(r"[0-9a-f]{64}", b["source_sha256"])
+        assert re.fullmatch(r"[0-9a-f]{64}", b["binary_sha256"])
+        assert b["compiler_version"]
+    # stdout gives the same document; the schema rejects a broken one.
+    assert json.loads(sq(site, "export", "--run", 1).stdout) == doc
+    bad = copy.deepcopy(doc)
+    bad["cells"][0]["ns"][0] = -1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(bad)
+    del bad["cells"][0]
+    bad["common_digest"] = "XYZ"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(bad)
+    p = sq(site, "export", "--run", 99, check=False)
+    assert p.returncode == 2 and "no run with id 99" in p.stderr
+    assert p.stdout == ""
+
+
+def test_compare(site):
+    c1, _, _ = hand(site / "results.db", 1)
+    c2, _, _ = hand(site / "results.db", 2)
+    out = json.loads(sq(site, "compare", 1, 2, "--format", "json").stdout)
+    assert (out["baseline"], out["new"]) == (1, 2)
+    logs = []
+    for cell in out["cells"]:
+        k = (cell["variant"], cell["host"])
+        r = c2[k]["median"] / c1[k]["median"]
+        assert cell["ratio"] == pytest.approx(r, rel=1e-12)
+        assert cell["lo"] <= cell["ratio"] <= cell["hi"]
+        logs.append(math.log(r))
+    assert len(logs) == len(c1)
+    g = out["geometric_mean"]
+    assert g["ratio"] == pytest.approx(math.exp(sum(logs) / len(logs)),
+                                       rel=1e-12)
+    assert g["cells"] == len(c1)
+    text = sq(site, "compare", "--baseline", 1).stdout
+    assert "run 1 (baseline) -> run 2" in text
+    for (v, h), c in c1.items():
+        change = f"{100 * (c2[(v, h)]['median'] / c['median'] - 1):+.1f}%"
+        assert re.search(rf"^  {v}\s+cc\s+{h}\s+\S+\s+\S+\s+"
+                         rf"{re.escape(change)}  \[", text, re.M), text
+
+
+def test_compare_gate_and_refusal(site, tmp_path):
+    """A copy whose second run is the first one five times slower, sample
+    for sample (so the verdict does not depend on how busy the machine
+    was in each run): every cell is decided slower and --fail-slower
+    exits 1; with other steps every cell is refused."""
+    db = tmp_path / "results.db"
+    shutil.copy(site / "results.db", db)
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE samples SET ns = (SELECT a.ns * 5 FROM samples a"
+                    " WHERE a.run_id = 1 AND a.host = samples.host AND"
+                    " a.variant = samples.variant AND a.sample_index ="
+                    " samples.sample_index) WHERE run_id = 2")
+    con.close()
+    out = json.loads(sq(tmp_path, "compare", 1, 2, "--format",
+                        "json").stdout)
+    for cell in out["cells"]:
+        assert cell["verdict"] == "slower", cell
+        assert cell["ratio"] == pytest.approx(0.2, rel=1e-9)
+        assert cell["hi"] < 1
+    p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "10", check=False)
+    assert p.returncode == 1, p.stderr
+    assert f"{len(out['cells'])} cells slower by more than 10%" in p.stderr
+    # Slower by 80%: a 90% threshold lets it pass.
+    assert sq(tmp_path, "compare", 1, 2, "--fail-slower", "90",
+              check=False).returncode == 0
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE samples SET steps = steps * 2 WHERE run_id = 2")
+    con.close()
+    text = sq(tmp_path, "compare", 1, 2).stdout
+    assert text.count(f"refused: steps differ ({2 * STEPS}, {STEPS})") == \
+        len(out["cells"])
+    assert "geometric mean: no cell could be compared" in text
+    p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "0", check=False)
+    assert p.returncode == 2 and "invalid --fail-slower" in p.stderr
+
+
+def test_reference(site):
+    out = sq(site, "report", "--run", 1, "--reference", "seed:genoa").stdout
+    cells, best, _ = hand(site / "results.db", 1)
+    for h, v in best.items():
+        r = cells[(v, h)]["median"] / 4.056e6
+        assert f"{h} {v} {fmt_rate(cells[(v, h)]['median'])} hashes/s is " \
+            f"{r:.2f}x seed:genoa (4.056M hashes/s" in out.replace("\n  ", " ")
+    assert "steps differ: 20000 here, 10000000 published" in \
+        out.replace("\n  ", " ")
+    doc = json.loads(sq(site, "report", "--run", 1, "--reference",
+                        "seed:m4", "--format", "json").stdout)
+    assert doc["runs"][0]["reference"]["median_rate"] == 8072000
+    p = sq(site, "report", "--reference", "seed:pdp11", check=False)
+    assert p.returncode == 2 and "unknown reference" in p.stderr
+
+
+def modified(site, tmp_path, *sql):
+    """A copy of the site's database changed by sql statements."""
+    tmp_path.mkdir(exist_ok=True)
+    db = tmp_path / "results.db"
+    shutil.copy(site / "results.db", db)
+    con = sqlite3.connect(db)
+    with con:
+        for s in sql:
+            con.execute(s)
+    con.close()
+    return tmp_path
+
+
+def test_report_refuses_and_n1(site, tmp_path):
+    """A host whose samples have other steps: every ratio with it is
+    refused (and says why); with one sample per cell no verdict is given
+    however far apart the hosts are."""
+    d = modified(site, tmp_path,
+                 "UPDATE samples SET steps = steps * 2 WHERE run_id = 1"
+                 " AND host = 'm4'")
+    out = sq(d, "report", "--run", 1).stdout
+    assert re.search(rf"^  (m4 / \S+|\S+ / m4): refused, steps differ "
+                     rf"\((20000, 40000|40000, 20000)\)$", out, re.M), out
+    assert len(re.findall(r": refused, steps differ", out)) == 2
+    assert re.search(r"^  \S+ / \S+ = \d+\.\d\dx  \[", out, re.M), out
+    doc = json.loads(sq(d, "report", "--run", 1, "--format",
+                        "json").stdout)
+    refused = [x for x in doc["runs"][0]["ratios"] if x["refused"]]
+    assert len(refused) == 2 and all("ratio" not in x for x in refused)
+
+    d = modified(site, tmp_path / "n1",
+                 "DELETE FROM samples WHERE run_id = 1 AND sample_index > 0")
+    out = sq(d, "report", "--run", 1).stdout
+    pairs = re.findall(r"^  \S+ / \S+ = \d+\.\d\dx  (.*)$", out, re.M)
+    assert len(pairs) == 3
+    assert all(p == "[no interval: n < 2]  not distinguishable at this "
+               "precision" for p in pairs), out
+
+
+def test_position_bias_is_seen(site, tmp_path):
+    """Samples that ran first made three times as slow: the report says
+    position 0 shifts results, and that it is slower."""
+    d = modified(site, tmp_path, "UPDATE samples SET ns = ns * 3"
+                 " WHERE run_id = 1 AND position = 0")
+    out = sq(d, "report", "--run", 1).stdout
+    assert "position bias: some positions in the alternating order shift " \
+        "results" in out, out
+    assert re.search(r"^  position 0: n 9, 0\.\d+x the others  \[\S+, \S+\]"
+                     r"  slower$", out, re.M), out
+    out = sq(site, "report", "--run", 1).stdout
+    assert re.search(r"^position bias: ", out, re.M)

@@ -1,0 +1,315 @@
+/*
+ * stats.c: descriptive statistics against values computed by hand (and by
+ * numpy's default quantile), the constant-time resampled median against
+ * plain resampling with replacement, and the verdicts on synthetic data:
+ * clearly different, overlapping, n = 1, and sets drawn from one
+ * distribution (which must mostly come out undecided).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+static void
+test_describe(void **state)
+{
+	double odd[] = { 5, 1, 4, 2, 3 }, even[] = { 4, 1, 3, 2 }, one[] = { 7 };
+	struct stats_desc d;
+
+	(void)state;
+	stats_describe(odd, 5, &d);
+	assert_int_equal(d.n, 5);
+	assert_true(d.median == 3 && d.q1 == 2 && d.q3 == 4);
+	assert_true(d.min == 1 && d.max == 5 && d.mean == 3);
+	/* sd = sqrt(10 / 4) */
+	assert_true(fabs(d.cv - sqrt(2.5) / 3) < 1e-12);
+	assert_true(odd[0] == 1 && odd[4] == 5);
+
+	/* numpy.quantile([1, 2, 3, 4], [.25, .5, .75]) = 1.75, 2.5, 3.25 */
+	stats_describe(even, 4, &d);
+	assert_true(d.median == 2.5 && d.q1 == 1.75 && d.q3 == 3.25);
+
+	stats_describe(one, 1, &d);
+	assert_true(d.median == 7 && d.q1 == 7 && d.q3 == 7);
+	assert_true(isnan(d.cv));
+
+	stats_describe(NULL, 0, &d);
+	assert_int_equal(d.n, 0);
+	assert_true(isnan(d.median));
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The distribution of stats_boot_median equals that of the median of n
+ * draws with replacement: compare the frequency of every outcome.
+ */
+static void
+check_boot_median(const double *x, size_t n)
+{
+	enum { DRAWS = 40000 };
+	struct stats_rng rng;
+	double *fast = malloc(DRAWS * sizeof *fast);
+	double *slow = malloc(DRAWS * sizeof *slow);
+	double *re = malloc(n * sizeof *re);
+	unsigned seed = 12;
+	size_t i, j, k, a, b;
+
+	stats_rng_seed(&rng, 1);
+	for (i = 0; i < DRAWS; i++)
+		fast[i] = stats_boot_median(&rng, x, n);
+	/* Plain resampling, with rand_r as an independent generator. */
+	for (i = 0; i < DRAWS; i++) {
+		for (j = 0; j < n; j++)
+			re[j] = x[(size_t)rand_r(&seed) % n];
+		qsort(re, n, sizeof *re, cmp);
+		slow[i] = n % 2 ? re[n / 2] : (re[n / 2 - 1] + re[n / 2]) / 2;
+	}
+	qsort(fast, DRAWS, sizeof *fast, cmp);
+	qsort(slow, DRAWS, sizeof *slow, cmp);
+	/* Every outcome's frequency agrees within 1.5 points. */
+	for (i = 0; i < DRAWS; i = k) {
+		for (k = i; k < DRAWS && fast[k] == fast[i]; k++)
+			;
+		for (a = 0; a < DRAWS && slow[a] < fast[i]; a++)
+			;
+		for (b = a; b < DRAWS && slow[b] == fast[i]; b++)
+			;
+		assert_true(fabs((double)(k - i) - (double)(b - a)) <
+		    0.015 * DRAWS);
+	}
+	/* And so do the quantiles the interval is made of. */
+	assert_true(fabs(stats_quantile(fast, DRAWS, 0.025) -
+	    stats_quantile(slow, DRAWS, 0.025)) <= 1.0);
+	assert_true(fabs(stats_quantile(fast, DRAWS, 0.975) -
+	    stats_quantile(slow, DRAWS, 0.975)) <= 1.0);
+	free(re);
+	free(slow);
+	free(fast);
+}
+
+/* The radix sort orders as qsort does: negatives, zeros, ties, large n. */
+static void
+test_sort(void **state)
+{
+	enum { N = 5000 };
+	double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+	unsigned seed = 3;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		x[i] = y[i] = ((double)rand_r(&seed) - RAND_MAX / 2) *
+		    (i % 7 == 0 ? 1e-300 : i % 5 == 0 ? 0 : 1e3);
+	}
+	x[10] = y[10] = -0.0;
+	stats_sort(x, N);
+	qsort(y, N, sizeof *y, cmp);
+	for (i = 0; i < N; i++)
+		assert_true(x[i] == y[i]);
+	free(x);
+	free(y);
+}
+
+/* Linear-time median equals the sorted one, odd and even, with ties. */
+static void
+test_median_select(void **state)
+{
+	unsigned seed = 5;
+	double x[101], y[101];
+	struct stats_desc d;
+	size_t n, i;
+
+	(void)state;
+	for (n = 1; n <= 101; n++) {
+		for (i = 0; i < n; i++)
+			x[i] = y[i] = (double)(rand_r(&seed) % 17);
+		stats_describe(y, n, &d);
+		assert_true(stats_median(x, n) == d.median);
+	}
+}
+
+static void
+test_boot_median(void **state)
+{
+	const double odd[] = { 10, 11, 13, 17, 20, 21, 30 };
+	const double even[] = { 10, 11, 13, 17, 20, 21, 30, 31 };
+
+	(void)state;
+	check_boot_median(odd, 7);
+	check_boot_median(even, 8);
+}
+
+static void
+test_clearly_different(void **state)
+{
+	double fast[] = { 100.1, 99.8, 100.3, 99.9, 100.0 };
+	double slow[] = { 80.2, 79.9, 80.0, 80.1, 79.8 };
+	struct stats_ratio r;
+
+	(void)state;
+	qsort(fast, 5, sizeof *fast, cmp);
+	qsort(slow, 5, sizeof *slow, cmp);
+	stats_ratio(fast, 5, slow, 5, STATS_SEED, &r);
+	assert_true(fabs(r.ratio - 100.0 / 80.0) < 1e-12);
+	assert_true(r.lo > 1 && r.lo <= r.ratio && r.ratio <= r.hi);
+	assert_int_equal(r.verdict, STATS_FASTER);
+	assert_string_equal(stats_verdict_word(r.verdict), "faster");
+	stats_ratio(slow, 5, fast, 5, STATS_SEED, &r);
+	assert_true(r.hi < 1);
+	assert_int_equal(r.verdict, STATS_SLOWER);
+	assert_string_equal(stats_verdict_word(r.verdict), "slower");
+}
+
+static void
+test_overlapping(void **state)
+{
+	/* Medians 1% apart, ranges 10% wide: no verdict. */
+	double a[] = { 95, 99, 101, 103, 105 }, b[] = { 94, 98, 100, 102, 104 };
+	/* Three samples whose ranges touch by one value. */
+	double c[] = { 10.0, 10.1, 10.3 }, d[] = { 9.0, 9.2, 10.1 };
+	/* Three that do not overlap: n = 3 is enough. */
+	double e[] = { 10.0, 10.1, 10.3 }, f[] = { 9.0, 9.2, 9.9 };
+	struct stats_ratio r;
+
+	(void)state;
+	stats_ratio(a, 5, b, 5, STATS_SEED, &r);
+	assert_true(r.lo < 1 && r.hi > 1);
+	assert_int_equal(r.verdict, STATS_UNDECIDED);
+	assert_string_equal(stats_verdict_word(r.verdict),
+	    "not distinguishable at this precision");
+	stats_ratio(c, 3, d, 3, STATS_SEED, &r);
+	assert_int_equal(r.verdict, STATS_UNDECIDED);
+	stats_ratio(e, 3, f, 3, STATS_SEED, &r);
+	assert_int_equal(r.verdict, STATS_FASTER);
+	/* For n = 3 the interval reaches the extremes. */
+	assert_true(fabs(r.lo - 10.0 / 9.9) < 1e-12);
+	assert_true(fabs(r.hi - 10.3 / 9.0) < 1e-12);
+}
+
+static void
+test_n1(void **state)
+{
+	double a[] = { 200 }, b[] = { 80, 81, 82 };
+	struct stats_ratio r;
+
+	(void)state;
+	/* 2.5x apart, yet one sample says nothing about its spread. */
+	stats_ratio(a, 1, b, 3, STATS_SEED, &r);
+	assert_true(fabs(r.ratio - 200.0 / 81) < 1e-12);
+	assert_true(isnan(r.lo) && isnan(r.hi));
+	assert_int_equal(r.verdict, STATS_UNDECIDED);
+	stats_ratio(b, 3, a, 1, STATS_SEED, &r);
+	assert_int_equal(r.verdict, STATS_UNDECIDED);
+	stats_ratio(a, 1, a, 1, STATS_SEED, &r);
+	assert_true(r.ratio == 1);
+	assert_int_equal(r.verdict, STATS_UNDECIDED);
+}
+
+static void
+test_reproducible(void **state)
+{
+	double a[] = { 95, 99, 101, 103, 105 }, b[] = { 90, 93, 97, 99, 100 };
+	struct stats_ratio r1, r2, r3;
+
+	(void)state;
+	stats_ratio(a, 5, b, 5, STATS_SEED, &r1);
+	stats_ratio(a, 5, b, 5, STATS_SEED, &r2);
+	stats_ratio(a, 5, b, 5, STATS_SEED + 1, &r3);
+	assert_true(r1.ratio == r2.ratio && r1.lo == r2.lo && r1.hi == r2.hi &&
+	    r1.verdict == r2.verdict);
+	/* Another seed moves the interval a little, not the ratio. */
+	assert_true(r1.ratio == r3.ratio);
+	assert_true(fabs(r1.lo - r3.lo) < 0.01 && fabs(r1.hi - r3.hi) < 0.01);
+}
+
+/*
+ * n values, sorted, mean m and relative spread cv, normal by Box-Muller
+ * over rand_r (not the generator under test).
+ */
+static double *
+synth(unsigned *seed, size_t n, double m, double cv)
+{
+	double *x = malloc(n * sizeof *x), u, v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		u = ((double)rand_r(seed) + 1) / ((double)RAND_MAX + 2);
+		v = ((double)rand_r(seed) + 1) / ((double)RAND_MAX + 2);
+		x[i] = m * (1 + cv * sqrt(-2 * log(u)) * cos(2 * M_PI * v));
+	}
+	qsort(x, n, sizeof *x, cmp);
+	return x;
+}
+
+static void
+test_same_distribution(void **state)
+{
+	struct stats_ratio r;
+	unsigned seed = 99;
+	int t, undecided = 0;
+	double *a, *b;
+
+	(void)state;
+	for (t = 0; t < 200; t++) {
+		a = synth(&seed, 31, 1000, 0.02);
+		b = synth(&seed, 31, 1000, 0.02);
+		stats_ratio(a, 31, b, 31, STATS_SEED, &r);
+		undecided += r.verdict == STATS_UNDECIDED;
+		free(a);
+		free(b);
+	}
+	/* A 95% interval: about 190 of 200; allow for the small n. */
+	assert_true(undecided >= 176);
+}
+
+static void
+test_large_cells(void **state)
+{
+	enum { N = 200000 };
+	struct stats_ratio r;
+	unsigned seed = 7;
+	double *a, *b;
+
+	(void)state;
+	/* 0.5% apart under 3% noise: 200k samples a side resolve it. */
+	a = synth(&seed, N, 1005, 0.03);
+	b = synth(&seed, N, 1000, 0.03);
+	stats_ratio(a, N, b, N, STATS_SEED, &r);
+	assert_int_equal(r.verdict, STATS_FASTER);
+	assert_true(r.lo > 1.003 && r.hi < 1.007);
+	free(a);
+	free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_median_select),
+		cmocka_unit_test(test_boot_median),
+		cmocka_unit_test(test_clearly_different),
+		cmocka_unit_test(test_overlapping),
+		cmocka_unit_test(test_n1),
+		cmocka_unit_test(test_reproducible),
+		cmocka_unit_test(test_same_distribution),
+		cmocka_unit_test(test_large_cells),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
