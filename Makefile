@@ -22,13 +22,13 @@ CXXFLAGS ?= -O2 -g
 WARN = -Wall -Wextra $(WERROR)
 SO_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iorchestrator -Ikernels
 SO_CXXFLAGS = -std=c++17 $(WARN)
-SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread -lm
+SO_LIBS = -lsqlite3 -lcjson -lcrypto -lssh2 -lcurl -lpthread -lm -ldl
 
 AGENT_CFLAGS ?= -O3
 # kernels/registry.sh derives everything about studies and variants from the
 # kernels/ folders: which files build on this compiler's target, each file's
 # flags (a variant's `flags` stay with it) and the generated tables.
-REGISTRY = sh kernels/registry.sh
+REGISTRY = SEQORCH_PREBUILT= sh kernels/registry.sh
 ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
 STUDIES := $(shell $(REGISTRY) studies)
 AGENT_SRCS := $(wildcard agent/*.c) $(shell $(REGISTRY) files $(ARCH))
@@ -47,7 +47,8 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	openssl procps man-db iproute2 \
-	libgcrypt20-dev nettle-dev python3-jsonschema chromium
+	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
+	librandomx-dev
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 
@@ -125,6 +126,7 @@ build/studies.c: FORCE
 AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h \
 	kernels/registry.sh kernels/studies.txt \
 	kernels/*/*.c kernels/*/*.h kernels/*/*/*.c kernels/*/*/*.S kernels/*/*/*.h \
+	kernels/*/*.cpp kernels/*/prebuild.sh kernels/*/artifacts kernels/*/targetings \
 	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs))
 
 build/sources.h: $(AGENT_SHIPPED) Makefile

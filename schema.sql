@@ -391,3 +391,23 @@ SELECT r.run_id, r.study, r.host, r.variant, r.build_id,
 FROM r LEFT JOIN builds b ON b.id = r.build_id
 WHERE r.rn IN (1, r.cnt, (r.cnt + 1) / 2, (r.cnt + 2) / 2)
 GROUP BY r.run_id, r.study, r.host, r.variant, r.build_id, r.steps;
+
+-- version: 11
+
+-- Named metrics of a sample (protocol 4, kernels/kernel.h: a kernel's
+-- metrics hook).  Names starting with "phase_" are nanoseconds of disjoint
+-- parts of the sample's ns, "phase_other" being the rest, so the phases of
+-- one sample add up to its ns (randomx: phase_proggen, phase_compile,
+-- phase_execute, phase_mprotect, phase_other).
+CREATE TABLE sample_metrics (
+	sample_id	INTEGER NOT NULL REFERENCES samples(id),
+	name		TEXT NOT NULL,
+	value		REAL NOT NULL,
+	PRIMARY KEY (sample_id, name)
+);
+-- How the build was targeted ("default", "native": kernels/<study>/
+-- targetings), the study whose prebuild.sh went into it (NULL: none) and
+-- the key=value facts that prebuild left (library hashes, versions).
+ALTER TABLE builds ADD COLUMN targeting TEXT;
+ALTER TABLE builds ADD COLUMN study TEXT;
+ALTER TABLE builds ADD COLUMN extra TEXT;

@@ -68,6 +68,7 @@ struct slot {
 	int ready;		/* passed every check; will be timed */
 	const char *status;	/* ok, skipped, failed */
 	char reason[256];
+	const char *warning;	/* the kernel's, after setup; or NULL */
 	uint8_t chain[KERNEL_MAX_STATE];
 	uint64_t n;		/* samples timed, and their ns (Welford) */
 	double mean, m2;
@@ -460,6 +461,8 @@ selftest(struct slot *sl, const struct study *st, const struct opts *o)
 		snprintf(sl->reason, sizeof sl->reason, "setup failed");
 		return;
 	}
+	if (k->warning != NULL)
+		sl->warning = k->warning(sl->ctx);
 	if (st->kat_msg != NULL) {
 		for (i = 0; i < st->state_len; i++) {
 			unsigned v;
@@ -481,7 +484,7 @@ selftest(struct slot *sl, const struct study *st, const struct opts *o)
 		}
 	}
 	memcpy(sl->chain, o->seed, st->state_len);
-	if (k->chain(sl->ctx, sl->chain, SEQORCH_SELFTEST_STEPS) != 0) {
+	if (k->chain(sl->ctx, sl->chain, STUDY_SELFTEST_STEPS(st)) != 0) {
 		snprintf(sl->reason, sizeof sl->reason, "chain failed");
 		return;
 	}
@@ -495,7 +498,8 @@ selftest(struct slot *sl, const struct study *st, const struct opts *o)
  * that differs from it is marked failed and never timed.
  */
 static void
-consensus(struct slot *sl, size_t n, size_t len, uint8_t *common)
+consensus(struct slot *sl, size_t n, size_t len, uint64_t steps,
+    uint8_t *common)
 {
 	size_t i, j, best = 0, bestn = 0;
 
@@ -521,8 +525,8 @@ consensus(struct slot *sl, size_t n, size_t len, uint8_t *common)
 			sl[i].ready = 0;
 			sl[i].status = "failed";
 			snprintf(sl[i].reason, sizeof sl[i].reason,
-			    "%d-step chain disagrees with the other variants",
-			    SEQORCH_SELFTEST_STEPS);
+			    "%llu-step chain disagrees with the other variants",
+			    (unsigned long long)steps);
 		}
 	}
 }
@@ -568,6 +572,34 @@ too_spread(struct slot *sl, double max)
 	    "samples", 100 * root(var) / sl->mean, 100 * max,
 	    (unsigned long long)sl->n);
 	return 1;
+}
+
+/*
+ * The kernel's metrics of the chain just timed, as the sample's "metrics"
+ * object; phases ("phase_*", ns) get "phase_other", what the timer saw
+ * beyond them, so that they add up to the sample's ns.
+ */
+static void
+add_metrics(cJSON *rec, struct slot *sl, double ns)
+{
+	struct kernel_metric m[KERNEL_MAX_METRICS];
+	size_t n, i;
+	double phases = 0;
+	int any = 0;
+	cJSON *o = cJSON_AddObjectToObject(rec, "metrics");
+
+	if (o == NULL)
+		fatal(AG_FAIL, "out of memory");
+	n = sl->k->metrics(sl->ctx, m, KERNEL_MAX_METRICS - 1);
+	for (i = 0; i < n && i < KERNEL_MAX_METRICS - 1; i++) {
+		cJSON_AddNumberToObject(o, m[i].name, m[i].value);
+		if (strncmp(m[i].name, "phase_", 6) == 0) {
+			phases += m[i].value;
+			any = 1;
+		}
+	}
+	if (any)
+		cJSON_AddNumberToObject(o, "phase_other", ns - phases);
 }
 
 /* A sample's cycles and instructions, and where its cycles come from. */
@@ -639,6 +671,8 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 		cJSON_AddStringToObject(rec, "reason", sl->more);
 	else
 		cJSON_AddNullToObject(rec, "reason");
+	if (sl->k->metrics != NULL)
+		add_metrics(rec, sl, ns);
 	emit(rec);
 }
 
@@ -897,7 +931,8 @@ main(int argc, char **argv)
 		selftest(&slots[nslots], st, &o);
 		nslots++;
 	}
-	consensus(slots, nslots, st->state_len, common);
+	consensus(slots, nslots, st->state_len, STUDY_SELFTEST_STEPS(st),
+	    common);
 	for (i = 0; i < nslots; i++) {
 		rec = record("variant");
 		cJSON_AddStringToObject(rec, "study", rs->name);
@@ -908,6 +943,9 @@ main(int argc, char **argv)
 			    slots[i].reason);
 		else
 			cJSON_AddNullToObject(rec, "reason");
+		if (slots[i].warning != NULL)
+			cJSON_AddStringToObject(rec, "warning",
+			    slots[i].warning);
 		emit(rec);
 		if (slots[i].ready)
 			run[nready++] = &slots[i];
@@ -915,7 +953,8 @@ main(int argc, char **argv)
 	if (nready > 0) {
 		rec = record("selftest");
 		cJSON_AddStringToObject(rec, "study", rs->name);
-		cJSON_AddNumberToObject(rec, "steps", SEQORCH_SELFTEST_STEPS);
+		cJSON_AddNumberToObject(rec, "steps",
+		    (double)STUDY_SELFTEST_STEPS(st));
 		hex(common, st->state_len, buf);
 		cJSON_AddStringToObject(rec, "digest", buf);
 		emit(rec);

@@ -2,7 +2,17 @@
 # Builds seqorch-agent on a measured host; the coordinator uploads this
 # script with the sources and runs it from the source directory:
 #
-#   sh agent/build.sh OUTDIR CC CFLAGS
+#   sh agent/build.sh OUTDIR CC CFLAGS [STUDY TARGETING ARTIFACTS]
+#
+# STUDY, TARGETING and ARTIFACTS come together, for a study that needs
+# them (kernels/kernel.h): TARGETING "native" adds -march=native
+# (-mcpu=native on AArch64/Arm) to CFLAGS for everything built, "default"
+# nothing; when the study has kernels/STUDY/prebuild.sh it runs first
+# (sh kernels/STUDY/prebuild.sh OUTDIR/prebuild CC CFLAGS ARTIFACTS
+# TARGETING, ARTIFACTS being the directory of the uploaded artifacts, named
+# by their SHA-256), its commands join OUTDIR/commands, its output the log,
+# its OUTDIR/prebuild/libs the link line and its OUTDIR/prebuild/meta the
+# file OUTDIR/extra; then the study's variants are built.
 #
 # CC and CFLAGS are split into words on purpose (CC may be "ccache gcc",
 # CFLAGS a list of flags); globbing is off, and no expansion here ever
@@ -16,6 +26,9 @@ set -f
 out=$1
 cc=$2
 cflags=$3
+study=${4:-}
+targeting=${5:-}
+artifacts=${6:-}
 mkdir -p "$out/obj" || exit 1
 : > "$out/commands"
 : > "$out/build.log"
@@ -27,6 +40,20 @@ target=$($cc -dumpmachine 2>>"$out/build.log") || {
 }
 arch=${target%%-*}
 version=$($cc --version 2>/dev/null | head -n 1)
+case $targeting in
+'' | default) ;;
+native)
+	case $arch in
+	aarch64 | arm*) cflags="$cflags -mcpu=native" ;;
+	*) cflags="$cflags -march=native" ;;
+	esac
+	;;
+*)
+	echo "unknown targeting \"$targeting\" (default, native)" \
+	    >> "$out/build.log"
+	exit 1
+	;;
+esac
 
 # What -march=native / -mcpu=native resolved to, where the compiler says.
 native=
@@ -59,6 +86,31 @@ compile() {
 	objs="$objs $n.o"
 }
 
+# The study's own build on this host (RandomX from its fetched source),
+# before the variants that link it.
+libs=
+: > "$out/extra"
+SEQORCH_PREBUILT=
+if [ -n "$study" ] && [ -f "kernels/$study/prebuild.sh" ]; then
+	mkdir -p "$out/prebuild" || exit 1
+	: > "$out/prebuild/commands"
+	echo "sh kernels/$study/prebuild.sh $out/prebuild $cc $cflags" \
+	    "$artifacts $targeting" >> "$out/commands"
+	sh "kernels/$study/prebuild.sh" "$out/prebuild" "$cc" "$cflags" \
+	    "$artifacts" "$targeting" >> "$out/build.log" 2>&1
+	prc=$?
+	cat "$out/prebuild/commands" >> "$out/commands"
+	if [ $prc -ne 0 ] || [ ! -s "$out/prebuild/libs" ]; then
+		echo "kernels/$study/prebuild.sh failed (status $prc)" \
+		    >> "$out/build.log"
+		exit 1
+	fi
+	libs=$(cat "$out/prebuild/libs")
+	cat "$out/prebuild/meta" >> "$out/extra" 2>/dev/null
+	SEQORCH_PREBUILT=$study
+fi
+export SEQORCH_PREBUILT
+
 # kernels/registry.sh decides which kernel files build on this target and
 # with which flags (each variant's own), and writes the agent's table.
 reg() {
@@ -81,7 +133,7 @@ for f in $(reg files "$arch"); do
 done
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
-(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs -lcjson \
+(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs -lcjson \
     -lcrypto) || exit 1
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
@@ -95,5 +147,6 @@ sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
 	echo "target=$target"
 	echo "version=$version"
 	echo "native=$native"
+	echo "targeting=${targeting:-default}"
 	echo "binary_sha256=$sum"
 } > "$out/meta"

@@ -26,6 +26,8 @@ detect(void)
 
 	if (!__get_cpuid(1, &a, &b, &c, &d))
 		return 0;
+	if (c & (1u << 25))
+		bits |= KF_X86_AES;
 	/* OSXSAVE: the OS saves the vector registers we are about to use. */
 	if (c & (1u << 27)) {
 		unsigned lo, hi;
@@ -58,7 +60,10 @@ detect(void)
 	unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
 	unsigned bits = 0;
 
-	/* HWCAP_SHA3 = bit 17, HWCAP_SHA512 = bit 21, HWCAP_SVE = bit 22 */
+	/* HWCAP_AES = bit 3, HWCAP_SHA3 = bit 17, HWCAP_SHA512 = bit 21,
+	 * HWCAP_SVE = bit 22 */
+	if (hw & (1UL << 3))
+		bits |= KF_ARM_AES;
 	if (hw & (1UL << 17))
 		bits |= KF_ARM_SHA3;
 	if (hw & (1UL << 21))
@@ -85,6 +90,8 @@ detect(void)
 {
 	unsigned bits = 0;
 
+	if (sysctl_flag("hw.optional.arm.FEAT_AES"))
+		bits |= KF_ARM_AES;
 	if (sysctl_flag("hw.optional.arm.FEAT_SHA3"))
 		bits |= KF_ARM_SHA3;
 	if (sysctl_flag("hw.optional.arm.FEAT_SHA512"))
@@ -121,10 +128,12 @@ cpu_feature_names(unsigned bits, char *buf, size_t len)
 		{ KF_X86_BMI2, "bmi2" },
 		{ KF_X86_AVX512DQ, "avx512dq" },
 		{ KF_X86_SHA512, "sha512ni" },
+		{ KF_X86_AES, "aes-ni" },
 		{ KF_ARM_SHA3, "sha3" },
 		{ KF_ARM_SHA512, "sha512" },
 		{ KF_ARM_SVE, "sve" },
 		{ KF_ARM_SVE2_BITPERM, "sve2-bitperm" },
+		{ KF_ARM_AES, "aes" },
 	};
 	size_t i, used = 0;
 

@@ -20,6 +20,27 @@
  *                                architecture prefix the folder builds on
  *                                ("x86_64", "aarch64"); absent: portable
  *
+ * A study that builds on upstream code adds, all optional:
+ *
+ *   kernels/<study>/artifacts    upstream files, one a line: name, SHA-256,
+ *                                size, default URL (tab or space separated);
+ *                                the coordinator fetches each into its cache
+ *                                (orchestrator/http.c) and uploads it to
+ *                                WORKDIR/artifacts/<sha256> on each host
+ *   kernels/<study>/prebuild.sh  run on the host by agent/build.sh before
+ *                                the variants are compiled: sh prebuild.sh
+ *                                OUT CC CFLAGS ARTIFACTS TARGETING; leaves
+ *                                OUT/libs (link flags added to the agent's
+ *                                link), OUT/commands and OUT/meta (key=value
+ *                                facts, stored as builds.extra); its variants
+ *                                are only built when it ran
+ *   kernels/<study>/targetings   one line, e.g. "default native": each
+ *                                compiler builds the agent once per
+ *                                targeting for this study ("native" adds
+ *                                -march=native / -mcpu=native), each a
+ *                                build row of its own
+ *   kernels/<study>/NAME.cpp     shipped with the sources, for prebuild.sh
+ *
  * and is registered by one line, its name, in kernels/studies.txt (the
  * order in which studies are listed and run).  kernels/registry.sh derives
  * everything else from the folders: the manifest (study, variant, arch,
@@ -45,13 +66,21 @@
 #include <stdint.h>
 
 /* Agent output protocol (docs/protocol.md), checked by the coordinator. */
-#define SEQORCH_PROTO_VERSION 5
+#define SEQORCH_PROTO_VERSION 6
 
 /*
  * Length of the self-test chain every variant runs before the window; the
  * coordinator checks its digest against its own reference.
  */
 #define SEQORCH_SELFTEST_STEPS 1000
+
+/*
+ * Named metrics a kernel may report for its last chain (struct kernel's
+ * metrics hook): at most this many, names at most KERNEL_METRIC_NAME bytes
+ * of [a-z0-9_].
+ */
+#define KERNEL_MAX_METRICS 16
+#define KERNEL_METRIC_NAME 32
 
 /* Largest chained value of any study, in bytes (sha512: 64). */
 #define KERNEL_MAX_STATE 64
@@ -63,10 +92,12 @@ enum kernel_feature {
 	KF_X86_BMI2 = 1u << 2,
 	KF_X86_AVX512DQ = 1u << 3,	/* 64-bit integer <-> double */
 	KF_X86_SHA512 = 1u << 4,	/* VSHA512RNDS2 (Arrow Lake and later) */
+	KF_X86_AES = 1u << 5,		/* AES-NI */
 	KF_ARM_SHA3 = 1u << 8,		/* ARMv8.2 EOR3/RAX1/XAR/BCAX */
 	KF_ARM_SHA512 = 1u << 9,
 	KF_ARM_SVE = 1u << 10,
 	KF_ARM_SVE2_BITPERM = 1u << 11,	/* BEXT/BDEP/BGRP */
+	KF_ARM_AES = 1u << 12,		/* AESE/AESD/AESMC */
 };
 
 /* One study: its semantics are shared by all of its variants. */
@@ -101,6 +132,22 @@ struct study {
 	const char *probe_src;
 	const char *probe_libs;
 	const char *requires;
+	/*
+	 * Steps of the self-test chain every variant runs before the window
+	 * (and the coordinator checks); 0 means SEQORCH_SELFTEST_STEPS.  A
+	 * study whose step takes milliseconds (randomx) states fewer.
+	 */
+	uint64_t selftest_steps;
+};
+
+/* A study's self-test chain length. */
+#define STUDY_SELFTEST_STEPS(s) \
+	((s)->selftest_steps ? (s)->selftest_steps : SEQORCH_SELFTEST_STEPS)
+
+/* One named value of a kernel's last chain (see struct kernel). */
+struct kernel_metric {
+	const char *name;		/* static */
+	double value;
 };
 
 /*
@@ -149,6 +196,24 @@ struct kernel {
 	 * study->state_len bytes.  Returns 0 or -1 on a library failure.
 	 */
 	int (*chain)(void *ctx, uint8_t *x, uint64_t steps);
+
+	/*
+	 * Optional: named metrics of the last chain() call, at most max of
+	 * them into m; returns how many.  Names starting with "phase_" are
+	 * disjoint parts of the chain's time in nanoseconds, measured inside
+	 * it; the agent adds "phase_other", the timed ns minus their sum, so
+	 * that a sample's phases add up to what was measured.  Called outside
+	 * the timer.
+	 */
+	size_t (*metrics)(void *ctx, struct kernel_metric *m, size_t max);
+
+	/*
+	 * Optional: after setup, a short warning about how this variant runs
+	 * here ("selects software AES on a CPU with hardware AES"), or NULL.
+	 * The agent puts it in the variant record; the coordinator stores it
+	 * as a warning event of the build.
+	 */
+	const char *(*warning)(void *ctx);
 };
 
 /*

@@ -20,7 +20,15 @@
 #       C source of the agent's table of studies and variants
 #   sh kernels/registry.sh coordinator
 #       C source of the coordinator's table of studies, references and
-#       every variant of every architecture
+#       every variant of every architecture, and of the studies' artifacts
+#   sh kernels/registry.sh artifacts STUDY
+#       the study's upstream artifacts, one a line: name, SHA-256, size,
+#       URL, tab-separated (kernels/<study>/artifacts)
+#
+# A study with a kernels/<study>/prebuild.sh builds something on the host
+# before its variants (agent/build.sh runs it); its variants are listed for
+# an ARCH only when the study is named in the environment variable
+# SEQORCH_PREBUILT (space-separated), that is, when that build happened.
 set -eu
 set -f
 
@@ -56,6 +64,30 @@ oneline() {
 	printf -- -
 }
 
+# Was kernels/<study>/prebuild.sh run for this build?
+prebuilt() {
+	for p in ${SEQORCH_PREBUILT:-}; do
+		[ "$p" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# kernels/<study>/artifacts without comments, checked: name, 64 hex
+# digits, a size, a URL.
+artifacts() {
+	f=kernels/$1/artifacts
+	[ -f "$f" ] || return 0
+	sed -e 's/#.*//' "$f" | awk -v f="$f" 'NF == 0 { next }
+	    NF != 4 || $1 !~ /^[a-z0-9-]+$/ || $2 !~ /^[0-9a-f]+$/ ||
+	    length($2) != 64 || $3 !~ /^[0-9]+$/ || $4 !~ /^[a-z]+:\/\// {
+		printf "kernels/registry.sh: %s:%d: expected name, SHA-256 " \
+		    "(64 hex digits), size and URL\n", f, NR > "/dev/stderr"
+		bad = 1; exit 1
+	    }
+	    { printf "%s\t%s\t%s\t%s\n", $1, $2, $3, $4 }
+	    END { exit bad }'
+}
+
 manifest() {
 	want=${1:-}
 	nolibs=${2:-}
@@ -81,6 +113,10 @@ manifest() {
 				continue
 			fi
 			if [ -n "$nolibs" ] && [ "$l" != - ]; then
+				continue
+			fi
+			if [ -n "$want" ] && [ -f "kernels/$s/prebuild.sh" ] &&
+			    ! prebuilt "$s"; then
 				continue
 			fi
 			printf '%s\t%s\t%s\t%s\t%s\n' "$s" "$v" \
@@ -185,9 +221,22 @@ coordinator() {
 	echo
 	echo 'const struct study_entry study_table[] = {'
 	for s in $(studies); do
-		echo "	{ \"$s\", &study_$(ident "$s"), &reference_$(ident "$s") },"
+		t=$(oneline "kernels/$s/targetings")
+		pb=0
+		if [ -f "kernels/$s/prebuild.sh" ]; then pb=1; fi
+		echo "	{ \"$s\", &study_$(ident "$s"), &reference_$(ident "$s"), $(cstr "$t"), $pb },"
 	done
-	echo '	{ NULL, NULL, NULL },'
+	echo '	{ NULL, NULL, NULL, NULL, 0 },'
+	echo '};'
+	echo
+	echo 'const struct artifact_entry artifact_table[] = {'
+	for s in $(studies); do
+		artifacts "$s" > /dev/null || exit 1
+		artifacts "$s" | while IFS="$(printf '\t')" read -r n h z u; do
+			echo "	{ \"$s\", \"$n\", \"$h\", ${z}ULL, $(cstr "$u") },"
+		done
+	done
+	echo '	{ NULL, NULL, NULL, 0, NULL },'
 	echo '};'
 	echo
 	echo 'const struct variant_entry variant_table[] = {'
@@ -205,5 +254,6 @@ files) [ $# -ge 2 ] || die "usage: files ARCH [nolibs]"; shift; files "$@" ;;
 cflags) [ $# -eq 2 ] || die "usage: cflags FILE"; cflags "$2" ;;
 agent) [ $# -ge 2 ] || die "usage: agent ARCH [nolibs]"; shift; agent "$@" ;;
 coordinator) coordinator ;;
+artifacts) [ $# -eq 2 ] || die "usage: artifacts STUDY"; artifacts "$2" ;;
 *) die "usage: registry.sh studies|manifest|files|cflags|agent|coordinator ..." ;;
 esac

@@ -64,7 +64,8 @@ static const char host_probe[] =
  * sh -c PROBE sh CC CFLAGS SCRATCH [NAME SOURCE LIBS]...  As in
  * agent/build.sh, CC, CFLAGS and LIBS are split into words with globbing
  * off and never evaluated.  Each NAME SOURCE LIBS is a study's own probe
- * (struct study's probe_src), compiled and linked.
+ * (struct study's probe_src), compiled, linked and run: it exits 0 when
+ * the study can build here (randomx: cmake and c++ are there).
  */
 static const char cc_probe[] =
 	"set -f\n"
@@ -85,7 +86,8 @@ static const char cc_probe[] =
 	"shift 3\n"
 	"while [ $# -ge 3 ]; do\n"
 	"  printf '%s\\n' \"$2\" > \"$t/study.c\"\n"
-	"  if $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null;"
+	"  if $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null &&"
+	" \"$t/study\" >/dev/null 2>&1;"
 	" then kv \"study_$1\" yes; else kv \"study_$1\" no; fi\n"
 	"  shift 3\n"
 	"done\n";

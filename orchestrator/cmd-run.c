@@ -8,6 +8,7 @@
 #include "conn.h"
 #include "db.h"
 #include "deploy.h"
+#include "fetch.h"
 #include "reference.h"
 #include "runner.h"
 #include "study.h"
@@ -115,6 +116,8 @@ command_line(int argc, char **argv)
 struct run_opts {
 	const char *studies, *hosts, *variants, *db, *config, *seed;
 	const char *ssh_config;	/* NULL: ~/.ssh/config */
+	const char *cache_opt;	/* --cache */
+	char *cache;		/* the artifact cache in use */
 	int64_t steps, samples, parallel, max_samples, lease_expiry;
 	double max_cv;
 	int explore, no_wait, require_quiet;
@@ -173,11 +176,22 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	/* Each study of a list has its own protocol unless --steps says. */
 	int64_t steps = o->steps > 0 ? o->steps : (int64_t)st->default_steps;
 	char *holder;
+	unsigned fetched, cached;
 	int rc;
 
+	/* Hosts never download: what they build from comes from our cache. */
+	if (fetch_study(study, o->cache, &stop_flag, &fetched, &cached,
+	    &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
+	}
+	if (fetched > 0)
+		fprintf(stderr, "seqorch: fetched %u artifact%s of %s into "
+		    "\"%s\"\n", fetched, fetched == 1 ? "" : "s", study,
+		    o->cache);
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
 	    "(%lld %s)\n", study, (long long)steps, st->unit_plural);
-	if (reference_get(db, study, seed, SEQORCH_SELFTEST_STEPS,
+	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
@@ -215,6 +229,7 @@ started:
 	p.study = study;
 	p.variants = o->variants;
 	p.seed = seed;
+	p.cache = o->cache;
 	p.steps = (uint64_t)steps;
 	p.samples = (uint64_t)o->samples;
 	p.parallel = (int)o->parallel;
@@ -328,6 +343,7 @@ run_exec(int argc, char **argv)
 		{ "lease-expiry", required_argument, NULL, 'E' },
 		{ "resume", required_argument, NULL, 'R' },
 		{ "openssl-cap", required_argument, NULL, 'O' },
+		{ "cache", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -352,6 +368,7 @@ run_exec(int argc, char **argv)
 		case 'H': o.hosts = optarg; o.fixed = "--hosts"; break;
 		case 'v': o.variants = optarg; o.fixed = "--variants"; break;
 		case 'd': o.db = optarg; break;
+		case 'A': o.cache_opt = optarg; break;
 		case 'c': o.config = optarg; break;
 		case 'F': o.ssh_config = optarg; break;
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
@@ -481,6 +498,7 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	o.cache = fetch_cache_dir(o.cache_opt, cfg->cache, o.db);
 	if (db_open(o.db, &db, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		rc = EXIT_DB;
@@ -505,6 +523,7 @@ run_exec(int argc, char **argv)
 			break;
 	}
 out:
+	free(o.cache);
 	free(studies);
 	free(command);
 	db_close(db);
@@ -525,7 +544,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
-	    "                   [--openssl-cap VALUE]\n"
+	    "                   [--openssl-cap VALUE] [--cache DIR]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -559,6 +578,10 @@ const struct cmd_entry cmd_run_entry = {
 	    "                 seeds' controls did (\":~0x120\" hides AVX2 and\n"
 	    "                 BMI2 from libcrypto on x86-64); stored with the\n"
 	    "                 run and every sample\n"
+	    "  --cache DIR    fetch cache of upstream sources (default: [defaults]\n"
+	    "                 cache in hosts.toml, else seqorch-cache beside the\n"
+	    "                 db); what a study declares is fetched into it\n"
+	    "                 first (see `seqorch fetch`)\n"
 	    "  --resume ID    measure only the cells (host, variant, sample)\n"
 	    "                 that run ID is missing, with its own settings\n"
 	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"

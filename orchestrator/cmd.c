@@ -20,6 +20,7 @@ extern const struct cmd_entry cmd_gc_entry;
 extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
+extern const struct cmd_entry cmd_fetch_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
@@ -35,6 +36,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_verify_entry,
 	&cmd_import_entry,
 	&cmd_publish_entry,
+	&cmd_fetch_entry,
 	NULL,
 };
 

@@ -519,6 +519,14 @@ check_keys(const struct ctx *c, const cJSON *table)
 	size_t i, best_distance;
 
 	cJSON_ArrayForEach(item, table) {
+		/* The coordinator's own setting: [defaults] only. */
+		if (strcmp(item->string, "cache") == 0) {
+			if (strcmp(c->subject, "defaults") == 0)
+				continue;
+			return fail(c, SO_EINVAL, item, AT_KEY, "key \"cache\" "
+			    "belongs in [defaults]: the coordinator has one "
+			    "artifact cache");
+		}
 		for (i = 0; i < nitems(secret_keys); i++)
 			if (strcmp(item->string, secret_keys[i].name) == 0)
 				return fail(c, SO_EINVAL, item, AT_KEY,
@@ -1016,6 +1024,14 @@ load_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			    toml_type_name(toml_type(c->doc, defaults)));
 		if ((r = check_defaults(c, defaults)) < 0)
 			return r;
+		item = cJSON_GetObjectItemCaseSensitive(defaults, "cache");
+		if (item != NULL && toml_type(c->doc, item) != TOML_STRING)
+			return wrong(c, item, "cache", "a directory path");
+		if (item != NULL && (item->valuestring[0] == '\0' ||
+		    (cfg->cache = expand_tilde(item->valuestring)) == NULL))
+			return fail(c, SO_EINVAL, item, AT_VALUE, "key "
+			    "\"cache\": cannot use \"%s\" as a directory",
+			    item->valuestring);
 		*c->subject = '\0';
 	}
 	if (hosts != NULL && toml_type(c->doc, hosts) != TOML_TABLE)
@@ -1096,6 +1112,7 @@ config_free(struct config *cfg)
 	for (i = cfg->nhosts; i > 0; i--)
 		host_clear(&cfg->hosts[i - 1]);
 	free(cfg->hosts);
+	free(cfg->cache);
 	free(cfg->path);
 	free(cfg);
 }

@@ -87,6 +87,7 @@ struct host {
 struct config {
 	char *path;		/* as given to config_load() */
 	struct host *hosts;	/* in file order */
+	char *cache;		/* [defaults] cache: artifact cache dir, or NULL */
 	size_t nhosts;		/* >= 1 */
 	/*
 	 * ssh_config directives that would change a connection and that

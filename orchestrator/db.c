@@ -374,11 +374,14 @@ db_build_insert(struct db *db, int64_t run_id, const struct build_info *b,
 	iso_now(now, sizeof now);
 	if (run(db, &o, "INSERT INTO builds (run_id, host, compiler, "
 	    "compiler_version, target, cflags, native, commands, log, status, "
-	    "source_sha256, binary_sha256, openssl, created_at) VALUES "
-	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "isssssssssssss",
+	    "source_sha256, binary_sha256, openssl, created_at, targeting, "
+	    "study, extra) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "issssssssssssssss",
 	    run_id, b->host, b->compiler, b->compiler_version, b->target,
 	    b->cflags, b->native, b->commands, b->log, b->status,
-	    b->source_sha256, b->binary_sha256, b->openssl, now) !=
+	    b->source_sha256, b->binary_sha256, b->openssl, now, b->targeting,
+	    b->study, b->extra) !=
 	    SQLITE_DONE)
 		return dberr(db, err, "cannot record build");
 	*build_id = o.rowid;
@@ -425,6 +428,26 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 		return so_error(err, SO_EBUSY, "sample %lld of \"%s\" on host "
 		    "\"%s\" already stored", (long long)s->sample_index,
 		    s->variant, s->host);
+	return 0;
+}
+
+int
+db_sample_metrics(struct db *db, int64_t run_id, const struct sample_row *s,
+    const char *const *names, const double *values, size_t n,
+    struct so_err *err)
+{
+	size_t i;
+
+	/* One statement each: the connection is shared by the host threads,
+	 * so a transaction here would take their samples in with it. */
+	for (i = 0; i < n; i++)
+		if (run(db, NULL, "INSERT OR REPLACE INTO sample_metrics "
+		    "(sample_id, name, value) SELECT id, ?, ? FROM samples "
+		    "WHERE run_id = ? AND host = ? AND build_id = ? AND "
+		    "variant = ? AND sample_index = ?", "sdisisi", names[i],
+		    values[i], run_id, s->host, s->build_id, s->variant,
+		    s->sample_index) != SQLITE_DONE)
+			return dberr(db, err, "cannot store sample metrics");
 	return 0;
 }
 

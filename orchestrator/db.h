@@ -81,6 +81,9 @@ struct build_info {
 	const char *compiler, *compiler_version, *target, *cflags, *native;
 	const char *commands, *log, *status;
 	const char *source_sha256, *binary_sha256, *openssl;
+	const char *targeting;	/* "default", "native"; NULL: not stated */
+	const char *study;	/* whose prebuild.sh went in; or NULL */
+	const char *extra;	/* prebuild's key=value lines; or NULL */
 };
 int db_build_insert(struct db *db, int64_t run_id, const struct build_info *b,
     int64_t *build_id, struct so_err *err);
@@ -113,6 +116,14 @@ struct sample_row {
  * can tell a re-sent record from a new one.
  */
 int db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
+    struct so_err *err);
+
+/*
+ * Store the n named metrics of a sample stored by db_sample_insert (found
+ * by run, host, build, variant and index).
+ */
+int db_sample_metrics(struct db *db, int64_t run_id, const struct sample_row *s,
+    const char *const *names, const double *values, size_t n,
     struct so_err *err);
 
 /*

@@ -3,6 +3,7 @@
 
 #include "artifact.h"
 #include "disasm.h"
+#include "study.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -133,6 +134,71 @@ out:
 	free(out);
 	free(path);
 	free(mk);
+	free(dir);
+	return rc;
+}
+
+int
+deploy_artifacts(struct conn *c, const char *study, const char *cache,
+    struct deploy_stats *st, struct so_err *err)
+{
+	const struct artifact_entry *a;
+	char *dir = xasprintf("%s/artifacts", c->workdir), *q = sh_quote(dir);
+	char *mk = xasprintf("mkdir -p -- %s", q), *remote = NULL;
+	char *local = NULL, *data = NULL;
+	int made = 0, mode, status, rc = 0;
+	size_t n;
+	FILE *f;
+
+	for (a = artifact_table; a->study != NULL && rc == 0; a++) {
+		if (strcmp(a->study, study) != 0)
+			continue;
+		free(remote);
+		remote = xasprintf("%s/%s", dir, a->sha256);
+		rc = conn_stat(c, remote, &mode, err);
+		if (rc != SO_ENOTFOUND)
+			continue;
+		free(local);
+		local = xasprintf("%s/%s", cache, a->sha256);
+		if ((f = fopen(local, "rb")) == NULL) {
+			rc = so_error(err, SO_ENOTFOUND, "artifact \"%s\" of "
+			    "study \"%s\" is not in the cache \"%s\" (run "
+			    "`seqorch fetch --study %s`)", a->name, study,
+			    cache, study);
+			break;
+		}
+		free(data);
+		data = xmalloc(a->size + 1);
+		n = fread(data, 1, a->size + 1, f);
+		fclose(f);
+		if (n != a->size) {
+			rc = so_error(err, SO_EIO, "artifact \"%s\": \"%s\" "
+			    "has %zu bytes, expected %llu", a->name, local, n,
+			    a->size);
+			break;
+		}
+		if (!made) {
+			if ((rc = conn_exec(c, mk, NULL, &status, err)) != 0)
+				break;
+			if (status != 0) {
+				rc = so_error(err, SO_EIO, "host \"%s\": cannot "
+				    "create \"%s\"", c->host->name, dir);
+				break;
+			}
+			made = 1;
+		}
+		if ((rc = conn_put(c, remote, data, n, 0644, err)) != 0)
+			break;
+		if (st != NULL) {
+			st->bytes_uploaded += n;
+			st->files_uploaded++;
+		}
+	}
+	free(data);
+	free(local);
+	free(remote);
+	free(mk);
+	free(q);
 	free(dir);
 	return rc;
 }
@@ -294,13 +360,14 @@ keep_build(struct conn *c, struct build_result *res, const char *commands,
 
 /* What a build directory holds, as new strings ("" when absent). */
 struct build_files {
-	char *meta, *commands, *log, *openssl;
+	char *meta, *commands, *log, *openssl, *extra;
 };
 
 /* Free and clear, so freeing again (every path of deploy_build) is safe. */
 static void
 build_files_free(struct build_files *bf)
 {
+	free(bf->extra);
 	free(bf->openssl);
 	free(bf->log);
 	free(bf->commands);
@@ -352,6 +419,8 @@ read_build(struct conn *c, const char *outdir, int full,
 		goto out;
 	}
 	rc = read_part(c, outdir, "openssl", 4096, &bf->openssl, err);
+	if (rc == 0)
+		rc = read_part(c, outdir, "extra", MAX_META, &bf->extra, err);
 	if (rc == 0 && full)
 		rc = read_part(c, outdir, "commands", MAX_META, &bf->commands,
 		    err);
@@ -377,9 +446,9 @@ out:
  * absence marks a failed build, kept as OUT.failed for its log.
  */
 static int
-run_build(struct conn *c, const char *cc, const char *outdir,
-    struct build_files *bf, int *built, char *errbuf, size_t errlen,
-    struct so_err *err)
+run_build(struct conn *c, const char *cc, const char *study,
+    const char *targeting, const char *outdir, struct build_files *bf,
+    int *built, char *errbuf, size_t errlen, struct so_err *err)
 {
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
@@ -387,14 +456,28 @@ run_build(struct conn *c, const char *cc, const char *outdir,
 	char *qout = sh_quote(outdir), *qsrc = sh_quote(srcdir);
 	char *qcc = sh_quote(cc), *qflags = sh_quote(h->cflags);
 	char *qwd = sh_quote(c->workdir), *wrapper = NULL, *cmd, *report = NULL;
+	char *args = xstrdup(""), *qs, *qt, *arts, *qa;
 	int status, rc;
 
+	/* build.sh's optional STUDY TARGETING ARTIFACTS, all quoted. */
+	if (study != NULL || targeting != NULL) {
+		free(args);
+		qs = sh_quote(study ? study : "");
+		qt = sh_quote(targeting ? targeting : "default");
+		arts = xasprintf("%s/artifacts", c->workdir);
+		qa = sh_quote(arts);
+		args = xasprintf(" %s %s %s", qs, qt, qa);
+		free(qa);
+		free(arts);
+		free(qt);
+		free(qs);
+	}
 	if (h->build_wrapper != NULL)
 		wrapper = deploy_wrapper(h->build_wrapper, qwd);
 	cmd = xasprintf("o=%s; if ! { test -x \"$o\"/seqorch-agent && "
 	    "test -s \"$o\"/meta; }; then echo " MARK "built; "
 	    "t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
-	    "%s%ssh %s/agent/build.sh \"$t\" %s %s >&2; "
+	    "%s%ssh %s/agent/build.sh \"$t\" %s %s%s >&2; "
 	    "if [ -s \"$t\"/meta ]; then [ -e \"$o\" ] || mv \"$t\" \"$o\"; "
 	    "rm -rf \"$t\"; else rm -rf \"$o\".failed; "
 	    "mv \"$t\" \"$o\".failed; fi; fi; "
@@ -402,10 +485,11 @@ run_build(struct conn *c, const char *cc, const char *outdir,
 	    "echo " MARK "meta; cat \"$d\"/meta 2>/dev/null; "
 	    "echo " MARK "commands; cat \"$d\"/commands 2>/dev/null; "
 	    "echo " MARK "log; tail -c %d \"$d\"/build.log 2>/dev/null; "
-	    "echo " MARK "openssl; cat \"$d\"/openssl 2>/dev/null; true",
+	    "echo " MARK "openssl; cat \"$d\"/openssl 2>/dev/null; "
+	    "echo " MARK "extra; cat \"$d\"/extra 2>/dev/null; true",
 	    qout, wrapper ? wrapper : "", wrapper ? " " : "", qsrc, qcc,
-	    qflags, MAX_LOG);
-	rc = conn_capture_ex(c, cmd, 3 * MAX_META + MAX_LOG, 600000, errbuf,
+	    qflags, args, MAX_LOG);
+	rc = conn_capture_ex(c, cmd, 4 * MAX_META + MAX_LOG, 1800000, errbuf,
 	    errlen, &report, &status, err);
 	if (rc == 0) {
 		*built = strstr(report, MARK "built\n") != NULL;
@@ -413,8 +497,10 @@ run_build(struct conn *c, const char *cc, const char *outdir,
 		bf->commands = section(report, "commands");
 		bf->log = section(report, "log");
 		bf->openssl = section(report, "openssl");
+		bf->extra = section(report, "extra");
 	}
 	free(report);
+	free(args);
 	free(cmd);
 	free(wrapper);
 	free(qwd);
@@ -431,6 +517,15 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
     int reuse, struct build_result *res, struct deploy_stats *st,
     struct so_err *err)
 {
+	return deploy_build_for(c, cc, NULL, NULL, db, run_id, reuse, res, st,
+	    err);
+}
+
+int
+deploy_build_for(struct conn *c, const char *cc, const char *study,
+    const char *targeting, struct db *db, int64_t run_id, int reuse,
+    struct build_result *res, struct deploy_stats *st, struct so_err *err)
+{
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
 	struct build_files bf = { 0 };
@@ -442,6 +537,14 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	/* The build directory depends on everything that changes the binary. */
 	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
 	    h->build_wrapper ? h->build_wrapper : "");
+	/* A study's own build and targeting make another binary. */
+	if (study != NULL || targeting != NULL) {
+		char *k = xasprintf("%s\n%s\n%s", keysrc, study ? study : "",
+		    targeting ? targeting : "default");
+
+		free(keysrc);
+		keysrc = k;
+	}
 	sha256_hex(keysrc, strlen(keysrc), key_hex);
 	free(keysrc);
 	key_hex[16] = '\0';
@@ -449,8 +552,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 
 	rc = read_build(c, outdir, db != NULL, &bf, err);
 	if (rc == 1)
-		rc = run_build(c, cc, outdir, &bf, &built, errbuf,
-		    sizeof errbuf, err);
+		rc = run_build(c, cc, study, targeting, outdir, &bf, &built,
+		    errbuf, sizeof errbuf, err);
 	if (rc != 0)
 		goto out;
 	if (st != NULL && built)
@@ -490,6 +593,9 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 			.source_sha256 = sha,
 			.binary_sha256 = binsum[0] ? binsum : NULL,
 			.openssl = bf.openssl[0] ? bf.openssl : NULL,
+			.targeting = targeting,
+			.study = study,
+			.extra = bf.extra[0] ? bf.extra : NULL,
 		};
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);

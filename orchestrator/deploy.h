@@ -28,6 +28,16 @@ int deploy_sources(struct conn *c, struct deploy_stats *st,
     struct so_err *err);
 
 /*
+ * Upload study's artifacts (kernels/<study>/artifacts) from the local
+ * cache directory cache (filled by http_fetch) into WORKDIR/artifacts/
+ * <sha256>, unless there already (the name is the content's hash; uploads
+ * are atomic).  A study without artifacts uploads nothing.  An artifact
+ * missing from the cache is SO_ENOTFOUND (run `seqorch fetch`).
+ */
+int deploy_artifacts(struct conn *c, const char *study, const char *cache,
+    struct deploy_stats *st, struct so_err *err);
+
+/*
  * A build_wrapper with every "{workdir}" replaced by qworkdir (already
  * shell-quoted): the command prefix builds run under.  Caller frees.
  */
@@ -52,6 +62,16 @@ struct build_result {
 int deploy_build(struct conn *c, const char *cc, struct db *db,
     int64_t run_id, int reuse, struct build_result *res,
     struct deploy_stats *st, struct so_err *err);
+
+/*
+ * deploy_build for a study that builds something of its own (kernels/
+ * <study>/prebuild.sh, with its artifacts uploaded by deploy_artifacts)
+ * and/or is built at a targeting ("default", "native": kernels/<study>/
+ * targetings).  study and targeting may be NULL: deploy_build.
+ */
+int deploy_build_for(struct conn *c, const char *cc, const char *study,
+    const char *targeting, struct db *db, int64_t run_id, int reuse,
+    struct build_result *res, struct deploy_stats *st, struct so_err *err);
 void deploy_result_free(struct build_result *res);
 
 #endif

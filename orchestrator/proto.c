@@ -24,6 +24,8 @@ enum ftype {
 	F_STATE,	/* a window's host-state object (state_f) */
 	F_BUSY,		/* null or up to MAX_BUSY busy_f objects */
 	F_STRS,		/* up to MAX_ITEMS strings */
+	F_STR_OPT,	/* a string, or absent */
+	F_METRICS,	/* absent, or an object of named numbers */
 };
 
 struct field {
@@ -69,6 +71,7 @@ static const struct field variant_f[] = {
 	{ "variant", F_STR, S(variant), 0 },
 	{ "status", F_STR, S(status), 0 },
 	{ "reason", F_STR_NULL, S(reason), 0 },
+	{ "warning", F_STR_OPT, S(warning), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field selftest_f[] = {
@@ -94,6 +97,7 @@ static const struct field sample_f[] = {
 	{ "instructions", F_INT_NULL, S(instructions), 0 },
 	{ "cycles_source", F_STR, S(cycles_source), 0 },
 	{ "reason", F_STR_NULL, S(reason), 0 },
+	{ "metrics", F_METRICS, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field preflight_f[] = {
@@ -239,6 +243,41 @@ static int check_object(const struct field *fields, const cJSON *obj,
     struct so_err *err);
 
 /*
+ * A sample's metrics: at most KERNEL_MAX_METRICS names of [a-z0-9_] (at
+ * most KERNEL_METRIC_NAME bytes) with finite numbers, kept in rec.
+ */
+static int
+check_metrics(const cJSON *v, struct record *rec, const char *what,
+    struct so_err *err)
+{
+	const cJSON *e;
+	size_t n;
+
+	if (!cJSON_IsObject(v))
+		return so_error(err, SO_EPROTO, "%s: field \"metrics\" must be "
+		    "an object", what);
+	rec->nmetrics = 0;
+	cJSON_ArrayForEach(e, v) {
+		n = strlen(e->string);
+		if (n == 0 || n > KERNEL_METRIC_NAME ||
+		    strspn(e->string, "abcdefghijklmnopqrstuvwxyz0123456789_")
+		    != n)
+			return so_error(err, SO_EPROTO, "%s: metric name "
+			    "\"%.40s\": expected 1 to %d of a-z, 0-9 and _",
+			    what, e->string, KERNEL_METRIC_NAME);
+		if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+			return so_error(err, SO_EPROTO, "%s: metric \"%s\" must "
+			    "be a finite number", what, e->string);
+		if (rec->nmetrics == KERNEL_MAX_METRICS)
+			return so_error(err, SO_EPROTO, "%s: more than %d "
+			    "metrics", what, KERNEL_MAX_METRICS);
+		rec->metric_name[rec->nmetrics] = e->string;
+		rec->metric_value[rec->nmetrics++] = e->valuedouble;
+	}
+	return 0;
+}
+
+/*
  * Check one value against its field; what names the object it is in
  * ("sample record", "window record: state").  A value with an offset is
  * stored into rec.
@@ -254,10 +293,13 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 	int i, rc;
 
 	switch (f->type) {
+	case F_METRICS:
+		return check_metrics(v, rec, what, err);
 	case F_STR_NULL:
 		if (cJSON_IsNull(v))
 			return 0;
 		/* FALLTHROUGH */
+	case F_STR_OPT:
 	case F_STR:
 	case F_HEX:
 	case F_TIME:
@@ -394,6 +436,9 @@ check_object(const struct field *fields, const cJSON *obj, const char *skip,
 	}
 	for (f = fields; f->name != NULL; f++) {
 		item = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+		if (item == NULL && (f->type == F_STR_OPT ||
+		    f->type == F_METRICS))
+			continue;
 		if (item == NULL)
 			return so_error(err, SO_EPROTO, "%s: missing field "
 			    "\"%s\"", what, f->name);

@@ -1,5 +1,5 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 4.  A reader
+ * The agent protocol (docs/protocol.md): JSON lines, version 5.  A reader
  * cuts a byte stream into bounded lines; proto_parse validates one line
  * strictly (known fields only, exact types, bounded strings, lowercase hex
  * digests) so nothing malformed is ever stored as valid.
@@ -39,6 +39,11 @@ struct record {
 	const char *phase, *holder;
 	const char *cycles_source, *verdict;
 	const cJSON *state;
+	const char *warning;	/* variant: the kernel's warning, or NULL */
+	/* sample: its named metrics (kernel.h), names into json */
+	size_t nmetrics;
+	const char *metric_name[KERNEL_MAX_METRICS];
+	double metric_value[KERNEL_MAX_METRICS];
 	int64_t proto, sample, position, steps, ns, samples, cpu;
 	double calib_mhz, calib_after_mhz;
 	int counted;

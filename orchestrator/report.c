@@ -5,6 +5,7 @@
  * so they always show the same numbers.
  */
 #include "report-model.h"
+#include "report-builds.h"
 #include "study.h"
 
 #include <cjson/cJSON.h>
@@ -1246,11 +1247,12 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 		fprintf(out, "%s\n", text);
 		cJSON_free(text);
 	} else {
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n && ret == 0; i++) {
 			if (i > 0)
 				fputc('\n', out);
 			text_run(&runs[i], out);
 			text_reference(&runs[i], out);
+			ret = report_builds_text(db, runs[i].id, out, err);
 		}
 	}
 out:

@@ -7,6 +7,7 @@
 #include "deploy.h"
 #include "progress.h"
 #include "proto.h"
+#include "report.h"
 #include "study.h"
 #include "window.h"
 
@@ -25,7 +26,9 @@ struct hostrun {
 	const struct run_params *p;
 	struct db *db;
 	struct conn *conn;
-	struct build_result *builds;	/* one per compiler */
+	struct build_result *builds;	/* per compiler and targeting */
+	char **labels;			/* "cc" or "cc, native", per build */
+	size_t nlabels;
 	size_t nbuilds;
 	int failed;
 	char error[SO_ERR_MAX];
@@ -290,6 +293,7 @@ store_sample(struct stream *s, const struct record *r)
 	const struct run_params *p = s->hr->p;
 	struct sample_row row = { 0 };
 	const char *why = NULL;
+	char rate[16];
 	int rc, v;
 
 	s->records++;
@@ -352,6 +356,9 @@ store_sample(struct stream *s, const struct record *r)
 	 */
 	if (rc == SO_EBUSY)
 		return 0;
+	if (rc == 0 && r->nmetrics > 0)
+		rc = db_sample_metrics(s->hr->db, p->run_id, &row,
+		    r->metric_name, r->metric_value, r->nmetrics, &s->err);
 	if (rc != 0)
 		return rc;
 	s->got++;
@@ -365,9 +372,12 @@ store_sample(struct stream *s, const struct record *r)
 		    s->cc, why, r->digest);
 		note(s->hr, "error", msg);
 	}
-	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%.3gM/s)",
+	/* A RandomX hash takes milliseconds, a SHA3 one nanoseconds. */
+	report_format_rate((double)r->steps * 1e9 / (double)r->ns, rate,
+	    sizeof rate);
+	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%s/s)",
 	    s->cc, (long long)r->sample + 1, (unsigned long long)p->samples,
-	    r->variant, (double)r->steps * 1e3 / (double)r->ns);
+	    r->variant, rate);
 	return 0;
 }
 
@@ -498,17 +508,26 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_VARIANT:
 		if ((rc = check_variant(s, r)) != 0)
 			return rc;
+		if (r->warning != NULL) {
+			snprintf(msg, sizeof msg, "build %lld (%s): variant "
+			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
+			    r->variant, r->warning);
+			if (db_event(s->hr->db, p->run_id, s->hr->host->name,
+			    "warning", msg, &s->err) != 0)
+				return s->err.code;
+		}
 		return db_variant_status(s->hr->db, p->run_id,
 		    s->hr->host->name, s->build->build_id, r->study,
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
 		/* Variants that agree on a wrong chain are all wrong. */
-		if (r->steps != SEQORCH_SELFTEST_STEPS ||
+		if ((uint64_t)r->steps !=
+		    STUDY_SELFTEST_STEPS(study_find(p->study)->study) ||
 		    strcmp(r->digest, p->ref_selftest) != 0)
 			return so_error(&s->err, SO_EPROTO, "self-test chain "
-			    "of %lld steps ends in %.128s, the reference's %d "
-			    "steps in %s", (long long)r->steps, r->digest,
-			    SEQORCH_SELFTEST_STEPS, p->ref_selftest);
+			    "of %lld steps ends in %.128s, the reference's in "
+			    "%s", (long long)r->steps, r->digest,
+			    p->ref_selftest);
 		progress_set(s->hr->index, "%s: self-test passed, measuring",
 		    s->cc);
 		return 0;
@@ -1207,14 +1226,43 @@ slot_done_and_wait(struct sync *sy)
 	pthread_mutex_unlock(&sy->mu);
 }
 
+#define MAX_TARGETINGS 8
+
+/*
+ * The targetings a study's agent is built at (kernels/<study>/targetings,
+ * e.g. default and native), as static words into tg; one NULL (as
+ * configured) for a study that states none.
+ */
+static size_t
+targetings(const struct study_entry *e, const char *tg[MAX_TARGETINGS])
+{
+	static const char *const known[] = { "default", "native" };
+	size_t n = 0, i;
+
+	tg[0] = NULL;
+	if (e->targetings == NULL)
+		return 1;
+	for (i = 0; i < sizeof known / sizeof known[0]; i++) {
+		const char *p = strstr(e->targetings, known[i]);
+		size_t len = strlen(known[i]);
+
+		if (p != NULL && (p == e->targetings || p[-1] == ' ') &&
+		    (p[len] == ' ' || p[len] == '\0'))
+			tg[n++] = known[i];
+	}
+	return n > 0 ? n : 1;
+}
+
 /* Connect, upload and build: everything that happens outside timing. */
 static void
 prepare(struct hostrun *hr)
 {
 	const struct host *h = hr->host;
+	const struct study_entry *e = study_find(hr->p->study);
+	const char *tg[MAX_TARGETINGS];
 	struct so_err err = { 0 };
 	char msg[SO_ERR_MAX + 64];
-	size_t i;
+	size_t i, ntg;
 
 	progress_set(hr->index, "connecting");
 	if (conn_open(h, 0, &hr->conn, &err) != 0) {
@@ -1223,17 +1271,25 @@ prepare(struct hostrun *hr)
 	}
 	hr->conn->stop = hr->p->stop;
 	progress_set(hr->index, "uploading");
-	if (deploy_sources(hr->conn, NULL, &err) != 0) {
+	if (deploy_sources(hr->conn, NULL, &err) != 0 ||
+	    deploy_artifacts(hr->conn, hr->p->study, hr->p->cache, NULL,
+	    &err) != 0) {
 		host_fail(hr, err.msg);
 		return;
 	}
-	hr->builds = xcalloc(h->ncc, sizeof *hr->builds);
-	for (i = 0; i < h->ncc && !*hr->p->stop; i++) {
+	ntg = targetings(e, tg);
+	hr->builds = xcalloc(h->ncc * ntg, sizeof *hr->builds);
+	hr->labels = xcalloc(h->ncc * ntg, sizeof *hr->labels);
+	for (i = 0; i < h->ncc * ntg && !*hr->p->stop; i++) {
 		struct build_result *b = &hr->builds[i];
+		const char *cc = h->cc[i / ntg], *t = tg[i % ntg];
 
-		progress_set(hr->index, "building with %s", h->cc[i]);
-		if (deploy_build(hr->conn, h->cc[i], hr->db, hr->p->run_id,
-		    hr->p->resume, b, NULL, &err) != 0) {
+		hr->labels[hr->nlabels++] = t ? xasprintf("%s, %s", cc, t) :
+		    xstrdup(cc);
+		progress_set(hr->index, "building with %s", hr->labels[i]);
+		if (deploy_build_for(hr->conn, cc, e->prebuild ? e->name :
+		    NULL, t, hr->db, hr->p->run_id, hr->p->resume, b, NULL,
+		    &err) != 0) {
 			host_fail(hr, err.msg);
 			return;
 		}
@@ -1243,8 +1299,8 @@ prepare(struct hostrun *hr)
 			size_t j;
 
 			snprintf(msg, sizeof msg, "build with \"%s\" failed: "
-			    "%.900s", h->cc[i], b->log_tail ? b->log_tail :
-			    "");
+			    "%.900s", hr->labels[i], b->log_tail ?
+			    b->log_tail : "");
 			note(hr, "error", msg);
 			for (j = 0; vs[j] != NULL; j++) {
 				if (db_variant_status(hr->db, hr->p->run_id,
@@ -1279,7 +1335,7 @@ host_thread(void *arg)
 		if (!hr->builds[i].ok)
 			continue;
 		any = 1;
-		measure(hr, &hr->builds[i], hr->host->cc[i]);
+		measure(hr, &hr->builds[i], hr->labels[i]);
 	}
 	if (!hr->failed && !any && !*p->stop)
 		host_fail(hr, "no compiler produced a working agent");
@@ -1364,6 +1420,9 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		out->invalid += hr[i].invalid;
 		for (j = 0; j < hr[i].nbuilds; j++)
 			deploy_result_free(&hr[i].builds[j]);
+		for (j = 0; j < hr[i].nlabels; j++)
+			free(hr[i].labels[j]);
+		free(hr[i].labels);
 		free(hr[i].builds);
 	}
 	out->interrupted = *p->stop != 0;

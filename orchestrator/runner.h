@@ -17,6 +17,7 @@ struct run_params {
 	const char *study;
 	const char *variants;	/* comma list or NULL */
 	const char *seed;	/* hex */
+	const char *cache;	/* artifact cache dir (the study's fetched) */
 	uint64_t steps, samples;
 	int parallel;		/* hosts prepared at once */
 	int64_t run_id;

@@ -14,6 +14,25 @@ struct study_entry {
 	const char *name;			/* "sha3": its folder */
 	const struct study *study;
 	const struct study_reference *ref;
+	/*
+	 * kernels/<study>/targetings: the targetings each compiler builds
+	 * the agent with for this study, space separated ("default
+	 * native"); NULL: one build, as configured.
+	 */
+	const char *targetings;
+	int prebuild;			/* has kernels/<study>/prebuild.sh */
+};
+
+/*
+ * An upstream file a study builds from (kernels/<study>/artifacts): the
+ * coordinator fetches it into its cache (fetch.h) and uploads it to each
+ * host with the agent's sources.
+ */
+struct artifact_entry {
+	const char *study, *name;
+	const char *sha256;		/* 64 lowercase hex digits */
+	unsigned long long size;	/* bytes */
+	const char *url;		/* default; see fetch.h for overrides */
 };
 
 /* One variant folder of the embedded sources, for any architecture. */
@@ -29,6 +48,9 @@ extern const struct study_entry study_table[];
 
 /* Every variant, by study then name; ends with a NULL study. */
 extern const struct variant_entry variant_table[];
+
+/* Every artifact, by study; ends with a NULL study. */
+extern const struct artifact_entry artifact_table[];
 
 /* The study called name, or NULL. */
 const struct study_entry *study_find(const char *name);

@@ -28,6 +28,8 @@ so_strerror(int code)
 	case SO_ENOTFOUND:	return "not found";
 	case SO_EBUILD:		return "build failed";
 	case SO_EBUSY:		return "busy";
+	case SO_ENET:		return "download failed";
+	case SO_ECHECKSUM:	return "checksum mismatch";
 	}
 	return "unknown error";
 }

@@ -30,6 +30,8 @@ enum {
 	SO_EBUILD = -13,	/* build on a host failed */
 	SO_EBUSY = -14,		/* a lock is held by someone else */
 	SO_EEXIST = -15,	/* already there (an imported run) */
+	SO_ENET = -16,		/* a download failed (http.h) */
+	SO_ECHECKSUM = -17,	/* a download is not the file expected */
 };
 
 /* The coordinator's version, in --version and every runs row. */

@@ -245,13 +245,83 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 5);
-	snprintf(line, sizeof line, hello, 5);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 6);
+	snprintf(line, sizeof line, hello, 6);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 4);
-	rejected(line, "agent speaks protocol 4, this seqorch speaks 5");
+	snprintf(line, sizeof line, hello, 5);
+	rejected(line, "agent speaks protocol 5, this seqorch speaks 6");
+}
+
+/* A sample's named metrics (protocol 5): optional, bounded, checked. */
+static void
+test_sample_metrics(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "[1]", "field \"metrics\" must be an object" },
+		{ "{\"Phase\":1}", "metric name \"Phase\": expected" },
+		{ "{\"\":1}", "metric name \"\": expected" },
+		{ "{\"phase_x\":\"1\"}", "metric \"phase_x\" must be a finite" },
+		{ "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,"
+		    "\"g\":7,\"h\":8,\"i\":9,\"j\":10,\"k\":11,\"l\":12,"
+		    "\"m\":13,\"n\":14,\"o\":15,\"p\":16,\"q\":17}",
+		    "more than 16 metrics" },
+	};
+	struct record r;
+	struct so_err err;
+	char *line;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_int_equal(r.nmetrics, 0);
+	proto_record_free(&r);
+	line = mutate(SAMPLE, "}", ",\"metrics\":{\"phase_execute\":9000,"
+	    "\"phase_other\":-3.5}}");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.nmetrics, 2);
+	assert_string_equal(r.metric_name[0], "phase_execute");
+	assert_true(r.metric_value[0] == 9000);
+	assert_string_equal(r.metric_name[1], "phase_other");
+	assert_true(r.metric_value[1] == -3.5);
+	proto_record_free(&r);
+	free(line);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *m = xasprintf(",\"metrics\":%s}", bad[i][0]);
+
+		line = mutate(SAMPLE, "}", m);
+		rejected(line, bad[i][1]);
+		free(line);
+		free(m);
+	}
+}
+
+/* A variant's optional warning (protocol 5), kept in the record. */
+static void
+test_variant_warning(void **state)
+{
+	static const char base[] = "{\"type\":\"variant\",\"study\":"
+	    "\"randomx\",\"variant\":\"light\",\"status\":\"ok\","
+	    "\"reason\":null}";
+	struct record r;
+	struct so_err err;
+	char *line;
+
+	(void)state;
+	assert_int_equal(proto_parse(base, strlen(base), &r, &err), 0);
+	assert_null(r.warning);
+	proto_record_free(&r);
+	line = mutate(base, "}", ",\"warning\":\"selects software AES on a "
+	    "CPU with hardware AES\"}");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_string_equal(r.warning, "selects software AES on a CPU with "
+	    "hardware AES");
+	proto_record_free(&r);
+	free(line);
+	line = mutate(base, "}", ",\"warning\":null}");
+	rejected(line, "field \"warning\" must be a string");
+	free(line);
 }
 
 /* Counted samples carry both counts; calibrated ones neither. */
@@ -350,6 +420,8 @@ main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_sample_counts),
 		cmocka_unit_test(test_preflight),
+		cmocka_unit_test(test_sample_metrics),
+		cmocka_unit_test(test_variant_warning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) void
-arm_madd_rounds(uint64_t v[4], uint64_t steps)
+mulw_arm_madd_rounds(uint64_t v[4], uint64_t steps)
 {
 	uint64_t x0 = v[0], x1 = v[1], x2 = v[2], x3 = v[3];
 	uint64_t t0, t1, t2, t3;
@@ -42,7 +42,7 @@ arm_madd_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(v, x, 32);
-	arm_madd_rounds(v, steps);
+	mulw_arm_madd_rounds(v, steps);
 	memcpy(x, v, 32);
 	return 0;
 }
@@ -55,6 +55,6 @@ const struct kernel KERNEL_THIS = {
 	    "rotation folded",
 	.insns = arm_madd_insns,
 	.forbidden = arm_madd_forbidden,
-	.symbol = "arm_madd_rounds",
+	.symbol = "mulw_arm_madd_rounds",
 	.chain = arm_madd_chain,
 };

@@ -11,7 +11,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) void
-avx512_rounds(uint64_t v[4], uint64_t steps)
+mulw_avx512_rounds(uint64_t v[4], uint64_t steps)
 {
 	const __m256i m = _mm256_set1_epi64x((long long)0x9e3779b97f4a7c15ULL);
 	const __m256i a = _mm256_setr_epi64x((long long)0xd1b54a32d192ed03ULL,
@@ -35,7 +35,7 @@ avx512_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(v, x, 32);
-	avx512_rounds(v, steps);
+	mulw_avx512_rounds(v, steps);
 	memcpy(x, v, 32);
 	return 0;
 }
@@ -55,6 +55,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_X86_AVX512 | KF_X86_AVX512DQ,
 	.insns = avx512_insns,
 	.forbidden = avx512_forbidden,
-	.symbol = "avx512_rounds",
+	.symbol = "mulw_avx512_rounds",
 	.chain = avx512_chain,
 };

@@ -14,7 +14,7 @@
 #define ROR23(t) (((t) >> 23) | ((t) << 41))
 
 static int
-c_chain(void *ctx, uint8_t *x, uint64_t steps)
+mulw_c_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t v[4], x0, x1, x2, x3, t0, t1, t2, t3;
 
@@ -45,6 +45,6 @@ const struct kernel KERNEL_THIS = {
 	.description = "portable C, four lane variables, the compiler's "
 	    "instructions",
 	.forbidden = c_forbidden,
-	.symbol = "c_chain",
-	.chain = c_chain,
+	.symbol = "mulw_c_chain",
+	.chain = mulw_c_chain,
 };

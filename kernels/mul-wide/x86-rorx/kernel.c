@@ -10,7 +10,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) void
-x86_rorx_rounds(uint64_t v[4], uint64_t steps)
+mulw_x86_rorx_rounds(uint64_t v[4], uint64_t steps)
 {
 	uint64_t x0 = v[0], x1 = v[1], x2 = v[2], x3 = v[3];
 	uint64_t r0, r1, r2, r3;
@@ -52,7 +52,7 @@ x86_rorx_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(v, x, 32);
-	x86_rorx_rounds(v, steps);
+	mulw_x86_rorx_rounds(v, steps);
 	memcpy(x, v, 32);
 	return 0;
 }
@@ -70,6 +70,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_X86_BMI2,
 	.insns = x86_rorx_insns,
 	.forbidden = x86_rorx_forbidden,
-	.symbol = "x86_rorx_rounds",
+	.symbol = "mulw_x86_rorx_rounds",
 	.chain = x86_rorx_chain,
 };

@@ -13,7 +13,7 @@
 #define MUL_K 0xbf58476d1ce4e5b9ULL
 
 static __attribute__((noinline)) uint64_t
-arm_madd_rounds(uint64_t v, uint64_t steps)
+mul_arm_madd_rounds(uint64_t v, uint64_t steps)
 {
 	const uint64_t m = MUL_M, a = MUL_A, k = MUL_K;
 
@@ -31,7 +31,7 @@ arm_madd_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(&v, x, 8);
-	v = arm_madd_rounds(v, steps);
+	v = mul_arm_madd_rounds(v, steps);
 	memcpy(x, &v, 8);
 	return 0;
 }
@@ -45,6 +45,6 @@ const struct kernel KERNEL_THIS = {
 	    "asm statement per round",
 	.insns = arm_madd_insns,
 	.forbidden = arm_madd_forbidden,
-	.symbol = "arm_madd_rounds",
+	.symbol = "mul_arm_madd_rounds",
 	.chain = arm_madd_chain,
 };

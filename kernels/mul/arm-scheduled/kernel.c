@@ -18,7 +18,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) uint64_t
-arm_scheduled_rounds(uint64_t v, uint64_t oct, uint64_t rest)
+mul_arm_scheduled_rounds(uint64_t v, uint64_t oct, uint64_t rest)
 {
 	const uint64_t m = MUL_M, a = MUL_A, k = MUL_K;
 
@@ -45,7 +45,7 @@ arm_scheduled_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(&v, x, 8);
-	v = arm_scheduled_rounds(v, steps / 8, steps % 8);
+	v = mul_arm_scheduled_rounds(v, steps / 8, steps % 8);
 	memcpy(x, &v, 8);
 	return 0;
 }
@@ -60,6 +60,6 @@ const struct kernel KERNEL_THIS = {
 	    "iteration scheduled by hand, counter off the chain",
 	.insns = arm_scheduled_insns,
 	.forbidden = arm_scheduled_forbidden,
-	.symbol = "arm_scheduled_rounds",
+	.symbol = "mul_arm_scheduled_rounds",
 	.chain = arm_scheduled_chain,
 };

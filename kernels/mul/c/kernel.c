@@ -16,7 +16,7 @@
 #define MUL_K 0xbf58476d1ce4e5b9ULL
 
 static int
-c_chain(void *ctx, uint8_t *x, uint64_t steps)
+mul_c_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t v, t;
 
@@ -43,6 +43,6 @@ const struct kernel KERNEL_THIS = {
 	.description = "portable C, one round per loop iteration, the "
 	    "compiler's instructions",
 	.forbidden = c_forbidden,
-	.symbol = "c_chain",
-	.chain = c_chain,
+	.symbol = "mul_c_chain",
+	.chain = mul_c_chain,
 };

@@ -20,7 +20,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) uint64_t
-x86_rorx_rounds(uint64_t v, uint64_t quads, uint64_t rest)
+mul_x86_rorx_rounds(uint64_t v, uint64_t quads, uint64_t rest)
 {
 	if (quads > 0)
 		__asm__ volatile (
@@ -46,7 +46,7 @@ x86_rorx_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(&v, x, 8);
-	v = x86_rorx_rounds(v, steps / 4, steps % 4);
+	v = mul_x86_rorx_rounds(v, steps / 4, steps % 4);
 	memcpy(x, &v, 8);
 	return 0;
 }
@@ -65,6 +65,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_X86_BMI2,
 	.insns = x86_rorx_insns,
 	.forbidden = x86_rorx_forbidden,
-	.symbol = "x86_rorx_rounds",
+	.symbol = "mul_x86_rorx_rounds",
 	.chain = x86_rorx_chain,
 };

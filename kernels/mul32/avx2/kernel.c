@@ -11,7 +11,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) void
-avx2_rounds(uint32_t v[16], uint64_t steps)
+mul32_avx2_rounds(uint32_t v[16], uint64_t steps)
 {
 	const __m256i m = _mm256_set1_epi32((int)0x85ebca6bu);
 	const __m256i up = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
@@ -48,7 +48,7 @@ avx2_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(v, x, 64);
-	avx2_rounds(v, steps);
+	mul32_avx2_rounds(v, steps);
 	memcpy(x, v, 64);
 	return 0;
 }
@@ -70,6 +70,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_X86_AVX2,
 	.insns = avx2_insns,
 	.forbidden = avx2_forbidden,
-	.symbol = "avx2_rounds",
+	.symbol = "mul32_avx2_rounds",
 	.chain = avx2_chain,
 };

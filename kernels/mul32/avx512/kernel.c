@@ -10,7 +10,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) void
-avx512_rounds(uint32_t v[16], uint64_t steps)
+mul32_avx512_rounds(uint32_t v[16], uint64_t steps)
 {
 	const __m512i m = _mm512_set1_epi32((int)0x85ebca6bu);
 	__m512i x = _mm512_loadu_si512(v), a, t, n;
@@ -35,7 +35,7 @@ avx512_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(v, x, 64);
-	avx512_rounds(v, steps);
+	mul32_avx512_rounds(v, steps);
 	memcpy(x, v, 64);
 	return 0;
 }
@@ -55,6 +55,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_X86_AVX512,
 	.insns = avx512_insns,
 	.forbidden = avx512_forbidden,
-	.symbol = "avx512_rounds",
+	.symbol = "mul32_avx512_rounds",
 	.chain = avx512_chain,
 };

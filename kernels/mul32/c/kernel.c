@@ -25,7 +25,7 @@
 } while (0)
 
 static int
-c_chain(void *ctx, uint8_t *x, uint64_t steps)
+mul32_c_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint32_t v[16], t[16], a[16];
 	int i;
@@ -55,6 +55,6 @@ const struct kernel KERNEL_THIS = {
 	.description = "portable C, sixteen lanes kept in general registers, "
 	    "the compiler's scalar instructions",
 	.forbidden = c_forbidden,
-	.symbol = "c_chain",
-	.chain = c_chain,
+	.symbol = "mul32_c_chain",
+	.chain = mul32_c_chain,
 };

@@ -11,7 +11,7 @@
 
 /* The disassembly check reads this function: only the chain is in it. */
 static __attribute__((noinline)) void
-neon_rounds(uint32_t v[16], uint64_t steps)
+mul32_neon_rounds(uint32_t v[16], uint64_t steps)
 {
 	const uint32x4_t m = vdupq_n_u32(0x85ebca6bu);
 	uint32x4_t x0 = vld1q_u32(v), x1 = vld1q_u32(v + 4);
@@ -49,7 +49,7 @@ neon_chain(void *ctx, uint8_t *x, uint64_t steps)
 
 	(void)ctx;
 	memcpy(v, x, 64);
-	neon_rounds(v, steps);
+	mul32_neon_rounds(v, steps);
 	memcpy(x, v, 64);
 	return 0;
 }
@@ -63,6 +63,6 @@ const struct kernel KERNEL_THIS = {
 	    "SHL + SRI for the rotation, EOR",
 	.insns = neon_insns,
 	.forbidden = neon_forbidden,
-	.symbol = "neon_rounds",
+	.symbol = "mul32_neon_rounds",
 	.chain = neon_chain,
 };

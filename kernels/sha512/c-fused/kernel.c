@@ -40,7 +40,7 @@ c_fused_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 }
 
 static int
-c_fused_chain(void *ctx, uint8_t *x, uint64_t steps)
+sha512_c_fused_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	uint64_t a, b, c, d, e, f, g, h;
 	uint64_t m0, m1, m2, m3, m4, m5, m6, m7;
@@ -87,7 +87,7 @@ c_fused_chain(void *ctx, uint8_t *x, uint64_t steps)
 const struct kernel KERNEL_THIS = {
 	.description = "portable C, whole chain in one function, digest in "
 	    "locals, padding words and IV folded as constants",
-	.symbol = "c_fused_chain",
+	.symbol = "sha512_c_fused_chain",
 	.hash = c_fused_hash,
-	.chain = c_fused_chain,
+	.chain = sha512_c_fused_chain,
 };

@@ -1,0 +1,98 @@
+#!/bin/sh
+# Builds RandomX on the measured host from the fetched upstream tarball,
+# then phased.cpp against that source's VM classes (agent/build.sh runs
+# this from the source root, kernels/kernel.h describes the hook):
+#
+#   sh kernels/randomx/prebuild.sh OUT CC CFLAGS ARTIFACTS TARGETING
+#
+# TARGETING "native" builds RandomX with its own -DARCH=native (upstream's
+# CMake option: -march=native instead of its default -maes /
+# -march=armv8-a+crypto), "default" with its default.  Leaves OUT/libs (the
+# link flags), OUT/commands (each command, and the flags CMake resolved)
+# and OUT/meta (key=value facts recorded with the build).
+set -eu
+set -f
+out=$1
+cc=$2
+cflags=$3
+artifacts=$4
+targeting=$5
+
+say() {
+	echo "$*" >> "$out/commands"
+}
+run() {
+	say "$*"
+	"$@"
+}
+
+sha=$(awk '$1 == "randomx" { print $2 }' kernels/randomx/artifacts)
+tarball=$artifacts/$sha
+[ -f "$tarball" ] || {
+	echo "randomx: the source tarball $tarball was not uploaded" >&2
+	exit 1
+}
+got=$( (sha256sum "$tarball" 2>/dev/null || shasum -a 256 "$tarball") |
+    cut -d ' ' -f 1)
+[ "$got" = "$sha" ] || {
+	echo "randomx: $tarball has SHA-256 $got, expected $sha" >&2
+	exit 1
+}
+command -v cmake > /dev/null 2>&1 || {
+	echo "randomx: cmake not found: install cmake (Debian: cmake) to" \
+	    "build RandomX" >&2
+	exit 1
+}
+
+# The C++ compiler that goes with CC (its last word: CC may be
+# "ccache gcc").
+for w in $cc; do c=$w; done
+case $c in
+*clang*) cxx=$(printf '%s' "$c" | sed 's/clang/clang++/') ;;
+*gcc*) cxx=$(printf '%s' "$c" | sed 's/gcc/g++/') ;;
+*) cxx=c++ ;;
+esac
+command -v "$cxx" > /dev/null 2>&1 || {
+	echo "randomx: C++ compiler \"$cxx\" (for \"$c\") not found" >&2
+	exit 1
+}
+case $targeting in
+native) rxarch=native ;;
+*) rxarch=default ;;
+esac
+
+mkdir -p "$out/src"
+run tar -xzf "$tarball" -C "$out/src"
+src=$out/src/RandomX-1.1.10
+run cmake -S "$src" -B "$out/cmake" -DCMAKE_BUILD_TYPE=Release \
+    -DARCH="$rxarch" -DCMAKE_C_COMPILER="$c" -DCMAKE_CXX_COMPILER="$cxx"
+run cmake --build "$out/cmake" --target randomx
+# What CMake made of the flags: the resolved compile lines' flags.
+for f in "$out/cmake/CMakeFiles/randomx.dir/flags.make"; do
+	[ -f "$f" ] && grep '_FLAGS' "$f" >> "$out/commands"
+done
+# shellcheck disable=SC2086
+run "$cxx" $cflags -std=c++11 -I"$src/src" -Ikernels/randomx \
+    -c kernels/randomx/phased.cpp -o "$out/phased.o"
+run ar rcs "$out/libseqorch-randomx.a" "$out/phased.o"
+# Upstream's JIT .S has no .note.GNU-stack; the agent's stack stays
+# non-executable all the same.
+nx=
+case $(uname -s) in
+Linux) nx=-Wl,-z,noexecstack ;;
+esac
+echo "$out/libseqorch-randomx.a $out/cmake/librandomx.a -lstdc++" \
+    "-lpthread -ldl -lm $nx" > "$out/libs"
+
+lib=$( (sha256sum "$out/cmake/librandomx.a" 2>/dev/null ||
+    shasum -a 256 "$out/cmake/librandomx.a") | cut -d ' ' -f 1)
+# The host's own librandomx (the "system" variant dlopens it).
+sys=$(dpkg-query -W -f '${Version}' librandomx0 2>/dev/null || true)
+{
+	echo "randomx_source_sha256=$sha"
+	echo "randomx_arch=$rxarch"
+	echo "librandomx_sha256=$lib"
+	echo "cmake=$(cmake --version | head -n 1)"
+	echo "cxx=$("$cxx" --version 2>/dev/null | head -n 1)"
+	echo "system_librandomx=${sys:-none (dpkg: librandomx0 not installed)}"
+} > "$out/meta"

@@ -1,0 +1,37 @@
+/*
+ * The randomx study (seed 001): x = RandomX(key, x), each hash's output
+ * the next input, from 32 zero bytes with the fixed key of chain.h.  The
+ * library is built on each host from the upstream v1.1.10 source the
+ * coordinator fetched (artifacts, prebuild.sh), at default and native
+ * targeting (targetings); the variants are light mode, full mode and the
+ * host's own librandomx.
+ */
+#include "kernel.h"
+
+const struct study STUDY_THIS = {
+	.description = "x = RandomX(\"test key 000\", x) from 32 zero bytes, "
+	    "secure JIT, upstream v1.1.10 built on the host",
+	.unit = "hash",
+	.unit_plural = "hashes",
+	.state_len = 32,
+	.seed_hex = "00000000000000000000000000000000"
+	    "00000000000000000000000000000000",
+	.default_steps = 1000,
+	.control = "system",
+	/* RandomX's own test vector for this key. */
+	.kat_msg = "This is a test",
+	.kat_hex = "639183aae1bf4c9a35884cb46b09cad9"
+	    "175f04efd7684e7262a0ac1c2f0b4e3f",
+	/* prebuild.sh needs CMake and a C++ compiler on the host. */
+	.probe_src = "#include <stdlib.h>\n"
+	    "int main(void) {\n"
+	    "  return system(\"cmake --version >/dev/null 2>&1\") != 0 ||\n"
+	    "      system(\"c++ --version >/dev/null 2>&1\") != 0;\n"
+	    "}",
+	.probe_libs = "",
+	.requires = "cmake and a C++ compiler (Debian: cmake g++), 2.3 GiB "
+	    "of free memory for the full variant; librandomx0 for the "
+	    "system variant",
+	/* A light-mode hash takes tens of milliseconds. */
+	.selftest_steps = 20,
+};

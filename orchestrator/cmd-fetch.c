@@ -1,0 +1,134 @@
+/*
+ * seqorch fetch: download a study's upstream artifacts (kernels/<study>/
+ * artifacts) into the coordinator's cache ahead of a run, for a
+ * coordinator that will later be offline or behind a firewall.  Hosts
+ * never download anything: `seqorch run` uploads from this cache.
+ */
+#include "cmd.h"
+#include "config.h"
+#include "fetch.h"
+#include "study.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_flag;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int
+fetch_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "study", required_argument, NULL, 's' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *studies = NULL, *cache_opt = NULL, *config = "hosts.toml";
+	const char *db = "results.db";
+	struct config *cfg = NULL;
+	struct so_err err = { 0 };
+	struct sigaction sa;
+	char *list = NULL, *p, *study, *cache = NULL;
+	unsigned fetched, cached;
+	int c, rc = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': studies = optarg; break;
+		case 'C': cache_opt = optarg; break;
+		case 'c': config = optarg; break;
+		case 'd': db = optarg; break;
+		case 'h':
+			cmd_print_usage(cmd_find("fetch"));
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_extra_args(argc, argv) != 0)
+		return EXIT_USAGE;
+	if (studies == NULL) {
+		fprintf(stderr, "seqorch: fetch: --study is required (see "
+		    "`seqorch studies`)\n");
+		return EXIT_USAGE;
+	}
+	/* hosts.toml only says where the cache is; it may be absent. */
+	if (cache_opt == NULL && access(config, F_OK) == 0 &&
+	    config_load(config, NULL, &cfg, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	cache = fetch_cache_dir(cache_opt, cfg ? cfg->cache : NULL, db);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	list = xstrdup(studies);
+	p = list;
+	while ((study = strsep(&p, ",")) != NULL) {
+		if (study_find(study) == NULL) {
+			fprintf(stderr, "seqorch: fetch: unknown study \"%s\" "
+			    "(see `seqorch studies`)\n", study);
+			rc = EXIT_USAGE;
+			break;
+		}
+		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
+		    &err) != 0) {
+			fprintf(stderr, "seqorch: %s\n", err.msg);
+			rc = err.code == SO_EINTR ? EXIT_INTERRUPTED :
+			    EXIT_FAIL;
+			break;
+		}
+		printf("%s: %u artifact%s fetched, %u already cached, in "
+		    "\"%s\"\n", study, fetched, fetched == 1 ? "" : "s",
+		    cached, cache);
+	}
+	free(list);
+	free(cache);
+	config_free(cfg);
+	return rc;
+}
+
+const struct cmd_entry cmd_fetch_entry = {
+	.name = "fetch",
+	.summary = "download studies' upstream sources into the cache",
+	.usage =
+	    "usage: seqorch fetch --study S[,S...] [--cache DIR]\n"
+	    "                     [--config hosts.toml] [--db results.db]\n"
+	    "\n"
+	    "Downloads each artifact a study declares (kernels/<study>/\n"
+	    "artifacts: URL, SHA-256, size) with libcurl into the cache, checks\n"
+	    "its size and SHA-256, and keeps it under its hash.  An interrupted\n"
+	    "download resumes (HTTP range); proxy variables (https_proxy...)\n"
+	    "are honoured.  `seqorch run` uploads artifacts from the cache to\n"
+	    "the hosts, fetching first what is missing.\n"
+	    "\n"
+	    "  --study S     study, or a comma list\n"
+	    "  --cache DIR   the cache (default: [defaults] cache in\n"
+	    "                hosts.toml, else seqorch-cache beside the db)\n"
+	    "  --config F    hosts.toml, read for [defaults] cache only\n"
+	    "  --db FILE     results.db, whose directory holds the default\n"
+	    "                cache\n"
+	    "\n"
+	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX) in the\n"
+	    "environment replaces an artifact's default URL; the hash and\n"
+	    "size still have to match.\n"
+	    "\n"
+	    "exit: 0 ok, 1 a download failed, 2 usage or config,\n"
+	    "      130 interrupted\n",
+	.exec = fetch_exec,
+};

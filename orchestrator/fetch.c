@@ -1,0 +1,66 @@
+/* Artifact cache location, URL overrides and per-study fetching. */
+#include "fetch.h"
+
+#include "http.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *
+fetch_cache_dir(const char *opt, const char *conf, const char *db)
+{
+	const char *slash;
+
+	if (opt != NULL)
+		return xstrdup(opt);
+	if (conf != NULL)
+		return xstrdup(conf);
+	slash = strrchr(db, '/');
+	if (slash == NULL)
+		return xstrdup("seqorch-cache");
+	return xasprintf("%.*s/seqorch-cache", (int)(slash - db), db);
+}
+
+const char *
+fetch_url(const struct artifact_entry *a)
+{
+	char var[64];
+	const char *v;
+	size_t i;
+
+	snprintf(var, sizeof var, "SEQORCH_URL_%s", a->name);
+	for (i = strlen("SEQORCH_URL_"); var[i] != '\0'; i++)
+		var[i] = var[i] == '-' ? '_' :
+		    (char)toupper((unsigned char)var[i]);
+	v = getenv(var);
+	return v != NULL && v[0] != '\0' ? v : a->url;
+}
+
+int
+fetch_study(const char *study, const char *cache,
+    volatile sig_atomic_t *stop, unsigned *fetched, unsigned *cached,
+    struct so_err *err)
+{
+	const struct artifact_entry *a;
+	struct http_stats st;
+	char *path;
+	int rc;
+
+	*fetched = *cached = 0;
+	for (a = artifact_table; a->study != NULL; a++) {
+		if (strcmp(a->study, study) != 0)
+			continue;
+		rc = http_fetch(fetch_url(a), a->sha256, a->size, cache, stop,
+		    &path, &st, err);
+		if (rc != 0)
+			return rc;
+		free(path);
+		if (st.cached)
+			(*cached)++;
+		else
+			(*fetched)++;
+	}
+	return 0;
+}

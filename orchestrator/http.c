@@ -1,0 +1,354 @@
+/* Artifact downloads with libcurl into the content-addressed cache. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void
+init_curl(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int
+http_file_sha256(const char *path, char out[65], unsigned long long *size,
+    struct so_err *err)
+{
+	unsigned char buf[65536], md[32];
+	unsigned long long total = 0;
+	EVP_MD_CTX *ctx = NULL;
+	unsigned int n;
+	size_t got;
+	FILE *f;
+	int rc = 0;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return so_error(err, SO_EIO, "cannot read \"%s\": %s", path,
+		    strerror(errno));
+	if ((ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		rc = so_error(err, SO_ENOMEM, "cannot hash \"%s\"", path);
+		goto out;
+	}
+	while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+		EVP_DigestUpdate(ctx, buf, got);
+		total += got;
+	}
+	if (ferror(f)) {
+		rc = so_error(err, SO_EIO, "cannot read \"%s\"", path);
+		goto out;
+	}
+	EVP_DigestFinal_ex(ctx, md, &n);
+	hex_encode(md, 32, out);
+	if (size != NULL)
+		*size = total;
+out:
+	EVP_MD_CTX_free(ctx);
+	fclose(f);
+	return rc;
+}
+
+/* mkdir -p: dir and its parents. */
+static int
+mkdir_p(const char *dir, struct so_err *err)
+{
+	char *p = xstrdup(dir), *s, c;
+	int rc = 0;
+
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
+			    p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+/* One transfer's state, shared with libcurl's callbacks. */
+struct xfer {
+	CURL *curl;
+	int fd;
+	unsigned long long start;	/* range asked for */
+	unsigned long long have;	/* bytes in the .part file */
+	unsigned long long limit;	/* the expected size */
+	unsigned long long received;
+	int too_big;
+	int io_errno;
+	volatile sig_atomic_t *stop;
+};
+
+static size_t
+on_data(char *data, size_t size, size_t n, void *arg)
+{
+	struct xfer *x = arg;
+	size_t len = size * n, off = 0;
+	ssize_t w;
+
+	if (x->have + len > x->limit) {
+		x->too_big = 1;
+		return 0;
+	}
+	while (off < len) {
+		w = write(x->fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			x->io_errno = errno;
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	x->have += len;
+	x->received += len;
+	return len;
+}
+
+/* libcurl's progress hook: a signal stops the transfer. */
+static int
+on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+    curl_off_t un)
+{
+	struct xfer *x = arg;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return x->stop != NULL && *x->stop;
+}
+
+/*
+ * One transfer into the locked .part file from where it ends.  Returns 0
+ * when the server sent the rest, 1 when the connection dropped (err says
+ * how; the bytes so far are kept and a retry resumes), or a negative
+ * error.
+ */
+static int
+transfer(const char *url, int fd, unsigned long long size,
+    volatile sig_atomic_t *stop, struct http_stats *st, struct so_err *err)
+{
+	struct xfer x = { .fd = fd, .limit = size, .stop = stop };
+	char curlerr[CURL_ERROR_SIZE] = "";
+	struct stat sb;
+	CURLcode cc;
+	long code = 0;
+	int rc = 0;
+
+	if (fstat(fd, &sb) != 0)
+		return so_error(err, SO_EIO, "fetch \"%s\": %s", url,
+		    strerror(errno));
+	x.have = x.start = (unsigned long long)sb.st_size;
+	if (x.start >= size && size > 0) {
+		/* A complete .part from an earlier run: the hash decides. */
+		return 0;
+	}
+	if (lseek(fd, (off_t)x.start, SEEK_SET) < 0)
+		return so_error(err, SO_EIO, "fetch \"%s\": %s", url,
+		    strerror(errno));
+	if ((x.curl = curl_easy_init()) == NULL)
+		return so_error(err, SO_ENOMEM, "fetch \"%s\": cannot start "
+		    "libcurl", url);
+	curl_easy_setopt(x.curl, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(x.curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(x.curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(x.curl, CURLOPT_PROTOCOLS,
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(x.curl, CURLOPT_REDIR_PROTOCOLS,
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(x.curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(x.curl, CURLOPT_MAXREDIRS, (long)HTTP_MAX_REDIRECTS);
+	curl_easy_setopt(x.curl, CURLOPT_CONNECTTIMEOUT,
+	    (long)HTTP_CONNECT_TIMEOUT);
+	curl_easy_setopt(x.curl, CURLOPT_TIMEOUT, (long)HTTP_TOTAL_TIMEOUT);
+	/* A stalled server is a dropped connection, not a long wait. */
+	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_TIME, 60L);
+	curl_easy_setopt(x.curl, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(x.curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x.curl, CURLOPT_USERAGENT, "seqorch");
+	curl_easy_setopt(x.curl, CURLOPT_ERRORBUFFER, curlerr);
+	curl_easy_setopt(x.curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(x.curl, CURLOPT_WRITEDATA, &x);
+	curl_easy_setopt(x.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(x.curl, CURLOPT_XFERINFODATA, &x);
+	curl_easy_setopt(x.curl, CURLOPT_NOPROGRESS, 0L);
+	if (x.start > 0)
+		curl_easy_setopt(x.curl, CURLOPT_RESUME_FROM_LARGE,
+		    (curl_off_t)x.start);
+	if (st != NULL) {
+		st->attempts++;
+		if (x.start > 0)
+			st->resumed_at = x.start;
+	}
+	cc = curl_easy_perform(x.curl);
+	curl_easy_getinfo(x.curl, CURLINFO_RESPONSE_CODE, &code);
+	if (st != NULL)
+		st->bytes += x.received;
+	switch (cc) {
+	case CURLE_OK:
+		break;
+	case CURLE_ABORTED_BY_CALLBACK:
+		rc = so_error(err, SO_EINTR, "fetch \"%s\": interrupted", url);
+		break;
+	case CURLE_HTTP_RETURNED_ERROR:
+		rc = so_error(err, SO_ENET, "fetch \"%s\": HTTP status %ld",
+		    url, code);
+		break;
+	case CURLE_TOO_MANY_REDIRECTS:
+		rc = so_error(err, SO_ENET, "fetch \"%s\": more than %d "
+		    "redirects (a redirect loop?)", url, HTTP_MAX_REDIRECTS);
+		break;
+	case CURLE_WRITE_ERROR:
+		if (x.too_big)
+			rc = so_error(err, SO_ECHECKSUM, "fetch \"%s\": more "
+			    "than the expected %llu bytes", url, size);
+		else
+			rc = so_error(err, SO_EIO, "fetch \"%s\": cannot write "
+			    "the download: %s", url, strerror(x.io_errno));
+		break;
+	case CURLE_RANGE_ERROR:
+		/* The server cannot resume: start the file over. */
+		if (ftruncate(fd, 0) != 0) {
+			rc = so_error(err, SO_EIO, "fetch \"%s\": cannot restart "
+			    "the download: %s", url, strerror(errno));
+			break;
+		}
+		so_error(err, SO_ENET, "fetch \"%s\": the server does not "
+		    "resume a download (no HTTP range support)", url);
+		rc = 1;
+		break;
+	case CURLE_PARTIAL_FILE:
+	case CURLE_RECV_ERROR:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+		/* Worth resuming: the bytes so far are kept. */
+		so_error(err, SO_ENET, "fetch \"%s\": connection dropped after "
+		    "%llu of %llu bytes (%s)", url, x.have, size,
+		    curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		rc = 1;
+		break;
+	default:
+		rc = so_error(err, SO_ENET, "fetch \"%s\": %s", url,
+		    curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		break;
+	}
+	curl_easy_cleanup(x.curl);
+	return rc;
+}
+
+/* Is DIR/<sha> a file of that hash?  A damaged one is removed. */
+static int
+cached(const char *path, const char *sha256, unsigned long long size)
+{
+	char got[65];
+	unsigned long long n;
+	struct so_err e;
+
+	if (access(path, F_OK) != 0)
+		return 0;
+	if (http_file_sha256(path, got, &n, &e) == 0 && n == size &&
+	    strcmp(got, sha256) == 0)
+		return 1;
+	unlink(path);
+	return 0;
+}
+
+int
+http_fetch(const char *url, const char *sha256, unsigned long long size,
+    const char *dir, volatile sig_atomic_t *stop, char **path,
+    struct http_stats *st, struct so_err *err)
+{
+	char *final = xasprintf("%s/%s", dir, sha256);
+	char *part = xasprintf("%s/%s.part", dir, sha256), got[65];
+	unsigned long long n = 0;
+	unsigned attempt;
+	int fd = -1, rc;
+
+	*path = NULL;
+	if (st != NULL)
+		memset(st, 0, sizeof *st);
+	pthread_once(&curl_once, init_curl);
+	if (curl_init_rc != CURLE_OK) {
+		rc = so_error(err, SO_ENET, "fetch \"%s\": libcurl does not "
+		    "initialise: %s", url, curl_easy_strerror(curl_init_rc));
+		goto out;
+	}
+	if ((rc = mkdir_p(dir, err)) != 0)
+		goto out;
+	if (cached(final, sha256, size)) {
+		if (st != NULL)
+			st->cached = 1;
+		goto done;
+	}
+	/* One writer per .part: another coordinator fetching waits here. */
+	if ((fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
+	    flock(fd, LOCK_EX) != 0) {
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", part,
+		    strerror(errno));
+		goto out;
+	}
+	/* It may have arrived while we waited for the lock. */
+	if (cached(final, sha256, size))
+		goto done;
+	for (attempt = 0; attempt < HTTP_ATTEMPTS; attempt++) {
+		rc = transfer(url, fd, size, stop, st, err);
+		if (rc != 1)
+			break;
+	}
+	if (rc == 1)
+		rc = SO_ENET;	/* err says how the last attempt ended */
+	if (rc != 0)
+		goto out;
+	if (fsync(fd) != 0) {
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", part,
+		    strerror(errno));
+		goto out;
+	}
+	if ((rc = http_file_sha256(part, got, &n, err)) != 0)
+		goto out;
+	if (n != size || strcmp(got, sha256) != 0) {
+		/* Never resumed from: the bytes are wrong, not missing. */
+		unlink(part);
+		rc = so_error(err, SO_ECHECKSUM, "fetch \"%s\": got %llu bytes "
+		    "with SHA-256 %s, expected %llu bytes with SHA-256 %s "
+		    "(download deleted)", url, n, got, size, sha256);
+		goto out;
+	}
+	if (rename(part, final) != 0) {
+		rc = so_error(err, SO_EIO, "cannot rename \"%s\" to \"%s\": %s",
+		    part, final, strerror(errno));
+		goto out;
+	}
+done:
+	*path = final;
+	final = NULL;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(part);
+	free(final);
+	return rc;
+}
