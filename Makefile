@@ -3,7 +3,9 @@
 #   make            build both binaries
 #   make deps       install the Debian packages the build and tests need
 #   make run        deps + build + sha3 study on this host + report
-#   make test       unit tests (cmocka) and integration tests (pytest)
+#   make test       unit tests (cmocka) and integration tests (pytest), then
+#                   the same under ASan and UBSan (make sanitize)
+#   make fuzz       bounded libFuzzer runs of the parsers (FUZZ_SECONDS each)
 #   make bench      side-by-side kernel rates on this machine
 #   make kernel-bench  build/kernel-bench: one study's kernels in one process
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -153,15 +155,23 @@ build/published-data.h: reference/seeds.json
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
+# The SSH tests log in as TEST_USER, whose login shell is /bin/sh, so no
+# dotfile of the user running them (root in CI) is ever run.  Password
+# "*" matches nothing without locking the account, which sshd would refuse.
+TEST_USER = seqorch-test
+
 deps:
 	@missing=""; for p in $(DEBS); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing" >&2; \
-	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	fi; \
+	id $(TEST_USER) >/dev/null 2>&1 || { echo "adding user $(TEST_USER)" >&2; \
+	  $$SUDO useradd --system --create-home --home-dir /var/lib/$(TEST_USER) \
+	    --shell /bin/sh --password '*' $(TEST_USER); }
 
 # 3 samples of 3M hashes per variant: about a minute on an idle 2-core
 # machine.  `seqorch run` alone defaults to the seeds' 3 x 10M protocol.
@@ -181,6 +191,82 @@ unit: $(UNIT_TESTS)
 
 test: all unit
 	$(PYTHON) -m pytest -q tests
+	$(MAKE) sanitize
+
+# ASan and UBSan: the sources are copied to build-san/tree and built there
+# with the flags below (the normal build is untouched), then the unit tests
+# and the integration tests run against those binaries (SEQORCH_BIN_DIR).
+# Any report fails the run: UBSan does not recover, LeakSanitizer is on.
+SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SAN_TREE = build-san/tree
+SAN_PYTEST ?= tests
+
+sanitize: all
+	@mkdir -p $(SAN_TREE)
+	cp -a Makefile schema.sql hosts.toml orchestrator agent kernels tests \
+	  docs $(SAN_TREE)/
+	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
+	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=address,undefined" all unit
+	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) $(PYTHON) -m pytest -q \
+	  $(SAN_PYTEST)
+
+# libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
+# agent-record parser, the hosts.toml front end and the agent's option
+# parser.  Each runs FUZZ_SECONDS from its seed corpus in tests/fuzz/ (new
+# inputs go to build-fuzz/corpus-*, never into the tree).  A crash leaves
+# build-fuzz/crash-* and fails the target.
+FUZZ_CC = clang
+FUZZ_CXX = clang++
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all -std=c11 -D_GNU_SOURCE $(WARN) \
+	-Iorchestrator -Ikernels -Iagent
+FUZZ_LINK = -fsanitize=fuzzer,address,undefined
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = proto config agent_opts
+
+build-fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c orchestrator/proto.c \
+	orchestrator/util.c
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ $^ -lcjson -lm
+
+build-fuzz/toml.o: orchestrator/toml.cc
+	@mkdir -p build-fuzz
+	$(FUZZ_CXX) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	  -fno-sanitize-recover=all $(SO_CXXFLAGS) -c -o $@ $<
+
+build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c orchestrator/config.c \
+	orchestrator/sshconfig.c orchestrator/util.c build-fuzz/toml.o
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/fuzz_config.o tests/fuzz/fuzz_config.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/config.o orchestrator/config.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/sshconfig.o orchestrator/sshconfig.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/util.o orchestrator/util.c
+	$(FUZZ_CXX) $(FUZZ_LINK) -o $@ build-fuzz/fuzz_config.o \
+	  build-fuzz/config.o build-fuzz/sshconfig.o build-fuzz/util.o \
+	  build-fuzz/toml.o -lcjson
+
+# agent.c is included whole by its target, which also stands in for the
+# generated registry; the other agent modules are linked as they are.
+FUZZ_AGENT_SRCS = $(filter-out agent/agent.c agent/registry.c,\
+	$(wildcard agent/*.c))
+build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/agent.c \
+	$(FUZZ_AGENT_SRCS)
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_agent_opts.c \
+	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto
+
+fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s" >&2; \
+	  mkdir -p build-fuzz/corpus-$$t || exit 1; \
+	  quiet=; [ $$t = agent_opts ] && quiet=-close_fd_mask=3; \
+	  ( cd build-fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$quiet \
+	    corpus-$$t ../tests/fuzz/seeds-$$t ) || exit 1; \
+	done
 
 # The kernels alone, side by side in one process (tests/kernels/bench.c):
 #   build/kernel-bench -S sha3 -n 2000 -s 301 -c 1
@@ -214,6 +300,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/seqorch
 
 clean:
-	rm -rf build seqorch seqorch-agent
+	rm -rf build build-san build-fuzz seqorch seqorch-agent
 
-.PHONY: all deps docs regen run unit test bench kernel-bench install clean FORCE
+.PHONY: all deps docs regen run unit test sanitize fuzz bench kernel-bench \
+	install clean FORCE

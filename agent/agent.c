@@ -30,6 +30,7 @@
 #define MAX_VARIANTS 64
 #define MAX_SAMPLES 100000
 #define MAX_HOLDER 1024
+#define MAX_TOKEN 64
 #define CPU_AUTO (-2)
 
 /* Exit codes of the agent (docs/protocol.md). */
@@ -40,6 +41,7 @@ struct opts {
 	const char *study;
 	const char *variants;
 	const char *build_id;
+	const char *token;	/* the coordinator's run token, echoed */
 	const char *out;
 	const char *lock;
 	const char *holder;
@@ -144,7 +146,8 @@ usage(FILE *f)
 	    "                     [--samples K] [--first-sample S]\n"
 	    "                     [--max-cv X --max-samples M]\n"
 	    "                     [--cpu N|none|auto] [--order rotate|reverse]\n"
-	    "                     [--seed HEX] [--build-id ID] [--out FILE]\n"
+	    "                     [--seed HEX] [--build-id ID] [--token HEX]\n"
+	    "                     [--out FILE]\n"
 	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
 	    "                     [--require-quiet]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
@@ -214,6 +217,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "order", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "build-id", required_argument, NULL, 'b' },
+		{ "token", required_argument, NULL, 't' },
 		{ "out", required_argument, NULL, 'O' },
 		{ "first-sample", required_argument, NULL, 'F' },
 		{ "max-cv", required_argument, NULL, 'x' },
@@ -233,6 +237,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	o->samples = 3;
 	o->cpu = -1;
 	o->build_id = "";
+	o->token = "";
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->study = optarg; break;
@@ -288,6 +293,13 @@ parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'b': o->build_id = optarg; break;
+		case 't':
+			if (*optarg == '\0' || strlen(optarg) > MAX_TOKEN ||
+			    strspn(optarg, "0123456789abcdef") != strlen(optarg))
+				fatal(AG_USAGE, "invalid --token: expected 1 to "
+				    "%d lowercase hex digits", MAX_TOKEN);
+			o->token = optarg;
+			break;
 		case 'O': o->out = optarg; break;
 		case 'l': o->list = 1; break;
 		case 'P': o->preflight = 1; break;
@@ -874,6 +886,7 @@ main(int argc, char **argv)
 	cJSON_AddNumberToObject(rec, "proto", SEQORCH_PROTO_VERSION);
 	cJSON_AddStringToObject(rec, "agent", AGENT_VERSION);
 	cJSON_AddStringToObject(rec, "build_id", o.build_id);
+	cJSON_AddStringToObject(rec, "token", o.token);
 	cJSON_AddStringToObject(rec, "study", rs->name);
 	cJSON_AddNumberToObject(rec, "steps", (double)o.steps);
 	cJSON_AddNumberToObject(rec, "samples", (double)o.samples);

@@ -66,7 +66,7 @@
 #include <stdint.h>
 
 /* Agent output protocol (docs/protocol.md), checked by the coordinator. */
-#define SEQORCH_PROTO_VERSION 5
+#define SEQORCH_PROTO_VERSION 6
 
 /*
  * Length of the self-test chain every variant runs before the window; the

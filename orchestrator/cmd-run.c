@@ -470,6 +470,25 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	/* Checked per study before the database exists: a bad seed makes none. */
+	if (o.seed != NULL) {
+		char *copy = xstrdup(o.studies), *q = copy, *name;
+		const struct study_entry *se;
+
+		while (rc == EXIT_OK && (name = strsep(&q, ",")) != NULL) {
+			se = study_find(name);
+			if (se != NULL &&
+			    strlen(o.seed) != 2 * se->study->state_len) {
+				fprintf(stderr, "seqorch: invalid --seed \"%s\": "
+				    "study \"%s\" needs %zu hex digits\n",
+				    o.seed, name, 2 * se->study->state_len);
+				rc = EXIT_USAGE;
+			}
+		}
+		free(copy);
+		if (rc != EXIT_OK)
+			goto out;
+	}
 	if (cmd_load_config(o.config, o.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;

@@ -20,13 +20,56 @@ text(sqlite3_stmt *st, int col)
 	return s != NULL ? s : "-";
 }
 
+/*
+ * The run whose coordinator holds the lease and is alive (its process
+ * runs on this machine, or its heartbeat is recent), in *live (0: none);
+ * *why says why a holder is taken for dead.
+ */
+static int
+live_holder(sqlite3 *h, int64_t *live, char *why, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*live = 0;
+	why[0] = '\0';
+	if (sqlite3_prepare_v2(h, "SELECT run_id, holder_host, holder_pid, "
+	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
+	    "name = ?", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, LEASE_NAME, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *hh = text(st, 1);
+		long pid = (long)sqlite3_column_int64(st, 2);
+		double age = sqlite3_column_double(st, 3);
+
+		if (db_holder_dead(hh, pid))
+			snprintf(why, len, "its process %ld no longer runs on "
+			    "%s", pid, hh);
+		else if (age > LEASE_EXPIRY_DEFAULT)
+			snprintf(why, len, "no heartbeat for %.0f s", age);
+		else
+			*live = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int
 list_windows(sqlite3 *h, int64_t run_id)
 {
 	sqlite3_stmt *st = NULL;
+	char why[256];
+	int64_t live;
 	int rc, rows = 0;
 
-	/* A window without an end (NULL duration) is still open. */
+	if (live_holder(h, &live, why, sizeof why) != 0)
+		return -1;
+	/*
+	 * A window without an end (NULL duration) is open while its run's
+	 * coordinator lives; else it was cut and never closed.
+	 */
 	rc = sqlite3_prepare_v2(h, "SELECT id, run_id, study, host, holder, "
 	    "started_at, (julianday(finished_at) - julianday(started_at)) * "
 	    "86400.0, drift FROM windows WHERE (?1 = 0 OR run_id = ?1) "
@@ -45,13 +88,19 @@ list_windows(sqlite3 *h, int64_t run_id)
 			snprintf(dur, sizeof dur, "%.1fs",
 			    sqlite3_column_double(st, 6));
 		else
-			snprintf(dur, sizeof dur, "open");
+			snprintf(dur, sizeof dur, "%s",
+			    sqlite3_column_int64(st, 1) == live ? "open" :
+			    "cut");
 		printf("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s\n",
 		    (long long)sqlite3_column_int64(st, 0),
 		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
 		    text(st, 3), text(st, 5), dur, text(st, 4));
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
 			printf("      drift: %s\n", text(st, 7));
+		else if (sqlite3_column_type(st, 6) == SQLITE_NULL &&
+		    sqlite3_column_int64(st, 1) != live)
+			printf("      never closed: its coordinator stopped "
+			    "before the window's end\n");
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -66,15 +115,25 @@ static int
 show_lease(sqlite3 *h)
 {
 	sqlite3_stmt *st = NULL;
+	char why[256];
+	int64_t live;
 	int rc;
 
+	if (live_holder(h, &live, why, sizeof why) != 0)
+		return -1;
 	if (sqlite3_prepare_v2(h, "SELECT holder, run_id, study, acquired_at, "
 	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
 	    "name = ?", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_text(st, 1, LEASE_NAME, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW && why[0] != '\0')
+		printf("\nno one holds the measurement window now: %s (run "
+		    "%lld, study %s) took it at %s and is gone (%s); the next "
+		    "run takes it over\n", text(st, 0),
+		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
+		    text(st, 3), why);
+	else if (rc == SQLITE_ROW)
 		printf("\nwindow held now by %s (run %lld, study %s) since %s, "
 		    "last heartbeat %.0f s ago\n", text(st, 0),
 		    (long long)sqlite3_column_int64(st, 1), text(st, 2),

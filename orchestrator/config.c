@@ -184,10 +184,12 @@ static int
 check_range(const struct ctx *c, const cJSON *item, const char *key,
     const char *want, double min, double max)
 {
+	const char *text = toml_int_text(c->doc, item);
+
 	if (item->valuedouble >= min && item->valuedouble <= max)
 		return 0;
 	return fail(c, SO_EINVAL, item, AT_VALUE, "key \"%s\" must be %s, "
-	    "got %.0f", key, want, item->valuedouble);
+	    "got %s", key, want, text != NULL ? text : "?");
 }
 
 static size_t
@@ -1089,6 +1091,9 @@ config_load(const char *path, const char *ssh_config, struct config **out,
 	*out = cfg;
 	cfg = NULL;
 out:
+	/* Keys and values of the file are echoed: no terminal escapes. */
+	if (r < 0 && err != NULL)
+		strip_ctrl(err->msg);
 	config_free(cfg);
 	toml_free(doc);
 	return r;
@@ -1234,6 +1239,9 @@ config_select(const struct config *cfg, const char *spec,
 	*out = list;
 	*n = count;
 out:
+	/* Names typed by the user are echoed: no terminal escapes. */
+	if (r < 0 && err != NULL)
+		strip_ctrl(err->msg);
 	free(copy);
 	free(chosen);
 	return r;

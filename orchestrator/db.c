@@ -51,18 +51,20 @@ dberr(struct db *db, struct so_err *err, const char *what)
 	    sqlite3_errmsg(db->h));
 }
 
-/* PRAGMA user_version, or -1. */
+/* PRAGMA user_version into *v; 0, or -1 when it cannot be read. */
 static int
-user_version(struct db *db)
+user_version(struct db *db, int *v)
 {
 	sqlite3_stmt *st = NULL;
-	int v = -1;
+	int rc = -1;
 
 	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		*v = sqlite3_column_int(st, 0);
+		rc = 0;
+	}
 	sqlite3_finalize(st);
-	return v;
+	return rc;
 }
 
 /*
@@ -74,10 +76,14 @@ static int
 migrate(struct db *db, struct so_err *err)
 {
 	const char *p = schema_sql;
-	int cur = user_version(db), latest = db_schema_version();
+	int cur = 0, latest = db_schema_version(), rc;
 
-	if (cur < 0)
+	if (user_version(db, &cur) != 0)
 		return dberr(db, err, "cannot read schema version");
+	if (cur < 0)
+		return so_error(err, SO_EDB, "database: schema version %d was "
+		    "not written by seqorch (versions run from 0 to %d)", cur,
+		    latest);
 	if (cur > latest)
 		return so_error(err, SO_EDB, "database: schema version %d is "
 		    "newer than this seqorch (%d); upgrade seqorch", cur,
@@ -95,7 +101,12 @@ migrate(struct db *db, struct so_err *err)
 		if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 		    SQLITE_OK)
 			return dberr(db, err, "cannot lock for migration");
-		if ((cur = user_version(db)) >= v) {
+		if (user_version(db, &cur) != 0) {
+			rc = dberr(db, err, "cannot read schema version");
+			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+		if (cur >= v) {
 			sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 			continue;
 		}
@@ -126,6 +137,13 @@ db_open(const char *path, struct db **out, struct so_err *err)
 
 	pthread_mutex_init(&db->mu, NULL);
 	*out = NULL;
+	/* SQLite would open a temporary or in-memory database: nothing kept. */
+	if (path[0] == '\0' || strcmp(path, ":memory:") == 0) {
+		rc = so_error(err, SO_EINVAL, "database path \"%s\" is not a "
+		    "file: SQLite would keep nothing (%s)", path, path[0] ?
+		    "in memory only" : "empty: is the variable unset?");
+		goto fail;
+	}
 	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "cannot open database \"%s\": %s",
@@ -497,9 +515,8 @@ unix_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A holder on this machine whose process is gone is dead. */
-static int
-holder_dead(const char *holder_host, long pid)
+int
+db_holder_dead(const char *holder_host, long pid)
 {
 	pthread_once(&coord_once, coord_init);
 	if (strcmp(holder_host, coord_host) != 0)
@@ -541,7 +558,7 @@ db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
 		snprintf(prev, prevlen, "%s", holder);
 		if (strcmp(holder, req->holder) == 0)
 			prev[0] = '\0';
-		else if (holder_dead(hhost, pid) ||
+		else if (db_holder_dead(hhost, pid) ||
 		    t - beat > (double)req->expiry_s)
 			*took_over = 1;
 		else
@@ -797,51 +814,49 @@ missing_of(struct db *db, int64_t run_id, const char *host, int64_t build_id,
 
 int
 db_missing_cells(struct db *db, int64_t run_id, const char *host,
-    int64_t build_id, uint64_t samples, const char *const *all,
+    int64_t build_id, uint64_t samples, const char *const *want,
     char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
     struct so_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	char **names = NULL, *list = NULL, *tmp;
-	size_t n = 0, i;
-	int rc = 0, any;
+	char *list = NULL, *tmp;
+	size_t i;
+	int rc = 0, any, step;
 
 	*variants = NULL;
 	*first = *last = *count = 0;
-	if (sqlite3_prepare_v2(db->h, "SELECT variant FROM variants WHERE "
-	    "run_id = ? AND host = ? AND build_id = ? AND status = 'ok' "
-	    "ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+	/*
+	 * Every requested variant is expected, whether or not the first
+	 * attempt got to record it: only one that this build tried and could
+	 * not time (skipped, failed) has nothing to measure.
+	 */
+	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM variants WHERE "
+	    "run_id = ? AND host = ? AND build_id = ? AND variant = ? AND "
+	    "status != 'ok'", -1, &st, NULL) != SQLITE_OK)
 		return dberr(db, err, "cannot read variants");
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, build_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		names = xrealloc(names, (n + 1) * sizeof *names);
-		names[n++] = col_dup(st, 0);
-	}
-	sqlite3_finalize(st);
-	if (n == 0) {
-		for (i = 0; all != NULL && all[i] != NULL; i++) {
-			names = xrealloc(names, (n + 1) * sizeof *names);
-			names[n++] = xstrdup(all[i]);
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (missing_of(db, run_id, host, build_id, names[i], samples,
-		    first, last, count, &any) != 0) {
+	for (i = 0; want[i] != NULL; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, build_id);
+		sqlite3_bind_text(st, 4, want[i], -1, SQLITE_STATIC);
+		step = sqlite3_step(st);
+		if (step == SQLITE_ROW)
+			continue;
+		if (step != SQLITE_DONE || missing_of(db, run_id, host,
+		    build_id, want[i], samples, first, last, count,
+		    &any) != 0) {
 			rc = dberr(db, err, "cannot read samples");
 			break;
 		}
 		if (!any)
 			continue;
 		tmp = xasprintf("%s%s%s", list ? list : "", list ? "," : "",
-		    names[i]);
+		    want[i]);
 		free(list);
 		list = tmp;
 	}
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	sqlite3_finalize(st);
 	if (rc != 0)
 		free(list);
 	else

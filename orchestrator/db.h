@@ -205,13 +205,14 @@ int db_build_find(struct db *db, int64_t run_id, const char *host,
 
 /*
  * The cells (variant, sample index < samples) of a build that have no
- * stored sample.  Variants are those the build's self-test passed, or all
- * of `all` (NULL-terminated) when it recorded none.  Returns the variants
+ * stored sample.  Variants are all of `want` (NULL-terminated: the run's
+ * variants that this build's architecture has) except those the build
+ * recorded as skipped or failed.  Returns the variants
  * with a missing cell as a new comma list in *variants (NULL when none),
  * the lowest and highest missing index, and the number of missing cells.
  */
 int db_missing_cells(struct db *db, int64_t run_id, const char *host,
-    int64_t build_id, uint64_t samples, const char *const *all,
+    int64_t build_id, uint64_t samples, const char *const *want,
     char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
     struct so_err *err);
 
@@ -242,6 +243,9 @@ int db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
 int db_disasm_reuse(struct db *db, const char *host,
     const char *binary_sha256, int64_t build_id, unsigned *bad,
     struct so_err *err);
+
+/* 1 if a lease holder on this machine (holder_host) has no process pid. */
+int db_holder_dead(const char *holder_host, long pid);
 
 /*
  * Artifacts (schema version 5, orchestrator/artifact.h keeps the files).

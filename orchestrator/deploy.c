@@ -566,6 +566,7 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 	res->ok = binsum[0] != '\0';
 	res->agent = xasprintf("%s/seqorch-agent", outdir);
 	res->target = xstrdup(target);
+	res->binary_sha256 = xstrdup(binsum);
 	if (!res->ok) {
 		size_t n = strlen(bf.log);
 
@@ -620,8 +621,9 @@ out:
 void
 deploy_result_free(struct build_result *res)
 {
-	free(res->agent);
+	free(res->binary_sha256);
 	free(res->target);
+	free(res->agent);
 	free(res->log_tail);
 	memset(res, 0, sizeof *res);
 }

@@ -47,6 +47,7 @@ struct build_result {
 	int64_t build_id;	/* builds row (0 when no db was given) */
 	char *agent;		/* absolute path on the host; owned */
 	char *target;		/* `cc -dumpmachine` there ("" unknown); owned */
+	char *binary_sha256;	/* the agent's hash, checked at launch; owned */
 	int ok;			/* 0: the build failed, see its row */
 	char *log_tail;		/* end of the build log when it failed */
 };

@@ -1,5 +1,5 @@
 /*
- * Strict reader for agent records (docs/protocol.md).  Each record type is
+ * Strict reader for agent records (docs/protocol.md, version 4).  Each record type is
  * a table of fields; nested objects (a window's state, its busy_on_cpu
  * entries) are tables too, checked the same way.
  */
@@ -42,6 +42,7 @@ static const struct field hello_f[] = {
 	{ "proto", F_INT, S(proto), 1 },
 	{ "agent", F_STR, NO, 0 },
 	{ "build_id", F_STR, S(build_id), 0 },
+	{ "token", F_STR, S(token), 0 },
 	{ "study", F_STR, S(study), 0 },
 	{ "steps", F_INT, S(steps), 1 },
 	{ "samples", F_INT, S(samples), 1 },
@@ -225,6 +226,18 @@ is_time(const char *s)
 	return s[i] == '\0';
 }
 
+/* Offset of the first control character (C0 or DEL) in s, or -1. */
+static size_t
+ctrl_at(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return i;
+	return (size_t)-1;
+}
+
 static int check_object(const struct field *fields, const cJSON *obj,
     const char *skip, struct record *rec, const char *what,
     struct so_err *err);
@@ -276,7 +289,7 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 	char *base = (char *)rec, inner[128];
 	const cJSON *e;
 	int64_t iv;
-	size_t max = max_len(f);
+	size_t max = max_len(f), n;
 	int i, rc;
 
 	switch (f->type) {
@@ -296,6 +309,11 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 		if (strlen(v->valuestring) > max)
 			return so_error(err, SO_EPROTO, "%s: field \"%s\" is "
 			    "longer than %zu bytes", what, f->name, max);
+		/* Agent text reaches terminals and logs: no escapes in it. */
+		if ((n = ctrl_at(v->valuestring)) != (size_t)-1)
+			return so_error(err, SO_EPROTO, "%s: field \"%s\" holds "
+			    "control character 0x%02x at byte %zu", what,
+			    f->name, (unsigned char)v->valuestring[n], n);
 		if (f->type == F_HEX && !is_hex(v->valuestring))
 			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
 			    "be lowercase hex of at most %d digits, got "
@@ -496,16 +514,19 @@ proto_parse(const char *line, size_t len, struct record *rec,
 		    tname);
 		goto fail;
 	}
-	snprintf(what, sizeof what, "%s record", tname);
-	if ((rc = check_object(fields, rec->json, "type", rec, what,
-	    err)) != 0)
-		goto fail;
-	if (rec->type == REC_HELLO && rec->proto != SEQORCH_PROTO_VERSION) {
+	/* The version first: another version's hello has other fields. */
+	if (rec->type == REC_HELLO && as_int(cJSON_GetObjectItemCaseSensitive(
+	    rec->json, "proto"), &rec->proto) &&
+	    rec->proto != SEQORCH_PROTO_VERSION) {
 		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
 		    "this seqorch speaks %d", (long long)rec->proto,
 		    SEQORCH_PROTO_VERSION);
 		goto fail;
 	}
+	snprintf(what, sizeof what, "%s record", tname);
+	if ((rc = check_object(fields, rec->json, "type", rec, what,
+	    err)) != 0)
+		goto fail;
 	if (rec->type == REC_VARIANT && strcmp(rec->status, "ok") != 0 &&
 	    strcmp(rec->status, "skipped") != 0 &&
 	    strcmp(rec->status, "failed") != 0) {

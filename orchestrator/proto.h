@@ -35,7 +35,7 @@ struct record {
 	enum rec_type type;
 	cJSON *json;
 	const char *study, *variant, *status, *reason, *digest, *seed;
-	const char *build_id, *message;
+	const char *build_id, *token, *message;
 	const char *phase, *holder;
 	const char *cycles_source, *verdict;
 	const cJSON *state;

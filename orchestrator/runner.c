@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #define AGENT_ERR_MAX 4096
@@ -59,27 +60,69 @@ struct stream {
 	uint64_t first, nsamples;	/* indices asked of this agent */
 	uint64_t expected, got;
 	int saw_hello, saw_done, agent_error;
+	char token[33];		/* this launch's run token, 128 random bits */
+	int collected;		/* every record of the launch was read */
+	char **want;		/* variants asked of this agent */
+	char **seen;		/* variants it sent a record for */
+	size_t nseen;
 	char **ok_variants;
+	unsigned char **cells;	/* per ok variant: indices received */
 	size_t nok;
+	uint64_t span;		/* indices first .. first + span - 1 */
+	uint64_t records;	/* sample records received */
+	int window;		/* 0 before begin, 1 open, 2 ended */
+	int waits;
+	char build_id[24];	/* as given to the agent */
 	char *window_before;	/* the open window's first snapshot */
 	char *preflight;	/* the preflight record for the next window */
 	char verdict[8];	/* its verdict: quiet or noisy */
 	struct so_err err;
 };
 
+/* A write the database refused: say it, and fail the host. */
+static void
+db_lost(struct hostrun *hr, const char *what, const char *why)
+{
+	fprintf(stderr, "seqorch: host \"%s\": %s not stored: %s\n",
+	    hr->host->name, what, why);
+	if (!hr->failed) {
+		hr->failed = 1;
+		snprintf(hr->error, sizeof hr->error, "%.200s not stored: "
+		    "%.600s", what, why);
+	}
+}
+
+/*
+ * Store an event.  One the database refuses is not dropped: it goes to
+ * stderr with the reason, and the host fails (its record is incomplete).
+ */
+static void
+note(struct hostrun *hr, const char *level, const char *msg)
+{
+	struct so_err e;
+	char *what;
+
+	if (db_event(hr->db, hr->p->run_id, hr->host->name, level, msg,
+	    &e) == 0)
+		return;
+	what = xasprintf("%s \"%s\"", level, msg);
+	db_lost(hr, what, e.msg);
+	free(what);
+}
+
 static void
 host_fail(struct hostrun *hr, const char *msg)
 {
-	struct so_err e;
-
 	if (!hr->failed) {
 		hr->failed = 1;
-		snprintf(hr->error, sizeof hr->error, "%s", msg);
+		snprintf(hr->error, sizeof hr->error, "%.*s",
+		    (int)sizeof hr->error - 1, msg);
 	}
-	db_event(hr->db, hr->p->run_id, hr->host->name, "error", msg, &e);
+	note(hr, "error", msg);
 	progress_set(hr->index, "failed: %s", msg);
 }
 
+/* Index of v among the variants that passed, or -1. */
 static int
 variant_ok(struct stream *s, const char *v)
 {
@@ -87,7 +130,45 @@ variant_ok(struct stream *s, const char *v)
 
 	for (i = 0; i < s->nok; i++)
 		if (strcmp(s->ok_variants[i], v) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+in_list(char *const *list, size_t n, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < n && list[i] != NULL; i++)
+		if (strcmp(list[i], v) == 0)
 			return 1;
+	return 0;
+}
+
+/*
+ * A variant record: one per variant asked for, and only those.  An ok
+ * variant gets its table of received sample indices.
+ */
+static int
+check_variant(struct stream *s, const struct record *r)
+{
+	if (!in_list(s->want, (size_t)-1, r->variant))
+		return so_error(&s->err, SO_EPROTO, "variant record for "
+		    "\"%s\", which was not asked for", r->variant);
+	if (in_list(s->seen, s->nseen, r->variant))
+		return so_error(&s->err, SO_EPROTO, "second variant record for "
+		    "\"%s\" (status %s)", r->variant, r->status);
+	s->seen = xrealloc(s->seen, (s->nseen + 1) * sizeof *s->seen);
+	s->seen[s->nseen++] = xstrdup(r->variant);
+	if (strcmp(r->status, "ok") != 0)
+		return 0;
+	s->ok_variants = xrealloc(s->ok_variants,
+	    (s->nok + 1) * sizeof *s->ok_variants);
+	s->cells = xrealloc(s->cells, (s->nok + 1) * sizeof *s->cells);
+	s->ok_variants[s->nok] = xstrdup(r->variant);
+	s->cells[s->nok] = xcalloc(s->span, 1);
+	s->nok++;
+	s->expected += s->nsamples;
 	return 0;
 }
 
@@ -213,23 +294,36 @@ store_sample(struct stream *s, const struct record *r)
 	struct sample_row row = { 0 };
 	const char *why = NULL;
 	char rate[16];
-	int rc;
+	int rc, v;
 
+	s->records++;
 	if (strcmp(r->study, p->study) != 0)
 		return so_error(&s->err, SO_EPROTO, "sample of study \"%s\", "
 		    "expected \"%s\"", r->study, p->study);
-	if (!variant_ok(s, r->variant))
+	if ((v = variant_ok(s, r->variant)) < 0)
 		return so_error(&s->err, SO_EPROTO, "sample of variant \"%s\" "
-		    "that did not pass its self-test", r->variant);
+		    "that was not asked for or did not pass its self-test",
+		    r->variant);
+	if (s->window != 1)
+		return so_error(&s->err, SO_EPROTO, "sample outside the "
+		    "measurement window (%s)", s->window == 0 ?
+		    "no window begin yet" : "after its end");
+	if (strcmp(r->build_id, s->build_id) != 0)
+		return so_error(&s->err, SO_EPROTO, "sample of build \"%s\", "
+		    "but the agent was started as build %s", r->build_id,
+		    s->build_id);
 	if ((uint64_t)r->steps != p->steps)
 		return so_error(&s->err, SO_EPROTO, "sample of %lld steps, "
 		    "expected %llu", (long long)r->steps,
 		    (unsigned long long)p->steps);
 	if ((uint64_t)r->sample < s->first ||
-	    (uint64_t)r->sample >= s->first + (p->max_samples > s->nsamples ?
-	    p->max_samples : s->nsamples))
+	    (uint64_t)r->sample >= s->first + s->span)
 		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
 		    "range", (long long)r->sample);
+	if (s->cells[v][r->sample - (int64_t)s->first]++ != 0)
+		return so_error(&s->err, SO_EPROTO, "second sample %lld of "
+		    "\"%s\" (ns %lld): each index is timed once",
+		    (long long)r->sample, r->variant, (long long)r->ns);
 	if (strcmp(r->seed, p->seed) != 0)
 		why = "seed differs from the run's seed";
 	else if (strcmp(r->digest, p->ref_digest) != 0)
@@ -256,8 +350,12 @@ store_sample(struct stream *s, const struct record *r)
 	row.instructions = r->instructions;
 	row.cycles_source = r->cycles_source;
 	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
+	/*
+	 * Stored by an earlier launch of this run: a resume re-times the
+	 * span between its gaps, and the first timing of a cell is kept.
+	 */
 	if (rc == SO_EBUSY)
-		return 0;	/* re-sent after a reconnect: already stored */
+		return 0;
 	if (rc == 0 && r->nmetrics > 0)
 		rc = db_sample_metrics(s->hr->db, p->run_id, &row,
 		    r->metric_name, r->metric_value, r->nmetrics, &s->err);
@@ -272,8 +370,7 @@ store_sample(struct stream *s, const struct record *r)
 		snprintf(msg, sizeof msg, "sample %lld of \"%s\" (%s) is "
 		    "invalid: %s (got %s)", (long long)r->sample, r->variant,
 		    s->cc, why, r->digest);
-		db_event(s->hr->db, p->run_id, s->hr->host->name, "error",
-		    msg, &s->err);
+		note(s->hr, "error", msg);
 	}
 	/* A RandomX hash takes milliseconds, a SHA3 one nanoseconds. */
 	report_format_rate((double)r->steps * 1e9 / (double)r->ns, rate,
@@ -328,6 +425,14 @@ store_window(struct stream *s, const struct record *r)
 		    "time");
 		goto out;
 	}
+	if (strcmp(r->phase, "begin") == 0 ? s->window != 0 :
+	    s->window != 1) {
+		rc = so_error(&s->err, SO_EPROTO, "window %s %s", r->phase,
+		    s->window == 0 ? "before its begin" : s->window == 1 ?
+		    "while the window is open" : "after the window ended");
+		goto out;
+	}
+	s->window++;
 	if (hr->p->explore)
 		goto out;
 	if (strcmp(r->phase, "begin") == 0) {
@@ -368,13 +473,28 @@ handle_record(struct stream *s, const struct record *r)
 {
 	const struct run_params *p = s->hr->p;
 	char msg[SO_ERR_MAX];
+	int rc;
 
+	if (s->saw_done)
+		return so_error(&s->err, SO_EPROTO, "\"%s\" record after done",
+		    proto_type_name(r->type));
 	if (!s->saw_hello && r->type != REC_HELLO && r->type != REC_ERROR)
 		return so_error(&s->err, SO_EPROTO, "first record is \"%s\", "
 		    "expected \"hello\"", proto_type_name(r->type));
 	switch (r->type) {
 	case REC_HELLO:
+		if (s->saw_hello)
+			return so_error(&s->err, SO_EPROTO, "second hello");
+		/* Records of another launch (a reused directory) are not ours. */
+		if (strcmp(r->token, s->token) != 0)
+			return so_error(&s->err, SO_EPROTO, "hello carries run "
+			    "token \"%.40s\", expected \"%s\": these records "
+			    "belong to another run", r->token, s->token);
 		s->saw_hello = 1;
+		if (strcmp(r->build_id, s->build_id) != 0)
+			return so_error(&s->err, SO_EPROTO, "hello of build "
+			    "\"%s\", but the agent was started as build %s",
+			    r->build_id, s->build_id);
 		if (strcmp(r->study, p->study) != 0 ||
 		    (uint64_t)r->steps != p->steps ||
 		    (uint64_t)r->samples != s->nsamples)
@@ -386,6 +506,8 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_FACTS:
 		return store_facts(s, r);
 	case REC_VARIANT:
+		if ((rc = check_variant(s, r)) != 0)
+			return rc;
 		if (r->warning != NULL) {
 			snprintf(msg, sizeof msg, "build %lld (%s): variant "
 			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
@@ -394,25 +516,18 @@ handle_record(struct stream *s, const struct record *r)
 			    "warning", msg, &s->err) != 0)
 				return s->err.code;
 		}
-		if (strcmp(r->status, "ok") == 0) {
-			s->ok_variants = xrealloc(s->ok_variants,
-			    (s->nok + 1) * sizeof *s->ok_variants);
-			s->ok_variants[s->nok++] = xstrdup(r->variant);
-			s->expected += s->nsamples;
-		}
 		return db_variant_status(s->hr->db, p->run_id,
 		    s->hr->host->name, s->build->build_id, r->study,
 		    r->variant, r->status, r->reason, &s->err);
 	case REC_SELFTEST:
-		if ((uint64_t)r->steps ==
-		    STUDY_SELFTEST_STEPS(study_find(p->study)->study) &&
-		    strcmp(r->digest, p->ref_selftest) != 0) {
-			snprintf(msg, sizeof msg, "self-test chain of \"%s\" "
-			    "differs from the reference: %s, expected %s",
-			    s->cc, r->digest, p->ref_selftest);
-			db_event(s->hr->db, p->run_id, s->hr->host->name,
-			    "error", msg, &s->err);
-		}
+		/* Variants that agree on a wrong chain are all wrong. */
+		if ((uint64_t)r->steps !=
+		    STUDY_SELFTEST_STEPS(study_find(p->study)->study) ||
+		    strcmp(r->digest, p->ref_selftest) != 0)
+			return so_error(&s->err, SO_EPROTO, "self-test chain "
+			    "of %lld steps ends in %.128s, the reference's in "
+			    "%s", (long long)r->steps, r->digest,
+			    p->ref_selftest);
 		progress_set(s->hr->index, "%s: self-test passed, measuring",
 		    s->cc);
 		return 0;
@@ -423,12 +538,25 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_PREFLIGHT:
 		return store_preflight(s, r);
 	case REC_WAIT:
+		/* Sent at most once: a stream of them is not a wait. */
+		if (++s->waits > 1 || s->window != 0)
+			return so_error(&s->err, SO_EPROTO, "wait record %s",
+			    s->window != 0 ? "after the window began" :
+			    "repeated (one at most)");
 		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
 		    "%s", r->holder);
 		progress_set(s->hr->index, "%s", msg);
 		return db_event(s->hr->db, p->run_id, s->hr->host->name,
 		    "info", msg, &s->err);
 	case REC_DONE:
+		if ((uint64_t)r->samples != s->records)
+			return so_error(&s->err, SO_EPROTO, "done counts %lld "
+			    "samples, %llu were sent", (long long)r->samples,
+			    (unsigned long long)s->records);
+		if (s->nok > 0 && s->window != 2)
+			return so_error(&s->err, SO_EPROTO, "done %s",
+			    s->window == 0 ? "without window records" :
+			    "before the window's end");
 		s->saw_done = 1;
 		return 0;
 	case REC_ERROR:
@@ -455,10 +583,21 @@ on_line(void *arg, char *line, size_t len)
 		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
 		    (unsigned long long)s->lr.lineno, (int)n, s->err.msg);
 		memcpy(s->err.msg, tmp, sizeof tmp);
+		strip_ctrl(s->err.msg);
 		return rc;
 	}
 	rc = handle_record(s, &r);
 	proto_record_free(&r);
+	if (rc != 0 && strncmp(s->err.msg, "agent output line ", 18) != 0) {
+		char tmp[SO_ERR_MAX];
+
+		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
+		    (unsigned long long)s->lr.lineno,
+		    (int)(sizeof tmp - 40), s->err.msg);
+		memcpy(s->err.msg, tmp, sizeof tmp);
+	}
+	if (rc != 0)
+		strip_ctrl(s->err.msg);
 	return rc;
 }
 
@@ -482,19 +621,33 @@ on_stdout(void *arg, const char *buf, size_t len)
 #define MAX_DROPS 10		/* drops in one measurement */
 #define POLL_SECONDS "1"
 
+/*
+ * The agent is hashed in the command that starts it: a binary replaced
+ * since its build was recorded (the warm path reads the build's meta
+ * file, not the binary) is refused with status 3 and its hash on stderr.
+ */
+#define LAUNCH_BAD_SUM 3
+
 static char *
-launch_cmd(const char *qdir, const char *agent_cmd)
+launch_cmd(const char *qdir, const char *qagent, const char *sum,
+    const char *agent_cmd)
 {
 	char *inner = xasprintf("%s --out %s/records 2>%s/stderr & "
 	    "echo $! > %s/pid; wait $!; echo $? > %s/exit.tmp && "
 	    "mv %s/exit.tmp %s/exit", agent_cmd, qdir, qdir, qdir, qdir, qdir,
 	    qdir);
-	char *qinner = sh_quote(inner);
+	char *qinner = sh_quote(inner), *qsum = sh_quote(sum);
 	/* mkdir is the guard: a launch repeated after a drop starts nothing. */
-	char *cmd = xasprintf("mkdir -p \"$(dirname %s)\" && { mkdir %s "
-	    "2>/dev/null || exit 0; } && : > %s/records && nohup sh -c "
-	    "%s </dev/null >/dev/null 2>&1 &", qdir, qdir, qdir, qinner);
+	char *cmd = xasprintf("mkdir -p \"$(dirname %s)\" || exit 1; "
+	    "mkdir %s 2>/dev/null || exit 0; "
+	    "h=$( (sha256sum %s 2>/dev/null || shasum -a 256 %s) | "
+	    "cut -d ' ' -f 1); [ \"$h\" = %s ] || { rm -rf %s; "
+	    "echo \"$h\" >&2; exit %d; }; "
+	    ": > %s/records && nohup sh -c %s </dev/null >/dev/null 2>&1 &",
+	    qdir, qdir, qagent, qagent, qsum, qdir, LAUNCH_BAD_SUM, qdir,
+	    qinner);
 
+	free(qsum);
 	free(qinner);
 	free(inner);
 	return cmd;
@@ -527,21 +680,128 @@ stream_cmd(const char *qdir, uint64_t offset)
 }
 
 /*
- * Stop a detached agent and wait up to 5 s for its exit file (best effort:
- * the host may be gone).
+ * Commands that must run after an interrupt (stopping the agent, reading
+ * what it finished) cannot use the run's stop flag, which is set by then:
+ * they get this one, never set, and a time limit instead.
+ */
+static volatile sig_atomic_t never_stop;
+#define AFTER_STOP_MS 30000
+
+/*
+ * Stop a detached agent: TERM, up to 10 s for its exit file, then KILL.
+ * 0 once the agent is known to have exited (or never started); the host
+ * may be gone, then err says why.
+ */
+static int
+stop_agent(struct hostrun *hr, const char *qdir, struct so_err *err)
+{
+	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
+	    .stop = &never_stop };
+	char *cmd = xasprintf("cd %s 2>/dev/null || exit 0; i=0; "
+	    "while [ ! -s pid ] && [ ! -f exit ] && [ $i -lt 50 ]; do "
+	    "sleep 0.1; i=$((i + 1)); done; [ -f exit ] && exit 0; "
+	    "kill $(cat pid) 2>/dev/null; i=0; "
+	    "while [ ! -f exit ] && [ $i -lt 100 ]; do sleep 0.1; "
+	    "i=$((i + 1)); done; [ -f exit ] && exit 0; "
+	    "kill -9 $(cat pid) 2>/dev/null; i=0; "
+	    "while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
+	    "i=$((i + 1)); done; [ -f exit ]", qdir);
+	int status = 0, rc = 0;
+
+	if (hr->conn == NULL && (rc = conn_open(hr->host, 0, &hr->conn,
+	    err)) != 0)
+		goto out;
+	rc = conn_exec(hr->conn, cmd, &io, &status, err);
+	if (rc == 0 && status != 0)
+		rc = so_error(err, SO_EAGENT, "the agent did not exit, even "
+		    "after SIGKILL");
+out:
+	free(cmd);
+	return rc;
+}
+
+/*
+ * Once every record of a launch is stored, its run directory goes: it is
+ * never used again.  Not by the stream command itself, as a stream cut
+ * off by a frozen connection may still run there and would pull the
+ * directory from under the stream that replaced it.  Best effort.
  */
 static void
-stop_agent(struct hostrun *hr, const char *qdir)
+remove_rundir(struct hostrun *hr, const char *qdir)
 {
-	char *cmd = xasprintf("cd %s && kill $(cat pid) 2>/dev/null; i=0; "
-	    "while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
-	    "i=$((i + 1)); done; true", qdir);
+	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
+	    .stop = &never_stop };
+	char *cmd = xasprintf("rm -rf %s", qdir);
 	struct so_err e;
 	int status;
 
 	if (hr->conn != NULL)
-		conn_exec(hr->conn, cmd, NULL, &status, &e);
+		conn_exec(hr->conn, cmd, &io, &status, &e);
 	free(cmd);
+}
+
+/*
+ * The agent has exited: read what it wrote past the last record taken in,
+ * so that every sample it finished is stored.
+ */
+static int
+collect_rest(struct hostrun *hr, struct stream *s, const char *qdir,
+    struct so_err *err)
+{
+	char errbuf[256];
+	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
+	    .errbuf = errbuf, .errlen = sizeof errbuf,
+	    .timeout_ms = AFTER_STOP_MS, .stop = &never_stop };
+	char *cmd = stream_cmd(qdir, s->lr.offset);
+	int status, rc;
+
+	s->lr.len = 0;
+	rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+	if (rc != 0)
+		so_error(err, rc, "%s", s->err.msg);
+	free(cmd);
+	return rc;
+}
+
+/*
+ * The user interrupted the run: the agent is stopped before the lease is
+ * released, what it finished is stored, and an event says how many
+ * samples were kept or that some may be lost.  An open window is closed
+ * at the coordinator's time, with the reason as its drift.
+ */
+static void
+interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
+    const char *cc)
+{
+	struct so_err e = { 0 };
+	char msg[SO_ERR_MAX + 256], at[32];
+	uint64_t before = s->got;
+	int rc;
+
+	if ((rc = stop_agent(hr, qdir, &e)) == 0 &&
+	    (rc = collect_rest(hr, s, qdir, &e)) == 0)
+		s->collected = 1;
+	if (rc == 0)
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
+		    "stopped; all %llu samples it finished are stored (%llu "
+		    "of them read after the interrupt)", cc,
+		    (unsigned long long)s->got,
+		    (unsigned long long)(s->got - before));
+	else
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) could "
+		    "not be stopped and read: %.600s; %llu samples are "
+		    "stored, any it finished after them are lost", cc, e.msg,
+		    (unsigned long long)s->got);
+	note(hr, "warning", msg);
+	if (hr->window_id != 0) {
+		iso_now(at, sizeof at);
+		if (db_window_end(hr->db, hr->window_id, at, NULL,
+		    "interrupted: the agent was stopped", &e) != 0)
+			db_lost(hr, "the window's end", e.msg);
+		hr->window_id = 0;
+	}
+	snprintf(hr->error, sizeof hr->error, "interrupted");
+	hr->failed = 1;
 }
 
 /* Reconnect after a dropped connection; 0 or the last error. */
@@ -558,9 +818,8 @@ reconnect(struct hostrun *hr, struct so_err *err)
 		sleep((unsigned)i + 1);
 		if ((rc = conn_open(hr->host, 0, &hr->conn, err)) == 0) {
 			hr->conn->stop = hr->p->stop;
-			db_event(hr->db, hr->p->run_id, hr->host->name,
-			    "warning", "connection lost during measurement; "
-			    "reconnected and resumed streaming", err);
+			note(hr, "warning", "connection lost during "
+			    "measurement; reconnected and resumed streaming");
 			return 0;
 		}
 	}
@@ -602,29 +861,38 @@ agent_extra_args(struct hostrun *hr)
 
 /*
  * The variants this run measures: its --variants, or all of the study's;
- * a NULL-terminated list of new strings.
+ * with target (a build's -dumpmachine), only those built for its
+ * architecture.  A NULL-terminated list of new strings.
  */
 static const char **
-run_variants(const struct run_params *p)
+run_variants(const struct run_params *p, const char *target)
 {
+	const struct variant_entry *ve;
 	const char **list;
-	char *copy, *q, *v;
-	size_t n = 0, i;
+	char *copy = p->variants ? xstrdup(p->variants) : NULL, *q = copy, *v;
+	size_t n = 0, i, alen = strcspn(target ? target : "", "-");
 
-	if (p->variants == NULL) {
-		for (i = 0; variant_table[i].study != NULL; i++)
-			n += strcmp(variant_table[i].study, p->study) == 0;
-		list = xcalloc(n + 1, sizeof *list);
-		n = 0;
-		for (i = 0; variant_table[i].study != NULL; i++)
-			if (strcmp(variant_table[i].study, p->study) == 0)
-				list[n++] = xstrdup(variant_table[i].variant);
-		return list;
-	}
-	list = xcalloc(strlen(p->variants) + 2, sizeof *list);
-	copy = xstrdup(p->variants);
-	for (q = copy; (v = strsep(&q, ",")) != NULL; )
+	for (i = 0; variant_table[i].study != NULL; i++)
+		;
+	list = xcalloc(i + (copy ? strlen(copy) : 0) + 2, sizeof *list);
+	for (i = 0; ; i++) {
+		if (copy != NULL && (v = strsep(&q, ",")) == NULL)
+			break;
+		if (copy == NULL) {
+			if (variant_table[i].study == NULL)
+				break;
+			if (strcmp(variant_table[i].study, p->study) != 0)
+				continue;
+			v = (char *)variant_table[i].variant;
+		}
+		ve = study_variant(p->study, v);
+		if (target != NULL && ve != NULL &&
+		    strcmp(ve->arch, "any") != 0 &&
+		    (strlen(ve->arch) != alen ||
+		    strncmp(ve->arch, target, alen) != 0))
+			continue;
 		list[n++] = xstrdup(v);
+	}
 	free(copy);
 	return list;
 }
@@ -638,7 +906,7 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
     uint64_t *first, uint64_t *last, uint64_t *count)
 {
 	const struct run_params *p = hr->p;
-	const char **want = run_variants(p);
+	const char **want = run_variants(p, b->target);
 	struct so_err err;
 	size_t i;
 	int rc;
@@ -653,6 +921,46 @@ missing(struct hostrun *hr, struct build_result *b, char **variants,
 		free((char *)want[i]);
 	free(want);
 	return rc;
+}
+
+/*
+ * Resuming: the run directories an earlier coordinator of this run left
+ * (it was killed before it read them all) may hold samples never stored.
+ * They are reported as lost, and their cells measured again; the
+ * directories of agents that have ended are removed.  Best effort: a host that cannot
+ * say is measured all the same.
+ */
+static void
+left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	char *qruns = NULL, *cmd, *out = NULL, *runs;
+	char msg[256];
+	struct so_err e;
+	unsigned long long n = 0;
+	int status;
+
+	runs = xasprintf("%s/runs", hr->conn->workdir);
+	qruns = sh_quote(runs);
+	cmd = xasprintf("cd %s 2>/dev/null || exit 0; n=0; "
+	    "for d in %lld-%lld-*; do [ -f \"$d/exit\" ] || continue; "
+	    "n=$((n + $(cat \"$d/records\" 2>/dev/null | "
+	    "grep -c '\"type\":\"sample\"'))); rm -rf \"$d\"; done; "
+	    "echo $n", qruns,
+	    (long long)hr->p->run_id, (long long)b->build_id);
+	if (conn_capture(hr->conn, cmd, 64, &out, &status, &e) == 0 &&
+	    status == 0)
+		n = strtoull(out, NULL, 10);
+	if (n > 0) {
+		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
+		    "of this run stopped before reading all of its agent's "
+		    "records (%llu samples finished there); those not stored "
+		    "are lost, and their cells measured again", cc, n);
+		note(hr, "warning", msg);
+	}
+	free(out);
+	free(cmd);
+	free(qruns);
+	free(runs);
 }
 
 /*
@@ -686,13 +994,16 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 {
 	const struct run_params *p = hr->p;
 	struct stream *s = xcalloc(1, sizeof *s);
-	char errbuf[AGENT_ERR_MAX] = "", cpu[16], token[64];
+	char errbuf[AGENT_ERR_MAX] = "", cpu[16];
+	unsigned char rnd[16];
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
 	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study), *qv = NULL;
 	char *qseed = sh_quote(p->seed), *agent_cmd = NULL, *cmd, *dir = NULL;
 	char *qdir = NULL, *extra = NULL, *env = NULL, *variants;
 	struct exec_io io = { .on_stdout = on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
+	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
+	struct so_err e;
 	int status = 0, rc, drops = 0;
 	size_t i;
 
@@ -704,6 +1015,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	if (p->resume) {
 		uint64_t last, count;
 
+		left_behind(hr, b, cc);
 		if (missing(hr, b, &variants, &s->first, &last, &count) != 0)
 			goto out;
 		if (count == 0) {
@@ -712,6 +1024,20 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		}
 		s->nsamples = last - s->first + 1;
 	}
+	s->span = p->max_samples > s->nsamples ? p->max_samples :
+	    s->nsamples;
+	snprintf(s->build_id, sizeof s->build_id, "%lld",
+	    (long long)b->build_id);
+	if (variants != NULL) {
+		char *copy = xstrdup(variants), *q = copy, *v;
+		size_t n = 0;
+
+		s->want = xcalloc(strlen(variants) + 2, sizeof *s->want);
+		while ((v = strsep(&q, ",")) != NULL)
+			s->want[n++] = xstrdup(v);
+		free(copy);
+	} else
+		s->want = (char **)run_variants(p, b->target);
 	qv = variants ? sh_quote(variants) : NULL;
 	if (p->openssl_cap != NULL) {
 		const char *var = openssl_cap_var(b->target);
@@ -736,31 +1062,45 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		snprintf(cpu, sizeof cpu, "auto");
 	else
 		snprintf(cpu, sizeof cpu, "none");
-	/* Unique per coordinator, even when several share a host. */
-	snprintf(token, sizeof token, "%lld-%lld-%ld-%08lx",
-	    (long long)p->run_id, (long long)b->build_id, (long)getpid(),
-	    (unsigned long)random());
-	dir = xasprintf("%s/runs/%s", hr->conn->workdir, token);
+	/*
+	 * Unique across coordinators, hosts, containers and reboots: the
+	 * directory names the launch, and hello must echo the token.
+	 */
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		host_fail(hr, "cannot read random bytes for a run token");
+		goto out;
+	}
+	hex_encode(rnd, sizeof rnd, s->token);
+	dir = xasprintf("%s/runs/%lld-%lld-%s", hr->conn->workdir,
+	    (long long)p->run_id, (long long)b->build_id, s->token);
 	qdir = sh_quote(dir);
 	extra = agent_extra_args(hr);
 	agent_cmd = xasprintf("%s%s --study %s --steps %llu --samples %llu "
-	    "--first-sample %llu --cpu %s --seed %s --build-id %lld%s%s%s",
-	    env ? env : "", qa, qs, (unsigned long long)p->steps,
+	    "--first-sample %llu --cpu %s --seed %s --build-id %lld "
+	    "--token %s%s%s%s", env ? env : "", qa, qs,
+	    (unsigned long long)p->steps,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
-	    cpu, qseed, (long long)b->build_id, qv ? " --variants " : "",
-	    qv ? qv : "", extra);
+	    cpu, qseed, (long long)b->build_id, s->token,
+	    qv ? " --variants " : "", qv ? qv : "", extra);
 	progress_set(hr->index, "%s: self-test", cc);
-	cmd = launch_cmd(qdir, agent_cmd);
+	cmd = launch_cmd(qdir, qa, b->binary_sha256, agent_cmd);
 	/* The connection may have idled out while the host waited for the
 	 * window; the launch is safe to repeat. */
-	while ((rc = conn_exec(hr->conn, cmd, NULL, &status, &s->err)) ==
+	while ((rc = conn_exec(hr->conn, cmd, &lio, &status, &s->err)) ==
 	    SO_ESSH && ++drops <= MAX_DROPS &&
 	    (rc = reconnect(hr, &s->err)) == 0)
 		;
 	free(cmd);
-	if (rc == 0 && status != 0)
+	errbuf[strcspn(errbuf, "\n")] = '\0';
+	if (rc == 0 && status == LAUNCH_BAD_SUM)
+		rc = so_error(&s->err, SO_EAGENT, "agent binary \"%s\" is "
+		    "not the one built: its sha256 is \"%.64s\", the build "
+		    "recorded %s; refusing to run it", b->agent, errbuf,
+		    b->binary_sha256);
+	else if (rc == 0 && status != 0)
 		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
 		    "\"%s\"", dir);
+	errbuf[0] = '\0';
 	while (rc == 0) {
 		cmd = stream_cmd(qdir, s->lr.offset);
 		/* A re-read starts at the last complete line. */
@@ -769,9 +1109,8 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		free(cmd);
 		if (rc == SO_ESSH && s->saw_done) {
 			/* Every record is in; only the exit status was lost. */
-			db_event(hr->db, p->run_id, hr->host->name, "warning",
-			    "connection lost after the agent's done record; "
-			    "its exit status is unknown", &s->err);
+			note(hr, "warning", "connection lost after the "
+			    "agent's done record; its exit status is unknown");
 			rc = 0;
 			status = 0;
 			break;
@@ -788,16 +1127,27 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		if ((rc = reconnect(hr, &s->err)) != 0)
 			break;
 	}
-	if (rc == SO_EINTR) {
-		stop_agent(hr, qdir);
-		snprintf(hr->error, sizeof hr->error, "interrupted");
-		hr->failed = 1;
+	if (rc == 0 && s->saw_done)
+		s->collected = 1;
+	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
+		interrupted(hr, s, qdir, cc);
 	} else if (rc != 0) {
-		stop_agent(hr, qdir);
-		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc, s->err.msg);
+		/* What the agent finished past this point is not read. */
+		if (stop_agent(hr, qdir, &e) == 0)
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent was stopped, and any "
+			    "other sample it finished is lost)", cc,
+			    s->err.msg, (unsigned long long)s->got);
+		else
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent could not be stopped: "
+			    "%.300s; it may go on measuring, and what it "
+			    "finishes is lost)", cc, s->err.msg,
+			    (unsigned long long)s->got, e.msg);
 		host_fail(hr, msg);
 	} else if (status != 0 || !s->saw_done) {
 		errbuf[strcspn(errbuf, "\n")] = '\0';
+		strip_ctrl(errbuf);
 		snprintf(msg, sizeof msg, "agent (%s) %s %d%s%.900s", cc,
 		    status > 128 ? "died of signal" : "exited with status",
 		    status > 128 ? status - 128 : status,
@@ -822,11 +1172,22 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		host_fail(hr, msg);
 	}
 	if (s->lr.offset > 0)
-		keep_raw(hr, b, dir, token);
+		keep_raw(hr, b, dir, s->token);
+	if (s->collected)
+		remove_rundir(hr, qdir);
 out:
-	for (i = 0; i < s->nok; i++)
+	for (i = 0; i < s->nok; i++) {
+		free(s->cells[i]);
 		free(s->ok_variants[i]);
+	}
+	free(s->cells);
 	free(s->ok_variants);
+	for (i = 0; i < s->nseen; i++)
+		free(s->seen[i]);
+	free(s->seen);
+	for (i = 0; s->want != NULL && s->want[i] != NULL; i++)
+		free(s->want[i]);
+	free(s->want);
 	free(s->window_before);
 	free(s->preflight);
 	free(extra);
@@ -934,18 +1295,19 @@ prepare(struct hostrun *hr)
 		}
 		hr->nbuilds++;
 		if (!b->ok) {
-			const char **vs = run_variants(hr->p);
+			const char **vs = run_variants(hr->p, NULL);
 			size_t j;
 
 			snprintf(msg, sizeof msg, "build with \"%s\" failed: "
 			    "%.900s", hr->labels[i], b->log_tail ?
 			    b->log_tail : "");
-			db_event(hr->db, hr->p->run_id, h->name, "error", msg,
-			    &err);
+			note(hr, "error", msg);
 			for (j = 0; vs[j] != NULL; j++) {
-				db_variant_status(hr->db, hr->p->run_id,
+				if (db_variant_status(hr->db, hr->p->run_id,
 				    h->name, b->build_id, hr->p->study, vs[j],
-				    "unavailable", "build failed", &err);
+				    "unavailable", "build failed", &err) != 0)
+					db_lost(hr, "a variant's status",
+					    err.msg);
 				free((char *)vs[j]);
 			}
 			free(vs);
@@ -981,9 +1343,10 @@ host_thread(void *arg)
 		hr->failed = 1;
 		snprintf(hr->error, sizeof hr->error, "interrupted");
 	}
-	db_run_host_finish(hr->db, p->run_id, hr->host->name,
+	if (db_run_host_finish(hr->db, p->run_id, hr->host->name,
 	    !hr->failed ? "ok" : *p->stop ? "interrupted" : "failed",
-	    hr->failed ? hr->error : NULL, &err);
+	    hr->failed ? hr->error : NULL, &err) != 0)
+		db_lost(hr, "the host's outcome", err.msg);
 	if (!hr->failed)
 		progress_set(hr->index, "done: %llu samples%s",
 		    (unsigned long long)hr->samples,

@@ -483,8 +483,10 @@ load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 			    algs, nalgs);
 	}
 	libssh2_free(s->session, algs);
-	snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-	    *known && *rest ? "," : "", rest);
+	/* Known types first; rest is cut if both would not fit. */
+	if (*known && *rest)
+		strncat(known, ",", sizeof known - strlen(known) - 1);
+	strncat(known, rest, sizeof known - strlen(known) - 1);
 	if (*known)
 		libssh2_session_method_pref(s->session, LIBSSH2_METHOD_HOSTKEY,
 		    known);

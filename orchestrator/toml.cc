@@ -36,6 +36,7 @@ struct item_info {
 	toml::source_position pos;
 	toml::source_position key_pos;	/* line 0: the item has no key */
 	enum toml_type type;
+	std::string text;	/* an integer's exact decimal spelling */
 };
 
 /* A string or key holding a NUL, which a C string would cut short. */
@@ -147,6 +148,9 @@ convert(toml_doc &doc, const toml::node &node)
 		type = TOML_INTEGER;
 		item.reset(checked(cJSON_CreateNumber(
 		    static_cast<double>(i->get()))));
+		doc.info[item.get()] = item_info{ node.source().begin, {},
+		    type, std::to_string(i->get()) };
+		return item;
 	} else if (const toml::value<double> *f = node.as_floating_point()) {
 		type = TOML_FLOAT;
 		item.reset(checked(cJSON_CreateNumber(f->get())));
@@ -163,7 +167,7 @@ convert(toml_doc &doc, const toml::node &node)
 		type = TOML_DATE_TIME;
 		item.reset(create_text(node.as_date_time()->get()));
 	}
-	doc.info[item.get()] = item_info{ node.source().begin, {}, type };
+	doc.info[item.get()] = item_info{ node.source().begin, {}, type, {} };
 	return item;
 }
 
@@ -183,10 +187,117 @@ parse_failed(const char *name, const toml::parse_error &e,
 	    static_cast<unsigned>(pos.column), what.c_str());
 }
 
+/*
+ * toml++ 3.3 (Debian 12) asks is_non_ascii_horizontal_whitespace() about
+ * characters where whitespace may stand, and that function reaches
+ * __builtin_unreachable() for most code points in U+00A1..U+0499,
+ * U+2D0E..U+3107 and U+FB26..U+FEFE (undefined behaviour, found by
+ * `make fuzz`).  TOML allows non-ASCII text only in strings and comments,
+ * so any other non-ASCII byte is refused here first, with the error toml++
+ * would give, as is one that starts the text after a line-ending
+ * backslash of a multi-line string (which toml++ trims as whitespace).
+ * Returns the offset of the offending byte, or len.
+ */
+static size_t
+non_ascii_outside_text(const char *t, size_t len)
+{
+	size_t i = 0, j;
+	bool bol = true;	/* only blanks since the line began */
+
+	while (i < len) {
+		unsigned char c = static_cast<unsigned char>(t[i]);
+		bool multi = len - i >= 3 && (t[i + 1] == t[i] &&
+		    t[i + 2] == t[i]);
+
+		if (c >= 0x80)
+			return i;
+		/*
+		 * A table header must name a key: toml++ 3.3 asserts (aborts)
+		 * on "[!x]" instead of reporting it.
+		 */
+		if (c == '[' && bol) {
+			j = i + 1;
+			if (j < len && t[j] == '[')
+				j++;
+			while (j < len && (t[j] == ' ' || t[j] == '\t'))
+				j++;
+			if (j < len && !isalnum(static_cast<unsigned char>(t[j])) &&
+			    t[j] != '_' && t[j] != '-' && t[j] != '"' &&
+			    t[j] != '\'' && static_cast<unsigned char>(t[j]) < 0x80)
+				return j;
+		}
+		if (c == '\n')
+			bol = true;
+		else if (c != ' ' && c != '\t' && c != '\r')
+			bol = false;
+		if (c == '#') {
+			while (i < len && t[i] != '\n')
+				i++;
+		} else if (c == '"' || c == '\'') {
+			size_t q = multi ? 3 : 1;
+
+			for (i += q; i < len; i++) {
+				if (!multi && t[i] == '\n')
+					break;
+				if (c == '"' && t[i] == '\\') {
+					size_t j = i + 1;
+
+					while (multi && j < len && (t[j] == ' ' ||
+					    t[j] == '\t'))
+						j++;
+					if (!multi || j >= len || (t[j] != '\n' &&
+					    t[j] != '\r')) {
+						i++;
+						continue;
+					}
+					while (j < len && (t[j] == ' ' ||
+					    t[j] == '\t' || t[j] == '\n' ||
+					    t[j] == '\r'))
+						j++;
+					if (j < len &&
+					    static_cast<unsigned char>(t[j]) >= 0x80)
+						return j;
+					i = j - 1;
+					continue;
+				}
+				if (t[i] == c && (!multi || (len - i >= 3 &&
+				    t[i + 1] == c && t[i + 2] == c))) {
+					i += multi ? 2 : 0;
+					break;
+				}
+			}
+			i++;
+		} else
+			i++;
+	}
+	return len;
+}
+
 int
 toml_parse(const char *text, size_t len, const char *name,
     struct toml_doc **out, struct so_err *err)
 {
+	size_t bad = non_ascii_outside_text(text, len);
+
+	if (bad < len) {
+		unsigned line = 1, col = 1;
+
+		for (size_t i = 0; i < bad; i++) {
+			if (text[i] == '\n') {
+				line++;
+				col = 1;
+			} else if ((static_cast<unsigned char>(text[i]) & 0xc0) !=
+			    0x80)
+				col++;
+		}
+		if (static_cast<unsigned char>(text[bad]) >= 0x80)
+			return so_error(err, SO_EPARSE, "%s:%u:%u: a non-ASCII "
+			    "character outside a string or comment", name, line,
+			    col);
+		return so_error(err, SO_EPARSE, "%s:%u:%u: a table header "
+		    "must start with a key, not '%c'", name, line, col,
+		    text[bad] >= 0x20 && text[bad] < 0x7f ? text[bad] : '?');
+	}
 	try {
 		std::string_view source(text, len);
 		std::string_view source_name(name);
@@ -288,6 +399,15 @@ toml_type(const struct toml_doc *doc, const cJSON *item)
 	auto it = doc->info.find(item);
 
 	return it == doc->info.end() ? TOML_NONE : it->second.type;
+}
+
+const char *
+toml_int_text(const struct toml_doc *doc, const cJSON *item)
+{
+	auto it = doc->info.find(item);
+
+	return it == doc->info.end() || it->second.type != TOML_INTEGER ?
+	    nullptr : it->second.text.c_str();
 }
 
 const char *

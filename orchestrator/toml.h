@@ -75,6 +75,12 @@ int toml_key_pos(const struct toml_doc *doc, const cJSON *item, int *line,
 /* The TOML type item had in the file; TOML_NONE if it is not from doc. */
 enum toml_type toml_type(const struct toml_doc *doc, const cJSON *item);
 
+/*
+ * The exact decimal spelling of an integer item (its cJSON number is a
+ * double, exact only to 2^53), owned by doc; NULL for anything else.
+ */
+const char *toml_int_text(const struct toml_doc *doc, const cJSON *item);
+
 /* Name of a type for messages ("integer", "date-time"); never NULL. */
 const char *toml_type_name(enum toml_type type);
 

@@ -1,6 +1,7 @@
 /* Error carrier, allocation wrappers and small parsing helpers. */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -119,7 +120,8 @@ parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 	char *end;
 	long long v;
 
-	if (s == NULL || *s == '\0')
+	/* strtoll would skip leading blanks: " 5" is not a number here. */
+	if (s == NULL || (*s != '-' && *s != '+' && !isdigit((unsigned char)*s)))
 		return SO_EINVAL;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -183,4 +185,12 @@ iso_now(char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
+void
+strip_ctrl(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }

@@ -74,6 +74,12 @@ void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Decode exactly 2n lowercase/uppercase hex chars; 0 or SO_EPARSE. */
 int hex_decode(const char *hex, uint8_t *out, size_t n);
 
+/*
+ * Replace each control character (C0, DEL) of s by '?', in place: text
+ * from a host, an agent or a config file is printed on terminals.
+ */
+void strip_ctrl(char *s);
+
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);
 

@@ -43,6 +43,15 @@ heartbeat(void *arg)
 	return NULL;
 }
 
+/* The lease is held either way; a lost history line is said on stderr. */
+static void
+lease_note(int rc, const struct so_err *err)
+{
+	if (rc != 0)
+		fprintf(stderr, "seqorch: warning: lease event not stored: "
+		    "%s\n", err->msg);
+}
+
 int
 lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
     int expiry_s, volatile sig_atomic_t *stop, struct lease **out,
@@ -70,8 +79,8 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
 			fprintf(stderr, "seqorch: waiting for the measurement "
 			    "window, held by %s\n", prev);
 			snprintf(shown, sizeof shown, "%s", prev);
-			db_lease_event(db, LEASE_NAME, "waited",
-			    db_coordinator_id(), prev, run_id, NULL, err);
+			lease_note(db_lease_event(db, LEASE_NAME, "waited",
+			    db_coordinator_id(), prev, run_id, NULL, err), err);
 		}
 		waited = 1;
 		if (*stop)
@@ -84,11 +93,12 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
 	if (took_over) {
 		fprintf(stderr, "seqorch: took over the measurement window from "
 		    "%s (dead or silent for over %d s)\n", prev, expiry_s);
-		db_lease_event(db, LEASE_NAME, "takeover", db_coordinator_id(),
-		    prev, run_id, NULL, err);
+		lease_note(db_lease_event(db, LEASE_NAME, "takeover",
+		    db_coordinator_id(), prev, run_id, NULL, err), err);
 	}
-	db_lease_event(db, LEASE_NAME, "acquired", db_coordinator_id(), NULL,
-	    run_id, waited ? "after waiting" : NULL, err);
+	lease_note(db_lease_event(db, LEASE_NAME, "acquired",
+	    db_coordinator_id(), NULL, run_id, waited ? "after waiting" : NULL,
+	    err), err);
 	l = xcalloc(1, sizeof *l);
 	l->db = db;
 	l->run_id = run_id;
@@ -96,8 +106,10 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cv, NULL);
 	if (pthread_create(&l->beat, NULL, heartbeat, l) != 0) {
-		db_lease_release(db, LEASE_NAME, db_coordinator_id(), run_id,
-		    err);
+		lease_note(db_lease_release(db, LEASE_NAME,
+		    db_coordinator_id(), run_id, err), err);
+		pthread_cond_destroy(&l->cv);
+		pthread_mutex_destroy(&l->mu);
 		free(l);
 		return so_error(err, SO_ENOMEM, "cannot start the lease "
 		    "heartbeat");

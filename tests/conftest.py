@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SEQORCH = ROOT / "seqorch"
-AGENT = ROOT / "seqorch-agent"
+# `make sanitize` points this at its ASan/UBSan build.
+BIN = Path(os.environ.get("SEQORCH_BIN_DIR", ROOT))
+SEQORCH = BIN / "seqorch"
+AGENT = BIN / "seqorch-agent"
 # Independently computed (Python hashlib) chain digests, from shared/vectors.
 VECTORS = ROOT / "tests" / "vectors" / "chains.json"
 

@@ -7,14 +7,23 @@ Nothing here ever listens on or connects to an address outside 127.0.0.0/8.
 
 Use the `sshd_factory` fixture: every server it started is stopped when the
 test ends, whether it passed or not.
+
+Run as root (as CI does), the servers log in a dedicated user, TEST_USER,
+whose login shell is /bin/sh: the tests never run root's dotfiles (a
+.bashrc that runs `pyenv init` costs 150 ms a command and hangs for 60 s
+when logins race).  The user is created here if `make deps` has not made
+it, and the servers' directories live outside pytest's root-only tmp_path
+so that it can reach them.
 """
-import getpass
 import json
 import os
+import pwd
 import random
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,6 +32,27 @@ import pytest
 
 SSHD = "/usr/sbin/sshd"
 KEYGEN = "ssh-keygen"
+TEST_USER = "seqorch-test"
+TEST_HOME = "/var/lib/seqorch-test"
+
+
+def test_user():
+    """(name, uid, gid) the servers log in: TEST_USER when running as root
+    (created on first use), else whoever runs the tests."""
+    if os.geteuid() != 0:
+        pw = pwd.getpwuid(os.geteuid())
+        return pw.pw_name, pw.pw_uid, pw.pw_gid
+    try:
+        pw = pwd.getpwnam(TEST_USER)
+    except KeyError:
+        # Two sessions may race here: the loser finds the user made.  The
+        # password "*" matches nothing, yet, unlike useradd's "!", does not
+        # lock the account (sshd refuses locked accounts any key).
+        subprocess.run(["useradd", "--system", "--create-home",
+                        "--home-dir", TEST_HOME, "--shell", "/bin/sh",
+                        "--password", "*", TEST_USER], capture_output=True)
+        pw = pwd.getpwnam(TEST_USER)
+    return pw.pw_name, pw.pw_uid, pw.pw_gid
 
 
 def keygen(path, comment="seqorch-test", kind="ed25519"):
@@ -108,12 +138,16 @@ class Sshd:
         self.dir = Path(root) / f"sshd-{name}"
         self.dir.mkdir(parents=True)
         self.address, self.port = free_endpoint()
-        self.user = getpass.getuser()
+        self.user, uid, gid = test_user()
         self.user_key = user_key
         self.password_only = password_only
         self.sftp = sftp
         self.workdir = self.dir / "work"
         self.workdir.mkdir()
+        # The user writes its work directory and may write beside it.
+        for d in (self.dir, self.workdir):
+            os.chown(d, uid, gid)
+            d.chmod(0o755)
         self.host_keys = {t: self.dir / f"host_{t}" for t in key_types}
         self.host_key = self.host_keys[key_types[0]]
         self.known_hosts = self.dir / "known_hosts"
@@ -161,6 +195,7 @@ class Sshd:
     def _write_config(self):
         auth = self.dir / "authorized_keys"
         auth.write_text(Path(str(self.user_key) + ".pub").read_text())
+        auth.chmod(0o644)	# sshd reads it as the user
         if self.password_only:
             methods = ("PubkeyAuthentication no\n"
                        "PasswordAuthentication yes\n"
@@ -367,12 +402,15 @@ def user_key(tmp_path):
 @pytest.fixture
 def sshd_factory(tmp_path, user_key):
     """make(name, password_only=False) -> a started Sshd; all are stopped
-    at teardown, also when the test failed."""
+    and their directories removed at teardown, also when the test failed.
+    They live in a directory of their own that TEST_USER can reach."""
     servers = []
+    base = Path(tempfile.mkdtemp(prefix="seqorch-sshd-"))
+    base.chmod(0o755)
 
     def make(name, password_only=False, start=True, key_types=("ed25519",),
              sftp=True, **kw):
-        s = Sshd(tmp_path, name, user_key, password_only=password_only,
+        s = Sshd(base, name, user_key, password_only=password_only,
                  key_types=key_types, sftp=sftp, **kw)
         servers.append(s)
         return s.start() if start else s
@@ -380,3 +418,4 @@ def sshd_factory(tmp_path, user_key):
     yield make
     for s in servers:
         s.stop()
+    shutil.rmtree(base, ignore_errors=True)

@@ -461,7 +461,8 @@ def test_ssh_agent_is_used_first(tmp_path, sshd_factory):
 def test_values_from_hosts_toml_cannot_inject_commands(tmp_path,
                                                        sshd_factory):
     s = sshd_factory("a")
-    marks = [tmp_path / f"PWNED{i}" for i in range(6)]
+    # Where the host's user could write, had an injection run.
+    marks = [s.dir / f"PWNED{i}" for i in range(6)]
     evil_dir = (f"{s.workdir}/w'; touch {marks[0]}; '/$(touch {marks[1]})"
                 f"/`touch {marks[2]}`")
     evil_flags = (f"-O2 '; touch {marks[3]}; ' $(touch {marks[4]}) "

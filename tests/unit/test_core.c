@@ -252,6 +252,7 @@ test_read_stat_workdir(void **state)
 	assert_non_null(strstr(err.msg, "outside workdir"));
 	assert_int_equal(conn_stat(c, "/etc/passwd", &mode, &err), SO_EINVAL);
 	conn_close(c);
+	free(f);
 	/* A workdir that is a file is an error naming it. */
 	h.workdir = f = xasprintf("%s/plain", dir);
 	assert_int_equal(close(creat(f, 0644)), 0);

@@ -238,19 +238,20 @@ static void
 test_version(void **state)
 {
 	static const char hello[] = "{\"type\":\"hello\",\"proto\":%d,"
-	    "\"agent\":\"x\",\"build_id\":\"\",\"study\":\"sha3\","
-	    "\"steps\":1,\"samples\":1}";
+	    "\"agent\":\"x\",\"build_id\":\"\",\"token\":\"ab\","
+	    "\"study\":\"sha3\",\"steps\":1,\"samples\":1}";
 	char line[256];
 	struct record r;
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 5);
-	snprintf(line, sizeof line, hello, 5);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 6);
+	snprintf(line, sizeof line, hello, 6);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 4);
-	rejected(line, "agent speaks protocol 4, this seqorch speaks 5");
+	snprintf(line, sizeof line, hello, 5);
+	rejected(line, "agent speaks protocol 5, this seqorch speaks 6");
 }
 
 /* A sample's named metrics (protocol 5): optional, bounded, checked. */

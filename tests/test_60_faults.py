@@ -1,0 +1,352 @@
+"""The fault suite (issue 10): runs on loopback sshd hosts and on the local
+host, a fault in each case, and after every case the same checks of
+results.db: PRAGMA integrity_check is ok, no sample is stored twice, and
+every sample the agent finished (its own records file on the host, where
+the coordinator did not get to read and remove it) is stored with the
+agent's own numbers or reported as lost, with the reason, in the host's
+error, an event or the coordinator's stderr.
+
+Faults: sshd killed, stopped (SIGSTOP) or blackholed (a listener that
+accepts and never answers) during the build, while the agent waits for the
+host lock after its self-tests, and mid-window; the agent killed
+mid-sample; the coordinator SIGKILLed mid-window, then --resume; results.db
+locked for longer than the busy timeout; the disk full; a read-only
+database."""
+import fcntl
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SEQORCH, sha3_chain
+import sshd
+from sshd import sshd_factory, user_key  # noqa: F401
+from test_31_ssh_runs import (LONG_STEPS, VARIANTS, agent_pids,  # noqa: F401
+                              clean_env, finish, hosts, nsamples, q, start,
+                              wait_for, write_hosts)
+
+
+def finished_samples(workdir):
+    """(variant, build id, index) -> ns of every sample record the agents
+    wrote in workdir's run directories (complete lines only)."""
+    out = {}
+    for f in Path(workdir).glob("runs/*/records"):
+        for line in f.read_text(errors="replace").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue    # a line being written
+            if r.get("type") == "sample":
+                out[(r["variant"], int(r["build_id"]), r["sample"])] = r["ns"]
+    return out
+
+
+def check_db(db, workdir, host, stderr, steps):
+    """The checks made after every case."""
+    assert q(db, "PRAGMA integrity_check") == [("ok",)]
+    rows = q(db, "SELECT variant, build_id, sample_index, ns, digest, valid "
+             "FROM samples WHERE host = ?", host)
+    cells = [(v, b, i) for v, b, i, *_ in rows]
+    assert len(cells) == len(set(cells)), "a sample stored twice"
+    for *_, digest, valid in rows:
+        assert digest == sha3_chain(steps) and valid == 1
+    stored = {(v, b, i): ns for v, b, i, ns, *_ in rows}
+    finished = finished_samples(workdir)
+    for cell, ns in finished.items():
+        if cell in stored:
+            assert stored[cell] == ns, cell     # the agent's own numbers
+    lost = set(finished) - set(stored)
+    if lost:
+        said = [m for m, in q(db, "SELECT message FROM events WHERE "
+                              "host = ?", host)]
+        said += [e for e, in q(db, "SELECT error FROM run_hosts WHERE "
+                               "host = ? AND error IS NOT NULL", host)]
+        said.append(stderr)
+        assert any("lost" in m for m in said), (lost, said)
+    return rows
+
+
+class Blackhole:
+    """A listener on (address, port) that accepts and never answers."""
+
+    def __init__(self, address, port):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((address, port))
+        self.sock.listen(16)
+        self.conns = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+
+    def close(self):
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+def sshd_pids(s):
+    """The listener and the sshd processes serving sessions (not the
+    commands they run)."""
+    return [s.proc.pid] + [p for p, n in s.session_commands().items()
+                           if n == "sshd"]
+
+
+def hold_host_lock(s):
+    """Take the agents' host lock in s's workdir, as another coordinator's
+    agent would; returns the open file (closing it releases the lock)."""
+    path = s.workdir / "window.lock"
+    f = open(path, "a+")
+    _, uid, gid = sshd.test_user()
+    os.chown(path, uid, gid)
+    fcntl.flock(f, fcntl.LOCK_EX)
+    f.write("a test holding the host lock\n")
+    f.flush()
+    return f
+
+
+@pytest.mark.parametrize("phase", ["build", "lockwait", "window"])
+@pytest.mark.parametrize("fault", ["kill", "sigstop", "blackhole"])
+def test_sshd_fault(tmp_path, hosts, fault, phase):
+    s, = hosts("victim")
+    extra = {"connect_timeout": 2}
+    if phase == "build":
+        extra["build_wrapper"] = "sleep 30 &&"
+    write_hosts(tmp_path, [s], victim=extra)
+    steps, samples = LONG_STEPS, 6
+    db = tmp_path / "results.db"
+    lock = hold_host_lock(s) if phase == "lockwait" else None
+    p = start(tmp_path, steps, samples)
+    stopped, hole = [], None
+    try:
+        if phase == "build":
+            wait_for(lambda: "sleep" in s.session_commands().values(),
+                     "the build", p, tmp_path)
+        elif phase == "lockwait":
+            wait_for(lambda: q(db, "SELECT 1 FROM events WHERE message "
+                               "LIKE 'waiting for the host lock%'"),
+                     "the agent to wait for the host lock", p, tmp_path)
+        else:
+            wait_for(lambda: nsamples(db, "victim") > 0,
+                     "samples from the victim", p, tmp_path)
+        if fault == "kill":
+            s.stop()
+        elif fault == "sigstop":
+            stopped = sshd_pids(s)
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+        else:
+            addr, port = s.address, s.port
+            s.stop()
+            hole = Blackhole(addr, port)
+        if lock is not None:
+            lock.close()    # the orphaned agent goes on measuring
+            lock = None
+        rc, err = finish(p, tmp_path, timeout=400)
+    finally:
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        if hole is not None:
+            hole.close()
+        if lock is not None:
+            lock.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 1, err
+    assert q(db, "SELECT status FROM run_hosts") == [("failed",)]
+    (error,), = q(db, "SELECT error FROM run_hosts")
+    assert 'host "victim"' in error or "agent (cc)" in error, error
+    assert q(db, "SELECT count(*) FROM leases") == [(0,)]
+    rows = check_db(db, s.workdir, "victim", err, steps)
+    if phase != "window":
+        assert rows == []
+
+
+def local_hosts(tmp_path):
+    workdir = tmp_path / "work"
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\n')
+    return workdir
+
+
+RUN = [str(SEQORCH), "run", "--study", "sha3", "--hosts", "local",
+       "--variants", ",".join(VARIANTS), "--steps", str(LONG_STEPS)]
+
+
+def start_local(tmp_path, samples, db="results.db"):
+    out = open(tmp_path / "run.out", "w")
+    err = open(tmp_path / "run.err", "w")
+    try:
+        return subprocess.Popen(RUN + ["--samples", str(samples), "--db",
+                                       str(db)], cwd=tmp_path,
+                                stdout=out, stderr=err)
+    finally:
+        out.close()
+        err.close()
+
+
+def test_agent_killed_mid_sample(tmp_path):
+    workdir = local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    p = start_local(tmp_path, 8)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        for pid in agent_pids(workdir):
+            os.kill(pid, signal.SIGKILL)
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 1, err
+    (error,), = q(db, "SELECT error FROM run_hosts")
+    assert error == "agent (cc) died of signal 9 before its done record"
+    rows = check_db(db, workdir, "local", err, LONG_STEPS)
+    assert 0 < len(rows) < 16
+
+
+def test_coordinator_sigkilled_mid_window_then_resume(tmp_path):
+    workdir = local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    p = start_local(tmp_path, 6)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        p.kill()
+        p.wait()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # The orphaned agent has nothing to report to; it ends by itself.
+    wait_for(lambda: not agent_pids(workdir), "the orphaned agent to end",
+             timeout=300)
+    stored = {(v, b, i) for v, b, i in q(db, "SELECT variant, build_id, "
+                                        "sample_index FROM samples")}
+    finished = finished_samples(workdir)
+    assert set(finished) - stored, \
+        "the coordinator was killed after the agent's last sample"
+    r = subprocess.run([str(SEQORCH), "run", "--resume", "1"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    # The resume says what the killed coordinator never stored.
+    assert q(db, "SELECT message FROM events WHERE message LIKE "
+             "'%stopped before reading%'") == [(
+                 "agent (cc): an earlier coordinator of this run stopped "
+                 "before reading all of its agent's records "
+                 f"({len(finished)} samples finished there); those not "
+                 "stored are lost, and their cells measured again",)]
+    rows = check_db(db, workdir, "local", r.stderr, LONG_STEPS)
+    assert sorted((v, i) for v, _, i, *_ in rows) == sorted(
+        (v, i) for v in VARIANTS for i in range(6))
+    assert q(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+    w = subprocess.run([str(SEQORCH), "windows"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert " cut " in w.stdout and " open " not in w.stdout, w.stdout
+
+
+def test_database_locked_longer_than_the_busy_timeout(tmp_path):
+    workdir = local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    p = start_local(tmp_path, 8)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        con = sqlite3.connect(db, timeout=30, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
+        try:
+            # The busy timeout is 10 s; a sample arrives every ~0.5 s.
+            rc = p.wait(timeout=120)
+        finally:
+            con.execute("ROLLBACK")
+            con.close()
+        err = (tmp_path / "run.err").read_text()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc != 0, err
+    assert "database is locked" in err, err
+    check_db(db, workdir, "local", err, LONG_STEPS)
+    assert not agent_pids(workdir)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 4 MB tmpfs (needs root), unmounted at the end."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    d = tmp_path / "fs"
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs",
+                    str(d)], check=True)
+    yield d
+    subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def test_disk_full(tmp_path, small_fs):
+    workdir = local_hosts(tmp_path)
+    db = small_fs / "results.db"
+    p = start_local(tmp_path, 12, db)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        # Fill what is left; the next write the database needs fails.
+        with open(small_fs / "filler", "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc != 0, err
+    assert "full" in err, err
+    (small_fs / "filler").unlink()
+    check_db(db, workdir, "local", err, LONG_STEPS)
+    assert not agent_pids(workdir)
+
+
+def test_read_only_database(tmp_path, small_fs):
+    local_hosts(tmp_path)
+    db = small_fs / "results.db"
+    r = subprocess.run(RUN[:-2] + ["--steps", "1000", "--samples", "1",
+                                   "--db", str(db)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    before = q(db, "SELECT count(*) FROM samples")
+    subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+    r = subprocess.run(RUN[:-2] + ["--steps", "1000", "--samples", "1",
+                                   "--db", str(db)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3, r.stderr
+    assert f'"{db}"' in r.stderr and "read" in r.stderr.lower(), r.stderr
+    # Read as the file stands (a WAL database cannot be opened normally on
+    # a read-only file system).
+    con = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert con.execute("SELECT count(*) FROM samples").fetchall() == \
+            before
+    finally:
+        con.close()
