@@ -60,6 +60,7 @@ struct stream {
 	uint64_t first, nsamples;	/* indices asked of this agent */
 	uint64_t expected, got;
 	int saw_hello, saw_done, agent_error;
+	char agent_msg[AGENT_ERR_MAX];	/* its error record's message */
 	char token[33];		/* this launch's run token, 128 random bits */
 	int collected;		/* every record of the launch was read */
 	char **want;		/* variants asked of this agent */
@@ -561,6 +562,7 @@ handle_record(struct stream *s, const struct record *r)
 		return 0;
 	case REC_ERROR:
 		s->agent_error = 1;
+		snprintf(s->agent_msg, sizeof s->agent_msg, "%s", r->message);
 		return so_error(&s->err, SO_EAGENT, "agent reported: %s",
 		    r->message);
 	}
@@ -1131,6 +1133,15 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		s->collected = 1;
 	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
 		interrupted(hr, s, qdir, cc);
+	} else if (rc != 0 && s->agent_error) {
+		/*
+		 * The agent said why it stopped (--require-quiet, a failed
+		 * variant...) and exited: its records before the error are in.
+		 */
+		stop_agent(hr, qdir, &e);
+		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc,
+		    s->agent_msg);
+		host_fail(hr, msg);
 	} else if (rc != 0) {
 		/* What the agent finished past this point is not read. */
 		if (stop_agent(hr, qdir, &e) == 0)
