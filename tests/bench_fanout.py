@@ -95,6 +95,7 @@ def fresh(servers):
 
 def main():
     root = Path(tempfile.mkdtemp(prefix="seqorch-fanout-"))
+    root.chmod(0o755)  # the servers' test user must reach its keys
     cores = os.cpu_count() or 1
     servers, jump = [], None
     try:

@@ -23,6 +23,7 @@ import sqlite3
 import statistics
 import struct
 import subprocess
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -56,7 +57,10 @@ def site(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report3")
     key = tmp / "id_ed25519"
     keygen(key, "seqorch-user")
-    servers = [Sshd(tmp, n, key).start() for n in HOSTS]
+    # The servers' directories must be reachable by the test user.
+    base = Path(tempfile.mkdtemp(prefix="seqorch-sshd-"))
+    base.chmod(0o755)
+    servers = [Sshd(base, n, key).start() for n in HOSTS]
     try:
         write_hosts_toml(tmp / "hosts.toml", {
             s.name: s.host_entry(cpu=i % 2) for i, s in enumerate(servers)})
@@ -68,6 +72,7 @@ def site(tmp_path_factory):
     finally:
         for s in servers:
             s.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def fmt_rate(r):
