@@ -95,7 +95,7 @@ perf_open(struct perf *p)
 		}
 		type = PERF_TYPE_SOFTWARE;
 		c_cycles = PERF_COUNT_SW_TASK_CLOCK;
-		c_insns = PERF_COUNT_SW_CPU_CLOCK;
+		c_insns = PERF_COUNT_SW_TASK_CLOCK;
 	}
 	if ((p->fd_cycles = open_event(type, c_cycles, -1)) < 0) {
 		e = errno;

@@ -97,7 +97,7 @@ artifact_put(struct db *db, const void *data, size_t len, char *sha256,
 	int rc;
 
 	if (len > ARTIFACT_MAX)
-		return so_error(err, SO_EPROTO, "an artifact of %zu bytes is "
+		return so_error(err, SO_EINVAL, "an artifact of %zu bytes is "
 		    "over %u MiB: not kept", len, ARTIFACT_MAX >> 20);
 	sha256_of(data, len, sha);
 	if (sha256 != NULL)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Largest artifact kept (a binary, a raw output); larger is SO_EPROTO. */
+/* Largest artifact kept (a binary, a raw output); larger is SO_EINVAL. */
 #define ARTIFACT_MAX (64u * 1024 * 1024)
 
 /* The store directory of db, as a new string the caller frees. */

@@ -599,9 +599,22 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 		};
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
-		if (rc == 0)
-			rc = keep_build(c, res, bf.commands, bf.log, binsum, db,
-			    err);
+		if (rc == 0 && (rc = keep_build(c, res, bf.commands, bf.log,
+		    binsum, db, err)) != 0 && rc != SO_EPROTO) {
+			/*
+			 * A full disk or a locked store loses artifacts, not the
+			 * measurement: say so.  A binary that does not hash to
+			 * its build (SO_EPROTO) stays an error.
+			 */
+			char *msg = xasprintf("build %lld: artifacts not kept: "
+			    "%s", (long long)res->build_id, err->msg);
+
+			fprintf(stderr, "seqorch: host \"%s\": %s\n",
+			    c->host->name, msg);
+			db_event(db, run_id, c->host->name, "warning", msg, err);
+			free(msg);
+			rc = 0;
+		}
 		if (rc == 0 && res->ok)
 			rc = check_disassembly(c, res, binsum, db, run_id,
 			    err);

@@ -290,12 +290,13 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
 
 @pytest.fixture
 def small_fs(tmp_path):
-    """A 4 MB tmpfs (needs root), unmounted at the end."""
+    """A 32 MB tmpfs (needs root; a run keeps a few MB of artifacts),
+    unmounted at the end."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     d = tmp_path / "fs"
     d.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs",
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs",
                     str(d)], check=True)
     yield d
     subprocess.run(["umount", "-l", str(d)], check=False)
