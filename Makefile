@@ -209,7 +209,7 @@ SAN_PYTEST ?= tests/test_10_run.py tests/test_11_bad_input.py \
 
 sanitize: all
 	@mkdir -p $(SAN_TREE)
-	cp -a Makefile schema.sql hosts.toml orchestrator agent kernels tests \
+	cp -a Makefile schema.sql hosts.toml orchestrator agent kernels tests reference \
 	  docs $(SAN_TREE)/
 	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
 	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
