@@ -181,7 +181,8 @@ bundle_make(struct db *db, int64_t run_id, cJSON *summary,
 		snprintf(path, sizeof path, "artifacts/%s", s->valuestring);
 		add_file(out, path, data, len);
 	}
-	qsort(out->files, out->n, sizeof *out->files, by_path);
+	if (out->n > 0)
+		qsort(out->files, out->n, sizeof *out->files, by_path);
 	man = cJSON_CreateObject();
 	cJSON_AddStringToObject(man, "format", FORMAT);
 	cJSON_AddNumberToObject(man, "version", FORMAT_VERSION);
@@ -240,7 +241,8 @@ bundle_make(struct db *db, int64_t run_id, cJSON *summary,
 		    strlen(sig) + 1);
 	}
 	add_file(out, "manifest.json", text, len);
-	qsort(out->files, out->n, sizeof *out->files, by_path);
+	if (out->n > 0)
+		qsort(out->files, out->n, sizeof *out->files, by_path);
 out:
 	cJSON_Delete(man);
 	cJSON_Delete(rows);
@@ -569,7 +571,7 @@ bundle_load(const char *src, struct bundle *out, struct so_err *err)
 	    load_tar(src, out, err);
 	if (rc != 0)
 		bundle_free(out);
-	else
+	else if (out->n > 0)
 		qsort(out->files, out->n, sizeof *out->files, by_path);
 	return rc;
 }

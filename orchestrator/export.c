@@ -106,7 +106,8 @@ ns_array(const struct rrow *w)
 	size_t i;
 
 	memcpy(ns, w->ns, (size_t)w->n * sizeof *ns);
-	qsort(ns, (size_t)w->n, sizeof *ns, cmp_i64);
+	if (w->n > 0)
+		qsort(ns, (size_t)w->n, sizeof *ns, cmp_i64);
 	*p++ = '[';
 	for (i = 0; i < (size_t)w->n; i++)
 		p += sprintf(p, i ? ",%" PRId64 : "%" PRId64, ns[i]);

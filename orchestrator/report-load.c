@@ -280,7 +280,8 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 		h->name = xstrdup(r->rows[i].host);
 		h->pinned = -1;
 	}
-	qsort(r->hosts, r->nhosts, sizeof *r->hosts, cmp_hosts);
+	if (r->nhosts > 0)
+		qsort(r->hosts, r->nhosts, sizeof *r->hosts, cmp_hosts);
 	return ret;
 }
 
@@ -499,7 +500,8 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "samples", err);
 	sqlite3_finalize(st);
-	qsort(r->rows, r->nrows, sizeof *r->rows, cmp_rows);
+	if (r->nrows > 0)
+		qsort(r->rows, r->nrows, sizeof *r->rows, cmp_rows);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		r->moved += w->moved;

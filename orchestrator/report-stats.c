@@ -57,7 +57,9 @@ rank(struct rrun *r)
 		if (r->hosts[i].best != NULL)
 			r->ranked[r->nranked++] = &r->hosts[i];
 	}
-	qsort(r->ranked, r->nranked, sizeof *r->ranked, cmp_ranked);
+	if (r->nranked > 0)
+		qsort(r->ranked, r->nranked, sizeof *r->ranked,
+		    cmp_ranked);
 }
 
 static struct rhost *
@@ -297,7 +299,9 @@ report_stats(struct rrun *r)
 	}
 	host_clocks(r);
 	positions(r, ppos, pval, np);
-	qsort(r->positions, r->npositions, sizeof *r->positions, cmp_position);
+	if (r->npositions > 0)
+		qsort(r->positions, r->npositions, sizeof *r->positions,
+		    cmp_position);
 	free(pval);
 	free(ppos);
 	for (i = 0; i < r->nrows; i++) {

@@ -52,7 +52,8 @@ stats_sort(double *x, size_t n)
 	int shift;
 
 	if (n < 256) {
-		qsort(x, n, sizeof *x, cmp_double);
+		if (n > 0)
+			qsort(x, n, sizeof *x, cmp_double);
 		return;
 	}
 	a = xmalloc(n * sizeof *a);
