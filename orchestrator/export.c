@@ -105,7 +105,8 @@ ns_array(const struct rrow *w)
 	cJSON *raw;
 	size_t i;
 
-	memcpy(ns, w->ns, (size_t)w->n * sizeof *ns);
+	if (w->n > 0)
+		memcpy(ns, w->ns, (size_t)w->n * sizeof *ns);
 	if (w->n > 0)
 		qsort(ns, (size_t)w->n, sizeof *ns, cmp_i64);
 	*p++ = '[';

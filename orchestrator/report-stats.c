@@ -101,7 +101,8 @@ describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
 	const struct rhost *h = host_of(r, w->host);
 	size_t i, used;
 
-	memcpy(sorted, w->rates, (size_t)w->n * sizeof *sorted);
+	if (w->n > 0)
+		memcpy(sorted, w->rates, (size_t)w->n * sizeof *sorted);
 	stats_describe(sorted, (size_t)w->n, &w->desc);
 	w->median = w->desc.median;
 	w->min = w->desc.min;
@@ -154,7 +155,9 @@ host_clocks(struct rrun *r)
 			w = &r->rows[j];
 			if (strcmp(w->host, h->name) != 0)
 				continue;
-			memcpy(all + n, w->clocks, (size_t)w->n * sizeof *all);
+			if (w->n > 0 && w->clocks != NULL)
+				memcpy(all + n, w->clocks,
+				    (size_t)w->n * sizeof *all);
 			n += (size_t)w->n;
 		}
 		h->clock_mhz = positive_median(all, n, &used);
@@ -233,7 +236,8 @@ positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
 	struct rposition *p;
 	size_t i, j, k, nd = 0, nin, nout;
 
-	memcpy(all, pval, np * sizeof *all);
+	if (np > 0)
+		memcpy(all, pval, np * sizeof *all);
 	stats_sort(all, np);
 	for (i = 0; i < np; i++) {
 		for (k = 0; k < nd && distinct[k] != ppos[i]; k++)
