@@ -61,7 +61,6 @@ artifacts_exec(int argc, char **argv)
 	struct so_err err = { 0 };
 	struct db *db = NULL;
 	int64_t run_id = 0;
-	struct stat sb;
 	int c, rc;
 
 	optind = 1;
@@ -86,15 +85,8 @@ artifacts_exec(int argc, char **argv)
 		fprintf(stderr, "seqorch: artifacts: --run is required\n");
 		return EXIT_USAGE;
 	}
-	if (stat(path, &sb) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", path,
-		    strerror(errno));
+	if (cmd_open_existing_db(path, &db) != EXIT_OK)
 		return EXIT_DB;
-	}
-	if (db_open(path, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
-	}
 	ls.db = db;
 	rc = db_artifact_list(db, run_id, print_one, &ls, &err);
 	db_close(db);

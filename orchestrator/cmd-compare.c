@@ -32,7 +32,6 @@ compare_exec(int argc, char **argv)
 	    .db_path = "results.db" };
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
-	struct stat sb;
 	size_t slower = 0;
 	char *end;
 	int ch, ret, f, have_base = 0;
@@ -108,15 +107,8 @@ compare_exec(int argc, char **argv)
 		fprintf(stderr, "seqorch: compare needs two different runs\n");
 		return EXIT_USAGE;
 	}
-	if (stat(o.db_path, &sb) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", o.db_path,
-		    strerror(errno));
+	if (cmd_open_existing_db(o.db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	}
-	if (db_open(o.db_path, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
-	}
 	ret = compare_print(db_handle(db), &o, stdout, &slower, &err);
 	db_close(db);
 	if (ret != 0) {

@@ -63,7 +63,6 @@ export_exec(int argc, char **argv)
 	struct db *db = NULL;
 	cJSON *doc = NULL;
 	int64_t run_id = 0;
-	struct stat sb;
 	char *text;
 	int ch, ret;
 
@@ -115,15 +114,8 @@ export_exec(int argc, char **argv)
 		    "each other (the bundle holds summary.json)\n");
 		return EXIT_USAGE;
 	}
-	if (stat(db_path, &sb) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", db_path,
-		    strerror(errno));
+	if (cmd_open_existing_db(db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	}
-	if (db_open(db_path, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
-	}
 	ret = export_summary(db_handle(db), run_id, db_path, &doc, &err);
 	if (ret == 0 && bundle != NULL) {
 		/* The bundle takes the summary over. */

@@ -25,7 +25,6 @@ gc_exec(int argc, char **argv)
 	struct db *db = NULL;
 	uint64_t n = 0, bytes = 0;
 	int c, rc, dry_run = 0;
-	struct stat sb;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -41,15 +40,8 @@ gc_exec(int argc, char **argv)
 	}
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	if (stat(path, &sb) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", path,
-		    strerror(errno));
+	if (cmd_open_existing_db(path, &db) != EXIT_OK)
 		return EXIT_DB;
-	}
-	if (db_open(path, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
-	}
 	rc = artifact_gc(db, dry_run, stdout, &n, &bytes, &err);
 	db_close(db);
 	if (rc != 0) {

@@ -37,7 +37,6 @@ report_exec(int argc, char **argv)
 	};
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
-	struct stat sb;
 	const char *output = NULL;
 	FILE *out = stdout;
 	int ch, latest = 0, ret, f;
@@ -108,15 +107,8 @@ report_exec(int argc, char **argv)
 	}
 
 	/* db_open would create a missing file; a report must not. */
-	if (stat(o.db_path, &sb) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", o.db_path,
-		    strerror(errno));
+	if (cmd_open_existing_db(o.db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	}
-	if (db_open(o.db_path, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
-	}
 	if (output != NULL && (out = fopen(output, "w")) == NULL) {
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));

@@ -1,9 +1,12 @@
 /* The command table: the one place a subcommand is registered. */
 #include "cmd.h"
+#include "db.h"
 #include "config.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
 
@@ -100,4 +103,24 @@ cmd_load_config(const char *path, const char *ssh_config,
 	for (i = 0; i < (*out)->nwarnings; i++)
 		fprintf(stderr, "seqorch: warning: %s\n", (*out)->warnings[i]);
 	return 0;
+}
+
+int
+cmd_open_existing_db(const char *path, struct db **db)
+{
+	struct so_err err = { 0 };
+	struct stat sb;
+
+	*db = NULL;
+	/* db_open would create a missing file. */
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", path,
+		    strerror(errno));
+		return EXIT_DB;
+	}
+	if (db_open(path, db, &err) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return EXIT_DB;
+	}
+	return EXIT_OK;
 }

@@ -56,6 +56,15 @@ struct config;
 int cmd_load_config(const char *path, const char *ssh_config,
     struct config **out);
 
+struct db;
+
+/*
+ * Open an existing results database for a command that must not create
+ * one: EXIT_OK with *db, or EXIT_DB after printing why (a missing file is
+ * "cannot open \"PATH\": No such file or directory").
+ */
+int cmd_open_existing_db(const char *path, struct db **db);
+
 /* Print "seqorch NAME --help" text to stdout. */
 void cmd_print_usage(const struct cmd_entry *entry);
 
