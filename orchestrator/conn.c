@@ -3,6 +3,7 @@
  * resolution, the confinement rule for remote writes, shell quoting.
  */
 #include "conn.h"
+#include "strbuf.h"
 #include "trace.h"
 
 #include <stdlib.h>
@@ -11,23 +12,10 @@
 char *
 sh_quote(const char *s)
 {
-	size_t n = 2, i, j = 0;
-	char *q;
+	struct strbuf sb = STRBUF_INIT;
 
-	for (i = 0; s[i]; i++)
-		n += s[i] == '\'' ? 4 : 1;
-	q = xmalloc(n + 1);
-	q[j++] = '\'';
-	for (i = 0; s[i]; i++) {
-		if (s[i] == '\'') {
-			memcpy(q + j, "'\\''", 4);
-			j += 4;
-		} else
-			q[j++] = s[i];
-	}
-	q[j++] = '\'';
-	q[j] = '\0';
-	return q;
+	strbuf_add_shquoted(&sb, s);
+	return strbuf_detach(&sb);
 }
 
 struct capture {
