@@ -1,0 +1,40 @@
+/*
+ * Inside the storage layer only (db*.c): the connection and the helpers
+ * every table's file shares.  Nothing outside orchestrator/db*.c includes
+ * this.
+ */
+#ifndef SEQORCH_DB_INT_H
+#define SEQORCH_DB_INT_H
+
+#include "db.h"
+
+#include <pthread.h>
+
+struct db {
+	sqlite3 *h;
+	/* Hosts run in threads; a write and its last_insert_rowid pair up. */
+	pthread_mutex_t mu;
+};
+
+/* SO_EDB with "database: WHAT: <sqlite's message>" in err. */
+int db_err(struct db *db, struct so_err *err, const char *what);
+
+/* Filled by db_sql when asked: the statement's rowid and changes. */
+struct run_out {
+	int64_t rowid;
+	int changes;
+};
+
+/*
+ * Prepare sql, bind the arguments described by fmt and step once, under
+ * the connection's mutex.  fmt letters: s = const char * (NULL binds
+ * NULL), i = int64_t, d = double, n = an int64_t that is bound as NULL.
+ * Returns the sqlite step result code or -1; o may be NULL.
+ */
+int db_sql(struct db *db, struct run_out *o, const char *sql,
+    const char *fmt, ...);
+
+/* A column's text as a new string (caller frees), NULL for NULL. */
+char *db_col_dup(sqlite3_stmt *st, int col);
+
+#endif

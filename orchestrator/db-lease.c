@@ -1,0 +1,173 @@
+/*
+ * results.db: the measurement lease (leases, lease_events) and the
+ * measurement windows it guards.
+ */
+#include "db-int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double
+unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int
+db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
+    char *prev, size_t prevlen, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char now[40];
+	double t = unix_now();
+	int rc = 0, free_to_take = 1;
+
+	*took_over = 0;
+	prev[0] = '\0';
+	iso_now(now, sizeof now);
+	pthread_mutex_lock(&db->mu);
+	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		rc = db_err(db, err, "cannot lock the lease table");
+		goto unlock;
+	}
+	if (sqlite3_prepare_v2(db->h, "SELECT holder, holder_host, holder_pid, "
+	    "heartbeat_unix FROM leases WHERE name = ?", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		rc = db_err(db, err, "cannot read leases");
+		goto rollback;
+	}
+	sqlite3_bind_text(st, 1, req->name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *holder = (const char *)sqlite3_column_text(st, 0);
+		const char *hhost = (const char *)sqlite3_column_text(st, 1);
+		long pid = (long)sqlite3_column_int64(st, 2);
+		double beat = sqlite3_column_double(st, 3);
+
+		snprintf(prev, prevlen, "%s", holder);
+		if (strcmp(holder, req->holder) == 0)
+			prev[0] = '\0';
+		else if (db_holder_dead(hhost, pid) ||
+		    t - beat > (double)req->expiry_s)
+			*took_over = 1;
+		else
+			free_to_take = 0;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (!free_to_take) {
+		rc = SO_EBUSY;
+		goto rollback;
+	}
+	if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO leases (name, "
+	    "holder, holder_host, holder_pid, run_id, study, acquired_at, "
+	    "heartbeat_at, heartbeat_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    -1, &st, NULL) != SQLITE_OK) {
+		rc = db_err(db, err, "cannot write lease");
+		goto rollback;
+	}
+	sqlite3_bind_text(st, 1, req->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, req->holder, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, req->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, req->pid);
+	sqlite3_bind_int64(st, 5, req->run_id);
+	sqlite3_bind_text(st, 6, req->study, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, now, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, now, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 9, t);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		rc = db_err(db, err, "cannot write lease");
+		goto rollback;
+	}
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = db_err(db, err, "cannot commit lease");
+		goto rollback;
+	}
+	goto unlock;
+rollback:
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+unlock:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+int
+db_lease_heartbeat(struct db *db, const char *name, const char *holder,
+    struct so_err *err)
+{
+	struct run_out o;
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, &o, "UPDATE leases SET heartbeat_at = ?, heartbeat_unix = ? "
+	    "WHERE name = ? AND holder = ?", "sdss", now, unix_now(), name,
+	    holder) != SQLITE_DONE)
+		return db_err(db, err, "cannot refresh lease");
+	if (o.changes == 0)
+		return so_error(err, SO_ENOTFOUND, "lease \"%s\" was taken "
+		    "over", name);
+	return 0;
+}
+
+int
+db_lease_event(struct db *db, const char *name, const char *event,
+    const char *holder, const char *previous, int64_t run_id,
+    const char *detail, struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "INSERT INTO lease_events (at, name, event, holder, "
+	    "previous, run_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    run_id > 0 ? "sssssis" : "sssssns", now, name, event, holder,
+	    previous, run_id, detail) != SQLITE_DONE)
+		return db_err(db, err, "cannot record lease event");
+	return 0;
+}
+
+int
+db_lease_release(struct db *db, const char *name, const char *holder,
+    int64_t run_id, struct so_err *err)
+{
+	struct run_out o;
+
+	if (db_sql(db, &o, "DELETE FROM leases WHERE name = ? AND holder = ?",
+	    "ss", name, holder) != SQLITE_DONE)
+		return db_err(db, err, "cannot release lease");
+	if (o.changes == 0)
+		return 0;
+	return db_lease_event(db, name, "released", holder, NULL, run_id,
+	    NULL, err);
+}
+
+int
+db_window_begin(struct db *db, const struct window_open *w,
+    int64_t *window_id, struct so_err *err)
+{
+	struct run_out o;
+
+	if (db_sql(db, &o, "INSERT INTO windows (run_id, study, host, build_id, "
+	    "holder, started_at, before_state, verdict, preflight) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?)", "ississsss", w->run_id, w->study,
+	    w->host, w->build_id, w->holder, w->at, w->state, w->verdict,
+	    w->preflight) != SQLITE_DONE)
+		return db_err(db, err, "cannot record window");
+	*window_id = o.rowid;
+	return 0;
+}
+
+int
+db_window_end(struct db *db, int64_t window_id, const char *at,
+    const char *state, const char *drift, struct so_err *err)
+{
+	if (db_sql(db, NULL, "UPDATE windows SET finished_at = ?, after_state = ?, "
+	    "drift = ? WHERE id = ?", "sssi", at, state, drift, window_id) !=
+	    SQLITE_DONE)
+		return db_err(db, err, "cannot close window");
+	return 0;
+}

@@ -1,0 +1,419 @@
+/*
+ * results.db: runs, their hosts, builds, variants, samples and metrics,
+ * reference digests and events; and what --resume reads back.
+ */
+#include "db-int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
+    struct so_err *err)
+{
+	const char *coord = db_coordinator_id();
+	char now[40];
+	struct run_out o;
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
+	    "samples_per_variant, command, seed, variants, hosts, "
+	    "exploratory, coordinator, version, openssl_cap) VALUES "
+	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssisss",
+	    ri->study, now, (int64_t)ri->steps, (int64_t)ri->samples,
+	    ri->command, ri->seed, ri->variants, ri->hosts,
+	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
+	    ri->openssl_cap) != SQLITE_DONE)
+		return db_err(db, err, "cannot record run");
+	*run_id = o.rowid;
+	return 0;
+}
+
+int
+db_run_finish(struct db *db, int64_t run_id, const char *status,
+    struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?",
+	    "ssi", status, now, run_id) != SQLITE_DONE)
+		return db_err(db, err, "cannot finish run");
+	return 0;
+}
+
+int
+db_run_host_begin(struct db *db, int64_t run_id, const char *host,
+    struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "INSERT OR REPLACE INTO run_hosts (run_id, host, status, "
+	    "started_at) VALUES (?, ?, 'running', ?)", "iss", run_id, host,
+	    now) != SQLITE_DONE)
+		return db_err(db, err, "cannot record host");
+	return 0;
+}
+
+int
+db_run_host_facts(struct db *db, int64_t run_id, const char *host,
+    const struct host_facts *f, struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "UPDATE run_hosts SET pin_cpu = ?, pinned = ?, "
+	    "pin_error = ?, governor = ?, calib_mhz = ?, openssl = ?, "
+	    "facts = ?, cpu_choice = ?, counters = ?, counters_error = ? "
+	    "WHERE run_id = ? AND host = ?",
+	    f->pin_cpu >= 0 ? "iissdsssssis" : "nissdsssssis",
+	    (int64_t)f->pin_cpu, (int64_t)f->pinned, f->pin_error,
+	    f->governor, f->calib_mhz, f->openssl, f->json, f->cpu_choice,
+	    f->counters, f->counters_error, run_id, host) != SQLITE_DONE)
+		return db_err(db, err, "cannot record host facts");
+	if (db_sql(db, NULL, "INSERT INTO hosts (name, address, arch, os, kernel, "
+	    "cpu_model, cores, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+	    "ON CONFLICT (name) DO UPDATE SET address = excluded.address, "
+	    "arch = excluded.arch, os = excluded.os, kernel = "
+	    "excluded.kernel, cpu_model = excluded.cpu_model, cores = "
+	    "excluded.cores, updated_at = excluded.updated_at",
+	    "ssssssis", host, f->address, f->arch, f->os, f->kernel,
+	    f->cpu_model, (int64_t)f->cores, now) != SQLITE_DONE)
+		return db_err(db, err, "cannot record host");
+	return 0;
+}
+
+int
+db_run_host_finish(struct db *db, int64_t run_id, const char *host,
+    const char *status, const char *error, struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "UPDATE run_hosts SET status = ?, error = ?, "
+	    "finished_at = ? WHERE run_id = ? AND host = ?", "sssis", status,
+	    error, now, run_id, host) != SQLITE_DONE)
+		return db_err(db, err, "cannot finish host");
+	return 0;
+}
+
+int
+db_build_insert(struct db *db, int64_t run_id, const struct build_info *b,
+    int64_t *build_id, struct so_err *err)
+{
+	char now[40];
+	struct run_out o;
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, &o, "INSERT INTO builds (run_id, host, compiler, "
+	    "compiler_version, target, cflags, native, commands, log, status, "
+	    "source_sha256, binary_sha256, openssl, created_at, targeting, "
+	    "study, extra) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "issssssssssssssss",
+	    run_id, b->host, b->compiler, b->compiler_version, b->target,
+	    b->cflags, b->native, b->commands, b->log, b->status,
+	    b->source_sha256, b->binary_sha256, b->openssl, now, b->targeting,
+	    b->study, b->extra) !=
+	    SQLITE_DONE)
+		return db_err(db, err, "cannot record build");
+	*build_id = o.rowid;
+	return 0;
+}
+
+int
+db_variant_status(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, const char *study, const char *variant,
+    const char *status, const char *reason, struct so_err *err)
+{
+	if (db_sql(db, NULL, "INSERT OR REPLACE INTO variants (run_id, host, build_id, "
+	    "study, variant, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    "isissss", run_id, host, build_id, study, variant, status,
+	    reason) != SQLITE_DONE)
+		return db_err(db, err, "cannot record variant");
+	return 0;
+}
+
+int
+db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
+    struct so_err *err)
+{
+	char now[40];
+	struct run_out o;
+	int rc;
+
+	iso_now(now, sizeof now);
+	rc = db_sql(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
+	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
+	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
+	    "reason, cycles, instructions, cycles_source, openssl_cap) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+	    "ON CONFLICT DO NOTHING", s->counted ? "isissiiiissisddissiiss" :
+	    "isissiiiissisddissnnss", run_id,
+	    s->host, s->build_id, s->study, s->variant, s->sample_index,
+	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
+	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
+	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
+	    s->instructions, s->cycles_source, s->openssl_cap);
+	if (rc != SQLITE_DONE)
+		return db_err(db, err, "cannot store sample");
+	if (o.changes == 0)
+		return so_error(err, SO_EBUSY, "sample %lld of \"%s\" on host "
+		    "\"%s\" already stored", (long long)s->sample_index,
+		    s->variant, s->host);
+	return 0;
+}
+
+int
+db_sample_metrics(struct db *db, int64_t run_id, const struct sample_row *s,
+    const char *const *names, const double *values, size_t n,
+    struct so_err *err)
+{
+	size_t i;
+
+	/* One statement each: the connection is shared by the host threads,
+	 * so a transaction here would take their samples in with it. */
+	for (i = 0; i < n; i++)
+		if (db_sql(db, NULL, "INSERT OR REPLACE INTO sample_metrics "
+		    "(sample_id, name, value) SELECT id, ?, ? FROM samples "
+		    "WHERE run_id = ? AND host = ? AND build_id = ? AND "
+		    "variant = ? AND sample_index = ?", "sdisisi", names[i],
+		    values[i], run_id, s->host, s->build_id, s->variant,
+		    s->sample_index) != SQLITE_DONE)
+			return db_err(db, err, "cannot store sample metrics");
+	return 0;
+}
+
+int
+db_ref_get(struct db *db, const char *study, const char *seed,
+    uint64_t steps, char *digest, size_t len, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->h, "SELECT digest FROM refs WHERE study = ? "
+	    "AND seed = ? AND steps = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, err, "cannot read references");
+	sqlite3_bind_text(st, 1, study, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, seed, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (int64_t)steps);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		snprintf(digest, len, "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		rc = 0;
+	} else if (rc == SQLITE_DONE)
+		rc = SO_ENOTFOUND;
+	else
+		rc = db_err(db, err, "cannot read references");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int
+db_ref_put(struct db *db, const char *study, const char *seed,
+    uint64_t steps, const char *digest, const char *method,
+    struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "INSERT OR REPLACE INTO refs (study, seed, steps, digest, "
+	    "method, computed_at) VALUES (?, ?, ?, ?, ?, ?)", "ssisss", study,
+	    seed, (int64_t)steps, digest, method, now) != SQLITE_DONE)
+		return db_err(db, err, "cannot store reference");
+	return 0;
+}
+
+int
+db_event(struct db *db, int64_t run_id, const char *host, const char *level,
+    const char *message, struct so_err *err)
+{
+	char now[40];
+
+	iso_now(now, sizeof now);
+	if (db_sql(db, NULL, "INSERT INTO events (run_id, host, at, level, message) "
+	    "VALUES (?, ?, ?, ?, ?)", run_id > 0 ? "issss" : "nssss",
+	    run_id, host, now, level, message) != SQLITE_DONE)
+		return db_err(db, err, "cannot record event");
+	return 0;
+}
+
+int
+db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
+	    "status, steps, samples_per_variant, exploratory, openssl_cap "
+	    "FROM runs WHERE "
+	    "id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, err, "cannot read runs");
+	sqlite3_bind_int64(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->study = db_col_dup(st, 0);
+		out->seed = db_col_dup(st, 1);
+		out->variants = db_col_dup(st, 2);
+		out->hosts = db_col_dup(st, 3);
+		out->status = db_col_dup(st, 4);
+		out->steps = (uint64_t)sqlite3_column_int64(st, 5);
+		out->samples = (uint64_t)sqlite3_column_int64(st, 6);
+		out->exploratory = sqlite3_column_int(st, 7);
+		out->openssl_cap = db_col_dup(st, 8);
+		rc = 0;
+	} else if (rc == SQLITE_DONE)
+		rc = so_error(err, SO_ENOTFOUND, "no run with id %lld",
+		    (long long)run_id);
+	else
+		rc = db_err(db, err, "cannot read runs");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void
+db_run_info_free(struct stored_run *r)
+{
+	free(r->openssl_cap);
+	free(r->status);
+	free(r->hosts);
+	free(r->variants);
+	free(r->seed);
+	free(r->study);
+	memset(r, 0, sizeof *r);
+}
+
+int
+db_run_resume(struct db *db, int64_t run_id, struct so_err *err)
+{
+	if (db_sql(db, NULL, "UPDATE runs SET status = 'running', finished_at = "
+	    "NULL, resumes = resumes + 1 WHERE id = ?", "i", run_id) !=
+	    SQLITE_DONE)
+		return db_err(db, err, "cannot resume run");
+	return 0;
+}
+
+int
+db_build_find(struct db *db, int64_t run_id, const char *host,
+    const char *compiler, const char *binary_sha256, int64_t *build_id,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->h, "SELECT id FROM builds WHERE run_id = ? "
+	    "AND host = ? AND compiler = ? AND binary_sha256 = ? AND "
+	    "status = 'ok' ORDER BY id LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, err, "cannot read builds");
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, compiler, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, binary_sha256 ? binary_sha256 : "", -1,
+	    SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*build_id = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else if (rc == SQLITE_DONE)
+		rc = SO_ENOTFOUND;
+	else
+		rc = db_err(db, err, "cannot read builds");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Missing indices of one variant: updates the running totals. */
+static int
+missing_of(struct db *db, int64_t run_id, const char *host, int64_t build_id,
+    const char *variant, uint64_t samples, uint64_t *first, uint64_t *last,
+    uint64_t *count, int *any)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t i;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM samples WHERE run_id = ? "
+	    "AND host = ? AND build_id = ? AND variant = ? AND "
+	    "sample_index = ?", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	*any = 0;
+	for (i = 0; i < samples; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, build_id);
+		sqlite3_bind_text(st, 4, variant, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, (int64_t)i);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			continue;
+		if (rc != SQLITE_DONE)
+			break;
+		rc = 0;
+		if (*count == 0 || i < *first)
+			*first = i;
+		if (*count == 0 || i > *last)
+			*last = i;
+		(*count)++;
+		*any = 1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == 0 ? 0 : -1;
+}
+
+int
+db_missing_cells(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, uint64_t samples, const char *const *want,
+    char **variants, uint64_t *first, uint64_t *last, uint64_t *count,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *list = NULL, *tmp;
+	size_t i;
+	int rc = 0, any, step;
+
+	*variants = NULL;
+	*first = *last = *count = 0;
+	/*
+	 * Every requested variant is expected, whether or not the first
+	 * attempt got to record it: only one that this build tried and could
+	 * not time (skipped, failed) has nothing to measure.
+	 */
+	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM variants WHERE "
+	    "run_id = ? AND host = ? AND build_id = ? AND variant = ? AND "
+	    "status != 'ok'", -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, err, "cannot read variants");
+	for (i = 0; want[i] != NULL; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, build_id);
+		sqlite3_bind_text(st, 4, want[i], -1, SQLITE_STATIC);
+		step = sqlite3_step(st);
+		if (step == SQLITE_ROW)
+			continue;
+		if (step != SQLITE_DONE || missing_of(db, run_id, host,
+		    build_id, want[i], samples, first, last, count,
+		    &any) != 0) {
+			rc = db_err(db, err, "cannot read samples");
+			break;
+		}
+		if (!any)
+			continue;
+		tmp = xasprintf("%s%s%s", list ? list : "", list ? "," : "",
+		    want[i]);
+		free(list);
+		list = tmp;
+	}
+	sqlite3_finalize(st);
+	if (rc != 0)
+		free(list);
+	else
+		*variants = list;
+	return rc;
+}
