@@ -40,7 +40,7 @@ gc_exec(int argc, char **argv)
 	}
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	if (cmd_open_existing_db(path, &db) != EXIT_OK)
+	if (cmd_open_existing_db_rw(path, &db) != EXIT_OK)
 		return EXIT_DB;
 	rc = artifact_gc(db, dry_run, stdout, &n, &bytes, &err);
 	db_close(db);

@@ -74,7 +74,6 @@ publish_exec(int argc, char **argv)
 	cJSON *summary = NULL;
 	int64_t run_id = 0, attempts;
 	char *token = NULL;
-	struct stat sb;
 	size_t len;
 	int c, ret = EXIT_OK;
 
@@ -117,14 +116,9 @@ publish_exec(int argc, char **argv)
 	if (token_file != NULL && (token = read_token(token_file)) == NULL)
 		return EXIT_USAGE;
 	po.token = token;
-	if (stat(path, &sb) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": %s\n", path,
-		    strerror(errno));
-		ret = EXIT_DB;
+	if ((ret = cmd_open_existing_db(path, &db)) != EXIT_OK)
 		goto out;
-	}
-	if (db_open(path, &db, &err) != 0 ||
-	    export_summary(db_handle(db), run_id, path, &summary, &err) != 0 ||
+	if (export_summary(db_handle(db), run_id, path, &summary, &err) != 0 ||
 	    bundle_make(db, run_id, summary, key, &b, &err) != 0 ||
 	    bundle_tar(&b, &tar, &len, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);

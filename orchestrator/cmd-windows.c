@@ -10,148 +10,127 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *
-text(sqlite3_stmt *st, int col)
+text(const char *s)
 {
-	const char *s = (const char *)sqlite3_column_text(st, col);
-
 	return s != NULL ? s : "-";
 }
 
 /*
- * The run whose coordinator holds the lease and is alive (its process
- * runs on this machine, or its heartbeat is recent), in *live (0: none);
- * *why says why a holder is taken for dead.
+ * The lease, and the run whose coordinator holds it and is alive (its
+ * process runs on this machine, or its heartbeat is recent) in *live (0:
+ * none); *why says why a holder is taken for dead.  0, SO_ENOTFOUND when
+ * no one holds it, or an error.
  */
 static int
-live_holder(sqlite3 *h, int64_t *live, char *why, size_t len)
+live_holder(struct db *db, struct lease_state *l, int64_t *live, char *why,
+    size_t len, struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
 	int rc;
 
 	*live = 0;
 	why[0] = '\0';
-	if (sqlite3_prepare_v2(h, "SELECT run_id, holder_host, holder_pid, "
-	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
-	    "name = ?", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, LEASE_NAME, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *hh = text(st, 1);
-		long pid = (long)sqlite3_column_int64(st, 2);
-		double age = sqlite3_column_double(st, 3);
+	if ((rc = db_lease_get(db, LEASE_NAME, l, err)) != 0)
+		return rc;
+	if (db_holder_dead(text(l->holder_host), l->pid))
+		snprintf(why, len, "its process %ld no longer runs on %s",
+		    l->pid, text(l->holder_host));
+	else if (l->age > LEASE_EXPIRY_DEFAULT)
+		snprintf(why, len, "no heartbeat for %.0f s", l->age);
+	else
+		*live = l->run_id;
+	return 0;
+}
 
-		if (db_holder_dead(hh, pid))
-			snprintf(why, len, "its process %ld no longer runs on "
-			    "%s", pid, hh);
-		else if (age > LEASE_EXPIRY_DEFAULT)
-			snprintf(why, len, "no heartbeat for %.0f s", age);
-		else
-			*live = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+struct list_state {
+	int64_t live;
+	int rows;
+};
+
+/*
+ * A window without an end is open while its run's coordinator lives;
+ * else it was cut and never closed.
+ */
+static int
+print_window(void *arg, const struct window_row *w)
+{
+	struct list_state *ls = arg;
+	char dur[32];
+
+	if (ls->rows++ == 0)
+		printf("%5s %5s %-8s %-12s %-24s %9s  %s\n", "id", "run",
+		    "study", "host", "started", "duration", "holder");
+	if (w->closed)
+		snprintf(dur, sizeof dur, "%.1fs", w->duration);
+	else
+		snprintf(dur, sizeof dur, "%s", w->run_id == ls->live ?
+		    "open" : "cut");
+	printf("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s\n",
+	    (long long)w->id, (long long)w->run_id, text(w->study),
+	    text(w->host), text(w->started_at), dur, text(w->holder));
+	if (w->drift != NULL)
+		printf("      drift: %s\n", w->drift);
+	else if (!w->closed && w->run_id != ls->live)
+		printf("      never closed: its coordinator stopped before "
+		    "the window's end\n");
+	return 0;
 }
 
 static int
-list_windows(sqlite3 *h, int64_t run_id)
+print_takeover(void *arg, const struct lease_takeover *t)
 {
-	sqlite3_stmt *st = NULL;
+	(void)arg;
+	printf("takeover at %s: %s took the window from %s\n", text(t->at),
+	    text(t->holder), text(t->previous));
+	return 0;
+}
+
+static int
+list_windows(struct db *db, int64_t run_id, struct so_err *err)
+{
+	struct list_state ls = { 0 };
+	struct lease_state l;
 	char why[256];
-	int64_t live;
-	int rc, rows = 0;
+	int rc;
 
-	if (live_holder(h, &live, why, sizeof why) != 0)
-		return -1;
-	/*
-	 * A window without an end (NULL duration) is open while its run's
-	 * coordinator lives; else it was cut and never closed.
-	 */
-	rc = sqlite3_prepare_v2(h, "SELECT id, run_id, study, host, holder, "
-	    "started_at, (julianday(finished_at) - julianday(started_at)) * "
-	    "86400.0, drift FROM windows WHERE (?1 = 0 OR run_id = ?1) "
-	    "ORDER BY started_at, id", -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char dur[32];
-
-		if (rows++ == 0)
-			printf("%5s %5s %-8s %-12s %-24s %9s  %s\n", "id",
-			    "run", "study", "host", "started", "duration",
-			    "holder");
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-			snprintf(dur, sizeof dur, "%.1fs",
-			    sqlite3_column_double(st, 6));
-		else
-			snprintf(dur, sizeof dur, "%s",
-			    sqlite3_column_int64(st, 1) == live ? "open" :
-			    "cut");
-		printf("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s\n",
-		    (long long)sqlite3_column_int64(st, 0),
-		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
-		    text(st, 3), text(st, 5), dur, text(st, 4));
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
-			printf("      drift: %s\n", text(st, 7));
-		else if (sqlite3_column_type(st, 6) == SQLITE_NULL &&
-		    sqlite3_column_int64(st, 1) != live)
-			printf("      never closed: its coordinator stopped "
-			    "before the window's end\n");
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return -1;
-	if (rows == 0)
+	rc = live_holder(db, &l, &ls.live, why, sizeof why, err);
+	db_lease_state_free(&l);
+	if ((rc != 0 && rc != SO_ENOTFOUND) ||
+	    (rc = db_window_list(db, run_id, print_window, &ls, err)) != 0)
+		return rc;
+	if (ls.rows == 0)
 		printf("no measurement windows%s\n", run_id ? " in that run" :
 		    "");
 	return 0;
 }
 
 static int
-show_lease(sqlite3 *h)
+show_lease(struct db *db, struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
+	struct lease_state l;
 	char why[256];
 	int64_t live;
 	int rc;
 
-	if (live_holder(h, &live, why, sizeof why) != 0)
-		return -1;
-	if (sqlite3_prepare_v2(h, "SELECT holder, run_id, study, acquired_at, "
-	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
-	    "name = ?", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, LEASE_NAME, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && why[0] != '\0')
+	rc = live_holder(db, &l, &live, why, sizeof why, err);
+	if (rc == 0 && why[0] != '\0')
 		printf("\nno one holds the measurement window now: %s (run "
 		    "%lld, study %s) took it at %s and is gone (%s); the next "
-		    "run takes it over\n", text(st, 0),
-		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
-		    text(st, 3), why);
-	else if (rc == SQLITE_ROW)
+		    "run takes it over\n", text(l.holder),
+		    (long long)l.run_id, text(l.study), text(l.acquired_at),
+		    why);
+	else if (rc == 0)
 		printf("\nwindow held now by %s (run %lld, study %s) since %s, "
-		    "last heartbeat %.0f s ago\n", text(st, 0),
-		    (long long)sqlite3_column_int64(st, 1), text(st, 2),
-		    text(st, 3), sqlite3_column_double(st, 4));
-	else if (rc == SQLITE_DONE)
+		    "last heartbeat %.0f s ago\n", text(l.holder),
+		    (long long)l.run_id, text(l.study), text(l.acquired_at),
+		    l.age);
+	else if (rc == SO_ENOTFOUND)
 		printf("\nno one holds the measurement window now\n");
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return -1;
-	if (sqlite3_prepare_v2(h, "SELECT at, holder, previous FROM "
-	    "lease_events WHERE event = 'takeover' ORDER BY id DESC LIMIT 5",
-	    -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		printf("takeover at %s: %s took the window from %s\n",
-		    text(st, 0), text(st, 1), text(st, 2));
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	db_lease_state_free(&l);
+	if (rc != 0 && rc != SO_ENOTFOUND)
+		return rc;
+	return db_lease_takeovers(db, 5, print_takeover, NULL, err);
 }
 
 static int
@@ -165,7 +144,7 @@ windows_exec(int argc, char **argv)
 	};
 	const char *path = "results.db";
 	struct db *db = NULL;
-	struct so_err err;
+	struct so_err err = { 0 };
 	int64_t run_id = 0;
 	int c, rc = EXIT_OK;
 
@@ -187,19 +166,11 @@ windows_exec(int argc, char **argv)
 	}
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	if (access(path, F_OK) != 0) {
-		fprintf(stderr, "seqorch: cannot open \"%s\": no such file\n",
-		    path);
+	if (cmd_open_existing_db(path, &db) != EXIT_OK)
 		return EXIT_DB;
-	}
-	if (db_open(path, &db, &err) != 0) {
+	if (list_windows(db, run_id, &err) != 0 ||
+	    show_lease(db, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
-	}
-	if (list_windows(db_handle(db), run_id) != 0 ||
-	    show_lease(db_handle(db)) != 0) {
-		fprintf(stderr, "seqorch: database: %s\n",
-		    sqlite3_errmsg(db_handle(db)));
 		rc = EXIT_DB;
 	}
 	db_close(db);

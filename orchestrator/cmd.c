@@ -105,11 +105,12 @@ cmd_load_config(const char *path, const char *ssh_config,
 	return 0;
 }
 
-int
-cmd_open_existing_db(const char *path, struct db **db)
+static int
+open_existing(const char *path, int readonly, struct db **db)
 {
 	struct so_err err = { 0 };
 	struct stat sb;
+	int rc;
 
 	*db = NULL;
 	/* db_open would create a missing file. */
@@ -118,9 +119,28 @@ cmd_open_existing_db(const char *path, struct db **db)
 		    strerror(errno));
 		return EXIT_DB;
 	}
-	if (db_open(path, db, &err) != 0) {
+	rc = readonly ? db_open_readonly(path, db, &err) : SO_ESTALE;
+	/*
+	 * An older schema is migrated once when the file may be written, as
+	 * any command did before reads were read-only.
+	 */
+	if (rc == SO_ESTALE && (!readonly || access(path, W_OK) == 0))
+		rc = db_open(path, db, &err);
+	if (rc != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_DB;
 	}
 	return EXIT_OK;
+}
+
+int
+cmd_open_existing_db(const char *path, struct db **db)
+{
+	return open_existing(path, 1, db);
+}
+
+int
+cmd_open_existing_db_rw(const char *path, struct db **db)
+{
+	return open_existing(path, 0, db);
 }

@@ -62,8 +62,13 @@ struct db;
  * Open an existing results database for a command that must not create
  * one: EXIT_OK with *db, or EXIT_DB after printing why (a missing file is
  * "cannot open \"PATH\": No such file or directory").
+ * cmd_open_existing_db is for commands that only read: the file is opened
+ * read-only and left as it is, except that an older schema is migrated
+ * when the file can be written.  cmd_open_existing_db_rw is for commands
+ * that write (gc): it migrates as db_open does.
  */
 int cmd_open_existing_db(const char *path, struct db **db);
+int cmd_open_existing_db_rw(const char *path, struct db **db);
 
 /* Print "seqorch NAME --help" text to stdout. */
 void cmd_print_usage(const struct cmd_entry *entry);

@@ -5,6 +5,7 @@
 #include "db-int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -170,4 +171,113 @@ db_window_end(struct db *db, int64_t window_id, const char *at,
 	    SQLITE_DONE)
 		return db_err(db, err, "cannot close window");
 	return 0;
+}
+
+int
+db_lease_get(struct db *db, const char *name, struct lease_state *out,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT holder, holder_host, "
+	    "holder_pid, run_id, study, acquired_at, strftime('%s', 'now') - "
+	    "heartbeat_unix FROM leases WHERE name = ?", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+	}
+	if (rc == SQLITE_ROW) {
+		out->holder = db_col_dup(st, 0);
+		out->holder_host = db_col_dup(st, 1);
+		out->pid = (long)sqlite3_column_int64(st, 2);
+		out->run_id = sqlite3_column_int64(st, 3);
+		out->study = db_col_dup(st, 4);
+		out->acquired_at = db_col_dup(st, 5);
+		out->age = sqlite3_column_double(st, 6);
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? SO_ENOTFOUND : db_err(db, err,
+	    "cannot read leases");
+}
+
+void
+db_lease_state_free(struct lease_state *l)
+{
+	free(l->acquired_at);
+	free(l->study);
+	free(l->holder_host);
+	free(l->holder);
+	memset(l, 0, sizeof *l);
+}
+
+int
+db_window_list(struct db *db, int64_t run_id,
+    int (*fn)(void *arg, const struct window_row *w), void *arg,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct window_row w;
+	int rc, stop = 0;
+
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT id, run_id, study, host, "
+	    "holder, started_at, (julianday(finished_at) - "
+	    "julianday(started_at)) * 86400.0, drift FROM windows WHERE "
+	    "(?1 = 0 OR run_id = ?1) ORDER BY started_at, id", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			w.id = sqlite3_column_int64(st, 0);
+			w.run_id = sqlite3_column_int64(st, 1);
+			w.study = (const char *)sqlite3_column_text(st, 2);
+			w.host = (const char *)sqlite3_column_text(st, 3);
+			w.holder = (const char *)sqlite3_column_text(st, 4);
+			w.started_at = (const char *)sqlite3_column_text(st, 5);
+			w.closed = sqlite3_column_type(st, 6) != SQLITE_NULL;
+			w.duration = sqlite3_column_double(st, 6);
+			w.drift = (const char *)sqlite3_column_text(st, 7);
+			stop = fn(arg, &w);
+		}
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? 0 : db_err(db, err, "cannot read windows");
+}
+
+int
+db_lease_takeovers(struct db *db, int limit,
+    int (*fn)(void *arg, const struct lease_takeover *t), void *arg,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct lease_takeover t;
+	int rc, stop = 0;
+
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT at, holder, previous FROM "
+	    "lease_events WHERE event = 'takeover' ORDER BY id DESC LIMIT ?",
+	    -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int(st, 1, limit);
+		while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			t.at = (const char *)sqlite3_column_text(st, 0);
+			t.holder = (const char *)sqlite3_column_text(st, 1);
+			t.previous = (const char *)sqlite3_column_text(st, 2);
+			stop = fn(arg, &t);
+		}
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? 0 : db_err(db, err,
+	    "cannot read lease events");
 }

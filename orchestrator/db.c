@@ -4,6 +4,7 @@
  * PRAGMA user_version from N-1 to N inside one transaction.
  */
 #include "db-int.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -60,6 +61,30 @@ user_version(struct db *db, int *v)
 	return rc;
 }
 
+/* SO_EDB unless version cur is one this binary can read or migrate. */
+static int
+version_known(int cur, int latest, struct so_err *err)
+{
+	if (cur < 0)
+		return so_error(err, SO_EDB, "database: schema version %d was "
+		    "not written by seqorch (versions run from 0 to %d)", cur,
+		    latest);
+	if (cur > latest)
+		return so_error(err, SO_EDB, "database: schema version %d is "
+		    "newer than this seqorch (%d); upgrade seqorch", cur,
+		    latest);
+	return 0;
+}
+
+/* Name the file at the end of err's message. */
+static void
+in_path(struct so_err *err, const char *path)
+{
+	size_t n = strlen(err->msg);
+
+	snprintf(err->msg + n, sizeof err->msg - n, " (in \"%s\")", path);
+}
+
 /*
  * Apply every schema section numbered above the current user_version.
  * Each runs in BEGIN IMMEDIATE and re-reads the version inside it, since
@@ -73,14 +98,8 @@ migrate(struct db *db, struct so_err *err)
 
 	if (user_version(db, &cur) != 0)
 		return db_err(db, err, "cannot read schema version");
-	if (cur < 0)
-		return so_error(err, SO_EDB, "database: schema version %d was "
-		    "not written by seqorch (versions run from 0 to %d)", cur,
-		    latest);
-	if (cur > latest)
-		return so_error(err, SO_EDB, "database: schema version %d is "
-		    "newer than this seqorch (%d); upgrade seqorch", cur,
-		    latest);
+	if ((rc = version_known(cur, latest, err)) != 0)
+		return rc;
 	while ((p = strstr(p, VERSION_MARK)) != NULL) {
 		const char *body = p + strlen(VERSION_MARK);
 		const char *next = strstr(body, VERSION_MARK);
@@ -122,11 +141,15 @@ migrate(struct db *db, struct so_err *err)
 	return 0;
 }
 
-int
-db_open(const char *path, struct db **out, struct so_err *err)
+/*
+ * A new connection to path with the open flags given; sqlite waits up to
+ * 10 s for another process's lock.  Free with db_close.
+ */
+static int
+db_connect(const char *path, int flags, struct db **out, struct so_err *err)
 {
 	struct db *db = xcalloc(1, sizeof *db);
-	int rc, tries;
+	int rc;
 
 	pthread_mutex_init(&db->mu, NULL);
 	*out = NULL;
@@ -137,13 +160,30 @@ db_open(const char *path, struct db **out, struct so_err *err)
 		    "in memory only" : "empty: is the variable unset?");
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_FULLMUTEX,
+	    NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "cannot open database \"%s\": %s",
 		    path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
 		goto fail;
 	}
 	sqlite3_busy_timeout(db->h, 10000);
+	*out = db;
+	return 0;
+fail:
+	db_close(db);
+	return rc;
+}
+
+int
+db_open(const char *path, struct db **out, struct so_err *err)
+{
+	struct db *db = NULL;
+	int rc, tries;
+
+	*out = NULL;
+	if ((rc = db_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	    &db, err)) != 0)
+		return rc;
 	/*
 	 * Two coordinators creating the same file both switch it to WAL;
 	 * SQLite answers the loser SQLITE_BUSY at once (a lock upgrade the
@@ -163,19 +203,86 @@ db_open(const char *path, struct db **out, struct so_err *err)
 		goto fail;
 	}
 	if ((rc = migrate(db, err)) != 0) {
-		size_t n = strlen(err->msg);
-
-		snprintf(err->msg + n, sizeof err->msg - n, " (in \"%s\")",
-		    path);
+		in_path(err, path);
 		goto fail;
 	}
 	*out = db;
 	return 0;
 fail:
-	sqlite3_close(db->h);
-	pthread_mutex_destroy(&db->mu);
-	free(db);
+	db_close(db);
 	return rc;
+}
+
+/* 1 when path has a -wal file beside it: someone may be writing. */
+static int
+has_wal(const char *path)
+{
+	struct strbuf wal = STRBUF_INIT;
+	int rc;
+
+	strbuf_addf(&wal, "%s-wal", path);
+	rc = access(wal.buf, F_OK) == 0;
+	strbuf_release(&wal);
+	return rc;
+}
+
+/*
+ * SQLite reads a WAL database through a -shm file it creates beside it;
+ * in a directory we cannot write it cannot, and refuses.  With no -wal
+ * file there no one is writing, so the file is opened as immutable.
+ */
+static int
+connect_immutable(const char *path, struct db **out, struct so_err *err)
+{
+	struct strbuf uri = STRBUF_INIT;
+	const char *p;
+	int rc;
+
+	strbuf_addstr(&uri, "file:");
+	for (p = path; *p != '\0'; p++) {
+		if (strchr("?#%", *p) != NULL)
+			strbuf_addf(&uri, "%%%02X", (unsigned char)*p);
+		else
+			strbuf_addch(&uri, *p);
+	}
+	strbuf_addstr(&uri, "?immutable=1");
+	rc = db_connect(uri.buf, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, out,
+	    err);
+	strbuf_release(&uri);
+	return rc;
+}
+
+int
+db_open_readonly(const char *path, struct db **out, struct so_err *err)
+{
+	struct db *db = NULL;
+	int cur = 0, latest = db_schema_version(), rc;
+
+	*out = NULL;
+	if ((rc = db_connect(path, SQLITE_OPEN_READONLY, &db, err)) != 0)
+		return rc;
+	rc = user_version(db, &cur);
+	if (rc != 0 && sqlite3_extended_errcode(db->h) ==
+	    SQLITE_READONLY_DIRECTORY && !has_wal(path)) {
+		db_close(db);
+		if ((rc = connect_immutable(path, &db, err)) != 0)
+			return rc;
+		rc = user_version(db, &cur);
+	}
+	if (rc != 0)
+		rc = db_err(db, err, "cannot read schema version");
+	else if ((rc = version_known(cur, latest, err)) == 0 && cur < latest)
+		rc = so_error(err, SO_ESTALE, "database: schema version %d is "
+		    "older than this seqorch (%d) and is not migrated by a "
+		    "command that only reads; `seqorch run` migrates it", cur,
+		    latest);
+	if (rc != 0) {
+		in_path(err, path);
+		db_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
 }
 
 void

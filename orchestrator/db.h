@@ -27,6 +27,13 @@ int db_schema_version(void);
  * keys.  A database newer than this binary is refused.  Caller closes.
  */
 int db_open(const char *path, struct db **out, struct so_err *err);
+/*
+ * Open an existing path for reading only: no file is created, nothing is
+ * migrated or written.  A schema newer than this binary's, or not
+ * seqorch's, is SO_EDB; an older one is SO_ESTALE (a command that may
+ * write can then migrate it with db_open).  Caller closes.
+ */
+int db_open_readonly(const char *path, struct db **out, struct so_err *err);
 void db_close(struct db *db);
 
 /* The raw handle for read-only queries (report, tests).  Owned by db. */
@@ -183,6 +190,42 @@ int db_window_begin(struct db *db, const struct window_open *w,
 int db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err);
 
+/*
+ * Reading them back (seqorch windows).  db_lease_get fills *out with the
+ * lease `name` (strings owned, db_lease_state_free) or is SO_ENOTFOUND
+ * when no one holds it.  db_window_list calls fn for each window of
+ * run_id (0: of every run) in order of start, and db_lease_takeovers for
+ * the newest `limit` takeovers of the lease; their rows' strings point
+ * into SQLite's row (NULL when the column is) and live until fn returns.
+ * fn returning non-zero stops, and is returned.
+ */
+struct lease_state {
+	char *holder, *holder_host, *study, *acquired_at;
+	int64_t run_id;
+	long pid;
+	double age;	/* seconds since the last heartbeat */
+};
+int db_lease_get(struct db *db, const char *name, struct lease_state *out,
+    struct so_err *err);
+void db_lease_state_free(struct lease_state *l);
+
+struct window_row {
+	int64_t id, run_id;
+	const char *study, *host, *holder, *started_at, *drift;
+	int closed;		/* it has an end */
+	double duration;	/* seconds, when closed */
+};
+int db_window_list(struct db *db, int64_t run_id,
+    int (*fn)(void *arg, const struct window_row *w), void *arg,
+    struct so_err *err);
+
+struct lease_takeover {
+	const char *at, *holder, *previous;
+};
+int db_lease_takeovers(struct db *db, int limit,
+    int (*fn)(void *arg, const struct lease_takeover *t), void *arg,
+    struct so_err *err);
+
 /* A stored run, for --resume.  Strings are owned; db_run_info_free. */
 struct stored_run {
 	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
@@ -315,6 +358,49 @@ struct import_origin {
  */
 int db_run_import(struct db *db, const cJSON *rows,
     const struct import_origin *o, int64_t *new_run_id, struct so_err *err);
+
+/*
+ * The report's per-build sections (db-builds.c), read on the raw handle
+ * report_print is given.  Each calls fn for every row of run_id, in the
+ * order the report prints them; strings point into SQLite's row (NULL
+ * when the column is) and live until fn returns.  fn returning non-zero
+ * stops, and is returned.
+ *
+ * db_build_rates: H/s per host, build and variant, for the builds that
+ * state their targeting.  db_targeting_ratios: native over default median
+ * rate per host, compiler and variant, with both builds' ranges.
+ * db_phase_shares: the ns of each phase summed over the valid samples of
+ * a host, build and variant that measured phases, and total_ns their
+ * samples' ns.
+ */
+struct db_build_rate {
+	const char *host, *compiler, *targeting, *variant;
+	int64_t build_id, n;
+	double median, min, max;
+};
+int db_build_rates(sqlite3 *h, int64_t run_id,
+    int (*fn)(void *arg, const struct db_build_rate *r), void *arg,
+    struct so_err *err);
+
+struct db_targeting_ratio {
+	const char *host, *compiler, *variant;
+	double ratio, native_min, native_max, default_min, default_max;
+};
+int db_targeting_ratios(sqlite3 *h, int64_t run_id,
+    int (*fn)(void *arg, const struct db_targeting_ratio *r), void *arg,
+    struct so_err *err);
+
+/* Phases in the order proggen, compile, execute, mprotect, other. */
+#define DB_PHASES 5
+struct db_phase_share {
+	const char *host, *targeting, *variant;
+	int64_t build_id, n;
+	double ns[DB_PHASES];
+	double total_ns;
+};
+int db_phase_shares(sqlite3 *h, int64_t run_id,
+    int (*fn)(void *arg, const struct db_phase_share *p), void *arg,
+    struct so_err *err);
 
 /* The file results.db was opened from (absolute); static to db. */
 const char *db_path(struct db *db);

@@ -30,6 +30,7 @@ so_strerror(int code)
 	case SO_EBUSY:		return "busy";
 	case SO_ENET:		return "download failed";
 	case SO_ECHECKSUM:	return "checksum mismatch";
+	case SO_ESTALE:		return "schema too old";
 	}
 	return "unknown error";
 }

@@ -32,6 +32,7 @@ enum {
 	SO_EEXIST = -15,	/* already there (an imported run) */
 	SO_ENET = -16,		/* a download failed (http.h) */
 	SO_ECHECKSUM = -17,	/* a download is not the file expected */
+	SO_ESTALE = -18,	/* older than this binary (a schema to migrate) */
 };
 
 /* The coordinator's version, in --version and every runs row. */
