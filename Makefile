@@ -241,15 +241,21 @@ build-fuzz/toml.o: orchestrator/toml.cc
 	$(FUZZ_CXX) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all $(SO_CXXFLAGS) -c -o $@ $<
 
-build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c orchestrator/config.c \
-	orchestrator/sshconfig.c orchestrator/util.c build-fuzz/toml.o
+# The hosts.toml front end is every orchestrator/config*.c, with the
+# ssh_config reader and util.c beneath it.
+FUZZ_CONFIG_OBJS = $(patsubst orchestrator/%.c,build-fuzz/%.o,\
+	$(wildcard orchestrator/config*.c) orchestrator/sshconfig.c \
+	orchestrator/util.c)
+
+build-fuzz/%.o: orchestrator/%.c $(wildcard orchestrator/*.h)
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_CONFIG_OBJS) \
+	build-fuzz/toml.o
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/fuzz_config.o tests/fuzz/fuzz_config.c
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/config.o orchestrator/config.c
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/sshconfig.o orchestrator/sshconfig.c
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o build-fuzz/util.o orchestrator/util.c
 	$(FUZZ_CXX) $(FUZZ_LINK) -o $@ build-fuzz/fuzz_config.o \
-	  build-fuzz/config.o build-fuzz/sshconfig.o build-fuzz/util.o \
-	  build-fuzz/toml.o -lcjson
+	  $(FUZZ_CONFIG_OBJS) build-fuzz/toml.o -lcjson
 
 # agent.c is included whole by its target, which also stands in for the
 # generated registry; the other agent modules are linked as they are.
