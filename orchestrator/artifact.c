@@ -15,8 +15,8 @@
 
 #define GC_MIN_AGE 600	/* seconds an unrecorded file is left alone */
 
-static void
-sha256_of(const void *data, size_t len, char out[65])
+void
+artifact_sha256(const void *data, size_t len, char out[65])
 {
 	unsigned char md[32];
 	unsigned int n;
@@ -99,7 +99,7 @@ artifact_put(struct db *db, const void *data, size_t len, char *sha256,
 	if (len > ARTIFACT_MAX)
 		return so_error(err, SO_EINVAL, "an artifact of %zu bytes is "
 		    "over %u MiB: not kept", len, ARTIFACT_MAX >> 20);
-	sha256_of(data, len, sha);
+	artifact_sha256(data, len, sha);
 	if (sha256 != NULL)
 		memcpy(sha256, sha, sizeof sha);
 	dir = artifact_dir(db);
@@ -170,7 +170,7 @@ artifact_load(struct db *db, const char *sha256, char **data, size_t *len,
 		goto out;
 	}
 	buf[sb.st_size] = '\0';
-	sha256_of(buf, (size_t)sb.st_size, sha);
+	artifact_sha256(buf, (size_t)sb.st_size, sha);
 	if (strcmp(sha, sha256) != 0) {
 		rc = so_error(err, SO_EPROTO, "artifact \"%s\" was changed: its "
 		    "content hashes to %s", path, sha);

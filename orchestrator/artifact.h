@@ -19,6 +19,9 @@
 /* Largest artifact kept (a binary, a raw output); larger is SO_EINVAL. */
 #define ARTIFACT_MAX (64u * 1024 * 1024)
 
+/* The SHA-256 of data in hex, the name it is stored under (65 bytes). */
+void artifact_sha256(const void *data, size_t len, char out[65]);
+
 /* The store directory of db, as a new string the caller frees. */
 char *artifact_dir(struct db *db);
 

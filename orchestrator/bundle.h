@@ -63,6 +63,11 @@ int bundle_load(const char *src, struct bundle *out, struct so_err *err);
 
 void bundle_free(struct bundle *b);
 
+/* Add a file to b, which takes data over (it was allocated). */
+void bundle_add(struct bundle *b, const char *path, void *data, size_t len);
+/* Put b's files in order of path, as manifests list them. */
+void bundle_sort(struct bundle *b);
+
 /* What a verified bundle says of itself; strings point into manifest. */
 struct bundle_info {
 	cJSON *manifest;		/* owned: cJSON_Delete */

@@ -361,45 +361,36 @@ int db_run_import(struct db *db, const cJSON *rows,
 
 /*
  * The report's per-build sections (db-builds.c), read on the raw handle
- * report_print is given.  Each calls fn for every row of run_id, in the
- * order the report prints them; strings point into SQLite's row (NULL
- * when the column is) and live until fn returns.  fn returning non-zero
- * stops, and is returned.
+ * report_print is given.  db_build_section calls fn for every row of
+ * run_id in section which, in the order the report prints them; strings
+ * point into SQLite's row (NULL when the column is, or the section has
+ * none) and live until fn returns.  fn returning non-zero stops, and is
+ * returned.
  *
- * db_build_rates: H/s per host, build and variant, for the builds that
- * state their targeting.  db_targeting_ratios: native over default median
- * rate per host, compiler and variant, with both builds' ranges.
- * db_phase_shares: the ns of each phase summed over the valid samples of
- * a host, build and variant that measured phases, and total_ns their
- * samples' ns.
+ * DB_BUILD_RATES: for the builds that state their targeting, per host,
+ * build and variant: v = median, min and max H/s.
+ * DB_TARGETING_RATIOS: per host, compiler and variant (no build, n or
+ * targeting): v = native over default median rate, native min and max,
+ * default min and max.
+ * DB_PHASE_SHARES: per host, build and variant whose valid samples
+ * measured phases (no compiler): v = the ns of each phase (proggen,
+ * compile, execute, mprotect, other) summed over those samples, then
+ * the sum of their samples' ns.
  */
-struct db_build_rate {
+#define DB_PHASES 5
+#define DB_BUILD_VALUES 6
+struct db_build_row {
 	const char *host, *compiler, *targeting, *variant;
 	int64_t build_id, n;
-	double median, min, max;
+	double v[DB_BUILD_VALUES];
 };
-int db_build_rates(sqlite3 *h, int64_t run_id,
-    int (*fn)(void *arg, const struct db_build_rate *r), void *arg,
-    struct so_err *err);
-
-struct db_targeting_ratio {
-	const char *host, *compiler, *variant;
-	double ratio, native_min, native_max, default_min, default_max;
+enum db_build_section {
+	DB_BUILD_RATES,
+	DB_TARGETING_RATIOS,
+	DB_PHASE_SHARES,
 };
-int db_targeting_ratios(sqlite3 *h, int64_t run_id,
-    int (*fn)(void *arg, const struct db_targeting_ratio *r), void *arg,
-    struct so_err *err);
-
-/* Phases in the order proggen, compile, execute, mprotect, other. */
-#define DB_PHASES 5
-struct db_phase_share {
-	const char *host, *targeting, *variant;
-	int64_t build_id, n;
-	double ns[DB_PHASES];
-	double total_ns;
-};
-int db_phase_shares(sqlite3 *h, int64_t run_id,
-    int (*fn)(void *arg, const struct db_phase_share *p), void *arg,
+int db_build_section(sqlite3 *h, enum db_build_section which, int64_t run_id,
+    int (*fn)(void *arg, const struct db_build_row *r), void *arg,
     struct so_err *err);
 
 /* The file results.db was opened from (absolute); static to db. */

@@ -19,7 +19,7 @@ text(const char *s)
 
 /* H/s of each host, build and variant, for runs with targeted builds. */
 static int
-rate(void *arg, const struct db_build_rate *r)
+rate(void *arg, const struct db_build_row *r)
 {
 	struct section *sec = arg;
 	char med[16], lo[16], hi[16];
@@ -29,9 +29,9 @@ rate(void *arg, const struct db_build_rate *r)
 		    "%-10s %4s %10s %10s %10s\n", "host", "build", "compiler",
 		    "targeting", "variant", "n", "median/s", "min/s", "max/s");
 	sec->any = 1;
-	report_format_rate(r->median, med, sizeof med);
-	report_format_rate(r->min, lo, sizeof lo);
-	report_format_rate(r->max, hi, sizeof hi);
+	report_format_rate(r->v[0], med, sizeof med);
+	report_format_rate(r->v[1], lo, sizeof lo);
+	report_format_rate(r->v[2], hi, sizeof hi);
 	fprintf(sec->out, "  %-16.16s %6lld %-10.10s %-9.9s %-10.10s %4lld "
 	    "%10s %10s %10s\n", text(r->host), (long long)r->build_id,
 	    text(r->compiler), text(r->targeting), text(r->variant),
@@ -45,12 +45,13 @@ rate(void *arg, const struct db_build_rate *r)
  * noise of this run; otherwise one targeting is faster in every sample.
  */
 static int
-ratio(void *arg, const struct db_targeting_ratio *r)
+ratio(void *arg, const struct db_build_row *r)
 {
 	struct section *sec = arg;
-	const char *verdict = r->native_min > r->default_max ? "native faster "
-	    "in every sample" : r->native_max < r->default_min ? "native "
-	    "slower in every sample" : "within noise (ranges overlap)";
+	const double nlo = r->v[1], nhi = r->v[2], dlo = r->v[3], dhi = r->v[4];
+	const char *verdict = nlo > dhi ? "native faster in every sample" :
+	    nhi < dlo ? "native slower in every sample" :
+	    "within noise (ranges overlap)";
 
 	if (!sec->any)
 		fprintf(sec->out, "\nnative / default targeting\n  %-16s %-10s "
@@ -58,7 +59,7 @@ ratio(void *arg, const struct db_targeting_ratio *r)
 		    "verdict");
 	sec->any = 1;
 	fprintf(sec->out, "  %-16.16s %-10.10s %-10.10s %7.3f  %s\n",
-	    text(r->host), text(r->compiler), text(r->variant), r->ratio,
+	    text(r->host), text(r->compiler), text(r->variant), r->v[0],
 	    verdict);
 	return 0;
 }
@@ -69,13 +70,14 @@ ratio(void *arg, const struct db_targeting_ratio *r)
  * phases include "other", so a row adds up to 100%.
  */
 static int
-phase(void *arg, const struct db_phase_share *p)
+phase(void *arg, const struct db_build_row *p)
 {
 	struct section *sec = arg;
+	const double total = p->v[DB_PHASES];
 	double sum = 0;
 	int i;
 
-	if (!(p->total_ns > 0))
+	if (!(total > 0))
 		return 0;
 	if (!sec->any)
 		fprintf(sec->out, "\nphase shares of hashing time (sum over "
@@ -88,10 +90,10 @@ phase(void *arg, const struct db_phase_share *p)
 	    text(p->host), (long long)p->build_id, text(p->targeting),
 	    text(p->variant), (long long)p->n);
 	for (i = 0; i < DB_PHASES; i++) {
-		sum += p->ns[i];
-		fprintf(sec->out, " %6.2f%%", 100 * p->ns[i] / p->total_ns);
+		sum += p->v[i];
+		fprintf(sec->out, " %6.2f%%", 100 * p->v[i] / total);
 	}
-	fprintf(sec->out, " %6.2f%%\n", 100 * sum / p->total_ns);
+	fprintf(sec->out, " %6.2f%%\n", 100 * sum / total);
 	return 0;
 }
 
@@ -103,8 +105,10 @@ report_builds_text(sqlite3 *db, int64_t run_id, FILE *out,
 	    phases = { out, 0 };
 	int rc;
 
-	if ((rc = db_build_rates(db, run_id, rate, &rates, err)) == 0 &&
-	    (rc = db_targeting_ratios(db, run_id, ratio, &ratios, err)) == 0)
-		rc = db_phase_shares(db, run_id, phase, &phases, err);
+	if ((rc = db_build_section(db, DB_BUILD_RATES, run_id, rate, &rates,
+	    err)) == 0 && (rc = db_build_section(db, DB_TARGETING_RATIOS,
+	    run_id, ratio, &ratios, err)) == 0)
+		rc = db_build_section(db, DB_PHASE_SHARES, run_id, phase,
+		    &phases, err);
 	return rc;
 }
