@@ -61,10 +61,10 @@ artifacts_exec(int argc, char **argv)
 	struct so_err err = { 0 };
 	struct db *db = NULL;
 	int64_t run_id = 0;
-	int c, rc;
+	int c, done, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
@@ -72,13 +72,10 @@ artifacts_exec(int argc, char **argv)
 			break;
 		case 'd': path = optarg; break;
 		case 'v': ls.verify = 1; break;
-		case 'h':
-			cmd_print_usage(cmd_find("artifacts"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (run_id == 0) {

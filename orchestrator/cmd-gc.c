@@ -24,20 +24,17 @@ gc_exec(int argc, char **argv)
 	struct so_err err = { 0 };
 	struct db *db = NULL;
 	uint64_t n = 0, bytes = 0;
-	int c, rc, dry_run = 0;
+	int c, done, rc, dry_run = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 'n': dry_run = 1; break;
-		case 'h':
-			cmd_print_usage(cmd_find("gc"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (cmd_open_existing_db_rw(path, &db) != EXIT_OK)

@@ -28,29 +28,19 @@ import_exec(int argc, char **argv)
 	struct so_err err = { 0 };
 	struct db *db = NULL;
 	size_t i;
-	int c, rc, ret = EXIT_OK;
+	int c, done, rc, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		case 'd': path = optarg; break;
-		case 'h':
-			cmd_print_usage(cmd_find("import"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || pubkey == NULL) {
-		fprintf(stderr, "seqorch: import: expected BUNDLE and --pubkey "
-		    "PUB (see `seqorch import --help`)\n");
-		return EXIT_USAGE;
-	}
-	if ((rc = bundle_load(argv[optind], &b, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_FAIL;
-	}
+	if (done >= 0)
+		return done;
+	if ((rc = cmd_load_bundle(argc, argv, pubkey, &b)) != EXIT_OK)
+		return rc;
 	if (bundle_verify(&b, pubkey, &info, stderr, &err) != 0) {
 		fprintf(stderr, "seqorch: import: refused, the bundle does not "
 		    "verify: %s\n", err.msg);

@@ -75,32 +75,29 @@ publish_exec(int argc, char **argv)
 	int64_t run_id = 0, attempts;
 	char *token = NULL;
 	size_t len;
-	int c, ret = EXIT_OK;
+	int c, done, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
 		switch (c) {
-		case 'r':
-			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
-				return EXIT_USAGE;
-			break;
 		case 'u': po.url = optarg; break;
 		case 't': token_file = optarg; break;
 		case 'c': po.cacert = optarg; break;
 		case 'k': key = optarg; break;
 		case 'd': path = optarg; break;
+		case 'r':
+			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
+				return EXIT_USAGE;
+			break;
 		case 'a':
 			if (cmd_int_arg("--attempts", optarg, 20, &attempts) != 0)
 				return EXIT_USAGE;
 			po.attempts = (int)attempts;
 			break;
-		case 'h':
-			cmd_print_usage(cmd_find("publish"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (run_id == 0 || po.url == NULL || key == NULL) {

@@ -21,28 +21,18 @@ verify_exec(int argc, char **argv)
 	struct bundle b = { 0 };
 	struct bundle_info info;
 	struct so_err err = { 0 };
-	int c, rc;
+	int c, done, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
-		case 'h':
-			cmd_print_usage(cmd_find("verify"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || pubkey == NULL) {
-		fprintf(stderr, "seqorch: verify: expected BUNDLE and --pubkey "
-		    "PUB (see `seqorch verify --help`)\n");
-		return EXIT_USAGE;
-	}
-	if ((rc = bundle_load(argv[optind], &b, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_FAIL;
-	}
+	if (done >= 0)
+		return done;
+	if ((rc = cmd_load_bundle(argc, argv, pubkey, &b)) != EXIT_OK)
+		return rc;
 	rc = bundle_verify(&b, pubkey, &info, stderr, &err);
 	bundle_free(&b);
 	if (rc != 0) {

@@ -33,9 +33,9 @@ live_holder(struct db *db, struct lease_state *l, int64_t *live, char *why,
 	why[0] = '\0';
 	if ((rc = db_lease_get(db, LEASE_NAME, l, err)) != 0)
 		return rc;
-	if (db_holder_dead(text(l->holder_host), l->pid))
+	if (db_holder_dead(l->holder_host, l->pid))
 		snprintf(why, len, "its process %ld no longer runs on %s",
-		    l->pid, text(l->holder_host));
+		    l->pid, l->holder_host);
 	else if (l->age > LEASE_EXPIRY_DEFAULT)
 		snprintf(why, len, "no heartbeat for %.0f s", l->age);
 	else
@@ -91,11 +91,10 @@ list_windows(struct db *db, int64_t run_id, struct so_err *err)
 {
 	struct list_state ls = { 0 };
 	struct lease_state l;
-	char why[256];
+	char why[512];
 	int rc;
 
 	rc = live_holder(db, &l, &ls.live, why, sizeof why, err);
-	db_lease_state_free(&l);
 	if ((rc != 0 && rc != SO_ENOTFOUND) ||
 	    (rc = db_window_list(db, run_id, print_window, &ls, err)) != 0)
 		return rc;
@@ -109,7 +108,7 @@ static int
 show_lease(struct db *db, struct so_err *err)
 {
 	struct lease_state l;
-	char why[256];
+	char why[512];
 	int64_t live;
 	int rc;
 
@@ -117,17 +116,16 @@ show_lease(struct db *db, struct so_err *err)
 	if (rc == 0 && why[0] != '\0')
 		printf("\nno one holds the measurement window now: %s (run "
 		    "%lld, study %s) took it at %s and is gone (%s); the next "
-		    "run takes it over\n", text(l.holder),
-		    (long long)l.run_id, text(l.study), text(l.acquired_at),
+		    "run takes it over\n", l.holder,
+		    (long long)l.run_id, l.study, l.acquired_at,
 		    why);
 	else if (rc == 0)
 		printf("\nwindow held now by %s (run %lld, study %s) since %s, "
-		    "last heartbeat %.0f s ago\n", text(l.holder),
-		    (long long)l.run_id, text(l.study), text(l.acquired_at),
+		    "last heartbeat %.0f s ago\n", l.holder,
+		    (long long)l.run_id, l.study, l.acquired_at,
 		    l.age);
 	else if (rc == SO_ENOTFOUND)
 		printf("\nno one holds the measurement window now\n");
-	db_lease_state_free(&l);
 	if (rc != 0 && rc != SO_ENOTFOUND)
 		return rc;
 	return db_lease_takeovers(db, 5, print_takeover, NULL, err);
@@ -146,10 +144,10 @@ windows_exec(int argc, char **argv)
 	struct db *db = NULL;
 	struct so_err err = { 0 };
 	int64_t run_id = 0;
-	int c, rc = EXIT_OK;
+	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,
@@ -157,13 +155,10 @@ windows_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'd': path = optarg; break;
-		case 'h':
-			cmd_print_usage(cmd_find("windows"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (cmd_open_existing_db(path, &db) != EXIT_OK)

@@ -1,10 +1,12 @@
 /* The command table: the one place a subcommand is registered. */
 #include "cmd.h"
+#include "bundle.h"
 #include "db.h"
 #include "config.h"
 #include "util.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,6 +80,42 @@ cmd_run_id_arg(const char *opt, const char *arg, int64_t *out)
 	fprintf(stderr, "seqorch: invalid %s \"%s\": expected a run id\n",
 	    opt, arg);
 	return -1;
+}
+
+int
+cmd_getopt(int argc, char **argv, const struct option *longopts, int *done)
+{
+	int c = getopt_long(argc, argv, "", longopts, NULL);
+
+	*done = -1;
+	if (c == 'h') {
+		cmd_print_usage(cmd_find(argv[0]));
+		*done = EXIT_OK;
+		return -1;
+	}
+	if (c == '?' || c == ':') {
+		*done = EXIT_USAGE;
+		return -1;
+	}
+	return c;
+}
+
+int
+cmd_load_bundle(int argc, char **argv, const char *pubkey, struct bundle *b)
+{
+	struct so_err err = { 0 };
+	int rc;
+
+	if (optind != argc - 1 || pubkey == NULL) {
+		fprintf(stderr, "seqorch: %s: expected BUNDLE and --pubkey PUB "
+		    "(see `seqorch %s --help`)\n", argv[0], argv[0]);
+		return EXIT_USAGE;
+	}
+	if ((rc = bundle_load(argv[optind], b, &err)) != 0) {
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 int

@@ -31,6 +31,26 @@ extern const struct cmd_entry *const cmd_table[];
 /* Look a command up by name; NULL if there is none. */
 const struct cmd_entry *cmd_find(const char *name);
 
+struct option;
+struct bundle;
+
+/*
+ * getopt_long over a command's long options (optind set to 1 first; its
+ * --help has the value 'h'): the next option, or -1 when the options
+ * end.  They end with *done EXIT_OK after --help printed the usage,
+ * EXIT_USAGE after an unknown option (getopt said which), else -1.
+ */
+int cmd_getopt(int argc, char **argv, const struct option *longopts,
+    int *done);
+
+/*
+ * For import and verify: BUNDLE, the one argument after the options, and
+ * --pubkey are required; load BUNDLE into *b (the caller frees it with
+ * bundle_free).  EXIT_OK, or the exit code after printing why.
+ */
+int cmd_load_bundle(int argc, char **argv, const char *pubkey,
+    struct bundle *b);
+
 /*
  * After getopt: -1 (with a message) if arguments are left over at
  * optind, else 0.

@@ -319,6 +319,26 @@ set_list(const struct ctx *c, const struct key_def *k, const cJSON *item,
 	return 0;
 }
 
+/*
+ * The rule a string value s of type t breaks (for the message after
+ * "key \"NAME\" "), or NULL; *shown says whether the message quotes s.
+ */
+static const char *
+broken_rule(enum key_type t, const char *s, int *shown)
+{
+	*shown = 1;
+	if (t == KEY_ADDRESS && strchr(s, '@') != NULL) {
+		*shown = 0;
+		return "must not contain a user name: set \"user\"";
+	}
+	if (t == KEY_ADDRESS && (s[0] == '-' ||
+	    strspn(s, ADDRESS_CHARS) != strlen(s)))
+		return "must be a host name or IP address";
+	if (t == KEY_WORD && (s[0] == '-' || strchr(s, ' ') != NULL))
+		return "must not contain spaces or start with '-'";
+	return NULL;
+}
+
 #define CPU_WANT "an integer >= 0, \"none\" or \"auto\""
 
 /* Check item as the value of key k and store it into h. */
@@ -326,11 +346,11 @@ int
 cfg_set_key(const struct ctx *c, const struct key_def *k, const cJSON *item,
     struct host *h)
 {
-	const char *s;
+	const char *s, *rule;
 	char want[64];
 	char *expanded;
 	int *num;
-	int r;
+	int r, shown;
 
 	switch (k->type) {
 	case KEY_TRANSPORT:
@@ -346,31 +366,15 @@ cfg_set_key(const struct ctx *c, const struct key_def *k, const cJSON *item,
 			    k->name, s);
 		return 0;
 	case KEY_ADDRESS:
-		if ((r = get_string(c, item, k->name, "a string", 0, &s)) < 0)
-			return r;
-		if (strchr(s, '@') != NULL)
-			return cfg_fail(c, SO_EINVAL, item, AT_VALUE, "key \"%s\" "
-			    "must not contain a user name: set \"user\"",
-			    k->name);
-		if (s[0] == '-' || strspn(s, ADDRESS_CHARS) != strlen(s))
-			return cfg_fail(c, SO_EINVAL, item, AT_VALUE, "key \"%s\" "
-			    "must be a host name or IP address, got \"%s\"",
-			    k->name, s);
-		*(char **)((char *)h + k->off) = xstrdup(s);
-		return 0;
 	case KEY_WORD:
-		if ((r = get_string(c, item, k->name, "a string", 0, &s)) < 0)
-			return r;
-		if (s[0] == '-' || strchr(s, ' ') != NULL)
-			return cfg_fail(c, SO_EINVAL, item, AT_VALUE, "key \"%s\" "
-			    "must not contain spaces or start with '-', got "
-			    "\"%s\"", k->name, s);
-		*(char **)((char *)h + k->off) = xstrdup(s);
-		return 0;
 	case KEY_STRING:
 		if ((r = get_string(c, item, k->name, "a string",
 		    k->flags & KEY_MAY_BE_EMPTY, &s)) < 0)
 			return r;
+		if ((rule = broken_rule(k->type, s, &shown)) != NULL)
+			return cfg_fail(c, SO_EINVAL, item, AT_VALUE, "key \"%s\" "
+			    "%s%s%s%s", k->name, rule, shown ? ", got \"" : "",
+			    shown ? s : "", shown ? "\"" : "");
 		*(char **)((char *)h + k->off) = xstrdup(s);
 		return 0;
 	case KEY_PATH:

@@ -47,14 +47,13 @@ db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
 int
 db_disasm_put(struct db *db, const struct disasm_row *d, struct so_err *err)
 {
-	if (db_sql(db, NULL, "INSERT OR REPLACE INTO disasm (build_id, study, "
-	    "variant, symbol, required, missing, status, tool, excerpt, "
-	    "forbidden, present) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	    "issssssssss", d->build_id, d->study, d->variant, d->symbol,
-	    d->required, d->missing, d->status, d->tool, d->excerpt,
-	    d->forbidden, d->present) != SQLITE_DONE)
-		return db_err(db, err, "cannot record disassembly check");
-	return 0;
+	return db_exec(db, err, "cannot record disassembly check", NULL,
+	    "INSERT OR REPLACE INTO disasm (build_id, study, variant, "
+	    "symbol, required, missing, status, tool, excerpt, forbidden, "
+	    "present) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssssss",
+	    d->build_id, d->study, d->variant, d->symbol, d->required,
+	    d->missing, d->status, d->tool, d->excerpt, d->forbidden,
+	    d->present);
 }
 
 int
@@ -97,14 +96,9 @@ int
 db_artifact_add(struct db *db, const char *sha256, uint64_t size,
     struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "INSERT OR IGNORE INTO artifacts (sha256, size, "
-	    "stored_at) VALUES (?, ?, ?)", "sis", sha256, (int64_t)size,
-	    now) != SQLITE_DONE)
-		return db_err(db, err, "cannot record an artifact");
-	return 0;
+	return db_exec(db, err, "cannot record an artifact", NULL,
+	    "INSERT OR IGNORE INTO artifacts (sha256, size, stored_at) "
+	    "VALUES (?, ?, ?)", "sit", sha256, (int64_t)size);
 }
 
 int
@@ -133,12 +127,10 @@ int
 db_artifact_ref(struct db *db, int64_t build_id, const char *kind,
     const char *name, const char *sha256, struct so_err *err)
 {
-	if (db_sql(db, NULL, "INSERT OR IGNORE INTO artifact_refs (run_id, host, "
-	    "build_id, kind, name, sha256) SELECT run_id, host, id, ?2, ?3, "
-	    "?4 FROM builds WHERE id = ?1", "isss", build_id, kind, name,
-	    sha256) != SQLITE_DONE)
-		return db_err(db, err, "cannot record an artifact of a build");
-	return 0;
+	return db_exec(db, err, "cannot record an artifact of a build", NULL,
+	    "INSERT OR IGNORE INTO artifact_refs (run_id, host, build_id, "
+	    "kind, name, sha256) SELECT run_id, host, id, ?2, ?3, ?4 FROM "
+	    "builds WHERE id = ?1", "isss", build_id, kind, name, sha256);
 }
 
 int
@@ -160,40 +152,45 @@ db_artifact_ref_copy(struct db *db, const char *host,
 	return o.changes > 0 ? 0 : SO_ENOTFOUND;
 }
 
+struct artifact_each {
+	int (*fn)(void *arg, const struct artifact_row *row);
+	void *arg;
+	int n;
+};
+
+static int
+artifact_row(sqlite3_stmt *st, void *ctx)
+{
+	struct artifact_each *e = ctx;
+	struct artifact_row r = {
+		.build_id = sqlite3_column_int64(st, 0),
+		.host = (const char *)sqlite3_column_text(st, 1),
+		.kind = (const char *)sqlite3_column_text(st, 2),
+		.name = (const char *)sqlite3_column_text(st, 3),
+		.sha256 = (const char *)sqlite3_column_text(st, 4),
+		.size = sqlite3_column_int64(st, 5),
+	};
+
+	e->n++;
+	return e->fn(e->arg, &r);
+}
+
 int
 db_artifact_list(struct db *db, int64_t run_id,
     int (*fn)(void *arg, const struct artifact_row *row), void *arg,
     struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct artifact_row r;
-	int rc, n = 0, stop = 0;
+	struct artifact_each e = { fn, arg, 0 };
+	int rc;
 
-	pthread_mutex_lock(&db->mu);
-	rc = sqlite3_prepare_v2(db->h, "SELECT r.build_id, r.host, r.kind, "
-	    "r.name, r.sha256, a.size FROM artifact_refs r JOIN artifacts a "
-	    "USING (sha256) WHERE r.run_id = ? ORDER BY r.host, r.build_id, "
-	    "r.kind, r.name", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run_id);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW && !stop) {
-			r.build_id = sqlite3_column_int64(st, 0);
-			r.host = (const char *)sqlite3_column_text(st, 1);
-			r.kind = (const char *)sqlite3_column_text(st, 2);
-			r.name = (const char *)sqlite3_column_text(st, 3);
-			r.sha256 = (const char *)sqlite3_column_text(st, 4);
-			r.size = sqlite3_column_int64(st, 5);
-			n++;
-			stop = fn(arg, &r);
-		}
-	}
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&db->mu);
-	if (stop)
-		return stop;
-	if (rc != SQLITE_DONE)
-		return db_err(db, err, "cannot list the artifacts of a run");
-	if (n == 0 && db_sql(db, NULL, "SELECT 1 FROM runs WHERE id = ?", "i",
+	rc = db_each(db, err, "cannot list the artifacts of a run",
+	    artifact_row, &e, "SELECT r.build_id, r.host, r.kind, r.name, "
+	    "r.sha256, a.size FROM artifact_refs r JOIN artifacts a USING "
+	    "(sha256) WHERE r.run_id = ? ORDER BY r.host, r.build_id, r.kind, "
+	    "r.name", "i", run_id);
+	if (rc != 0)
+		return rc;
+	if (e.n == 0 && db_sql(db, NULL, "SELECT 1 FROM runs WHERE id = ?", "i",
 	    run_id) != SQLITE_ROW)
 		return so_error(err, SO_ENOTFOUND, "no run %lld",
 		    (long long)run_id);

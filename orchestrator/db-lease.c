@@ -120,15 +120,11 @@ db_lease_event(struct db *db, const char *name, const char *event,
     const char *holder, const char *previous, int64_t run_id,
     const char *detail, struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "INSERT INTO lease_events (at, name, event, holder, "
-	    "previous, run_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	    run_id > 0 ? "sssssis" : "sssssns", now, name, event, holder,
-	    previous, run_id, detail) != SQLITE_DONE)
-		return db_err(db, err, "cannot record lease event");
-	return 0;
+	return db_exec(db, err, "cannot record lease event", NULL,
+	    "INSERT INTO lease_events (at, name, event, holder, previous, "
+	    "run_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    run_id > 0 ? "tssssis" : "tssssns", name, event, holder,
+	    previous, run_id, detail);
 }
 
 int
@@ -166,54 +162,71 @@ int
 db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err)
 {
-	if (db_sql(db, NULL, "UPDATE windows SET finished_at = ?, after_state = ?, "
-	    "drift = ? WHERE id = ?", "sssi", at, state, drift, window_id) !=
-	    SQLITE_DONE)
-		return db_err(db, err, "cannot close window");
-	return 0;
+	return db_exec(db, err, "cannot close window", NULL, "UPDATE windows "
+	    "SET finished_at = ?, after_state = ?, drift = ? WHERE id = ?",
+	    "sssi", at, state, drift, window_id);
+}
+
+/* Copy column col's text (or "-" for NULL) into dst, of size len. */
+static void
+col_copy(sqlite3_stmt *st, int col, char *dst, size_t len)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	snprintf(dst, len, "%s", s != NULL ? s : "-");
+}
+
+static int
+lease_row(sqlite3_stmt *st, void *ctx)
+{
+	struct lease_state *l = ctx;
+
+	col_copy(st, 0, l->holder, sizeof l->holder);
+	col_copy(st, 1, l->holder_host, sizeof l->holder_host);
+	l->pid = (long)sqlite3_column_int64(st, 2);
+	l->run_id = sqlite3_column_int64(st, 3);
+	col_copy(st, 4, l->study, sizeof l->study);
+	col_copy(st, 5, l->acquired_at, sizeof l->acquired_at);
+	l->age = sqlite3_column_double(st, 6);
+	return 1;
 }
 
 int
 db_lease_get(struct db *db, const char *name, struct lease_state *out,
     struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
 	int rc;
 
 	memset(out, 0, sizeof *out);
-	pthread_mutex_lock(&db->mu);
-	rc = sqlite3_prepare_v2(db->h, "SELECT holder, holder_host, "
-	    "holder_pid, run_id, study, acquired_at, strftime('%s', 'now') - "
-	    "heartbeat_unix FROM leases WHERE name = ?", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-	}
-	if (rc == SQLITE_ROW) {
-		out->holder = db_col_dup(st, 0);
-		out->holder_host = db_col_dup(st, 1);
-		out->pid = (long)sqlite3_column_int64(st, 2);
-		out->run_id = sqlite3_column_int64(st, 3);
-		out->study = db_col_dup(st, 4);
-		out->acquired_at = db_col_dup(st, 5);
-		out->age = sqlite3_column_double(st, 6);
-	}
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&db->mu);
-	if (rc == SQLITE_ROW)
-		return 0;
-	return rc == SQLITE_DONE ? SO_ENOTFOUND : db_err(db, err,
-	    "cannot read leases");
+	rc = db_each(db, err, "cannot read leases", lease_row, out, "SELECT "
+	    "holder, holder_host, holder_pid, run_id, study, acquired_at, "
+	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
+	    "name = ?", "s", name);
+	return rc == 1 ? 0 : rc == 0 ? SO_ENOTFOUND : rc;
 }
 
-void
-db_lease_state_free(struct lease_state *l)
+struct window_each {
+	int (*fn)(void *arg, const struct window_row *w);
+	void *arg;
+};
+
+static int
+window_row(sqlite3_stmt *st, void *ctx)
 {
-	free(l->acquired_at);
-	free(l->study);
-	free(l->holder_host);
-	free(l->holder);
-	memset(l, 0, sizeof *l);
+	struct window_each *e = ctx;
+	struct window_row w = {
+		.id = sqlite3_column_int64(st, 0),
+		.run_id = sqlite3_column_int64(st, 1),
+		.study = (const char *)sqlite3_column_text(st, 2),
+		.host = (const char *)sqlite3_column_text(st, 3),
+		.holder = (const char *)sqlite3_column_text(st, 4),
+		.started_at = (const char *)sqlite3_column_text(st, 5),
+		.closed = sqlite3_column_type(st, 6) != SQLITE_NULL,
+		.duration = sqlite3_column_double(st, 6),
+		.drift = (const char *)sqlite3_column_text(st, 7),
+	};
+
+	return e->fn(e->arg, &w);
 }
 
 int
@@ -221,35 +234,31 @@ db_window_list(struct db *db, int64_t run_id,
     int (*fn)(void *arg, const struct window_row *w), void *arg,
     struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct window_row w;
-	int rc, stop = 0;
+	struct window_each e = { fn, arg };
 
-	pthread_mutex_lock(&db->mu);
-	rc = sqlite3_prepare_v2(db->h, "SELECT id, run_id, study, host, "
-	    "holder, started_at, (julianday(finished_at) - "
-	    "julianday(started_at)) * 86400.0, drift FROM windows WHERE "
-	    "(?1 = 0 OR run_id = ?1) ORDER BY started_at, id", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run_id);
-		while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			w.id = sqlite3_column_int64(st, 0);
-			w.run_id = sqlite3_column_int64(st, 1);
-			w.study = (const char *)sqlite3_column_text(st, 2);
-			w.host = (const char *)sqlite3_column_text(st, 3);
-			w.holder = (const char *)sqlite3_column_text(st, 4);
-			w.started_at = (const char *)sqlite3_column_text(st, 5);
-			w.closed = sqlite3_column_type(st, 6) != SQLITE_NULL;
-			w.duration = sqlite3_column_double(st, 6);
-			w.drift = (const char *)sqlite3_column_text(st, 7);
-			stop = fn(arg, &w);
-		}
-	}
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&db->mu);
-	if (stop)
-		return stop;
-	return rc == SQLITE_DONE ? 0 : db_err(db, err, "cannot read windows");
+	return db_each(db, err, "cannot read windows", window_row, &e,
+	    "SELECT id, run_id, study, host, holder, started_at, "
+	    "(julianday(finished_at) - julianday(started_at)) * 86400.0, "
+	    "drift FROM windows WHERE (?1 = 0 OR run_id = ?1) "
+	    "ORDER BY started_at, id", "i", run_id);
+}
+
+struct takeover_each {
+	int (*fn)(void *arg, const struct lease_takeover *t);
+	void *arg;
+};
+
+static int
+takeover_row(sqlite3_stmt *st, void *ctx)
+{
+	struct takeover_each *e = ctx;
+	struct lease_takeover t = {
+		.at = (const char *)sqlite3_column_text(st, 0),
+		.holder = (const char *)sqlite3_column_text(st, 1),
+		.previous = (const char *)sqlite3_column_text(st, 2),
+	};
+
+	return e->fn(e->arg, &t);
 }
 
 int
@@ -257,27 +266,9 @@ db_lease_takeovers(struct db *db, int limit,
     int (*fn)(void *arg, const struct lease_takeover *t), void *arg,
     struct so_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct lease_takeover t;
-	int rc, stop = 0;
+	struct takeover_each e = { fn, arg };
 
-	pthread_mutex_lock(&db->mu);
-	rc = sqlite3_prepare_v2(db->h, "SELECT at, holder, previous FROM "
-	    "lease_events WHERE event = 'takeover' ORDER BY id DESC LIMIT ?",
-	    -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int(st, 1, limit);
-		while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			t.at = (const char *)sqlite3_column_text(st, 0);
-			t.holder = (const char *)sqlite3_column_text(st, 1);
-			t.previous = (const char *)sqlite3_column_text(st, 2);
-			stop = fn(arg, &t);
-		}
-	}
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&db->mu);
-	if (stop)
-		return stop;
-	return rc == SQLITE_DONE ? 0 : db_err(db, err,
-	    "cannot read lease events");
+	return db_each(db, err, "cannot read lease events", takeover_row, &e,
+	    "SELECT at, holder, previous FROM lease_events WHERE event = "
+	    "'takeover' ORDER BY id DESC LIMIT ?", "i", (int64_t)limit);
 }

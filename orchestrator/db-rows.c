@@ -7,7 +7,7 @@
  * versions add), plus the artifacts and refs rows those name.  So a new
  * table that references a run travels without a change here.
  */
-#include "db.h"
+#include "db-int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,7 +173,7 @@ column_json(sqlite3_stmt *st, int i)
 int
 db_run_rows(struct db *db, int64_t run_id, cJSON **out, struct so_err *err)
 {
-	sqlite3 *h = db_handle(db);
+	sqlite3 *h = db->h;
 	struct schema s;
 	cJSON *root = NULL, *tables;
 	int i, c, rc, nruns = 0;
@@ -400,7 +400,7 @@ int
 db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
     int64_t *new_run_id, struct so_err *err)
 {
-	sqlite3 *h = db_handle(db);
+	sqlite3 *h = db->h;
 	const cJSON *tables = cJSON_GetObjectItemCaseSensitive(rows, "tables");
 	struct idmap maps[MAX_TABLES];
 	struct schema s;

@@ -34,27 +34,18 @@ int
 db_run_finish(struct db *db, int64_t run_id, const char *status,
     struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?",
-	    "ssi", status, now, run_id) != SQLITE_DONE)
-		return db_err(db, err, "cannot finish run");
-	return 0;
+	return db_exec(db, err, "cannot finish run", NULL, "UPDATE runs SET "
+	    "status = ?, finished_at = ? WHERE id = ?", "sti", status,
+	    run_id);
 }
 
 int
 db_run_host_begin(struct db *db, int64_t run_id, const char *host,
     struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "INSERT OR REPLACE INTO run_hosts (run_id, host, status, "
-	    "started_at) VALUES (?, ?, 'running', ?)", "iss", run_id, host,
-	    now) != SQLITE_DONE)
-		return db_err(db, err, "cannot record host");
-	return 0;
+	return db_exec(db, err, "cannot record host", NULL, "INSERT OR "
+	    "REPLACE INTO run_hosts (run_id, host, status, started_at) "
+	    "VALUES (?, ?, 'running', ?)", "ist", run_id, host);
 }
 
 int
@@ -73,30 +64,24 @@ db_run_host_facts(struct db *db, int64_t run_id, const char *host,
 	    f->governor, f->calib_mhz, f->openssl, f->json, f->cpu_choice,
 	    f->counters, f->counters_error, run_id, host) != SQLITE_DONE)
 		return db_err(db, err, "cannot record host facts");
-	if (db_sql(db, NULL, "INSERT INTO hosts (name, address, arch, os, kernel, "
-	    "cpu_model, cores, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-	    "ON CONFLICT (name) DO UPDATE SET address = excluded.address, "
-	    "arch = excluded.arch, os = excluded.os, kernel = "
-	    "excluded.kernel, cpu_model = excluded.cpu_model, cores = "
-	    "excluded.cores, updated_at = excluded.updated_at",
-	    "ssssssis", host, f->address, f->arch, f->os, f->kernel,
-	    f->cpu_model, (int64_t)f->cores, now) != SQLITE_DONE)
-		return db_err(db, err, "cannot record host");
-	return 0;
+	return db_exec(db, err, "cannot record host", NULL, "INSERT INTO "
+	    "hosts (name, address, arch, os, kernel, cpu_model, cores, "
+	    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) "
+	    "DO UPDATE SET address = excluded.address, arch = excluded.arch, "
+	    "os = excluded.os, kernel = excluded.kernel, cpu_model = "
+	    "excluded.cpu_model, cores = excluded.cores, updated_at = "
+	    "excluded.updated_at", "ssssssis", host, f->address, f->arch,
+	    f->os, f->kernel, f->cpu_model, (int64_t)f->cores, now);
 }
 
 int
 db_run_host_finish(struct db *db, int64_t run_id, const char *host,
     const char *status, const char *error, struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "UPDATE run_hosts SET status = ?, error = ?, "
-	    "finished_at = ? WHERE run_id = ? AND host = ?", "sssis", status,
-	    error, now, run_id, host) != SQLITE_DONE)
-		return db_err(db, err, "cannot finish host");
-	return 0;
+	return db_exec(db, err, "cannot finish host", NULL, "UPDATE "
+	    "run_hosts SET status = ?, error = ?, finished_at = ? WHERE "
+	    "run_id = ? AND host = ?", "sstis", status, error, run_id,
+	    host);
 }
 
 int
@@ -128,12 +113,10 @@ db_variant_status(struct db *db, int64_t run_id, const char *host,
     int64_t build_id, const char *study, const char *variant,
     const char *status, const char *reason, struct so_err *err)
 {
-	if (db_sql(db, NULL, "INSERT OR REPLACE INTO variants (run_id, host, build_id, "
-	    "study, variant, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	    "isissss", run_id, host, build_id, study, variant, status,
-	    reason) != SQLITE_DONE)
-		return db_err(db, err, "cannot record variant");
-	return 0;
+	return db_exec(db, err, "cannot record variant", NULL, "INSERT OR "
+	    "REPLACE INTO variants (run_id, host, build_id, study, variant, "
+	    "status, reason) VALUES (?, ?, ?, ?, ?, ?, ?)", "isissss", run_id,
+	    host, build_id, study, variant, status, reason);
 }
 
 int
@@ -217,28 +200,20 @@ db_ref_put(struct db *db, const char *study, const char *seed,
     uint64_t steps, const char *digest, const char *method,
     struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "INSERT OR REPLACE INTO refs (study, seed, steps, digest, "
-	    "method, computed_at) VALUES (?, ?, ?, ?, ?, ?)", "ssisss", study,
-	    seed, (int64_t)steps, digest, method, now) != SQLITE_DONE)
-		return db_err(db, err, "cannot store reference");
-	return 0;
+	return db_exec(db, err, "cannot store reference", NULL, "INSERT OR "
+	    "REPLACE INTO refs (study, seed, steps, digest, method, "
+	    "computed_at) VALUES (?, ?, ?, ?, ?, ?)", "ssisst", study, seed,
+	    (int64_t)steps, digest, method);
 }
 
 int
 db_event(struct db *db, int64_t run_id, const char *host, const char *level,
     const char *message, struct so_err *err)
 {
-	char now[40];
-
-	iso_now(now, sizeof now);
-	if (db_sql(db, NULL, "INSERT INTO events (run_id, host, at, level, message) "
-	    "VALUES (?, ?, ?, ?, ?)", run_id > 0 ? "issss" : "nssss",
-	    run_id, host, now, level, message) != SQLITE_DONE)
-		return db_err(db, err, "cannot record event");
-	return 0;
+	return db_exec(db, err, "cannot record event", NULL, "INSERT INTO "
+	    "events (run_id, host, at, level, message) VALUES (?, ?, ?, ?, "
+	    "?)", run_id > 0 ? "istss" : "nstss", run_id, host, level,
+	    message);
 }
 
 int
@@ -291,11 +266,9 @@ db_run_info_free(struct stored_run *r)
 int
 db_run_resume(struct db *db, int64_t run_id, struct so_err *err)
 {
-	if (db_sql(db, NULL, "UPDATE runs SET status = 'running', finished_at = "
-	    "NULL, resumes = resumes + 1 WHERE id = ?", "i", run_id) !=
-	    SQLITE_DONE)
-		return db_err(db, err, "cannot resume run");
-	return 0;
+	return db_exec(db, err, "cannot resume run", NULL, "UPDATE runs SET "
+	    "status = 'running', finished_at = NULL, resumes = resumes + 1 "
+	    "WHERE id = ?", "i", run_id);
 }
 
 int

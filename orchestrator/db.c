@@ -295,19 +295,13 @@ db_close(struct db *db)
 	free(db);
 }
 
-int
-db_sql(struct db *db, struct run_out *o, const char *sql, const char *fmt, ...)
+/* Bind the arguments fmt describes (see db_sql) to st's parameters. */
+static void
+bind_args(sqlite3_stmt *st, const char *fmt, va_list ap)
 {
-	sqlite3_stmt *st;
-	va_list ap;
-	int i, rc;
+	char now[40];
+	int i;
 
-	pthread_mutex_lock(&db->mu);
-	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&db->mu);
-		return -1;
-	}
-	va_start(ap, fmt);
 	for (i = 0; fmt[i]; i++) {
 		switch (fmt[i]) {
 		case 's': {
@@ -326,13 +320,32 @@ db_sql(struct db *db, struct run_out *o, const char *sql, const char *fmt, ...)
 		case 'd':
 			sqlite3_bind_double(st, i + 1, va_arg(ap, double));
 			break;
+		case 't':
+			iso_now(now, sizeof now);
+			sqlite3_bind_text(st, i + 1, now, -1,
+			    SQLITE_TRANSIENT);
+			break;
 		default:
 			(void)va_arg(ap, int64_t);
 			sqlite3_bind_null(st, i + 1);
 			break;
 		}
 	}
-	va_end(ap);
+}
+
+static int
+vsql(struct db *db, struct run_out *o, const char *sql, const char *fmt,
+    va_list ap)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	pthread_mutex_lock(&db->mu);
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
+		pthread_mutex_unlock(&db->mu);
+		return -1;
+	}
+	bind_args(st, fmt, ap);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (o != NULL) {
@@ -341,6 +354,56 @@ db_sql(struct db *db, struct run_out *o, const char *sql, const char *fmt, ...)
 	}
 	pthread_mutex_unlock(&db->mu);
 	return rc;
+}
+
+int
+db_sql(struct db *db, struct run_out *o, const char *sql, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vsql(db, o, sql, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+db_exec(struct db *db, struct so_err *err, const char *what,
+    struct run_out *o, const char *sql, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vsql(db, o, sql, fmt, ap);
+	va_end(ap);
+	return rc == SQLITE_DONE ? 0 : db_err(db, err, what);
+}
+
+int
+db_each(struct db *db, struct so_err *err, const char *what,
+    int (*row)(sqlite3_stmt *st, void *ctx), void *ctx, const char *sql,
+    const char *fmt, ...)
+{
+	sqlite3_stmt *st = NULL;
+	va_list ap;
+	int rc, stop = 0;
+
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		va_start(ap, fmt);
+		bind_args(st, fmt, ap);
+		va_end(ap);
+		while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+			stop = row(st, ctx);
+	}
+	sqlite3_finalize(st);
+	if (stop == 0 && rc != SQLITE_DONE)
+		stop = db_err(db, err, what);
+	pthread_mutex_unlock(&db->mu);
+	return stop;
 }
 
 static char coord_id[320], coord_host[256];

@@ -192,22 +192,21 @@ int db_window_end(struct db *db, int64_t window_id, const char *at,
 
 /*
  * Reading them back (seqorch windows).  db_lease_get fills *out with the
- * lease `name` (strings owned, db_lease_state_free) or is SO_ENOTFOUND
- * when no one holds it.  db_window_list calls fn for each window of
- * run_id (0: of every run) in order of start, and db_lease_takeovers for
- * the newest `limit` takeovers of the lease; their rows' strings point
- * into SQLite's row (NULL when the column is) and live until fn returns.
- * fn returning non-zero stops, and is returned.
+ * lease `name` (strings cut to the buffers, "-" for NULL) or is
+ * SO_ENOTFOUND when no one holds it.  db_window_list calls fn for each
+ * window of run_id (0: of every run) in order of start, and
+ * db_lease_takeovers for the newest `limit` takeovers of the lease; their
+ * rows' strings point into SQLite's row (NULL when the column is) and
+ * live until fn returns.  fn returning non-zero stops, and is returned.
  */
 struct lease_state {
-	char *holder, *holder_host, *study, *acquired_at;
+	char holder[320], holder_host[256], study[64], acquired_at[40];
 	int64_t run_id;
 	long pid;
 	double age;	/* seconds since the last heartbeat */
 };
 int db_lease_get(struct db *db, const char *name, struct lease_state *out,
     struct so_err *err);
-void db_lease_state_free(struct lease_state *l);
 
 struct window_row {
 	int64_t id, run_id;
