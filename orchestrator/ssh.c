@@ -435,8 +435,8 @@ chain_open(const struct host *h, int flags, struct conn **out,
 			goto fail;
 		}
 		n++;
-		if ((rc = ssh_tunnel_open(hops[i].conn, next, &fd, &hops[i].relay,
-		    &e)) != 0) {
+		if ((rc = ssh_tunnel_open(hops[i].conn, next, &fd,
+		    &hops[i].relay, &e)) != 0) {
 			rc = so_error(err, rc, "host \"%s\": %s", h->name,
 			    e.msg);
 			goto fail;
