@@ -3,6 +3,7 @@
  * not, with every column of the samples table, the build's compiler and
  * the derived rate and ns per step (RFC 4180 quoting).
  */
+#include "db-report.h"
 #include "report-model.h"
 
 #include <inttypes.h>
@@ -105,7 +106,7 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	for (i = 0; i < n; i++) {
 		struct csv_arg a = { out, runs[i].id };
 
-		if ((ret = report_each_sample(db, &runs[i], row, &a, err)) != 0)
+		if ((ret = db_report_samples(db, &runs[i], row, &a, err)) != 0)
 			return ret;
 	}
 	return 0;

@@ -1,8 +1,9 @@
 /*
- * The report's model: one run loaded from results.db (report-load.c, the
- * only part that speaks SQL), its statistics (report-stats.c), and the
- * renderings that read it (report.c text and JSON, report-md.c,
- * report-csv.c, report-html.c, export.c).  Internal to the report.
+ * The report's model: one run loaded from results.db (report-load.c, from
+ * the queries of db-report.c, the only part that speaks SQL), its
+ * statistics (report-stats.c), and the renderings that read it
+ * (report-text.c, report-json.c, report-md.c, report-csv.c,
+ * report-html.c, export.c).  Internal to the report.
  *
  * Every string and array in a struct rrun is owned by it and freed by
  * report_free_run; const pointers point into the same rrun.
@@ -234,12 +235,7 @@ int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
     struct so_err *err);
 void report_free_run(struct rrun *r);
 
-/*
- * Stream every sample of run r (valid or not) to fn in (host, build,
- * variant, index) order, the order of the samples' unique index, with the
- * build's compiler; the row's strings are valid during the call only.  fn
- * returns 0 to go on.
- */
+/* A sample as db_report_samples (db-report.h) streams it. */
 struct rsample {
 	int64_t		 id, build_id, sample_index, position, steps, ns;
 	int64_t		 valid, cpu;
@@ -250,9 +246,6 @@ struct rsample {
 	const char	*cycles_source, *openssl_cap;
 	int		 has_cpu;
 };
-int report_each_sample(sqlite3 *db, const struct rrun *r,
-    int (*fn)(const struct rsample *s, void *arg), void *arg,
-    struct so_err *err);
 
 /* Computed once the run is loaded: rows' statistics, ratios, bias. */
 void report_stats(struct rrun *r);
@@ -291,7 +284,20 @@ const char *report_verdict_phrase(const struct stats_ratio *s);
 struct cJSON;
 struct cJSON *report_json_ratio(const struct stats_ratio *s);
 
-/* The renderings other than text and JSON: all of runs, to out. */
+/* One run as text (report-text.c): tables, then its reference. */
+void report_text_run(const struct rrun *r, FILE *out);
+void report_text_reference(const struct rrun *r, FILE *out);
+
+/*
+ * One run as a JSON object (report-json.c; caller owns it).  And the
+ * helpers every JSON rendering uses: a string or null (s NULL), a number
+ * or null (!known).
+ */
+struct cJSON *report_json_run(const struct rrun *r);
+void report_json_str(struct cJSON *o, const char *key, const char *s);
+void report_json_num(struct cJSON *o, const char *key, double v, int known);
+
+/* The other renderings: all of runs, to out. */
 void report_markdown(const struct rrun *runs, size_t n, FILE *out);
 void report_html(const struct rrun *runs, size_t n,
     const struct report_opts *o, FILE *out);
