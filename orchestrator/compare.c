@@ -300,21 +300,6 @@ newest(sqlite3 *db, const char *study, int64_t skip, int64_t *id,
 	return 0;
 }
 
-static int
-load(sqlite3 *db, int64_t id, const char *db_path, struct rrun *r,
-    struct so_err *err)
-{
-	struct report_opts o = { .run_id = id, .db_path = db_path };
-	int64_t *ids = NULL;
-	size_t n = 0;
-	int ret;
-
-	if ((ret = report_select(db, &o, &ids, &n, err)) != 0)
-		return ret;
-	free(ids);
-	return report_load_run(db, id, r, err);
-}
-
 int
 compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
     size_t *slower_cells, struct so_err *err)
@@ -328,12 +313,12 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 
 	memset(&c, 0, sizeof c);
 	*slower_cells = 0;
-	if ((ret = load(db, o->base, o->db_path, &c.ra, err)) != 0)
+	if ((ret = report_load_one(db, o->base, o->db_path, &c.ra, err)) != 0)
 		return ret;
 	if (next == 0 && (ret = newest(db, c.ra.study, o->base, &next,
 	    o->db_path, err)) != 0)
 		goto out;
-	if ((ret = load(db, next, o->db_path, &c.rb, err)) != 0)
+	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
 		goto out;
 	if (strcmp(c.ra.study, c.rb.study) != 0) {
 		ret = so_error(err, SO_EINVAL, "comparison refused: run %"

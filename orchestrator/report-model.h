@@ -234,6 +234,12 @@ void *report_grow(void *array, size_t n, size_t size);
 int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
     struct so_err *err);
 void report_free_run(struct rrun *r);
+/*
+ * Run id, selected as report_select does (its messages name db_path and
+ * the latest ids when there is no such run), then loaded into r.
+ */
+int report_load_one(sqlite3 *db, int64_t id, const char *db_path,
+    struct rrun *r, struct so_err *err);
 
 /* A sample as db_report_samples (db-report.h) streams it. */
 struct rsample {
@@ -296,6 +302,19 @@ void report_text_reference(const struct rrun *r, FILE *out);
 struct cJSON *report_json_run(const struct rrun *r);
 void report_json_str(struct cJSON *o, const char *key, const char *s);
 void report_json_num(struct cJSON *o, const char *key, double v, int known);
+/*
+ * The JSON objects the report and export (summary.json) share, each a new
+ * object or array the caller owns: the run's header members (added to
+ * o); its digests per steps value; a host's facts and clock, its name
+ * under name_key; every build with its flags and hashes; a cell's
+ * statistics; the ratios between hosts.
+ */
+void report_json_header(struct cJSON *o, const struct rrun *r);
+struct cJSON *report_json_digests(const struct rrun *r);
+struct cJSON *report_json_host(const struct rhost *h, const char *name_key);
+struct cJSON *report_json_builds(const struct rrun *r);
+struct cJSON *report_json_cell(const struct rrow *w);
+struct cJSON *report_json_ratios(const struct rrun *r);
 
 /* The other renderings: all of runs, to out. */
 void report_markdown(const struct rrun *runs, size_t n, FILE *out);
