@@ -234,6 +234,9 @@ void *report_grow(void *array, size_t n, size_t size);
 int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
     struct so_err *err);
 void report_free_run(struct rrun *r);
+/* The first run report_select picks, in *id; its codes. */
+int report_select_first(sqlite3 *db, const struct report_opts *o,
+    int64_t *id, struct so_err *err);
 /*
  * Run id, selected as report_select does (its messages name db_path and
  * the latest ids when there is no such run), then loaded into r.

@@ -95,16 +95,28 @@ report_select(sqlite3 *db, const struct report_opts *o, int64_t **ids,
 }
 
 int
-report_load_one(sqlite3 *db, int64_t id, const char *db_path,
-    struct rrun *r, struct so_err *err)
+report_select_first(sqlite3 *db, const struct report_opts *o, int64_t *id,
+    struct so_err *err)
 {
-	struct report_opts o = { .run_id = id, .db_path = db_path };
 	int64_t *ids = NULL;
 	size_t n = 0;
 	int ret;
 
-	if ((ret = report_select(db, &o, &ids, &n, err)) != 0)
+	if ((ret = report_select(db, o, &ids, &n, err)) != 0)
 		return ret;
+	*id = ids[0];
 	free(ids);
+	return 0;
+}
+
+int
+report_load_one(sqlite3 *db, int64_t id, const char *db_path,
+    struct rrun *r, struct so_err *err)
+{
+	struct report_opts o = { .run_id = id, .db_path = db_path };
+	int ret;
+
+	if ((ret = report_select_first(db, &o, &id, err)) != 0)
+		return ret;
 	return report_load_run(db, id, r, err);
 }
