@@ -333,6 +333,8 @@ int report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
  * 1.10x seed:genoa (4.056M, ...)".
  */
 char *report_reference_line(const struct rrun *r, const struct rhost *h);
+/* That line for each ranked host, in *n lines (caller frees each and all). */
+char **report_reference_lines(const struct rrun *r, size_t *n);
 
 /*
  * Cycles per step of a row: its counted cycles, else its one clock / its

@@ -3,6 +3,7 @@
  * paragraphs and tables whose columns are as wide as their widest cell.
  */
 #include "report-table.h"
+#include "strbuf.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -137,11 +138,41 @@ report_emit_event(FILE *out, const char *message)
 }
 
 
+static void
+add(struct table *t, char *owned, int raw)
+{
+	t->cells = report_grow(t->cells, t->ncells, sizeof *t->cells);
+	t->raw = report_grow(t->raw, t->ncells, sizeof *t->raw);
+	t->raw[t->ncells] = (unsigned char)raw;
+	t->cells[t->ncells++] = owned;
+}
+
 void
 table_cell(struct table *t, char *owned)
 {
-	t->cells = report_grow(t->cells, t->ncells, sizeof *t->cells);
-	t->cells[t->ncells++] = owned;
+	add(t, owned, 0);
+}
+
+void
+table_raw(struct table *t, char *owned)
+{
+	add(t, owned, 1);
+}
+
+static void
+table_free(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->raw);
+	free(t->mem);
+	t->cells = NULL;
+	t->raw = NULL;
+	t->mem = NULL;
+	t->ncells = 0;
 }
 
 static void
@@ -194,11 +225,106 @@ table_print(struct table *t, FILE *out)
 	table_row(t, w, t->heads, out);
 	for (i = 0; i + t->ncols <= t->ncells; i += t->ncols)
 		table_row(t, w, (const char *const *)&t->cells[i], out);
-	for (i = 0; i < t->ncells; i++)
-		free(t->cells[i]);
-	free(t->cells);
+	table_free(t);
 	free(w);
-	t->cells = NULL;
-	t->ncells = 0;
+}
+
+void
+report_md_text(FILE *out, const char *s)
+{
+	if (s == NULL) {
+		fputs("-", out);
+		return;
+	}
+	for (; *s != '\0'; s++) {
+		if (*s == '|' || *s == '\\' || *s == '`' || *s == '*' ||
+		    *s == '_' || *s == '<')
+			fputc('\\', out);
+		fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
+	}
+}
+
+void
+report_html_add(struct strbuf *sb, const char *s)
+{
+	if (s == NULL) {
+		strbuf_addstr(sb, "-");
+		return;
+	}
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '&':	strbuf_addstr(sb, "&amp;"); break;
+		case '<':	strbuf_addstr(sb, "&lt;"); break;
+		case '>':	strbuf_addstr(sb, "&gt;"); break;
+		case '"':	strbuf_addstr(sb, "&quot;"); break;
+		default:
+			strbuf_addch(sb, (unsigned char)*s < 0x20 ? ' ' : *s);
+		}
+	}
+}
+
+void
+report_html_text(FILE *out, const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	report_html_add(&sb, s);
+	fputs(sb.buf, out);
+	strbuf_release(&sb);
+}
+
+void
+table_markdown(struct table *t, FILE *out)
+{
+	size_t i, c;
+
+	fputc('|', out);
+	for (c = 0; c < t->ncols; c++)
+		fprintf(out, " %s |", t->heads[c]);
+	fputs("\n|", out);
+	for (c = 0; c < t->ncols; c++)
+		fputs(t->align[c] == 'r' ? " ---: |" : " --- |", out);
+	fputc('\n', out);
+	for (i = 0; i < t->ncells; i++) {
+		if (i % t->ncols == 0)
+			fputc('|', out);
+		fputc(' ', out);
+		if (t->raw[i])
+			fputs(t->cells[i], out);
+		else if (*t->cells[i] != '\0') {
+			report_md_text(out, t->cells[i]);
+			fputc(' ', out);
+		}
+		fputs(t->raw[i] ? " |" : "|", out);
+		if (i % t->ncols == t->ncols - 1)
+			fputc('\n', out);
+	}
+	table_free(t);
+}
+
+void
+table_html(struct table *t, FILE *out)
+{
+	size_t i, c;
+
+	fputs("<div class=\"scroll\"><table><tr>", out);
+	for (c = 0; c < t->ncols; c++)
+		fprintf(out, "<th>%s</th>", t->heads[c]);
+	fputs("</tr>\n", out);
+	for (i = 0; i < t->ncells; i++) {
+		c = i % t->ncols;
+		if (c == 0)
+			fputs("<tr>", out);
+		fputs(t->align[c] == 'r' ? "<td class=\"n\">" : "<td>", out);
+		if (t->raw[i])
+			fputs(t->cells[i], out);
+		else
+			report_html_text(out, t->cells[i]);
+		fputs("</td>", out);
+		if (c == t->ncols - 1)
+			fputs("</tr>\n", out);
+	}
+	fputs("</table></div>\n", out);
+	table_free(t);
 }
 

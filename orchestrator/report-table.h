@@ -11,8 +11,10 @@
 #include <stdio.h>
 
 /*
- * Text tables: cells are collected first so that each column is as wide
- * as its widest cell, counted in characters (the range has an en dash).
+ * A table, whatever the rendering: heads, alignment and cells in row
+ * order.  Text pads each column to its widest cell, counted in
+ * characters (the range has an en dash); Markdown and HTML escape each
+ * cell unless it was added as markup (table_raw).
  */
 struct table {
 	size_t		  ncols;
@@ -20,12 +22,81 @@ struct table {
 	const char	 *align;	/* 'l' or 'r' per column */
 	char		**cells;
 	size_t		  ncells;
+	unsigned char	 *raw;		/* per cell: markup, not text */
+	void		 *mem;		/* heads and align when allocated */
 };
 
 /* Append a cell (owned, freed by the table) in row order. */
 void table_cell(struct table *t, char *owned);
-/* Print t under its heads as text, columns padded; frees the cells. */
+/* Append markup for the rendering at hand (owned); text prints it as is. */
+void table_raw(struct table *t, char *owned);
+/*
+ * Print t under its heads and free its cells: as text with padded
+ * columns, as a Markdown table (an empty cell is "| |"), or as an HTML
+ * table in a scroll box (right-aligned cells of class "n").
+ */
 void table_print(struct table *t, FILE *out);
+void table_markdown(struct table *t, FILE *out);
+void table_html(struct table *t, FILE *out);
+
+/*
+ * Text for Markdown (| \ ` * _ < escaped) and for HTML and SVG (& < > "
+ * as entities), control characters as spaces; NULL as "-".
+ */
+void report_md_text(FILE *out, const char *s);
+void report_html_text(FILE *out, const char *s);
+struct strbuf;
+void report_html_add(struct strbuf *sb, const char *s);
+
+/*
+ * A column of the tables Markdown and HTML share: its head, alignment and
+ * which fact of the host, build or cell it shows (REPORT_COL_*).
+ */
+struct report_col {
+	const char	*head;
+	char		 align;
+	int		 what;
+};
+
+enum {
+	/* hosts */
+	COL_HOST, COL_HOST_STATUS, COL_CLOCK, COL_CPU, COL_ARCH, COL_KERNEL,
+	COL_OPENSSL, COL_GOVERNOR, COL_PINNING, COL_COUNTERS, COL_NOISE,
+	/* builds */
+	COL_BUILD, COL_BUILD_HOST, COL_COMPILER, COL_VERSION, COL_CFLAGS,
+	COL_NATIVE, COL_BUILD_STATUS, COL_BINARY_CODE,
+	/* cells (rows) */
+	COL_VARIANT, COL_LABEL, COL_ROW_HOST, COL_MEDIAN, COL_Q1, COL_Q3,
+	COL_MIN, COL_MAX, COL_CV, COL_N, COL_NS, COL_NS_1, COL_CYCLES,
+	COL_CLOCK_MHZ, COL_CLOCK_SOURCE, COL_DIGEST, COL_DIGEST_STRONG,
+	COL_INVALID,
+};
+
+/*
+ * Fill t (empty) with cols over r's hosts, builds or rows (cells with
+ * n > 0 or not, all of them).  The table points into cols, which must
+ * outlive it; its markup cells (COL_BINARY_CODE, COL_DIGEST_STRONG) are
+ * HTML and Markdown.
+ */
+void report_host_table(const struct rrun *r, const struct report_col *cols,
+    size_t ncols, struct table *t);
+void report_build_table(const struct rrun *r, const struct report_col *cols,
+    size_t ncols, struct table *t);
+void report_row_table(const struct rrun *r, const struct report_col *cols,
+    size_t ncols, struct table *t);
+
+/*
+ * The run's warnings in words: invalid samples, moved clocks, hosts that
+ * failed or were not pinned, variants that did not run, events.  Each is
+ * a head naming what it is about (owned by the array) and the host's text
+ * after it (the run's, NULL shown as "-"), which Markdown escapes.  The
+ * caller frees each head and the array.
+ */
+struct report_note {
+	char		*head;
+	const char	*text;
+};
+struct report_note *report_warnings(const struct rrun *r, size_t *n);
 
 /*
  * One line of text: control characters (newlines in host text) become

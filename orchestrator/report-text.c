@@ -124,7 +124,7 @@ text_hosts(const struct rrun *r, FILE *out)
 		"host", "status", "clock", "governor", "pinning", "counters",
 		"noise"
 	};
-	struct table t = { 7, heads, "lllllll", NULL, 0 };
+	struct table t = { .ncols = 7, .heads = heads, .align = "lllllll" };
 	const struct rhost *h;
 	size_t i;
 
@@ -162,7 +162,7 @@ text_builds(const struct rrun *r, FILE *out)
 	static const char *heads[] = {
 		"build", "host", "compiler", "cflags", "status", "version"
 	};
-	struct table t = { 6, heads, "rlllll", NULL, 0 };
+	struct table t = { .ncols = 6, .heads = heads, .align = "rlllll" };
 	const struct rbuild *b;
 	size_t i;
 
@@ -193,7 +193,7 @@ text_rows(const struct rrun *r, FILE *out)
 {
 	const char *heads[11];
 	char align[12], ns_head[64];
-	struct table t = { 0, heads, align, NULL, 0 };
+	struct table t = { .ncols = 0, .heads = heads, .align = align };
 	const struct rrow *w;
 	const char *prev = NULL;
 	size_t i;
@@ -262,7 +262,7 @@ text_best(const struct rrun *r, FILE *out)
 	const char *heads[] = {
 		"host", "variant", "median", ns_head, "cycles"
 	};
-	struct table t = { 5, heads, "llrrr", NULL, 0 };
+	struct table t = { .ncols = 5, .heads = heads, .align = "llrrr" };
 	const struct rhost *h;
 	const struct rrow *w;
 	const struct rratio *x;
@@ -318,7 +318,7 @@ text_vs_best(const struct rrun *r, FILE *out)
 	static const char *heads[] = {
 		"host", "variant", "/ best", "interval", "verdict"
 	};
-	struct table t = { 5, heads, "llrll", NULL, 0 };
+	struct table t = { .ncols = 5, .heads = heads, .align = "llrll" };
 	const struct rrow *w;
 	const struct rhost *h;
 	size_t i, j, n = 0;
@@ -356,7 +356,7 @@ text_spread(const struct rrun *r, FILE *out)
 {
 	const char *heads[9];
 	char align[10];
-	struct table t = { 0, heads, align, NULL, 0 };
+	struct table t = { .ncols = 0, .heads = heads, .align = align };
 	const struct rrow *w;
 	size_t i;
 
@@ -553,8 +553,8 @@ report_text_run(const struct rrun *r, FILE *out)
 void
 report_text_reference(const struct rrun *r, FILE *out)
 {
-	size_t i;
-	char *line;
+	char *line, **lines;
+	size_t i, n;
 
 	if (!r->has_ref && r->ref_note == NULL)
 		return;
@@ -568,10 +568,11 @@ report_text_reference(const struct rrun *r, FILE *out)
 	    r->ref.document, r->ref.note);
 	report_emit_wrapped(out, "", line);
 	free(line);
-	for (i = 0; i < r->nranked; i++) {
-		line = report_reference_line(r, r->ranked[i]);
-		report_emit_wrapped(out, "  ", line);
-		free(line);
+	lines = report_reference_lines(r, &n);
+	for (i = 0; i < n; i++) {
+		report_emit_wrapped(out, "  ", lines[i]);
+		free(lines[i]);
 	}
+	free(lines);
 }
 

@@ -113,6 +113,18 @@ report_reference_line(const struct rrun *r, const struct rhost *h)
 	return line;
 }
 
+char **
+report_reference_lines(const struct rrun *r, size_t *n)
+{
+	char **lines = xcalloc(r->nranked + 1, sizeof *lines);
+	size_t i;
+
+	for (i = 0; i < r->nranked; i++)
+		lines[i] = report_reference_line(r, r->ranked[i]);
+	*n = r->nranked;
+	return lines;
+}
+
 /* Attach o->reference's figure for each run's study, or why there is none. */
 static int
 attach_reference(const struct report_opts *o, struct rrun *r,
