@@ -255,20 +255,14 @@ static void
 html_facts(const struct rrun *r, FILE *out)
 {
 	static const struct report_col hosts[] = {
-		{ "host", 'l', COL_HOST }, { "status", 'l', COL_HOST_STATUS },
-		{ "CPU", 'l', COL_CPU }, { "arch", 'l', COL_ARCH },
-		{ "kernel", 'l', COL_KERNEL }, { "OpenSSL", 'l', COL_OPENSSL },
-		{ "pinning", 'l', COL_PINNING },
-		{ "clock (source)", 'l', COL_CLOCK },
-		{ "governor", 'l', COL_GOVERNOR },
-		{ "counters", 'l', COL_COUNTERS }, { "noise", 'l', COL_NOISE },
+		C_HOST, C_HOST_STATUS, { "CPU", 'l', COL_CPU }, C_ARCH, C_KERNEL,
+		{ "OpenSSL", 'l', COL_OPENSSL }, C_PINNING,
+		{ "clock (source)", 'l', COL_CLOCK }, C_GOVERNOR, C_COUNTERS,
+		C_NOISE,
 	};
 	static const struct report_col builds[] = {
-		{ "build", 'r', COL_BUILD }, { "host", 'l', COL_BUILD_HOST },
-		{ "compiler", 'l', COL_COMPILER },
-		{ "version", 'l', COL_VERSION }, { "flags", 'l', COL_CFLAGS },
-		{ "native", 'l', COL_NATIVE },
-		{ "status", 'l', COL_BUILD_STATUS },
+		C_BUILD, C_BUILD_HOST, C_COMPILER, C_VERSION,
+		{ "flags", 'l', COL_CFLAGS }, C_NATIVE, C_BUILD_STATUS,
 		{ "binary sha256", 'l', COL_BINARY_CODE },
 	};
 	struct table t = { 0 };
@@ -286,16 +280,10 @@ html_cells(const struct rrun *r, FILE *out)
 {
 	char ns_head[64];
 	const struct report_col cols[] = {
-		{ "variant", 'l', COL_VARIANT },
-		{ "compiler", 'l', COL_LABEL }, { "host", 'l', COL_ROW_HOST },
-		{ "median", 'r', COL_MEDIAN }, { "q1", 'r', COL_Q1 },
-		{ "q3", 'r', COL_Q3 }, { "min", 'r', COL_MIN },
-		{ "max", 'r', COL_MAX }, { "cv", 'r', COL_CV },
-		{ "n", 'r', COL_N }, { ns_head, 'r', COL_NS_1 },
+		C_CELL_STATS, { ns_head, 'r', COL_NS_1 },
 		{ "cycles", 'r', COL_CYCLES },
 		{ "clock MHz", 'r', COL_CLOCK_SOURCE },
-		{ "digest", 'l', COL_DIGEST },
-		{ "invalid", 'r', COL_INVALID },
+		{ "digest", 'l', COL_DIGEST }, C_INVALID,
 	};
 	struct table t = { 0 };
 
@@ -325,13 +313,24 @@ li(FILE *out, const char *a, const char *b)
 	fputs("</li>\n", out);
 }
 
+static int
+is_best(const struct rrun *r, const struct rrow *w)
+{
+	size_t i;
+
+	for (i = 0; i < r->nranked; i++) {
+		if (r->ranked[i]->best == w)
+			return 1;
+	}
+	return 0;
+}
+
 static void
 html_ratios(const struct rrun *r, FILE *out)
 {
 	const struct rratio *x;
-	const struct rrow *w;
-	const struct rhost *h;
-	size_t i, j, n;
+	const struct rrow **rows, *w;
+	size_t i, n;
 	char **lines;
 
 	if (r->nratios > 0)
@@ -357,24 +356,20 @@ html_ratios(const struct rrun *r, FILE *out)
 	fputs("<h3>Variants against their host's best</h3>\n"
 	    "<div class=\"scroll\"><table><tr><th>host</th><th>variant</th>"
 	    "<th>/ best</th><th>interval</th><th>verdict</th></tr>\n", out);
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		for (j = 0; j < r->nrows; j++) {
-			w = &r->rows[j];
-			if (strcmp(w->host, h->name) != 0 ||
-			    isnan(w->vs_best.ratio))
-				continue;
-			fputs("<tr>", out);
-			td(out, h->name);
-			fputs("<td>", out);
-			report_html_text(out, w->variant);
-			fputs(" (", out);
-			report_html_text(out, w->label);
-			fputs(w == h->best ? ") best</td>" : ")</td>", out);
-			td_ratio(out, &w->vs_best);
-			fputs("</tr>\n", out);
-		}
+	rows = report_vs_best(r, 1, &n);
+	for (i = 0; i < n; i++) {
+		w = rows[i];
+		fputs("<tr>", out);
+		td(out, w->host);
+		fputs("<td>", out);
+		report_html_text(out, w->variant);
+		fputs(" (", out);
+		report_html_text(out, w->label);
+		fputs(is_best(r, w) ? ") best</td>" : ")</td>", out);
+		td_ratio(out, &w->vs_best);
+		fputs("</tr>\n", out);
 	}
+	free(rows);
 	fputs("</table></div>\n<h3>Position bias</h3>\n", out);
 	if (r->npositions == 0)
 		fputs("<p>Not measurable: one position only.</p>\n", out);

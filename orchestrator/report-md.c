@@ -47,19 +47,13 @@ static void
 md_hosts(const struct rrun *r, FILE *out)
 {
 	static const struct report_col hosts[] = {
-		{ "host", 'l', COL_HOST }, { "status", 'l', COL_HOST_STATUS },
-		{ "clock", 'l', COL_CLOCK }, { "cpu", 'l', COL_CPU },
-		{ "arch", 'l', COL_ARCH }, { "openssl", 'l', COL_OPENSSL },
-		{ "governor", 'l', COL_GOVERNOR },
-		{ "pinning", 'l', COL_PINNING },
-		{ "counters", 'l', COL_COUNTERS }, { "noise", 'l', COL_NOISE },
+		C_HOST, C_HOST_STATUS, { "clock", 'l', COL_CLOCK },
+		{ "cpu", 'l', COL_CPU }, C_ARCH, { "openssl", 'l', COL_OPENSSL },
+		C_GOVERNOR, C_PINNING, C_COUNTERS, C_NOISE,
 	};
 	static const struct report_col builds[] = {
-		{ "build", 'r', COL_BUILD }, { "host", 'l', COL_BUILD_HOST },
-		{ "compiler", 'l', COL_COMPILER },
-		{ "cflags", 'l', COL_CFLAGS },
-		{ "status", 'l', COL_BUILD_STATUS },
-		{ "version", 'l', COL_VERSION },
+		C_BUILD, C_BUILD_HOST, C_COMPILER, { "cflags", 'l', COL_CFLAGS },
+		C_BUILD_STATUS, C_VERSION,
 	};
 	struct table t = { 0 };
 
@@ -78,16 +72,10 @@ md_rows(const struct rrun *r, FILE *out)
 {
 	char ns_head[64], cycles_head[64];
 	const struct report_col cols[] = {
-		{ "variant", 'l', COL_VARIANT },
-		{ "compiler", 'l', COL_LABEL }, { "host", 'l', COL_ROW_HOST },
-		{ "median", 'r', COL_MEDIAN }, { "q1", 'r', COL_Q1 },
-		{ "q3", 'r', COL_Q3 }, { "min", 'r', COL_MIN },
-		{ "max", 'r', COL_MAX }, { "cv", 'r', COL_CV },
-		{ "n", 'r', COL_N }, { ns_head, 'r', COL_NS },
+		C_CELL_STATS, { ns_head, 'r', COL_NS },
 		{ cycles_head, 'r', COL_CYCLES },
 		{ "clock MHz", 'r', COL_CLOCK_MHZ },
-		{ "digest", 'l', COL_DIGEST_STRONG },
-		{ "invalid", 'r', COL_INVALID },
+		{ "digest", 'l', COL_DIGEST_STRONG }, C_INVALID,
 	};
 	struct table t = { 0 };
 
@@ -129,9 +117,9 @@ md_ratios(const struct rrun *r, FILE *out)
 	    ns_head };
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
 	const struct rratio *x;
-	const struct rrow *w;
+	const struct rrow **rows;
 	const struct rhost *h;
-	size_t i, j;
+	size_t i, n;
 
 	snprintf(rate_head, sizeof rate_head, "median %s/s",
 	    study_unit_plural(r->study));
@@ -177,19 +165,14 @@ md_ratios(const struct rrun *r, FILE *out)
 	}
 	fputs("\n### Variants against their host's best\n\n", out);
 	t = (struct table){ .ncols = 5, .heads = vs_heads, .align = "llrll" };
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		for (j = 0; j < r->nrows; j++) {
-			w = &r->rows[j];
-			if (w == h->best || strcmp(w->host, h->name) != 0 ||
-			    isnan(w->vs_best.ratio))
-				continue;
-			table_cell(&t, xstrdup(h->name));
-			table_cell(&t, xasprintf("%s (%s)", w->variant,
-			    w->label));
-			ratio_cells(&t, &w->vs_best);
-		}
+	rows = report_vs_best(r, 0, &n);
+	for (i = 0; i < n; i++) {
+		table_cell(&t, xstrdup(rows[i]->host));
+		table_cell(&t, xasprintf("%s (%s)", rows[i]->variant,
+		    rows[i]->label));
+		ratio_cells(&t, &rows[i]->vs_best);
 	}
+	free(rows);
 	table_markdown(&t, out);
 }
 

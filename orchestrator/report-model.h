@@ -256,6 +256,13 @@ struct rsample {
 	int		 has_cpu;
 };
 
+/*
+ * The rows measured against their host's best, by ranked host (the best
+ * row itself only with with_best), in *n; the caller frees the array.
+ */
+const struct rrow **report_vs_best(const struct rrun *r, int with_best,
+    size_t *n);
+
 /* Computed once the run is loaded: rows' statistics, ratios, bias. */
 void report_stats(struct rrun *r);
 

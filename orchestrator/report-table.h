@@ -72,6 +72,30 @@ enum {
 	COL_INVALID,
 };
 
+/* The columns under their usual heads, for the lists renderers make. */
+#define C_HOST		{ "host", 'l', COL_HOST }
+#define C_HOST_STATUS	{ "status", 'l', COL_HOST_STATUS }
+#define C_ARCH		{ "arch", 'l', COL_ARCH }
+#define C_KERNEL	{ "kernel", 'l', COL_KERNEL }
+#define C_GOVERNOR	{ "governor", 'l', COL_GOVERNOR }
+#define C_PINNING	{ "pinning", 'l', COL_PINNING }
+#define C_COUNTERS	{ "counters", 'l', COL_COUNTERS }
+#define C_NOISE		{ "noise", 'l', COL_NOISE }
+#define C_BUILD		{ "build", 'r', COL_BUILD }
+#define C_BUILD_HOST	{ "host", 'l', COL_BUILD_HOST }
+#define C_COMPILER	{ "compiler", 'l', COL_COMPILER }
+#define C_VERSION	{ "version", 'l', COL_VERSION }
+#define C_NATIVE	{ "native", 'l', COL_NATIVE }
+#define C_BUILD_STATUS	{ "status", 'l', COL_BUILD_STATUS }
+/* A cell's names and rate statistics, the first columns of its row. */
+#define C_CELL_STATS \
+	{ "variant", 'l', COL_VARIANT }, { "compiler", 'l', COL_LABEL }, \
+	{ "host", 'l', COL_ROW_HOST }, { "median", 'r', COL_MEDIAN }, \
+	{ "q1", 'r', COL_Q1 }, { "q3", 'r', COL_Q3 }, \
+	{ "min", 'r', COL_MIN }, { "max", 'r', COL_MAX }, \
+	{ "cv", 'r', COL_CV }, { "n", 'r', COL_N }
+#define C_INVALID	{ "invalid", 'r', COL_INVALID }
+
 /*
  * Fill t (empty) with cols over r's hosts, builds or rows (cells with
  * n > 0 or not, all of them).  The table points into cols, which must

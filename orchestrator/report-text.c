@@ -319,26 +319,20 @@ text_vs_best(const struct rrun *r, FILE *out)
 		"host", "variant", "/ best", "interval", "verdict"
 	};
 	struct table t = { .ncols = 5, .heads = heads, .align = "llrll" };
-	const struct rrow *w;
-	const struct rhost *h;
-	size_t i, j, n = 0;
+	const struct rrow **rows, *w;
+	size_t i, n;
 
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		for (j = 0; j < r->nrows; j++) {
-			w = &r->rows[j];
-			if (w == h->best || strcmp(w->host, h->name) != 0 ||
-			    isnan(w->vs_best.ratio))
-				continue;
-			table_cell(&t, xstrdup(h->name));
-			table_cell(&t, r->several_builds ? xasprintf("%s (%s)",
-			    w->variant, w->label) : xstrdup(w->variant));
-			table_cell(&t, xasprintf("%.3fx", w->vs_best.ratio));
-			table_cell(&t, report_interval_str(&w->vs_best));
-			table_cell(&t, xstrdup(report_verdict_phrase(&w->vs_best)));
-			n++;
-		}
+	rows = report_vs_best(r, 0, &n);
+	for (i = 0; i < n; i++) {
+		w = rows[i];
+		table_cell(&t, xstrdup(w->host));
+		table_cell(&t, r->several_builds ? xasprintf("%s (%s)",
+		    w->variant, w->label) : xstrdup(w->variant));
+		table_cell(&t, xasprintf("%.3fx", w->vs_best.ratio));
+		table_cell(&t, report_interval_str(&w->vs_best));
+		table_cell(&t, xstrdup(report_verdict_phrase(&w->vs_best)));
 	}
+	free(rows);
 	if (n == 0)
 		return;
 	fputc('\n', out);

@@ -125,6 +125,29 @@ report_reference_lines(const struct rrun *r, size_t *n)
 	return lines;
 }
 
+const struct rrow **
+report_vs_best(const struct rrun *r, int with_best, size_t *n)
+{
+	const struct rrow **rows = xcalloc(r->nrows + 1, sizeof *rows);
+	const struct rrow *w;
+	const struct rhost *h;
+	size_t i, j;
+
+	*n = 0;
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		for (j = 0; j < r->nrows; j++) {
+			w = &r->rows[j];
+			if ((w == h->best && !with_best) ||
+			    strcmp(w->host, h->name) != 0 ||
+			    isnan(w->vs_best.ratio))
+				continue;
+			rows[(*n)++] = w;
+		}
+	}
+	return rows;
+}
+
 /* Attach o->reference's figure for each run's study, or why there is none. */
 static int
 attach_reference(const struct report_opts *o, struct rrun *r,
