@@ -173,12 +173,24 @@ cell_words_free(struct cwords *cw)
 	free(cw->change);
 }
 
+/* The geometric mean's change, interval and verdict.  Caller frees. */
+static char *
+geo_words(const struct cmp *c)
+{
+	char *ch = pct(c->geo.ratio), *iv = pct_interval(&c->geo), *s;
+
+	s = xasprintf("%s %s %s", ch, iv, report_verdict_phrase(&c->geo));
+	free(ch);
+	free(iv);
+	return s;
+}
+
 static void
 text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 {
 	const struct rrow *w;
 	struct cwords cw;
-	char *ch, *iv;
+	char *geo;
 	size_t i;
 
 	fprintf(out, "compare %s: run %" PRId64 " (baseline) -> run %" PRId64
@@ -199,16 +211,13 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 		fprintf(out, "%s\n", cw.verdict);
 		cell_words_free(&cw);
 	}
-	ch = pct(c->geo.ratio);
-	iv = pct_interval(&c->geo);
+	geo = geo_words(c);
 	if (c->ngeo == 0)
 		fprintf(out, "\ngeometric mean: no cell could be compared\n");
 	else
-		fprintf(out, "\ngeometric mean over %zu compared cell%s: %s "
-		    "%s %s\n", c->ngeo, c->ngeo == 1 ? "" : "s", ch, iv,
-		    report_verdict_phrase(&c->geo));
-	free(ch);
-	free(iv);
+		fprintf(out, "\ngeometric mean over %zu compared cell%s: %s\n",
+		    c->ngeo, c->ngeo == 1 ? "" : "s", geo);
+	free(geo);
 	if (o->fail_slower > 0)
 		fprintf(out, "fail threshold: a cell decided slower by more "
 		    "than %g%%\n", o->fail_slower);
@@ -219,7 +228,7 @@ md(const struct cmp *c, FILE *out)
 {
 	const struct rrow *w;
 	struct cwords cw;
-	char *ch, *iv;
+	char *geo;
 	size_t i;
 
 	fprintf(out, "## compare %s: run %" PRId64 " (baseline) → run %"
@@ -235,15 +244,13 @@ md(const struct cmp *c, FILE *out)
 		    cw.interval != NULL ? cw.interval : "-", cw.verdict);
 		cell_words_free(&cw);
 	}
-	ch = pct(c->geo.ratio);
-	iv = pct_interval(&c->geo);
+	geo = geo_words(c);
 	if (c->ngeo == 0)
 		fprintf(out, "\nGeometric mean: no cell could be compared.\n");
 	else
-		fprintf(out, "\nGeometric mean over %zu compared cells: %s %s "
-		    "%s\n", c->ngeo, ch, iv, report_verdict_phrase(&c->geo));
-	free(ch);
-	free(iv);
+		fprintf(out, "\nGeometric mean over %zu compared cells: %s\n",
+		    c->ngeo, geo);
+	free(geo);
 }
 
 static cJSON *

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,63 @@ each_row(sqlite3 *db, const char *sql, const char *what,
 		ret = db_failed(db, what, err);
 	sqlite3_finalize(st);
 	return ret;
+}
+
+/*
+ * How a row's columns land in a struct: the i-th field takes column i, a
+ * copy of its text (F_DUP, NULL for NULL), its text as is (F_TEXT, valid
+ * during the row), an integer (F_I64, 0 for NULL) or a number (F_REAL, 0
+ * for NULL).
+ */
+enum { F_DUP, F_TEXT, F_I64, F_REAL };
+struct field {
+	int	 type;
+	size_t	 off;
+};
+#define FIELD(type, st, member) { type, offsetof(st, member) }
+
+static void
+decode(sqlite3_stmt *st, void *obj, const struct field *f, size_t n)
+{
+	char *p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		p = (char *)obj + f[i].off;
+		switch (f[i].type) {
+		case F_DUP:
+			*(char **)p = col_dup(st, (int)i);
+			break;
+		case F_TEXT:
+			*(const char **)p = col_str(st, (int)i);
+			break;
+		case F_I64:
+			*(int64_t *)p = sqlite3_column_int64(st, (int)i);
+			break;
+		default:
+			*(double *)p = col_double(st, (int)i);
+		}
+	}
+}
+
+/* Rows appended to an array of the run, each decoded by fields. */
+struct append {
+	void			**array;
+	size_t			 *n;
+	size_t			  size;
+	const struct field	 *fields;
+	size_t			  nfields;
+};
+
+static int
+append_row(sqlite3_stmt *st, void *arg)
+{
+	const struct append *a = arg;
+
+	*a->array = report_grow(*a->array, *a->n, a->size);
+	decode(st, (char *)*a->array + (*a->n)++ * a->size, a->fields,
+	    a->nfields);
+	return 0;
 }
 
 int
@@ -202,145 +260,94 @@ db_report_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 	return each_row(db, sql, "run_hosts", r, host_row, r, err);
 }
 
-static int
-build_row(sqlite3_stmt *st, void *arg)
-{
-	struct rrun *r = arg;
-	struct rbuild *b;
+#define F(type, member) FIELD(type, struct rbuild, member)
+static const struct field build_fields[] = {
+	F(F_I64, id), F(F_DUP, host), F(F_DUP, compiler),
+	F(F_DUP, compiler_version), F(F_DUP, cflags), F(F_DUP, native),
+	F(F_DUP, status), F(F_DUP, target), F(F_DUP, source_sha256),
+	F(F_DUP, binary_sha256), F(F_DUP, openssl),
+};
+#undef F
 
-	r->builds = report_grow(r->builds, r->nbuilds, sizeof *b);
-	b = &r->builds[r->nbuilds++];
-	b->id = sqlite3_column_int64(st, 0);
-	b->host = col_dup(st, 1);
-	b->compiler = col_dup(st, 2);
-	b->compiler_version = col_dup(st, 3);
-	b->cflags = col_dup(st, 4);
-	b->native = col_dup(st, 5);
-	b->status = col_dup(st, 6);
-	b->target = col_dup(st, 7);
-	b->source_sha256 = col_dup(st, 8);
-	b->binary_sha256 = col_dup(st, 9);
-	b->openssl = col_dup(st, 10);
-	return 0;
-}
+#define F(type, member) FIELD(type, struct revent, member)
+static const struct field event_fields[] = {
+	F(F_DUP, host), F(F_DUP, at), F(F_DUP, level), F(F_DUP, message),
+};
+#undef F
 
-int
-db_report_builds(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
+#define F(type, member) FIELD(type, struct rinvalid, member)
+static const struct field invalid_fields[] = {
+	F(F_DUP, host), F(F_DUP, variant), F(F_I64, build_id),
+	F(F_I64, index), F(F_DUP, reason),
+};
+#undef F
+
+#define F(type, member) FIELD(type, struct rvariant, member)
+static const struct field variant_fields[] = {
+	F(F_DUP, host), F(F_DUP, variant), F(F_I64, build_id),
+	F(F_DUP, status), F(F_DUP, reason),
+};
+#undef F
+
+#define F(type, member) FIELD(type, struct rdigest, member)
+static const struct field digest_fields[] = {
+	F(F_I64, steps), F(F_I64, n), F(F_I64, distinct),
+	F(F_DUP, digest),
+};
+#undef F
+
+#define LIST(array, n, elem, fields) offsetof(struct rrun, array), \
+	offsetof(struct rrun, n), sizeof(elem), fields, \
+	sizeof fields / sizeof *fields
+
+/* What db_report_list reads: the query, its table, where rows go. */
+static const struct list {
+	const char		*sql;
+	const char		*what;
+	size_t			 array, n, size;	/* in struct rrun */
+	const struct field	*fields;
+	size_t			 nfields;
+} lists[] = {
+	[DB_REPORT_BUILDS] = {
 	    "SELECT id, host, compiler, compiler_version, cflags, native,"
 	    " status, target, source_sha256, binary_sha256, openssl"
-	    " FROM builds WHERE run_id = ?1 ORDER BY host, id";
-
-	return each_row(db, sql, "builds", r, build_row, r, err);
-}
-
-static int
-event_row(sqlite3_stmt *st, void *arg)
-{
-	struct rrun *r = arg;
-	struct revent *e;
-
-	r->events = report_grow(r->events, r->nevents, sizeof *e);
-	e = &r->events[r->nevents++];
-	e->host = col_dup(st, 0);
-	e->at = col_dup(st, 1);
-	e->level = col_dup(st, 2);
-	e->message = col_dup(st, 3);
-	return 0;
-}
-
-/* Warnings and errors only: info events are the run's diary. */
-int
-db_report_events(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
+	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
+	    LIST(builds, nbuilds, struct rbuild, build_fields) },
+	/* Warnings and errors only: info events are the run's diary. */
+	[DB_REPORT_EVENTS] = {
 	    "SELECT host, at, level, message FROM events"
 	    " WHERE run_id = ?1 AND level IN ('warning', 'error')"
-	    " ORDER BY id";
-
-	return each_row(db, sql, "events", r, event_row, r, err);
-}
-
-static int
-invalid_row(sqlite3_stmt *st, void *arg)
-{
-	struct rrun *r = arg;
-	struct rinvalid *v;
-
-	r->invalid = report_grow(r->invalid, r->ninvalid, sizeof *v);
-	v = &r->invalid[r->ninvalid++];
-	v->host = col_dup(st, 0);
-	v->variant = col_dup(st, 1);
-	v->build_id = sqlite3_column_int64(st, 2);
-	v->index = sqlite3_column_int64(st, 3);
-	v->reason = col_dup(st, 4);
-	return 0;
-}
-
-int
-db_report_invalid(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
+	    " ORDER BY id", "events",
+	    LIST(events, nevents, struct revent, event_fields) },
+	[DB_REPORT_INVALID] = {
 	    "SELECT host, variant, build_id, sample_index, invalid_reason"
 	    " FROM samples INDEXED BY samples_digest"
 	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
-	    " ORDER BY host, variant, build_id, sample_index";
-
-	return each_row(db, sql, "samples", r, invalid_row, r, err);
-}
-
-static int
-variant_row(sqlite3_stmt *st, void *arg)
-{
-	struct rrun *r = arg;
-	struct rvariant *v;
-
-	r->variants = report_grow(r->variants, r->nvariants, sizeof *v);
-	v = &r->variants[r->nvariants++];
-	v->host = col_dup(st, 0);
-	v->variant = col_dup(st, 1);
-	v->build_id = sqlite3_column_int64(st, 2);
-	v->status = col_dup(st, 3);
-	v->reason = col_dup(st, 4);
-	return 0;
-}
-
-int
-db_report_variants(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
+	    " ORDER BY host, variant, build_id, sample_index", "samples",
+	    LIST(invalid, ninvalid, struct rinvalid, invalid_fields) },
+	[DB_REPORT_VARIANTS] = {
 	    "SELECT host, variant, build_id, status, reason FROM variants"
 	    " WHERE run_id = ?1 AND study = ?2 AND status <> 'ok'"
-	    " ORDER BY host, build_id, status, reason, variant";
-
-	return each_row(db, sql, "variants", r, variant_row, r, err);
-}
-
-static int
-digest_row(sqlite3_stmt *st, void *arg)
-{
-	struct rrun *r = arg;
-	struct rdigest *d;
-
-	r->digests = report_grow(r->digests, r->ndigests, sizeof *d);
-	d = &r->digests[r->ndigests++];
-	d->steps = sqlite3_column_int64(st, 0);
-	d->n = sqlite3_column_int64(st, 1);
-	d->distinct = sqlite3_column_int64(st, 2);
-	d->digest = col_dup(st, 3);
-	return 0;
-}
-
-int
-db_report_digests(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	static const char sql[] =
+	    " ORDER BY host, build_id, status, reason, variant", "variants",
+	    LIST(variants, nvariants, struct rvariant, variant_fields) },
+	[DB_REPORT_DIGESTS] = {
 	    "SELECT steps, COUNT(*), COUNT(DISTINCT digest), MIN(digest)"
 	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    " GROUP BY steps ORDER BY steps";
+	    " GROUP BY steps ORDER BY steps", "samples",
+	    LIST(digests, ndigests, struct rdigest, digest_fields) },
+};
 
-	return each_row(db, sql, "samples", r, digest_row, r, err);
+int
+db_report_list(sqlite3 *db, struct rrun *r, enum db_report_list which,
+    struct so_err *err)
+{
+	const struct list *l = &lists[which];
+	struct append a = {
+		(void **)((char *)r + l->array), (size_t *)((char *)r + l->n),
+		l->size, l->fields, l->nfields
+	};
+
+	return each_row(db, l->sql, l->what, r, append_row, &a, err);
 }
 
 struct valid_arg {
@@ -348,23 +355,24 @@ struct valid_arg {
 	void	 *arg;
 };
 
+#define F(type, member) FIELD(type, struct db_valid, member)
+static const struct field valid_fields[] = {
+	F(F_TEXT, variant), F(F_TEXT, host), F(F_I64, build_id),
+	F(F_I64, steps), F(F_I64, ns), F(F_I64, position),
+	F(F_REAL, calib_mhz), F(F_REAL, calib_after_mhz),
+	F(F_I64, cycles), F(F_I64, instructions),
+	F(F_TEXT, cycles_source),
+};
+#undef F
+
 static int
 valid_row(sqlite3_stmt *st, void *arg)
 {
 	const struct valid_arg *a = arg;
-	struct db_valid s = {
-		.variant = col_str(st, 0), .host = col_str(st, 1),
-		.build_id = sqlite3_column_int64(st, 2),
-		.steps = sqlite3_column_int64(st, 3),
-		.ns = sqlite3_column_int64(st, 4),
-		.position = sqlite3_column_int64(st, 5),
-		.calib_mhz = col_double(st, 6),
-		.calib_after_mhz = col_double(st, 7),
-		.cycles = sqlite3_column_int64(st, 8),
-		.instructions = sqlite3_column_int64(st, 9),
-		.cycles_source = col_str(st, 10),
-	};
+	struct db_valid s;
 
+	decode(st, &s, valid_fields, sizeof valid_fields /
+	    sizeof *valid_fields);
 	a->fn(&s, a->arg);
 	return 0;
 }
@@ -452,21 +460,23 @@ struct group_arg {
 	void	 *arg;
 };
 
+#define F(type, member) FIELD(type, struct db_digest_group, member)
+static const struct field group_fields[] = {
+	F(F_TEXT, variant), F(F_TEXT, host), F(F_I64, build_id),
+	F(F_I64, nsteps), F(F_I64, nfinals), F(F_I64, run_finals),
+	F(F_I64, nkeys), F(F_I64, steps), F(F_TEXT, seed),
+	F(F_TEXT, digest),
+};
+#undef F
+
 static int
 group_row(sqlite3_stmt *st, void *arg)
 {
 	const struct group_arg *a = arg;
-	struct db_digest_group g = {
-		.variant = col_str(st, 0), .host = col_str(st, 1),
-		.build_id = sqlite3_column_int64(st, 2),
-		.nsteps = sqlite3_column_int64(st, 3),
-		.nfinals = sqlite3_column_int64(st, 4),
-		.run_finals = sqlite3_column_int64(st, 5),
-		.nkeys = sqlite3_column_int64(st, 6),
-		.steps = sqlite3_column_int64(st, 7),
-		.seed = col_str(st, 8), .digest = col_str(st, 9),
-	};
+	struct db_digest_group g;
 
+	decode(st, &g, group_fields, sizeof group_fields /
+	    sizeof *group_fields);
 	a->fn(&g, a->arg);
 	return 0;
 }

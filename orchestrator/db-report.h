@@ -31,19 +31,24 @@ void db_report_end(sqlite3 *db);
  */
 int db_report_header(sqlite3 *db, struct rrun *r, struct so_err *err);
 
-/*
- * Append to r: its builds (by host, id); its run_hosts rows with the
- * decoded facts and window counts (in no order); its warning and error
- * events (by id); its invalid samples (by host, variant, build, index) and
- * the variants of its study that did not run, both without labels; its
- * digests per steps value (by steps).
- */
-int db_report_builds(sqlite3 *db, struct rrun *r, struct so_err *err);
+/* The run_hosts rows of r with the decoded facts and window counts. */
 int db_report_hosts(sqlite3 *db, struct rrun *r, struct so_err *err);
-int db_report_events(sqlite3 *db, struct rrun *r, struct so_err *err);
-int db_report_invalid(sqlite3 *db, struct rrun *r, struct so_err *err);
-int db_report_variants(sqlite3 *db, struct rrun *r, struct so_err *err);
-int db_report_digests(sqlite3 *db, struct rrun *r, struct so_err *err);
+
+/*
+ * Append to r one of its lists: its builds (by host, id); its warning and
+ * error events (by id); its invalid samples (by host, variant, build,
+ * index) and the variants of its study that did not run, both without
+ * labels; its digests per steps value (by steps).
+ */
+enum db_report_list {
+	DB_REPORT_BUILDS,
+	DB_REPORT_EVENTS,
+	DB_REPORT_INVALID,
+	DB_REPORT_VARIANTS,
+	DB_REPORT_DIGESTS,
+};
+int db_report_list(sqlite3 *db, struct rrun *r, enum db_report_list which,
+    struct so_err *err);
 
 /* A valid sample of r (valid = 1, ns > 0); clocks 0 when NULL. */
 struct db_valid {

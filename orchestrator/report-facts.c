@@ -203,22 +203,31 @@ report_row_table(const struct rrun *r, const struct report_col *cols,
 	}
 }
 
+/*
+ * A warning: a head naming what it is about (owned) and the host's text
+ * after it (the run's; NULL shown as "-").
+ */
+struct note {
+	char		*head;
+	const char	*text;
+};
+
 static void
-note(struct report_note **v, size_t *n, char *head, const char *text)
+note(struct note **v, size_t *n, char *head, const char *text)
 {
 	*v = report_grow(*v, *n, sizeof **v);
 	(*v)[*n].head = head;
 	(*v)[(*n)++].text = text;
 }
 
-struct report_note *
-report_warnings(const struct rrun *r, size_t *n)
+static struct note *
+warnings(const struct rrun *r, size_t *n)
 {
 	const struct rinvalid *v;
 	const struct rvariant *x;
 	const struct revent *e;
 	const struct rhost *h;
-	struct report_note *notes = NULL;
+	struct note *notes = NULL;
 	size_t i;
 
 	*n = 0;
@@ -253,4 +262,28 @@ report_warnings(const struct rrun *r, size_t *n)
 		    "", e->at), e->message);
 	}
 	return notes;
+}
+
+void
+report_print_warnings(const struct rrun *r, FILE *out, const char *open,
+    void (*head)(FILE *, const char *), void (*text)(FILE *, const char *),
+    const char *close, const char *none)
+{
+	struct note *notes;
+	size_t i, n;
+
+	notes = warnings(r, &n);
+	for (i = 0; i < n; i++) {
+		fputs(open, out);
+		if (head != NULL)
+			head(out, notes[i].head);
+		else
+			fputs(notes[i].head, out);
+		text(out, notes[i].text);
+		fputs(close, out);
+		free(notes[i].head);
+	}
+	free(notes);
+	if (n == 0)
+		fputs(none, out);
 }

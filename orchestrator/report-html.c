@@ -406,18 +406,9 @@ html_ratios(const struct rrun *r, FILE *out)
 static void
 html_warnings(const struct rrun *r, FILE *out)
 {
-	struct report_note *notes;
-	size_t i, n;
-
 	fputs("<h3>Warnings</h3>\n<ul class=\"warnings\">\n", out);
-	notes = report_warnings(r, &n);
-	for (i = 0; i < n; i++) {
-		li(out, notes[i].head, notes[i].text);
-		free(notes[i].head);
-	}
-	free(notes);
-	if (n == 0)
-		fputs("<li>none</li>\n", out);
+	report_print_warnings(r, out, "<li>", report_html_text,
+	    report_html_text, "</li>\n", "<li>none</li>\n");
 	fputs("</ul>\n", out);
 }
 

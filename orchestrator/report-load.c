@@ -406,8 +406,8 @@ load_warnings(sqlite3 *db, struct rrun *r, struct so_err *err)
 	size_t i;
 	int ret;
 
-	if ((ret = db_report_invalid(db, r, err)) != 0 ||
-	    (ret = db_report_variants(db, r, err)) != 0)
+	if ((ret = db_report_list(db, r, DB_REPORT_INVALID, err)) != 0 ||
+	    (ret = db_report_list(db, r, DB_REPORT_VARIANTS, err)) != 0)
 		return ret;
 	for (i = 0; i < r->ninvalid; i++)
 		r->invalid[i].label = build_label(r, r->invalid[i].host,
@@ -428,13 +428,14 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	if ((ret = db_report_begin(db, err)) != 0)
 		return ret;
 	if ((ret = db_report_header(db, r, err)) != 0 ||
-	    (ret = db_report_builds(db, r, err)) != 0 ||
+	    (ret = db_report_list(db, r, DB_REPORT_BUILDS, err)) != 0 ||
 	    (ret = load_rows(db, r, err)) != 0 ||
 	    (ret = load_hosts(db, r, err)) != 0 ||
 	    (ret = load_digest_fields(db, r, &uniform, err)) != 0 ||
-	    (!uniform && (ret = db_report_digests(db, r, err)) != 0) ||
+	    (!uniform && (ret = db_report_list(db, r, DB_REPORT_DIGESTS,
+	    err)) != 0) ||
 	    (ret = load_warnings(db, r, err)) != 0 ||
-	    (ret = db_report_events(db, r, err)) != 0)
+	    (ret = db_report_list(db, r, DB_REPORT_EVENTS, err)) != 0)
 		report_free_run(r);
 	db_report_end(db);
 	if (ret == 0)

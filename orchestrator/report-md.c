@@ -237,20 +237,9 @@ md_reference(const struct rrun *r, FILE *out)
 static void
 md_warnings(const struct rrun *r, FILE *out)
 {
-	struct report_note *notes;
-	size_t i, n;
-
 	fputs("\n### Warnings\n\n", out);
-	notes = report_warnings(r, &n);
-	for (i = 0; i < n; i++) {
-		fprintf(out, "- %s", notes[i].head);
-		report_md_text(out, notes[i].text);
-		fputs("\n", out);
-		free(notes[i].head);
-	}
-	free(notes);
-	if (n == 0)
-		fputs("None.\n", out);
+	report_print_warnings(r, out, "- ", NULL, report_md_text, "\n",
+	    "None.\n");
 }
 
 void

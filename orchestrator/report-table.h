@@ -110,17 +110,15 @@ void report_row_table(const struct rrun *r, const struct report_col *cols,
     size_t ncols, struct table *t);
 
 /*
- * The run's warnings in words: invalid samples, moved clocks, hosts that
- * failed or were not pinned, variants that did not run, events.  Each is
- * a head naming what it is about (owned by the array) and the host's text
- * after it (the run's, NULL shown as "-"), which Markdown escapes.  The
- * caller frees each head and the array.
+ * Print the run's warnings in words (invalid samples, moved clocks, hosts
+ * that failed or were not pinned, variants that did not run, events),
+ * each as open, a head naming what it is about (through head, or as is
+ * when NULL), the host's text (through text; NULL shown as "-") and
+ * close; none when there are none.
  */
-struct report_note {
-	char		*head;
-	const char	*text;
-};
-struct report_note *report_warnings(const struct rrun *r, size_t *n);
+void report_print_warnings(const struct rrun *r, FILE *out, const char *open,
+    void (*head)(FILE *, const char *), void (*text)(FILE *, const char *),
+    const char *close, const char *none);
 
 /*
  * One line of text: control characters (newlines in host text) become
