@@ -67,23 +67,16 @@ cut_cols(char *s, size_t max)
 void
 report_emit(FILE *out, const char *fmt, ...)
 {
+	struct strbuf line = STRBUF_INIT;
 	va_list ap;
-	char *line;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vaddf(&line, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	line = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(line, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	blank_controls(line);
-	cut_cols(line, REPORT_COLUMNS);
-	fprintf(out, "%s\n", line);
-	free(line);
+	blank_controls(line.buf);
+	cut_cols(line.buf, REPORT_COLUMNS);
+	fprintf(out, "%s\n", line.buf);
+	strbuf_release(&line);
 }
 
 /*
