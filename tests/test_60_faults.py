@@ -15,6 +15,7 @@ database."""
 import fcntl
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -48,15 +49,20 @@ def finished_samples(workdir):
     return out
 
 
-def check_db(db, workdir, host, stderr, steps):
-    """The checks made after every case."""
+def check_db(db, workdir, host, stderr, steps, bad_variant=None):
+    """The checks made after every case.  Samples of bad_variant must be
+    stored invalid, as digest mismatches; every other one valid, ending in
+    hashlib's chain."""
     assert q(db, "PRAGMA integrity_check") == [("ok",)]
     rows = q(db, "SELECT variant, build_id, sample_index, ns, digest, valid "
              "FROM samples WHERE host = ?", host)
     cells = [(v, b, i) for v, b, i, *_ in rows]
     assert len(cells) == len(set(cells)), "a sample stored twice"
-    for *_, digest, valid in rows:
-        assert digest == sha3_chain(steps) and valid == 1
+    for v, *_, digest, valid in rows:
+        if v == bad_variant:
+            assert digest != sha3_chain(steps) and valid == 0
+        else:
+            assert digest == sha3_chain(steps) and valid == 1
     stored = {(v, b, i): ns for v, b, i, ns, *_ in rows}
     finished = finished_samples(workdir)
     for cell, ns in finished.items():
@@ -351,3 +357,69 @@ def test_read_only_database(tmp_path, small_fs):
             before
     finally:
         con.close()
+
+
+# The test-only fault of kernels/sha3/c-fused: built with this flag, its
+# chains of more than N steps have one bit flipped after step N + 1.
+BROKEN_AFTER = 1000
+
+
+def broken_chain(steps, after=BROKEN_AFTER):
+    """What c-fused built with -DSEQORCH_TEST_BROKEN_AFTER=after computes,
+    with hashlib: the chain, bit 0 of its first byte flipped after step
+    after + 1, then the rest of the chain."""
+    x = bytes.fromhex(sha3_chain(after + 1))
+    return sha3_chain(steps - after - 1, bytes([x[0] ^ 1]) + x[1:])
+
+
+def test_digest_disagrees_on_a_broken_build(tmp_path, hosts):
+    good, bad = hosts("good", "bad")
+    write_hosts(tmp_path, [good, bad], bad={
+        "cflags": f"-O2 -DSEQORCH_TEST_BROKEN_AFTER={BROKEN_AFTER}"})
+    steps, samples = 20000, 2
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        rc, err = finish(p, tmp_path, timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 1, err
+    assert "run 1 partial" in err, err
+    # Only the flagged build has the fault; the self-tests passed on both.
+    assert q(db, "SELECT host, cflags FROM builds ORDER BY host") == [
+        ("bad", f"-O2 -DSEQORCH_TEST_BROKEN_AFTER={BROKEN_AFTER}"),
+        ("good", "-O3")]
+    (commands,), = q(db, "SELECT commands FROM builds WHERE host = 'good'")
+    assert "SEQORCH_TEST" not in commands
+    assert set(q(db, "SELECT host, variant, status FROM variants")) == {
+        (h, v, "ok") for h in ("good", "bad") for v in VARIANTS}
+    check_db(db, good.workdir, "good", err, steps)
+    rows = check_db(db, bad.workdir, "bad", err, steps,
+                    bad_variant="c-fused")
+    assert len(rows) == 2 * samples
+    bad_rows = q(db, "SELECT sample_index, digest, invalid_reason FROM "
+                 "samples WHERE host = 'bad' AND variant = 'c-fused' "
+                 "ORDER BY sample_index")
+    assert bad_rows == [(i, broken_chain(steps), "digest differs from the "
+                         "reference") for i in range(samples)]
+    assert q(db, "SELECT count(*) FROM samples WHERE valid = 1") == [
+        (3 * samples,)]
+    r = subprocess.run([str(SEQORCH), "report", "--run", "1"],
+                       cwd=tmp_path, env=clean_env(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "study sha3, run 1: partial" in r.stdout
+    for i in range(samples):
+        assert (f"bad c-fused (cc) sample {i}: digest differs from the "
+                "reference") in r.stdout, r.stdout
+        assert q(db, "SELECT level FROM events WHERE host = 'bad' AND "
+                 "message = ?", f'sample {i} of "c-fused" (cc) is invalid: '
+                 "digest differs from the reference (got "
+                 f"{broken_chain(steps)})") == [("error",)]
+    # The broken cell has no rate and counts its invalid samples.
+    assert re.search(r"^  c-fused +bad +- .* 0 +- +2$", r.stdout, re.M), \
+        r.stdout
+    assert not q(db, "SELECT 1 FROM events WHERE host = 'good' AND level "
+                 "= 'error'")
