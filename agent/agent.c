@@ -624,9 +624,10 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 {
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
-	uint64_t t0, t1, cycles = 0, insns = 0;
+	uint64_t t0, t1, c0, c1, cycles = 0, insns = 0;
 	double mhz, mhz_after, ns, delta;
 	int rc, cpu_before, cpu_after, counted;
+	char jump[160];
 	cJSON *rec;
 
 	memcpy(x, o->seed, st->state_len);
@@ -634,9 +635,11 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	cpu_before = pin_current_cpu();
 	/* Counters run from just before to just after the timed call. */
 	perf_start(&counters);
+	c0 = timing_thread_cpu_ns();
 	t0 = timing_now_ns();
 	rc = sl->k->chain(sl->ctx, x, o->steps);
 	t1 = timing_now_ns();
+	c1 = timing_thread_cpu_ns();
 	counted = perf_stop(&counters, &cycles, &insns) == 0;
 	cpu_after = pin_current_cpu();
 	/* Again after: a clock that moved during the sample shows. */
@@ -644,6 +647,16 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	if (rc != 0)
 		fatal(AG_FAIL, "variant \"%s\" failed during sample %llu",
 		    sl->variant, (unsigned long long)s);
+	/*
+	 * The thread's cpu time is a second clock that no one sets: a
+	 * timing it contradicts is no timing, and neither is any other on a
+	 * host whose raw clock jumps.
+	 */
+	if (timing_jumped(t0, t1, c1 - c0, jump, sizeof jump))
+		fatal(AG_FAIL, "the raw monotonic clock (%s) %s during sample "
+		    "%llu of \"%s\"; the sample is dropped and nothing more is "
+		    "timed on this host", timing_clock_name(), jump,
+		    (unsigned long long)s, sl->variant);
 	ns = (double)(t1 - t0);
 	sl->n++;
 	delta = ns - sl->mean;

@@ -423,3 +423,101 @@ def test_digest_disagrees_on_a_broken_build(tmp_path, hosts):
         r.stdout
     assert not q(db, "SELECT 1 FROM events WHERE host = 'good' AND level "
                  "= 'error'")
+
+
+def faketime_lib():
+    """libfaketime (Debian package faketime, in the Makefile's DEBS)."""
+    libs = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
+    assert libs, "libfaketime.so.1 is missing: run make deps (faketime)"
+    return libs[0]
+
+
+def faketime_host(s, monotonic):
+    """Restart s with libfaketime in every session's environment (so in
+    the agent's), its offset read at each clock read from a file the test
+    rewrites; with monotonic False only the wall clock is faked.  Returns
+    the file."""
+    f = s.dir / "faketime"
+    f.write_text("+0\n")
+    f.chmod(0o644)
+    env = [f"LD_PRELOAD={faketime_lib()}", f"FAKETIME_TIMESTAMP_FILE={f}",
+           "FAKETIME_NO_CACHE=1"]
+    if not monotonic:
+        env.append("FAKETIME_DONT_FAKE_MONOTONIC=1")
+    with open(s.dir / "sshd_config", "a") as c:
+        c.write("SetEnv " + " ".join(env) + "\n")
+    s.restart()
+    return f
+
+
+def sample_lines(workdir):
+    """The sample records the agents wrote in workdir so far."""
+    n = 0
+    for f in Path(workdir).glob("runs/*/records"):
+        n += f.read_text(errors="replace").count('"type":"sample"')
+    return n
+
+
+@pytest.mark.parametrize("jump", ["+2h", "-2h"])
+@pytest.mark.parametrize("clock", ["wall", "monotonic"])
+def test_clock_jumps(tmp_path, hosts, clock, jump):
+    s, = hosts("skewed")
+    stamp = faketime_host(s, monotonic=clock == "monotonic")
+    write_hosts(tmp_path, [s])
+    steps, samples = LONG_STEPS, 3
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        # Mid-window, while a sample is timed: its chain takes most of
+        # the time between two records (a calibration of ~6 ms before
+        # it).
+        wait_for(lambda: sample_lines(s.workdir) > 0, "a first sample", p,
+                 tmp_path)
+        time.sleep(0.05)
+        stamp.write_text(jump + "\n")
+        rc, err = finish(p, tmp_path, timeout=400)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    rows = check_db(db, s.workdir, "skewed", err, steps)
+    # Every window time is within the coordinator's own span of the run.
+    (started, finished), = q(db, "SELECT started_at, finished_at FROM runs")
+    for w in q(db, "SELECT started_at, finished_at FROM windows"):
+        for t in w:
+            assert t is None or started <= t <= finished, (w, started,
+                                                          finished)
+    for *_, ns, _, _ in rows:
+        assert 0 < ns < 60e9, rows
+    if clock == "wall":
+        # The raw monotonic clock did not move: every sample is valid.
+        assert rc == 0, err
+        assert len(rows) == 2 * samples
+        # The window's end came after the jump: it is kept at the
+        # coordinator's time, and the skew is its drift and a warning.
+        (drift,), = q(db, "SELECT drift FROM windows")
+        m = re.match(r"the host's wall clock is at least (\d+)h(\d\d)m(\d\d)s "
+                     r"(ahead of|behind) the coordinator's: window end at "
+                     r"(\S+) by the host, kept at the coordinator's time",
+                     drift)
+        assert m, drift
+        h, mi, sec = map(int, m.group(1, 2, 3))
+        assert 7200 - 300 < h * 3600 + mi * 60 + sec <= 7200, drift
+        assert m[4] == ("ahead of" if jump[0] == "+" else "behind"), drift
+        assert not started <= m[5] <= finished, drift
+        assert q(db, "SELECT level FROM events WHERE message = ?",
+                 "measurement window drifted: " + drift) == [("warning",)]
+    else:
+        # The sample the jump fell in is not stored, nor anything after
+        # it; those before it are valid.
+        assert rc == 1, err
+        (error,), = q(db, "SELECT error FROM run_hosts")
+        assert re.fullmatch(
+            r'agent \(cc\): the raw monotonic clock \(CLOCK_MONOTONIC_RAW\) '
+            + (r"advanced [\d.]+ s while the thread ran only [\d.]+ s of "
+               r"cpu: it jumped forward, or the agent was stopped"
+               if jump[0] == "+" else r"went back 7[01]\d\d\.\d+ s") +
+            r' during sample \d of "[a-z-]+"; the sample is dropped and '
+            r"nothing more is timed on this host", error), error
+        assert 0 < len(rows) < 2 * samples
+        assert q(db, "SELECT status FROM runs") == [("partial",)]
