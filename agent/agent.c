@@ -653,10 +653,10 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	 * host whose raw clock jumps.
 	 */
 	if (timing_jumped(t0, t1, c1 - c0, jump, sizeof jump))
-		fatal(AG_FAIL, "the raw monotonic clock (%s) %s during sample "
-		    "%llu of \"%s\"; the sample is dropped and nothing more is "
-		    "timed on this host", timing_clock_name(), jump,
-		    (unsigned long long)s, sl->variant);
+		fatal(AG_FAIL, "the raw monotonic clock (%s) jumped during "
+		    "sample %llu of \"%s\": %s; the sample is dropped and "
+		    "nothing more is timed on this host", timing_clock_name(),
+		    (unsigned long long)s, sl->variant, jump);
 	ns = (double)(t1 - t0);
 	sl->n++;
 	delta = ns - sl->mean;

@@ -48,14 +48,14 @@ timing_jumped(uint64_t t0, uint64_t t1, uint64_t cpu_ns, char *why,
 	uint64_t d = t1 - t0;
 
 	if (t1 < t0)
-		snprintf(why, len, "went back %.3f s", (double)(t0 - t1) / 1e9);
+		snprintf(why, len, "it went back %.3f s",
+		    (double)(t0 - t1) / 1e9);
 	else if (d + JUMP_SLACK_NS(cpu_ns) < cpu_ns)
-		snprintf(why, len, "advanced %.6f s while the thread ran %.6f s "
-		    "of cpu: it jumped back", (double)d / 1e9,
-		    (double)cpu_ns / 1e9);
+		snprintf(why, len, "it advanced %.6f s while the thread ran "
+		    "%.6f s of cpu", (double)d / 1e9, (double)cpu_ns / 1e9);
 	else if (d / 2 > cpu_ns && d - cpu_ns > JUMP_FORWARD_NS)
-		snprintf(why, len, "advanced %.3f s while the thread ran only "
-		    "%.3f s of cpu: it jumped forward, or the agent was stopped",
+		snprintf(why, len, "it advanced %.3f s while the thread ran "
+		    "only %.3f s of cpu (or the agent was stopped)",
 		    (double)d / 1e9, (double)cpu_ns / 1e9);
 	else
 		return 0;
