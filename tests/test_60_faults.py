@@ -11,7 +11,11 @@ accepts and never answers) during the build, while the agent waits for the
 host lock after its self-tests, and mid-window; the agent killed
 mid-sample; the coordinator SIGKILLed mid-window, then --resume; results.db
 locked for longer than the busy timeout; the disk full; a read-only
-database."""
+database; a host whose clock jumps by hours mid-window, forward or back,
+the wall clock only or the monotonic clocks too (libfaketime preloaded by
+the test sshd); a host whose digest disagrees, built with the test-only
+flag that breaks kernels/sha3/c-fused after N steps (docs/reliability.md,
+"Test-only faults")."""
 import fcntl
 import json
 import os
