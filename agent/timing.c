@@ -27,14 +27,15 @@ timing_clock_name(void)
 #endif
 }
 
-uint64_t
-timing_thread_cpu_ns(void)
+int
+timing_thread_cpu_ns(uint64_t *ns)
 {
 	struct timespec ts;
 
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 /* Slack for the two clocks' reads and rates: 1% and 1 ms. */

@@ -11,8 +11,11 @@ uint64_t timing_now_ns(void);
 /* Name of the clock timing_now_ns reads, for the facts record. */
 const char *timing_clock_name(void);
 
-/* CPU time of the calling thread in nanoseconds (user and system). */
-uint64_t timing_thread_cpu_ns(void);
+/*
+ * CPU time of the calling thread in nanoseconds (user and system) into
+ * *ns: 0, or -1 where the OS cannot say.
+ */
+int timing_thread_cpu_ns(uint64_t *ns);
 
 /*
  * Did the clock of timing_now_ns jump between t0 and t1, over which the
