@@ -182,9 +182,32 @@ run: deps all
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
 
-build/tests/%: tests/unit/%.c $(LIB_OBJS)
+# Each unit test links the modules it tests and their real dependencies,
+# nothing else, so that a new coupling fails its link.  A module is
+# orchestrator/NAME.c with its parts orchestrator/NAME-*.c; toml is the C++
+# front end and studies the coordinator's study tables.  cmd is the command
+# table, which names every command: test_report runs `report` through it.
+UNIT_strbuf = strbuf util
+UNIT_stats = stats util
+UNIT_proto = proto util
+UNIT_sshconfig = sshconfig util
+UNIT_config = config sshconfig toml util
+UNIT_core = conn local ssh jump db disasm proto artifact trace strbuf util
+UNIT_report = cmd report db runner deploy window conn local ssh jump config \
+	sshconfig toml proto disasm artifact bundle publish http fetch export \
+	compare published reference stats study studies affinity progress \
+	trace strbuf util
+MOD_toml = build/orchestrator/toml.cc.o
+MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
+unit_objs = $(foreach m,$(1),$(or $(MOD_$(m)),$(patsubst %,build/%.o,\
+	$(wildcard orchestrator/$(m).c orchestrator/$(m)-*.c))))
+$(foreach t,$(UNIT_TESTS),$(eval $(t): $(call unit_objs,$(UNIT_$(t:build/tests/test_%=%)))))
+
+build/tests/%: tests/unit/%.c
+	$(if $(UNIT_$(*:test_%=%)),,$(error $<: no UNIT_$(*:test_%=%) list in the Makefile))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -o $@ $< $(LIB_OBJS) -lcmocka $(SO_LIBS) -lstdc++
+	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -o $@ $< $(filter %.o,$^) \
+	  -lcmocka $(SO_LIBS) -lstdc++
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
