@@ -44,7 +44,8 @@ LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
 DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
-	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
+	libcmocka-dev python3 python3-pytest python3-pytest-xdist \
+	openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	openssl procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
@@ -212,8 +213,15 @@ build/tests/%: tests/unit/%.c
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
+# pytest-xdist runs the integration tests side by side (tests/conftest.py
+# keeps one build and one built agent for all workers; tests/sshd.py gives
+# each worker its own loopback addresses).  The sshd tests mostly wait on
+# I/O, so more workers than cores pay off; PYTEST_JOBS=0 runs in-process.
+PYTEST_JOBS ?= 4
+PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
+
 test: all unit
-	$(PYTHON) -m pytest -q tests
+	$(PYTEST) tests
 	$(MAKE) sanitize
 
 # ASan and UBSan: the sources are copied to build-san/tree and built there
@@ -237,8 +245,7 @@ sanitize: all
 	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
 	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit
-	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) $(PYTHON) -m pytest -q \
-	  $(SAN_PYTEST)
+	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) $(PYTEST) $(SAN_PYTEST)
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
 # agent-record parser, the hosts.toml front end and the agent's option
