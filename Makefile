@@ -49,7 +49,7 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	openssl procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
-	librandomx-dev
+	librandomx-dev faketime
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 

@@ -624,26 +624,42 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 {
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
-	uint64_t t0, t1, cycles = 0, insns = 0;
+	uint64_t t0, t1, c0, c1, cycles = 0, insns = 0;
 	double mhz, mhz_after, ns, delta;
-	int rc, cpu_before, cpu_after, counted;
+	int rc, cpu_before, cpu_after, counted, cpu_clock;
+	char jump[160];
 	cJSON *rec;
 
 	memcpy(x, o->seed, st->state_len);
 	mhz = timing_calibrate_mhz();
 	cpu_before = pin_current_cpu();
-	/* Counters run from just before to just after the timed call. */
+	/*
+	 * Counters run from just before to just after the timed call, and
+	 * the thread's cpu time is read around them (a syscall they miss).
+	 */
+	cpu_clock = timing_thread_cpu_ns(&c0) == 0;
 	perf_start(&counters);
 	t0 = timing_now_ns();
 	rc = sl->k->chain(sl->ctx, x, o->steps);
 	t1 = timing_now_ns();
 	counted = perf_stop(&counters, &cycles, &insns) == 0;
+	cpu_clock = timing_thread_cpu_ns(&c1) == 0 && cpu_clock;
 	cpu_after = pin_current_cpu();
 	/* Again after: a clock that moved during the sample shows. */
 	mhz_after = timing_calibrate_mhz();
 	if (rc != 0)
 		fatal(AG_FAIL, "variant \"%s\" failed during sample %llu",
 		    sl->variant, (unsigned long long)s);
+	/*
+	 * The thread's cpu time is a second clock that no one sets: a
+	 * timing it contradicts is no timing, and neither is any other on a
+	 * host whose raw clock jumps.  Without that clock, no check.
+	 */
+	if (cpu_clock && timing_jumped(t0, t1, c1 - c0, jump, sizeof jump))
+		fatal(AG_FAIL, "the raw monotonic clock (%s) jumped during "
+		    "sample %llu of \"%s\": %s; the sample is dropped and "
+		    "nothing more is timed on this host", timing_clock_name(),
+		    (unsigned long long)s, sl->variant, jump);
 	ns = (double)(t1 - t0);
 	sl->n++;
 	delta = ns - sl->mean;

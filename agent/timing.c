@@ -1,6 +1,7 @@
 /* Raw monotonic time and a dependent-add loop to estimate cycles. */
 #include "timing.h"
 
+#include <stdio.h>
 #include <time.h>
 
 uint64_t
@@ -24,6 +25,42 @@ timing_clock_name(void)
 #else
 	return "CLOCK_MONOTONIC_RAW";
 #endif
+}
+
+int
+timing_thread_cpu_ns(uint64_t *ns)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* Slack for the two clocks' reads and rates: 1% and 1 ms. */
+#define JUMP_SLACK_NS(ns) ((ns) / 100 + 1000000u)
+#define JUMP_FORWARD_NS 10000000000u
+
+int
+timing_jumped(uint64_t t0, uint64_t t1, uint64_t cpu_ns, char *why,
+    size_t len)
+{
+	uint64_t d = t1 - t0;
+
+	if (t1 < t0)
+		snprintf(why, len, "it went back %.3f s",
+		    (double)(t0 - t1) / 1e9);
+	else if (d + JUMP_SLACK_NS(cpu_ns) < cpu_ns)
+		snprintf(why, len, "it advanced %.6f s while the thread ran "
+		    "%.6f s of cpu", (double)d / 1e9, (double)cpu_ns / 1e9);
+	else if (d / 2 > cpu_ns && d - cpu_ns > JUMP_FORWARD_NS)
+		snprintf(why, len, "it advanced %.3f s while the thread ran "
+		    "only %.3f s of cpu (or the agent was stopped)",
+		    (double)d / 1e9, (double)cpu_ns / 1e9);
+	else
+		return 0;
+	return 1;
 }
 
 #define CALIB_ITERS 250000	/* x 20 dependent adds: ~5 ms at 1 GHz */

@@ -62,6 +62,7 @@ struct stream {
 	int saw_hello, saw_done, agent_error;
 	char agent_msg[AGENT_ERR_MAX];	/* its error record's message */
 	char token[33];		/* this launch's run token, 128 random bits */
+	double launched;	/* window_clock() at the launch */
 	int collected;		/* every record of the launch was read */
 	char **want;		/* variants asked of this agent */
 	char **seen;		/* variants it sent a record for */
@@ -419,6 +420,7 @@ store_window(struct stream *s, const struct record *r)
 	struct hostrun *hr = s->hr;
 	const cJSON *at = cJSON_GetObjectItemCaseSensitive(r->state, "at");
 	char *state = cJSON_PrintUnformatted(r->state), *drift = NULL;
+	char now[32], *skew = NULL;
 	int rc = 0;
 
 	if (!cJSON_IsString(at)) {
@@ -436,11 +438,14 @@ store_window(struct stream *s, const struct record *r)
 	s->window++;
 	if (hr->p->explore)
 		goto out;
+	/* A host clock that is off keeps the window's times wrong. */
+	skew = window_skew(at->valuestring, r->phase, s->launched, now,
+	    sizeof now);
 	if (strcmp(r->phase, "begin") == 0) {
 		struct window_open w = { .run_id = hr->p->run_id,
 		    .build_id = s->build->build_id, .study = hr->p->study,
 		    .host = hr->host->name, .holder = db_coordinator_id(),
-		    .at = at->valuestring, .state = state,
+		    .at = skew ? now : at->valuestring, .state = state,
 		    .verdict = s->preflight ? s->verdict : NULL,
 		    .preflight = s->preflight };
 
@@ -449,10 +454,13 @@ store_window(struct stream *s, const struct record *r)
 		rc = db_window_begin(hr->db, &w, &hr->window_id, &s->err);
 		free(s->preflight);
 		s->preflight = NULL;
+		if (rc == 0 && skew != NULL)
+			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
+			    "warning", skew, &s->err);
 	} else if (hr->window_id != 0) {
-		drift = window_drift(s->window_before, state);
-		rc = db_window_end(hr->db, hr->window_id, at->valuestring,
-		    state, drift, &s->err);
+		drift = window_drift(s->window_before, state, skew);
+		rc = db_window_end(hr->db, hr->window_id, skew ? now :
+		    at->valuestring, state, drift, &s->err);
 		hr->window_id = 0;
 		if (rc == 0 && drift != NULL) {
 			char *msg = xasprintf("measurement window drifted: %s",
@@ -464,6 +472,7 @@ store_window(struct stream *s, const struct record *r)
 		}
 	}
 out:
+	free(skew);
 	free(drift);
 	free(state);
 	return rc;
@@ -1073,6 +1082,7 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		goto out;
 	}
 	hex_encode(rnd, sizeof rnd, s->token);
+	s->launched = window_clock();
 	dir = xasprintf("%s/runs/%lld-%lld-%s", hr->conn->workdir,
 	    (long long)p->run_id, (long long)b->build_id, s->token);
 	qdir = sh_quote(dir);

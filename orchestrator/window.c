@@ -171,7 +171,7 @@ busy_names(const cJSON *state, const char *when, char *buf, size_t len)
 }
 
 char *
-window_drift(const char *before, const char *after)
+window_drift(const char *before, const char *after, const char *skew)
 {
 	cJSON *b = cJSON_Parse(before ? before : "null");
 	cJSON *a = cJSON_Parse(after ? after : "null");
@@ -179,9 +179,12 @@ window_drift(const char *before, const char *after)
 	double f0 = num(b, "calib_mhz"), f1 = num(a, "calib_mhz");
 	char *out = NULL;
 
+	if (skew != NULL)
+		snprintf(buf, sizeof buf, "%s", skew);
 	if (f0 > 0 && f1 > 0 && fabs(f1 - f0) / f0 > 0.03)
-		snprintf(buf, sizeof buf, "clock estimate changed %.1f%% "
-		    "(%.0f -> %.0f MHz)", 100 * (f1 - f0) / f0, f0, f1);
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+		    "%sclock estimate changed %.1f%% (%.0f -> %.0f MHz)",
+		    buf[0] ? "; " : "", 100 * (f1 - f0) / f0, f0, f1);
 	busy_names(b, "before", buf, sizeof buf);
 	busy_names(a, "after", buf, sizeof buf);
 	if (buf[0] != '\0')
@@ -189,4 +192,52 @@ window_drift(const char *before, const char *after)
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	return out;
+}
+
+double
+window_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Seconds since the epoch of "2026-01-31T12:00:00.000Z", or NAN. */
+static double
+parse_at(const char *at)
+{
+	struct tm tm = { 0 };
+	int ms, n = 0;
+
+	if (sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &tm.tm_year,
+	    &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms,
+	    &n) != 7 || n == 0 || at[n] != '\0')
+		return NAN;
+	tm.tm_year -= 1900;
+	tm.tm_mon--;
+	return (double)timegm(&tm) + ms / 1000.0;
+}
+
+char *
+window_skew(const char *at, const char *phase, double launched, char *now,
+    size_t nowlen)
+{
+	double t = parse_at(at), t_now = window_clock(), off;
+	long s;
+
+	if (isnan(t))
+		return NULL;	/* proto.c checked the format */
+	if (t > t_now + WINDOW_SKEW_S)
+		off = t - t_now;
+	else if (t < launched - WINDOW_SKEW_S)
+		off = t - launched;
+	else
+		return NULL;
+	iso_now(now, nowlen);
+	s = (long)fabs(off);
+	return xasprintf("the host's wall clock is at least %ldh%02ldm%02lds "
+	    "%s the coordinator's: window %s at %s by the host, kept at the "
+	    "coordinator's time", s / 3600, s / 60 % 60, s % 60, off > 0 ?
+	    "ahead of" : "behind", phase, at);
 }

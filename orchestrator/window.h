@@ -33,8 +33,25 @@ void lease_release(struct lease *l);
 /*
  * Compare a window's before and after snapshots (agent JSON objects): a
  * change of the clock estimate over 3% or other processes running on the
- * pinned CPU is drift.  Returns a new description, or NULL for none.
+ * pinned CPU is drift, and so is skew (window_skew's text, or NULL).
+ * Returns a new description, or NULL for none.
  */
-char *window_drift(const char *before, const char *after);
+char *window_drift(const char *before, const char *after, const char *skew);
+
+/* The coordinator's wall clock, in seconds since the epoch. */
+double window_clock(void);
+
+/*
+ * A window record's time at (the host's wall clock, as the agent wrote
+ * it) can only lie between the agent's launch, at launched
+ * (window_clock()), and now, by the coordinator's clock, give or take
+ * WINDOW_SKEW_S.  Outside, the host's clock is off (or jumped): returns a
+ * new description of how far, with phase ("begin", "end"), and sets now
+ * (nowlen bytes) to the coordinator's time, which the window keeps
+ * instead.  Else NULL.
+ */
+#define WINDOW_SKEW_S 2.0
+char *window_skew(const char *at, const char *phase, double launched,
+    char *now, size_t nowlen);
 
 #endif

@@ -11,10 +11,15 @@ accepts and never answers) during the build, while the agent waits for the
 host lock after its self-tests, and mid-window; the agent killed
 mid-sample; the coordinator SIGKILLed mid-window, then --resume; results.db
 locked for longer than the busy timeout; the disk full; a read-only
-database."""
+database; a host whose clock jumps by hours mid-window, forward or back,
+the wall clock only or the monotonic clocks too (libfaketime preloaded by
+the test sshd); a host whose digest disagrees, built with the test-only
+flag that breaks kernels/sha3/c-fused after N steps (docs/reliability.md,
+"Test-only faults")."""
 import fcntl
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -48,15 +53,20 @@ def finished_samples(workdir):
     return out
 
 
-def check_db(db, workdir, host, stderr, steps):
-    """The checks made after every case."""
+def check_db(db, workdir, host, stderr, steps, bad_variant=None):
+    """The checks made after every case.  Samples of bad_variant must be
+    stored invalid, as digest mismatches; every other one valid, ending in
+    hashlib's chain."""
     assert q(db, "PRAGMA integrity_check") == [("ok",)]
     rows = q(db, "SELECT variant, build_id, sample_index, ns, digest, valid "
              "FROM samples WHERE host = ?", host)
     cells = [(v, b, i) for v, b, i, *_ in rows]
     assert len(cells) == len(set(cells)), "a sample stored twice"
-    for *_, digest, valid in rows:
-        assert digest == sha3_chain(steps) and valid == 1
+    for v, *_, digest, valid in rows:
+        if v == bad_variant:
+            assert digest != sha3_chain(steps) and valid == 0
+        else:
+            assert digest == sha3_chain(steps) and valid == 1
     stored = {(v, b, i): ns for v, b, i, ns, *_ in rows}
     finished = finished_samples(workdir)
     for cell, ns in finished.items():
@@ -351,3 +361,180 @@ def test_read_only_database(tmp_path, small_fs):
             before
     finally:
         con.close()
+
+
+# The test-only fault of kernels/sha3/c-fused: built with this flag, its
+# chains of more than N steps have one bit flipped after step N + 1.
+BROKEN_AFTER = 1000
+
+
+def broken_chain(steps, after=BROKEN_AFTER):
+    """What c-fused built with -DSEQORCH_TEST_BROKEN_AFTER=after computes,
+    with hashlib: the chain, bit 0 of its first byte flipped after step
+    after + 1, then the rest of the chain."""
+    x = bytes.fromhex(sha3_chain(after + 1))
+    return sha3_chain(steps - after - 1, bytes([x[0] ^ 1]) + x[1:])
+
+
+def test_digest_disagrees_on_a_broken_build(tmp_path, hosts):
+    good, bad = hosts("good", "bad")
+    write_hosts(tmp_path, [good, bad], bad={
+        "cflags": f"-O2 -DSEQORCH_TEST_BROKEN_AFTER={BROKEN_AFTER}"})
+    steps, samples = 20000, 2
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        rc, err = finish(p, tmp_path, timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 1, err
+    assert "run 1 partial" in err, err
+    # Only the flagged build has the fault; the self-tests passed on both.
+    assert q(db, "SELECT host, cflags FROM builds ORDER BY host") == [
+        ("bad", f"-O2 -DSEQORCH_TEST_BROKEN_AFTER={BROKEN_AFTER}"),
+        ("good", "-O3")]
+    (commands,), = q(db, "SELECT commands FROM builds WHERE host = 'good'")
+    assert "SEQORCH_TEST" not in commands
+    assert set(q(db, "SELECT host, variant, status FROM variants")) == {
+        (h, v, "ok") for h in ("good", "bad") for v in VARIANTS}
+    check_db(db, good.workdir, "good", err, steps)
+    rows = check_db(db, bad.workdir, "bad", err, steps,
+                    bad_variant="c-fused")
+    assert len(rows) == 2 * samples
+    bad_rows = q(db, "SELECT sample_index, digest, invalid_reason FROM "
+                 "samples WHERE host = 'bad' AND variant = 'c-fused' "
+                 "ORDER BY sample_index")
+    assert bad_rows == [(i, broken_chain(steps), "digest differs from the "
+                         "reference") for i in range(samples)]
+    assert q(db, "SELECT count(*) FROM samples WHERE valid = 1") == [
+        (3 * samples,)]
+    r = subprocess.run([str(SEQORCH), "report", "--run", "1"],
+                       cwd=tmp_path, env=clean_env(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "study sha3, run 1: partial" in r.stdout
+    for i in range(samples):
+        assert (f"bad c-fused (cc) sample {i}: digest differs from the "
+                "reference") in r.stdout, r.stdout
+        assert q(db, "SELECT level FROM events WHERE host = 'bad' AND "
+                 "message = ?", f'sample {i} of "c-fused" (cc) is invalid: '
+                 "digest differs from the reference (got "
+                 f"{broken_chain(steps)})") == [("error",)]
+    # The broken cell has no rate and counts its invalid samples.
+    assert re.search(r"^  c-fused +bad +- .* 0 +- +2$", r.stdout, re.M), \
+        r.stdout
+    assert not q(db, "SELECT 1 FROM events WHERE host = 'good' AND level "
+                 "= 'error'")
+
+
+def faketime_lib():
+    """libfaketime (Debian package faketime, in the Makefile's DEBS)."""
+    libs = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
+    assert libs, "libfaketime.so.1 is missing: run make deps (faketime)"
+    return libs[0]
+
+
+def faketime_host(s, monotonic):
+    """Restart s with libfaketime in every session's environment (so in
+    the agent's), its offset read at each clock read from a file the test
+    rewrites; with monotonic False only the wall clock is faked.  Returns
+    the file."""
+    f = s.dir / "faketime"
+    f.write_text("+0\n")
+    f.chmod(0o644)
+    env = [f"LD_PRELOAD={faketime_lib()}", f"FAKETIME_TIMESTAMP_FILE={f}",
+           "FAKETIME_NO_CACHE=1"]
+    if not monotonic:
+        env.append("FAKETIME_DONT_FAKE_MONOTONIC=1")
+    with open(s.dir / "sshd_config", "a") as c:
+        c.write("SetEnv " + " ".join(env) + "\n")
+    s.restart()
+    return f
+
+
+def sample_lines(workdir):
+    """The sample records the agents wrote in workdir so far."""
+    n = 0
+    for f in Path(workdir).glob("runs/*/records"):
+        n += f.read_text(errors="replace").count('"type":"sample"')
+    return n
+
+
+@pytest.mark.parametrize("jump", ["+2h", "-2h"])
+@pytest.mark.parametrize("clock", ["wall", "monotonic"])
+def test_clock_jumps(tmp_path, hosts, clock, jump):
+    s, = hosts("skewed")
+    stamp = faketime_host(s, monotonic=clock == "monotonic")
+    write_hosts(tmp_path, [s])
+    steps, samples = LONG_STEPS, 4
+    db = tmp_path / "results.db"
+    p = start(tmp_path, steps, samples)
+    try:
+        # Mid-window, while a sample is timed: its chain takes most of
+        # the time between two records (a calibration of ~6 ms before
+        # it).  A monotonic jump that fell in a calibration instead (the
+        # next sample came) is made again, by as much, in the next one.
+        hours = 0
+        for _ in range(3 if clock == "monotonic" else 1):
+            n = wait_for(lambda: sample_lines(s.workdir), "a sample", p,
+                         tmp_path)
+            time.sleep(0.05)
+            hours += int(jump[:-1])
+            stamp.write_text(f"{hours:+d}h\n")
+            if clock == "wall":
+                break
+            # The agent stops, and so does the run, or times the next
+            # sample.
+            wait_for(lambda: p.poll() is not None or
+                     sample_lines(s.workdir) > n, "the agent", p, tmp_path)
+            if p.poll() is not None:
+                break
+        rc, err = finish(p, tmp_path, timeout=400)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    rows = check_db(db, s.workdir, "skewed", err, steps)
+    # Every window time is within the coordinator's own span of the run.
+    (started, finished), = q(db, "SELECT started_at, finished_at FROM runs")
+    for w in q(db, "SELECT started_at, finished_at FROM windows"):
+        for t in w:
+            assert t is None or started <= t <= finished, (w, started,
+                                                          finished)
+    for *_, ns, _, _ in rows:
+        assert 0 < ns < 60e9, rows
+    if clock == "wall":
+        # The raw monotonic clock did not move: every sample is valid.
+        assert rc == 0, err
+        assert len(rows) == 2 * samples
+        # The window's end came after the jump: it is kept at the
+        # coordinator's time, and the skew is its drift and a warning.
+        (drift,), = q(db, "SELECT drift FROM windows")
+        m = re.match(r"the host's wall clock is at least (\d+)h(\d\d)m(\d\d)s "
+                     r"(ahead of|behind) the coordinator's: window end at "
+                     r"(\S+) by the host, kept at the coordinator's time",
+                     drift)
+        assert m, drift
+        h, mi, sec = map(int, m.group(1, 2, 3))
+        assert 7200 - 300 < h * 3600 + mi * 60 + sec <= 7200, drift
+        assert m[4] == ("ahead of" if jump[0] == "+" else "behind"), drift
+        assert not started <= m[5] <= finished, drift
+        assert q(db, "SELECT level FROM events WHERE message = ?",
+                 "measurement window drifted: " + drift) == [("warning",)]
+    else:
+        # The sample the jump fell in is not stored, nor anything after
+        # it; those before it are valid.
+        assert rc == 1, err
+        (error,), = q(db, "SELECT error FROM run_hosts")
+        assert re.fullmatch(
+            r"agent \(cc\): the raw monotonic clock \(CLOCK_MONOTONIC_RAW\) "
+            r'jumped during sample \d of "[a-z-]+": '
+            + (r"it advanced 72\d\d\.\d+ s while the thread ran only "
+               r"[\d.]+ s of cpu \(or the agent was stopped\)"
+               if jump[0] == "+" else r"it went back 7[01]\d\d\.\d+ s") +
+            "; the sample is dropped and nothing more is timed on this "
+            "host", error), error
+        assert 0 < len(rows) < 2 * samples
+        assert q(db, "SELECT status FROM runs") == [("partial",)]

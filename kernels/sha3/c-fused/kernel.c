@@ -42,6 +42,15 @@ c_fused_chain(void *ctx, uint8_t *x, uint64_t steps)
 			KECCAK_ROUND_C(a, e, keccak_rc[r + 1]);
 		}
 		KECCAK_ROUND_C(e, a, keccak_rc[23]);
+#ifdef SEQORCH_TEST_BROKEN_AFTER
+		/*
+		 * Test-only fault (tests/test_60_faults.py; never in a build
+		 * without this -D): chains of up to N steps are right (the
+		 * self-test's among them), longer ones have a bit flipped.
+		 */
+		if (i == (uint64_t)(SEQORCH_TEST_BROKEN_AFTER))
+			a00 ^= 1;
+#endif
 	}
 	store64_le(x, a00);
 	store64_le(x + 8, a01);
