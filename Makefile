@@ -186,14 +186,18 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 # Each unit test links the modules it tests and their real dependencies,
 # nothing else, so that a new coupling fails its link.  A module is
 # orchestrator/NAME.c with its parts orchestrator/NAME-*.c; toml is the C++
-# front end and studies the coordinator's study tables.  cmd is the command
-# table, which names every command: test_report runs `report` through it.
+# front end and studies the coordinator's study tables; a part such as
+# report-load may be named alone.  Couplings these lists show: db's
+# db-report.c grows arrays with report-load.c's report_grow, and cmd.c's
+# table names every command (test_report runs `report` through it).
 UNIT_strbuf = strbuf util
+UNIT_window = window db report-load report-stats stats util strbuf
 UNIT_stats = stats util
 UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
-UNIT_core = conn local ssh jump db disasm proto artifact trace strbuf util
+UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \
+	artifact trace strbuf util
 UNIT_report = cmd report db runner deploy window conn local ssh jump config \
 	sshconfig toml proto disasm artifact bundle publish http fetch export \
 	compare published reference stats study studies affinity progress \
