@@ -64,7 +64,7 @@ artifacts_exec(int argc, char **argv)
 	int c, done, rc;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)

@@ -31,7 +31,7 @@ import_exec(int argc, char **argv)
 	int c, done, rc, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		case 'd': path = optarg; break;

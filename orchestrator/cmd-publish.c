@@ -78,7 +78,7 @@ publish_exec(int argc, char **argv)
 	int c, done, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'u': po.url = optarg; break;
 		case 't': token_file = optarg; break;

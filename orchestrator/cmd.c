@@ -82,18 +82,49 @@ cmd_run_id_arg(const char *opt, const char *arg, int64_t *out)
 	return -1;
 }
 
-int
-cmd_getopt(int argc, char **argv, const struct option *longopts, int *done)
+/*
+ * The option getopt stopped at: a long one as written (without any
+ * "=value"), else the short one in optopt.
+ */
+static void
+opt_name(const char *arg, char *buf, size_t len)
 {
-	int c = getopt_long(argc, argv, "", longopts, NULL);
+	if (strncmp(arg, "--", 2) == 0 || optopt <= ' ' || optopt >= 127)
+		snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(buf, len, "-%c", optopt);
+	strip_ctrl(buf);
+}
 
+int
+cmd_getopt(int argc, char **argv, const char *shortopts,
+    const struct option *longopts, int *done)
+{
+	char opts[32], buf[64];
+	int c;
+
+	/* Our messages, not getopt's: the leading ':' reports a missing value. */
+	snprintf(opts, sizeof(opts), ":%s", shortopts);
+	opterr = 0;
+	c = getopt_long(argc, argv, opts, longopts, NULL);
 	*done = -1;
-	if (c == 'h') {
+	switch (c) {
+	case 'h':
 		cmd_print_usage(cmd_find(argv[0]));
 		*done = EXIT_OK;
 		return -1;
-	}
-	if (c == '?' || c == ':') {
+	case ':':
+	case '?':
+		opt_name(argv[optind - 1], buf, sizeof(buf));
+		if (c == ':')
+			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
+			    buf);
+		else if (optopt > 0 && strchr(argv[optind - 1], '=') != NULL)
+			fprintf(stderr, "seqorch: option \"%s\" takes no "
+			    "value\n", buf);
+		else
+			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
+			    "\"seqorch %s --help\")\n", buf, argv[0]);
 		*done = EXIT_USAGE;
 		return -1;
 	}

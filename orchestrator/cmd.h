@@ -35,13 +35,14 @@ struct option;
 struct bundle;
 
 /*
- * getopt_long over a command's long options (optind set to 1 first; its
- * --help has the value 'h'): the next option, or -1 when the options
- * end.  They end with *done EXIT_OK after --help printed the usage,
- * EXIT_USAGE after an unknown option (getopt said which), else -1.
+ * getopt_long over a command's short and long options (the caller sets
+ * optind to 1 first; --help must have the value 'h'): the next option,
+ * or -1 when the options end.  They end with *done EXIT_OK after --help
+ * printed the usage, EXIT_USAGE after an unknown option or a missing
+ * value (with one message for every command), else -1.
  */
-int cmd_getopt(int argc, char **argv, const struct option *longopts,
-    int *done);
+int cmd_getopt(int argc, char **argv, const char *shortopts,
+    const struct option *longopts, int *done);
 
 /*
  * For import and verify: BUNDLE, the one argument after the options, and
