@@ -89,7 +89,7 @@ artifacts_exec(int argc, char **argv)
 	db_close(db);
 	if (rc != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(rc);
 	}
 	if (ls.n == 0)
 		fprintf(stderr, "seqorch: run %lld keeps no artifacts (it "

@@ -96,7 +96,7 @@ compare_exec(int argc, char **argv)
 	db_close(db);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return ret == SO_EDB ? EXIT_DB : EXIT_USAGE;
+		return cmd_exit_code(ret);
 	}
 	if (fflush(stdout) != 0)
 		return EXIT_FAIL;

@@ -114,8 +114,7 @@ export_exec(int argc, char **argv)
 		db_close(db);
 		if (ret != 0) {
 			fprintf(stderr, "seqorch: %s\n", err.msg);
-			return ret == SO_EDB ? EXIT_DB : ret == SO_EINVAL ?
-			    EXIT_USAGE : EXIT_FAIL;
+			return cmd_exit_code(ret);
 		}
 		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
 		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "
@@ -125,7 +124,7 @@ export_exec(int argc, char **argv)
 	db_close(db);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return ret == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(ret);
 	}
 	text = cJSON_Print(doc);
 	cJSON_Delete(doc);

@@ -86,8 +86,7 @@ fetch_exec(int argc, char **argv)
 		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
 		    &err) != 0) {
 			fprintf(stderr, "seqorch: %s\n", err.msg);
-			rc = err.code == SO_EINTR ? EXIT_INTERRUPTED :
-			    EXIT_FAIL;
+			rc = cmd_exit_code(err.code);
 			break;
 		}
 		printf("%s: %u artifact%s fetched, %u already cached, in "

@@ -84,7 +84,7 @@ import_exec(int argc, char **argv)
 		}
 		if (rc != 0) {
 			fprintf(stderr, "seqorch: import: %s\n", err.msg);
-			ret = rc == SO_EPROTO ? EXIT_FAIL : EXIT_DB;
+			ret = cmd_exit_code(rc);
 			goto out;
 		}
 		printf("imported run %lld of %s as run %lld\n",

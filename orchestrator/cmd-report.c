@@ -113,7 +113,7 @@ report_exec(int argc, char **argv)
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		if (ret == SO_ENOTFOUND)
 			return o.run_id > 0 ? EXIT_USAGE : EXIT_FAIL;
-		return ret == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(ret);
 	}
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "seqorch: cannot write the report: %s\n",

@@ -82,6 +82,25 @@ cmd_run_id_arg(const char *opt, const char *arg, int64_t *out)
 	return -1;
 }
 
+int
+cmd_exit_code(int so_code)
+{
+	switch (so_code) {
+	case SO_OK:
+		return EXIT_OK;
+	case SO_EINVAL:
+	case SO_ENOTFOUND:
+		return EXIT_USAGE;
+	case SO_EDB:
+	case SO_ESTALE:
+		return EXIT_DB;
+	case SO_EINTR:
+		return EXIT_INTERRUPTED;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
 /*
  * The option getopt stopped at: a long one as written (without any
  * "=value"), else the short one in optopt.
@@ -144,7 +163,7 @@ cmd_load_bundle(int argc, char **argv, const char *pubkey, struct bundle *b)
 	}
 	if ((rc = bundle_load(argv[optind], b, &err)) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_FAIL;
+		return cmd_exit_code(rc);
 	}
 	return EXIT_OK;
 }

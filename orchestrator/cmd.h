@@ -17,6 +17,14 @@ enum {
 	EXIT_INTERRUPTED = 130,	/* stopped by SIGINT/SIGTERM */
 };
 
+/*
+ * The one map from a module's SO_E* code to an exit code: a bad value or
+ * name the user gave (SO_EINVAL, SO_ENOTFOUND) is EXIT_USAGE, a database
+ * error (SO_EDB, SO_ESTALE) EXIT_DB, a signal EXIT_INTERRUPTED, anything
+ * else EXIT_FAIL; 0 is EXIT_OK.
+ */
+int cmd_exit_code(int so_code);
+
 struct cmd_entry {
 	const char *name;
 	const char *summary;	/* one line for `seqorch --help` */
