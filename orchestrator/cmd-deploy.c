@@ -7,9 +7,9 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "pool.h"
 
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +24,6 @@ struct job {
 	struct so_err err;
 };
 
-struct pool {
-	pthread_mutex_t mu;
-	struct job *jobs;
-	size_t n, next;
-};
-
 static double
 now_s(void)
 {
@@ -40,8 +34,9 @@ now_s(void)
 }
 
 static void
-deploy_one(struct job *j)
+deploy_one(void *arg, size_t k)
 {
+	struct job *j = (struct job *)arg + k;
 	struct conn *c = NULL;
 	double t0 = now_s();
 	size_t i;
@@ -70,24 +65,6 @@ out:
 	j->seconds = now_s() - t0;
 }
 
-/* Workers take the next host until none is left (--parallel of them). */
-static void *
-worker(void *arg)
-{
-	struct pool *p = arg;
-
-	for (;;) {
-		struct job *j;
-
-		pthread_mutex_lock(&p->mu);
-		j = p->next < p->n ? &p->jobs[p->next++] : NULL;
-		pthread_mutex_unlock(&p->mu);
-		if (j == NULL)
-			return NULL;
-		deploy_one(j);
-	}
-}
-
 static int
 deploy_exec(int argc, char **argv)
 {
@@ -102,11 +79,10 @@ deploy_exec(int argc, char **argv)
 	const char *spec = "all", *path = "hosts.toml", *ssh_config = NULL;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
-	struct pool pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t *tid = NULL;
+	struct job *jobs = NULL;
 	struct so_err err;
 	int64_t parallel = 16;
-	size_t n = 0, i, nthreads;
+	size_t n = 0, i;
 	int c, rc = EXIT_OK;
 
 	optind = 1;
@@ -138,24 +114,14 @@ deploy_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	pool.jobs = xcalloc(n, sizeof *pool.jobs);
-	pool.n = n;
+	jobs = xcalloc(n, sizeof *jobs);
 	for (i = 0; i < n; i++)
-		pool.jobs[i].host = hosts[i];
-	nthreads = (size_t)parallel < n ? (size_t)parallel : n;
-	tid = xcalloc(nthreads, sizeof *tid);
-	for (i = 0; i < nthreads; i++)
-		if (pthread_create(&tid[i], NULL, worker, &pool) != 0)
-			break;
-	nthreads = i;
-	if (nthreads == 0)
-		worker(&pool);
-	for (i = 0; i < nthreads; i++)
-		pthread_join(tid[i], NULL);
+		jobs[i].host = hosts[i];
+	pool_run(n, (int)parallel, deploy_one, jobs);
 	printf("%-16s %8s %12s %7s %8s  %s\n", "host", "files", "bytes",
 	    "builds", "seconds", "status");
 	for (i = 0; i < n; i++) {
-		struct job *j = &pool.jobs[i];
+		struct job *j = &jobs[i];
 		int ok = j->rc == 0 && j->builds_failed == 0;
 
 		/* One line per host: a build log's newlines are folded. */
@@ -170,8 +136,7 @@ deploy_exec(int argc, char **argv)
 			rc = EXIT_FAIL;
 	}
 out:
-	free(tid);
-	free(pool.jobs);
+	free(jobs);
 	free(hosts);
 	config_free(cfg);
 	return rc;

@@ -14,12 +14,12 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "pool.h"
 #include "proto.h"
 #include "study.h"
 #include "ssh.h"
 
 #include <getopt.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,12 +103,6 @@ struct check {
 	const struct host *host;
 	int failed;
 	char *report;		/* the text printed for this host */
-};
-
-struct check_pool {
-	struct check *checks;
-	size_t n, next;
-	pthread_mutex_t lock;
 };
 
 /*
@@ -460,71 +454,49 @@ out:
 	return rc;
 }
 
-static void *
-check_worker(void *arg)
+/* One host of check_all, into its own report. */
+static void
+check_one(void *arg, size_t i)
 {
-	struct check_pool *pool = arg;
-	struct check *ch;
+	struct check *ch = (struct check *)arg + i;
 	size_t len;
 	FILE *f;
 
-	for (;;) {
-		pthread_mutex_lock(&pool->lock);
-		ch = pool->next < pool->n ? &pool->checks[pool->next++] : NULL;
-		pthread_mutex_unlock(&pool->lock);
-		if (ch == NULL)
-			return NULL;
-		if ((f = open_memstream(&ch->report, &len)) == NULL) {
-			ch->failed = 1;
-			continue;
-		}
-		ch->failed = check_host(ch->host, f) != 0;
-		fclose(f);
+	if ((f = open_memstream(&ch->report, &len)) == NULL) {
+		ch->failed = 1;
+		return;
 	}
+	ch->failed = check_host(ch->host, f) != 0;
+	fclose(f);
 }
 
 /* Check the hosts, parallel at most at once; prints in config order. */
 static int
 check_all(struct host **hosts, size_t n, int parallel)
 {
-	struct check_pool pool = { 0 };
-	pthread_t *threads;
-	size_t i, nthreads = n < (size_t)parallel ? n : (size_t)parallel;
-	size_t started = 0, failed = 0;
+	struct check *checks = xcalloc(n, sizeof *checks);
+	size_t i, failed = 0;
 
-	pool.checks = xcalloc(n, sizeof *pool.checks);
-	pool.n = n;
-	pthread_mutex_init(&pool.lock, NULL);
 	for (i = 0; i < n; i++)
-		pool.checks[i].host = hosts[i];
-	threads = xcalloc(nthreads, sizeof *threads);
-	for (i = 0; i < nthreads; i++)
-		if (pthread_create(&threads[i], NULL, check_worker, &pool) == 0)
-			started++;
-	/* Without any thread the work is still done, here. */
-	if (started == 0)
-		check_worker(&pool);
-	for (i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
+		checks[i].host = hosts[i];
+	pool_run(n, parallel, check_one, checks);
 	for (i = 0; i < n; i++) {
-		if (pool.checks[i].report != NULL)
-			fputs(pool.checks[i].report, stdout);
-		failed += pool.checks[i].failed;
+		if (checks[i].report != NULL)
+			fputs(checks[i].report, stdout);
+		failed += checks[i].failed;
 	}
 	fflush(stdout);
 	if (failed > 0) {
 		fprintf(stderr, "seqorch: %zu of %zu host%s failed the check:",
 		    failed, n, n == 1 ? "" : "s");
 		for (i = 0; i < n; i++)
-			if (pool.checks[i].failed)
+			if (checks[i].failed)
 				fprintf(stderr, " %s", hosts[i]->name);
 		fputc('\n', stderr);
 	}
 	for (i = 0; i < n; i++)
-		free(pool.checks[i].report);
-	pthread_mutex_destroy(&pool.lock);
-	free(threads);
-	free(pool.checks);
+		free(checks[i].report);
+	free(checks);
 	return failed > 0 ? EXIT_FAIL : EXIT_OK;
 }
 

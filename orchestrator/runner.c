@@ -1,17 +1,17 @@
-/* Per-host preparation and measurement, in one thread per host. */
+/* Per-host preparation and measurement, in the host pool (pool.h). */
 #include "runner.h"
 
 #include "affinity.h"
 #include "artifact.h"
 #include "conn.h"
 #include "deploy.h"
+#include "pool.h"
 #include "progress.h"
 #include "proto.h"
 #include "report.h"
 #include "study.h"
 #include "window.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,22 +33,8 @@ struct hostrun {
 	int failed;
 	char error[SO_ERR_MAX];
 	uint64_t samples, invalid;
-	struct sync *sync;
+	const char *abort;		/* non-empty: do not measure, this is why */
 	int64_t window_id;		/* open window, 0 when none */
-};
-
-/*
- * Shared by the host threads and runner_run: preparation slots (bounded by
- * --parallel), the count of prepared hosts, and the go signal given once
- * the measurement lease is held.
- */
-struct sync {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int free_slots;
-	size_t prepared;
-	int go;
-	char abort[SO_ERR_MAX];	/* non-empty: do not measure, this is why */
 };
 
 /* State while one agent's output is streamed in. */
@@ -1214,29 +1200,6 @@ out:
 	free(s);
 }
 
-static void
-slot_take(struct sync *sy)
-{
-	pthread_mutex_lock(&sy->mu);
-	while (sy->free_slots == 0)
-		pthread_cond_wait(&sy->cv, &sy->mu);
-	sy->free_slots--;
-	pthread_mutex_unlock(&sy->mu);
-}
-
-/* Give the slot back, count this host as prepared, wait for go. */
-static void
-slot_done_and_wait(struct sync *sy)
-{
-	pthread_mutex_lock(&sy->mu);
-	sy->free_slots++;
-	sy->prepared++;
-	pthread_cond_broadcast(&sy->cv);
-	while (!sy->go)
-		pthread_cond_wait(&sy->cv, &sy->mu);
-	pthread_mutex_unlock(&sy->mu);
-}
-
 #define MAX_TARGETINGS 8
 
 /*
@@ -1326,22 +1289,32 @@ prepare(struct hostrun *hr)
 	}
 }
 
-static void *
-host_thread(void *arg)
+/* Phase one, at most --parallel hosts at once: everything before timing. */
+static void
+prepare_one(void *arg, size_t i)
 {
-	struct hostrun *hr = arg;
+	struct hostrun *hr = (struct hostrun *)arg + i;
+
+	prepare(hr);
+	if (!hr->failed)
+		progress_set(hr->index, "ready, waiting for the window");
+}
+
+/*
+ * Phase two, every host at once once the window is ours (or could not be
+ * had: abort says why): measure each build, then record the outcome.
+ */
+static void
+measure_one(void *arg, size_t k)
+{
+	struct hostrun *hr = (struct hostrun *)arg + k;
 	const struct run_params *p = hr->p;
 	struct so_err err;
 	size_t i;
 	int any = 0;
 
-	slot_take(hr->sync);
-	prepare(hr);
-	if (!hr->failed)
-		progress_set(hr->index, "ready, waiting for the window");
-	slot_done_and_wait(hr->sync);
-	if (hr->sync->abort[0] != '\0' && !hr->failed)
-		host_fail(hr, hr->sync->abort);
+	if (hr->abort[0] != '\0' && !hr->failed)
+		host_fail(hr, hr->abort);
 	for (i = 0; i < hr->nbuilds && !hr->failed && !*p->stop; i++) {
 		if (!hr->builds[i].ok)
 			continue;
@@ -1364,7 +1337,6 @@ host_thread(void *arg)
 		    hr->invalid ? ", some INVALID" : "");
 	conn_close(hr->conn);
 	hr->conn = NULL;
-	return NULL;
 }
 
 int
@@ -1372,14 +1344,10 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
     const struct run_params *p, struct run_outcome *out, struct so_err *err)
 {
 	struct hostrun *hr = xcalloc(n, sizeof *hr);
-	pthread_t *tid = xcalloc(n, sizeof *tid);
 	const char **names = xcalloc(n, sizeof *names);
-	struct sync sy = { .mu = PTHREAD_MUTEX_INITIALIZER,
-	    .cv = PTHREAD_COND_INITIALIZER,
-	    .free_slots = p->parallel > 0 ? p->parallel : 1 };
 	struct lease *lease = NULL;
 	struct so_err lerr = { 0 };
-	size_t i, j, started = 0;
+	size_t i, j;
 	int rc = 0;
 
 	memset(out, 0, sizeof *out);
@@ -1391,39 +1359,23 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		hr[i].index = i;
 		hr[i].p = p;
 		hr[i].db = db;
-		hr[i].sync = &sy;
+		hr[i].abort = lerr.msg;
 		if ((rc = db_run_host_begin(db, p->run_id, hosts[i]->name,
 		    err)) != 0)
 			goto out;
 	}
-	for (i = 0; i < n; i++) {
-		if (pthread_create(&tid[i], NULL, host_thread, &hr[i]) != 0) {
-			rc = so_error(err, SO_ENOMEM, "cannot start a thread "
-			    "for host \"%s\"", hosts[i]->name);
-			break;
-		}
-		started++;
-	}
+	pool_run(n, p->parallel, prepare_one, hr);
 	/* Everything outside timing is done; now take the window. */
-	pthread_mutex_lock(&sy.mu);
-	while (sy.prepared < started)
-		pthread_cond_wait(&sy.cv, &sy.mu);
-	pthread_mutex_unlock(&sy.mu);
 	if (!p->explore && !*p->stop &&
 	    lease_acquire(db, p->run_id, p->study, !p->no_wait,
-	    p->lease_expiry, p->stop, &lease, &lerr) != 0) {
-		snprintf(sy.abort, sizeof sy.abort, "%s", lerr.msg);
+	    p->lease_expiry, p->stop, &lease, &lerr) != 0)
 		out->no_window = 1;
-	}
-	pthread_mutex_lock(&sy.mu);
-	sy.go = 1;
-	pthread_cond_broadcast(&sy.cv);
-	pthread_mutex_unlock(&sy.mu);
-	for (i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	else
+		lerr.msg[0] = '\0';
+	pool_run(n, (int)n, measure_one, hr);
 	lease_release(lease);
 	for (i = 0; i < n; i++) {
-		if (i < started && !hr[i].failed)
+		if (!hr[i].failed)
 			out->hosts_ok++;
 		else
 			out->hosts_failed++;
@@ -1438,14 +1390,13 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 	}
 	out->interrupted = *p->stop != 0;
 	/* Live lines were cut to the terminal: say each failure whole. */
-	for (i = 0; progress_live() && i < started; i++)
+	for (i = 0; progress_live() && i < n; i++)
 		if (hr[i].failed && strcmp(hr[i].error, "interrupted") != 0)
 			fprintf(stderr, "seqorch: host \"%s\" failed: %s\n",
 			    hosts[i]->name, hr[i].error);
 out:
 	progress_end();
 	free(names);
-	free(tid);
 	free(hr);
 	return rc;
 }
