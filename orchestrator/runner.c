@@ -45,8 +45,7 @@ struct stream {
 	struct line_reader lr;
 	uint64_t first, nsamples;	/* indices asked of this agent */
 	uint64_t expected, got;
-	int saw_hello, saw_done, agent_error;
-	char agent_msg[AGENT_ERR_MAX];	/* its error record's message */
+	int saw_hello, saw_done;
 	char token[33];		/* this launch's run token, 128 random bits */
 	int collected;		/* every record of the launch was read */
 	char **want;		/* variants asked of this agent */
@@ -547,14 +546,12 @@ handle_record(struct stream *s, const struct record *r)
 		s->saw_done = 1;
 		return 0;
 	case REC_ERROR:
-		s->agent_error = 1;
-		snprintf(s->agent_msg, sizeof s->agent_msg, "%s", r->message);
-		return so_error(&s->err, SO_EAGENT, "agent reported: %s",
-		    r->message);
+		return so_error(&s->err, SO_EAGENT, "%s", r->message);
 	}
 	return 0;
 }
 
+/* One line of agent output; line_feed says which line a failure is on. */
 static int
 on_line(void *arg, char *line, size_t len)
 {
@@ -564,28 +561,10 @@ on_line(void *arg, char *line, size_t len)
 
 	if (len == 0)
 		return 0;
-	if ((rc = proto_parse(line, len, &r, &s->err)) != 0) {
-		size_t n = strlen(s->err.msg);
-		char tmp[SO_ERR_MAX];
-
-		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
-		    (unsigned long long)s->lr.lineno, (int)n, s->err.msg);
-		memcpy(s->err.msg, tmp, sizeof tmp);
-		strip_ctrl(s->err.msg);
+	if ((rc = proto_parse(line, len, &r, &s->err)) != 0)
 		return rc;
-	}
 	rc = handle_record(s, &r);
 	proto_record_free(&r);
-	if (rc != 0 && strncmp(s->err.msg, "agent output line ", 18) != 0) {
-		char tmp[SO_ERR_MAX];
-
-		snprintf(tmp, sizeof tmp, "agent output line %llu: %.*s",
-		    (unsigned long long)s->lr.lineno,
-		    (int)(sizeof tmp - 40), s->err.msg);
-		memcpy(s->err.msg, tmp, sizeof tmp);
-	}
-	if (rc != 0)
-		strip_ctrl(s->err.msg);
 	return rc;
 }
 
@@ -745,7 +724,10 @@ collect_rest(struct hostrun *hr, struct stream *s, const char *qdir,
 
 	s->lr.len = 0;
 	rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
-	if (rc != 0)
+	if (rc == SO_EAGENT)
+		so_error(err, rc, "agent output line %llu: agent reported: %s",
+		    (unsigned long long)s->lr.lineno, s->err.msg);
+	else if (rc != 0)
 		so_error(err, rc, "%s", s->err.msg);
 	free(cmd);
 	return rc;
@@ -1119,14 +1101,14 @@ measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		s->collected = 1;
 	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
 		interrupted(hr, s, qdir, cc);
-	} else if (rc != 0 && s->agent_error) {
+	} else if (rc == SO_EAGENT) {
 		/*
 		 * The agent said why it stopped (--require-quiet, a failed
 		 * variant...) and exited: its records before the error are in.
 		 */
 		stop_agent(hr, qdir, &e);
 		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc,
-		    s->agent_msg);
+		    s->err.msg);
 		host_fail(hr, msg);
 	} else if (rc != 0) {
 		/* What the agent finished past this point is not read. */
