@@ -7,6 +7,8 @@
 
 #include "artifact.h"
 #include "progress.h"
+#include "remote-scripts.h"
+#include "remote.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,73 +19,45 @@
 #define AGENT_ERR_MAX 4096
 
 /*
- * The agent runs detached on the host (nohup, records appended to a file
- * in the workdir), so a dropped connection loses nothing: the coordinator
- * reconnects and streams the file again from the last complete line it
- * stored.  These are the files of one agent run, in RUNDIR:
- *   records   the agent's JSON lines        pid   the agent's pid
- *   stderr    the agent's stderr            exit  its exit status, last
+ * The agent runs detached on the host (rscript_launch), so a dropped
+ * connection loses nothing: the coordinator reconnects and streams its
+ * records file again from the last complete line it stored.
  */
 #define RECONNECT_TRIES 5	/* attempts after one drop */
 #define MAX_DROPS 10		/* drops in one measurement */
 #define POLL_SECONDS "1"
 
-/*
- * The agent is hashed in the command that starts it: a binary replaced
- * since its build was recorded (the warm path reads the build's meta
- * file, not the binary) is refused with status 3 and its hash on stderr.
- */
+/* rscript_launch's status for an agent binary that is not the one built. */
 #define LAUNCH_BAD_SUM 3
 
 static char *
-launch_cmd(const char *qdir, const char *qagent, const char *sum,
+launch_cmd(const char *dir, const char *agent, const char *sum,
     const char *agent_cmd)
 {
-	char *inner = xasprintf("%s --out %s/records 2>%s/stderr & "
-	    "echo $! > %s/pid; wait $!; echo $? > %s/exit.tmp && "
-	    "mv %s/exit.tmp %s/exit", agent_cmd, qdir, qdir, qdir, qdir, qdir,
-	    qdir);
-	char *qinner = sh_quote(inner), *qsum = sh_quote(sum);
-	/* mkdir is the guard: a launch repeated after a drop starts nothing. */
-	char *cmd = xasprintf("mkdir -p \"$(dirname %s)\" || exit 1; "
-	    "mkdir %s 2>/dev/null || exit 0; "
-	    "h=$( (sha256sum %s 2>/dev/null || shasum -a 256 %s) | "
-	    "cut -d ' ' -f 1); [ \"$h\" = %s ] || { rm -rf %s; "
-	    "echo \"$h\" >&2; exit %d; }; "
-	    ": > %s/records && nohup sh -c %s </dev/null >/dev/null 2>&1 &",
-	    qdir, qdir, qagent, qagent, qsum, qdir, LAUNCH_BAD_SUM, qdir,
-	    qinner);
+	struct strbuf inner = STRBUF_INIT, cmd = STRBUF_INIT;
+	char bad[8];
 
-	free(qsum);
-	free(qinner);
-	free(inner);
-	return cmd;
+	snprintf(bad, sizeof bad, "%d", LAUNCH_BAD_SUM);
+	rcmd_script(&inner, rscript_agent_wrapper, (const char *const[]){
+	    "agent_cmd", agent_cmd, "dir", dir, NULL });
+	rcmd_script(&cmd, rscript_launch, (const char *const[]){
+	    "dir", dir, "agent", agent, "sum", sum, "bad_sum", bad,
+	    "wrapper", inner.buf, NULL });
+	strbuf_release(&inner);
+	return strbuf_detach(&cmd);
 }
 
-/*
- * Stream RUNDIR/records from byte offset, then exit with the agent's
- * status.  GNU tail follows the file by inotify (records arrive at once)
- * and wakes once a second only to see whether the agent's pid is gone:
- * the fewer wake-ups on the measured host the better, and a second at the
- * end of a run costs nothing.  Elsewhere a loop checks the size once a
- * second (the exit file is checked before the size, so every byte
- * written before the agent exited is sent).
- */
+/* rscript_stream: the records of dir from byte offset on. */
 static char *
-stream_cmd(const char *qdir, uint64_t offset)
+stream_cmd(const char *dir, uint64_t offset)
 {
-	return xasprintf("cd %s || exit 125; off=%llu; "
-	    "if tail --version 2>/dev/null | grep -q GNU; then "
-	    "while [ ! -s pid ] && [ ! -f exit ]; do sleep 0.1; done; "
-	    "[ -s pid ] && tail -s " POLL_SECONDS " -c +$((off + 1)) -f "
-	    "--pid=\"$(cat pid)\" "
-	    "records; while [ ! -f exit ]; do sleep 0.1; done; "
-	    "else while :; do fin=0; [ -f exit ] && fin=1; "
-	    "size=$(wc -c < records); if [ \"$size\" -gt \"$off\" ]; then "
-	    "tail -c +$((off + 1)) records | head -c $((size - off)); "
-	    "off=$size; fi; [ $fin = 1 ] && break; sleep " POLL_SECONDS "; "
-	    "done; fi; cat stderr >&2; exit $(cat exit)", qdir,
-	    (unsigned long long)offset);
+	struct strbuf cmd = STRBUF_INIT;
+	char off[24];
+
+	snprintf(off, sizeof off, "%llu", (unsigned long long)offset);
+	rcmd_script(&cmd, rscript_stream, (const char *const[]){ "dir", dir,
+	    "offset", off, "poll", POLL_SECONDS, NULL });
+	return strbuf_detach(&cmd);
 }
 
 /*
@@ -100,30 +74,24 @@ static volatile sig_atomic_t never_stop;
  * may be gone, then err says why.
  */
 static int
-stop_agent(struct hostrun *hr, const char *qdir, struct so_err *err)
+stop_agent(struct hostrun *hr, const char *dir, struct so_err *err)
 {
 	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
 	    .stop = &never_stop };
-	char *cmd = xasprintf("cd %s 2>/dev/null || exit 0; i=0; "
-	    "while [ ! -s pid ] && [ ! -f exit ] && [ $i -lt 50 ]; do "
-	    "sleep 0.1; i=$((i + 1)); done; [ -f exit ] && exit 0; "
-	    "kill $(cat pid) 2>/dev/null; i=0; "
-	    "while [ ! -f exit ] && [ $i -lt 100 ]; do sleep 0.1; "
-	    "i=$((i + 1)); done; [ -f exit ] && exit 0; "
-	    "kill -9 $(cat pid) 2>/dev/null; i=0; "
-	    "while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
-	    "i=$((i + 1)); done; [ -f exit ]", qdir);
+	struct strbuf cmd = STRBUF_INIT;
 	int status = 0, rc = 0;
 
+	rcmd_script(&cmd, rscript_stop, (const char *const[]){ "dir", dir,
+	    NULL });
 	if (hr->conn == NULL && (rc = conn_open(hr->host, 0, &hr->conn,
 	    err)) != 0)
 		goto out;
-	rc = conn_exec(hr->conn, cmd, &io, &status, err);
+	rc = conn_exec(hr->conn, cmd.buf, &io, &status, err);
 	if (rc == 0 && status != 0)
 		rc = so_error(err, SO_EAGENT, "the agent did not exit, even "
 		    "after SIGKILL");
 out:
-	free(cmd);
+	strbuf_release(&cmd);
 	return rc;
 }
 
@@ -134,17 +102,19 @@ out:
  * directory from under the stream that replaced it.  Best effort.
  */
 static void
-remove_rundir(struct hostrun *hr, const char *qdir)
+remove_rundir(struct hostrun *hr, const char *dir)
 {
 	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
 	    .stop = &never_stop };
-	char *cmd = xasprintf("rm -rf %s", qdir);
+	struct strbuf cmd = STRBUF_INIT;
 	struct so_err e;
 	int status;
 
+	rcmd_raw(&cmd, "rm -rf");
+	rcmd_arg(&cmd, dir);
 	if (hr->conn != NULL)
-		conn_exec(hr->conn, cmd, &io, &status, &e);
-	free(cmd);
+		conn_exec(hr->conn, cmd.buf, &io, &status, &e);
+	strbuf_release(&cmd);
 }
 
 /*
@@ -152,14 +122,14 @@ remove_rundir(struct hostrun *hr, const char *qdir)
  * so that every sample it finished is stored.
  */
 static int
-collect_rest(struct hostrun *hr, struct stream *s, const char *qdir,
+collect_rest(struct hostrun *hr, struct stream *s, const char *dir,
     struct so_err *err)
 {
 	char errbuf[256];
 	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf,
 	    .timeout_ms = AFTER_STOP_MS, .stop = &never_stop };
-	char *cmd = stream_cmd(qdir, s->lr.offset);
+	char *cmd = stream_cmd(dir, s->lr.offset);
 	int status, rc;
 
 	s->lr.len = 0;
@@ -180,7 +150,7 @@ collect_rest(struct hostrun *hr, struct stream *s, const char *qdir,
  * at the coordinator's time, with the reason as its drift.
  */
 static void
-interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
+interrupted(struct hostrun *hr, struct stream *s, const char *dir,
     const char *cc)
 {
 	struct so_err e = { 0 };
@@ -188,8 +158,8 @@ interrupted(struct hostrun *hr, struct stream *s, const char *qdir,
 	uint64_t before = s->got;
 	int rc;
 
-	if ((rc = stop_agent(hr, qdir, &e)) == 0 &&
-	    (rc = collect_rest(hr, s, qdir, &e)) == 0)
+	if ((rc = stop_agent(hr, dir, &e)) == 0 &&
+	    (rc = collect_rest(hr, s, dir, &e)) == 0)
 		s->collected = 1;
 	if (rc == 0)
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
@@ -240,33 +210,24 @@ reconnect(struct hostrun *hr, struct so_err *err)
  * Options for the window protocol: the host lock in the workdir (with our
  * identity for whoever waits on it) and adaptive sampling.
  */
-static char *
-agent_extra_args(struct hostrun *hr)
+static void
+agent_extra_args(struct hostrun *hr, struct strbuf *cmd)
 {
 	const struct run_params *p = hr->p;
-	char *lock = xasprintf("%s/window.lock", hr->conn->workdir);
-	char *qlock = sh_quote(lock), *qholder = sh_quote(p->holder);
-	char *cv = xstrdup(""), *out;
 
-	if (p->max_cv > 0) {
-		free(cv);
-		cv = xasprintf(" --max-cv %.17g --max-samples %llu%s",
-		    p->max_cv, (unsigned long long)p->max_samples,
-		    p->require_quiet ? " --require-quiet" : "");
-	} else if (p->require_quiet) {
-		free(cv);
-		cv = xstrdup(" --require-quiet");
+	if (!p->explore) {
+		rcmd_raw(cmd, " --lock");
+		rcmd_argf(cmd, "%s/window.lock", hr->conn->workdir);
+		rcmd_raw(cmd, " --holder");
+		rcmd_arg(cmd, p->holder);
+		if (p->no_wait)
+			rcmd_raw(cmd, " --no-wait");
 	}
-	if (p->explore)
-		out = xstrdup(cv);
-	else
-		out = xasprintf(" --lock %s --holder %s%s%s", qlock, qholder,
-		    p->no_wait ? " --no-wait" : "", cv);
-	free(cv);
-	free(qholder);
-	free(qlock);
-	free(lock);
-	return out;
+	if (p->max_cv > 0)
+		rcmd_raw(cmd, " --max-cv %.17g --max-samples %llu", p->max_cv,
+		    (unsigned long long)p->max_samples);
+	if (p->require_quiet)
+		rcmd_raw(cmd, " --require-quiet");
 }
 
 /*
@@ -279,21 +240,18 @@ agent_extra_args(struct hostrun *hr)
 static void
 left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
 {
-	char *qruns = NULL, *cmd, *out = NULL, *runs;
-	char msg[256];
+	struct strbuf cmd = STRBUF_INIT;
+	char *out = NULL, *runs, msg[256], run_id[24], build_id[24];
 	struct so_err e;
 	unsigned long long n = 0;
 	int status;
 
 	runs = xasprintf("%s/runs", hr->conn->workdir);
-	qruns = sh_quote(runs);
-	cmd = xasprintf("cd %s 2>/dev/null || exit 0; n=0; "
-	    "for d in %lld-%lld-*; do [ -f \"$d/exit\" ] || continue; "
-	    "n=$((n + $(cat \"$d/records\" 2>/dev/null | "
-	    "grep -c '\"type\":\"sample\"'))); rm -rf \"$d\"; done; "
-	    "echo $n", qruns,
-	    (long long)hr->p->run_id, (long long)b->build_id);
-	if (conn_capture(hr->conn, cmd, 64, &out, &status, &e) == 0 &&
+	snprintf(run_id, sizeof run_id, "%lld", (long long)hr->p->run_id);
+	snprintf(build_id, sizeof build_id, "%lld", (long long)b->build_id);
+	rcmd_script(&cmd, rscript_left_behind, (const char *const[]){
+	    "runs", runs, "run_id", run_id, "build_id", build_id, NULL });
+	if (conn_capture(hr->conn, cmd.buf, 64, &out, &status, &e) == 0 &&
 	    status == 0)
 		n = strtoull(out, NULL, 10);
 	if (n > 0) {
@@ -304,8 +262,7 @@ left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
 		run_note(hr, "warning", msg);
 	}
 	free(out);
-	free(cmd);
-	free(qruns);
+	strbuf_release(&cmd);
 	free(runs);
 }
 
@@ -334,18 +291,61 @@ keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
 	free(path);
 }
 
+/*
+ * The agent's command line for build b, or NULL when --openssl-cap has no
+ * variable on the build's target (then the host has failed).
+ */
+static char *
+agent_command(struct hostrun *hr, const struct stream *s,
+    const struct build_result *b, const char *variants)
+{
+	const struct run_params *p = hr->p;
+	struct strbuf cmd = STRBUF_INIT;
+	char cpu[16], msg[SO_ERR_MAX];
+
+	if (p->openssl_cap != NULL) {
+		const char *var = run_openssl_cap_var(b->target);
+
+		if (var == NULL) {
+			snprintf(msg, sizeof msg, "agent (%s): --openssl-cap "
+			    "sets OPENSSL_ia32cap (x86-64) or OPENSSL_armcap "
+			    "(aarch64); this build's target is \"%.200s\"",
+			    s->cc, b->target);
+			run_fail(hr, msg);
+			return NULL;
+		}
+		/* Read by libcrypto when it loads, so it goes before exec. */
+		rcmd_raw(&cmd, "%s=", var);
+		strbuf_add_shquoted(&cmd, p->openssl_cap);
+	}
+	rcmd_arg(&cmd, b->agent);
+	rcmd_raw(&cmd, " --study");
+	rcmd_arg(&cmd, p->study);
+	rcmd_raw(&cmd, " --steps %llu --samples %llu --first-sample %llu "
+	    "--cpu %s --seed", (unsigned long long)p->steps,
+	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
+	    rcmd_cpu(hr->host, cpu, sizeof cpu));
+	rcmd_arg(&cmd, p->seed);
+	rcmd_raw(&cmd, " --build-id %lld --token %s", (long long)b->build_id,
+	    s->token);
+	if (variants != NULL) {
+		rcmd_raw(&cmd, " --variants");
+		rcmd_arg(&cmd, variants);
+	}
+	agent_extra_args(hr, &cmd);
+	return strbuf_detach(&cmd);
+}
+
 /* Run the agent of one build and stream its records into the db. */
 void
 run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 {
 	const struct run_params *p = hr->p;
 	struct stream *s = xcalloc(1, sizeof *s);
-	char errbuf[AGENT_ERR_MAX] = "", cpu[16];
+	char errbuf[AGENT_ERR_MAX] = "";
 	unsigned char rnd[16];
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
-	char *qa = sh_quote(b->agent), *qs = sh_quote(p->study), *qv = NULL;
-	char *qseed = sh_quote(p->seed), *agent_cmd = NULL, *cmd, *dir = NULL;
-	char *qdir = NULL, *extra = NULL, *env = NULL, *variants;
+	char *agent_cmd = NULL, *cmd, *dir = NULL, *variants;
 	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
@@ -384,30 +384,6 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		free(copy);
 	} else
 		s->want = (char **)run_variants(p, b->target);
-	qv = variants ? sh_quote(variants) : NULL;
-	if (p->openssl_cap != NULL) {
-		const char *var = run_openssl_cap_var(b->target);
-		char *qcap;
-
-		if (var == NULL) {
-			snprintf(msg, sizeof msg, "agent (%s): --openssl-cap "
-			    "sets OPENSSL_ia32cap (x86-64) or OPENSSL_armcap "
-			    "(aarch64); this build's target is \"%s\"", cc,
-			    b->target);
-			run_fail(hr, msg);
-			goto out;
-		}
-		/* Read by libcrypto when it loads, so it goes before exec. */
-		qcap = sh_quote(p->openssl_cap);
-		env = xasprintf("%s=%s ", var, qcap);
-		free(qcap);
-	}
-	if (hr->host->cpu >= 0)
-		snprintf(cpu, sizeof cpu, "%d", hr->host->cpu);
-	else if (hr->host->cpu == HOST_CPU_AUTO)
-		snprintf(cpu, sizeof cpu, "auto");
-	else
-		snprintf(cpu, sizeof cpu, "none");
 	/*
 	 * Unique across coordinators, hosts, containers and reboots: the
 	 * directory names the launch, and hello must echo the token.
@@ -419,17 +395,10 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	hex_encode(rnd, sizeof rnd, s->token);
 	dir = xasprintf("%s/runs/%lld-%lld-%s", hr->conn->workdir,
 	    (long long)p->run_id, (long long)b->build_id, s->token);
-	qdir = sh_quote(dir);
-	extra = agent_extra_args(hr);
-	agent_cmd = xasprintf("%s%s --study %s --steps %llu --samples %llu "
-	    "--first-sample %llu --cpu %s --seed %s --build-id %lld "
-	    "--token %s%s%s%s", env ? env : "", qa, qs,
-	    (unsigned long long)p->steps,
-	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
-	    cpu, qseed, (long long)b->build_id, s->token,
-	    qv ? " --variants " : "", qv ? qv : "", extra);
+	if ((agent_cmd = agent_command(hr, s, b, variants)) == NULL)
+		goto out;
 	progress_set(hr->index, "%s: self-test", cc);
-	cmd = launch_cmd(qdir, qa, b->binary_sha256, agent_cmd);
+	cmd = launch_cmd(dir, b->agent, b->binary_sha256, agent_cmd);
 	/* The connection may have idled out while the host waited for the
 	 * window; the launch is safe to repeat. */
 	while ((rc = conn_exec(hr->conn, cmd, &lio, &status, &s->err)) ==
@@ -448,7 +417,7 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    "\"%s\"", dir);
 	errbuf[0] = '\0';
 	while (rc == 0) {
-		cmd = stream_cmd(qdir, s->lr.offset);
+		cmd = stream_cmd(dir, s->lr.offset);
 		/* A re-read starts at the last complete line. */
 		s->lr.len = 0;
 		rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
@@ -476,19 +445,19 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	if (rc == 0 && s->saw_done)
 		s->collected = 1;
 	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
-		interrupted(hr, s, qdir, cc);
+		interrupted(hr, s, dir, cc);
 	} else if (rc == SO_EAGENT) {
 		/*
 		 * The agent said why it stopped (--require-quiet, a failed
 		 * variant...) and exited: its records before the error are in.
 		 */
-		stop_agent(hr, qdir, &e);
+		stop_agent(hr, dir, &e);
 		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc,
 		    s->err.msg);
 		run_fail(hr, msg);
 	} else if (rc != 0) {
 		/* What the agent finished past this point is not read. */
-		if (stop_agent(hr, qdir, &e) == 0)
+		if (stop_agent(hr, dir, &e) == 0)
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent was stopped, and any "
 			    "other sample it finished is lost)", cc,
@@ -529,7 +498,7 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	if (s->lr.offset > 0)
 		keep_raw(hr, b, dir, s->token);
 	if (s->collected)
-		remove_rundir(hr, qdir);
+		remove_rundir(hr, dir);
 out:
 	for (i = 0; i < s->nok; i++) {
 		free(s->cells[i]);
@@ -545,16 +514,9 @@ out:
 	free(s->want);
 	free(s->window_before);
 	free(s->preflight);
-	free(extra);
-	free(env);
 	free(agent_cmd);
-	free(qdir);
 	free(dir);
-	free(qseed);
-	free(qv);
 	free(variants);
-	free(qs);
-	free(qa);
 	free(s);
 }
 
