@@ -10,6 +10,7 @@
 #include "deploy.h"
 #include "fetch.h"
 #include "reference.h"
+#include "remote.h"
 #include "runner.h"
 #include "study.h"
 #include "window.h"
@@ -38,27 +39,22 @@ on_signal(int sig)
 static char *
 valid_names(const char *study)
 {
-	char *s = xstrdup(""), *t;
+	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 
-	if (study == NULL) {
-		for (i = 0; study_table[i].name != NULL; i++) {
-			t = xasprintf("%s%s%s", s, i ? ", " : "",
-			    study_table[i].name);
-			free(s);
-			s = t;
-		}
-		return s;
+	for (i = 0; study == NULL && study_table[i].name != NULL; i++) {
+		if (sb.len > 0)
+			strbuf_addstr(&sb, ", ");
+		strbuf_addstr(&sb, study_table[i].name);
 	}
-	for (i = 0; variant_table[i].study != NULL; i++) {
+	for (i = 0; study != NULL && variant_table[i].study != NULL; i++) {
 		if (strcmp(variant_table[i].study, study) != 0)
 			continue;
-		t = xasprintf("%s%s%s", s, *s ? ", " : "",
-		    variant_table[i].variant);
-		free(s);
-		s = t;
+		if (sb.len > 0)
+			strbuf_addstr(&sb, ", ");
+		strbuf_addstr(&sb, variant_table[i].variant);
 	}
-	return s;
+	return strbuf_detach(&sb);
 }
 
 /* Each study must exist and each variant belong to every study run. */
@@ -97,20 +93,17 @@ check_names(const char *studies, const char *variants)
 	return rc;
 }
 
+/* The command line as run, each argument quoted, for the runs table. */
 static char *
 command_line(int argc, char **argv)
 {
-	char *s = xstrdup("seqorch"), *t, *q;
+	struct strbuf sb = STRBUF_INIT;
 	int i;
 
-	for (i = 0; i < argc; i++) {
-		q = sh_quote(argv[i]);
-		t = xasprintf("%s %s", s, q);
-		free(q);
-		free(s);
-		s = t;
-	}
-	return s;
+	strbuf_addstr(&sb, "seqorch");
+	for (i = 0; i < argc; i++)
+		rcmd_arg(&sb, argv[i]);
+	return strbuf_detach(&sb);
 }
 
 struct run_opts {

@@ -3,6 +3,8 @@
  * resolution, the confinement rule for remote writes, shell quoting.
  */
 #include "conn.h"
+#include "remote-scripts.h"
+#include "remote.h"
 #include "strbuf.h"
 #include "trace.h"
 
@@ -77,7 +79,8 @@ static int
 resolve_workdir(struct conn *c, struct so_err *err)
 {
 	const char *wd = c->host->workdir;
-	char *q = NULL, *cmd = NULL, *out = NULL;
+	struct strbuf cmd = STRBUF_INIT;
+	char *out = NULL;
 	int status, rc;
 
 	if (strcmp(wd, "~") != 0 && strncmp(wd, "~/", 2) != 0 && wd[0] != '/')
@@ -85,15 +88,13 @@ resolve_workdir(struct conn *c, struct so_err *err)
 		    "must be absolute or start with ~/", c->host->name, wd);
 	if ((rc = c->ops->workdir(c, wd, &c->workdir, err)) <= 0)
 		return rc;
-	if (wd[0] == '~') {
-		q = sh_quote(wd[1] ? wd + 2 : ".");
-		cmd = xasprintf("cd && mkdir -p -- %s && cd -- %s && pwd -P",
-		    q, q);
-	} else {
-		q = sh_quote(wd);
-		cmd = xasprintf("mkdir -p -- %s && cd -- %s && pwd -P", q, q);
-	}
-	rc = conn_capture(c, cmd, 4096, &out, &status, err);
+	if (wd[0] == '~')
+		rcmd_script(&cmd, rscript_workdir_home, (const char *const[]){
+		    "dir", wd[1] ? wd + 2 : ".", NULL });
+	else
+		rcmd_script(&cmd, rscript_workdir_abs, (const char *const[]){
+		    "dir", wd, NULL });
+	rc = conn_capture(c, cmd.buf, 4096, &out, &status, err);
 	if (rc == 0 && (status != 0 || out[0] != '/'))
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot create "
 		    "workdir \"%s\"", c->host->name, wd);
@@ -102,8 +103,7 @@ resolve_workdir(struct conn *c, struct so_err *err)
 		c->workdir = xstrdup(out);
 	}
 	free(out);
-	free(cmd);
-	free(q);
+	strbuf_release(&cmd);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #include "affinity.h"
 #include "progress.h"
 #include "report.h"
+#include "strbuf.h"
 #include "study.h"
 #include "window.h"
 
@@ -280,26 +281,24 @@ store_sample(struct stream *s, const struct record *r)
 static int
 store_preflight(struct stream *s, const struct record *r)
 {
+	struct strbuf msg = STRBUF_INIT;
 	const cJSON *item;
-	char *msg, *t;
-	int rc = 0;
+	int rc;
 
 	free(s->preflight);
 	s->preflight = cJSON_PrintUnformatted(r->json);
 	snprintf(s->verdict, sizeof s->verdict, "%s", r->verdict);
 	if (strcmp(r->verdict, "noisy") != 0)
 		return 0;
-	msg = xasprintf("host is noisy before the window (%s):", s->cc);
-	cJSON_ArrayForEach(item, cJSON_GetObjectItem(r->json, "reasons")) {
-		t = xasprintf("%s %s;", msg, item->valuestring);
-		free(msg);
-		msg = t;
-	}
-	msg[strlen(msg) - 1] = '\0';
-	progress_set(s->hr->index, "%s", msg);
+	strbuf_addf(&msg, "host is noisy before the window (%s):", s->cc);
+	cJSON_ArrayForEach(item, cJSON_GetObjectItem(r->json, "reasons"))
+		strbuf_addf(&msg, " %s;", item->valuestring);
+	/* The last ';' (or the ':' when no reason is given) goes. */
+	msg.buf[--msg.len] = '\0';
+	progress_set(s->hr->index, "%s", msg.buf);
 	rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
-	    "warning", msg, &s->err);
-	free(msg);
+	    "warning", msg.buf, &s->err);
+	strbuf_release(&msg);
 	return rc;
 }
 
