@@ -7,6 +7,7 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "hostsel.h"
 #include "pool.h"
 
 #include <getopt.h>
@@ -69,55 +70,41 @@ static int
 deploy_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "ssh-config", required_argument, NULL, 'F' },
-		{ "parallel", required_argument, NULL, 'j' },
+		HOSTSEL_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *spec = "all", *path = "hosts.toml", *ssh_config = NULL;
+	struct hostsel sel = HOSTSEL_INIT;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
 	struct job *jobs = NULL;
-	struct so_err err;
-	int64_t parallel = 16;
 	size_t n = 0, i;
-	int c, rc = EXIT_OK;
+	int c, taken, rc = EXIT_OK;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'H': spec = optarg; break;
-		case 'c': path = optarg; break;
-		case 'F': ssh_config = optarg; break;
-		case 'j':
-			if (cmd_int_arg("--parallel", optarg, 256,
-			    &parallel) != 0)
+		if ((taken = hostsel_opt(&sel, c, optarg)) != 0) {
+			if (taken < 0)
 				return EXIT_USAGE;
-			break;
-		case 'h':
-			cmd_print_usage(cmd_find("deploy"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
+			continue;
 		}
+		if (c != 'h')
+			return EXIT_USAGE;
+		cmd_print_usage(cmd_find("deploy"));
+		return EXIT_OK;
 	}
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	if (cmd_load_config(path, ssh_config, &cfg) != 0) {
+	if (cmd_load_config(sel.config, sel.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (config_select(cfg, spec, &hosts, &n, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		rc = EXIT_USAGE;
+	if ((rc = hostsel_select(&sel, cfg, &hosts, &n)) != EXIT_OK)
 		goto out;
-	}
 	jobs = xcalloc(n, sizeof *jobs);
 	for (i = 0; i < n; i++)
 		jobs[i].host = hosts[i];
-	pool_run(n, (int)parallel, deploy_one, jobs);
+	pool_run(n, (int)sel.parallel, deploy_one, jobs);
 	printf("%-16s %8s %12s %7s %8s  %s\n", "host", "files", "bytes",
 	    "builds", "seconds", "status");
 	for (i = 0; i < n; i++) {

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "conn.h"
 #include "hosts-check.h"
+#include "hostsel.h"
 #include "remote.h"
 #include "ssh.h"
 #include "strbuf.h"
@@ -231,22 +232,17 @@ static int
 hosts_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "ssh-config", required_argument, NULL, 'F' },
+		HOSTSEL_LONGOPTS,
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "parallel", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct verb_entry *v = &verbs[0];
-	const char *config = "hosts.toml", *spec = NULL, *ssh_config = NULL;
+	struct hostsel sel = HOSTSEL_INIT;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
-	struct so_err err = { 0 };
-	int64_t parallel = 16;
 	size_t i, n = 0;
-	int c, rc = EXIT_OK, named = 0, verbose = 0;
+	int c, taken, rc = EXIT_OK, named = 0, verbose = 0;
 
 	/* The verb comes first: seqorch hosts [VERB] [OPTIONS] [NAME]. */
 	if (argc > 1 && argv[1][0] != '-') {
@@ -264,23 +260,14 @@ hosts_exec(int argc, char **argv)
 	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
+		if ((taken = hostsel_opt(&sel, c, optarg)) != 0) {
+			if (taken < 0)
+				return EXIT_USAGE;
+			continue;
+		}
 		switch (c) {
-		case 'c':
-			config = optarg;
-			break;
-		case 'F':
-			ssh_config = optarg;
-			break;
 		case 'v':
 			verbose = 1;
-			break;
-		case 'H':
-			spec = optarg;
-			break;
-		case 'j':
-			if (cmd_int_arg("--parallel", optarg, 256,
-			    &parallel) != 0)
-				return EXIT_USAGE;
 			break;
 		case 'h':
 			if (named)
@@ -297,7 +284,8 @@ hosts_exec(int argc, char **argv)
 		    "list`\n", v->name);
 		return EXIT_USAGE;
 	}
-	if ((spec != NULL || parallel != 16) && v->verb != VERB_CHECK) {
+	if ((sel.spec != NULL || sel.parallel != HOSTSEL_PARALLEL) &&
+	    v->verb != VERB_CHECK) {
 		fprintf(stderr, "seqorch: hosts %s: --hosts and --parallel "
 		    "belong to `hosts check`\n", v->name);
 		return EXIT_USAGE;
@@ -311,7 +299,7 @@ hosts_exec(int argc, char **argv)
 			    "argument \"%s\"\n", v->name, argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (cmd_load_config(config, ssh_config, &cfg) != 0)
+	if (cmd_load_config(sel.config, sel.ssh_config, &cfg) != 0)
 		return EXIT_USAGE;
 	switch (v->verb) {
 	case VERB_LIST:
@@ -323,15 +311,11 @@ hosts_exec(int argc, char **argv)
 		rc = trust_host(cfg, argv[optind]);
 		break;
 	case VERB_CHECK:
-		if (config_select(cfg, spec ? spec : "all", &hosts, &n,
-		    &err) != 0) {
-			fprintf(stderr, "seqorch: %s\n", err.msg);
-			rc = EXIT_USAGE;
+		if ((rc = hostsel_select(&sel, cfg, &hosts, &n)) != EXIT_OK)
 			break;
-		}
 		/* A host that drops the connection must not kill us. */
 		signal(SIGPIPE, SIG_IGN);
-		rc = hosts_check(hosts, n, (int)parallel);
+		rc = hosts_check(hosts, n, (int)sel.parallel);
 		break;
 	}
 	free(hosts);
