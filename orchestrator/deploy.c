@@ -24,16 +24,6 @@ struct shipped_file {
 #define MAX_META 65536
 #define MAX_LOG 65536
 
-static void
-sha256_hex(const void *data, size_t len, char out[65])
-{
-	unsigned char md[32];
-	unsigned int n;
-
-	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-	hex_encode(md, 32, out);
-}
-
 static pthread_once_t sha_once = PTHREAD_ONCE_INIT;
 static char source_sha[65];
 
@@ -496,6 +486,29 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	    err);
 }
 
+/*
+ * The build directory's key, 16 hex digits: a hash of everything that
+ * changes the binary.
+ */
+static void
+build_key(const struct host *h, const char *cc, const char *study,
+    const char *targeting, char key[17])
+{
+	struct strbuf src = STRBUF_INIT;
+	unsigned char md[32];
+	unsigned int n;
+
+	strbuf_addf(&src, "%s\n%s\n%s\n%s", deploy_source_sha256(), cc,
+	    h->cflags, h->build_wrapper ? h->build_wrapper : "");
+	/* A study's own build and targeting make another binary. */
+	if (study != NULL || targeting != NULL)
+		strbuf_addf(&src, "\n%s\n%s", study ? study : "",
+		    targeting ? targeting : "default");
+	EVP_Digest(src.buf, src.len, md, &n, EVP_sha256(), NULL);
+	hex_encode(md, 8, key);
+	strbuf_release(&src);
+}
+
 int
 deploy_build_for(struct conn *c, const char *cc, const char *study,
     const char *targeting, struct db *db, int64_t run_id, int reuse,
@@ -504,25 +517,12 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
 	struct build_files bf = { 0 };
-	char key_hex[65], *keysrc, *outdir, *target = NULL, *version = NULL;
+	char key_hex[17], *outdir, *target = NULL, *version = NULL;
 	char *native = NULL, *binsum = NULL, errbuf[4096] = "";
 	int built = 0, rc;
 
 	memset(res, 0, sizeof *res);
-	/* The build directory depends on everything that changes the binary. */
-	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
-	    h->build_wrapper ? h->build_wrapper : "");
-	/* A study's own build and targeting make another binary. */
-	if (study != NULL || targeting != NULL) {
-		char *k = xasprintf("%s\n%s\n%s", keysrc, study ? study : "",
-		    targeting ? targeting : "default");
-
-		free(keysrc);
-		keysrc = k;
-	}
-	sha256_hex(keysrc, strlen(keysrc), key_hex);
-	free(keysrc);
-	key_hex[16] = '\0';
+	build_key(h, cc, study, targeting, key_hex);
 	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
 
 	rc = read_build(c, outdir, db != NULL, &bf, err);

@@ -27,16 +27,6 @@ rcmd_argf(struct strbuf *cmd, const char *fmt, ...)
 	strbuf_release(&word);
 }
 
-void
-rcmd_raw(struct strbuf *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(cmd, fmt, ap);
-	va_end(ap);
-}
-
 static const char *
 var_value(const char *const *vars, const char *name, size_t len)
 {

@@ -19,11 +19,11 @@ void rcmd_arg(struct strbuf *cmd, const char *s);
 void rcmd_argf(struct strbuf *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
- * Append program text as it is: only seqorch's own words, never a value
- * from the user, hosts.toml or a host (those go through rcmd_arg).
+ * Append program text as it is (strbuf_addf): only seqorch's own words and
+ * numbers, never a value from the user, hosts.toml or a host (those go
+ * through rcmd_arg).
  */
-void rcmd_raw(struct strbuf *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#define rcmd_raw strbuf_addf
 
 /*
  * Append script with each {{name}} replaced by the quoted value of name
