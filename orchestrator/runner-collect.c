@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Index of v among the variants that passed, or -1. */
 static int
 variant_ok(struct stream *s, const char *v)
 {

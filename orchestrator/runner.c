@@ -52,7 +52,6 @@ run_fail(struct hostrun *hr, const char *msg)
 	progress_set(hr->index, "failed: %s", msg);
 }
 
-/* Index of v among the variants that passed, or -1. */
 /*
  * The variants this run measures: its --variants, or all of the study's;
  * with target (a build's -dumpmachine), only those built for its
