@@ -1,6 +1,6 @@
 /*
  * The options of the commands that fan out over hosts (deploy, hosts
- * check): --hosts, --config, --ssh-config and --parallel, parsed and
+ * check, run): --hosts, --config, --ssh-config and --parallel, parsed and
  * applied in one place.  The strings are borrowed from argv.
  */
 #ifndef SEQORCH_HOSTSEL_H
