@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "compare.h"
 #include "db.h"
+#include "report-opts.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,11 +23,9 @@ compare_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "baseline",	required_argument,	NULL, 'b' },
-		{ "db",		required_argument,	NULL, 'd' },
 		{ "format",	required_argument,	NULL, 'f' },
 		{ "fail-slower", required_argument,	NULL, 'F' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL,		0,			NULL, 0 }
+		REPORT_LONGOPTS_END
 	};
 	struct compare_opts o = { .format = REPORT_TEXT,
 	    .db_path = "results.db" };
@@ -34,7 +33,7 @@ compare_exec(int argc, char **argv)
 	struct db *db = NULL;
 	size_t slower = 0;
 	char *end;
-	int ch, ret, f, have_base = 0;
+	int ch, ret, have_base = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -49,14 +48,9 @@ compare_exec(int argc, char **argv)
 			o.db_path = optarg;
 			break;
 		case 'f':
-			f = report_format_parse(optarg);
-			if (f != REPORT_TEXT && f != REPORT_JSON &&
-			    f != REPORT_MARKDOWN) {
-				fprintf(stderr, "seqorch: unknown --format "
-				    "\"%s\" (text, markdown, json)\n", optarg);
+			if (report_opt_format(optarg, "text, markdown, json",
+			    &o.format) != 0)
 				return EXIT_USAGE;
-			}
-			o.format = (enum report_format)f;
 			break;
 		case 'F':
 			errno = 0;
@@ -69,17 +63,8 @@ compare_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'h':
-			cmd_print_usage(&cmd_compare_entry);
-			return EXIT_OK;
-		case ':':
-			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
-			    argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
-			    "\"seqorch compare --help\")\n", argv[optind - 1]);
-			return EXIT_USAGE;
+			return report_opt_other(ch, &cmd_compare_entry, argv);
 		}
 	}
 	/* RUN_A RUN_B, or --baseline RUN [RUN_B]. */

@@ -5,6 +5,7 @@
 #include "bundle.h"
 #include "cmd.h"
 #include "db.h"
+#include "report-opts.h"
 #include "export.h"
 
 #include <errno.h>
@@ -49,12 +50,10 @@ export_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "run",	required_argument,	NULL, 'r' },
-		{ "db",		required_argument,	NULL, 'd' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "bundle",	required_argument,	NULL, 'b' },
 		{ "sign",	required_argument,	NULL, 'k' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL,		0,			NULL, 0 }
+		REPORT_LONGOPTS_END
 	};
 	const char *db_path = "results.db", *output = NULL, *bundle = NULL;
 	const char *key = NULL;
@@ -86,17 +85,8 @@ export_exec(int argc, char **argv)
 		case 'k':
 			key = optarg;
 			break;
-		case 'h':
-			cmd_print_usage(&cmd_export_entry);
-			return EXIT_OK;
-		case ':':
-			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
-			    argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
-			    "\"seqorch export --help\")\n", argv[optind - 1]);
-			return EXIT_USAGE;
+			return report_opt_other(ch, &cmd_export_entry, argv);
 		}
 	}
 	if (cmd_extra_args(argc, argv) != 0)

@@ -4,6 +4,7 @@
  */
 #include "cmd.h"
 #include "db.h"
+#include "report-opts.h"
 #include "published.h"
 #include "report.h"
 
@@ -23,13 +24,11 @@ report_exec(int argc, char **argv)
 		{ "run",	required_argument,	NULL, 'r' },
 		{ "latest",	no_argument,		NULL, 'l' },
 		{ "study",	required_argument,	NULL, 's' },
-		{ "db",		required_argument,	NULL, 'd' },
 		{ "explore",	no_argument,		NULL, 'e' },
 		{ "format",	required_argument,	NULL, 'f' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "reference",	required_argument,	NULL, 'R' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL,		0,			NULL, 0 }
+		REPORT_LONGOPTS_END
 	};
 	struct report_opts o = {
 		.format = REPORT_TEXT,
@@ -39,7 +38,7 @@ report_exec(int argc, char **argv)
 	struct db *db = NULL;
 	const char *output = NULL;
 	FILE *out = stdout;
-	int ch, latest = 0, ret, f;
+	int ch, latest = 0, ret;
 
 	opterr = 0;
 	optind = 1;
@@ -63,13 +62,9 @@ report_exec(int argc, char **argv)
 			o.explore = 1;
 			break;
 		case 'f':
-			if ((f = report_format_parse(optarg)) < 0) {
-				fprintf(stderr, "seqorch: unknown --format "
-				    "\"%s\" (text, markdown, csv, json, html)\n",
-				    optarg);
+			if (report_opt_format(optarg, "text, markdown, csv, "
+			    "json, html", &o.format) != 0)
 				return EXIT_USAGE;
-			}
-			o.format = (enum report_format)f;
 			break;
 		case 'o':
 			output = optarg;
@@ -82,17 +77,8 @@ report_exec(int argc, char **argv)
 			}
 			o.reference = optarg;
 			break;
-		case 'h':
-			cmd_print_usage(&cmd_report_entry);
-			return EXIT_OK;
-		case ':':
-			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
-			    argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
-			    "\"seqorch report --help\")\n", argv[optind - 1]);
-			return EXIT_USAGE;
+			return report_opt_other(ch, &cmd_report_entry, argv);
 		}
 	}
 	if (optind < argc) {

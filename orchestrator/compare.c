@@ -132,12 +132,65 @@ pct_interval(const struct stats_ratio *s)
 	return out;
 }
 
+/*
+ * One cell in words: both medians, and the change with its interval and
+ * verdict; or "-", no interval and why there is none.
+ */
+struct cwords {
+	char		 ra[32], rb[32];
+	char		*change;
+	char		*interval;	/* NULL: no change computed */
+	char		*verdict;
+};
+
+static void
+cell_words(const struct ccell *x, struct cwords *cw)
+{
+	report_format_rate(x->a != NULL && x->a->n > 0 ? x->a->median : 0,
+	    cw->ra, sizeof cw->ra);
+	report_format_rate(x->b != NULL && x->b->n > 0 ? x->b->median : 0,
+	    cw->rb, sizeof cw->rb);
+	cw->interval = NULL;
+	if (x->a == NULL || x->b == NULL) {
+		cw->change = xstrdup("-");
+		cw->verdict = xasprintf("only in the %s run", x->a == NULL ?
+		    "new" : "baseline");
+	} else if (x->x.refused != NULL) {
+		cw->change = xstrdup("-");
+		cw->verdict = xasprintf("refused: %s", x->x.refused);
+	} else {
+		cw->change = pct(x->x.s.ratio);
+		cw->interval = pct_interval(&x->x.s);
+		cw->verdict = xstrdup(report_verdict_phrase(&x->x.s));
+	}
+}
+
+static void
+cell_words_free(struct cwords *cw)
+{
+	free(cw->verdict);
+	free(cw->interval);
+	free(cw->change);
+}
+
+/* The geometric mean's change, interval and verdict.  Caller frees. */
+static char *
+geo_words(const struct cmp *c)
+{
+	char *ch = pct(c->geo.ratio), *iv = pct_interval(&c->geo), *s;
+
+	s = xasprintf("%s %s %s", ch, iv, report_verdict_phrase(&c->geo));
+	free(ch);
+	free(iv);
+	return s;
+}
+
 static void
 text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 {
-	const struct ccell *x;
 	const struct rrow *w;
-	char ra[32], rb[32], *ch, *iv;
+	struct cwords cw;
+	char *geo;
 	size_t i;
 
 	fprintf(out, "compare %s: run %" PRId64 " (baseline) -> run %" PRId64
@@ -149,38 +202,22 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 	    "compiler", "host", "baseline", "new", "change", "interval",
 	    "verdict");
 	for (i = 0; i < c->ncells; i++) {
-		x = &c->cells[i];
-		w = some(x);
-		report_format_rate(x->a != NULL && x->a->n > 0 ?
-		    x->a->median : 0, ra, sizeof ra);
-		report_format_rate(x->b != NULL && x->b->n > 0 ?
-		    x->b->median : 0, rb, sizeof rb);
-		fprintf(out, "  %-16s %-9s %-10s %9s %9s ", w->variant,
-		    w->label, w->host, ra, rb);
-		if (x->a == NULL || x->b == NULL)
-			fprintf(out, "%8s  only in the %s run\n", "-",
-			    x->a == NULL ? "new" : "baseline");
-		else if (x->x.refused != NULL)
-			fprintf(out, "%8s  refused: %s\n", "-", x->x.refused);
-		else {
-			ch = pct(x->x.s.ratio);
-			iv = pct_interval(&x->x.s);
-			fprintf(out, "%8s  %-18s %s\n", ch, iv,
-			    report_verdict_phrase(&x->x.s));
-			free(ch);
-			free(iv);
-		}
+		w = some(&c->cells[i]);
+		cell_words(&c->cells[i], &cw);
+		fprintf(out, "  %-16s %-9s %-10s %9s %9s %8s  ", w->variant,
+		    w->label, w->host, cw.ra, cw.rb, cw.change);
+		if (cw.interval != NULL)
+			fprintf(out, "%-18s ", cw.interval);
+		fprintf(out, "%s\n", cw.verdict);
+		cell_words_free(&cw);
 	}
-	ch = pct(c->geo.ratio);
-	iv = pct_interval(&c->geo);
+	geo = geo_words(c);
 	if (c->ngeo == 0)
 		fprintf(out, "\ngeometric mean: no cell could be compared\n");
 	else
-		fprintf(out, "\ngeometric mean over %zu compared cell%s: %s "
-		    "%s %s\n", c->ngeo, c->ngeo == 1 ? "" : "s", ch, iv,
-		    report_verdict_phrase(&c->geo));
-	free(ch);
-	free(iv);
+		fprintf(out, "\ngeometric mean over %zu compared cell%s: %s\n",
+		    c->ngeo, c->ngeo == 1 ? "" : "s", geo);
+	free(geo);
 	if (o->fail_slower > 0)
 		fprintf(out, "fail threshold: a cell decided slower by more "
 		    "than %g%%\n", o->fail_slower);
@@ -189,9 +226,9 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 static void
 md(const struct cmp *c, FILE *out)
 {
-	const struct ccell *x;
 	const struct rrow *w;
-	char ra[32], rb[32], *ch, *iv;
+	struct cwords cw;
+	char *geo;
 	size_t i;
 
 	fprintf(out, "## compare %s: run %" PRId64 " (baseline) → run %"
@@ -200,37 +237,20 @@ md(const struct cmp *c, FILE *out)
 	    "---: | ---: | --- | --- |\n", c->rb.study, c->ra.id, c->rb.id,
 	    STATS_LEVEL_PCT);
 	for (i = 0; i < c->ncells; i++) {
-		x = &c->cells[i];
-		w = some(x);
-		report_format_rate(x->a != NULL && x->a->n > 0 ?
-		    x->a->median : 0, ra, sizeof ra);
-		report_format_rate(x->b != NULL && x->b->n > 0 ?
-		    x->b->median : 0, rb, sizeof rb);
-		fprintf(out, "| %s | %s | %s | %s | %s | ", w->variant,
-		    w->label, w->host, ra, rb);
-		if (x->a == NULL || x->b == NULL)
-			fprintf(out, "- | - | only in the %s run |\n",
-			    x->a == NULL ? "new" : "baseline");
-		else if (x->x.refused != NULL)
-			fprintf(out, "- | - | refused: %s |\n", x->x.refused);
-		else {
-			ch = pct(x->x.s.ratio);
-			iv = pct_interval(&x->x.s);
-			fprintf(out, "%s | %s | %s |\n", ch, iv,
-			    report_verdict_phrase(&x->x.s));
-			free(ch);
-			free(iv);
-		}
+		w = some(&c->cells[i]);
+		cell_words(&c->cells[i], &cw);
+		fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		    w->variant, w->label, w->host, cw.ra, cw.rb, cw.change,
+		    cw.interval != NULL ? cw.interval : "-", cw.verdict);
+		cell_words_free(&cw);
 	}
-	ch = pct(c->geo.ratio);
-	iv = pct_interval(&c->geo);
+	geo = geo_words(c);
 	if (c->ngeo == 0)
 		fprintf(out, "\nGeometric mean: no cell could be compared.\n");
 	else
-		fprintf(out, "\nGeometric mean over %zu compared cells: %s %s "
-		    "%s\n", c->ngeo, ch, iv, report_verdict_phrase(&c->geo));
-	free(ch);
-	free(iv);
+		fprintf(out, "\nGeometric mean over %zu compared cells: %s\n",
+		    c->ngeo, geo);
+	free(geo);
 }
 
 static cJSON *
@@ -285,34 +305,15 @@ newest(sqlite3 *db, const char *study, int64_t skip, int64_t *id,
 {
 	struct report_opts o = { .study = study, .explore = 1,
 	    .db_path = db_path };
-	int64_t *ids = NULL;
-	size_t n = 0;
 	int ret;
 
-	if ((ret = report_select(db, &o, &ids, &n, err)) != 0)
+	if ((ret = report_select_first(db, &o, id, err)) != 0)
 		return ret;
-	*id = ids[0];
-	free(ids);
 	if (*id == skip)
 		return so_error(err, SO_ENOTFOUND, "run %" PRId64 " is the "
 		    "newest run of study \"%s\": nothing newer to compare it "
 		    "with (name a second run)", skip, study);
 	return 0;
-}
-
-static int
-load(sqlite3 *db, int64_t id, const char *db_path, struct rrun *r,
-    struct so_err *err)
-{
-	struct report_opts o = { .run_id = id, .db_path = db_path };
-	int64_t *ids = NULL;
-	size_t n = 0;
-	int ret;
-
-	if ((ret = report_select(db, &o, &ids, &n, err)) != 0)
-		return ret;
-	free(ids);
-	return report_load_run(db, id, r, err);
 }
 
 int
@@ -328,12 +329,12 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 
 	memset(&c, 0, sizeof c);
 	*slower_cells = 0;
-	if ((ret = load(db, o->base, o->db_path, &c.ra, err)) != 0)
+	if ((ret = report_load_one(db, o->base, o->db_path, &c.ra, err)) != 0)
 		return ret;
 	if (next == 0 && (ret = newest(db, c.ra.study, o->base, &next,
 	    o->db_path, err)) != 0)
 		goto out;
-	if ((ret = load(db, next, o->db_path, &c.rb, err)) != 0)
+	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
 		goto out;
 	if (strcmp(c.ra.study, c.rb.study) != 0) {
 		ret = so_error(err, SO_EINVAL, "comparison refused: run %"

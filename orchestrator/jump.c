@@ -5,21 +5,17 @@
  * instead of growing memory.
  */
 #include "jump.h"
+#include "ssh-int.h"
 
 #include <sys/socket.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-
-#include "util.h"
 
 #define RELAY_BUF	32768
 /* How often an idle relay looks at its stop flag. */
@@ -36,15 +32,6 @@ struct relay {
 	char up[RELAY_BUF], down[RELAY_BUF];
 	size_t up_off, up_len, down_off, down_len;
 };
-
-/* strerror(e), lowercased as our messages are. */
-static const char *
-errtext(int e, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", strerror(e));
-	buf[0] = (char)tolower((unsigned char)buf[0]);
-	return buf;
-}
 
 /* errno values that only mean "not now". */
 static int
@@ -149,7 +136,7 @@ relay_start(LIBSSH2_SESSION *session, int session_fd, LIBSSH2_CHANNEL *ch,
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
 		return so_error(err, SO_EIO, "jump host \"%s\": cannot make a "
-		    "socketpair: %s", name, errtext(errno, buf, sizeof buf));
+		    "socketpair: %s", name, ssh_errtext(errno, buf, sizeof buf));
 	for (i = 0; i < 2; i++)
 		if (fcntl(sv[i], F_SETFD, FD_CLOEXEC) == -1 ||
 		    fcntl(sv[i], F_SETFL, fcntl(sv[i], F_GETFL) |
@@ -159,7 +146,7 @@ relay_start(LIBSSH2_SESSION *session, int session_fd, LIBSSH2_CHANNEL *ch,
 			close(sv[1]);
 			return so_error(err, SO_EIO, "jump host \"%s\": cannot "
 			    "set up a socketpair: %s", name,
-			    errtext(e, buf, sizeof buf));
+			    ssh_errtext(e, buf, sizeof buf));
 		}
 	r = xcalloc(1, sizeof *r);
 	r->session = session;
@@ -172,7 +159,7 @@ relay_start(LIBSSH2_SESSION *session, int session_fd, LIBSSH2_CHANNEL *ch,
 		close(sv[1]);
 		free(r);
 		return so_error(err, SO_EIO, "jump host \"%s\": cannot start "
-		    "a relay thread: %s", name, errtext(e, buf, sizeof buf));
+		    "a relay thread: %s", name, ssh_errtext(e, buf, sizeof buf));
 	}
 	*fd = sv[1];
 	*out = r;

@@ -3,6 +3,7 @@
  * not, with every column of the samples table, the build's compiler and
  * the derived rate and ns per step (RFC 4180 quoting).
  */
+#include "db-report.h"
 #include "report-model.h"
 
 #include <inttypes.h>
@@ -27,11 +28,28 @@ field(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* Each field writes the comma after it; NULL, NAN or !known as empty. */
 static void
-real(FILE *out, double v)
+str_f(FILE *out, const char *s)
+{
+	field(out, s);
+	fputc(',', out);
+}
+
+static void
+int_f(FILE *out, int known, int64_t v)
+{
+	if (known)
+		fprintf(out, "%" PRId64, v);
+	fputc(',', out);
+}
+
+static void
+real_f(FILE *out, double v)
 {
 	if (!isnan(v))
 		fprintf(out, "%.17g", v);
+	fputc(',', out);
 }
 
 struct csv_arg {
@@ -44,48 +62,33 @@ row(const struct rsample *s, void *arg)
 {
 	const struct csv_arg *a = arg;
 	FILE *out = a->out;
+	double steps = (double)s->steps, ns = (double)s->ns;
 
-	fprintf(out, "%" PRId64 ",%" PRId64 ",", a->run, s->id);
-	field(out, s->study);
-	fputc(',', out);
-	field(out, s->host);
-	fprintf(out, ",%" PRId64 ",", s->build_id);
-	field(out, s->compiler);
-	fputc(',', out);
-	field(out, s->variant);
-	fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-	    s->sample_index, s->position, s->steps, s->ns);
-	if (s->ns > 0)
-		fprintf(out, "%.17g,%.17g", (double)s->steps * 1e9 /
-		    (double)s->ns, (double)s->ns / (double)s->steps);
-	else
-		fputc(',', out);
-	fputc(',', out);
-	field(out, s->digest);
-	fputc(',', out);
-	field(out, s->seed);
-	fprintf(out, ",%" PRId64 ",", s->valid);
-	field(out, s->invalid_reason);
-	fputc(',', out);
-	real(out, s->calib_mhz);
-	fputc(',', out);
-	real(out, s->calib_after_mhz);
-	fputc(',', out);
-	if (s->has_cpu)
-		fprintf(out, "%" PRId64, s->cpu);
-	fputc(',', out);
-	field(out, s->received_at);
-	fputc(',', out);
-	field(out, s->reason);
-	fputc(',', out);
-	if (s->cycles >= 0)
-		fprintf(out, "%" PRId64, s->cycles);
-	fputc(',', out);
-	if (s->instructions >= 0)
-		fprintf(out, "%" PRId64, s->instructions);
-	fputc(',', out);
-	field(out, s->cycles_source);
-	fputc(',', out);
+	int_f(out, 1, a->run);
+	int_f(out, 1, s->id);
+	str_f(out, s->study);
+	str_f(out, s->host);
+	int_f(out, 1, s->build_id);
+	str_f(out, s->compiler);
+	str_f(out, s->variant);
+	int_f(out, 1, s->sample_index);
+	int_f(out, 1, s->position);
+	int_f(out, 1, s->steps);
+	int_f(out, 1, s->ns);
+	real_f(out, s->ns > 0 ? steps * 1e9 / ns : NAN);
+	real_f(out, s->ns > 0 ? ns / steps : NAN);
+	str_f(out, s->digest);
+	str_f(out, s->seed);
+	int_f(out, 1, s->valid);
+	str_f(out, s->invalid_reason);
+	real_f(out, s->calib_mhz);
+	real_f(out, s->calib_after_mhz);
+	int_f(out, s->has_cpu, s->cpu);
+	str_f(out, s->received_at);
+	str_f(out, s->reason);
+	int_f(out, s->cycles >= 0, s->cycles);
+	int_f(out, s->instructions >= 0, s->instructions);
+	str_f(out, s->cycles_source);
 	field(out, s->openssl_cap);
 	fputs("\r\n", out);
 	return ferror(out) ? -1 : 0;
@@ -105,7 +108,7 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	for (i = 0; i < n; i++) {
 		struct csv_arg a = { out, runs[i].id };
 
-		if ((ret = report_each_sample(db, &runs[i], row, &a, err)) != 0)
+		if ((ret = db_report_samples(db, &runs[i], row, &a, err)) != 0)
 			return ret;
 	}
 	return 0;

@@ -9,7 +9,7 @@
  * Every chart sits on a background of CHART_BG, which tests/test_50
  * finds in Chromium's screenshot; every bar is a rect of class "bar".
  */
-#include "report-model.h"
+#include "report-table.h"
 #include "study.h"
 
 #include <inttypes.h>
@@ -29,26 +29,6 @@ static const char *const palette[] = {
 	"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
 	"#e377c2", "#17becf",
 };
-
-/* Text for HTML and SVG: &, <, >, " escaped, controls as spaces. */
-static void
-esc(FILE *out, const char *s)
-{
-	if (s == NULL) {
-		fputs("-", out);
-		return;
-	}
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '&':	fputs("&amp;", out); break;
-		case '<':	fputs("&lt;", out); break;
-		case '>':	fputs("&gt;", out); break;
-		case '"':	fputs("&quot;", out); break;
-		default:
-			fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
-		}
-	}
-}
 
 static void
 rate(FILE *out, double r)
@@ -123,7 +103,7 @@ chart_cells(const struct rrun *r, FILE *out)
 	    "data-bars=\"%zu\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
 	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-label=\"median ",
 	    bars, CHART_W, h);
-	esc(out, study_unit_plural(r->study));
+	report_html_text(out, study_unit_plural(r->study));
 	fprintf(out, " per second of every cell\">\n<rect x=\"0\" y=\"0\" "
 	    "width=\"%d\" height=\"%.0f\" fill=\"" CHART_BG "\"/>\n",
 	    CHART_W, h);
@@ -141,7 +121,7 @@ chart_cells(const struct rrun *r, FILE *out)
 	}
 	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
 	    "text-anchor=\"middle\">", x0 + span / 2, h - 10);
-	esc(out, study_unit_plural(r->study));
+	report_html_text(out, study_unit_plural(r->study));
 	fputs(" per second</text>\n", out);
 	fprintf(out, "<line x1=\"%.0f\" y1=\"%d\" x2=\"%.0f\" y2=\"%.0f\" "
 	    "class=\"axisline\"/>\n", x0, TOP - 4, x0, h - BOTTOM + 2);
@@ -154,20 +134,20 @@ chart_cells(const struct rrun *r, FILE *out)
 		    (sizeof palette / sizeof *palette)];
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
 		    "text-anchor=\"end\">", x0 - 6, y + BAR_H * 0.72);
-		esc(out, w->variant);
+		report_html_text(out, w->variant);
 		fputs(" \xc2\xb7 ", out);
-		esc(out, w->host);
+		report_html_text(out, w->host);
 		if (r->several_builds) {
 			fputs(" (", out);
-			esc(out, w->label);
+			report_html_text(out, w->label);
 			fputs(")", out);
 		}
 		fprintf(out, "</text>\n<rect class=\"bar\" x=\"%.0f\" y=\"%.1f\""
 		    " width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
 		    x0, y, w->median / max * span, BAR_H, color);
-		esc(out, w->variant);
+		report_html_text(out, w->variant);
 		fputs(" on ", out);
-		esc(out, w->host);
+		report_html_text(out, w->host);
 		fputs(": median ", out);
 		rate(out, w->median);
 		fprintf(out, ", n %" PRId64 "</title></rect>\n", w->n);
@@ -233,14 +213,14 @@ chart_ratios(const struct rrun *r, FILE *out)
 		y = TOP + (double)k++ * (BAR_H + BAR_GAP) + BAR_H / 2.0;
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
 		    "text-anchor=\"end\">", x0 - 6, y + 4);
-		esc(out, x->a->host);
+		report_html_text(out, x->a->host);
 		fputs(" / ", out);
-		esc(out, x->b->host);
+		report_html_text(out, x->b->host);
 		fputs("</text>\n", out);
 		if (x->refused != NULL) {
 			fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" "
 			    "class=\"label\">refused: ", x0 + 4, y + 4);
-			esc(out, x->refused);
+			report_html_text(out, x->refused);
 			fputs("</text>\n", out);
 			continue;
 		}
@@ -261,22 +241,6 @@ chart_ratios(const struct rrun *r, FILE *out)
 }
 
 static void
-td(FILE *out, const char *s)
-{
-	fputs("<td>", out);
-	esc(out, s);
-	fputs("</td>", out);
-}
-
-static void
-td_rate(FILE *out, double v)
-{
-	fputs("<td class=\"n\">", out);
-	rate(out, v);
-	fputs("</td>", out);
-}
-
-static void
 td_ratio(FILE *out, const struct stats_ratio *s)
 {
 	char *iv = report_interval_str(s);
@@ -290,123 +254,84 @@ td_ratio(FILE *out, const struct stats_ratio *s)
 static void
 html_facts(const struct rrun *r, FILE *out)
 {
-	const struct rhost *h;
-	const struct rbuild *b;
-	size_t i;
-	char *clock;
+	static const struct report_col hosts[] = {
+		C_HOST, C_HOST_STATUS, { "CPU", 'l', COL_CPU }, C_ARCH, C_KERNEL,
+		{ "OpenSSL", 'l', COL_OPENSSL }, C_PINNING,
+		{ "clock (source)", 'l', COL_CLOCK }, C_GOVERNOR, C_COUNTERS,
+		C_NOISE,
+	};
+	static const struct report_col builds[] = {
+		C_BUILD, C_BUILD_HOST, C_COMPILER, C_VERSION,
+		{ "flags", 'l', COL_CFLAGS }, C_NATIVE, C_BUILD_STATUS,
+		{ "binary sha256", 'l', COL_BINARY_CODE },
+	};
+	struct table t = { 0 };
 
-	fputs("<h3>Hosts</h3>\n<div class=\"scroll\"><table><tr><th>host"
-	    "</th><th>status</th><th>CPU</th><th>arch</th><th>kernel</th>"
-	    "<th>OpenSSL</th><th>pinning</th><th>clock (source)</th>"
-	    "<th>governor</th><th>counters</th><th>noise</th></tr>\n", out);
-	for (i = 0; i < r->nhosts; i++) {
-		h = &r->hosts[i];
-		clock = report_clock_str(h->clock_mhz, h->clock_source,
-		    h->clock_n);
-		fputs("<tr>", out);
-		td(out, h->name);
-		td(out, h->status);
-		td(out, h->cpu_model);
-		td(out, h->arch);
-		td(out, h->kernel);
-		td(out, h->openssl);
-		if (h->pinned == 1 && h->has_pin_cpu)
-			fprintf(out, "<td>cpu %" PRId64 "</td>", h->pin_cpu);
-		else if (h->has_pin_cpu)
-			fprintf(out, "<td>cpu %" PRId64 " (not pinned)</td>",
-			    h->pin_cpu);
-		else
-			td(out, h->pinned == -1 ? "unknown" : "none");
-		td(out, clock);
-		td(out, h->governor);
-		td(out, h->counters != NULL ? h->counters : "-");
-		if (h->windows == 0)
-			td(out, "-");
-		else
-			fprintf(out, "<td>%s %" PRId64 "/%" PRId64 "</td>",
-			    h->noisy > 0 ? "noisy" : "quiet", h->noisy > 0 ?
-			    h->noisy : h->windows, h->windows);
-		fputs("</tr>\n", out);
-		free(clock);
-	}
-	fputs("</table></div>\n<h3>Builds</h3>\n<div class=\"scroll\"><table>"
-	    "<tr><th>build</th><th>host</th><th>compiler</th><th>version</th>"
-	    "<th>flags</th><th>native</th><th>status</th><th>binary "
-	    "sha256</th></tr>\n", out);
-	for (i = 0; i < r->nbuilds; i++) {
-		b = &r->builds[i];
-		fprintf(out, "<tr><td class=\"n\">%" PRId64 "</td>", b->id);
-		td(out, b->host);
-		td(out, b->compiler);
-		td(out, b->compiler_version);
-		td(out, b->cflags);
-		td(out, b->native);
-		td(out, b->status);
-		fputs("<td><code>", out);
-		esc(out, b->binary_sha256 != NULL ? b->binary_sha256 : "-");
-		fputs("</code></td></tr>\n", out);
-	}
-	fputs("</table></div>\n", out);
+	fputs("<h3>Hosts</h3>\n", out);
+	report_host_table(r, hosts, sizeof hosts / sizeof *hosts, &t);
+	table_html(&t, out);
+	fputs("<h3>Builds</h3>\n", out);
+	report_build_table(r, builds, sizeof builds / sizeof *builds, &t);
+	table_html(&t, out);
 }
 
 static void
 html_cells(const struct rrun *r, FILE *out)
 {
-	const struct rrow *w;
+	char ns_head[64];
+	const struct report_col cols[] = {
+		C_CELL_STATS, { ns_head, 'r', COL_NS_1 },
+		{ "cycles", 'r', COL_CYCLES },
+		{ "clock MHz", 'r', COL_CLOCK_SOURCE },
+		{ "digest", 'l', COL_DIGEST }, C_INVALID,
+	};
+	struct table t = { 0 };
+
+	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	fprintf(out, "<h3>Cells</h3>\n<p>%s/s over the n valid samples; cv: "
+	    "coefficient of variation; cycles = clock / median rate.</p>\n",
+	    study_unit_plural(r->study));
+	report_row_table(r, cols, sizeof cols / sizeof *cols, &t);
+	table_html(&t, out);
+}
+
+static void
+td(FILE *out, const char *s)
+{
+	fputs("<td>", out);
+	report_html_text(out, s);
+	fputs("</td>", out);
+}
+
+/* A list item: a, then b, as text (NULL as "-"). */
+static void
+li(FILE *out, const char *a, const char *b)
+{
+	fputs("<li>", out);
+	report_html_text(out, a);
+	report_html_text(out, b);
+	fputs("</li>\n", out);
+}
+
+static int
+is_best(const struct rrun *r, const struct rrow *w)
+{
 	size_t i;
 
-	fprintf(out, "<h3>Cells</h3>\n<p>%s/s over the n valid samples; cv: "
-	    "coefficient of variation; cycles = clock / median rate.</p>\n"
-	    "<div class=\"scroll\"><table><tr><th>variant</th><th>compiler"
-	    "</th><th>host</th><th>median</th><th>q1</th><th>q3</th><th>min"
-	    "</th><th>max</th><th>cv</th><th>n</th><th>ns/%s</th><th>cycles"
-	    "</th><th>clock MHz</th><th>digest</th><th>invalid</th></tr>\n",
-	    study_unit_plural(r->study), study_unit(r->study));
-	for (i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		fputs("<tr>", out);
-		td(out, w->variant);
-		td(out, w->label);
-		td(out, w->host);
-		td_rate(out, w->n > 0 ? w->median : 0);
-		td_rate(out, w->n > 0 ? w->desc.q1 : 0);
-		td_rate(out, w->n > 0 ? w->desc.q3 : 0);
-		td_rate(out, w->n > 0 ? w->min : 0);
-		td_rate(out, w->n > 0 ? w->max : 0);
-		if (isnan(w->desc.cv))
-			fputs("<td class=\"n\">-</td>", out);
-		else
-			fprintf(out, "<td class=\"n\">%.2f%%</td>",
-			    100 * w->desc.cv);
-		fprintf(out, "<td class=\"n\">%" PRId64 "</td>", w->n);
-		if (w->n > 0)
-			fprintf(out, "<td class=\"n\">%.1f</td>",
-			    1e9 / w->median);
-		else
-			fputs("<td class=\"n\">-</td>", out);
-		if (report_row_cycles(w) > 0)
-			fprintf(out, "<td class=\"n\">%.1f</td><td class=\"n\">"
-			    "%.0f (%s)</td>", report_row_cycles(w),
-			    w->clock_mhz, report_clock_source(w->clock_source));
-		else
-			fputs("<td class=\"n\">-</td><td class=\"n\">-</td>",
-			    out);
-		td(out, w->digest == DIGEST_OK ? "ok" : w->digest ==
-		    DIGEST_MISMATCH ? "MISMATCH" : "-");
-		fprintf(out, "<td class=\"n\">%" PRId64 "</td></tr>\n",
-		    w->invalid);
+	for (i = 0; i < r->nranked; i++) {
+		if (r->ranked[i]->best == w)
+			return 1;
 	}
-	fputs("</table></div>\n", out);
+	return 0;
 }
 
 static void
 html_ratios(const struct rrun *r, FILE *out)
 {
 	const struct rratio *x;
-	const struct rrow *w;
-	const struct rhost *h;
-	size_t i, j;
-	char *line;
+	const struct rrow **rows, *w;
+	size_t i, n;
+	char **lines;
 
 	if (r->nratios > 0)
 		fprintf(out, "<h3>Ratios of best rates</h3>\n<div class=\""
@@ -420,7 +345,7 @@ html_ratios(const struct rrun *r, FILE *out)
 		td(out, x->b->host);
 		if (x->refused != NULL) {
 			fputs("<td colspan=\"3\">refused: ", out);
-			esc(out, x->refused);
+			report_html_text(out, x->refused);
 			fputs("</td>", out);
 		} else
 			td_ratio(out, &x->s);
@@ -431,24 +356,20 @@ html_ratios(const struct rrun *r, FILE *out)
 	fputs("<h3>Variants against their host's best</h3>\n"
 	    "<div class=\"scroll\"><table><tr><th>host</th><th>variant</th>"
 	    "<th>/ best</th><th>interval</th><th>verdict</th></tr>\n", out);
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		for (j = 0; j < r->nrows; j++) {
-			w = &r->rows[j];
-			if (strcmp(w->host, h->name) != 0 ||
-			    isnan(w->vs_best.ratio))
-				continue;
-			fputs("<tr>", out);
-			td(out, h->name);
-			fputs("<td>", out);
-			esc(out, w->variant);
-			fputs(" (", out);
-			esc(out, w->label);
-			fputs(w == h->best ? ") best</td>" : ")</td>", out);
-			td_ratio(out, &w->vs_best);
-			fputs("</tr>\n", out);
-		}
+	rows = report_vs_best(r, 1, &n);
+	for (i = 0; i < n; i++) {
+		w = rows[i];
+		fputs("<tr>", out);
+		td(out, w->host);
+		fputs("<td>", out);
+		report_html_text(out, w->variant);
+		fputs(" (", out);
+		report_html_text(out, w->label);
+		fputs(is_best(r, w) ? ") best</td>" : ")</td>", out);
+		td_ratio(out, &w->vs_best);
+		fputs("</tr>\n", out);
 	}
+	free(rows);
 	fputs("</table></div>\n<h3>Position bias</h3>\n", out);
 	if (r->npositions == 0)
 		fputs("<p>Not measurable: one position only.</p>\n", out);
@@ -470,18 +391,14 @@ html_ratios(const struct rrun *r, FILE *out)
 	}
 	if (r->has_ref || r->ref_note != NULL) {
 		fputs("<h3>Published reference</h3>\n<ul>\n", out);
-		if (!r->has_ref) {
-			fputs("<li>", out);
-			esc(out, r->ref_note);
-			fputs("</li>\n", out);
+		if (!r->has_ref)
+			li(out, r->ref_note, "");
+		lines = r->has_ref ? report_reference_lines(r, &n) : NULL;
+		for (i = 0; r->has_ref && i < n; i++) {
+			li(out, lines[i], "");
+			free(lines[i]);
 		}
-		for (i = 0; r->has_ref && i < r->nranked; i++) {
-			line = report_reference_line(r, r->ranked[i]);
-			fputs("<li>", out);
-			esc(out, line);
-			fputs("</li>\n", out);
-			free(line);
-		}
+		free(lines);
 		fputs("</ul>\n", out);
 	}
 }
@@ -489,71 +406,9 @@ html_ratios(const struct rrun *r, FILE *out)
 static void
 html_warnings(const struct rrun *r, FILE *out)
 {
-	size_t i, n = 0;
-
 	fputs("<h3>Warnings</h3>\n<ul class=\"warnings\">\n", out);
-	for (i = 0; i < r->ninvalid; i++, n++) {
-		fprintf(out, "<li>invalid sample: ");
-		esc(out, r->invalid[i].host);
-		fputs(" ", out);
-		esc(out, r->invalid[i].variant);
-		fprintf(out, " sample %" PRId64 ": ", r->invalid[i].index);
-		esc(out, r->invalid[i].reason);
-		fputs("</li>\n", out);
-	}
-	if (r->moved > 0) {
-		fprintf(out, "<li>%" PRId64 " of %" PRId64 " samples: clock "
-		    "estimate moved over %d%% across the sample</li>\n",
-		    r->moved, r->clocked, CLOCK_MOVED_PCT);
-		n++;
-	}
-	for (i = 0; i < r->nhosts; i++) {
-		if (r->hosts[i].status != NULL &&
-		    strcmp(r->hosts[i].status, "ok") != 0) {
-			fputs("<li>host ", out);
-			esc(out, r->hosts[i].name);
-			fputs(" ", out);
-			esc(out, r->hosts[i].status);
-			fputs(": ", out);
-			esc(out, r->hosts[i].error);
-			fputs("</li>\n", out);
-			n++;
-		}
-		if (r->hosts[i].pin_error != NULL) {
-			fputs("<li>host ", out);
-			esc(out, r->hosts[i].name);
-			fputs(" not pinned: ", out);
-			esc(out, r->hosts[i].pin_error);
-			fputs("</li>\n", out);
-			n++;
-		}
-	}
-	for (i = 0; i < r->nvariants; i++, n++) {
-		fputs("<li>variant ", out);
-		esc(out, r->variants[i].variant);
-		fputs(" on ", out);
-		esc(out, r->variants[i].host);
-		fputs(" ", out);
-		esc(out, r->variants[i].status);
-		fputs(": ", out);
-		esc(out, r->variants[i].reason);
-		fputs("</li>\n", out);
-	}
-	for (i = 0; i < r->nevents; i++, n++) {
-		fputs("<li>", out);
-		esc(out, r->events[i].level);
-		if (r->events[i].host != NULL) {
-			fputs(" on ", out);
-			esc(out, r->events[i].host);
-		}
-		fputs(" at ", out);
-		esc(out, r->events[i].at);
-		fputs(": ", out);
-		esc(out, r->events[i].message);
-		fputs("</li>\n", out);
-	}
-	if (n == 0)
-		fputs("<li>none</li>\n", out);
+	report_print_warnings(r, out, "<li>", report_html_text,
+	    report_html_text, "</li>\n", "<li>none</li>\n");
 	fputs("</ul>\n", out);
 }
 
@@ -564,25 +419,25 @@ html_run(const struct rrun *r, FILE *out)
 
 	fprintf(out, "<section class=\"run\" id=\"run-%" PRId64 "\">\n<h2>",
 	    r->id);
-	esc(out, r->study);
+	report_html_text(out, r->study);
 	fprintf(out, ", run %" PRId64 ": ", r->id);
-	esc(out, r->status);
+	report_html_text(out, r->status);
 	fprintf(out, "%s</h2>\n<dl><dt>steps</dt><dd>%" PRId64 " per sample, %"
 	    PRId64 " samples per variant</dd><dt>seed</dt><dd><code>",
 	    r->exploratory ? " (exploratory)" : "", r->steps, r->samples);
-	esc(out, r->seed);
+	report_html_text(out, r->seed);
 	fputs("</code></dd><dt>started</dt><dd>", out);
-	esc(out, r->started_at);
+	report_html_text(out, r->started_at);
 	fputs("</dd><dt>finished</dt><dd>", out);
-	esc(out, r->finished_at);
+	report_html_text(out, r->finished_at);
 	fputs("</dd><dt>command</dt><dd><code>", out);
-	esc(out, r->command);
+	report_html_text(out, r->command);
 	fputs("</code></dd>", out);
 	for (i = 0; i < r->ndigests; i++) {
 		fputs("<dt>digest</dt><dd>", out);
 		if (r->digests[i].distinct == 1) {
 			fputs("<code>", out);
-			esc(out, r->digests[i].digest);
+			report_html_text(out, r->digests[i].digest);
 			fprintf(out, "</code> in all %" PRId64 " valid samples "
 			    "of %" PRId64 " steps</dd>", r->digests[i].n,
 			    r->digests[i].steps);
@@ -644,7 +499,7 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "break-before:page}section:first-of-type h2{break-before:auto}}\n"
 	    "</style>\n</head>\n<body>\n<h1>seqorch report</h1>\n<p>From <code>",
 	    out);
-	esc(out, o->db_path != NULL ? o->db_path : "results.db");
+	report_html_text(out, o->db_path != NULL ? o->db_path : "results.db");
 	fprintf(out, "</code>: %zu run%s. Ratios carry a %d%% bootstrap "
 	    "interval over the samples (seeded, reproducible) and a verdict: "
 	    "faster, slower, or not distinguishable at this precision.</p>\n",

@@ -1,8 +1,9 @@
 /*
- * The report's model: one run loaded from results.db (report-load.c, the
- * only part that speaks SQL), its statistics (report-stats.c), and the
- * renderings that read it (report.c text and JSON, report-md.c,
- * report-csv.c, report-html.c, export.c).  Internal to the report.
+ * The report's model: one run loaded from results.db (report-load.c, from
+ * the queries of db-report.c, the only part that speaks SQL), its
+ * statistics (report-stats.c), and the renderings that read it
+ * (report-text.c, report-json.c, report-md.c, report-csv.c,
+ * report-html.c, export.c).  Internal to the report.
  *
  * Every string and array in a struct rrun is owned by it and freed by
  * report_free_run; const pointers point into the same rrun.
@@ -233,13 +234,17 @@ void *report_grow(void *array, size_t n, size_t size);
 int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
     struct so_err *err);
 void report_free_run(struct rrun *r);
-
+/* The first run report_select picks, in *id; its codes. */
+int report_select_first(sqlite3 *db, const struct report_opts *o,
+    int64_t *id, struct so_err *err);
 /*
- * Stream every sample of run r (valid or not) to fn in (host, build,
- * variant, index) order, the order of the samples' unique index, with the
- * build's compiler; the row's strings are valid during the call only.  fn
- * returns 0 to go on.
+ * Run id, selected as report_select does (its messages name db_path and
+ * the latest ids when there is no such run), then loaded into r.
  */
+int report_load_one(sqlite3 *db, int64_t id, const char *db_path,
+    struct rrun *r, struct so_err *err);
+
+/* A sample as db_report_samples (db-report.h) streams it. */
 struct rsample {
 	int64_t		 id, build_id, sample_index, position, steps, ns;
 	int64_t		 valid, cpu;
@@ -250,9 +255,13 @@ struct rsample {
 	const char	*cycles_source, *openssl_cap;
 	int		 has_cpu;
 };
-int report_each_sample(sqlite3 *db, const struct rrun *r,
-    int (*fn)(const struct rsample *s, void *arg), void *arg,
-    struct so_err *err);
+
+/*
+ * The rows measured against their host's best, by ranked host (the best
+ * row itself only with with_best), in *n; the caller frees the array.
+ */
+const struct rrow **report_vs_best(const struct rrun *r, int with_best,
+    size_t *n);
 
 /* Computed once the run is loaded: rows' statistics, ratios, bias. */
 void report_stats(struct rrun *r);
@@ -291,7 +300,33 @@ const char *report_verdict_phrase(const struct stats_ratio *s);
 struct cJSON;
 struct cJSON *report_json_ratio(const struct stats_ratio *s);
 
-/* The renderings other than text and JSON: all of runs, to out. */
+/* One run as text (report-text.c): tables, then its reference. */
+void report_text_run(const struct rrun *r, FILE *out);
+void report_text_reference(const struct rrun *r, FILE *out);
+
+/*
+ * One run as a JSON object (report-json.c; caller owns it).  And the
+ * helpers every JSON rendering uses: a string or null (s NULL), a number
+ * or null (!known).
+ */
+struct cJSON *report_json_run(const struct rrun *r);
+void report_json_str(struct cJSON *o, const char *key, const char *s);
+void report_json_num(struct cJSON *o, const char *key, double v, int known);
+/*
+ * The JSON objects the report and export (summary.json) share, each a new
+ * object or array the caller owns: the run's header members (added to
+ * o); its digests per steps value; a host's facts and clock, its name
+ * under name_key; every build with its flags and hashes; a cell's
+ * statistics; the ratios between hosts.
+ */
+void report_json_header(struct cJSON *o, const struct rrun *r);
+struct cJSON *report_json_digests(const struct rrun *r);
+struct cJSON *report_json_host(const struct rhost *h, const char *name_key);
+struct cJSON *report_json_builds(const struct rrun *r);
+struct cJSON *report_json_cell(const struct rrow *w);
+struct cJSON *report_json_ratios(const struct rrun *r);
+
+/* The other renderings: all of runs, to out. */
 void report_markdown(const struct rrun *runs, size_t n, FILE *out);
 void report_html(const struct rrun *runs, size_t n,
     const struct report_opts *o, FILE *out);
@@ -305,6 +340,8 @@ int report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
  * 1.10x seed:genoa (4.056M, ...)".
  */
 char *report_reference_line(const struct rrun *r, const struct rhost *h);
+/* That line for each ranked host, in *n lines (caller frees each and all). */
+char **report_reference_lines(const struct rrun *r, size_t *n);
 
 /*
  * Cycles per step of a row: its counted cycles, else its one clock / its

@@ -216,6 +216,23 @@ def test_json(site):
     for h in run["hosts"]:
         assert h["clock_source"] == "samples" and h["clock_mhz"] > 0
         assert h["cpu_model"] and h["arch"]
+    # The builds are summary.json's objects (one function makes both):
+    # compiler metadata, target, and source and binary hashes.
+    con = sqlite3.connect(site / "results.db")
+    want = {i: (t, s, b, o) for i, t, s, b, o in con.execute(
+        "SELECT id, target, source_sha256, binary_sha256, openssl"
+        " FROM builds WHERE run_id = 1")}
+    con.close()
+    assert {b["id"]: (b["target"], b["source_sha256"], b["binary_sha256"],
+                      b["openssl"]) for b in run["builds"]} == want
+    assert all(re.fullmatch(r"[0-9a-f]{64}", b["binary_sha256"])
+               for b in run["builds"])
+    export = json.loads(sq(site, "export", "--run", 1).stdout)
+    assert run["builds"] == export["builds"]
+    for h, e in zip(run["hosts"], export["hosts"]):
+        assert {k: v for k, v in h.items() if k in e} == \
+            {k: v for k, v in e.items() if k != "name"}
+        assert h["host"] == e["name"]
 
 
 def test_csv(site):

@@ -1,0 +1,663 @@
+/*
+ * The report's queries (db-report.h).  Each is bound to one run id (?1)
+ * and, where it reads samples, the run's study (?2), which makes it an
+ * index range of samples (run_id, study, ...).
+ */
+#include "db-report.h"
+#include "strbuf.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *
+col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	return s == NULL ? NULL : xstrdup((const char *)s);
+}
+
+static double
+col_double(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? 0 :
+	    sqlite3_column_double(st, i);
+}
+
+static const char *
+col_str(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+static int
+db_failed(sqlite3 *db, const char *what, struct so_err *err)
+{
+	return so_error(err, SO_EDB, "cannot read %s: %s", what,
+	    sqlite3_errmsg(db));
+}
+
+/*
+ * Prepare sql and bind ?1 to run_id and ?2 to study where the statement
+ * has them.
+ */
+static int
+prepare(sqlite3 *db, const char *sql, const char *what, int64_t run_id,
+    const char *study, sqlite3_stmt **st, struct so_err *err)
+{
+	int np;
+
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_failed(db, what, err);
+	np = sqlite3_bind_parameter_count(*st);
+	if ((np >= 1 && sqlite3_bind_int64(*st, 1, run_id) != SQLITE_OK) ||
+	    (np >= 2 && sqlite3_bind_text(*st, 2, study, -1,
+	    SQLITE_STATIC) != SQLITE_OK)) {
+		db_failed(db, what, err);
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return SO_EDB;
+	}
+	return 0;
+}
+
+/*
+ * Run sql bound to run r (prepare) and hand each row to fn, until fn
+ * returns non-zero.  0 or SO_EDB naming what.
+ */
+static int
+each_row(sqlite3 *db, const char *sql, const char *what,
+    const struct rrun *r, int (*fn)(sqlite3_stmt *st, void *arg), void *arg,
+    struct so_err *err)
+{
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	if ((ret = prepare(db, sql, what, r->id, r->study, &st, err)) != 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (fn(st, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		ret = db_failed(db, what, err);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * How a row's columns land in a struct: the i-th field takes column i, a
+ * copy of its text (F_DUP, NULL for NULL), its text as is (F_TEXT, valid
+ * during the row), an integer (F_I64, 0 for NULL) or a number (F_REAL, 0
+ * for NULL).
+ */
+enum { F_DUP, F_TEXT, F_I64, F_REAL };
+struct field {
+	int	 type;
+	size_t	 off;
+};
+#define FIELD(type, st, member) { type, offsetof(st, member) }
+
+static void
+decode(sqlite3_stmt *st, void *obj, const struct field *f, size_t n)
+{
+	char *p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		p = (char *)obj + f[i].off;
+		switch (f[i].type) {
+		case F_DUP:
+			*(char **)p = col_dup(st, (int)i);
+			break;
+		case F_TEXT:
+			*(const char **)p = col_str(st, (int)i);
+			break;
+		case F_I64:
+			*(int64_t *)p = sqlite3_column_int64(st, (int)i);
+			break;
+		default:
+			*(double *)p = col_double(st, (int)i);
+		}
+	}
+}
+
+/* Rows appended to an array of the run, each decoded by fields. */
+struct append {
+	void			**array;
+	size_t			 *n;
+	size_t			  size;
+	const struct field	 *fields;
+	size_t			  nfields;
+};
+
+static int
+append_row(sqlite3_stmt *st, void *arg)
+{
+	const struct append *a = arg;
+
+	*a->array = report_grow(*a->array, *a->n, a->size);
+	decode(st, (char *)*a->array + (*a->n)++ * a->size, a->fields,
+	    a->nfields);
+	return 0;
+}
+
+int
+db_report_begin(sqlite3 *db, struct so_err *err)
+{
+	if (sqlite3_exec(db, "SAVEPOINT report_load", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return db_failed(db, "the database", err);
+	return 0;
+}
+
+void
+db_report_end(sqlite3 *db)
+{
+	sqlite3_exec(db, "RELEASE report_load", NULL, NULL, NULL);
+}
+
+int
+db_report_header(sqlite3 *db, struct rrun *r, struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT study, status, started_at, finished_at, command, seed,"
+	    " steps, samples_per_variant, exploratory, openssl_cap"
+	    " FROM runs WHERE id = ?1";
+	sqlite3_stmt *st;
+	int rc, ret = 0;
+
+	if ((ret = prepare(db, sql, "runs", r->id, NULL, &st, err)) != 0)
+		return ret;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		r->study = col_dup(st, 0);
+		r->status = col_dup(st, 1);
+		r->started_at = col_dup(st, 2);
+		r->finished_at = col_dup(st, 3);
+		r->command = col_dup(st, 4);
+		r->seed = col_dup(st, 5);
+		r->steps = sqlite3_column_int64(st, 6);
+		r->samples = sqlite3_column_int64(st, 7);
+		r->exploratory = sqlite3_column_int(st, 8) != 0;
+		r->openssl_cap = col_dup(st, 9);
+	} else if (rc == SQLITE_DONE)
+		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "
+		    "while reading it", r->id);
+	else
+		ret = db_failed(db, "runs", err);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* A string member of the facts record, or NULL. */
+static char *
+fact(const cJSON *facts, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(facts, key);
+
+	return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+}
+
+static int
+host_row(sqlite3_stmt *st, void *arg)
+{
+	struct rrun *r = arg;
+	struct rhost *h;
+	const cJSON *cores;
+	cJSON *facts;
+
+	r->hosts = report_grow(r->hosts, r->nhosts, sizeof *h);
+	h = &r->hosts[r->nhosts++];
+	h->name = col_dup(st, 0);
+	h->status = col_dup(st, 1);
+	h->error = col_dup(st, 2);
+	h->has_pin_cpu = sqlite3_column_type(st, 3) != SQLITE_NULL;
+	h->pin_cpu = sqlite3_column_int64(st, 3);
+	h->pinned = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int(st, 4) != 0;
+	h->pin_error = col_dup(st, 5);
+	h->governor = col_dup(st, 6);
+	h->openssl = col_dup(st, 7);
+	h->calib_mhz = col_double(st, 8);
+	facts = sqlite3_column_type(st, 9) == SQLITE_NULL ? NULL :
+	    cJSON_Parse(col_str(st, 9));
+	h->cpu_model = fact(facts, "cpu_model");
+	h->arch = fact(facts, "arch");
+	h->os = fact(facts, "os");
+	h->kernel = fact(facts, "kernel");
+	cores = cJSON_GetObjectItemCaseSensitive(facts, "cores");
+	h->cores = cJSON_IsNumber(cores) ? (int64_t)cores->valuedouble : 0;
+	cJSON_Delete(facts);
+	h->cpu_choice = col_dup(st, 10);
+	h->counters = col_dup(st, 11);
+	h->counters_error = col_dup(st, 12);
+	h->windows = sqlite3_column_int64(st, 13);
+	h->noisy = sqlite3_column_int64(st, 14);
+	return 0;
+}
+
+/*
+ * calib_mhz is the facts' estimate alone (taken before sampling); the
+ * clock the report shows is the samples' (report-stats.c).
+ */
+int
+db_report_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT host, status, error, pin_cpu, pinned, pin_error, governor,"
+	    " openssl, calib_mhz, facts, cpu_choice, counters, counters_error,"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = run_hosts.host AND w.verdict IS NOT NULL),"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = run_hosts.host AND w.verdict = 'noisy')"
+	    " FROM run_hosts WHERE run_id = ?1";
+
+	return each_row(db, sql, "run_hosts", r, host_row, r, err);
+}
+
+#define F(type, member) FIELD(type, struct rbuild, member)
+static const struct field build_fields[] = {
+	F(F_I64, id), F(F_DUP, host), F(F_DUP, compiler),
+	F(F_DUP, compiler_version), F(F_DUP, cflags), F(F_DUP, native),
+	F(F_DUP, status), F(F_DUP, target), F(F_DUP, source_sha256),
+	F(F_DUP, binary_sha256), F(F_DUP, openssl),
+};
+#undef F
+
+#define F(type, member) FIELD(type, struct revent, member)
+static const struct field event_fields[] = {
+	F(F_DUP, host), F(F_DUP, at), F(F_DUP, level), F(F_DUP, message),
+};
+#undef F
+
+#define F(type, member) FIELD(type, struct rinvalid, member)
+static const struct field invalid_fields[] = {
+	F(F_DUP, host), F(F_DUP, variant), F(F_I64, build_id),
+	F(F_I64, index), F(F_DUP, reason),
+};
+#undef F
+
+#define F(type, member) FIELD(type, struct rvariant, member)
+static const struct field variant_fields[] = {
+	F(F_DUP, host), F(F_DUP, variant), F(F_I64, build_id),
+	F(F_DUP, status), F(F_DUP, reason),
+};
+#undef F
+
+#define F(type, member) FIELD(type, struct rdigest, member)
+static const struct field digest_fields[] = {
+	F(F_I64, steps), F(F_I64, n), F(F_I64, distinct),
+	F(F_DUP, digest),
+};
+#undef F
+
+#define LIST(array, n, elem, fields) offsetof(struct rrun, array), \
+	offsetof(struct rrun, n), sizeof(elem), fields, \
+	sizeof fields / sizeof *fields
+
+/* What db_report_list reads: the query, its table, where rows go. */
+static const struct list {
+	const char		*sql;
+	const char		*what;
+	size_t			 array, n, size;	/* in struct rrun */
+	const struct field	*fields;
+	size_t			 nfields;
+} lists[] = {
+	[DB_REPORT_BUILDS] = {
+	    "SELECT id, host, compiler, compiler_version, cflags, native,"
+	    " status, target, source_sha256, binary_sha256, openssl"
+	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
+	    LIST(builds, nbuilds, struct rbuild, build_fields) },
+	/* Warnings and errors only: info events are the run's diary. */
+	[DB_REPORT_EVENTS] = {
+	    "SELECT host, at, level, message FROM events"
+	    " WHERE run_id = ?1 AND level IN ('warning', 'error')"
+	    " ORDER BY id", "events",
+	    LIST(events, nevents, struct revent, event_fields) },
+	[DB_REPORT_INVALID] = {
+	    "SELECT host, variant, build_id, sample_index, invalid_reason"
+	    " FROM samples INDEXED BY samples_digest"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
+	    " ORDER BY host, variant, build_id, sample_index", "samples",
+	    LIST(invalid, ninvalid, struct rinvalid, invalid_fields) },
+	[DB_REPORT_VARIANTS] = {
+	    "SELECT host, variant, build_id, status, reason FROM variants"
+	    " WHERE run_id = ?1 AND study = ?2 AND status <> 'ok'"
+	    " ORDER BY host, build_id, status, reason, variant", "variants",
+	    LIST(variants, nvariants, struct rvariant, variant_fields) },
+	[DB_REPORT_DIGESTS] = {
+	    "SELECT steps, COUNT(*), COUNT(DISTINCT digest), MIN(digest)"
+	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
+	    " GROUP BY steps ORDER BY steps", "samples",
+	    LIST(digests, ndigests, struct rdigest, digest_fields) },
+};
+
+int
+db_report_list(sqlite3 *db, struct rrun *r, enum db_report_list which,
+    struct so_err *err)
+{
+	const struct list *l = &lists[which];
+	struct append a = {
+		(void **)((char *)r + l->array), (size_t *)((char *)r + l->n),
+		l->size, l->fields, l->nfields
+	};
+
+	return each_row(db, l->sql, l->what, r, append_row, &a, err);
+}
+
+struct valid_arg {
+	void	(*fn)(const struct db_valid *s, void *arg);
+	void	 *arg;
+};
+
+#define F(type, member) FIELD(type, struct db_valid, member)
+static const struct field valid_fields[] = {
+	F(F_TEXT, variant), F(F_TEXT, host), F(F_I64, build_id),
+	F(F_I64, steps), F(F_I64, ns), F(F_I64, position),
+	F(F_REAL, calib_mhz), F(F_REAL, calib_after_mhz),
+	F(F_I64, cycles), F(F_I64, instructions),
+	F(F_TEXT, cycles_source),
+};
+#undef F
+
+static int
+valid_row(sqlite3_stmt *st, void *arg)
+{
+	const struct valid_arg *a = arg;
+	struct db_valid s;
+
+	decode(st, &s, valid_fields, sizeof valid_fields /
+	    sizeof *valid_fields);
+	a->fn(&s, a->arg);
+	return 0;
+}
+
+int
+db_report_valid(sqlite3 *db, const struct rrun *r,
+    void (*fn)(const struct db_valid *s, void *arg), void *arg,
+    struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT variant, host, build_id, steps, ns, position, calib_mhz,"
+	    " calib_after_mhz, cycles, instructions, cycles_source FROM samples"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0";
+	struct valid_arg a = { fn, arg };
+
+	return each_row(db, sql, "samples", r, valid_row, &a, err);
+}
+
+struct count_arg {
+	void	(*fn)(const char *variant, const char *host, int64_t build_id,
+		    int64_t count, void *arg);
+	void	 *arg;
+};
+
+static int
+count_row(sqlite3_stmt *st, void *arg)
+{
+	const struct count_arg *a = arg;
+
+	a->fn(col_str(st, 0), col_str(st, 1), sqlite3_column_int64(st, 2),
+	    sqlite3_column_int64(st, 3), a->arg);
+	return 0;
+}
+
+int
+db_report_invalid_counts(sqlite3 *db, const struct rrun *r,
+    void (*fn)(const char *variant, const char *host, int64_t build_id,
+    int64_t count, void *arg), void *arg, struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT variant, host, build_id, COUNT(*)"
+	    " FROM samples INDEXED BY samples_digest"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
+	    " GROUP BY variant, host, build_id";
+	struct count_arg a = { fn, arg };
+
+	return each_row(db, sql, "samples", r, count_row, &a, err);
+}
+
+int
+db_report_range(sqlite3 *db, const struct rrun *r, const char *col,
+    int64_t steps, const char *seed, char *lo, char *hi, size_t len,
+    struct so_err *err)
+{
+	char *sql = xasprintf("SELECT (SELECT MIN(%s) FROM samples"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1%s%s),"
+	    " (SELECT MAX(%s) FROM samples"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1%s%s)", col,
+	    steps > 0 ? " AND steps = ?3" : "", seed ? " AND seed = ?4" : "",
+	    col, steps > 0 ? " AND steps = ?3" : "", seed ? " AND seed = ?4" :
+	    "");
+	sqlite3_stmt *st;
+	int ret;
+
+	ret = prepare(db, sql, "samples", r->id, r->study, &st, err);
+	free(sql);
+	if (ret != 0)
+		return ret;
+	if ((steps > 0 && sqlite3_bind_int64(st, 3, steps) != SQLITE_OK) ||
+	    (seed != NULL && sqlite3_bind_text(st, 4, seed, -1,
+	    SQLITE_STATIC) != SQLITE_OK) || sqlite3_step(st) != SQLITE_ROW)
+		ret = db_failed(db, "samples", err);
+	else {
+		snprintf(lo, len, "%s", sqlite3_column_type(st, 0) ==
+		    SQLITE_NULL ? "" : col_str(st, 0));
+		snprintf(hi, len, "%s", sqlite3_column_type(st, 1) ==
+		    SQLITE_NULL ? "" : col_str(st, 1));
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+struct group_arg {
+	void	(*fn)(const struct db_digest_group *g, void *arg);
+	void	 *arg;
+};
+
+#define F(type, member) FIELD(type, struct db_digest_group, member)
+static const struct field group_fields[] = {
+	F(F_TEXT, variant), F(F_TEXT, host), F(F_I64, build_id),
+	F(F_I64, nsteps), F(F_I64, nfinals), F(F_I64, run_finals),
+	F(F_I64, nkeys), F(F_I64, steps), F(F_TEXT, seed),
+	F(F_TEXT, digest),
+};
+#undef F
+
+static int
+group_row(sqlite3_stmt *st, void *arg)
+{
+	const struct group_arg *a = arg;
+	struct db_digest_group g;
+
+	decode(st, &g, group_fields, sizeof group_fields /
+	    sizeof *group_fields);
+	a->fn(&g, a->arg);
+	return 0;
+}
+
+int
+db_report_digest_groups(sqlite3 *db, const struct rrun *r,
+    void (*fn)(const struct db_digest_group *g, void *arg), void *arg,
+    struct so_err *err)
+{
+	static const char sql[] =
+	    "WITH d AS (SELECT steps, COUNT(DISTINCT digest) AS nd"
+	    "  FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
+	    "  GROUP BY steps)"
+	    " SELECT s.variant, s.host, s.build_id,"
+	    "  COUNT(DISTINCT s.steps), COUNT(DISTINCT s.steps || ' ' ||"
+	    "  s.digest), MAX(d.nd), COUNT(DISTINCT s.steps || ' ' || s.seed"
+	    "  || ' ' || s.digest), MIN(s.steps), MIN(s.seed), MIN(s.digest)"
+	    " FROM samples s JOIN d ON d.steps = s.steps"
+	    " WHERE s.run_id = ?1 AND s.study = ?2 AND s.valid = 1"
+	    " GROUP BY s.variant, s.host, s.build_id";
+	struct group_arg a = { fn, arg };
+
+	return each_row(db, sql, "samples", r, group_row, &a, err);
+}
+
+struct sample_arg {
+	int	(*fn)(const struct rsample *s, void *arg);
+	void	 *arg;
+};
+
+static int
+sample_row(sqlite3_stmt *st, void *arg)
+{
+	const struct sample_arg *a = arg;
+	struct rsample x = {
+		.id = sqlite3_column_int64(st, 0),
+		.build_id = sqlite3_column_int64(st, 1),
+		.sample_index = sqlite3_column_int64(st, 2),
+		.position = sqlite3_column_int64(st, 3),
+		.steps = sqlite3_column_int64(st, 4),
+		.ns = sqlite3_column_int64(st, 5),
+		.valid = sqlite3_column_int64(st, 6),
+		.has_cpu = sqlite3_column_type(st, 7) != SQLITE_NULL,
+		.cpu = sqlite3_column_int64(st, 7),
+		.host = col_str(st, 8), .study = col_str(st, 9),
+		.variant = col_str(st, 10), .compiler = col_str(st, 11),
+		.digest = col_str(st, 12), .seed = col_str(st, 13),
+		.invalid_reason = col_str(st, 14),
+		.received_at = col_str(st, 15), .reason = col_str(st, 16),
+		.calib_mhz = sqlite3_column_type(st, 17) == SQLITE_NULL ? NAN :
+		    sqlite3_column_double(st, 17),
+		.calib_after_mhz = sqlite3_column_type(st, 18) ==
+		    SQLITE_NULL ? NAN : sqlite3_column_double(st, 18),
+		.cycles = sqlite3_column_type(st, 19) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(st, 19),
+		.instructions = sqlite3_column_type(st, 20) == SQLITE_NULL ?
+		    -1 : sqlite3_column_int64(st, 20),
+		.cycles_source = col_str(st, 21),
+		.openssl_cap = col_str(st, 22),
+	};
+
+	return a->fn(&x, a->arg);
+}
+
+int
+db_report_samples(sqlite3 *db, const struct rrun *r,
+    int (*fn)(const struct rsample *s, void *arg), void *arg,
+    struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT s.id, s.build_id, s.sample_index, s.position, s.steps,"
+	    " s.ns, s.valid, s.cpu, s.host, s.study, s.variant, b.compiler,"
+	    " s.digest, s.seed, s.invalid_reason, s.received_at, s.reason,"
+	    " s.calib_mhz, s.calib_after_mhz, s.cycles, s.instructions,"
+	    " s.cycles_source, s.openssl_cap"
+	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
+	    " WHERE s.run_id = ?1 AND s.study = ?2"
+	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
+	struct sample_arg a = { fn, arg };
+
+	return each_row(db, sql, "samples", r, sample_row, &a, err);
+}
+
+int
+db_report_run_study(sqlite3 *db, int64_t id, char **study,
+    struct so_err *err)
+{
+	static const char sql[] = "SELECT study FROM runs WHERE id = ?1";
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	*study = NULL;
+	if ((ret = prepare(db, sql, "runs", id, NULL, &st, err)) != 0)
+		return ret;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*study = col_dup(st, 0);
+	else if (rc == SQLITE_DONE)
+		ret = SO_ENOTFOUND;
+	else
+		ret = db_failed(db, "runs", err);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+char *
+db_report_recent_ids(sqlite3 *db)
+{
+	static const char sql[] = "SELECT id FROM runs ORDER BY id DESC LIMIT 5";
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		strbuf_addf(&sb, "%s%lld", sb.len > 0 ? ", " : "",
+		    sqlite3_column_int64(st, 0));
+	sqlite3_finalize(st);
+	if (sb.len == 0)
+		return NULL;
+	return strbuf_detach(&sb);
+}
+
+int
+db_report_latest(sqlite3 *db, const char *study, int explore,
+    int64_t **ids, size_t *n, struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT MAX(id) FROM runs"
+	    " WHERE (?1 IS NULL OR study = ?1) AND (?2 OR exploratory = 0)"
+	    " GROUP BY study ORDER BY study";
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, study, -1, SQLITE_STATIC) !=
+	    SQLITE_OK || sqlite3_bind_int(st, 2, explore != 0) !=
+	    SQLITE_OK) {
+		ret = db_failed(db, "runs", err);
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*ids = report_grow(*ids, *n, sizeof **ids);
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_failed(db, "runs", err);
+out:
+	sqlite3_finalize(st);
+	if (ret != 0) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+	}
+	return ret;
+}
+
+int
+db_report_absent(sqlite3 *db, const char *study, int64_t *hidden,
+    char **studies, struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT (SELECT COUNT(*) FROM runs WHERE exploratory <> 0"
+	    "  AND (?1 IS NULL OR study = ?1)),"
+	    " (SELECT group_concat(study, ', ') FROM"
+	    "  (SELECT DISTINCT study FROM runs ORDER BY study))";
+	sqlite3_stmt *st;
+	int ret = 0;
+
+	*hidden = 0;
+	*studies = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, study, -1, SQLITE_STATIC) !=
+	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		ret = db_failed(db, "runs", err);
+	else {
+		*hidden = sqlite3_column_int64(st, 0);
+		*studies = col_dup(st, 1);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}

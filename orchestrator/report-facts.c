@@ -1,0 +1,289 @@
+/*
+ * The tables and warnings Markdown and HTML both show, built once from the
+ * model: each rendering names its columns (struct report_col) and prints
+ * the table its own way (report-table.c).
+ */
+#include "report-table.h"
+#include "strbuf.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *
+dup_or_dash(const char *s)
+{
+	return xstrdup(s != NULL ? s : "-");
+}
+
+static char *
+rate_cell(double rate)
+{
+	char buf[32];
+
+	report_format_rate(rate, buf, sizeof buf);
+	return xstrdup(buf);
+}
+
+/* Give t the heads and alignment of cols, in one block the table frees. */
+static void
+set_cols(struct table *t, const struct report_col *cols, size_t ncols)
+{
+	const char **heads = xcalloc(1, ncols * sizeof *heads + ncols + 1);
+	char *align = (char *)(heads + ncols);
+	size_t c;
+
+	for (c = 0; c < ncols; c++) {
+		heads[c] = cols[c].head;
+		align[c] = cols[c].align;
+	}
+	t->ncols = ncols;
+	t->heads = heads;
+	t->align = align;
+	t->mem = heads;
+}
+
+static char *
+pin_cell(const struct rhost *h)
+{
+	if (h->pinned == 1 && h->has_pin_cpu)
+		return xasprintf("cpu %" PRId64, h->pin_cpu);
+	if (h->has_pin_cpu)
+		return xasprintf("cpu %" PRId64 " (not pinned)", h->pin_cpu);
+	return xstrdup(h->pinned == -1 ? "unknown" : "none");
+}
+
+static char *
+noise_cell(const struct rhost *h)
+{
+	if (h->windows == 0)
+		return xstrdup("-");
+	return xasprintf("%s %" PRId64 "/%" PRId64, h->noisy > 0 ? "noisy" :
+	    "quiet", h->noisy > 0 ? h->noisy : h->windows, h->windows);
+}
+
+static char *
+host_cell(const struct rhost *h, int what)
+{
+	switch (what) {
+	case COL_HOST:		return dup_or_dash(h->name);
+	case COL_HOST_STATUS:	return dup_or_dash(h->status);
+	case COL_CLOCK:		return report_clock_str(h->clock_mhz,
+				    h->clock_source, h->clock_n);
+	case COL_CPU:		return dup_or_dash(h->cpu_model);
+	case COL_ARCH:		return dup_or_dash(h->arch);
+	case COL_KERNEL:	return dup_or_dash(h->kernel);
+	case COL_OPENSSL:	return dup_or_dash(h->openssl);
+	case COL_GOVERNOR:	return dup_or_dash(h->governor);
+	case COL_PINNING:	return pin_cell(h);
+	case COL_COUNTERS:	return dup_or_dash(h->counters);
+	default:		return noise_cell(h);
+	}
+}
+
+void
+report_host_table(const struct rrun *r, const struct report_col *cols,
+    size_t ncols, struct table *t)
+{
+	size_t i, c;
+
+	set_cols(t, cols, ncols);
+	for (i = 0; i < r->nhosts; i++) {
+		for (c = 0; c < ncols; c++)
+			table_cell(t, host_cell(&r->hosts[i], cols[c].what));
+	}
+}
+
+void
+report_build_table(const struct rrun *r, const struct report_col *cols,
+    size_t ncols, struct table *t)
+{
+	const struct rbuild *b;
+	struct strbuf code = STRBUF_INIT;
+	size_t i, c;
+
+	set_cols(t, cols, ncols);
+	for (i = 0; i < r->nbuilds; i++) {
+		b = &r->builds[i];
+		for (c = 0; c < ncols; c++) {
+			switch (cols[c].what) {
+			case COL_BUILD:
+				table_cell(t, xasprintf("%" PRId64, b->id));
+				break;
+			case COL_BUILD_HOST:
+				table_cell(t, dup_or_dash(b->host));
+				break;
+			case COL_COMPILER:
+				table_cell(t, dup_or_dash(b->compiler));
+				break;
+			case COL_VERSION:
+				table_cell(t, dup_or_dash(b->compiler_version));
+				break;
+			case COL_CFLAGS:
+				table_cell(t, dup_or_dash(b->cflags));
+				break;
+			case COL_NATIVE:
+				table_cell(t, dup_or_dash(b->native));
+				break;
+			case COL_BUILD_STATUS:
+				table_cell(t, dup_or_dash(b->status));
+				break;
+			default:	/* COL_BINARY_CODE, for HTML */
+				strbuf_addstr(&code, "<code>");
+				report_html_add(&code, b->binary_sha256);
+				strbuf_addstr(&code, "</code>");
+				table_raw(t, strbuf_detach(&code));
+			}
+		}
+	}
+}
+
+static char *
+row_cell(const struct rrow *w, int what)
+{
+	char buf[32];
+	int known = w->n > 0, counted = report_row_cycles(w) > 0;
+
+	switch (what) {
+	case COL_VARIANT:	return xstrdup(w->variant);
+	case COL_LABEL:		return xstrdup(w->label);
+	case COL_ROW_HOST:	return xstrdup(w->host);
+	case COL_MEDIAN:	return rate_cell(known ? w->median : 0);
+	case COL_Q1:		return rate_cell(known ? w->desc.q1 : 0);
+	case COL_Q3:		return rate_cell(known ? w->desc.q3 : 0);
+	case COL_MIN:		return rate_cell(known ? w->min : 0);
+	case COL_MAX:		return rate_cell(known ? w->max : 0);
+	case COL_CV:
+		return isnan(w->desc.cv) ? xstrdup("-") :
+		    xasprintf("%.2f%%", 100 * w->desc.cv);
+	case COL_N:		return xasprintf("%" PRId64, w->n);
+	case COL_NS:
+		report_format_ns(known ? w->median : 0, buf, sizeof buf);
+		return xstrdup(buf);
+	case COL_NS_1:
+		return known ? xasprintf("%.1f", 1e9 / w->median) :
+		    xstrdup("-");
+	case COL_CYCLES:
+		return counted ? xasprintf("%.1f", report_row_cycles(w)) :
+		    xstrdup("-");
+	case COL_CLOCK_MHZ:
+		return counted ? xasprintf("%.0f", w->clock_mhz) :
+		    xstrdup("-");
+	case COL_CLOCK_SOURCE:
+		return counted ? xasprintf("%.0f (%s)", w->clock_mhz,
+		    report_clock_source(w->clock_source)) : xstrdup("-");
+	case COL_DIGEST:
+		return xstrdup(w->digest == DIGEST_OK ? "ok" :
+		    w->digest == DIGEST_MISMATCH ? "MISMATCH" : "-");
+	default:		return xasprintf("%" PRId64, w->invalid);
+	}
+}
+
+void
+report_row_table(const struct rrun *r, const struct report_col *cols,
+    size_t ncols, struct table *t)
+{
+	const struct rrow *w;
+	size_t i, c;
+
+	set_cols(t, cols, ncols);
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		for (c = 0; c < ncols; c++) {
+			/* Markdown shows a mismatch in bold. */
+			if (cols[c].what == COL_DIGEST_STRONG &&
+			    w->digest == DIGEST_MISMATCH)
+				table_raw(t, xstrdup("**MISMATCH**"));
+			else
+				table_cell(t, row_cell(w, cols[c].what ==
+				    COL_DIGEST_STRONG ? COL_DIGEST :
+				    cols[c].what));
+		}
+	}
+}
+
+/*
+ * A warning: a head naming what it is about (owned) and the host's text
+ * after it (the run's; NULL shown as "-").
+ */
+struct note {
+	char		*head;
+	const char	*text;
+};
+
+static void
+note(struct note **v, size_t *n, char *head, const char *text)
+{
+	*v = report_grow(*v, *n, sizeof **v);
+	(*v)[*n].head = head;
+	(*v)[(*n)++].text = text;
+}
+
+static struct note *
+warnings(const struct rrun *r, size_t *n)
+{
+	const struct rinvalid *v;
+	const struct rvariant *x;
+	const struct revent *e;
+	const struct rhost *h;
+	struct note *notes = NULL;
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < r->ninvalid; i++) {
+		v = &r->invalid[i];
+		note(&notes, n, xasprintf("invalid sample: %s %s (%s) sample %"
+		    PRId64 ": ", v->host, v->variant, v->label, v->index),
+		    v->reason);
+	}
+	if (r->moved > 0)
+		note(&notes, n, xasprintf("%" PRId64 " of %" PRId64 " samples: "
+		    "clock estimate moved over %d%% across the sample (cycles "
+		    "less certain)", r->moved, r->clocked, CLOCK_MOVED_PCT), "");
+	for (i = 0; i < r->nhosts; i++) {
+		h = &r->hosts[i];
+		if (h->status != NULL && strcmp(h->status, "ok") != 0)
+			note(&notes, n, xasprintf("host \"%s\" %s: ", h->name,
+			    h->status), h->error);
+		if (h->pin_error != NULL)
+			note(&notes, n, xasprintf("host \"%s\" not pinned: ",
+			    h->name), h->pin_error);
+	}
+	for (i = 0; i < r->nvariants; i++) {
+		x = &r->variants[i];
+		note(&notes, n, xasprintf("variant \"%s\" on \"%s\" (%s) %s: ",
+		    x->variant, x->host, x->label, x->status), x->reason);
+	}
+	for (i = 0; i < r->nevents; i++) {
+		e = &r->events[i];
+		note(&notes, n, xasprintf("%s%s%s at %s: ", e->level,
+		    e->host != NULL ? " on " : "", e->host != NULL ? e->host :
+		    "", e->at), e->message);
+	}
+	return notes;
+}
+
+void
+report_print_warnings(const struct rrun *r, FILE *out, const char *open,
+    void (*head)(FILE *, const char *), void (*text)(FILE *, const char *),
+    const char *close, const char *none)
+{
+	struct note *notes;
+	size_t i, n;
+
+	notes = warnings(r, &n);
+	for (i = 0; i < n; i++) {
+		fputs(open, out);
+		if (head != NULL)
+			head(out, notes[i].head);
+		else
+			fputs(notes[i].head, out);
+		text(out, notes[i].text);
+		fputs(close, out);
+		free(notes[i].head);
+	}
+	free(notes);
+	if (n == 0)
+		fputs(none, out);
+}
