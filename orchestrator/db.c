@@ -41,8 +41,17 @@ db_schema_version(void)
 int
 db_err(struct db *db, struct so_err *err, const char *what)
 {
-	return so_error(err, SO_EDB, "database: %s: %s", what,
+	int rc = so_error(err, SO_EDB, "database: %s: %s", what,
 	    sqlite3_errmsg(db->h));
+
+	/*
+	 * Locked past the whole busy timeout: someone holds it for good.
+	 * What follows (the events, the window's end, the host's outcome)
+	 * then waits 1 s each to be stored or reported lost, not 10.
+	 */
+	if ((sqlite3_errcode(db->h) & 0xff) == SQLITE_BUSY)
+		sqlite3_busy_timeout(db->h, 1000);
+	return rc;
 }
 
 /* PRAGMA user_version into *v; 0, or -1 when it cannot be read. */
