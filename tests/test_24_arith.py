@@ -25,7 +25,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, query, seqorch, write_hosts
+from conftest import ROOT, copy_tree, query, seqorch, write_hosts
 from refs import chain_hex
 from test_11_bad_input import FAKE_CC
 from test_20_kernels import (assert_all_pass, build_check, expect_args,
@@ -66,16 +66,6 @@ def test_arith_studies_run_and_check(scratch):
     r = seqorch(scratch, "report", "--study", "mul")
     assert r.returncode == 0, r.stderr
     assert "ns/round" in r.stdout and "rounds/s over" in r.stdout
-
-
-def copy_tree(dst):
-    files = subprocess.run(["git", "ls-files", "-z", "-co",
-                            "--exclude-standard"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.split(b"\0")
-    for f in filter(None, files):
-        out = dst / f.decode()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / f.decode(), out)
 
 
 # The mul32 round through GCC vector extensions: the same results as the
