@@ -19,6 +19,7 @@ qemu -cpu max (about 20 minutes).
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -107,8 +108,13 @@ def build_check(cc, arch, out, nolibs, cache, static=False):
     extra = ["nolibs"] if nolibs else []
     table = out / "table.c"
     table.write_text(registry("agent", arch, *extra))
-    objs = [compiled(cc, registry("cflags", src).split(), src, cache)
-            for src in registry("files", arch, *extra).split()]
+    srcs = registry("files", arch, *extra).split()
+    # In a random order, so that two workers building the same harness
+    # compile different files side by side instead of queueing on one.
+    objs = {}
+    for src in random.sample(srcs, len(srcs)):
+        objs[src] = compiled(cc, registry("cflags", src).split(), src, cache)
+    objs = [objs[src] for src in srcs]
     exe = out / "check"
     cmd = [cc, *CFLAGS, "-o", exe, "tests/kernels/check.c", table,
            "agent/registry.c", "agent/cpu.c", *objs]
