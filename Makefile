@@ -197,8 +197,10 @@ UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
 UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \
-	artifact trace strbuf util
+	remote artifact trace strbuf util
+UNIT_remote = remote pool strbuf util
 UNIT_report = cmd report db runner deploy window conn local ssh jump config \
+	remote pool hostsel hosts-check \
 	sshconfig toml proto disasm artifact bundle publish http fetch export \
 	compare published reference stats study studies affinity progress \
 	trace strbuf util
