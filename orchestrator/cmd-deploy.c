@@ -79,20 +79,14 @@ deploy_exec(int argc, char **argv)
 	struct host **hosts = NULL;
 	struct job *jobs = NULL;
 	size_t n = 0, i;
-	int c, taken, rc = EXIT_OK;
+	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if ((taken = hostsel_opt(&sel, c, optarg)) != 0) {
-			if (taken < 0)
-				return EXIT_USAGE;
-			continue;
-		}
-		if (c != 'h')
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1)
+		if (hostsel_opt(&sel, c, optarg) < 0)
 			return EXIT_USAGE;
-		cmd_print_usage(cmd_find("deploy"));
-		return EXIT_OK;
-	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (cmd_load_config(sel.config, sel.ssh_config, &cfg) != 0) {

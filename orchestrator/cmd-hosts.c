@@ -234,7 +234,8 @@ hosts_exec(int argc, char **argv)
 	static const struct option longopts[] = {
 		HOSTSEL_LONGOPTS,
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		/* Not 'h': --help prints the verb's own usage. */
+		{ "help", no_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct verb_entry *v = &verbs[0];
@@ -242,7 +243,7 @@ hosts_exec(int argc, char **argv)
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
 	size_t i, n = 0;
-	int c, taken, rc = EXIT_OK, named = 0, verbose = 0;
+	int c, done, taken, rc = EXIT_OK, named = 0, verbose = 0;
 
 	/* The verb comes first: seqorch hosts [VERB] [OPTIONS] [NAME]. */
 	if (argc > 1 && argv[1][0] != '-') {
@@ -254,12 +255,10 @@ hosts_exec(int argc, char **argv)
 			    "(valid: list, check, trust)\n", argv[1]);
 			return EXIT_USAGE;
 		}
-		argc--;
-		argv++;
 		named = 1;
 	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
+	optind = 1 + named;
+	while ((c = cmd_getopt(argc, argv, "v", longopts, &done)) != -1) {
 		if ((taken = hostsel_opt(&sel, c, optarg)) != 0) {
 			if (taken < 0)
 				return EXIT_USAGE;
@@ -269,16 +268,16 @@ hosts_exec(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
-		case 'h':
+		case 'u':
 			if (named)
 				fputs(v->usage, stdout);
 			else
 				cmd_print_usage(cmd_find("hosts"));
 			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (verbose && v->verb != VERB_LIST) {
 		fprintf(stderr, "seqorch: hosts %s: -v belongs to `hosts "
 		    "list`\n", v->name);

@@ -189,8 +189,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return err.code == SO_EINTR ? EXIT_INTERRUPTED :
-		    err.code == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(err.code);
 	}
 	if (o->resume > 0) {
 		run_id = o->resume;
@@ -296,7 +295,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	if (rc != 0) {
 		fprintf(stderr, "seqorch: cannot resume: %s in \"%s\"\n",
 		    err.msg, o->db);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(rc);
 	}
 	if (o->studies != NULL && strcmp(o->studies, r->study) != 0) {
 		fprintf(stderr, "seqorch: cannot resume: run %lld measured "
@@ -349,10 +348,10 @@ run_exec(int argc, char **argv)
 	struct sigaction sa;
 	char *command = NULL, *studies = NULL, *p, *study;
 	size_t n = 0;
-	int c, taken, rc = EXIT_OK;
+	int c, done, taken, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		if ((taken = hostsel_opt(&o.sel, c, optarg)) != 0) {
 			if (taken < 0)
 				return EXIT_USAGE;
@@ -416,13 +415,10 @@ run_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			o.fixed = "--samples";
 			break;
-		case 'h':
-			cmd_print_usage(cmd_find("run"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (o.studies == NULL && o.resume == 0) {

@@ -145,6 +145,25 @@ collect_rest(struct hostrun *hr, struct stream *s, const char *dir,
 }
 
 /*
+ * A window the agent opened and never ended (it was interrupted or
+ * stopped inside it) ends now, by the coordinator's clock, with why in
+ * its drift so that `seqorch windows` does not take it for a cut one.
+ */
+static void
+end_window(struct hostrun *hr, const char *why)
+{
+	struct so_err e = { 0 };
+	char at[32];
+
+	if (hr->window_id == 0)
+		return;
+	iso_now(at, sizeof at);
+	if (db_window_end(hr->db, hr->window_id, at, NULL, why, &e) != 0)
+		run_db_lost(hr, "the window's end", e.msg);
+	hr->window_id = 0;
+}
+
+/*
  * The user interrupted the run: the agent is stopped before the lease is
  * released, what it finished is stored, and an event says how many
  * samples were kept or that some may be lost.  An open window is closed
@@ -155,7 +174,7 @@ interrupted(struct hostrun *hr, struct stream *s, const char *dir,
     const char *cc)
 {
 	struct so_err e = { 0 };
-	char msg[SO_ERR_MAX + 256], at[32];
+	char msg[SO_ERR_MAX + 256];
 	uint64_t before = s->got;
 	int rc;
 
@@ -174,13 +193,7 @@ interrupted(struct hostrun *hr, struct stream *s, const char *dir,
 		    "stored, any it finished after them are lost", cc, e.msg,
 		    (unsigned long long)s->got);
 	run_note(hr, "warning", msg);
-	if (hr->window_id != 0) {
-		iso_now(at, sizeof at);
-		if (db_window_end(hr->db, hr->window_id, at, NULL,
-		    "interrupted: the agent was stopped", &e) != 0)
-			run_db_lost(hr, "the window's end", e.msg);
-		hr->window_id = 0;
-	}
+	end_window(hr, "interrupted: the agent was stopped");
 	snprintf(hr->error, sizeof hr->error, "interrupted");
 	hr->failed = 1;
 }
@@ -496,6 +509,12 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    "samples", cc, (unsigned long long)s->got,
 		    (unsigned long long)s->expected);
 		run_fail(hr, msg);
+	}
+	if (hr->window_id != 0) {
+		snprintf(msg, sizeof msg, "the agent stopped inside the "
+		    "window: %.900s", hr->failed ? hr->error :
+		    "no window end record");
+		end_window(hr, msg);
 	}
 	if (s->lr.offset > 0)
 		keep_raw(hr, b, dir, s->token);
