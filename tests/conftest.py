@@ -5,6 +5,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -88,6 +89,37 @@ def workdir(tmp_path_factory, built):
         r = seqorch(cwd, "deploy", "--hosts", "local")
         assert r.returncode == 0, r.stdout + r.stderr
     return wd
+
+
+# What `make all` leaves under build/ (the unit tests, benches and locks
+# stay behind).
+BUILD_DIRS = ("agent", "coord", "kernels", "orchestrator")
+
+
+def copy_tree(dst, build=True):
+    """Copies the tracked and untracked (not ignored) files of the tree to
+    dst, timestamps kept.  With build, also the session's build/ (after
+    `built`), so that make in the copy rebuilds only what the copy's
+    changes touch, as it would in a developer's tree."""
+    files = subprocess.run(["git", "ls-files", "-z", "-co",
+                            "--exclude-standard"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.split(b"\0")
+    for f in filter(None, files):
+        out = dst / f.decode()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f.decode(), out)
+    if build:
+        copy_build(dst)
+
+
+def copy_build(dst):
+    def skip(d, names):
+        if Path(d) != ROOT / "build":
+            return []
+        return [n for n in names if n.endswith(".lock") or
+                ((Path(d) / n).is_dir() and n not in BUILD_DIRS)]
+    shutil.copytree(ROOT / "build", dst / "build", symlinks=True,
+                    ignore=skip)
 
 
 def write_hosts(path, workdir, extra=""):

@@ -146,11 +146,23 @@ MODES = {
 }
 
 
-def fake_host(scratch, workdir, mode):
-    cc = scratch / f"cc-{mode}"
-    cc.write_text(FAKE_CC % MODES[mode])
+@pytest.fixture(scope="module")
+def fake_cc(tmp_path_factory):
+    """One compiler for every mode: the wrapper reads its mode from the
+    file `mode` beside it each time the agent runs, so the agent it wraps
+    is built once (one cc, one build) and each test picks the misbehaviour.
+    The module's tests share one xdist worker (conftest), one at a time."""
+    d = tmp_path_factory.mktemp("fakecc")
+    cases = "".join(f"{m})\n    {body} ;;\n" for m, body in MODES.items())
+    cc = d / "cc"
+    cc.write_text(FAKE_CC % f'case $(cat "{d}/mode") in\n{cases}esac')
     cc.chmod(0o755)
-    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{cc}"\n')
+    return cc
+
+
+def fake_host(scratch, workdir, fake_cc, mode):
+    (fake_cc.parent / "mode").write_text(mode + "\n")
+    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{fake_cc}"\n')
 
 
 @pytest.mark.parametrize("mode,msg", [
@@ -160,8 +172,8 @@ def fake_host(scratch, workdir, mode):
     ("unknown", 'unknown field "x"'),
     ("huge", "longer than 65536 bytes"),
 ])
-def test_misbehaving_agent(scratch, workdir, mode, msg):
-    fake_host(scratch, workdir, mode)
+def test_misbehaving_agent(scratch, workdir, fake_cc, mode, msg):
+    fake_host(scratch, workdir, fake_cc, mode)
     r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
                 "--steps", "500", "--samples", "2")
     assert r.returncode == 1, r.stderr
@@ -186,8 +198,8 @@ def test_misbehaving_agent(scratch, workdir, mode, msg):
                for m in warnings), warnings
 
 
-def test_wrong_digest_stored_invalid(scratch, workdir):
-    fake_host(scratch, workdir, "wrong")
+def test_wrong_digest_stored_invalid(scratch, workdir, fake_cc):
+    fake_host(scratch, workdir, fake_cc, "wrong")
     r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
                 "--steps", "500", "--samples", "2")
     assert r.returncode == 1, r.stderr

@@ -16,8 +16,10 @@ provides it.  Set SEQORCH_LONG_CHAINS=1 to also check the 1M and 10M
 chains of every study in chains.json (sha3, sha512) natively and under
 qemu -cpu max (about 20 minutes).
 """
+import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, VECTORS
+from conftest import ROOT, VECTORS, locked, session_root
 from refs import CHAINS, KATS, chain_hex
 
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
@@ -74,20 +76,45 @@ def need(tool, package):
     return path
 
 
-def build_check(cc, arch, out, nolibs, static=False):
-    """Compile each file with the flags registry.sh gives it, link check."""
+def obj_cache(tmp_path_factory):
+    """Where build_check keeps the objects it compiles, for every xdist
+    worker of this pytest run: the tree does not change during a run, so
+    one compile of a file with one compiler and set of flags serves every
+    harness that links it (native with and without libraries, static)."""
+    return session_root(tmp_path_factory) / "check-objs"
+
+
+def compiled(cc, flags, src, cache):
+    """The object of src compiled with cc and flags, compiled once per run
+    (the first worker compiles under a lock, the others wait for it)."""
+    cmd = [cc, *CFLAGS, *flags, "-c"]
+    key = hashlib.sha256(repr((cmd, src)).encode()).hexdigest()[:24]
+    cache.mkdir(parents=True, exist_ok=True)
+    obj = cache / f"{key}.o"
+    with locked(cache / f"{key}.lock"):
+        if not obj.exists():
+            tmp = cache / f"{key}.tmp.o"
+            r = subprocess.run([*cmd, "-o", tmp, src], cwd=ROOT,
+                               capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
+            os.replace(tmp, obj)
+    return obj
+
+
+def build_check(cc, arch, out, nolibs, cache, static=False):
+    """Compile each file with the flags registry.sh gives it (objects
+    shared through cache, see obj_cache), link check."""
     out.mkdir(parents=True, exist_ok=True)
     extra = ["nolibs"] if nolibs else []
     table = out / "table.c"
     table.write_text(registry("agent", arch, *extra))
-    objs = []
-    for i, src in enumerate(registry("files", arch, *extra).split()):
-        obj = out / f"{i}.o"
-        flags = registry("cflags", src).split()
-        r = subprocess.run([cc, *CFLAGS, *flags, "-c", "-o", obj, src],
-                           cwd=ROOT, capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        objs.append(obj)
+    srcs = registry("files", arch, *extra).split()
+    # In a random order, so that two workers building the same harness
+    # compile different files side by side instead of queueing on one.
+    objs = {}
+    for src in random.sample(srcs, len(srcs)):
+        objs[src] = compiled(cc, registry("cflags", src).split(), src, cache)
+    objs = [objs[src] for src in srcs]
     exe = out / "check"
     cmd = [cc, *CFLAGS, "-o", exe, "tests/kernels/check.c", table,
            "agent/registry.c", "agent/cpu.c", *objs]
@@ -173,7 +200,7 @@ def native(tmp_path_factory):
                           capture_output=True, text=True,
                           check=True).stdout.split("-")[0]
     exe = build_check("cc", arch, tmp_path_factory.mktemp("native"),
-                      nolibs=False)
+                      nolibs=False, cache=obj_cache(tmp_path_factory))
     return arch, exe
 
 
@@ -228,7 +255,8 @@ def arm_check(tmp_path_factory):
               "libc6-dev-arm64-cross")
     need("qemu-aarch64", "qemu-user")
     return build_check(cc, "aarch64", tmp_path_factory.mktemp("aarch64"),
-                       nolibs=True, static=True)
+                       nolibs=True, cache=obj_cache(tmp_path_factory),
+                       static=True)
 
 
 @pytest.mark.parametrize("study", harness_studies())

@@ -11,6 +11,11 @@ import pytest
 from conftest import ROOT
 
 
+@pytest.fixture(scope="session", autouse=True)
+def built():
+    """Generators and their outputs only: no binary is needed, so these
+    tests do not wait for conftest's `make all`."""
+
 
 def generated():
     """{(study folder, generator): [outputs]} from kernels/generated.txt,

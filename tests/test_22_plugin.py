@@ -7,11 +7,10 @@ builds, lists the study and its unit, self-tests both variants, runs on the
 local host, checks every sample against the coordinator's reference of the
 new study, and reports in the study's own unit.  The expected digest is
 computed here in Python from the toy's definition."""
-import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import ROOT, query, seqorch as _unused  # noqa: F401
+from conftest import copy_build, copy_tree, query
 
 M64 = (1 << 64) - 1
 
@@ -88,13 +87,7 @@ def toy(steps, x=1):
 
 def test_a_new_study_is_one_folder_and_one_line(tmp_path):
     tree = tmp_path / "tree"
-    files = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.split(b"\0")
-    for f in filter(None, files):
-        src = ROOT / f.decode()
-        dst = tree / f.decode()
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst)
+    copy_tree(tree, build=False)
     before = {p.relative_to(tree): p.read_bytes()
               for p in tree.rglob("*") if p.is_file()}
 
@@ -117,6 +110,9 @@ def test_a_new_study_is_one_folder_and_one_line(tmp_path):
             "study.c", "reference.c", "plain/kernel.c",
             "shifted/kernel.c"))
 
+    # The session's build, so that make rebuilds what the new study
+    # touches, not the whole tree.
+    copy_build(tree)
     r = subprocess.run(["make", "-s", "all"], cwd=tree, capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr

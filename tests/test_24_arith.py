@@ -25,11 +25,11 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, query, seqorch, write_hosts
+from conftest import ROOT, copy_tree, query, seqorch, write_hosts
 from refs import chain_hex
 from test_11_bad_input import FAKE_CC
 from test_20_kernels import (assert_all_pass, build_check, expect_args,
-                             manifest, need, run_check)
+                             manifest, need, obj_cache, run_check)
 
 STUDIES = ("mul", "mul-wide", "mul32")
 ARCH = platform.machine()
@@ -66,16 +66,6 @@ def test_arith_studies_run_and_check(scratch):
     r = seqorch(scratch, "report", "--study", "mul")
     assert r.returncode == 0, r.stderr
     assert "ns/round" in r.stdout and "rounds/s over" in r.stdout
-
-
-def copy_tree(dst):
-    files = subprocess.run(["git", "ls-files", "-z", "-co",
-                            "--exclude-standard"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.split(b"\0")
-    for f in filter(None, files):
-        out = dst / f.decode()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / f.decode(), out)
 
 
 # The mul32 round through GCC vector extensions: the same results as the
@@ -232,12 +222,14 @@ def test_a_forbidden_instruction_in_the_listed_kernel_is_flagged(
     ("Haswell-noTSX", {"mul": set(), "mul-wide": {"avx512"},
                        "mul32": {"avx512"}}),
 ])
-def test_x86_feature_variants_skipped_under_qemu(tmp_path, model, skips):
+def test_x86_feature_variants_skipped_under_qemu(tmp_path, tmp_path_factory,
+                                                 model, skips):
     """On a CPU model without a variant's features the variant is reported
     as skipped and never called; the others run (AVX2 and BMI2 ones
     too, on Haswell) and pass."""
     need("qemu-x86_64", "qemu-user")
-    exe = build_check("cc", "x86_64", tmp_path, nolibs=True, static=True)
+    exe = build_check("cc", "x86_64", tmp_path, nolibs=True,
+                      cache=obj_cache(tmp_path_factory), static=True)
     want = manifest("x86_64", nolibs=True)
     for study in STUDIES:
         rc, out = run_check(["qemu-x86_64", "-cpu", model, exe, "-S", study,

@@ -39,7 +39,8 @@ def native(tmp_path_factory):
                            "-dumpmachine"], capture_output=True, text=True,
                           check=True).stdout.split("-")[0]
     return arch, t20.build_check("cc", arch, tmp_path_factory.mktemp("n"),
-                                 nolibs=True)
+                                 nolibs=True,
+                                 cache=t20.obj_cache(tmp_path_factory))
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,8 @@ def arm(tmp_path_factory):
                   "libc6-dev-arm64-cross")
     t20.need("qemu-aarch64", "qemu-user")
     return t20.build_check(cc, "aarch64", tmp_path_factory.mktemp("a"),
-                           nolibs=True, static=True)
+                           nolibs=True, cache=t20.obj_cache(tmp_path_factory),
+                           static=True)
 
 
 # --- the estimates, as each variant computes them -------------------------
