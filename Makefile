@@ -44,7 +44,8 @@ LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
 DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
-	libcmocka-dev python3 python3-pytest openssh-server openssh-client \
+	libcmocka-dev python3 python3-pytest python3-pytest-xdist \
+	openssh-server openssh-client \
 	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	openssl procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
@@ -182,15 +183,51 @@ run: deps all
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
 
-build/tests/%: tests/unit/%.c $(LIB_OBJS)
+# Each unit test links the modules it tests and their real dependencies,
+# nothing else, so that a new coupling fails its link.  A module is
+# orchestrator/NAME.c with its parts orchestrator/NAME-*.c; toml is the C++
+# front end and studies the coordinator's study tables; a part such as
+# report-load may be named alone.  Couplings these lists show: db's
+# db-report.c grows arrays with report-load.c's report_grow, and cmd.c's
+# table names every command (test_report runs `report` through it).
+UNIT_strbuf = strbuf util
+UNIT_window = window db report-load report-stats stats util strbuf
+UNIT_stats = stats util
+UNIT_proto = proto util
+UNIT_sshconfig = sshconfig util
+UNIT_config = config sshconfig toml util
+UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \
+	remote artifact trace strbuf util
+UNIT_remote = remote pool strbuf util
+UNIT_report = cmd report db runner deploy window conn local ssh jump config \
+	remote pool hostsel hosts-check \
+	sshconfig toml proto disasm artifact bundle publish http fetch export \
+	compare published reference stats study studies affinity progress \
+	trace strbuf util
+MOD_toml = build/orchestrator/toml.cc.o
+MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
+unit_objs = $(foreach m,$(1),$(or $(MOD_$(m)),$(patsubst %,build/%.o,\
+	$(wildcard orchestrator/$(m).c orchestrator/$(m)-*.c))))
+$(foreach t,$(UNIT_TESTS),$(eval $(t): $(call unit_objs,$(UNIT_$(t:build/tests/test_%=%)))))
+
+build/tests/%: tests/unit/%.c
+	$(if $(UNIT_$(*:test_%=%)),,$(error $<: no UNIT_$(*:test_%=%) list in the Makefile))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -o $@ $< $(LIB_OBJS) -lcmocka $(SO_LIBS) -lstdc++
+	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -o $@ $< $(filter %.o,$^) \
+	  -lcmocka $(SO_LIBS) -lstdc++
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
+# pytest-xdist runs the integration tests side by side (tests/conftest.py
+# keeps one build and one built agent for all workers; tests/sshd.py gives
+# each worker its own loopback addresses).  The sshd tests mostly wait on
+# I/O, so more workers than cores pay off; PYTEST_JOBS=0 runs in-process.
+PYTEST_JOBS ?= 4
+PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
+
 test: all unit
-	$(PYTHON) -m pytest -q tests
+	$(PYTEST) tests
 	$(MAKE) sanitize
 
 # ASan and UBSan: the sources are copied to build-san/tree and built there
@@ -214,8 +251,7 @@ sanitize: all
 	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
 	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit
-	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) $(PYTHON) -m pytest -q \
-	  $(SAN_PYTEST)
+	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) $(PYTEST) $(SAN_PYTEST)
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
 # agent-record parser, the hosts.toml front end and the agent's option

@@ -64,7 +64,7 @@ artifacts_exec(int argc, char **argv)
 	int c, done, rc;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
@@ -89,7 +89,7 @@ artifacts_exec(int argc, char **argv)
 	db_close(db);
 	if (rc != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(rc);
 	}
 	if (ls.n == 0)
 		fprintf(stderr, "seqorch: run %lld keeps no artifacts (it "

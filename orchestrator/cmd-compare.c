@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-extern const struct cmd_entry cmd_compare_entry;
 
 static int
 compare_exec(int argc, char **argv)
@@ -33,11 +32,10 @@ compare_exec(int argc, char **argv)
 	struct db *db = NULL;
 	size_t slower = 0;
 	char *end;
-	int ch, ret, have_base = 0;
+	int ch, done, ret, have_base = 0;
 
-	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((ch = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (ch) {
 		case 'b':
 			if (cmd_run_id_arg("--baseline", optarg, &o.base) != 0)
@@ -63,10 +61,10 @@ compare_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		default:
-			return report_opt_other(ch, &cmd_compare_entry, argv);
 		}
 	}
+	if (done >= 0)
+		return done;
 	/* RUN_A RUN_B, or --baseline RUN [RUN_B]. */
 	if (!have_base && optind < argc) {
 		if (cmd_run_id_arg("RUN_A", argv[optind++], &o.base) != 0)
@@ -98,7 +96,7 @@ compare_exec(int argc, char **argv)
 	db_close(db);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return ret == SO_EDB ? EXIT_DB : EXIT_USAGE;
+		return cmd_exit_code(ret);
 	}
 	if (fflush(stdout) != 0)
 		return EXIT_FAIL;

@@ -7,9 +7,10 @@
 #include "config.h"
 #include "conn.h"
 #include "deploy.h"
+#include "hostsel.h"
+#include "pool.h"
 
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,6 @@ struct job {
 	struct so_err err;
 };
 
-struct pool {
-	pthread_mutex_t mu;
-	struct job *jobs;
-	size_t n, next;
-};
-
 static double
 now_s(void)
 {
@@ -40,8 +35,9 @@ now_s(void)
 }
 
 static void
-deploy_one(struct job *j)
+deploy_one(void *arg, size_t k)
 {
+	struct job *j = (struct job *)arg + k;
 	struct conn *c = NULL;
 	double t0 = now_s();
 	size_t i;
@@ -70,92 +66,43 @@ out:
 	j->seconds = now_s() - t0;
 }
 
-/* Workers take the next host until none is left (--parallel of them). */
-static void *
-worker(void *arg)
-{
-	struct pool *p = arg;
-
-	for (;;) {
-		struct job *j;
-
-		pthread_mutex_lock(&p->mu);
-		j = p->next < p->n ? &p->jobs[p->next++] : NULL;
-		pthread_mutex_unlock(&p->mu);
-		if (j == NULL)
-			return NULL;
-		deploy_one(j);
-	}
-}
-
 static int
 deploy_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "ssh-config", required_argument, NULL, 'F' },
-		{ "parallel", required_argument, NULL, 'j' },
+		HOSTSEL_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *spec = "all", *path = "hosts.toml", *ssh_config = NULL;
+	struct hostsel sel = HOSTSEL_INIT;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
-	struct pool pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t *tid = NULL;
-	struct so_err err;
-	int64_t parallel = 16;
-	size_t n = 0, i, nthreads;
-	int c, rc = EXIT_OK;
+	struct job *jobs = NULL;
+	size_t n = 0, i;
+	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'H': spec = optarg; break;
-		case 'c': path = optarg; break;
-		case 'F': ssh_config = optarg; break;
-		case 'j':
-			if (cmd_int_arg("--parallel", optarg, 256,
-			    &parallel) != 0)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			cmd_print_usage(cmd_find("deploy"));
-			return EXIT_OK;
-		default:
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1)
+		if (hostsel_opt(&sel, c, optarg) < 0)
 			return EXIT_USAGE;
-		}
-	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
-	if (cmd_load_config(path, ssh_config, &cfg) != 0) {
+	if (cmd_load_config(sel.config, sel.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (config_select(cfg, spec, &hosts, &n, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		rc = EXIT_USAGE;
+	if ((rc = hostsel_select(&sel, cfg, &hosts, &n)) != EXIT_OK)
 		goto out;
-	}
-	pool.jobs = xcalloc(n, sizeof *pool.jobs);
-	pool.n = n;
+	jobs = xcalloc(n, sizeof *jobs);
 	for (i = 0; i < n; i++)
-		pool.jobs[i].host = hosts[i];
-	nthreads = (size_t)parallel < n ? (size_t)parallel : n;
-	tid = xcalloc(nthreads, sizeof *tid);
-	for (i = 0; i < nthreads; i++)
-		if (pthread_create(&tid[i], NULL, worker, &pool) != 0)
-			break;
-	nthreads = i;
-	if (nthreads == 0)
-		worker(&pool);
-	for (i = 0; i < nthreads; i++)
-		pthread_join(tid[i], NULL);
+		jobs[i].host = hosts[i];
+	pool_run(n, (int)sel.parallel, deploy_one, jobs);
 	printf("%-16s %8s %12s %7s %8s  %s\n", "host", "files", "bytes",
 	    "builds", "seconds", "status");
 	for (i = 0; i < n; i++) {
-		struct job *j = &pool.jobs[i];
+		struct job *j = &jobs[i];
 		int ok = j->rc == 0 && j->builds_failed == 0;
 
 		/* One line per host: a build log's newlines are folded. */
@@ -170,8 +117,7 @@ deploy_exec(int argc, char **argv)
 			rc = EXIT_FAIL;
 	}
 out:
-	free(tid);
-	free(pool.jobs);
+	free(jobs);
 	free(hosts);
 	config_free(cfg);
 	return rc;

@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const struct cmd_entry cmd_export_entry;
 
 /* Write text to path through a temporary file, so a reader never sees half. */
 static int
@@ -63,11 +62,10 @@ export_exec(int argc, char **argv)
 	cJSON *doc = NULL;
 	int64_t run_id = 0;
 	char *text;
-	int ch, ret;
+	int ch, done, ret;
 
-	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((ch = cmd_getopt(argc, argv, "o:", longopts, &done)) != -1) {
 		switch (ch) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
@@ -85,10 +83,10 @@ export_exec(int argc, char **argv)
 		case 'k':
 			key = optarg;
 			break;
-		default:
-			return report_opt_other(ch, &cmd_export_entry, argv);
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (run_id == 0) {
@@ -116,8 +114,7 @@ export_exec(int argc, char **argv)
 		db_close(db);
 		if (ret != 0) {
 			fprintf(stderr, "seqorch: %s\n", err.msg);
-			return ret == SO_EDB ? EXIT_DB : ret == SO_EINVAL ?
-			    EXIT_USAGE : EXIT_FAIL;
+			return cmd_exit_code(ret);
 		}
 		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
 		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "
@@ -127,7 +124,7 @@ export_exec(int argc, char **argv)
 	db_close(db);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return ret == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(ret);
 	}
 	text = cJSON_Print(doc);
 	cJSON_Delete(doc);

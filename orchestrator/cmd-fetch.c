@@ -43,22 +43,19 @@ fetch_exec(int argc, char **argv)
 	struct sigaction sa;
 	char *list = NULL, *p, *study, *cache = NULL;
 	unsigned fetched, cached;
-	int c, rc = EXIT_OK;
+	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 's': studies = optarg; break;
 		case 'C': cache_opt = optarg; break;
 		case 'c': config = optarg; break;
 		case 'd': db = optarg; break;
-		case 'h':
-			cmd_print_usage(cmd_find("fetch"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (studies == NULL) {
@@ -89,8 +86,7 @@ fetch_exec(int argc, char **argv)
 		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
 		    &err) != 0) {
 			fprintf(stderr, "seqorch: %s\n", err.msg);
-			rc = err.code == SO_EINTR ? EXIT_INTERRUPTED :
-			    EXIT_FAIL;
+			rc = cmd_exit_code(err.code);
 			break;
 		}
 		printf("%s: %u artifact%s fetched, %u already cached, in "

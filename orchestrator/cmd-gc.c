@@ -27,7 +27,7 @@ gc_exec(int argc, char **argv)
 	int c, done, rc, dry_run = 0;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 'n': dry_run = 1; break;

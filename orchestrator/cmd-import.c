@@ -31,7 +31,7 @@ import_exec(int argc, char **argv)
 	int c, done, rc, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		case 'd': path = optarg; break;
@@ -84,7 +84,7 @@ import_exec(int argc, char **argv)
 		}
 		if (rc != 0) {
 			fprintf(stderr, "seqorch: import: %s\n", err.msg);
-			ret = rc == SO_EPROTO ? EXIT_FAIL : EXIT_DB;
+			ret = cmd_exit_code(rc);
 			goto out;
 		}
 		printf("imported run %lld of %s as run %lld\n",

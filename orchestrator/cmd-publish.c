@@ -78,7 +78,7 @@ publish_exec(int argc, char **argv)
 	int c, done, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'u': po.url = optarg; break;
 		case 't': token_file = optarg; break;
@@ -119,8 +119,7 @@ publish_exec(int argc, char **argv)
 	    bundle_make(db, run_id, summary, key, &b, &err) != 0 ||
 	    bundle_tar(&b, &tar, &len, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		ret = err.code == SO_ENOTFOUND || err.code == SO_EINVAL ?
-		    EXIT_USAGE : EXIT_DB;
+		ret = cmd_exit_code(err.code);
 		goto out;
 	}
 	if (publish_post(&po, tar, len, &res, &err) != 0) {

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const struct cmd_entry cmd_report_entry;
 
 static int
 report_exec(int argc, char **argv)
@@ -38,11 +37,10 @@ report_exec(int argc, char **argv)
 	struct db *db = NULL;
 	const char *output = NULL;
 	FILE *out = stdout;
-	int ch, latest = 0, ret;
+	int ch, done, latest = 0, ret;
 
-	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((ch = cmd_getopt(argc, argv, "o:", longopts, &done)) != -1) {
 		switch (ch) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,
@@ -77,10 +75,10 @@ report_exec(int argc, char **argv)
 			}
 			o.reference = optarg;
 			break;
-		default:
-			return report_opt_other(ch, &cmd_report_entry, argv);
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (optind < argc) {
 		fprintf(stderr, "seqorch: unexpected argument \"%s\" (see "
 		    "\"seqorch report --help\")\n", argv[optind]);
@@ -115,7 +113,7 @@ report_exec(int argc, char **argv)
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		if (ret == SO_ENOTFOUND)
 			return o.run_id > 0 ? EXIT_USAGE : EXIT_FAIL;
-		return ret == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(ret);
 	}
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "seqorch: cannot write the report: %s\n",

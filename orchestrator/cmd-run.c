@@ -9,7 +9,9 @@
 #include "db.h"
 #include "deploy.h"
 #include "fetch.h"
+#include "hostsel.h"
 #include "reference.h"
+#include "remote.h"
 #include "runner.h"
 #include "study.h"
 #include "window.h"
@@ -38,27 +40,22 @@ on_signal(int sig)
 static char *
 valid_names(const char *study)
 {
-	char *s = xstrdup(""), *t;
+	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 
-	if (study == NULL) {
-		for (i = 0; study_table[i].name != NULL; i++) {
-			t = xasprintf("%s%s%s", s, i ? ", " : "",
-			    study_table[i].name);
-			free(s);
-			s = t;
-		}
-		return s;
+	for (i = 0; study == NULL && study_table[i].name != NULL; i++) {
+		if (sb.len > 0)
+			strbuf_addstr(&sb, ", ");
+		strbuf_addstr(&sb, study_table[i].name);
 	}
-	for (i = 0; variant_table[i].study != NULL; i++) {
+	for (i = 0; study != NULL && variant_table[i].study != NULL; i++) {
 		if (strcmp(variant_table[i].study, study) != 0)
 			continue;
-		t = xasprintf("%s%s%s", s, *s ? ", " : "",
-		    variant_table[i].variant);
-		free(s);
-		s = t;
+		if (sb.len > 0)
+			strbuf_addstr(&sb, ", ");
+		strbuf_addstr(&sb, variant_table[i].variant);
 	}
-	return s;
+	return strbuf_detach(&sb);
 }
 
 /* Each study must exist and each variant belong to every study run. */
@@ -97,28 +94,25 @@ check_names(const char *studies, const char *variants)
 	return rc;
 }
 
+/* The command line as run, each argument quoted, for the runs table. */
 static char *
 command_line(int argc, char **argv)
 {
-	char *s = xstrdup("seqorch"), *t, *q;
+	struct strbuf sb = STRBUF_INIT;
 	int i;
 
-	for (i = 0; i < argc; i++) {
-		q = sh_quote(argv[i]);
-		t = xasprintf("%s %s", s, q);
-		free(q);
-		free(s);
-		s = t;
-	}
-	return s;
+	strbuf_addstr(&sb, "seqorch");
+	for (i = 0; i < argc; i++)
+		rcmd_arg(&sb, argv[i]);
+	return strbuf_detach(&sb);
 }
 
 struct run_opts {
-	const char *studies, *hosts, *variants, *db, *config, *seed;
-	const char *ssh_config;	/* NULL: ~/.ssh/config */
+	const char *studies, *variants, *db, *seed;
+	struct hostsel sel;	/* --hosts (all by default), --config... */
 	const char *cache_opt;	/* --cache */
 	char *cache;		/* the artifact cache in use */
-	int64_t steps, samples, parallel, max_samples, lease_expiry;
+	int64_t steps, samples, max_samples, lease_expiry;
 	double max_cv;
 	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */
@@ -195,8 +189,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return err.code == SO_EINTR ? EXIT_INTERRUPTED :
-		    err.code == SO_EINVAL ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(err.code);
 	}
 	if (o->resume > 0) {
 		run_id = o->resume;
@@ -214,7 +207,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	ri.command = command;
 	ri.seed = seed;
 	ri.variants = o->variants;
-	ri.hosts = o->hosts;
+	ri.hosts = o->sel.spec;
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
 	if (db_run_begin(db, &ri, &run_id, &err) != 0) {
@@ -232,7 +225,7 @@ started:
 	p.cache = o->cache;
 	p.steps = (uint64_t)steps;
 	p.samples = (uint64_t)o->samples;
-	p.parallel = (int)o->parallel;
+	p.parallel = (int)o->sel.parallel;
 	p.run_id = run_id;
 	p.ref_digest = ref;
 	p.ref_selftest = ref_selftest;
@@ -302,7 +295,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	if (rc != 0) {
 		fprintf(stderr, "seqorch: cannot resume: %s in \"%s\"\n",
 		    err.msg, o->db);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		return cmd_exit_code(rc);
 	}
 	if (o->studies != NULL && strcmp(o->studies, r->study) != 0) {
 		fprintf(stderr, "seqorch: cannot resume: run %lld measured "
@@ -315,7 +308,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->samples = (int64_t)r->samples;
 	o->seed = r->seed;
 	o->variants = r->variants;
-	o->hosts = r->hosts;
+	o->sel.spec = r->hosts;
 	o->explore = r->exploratory;
 	o->openssl_cap = r->openssl_cap;
 	return EXIT_OK;
@@ -326,14 +319,11 @@ run_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "study", required_argument, NULL, 's' },
-		{ "hosts", required_argument, NULL, 'H' },
 		{ "steps", required_argument, NULL, 'n' },
 		{ "samples", required_argument, NULL, 'k' },
 		{ "variants", required_argument, NULL, 'v' },
 		{ "db", required_argument, NULL, 'd' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "ssh-config", required_argument, NULL, 'F' },
-		{ "parallel", required_argument, NULL, 'j' },
+		HOSTSEL_LONGOPTS,
 		{ "seed", required_argument, NULL, 'S' },
 		{ "explore", no_argument, NULL, 'x' },
 		{ "no-wait", no_argument, NULL, 'W' },
@@ -347,10 +337,9 @@ run_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct run_opts o = { .hosts = "all", .db = "results.db",
-	    .config = "hosts.toml", .samples = 3,
-	    .parallel = 16, .max_cv = 0.01,
-	    .lease_expiry = LEASE_EXPIRY_DEFAULT };
+	struct run_opts o = { .db = "results.db", .samples = 3,
+	    .sel = { "all", "hosts.toml", NULL, HOSTSEL_PARALLEL },
+	    .max_cv = 0.01, .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	struct config *cfg = NULL;
 	struct db *db = NULL;
 	struct stored_run stored = { 0 };
@@ -359,18 +348,22 @@ run_exec(int argc, char **argv)
 	struct sigaction sa;
 	char *command = NULL, *studies = NULL, *p, *study;
 	size_t n = 0;
-	int c, rc = EXIT_OK;
+	int c, done, taken, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+		if ((taken = hostsel_opt(&o.sel, c, optarg)) != 0) {
+			if (taken < 0)
+				return EXIT_USAGE;
+			if (c == 'H')
+				o.fixed = "--hosts";
+			continue;
+		}
 		switch (c) {
 		case 's': o.studies = optarg; break;
-		case 'H': o.hosts = optarg; o.fixed = "--hosts"; break;
 		case 'v': o.variants = optarg; o.fixed = "--variants"; break;
 		case 'd': o.db = optarg; break;
 		case 'A': o.cache_opt = optarg; break;
-		case 'c': o.config = optarg; break;
-		case 'F': o.ssh_config = optarg; break;
 		case 'S': o.seed = optarg; o.fixed = "--seed"; break;
 		case 'x': o.explore = 1; o.fixed = "--explore"; break;
 		case 'W': o.no_wait = 1; break;
@@ -422,18 +415,10 @@ run_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			o.fixed = "--samples";
 			break;
-		case 'j':
-			if (cmd_int_arg("--parallel", optarg, 256,
-			    &o.parallel) != 0)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			cmd_print_usage(cmd_find("run"));
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
 	}
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	if (o.studies == NULL && o.resume == 0) {
@@ -489,15 +474,12 @@ run_exec(int argc, char **argv)
 		if (rc != EXIT_OK)
 			goto out;
 	}
-	if (cmd_load_config(o.config, o.ssh_config, &cfg) != 0) {
+	if (cmd_load_config(o.sel.config, o.sel.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (config_select(cfg, o.hosts, &hosts, &n, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		rc = EXIT_USAGE;
+	if ((rc = hostsel_select(&o.sel, cfg, &hosts, &n)) != EXIT_OK)
 		goto out;
-	}
 	o.cache = fetch_cache_dir(o.cache_opt, cfg->cache, o.db);
 	if (db_open(o.db, &db, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);

@@ -19,16 +19,13 @@ studies_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t i, j;
-	int c;
+	int done;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			cmd_print_usage(cmd_find("studies"));
-			return EXIT_OK;
-		}
-		return EXIT_USAGE;
-	}
+	while (cmd_getopt(argc, argv, "", longopts, &done) != -1)
+		;
+	if (done >= 0)
+		return done;
 	if (cmd_extra_args(argc, argv) != 0)
 		return EXIT_USAGE;
 	for (i = 0; study_table[i].name != NULL; i++) {

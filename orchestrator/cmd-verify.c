@@ -24,7 +24,7 @@ verify_exec(int argc, char **argv)
 	int c, done, rc;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		}

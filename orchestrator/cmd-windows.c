@@ -147,7 +147,7 @@ windows_exec(int argc, char **argv)
 	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,

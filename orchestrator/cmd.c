@@ -83,17 +83,67 @@ cmd_run_id_arg(const char *opt, const char *arg, int64_t *out)
 }
 
 int
-cmd_getopt(int argc, char **argv, const struct option *longopts, int *done)
+cmd_exit_code(int so_code)
 {
-	int c = getopt_long(argc, argv, "", longopts, NULL);
+	switch (so_code) {
+	case SO_OK:
+		return EXIT_OK;
+	case SO_EINVAL:
+	case SO_ENOTFOUND:
+		return EXIT_USAGE;
+	case SO_EDB:
+	case SO_ESTALE:
+		return EXIT_DB;
+	case SO_EINTR:
+		return EXIT_INTERRUPTED;
+	default:
+		return EXIT_FAIL;
+	}
+}
 
+/*
+ * The option getopt stopped at: a long one as written (without any
+ * "=value"), else the short one in optopt.
+ */
+static void
+opt_name(const char *arg, char *buf, size_t len)
+{
+	if (strncmp(arg, "--", 2) == 0 || optopt <= ' ' || optopt >= 127)
+		snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(buf, len, "-%c", optopt);
+	strip_ctrl(buf);
+}
+
+int
+cmd_getopt(int argc, char **argv, const char *shortopts,
+    const struct option *longopts, int *done)
+{
+	char opts[32], buf[64];
+	int c;
+
+	/* Our messages, not getopt's: the leading ':' reports a missing value. */
+	snprintf(opts, sizeof(opts), ":%s", shortopts);
+	opterr = 0;
+	c = getopt_long(argc, argv, opts, longopts, NULL);
 	*done = -1;
-	if (c == 'h') {
+	switch (c) {
+	case 'h':
 		cmd_print_usage(cmd_find(argv[0]));
 		*done = EXIT_OK;
 		return -1;
-	}
-	if (c == '?' || c == ':') {
+	case ':':
+	case '?':
+		opt_name(argv[optind - 1], buf, sizeof(buf));
+		if (c == ':')
+			fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
+			    buf);
+		else if (optopt > 0 && strchr(argv[optind - 1], '=') != NULL)
+			fprintf(stderr, "seqorch: option \"%s\" takes no "
+			    "value\n", buf);
+		else
+			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
+			    "\"seqorch %s --help\")\n", buf, argv[0]);
 		*done = EXIT_USAGE;
 		return -1;
 	}
@@ -113,7 +163,7 @@ cmd_load_bundle(int argc, char **argv, const char *pubkey, struct bundle *b)
 	}
 	if ((rc = bundle_load(argv[optind], b, &err)) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_FAIL;
+		return cmd_exit_code(rc);
 	}
 	return EXIT_OK;
 }

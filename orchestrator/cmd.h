@@ -17,6 +17,14 @@ enum {
 	EXIT_INTERRUPTED = 130,	/* stopped by SIGINT/SIGTERM */
 };
 
+/*
+ * The one map from a module's SO_E* code to an exit code: a bad value or
+ * name the user gave (SO_EINVAL, SO_ENOTFOUND) is EXIT_USAGE, a database
+ * error (SO_EDB, SO_ESTALE) EXIT_DB, a signal EXIT_INTERRUPTED, anything
+ * else EXIT_FAIL; 0 is EXIT_OK.
+ */
+int cmd_exit_code(int so_code);
+
 struct cmd_entry {
 	const char *name;
 	const char *summary;	/* one line for `seqorch --help` */
@@ -35,13 +43,14 @@ struct option;
 struct bundle;
 
 /*
- * getopt_long over a command's long options (optind set to 1 first; its
- * --help has the value 'h'): the next option, or -1 when the options
- * end.  They end with *done EXIT_OK after --help printed the usage,
- * EXIT_USAGE after an unknown option (getopt said which), else -1.
+ * getopt_long over a command's short and long options (the caller sets
+ * optind to 1 first; --help must have the value 'h'): the next option,
+ * or -1 when the options end.  They end with *done EXIT_OK after --help
+ * printed the usage, EXIT_USAGE after an unknown option or a missing
+ * value (with one message for every command), else -1.
  */
-int cmd_getopt(int argc, char **argv, const struct option *longopts,
-    int *done);
+int cmd_getopt(int argc, char **argv, const char *shortopts,
+    const struct option *longopts, int *done);
 
 /*
  * For import and verify: BUNDLE, the one argument after the options, and

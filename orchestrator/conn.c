@@ -3,6 +3,8 @@
  * resolution, the confinement rule for remote writes, shell quoting.
  */
 #include "conn.h"
+#include "remote-scripts.h"
+#include "remote.h"
 #include "strbuf.h"
 #include "trace.h"
 
@@ -77,7 +79,8 @@ static int
 resolve_workdir(struct conn *c, struct so_err *err)
 {
 	const char *wd = c->host->workdir;
-	char *q = NULL, *cmd = NULL, *out = NULL;
+	struct strbuf cmd = STRBUF_INIT;
+	char *out = NULL;
 	int status, rc;
 
 	if (strcmp(wd, "~") != 0 && strncmp(wd, "~/", 2) != 0 && wd[0] != '/')
@@ -85,15 +88,13 @@ resolve_workdir(struct conn *c, struct so_err *err)
 		    "must be absolute or start with ~/", c->host->name, wd);
 	if ((rc = c->ops->workdir(c, wd, &c->workdir, err)) <= 0)
 		return rc;
-	if (wd[0] == '~') {
-		q = sh_quote(wd[1] ? wd + 2 : ".");
-		cmd = xasprintf("cd && mkdir -p -- %s && cd -- %s && pwd -P",
-		    q, q);
-	} else {
-		q = sh_quote(wd);
-		cmd = xasprintf("mkdir -p -- %s && cd -- %s && pwd -P", q, q);
-	}
-	rc = conn_capture(c, cmd, 4096, &out, &status, err);
+	if (wd[0] == '~')
+		rcmd_script(&cmd, rscript_workdir_home, (const char *const[]){
+		    "dir", wd[1] ? wd + 2 : ".", NULL });
+	else
+		rcmd_script(&cmd, rscript_workdir_abs, (const char *const[]){
+		    "dir", wd, NULL });
+	rc = conn_capture(c, cmd.buf, 4096, &out, &status, err);
 	if (rc == 0 && (status != 0 || out[0] != '/'))
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot create "
 		    "workdir \"%s\"", c->host->name, wd);
@@ -102,8 +103,7 @@ resolve_workdir(struct conn *c, struct so_err *err)
 		c->workdir = xstrdup(out);
 	}
 	free(out);
-	free(cmd);
-	free(q);
+	strbuf_release(&cmd);
 	return rc;
 }
 
@@ -151,33 +151,37 @@ conn_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	return rc;
 }
 
-/* Inside the workdir, absolute, and no ".." component. */
+/*
+ * Inside the workdir, absolute, and no ".." component; else SO_EINVAL
+ * saying that we refuse to do what (write, read, look at) with path.
+ */
 static int
-confined(const char *workdir, const char *path)
+confined(struct conn *c, const char *path, const char *what,
+    struct so_err *err)
 {
-	size_t n = strlen(workdir);
+	size_t n = strlen(c->workdir);
 	const char *p;
 
-	if (strncmp(path, workdir, n) != 0 || path[n] != '/')
-		return 0;
+	if (strncmp(path, c->workdir, n) != 0 || path[n] != '/')
+		goto refuse;
 	for (p = path; (p = strstr(p, "..")) != NULL; p += 2)
 		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
-			return 0;
-	return 1;
+			goto refuse;
+	return 0;
+refuse:
+	return so_error(err, SO_EINVAL, "host \"%s\": refusing to %s \"%s\" "
+	    "outside workdir \"%s\"", c->host->name, what, path, c->workdir);
 }
 
 int
 conn_put(struct conn *c, const char *path, const void *data, size_t len,
     int mode, struct so_err *err)
 {
-	double t0;
+	double t0 = trace_now_ms();
 	int rc;
 
-	if (!confined(c->workdir, path))
-		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
-		    "write \"%s\" outside workdir \"%s\"", c->host->name,
-		    path, c->workdir);
-	t0 = trace_now_ms();
+	if ((rc = confined(c, path, "write", err)) != 0)
+		return rc;
 	rc = c->ops->put(c, path, data, len, mode, err);
 	trace_op(c->host->name, "put", path, t0, rc, -1, err->msg);
 	return rc;
@@ -187,14 +191,11 @@ int
 conn_read(struct conn *c, const char *path, size_t max, char **out,
     size_t *len, struct so_err *err)
 {
-	double t0;
+	double t0 = trace_now_ms();
 	int rc;
 
-	if (!confined(c->workdir, path))
-		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
-		    "read \"%s\" outside workdir \"%s\"", c->host->name,
-		    path, c->workdir);
-	t0 = trace_now_ms();
+	if ((rc = confined(c, path, "read", err)) != 0)
+		return rc;
 	rc = c->ops->read(c, path, max, out, len, err);
 	trace_op(c->host->name, "read", path, t0, rc, -1, err->msg);
 	return rc;
@@ -203,15 +204,13 @@ conn_read(struct conn *c, const char *path, size_t max, char **out,
 int
 conn_stat(struct conn *c, const char *path, int *mode, struct so_err *err)
 {
-	double t0;
+	double t0 = trace_now_ms();
 	int rc;
 
-	if (!confined(c->workdir, path))
-		return so_error(err, SO_EINVAL, "host \"%s\": refusing to "
-		    "look at \"%s\" outside workdir \"%s\"", c->host->name,
-		    path, c->workdir);
-	t0 = trace_now_ms();
+	if ((rc = confined(c, path, "look at", err)) != 0)
+		return rc;
 	rc = c->ops->stat(c, path, mode, err);
+	/* A missing file is an answer, not a failure. */
 	trace_op(c->host->name, "stat", path, t0, rc == SO_ENOTFOUND ? 0 : rc,
 	    -1, err->msg);
 	return rc;

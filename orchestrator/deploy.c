@@ -3,6 +3,8 @@
 
 #include "artifact.h"
 #include "disasm.h"
+#include "remote-scripts.h"
+#include "remote.h"
 #include "study.h"
 
 #include <openssl/evp.h>
@@ -21,16 +23,6 @@ struct shipped_file {
 
 #define MAX_META 65536
 #define MAX_LOG 65536
-
-static void
-sha256_hex(const void *data, size_t len, char out[65])
-{
-	unsigned char md[32];
-	unsigned int n;
-
-	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-	hex_encode(md, 32, out);
-}
 
 static pthread_once_t sha_once = PTHREAD_ONCE_INIT;
 static char source_sha[65];
@@ -72,8 +64,9 @@ deploy_sources(struct conn *c, struct deploy_stats *st, struct so_err *err)
 {
 	const char *sha = deploy_source_sha256();
 	char *dir = xasprintf("%s/src/%s", c->workdir, sha);
-	char *mk = NULL, *path = NULL, *out = NULL;
-	size_t i, mklen, n;
+	struct strbuf mk = STRBUF_INIT;
+	char *path = NULL, *out = NULL;
+	size_t i, n;
 	int status, rc;
 
 	/*
@@ -87,26 +80,22 @@ deploy_sources(struct conn *c, struct deploy_stats *st, struct so_err *err)
 	if (rc != 0 && rc != SO_ENOTFOUND)
 		goto out;
 
-	mk = xasprintf("mkdir -p --");
+	rcmd_raw(&mk, "mkdir -p --");
 	for (i = 0; shipped_files[i].path != NULL; i++) {
 		const char *slash = strrchr(shipped_files[i].path, '/');
-		char *d, *q;
+		struct strbuf d = STRBUF_INIT;
 
 		if (slash == NULL)
 			continue;
-		d = xasprintf("%s/%.*s", dir,
+		/* Each directory once: its quoted word is in mk already. */
+		rcmd_argf(&d, "%s/%.*s", dir,
 		    (int)(slash - shipped_files[i].path),
 		    shipped_files[i].path);
-		q = sh_quote(d);
-		mklen = strlen(mk);
-		if (strstr(mk, q) == NULL) {
-			mk = xrealloc(mk, mklen + strlen(q) + 2);
-			snprintf(mk + mklen, strlen(q) + 2, " %s", q);
-		}
-		free(q);
-		free(d);
+		if (strstr(mk.buf, d.buf) == NULL)
+			rcmd_raw(&mk, " %s", d.buf);
+		strbuf_release(&d);
 	}
-	if ((rc = conn_exec(c, mk, NULL, &status, err)) != 0)
+	if ((rc = conn_exec(c, mk.buf, NULL, &status, err)) != 0)
 		goto out;
 	if (status != 0) {
 		rc = so_error(err, SO_EIO, "host \"%s\": cannot create \"%s\"",
@@ -133,7 +122,7 @@ deploy_sources(struct conn *c, struct deploy_stats *st, struct so_err *err)
 out:
 	free(out);
 	free(path);
-	free(mk);
+	strbuf_release(&mk);
 	free(dir);
 	return rc;
 }
@@ -143,13 +132,15 @@ deploy_artifacts(struct conn *c, const char *study, const char *cache,
     struct deploy_stats *st, struct so_err *err)
 {
 	const struct artifact_entry *a;
-	char *dir = xasprintf("%s/artifacts", c->workdir), *q = sh_quote(dir);
-	char *mk = xasprintf("mkdir -p -- %s", q), *remote = NULL;
+	char *dir = xasprintf("%s/artifacts", c->workdir), *remote = NULL;
+	struct strbuf mk = STRBUF_INIT;
 	char *local = NULL, *data = NULL;
 	int made = 0, mode, status, rc = 0;
 	size_t n;
 	FILE *f;
 
+	rcmd_raw(&mk, "mkdir -p --");
+	rcmd_arg(&mk, dir);
 	for (a = artifact_table; a->study != NULL && rc == 0; a++) {
 		if (strcmp(a->study, study) != 0)
 			continue;
@@ -178,7 +169,7 @@ deploy_artifacts(struct conn *c, const char *study, const char *cache,
 			break;
 		}
 		if (!made) {
-			if ((rc = conn_exec(c, mk, NULL, &status, err)) != 0)
+			if ((rc = conn_exec(c, mk.buf, NULL, &status, err)) != 0)
 				break;
 			if (status != 0) {
 				rc = so_error(err, SO_EIO, "host \"%s\": cannot "
@@ -197,8 +188,7 @@ deploy_artifacts(struct conn *c, const char *study, const char *cache,
 	free(data);
 	free(local);
 	free(remote);
-	free(mk);
-	free(q);
+	strbuf_release(&mk);
 	free(dir);
 	return rc;
 }
@@ -222,7 +212,7 @@ meta_value(const char *meta, const char *key)
 	return xstrdup("");
 }
 
-/* Marks the sections of deploy_build's one-command report. */
+/* Marks the sections of rscript_build's report. */
 #define MARK "@@seqorch:"
 
 /* The text after "MARK name" up to the next mark, as a new string. */
@@ -245,20 +235,18 @@ section(const char *report, const char *name)
 }
 
 char *
-deploy_wrapper(const char *wrapper, const char *qworkdir)
+deploy_wrapper(const char *wrapper, const char *workdir)
 {
+	struct strbuf out = STRBUF_INIT;
 	const char *p = wrapper, *hit;
-	char *out = xstrdup(""), *tmp;
 
 	while ((hit = strstr(p, "{workdir}")) != NULL) {
-		tmp = xasprintf("%s%.*s%s", out, (int)(hit - p), p, qworkdir);
-		free(out);
-		out = tmp;
+		strbuf_add(&out, p, (size_t)(hit - p));
+		strbuf_add_shquoted(&out, workdir);
 		p = hit + strlen("{workdir}");
 	}
-	tmp = xasprintf("%s%s", out, p);
-	free(out);
-	return tmp;
+	strbuf_addstr(&out, p);
+	return strbuf_detach(&out);
 }
 
 /*
@@ -439,11 +427,8 @@ out:
 }
 
 /*
- * The cold path, one round trip: build unless the build exists, then
- * print what it left.  The build happens in a private directory renamed
- * into place, so a coordinator building the same thing at the same time
- * never overwrites a binary another one runs.  meta is written last: its
- * absence marks a failed build, kept as OUT.failed for its log.
+ * The cold path, one round trip (rscript_build): build unless the build
+ * exists, then print what it left.
  */
 static int
 run_build(struct conn *c, const char *cc, const char *study,
@@ -451,46 +436,31 @@ run_build(struct conn *c, const char *cc, const char *study,
     int *built, char *errbuf, size_t errlen, struct so_err *err)
 {
 	const struct host *h = c->host;
-	const char *sha = deploy_source_sha256();
-	char *srcdir = xasprintf("%s/src/%s", c->workdir, sha);
-	char *qout = sh_quote(outdir), *qsrc = sh_quote(srcdir);
-	char *qcc = sh_quote(cc), *qflags = sh_quote(h->cflags);
-	char *qwd = sh_quote(c->workdir), *wrapper = NULL, *cmd, *report = NULL;
-	char *args = xstrdup(""), *qs, *qt, *arts, *qa;
+	struct strbuf cmd = STRBUF_INIT, args = STRBUF_INIT;
+	char *srcdir = xasprintf("%s/src/%s", c->workdir,
+	    deploy_source_sha256());
+	char *wrapper = NULL, *report = NULL, logmax[16];
 	int status, rc;
 
 	/* build.sh's optional STUDY TARGETING ARTIFACTS, all quoted. */
 	if (study != NULL || targeting != NULL) {
-		free(args);
-		qs = sh_quote(study ? study : "");
-		qt = sh_quote(targeting ? targeting : "default");
-		arts = xasprintf("%s/artifacts", c->workdir);
-		qa = sh_quote(arts);
-		args = xasprintf(" %s %s %s", qs, qt, qa);
-		free(qa);
-		free(arts);
-		free(qt);
-		free(qs);
+		rcmd_raw(&args, " ");
+		strbuf_add_shquoted(&args, study ? study : "");
+		rcmd_arg(&args, targeting ? targeting : "default");
+		rcmd_argf(&args, "%s/artifacts", c->workdir);
 	}
-	if (h->build_wrapper != NULL)
-		wrapper = deploy_wrapper(h->build_wrapper, qwd);
-	cmd = xasprintf("o=%s; if ! { test -x \"$o\"/seqorch-agent && "
-	    "test -s \"$o\"/meta; }; then echo " MARK "built; "
-	    "t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
-	    "%s%ssh %s/agent/build.sh \"$t\" %s %s%s >&2; "
-	    "if [ -s \"$t\"/meta ]; then [ -e \"$o\" ] || mv \"$t\" \"$o\"; "
-	    "rm -rf \"$t\"; else rm -rf \"$o\".failed; "
-	    "mv \"$t\" \"$o\".failed; fi; fi; "
-	    "d=$o; [ -s \"$o\"/meta ] || d=$o.failed; "
-	    "echo " MARK "meta; cat \"$d\"/meta 2>/dev/null; "
-	    "echo " MARK "commands; cat \"$d\"/commands 2>/dev/null; "
-	    "echo " MARK "log; tail -c %d \"$d\"/build.log 2>/dev/null; "
-	    "echo " MARK "openssl; cat \"$d\"/openssl 2>/dev/null; "
-	    "echo " MARK "extra; cat \"$d\"/extra 2>/dev/null; true",
-	    qout, wrapper ? wrapper : "", wrapper ? " " : "", qsrc, qcc,
-	    qflags, args, MAX_LOG);
-	rc = conn_capture_ex(c, cmd, 4 * MAX_META + MAX_LOG, 1800000, errbuf,
-	    errlen, &report, &status, err);
+	if (h->build_wrapper != NULL) {
+		char *w = deploy_wrapper(h->build_wrapper, c->workdir);
+
+		wrapper = xasprintf("%s ", w);
+		free(w);
+	}
+	snprintf(logmax, sizeof logmax, "%d", MAX_LOG);
+	rcmd_script(&cmd, rscript_build, (const char *const[]){ "out", outdir,
+	    "wrapper", wrapper ? wrapper : "", "src", srcdir, "cc", cc,
+	    "cflags", h->cflags, "args", args.buf, "log_max", logmax, NULL });
+	rc = conn_capture_ex(c, cmd.buf, 4 * MAX_META + MAX_LOG, 1800000,
+	    errbuf, errlen, &report, &status, err);
 	if (rc == 0) {
 		*built = strstr(report, MARK "built\n") != NULL;
 		bf->meta = section(report, "meta");
@@ -500,14 +470,9 @@ run_build(struct conn *c, const char *cc, const char *study,
 		bf->extra = section(report, "extra");
 	}
 	free(report);
-	free(args);
-	free(cmd);
 	free(wrapper);
-	free(qwd);
-	free(qflags);
-	free(qcc);
-	free(qsrc);
-	free(qout);
+	strbuf_release(&args);
+	strbuf_release(&cmd);
 	free(srcdir);
 	return rc;
 }
@@ -521,6 +486,29 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
 	    err);
 }
 
+/*
+ * The build directory's key, 16 hex digits: a hash of everything that
+ * changes the binary.
+ */
+static void
+build_key(const struct host *h, const char *cc, const char *study,
+    const char *targeting, char key[17])
+{
+	struct strbuf src = STRBUF_INIT;
+	unsigned char md[32];
+	unsigned int n;
+
+	strbuf_addf(&src, "%s\n%s\n%s\n%s", deploy_source_sha256(), cc,
+	    h->cflags, h->build_wrapper ? h->build_wrapper : "");
+	/* A study's own build and targeting make another binary. */
+	if (study != NULL || targeting != NULL)
+		strbuf_addf(&src, "\n%s\n%s", study ? study : "",
+		    targeting ? targeting : "default");
+	EVP_Digest(src.buf, src.len, md, &n, EVP_sha256(), NULL);
+	hex_encode(md, 8, key);
+	strbuf_release(&src);
+}
+
 int
 deploy_build_for(struct conn *c, const char *cc, const char *study,
     const char *targeting, struct db *db, int64_t run_id, int reuse,
@@ -529,25 +517,12 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
 	struct build_files bf = { 0 };
-	char key_hex[65], *keysrc, *outdir, *target = NULL, *version = NULL;
+	char key_hex[17], *outdir, *target = NULL, *version = NULL;
 	char *native = NULL, *binsum = NULL, errbuf[4096] = "";
 	int built = 0, rc;
 
 	memset(res, 0, sizeof *res);
-	/* The build directory depends on everything that changes the binary. */
-	keysrc = xasprintf("%s\n%s\n%s\n%s", sha, cc, h->cflags,
-	    h->build_wrapper ? h->build_wrapper : "");
-	/* A study's own build and targeting make another binary. */
-	if (study != NULL || targeting != NULL) {
-		char *k = xasprintf("%s\n%s\n%s", keysrc, study ? study : "",
-		    targeting ? targeting : "default");
-
-		free(keysrc);
-		keysrc = k;
-	}
-	sha256_hex(keysrc, strlen(keysrc), key_hex);
-	free(keysrc);
-	key_hex[16] = '\0';
+	build_key(h, cc, study, targeting, key_hex);
 	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
 
 	rc = read_build(c, outdir, db != NULL, &bf, err);

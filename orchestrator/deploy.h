@@ -38,10 +38,10 @@ int deploy_artifacts(struct conn *c, const char *study, const char *cache,
     struct deploy_stats *st, struct so_err *err);
 
 /*
- * A build_wrapper with every "{workdir}" replaced by qworkdir (already
- * shell-quoted): the command prefix builds run under.  Caller frees.
+ * A build_wrapper with every "{workdir}" replaced by workdir, shell-quoted:
+ * the command prefix builds run under.  Caller frees.
  */
-char *deploy_wrapper(const char *wrapper, const char *qworkdir);
+char *deploy_wrapper(const char *wrapper, const char *workdir);
 
 struct build_result {
 	int64_t build_id;	/* builds row (0 when no db was given) */

@@ -6,6 +6,8 @@
 #include "disasm.h"
 
 #include "artifact.h"
+#include "remote-scripts.h"
+#include "remote.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -61,9 +63,11 @@ disasm_find(const char *text, const char *mnemonic)
 char *
 disasm_body(const char *dump, const char *sym)
 {
-	char *head = xasprintf(" <%s", sym), *body = NULL, *more;
+	struct strbuf body = STRBUF_INIT;
+	char *head = xasprintf(" <%s", sym);
 	const char *p = dump, *start, *end;
 	size_t n = strlen(head);
+	int found = 0;
 
 	for (; (p = strstr(p, head)) != NULL; p += n) {
 		if ((p[n] != '>' && p[n] != '.') ||
@@ -71,18 +75,21 @@ disasm_body(const char *dump, const char *sym)
 			continue;
 		start++;
 		end = strstr(start, "\n\n");
-		more = xasprintf("%s%.*s", body ? body : "", (int)(end ?
-		    end - start + 1 : (long)strlen(start)), start);
-		free(body);
-		body = more;
+		strbuf_add(&body, start, end ? (size_t)(end - start + 1) :
+		    strlen(start));
+		found = 1;
 	}
 	free(head);
-	return body;
+	if (!found) {
+		strbuf_release(&body);
+		return NULL;
+	}
+	return strbuf_detach(&body);
 }
 
-/* Append up to EXCERPT_LINES lines with mnemonic from body to *ex. */
+/* Append up to EXCERPT_LINES lines with mnemonic from body to ex. */
 static void
-excerpt_add(char **ex, const char *body, const char *mnemonic)
+excerpt_add(struct strbuf *ex, const char *body, const char *mnemonic)
 {
 	const char *line = body;
 	int k;
@@ -91,43 +98,43 @@ excerpt_add(char **ex, const char *body, const char *mnemonic)
 	    (line = disasm_find(line, mnemonic)) != NULL; k++) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-		char *tmp = xasprintf("%s%.*s\n", *ex, (int)len, line);
 
-		free(*ex);
-		*ex = tmp;
+		strbuf_add(ex, line, len);
+		strbuf_addch(ex, '\n');
 		line = eol ? eol + 1 : line + len;
 	}
 }
 
+/* Append word to a space-separated list. */
+static void
+add_word(struct strbuf *list, const char *word)
+{
+	if (list->len > 0)
+		strbuf_addch(list, ' ');
+	strbuf_addstr(list, word);
+}
+
 /*
- * Add the mnemonics of arr (NULL: none) to *words, those found in body
- * (with want_found) or not found (without) to *hit, and the lines of those
- * found to *ex.  Without a body only *words grows.
+ * Add the mnemonics of arr (NULL: none) to words, those found in body
+ * (with want_found) or not found (without) to hit, and the lines of those
+ * found to ex.  Without a body only words grows.
  */
 static void
-scan_list(const cJSON *arr, const char *body, int want_found, char **words,
-    char **hit, char **ex)
+scan_list(const cJSON *arr, const char *body, int want_found,
+    struct strbuf *words, struct strbuf *hit, struct strbuf *ex)
 {
 	const cJSON *m;
-	char *tmp;
 	int found;
 
 	cJSON_ArrayForEach(m, arr) {
 		if (!cJSON_IsString(m))
 			continue;
-		tmp = xasprintf("%s%s%s", *words, **words ? " " : "",
-		    m->valuestring);
-		free(*words);
-		*words = tmp;
+		add_word(words, m->valuestring);
 		if (body == NULL)
 			continue;
 		found = disasm_find(body, m->valuestring) != NULL;
-		if (found == want_found) {
-			tmp = xasprintf("%s%s%s", *hit, **hit ? " " : "",
-			    m->valuestring);
-			free(*hit);
-			*hit = tmp;
-		}
+		if (found == want_found)
+			add_word(hit, m->valuestring);
 		if (found)
 			excerpt_add(ex, body, m->valuestring);
 	}
@@ -139,37 +146,38 @@ check_one(struct db *db, int64_t build_id, const struct want *w,
 {
 	struct disasm_row row = { .build_id = build_id, .study = w->study,
 	    .variant = w->variant, .symbol = w->symbol, .tool = tool };
-	char *required = xstrdup(""), *missing = xstrdup(""), *ex = xstrdup("");
-	char *forbidden = xstrdup(""), *present = xstrdup("");
+	struct strbuf required = STRBUF_INIT, missing = STRBUF_INIT;
+	struct strbuf forbidden = STRBUF_INIT, present = STRBUF_INIT;
+	struct strbuf ex = STRBUF_INIT;
 	char *body = dump ? disasm_body(dump, w->symbol) : NULL;
 	int rc;
 
 	scan_list(w->insns, body, 0, &required, &missing, &ex);
 	scan_list(w->forbidden, body, 1, &forbidden, &present, &ex);
-	row.required = required;
-	row.forbidden = *forbidden ? forbidden : NULL;
+	row.required = required.buf;
+	row.forbidden = forbidden.len ? forbidden.buf : NULL;
 	/* A forbidden instruction says the chain is not the one defined. */
 	if (dump == NULL)
 		row.status = "no-tool";
 	else if (body == NULL)
 		row.status = "no-symbol";
-	else if (*present)
+	else if (present.len)
 		row.status = "forbidden";
 	else
-		row.status = *missing ? "missing" : "ok";
-	row.missing = *missing ? missing : NULL;
-	row.present = *present ? present : NULL;
-	row.excerpt = *ex ? ex : NULL;
+		row.status = missing.len ? "missing" : "ok";
+	row.missing = missing.len ? missing.buf : NULL;
+	row.present = present.len ? present.buf : NULL;
+	row.excerpt = ex.len ? ex.buf : NULL;
 	/* counted here: lacking; forbidden ones are read back by the caller */
-	if (dump != NULL && (body == NULL || *missing))
+	if (dump != NULL && (body == NULL || missing.len))
 		(*bad)++;
 	rc = db_disasm_put(db, &row, err);
 	free(body);
-	free(ex);
-	free(present);
-	free(forbidden);
-	free(missing);
-	free(required);
+	strbuf_release(&ex);
+	strbuf_release(&present);
+	strbuf_release(&forbidden);
+	strbuf_release(&missing);
+	strbuf_release(&required);
 	return rc;
 }
 
@@ -177,8 +185,8 @@ int
 disasm_check(struct conn *c, const char *agent, int64_t build_id,
     struct db *db, unsigned *bad, struct so_err *err)
 {
-	char *qa = sh_quote(agent), *cmd, *list = NULL, *dump = NULL;
-	char *pattern = xstrdup(""), *qpat = NULL, *tmp, *line, *next;
+	struct strbuf cmd = STRBUF_INIT, pattern = STRBUF_INIT;
+	char *list = NULL, *dump = NULL, *awk = NULL, *line, *next;
 	struct want wants[MAX_KERNELS];
 	cJSON *recs[MAX_KERNELS];
 	size_t n = 0, nrec = 0, i;
@@ -186,9 +194,9 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 	int status, rc;
 
 	*bad = 0;
-	cmd = xasprintf("%s --list", qa);
-	rc = conn_capture(c, cmd, MAX_LIST, &list, &status, err);
-	free(cmd);
+	rcmd_arg(&cmd, agent);
+	rcmd_raw(&cmd, " --list");
+	rc = conn_capture(c, cmd.buf, MAX_LIST, &list, &status, err);
 	if (rc == 0 && status != 0)
 		rc = so_error(err, SO_EAGENT, "host \"%s\": \"%s --list\" "
 		    "exited with status %d", c->host->name, agent, status);
@@ -231,23 +239,20 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 		wants[n].forbidden = forb;
 		if (wants[n].study == NULL || wants[n].variant == NULL)
 			continue;
-		tmp = xasprintf("%s%s%s", pattern, *pattern ? "|" : "", sym);
-		free(pattern);
-		pattern = tmp;
+		if (pattern.len > 0)
+			strbuf_addch(&pattern, '|');
+		strbuf_addstr(&pattern, sym);
 		n++;
 	}
 	if (n == 0)
 		goto out;
-	/* Only the functions we need cross the wire, not the whole binary. */
-	tmp = xasprintf("/^[0-9a-f]+ <(%s)(\\.[^>]*)?>:$/ { p = 1 } "
-	    "/^$/ { if (p) print; p = 0 } p", pattern);
-	qpat = sh_quote(tmp);
-	free(tmp);
-	cmd = xasprintf("command -v objdump >/dev/null 2>&1 || exit 3; "
-	    "objdump -d --no-show-raw-insn %s | awk %s", qa, qpat);
-	rc = conn_capture_ex(c, cmd, MAX_DISASM, 120000, NULL, 0, &dump,
+	awk = xasprintf("/^[0-9a-f]+ <(%s)(\\.[^>]*)?>:$/ { p = 1 } "
+	    "/^$/ { if (p) print; p = 0 } p", pattern.buf);
+	strbuf_reset(&cmd);
+	rcmd_script(&cmd, rscript_objdump, (const char *const[]){ "agent",
+	    agent, "awk", awk, NULL });
+	rc = conn_capture_ex(c, cmd.buf, MAX_DISASM, 120000, NULL, 0, &dump,
 	    &status, err);
-	free(cmd);
 	if (rc != 0)
 		goto out;
 	if (status == 3) {
@@ -266,9 +271,9 @@ out:
 	for (i = 0; i < nrec; i++)
 		cJSON_Delete(recs[i]);
 	free(dump);
-	free(qpat);
-	free(pattern);
+	free(awk);
+	strbuf_release(&pattern);
 	free(list);
-	free(qa);
+	strbuf_release(&cmd);
 	return rc;
 }

@@ -585,6 +585,17 @@ line_feed(struct line_reader *r, const char *data, size_t n,
 		r->offset += r->len + 1;
 		rc = on_line(arg, r->buf, r->len);
 		r->len = 0;
+		if (rc != 0 && rc != SO_EAGENT) {
+			char tmp[SO_ERR_MAX];
+
+			if (strncmp(err->msg, "agent output line ", 18) != 0) {
+				snprintf(tmp, sizeof tmp, "agent output line "
+				    "%llu: %.*s", (unsigned long long)r->lineno,
+				    (int)(sizeof tmp - 40), err->msg);
+				memcpy(err->msg, tmp, sizeof tmp);
+			}
+			strip_ctrl(err->msg);
+		}
 		if (rc != 0)
 			return rc;
 	}

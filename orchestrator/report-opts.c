@@ -6,22 +6,6 @@
 #include <string.h>
 
 int
-report_opt_other(int ch, const struct cmd_entry *e, char **argv)
-{
-	if (ch == 'h') {
-		cmd_print_usage(e);
-		return EXIT_OK;
-	}
-	if (ch == ':')
-		fprintf(stderr, "seqorch: option \"%s\" needs a value\n",
-		    argv[optind - 1]);
-	else
-		fprintf(stderr, "seqorch: unknown option \"%s\" (see "
-		    "\"seqorch %s --help\")\n", argv[optind - 1], e->name);
-	return EXIT_USAGE;
-}
-
-int
 report_opt_format(const char *arg, const char *allowed,
     enum report_format *f)
 {

@@ -1,7 +1,7 @@
 /*
  * What the report's commands (report, export, compare) parse alike: the
- * getopt outcomes every one of them handles the same way, and --format.
- * Messages go to stderr; the caller returns the exit code.
+ * end of their option tables and --format.  Messages go to stderr; the
+ * caller returns the exit code.
  */
 #ifndef SEQORCH_REPORT_OPTS_H
 #define SEQORCH_REPORT_OPTS_H
@@ -17,13 +17,6 @@
 	{ "db",		required_argument,	NULL, 'd' }, \
 	{ "help",	no_argument,		NULL, 'h' }, \
 	{ NULL,		0,			NULL, 0 }
-
-/*
- * Any getopt result a command has no case of: 'h' prints e's usage and
- * gives EXIT_OK; ':' (a missing value) and anything else (an unknown
- * option, named with argv[optind - 1]) print why and give EXIT_USAGE.
- */
-int report_opt_other(int ch, const struct cmd_entry *e, char **argv);
 
 /*
  * --format arg, one of the names listed in allowed ("text, markdown,

@@ -1,6 +1,7 @@
 /*
- * Runs one study on a set of hosts: per host (in parallel, one thread
- * each) connect, upload, build with every compiler, then stream the
+ * Runs one study on a set of hosts: per host (in the host pool, at most
+ * --parallel preparing at once) connect, upload, build with every
+ * compiler, then, every host at once, stream the
  * agent's records into results.db as they arrive, checking each sample's
  * digest against the coordinator's reference.
  */

@@ -1,5 +1,7 @@
 """Shared pytest fixtures: the built binaries, a scratch directory with a
 local-only hosts.toml, and helpers that run seqorch and read results.db."""
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -26,18 +28,66 @@ def sha3_chain(steps, seed=bytes(32)):
     return x.hex()
 
 
+@contextlib.contextmanager
+def locked(path):
+    """An exclusive flock on path for the with block: pytest-xdist workers
+    take their turn at what must happen once."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def session_root(tmp_path_factory):
+    """The directory every worker of this pytest run shares: the xdist
+    workers' base directories sit side by side in the controller's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under `--dist loadgroup` (make test), the tests of a file that share
+    a module-scoped fixture (a built harness, a measured results.db, a
+    collector) run on one worker, which sets it up once; every other test
+    goes to whichever worker is free."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(defs[-1].scope in ("package", "module", "class")
+               for defs in info.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def built():
-    """make builds both binaries once per test session."""
-    subprocess.run(["make", "-s", "all"], cwd=ROOT, check=True)
+    """make builds both binaries once per test session; xdist workers wait
+    for the first one's make and then find everything up to date."""
+    (ROOT / "build").mkdir(exist_ok=True)
+    with locked(ROOT / "build" / "pytest-make.lock"):
+        subprocess.run(["make", "-s", "all"], cwd=ROOT, check=True)
     assert SEQORCH.exists() and AGENT.exists()
 
 
 @pytest.fixture(scope="session")
-def workdir(tmp_path_factory):
-    """One agent build directory shared by the local-host tests, so the
-    content-addressed build is done once and reused."""
-    return tmp_path_factory.mktemp("workdir")
+def workdir(tmp_path_factory, built):
+    """The local host's work directory for the local-host tests.  Its
+    build/ is one directory for all xdist workers, and the first worker
+    builds the agent there (seqorch deploy) while the others wait: the
+    content-addressed build is done once per session and reused.  Runs
+    and the host lock stay per worker, so workers do not queue for each
+    other's measurement windows."""
+    root = session_root(tmp_path_factory)
+    shared = root / "agent-build"
+    wd = tmp_path_factory.mktemp("workdir")
+    with locked(root / "agent-build.lock"):
+        shared.mkdir(exist_ok=True)
+        (wd / "build").symlink_to(shared)
+        cwd = tmp_path_factory.mktemp("deploy")
+        write_hosts(cwd / "hosts.toml", wd)
+        r = seqorch(cwd, "deploy", "--hosts", "local")
+        assert r.returncode == 0, r.stdout + r.stderr
+    return wd
 
 
 def write_hosts(path, workdir, extra=""):
@@ -68,6 +118,25 @@ def query(db, sql, *args):
         return con.execute(sql, args).fetchall()
     finally:
         con.close()
+
+
+def agent_pids(workdir):
+    """Pids of agent processes whose binary lies under workdir (what
+    `pgrep -f WORKDIR/build/.*seqorch-agent` finds, without regex
+    escaping of the path): this test's agents, not another worker's."""
+    out = []
+    prefix = str(workdir) + "/"
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        exe = argv[0].decode(errors="replace")
+        if exe.startswith(prefix) and exe.endswith("/seqorch-agent"):
+            out.append(int(d))
+    return out
 
 
 def vectors():

@@ -15,6 +15,7 @@ when logins race).  The user is created here if `make deps` has not made
 it, and the servers' directories live outside pytest's root-only tmp_path
 so that it can reach them.
 """
+import fcntl
 import json
 import os
 import pwd
@@ -45,13 +46,21 @@ def test_user():
     try:
         pw = pwd.getpwnam(TEST_USER)
     except KeyError:
-        # Two sessions may race here: the loser finds the user made.  The
-        # password "*" matches nothing, yet, unlike useradd's "!", does not
-        # lock the account (sshd refuses locked accounts any key).
-        subprocess.run(["useradd", "--system", "--create-home",
-                        "--home-dir", TEST_HOME, "--shell", "/bin/sh",
-                        "--password", "*", TEST_USER], capture_output=True)
-        pw = pwd.getpwnam(TEST_USER)
+        # Sessions and xdist workers may race here: one adds the user under
+        # the lock, the others find it made.  The password "*" matches
+        # nothing, yet, unlike useradd's "!", does not lock the account
+        # (sshd refuses locked accounts any key).
+        with open(Path(tempfile.gettempdir()) / "seqorch-test-user.lock",
+                  "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                pw = pwd.getpwnam(TEST_USER)
+            except KeyError:
+                subprocess.run(["useradd", "--system", "--create-home",
+                                "--home-dir", TEST_HOME, "--shell", "/bin/sh",
+                                "--password", "*", TEST_USER],
+                               capture_output=True)
+                pw = pwd.getpwnam(TEST_USER)
     return pw.pw_name, pw.pw_uid, pw.pw_gid
 
 
@@ -93,15 +102,33 @@ def descendants(pid):
     return out
 
 
+def worker_addresses():
+    """The 127.0.0.X this process may use.  Under pytest-xdist each worker
+    (PYTEST_XDIST_WORKER gwN of PYTEST_XDIST_WORKER_COUNT) gets its own
+    slice of 2..254, so that no two workers ever share an address: a
+    "dead" port one test picked cannot become another worker's sshd."""
+    hosts = list(range(2, 255))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if worker.startswith("gw") and count > 1:
+        hosts = hosts[int(worker[2:]) % count::count]
+    return [f"127.0.0.{x}" for x in hosts]
+
+
+_addresses = worker_addresses()
 _used = set()
 
 
 def free_endpoint():
-    """An unused (127.0.0.X, port), X in 2..254, that we can bind now."""
+    """An (address, port) of this worker that we can bind now, on an
+    address no other server of this session has had while there are
+    unused ones left (servers stop at the end of their test)."""
     for _ in range(200):
-        addr = f"127.0.0.{random.randint(2, 254)}"
-        if addr in _used:
-            continue
+        fresh = [a for a in _addresses if a not in _used]
+        if not fresh:
+            _used.clear()
+            fresh = _addresses
+        addr = random.choice(fresh)
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             s.bind((addr, 0))

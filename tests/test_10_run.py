@@ -5,7 +5,8 @@ import signal
 import subprocess
 import time
 
-from conftest import SEQORCH, query, seqorch, sha3_chain, vectors
+from conftest import (SEQORCH, agent_pids, query, seqorch, sha3_chain,
+                      vectors)
 
 
 def test_run_stores_checked_samples(scratch):
@@ -75,7 +76,7 @@ def test_million_step_digest_matches_vectors(scratch):
     assert digests == [(want,)]
 
 
-def test_interrupt_keeps_samples(scratch):
+def test_interrupt_keeps_samples(scratch, workdir):
     p = subprocess.Popen([str(SEQORCH), "run", "--study", "sha3", "--hosts",
                           "local", "--steps", "300000", "--samples", "50",
                           "--variants", "c-fused"], cwd=scratch,
@@ -99,14 +100,14 @@ def test_interrupt_keeps_samples(scratch):
     assert 2 <= n < 50
     (hstatus,), = query(db, "SELECT status FROM run_hosts")
     assert hstatus == "interrupted"
-    # No agent is left running (allow a moment for the exit to finish).
+    # No agent is left running (allow a moment for the exit to finish);
+    # only this worker's agents run from its workdir.
     for _ in range(50):
-        ps = subprocess.run(["pgrep", "-f", "seqorch-agent --study sha3 "
-                             "--steps 300000"], capture_output=True)
-        if ps.returncode == 1:
+        left = agent_pids(workdir)
+        if not left:
             break
         time.sleep(0.1)
-    assert ps.returncode == 1
+    assert not left
 
 
 def test_studies_and_hosts_list(scratch):

@@ -66,3 +66,40 @@ def test_bash_completion(tmp_path):
     assert complete(tmp_path, "seqorch", "hosts", "trust", "ge") == ["genoa"]
     assert complete(tmp_path, "seqorch", "report", "--format", "h") == \
         ["html"]
+
+
+def command_names():
+    out = subprocess.run([str(SEQORCH), "--help"], capture_output=True,
+                         text=True).stdout
+    return [line.split()[0] for line in out.split("commands:")[1]
+            .split("\n\n")[0].splitlines() if line.strip()]
+
+
+def test_every_command_parses_options_alike(tmp_path):
+    """One option parser: --help, an unknown option, a flag given a value
+    and an option without its value get the same handling and message in
+    every command, and nothing is created on the way."""
+    names = command_names()
+    assert len(names) >= 14
+    for n in names:
+        r = subprocess.run([str(SEQORCH), n, "--help"], cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.startswith(
+            f"usage: seqorch {n}"), (n, r.stdout, r.stderr)
+        r = subprocess.run([str(SEQORCH), n, "--bogus=1\x1b[2J"],
+                           cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 2, (n, r.stderr)
+        assert r.stderr == (f'seqorch: unknown option "--bogus" (see '
+                            f'"seqorch {n} --help")\n'), (n, r.stderr)
+        r = subprocess.run([str(SEQORCH), n, "--help=yes"], cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (
+            2, 'seqorch: option "--help" takes no value\n'), n
+    for n, opt in [("run", "--steps"), ("report", "--db"), ("export", "-o"),
+                   ("gc", "--db"), ("hosts", "--config"),
+                   ("deploy", "--parallel"), ("fetch", "--study")]:
+        r = subprocess.run([str(SEQORCH), n, opt], cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (
+            2, f'seqorch: option "{opt}" needs a value\n'), (n, r.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEQORCH, sha3_chain
+from conftest import SEQORCH, agent_pids, sha3_chain
 from sshd import (free_endpoint, sshd_factory, user_key,  # noqa: F401
                   write_hosts_toml)
 
@@ -113,25 +113,6 @@ def wait_for(pred, what, p=None, tmp_path=None, timeout=240):
                         f"{what}:\n" + (tmp_path / "run.err").read_text())
         time.sleep(0.1)
     pytest.fail(f"timed out waiting for {what}")
-
-
-def agent_pids(workdir):
-    """Pids of agent processes whose binary lies under workdir (what
-    `pgrep -f WORKDIR/build/.*seqorch-agent` finds, without regex
-    escaping of the path)."""
-    out = []
-    prefix = str(workdir) + "/"
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        exe = argv[0].decode(errors="replace")
-        if exe.startswith(prefix) and exe.endswith("/seqorch-agent"):
-            out.append(int(d))
-    return out
 
 
 @pytest.fixture

@@ -7,7 +7,13 @@ import subprocess
 import time
 from datetime import datetime
 
+import pytest
+
 from conftest import SEQORCH, query, seqorch, sha3_chain
+
+# One xdist worker for the file: its first test builds the agents in the
+# left and right workdirs, and the later ones wait for leases within 60 s.
+pytestmark = pytest.mark.xdist_group("test_40_windows")
 
 RUN = ["run", "--study", "sha3", "--variants", "c-fused,c-wrapped"]
 

@@ -538,3 +538,11 @@ def test_clock_jumps(tmp_path, hosts, clock, jump):
             "host", error), error
         assert 0 < len(rows) < 2 * samples
         assert q(db, "SELECT status FROM runs") == [("partial",)]
+        # The window the agent stopped in is ended, by the coordinator,
+        # with the reason: `seqorch windows` does not call it cut.
+        (end, drift), = q(db, "SELECT finished_at, drift FROM windows")
+        assert end is not None and started <= end <= finished
+        assert drift == "the agent stopped inside the window: " + error
+        out = subprocess.run([str(SEQORCH), "windows", "--db", str(db)],
+                             capture_output=True, text=True).stdout
+        assert "never closed" not in out and "drift: the agent stopped" in out

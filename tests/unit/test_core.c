@@ -143,6 +143,40 @@ test_line_reader(void **state)
 	free(r);
 }
 
+/* Fails the second line with rc, the message carrying a control byte. */
+static int
+fail_line(void *arg, char *line, size_t len)
+{
+	struct so_err *err = arg;
+
+	(void)len;
+	if (strcmp(line, "second") != 0)
+		return 0;
+	return so_error(err, err->code, "bad\x1b[2Jrecord");
+}
+
+/*
+ * line_feed puts the line's number in front of a failure and makes it
+ * printable; the agent's own error record (SO_EAGENT) stays its words.
+ */
+static void
+test_line_reader_errors(void **state)
+{
+	struct line_reader *r = calloc(1, sizeof *r);
+	struct so_err err = { .code = SO_EPROTO };
+
+	(void)state;
+	assert_int_equal(line_feed(r, "first\nsecond\n", 13, fail_line, &err,
+	    &err), SO_EPROTO);
+	assert_string_equal(err.msg, "agent output line 2: bad?[2Jrecord");
+	memset(r, 0, sizeof *r);
+	err.code = SO_EAGENT;
+	assert_int_equal(line_feed(r, "first\nsecond\n", 13, fail_line, &err,
+	    &err), SO_EAGENT);
+	assert_string_equal(err.msg, "bad\x1b[2Jrecord");
+	free(r);
+}
+
 /* The quoted word, given to a real shell, must come back unchanged. */
 static void
 test_sh_quote(void **state)
@@ -378,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_sample_ok),
 		cmocka_unit_test(test_sample_rejected),
 		cmocka_unit_test(test_line_reader),
+		cmocka_unit_test(test_line_reader_errors),
 		cmocka_unit_test(test_sh_quote),
 		cmocka_unit_test(test_put_confined),
 		cmocka_unit_test(test_read_stat_workdir),

@@ -1,0 +1,188 @@
+/*
+ * The shell programs seqorch runs on hosts (remote-scripts.h).  Each runs
+ * under the host's /bin/sh (or the login shell, which hands it to sh);
+ * every value in them comes in through a {{placeholder}}, quoted.
+ */
+#include "remote-scripts.h"
+
+/* "~/x": relative to home.  {{dir}}: x, or "." for "~". */
+const char rscript_workdir_home[] =
+	"cd && mkdir -p -- {{dir}} && cd -- {{dir}} && pwd -P";
+
+/* {{dir}}: the absolute workdir. */
+const char rscript_workdir_abs[] =
+	"mkdir -p -- {{dir}} && cd -- {{dir}} && pwd -P";
+
+/*
+ * Build unless the build in {{out}} exists, then print what it left.
+ * The build happens in a private directory renamed into place, so a
+ * coordinator building the same thing at the same time never overwrites
+ * a binary another one runs.  meta is written last: its absence marks a
+ * failed build, kept as OUT.failed for its log.
+ * {{&wrapper}}: the host's build_wrapper and a space, or nothing;
+ * {{src}}: the uploaded sources; {{cc}}, {{cflags}}; {{&args}}: build.sh's
+ * optional STUDY TARGETING ARTIFACTS, quoted; {{&log_max}}: bytes of log.
+ */
+const char rscript_build[] =
+	"o={{out}}; if ! { test -x \"$o\"/seqorch-agent && "
+	"test -s \"$o\"/meta; }; then echo @@seqorch:built; "
+	"t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
+	"{{&wrapper}}sh {{src}}/agent/build.sh \"$t\" {{cc}} {{cflags}}{{&args}} >&2; "
+	"if [ -s \"$t\"/meta ]; then [ -e \"$o\" ] || mv \"$t\" \"$o\"; "
+	"rm -rf \"$t\"; else rm -rf \"$o\".failed; "
+	"mv \"$t\" \"$o\".failed; fi; fi; "
+	"d=$o; [ -s \"$o\"/meta ] || d=$o.failed; "
+	"echo @@seqorch:meta; cat \"$d\"/meta 2>/dev/null; "
+	"echo @@seqorch:commands; cat \"$d\"/commands 2>/dev/null; "
+	"echo @@seqorch:log; tail -c {{&log_max}} \"$d\"/build.log 2>/dev/null; "
+	"echo @@seqorch:openssl; cat \"$d\"/openssl 2>/dev/null; "
+	"echo @@seqorch:extra; cat \"$d\"/extra 2>/dev/null; true";
+
+/*
+ * Only the functions we need cross the wire, not the whole binary; exit 3
+ * says there is no objdump.  {{agent}}: the binary; {{awk}}: the awk
+ * program that keeps the wanted functions.
+ */
+const char rscript_objdump[] =
+	"command -v objdump >/dev/null 2>&1 || exit 3; "
+	"objdump -d --no-show-raw-insn {{agent}} | awk {{awk}}";
+
+/*
+ * Facts about the machine, as key=value lines.  A scratch directory inside
+ * the workdir {{wd}} is made for the compiler probes: nothing is written
+ * outside the workdir.
+ */
+const char rscript_host_probe[] =
+	"wd={{wd}}\n"
+	"kv() { printf '%s=%s\\n' \"$1\" \"$2\"; }\n"
+	"kv arch \"$(uname -m)\"\n"
+	"kv os \"$(uname -sr)\"\n"
+	"if [ -r /etc/os-release ]; then\n"
+	"  kv distro \"$(sed -n 's/^PRETTY_NAME=//p' /etc/os-release |"
+	" tr -d '\\042' | head -n 1)\"\n"
+	"elif command -v sw_vers >/dev/null 2>&1; then\n"
+	"  kv distro \"macOS $(sw_vers -productVersion)\"\n"
+	"fi\n"
+	"m=$(sysctl -n machdep.cpu.brand_string 2>/dev/null)\n"
+	"[ -n \"$m\" ] || m=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p'"
+	" /proc/cpuinfo 2>/dev/null | head -n 1)\n"
+	"[ -n \"$m\" ] || m=$(lscpu 2>/dev/null |"
+	" sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)\n"
+	"kv cpu \"$m\"\n"
+	"kv cores \"$(getconf _NPROCESSORS_ONLN 2>/dev/null ||"
+	" sysctl -n hw.ncpu 2>/dev/null)\"\n"
+	"kv openssl \"$(openssl version 2>/dev/null | head -n 1)\"\n"
+	"kv free_kib \"$(df -Pk \"$wd\" 2>/dev/null |"
+	" awk 'NR == 2 { print $4 }')\"\n"
+	"kv scratch \"$(mktemp -d \"$wd/check.XXXXXX\")\"\n";
+
+/*
+ * One compiler, run through the build wrapper when there is one:
+ * sh -c PROBE sh CC CFLAGS SCRATCH [NAME SOURCE LIBS]...  As in
+ * agent/build.sh, CC, CFLAGS and LIBS are split into words with globbing
+ * off and never evaluated.  Each NAME SOURCE LIBS is a study's own probe
+ * (struct study's probe_src), compiled, linked and run: it exits 0 when
+ * the study can build here (randomx: cmake and c++ are there).  No
+ * placeholders: it is itself passed quoted, its values as arguments.
+ */
+const char rscript_cc_probe[] =
+	"set -f\n"
+	"cc=$1 cflags=$2 t=$3\n"
+	"kv() { printf '%s=%s\\n' \"$1\" \"$2\"; }\n"
+	"kv version \"$($cc --version 2>/dev/null | head -n 1)\"\n"
+	"kv target \"$($cc -dumpmachine 2>/dev/null)\"\n"
+	"try() {\n"
+	"  printf '%s\\n' \"$2\" > \"$t/$1.c\"\n"
+	"  if $cc $3 -c -o \"$t/$1.o\" \"$t/$1.c\" 2>/dev/null;"
+	" then kv \"$1\" yes; else kv \"$1\" no; fi\n"
+	"}\n"
+	"try cflags 'int main(void) { return 0; }' \"$cflags\"\n"
+	"try openssl_h '#include <openssl/evp.h>\n"
+	"int main(void) { return EVP_MD_CTX_new() == 0; }' ''\n"
+	"try cjson_h '#include <cjson/cJSON.h>\n"
+	"int main(void) { return cJSON_Parse(\"1\") == 0; }' ''\n"
+	"shift 3\n"
+	"while [ $# -ge 3 ]; do\n"
+	"  printf '%s\\n' \"$2\" > \"$t/study.c\"\n"
+	"  if $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null &&"
+	" \"$t/study\" >/dev/null 2>&1;"
+	" then kv \"study_$1\" yes; else kv \"study_$1\" no; fi\n"
+	"  shift 3\n"
+	"done\n";
+
+/*
+ * The agent runs detached on the host (nohup, records appended to a file
+ * in its run directory {{dir}}), so a dropped connection loses nothing.
+ * The files of one agent run:
+ *   records   the agent's JSON lines        pid   the agent's pid
+ *   stderr    the agent's stderr            exit  its exit status, last
+ * mkdir is the guard: a launch repeated after a drop starts nothing.  The
+ * agent {{agent}} is hashed first: a binary replaced since its build was
+ * recorded (the warm path reads the build's meta file, not the binary) is
+ * refused with status {{&bad_sum}} and its hash on stderr.  {{sum}}: the
+ * hash its build recorded; {{wrapper}}: rscript_agent_wrapper, filled in.
+ */
+const char rscript_launch[] =
+	"mkdir -p \"$(dirname {{dir}})\" || exit 1; "
+	"mkdir {{dir}} 2>/dev/null || exit 0; "
+	"h=$( (sha256sum {{agent}} 2>/dev/null || shasum -a 256 {{agent}}) | "
+	"cut -d ' ' -f 1); [ \"$h\" = {{sum}} ] || { rm -rf {{dir}}; "
+	"echo \"$h\" >&2; exit {{&bad_sum}}; }; "
+	": > {{dir}}/records && "
+	"nohup sh -c {{wrapper}} </dev/null >/dev/null 2>&1 &";
+
+/*
+ * The shell that runs the agent ({{&agent_cmd}}, its command line) and
+ * writes its exit status once it ends.
+ */
+const char rscript_agent_wrapper[] =
+	"{{&agent_cmd}} --out {{dir}}/records 2>{{dir}}/stderr & "
+	"echo $! > {{dir}}/pid; wait $!; echo $? > {{dir}}/exit.tmp && "
+	"mv {{dir}}/exit.tmp {{dir}}/exit";
+
+/*
+ * Stream {{dir}}/records from byte {{&offset}}, then exit with the
+ * agent's status.  GNU tail follows the file by inotify (records arrive at
+ * once) and wakes once a second ({{&poll}}) only to see whether the
+ * agent's pid is gone: the fewer wake-ups on the measured host the better,
+ * and a second at the end of a run costs nothing.  Elsewhere a loop checks
+ * the size once a second (the exit file is checked before the size, so
+ * every byte written before the agent exited is sent).
+ */
+const char rscript_stream[] =
+	"cd {{dir}} || exit 125; off={{&offset}}; "
+	"if tail --version 2>/dev/null | grep -q GNU; then "
+	"while [ ! -s pid ] && [ ! -f exit ]; do sleep 0.1; done; "
+	"[ -s pid ] && tail -s {{&poll}} -c +$((off + 1)) -f "
+	"--pid=\"$(cat pid)\" "
+	"records; while [ ! -f exit ]; do sleep 0.1; done; "
+	"else while :; do fin=0; [ -f exit ] && fin=1; "
+	"size=$(wc -c < records); if [ \"$size\" -gt \"$off\" ]; then "
+	"tail -c +$((off + 1)) records | head -c $((size - off)); "
+	"off=$size; fi; [ $fin = 1 ] && break; sleep {{&poll}}; "
+	"done; fi; cat stderr >&2; exit $(cat exit)";
+
+/*
+ * Stop the agent of {{dir}}: TERM, up to 10 s for its exit file, then
+ * KILL.  Exit 0 once it has exited (or never started).
+ */
+const char rscript_stop[] =
+	"cd {{dir}} 2>/dev/null || exit 0; i=0; "
+	"while [ ! -s pid ] && [ ! -f exit ] && [ $i -lt 50 ]; do "
+	"sleep 0.1; i=$((i + 1)); done; [ -f exit ] && exit 0; "
+	"kill $(cat pid) 2>/dev/null; i=0; "
+	"while [ ! -f exit ] && [ $i -lt 100 ]; do sleep 0.1; "
+	"i=$((i + 1)); done; [ -f exit ] && exit 0; "
+	"kill -9 $(cat pid) 2>/dev/null; i=0; "
+	"while [ ! -f exit ] && [ $i -lt 50 ]; do sleep 0.1; "
+	"i=$((i + 1)); done; [ -f exit ]";
+
+/*
+ * The run directories in {{runs}} of ended agents of run {{&run_id}} and
+ * build {{&build_id}}: print how many samples they hold, and remove them.
+ */
+const char rscript_left_behind[] =
+	"cd {{runs}} 2>/dev/null || exit 0; n=0; "
+	"for d in {{&run_id}}-{{&build_id}}-*; do [ -f \"$d/exit\" ] || "
+	"continue; n=$((n + $(cat \"$d/records\" 2>/dev/null | "
+	"grep -c '\"type\":\"sample\"'))); rm -rf \"$d\"; done; echo $n";

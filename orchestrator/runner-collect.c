@@ -1,0 +1,492 @@
+/*
+ * An agent's records, as they stream in: each checked against what was
+ * asked of the agent and stored in results.db (samples, facts, windows,
+ * variant status, events).
+ */
+#include "runner-int.h"
+
+#include "affinity.h"
+#include "progress.h"
+#include "report.h"
+#include "strbuf.h"
+#include "study.h"
+#include "window.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of v among the variants that passed, or -1. */
+static int
+variant_ok(struct stream *s, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < s->nok; i++)
+		if (strcmp(s->ok_variants[i], v) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+in_list(char *const *list, size_t n, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < n && list[i] != NULL; i++)
+		if (strcmp(list[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A variant record: one per variant asked for, and only those.  An ok
+ * variant gets its table of received sample indices.
+ */
+static int
+check_variant(struct stream *s, const struct record *r)
+{
+	if (!in_list(s->want, (size_t)-1, r->variant))
+		return so_error(&s->err, SO_EPROTO, "variant record for "
+		    "\"%s\", which was not asked for", r->variant);
+	if (in_list(s->seen, s->nseen, r->variant))
+		return so_error(&s->err, SO_EPROTO, "second variant record for "
+		    "\"%s\" (status %s)", r->variant, r->status);
+	s->seen = xrealloc(s->seen, (s->nseen + 1) * sizeof *s->seen);
+	s->seen[s->nseen++] = xstrdup(r->variant);
+	if (strcmp(r->status, "ok") != 0)
+		return 0;
+	s->ok_variants = xrealloc(s->ok_variants,
+	    (s->nok + 1) * sizeof *s->ok_variants);
+	s->cells = xrealloc(s->cells, (s->nok + 1) * sizeof *s->cells);
+	s->ok_variants[s->nok] = xstrdup(r->variant);
+	s->cells[s->nok] = xcalloc(s->span, 1);
+	s->nok++;
+	s->expected += s->nsamples;
+	return 0;
+}
+
+/*
+ * The environment variable that sets libcrypto's capabilities on a build's
+ * target ("x86_64-linux-gnu"), or NULL for an architecture without one.
+ */
+const char *
+run_openssl_cap_var(const char *target)
+{
+	size_t n = strcspn(target, "-");
+
+	if (n == 6 && strncmp(target, "x86_64", n) == 0)
+		return "OPENSSL_ia32cap";
+	if ((n == 7 && strncmp(target, "aarch64", n) == 0) ||
+	    (n == 5 && strncmp(target, "arm64", n) == 0))
+		return "OPENSSL_armcap";
+	return NULL;
+}
+
+/*
+ * With --openssl-cap the agent must have run with the value: its facts
+ * say what it found in its environment (facts.c).  Without it, a mask the
+ * agent inherited (a local host shares the coordinator's environment) is
+ * not an error but must not pass unseen.
+ */
+static int
+check_openssl_cap(struct stream *s, const cJSON *facts)
+{
+	const char *want = s->hr->p->openssl_cap;
+	const char *var = run_openssl_cap_var(s->build->target);
+	const cJSON *v;
+	char msg[400];
+
+	if (var == NULL)
+		return 0;
+	v = cJSON_GetObjectItemCaseSensitive(facts,
+	    strcmp(var, "OPENSSL_armcap") == 0 ? "openssl_armcap" :
+	    "openssl_ia32cap");
+	if (want == NULL) {
+		if (!cJSON_IsString(v))
+			return 0;
+		snprintf(msg, sizeof msg, "agent ran with %s=\"%.200s\" from "
+		    "its environment, not from --openssl-cap: libcrypto's code "
+		    "paths were restricted", var, v->valuestring);
+		return db_event(s->hr->db, s->hr->p->run_id,
+		    s->hr->host->name, "warning", msg, &s->err);
+	}
+	if (cJSON_IsString(v) && strcmp(v->valuestring, want) == 0)
+		return 0;
+	return so_error(&s->err, SO_EPROTO, "agent did not run with %s=\"%s\" "
+	    "(its facts say %.200s)", var, want, cJSON_IsString(v) ?
+	    v->valuestring : "it was not set");
+}
+
+/*
+ * A local agent pinned itself to cpu: keep our threads off it, and say
+ * so in events either way (a failure is recorded, not fatal).
+ */
+static int
+avoid_agent_cpu(struct stream *s, int cpu)
+{
+	struct so_err e = { 0 };
+	char left[256], *msg;
+	int rc;
+
+	if (affinity_avoid(cpu, left, sizeof left, &e) == 0)
+		msg = xasprintf("coordinator threads kept off the agent's cpu "
+		    "%d (now on cpus %s)", cpu, left);
+	else
+		msg = xasprintf("coordinator threads may share the agent's "
+		    "cpu %d: %s", cpu, e.msg);
+	rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name, "info",
+	    msg, &s->err);
+	free(msg);
+	return rc;
+}
+
+static int
+store_facts(struct stream *s, const struct record *r)
+{
+	const cJSON *j = r->json;
+	struct host_facts f = { 0 };
+	char *text = cJSON_PrintUnformatted(j);
+	const cJSON *v;
+	int rc;
+
+#define STR(k) (cJSON_IsString(v = cJSON_GetObjectItem(j, k)) ? \
+	v->valuestring : NULL)
+	f.address = s->hr->host->address;
+	f.arch = STR("arch");
+	f.os = STR("os");
+	f.kernel = STR("kernel");
+	f.cpu_model = STR("cpu_model");
+	f.governor = STR("governor");
+	f.openssl = STR("openssl");
+	f.pin_error = STR("pin_error");
+	f.cpu_choice = STR("cpu_choice");
+	f.counters = STR("counters");
+	f.counters_error = STR("counters_error");
+#undef STR
+	v = cJSON_GetObjectItem(j, "cores");
+	f.cores = v->valueint;
+	v = cJSON_GetObjectItem(j, "pin_cpu");
+	f.pin_cpu = cJSON_IsNumber(v) ? v->valueint : -1;
+	f.pinned = cJSON_IsTrue(cJSON_GetObjectItem(j, "pinned"));
+	f.calib_mhz = r->calib_mhz;
+	f.json = text;
+	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
+	    s->hr->host->name, &f, &s->err);
+	free(text);
+	if (rc == 0)
+		rc = check_openssl_cap(s, j);
+	if (rc == 0 && f.pinned && s->hr->host->transport == TRANSPORT_LOCAL)
+		rc = avoid_agent_cpu(s, f.pin_cpu);
+	return rc;
+}
+
+static int
+store_sample(struct stream *s, const struct record *r)
+{
+	const struct run_params *p = s->hr->p;
+	struct sample_row row = { 0 };
+	const char *why = NULL;
+	char rate[16];
+	int rc, v;
+
+	s->records++;
+	if (strcmp(r->study, p->study) != 0)
+		return so_error(&s->err, SO_EPROTO, "sample of study \"%s\", "
+		    "expected \"%s\"", r->study, p->study);
+	if ((v = variant_ok(s, r->variant)) < 0)
+		return so_error(&s->err, SO_EPROTO, "sample of variant \"%s\" "
+		    "that was not asked for or did not pass its self-test",
+		    r->variant);
+	if (s->window != 1)
+		return so_error(&s->err, SO_EPROTO, "sample outside the "
+		    "measurement window (%s)", s->window == 0 ?
+		    "no window begin yet" : "after its end");
+	if (strcmp(r->build_id, s->build_id) != 0)
+		return so_error(&s->err, SO_EPROTO, "sample of build \"%s\", "
+		    "but the agent was started as build %s", r->build_id,
+		    s->build_id);
+	if ((uint64_t)r->steps != p->steps)
+		return so_error(&s->err, SO_EPROTO, "sample of %lld steps, "
+		    "expected %llu", (long long)r->steps,
+		    (unsigned long long)p->steps);
+	if ((uint64_t)r->sample < s->first ||
+	    (uint64_t)r->sample >= s->first + s->span)
+		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
+		    "range", (long long)r->sample);
+	if (s->cells[v][r->sample - (int64_t)s->first]++ != 0)
+		return so_error(&s->err, SO_EPROTO, "second sample %lld of "
+		    "\"%s\" (ns %lld): each index is timed once",
+		    (long long)r->sample, r->variant, (long long)r->ns);
+	if (strcmp(r->seed, p->seed) != 0)
+		why = "seed differs from the run's seed";
+	else if (strcmp(r->digest, p->ref_digest) != 0)
+		why = "digest differs from the reference";
+	row.host = s->hr->host->name;
+	row.build_id = s->build->build_id;
+	row.study = r->study;
+	row.variant = r->variant;
+	row.sample_index = r->sample;
+	row.position = r->position;
+	row.steps = (uint64_t)r->steps;
+	row.ns = (uint64_t)r->ns;
+	row.digest = r->digest;
+	row.seed = r->seed;
+	row.valid = why == NULL;
+	row.invalid_reason = why;
+	row.calib_mhz = r->calib_mhz;
+	row.calib_after_mhz = r->calib_after_mhz;
+	row.cpu = (int)r->cpu;
+	row.reason = r->reason;
+	row.openssl_cap = p->openssl_cap;
+	row.counted = r->counted;
+	row.cycles = r->cycles;
+	row.instructions = r->instructions;
+	row.cycles_source = r->cycles_source;
+	rc = db_sample_insert(s->hr->db, p->run_id, &row, &s->err);
+	/*
+	 * Stored by an earlier launch of this run: a resume re-times the
+	 * span between its gaps, and the first timing of a cell is kept.
+	 */
+	if (rc == SO_EBUSY)
+		return 0;
+	if (rc == 0 && r->nmetrics > 0)
+		rc = db_sample_metrics(s->hr->db, p->run_id, &row,
+		    r->metric_name, r->metric_value, r->nmetrics, &s->err);
+	if (rc != 0)
+		return rc;
+	s->got++;
+	s->hr->samples++;
+	if (why != NULL) {
+		char msg[512];
+
+		s->hr->invalid++;
+		snprintf(msg, sizeof msg, "sample %lld of \"%s\" (%s) is "
+		    "invalid: %s (got %s)", (long long)r->sample, r->variant,
+		    s->cc, why, r->digest);
+		run_note(s->hr, "error", msg);
+	}
+	/* A RandomX hash takes milliseconds, a SHA3 one nanoseconds. */
+	report_format_rate((double)r->steps * 1e9 / (double)r->ns, rate,
+	    sizeof rate);
+	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%s/s)",
+	    s->cc, (long long)r->sample + 1, (unsigned long long)p->samples,
+	    r->variant, rate);
+	return 0;
+}
+
+/*
+ * The noise verdict before a window: kept for the window record that
+ * follows, and a noisy one is a warning with its reasons.
+ */
+static int
+store_preflight(struct stream *s, const struct record *r)
+{
+	struct strbuf msg = STRBUF_INIT;
+	const cJSON *item;
+	int rc;
+
+	free(s->preflight);
+	s->preflight = cJSON_PrintUnformatted(r->json);
+	snprintf(s->verdict, sizeof s->verdict, "%s", r->verdict);
+	if (strcmp(r->verdict, "noisy") != 0)
+		return 0;
+	strbuf_addf(&msg, "host is noisy before the window (%s):", s->cc);
+	cJSON_ArrayForEach(item, cJSON_GetObjectItem(r->json, "reasons"))
+		strbuf_addf(&msg, " %s;", item->valuestring);
+	/* The last ';' (or the ':' when no reason is given) goes. */
+	msg.buf[--msg.len] = '\0';
+	progress_set(s->hr->index, "%s", msg.buf);
+	rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
+	    "warning", msg.buf, &s->err);
+	strbuf_release(&msg);
+	return rc;
+}
+
+/* A window opens or closes on this host; exploratory runs keep none. */
+static int
+store_window(struct stream *s, const struct record *r)
+{
+	struct hostrun *hr = s->hr;
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(r->state, "at");
+	char *state = cJSON_PrintUnformatted(r->state), *drift = NULL;
+	char now[32], *skew = NULL;
+	int rc = 0;
+
+	if (!cJSON_IsString(at)) {
+		rc = so_error(&s->err, SO_EPROTO, "window record without a "
+		    "time");
+		goto out;
+	}
+	if (strcmp(r->phase, "begin") == 0 ? s->window != 0 :
+	    s->window != 1) {
+		rc = so_error(&s->err, SO_EPROTO, "window %s %s", r->phase,
+		    s->window == 0 ? "before its begin" : s->window == 1 ?
+		    "while the window is open" : "after the window ended");
+		goto out;
+	}
+	s->window++;
+	if (hr->p->explore)
+		goto out;
+	/* A host clock that is off keeps the window's times wrong. */
+	skew = window_skew(at->valuestring, r->phase, s->launched, now,
+	    sizeof now);
+	if (strcmp(r->phase, "begin") == 0) {
+		struct window_open w = { .run_id = hr->p->run_id,
+		    .build_id = s->build->build_id, .study = hr->p->study,
+		    .host = hr->host->name, .holder = db_coordinator_id(),
+		    .at = skew ? now : at->valuestring, .state = state,
+		    .verdict = s->preflight ? s->verdict : NULL,
+		    .preflight = s->preflight };
+
+		free(s->window_before);
+		s->window_before = xstrdup(state);
+		rc = db_window_begin(hr->db, &w, &hr->window_id, &s->err);
+		free(s->preflight);
+		s->preflight = NULL;
+		if (rc == 0 && skew != NULL)
+			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
+			    "warning", skew, &s->err);
+	} else if (hr->window_id != 0) {
+		drift = window_drift(s->window_before, state, skew);
+		rc = db_window_end(hr->db, hr->window_id, skew ? now :
+		    at->valuestring, state, drift, &s->err);
+		hr->window_id = 0;
+		if (rc == 0 && drift != NULL) {
+			char *msg = xasprintf("measurement window drifted: %s",
+			    drift);
+
+			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
+			    "warning", msg, &s->err);
+			free(msg);
+		}
+	}
+out:
+	free(skew);
+	free(drift);
+	free(state);
+	return rc;
+}
+
+static int
+handle_record(struct stream *s, const struct record *r)
+{
+	const struct run_params *p = s->hr->p;
+	char msg[SO_ERR_MAX];
+	int rc;
+
+	if (s->saw_done)
+		return so_error(&s->err, SO_EPROTO, "\"%s\" record after done",
+		    proto_type_name(r->type));
+	if (!s->saw_hello && r->type != REC_HELLO && r->type != REC_ERROR)
+		return so_error(&s->err, SO_EPROTO, "first record is \"%s\", "
+		    "expected \"hello\"", proto_type_name(r->type));
+	switch (r->type) {
+	case REC_HELLO:
+		if (s->saw_hello)
+			return so_error(&s->err, SO_EPROTO, "second hello");
+		/* Records of another launch (a reused directory) are not ours. */
+		if (strcmp(r->token, s->token) != 0)
+			return so_error(&s->err, SO_EPROTO, "hello carries run "
+			    "token \"%.40s\", expected \"%s\": these records "
+			    "belong to another run", r->token, s->token);
+		s->saw_hello = 1;
+		if (strcmp(r->build_id, s->build_id) != 0)
+			return so_error(&s->err, SO_EPROTO, "hello of build "
+			    "\"%s\", but the agent was started as build %s",
+			    r->build_id, s->build_id);
+		if (strcmp(r->study, p->study) != 0 ||
+		    (uint64_t)r->steps != p->steps ||
+		    (uint64_t)r->samples != s->nsamples)
+			return so_error(&s->err, SO_EPROTO, "agent runs study "
+			    "\"%s\" with %lld steps x %lld samples, not what "
+			    "was asked", r->study, (long long)r->steps,
+			    (long long)r->samples);
+		return 0;
+	case REC_FACTS:
+		return store_facts(s, r);
+	case REC_VARIANT:
+		if ((rc = check_variant(s, r)) != 0)
+			return rc;
+		if (r->warning != NULL) {
+			snprintf(msg, sizeof msg, "build %lld (%s): variant "
+			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
+			    r->variant, r->warning);
+			if (db_event(s->hr->db, p->run_id, s->hr->host->name,
+			    "warning", msg, &s->err) != 0)
+				return s->err.code;
+		}
+		return db_variant_status(s->hr->db, p->run_id,
+		    s->hr->host->name, s->build->build_id, r->study,
+		    r->variant, r->status, r->reason, &s->err);
+	case REC_SELFTEST:
+		/* Variants that agree on a wrong chain are all wrong. */
+		if ((uint64_t)r->steps !=
+		    STUDY_SELFTEST_STEPS(study_find(p->study)->study) ||
+		    strcmp(r->digest, p->ref_selftest) != 0)
+			return so_error(&s->err, SO_EPROTO, "self-test chain "
+			    "of %lld steps ends in %.128s, the reference's in "
+			    "%s", (long long)r->steps, r->digest,
+			    p->ref_selftest);
+		progress_set(s->hr->index, "%s: self-test passed, measuring",
+		    s->cc);
+		return 0;
+	case REC_SAMPLE:
+		return store_sample(s, r);
+	case REC_WINDOW:
+		return store_window(s, r);
+	case REC_PREFLIGHT:
+		return store_preflight(s, r);
+	case REC_WAIT:
+		/* Sent at most once: a stream of them is not a wait. */
+		if (++s->waits > 1 || s->window != 0)
+			return so_error(&s->err, SO_EPROTO, "wait record %s",
+			    s->window != 0 ? "after the window began" :
+			    "repeated (one at most)");
+		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
+		    "%s", r->holder);
+		progress_set(s->hr->index, "%s", msg);
+		return db_event(s->hr->db, p->run_id, s->hr->host->name,
+		    "info", msg, &s->err);
+	case REC_DONE:
+		if ((uint64_t)r->samples != s->records)
+			return so_error(&s->err, SO_EPROTO, "done counts %lld "
+			    "samples, %llu were sent", (long long)r->samples,
+			    (unsigned long long)s->records);
+		if (s->nok > 0 && s->window != 2)
+			return so_error(&s->err, SO_EPROTO, "done %s",
+			    s->window == 0 ? "without window records" :
+			    "before the window's end");
+		s->saw_done = 1;
+		return 0;
+	case REC_ERROR:
+		return so_error(&s->err, SO_EAGENT, "%s", r->message);
+	}
+	return 0;
+}
+
+/* One line of agent output; line_feed says which line a failure is on. */
+static int
+on_line(void *arg, char *line, size_t len)
+{
+	struct stream *s = arg;
+	struct record r;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if ((rc = proto_parse(line, len, &r, &s->err)) != 0)
+		return rc;
+	rc = handle_record(s, &r);
+	proto_record_free(&r);
+	return rc;
+}
+
+int
+run_on_stdout(void *arg, const char *buf, size_t len)
+{
+	struct stream *s = arg;
+
+	return line_feed(&s->lr, buf, len, on_line, s, &s->err);
+}
+

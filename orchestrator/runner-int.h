@@ -1,0 +1,101 @@
+/*
+ * What runner.c, runner-collect.c (an agent's records into the database)
+ * and runner-launch.c (the agent on its host) share; nothing outside the
+ * runner includes this.
+ */
+#ifndef SEQORCH_RUNNER_INT_H
+#define SEQORCH_RUNNER_INT_H
+
+#include "runner.h"
+
+#include "conn.h"
+#include "deploy.h"
+#include "proto.h"
+
+#include <stdint.h>
+
+struct hostrun {
+	const struct host *host;
+	size_t index;
+	const struct run_params *p;
+	struct db *db;
+	struct conn *conn;
+	struct build_result *builds;	/* per compiler and targeting */
+	char **labels;			/* "cc" or "cc, native", per build */
+	size_t nlabels;
+	size_t nbuilds;
+	int failed;
+	char error[SO_ERR_MAX];
+	uint64_t samples, invalid;
+	const char *abort;		/* non-empty: do not measure, this is why */
+	int64_t window_id;		/* open window, 0 when none */
+};
+
+/* State while one agent's output is streamed in. */
+struct stream {
+	struct hostrun *hr;
+	struct build_result *build;
+	const char *cc;
+	struct line_reader lr;
+	uint64_t first, nsamples;	/* indices asked of this agent */
+	uint64_t expected, got;
+	int saw_hello, saw_done;
+	char token[33];		/* this launch's run token, 128 random bits */
+	double launched;	/* window_clock() at the launch */
+	int collected;		/* every record of the launch was read */
+	char **want;		/* variants asked of this agent */
+	char **seen;		/* variants it sent a record for */
+	size_t nseen;
+	char **ok_variants;
+	unsigned char **cells;	/* per ok variant: indices received */
+	size_t nok;
+	uint64_t span;		/* indices first .. first + span - 1 */
+	uint64_t records;	/* sample records received */
+	int window;		/* 0 before begin, 1 open, 2 ended */
+	int waits;
+	char build_id[24];	/* as given to the agent */
+	char *window_before;	/* the open window's first snapshot */
+	char *preflight;	/* the preflight record for the next window */
+	char verdict[8];	/* its verdict: quiet or noisy */
+	struct so_err err;
+};
+
+/* A write the database refused: say it, and fail the host. */
+
+/* A write the database refused: say it, and fail the host. */
+void run_db_lost(struct hostrun *hr, const char *what, const char *why);
+/*
+ * Store an event.  One the database refuses is not dropped: it goes to
+ * stderr with the reason, and the host fails (its record is incomplete).
+ */
+void run_note(struct hostrun *hr, const char *level, const char *msg);
+/* Fail the host with msg (the first failure is the one kept). */
+void run_fail(struct hostrun *hr, const char *msg);
+
+/*
+ * The variants this run measures: its --variants, or all of the study's;
+ * with target (a build's -dumpmachine), only those built for its
+ * architecture.  A NULL-terminated list of new strings; the caller frees
+ * each and the list.
+ */
+const char **run_variants(const struct run_params *p, const char *target);
+/*
+ * The cells of build b still missing in the run being resumed: the
+ * variants with a gap as a new comma list in *variants (replacing the one
+ * there), and the span of sample indices.  A failure fails the host.
+ */
+int run_missing(struct hostrun *hr, struct build_result *b, char **variants,
+    uint64_t *first, uint64_t *last, uint64_t *count);
+
+/*
+ * The environment variable that sets libcrypto's capabilities on a build's
+ * target ("x86_64-linux-gnu"), or NULL for an architecture without one.
+ */
+const char *run_openssl_cap_var(const char *target);
+/* exec_io's on_stdout for an agent's output: arg is the struct stream. */
+int run_on_stdout(void *arg, const char *buf, size_t len);
+
+/* Run the agent of build b and stream its records into the database. */
+void run_measure(struct hostrun *hr, struct build_result *b, const char *cc);
+
+#endif

@@ -1,0 +1,543 @@
+/*
+ * The agent on its host: started detached, its records streamed back
+ * across dropped connections, stopped on an interrupt, its run directory
+ * removed once read.
+ */
+#include "runner-int.h"
+
+#include "artifact.h"
+#include "progress.h"
+#include "remote-scripts.h"
+#include "remote.h"
+#include "window.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define AGENT_ERR_MAX 4096
+
+/*
+ * The agent runs detached on the host (rscript_launch), so a dropped
+ * connection loses nothing: the coordinator reconnects and streams its
+ * records file again from the last complete line it stored.
+ */
+#define RECONNECT_TRIES 5	/* attempts after one drop */
+#define MAX_DROPS 10		/* drops in one measurement */
+#define POLL_SECONDS "1"
+
+/* rscript_launch's status for an agent binary that is not the one built. */
+#define LAUNCH_BAD_SUM 3
+
+static char *
+launch_cmd(const char *dir, const char *agent, const char *sum,
+    const char *agent_cmd)
+{
+	struct strbuf inner = STRBUF_INIT, cmd = STRBUF_INIT;
+	char bad[8];
+
+	snprintf(bad, sizeof bad, "%d", LAUNCH_BAD_SUM);
+	rcmd_script(&inner, rscript_agent_wrapper, (const char *const[]){
+	    "agent_cmd", agent_cmd, "dir", dir, NULL });
+	rcmd_script(&cmd, rscript_launch, (const char *const[]){
+	    "dir", dir, "agent", agent, "sum", sum, "bad_sum", bad,
+	    "wrapper", inner.buf, NULL });
+	strbuf_release(&inner);
+	return strbuf_detach(&cmd);
+}
+
+/* rscript_stream: the records of dir from byte offset on. */
+static char *
+stream_cmd(const char *dir, uint64_t offset)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char off[24];
+
+	snprintf(off, sizeof off, "%llu", (unsigned long long)offset);
+	rcmd_script(&cmd, rscript_stream, (const char *const[]){ "dir", dir,
+	    "offset", off, "poll", POLL_SECONDS, NULL });
+	return strbuf_detach(&cmd);
+}
+
+/*
+ * Commands that must run after an interrupt (stopping the agent, reading
+ * what it finished) cannot use the run's stop flag, which is set by then:
+ * they get this one, never set, and a time limit instead.
+ */
+static volatile sig_atomic_t never_stop;
+#define AFTER_STOP_MS 30000
+
+/*
+ * Stop a detached agent: TERM, up to 10 s for its exit file, then KILL.
+ * 0 once the agent is known to have exited (or never started); the host
+ * may be gone, then err says why.
+ */
+static int
+stop_agent(struct hostrun *hr, const char *dir, struct so_err *err)
+{
+	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
+	    .stop = &never_stop };
+	struct strbuf cmd = STRBUF_INIT;
+	int status = 0, rc = 0;
+
+	rcmd_script(&cmd, rscript_stop, (const char *const[]){ "dir", dir,
+	    NULL });
+	if (hr->conn == NULL && (rc = conn_open(hr->host, 0, &hr->conn,
+	    err)) != 0)
+		goto out;
+	rc = conn_exec(hr->conn, cmd.buf, &io, &status, err);
+	if (rc == 0 && status != 0)
+		rc = so_error(err, SO_EAGENT, "the agent did not exit, even "
+		    "after SIGKILL");
+out:
+	strbuf_release(&cmd);
+	return rc;
+}
+
+/*
+ * Once every record of a launch is stored, its run directory goes: it is
+ * never used again.  Not by the stream command itself, as a stream cut
+ * off by a frozen connection may still run there and would pull the
+ * directory from under the stream that replaced it.  Best effort.
+ */
+static void
+remove_rundir(struct hostrun *hr, const char *dir)
+{
+	struct exec_io io = { .timeout_ms = AFTER_STOP_MS,
+	    .stop = &never_stop };
+	struct strbuf cmd = STRBUF_INIT;
+	struct so_err e;
+	int status;
+
+	rcmd_raw(&cmd, "rm -rf");
+	rcmd_arg(&cmd, dir);
+	if (hr->conn != NULL)
+		conn_exec(hr->conn, cmd.buf, &io, &status, &e);
+	strbuf_release(&cmd);
+}
+
+/*
+ * The agent has exited: read what it wrote past the last record taken in,
+ * so that every sample it finished is stored.
+ */
+static int
+collect_rest(struct hostrun *hr, struct stream *s, const char *dir,
+    struct so_err *err)
+{
+	char errbuf[256];
+	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
+	    .errbuf = errbuf, .errlen = sizeof errbuf,
+	    .timeout_ms = AFTER_STOP_MS, .stop = &never_stop };
+	char *cmd = stream_cmd(dir, s->lr.offset);
+	int status, rc;
+
+	s->lr.len = 0;
+	rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+	if (rc == SO_EAGENT)
+		so_error(err, rc, "agent output line %llu: agent reported: %s",
+		    (unsigned long long)s->lr.lineno, s->err.msg);
+	else if (rc != 0)
+		so_error(err, rc, "%s", s->err.msg);
+	free(cmd);
+	return rc;
+}
+
+/*
+ * A window the agent opened and never ended (it was interrupted or
+ * stopped inside it) ends now, by the coordinator's clock, with why in
+ * its drift so that `seqorch windows` does not take it for a cut one.
+ */
+static void
+end_window(struct hostrun *hr, const char *why)
+{
+	struct so_err e = { 0 };
+	char at[32];
+
+	if (hr->window_id == 0)
+		return;
+	iso_now(at, sizeof at);
+	if (db_window_end(hr->db, hr->window_id, at, NULL, why, &e) != 0)
+		run_db_lost(hr, "the window's end", e.msg);
+	hr->window_id = 0;
+}
+
+/*
+ * The user interrupted the run: the agent is stopped before the lease is
+ * released, what it finished is stored, and an event says how many
+ * samples were kept or that some may be lost.  An open window is closed
+ * at the coordinator's time, with the reason as its drift.
+ */
+static void
+interrupted(struct hostrun *hr, struct stream *s, const char *dir,
+    const char *cc)
+{
+	struct so_err e = { 0 };
+	char msg[SO_ERR_MAX + 256];
+	uint64_t before = s->got;
+	int rc;
+
+	if ((rc = stop_agent(hr, dir, &e)) == 0 &&
+	    (rc = collect_rest(hr, s, dir, &e)) == 0)
+		s->collected = 1;
+	if (rc == 0)
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
+		    "stopped; all %llu samples it finished are stored (%llu "
+		    "of them read after the interrupt)", cc,
+		    (unsigned long long)s->got,
+		    (unsigned long long)(s->got - before));
+	else
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) could "
+		    "not be stopped and read: %.600s; %llu samples are "
+		    "stored, any it finished after them are lost", cc, e.msg,
+		    (unsigned long long)s->got);
+	run_note(hr, "warning", msg);
+	end_window(hr, "interrupted: the agent was stopped");
+	snprintf(hr->error, sizeof hr->error, "interrupted");
+	hr->failed = 1;
+}
+
+/* Reconnect after a dropped connection; 0 or the last error. */
+static int
+reconnect(struct hostrun *hr, struct so_err *err)
+{
+	int i, rc = SO_ESSH;
+
+	for (i = 0; i < RECONNECT_TRIES && !*hr->p->stop; i++) {
+		conn_close(hr->conn);
+		hr->conn = NULL;
+		progress_set(hr->index, "connection lost, reconnecting "
+		    "(%d/%d)", i + 1, RECONNECT_TRIES);
+		sleep((unsigned)i + 1);
+		if ((rc = conn_open(hr->host, 0, &hr->conn, err)) == 0) {
+			hr->conn->stop = hr->p->stop;
+			run_note(hr, "warning", "connection lost during "
+			    "measurement; reconnected and resumed streaming");
+			return 0;
+		}
+	}
+	return rc;
+}
+
+/*
+ * Options for the window protocol: the host lock in the workdir (with our
+ * identity for whoever waits on it) and adaptive sampling.
+ */
+static void
+agent_extra_args(struct hostrun *hr, struct strbuf *cmd)
+{
+	const struct run_params *p = hr->p;
+
+	if (!p->explore) {
+		rcmd_raw(cmd, " --lock");
+		rcmd_argf(cmd, "%s/window.lock", hr->conn->workdir);
+		rcmd_raw(cmd, " --holder");
+		rcmd_arg(cmd, p->holder);
+		if (p->no_wait)
+			rcmd_raw(cmd, " --no-wait");
+	}
+	if (p->max_cv > 0)
+		rcmd_raw(cmd, " --max-cv %.17g --max-samples %llu", p->max_cv,
+		    (unsigned long long)p->max_samples);
+	if (p->require_quiet)
+		rcmd_raw(cmd, " --require-quiet");
+}
+
+/*
+ * Resuming: the run directories an earlier coordinator of this run left
+ * (it was killed before it read them all) may hold samples never stored.
+ * They are reported as lost, and their cells measured again; the
+ * directories of agents that have ended are removed.  Best effort: a host that cannot
+ * say is measured all the same.
+ */
+static void
+left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *out = NULL, *runs, msg[256], run_id[24], build_id[24];
+	struct so_err e;
+	unsigned long long n = 0;
+	int status;
+
+	runs = xasprintf("%s/runs", hr->conn->workdir);
+	snprintf(run_id, sizeof run_id, "%lld", (long long)hr->p->run_id);
+	snprintf(build_id, sizeof build_id, "%lld", (long long)b->build_id);
+	rcmd_script(&cmd, rscript_left_behind, (const char *const[]){
+	    "runs", runs, "run_id", run_id, "build_id", build_id, NULL });
+	if (conn_capture(hr->conn, cmd.buf, 64, &out, &status, &e) == 0 &&
+	    status == 0)
+		n = strtoull(out, NULL, 10);
+	if (n > 0) {
+		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
+		    "of this run stopped before reading all of its agent's "
+		    "records (%llu samples finished there); those not stored "
+		    "are lost, and their cells measured again", cc, n);
+		run_note(hr, "warning", msg);
+	}
+	free(out);
+	strbuf_release(&cmd);
+	free(runs);
+}
+
+/*
+ * Keep the agent's records file exactly as it wrote it (one SFTP read for
+ * ssh hosts).  A failure is an event, not a failed host: the samples are
+ * stored already.
+ */
+static void
+keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
+    const char *token)
+{
+	char *path = xasprintf("%s/records", dir), *data = NULL, *msg;
+	struct so_err e = { 0 };
+	size_t len;
+
+	if (hr->conn == NULL || conn_read(hr->conn, path, ARTIFACT_MAX + 1,
+	    &data, &len, &e) != 0 || artifact_keep(hr->db, b->build_id, "raw",
+	    token, data, len, NULL, &e) != 0) {
+		msg = xasprintf("raw agent output not kept: %s", e.msg);
+		db_event(hr->db, hr->p->run_id, hr->host->name, "warning", msg,
+		    &e);
+		free(msg);
+	}
+	free(data);
+	free(path);
+}
+
+/*
+ * The agent's command line for build b, or NULL when --openssl-cap has no
+ * variable on the build's target (then the host has failed).
+ */
+static char *
+agent_command(struct hostrun *hr, const struct stream *s,
+    const struct build_result *b, const char *variants)
+{
+	const struct run_params *p = hr->p;
+	struct strbuf cmd = STRBUF_INIT;
+	char cpu[16], msg[SO_ERR_MAX];
+
+	if (p->openssl_cap != NULL) {
+		const char *var = run_openssl_cap_var(b->target);
+
+		if (var == NULL) {
+			snprintf(msg, sizeof msg, "agent (%s): --openssl-cap "
+			    "sets OPENSSL_ia32cap (x86-64) or OPENSSL_armcap "
+			    "(aarch64); this build's target is \"%.200s\"",
+			    s->cc, b->target);
+			run_fail(hr, msg);
+			return NULL;
+		}
+		/* Read by libcrypto when it loads, so it goes before exec. */
+		rcmd_raw(&cmd, "%s=", var);
+		strbuf_add_shquoted(&cmd, p->openssl_cap);
+	}
+	rcmd_arg(&cmd, b->agent);
+	rcmd_raw(&cmd, " --study");
+	rcmd_arg(&cmd, p->study);
+	rcmd_raw(&cmd, " --steps %llu --samples %llu --first-sample %llu "
+	    "--cpu %s --seed", (unsigned long long)p->steps,
+	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
+	    rcmd_cpu(hr->host, cpu, sizeof cpu));
+	rcmd_arg(&cmd, p->seed);
+	rcmd_raw(&cmd, " --build-id %lld --token %s", (long long)b->build_id,
+	    s->token);
+	if (variants != NULL) {
+		rcmd_raw(&cmd, " --variants");
+		rcmd_arg(&cmd, variants);
+	}
+	agent_extra_args(hr, &cmd);
+	return strbuf_detach(&cmd);
+}
+
+/* Run the agent of one build and stream its records into the db. */
+void
+run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	const struct run_params *p = hr->p;
+	struct stream *s = xcalloc(1, sizeof *s);
+	char errbuf[AGENT_ERR_MAX] = "";
+	unsigned char rnd[16];
+	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
+	char *agent_cmd = NULL, *cmd, *dir = NULL, *variants;
+	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
+	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
+	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
+	struct so_err e;
+	int status = 0, rc, drops = 0;
+	size_t i;
+
+	s->hr = hr;
+	s->build = b;
+	s->cc = cc;
+	s->nsamples = p->samples;
+	variants = p->variants ? xstrdup(p->variants) : NULL;
+	if (p->resume) {
+		uint64_t last, count;
+
+		left_behind(hr, b, cc);
+		if (run_missing(hr, b, &variants, &s->first, &last, &count) != 0)
+			goto out;
+		if (count == 0) {
+			progress_set(hr->index, "%s: nothing missing", cc);
+			goto out;
+		}
+		s->nsamples = last - s->first + 1;
+	}
+	s->span = p->max_samples > s->nsamples ? p->max_samples :
+	    s->nsamples;
+	snprintf(s->build_id, sizeof s->build_id, "%lld",
+	    (long long)b->build_id);
+	if (variants != NULL) {
+		char *copy = xstrdup(variants), *q = copy, *v;
+		size_t n = 0;
+
+		s->want = xcalloc(strlen(variants) + 2, sizeof *s->want);
+		while ((v = strsep(&q, ",")) != NULL)
+			s->want[n++] = xstrdup(v);
+		free(copy);
+	} else
+		s->want = (char **)run_variants(p, b->target);
+	/*
+	 * Unique across coordinators, hosts, containers and reboots: the
+	 * directory names the launch, and hello must echo the token.
+	 */
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		run_fail(hr, "cannot read random bytes for a run token");
+		goto out;
+	}
+	hex_encode(rnd, sizeof rnd, s->token);
+	s->launched = window_clock();
+	dir = xasprintf("%s/runs/%lld-%lld-%s", hr->conn->workdir,
+	    (long long)p->run_id, (long long)b->build_id, s->token);
+	if ((agent_cmd = agent_command(hr, s, b, variants)) == NULL)
+		goto out;
+	progress_set(hr->index, "%s: self-test", cc);
+	cmd = launch_cmd(dir, b->agent, b->binary_sha256, agent_cmd);
+	/* The connection may have idled out while the host waited for the
+	 * window; the launch is safe to repeat. */
+	while ((rc = conn_exec(hr->conn, cmd, &lio, &status, &s->err)) ==
+	    SO_ESSH && ++drops <= MAX_DROPS &&
+	    (rc = reconnect(hr, &s->err)) == 0)
+		;
+	free(cmd);
+	errbuf[strcspn(errbuf, "\n")] = '\0';
+	if (rc == 0 && status == LAUNCH_BAD_SUM)
+		rc = so_error(&s->err, SO_EAGENT, "agent binary \"%s\" is "
+		    "not the one built: its sha256 is \"%.64s\", the build "
+		    "recorded %s; refusing to run it", b->agent, errbuf,
+		    b->binary_sha256);
+	else if (rc == 0 && status != 0)
+		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
+		    "\"%s\"", dir);
+	errbuf[0] = '\0';
+	while (rc == 0) {
+		cmd = stream_cmd(dir, s->lr.offset);
+		/* A re-read starts at the last complete line. */
+		s->lr.len = 0;
+		rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+		free(cmd);
+		if (rc == SO_ESSH && s->saw_done) {
+			/* Every record is in; only the exit status was lost. */
+			run_note(hr, "warning", "connection lost after the "
+			    "agent's done record; its exit status is unknown");
+			rc = 0;
+			status = 0;
+			break;
+		}
+		if (rc != SO_ESSH)
+			break;
+		/* A link that keeps dropping is given up, not chased forever. */
+		if (++drops > MAX_DROPS) {
+			rc = so_error(&s->err, SO_ESSH, "host \"%s\": connection "
+			    "lost %d times during one measurement; giving up",
+			    hr->host->name, drops);
+			break;
+		}
+		if ((rc = reconnect(hr, &s->err)) != 0)
+			break;
+	}
+	if (rc == 0 && s->saw_done)
+		s->collected = 1;
+	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
+		interrupted(hr, s, dir, cc);
+	} else if (rc == SO_EAGENT) {
+		/*
+		 * The agent said why it stopped (--require-quiet, a failed
+		 * variant...) and exited: its records before the error are in.
+		 */
+		stop_agent(hr, dir, &e);
+		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc,
+		    s->err.msg);
+		run_fail(hr, msg);
+	} else if (rc != 0) {
+		/* What the agent finished past this point is not read. */
+		if (stop_agent(hr, dir, &e) == 0)
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent was stopped, and any "
+			    "other sample it finished is lost)", cc,
+			    s->err.msg, (unsigned long long)s->got);
+		else
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent could not be stopped: "
+			    "%.300s; it may go on measuring, and what it "
+			    "finishes is lost)", cc, s->err.msg,
+			    (unsigned long long)s->got, e.msg);
+		run_fail(hr, msg);
+	} else if (status != 0 || !s->saw_done) {
+		errbuf[strcspn(errbuf, "\n")] = '\0';
+		strip_ctrl(errbuf);
+		snprintf(msg, sizeof msg, "agent (%s) %s %d%s%.900s", cc,
+		    status > 128 ? "died of signal" : "exited with status",
+		    status > 128 ? status - 128 : status,
+		    errbuf[0] ? ": " : " before its done record", errbuf);
+		run_fail(hr, msg);
+	} else if (p->resume) {
+		uint64_t first, last, count;
+		char *left = NULL;
+
+		if (run_missing(hr, b, &left, &first, &last, &count) == 0 &&
+		    count > 0) {
+			snprintf(msg, sizeof msg, "agent (%s): %llu cells still "
+			    "missing after resuming", cc,
+			    (unsigned long long)count);
+			run_fail(hr, msg);
+		}
+		free(left);
+	} else if (s->got < s->expected) {
+		snprintf(msg, sizeof msg, "agent (%s) sent %llu of %llu "
+		    "samples", cc, (unsigned long long)s->got,
+		    (unsigned long long)s->expected);
+		run_fail(hr, msg);
+	}
+	if (hr->window_id != 0) {
+		snprintf(msg, sizeof msg, "the agent stopped inside the "
+		    "window: %.900s", hr->failed ? hr->error :
+		    "no window end record");
+		end_window(hr, msg);
+	}
+	if (s->lr.offset > 0)
+		keep_raw(hr, b, dir, s->token);
+	if (s->collected)
+		remove_rundir(hr, dir);
+out:
+	for (i = 0; i < s->nok; i++) {
+		free(s->cells[i]);
+		free(s->ok_variants[i]);
+	}
+	free(s->cells);
+	free(s->ok_variants);
+	for (i = 0; i < s->nseen; i++)
+		free(s->seen[i]);
+	free(s->seen);
+	for (i = 0; s->want != NULL && s->want[i] != NULL; i++)
+		free(s->want[i]);
+	free(s->want);
+	free(s->window_before);
+	free(s->preflight);
+	free(agent_cmd);
+	free(dir);
+	free(variants);
+	free(s);
+}
+
