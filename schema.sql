@@ -436,3 +436,10 @@ SELECT g.run_id, g.study, g.host, g.variant, g.build_id, b.compiler, g.n,
 	AS median_rate,
     g.steps * 1e9 / g.hi AS min_rate, g.steps * 1e9 / g.lo AS max_rate
 FROM g LEFT JOIN builds b ON b.id = g.build_id;
+
+-- version: 13
+
+-- A run's span of sample ids in two probes: the report's phase shares
+-- read the sample_metrics rows of that span only (db-builds.c), so a run
+-- costs its own metrics, and nothing when it has none.
+CREATE INDEX samples_run_id ON samples (run_id);

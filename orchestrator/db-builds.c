@@ -30,7 +30,12 @@ static const char *const section_sql[] = {
 	    "JOIN builds bd ON bd.id = d.build_id AND "
 	    "bd.targeting = 'default' AND bd.compiler = bn.compiler "
 	    "WHERE n.run_id = ?1 ORDER BY n.host, n.variant, bn.compiler",
-	/* Samples without the last phase did not measure phases. */
+	/*
+	 * Samples without the last phase did not measure phases.  The scan
+	 * starts from the metrics of the run's span of sample ids (two
+	 * probes of samples_run_id), so a run without metrics costs nothing
+	 * and one with them costs its metrics, never a pass over its samples.
+	 */
 	[DB_PHASE_SHARES] = "SELECT s.host, s.build_id, NULL, "
 	    "b.targeting, s.variant, COUNT(DISTINCT s.id), "
 	    "SUM(CASE WHEN m.name = ?2 THEN m.value END), "
@@ -38,17 +43,39 @@ static const char *const section_sql[] = {
 	    "SUM(CASE WHEN m.name = ?4 THEN m.value END), "
 	    "SUM(CASE WHEN m.name = ?5 THEN m.value END), "
 	    "SUM(CASE WHEN m.name = ?6 THEN m.value END), "
-	    "(SELECT SUM(x.ns) FROM samples x WHERE x.run_id = s.run_id AND "
-	    "x.host = s.host AND x.build_id = s.build_id AND "
-	    "x.variant = s.variant AND x.valid = 1 AND EXISTS (SELECT 1 FROM "
-	    "sample_metrics y WHERE y.sample_id = x.id AND y.name = ?6)) "
-	    "FROM samples s JOIN sample_metrics m ON m.sample_id = s.id "
+	    "SUM(CASE WHEN m.name = ?6 THEN s.ns END) "
+	    "FROM sample_metrics m CROSS JOIN samples s ON s.id = m.sample_id "
 	    "LEFT JOIN builds b ON b.id = s.build_id "
-	    "WHERE s.run_id = ?1 AND s.valid = 1 "
+	    "WHERE m.sample_id BETWEEN (SELECT MIN(id) FROM samples "
+	    "WHERE run_id = ?1) AND (SELECT MAX(id) FROM samples "
+	    "WHERE run_id = ?1) AND s.run_id = ?1 AND s.valid = 1 "
 	    "GROUP BY s.host, s.build_id, s.variant "
 	    "HAVING SUM(CASE WHEN m.name = ?6 THEN m.value END) IS NOT NULL "
 	    "ORDER BY s.host, s.variant, s.build_id",
 };
+
+/*
+ * Rates and ratios are only for runs with targeted builds: a probe of
+ * builds_run skips the summary view's pass over the run's samples.
+ */
+static const char gate_sql[] = "SELECT 1 FROM builds WHERE run_id = ?1 "
+    "AND targeting IS NOT NULL LIMIT 1";
+
+/* SQLITE_ROW when run_id has a targeted build, SQLITE_DONE when not. */
+static int
+targeted(sqlite3 *h, int64_t run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(h, gate_sql, -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		rc = sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
 
 int
 db_build_section(sqlite3 *h, enum db_build_section which, int64_t run_id,
@@ -59,7 +86,11 @@ db_build_section(sqlite3 *h, enum db_build_section which, int64_t run_id,
 	struct db_build_row r;
 	int rc, i, stop = 0;
 
-	rc = sqlite3_prepare_v2(h, section_sql[which], -1, &st, NULL);
+	rc = which == DB_PHASE_SHARES ? SQLITE_ROW : targeted(h, run_id);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_prepare_v2(h, section_sql[which], -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, run_id);
 		for (i = 0; which == DB_PHASE_SHARES && i < DB_PHASES; i++)

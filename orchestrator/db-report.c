@@ -21,11 +21,11 @@ col_dup(sqlite3_stmt *st, int i)
 	return s == NULL ? NULL : xstrdup((const char *)s);
 }
 
+/* SQLite reads NULL as 0.0: one call a column, not two (a million rows). */
 static double
 col_double(sqlite3_stmt *st, int i)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? 0 :
-	    sqlite3_column_double(st, i);
+	return sqlite3_column_double(st, i);
 }
 
 static const char *
@@ -79,12 +79,18 @@ each_row(sqlite3 *db, const char *sql, const char *what,
 
 	if ((ret = prepare(db, sql, what, r->id, r->study, &st, err)) != 0)
 		return ret;
+	/*
+	 * The connection's mutex held over the rows: each column call then
+	 * takes it again without an atomic operation (a million rows).
+	 */
+	sqlite3_mutex_enter(sqlite3_db_mutex(db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (fn(st, arg) != 0)
 			break;
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		ret = db_failed(db, what, err);
+	sqlite3_mutex_leave(sqlite3_db_mutex(db));
 	sqlite3_finalize(st);
 	return ret;
 }
@@ -93,7 +99,7 @@ each_row(sqlite3 *db, const char *sql, const char *what,
  * How a row's columns land in a struct: the i-th field takes column i, a
  * copy of its text (F_DUP, NULL for NULL), its text as is (F_TEXT, valid
  * during the row), an integer (F_I64, 0 for NULL) or a number (F_REAL, 0
- * for NULL).
+ * for NULL); decode fills fields from to n - 1.
  */
 enum { F_DUP, F_TEXT, F_I64, F_REAL };
 struct field {
@@ -103,12 +109,13 @@ struct field {
 #define FIELD(type, st, member) { type, offsetof(st, member) }
 
 static void
-decode(sqlite3_stmt *st, void *obj, const struct field *f, size_t n)
+decode(sqlite3_stmt *st, void *obj, const struct field *f, size_t from,
+    size_t n)
 {
 	char *p;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = from; i < n; i++) {
 		p = (char *)obj + f[i].off;
 		switch (f[i].type) {
 		case F_DUP:
@@ -141,7 +148,7 @@ append_row(sqlite3_stmt *st, void *arg)
 	const struct append *a = arg;
 
 	*a->array = report_grow(*a->array, *a->n, a->size);
-	decode(st, (char *)*a->array + (*a->n)++ * a->size, a->fields,
+	decode(st, (char *)*a->array + (*a->n)++ * a->size, a->fields, 0,
 	    a->nfields);
 	return 0;
 }
@@ -360,10 +367,12 @@ static const struct field valid_fields[] = {
 	F(F_TEXT, variant), F(F_TEXT, host), F(F_I64, build_id),
 	F(F_I64, steps), F(F_I64, ns), F(F_I64, position),
 	F(F_REAL, calib_mhz), F(F_REAL, calib_after_mhz),
-	F(F_I64, cycles), F(F_I64, instructions),
-	F(F_TEXT, cycles_source),
+	F(F_I64, cycles),
+	/* Read only for a counted sample (cycles > 0): see valid_row. */
+	F(F_I64, instructions), F(F_TEXT, cycles_source),
 };
 #undef F
+#define NVALID_ALWAYS 9
 
 static int
 valid_row(sqlite3_stmt *st, void *arg)
@@ -371,8 +380,12 @@ valid_row(sqlite3_stmt *st, void *arg)
 	const struct valid_arg *a = arg;
 	struct db_valid s;
 
-	decode(st, &s, valid_fields, sizeof valid_fields /
-	    sizeof *valid_fields);
+	s.instructions = 0;
+	s.cycles_source = NULL;
+	decode(st, &s, valid_fields, 0, NVALID_ALWAYS);
+	if (s.cycles > 0)
+		decode(st, &s, valid_fields, NVALID_ALWAYS, sizeof valid_fields /
+		    sizeof *valid_fields);
 	a->fn(&s, a->arg);
 	return 0;
 }
@@ -475,7 +488,7 @@ group_row(sqlite3_stmt *st, void *arg)
 	const struct group_arg *a = arg;
 	struct db_digest_group g;
 
-	decode(st, &g, group_fields, sizeof group_fields /
+	decode(st, &g, group_fields, 0, sizeof group_fields /
 	    sizeof *group_fields);
 	a->fn(&g, a->arg);
 	return 0;

@@ -50,7 +50,11 @@ enum db_report_list {
 int db_report_list(sqlite3 *db, struct rrun *r, enum db_report_list which,
     struct so_err *err);
 
-/* A valid sample of r (valid = 1, ns > 0); clocks 0 when NULL. */
+/*
+ * A valid sample of r (valid = 1, ns > 0); clocks 0 when NULL.
+ * instructions and cycles_source are read only when cycles > 0 (0 and
+ * NULL otherwise): a million uncounted samples skip two columns each.
+ */
 struct db_valid {
 	const char	*variant, *host, *cycles_source;
 	int64_t		 build_id, steps, ns, position;

@@ -592,3 +592,52 @@ def test_position_bias_is_seen(site, tmp_path):
                      r"  slower$", out, re.M), out
     out = sq(site, "report", "--run", 1).stdout
     assert re.search(r"^position bias: ", out, re.M)
+
+
+def test_phase_shares_and_build_rates_of_one_run(site, tmp_path):
+    """Phase shares sum each run's own metrics only, even when the two
+    runs' sample ids interleave (the report reads the metrics of a run's
+    span of ids); the per-build rates appear once a build states its
+    targeting, and neither section without metrics or targeting."""
+    out = sq(site, "report", "--run", 1).stdout
+    assert "phase shares" not in out and "rates per build" not in out
+    shares = {1: (0.1, 0.2, 0.3, 0.15, 0.25), 2: (0.5, 0.1, 0.1, 0.1, 0.2)}
+    names = ("phase_proggen", "phase_compile", "phase_execute",
+             "phase_mprotect", "phase_other")
+    metrics = [f"INSERT INTO sample_metrics SELECT id, '{n}', ns * {f}"
+               f" FROM samples WHERE run_id = {run} AND valid = 1"
+               for run, fs in shares.items() for n, f in zip(names, fs)]
+    con = sqlite3.connect(site / "results.db")
+    first = dict(con.execute("SELECT run_id, MIN(id) FROM samples"
+                             " GROUP BY run_id").fetchall())
+    con.close()
+    d = modified(site, tmp_path,
+                 "UPDATE samples SET id = id + 1000000",
+                 f"UPDATE samples SET id = (id - 1000000 - {first[1]}) * 2"
+                 " + 1 WHERE run_id = 1",
+                 f"UPDATE samples SET id = (id - 1000000 - {first[2]}) * 2"
+                 " + 2 WHERE run_id = 2",
+                 *metrics,
+                 "UPDATE builds SET targeting = 'native' WHERE run_id = 1")
+    con = sqlite3.connect(d / "results.db")
+    spans = con.execute("SELECT MIN(id), MAX(id) FROM samples"
+                        " GROUP BY run_id ORDER BY run_id").fetchall()
+    builds = dict(con.execute("SELECT host, id FROM builds"
+                              " WHERE run_id = 1").fetchall())
+    con.close()
+    assert spans[1][0] < spans[0][1], "the runs' ids interleave"
+    for run, fs in shares.items():
+        out = sq(d, "report", "--run", run).stdout
+        assert "phase shares of hashing time" in out, out
+        want = "".join(f" {100 * f:6.2f}%" for f in fs) + f" {100:6.2f}%"
+        lines = re.findall(r"^  \S+\s+\d+ (?:native|-)\s+\S+\s+\d+"
+                           r"(?: +\d+\.\d\d%){6}$", out, re.M)
+        assert len(lines) == len(HOSTS) * len(VARIANTS), out
+        for ln in lines:
+            assert ln.endswith(want), out
+            assert re.match(r"  \S+\s+\d+ (native|-)\s+\S+\s+3 ", ln), ln
+        assert ("rates per build" in out) == (run == 1), out
+    out = sq(d, "report", "--run", 1).stdout
+    for host, build in builds.items():
+        assert re.search(rf"^  {host}\s+{build} \S+\s+native\s+c-fused\s+"
+                         rf"{SAMPLES} ", out, re.M), out
