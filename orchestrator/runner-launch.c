@@ -364,7 +364,7 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
 	struct so_err e;
-	int status = 0, rc, drops = 0;
+	int status = 0, rc, drops = 0, ended = 0;
 	size_t i;
 
 	s->hr = hr;
@@ -470,9 +470,10 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		snprintf(msg, sizeof msg, "agent (%s): %.900s", cc,
 		    s->err.msg);
 		run_fail(hr, msg);
+		ended = 1;
 	} else if (rc != 0) {
 		/* What the agent finished past this point is not read. */
-		if (stop_agent(hr, dir, &e) == 0)
+		if ((ended = stop_agent(hr, dir, &e) == 0))
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent was stopped, and any "
 			    "other sample it finished is lost)", cc,
@@ -492,6 +493,7 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    status > 128 ? status - 128 : status,
 		    errbuf[0] ? ": " : " before its done record", errbuf);
 		run_fail(hr, msg);
+		ended = 1;
 	} else if (p->resume) {
 		uint64_t first, last, count;
 		char *left = NULL;
@@ -510,7 +512,8 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    (unsigned long long)s->expected);
 		run_fail(hr, msg);
 	}
-	if (hr->window_id != 0) {
+	/* An agent out of reach may still be measuring: its window stays. */
+	if (ended && hr->window_id != 0) {
 		snprintf(msg, sizeof msg, "the agent stopped inside the "
 		    "window: %.900s", hr->failed ? hr->error :
 		    "no window end record");
