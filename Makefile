@@ -3,8 +3,8 @@
 #   make            build both binaries
 #   make deps       install the Debian packages the build and tests need
 #   make run        deps + build + sha3 study on this host + report
-#   make test       unit tests (cmocka) and integration tests (pytest), then
-#                   the same under ASan and UBSan (make sanitize)
+#   make test       unit tests (cmocka) and integration tests (pytest)
+#   make sanitize   unit and core integration tests under ASan and UBSan
 #   make fuzz       bounded libFuzzer runs of the parsers (FUZZ_SECONDS each)
 #   make bench      side-by-side kernel rates on this machine
 #   make kernel-bench  build/kernel-bench: one study's kernels in one process
@@ -228,7 +228,6 @@ PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
 
 test: all unit
 	$(PYTEST) tests
-	$(MAKE) sanitize
 
 # ASan and UBSan: the sources are copied to build-san/tree and built there
 # with the flags below (the normal build is untouched), then the unit tests

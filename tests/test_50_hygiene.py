@@ -156,12 +156,20 @@ def test_busy_sibling_and_steal(tree):
     # hypervisor took a fifth of cpu 3.
     after = stat_text([(1000, 5100, 0), (1050, 5050, 0), (1000, 5100, 0),
                        (1000, 5080, 20)])
-    fifo = StatFifo(root / "proc/stat", before, after)
-    try:
-        rec = preflight(root, cpu="3")
-        auto = preflight(root)
-    finally:
-        fifo.close()
+    # The FIFO hands out reads in pairs; on a loaded machine a reader can
+    # open it in the instant the server probes for the last one and read
+    # nothing ("busy unknown"): such a pass is a harness miss, run again.
+    for _ in range(5):
+        fifo = StatFifo(root / "proc/stat", before, after)
+        try:
+            rec = preflight(root, cpu="3")
+            auto = preflight(root)
+        finally:
+            fifo.close()
+        if not any("busy unknown" in str(r["cpu_choice"]) for r in (rec, auto)):
+            break
+        (root / "proc/stat").unlink()
+        (root / "proc/stat").write_text(before)
     assert rec["verdict"] == "noisy"
     assert rec["reasons"] == ["steal 20% on cpu 3 (the hypervisor ran "
                               "another guest)", "smt sibling cpu 1 busy 50%"]
