@@ -16,6 +16,7 @@ the wall clock only or the monotonic clocks too (libfaketime preloaded by
 the test sshd); a host whose digest disagrees, built with the test-only
 flag that breaks kernels/sha3/c-fused after N steps (docs/reliability.md,
 "Test-only faults")."""
+import errno
 import fcntl
 import json
 import os
@@ -300,13 +301,13 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
 
 @pytest.fixture
 def small_fs(tmp_path):
-    """A 32 MB tmpfs (needs root; a run keeps a few MB of artifacts),
+    """A 64 MB tmpfs (needs root; a run keeps several MB of artifacts),
     unmounted at the end."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     d = tmp_path / "fs"
     d.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs",
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs",
                     str(d)], check=True)
     yield d
     subprocess.run(["umount", "-l", str(d)], check=False)
@@ -319,13 +320,15 @@ def test_disk_full(tmp_path, small_fs):
     try:
         wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
         # Fill what is left; the next write the database needs fails.
-        with open(small_fs / "filler", "wb") as f:
-            try:
+        # (The run's artifacts may have filled it already: then even
+        # creating the filler fails, which is the same full disk.)
+        try:
+            with open(small_fs / "filler", "wb") as f:
                 while True:
                     f.write(b"\0" * 65536)
                     f.flush()
-            except OSError:
-                pass
+        except OSError as e:
+            assert e.errno == errno.ENOSPC, e
         rc, err = finish(p, tmp_path)
     finally:
         if p.poll() is None:
@@ -333,7 +336,7 @@ def test_disk_full(tmp_path, small_fs):
             p.wait()
     assert rc != 0, err
     assert "full" in err, err
-    (small_fs / "filler").unlink()
+    (small_fs / "filler").unlink(missing_ok=True)
     check_db(db, workdir, "local", err, LONG_STEPS)
     assert not agent_pids(workdir)
 
