@@ -2,10 +2,11 @@
 loses nothing already collected."""
 import os
 import stat
+import subprocess
 
 import pytest
 
-from conftest import query, seqorch, sha3_chain, write_hosts
+from conftest import ROOT, SEQORCH, query, seqorch, sha3_chain, write_hosts
 
 
 def run(scratch, *extra):
@@ -243,3 +244,19 @@ def test_resume_names_what_is_missing(scratch):
         assert r.returncode == 2, r.stderr
         assert f"seqorch: {extra[0]} cannot be given with --resume" in \
             r.stderr
+
+
+def test_fuzz_config_seeds_never_crash(tmp_path):
+    """Every hosts.toml in the fuzzer's seed corpus, including the inputs
+    that once crashed (toml++ internal asserts), gets an answer: accepted,
+    or refused with a message naming the file, never a signal."""
+    seeds = sorted((ROOT / "tests" / "fuzz" / "seeds-config").iterdir())
+    assert any(p.name.startswith("toml-assert") for p in seeds)
+    for p in seeds:
+        r = subprocess.run([str(SEQORCH), "hosts", "list", "--config",
+                            str(p)], cwd=tmp_path, capture_output=True,
+                           text=True)
+        assert r.returncode in (0, 2), (p.name, r.returncode, r.stderr)
+        if r.returncode == 2:
+            assert r.stderr.startswith("seqorch: "), (p.name, r.stderr)
+            assert "Assertion" not in r.stderr, (p.name, r.stderr)
