@@ -515,8 +515,7 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	/* An agent out of reach may still be measuring: its window stays. */
 	if (ended && hr->window_id != 0) {
 		snprintf(msg, sizeof msg, "the agent stopped inside the "
-		    "window: %.900s", hr->failed ? hr->error :
-		    "no window end record");
+		    "window: %.900s", hr->error);
 		end_window(hr, msg);
 	}
 	if (s->lr.offset > 0)
