@@ -202,21 +202,32 @@ parse_failed(const char *name, const toml::parse_error &e,
  * so any other non-ASCII byte is refused here first, with the error toml++
  * would give, as is one that starts the text after a line-ending
  * backslash of a multi-line string (which toml++ trims as whitespace).
- * Returns the offset of the offending byte, or len.
+ * toml++ also scans up to 127 characters past the start of a bare value
+ * looking for its end, through quotes, so a quote counts as a string only
+ * where one may start (at a line's start or after = [ { , .); one glued to
+ * anything else is refused, as are control characters (invalid anywhere in
+ * TOML).  Returns the offset of the offending byte, or len.
  */
 static size_t
-non_ascii_outside_text(const char *t, size_t len)
+refused_early(const char *t, size_t len)
 {
 	size_t i = 0, j;
 	bool bol = true;	/* only blanks since the line began */
+	char prev = '\n';	/* the last non-blank character outside text */
 
 	while (i < len) {
 		unsigned char c = static_cast<unsigned char>(t[i]);
 		bool multi = len - i >= 3 && (t[i + 1] == t[i] &&
 		    t[i + 2] == t[i]);
 
-		if (c >= 0x80)
+		if (c >= 0x80 || (c < 0x20 && c != '\t' && c != '\n' &&
+		    c != '\r') || c == 0x7f)
 			return i;
+		if ((c == '"' || c == '\'') && !bol &&
+		    std::strchr("=[{,.", prev) == nullptr)
+			return i;
+		if (c != ' ' && c != '\t')
+			prev = static_cast<char>(c);
 		/*
 		 * A table header must name a key: toml++ 3.3 asserts (aborts)
 		 * on "[!x]" instead of reporting it.
@@ -283,7 +294,7 @@ int
 toml_parse(const char *text, size_t len, const char *name,
     struct toml_doc **out, struct so_err *err)
 {
-	size_t bad = non_ascii_outside_text(text, len);
+	size_t bad = refused_early(text, len);
 
 	if (bad < len) {
 		unsigned line = 1, col = 1;
@@ -296,9 +307,19 @@ toml_parse(const char *text, size_t len, const char *name,
 			    0x80)
 				col++;
 		}
-		if (static_cast<unsigned char>(text[bad]) >= 0x80)
+		unsigned char b = static_cast<unsigned char>(text[bad]);
+
+		if (b >= 0x80)
 			return so_error(err, SO_EPARSE, "%s:%u:%u: a non-ASCII "
 			    "character outside a string or comment", name, line,
+			    col);
+		if (b < 0x20 || b == 0x7f)
+			return so_error(err, SO_EPARSE, "%s:%u:%u: control "
+			    "character 0x%02x (not allowed in TOML)", name,
+			    line, col, b);
+		if (b == '"' || b == '\'')
+			return so_error(err, SO_EPARSE, "%s:%u:%u: a quote "
+			    "where no key or value can start", name, line,
 			    col);
 		return so_error(err, SO_EPARSE, "%s:%u:%u: a table header "
 		    "must start with a key, not '%c'", name, line, col,

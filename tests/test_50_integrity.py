@@ -411,11 +411,30 @@ def test_table_header_without_a_key_is_a_clear_error(tmp_path, text):
         "with a key" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("text,where,what", [
+    # found by make fuzz: toml++ scans on from the bare value 444 through
+    # the quote into the string, and reaches __builtin_unreachable() there
+    (b'port = 444"ZZ\xef\xbb\x97"\n', "1:11",
+     "a quote where no key or value can start"),
+    (b'[defaults]\nport = 444\x01\x00wor "\xef\xbb\x97"\n', "2:11",
+     "control character 0x01 (not allowed in TOML)"),
+])
+def test_text_toml_cannot_read_safely_is_a_clear_error(tmp_path, text, where,
+                                                       what):
+    (tmp_path / "hosts.toml").write_bytes(text)
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2, r.stderr
+    assert f"hosts.toml:{where}: {what}" in r.stderr, r.stderr
+
+
 def test_non_ascii_in_strings_and_comments_is_fine(tmp_path):
     (tmp_path / "hosts.toml").write_text(
         '# Zürich lab\n[hosts.a] # café\naddress = "10.0.0.1"\n'
         'user = "bench"\nworkdir = """/tmp/é\\\n  x"""\n'
-        "cflags = '-O2 é'\n", encoding="utf-8")
+        "cflags = '-O2 é'\n"
+        '[hosts.b]\naddress="10.0.0.2"\nuser=\'bench\'\n'
+        'cc = [ "gcc",\n  "-O2" ] # ü\n[ hosts . "c" ]\n"address" = "c"\n'
+        "[hosts.'d']\naddress='d'\n", encoding="utf-8")
     r = seqorch(tmp_path, "hosts", "list")
     assert r.returncode == 0, r.stderr
     assert "-O2 é" in r.stdout, r.stdout
