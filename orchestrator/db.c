@@ -169,8 +169,10 @@ db_connect(const char *path, int flags, struct db **out, struct so_err *err)
 		    "in memory only" : "empty: is the variable unset?");
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_FULLMUTEX,
-	    NULL) != SQLITE_OK) {
+	/* A writer's handle is shared by the pool's threads. */
+	flags |= flags & SQLITE_OPEN_READONLY ? SQLITE_OPEN_NOMUTEX :
+	    SQLITE_OPEN_FULLMUTEX;
+	if (sqlite3_open_v2(path, &db->h, flags, NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "cannot open database \"%s\": %s",
 		    path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
 		goto fail;
