@@ -181,7 +181,8 @@ run: deps all
 	./seqorch run --study sha3 --hosts local --steps $(RUN_STEPS)
 	./seqorch report --latest
 
-UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
+UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c)) \
+	build/tests/test_tomlpp
 
 # Each unit test links the modules it tests and their real dependencies,
 # nothing else, so that a new coupling fails its link.  A module is
@@ -215,6 +216,14 @@ build/tests/%: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -o $@ $< $(filter %.o,$^) \
 	  -lcmocka $(SO_LIBS) -lstdc++
+
+# toml++ itself, under UBSan whatever the build's flags: it checks that
+# no input reaches undefined behaviour in the parser (see tomlpp.h).
+UNIT_tomlpp = -
+build/tests/test_tomlpp: tests/unit/test_tomlpp.cc orchestrator/tomlpp.h
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -g $(SO_CXXFLAGS) -fsanitize=undefined \
+	  -fno-sanitize-recover=all -Iorchestrator -o $@ $< -lcmocka
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
