@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sshd import Sshd, keygen, write_hosts_toml  # noqa: E402
+from sshd import Sshd, keygen, test_user, write_hosts_toml  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SEQORCH = ROOT / "seqorch"
@@ -87,10 +87,21 @@ def warm_median(cwd, servers, n):
     return runs[len(runs) // 2]
 
 
+def give_back(path):
+    """The servers log in TEST_USER when this runs as root: what the
+    bench makes in a work directory must be that user's."""
+    _, uid, gid = test_user()
+    for d, _, files in os.walk(path):
+        os.chown(d, uid, gid)
+        for f in files:
+            os.chown(os.path.join(d, f), uid, gid, follow_symlinks=False)
+
+
 def fresh(servers):
     for s in servers:
         shutil.rmtree(s.workdir)
         s.workdir.mkdir()
+        give_back(s.workdir)
 
 
 def main():
@@ -122,6 +133,7 @@ def main():
                     shutil.rmtree(s.workdir)
                     shutil.copytree(servers[0].workdir, s.workdir,
                                     symlinks=True)
+                    give_back(s.workdir)
             warm = warm_median(cwd, servers[:n], n)
             results[n] = (cold, warm)
             print(f"{n:2d} hosts: warm {warm[0]:5.3f} s, floor "
