@@ -53,2611 +53,2611 @@ SYM(sha512_x86_rorx_chain):
 	vpternlogq $0x96, %xmm4, %xmm3, %xmm2
 	mov 0(%rsp), %rax
 	addq .Lc35(%rip), %rax
-	andn .Lc36(%rip), %rax, %rbx
-	addq 8(%rsp), %rbx
 	vmovdqu64 0(%rsp), %xmm5
-	addq .Lc37(%rip), %rbx
-	mov %rax, %rcx
-	andq .Lc38(%rip), %rcx
-	addq %rcx, %rbx
-	rorx $14, %rax, %rdx
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
 	vpaddq %xmm2, %xmm5, %xmm6
-	rorx $18, %rax, %rsi
-	xorq %rsi, %rdx
-	rorx $41, %rax, %rdi
-	xorq %rdi, %rdx
+	rorx $41, %rax, %rdx
+	andn .Lc36(%rip), %rax, %rsi
 	vpaddq .Lc0(%rip), %xmm6, %xmm7
-	addq %rdx, %rbx
-	mov 0(%rsp), %rbp
-	addq .Lc39(%rip), %rbp
-	rorx $28, %rbp, %r8
+	addq 8(%rsp), %rsi
+	addq .Lc37(%rip), %rsi
 	vpaddq .Lc1(%rip), %xmm7, %xmm8
-	rorx $34, %rbp, %r9
-	xorq %r9, %r8
-	rorx $39, %rbp, %r10
-	xorq %r10, %r8
+	mov %rax, %rdi
+	andq .Lc38(%rip), %rdi
+	addq %rdi, %rsi
 	vmovdqu64 %xmm8, 320(%rsp)
-	mov %rbp, %r11
-	andq .Lc40(%rip), %r11
-	mov %rbp, %r12
-	xorq .Lc41(%rip), %r12
-	mov %rbp, %r13
-	andq .Lc41(%rip), %r13
-	mov %rbx, %r14
-	addq .Lc42(%rip), %r14
-	addq %r11, %r14
-	addq %r8, %r14
-	andn .Lc38(%rip), %rbx, %r15
-	addq 16(%rsp), %r15
+	xorq %rcx, %rbx
+	xorq %rdx, %rbx
+	addq %rbx, %rsi
+	rorx $14, %rsi, %rbp
+	rorx $18, %rsi, %r8
 	vmovdqu64 32(%rsp), %xmm9
-	addq .Lc43(%rip), %r15
-	mov %rax, %rcx
-	andq %rbx, %rcx
+	rorx $41, %rsi, %r9
+	andn .Lc38(%rip), %rsi, %r10
 	valignq $1, 16(%rsp), %xmm9, %xmm10
-	addq %rcx, %r15
-	rorx $14, %rbx, %rsi
+	addq 16(%rsp), %r10
+	addq .Lc43(%rip), %r10
 	vprorq $1, %xmm10, %xmm11
-	rorx $18, %rbx, %rdi
-	xorq %rdi, %rsi
+	mov %rax, %r11
+	andq %rsi, %r11
+	addq %r11, %r10
 	vprorq $8, %xmm10, %xmm12
-	rorx $41, %rbx, %rdx
-	xorq %rdx, %rsi
+	xorq %r8, %rbp
+	xorq %r9, %rbp
 	vpsrlq $7, %xmm10, %xmm13
-	addq %rsi, %r15
-	rorx $28, %r14, %r9
+	addq %rbp, %r10
+	mov 0(%rsp), %r12
 	vpternlogq $0x96, %xmm13, %xmm12, %xmm11
-	rorx $34, %r14, %r10
-	xorq %r10, %r9
+	addq .Lc39(%rip), %r12
+	rorx $28, %r12, %r13
 	vprorq $19, %xmm7, %xmm14
-	rorx $39, %r14, %r11
-	xorq %r11, %r9
+	rorx $34, %r12, %r14
+	rorx $39, %r12, %r15
 	vprorq $61, %xmm7, %xmm15
-	andq %r14, %r12
-	addq .Lc44(%rip), %r13
-	mov %rbp, %r8
-	xorq %r14, %r8
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %r12, %r13
-	addq %r9, %r13
-	andn %rax, %r15, %rdi
-	addq 24(%rsp), %rdi
+	mov %r12, %rdi
+	andq .Lc40(%rip), %rdi
+	xorq %r14, %r13
+	xorq %r15, %r13
+	mov %r12, %rcx
+	xorq .Lc41(%rip), %rcx
+	mov %r12, %rdx
+	andq .Lc41(%rip), %rdx
+	mov %rsi, %rbx
+	addq .Lc42(%rip), %rbx
+	addq %rdi, %rbx
+	addq %r13, %rbx
+	rorx $14, %r10, %r11
+	rorx $18, %r10, %r8
 	vpsrlq $6, %xmm7, %xmm16
-	addq .Lc45(%rip), %rdi
-	mov %rbx, %rdx
-	andq %r15, %rdx
+	rorx $41, %r10, %r9
+	andn %rax, %r10, %rbp
 	vpternlogq $0x96, %xmm16, %xmm15, %xmm14
-	addq %rdx, %rdi
-	rorx $14, %r15, %rsi
+	addq 24(%rsp), %rbp
+	addq .Lc45(%rip), %rbp
 	vmovdqu64 16(%rsp), %xmm17
-	rorx $18, %r15, %r10
-	xorq %r10, %rsi
+	mov %rsi, %r14
+	andq %r10, %r14
+	addq %r14, %rbp
 	vpaddq %xmm11, %xmm17, %xmm18
-	rorx $41, %r15, %r11
-	xorq %r11, %rsi
+	xorq %r8, %r11
+	xorq %r9, %r11
 	vpaddq %xmm14, %xmm18, %xmm19
-	addq %rsi, %rdi
-	rorx $28, %r13, %r12
+	addq %r11, %rbp
+	rorx $28, %rbx, %r15
 	vpaddq .Lc2(%rip), %xmm19, %xmm20
-	rorx $34, %r13, %r9
-	xorq %r9, %r12
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
 	vmovdqu64 %xmm20, 336(%rsp)
-	rorx $39, %r13, %rdx
-	xorq %rdx, %r12
-	andq %r13, %r8
-	addq .Lc46(%rip), %rcx
-	mov %r14, %r10
-	xorq %r13, %r10
-	mov %r14, %r11
-	andq %r13, %r11
-	addq %rdi, %rcx
-	addq %r8, %rcx
-	addq %r12, %rcx
+	andq %rbx, %rcx
+	xorq %rdi, %r15
+	xorq %r13, %r15
+	addq .Lc44(%rip), %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	addq %r10, %rdx
+	addq %rcx, %rdx
+	addq %r15, %rdx
 	addq 32(%rsp), %rax
 	addq .Lc47(%rip), %rax
 	vmovdqu64 48(%rsp), %xmm21
-	addq %rbp, %rax
-	andn %rbx, %rdi, %rsi
+	rorx $14, %rbp, %r9
+	rorx $18, %rbp, %r11
 	valignq $1, 32(%rsp), %xmm21, %xmm22
-	addq %rsi, %rax
-	mov %r15, %r9
-	andq %rdi, %r9
+	rorx $41, %rbp, %rdi
+	addq %r12, %rax
 	vprorq $1, %xmm22, %xmm23
-	addq %r9, %rax
-	rorx $14, %rdi, %rdx
+	andn %rsi, %rbp, %r13
+	addq %r13, %rax
 	vprorq $8, %xmm22, %xmm24
-	rorx $18, %rdi, %r8
-	xorq %r8, %rdx
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	addq %rcx, %rax
 	vpsrlq $7, %xmm22, %xmm25
-	rorx $41, %rdi, %r12
-	xorq %r12, %rdx
+	xorq %r11, %r9
+	xorq %rdi, %r9
 	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
-	addq %rdx, %rax
-	rorx $28, %rcx, %rsi
+	addq %r9, %rax
+	rorx $28, %rdx, %r15
 	vprorq $19, %xmm19, %xmm26
-	rorx $34, %rcx, %r9
-	xorq %r9, %rsi
+	rorx $34, %rdx, %r13
+	rorx $39, %rdx, %rcx
 	vprorq $61, %xmm19, %xmm27
-	rorx $39, %rcx, %r8
-	xorq %r8, %rsi
-	andq %rcx, %r10
-	subq %rbp, %r11
-	mov %r13, %r12
-	xorq %rcx, %r12
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %r10, %r11
-	addq %rsi, %r11
-	addq 40(%rsp), %rbx
-	addq .Lc48(%rip), %rbx
-	addq %r14, %rbx
-	vpsrlq $6, %xmm19, %xmm28
-	andn %r15, %rax, %r9
-	addq %r9, %rbx
-	mov %rdi, %r8
-	andq %rax, %r8
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
-	addq %r8, %rbx
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %r10
-	vmovdqu64 32(%rsp), %xmm29
-	xorq %r10, %rbp
-	rorx $41, %rax, %rsi
-	xorq %rsi, %rbp
-	vpaddq %xmm23, %xmm29, %xmm30
-	addq %rbp, %rbx
-	rorx $28, %r11, %r9
-	rorx $34, %r11, %r8
-	vpaddq %xmm26, %xmm30, %xmm31
-	xorq %r8, %r9
-	rorx $39, %r11, %r10
-	xorq %r10, %r9
-	vpaddq .Lc3(%rip), %xmm31, %xmm0
-	andq %r11, %r12
-	subq %r14, %rdx
-	mov %rcx, %rsi
-	xorq %r11, %rsi
-	vmovdqu64 %xmm0, 352(%rsp)
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	addq %rbx, %rdx
-	addq %r12, %rdx
-	addq %r9, %rdx
-	addq 48(%rsp), %r15
-	addq .Lc49(%rip), %r15
-	vmovdqu64 .Lc4(%rip), %xmm1
-	addq %r13, %r15
-	andn %rdi, %rbx, %r8
-	valignq $1, 48(%rsp), %xmm1, %xmm3
-	addq %r8, %r15
-	mov %rax, %r10
-	andq %rbx, %r10
-	valignq $1, .Lc5(%rip), %xmm7, %xmm4
-	addq %r10, %r15
-	rorx $14, %rbx, %r14
-	vprorq $1, %xmm3, %xmm5
-	rorx $18, %rbx, %r12
-	xorq %r12, %r14
-	vprorq $8, %xmm3, %xmm2
-	rorx $41, %rbx, %r9
-	xorq %r9, %r14
-	vpsrlq $7, %xmm3, %xmm6
-	addq %r14, %r15
-	rorx $28, %rdx, %r8
-	vpternlogq $0x96, %xmm6, %xmm2, %xmm5
-	rorx $34, %rdx, %r10
-	xorq %r10, %r8
-	vprorq $19, %xmm31, %xmm8
-	rorx $39, %rdx, %r12
-	xorq %r12, %r8
-	vprorq $61, %xmm31, %xmm9
-	andq %rdx, %rsi
-	subq %r13, %rbp
-	mov %r11, %r9
-	xorq %rdx, %r9
-	mov %r11, %r14
 	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %rsi, %rbp
-	addq %r8, %rbp
-	addq 56(%rsp), %rdi
-	addq .Lc50(%rip), %rdi
+	xorq %r13, %r15
+	xorq %rcx, %r15
+	addq .Lc46(%rip), %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 40(%rsp), %rsi
+	addq .Lc48(%rip), %rsi
+	rorx $14, %rax, %r9
+	vpsrlq $6, %xmm19, %xmm28
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
+	andn %r10, %rax, %r14
+	addq %r14, %rsi
+	mov %rbp, %r15
+	andq %rax, %r15
+	vmovdqu64 32(%rsp), %xmm29
+	addq %r15, %rsi
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	vpaddq %xmm23, %xmm29, %xmm30
+	addq %r9, %rsi
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	vpaddq %xmm26, %xmm30, %xmm31
+	rorx $39, %r8, %r13
+	andq %r8, %r11
+	xorq %r15, %r14
+	vpaddq .Lc3(%rip), %xmm31, %xmm0
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	vmovdqu64 %xmm0, 352(%rsp)
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 48(%rsp), %r10
+	addq .Lc49(%rip), %r10
+	vmovdqu64 .Lc4(%rip), %xmm1
+	rorx $14, %rsi, %r15
+	rorx $18, %rsi, %r13
+	valignq $1, 48(%rsp), %xmm1, %xmm3
+	rorx $41, %rsi, %r12
+	addq %rdx, %r10
+	valignq $1, .Lc5(%rip), %xmm7, %xmm4
+	andn %rbp, %rsi, %r11
+	addq %r11, %r10
+	vprorq $1, %xmm3, %xmm5
+	mov %rax, %r14
+	andq %rsi, %r14
+	addq %r14, %r10
+	vprorq $8, %xmm3, %xmm2
+	xorq %r13, %r15
+	xorq %r12, %r15
+	vpsrlq $7, %xmm3, %xmm6
+	addq %r15, %r10
+	rorx $28, %rdi, %r11
+	vpternlogq $0x96, %xmm6, %xmm2, %xmm5
+	rorx $34, %rdi, %r14
+	rorx $39, %rdi, %r13
+	vprorq $19, %xmm31, %xmm8
+	andq %rdi, %rcx
+	xorq %r14, %r11
+	vprorq $61, %xmm31, %xmm9
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 56(%rsp), %rbp
+	addq .Lc50(%rip), %rbp
 	vpsrlq $6, %xmm31, %xmm10
-	addq %rcx, %rdi
-	andn %rax, %r15, %r10
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
 	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
-	addq %r10, %rdi
-	mov %rbx, %r12
-	andq %r15, %r12
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
 	vmovdqu64 48(%rsp), %xmm12
-	addq %r12, %rdi
-	rorx $14, %r15, %r13
+	andn %rax, %r10, %rcx
+	addq %rcx, %rbp
 	vpaddq %xmm4, %xmm12, %xmm13
-	rorx $18, %r15, %rsi
-	xorq %rsi, %r13
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
 	vpaddq %xmm5, %xmm13, %xmm15
-	rorx $41, %r15, %r8
-	xorq %r8, %r13
+	xorq %r13, %r14
+	xorq %rbx, %r14
 	vpaddq %xmm8, %xmm15, %xmm16
-	addq %r13, %rdi
-	rorx $28, %rbp, %r10
+	addq %r14, %rbp
+	rorx $28, %r9, %rcx
 	vpaddq .Lc6(%rip), %xmm16, %xmm17
-	rorx $34, %rbp, %r12
-	xorq %r12, %r10
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
 	vmovdqu64 %xmm17, 368(%rsp)
-	rorx $39, %rbp, %rsi
-	xorq %rsi, %r10
-	andq %rbp, %r9
-	subq %rcx, %r14
-	mov %rdx, %r8
-	xorq %rbp, %r8
-	mov %rdx, %r13
-	andq %rbp, %r13
-	addq %rdi, %r14
-	addq %r9, %r14
-	addq %r10, %r14
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
 	addq .Lc51(%rip), %rax
 	addq .Lc52(%rip), %rax
-	addq %r11, %rax
-	andn %rbx, %rdi, %r12
+	rorx $14, %rbp, %r11
+	rorx $18, %rbp, %r13
 	valignq $1, %xmm7, %xmm19, %xmm11
+	rorx $41, %rbp, %rdx
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
 	addq %r12, %rax
-	mov %r15, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	rorx $14, %rdi, %rcx
 	vprorq $19, %xmm16, %xmm18
-	rorx $18, %rdi, %r9
-	xorq %r9, %rcx
-	rorx $41, %rdi, %r10
-	xorq %r10, %rcx
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	addq %rcx, %rax
+	xorq %r13, %r11
+	xorq %rdx, %r11
 	vprorq $61, %xmm16, %xmm14
-	addq %rcx, %rax
-	rorx $28, %r14, %r12
-	rorx $34, %r14, %rsi
-	xorq %rsi, %r12
-	vpsrlq $6, %xmm16, %xmm20
-	rorx $39, %r14, %r9
-	xorq %r9, %r12
-	andq %r14, %r8
-	subq %r11, %r13
-	vpternlogq $0x96, %xmm20, %xmm14, %xmm18
-	mov %rbp, %r10
-	xorq %r14, %r10
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %rax, %r13
-	addq %r8, %r13
-	addq %r12, %r13
-	addq .Lc53(%rip), %rbx
-	addq %rdx, %rbx
-	andn %r15, %rax, %rsi
-	addq %rsi, %rbx
-	vpaddq %xmm18, %xmm11, %xmm21
-	mov %rdi, %r9
-	andq %rax, %r9
-	addq %r9, %rbx
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %r8
-	vpaddq .Lc4(%rip), %xmm21, %xmm22
-	xorq %r8, %r11
-	rorx $41, %rax, %r12
-	xorq %r12, %r11
-	addq %r11, %rbx
-	vpaddq .Lc7(%rip), %xmm22, %xmm24
-	rorx $28, %r13, %rsi
-	rorx $34, %r13, %r9
-	xorq %r9, %rsi
-	rorx $39, %r13, %r8
-	vmovdqu64 %xmm24, 384(%rsp)
-	xorq %r8, %rsi
-	andq %r13, %r10
-	subq %rdx, %rcx
-	mov %r14, %r12
-	xorq %r13, %r12
-	mov %r14, %r11
-	andq %r13, %r11
-	addq %rbx, %rcx
-	addq %r10, %rcx
-	addq %rsi, %rcx
-	addq .Lc54(%rip), %r15
-	addq %rbp, %r15
-	andn %rdi, %rbx, %r9
-	addq %r9, %r15
-	valignq $1, %xmm19, %xmm31, %xmm25
-	mov %rax, %r8
-	andq %rbx, %r8
-	addq %r8, %r15
-	rorx $14, %rbx, %rdx
-	rorx $18, %rbx, %r10
-	vprorq $19, %xmm22, %xmm27
-	xorq %r10, %rdx
-	rorx $41, %rbx, %rsi
-	xorq %rsi, %rdx
-	addq %rdx, %r15
-	vprorq $61, %xmm22, %xmm28
-	rorx $28, %rcx, %r9
-	rorx $34, %rcx, %r8
-	xorq %r8, %r9
-	rorx $39, %rcx, %r10
-	vpsrlq $6, %xmm22, %xmm29
-	xorq %r10, %r9
-	andq %rcx, %r12
-	subq %rbp, %r11
-	mov %r13, %rsi
-	xorq %rcx, %rsi
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %r15, %r11
-	addq %r12, %r11
-	addq %r9, %r11
-	addq .Lc55(%rip), %rdi
-	addq %r14, %rdi
-	andn %rax, %r15, %r8
-	addq %r8, %rdi
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm27
-	mov %rbx, %r10
-	andq %r15, %r10
-	addq %r10, %rdi
-	rorx $14, %r15, %rbp
-	rorx $18, %r15, %r12
-	vpaddq %xmm27, %xmm25, %xmm23
-	xorq %r12, %rbp
-	rorx $41, %r15, %r9
-	xorq %r9, %rbp
-	addq %rbp, %rdi
-	vpaddq .Lc8(%rip), %xmm23, %xmm30
-	rorx $28, %r11, %r8
-	rorx $34, %r11, %r10
-	xorq %r10, %r8
-	rorx $39, %r11, %r12
-	vmovdqu64 %xmm30, 400(%rsp)
-	xorq %r12, %r8
-	andq %r11, %rsi
-	subq %r14, %rdx
-	mov %rcx, %r9
-	xorq %r11, %r9
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	addq %rdi, %rdx
-	addq %rsi, %rdx
-	addq %r8, %rdx
-	addq .Lc56(%rip), %rax
-	addq %r13, %rax
-	andn %rbx, %rdi, %r10
-	addq %r10, %rax
-	valignq $1, %xmm31, %xmm16, %xmm26
-	mov %r15, %r12
-	andq %rdi, %r12
-	addq %r12, %rax
-	rorx $14, %rdi, %r14
-	rorx $18, %rdi, %rsi
-	vprorq $19, %xmm23, %xmm0
-	xorq %rsi, %r14
-	rorx $41, %rdi, %r8
-	xorq %r8, %r14
-	addq %r14, %rax
-	vprorq $61, %xmm23, %xmm1
-	rorx $28, %rdx, %r10
-	rorx $34, %rdx, %r12
-	xorq %r12, %r10
-	rorx $39, %rdx, %rsi
-	vpsrlq $6, %xmm23, %xmm3
-	xorq %rsi, %r10
-	andq %rdx, %r9
-	subq %r13, %rbp
-	mov %r11, %r8
-	xorq %rdx, %r8
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %rax, %rbp
-	addq %r9, %rbp
-	addq %r10, %rbp
-	addq .Lc57(%rip), %rbx
-	addq %rcx, %rbx
-	andn %r15, %rax, %r12
-	addq %r12, %rbx
-	vpternlogq $0x96, %xmm3, %xmm1, %xmm0
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	addq %rsi, %rbx
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %r9
-	vpaddq %xmm0, %xmm26, %xmm2
-	xorq %r9, %r13
-	rorx $41, %rax, %r10
-	xorq %r10, %r13
-	addq %r13, %rbx
-	vpaddq .Lc9(%rip), %xmm2, %xmm6
-	rorx $28, %rbp, %r12
-	rorx $34, %rbp, %rsi
-	xorq %rsi, %r12
-	rorx $39, %rbp, %r9
-	vmovdqu64 %xmm6, 416(%rsp)
-	xorq %r9, %r12
-	andq %rbp, %r8
-	subq %rcx, %r14
-	mov %rdx, %r10
-	xorq %rbp, %r10
-	mov %rdx, %r13
-	andq %rbp, %r13
-	addq %rbx, %r14
-	addq %r8, %r14
-	addq %r12, %r14
-	addq .Lc58(%rip), %r15
-	addq %r11, %r15
-	valignq $1, .Lc5(%rip), %xmm7, %xmm9
-	andn %rdi, %rbx, %rsi
-	addq %rsi, %r15
-	valignq $1, %xmm16, %xmm22, %xmm10
-	mov %rax, %r9
-	andq %rbx, %r9
-	addq %r9, %r15
-	vprorq $1, %xmm9, %xmm12
-	rorx $14, %rbx, %rcx
-	rorx $18, %rbx, %r8
-	vprorq $8, %xmm9, %xmm4
-	xorq %r8, %rcx
-	rorx $41, %rbx, %r12
-	vpsrlq $7, %xmm9, %xmm13
-	xorq %r12, %rcx
-	addq %rcx, %r15
-	vpternlogq $0x96, %xmm13, %xmm4, %xmm12
-	rorx $28, %r14, %rsi
-	rorx $34, %r14, %r9
-	vprorq $19, %xmm2, %xmm5
-	xorq %r9, %rsi
-	rorx $39, %r14, %r8
-	vprorq $61, %xmm2, %xmm15
-	xorq %r8, %rsi
-	andq %r14, %r10
-	subq %r11, %r13
-	mov %rbp, %r12
-	xorq %r14, %r12
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %r10, %r13
-	addq %rsi, %r13
-	addq $512, %rdi
-	addq .Lc59(%rip), %rdi
-	addq %rdx, %rdi
-	vpsrlq $6, %xmm2, %xmm8
-	andn %rax, %r15, %r9
-	addq %r9, %rdi
-	mov %rbx, %r8
-	andq %r15, %r8
-	vpternlogq $0x96, %xmm8, %xmm15, %xmm5
-	addq %r8, %rdi
-	rorx $14, %r15, %r11
-	rorx $18, %r15, %r10
-	vpaddq %xmm12, %xmm10, %xmm17
-	xorq %r10, %r11
-	rorx $41, %r15, %rsi
-	xorq %rsi, %r11
-	vpaddq %xmm5, %xmm17, %xmm14
-	addq %r11, %rdi
-	rorx $28, %r13, %r9
-	rorx $34, %r13, %r8
-	vpaddq .Lc5(%rip), %xmm14, %xmm20
-	xorq %r8, %r9
-	rorx $39, %r13, %r10
-	xorq %r10, %r9
-	vpaddq .Lc10(%rip), %xmm20, %xmm11
-	andq %r13, %r12
-	subq %rdx, %rcx
-	mov %r14, %rsi
-	xorq %r13, %rsi
-	vmovdqu64 %xmm11, 432(%rsp)
-	mov %r14, %r11
-	andq %r13, %r11
-	addq %rdi, %rcx
-	addq %r12, %rcx
-	addq %r9, %rcx
-	addq 320(%rsp), %rax
-	addq %rbp, %rax
-	valignq $1, %xmm7, %xmm19, %xmm18
-	andn %rbx, %rdi, %r8
-	addq %r8, %rax
-	valignq $1, %xmm22, %xmm23, %xmm21
-	mov %r15, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
-	vprorq $1, %xmm18, %xmm24
-	rorx $14, %rdi, %rdx
-	rorx $18, %rdi, %r12
-	vprorq $8, %xmm18, %xmm28
-	xorq %r12, %rdx
-	rorx $41, %rdi, %r9
-	vpsrlq $7, %xmm18, %xmm29
-	xorq %r9, %rdx
-	addq %rdx, %rax
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm24
-	rorx $28, %rcx, %r8
-	rorx $34, %rcx, %r10
-	vprorq $19, %xmm20, %xmm25
-	xorq %r10, %r8
-	rorx $39, %rcx, %r12
-	vprorq $61, %xmm20, %xmm27
-	xorq %r12, %r8
-	andq %rcx, %rsi
-	subq %rbp, %r11
-	mov %r13, %r9
-	xorq %rcx, %r9
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %rsi, %r11
-	addq %r8, %r11
-	addq 328(%rsp), %rbx
-	addq %r14, %rbx
-	andn %r15, %rax, %r10
-	vpsrlq $6, %xmm20, %xmm30
-	addq %r10, %rbx
-	mov %rdi, %r12
-	andq %rax, %r12
-	addq %r12, %rbx
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm25
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %rsi
-	xorq %rsi, %rbp
-	vpaddq %xmm21, %xmm7, %xmm1
-	rorx $41, %rax, %r8
-	xorq %r8, %rbp
-	addq %rbp, %rbx
-	vpaddq %xmm24, %xmm1, %xmm3
-	rorx $28, %r11, %r10
-	rorx $34, %r11, %r12
-	xorq %r12, %r10
-	vpaddq %xmm25, %xmm3, %xmm26
-	rorx $39, %r11, %rsi
-	xorq %rsi, %r10
-	andq %r11, %r9
-	vpaddq .Lc11(%rip), %xmm26, %xmm0
-	subq %r14, %rdx
-	mov %rcx, %r8
-	xorq %r11, %r8
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm0, 448(%rsp)
-	addq %rbx, %rdx
-	addq %r9, %rdx
-	addq %r10, %rdx
-	addq 336(%rsp), %r15
-	addq %r13, %r15
-	valignq $1, %xmm19, %xmm31, %xmm6
-	andn %rdi, %rbx, %r12
-	addq %r12, %r15
-	valignq $1, %xmm23, %xmm2, %xmm9
-	mov %rax, %rsi
-	andq %rbx, %rsi
-	addq %rsi, %r15
-	vprorq $1, %xmm6, %xmm4
-	rorx $14, %rbx, %r14
-	rorx $18, %rbx, %r9
-	vprorq $8, %xmm6, %xmm13
-	xorq %r9, %r14
-	rorx $41, %rbx, %r10
-	vpsrlq $7, %xmm6, %xmm15
-	xorq %r10, %r14
-	addq %r14, %r15
-	vpternlogq $0x96, %xmm15, %xmm13, %xmm4
-	rorx $28, %rdx, %r12
-	rorx $34, %rdx, %rsi
-	vprorq $19, %xmm26, %xmm8
-	xorq %rsi, %r12
-	rorx $39, %rdx, %r9
-	vprorq $61, %xmm26, %xmm10
-	xorq %r9, %r12
-	andq %rdx, %r8
-	subq %r13, %rbp
-	mov %r11, %r10
-	xorq %rdx, %r10
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %r8, %rbp
-	addq %r12, %rbp
-	addq 344(%rsp), %rdi
-	addq %rcx, %rdi
-	andn %rax, %r15, %rsi
-	vpsrlq $6, %xmm26, %xmm12
-	addq %rsi, %rdi
-	mov %rbx, %r9
-	andq %r15, %r9
-	addq %r9, %rdi
-	vpternlogq $0x96, %xmm12, %xmm10, %xmm8
-	rorx $14, %r15, %r13
-	rorx $18, %r15, %r8
-	xorq %r8, %r13
-	vpaddq %xmm9, %xmm19, %xmm17
-	rorx $41, %r15, %r12
-	xorq %r12, %r13
-	addq %r13, %rdi
-	vpaddq %xmm4, %xmm17, %xmm5
-	rorx $28, %rbp, %rsi
-	rorx $34, %rbp, %r9
-	xorq %r9, %rsi
-	vpaddq %xmm8, %xmm5, %xmm14
-	rorx $39, %rbp, %r8
-	xorq %r8, %rsi
-	andq %rbp, %r10
-	vpaddq .Lc12(%rip), %xmm14, %xmm11
-	subq %rcx, %r14
-	mov %rdx, %r12
-	xorq %rbp, %r12
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm11, 464(%rsp)
-	addq %rdi, %r14
-	addq %r10, %r14
-	addq %rsi, %r14
-	addq 352(%rsp), %rax
 	addq %r11, %rax
-	valignq $1, %xmm31, %xmm16, %xmm18
-	andn %rbx, %rdi, %r9
-	addq %r9, %rax
-	valignq $1, %xmm2, %xmm20, %xmm28
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	rorx $39, %r15, %r13
+	vpsrlq $6, %xmm16, %xmm20
+	andq %r15, %rbx
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	vpternlogq $0x96, %xmm20, %xmm14, %xmm18
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq .Lc53(%rip), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r8
+	vpaddq %xmm18, %xmm11, %xmm21
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	vpaddq .Lc4(%rip), %xmm21, %xmm22
+	addq %r12, %rsi
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	vpaddq .Lc7(%rip), %xmm22, %xmm24
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	andq %r14, %rdx
+	vmovdqu64 %xmm24, 384(%rsp)
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	subq %rdi, %r11
 	mov %r15, %r8
-	andq %rdi, %r8
-	addq %r8, %rax
-	vprorq $1, %xmm18, %xmm29
-	rorx $14, %rdi, %rcx
-	rorx $18, %rdi, %r10
-	vprorq $8, %xmm18, %xmm27
-	xorq %r10, %rcx
-	rorx $41, %rdi, %rsi
-	vpsrlq $7, %xmm18, %xmm30
-	xorq %rsi, %rcx
-	addq %rcx, %rax
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm29
-	rorx $28, %r14, %r9
-	rorx $34, %r14, %r8
-	vprorq $19, %xmm14, %xmm7
-	xorq %r8, %r9
-	rorx $39, %r14, %r10
-	vprorq $61, %xmm14, %xmm21
-	xorq %r10, %r9
-	andq %r14, %r12
-	subq %r11, %r13
-	mov %rbp, %rsi
-	xorq %r14, %rsi
-	mov %rbp, %rcx
+	xorq %r14, %r8
+	mov %r15, %rcx
 	andq %r14, %rcx
-	addq %rax, %r13
-	addq %r12, %r13
-	addq %r9, %r13
-	addq 360(%rsp), %rbx
-	addq %rdx, %rbx
-	andn %r15, %rax, %r8
-	vpsrlq $6, %xmm14, %xmm1
-	addq %r8, %rbx
-	mov %rdi, %r10
-	andq %rax, %r10
-	addq %r10, %rbx
-	vpternlogq $0x96, %xmm1, %xmm21, %xmm7
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %r12
-	xorq %r12, %r11
-	vpaddq %xmm28, %xmm31, %xmm24
-	rorx $41, %rax, %r9
-	xorq %r9, %r11
-	addq %r11, %rbx
-	vpaddq %xmm29, %xmm24, %xmm3
-	rorx $28, %r13, %r8
-	rorx $34, %r13, %r10
-	xorq %r10, %r8
-	vpaddq %xmm7, %xmm3, %xmm25
-	rorx $39, %r13, %r12
-	xorq %r12, %r8
-	andq %r13, %rsi
-	vpaddq .Lc13(%rip), %xmm25, %xmm0
-	subq %rdx, %rcx
-	mov %r14, %r9
-	xorq %r13, %r9
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm0, 480(%rsp)
-	addq %rbx, %rcx
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq .Lc54(%rip), %r10
+	rorx $14, %rsi, %r12
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	valignq $1, %xmm19, %xmm31, %xmm25
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	vprorq $19, %xmm22, %xmm27
+	addq %rbx, %r10
+	xorq %r13, %r12
+	xorq %rdi, %r12
+	addq %r12, %r10
+	vprorq $61, %xmm22, %xmm28
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpsrlq $6, %xmm22, %xmm29
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
 	addq %rsi, %rcx
 	addq %r8, %rcx
-	addq 368(%rsp), %r15
-	addq %rbp, %r15
-	valignq $1, %xmm16, %xmm22, %xmm6
-	andn %rdi, %rbx, %r10
-	addq %r10, %r15
-	valignq $1, %xmm20, %xmm26, %xmm13
-	mov %rax, %r12
-	andq %rbx, %r12
-	addq %r12, %r15
-	vprorq $1, %xmm6, %xmm15
-	rorx $14, %rbx, %rdx
-	rorx $18, %rbx, %rsi
-	vprorq $8, %xmm6, %xmm10
-	xorq %rsi, %rdx
-	rorx $41, %rbx, %r8
-	vpsrlq $7, %xmm6, %xmm12
-	xorq %r8, %rdx
-	addq %rdx, %r15
-	vpternlogq $0x96, %xmm12, %xmm10, %xmm15
-	rorx $28, %rcx, %r10
-	rorx $34, %rcx, %r12
-	vprorq $19, %xmm25, %xmm19
-	xorq %r12, %r10
-	rorx $39, %rcx, %rsi
-	vprorq $61, %xmm25, %xmm9
-	xorq %rsi, %r10
-	andq %rcx, %r9
-	subq %rbp, %r11
-	mov %r13, %r8
-	xorq %rcx, %r8
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %r15, %r11
-	addq %r9, %r11
-	addq %r10, %r11
-	addq 376(%rsp), %rdi
+	addq %rdx, %rcx
+	addq .Lc55(%rip), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %r9
+	vpternlogq $0x96, %xmm29, %xmm28, %xmm27
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	vpaddq %xmm27, %xmm25, %xmm23
+	addq %rdx, %rbp
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	vpaddq .Lc8(%rip), %xmm23, %xmm30
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	andq %rcx, %rdi
+	vmovdqu64 %xmm30, 400(%rsp)
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq .Lc56(%rip), %rax
+	rorx $14, %rbp, %rdx
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	valignq $1, %xmm31, %xmm16, %xmm26
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	vprorq $19, %xmm23, %xmm0
+	addq %r8, %rax
+	xorq %r13, %rdx
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	vprorq $61, %xmm23, %xmm1
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpsrlq $6, %xmm23, %xmm3
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq .Lc57(%rip), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r14
+	vpternlogq $0x96, %xmm3, %xmm1, %xmm0
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	vpaddq %xmm0, %xmm26, %xmm2
+	addq %rdi, %rsi
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	vpaddq .Lc9(%rip), %xmm2, %xmm6
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	andq %rbx, %r15
+	vmovdqu64 %xmm6, 416(%rsp)
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq .Lc58(%rip), %r10
+	rorx $14, %rsi, %rdi
+	valignq $1, .Lc5(%rip), %xmm7, %xmm9
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	valignq $1, %xmm16, %xmm22, %xmm10
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	vprorq $1, %xmm9, %xmm12
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	vprorq $8, %xmm9, %xmm4
+	addq %r9, %r10
+	xorq %r13, %rdi
+	vpsrlq $7, %xmm9, %xmm13
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	vpternlogq $0x96, %xmm13, %xmm4, %xmm12
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $19, %xmm2, %xmm5
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vprorq $61, %xmm2, %xmm15
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq $512, %rbp
+	addq .Lc59(%rip), %rbp
+	rorx $14, %r10, %r9
+	vpsrlq $6, %xmm2, %xmm8
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	vpternlogq $0x96, %xmm8, %xmm15, %xmm5
+	andn %rax, %r10, %r14
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	vpaddq %xmm12, %xmm10, %xmm17
+	addq %r15, %rbp
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	vpaddq %xmm5, %xmm17, %xmm14
+	addq %r9, %rbp
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	vpaddq .Lc5(%rip), %xmm14, %xmm20
+	rorx $39, %r8, %r13
+	andq %r8, %r11
+	xorq %r15, %r14
+	vpaddq .Lc10(%rip), %xmm20, %xmm11
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	vmovdqu64 %xmm11, 432(%rsp)
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %r10, %rdi
+	addq %r11, %rdi
 	addq %r14, %rdi
-	andn %rax, %r15, %r12
-	vpsrlq $6, %xmm25, %xmm17
-	addq %r12, %rdi
-	mov %rbx, %rsi
-	andq %r15, %rsi
-	addq %rsi, %rdi
-	vpternlogq $0x96, %xmm17, %xmm9, %xmm19
-	rorx $14, %r15, %rbp
-	rorx $18, %r15, %r9
-	xorq %r9, %rbp
-	vpaddq %xmm13, %xmm16, %xmm4
-	rorx $41, %r15, %r10
-	xorq %r10, %rbp
-	addq %rbp, %rdi
-	vpaddq %xmm15, %xmm4, %xmm5
-	rorx $28, %r11, %r12
-	rorx $34, %r11, %rsi
-	xorq %rsi, %r12
-	vpaddq %xmm19, %xmm5, %xmm8
-	rorx $39, %r11, %r9
-	xorq %r9, %r12
-	andq %r11, %r8
-	vpaddq .Lc14(%rip), %xmm8, %xmm11
-	subq %r14, %rdx
-	mov %rcx, %r10
-	xorq %r11, %r10
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm11, 496(%rsp)
-	addq %rdi, %rdx
-	addq %r8, %rdx
-	addq %r12, %rdx
-	addq 384(%rsp), %rax
-	addq %r13, %rax
-	valignq $1, %xmm22, %xmm23, %xmm18
-	andn %rbx, %rdi, %rsi
-	addq %rsi, %rax
-	valignq $1, %xmm26, %xmm14, %xmm27
-	mov %r15, %r9
-	andq %rdi, %r9
-	addq %r9, %rax
-	vprorq $1, %xmm18, %xmm30
-	rorx $14, %rdi, %r14
-	rorx $18, %rdi, %r8
-	vprorq $8, %xmm18, %xmm21
-	xorq %r8, %r14
-	rorx $41, %rdi, %r12
-	vpsrlq $7, %xmm18, %xmm1
-	xorq %r12, %r14
+	addq 320(%rsp), %rax
+	rorx $14, %rbp, %r15
+	valignq $1, %xmm7, %xmm19, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	valignq $1, %xmm22, %xmm23, %xmm21
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	vprorq $1, %xmm18, %xmm24
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	vprorq $8, %xmm18, %xmm28
 	addq %r14, %rax
+	xorq %r13, %r15
+	vpsrlq $7, %xmm18, %xmm29
+	xorq %r12, %r15
+	addq %r15, %rax
+	vpternlogq $0x96, %xmm29, %xmm28, %xmm24
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $19, %xmm20, %xmm25
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vprorq $61, %xmm20, %xmm27
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 328(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm20, %xmm30
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	vpternlogq $0x96, %xmm30, %xmm27, %xmm25
+	addq %rcx, %rsi
+	mov %rbp, %r11
+	andq %rax, %r11
+	addq %r11, %rsi
+	vpaddq %xmm21, %xmm7, %xmm1
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	vpaddq %xmm24, %xmm1, %xmm3
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vpaddq %xmm25, %xmm3, %xmm26
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc11(%rip), %xmm26, %xmm0
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm0, 448(%rsp)
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 336(%rsp), %r10
+	rorx $14, %rsi, %r11
+	valignq $1, %xmm19, %xmm31, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	valignq $1, %xmm23, %xmm2, %xmm9
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	vprorq $1, %xmm6, %xmm4
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	vprorq $8, %xmm6, %xmm13
+	addq %rcx, %r10
+	xorq %r13, %r11
+	vpsrlq $7, %xmm6, %xmm15
+	xorq %rdx, %r11
+	addq %r11, %r10
+	vpternlogq $0x96, %xmm15, %xmm13, %xmm4
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $19, %xmm26, %xmm8
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vprorq $61, %xmm26, %xmm10
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 344(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm26, %xmm12
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	vpternlogq $0x96, %xmm12, %xmm10, %xmm8
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	vpaddq %xmm9, %xmm19, %xmm17
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	vpaddq %xmm4, %xmm17, %xmm5
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vpaddq %xmm8, %xmm5, %xmm14
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc12(%rip), %xmm14, %xmm11
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm11, 464(%rsp)
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 352(%rsp), %rax
+	rorx $14, %rbp, %r12
+	valignq $1, %xmm31, %xmm16, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdi
+	valignq $1, %xmm2, %xmm20, %xmm28
+	addq %r15, %rax
+	andn %rsi, %rbp, %rdx
+	vprorq $1, %xmm18, %xmm29
+	addq %rdx, %rax
+	mov %r10, %rbx
+	andq %rbp, %rbx
+	vprorq $8, %xmm18, %xmm27
+	addq %rbx, %rax
+	xorq %r13, %r12
+	vpsrlq $7, %xmm18, %xmm30
+	xorq %rdi, %r12
+	addq %r12, %rax
+	vpternlogq $0x96, %xmm30, %xmm27, %xmm29
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $19, %xmm14, %xmm7
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vprorq $61, %xmm14, %xmm21
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 360(%rsp), %rsi
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm14, %xmm1
+	rorx $41, %rax, %r9
+	addq %r14, %rsi
+	andn %r10, %rax, %r8
+	vpternlogq $0x96, %xmm1, %xmm21, %xmm7
+	addq %r8, %rsi
+	mov %rbp, %rdx
+	andq %rax, %rdx
+	addq %rdx, %rsi
+	vpaddq %xmm28, %xmm31, %xmm24
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rsi
+	vpaddq %xmm29, %xmm24, %xmm3
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vpaddq %xmm7, %xmm3, %xmm25
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc13(%rip), %xmm25, %xmm0
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm0, 480(%rsp)
+	addq %rax, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 368(%rsp), %r10
+	rorx $14, %rsi, %rdx
+	valignq $1, %xmm16, %xmm22, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r15
+	valignq $1, %xmm20, %xmm26, %xmm13
+	addq %r11, %r10
+	andn %rbp, %rsi, %rdi
+	vprorq $1, %xmm6, %xmm15
+	addq %rdi, %r10
+	mov %rax, %r8
+	andq %rsi, %r8
+	vprorq $8, %xmm6, %xmm10
+	addq %r8, %r10
+	xorq %r13, %rdx
+	vpsrlq $7, %xmm6, %xmm12
+	xorq %r15, %rdx
+	addq %rdx, %r10
+	vpternlogq $0x96, %xmm12, %xmm10, %xmm15
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $19, %xmm25, %xmm19
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vprorq $61, %xmm25, %xmm9
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rsi, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 376(%rsp), %rbp
+	rorx $14, %r10, %r8
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm25, %xmm17
+	rorx $41, %r10, %r14
+	addq %rcx, %rbp
+	andn %rax, %r10, %r9
+	vpternlogq $0x96, %xmm17, %xmm9, %xmm19
+	addq %r9, %rbp
+	mov %rsi, %rdi
+	andq %r10, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm13, %xmm16, %xmm4
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rbp
+	vpaddq %xmm15, %xmm4, %xmm5
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vpaddq %xmm19, %xmm5, %xmm8
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc14(%rip), %xmm8, %xmm11
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm11, 496(%rsp)
+	addq %r10, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 384(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	valignq $1, %xmm22, %xmm23, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r11
+	valignq $1, %xmm26, %xmm14, %xmm27
+	addq %r12, %rax
+	andn %rsi, %rbp, %r15
+	vprorq $1, %xmm18, %xmm30
+	addq %r15, %rax
+	mov %r10, %r9
+	andq %rbp, %r9
+	vprorq $8, %xmm18, %xmm21
+	addq %r9, %rax
+	xorq %r13, %rdi
+	vpsrlq $7, %xmm18, %xmm1
+	xorq %r11, %rdi
+	addq %rdi, %rax
 	vpternlogq $0x96, %xmm1, %xmm21, %xmm30
-	rorx $28, %rdx, %rsi
+	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
 	vprorq $19, %xmm8, %xmm31
-	xorq %r9, %rsi
-	rorx $39, %rdx, %r8
-	vprorq $61, %xmm8, %xmm28
-	xorq %r8, %rsi
-	andq %rdx, %r10
-	subq %r13, %rbp
-	mov %r11, %r12
-	xorq %rdx, %r12
-	mov %r11, %r14
+	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	addq %rax, %rbp
-	addq %r10, %rbp
-	addq %rsi, %rbp
-	addq 392(%rsp), %rbx
-	addq %rcx, %rbx
-	andn %r15, %rax, %r9
+	vprorq $61, %xmm8, %xmm28
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 392(%rsp), %rsi
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
 	vpsrlq $6, %xmm8, %xmm24
-	addq %r9, %rbx
-	mov %rdi, %r8
-	andq %rax, %r8
-	addq %r8, %rbx
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	andn %r10, %rax, %r14
 	vpternlogq $0x96, %xmm24, %xmm28, %xmm31
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %r10
-	xorq %r10, %r13
+	addq %r14, %rsi
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %rsi
 	vpaddq %xmm27, %xmm22, %xmm29
-	rorx $41, %rax, %rsi
-	xorq %rsi, %r13
-	addq %r13, %rbx
-	vpaddq %xmm30, %xmm29, %xmm3
-	rorx $28, %rbp, %r9
-	rorx $34, %rbp, %r8
-	xorq %r8, %r9
-	vpaddq %xmm31, %xmm3, %xmm7
-	rorx $39, %rbp, %r10
-	xorq %r10, %r9
-	andq %rbp, %r12
-	vpaddq .Lc15(%rip), %xmm7, %xmm0
-	subq %rcx, %r14
-	mov %rdx, %rsi
-	xorq %rbp, %rsi
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm0, 512(%rsp)
-	addq %rbx, %r14
-	addq %r12, %r14
-	addq %r9, %r14
-	addq 400(%rsp), %r15
-	addq %r11, %r15
-	valignq $1, %xmm23, %xmm2, %xmm6
-	andn %rdi, %rbx, %r8
-	addq %r8, %r15
-	valignq $1, %xmm14, %xmm25, %xmm10
-	mov %rax, %r10
-	andq %rbx, %r10
-	addq %r10, %r15
-	vprorq $1, %xmm6, %xmm12
-	rorx $14, %rbx, %rcx
-	rorx $18, %rbx, %r12
-	vprorq $8, %xmm6, %xmm9
-	xorq %r12, %rcx
-	rorx $41, %rbx, %r9
-	vpsrlq $7, %xmm6, %xmm17
-	xorq %r9, %rcx
-	addq %rcx, %r15
-	vpternlogq $0x96, %xmm17, %xmm9, %xmm12
-	rorx $28, %r14, %r8
-	rorx $34, %r14, %r10
-	vprorq $19, %xmm7, %xmm16
-	xorq %r10, %r8
-	rorx $39, %r14, %r12
-	vprorq $61, %xmm7, %xmm13
-	xorq %r12, %r8
-	andq %r14, %rsi
-	subq %r11, %r13
-	mov %rbp, %r9
-	xorq %r14, %r9
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %rsi, %r13
-	addq %r8, %r13
-	addq 408(%rsp), %rdi
-	addq %rdx, %rdi
-	andn %rax, %r15, %r10
-	vpsrlq $6, %xmm7, %xmm4
-	addq %r10, %rdi
-	mov %rbx, %r12
-	andq %r15, %r12
-	addq %r12, %rdi
-	vpternlogq $0x96, %xmm4, %xmm13, %xmm16
-	rorx $14, %r15, %r11
-	rorx $18, %r15, %rsi
-	xorq %rsi, %r11
-	vpaddq %xmm10, %xmm23, %xmm15
-	rorx $41, %r15, %r8
-	xorq %r8, %r11
-	addq %r11, %rdi
-	vpaddq %xmm12, %xmm15, %xmm5
-	rorx $28, %r13, %r10
-	rorx $34, %r13, %r12
-	xorq %r12, %r10
-	vpaddq %xmm16, %xmm5, %xmm19
-	rorx $39, %r13, %rsi
-	xorq %rsi, %r10
-	andq %r13, %r9
-	vpaddq .Lc16(%rip), %xmm19, %xmm11
-	subq %rdx, %rcx
-	mov %r14, %r8
-	xorq %r13, %r8
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm11, 528(%rsp)
-	addq %rdi, %rcx
-	addq %r9, %rcx
-	addq %r10, %rcx
-	addq 416(%rsp), %rax
-	addq %rbp, %rax
-	valignq $1, %xmm2, %xmm20, %xmm18
-	andn %rbx, %rdi, %r12
-	addq %r12, %rax
-	valignq $1, %xmm25, %xmm8, %xmm21
-	mov %r15, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	vprorq $1, %xmm18, %xmm1
-	rorx $14, %rdi, %rdx
-	rorx $18, %rdi, %r9
-	vprorq $8, %xmm18, %xmm28
-	xorq %r9, %rdx
-	rorx $41, %rdi, %r10
-	vpsrlq $7, %xmm18, %xmm24
-	xorq %r10, %rdx
-	addq %rdx, %rax
-	vpternlogq $0x96, %xmm24, %xmm28, %xmm1
-	rorx $28, %rcx, %r12
-	rorx $34, %rcx, %rsi
-	vprorq $19, %xmm19, %xmm22
-	xorq %rsi, %r12
-	rorx $39, %rcx, %r9
-	vprorq $61, %xmm19, %xmm27
-	xorq %r9, %r12
-	andq %rcx, %r8
-	subq %rbp, %r11
-	mov %r13, %r10
-	xorq %rcx, %r10
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %r8, %r11
-	addq %r12, %r11
-	addq 424(%rsp), %rbx
-	addq %r14, %rbx
-	andn %r15, %rax, %rsi
-	vpsrlq $6, %xmm19, %xmm29
-	addq %rsi, %rbx
-	mov %rdi, %r9
-	andq %rax, %r9
-	addq %r9, %rbx
-	vpternlogq $0x96, %xmm29, %xmm27, %xmm22
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %r8
-	xorq %r8, %rbp
-	vpaddq %xmm21, %xmm2, %xmm30
-	rorx $41, %rax, %r12
-	xorq %r12, %rbp
-	addq %rbp, %rbx
-	vpaddq %xmm1, %xmm30, %xmm3
-	rorx $28, %r11, %rsi
-	rorx $34, %r11, %r9
-	xorq %r9, %rsi
-	vpaddq %xmm22, %xmm3, %xmm31
-	rorx $39, %r11, %r8
-	xorq %r8, %rsi
-	andq %r11, %r10
-	vpaddq .Lc17(%rip), %xmm31, %xmm0
-	subq %r14, %rdx
-	mov %rcx, %r12
-	xorq %r11, %r12
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm0, 544(%rsp)
-	addq %rbx, %rdx
-	addq %r10, %rdx
-	addq %rsi, %rdx
-	addq 432(%rsp), %r15
-	addq %r13, %r15
-	valignq $1, %xmm20, %xmm26, %xmm6
-	andn %rdi, %rbx, %r9
-	addq %r9, %r15
-	valignq $1, %xmm8, %xmm7, %xmm9
-	mov %rax, %r8
-	andq %rbx, %r8
-	addq %r8, %r15
-	vprorq $1, %xmm6, %xmm17
-	rorx $14, %rbx, %r14
-	rorx $18, %rbx, %r10
-	vprorq $8, %xmm6, %xmm13
-	xorq %r10, %r14
-	rorx $41, %rbx, %rsi
-	vpsrlq $7, %xmm6, %xmm4
-	xorq %rsi, %r14
-	addq %r14, %r15
-	vpternlogq $0x96, %xmm4, %xmm13, %xmm17
-	rorx $28, %rdx, %r9
-	rorx $34, %rdx, %r8
-	vprorq $19, %xmm31, %xmm23
-	xorq %r8, %r9
-	rorx $39, %rdx, %r10
-	vprorq $61, %xmm31, %xmm10
-	xorq %r10, %r9
-	andq %rdx, %r12
-	subq %r13, %rbp
-	mov %r11, %rsi
-	xorq %rdx, %rsi
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %r12, %rbp
-	addq %r9, %rbp
-	addq 440(%rsp), %rdi
-	addq %rcx, %rdi
-	andn %rax, %r15, %r8
-	vpsrlq $6, %xmm31, %xmm15
-	addq %r8, %rdi
-	mov %rbx, %r10
-	andq %r15, %r10
-	addq %r10, %rdi
-	vpternlogq $0x96, %xmm15, %xmm10, %xmm23
-	rorx $14, %r15, %r13
-	rorx $18, %r15, %r12
-	xorq %r12, %r13
-	vpaddq %xmm9, %xmm20, %xmm12
-	rorx $41, %r15, %r9
-	xorq %r9, %r13
-	addq %r13, %rdi
-	vpaddq %xmm17, %xmm12, %xmm5
-	rorx $28, %rbp, %r8
-	rorx $34, %rbp, %r10
-	xorq %r10, %r8
-	vpaddq %xmm23, %xmm5, %xmm16
-	rorx $39, %rbp, %r12
-	xorq %r12, %r8
-	andq %rbp, %rsi
-	vpaddq .Lc18(%rip), %xmm16, %xmm11
-	subq %rcx, %r14
-	mov %rdx, %r9
-	xorq %rbp, %r9
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm11, 560(%rsp)
-	addq %rdi, %r14
-	addq %rsi, %r14
-	addq %r8, %r14
-	addq 448(%rsp), %rax
-	addq %r11, %rax
-	valignq $1, %xmm26, %xmm14, %xmm18
-	andn %rbx, %rdi, %r10
-	addq %r10, %rax
-	valignq $1, %xmm7, %xmm19, %xmm28
-	mov %r15, %r12
-	andq %rdi, %r12
-	addq %r12, %rax
-	vprorq $1, %xmm18, %xmm24
-	rorx $14, %rdi, %rcx
-	rorx $18, %rdi, %rsi
-	vprorq $8, %xmm18, %xmm27
-	xorq %rsi, %rcx
-	rorx $41, %rdi, %r8
-	vpsrlq $7, %xmm18, %xmm29
-	xorq %r8, %rcx
-	addq %rcx, %rax
-	vpternlogq $0x96, %xmm29, %xmm27, %xmm24
-	rorx $28, %r14, %r10
-	rorx $34, %r14, %r12
-	vprorq $19, %xmm16, %xmm2
-	xorq %r12, %r10
-	rorx $39, %r14, %rsi
-	vprorq $61, %xmm16, %xmm21
-	xorq %rsi, %r10
-	andq %r14, %r9
-	subq %r11, %r13
-	mov %rbp, %r8
-	xorq %r14, %r8
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %rax, %r13
-	addq %r9, %r13
-	addq %r10, %r13
-	addq 456(%rsp), %rbx
-	addq %rdx, %rbx
-	andn %r15, %rax, %r12
-	vpsrlq $6, %xmm16, %xmm30
-	addq %r12, %rbx
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm30, %xmm21, %xmm2
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %r9
-	xorq %r9, %r11
-	vpaddq %xmm28, %xmm26, %xmm1
-	rorx $41, %rax, %r10
-	xorq %r10, %r11
-	addq %r11, %rbx
-	vpaddq %xmm24, %xmm1, %xmm3
-	rorx $28, %r13, %r12
-	rorx $34, %r13, %rsi
-	xorq %rsi, %r12
-	vpaddq %xmm2, %xmm3, %xmm22
-	rorx $39, %r13, %r9
-	xorq %r9, %r12
-	andq %r13, %r8
-	vpaddq .Lc19(%rip), %xmm22, %xmm0
-	subq %rdx, %rcx
-	mov %r14, %r10
-	xorq %r13, %r10
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm0, 576(%rsp)
-	addq %rbx, %rcx
-	addq %r8, %rcx
-	addq %r12, %rcx
-	addq 464(%rsp), %r15
-	addq %rbp, %r15
-	valignq $1, %xmm14, %xmm25, %xmm6
-	andn %rdi, %rbx, %rsi
-	addq %rsi, %r15
-	valignq $1, %xmm19, %xmm31, %xmm13
-	mov %rax, %r9
-	andq %rbx, %r9
-	addq %r9, %r15
-	vprorq $1, %xmm6, %xmm4
-	rorx $14, %rbx, %rdx
-	rorx $18, %rbx, %r8
-	vprorq $8, %xmm6, %xmm10
-	xorq %r8, %rdx
-	rorx $41, %rbx, %r12
-	vpsrlq $7, %xmm6, %xmm15
-	xorq %r12, %rdx
-	addq %rdx, %r15
-	vpternlogq $0x96, %xmm15, %xmm10, %xmm4
-	rorx $28, %rcx, %rsi
-	rorx $34, %rcx, %r9
-	vprorq $19, %xmm22, %xmm20
-	xorq %r9, %rsi
-	rorx $39, %rcx, %r8
-	vprorq $61, %xmm22, %xmm9
-	xorq %r8, %rsi
-	andq %rcx, %r10
-	subq %rbp, %r11
-	mov %r13, %r12
-	xorq %rcx, %r12
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %r15, %r11
-	addq %r10, %r11
-	addq %rsi, %r11
-	addq 472(%rsp), %rdi
-	addq %r14, %rdi
-	andn %rax, %r15, %r9
-	vpsrlq $6, %xmm22, %xmm12
-	addq %r9, %rdi
-	mov %rbx, %r8
-	andq %r15, %r8
-	addq %r8, %rdi
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm20
-	rorx $14, %r15, %rbp
-	rorx $18, %r15, %r10
-	xorq %r10, %rbp
-	vpaddq %xmm13, %xmm14, %xmm17
-	rorx $41, %r15, %rsi
-	xorq %rsi, %rbp
-	addq %rbp, %rdi
-	vpaddq %xmm4, %xmm17, %xmm5
-	rorx $28, %r11, %r9
-	rorx $34, %r11, %r8
-	xorq %r8, %r9
-	vpaddq %xmm20, %xmm5, %xmm23
-	rorx $39, %r11, %r10
-	xorq %r10, %r9
-	andq %r11, %r12
-	vpaddq .Lc20(%rip), %xmm23, %xmm11
-	subq %r14, %rdx
-	mov %rcx, %rsi
-	xorq %r11, %rsi
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm11, 592(%rsp)
-	addq %rdi, %rdx
-	addq %r12, %rdx
-	addq %r9, %rdx
-	addq 480(%rsp), %rax
-	addq %r13, %rax
-	valignq $1, %xmm25, %xmm8, %xmm18
-	andn %rbx, %rdi, %r8
-	addq %r8, %rax
-	valignq $1, %xmm31, %xmm16, %xmm27
-	mov %r15, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
-	vprorq $1, %xmm18, %xmm29
-	rorx $14, %rdi, %r14
-	rorx $18, %rdi, %r12
-	vprorq $8, %xmm18, %xmm21
-	xorq %r12, %r14
-	rorx $41, %rdi, %r9
-	vpsrlq $7, %xmm18, %xmm30
-	xorq %r9, %r14
-	addq %r14, %rax
-	vpternlogq $0x96, %xmm30, %xmm21, %xmm29
-	rorx $28, %rdx, %r8
-	rorx $34, %rdx, %r10
-	vprorq $19, %xmm23, %xmm26
-	xorq %r10, %r8
-	rorx $39, %rdx, %r12
-	vprorq $61, %xmm23, %xmm28
-	xorq %r12, %r8
-	andq %rdx, %rsi
-	subq %r13, %rbp
-	mov %r11, %r9
-	xorq %rdx, %r9
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %rax, %rbp
-	addq %rsi, %rbp
-	addq %r8, %rbp
-	addq 488(%rsp), %rbx
-	addq %rcx, %rbx
-	andn %r15, %rax, %r10
-	vpsrlq $6, %xmm23, %xmm1
-	addq %r10, %rbx
-	mov %rdi, %r12
-	andq %rax, %r12
-	addq %r12, %rbx
-	vpternlogq $0x96, %xmm1, %xmm28, %xmm26
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %rsi
-	xorq %rsi, %r13
-	vpaddq %xmm27, %xmm25, %xmm24
-	rorx $41, %rax, %r8
-	xorq %r8, %r13
-	addq %r13, %rbx
-	vpaddq %xmm29, %xmm24, %xmm3
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %r12
-	xorq %r12, %r10
-	vpaddq %xmm26, %xmm3, %xmm2
-	rorx $39, %rbp, %rsi
-	xorq %rsi, %r10
-	andq %rbp, %r9
-	vpaddq .Lc21(%rip), %xmm2, %xmm0
-	subq %rcx, %r14
-	mov %rdx, %r8
-	xorq %rbp, %r8
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm0, 608(%rsp)
-	addq %rbx, %r14
-	addq %r9, %r14
-	addq %r10, %r14
-	addq 496(%rsp), %r15
-	addq %r11, %r15
-	valignq $1, %xmm8, %xmm7, %xmm6
-	andn %rdi, %rbx, %r12
-	addq %r12, %r15
-	valignq $1, %xmm16, %xmm22, %xmm10
-	mov %rax, %rsi
-	andq %rbx, %rsi
-	addq %rsi, %r15
-	vprorq $1, %xmm6, %xmm15
-	rorx $14, %rbx, %rcx
-	rorx $18, %rbx, %r9
-	vprorq $8, %xmm6, %xmm9
-	xorq %r9, %rcx
-	rorx $41, %rbx, %r10
-	vpsrlq $7, %xmm6, %xmm12
-	xorq %r10, %rcx
-	addq %rcx, %r15
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm15
-	rorx $28, %r14, %r12
-	rorx $34, %r14, %rsi
-	vprorq $19, %xmm2, %xmm14
-	xorq %rsi, %r12
-	rorx $39, %r14, %r9
-	vprorq $61, %xmm2, %xmm13
-	xorq %r9, %r12
-	andq %r14, %r8
-	subq %r11, %r13
-	mov %rbp, %r10
-	xorq %r14, %r10
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %r8, %r13
-	addq %r12, %r13
-	addq 504(%rsp), %rdi
-	addq %rdx, %rdi
-	andn %rax, %r15, %rsi
-	vpsrlq $6, %xmm2, %xmm17
-	addq %rsi, %rdi
-	mov %rbx, %r9
-	andq %r15, %r9
-	addq %r9, %rdi
-	vpternlogq $0x96, %xmm17, %xmm13, %xmm14
-	rorx $14, %r15, %r11
-	rorx $18, %r15, %r8
-	xorq %r8, %r11
-	vpaddq %xmm10, %xmm8, %xmm4
-	rorx $41, %r15, %r12
-	xorq %r12, %r11
-	addq %r11, %rdi
-	vpaddq %xmm15, %xmm4, %xmm5
-	rorx $28, %r13, %rsi
-	rorx $34, %r13, %r9
-	xorq %r9, %rsi
-	vpaddq %xmm14, %xmm5, %xmm20
-	rorx $39, %r13, %r8
-	xorq %r8, %rsi
-	andq %r13, %r10
-	vpaddq .Lc22(%rip), %xmm20, %xmm11
-	subq %rdx, %rcx
-	mov %r14, %r12
-	xorq %r13, %r12
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm11, 624(%rsp)
-	addq %rdi, %rcx
-	addq %r10, %rcx
-	addq %rsi, %rcx
-	addq 512(%rsp), %rax
-	addq %rbp, %rax
-	valignq $1, %xmm7, %xmm19, %xmm18
-	andn %rbx, %rdi, %r9
-	addq %r9, %rax
-	valignq $1, %xmm22, %xmm23, %xmm21
-	mov %r15, %r8
-	andq %rdi, %r8
-	addq %r8, %rax
-	vprorq $1, %xmm18, %xmm30
-	rorx $14, %rdi, %rdx
-	rorx $18, %rdi, %r10
-	vprorq $8, %xmm18, %xmm28
-	xorq %r10, %rdx
-	rorx $41, %rdi, %rsi
-	vpsrlq $7, %xmm18, %xmm1
-	xorq %rsi, %rdx
-	addq %rdx, %rax
-	vpternlogq $0x96, %xmm1, %xmm28, %xmm30
-	rorx $28, %rcx, %r9
-	rorx $34, %rcx, %r8
-	vprorq $19, %xmm20, %xmm25
-	xorq %r8, %r9
-	rorx $39, %rcx, %r10
-	vprorq $61, %xmm20, %xmm27
-	xorq %r10, %r9
-	andq %rcx, %r12
-	subq %rbp, %r11
-	mov %r13, %rsi
-	xorq %rcx, %rsi
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %r12, %r11
-	addq %r9, %r11
-	addq 520(%rsp), %rbx
-	addq %r14, %rbx
-	andn %r15, %rax, %r8
-	vpsrlq $6, %xmm20, %xmm24
-	addq %r8, %rbx
-	mov %rdi, %r10
-	andq %rax, %r10
-	addq %r10, %rbx
-	vpternlogq $0x96, %xmm24, %xmm27, %xmm25
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %r12
-	xorq %r12, %rbp
-	vpaddq %xmm21, %xmm7, %xmm29
-	rorx $41, %rax, %r9
-	xorq %r9, %rbp
-	addq %rbp, %rbx
-	vpaddq %xmm30, %xmm29, %xmm3
-	rorx $28, %r11, %r8
-	rorx $34, %r11, %r10
-	xorq %r10, %r8
-	vpaddq %xmm25, %xmm3, %xmm26
-	rorx $39, %r11, %r12
-	xorq %r12, %r8
-	andq %r11, %rsi
-	vpaddq .Lc23(%rip), %xmm26, %xmm0
-	subq %r14, %rdx
-	mov %rcx, %r9
-	xorq %r11, %r9
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm0, 640(%rsp)
-	addq %rbx, %rdx
-	addq %rsi, %rdx
-	addq %r8, %rdx
-	addq 528(%rsp), %r15
-	addq %r13, %r15
-	valignq $1, %xmm19, %xmm31, %xmm6
-	andn %rdi, %rbx, %r10
-	addq %r10, %r15
-	valignq $1, %xmm23, %xmm2, %xmm9
-	mov %rax, %r12
-	andq %rbx, %r12
-	addq %r12, %r15
-	vprorq $1, %xmm6, %xmm12
-	rorx $14, %rbx, %r14
-	rorx $18, %rbx, %rsi
-	vprorq $8, %xmm6, %xmm13
-	xorq %rsi, %r14
-	rorx $41, %rbx, %r8
-	vpsrlq $7, %xmm6, %xmm17
-	xorq %r8, %r14
-	addq %r14, %r15
-	vpternlogq $0x96, %xmm17, %xmm13, %xmm12
-	rorx $28, %rdx, %r10
-	rorx $34, %rdx, %r12
-	vprorq $19, %xmm26, %xmm8
-	xorq %r12, %r10
-	rorx $39, %rdx, %rsi
-	vprorq $61, %xmm26, %xmm10
-	xorq %rsi, %r10
-	andq %rdx, %r9
-	subq %r13, %rbp
-	mov %r11, %r8
-	xorq %rdx, %r8
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %r9, %rbp
-	addq %r10, %rbp
-	addq 536(%rsp), %rdi
-	addq %rcx, %rdi
-	andn %rax, %r15, %r12
-	vpsrlq $6, %xmm26, %xmm4
-	addq %r12, %rdi
-	mov %rbx, %rsi
-	andq %r15, %rsi
-	addq %rsi, %rdi
-	vpternlogq $0x96, %xmm4, %xmm10, %xmm8
-	rorx $14, %r15, %r13
-	rorx $18, %r15, %r9
-	xorq %r9, %r13
-	vpaddq %xmm9, %xmm19, %xmm15
-	rorx $41, %r15, %r10
-	xorq %r10, %r13
-	addq %r13, %rdi
-	vpaddq %xmm12, %xmm15, %xmm5
-	rorx $28, %rbp, %r12
-	rorx $34, %rbp, %rsi
-	xorq %rsi, %r12
-	vpaddq %xmm8, %xmm5, %xmm14
-	rorx $39, %rbp, %r9
-	xorq %r9, %r12
-	andq %rbp, %r8
-	vpaddq .Lc24(%rip), %xmm14, %xmm11
-	subq %rcx, %r14
-	mov %rdx, %r10
-	xorq %rbp, %r10
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm11, 656(%rsp)
-	addq %rdi, %r14
-	addq %r8, %r14
-	addq %r12, %r14
-	addq 544(%rsp), %rax
-	addq %r11, %rax
-	valignq $1, %xmm31, %xmm16, %xmm18
-	andn %rbx, %rdi, %rsi
-	addq %rsi, %rax
-	valignq $1, %xmm2, %xmm20, %xmm28
-	mov %r15, %r9
-	andq %rdi, %r9
-	addq %r9, %rax
-	vprorq $1, %xmm18, %xmm1
-	rorx $14, %rdi, %rcx
-	rorx $18, %rdi, %r8
-	vprorq $8, %xmm18, %xmm27
-	xorq %r8, %rcx
-	rorx $41, %rdi, %r12
-	vpsrlq $7, %xmm18, %xmm24
-	xorq %r12, %rcx
-	addq %rcx, %rax
-	vpternlogq $0x96, %xmm24, %xmm27, %xmm1
-	rorx $28, %r14, %rsi
-	rorx $34, %r14, %r9
-	vprorq $19, %xmm14, %xmm7
-	xorq %r9, %rsi
-	rorx $39, %r14, %r8
-	vprorq $61, %xmm14, %xmm21
-	xorq %r8, %rsi
-	andq %r14, %r10
-	subq %r11, %r13
-	mov %rbp, %r12
-	xorq %r14, %r12
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %rax, %r13
-	addq %r10, %r13
-	addq %rsi, %r13
-	addq 552(%rsp), %rbx
-	addq %rdx, %rbx
-	andn %r15, %rax, %r9
-	vpsrlq $6, %xmm14, %xmm29
-	addq %r9, %rbx
-	mov %rdi, %r8
-	andq %rax, %r8
-	addq %r8, %rbx
-	vpternlogq $0x96, %xmm29, %xmm21, %xmm7
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %r10
-	xorq %r10, %r11
-	vpaddq %xmm28, %xmm31, %xmm30
-	rorx $41, %rax, %rsi
-	xorq %rsi, %r11
-	addq %r11, %rbx
-	vpaddq %xmm1, %xmm30, %xmm3
-	rorx $28, %r13, %r9
-	rorx $34, %r13, %r8
-	xorq %r8, %r9
-	vpaddq %xmm7, %xmm3, %xmm25
-	rorx $39, %r13, %r10
-	xorq %r10, %r9
-	andq %r13, %r12
-	vpaddq .Lc25(%rip), %xmm25, %xmm0
-	subq %rdx, %rcx
-	mov %r14, %rsi
-	xorq %r13, %rsi
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm0, 672(%rsp)
-	addq %rbx, %rcx
-	addq %r12, %rcx
-	addq %r9, %rcx
-	addq 560(%rsp), %r15
-	addq %rbp, %r15
-	valignq $1, %xmm16, %xmm22, %xmm6
-	andn %rdi, %rbx, %r8
-	addq %r8, %r15
-	valignq $1, %xmm20, %xmm26, %xmm13
-	mov %rax, %r10
-	andq %rbx, %r10
-	addq %r10, %r15
-	vprorq $1, %xmm6, %xmm17
-	rorx $14, %rbx, %rdx
-	rorx $18, %rbx, %r12
-	vprorq $8, %xmm6, %xmm10
-	xorq %r12, %rdx
-	rorx $41, %rbx, %r9
-	vpsrlq $7, %xmm6, %xmm4
-	xorq %r9, %rdx
-	addq %rdx, %r15
-	vpternlogq $0x96, %xmm4, %xmm10, %xmm17
-	rorx $28, %rcx, %r8
-	rorx $34, %rcx, %r10
-	vprorq $19, %xmm25, %xmm19
-	xorq %r10, %r8
-	rorx $39, %rcx, %r12
-	vprorq $61, %xmm25, %xmm9
-	xorq %r12, %r8
-	andq %rcx, %rsi
-	subq %rbp, %r11
-	mov %r13, %r9
-	xorq %rcx, %r9
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %r15, %r11
-	addq %rsi, %r11
-	addq %r8, %r11
-	addq 568(%rsp), %rdi
-	addq %r14, %rdi
-	andn %rax, %r15, %r10
-	vpsrlq $6, %xmm25, %xmm15
-	addq %r10, %rdi
-	mov %rbx, %r12
-	andq %r15, %r12
-	addq %r12, %rdi
-	vpternlogq $0x96, %xmm15, %xmm9, %xmm19
-	rorx $14, %r15, %rbp
-	rorx $18, %r15, %rsi
-	xorq %rsi, %rbp
-	vpaddq %xmm13, %xmm16, %xmm12
-	rorx $41, %r15, %r8
-	xorq %r8, %rbp
-	addq %rbp, %rdi
-	vpaddq %xmm17, %xmm12, %xmm5
-	rorx $28, %r11, %r10
-	rorx $34, %r11, %r12
-	xorq %r12, %r10
-	vpaddq %xmm19, %xmm5, %xmm8
-	rorx $39, %r11, %rsi
-	xorq %rsi, %r10
-	andq %r11, %r9
-	vpaddq .Lc26(%rip), %xmm8, %xmm11
-	subq %r14, %rdx
-	mov %rcx, %r8
-	xorq %r11, %r8
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm11, 688(%rsp)
-	addq %rdi, %rdx
-	addq %r9, %rdx
-	addq %r10, %rdx
-	addq 576(%rsp), %rax
-	addq %r13, %rax
-	valignq $1, %xmm22, %xmm23, %xmm18
-	andn %rbx, %rdi, %r12
-	addq %r12, %rax
-	valignq $1, %xmm26, %xmm14, %xmm27
-	mov %r15, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	vprorq $1, %xmm18, %xmm24
-	rorx $14, %rdi, %r14
-	rorx $18, %rdi, %r9
-	vprorq $8, %xmm18, %xmm21
-	xorq %r9, %r14
-	rorx $41, %rdi, %r10
-	vpsrlq $7, %xmm18, %xmm29
-	xorq %r10, %r14
-	addq %r14, %rax
-	vpternlogq $0x96, %xmm29, %xmm21, %xmm24
-	rorx $28, %rdx, %r12
-	rorx $34, %rdx, %rsi
-	vprorq $19, %xmm8, %xmm31
-	xorq %rsi, %r12
-	rorx $39, %rdx, %r9
-	vprorq $61, %xmm8, %xmm28
-	xorq %r9, %r12
-	andq %rdx, %r8
-	subq %r13, %rbp
-	mov %r11, %r10
-	xorq %rdx, %r10
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %rax, %rbp
-	addq %r8, %rbp
-	addq %r12, %rbp
-	addq 584(%rsp), %rbx
-	addq %rcx, %rbx
-	andn %r15, %rax, %rsi
-	vpsrlq $6, %xmm8, %xmm30
-	addq %rsi, %rbx
-	mov %rdi, %r9
-	andq %rax, %r9
-	addq %r9, %rbx
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm31
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %r8
-	xorq %r8, %r13
-	vpaddq %xmm27, %xmm22, %xmm1
-	rorx $41, %rax, %r12
-	xorq %r12, %r13
-	addq %r13, %rbx
-	vpaddq %xmm24, %xmm1, %xmm3
-	rorx $28, %rbp, %rsi
-	rorx $34, %rbp, %r9
-	xorq %r9, %rsi
-	vpaddq %xmm31, %xmm3, %xmm7
-	rorx $39, %rbp, %r8
-	xorq %r8, %rsi
-	andq %rbp, %r10
-	vpaddq .Lc27(%rip), %xmm7, %xmm0
-	subq %rcx, %r14
-	mov %rdx, %r12
-	xorq %rbp, %r12
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm0, 704(%rsp)
-	addq %rbx, %r14
-	addq %r10, %r14
-	addq %rsi, %r14
-	addq 592(%rsp), %r15
-	addq %r11, %r15
-	valignq $1, %xmm23, %xmm2, %xmm6
-	andn %rdi, %rbx, %r9
-	addq %r9, %r15
-	valignq $1, %xmm14, %xmm25, %xmm10
-	mov %rax, %r8
-	andq %rbx, %r8
-	addq %r8, %r15
-	vprorq $1, %xmm6, %xmm4
-	rorx $14, %rbx, %rcx
-	rorx $18, %rbx, %r10
-	vprorq $8, %xmm6, %xmm9
-	xorq %r10, %rcx
-	rorx $41, %rbx, %rsi
-	vpsrlq $7, %xmm6, %xmm15
-	xorq %rsi, %rcx
-	addq %rcx, %r15
-	vpternlogq $0x96, %xmm15, %xmm9, %xmm4
-	rorx $28, %r14, %r9
-	rorx $34, %r14, %r8
-	vprorq $19, %xmm7, %xmm16
-	xorq %r8, %r9
-	rorx $39, %r14, %r10
-	vprorq $61, %xmm7, %xmm13
-	xorq %r10, %r9
-	andq %r14, %r12
-	subq %r11, %r13
-	mov %rbp, %rsi
-	xorq %r14, %rsi
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %r12, %r13
-	addq %r9, %r13
-	addq 600(%rsp), %rdi
-	addq %rdx, %rdi
-	andn %rax, %r15, %r8
-	vpsrlq $6, %xmm7, %xmm12
-	addq %r8, %rdi
-	mov %rbx, %r10
-	andq %r15, %r10
-	addq %r10, %rdi
-	vpternlogq $0x96, %xmm12, %xmm13, %xmm16
-	rorx $14, %r15, %r11
-	rorx $18, %r15, %r12
-	xorq %r12, %r11
-	vpaddq %xmm10, %xmm23, %xmm17
-	rorx $41, %r15, %r9
-	xorq %r9, %r11
-	addq %r11, %rdi
-	vpaddq %xmm4, %xmm17, %xmm5
-	rorx $28, %r13, %r8
-	rorx $34, %r13, %r10
-	xorq %r10, %r8
-	vpaddq %xmm16, %xmm5, %xmm19
-	rorx $39, %r13, %r12
-	xorq %r12, %r8
-	andq %r13, %rsi
-	vpaddq .Lc28(%rip), %xmm19, %xmm11
-	subq %rdx, %rcx
-	mov %r14, %r9
 	xorq %r13, %r9
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm11, 720(%rsp)
-	addq %rdi, %rcx
+	xorq %rcx, %r9
+	addq %r9, %rsi
+	vpaddq %xmm30, %xmm29, %xmm3
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vpaddq %xmm31, %xmm3, %xmm7
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc15(%rip), %xmm7, %xmm0
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm0, 512(%rsp)
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 400(%rsp), %r10
+	rorx $14, %rsi, %r15
+	valignq $1, %xmm23, %xmm2, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r12
+	valignq $1, %xmm14, %xmm25, %xmm10
+	addq %rdx, %r10
+	andn %rbp, %rsi, %r11
+	vprorq $1, %xmm6, %xmm12
+	addq %r11, %r10
+	mov %rax, %r14
+	andq %rsi, %r14
+	vprorq $8, %xmm6, %xmm9
+	addq %r14, %r10
+	xorq %r13, %r15
+	vpsrlq $7, %xmm6, %xmm17
+	xorq %r12, %r15
+	addq %r15, %r10
+	vpternlogq $0x96, %xmm17, %xmm9, %xmm12
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $19, %xmm7, %xmm16
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vprorq $61, %xmm7, %xmm13
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 408(%rsp), %rbp
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm7, %xmm4
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	andn %rax, %r10, %rcx
+	vpternlogq $0x96, %xmm4, %xmm13, %xmm16
+	addq %rcx, %rbp
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	vpaddq %xmm10, %xmm23, %xmm15
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rbp
+	vpaddq %xmm12, %xmm15, %xmm5
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vpaddq %xmm16, %xmm5, %xmm19
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc16(%rip), %xmm19, %xmm11
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm11, 528(%rsp)
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 416(%rsp), %rax
+	rorx $14, %rbp, %r11
+	valignq $1, %xmm2, %xmm20, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdx
+	valignq $1, %xmm25, %xmm8, %xmm21
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	vprorq $1, %xmm18, %xmm1
+	addq %r12, %rax
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	vprorq $8, %xmm18, %xmm28
+	addq %rcx, %rax
+	xorq %r13, %r11
+	vpsrlq $7, %xmm18, %xmm24
+	xorq %rdx, %r11
+	addq %r11, %rax
+	vpternlogq $0x96, %xmm24, %xmm28, %xmm1
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $19, %xmm19, %xmm22
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vprorq $61, %xmm19, %xmm27
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 424(%rsp), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm19, %xmm29
+	rorx $41, %rax, %r8
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	vpternlogq $0x96, %xmm29, %xmm27, %xmm22
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %rsi
+	vpaddq %xmm21, %xmm2, %xmm30
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	vpaddq %xmm1, %xmm30, %xmm3
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vpaddq %xmm22, %xmm3, %xmm31
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc17(%rip), %xmm31, %xmm0
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm0, 544(%rsp)
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 432(%rsp), %r10
+	rorx $14, %rsi, %r12
+	valignq $1, %xmm20, %xmm26, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	valignq $1, %xmm8, %xmm7, %xmm9
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	vprorq $1, %xmm6, %xmm17
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	vprorq $8, %xmm6, %xmm13
+	addq %rbx, %r10
+	xorq %r13, %r12
+	vpsrlq $7, %xmm6, %xmm4
+	xorq %rdi, %r12
+	addq %r12, %r10
+	vpternlogq $0x96, %xmm4, %xmm13, %xmm17
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $19, %xmm31, %xmm23
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vprorq $61, %xmm31, %xmm10
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
 	addq %rsi, %rcx
 	addq %r8, %rcx
-	addq 608(%rsp), %rax
-	addq %rbp, %rax
-	valignq $1, %xmm2, %xmm20, %xmm18
-	andn %rbx, %rdi, %r10
-	addq %r10, %rax
-	valignq $1, %xmm25, %xmm8, %xmm21
-	mov %r15, %r12
-	andq %rdi, %r12
-	addq %r12, %rax
+	addq %rdx, %rcx
+	addq 440(%rsp), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm31, %xmm15
+	rorx $41, %r10, %r9
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	vpternlogq $0x96, %xmm15, %xmm10, %xmm23
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm9, %xmm20, %xmm12
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm17, %xmm12, %xmm5
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vpaddq %xmm23, %xmm5, %xmm16
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc18(%rip), %xmm16, %xmm11
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm11, 560(%rsp)
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 448(%rsp), %rax
+	rorx $14, %rbp, %rdx
+	valignq $1, %xmm26, %xmm14, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	valignq $1, %xmm7, %xmm19, %xmm28
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	vprorq $1, %xmm18, %xmm24
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	vprorq $8, %xmm18, %xmm27
+	addq %r8, %rax
+	xorq %r13, %rdx
+	vpsrlq $7, %xmm18, %xmm29
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	vpternlogq $0x96, %xmm29, %xmm27, %xmm24
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $19, %xmm16, %xmm2
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vprorq $61, %xmm16, %xmm21
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 456(%rsp), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm16, %xmm30
+	rorx $41, %rax, %r14
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	vpternlogq $0x96, %xmm30, %xmm21, %xmm2
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %rsi
+	vpaddq %xmm28, %xmm26, %xmm1
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	vpaddq %xmm24, %xmm1, %xmm3
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vpaddq %xmm2, %xmm3, %xmm22
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc19(%rip), %xmm22, %xmm0
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm0, 576(%rsp)
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 464(%rsp), %r10
+	rorx $14, %rsi, %rdi
+	valignq $1, %xmm14, %xmm25, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	valignq $1, %xmm19, %xmm31, %xmm13
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	vprorq $1, %xmm6, %xmm4
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	vprorq $8, %xmm6, %xmm10
+	addq %r9, %r10
+	xorq %r13, %rdi
+	vpsrlq $7, %xmm6, %xmm15
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	vpternlogq $0x96, %xmm15, %xmm10, %xmm4
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $19, %xmm22, %xmm20
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vprorq $61, %xmm22, %xmm9
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 472(%rsp), %rbp
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm22, %xmm12
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	andn %rax, %r10, %r14
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm20
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
+	vpaddq %xmm13, %xmm14, %xmm17
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rbp
+	vpaddq %xmm4, %xmm17, %xmm5
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vpaddq %xmm20, %xmm5, %xmm23
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc20(%rip), %xmm23, %xmm11
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm11, 592(%rsp)
+	addq %r10, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 480(%rsp), %rax
+	rorx $14, %rbp, %r15
+	valignq $1, %xmm25, %xmm8, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	valignq $1, %xmm31, %xmm16, %xmm27
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
 	vprorq $1, %xmm18, %xmm29
-	rorx $14, %rdi, %rdx
-	rorx $18, %rdi, %rsi
-	vprorq $8, %xmm18, %xmm28
-	xorq %rsi, %rdx
-	rorx $41, %rdi, %r8
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	vprorq $8, %xmm18, %xmm21
+	addq %r14, %rax
+	xorq %r13, %r15
 	vpsrlq $7, %xmm18, %xmm30
-	xorq %r8, %rdx
+	xorq %r12, %r15
+	addq %r15, %rax
+	vpternlogq $0x96, %xmm30, %xmm21, %xmm29
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $19, %xmm23, %xmm26
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vprorq $61, %xmm23, %xmm28
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 488(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm23, %xmm1
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	vpternlogq $0x96, %xmm1, %xmm28, %xmm26
+	addq %rcx, %rsi
+	mov %rbp, %r11
+	andq %rax, %r11
+	addq %r11, %rsi
+	vpaddq %xmm27, %xmm25, %xmm24
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	vpaddq %xmm29, %xmm24, %xmm3
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vpaddq %xmm26, %xmm3, %xmm2
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc21(%rip), %xmm2, %xmm0
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm0, 608(%rsp)
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 496(%rsp), %r10
+	rorx $14, %rsi, %r11
+	valignq $1, %xmm8, %xmm7, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	valignq $1, %xmm16, %xmm22, %xmm10
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	vprorq $1, %xmm6, %xmm15
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	vprorq $8, %xmm6, %xmm9
+	addq %rcx, %r10
+	xorq %r13, %r11
+	vpsrlq $7, %xmm6, %xmm12
+	xorq %rdx, %r11
+	addq %r11, %r10
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm15
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $19, %xmm2, %xmm14
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vprorq $61, %xmm2, %xmm13
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 504(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm2, %xmm17
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	vpternlogq $0x96, %xmm17, %xmm13, %xmm14
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	vpaddq %xmm10, %xmm8, %xmm4
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	vpaddq %xmm15, %xmm4, %xmm5
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vpaddq %xmm14, %xmm5, %xmm20
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc22(%rip), %xmm20, %xmm11
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm11, 624(%rsp)
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 512(%rsp), %rax
+	rorx $14, %rbp, %r12
+	valignq $1, %xmm7, %xmm19, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdi
+	valignq $1, %xmm22, %xmm23, %xmm21
+	addq %r15, %rax
+	andn %rsi, %rbp, %rdx
+	vprorq $1, %xmm18, %xmm30
+	addq %rdx, %rax
+	mov %r10, %rbx
+	andq %rbp, %rbx
+	vprorq $8, %xmm18, %xmm28
+	addq %rbx, %rax
+	xorq %r13, %r12
+	vpsrlq $7, %xmm18, %xmm1
+	xorq %rdi, %r12
+	addq %r12, %rax
+	vpternlogq $0x96, %xmm1, %xmm28, %xmm30
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $19, %xmm20, %xmm25
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vprorq $61, %xmm20, %xmm27
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 520(%rsp), %rsi
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm20, %xmm24
+	rorx $41, %rax, %r9
+	addq %r14, %rsi
+	andn %r10, %rax, %r8
+	vpternlogq $0x96, %xmm24, %xmm27, %xmm25
+	addq %r8, %rsi
+	mov %rbp, %rdx
+	andq %rax, %rdx
+	addq %rdx, %rsi
+	vpaddq %xmm21, %xmm7, %xmm29
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rsi
+	vpaddq %xmm30, %xmm29, %xmm3
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vpaddq %xmm25, %xmm3, %xmm26
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc23(%rip), %xmm26, %xmm0
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm0, 640(%rsp)
+	addq %rax, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 528(%rsp), %r10
+	rorx $14, %rsi, %rdx
+	valignq $1, %xmm19, %xmm31, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r15
+	valignq $1, %xmm23, %xmm2, %xmm9
+	addq %r11, %r10
+	andn %rbp, %rsi, %rdi
+	vprorq $1, %xmm6, %xmm12
+	addq %rdi, %r10
+	mov %rax, %r8
+	andq %rsi, %r8
+	vprorq $8, %xmm6, %xmm13
+	addq %r8, %r10
+	xorq %r13, %rdx
+	vpsrlq $7, %xmm6, %xmm17
+	xorq %r15, %rdx
+	addq %rdx, %r10
+	vpternlogq $0x96, %xmm17, %xmm13, %xmm12
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $19, %xmm26, %xmm8
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vprorq $61, %xmm26, %xmm10
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rsi, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 536(%rsp), %rbp
+	rorx $14, %r10, %r8
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm26, %xmm4
+	rorx $41, %r10, %r14
+	addq %rcx, %rbp
+	andn %rax, %r10, %r9
+	vpternlogq $0x96, %xmm4, %xmm10, %xmm8
+	addq %r9, %rbp
+	mov %rsi, %rdi
+	andq %r10, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm9, %xmm19, %xmm15
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rbp
+	vpaddq %xmm12, %xmm15, %xmm5
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vpaddq %xmm8, %xmm5, %xmm14
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc24(%rip), %xmm14, %xmm11
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm11, 656(%rsp)
+	addq %r10, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 544(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	valignq $1, %xmm31, %xmm16, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r11
+	valignq $1, %xmm2, %xmm20, %xmm28
+	addq %r12, %rax
+	andn %rsi, %rbp, %r15
+	vprorq $1, %xmm18, %xmm1
+	addq %r15, %rax
+	mov %r10, %r9
+	andq %rbp, %r9
+	vprorq $8, %xmm18, %xmm27
+	addq %r9, %rax
+	xorq %r13, %rdi
+	vpsrlq $7, %xmm18, %xmm24
+	xorq %r11, %rdi
+	addq %rdi, %rax
+	vpternlogq $0x96, %xmm24, %xmm27, %xmm1
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $19, %xmm14, %xmm7
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vprorq $61, %xmm14, %xmm21
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 552(%rsp), %rsi
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm14, %xmm29
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	andn %r10, %rax, %r14
+	vpternlogq $0x96, %xmm29, %xmm21, %xmm7
+	addq %r14, %rsi
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %rsi
+	vpaddq %xmm28, %xmm31, %xmm30
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rsi
+	vpaddq %xmm1, %xmm30, %xmm3
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vpaddq %xmm7, %xmm3, %xmm25
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc25(%rip), %xmm25, %xmm0
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm0, 672(%rsp)
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 560(%rsp), %r10
+	rorx $14, %rsi, %r15
+	valignq $1, %xmm16, %xmm22, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r12
+	valignq $1, %xmm20, %xmm26, %xmm13
+	addq %rdx, %r10
+	andn %rbp, %rsi, %r11
+	vprorq $1, %xmm6, %xmm17
+	addq %r11, %r10
+	mov %rax, %r14
+	andq %rsi, %r14
+	vprorq $8, %xmm6, %xmm10
+	addq %r14, %r10
+	xorq %r13, %r15
+	vpsrlq $7, %xmm6, %xmm4
+	xorq %r12, %r15
+	addq %r15, %r10
+	vpternlogq $0x96, %xmm4, %xmm10, %xmm17
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $19, %xmm25, %xmm19
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vprorq $61, %xmm25, %xmm9
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 568(%rsp), %rbp
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm25, %xmm15
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	andn %rax, %r10, %rcx
+	vpternlogq $0x96, %xmm15, %xmm9, %xmm19
+	addq %rcx, %rbp
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	vpaddq %xmm13, %xmm16, %xmm12
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rbp
+	vpaddq %xmm17, %xmm12, %xmm5
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vpaddq %xmm19, %xmm5, %xmm8
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc26(%rip), %xmm8, %xmm11
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm11, 688(%rsp)
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 576(%rsp), %rax
+	rorx $14, %rbp, %r11
+	valignq $1, %xmm22, %xmm23, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdx
+	valignq $1, %xmm26, %xmm14, %xmm27
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	vprorq $1, %xmm18, %xmm24
+	addq %r12, %rax
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	vprorq $8, %xmm18, %xmm21
+	addq %rcx, %rax
+	xorq %r13, %r11
+	vpsrlq $7, %xmm18, %xmm29
+	xorq %rdx, %r11
+	addq %r11, %rax
+	vpternlogq $0x96, %xmm29, %xmm21, %xmm24
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $19, %xmm8, %xmm31
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vprorq $61, %xmm8, %xmm28
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 584(%rsp), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm8, %xmm30
+	rorx $41, %rax, %r8
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	vpternlogq $0x96, %xmm30, %xmm28, %xmm31
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %rsi
+	vpaddq %xmm27, %xmm22, %xmm1
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	vpaddq %xmm24, %xmm1, %xmm3
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vpaddq %xmm31, %xmm3, %xmm7
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc27(%rip), %xmm7, %xmm0
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm0, 704(%rsp)
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 592(%rsp), %r10
+	rorx $14, %rsi, %r12
+	valignq $1, %xmm23, %xmm2, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	valignq $1, %xmm14, %xmm25, %xmm10
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	vprorq $1, %xmm6, %xmm4
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	vprorq $8, %xmm6, %xmm9
+	addq %rbx, %r10
+	xorq %r13, %r12
+	vpsrlq $7, %xmm6, %xmm15
+	xorq %rdi, %r12
+	addq %r12, %r10
+	vpternlogq $0x96, %xmm15, %xmm9, %xmm4
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $19, %xmm7, %xmm16
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vprorq $61, %xmm7, %xmm13
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rsi, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 600(%rsp), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm7, %xmm12
+	rorx $41, %r10, %r9
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	vpternlogq $0x96, %xmm12, %xmm13, %xmm16
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm10, %xmm23, %xmm17
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm4, %xmm17, %xmm5
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vpaddq %xmm16, %xmm5, %xmm19
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc28(%rip), %xmm19, %xmm11
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm11, 720(%rsp)
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 608(%rsp), %rax
+	rorx $14, %rbp, %rdx
+	valignq $1, %xmm2, %xmm20, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	valignq $1, %xmm25, %xmm8, %xmm21
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	vprorq $1, %xmm18, %xmm29
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	vprorq $8, %xmm18, %xmm28
+	addq %r8, %rax
+	xorq %r13, %rdx
+	vpsrlq $7, %xmm18, %xmm30
+	xorq %r15, %rdx
 	addq %rdx, %rax
 	vpternlogq $0x96, %xmm30, %xmm28, %xmm29
-	rorx $28, %rcx, %r10
-	rorx $34, %rcx, %r12
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
 	vprorq $19, %xmm19, %xmm22
-	xorq %r12, %r10
-	rorx $39, %rcx, %rsi
+	rorx $39, %r12, %r13
+	andq %r12, %r9
 	vprorq $61, %xmm19, %xmm27
-	xorq %rsi, %r10
-	andq %rcx, %r9
-	subq %rbp, %r11
-	mov %r13, %r8
-	xorq %rcx, %r8
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %r9, %r11
-	addq %r10, %r11
-	addq 616(%rsp), %rbx
-	addq %r14, %rbx
-	andn %r15, %rax, %r12
-	vpsrlq $6, %xmm19, %xmm1
-	addq %r12, %rbx
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm1, %xmm27, %xmm22
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %r9
-	xorq %r9, %rbp
-	vpaddq %xmm21, %xmm2, %xmm24
-	rorx $41, %rax, %r10
-	xorq %r10, %rbp
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
 	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 616(%rsp), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm19, %xmm1
+	rorx $41, %rax, %r14
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	vpternlogq $0x96, %xmm1, %xmm27, %xmm22
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %rsi
+	vpaddq %xmm21, %xmm2, %xmm24
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
 	vpaddq %xmm29, %xmm24, %xmm3
-	rorx $28, %r11, %r12
-	rorx $34, %r11, %rsi
-	xorq %rsi, %r12
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
 	vpaddq %xmm22, %xmm3, %xmm31
-	rorx $39, %r11, %r9
-	xorq %r9, %r12
-	andq %r11, %r8
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
 	vpaddq .Lc29(%rip), %xmm31, %xmm0
-	subq %r14, %rdx
-	mov %rcx, %r10
-	xorq %r11, %r10
-	mov %rcx, %rbp
-	andq %r11, %rbp
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
 	vmovdqu64 %xmm0, 736(%rsp)
-	addq %rbx, %rdx
-	addq %r8, %rdx
-	addq %r12, %rdx
-	addq 624(%rsp), %r15
-	addq %r13, %r15
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 624(%rsp), %r10
+	rorx $14, %rsi, %rdi
 	valignq $1, %xmm20, %xmm26, %xmm6
-	andn %rdi, %rbx, %rsi
-	addq %rsi, %r15
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
 	valignq $1, %xmm8, %xmm7, %xmm9
-	mov %rax, %r9
-	andq %rbx, %r9
-	addq %r9, %r15
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
 	vprorq $1, %xmm6, %xmm15
-	rorx $14, %rbx, %r14
-	rorx $18, %rbx, %r8
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
 	vprorq $8, %xmm6, %xmm13
-	xorq %r8, %r14
-	rorx $41, %rbx, %r12
+	addq %r9, %r10
+	xorq %r13, %rdi
 	vpsrlq $7, %xmm6, %xmm12
-	xorq %r12, %r14
-	addq %r14, %r15
+	xorq %r11, %rdi
+	addq %rdi, %r10
 	vpternlogq $0x96, %xmm12, %xmm13, %xmm15
-	rorx $28, %rdx, %rsi
+	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
 	vprorq $19, %xmm31, %xmm23
-	xorq %r9, %rsi
-	rorx $39, %rdx, %r8
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
 	vprorq $61, %xmm31, %xmm10
-	xorq %r8, %rsi
-	andq %rdx, %r10
-	subq %r13, %rbp
-	mov %r11, %r12
-	xorq %rdx, %r12
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %r10, %rbp
-	addq %rsi, %rbp
-	addq 632(%rsp), %rdi
-	addq %rcx, %rdi
-	andn %rax, %r15, %r9
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 632(%rsp), %rbp
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
 	vpsrlq $6, %xmm31, %xmm17
-	addq %r9, %rdi
-	mov %rbx, %r8
-	andq %r15, %r8
-	addq %r8, %rdi
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	andn %rax, %r10, %r14
 	vpternlogq $0x96, %xmm17, %xmm10, %xmm23
-	rorx $14, %r15, %r13
-	rorx $18, %r15, %r10
-	xorq %r10, %r13
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
 	vpaddq %xmm9, %xmm20, %xmm4
-	rorx $41, %r15, %rsi
-	xorq %rsi, %r13
-	addq %r13, %rdi
-	vpaddq %xmm15, %xmm4, %xmm5
-	rorx $28, %rbp, %r9
-	rorx $34, %rbp, %r8
-	xorq %r8, %r9
-	vpaddq %xmm23, %xmm5, %xmm16
-	rorx $39, %rbp, %r10
-	xorq %r10, %r9
-	andq %rbp, %r12
-	vpaddq .Lc30(%rip), %xmm16, %xmm11
-	subq %rcx, %r14
-	mov %rdx, %rsi
-	xorq %rbp, %rsi
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm11, 752(%rsp)
-	addq %rdi, %r14
-	addq %r12, %r14
-	addq %r9, %r14
-	addq 640(%rsp), %rax
-	addq %r11, %rax
-	valignq $1, %xmm26, %xmm14, %xmm18
-	andn %rbx, %rdi, %r8
-	addq %r8, %rax
-	valignq $1, %xmm7, %xmm19, %xmm28
-	mov %r15, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
-	vprorq $1, %xmm18, %xmm30
-	rorx $14, %rdi, %rcx
-	rorx $18, %rdi, %r12
-	vprorq $8, %xmm18, %xmm27
-	xorq %r12, %rcx
-	rorx $41, %rdi, %r9
-	vpsrlq $7, %xmm18, %xmm1
-	xorq %r9, %rcx
-	addq %rcx, %rax
-	vpternlogq $0x96, %xmm1, %xmm27, %xmm30
-	rorx $28, %r14, %r8
-	rorx $34, %r14, %r10
-	vprorq $19, %xmm16, %xmm2
-	xorq %r10, %r8
-	rorx $39, %r14, %r12
-	vprorq $61, %xmm16, %xmm21
-	xorq %r12, %r8
-	andq %r14, %rsi
-	subq %r11, %r13
-	mov %rbp, %r9
-	xorq %r14, %r9
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %rax, %r13
-	addq %rsi, %r13
-	addq %r8, %r13
-	addq 648(%rsp), %rbx
-	addq %rdx, %rbx
-	andn %r15, %rax, %r10
-	vpsrlq $6, %xmm16, %xmm24
-	addq %r10, %rbx
-	mov %rdi, %r12
-	andq %rax, %r12
-	addq %r12, %rbx
-	vpternlogq $0x96, %xmm24, %xmm21, %xmm2
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %rsi
-	xorq %rsi, %r11
-	vpaddq %xmm28, %xmm26, %xmm29
-	rorx $41, %rax, %r8
-	xorq %r8, %r11
-	addq %r11, %rbx
-	vpaddq %xmm30, %xmm29, %xmm3
-	rorx $28, %r13, %r10
-	rorx $34, %r13, %r12
-	xorq %r12, %r10
-	vpaddq %xmm2, %xmm3, %xmm22
-	rorx $39, %r13, %rsi
-	xorq %rsi, %r10
-	andq %r13, %r9
-	vpaddq .Lc31(%rip), %xmm22, %xmm0
-	subq %rdx, %rcx
-	mov %r14, %r8
-	xorq %r13, %r8
-	mov %r14, %r11
-	andq %r13, %r11
-	vmovdqu64 %xmm0, 768(%rsp)
-	addq %rbx, %rcx
-	addq %r9, %rcx
-	addq %r10, %rcx
-	addq 656(%rsp), %r15
-	addq %rbp, %r15
-	valignq $1, %xmm14, %xmm25, %xmm6
-	andn %rdi, %rbx, %r12
-	addq %r12, %r15
-	valignq $1, %xmm19, %xmm31, %xmm13
-	mov %rax, %rsi
-	andq %rbx, %rsi
-	addq %rsi, %r15
-	vprorq $1, %xmm6, %xmm12
-	rorx $14, %rbx, %rdx
-	rorx $18, %rbx, %r9
-	vprorq $8, %xmm6, %xmm10
-	xorq %r9, %rdx
-	rorx $41, %rbx, %r10
-	vpsrlq $7, %xmm6, %xmm17
-	xorq %r10, %rdx
-	addq %rdx, %r15
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm12
-	rorx $28, %rcx, %r12
-	rorx $34, %rcx, %rsi
-	vprorq $19, %xmm22, %xmm20
-	xorq %rsi, %r12
-	rorx $39, %rcx, %r9
-	vprorq $61, %xmm22, %xmm9
-	xorq %r9, %r12
-	andq %rcx, %r8
-	subq %rbp, %r11
-	mov %r13, %r10
-	xorq %rcx, %r10
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %r15, %r11
-	addq %r8, %r11
-	addq %r12, %r11
-	addq 664(%rsp), %rdi
-	addq %r14, %rdi
-	andn %rax, %r15, %rsi
-	vpsrlq $6, %xmm22, %xmm4
-	addq %rsi, %rdi
-	mov %rbx, %r9
-	andq %r15, %r9
-	addq %r9, %rdi
-	vpternlogq $0x96, %xmm4, %xmm9, %xmm20
-	rorx $14, %r15, %rbp
-	rorx $18, %r15, %r8
-	xorq %r8, %rbp
-	vpaddq %xmm13, %xmm14, %xmm15
-	rorx $41, %r15, %r12
-	xorq %r12, %rbp
-	addq %rbp, %rdi
-	vpaddq %xmm12, %xmm15, %xmm5
-	rorx $28, %r11, %rsi
-	rorx $34, %r11, %r9
-	xorq %r9, %rsi
-	vpaddq %xmm20, %xmm5, %xmm23
-	rorx $39, %r11, %r8
-	xorq %r8, %rsi
-	andq %r11, %r10
-	vpaddq .Lc32(%rip), %xmm23, %xmm11
-	subq %r14, %rdx
-	mov %rcx, %r12
-	xorq %r11, %r12
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	vmovdqu64 %xmm11, 784(%rsp)
-	addq %rdi, %rdx
-	addq %r10, %rdx
-	addq %rsi, %rdx
-	addq 672(%rsp), %rax
-	addq %r13, %rax
-	valignq $1, %xmm25, %xmm8, %xmm18
-	andn %rbx, %rdi, %r9
-	addq %r9, %rax
-	valignq $1, %xmm31, %xmm16, %xmm27
-	mov %r15, %r8
-	andq %rdi, %r8
-	addq %r8, %rax
-	vprorq $1, %xmm18, %xmm1
-	rorx $14, %rdi, %r14
-	rorx $18, %rdi, %r10
-	vprorq $8, %xmm18, %xmm21
-	xorq %r10, %r14
-	rorx $41, %rdi, %rsi
-	vpsrlq $7, %xmm18, %xmm24
-	xorq %rsi, %r14
-	addq %r14, %rax
-	vpternlogq $0x96, %xmm24, %xmm21, %xmm1
-	rorx $28, %rdx, %r9
-	rorx $34, %rdx, %r8
-	vprorq $19, %xmm23, %xmm26
-	xorq %r8, %r9
-	rorx $39, %rdx, %r10
-	vprorq $61, %xmm23, %xmm28
-	xorq %r10, %r9
-	andq %rdx, %r12
-	subq %r13, %rbp
-	mov %r11, %rsi
-	xorq %rdx, %rsi
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %rax, %rbp
-	addq %r12, %rbp
+	xorq %r13, %r9
+	xorq %rcx, %r9
 	addq %r9, %rbp
-	addq 680(%rsp), %rbx
-	addq %rcx, %rbx
-	andn %r15, %rax, %r8
-	vpsrlq $6, %xmm23, %xmm29
-	addq %r8, %rbx
-	mov %rdi, %r10
-	andq %rax, %r10
-	addq %r10, %rbx
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm26
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %r12
-	xorq %r12, %r13
-	vpaddq %xmm27, %xmm25, %xmm30
-	rorx $41, %rax, %r9
-	xorq %r9, %r13
-	addq %r13, %rbx
-	vpaddq %xmm1, %xmm30, %xmm3
-	rorx $28, %rbp, %r8
-	rorx $34, %rbp, %r10
-	xorq %r10, %r8
-	vpaddq %xmm26, %xmm3, %xmm2
-	rorx $39, %rbp, %r12
-	xorq %r12, %r8
-	andq %rbp, %rsi
-	vpaddq .Lc33(%rip), %xmm2, %xmm0
-	subq %rcx, %r14
-	mov %rdx, %r9
-	xorq %rbp, %r9
-	mov %rdx, %r13
-	andq %rbp, %r13
-	vmovdqu64 %xmm0, 800(%rsp)
-	addq %rbx, %r14
-	addq %rsi, %r14
-	addq %r8, %r14
-	addq 688(%rsp), %r15
-	addq %r11, %r15
-	valignq $1, %xmm8, %xmm7, %xmm19
-	andn %rdi, %rbx, %r10
-	addq %r10, %r15
-	valignq $1, %xmm16, %xmm22, %xmm6
-	mov %rax, %r12
-	andq %rbx, %r12
-	addq %r12, %r15
-	vprorq $1, %xmm19, %xmm10
-	rorx $14, %rbx, %rcx
-	rorx $18, %rbx, %rsi
-	vprorq $8, %xmm19, %xmm17
-	xorq %rsi, %rcx
-	rorx $41, %rbx, %r8
-	vpsrlq $7, %xmm19, %xmm9
+	vpaddq %xmm15, %xmm4, %xmm5
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vpaddq %xmm23, %xmm5, %xmm16
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc30(%rip), %xmm16, %xmm11
+	subq %r12, %rdi
+	mov %rdx, %rcx
 	xorq %r8, %rcx
-	addq %rcx, %r15
-	vpternlogq $0x96, %xmm9, %xmm17, %xmm10
-	rorx $28, %r14, %r10
-	rorx $34, %r14, %r12
-	vprorq $19, %xmm2, %xmm4
-	xorq %r12, %r10
-	rorx $39, %r14, %rsi
-	vprorq $61, %xmm2, %xmm14
-	xorq %rsi, %r10
-	andq %r14, %r9
-	subq %r11, %r13
-	mov %rbp, %r8
-	xorq %r14, %r8
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %r9, %r13
-	addq %r10, %r13
-	addq 696(%rsp), %rdi
-	addq %rdx, %rdi
-	andn %rax, %r15, %r12
-	vpsrlq $6, %xmm2, %xmm13
-	addq %r12, %rdi
-	mov %rbx, %rsi
-	andq %r15, %rsi
-	addq %rsi, %rdi
-	vpternlogq $0x96, %xmm13, %xmm14, %xmm4
-	rorx $14, %r15, %r11
-	rorx $18, %r15, %r9
-	xorq %r9, %r11
-	vpaddq %xmm6, %xmm8, %xmm15
-	rorx $41, %r15, %r10
-	xorq %r10, %r11
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm11, 752(%rsp)
+	addq %r10, %rdi
 	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 640(%rsp), %rax
+	rorx $14, %rbp, %r15
+	valignq $1, %xmm26, %xmm14, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	valignq $1, %xmm7, %xmm19, %xmm28
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	vprorq $1, %xmm18, %xmm30
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	vprorq $8, %xmm18, %xmm27
+	addq %r14, %rax
+	xorq %r13, %r15
+	vpsrlq $7, %xmm18, %xmm1
+	xorq %r12, %r15
+	addq %r15, %rax
+	vpternlogq $0x96, %xmm1, %xmm27, %xmm30
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $19, %xmm16, %xmm2
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vprorq $61, %xmm16, %xmm21
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 648(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm16, %xmm24
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	vpternlogq $0x96, %xmm24, %xmm21, %xmm2
+	addq %rcx, %rsi
+	mov %rbp, %r11
+	andq %rax, %r11
+	addq %r11, %rsi
+	vpaddq %xmm28, %xmm26, %xmm29
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	vpaddq %xmm30, %xmm29, %xmm3
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vpaddq %xmm2, %xmm3, %xmm22
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc31(%rip), %xmm22, %xmm0
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm0, 768(%rsp)
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 656(%rsp), %r10
+	rorx $14, %rsi, %r11
+	valignq $1, %xmm14, %xmm25, %xmm6
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	valignq $1, %xmm19, %xmm31, %xmm13
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	vprorq $1, %xmm6, %xmm12
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	vprorq $8, %xmm6, %xmm10
+	addq %rcx, %r10
+	xorq %r13, %r11
+	vpsrlq $7, %xmm6, %xmm17
+	xorq %rdx, %r11
+	addq %r11, %r10
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm12
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $19, %xmm22, %xmm20
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vprorq $61, %xmm22, %xmm9
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 664(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm22, %xmm4
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	vpternlogq $0x96, %xmm4, %xmm9, %xmm20
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	vpaddq %xmm13, %xmm14, %xmm15
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	vpaddq %xmm12, %xmm15, %xmm5
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vpaddq %xmm20, %xmm5, %xmm23
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc32(%rip), %xmm23, %xmm11
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm11, 784(%rsp)
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 672(%rsp), %rax
+	rorx $14, %rbp, %r12
+	valignq $1, %xmm25, %xmm8, %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdi
+	valignq $1, %xmm31, %xmm16, %xmm27
+	addq %r15, %rax
+	andn %rsi, %rbp, %rdx
+	vprorq $1, %xmm18, %xmm1
+	addq %rdx, %rax
+	mov %r10, %rbx
+	andq %rbp, %rbx
+	vprorq $8, %xmm18, %xmm21
+	addq %rbx, %rax
+	xorq %r13, %r12
+	vpsrlq $7, %xmm18, %xmm24
+	xorq %rdi, %r12
+	addq %r12, %rax
+	vpternlogq $0x96, %xmm24, %xmm21, %xmm1
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $19, %xmm23, %xmm26
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vprorq $61, %xmm23, %xmm28
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 680(%rsp), %rsi
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %r13
+	vpsrlq $6, %xmm23, %xmm29
+	rorx $41, %rax, %r9
+	addq %r14, %rsi
+	andn %r10, %rax, %r8
+	vpternlogq $0x96, %xmm29, %xmm28, %xmm26
+	addq %r8, %rsi
+	mov %rbp, %rdx
+	andq %rax, %rdx
+	addq %rdx, %rsi
+	vpaddq %xmm27, %xmm25, %xmm30
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rsi
+	vpaddq %xmm1, %xmm30, %xmm3
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vpaddq %xmm26, %xmm3, %xmm2
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc33(%rip), %xmm2, %xmm0
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm0, 800(%rsp)
+	addq %rax, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 688(%rsp), %r10
+	rorx $14, %rsi, %rdx
+	valignq $1, %xmm8, %xmm7, %xmm19
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r15
+	valignq $1, %xmm16, %xmm22, %xmm6
+	addq %r11, %r10
+	andn %rbp, %rsi, %rdi
+	vprorq $1, %xmm19, %xmm10
+	addq %rdi, %r10
+	mov %rax, %r8
+	andq %rsi, %r8
+	vprorq $8, %xmm19, %xmm17
+	addq %r8, %r10
+	xorq %r13, %rdx
+	vpsrlq $7, %xmm19, %xmm9
+	xorq %r15, %rdx
+	addq %rdx, %r10
+	vpternlogq $0x96, %xmm9, %xmm17, %xmm10
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $19, %xmm2, %xmm4
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vprorq $61, %xmm2, %xmm14
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rsi, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 696(%rsp), %rbp
+	rorx $14, %r10, %r8
+	rorx $18, %r10, %r13
+	vpsrlq $6, %xmm2, %xmm13
+	rorx $41, %r10, %r14
+	addq %rcx, %rbp
+	andn %rax, %r10, %r9
+	vpternlogq $0x96, %xmm13, %xmm14, %xmm4
+	addq %r9, %rbp
+	mov %rsi, %rdi
+	andq %r10, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm6, %xmm8, %xmm15
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rbp
 	vpaddq %xmm10, %xmm15, %xmm12
-	rorx $28, %r13, %r12
-	rorx $34, %r13, %rsi
-	xorq %rsi, %r12
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
 	vpaddq %xmm4, %xmm12, %xmm5
-	rorx $39, %r13, %r9
-	xorq %r9, %r12
-	andq %r13, %r8
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
 	vpaddq .Lc34(%rip), %xmm5, %xmm20
-	subq %rdx, %rcx
-	mov %r14, %r10
-	xorq %r13, %r10
-	mov %r14, %r11
-	andq %r13, %r11
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
 	vmovdqu64 %xmm20, 816(%rsp)
-	addq %rdi, %rcx
+	addq %r10, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 704(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r11
+	addq %r12, %rax
+	andn %rsi, %rbp, %r15
+	addq %r15, %rax
+	mov %r10, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
+	xorq %r13, %rdi
+	xorq %r11, %rdi
+	addq %rdi, %rax
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 712(%rsp), %rsi
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	andn %r10, %rax, %r14
+	addq %r14, %rsi
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %rsi
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rsi
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 720(%rsp), %r10
+	rorx $14, %rsi, %r15
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r12
+	addq %rdx, %r10
+	andn %rbp, %rsi, %r11
+	addq %r11, %r10
+	mov %rax, %r14
+	andq %rsi, %r14
+	addq %r14, %r10
+	xorq %r13, %r15
+	xorq %r12, %r15
+	addq %r15, %r10
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 728(%rsp), %rbp
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	andn %rax, %r10, %rcx
+	addq %rcx, %rbp
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rbp
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 736(%rsp), %rax
+	rorx $14, %rbp, %r11
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdx
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	addq %r12, %rax
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	addq %rcx, %rax
+	xorq %r13, %r11
+	xorq %rdx, %r11
+	addq %r11, %rax
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 744(%rsp), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r8
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %rsi
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 752(%rsp), %r10
+	rorx $14, %rsi, %r12
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	addq %rbx, %r10
+	xorq %r13, %r12
+	xorq %rdi, %r12
+	addq %r12, %r10
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rsi, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 760(%rsp), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %r9
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	addq %rdx, %rbp
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 768(%rsp), %rax
+	rorx $14, %rbp, %rdx
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	addq %r8, %rax
+	xorq %r13, %rdx
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 776(%rsp), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r14
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %rsi
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 784(%rsp), %r10
+	rorx $14, %rsi, %rdi
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	addq %r9, %r10
+	xorq %r13, %rdi
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 792(%rsp), %rbp
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	andn %rax, %r10, %r14
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rbp
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %r10, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 800(%rsp), %rax
+	rorx $14, %rbp, %r15
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	addq %r14, %rax
+	xorq %r13, %r15
+	xorq %r12, %r15
+	addq %r15, %rax
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 808(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	addq %rcx, %rsi
+	mov %rbp, %r11
+	andq %rax, %r11
+	addq %r11, %rsi
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 816(%rsp), %r10
+	rorx $14, %rsi, %r11
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	addq %rcx, %r10
+	xorq %r13, %r11
+	xorq %rdx, %r11
+	addq %r11, %r10
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 824(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	rorx $28, %r11, %r12
+	rorx $34, %r11, %r13
+	rorx $39, %r11, %rdi
+	andq %r11, %r8
+	xorq %r13, %r12
+	xorq %rdi, %r12
+	subq %r9, %rcx
+	mov %r14, %rdx
+	xorq %r11, %rdx
+	mov %r14, %rbx
+	andq %r11, %rbx
+	addq %rbp, %rcx
 	addq %r8, %rcx
 	addq %r12, %rcx
-	addq 704(%rsp), %rax
-	addq %rbp, %rax
-	andn %rbx, %rdi, %rsi
-	addq %rsi, %rax
-	mov %r15, %r9
-	andq %rdi, %r9
-	addq %r9, %rax
-	rorx $14, %rdi, %rdx
-	rorx $18, %rdi, %r8
-	xorq %r8, %rdx
-	rorx $41, %rdi, %r12
-	xorq %r12, %rdx
-	addq %rdx, %rax
-	rorx $28, %rcx, %rsi
-	rorx $34, %rcx, %r9
-	xorq %r9, %rsi
-	rorx $39, %rcx, %r8
-	xorq %r8, %rsi
-	andq %rcx, %r10
-	subq %rbp, %r11
-	mov %r13, %r12
-	xorq %rcx, %r12
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %r10, %r11
-	addq %rsi, %r11
-	addq 712(%rsp), %rbx
-	addq %r14, %rbx
-	andn %r15, %rax, %r9
-	addq %r9, %rbx
-	mov %rdi, %r8
-	andq %rax, %r8
-	addq %r8, %rbx
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %r10
-	xorq %r10, %rbp
-	rorx $41, %rax, %rsi
-	xorq %rsi, %rbp
-	addq %rbp, %rbx
-	rorx $28, %r11, %r9
-	rorx $34, %r11, %r8
-	xorq %r8, %r9
-	rorx $39, %r11, %r10
-	xorq %r10, %r9
-	andq %r11, %r12
-	subq %r14, %rdx
-	mov %rcx, %rsi
-	xorq %r11, %rsi
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	addq %rbx, %rdx
-	addq %r12, %rdx
-	addq %r9, %rdx
-	addq 720(%rsp), %r15
-	addq %r13, %r15
-	andn %rdi, %rbx, %r8
-	addq %r8, %r15
-	mov %rax, %r10
-	andq %rbx, %r10
-	addq %r10, %r15
-	rorx $14, %rbx, %r14
-	rorx $18, %rbx, %r12
-	xorq %r12, %r14
-	rorx $41, %rbx, %r9
-	xorq %r9, %r14
-	addq %r14, %r15
-	rorx $28, %rdx, %r8
-	rorx $34, %rdx, %r10
-	xorq %r10, %r8
-	rorx $39, %rdx, %r12
-	xorq %r12, %r8
-	andq %rdx, %rsi
-	subq %r13, %rbp
-	mov %r11, %r9
-	xorq %rdx, %r9
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %rsi, %rbp
-	addq %r8, %rbp
-	addq 728(%rsp), %rdi
-	addq %rcx, %rdi
-	andn %rax, %r15, %r10
-	addq %r10, %rdi
-	mov %rbx, %r12
-	andq %r15, %r12
-	addq %r12, %rdi
-	rorx $14, %r15, %r13
-	rorx $18, %r15, %rsi
-	xorq %rsi, %r13
-	rorx $41, %r15, %r8
-	xorq %r8, %r13
-	addq %r13, %rdi
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %r12
-	xorq %r12, %r10
-	rorx $39, %rbp, %rsi
-	xorq %rsi, %r10
-	andq %rbp, %r9
-	subq %rcx, %r14
-	mov %rdx, %r8
-	xorq %rbp, %r8
-	mov %rdx, %r13
-	andq %rbp, %r13
-	addq %rdi, %r14
-	addq %r9, %r14
-	addq %r10, %r14
-	addq 736(%rsp), %rax
-	addq %r11, %rax
-	andn %rbx, %rdi, %r12
-	addq %r12, %rax
-	mov %r15, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	rorx $14, %rdi, %rcx
-	rorx $18, %rdi, %r9
-	xorq %r9, %rcx
-	rorx $41, %rdi, %r10
-	xorq %r10, %rcx
-	addq %rcx, %rax
-	rorx $28, %r14, %r12
-	rorx $34, %r14, %rsi
-	xorq %rsi, %r12
-	rorx $39, %r14, %r9
-	xorq %r9, %r12
-	andq %r14, %r8
-	subq %r11, %r13
-	mov %rbp, %r10
-	xorq %r14, %r10
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %rax, %r13
-	addq %r8, %r13
-	addq %r12, %r13
-	addq 744(%rsp), %rbx
-	addq %rdx, %rbx
-	andn %r15, %rax, %rsi
-	addq %rsi, %rbx
-	mov %rdi, %r9
-	andq %rax, %r9
-	addq %r9, %rbx
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %r8
-	xorq %r8, %r11
-	rorx $41, %rax, %r12
-	xorq %r12, %r11
-	addq %r11, %rbx
-	rorx $28, %r13, %rsi
-	rorx $34, %r13, %r9
-	xorq %r9, %rsi
-	rorx $39, %r13, %r8
-	xorq %r8, %rsi
-	andq %r13, %r10
-	subq %rdx, %rcx
-	mov %r14, %r12
-	xorq %r13, %r12
-	mov %r14, %r11
-	andq %r13, %r11
-	addq %rbx, %rcx
-	addq %r10, %rcx
-	addq %rsi, %rcx
-	addq 752(%rsp), %r15
-	addq %rbp, %r15
-	andn %rdi, %rbx, %r9
-	addq %r9, %r15
-	mov %rax, %r8
-	andq %rbx, %r8
-	addq %r8, %r15
-	rorx $14, %rbx, %rdx
-	rorx $18, %rbx, %r10
-	xorq %r10, %rdx
-	rorx $41, %rbx, %rsi
-	xorq %rsi, %rdx
-	addq %rdx, %r15
-	rorx $28, %rcx, %r9
-	rorx $34, %rcx, %r8
-	xorq %r8, %r9
-	rorx $39, %rcx, %r10
-	xorq %r10, %r9
-	andq %rcx, %r12
-	subq %rbp, %r11
-	mov %r13, %rsi
-	xorq %rcx, %rsi
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %r15, %r11
-	addq %r12, %r11
-	addq %r9, %r11
-	addq 760(%rsp), %rdi
-	addq %r14, %rdi
-	andn %rax, %r15, %r8
-	addq %r8, %rdi
-	mov %rbx, %r10
-	andq %r15, %r10
-	addq %r10, %rdi
-	rorx $14, %r15, %rbp
-	rorx $18, %r15, %r12
-	xorq %r12, %rbp
-	rorx $41, %r15, %r9
-	xorq %r9, %rbp
-	addq %rbp, %rdi
-	rorx $28, %r11, %r8
-	rorx $34, %r11, %r10
-	xorq %r10, %r8
-	rorx $39, %r11, %r12
-	xorq %r12, %r8
-	andq %r11, %rsi
-	subq %r14, %rdx
-	mov %rcx, %r9
-	xorq %r11, %r9
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	addq %rdi, %rdx
-	addq %rsi, %rdx
-	addq %r8, %rdx
-	addq 768(%rsp), %rax
-	addq %r13, %rax
-	andn %rbx, %rdi, %r10
-	addq %r10, %rax
-	mov %r15, %r12
-	andq %rdi, %r12
-	addq %r12, %rax
-	rorx $14, %rdi, %r14
-	rorx $18, %rdi, %rsi
-	xorq %rsi, %r14
-	rorx $41, %rdi, %r8
-	xorq %r8, %r14
-	addq %r14, %rax
-	rorx $28, %rdx, %r10
-	rorx $34, %rdx, %r12
-	xorq %r12, %r10
-	rorx $39, %rdx, %rsi
-	xorq %rsi, %r10
-	andq %rdx, %r9
-	subq %r13, %rbp
-	mov %r11, %r8
-	xorq %rdx, %r8
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %rax, %rbp
-	addq %r9, %rbp
-	addq %r10, %rbp
-	addq 776(%rsp), %rbx
-	addq %rcx, %rbx
-	andn %r15, %rax, %r12
-	addq %r12, %rbx
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	addq %rsi, %rbx
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %r9
-	xorq %r9, %r13
-	rorx $41, %rax, %r10
-	xorq %r10, %r13
-	addq %r13, %rbx
-	rorx $28, %rbp, %r12
-	rorx $34, %rbp, %rsi
-	xorq %rsi, %r12
-	rorx $39, %rbp, %r9
-	xorq %r9, %r12
-	andq %rbp, %r8
-	subq %rcx, %r14
-	mov %rdx, %r10
-	xorq %rbp, %r10
-	mov %rdx, %r13
-	andq %rbp, %r13
-	addq %rbx, %r14
-	addq %r8, %r14
-	addq %r12, %r14
-	addq 784(%rsp), %r15
-	addq %r11, %r15
-	andn %rdi, %rbx, %rsi
-	addq %rsi, %r15
-	mov %rax, %r9
-	andq %rbx, %r9
-	addq %r9, %r15
-	rorx $14, %rbx, %rcx
-	rorx $18, %rbx, %r8
-	xorq %r8, %rcx
-	rorx $41, %rbx, %r12
-	xorq %r12, %rcx
-	addq %rcx, %r15
-	rorx $28, %r14, %rsi
-	rorx $34, %r14, %r9
-	xorq %r9, %rsi
-	rorx $39, %r14, %r8
-	xorq %r8, %rsi
-	andq %r14, %r10
-	subq %r11, %r13
-	mov %rbp, %r12
-	xorq %r14, %r12
-	mov %rbp, %rcx
-	andq %r14, %rcx
-	addq %r15, %r13
-	addq %r10, %r13
-	addq %rsi, %r13
-	addq 792(%rsp), %rdi
-	addq %rdx, %rdi
-	andn %rax, %r15, %r9
-	addq %r9, %rdi
-	mov %rbx, %r8
-	andq %r15, %r8
-	addq %r8, %rdi
-	rorx $14, %r15, %r11
-	rorx $18, %r15, %r10
-	xorq %r10, %r11
-	rorx $41, %r15, %rsi
-	xorq %rsi, %r11
-	addq %r11, %rdi
-	rorx $28, %r13, %r9
-	rorx $34, %r13, %r8
-	xorq %r8, %r9
-	rorx $39, %r13, %r10
-	xorq %r10, %r9
-	andq %r13, %r12
-	subq %rdx, %rcx
-	mov %r14, %rsi
-	xorq %r13, %rsi
-	mov %r14, %r11
-	andq %r13, %r11
-	addq %rdi, %rcx
-	addq %r12, %rcx
-	addq %r9, %rcx
-	addq 800(%rsp), %rax
-	addq %rbp, %rax
-	andn %rbx, %rdi, %r8
-	addq %r8, %rax
-	mov %r15, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
-	rorx $14, %rdi, %rdx
-	rorx $18, %rdi, %r12
-	xorq %r12, %rdx
-	rorx $41, %rdi, %r9
-	xorq %r9, %rdx
-	addq %rdx, %rax
-	rorx $28, %rcx, %r8
-	rorx $34, %rcx, %r10
-	xorq %r10, %r8
-	rorx $39, %rcx, %r12
-	xorq %r12, %r8
-	andq %rcx, %rsi
-	subq %rbp, %r11
-	mov %r13, %r9
-	xorq %rcx, %r9
-	mov %r13, %rdx
-	andq %rcx, %rdx
-	addq %rax, %r11
-	addq %rsi, %r11
-	addq %r8, %r11
-	addq 808(%rsp), %rbx
-	addq %r14, %rbx
-	andn %r15, %rax, %r10
-	addq %r10, %rbx
-	mov %rdi, %r12
-	andq %rax, %r12
-	addq %r12, %rbx
-	rorx $14, %rax, %rbp
-	rorx $18, %rax, %rsi
-	xorq %rsi, %rbp
-	rorx $41, %rax, %r8
-	xorq %r8, %rbp
-	addq %rbp, %rbx
-	rorx $28, %r11, %r10
-	rorx $34, %r11, %r12
-	xorq %r12, %r10
-	rorx $39, %r11, %rsi
-	xorq %rsi, %r10
-	andq %r11, %r9
-	subq %r14, %rdx
-	mov %rcx, %r8
-	xorq %r11, %r8
-	mov %rcx, %rbp
-	andq %r11, %rbp
-	addq %rbx, %rdx
-	addq %r9, %rdx
-	addq %r10, %rdx
-	addq 816(%rsp), %r15
-	addq %r13, %r15
-	andn %rdi, %rbx, %r12
-	addq %r12, %r15
-	mov %rax, %rsi
-	andq %rbx, %rsi
-	addq %rsi, %r15
-	rorx $14, %rbx, %r14
-	rorx $18, %rbx, %r9
-	xorq %r9, %r14
-	rorx $41, %rbx, %r10
-	xorq %r10, %r14
-	addq %r14, %r15
-	rorx $28, %rdx, %r12
-	rorx $34, %rdx, %rsi
-	xorq %rsi, %r12
-	rorx $39, %rdx, %r9
-	xorq %r9, %r12
-	andq %rdx, %r8
-	subq %r13, %rbp
-	mov %r11, %r10
-	xorq %rdx, %r10
-	mov %r11, %r14
-	andq %rdx, %r14
-	addq %r15, %rbp
-	addq %r8, %rbp
-	addq %r12, %rbp
-	addq 824(%rsp), %rdi
-	addq %rcx, %rdi
-	andn %rax, %r15, %rsi
-	addq %rsi, %rdi
-	mov %rbx, %r9
-	andq %r15, %r9
-	addq %r9, %rdi
-	rorx $14, %r15, %r13
-	rorx $18, %r15, %r8
-	xorq %r8, %r13
-	rorx $41, %r15, %r12
-	xorq %r12, %r13
-	addq %r13, %rdi
-	rorx $28, %rbp, %rsi
-	rorx $34, %rbp, %r9
-	xorq %r9, %rsi
-	rorx $39, %rbp, %r8
-	xorq %r8, %rsi
-	andq %rbp, %r10
-	subq %rcx, %r14
-	mov %rdx, %r12
-	xorq %rbp, %r12
-	mov %rdx, %r13
-	andq %rbp, %r13
-	addq %rdi, %r14
-	addq %r10, %r14
-	addq %rsi, %r14
-	addq .Lc41(%rip), %r14
-	mov %r14, 0(%rsp)
-	addq .Lc60(%rip), %rbp
-	mov %rbp, 8(%rsp)
-	addq .Lc61(%rip), %rdx
-	mov %rdx, 16(%rsp)
-	addq .Lc62(%rip), %r11
-	mov %r11, 24(%rsp)
-	addq .Lc38(%rip), %rdi
-	mov %rdi, 32(%rsp)
-	addq .Lc36(%rip), %r15
-	mov %r15, 40(%rsp)
-	addq .Lc63(%rip), %rbx
-	mov %rbx, 48(%rsp)
+	addq .Lc41(%rip), %rcx
+	mov %rcx, 0(%rsp)
+	addq .Lc60(%rip), %r11
+	mov %r11, 8(%rsp)
+	addq .Lc61(%rip), %r14
+	mov %r14, 16(%rsp)
+	addq .Lc62(%rip), %r15
+	mov %r15, 24(%rsp)
+	addq .Lc38(%rip), %rbp
+	mov %rbp, 32(%rsp)
+	addq .Lc36(%rip), %r10
+	mov %r10, 40(%rsp)
+	addq .Lc63(%rip), %rsi
+	mov %rsi, 48(%rsp)
 	addq .Lc64(%rip), %rax
 	mov %rax, 56(%rsp)
 	decq 840(%rsp)
@@ -2724,2718 +2724,2718 @@ SYM(sha512_x86_rorx_block):
 	vmovdqu64 %xmm6, 160(%rsp)
 	vmovdqu64 %xmm7, 176(%rsp)
 	mov 64(%rsp), %rax
-	addq 56(%rsp), %rax
-	addq .Lc65(%rip), %rax
 	vmovdqu64 80(%rsp), %xmm0
-	addq 24(%rsp), %rax
-	mov 32(%rsp), %rbx
-	andn 48(%rsp), %rbx, %rcx
+	addq 56(%rsp), %rax
 	valignq $1, 64(%rsp), %xmm0, %xmm1
-	addq %rcx, %rax
-	mov 40(%rsp), %rdx
-	andq 32(%rsp), %rdx
+	addq .Lc65(%rip), %rax
 	vmovdqu64 144(%rsp), %xmm2
-	addq %rdx, %rax
-	mov 32(%rsp), %rsi
-	rorx $14, %rsi, %rdi
+	mov 32(%rsp), %rbx
 	valignq $1, 128(%rsp), %xmm2, %xmm3
-	mov 32(%rsp), %rbp
-	rorx $18, %rbp, %r8
-	xorq %r8, %rdi
+	rorx $14, %rbx, %rcx
 	vprorq $1, %xmm1, %xmm4
-	mov 32(%rsp), %r9
-	rorx $41, %r9, %r10
-	xorq %r10, %rdi
+	mov 32(%rsp), %rdx
 	vprorq $8, %xmm1, %xmm5
-	addq %rdi, %rax
-	mov 8(%rsp), %r11
-	xorq 16(%rsp), %r11
+	rorx $18, %rdx, %rsi
 	vpsrlq $7, %xmm1, %xmm6
-	mov 8(%rsp), %r12
-	andq 16(%rsp), %r12
-	mov 0(%rsp), %r13
+	mov 32(%rsp), %rdi
 	vpternlogq $0x96, %xmm6, %xmm5, %xmm4
-	rorx $28, %r13, %r14
-	mov 0(%rsp), %r15
-	rorx $34, %r15, %rbx
+	rorx $41, %rdi, %rbp
 	vmovdqu64 176(%rsp), %xmm7
-	xorq %rbx, %r14
-	mov 0(%rsp), %rcx
-	rorx $39, %rcx, %rdx
+	addq 24(%rsp), %rax
 	vprorq $19, %xmm7, %xmm8
-	xorq %rdx, %r14
-	andq 0(%rsp), %r11
-	subq 24(%rsp), %r12
-	mov 8(%rsp), %rsi
-	xorq 0(%rsp), %rsi
-	mov 8(%rsp), %rbp
-	andq 0(%rsp), %rbp
-	addq %rax, %r12
-	addq %r11, %r12
-	addq %r14, %r12
-	mov 72(%rsp), %r8
-	addq 48(%rsp), %r8
-	vprorq $61, %xmm7, %xmm9
-	addq .Lc66(%rip), %r8
-	addq 16(%rsp), %r8
-	vpsrlq $6, %xmm7, %xmm10
-	andn 40(%rsp), %rax, %r9
-	addq %r9, %r8
-	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
-	mov %rax, %r10
+	mov 32(%rsp), %r8
+	andn 48(%rsp), %r8, %r9
+	addq %r9, %rax
+	mov 40(%rsp), %r10
 	andq 32(%rsp), %r10
-	addq %r10, %r8
-	vmovdqu64 64(%rsp), %xmm11
-	rorx $14, %rax, %rdi
+	addq %r10, %rax
+	xorq %rsi, %rcx
+	xorq %rbp, %rcx
+	addq %rcx, %rax
+	mov 72(%rsp), %r11
+	addq 48(%rsp), %r11
+	addq .Lc66(%rip), %r11
+	vprorq $61, %xmm7, %xmm9
+	rorx $14, %rax, %r12
 	rorx $18, %rax, %r13
+	rorx $41, %rax, %r14
+	vpsrlq $6, %xmm7, %xmm10
+	addq 16(%rsp), %r11
+	andn 40(%rsp), %rax, %r15
+	addq %r15, %r11
+	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
+	mov %rax, %rbx
+	andq 32(%rsp), %rbx
+	addq %rbx, %r11
+	xorq %r13, %r12
+	vmovdqu64 64(%rsp), %xmm11
+	xorq %r14, %r12
+	addq %r12, %r11
+	mov 8(%rsp), %rdx
 	vpaddq %xmm3, %xmm11, %xmm12
-	xorq %r13, %rdi
-	rorx $41, %rax, %r15
+	xorq 16(%rsp), %rdx
+	mov 8(%rsp), %rdi
+	andq 16(%rsp), %rdi
 	vpaddq %xmm4, %xmm12, %xmm13
-	xorq %r15, %rdi
-	addq %rdi, %r8
+	mov 0(%rsp), %r8
+	rorx $28, %r8, %r9
+	mov 0(%rsp), %r10
 	vpaddq %xmm8, %xmm13, %xmm14
-	rorx $28, %r12, %rbx
-	rorx $34, %r12, %rcx
+	rorx $34, %r10, %rsi
+	mov 0(%rsp), %rbp
+	rorx $39, %rbp, %rcx
 	vpaddq .Lc1(%rip), %xmm14, %xmm15
-	xorq %rcx, %rbx
-	rorx $39, %r12, %rdx
+	andq 0(%rsp), %rdx
+	xorq %rsi, %r9
+	xorq %rcx, %r9
 	vmovdqu64 %xmm15, 320(%rsp)
-	xorq %rdx, %rbx
-	andq %r12, %rsi
-	subq 16(%rsp), %rbp
-	mov %r12, %r11
-	xorq 0(%rsp), %r11
-	mov %r12, %r14
-	andq 0(%rsp), %r14
-	addq %r8, %rbp
-	addq %rsi, %rbp
-	addq %rbx, %rbp
-	mov 80(%rsp), %r9
-	addq 40(%rsp), %r9
+	subq 24(%rsp), %rdi
+	mov 8(%rsp), %r15
+	xorq 0(%rsp), %r15
+	mov 8(%rsp), %rbx
+	andq 0(%rsp), %rbx
+	addq %rax, %rdi
+	addq %rdx, %rdi
+	addq %r9, %rdi
+	mov 80(%rsp), %r13
+	addq 40(%rsp), %r13
 	vmovdqu64 96(%rsp), %xmm16
-	addq .Lc67(%rip), %r9
-	addq 8(%rsp), %r9
+	addq .Lc67(%rip), %r13
+	rorx $14, %r11, %r14
 	valignq $1, 80(%rsp), %xmm16, %xmm17
-	andn 32(%rsp), %r8, %r10
-	addq %r10, %r9
+	rorx $18, %r11, %r12
+	rorx $41, %r11, %r8
 	vmovdqu64 160(%rsp), %xmm18
-	mov %rax, %r13
-	andq %r8, %r13
-	addq %r13, %r9
+	addq 8(%rsp), %r13
+	andn 32(%rsp), %r11, %r10
 	valignq $1, 144(%rsp), %xmm18, %xmm19
-	rorx $14, %r8, %r15
-	rorx $18, %r8, %rdi
-	vprorq $1, %xmm17, %xmm20
-	xorq %rdi, %r15
-	rorx $41, %r8, %rcx
-	vprorq $8, %xmm17, %xmm21
-	xorq %rcx, %r15
-	addq %r15, %r9
-	vpsrlq $7, %xmm17, %xmm22
-	rorx $28, %rbp, %rdx
-	rorx $34, %rbp, %rsi
-	vpternlogq $0x96, %xmm22, %xmm21, %xmm20
-	xorq %rsi, %rdx
-	rorx $39, %rbp, %rbx
-	vprorq $19, %xmm14, %xmm23
-	xorq %rbx, %rdx
-	andq %rbp, %r11
-	subq 8(%rsp), %r14
-	mov %r12, %r10
-	xorq %rbp, %r10
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %r11, %r14
-	addq %rdx, %r14
-	mov 88(%rsp), %rdi
-	addq 32(%rsp), %rdi
-	vprorq $61, %xmm14, %xmm24
-	addq .Lc68(%rip), %rdi
-	addq 0(%rsp), %rdi
-	vpsrlq $6, %xmm14, %xmm25
-	andn %rax, %r9, %rcx
-	addq %rcx, %rdi
-	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
-	mov %r8, %r15
-	andq %r9, %r15
-	addq %r15, %rdi
-	vmovdqu64 80(%rsp), %xmm26
-	rorx $14, %r9, %rsi
-	rorx $18, %r9, %rbx
-	vpaddq %xmm19, %xmm26, %xmm27
-	xorq %rbx, %rsi
-	rorx $41, %r9, %r11
-	vpaddq %xmm20, %xmm27, %xmm28
-	xorq %r11, %rsi
-	addq %rsi, %rdi
-	vpaddq %xmm23, %xmm28, %xmm29
-	rorx $28, %r14, %rdx
-	rorx $34, %r14, %rcx
-	vpaddq .Lc2(%rip), %xmm29, %xmm30
-	xorq %rcx, %rdx
-	rorx $39, %r14, %r15
-	vmovdqu64 %xmm30, 336(%rsp)
-	xorq %r15, %rdx
-	andq %r14, %r10
-	subq 0(%rsp), %r13
-	mov %rbp, %rbx
-	xorq %r14, %rbx
-	mov %rbp, %r11
-	andq %r14, %r11
-	addq %rdi, %r13
 	addq %r10, %r13
-	addq %rdx, %r13
+	mov %rax, %rbp
+	andq %r11, %rbp
+	vprorq $1, %xmm17, %xmm20
+	addq %rbp, %r13
+	xorq %r12, %r14
+	vprorq $8, %xmm17, %xmm21
+	xorq %r8, %r14
+	addq %r14, %r13
+	vpsrlq $7, %xmm17, %xmm22
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %rcx
+	vpternlogq $0x96, %xmm22, %xmm21, %xmm20
+	rorx $39, %rdi, %rdx
+	andq %rdi, %r15
+	vprorq $19, %xmm14, %xmm23
+	xorq %rcx, %rsi
+	xorq %rdx, %rsi
+	subq 16(%rsp), %rbx
+	mov %rdi, %r9
+	xorq 0(%rsp), %r9
+	mov %rdi, %r10
+	andq 0(%rsp), %r10
+	addq %r11, %rbx
+	addq %r15, %rbx
+	addq %rsi, %rbx
+	mov 88(%rsp), %rbp
+	addq 32(%rsp), %rbp
+	vprorq $61, %xmm14, %xmm24
+	addq .Lc68(%rip), %rbp
+	rorx $14, %r13, %r12
+	vpsrlq $6, %xmm14, %xmm25
+	rorx $18, %r13, %r8
+	rorx $41, %r13, %r14
+	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
+	addq 0(%rsp), %rbp
+	andn %rax, %r13, %rcx
+	vmovdqu64 80(%rsp), %xmm26
+	addq %rcx, %rbp
+	mov %r11, %rdx
+	andq %r13, %rdx
+	vpaddq %xmm19, %xmm26, %xmm27
+	addq %rdx, %rbp
+	xorq %r8, %r12
+	vpaddq %xmm20, %xmm27, %xmm28
+	xorq %r14, %r12
+	addq %r12, %rbp
+	vpaddq %xmm23, %xmm28, %xmm29
+	rorx $28, %rbx, %r15
+	rorx $34, %rbx, %rsi
+	vpaddq .Lc2(%rip), %xmm29, %xmm30
+	rorx $39, %rbx, %rcx
+	andq %rbx, %r9
+	vmovdqu64 %xmm30, 336(%rsp)
+	xorq %rsi, %r15
+	xorq %rcx, %r15
+	subq 8(%rsp), %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	addq %r13, %r10
+	addq %r9, %r10
+	addq %r15, %r10
 	addq 96(%rsp), %rax
 	addq .Lc47(%rip), %rax
 	vmovdqu64 112(%rsp), %xmm31
-	addq %r12, %rax
-	andn %r8, %rdi, %rsi
+	rorx $14, %rbp, %r14
+	rorx $18, %rbp, %r12
 	valignq $1, 96(%rsp), %xmm31, %xmm0
-	addq %rsi, %rax
-	mov %r9, %rcx
-	andq %rdi, %rcx
+	rorx $41, %rbp, %rsi
+	addq %rdi, %rax
 	vmovdqu64 176(%rsp), %xmm2
+	andn %r11, %rbp, %rcx
 	addq %rcx, %rax
-	rorx $14, %rdi, %r15
 	valignq $1, 160(%rsp), %xmm2, %xmm1
-	rorx $18, %rdi, %r10
-	xorq %r10, %r15
+	mov %r13, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
 	vprorq $1, %xmm0, %xmm5
-	rorx $41, %rdi, %rdx
-	xorq %rdx, %r15
-	vprorq $8, %xmm0, %xmm6
-	addq %r15, %rax
-	rorx $28, %r13, %rsi
-	vpsrlq $7, %xmm0, %xmm7
-	rorx $34, %r13, %rcx
-	xorq %rcx, %rsi
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
-	rorx $39, %r13, %r10
-	xorq %r10, %rsi
-	vprorq $19, %xmm29, %xmm9
-	andq %r13, %rbx
-	subq %r12, %r11
-	mov %r14, %rdx
-	xorq %r13, %rdx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %rbx, %r11
-	addq %rsi, %r11
-	addq 104(%rsp), %r8
-	addq .Lc48(%rip), %r8
-	vprorq $61, %xmm29, %xmm10
-	addq %rbp, %r8
-	andn %r9, %rax, %rcx
-	vpsrlq $6, %xmm29, %xmm11
-	addq %rcx, %r8
-	mov %rdi, %r10
-	andq %rax, %r10
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
-	addq %r10, %r8
-	rorx $14, %rax, %r12
-	vmovdqu64 96(%rsp), %xmm3
-	rorx $18, %rax, %rbx
-	xorq %rbx, %r12
-	vpaddq %xmm1, %xmm3, %xmm12
-	rorx $41, %rax, %rsi
-	xorq %rsi, %r12
-	vpaddq %xmm5, %xmm12, %xmm4
-	addq %r12, %r8
-	rorx $28, %r11, %rcx
-	vpaddq %xmm9, %xmm4, %xmm13
-	rorx $34, %r11, %r10
-	xorq %r10, %rcx
-	vpaddq .Lc3(%rip), %xmm13, %xmm8
-	rorx $39, %r11, %rbx
-	xorq %rbx, %rcx
-	vmovdqu64 %xmm8, 352(%rsp)
-	andq %r11, %rdx
-	subq %rbp, %r15
-	mov %r13, %rsi
-	xorq %r11, %rsi
-	mov %r13, %r12
-	andq %r11, %r12
-	addq %r8, %r15
-	addq %rdx, %r15
-	addq %rcx, %r15
-	addq 112(%rsp), %r9
-	addq .Lc49(%rip), %r9
-	vmovdqu64 128(%rsp), %xmm15
-	addq %r14, %r9
-	andn %rdi, %r8, %r10
-	valignq $1, 112(%rsp), %xmm15, %xmm16
-	addq %r10, %r9
-	mov %rax, %rbx
-	andq %r8, %rbx
-	valignq $1, 176(%rsp), %xmm14, %xmm18
-	addq %rbx, %r9
-	rorx $14, %r8, %rbp
-	vprorq $1, %xmm16, %xmm17
-	rorx $18, %r8, %rdx
-	xorq %rdx, %rbp
-	vprorq $8, %xmm16, %xmm21
-	rorx $41, %r8, %rcx
-	xorq %rcx, %rbp
-	vpsrlq $7, %xmm16, %xmm22
-	addq %rbp, %r9
-	rorx $28, %r15, %r10
-	vpternlogq $0x96, %xmm22, %xmm21, %xmm17
-	rorx $34, %r15, %rbx
-	xorq %rbx, %r10
-	vprorq $19, %xmm13, %xmm24
-	rorx $39, %r15, %rdx
-	xorq %rdx, %r10
-	vprorq $61, %xmm13, %xmm25
-	andq %r15, %rsi
-	subq %r14, %r12
-	mov %r11, %rcx
-	xorq %r15, %rcx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %rsi, %r12
-	addq %r10, %r12
-	addq 120(%rsp), %rdi
-	addq .Lc50(%rip), %rdi
-	vpsrlq $6, %xmm13, %xmm26
-	addq %r13, %rdi
-	andn %rax, %r9, %rbx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm24
-	addq %rbx, %rdi
-	mov %r8, %rdx
-	andq %r9, %rdx
-	vmovdqu64 112(%rsp), %xmm19
-	addq %rdx, %rdi
-	rorx $14, %r9, %r14
-	vpaddq %xmm18, %xmm19, %xmm27
-	rorx $18, %r9, %rsi
+	xorq %r12, %r14
 	xorq %rsi, %r14
+	vprorq $8, %xmm0, %xmm6
+	addq %r14, %rax
+	rorx $28, %r10, %r15
+	vpsrlq $7, %xmm0, %xmm7
+	rorx $34, %r10, %rcx
+	rorx $39, %r10, %r9
+	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
+	andq %r10, %rdx
+	xorq %rcx, %r15
+	vprorq $19, %xmm29, %xmm9
+	xorq %r9, %r15
+	subq 0(%rsp), %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 104(%rsp), %r11
+	addq .Lc48(%rip), %r11
+	vprorq $61, %xmm29, %xmm10
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm29, %xmm11
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
+	andn %r13, %rax, %rdx
+	addq %rdx, %r11
+	vmovdqu64 96(%rsp), %xmm3
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
+	vpaddq %xmm1, %xmm3, %xmm12
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	vpaddq %xmm5, %xmm12, %xmm4
+	addq %r14, %r11
+	rorx $28, %r8, %rdx
+	vpaddq %xmm9, %xmm4, %xmm13
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vpaddq .Lc3(%rip), %xmm13, %xmm8
+	andq %r8, %r12
+	xorq %r15, %rdx
+	vmovdqu64 %xmm8, 352(%rsp)
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 112(%rsp), %r13
+	addq .Lc49(%rip), %r13
+	vmovdqu64 128(%rsp), %xmm15
+	rorx $14, %r11, %r15
+	rorx $18, %r11, %rcx
+	valignq $1, 112(%rsp), %xmm15, %xmm16
+	rorx $41, %r11, %rdi
+	addq %r10, %r13
+	valignq $1, 176(%rsp), %xmm14, %xmm18
+	andn %rbp, %r11, %r12
+	addq %r12, %r13
+	vprorq $1, %xmm16, %xmm17
+	mov %rax, %rdx
+	andq %r11, %rdx
+	addq %rdx, %r13
+	vprorq $8, %xmm16, %xmm21
+	xorq %rcx, %r15
+	xorq %rdi, %r15
+	vpsrlq $7, %xmm16, %xmm22
+	addq %r15, %r13
+	rorx $28, %rsi, %r12
+	vpternlogq $0x96, %xmm22, %xmm21, %xmm17
+	rorx $34, %rsi, %rdx
+	rorx $39, %rsi, %rcx
+	vprorq $19, %xmm13, %xmm24
+	andq %rsi, %r9
+	xorq %rdx, %r12
+	vprorq $61, %xmm13, %xmm25
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 120(%rsp), %rbp
+	addq .Lc50(%rip), %rbp
+	vpsrlq $6, %xmm13, %xmm26
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm24
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	vmovdqu64 112(%rsp), %xmm19
+	andn %rax, %r13, %r9
+	addq %r9, %rbp
+	vpaddq %xmm18, %xmm19, %xmm27
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
 	vpaddq %xmm17, %xmm27, %xmm20
-	rorx $41, %r9, %r10
-	xorq %r10, %r14
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
 	vpaddq %xmm24, %xmm20, %xmm28
-	addq %r14, %rdi
-	rorx $28, %r12, %rbx
+	addq %rdx, %rbp
+	rorx $28, %r14, %r9
 	vpaddq .Lc6(%rip), %xmm28, %xmm23
-	rorx $34, %r12, %rdx
-	xorq %rdx, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
 	vmovdqu64 %xmm23, 368(%rsp)
-	rorx $39, %r12, %rsi
-	xorq %rsi, %rbx
-	andq %r12, %rcx
-	subq %r13, %rbp
-	mov %r15, %r10
-	xorq %r12, %r10
-	mov %r15, %r14
-	andq %r12, %r14
-	addq %rdi, %rbp
-	addq %rcx, %rbp
-	addq %rbx, %rbp
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
 	addq 128(%rsp), %rax
 	addq .Lc52(%rip), %rax
 	vmovdqu64 144(%rsp), %xmm30
-	addq %r11, %rax
-	andn %r8, %rdi, %rdx
+	rorx $14, %rbp, %r12
+	rorx $18, %rbp, %rcx
 	valignq $1, 128(%rsp), %xmm30, %xmm31
-	addq %rdx, %rax
-	mov %r9, %rsi
-	andq %rdi, %rsi
-	valignq $1, %xmm14, %xmm29, %xmm2
+	rorx $41, %rbp, %r10
 	addq %rsi, %rax
-	rorx $14, %rdi, %r13
+	valignq $1, %xmm14, %xmm29, %xmm2
+	andn %r11, %rbp, %rdi
+	addq %rdi, %rax
 	vprorq $1, %xmm31, %xmm0
-	rorx $18, %rdi, %rcx
-	xorq %rcx, %r13
+	mov %r13, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
 	vprorq $8, %xmm31, %xmm6
-	rorx $41, %rdi, %rbx
-	xorq %rbx, %r13
-	vpsrlq $7, %xmm31, %xmm7
-	addq %r13, %rax
-	rorx $28, %rbp, %rdx
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm0
-	rorx $34, %rbp, %rsi
-	xorq %rsi, %rdx
-	vprorq $19, %xmm28, %xmm10
-	rorx $39, %rbp, %rcx
-	xorq %rcx, %rdx
-	vprorq $61, %xmm28, %xmm11
-	andq %rbp, %r10
-	subq %r11, %r14
-	mov %r12, %rbx
-	xorq %rbp, %rbx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %rax, %r14
-	addq %r10, %r14
-	addq %rdx, %r14
-	addq 136(%rsp), %r8
-	addq .Lc53(%rip), %r8
-	vpsrlq $6, %xmm28, %xmm3
-	addq %r15, %r8
-	andn %r9, %rax, %rsi
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm10
-	addq %rsi, %r8
-	mov %rdi, %rcx
-	andq %rax, %rcx
-	vmovdqu64 128(%rsp), %xmm1
-	addq %rcx, %r8
-	rorx $14, %rax, %r11
-	vpaddq %xmm2, %xmm1, %xmm12
-	rorx $18, %rax, %r10
-	xorq %r10, %r11
-	vpaddq %xmm0, %xmm12, %xmm5
-	rorx $41, %rax, %rdx
-	xorq %rdx, %r11
-	vpaddq %xmm10, %xmm5, %xmm4
-	addq %r11, %r8
-	rorx $28, %r14, %rsi
-	vpaddq .Lc7(%rip), %xmm4, %xmm9
-	rorx $34, %r14, %rcx
-	xorq %rcx, %rsi
-	vmovdqu64 %xmm9, 384(%rsp)
-	rorx $39, %r14, %r10
-	xorq %r10, %rsi
-	andq %r14, %rbx
-	subq %r15, %r13
-	mov %rbp, %rdx
-	xorq %r14, %rdx
-	mov %rbp, %r11
-	andq %r14, %r11
-	addq %r8, %r13
-	addq %rbx, %r13
-	addq %rsi, %r13
-	addq 144(%rsp), %r9
-	addq .Lc54(%rip), %r9
-	vmovdqu64 160(%rsp), %xmm8
-	addq %r12, %r9
-	andn %rdi, %r8, %rcx
-	valignq $1, 144(%rsp), %xmm8, %xmm15
-	addq %rcx, %r9
-	mov %rax, %r10
-	andq %r8, %r10
-	valignq $1, %xmm29, %xmm13, %xmm16
-	addq %r10, %r9
-	rorx $14, %r8, %r15
-	vprorq $1, %xmm15, %xmm21
-	rorx $18, %r8, %rbx
-	xorq %rbx, %r15
-	vprorq $8, %xmm15, %xmm22
-	rorx $41, %r8, %rsi
-	xorq %rsi, %r15
-	vpsrlq $7, %xmm15, %xmm25
-	addq %r15, %r9
-	rorx $28, %r13, %rcx
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm21
-	rorx $34, %r13, %r10
-	xorq %r10, %rcx
-	vprorq $19, %xmm4, %xmm26
-	rorx $39, %r13, %rbx
-	xorq %rbx, %rcx
-	vprorq $61, %xmm4, %xmm19
-	andq %r13, %rdx
-	subq %r12, %r11
-	mov %r14, %rsi
-	xorq %r13, %rsi
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %r9, %r11
-	addq %rdx, %r11
-	addq %rcx, %r11
-	addq 152(%rsp), %rdi
-	addq .Lc55(%rip), %rdi
-	vpsrlq $6, %xmm4, %xmm18
-	addq %rbp, %rdi
-	andn %rax, %r9, %r10
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm26
-	addq %r10, %rdi
-	mov %r8, %rbx
-	andq %r9, %rbx
-	vmovdqu64 144(%rsp), %xmm27
-	addq %rbx, %rdi
-	rorx $14, %r9, %r12
-	vpaddq %xmm16, %xmm27, %xmm17
-	rorx $18, %r9, %rdx
-	xorq %rdx, %r12
-	vpaddq %xmm21, %xmm17, %xmm20
-	rorx $41, %r9, %rcx
 	xorq %rcx, %r12
-	vpaddq %xmm26, %xmm20, %xmm24
-	addq %r12, %rdi
-	rorx $28, %r11, %r10
-	vpaddq .Lc8(%rip), %xmm24, %xmm23
-	rorx $34, %r11, %rbx
+	xorq %r10, %r12
+	vpsrlq $7, %xmm31, %xmm7
+	addq %r12, %rax
+	rorx $28, %r15, %rdi
+	vpternlogq $0x96, %xmm7, %xmm6, %xmm0
+	rorx $34, %r15, %r9
+	rorx $39, %r15, %rcx
+	vprorq $19, %xmm28, %xmm10
+	andq %r15, %rbx
+	xorq %r9, %rdi
+	vprorq $61, %xmm28, %xmm11
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 136(%rsp), %r11
+	addq .Lc53(%rip), %r11
+	vpsrlq $6, %xmm28, %xmm3
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm3, %xmm11, %xmm10
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	vmovdqu64 128(%rsp), %xmm1
+	andn %r13, %rax, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm2, %xmm1, %xmm12
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	vpaddq %xmm0, %xmm12, %xmm5
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	vpaddq %xmm10, %xmm5, %xmm4
+	addq %r9, %r11
+	rorx $28, %rdx, %rbx
+	vpaddq .Lc7(%rip), %xmm4, %xmm9
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm9, 384(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 144(%rsp), %r13
+	addq .Lc54(%rip), %r13
+	vmovdqu64 160(%rsp), %xmm8
+	rorx $14, %r11, %rdi
+	rorx $18, %r11, %rcx
+	valignq $1, 144(%rsp), %xmm8, %xmm15
+	rorx $41, %r11, %rsi
+	addq %r15, %r13
+	valignq $1, %xmm29, %xmm13, %xmm16
+	andn %rbp, %r11, %r10
+	addq %r10, %r13
+	vprorq $1, %xmm15, %xmm21
+	mov %rax, %rbx
+	andq %r11, %rbx
+	addq %rbx, %r13
+	vprorq $8, %xmm15, %xmm22
+	xorq %rcx, %rdi
+	xorq %rsi, %rdi
+	vpsrlq $7, %xmm15, %xmm25
+	addq %rdi, %r13
+	rorx $28, %r12, %r10
+	vpternlogq $0x96, %xmm25, %xmm22, %xmm21
+	rorx $34, %r12, %rbx
+	rorx $39, %r12, %rcx
+	vprorq $19, %xmm4, %xmm26
+	andq %r12, %r8
 	xorq %rbx, %r10
+	vprorq $61, %xmm4, %xmm19
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 152(%rsp), %rbp
+	addq .Lc55(%rip), %rbp
+	vpsrlq $6, %xmm4, %xmm18
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm18, %xmm19, %xmm26
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	vmovdqu64 144(%rsp), %xmm27
+	andn %rax, %r13, %r8
+	addq %r8, %rbp
+	vpaddq %xmm16, %xmm27, %xmm17
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	vpaddq %xmm21, %xmm17, %xmm20
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	vpaddq %xmm26, %xmm20, %xmm24
+	addq %rbx, %rbp
+	rorx $28, %r9, %r8
+	vpaddq .Lc8(%rip), %xmm24, %xmm23
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
 	vmovdqu64 %xmm23, 400(%rsp)
-	rorx $39, %r11, %rdx
-	xorq %rdx, %r10
-	andq %r11, %rsi
-	subq %rbp, %r15
-	mov %r13, %rcx
-	xorq %r11, %rcx
-	mov %r13, %r12
-	andq %r11, %r12
-	addq %rdi, %r15
-	addq %rsi, %r15
-	addq %r10, %r15
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
 	addq 160(%rsp), %rax
 	addq .Lc56(%rip), %rax
 	vmovdqu64 176(%rsp), %xmm30
-	addq %r14, %rax
-	andn %r8, %rdi, %rbx
+	rorx $14, %rbp, %r10
+	rorx $18, %rbp, %rcx
 	valignq $1, 160(%rsp), %xmm30, %xmm31
-	addq %rbx, %rax
-	mov %r9, %rdx
-	andq %rdi, %rdx
-	valignq $1, %xmm13, %xmm28, %xmm6
-	addq %rdx, %rax
-	rorx $14, %rdi, %rbp
-	vprorq $1, %xmm31, %xmm7
-	rorx $18, %rdi, %rsi
-	xorq %rsi, %rbp
-	vprorq $8, %xmm31, %xmm11
-	rorx $41, %rdi, %r10
-	xorq %r10, %rbp
-	vpsrlq $7, %xmm31, %xmm3
-	addq %rbp, %rax
-	rorx $28, %r15, %rbx
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
-	rorx $34, %r15, %rdx
-	xorq %rdx, %rbx
-	vprorq $19, %xmm24, %xmm1
-	rorx $39, %r15, %rsi
-	xorq %rsi, %rbx
-	vprorq $61, %xmm24, %xmm2
-	andq %r15, %rcx
-	subq %r14, %r12
-	mov %r11, %r10
-	xorq %r15, %r10
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %rax, %r12
-	addq %rcx, %r12
-	addq %rbx, %r12
-	addq 168(%rsp), %r8
-	addq .Lc57(%rip), %r8
-	vpsrlq $6, %xmm24, %xmm12
-	addq %r13, %r8
-	andn %r9, %rax, %rdx
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
-	addq %rdx, %r8
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	vmovdqu64 160(%rsp), %xmm0
-	addq %rsi, %r8
-	rorx $14, %rax, %r14
-	vpaddq %xmm6, %xmm0, %xmm5
-	rorx $18, %rax, %rcx
-	xorq %rcx, %r14
-	vpaddq %xmm7, %xmm5, %xmm10
-	rorx $41, %rax, %rbx
-	xorq %rbx, %r14
-	vpaddq %xmm1, %xmm10, %xmm9
-	addq %r14, %r8
-	rorx $28, %r12, %rdx
-	vpaddq .Lc9(%rip), %xmm9, %xmm8
-	rorx $34, %r12, %rsi
-	xorq %rsi, %rdx
-	vmovdqu64 %xmm8, 416(%rsp)
-	rorx $39, %r12, %rcx
-	xorq %rcx, %rdx
-	andq %r12, %r10
-	subq %r13, %rbp
-	mov %r15, %rbx
-	xorq %r12, %rbx
-	mov %r15, %r14
-	andq %r12, %r14
-	addq %r8, %rbp
-	addq %r10, %rbp
-	addq %rdx, %rbp
-	addq 176(%rsp), %r9
-	addq .Lc58(%rip), %r9
-	valignq $1, 176(%rsp), %xmm14, %xmm15
-	addq %r11, %r9
-	andn %rdi, %r8, %rsi
-	valignq $1, %xmm28, %xmm4, %xmm22
-	addq %rsi, %r9
-	mov %rax, %rcx
-	andq %r8, %rcx
-	vprorq $1, %xmm15, %xmm25
-	addq %rcx, %r9
-	rorx $14, %r8, %r13
-	vprorq $8, %xmm15, %xmm19
-	rorx $18, %r8, %r10
-	xorq %r10, %r13
-	vpsrlq $7, %xmm15, %xmm18
-	rorx $41, %r8, %rdx
-	xorq %rdx, %r13
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm25
-	addq %r13, %r9
-	rorx $28, %rbp, %rsi
-	vprorq $19, %xmm9, %xmm27
-	rorx $34, %rbp, %rcx
-	xorq %rcx, %rsi
-	vprorq $61, %xmm9, %xmm16
-	rorx $39, %rbp, %r10
-	xorq %r10, %rsi
-	andq %rbp, %rbx
-	subq %r11, %r14
-	mov %r12, %rdx
-	xorq %rbp, %rdx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %rbx, %r14
-	addq %rsi, %r14
-	addq 184(%rsp), %rdi
-	addq .Lc59(%rip), %rdi
-	vpsrlq $6, %xmm9, %xmm17
-	addq %r15, %rdi
-	andn %rax, %r9, %rcx
-	vpternlogq $0x96, %xmm17, %xmm16, %xmm27
-	addq %rcx, %rdi
-	mov %r8, %r10
-	andq %r9, %r10
-	vmovdqu64 176(%rsp), %xmm21
-	addq %r10, %rdi
-	rorx $14, %r9, %r11
-	vpaddq %xmm22, %xmm21, %xmm20
-	rorx $18, %r9, %rbx
-	xorq %rbx, %r11
-	vpaddq %xmm25, %xmm20, %xmm26
-	rorx $41, %r9, %rsi
-	xorq %rsi, %r11
-	vpaddq %xmm27, %xmm26, %xmm23
-	addq %r11, %rdi
-	rorx $28, %r14, %rcx
-	vpaddq .Lc10(%rip), %xmm23, %xmm30
-	rorx $34, %r14, %r10
-	xorq %r10, %rcx
-	vmovdqu64 %xmm30, 432(%rsp)
-	rorx $39, %r14, %rbx
-	xorq %rbx, %rcx
-	andq %r14, %rdx
-	subq %r15, %r13
-	mov %rbp, %rsi
-	xorq %r14, %rsi
-	mov %rbp, %r11
-	andq %r14, %r11
-	addq %rdi, %r13
-	addq %rdx, %r13
-	addq %rcx, %r13
-	addq 320(%rsp), %rax
+	rorx $41, %rbp, %r15
 	addq %r12, %rax
-	valignq $1, %xmm14, %xmm29, %xmm31
-	andn %r8, %rdi, %r10
+	valignq $1, %xmm13, %xmm28, %xmm6
+	andn %r11, %rbp, %rsi
+	addq %rsi, %rax
+	vprorq $1, %xmm31, %xmm7
+	mov %r13, %r8
+	andq %rbp, %r8
+	addq %r8, %rax
+	vprorq $8, %xmm31, %xmm11
+	xorq %rcx, %r10
+	xorq %r15, %r10
+	vpsrlq $7, %xmm31, %xmm3
 	addq %r10, %rax
-	valignq $1, %xmm4, %xmm24, %xmm11
-	mov %r9, %rbx
-	andq %rdi, %rbx
-	addq %rbx, %rax
-	vprorq $1, %xmm31, %xmm3
-	rorx $14, %rdi, %r15
-	rorx $18, %rdi, %rdx
-	vprorq $8, %xmm31, %xmm2
-	xorq %rdx, %r15
-	rorx $41, %rdi, %rcx
-	vpsrlq $7, %xmm31, %xmm12
+	rorx $28, %rdi, %rsi
+	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
+	rorx $34, %rdi, %r8
+	rorx $39, %rdi, %rcx
+	vprorq $19, %xmm24, %xmm1
+	andq %rdi, %r14
+	xorq %r8, %rsi
+	vprorq $61, %xmm24, %xmm2
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 168(%rsp), %r11
+	addq .Lc57(%rip), %r11
+	vpsrlq $6, %xmm24, %xmm12
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	vmovdqu64 160(%rsp), %xmm0
+	andn %r13, %rax, %r14
+	addq %r14, %r11
+	vpaddq %xmm6, %xmm0, %xmm5
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	vpaddq %xmm7, %xmm5, %xmm10
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	vpaddq %xmm1, %xmm10, %xmm9
+	addq %r8, %r11
+	rorx $28, %rbx, %r14
+	vpaddq .Lc9(%rip), %xmm9, %xmm8
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm8, 416(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 176(%rsp), %r13
+	addq .Lc58(%rip), %r13
+	valignq $1, 176(%rsp), %xmm14, %xmm15
+	rorx $14, %r11, %rsi
+	rorx $18, %r11, %rcx
+	valignq $1, %xmm28, %xmm4, %xmm22
+	rorx $41, %r11, %r12
+	addq %rdi, %r13
+	vprorq $1, %xmm15, %xmm25
+	andn %rbp, %r11, %r15
+	addq %r15, %r13
+	vprorq $8, %xmm15, %xmm19
+	mov %rax, %r14
+	andq %r11, %r14
+	addq %r14, %r13
+	vpsrlq $7, %xmm15, %xmm18
+	xorq %rcx, %rsi
+	xorq %r12, %rsi
+	vpternlogq $0x96, %xmm18, %xmm19, %xmm25
+	addq %rsi, %r13
+	rorx $28, %r10, %r15
+	vprorq $19, %xmm9, %xmm27
+	rorx $34, %r10, %r14
+	rorx $39, %r10, %rcx
+	vprorq $61, %xmm9, %xmm16
+	andq %r10, %rdx
+	xorq %r14, %r15
 	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 184(%rsp), %rbp
+	addq .Lc59(%rip), %rbp
+	vpsrlq $6, %xmm9, %xmm17
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm17, %xmm16, %xmm27
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	vmovdqu64 176(%rsp), %xmm21
+	andn %rax, %r13, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm22, %xmm21, %xmm20
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	vpaddq %xmm25, %xmm20, %xmm26
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	vpaddq %xmm27, %xmm26, %xmm23
+	addq %r14, %rbp
+	rorx $28, %r8, %rdx
+	vpaddq .Lc10(%rip), %xmm23, %xmm30
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vmovdqu64 %xmm30, 432(%rsp)
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 320(%rsp), %rax
+	rorx $14, %rbp, %r15
+	valignq $1, %xmm14, %xmm29, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	valignq $1, %xmm4, %xmm24, %xmm11
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	vprorq $1, %xmm31, %xmm3
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	vprorq $8, %xmm31, %xmm2
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	vpsrlq $7, %xmm31, %xmm12
+	xorq %rdi, %r15
 	addq %r15, %rax
 	vpternlogq $0x96, %xmm12, %xmm2, %xmm3
-	rorx $28, %r13, %r10
-	rorx $34, %r13, %rbx
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
 	vprorq $19, %xmm23, %xmm0
-	xorq %rbx, %r10
-	rorx $39, %r13, %rdx
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
 	vprorq $61, %xmm23, %xmm6
-	xorq %rdx, %r10
-	andq %r13, %rsi
-	subq %r12, %r11
-	mov %r14, %rcx
-	xorq %r13, %rcx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %rsi, %r11
-	addq %r10, %r11
-	addq 328(%rsp), %r8
-	addq %rbp, %r8
-	andn %r9, %rax, %rbx
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 328(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
 	vpsrlq $6, %xmm23, %xmm5
-	addq %rbx, %r8
-	mov %rdi, %rdx
-	andq %rax, %rdx
-	addq %rdx, %r8
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
 	vpternlogq $0x96, %xmm5, %xmm6, %xmm0
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rsi
-	xorq %rsi, %r12
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
 	vpaddq %xmm11, %xmm14, %xmm7
-	rorx $41, %rax, %r10
-	xorq %r10, %r12
-	addq %r12, %r8
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
 	vpaddq %xmm3, %xmm7, %xmm10
-	rorx $28, %r11, %rbx
-	rorx $34, %r11, %rdx
-	xorq %rdx, %rbx
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
 	vpaddq %xmm0, %xmm10, %xmm1
-	rorx $39, %r11, %rsi
-	xorq %rsi, %rbx
-	andq %r11, %rcx
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
 	vpaddq .Lc11(%rip), %xmm1, %xmm8
-	subq %rbp, %r15
-	mov %r13, %r10
-	xorq %r11, %r10
-	mov %r13, %r12
-	andq %r11, %r12
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
 	vmovdqu64 %xmm8, 448(%rsp)
-	addq %r8, %r15
-	addq %rcx, %r15
-	addq %rbx, %r15
-	addq 336(%rsp), %r9
-	addq %r14, %r9
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 336(%rsp), %r13
+	rorx $14, %r11, %r12
 	valignq $1, %xmm29, %xmm13, %xmm15
-	andn %rdi, %r8, %rdx
-	addq %rdx, %r9
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
 	valignq $1, %xmm24, %xmm9, %xmm19
-	mov %rax, %rsi
-	andq %r8, %rsi
-	addq %rsi, %r9
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
 	vprorq $1, %xmm15, %xmm18
-	rorx $14, %r8, %rbp
-	rorx $18, %r8, %rcx
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
 	vprorq $8, %xmm15, %xmm16
-	xorq %rcx, %rbp
-	rorx $41, %r8, %rbx
+	addq %r9, %r13
+	xorq %rcx, %r12
 	vpsrlq $7, %xmm15, %xmm17
-	xorq %rbx, %rbp
-	addq %rbp, %r9
+	xorq %r10, %r12
+	addq %r12, %r13
 	vpternlogq $0x96, %xmm17, %xmm16, %xmm18
-	rorx $28, %r15, %rdx
-	rorx $34, %r15, %rsi
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
 	vprorq $19, %xmm1, %xmm21
-	xorq %rsi, %rdx
 	rorx $39, %r15, %rcx
+	andq %r15, %rbx
 	vprorq $61, %xmm1, %xmm22
-	xorq %rcx, %rdx
-	andq %r15, %r10
-	subq %r14, %r12
-	mov %r11, %rbx
-	xorq %r15, %rbx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %r10, %r12
-	addq %rdx, %r12
-	addq 344(%rsp), %rdi
-	addq %r13, %rdi
-	andn %rax, %r9, %rsi
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 344(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
 	vpsrlq $6, %xmm1, %xmm20
-	addq %rsi, %rdi
-	mov %r8, %rcx
-	andq %r9, %rcx
-	addq %rcx, %rdi
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
 	vpternlogq $0x96, %xmm20, %xmm22, %xmm21
-	rorx $14, %r9, %r14
-	rorx $18, %r9, %r10
-	xorq %r10, %r14
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
 	vpaddq %xmm19, %xmm29, %xmm25
-	rorx $41, %r9, %rdx
-	xorq %rdx, %r14
-	addq %r14, %rdi
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
 	vpaddq %xmm18, %xmm25, %xmm26
-	rorx $28, %r12, %rsi
-	rorx $34, %r12, %rcx
-	xorq %rcx, %rsi
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
 	vpaddq %xmm21, %xmm26, %xmm27
-	rorx $39, %r12, %r10
-	xorq %r10, %rsi
-	andq %r12, %rbx
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
 	vpaddq .Lc12(%rip), %xmm27, %xmm30
-	subq %r13, %rbp
-	mov %r15, %rdx
-	xorq %r12, %rdx
-	mov %r15, %r14
-	andq %r12, %r14
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
 	vmovdqu64 %xmm30, 464(%rsp)
-	addq %rdi, %rbp
-	addq %rbx, %rbp
-	addq %rsi, %rbp
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
 	addq 352(%rsp), %rax
-	addq %r11, %rax
+	rorx $14, %rbp, %rdi
 	valignq $1, %xmm13, %xmm28, %xmm31
-	andn %r8, %rdi, %rcx
-	addq %rcx, %rax
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rsi
 	valignq $1, %xmm9, %xmm23, %xmm2
-	mov %r9, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
+	addq %r15, %rax
+	andn %r11, %rbp, %r10
 	vprorq $1, %xmm31, %xmm12
-	rorx $14, %rdi, %r13
-	rorx $18, %rdi, %rbx
+	addq %r10, %rax
+	mov %r13, %rbx
+	andq %rbp, %rbx
 	vprorq $8, %xmm31, %xmm6
-	xorq %rbx, %r13
-	rorx $41, %rdi, %rsi
+	addq %rbx, %rax
+	xorq %rcx, %rdi
 	vpsrlq $7, %xmm31, %xmm5
-	xorq %rsi, %r13
-	addq %r13, %rax
+	xorq %rsi, %rdi
+	addq %rdi, %rax
 	vpternlogq $0x96, %xmm5, %xmm6, %xmm12
-	rorx $28, %rbp, %rcx
-	rorx $34, %rbp, %r10
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
 	vprorq $19, %xmm27, %xmm14
-	xorq %r10, %rcx
-	rorx $39, %rbp, %rbx
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
 	vprorq $61, %xmm27, %xmm11
-	xorq %rbx, %rcx
-	andq %rbp, %rdx
-	subq %r11, %r14
-	mov %r12, %rsi
-	xorq %rbp, %rsi
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %rax, %r14
-	addq %rdx, %r14
-	addq %rcx, %r14
-	addq 360(%rsp), %r8
-	addq %r15, %r8
-	andn %r9, %rax, %r10
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 360(%rsp), %r11
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
 	vpsrlq $6, %xmm27, %xmm7
-	addq %r10, %r8
-	mov %rdi, %rbx
-	andq %rax, %rbx
-	addq %rbx, %r8
+	rorx $41, %rax, %r14
+	addq %rdx, %r11
+	andn %r13, %rax, %r8
 	vpternlogq $0x96, %xmm7, %xmm11, %xmm14
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %rdx
-	xorq %rdx, %r11
+	addq %r8, %r11
+	mov %rbp, %r10
+	andq %rax, %r10
+	addq %r10, %r11
 	vpaddq %xmm2, %xmm13, %xmm3
-	rorx $41, %rax, %rcx
-	xorq %rcx, %r11
-	addq %r11, %r8
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %r11
 	vpaddq %xmm12, %xmm3, %xmm10
-	rorx $28, %r14, %r10
-	rorx $34, %r14, %rbx
-	xorq %rbx, %r10
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
 	vpaddq %xmm14, %xmm10, %xmm0
-	rorx $39, %r14, %rdx
-	xorq %rdx, %r10
-	andq %r14, %rsi
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
 	vpaddq .Lc13(%rip), %xmm0, %xmm8
-	subq %r15, %r13
-	mov %rbp, %rcx
-	xorq %r14, %rcx
-	mov %rbp, %r11
-	andq %r14, %r11
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
 	vmovdqu64 %xmm8, 480(%rsp)
-	addq %r8, %r13
-	addq %rsi, %r13
-	addq %r10, %r13
-	addq 368(%rsp), %r9
-	addq %r12, %r9
+	addq %rax, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 368(%rsp), %r13
+	rorx $14, %r11, %r10
 	valignq $1, %xmm28, %xmm4, %xmm15
-	andn %rdi, %r8, %rbx
-	addq %rbx, %r9
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r15
 	valignq $1, %xmm23, %xmm1, %xmm16
-	mov %rax, %rdx
-	andq %r8, %rdx
-	addq %rdx, %r9
+	addq %r12, %r13
+	andn %rbp, %r11, %rsi
 	vprorq $1, %xmm15, %xmm17
-	rorx $14, %r8, %r15
-	rorx $18, %r8, %rsi
+	addq %rsi, %r13
+	mov %rax, %r8
+	andq %r11, %r8
 	vprorq $8, %xmm15, %xmm22
-	xorq %rsi, %r15
-	rorx $41, %r8, %r10
+	addq %r8, %r13
+	xorq %rcx, %r10
 	vpsrlq $7, %xmm15, %xmm20
-	xorq %r10, %r15
-	addq %r15, %r9
+	xorq %r15, %r10
+	addq %r10, %r13
 	vpternlogq $0x96, %xmm20, %xmm22, %xmm17
-	rorx $28, %r13, %rbx
-	rorx $34, %r13, %rdx
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
 	vprorq $19, %xmm0, %xmm29
-	xorq %rdx, %rbx
-	rorx $39, %r13, %rsi
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
 	vprorq $61, %xmm0, %xmm19
-	xorq %rsi, %rbx
-	andq %r13, %rcx
-	subq %r12, %r11
-	mov %r14, %r10
-	xorq %r13, %r10
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %r9, %r11
-	addq %rcx, %r11
-	addq %rbx, %r11
-	addq 376(%rsp), %rdi
-	addq %rbp, %rdi
-	andn %rax, %r9, %rdx
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %r11, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 376(%rsp), %rbp
+	rorx $14, %r13, %r8
+	rorx $18, %r13, %rcx
 	vpsrlq $6, %xmm0, %xmm25
-	addq %rdx, %rdi
-	mov %r8, %rsi
-	andq %r9, %rsi
-	addq %rsi, %rdi
+	rorx $41, %r13, %rdx
+	addq %r9, %rbp
+	andn %rax, %r13, %r14
 	vpternlogq $0x96, %xmm25, %xmm19, %xmm29
-	rorx $14, %r9, %r12
-	rorx $18, %r9, %rcx
-	xorq %rcx, %r12
+	addq %r14, %rbp
+	mov %r11, %rsi
+	andq %r13, %rsi
+	addq %rsi, %rbp
 	vpaddq %xmm16, %xmm28, %xmm18
-	rorx $41, %r9, %rbx
-	xorq %rbx, %r12
-	addq %r12, %rdi
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %rbp
 	vpaddq %xmm17, %xmm18, %xmm26
-	rorx $28, %r11, %rdx
-	rorx $34, %r11, %rsi
-	xorq %rsi, %rdx
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
 	vpaddq %xmm29, %xmm26, %xmm21
-	rorx $39, %r11, %rcx
-	xorq %rcx, %rdx
-	andq %r11, %r10
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
 	vpaddq .Lc14(%rip), %xmm21, %xmm30
-	subq %rbp, %r15
-	mov %r13, %rbx
-	xorq %r11, %rbx
-	mov %r13, %r12
-	andq %r11, %r12
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
 	vmovdqu64 %xmm30, 496(%rsp)
-	addq %rdi, %r15
-	addq %r10, %r15
-	addq %rdx, %r15
+	addq %r13, %r10
+	addq %r15, %r10
+	addq %r14, %r10
 	addq 384(%rsp), %rax
-	addq %r14, %rax
+	rorx $14, %rbp, %rsi
 	valignq $1, %xmm4, %xmm24, %xmm31
-	andn %r8, %rdi, %rsi
-	addq %rsi, %rax
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r12
 	valignq $1, %xmm1, %xmm27, %xmm6
-	mov %r9, %rcx
-	andq %rdi, %rcx
-	addq %rcx, %rax
+	addq %rdi, %rax
+	andn %r11, %rbp, %r15
 	vprorq $1, %xmm31, %xmm5
-	rorx $14, %rdi, %rbp
-	rorx $18, %rdi, %r10
+	addq %r15, %rax
+	mov %r13, %r14
+	andq %rbp, %r14
 	vprorq $8, %xmm31, %xmm11
-	xorq %r10, %rbp
-	rorx $41, %rdi, %rdx
+	addq %r14, %rax
+	xorq %rcx, %rsi
 	vpsrlq $7, %xmm31, %xmm7
-	xorq %rdx, %rbp
-	addq %rbp, %rax
+	xorq %r12, %rsi
+	addq %rsi, %rax
 	vpternlogq $0x96, %xmm7, %xmm11, %xmm5
-	rorx $28, %r15, %rsi
-	rorx $34, %r15, %rcx
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
 	vprorq $19, %xmm21, %xmm13
-	xorq %rcx, %rsi
-	rorx $39, %r15, %r10
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
 	vprorq $61, %xmm21, %xmm2
-	xorq %r10, %rsi
-	andq %r15, %rbx
-	subq %r14, %r12
-	mov %r11, %rdx
-	xorq %r15, %rdx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %rax, %r12
-	addq %rbx, %r12
-	addq %rsi, %r12
-	addq 392(%rsp), %r8
-	addq %r13, %r8
-	andn %r9, %rax, %rcx
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 392(%rsp), %r11
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
 	vpsrlq $6, %xmm21, %xmm3
-	addq %rcx, %r8
-	mov %rdi, %r10
-	andq %rax, %r10
-	addq %r10, %r8
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	andn %r13, %rax, %rdx
 	vpternlogq $0x96, %xmm3, %xmm2, %xmm13
-	rorx $14, %rax, %r14
-	rorx $18, %rax, %rbx
-	xorq %rbx, %r14
+	addq %rdx, %r11
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
 	vpaddq %xmm6, %xmm4, %xmm12
-	rorx $41, %rax, %rsi
-	xorq %rsi, %r14
-	addq %r14, %r8
-	vpaddq %xmm5, %xmm12, %xmm10
-	rorx $28, %r12, %rcx
-	rorx $34, %r12, %r10
-	xorq %r10, %rcx
-	vpaddq %xmm13, %xmm10, %xmm14
-	rorx $39, %r12, %rbx
-	xorq %rbx, %rcx
-	andq %r12, %rdx
-	vpaddq .Lc15(%rip), %xmm14, %xmm8
-	subq %r13, %rbp
-	mov %r15, %rsi
-	xorq %r12, %rsi
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm8, 512(%rsp)
-	addq %r8, %rbp
-	addq %rdx, %rbp
-	addq %rcx, %rbp
-	addq 400(%rsp), %r9
-	addq %r11, %r9
-	valignq $1, %xmm24, %xmm9, %xmm15
-	andn %rdi, %r8, %r10
-	addq %r10, %r9
-	valignq $1, %xmm27, %xmm0, %xmm22
-	mov %rax, %rbx
-	andq %r8, %rbx
-	addq %rbx, %r9
-	vprorq $1, %xmm15, %xmm20
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %rdx
-	vprorq $8, %xmm15, %xmm19
-	xorq %rdx, %r13
-	rorx $41, %r8, %rcx
-	vpsrlq $7, %xmm15, %xmm25
-	xorq %rcx, %r13
-	addq %r13, %r9
-	vpternlogq $0x96, %xmm25, %xmm19, %xmm20
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %rbx
-	vprorq $19, %xmm14, %xmm28
-	xorq %rbx, %r10
-	rorx $39, %rbp, %rdx
-	vprorq $61, %xmm14, %xmm16
-	xorq %rdx, %r10
-	andq %rbp, %rsi
-	subq %r11, %r14
-	mov %r12, %rcx
-	xorq %rbp, %rcx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %rsi, %r14
-	addq %r10, %r14
-	addq 408(%rsp), %rdi
-	addq %r15, %rdi
-	andn %rax, %r9, %rbx
-	vpsrlq $6, %xmm14, %xmm18
-	addq %rbx, %rdi
-	mov %r8, %rdx
-	andq %r9, %rdx
-	addq %rdx, %rdi
-	vpternlogq $0x96, %xmm18, %xmm16, %xmm28
-	rorx $14, %r9, %r11
-	rorx $18, %r9, %rsi
-	xorq %rsi, %r11
-	vpaddq %xmm22, %xmm24, %xmm17
-	rorx $41, %r9, %r10
-	xorq %r10, %r11
-	addq %r11, %rdi
-	vpaddq %xmm20, %xmm17, %xmm26
-	rorx $28, %r14, %rbx
-	rorx $34, %r14, %rdx
-	xorq %rdx, %rbx
-	vpaddq %xmm28, %xmm26, %xmm29
-	rorx $39, %r14, %rsi
-	xorq %rsi, %rbx
-	andq %r14, %rcx
-	vpaddq .Lc16(%rip), %xmm29, %xmm30
-	subq %r15, %r13
-	mov %rbp, %r10
-	xorq %r14, %r10
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm30, 528(%rsp)
-	addq %rdi, %r13
-	addq %rcx, %r13
-	addq %rbx, %r13
-	addq 416(%rsp), %rax
-	addq %r12, %rax
-	valignq $1, %xmm9, %xmm23, %xmm31
-	andn %r8, %rdi, %rdx
-	addq %rdx, %rax
-	valignq $1, %xmm0, %xmm21, %xmm11
-	mov %r9, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	vprorq $1, %xmm31, %xmm7
-	rorx $14, %rdi, %r15
-	rorx $18, %rdi, %rcx
-	vprorq $8, %xmm31, %xmm2
-	xorq %rcx, %r15
-	rorx $41, %rdi, %rbx
-	vpsrlq $7, %xmm31, %xmm3
-	xorq %rbx, %r15
-	addq %r15, %rax
-	vpternlogq $0x96, %xmm3, %xmm2, %xmm7
-	rorx $28, %r13, %rdx
-	rorx $34, %r13, %rsi
-	vprorq $19, %xmm29, %xmm4
-	xorq %rsi, %rdx
-	rorx $39, %r13, %rcx
-	vprorq $61, %xmm29, %xmm6
-	xorq %rcx, %rdx
-	andq %r13, %r10
-	subq %r12, %r11
-	mov %r14, %rbx
-	xorq %r13, %rbx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %r10, %r11
-	addq %rdx, %r11
-	addq 424(%rsp), %r8
-	addq %rbp, %r8
-	andn %r9, %rax, %rsi
-	vpsrlq $6, %xmm29, %xmm12
-	addq %rsi, %r8
-	mov %rdi, %rcx
-	andq %rax, %rcx
-	addq %rcx, %r8
-	vpternlogq $0x96, %xmm12, %xmm6, %xmm4
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %r10
-	xorq %r10, %r12
-	vpaddq %xmm11, %xmm9, %xmm5
-	rorx $41, %rax, %rdx
-	xorq %rdx, %r12
-	addq %r12, %r8
-	vpaddq %xmm7, %xmm5, %xmm10
-	rorx $28, %r11, %rsi
-	rorx $34, %r11, %rcx
-	xorq %rcx, %rsi
-	vpaddq %xmm4, %xmm10, %xmm13
-	rorx $39, %r11, %r10
-	xorq %r10, %rsi
-	andq %r11, %rbx
-	vpaddq .Lc17(%rip), %xmm13, %xmm8
-	subq %rbp, %r15
-	mov %r13, %rdx
-	xorq %r11, %rdx
-	mov %r13, %r12
-	andq %r11, %r12
-	vmovdqu64 %xmm8, 544(%rsp)
-	addq %r8, %r15
-	addq %rbx, %r15
-	addq %rsi, %r15
-	addq 432(%rsp), %r9
-	addq %r14, %r9
-	valignq $1, %xmm23, %xmm1, %xmm15
-	andn %rdi, %r8, %rcx
-	addq %rcx, %r9
-	valignq $1, %xmm21, %xmm14, %xmm19
-	mov %rax, %r10
-	andq %r8, %r10
-	addq %r10, %r9
-	vprorq $1, %xmm15, %xmm25
-	rorx $14, %r8, %rbp
-	rorx $18, %r8, %rbx
-	vprorq $8, %xmm15, %xmm16
-	xorq %rbx, %rbp
-	rorx $41, %r8, %rsi
-	vpsrlq $7, %xmm15, %xmm18
-	xorq %rsi, %rbp
-	addq %rbp, %r9
-	vpternlogq $0x96, %xmm18, %xmm16, %xmm25
-	rorx $28, %r15, %rcx
-	rorx $34, %r15, %r10
-	vprorq $19, %xmm13, %xmm24
-	xorq %r10, %rcx
-	rorx $39, %r15, %rbx
-	vprorq $61, %xmm13, %xmm22
-	xorq %rbx, %rcx
-	andq %r15, %rdx
-	subq %r14, %r12
-	mov %r11, %rsi
-	xorq %r15, %rsi
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %rdx, %r12
-	addq %rcx, %r12
-	addq 440(%rsp), %rdi
-	addq %r13, %rdi
-	andn %rax, %r9, %r10
-	vpsrlq $6, %xmm13, %xmm17
-	addq %r10, %rdi
-	mov %r8, %rbx
-	andq %r9, %rbx
-	addq %rbx, %rdi
-	vpternlogq $0x96, %xmm17, %xmm22, %xmm24
-	rorx $14, %r9, %r14
-	rorx $18, %r9, %rdx
-	xorq %rdx, %r14
-	vpaddq %xmm19, %xmm23, %xmm20
-	rorx $41, %r9, %rcx
 	xorq %rcx, %r14
-	addq %r14, %rdi
-	vpaddq %xmm25, %xmm20, %xmm26
-	rorx $28, %r12, %r10
-	rorx $34, %r12, %rbx
-	xorq %rbx, %r10
-	vpaddq %xmm24, %xmm26, %xmm28
-	rorx $39, %r12, %rdx
-	xorq %rdx, %r10
-	andq %r12, %rsi
-	vpaddq .Lc18(%rip), %xmm28, %xmm30
-	subq %r13, %rbp
-	mov %r15, %rcx
-	xorq %r12, %rcx
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm30, 560(%rsp)
-	addq %rdi, %rbp
-	addq %rsi, %rbp
-	addq %r10, %rbp
-	addq 448(%rsp), %rax
-	addq %r11, %rax
-	valignq $1, %xmm1, %xmm27, %xmm31
-	andn %r8, %rdi, %rbx
-	addq %rbx, %rax
-	valignq $1, %xmm14, %xmm29, %xmm2
-	mov %r9, %rdx
-	andq %rdi, %rdx
-	addq %rdx, %rax
-	vprorq $1, %xmm31, %xmm3
-	rorx $14, %rdi, %r13
-	rorx $18, %rdi, %rsi
-	vprorq $8, %xmm31, %xmm6
-	xorq %rsi, %r13
-	rorx $41, %rdi, %r10
-	vpsrlq $7, %xmm31, %xmm12
-	xorq %r10, %r13
-	addq %r13, %rax
-	vpternlogq $0x96, %xmm12, %xmm6, %xmm3
-	rorx $28, %rbp, %rbx
-	rorx $34, %rbp, %rdx
-	vprorq $19, %xmm28, %xmm9
-	xorq %rdx, %rbx
-	rorx $39, %rbp, %rsi
-	vprorq $61, %xmm28, %xmm11
-	xorq %rsi, %rbx
-	andq %rbp, %rcx
-	subq %r11, %r14
-	mov %r12, %r10
-	xorq %rbp, %r10
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %rax, %r14
-	addq %rcx, %r14
-	addq %rbx, %r14
-	addq 456(%rsp), %r8
-	addq %r15, %r8
-	andn %r9, %rax, %rdx
-	vpsrlq $6, %xmm28, %xmm5
-	addq %rdx, %r8
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	addq %rsi, %r8
-	vpternlogq $0x96, %xmm5, %xmm11, %xmm9
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %rcx
-	xorq %rcx, %r11
-	vpaddq %xmm2, %xmm1, %xmm7
-	rorx $41, %rax, %rbx
-	xorq %rbx, %r11
-	addq %r11, %r8
-	vpaddq %xmm3, %xmm7, %xmm10
-	rorx $28, %r14, %rdx
-	rorx $34, %r14, %rsi
-	xorq %rsi, %rdx
-	vpaddq %xmm9, %xmm10, %xmm4
-	rorx $39, %r14, %rcx
-	xorq %rcx, %rdx
-	andq %r14, %r10
-	vpaddq .Lc19(%rip), %xmm4, %xmm8
-	subq %r15, %r13
-	mov %rbp, %rbx
-	xorq %r14, %rbx
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm8, 576(%rsp)
-	addq %r8, %r13
-	addq %r10, %r13
-	addq %rdx, %r13
-	addq 464(%rsp), %r9
-	addq %r12, %r9
-	valignq $1, %xmm27, %xmm0, %xmm15
-	andn %rdi, %r8, %rsi
-	addq %rsi, %r9
-	valignq $1, %xmm29, %xmm13, %xmm16
-	mov %rax, %rcx
-	andq %r8, %rcx
-	addq %rcx, %r9
-	vprorq $1, %xmm15, %xmm18
-	rorx $14, %r8, %r15
-	rorx $18, %r8, %r10
-	vprorq $8, %xmm15, %xmm22
-	xorq %r10, %r15
-	rorx $41, %r8, %rdx
-	vpsrlq $7, %xmm15, %xmm17
-	xorq %rdx, %r15
-	addq %r15, %r9
-	vpternlogq $0x96, %xmm17, %xmm22, %xmm18
-	rorx $28, %r13, %rsi
-	rorx $34, %r13, %rcx
-	vprorq $19, %xmm4, %xmm23
-	xorq %rcx, %rsi
-	rorx $39, %r13, %r10
-	vprorq $61, %xmm4, %xmm19
-	xorq %r10, %rsi
-	andq %r13, %rbx
-	subq %r12, %r11
-	mov %r14, %rdx
-	xorq %r13, %rdx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %r9, %r11
-	addq %rbx, %r11
-	addq %rsi, %r11
-	addq 472(%rsp), %rdi
-	addq %rbp, %rdi
-	andn %rax, %r9, %rcx
-	vpsrlq $6, %xmm4, %xmm20
-	addq %rcx, %rdi
-	mov %r8, %r10
-	andq %r9, %r10
-	addq %r10, %rdi
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm23
-	rorx $14, %r9, %r12
-	rorx $18, %r9, %rbx
-	xorq %rbx, %r12
-	vpaddq %xmm16, %xmm27, %xmm25
-	rorx $41, %r9, %rsi
-	xorq %rsi, %r12
-	addq %r12, %rdi
-	vpaddq %xmm18, %xmm25, %xmm26
-	rorx $28, %r11, %rcx
-	rorx $34, %r11, %r10
-	xorq %r10, %rcx
-	vpaddq %xmm23, %xmm26, %xmm24
-	rorx $39, %r11, %rbx
-	xorq %rbx, %rcx
-	andq %r11, %rdx
-	vpaddq .Lc20(%rip), %xmm24, %xmm30
-	subq %rbp, %r15
-	mov %r13, %rsi
-	xorq %r11, %rsi
-	mov %r13, %r12
-	andq %r11, %r12
-	vmovdqu64 %xmm30, 592(%rsp)
-	addq %rdi, %r15
-	addq %rdx, %r15
-	addq %rcx, %r15
-	addq 480(%rsp), %rax
-	addq %r14, %rax
-	valignq $1, %xmm0, %xmm21, %xmm31
-	andn %r8, %rdi, %r10
-	addq %r10, %rax
-	valignq $1, %xmm13, %xmm28, %xmm6
-	mov %r9, %rbx
-	andq %rdi, %rbx
-	addq %rbx, %rax
-	vprorq $1, %xmm31, %xmm12
-	rorx $14, %rdi, %rbp
-	rorx $18, %rdi, %rdx
-	vprorq $8, %xmm31, %xmm11
-	xorq %rdx, %rbp
-	rorx $41, %rdi, %rcx
-	vpsrlq $7, %xmm31, %xmm5
-	xorq %rcx, %rbp
-	addq %rbp, %rax
-	vpternlogq $0x96, %xmm5, %xmm11, %xmm12
-	rorx $28, %r15, %r10
-	rorx $34, %r15, %rbx
-	vprorq $19, %xmm24, %xmm1
-	xorq %rbx, %r10
-	rorx $39, %r15, %rdx
-	vprorq $61, %xmm24, %xmm2
-	xorq %rdx, %r10
-	andq %r15, %rsi
-	subq %r14, %r12
-	mov %r11, %rcx
-	xorq %r15, %rcx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %rax, %r12
-	addq %rsi, %r12
-	addq %r10, %r12
-	addq 488(%rsp), %r8
-	addq %r13, %r8
-	andn %r9, %rax, %rbx
-	vpsrlq $6, %xmm24, %xmm7
-	addq %rbx, %r8
-	mov %rdi, %rdx
-	andq %rax, %rdx
-	addq %rdx, %r8
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm1
-	rorx $14, %rax, %r14
-	rorx $18, %rax, %rsi
-	xorq %rsi, %r14
-	vpaddq %xmm6, %xmm0, %xmm3
-	rorx $41, %rax, %r10
-	xorq %r10, %r14
-	addq %r14, %r8
-	vpaddq %xmm12, %xmm3, %xmm10
-	rorx $28, %r12, %rbx
-	rorx $34, %r12, %rdx
-	xorq %rdx, %rbx
-	vpaddq %xmm1, %xmm10, %xmm9
-	rorx $39, %r12, %rsi
-	xorq %rsi, %rbx
-	andq %r12, %rcx
-	vpaddq .Lc21(%rip), %xmm9, %xmm8
-	subq %r13, %rbp
-	mov %r15, %r10
-	xorq %r12, %r10
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm8, 608(%rsp)
-	addq %r8, %rbp
-	addq %rcx, %rbp
-	addq %rbx, %rbp
-	addq 496(%rsp), %r9
-	addq %r11, %r9
-	valignq $1, %xmm21, %xmm14, %xmm15
-	andn %rdi, %r8, %rdx
-	addq %rdx, %r9
-	valignq $1, %xmm28, %xmm4, %xmm22
-	mov %rax, %rsi
-	andq %r8, %rsi
-	addq %rsi, %r9
-	vprorq $1, %xmm15, %xmm17
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %rcx
-	vprorq $8, %xmm15, %xmm19
-	xorq %rcx, %r13
-	rorx $41, %r8, %rbx
-	vpsrlq $7, %xmm15, %xmm20
-	xorq %rbx, %r13
-	addq %r13, %r9
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm17
-	rorx $28, %rbp, %rdx
-	rorx $34, %rbp, %rsi
-	vprorq $19, %xmm9, %xmm27
-	xorq %rsi, %rdx
-	rorx $39, %rbp, %rcx
-	vprorq $61, %xmm9, %xmm16
-	xorq %rcx, %rdx
-	andq %rbp, %r10
-	subq %r11, %r14
-	mov %r12, %rbx
-	xorq %rbp, %rbx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %r10, %r14
-	addq %rdx, %r14
-	addq 504(%rsp), %rdi
-	addq %r15, %rdi
-	andn %rax, %r9, %rsi
-	vpsrlq $6, %xmm9, %xmm25
-	addq %rsi, %rdi
-	mov %r8, %rcx
-	andq %r9, %rcx
-	addq %rcx, %rdi
-	vpternlogq $0x96, %xmm25, %xmm16, %xmm27
-	rorx $14, %r9, %r11
-	rorx $18, %r9, %r10
-	xorq %r10, %r11
-	vpaddq %xmm22, %xmm21, %xmm18
-	rorx $41, %r9, %rdx
-	xorq %rdx, %r11
-	addq %r11, %rdi
-	vpaddq %xmm17, %xmm18, %xmm26
-	rorx $28, %r14, %rsi
-	rorx $34, %r14, %rcx
-	xorq %rcx, %rsi
-	vpaddq %xmm27, %xmm26, %xmm23
-	rorx $39, %r14, %r10
-	xorq %r10, %rsi
-	andq %r14, %rbx
-	vpaddq .Lc22(%rip), %xmm23, %xmm30
-	subq %r15, %r13
-	mov %rbp, %rdx
-	xorq %r14, %rdx
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm30, 624(%rsp)
-	addq %rdi, %r13
-	addq %rbx, %r13
-	addq %rsi, %r13
-	addq 512(%rsp), %rax
-	addq %r12, %rax
-	valignq $1, %xmm14, %xmm29, %xmm31
-	andn %r8, %rdi, %rcx
-	addq %rcx, %rax
-	valignq $1, %xmm4, %xmm24, %xmm11
-	mov %r9, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
-	vprorq $1, %xmm31, %xmm5
-	rorx $14, %rdi, %r15
-	rorx $18, %rdi, %rbx
-	vprorq $8, %xmm31, %xmm2
-	xorq %rbx, %r15
-	rorx $41, %rdi, %rsi
-	vpsrlq $7, %xmm31, %xmm7
-	xorq %rsi, %r15
-	addq %r15, %rax
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm5
-	rorx $28, %r13, %rcx
-	rorx $34, %r13, %r10
-	vprorq $19, %xmm23, %xmm0
-	xorq %r10, %rcx
-	rorx $39, %r13, %rbx
-	vprorq $61, %xmm23, %xmm6
-	xorq %rbx, %rcx
-	andq %r13, %rdx
-	subq %r12, %r11
-	mov %r14, %rsi
-	xorq %r13, %rsi
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %rdx, %r11
-	addq %rcx, %r11
-	addq 520(%rsp), %r8
-	addq %rbp, %r8
-	andn %r9, %rax, %r10
-	vpsrlq $6, %xmm23, %xmm3
-	addq %r10, %r8
-	mov %rdi, %rbx
-	andq %rax, %rbx
-	addq %rbx, %r8
-	vpternlogq $0x96, %xmm3, %xmm6, %xmm0
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rdx
-	xorq %rdx, %r12
-	vpaddq %xmm11, %xmm14, %xmm12
-	rorx $41, %rax, %rcx
-	xorq %rcx, %r12
-	addq %r12, %r8
+	xorq %r9, %r14
+	addq %r14, %r11
 	vpaddq %xmm5, %xmm12, %xmm10
-	rorx $28, %r11, %r10
-	rorx $34, %r11, %rbx
-	xorq %rbx, %r10
-	vpaddq %xmm0, %xmm10, %xmm1
-	rorx $39, %r11, %rdx
-	xorq %rdx, %r10
-	andq %r11, %rsi
-	vpaddq .Lc23(%rip), %xmm1, %xmm8
-	subq %rbp, %r15
-	mov %r13, %rcx
-	xorq %r11, %rcx
-	mov %r13, %r12
-	andq %r11, %r12
-	vmovdqu64 %xmm8, 640(%rsp)
-	addq %r8, %r15
-	addq %rsi, %r15
-	addq %r10, %r15
-	addq 528(%rsp), %r9
-	addq %r14, %r9
-	valignq $1, %xmm29, %xmm13, %xmm15
-	andn %rdi, %r8, %rbx
-	addq %rbx, %r9
-	valignq $1, %xmm24, %xmm9, %xmm19
-	mov %rax, %rdx
-	andq %r8, %rdx
-	addq %rdx, %r9
-	vprorq $1, %xmm15, %xmm20
-	rorx $14, %r8, %rbp
-	rorx $18, %r8, %rsi
-	vprorq $8, %xmm15, %xmm16
-	xorq %rsi, %rbp
-	rorx $41, %r8, %r10
-	vpsrlq $7, %xmm15, %xmm25
-	xorq %r10, %rbp
-	addq %rbp, %r9
-	vpternlogq $0x96, %xmm25, %xmm16, %xmm20
-	rorx $28, %r15, %rbx
-	rorx $34, %r15, %rdx
-	vprorq $19, %xmm1, %xmm21
-	xorq %rdx, %rbx
-	rorx $39, %r15, %rsi
-	vprorq $61, %xmm1, %xmm22
-	xorq %rsi, %rbx
-	andq %r15, %rcx
-	subq %r14, %r12
-	mov %r11, %r10
-	xorq %r15, %r10
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %rcx, %r12
-	addq %rbx, %r12
-	addq 536(%rsp), %rdi
-	addq %r13, %rdi
-	andn %rax, %r9, %rdx
-	vpsrlq $6, %xmm1, %xmm18
-	addq %rdx, %rdi
-	mov %r8, %rsi
-	andq %r9, %rsi
-	addq %rsi, %rdi
-	vpternlogq $0x96, %xmm18, %xmm22, %xmm21
-	rorx $14, %r9, %r14
-	rorx $18, %r9, %rcx
-	xorq %rcx, %r14
-	vpaddq %xmm19, %xmm29, %xmm17
-	rorx $41, %r9, %rbx
-	xorq %rbx, %r14
-	addq %r14, %rdi
-	vpaddq %xmm20, %xmm17, %xmm26
-	rorx $28, %r12, %rdx
-	rorx $34, %r12, %rsi
-	xorq %rsi, %rdx
-	vpaddq %xmm21, %xmm26, %xmm27
-	rorx $39, %r12, %rcx
-	xorq %rcx, %rdx
-	andq %r12, %r10
-	vpaddq .Lc24(%rip), %xmm27, %xmm30
-	subq %r13, %rbp
-	mov %r15, %rbx
-	xorq %r12, %rbx
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm30, 656(%rsp)
-	addq %rdi, %rbp
-	addq %r10, %rbp
-	addq %rdx, %rbp
-	addq 544(%rsp), %rax
-	addq %r11, %rax
-	valignq $1, %xmm13, %xmm28, %xmm31
-	andn %r8, %rdi, %rsi
-	addq %rsi, %rax
-	valignq $1, %xmm9, %xmm23, %xmm2
-	mov %r9, %rcx
-	andq %rdi, %rcx
-	addq %rcx, %rax
-	vprorq $1, %xmm31, %xmm7
-	rorx $14, %rdi, %r13
-	rorx $18, %rdi, %r10
-	vprorq $8, %xmm31, %xmm6
-	xorq %r10, %r13
-	rorx $41, %rdi, %rdx
-	vpsrlq $7, %xmm31, %xmm3
-	xorq %rdx, %r13
-	addq %r13, %rax
-	vpternlogq $0x96, %xmm3, %xmm6, %xmm7
-	rorx $28, %rbp, %rsi
-	rorx $34, %rbp, %rcx
-	vprorq $19, %xmm27, %xmm14
-	xorq %rcx, %rsi
-	rorx $39, %rbp, %r10
-	vprorq $61, %xmm27, %xmm11
-	xorq %r10, %rsi
-	andq %rbp, %rbx
-	subq %r11, %r14
-	mov %r12, %rdx
-	xorq %rbp, %rdx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %rax, %r14
-	addq %rbx, %r14
-	addq %rsi, %r14
-	addq 552(%rsp), %r8
-	addq %r15, %r8
-	andn %r9, %rax, %rcx
-	vpsrlq $6, %xmm27, %xmm12
-	addq %rcx, %r8
-	mov %rdi, %r10
-	andq %rax, %r10
-	addq %r10, %r8
-	vpternlogq $0x96, %xmm12, %xmm11, %xmm14
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %rbx
-	xorq %rbx, %r11
-	vpaddq %xmm2, %xmm13, %xmm5
-	rorx $41, %rax, %rsi
-	xorq %rsi, %r11
-	addq %r11, %r8
-	vpaddq %xmm7, %xmm5, %xmm10
-	rorx $28, %r14, %rcx
-	rorx $34, %r14, %r10
-	xorq %r10, %rcx
-	vpaddq %xmm14, %xmm10, %xmm0
-	rorx $39, %r14, %rbx
-	xorq %rbx, %rcx
-	andq %r14, %rdx
-	vpaddq .Lc25(%rip), %xmm0, %xmm8
-	subq %r15, %r13
-	mov %rbp, %rsi
-	xorq %r14, %rsi
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm8, 672(%rsp)
-	addq %r8, %r13
-	addq %rdx, %r13
-	addq %rcx, %r13
-	addq 560(%rsp), %r9
-	addq %r12, %r9
-	valignq $1, %xmm28, %xmm4, %xmm15
-	andn %rdi, %r8, %r10
-	addq %r10, %r9
-	valignq $1, %xmm23, %xmm1, %xmm16
-	mov %rax, %rbx
-	andq %r8, %rbx
-	addq %rbx, %r9
-	vprorq $1, %xmm15, %xmm25
-	rorx $14, %r8, %r15
-	rorx $18, %r8, %rdx
-	vprorq $8, %xmm15, %xmm22
-	xorq %rdx, %r15
-	rorx $41, %r8, %rcx
-	vpsrlq $7, %xmm15, %xmm18
-	xorq %rcx, %r15
-	addq %r15, %r9
-	vpternlogq $0x96, %xmm18, %xmm22, %xmm25
-	rorx $28, %r13, %r10
-	rorx $34, %r13, %rbx
-	vprorq $19, %xmm0, %xmm29
-	xorq %rbx, %r10
-	rorx $39, %r13, %rdx
-	vprorq $61, %xmm0, %xmm19
-	xorq %rdx, %r10
-	andq %r13, %rsi
-	subq %r12, %r11
-	mov %r14, %rcx
-	xorq %r13, %rcx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %r9, %r11
-	addq %rsi, %r11
-	addq %r10, %r11
-	addq 568(%rsp), %rdi
-	addq %rbp, %rdi
-	andn %rax, %r9, %rbx
-	vpsrlq $6, %xmm0, %xmm17
-	addq %rbx, %rdi
-	mov %r8, %rdx
-	andq %r9, %rdx
-	addq %rdx, %rdi
-	vpternlogq $0x96, %xmm17, %xmm19, %xmm29
-	rorx $14, %r9, %r12
-	rorx $18, %r9, %rsi
-	xorq %rsi, %r12
-	vpaddq %xmm16, %xmm28, %xmm20
-	rorx $41, %r9, %r10
-	xorq %r10, %r12
-	addq %r12, %rdi
-	vpaddq %xmm25, %xmm20, %xmm26
-	rorx $28, %r11, %rbx
-	rorx $34, %r11, %rdx
-	xorq %rdx, %rbx
-	vpaddq %xmm29, %xmm26, %xmm21
-	rorx $39, %r11, %rsi
-	xorq %rsi, %rbx
-	andq %r11, %rcx
-	vpaddq .Lc26(%rip), %xmm21, %xmm30
-	subq %rbp, %r15
-	mov %r13, %r10
-	xorq %r11, %r10
-	mov %r13, %r12
-	andq %r11, %r12
-	vmovdqu64 %xmm30, 688(%rsp)
-	addq %rdi, %r15
-	addq %rcx, %r15
-	addq %rbx, %r15
-	addq 576(%rsp), %rax
-	addq %r14, %rax
-	valignq $1, %xmm4, %xmm24, %xmm31
-	andn %r8, %rdi, %rdx
-	addq %rdx, %rax
-	valignq $1, %xmm1, %xmm27, %xmm6
-	mov %r9, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	vprorq $1, %xmm31, %xmm3
-	rorx $14, %rdi, %rbp
-	rorx $18, %rdi, %rcx
-	vprorq $8, %xmm31, %xmm11
-	xorq %rcx, %rbp
-	rorx $41, %rdi, %rbx
-	vpsrlq $7, %xmm31, %xmm12
-	xorq %rbx, %rbp
-	addq %rbp, %rax
-	vpternlogq $0x96, %xmm12, %xmm11, %xmm3
-	rorx $28, %r15, %rdx
-	rorx $34, %r15, %rsi
-	vprorq $19, %xmm21, %xmm13
-	xorq %rsi, %rdx
-	rorx $39, %r15, %rcx
-	vprorq $61, %xmm21, %xmm2
-	xorq %rcx, %rdx
-	andq %r15, %r10
-	subq %r14, %r12
-	mov %r11, %rbx
-	xorq %r15, %rbx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %rax, %r12
-	addq %r10, %r12
-	addq %rdx, %r12
-	addq 584(%rsp), %r8
-	addq %r13, %r8
-	andn %r9, %rax, %rsi
-	vpsrlq $6, %xmm21, %xmm5
-	addq %rsi, %r8
-	mov %rdi, %rcx
-	andq %rax, %rcx
-	addq %rcx, %r8
-	vpternlogq $0x96, %xmm5, %xmm2, %xmm13
-	rorx $14, %rax, %r14
-	rorx $18, %rax, %r10
-	xorq %r10, %r14
-	vpaddq %xmm6, %xmm4, %xmm7
-	rorx $41, %rax, %rdx
-	xorq %rdx, %r14
-	addq %r14, %r8
-	vpaddq %xmm3, %xmm7, %xmm10
-	rorx $28, %r12, %rsi
-	rorx $34, %r12, %rcx
-	xorq %rcx, %rsi
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
 	vpaddq %xmm13, %xmm10, %xmm14
-	rorx $39, %r12, %r10
-	xorq %r10, %rsi
-	andq %r12, %rbx
-	vpaddq .Lc27(%rip), %xmm14, %xmm8
-	subq %r13, %rbp
-	mov %r15, %rdx
-	xorq %r12, %rdx
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm8, 704(%rsp)
-	addq %r8, %rbp
-	addq %rbx, %rbp
-	addq %rsi, %rbp
-	addq 592(%rsp), %r9
-	addq %r11, %r9
-	valignq $1, %xmm24, %xmm9, %xmm15
-	andn %rdi, %r8, %rcx
-	addq %rcx, %r9
-	valignq $1, %xmm27, %xmm0, %xmm22
-	mov %rax, %r10
-	andq %r8, %r10
-	addq %r10, %r9
-	vprorq $1, %xmm15, %xmm18
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %rbx
-	vprorq $8, %xmm15, %xmm19
-	xorq %rbx, %r13
-	rorx $41, %r8, %rsi
-	vpsrlq $7, %xmm15, %xmm17
-	xorq %rsi, %r13
-	addq %r13, %r9
-	vpternlogq $0x96, %xmm17, %xmm19, %xmm18
-	rorx $28, %rbp, %rcx
-	rorx $34, %rbp, %r10
-	vprorq $19, %xmm14, %xmm28
-	xorq %r10, %rcx
-	rorx $39, %rbp, %rbx
-	vprorq $61, %xmm14, %xmm16
-	xorq %rbx, %rcx
-	andq %rbp, %rdx
-	subq %r11, %r14
-	mov %r12, %rsi
-	xorq %rbp, %rsi
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %rdx, %r14
-	addq %rcx, %r14
-	addq 600(%rsp), %rdi
-	addq %r15, %rdi
-	andn %rax, %r9, %r10
-	vpsrlq $6, %xmm14, %xmm20
-	addq %r10, %rdi
-	mov %r8, %rbx
-	andq %r9, %rbx
-	addq %rbx, %rdi
-	vpternlogq $0x96, %xmm20, %xmm16, %xmm28
-	rorx $14, %r9, %r11
-	rorx $18, %r9, %rdx
-	xorq %rdx, %r11
-	vpaddq %xmm22, %xmm24, %xmm25
-	rorx $41, %r9, %rcx
-	xorq %rcx, %r11
-	addq %r11, %rdi
-	vpaddq %xmm18, %xmm25, %xmm26
-	rorx $28, %r14, %r10
-	rorx $34, %r14, %rbx
-	xorq %rbx, %r10
-	vpaddq %xmm28, %xmm26, %xmm29
-	rorx $39, %r14, %rdx
-	xorq %rdx, %r10
-	andq %r14, %rsi
-	vpaddq .Lc28(%rip), %xmm29, %xmm30
-	subq %r15, %r13
-	mov %rbp, %rcx
-	xorq %r14, %rcx
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm30, 720(%rsp)
-	addq %rdi, %r13
-	addq %rsi, %r13
-	addq %r10, %r13
-	addq 608(%rsp), %rax
-	addq %r12, %rax
-	valignq $1, %xmm9, %xmm23, %xmm31
-	andn %r8, %rdi, %rbx
-	addq %rbx, %rax
-	valignq $1, %xmm0, %xmm21, %xmm11
-	mov %r9, %rdx
-	andq %rdi, %rdx
-	addq %rdx, %rax
-	vprorq $1, %xmm31, %xmm12
-	rorx $14, %rdi, %r15
-	rorx $18, %rdi, %rsi
-	vprorq $8, %xmm31, %xmm2
-	xorq %rsi, %r15
-	rorx $41, %rdi, %r10
-	vpsrlq $7, %xmm31, %xmm5
-	xorq %r10, %r15
-	addq %r15, %rax
-	vpternlogq $0x96, %xmm5, %xmm2, %xmm12
-	rorx $28, %r13, %rbx
-	rorx $34, %r13, %rdx
-	vprorq $19, %xmm29, %xmm4
-	xorq %rdx, %rbx
-	rorx $39, %r13, %rsi
-	vprorq $61, %xmm29, %xmm6
-	xorq %rsi, %rbx
-	andq %r13, %rcx
-	subq %r12, %r11
-	mov %r14, %r10
-	xorq %r13, %r10
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %rcx, %r11
-	addq %rbx, %r11
-	addq 616(%rsp), %r8
-	addq %rbp, %r8
-	andn %r9, %rax, %rdx
-	vpsrlq $6, %xmm29, %xmm7
-	addq %rdx, %r8
-	mov %rdi, %rsi
-	andq %rax, %rsi
-	addq %rsi, %r8
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm4
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rcx
-	xorq %rcx, %r12
-	vpaddq %xmm11, %xmm9, %xmm3
-	rorx $41, %rax, %rbx
-	xorq %rbx, %r12
-	addq %r12, %r8
-	vpaddq %xmm12, %xmm3, %xmm10
-	rorx $28, %r11, %rdx
-	rorx $34, %r11, %rsi
-	xorq %rsi, %rdx
-	vpaddq %xmm4, %xmm10, %xmm13
-	rorx $39, %r11, %rcx
-	xorq %rcx, %rdx
-	andq %r11, %r10
-	vpaddq .Lc29(%rip), %xmm13, %xmm8
-	subq %rbp, %r15
-	mov %r13, %rbx
-	xorq %r11, %rbx
-	mov %r13, %r12
-	andq %r11, %r12
-	vmovdqu64 %xmm8, 736(%rsp)
-	addq %r8, %r15
-	addq %r10, %r15
-	addq %rdx, %r15
-	addq 624(%rsp), %r9
-	addq %r14, %r9
-	valignq $1, %xmm23, %xmm1, %xmm15
-	andn %rdi, %r8, %rsi
-	addq %rsi, %r9
-	valignq $1, %xmm21, %xmm14, %xmm19
-	mov %rax, %rcx
-	andq %r8, %rcx
-	addq %rcx, %r9
-	vprorq $1, %xmm15, %xmm17
-	rorx $14, %r8, %rbp
-	rorx $18, %r8, %r10
-	vprorq $8, %xmm15, %xmm16
-	xorq %r10, %rbp
-	rorx $41, %r8, %rdx
-	vpsrlq $7, %xmm15, %xmm20
-	xorq %rdx, %rbp
-	addq %rbp, %r9
-	vpternlogq $0x96, %xmm20, %xmm16, %xmm17
-	rorx $28, %r15, %rsi
-	rorx $34, %r15, %rcx
-	vprorq $19, %xmm13, %xmm24
-	xorq %rcx, %rsi
-	rorx $39, %r15, %r10
-	vprorq $61, %xmm13, %xmm22
-	xorq %r10, %rsi
-	andq %r15, %rbx
-	subq %r14, %r12
-	mov %r11, %rdx
+	andq %r8, %r12
 	xorq %r15, %rdx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %rbx, %r12
-	addq %rsi, %r12
-	addq 632(%rsp), %rdi
-	addq %r13, %rdi
-	andn %rax, %r9, %rcx
-	vpsrlq $6, %xmm13, %xmm25
-	addq %rcx, %rdi
-	mov %r8, %r10
-	andq %r9, %r10
-	addq %r10, %rdi
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm24
-	rorx $14, %r9, %r14
-	rorx $18, %r9, %rbx
-	xorq %rbx, %r14
-	vpaddq %xmm19, %xmm23, %xmm18
-	rorx $41, %r9, %rsi
-	xorq %rsi, %r14
-	addq %r14, %rdi
-	vpaddq %xmm17, %xmm18, %xmm26
-	rorx $28, %r12, %rcx
-	rorx $34, %r12, %r10
-	xorq %r10, %rcx
-	vpaddq %xmm24, %xmm26, %xmm28
-	rorx $39, %r12, %rbx
-	xorq %rbx, %rcx
-	andq %r12, %rdx
-	vpaddq .Lc30(%rip), %xmm28, %xmm30
-	subq %r13, %rbp
-	mov %r15, %rsi
-	xorq %r12, %rsi
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm30, 752(%rsp)
-	addq %rdi, %rbp
-	addq %rdx, %rbp
-	addq %rcx, %rbp
-	addq 640(%rsp), %rax
-	addq %r11, %rax
-	valignq $1, %xmm1, %xmm27, %xmm31
-	andn %r8, %rdi, %r10
-	addq %r10, %rax
-	valignq $1, %xmm14, %xmm29, %xmm2
-	mov %r9, %rbx
-	andq %rdi, %rbx
-	addq %rbx, %rax
-	vprorq $1, %xmm31, %xmm5
-	rorx $14, %rdi, %r13
-	rorx $18, %rdi, %rdx
-	vprorq $8, %xmm31, %xmm6
-	xorq %rdx, %r13
-	rorx $41, %rdi, %rcx
-	vpsrlq $7, %xmm31, %xmm7
-	xorq %rcx, %r13
-	addq %r13, %rax
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %rbx
-	vprorq $19, %xmm28, %xmm9
-	xorq %rbx, %r10
-	rorx $39, %rbp, %rdx
-	vprorq $61, %xmm28, %xmm11
-	xorq %rdx, %r10
-	andq %rbp, %rsi
-	subq %r11, %r14
-	mov %r12, %rcx
-	xorq %rbp, %rcx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %rax, %r14
-	addq %rsi, %r14
-	addq %r10, %r14
-	addq 648(%rsp), %r8
-	addq %r15, %r8
-	andn %r9, %rax, %rbx
-	vpsrlq $6, %xmm28, %xmm3
-	addq %rbx, %r8
-	mov %rdi, %rdx
-	andq %rax, %rdx
-	addq %rdx, %r8
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm9
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %rsi
-	xorq %rsi, %r11
-	vpaddq %xmm2, %xmm1, %xmm12
-	rorx $41, %rax, %r10
-	xorq %r10, %r11
-	addq %r11, %r8
-	vpaddq %xmm5, %xmm12, %xmm10
-	rorx $28, %r14, %rbx
-	rorx $34, %r14, %rdx
-	xorq %rdx, %rbx
-	vpaddq %xmm9, %xmm10, %xmm4
-	rorx $39, %r14, %rsi
-	xorq %rsi, %rbx
-	andq %r14, %rcx
-	vpaddq .Lc31(%rip), %xmm4, %xmm8
-	subq %r15, %r13
-	mov %rbp, %r10
-	xorq %r14, %r10
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm8, 768(%rsp)
-	addq %r8, %r13
-	addq %rcx, %r13
-	addq %rbx, %r13
-	addq 656(%rsp), %r9
-	addq %r12, %r9
-	valignq $1, %xmm27, %xmm0, %xmm15
-	andn %rdi, %r8, %rdx
-	addq %rdx, %r9
-	valignq $1, %xmm29, %xmm13, %xmm16
-	mov %rax, %rsi
-	andq %r8, %rsi
-	addq %rsi, %r9
-	vprorq $1, %xmm15, %xmm20
-	rorx $14, %r8, %r15
-	rorx $18, %r8, %rcx
-	vprorq $8, %xmm15, %xmm22
-	xorq %rcx, %r15
-	rorx $41, %r8, %rbx
-	vpsrlq $7, %xmm15, %xmm25
-	xorq %rbx, %r15
-	addq %r15, %r9
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm20
-	rorx $28, %r13, %rdx
-	rorx $34, %r13, %rsi
-	vprorq $19, %xmm4, %xmm23
-	xorq %rsi, %rdx
-	rorx $39, %r13, %rcx
-	vprorq $61, %xmm4, %xmm19
 	xorq %rcx, %rdx
-	andq %r13, %r10
-	subq %r12, %r11
-	mov %r14, %rbx
-	xorq %r13, %rbx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %r9, %r11
-	addq %r10, %r11
-	addq %rdx, %r11
-	addq 664(%rsp), %rdi
-	addq %rbp, %rdi
-	andn %rax, %r9, %rsi
-	vpsrlq $6, %xmm4, %xmm18
-	addq %rsi, %rdi
-	mov %r8, %rcx
-	andq %r9, %rcx
-	addq %rcx, %rdi
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm23
-	rorx $14, %r9, %r12
-	rorx $18, %r9, %r10
-	xorq %r10, %r12
-	vpaddq %xmm16, %xmm27, %xmm17
-	rorx $41, %r9, %rdx
+	vpaddq .Lc15(%rip), %xmm14, %xmm8
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm8, 512(%rsp)
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 400(%rsp), %r13
+	rorx $14, %r11, %r15
+	valignq $1, %xmm24, %xmm9, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rdi
+	valignq $1, %xmm27, %xmm0, %xmm22
+	addq %r10, %r13
+	andn %rbp, %r11, %r12
+	vprorq $1, %xmm15, %xmm20
+	addq %r12, %r13
+	mov %rax, %rdx
+	andq %r11, %rdx
+	vprorq $8, %xmm15, %xmm19
+	addq %rdx, %r13
+	xorq %rcx, %r15
+	vpsrlq $7, %xmm15, %xmm25
+	xorq %rdi, %r15
+	addq %r15, %r13
+	vpternlogq $0x96, %xmm25, %xmm19, %xmm20
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $19, %xmm14, %xmm28
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vprorq $61, %xmm14, %xmm16
 	xorq %rdx, %r12
-	addq %r12, %rdi
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 408(%rsp), %rbp
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm14, %xmm18
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	andn %rax, %r13, %r9
+	vpternlogq $0x96, %xmm18, %xmm16, %xmm28
+	addq %r9, %rbp
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	vpaddq %xmm22, %xmm24, %xmm17
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %rbp
 	vpaddq %xmm20, %xmm17, %xmm26
-	rorx $28, %r11, %rsi
-	rorx $34, %r11, %rcx
-	xorq %rcx, %rsi
-	vpaddq %xmm23, %xmm26, %xmm24
-	rorx $39, %r11, %r10
-	xorq %r10, %rsi
-	andq %r11, %rbx
-	vpaddq .Lc32(%rip), %xmm24, %xmm30
-	subq %rbp, %r15
-	mov %r13, %rdx
-	xorq %r11, %rdx
-	mov %r13, %r12
-	andq %r11, %r12
-	vmovdqu64 %xmm30, 784(%rsp)
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vpaddq %xmm28, %xmm26, %xmm29
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc16(%rip), %xmm29, %xmm30
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm30, 528(%rsp)
+	addq %r13, %r15
 	addq %rdi, %r15
-	addq %rbx, %r15
-	addq %rsi, %r15
-	addq 672(%rsp), %rax
-	addq %r14, %rax
-	valignq $1, %xmm0, %xmm21, %xmm31
-	andn %r8, %rdi, %rcx
-	addq %rcx, %rax
-	valignq $1, %xmm13, %xmm28, %xmm6
-	mov %r9, %r10
-	andq %rdi, %r10
-	addq %r10, %rax
+	addq %r9, %r15
+	addq 416(%rsp), %rax
+	rorx $14, %rbp, %r12
+	valignq $1, %xmm9, %xmm23, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r10
+	valignq $1, %xmm0, %xmm21, %xmm11
+	addq %rsi, %rax
+	andn %r11, %rbp, %rdi
 	vprorq $1, %xmm31, %xmm7
-	rorx $14, %rdi, %rbp
-	rorx $18, %rdi, %rbx
-	vprorq $8, %xmm31, %xmm11
-	xorq %rbx, %rbp
-	rorx $41, %rdi, %rsi
+	addq %rdi, %rax
+	mov %r13, %r9
+	andq %rbp, %r9
+	vprorq $8, %xmm31, %xmm2
+	addq %r9, %rax
+	xorq %rcx, %r12
 	vpsrlq $7, %xmm31, %xmm3
-	xorq %rsi, %rbp
-	addq %rbp, %rax
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
-	rorx $28, %r15, %rcx
-	rorx $34, %r15, %r10
-	vprorq $19, %xmm24, %xmm1
-	xorq %r10, %rcx
-	rorx $39, %r15, %rbx
-	vprorq $61, %xmm24, %xmm2
-	xorq %rbx, %rcx
-	andq %r15, %rdx
-	subq %r14, %r12
-	mov %r11, %rsi
-	xorq %r15, %rsi
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %rax, %r12
-	addq %rdx, %r12
-	addq %rcx, %r12
-	addq 680(%rsp), %r8
-	addq %r13, %r8
-	andn %r9, %rax, %r10
-	vpsrlq $6, %xmm24, %xmm12
-	addq %r10, %r8
-	mov %rdi, %rbx
-	andq %rax, %rbx
-	addq %rbx, %r8
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
-	rorx $14, %rax, %r14
-	rorx $18, %rax, %rdx
-	xorq %rdx, %r14
-	vpaddq %xmm6, %xmm0, %xmm5
-	rorx $41, %rax, %rcx
-	xorq %rcx, %r14
-	addq %r14, %r8
+	xorq %r10, %r12
+	addq %r12, %rax
+	vpternlogq $0x96, %xmm3, %xmm2, %xmm7
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $19, %xmm29, %xmm4
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vprorq $61, %xmm29, %xmm6
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 424(%rsp), %r11
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm29, %xmm12
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	andn %r13, %rax, %rbx
+	vpternlogq $0x96, %xmm12, %xmm6, %xmm4
+	addq %rbx, %r11
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	vpaddq %xmm11, %xmm9, %xmm5
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %r11
 	vpaddq %xmm7, %xmm5, %xmm10
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vpaddq %xmm4, %xmm10, %xmm13
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc17(%rip), %xmm13, %xmm8
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm8, 544(%rsp)
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 432(%rsp), %r13
+	rorx $14, %r11, %rdi
+	valignq $1, %xmm23, %xmm1, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rsi
+	valignq $1, %xmm21, %xmm14, %xmm19
+	addq %r15, %r13
+	andn %rbp, %r11, %r10
+	vprorq $1, %xmm15, %xmm25
+	addq %r10, %r13
+	mov %rax, %rbx
+	andq %r11, %rbx
+	vprorq $8, %xmm15, %xmm16
+	addq %rbx, %r13
+	xorq %rcx, %rdi
+	vpsrlq $7, %xmm15, %xmm18
+	xorq %rsi, %rdi
+	addq %rdi, %r13
+	vpternlogq $0x96, %xmm18, %xmm16, %xmm25
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
+	vprorq $19, %xmm13, %xmm24
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vprorq $61, %xmm13, %xmm22
 	xorq %rbx, %r10
-	vpaddq %xmm1, %xmm10, %xmm9
-	rorx $39, %r12, %rdx
-	xorq %rdx, %r10
-	andq %r12, %rsi
-	vpaddq .Lc33(%rip), %xmm9, %xmm8
-	subq %r13, %rbp
-	mov %r15, %rcx
-	xorq %r12, %rcx
-	mov %r15, %r14
-	andq %r12, %r14
-	vmovdqu64 %xmm8, 800(%rsp)
-	addq %r8, %rbp
-	addq %rsi, %rbp
-	addq %r10, %rbp
-	addq 688(%rsp), %r9
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
 	addq %r11, %r9
-	valignq $1, %xmm21, %xmm14, %xmm29
-	andn %rdi, %r8, %rbx
-	addq %rbx, %r9
-	valignq $1, %xmm28, %xmm4, %xmm15
-	mov %rax, %rdx
-	andq %r8, %rdx
-	addq %rdx, %r9
-	vprorq $1, %xmm29, %xmm22
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %rsi
-	vprorq $8, %xmm29, %xmm25
-	xorq %rsi, %r13
-	rorx $41, %r8, %r10
-	vpsrlq $7, %xmm29, %xmm19
-	xorq %r10, %r13
-	addq %r13, %r9
-	vpternlogq $0x96, %xmm19, %xmm25, %xmm22
-	rorx $28, %rbp, %rbx
-	rorx $34, %rbp, %rdx
-	vprorq $19, %xmm9, %xmm18
-	xorq %rdx, %rbx
-	rorx $39, %rbp, %rsi
-	vprorq $61, %xmm9, %xmm27
-	xorq %rsi, %rbx
-	andq %rbp, %rcx
-	subq %r11, %r14
-	mov %r12, %r10
-	xorq %rbp, %r10
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %rcx, %r14
-	addq %rbx, %r14
-	addq 696(%rsp), %rdi
-	addq %r15, %rdi
-	andn %rax, %r9, %rdx
-	vpsrlq $6, %xmm9, %xmm16
-	addq %rdx, %rdi
-	mov %r8, %rsi
-	andq %r9, %rsi
-	addq %rsi, %rdi
-	vpternlogq $0x96, %xmm16, %xmm27, %xmm18
-	rorx $14, %r9, %r11
-	rorx $18, %r9, %rcx
-	xorq %rcx, %r11
-	vpaddq %xmm15, %xmm21, %xmm17
-	rorx $41, %r9, %rbx
-	xorq %rbx, %r11
-	addq %r11, %rdi
-	vpaddq %xmm22, %xmm17, %xmm20
-	rorx $28, %r14, %rdx
-	rorx $34, %r14, %rsi
-	xorq %rsi, %rdx
-	vpaddq %xmm18, %xmm20, %xmm26
-	rorx $39, %r14, %rcx
-	xorq %rcx, %rdx
-	andq %r14, %r10
-	vpaddq .Lc34(%rip), %xmm26, %xmm23
-	subq %r15, %r13
-	mov %rbp, %rbx
-	xorq %r14, %rbx
-	mov %rbp, %r11
-	andq %r14, %r11
-	vmovdqu64 %xmm23, 816(%rsp)
-	addq %rdi, %r13
-	addq %r10, %r13
-	addq %rdx, %r13
-	addq 704(%rsp), %rax
-	addq %r12, %rax
-	andn %r8, %rdi, %rsi
-	addq %rsi, %rax
-	mov %r9, %rcx
-	andq %rdi, %rcx
-	addq %rcx, %rax
-	rorx $14, %rdi, %r15
-	rorx $18, %rdi, %r10
-	xorq %r10, %r15
-	rorx $41, %rdi, %rdx
-	xorq %rdx, %r15
-	addq %r15, %rax
-	rorx $28, %r13, %rsi
-	rorx $34, %r13, %rcx
-	xorq %rcx, %rsi
-	rorx $39, %r13, %r10
-	xorq %r10, %rsi
-	andq %r13, %rbx
-	subq %r12, %r11
-	mov %r14, %rdx
-	xorq %r13, %rdx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %rbx, %r11
-	addq %rsi, %r11
-	addq 712(%rsp), %r8
-	addq %rbp, %r8
-	andn %r9, %rax, %rcx
-	addq %rcx, %r8
-	mov %rdi, %r10
-	andq %rax, %r10
-	addq %r10, %r8
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rbx
-	xorq %rbx, %r12
-	rorx $41, %rax, %rsi
-	xorq %rsi, %r12
-	addq %r12, %r8
-	rorx $28, %r11, %rcx
-	rorx $34, %r11, %r10
-	xorq %r10, %rcx
-	rorx $39, %r11, %rbx
-	xorq %rbx, %rcx
-	andq %r11, %rdx
-	subq %rbp, %r15
-	mov %r13, %rsi
-	xorq %r11, %rsi
-	mov %r13, %r12
-	andq %r11, %r12
-	addq %r8, %r15
-	addq %rdx, %r15
-	addq %rcx, %r15
-	addq 720(%rsp), %r9
-	addq %r14, %r9
-	andn %rdi, %r8, %r10
+	addq %r8, %r9
 	addq %r10, %r9
-	mov %rax, %rbx
-	andq %r8, %rbx
-	addq %rbx, %r9
-	rorx $14, %r8, %rbp
-	rorx $18, %r8, %rdx
-	xorq %rdx, %rbp
-	rorx $41, %r8, %rcx
-	xorq %rcx, %rbp
-	addq %rbp, %r9
-	rorx $28, %r15, %r10
-	rorx $34, %r15, %rbx
-	xorq %rbx, %r10
-	rorx $39, %r15, %rdx
-	xorq %rdx, %r10
-	andq %r15, %rsi
-	subq %r14, %r12
-	mov %r11, %rcx
-	xorq %r15, %rcx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %rsi, %r12
-	addq %r10, %r12
-	addq 728(%rsp), %rdi
-	addq %r13, %rdi
-	andn %rax, %r9, %rbx
-	addq %rbx, %rdi
-	mov %r8, %rdx
-	andq %r9, %rdx
-	addq %rdx, %rdi
-	rorx $14, %r9, %r14
-	rorx $18, %r9, %rsi
-	xorq %rsi, %r14
-	rorx $41, %r9, %r10
-	xorq %r10, %r14
-	addq %r14, %rdi
-	rorx $28, %r12, %rbx
-	rorx $34, %r12, %rdx
-	xorq %rdx, %rbx
-	rorx $39, %r12, %rsi
-	xorq %rsi, %rbx
-	andq %r12, %rcx
-	subq %r13, %rbp
-	mov %r15, %r10
-	xorq %r12, %r10
-	mov %r15, %r14
-	andq %r12, %r14
-	addq %rdi, %rbp
-	addq %rcx, %rbp
-	addq %rbx, %rbp
-	addq 736(%rsp), %rax
-	addq %r11, %rax
-	andn %r8, %rdi, %rdx
-	addq %rdx, %rax
-	mov %r9, %rsi
-	andq %rdi, %rsi
-	addq %rsi, %rax
-	rorx $14, %rdi, %r13
-	rorx $18, %rdi, %rcx
-	xorq %rcx, %r13
-	rorx $41, %rdi, %rbx
-	xorq %rbx, %r13
-	addq %r13, %rax
-	rorx $28, %rbp, %rdx
-	rorx $34, %rbp, %rsi
-	xorq %rsi, %rdx
-	rorx $39, %rbp, %rcx
-	xorq %rcx, %rdx
-	andq %rbp, %r10
-	subq %r11, %r14
-	mov %r12, %rbx
-	xorq %rbp, %rbx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %rax, %r14
-	addq %r10, %r14
-	addq %rdx, %r14
-	addq 744(%rsp), %r8
-	addq %r15, %r8
-	andn %r9, %rax, %rsi
-	addq %rsi, %r8
-	mov %rdi, %rcx
-	andq %rax, %rcx
-	addq %rcx, %r8
-	rorx $14, %rax, %r11
-	rorx $18, %rax, %r10
-	xorq %r10, %r11
-	rorx $41, %rax, %rdx
-	xorq %rdx, %r11
-	addq %r11, %r8
-	rorx $28, %r14, %rsi
-	rorx $34, %r14, %rcx
-	xorq %rcx, %rsi
-	rorx $39, %r14, %r10
-	xorq %r10, %rsi
-	andq %r14, %rbx
-	subq %r15, %r13
-	mov %rbp, %rdx
-	xorq %r14, %rdx
-	mov %rbp, %r11
-	andq %r14, %r11
-	addq %r8, %r13
-	addq %rbx, %r13
-	addq %rsi, %r13
-	addq 752(%rsp), %r9
-	addq %r12, %r9
-	andn %rdi, %r8, %rcx
-	addq %rcx, %r9
-	mov %rax, %r10
-	andq %r8, %r10
-	addq %r10, %r9
-	rorx $14, %r8, %r15
-	rorx $18, %r8, %rbx
-	xorq %rbx, %r15
-	rorx $41, %r8, %rsi
-	xorq %rsi, %r15
-	addq %r15, %r9
-	rorx $28, %r13, %rcx
-	rorx $34, %r13, %r10
-	xorq %r10, %rcx
-	rorx $39, %r13, %rbx
-	xorq %rbx, %rcx
-	andq %r13, %rdx
-	subq %r12, %r11
-	mov %r14, %rsi
-	xorq %r13, %rsi
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %r9, %r11
-	addq %rdx, %r11
-	addq %rcx, %r11
-	addq 760(%rsp), %rdi
-	addq %rbp, %rdi
-	andn %rax, %r9, %r10
-	addq %r10, %rdi
-	mov %r8, %rbx
-	andq %r9, %rbx
-	addq %rbx, %rdi
-	rorx $14, %r9, %r12
-	rorx $18, %r9, %rdx
-	xorq %rdx, %r12
-	rorx $41, %r9, %rcx
-	xorq %rcx, %r12
-	addq %r12, %rdi
-	rorx $28, %r11, %r10
-	rorx $34, %r11, %rbx
-	xorq %rbx, %r10
-	rorx $39, %r11, %rdx
-	xorq %rdx, %r10
-	andq %r11, %rsi
-	subq %rbp, %r15
-	mov %r13, %rcx
-	xorq %r11, %rcx
-	mov %r13, %r12
-	andq %r11, %r12
-	addq %rdi, %r15
-	addq %rsi, %r15
-	addq %r10, %r15
-	addq 768(%rsp), %rax
-	addq %r14, %rax
-	andn %r8, %rdi, %rbx
-	addq %rbx, %rax
-	mov %r9, %rdx
-	andq %rdi, %rdx
-	addq %rdx, %rax
-	rorx $14, %rdi, %rbp
-	rorx $18, %rdi, %rsi
-	xorq %rsi, %rbp
-	rorx $41, %rdi, %r10
-	xorq %r10, %rbp
-	addq %rbp, %rax
-	rorx $28, %r15, %rbx
-	rorx $34, %r15, %rdx
-	xorq %rdx, %rbx
-	rorx $39, %r15, %rsi
-	xorq %rsi, %rbx
-	andq %r15, %rcx
-	subq %r14, %r12
+	addq 440(%rsp), %rbp
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm13, %xmm17
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	andn %rax, %r13, %r8
+	vpternlogq $0x96, %xmm17, %xmm22, %xmm24
+	addq %r8, %rbp
 	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	vpaddq %xmm19, %xmm23, %xmm20
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm25, %xmm20, %xmm26
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vpaddq %xmm24, %xmm26, %xmm28
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc18(%rip), %xmm28, %xmm30
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm30, 560(%rsp)
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 448(%rsp), %rax
+	rorx $14, %rbp, %r10
+	valignq $1, %xmm1, %xmm27, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r15
+	valignq $1, %xmm14, %xmm29, %xmm2
+	addq %r12, %rax
+	andn %r11, %rbp, %rsi
+	vprorq $1, %xmm31, %xmm3
+	addq %rsi, %rax
+	mov %r13, %r8
+	andq %rbp, %r8
+	vprorq $8, %xmm31, %xmm6
+	addq %r8, %rax
+	xorq %rcx, %r10
+	vpsrlq $7, %xmm31, %xmm12
 	xorq %r15, %r10
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %rax, %r12
-	addq %rcx, %r12
-	addq %rbx, %r12
-	addq 776(%rsp), %r8
-	addq %r13, %r8
-	andn %r9, %rax, %rdx
-	addq %rdx, %r8
-	mov %rdi, %rsi
+	addq %r10, %rax
+	vpternlogq $0x96, %xmm12, %xmm6, %xmm3
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $19, %xmm28, %xmm9
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vprorq $61, %xmm28, %xmm11
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 456(%rsp), %r11
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm28, %xmm5
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	andn %r13, %rax, %r14
+	vpternlogq $0x96, %xmm5, %xmm11, %xmm9
+	addq %r14, %r11
+	mov %rbp, %rsi
 	andq %rax, %rsi
-	addq %rsi, %r8
+	addq %rsi, %r11
+	vpaddq %xmm2, %xmm1, %xmm7
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %r11
+	vpaddq %xmm3, %xmm7, %xmm10
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vpaddq %xmm9, %xmm10, %xmm4
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc19(%rip), %xmm4, %xmm8
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm8, 576(%rsp)
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 464(%rsp), %r13
+	rorx $14, %r11, %rsi
+	valignq $1, %xmm27, %xmm0, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r12
+	valignq $1, %xmm29, %xmm13, %xmm16
+	addq %rdi, %r13
+	andn %rbp, %r11, %r15
+	vprorq $1, %xmm15, %xmm18
+	addq %r15, %r13
+	mov %rax, %r14
+	andq %r11, %r14
+	vprorq $8, %xmm15, %xmm22
+	addq %r14, %r13
+	xorq %rcx, %rsi
+	vpsrlq $7, %xmm15, %xmm17
+	xorq %r12, %rsi
+	addq %rsi, %r13
+	vpternlogq $0x96, %xmm17, %xmm22, %xmm18
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $19, %xmm4, %xmm23
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vprorq $61, %xmm4, %xmm19
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 472(%rsp), %rbp
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm4, %xmm20
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	andn %rax, %r13, %rdx
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm23
+	addq %rdx, %rbp
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	vpaddq %xmm16, %xmm27, %xmm25
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %rbp
+	vpaddq %xmm18, %xmm25, %xmm26
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vpaddq %xmm23, %xmm26, %xmm24
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc20(%rip), %xmm24, %xmm30
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm30, 592(%rsp)
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 480(%rsp), %rax
+	rorx $14, %rbp, %r15
+	valignq $1, %xmm0, %xmm21, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	valignq $1, %xmm13, %xmm28, %xmm6
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	vprorq $1, %xmm31, %xmm12
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	vprorq $8, %xmm31, %xmm11
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	vpsrlq $7, %xmm31, %xmm5
+	xorq %rdi, %r15
+	addq %r15, %rax
+	vpternlogq $0x96, %xmm5, %xmm11, %xmm12
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $19, %xmm24, %xmm1
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vprorq $61, %xmm24, %xmm2
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 488(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm24, %xmm7
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	vpternlogq $0x96, %xmm7, %xmm2, %xmm1
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	vpaddq %xmm6, %xmm0, %xmm3
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	vpaddq %xmm12, %xmm3, %xmm10
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vpaddq %xmm1, %xmm10, %xmm9
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc21(%rip), %xmm9, %xmm8
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm8, 608(%rsp)
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 496(%rsp), %r13
+	rorx $14, %r11, %r12
+	valignq $1, %xmm21, %xmm14, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	valignq $1, %xmm28, %xmm4, %xmm22
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	vprorq $1, %xmm15, %xmm17
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	vprorq $8, %xmm15, %xmm19
+	addq %r9, %r13
+	xorq %rcx, %r12
+	vpsrlq $7, %xmm15, %xmm20
+	xorq %r10, %r12
+	addq %r12, %r13
+	vpternlogq $0x96, %xmm20, %xmm19, %xmm17
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $19, %xmm9, %xmm27
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vprorq $61, %xmm9, %xmm16
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 504(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm9, %xmm25
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	vpternlogq $0x96, %xmm25, %xmm16, %xmm27
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm22, %xmm21, %xmm18
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	vpaddq %xmm17, %xmm18, %xmm26
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vpaddq %xmm27, %xmm26, %xmm23
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc22(%rip), %xmm23, %xmm30
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm30, 624(%rsp)
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 512(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	valignq $1, %xmm14, %xmm29, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rsi
+	valignq $1, %xmm4, %xmm24, %xmm11
+	addq %r15, %rax
+	andn %r11, %rbp, %r10
+	vprorq $1, %xmm31, %xmm5
+	addq %r10, %rax
+	mov %r13, %rbx
+	andq %rbp, %rbx
+	vprorq $8, %xmm31, %xmm2
+	addq %rbx, %rax
+	xorq %rcx, %rdi
+	vpsrlq $7, %xmm31, %xmm7
+	xorq %rsi, %rdi
+	addq %rdi, %rax
+	vpternlogq $0x96, %xmm7, %xmm2, %xmm5
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $19, %xmm23, %xmm0
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vprorq $61, %xmm23, %xmm6
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 520(%rsp), %r11
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm23, %xmm3
+	rorx $41, %rax, %r14
+	addq %rdx, %r11
+	andn %r13, %rax, %r8
+	vpternlogq $0x96, %xmm3, %xmm6, %xmm0
+	addq %r8, %r11
+	mov %rbp, %r10
+	andq %rax, %r10
+	addq %r10, %r11
+	vpaddq %xmm11, %xmm14, %xmm12
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm5, %xmm12, %xmm10
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vpaddq %xmm0, %xmm10, %xmm1
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc23(%rip), %xmm1, %xmm8
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm8, 640(%rsp)
+	addq %rax, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 528(%rsp), %r13
+	rorx $14, %r11, %r10
+	valignq $1, %xmm29, %xmm13, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r15
+	valignq $1, %xmm24, %xmm9, %xmm19
+	addq %r12, %r13
+	andn %rbp, %r11, %rsi
+	vprorq $1, %xmm15, %xmm20
+	addq %rsi, %r13
+	mov %rax, %r8
+	andq %r11, %r8
+	vprorq $8, %xmm15, %xmm16
+	addq %r8, %r13
+	xorq %rcx, %r10
+	vpsrlq $7, %xmm15, %xmm25
+	xorq %r15, %r10
+	addq %r10, %r13
+	vpternlogq $0x96, %xmm25, %xmm16, %xmm20
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $19, %xmm1, %xmm21
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vprorq $61, %xmm1, %xmm22
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %r11, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 536(%rsp), %rbp
+	rorx $14, %r13, %r8
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm1, %xmm18
+	rorx $41, %r13, %rdx
+	addq %r9, %rbp
+	andn %rax, %r13, %r14
+	vpternlogq $0x96, %xmm18, %xmm22, %xmm21
+	addq %r14, %rbp
+	mov %r11, %rsi
+	andq %r13, %rsi
+	addq %rsi, %rbp
+	vpaddq %xmm19, %xmm29, %xmm17
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %rbp
+	vpaddq %xmm20, %xmm17, %xmm26
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vpaddq %xmm21, %xmm26, %xmm27
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc24(%rip), %xmm27, %xmm30
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm30, 656(%rsp)
+	addq %r13, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 544(%rsp), %rax
+	rorx $14, %rbp, %rsi
+	valignq $1, %xmm13, %xmm28, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r12
+	valignq $1, %xmm9, %xmm23, %xmm2
+	addq %rdi, %rax
+	andn %r11, %rbp, %r15
+	vprorq $1, %xmm31, %xmm7
+	addq %r15, %rax
+	mov %r13, %r14
+	andq %rbp, %r14
+	vprorq $8, %xmm31, %xmm6
+	addq %r14, %rax
+	xorq %rcx, %rsi
+	vpsrlq $7, %xmm31, %xmm3
+	xorq %r12, %rsi
+	addq %rsi, %rax
+	vpternlogq $0x96, %xmm3, %xmm6, %xmm7
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $19, %xmm27, %xmm14
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vprorq $61, %xmm27, %xmm11
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 552(%rsp), %r11
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	xorq %rcx, %r14
-	rorx $41, %rax, %rbx
-	xorq %rbx, %r14
-	addq %r14, %r8
-	rorx $28, %r12, %rdx
-	rorx $34, %r12, %rsi
-	xorq %rsi, %rdx
-	rorx $39, %r12, %rcx
-	xorq %rcx, %rdx
-	andq %r12, %r10
-	subq %r13, %rbp
-	mov %r15, %rbx
-	xorq %r12, %rbx
-	mov %r15, %r14
-	andq %r12, %r14
-	addq %r8, %rbp
-	addq %r10, %rbp
-	addq %rdx, %rbp
-	addq 784(%rsp), %r9
-	addq %r11, %r9
-	andn %rdi, %r8, %rsi
-	addq %rsi, %r9
-	mov %rax, %rcx
-	andq %r8, %rcx
-	addq %rcx, %r9
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %r10
-	xorq %r10, %r13
-	rorx $41, %r8, %rdx
-	xorq %rdx, %r13
-	addq %r13, %r9
-	rorx $28, %rbp, %rsi
-	rorx $34, %rbp, %rcx
-	xorq %rcx, %rsi
-	rorx $39, %rbp, %r10
-	xorq %r10, %rsi
-	andq %rbp, %rbx
-	subq %r11, %r14
-	mov %r12, %rdx
-	xorq %rbp, %rdx
-	mov %r12, %r13
-	andq %rbp, %r13
-	addq %r9, %r14
-	addq %rbx, %r14
-	addq %rsi, %r14
-	addq 792(%rsp), %rdi
-	addq %r15, %rdi
-	andn %rax, %r9, %rcx
-	addq %rcx, %rdi
-	mov %r8, %r10
-	andq %r9, %r10
-	addq %r10, %rdi
-	rorx $14, %r9, %r11
-	rorx $18, %r9, %rbx
-	xorq %rbx, %r11
-	rorx $41, %r9, %rsi
-	xorq %rsi, %r11
-	addq %r11, %rdi
-	rorx $28, %r14, %rcx
-	rorx $34, %r14, %r10
-	xorq %r10, %rcx
-	rorx $39, %r14, %rbx
-	xorq %rbx, %rcx
-	andq %r14, %rdx
-	subq %r15, %r13
-	mov %rbp, %rsi
-	xorq %r14, %rsi
-	mov %rbp, %r11
-	andq %r14, %r11
-	addq %rdi, %r13
-	addq %rdx, %r13
-	addq %rcx, %r13
-	addq 800(%rsp), %rax
-	addq %r12, %rax
-	andn %r8, %rdi, %r10
-	addq %r10, %rax
-	mov %r9, %rbx
-	andq %rdi, %rbx
-	addq %rbx, %rax
-	rorx $14, %rdi, %r15
-	rorx $18, %rdi, %rdx
-	xorq %rdx, %r15
-	rorx $41, %rdi, %rcx
-	xorq %rcx, %r15
-	addq %r15, %rax
-	rorx $28, %r13, %r10
-	rorx $34, %r13, %rbx
-	xorq %rbx, %r10
-	rorx $39, %r13, %rdx
-	xorq %rdx, %r10
-	andq %r13, %rsi
-	subq %r12, %r11
-	mov %r14, %rcx
-	xorq %r13, %rcx
-	mov %r14, %r15
-	andq %r13, %r15
-	addq %rax, %r11
-	addq %rsi, %r11
-	addq %r10, %r11
-	addq 808(%rsp), %r8
-	addq %rbp, %r8
-	andn %r9, %rax, %rbx
-	addq %rbx, %r8
-	mov %rdi, %rdx
-	andq %rax, %rdx
-	addq %rdx, %r8
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rsi
-	xorq %rsi, %r12
-	rorx $41, %rax, %r10
-	xorq %r10, %r12
-	addq %r12, %r8
-	rorx $28, %r11, %rbx
-	rorx $34, %r11, %rdx
-	xorq %rdx, %rbx
-	rorx $39, %r11, %rsi
-	xorq %rsi, %rbx
-	andq %r11, %rcx
-	subq %rbp, %r15
-	mov %r13, %r10
-	xorq %r11, %r10
-	mov %r13, %r12
-	andq %r11, %r12
-	addq %r8, %r15
-	addq %rcx, %r15
-	addq %rbx, %r15
-	addq 816(%rsp), %r9
-	addq %r14, %r9
-	andn %rdi, %r8, %rdx
-	addq %rdx, %r9
-	mov %rax, %rsi
-	andq %r8, %rsi
-	addq %rsi, %r9
-	rorx $14, %r8, %rbp
-	rorx $18, %r8, %rcx
-	xorq %rcx, %rbp
-	rorx $41, %r8, %rbx
-	xorq %rbx, %rbp
-	addq %rbp, %r9
-	rorx $28, %r15, %rdx
-	rorx $34, %r15, %rsi
-	xorq %rsi, %rdx
-	rorx $39, %r15, %rcx
-	xorq %rcx, %rdx
-	andq %r15, %r10
-	subq %r14, %r12
-	mov %r11, %rbx
-	xorq %r15, %rbx
-	mov %r11, %rbp
-	andq %r15, %rbp
-	addq %r9, %r12
-	addq %r10, %r12
-	addq %rdx, %r12
-	addq 824(%rsp), %rdi
-	addq %r13, %rdi
-	andn %rax, %r9, %rsi
-	addq %rsi, %rdi
-	mov %r8, %rcx
-	andq %r9, %rcx
-	addq %rcx, %rdi
-	rorx $14, %r9, %r14
-	rorx $18, %r9, %r10
-	xorq %r10, %r14
-	rorx $41, %r9, %rdx
-	xorq %rdx, %r14
-	addq %r14, %rdi
-	rorx $28, %r12, %rsi
-	rorx $34, %r12, %rcx
-	xorq %rcx, %rsi
-	rorx $39, %r12, %r10
-	xorq %r10, %rsi
-	andq %r12, %rbx
-	subq %r13, %rbp
-	mov %r15, %rdx
-	xorq %r12, %rdx
-	mov %r15, %r14
-	andq %r12, %r14
-	addq %rdi, %rbp
-	addq %rbx, %rbp
-	addq %rsi, %rbp
-	mov 0(%rsp), %rcx
-	addq %rcx, %rbp
-	mov %rbp, 0(%rsp)
-	mov 8(%rsp), %r10
-	addq %r10, %r12
-	mov %r12, 8(%rsp)
-	mov 16(%rsp), %r13
-	addq %r13, %r15
-	mov %r15, 16(%rsp)
-	mov 24(%rsp), %rbx
+	vpsrlq $6, %xmm27, %xmm12
+	rorx $41, %rax, %r9
 	addq %rbx, %r11
-	mov %r11, 24(%rsp)
-	mov 32(%rsp), %rsi
+	andn %r13, %rax, %rdx
+	vpternlogq $0x96, %xmm12, %xmm11, %xmm14
+	addq %rdx, %r11
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
+	vpaddq %xmm2, %xmm13, %xmm5
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %r11
+	vpaddq %xmm7, %xmm5, %xmm10
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vpaddq %xmm14, %xmm10, %xmm0
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc25(%rip), %xmm0, %xmm8
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm8, 672(%rsp)
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 560(%rsp), %r13
+	rorx $14, %r11, %r15
+	valignq $1, %xmm28, %xmm4, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rdi
+	valignq $1, %xmm23, %xmm1, %xmm16
+	addq %r10, %r13
+	andn %rbp, %r11, %r12
+	vprorq $1, %xmm15, %xmm25
+	addq %r12, %r13
+	mov %rax, %rdx
+	andq %r11, %rdx
+	vprorq $8, %xmm15, %xmm22
+	addq %rdx, %r13
+	xorq %rcx, %r15
+	vpsrlq $7, %xmm15, %xmm18
+	xorq %rdi, %r15
+	addq %r15, %r13
+	vpternlogq $0x96, %xmm18, %xmm22, %xmm25
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $19, %xmm0, %xmm29
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vprorq $61, %xmm0, %xmm19
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 568(%rsp), %rbp
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm0, %xmm17
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	andn %rax, %r13, %r9
+	vpternlogq $0x96, %xmm17, %xmm19, %xmm29
+	addq %r9, %rbp
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	vpaddq %xmm16, %xmm28, %xmm20
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm25, %xmm20, %xmm26
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vpaddq %xmm29, %xmm26, %xmm21
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc26(%rip), %xmm21, %xmm30
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm30, 688(%rsp)
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 576(%rsp), %rax
+	rorx $14, %rbp, %r12
+	valignq $1, %xmm4, %xmm24, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r10
+	valignq $1, %xmm1, %xmm27, %xmm6
+	addq %rsi, %rax
+	andn %r11, %rbp, %rdi
+	vprorq $1, %xmm31, %xmm3
+	addq %rdi, %rax
+	mov %r13, %r9
+	andq %rbp, %r9
+	vprorq $8, %xmm31, %xmm11
+	addq %r9, %rax
+	xorq %rcx, %r12
+	vpsrlq $7, %xmm31, %xmm12
+	xorq %r10, %r12
+	addq %r12, %rax
+	vpternlogq $0x96, %xmm12, %xmm11, %xmm3
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $19, %xmm21, %xmm13
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vprorq $61, %xmm21, %xmm2
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 584(%rsp), %r11
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm21, %xmm5
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	andn %r13, %rax, %rbx
+	vpternlogq $0x96, %xmm5, %xmm2, %xmm13
+	addq %rbx, %r11
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	vpaddq %xmm6, %xmm4, %xmm7
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %r11
+	vpaddq %xmm3, %xmm7, %xmm10
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vpaddq %xmm13, %xmm10, %xmm14
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc27(%rip), %xmm14, %xmm8
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm8, 704(%rsp)
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 592(%rsp), %r13
+	rorx $14, %r11, %rdi
+	valignq $1, %xmm24, %xmm9, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rsi
+	valignq $1, %xmm27, %xmm0, %xmm22
+	addq %r15, %r13
+	andn %rbp, %r11, %r10
+	vprorq $1, %xmm15, %xmm18
+	addq %r10, %r13
+	mov %rax, %rbx
+	andq %r11, %rbx
+	vprorq $8, %xmm15, %xmm19
+	addq %rbx, %r13
+	xorq %rcx, %rdi
+	vpsrlq $7, %xmm15, %xmm17
+	xorq %rsi, %rdi
+	addq %rdi, %r13
+	vpternlogq $0x96, %xmm17, %xmm19, %xmm18
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $19, %xmm14, %xmm28
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vprorq $61, %xmm14, %xmm16
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 600(%rsp), %rbp
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm14, %xmm20
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	andn %rax, %r13, %r8
+	vpternlogq $0x96, %xmm20, %xmm16, %xmm28
+	addq %r8, %rbp
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	vpaddq %xmm22, %xmm24, %xmm25
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm18, %xmm25, %xmm26
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vpaddq %xmm28, %xmm26, %xmm29
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc28(%rip), %xmm29, %xmm30
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm30, 720(%rsp)
+	addq %r13, %rdi
 	addq %rsi, %rdi
-	mov %rdi, 32(%rsp)
-	mov 40(%rsp), %rcx
-	addq %rcx, %r9
-	mov %r9, 40(%rsp)
-	mov 48(%rsp), %rbp
-	addq %rbp, %r8
-	mov %r8, 48(%rsp)
-	mov 56(%rsp), %r10
+	addq %r8, %rdi
+	addq 608(%rsp), %rax
+	rorx $14, %rbp, %r10
+	valignq $1, %xmm9, %xmm23, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r15
+	valignq $1, %xmm0, %xmm21, %xmm11
+	addq %r12, %rax
+	andn %r11, %rbp, %rsi
+	vprorq $1, %xmm31, %xmm12
+	addq %rsi, %rax
+	mov %r13, %r8
+	andq %rbp, %r8
+	vprorq $8, %xmm31, %xmm2
+	addq %r8, %rax
+	xorq %rcx, %r10
+	vpsrlq $7, %xmm31, %xmm5
+	xorq %r15, %r10
 	addq %r10, %rax
+	vpternlogq $0x96, %xmm5, %xmm2, %xmm12
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $19, %xmm29, %xmm4
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vprorq $61, %xmm29, %xmm6
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 616(%rsp), %r11
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm29, %xmm7
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	andn %r13, %rax, %r14
+	vpternlogq $0x96, %xmm7, %xmm6, %xmm4
+	addq %r14, %r11
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	vpaddq %xmm11, %xmm9, %xmm3
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %r11
+	vpaddq %xmm12, %xmm3, %xmm10
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vpaddq %xmm4, %xmm10, %xmm13
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc29(%rip), %xmm13, %xmm8
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm8, 736(%rsp)
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 624(%rsp), %r13
+	rorx $14, %r11, %rsi
+	valignq $1, %xmm23, %xmm1, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r12
+	valignq $1, %xmm21, %xmm14, %xmm19
+	addq %rdi, %r13
+	andn %rbp, %r11, %r15
+	vprorq $1, %xmm15, %xmm17
+	addq %r15, %r13
+	mov %rax, %r14
+	andq %r11, %r14
+	vprorq $8, %xmm15, %xmm16
+	addq %r14, %r13
+	xorq %rcx, %rsi
+	vpsrlq $7, %xmm15, %xmm20
+	xorq %r12, %rsi
+	addq %rsi, %r13
+	vpternlogq $0x96, %xmm20, %xmm16, %xmm17
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $19, %xmm13, %xmm24
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vprorq $61, %xmm13, %xmm22
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 632(%rsp), %rbp
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm13, %xmm25
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	andn %rax, %r13, %rdx
+	vpternlogq $0x96, %xmm25, %xmm22, %xmm24
+	addq %rdx, %rbp
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	vpaddq %xmm19, %xmm23, %xmm18
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %rbp
+	vpaddq %xmm17, %xmm18, %xmm26
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vpaddq %xmm24, %xmm26, %xmm28
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc30(%rip), %xmm28, %xmm30
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm30, 752(%rsp)
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 640(%rsp), %rax
+	rorx $14, %rbp, %r15
+	valignq $1, %xmm1, %xmm27, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	valignq $1, %xmm14, %xmm29, %xmm2
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	vprorq $1, %xmm31, %xmm5
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	vprorq $8, %xmm31, %xmm6
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	vpsrlq $7, %xmm31, %xmm7
+	xorq %rdi, %r15
+	addq %r15, %rax
+	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $19, %xmm28, %xmm9
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vprorq $61, %xmm28, %xmm11
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 648(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm28, %xmm3
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	vpternlogq $0x96, %xmm3, %xmm11, %xmm9
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	vpaddq %xmm2, %xmm1, %xmm12
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	vpaddq %xmm5, %xmm12, %xmm10
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vpaddq %xmm9, %xmm10, %xmm4
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc31(%rip), %xmm4, %xmm8
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm8, 768(%rsp)
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 656(%rsp), %r13
+	rorx $14, %r11, %r12
+	valignq $1, %xmm27, %xmm0, %xmm15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	valignq $1, %xmm29, %xmm13, %xmm16
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	vprorq $1, %xmm15, %xmm20
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	vprorq $8, %xmm15, %xmm22
+	addq %r9, %r13
+	xorq %rcx, %r12
+	vpsrlq $7, %xmm15, %xmm25
+	xorq %r10, %r12
+	addq %r12, %r13
+	vpternlogq $0x96, %xmm25, %xmm22, %xmm20
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $19, %xmm4, %xmm23
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vprorq $61, %xmm4, %xmm19
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 664(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm4, %xmm18
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	vpternlogq $0x96, %xmm18, %xmm19, %xmm23
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm16, %xmm27, %xmm17
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	vpaddq %xmm20, %xmm17, %xmm26
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vpaddq %xmm23, %xmm26, %xmm24
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc32(%rip), %xmm24, %xmm30
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm30, 784(%rsp)
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 672(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	valignq $1, %xmm0, %xmm21, %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rsi
+	valignq $1, %xmm13, %xmm28, %xmm6
+	addq %r15, %rax
+	andn %r11, %rbp, %r10
+	vprorq $1, %xmm31, %xmm7
+	addq %r10, %rax
+	mov %r13, %rbx
+	andq %rbp, %rbx
+	vprorq $8, %xmm31, %xmm11
+	addq %rbx, %rax
+	xorq %rcx, %rdi
+	vpsrlq $7, %xmm31, %xmm3
+	xorq %rsi, %rdi
+	addq %rdi, %rax
+	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $19, %xmm24, %xmm1
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vprorq $61, %xmm24, %xmm2
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 680(%rsp), %r11
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
+	vpsrlq $6, %xmm24, %xmm12
+	rorx $41, %rax, %r14
+	addq %rdx, %r11
+	andn %r13, %rax, %r8
+	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
+	addq %r8, %r11
+	mov %rbp, %r10
+	andq %rax, %r10
+	addq %r10, %r11
+	vpaddq %xmm6, %xmm0, %xmm5
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm7, %xmm5, %xmm10
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vpaddq %xmm1, %xmm10, %xmm9
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc33(%rip), %xmm9, %xmm8
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm8, 800(%rsp)
+	addq %rax, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 688(%rsp), %r13
+	rorx $14, %r11, %r10
+	valignq $1, %xmm21, %xmm14, %xmm29
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r15
+	valignq $1, %xmm28, %xmm4, %xmm15
+	addq %r12, %r13
+	andn %rbp, %r11, %rsi
+	vprorq $1, %xmm29, %xmm22
+	addq %rsi, %r13
+	mov %rax, %r8
+	andq %r11, %r8
+	vprorq $8, %xmm29, %xmm25
+	addq %r8, %r13
+	xorq %rcx, %r10
+	vpsrlq $7, %xmm29, %xmm19
+	xorq %r15, %r10
+	addq %r10, %r13
+	vpternlogq $0x96, %xmm19, %xmm25, %xmm22
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $19, %xmm9, %xmm18
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vprorq $61, %xmm9, %xmm27
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %r11, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 696(%rsp), %rbp
+	rorx $14, %r13, %r8
+	rorx $18, %r13, %rcx
+	vpsrlq $6, %xmm9, %xmm16
+	rorx $41, %r13, %rdx
+	addq %r9, %rbp
+	andn %rax, %r13, %r14
+	vpternlogq $0x96, %xmm16, %xmm27, %xmm18
+	addq %r14, %rbp
+	mov %r11, %rsi
+	andq %r13, %rsi
+	addq %rsi, %rbp
+	vpaddq %xmm15, %xmm21, %xmm17
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %rbp
+	vpaddq %xmm22, %xmm17, %xmm20
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vpaddq %xmm18, %xmm20, %xmm26
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc34(%rip), %xmm26, %xmm23
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm23, 816(%rsp)
+	addq %r13, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 704(%rsp), %rax
+	rorx $14, %rbp, %rsi
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r12
+	addq %rdi, %rax
+	andn %r11, %rbp, %r15
+	addq %r15, %rax
+	mov %r13, %r14
+	andq %rbp, %r14
+	addq %r14, %rax
+	xorq %rcx, %rsi
+	xorq %r12, %rsi
+	addq %rsi, %rax
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 712(%rsp), %r11
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	andn %r13, %rax, %rdx
+	addq %rdx, %r11
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %r11
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 720(%rsp), %r13
+	rorx $14, %r11, %r15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rdi
+	addq %r10, %r13
+	andn %rbp, %r11, %r12
+	addq %r12, %r13
+	mov %rax, %rdx
+	andq %r11, %rdx
+	addq %rdx, %r13
+	xorq %rcx, %r15
+	xorq %rdi, %r15
+	addq %r15, %r13
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 728(%rsp), %rbp
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	andn %rax, %r13, %r9
+	addq %r9, %rbp
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %rbp
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 736(%rsp), %rax
+	rorx $14, %rbp, %r12
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r10
+	addq %rsi, %rax
+	andn %r11, %rbp, %rdi
+	addq %rdi, %rax
+	mov %r13, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
+	xorq %rcx, %r12
+	xorq %r10, %r12
+	addq %r12, %rax
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 744(%rsp), %r11
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	andn %r13, %rax, %rbx
+	addq %rbx, %r11
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %r11
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 752(%rsp), %r13
+	rorx $14, %r11, %rdi
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rsi
+	addq %r15, %r13
+	andn %rbp, %r11, %r10
+	addq %r10, %r13
+	mov %rax, %rbx
+	andq %r11, %rbx
+	addq %rbx, %r13
+	xorq %rcx, %rdi
+	xorq %rsi, %rdi
+	addq %rdi, %r13
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 760(%rsp), %rbp
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	andn %rax, %r13, %r8
+	addq %r8, %rbp
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %rbp
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 768(%rsp), %rax
+	rorx $14, %rbp, %r10
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r15
+	addq %r12, %rax
+	andn %r11, %rbp, %rsi
+	addq %rsi, %rax
+	mov %r13, %r8
+	andq %rbp, %r8
+	addq %r8, %rax
+	xorq %rcx, %r10
+	xorq %r15, %r10
+	addq %r10, %rax
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 776(%rsp), %r11
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	andn %r13, %rax, %r14
+	addq %r14, %r11
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %r11
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 784(%rsp), %r13
+	rorx $14, %r11, %rsi
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r12
+	addq %rdi, %r13
+	andn %rbp, %r11, %r15
+	addq %r15, %r13
+	mov %rax, %r14
+	andq %r11, %r14
+	addq %r14, %r13
+	xorq %rcx, %rsi
+	xorq %r12, %rsi
+	addq %rsi, %r13
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 792(%rsp), %rbp
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	andn %rax, %r13, %rdx
+	addq %rdx, %rbp
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %rbp
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 800(%rsp), %rax
+	rorx $14, %rbp, %r15
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	xorq %rdi, %r15
+	addq %r15, %rax
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 808(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 816(%rsp), %r13
+	rorx $14, %r11, %r12
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	addq %r9, %r13
+	xorq %rcx, %r12
+	xorq %r10, %r12
+	addq %r12, %r13
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 824(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %rcx
+	rorx $39, %r12, %rsi
+	andq %r12, %r8
+	xorq %rcx, %rdi
+	xorq %rsi, %rdi
+	subq %r14, %r9
+	mov %rdx, %r10
+	xorq %r12, %r10
+	mov %rdx, %rbx
+	andq %r12, %rbx
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %rdi, %r9
+	mov 0(%rsp), %rcx
+	addq %rcx, %r9
+	mov %r9, 0(%rsp)
+	mov 8(%rsp), %rsi
+	addq %rsi, %r12
+	mov %r12, 8(%rsp)
+	mov 16(%rsp), %r14
+	addq %r14, %rdx
+	mov %rdx, 16(%rsp)
+	mov 24(%rsp), %r8
+	addq %r8, %r15
+	mov %r15, 24(%rsp)
+	mov 32(%rsp), %rdi
+	addq %rdi, %rbp
+	mov %rbp, 32(%rsp)
+	mov 40(%rsp), %rcx
+	addq %rcx, %r13
+	mov %r13, 40(%rsp)
+	mov 48(%rsp), %r9
+	addq %r9, %r11
+	mov %r11, 48(%rsp)
+	mov 56(%rsp), %rsi
+	addq %rsi, %rax
 	mov %rax, 56(%rsp)
 	mov 832(%rsp), %rdi
 	vmovdqu64 0(%rsp), %xmm0
