@@ -36,10 +36,17 @@ the scheduler takes the oldest ready op, so the e chain wins the ports
 (186 -> 181 ns).  Two-operand ops copy their operand that is ready first
 (b for a ^ b and a & b, f for e & f).
 
-The schedule makes W[t], W[t + 1] per xmm pair: two valignq for the
-unaligned pairs, vprorq/vpsrlq + vpternlogq for each sigma, three
-vpaddq, one vpaddq of K and a store: 14 vector ops per two rounds, placed
-between the scalar ops of the rounds 16 words earlier.
+The schedule makes W[t], W[t + 1] per xmm pair: vprorq/vpsrlq +
+vpternlogq for each sigma, three vpaddq, one vpaddq of K and two stores
+(K + W for the rounds, W for later pairs), placed between the scalar ops
+of the rounds 16 words earlier.  The unaligned pairs W[t - 15..t - 14]
+and W[t - 7..t - 6] are loads from the stored W (valignq only for the
+first words): 12 vector ALU ops per two rounds, and none of them on
+port 5 alone (179.5 ns a hash, from 181.4 with valignq).  Tried and
+slower here: the schedule four words at a time in ymm registers (a
+two-step sigma1, 95 fewer vector ops a hash: 183.6 ns against 181.4
+with valignq pairs), and other placements of the vector ops among the
+scalar ones (up to 2% slower).
 """
 import os
 
@@ -251,7 +258,7 @@ class Gen:
                        cls="x")
 
 
-def sha512_body(g, state, words, kw_slot, out_slots):
+def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
     """One compression: state (8 ints or Mems), words (16 ints or Mems,
     pairs of Mems are 16-byte aligned).  Writes state + state_in to
     out_slots.  Returns the op list in the hand-scheduled order."""
@@ -266,13 +273,20 @@ def sha512_body(g, state, words, kw_slot, out_slots):
             pairs.append(lo)    # a Mem naming both words
     for p in range(8, 40):
         g.out = vec.setdefault(p, [])
-        w16, w15 = pairs[p - 8], g.valign(pairs[p - 8], pairs[p - 7])
-        w7 = g.valign(pairs[p - 4], pairs[p - 3])
+        def skew(i):
+            """W[2i + 1], W[2i + 2]: a load once both pairs are stored."""
+            if i >= 8:
+                return Mem("%d(%%rsp)" % (w_slot + 16 * i + 8))
+            return g.valign(pairs[i], pairs[i + 1])
+        w16, w15 = pairs[p - 8], skew(p - 8)
+        w7 = skew(p - 4)
         w2 = pairs[p - 1]
         s0 = g.vsigma(w15, 1, 8, 7)
         s1 = g.vsigma(w2, 19, 61, 6)
         new = g.vadd([w16, w7, s0, s1])
         pairs.append(new)
+        g.op("vstore", [new, Mem("%d(%%rsp)" % (w_slot + 16 * p))],
+             cls="x", dst=False)
         kw = g.vadd([new, (K[2 * p], K[2 * p + 1])])
         g.op("vstore", [g.xreg(kw), Mem("%d(%%rsp)" % (kw_slot + 16 * p))],
              cls="x", dst=False)
@@ -421,10 +435,11 @@ def allocate(ops):
 
 
 # Stack frame (rsp 64-aligned): the digest / state words, the block
-# words, K + W for rounds 16-79, the saved arguments and stack pointer
-# (every general register but rsp is in use).
-HS, WB, KW, ARG0, ARG1, SP = 0, 64, 192, 832, 840, 848
-FRAME = 192 + 704
+# words, K + W for rounds 16-79 (at KW + 8t), the saved arguments and
+# stack pointer (every general register but rsp is in use), W[16..79]
+# (at WS + 8t).
+HS, WB, KW, ARG0, ARG1, SP, WS = 0, 64, 192, 832, 840, 848, 768
+FRAME = WS + 8 * 80
 SAVED = ["%rbx", "%rbp", "%r12", "%r13", "%r14", "%r15"]
 
 
@@ -445,7 +460,7 @@ def main():
     g = Gen()
     hs = [Mem("%d(%%rsp)" % (HS + 8 * i)) for i in range(8)]
     # chain(uint64_t h[8], uint64_t steps): h in host order, steps > 0.
-    chain = allocate(sha512_body(g, IV, hs + PAD, KW, hs))
+    chain = allocate(sha512_body(g, IV, hs + PAD, KW, WS, hs))
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0, "mov %%rsi, %d(%%rsp)" % ARG1]
     pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
     pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)
@@ -460,7 +475,7 @@ def main():
 
     # block(uint64_t state[8], const uint64_t w[16]): the known answer.
     wb = [Mem("%d(%%rsp)" % (WB + 8 * i)) for i in range(16)]
-    block = allocate(sha512_body(g, hs, wb, KW, hs))
+    block = allocate(sha512_body(g, hs, wb, KW, WS, hs))
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0]
     pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
     pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)

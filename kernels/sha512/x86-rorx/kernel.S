@@ -28,7 +28,7 @@ SYM(sha512_x86_rorx_chain):
 	push %r14
 	push %r15
 	mov %rsp, %rax
-	sub $896, %rsp
+	sub $1408, %rsp
 	and $-64, %rsp
 	mov %rax, 848(%rsp)
 	mov %rdi, 832(%rsp)
@@ -52,21 +52,22 @@ SYM(sha512_x86_rorx_chain):
 	vpsrlq $7, %xmm1, %xmm4
 	vpternlogq $0x96, %xmm4, %xmm3, %xmm2
 	mov 0(%rsp), %rax
-	addq .Lc35(%rip), %rax
 	vmovdqu64 0(%rsp), %xmm5
-	rorx $14, %rax, %rbx
-	rorx $18, %rax, %rcx
+	addq .Lc35(%rip), %rax
 	vpaddq %xmm2, %xmm5, %xmm6
-	rorx $41, %rax, %rdx
-	andn .Lc36(%rip), %rax, %rsi
+	rorx $14, %rax, %rbx
 	vpaddq .Lc0(%rip), %xmm6, %xmm7
+	rorx $18, %rax, %rcx
+	vmovdqu64 %xmm7, 896(%rsp)
+	rorx $41, %rax, %rdx
+	vpaddq .Lc1(%rip), %xmm7, %xmm8
+	andn .Lc36(%rip), %rax, %rsi
+	vmovdqu64 %xmm8, 320(%rsp)
 	addq 8(%rsp), %rsi
 	addq .Lc37(%rip), %rsi
-	vpaddq .Lc1(%rip), %xmm7, %xmm8
 	mov %rax, %rdi
 	andq .Lc38(%rip), %rdi
 	addq %rdi, %rsi
-	vmovdqu64 %xmm8, 320(%rsp)
 	xorq %rcx, %rbx
 	xorq %rdx, %rbx
 	addq %rbx, %rsi
@@ -125,12 +126,13 @@ SYM(sha512_x86_rorx_chain):
 	vpaddq %xmm14, %xmm18, %xmm19
 	addq %r11, %rbp
 	rorx $28, %rbx, %r15
-	vpaddq .Lc2(%rip), %xmm19, %xmm20
+	vmovdqu64 %xmm19, 912(%rsp)
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vmovdqu64 %xmm20, 336(%rsp)
+	vpaddq .Lc2(%rip), %xmm19, %xmm20
 	andq %rbx, %rcx
 	xorq %rdi, %r15
+	vmovdqu64 %xmm20, 336(%rsp)
 	xorq %r13, %r15
 	addq .Lc44(%rip), %rdx
 	mov %r12, %r14
@@ -178,34 +180,35 @@ SYM(sha512_x86_rorx_chain):
 	addq %r15, %r8
 	addq 40(%rsp), %rsi
 	addq .Lc48(%rip), %rsi
-	rorx $14, %rax, %r9
 	vpsrlq $6, %xmm19, %xmm28
+	rorx $14, %rax, %r9
 	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
 	rorx $41, %rax, %rcx
 	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
+	vmovdqu64 32(%rsp), %xmm29
 	andn %r10, %rax, %r14
 	addq %r14, %rsi
+	vpaddq %xmm23, %xmm29, %xmm30
 	mov %rbp, %r15
 	andq %rax, %r15
-	vmovdqu64 32(%rsp), %xmm29
 	addq %r15, %rsi
+	vpaddq %xmm26, %xmm30, %xmm31
 	xorq %r13, %r9
 	xorq %rcx, %r9
-	vpaddq %xmm23, %xmm29, %xmm30
+	vmovdqu64 %xmm31, 928(%rsp)
 	addq %r9, %rsi
 	rorx $28, %r8, %r14
+	vpaddq .Lc3(%rip), %xmm31, %xmm0
 	rorx $34, %r8, %r15
-	vpaddq %xmm26, %xmm30, %xmm31
 	rorx $39, %r8, %r13
+	vmovdqu64 %xmm0, 352(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
-	vpaddq .Lc3(%rip), %xmm31, %xmm0
 	xorq %r13, %r14
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
-	vmovdqu64 %xmm0, 352(%rsp)
 	mov %rdx, %r9
 	andq %r8, %r9
 	addq %rax, %rdi
@@ -269,12 +272,13 @@ SYM(sha512_x86_rorx_chain):
 	vpaddq %xmm8, %xmm15, %xmm16
 	addq %r14, %rbp
 	rorx $28, %r9, %rcx
-	vpaddq .Lc6(%rip), %xmm16, %xmm17
+	vmovdqu64 %xmm16, 944(%rsp)
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vmovdqu64 %xmm17, 368(%rsp)
+	vpaddq .Lc6(%rip), %xmm16, %xmm17
 	andq %r9, %r12
 	xorq %r11, %rcx
+	vmovdqu64 %xmm17, 368(%rsp)
 	xorq %r13, %rcx
 	subq %rdx, %r15
 	mov %rdi, %rbx
@@ -288,28 +292,28 @@ SYM(sha512_x86_rorx_chain):
 	addq .Lc52(%rip), %rax
 	rorx $14, %rbp, %r11
 	rorx $18, %rbp, %r13
-	valignq $1, %xmm7, %xmm19, %xmm11
+	vprorq $19, %xmm16, %xmm11
 	rorx $41, %rbp, %rdx
 	addq %rdi, %rax
 	andn %rsi, %rbp, %r12
 	addq %r12, %rax
-	vprorq $19, %xmm16, %xmm18
+	vprorq $61, %xmm16, %xmm18
 	mov %r10, %rcx
 	andq %rbp, %rcx
 	addq %rcx, %rax
 	xorq %r13, %r11
 	xorq %rdx, %r11
-	vprorq $61, %xmm16, %xmm14
+	vpsrlq $6, %xmm16, %xmm14
 	addq %r11, %rax
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
-	vpsrlq $6, %xmm16, %xmm20
+	vpternlogq $0x96, %xmm14, %xmm18, %xmm11
 	andq %r15, %rbx
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
-	vpternlogq $0x96, %xmm20, %xmm14, %xmm18
+	vmovdqu64 904(%rsp), %xmm20
 	mov %r9, %rdx
 	xorq %r15, %rdx
 	mov %r9, %r11
@@ -321,7 +325,7 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
 	rorx $41, %rax, %r8
-	vpaddq %xmm18, %xmm11, %xmm21
+	vpaddq %xmm11, %xmm20, %xmm21
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
 	addq %rbx, %rsi
@@ -332,17 +336,18 @@ SYM(sha512_x86_rorx_chain):
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vpaddq .Lc7(%rip), %xmm22, %xmm24
+	vmovdqu64 %xmm22, 960(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
 	andq %r14, %rdx
-	vmovdqu64 %xmm24, 384(%rsp)
+	vpaddq .Lc7(%rip), %xmm22, %xmm24
 	xorq %r12, %rbx
 	xorq %r13, %rbx
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
+	vmovdqu64 %xmm24, 384(%rsp)
 	mov %r15, %rcx
 	andq %r14, %rcx
 	addq %rax, %r11
@@ -352,28 +357,29 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rsi, %r12
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdi
-	valignq $1, %xmm19, %xmm31, %xmm25
+	vprorq $19, %xmm22, %xmm25
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vprorq $19, %xmm22, %xmm27
+	vprorq $61, %xmm22, %xmm27
 	addq %rbx, %r10
 	xorq %r13, %r12
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vprorq $61, %xmm22, %xmm28
+	vpsrlq $6, %xmm22, %xmm28
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpsrlq $6, %xmm22, %xmm29
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm25
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
 	mov %r14, %rdi
 	xorq %r11, %rdi
+	vmovdqu64 920(%rsp), %xmm29
 	mov %r14, %r12
 	andq %r11, %r12
 	addq %rsi, %rcx
@@ -383,13 +389,13 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
 	rorx $41, %r10, %r9
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm27
+	vpaddq %xmm25, %xmm29, %xmm23
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
-	vpaddq %xmm27, %xmm25, %xmm23
+	vmovdqu64 %xmm23, 976(%rsp)
 	addq %rdx, %rbp
 	xorq %r13, %rbx
 	xorq %r9, %rbx
@@ -414,28 +420,29 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rbp, %rdx
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r15
-	valignq $1, %xmm31, %xmm16, %xmm26
+	vprorq $19, %xmm23, %xmm26
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
-	vprorq $19, %xmm23, %xmm0
+	vprorq $61, %xmm23, %xmm0
 	addq %r8, %rax
 	xorq %r13, %rdx
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vprorq $61, %xmm23, %xmm1
+	vpsrlq $6, %xmm23, %xmm1
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpsrlq $6, %xmm23, %xmm3
+	vpternlogq $0x96, %xmm1, %xmm0, %xmm26
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
 	mov %rcx, %r15
 	xorq %r12, %r15
+	vmovdqu64 936(%rsp), %xmm3
 	mov %rcx, %rdx
 	andq %r12, %rdx
 	addq %rbp, %rbx
@@ -445,13 +452,13 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
 	rorx $41, %rax, %r14
-	vpternlogq $0x96, %xmm3, %xmm1, %xmm0
+	vpaddq %xmm26, %xmm3, %xmm2
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vpaddq %xmm0, %xmm26, %xmm2
+	vmovdqu64 %xmm2, 992(%rsp)
 	addq %rdi, %rsi
 	xorq %r13, %r8
 	xorq %r14, %r8
@@ -477,26 +484,26 @@ SYM(sha512_x86_rorx_chain):
 	valignq $1, .Lc5(%rip), %xmm7, %xmm9
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r11
-	valignq $1, %xmm16, %xmm22, %xmm10
+	vprorq $1, %xmm9, %xmm10
 	addq %r12, %r10
 	andn %rbp, %rsi, %r15
-	vprorq $1, %xmm9, %xmm12
+	vprorq $8, %xmm9, %xmm12
 	addq %r15, %r10
 	mov %rax, %r9
 	andq %rsi, %r9
-	vprorq $8, %xmm9, %xmm4
+	vpsrlq $7, %xmm9, %xmm4
 	addq %r9, %r10
 	xorq %r13, %rdi
-	vpsrlq $7, %xmm9, %xmm13
+	vpternlogq $0x96, %xmm4, %xmm12, %xmm10
 	xorq %r11, %rdi
 	addq %rdi, %r10
-	vpternlogq $0x96, %xmm13, %xmm4, %xmm12
+	vprorq $19, %xmm2, %xmm13
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $19, %xmm2, %xmm5
+	vprorq $61, %xmm2, %xmm5
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vprorq $61, %xmm2, %xmm15
+	vpsrlq $6, %xmm2, %xmm15
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -509,34 +516,35 @@ SYM(sha512_x86_rorx_chain):
 	addq %r15, %r8
 	addq $512, %rbp
 	addq .Lc59(%rip), %rbp
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm13
 	rorx $14, %r10, %r9
-	vpsrlq $6, %xmm2, %xmm8
 	rorx $18, %r10, %r13
+	vmovdqu64 952(%rsp), %xmm8
 	rorx $41, %r10, %rcx
 	addq %rbx, %rbp
-	vpternlogq $0x96, %xmm8, %xmm15, %xmm5
+	vpaddq %xmm10, %xmm8, %xmm17
 	andn %rax, %r10, %r14
 	addq %r14, %rbp
+	vpaddq %xmm13, %xmm17, %xmm18
 	mov %rsi, %r15
 	andq %r10, %r15
-	vpaddq %xmm12, %xmm10, %xmm17
 	addq %r15, %rbp
+	vpaddq .Lc5(%rip), %xmm18, %xmm14
 	xorq %r13, %r9
 	xorq %rcx, %r9
-	vpaddq %xmm5, %xmm17, %xmm14
+	vmovdqu64 %xmm14, 1008(%rsp)
 	addq %r9, %rbp
 	rorx $28, %r8, %r14
+	vpaddq .Lc10(%rip), %xmm14, %xmm20
 	rorx $34, %r8, %r15
-	vpaddq .Lc5(%rip), %xmm14, %xmm20
 	rorx $39, %r8, %r13
+	vmovdqu64 %xmm20, 432(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
-	vpaddq .Lc10(%rip), %xmm20, %xmm11
 	xorq %r13, %r14
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
-	vmovdqu64 %xmm11, 432(%rsp)
 	mov %rdx, %r9
 	andq %r8, %r9
 	addq %r10, %rdi
@@ -544,29 +552,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r14, %rdi
 	addq 320(%rsp), %rax
 	rorx $14, %rbp, %r15
-	valignq $1, %xmm7, %xmm19, %xmm18
+	vmovdqu64 904(%rsp), %xmm11
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r12
-	valignq $1, %xmm22, %xmm23, %xmm21
+	vprorq $1, %xmm11, %xmm21
 	addq %rdx, %rax
 	andn %rsi, %rbp, %r11
-	vprorq $1, %xmm18, %xmm24
+	vprorq $8, %xmm11, %xmm24
 	addq %r11, %rax
 	mov %r10, %r14
 	andq %rbp, %r14
-	vprorq $8, %xmm18, %xmm28
+	vpsrlq $7, %xmm11, %xmm27
 	addq %r14, %rax
 	xorq %r13, %r15
-	vpsrlq $7, %xmm18, %xmm29
+	vpternlogq $0x96, %xmm27, %xmm24, %xmm21
 	xorq %r12, %r15
 	addq %r15, %rax
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm24
+	vprorq $19, %xmm14, %xmm28
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $19, %xmm20, %xmm25
+	vprorq $61, %xmm14, %xmm29
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vprorq $61, %xmm20, %xmm27
+	vpsrlq $6, %xmm14, %xmm25
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -580,62 +588,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 328(%rsp), %rsi
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm20, %xmm30
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm28
 	rorx $41, %rax, %rbx
 	addq %r8, %rsi
 	andn %r10, %rax, %rcx
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm25
+	vpaddq 968(%rsp), %xmm7, %xmm30
 	addq %rcx, %rsi
 	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm21, %xmm7, %xmm1
+	vpaddq %xmm21, %xmm30, %xmm0
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rsi
-	vpaddq %xmm24, %xmm1, %xmm3
+	vpaddq %xmm28, %xmm0, %xmm1
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vpaddq %xmm25, %xmm3, %xmm26
+	vmovdqu64 %xmm1, 1024(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc11(%rip), %xmm26, %xmm0
+	vpaddq .Lc11(%rip), %xmm1, %xmm3
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm0, 448(%rsp)
+	vmovdqu64 %xmm3, 448(%rsp)
 	addq %rax, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 336(%rsp), %r10
 	rorx $14, %rsi, %r11
-	valignq $1, %xmm19, %xmm31, %xmm6
+	vmovdqu64 920(%rsp), %xmm26
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdx
-	valignq $1, %xmm23, %xmm2, %xmm9
+	vprorq $1, %xmm26, %xmm6
 	addq %rdi, %r10
 	andn %rbp, %rsi, %r12
-	vprorq $1, %xmm6, %xmm4
+	vprorq $8, %xmm26, %xmm9
 	addq %r12, %r10
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vprorq $8, %xmm6, %xmm13
+	vpsrlq $7, %xmm26, %xmm12
 	addq %rcx, %r10
 	xorq %r13, %r11
-	vpsrlq $7, %xmm6, %xmm15
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm6
 	xorq %rdx, %r11
 	addq %r11, %r10
-	vpternlogq $0x96, %xmm15, %xmm13, %xmm4
+	vprorq $19, %xmm1, %xmm4
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $19, %xmm26, %xmm8
+	vprorq $61, %xmm1, %xmm5
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vprorq $61, %xmm26, %xmm10
+	vpsrlq $6, %xmm1, %xmm15
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -649,62 +657,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 344(%rsp), %rbp
 	rorx $14, %r10, %rcx
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm26, %xmm12
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm4
 	rorx $41, %r10, %r8
 	addq %r9, %rbp
 	andn %rax, %r10, %rbx
-	vpternlogq $0x96, %xmm12, %xmm10, %xmm8
+	vpaddq 984(%rsp), %xmm19, %xmm8
 	addq %rbx, %rbp
 	mov %rsi, %r12
 	andq %r10, %r12
 	addq %r12, %rbp
-	vpaddq %xmm9, %xmm19, %xmm17
+	vpaddq %xmm6, %xmm8, %xmm10
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm4, %xmm17, %xmm5
+	vpaddq %xmm4, %xmm10, %xmm17
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vpaddq %xmm8, %xmm5, %xmm14
+	vmovdqu64 %xmm17, 1040(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc12(%rip), %xmm14, %xmm11
+	vpaddq .Lc12(%rip), %xmm17, %xmm13
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm11, 464(%rsp)
+	vmovdqu64 %xmm13, 464(%rsp)
 	addq %r10, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 352(%rsp), %rax
 	rorx $14, %rbp, %r12
-	valignq $1, %xmm31, %xmm16, %xmm18
+	vmovdqu64 936(%rsp), %xmm18
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdi
-	valignq $1, %xmm2, %xmm20, %xmm28
+	vprorq $1, %xmm18, %xmm20
 	addq %r15, %rax
 	andn %rsi, %rbp, %rdx
-	vprorq $1, %xmm18, %xmm29
+	vprorq $8, %xmm18, %xmm11
 	addq %rdx, %rax
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vprorq $8, %xmm18, %xmm27
+	vpsrlq $7, %xmm18, %xmm24
 	addq %rbx, %rax
 	xorq %r13, %r12
-	vpsrlq $7, %xmm18, %xmm30
+	vpternlogq $0x96, %xmm24, %xmm11, %xmm20
 	xorq %rdi, %r12
 	addq %r12, %rax
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm29
+	vprorq $19, %xmm17, %xmm27
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $19, %xmm14, %xmm7
+	vprorq $61, %xmm17, %xmm29
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vprorq $61, %xmm14, %xmm21
+	vpsrlq $6, %xmm17, %xmm25
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -718,28 +726,28 @@ SYM(sha512_x86_rorx_chain):
 	addq 360(%rsp), %rsi
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm14, %xmm1
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm27
 	rorx $41, %rax, %r9
 	addq %r14, %rsi
 	andn %r10, %rax, %r8
-	vpternlogq $0x96, %xmm1, %xmm21, %xmm7
+	vpaddq 1000(%rsp), %xmm31, %xmm7
 	addq %r8, %rsi
 	mov %rbp, %rdx
 	andq %rax, %rdx
 	addq %rdx, %rsi
-	vpaddq %xmm28, %xmm31, %xmm24
+	vpaddq %xmm20, %xmm7, %xmm30
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rsi
-	vpaddq %xmm29, %xmm24, %xmm3
+	vpaddq %xmm27, %xmm30, %xmm21
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vpaddq %xmm7, %xmm3, %xmm25
+	vmovdqu64 %xmm21, 1056(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc13(%rip), %xmm25, %xmm0
+	vpaddq .Lc13(%rip), %xmm21, %xmm0
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
@@ -751,29 +759,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r8, %r12
 	addq 368(%rsp), %r10
 	rorx $14, %rsi, %rdx
-	valignq $1, %xmm16, %xmm22, %xmm6
+	vmovdqu64 952(%rsp), %xmm28
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r15
-	valignq $1, %xmm20, %xmm26, %xmm13
+	vprorq $1, %xmm28, %xmm3
 	addq %r11, %r10
 	andn %rbp, %rsi, %rdi
-	vprorq $1, %xmm6, %xmm15
+	vprorq $8, %xmm28, %xmm26
 	addq %rdi, %r10
 	mov %rax, %r8
 	andq %rsi, %r8
-	vprorq $8, %xmm6, %xmm10
+	vpsrlq $7, %xmm28, %xmm9
 	addq %r8, %r10
 	xorq %r13, %rdx
-	vpsrlq $7, %xmm6, %xmm12
+	vpternlogq $0x96, %xmm9, %xmm26, %xmm3
 	xorq %r15, %rdx
 	addq %rdx, %r10
-	vpternlogq $0x96, %xmm12, %xmm10, %xmm15
+	vprorq $19, %xmm21, %xmm12
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $19, %xmm25, %xmm19
+	vprorq $61, %xmm21, %xmm5
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vprorq $61, %xmm25, %xmm9
+	vpsrlq $6, %xmm21, %xmm15
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -787,62 +795,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 376(%rsp), %rbp
 	rorx $14, %r10, %r8
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm25, %xmm17
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm12
 	rorx $41, %r10, %r14
 	addq %rcx, %rbp
 	andn %rax, %r10, %r9
-	vpternlogq $0x96, %xmm17, %xmm9, %xmm19
+	vpaddq 1016(%rsp), %xmm16, %xmm19
 	addq %r9, %rbp
 	mov %rsi, %rdi
 	andq %r10, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm13, %xmm16, %xmm4
+	vpaddq %xmm3, %xmm19, %xmm8
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rbp
-	vpaddq %xmm15, %xmm4, %xmm5
+	vpaddq %xmm12, %xmm8, %xmm6
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vpaddq %xmm19, %xmm5, %xmm8
+	vmovdqu64 %xmm6, 1072(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc14(%rip), %xmm8, %xmm11
+	vpaddq .Lc14(%rip), %xmm6, %xmm10
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm11, 496(%rsp)
+	vmovdqu64 %xmm10, 496(%rsp)
 	addq %r10, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 384(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	valignq $1, %xmm22, %xmm23, %xmm18
+	vmovdqu64 968(%rsp), %xmm4
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r11
-	valignq $1, %xmm26, %xmm14, %xmm27
+	vprorq $1, %xmm4, %xmm13
 	addq %r12, %rax
 	andn %rsi, %rbp, %r15
-	vprorq $1, %xmm18, %xmm30
+	vprorq $8, %xmm4, %xmm18
 	addq %r15, %rax
 	mov %r10, %r9
 	andq %rbp, %r9
-	vprorq $8, %xmm18, %xmm21
+	vpsrlq $7, %xmm4, %xmm11
 	addq %r9, %rax
 	xorq %r13, %rdi
-	vpsrlq $7, %xmm18, %xmm1
+	vpternlogq $0x96, %xmm11, %xmm18, %xmm13
 	xorq %r11, %rdi
 	addq %rdi, %rax
-	vpternlogq $0x96, %xmm1, %xmm21, %xmm30
+	vprorq $19, %xmm6, %xmm24
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $19, %xmm8, %xmm31
+	vprorq $61, %xmm6, %xmm29
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vprorq $61, %xmm8, %xmm28
+	vpsrlq $6, %xmm6, %xmm25
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -856,62 +864,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 392(%rsp), %rsi
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm8, %xmm24
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm24
 	rorx $41, %rax, %rcx
 	addq %rbx, %rsi
 	andn %r10, %rax, %r14
-	vpternlogq $0x96, %xmm24, %xmm28, %xmm31
+	vpaddq 1032(%rsp), %xmm22, %xmm31
 	addq %r14, %rsi
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %rsi
-	vpaddq %xmm27, %xmm22, %xmm29
+	vpaddq %xmm13, %xmm31, %xmm7
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rsi
-	vpaddq %xmm30, %xmm29, %xmm3
+	vpaddq %xmm24, %xmm7, %xmm20
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vpaddq %xmm31, %xmm3, %xmm7
+	vmovdqu64 %xmm20, 1088(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc15(%rip), %xmm7, %xmm0
+	vpaddq .Lc15(%rip), %xmm20, %xmm30
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm0, 512(%rsp)
+	vmovdqu64 %xmm30, 512(%rsp)
 	addq %rax, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 400(%rsp), %r10
 	rorx $14, %rsi, %r15
-	valignq $1, %xmm23, %xmm2, %xmm6
+	vmovdqu64 984(%rsp), %xmm27
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r12
-	valignq $1, %xmm14, %xmm25, %xmm10
+	vprorq $1, %xmm27, %xmm0
 	addq %rdx, %r10
 	andn %rbp, %rsi, %r11
-	vprorq $1, %xmm6, %xmm12
+	vprorq $8, %xmm27, %xmm28
 	addq %r11, %r10
 	mov %rax, %r14
 	andq %rsi, %r14
-	vprorq $8, %xmm6, %xmm9
+	vpsrlq $7, %xmm27, %xmm26
 	addq %r14, %r10
 	xorq %r13, %r15
-	vpsrlq $7, %xmm6, %xmm17
+	vpternlogq $0x96, %xmm26, %xmm28, %xmm0
 	xorq %r12, %r15
 	addq %r15, %r10
-	vpternlogq $0x96, %xmm17, %xmm9, %xmm12
+	vprorq $19, %xmm20, %xmm9
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $19, %xmm7, %xmm16
+	vprorq $61, %xmm20, %xmm5
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vprorq $61, %xmm7, %xmm13
+	vpsrlq $6, %xmm20, %xmm15
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -925,62 +933,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 408(%rsp), %rbp
 	rorx $14, %r10, %r14
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm7, %xmm4
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm9
 	rorx $41, %r10, %rbx
 	addq %r8, %rbp
 	andn %rax, %r10, %rcx
-	vpternlogq $0x96, %xmm4, %xmm13, %xmm16
+	vpaddq 1048(%rsp), %xmm23, %xmm16
 	addq %rcx, %rbp
 	mov %rsi, %r11
 	andq %r10, %r11
 	addq %r11, %rbp
-	vpaddq %xmm10, %xmm23, %xmm15
+	vpaddq %xmm0, %xmm16, %xmm19
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rbp
-	vpaddq %xmm12, %xmm15, %xmm5
+	vpaddq %xmm9, %xmm19, %xmm3
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vpaddq %xmm16, %xmm5, %xmm19
+	vmovdqu64 %xmm3, 1104(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc16(%rip), %xmm19, %xmm11
+	vpaddq .Lc16(%rip), %xmm3, %xmm8
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm11, 528(%rsp)
+	vmovdqu64 %xmm8, 528(%rsp)
 	addq %r10, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 416(%rsp), %rax
 	rorx $14, %rbp, %r11
-	valignq $1, %xmm2, %xmm20, %xmm18
+	vmovdqu64 1000(%rsp), %xmm12
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdx
-	valignq $1, %xmm25, %xmm8, %xmm21
+	vprorq $1, %xmm12, %xmm10
 	addq %rdi, %rax
 	andn %rsi, %rbp, %r12
-	vprorq $1, %xmm18, %xmm1
+	vprorq $8, %xmm12, %xmm4
 	addq %r12, %rax
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vprorq $8, %xmm18, %xmm28
+	vpsrlq $7, %xmm12, %xmm18
 	addq %rcx, %rax
 	xorq %r13, %r11
-	vpsrlq $7, %xmm18, %xmm24
+	vpternlogq $0x96, %xmm18, %xmm4, %xmm10
 	xorq %rdx, %r11
 	addq %r11, %rax
-	vpternlogq $0x96, %xmm24, %xmm28, %xmm1
+	vprorq $19, %xmm3, %xmm11
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $19, %xmm19, %xmm22
+	vprorq $61, %xmm3, %xmm29
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vprorq $61, %xmm19, %xmm27
+	vpsrlq $6, %xmm3, %xmm25
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -994,62 +1002,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 424(%rsp), %rsi
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm19, %xmm29
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm11
 	rorx $41, %rax, %r8
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
-	vpternlogq $0x96, %xmm29, %xmm27, %xmm22
+	vpaddq 1064(%rsp), %xmm2, %xmm22
 	addq %rbx, %rsi
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %rsi
-	vpaddq %xmm21, %xmm2, %xmm30
+	vpaddq %xmm10, %xmm22, %xmm31
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vpaddq %xmm1, %xmm30, %xmm3
+	vpaddq %xmm11, %xmm31, %xmm13
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vpaddq %xmm22, %xmm3, %xmm31
+	vmovdqu64 %xmm13, 1120(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc17(%rip), %xmm31, %xmm0
+	vpaddq .Lc17(%rip), %xmm13, %xmm7
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm0, 544(%rsp)
+	vmovdqu64 %xmm7, 544(%rsp)
 	addq %rax, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 432(%rsp), %r10
 	rorx $14, %rsi, %r12
-	valignq $1, %xmm20, %xmm26, %xmm6
+	vmovdqu64 1016(%rsp), %xmm24
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdi
-	valignq $1, %xmm8, %xmm7, %xmm9
+	vprorq $1, %xmm24, %xmm30
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
-	vprorq $1, %xmm6, %xmm17
+	vprorq $8, %xmm24, %xmm27
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vprorq $8, %xmm6, %xmm13
+	vpsrlq $7, %xmm24, %xmm28
 	addq %rbx, %r10
 	xorq %r13, %r12
-	vpsrlq $7, %xmm6, %xmm4
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm30
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vpternlogq $0x96, %xmm4, %xmm13, %xmm17
+	vprorq $19, %xmm13, %xmm26
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $19, %xmm31, %xmm23
+	vprorq $61, %xmm13, %xmm5
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vprorq $61, %xmm31, %xmm10
+	vpsrlq $6, %xmm13, %xmm15
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -1063,62 +1071,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 440(%rsp), %rbp
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm31, %xmm15
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm26
 	rorx $41, %r10, %r9
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
-	vpternlogq $0x96, %xmm15, %xmm10, %xmm23
+	vpaddq 1080(%rsp), %xmm14, %xmm23
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm9, %xmm20, %xmm12
+	vpaddq %xmm30, %xmm23, %xmm16
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm17, %xmm12, %xmm5
+	vpaddq %xmm26, %xmm16, %xmm0
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vpaddq %xmm23, %xmm5, %xmm16
+	vmovdqu64 %xmm0, 1136(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc18(%rip), %xmm16, %xmm11
+	vpaddq .Lc18(%rip), %xmm0, %xmm19
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm11, 560(%rsp)
+	vmovdqu64 %xmm19, 560(%rsp)
 	addq %r10, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 448(%rsp), %rax
 	rorx $14, %rbp, %rdx
-	valignq $1, %xmm26, %xmm14, %xmm18
+	vmovdqu64 1032(%rsp), %xmm9
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r15
-	valignq $1, %xmm7, %xmm19, %xmm28
+	vprorq $1, %xmm9, %xmm8
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
-	vprorq $1, %xmm18, %xmm24
+	vprorq $8, %xmm9, %xmm12
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
-	vprorq $8, %xmm18, %xmm27
+	vpsrlq $7, %xmm9, %xmm4
 	addq %r8, %rax
 	xorq %r13, %rdx
-	vpsrlq $7, %xmm18, %xmm29
+	vpternlogq $0x96, %xmm4, %xmm12, %xmm8
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vpternlogq $0x96, %xmm29, %xmm27, %xmm24
+	vprorq $19, %xmm0, %xmm18
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $19, %xmm16, %xmm2
+	vprorq $61, %xmm0, %xmm29
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vprorq $61, %xmm16, %xmm21
+	vpsrlq $6, %xmm0, %xmm25
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -1132,62 +1140,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 456(%rsp), %rsi
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm16, %xmm30
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm18
 	rorx $41, %rax, %r14
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
-	vpternlogq $0x96, %xmm30, %xmm21, %xmm2
+	vpaddq 1096(%rsp), %xmm1, %xmm2
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %rsi
-	vpaddq %xmm28, %xmm26, %xmm1
+	vpaddq %xmm8, %xmm2, %xmm22
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rsi
-	vpaddq %xmm24, %xmm1, %xmm3
+	vpaddq %xmm18, %xmm22, %xmm10
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vpaddq %xmm2, %xmm3, %xmm22
+	vmovdqu64 %xmm10, 1152(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc19(%rip), %xmm22, %xmm0
+	vpaddq .Lc19(%rip), %xmm10, %xmm31
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm0, 576(%rsp)
+	vmovdqu64 %xmm31, 576(%rsp)
 	addq %rax, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 464(%rsp), %r10
 	rorx $14, %rsi, %rdi
-	valignq $1, %xmm14, %xmm25, %xmm6
+	vmovdqu64 1048(%rsp), %xmm11
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r11
-	valignq $1, %xmm19, %xmm31, %xmm13
+	vprorq $1, %xmm11, %xmm7
 	addq %r12, %r10
 	andn %rbp, %rsi, %r15
-	vprorq $1, %xmm6, %xmm4
+	vprorq $8, %xmm11, %xmm24
 	addq %r15, %r10
 	mov %rax, %r9
 	andq %rsi, %r9
-	vprorq $8, %xmm6, %xmm10
+	vpsrlq $7, %xmm11, %xmm27
 	addq %r9, %r10
 	xorq %r13, %rdi
-	vpsrlq $7, %xmm6, %xmm15
+	vpternlogq $0x96, %xmm27, %xmm24, %xmm7
 	xorq %r11, %rdi
 	addq %rdi, %r10
-	vpternlogq $0x96, %xmm15, %xmm10, %xmm4
+	vprorq $19, %xmm10, %xmm28
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $19, %xmm22, %xmm20
+	vprorq $61, %xmm10, %xmm5
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vprorq $61, %xmm22, %xmm9
+	vpsrlq $6, %xmm10, %xmm15
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -1201,62 +1209,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 472(%rsp), %rbp
 	rorx $14, %r10, %r9
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm22, %xmm12
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm28
 	rorx $41, %r10, %rcx
 	addq %rbx, %rbp
 	andn %rax, %r10, %r14
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm20
+	vpaddq 1112(%rsp), %xmm17, %xmm14
 	addq %r14, %rbp
 	mov %rsi, %r15
 	andq %r10, %r15
 	addq %r15, %rbp
-	vpaddq %xmm13, %xmm14, %xmm17
+	vpaddq %xmm7, %xmm14, %xmm23
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rbp
-	vpaddq %xmm4, %xmm17, %xmm5
+	vpaddq %xmm28, %xmm23, %xmm30
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vpaddq %xmm20, %xmm5, %xmm23
+	vmovdqu64 %xmm30, 1168(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc20(%rip), %xmm23, %xmm11
+	vpaddq .Lc20(%rip), %xmm30, %xmm16
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm11, 592(%rsp)
+	vmovdqu64 %xmm16, 592(%rsp)
 	addq %r10, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 480(%rsp), %rax
 	rorx $14, %rbp, %r15
-	valignq $1, %xmm25, %xmm8, %xmm18
+	vmovdqu64 1064(%rsp), %xmm26
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r12
-	valignq $1, %xmm31, %xmm16, %xmm27
+	vprorq $1, %xmm26, %xmm19
 	addq %rdx, %rax
 	andn %rsi, %rbp, %r11
-	vprorq $1, %xmm18, %xmm29
+	vprorq $8, %xmm26, %xmm9
 	addq %r11, %rax
 	mov %r10, %r14
 	andq %rbp, %r14
-	vprorq $8, %xmm18, %xmm21
+	vpsrlq $7, %xmm26, %xmm12
 	addq %r14, %rax
 	xorq %r13, %r15
-	vpsrlq $7, %xmm18, %xmm30
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm19
 	xorq %r12, %r15
 	addq %r15, %rax
-	vpternlogq $0x96, %xmm30, %xmm21, %xmm29
+	vprorq $19, %xmm30, %xmm4
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $19, %xmm23, %xmm26
+	vprorq $61, %xmm30, %xmm29
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vprorq $61, %xmm23, %xmm28
+	vpsrlq $6, %xmm30, %xmm25
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -1270,62 +1278,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 488(%rsp), %rsi
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm23, %xmm1
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm4
 	rorx $41, %rax, %rbx
 	addq %r8, %rsi
 	andn %r10, %rax, %rcx
-	vpternlogq $0x96, %xmm1, %xmm28, %xmm26
+	vpaddq 1128(%rsp), %xmm21, %xmm1
 	addq %rcx, %rsi
 	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm27, %xmm25, %xmm24
+	vpaddq %xmm19, %xmm1, %xmm2
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rsi
-	vpaddq %xmm29, %xmm24, %xmm3
+	vpaddq %xmm4, %xmm2, %xmm8
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vpaddq %xmm26, %xmm3, %xmm2
+	vmovdqu64 %xmm8, 1184(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc21(%rip), %xmm2, %xmm0
+	vpaddq .Lc21(%rip), %xmm8, %xmm22
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm0, 608(%rsp)
+	vmovdqu64 %xmm22, 608(%rsp)
 	addq %rax, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 496(%rsp), %r10
 	rorx $14, %rsi, %r11
-	valignq $1, %xmm8, %xmm7, %xmm6
+	vmovdqu64 1080(%rsp), %xmm18
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdx
-	valignq $1, %xmm16, %xmm22, %xmm10
+	vprorq $1, %xmm18, %xmm31
 	addq %rdi, %r10
 	andn %rbp, %rsi, %r12
-	vprorq $1, %xmm6, %xmm15
+	vprorq $8, %xmm18, %xmm11
 	addq %r12, %r10
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vprorq $8, %xmm6, %xmm9
+	vpsrlq $7, %xmm18, %xmm24
 	addq %rcx, %r10
 	xorq %r13, %r11
-	vpsrlq $7, %xmm6, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm11, %xmm31
 	xorq %rdx, %r11
 	addq %r11, %r10
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm15
+	vprorq $19, %xmm8, %xmm27
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $19, %xmm2, %xmm14
+	vprorq $61, %xmm8, %xmm5
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vprorq $61, %xmm2, %xmm13
+	vpsrlq $6, %xmm8, %xmm15
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -1339,62 +1347,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 504(%rsp), %rbp
 	rorx $14, %r10, %rcx
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm2, %xmm17
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm27
 	rorx $41, %r10, %r8
 	addq %r9, %rbp
 	andn %rax, %r10, %rbx
-	vpternlogq $0x96, %xmm17, %xmm13, %xmm14
+	vpaddq 1144(%rsp), %xmm6, %xmm17
 	addq %rbx, %rbp
 	mov %rsi, %r12
 	andq %r10, %r12
 	addq %r12, %rbp
-	vpaddq %xmm10, %xmm8, %xmm4
+	vpaddq %xmm31, %xmm17, %xmm14
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm15, %xmm4, %xmm5
+	vpaddq %xmm27, %xmm14, %xmm7
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vpaddq %xmm14, %xmm5, %xmm20
+	vmovdqu64 %xmm7, 1200(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc22(%rip), %xmm20, %xmm11
+	vpaddq .Lc22(%rip), %xmm7, %xmm23
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm11, 624(%rsp)
+	vmovdqu64 %xmm23, 624(%rsp)
 	addq %r10, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 512(%rsp), %rax
 	rorx $14, %rbp, %r12
-	valignq $1, %xmm7, %xmm19, %xmm18
+	vmovdqu64 1096(%rsp), %xmm28
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdi
-	valignq $1, %xmm22, %xmm23, %xmm21
+	vprorq $1, %xmm28, %xmm16
 	addq %r15, %rax
 	andn %rsi, %rbp, %rdx
-	vprorq $1, %xmm18, %xmm30
+	vprorq $8, %xmm28, %xmm26
 	addq %rdx, %rax
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vprorq $8, %xmm18, %xmm28
+	vpsrlq $7, %xmm28, %xmm9
 	addq %rbx, %rax
 	xorq %r13, %r12
-	vpsrlq $7, %xmm18, %xmm1
+	vpternlogq $0x96, %xmm9, %xmm26, %xmm16
 	xorq %rdi, %r12
 	addq %r12, %rax
-	vpternlogq $0x96, %xmm1, %xmm28, %xmm30
+	vprorq $19, %xmm7, %xmm12
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $19, %xmm20, %xmm25
+	vprorq $61, %xmm7, %xmm29
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vprorq $61, %xmm20, %xmm27
+	vpsrlq $6, %xmm7, %xmm25
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -1408,62 +1416,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 520(%rsp), %rsi
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm20, %xmm24
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm12
 	rorx $41, %rax, %r9
 	addq %r14, %rsi
 	andn %r10, %rax, %r8
-	vpternlogq $0x96, %xmm24, %xmm27, %xmm25
+	vpaddq 1160(%rsp), %xmm20, %xmm21
 	addq %r8, %rsi
 	mov %rbp, %rdx
 	andq %rax, %rdx
 	addq %rdx, %rsi
-	vpaddq %xmm21, %xmm7, %xmm29
+	vpaddq %xmm16, %xmm21, %xmm1
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rsi
-	vpaddq %xmm30, %xmm29, %xmm3
+	vpaddq %xmm12, %xmm1, %xmm19
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vpaddq %xmm25, %xmm3, %xmm26
+	vmovdqu64 %xmm19, 1216(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc23(%rip), %xmm26, %xmm0
+	vpaddq .Lc23(%rip), %xmm19, %xmm2
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm0, 640(%rsp)
+	vmovdqu64 %xmm2, 640(%rsp)
 	addq %rax, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 528(%rsp), %r10
 	rorx $14, %rsi, %rdx
-	valignq $1, %xmm19, %xmm31, %xmm6
+	vmovdqu64 1112(%rsp), %xmm4
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r15
-	valignq $1, %xmm23, %xmm2, %xmm9
+	vprorq $1, %xmm4, %xmm22
 	addq %r11, %r10
 	andn %rbp, %rsi, %rdi
-	vprorq $1, %xmm6, %xmm12
+	vprorq $8, %xmm4, %xmm18
 	addq %rdi, %r10
 	mov %rax, %r8
 	andq %rsi, %r8
-	vprorq $8, %xmm6, %xmm13
+	vpsrlq $7, %xmm4, %xmm11
 	addq %r8, %r10
 	xorq %r13, %rdx
-	vpsrlq $7, %xmm6, %xmm17
+	vpternlogq $0x96, %xmm11, %xmm18, %xmm22
 	xorq %r15, %rdx
 	addq %rdx, %r10
-	vpternlogq $0x96, %xmm17, %xmm13, %xmm12
+	vprorq $19, %xmm19, %xmm24
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $19, %xmm26, %xmm8
+	vprorq $61, %xmm19, %xmm5
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vprorq $61, %xmm26, %xmm10
+	vpsrlq $6, %xmm19, %xmm15
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -1477,62 +1485,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 536(%rsp), %rbp
 	rorx $14, %r10, %r8
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm26, %xmm4
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm24
 	rorx $41, %r10, %r14
 	addq %rcx, %rbp
 	andn %rax, %r10, %r9
-	vpternlogq $0x96, %xmm4, %xmm10, %xmm8
+	vpaddq 1176(%rsp), %xmm3, %xmm6
 	addq %r9, %rbp
 	mov %rsi, %rdi
 	andq %r10, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm9, %xmm19, %xmm15
+	vpaddq %xmm22, %xmm6, %xmm17
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rbp
-	vpaddq %xmm12, %xmm15, %xmm5
+	vpaddq %xmm24, %xmm17, %xmm31
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vpaddq %xmm8, %xmm5, %xmm14
+	vmovdqu64 %xmm31, 1232(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc24(%rip), %xmm14, %xmm11
+	vpaddq .Lc24(%rip), %xmm31, %xmm14
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm11, 656(%rsp)
+	vmovdqu64 %xmm14, 656(%rsp)
 	addq %r10, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 544(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	valignq $1, %xmm31, %xmm16, %xmm18
+	vmovdqu64 1128(%rsp), %xmm27
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r11
-	valignq $1, %xmm2, %xmm20, %xmm28
+	vprorq $1, %xmm27, %xmm23
 	addq %r12, %rax
 	andn %rsi, %rbp, %r15
-	vprorq $1, %xmm18, %xmm1
+	vprorq $8, %xmm27, %xmm28
 	addq %r15, %rax
 	mov %r10, %r9
 	andq %rbp, %r9
-	vprorq $8, %xmm18, %xmm27
+	vpsrlq $7, %xmm27, %xmm26
 	addq %r9, %rax
 	xorq %r13, %rdi
-	vpsrlq $7, %xmm18, %xmm24
+	vpternlogq $0x96, %xmm26, %xmm28, %xmm23
 	xorq %r11, %rdi
 	addq %rdi, %rax
-	vpternlogq $0x96, %xmm24, %xmm27, %xmm1
+	vprorq $19, %xmm31, %xmm9
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $19, %xmm14, %xmm7
+	vprorq $61, %xmm31, %xmm29
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vprorq $61, %xmm14, %xmm21
+	vpsrlq $6, %xmm31, %xmm25
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -1546,62 +1554,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 552(%rsp), %rsi
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm14, %xmm29
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm9
 	rorx $41, %rax, %rcx
 	addq %rbx, %rsi
 	andn %r10, %rax, %r14
-	vpternlogq $0x96, %xmm29, %xmm21, %xmm7
+	vpaddq 1192(%rsp), %xmm13, %xmm20
 	addq %r14, %rsi
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %rsi
-	vpaddq %xmm28, %xmm31, %xmm30
+	vpaddq %xmm23, %xmm20, %xmm21
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rsi
-	vpaddq %xmm1, %xmm30, %xmm3
+	vpaddq %xmm9, %xmm21, %xmm16
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vpaddq %xmm7, %xmm3, %xmm25
+	vmovdqu64 %xmm16, 1248(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc25(%rip), %xmm25, %xmm0
+	vpaddq .Lc25(%rip), %xmm16, %xmm1
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm0, 672(%rsp)
+	vmovdqu64 %xmm1, 672(%rsp)
 	addq %rax, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 560(%rsp), %r10
 	rorx $14, %rsi, %r15
-	valignq $1, %xmm16, %xmm22, %xmm6
+	vmovdqu64 1144(%rsp), %xmm12
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r12
-	valignq $1, %xmm20, %xmm26, %xmm13
+	vprorq $1, %xmm12, %xmm2
 	addq %rdx, %r10
 	andn %rbp, %rsi, %r11
-	vprorq $1, %xmm6, %xmm17
+	vprorq $8, %xmm12, %xmm4
 	addq %r11, %r10
 	mov %rax, %r14
 	andq %rsi, %r14
-	vprorq $8, %xmm6, %xmm10
+	vpsrlq $7, %xmm12, %xmm18
 	addq %r14, %r10
 	xorq %r13, %r15
-	vpsrlq $7, %xmm6, %xmm4
+	vpternlogq $0x96, %xmm18, %xmm4, %xmm2
 	xorq %r12, %r15
 	addq %r15, %r10
-	vpternlogq $0x96, %xmm4, %xmm10, %xmm17
+	vprorq $19, %xmm16, %xmm11
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $19, %xmm25, %xmm19
+	vprorq $61, %xmm16, %xmm5
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vprorq $61, %xmm25, %xmm9
+	vpsrlq $6, %xmm16, %xmm15
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -1615,62 +1623,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 568(%rsp), %rbp
 	rorx $14, %r10, %r14
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm25, %xmm15
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm11
 	rorx $41, %r10, %rbx
 	addq %r8, %rbp
 	andn %rax, %r10, %rcx
-	vpternlogq $0x96, %xmm15, %xmm9, %xmm19
+	vpaddq 1208(%rsp), %xmm0, %xmm3
 	addq %rcx, %rbp
 	mov %rsi, %r11
 	andq %r10, %r11
 	addq %r11, %rbp
-	vpaddq %xmm13, %xmm16, %xmm12
+	vpaddq %xmm2, %xmm3, %xmm6
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rbp
-	vpaddq %xmm17, %xmm12, %xmm5
+	vpaddq %xmm11, %xmm6, %xmm22
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vpaddq %xmm19, %xmm5, %xmm8
+	vmovdqu64 %xmm22, 1264(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc26(%rip), %xmm8, %xmm11
+	vpaddq .Lc26(%rip), %xmm22, %xmm17
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm11, 688(%rsp)
+	vmovdqu64 %xmm17, 688(%rsp)
 	addq %r10, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 576(%rsp), %rax
 	rorx $14, %rbp, %r11
-	valignq $1, %xmm22, %xmm23, %xmm18
+	vmovdqu64 1160(%rsp), %xmm24
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdx
-	valignq $1, %xmm26, %xmm14, %xmm27
+	vprorq $1, %xmm24, %xmm14
 	addq %rdi, %rax
 	andn %rsi, %rbp, %r12
-	vprorq $1, %xmm18, %xmm24
+	vprorq $8, %xmm24, %xmm27
 	addq %r12, %rax
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vprorq $8, %xmm18, %xmm21
+	vpsrlq $7, %xmm24, %xmm28
 	addq %rcx, %rax
 	xorq %r13, %r11
-	vpsrlq $7, %xmm18, %xmm29
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm14
 	xorq %rdx, %r11
 	addq %r11, %rax
-	vpternlogq $0x96, %xmm29, %xmm21, %xmm24
+	vprorq $19, %xmm22, %xmm26
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $19, %xmm8, %xmm31
+	vprorq $61, %xmm22, %xmm29
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vprorq $61, %xmm8, %xmm28
+	vpsrlq $6, %xmm22, %xmm25
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -1684,62 +1692,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 584(%rsp), %rsi
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm8, %xmm30
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm26
 	rorx $41, %rax, %r8
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm31
+	vpaddq 1224(%rsp), %xmm10, %xmm13
 	addq %rbx, %rsi
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %rsi
-	vpaddq %xmm27, %xmm22, %xmm1
+	vpaddq %xmm14, %xmm13, %xmm20
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vpaddq %xmm24, %xmm1, %xmm3
+	vpaddq %xmm26, %xmm20, %xmm23
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vpaddq %xmm31, %xmm3, %xmm7
+	vmovdqu64 %xmm23, 1280(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc27(%rip), %xmm7, %xmm0
+	vpaddq .Lc27(%rip), %xmm23, %xmm21
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm0, 704(%rsp)
+	vmovdqu64 %xmm21, 704(%rsp)
 	addq %rax, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 592(%rsp), %r10
 	rorx $14, %rsi, %r12
-	valignq $1, %xmm23, %xmm2, %xmm6
+	vmovdqu64 1176(%rsp), %xmm9
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdi
-	valignq $1, %xmm14, %xmm25, %xmm10
+	vprorq $1, %xmm9, %xmm1
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
-	vprorq $1, %xmm6, %xmm4
+	vprorq $8, %xmm9, %xmm12
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vprorq $8, %xmm6, %xmm9
+	vpsrlq $7, %xmm9, %xmm4
 	addq %rbx, %r10
 	xorq %r13, %r12
-	vpsrlq $7, %xmm6, %xmm15
+	vpternlogq $0x96, %xmm4, %xmm12, %xmm1
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vpternlogq $0x96, %xmm15, %xmm9, %xmm4
+	vprorq $19, %xmm23, %xmm18
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $19, %xmm7, %xmm16
+	vprorq $61, %xmm23, %xmm5
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vprorq $61, %xmm7, %xmm13
+	vpsrlq $6, %xmm23, %xmm15
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -1753,62 +1761,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 600(%rsp), %rbp
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm7, %xmm12
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm18
 	rorx $41, %r10, %r9
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
-	vpternlogq $0x96, %xmm12, %xmm13, %xmm16
+	vpaddq 1240(%rsp), %xmm30, %xmm0
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm10, %xmm23, %xmm17
+	vpaddq %xmm1, %xmm0, %xmm3
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm4, %xmm17, %xmm5
+	vpaddq %xmm18, %xmm3, %xmm2
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vpaddq %xmm16, %xmm5, %xmm19
+	vmovdqu64 %xmm2, 1296(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc28(%rip), %xmm19, %xmm11
+	vpaddq .Lc28(%rip), %xmm2, %xmm6
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm11, 720(%rsp)
+	vmovdqu64 %xmm6, 720(%rsp)
 	addq %r10, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 608(%rsp), %rax
 	rorx $14, %rbp, %rdx
-	valignq $1, %xmm2, %xmm20, %xmm18
+	vmovdqu64 1192(%rsp), %xmm11
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r15
-	valignq $1, %xmm25, %xmm8, %xmm21
+	vprorq $1, %xmm11, %xmm17
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
-	vprorq $1, %xmm18, %xmm29
+	vprorq $8, %xmm11, %xmm24
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
-	vprorq $8, %xmm18, %xmm28
+	vpsrlq $7, %xmm11, %xmm27
 	addq %r8, %rax
 	xorq %r13, %rdx
-	vpsrlq $7, %xmm18, %xmm30
+	vpternlogq $0x96, %xmm27, %xmm24, %xmm17
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm29
+	vprorq $19, %xmm2, %xmm28
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $19, %xmm19, %xmm22
+	vprorq $61, %xmm2, %xmm29
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vprorq $61, %xmm19, %xmm27
+	vpsrlq $6, %xmm2, %xmm25
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -1822,62 +1830,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 616(%rsp), %rsi
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm19, %xmm1
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm28
 	rorx $41, %rax, %r14
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
-	vpternlogq $0x96, %xmm1, %xmm27, %xmm22
+	vpaddq 1256(%rsp), %xmm8, %xmm10
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %rsi
-	vpaddq %xmm21, %xmm2, %xmm24
+	vpaddq %xmm17, %xmm10, %xmm13
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rsi
-	vpaddq %xmm29, %xmm24, %xmm3
+	vpaddq %xmm28, %xmm13, %xmm14
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vpaddq %xmm22, %xmm3, %xmm31
+	vmovdqu64 %xmm14, 1312(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc29(%rip), %xmm31, %xmm0
+	vpaddq .Lc29(%rip), %xmm14, %xmm20
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm0, 736(%rsp)
+	vmovdqu64 %xmm20, 736(%rsp)
 	addq %rax, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 624(%rsp), %r10
 	rorx $14, %rsi, %rdi
-	valignq $1, %xmm20, %xmm26, %xmm6
+	vmovdqu64 1208(%rsp), %xmm26
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r11
-	valignq $1, %xmm8, %xmm7, %xmm9
+	vprorq $1, %xmm26, %xmm21
 	addq %r12, %r10
 	andn %rbp, %rsi, %r15
-	vprorq $1, %xmm6, %xmm15
+	vprorq $8, %xmm26, %xmm9
 	addq %r15, %r10
 	mov %rax, %r9
 	andq %rsi, %r9
-	vprorq $8, %xmm6, %xmm13
+	vpsrlq $7, %xmm26, %xmm12
 	addq %r9, %r10
 	xorq %r13, %rdi
-	vpsrlq $7, %xmm6, %xmm12
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm21
 	xorq %r11, %rdi
 	addq %rdi, %r10
-	vpternlogq $0x96, %xmm12, %xmm13, %xmm15
+	vprorq $19, %xmm14, %xmm4
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $19, %xmm31, %xmm23
+	vprorq $61, %xmm14, %xmm23
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vprorq $61, %xmm31, %xmm10
+	vpsrlq $6, %xmm14, %xmm5
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -1891,62 +1899,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 632(%rsp), %rbp
 	rorx $14, %r10, %r9
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm31, %xmm17
+	vpternlogq $0x96, %xmm5, %xmm23, %xmm4
 	rorx $41, %r10, %rcx
 	addq %rbx, %rbp
 	andn %rax, %r10, %r14
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm23
+	vpaddq 1272(%rsp), %xmm7, %xmm15
 	addq %r14, %rbp
 	mov %rsi, %r15
 	andq %r10, %r15
 	addq %r15, %rbp
-	vpaddq %xmm9, %xmm20, %xmm4
+	vpaddq %xmm21, %xmm15, %xmm30
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rbp
-	vpaddq %xmm15, %xmm4, %xmm5
+	vpaddq %xmm4, %xmm30, %xmm0
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vpaddq %xmm23, %xmm5, %xmm16
+	vmovdqu64 %xmm0, 1328(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc30(%rip), %xmm16, %xmm11
+	vpaddq .Lc30(%rip), %xmm0, %xmm1
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm11, 752(%rsp)
+	vmovdqu64 %xmm1, 752(%rsp)
 	addq %r10, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 640(%rsp), %rax
 	rorx $14, %rbp, %r15
-	valignq $1, %xmm26, %xmm14, %xmm18
+	vmovdqu64 1224(%rsp), %xmm3
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r12
-	valignq $1, %xmm7, %xmm19, %xmm28
+	vprorq $1, %xmm3, %xmm18
 	addq %rdx, %rax
 	andn %rsi, %rbp, %r11
-	vprorq $1, %xmm18, %xmm30
+	vprorq $8, %xmm3, %xmm6
 	addq %r11, %rax
 	mov %r10, %r14
 	andq %rbp, %r14
-	vprorq $8, %xmm18, %xmm27
+	vpsrlq $7, %xmm3, %xmm11
 	addq %r14, %rax
 	xorq %r13, %r15
-	vpsrlq $7, %xmm18, %xmm1
+	vpternlogq $0x96, %xmm11, %xmm6, %xmm18
 	xorq %r12, %r15
 	addq %r15, %rax
-	vpternlogq $0x96, %xmm1, %xmm27, %xmm30
+	vprorq $19, %xmm0, %xmm24
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $19, %xmm16, %xmm2
+	vprorq $61, %xmm0, %xmm27
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vprorq $61, %xmm16, %xmm21
+	vpsrlq $6, %xmm0, %xmm2
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -1960,62 +1968,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 648(%rsp), %rsi
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm16, %xmm24
+	vpternlogq $0x96, %xmm2, %xmm27, %xmm24
 	rorx $41, %rax, %rbx
 	addq %r8, %rsi
 	andn %r10, %rax, %rcx
-	vpternlogq $0x96, %xmm24, %xmm21, %xmm2
+	vpaddq 1288(%rsp), %xmm19, %xmm29
 	addq %rcx, %rsi
 	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm28, %xmm26, %xmm29
+	vpaddq %xmm18, %xmm29, %xmm25
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rsi
-	vpaddq %xmm30, %xmm29, %xmm3
+	vpaddq %xmm24, %xmm25, %xmm8
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vpaddq %xmm2, %xmm3, %xmm22
+	vmovdqu64 %xmm8, 1344(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc31(%rip), %xmm22, %xmm0
+	vpaddq .Lc31(%rip), %xmm8, %xmm10
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm0, 768(%rsp)
+	vmovdqu64 %xmm10, 768(%rsp)
 	addq %rax, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 656(%rsp), %r10
 	rorx $14, %rsi, %r11
-	valignq $1, %xmm14, %xmm25, %xmm6
+	vmovdqu64 1240(%rsp), %xmm17
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdx
-	valignq $1, %xmm19, %xmm31, %xmm13
+	vprorq $1, %xmm17, %xmm13
 	addq %rdi, %r10
 	andn %rbp, %rsi, %r12
-	vprorq $1, %xmm6, %xmm12
+	vprorq $8, %xmm17, %xmm28
 	addq %r12, %r10
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vprorq $8, %xmm6, %xmm10
+	vpsrlq $7, %xmm17, %xmm20
 	addq %rcx, %r10
 	xorq %r13, %r11
-	vpsrlq $7, %xmm6, %xmm17
+	vpternlogq $0x96, %xmm20, %xmm28, %xmm13
 	xorq %rdx, %r11
 	addq %r11, %r10
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm12
+	vprorq $19, %xmm8, %xmm26
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $19, %xmm22, %xmm20
+	vprorq $61, %xmm8, %xmm9
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vprorq $61, %xmm22, %xmm9
+	vpsrlq $6, %xmm8, %xmm12
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -2029,62 +2037,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 664(%rsp), %rbp
 	rorx $14, %r10, %rcx
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm22, %xmm4
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm26
 	rorx $41, %r10, %r8
 	addq %r9, %rbp
 	andn %rax, %r10, %rbx
-	vpternlogq $0x96, %xmm4, %xmm9, %xmm20
+	vpaddq 1304(%rsp), %xmm31, %xmm14
 	addq %rbx, %rbp
 	mov %rsi, %r12
 	andq %r10, %r12
 	addq %r12, %rbp
-	vpaddq %xmm13, %xmm14, %xmm15
+	vpaddq %xmm13, %xmm14, %xmm23
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm12, %xmm15, %xmm5
+	vpaddq %xmm26, %xmm23, %xmm5
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vpaddq %xmm20, %xmm5, %xmm23
+	vmovdqu64 %xmm5, 1360(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc32(%rip), %xmm23, %xmm11
+	vpaddq .Lc32(%rip), %xmm5, %xmm7
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm11, 784(%rsp)
+	vmovdqu64 %xmm7, 784(%rsp)
 	addq %r10, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 672(%rsp), %rax
 	rorx $14, %rbp, %r12
-	valignq $1, %xmm25, %xmm8, %xmm18
+	vmovdqu64 1256(%rsp), %xmm15
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdi
-	valignq $1, %xmm31, %xmm16, %xmm27
+	vprorq $1, %xmm15, %xmm21
 	addq %r15, %rax
 	andn %rsi, %rbp, %rdx
-	vprorq $1, %xmm18, %xmm1
+	vprorq $8, %xmm15, %xmm30
 	addq %rdx, %rax
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vprorq $8, %xmm18, %xmm21
+	vpsrlq $7, %xmm15, %xmm4
 	addq %rbx, %rax
 	xorq %r13, %r12
-	vpsrlq $7, %xmm18, %xmm24
+	vpternlogq $0x96, %xmm4, %xmm30, %xmm21
 	xorq %rdi, %r12
 	addq %r12, %rax
-	vpternlogq $0x96, %xmm24, %xmm21, %xmm1
+	vprorq $19, %xmm5, %xmm1
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $19, %xmm23, %xmm26
+	vprorq $61, %xmm5, %xmm3
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vprorq $61, %xmm23, %xmm28
+	vpsrlq $6, %xmm5, %xmm6
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -2098,62 +2106,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 680(%rsp), %rsi
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %r13
-	vpsrlq $6, %xmm23, %xmm29
+	vpternlogq $0x96, %xmm6, %xmm3, %xmm1
 	rorx $41, %rax, %r9
 	addq %r14, %rsi
 	andn %r10, %rax, %r8
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm26
+	vpaddq 1320(%rsp), %xmm16, %xmm11
 	addq %r8, %rsi
 	mov %rbp, %rdx
 	andq %rax, %rdx
 	addq %rdx, %rsi
-	vpaddq %xmm27, %xmm25, %xmm30
+	vpaddq %xmm21, %xmm11, %xmm0
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rsi
-	vpaddq %xmm1, %xmm30, %xmm3
+	vpaddq %xmm1, %xmm0, %xmm27
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vpaddq %xmm26, %xmm3, %xmm2
+	vmovdqu64 %xmm27, 1376(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc33(%rip), %xmm2, %xmm0
+	vpaddq .Lc33(%rip), %xmm27, %xmm2
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm0, 800(%rsp)
+	vmovdqu64 %xmm2, 800(%rsp)
 	addq %rax, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 688(%rsp), %r10
 	rorx $14, %rsi, %rdx
-	valignq $1, %xmm8, %xmm7, %xmm19
+	vmovdqu64 1272(%rsp), %xmm19
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r15
-	valignq $1, %xmm16, %xmm22, %xmm6
+	vprorq $1, %xmm19, %xmm29
 	addq %r11, %r10
 	andn %rbp, %rsi, %rdi
-	vprorq $1, %xmm19, %xmm10
+	vprorq $8, %xmm19, %xmm18
 	addq %rdi, %r10
 	mov %rax, %r8
 	andq %rsi, %r8
-	vprorq $8, %xmm19, %xmm17
+	vpsrlq $7, %xmm19, %xmm25
 	addq %r8, %r10
 	xorq %r13, %rdx
-	vpsrlq $7, %xmm19, %xmm9
+	vpternlogq $0x96, %xmm25, %xmm18, %xmm29
 	xorq %r15, %rdx
 	addq %rdx, %r10
-	vpternlogq $0x96, %xmm9, %xmm17, %xmm10
+	vprorq $19, %xmm27, %xmm24
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $19, %xmm2, %xmm4
+	vprorq $61, %xmm27, %xmm10
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vprorq $61, %xmm2, %xmm14
+	vpsrlq $6, %xmm27, %xmm17
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -2167,34 +2175,34 @@ SYM(sha512_x86_rorx_chain):
 	addq 696(%rsp), %rbp
 	rorx $14, %r10, %r8
 	rorx $18, %r10, %r13
-	vpsrlq $6, %xmm2, %xmm13
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm24
 	rorx $41, %r10, %r14
 	addq %rcx, %rbp
 	andn %rax, %r10, %r9
-	vpternlogq $0x96, %xmm13, %xmm14, %xmm4
+	vpaddq 1336(%rsp), %xmm22, %xmm28
 	addq %r9, %rbp
 	mov %rsi, %rdi
 	andq %r10, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm6, %xmm8, %xmm15
+	vpaddq %xmm29, %xmm28, %xmm20
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rbp
-	vpaddq %xmm10, %xmm15, %xmm12
+	vpaddq %xmm24, %xmm20, %xmm8
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vpaddq %xmm4, %xmm12, %xmm5
+	vmovdqu64 %xmm8, 1392(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc34(%rip), %xmm5, %xmm20
+	vpaddq .Lc34(%rip), %xmm8, %xmm9
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm20, 816(%rsp)
+	vmovdqu64 %xmm9, 816(%rsp)
 	addq %r10, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
@@ -2695,7 +2703,7 @@ SYM(sha512_x86_rorx_block):
 	push %r14
 	push %r15
 	mov %rsp, %rax
-	sub $896, %rsp
+	sub $1408, %rsp
 	and $-64, %rsp
 	mov %rax, 848(%rsp)
 	mov %rdi, 832(%rsp)
@@ -2784,14 +2792,15 @@ SYM(sha512_x86_rorx_block):
 	rorx $34, %r10, %rsi
 	mov 0(%rsp), %rbp
 	rorx $39, %rbp, %rcx
-	vpaddq .Lc1(%rip), %xmm14, %xmm15
+	vmovdqu64 %xmm14, 896(%rsp)
 	andq 0(%rsp), %rdx
 	xorq %rsi, %r9
 	xorq %rcx, %r9
-	vmovdqu64 %xmm15, 320(%rsp)
+	vpaddq .Lc1(%rip), %xmm14, %xmm15
 	subq 24(%rsp), %rdi
 	mov 8(%rsp), %r15
 	xorq 0(%rsp), %r15
+	vmovdqu64 %xmm15, 320(%rsp)
 	mov 8(%rsp), %rbx
 	andq 0(%rsp), %rbx
 	addq %rax, %rdi
@@ -2827,6 +2836,7 @@ SYM(sha512_x86_rorx_block):
 	vprorq $19, %xmm14, %xmm23
 	xorq %rcx, %rsi
 	xorq %rdx, %rsi
+	vprorq $61, %xmm14, %xmm24
 	subq 16(%rsp), %rbx
 	mov %rdi, %r9
 	xorq 0(%rsp), %r9
@@ -2837,26 +2847,26 @@ SYM(sha512_x86_rorx_block):
 	addq %rsi, %rbx
 	mov 88(%rsp), %rbp
 	addq 32(%rsp), %rbp
-	vprorq $61, %xmm14, %xmm24
+	vpsrlq $6, %xmm14, %xmm25
 	addq .Lc68(%rip), %rbp
 	rorx $14, %r13, %r12
-	vpsrlq $6, %xmm14, %xmm25
+	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
 	rorx $18, %r13, %r8
 	rorx $41, %r13, %r14
-	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
+	vmovdqu64 80(%rsp), %xmm26
 	addq 0(%rsp), %rbp
 	andn %rax, %r13, %rcx
-	vmovdqu64 80(%rsp), %xmm26
+	vpaddq %xmm19, %xmm26, %xmm27
 	addq %rcx, %rbp
 	mov %r11, %rdx
 	andq %r13, %rdx
-	vpaddq %xmm19, %xmm26, %xmm27
+	vpaddq %xmm20, %xmm27, %xmm28
 	addq %rdx, %rbp
 	xorq %r8, %r12
-	vpaddq %xmm20, %xmm27, %xmm28
+	vpaddq %xmm23, %xmm28, %xmm29
 	xorq %r14, %r12
 	addq %r12, %rbp
-	vpaddq %xmm23, %xmm28, %xmm29
+	vmovdqu64 %xmm29, 912(%rsp)
 	rorx $28, %rbx, %r15
 	rorx $34, %rbx, %rsi
 	vpaddq .Lc2(%rip), %xmm29, %xmm30
@@ -2903,6 +2913,7 @@ SYM(sha512_x86_rorx_block):
 	vprorq $19, %xmm29, %xmm9
 	xorq %r9, %r15
 	subq 0(%rsp), %r8
+	vprorq $61, %xmm29, %xmm10
 	mov %rbx, %r12
 	xorq %r10, %r12
 	mov %rbx, %rsi
@@ -2912,26 +2923,26 @@ SYM(sha512_x86_rorx_block):
 	addq %r15, %r8
 	addq 104(%rsp), %r11
 	addq .Lc48(%rip), %r11
-	vprorq $61, %xmm29, %xmm10
+	vpsrlq $6, %xmm29, %xmm11
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm29, %xmm11
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
 	rorx $41, %rax, %r9
 	addq %rbx, %r11
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
+	vmovdqu64 96(%rsp), %xmm3
 	andn %r13, %rax, %rdx
 	addq %rdx, %r11
-	vmovdqu64 96(%rsp), %xmm3
+	vpaddq %xmm1, %xmm3, %xmm12
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %r11
-	vpaddq %xmm1, %xmm3, %xmm12
+	vpaddq %xmm5, %xmm12, %xmm4
 	xorq %rcx, %r14
 	xorq %r9, %r14
-	vpaddq %xmm5, %xmm12, %xmm4
+	vpaddq %xmm9, %xmm4, %xmm13
 	addq %r14, %r11
 	rorx $28, %r8, %rdx
-	vpaddq %xmm9, %xmm4, %xmm13
+	vmovdqu64 %xmm13, 928(%rsp)
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
 	vpaddq .Lc3(%rip), %xmm13, %xmm8
@@ -3005,12 +3016,13 @@ SYM(sha512_x86_rorx_block):
 	vpaddq %xmm24, %xmm20, %xmm28
 	addq %rdx, %rbp
 	rorx $28, %r14, %r9
-	vpaddq .Lc6(%rip), %xmm28, %xmm23
+	vmovdqu64 %xmm28, 944(%rsp)
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vmovdqu64 %xmm23, 368(%rsp)
+	vpaddq .Lc6(%rip), %xmm28, %xmm23
 	andq %r14, %rdi
 	xorq %r12, %r9
+	vmovdqu64 %xmm23, 368(%rsp)
 	xorq %rcx, %r9
 	subq %r10, %r15
 	mov %rsi, %rbx
@@ -3028,26 +3040,26 @@ SYM(sha512_x86_rorx_block):
 	valignq $1, 128(%rsp), %xmm30, %xmm31
 	rorx $41, %rbp, %r10
 	addq %rsi, %rax
-	valignq $1, %xmm14, %xmm29, %xmm2
+	vprorq $1, %xmm31, %xmm2
 	andn %r11, %rbp, %rdi
 	addq %rdi, %rax
-	vprorq $1, %xmm31, %xmm0
+	vprorq $8, %xmm31, %xmm0
 	mov %r13, %r9
 	andq %rbp, %r9
 	addq %r9, %rax
-	vprorq $8, %xmm31, %xmm6
+	vpsrlq $7, %xmm31, %xmm6
 	xorq %rcx, %r12
 	xorq %r10, %r12
-	vpsrlq $7, %xmm31, %xmm7
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm2
 	addq %r12, %rax
 	rorx $28, %r15, %rdi
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm0
+	vprorq $19, %xmm28, %xmm7
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
-	vprorq $19, %xmm28, %xmm10
+	vprorq $61, %xmm28, %xmm10
 	andq %r15, %rbx
 	xorq %r9, %rdi
-	vprorq $61, %xmm28, %xmm11
+	vpsrlq $6, %xmm28, %xmm11
 	xorq %rcx, %rdi
 	subq %r8, %rdx
 	mov %r14, %r10
@@ -3059,29 +3071,29 @@ SYM(sha512_x86_rorx_block):
 	addq %rdi, %rdx
 	addq 136(%rsp), %r11
 	addq .Lc53(%rip), %r11
-	vpsrlq $6, %xmm28, %xmm3
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm7
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm10
+	vmovdqu64 128(%rsp), %xmm3
 	rorx $41, %rax, %r8
 	addq %r14, %r11
-	vmovdqu64 128(%rsp), %xmm1
+	vpaddq 904(%rsp), %xmm3, %xmm1
 	andn %r13, %rax, %rbx
 	addq %rbx, %r11
 	vpaddq %xmm2, %xmm1, %xmm12
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %r11
-	vpaddq %xmm0, %xmm12, %xmm5
+	vpaddq %xmm7, %xmm12, %xmm5
 	xorq %rcx, %r9
 	xorq %r8, %r9
-	vpaddq %xmm10, %xmm5, %xmm4
+	vmovdqu64 %xmm5, 960(%rsp)
 	addq %r9, %r11
 	rorx $28, %rdx, %rbx
-	vpaddq .Lc7(%rip), %xmm4, %xmm9
+	vpaddq .Lc7(%rip), %xmm5, %xmm4
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm9, 384(%rsp)
+	vmovdqu64 %xmm4, 384(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
@@ -3095,32 +3107,32 @@ SYM(sha512_x86_rorx_block):
 	addq %rbx, %r12
 	addq 144(%rsp), %r13
 	addq .Lc54(%rip), %r13
-	vmovdqu64 160(%rsp), %xmm8
+	vmovdqu64 160(%rsp), %xmm9
 	rorx $14, %r11, %rdi
 	rorx $18, %r11, %rcx
-	valignq $1, 144(%rsp), %xmm8, %xmm15
+	valignq $1, 144(%rsp), %xmm9, %xmm8
 	rorx $41, %r11, %rsi
 	addq %r15, %r13
-	valignq $1, %xmm29, %xmm13, %xmm16
+	vprorq $1, %xmm8, %xmm15
 	andn %rbp, %r11, %r10
 	addq %r10, %r13
-	vprorq $1, %xmm15, %xmm21
+	vprorq $8, %xmm8, %xmm16
 	mov %rax, %rbx
 	andq %r11, %rbx
 	addq %rbx, %r13
-	vprorq $8, %xmm15, %xmm22
+	vpsrlq $7, %xmm8, %xmm21
 	xorq %rcx, %rdi
 	xorq %rsi, %rdi
-	vpsrlq $7, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm21, %xmm16, %xmm15
 	addq %rdi, %r13
 	rorx $28, %r12, %r10
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm21
+	vprorq $19, %xmm5, %xmm22
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
-	vprorq $19, %xmm4, %xmm26
+	vprorq $61, %xmm5, %xmm25
 	andq %r12, %r8
 	xorq %rbx, %r10
-	vprorq $61, %xmm4, %xmm19
+	vpsrlq $6, %xmm5, %xmm26
 	xorq %rcx, %r10
 	subq %r14, %r9
 	mov %rdx, %rsi
@@ -3132,29 +3144,29 @@ SYM(sha512_x86_rorx_block):
 	addq %r10, %r9
 	addq 152(%rsp), %rbp
 	addq .Lc55(%rip), %rbp
-	vpsrlq $6, %xmm4, %xmm18
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm22
 	rorx $14, %r13, %rbx
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm26
+	vmovdqu64 144(%rsp), %xmm19
 	rorx $41, %r13, %r14
 	addq %rdx, %rbp
-	vmovdqu64 144(%rsp), %xmm27
+	vpaddq 920(%rsp), %xmm19, %xmm18
 	andn %rax, %r13, %r8
 	addq %r8, %rbp
-	vpaddq %xmm16, %xmm27, %xmm17
+	vpaddq %xmm15, %xmm18, %xmm27
 	mov %r11, %r10
 	andq %r13, %r10
 	addq %r10, %rbp
-	vpaddq %xmm21, %xmm17, %xmm20
+	vpaddq %xmm22, %xmm27, %xmm17
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
-	vpaddq %xmm26, %xmm20, %xmm24
+	vmovdqu64 %xmm17, 976(%rsp)
 	addq %rbx, %rbp
 	rorx $28, %r9, %r8
-	vpaddq .Lc8(%rip), %xmm24, %xmm23
+	vpaddq .Lc8(%rip), %xmm17, %xmm20
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm23, 400(%rsp)
+	vmovdqu64 %xmm20, 400(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
@@ -3168,32 +3180,32 @@ SYM(sha512_x86_rorx_block):
 	addq %r8, %rdi
 	addq 160(%rsp), %rax
 	addq .Lc56(%rip), %rax
-	vmovdqu64 176(%rsp), %xmm30
+	vmovdqu64 176(%rsp), %xmm24
 	rorx $14, %rbp, %r10
 	rorx $18, %rbp, %rcx
-	valignq $1, 160(%rsp), %xmm30, %xmm31
+	valignq $1, 160(%rsp), %xmm24, %xmm23
 	rorx $41, %rbp, %r15
 	addq %r12, %rax
-	valignq $1, %xmm13, %xmm28, %xmm6
+	vprorq $1, %xmm23, %xmm30
 	andn %r11, %rbp, %rsi
 	addq %rsi, %rax
-	vprorq $1, %xmm31, %xmm7
+	vprorq $8, %xmm23, %xmm31
 	mov %r13, %r8
 	andq %rbp, %r8
 	addq %r8, %rax
-	vprorq $8, %xmm31, %xmm11
+	vpsrlq $7, %xmm23, %xmm0
 	xorq %rcx, %r10
 	xorq %r15, %r10
-	vpsrlq $7, %xmm31, %xmm3
+	vpternlogq $0x96, %xmm0, %xmm31, %xmm30
 	addq %r10, %rax
 	rorx $28, %rdi, %rsi
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
+	vprorq $19, %xmm17, %xmm6
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
-	vprorq $19, %xmm24, %xmm1
+	vprorq $61, %xmm17, %xmm10
 	andq %rdi, %r14
 	xorq %r8, %rsi
-	vprorq $61, %xmm24, %xmm2
+	vpsrlq $6, %xmm17, %xmm11
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
 	mov %r9, %r15
@@ -3205,29 +3217,29 @@ SYM(sha512_x86_rorx_block):
 	addq %rsi, %rbx
 	addq 168(%rsp), %r11
 	addq .Lc57(%rip), %r11
-	vpsrlq $6, %xmm24, %xmm12
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm6
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
+	vmovdqu64 160(%rsp), %xmm3
 	rorx $41, %rax, %rdx
 	addq %r9, %r11
-	vmovdqu64 160(%rsp), %xmm0
+	vpaddq 936(%rsp), %xmm3, %xmm1
 	andn %r13, %rax, %r14
 	addq %r14, %r11
-	vpaddq %xmm6, %xmm0, %xmm5
+	vpaddq %xmm30, %xmm1, %xmm2
 	mov %rbp, %rsi
 	andq %rax, %rsi
 	addq %rsi, %r11
-	vpaddq %xmm7, %xmm5, %xmm10
+	vpaddq %xmm6, %xmm2, %xmm12
 	xorq %rcx, %r8
 	xorq %rdx, %r8
-	vpaddq %xmm1, %xmm10, %xmm9
+	vmovdqu64 %xmm12, 992(%rsp)
 	addq %r8, %r11
 	rorx $28, %rbx, %r14
-	vpaddq .Lc9(%rip), %xmm9, %xmm8
+	vpaddq .Lc9(%rip), %xmm12, %xmm7
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vmovdqu64 %xmm8, 416(%rsp)
+	vmovdqu64 %xmm7, 416(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
@@ -3241,29 +3253,29 @@ SYM(sha512_x86_rorx_block):
 	addq %r14, %r10
 	addq 176(%rsp), %r13
 	addq .Lc58(%rip), %r13
-	valignq $1, 176(%rsp), %xmm14, %xmm15
+	valignq $1, 176(%rsp), %xmm14, %xmm4
 	rorx $14, %r11, %rsi
 	rorx $18, %r11, %rcx
-	valignq $1, %xmm28, %xmm4, %xmm22
+	vprorq $1, %xmm4, %xmm9
 	rorx $41, %r11, %r12
 	addq %rdi, %r13
-	vprorq $1, %xmm15, %xmm25
+	vprorq $8, %xmm4, %xmm8
 	andn %rbp, %r11, %r15
 	addq %r15, %r13
-	vprorq $8, %xmm15, %xmm19
+	vpsrlq $7, %xmm4, %xmm16
 	mov %rax, %r14
 	andq %r11, %r14
 	addq %r14, %r13
-	vpsrlq $7, %xmm15, %xmm18
+	vpternlogq $0x96, %xmm16, %xmm8, %xmm9
 	xorq %rcx, %rsi
 	xorq %r12, %rsi
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm25
+	vprorq $19, %xmm12, %xmm21
 	addq %rsi, %r13
 	rorx $28, %r10, %r15
-	vprorq $19, %xmm9, %xmm27
+	vprorq $61, %xmm12, %xmm25
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
-	vprorq $61, %xmm9, %xmm16
+	vpsrlq $6, %xmm12, %xmm26
 	andq %r10, %rdx
 	xorq %r14, %r15
 	xorq %rcx, %r15
@@ -3277,29 +3289,29 @@ SYM(sha512_x86_rorx_block):
 	addq %r15, %r8
 	addq 184(%rsp), %rbp
 	addq .Lc59(%rip), %rbp
-	vpsrlq $6, %xmm9, %xmm17
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm21
 	rorx $14, %r13, %r14
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm17, %xmm16, %xmm27
+	vmovdqu64 176(%rsp), %xmm19
 	rorx $41, %r13, %r9
 	addq %rbx, %rbp
-	vmovdqu64 176(%rsp), %xmm21
+	vpaddq 952(%rsp), %xmm19, %xmm18
 	andn %rax, %r13, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm22, %xmm21, %xmm20
+	vpaddq %xmm9, %xmm18, %xmm15
 	mov %r11, %r15
 	andq %r13, %r15
 	addq %r15, %rbp
-	vpaddq %xmm25, %xmm20, %xmm26
+	vpaddq %xmm21, %xmm15, %xmm27
 	xorq %rcx, %r14
 	xorq %r9, %r14
-	vpaddq %xmm27, %xmm26, %xmm23
+	vmovdqu64 %xmm27, 1008(%rsp)
 	addq %r14, %rbp
 	rorx $28, %r8, %rdx
-	vpaddq .Lc10(%rip), %xmm23, %xmm30
+	vpaddq .Lc10(%rip), %xmm27, %xmm22
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vmovdqu64 %xmm30, 432(%rsp)
+	vmovdqu64 %xmm22, 432(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
@@ -3313,29 +3325,29 @@ SYM(sha512_x86_rorx_block):
 	addq %rdx, %rsi
 	addq 320(%rsp), %rax
 	rorx $14, %rbp, %r15
-	valignq $1, %xmm14, %xmm29, %xmm31
+	vmovdqu64 904(%rsp), %xmm20
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rdi
-	valignq $1, %xmm4, %xmm24, %xmm11
+	vprorq $1, %xmm20, %xmm24
 	addq %r10, %rax
 	andn %r11, %rbp, %r12
-	vprorq $1, %xmm31, %xmm3
+	vprorq $8, %xmm20, %xmm23
 	addq %r12, %rax
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vprorq $8, %xmm31, %xmm2
+	vpsrlq $7, %xmm20, %xmm31
 	addq %rdx, %rax
 	xorq %rcx, %r15
-	vpsrlq $7, %xmm31, %xmm12
+	vpternlogq $0x96, %xmm31, %xmm23, %xmm24
 	xorq %rdi, %r15
 	addq %r15, %rax
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm3
+	vprorq $19, %xmm27, %xmm0
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $19, %xmm23, %xmm0
+	vprorq $61, %xmm27, %xmm10
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vprorq $61, %xmm23, %xmm6
+	vpsrlq $6, %xmm27, %xmm11
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -3349,62 +3361,62 @@ SYM(sha512_x86_rorx_block):
 	addq 328(%rsp), %r11
 	rorx $14, %rax, %rdx
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm23, %xmm5
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm0
 	rorx $41, %rax, %rbx
 	addq %r8, %r11
 	andn %r13, %rax, %r9
-	vpternlogq $0x96, %xmm5, %xmm6, %xmm0
+	vpaddq 968(%rsp), %xmm14, %xmm3
 	addq %r9, %r11
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %r11
-	vpaddq %xmm11, %xmm14, %xmm7
+	vpaddq %xmm24, %xmm3, %xmm1
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm3, %xmm7, %xmm10
+	vpaddq %xmm0, %xmm1, %xmm30
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vpaddq %xmm0, %xmm10, %xmm1
+	vmovdqu64 %xmm30, 1024(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc11(%rip), %xmm1, %xmm8
+	vpaddq .Lc11(%rip), %xmm30, %xmm2
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm8, 448(%rsp)
+	vmovdqu64 %xmm2, 448(%rsp)
 	addq %rax, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 336(%rsp), %r13
 	rorx $14, %r11, %r12
-	valignq $1, %xmm29, %xmm13, %xmm15
+	vmovdqu64 920(%rsp), %xmm6
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r10
-	valignq $1, %xmm24, %xmm9, %xmm19
+	vprorq $1, %xmm6, %xmm7
 	addq %rsi, %r13
 	andn %rbp, %r11, %rdi
-	vprorq $1, %xmm15, %xmm18
+	vprorq $8, %xmm6, %xmm4
 	addq %rdi, %r13
 	mov %rax, %r9
 	andq %r11, %r9
-	vprorq $8, %xmm15, %xmm16
+	vpsrlq $7, %xmm6, %xmm8
 	addq %r9, %r13
 	xorq %rcx, %r12
-	vpsrlq $7, %xmm15, %xmm17
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm7
 	xorq %r10, %r12
 	addq %r12, %r13
-	vpternlogq $0x96, %xmm17, %xmm16, %xmm18
+	vprorq $19, %xmm30, %xmm16
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $19, %xmm1, %xmm21
+	vprorq $61, %xmm30, %xmm25
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vprorq $61, %xmm1, %xmm22
+	vpsrlq $6, %xmm30, %xmm26
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -3418,62 +3430,62 @@ SYM(sha512_x86_rorx_block):
 	addq 344(%rsp), %rbp
 	rorx $14, %r13, %r9
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm1, %xmm20
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm16
 	rorx $41, %r13, %r8
 	addq %r14, %rbp
 	andn %rax, %r13, %rbx
-	vpternlogq $0x96, %xmm20, %xmm22, %xmm21
+	vpaddq 984(%rsp), %xmm29, %xmm19
 	addq %rbx, %rbp
 	mov %r11, %rdi
 	andq %r13, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm19, %xmm29, %xmm25
+	vpaddq %xmm7, %xmm19, %xmm18
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %rbp
-	vpaddq %xmm18, %xmm25, %xmm26
+	vpaddq %xmm16, %xmm18, %xmm9
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vpaddq %xmm21, %xmm26, %xmm27
+	vmovdqu64 %xmm9, 1040(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc12(%rip), %xmm27, %xmm30
+	vpaddq .Lc12(%rip), %xmm9, %xmm15
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm30, 464(%rsp)
+	vmovdqu64 %xmm15, 464(%rsp)
 	addq %r13, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 352(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	valignq $1, %xmm13, %xmm28, %xmm31
+	vmovdqu64 936(%rsp), %xmm21
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rsi
-	valignq $1, %xmm9, %xmm23, %xmm2
+	vprorq $1, %xmm21, %xmm22
 	addq %r15, %rax
 	andn %r11, %rbp, %r10
-	vprorq $1, %xmm31, %xmm12
+	vprorq $8, %xmm21, %xmm20
 	addq %r10, %rax
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vprorq $8, %xmm31, %xmm6
+	vpsrlq $7, %xmm21, %xmm23
 	addq %rbx, %rax
 	xorq %rcx, %rdi
-	vpsrlq $7, %xmm31, %xmm5
+	vpternlogq $0x96, %xmm23, %xmm20, %xmm22
 	xorq %rsi, %rdi
 	addq %rdi, %rax
-	vpternlogq $0x96, %xmm5, %xmm6, %xmm12
+	vprorq $19, %xmm9, %xmm31
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $19, %xmm27, %xmm14
+	vprorq $61, %xmm9, %xmm10
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vprorq $61, %xmm27, %xmm11
+	vpsrlq $6, %xmm9, %xmm11
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -3487,62 +3499,62 @@ SYM(sha512_x86_rorx_block):
 	addq 360(%rsp), %r11
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm27, %xmm7
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm31
 	rorx $41, %rax, %r14
 	addq %rdx, %r11
 	andn %r13, %rax, %r8
-	vpternlogq $0x96, %xmm7, %xmm11, %xmm14
+	vpaddq 1000(%rsp), %xmm13, %xmm14
 	addq %r8, %r11
 	mov %rbp, %r10
 	andq %rax, %r10
 	addq %r10, %r11
-	vpaddq %xmm2, %xmm13, %xmm3
+	vpaddq %xmm22, %xmm14, %xmm3
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm12, %xmm3, %xmm10
+	vpaddq %xmm31, %xmm3, %xmm24
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vpaddq %xmm14, %xmm10, %xmm0
+	vmovdqu64 %xmm24, 1056(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc13(%rip), %xmm0, %xmm8
+	vpaddq .Lc13(%rip), %xmm24, %xmm1
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm8, 480(%rsp)
+	vmovdqu64 %xmm1, 480(%rsp)
 	addq %rax, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 368(%rsp), %r13
 	rorx $14, %r11, %r10
-	valignq $1, %xmm28, %xmm4, %xmm15
+	vmovdqu64 952(%rsp), %xmm0
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r15
-	valignq $1, %xmm23, %xmm1, %xmm16
+	vprorq $1, %xmm0, %xmm2
 	addq %r12, %r13
 	andn %rbp, %r11, %rsi
-	vprorq $1, %xmm15, %xmm17
+	vprorq $8, %xmm0, %xmm6
 	addq %rsi, %r13
 	mov %rax, %r8
 	andq %r11, %r8
-	vprorq $8, %xmm15, %xmm22
+	vpsrlq $7, %xmm0, %xmm4
 	addq %r8, %r13
 	xorq %rcx, %r10
-	vpsrlq $7, %xmm15, %xmm20
+	vpternlogq $0x96, %xmm4, %xmm6, %xmm2
 	xorq %r15, %r10
 	addq %r10, %r13
-	vpternlogq $0x96, %xmm20, %xmm22, %xmm17
+	vprorq $19, %xmm24, %xmm8
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $19, %xmm0, %xmm29
+	vprorq $61, %xmm24, %xmm25
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vprorq $61, %xmm0, %xmm19
+	vpsrlq $6, %xmm24, %xmm26
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -3556,62 +3568,62 @@ SYM(sha512_x86_rorx_block):
 	addq 376(%rsp), %rbp
 	rorx $14, %r13, %r8
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm0, %xmm25
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm8
 	rorx $41, %r13, %rdx
 	addq %r9, %rbp
 	andn %rax, %r13, %r14
-	vpternlogq $0x96, %xmm25, %xmm19, %xmm29
+	vpaddq 1016(%rsp), %xmm28, %xmm29
 	addq %r14, %rbp
 	mov %r11, %rsi
 	andq %r13, %rsi
 	addq %rsi, %rbp
-	vpaddq %xmm16, %xmm28, %xmm18
+	vpaddq %xmm2, %xmm29, %xmm19
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %rbp
-	vpaddq %xmm17, %xmm18, %xmm26
+	vpaddq %xmm8, %xmm19, %xmm7
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vpaddq %xmm29, %xmm26, %xmm21
+	vmovdqu64 %xmm7, 1072(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc14(%rip), %xmm21, %xmm30
+	vpaddq .Lc14(%rip), %xmm7, %xmm18
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm30, 496(%rsp)
+	vmovdqu64 %xmm18, 496(%rsp)
 	addq %r13, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 384(%rsp), %rax
 	rorx $14, %rbp, %rsi
-	valignq $1, %xmm4, %xmm24, %xmm31
+	vmovdqu64 968(%rsp), %xmm16
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r12
-	valignq $1, %xmm1, %xmm27, %xmm6
+	vprorq $1, %xmm16, %xmm15
 	addq %rdi, %rax
 	andn %r11, %rbp, %r15
-	vprorq $1, %xmm31, %xmm5
+	vprorq $8, %xmm16, %xmm21
 	addq %r15, %rax
 	mov %r13, %r14
 	andq %rbp, %r14
-	vprorq $8, %xmm31, %xmm11
+	vpsrlq $7, %xmm16, %xmm20
 	addq %r14, %rax
 	xorq %rcx, %rsi
-	vpsrlq $7, %xmm31, %xmm7
+	vpternlogq $0x96, %xmm20, %xmm21, %xmm15
 	xorq %r12, %rsi
 	addq %rsi, %rax
-	vpternlogq $0x96, %xmm7, %xmm11, %xmm5
+	vprorq $19, %xmm7, %xmm23
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $19, %xmm21, %xmm13
+	vprorq $61, %xmm7, %xmm10
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vprorq $61, %xmm21, %xmm2
+	vpsrlq $6, %xmm7, %xmm11
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -3625,62 +3637,62 @@ SYM(sha512_x86_rorx_block):
 	addq 392(%rsp), %r11
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm21, %xmm3
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm23
 	rorx $41, %rax, %r9
 	addq %rbx, %r11
 	andn %r13, %rax, %rdx
-	vpternlogq $0x96, %xmm3, %xmm2, %xmm13
+	vpaddq 1032(%rsp), %xmm5, %xmm13
 	addq %rdx, %r11
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %r11
-	vpaddq %xmm6, %xmm4, %xmm12
+	vpaddq %xmm15, %xmm13, %xmm14
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %r11
-	vpaddq %xmm5, %xmm12, %xmm10
+	vpaddq %xmm23, %xmm14, %xmm22
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vpaddq %xmm13, %xmm10, %xmm14
+	vmovdqu64 %xmm22, 1088(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc15(%rip), %xmm14, %xmm8
+	vpaddq .Lc15(%rip), %xmm22, %xmm3
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm8, 512(%rsp)
+	vmovdqu64 %xmm3, 512(%rsp)
 	addq %rax, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 400(%rsp), %r13
 	rorx $14, %r11, %r15
-	valignq $1, %xmm24, %xmm9, %xmm15
+	vmovdqu64 984(%rsp), %xmm31
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rdi
-	valignq $1, %xmm27, %xmm0, %xmm22
+	vprorq $1, %xmm31, %xmm1
 	addq %r10, %r13
 	andn %rbp, %r11, %r12
-	vprorq $1, %xmm15, %xmm20
+	vprorq $8, %xmm31, %xmm0
 	addq %r12, %r13
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vprorq $8, %xmm15, %xmm19
+	vpsrlq $7, %xmm31, %xmm6
 	addq %rdx, %r13
 	xorq %rcx, %r15
-	vpsrlq $7, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm1
 	xorq %rdi, %r15
 	addq %r15, %r13
-	vpternlogq $0x96, %xmm25, %xmm19, %xmm20
+	vprorq $19, %xmm22, %xmm4
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $19, %xmm14, %xmm28
+	vprorq $61, %xmm22, %xmm25
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vprorq $61, %xmm14, %xmm16
+	vpsrlq $6, %xmm22, %xmm26
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -3694,62 +3706,62 @@ SYM(sha512_x86_rorx_block):
 	addq 408(%rsp), %rbp
 	rorx $14, %r13, %rdx
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm14, %xmm18
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm4
 	rorx $41, %r13, %rbx
 	addq %r8, %rbp
 	andn %rax, %r13, %r9
-	vpternlogq $0x96, %xmm18, %xmm16, %xmm28
+	vpaddq 1048(%rsp), %xmm17, %xmm28
 	addq %r9, %rbp
 	mov %r11, %r12
 	andq %r13, %r12
 	addq %r12, %rbp
-	vpaddq %xmm22, %xmm24, %xmm17
+	vpaddq %xmm1, %xmm28, %xmm29
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm20, %xmm17, %xmm26
+	vpaddq %xmm4, %xmm29, %xmm2
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vpaddq %xmm28, %xmm26, %xmm29
+	vmovdqu64 %xmm2, 1104(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc16(%rip), %xmm29, %xmm30
+	vpaddq .Lc16(%rip), %xmm2, %xmm19
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm30, 528(%rsp)
+	vmovdqu64 %xmm19, 528(%rsp)
 	addq %r13, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 416(%rsp), %rax
 	rorx $14, %rbp, %r12
-	valignq $1, %xmm9, %xmm23, %xmm31
+	vmovdqu64 1000(%rsp), %xmm8
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r10
-	valignq $1, %xmm0, %xmm21, %xmm11
+	vprorq $1, %xmm8, %xmm18
 	addq %rsi, %rax
 	andn %r11, %rbp, %rdi
-	vprorq $1, %xmm31, %xmm7
+	vprorq $8, %xmm8, %xmm16
 	addq %rdi, %rax
 	mov %r13, %r9
 	andq %rbp, %r9
-	vprorq $8, %xmm31, %xmm2
+	vpsrlq $7, %xmm8, %xmm21
 	addq %r9, %rax
 	xorq %rcx, %r12
-	vpsrlq $7, %xmm31, %xmm3
+	vpternlogq $0x96, %xmm21, %xmm16, %xmm18
 	xorq %r10, %r12
 	addq %r12, %rax
-	vpternlogq $0x96, %xmm3, %xmm2, %xmm7
+	vprorq $19, %xmm2, %xmm20
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $19, %xmm29, %xmm4
+	vprorq $61, %xmm2, %xmm10
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vprorq $61, %xmm29, %xmm6
+	vpsrlq $6, %xmm2, %xmm11
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -3763,62 +3775,62 @@ SYM(sha512_x86_rorx_block):
 	addq 424(%rsp), %r11
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm29, %xmm12
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm20
 	rorx $41, %rax, %r8
 	addq %r14, %r11
 	andn %r13, %rax, %rbx
-	vpternlogq $0x96, %xmm12, %xmm6, %xmm4
+	vpaddq 1064(%rsp), %xmm12, %xmm5
 	addq %rbx, %r11
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %r11
-	vpaddq %xmm11, %xmm9, %xmm5
+	vpaddq %xmm18, %xmm5, %xmm13
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %r11
-	vpaddq %xmm7, %xmm5, %xmm10
+	vpaddq %xmm20, %xmm13, %xmm15
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vpaddq %xmm4, %xmm10, %xmm13
+	vmovdqu64 %xmm15, 1120(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc17(%rip), %xmm13, %xmm8
+	vpaddq .Lc17(%rip), %xmm15, %xmm14
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm8, 544(%rsp)
+	vmovdqu64 %xmm14, 544(%rsp)
 	addq %rax, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 432(%rsp), %r13
 	rorx $14, %r11, %rdi
-	valignq $1, %xmm23, %xmm1, %xmm15
+	vmovdqu64 1016(%rsp), %xmm23
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rsi
-	valignq $1, %xmm21, %xmm14, %xmm19
+	vprorq $1, %xmm23, %xmm3
 	addq %r15, %r13
 	andn %rbp, %r11, %r10
-	vprorq $1, %xmm15, %xmm25
+	vprorq $8, %xmm23, %xmm31
 	addq %r10, %r13
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vprorq $8, %xmm15, %xmm16
+	vpsrlq $7, %xmm23, %xmm0
 	addq %rbx, %r13
 	xorq %rcx, %rdi
-	vpsrlq $7, %xmm15, %xmm18
+	vpternlogq $0x96, %xmm0, %xmm31, %xmm3
 	xorq %rsi, %rdi
 	addq %rdi, %r13
-	vpternlogq $0x96, %xmm18, %xmm16, %xmm25
+	vprorq $19, %xmm15, %xmm6
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $19, %xmm13, %xmm24
+	vprorq $61, %xmm15, %xmm25
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vprorq $61, %xmm13, %xmm22
+	vpsrlq $6, %xmm15, %xmm26
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -3832,62 +3844,62 @@ SYM(sha512_x86_rorx_block):
 	addq 440(%rsp), %rbp
 	rorx $14, %r13, %rbx
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm13, %xmm17
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm6
 	rorx $41, %r13, %r14
 	addq %rdx, %rbp
 	andn %rax, %r13, %r8
-	vpternlogq $0x96, %xmm17, %xmm22, %xmm24
+	vpaddq 1080(%rsp), %xmm27, %xmm17
 	addq %r8, %rbp
 	mov %r11, %r10
 	andq %r13, %r10
 	addq %r10, %rbp
-	vpaddq %xmm19, %xmm23, %xmm20
+	vpaddq %xmm3, %xmm17, %xmm28
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm25, %xmm20, %xmm26
+	vpaddq %xmm6, %xmm28, %xmm1
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vpaddq %xmm24, %xmm26, %xmm28
+	vmovdqu64 %xmm1, 1136(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc18(%rip), %xmm28, %xmm30
+	vpaddq .Lc18(%rip), %xmm1, %xmm29
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm30, 560(%rsp)
+	vmovdqu64 %xmm29, 560(%rsp)
 	addq %r13, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 448(%rsp), %rax
 	rorx $14, %rbp, %r10
-	valignq $1, %xmm1, %xmm27, %xmm31
+	vmovdqu64 1032(%rsp), %xmm4
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r15
-	valignq $1, %xmm14, %xmm29, %xmm2
+	vprorq $1, %xmm4, %xmm19
 	addq %r12, %rax
 	andn %r11, %rbp, %rsi
-	vprorq $1, %xmm31, %xmm3
+	vprorq $8, %xmm4, %xmm8
 	addq %rsi, %rax
 	mov %r13, %r8
 	andq %rbp, %r8
-	vprorq $8, %xmm31, %xmm6
+	vpsrlq $7, %xmm4, %xmm16
 	addq %r8, %rax
 	xorq %rcx, %r10
-	vpsrlq $7, %xmm31, %xmm12
+	vpternlogq $0x96, %xmm16, %xmm8, %xmm19
 	xorq %r15, %r10
 	addq %r10, %rax
-	vpternlogq $0x96, %xmm12, %xmm6, %xmm3
+	vprorq $19, %xmm1, %xmm21
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $19, %xmm28, %xmm9
+	vprorq $61, %xmm1, %xmm10
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vprorq $61, %xmm28, %xmm11
+	vpsrlq $6, %xmm1, %xmm11
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -3901,62 +3913,62 @@ SYM(sha512_x86_rorx_block):
 	addq 456(%rsp), %r11
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm28, %xmm5
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm21
 	rorx $41, %rax, %rdx
 	addq %r9, %r11
 	andn %r13, %rax, %r14
-	vpternlogq $0x96, %xmm5, %xmm11, %xmm9
+	vpaddq 1096(%rsp), %xmm30, %xmm12
 	addq %r14, %r11
 	mov %rbp, %rsi
 	andq %rax, %rsi
 	addq %rsi, %r11
-	vpaddq %xmm2, %xmm1, %xmm7
+	vpaddq %xmm19, %xmm12, %xmm5
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %r11
-	vpaddq %xmm3, %xmm7, %xmm10
+	vpaddq %xmm21, %xmm5, %xmm18
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vpaddq %xmm9, %xmm10, %xmm4
+	vmovdqu64 %xmm18, 1152(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc19(%rip), %xmm4, %xmm8
+	vpaddq .Lc19(%rip), %xmm18, %xmm13
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm8, 576(%rsp)
+	vmovdqu64 %xmm13, 576(%rsp)
 	addq %rax, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 464(%rsp), %r13
 	rorx $14, %r11, %rsi
-	valignq $1, %xmm27, %xmm0, %xmm15
+	vmovdqu64 1048(%rsp), %xmm20
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r12
-	valignq $1, %xmm29, %xmm13, %xmm16
+	vprorq $1, %xmm20, %xmm14
 	addq %rdi, %r13
 	andn %rbp, %r11, %r15
-	vprorq $1, %xmm15, %xmm18
+	vprorq $8, %xmm20, %xmm23
 	addq %r15, %r13
 	mov %rax, %r14
 	andq %r11, %r14
-	vprorq $8, %xmm15, %xmm22
+	vpsrlq $7, %xmm20, %xmm31
 	addq %r14, %r13
 	xorq %rcx, %rsi
-	vpsrlq $7, %xmm15, %xmm17
+	vpternlogq $0x96, %xmm31, %xmm23, %xmm14
 	xorq %r12, %rsi
 	addq %rsi, %r13
-	vpternlogq $0x96, %xmm17, %xmm22, %xmm18
+	vprorq $19, %xmm18, %xmm0
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $19, %xmm4, %xmm23
+	vprorq $61, %xmm18, %xmm25
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vprorq $61, %xmm4, %xmm19
+	vpsrlq $6, %xmm18, %xmm26
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -3970,62 +3982,62 @@ SYM(sha512_x86_rorx_block):
 	addq 472(%rsp), %rbp
 	rorx $14, %r13, %r14
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm4, %xmm20
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm0
 	rorx $41, %r13, %r9
 	addq %rbx, %rbp
 	andn %rax, %r13, %rdx
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm23
+	vpaddq 1112(%rsp), %xmm9, %xmm27
 	addq %rdx, %rbp
 	mov %r11, %r15
 	andq %r13, %r15
 	addq %r15, %rbp
-	vpaddq %xmm16, %xmm27, %xmm25
+	vpaddq %xmm14, %xmm27, %xmm17
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %rbp
-	vpaddq %xmm18, %xmm25, %xmm26
+	vpaddq %xmm0, %xmm17, %xmm3
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vpaddq %xmm23, %xmm26, %xmm24
+	vmovdqu64 %xmm3, 1168(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc20(%rip), %xmm24, %xmm30
+	vpaddq .Lc20(%rip), %xmm3, %xmm28
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm30, 592(%rsp)
+	vmovdqu64 %xmm28, 592(%rsp)
 	addq %r13, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 480(%rsp), %rax
 	rorx $14, %rbp, %r15
-	valignq $1, %xmm0, %xmm21, %xmm31
+	vmovdqu64 1064(%rsp), %xmm6
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rdi
-	valignq $1, %xmm13, %xmm28, %xmm6
+	vprorq $1, %xmm6, %xmm29
 	addq %r10, %rax
 	andn %r11, %rbp, %r12
-	vprorq $1, %xmm31, %xmm12
+	vprorq $8, %xmm6, %xmm4
 	addq %r12, %rax
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vprorq $8, %xmm31, %xmm11
+	vpsrlq $7, %xmm6, %xmm8
 	addq %rdx, %rax
 	xorq %rcx, %r15
-	vpsrlq $7, %xmm31, %xmm5
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm29
 	xorq %rdi, %r15
 	addq %r15, %rax
-	vpternlogq $0x96, %xmm5, %xmm11, %xmm12
+	vprorq $19, %xmm3, %xmm16
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $19, %xmm24, %xmm1
+	vprorq $61, %xmm3, %xmm10
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vprorq $61, %xmm24, %xmm2
+	vpsrlq $6, %xmm3, %xmm11
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -4039,62 +4051,62 @@ SYM(sha512_x86_rorx_block):
 	addq 488(%rsp), %r11
 	rorx $14, %rax, %rdx
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm24, %xmm7
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm16
 	rorx $41, %rax, %rbx
 	addq %r8, %r11
 	andn %r13, %rax, %r9
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm1
+	vpaddq 1128(%rsp), %xmm24, %xmm30
 	addq %r9, %r11
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %r11
-	vpaddq %xmm6, %xmm0, %xmm3
+	vpaddq %xmm29, %xmm30, %xmm12
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm12, %xmm3, %xmm10
+	vpaddq %xmm16, %xmm12, %xmm19
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vpaddq %xmm1, %xmm10, %xmm9
+	vmovdqu64 %xmm19, 1184(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc21(%rip), %xmm9, %xmm8
+	vpaddq .Lc21(%rip), %xmm19, %xmm5
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm8, 608(%rsp)
+	vmovdqu64 %xmm5, 608(%rsp)
 	addq %rax, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 496(%rsp), %r13
 	rorx $14, %r11, %r12
-	valignq $1, %xmm21, %xmm14, %xmm15
+	vmovdqu64 1080(%rsp), %xmm21
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r10
-	valignq $1, %xmm28, %xmm4, %xmm22
+	vprorq $1, %xmm21, %xmm13
 	addq %rsi, %r13
 	andn %rbp, %r11, %rdi
-	vprorq $1, %xmm15, %xmm17
+	vprorq $8, %xmm21, %xmm20
 	addq %rdi, %r13
 	mov %rax, %r9
 	andq %r11, %r9
-	vprorq $8, %xmm15, %xmm19
+	vpsrlq $7, %xmm21, %xmm23
 	addq %r9, %r13
 	xorq %rcx, %r12
-	vpsrlq $7, %xmm15, %xmm20
+	vpternlogq $0x96, %xmm23, %xmm20, %xmm13
 	xorq %r10, %r12
 	addq %r12, %r13
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm17
+	vprorq $19, %xmm19, %xmm31
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $19, %xmm9, %xmm27
+	vprorq $61, %xmm19, %xmm25
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vprorq $61, %xmm9, %xmm16
+	vpsrlq $6, %xmm19, %xmm26
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -4108,62 +4120,62 @@ SYM(sha512_x86_rorx_block):
 	addq 504(%rsp), %rbp
 	rorx $14, %r13, %r9
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm9, %xmm25
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm31
 	rorx $41, %r13, %r8
 	addq %r14, %rbp
 	andn %rax, %r13, %rbx
-	vpternlogq $0x96, %xmm25, %xmm16, %xmm27
+	vpaddq 1144(%rsp), %xmm7, %xmm9
 	addq %rbx, %rbp
 	mov %r11, %rdi
 	andq %r13, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm22, %xmm21, %xmm18
+	vpaddq %xmm13, %xmm9, %xmm27
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %rbp
-	vpaddq %xmm17, %xmm18, %xmm26
+	vpaddq %xmm31, %xmm27, %xmm14
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vpaddq %xmm27, %xmm26, %xmm23
+	vmovdqu64 %xmm14, 1200(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc22(%rip), %xmm23, %xmm30
+	vpaddq .Lc22(%rip), %xmm14, %xmm17
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm30, 624(%rsp)
+	vmovdqu64 %xmm17, 624(%rsp)
 	addq %r13, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 512(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	valignq $1, %xmm14, %xmm29, %xmm31
+	vmovdqu64 1096(%rsp), %xmm0
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rsi
-	valignq $1, %xmm4, %xmm24, %xmm11
+	vprorq $1, %xmm0, %xmm28
 	addq %r15, %rax
 	andn %r11, %rbp, %r10
-	vprorq $1, %xmm31, %xmm5
+	vprorq $8, %xmm0, %xmm6
 	addq %r10, %rax
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vprorq $8, %xmm31, %xmm2
+	vpsrlq $7, %xmm0, %xmm4
 	addq %rbx, %rax
 	xorq %rcx, %rdi
-	vpsrlq $7, %xmm31, %xmm7
+	vpternlogq $0x96, %xmm4, %xmm6, %xmm28
 	xorq %rsi, %rdi
 	addq %rdi, %rax
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm5
+	vprorq $19, %xmm14, %xmm8
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $19, %xmm23, %xmm0
+	vprorq $61, %xmm14, %xmm10
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vprorq $61, %xmm23, %xmm6
+	vpsrlq $6, %xmm14, %xmm11
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -4177,62 +4189,62 @@ SYM(sha512_x86_rorx_block):
 	addq 520(%rsp), %r11
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm23, %xmm3
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm8
 	rorx $41, %rax, %r14
 	addq %rdx, %r11
 	andn %r13, %rax, %r8
-	vpternlogq $0x96, %xmm3, %xmm6, %xmm0
+	vpaddq 1160(%rsp), %xmm22, %xmm24
 	addq %r8, %r11
 	mov %rbp, %r10
 	andq %rax, %r10
 	addq %r10, %r11
-	vpaddq %xmm11, %xmm14, %xmm12
+	vpaddq %xmm28, %xmm24, %xmm30
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm5, %xmm12, %xmm10
+	vpaddq %xmm8, %xmm30, %xmm29
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vpaddq %xmm0, %xmm10, %xmm1
+	vmovdqu64 %xmm29, 1216(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc23(%rip), %xmm1, %xmm8
+	vpaddq .Lc23(%rip), %xmm29, %xmm12
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm8, 640(%rsp)
+	vmovdqu64 %xmm12, 640(%rsp)
 	addq %rax, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 528(%rsp), %r13
 	rorx $14, %r11, %r10
-	valignq $1, %xmm29, %xmm13, %xmm15
+	vmovdqu64 1112(%rsp), %xmm16
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r15
-	valignq $1, %xmm24, %xmm9, %xmm19
+	vprorq $1, %xmm16, %xmm5
 	addq %r12, %r13
 	andn %rbp, %r11, %rsi
-	vprorq $1, %xmm15, %xmm20
+	vprorq $8, %xmm16, %xmm21
 	addq %rsi, %r13
 	mov %rax, %r8
 	andq %r11, %r8
-	vprorq $8, %xmm15, %xmm16
+	vpsrlq $7, %xmm16, %xmm20
 	addq %r8, %r13
 	xorq %rcx, %r10
-	vpsrlq $7, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm20, %xmm21, %xmm5
 	xorq %r15, %r10
 	addq %r10, %r13
-	vpternlogq $0x96, %xmm25, %xmm16, %xmm20
+	vprorq $19, %xmm29, %xmm23
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $19, %xmm1, %xmm21
+	vprorq $61, %xmm29, %xmm25
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vprorq $61, %xmm1, %xmm22
+	vpsrlq $6, %xmm29, %xmm26
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -4246,62 +4258,62 @@ SYM(sha512_x86_rorx_block):
 	addq 536(%rsp), %rbp
 	rorx $14, %r13, %r8
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm1, %xmm18
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm23
 	rorx $41, %r13, %rdx
 	addq %r9, %rbp
 	andn %rax, %r13, %r14
-	vpternlogq $0x96, %xmm18, %xmm22, %xmm21
+	vpaddq 1176(%rsp), %xmm2, %xmm7
 	addq %r14, %rbp
 	mov %r11, %rsi
 	andq %r13, %rsi
 	addq %rsi, %rbp
-	vpaddq %xmm19, %xmm29, %xmm17
+	vpaddq %xmm5, %xmm7, %xmm9
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %rbp
-	vpaddq %xmm20, %xmm17, %xmm26
+	vpaddq %xmm23, %xmm9, %xmm13
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vpaddq %xmm21, %xmm26, %xmm27
+	vmovdqu64 %xmm13, 1232(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc24(%rip), %xmm27, %xmm30
+	vpaddq .Lc24(%rip), %xmm13, %xmm27
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm30, 656(%rsp)
+	vmovdqu64 %xmm27, 656(%rsp)
 	addq %r13, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 544(%rsp), %rax
 	rorx $14, %rbp, %rsi
-	valignq $1, %xmm13, %xmm28, %xmm31
+	vmovdqu64 1128(%rsp), %xmm31
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r12
-	valignq $1, %xmm9, %xmm23, %xmm2
+	vprorq $1, %xmm31, %xmm17
 	addq %rdi, %rax
 	andn %r11, %rbp, %r15
-	vprorq $1, %xmm31, %xmm7
+	vprorq $8, %xmm31, %xmm0
 	addq %r15, %rax
 	mov %r13, %r14
 	andq %rbp, %r14
-	vprorq $8, %xmm31, %xmm6
+	vpsrlq $7, %xmm31, %xmm6
 	addq %r14, %rax
 	xorq %rcx, %rsi
-	vpsrlq $7, %xmm31, %xmm3
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm17
 	xorq %r12, %rsi
 	addq %rsi, %rax
-	vpternlogq $0x96, %xmm3, %xmm6, %xmm7
+	vprorq $19, %xmm13, %xmm4
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $19, %xmm27, %xmm14
+	vprorq $61, %xmm13, %xmm10
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vprorq $61, %xmm27, %xmm11
+	vpsrlq $6, %xmm13, %xmm11
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -4315,62 +4327,62 @@ SYM(sha512_x86_rorx_block):
 	addq 552(%rsp), %r11
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm27, %xmm12
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm4
 	rorx $41, %rax, %r9
 	addq %rbx, %r11
 	andn %r13, %rax, %rdx
-	vpternlogq $0x96, %xmm12, %xmm11, %xmm14
+	vpaddq 1192(%rsp), %xmm15, %xmm22
 	addq %rdx, %r11
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %r11
-	vpaddq %xmm2, %xmm13, %xmm5
+	vpaddq %xmm17, %xmm22, %xmm24
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %r11
-	vpaddq %xmm7, %xmm5, %xmm10
+	vpaddq %xmm4, %xmm24, %xmm28
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vpaddq %xmm14, %xmm10, %xmm0
+	vmovdqu64 %xmm28, 1248(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc25(%rip), %xmm0, %xmm8
+	vpaddq .Lc25(%rip), %xmm28, %xmm30
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm8, 672(%rsp)
+	vmovdqu64 %xmm30, 672(%rsp)
 	addq %rax, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 560(%rsp), %r13
 	rorx $14, %r11, %r15
-	valignq $1, %xmm28, %xmm4, %xmm15
+	vmovdqu64 1144(%rsp), %xmm8
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rdi
-	valignq $1, %xmm23, %xmm1, %xmm16
+	vprorq $1, %xmm8, %xmm12
 	addq %r10, %r13
 	andn %rbp, %r11, %r12
-	vprorq $1, %xmm15, %xmm25
+	vprorq $8, %xmm8, %xmm16
 	addq %r12, %r13
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vprorq $8, %xmm15, %xmm22
+	vpsrlq $7, %xmm8, %xmm21
 	addq %rdx, %r13
 	xorq %rcx, %r15
-	vpsrlq $7, %xmm15, %xmm18
+	vpternlogq $0x96, %xmm21, %xmm16, %xmm12
 	xorq %rdi, %r15
 	addq %r15, %r13
-	vpternlogq $0x96, %xmm18, %xmm22, %xmm25
+	vprorq $19, %xmm28, %xmm20
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $19, %xmm0, %xmm29
+	vprorq $61, %xmm28, %xmm25
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vprorq $61, %xmm0, %xmm19
+	vpsrlq $6, %xmm28, %xmm26
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -4384,62 +4396,62 @@ SYM(sha512_x86_rorx_block):
 	addq 568(%rsp), %rbp
 	rorx $14, %r13, %rdx
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm0, %xmm17
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm20
 	rorx $41, %r13, %rbx
 	addq %r8, %rbp
 	andn %rax, %r13, %r9
-	vpternlogq $0x96, %xmm17, %xmm19, %xmm29
+	vpaddq 1208(%rsp), %xmm1, %xmm2
 	addq %r9, %rbp
 	mov %r11, %r12
 	andq %r13, %r12
 	addq %r12, %rbp
-	vpaddq %xmm16, %xmm28, %xmm20
+	vpaddq %xmm12, %xmm2, %xmm7
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm25, %xmm20, %xmm26
+	vpaddq %xmm20, %xmm7, %xmm5
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vpaddq %xmm29, %xmm26, %xmm21
+	vmovdqu64 %xmm5, 1264(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc26(%rip), %xmm21, %xmm30
+	vpaddq .Lc26(%rip), %xmm5, %xmm9
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm30, 688(%rsp)
+	vmovdqu64 %xmm9, 688(%rsp)
 	addq %r13, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 576(%rsp), %rax
 	rorx $14, %rbp, %r12
-	valignq $1, %xmm4, %xmm24, %xmm31
+	vmovdqu64 1160(%rsp), %xmm23
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r10
-	valignq $1, %xmm1, %xmm27, %xmm6
+	vprorq $1, %xmm23, %xmm27
 	addq %rsi, %rax
 	andn %r11, %rbp, %rdi
-	vprorq $1, %xmm31, %xmm3
+	vprorq $8, %xmm23, %xmm31
 	addq %rdi, %rax
 	mov %r13, %r9
 	andq %rbp, %r9
-	vprorq $8, %xmm31, %xmm11
+	vpsrlq $7, %xmm23, %xmm0
 	addq %r9, %rax
 	xorq %rcx, %r12
-	vpsrlq $7, %xmm31, %xmm12
+	vpternlogq $0x96, %xmm0, %xmm31, %xmm27
 	xorq %r10, %r12
 	addq %r12, %rax
-	vpternlogq $0x96, %xmm12, %xmm11, %xmm3
+	vprorq $19, %xmm5, %xmm6
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $19, %xmm21, %xmm13
+	vprorq $61, %xmm5, %xmm10
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vprorq $61, %xmm21, %xmm2
+	vpsrlq $6, %xmm5, %xmm11
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -4453,62 +4465,62 @@ SYM(sha512_x86_rorx_block):
 	addq 584(%rsp), %r11
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm21, %xmm5
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm6
 	rorx $41, %rax, %r8
 	addq %r14, %r11
 	andn %r13, %rax, %rbx
-	vpternlogq $0x96, %xmm5, %xmm2, %xmm13
+	vpaddq 1224(%rsp), %xmm18, %xmm15
 	addq %rbx, %r11
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %r11
-	vpaddq %xmm6, %xmm4, %xmm7
+	vpaddq %xmm27, %xmm15, %xmm22
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %r11
-	vpaddq %xmm3, %xmm7, %xmm10
+	vpaddq %xmm6, %xmm22, %xmm17
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vpaddq %xmm13, %xmm10, %xmm14
+	vmovdqu64 %xmm17, 1280(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc27(%rip), %xmm14, %xmm8
+	vpaddq .Lc27(%rip), %xmm17, %xmm24
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm8, 704(%rsp)
+	vmovdqu64 %xmm24, 704(%rsp)
 	addq %rax, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 592(%rsp), %r13
 	rorx $14, %r11, %rdi
-	valignq $1, %xmm24, %xmm9, %xmm15
+	vmovdqu64 1176(%rsp), %xmm4
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rsi
-	valignq $1, %xmm27, %xmm0, %xmm22
+	vprorq $1, %xmm4, %xmm30
 	addq %r15, %r13
 	andn %rbp, %r11, %r10
-	vprorq $1, %xmm15, %xmm18
+	vprorq $8, %xmm4, %xmm8
 	addq %r10, %r13
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vprorq $8, %xmm15, %xmm19
+	vpsrlq $7, %xmm4, %xmm16
 	addq %rbx, %r13
 	xorq %rcx, %rdi
-	vpsrlq $7, %xmm15, %xmm17
+	vpternlogq $0x96, %xmm16, %xmm8, %xmm30
 	xorq %rsi, %rdi
 	addq %rdi, %r13
-	vpternlogq $0x96, %xmm17, %xmm19, %xmm18
+	vprorq $19, %xmm17, %xmm21
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $19, %xmm14, %xmm28
+	vprorq $61, %xmm17, %xmm25
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vprorq $61, %xmm14, %xmm16
+	vpsrlq $6, %xmm17, %xmm26
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -4522,62 +4534,62 @@ SYM(sha512_x86_rorx_block):
 	addq 600(%rsp), %rbp
 	rorx $14, %r13, %rbx
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm14, %xmm20
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm21
 	rorx $41, %r13, %r14
 	addq %rdx, %rbp
 	andn %rax, %r13, %r8
-	vpternlogq $0x96, %xmm20, %xmm16, %xmm28
+	vpaddq 1240(%rsp), %xmm3, %xmm1
 	addq %r8, %rbp
 	mov %r11, %r10
 	andq %r13, %r10
 	addq %r10, %rbp
-	vpaddq %xmm22, %xmm24, %xmm25
+	vpaddq %xmm30, %xmm1, %xmm2
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm18, %xmm25, %xmm26
+	vpaddq %xmm21, %xmm2, %xmm12
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vpaddq %xmm28, %xmm26, %xmm29
+	vmovdqu64 %xmm12, 1296(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc28(%rip), %xmm29, %xmm30
+	vpaddq .Lc28(%rip), %xmm12, %xmm7
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm30, 720(%rsp)
+	vmovdqu64 %xmm7, 720(%rsp)
 	addq %r13, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 608(%rsp), %rax
 	rorx $14, %rbp, %r10
-	valignq $1, %xmm9, %xmm23, %xmm31
+	vmovdqu64 1192(%rsp), %xmm20
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r15
-	valignq $1, %xmm0, %xmm21, %xmm11
+	vprorq $1, %xmm20, %xmm9
 	addq %r12, %rax
 	andn %r11, %rbp, %rsi
-	vprorq $1, %xmm31, %xmm12
+	vprorq $8, %xmm20, %xmm23
 	addq %rsi, %rax
 	mov %r13, %r8
 	andq %rbp, %r8
-	vprorq $8, %xmm31, %xmm2
+	vpsrlq $7, %xmm20, %xmm31
 	addq %r8, %rax
 	xorq %rcx, %r10
-	vpsrlq $7, %xmm31, %xmm5
+	vpternlogq $0x96, %xmm31, %xmm23, %xmm9
 	xorq %r15, %r10
 	addq %r10, %rax
-	vpternlogq $0x96, %xmm5, %xmm2, %xmm12
+	vprorq $19, %xmm12, %xmm0
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $19, %xmm29, %xmm4
+	vprorq $61, %xmm12, %xmm10
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vprorq $61, %xmm29, %xmm6
+	vpsrlq $6, %xmm12, %xmm11
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -4591,62 +4603,62 @@ SYM(sha512_x86_rorx_block):
 	addq 616(%rsp), %r11
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm29, %xmm7
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm0
 	rorx $41, %rax, %rdx
 	addq %r9, %r11
 	andn %r13, %rax, %r14
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm4
+	vpaddq 1256(%rsp), %xmm19, %xmm18
 	addq %r14, %r11
 	mov %rbp, %rsi
 	andq %rax, %rsi
 	addq %rsi, %r11
-	vpaddq %xmm11, %xmm9, %xmm3
+	vpaddq %xmm9, %xmm18, %xmm15
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %r11
-	vpaddq %xmm12, %xmm3, %xmm10
+	vpaddq %xmm0, %xmm15, %xmm27
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vpaddq %xmm4, %xmm10, %xmm13
+	vmovdqu64 %xmm27, 1312(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc29(%rip), %xmm13, %xmm8
+	vpaddq .Lc29(%rip), %xmm27, %xmm22
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm8, 736(%rsp)
+	vmovdqu64 %xmm22, 736(%rsp)
 	addq %rax, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 624(%rsp), %r13
 	rorx $14, %r11, %rsi
-	valignq $1, %xmm23, %xmm1, %xmm15
+	vmovdqu64 1208(%rsp), %xmm6
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r12
-	valignq $1, %xmm21, %xmm14, %xmm19
+	vprorq $1, %xmm6, %xmm24
 	addq %rdi, %r13
 	andn %rbp, %r11, %r15
-	vprorq $1, %xmm15, %xmm17
+	vprorq $8, %xmm6, %xmm4
 	addq %r15, %r13
 	mov %rax, %r14
 	andq %r11, %r14
-	vprorq $8, %xmm15, %xmm16
+	vpsrlq $7, %xmm6, %xmm8
 	addq %r14, %r13
 	xorq %rcx, %rsi
-	vpsrlq $7, %xmm15, %xmm20
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm24
 	xorq %r12, %rsi
 	addq %rsi, %r13
-	vpternlogq $0x96, %xmm20, %xmm16, %xmm17
+	vprorq $19, %xmm27, %xmm16
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $19, %xmm13, %xmm24
+	vprorq $61, %xmm27, %xmm17
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vprorq $61, %xmm13, %xmm22
+	vpsrlq $6, %xmm27, %xmm25
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -4660,28 +4672,28 @@ SYM(sha512_x86_rorx_block):
 	addq 632(%rsp), %rbp
 	rorx $14, %r13, %r14
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm13, %xmm25
+	vpternlogq $0x96, %xmm25, %xmm17, %xmm16
 	rorx $41, %r13, %r9
 	addq %rbx, %rbp
 	andn %rax, %r13, %rdx
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm24
+	vpaddq 1272(%rsp), %xmm14, %xmm26
 	addq %rdx, %rbp
 	mov %r11, %r15
 	andq %r13, %r15
 	addq %r15, %rbp
-	vpaddq %xmm19, %xmm23, %xmm18
+	vpaddq %xmm24, %xmm26, %xmm3
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %rbp
-	vpaddq %xmm17, %xmm18, %xmm26
+	vpaddq %xmm16, %xmm3, %xmm1
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vpaddq %xmm24, %xmm26, %xmm28
+	vmovdqu64 %xmm1, 1328(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc30(%rip), %xmm28, %xmm30
+	vpaddq .Lc30(%rip), %xmm1, %xmm30
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
@@ -4693,29 +4705,29 @@ SYM(sha512_x86_rorx_block):
 	addq %rdx, %rsi
 	addq 640(%rsp), %rax
 	rorx $14, %rbp, %r15
-	valignq $1, %xmm1, %xmm27, %xmm31
+	vmovdqu64 1224(%rsp), %xmm2
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rdi
-	valignq $1, %xmm14, %xmm29, %xmm2
+	vprorq $1, %xmm2, %xmm21
 	addq %r10, %rax
 	andn %r11, %rbp, %r12
-	vprorq $1, %xmm31, %xmm5
+	vprorq $8, %xmm2, %xmm7
 	addq %r12, %rax
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vprorq $8, %xmm31, %xmm6
+	vpsrlq $7, %xmm2, %xmm20
 	addq %rdx, %rax
 	xorq %rcx, %r15
-	vpsrlq $7, %xmm31, %xmm7
+	vpternlogq $0x96, %xmm20, %xmm7, %xmm21
 	xorq %rdi, %r15
 	addq %r15, %rax
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
+	vprorq $19, %xmm1, %xmm23
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $19, %xmm28, %xmm9
+	vprorq $61, %xmm1, %xmm31
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vprorq $61, %xmm28, %xmm11
+	vpsrlq $6, %xmm1, %xmm12
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -4729,62 +4741,62 @@ SYM(sha512_x86_rorx_block):
 	addq 648(%rsp), %r11
 	rorx $14, %rax, %rdx
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm28, %xmm3
+	vpternlogq $0x96, %xmm12, %xmm31, %xmm23
 	rorx $41, %rax, %rbx
 	addq %r8, %r11
 	andn %r13, %rax, %r9
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm9
+	vpaddq 1288(%rsp), %xmm29, %xmm10
 	addq %r9, %r11
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %r11
-	vpaddq %xmm2, %xmm1, %xmm12
+	vpaddq %xmm21, %xmm10, %xmm11
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm5, %xmm12, %xmm10
+	vpaddq %xmm23, %xmm11, %xmm19
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vpaddq %xmm9, %xmm10, %xmm4
+	vmovdqu64 %xmm19, 1344(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc31(%rip), %xmm4, %xmm8
+	vpaddq .Lc31(%rip), %xmm19, %xmm18
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm8, 768(%rsp)
+	vmovdqu64 %xmm18, 768(%rsp)
 	addq %rax, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 656(%rsp), %r13
 	rorx $14, %r11, %r12
-	valignq $1, %xmm27, %xmm0, %xmm15
+	vmovdqu64 1240(%rsp), %xmm9
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r10
-	valignq $1, %xmm29, %xmm13, %xmm16
+	vprorq $1, %xmm9, %xmm15
 	addq %rsi, %r13
 	andn %rbp, %r11, %rdi
-	vprorq $1, %xmm15, %xmm20
+	vprorq $8, %xmm9, %xmm0
 	addq %rdi, %r13
 	mov %rax, %r9
 	andq %r11, %r9
-	vprorq $8, %xmm15, %xmm22
+	vpsrlq $7, %xmm9, %xmm22
 	addq %r9, %r13
 	xorq %rcx, %r12
-	vpsrlq $7, %xmm15, %xmm25
+	vpternlogq $0x96, %xmm22, %xmm0, %xmm15
 	xorq %r10, %r12
 	addq %r12, %r13
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm20
+	vprorq $19, %xmm19, %xmm6
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $19, %xmm4, %xmm23
+	vprorq $61, %xmm19, %xmm4
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vprorq $61, %xmm4, %xmm19
+	vpsrlq $6, %xmm19, %xmm8
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -4798,62 +4810,62 @@ SYM(sha512_x86_rorx_block):
 	addq 664(%rsp), %rbp
 	rorx $14, %r13, %r9
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm4, %xmm18
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm6
 	rorx $41, %r13, %r8
 	addq %r14, %rbp
 	andn %rax, %r13, %rbx
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm23
+	vpaddq 1304(%rsp), %xmm13, %xmm27
 	addq %rbx, %rbp
 	mov %r11, %rdi
 	andq %r13, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm16, %xmm27, %xmm17
+	vpaddq %xmm15, %xmm27, %xmm17
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %rbp
-	vpaddq %xmm20, %xmm17, %xmm26
+	vpaddq %xmm6, %xmm17, %xmm25
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vpaddq %xmm23, %xmm26, %xmm24
+	vmovdqu64 %xmm25, 1360(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc32(%rip), %xmm24, %xmm30
+	vpaddq .Lc32(%rip), %xmm25, %xmm14
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm30, 784(%rsp)
+	vmovdqu64 %xmm14, 784(%rsp)
 	addq %r13, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 672(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	valignq $1, %xmm0, %xmm21, %xmm31
+	vmovdqu64 1256(%rsp), %xmm26
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rsi
-	valignq $1, %xmm13, %xmm28, %xmm6
+	vprorq $1, %xmm26, %xmm24
 	addq %r15, %rax
 	andn %r11, %rbp, %r10
-	vprorq $1, %xmm31, %xmm7
+	vprorq $8, %xmm26, %xmm3
 	addq %r10, %rax
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vprorq $8, %xmm31, %xmm11
+	vpsrlq $7, %xmm26, %xmm16
 	addq %rbx, %rax
 	xorq %rcx, %rdi
-	vpsrlq $7, %xmm31, %xmm3
+	vpternlogq $0x96, %xmm16, %xmm3, %xmm24
 	xorq %rsi, %rdi
 	addq %rdi, %rax
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
+	vprorq $19, %xmm25, %xmm30
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $19, %xmm24, %xmm1
+	vprorq $61, %xmm25, %xmm2
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vprorq $61, %xmm24, %xmm2
+	vpsrlq $6, %xmm25, %xmm7
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -4867,62 +4879,62 @@ SYM(sha512_x86_rorx_block):
 	addq 680(%rsp), %r11
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %rcx
-	vpsrlq $6, %xmm24, %xmm12
+	vpternlogq $0x96, %xmm7, %xmm2, %xmm30
 	rorx $41, %rax, %r14
 	addq %rdx, %r11
 	andn %r13, %rax, %r8
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
+	vpaddq 1320(%rsp), %xmm28, %xmm20
 	addq %r8, %r11
 	mov %rbp, %r10
 	andq %rax, %r10
 	addq %r10, %r11
-	vpaddq %xmm6, %xmm0, %xmm5
+	vpaddq %xmm24, %xmm20, %xmm1
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm7, %xmm5, %xmm10
+	vpaddq %xmm30, %xmm1, %xmm31
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vpaddq %xmm1, %xmm10, %xmm9
+	vmovdqu64 %xmm31, 1376(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc33(%rip), %xmm9, %xmm8
+	vpaddq .Lc33(%rip), %xmm31, %xmm12
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm8, 800(%rsp)
+	vmovdqu64 %xmm12, 800(%rsp)
 	addq %rax, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 688(%rsp), %r13
 	rorx $14, %r11, %r10
-	valignq $1, %xmm21, %xmm14, %xmm29
+	vmovdqu64 1272(%rsp), %xmm29
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r15
-	valignq $1, %xmm28, %xmm4, %xmm15
+	vprorq $1, %xmm29, %xmm10
 	addq %r12, %r13
 	andn %rbp, %r11, %rsi
-	vprorq $1, %xmm29, %xmm22
+	vprorq $8, %xmm29, %xmm21
 	addq %rsi, %r13
 	mov %rax, %r8
 	andq %r11, %r8
-	vprorq $8, %xmm29, %xmm25
+	vpsrlq $7, %xmm29, %xmm11
 	addq %r8, %r13
 	xorq %rcx, %r10
-	vpsrlq $7, %xmm29, %xmm19
+	vpternlogq $0x96, %xmm11, %xmm21, %xmm10
 	xorq %r15, %r10
 	addq %r10, %r13
-	vpternlogq $0x96, %xmm19, %xmm25, %xmm22
+	vprorq $19, %xmm31, %xmm23
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $19, %xmm9, %xmm18
+	vprorq $61, %xmm31, %xmm18
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vprorq $61, %xmm9, %xmm27
+	vpsrlq $6, %xmm31, %xmm9
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -4936,34 +4948,34 @@ SYM(sha512_x86_rorx_block):
 	addq 696(%rsp), %rbp
 	rorx $14, %r13, %r8
 	rorx $18, %r13, %rcx
-	vpsrlq $6, %xmm9, %xmm16
+	vpternlogq $0x96, %xmm9, %xmm18, %xmm23
 	rorx $41, %r13, %rdx
 	addq %r9, %rbp
 	andn %rax, %r13, %r14
-	vpternlogq $0x96, %xmm16, %xmm27, %xmm18
+	vpaddq 1336(%rsp), %xmm5, %xmm0
 	addq %r14, %rbp
 	mov %r11, %rsi
 	andq %r13, %rsi
 	addq %rsi, %rbp
-	vpaddq %xmm15, %xmm21, %xmm17
+	vpaddq %xmm10, %xmm0, %xmm22
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %rbp
-	vpaddq %xmm22, %xmm17, %xmm20
+	vpaddq %xmm23, %xmm22, %xmm19
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vpaddq %xmm18, %xmm20, %xmm26
+	vmovdqu64 %xmm19, 1392(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc34(%rip), %xmm26, %xmm23
+	vpaddq .Lc34(%rip), %xmm19, %xmm4
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm23, 816(%rsp)
+	vmovdqu64 %xmm4, 816(%rsp)
 	addq %r13, %r10
 	addq %r15, %r10
 	addq %r14, %r10
