@@ -76,7 +76,9 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
 
-build/orchestrator/%.c.o: orchestrator/%.c build/schema.h build/sources.h \
+# The generated headers need only exist first: each object's .d file names
+# the ones it includes, so a kernels/ change rebuilds those objects only.
+build/orchestrator/%.c.o: orchestrator/%.c | build/schema.h build/sources.h \
 	build/published-data.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -Ibuild -MMD -MP -c -o $@ $<

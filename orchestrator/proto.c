@@ -585,7 +585,7 @@ line_feed(struct line_reader *r, const char *data, size_t n,
 		r->offset += r->len + 1;
 		rc = on_line(arg, r->buf, r->len);
 		r->len = 0;
-		if (rc != 0 && rc != SO_EAGENT) {
+		if (rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL) {
 			char tmp[SO_ERR_MAX];
 
 			if (strncmp(err->msg, "agent output line ", 18) != 0) {
@@ -594,8 +594,9 @@ line_feed(struct line_reader *r, const char *data, size_t n,
 				    (int)(sizeof tmp - 40), err->msg);
 				memcpy(err->msg, tmp, sizeof tmp);
 			}
-			strip_ctrl(err->msg);
 		}
+		if (rc != 0 && rc != SO_EAGENT)
+			strip_ctrl(err->msg);
 		if (rc != 0)
 			return rc;
 	}

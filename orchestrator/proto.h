@@ -70,10 +70,11 @@ struct line_reader {
  * Feed n bytes; on_line is called with each complete line (without the
  * newline, NUL terminated).  A line over the limit is SO_EPROTO.  A
  * non-zero return from on_line stops and is returned; on_line says why
- * in err (the one given here), which gets the line's number in front
- * ("agent output line 7: ...") and control characters made printable.
- * SO_EAGENT, the agent's own error record, passes through as on_line
- * left it: the agent's words, not a fault in its output.
+ * in err (the one given here), with control characters made printable.
+ * A fault in the line itself (SO_EPROTO, SO_EPARSE, SO_EINVAL) gets the
+ * line's number in front ("agent output line 7: ..."); the coordinator's
+ * own failures (database, memory) and SO_EAGENT, the agent's own error
+ * record, are not about the output and stay as on_line left them.
  */
 int line_feed(struct line_reader *r, const char *data, size_t n,
     int (*on_line)(void *arg, char *line, size_t len), void *arg,

@@ -156,8 +156,9 @@ fail_line(void *arg, char *line, size_t len)
 }
 
 /*
- * line_feed puts the line's number in front of a failure and makes it
- * printable; the agent's own error record (SO_EAGENT) stays its words.
+ * line_feed puts the line's number in front of a fault in the line and
+ * makes every failure printable; the agent's own error record (SO_EAGENT)
+ * stays its words.
  */
 static void
 test_line_reader_errors(void **state)
@@ -174,6 +175,12 @@ test_line_reader_errors(void **state)
 	assert_int_equal(line_feed(r, "first\nsecond\n", 13, fail_line, &err,
 	    &err), SO_EAGENT);
 	assert_string_equal(err.msg, "bad\x1b[2Jrecord");
+	/* The coordinator's own failure is not about the agent's output. */
+	memset(r, 0, sizeof *r);
+	err.code = SO_EDB;
+	assert_int_equal(line_feed(r, "first\nsecond\n", 13, fail_line, &err,
+	    &err), SO_EDB);
+	assert_string_equal(err.msg, "bad?[2Jrecord");
 	free(r);
 }
 
