@@ -271,13 +271,14 @@ def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
             pairs.append((lo, hi))
         else:
             pairs.append(lo)    # a Mem naming both words
+
+    def skew(i):
+        """W[2i + 1], W[2i + 2]: a load once both pairs are stored."""
+        if i >= 8:
+            return Mem("%d(%%rsp)" % (w_slot + 16 * i + 8))
+        return g.valign(pairs[i], pairs[i + 1])
     for p in range(8, 40):
         g.out = vec.setdefault(p, [])
-        def skew(i):
-            """W[2i + 1], W[2i + 2]: a load once both pairs are stored."""
-            if i >= 8:
-                return Mem("%d(%%rsp)" % (w_slot + 16 * i + 8))
-            return g.valign(pairs[i], pairs[i + 1])
         w16, w15 = pairs[p - 8], skew(p - 8)
         w7 = skew(p - 4)
         w2 = pairs[p - 1]
@@ -437,7 +438,7 @@ def allocate(ops):
 # Stack frame (rsp 64-aligned): the digest / state words, the block
 # words, K + W for rounds 16-79 (at KW + 8t), the saved arguments and
 # stack pointer (every general register but rsp is in use), W[16..79]
-# (at WS + 8t).
+# (at WS + 8t, from 896 on).
 HS, WB, KW, ARG0, ARG1, SP, WS = 0, 64, 192, 832, 840, 848, 768
 FRAME = WS + 8 * 80
 SAVED = ["%rbx", "%rbp", "%r12", "%r13", "%r14", "%r15"]
