@@ -15,20 +15,38 @@ the digest goes through the stack between hashes (it is the next block's
 words 0-7, which the schedule loads as pairs anyway).
 
 A round (T1 = h + K + W + S1(e) + Ch(e, f, g); e' = d + T1;
-a' = T1 + S0(a) + Maj(a, b, c)):
+a' = T1 + S0(a) + Maj(a, b, c)) is written so that both chains are
+4 cycles (rorx -> xor -> xor -> add), not 5:
+    e'          ((h + KW) + d + (~e & g) + (e & f)) + S1(e): the Ch terms
+                have no bit in common, so they are added, not xored, and
+                only S1 is left to add once e is known
+    a'          ((e' + ((b & c) - d)) + (a & (b ^ c))) + S0(a): T1 is
+                e' - d, and Maj = (a & (b ^ c)) + (b & c) (again no
+                common bit), so a reaches a' through one and or S0
+    b ^ c, b & c  the previous round's a ^ b and a & b, off both chains
     S1, S0      3 rorx + 2 xor each (rorx does not touch its source)
-    Ch          and + andn, whose results have no bit in common: added
-                into T1 one after the other instead of xored first
-    Maj         ((a ^ b) & (b ^ c)) ^ b, with b ^ c the previous round's
-                a ^ b: and + xor + one xor
     h + K + W   one add from the stack, where the schedule left K + W
-22 general-register ops; the e chain is rorx -> xor -> xor -> add -> add,
-5 cycles.  Two-operand ops copy their operand that is ready first (b for
-a ^ b, f for e & f), and a' adds Maj last, its latest term: measured
-1% faster than adding S0 last.  The schedule makes W[t], W[t + 1] per xmm pair: two valignq
-for the unaligned pairs, vprorq/vpsrlq + vpternlogq for each sigma, three
-vpaddq, one vpaddq of K and a store: 14 vector ops per two rounds, placed
-between the scalar ops of the rounds 16 words earlier.
+24 general-register ops, two more than the 5-cycle form (T1 + S0 + Maj
+with Maj = ((a ^ b) & (b ^ c)) ^ b): measured 4% faster here (194 ->
+186 ns a hash), so the rounds wait on their chains more than on ports.
+Both chains run through rorx, which this core issues on two ports only,
+so the order matters: the code of round t is its e side, then the a side
+of round t - 1 (which e' does not need), each with its three rorx first;
+the scheduler takes the oldest ready op, so the e chain wins the ports
+(186 -> 181 ns).  Two-operand ops copy their operand that is ready first
+(b for a ^ b and a & b, f for e & f).
+
+The schedule makes W[t], W[t + 1] per xmm pair: vprorq/vpsrlq +
+vpternlogq for each sigma, three vpaddq, one vpaddq of K and two stores
+(K + W for the rounds, W for later pairs), placed between the scalar ops
+of the rounds 16 words earlier.  The unaligned pairs W[t - 15..t - 14]
+and W[t - 7..t - 6] are loads from the stored W (valignq only for the
+first words): 12 vector ALU ops per two rounds, and none of them on
+port 5 alone (179.5 ns a hash, from 181.4 with valignq).  Tried and
+slower here: the schedule four words at a time in ymm registers (a
+two-step sigma1, 95 fewer vector ops a hash: 183.6 ns against 181.4
+with valignq pairs), and other placements of the vector ops among the
+scalar ones (up to 2% slower).
 """
 import os
 
@@ -172,6 +190,15 @@ class Gen:
             return Aff(v, c)
         return self.op("add", [v, self.operand(c)])
 
+    def sub(self, x, y):
+        """x - y (the allocator never swaps its operands)."""
+        x, y = [self.reg(z) if isinstance(z, Aff) else z for z in (x, y)]
+        if isinstance(y, int):
+            return self.add(x, -y & M)
+        if isinstance(x, int):
+            x = self.reg(x)
+        return self.op("sub", [x, y])
+
     def andn(self, x, y):
         """~x & y."""
         x, y = [self.reg(z) if isinstance(z, Aff) else z for z in (x, y)]
@@ -231,7 +258,7 @@ class Gen:
                        cls="x")
 
 
-def sha512_body(g, state, words, kw_slot, out_slots):
+def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
     """One compression: state (8 ints or Mems), words (16 ints or Mems,
     pairs of Mems are 16-byte aligned).  Writes state + state_in to
     out_slots.  Returns the op list in the hand-scheduled order."""
@@ -244,47 +271,61 @@ def sha512_body(g, state, words, kw_slot, out_slots):
             pairs.append((lo, hi))
         else:
             pairs.append(lo)    # a Mem naming both words
+
+    def skew(i):
+        """W[2i + 1], W[2i + 2]: a load once both pairs are stored."""
+        if i >= 8:
+            return Mem("%d(%%rsp)" % (w_slot + 16 * i + 8))
+        return g.valign(pairs[i], pairs[i + 1])
     for p in range(8, 40):
         g.out = vec.setdefault(p, [])
-        w16, w15 = pairs[p - 8], g.valign(pairs[p - 8], pairs[p - 7])
-        w7 = g.valign(pairs[p - 4], pairs[p - 3])
+        w16, w15 = pairs[p - 8], skew(p - 8)
+        w7 = skew(p - 4)
         w2 = pairs[p - 1]
         s0 = g.vsigma(w15, 1, 8, 7)
         s1 = g.vsigma(w2, 19, 61, 6)
         new = g.vadd([w16, w7, s0, s1])
         pairs.append(new)
+        g.op("vstore", [new, Mem("%d(%%rsp)" % (w_slot + 16 * p))],
+             cls="x", dst=False)
         kw = g.vadd([new, (K[2 * p], K[2 * p + 1])])
         g.op("vstore", [g.xreg(kw), Mem("%d(%%rsp)" % (kw_slot + 16 * p))],
              cls="x", dst=False)
 
+    # Round t's scalar ops are its e side, then round t - 1's a side: the
+    # e side does not wait for a', and being older it wins the ports
+    # (rorx has two) when both sides are ready at once.
     scal = []
     a, b, c, d, e, f, gg, h = state
     bc = None
+    a_side = []
     for t in range(80):
         g.out = []
-        scal.append(g.out)
         if t < 16:
             w = words[t]
             hk = g.add(g.add(h, K[t]), w) if isinstance(h, int) \
                 else g.add(g.add(h, w), K[t])
         else:
             hk = g.add(h, Mem("%d(%%rsp)" % (kw_slot + 8 * t)))
-        s1 = g.xor(g.xor(g.ror(e, 14), g.ror(e, 18)), g.ror(e, 41))
-        t1 = g.add(g.add(g.add(hk, g.andn(e, gg)), g.and_(f, e)), s1)
-        e2 = g.add(d, t1)
-        s0 = g.xor(g.xor(g.ror(a, 28), g.ror(a, 34)), g.ror(a, 39))
+        r1, r2, r3 = g.ror(e, 14), g.ror(e, 18), g.ror(e, 41)
+        x = g.add(g.add(g.add(hk, d), g.andn(e, gg)), g.and_(f, e))
+        e2 = g.add(x, g.xor(g.xor(r1, r2), r3))
+        scal.append(g.out + a_side)
+        g.out = a_side = []
         if bc is None:
-            bc = g.xor(b, c)
-        ab = g.xor(b, a)
-        maj = g.xor(g.and_(ab, bc), b)
-        a2 = g.add(g.add(t1, s0), maj)
-        bc = ab
+            bc, bac = g.xor(b, c), g.and_(b, c)
+        r1, r2, r3 = g.ror(a, 28), g.ror(a, 34), g.ror(a, 39)
+        m = g.and_(bc, a)
+        s0 = g.xor(g.xor(r1, r2), r3)
+        w = g.sub(bac, d)
+        bc, bac = g.xor(b, a), g.and_(b, a)
+        a2 = g.add(g.add(g.add(e2, w), m), s0)
         a, b, c, d, e, f, gg, h = a2, a, b, c, e2, e, f, gg
-    g.out = scal[79]
     for i, (v, s0) in enumerate(zip((a, b, c, d, e, f, gg, h), state)):
         if isinstance(s0, Mem):
             s0 = g.reg(s0)
         g.store(g.add(v, s0), out_slots[i])
+    scal[79] += a_side
 
     # Each pair of schedule ops goes between the scalar ops of the two
     # rounds that come 16 words earlier.
@@ -331,9 +372,9 @@ def allocate(ops):
 
     for i, (kind, dst, srcs, arg) in enumerate(ops):
         dying = [s for s in srcs if isinstance(s, Val) and last[s.n] == i]
-        if kind in ("xor", "and", "add", "vxor3"):
+        if kind in ("xor", "and", "add", "vxor3", "sub"):
             x = srcs[0]
-            if x not in dying:
+            if x not in dying and kind != "sub":
                 for j, s in enumerate(srcs[1:], 1):
                     if s in dying and isinstance(s, Val):
                         srcs = [s] + srcs[:j] + srcs[j + 1:]
@@ -395,10 +436,11 @@ def allocate(ops):
 
 
 # Stack frame (rsp 64-aligned): the digest / state words, the block
-# words, K + W for rounds 16-79, the saved arguments and stack pointer
-# (every general register but rsp is in use).
-HS, WB, KW, ARG0, ARG1, SP = 0, 64, 192, 832, 840, 848
-FRAME = 192 + 704
+# words, K + W for rounds 16-79 (at KW + 8t), the saved arguments and
+# stack pointer (every general register but rsp is in use), W[16..79]
+# (at WS + 8t, from 896 on).
+HS, WB, KW, ARG0, ARG1, SP, WS = 0, 64, 192, 832, 840, 848, 768
+FRAME = WS + 8 * 80
 SAVED = ["%rbx", "%rbp", "%r12", "%r13", "%r14", "%r15"]
 
 
@@ -419,7 +461,7 @@ def main():
     g = Gen()
     hs = [Mem("%d(%%rsp)" % (HS + 8 * i)) for i in range(8)]
     # chain(uint64_t h[8], uint64_t steps): h in host order, steps > 0.
-    chain = allocate(sha512_body(g, IV, hs + PAD, KW, hs))
+    chain = allocate(sha512_body(g, IV, hs + PAD, KW, WS, hs))
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0, "mov %%rsi, %d(%%rsp)" % ARG1]
     pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
     pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)
@@ -434,7 +476,7 @@ def main():
 
     # block(uint64_t state[8], const uint64_t w[16]): the known answer.
     wb = [Mem("%d(%%rsp)" % (WB + 8 * i)) for i in range(16)]
-    block = allocate(sha512_body(g, hs, wb, KW, hs))
+    block = allocate(sha512_body(g, hs, wb, KW, WS, hs))
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0]
     pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
     pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)

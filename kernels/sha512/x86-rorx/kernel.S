@@ -28,7 +28,7 @@ SYM(sha512_x86_rorx_chain):
 	push %r14
 	push %r15
 	mov %rsp, %rax
-	sub $896, %rsp
+	sub $1408, %rsp
 	and $-64, %rsp
 	mov %rax, 848(%rsp)
 	mov %rdi, 832(%rsp)
@@ -52,2383 +52,2622 @@ SYM(sha512_x86_rorx_chain):
 	vpsrlq $7, %xmm1, %xmm4
 	vpternlogq $0x96, %xmm4, %xmm3, %xmm2
 	mov 0(%rsp), %rax
-	addq .Lc35(%rip), %rax
-	rorx $14, %rax, %rbx
-	rorx $18, %rax, %rcx
 	vmovdqu64 0(%rsp), %xmm5
-	xorq %rcx, %rbx
-	rorx $41, %rax, %rdx
-	xorq %rdx, %rbx
-	andn .Lc36(%rip), %rax, %rsi
+	addq .Lc35(%rip), %rax
 	vpaddq %xmm2, %xmm5, %xmm6
+	rorx $14, %rax, %rbx
+	vpaddq .Lc0(%rip), %xmm6, %xmm7
+	rorx $18, %rax, %rcx
+	vmovdqu64 %xmm7, 896(%rsp)
+	rorx $41, %rax, %rdx
+	vpaddq .Lc1(%rip), %xmm7, %xmm8
+	andn .Lc36(%rip), %rax, %rsi
+	vmovdqu64 %xmm8, 320(%rsp)
 	addq 8(%rsp), %rsi
 	addq .Lc37(%rip), %rsi
 	mov %rax, %rdi
 	andq .Lc38(%rip), %rdi
 	addq %rdi, %rsi
-	vpaddq .Lc0(%rip), %xmm6, %xmm7
+	xorq %rcx, %rbx
+	xorq %rdx, %rbx
 	addq %rbx, %rsi
-	mov %rsi, %rbp
-	addq .Lc39(%rip), %rbp
-	mov 0(%rsp), %r8
-	addq .Lc40(%rip), %r8
-	vpaddq .Lc1(%rip), %xmm7, %xmm8
-	rorx $28, %r8, %r9
-	rorx $34, %r8, %r10
-	xorq %r10, %r9
-	rorx $39, %r8, %r11
-	vmovdqu64 %xmm8, 320(%rsp)
-	xorq %r11, %r9
-	mov %r8, %r12
-	xorq .Lc41(%rip), %r12
-	mov %r12, %r13
-	andq .Lc42(%rip), %r13
-	xorq .Lc41(%rip), %r13
-	addq %r9, %rsi
-	addq %r13, %rsi
-	rorx $14, %rbp, %r14
-	rorx $18, %rbp, %r15
+	rorx $14, %rsi, %rbp
+	rorx $18, %rsi, %r8
 	vmovdqu64 32(%rsp), %xmm9
-	xorq %r15, %r14
-	rorx $41, %rbp, %rcx
+	rorx $41, %rsi, %r9
+	andn .Lc38(%rip), %rsi, %r10
 	valignq $1, 16(%rsp), %xmm9, %xmm10
-	xorq %rcx, %r14
-	andn .Lc38(%rip), %rbp, %rdx
+	addq 16(%rsp), %r10
+	addq .Lc43(%rip), %r10
 	vprorq $1, %xmm10, %xmm11
-	addq 16(%rsp), %rdx
-	addq .Lc43(%rip), %rdx
+	mov %rax, %r11
+	andq %rsi, %r11
+	addq %r11, %r10
 	vprorq $8, %xmm10, %xmm12
-	mov %rax, %rdi
-	andq %rbp, %rdi
-	addq %rdi, %rdx
+	xorq %r8, %rbp
+	xorq %r9, %rbp
 	vpsrlq $7, %xmm10, %xmm13
-	addq %r14, %rdx
-	mov %rdx, %rbx
-	addq .Lc44(%rip), %rbx
+	addq %rbp, %r10
+	mov 0(%rsp), %r12
 	vpternlogq $0x96, %xmm13, %xmm12, %xmm11
-	rorx $28, %rsi, %r10
-	rorx $34, %rsi, %r11
+	addq .Lc39(%rip), %r12
+	rorx $28, %r12, %r13
 	vprorq $19, %xmm7, %xmm14
-	xorq %r11, %r10
-	rorx $39, %rsi, %r9
+	rorx $34, %r12, %r14
+	rorx $39, %r12, %r15
 	vprorq $61, %xmm7, %xmm15
-	xorq %r9, %r10
-	mov %r8, %r13
-	xorq %rsi, %r13
-	andq %r13, %r12
-	xorq %r8, %r12
-	addq %r10, %rdx
-	addq %r12, %rdx
-	rorx $14, %rbx, %r15
-	rorx $18, %rbx, %rcx
-	vpsrlq $6, %xmm7, %xmm16
-	xorq %rcx, %r15
-	rorx $41, %rbx, %rdi
-	vpternlogq $0x96, %xmm16, %xmm15, %xmm14
-	xorq %rdi, %r15
-	andn %rax, %rbx, %r14
-	vmovdqu64 16(%rsp), %xmm17
-	addq 24(%rsp), %r14
-	addq .Lc45(%rip), %r14
-	vpaddq %xmm11, %xmm17, %xmm18
-	mov %rbp, %r11
-	andq %rbx, %r11
-	addq %r11, %r14
-	vpaddq %xmm14, %xmm18, %xmm19
-	addq %r15, %r14
-	mov %r14, %r9
-	addq .Lc41(%rip), %r9
-	vpaddq .Lc2(%rip), %xmm19, %xmm20
-	rorx $28, %rdx, %r10
-	rorx $34, %rdx, %r12
-	vmovdqu64 %xmm20, 336(%rsp)
-	xorq %r12, %r10
-	rorx $39, %rdx, %rcx
-	xorq %rcx, %r10
-	mov %rsi, %rdi
-	xorq %rdx, %rdi
-	andq %rdi, %r13
-	xorq %rsi, %r13
-	addq %r10, %r14
-	addq %r13, %r14
-	addq 32(%rsp), %rax
-	addq .Lc46(%rip), %rax
-	vmovdqu64 48(%rsp), %xmm21
-	rorx $14, %r9, %r11
-	rorx $18, %r9, %r15
-	valignq $1, 32(%rsp), %xmm21, %xmm22
-	xorq %r15, %r11
-	rorx $41, %r9, %r12
-	vprorq $1, %xmm22, %xmm23
-	xorq %r12, %r11
-	andn %rbp, %r9, %rcx
-	vprorq $8, %xmm22, %xmm24
-	addq %rcx, %rax
-	mov %rbx, %r10
-	andq %r9, %r10
-	vpsrlq $7, %xmm22, %xmm25
-	addq %r10, %rax
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
-	addq %rax, %r8
-	rorx $28, %r14, %r13
-	vprorq $19, %xmm19, %xmm26
-	rorx $34, %r14, %r15
+	mov %r12, %rdi
+	andq .Lc40(%rip), %rdi
+	xorq %r14, %r13
 	xorq %r15, %r13
-	vprorq $61, %xmm19, %xmm27
-	rorx $39, %r14, %r12
-	xorq %r12, %r13
-	mov %rdx, %rcx
-	xorq %r14, %rcx
-	andq %rcx, %rdi
-	xorq %rdx, %rdi
-	addq %r13, %rax
-	addq %rdi, %rax
-	addq 40(%rsp), %rbp
-	addq .Lc47(%rip), %rbp
-	vpsrlq $6, %xmm19, %xmm28
-	rorx $14, %r8, %r10
-	rorx $18, %r8, %r11
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
-	xorq %r11, %r10
-	rorx $41, %r8, %r15
-	vmovdqu64 32(%rsp), %xmm29
-	xorq %r15, %r10
-	andn %rbx, %r8, %r12
-	vpaddq %xmm23, %xmm29, %xmm30
-	addq %r12, %rbp
-	mov %r9, %r13
-	andq %r8, %r13
-	vpaddq %xmm26, %xmm30, %xmm31
-	addq %r13, %rbp
-	addq %r10, %rbp
-	vpaddq .Lc3(%rip), %xmm31, %xmm0
-	addq %rbp, %rsi
-	rorx $28, %rax, %rdi
-	vmovdqu64 %xmm0, 352(%rsp)
-	rorx $34, %rax, %r11
-	xorq %r11, %rdi
-	rorx $39, %rax, %r15
-	xorq %r15, %rdi
-	mov %r14, %r12
-	xorq %rax, %r12
-	andq %r12, %rcx
-	xorq %r14, %rcx
-	addq %rdi, %rbp
-	addq %rcx, %rbp
-	addq 48(%rsp), %rbx
-	addq .Lc48(%rip), %rbx
-	vmovdqu64 .Lc4(%rip), %xmm1
-	rorx $14, %rsi, %r13
-	rorx $18, %rsi, %r10
-	valignq $1, 48(%rsp), %xmm1, %xmm3
-	xorq %r10, %r13
-	rorx $41, %rsi, %r11
-	valignq $1, .Lc5(%rip), %xmm7, %xmm4
-	xorq %r11, %r13
-	andn %r9, %rsi, %r15
-	vprorq $1, %xmm3, %xmm5
-	addq %r15, %rbx
-	mov %r8, %rdi
-	andq %rsi, %rdi
-	vprorq $8, %xmm3, %xmm2
+	mov %r12, %rcx
+	xorq .Lc41(%rip), %rcx
+	mov %r12, %rdx
+	andq .Lc41(%rip), %rdx
+	mov %rsi, %rbx
+	addq .Lc42(%rip), %rbx
 	addq %rdi, %rbx
 	addq %r13, %rbx
-	vpsrlq $7, %xmm3, %xmm6
-	addq %rbx, %rdx
-	rorx $28, %rbp, %rcx
-	vpternlogq $0x96, %xmm6, %xmm2, %xmm5
-	rorx $34, %rbp, %r10
-	xorq %r10, %rcx
-	vprorq $19, %xmm31, %xmm8
-	rorx $39, %rbp, %r11
-	xorq %r11, %rcx
-	vprorq $61, %xmm31, %xmm9
-	mov %rax, %r15
-	xorq %rbp, %r15
-	andq %r15, %r12
-	xorq %rax, %r12
-	addq %rcx, %rbx
-	addq %r12, %rbx
-	addq 56(%rsp), %r9
-	addq .Lc49(%rip), %r9
-	vpsrlq $6, %xmm31, %xmm10
-	rorx $14, %rdx, %rdi
-	rorx $18, %rdx, %r13
-	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
-	xorq %r13, %rdi
-	rorx $41, %rdx, %r10
-	vmovdqu64 48(%rsp), %xmm12
-	xorq %r10, %rdi
-	andn %r8, %rdx, %r11
-	vpaddq %xmm4, %xmm12, %xmm13
-	addq %r11, %r9
-	mov %rsi, %rcx
-	andq %rdx, %rcx
-	vpaddq %xmm5, %xmm13, %xmm15
-	addq %rcx, %r9
-	addq %rdi, %r9
-	vpaddq %xmm8, %xmm15, %xmm16
-	addq %r9, %r14
-	rorx $28, %rbx, %r12
-	vpaddq .Lc6(%rip), %xmm16, %xmm17
-	rorx $34, %rbx, %r13
-	xorq %r13, %r12
-	vmovdqu64 %xmm17, 368(%rsp)
-	rorx $39, %rbx, %r10
-	xorq %r10, %r12
-	mov %rbp, %r11
-	xorq %rbx, %r11
-	andq %r11, %r15
-	xorq %rbp, %r15
-	addq %r12, %r9
-	addq %r15, %r9
-	addq .Lc50(%rip), %r8
-	addq .Lc51(%rip), %r8
-	rorx $14, %r14, %rcx
-	valignq $1, %xmm7, %xmm19, %xmm11
-	rorx $18, %r14, %rdi
-	xorq %rdi, %rcx
-	rorx $41, %r14, %r13
-	vprorq $19, %xmm16, %xmm18
-	xorq %r13, %rcx
-	andn %rsi, %r14, %r10
-	addq %r10, %r8
-	vprorq $61, %xmm16, %xmm14
-	mov %rdx, %r12
-	andq %r14, %r12
-	addq %r12, %r8
-	addq %rcx, %r8
-	vpsrlq $6, %xmm16, %xmm20
-	addq %r8, %rax
-	rorx $28, %r9, %r15
-	rorx $34, %r9, %rdi
-	vpternlogq $0x96, %xmm20, %xmm14, %xmm18
+	rorx $14, %r10, %r11
+	rorx $18, %r10, %r8
+	vpsrlq $6, %xmm7, %xmm16
+	rorx $41, %r10, %r9
+	andn %rax, %r10, %rbp
+	vpternlogq $0x96, %xmm16, %xmm15, %xmm14
+	addq 24(%rsp), %rbp
+	addq .Lc45(%rip), %rbp
+	vmovdqu64 16(%rsp), %xmm17
+	mov %rsi, %r14
+	andq %r10, %r14
+	addq %r14, %rbp
+	vpaddq %xmm11, %xmm17, %xmm18
+	xorq %r8, %r11
+	xorq %r9, %r11
+	vpaddq %xmm14, %xmm18, %xmm19
+	addq %r11, %rbp
+	rorx $28, %rbx, %r15
+	vmovdqu64 %xmm19, 912(%rsp)
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vpaddq .Lc2(%rip), %xmm19, %xmm20
+	andq %rbx, %rcx
 	xorq %rdi, %r15
-	rorx $39, %r9, %r13
+	vmovdqu64 %xmm20, 336(%rsp)
 	xorq %r13, %r15
-	mov %rbx, %r10
-	xorq %r9, %r10
-	andq %r10, %r11
-	xorq %rbx, %r11
+	addq .Lc44(%rip), %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	addq %r10, %rdx
+	addq %rcx, %rdx
+	addq %r15, %rdx
+	addq 32(%rsp), %rax
+	addq .Lc47(%rip), %rax
+	vmovdqu64 48(%rsp), %xmm21
+	rorx $14, %rbp, %r9
+	rorx $18, %rbp, %r11
+	valignq $1, 32(%rsp), %xmm21, %xmm22
+	rorx $41, %rbp, %rdi
+	addq %r12, %rax
+	vprorq $1, %xmm22, %xmm23
+	andn %rsi, %rbp, %r13
+	addq %r13, %rax
+	vprorq $8, %xmm22, %xmm24
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	addq %rcx, %rax
+	vpsrlq $7, %xmm22, %xmm25
+	xorq %r11, %r9
+	xorq %rdi, %r9
+	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
+	addq %r9, %rax
+	rorx $28, %rdx, %r15
+	vprorq $19, %xmm19, %xmm26
+	rorx $34, %rdx, %r13
+	rorx $39, %rdx, %rcx
+	vprorq $61, %xmm19, %xmm27
+	andq %rdx, %r14
+	xorq %r13, %r15
+	xorq %rcx, %r15
+	addq .Lc46(%rip), %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
 	addq %r15, %r8
-	addq %r11, %r8
-	addq .Lc52(%rip), %rsi
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rcx
-	xorq %rcx, %r12
-	vpaddq %xmm18, %xmm11, %xmm21
-	rorx $41, %rax, %rdi
-	xorq %rdi, %r12
-	andn %rdx, %rax, %r13
-	addq %r13, %rsi
-	vpaddq .Lc4(%rip), %xmm21, %xmm22
-	mov %r14, %r15
+	addq 40(%rsp), %rsi
+	addq .Lc48(%rip), %rsi
+	vpsrlq $6, %xmm19, %xmm28
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	vmovdqu64 32(%rsp), %xmm29
+	andn %r10, %rax, %r14
+	addq %r14, %rsi
+	vpaddq %xmm23, %xmm29, %xmm30
+	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %rsi
-	addq %r12, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc7(%rip), %xmm22, %xmm24
-	rorx $28, %r8, %r11
-	rorx $34, %r8, %rcx
-	xorq %rcx, %r11
-	rorx $39, %r8, %rdi
-	vmovdqu64 %xmm24, 384(%rsp)
-	xorq %rdi, %r11
-	mov %r9, %r13
-	xorq %r8, %r13
-	andq %r13, %r10
-	xorq %r9, %r10
-	addq %r11, %rsi
-	addq %r10, %rsi
-	addq .Lc53(%rip), %rdx
-	rorx $14, %rbp, %r15
-	rorx $18, %rbp, %r12
+	vpaddq %xmm26, %xmm30, %xmm31
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	vmovdqu64 %xmm31, 928(%rsp)
+	addq %r9, %rsi
+	rorx $28, %r8, %r14
+	vpaddq .Lc3(%rip), %xmm31, %xmm0
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vmovdqu64 %xmm0, 352(%rsp)
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 48(%rsp), %r10
+	addq .Lc49(%rip), %r10
+	vmovdqu64 .Lc4(%rip), %xmm1
+	rorx $14, %rsi, %r15
+	rorx $18, %rsi, %r13
+	valignq $1, 48(%rsp), %xmm1, %xmm3
+	rorx $41, %rsi, %r12
+	addq %rdx, %r10
+	valignq $1, .Lc5(%rip), %xmm7, %xmm4
+	andn %rbp, %rsi, %r11
+	addq %r11, %r10
+	vprorq $1, %xmm3, %xmm5
+	mov %rax, %r14
+	andq %rsi, %r14
+	addq %r14, %r10
+	vprorq $8, %xmm3, %xmm2
+	xorq %r13, %r15
 	xorq %r12, %r15
-	valignq $1, %xmm19, %xmm31, %xmm25
-	rorx $41, %rbp, %rcx
-	xorq %rcx, %r15
-	andn %r14, %rbp, %rdi
-	addq %rdi, %rdx
-	vprorq $19, %xmm22, %xmm27
-	mov %rax, %r11
-	andq %rbp, %r11
-	addq %r11, %rdx
-	addq %r15, %rdx
-	addq %rdx, %rbx
-	vprorq $61, %xmm22, %xmm28
-	rorx $28, %rsi, %r10
-	rorx $34, %rsi, %r12
-	xorq %r12, %r10
-	rorx $39, %rsi, %rcx
-	vpsrlq $6, %xmm22, %xmm29
-	xorq %rcx, %r10
-	mov %r8, %rdi
-	xorq %rsi, %rdi
-	andq %rdi, %r13
-	xorq %r8, %r13
-	addq %r10, %rdx
-	addq %r13, %rdx
-	addq .Lc54(%rip), %r14
-	rorx $14, %rbx, %r11
-	rorx $18, %rbx, %r15
-	xorq %r15, %r11
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm27
-	rorx $41, %rbx, %r12
-	xorq %r12, %r11
-	andn %rax, %rbx, %rcx
-	addq %rcx, %r14
-	vpaddq %xmm27, %xmm25, %xmm23
-	mov %rbp, %r10
-	andq %rbx, %r10
-	addq %r10, %r14
-	addq %r11, %r14
-	addq %r14, %r9
-	vpaddq .Lc8(%rip), %xmm23, %xmm30
-	rorx $28, %rdx, %r13
-	rorx $34, %rdx, %r15
-	xorq %r15, %r13
-	rorx $39, %rdx, %r12
-	vmovdqu64 %xmm30, 400(%rsp)
-	xorq %r12, %r13
-	mov %rsi, %rcx
-	xorq %rdx, %rcx
-	andq %rcx, %rdi
-	xorq %rsi, %rdi
-	addq %r13, %r14
-	addq %rdi, %r14
-	addq .Lc55(%rip), %rax
-	rorx $14, %r9, %r10
-	rorx $18, %r9, %r11
-	xorq %r11, %r10
-	valignq $1, %xmm31, %xmm16, %xmm26
-	rorx $41, %r9, %r15
-	xorq %r15, %r10
-	andn %rbp, %r9, %r12
-	addq %r12, %rax
-	vprorq $19, %xmm23, %xmm0
-	mov %rbx, %r13
-	andq %r9, %r13
-	addq %r13, %rax
-	addq %r10, %rax
-	addq %rax, %r8
-	vprorq $61, %xmm23, %xmm1
-	rorx $28, %r14, %rdi
-	rorx $34, %r14, %r11
-	xorq %r11, %rdi
-	rorx $39, %r14, %r15
-	vpsrlq $6, %xmm23, %xmm3
-	xorq %r15, %rdi
-	mov %rdx, %r12
-	xorq %r14, %r12
-	andq %r12, %rcx
-	xorq %rdx, %rcx
-	addq %rdi, %rax
-	addq %rcx, %rax
-	addq .Lc56(%rip), %rbp
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %r10
-	xorq %r10, %r13
-	vpternlogq $0x96, %xmm3, %xmm1, %xmm0
-	rorx $41, %r8, %r11
-	xorq %r11, %r13
-	andn %rbx, %r8, %r15
-	addq %r15, %rbp
-	vpaddq %xmm0, %xmm26, %xmm2
-	mov %r9, %rdi
-	andq %r8, %rdi
-	addq %rdi, %rbp
-	addq %r13, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc9(%rip), %xmm2, %xmm6
-	rorx $28, %rax, %rcx
-	rorx $34, %rax, %r10
-	xorq %r10, %rcx
-	rorx $39, %rax, %r11
-	vmovdqu64 %xmm6, 416(%rsp)
-	xorq %r11, %rcx
-	mov %r14, %r15
-	xorq %rax, %r15
-	andq %r15, %r12
-	xorq %r14, %r12
+	vpsrlq $7, %xmm3, %xmm6
+	addq %r15, %r10
+	rorx $28, %rdi, %r11
+	vpternlogq $0x96, %xmm6, %xmm2, %xmm5
+	rorx $34, %rdi, %r14
+	rorx $39, %rdi, %r13
+	vprorq $19, %xmm31, %xmm8
+	andq %rdi, %rcx
+	xorq %r14, %r11
+	vprorq $61, %xmm31, %xmm9
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 56(%rsp), %rbp
+	addq .Lc50(%rip), %rbp
+	vpsrlq $6, %xmm31, %xmm10
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	vmovdqu64 48(%rsp), %xmm12
+	andn %rax, %r10, %rcx
 	addq %rcx, %rbp
-	addq %r12, %rbp
-	addq .Lc57(%rip), %rbx
+	vpaddq %xmm4, %xmm12, %xmm13
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	vpaddq %xmm5, %xmm13, %xmm15
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	vpaddq %xmm8, %xmm15, %xmm16
+	addq %r14, %rbp
+	rorx $28, %r9, %rcx
+	vmovdqu64 %xmm16, 944(%rsp)
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vpaddq .Lc6(%rip), %xmm16, %xmm17
+	andq %r9, %r12
+	xorq %r11, %rcx
+	vmovdqu64 %xmm17, 368(%rsp)
+	xorq %r13, %rcx
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq .Lc51(%rip), %rax
+	addq .Lc52(%rip), %rax
+	rorx $14, %rbp, %r11
+	rorx $18, %rbp, %r13
+	vprorq $19, %xmm16, %xmm11
+	rorx $41, %rbp, %rdx
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	addq %r12, %rax
+	vprorq $61, %xmm16, %xmm18
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	addq %rcx, %rax
+	xorq %r13, %r11
+	xorq %rdx, %r11
+	vpsrlq $6, %xmm16, %xmm14
+	addq %r11, %rax
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	rorx $39, %r15, %r13
+	vpternlogq $0x96, %xmm14, %xmm18, %xmm11
+	andq %r15, %rbx
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	vmovdqu64 904(%rsp), %xmm20
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq .Lc53(%rip), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r8
+	vpaddq %xmm11, %xmm20, %xmm21
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	vpaddq .Lc4(%rip), %xmm21, %xmm22
+	addq %r12, %rsi
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	vmovdqu64 %xmm22, 960(%rsp)
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	andq %r14, %rdx
+	vpaddq .Lc7(%rip), %xmm22, %xmm24
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	vmovdqu64 %xmm24, 384(%rsp)
+	mov %r15, %rcx
+	andq %r14, %rcx
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq .Lc54(%rip), %r10
+	rorx $14, %rsi, %r12
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	vprorq $19, %xmm22, %xmm25
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	vprorq $61, %xmm22, %xmm27
+	addq %rbx, %r10
+	xorq %r13, %r12
+	xorq %rdi, %r12
+	addq %r12, %r10
+	vpsrlq $6, %xmm22, %xmm28
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm25
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	vmovdqu64 920(%rsp), %xmm29
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rsi, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq .Lc55(%rip), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %r9
+	vpaddq %xmm25, %xmm29, %xmm23
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	vmovdqu64 %xmm23, 976(%rsp)
+	addq %rdx, %rbp
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	vpaddq .Lc8(%rip), %xmm23, %xmm30
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	andq %rcx, %rdi
+	vmovdqu64 %xmm30, 400(%rsp)
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq .Lc56(%rip), %rax
+	rorx $14, %rbp, %rdx
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	vprorq $19, %xmm23, %xmm26
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	vprorq $61, %xmm23, %xmm0
+	addq %r8, %rax
+	xorq %r13, %rdx
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	vpsrlq $6, %xmm23, %xmm1
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpternlogq $0x96, %xmm1, %xmm0, %xmm26
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	vmovdqu64 936(%rsp), %xmm3
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq .Lc57(%rip), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r14
+	vpaddq %xmm26, %xmm3, %xmm2
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	vmovdqu64 %xmm2, 992(%rsp)
+	addq %rdi, %rsi
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	vpaddq .Lc9(%rip), %xmm2, %xmm6
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	andq %rbx, %r15
+	vmovdqu64 %xmm6, 416(%rsp)
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq .Lc58(%rip), %r10
 	rorx $14, %rsi, %rdi
 	valignq $1, .Lc5(%rip), %xmm7, %xmm9
 	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	vprorq $1, %xmm9, %xmm10
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	vprorq $8, %xmm9, %xmm12
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	vpsrlq $7, %xmm9, %xmm4
+	addq %r9, %r10
 	xorq %r13, %rdi
-	valignq $1, %xmm16, %xmm22, %xmm10
-	rorx $41, %rsi, %r10
-	xorq %r10, %rdi
-	vprorq $1, %xmm9, %xmm12
-	andn %r9, %rsi, %r11
-	addq %r11, %rbx
-	vprorq $8, %xmm9, %xmm4
-	mov %r8, %rcx
-	andq %rsi, %rcx
-	addq %rcx, %rbx
-	vpsrlq $7, %xmm9, %xmm13
-	addq %rdi, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm13, %xmm4, %xmm12
-	rorx $28, %rbp, %r12
-	rorx $34, %rbp, %r13
-	vprorq $19, %xmm2, %xmm5
-	xorq %r13, %r12
-	rorx $39, %rbp, %r10
-	vprorq $61, %xmm2, %xmm15
-	xorq %r10, %r12
-	mov %rax, %r11
-	xorq %rbp, %r11
-	andq %r11, %r15
-	xorq %rax, %r15
-	addq %r12, %rbx
-	addq %r15, %rbx
-	addq $512, %r9
-	addq .Lc58(%rip), %r9
-	vpsrlq $6, %xmm2, %xmm8
-	rorx $14, %rdx, %rcx
-	rorx $18, %rdx, %rdi
-	vpternlogq $0x96, %xmm8, %xmm15, %xmm5
-	xorq %rdi, %rcx
-	rorx $41, %rdx, %r13
-	vpaddq %xmm12, %xmm10, %xmm17
-	xorq %r13, %rcx
-	andn %r8, %rdx, %r10
-	vpaddq %xmm5, %xmm17, %xmm14
-	addq %r10, %r9
-	mov %rsi, %r12
-	andq %rdx, %r12
-	vpaddq .Lc5(%rip), %xmm14, %xmm20
-	addq %r12, %r9
-	addq %rcx, %r9
-	vpaddq .Lc10(%rip), %xmm20, %xmm11
-	addq %r9, %r14
-	rorx $28, %rbx, %r15
-	vmovdqu64 %xmm11, 432(%rsp)
-	rorx $34, %rbx, %rdi
-	xorq %rdi, %r15
-	rorx $39, %rbx, %r13
+	vpternlogq $0x96, %xmm4, %xmm12, %xmm10
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	vprorq $19, %xmm2, %xmm13
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $61, %xmm2, %xmm5
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vpsrlq $6, %xmm2, %xmm15
+	xorq %r9, %r15
 	xorq %r13, %r15
-	mov %rbp, %r10
-	xorq %rbx, %r10
-	andq %r10, %r11
-	xorq %rbp, %r11
-	addq %r15, %r9
-	addq %r11, %r9
-	addq 320(%rsp), %r8
-	rorx $14, %r14, %r12
-	valignq $1, %xmm7, %xmm19, %xmm18
-	rorx $18, %r14, %rcx
-	xorq %rcx, %r12
-	valignq $1, %xmm22, %xmm23, %xmm21
-	rorx $41, %r14, %rdi
-	xorq %rdi, %r12
-	vprorq $1, %xmm18, %xmm24
-	andn %rsi, %r14, %r13
-	addq %r13, %r8
-	vprorq $8, %xmm18, %xmm28
-	mov %rdx, %r15
-	andq %r14, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
 	addq %r15, %r8
-	vpsrlq $7, %xmm18, %xmm29
-	addq %r12, %r8
-	addq %r8, %rax
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm24
-	rorx $28, %r9, %r11
-	rorx $34, %r9, %rcx
-	vprorq $19, %xmm20, %xmm25
-	xorq %rcx, %r11
-	rorx $39, %r9, %rdi
-	vprorq $61, %xmm20, %xmm27
-	xorq %rdi, %r11
-	mov %rbx, %r13
-	xorq %r9, %r13
-	andq %r13, %r10
-	xorq %rbx, %r10
-	addq %r11, %r8
-	addq %r10, %r8
-	addq 328(%rsp), %rsi
-	rorx $14, %rax, %r15
-	vpsrlq $6, %xmm20, %xmm30
-	rorx $18, %rax, %r12
+	addq $512, %rbp
+	addq .Lc59(%rip), %rbp
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm13
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
+	vmovdqu64 952(%rsp), %xmm8
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	vpaddq %xmm10, %xmm8, %xmm17
+	andn %rax, %r10, %r14
+	addq %r14, %rbp
+	vpaddq %xmm13, %xmm17, %xmm18
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
+	vpaddq .Lc5(%rip), %xmm18, %xmm14
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	vmovdqu64 %xmm14, 1008(%rsp)
+	addq %r9, %rbp
+	rorx $28, %r8, %r14
+	vpaddq .Lc10(%rip), %xmm14, %xmm20
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vmovdqu64 %xmm20, 432(%rsp)
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %r10, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 320(%rsp), %rax
+	rorx $14, %rbp, %r15
+	vmovdqu64 904(%rsp), %xmm11
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	vprorq $1, %xmm11, %xmm21
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	vprorq $8, %xmm11, %xmm24
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	vpsrlq $7, %xmm11, %xmm27
+	addq %r14, %rax
+	xorq %r13, %r15
+	vpternlogq $0x96, %xmm27, %xmm24, %xmm21
 	xorq %r12, %r15
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm25
-	rorx $41, %rax, %rcx
-	xorq %rcx, %r15
-	vpaddq %xmm21, %xmm7, %xmm1
-	andn %rdx, %rax, %rdi
-	addq %rdi, %rsi
-	vpaddq %xmm24, %xmm1, %xmm3
-	mov %r14, %r11
+	addq %r15, %rax
+	vprorq $19, %xmm14, %xmm28
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $61, %xmm14, %xmm29
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vpsrlq $6, %xmm14, %xmm25
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 328(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm28
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	vpaddq 968(%rsp), %xmm7, %xmm30
+	addq %rcx, %rsi
+	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm25, %xmm3, %xmm26
-	addq %r15, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc11(%rip), %xmm26, %xmm0
-	rorx $28, %r8, %r10
-	rorx $34, %r8, %r12
-	vmovdqu64 %xmm0, 448(%rsp)
-	xorq %r12, %r10
-	rorx $39, %r8, %rcx
-	xorq %rcx, %r10
-	mov %r9, %rdi
-	xorq %r8, %rdi
-	andq %rdi, %r13
-	xorq %r9, %r13
-	addq %r10, %rsi
-	addq %r13, %rsi
-	addq 336(%rsp), %rdx
-	rorx $14, %rbp, %r11
-	valignq $1, %xmm19, %xmm31, %xmm6
-	rorx $18, %rbp, %r15
-	xorq %r15, %r11
-	valignq $1, %xmm23, %xmm2, %xmm9
-	rorx $41, %rbp, %r12
-	xorq %r12, %r11
-	vprorq $1, %xmm6, %xmm4
-	andn %r14, %rbp, %rcx
-	addq %rcx, %rdx
-	vprorq $8, %xmm6, %xmm13
-	mov %rax, %r10
-	andq %rbp, %r10
-	addq %r10, %rdx
-	vpsrlq $7, %xmm6, %xmm15
-	addq %r11, %rdx
-	addq %rdx, %rbx
-	vpternlogq $0x96, %xmm15, %xmm13, %xmm4
-	rorx $28, %rsi, %r13
-	rorx $34, %rsi, %r15
-	vprorq $19, %xmm26, %xmm8
-	xorq %r15, %r13
-	rorx $39, %rsi, %r12
-	vprorq $61, %xmm26, %xmm10
-	xorq %r12, %r13
-	mov %r8, %rcx
-	xorq %rsi, %rcx
-	andq %rcx, %rdi
-	xorq %r8, %rdi
-	addq %r13, %rdx
-	addq %rdi, %rdx
-	addq 344(%rsp), %r14
-	rorx $14, %rbx, %r10
-	vpsrlq $6, %xmm26, %xmm12
-	rorx $18, %rbx, %r11
-	xorq %r11, %r10
-	vpternlogq $0x96, %xmm12, %xmm10, %xmm8
-	rorx $41, %rbx, %r15
-	xorq %r15, %r10
-	vpaddq %xmm9, %xmm19, %xmm17
-	andn %rax, %rbx, %r12
-	addq %r12, %r14
-	vpaddq %xmm4, %xmm17, %xmm5
-	mov %rbp, %r13
-	andq %rbx, %r13
-	addq %r13, %r14
-	vpaddq %xmm8, %xmm5, %xmm14
-	addq %r10, %r14
-	addq %r14, %r9
-	vpaddq .Lc12(%rip), %xmm14, %xmm11
-	rorx $28, %rdx, %rdi
-	rorx $34, %rdx, %r11
-	vmovdqu64 %xmm11, 464(%rsp)
-	xorq %r11, %rdi
-	rorx $39, %rdx, %r15
-	xorq %r15, %rdi
-	mov %rsi, %r12
-	xorq %rdx, %r12
-	andq %r12, %rcx
-	xorq %rsi, %rcx
-	addq %rdi, %r14
-	addq %rcx, %r14
-	addq 352(%rsp), %rax
-	rorx $14, %r9, %r13
-	valignq $1, %xmm31, %xmm16, %xmm18
-	rorx $18, %r9, %r10
-	xorq %r10, %r13
-	valignq $1, %xmm2, %xmm20, %xmm28
-	rorx $41, %r9, %r11
-	xorq %r11, %r13
-	vprorq $1, %xmm18, %xmm29
-	andn %rbp, %r9, %r15
-	addq %r15, %rax
-	vprorq $8, %xmm18, %xmm27
-	mov %rbx, %rdi
-	andq %r9, %rdi
-	addq %rdi, %rax
-	vpsrlq $7, %xmm18, %xmm30
-	addq %r13, %rax
-	addq %rax, %r8
-	vpternlogq $0x96, %xmm30, %xmm27, %xmm29
-	rorx $28, %r14, %rcx
-	rorx $34, %r14, %r10
-	vprorq $19, %xmm14, %xmm7
-	xorq %r10, %rcx
-	rorx $39, %r14, %r11
-	vprorq $61, %xmm14, %xmm21
-	xorq %r11, %rcx
-	mov %rdx, %r15
-	xorq %r14, %r15
-	andq %r15, %r12
-	xorq %rdx, %r12
-	addq %rcx, %rax
-	addq %r12, %rax
-	addq 360(%rsp), %rbp
-	rorx $14, %r8, %rdi
-	vpsrlq $6, %xmm14, %xmm1
-	rorx $18, %r8, %r13
-	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm1, %xmm21, %xmm7
-	rorx $41, %r8, %r10
-	xorq %r10, %rdi
-	vpaddq %xmm28, %xmm31, %xmm24
-	andn %rbx, %r8, %r11
-	addq %r11, %rbp
-	vpaddq %xmm29, %xmm24, %xmm3
-	mov %r9, %rcx
-	andq %r8, %rcx
-	addq %rcx, %rbp
-	vpaddq %xmm7, %xmm3, %xmm25
-	addq %rdi, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc13(%rip), %xmm25, %xmm0
-	rorx $28, %rax, %r12
-	rorx $34, %rax, %r13
-	vmovdqu64 %xmm0, 480(%rsp)
-	xorq %r13, %r12
-	rorx $39, %rax, %r10
-	xorq %r10, %r12
-	mov %r14, %r11
-	xorq %rax, %r11
-	andq %r11, %r15
-	xorq %r14, %r15
-	addq %r12, %rbp
-	addq %r15, %rbp
-	addq 368(%rsp), %rbx
-	rorx $14, %rsi, %rcx
-	valignq $1, %xmm16, %xmm22, %xmm6
-	rorx $18, %rsi, %rdi
-	xorq %rdi, %rcx
-	valignq $1, %xmm20, %xmm26, %xmm13
-	rorx $41, %rsi, %r13
-	xorq %r13, %rcx
-	vprorq $1, %xmm6, %xmm15
-	andn %r9, %rsi, %r10
-	addq %r10, %rbx
-	vprorq $8, %xmm6, %xmm10
-	mov %r8, %r12
-	andq %rsi, %r12
-	addq %r12, %rbx
-	vpsrlq $7, %xmm6, %xmm12
-	addq %rcx, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm12, %xmm10, %xmm15
-	rorx $28, %rbp, %r15
-	rorx $34, %rbp, %rdi
-	vprorq $19, %xmm25, %xmm19
-	xorq %rdi, %r15
-	rorx $39, %rbp, %r13
-	vprorq $61, %xmm25, %xmm9
-	xorq %r13, %r15
-	mov %rax, %r10
-	xorq %rbp, %r10
-	andq %r10, %r11
-	xorq %rax, %r11
-	addq %r15, %rbx
-	addq %r11, %rbx
-	addq 376(%rsp), %r9
-	rorx $14, %rdx, %r12
-	vpsrlq $6, %xmm25, %xmm17
-	rorx $18, %rdx, %rcx
-	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm17, %xmm9, %xmm19
-	rorx $41, %rdx, %rdi
-	xorq %rdi, %r12
-	vpaddq %xmm13, %xmm16, %xmm4
-	andn %r8, %rdx, %r13
-	addq %r13, %r9
-	vpaddq %xmm15, %xmm4, %xmm5
-	mov %rsi, %r15
-	andq %rdx, %r15
-	addq %r15, %r9
-	vpaddq %xmm19, %xmm5, %xmm8
-	addq %r12, %r9
-	addq %r9, %r14
-	vpaddq .Lc14(%rip), %xmm8, %xmm11
-	rorx $28, %rbx, %r11
-	rorx $34, %rbx, %rcx
-	vmovdqu64 %xmm11, 496(%rsp)
-	xorq %rcx, %r11
-	rorx $39, %rbx, %rdi
-	xorq %rdi, %r11
-	mov %rbp, %r13
-	xorq %rbx, %r13
-	andq %r13, %r10
-	xorq %rbp, %r10
-	addq %r11, %r9
-	addq %r10, %r9
-	addq 384(%rsp), %r8
-	rorx $14, %r14, %r15
-	valignq $1, %xmm22, %xmm23, %xmm18
-	rorx $18, %r14, %r12
-	xorq %r12, %r15
-	valignq $1, %xmm26, %xmm14, %xmm27
-	rorx $41, %r14, %rcx
-	xorq %rcx, %r15
-	vprorq $1, %xmm18, %xmm30
-	andn %rsi, %r14, %rdi
-	addq %rdi, %r8
-	vprorq $8, %xmm18, %xmm21
-	mov %rdx, %r11
-	andq %r14, %r11
-	addq %r11, %r8
-	vpsrlq $7, %xmm18, %xmm1
-	addq %r15, %r8
-	addq %r8, %rax
-	vpternlogq $0x96, %xmm1, %xmm21, %xmm30
-	rorx $28, %r9, %r10
-	rorx $34, %r9, %r12
-	vprorq $19, %xmm8, %xmm31
-	xorq %r12, %r10
-	rorx $39, %r9, %rcx
-	vprorq $61, %xmm8, %xmm28
-	xorq %rcx, %r10
-	mov %rbx, %rdi
-	xorq %r9, %rdi
-	andq %rdi, %r13
-	xorq %rbx, %r13
-	addq %r10, %r8
-	addq %r13, %r8
-	addq 392(%rsp), %rsi
-	rorx $14, %rax, %r11
-	vpsrlq $6, %xmm8, %xmm24
-	rorx $18, %rax, %r15
-	xorq %r15, %r11
-	vpternlogq $0x96, %xmm24, %xmm28, %xmm31
-	rorx $41, %rax, %r12
-	xorq %r12, %r11
-	vpaddq %xmm27, %xmm22, %xmm29
-	andn %rdx, %rax, %rcx
-	addq %rcx, %rsi
-	vpaddq %xmm30, %xmm29, %xmm3
-	mov %r14, %r10
-	andq %rax, %r10
-	addq %r10, %rsi
-	vpaddq %xmm31, %xmm3, %xmm7
-	addq %r11, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc15(%rip), %xmm7, %xmm0
-	rorx $28, %r8, %r13
-	rorx $34, %r8, %r15
-	vmovdqu64 %xmm0, 512(%rsp)
-	xorq %r15, %r13
-	rorx $39, %r8, %r12
-	xorq %r12, %r13
-	mov %r9, %rcx
-	xorq %r8, %rcx
-	andq %rcx, %rdi
-	xorq %r9, %rdi
-	addq %r13, %rsi
-	addq %rdi, %rsi
-	addq 400(%rsp), %rdx
-	rorx $14, %rbp, %r10
-	valignq $1, %xmm23, %xmm2, %xmm6
-	rorx $18, %rbp, %r11
-	xorq %r11, %r10
-	valignq $1, %xmm14, %xmm25, %xmm10
-	rorx $41, %rbp, %r15
-	xorq %r15, %r10
-	vprorq $1, %xmm6, %xmm12
-	andn %r14, %rbp, %r12
-	addq %r12, %rdx
-	vprorq $8, %xmm6, %xmm9
-	mov %rax, %r13
-	andq %rbp, %r13
-	addq %r13, %rdx
-	vpsrlq $7, %xmm6, %xmm17
-	addq %r10, %rdx
-	addq %rdx, %rbx
-	vpternlogq $0x96, %xmm17, %xmm9, %xmm12
-	rorx $28, %rsi, %rdi
-	rorx $34, %rsi, %r11
-	vprorq $19, %xmm7, %xmm16
-	xorq %r11, %rdi
-	rorx $39, %rsi, %r15
-	vprorq $61, %xmm7, %xmm13
-	xorq %r15, %rdi
-	mov %r8, %r12
-	xorq %rsi, %r12
-	andq %r12, %rcx
-	xorq %r8, %rcx
-	addq %rdi, %rdx
-	addq %rcx, %rdx
-	addq 408(%rsp), %r14
-	rorx $14, %rbx, %r13
-	vpsrlq $6, %xmm7, %xmm4
-	rorx $18, %rbx, %r10
-	xorq %r10, %r13
-	vpternlogq $0x96, %xmm4, %xmm13, %xmm16
-	rorx $41, %rbx, %r11
-	xorq %r11, %r13
-	vpaddq %xmm10, %xmm23, %xmm15
-	andn %rax, %rbx, %r15
-	addq %r15, %r14
-	vpaddq %xmm12, %xmm15, %xmm5
-	mov %rbp, %rdi
-	andq %rbx, %rdi
-	addq %rdi, %r14
-	vpaddq %xmm16, %xmm5, %xmm19
-	addq %r13, %r14
-	addq %r14, %r9
-	vpaddq .Lc16(%rip), %xmm19, %xmm11
-	rorx $28, %rdx, %rcx
-	rorx $34, %rdx, %r10
-	vmovdqu64 %xmm11, 528(%rsp)
-	xorq %r10, %rcx
-	rorx $39, %rdx, %r11
-	xorq %r11, %rcx
-	mov %rsi, %r15
-	xorq %rdx, %r15
-	andq %r15, %r12
-	xorq %rsi, %r12
-	addq %rcx, %r14
-	addq %r12, %r14
-	addq 416(%rsp), %rax
-	rorx $14, %r9, %rdi
-	valignq $1, %xmm2, %xmm20, %xmm18
-	rorx $18, %r9, %r13
-	xorq %r13, %rdi
-	valignq $1, %xmm25, %xmm8, %xmm21
-	rorx $41, %r9, %r10
-	xorq %r10, %rdi
-	vprorq $1, %xmm18, %xmm1
-	andn %rbp, %r9, %r11
-	addq %r11, %rax
-	vprorq $8, %xmm18, %xmm28
-	mov %rbx, %rcx
-	andq %r9, %rcx
-	addq %rcx, %rax
-	vpsrlq $7, %xmm18, %xmm24
-	addq %rdi, %rax
-	addq %rax, %r8
-	vpternlogq $0x96, %xmm24, %xmm28, %xmm1
-	rorx $28, %r14, %r12
-	rorx $34, %r14, %r13
-	vprorq $19, %xmm19, %xmm22
-	xorq %r13, %r12
-	rorx $39, %r14, %r10
-	vprorq $61, %xmm19, %xmm27
-	xorq %r10, %r12
-	mov %rdx, %r11
-	xorq %r14, %r11
-	andq %r11, %r15
-	xorq %rdx, %r15
-	addq %r12, %rax
-	addq %r15, %rax
-	addq 424(%rsp), %rbp
-	rorx $14, %r8, %rcx
-	vpsrlq $6, %xmm19, %xmm29
-	rorx $18, %r8, %rdi
-	xorq %rdi, %rcx
-	vpternlogq $0x96, %xmm29, %xmm27, %xmm22
-	rorx $41, %r8, %r13
-	xorq %r13, %rcx
-	vpaddq %xmm21, %xmm2, %xmm30
-	andn %rbx, %r8, %r10
-	addq %r10, %rbp
-	vpaddq %xmm1, %xmm30, %xmm3
-	mov %r9, %r12
-	andq %r8, %r12
-	addq %r12, %rbp
-	vpaddq %xmm22, %xmm3, %xmm31
-	addq %rcx, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc17(%rip), %xmm31, %xmm0
-	rorx $28, %rax, %r15
-	rorx $34, %rax, %rdi
-	vmovdqu64 %xmm0, 544(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %rax, %r13
-	xorq %r13, %r15
-	mov %r14, %r10
-	xorq %rax, %r10
-	andq %r10, %r11
-	xorq %r14, %r11
-	addq %r15, %rbp
-	addq %r11, %rbp
-	addq 432(%rsp), %rbx
-	rorx $14, %rsi, %r12
-	valignq $1, %xmm20, %xmm26, %xmm6
-	rorx $18, %rsi, %rcx
-	xorq %rcx, %r12
-	valignq $1, %xmm8, %xmm7, %xmm9
-	rorx $41, %rsi, %rdi
-	xorq %rdi, %r12
-	vprorq $1, %xmm6, %xmm17
-	andn %r9, %rsi, %r13
-	addq %r13, %rbx
-	vprorq $8, %xmm6, %xmm13
-	mov %r8, %r15
-	andq %rsi, %r15
-	addq %r15, %rbx
-	vpsrlq $7, %xmm6, %xmm4
-	addq %r12, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm4, %xmm13, %xmm17
-	rorx $28, %rbp, %r11
-	rorx $34, %rbp, %rcx
-	vprorq $19, %xmm31, %xmm23
-	xorq %rcx, %r11
-	rorx $39, %rbp, %rdi
-	vprorq $61, %xmm31, %xmm10
-	xorq %rdi, %r11
-	mov %rax, %r13
-	xorq %rbp, %r13
-	andq %r13, %r10
-	xorq %rax, %r10
-	addq %r11, %rbx
-	addq %r10, %rbx
-	addq 440(%rsp), %r9
-	rorx $14, %rdx, %r15
-	vpsrlq $6, %xmm31, %xmm15
-	rorx $18, %rdx, %r12
-	xorq %r12, %r15
-	vpternlogq $0x96, %xmm15, %xmm10, %xmm23
-	rorx $41, %rdx, %rcx
-	xorq %rcx, %r15
-	vpaddq %xmm9, %xmm20, %xmm12
-	andn %r8, %rdx, %rdi
-	addq %rdi, %r9
-	vpaddq %xmm17, %xmm12, %xmm5
-	mov %rsi, %r11
-	andq %rdx, %r11
-	addq %r11, %r9
-	vpaddq %xmm23, %xmm5, %xmm16
-	addq %r15, %r9
-	addq %r9, %r14
-	vpaddq .Lc18(%rip), %xmm16, %xmm11
-	rorx $28, %rbx, %r10
-	rorx $34, %rbx, %r12
-	vmovdqu64 %xmm11, 560(%rsp)
-	xorq %r12, %r10
-	rorx $39, %rbx, %rcx
-	xorq %rcx, %r10
-	mov %rbp, %rdi
-	xorq %rbx, %rdi
-	andq %rdi, %r13
-	xorq %rbp, %r13
-	addq %r10, %r9
-	addq %r13, %r9
-	addq 448(%rsp), %r8
-	rorx $14, %r14, %r11
-	valignq $1, %xmm26, %xmm14, %xmm18
-	rorx $18, %r14, %r15
-	xorq %r15, %r11
-	valignq $1, %xmm7, %xmm19, %xmm28
-	rorx $41, %r14, %r12
-	xorq %r12, %r11
-	vprorq $1, %xmm18, %xmm24
-	andn %rsi, %r14, %rcx
-	addq %rcx, %r8
-	vprorq $8, %xmm18, %xmm27
-	mov %rdx, %r10
-	andq %r14, %r10
-	addq %r10, %r8
-	vpsrlq $7, %xmm18, %xmm29
-	addq %r11, %r8
-	addq %r8, %rax
-	vpternlogq $0x96, %xmm29, %xmm27, %xmm24
-	rorx $28, %r9, %r13
-	rorx $34, %r9, %r15
-	vprorq $19, %xmm16, %xmm2
-	xorq %r15, %r13
-	rorx $39, %r9, %r12
-	vprorq $61, %xmm16, %xmm21
-	xorq %r12, %r13
-	mov %rbx, %rcx
-	xorq %r9, %rcx
-	andq %rcx, %rdi
-	xorq %rbx, %rdi
-	addq %r13, %r8
-	addq %rdi, %r8
-	addq 456(%rsp), %rsi
-	rorx $14, %rax, %r10
-	vpsrlq $6, %xmm16, %xmm30
-	rorx $18, %rax, %r11
-	xorq %r11, %r10
-	vpternlogq $0x96, %xmm30, %xmm21, %xmm2
-	rorx $41, %rax, %r15
-	xorq %r15, %r10
-	vpaddq %xmm28, %xmm26, %xmm1
-	andn %rdx, %rax, %r12
-	addq %r12, %rsi
-	vpaddq %xmm24, %xmm1, %xmm3
-	mov %r14, %r13
-	andq %rax, %r13
-	addq %r13, %rsi
-	vpaddq %xmm2, %xmm3, %xmm22
-	addq %r10, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc19(%rip), %xmm22, %xmm0
-	rorx $28, %r8, %rdi
-	rorx $34, %r8, %r11
-	vmovdqu64 %xmm0, 576(%rsp)
-	xorq %r11, %rdi
-	rorx $39, %r8, %r15
-	xorq %r15, %rdi
-	mov %r9, %r12
-	xorq %r8, %r12
-	andq %r12, %rcx
-	xorq %r9, %rcx
-	addq %rdi, %rsi
-	addq %rcx, %rsi
-	addq 464(%rsp), %rdx
-	rorx $14, %rbp, %r13
-	valignq $1, %xmm14, %xmm25, %xmm6
-	rorx $18, %rbp, %r10
-	xorq %r10, %r13
-	valignq $1, %xmm19, %xmm31, %xmm13
-	rorx $41, %rbp, %r11
-	xorq %r11, %r13
-	vprorq $1, %xmm6, %xmm4
-	andn %r14, %rbp, %r15
-	addq %r15, %rdx
-	vprorq $8, %xmm6, %xmm10
-	mov %rax, %rdi
-	andq %rbp, %rdi
-	addq %rdi, %rdx
-	vpsrlq $7, %xmm6, %xmm15
-	addq %r13, %rdx
-	addq %rdx, %rbx
-	vpternlogq $0x96, %xmm15, %xmm10, %xmm4
-	rorx $28, %rsi, %rcx
-	rorx $34, %rsi, %r10
-	vprorq $19, %xmm22, %xmm20
-	xorq %r10, %rcx
-	rorx $39, %rsi, %r11
-	vprorq $61, %xmm22, %xmm9
-	xorq %r11, %rcx
-	mov %r8, %r15
-	xorq %rsi, %r15
-	andq %r15, %r12
-	xorq %r8, %r12
-	addq %rcx, %rdx
-	addq %r12, %rdx
-	addq 472(%rsp), %r14
-	rorx $14, %rbx, %rdi
-	vpsrlq $6, %xmm22, %xmm12
-	rorx $18, %rbx, %r13
-	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm20
-	rorx $41, %rbx, %r10
-	xorq %r10, %rdi
-	vpaddq %xmm13, %xmm14, %xmm17
-	andn %rax, %rbx, %r11
-	addq %r11, %r14
-	vpaddq %xmm4, %xmm17, %xmm5
-	mov %rbp, %rcx
-	andq %rbx, %rcx
-	addq %rcx, %r14
-	vpaddq %xmm20, %xmm5, %xmm23
-	addq %rdi, %r14
-	addq %r14, %r9
-	vpaddq .Lc20(%rip), %xmm23, %xmm11
-	rorx $28, %rdx, %r12
-	rorx $34, %rdx, %r13
-	vmovdqu64 %xmm11, 592(%rsp)
-	xorq %r13, %r12
-	rorx $39, %rdx, %r10
-	xorq %r10, %r12
-	mov %rsi, %r11
-	xorq %rdx, %r11
-	andq %r11, %r15
-	xorq %rsi, %r15
-	addq %r12, %r14
-	addq %r15, %r14
-	addq 480(%rsp), %rax
-	rorx $14, %r9, %rcx
-	valignq $1, %xmm25, %xmm8, %xmm18
-	rorx $18, %r9, %rdi
-	xorq %rdi, %rcx
-	valignq $1, %xmm31, %xmm16, %xmm27
-	rorx $41, %r9, %r13
-	xorq %r13, %rcx
-	vprorq $1, %xmm18, %xmm29
-	andn %rbp, %r9, %r10
-	addq %r10, %rax
-	vprorq $8, %xmm18, %xmm21
-	mov %rbx, %r12
-	andq %r9, %r12
-	addq %r12, %rax
-	vpsrlq $7, %xmm18, %xmm30
-	addq %rcx, %rax
-	addq %rax, %r8
-	vpternlogq $0x96, %xmm30, %xmm21, %xmm29
-	rorx $28, %r14, %r15
-	rorx $34, %r14, %rdi
-	vprorq $19, %xmm23, %xmm26
-	xorq %rdi, %r15
-	rorx $39, %r14, %r13
-	vprorq $61, %xmm23, %xmm28
-	xorq %r13, %r15
-	mov %rdx, %r10
-	xorq %r14, %r10
-	andq %r10, %r11
-	xorq %rdx, %r11
-	addq %r15, %rax
-	addq %r11, %rax
-	addq 488(%rsp), %rbp
-	rorx $14, %r8, %r12
-	vpsrlq $6, %xmm23, %xmm1
-	rorx $18, %r8, %rcx
-	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm1, %xmm28, %xmm26
-	rorx $41, %r8, %rdi
-	xorq %rdi, %r12
-	vpaddq %xmm27, %xmm25, %xmm24
-	andn %rbx, %r8, %r13
-	addq %r13, %rbp
-	vpaddq %xmm29, %xmm24, %xmm3
-	mov %r9, %r15
-	andq %r8, %r15
-	addq %r15, %rbp
-	vpaddq %xmm26, %xmm3, %xmm2
-	addq %r12, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc21(%rip), %xmm2, %xmm0
-	rorx $28, %rax, %r11
-	rorx $34, %rax, %rcx
-	vmovdqu64 %xmm0, 608(%rsp)
-	xorq %rcx, %r11
-	rorx $39, %rax, %rdi
-	xorq %rdi, %r11
-	mov %r14, %r13
-	xorq %rax, %r13
-	andq %r13, %r10
-	xorq %r14, %r10
-	addq %r11, %rbp
-	addq %r10, %rbp
-	addq 496(%rsp), %rbx
-	rorx $14, %rsi, %r15
-	valignq $1, %xmm8, %xmm7, %xmm6
-	rorx $18, %rsi, %r12
-	xorq %r12, %r15
-	valignq $1, %xmm16, %xmm22, %xmm10
-	rorx $41, %rsi, %rcx
-	xorq %rcx, %r15
-	vprorq $1, %xmm6, %xmm15
-	andn %r9, %rsi, %rdi
-	addq %rdi, %rbx
-	vprorq $8, %xmm6, %xmm9
-	mov %r8, %r11
-	andq %rsi, %r11
-	addq %r11, %rbx
-	vpsrlq $7, %xmm6, %xmm12
-	addq %r15, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm15
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %r12
-	vprorq $19, %xmm2, %xmm14
-	xorq %r12, %r10
-	rorx $39, %rbp, %rcx
-	vprorq $61, %xmm2, %xmm13
-	xorq %rcx, %r10
-	mov %rax, %rdi
-	xorq %rbp, %rdi
-	andq %rdi, %r13
-	xorq %rax, %r13
-	addq %r10, %rbx
-	addq %r13, %rbx
-	addq 504(%rsp), %r9
-	rorx $14, %rdx, %r11
-	vpsrlq $6, %xmm2, %xmm17
-	rorx $18, %rdx, %r15
-	xorq %r15, %r11
-	vpternlogq $0x96, %xmm17, %xmm13, %xmm14
-	rorx $41, %rdx, %r12
-	xorq %r12, %r11
-	vpaddq %xmm10, %xmm8, %xmm4
-	andn %r8, %rdx, %rcx
-	addq %rcx, %r9
-	vpaddq %xmm15, %xmm4, %xmm5
-	mov %rsi, %r10
-	andq %rdx, %r10
-	addq %r10, %r9
-	vpaddq %xmm14, %xmm5, %xmm20
-	addq %r11, %r9
-	addq %r9, %r14
-	vpaddq .Lc22(%rip), %xmm20, %xmm11
-	rorx $28, %rbx, %r13
-	rorx $34, %rbx, %r15
-	vmovdqu64 %xmm11, 624(%rsp)
-	xorq %r15, %r13
-	rorx $39, %rbx, %r12
-	xorq %r12, %r13
-	mov %rbp, %rcx
-	xorq %rbx, %rcx
-	andq %rcx, %rdi
-	xorq %rbp, %rdi
-	addq %r13, %r9
-	addq %rdi, %r9
-	addq 512(%rsp), %r8
-	rorx $14, %r14, %r10
-	valignq $1, %xmm7, %xmm19, %xmm18
-	rorx $18, %r14, %r11
-	xorq %r11, %r10
-	valignq $1, %xmm22, %xmm23, %xmm21
-	rorx $41, %r14, %r15
-	xorq %r15, %r10
-	vprorq $1, %xmm18, %xmm30
-	andn %rsi, %r14, %r12
-	addq %r12, %r8
-	vprorq $8, %xmm18, %xmm28
-	mov %rdx, %r13
-	andq %r14, %r13
-	addq %r13, %r8
-	vpsrlq $7, %xmm18, %xmm1
-	addq %r10, %r8
-	addq %r8, %rax
-	vpternlogq $0x96, %xmm1, %xmm28, %xmm30
-	rorx $28, %r9, %rdi
-	rorx $34, %r9, %r11
-	vprorq $19, %xmm20, %xmm25
-	xorq %r11, %rdi
-	rorx $39, %r9, %r15
-	vprorq $61, %xmm20, %xmm27
-	xorq %r15, %rdi
-	mov %rbx, %r12
-	xorq %r9, %r12
-	andq %r12, %rcx
-	xorq %rbx, %rcx
-	addq %rdi, %r8
-	addq %rcx, %r8
-	addq 520(%rsp), %rsi
-	rorx $14, %rax, %r13
-	vpsrlq $6, %xmm20, %xmm24
-	rorx $18, %rax, %r10
-	xorq %r10, %r13
-	vpternlogq $0x96, %xmm24, %xmm27, %xmm25
-	rorx $41, %rax, %r11
-	xorq %r11, %r13
-	vpaddq %xmm21, %xmm7, %xmm29
-	andn %rdx, %rax, %r15
-	addq %r15, %rsi
-	vpaddq %xmm30, %xmm29, %xmm3
-	mov %r14, %rdi
-	andq %rax, %rdi
-	addq %rdi, %rsi
-	vpaddq %xmm25, %xmm3, %xmm26
-	addq %r13, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc23(%rip), %xmm26, %xmm0
-	rorx $28, %r8, %rcx
-	rorx $34, %r8, %r10
-	vmovdqu64 %xmm0, 640(%rsp)
-	xorq %r10, %rcx
-	rorx $39, %r8, %r11
-	xorq %r11, %rcx
-	mov %r9, %r15
-	xorq %r8, %r15
-	andq %r15, %r12
-	xorq %r9, %r12
-	addq %rcx, %rsi
-	addq %r12, %rsi
-	addq 528(%rsp), %rdx
-	rorx $14, %rbp, %rdi
-	valignq $1, %xmm19, %xmm31, %xmm6
-	rorx $18, %rbp, %r13
-	xorq %r13, %rdi
-	valignq $1, %xmm23, %xmm2, %xmm9
-	rorx $41, %rbp, %r10
-	xorq %r10, %rdi
-	vprorq $1, %xmm6, %xmm12
-	andn %r14, %rbp, %r11
-	addq %r11, %rdx
-	vprorq $8, %xmm6, %xmm13
-	mov %rax, %rcx
-	andq %rbp, %rcx
-	addq %rcx, %rdx
-	vpsrlq $7, %xmm6, %xmm17
-	addq %rdi, %rdx
-	addq %rdx, %rbx
-	vpternlogq $0x96, %xmm17, %xmm13, %xmm12
-	rorx $28, %rsi, %r12
-	rorx $34, %rsi, %r13
-	vprorq $19, %xmm26, %xmm8
-	xorq %r13, %r12
-	rorx $39, %rsi, %r10
-	vprorq $61, %xmm26, %xmm10
-	xorq %r10, %r12
-	mov %r8, %r11
-	xorq %rsi, %r11
-	andq %r11, %r15
-	xorq %r8, %r15
-	addq %r12, %rdx
-	addq %r15, %rdx
-	addq 536(%rsp), %r14
-	rorx $14, %rbx, %rcx
-	vpsrlq $6, %xmm26, %xmm4
-	rorx $18, %rbx, %rdi
-	xorq %rdi, %rcx
-	vpternlogq $0x96, %xmm4, %xmm10, %xmm8
-	rorx $41, %rbx, %r13
-	xorq %r13, %rcx
-	vpaddq %xmm9, %xmm19, %xmm15
-	andn %rax, %rbx, %r10
-	addq %r10, %r14
-	vpaddq %xmm12, %xmm15, %xmm5
-	mov %rbp, %r12
-	andq %rbx, %r12
-	addq %r12, %r14
-	vpaddq %xmm8, %xmm5, %xmm14
-	addq %rcx, %r14
-	addq %r14, %r9
-	vpaddq .Lc24(%rip), %xmm14, %xmm11
-	rorx $28, %rdx, %r15
-	rorx $34, %rdx, %rdi
-	vmovdqu64 %xmm11, 656(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %rdx, %r13
-	xorq %r13, %r15
-	mov %rsi, %r10
-	xorq %rdx, %r10
-	andq %r10, %r11
-	xorq %rsi, %r11
-	addq %r15, %r14
-	addq %r11, %r14
-	addq 544(%rsp), %rax
-	rorx $14, %r9, %r12
-	valignq $1, %xmm31, %xmm16, %xmm18
-	rorx $18, %r9, %rcx
-	xorq %rcx, %r12
-	valignq $1, %xmm2, %xmm20, %xmm28
-	rorx $41, %r9, %rdi
-	xorq %rdi, %r12
-	vprorq $1, %xmm18, %xmm1
-	andn %rbp, %r9, %r13
-	addq %r13, %rax
-	vprorq $8, %xmm18, %xmm27
-	mov %rbx, %r15
-	andq %r9, %r15
-	addq %r15, %rax
-	vpsrlq $7, %xmm18, %xmm24
-	addq %r12, %rax
-	addq %rax, %r8
-	vpternlogq $0x96, %xmm24, %xmm27, %xmm1
-	rorx $28, %r14, %r11
-	rorx $34, %r14, %rcx
-	vprorq $19, %xmm14, %xmm7
-	xorq %rcx, %r11
-	rorx $39, %r14, %rdi
-	vprorq $61, %xmm14, %xmm21
-	xorq %rdi, %r11
-	mov %rdx, %r13
-	xorq %r14, %r13
-	andq %r13, %r10
-	xorq %rdx, %r10
-	addq %r11, %rax
-	addq %r10, %rax
-	addq 552(%rsp), %rbp
-	rorx $14, %r8, %r15
-	vpsrlq $6, %xmm14, %xmm29
-	rorx $18, %r8, %r12
-	xorq %r12, %r15
-	vpternlogq $0x96, %xmm29, %xmm21, %xmm7
-	rorx $41, %r8, %rcx
-	xorq %rcx, %r15
-	vpaddq %xmm28, %xmm31, %xmm30
-	andn %rbx, %r8, %rdi
-	addq %rdi, %rbp
-	vpaddq %xmm1, %xmm30, %xmm3
-	mov %r9, %r11
-	andq %r8, %r11
-	addq %r11, %rbp
-	vpaddq %xmm7, %xmm3, %xmm25
-	addq %r15, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc25(%rip), %xmm25, %xmm0
-	rorx $28, %rax, %r10
-	rorx $34, %rax, %r12
-	vmovdqu64 %xmm0, 672(%rsp)
-	xorq %r12, %r10
-	rorx $39, %rax, %rcx
-	xorq %rcx, %r10
-	mov %r14, %rdi
-	xorq %rax, %rdi
-	andq %rdi, %r13
-	xorq %r14, %r13
-	addq %r10, %rbp
-	addq %r13, %rbp
-	addq 560(%rsp), %rbx
-	rorx $14, %rsi, %r11
-	valignq $1, %xmm16, %xmm22, %xmm6
-	rorx $18, %rsi, %r15
-	xorq %r15, %r11
-	valignq $1, %xmm20, %xmm26, %xmm13
-	rorx $41, %rsi, %r12
-	xorq %r12, %r11
-	vprorq $1, %xmm6, %xmm17
-	andn %r9, %rsi, %rcx
-	addq %rcx, %rbx
-	vprorq $8, %xmm6, %xmm10
-	mov %r8, %r10
-	andq %rsi, %r10
-	addq %r10, %rbx
-	vpsrlq $7, %xmm6, %xmm4
-	addq %r11, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm4, %xmm10, %xmm17
-	rorx $28, %rbp, %r13
-	rorx $34, %rbp, %r15
-	vprorq $19, %xmm25, %xmm19
-	xorq %r15, %r13
-	rorx $39, %rbp, %r12
-	vprorq $61, %xmm25, %xmm9
-	xorq %r12, %r13
-	mov %rax, %rcx
-	xorq %rbp, %rcx
-	andq %rcx, %rdi
-	xorq %rax, %rdi
-	addq %r13, %rbx
-	addq %rdi, %rbx
-	addq 568(%rsp), %r9
-	rorx $14, %rdx, %r10
-	vpsrlq $6, %xmm25, %xmm15
-	rorx $18, %rdx, %r11
-	xorq %r11, %r10
-	vpternlogq $0x96, %xmm15, %xmm9, %xmm19
-	rorx $41, %rdx, %r15
-	xorq %r15, %r10
-	vpaddq %xmm13, %xmm16, %xmm12
-	andn %r8, %rdx, %r12
-	addq %r12, %r9
-	vpaddq %xmm17, %xmm12, %xmm5
-	mov %rsi, %r13
-	andq %rdx, %r13
-	addq %r13, %r9
-	vpaddq %xmm19, %xmm5, %xmm8
-	addq %r10, %r9
-	addq %r9, %r14
-	vpaddq .Lc26(%rip), %xmm8, %xmm11
-	rorx $28, %rbx, %rdi
-	rorx $34, %rbx, %r11
-	vmovdqu64 %xmm11, 688(%rsp)
-	xorq %r11, %rdi
-	rorx $39, %rbx, %r15
-	xorq %r15, %rdi
-	mov %rbp, %r12
-	xorq %rbx, %r12
-	andq %r12, %rcx
-	xorq %rbp, %rcx
-	addq %rdi, %r9
-	addq %rcx, %r9
-	addq 576(%rsp), %r8
-	rorx $14, %r14, %r13
-	valignq $1, %xmm22, %xmm23, %xmm18
-	rorx $18, %r14, %r10
-	xorq %r10, %r13
-	valignq $1, %xmm26, %xmm14, %xmm27
-	rorx $41, %r14, %r11
-	xorq %r11, %r13
-	vprorq $1, %xmm18, %xmm24
-	andn %rsi, %r14, %r15
-	addq %r15, %r8
-	vprorq $8, %xmm18, %xmm21
-	mov %rdx, %rdi
-	andq %r14, %rdi
-	addq %rdi, %r8
-	vpsrlq $7, %xmm18, %xmm29
-	addq %r13, %r8
-	addq %r8, %rax
-	vpternlogq $0x96, %xmm29, %xmm21, %xmm24
+	vpaddq %xmm21, %xmm30, %xmm0
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	vpaddq %xmm28, %xmm0, %xmm1
 	rorx $28, %r9, %rcx
-	rorx $34, %r9, %r10
-	vprorq $19, %xmm8, %xmm31
-	xorq %r10, %rcx
-	rorx $39, %r9, %r11
-	vprorq $61, %xmm8, %xmm28
-	xorq %r11, %rcx
-	mov %rbx, %r15
-	xorq %r9, %r15
-	andq %r15, %r12
-	xorq %rbx, %r12
-	addq %rcx, %r8
-	addq %r12, %r8
-	addq 584(%rsp), %rsi
-	rorx $14, %rax, %rdi
-	vpsrlq $6, %xmm8, %xmm30
-	rorx $18, %rax, %r13
-	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm31
-	rorx $41, %rax, %r10
-	xorq %r10, %rdi
-	vpaddq %xmm27, %xmm22, %xmm1
-	andn %rdx, %rax, %r11
-	addq %r11, %rsi
-	vpaddq %xmm24, %xmm1, %xmm3
-	mov %r14, %rcx
-	andq %rax, %rcx
-	addq %rcx, %rsi
-	vpaddq %xmm31, %xmm3, %xmm7
-	addq %rdi, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc27(%rip), %xmm7, %xmm0
-	rorx $28, %r8, %r12
-	rorx $34, %r8, %r13
-	vmovdqu64 %xmm0, 704(%rsp)
-	xorq %r13, %r12
-	rorx $39, %r8, %r10
-	xorq %r10, %r12
-	mov %r9, %r11
-	xorq %r8, %r11
-	andq %r11, %r15
-	xorq %r9, %r15
-	addq %r12, %rsi
-	addq %r15, %rsi
-	addq 592(%rsp), %rdx
-	rorx $14, %rbp, %rcx
-	valignq $1, %xmm23, %xmm2, %xmm6
-	rorx $18, %rbp, %rdi
-	xorq %rdi, %rcx
-	valignq $1, %xmm14, %xmm25, %xmm10
-	rorx $41, %rbp, %r13
-	xorq %r13, %rcx
-	vprorq $1, %xmm6, %xmm4
-	andn %r14, %rbp, %r10
-	addq %r10, %rdx
-	vprorq $8, %xmm6, %xmm9
-	mov %rax, %r12
-	andq %rbp, %r12
-	addq %r12, %rdx
-	vpsrlq $7, %xmm6, %xmm15
-	addq %rcx, %rdx
-	addq %rdx, %rbx
-	vpternlogq $0x96, %xmm15, %xmm9, %xmm4
-	rorx $28, %rsi, %r15
-	rorx $34, %rsi, %rdi
-	vprorq $19, %xmm7, %xmm16
-	xorq %rdi, %r15
-	rorx $39, %rsi, %r13
-	vprorq $61, %xmm7, %xmm13
-	xorq %r13, %r15
-	mov %r8, %r10
-	xorq %rsi, %r10
-	andq %r10, %r11
-	xorq %r8, %r11
-	addq %r15, %rdx
-	addq %r11, %rdx
-	addq 600(%rsp), %r14
-	rorx $14, %rbx, %r12
-	vpsrlq $6, %xmm7, %xmm12
-	rorx $18, %rbx, %rcx
-	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm12, %xmm13, %xmm16
-	rorx $41, %rbx, %rdi
-	xorq %rdi, %r12
-	vpaddq %xmm10, %xmm23, %xmm17
-	andn %rax, %rbx, %r13
-	addq %r13, %r14
-	vpaddq %xmm4, %xmm17, %xmm5
-	mov %rbp, %r15
-	andq %rbx, %r15
-	addq %r15, %r14
-	vpaddq %xmm16, %xmm5, %xmm19
-	addq %r12, %r14
-	addq %r14, %r9
-	vpaddq .Lc28(%rip), %xmm19, %xmm11
-	rorx $28, %rdx, %r11
-	rorx $34, %rdx, %rcx
-	vmovdqu64 %xmm11, 720(%rsp)
-	xorq %rcx, %r11
-	rorx $39, %rdx, %rdi
-	xorq %rdi, %r11
-	mov %rsi, %r13
-	xorq %rdx, %r13
-	andq %r13, %r10
-	xorq %rsi, %r10
-	addq %r11, %r14
-	addq %r10, %r14
-	addq 608(%rsp), %rax
-	rorx $14, %r9, %r15
-	valignq $1, %xmm2, %xmm20, %xmm18
-	rorx $18, %r9, %r12
-	xorq %r12, %r15
-	valignq $1, %xmm25, %xmm8, %xmm21
-	rorx $41, %r9, %rcx
-	xorq %rcx, %r15
-	vprorq $1, %xmm18, %xmm29
-	andn %rbp, %r9, %rdi
-	addq %rdi, %rax
-	vprorq $8, %xmm18, %xmm28
-	mov %rbx, %r11
-	andq %r9, %r11
-	addq %r11, %rax
-	vpsrlq $7, %xmm18, %xmm30
-	addq %r15, %rax
-	addq %rax, %r8
-	vpternlogq $0x96, %xmm30, %xmm28, %xmm29
-	rorx $28, %r14, %r10
-	rorx $34, %r14, %r12
-	vprorq $19, %xmm19, %xmm22
-	xorq %r12, %r10
-	rorx $39, %r14, %rcx
-	vprorq $61, %xmm19, %xmm27
-	xorq %rcx, %r10
-	mov %rdx, %rdi
-	xorq %r14, %rdi
-	andq %rdi, %r13
-	xorq %rdx, %r13
-	addq %r10, %rax
-	addq %r13, %rax
-	addq 616(%rsp), %rbp
-	rorx $14, %r8, %r11
-	vpsrlq $6, %xmm19, %xmm1
-	rorx $18, %r8, %r15
-	xorq %r15, %r11
-	vpternlogq $0x96, %xmm1, %xmm27, %xmm22
-	rorx $41, %r8, %r12
-	xorq %r12, %r11
-	vpaddq %xmm21, %xmm2, %xmm24
-	andn %rbx, %r8, %rcx
-	addq %rcx, %rbp
-	vpaddq %xmm29, %xmm24, %xmm3
-	mov %r9, %r10
-	andq %r8, %r10
-	addq %r10, %rbp
-	vpaddq %xmm22, %xmm3, %xmm31
-	addq %r11, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc29(%rip), %xmm31, %xmm0
-	rorx $28, %rax, %r13
-	rorx $34, %rax, %r15
-	vmovdqu64 %xmm0, 736(%rsp)
-	xorq %r15, %r13
-	rorx $39, %rax, %r12
-	xorq %r12, %r13
-	mov %r14, %rcx
-	xorq %rax, %rcx
-	andq %rcx, %rdi
-	xorq %r14, %rdi
-	addq %r13, %rbp
-	addq %rdi, %rbp
-	addq 624(%rsp), %rbx
-	rorx $14, %rsi, %r10
-	valignq $1, %xmm20, %xmm26, %xmm6
-	rorx $18, %rsi, %r11
-	xorq %r11, %r10
-	valignq $1, %xmm8, %xmm7, %xmm9
-	rorx $41, %rsi, %r15
-	xorq %r15, %r10
-	vprorq $1, %xmm6, %xmm15
-	andn %r9, %rsi, %r12
-	addq %r12, %rbx
-	vprorq $8, %xmm6, %xmm13
-	mov %r8, %r13
-	andq %rsi, %r13
-	addq %r13, %rbx
-	vpsrlq $7, %xmm6, %xmm12
-	addq %r10, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm12, %xmm13, %xmm15
-	rorx $28, %rbp, %rdi
-	rorx $34, %rbp, %r11
-	vprorq $19, %xmm31, %xmm23
-	xorq %r11, %rdi
-	rorx $39, %rbp, %r15
-	vprorq $61, %xmm31, %xmm10
-	xorq %r15, %rdi
-	mov %rax, %r12
-	xorq %rbp, %r12
-	andq %r12, %rcx
-	xorq %rax, %rcx
-	addq %rdi, %rbx
-	addq %rcx, %rbx
-	addq 632(%rsp), %r9
-	rorx $14, %rdx, %r13
-	vpsrlq $6, %xmm31, %xmm17
-	rorx $18, %rdx, %r10
-	xorq %r10, %r13
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm23
-	rorx $41, %rdx, %r11
-	xorq %r11, %r13
-	vpaddq %xmm9, %xmm20, %xmm4
-	andn %r8, %rdx, %r15
-	addq %r15, %r9
-	vpaddq %xmm15, %xmm4, %xmm5
-	mov %rsi, %rdi
-	andq %rdx, %rdi
-	addq %rdi, %r9
-	vpaddq %xmm23, %xmm5, %xmm16
-	addq %r13, %r9
-	addq %r9, %r14
-	vpaddq .Lc30(%rip), %xmm16, %xmm11
-	rorx $28, %rbx, %rcx
-	rorx $34, %rbx, %r10
-	vmovdqu64 %xmm11, 752(%rsp)
-	xorq %r10, %rcx
-	rorx $39, %rbx, %r11
-	xorq %r11, %rcx
-	mov %rbp, %r15
-	xorq %rbx, %r15
-	andq %r15, %r12
-	xorq %rbp, %r12
-	addq %rcx, %r9
-	addq %r12, %r9
-	addq 640(%rsp), %r8
-	rorx $14, %r14, %rdi
-	valignq $1, %xmm26, %xmm14, %xmm18
-	rorx $18, %r14, %r13
-	xorq %r13, %rdi
-	valignq $1, %xmm7, %xmm19, %xmm28
-	rorx $41, %r14, %r10
-	xorq %r10, %rdi
-	vprorq $1, %xmm18, %xmm30
-	andn %rsi, %r14, %r11
-	addq %r11, %r8
-	vprorq $8, %xmm18, %xmm27
-	mov %rdx, %rcx
-	andq %r14, %rcx
-	addq %rcx, %r8
-	vpsrlq $7, %xmm18, %xmm1
-	addq %rdi, %r8
-	addq %r8, %rax
-	vpternlogq $0x96, %xmm1, %xmm27, %xmm30
-	rorx $28, %r9, %r12
-	rorx $34, %r9, %r13
-	vprorq $19, %xmm16, %xmm2
-	xorq %r13, %r12
-	rorx $39, %r9, %r10
-	vprorq $61, %xmm16, %xmm21
-	xorq %r10, %r12
-	mov %rbx, %r11
-	xorq %r9, %r11
-	andq %r11, %r15
-	xorq %rbx, %r15
-	addq %r12, %r8
-	addq %r15, %r8
-	addq 648(%rsp), %rsi
-	rorx $14, %rax, %rcx
-	vpsrlq $6, %xmm16, %xmm24
-	rorx $18, %rax, %rdi
-	xorq %rdi, %rcx
-	vpternlogq $0x96, %xmm24, %xmm21, %xmm2
-	rorx $41, %rax, %r13
-	xorq %r13, %rcx
-	vpaddq %xmm28, %xmm26, %xmm29
-	andn %rdx, %rax, %r10
-	addq %r10, %rsi
-	vpaddq %xmm30, %xmm29, %xmm3
-	mov %r14, %r12
-	andq %rax, %r12
-	addq %r12, %rsi
-	vpaddq %xmm2, %xmm3, %xmm22
-	addq %rcx, %rsi
-	addq %rsi, %rbp
-	vpaddq .Lc31(%rip), %xmm22, %xmm0
-	rorx $28, %r8, %r15
-	rorx $34, %r8, %rdi
-	vmovdqu64 %xmm0, 768(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %r8, %r13
-	xorq %r13, %r15
-	mov %r9, %r10
-	xorq %r8, %r10
-	andq %r10, %r11
-	xorq %r9, %r11
-	addq %r15, %rsi
-	addq %r11, %rsi
-	addq 656(%rsp), %rdx
-	rorx $14, %rbp, %r12
-	valignq $1, %xmm14, %xmm25, %xmm6
-	rorx $18, %rbp, %rcx
-	xorq %rcx, %r12
-	valignq $1, %xmm19, %xmm31, %xmm13
-	rorx $41, %rbp, %rdi
-	xorq %rdi, %r12
-	vprorq $1, %xmm6, %xmm12
-	andn %r14, %rbp, %r13
-	addq %r13, %rdx
-	vprorq $8, %xmm6, %xmm10
-	mov %rax, %r15
-	andq %rbp, %r15
-	addq %r15, %rdx
-	vpsrlq $7, %xmm6, %xmm17
-	addq %r12, %rdx
-	addq %rdx, %rbx
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm12
-	rorx $28, %rsi, %r11
-	rorx $34, %rsi, %rcx
-	vprorq $19, %xmm22, %xmm20
-	xorq %rcx, %r11
-	rorx $39, %rsi, %rdi
-	vprorq $61, %xmm22, %xmm9
-	xorq %rdi, %r11
-	mov %r8, %r13
-	xorq %rsi, %r13
-	andq %r13, %r10
-	xorq %r8, %r10
-	addq %r11, %rdx
-	addq %r10, %rdx
-	addq 664(%rsp), %r14
-	rorx $14, %rbx, %r15
-	vpsrlq $6, %xmm22, %xmm4
-	rorx $18, %rbx, %r12
-	xorq %r12, %r15
-	vpternlogq $0x96, %xmm4, %xmm9, %xmm20
-	rorx $41, %rbx, %rcx
-	xorq %rcx, %r15
-	vpaddq %xmm13, %xmm14, %xmm15
-	andn %rax, %rbx, %rdi
-	addq %rdi, %r14
-	vpaddq %xmm12, %xmm15, %xmm5
-	mov %rbp, %r11
-	andq %rbx, %r11
-	addq %r11, %r14
-	vpaddq %xmm20, %xmm5, %xmm23
-	addq %r15, %r14
-	addq %r14, %r9
-	vpaddq .Lc32(%rip), %xmm23, %xmm11
-	rorx $28, %rdx, %r10
-	rorx $34, %rdx, %r12
-	vmovdqu64 %xmm11, 784(%rsp)
-	xorq %r12, %r10
-	rorx $39, %rdx, %rcx
-	xorq %rcx, %r10
-	mov %rsi, %rdi
-	xorq %rdx, %rdi
-	andq %rdi, %r13
-	xorq %rsi, %r13
-	addq %r10, %r14
-	addq %r13, %r14
-	addq 672(%rsp), %rax
-	rorx $14, %r9, %r11
-	valignq $1, %xmm25, %xmm8, %xmm18
-	rorx $18, %r9, %r15
-	xorq %r15, %r11
-	valignq $1, %xmm31, %xmm16, %xmm27
-	rorx $41, %r9, %r12
-	xorq %r12, %r11
-	vprorq $1, %xmm18, %xmm1
-	andn %rbp, %r9, %rcx
-	addq %rcx, %rax
-	vprorq $8, %xmm18, %xmm21
-	mov %rbx, %r10
-	andq %r9, %r10
-	addq %r10, %rax
-	vpsrlq $7, %xmm18, %xmm24
-	addq %r11, %rax
-	addq %rax, %r8
-	vpternlogq $0x96, %xmm24, %xmm21, %xmm1
-	rorx $28, %r14, %r13
-	rorx $34, %r14, %r15
-	vprorq $19, %xmm23, %xmm26
-	xorq %r15, %r13
-	rorx $39, %r14, %r12
-	vprorq $61, %xmm23, %xmm28
-	xorq %r12, %r13
-	mov %rdx, %rcx
-	xorq %r14, %rcx
-	andq %rcx, %rdi
-	xorq %rdx, %rdi
-	addq %r13, %rax
-	addq %rdi, %rax
-	addq 680(%rsp), %rbp
-	rorx $14, %r8, %r10
-	vpsrlq $6, %xmm23, %xmm29
-	rorx $18, %r8, %r11
-	xorq %r11, %r10
-	vpternlogq $0x96, %xmm29, %xmm28, %xmm26
-	rorx $41, %r8, %r15
-	xorq %r15, %r10
-	vpaddq %xmm27, %xmm25, %xmm30
-	andn %rbx, %r8, %r12
-	addq %r12, %rbp
-	vpaddq %xmm1, %xmm30, %xmm3
-	mov %r9, %r13
-	andq %r8, %r13
-	addq %r13, %rbp
-	vpaddq %xmm26, %xmm3, %xmm2
-	addq %r10, %rbp
-	addq %rbp, %rsi
-	vpaddq .Lc33(%rip), %xmm2, %xmm0
-	rorx $28, %rax, %rdi
-	rorx $34, %rax, %r11
-	vmovdqu64 %xmm0, 800(%rsp)
-	xorq %r11, %rdi
-	rorx $39, %rax, %r15
-	xorq %r15, %rdi
-	mov %r14, %r12
-	xorq %rax, %r12
-	andq %r12, %rcx
-	xorq %r14, %rcx
-	addq %rdi, %rbp
-	addq %rcx, %rbp
-	addq 688(%rsp), %rbx
-	rorx $14, %rsi, %r13
-	valignq $1, %xmm8, %xmm7, %xmm19
-	rorx $18, %rsi, %r10
-	xorq %r10, %r13
-	valignq $1, %xmm16, %xmm22, %xmm6
-	rorx $41, %rsi, %r11
-	xorq %r11, %r13
-	vprorq $1, %xmm19, %xmm10
-	andn %r9, %rsi, %r15
-	addq %r15, %rbx
-	vprorq $8, %xmm19, %xmm17
-	mov %r8, %rdi
-	andq %rsi, %rdi
-	addq %rdi, %rbx
-	vpsrlq $7, %xmm19, %xmm9
-	addq %r13, %rbx
-	addq %rbx, %rdx
-	vpternlogq $0x96, %xmm9, %xmm17, %xmm10
-	rorx $28, %rbp, %rcx
-	rorx $34, %rbp, %r10
-	vprorq $19, %xmm2, %xmm4
-	xorq %r10, %rcx
-	rorx $39, %rbp, %r11
-	vprorq $61, %xmm2, %xmm14
-	xorq %r11, %rcx
-	mov %rax, %r15
-	xorq %rbp, %r15
-	andq %r15, %r12
-	xorq %rax, %r12
-	addq %rcx, %rbx
-	addq %r12, %rbx
-	addq 696(%rsp), %r9
-	rorx $14, %rdx, %rdi
-	vpsrlq $6, %xmm2, %xmm13
-	rorx $18, %rdx, %r13
-	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm13, %xmm14, %xmm4
-	rorx $41, %rdx, %r10
-	xorq %r10, %rdi
-	vpaddq %xmm6, %xmm8, %xmm15
-	andn %r8, %rdx, %r11
-	addq %r11, %r9
-	vpaddq %xmm10, %xmm15, %xmm12
-	mov %rsi, %rcx
-	andq %rdx, %rcx
-	addq %rcx, %r9
-	vpaddq %xmm4, %xmm12, %xmm5
-	addq %rdi, %r9
-	addq %r9, %r14
-	vpaddq .Lc34(%rip), %xmm5, %xmm20
-	rorx $28, %rbx, %r12
-	rorx $34, %rbx, %r13
-	vmovdqu64 %xmm20, 816(%rsp)
-	xorq %r13, %r12
-	rorx $39, %rbx, %r10
-	xorq %r10, %r12
-	mov %rbp, %r11
-	xorq %rbx, %r11
-	andq %r11, %r15
-	xorq %rbp, %r15
-	addq %r12, %r9
-	addq %r15, %r9
-	addq 704(%rsp), %r8
-	rorx $14, %r14, %rcx
-	rorx $18, %r14, %rdi
-	xorq %rdi, %rcx
-	rorx $41, %r14, %r13
-	xorq %r13, %rcx
-	andn %rsi, %r14, %r10
-	addq %r10, %r8
-	mov %rdx, %r12
-	andq %r14, %r12
-	addq %r12, %r8
-	addq %rcx, %r8
-	addq %r8, %rax
-	rorx $28, %r9, %r15
-	rorx $34, %r9, %rdi
-	xorq %rdi, %r15
+	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	xorq %r13, %r15
-	mov %rbx, %r10
-	xorq %r9, %r10
-	andq %r10, %r11
-	xorq %rbx, %r11
-	addq %r15, %r8
-	addq %r11, %r8
-	addq 712(%rsp), %rsi
-	rorx $14, %rax, %r12
-	rorx $18, %rax, %rcx
+	vmovdqu64 %xmm1, 1024(%rsp)
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc11(%rip), %xmm1, %xmm3
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm3, 448(%rsp)
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 336(%rsp), %r10
+	rorx $14, %rsi, %r11
+	vmovdqu64 920(%rsp), %xmm26
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	vprorq $1, %xmm26, %xmm6
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	vprorq $8, %xmm26, %xmm9
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	vpsrlq $7, %xmm26, %xmm12
+	addq %rcx, %r10
+	xorq %r13, %r11
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm6
+	xorq %rdx, %r11
+	addq %r11, %r10
+	vprorq $19, %xmm1, %xmm4
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $61, %xmm1, %xmm5
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vpsrlq $6, %xmm1, %xmm15
 	xorq %rcx, %r12
-	rorx $41, %rax, %rdi
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 344(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm4
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	vpaddq 984(%rsp), %xmm19, %xmm8
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	vpaddq %xmm6, %xmm8, %xmm10
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	vpaddq %xmm4, %xmm10, %xmm17
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vmovdqu64 %xmm17, 1040(%rsp)
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc12(%rip), %xmm17, %xmm13
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm13, 464(%rsp)
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 352(%rsp), %rax
+	rorx $14, %rbp, %r12
+	vmovdqu64 936(%rsp), %xmm18
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdi
+	vprorq $1, %xmm18, %xmm20
+	addq %r15, %rax
+	andn %rsi, %rbp, %rdx
+	vprorq $8, %xmm18, %xmm11
+	addq %rdx, %rax
+	mov %r10, %rbx
+	andq %rbp, %rbx
+	vpsrlq $7, %xmm18, %xmm24
+	addq %rbx, %rax
+	xorq %r13, %r12
+	vpternlogq $0x96, %xmm24, %xmm11, %xmm20
 	xorq %rdi, %r12
-	andn %rdx, %rax, %r13
-	addq %r13, %rsi
-	mov %r14, %r15
+	addq %r12, %rax
+	vprorq $19, %xmm17, %xmm27
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $61, %xmm17, %xmm29
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpsrlq $6, %xmm17, %xmm25
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 360(%rsp), %rsi
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm27
+	rorx $41, %rax, %r9
+	addq %r14, %rsi
+	andn %r10, %rax, %r8
+	vpaddq 1000(%rsp), %xmm31, %xmm7
+	addq %r8, %rsi
+	mov %rbp, %rdx
+	andq %rax, %rdx
+	addq %rdx, %rsi
+	vpaddq %xmm20, %xmm7, %xmm30
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rsi
+	vpaddq %xmm27, %xmm30, %xmm21
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vmovdqu64 %xmm21, 1056(%rsp)
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc13(%rip), %xmm21, %xmm0
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm0, 480(%rsp)
+	addq %rax, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 368(%rsp), %r10
+	rorx $14, %rsi, %rdx
+	vmovdqu64 952(%rsp), %xmm28
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r15
+	vprorq $1, %xmm28, %xmm3
+	addq %r11, %r10
+	andn %rbp, %rsi, %rdi
+	vprorq $8, %xmm28, %xmm26
+	addq %rdi, %r10
+	mov %rax, %r8
+	andq %rsi, %r8
+	vpsrlq $7, %xmm28, %xmm9
+	addq %r8, %r10
+	xorq %r13, %rdx
+	vpternlogq $0x96, %xmm9, %xmm26, %xmm3
+	xorq %r15, %rdx
+	addq %rdx, %r10
+	vprorq $19, %xmm21, %xmm12
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $61, %xmm21, %xmm5
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpsrlq $6, %xmm21, %xmm15
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rsi, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 376(%rsp), %rbp
+	rorx $14, %r10, %r8
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm12
+	rorx $41, %r10, %r14
+	addq %rcx, %rbp
+	andn %rax, %r10, %r9
+	vpaddq 1016(%rsp), %xmm16, %xmm19
+	addq %r9, %rbp
+	mov %rsi, %rdi
+	andq %r10, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm3, %xmm19, %xmm8
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rbp
+	vpaddq %xmm12, %xmm8, %xmm6
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vmovdqu64 %xmm6, 1072(%rsp)
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc14(%rip), %xmm6, %xmm10
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm10, 496(%rsp)
+	addq %r10, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 384(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	vmovdqu64 968(%rsp), %xmm4
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r11
+	vprorq $1, %xmm4, %xmm13
+	addq %r12, %rax
+	andn %rsi, %rbp, %r15
+	vprorq $8, %xmm4, %xmm18
+	addq %r15, %rax
+	mov %r10, %r9
+	andq %rbp, %r9
+	vpsrlq $7, %xmm4, %xmm11
+	addq %r9, %rax
+	xorq %r13, %rdi
+	vpternlogq $0x96, %xmm11, %xmm18, %xmm13
+	xorq %r11, %rdi
+	addq %rdi, %rax
+	vprorq $19, %xmm6, %xmm24
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $61, %xmm6, %xmm29
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vpsrlq $6, %xmm6, %xmm25
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 392(%rsp), %rsi
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm24
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	andn %r10, %rax, %r14
+	vpaddq 1032(%rsp), %xmm22, %xmm31
+	addq %r14, %rsi
+	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %rsi
-	addq %r12, %rsi
-	addq %rsi, %rbp
-	rorx $28, %r8, %r11
-	rorx $34, %r8, %rcx
-	xorq %rcx, %r11
-	rorx $39, %r8, %rdi
-	xorq %rdi, %r11
-	mov %r9, %r13
-	xorq %r8, %r13
-	andq %r13, %r10
-	xorq %r9, %r10
-	addq %r11, %rsi
-	addq %r10, %rsi
-	addq 720(%rsp), %rdx
-	rorx $14, %rbp, %r15
-	rorx $18, %rbp, %r12
-	xorq %r12, %r15
-	rorx $41, %rbp, %rcx
-	xorq %rcx, %r15
-	andn %r14, %rbp, %rdi
-	addq %rdi, %rdx
-	mov %rax, %r11
-	andq %rbp, %r11
-	addq %r11, %rdx
-	addq %r15, %rdx
-	addq %rdx, %rbx
-	rorx $28, %rsi, %r10
-	rorx $34, %rsi, %r12
-	xorq %r12, %r10
-	rorx $39, %rsi, %rcx
-	xorq %rcx, %r10
-	mov %r8, %rdi
-	xorq %rsi, %rdi
-	andq %rdi, %r13
-	xorq %r8, %r13
-	addq %r10, %rdx
-	addq %r13, %rdx
-	addq 728(%rsp), %r14
-	rorx $14, %rbx, %r11
-	rorx $18, %rbx, %r15
-	xorq %r15, %r11
-	rorx $41, %rbx, %r12
-	xorq %r12, %r11
-	andn %rax, %rbx, %rcx
-	addq %rcx, %r14
-	mov %rbp, %r10
-	andq %rbx, %r10
-	addq %r10, %r14
-	addq %r11, %r14
-	addq %r14, %r9
-	rorx $28, %rdx, %r13
-	rorx $34, %rdx, %r15
-	xorq %r15, %r13
-	rorx $39, %rdx, %r12
-	xorq %r12, %r13
-	mov %rsi, %rcx
-	xorq %rdx, %rcx
-	andq %rcx, %rdi
-	xorq %rsi, %rdi
-	addq %r13, %r14
-	addq %rdi, %r14
-	addq 736(%rsp), %rax
-	rorx $14, %r9, %r10
-	rorx $18, %r9, %r11
-	xorq %r11, %r10
-	rorx $41, %r9, %r15
-	xorq %r15, %r10
-	andn %rbp, %r9, %r12
-	addq %r12, %rax
-	mov %rbx, %r13
-	andq %r9, %r13
-	addq %r13, %rax
-	addq %r10, %rax
-	addq %rax, %r8
-	rorx $28, %r14, %rdi
-	rorx $34, %r14, %r11
-	xorq %r11, %rdi
-	rorx $39, %r14, %r15
-	xorq %r15, %rdi
-	mov %rdx, %r12
-	xorq %r14, %r12
-	andq %r12, %rcx
-	xorq %rdx, %rcx
-	addq %rdi, %rax
-	addq %rcx, %rax
-	addq 744(%rsp), %rbp
-	rorx $14, %r8, %r13
-	rorx $18, %r8, %r10
-	xorq %r10, %r13
-	rorx $41, %r8, %r11
-	xorq %r11, %r13
-	andn %rbx, %r8, %r15
-	addq %r15, %rbp
-	mov %r9, %rdi
-	andq %r8, %rdi
-	addq %rdi, %rbp
-	addq %r13, %rbp
-	addq %rbp, %rsi
-	rorx $28, %rax, %rcx
-	rorx $34, %rax, %r10
-	xorq %r10, %rcx
-	rorx $39, %rax, %r11
-	xorq %r11, %rcx
-	mov %r14, %r15
-	xorq %rax, %r15
-	andq %r15, %r12
-	xorq %r14, %r12
-	addq %rcx, %rbp
-	addq %r12, %rbp
-	addq 752(%rsp), %rbx
-	rorx $14, %rsi, %rdi
+	vpaddq %xmm13, %xmm31, %xmm7
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rsi
+	vpaddq %xmm24, %xmm7, %xmm20
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vmovdqu64 %xmm20, 1088(%rsp)
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc15(%rip), %xmm20, %xmm30
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm30, 512(%rsp)
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 400(%rsp), %r10
+	rorx $14, %rsi, %r15
+	vmovdqu64 984(%rsp), %xmm27
 	rorx $18, %rsi, %r13
-	xorq %r13, %rdi
-	rorx $41, %rsi, %r10
-	xorq %r10, %rdi
-	andn %r9, %rsi, %r11
-	addq %r11, %rbx
-	mov %r8, %rcx
-	andq %rsi, %rcx
-	addq %rcx, %rbx
-	addq %rdi, %rbx
-	addq %rbx, %rdx
-	rorx $28, %rbp, %r12
-	rorx $34, %rbp, %r13
-	xorq %r13, %r12
-	rorx $39, %rbp, %r10
-	xorq %r10, %r12
-	mov %rax, %r11
-	xorq %rbp, %r11
-	andq %r11, %r15
-	xorq %rax, %r15
-	addq %r12, %rbx
-	addq %r15, %rbx
-	addq 760(%rsp), %r9
-	rorx $14, %rdx, %rcx
-	rorx $18, %rdx, %rdi
-	xorq %rdi, %rcx
-	rorx $41, %rdx, %r13
-	xorq %r13, %rcx
-	andn %r8, %rdx, %r10
-	addq %r10, %r9
-	mov %rsi, %r12
-	andq %rdx, %r12
-	addq %r12, %r9
-	addq %rcx, %r9
-	addq %r9, %r14
-	rorx $28, %rbx, %r15
-	rorx $34, %rbx, %rdi
-	xorq %rdi, %r15
-	rorx $39, %rbx, %r13
+	rorx $41, %rsi, %r12
+	vprorq $1, %xmm27, %xmm0
+	addq %rdx, %r10
+	andn %rbp, %rsi, %r11
+	vprorq $8, %xmm27, %xmm28
+	addq %r11, %r10
+	mov %rax, %r14
+	andq %rsi, %r14
+	vpsrlq $7, %xmm27, %xmm26
+	addq %r14, %r10
 	xorq %r13, %r15
-	mov %rbp, %r10
-	xorq %rbx, %r10
-	andq %r10, %r11
-	xorq %rbp, %r11
-	addq %r15, %r9
-	addq %r11, %r9
-	addq 768(%rsp), %r8
-	rorx $14, %r14, %r12
-	rorx $18, %r14, %rcx
-	xorq %rcx, %r12
-	rorx $41, %r14, %rdi
-	xorq %rdi, %r12
-	andn %rsi, %r14, %r13
-	addq %r13, %r8
-	mov %rdx, %r15
-	andq %r14, %r15
-	addq %r15, %r8
-	addq %r12, %r8
-	addq %r8, %rax
-	rorx $28, %r9, %r11
-	rorx $34, %r9, %rcx
-	xorq %rcx, %r11
-	rorx $39, %r9, %rdi
-	xorq %rdi, %r11
-	mov %rbx, %r13
-	xorq %r9, %r13
-	andq %r13, %r10
-	xorq %rbx, %r10
-	addq %r11, %r8
-	addq %r10, %r8
-	addq 776(%rsp), %rsi
-	rorx $14, %rax, %r15
-	rorx $18, %rax, %r12
+	vpternlogq $0x96, %xmm26, %xmm28, %xmm0
 	xorq %r12, %r15
-	rorx $41, %rax, %rcx
-	xorq %rcx, %r15
-	andn %rdx, %rax, %rdi
+	addq %r15, %r10
+	vprorq $19, %xmm20, %xmm9
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $61, %xmm20, %xmm5
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vpsrlq $6, %xmm20, %xmm15
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 408(%rsp), %rbp
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm9
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	andn %rax, %r10, %rcx
+	vpaddq 1048(%rsp), %xmm23, %xmm16
+	addq %rcx, %rbp
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	vpaddq %xmm0, %xmm16, %xmm19
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rbp
+	vpaddq %xmm9, %xmm19, %xmm3
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vmovdqu64 %xmm3, 1104(%rsp)
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc16(%rip), %xmm3, %xmm8
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm8, 528(%rsp)
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 416(%rsp), %rax
+	rorx $14, %rbp, %r11
+	vmovdqu64 1000(%rsp), %xmm12
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdx
+	vprorq $1, %xmm12, %xmm10
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	vprorq $8, %xmm12, %xmm4
+	addq %r12, %rax
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	vpsrlq $7, %xmm12, %xmm18
+	addq %rcx, %rax
+	xorq %r13, %r11
+	vpternlogq $0x96, %xmm18, %xmm4, %xmm10
+	xorq %rdx, %r11
+	addq %r11, %rax
+	vprorq $19, %xmm3, %xmm11
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $61, %xmm3, %xmm29
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vpsrlq $6, %xmm3, %xmm25
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 424(%rsp), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm11
+	rorx $41, %rax, %r8
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	vpaddq 1064(%rsp), %xmm2, %xmm22
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %rsi
+	vpaddq %xmm10, %xmm22, %xmm31
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	vpaddq %xmm11, %xmm31, %xmm13
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vmovdqu64 %xmm13, 1120(%rsp)
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc17(%rip), %xmm13, %xmm7
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm7, 544(%rsp)
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 432(%rsp), %r10
+	rorx $14, %rsi, %r12
+	vmovdqu64 1016(%rsp), %xmm24
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	vprorq $1, %xmm24, %xmm30
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	vprorq $8, %xmm24, %xmm27
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	vpsrlq $7, %xmm24, %xmm28
+	addq %rbx, %r10
+	xorq %r13, %r12
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm30
+	xorq %rdi, %r12
+	addq %r12, %r10
+	vprorq $19, %xmm13, %xmm26
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $61, %xmm13, %xmm5
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpsrlq $6, %xmm13, %xmm15
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rsi, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 440(%rsp), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm26
+	rorx $41, %r10, %r9
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	vpaddq 1080(%rsp), %xmm14, %xmm23
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm30, %xmm23, %xmm16
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm26, %xmm16, %xmm0
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vmovdqu64 %xmm0, 1136(%rsp)
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc18(%rip), %xmm0, %xmm19
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm19, 560(%rsp)
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 448(%rsp), %rax
+	rorx $14, %rbp, %rdx
+	vmovdqu64 1032(%rsp), %xmm9
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	vprorq $1, %xmm9, %xmm8
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	vprorq $8, %xmm9, %xmm12
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	vpsrlq $7, %xmm9, %xmm4
+	addq %r8, %rax
+	xorq %r13, %rdx
+	vpternlogq $0x96, %xmm4, %xmm12, %xmm8
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	vprorq $19, %xmm0, %xmm18
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $61, %xmm0, %xmm29
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpsrlq $6, %xmm0, %xmm25
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 456(%rsp), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm18
+	rorx $41, %rax, %r14
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	vpaddq 1096(%rsp), %xmm1, %xmm2
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
 	addq %rdi, %rsi
-	mov %r14, %r11
+	vpaddq %xmm8, %xmm2, %xmm22
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	vpaddq %xmm18, %xmm22, %xmm10
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vmovdqu64 %xmm10, 1152(%rsp)
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc19(%rip), %xmm10, %xmm31
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm31, 576(%rsp)
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 464(%rsp), %r10
+	rorx $14, %rsi, %rdi
+	vmovdqu64 1048(%rsp), %xmm11
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	vprorq $1, %xmm11, %xmm7
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	vprorq $8, %xmm11, %xmm24
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	vpsrlq $7, %xmm11, %xmm27
+	addq %r9, %r10
+	xorq %r13, %rdi
+	vpternlogq $0x96, %xmm27, %xmm24, %xmm7
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	vprorq $19, %xmm10, %xmm28
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $61, %xmm10, %xmm5
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vpsrlq $6, %xmm10, %xmm15
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 472(%rsp), %rbp
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm28
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	andn %rax, %r10, %r14
+	vpaddq 1112(%rsp), %xmm17, %xmm14
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
+	vpaddq %xmm7, %xmm14, %xmm23
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rbp
+	vpaddq %xmm28, %xmm23, %xmm30
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vmovdqu64 %xmm30, 1168(%rsp)
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc20(%rip), %xmm30, %xmm16
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm16, 592(%rsp)
+	addq %r10, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 480(%rsp), %rax
+	rorx $14, %rbp, %r15
+	vmovdqu64 1064(%rsp), %xmm26
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	vprorq $1, %xmm26, %xmm19
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	vprorq $8, %xmm26, %xmm9
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	vpsrlq $7, %xmm26, %xmm12
+	addq %r14, %rax
+	xorq %r13, %r15
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm19
+	xorq %r12, %r15
+	addq %r15, %rax
+	vprorq $19, %xmm30, %xmm4
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $61, %xmm30, %xmm29
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vpsrlq $6, %xmm30, %xmm25
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 488(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm4
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	vpaddq 1128(%rsp), %xmm21, %xmm1
+	addq %rcx, %rsi
+	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	addq %r15, %rsi
-	addq %rsi, %rbp
-	rorx $28, %r8, %r10
-	rorx $34, %r8, %r12
-	xorq %r12, %r10
-	rorx $39, %r8, %rcx
-	xorq %rcx, %r10
-	mov %r9, %rdi
-	xorq %r8, %rdi
-	andq %rdi, %r13
-	xorq %r9, %r13
-	addq %r10, %rsi
-	addq %r13, %rsi
-	addq 784(%rsp), %rdx
-	rorx $14, %rbp, %r11
-	rorx $18, %rbp, %r15
-	xorq %r15, %r11
-	rorx $41, %rbp, %r12
-	xorq %r12, %r11
-	andn %r14, %rbp, %rcx
-	addq %rcx, %rdx
-	mov %rax, %r10
-	andq %rbp, %r10
-	addq %r10, %rdx
-	addq %r11, %rdx
-	addq %rdx, %rbx
-	rorx $28, %rsi, %r13
-	rorx $34, %rsi, %r15
-	xorq %r15, %r13
-	rorx $39, %rsi, %r12
-	xorq %r12, %r13
-	mov %r8, %rcx
-	xorq %rsi, %rcx
-	andq %rcx, %rdi
-	xorq %r8, %rdi
-	addq %r13, %rdx
-	addq %rdi, %rdx
-	addq 792(%rsp), %r14
-	rorx $14, %rbx, %r10
-	rorx $18, %rbx, %r11
-	xorq %r11, %r10
-	rorx $41, %rbx, %r15
-	xorq %r15, %r10
-	andn %rax, %rbx, %r12
-	addq %r12, %r14
-	mov %rbp, %r13
-	andq %rbx, %r13
-	addq %r13, %r14
-	addq %r10, %r14
-	addq %r14, %r9
-	rorx $28, %rdx, %rdi
-	rorx $34, %rdx, %r11
-	xorq %r11, %rdi
-	rorx $39, %rdx, %r15
-	xorq %r15, %rdi
-	mov %rsi, %r12
-	xorq %rdx, %r12
-	andq %r12, %rcx
-	xorq %rsi, %rcx
-	addq %rdi, %r14
-	addq %rcx, %r14
-	addq 800(%rsp), %rax
-	rorx $14, %r9, %r13
-	rorx $18, %r9, %r10
-	xorq %r10, %r13
-	rorx $41, %r9, %r11
-	xorq %r11, %r13
-	andn %rbp, %r9, %r15
-	addq %r15, %rax
-	mov %rbx, %rdi
-	andq %r9, %rdi
-	addq %rdi, %rax
-	addq %r13, %rax
-	addq %rax, %r8
-	rorx $28, %r14, %rcx
-	rorx $34, %r14, %r10
-	xorq %r10, %rcx
-	rorx $39, %r14, %r11
+	vpaddq %xmm19, %xmm1, %xmm2
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	vpaddq %xmm4, %xmm2, %xmm8
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vmovdqu64 %xmm8, 1184(%rsp)
+	andq %r9, %r12
 	xorq %r11, %rcx
-	mov %rdx, %r15
-	xorq %r14, %r15
-	andq %r15, %r12
-	xorq %rdx, %r12
-	addq %rcx, %rax
-	addq %r12, %rax
-	addq 808(%rsp), %rbp
-	rorx $14, %r8, %rdi
-	rorx $18, %r8, %r13
-	xorq %r13, %rdi
-	rorx $41, %r8, %r10
-	xorq %r10, %rdi
-	andn %rbx, %r8, %r11
-	addq %r11, %rbp
-	mov %r9, %rcx
-	andq %r8, %rcx
-	addq %rcx, %rbp
-	addq %rdi, %rbp
-	addq %rbp, %rsi
-	rorx $28, %rax, %r12
-	rorx $34, %rax, %r13
-	xorq %r13, %r12
-	rorx $39, %rax, %r10
-	xorq %r10, %r12
-	mov %r14, %r11
-	xorq %rax, %r11
-	andq %r11, %r15
-	xorq %r14, %r15
-	addq %r12, %rbp
-	addq %r15, %rbp
-	addq 816(%rsp), %rbx
-	rorx $14, %rsi, %rcx
-	rorx $18, %rsi, %rdi
-	xorq %rdi, %rcx
-	rorx $41, %rsi, %r13
 	xorq %r13, %rcx
-	andn %r9, %rsi, %r10
-	addq %r10, %rbx
-	mov %r8, %r12
-	andq %rsi, %r12
-	addq %r12, %rbx
-	addq %rcx, %rbx
-	addq %rbx, %rdx
-	rorx $28, %rbp, %r15
-	rorx $34, %rbp, %rdi
-	xorq %rdi, %r15
-	rorx $39, %rbp, %r13
-	xorq %r13, %r15
-	mov %rax, %r10
-	xorq %rbp, %r10
-	andq %r10, %r11
-	xorq %rax, %r11
-	addq %r15, %rbx
-	addq %r11, %rbx
-	addq 824(%rsp), %r9
-	rorx $14, %rdx, %r12
-	rorx $18, %rdx, %rcx
+	vpaddq .Lc21(%rip), %xmm8, %xmm22
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm22, 608(%rsp)
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 496(%rsp), %r10
+	rorx $14, %rsi, %r11
+	vmovdqu64 1080(%rsp), %xmm18
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	vprorq $1, %xmm18, %xmm31
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	vprorq $8, %xmm18, %xmm11
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	vpsrlq $7, %xmm18, %xmm24
+	addq %rcx, %r10
+	xorq %r13, %r11
+	vpternlogq $0x96, %xmm24, %xmm11, %xmm31
+	xorq %rdx, %r11
+	addq %r11, %r10
+	vprorq $19, %xmm8, %xmm27
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $61, %xmm8, %xmm5
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vpsrlq $6, %xmm8, %xmm15
 	xorq %rcx, %r12
-	rorx $41, %rdx, %rdi
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 504(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm27
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	vpaddq 1144(%rsp), %xmm6, %xmm17
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	vpaddq %xmm31, %xmm17, %xmm14
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	vpaddq %xmm27, %xmm14, %xmm7
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vmovdqu64 %xmm7, 1200(%rsp)
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc22(%rip), %xmm7, %xmm23
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm23, 624(%rsp)
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 512(%rsp), %rax
+	rorx $14, %rbp, %r12
+	vmovdqu64 1096(%rsp), %xmm28
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdi
+	vprorq $1, %xmm28, %xmm16
+	addq %r15, %rax
+	andn %rsi, %rbp, %rdx
+	vprorq $8, %xmm28, %xmm26
+	addq %rdx, %rax
+	mov %r10, %rbx
+	andq %rbp, %rbx
+	vpsrlq $7, %xmm28, %xmm9
+	addq %rbx, %rax
+	xorq %r13, %r12
+	vpternlogq $0x96, %xmm9, %xmm26, %xmm16
 	xorq %rdi, %r12
-	andn %r8, %rdx, %r13
-	addq %r13, %r9
-	mov %rsi, %r15
-	andq %rdx, %r15
-	addq %r15, %r9
-	addq %r12, %r9
-	addq %r9, %r14
-	rorx $28, %rbx, %r11
-	rorx $34, %rbx, %rcx
-	xorq %rcx, %r11
-	rorx $39, %rbx, %rdi
-	xorq %rdi, %r11
-	mov %rbp, %r13
-	xorq %rbx, %r13
-	andq %r10, %r13
-	xorq %rbp, %r13
+	addq %r12, %rax
+	vprorq $19, %xmm7, %xmm12
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $61, %xmm7, %xmm29
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpsrlq $6, %xmm7, %xmm25
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 520(%rsp), %rsi
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm12
+	rorx $41, %rax, %r9
+	addq %r14, %rsi
+	andn %r10, %rax, %r8
+	vpaddq 1160(%rsp), %xmm20, %xmm21
+	addq %r8, %rsi
+	mov %rbp, %rdx
+	andq %rax, %rdx
+	addq %rdx, %rsi
+	vpaddq %xmm16, %xmm21, %xmm1
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rsi
+	vpaddq %xmm12, %xmm1, %xmm19
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vmovdqu64 %xmm19, 1216(%rsp)
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc23(%rip), %xmm19, %xmm2
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm2, 640(%rsp)
+	addq %rax, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 528(%rsp), %r10
+	rorx $14, %rsi, %rdx
+	vmovdqu64 1112(%rsp), %xmm4
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r15
+	vprorq $1, %xmm4, %xmm22
+	addq %r11, %r10
+	andn %rbp, %rsi, %rdi
+	vprorq $8, %xmm4, %xmm18
+	addq %rdi, %r10
+	mov %rax, %r8
+	andq %rsi, %r8
+	vpsrlq $7, %xmm4, %xmm11
+	addq %r8, %r10
+	xorq %r13, %rdx
+	vpternlogq $0x96, %xmm11, %xmm18, %xmm22
+	xorq %r15, %rdx
+	addq %rdx, %r10
+	vprorq $19, %xmm19, %xmm24
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $61, %xmm19, %xmm5
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpsrlq $6, %xmm19, %xmm15
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rsi, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 536(%rsp), %rbp
+	rorx $14, %r10, %r8
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm24
+	rorx $41, %r10, %r14
+	addq %rcx, %rbp
+	andn %rax, %r10, %r9
+	vpaddq 1176(%rsp), %xmm3, %xmm6
+	addq %r9, %rbp
+	mov %rsi, %rdi
+	andq %r10, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm22, %xmm6, %xmm17
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rbp
+	vpaddq %xmm24, %xmm17, %xmm31
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vmovdqu64 %xmm31, 1232(%rsp)
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc24(%rip), %xmm31, %xmm14
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm14, 656(%rsp)
+	addq %r10, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 544(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	vmovdqu64 1128(%rsp), %xmm27
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r11
+	vprorq $1, %xmm27, %xmm23
+	addq %r12, %rax
+	andn %rsi, %rbp, %r15
+	vprorq $8, %xmm27, %xmm28
+	addq %r15, %rax
+	mov %r10, %r9
+	andq %rbp, %r9
+	vpsrlq $7, %xmm27, %xmm26
+	addq %r9, %rax
+	xorq %r13, %rdi
+	vpternlogq $0x96, %xmm26, %xmm28, %xmm23
+	xorq %r11, %rdi
+	addq %rdi, %rax
+	vprorq $19, %xmm31, %xmm9
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $61, %xmm31, %xmm29
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vpsrlq $6, %xmm31, %xmm25
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 552(%rsp), %rsi
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm9
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	andn %r10, %rax, %r14
+	vpaddq 1192(%rsp), %xmm13, %xmm20
+	addq %r14, %rsi
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %rsi
+	vpaddq %xmm23, %xmm20, %xmm21
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rsi
+	vpaddq %xmm9, %xmm21, %xmm16
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vmovdqu64 %xmm16, 1248(%rsp)
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc25(%rip), %xmm16, %xmm1
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm1, 672(%rsp)
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 560(%rsp), %r10
+	rorx $14, %rsi, %r15
+	vmovdqu64 1144(%rsp), %xmm12
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r12
+	vprorq $1, %xmm12, %xmm2
+	addq %rdx, %r10
+	andn %rbp, %rsi, %r11
+	vprorq $8, %xmm12, %xmm4
+	addq %r11, %r10
+	mov %rax, %r14
+	andq %rsi, %r14
+	vpsrlq $7, %xmm12, %xmm18
+	addq %r14, %r10
+	xorq %r13, %r15
+	vpternlogq $0x96, %xmm18, %xmm4, %xmm2
+	xorq %r12, %r15
+	addq %r15, %r10
+	vprorq $19, %xmm16, %xmm11
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $61, %xmm16, %xmm5
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vpsrlq $6, %xmm16, %xmm15
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
 	addq %r11, %r9
-	addq %r13, %r9
-	addq .Lc41(%rip), %r9
-	mov %r9, 0(%rsp)
-	addq .Lc44(%rip), %rbx
-	mov %rbx, 8(%rsp)
-	addq .Lc39(%rip), %rbp
-	mov %rbp, 16(%rsp)
-	addq .Lc59(%rip), %rax
-	mov %rax, 24(%rsp)
-	addq .Lc38(%rip), %r14
-	mov %r14, 32(%rsp)
-	addq .Lc36(%rip), %rdx
-	mov %rdx, 40(%rsp)
-	addq .Lc60(%rip), %rsi
+	addq 568(%rsp), %rbp
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm11
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	andn %rax, %r10, %rcx
+	vpaddq 1208(%rsp), %xmm0, %xmm3
+	addq %rcx, %rbp
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	vpaddq %xmm2, %xmm3, %xmm6
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rbp
+	vpaddq %xmm11, %xmm6, %xmm22
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vmovdqu64 %xmm22, 1264(%rsp)
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc26(%rip), %xmm22, %xmm17
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm17, 688(%rsp)
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 576(%rsp), %rax
+	rorx $14, %rbp, %r11
+	vmovdqu64 1160(%rsp), %xmm24
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdx
+	vprorq $1, %xmm24, %xmm14
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	vprorq $8, %xmm24, %xmm27
+	addq %r12, %rax
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	vpsrlq $7, %xmm24, %xmm28
+	addq %rcx, %rax
+	xorq %r13, %r11
+	vpternlogq $0x96, %xmm28, %xmm27, %xmm14
+	xorq %rdx, %r11
+	addq %r11, %rax
+	vprorq $19, %xmm22, %xmm26
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $61, %xmm22, %xmm29
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vpsrlq $6, %xmm22, %xmm25
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 584(%rsp), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm26
+	rorx $41, %rax, %r8
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	vpaddq 1224(%rsp), %xmm10, %xmm13
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %rsi
+	vpaddq %xmm14, %xmm13, %xmm20
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	vpaddq %xmm26, %xmm20, %xmm23
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vmovdqu64 %xmm23, 1280(%rsp)
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc27(%rip), %xmm23, %xmm21
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm21, 704(%rsp)
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 592(%rsp), %r10
+	rorx $14, %rsi, %r12
+	vmovdqu64 1176(%rsp), %xmm9
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	vprorq $1, %xmm9, %xmm1
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	vprorq $8, %xmm9, %xmm12
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	vpsrlq $7, %xmm9, %xmm4
+	addq %rbx, %r10
+	xorq %r13, %r12
+	vpternlogq $0x96, %xmm4, %xmm12, %xmm1
+	xorq %rdi, %r12
+	addq %r12, %r10
+	vprorq $19, %xmm23, %xmm18
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $61, %xmm23, %xmm5
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpsrlq $6, %xmm23, %xmm15
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rsi, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 600(%rsp), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm15, %xmm5, %xmm18
+	rorx $41, %r10, %r9
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	vpaddq 1240(%rsp), %xmm30, %xmm0
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm1, %xmm0, %xmm3
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm18, %xmm3, %xmm2
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vmovdqu64 %xmm2, 1296(%rsp)
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc28(%rip), %xmm2, %xmm6
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm6, 720(%rsp)
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 608(%rsp), %rax
+	rorx $14, %rbp, %rdx
+	vmovdqu64 1192(%rsp), %xmm11
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	vprorq $1, %xmm11, %xmm17
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	vprorq $8, %xmm11, %xmm24
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	vpsrlq $7, %xmm11, %xmm27
+	addq %r8, %rax
+	xorq %r13, %rdx
+	vpternlogq $0x96, %xmm27, %xmm24, %xmm17
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	vprorq $19, %xmm2, %xmm28
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $61, %xmm2, %xmm29
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpsrlq $6, %xmm2, %xmm25
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 616(%rsp), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm25, %xmm29, %xmm28
+	rorx $41, %rax, %r14
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	vpaddq 1256(%rsp), %xmm8, %xmm10
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %rsi
+	vpaddq %xmm17, %xmm10, %xmm13
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	vpaddq %xmm28, %xmm13, %xmm14
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vmovdqu64 %xmm14, 1312(%rsp)
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc29(%rip), %xmm14, %xmm20
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm20, 736(%rsp)
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 624(%rsp), %r10
+	rorx $14, %rsi, %rdi
+	vmovdqu64 1208(%rsp), %xmm26
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	vprorq $1, %xmm26, %xmm21
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	vprorq $8, %xmm26, %xmm9
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	vpsrlq $7, %xmm26, %xmm12
+	addq %r9, %r10
+	xorq %r13, %rdi
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm21
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	vprorq $19, %xmm14, %xmm4
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	vprorq $61, %xmm14, %xmm23
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	vpsrlq $6, %xmm14, %xmm5
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 632(%rsp), %rbp
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm5, %xmm23, %xmm4
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	andn %rax, %r10, %r14
+	vpaddq 1272(%rsp), %xmm7, %xmm15
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
+	vpaddq %xmm21, %xmm15, %xmm30
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rbp
+	vpaddq %xmm4, %xmm30, %xmm0
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	vmovdqu64 %xmm0, 1328(%rsp)
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	vpaddq .Lc30(%rip), %xmm0, %xmm1
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	vmovdqu64 %xmm1, 752(%rsp)
+	addq %r10, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 640(%rsp), %rax
+	rorx $14, %rbp, %r15
+	vmovdqu64 1224(%rsp), %xmm3
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	vprorq $1, %xmm3, %xmm18
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	vprorq $8, %xmm3, %xmm6
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	vpsrlq $7, %xmm3, %xmm11
+	addq %r14, %rax
+	xorq %r13, %r15
+	vpternlogq $0x96, %xmm11, %xmm6, %xmm18
+	xorq %r12, %r15
+	addq %r15, %rax
+	vprorq $19, %xmm0, %xmm24
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	vprorq $61, %xmm0, %xmm27
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	vpsrlq $6, %xmm0, %xmm2
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 648(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm2, %xmm27, %xmm24
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	vpaddq 1288(%rsp), %xmm19, %xmm29
+	addq %rcx, %rsi
+	mov %rbp, %r11
+	andq %rax, %r11
+	addq %r11, %rsi
+	vpaddq %xmm18, %xmm29, %xmm25
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	vpaddq %xmm24, %xmm25, %xmm8
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	vmovdqu64 %xmm8, 1344(%rsp)
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	vpaddq .Lc31(%rip), %xmm8, %xmm10
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	vmovdqu64 %xmm10, 768(%rsp)
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 656(%rsp), %r10
+	rorx $14, %rsi, %r11
+	vmovdqu64 1240(%rsp), %xmm17
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	vprorq $1, %xmm17, %xmm13
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	vprorq $8, %xmm17, %xmm28
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	vpsrlq $7, %xmm17, %xmm20
+	addq %rcx, %r10
+	xorq %r13, %r11
+	vpternlogq $0x96, %xmm20, %xmm28, %xmm13
+	xorq %rdx, %r11
+	addq %r11, %r10
+	vprorq $19, %xmm8, %xmm26
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	vprorq $61, %xmm8, %xmm9
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	vpsrlq $6, %xmm8, %xmm12
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 664(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm12, %xmm9, %xmm26
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	vpaddq 1304(%rsp), %xmm31, %xmm14
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	vpaddq %xmm13, %xmm14, %xmm23
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	vpaddq %xmm26, %xmm23, %xmm5
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	vmovdqu64 %xmm5, 1360(%rsp)
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	vpaddq .Lc32(%rip), %xmm5, %xmm7
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	vmovdqu64 %xmm7, 784(%rsp)
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 672(%rsp), %rax
+	rorx $14, %rbp, %r12
+	vmovdqu64 1256(%rsp), %xmm15
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdi
+	vprorq $1, %xmm15, %xmm21
+	addq %r15, %rax
+	andn %rsi, %rbp, %rdx
+	vprorq $8, %xmm15, %xmm30
+	addq %rdx, %rax
+	mov %r10, %rbx
+	andq %rbp, %rbx
+	vpsrlq $7, %xmm15, %xmm4
+	addq %rbx, %rax
+	xorq %r13, %r12
+	vpternlogq $0x96, %xmm4, %xmm30, %xmm21
+	xorq %rdi, %r12
+	addq %r12, %rax
+	vprorq $19, %xmm5, %xmm1
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	vprorq $61, %xmm5, %xmm3
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	vpsrlq $6, %xmm5, %xmm6
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 680(%rsp), %rsi
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %r13
+	vpternlogq $0x96, %xmm6, %xmm3, %xmm1
+	rorx $41, %rax, %r9
+	addq %r14, %rsi
+	andn %r10, %rax, %r8
+	vpaddq 1320(%rsp), %xmm16, %xmm11
+	addq %r8, %rsi
+	mov %rbp, %rdx
+	andq %rax, %rdx
+	addq %rdx, %rsi
+	vpaddq %xmm21, %xmm11, %xmm0
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rsi
+	vpaddq %xmm1, %xmm0, %xmm27
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	vmovdqu64 %xmm27, 1376(%rsp)
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	vpaddq .Lc33(%rip), %xmm27, %xmm2
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	vmovdqu64 %xmm2, 800(%rsp)
+	addq %rax, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 688(%rsp), %r10
+	rorx $14, %rsi, %rdx
+	vmovdqu64 1272(%rsp), %xmm19
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r15
+	vprorq $1, %xmm19, %xmm29
+	addq %r11, %r10
+	andn %rbp, %rsi, %rdi
+	vprorq $8, %xmm19, %xmm18
+	addq %rdi, %r10
+	mov %rax, %r8
+	andq %rsi, %r8
+	vpsrlq $7, %xmm19, %xmm25
+	addq %r8, %r10
+	xorq %r13, %rdx
+	vpternlogq $0x96, %xmm25, %xmm18, %xmm29
+	xorq %r15, %rdx
+	addq %rdx, %r10
+	vprorq $19, %xmm27, %xmm24
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	vprorq $61, %xmm27, %xmm10
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	vpsrlq $6, %xmm27, %xmm17
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rsi, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 696(%rsp), %rbp
+	rorx $14, %r10, %r8
+	rorx $18, %r10, %r13
+	vpternlogq $0x96, %xmm17, %xmm10, %xmm24
+	rorx $41, %r10, %r14
+	addq %rcx, %rbp
+	andn %rax, %r10, %r9
+	vpaddq 1336(%rsp), %xmm22, %xmm28
+	addq %r9, %rbp
+	mov %rsi, %rdi
+	andq %r10, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm29, %xmm28, %xmm20
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rbp
+	vpaddq %xmm24, %xmm20, %xmm8
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	vmovdqu64 %xmm8, 1392(%rsp)
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	vpaddq .Lc34(%rip), %xmm8, %xmm9
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm9, 816(%rsp)
+	addq %r10, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 704(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r11
+	addq %r12, %rax
+	andn %rsi, %rbp, %r15
+	addq %r15, %rax
+	mov %r10, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
+	xorq %r13, %rdi
+	xorq %r11, %rdi
+	addq %rdi, %rax
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rbp, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 712(%rsp), %rsi
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %rcx
+	addq %rbx, %rsi
+	andn %r10, %rax, %r14
+	addq %r14, %rsi
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %rsi
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rsi
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %rax, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 720(%rsp), %r10
+	rorx $14, %rsi, %r15
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r12
+	addq %rdx, %r10
+	andn %rbp, %rsi, %r11
+	addq %r11, %r10
+	mov %rax, %r14
+	andq %rsi, %r14
+	addq %r14, %r10
+	xorq %r13, %r15
+	xorq %r12, %r15
+	addq %r15, %r10
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rsi, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 728(%rsp), %rbp
+	rorx $14, %r10, %r14
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %rbx
+	addq %r8, %rbp
+	andn %rax, %r10, %rcx
+	addq %rcx, %rbp
+	mov %rsi, %r11
+	andq %r10, %r11
+	addq %r11, %rbp
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rbp
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	addq %r10, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 736(%rsp), %rax
+	rorx $14, %rbp, %r11
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %rdx
+	addq %rdi, %rax
+	andn %rsi, %rbp, %r12
+	addq %r12, %rax
+	mov %r10, %rcx
+	andq %rbp, %rcx
+	addq %rcx, %rax
+	xorq %r13, %r11
+	xorq %rdx, %r11
+	addq %r11, %rax
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rbp, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 744(%rsp), %rsi
+	rorx $14, %rax, %rcx
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r8
+	addq %r9, %rsi
+	andn %r10, %rax, %rbx
+	addq %rbx, %rsi
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %rsi
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rsi
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	addq %rax, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	addq 752(%rsp), %r10
+	rorx $14, %rsi, %r12
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdi
+	addq %r15, %r10
+	andn %rbp, %rsi, %rdx
+	addq %rdx, %r10
+	mov %rax, %rbx
+	andq %rsi, %rbx
+	addq %rbx, %r10
+	xorq %r13, %r12
+	xorq %rdi, %r12
+	addq %r12, %r10
+	rorx $28, %r11, %rdx
+	rorx $34, %r11, %rbx
+	rorx $39, %r11, %r13
+	andq %r11, %r8
+	xorq %rbx, %rdx
+	xorq %r13, %rdx
+	subq %r9, %rcx
+	mov %r14, %rdi
+	xorq %r11, %rdi
+	mov %r14, %r12
+	andq %r11, %r12
+	addq %rsi, %rcx
+	addq %r8, %rcx
+	addq %rdx, %rcx
+	addq 760(%rsp), %rbp
+	rorx $14, %r10, %rbx
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %r9
+	addq %r14, %rbp
+	andn %rax, %r10, %r8
+	addq %r8, %rbp
+	mov %rsi, %rdx
+	andq %r10, %rdx
+	addq %rdx, %rbp
+	xorq %r13, %rbx
+	xorq %r9, %rbx
+	addq %rbx, %rbp
+	rorx $28, %rcx, %r8
+	rorx $34, %rcx, %rdx
+	rorx $39, %rcx, %r13
+	andq %rcx, %rdi
+	xorq %rdx, %r8
+	xorq %r13, %r8
+	subq %r15, %r12
+	mov %r11, %r9
+	xorq %rcx, %r9
+	mov %r11, %rbx
+	andq %rcx, %rbx
+	addq %r10, %r12
+	addq %rdi, %r12
+	addq %r8, %r12
+	addq 768(%rsp), %rax
+	rorx $14, %rbp, %rdx
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r15
+	addq %r11, %rax
+	andn %rsi, %rbp, %rdi
+	addq %rdi, %rax
+	mov %r10, %r8
+	andq %rbp, %r8
+	addq %r8, %rax
+	xorq %r13, %rdx
+	xorq %r15, %rdx
+	addq %rdx, %rax
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %r8
+	rorx $39, %r12, %r13
+	andq %r12, %r9
+	xorq %r8, %rdi
+	xorq %r13, %rdi
+	subq %r14, %rbx
+	mov %rcx, %r15
+	xorq %r12, %r15
+	mov %rcx, %rdx
+	andq %r12, %rdx
+	addq %rbp, %rbx
+	addq %r9, %rbx
+	addq %rdi, %rbx
+	addq 776(%rsp), %rsi
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %r14
+	addq %rcx, %rsi
+	andn %r10, %rax, %r9
+	addq %r9, %rsi
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %rsi
+	xorq %r13, %r8
+	xorq %r14, %r8
+	addq %r8, %rsi
+	rorx $28, %rbx, %r9
+	rorx $34, %rbx, %rdi
+	rorx $39, %rbx, %r13
+	andq %rbx, %r15
+	xorq %rdi, %r9
+	xorq %r13, %r9
+	subq %r11, %rdx
+	mov %r12, %r14
+	xorq %rbx, %r14
+	mov %r12, %r8
+	andq %rbx, %r8
+	addq %rax, %rdx
+	addq %r15, %rdx
+	addq %r9, %rdx
+	addq 784(%rsp), %r10
+	rorx $14, %rsi, %rdi
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %r11
+	addq %r12, %r10
+	andn %rbp, %rsi, %r15
+	addq %r15, %r10
+	mov %rax, %r9
+	andq %rsi, %r9
+	addq %r9, %r10
+	xorq %r13, %rdi
+	xorq %r11, %rdi
+	addq %rdi, %r10
+	rorx $28, %rdx, %r15
+	rorx $34, %rdx, %r9
+	rorx $39, %rdx, %r13
+	andq %rdx, %r14
+	xorq %r9, %r15
+	xorq %r13, %r15
+	subq %rcx, %r8
+	mov %rbx, %r11
+	xorq %rdx, %r11
+	mov %rbx, %rdi
+	andq %rdx, %rdi
+	addq %rsi, %r8
+	addq %r14, %r8
+	addq %r15, %r8
+	addq 792(%rsp), %rbp
+	rorx $14, %r10, %r9
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %rcx
+	addq %rbx, %rbp
+	andn %rax, %r10, %r14
+	addq %r14, %rbp
+	mov %rsi, %r15
+	andq %r10, %r15
+	addq %r15, %rbp
+	xorq %r13, %r9
+	xorq %rcx, %r9
+	addq %r9, %rbp
+	rorx $28, %r8, %r14
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %r13
+	andq %r8, %r11
+	xorq %r15, %r14
+	xorq %r13, %r14
+	subq %r12, %rdi
+	mov %rdx, %rcx
+	xorq %r8, %rcx
+	mov %rdx, %r9
+	andq %r8, %r9
+	addq %r10, %rdi
+	addq %r11, %rdi
+	addq %r14, %rdi
+	addq 800(%rsp), %rax
+	rorx $14, %rbp, %r15
+	rorx $18, %rbp, %r13
+	rorx $41, %rbp, %r12
+	addq %rdx, %rax
+	andn %rsi, %rbp, %r11
+	addq %r11, %rax
+	mov %r10, %r14
+	andq %rbp, %r14
+	addq %r14, %rax
+	xorq %r13, %r15
+	xorq %r12, %r15
+	addq %r15, %rax
+	rorx $28, %rdi, %r11
+	rorx $34, %rdi, %r14
+	rorx $39, %rdi, %r13
+	andq %rdi, %rcx
+	xorq %r14, %r11
+	xorq %r13, %r11
+	subq %rbx, %r9
+	mov %r8, %r12
+	xorq %rdi, %r12
+	mov %r8, %r15
+	andq %rdi, %r15
+	addq %rbp, %r9
+	addq %rcx, %r9
+	addq %r11, %r9
+	addq 808(%rsp), %rsi
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %r13
+	rorx $41, %rax, %rbx
+	addq %r8, %rsi
+	andn %r10, %rax, %rcx
+	addq %rcx, %rsi
+	mov %rbp, %r11
+	andq %rax, %r11
+	addq %r11, %rsi
+	xorq %r13, %r14
+	xorq %rbx, %r14
+	addq %r14, %rsi
+	rorx $28, %r9, %rcx
+	rorx $34, %r9, %r11
+	rorx $39, %r9, %r13
+	andq %r9, %r12
+	xorq %r11, %rcx
+	xorq %r13, %rcx
+	subq %rdx, %r15
+	mov %rdi, %rbx
+	xorq %r9, %rbx
+	mov %rdi, %r14
+	andq %r9, %r14
+	addq %rax, %r15
+	addq %r12, %r15
+	addq %rcx, %r15
+	addq 816(%rsp), %r10
+	rorx $14, %rsi, %r11
+	rorx $18, %rsi, %r13
+	rorx $41, %rsi, %rdx
+	addq %rdi, %r10
+	andn %rbp, %rsi, %r12
+	addq %r12, %r10
+	mov %rax, %rcx
+	andq %rsi, %rcx
+	addq %rcx, %r10
+	xorq %r13, %r11
+	xorq %rdx, %r11
+	addq %r11, %r10
+	rorx $28, %r15, %r12
+	rorx $34, %r15, %rcx
+	rorx $39, %r15, %r13
+	andq %r15, %rbx
+	xorq %rcx, %r12
+	xorq %r13, %r12
+	subq %r8, %r14
+	mov %r9, %rdx
+	xorq %r15, %rdx
+	mov %r9, %r11
+	andq %r15, %r11
+	addq %rsi, %r14
+	addq %rbx, %r14
+	addq %r12, %r14
+	addq 824(%rsp), %rbp
+	rorx $14, %r10, %rcx
+	rorx $18, %r10, %r13
+	rorx $41, %r10, %r8
+	addq %r9, %rbp
+	andn %rax, %r10, %rbx
+	addq %rbx, %rbp
+	mov %rsi, %r12
+	andq %r10, %r12
+	addq %r12, %rbp
+	xorq %r13, %rcx
+	xorq %r8, %rcx
+	addq %rcx, %rbp
+	rorx $28, %r14, %rbx
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %r13
+	andq %r14, %rdx
+	xorq %r12, %rbx
+	xorq %r13, %rbx
+	subq %rdi, %r11
+	mov %r15, %r8
+	xorq %r14, %r8
+	mov %r15, %rcx
+	andq %r14, %rcx
+	addq %r10, %r11
+	addq %rdx, %r11
+	addq %rbx, %r11
+	rorx $28, %r11, %r12
+	rorx $34, %r11, %r13
+	rorx $39, %r11, %rdi
+	andq %r11, %r8
+	xorq %r13, %r12
+	xorq %rdi, %r12
+	subq %r9, %rcx
+	mov %r14, %rdx
+	xorq %r11, %rdx
+	mov %r14, %rbx
+	andq %r11, %rbx
+	addq %rbp, %rcx
+	addq %r8, %rcx
+	addq %r12, %rcx
+	addq .Lc41(%rip), %rcx
+	mov %rcx, 0(%rsp)
+	addq .Lc60(%rip), %r11
+	mov %r11, 8(%rsp)
+	addq .Lc61(%rip), %r14
+	mov %r14, 16(%rsp)
+	addq .Lc62(%rip), %r15
+	mov %r15, 24(%rsp)
+	addq .Lc38(%rip), %rbp
+	mov %rbp, 32(%rsp)
+	addq .Lc36(%rip), %r10
+	mov %r10, 40(%rsp)
+	addq .Lc63(%rip), %rsi
 	mov %rsi, 48(%rsp)
-	addq .Lc61(%rip), %r8
-	mov %r8, 56(%rsp)
+	addq .Lc64(%rip), %rax
+	mov %rax, 56(%rsp)
 	decq 840(%rsp)
 	jnz 1b
 2:
@@ -2464,7 +2703,7 @@ SYM(sha512_x86_rorx_block):
 	push %r14
 	push %r15
 	mov %rsp, %rax
-	sub $896, %rsp
+	sub $1408, %rsp
 	and $-64, %rsp
 	mov %rax, 848(%rsp)
 	mov %rdi, 832(%rsp)
@@ -2493,2480 +2732,2722 @@ SYM(sha512_x86_rorx_block):
 	vmovdqu64 %xmm6, 160(%rsp)
 	vmovdqu64 %xmm7, 176(%rsp)
 	mov 64(%rsp), %rax
-	addq 56(%rsp), %rax
-	addq .Lc62(%rip), %rax
 	vmovdqu64 80(%rsp), %xmm0
-	mov 32(%rsp), %rbx
-	rorx $14, %rbx, %rcx
-	mov 32(%rsp), %rdx
+	addq 56(%rsp), %rax
 	valignq $1, 64(%rsp), %xmm0, %xmm1
-	rorx $18, %rdx, %rsi
-	xorq %rsi, %rcx
-	mov 32(%rsp), %rdi
+	addq .Lc65(%rip), %rax
 	vmovdqu64 144(%rsp), %xmm2
-	rorx $41, %rdi, %rbp
-	xorq %rbp, %rcx
-	mov 32(%rsp), %r8
+	mov 32(%rsp), %rbx
 	valignq $1, 128(%rsp), %xmm2, %xmm3
+	rorx $14, %rbx, %rcx
+	vprorq $1, %xmm1, %xmm4
+	mov 32(%rsp), %rdx
+	vprorq $8, %xmm1, %xmm5
+	rorx $18, %rdx, %rsi
+	vpsrlq $7, %xmm1, %xmm6
+	mov 32(%rsp), %rdi
+	vpternlogq $0x96, %xmm6, %xmm5, %xmm4
+	rorx $41, %rdi, %rbp
+	vmovdqu64 176(%rsp), %xmm7
+	addq 24(%rsp), %rax
+	vprorq $19, %xmm7, %xmm8
+	mov 32(%rsp), %r8
 	andn 48(%rsp), %r8, %r9
 	addq %r9, %rax
 	mov 40(%rsp), %r10
-	vprorq $1, %xmm1, %xmm4
 	andq 32(%rsp), %r10
 	addq %r10, %rax
+	xorq %rsi, %rcx
+	xorq %rbp, %rcx
 	addq %rcx, %rax
-	vprorq $8, %xmm1, %xmm5
-	mov %rax, %r11
-	addq 24(%rsp), %r11
-	mov 0(%rsp), %r12
-	rorx $28, %r12, %r13
-	vpsrlq $7, %xmm1, %xmm6
-	mov 0(%rsp), %r14
-	rorx $34, %r14, %r15
-	xorq %r15, %r13
-	vpternlogq $0x96, %xmm6, %xmm5, %xmm4
-	mov 0(%rsp), %rbx
-	rorx $39, %rbx, %rdx
-	xorq %rdx, %r13
-	vmovdqu64 176(%rsp), %xmm7
-	mov 8(%rsp), %rsi
-	xorq 16(%rsp), %rsi
-	mov 8(%rsp), %rdi
-	vprorq $19, %xmm7, %xmm8
-	xorq 0(%rsp), %rdi
-	andq %rdi, %rsi
-	xorq 8(%rsp), %rsi
-	addq %r13, %rax
-	addq %rsi, %rax
-	mov 72(%rsp), %rbp
-	addq 48(%rsp), %rbp
+	mov 72(%rsp), %r11
+	addq 48(%rsp), %r11
+	addq .Lc66(%rip), %r11
 	vprorq $61, %xmm7, %xmm9
-	addq .Lc63(%rip), %rbp
-	rorx $14, %r11, %r8
-	vpsrlq $6, %xmm7, %xmm10
-	rorx $18, %r11, %r9
-	xorq %r9, %r8
-	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
-	rorx $41, %r11, %r10
-	xorq %r10, %r8
-	vmovdqu64 64(%rsp), %xmm11
-	andn 40(%rsp), %r11, %rcx
-	addq %rcx, %rbp
-	vpaddq %xmm3, %xmm11, %xmm12
-	mov %r11, %r12
-	andq 32(%rsp), %r12
-	addq %r12, %rbp
-	vpaddq %xmm4, %xmm12, %xmm13
-	addq %r8, %rbp
-	mov %rbp, %r14
-	addq 16(%rsp), %r14
-	vpaddq %xmm8, %xmm13, %xmm14
-	rorx $28, %rax, %r15
-	rorx $34, %rax, %rbx
-	vpaddq .Lc1(%rip), %xmm14, %xmm15
-	xorq %rbx, %r15
-	rorx $39, %rax, %rdx
-	vmovdqu64 %xmm15, 320(%rsp)
-	xorq %rdx, %r15
-	mov %rax, %r13
-	xorq 0(%rsp), %r13
-	andq %r13, %rdi
-	xorq 0(%rsp), %rdi
-	addq %r15, %rbp
-	addq %rdi, %rbp
-	mov 80(%rsp), %rsi
-	addq 40(%rsp), %rsi
-	vmovdqu64 96(%rsp), %xmm16
-	addq .Lc64(%rip), %rsi
-	rorx $14, %r14, %r9
-	valignq $1, 80(%rsp), %xmm16, %xmm17
-	rorx $18, %r14, %r10
-	xorq %r10, %r9
-	vmovdqu64 160(%rsp), %xmm18
-	rorx $41, %r14, %rcx
-	xorq %rcx, %r9
-	valignq $1, 144(%rsp), %xmm18, %xmm19
-	andn 32(%rsp), %r14, %r12
-	addq %r12, %rsi
-	vprorq $1, %xmm17, %xmm20
-	mov %r11, %r8
-	andq %r14, %r8
-	addq %r8, %rsi
-	vprorq $8, %xmm17, %xmm21
-	addq %r9, %rsi
-	mov %rsi, %rbx
-	addq 8(%rsp), %rbx
-	vpsrlq $7, %xmm17, %xmm22
-	rorx $28, %rbp, %rdx
-	rorx $34, %rbp, %r15
-	vpternlogq $0x96, %xmm22, %xmm21, %xmm20
-	xorq %r15, %rdx
-	rorx $39, %rbp, %rdi
-	vprorq $19, %xmm14, %xmm23
-	xorq %rdi, %rdx
-	mov %rax, %r10
-	xorq %rbp, %r10
-	andq %r10, %r13
-	xorq %rax, %r13
-	addq %rdx, %rsi
-	addq %r13, %rsi
-	mov 88(%rsp), %rcx
-	addq 32(%rsp), %rcx
-	vprorq $61, %xmm14, %xmm24
-	addq .Lc65(%rip), %rcx
-	rorx $14, %rbx, %r12
-	vpsrlq $6, %xmm14, %xmm25
-	rorx $18, %rbx, %r8
-	xorq %r8, %r12
-	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
-	rorx $41, %rbx, %r9
-	xorq %r9, %r12
-	vmovdqu64 80(%rsp), %xmm26
-	andn %r11, %rbx, %r15
-	addq %r15, %rcx
-	vpaddq %xmm19, %xmm26, %xmm27
-	mov %r14, %rdi
-	andq %rbx, %rdi
-	addq %rdi, %rcx
-	vpaddq %xmm20, %xmm27, %xmm28
-	addq %r12, %rcx
-	mov %rcx, %rdx
-	addq 0(%rsp), %rdx
-	vpaddq %xmm23, %xmm28, %xmm29
-	rorx $28, %rsi, %r13
-	rorx $34, %rsi, %r8
-	vpaddq .Lc2(%rip), %xmm29, %xmm30
-	xorq %r8, %r13
-	rorx $39, %rsi, %r9
-	vmovdqu64 %xmm30, 336(%rsp)
-	xorq %r9, %r13
-	mov %rbp, %r15
-	xorq %rsi, %r15
-	andq %r15, %r10
-	xorq %rbp, %r10
-	addq %r13, %rcx
-	addq %r10, %rcx
-	addq 96(%rsp), %r11
-	addq .Lc46(%rip), %r11
-	vmovdqu64 112(%rsp), %xmm31
-	rorx $14, %rdx, %rdi
-	rorx $18, %rdx, %r12
-	valignq $1, 96(%rsp), %xmm31, %xmm0
-	xorq %r12, %rdi
-	rorx $41, %rdx, %r8
-	vmovdqu64 176(%rsp), %xmm2
-	xorq %r8, %rdi
-	andn %r14, %rdx, %r9
-	valignq $1, 160(%rsp), %xmm2, %xmm1
-	addq %r9, %r11
-	mov %rbx, %r13
-	andq %rdx, %r13
-	vprorq $1, %xmm0, %xmm5
-	addq %r13, %r11
-	addq %rdi, %r11
-	vprorq $8, %xmm0, %xmm6
-	addq %r11, %rax
-	rorx $28, %rcx, %r10
-	vpsrlq $7, %xmm0, %xmm7
-	rorx $34, %rcx, %r12
-	xorq %r12, %r10
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
-	rorx $39, %rcx, %r8
-	xorq %r8, %r10
-	vprorq $19, %xmm29, %xmm9
-	mov %rsi, %r9
-	xorq %rcx, %r9
-	andq %r9, %r15
-	xorq %rsi, %r15
-	addq %r10, %r11
-	addq %r15, %r11
-	addq 104(%rsp), %r14
-	addq .Lc47(%rip), %r14
-	vprorq $61, %xmm29, %xmm10
-	rorx $14, %rax, %r13
-	rorx $18, %rax, %rdi
-	vpsrlq $6, %xmm29, %xmm11
-	xorq %rdi, %r13
-	rorx $41, %rax, %r12
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
-	xorq %r12, %r13
-	andn %rbx, %rax, %r8
-	vmovdqu64 96(%rsp), %xmm3
-	addq %r8, %r14
-	mov %rdx, %r10
-	andq %rax, %r10
-	vpaddq %xmm1, %xmm3, %xmm12
-	addq %r10, %r14
-	addq %r13, %r14
-	vpaddq %xmm5, %xmm12, %xmm4
-	addq %r14, %rbp
-	rorx $28, %r11, %r15
-	vpaddq %xmm9, %xmm4, %xmm13
-	rorx $34, %r11, %rdi
-	xorq %rdi, %r15
-	vpaddq .Lc3(%rip), %xmm13, %xmm8
-	rorx $39, %r11, %r12
-	xorq %r12, %r15
-	vmovdqu64 %xmm8, 352(%rsp)
-	mov %rcx, %r8
-	xorq %r11, %r8
-	andq %r8, %r9
-	xorq %rcx, %r9
-	addq %r15, %r14
-	addq %r9, %r14
-	addq 112(%rsp), %rbx
-	addq .Lc48(%rip), %rbx
-	vmovdqu64 128(%rsp), %xmm15
-	rorx $14, %rbp, %r10
-	rorx $18, %rbp, %r13
-	valignq $1, 112(%rsp), %xmm15, %xmm16
-	xorq %r13, %r10
-	rorx $41, %rbp, %rdi
-	valignq $1, 176(%rsp), %xmm14, %xmm18
-	xorq %rdi, %r10
-	andn %rdx, %rbp, %r12
-	vprorq $1, %xmm16, %xmm17
-	addq %r12, %rbx
-	mov %rax, %r15
-	andq %rbp, %r15
-	vprorq $8, %xmm16, %xmm21
-	addq %r15, %rbx
-	addq %r10, %rbx
-	vpsrlq $7, %xmm16, %xmm22
-	addq %rbx, %rsi
-	rorx $28, %r14, %r9
-	vpternlogq $0x96, %xmm22, %xmm21, %xmm17
-	rorx $34, %r14, %r13
-	xorq %r13, %r9
-	vprorq $19, %xmm13, %xmm24
-	rorx $39, %r14, %rdi
-	xorq %rdi, %r9
-	vprorq $61, %xmm13, %xmm25
-	mov %r11, %r12
-	xorq %r14, %r12
-	andq %r12, %r8
-	xorq %r11, %r8
-	addq %r9, %rbx
-	addq %r8, %rbx
-	addq 120(%rsp), %rdx
-	addq .Lc49(%rip), %rdx
-	vpsrlq $6, %xmm13, %xmm26
-	rorx $14, %rsi, %r15
-	rorx $18, %rsi, %r10
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm24
-	xorq %r10, %r15
-	rorx $41, %rsi, %r13
-	vmovdqu64 112(%rsp), %xmm19
-	xorq %r13, %r15
-	andn %rax, %rsi, %rdi
-	vpaddq %xmm18, %xmm19, %xmm27
-	addq %rdi, %rdx
-	mov %rbp, %r9
-	andq %rsi, %r9
-	vpaddq %xmm17, %xmm27, %xmm20
-	addq %r9, %rdx
-	addq %r15, %rdx
-	vpaddq %xmm24, %xmm20, %xmm28
-	addq %rdx, %rcx
-	rorx $28, %rbx, %r8
-	vpaddq .Lc6(%rip), %xmm28, %xmm23
-	rorx $34, %rbx, %r10
-	xorq %r10, %r8
-	vmovdqu64 %xmm23, 368(%rsp)
-	rorx $39, %rbx, %r13
-	xorq %r13, %r8
-	mov %r14, %rdi
-	xorq %rbx, %rdi
-	andq %rdi, %r12
-	xorq %r14, %r12
-	addq %r8, %rdx
-	addq %r12, %rdx
-	addq 128(%rsp), %rax
-	addq .Lc51(%rip), %rax
-	vmovdqu64 144(%rsp), %xmm30
-	rorx $14, %rcx, %r9
-	rorx $18, %rcx, %r15
-	valignq $1, 128(%rsp), %xmm30, %xmm31
-	xorq %r15, %r9
-	rorx $41, %rcx, %r10
-	valignq $1, %xmm14, %xmm29, %xmm2
-	xorq %r10, %r9
-	andn %rbp, %rcx, %r13
-	vprorq $1, %xmm31, %xmm0
-	addq %r13, %rax
-	mov %rsi, %r8
-	andq %rcx, %r8
-	vprorq $8, %xmm31, %xmm6
-	addq %r8, %rax
-	addq %r9, %rax
-	vpsrlq $7, %xmm31, %xmm7
-	addq %rax, %r11
-	rorx $28, %rdx, %r12
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm0
-	rorx $34, %rdx, %r15
-	xorq %r15, %r12
-	vprorq $19, %xmm28, %xmm10
-	rorx $39, %rdx, %r10
-	xorq %r10, %r12
-	vprorq $61, %xmm28, %xmm11
-	mov %rbx, %r13
-	xorq %rdx, %r13
-	andq %r13, %rdi
-	xorq %rbx, %rdi
-	addq %r12, %rax
-	addq %rdi, %rax
-	addq 136(%rsp), %rbp
-	addq .Lc52(%rip), %rbp
-	vpsrlq $6, %xmm28, %xmm3
-	rorx $14, %r11, %r8
-	rorx $18, %r11, %r9
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm10
-	xorq %r9, %r8
-	rorx $41, %r11, %r15
-	vmovdqu64 128(%rsp), %xmm1
-	xorq %r15, %r8
-	andn %rsi, %r11, %r10
-	vpaddq %xmm2, %xmm1, %xmm12
-	addq %r10, %rbp
-	mov %rcx, %r12
-	andq %r11, %r12
-	vpaddq %xmm0, %xmm12, %xmm5
-	addq %r12, %rbp
-	addq %r8, %rbp
-	vpaddq %xmm10, %xmm5, %xmm4
-	addq %rbp, %r14
-	rorx $28, %rax, %rdi
-	vpaddq .Lc7(%rip), %xmm4, %xmm9
-	rorx $34, %rax, %r9
-	xorq %r9, %rdi
-	vmovdqu64 %xmm9, 384(%rsp)
-	rorx $39, %rax, %r15
-	xorq %r15, %rdi
-	mov %rdx, %r10
-	xorq %rax, %r10
-	andq %r10, %r13
-	xorq %rdx, %r13
-	addq %rdi, %rbp
-	addq %r13, %rbp
-	addq 144(%rsp), %rsi
-	addq .Lc53(%rip), %rsi
-	vmovdqu64 160(%rsp), %xmm8
-	rorx $14, %r14, %r12
-	rorx $18, %r14, %r8
-	valignq $1, 144(%rsp), %xmm8, %xmm15
-	xorq %r8, %r12
-	rorx $41, %r14, %r9
-	valignq $1, %xmm29, %xmm13, %xmm16
-	xorq %r9, %r12
-	andn %rcx, %r14, %r15
-	vprorq $1, %xmm15, %xmm21
-	addq %r15, %rsi
-	mov %r11, %rdi
-	andq %r14, %rdi
-	vprorq $8, %xmm15, %xmm22
-	addq %rdi, %rsi
-	addq %r12, %rsi
-	vpsrlq $7, %xmm15, %xmm25
-	addq %rsi, %rbx
-	rorx $28, %rbp, %r13
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm21
-	rorx $34, %rbp, %r8
-	xorq %r8, %r13
-	vprorq $19, %xmm4, %xmm26
-	rorx $39, %rbp, %r9
-	xorq %r9, %r13
-	vprorq $61, %xmm4, %xmm19
-	mov %rax, %r15
-	xorq %rbp, %r15
-	andq %r15, %r10
-	xorq %rax, %r10
-	addq %r13, %rsi
-	addq %r10, %rsi
-	addq 152(%rsp), %rcx
-	addq .Lc54(%rip), %rcx
-	vpsrlq $6, %xmm4, %xmm18
-	rorx $14, %rbx, %rdi
-	rorx $18, %rbx, %r12
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm26
-	xorq %r12, %rdi
-	rorx $41, %rbx, %r8
-	vmovdqu64 144(%rsp), %xmm27
-	xorq %r8, %rdi
-	andn %r11, %rbx, %r9
-	vpaddq %xmm16, %xmm27, %xmm17
-	addq %r9, %rcx
-	mov %r14, %r13
-	andq %rbx, %r13
-	vpaddq %xmm21, %xmm17, %xmm20
-	addq %r13, %rcx
-	addq %rdi, %rcx
-	vpaddq %xmm26, %xmm20, %xmm24
-	addq %rcx, %rdx
-	rorx $28, %rsi, %r10
-	vpaddq .Lc8(%rip), %xmm24, %xmm23
-	rorx $34, %rsi, %r12
-	xorq %r12, %r10
-	vmovdqu64 %xmm23, 400(%rsp)
-	rorx $39, %rsi, %r8
-	xorq %r8, %r10
-	mov %rbp, %r9
-	xorq %rsi, %r9
-	andq %r9, %r15
-	xorq %rbp, %r15
-	addq %r10, %rcx
-	addq %r15, %rcx
-	addq 160(%rsp), %r11
-	addq .Lc55(%rip), %r11
-	vmovdqu64 176(%rsp), %xmm30
-	rorx $14, %rdx, %r13
-	rorx $18, %rdx, %rdi
-	valignq $1, 160(%rsp), %xmm30, %xmm31
-	xorq %rdi, %r13
-	rorx $41, %rdx, %r12
-	valignq $1, %xmm13, %xmm28, %xmm6
-	xorq %r12, %r13
-	andn %r14, %rdx, %r8
-	vprorq $1, %xmm31, %xmm7
-	addq %r8, %r11
-	mov %rbx, %r10
-	andq %rdx, %r10
-	vprorq $8, %xmm31, %xmm11
-	addq %r10, %r11
-	addq %r13, %r11
-	vpsrlq $7, %xmm31, %xmm3
-	addq %r11, %rax
-	rorx $28, %rcx, %r15
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
-	rorx $34, %rcx, %rdi
-	xorq %rdi, %r15
-	vprorq $19, %xmm24, %xmm1
-	rorx $39, %rcx, %r12
-	xorq %r12, %r15
-	vprorq $61, %xmm24, %xmm2
-	mov %rsi, %r8
-	xorq %rcx, %r8
-	andq %r8, %r9
-	xorq %rsi, %r9
-	addq %r15, %r11
-	addq %r9, %r11
-	addq 168(%rsp), %r14
-	addq .Lc56(%rip), %r14
-	vpsrlq $6, %xmm24, %xmm12
-	rorx $14, %rax, %r10
-	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
-	xorq %r13, %r10
-	rorx $41, %rax, %rdi
-	vmovdqu64 160(%rsp), %xmm0
-	xorq %rdi, %r10
-	andn %rbx, %rax, %r12
-	vpaddq %xmm6, %xmm0, %xmm5
-	addq %r12, %r14
-	mov %rdx, %r15
-	andq %rax, %r15
-	vpaddq %xmm7, %xmm5, %xmm10
-	addq %r15, %r14
-	addq %r10, %r14
-	vpaddq %xmm1, %xmm10, %xmm9
-	addq %r14, %rbp
-	rorx $28, %r11, %r9
-	vpaddq .Lc9(%rip), %xmm9, %xmm8
-	rorx $34, %r11, %r13
-	xorq %r13, %r9
-	vmovdqu64 %xmm8, 416(%rsp)
-	rorx $39, %r11, %rdi
-	xorq %rdi, %r9
-	mov %rcx, %r12
-	xorq %r11, %r12
-	andq %r12, %r8
-	xorq %rcx, %r8
-	addq %r9, %r14
-	addq %r8, %r14
-	addq 176(%rsp), %rbx
-	addq .Lc57(%rip), %rbx
-	valignq $1, 176(%rsp), %xmm14, %xmm15
-	rorx $14, %rbp, %r15
-	rorx $18, %rbp, %r10
-	valignq $1, %xmm28, %xmm4, %xmm22
-	xorq %r10, %r15
-	rorx $41, %rbp, %r13
-	vprorq $1, %xmm15, %xmm25
-	xorq %r13, %r15
-	andn %rdx, %rbp, %rdi
-	vprorq $8, %xmm15, %xmm19
-	addq %rdi, %rbx
-	mov %rax, %r9
-	andq %rbp, %r9
-	vpsrlq $7, %xmm15, %xmm18
-	addq %r9, %rbx
-	addq %r15, %rbx
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm25
-	addq %rbx, %rsi
-	rorx $28, %r14, %r8
-	vprorq $19, %xmm9, %xmm27
-	rorx $34, %r14, %r10
-	xorq %r10, %r8
-	vprorq $61, %xmm9, %xmm16
-	rorx $39, %r14, %r13
-	xorq %r13, %r8
-	mov %r11, %rdi
-	xorq %r14, %rdi
-	andq %rdi, %r12
-	xorq %r11, %r12
-	addq %r8, %rbx
-	addq %r12, %rbx
-	addq 184(%rsp), %rdx
-	addq .Lc58(%rip), %rdx
-	vpsrlq $6, %xmm9, %xmm17
-	rorx $14, %rsi, %r9
-	rorx $18, %rsi, %r15
-	vpternlogq $0x96, %xmm17, %xmm16, %xmm27
-	xorq %r15, %r9
-	rorx $41, %rsi, %r10
-	vmovdqu64 176(%rsp), %xmm21
-	xorq %r10, %r9
-	andn %rax, %rsi, %r13
-	vpaddq %xmm22, %xmm21, %xmm20
-	addq %r13, %rdx
-	mov %rbp, %r8
-	andq %rsi, %r8
-	vpaddq %xmm25, %xmm20, %xmm26
-	addq %r8, %rdx
-	addq %r9, %rdx
-	vpaddq %xmm27, %xmm26, %xmm23
-	addq %rdx, %rcx
-	rorx $28, %rbx, %r12
-	vpaddq .Lc10(%rip), %xmm23, %xmm30
-	rorx $34, %rbx, %r15
-	xorq %r15, %r12
-	vmovdqu64 %xmm30, 432(%rsp)
-	rorx $39, %rbx, %r10
-	xorq %r10, %r12
-	mov %r14, %r13
-	xorq %rbx, %r13
-	andq %r13, %rdi
-	xorq %r14, %rdi
-	addq %r12, %rdx
-	addq %rdi, %rdx
-	addq 320(%rsp), %rax
-	rorx $14, %rcx, %r8
-	valignq $1, %xmm14, %xmm29, %xmm31
-	rorx $18, %rcx, %r9
-	xorq %r9, %r8
-	valignq $1, %xmm4, %xmm24, %xmm11
-	rorx $41, %rcx, %r15
-	xorq %r15, %r8
-	vprorq $1, %xmm31, %xmm3
-	andn %rbp, %rcx, %r10
-	addq %r10, %rax
-	vprorq $8, %xmm31, %xmm2
-	mov %rsi, %r12
-	andq %rcx, %r12
-	addq %r12, %rax
-	vpsrlq $7, %xmm31, %xmm12
-	addq %r8, %rax
-	addq %rax, %r11
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm3
-	rorx $28, %rdx, %rdi
-	rorx $34, %rdx, %r9
-	vprorq $19, %xmm23, %xmm0
-	xorq %r9, %rdi
-	rorx $39, %rdx, %r15
-	vprorq $61, %xmm23, %xmm6
-	xorq %r15, %rdi
-	mov %rbx, %r10
-	xorq %rdx, %r10
-	andq %r10, %r13
-	xorq %rbx, %r13
-	addq %rdi, %rax
-	addq %r13, %rax
-	addq 328(%rsp), %rbp
-	rorx $14, %r11, %r12
-	vpsrlq $6, %xmm23, %xmm5
-	rorx $18, %r11, %r8
-	xorq %r8, %r12
-	vpternlogq $0x96, %xmm5, %xmm6, %xmm0
-	rorx $41, %r11, %r9
-	xorq %r9, %r12
-	vpaddq %xmm11, %xmm14, %xmm7
-	andn %rsi, %r11, %r15
-	addq %r15, %rbp
-	vpaddq %xmm3, %xmm7, %xmm10
-	mov %rcx, %rdi
-	andq %r11, %rdi
-	addq %rdi, %rbp
-	vpaddq %xmm0, %xmm10, %xmm1
-	addq %r12, %rbp
-	addq %rbp, %r14
-	vpaddq .Lc11(%rip), %xmm1, %xmm8
-	rorx $28, %rax, %r13
-	rorx $34, %rax, %r8
-	vmovdqu64 %xmm8, 448(%rsp)
-	xorq %r8, %r13
-	rorx $39, %rax, %r9
-	xorq %r9, %r13
-	mov %rdx, %r15
-	xorq %rax, %r15
-	andq %r15, %r10
-	xorq %rdx, %r10
-	addq %r13, %rbp
-	addq %r10, %rbp
-	addq 336(%rsp), %rsi
-	rorx $14, %r14, %rdi
-	valignq $1, %xmm29, %xmm13, %xmm15
-	rorx $18, %r14, %r12
-	xorq %r12, %rdi
-	valignq $1, %xmm24, %xmm9, %xmm19
-	rorx $41, %r14, %r8
-	xorq %r8, %rdi
-	vprorq $1, %xmm15, %xmm18
-	andn %rcx, %r14, %r9
-	addq %r9, %rsi
-	vprorq $8, %xmm15, %xmm16
-	mov %r11, %r13
-	andq %r14, %r13
-	addq %r13, %rsi
-	vpsrlq $7, %xmm15, %xmm17
-	addq %rdi, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm17, %xmm16, %xmm18
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %r12
-	vprorq $19, %xmm1, %xmm21
-	xorq %r12, %r10
-	rorx $39, %rbp, %r8
-	vprorq $61, %xmm1, %xmm22
-	xorq %r8, %r10
-	mov %rax, %r9
-	xorq %rbp, %r9
-	andq %r9, %r15
-	xorq %rax, %r15
-	addq %r10, %rsi
-	addq %r15, %rsi
-	addq 344(%rsp), %rcx
-	rorx $14, %rbx, %r13
-	vpsrlq $6, %xmm1, %xmm20
-	rorx $18, %rbx, %rdi
-	xorq %rdi, %r13
-	vpternlogq $0x96, %xmm20, %xmm22, %xmm21
-	rorx $41, %rbx, %r12
-	xorq %r12, %r13
-	vpaddq %xmm19, %xmm29, %xmm25
-	andn %r11, %rbx, %r8
-	addq %r8, %rcx
-	vpaddq %xmm18, %xmm25, %xmm26
-	mov %r14, %r10
-	andq %rbx, %r10
-	addq %r10, %rcx
-	vpaddq %xmm21, %xmm26, %xmm27
-	addq %r13, %rcx
-	addq %rcx, %rdx
-	vpaddq .Lc12(%rip), %xmm27, %xmm30
-	rorx $28, %rsi, %r15
-	rorx $34, %rsi, %rdi
-	vmovdqu64 %xmm30, 464(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %rsi, %r12
-	xorq %r12, %r15
-	mov %rbp, %r8
-	xorq %rsi, %r8
-	andq %r8, %r9
-	xorq %rbp, %r9
-	addq %r15, %rcx
-	addq %r9, %rcx
-	addq 352(%rsp), %r11
-	rorx $14, %rdx, %r10
-	valignq $1, %xmm13, %xmm28, %xmm31
-	rorx $18, %rdx, %r13
-	xorq %r13, %r10
-	valignq $1, %xmm9, %xmm23, %xmm2
-	rorx $41, %rdx, %rdi
-	xorq %rdi, %r10
-	vprorq $1, %xmm31, %xmm12
-	andn %r14, %rdx, %r12
-	addq %r12, %r11
-	vprorq $8, %xmm31, %xmm6
-	mov %rbx, %r15
-	andq %rdx, %r15
-	addq %r15, %r11
-	vpsrlq $7, %xmm31, %xmm5
-	addq %r10, %r11
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm5, %xmm6, %xmm12
-	rorx $28, %rcx, %r9
-	rorx $34, %rcx, %r13
-	vprorq $19, %xmm27, %xmm14
-	xorq %r13, %r9
-	rorx $39, %rcx, %rdi
-	vprorq $61, %xmm27, %xmm11
-	xorq %rdi, %r9
-	mov %rsi, %r12
-	xorq %rcx, %r12
-	andq %r12, %r8
-	xorq %rsi, %r8
-	addq %r9, %r11
-	addq %r8, %r11
-	addq 360(%rsp), %r14
-	rorx $14, %rax, %r15
-	vpsrlq $6, %xmm27, %xmm7
-	rorx $18, %rax, %r10
-	xorq %r10, %r15
-	vpternlogq $0x96, %xmm7, %xmm11, %xmm14
-	rorx $41, %rax, %r13
-	xorq %r13, %r15
-	vpaddq %xmm2, %xmm13, %xmm3
-	andn %rbx, %rax, %rdi
-	addq %rdi, %r14
-	vpaddq %xmm12, %xmm3, %xmm10
-	mov %rdx, %r9
-	andq %rax, %r9
-	addq %r9, %r14
-	vpaddq %xmm14, %xmm10, %xmm0
-	addq %r15, %r14
-	addq %r14, %rbp
-	vpaddq .Lc13(%rip), %xmm0, %xmm8
-	rorx $28, %r11, %r8
-	rorx $34, %r11, %r10
-	vmovdqu64 %xmm8, 480(%rsp)
-	xorq %r10, %r8
-	rorx $39, %r11, %r13
-	xorq %r13, %r8
-	mov %rcx, %rdi
-	xorq %r11, %rdi
-	andq %rdi, %r12
-	xorq %rcx, %r12
-	addq %r8, %r14
-	addq %r12, %r14
-	addq 368(%rsp), %rbx
-	rorx $14, %rbp, %r9
-	valignq $1, %xmm28, %xmm4, %xmm15
-	rorx $18, %rbp, %r15
-	xorq %r15, %r9
-	valignq $1, %xmm23, %xmm1, %xmm16
-	rorx $41, %rbp, %r10
-	xorq %r10, %r9
-	vprorq $1, %xmm15, %xmm17
-	andn %rdx, %rbp, %r13
-	addq %r13, %rbx
-	vprorq $8, %xmm15, %xmm22
-	mov %rax, %r8
-	andq %rbp, %r8
-	addq %r8, %rbx
-	vpsrlq $7, %xmm15, %xmm20
-	addq %r9, %rbx
-	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm20, %xmm22, %xmm17
-	rorx $28, %r14, %r12
-	rorx $34, %r14, %r15
-	vprorq $19, %xmm0, %xmm29
-	xorq %r15, %r12
-	rorx $39, %r14, %r10
-	vprorq $61, %xmm0, %xmm19
-	xorq %r10, %r12
-	mov %r11, %r13
-	xorq %r14, %r13
-	andq %r13, %rdi
-	xorq %r11, %rdi
-	addq %r12, %rbx
-	addq %rdi, %rbx
-	addq 376(%rsp), %rdx
-	rorx $14, %rsi, %r8
-	vpsrlq $6, %xmm0, %xmm25
-	rorx $18, %rsi, %r9
-	xorq %r9, %r8
-	vpternlogq $0x96, %xmm25, %xmm19, %xmm29
-	rorx $41, %rsi, %r15
-	xorq %r15, %r8
-	vpaddq %xmm16, %xmm28, %xmm18
-	andn %rax, %rsi, %r10
-	addq %r10, %rdx
-	vpaddq %xmm17, %xmm18, %xmm26
-	mov %rbp, %r12
-	andq %rsi, %r12
-	addq %r12, %rdx
-	vpaddq %xmm29, %xmm26, %xmm21
-	addq %r8, %rdx
-	addq %rdx, %rcx
-	vpaddq .Lc14(%rip), %xmm21, %xmm30
-	rorx $28, %rbx, %rdi
-	rorx $34, %rbx, %r9
-	vmovdqu64 %xmm30, 496(%rsp)
-	xorq %r9, %rdi
-	rorx $39, %rbx, %r15
-	xorq %r15, %rdi
-	mov %r14, %r10
-	xorq %rbx, %r10
-	andq %r10, %r13
-	xorq %r14, %r13
-	addq %rdi, %rdx
-	addq %r13, %rdx
-	addq 384(%rsp), %rax
-	rorx $14, %rcx, %r12
-	valignq $1, %xmm4, %xmm24, %xmm31
-	rorx $18, %rcx, %r8
-	xorq %r8, %r12
-	valignq $1, %xmm1, %xmm27, %xmm6
-	rorx $41, %rcx, %r9
-	xorq %r9, %r12
-	vprorq $1, %xmm31, %xmm5
-	andn %rbp, %rcx, %r15
-	addq %r15, %rax
-	vprorq $8, %xmm31, %xmm11
-	mov %rsi, %rdi
-	andq %rcx, %rdi
-	addq %rdi, %rax
-	vpsrlq $7, %xmm31, %xmm7
-	addq %r12, %rax
-	addq %rax, %r11
-	vpternlogq $0x96, %xmm7, %xmm11, %xmm5
-	rorx $28, %rdx, %r13
-	rorx $34, %rdx, %r8
-	vprorq $19, %xmm21, %xmm13
-	xorq %r8, %r13
-	rorx $39, %rdx, %r9
-	vprorq $61, %xmm21, %xmm2
-	xorq %r9, %r13
-	mov %rbx, %r15
-	xorq %rdx, %r15
-	andq %r15, %r10
-	xorq %rbx, %r10
-	addq %r13, %rax
-	addq %r10, %rax
-	addq 392(%rsp), %rbp
-	rorx $14, %r11, %rdi
-	vpsrlq $6, %xmm21, %xmm3
-	rorx $18, %r11, %r12
-	xorq %r12, %rdi
-	vpternlogq $0x96, %xmm3, %xmm2, %xmm13
-	rorx $41, %r11, %r8
-	xorq %r8, %rdi
-	vpaddq %xmm6, %xmm4, %xmm12
-	andn %rsi, %r11, %r9
-	addq %r9, %rbp
-	vpaddq %xmm5, %xmm12, %xmm10
-	mov %rcx, %r13
-	andq %r11, %r13
-	addq %r13, %rbp
-	vpaddq %xmm13, %xmm10, %xmm14
-	addq %rdi, %rbp
-	addq %rbp, %r14
-	vpaddq .Lc15(%rip), %xmm14, %xmm8
-	rorx $28, %rax, %r10
-	rorx $34, %rax, %r12
-	vmovdqu64 %xmm8, 512(%rsp)
-	xorq %r12, %r10
-	rorx $39, %rax, %r8
-	xorq %r8, %r10
-	mov %rdx, %r9
-	xorq %rax, %r9
-	andq %r9, %r15
-	xorq %rdx, %r15
-	addq %r10, %rbp
-	addq %r15, %rbp
-	addq 400(%rsp), %rsi
-	rorx $14, %r14, %r13
-	valignq $1, %xmm24, %xmm9, %xmm15
-	rorx $18, %r14, %rdi
-	xorq %rdi, %r13
-	valignq $1, %xmm27, %xmm0, %xmm22
-	rorx $41, %r14, %r12
-	xorq %r12, %r13
-	vprorq $1, %xmm15, %xmm20
-	andn %rcx, %r14, %r8
-	addq %r8, %rsi
-	vprorq $8, %xmm15, %xmm19
-	mov %r11, %r10
-	andq %r14, %r10
-	addq %r10, %rsi
-	vpsrlq $7, %xmm15, %xmm25
-	addq %r13, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm25, %xmm19, %xmm20
-	rorx $28, %rbp, %r15
-	rorx $34, %rbp, %rdi
-	vprorq $19, %xmm14, %xmm28
-	xorq %rdi, %r15
-	rorx $39, %rbp, %r12
-	vprorq $61, %xmm14, %xmm16
-	xorq %r12, %r15
-	mov %rax, %r8
-	xorq %rbp, %r8
-	andq %r8, %r9
-	xorq %rax, %r9
-	addq %r15, %rsi
-	addq %r9, %rsi
-	addq 408(%rsp), %rcx
-	rorx $14, %rbx, %r10
-	vpsrlq $6, %xmm14, %xmm18
-	rorx $18, %rbx, %r13
-	xorq %r13, %r10
-	vpternlogq $0x96, %xmm18, %xmm16, %xmm28
-	rorx $41, %rbx, %rdi
-	xorq %rdi, %r10
-	vpaddq %xmm22, %xmm24, %xmm17
-	andn %r11, %rbx, %r12
-	addq %r12, %rcx
-	vpaddq %xmm20, %xmm17, %xmm26
-	mov %r14, %r15
-	andq %rbx, %r15
-	addq %r15, %rcx
-	vpaddq %xmm28, %xmm26, %xmm29
-	addq %r10, %rcx
-	addq %rcx, %rdx
-	vpaddq .Lc16(%rip), %xmm29, %xmm30
-	rorx $28, %rsi, %r9
-	rorx $34, %rsi, %r13
-	vmovdqu64 %xmm30, 528(%rsp)
-	xorq %r13, %r9
-	rorx $39, %rsi, %rdi
-	xorq %rdi, %r9
-	mov %rbp, %r12
-	xorq %rsi, %r12
-	andq %r12, %r8
-	xorq %rbp, %r8
-	addq %r9, %rcx
-	addq %r8, %rcx
-	addq 416(%rsp), %r11
-	rorx $14, %rdx, %r15
-	valignq $1, %xmm9, %xmm23, %xmm31
-	rorx $18, %rdx, %r10
-	xorq %r10, %r15
-	valignq $1, %xmm0, %xmm21, %xmm11
-	rorx $41, %rdx, %r13
-	xorq %r13, %r15
-	vprorq $1, %xmm31, %xmm7
-	andn %r14, %rdx, %rdi
-	addq %rdi, %r11
-	vprorq $8, %xmm31, %xmm2
-	mov %rbx, %r9
-	andq %rdx, %r9
-	addq %r9, %r11
-	vpsrlq $7, %xmm31, %xmm3
-	addq %r15, %r11
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm3, %xmm2, %xmm7
-	rorx $28, %rcx, %r8
-	rorx $34, %rcx, %r10
-	vprorq $19, %xmm29, %xmm4
-	xorq %r10, %r8
-	rorx $39, %rcx, %r13
-	vprorq $61, %xmm29, %xmm6
-	xorq %r13, %r8
-	mov %rsi, %rdi
-	xorq %rcx, %rdi
-	andq %rdi, %r12
-	xorq %rsi, %r12
-	addq %r8, %r11
-	addq %r12, %r11
-	addq 424(%rsp), %r14
-	rorx $14, %rax, %r9
-	vpsrlq $6, %xmm29, %xmm12
-	rorx $18, %rax, %r15
-	xorq %r15, %r9
-	vpternlogq $0x96, %xmm12, %xmm6, %xmm4
-	rorx $41, %rax, %r10
-	xorq %r10, %r9
-	vpaddq %xmm11, %xmm9, %xmm5
-	andn %rbx, %rax, %r13
-	addq %r13, %r14
-	vpaddq %xmm7, %xmm5, %xmm10
-	mov %rdx, %r8
-	andq %rax, %r8
-	addq %r8, %r14
-	vpaddq %xmm4, %xmm10, %xmm13
-	addq %r9, %r14
-	addq %r14, %rbp
-	vpaddq .Lc17(%rip), %xmm13, %xmm8
-	rorx $28, %r11, %r12
-	rorx $34, %r11, %r15
-	vmovdqu64 %xmm8, 544(%rsp)
-	xorq %r15, %r12
-	rorx $39, %r11, %r10
-	xorq %r10, %r12
-	mov %rcx, %r13
-	xorq %r11, %r13
-	andq %r13, %rdi
-	xorq %rcx, %rdi
-	addq %r12, %r14
-	addq %rdi, %r14
-	addq 432(%rsp), %rbx
-	rorx $14, %rbp, %r8
-	valignq $1, %xmm23, %xmm1, %xmm15
-	rorx $18, %rbp, %r9
-	xorq %r9, %r8
-	valignq $1, %xmm21, %xmm14, %xmm19
-	rorx $41, %rbp, %r15
-	xorq %r15, %r8
-	vprorq $1, %xmm15, %xmm25
-	andn %rdx, %rbp, %r10
-	addq %r10, %rbx
-	vprorq $8, %xmm15, %xmm16
-	mov %rax, %r12
-	andq %rbp, %r12
-	addq %r12, %rbx
-	vpsrlq $7, %xmm15, %xmm18
-	addq %r8, %rbx
-	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm18, %xmm16, %xmm25
-	rorx $28, %r14, %rdi
-	rorx $34, %r14, %r9
-	vprorq $19, %xmm13, %xmm24
-	xorq %r9, %rdi
-	rorx $39, %r14, %r15
-	vprorq $61, %xmm13, %xmm22
-	xorq %r15, %rdi
-	mov %r11, %r10
-	xorq %r14, %r10
-	andq %r10, %r13
-	xorq %r11, %r13
-	addq %rdi, %rbx
-	addq %r13, %rbx
-	addq 440(%rsp), %rdx
-	rorx $14, %rsi, %r12
-	vpsrlq $6, %xmm13, %xmm17
-	rorx $18, %rsi, %r8
-	xorq %r8, %r12
-	vpternlogq $0x96, %xmm17, %xmm22, %xmm24
-	rorx $41, %rsi, %r9
-	xorq %r9, %r12
-	vpaddq %xmm19, %xmm23, %xmm20
-	andn %rax, %rsi, %r15
-	addq %r15, %rdx
-	vpaddq %xmm25, %xmm20, %xmm26
-	mov %rbp, %rdi
-	andq %rsi, %rdi
-	addq %rdi, %rdx
-	vpaddq %xmm24, %xmm26, %xmm28
-	addq %r12, %rdx
-	addq %rdx, %rcx
-	vpaddq .Lc18(%rip), %xmm28, %xmm30
-	rorx $28, %rbx, %r13
-	rorx $34, %rbx, %r8
-	vmovdqu64 %xmm30, 560(%rsp)
-	xorq %r8, %r13
-	rorx $39, %rbx, %r9
-	xorq %r9, %r13
-	mov %r14, %r15
-	xorq %rbx, %r15
-	andq %r15, %r10
-	xorq %r14, %r10
-	addq %r13, %rdx
-	addq %r10, %rdx
-	addq 448(%rsp), %rax
-	rorx $14, %rcx, %rdi
-	valignq $1, %xmm1, %xmm27, %xmm31
-	rorx $18, %rcx, %r12
-	xorq %r12, %rdi
-	valignq $1, %xmm14, %xmm29, %xmm2
-	rorx $41, %rcx, %r8
-	xorq %r8, %rdi
-	vprorq $1, %xmm31, %xmm3
-	andn %rbp, %rcx, %r9
-	addq %r9, %rax
-	vprorq $8, %xmm31, %xmm6
-	mov %rsi, %r13
-	andq %rcx, %r13
-	addq %r13, %rax
-	vpsrlq $7, %xmm31, %xmm12
-	addq %rdi, %rax
-	addq %rax, %r11
-	vpternlogq $0x96, %xmm12, %xmm6, %xmm3
-	rorx $28, %rdx, %r10
-	rorx $34, %rdx, %r12
-	vprorq $19, %xmm28, %xmm9
-	xorq %r12, %r10
-	rorx $39, %rdx, %r8
-	vprorq $61, %xmm28, %xmm11
-	xorq %r8, %r10
-	mov %rbx, %r9
-	xorq %rdx, %r9
-	andq %r9, %r15
-	xorq %rbx, %r15
-	addq %r10, %rax
-	addq %r15, %rax
-	addq 456(%rsp), %rbp
-	rorx $14, %r11, %r13
-	vpsrlq $6, %xmm28, %xmm5
-	rorx $18, %r11, %rdi
-	xorq %rdi, %r13
-	vpternlogq $0x96, %xmm5, %xmm11, %xmm9
-	rorx $41, %r11, %r12
-	xorq %r12, %r13
-	vpaddq %xmm2, %xmm1, %xmm7
-	andn %rsi, %r11, %r8
-	addq %r8, %rbp
-	vpaddq %xmm3, %xmm7, %xmm10
-	mov %rcx, %r10
-	andq %r11, %r10
-	addq %r10, %rbp
-	vpaddq %xmm9, %xmm10, %xmm4
-	addq %r13, %rbp
-	addq %rbp, %r14
-	vpaddq .Lc19(%rip), %xmm4, %xmm8
-	rorx $28, %rax, %r15
-	rorx $34, %rax, %rdi
-	vmovdqu64 %xmm8, 576(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %rax, %r12
-	xorq %r12, %r15
-	mov %rdx, %r8
-	xorq %rax, %r8
-	andq %r8, %r9
-	xorq %rdx, %r9
-	addq %r15, %rbp
-	addq %r9, %rbp
-	addq 464(%rsp), %rsi
-	rorx $14, %r14, %r10
-	valignq $1, %xmm27, %xmm0, %xmm15
-	rorx $18, %r14, %r13
-	xorq %r13, %r10
-	valignq $1, %xmm29, %xmm13, %xmm16
-	rorx $41, %r14, %rdi
-	xorq %rdi, %r10
-	vprorq $1, %xmm15, %xmm18
-	andn %rcx, %r14, %r12
-	addq %r12, %rsi
-	vprorq $8, %xmm15, %xmm22
-	mov %r11, %r15
-	andq %r14, %r15
-	addq %r15, %rsi
-	vpsrlq $7, %xmm15, %xmm17
-	addq %r10, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm17, %xmm22, %xmm18
-	rorx $28, %rbp, %r9
-	rorx $34, %rbp, %r13
-	vprorq $19, %xmm4, %xmm23
-	xorq %r13, %r9
-	rorx $39, %rbp, %rdi
-	vprorq $61, %xmm4, %xmm19
-	xorq %rdi, %r9
-	mov %rax, %r12
-	xorq %rbp, %r12
-	andq %r12, %r8
-	xorq %rax, %r8
-	addq %r9, %rsi
-	addq %r8, %rsi
-	addq 472(%rsp), %rcx
-	rorx $14, %rbx, %r15
-	vpsrlq $6, %xmm4, %xmm20
-	rorx $18, %rbx, %r10
-	xorq %r10, %r15
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm23
-	rorx $41, %rbx, %r13
-	xorq %r13, %r15
-	vpaddq %xmm16, %xmm27, %xmm25
-	andn %r11, %rbx, %rdi
-	addq %rdi, %rcx
-	vpaddq %xmm18, %xmm25, %xmm26
-	mov %r14, %r9
-	andq %rbx, %r9
-	addq %r9, %rcx
-	vpaddq %xmm23, %xmm26, %xmm24
-	addq %r15, %rcx
-	addq %rcx, %rdx
-	vpaddq .Lc20(%rip), %xmm24, %xmm30
-	rorx $28, %rsi, %r8
-	rorx $34, %rsi, %r10
-	vmovdqu64 %xmm30, 592(%rsp)
-	xorq %r10, %r8
-	rorx $39, %rsi, %r13
-	xorq %r13, %r8
-	mov %rbp, %rdi
-	xorq %rsi, %rdi
-	andq %rdi, %r12
-	xorq %rbp, %r12
-	addq %r8, %rcx
-	addq %r12, %rcx
-	addq 480(%rsp), %r11
-	rorx $14, %rdx, %r9
-	valignq $1, %xmm0, %xmm21, %xmm31
-	rorx $18, %rdx, %r15
-	xorq %r15, %r9
-	valignq $1, %xmm13, %xmm28, %xmm6
-	rorx $41, %rdx, %r10
-	xorq %r10, %r9
-	vprorq $1, %xmm31, %xmm12
-	andn %r14, %rdx, %r13
-	addq %r13, %r11
-	vprorq $8, %xmm31, %xmm11
-	mov %rbx, %r8
-	andq %rdx, %r8
-	addq %r8, %r11
-	vpsrlq $7, %xmm31, %xmm5
-	addq %r9, %r11
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm5, %xmm11, %xmm12
-	rorx $28, %rcx, %r12
-	rorx $34, %rcx, %r15
-	vprorq $19, %xmm24, %xmm1
-	xorq %r15, %r12
-	rorx $39, %rcx, %r10
-	vprorq $61, %xmm24, %xmm2
-	xorq %r10, %r12
-	mov %rsi, %r13
-	xorq %rcx, %r13
-	andq %r13, %rdi
-	xorq %rsi, %rdi
-	addq %r12, %r11
-	addq %rdi, %r11
-	addq 488(%rsp), %r14
-	rorx $14, %rax, %r8
-	vpsrlq $6, %xmm24, %xmm7
-	rorx $18, %rax, %r9
-	xorq %r9, %r8
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm1
-	rorx $41, %rax, %r15
-	xorq %r15, %r8
-	vpaddq %xmm6, %xmm0, %xmm3
-	andn %rbx, %rax, %r10
-	addq %r10, %r14
-	vpaddq %xmm12, %xmm3, %xmm10
-	mov %rdx, %r12
-	andq %rax, %r12
-	addq %r12, %r14
-	vpaddq %xmm1, %xmm10, %xmm9
-	addq %r8, %r14
-	addq %r14, %rbp
-	vpaddq .Lc21(%rip), %xmm9, %xmm8
-	rorx $28, %r11, %rdi
-	rorx $34, %r11, %r9
-	vmovdqu64 %xmm8, 608(%rsp)
-	xorq %r9, %rdi
-	rorx $39, %r11, %r15
-	xorq %r15, %rdi
-	mov %rcx, %r10
-	xorq %r11, %r10
-	andq %r10, %r13
-	xorq %rcx, %r13
-	addq %rdi, %r14
-	addq %r13, %r14
-	addq 496(%rsp), %rbx
-	rorx $14, %rbp, %r12
-	valignq $1, %xmm21, %xmm14, %xmm15
-	rorx $18, %rbp, %r8
-	xorq %r8, %r12
-	valignq $1, %xmm28, %xmm4, %xmm22
-	rorx $41, %rbp, %r9
-	xorq %r9, %r12
-	vprorq $1, %xmm15, %xmm17
-	andn %rdx, %rbp, %r15
-	addq %r15, %rbx
-	vprorq $8, %xmm15, %xmm19
-	mov %rax, %rdi
-	andq %rbp, %rdi
-	addq %rdi, %rbx
-	vpsrlq $7, %xmm15, %xmm20
-	addq %r12, %rbx
-	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm20, %xmm19, %xmm17
-	rorx $28, %r14, %r13
-	rorx $34, %r14, %r8
-	vprorq $19, %xmm9, %xmm27
-	xorq %r8, %r13
-	rorx $39, %r14, %r9
-	vprorq $61, %xmm9, %xmm16
-	xorq %r9, %r13
-	mov %r11, %r15
-	xorq %r14, %r15
-	andq %r15, %r10
-	xorq %r11, %r10
-	addq %r13, %rbx
-	addq %r10, %rbx
-	addq 504(%rsp), %rdx
-	rorx $14, %rsi, %rdi
-	vpsrlq $6, %xmm9, %xmm25
-	rorx $18, %rsi, %r12
-	xorq %r12, %rdi
-	vpternlogq $0x96, %xmm25, %xmm16, %xmm27
-	rorx $41, %rsi, %r8
-	xorq %r8, %rdi
-	vpaddq %xmm22, %xmm21, %xmm18
-	andn %rax, %rsi, %r9
-	addq %r9, %rdx
-	vpaddq %xmm17, %xmm18, %xmm26
-	mov %rbp, %r13
-	andq %rsi, %r13
-	addq %r13, %rdx
-	vpaddq %xmm27, %xmm26, %xmm23
-	addq %rdi, %rdx
-	addq %rdx, %rcx
-	vpaddq .Lc22(%rip), %xmm23, %xmm30
-	rorx $28, %rbx, %r10
-	rorx $34, %rbx, %r12
-	vmovdqu64 %xmm30, 624(%rsp)
-	xorq %r12, %r10
-	rorx $39, %rbx, %r8
-	xorq %r8, %r10
-	mov %r14, %r9
-	xorq %rbx, %r9
-	andq %r9, %r15
-	xorq %r14, %r15
-	addq %r10, %rdx
-	addq %r15, %rdx
-	addq 512(%rsp), %rax
-	rorx $14, %rcx, %r13
-	valignq $1, %xmm14, %xmm29, %xmm31
-	rorx $18, %rcx, %rdi
-	xorq %rdi, %r13
-	valignq $1, %xmm4, %xmm24, %xmm11
-	rorx $41, %rcx, %r12
-	xorq %r12, %r13
-	vprorq $1, %xmm31, %xmm5
-	andn %rbp, %rcx, %r8
-	addq %r8, %rax
-	vprorq $8, %xmm31, %xmm2
-	mov %rsi, %r10
-	andq %rcx, %r10
-	addq %r10, %rax
-	vpsrlq $7, %xmm31, %xmm7
-	addq %r13, %rax
-	addq %rax, %r11
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm5
-	rorx $28, %rdx, %r15
-	rorx $34, %rdx, %rdi
-	vprorq $19, %xmm23, %xmm0
-	xorq %rdi, %r15
-	rorx $39, %rdx, %r12
-	vprorq $61, %xmm23, %xmm6
-	xorq %r12, %r15
-	mov %rbx, %r8
-	xorq %rdx, %r8
-	andq %r8, %r9
-	xorq %rbx, %r9
-	addq %r15, %rax
-	addq %r9, %rax
-	addq 520(%rsp), %rbp
-	rorx $14, %r11, %r10
-	vpsrlq $6, %xmm23, %xmm3
-	rorx $18, %r11, %r13
-	xorq %r13, %r10
-	vpternlogq $0x96, %xmm3, %xmm6, %xmm0
-	rorx $41, %r11, %rdi
-	xorq %rdi, %r10
-	vpaddq %xmm11, %xmm14, %xmm12
-	andn %rsi, %r11, %r12
-	addq %r12, %rbp
-	vpaddq %xmm5, %xmm12, %xmm10
-	mov %rcx, %r15
-	andq %r11, %r15
-	addq %r15, %rbp
-	vpaddq %xmm0, %xmm10, %xmm1
-	addq %r10, %rbp
-	addq %rbp, %r14
-	vpaddq .Lc23(%rip), %xmm1, %xmm8
-	rorx $28, %rax, %r9
-	rorx $34, %rax, %r13
-	vmovdqu64 %xmm8, 640(%rsp)
-	xorq %r13, %r9
-	rorx $39, %rax, %rdi
-	xorq %rdi, %r9
-	mov %rdx, %r12
-	xorq %rax, %r12
-	andq %r12, %r8
-	xorq %rdx, %r8
-	addq %r9, %rbp
-	addq %r8, %rbp
-	addq 528(%rsp), %rsi
-	rorx $14, %r14, %r15
-	valignq $1, %xmm29, %xmm13, %xmm15
-	rorx $18, %r14, %r10
-	xorq %r10, %r15
-	valignq $1, %xmm24, %xmm9, %xmm19
-	rorx $41, %r14, %r13
-	xorq %r13, %r15
-	vprorq $1, %xmm15, %xmm20
-	andn %rcx, %r14, %rdi
-	addq %rdi, %rsi
-	vprorq $8, %xmm15, %xmm16
-	mov %r11, %r9
-	andq %r14, %r9
-	addq %r9, %rsi
-	vpsrlq $7, %xmm15, %xmm25
-	addq %r15, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm25, %xmm16, %xmm20
-	rorx $28, %rbp, %r8
-	rorx $34, %rbp, %r10
-	vprorq $19, %xmm1, %xmm21
-	xorq %r10, %r8
-	rorx $39, %rbp, %r13
-	vprorq $61, %xmm1, %xmm22
-	xorq %r13, %r8
-	mov %rax, %rdi
-	xorq %rbp, %rdi
-	andq %rdi, %r12
-	xorq %rax, %r12
-	addq %r8, %rsi
-	addq %r12, %rsi
-	addq 536(%rsp), %rcx
-	rorx $14, %rbx, %r9
-	vpsrlq $6, %xmm1, %xmm18
-	rorx $18, %rbx, %r15
-	xorq %r15, %r9
-	vpternlogq $0x96, %xmm18, %xmm22, %xmm21
-	rorx $41, %rbx, %r10
-	xorq %r10, %r9
-	vpaddq %xmm19, %xmm29, %xmm17
-	andn %r11, %rbx, %r13
-	addq %r13, %rcx
-	vpaddq %xmm20, %xmm17, %xmm26
-	mov %r14, %r8
-	andq %rbx, %r8
-	addq %r8, %rcx
-	vpaddq %xmm21, %xmm26, %xmm27
-	addq %r9, %rcx
-	addq %rcx, %rdx
-	vpaddq .Lc24(%rip), %xmm27, %xmm30
-	rorx $28, %rsi, %r12
-	rorx $34, %rsi, %r15
-	vmovdqu64 %xmm30, 656(%rsp)
-	xorq %r15, %r12
-	rorx $39, %rsi, %r10
-	xorq %r10, %r12
-	mov %rbp, %r13
-	xorq %rsi, %r13
-	andq %r13, %rdi
-	xorq %rbp, %rdi
-	addq %r12, %rcx
-	addq %rdi, %rcx
-	addq 544(%rsp), %r11
-	rorx $14, %rdx, %r8
-	valignq $1, %xmm13, %xmm28, %xmm31
-	rorx $18, %rdx, %r9
-	xorq %r9, %r8
-	valignq $1, %xmm9, %xmm23, %xmm2
-	rorx $41, %rdx, %r15
-	xorq %r15, %r8
-	vprorq $1, %xmm31, %xmm7
-	andn %r14, %rdx, %r10
-	addq %r10, %r11
-	vprorq $8, %xmm31, %xmm6
-	mov %rbx, %r12
-	andq %rdx, %r12
-	addq %r12, %r11
-	vpsrlq $7, %xmm31, %xmm3
-	addq %r8, %r11
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm3, %xmm6, %xmm7
-	rorx $28, %rcx, %rdi
-	rorx $34, %rcx, %r9
-	vprorq $19, %xmm27, %xmm14
-	xorq %r9, %rdi
-	rorx $39, %rcx, %r15
-	vprorq $61, %xmm27, %xmm11
-	xorq %r15, %rdi
-	mov %rsi, %r10
-	xorq %rcx, %r10
-	andq %r10, %r13
-	xorq %rsi, %r13
-	addq %rdi, %r11
-	addq %r13, %r11
-	addq 552(%rsp), %r14
 	rorx $14, %rax, %r12
-	vpsrlq $6, %xmm27, %xmm12
-	rorx $18, %rax, %r8
-	xorq %r8, %r12
-	vpternlogq $0x96, %xmm12, %xmm11, %xmm14
-	rorx $41, %rax, %r9
-	xorq %r9, %r12
-	vpaddq %xmm2, %xmm13, %xmm5
-	andn %rbx, %rax, %r15
-	addq %r15, %r14
-	vpaddq %xmm7, %xmm5, %xmm10
-	mov %rdx, %rdi
-	andq %rax, %rdi
-	addq %rdi, %r14
-	vpaddq %xmm14, %xmm10, %xmm0
-	addq %r12, %r14
-	addq %r14, %rbp
-	vpaddq .Lc25(%rip), %xmm0, %xmm8
-	rorx $28, %r11, %r13
-	rorx $34, %r11, %r8
-	vmovdqu64 %xmm8, 672(%rsp)
-	xorq %r8, %r13
-	rorx $39, %r11, %r9
-	xorq %r9, %r13
-	mov %rcx, %r15
-	xorq %r11, %r15
-	andq %r15, %r10
-	xorq %rcx, %r10
-	addq %r13, %r14
-	addq %r10, %r14
-	addq 560(%rsp), %rbx
-	rorx $14, %rbp, %rdi
-	valignq $1, %xmm28, %xmm4, %xmm15
-	rorx $18, %rbp, %r12
-	xorq %r12, %rdi
-	valignq $1, %xmm23, %xmm1, %xmm16
-	rorx $41, %rbp, %r8
-	xorq %r8, %rdi
-	vprorq $1, %xmm15, %xmm25
-	andn %rdx, %rbp, %r9
-	addq %r9, %rbx
-	vprorq $8, %xmm15, %xmm22
-	mov %rax, %r13
-	andq %rbp, %r13
-	addq %r13, %rbx
-	vpsrlq $7, %xmm15, %xmm18
-	addq %rdi, %rbx
-	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm18, %xmm22, %xmm25
-	rorx $28, %r14, %r10
-	rorx $34, %r14, %r12
-	vprorq $19, %xmm0, %xmm29
-	xorq %r12, %r10
-	rorx $39, %r14, %r8
-	vprorq $61, %xmm0, %xmm19
-	xorq %r8, %r10
-	mov %r11, %r9
-	xorq %r14, %r9
-	andq %r9, %r15
-	xorq %r11, %r15
-	addq %r10, %rbx
-	addq %r15, %rbx
-	addq 568(%rsp), %rdx
-	rorx $14, %rsi, %r13
-	vpsrlq $6, %xmm0, %xmm17
-	rorx $18, %rsi, %rdi
-	xorq %rdi, %r13
-	vpternlogq $0x96, %xmm17, %xmm19, %xmm29
-	rorx $41, %rsi, %r12
-	xorq %r12, %r13
-	vpaddq %xmm16, %xmm28, %xmm20
-	andn %rax, %rsi, %r8
-	addq %r8, %rdx
-	vpaddq %xmm25, %xmm20, %xmm26
-	mov %rbp, %r10
-	andq %rsi, %r10
-	addq %r10, %rdx
-	vpaddq %xmm29, %xmm26, %xmm21
-	addq %r13, %rdx
-	addq %rdx, %rcx
-	vpaddq .Lc26(%rip), %xmm21, %xmm30
-	rorx $28, %rbx, %r15
-	rorx $34, %rbx, %rdi
-	vmovdqu64 %xmm30, 688(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %rbx, %r12
-	xorq %r12, %r15
-	mov %r14, %r8
-	xorq %rbx, %r8
-	andq %r8, %r9
-	xorq %r14, %r9
-	addq %r15, %rdx
-	addq %r9, %rdx
-	addq 576(%rsp), %rax
-	rorx $14, %rcx, %r10
-	valignq $1, %xmm4, %xmm24, %xmm31
-	rorx $18, %rcx, %r13
-	xorq %r13, %r10
-	valignq $1, %xmm1, %xmm27, %xmm6
-	rorx $41, %rcx, %rdi
-	xorq %rdi, %r10
-	vprorq $1, %xmm31, %xmm3
-	andn %rbp, %rcx, %r12
-	addq %r12, %rax
-	vprorq $8, %xmm31, %xmm11
-	mov %rsi, %r15
-	andq %rcx, %r15
-	addq %r15, %rax
-	vpsrlq $7, %xmm31, %xmm12
-	addq %r10, %rax
-	addq %rax, %r11
-	vpternlogq $0x96, %xmm12, %xmm11, %xmm3
-	rorx $28, %rdx, %r9
-	rorx $34, %rdx, %r13
-	vprorq $19, %xmm21, %xmm13
-	xorq %r13, %r9
-	rorx $39, %rdx, %rdi
-	vprorq $61, %xmm21, %xmm2
-	xorq %rdi, %r9
-	mov %rbx, %r12
-	xorq %rdx, %r12
-	andq %r12, %r8
-	xorq %rbx, %r8
-	addq %r9, %rax
-	addq %r8, %rax
-	addq 584(%rsp), %rbp
-	rorx $14, %r11, %r15
-	vpsrlq $6, %xmm21, %xmm5
-	rorx $18, %r11, %r10
-	xorq %r10, %r15
-	vpternlogq $0x96, %xmm5, %xmm2, %xmm13
-	rorx $41, %r11, %r13
-	xorq %r13, %r15
-	vpaddq %xmm6, %xmm4, %xmm7
-	andn %rsi, %r11, %rdi
-	addq %rdi, %rbp
-	vpaddq %xmm3, %xmm7, %xmm10
-	mov %rcx, %r9
-	andq %r11, %r9
-	addq %r9, %rbp
-	vpaddq %xmm13, %xmm10, %xmm14
-	addq %r15, %rbp
-	addq %rbp, %r14
-	vpaddq .Lc27(%rip), %xmm14, %xmm8
-	rorx $28, %rax, %r8
-	rorx $34, %rax, %r10
-	vmovdqu64 %xmm8, 704(%rsp)
-	xorq %r10, %r8
-	rorx $39, %rax, %r13
-	xorq %r13, %r8
-	mov %rdx, %rdi
-	xorq %rax, %rdi
-	andq %rdi, %r12
-	xorq %rdx, %r12
-	addq %r8, %rbp
-	addq %r12, %rbp
-	addq 592(%rsp), %rsi
-	rorx $14, %r14, %r9
-	valignq $1, %xmm24, %xmm9, %xmm15
-	rorx $18, %r14, %r15
-	xorq %r15, %r9
-	valignq $1, %xmm27, %xmm0, %xmm22
-	rorx $41, %r14, %r10
-	xorq %r10, %r9
-	vprorq $1, %xmm15, %xmm18
-	andn %rcx, %r14, %r13
-	addq %r13, %rsi
-	vprorq $8, %xmm15, %xmm19
-	mov %r11, %r8
-	andq %r14, %r8
-	addq %r8, %rsi
-	vpsrlq $7, %xmm15, %xmm17
-	addq %r9, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm17, %xmm19, %xmm18
-	rorx $28, %rbp, %r12
-	rorx $34, %rbp, %r15
-	vprorq $19, %xmm14, %xmm28
-	xorq %r15, %r12
-	rorx $39, %rbp, %r10
-	vprorq $61, %xmm14, %xmm16
-	xorq %r10, %r12
-	mov %rax, %r13
-	xorq %rbp, %r13
-	andq %r13, %rdi
-	xorq %rax, %rdi
-	addq %r12, %rsi
-	addq %rdi, %rsi
-	addq 600(%rsp), %rcx
-	rorx $14, %rbx, %r8
-	vpsrlq $6, %xmm14, %xmm20
-	rorx $18, %rbx, %r9
-	xorq %r9, %r8
-	vpternlogq $0x96, %xmm20, %xmm16, %xmm28
-	rorx $41, %rbx, %r15
-	xorq %r15, %r8
-	vpaddq %xmm22, %xmm24, %xmm25
-	andn %r11, %rbx, %r10
-	addq %r10, %rcx
-	vpaddq %xmm18, %xmm25, %xmm26
-	mov %r14, %r12
-	andq %rbx, %r12
-	addq %r12, %rcx
-	vpaddq %xmm28, %xmm26, %xmm29
-	addq %r8, %rcx
-	addq %rcx, %rdx
-	vpaddq .Lc28(%rip), %xmm29, %xmm30
-	rorx $28, %rsi, %rdi
-	rorx $34, %rsi, %r9
-	vmovdqu64 %xmm30, 720(%rsp)
-	xorq %r9, %rdi
-	rorx $39, %rsi, %r15
-	xorq %r15, %rdi
-	mov %rbp, %r10
-	xorq %rsi, %r10
-	andq %r10, %r13
-	xorq %rbp, %r13
-	addq %rdi, %rcx
-	addq %r13, %rcx
-	addq 608(%rsp), %r11
-	rorx $14, %rdx, %r12
-	valignq $1, %xmm9, %xmm23, %xmm31
-	rorx $18, %rdx, %r8
-	xorq %r8, %r12
-	valignq $1, %xmm0, %xmm21, %xmm11
-	rorx $41, %rdx, %r9
-	xorq %r9, %r12
-	vprorq $1, %xmm31, %xmm12
-	andn %r14, %rdx, %r15
-	addq %r15, %r11
-	vprorq $8, %xmm31, %xmm2
-	mov %rbx, %rdi
-	andq %rdx, %rdi
-	addq %rdi, %r11
-	vpsrlq $7, %xmm31, %xmm5
-	addq %r12, %r11
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm5, %xmm2, %xmm12
-	rorx $28, %rcx, %r13
-	rorx $34, %rcx, %r8
-	vprorq $19, %xmm29, %xmm4
-	xorq %r8, %r13
-	rorx $39, %rcx, %r9
-	vprorq $61, %xmm29, %xmm6
-	xorq %r9, %r13
-	mov %rsi, %r15
-	xorq %rcx, %r15
-	andq %r15, %r10
-	xorq %rsi, %r10
-	addq %r13, %r11
-	addq %r10, %r11
-	addq 616(%rsp), %r14
-	rorx $14, %rax, %rdi
-	vpsrlq $6, %xmm29, %xmm7
-	rorx $18, %rax, %r12
-	xorq %r12, %rdi
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm4
-	rorx $41, %rax, %r8
-	xorq %r8, %rdi
-	vpaddq %xmm11, %xmm9, %xmm3
-	andn %rbx, %rax, %r9
-	addq %r9, %r14
-	vpaddq %xmm12, %xmm3, %xmm10
-	mov %rdx, %r13
-	andq %rax, %r13
-	addq %r13, %r14
-	vpaddq %xmm4, %xmm10, %xmm13
-	addq %rdi, %r14
-	addq %r14, %rbp
-	vpaddq .Lc29(%rip), %xmm13, %xmm8
-	rorx $28, %r11, %r10
-	rorx $34, %r11, %r12
-	vmovdqu64 %xmm8, 736(%rsp)
-	xorq %r12, %r10
-	rorx $39, %r11, %r8
-	xorq %r8, %r10
-	mov %rcx, %r9
-	xorq %r11, %r9
-	andq %r9, %r15
-	xorq %rcx, %r15
-	addq %r10, %r14
-	addq %r15, %r14
-	addq 624(%rsp), %rbx
-	rorx $14, %rbp, %r13
-	valignq $1, %xmm23, %xmm1, %xmm15
-	rorx $18, %rbp, %rdi
-	xorq %rdi, %r13
-	valignq $1, %xmm21, %xmm14, %xmm19
-	rorx $41, %rbp, %r12
-	xorq %r12, %r13
-	vprorq $1, %xmm15, %xmm17
-	andn %rdx, %rbp, %r8
-	addq %r8, %rbx
-	vprorq $8, %xmm15, %xmm16
-	mov %rax, %r10
-	andq %rbp, %r10
-	addq %r10, %rbx
-	vpsrlq $7, %xmm15, %xmm20
-	addq %r13, %rbx
-	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm20, %xmm16, %xmm17
-	rorx $28, %r14, %r15
-	rorx $34, %r14, %rdi
-	vprorq $19, %xmm13, %xmm24
-	xorq %rdi, %r15
-	rorx $39, %r14, %r12
-	vprorq $61, %xmm13, %xmm22
-	xorq %r12, %r15
-	mov %r11, %r8
-	xorq %r14, %r8
-	andq %r8, %r9
-	xorq %r11, %r9
-	addq %r15, %rbx
-	addq %r9, %rbx
-	addq 632(%rsp), %rdx
-	rorx $14, %rsi, %r10
-	vpsrlq $6, %xmm13, %xmm25
-	rorx $18, %rsi, %r13
-	xorq %r13, %r10
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm24
-	rorx $41, %rsi, %rdi
-	xorq %rdi, %r10
-	vpaddq %xmm19, %xmm23, %xmm18
-	andn %rax, %rsi, %r12
-	addq %r12, %rdx
-	vpaddq %xmm17, %xmm18, %xmm26
-	mov %rbp, %r15
-	andq %rsi, %r15
-	addq %r15, %rdx
-	vpaddq %xmm24, %xmm26, %xmm28
-	addq %r10, %rdx
-	addq %rdx, %rcx
-	vpaddq .Lc30(%rip), %xmm28, %xmm30
-	rorx $28, %rbx, %r9
-	rorx $34, %rbx, %r13
-	vmovdqu64 %xmm30, 752(%rsp)
-	xorq %r13, %r9
-	rorx $39, %rbx, %rdi
-	xorq %rdi, %r9
-	mov %r14, %r12
-	xorq %rbx, %r12
-	andq %r12, %r8
-	xorq %r14, %r8
-	addq %r9, %rdx
-	addq %r8, %rdx
-	addq 640(%rsp), %rax
-	rorx $14, %rcx, %r15
-	valignq $1, %xmm1, %xmm27, %xmm31
-	rorx $18, %rcx, %r10
-	xorq %r10, %r15
-	valignq $1, %xmm14, %xmm29, %xmm2
-	rorx $41, %rcx, %r13
-	xorq %r13, %r15
-	vprorq $1, %xmm31, %xmm5
-	andn %rbp, %rcx, %rdi
-	addq %rdi, %rax
-	vprorq $8, %xmm31, %xmm6
-	mov %rsi, %r9
-	andq %rcx, %r9
-	addq %r9, %rax
-	vpsrlq $7, %xmm31, %xmm7
-	addq %r15, %rax
-	addq %rax, %r11
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
-	rorx $28, %rdx, %r8
-	rorx $34, %rdx, %r10
-	vprorq $19, %xmm28, %xmm9
-	xorq %r10, %r8
-	rorx $39, %rdx, %r13
-	vprorq $61, %xmm28, %xmm11
-	xorq %r13, %r8
-	mov %rbx, %rdi
-	xorq %rdx, %rdi
-	andq %rdi, %r12
-	xorq %rbx, %r12
-	addq %r8, %rax
-	addq %r12, %rax
-	addq 648(%rsp), %rbp
-	rorx $14, %r11, %r9
-	vpsrlq $6, %xmm28, %xmm3
-	rorx $18, %r11, %r15
-	xorq %r15, %r9
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm9
-	rorx $41, %r11, %r10
-	xorq %r10, %r9
-	vpaddq %xmm2, %xmm1, %xmm12
-	andn %rsi, %r11, %r13
-	addq %r13, %rbp
-	vpaddq %xmm5, %xmm12, %xmm10
-	mov %rcx, %r8
-	andq %r11, %r8
-	addq %r8, %rbp
-	vpaddq %xmm9, %xmm10, %xmm4
-	addq %r9, %rbp
-	addq %rbp, %r14
-	vpaddq .Lc31(%rip), %xmm4, %xmm8
-	rorx $28, %rax, %r12
-	rorx $34, %rax, %r15
-	vmovdqu64 %xmm8, 768(%rsp)
-	xorq %r15, %r12
-	rorx $39, %rax, %r10
-	xorq %r10, %r12
-	mov %rdx, %r13
-	xorq %rax, %r13
-	andq %r13, %rdi
-	xorq %rdx, %rdi
-	addq %r12, %rbp
-	addq %rdi, %rbp
-	addq 656(%rsp), %rsi
-	rorx $14, %r14, %r8
-	valignq $1, %xmm27, %xmm0, %xmm15
-	rorx $18, %r14, %r9
-	xorq %r9, %r8
-	valignq $1, %xmm29, %xmm13, %xmm16
-	rorx $41, %r14, %r15
-	xorq %r15, %r8
-	vprorq $1, %xmm15, %xmm20
-	andn %rcx, %r14, %r10
-	addq %r10, %rsi
-	vprorq $8, %xmm15, %xmm22
-	mov %r11, %r12
-	andq %r14, %r12
-	addq %r12, %rsi
-	vpsrlq $7, %xmm15, %xmm25
-	addq %r8, %rsi
-	addq %rsi, %rbx
-	vpternlogq $0x96, %xmm25, %xmm22, %xmm20
-	rorx $28, %rbp, %rdi
-	rorx $34, %rbp, %r9
-	vprorq $19, %xmm4, %xmm23
-	xorq %r9, %rdi
-	rorx $39, %rbp, %r15
-	vprorq $61, %xmm4, %xmm19
-	xorq %r15, %rdi
-	mov %rax, %r10
-	xorq %rbp, %r10
-	andq %r10, %r13
-	xorq %rax, %r13
-	addq %rdi, %rsi
-	addq %r13, %rsi
-	addq 664(%rsp), %rcx
-	rorx $14, %rbx, %r12
-	vpsrlq $6, %xmm4, %xmm18
-	rorx $18, %rbx, %r8
-	xorq %r8, %r12
-	vpternlogq $0x96, %xmm18, %xmm19, %xmm23
-	rorx $41, %rbx, %r9
-	xorq %r9, %r12
-	vpaddq %xmm16, %xmm27, %xmm17
-	andn %r11, %rbx, %r15
-	addq %r15, %rcx
-	vpaddq %xmm20, %xmm17, %xmm26
-	mov %r14, %rdi
-	andq %rbx, %rdi
-	addq %rdi, %rcx
-	vpaddq %xmm23, %xmm26, %xmm24
-	addq %r12, %rcx
-	addq %rcx, %rdx
-	vpaddq .Lc32(%rip), %xmm24, %xmm30
-	rorx $28, %rsi, %r13
-	rorx $34, %rsi, %r8
-	vmovdqu64 %xmm30, 784(%rsp)
-	xorq %r8, %r13
-	rorx $39, %rsi, %r9
-	xorq %r9, %r13
-	mov %rbp, %r15
-	xorq %rsi, %r15
-	andq %r15, %r10
-	xorq %rbp, %r10
-	addq %r13, %rcx
-	addq %r10, %rcx
-	addq 672(%rsp), %r11
-	rorx $14, %rdx, %rdi
-	valignq $1, %xmm0, %xmm21, %xmm31
-	rorx $18, %rdx, %r12
-	xorq %r12, %rdi
-	valignq $1, %xmm13, %xmm28, %xmm6
-	rorx $41, %rdx, %r8
-	xorq %r8, %rdi
-	vprorq $1, %xmm31, %xmm7
-	andn %r14, %rdx, %r9
-	addq %r9, %r11
-	vprorq $8, %xmm31, %xmm11
-	mov %rbx, %r13
-	andq %rdx, %r13
-	addq %r13, %r11
-	vpsrlq $7, %xmm31, %xmm3
-	addq %rdi, %r11
-	addq %r11, %rax
-	vpternlogq $0x96, %xmm3, %xmm11, %xmm7
-	rorx $28, %rcx, %r10
-	rorx $34, %rcx, %r12
-	vprorq $19, %xmm24, %xmm1
-	xorq %r12, %r10
-	rorx $39, %rcx, %r8
-	vprorq $61, %xmm24, %xmm2
-	xorq %r8, %r10
-	mov %rsi, %r9
-	xorq %rcx, %r9
-	andq %r9, %r15
-	xorq %rsi, %r15
-	addq %r10, %r11
-	addq %r15, %r11
-	addq 680(%rsp), %r14
-	rorx $14, %rax, %r13
-	vpsrlq $6, %xmm24, %xmm12
-	rorx $18, %rax, %rdi
-	xorq %rdi, %r13
-	vpternlogq $0x96, %xmm12, %xmm2, %xmm1
-	rorx $41, %rax, %r12
-	xorq %r12, %r13
-	vpaddq %xmm6, %xmm0, %xmm5
-	andn %rbx, %rax, %r8
-	addq %r8, %r14
-	vpaddq %xmm7, %xmm5, %xmm10
-	mov %rdx, %r10
-	andq %rax, %r10
-	addq %r10, %r14
-	vpaddq %xmm1, %xmm10, %xmm9
-	addq %r13, %r14
-	addq %r14, %rbp
-	vpaddq .Lc33(%rip), %xmm9, %xmm8
-	rorx $28, %r11, %r15
-	rorx $34, %r11, %rdi
-	vmovdqu64 %xmm8, 800(%rsp)
-	xorq %rdi, %r15
-	rorx $39, %r11, %r12
-	xorq %r12, %r15
-	mov %rcx, %r8
-	xorq %r11, %r8
-	andq %r8, %r9
-	xorq %rcx, %r9
-	addq %r15, %r14
-	addq %r9, %r14
-	addq 688(%rsp), %rbx
-	rorx $14, %rbp, %r10
-	valignq $1, %xmm21, %xmm14, %xmm29
-	rorx $18, %rbp, %r13
-	xorq %r13, %r10
-	valignq $1, %xmm28, %xmm4, %xmm15
-	rorx $41, %rbp, %rdi
-	xorq %rdi, %r10
-	vprorq $1, %xmm29, %xmm22
-	andn %rdx, %rbp, %r12
-	addq %r12, %rbx
-	vprorq $8, %xmm29, %xmm25
-	mov %rax, %r15
-	andq %rbp, %r15
-	addq %r15, %rbx
-	vpsrlq $7, %xmm29, %xmm19
-	addq %r10, %rbx
-	addq %rbx, %rsi
-	vpternlogq $0x96, %xmm19, %xmm25, %xmm22
-	rorx $28, %r14, %r9
-	rorx $34, %r14, %r13
-	vprorq $19, %xmm9, %xmm18
-	xorq %r13, %r9
-	rorx $39, %r14, %rdi
-	vprorq $61, %xmm9, %xmm27
-	xorq %rdi, %r9
-	mov %r11, %r12
-	xorq %r14, %r12
-	andq %r12, %r8
-	xorq %r11, %r8
-	addq %r9, %rbx
-	addq %r8, %rbx
-	addq 696(%rsp), %rdx
-	rorx $14, %rsi, %r15
-	vpsrlq $6, %xmm9, %xmm16
-	rorx $18, %rsi, %r10
-	xorq %r10, %r15
-	vpternlogq $0x96, %xmm16, %xmm27, %xmm18
-	rorx $41, %rsi, %r13
-	xorq %r13, %r15
-	vpaddq %xmm15, %xmm21, %xmm17
-	andn %rax, %rsi, %rdi
-	addq %rdi, %rdx
-	vpaddq %xmm22, %xmm17, %xmm20
-	mov %rbp, %r9
-	andq %rsi, %r9
-	addq %r9, %rdx
-	vpaddq %xmm18, %xmm20, %xmm26
-	addq %r15, %rdx
-	addq %rdx, %rcx
-	vpaddq .Lc34(%rip), %xmm26, %xmm23
-	rorx $28, %rbx, %r8
-	rorx $34, %rbx, %r10
-	vmovdqu64 %xmm23, 816(%rsp)
-	xorq %r10, %r8
-	rorx $39, %rbx, %r13
-	xorq %r13, %r8
-	mov %r14, %rdi
-	xorq %rbx, %rdi
-	andq %rdi, %r12
-	xorq %r14, %r12
-	addq %r8, %rdx
-	addq %r12, %rdx
-	addq 704(%rsp), %rax
-	rorx $14, %rcx, %r9
-	rorx $18, %rcx, %r15
-	xorq %r15, %r9
-	rorx $41, %rcx, %r10
-	xorq %r10, %r9
-	andn %rbp, %rcx, %r13
-	addq %r13, %rax
-	mov %rsi, %r8
-	andq %rcx, %r8
-	addq %r8, %rax
-	addq %r9, %rax
-	addq %rax, %r11
-	rorx $28, %rdx, %r12
-	rorx $34, %rdx, %r15
-	xorq %r15, %r12
-	rorx $39, %rdx, %r10
-	xorq %r10, %r12
-	mov %rbx, %r13
-	xorq %rdx, %r13
-	andq %r13, %rdi
-	xorq %rbx, %rdi
-	addq %r12, %rax
-	addq %rdi, %rax
-	addq 712(%rsp), %rbp
-	rorx $14, %r11, %r8
-	rorx $18, %r11, %r9
-	xorq %r9, %r8
-	rorx $41, %r11, %r15
-	xorq %r15, %r8
-	andn %rsi, %r11, %r10
-	addq %r10, %rbp
-	mov %rcx, %r12
-	andq %r11, %r12
-	addq %r12, %rbp
-	addq %r8, %rbp
-	addq %rbp, %r14
-	rorx $28, %rax, %rdi
-	rorx $34, %rax, %r9
-	xorq %r9, %rdi
-	rorx $39, %rax, %r15
-	xorq %r15, %rdi
-	mov %rdx, %r10
-	xorq %rax, %r10
-	andq %r10, %r13
-	xorq %rdx, %r13
-	addq %rdi, %rbp
-	addq %r13, %rbp
-	addq 720(%rsp), %rsi
-	rorx $14, %r14, %r12
-	rorx $18, %r14, %r8
-	xorq %r8, %r12
-	rorx $41, %r14, %r9
-	xorq %r9, %r12
-	andn %rcx, %r14, %r15
-	addq %r15, %rsi
-	mov %r11, %rdi
-	andq %r14, %rdi
-	addq %rdi, %rsi
-	addq %r12, %rsi
-	addq %rsi, %rbx
-	rorx $28, %rbp, %r13
-	rorx $34, %rbp, %r8
-	xorq %r8, %r13
-	rorx $39, %rbp, %r9
-	xorq %r9, %r13
-	mov %rax, %r15
-	xorq %rbp, %r15
-	andq %r15, %r10
-	xorq %rax, %r10
-	addq %r13, %rsi
-	addq %r10, %rsi
-	addq 728(%rsp), %rcx
-	rorx $14, %rbx, %rdi
-	rorx $18, %rbx, %r12
-	xorq %r12, %rdi
-	rorx $41, %rbx, %r8
-	xorq %r8, %rdi
-	andn %r11, %rbx, %r9
-	addq %r9, %rcx
-	mov %r14, %r13
-	andq %rbx, %r13
-	addq %r13, %rcx
-	addq %rdi, %rcx
-	addq %rcx, %rdx
-	rorx $28, %rsi, %r10
-	rorx $34, %rsi, %r12
-	xorq %r12, %r10
-	rorx $39, %rsi, %r8
-	xorq %r8, %r10
-	mov %rbp, %r9
-	xorq %rsi, %r9
-	andq %r9, %r15
-	xorq %rbp, %r15
-	addq %r10, %rcx
-	addq %r15, %rcx
-	addq 736(%rsp), %r11
-	rorx $14, %rdx, %r13
-	rorx $18, %rdx, %rdi
-	xorq %rdi, %r13
-	rorx $41, %rdx, %r12
-	xorq %r12, %r13
-	andn %r14, %rdx, %r8
-	addq %r8, %r11
-	mov %rbx, %r10
-	andq %rdx, %r10
-	addq %r10, %r11
-	addq %r13, %r11
-	addq %r11, %rax
-	rorx $28, %rcx, %r15
-	rorx $34, %rcx, %rdi
-	xorq %rdi, %r15
-	rorx $39, %rcx, %r12
-	xorq %r12, %r15
-	mov %rsi, %r8
-	xorq %rcx, %r8
-	andq %r8, %r9
-	xorq %rsi, %r9
-	addq %r15, %r11
-	addq %r9, %r11
-	addq 744(%rsp), %r14
-	rorx $14, %rax, %r10
 	rorx $18, %rax, %r13
-	xorq %r13, %r10
-	rorx $41, %rax, %rdi
-	xorq %rdi, %r10
-	andn %rbx, %rax, %r12
-	addq %r12, %r14
-	mov %rdx, %r15
-	andq %rax, %r15
-	addq %r15, %r14
-	addq %r10, %r14
-	addq %r14, %rbp
-	rorx $28, %r11, %r9
-	rorx $34, %r11, %r13
-	xorq %r13, %r9
-	rorx $39, %r11, %rdi
-	xorq %rdi, %r9
-	mov %rcx, %r12
-	xorq %r11, %r12
-	andq %r12, %r8
-	xorq %rcx, %r8
-	addq %r9, %r14
-	addq %r8, %r14
-	addq 752(%rsp), %rbx
-	rorx $14, %rbp, %r15
-	rorx $18, %rbp, %r10
-	xorq %r10, %r15
-	rorx $41, %rbp, %r13
-	xorq %r13, %r15
-	andn %rdx, %rbp, %rdi
-	addq %rdi, %rbx
-	mov %rax, %r9
-	andq %rbp, %r9
-	addq %r9, %rbx
-	addq %r15, %rbx
-	addq %rbx, %rsi
-	rorx $28, %r14, %r8
-	rorx $34, %r14, %r10
-	xorq %r10, %r8
-	rorx $39, %r14, %r13
-	xorq %r13, %r8
-	mov %r11, %rdi
-	xorq %r14, %rdi
-	andq %rdi, %r12
-	xorq %r11, %r12
-	addq %r8, %rbx
-	addq %r12, %rbx
-	addq 760(%rsp), %rdx
-	rorx $14, %rsi, %r9
-	rorx $18, %rsi, %r15
-	xorq %r15, %r9
-	rorx $41, %rsi, %r10
-	xorq %r10, %r9
-	andn %rax, %rsi, %r13
-	addq %r13, %rdx
-	mov %rbp, %r8
-	andq %rsi, %r8
-	addq %r8, %rdx
-	addq %r9, %rdx
-	addq %rdx, %rcx
-	rorx $28, %rbx, %r12
-	rorx $34, %rbx, %r15
-	xorq %r15, %r12
-	rorx $39, %rbx, %r10
-	xorq %r10, %r12
-	mov %r14, %r13
-	xorq %rbx, %r13
-	andq %r13, %rdi
-	xorq %r14, %rdi
-	addq %r12, %rdx
-	addq %rdi, %rdx
-	addq 768(%rsp), %rax
-	rorx $14, %rcx, %r8
-	rorx $18, %rcx, %r9
-	xorq %r9, %r8
-	rorx $41, %rcx, %r15
-	xorq %r15, %r8
-	andn %rbp, %rcx, %r10
-	addq %r10, %rax
-	mov %rsi, %r12
-	andq %rcx, %r12
-	addq %r12, %rax
-	addq %r8, %rax
-	addq %rax, %r11
-	rorx $28, %rdx, %rdi
-	rorx $34, %rdx, %r9
-	xorq %r9, %rdi
-	rorx $39, %rdx, %r15
-	xorq %r15, %rdi
-	mov %rbx, %r10
-	xorq %rdx, %r10
-	andq %r10, %r13
-	xorq %rbx, %r13
-	addq %rdi, %rax
-	addq %r13, %rax
-	addq 776(%rsp), %rbp
-	rorx $14, %r11, %r12
-	rorx $18, %r11, %r8
-	xorq %r8, %r12
-	rorx $41, %r11, %r9
-	xorq %r9, %r12
-	andn %rsi, %r11, %r15
-	addq %r15, %rbp
-	mov %rcx, %rdi
-	andq %r11, %rdi
-	addq %rdi, %rbp
-	addq %r12, %rbp
-	addq %rbp, %r14
-	rorx $28, %rax, %r13
-	rorx $34, %rax, %r8
-	xorq %r8, %r13
-	rorx $39, %rax, %r9
-	xorq %r9, %r13
-	mov %rdx, %r15
-	xorq %rax, %r15
-	andq %r15, %r10
-	xorq %rdx, %r10
-	addq %r13, %rbp
-	addq %r10, %rbp
-	addq 784(%rsp), %rsi
-	rorx $14, %r14, %rdi
-	rorx $18, %r14, %r12
-	xorq %r12, %rdi
-	rorx $41, %r14, %r8
-	xorq %r8, %rdi
-	andn %rcx, %r14, %r9
-	addq %r9, %rsi
-	mov %r11, %r13
-	andq %r14, %r13
-	addq %r13, %rsi
-	addq %rdi, %rsi
-	addq %rsi, %rbx
-	rorx $28, %rbp, %r10
-	rorx $34, %rbp, %r12
-	xorq %r12, %r10
-	rorx $39, %rbp, %r8
-	xorq %r8, %r10
-	mov %rax, %r9
-	xorq %rbp, %r9
-	andq %r9, %r15
-	xorq %rax, %r15
-	addq %r10, %rsi
-	addq %r15, %rsi
-	addq 792(%rsp), %rcx
-	rorx $14, %rbx, %r13
-	rorx $18, %rbx, %rdi
-	xorq %rdi, %r13
-	rorx $41, %rbx, %r12
-	xorq %r12, %r13
-	andn %r11, %rbx, %r8
-	addq %r8, %rcx
-	mov %r14, %r10
-	andq %rbx, %r10
-	addq %r10, %rcx
-	addq %r13, %rcx
-	addq %rcx, %rdx
-	rorx $28, %rsi, %r15
-	rorx $34, %rsi, %rdi
-	xorq %rdi, %r15
-	rorx $39, %rsi, %r12
-	xorq %r12, %r15
-	mov %rbp, %r8
-	xorq %rsi, %r8
-	andq %r8, %r9
-	xorq %rbp, %r9
-	addq %r15, %rcx
-	addq %r9, %rcx
-	addq 800(%rsp), %r11
-	rorx $14, %rdx, %r10
-	rorx $18, %rdx, %r13
-	xorq %r13, %r10
-	rorx $41, %rdx, %rdi
-	xorq %rdi, %r10
-	andn %r14, %rdx, %r12
+	rorx $41, %rax, %r14
+	vpsrlq $6, %xmm7, %xmm10
+	addq 16(%rsp), %r11
+	andn 40(%rsp), %rax, %r15
+	addq %r15, %r11
+	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
+	mov %rax, %rbx
+	andq 32(%rsp), %rbx
+	addq %rbx, %r11
+	xorq %r13, %r12
+	vmovdqu64 64(%rsp), %xmm11
+	xorq %r14, %r12
 	addq %r12, %r11
-	mov %rbx, %r15
-	andq %rdx, %r15
-	addq %r15, %r11
-	addq %r10, %r11
-	addq %r11, %rax
-	rorx $28, %rcx, %r9
-	rorx $34, %rcx, %r13
-	xorq %r13, %r9
-	rorx $39, %rcx, %rdi
-	xorq %rdi, %r9
-	mov %rsi, %r12
-	xorq %rcx, %r12
-	andq %r12, %r8
-	xorq %rsi, %r8
-	addq %r9, %r11
-	addq %r8, %r11
-	addq 808(%rsp), %r14
-	rorx $14, %rax, %r15
-	rorx $18, %rax, %r10
-	xorq %r10, %r15
-	rorx $41, %rax, %r13
-	xorq %r13, %r15
-	andn %rbx, %rax, %rdi
-	addq %rdi, %r14
-	mov %rdx, %r9
-	andq %rax, %r9
-	addq %r9, %r14
-	addq %r15, %r14
-	addq %r14, %rbp
-	rorx $28, %r11, %r8
-	rorx $34, %r11, %r10
-	xorq %r10, %r8
-	rorx $39, %r11, %r13
-	xorq %r13, %r8
-	mov %rcx, %rdi
-	xorq %r11, %rdi
-	andq %rdi, %r12
-	xorq %rcx, %r12
-	addq %r8, %r14
-	addq %r12, %r14
-	addq 816(%rsp), %rbx
-	rorx $14, %rbp, %r9
-	rorx $18, %rbp, %r15
-	xorq %r15, %r9
-	rorx $41, %rbp, %r10
-	xorq %r10, %r9
-	andn %rdx, %rbp, %r13
-	addq %r13, %rbx
-	mov %rax, %r8
-	andq %rbp, %r8
-	addq %r8, %rbx
-	addq %r9, %rbx
-	addq %rbx, %rsi
-	rorx $28, %r14, %r12
-	rorx $34, %r14, %r15
-	xorq %r15, %r12
-	rorx $39, %r14, %r10
+	mov 8(%rsp), %rdx
+	vpaddq %xmm3, %xmm11, %xmm12
+	xorq 16(%rsp), %rdx
+	mov 8(%rsp), %rdi
+	andq 16(%rsp), %rdi
+	vpaddq %xmm4, %xmm12, %xmm13
+	mov 0(%rsp), %r8
+	rorx $28, %r8, %r9
+	mov 0(%rsp), %r10
+	vpaddq %xmm8, %xmm13, %xmm14
+	rorx $34, %r10, %rsi
+	mov 0(%rsp), %rbp
+	rorx $39, %rbp, %rcx
+	vmovdqu64 %xmm14, 896(%rsp)
+	andq 0(%rsp), %rdx
+	xorq %rsi, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc1(%rip), %xmm14, %xmm15
+	subq 24(%rsp), %rdi
+	mov 8(%rsp), %r15
+	xorq 0(%rsp), %r15
+	vmovdqu64 %xmm15, 320(%rsp)
+	mov 8(%rsp), %rbx
+	andq 0(%rsp), %rbx
+	addq %rax, %rdi
+	addq %rdx, %rdi
+	addq %r9, %rdi
+	mov 80(%rsp), %r13
+	addq 40(%rsp), %r13
+	vmovdqu64 96(%rsp), %xmm16
+	addq .Lc67(%rip), %r13
+	rorx $14, %r11, %r14
+	valignq $1, 80(%rsp), %xmm16, %xmm17
+	rorx $18, %r11, %r12
+	rorx $41, %r11, %r8
+	vmovdqu64 160(%rsp), %xmm18
+	addq 8(%rsp), %r13
+	andn 32(%rsp), %r11, %r10
+	valignq $1, 144(%rsp), %xmm18, %xmm19
+	addq %r10, %r13
+	mov %rax, %rbp
+	andq %r11, %rbp
+	vprorq $1, %xmm17, %xmm20
+	addq %rbp, %r13
+	xorq %r12, %r14
+	vprorq $8, %xmm17, %xmm21
+	xorq %r8, %r14
+	addq %r14, %r13
+	vpsrlq $7, %xmm17, %xmm22
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %rcx
+	vpternlogq $0x96, %xmm22, %xmm21, %xmm20
+	rorx $39, %rdi, %rdx
+	andq %rdi, %r15
+	vprorq $19, %xmm14, %xmm23
+	xorq %rcx, %rsi
+	xorq %rdx, %rsi
+	vprorq $61, %xmm14, %xmm24
+	subq 16(%rsp), %rbx
+	mov %rdi, %r9
+	xorq 0(%rsp), %r9
+	mov %rdi, %r10
+	andq 0(%rsp), %r10
+	addq %r11, %rbx
+	addq %r15, %rbx
+	addq %rsi, %rbx
+	mov 88(%rsp), %rbp
+	addq 32(%rsp), %rbp
+	vpsrlq $6, %xmm14, %xmm25
+	addq .Lc68(%rip), %rbp
+	rorx $14, %r13, %r12
+	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
+	rorx $18, %r13, %r8
+	rorx $41, %r13, %r14
+	vmovdqu64 80(%rsp), %xmm26
+	addq 0(%rsp), %rbp
+	andn %rax, %r13, %rcx
+	vpaddq %xmm19, %xmm26, %xmm27
+	addq %rcx, %rbp
+	mov %r11, %rdx
+	andq %r13, %rdx
+	vpaddq %xmm20, %xmm27, %xmm28
+	addq %rdx, %rbp
+	xorq %r8, %r12
+	vpaddq %xmm23, %xmm28, %xmm29
+	xorq %r14, %r12
+	addq %r12, %rbp
+	vmovdqu64 %xmm29, 912(%rsp)
+	rorx $28, %rbx, %r15
+	rorx $34, %rbx, %rsi
+	vpaddq .Lc2(%rip), %xmm29, %xmm30
+	rorx $39, %rbx, %rcx
+	andq %rbx, %r9
+	vmovdqu64 %xmm30, 336(%rsp)
+	xorq %rsi, %r15
+	xorq %rcx, %r15
+	subq 8(%rsp), %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	addq %r13, %r10
+	addq %r9, %r10
+	addq %r15, %r10
+	addq 96(%rsp), %rax
+	addq .Lc47(%rip), %rax
+	vmovdqu64 112(%rsp), %xmm31
+	rorx $14, %rbp, %r14
+	rorx $18, %rbp, %r12
+	valignq $1, 96(%rsp), %xmm31, %xmm0
+	rorx $41, %rbp, %rsi
+	addq %rdi, %rax
+	vmovdqu64 176(%rsp), %xmm2
+	andn %r11, %rbp, %rcx
+	addq %rcx, %rax
+	valignq $1, 160(%rsp), %xmm2, %xmm1
+	mov %r13, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
+	vprorq $1, %xmm0, %xmm5
+	xorq %r12, %r14
+	xorq %rsi, %r14
+	vprorq $8, %xmm0, %xmm6
+	addq %r14, %rax
+	rorx $28, %r10, %r15
+	vpsrlq $7, %xmm0, %xmm7
+	rorx $34, %r10, %rcx
+	rorx $39, %r10, %r9
+	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
+	andq %r10, %rdx
+	xorq %rcx, %r15
+	vprorq $19, %xmm29, %xmm9
+	xorq %r9, %r15
+	subq 0(%rsp), %r8
+	vprorq $61, %xmm29, %xmm10
+	mov %rbx, %r12
 	xorq %r10, %r12
-	mov %r11, %r13
-	xorq %r14, %r13
-	andq %r13, %rdi
-	xorq %r11, %rdi
-	addq %r12, %rbx
-	addq %rdi, %rbx
-	addq 824(%rsp), %rdx
-	rorx $14, %rsi, %r8
-	rorx $18, %rsi, %r9
-	xorq %r9, %r8
-	rorx $41, %rsi, %r15
-	xorq %r15, %r8
-	andn %rax, %rsi, %r10
-	addq %r10, %rdx
-	mov %rbp, %r12
-	andq %rsi, %r12
-	addq %r12, %rdx
-	addq %r8, %rdx
-	addq %rdx, %rcx
-	rorx $28, %rbx, %rdi
-	rorx $34, %rbx, %r9
-	xorq %r9, %rdi
-	rorx $39, %rbx, %r15
-	xorq %r15, %rdi
-	mov %r14, %r10
-	xorq %rbx, %r10
-	andq %r13, %r10
-	xorq %r14, %r10
-	addq %rdi, %rdx
-	addq %r10, %rdx
-	mov 0(%rsp), %r12
-	addq %r12, %rdx
-	mov %rdx, 0(%rsp)
-	mov 8(%rsp), %r8
-	addq %r8, %rbx
-	mov %rbx, 8(%rsp)
-	mov 16(%rsp), %r9
-	addq %r9, %r14
-	mov %r14, 16(%rsp)
-	mov 24(%rsp), %r15
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 104(%rsp), %r11
+	addq .Lc48(%rip), %r11
+	vpsrlq $6, %xmm29, %xmm11
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	vmovdqu64 96(%rsp), %xmm3
+	andn %r13, %rax, %rdx
+	addq %rdx, %r11
+	vpaddq %xmm1, %xmm3, %xmm12
+	mov %rbp, %r15
+	andq %rax, %r15
 	addq %r15, %r11
-	mov %r11, 24(%rsp)
-	mov 32(%rsp), %r13
-	addq %r13, %rcx
-	mov %rcx, 32(%rsp)
-	mov 40(%rsp), %rdi
-	addq %rdi, %rsi
-	mov %rsi, 40(%rsp)
-	mov 48(%rsp), %r10
-	addq %r10, %rbp
-	mov %rbp, 48(%rsp)
-	mov 56(%rsp), %r12
+	vpaddq %xmm5, %xmm12, %xmm4
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	vpaddq %xmm9, %xmm4, %xmm13
+	addq %r14, %r11
+	rorx $28, %r8, %rdx
+	vmovdqu64 %xmm13, 928(%rsp)
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vpaddq .Lc3(%rip), %xmm13, %xmm8
+	andq %r8, %r12
+	xorq %r15, %rdx
+	vmovdqu64 %xmm8, 352(%rsp)
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 112(%rsp), %r13
+	addq .Lc49(%rip), %r13
+	vmovdqu64 128(%rsp), %xmm15
+	rorx $14, %r11, %r15
+	rorx $18, %r11, %rcx
+	valignq $1, 112(%rsp), %xmm15, %xmm16
+	rorx $41, %r11, %rdi
+	addq %r10, %r13
+	valignq $1, 176(%rsp), %xmm14, %xmm18
+	andn %rbp, %r11, %r12
+	addq %r12, %r13
+	vprorq $1, %xmm16, %xmm17
+	mov %rax, %rdx
+	andq %r11, %rdx
+	addq %rdx, %r13
+	vprorq $8, %xmm16, %xmm21
+	xorq %rcx, %r15
+	xorq %rdi, %r15
+	vpsrlq $7, %xmm16, %xmm22
+	addq %r15, %r13
+	rorx $28, %rsi, %r12
+	vpternlogq $0x96, %xmm22, %xmm21, %xmm17
+	rorx $34, %rsi, %rdx
+	rorx $39, %rsi, %rcx
+	vprorq $19, %xmm13, %xmm24
+	andq %rsi, %r9
+	xorq %rdx, %r12
+	vprorq $61, %xmm13, %xmm25
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 120(%rsp), %rbp
+	addq .Lc50(%rip), %rbp
+	vpsrlq $6, %xmm13, %xmm26
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm24
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	vmovdqu64 112(%rsp), %xmm19
+	andn %rax, %r13, %r9
+	addq %r9, %rbp
+	vpaddq %xmm18, %xmm19, %xmm27
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	vpaddq %xmm17, %xmm27, %xmm20
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	vpaddq %xmm24, %xmm20, %xmm28
+	addq %rdx, %rbp
+	rorx $28, %r14, %r9
+	vmovdqu64 %xmm28, 944(%rsp)
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vpaddq .Lc6(%rip), %xmm28, %xmm23
+	andq %r14, %rdi
+	xorq %r12, %r9
+	vmovdqu64 %xmm23, 368(%rsp)
+	xorq %rcx, %r9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 128(%rsp), %rax
+	addq .Lc52(%rip), %rax
+	vmovdqu64 144(%rsp), %xmm30
+	rorx $14, %rbp, %r12
+	rorx $18, %rbp, %rcx
+	valignq $1, 128(%rsp), %xmm30, %xmm31
+	rorx $41, %rbp, %r10
+	addq %rsi, %rax
+	vprorq $1, %xmm31, %xmm2
+	andn %r11, %rbp, %rdi
+	addq %rdi, %rax
+	vprorq $8, %xmm31, %xmm0
+	mov %r13, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
+	vpsrlq $7, %xmm31, %xmm6
+	xorq %rcx, %r12
+	xorq %r10, %r12
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm2
 	addq %r12, %rax
+	rorx $28, %r15, %rdi
+	vprorq $19, %xmm28, %xmm7
+	rorx $34, %r15, %r9
+	rorx $39, %r15, %rcx
+	vprorq $61, %xmm28, %xmm10
+	andq %r15, %rbx
+	xorq %r9, %rdi
+	vpsrlq $6, %xmm28, %xmm11
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 136(%rsp), %r11
+	addq .Lc53(%rip), %r11
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm7
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	vmovdqu64 128(%rsp), %xmm3
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	vpaddq 904(%rsp), %xmm3, %xmm1
+	andn %r13, %rax, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm2, %xmm1, %xmm12
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	vpaddq %xmm7, %xmm12, %xmm5
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	vmovdqu64 %xmm5, 960(%rsp)
+	addq %r9, %r11
+	rorx $28, %rdx, %rbx
+	vpaddq .Lc7(%rip), %xmm5, %xmm4
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm4, 384(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 144(%rsp), %r13
+	addq .Lc54(%rip), %r13
+	vmovdqu64 160(%rsp), %xmm9
+	rorx $14, %r11, %rdi
+	rorx $18, %r11, %rcx
+	valignq $1, 144(%rsp), %xmm9, %xmm8
+	rorx $41, %r11, %rsi
+	addq %r15, %r13
+	vprorq $1, %xmm8, %xmm15
+	andn %rbp, %r11, %r10
+	addq %r10, %r13
+	vprorq $8, %xmm8, %xmm16
+	mov %rax, %rbx
+	andq %r11, %rbx
+	addq %rbx, %r13
+	vpsrlq $7, %xmm8, %xmm21
+	xorq %rcx, %rdi
+	xorq %rsi, %rdi
+	vpternlogq $0x96, %xmm21, %xmm16, %xmm15
+	addq %rdi, %r13
+	rorx $28, %r12, %r10
+	vprorq $19, %xmm5, %xmm22
+	rorx $34, %r12, %rbx
+	rorx $39, %r12, %rcx
+	vprorq $61, %xmm5, %xmm25
+	andq %r12, %r8
+	xorq %rbx, %r10
+	vpsrlq $6, %xmm5, %xmm26
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 152(%rsp), %rbp
+	addq .Lc55(%rip), %rbp
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm22
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	vmovdqu64 144(%rsp), %xmm19
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	vpaddq 920(%rsp), %xmm19, %xmm18
+	andn %rax, %r13, %r8
+	addq %r8, %rbp
+	vpaddq %xmm15, %xmm18, %xmm27
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	vpaddq %xmm22, %xmm27, %xmm17
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	vmovdqu64 %xmm17, 976(%rsp)
+	addq %rbx, %rbp
+	rorx $28, %r9, %r8
+	vpaddq .Lc8(%rip), %xmm17, %xmm20
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vmovdqu64 %xmm20, 400(%rsp)
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 160(%rsp), %rax
+	addq .Lc56(%rip), %rax
+	vmovdqu64 176(%rsp), %xmm24
+	rorx $14, %rbp, %r10
+	rorx $18, %rbp, %rcx
+	valignq $1, 160(%rsp), %xmm24, %xmm23
+	rorx $41, %rbp, %r15
+	addq %r12, %rax
+	vprorq $1, %xmm23, %xmm30
+	andn %r11, %rbp, %rsi
+	addq %rsi, %rax
+	vprorq $8, %xmm23, %xmm31
+	mov %r13, %r8
+	andq %rbp, %r8
+	addq %r8, %rax
+	vpsrlq $7, %xmm23, %xmm0
+	xorq %rcx, %r10
+	xorq %r15, %r10
+	vpternlogq $0x96, %xmm0, %xmm31, %xmm30
+	addq %r10, %rax
+	rorx $28, %rdi, %rsi
+	vprorq $19, %xmm17, %xmm6
+	rorx $34, %rdi, %r8
+	rorx $39, %rdi, %rcx
+	vprorq $61, %xmm17, %xmm10
+	andq %rdi, %r14
+	xorq %r8, %rsi
+	vpsrlq $6, %xmm17, %xmm11
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 168(%rsp), %r11
+	addq .Lc57(%rip), %r11
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm6
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	vmovdqu64 160(%rsp), %xmm3
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	vpaddq 936(%rsp), %xmm3, %xmm1
+	andn %r13, %rax, %r14
+	addq %r14, %r11
+	vpaddq %xmm30, %xmm1, %xmm2
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	vpaddq %xmm6, %xmm2, %xmm12
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	vmovdqu64 %xmm12, 992(%rsp)
+	addq %r8, %r11
+	rorx $28, %rbx, %r14
+	vpaddq .Lc9(%rip), %xmm12, %xmm7
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm7, 416(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 176(%rsp), %r13
+	addq .Lc58(%rip), %r13
+	valignq $1, 176(%rsp), %xmm14, %xmm4
+	rorx $14, %r11, %rsi
+	rorx $18, %r11, %rcx
+	vprorq $1, %xmm4, %xmm9
+	rorx $41, %r11, %r12
+	addq %rdi, %r13
+	vprorq $8, %xmm4, %xmm8
+	andn %rbp, %r11, %r15
+	addq %r15, %r13
+	vpsrlq $7, %xmm4, %xmm16
+	mov %rax, %r14
+	andq %r11, %r14
+	addq %r14, %r13
+	vpternlogq $0x96, %xmm16, %xmm8, %xmm9
+	xorq %rcx, %rsi
+	xorq %r12, %rsi
+	vprorq $19, %xmm12, %xmm21
+	addq %rsi, %r13
+	rorx $28, %r10, %r15
+	vprorq $61, %xmm12, %xmm25
+	rorx $34, %r10, %r14
+	rorx $39, %r10, %rcx
+	vpsrlq $6, %xmm12, %xmm26
+	andq %r10, %rdx
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 184(%rsp), %rbp
+	addq .Lc59(%rip), %rbp
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm21
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	vmovdqu64 176(%rsp), %xmm19
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	vpaddq 952(%rsp), %xmm19, %xmm18
+	andn %rax, %r13, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm9, %xmm18, %xmm15
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	vpaddq %xmm21, %xmm15, %xmm27
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	vmovdqu64 %xmm27, 1008(%rsp)
+	addq %r14, %rbp
+	rorx $28, %r8, %rdx
+	vpaddq .Lc10(%rip), %xmm27, %xmm22
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vmovdqu64 %xmm22, 432(%rsp)
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 320(%rsp), %rax
+	rorx $14, %rbp, %r15
+	vmovdqu64 904(%rsp), %xmm20
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	vprorq $1, %xmm20, %xmm24
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	vprorq $8, %xmm20, %xmm23
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	vpsrlq $7, %xmm20, %xmm31
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	vpternlogq $0x96, %xmm31, %xmm23, %xmm24
+	xorq %rdi, %r15
+	addq %r15, %rax
+	vprorq $19, %xmm27, %xmm0
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $61, %xmm27, %xmm10
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vpsrlq $6, %xmm27, %xmm11
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 328(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm0
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	vpaddq 968(%rsp), %xmm14, %xmm3
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	vpaddq %xmm24, %xmm3, %xmm1
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	vpaddq %xmm0, %xmm1, %xmm30
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vmovdqu64 %xmm30, 1024(%rsp)
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc11(%rip), %xmm30, %xmm2
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm2, 448(%rsp)
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 336(%rsp), %r13
+	rorx $14, %r11, %r12
+	vmovdqu64 920(%rsp), %xmm6
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	vprorq $1, %xmm6, %xmm7
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	vprorq $8, %xmm6, %xmm4
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	vpsrlq $7, %xmm6, %xmm8
+	addq %r9, %r13
+	xorq %rcx, %r12
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm7
+	xorq %r10, %r12
+	addq %r12, %r13
+	vprorq $19, %xmm30, %xmm16
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $61, %xmm30, %xmm25
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vpsrlq $6, %xmm30, %xmm26
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 344(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm16
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	vpaddq 984(%rsp), %xmm29, %xmm19
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm7, %xmm19, %xmm18
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	vpaddq %xmm16, %xmm18, %xmm9
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm9, 1040(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc12(%rip), %xmm9, %xmm15
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm15, 464(%rsp)
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 352(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	vmovdqu64 936(%rsp), %xmm21
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rsi
+	vprorq $1, %xmm21, %xmm22
+	addq %r15, %rax
+	andn %r11, %rbp, %r10
+	vprorq $8, %xmm21, %xmm20
+	addq %r10, %rax
+	mov %r13, %rbx
+	andq %rbp, %rbx
+	vpsrlq $7, %xmm21, %xmm23
+	addq %rbx, %rax
+	xorq %rcx, %rdi
+	vpternlogq $0x96, %xmm23, %xmm20, %xmm22
+	xorq %rsi, %rdi
+	addq %rdi, %rax
+	vprorq $19, %xmm9, %xmm31
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $61, %xmm9, %xmm10
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vpsrlq $6, %xmm9, %xmm11
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 360(%rsp), %r11
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm31
+	rorx $41, %rax, %r14
+	addq %rdx, %r11
+	andn %r13, %rax, %r8
+	vpaddq 1000(%rsp), %xmm13, %xmm14
+	addq %r8, %r11
+	mov %rbp, %r10
+	andq %rax, %r10
+	addq %r10, %r11
+	vpaddq %xmm22, %xmm14, %xmm3
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm31, %xmm3, %xmm24
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vmovdqu64 %xmm24, 1056(%rsp)
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc13(%rip), %xmm24, %xmm1
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm1, 480(%rsp)
+	addq %rax, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 368(%rsp), %r13
+	rorx $14, %r11, %r10
+	vmovdqu64 952(%rsp), %xmm0
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r15
+	vprorq $1, %xmm0, %xmm2
+	addq %r12, %r13
+	andn %rbp, %r11, %rsi
+	vprorq $8, %xmm0, %xmm6
+	addq %rsi, %r13
+	mov %rax, %r8
+	andq %r11, %r8
+	vpsrlq $7, %xmm0, %xmm4
+	addq %r8, %r13
+	xorq %rcx, %r10
+	vpternlogq $0x96, %xmm4, %xmm6, %xmm2
+	xorq %r15, %r10
+	addq %r10, %r13
+	vprorq $19, %xmm24, %xmm8
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $61, %xmm24, %xmm25
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vpsrlq $6, %xmm24, %xmm26
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %r11, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 376(%rsp), %rbp
+	rorx $14, %r13, %r8
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm8
+	rorx $41, %r13, %rdx
+	addq %r9, %rbp
+	andn %rax, %r13, %r14
+	vpaddq 1016(%rsp), %xmm28, %xmm29
+	addq %r14, %rbp
+	mov %r11, %rsi
+	andq %r13, %rsi
+	addq %rsi, %rbp
+	vpaddq %xmm2, %xmm29, %xmm19
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %rbp
+	vpaddq %xmm8, %xmm19, %xmm7
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm7, 1072(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc14(%rip), %xmm7, %xmm18
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm18, 496(%rsp)
+	addq %r13, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 384(%rsp), %rax
+	rorx $14, %rbp, %rsi
+	vmovdqu64 968(%rsp), %xmm16
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r12
+	vprorq $1, %xmm16, %xmm15
+	addq %rdi, %rax
+	andn %r11, %rbp, %r15
+	vprorq $8, %xmm16, %xmm21
+	addq %r15, %rax
+	mov %r13, %r14
+	andq %rbp, %r14
+	vpsrlq $7, %xmm16, %xmm20
+	addq %r14, %rax
+	xorq %rcx, %rsi
+	vpternlogq $0x96, %xmm20, %xmm21, %xmm15
+	xorq %r12, %rsi
+	addq %rsi, %rax
+	vprorq $19, %xmm7, %xmm23
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $61, %xmm7, %xmm10
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vpsrlq $6, %xmm7, %xmm11
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 392(%rsp), %r11
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm23
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	andn %r13, %rax, %rdx
+	vpaddq 1032(%rsp), %xmm5, %xmm13
+	addq %rdx, %r11
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
+	vpaddq %xmm15, %xmm13, %xmm14
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %r11
+	vpaddq %xmm23, %xmm14, %xmm22
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vmovdqu64 %xmm22, 1088(%rsp)
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc15(%rip), %xmm22, %xmm3
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm3, 512(%rsp)
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 400(%rsp), %r13
+	rorx $14, %r11, %r15
+	vmovdqu64 984(%rsp), %xmm31
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rdi
+	vprorq $1, %xmm31, %xmm1
+	addq %r10, %r13
+	andn %rbp, %r11, %r12
+	vprorq $8, %xmm31, %xmm0
+	addq %r12, %r13
+	mov %rax, %rdx
+	andq %r11, %rdx
+	vpsrlq $7, %xmm31, %xmm6
+	addq %rdx, %r13
+	xorq %rcx, %r15
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm1
+	xorq %rdi, %r15
+	addq %r15, %r13
+	vprorq $19, %xmm22, %xmm4
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $61, %xmm22, %xmm25
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vpsrlq $6, %xmm22, %xmm26
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 408(%rsp), %rbp
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm4
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	andn %rax, %r13, %r9
+	vpaddq 1048(%rsp), %xmm17, %xmm28
+	addq %r9, %rbp
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	vpaddq %xmm1, %xmm28, %xmm29
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm4, %xmm29, %xmm2
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vmovdqu64 %xmm2, 1104(%rsp)
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc16(%rip), %xmm2, %xmm19
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm19, 528(%rsp)
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 416(%rsp), %rax
+	rorx $14, %rbp, %r12
+	vmovdqu64 1000(%rsp), %xmm8
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r10
+	vprorq $1, %xmm8, %xmm18
+	addq %rsi, %rax
+	andn %r11, %rbp, %rdi
+	vprorq $8, %xmm8, %xmm16
+	addq %rdi, %rax
+	mov %r13, %r9
+	andq %rbp, %r9
+	vpsrlq $7, %xmm8, %xmm21
+	addq %r9, %rax
+	xorq %rcx, %r12
+	vpternlogq $0x96, %xmm21, %xmm16, %xmm18
+	xorq %r10, %r12
+	addq %r12, %rax
+	vprorq $19, %xmm2, %xmm20
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $61, %xmm2, %xmm10
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vpsrlq $6, %xmm2, %xmm11
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 424(%rsp), %r11
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm20
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	andn %r13, %rax, %rbx
+	vpaddq 1064(%rsp), %xmm12, %xmm5
+	addq %rbx, %r11
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	vpaddq %xmm18, %xmm5, %xmm13
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %r11
+	vpaddq %xmm20, %xmm13, %xmm15
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm15, 1120(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc17(%rip), %xmm15, %xmm14
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm14, 544(%rsp)
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 432(%rsp), %r13
+	rorx $14, %r11, %rdi
+	vmovdqu64 1016(%rsp), %xmm23
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rsi
+	vprorq $1, %xmm23, %xmm3
+	addq %r15, %r13
+	andn %rbp, %r11, %r10
+	vprorq $8, %xmm23, %xmm31
+	addq %r10, %r13
+	mov %rax, %rbx
+	andq %r11, %rbx
+	vpsrlq $7, %xmm23, %xmm0
+	addq %rbx, %r13
+	xorq %rcx, %rdi
+	vpternlogq $0x96, %xmm0, %xmm31, %xmm3
+	xorq %rsi, %rdi
+	addq %rdi, %r13
+	vprorq $19, %xmm15, %xmm6
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $61, %xmm15, %xmm25
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vpsrlq $6, %xmm15, %xmm26
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 440(%rsp), %rbp
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm6
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	andn %rax, %r13, %r8
+	vpaddq 1080(%rsp), %xmm27, %xmm17
+	addq %r8, %rbp
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	vpaddq %xmm3, %xmm17, %xmm28
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm6, %xmm28, %xmm1
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vmovdqu64 %xmm1, 1136(%rsp)
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc18(%rip), %xmm1, %xmm29
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm29, 560(%rsp)
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 448(%rsp), %rax
+	rorx $14, %rbp, %r10
+	vmovdqu64 1032(%rsp), %xmm4
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r15
+	vprorq $1, %xmm4, %xmm19
+	addq %r12, %rax
+	andn %r11, %rbp, %rsi
+	vprorq $8, %xmm4, %xmm8
+	addq %rsi, %rax
+	mov %r13, %r8
+	andq %rbp, %r8
+	vpsrlq $7, %xmm4, %xmm16
+	addq %r8, %rax
+	xorq %rcx, %r10
+	vpternlogq $0x96, %xmm16, %xmm8, %xmm19
+	xorq %r15, %r10
+	addq %r10, %rax
+	vprorq $19, %xmm1, %xmm21
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $61, %xmm1, %xmm10
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vpsrlq $6, %xmm1, %xmm11
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 456(%rsp), %r11
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm21
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	andn %r13, %rax, %r14
+	vpaddq 1096(%rsp), %xmm30, %xmm12
+	addq %r14, %r11
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	vpaddq %xmm19, %xmm12, %xmm5
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %r11
+	vpaddq %xmm21, %xmm5, %xmm18
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm18, 1152(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc19(%rip), %xmm18, %xmm13
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm13, 576(%rsp)
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 464(%rsp), %r13
+	rorx $14, %r11, %rsi
+	vmovdqu64 1048(%rsp), %xmm20
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r12
+	vprorq $1, %xmm20, %xmm14
+	addq %rdi, %r13
+	andn %rbp, %r11, %r15
+	vprorq $8, %xmm20, %xmm23
+	addq %r15, %r13
+	mov %rax, %r14
+	andq %r11, %r14
+	vpsrlq $7, %xmm20, %xmm31
+	addq %r14, %r13
+	xorq %rcx, %rsi
+	vpternlogq $0x96, %xmm31, %xmm23, %xmm14
+	xorq %r12, %rsi
+	addq %rsi, %r13
+	vprorq $19, %xmm18, %xmm0
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $61, %xmm18, %xmm25
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vpsrlq $6, %xmm18, %xmm26
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 472(%rsp), %rbp
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm0
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	andn %rax, %r13, %rdx
+	vpaddq 1112(%rsp), %xmm9, %xmm27
+	addq %rdx, %rbp
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	vpaddq %xmm14, %xmm27, %xmm17
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %rbp
+	vpaddq %xmm0, %xmm17, %xmm3
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vmovdqu64 %xmm3, 1168(%rsp)
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc20(%rip), %xmm3, %xmm28
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm28, 592(%rsp)
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 480(%rsp), %rax
+	rorx $14, %rbp, %r15
+	vmovdqu64 1064(%rsp), %xmm6
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	vprorq $1, %xmm6, %xmm29
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	vprorq $8, %xmm6, %xmm4
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	vpsrlq $7, %xmm6, %xmm8
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm29
+	xorq %rdi, %r15
+	addq %r15, %rax
+	vprorq $19, %xmm3, %xmm16
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $61, %xmm3, %xmm10
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vpsrlq $6, %xmm3, %xmm11
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 488(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm16
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	vpaddq 1128(%rsp), %xmm24, %xmm30
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	vpaddq %xmm29, %xmm30, %xmm12
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	vpaddq %xmm16, %xmm12, %xmm19
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vmovdqu64 %xmm19, 1184(%rsp)
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc21(%rip), %xmm19, %xmm5
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm5, 608(%rsp)
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 496(%rsp), %r13
+	rorx $14, %r11, %r12
+	vmovdqu64 1080(%rsp), %xmm21
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	vprorq $1, %xmm21, %xmm13
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	vprorq $8, %xmm21, %xmm20
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	vpsrlq $7, %xmm21, %xmm23
+	addq %r9, %r13
+	xorq %rcx, %r12
+	vpternlogq $0x96, %xmm23, %xmm20, %xmm13
+	xorq %r10, %r12
+	addq %r12, %r13
+	vprorq $19, %xmm19, %xmm31
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $61, %xmm19, %xmm25
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vpsrlq $6, %xmm19, %xmm26
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 504(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm31
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	vpaddq 1144(%rsp), %xmm7, %xmm9
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm13, %xmm9, %xmm27
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	vpaddq %xmm31, %xmm27, %xmm14
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm14, 1200(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc22(%rip), %xmm14, %xmm17
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm17, 624(%rsp)
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 512(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	vmovdqu64 1096(%rsp), %xmm0
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rsi
+	vprorq $1, %xmm0, %xmm28
+	addq %r15, %rax
+	andn %r11, %rbp, %r10
+	vprorq $8, %xmm0, %xmm6
+	addq %r10, %rax
+	mov %r13, %rbx
+	andq %rbp, %rbx
+	vpsrlq $7, %xmm0, %xmm4
+	addq %rbx, %rax
+	xorq %rcx, %rdi
+	vpternlogq $0x96, %xmm4, %xmm6, %xmm28
+	xorq %rsi, %rdi
+	addq %rdi, %rax
+	vprorq $19, %xmm14, %xmm8
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $61, %xmm14, %xmm10
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vpsrlq $6, %xmm14, %xmm11
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 520(%rsp), %r11
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm8
+	rorx $41, %rax, %r14
+	addq %rdx, %r11
+	andn %r13, %rax, %r8
+	vpaddq 1160(%rsp), %xmm22, %xmm24
+	addq %r8, %r11
+	mov %rbp, %r10
+	andq %rax, %r10
+	addq %r10, %r11
+	vpaddq %xmm28, %xmm24, %xmm30
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm8, %xmm30, %xmm29
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vmovdqu64 %xmm29, 1216(%rsp)
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc23(%rip), %xmm29, %xmm12
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm12, 640(%rsp)
+	addq %rax, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 528(%rsp), %r13
+	rorx $14, %r11, %r10
+	vmovdqu64 1112(%rsp), %xmm16
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r15
+	vprorq $1, %xmm16, %xmm5
+	addq %r12, %r13
+	andn %rbp, %r11, %rsi
+	vprorq $8, %xmm16, %xmm21
+	addq %rsi, %r13
+	mov %rax, %r8
+	andq %r11, %r8
+	vpsrlq $7, %xmm16, %xmm20
+	addq %r8, %r13
+	xorq %rcx, %r10
+	vpternlogq $0x96, %xmm20, %xmm21, %xmm5
+	xorq %r15, %r10
+	addq %r10, %r13
+	vprorq $19, %xmm29, %xmm23
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $61, %xmm29, %xmm25
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vpsrlq $6, %xmm29, %xmm26
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %r11, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 536(%rsp), %rbp
+	rorx $14, %r13, %r8
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm23
+	rorx $41, %r13, %rdx
+	addq %r9, %rbp
+	andn %rax, %r13, %r14
+	vpaddq 1176(%rsp), %xmm2, %xmm7
+	addq %r14, %rbp
+	mov %r11, %rsi
+	andq %r13, %rsi
+	addq %rsi, %rbp
+	vpaddq %xmm5, %xmm7, %xmm9
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %rbp
+	vpaddq %xmm23, %xmm9, %xmm13
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm13, 1232(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc24(%rip), %xmm13, %xmm27
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm27, 656(%rsp)
+	addq %r13, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 544(%rsp), %rax
+	rorx $14, %rbp, %rsi
+	vmovdqu64 1128(%rsp), %xmm31
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r12
+	vprorq $1, %xmm31, %xmm17
+	addq %rdi, %rax
+	andn %r11, %rbp, %r15
+	vprorq $8, %xmm31, %xmm0
+	addq %r15, %rax
+	mov %r13, %r14
+	andq %rbp, %r14
+	vpsrlq $7, %xmm31, %xmm6
+	addq %r14, %rax
+	xorq %rcx, %rsi
+	vpternlogq $0x96, %xmm6, %xmm0, %xmm17
+	xorq %r12, %rsi
+	addq %rsi, %rax
+	vprorq $19, %xmm13, %xmm4
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $61, %xmm13, %xmm10
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vpsrlq $6, %xmm13, %xmm11
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 552(%rsp), %r11
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm4
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	andn %r13, %rax, %rdx
+	vpaddq 1192(%rsp), %xmm15, %xmm22
+	addq %rdx, %r11
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
+	vpaddq %xmm17, %xmm22, %xmm24
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %r11
+	vpaddq %xmm4, %xmm24, %xmm28
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vmovdqu64 %xmm28, 1248(%rsp)
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc25(%rip), %xmm28, %xmm30
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm30, 672(%rsp)
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 560(%rsp), %r13
+	rorx $14, %r11, %r15
+	vmovdqu64 1144(%rsp), %xmm8
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rdi
+	vprorq $1, %xmm8, %xmm12
+	addq %r10, %r13
+	andn %rbp, %r11, %r12
+	vprorq $8, %xmm8, %xmm16
+	addq %r12, %r13
+	mov %rax, %rdx
+	andq %r11, %rdx
+	vpsrlq $7, %xmm8, %xmm21
+	addq %rdx, %r13
+	xorq %rcx, %r15
+	vpternlogq $0x96, %xmm21, %xmm16, %xmm12
+	xorq %rdi, %r15
+	addq %r15, %r13
+	vprorq $19, %xmm28, %xmm20
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $61, %xmm28, %xmm25
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vpsrlq $6, %xmm28, %xmm26
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 568(%rsp), %rbp
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm20
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	andn %rax, %r13, %r9
+	vpaddq 1208(%rsp), %xmm1, %xmm2
+	addq %r9, %rbp
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	vpaddq %xmm12, %xmm2, %xmm7
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %rbp
+	vpaddq %xmm20, %xmm7, %xmm5
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vmovdqu64 %xmm5, 1264(%rsp)
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc26(%rip), %xmm5, %xmm9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm9, 688(%rsp)
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 576(%rsp), %rax
+	rorx $14, %rbp, %r12
+	vmovdqu64 1160(%rsp), %xmm23
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r10
+	vprorq $1, %xmm23, %xmm27
+	addq %rsi, %rax
+	andn %r11, %rbp, %rdi
+	vprorq $8, %xmm23, %xmm31
+	addq %rdi, %rax
+	mov %r13, %r9
+	andq %rbp, %r9
+	vpsrlq $7, %xmm23, %xmm0
+	addq %r9, %rax
+	xorq %rcx, %r12
+	vpternlogq $0x96, %xmm0, %xmm31, %xmm27
+	xorq %r10, %r12
+	addq %r12, %rax
+	vprorq $19, %xmm5, %xmm6
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $61, %xmm5, %xmm10
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vpsrlq $6, %xmm5, %xmm11
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 584(%rsp), %r11
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm6
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	andn %r13, %rax, %rbx
+	vpaddq 1224(%rsp), %xmm18, %xmm15
+	addq %rbx, %r11
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	vpaddq %xmm27, %xmm15, %xmm22
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %r11
+	vpaddq %xmm6, %xmm22, %xmm17
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm17, 1280(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc27(%rip), %xmm17, %xmm24
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm24, 704(%rsp)
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 592(%rsp), %r13
+	rorx $14, %r11, %rdi
+	vmovdqu64 1176(%rsp), %xmm4
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rsi
+	vprorq $1, %xmm4, %xmm30
+	addq %r15, %r13
+	andn %rbp, %r11, %r10
+	vprorq $8, %xmm4, %xmm8
+	addq %r10, %r13
+	mov %rax, %rbx
+	andq %r11, %rbx
+	vpsrlq $7, %xmm4, %xmm16
+	addq %rbx, %r13
+	xorq %rcx, %rdi
+	vpternlogq $0x96, %xmm16, %xmm8, %xmm30
+	xorq %rsi, %rdi
+	addq %rdi, %r13
+	vprorq $19, %xmm17, %xmm21
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $61, %xmm17, %xmm25
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vpsrlq $6, %xmm17, %xmm26
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 600(%rsp), %rbp
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm26, %xmm25, %xmm21
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	andn %rax, %r13, %r8
+	vpaddq 1240(%rsp), %xmm3, %xmm1
+	addq %r8, %rbp
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	vpaddq %xmm30, %xmm1, %xmm2
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %rbp
+	vpaddq %xmm21, %xmm2, %xmm12
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vmovdqu64 %xmm12, 1296(%rsp)
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc28(%rip), %xmm12, %xmm7
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm7, 720(%rsp)
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 608(%rsp), %rax
+	rorx $14, %rbp, %r10
+	vmovdqu64 1192(%rsp), %xmm20
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r15
+	vprorq $1, %xmm20, %xmm9
+	addq %r12, %rax
+	andn %r11, %rbp, %rsi
+	vprorq $8, %xmm20, %xmm23
+	addq %rsi, %rax
+	mov %r13, %r8
+	andq %rbp, %r8
+	vpsrlq $7, %xmm20, %xmm31
+	addq %r8, %rax
+	xorq %rcx, %r10
+	vpternlogq $0x96, %xmm31, %xmm23, %xmm9
+	xorq %r15, %r10
+	addq %r10, %rax
+	vprorq $19, %xmm12, %xmm0
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $61, %xmm12, %xmm10
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vpsrlq $6, %xmm12, %xmm11
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 616(%rsp), %r11
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm0
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	andn %r13, %rax, %r14
+	vpaddq 1256(%rsp), %xmm19, %xmm18
+	addq %r14, %r11
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	vpaddq %xmm9, %xmm18, %xmm15
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %r11
+	vpaddq %xmm0, %xmm15, %xmm27
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm27, 1312(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc29(%rip), %xmm27, %xmm22
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm22, 736(%rsp)
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 624(%rsp), %r13
+	rorx $14, %r11, %rsi
+	vmovdqu64 1208(%rsp), %xmm6
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r12
+	vprorq $1, %xmm6, %xmm24
+	addq %rdi, %r13
+	andn %rbp, %r11, %r15
+	vprorq $8, %xmm6, %xmm4
+	addq %r15, %r13
+	mov %rax, %r14
+	andq %r11, %r14
+	vpsrlq $7, %xmm6, %xmm8
+	addq %r14, %r13
+	xorq %rcx, %rsi
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm24
+	xorq %r12, %rsi
+	addq %rsi, %r13
+	vprorq $19, %xmm27, %xmm16
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	vprorq $61, %xmm27, %xmm17
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	vpsrlq $6, %xmm27, %xmm25
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 632(%rsp), %rbp
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm25, %xmm17, %xmm16
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	andn %rax, %r13, %rdx
+	vpaddq 1272(%rsp), %xmm14, %xmm26
+	addq %rdx, %rbp
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	vpaddq %xmm24, %xmm26, %xmm3
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %rbp
+	vpaddq %xmm16, %xmm3, %xmm1
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	vmovdqu64 %xmm1, 1328(%rsp)
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	vpaddq .Lc30(%rip), %xmm1, %xmm30
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	vmovdqu64 %xmm30, 752(%rsp)
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 640(%rsp), %rax
+	rorx $14, %rbp, %r15
+	vmovdqu64 1224(%rsp), %xmm2
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	vprorq $1, %xmm2, %xmm21
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	vprorq $8, %xmm2, %xmm7
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	vpsrlq $7, %xmm2, %xmm20
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	vpternlogq $0x96, %xmm20, %xmm7, %xmm21
+	xorq %rdi, %r15
+	addq %r15, %rax
+	vprorq $19, %xmm1, %xmm23
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	vprorq $61, %xmm1, %xmm31
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	vpsrlq $6, %xmm1, %xmm12
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 648(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm12, %xmm31, %xmm23
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	vpaddq 1288(%rsp), %xmm29, %xmm10
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	vpaddq %xmm21, %xmm10, %xmm11
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	vpaddq %xmm23, %xmm11, %xmm19
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	vmovdqu64 %xmm19, 1344(%rsp)
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	vpaddq .Lc31(%rip), %xmm19, %xmm18
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	vmovdqu64 %xmm18, 768(%rsp)
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 656(%rsp), %r13
+	rorx $14, %r11, %r12
+	vmovdqu64 1240(%rsp), %xmm9
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	vprorq $1, %xmm9, %xmm15
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	vprorq $8, %xmm9, %xmm0
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	vpsrlq $7, %xmm9, %xmm22
+	addq %r9, %r13
+	xorq %rcx, %r12
+	vpternlogq $0x96, %xmm22, %xmm0, %xmm15
+	xorq %r10, %r12
+	addq %r12, %r13
+	vprorq $19, %xmm19, %xmm6
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	vprorq $61, %xmm19, %xmm4
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	vpsrlq $6, %xmm19, %xmm8
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 664(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm8, %xmm4, %xmm6
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	vpaddq 1304(%rsp), %xmm13, %xmm27
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	vpaddq %xmm15, %xmm27, %xmm17
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	vpaddq %xmm6, %xmm17, %xmm25
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	vmovdqu64 %xmm25, 1360(%rsp)
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	vpaddq .Lc32(%rip), %xmm25, %xmm14
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	vmovdqu64 %xmm14, 784(%rsp)
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 672(%rsp), %rax
+	rorx $14, %rbp, %rdi
+	vmovdqu64 1256(%rsp), %xmm26
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rsi
+	vprorq $1, %xmm26, %xmm24
+	addq %r15, %rax
+	andn %r11, %rbp, %r10
+	vprorq $8, %xmm26, %xmm3
+	addq %r10, %rax
+	mov %r13, %rbx
+	andq %rbp, %rbx
+	vpsrlq $7, %xmm26, %xmm16
+	addq %rbx, %rax
+	xorq %rcx, %rdi
+	vpternlogq $0x96, %xmm16, %xmm3, %xmm24
+	xorq %rsi, %rdi
+	addq %rdi, %rax
+	vprorq $19, %xmm25, %xmm30
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	vprorq $61, %xmm25, %xmm2
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	vpsrlq $6, %xmm25, %xmm7
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 680(%rsp), %r11
+	rorx $14, %rax, %rbx
+	rorx $18, %rax, %rcx
+	vpternlogq $0x96, %xmm7, %xmm2, %xmm30
+	rorx $41, %rax, %r14
+	addq %rdx, %r11
+	andn %r13, %rax, %r8
+	vpaddq 1320(%rsp), %xmm28, %xmm20
+	addq %r8, %r11
+	mov %rbp, %r10
+	andq %rax, %r10
+	addq %r10, %r11
+	vpaddq %xmm24, %xmm20, %xmm1
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %r11
+	vpaddq %xmm30, %xmm1, %xmm31
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	vmovdqu64 %xmm31, 1376(%rsp)
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	vpaddq .Lc33(%rip), %xmm31, %xmm12
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	vmovdqu64 %xmm12, 800(%rsp)
+	addq %rax, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 688(%rsp), %r13
+	rorx $14, %r11, %r10
+	vmovdqu64 1272(%rsp), %xmm29
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r15
+	vprorq $1, %xmm29, %xmm10
+	addq %r12, %r13
+	andn %rbp, %r11, %rsi
+	vprorq $8, %xmm29, %xmm21
+	addq %rsi, %r13
+	mov %rax, %r8
+	andq %r11, %r8
+	vpsrlq $7, %xmm29, %xmm11
+	addq %r8, %r13
+	xorq %rcx, %r10
+	vpternlogq $0x96, %xmm11, %xmm21, %xmm10
+	xorq %r15, %r10
+	addq %r10, %r13
+	vprorq $19, %xmm31, %xmm23
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	vprorq $61, %xmm31, %xmm18
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	vpsrlq $6, %xmm31, %xmm9
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %r11, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 696(%rsp), %rbp
+	rorx $14, %r13, %r8
+	rorx $18, %r13, %rcx
+	vpternlogq $0x96, %xmm9, %xmm18, %xmm23
+	rorx $41, %r13, %rdx
+	addq %r9, %rbp
+	andn %rax, %r13, %r14
+	vpaddq 1336(%rsp), %xmm5, %xmm0
+	addq %r14, %rbp
+	mov %r11, %rsi
+	andq %r13, %rsi
+	addq %rsi, %rbp
+	vpaddq %xmm10, %xmm0, %xmm22
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %rbp
+	vpaddq %xmm23, %xmm22, %xmm19
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	vmovdqu64 %xmm19, 1392(%rsp)
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	vpaddq .Lc34(%rip), %xmm19, %xmm4
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	vmovdqu64 %xmm4, 816(%rsp)
+	addq %r13, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 704(%rsp), %rax
+	rorx $14, %rbp, %rsi
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r12
+	addq %rdi, %rax
+	andn %r11, %rbp, %r15
+	addq %r15, %rax
+	mov %r13, %r14
+	andq %rbp, %r14
+	addq %r14, %rax
+	xorq %rcx, %rsi
+	xorq %r12, %rsi
+	addq %rsi, %rax
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %rbp, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 712(%rsp), %r11
+	rorx $14, %rax, %r14
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %r9
+	addq %rbx, %r11
+	andn %r13, %rax, %rdx
+	addq %rdx, %r11
+	mov %rbp, %r15
+	andq %rax, %r15
+	addq %r15, %r11
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %r11
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %rax, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 720(%rsp), %r13
+	rorx $14, %r11, %r15
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rdi
+	addq %r10, %r13
+	andn %rbp, %r11, %r12
+	addq %r12, %r13
+	mov %rax, %rdx
+	andq %r11, %rdx
+	addq %rdx, %r13
+	xorq %rcx, %r15
+	xorq %rdi, %r15
+	addq %r15, %r13
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %r11, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 728(%rsp), %rbp
+	rorx $14, %r13, %rdx
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %rbx
+	addq %r8, %rbp
+	andn %rax, %r13, %r9
+	addq %r9, %rbp
+	mov %r11, %r12
+	andq %r13, %r12
+	addq %r12, %rbp
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %rbp
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	addq %r13, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 736(%rsp), %rax
+	rorx $14, %rbp, %r12
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r10
+	addq %rsi, %rax
+	andn %r11, %rbp, %rdi
+	addq %rdi, %rax
+	mov %r13, %r9
+	andq %rbp, %r9
+	addq %r9, %rax
+	xorq %rcx, %r12
+	xorq %r10, %r12
+	addq %r12, %rax
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %rbp, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 744(%rsp), %r11
+	rorx $14, %rax, %r9
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %r8
+	addq %r14, %r11
+	andn %r13, %rax, %rbx
+	addq %rbx, %r11
+	mov %rbp, %rdi
+	andq %rax, %rdi
+	addq %rdi, %r11
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %r11
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	addq %rax, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	addq 752(%rsp), %r13
+	rorx $14, %r11, %rdi
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %rsi
+	addq %r15, %r13
+	andn %rbp, %r11, %r10
+	addq %r10, %r13
+	mov %rax, %rbx
+	andq %r11, %rbx
+	addq %rbx, %r13
+	xorq %rcx, %rdi
+	xorq %rsi, %rdi
+	addq %rdi, %r13
+	rorx $28, %r12, %r10
+	rorx $34, %r12, %rbx
+	rorx $39, %r12, %rcx
+	andq %r12, %r8
+	xorq %rbx, %r10
+	xorq %rcx, %r10
+	subq %r14, %r9
+	mov %rdx, %rsi
+	xorq %r12, %rsi
+	mov %rdx, %rdi
+	andq %r12, %rdi
+	addq %r11, %r9
+	addq %r8, %r9
+	addq %r10, %r9
+	addq 760(%rsp), %rbp
+	rorx $14, %r13, %rbx
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %r14
+	addq %rdx, %rbp
+	andn %rax, %r13, %r8
+	addq %r8, %rbp
+	mov %r11, %r10
+	andq %r13, %r10
+	addq %r10, %rbp
+	xorq %rcx, %rbx
+	xorq %r14, %rbx
+	addq %rbx, %rbp
+	rorx $28, %r9, %r8
+	rorx $34, %r9, %r10
+	rorx $39, %r9, %rcx
+	andq %r9, %rsi
+	xorq %r10, %r8
+	xorq %rcx, %r8
+	subq %r15, %rdi
+	mov %r12, %r14
+	xorq %r9, %r14
+	mov %r12, %rbx
+	andq %r9, %rbx
+	addq %r13, %rdi
+	addq %rsi, %rdi
+	addq %r8, %rdi
+	addq 768(%rsp), %rax
+	rorx $14, %rbp, %r10
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %r15
+	addq %r12, %rax
+	andn %r11, %rbp, %rsi
+	addq %rsi, %rax
+	mov %r13, %r8
+	andq %rbp, %r8
+	addq %r8, %rax
+	xorq %rcx, %r10
+	xorq %r15, %r10
+	addq %r10, %rax
+	rorx $28, %rdi, %rsi
+	rorx $34, %rdi, %r8
+	rorx $39, %rdi, %rcx
+	andq %rdi, %r14
+	xorq %r8, %rsi
+	xorq %rcx, %rsi
+	subq %rdx, %rbx
+	mov %r9, %r15
+	xorq %rdi, %r15
+	mov %r9, %r10
+	andq %rdi, %r10
+	addq %rbp, %rbx
+	addq %r14, %rbx
+	addq %rsi, %rbx
+	addq 776(%rsp), %r11
+	rorx $14, %rax, %r8
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %rdx
+	addq %r9, %r11
+	andn %r13, %rax, %r14
+	addq %r14, %r11
+	mov %rbp, %rsi
+	andq %rax, %rsi
+	addq %rsi, %r11
+	xorq %rcx, %r8
+	xorq %rdx, %r8
+	addq %r8, %r11
+	rorx $28, %rbx, %r14
+	rorx $34, %rbx, %rsi
+	rorx $39, %rbx, %rcx
+	andq %rbx, %r15
+	xorq %rsi, %r14
+	xorq %rcx, %r14
+	subq %r12, %r10
+	mov %rdi, %rdx
+	xorq %rbx, %rdx
+	mov %rdi, %r8
+	andq %rbx, %r8
+	addq %rax, %r10
+	addq %r15, %r10
+	addq %r14, %r10
+	addq 784(%rsp), %r13
+	rorx $14, %r11, %rsi
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r12
+	addq %rdi, %r13
+	andn %rbp, %r11, %r15
+	addq %r15, %r13
+	mov %rax, %r14
+	andq %r11, %r14
+	addq %r14, %r13
+	xorq %rcx, %rsi
+	xorq %r12, %rsi
+	addq %rsi, %r13
+	rorx $28, %r10, %r15
+	rorx $34, %r10, %r14
+	rorx $39, %r10, %rcx
+	andq %r10, %rdx
+	xorq %r14, %r15
+	xorq %rcx, %r15
+	subq %r9, %r8
+	mov %rbx, %r12
+	xorq %r10, %r12
+	mov %rbx, %rsi
+	andq %r10, %rsi
+	addq %r11, %r8
+	addq %rdx, %r8
+	addq %r15, %r8
+	addq 792(%rsp), %rbp
+	rorx $14, %r13, %r14
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %r9
+	addq %rbx, %rbp
+	andn %rax, %r13, %rdx
+	addq %rdx, %rbp
+	mov %r11, %r15
+	andq %r13, %r15
+	addq %r15, %rbp
+	xorq %rcx, %r14
+	xorq %r9, %r14
+	addq %r14, %rbp
+	rorx $28, %r8, %rdx
+	rorx $34, %r8, %r15
+	rorx $39, %r8, %rcx
+	andq %r8, %r12
+	xorq %r15, %rdx
+	xorq %rcx, %rdx
+	subq %rdi, %rsi
+	mov %r10, %r9
+	xorq %r8, %r9
+	mov %r10, %r14
+	andq %r8, %r14
+	addq %r13, %rsi
+	addq %r12, %rsi
+	addq %rdx, %rsi
+	addq 800(%rsp), %rax
+	rorx $14, %rbp, %r15
+	rorx $18, %rbp, %rcx
+	rorx $41, %rbp, %rdi
+	addq %r10, %rax
+	andn %r11, %rbp, %r12
+	addq %r12, %rax
+	mov %r13, %rdx
+	andq %rbp, %rdx
+	addq %rdx, %rax
+	xorq %rcx, %r15
+	xorq %rdi, %r15
+	addq %r15, %rax
+	rorx $28, %rsi, %r12
+	rorx $34, %rsi, %rdx
+	rorx $39, %rsi, %rcx
+	andq %rsi, %r9
+	xorq %rdx, %r12
+	xorq %rcx, %r12
+	subq %rbx, %r14
+	mov %r8, %rdi
+	xorq %rsi, %rdi
+	mov %r8, %r15
+	andq %rsi, %r15
+	addq %rbp, %r14
+	addq %r9, %r14
+	addq %r12, %r14
+	addq 808(%rsp), %r11
+	rorx $14, %rax, %rdx
+	rorx $18, %rax, %rcx
+	rorx $41, %rax, %rbx
+	addq %r8, %r11
+	andn %r13, %rax, %r9
+	addq %r9, %r11
+	mov %rbp, %r12
+	andq %rax, %r12
+	addq %r12, %r11
+	xorq %rcx, %rdx
+	xorq %rbx, %rdx
+	addq %rdx, %r11
+	rorx $28, %r14, %r9
+	rorx $34, %r14, %r12
+	rorx $39, %r14, %rcx
+	andq %r14, %rdi
+	xorq %r12, %r9
+	xorq %rcx, %r9
+	subq %r10, %r15
+	mov %rsi, %rbx
+	xorq %r14, %rbx
+	mov %rsi, %rdx
+	andq %r14, %rdx
+	addq %rax, %r15
+	addq %rdi, %r15
+	addq %r9, %r15
+	addq 816(%rsp), %r13
+	rorx $14, %r11, %r12
+	rorx $18, %r11, %rcx
+	rorx $41, %r11, %r10
+	addq %rsi, %r13
+	andn %rbp, %r11, %rdi
+	addq %rdi, %r13
+	mov %rax, %r9
+	andq %r11, %r9
+	addq %r9, %r13
+	xorq %rcx, %r12
+	xorq %r10, %r12
+	addq %r12, %r13
+	rorx $28, %r15, %rdi
+	rorx $34, %r15, %r9
+	rorx $39, %r15, %rcx
+	andq %r15, %rbx
+	xorq %r9, %rdi
+	xorq %rcx, %rdi
+	subq %r8, %rdx
+	mov %r14, %r10
+	xorq %r15, %r10
+	mov %r14, %r12
+	andq %r15, %r12
+	addq %r11, %rdx
+	addq %rbx, %rdx
+	addq %rdi, %rdx
+	addq 824(%rsp), %rbp
+	rorx $14, %r13, %r9
+	rorx $18, %r13, %rcx
+	rorx $41, %r13, %r8
+	addq %r14, %rbp
+	andn %rax, %r13, %rbx
+	addq %rbx, %rbp
+	mov %r11, %rdi
+	andq %r13, %rdi
+	addq %rdi, %rbp
+	xorq %rcx, %r9
+	xorq %r8, %r9
+	addq %r9, %rbp
+	rorx $28, %rdx, %rbx
+	rorx $34, %rdx, %rdi
+	rorx $39, %rdx, %rcx
+	andq %rdx, %r10
+	xorq %rdi, %rbx
+	xorq %rcx, %rbx
+	subq %rsi, %r12
+	mov %r15, %r8
+	xorq %rdx, %r8
+	mov %r15, %r9
+	andq %rdx, %r9
+	addq %r13, %r12
+	addq %r10, %r12
+	addq %rbx, %r12
+	rorx $28, %r12, %rdi
+	rorx $34, %r12, %rcx
+	rorx $39, %r12, %rsi
+	andq %r12, %r8
+	xorq %rcx, %rdi
+	xorq %rsi, %rdi
+	subq %r14, %r9
+	mov %rdx, %r10
+	xorq %r12, %r10
+	mov %rdx, %rbx
+	andq %r12, %rbx
+	addq %rbp, %r9
+	addq %r8, %r9
+	addq %rdi, %r9
+	mov 0(%rsp), %rcx
+	addq %rcx, %r9
+	mov %r9, 0(%rsp)
+	mov 8(%rsp), %rsi
+	addq %rsi, %r12
+	mov %r12, 8(%rsp)
+	mov 16(%rsp), %r14
+	addq %r14, %rdx
+	mov %rdx, 16(%rsp)
+	mov 24(%rsp), %r8
+	addq %r8, %r15
+	mov %r15, 24(%rsp)
+	mov 32(%rsp), %rdi
+	addq %rdi, %rbp
+	mov %rbp, 32(%rsp)
+	mov 40(%rsp), %rcx
+	addq %rcx, %r13
+	mov %r13, 40(%rsp)
+	mov 48(%rsp), %r9
+	addq %r9, %r11
+	mov %r11, 48(%rsp)
+	mov 56(%rsp), %rsi
+	addq %rsi, %rax
 	mov %rax, 56(%rsp)
 	mov 832(%rsp), %rdi
 	vmovdqu64 0(%rsp), %xmm0
@@ -5027,35 +5508,38 @@ RODATA
 .Lc34: .quad 0x5fcb6fab3ad6faec, 0x6c44198c4a475817
 .Lc35: .quad 0xf7689eb47ab51f91
 .Lc36: .quad 0x9b05688c2b3e6c1f
-.Lc37: .quad 0x90bb1e3d1f312338
+.Lc37: .quad 0xcd2a11b01dc61b63
 .Lc38: .quad 0x510e527fade682d1
-.Lc39: .quad 0x3c6ef372fe94f82b
-.Lc40: .quad 0x954d6b38bcfcddf5
+.Lc39: .quad 0x954d6b38bcfcddf5
+.Lc40: .quad 0xd16e48e277766e33
 .Lc41: .quad 0x6a09e667f3bcc908
-.Lc42: .quad 0xd16e48e277766e33
-.Lc43: .quad 0x50c6645c178ba74e
-.Lc44: .quad 0xbb67ae8584caa73b
-.Lc45: .quad 0x3ac42e252f705e8d
-.Lc46: .quad 0x3956c25bf348b538
-.Lc47: .quad 0x59f111f1b605d019
-.Lc48: .quad 0x923f82a4af194f9b
-.Lc49: .quad 0xab1c5ed5da6d8118
-.Lc50: .quad 0x8000000000000000
-.Lc51: .quad 0xd807aa98a3030242
-.Lc52: .quad 0x12835b0145706fbe
-.Lc53: .quad 0x243185be4ee4b28c
-.Lc54: .quad 0x550c7dc3d5ffb4e2
-.Lc55: .quad 0x72be5d74f27b896f
-.Lc56: .quad 0x80deb1fe3b1696b1
-.Lc57: .quad 0x9bdc06a725c71235
-.Lc58: .quad 0xc19bf174cf692694
-.Lc59: .quad 0xa54ff53a5f1d36f1
-.Lc60: .quad 0x1f83d9abfb41bd6b
-.Lc61: .quad 0x5be0cd19137e2179
-.Lc62: .quad 0x428a2f98d728ae22
-.Lc63: .quad 0x7137449123ef65cd
-.Lc64: .quad 0xb5c0fbcfec4d3b2f
-.Lc65: .quad 0xe9b5dba58189dbbc
+.Lc42: .quad 0xed92b29281f388dd
+.Lc43: .quad 0x0c2e12e19c564e89
+.Lc44: .quad 0x4498517a7b3558c5
+.Lc45: .quad 0xa4ce148d232d2795
+.Lc46: .quad 0x95f619980c4336f8
+.Lc47: .quad 0x3956c25bf348b538
+.Lc48: .quad 0x59f111f1b605d019
+.Lc49: .quad 0x923f82a4af194f9b
+.Lc50: .quad 0xab1c5ed5da6d8118
+.Lc51: .quad 0x8000000000000000
+.Lc52: .quad 0xd807aa98a3030242
+.Lc53: .quad 0x12835b0145706fbe
+.Lc54: .quad 0x243185be4ee4b28c
+.Lc55: .quad 0x550c7dc3d5ffb4e2
+.Lc56: .quad 0x72be5d74f27b896f
+.Lc57: .quad 0x80deb1fe3b1696b1
+.Lc58: .quad 0x9bdc06a725c71235
+.Lc59: .quad 0xc19bf174cf692694
+.Lc60: .quad 0xbb67ae8584caa73b
+.Lc61: .quad 0x3c6ef372fe94f82b
+.Lc62: .quad 0xa54ff53a5f1d36f1
+.Lc63: .quad 0x1f83d9abfb41bd6b
+.Lc64: .quad 0x5be0cd19137e2179
+.Lc65: .quad 0x428a2f98d728ae22
+.Lc66: .quad 0x7137449123ef65cd
+.Lc67: .quad 0xb5c0fbcfec4d3b2f
+.Lc68: .quad 0xe9b5dba58189dbbc
 
 #if !defined(__APPLE__)
 .section .note.GNU-stack, "", @progbits
