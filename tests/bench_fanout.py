@@ -39,24 +39,72 @@ TARGET_RATIO = 1.3
 TARGET_CPU_MS = 10.0
 
 
-def sshd_cpu(servers):
-    """CPU seconds of the listeners themselves (accept, fork) and of their
-    reaped children (the per-connection sshd processes and what they
-    ran)."""
-    total = 0
-    tck = os.sysconf("SC_CLK_TCK")
-    for s in servers:
-        f = Path(f"/proc/{s.proc.pid}/stat").read_text().rsplit(")", 1)
-        utime, stime, cutime, cstime = map(int, f[1].split()[11:15])
-        total += utime + stime + cutime + cstime
-    return total / tck
+class SshdCpu:
+    """CPU seconds of every sshd process and of all they start.
+
+    The servers are put in a cgroup of their own (cgroup v1 cpuacct or
+    v2, needs root): what a process in it forks stays in it, whoever
+    reaps it.  Without one, the listeners' own and reaped children's
+    times from /proc: OpenSSH's privilege-separated children are not
+    always reaped by the process that accounts them to the listener
+    (their parent may exit first), so that count can fall short."""
+
+    def __init__(self, servers):
+        self.servers, self.path, self.how = servers, None, "reaped children"
+        name = f"seqorch-bench-{os.getpid()}"
+        for base, usage in (("/sys/fs/cgroup/cpuacct", "cpuacct.usage"),
+                            ("/sys/fs/cgroup/unified", "cpu.stat"),
+                            ("/sys/fs/cgroup", "cpu.stat")):
+            d = Path(base) / name
+            try:
+                d.mkdir()
+            except OSError:
+                continue
+            try:
+                for srv in servers:
+                    (d / "cgroup.procs").write_text(f"{srv.proc.pid}\n")
+                (d / usage).read_text()
+            except OSError:
+                self._remove(d)
+                continue
+            self.path, self.usage = d, d / usage
+            self.how = f"cgroup {d}"
+            break
+
+    def seconds(self):
+        if self.path is None:
+            total = 0
+            for srv in self.servers:
+                f = Path(f"/proc/{srv.proc.pid}/stat").read_text()
+                f = f.rsplit(")", 1)[1].split()
+                total += sum(map(int, f[11:15]))
+            return total / os.sysconf("SC_CLK_TCK")
+        text = self.usage.read_text()
+        if self.usage.name == "cpuacct.usage":
+            return int(text) / 1e9
+        return int(text.split("usage_usec")[1].split()[0]) / 1e6
+
+    @staticmethod
+    def _remove(d):
+        # Processes still in it go back to the root group first.
+        try:
+            for pid in (d / "cgroup.procs").read_text().split():
+                (d.parent / "cgroup.procs").write_text(pid + "\n")
+            d.rmdir()
+        except OSError:
+            pass
+
+    def close(self):
+        if self.path is not None:
+            self._remove(self.path)
 
 
-def deploy(cwd, servers, n):
+def deploy(cwd, servers, n, cpu_of):
     """seqorch deploy of every host in cwd's hosts.toml, all at once.
-    Returns (wall s, coordinator cpu s, table rows, sshd cpu s)."""
+    Returns (wall s, coordinator cpu s, table rows, sshd cpu s), the
+    servers' CPU time read with cpu_of (an SshdCpu)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    sshd0 = sshd_cpu(servers)
+    sshd0 = cpu_of.seconds()
     t0 = time.monotonic()
     r = subprocess.run([str(SEQORCH), "deploy", "--hosts", "all",
                         "--parallel", str(n)], cwd=cwd,
@@ -67,18 +115,26 @@ def deploy(cwd, servers, n):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit(f"seqorch deploy failed:\n{r.stdout}{r.stderr}")
-    # The listeners reap their children just after the connections end.
-    time.sleep(0.5)
+    # Every connection's processes are gone before the count is read (the
+    # /proc count has them only once their listener reaped them).
+    reaped_by = time.monotonic() + 10
+    while any(Path(f"/proc/{s.proc.pid}/task/{s.proc.pid}/children")
+              .read_text().strip() for s in servers):
+        if time.monotonic() > reaped_by:
+            sys.exit("sshd listeners still have children 10 s after the "
+                     "deploy")
+        time.sleep(0.02)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime -
                                                   before.ru_stime)
     rows = [line.split() for line in r.stdout.splitlines()[1:]]
-    return wall, cpu, rows, sshd_cpu(servers) - sshd0
+    return wall, cpu, rows, cpu_of.seconds() - sshd0
 
 
-def warm_median(cwd, servers, n):
+def warm_median(cwd, servers, n, cpu_of):
     """Median (by wall time) of WARM_RUNS warm re-deploys, each checked
     to upload and build nothing."""
-    runs = sorted((deploy(cwd, servers, n) for _ in range(WARM_RUNS)),
+    runs = sorted((deploy(cwd, servers, n, cpu_of) for _ in
+                   range(WARM_RUNS)),
                   key=lambda w: w[0])
     for w in runs:
         for _, files, nbytes, builds, *_ in w[2]:
@@ -108,13 +164,14 @@ def main():
     root = Path(tempfile.mkdtemp(prefix="seqorch-fanout-"))
     root.chmod(0o755)  # the servers' test user must reach its keys
     cores = os.cpu_count() or 1
-    servers, jump = [], None
+    servers, jump, cpu_of = [], None, None
     try:
         key = root / "id_ed25519"
         keygen(key, "seqorch-bench")
         for i in range(max(COUNTS)):
             servers.append(Sshd(root, f"h{i:02d}", key).start())
         jump = Sshd(root, "jump", key, forwarding=True).start()
+        cpu_of = SshdCpu(servers + [jump])
         results = {}
         for n in COUNTS:
             cwd = root / f"n{n}"
@@ -123,7 +180,7 @@ def main():
                 s.name: s.host_entry() for s in servers[:n]})
             if n <= COLD_MAX:
                 fresh(servers[:n])
-                cold = deploy(cwd, servers[:n], n)
+                cold = deploy(cwd, servers[:n], n, cpu_of)
             else:
                 # 64 cold builds take minutes on two cores: the work
                 # directories are copies of a deployed one instead, and
@@ -134,7 +191,7 @@ def main():
                     shutil.copytree(servers[0].workdir, s.workdir,
                                     symlinks=True)
                     give_back(s.workdir)
-            warm = warm_median(cwd, servers[:n], n)
+            warm = warm_median(cwd, servers[:n], n, cpu_of)
             results[n] = (cold, warm)
             print(f"{n:2d} hosts: warm {warm[0]:5.3f} s, floor "
                   f"{warm[3] / cores:5.3f} s", file=sys.stderr)
@@ -152,8 +209,8 @@ def main():
             fresh(servers[:n])
             write_hosts_toml(cwd / "hosts.toml", {
                 s.name: s.host_entry(proxy_jump=spec) for s in servers[:n]})
-            cold = deploy(cwd, servers[:n] + [jump], n)
-            warm = warm_median(cwd, servers[:n] + [jump], n)
+            cold = deploy(cwd, servers[:n] + [jump], n, cpu_of)
+            warm = warm_median(cwd, servers[:n] + [jump], n, cpu_of)
             jumped[n] = (cold, warm)
 
         load = os.getloadavg()
@@ -161,7 +218,7 @@ def main():
               f"{cores} cores shared by coordinator and servers (load "
               f"average at the end {load[0]:.1f} / {load[1]:.1f} / "
               f"{load[2]:.1f}: other work on the machine inflates the wall "
-              f"times, not the floor)")
+              f"times, not the floor; sshd CPU from the {cpu_of.how})")
         print(f"{'hosts':>5} {'warm s':>8} {'floor s':>8} {'ratio':>6} "
               f"{'coord cpu/host':>15} {'sshd cpu/host':>14} "
               f"{'cold s/host':>12}")
@@ -190,6 +247,8 @@ def main():
                   f"({cpu:.1f} ms)")
         return 0
     finally:
+        if cpu_of is not None:
+            cpu_of.close()
         for s in servers:
             s.stop()
         if jump is not None:
