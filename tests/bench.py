@@ -41,9 +41,15 @@ def agent_records(agent, *args):
 
 
 def studies(agent):
-    """{study: record} and {study: control variant} from --list."""
+    """{study: record} from --list, with the study's kernels in this
+    build under "kernels"."""
     recs = agent_records(agent, "--list")
-    return {r["study"]: r for r in recs if r["type"] == "study"}
+    out = {r["study"]: dict(r, kernels=[]) for r in recs
+           if r["type"] == "study"}
+    for r in recs:
+        if r["type"] == "kernel":
+            out[r["study"]]["kernels"].append(r["variant"])
+    return out
 
 
 def bench_study(study, info, agents, args):
@@ -160,6 +166,13 @@ def main():
         if study not in infos:
             print(f"ERROR: unknown study {study!r}")
             return 2
+        if not infos[study]["kernels"]:
+            # randomx: its variants link RandomX, which its prebuild
+            # compiles on the host (kernels/randomx/prebuild.sh).
+            print(f"\n{study}: no variant in a plain agent build (the "
+                  f"study builds its library on the host first); measure "
+                  f"it with seqorch run --study {study}")
+            continue
         rc |= bench_study(study, infos[study], agents, args)
     for study in args.study or list(infos):
         if args.others and study in OTHERS:
