@@ -249,10 +249,12 @@ SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SAN_TREE = build-san/tree
-# The integration files run under the sanitizers in CI: the run, bad input
-# and integrity paths (the whole suite twice would not fit CI's time).
+# The integration files run under the sanitizers in CI: the run, bad input,
+# integrity and artifact paths, the ssh transport and the jump-host relay
+# (the whole suite twice would not fit CI's time; SAN_PYTEST=tests runs it).
 SAN_PYTEST ?= tests/test_10_run.py tests/test_11_bad_input.py \
-	tests/test_50_integrity.py tests/test_14_artifacts.py
+	tests/test_50_integrity.py tests/test_14_artifacts.py \
+	tests/test_30_ssh.py tests/test_33_proxyjump.py
 
 sanitize: all
 	@mkdir -p $(SAN_TREE)
@@ -261,7 +263,8 @@ sanitize: all
 	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
 	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit
-	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) $(PYTEST) $(SAN_PYTEST)
+	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) \
+	  SEQORCH_TEST_CFLAGS="$(SAN_FLAGS)" $(PYTEST) $(SAN_PYTEST)
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
 # agent-record parser, the hosts.toml front end and the agent's option

@@ -658,8 +658,11 @@ def driver(tmp_path_factory):
     root = SEQORCH.parent
     d = tmp_path_factory.mktemp("driver")
     (d / "driver.c").write_text(DRIVER_C)
-    # The coordinator's modules as make built them (libseqorch.a).
-    subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror",
+    # The coordinator's modules as make built them (libseqorch.a), with
+    # the flags they were built with when those matter to the link (make
+    # sanitize's).
+    subprocess.run(["cc", *os.environ.get("SEQORCH_TEST_CFLAGS", "").split(),
+                    "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror",
                     f"-I{root / 'orchestrator'}", f"-I{root / 'kernels'}",
                     "-o", str(d / "driver"), str(d / "driver.c"),
                     str(root / "build/libseqorch.a"), "-lsqlite3", "-lcjson",
