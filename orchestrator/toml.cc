@@ -299,8 +299,7 @@ toml_parse(const char *text, size_t len, const char *name,
 			    "character 0x%02x (not allowed in TOML)", name,
 			    line, col, b);
 		return so_error(err, SO_EPARSE, "%s:%u:%u: a table header "
-		    "must start with a key, not '%c'", name, line, col,
-		    text[bad] >= 0x20 && text[bad] < 0x7f ? text[bad] : '?');
+		    "must start with a key, not '%c'", name, line, col, b);
 	}
 	try {
 		std::string_view source(text, len);
