@@ -191,10 +191,11 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 # orchestrator/NAME.c with its parts orchestrator/NAME-*.c; toml is the C++
 # front end and studies the coordinator's study tables; a part such as
 # report-load may be named alone.  Couplings these lists show: db's
-# db-report.c grows arrays with report-load.c's report_grow, and cmd.c's
+# db-report.c grows arrays with report-load.c's report_grow, db-rows.c
+# checks artifact names with artifact.c's artifact_name_ok, and cmd.c's
 # table names every command (test_report runs `report` through it).
 UNIT_strbuf = strbuf util
-UNIT_window = window db report-load report-stats stats util strbuf
+UNIT_window = window db artifact report-load report-stats stats util strbuf
 UNIT_stats = stats util
 UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util

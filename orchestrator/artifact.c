@@ -199,9 +199,16 @@ static int
 gc_one(void *arg, const char *sha256, int64_t size)
 {
 	struct gc_state *g = arg;
-	char *path = artifact_path(g->db, sha256);
+	char *path;
 	int rc = 0;
 
+	/* A row that names no file of the store: dropped, nothing unlinked. */
+	if (!artifact_name_ok(sha256)) {
+		fprintf(g->out, "(a row named \"%.80s\", not a sha256: no file "
+		    "removed)\n", sha256);
+		return 0;
+	}
+	path = artifact_path(g->db, sha256);
 	fprintf(g->out, "%s  %lld bytes%s\n", sha256, (long long)size,
 	    g->dry_run ? " (would remove)" : "");
 	g->bytes += (uint64_t)size;
@@ -251,4 +258,18 @@ out:
 	*bytes = g.bytes;
 	free(dir);
 	return rc < 0 ? rc : 0;
+}
+
+int
+artifact_name_ok(const char *name)
+{
+	size_t i;
+
+	if (name == NULL)
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		    (name[i] >= 'a' && name[i] <= 'f')))
+			return 0;
+	return name[64] == '\0';
 }

@@ -62,4 +62,11 @@ int artifact_load(struct db *db, const char *sha256, char **data,
 int artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
     uint64_t *bytes, struct so_err *err);
 
+/*
+ * 1 when name is an artifact's name, 64 lowercase hex digits and nothing
+ * else; 0 otherwise.  A name read from a database or a bundle is checked
+ * before it becomes a path: "../results.db" must never be one.
+ */
+int artifact_name_ok(const char *name);
+
 #endif

@@ -10,6 +10,7 @@
 #include <openssl/pem.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define FORMAT "seqorch-bundle"
 #define FORMAT_VERSION 1
@@ -113,9 +114,10 @@ bundle_make(struct db *db, int64_t run_id, cJSON *summary,
 		const cJSON *s = cJSON_GetArrayItem(row, 0);
 		char path[80];
 
-		if (!cJSON_IsString(s)) {
-			rc = so_error(err, SO_EDB, "artifacts: a row without "
-			    "its sha256");
+		if (!cJSON_IsString(s) || !artifact_name_ok(s->valuestring)) {
+			rc = so_error(err, SO_EDB, "artifacts: a row whose name "
+			    "\"%.80s\" is not a sha256", cJSON_IsString(s) ?
+			    s->valuestring : "");
 			goto out;
 		}
 		if ((rc = artifact_load(db, s->valuestring, &data, &len,
@@ -307,100 +309,258 @@ col(const cJSON *table, const char *name)
 	return -1;
 }
 
-struct ref_memo {
-	char study[64], seed[129], digest[129];
+/* Seconds on the monotonic clock. */
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * x after steps steps of e's reference.  The chain is iterated in place,
+ * so it runs in pieces, each about a second (the first short, then
+ * doubled), and a long one shows how far it is on log every few seconds.
+ */
+static int
+recompute(const struct study_entry *e, uint8_t *x, uint64_t steps,
+    FILE *log, char *why, size_t whylen)
+{
+	uint64_t done = 0, chunk = 1u << 16;
+	double start = now_s(), shown = start;
+
+	while (done < steps) {
+		uint64_t n = steps - done < chunk ? steps - done : chunk;
+		double t0 = now_s(), t;
+
+		if (e->ref->chain(x, n, NULL, why, whylen) != 0)
+			return -1;
+		done += n;
+		t = now_s();
+		if (t - t0 < 0.5 && chunk < (UINT64_C(1) << 40))
+			chunk *= 2;
+		if (log != NULL && done < steps && t - shown >= 2.0) {
+			fprintf(log, "seqorch: recomputing %s: %.0f%% (%llu of "
+			    "%llu %s), about %.0f s left\n", e->name,
+			    100.0 * (double)done / (double)steps,
+			    (unsigned long long)done, (unsigned long long)steps,
+			    e->study->unit_plural, (t - start) *
+			    (double)(steps - done) / (double)done);
+			shown = t;
+		}
+	}
+	return 0;
+}
+
+/* One run of the bundle: what its samples must agree with. */
+struct run_ref {
+	int64_t id;
+	const char *study, *seed;
 	uint64_t steps;
+	const struct study_entry *e;
+	char digest[2 * KERNEL_MAX_STATE + 1];	/* "" until recomputed */
 };
 
-/* Each sample's digest against its study's reference, recomputed here. */
+/* The manifest's runs as rows.json has them (types checked already). */
+static int
+read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
+    struct so_err *err)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "runs");
+	int ci = col(t, "id"), cs = col(t, "study"), cseed = col(t, "seed");
+	int cn = col(t, "steps");
+	const cJSON *row;
+	size_t i;
+
+	if (ci < 0 || cs < 0 || cseed < 0 || cn < 0)
+		return so_error(err, SO_EPARSE, "rows.json: no runs table with "
+		    "id, study, seed and steps");
+	memset(rr, 0, info->nruns * sizeof *rr);
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t, "rows")) {
+		int64_t id = (int64_t)cJSON_GetArrayItem(row, ci)->valuedouble;
+		double steps = cJSON_GetArrayItem(row, cn)->valuedouble;
+
+		for (i = 0; i < info->nruns && info->runs[i] != id; i++)
+			;
+		if (i == info->nruns)
+			continue;
+		rr[i].id = id;
+		rr[i].study = cJSON_GetArrayItem(row, cs)->valuestring;
+		rr[i].seed = cJSON_GetArrayItem(row, cseed)->valuestring;
+		/* What `seqorch run --steps` takes, and the work it sets. */
+		if (!(steps >= 1 && steps <= (double)STUDY_MAX_STEPS))
+			return so_error(err, SO_EINVAL, "rows.json: run %lld: "
+			    "steps %.0f is outside 1..%llu", (long long)id,
+			    steps, (unsigned long long)STUDY_MAX_STEPS);
+		rr[i].steps = (uint64_t)steps;
+		if ((rr[i].e = study_find(rr[i].study)) == NULL)
+			return so_error(err, SO_EINVAL, "bundle: study \"%.64s\" "
+			    "of run %lld has no reference in this seqorch",
+			    rr[i].study, (long long)id);
+	}
+	for (i = 0; i < info->nruns; i++)
+		if (rr[i].study == NULL)
+			return so_error(err, SO_EPARSE, "rows.json: run %lld of "
+			    "the manifest is not there", (long long)
+			    info->runs[i]);
+	return 0;
+}
+
+/*
+ * Every sample against its run: the run's study and steps (a sample of
+ * other steps would set its own work), its digest recomputed from the
+ * run's seed with the study's reference, once per run, and its valid flag
+ * consistent with that.  A sample of another seed is invalid whatever its
+ * digest (as the runner stores it), so it must say so.
+ */
 static int
 check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
     struct so_err *err)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "samples");
-	struct ref_memo *memo = NULL;
-	size_t nmemo = 0, i;
+	struct run_ref rr[64];
 	const cJSON *row;
+	size_t i;
+	long rown = 0;
 	int cs = col(t, "study"), cd = col(t, "digest"), cv = col(t, "valid");
 	int cseed = col(t, "seed"), cn = col(t, "steps"), ci = col(t, "id");
-	int rc = 0;
+	int cr = col(t, "run_id");
+	int rc;
 
+	if ((rc = read_runs(rows, info, rr, err)) != 0)
+		return rc;
 	if (t == NULL)
 		return 0;
-	if (cs < 0 || cd < 0 || cv < 0 || cseed < 0 || cn < 0)
+	if (cs < 0 || cd < 0 || cv < 0 || cseed < 0 || cn < 0 || ci < 0)
 		return so_error(err, SO_EPARSE, "rows.json: samples lack study, "
 		    "seed, steps, digest or valid");
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t, "rows")) {
-		const char *study = cJSON_GetStringValue(
-		    cJSON_GetArrayItem(row, cs));
-		const char *seed = cJSON_GetStringValue(
-		    cJSON_GetArrayItem(row, cseed));
-		const char *digest = cJSON_GetStringValue(
-		    cJSON_GetArrayItem(row, cd));
-		double steps = cJSON_GetNumberValue(cJSON_GetArrayItem(row, cn));
-		int valid = cJSON_GetNumberValue(cJSON_GetArrayItem(row, cv))
-		    == 1;
-		const struct study_entry *e;
+		/* db_rows_check vouched for each value's type. */
+		int64_t run = (int64_t)cJSON_GetArrayItem(row, cr)->valuedouble;
+		double id = cJSON_GetArrayItem(row, ci)->valuedouble;
+		const char *study = cJSON_GetArrayItem(row, cs)->valuestring;
+		const char *seed = cJSON_GetArrayItem(row, cseed)->valuestring;
+		const char *digest = cJSON_GetArrayItem(row, cd)->valuestring;
+		double steps = cJSON_GetArrayItem(row, cn)->valuedouble;
+		double valid = cJSON_GetArrayItem(row, cv)->valuedouble;
+		struct run_ref *r;
 		uint8_t x[KERNEL_MAX_STATE];
 		char why[160];
+		size_t len;
 
-		if (study == NULL || seed == NULL || digest == NULL ||
-		    !(steps >= 1)) {
-			rc = so_error(err, SO_EPARSE, "rows.json: a malformed "
-			    "sample");
-			break;
+		rown++;
+		for (i = 0; i < info->nruns && rr[i].id != run; i++)
+			;
+		if (i == info->nruns)
+			return so_error(err, SO_EPARSE, "rows.json: sample %.0f "
+			    "is of no run of the manifest", id);
+		r = &rr[i];
+		if (valid != 0 && valid != 1)
+			return so_error(err, SO_EINVAL, "rows.json: table "
+			    "\"samples\", row %ld, column \"valid\": expected 0 "
+			    "or 1, not %.0f", rown, valid);
+		if (strcmp(study, r->study) != 0 || steps != (double)r->steps)
+			return so_error(err, SO_EINVAL, "rows.json: sample %.0f "
+			    "is %.64s of %.0f steps, its run %lld %s of %llu",
+			    id, study, steps, (long long)run, r->study,
+			    (unsigned long long)r->steps);
+		if (strcmp(seed, r->seed) != 0) {
+			if (valid == 1)
+				return so_error(err, SO_EINVAL, "bundle: sample "
+				    "%.0f is marked valid but its seed %.16s... "
+				    "is not its run's", id, seed);
+			info->samples_checked++;
+			continue;
 		}
-		for (i = 0; i < nmemo; i++)
-			if (strcmp(memo[i].study, study) == 0 &&
-			    strcmp(memo[i].seed, seed) == 0 &&
-			    memo[i].steps == (uint64_t)steps)
-				break;
-		if (i == nmemo) {
-			if ((e = study_find(study)) == NULL) {
-				rc = so_error(err, SO_EINVAL, "bundle: study "
-				    "\"%s\" has no reference in this seqorch",
-				    study);
-				break;
-			}
-			if (strlen(seed) != 2 * e->study->state_len ||
-			    hex_decode(seed, x, e->study->state_len) != 0) {
-				rc = so_error(err, SO_EPARSE, "rows.json: bad "
-				    "seed \"%.40s\"", seed);
-				break;
-			}
-			if (log != NULL)
-				fprintf(log, "seqorch: recomputing %s: %.0f "
-				    "steps from %.16s...\n", study, steps,
+		len = r->e->study->state_len;
+		/* Runs of the same chain share its digest. */
+		for (i = 0; i < info->nruns && r->digest[0] == '\0'; i++)
+			if (rr[i].digest[0] != '\0' &&
+			    strcmp(rr[i].study, r->study) == 0 &&
+			    strcmp(rr[i].seed, r->seed) == 0 &&
+			    rr[i].steps == r->steps)
+				memcpy(r->digest, rr[i].digest,
+				    sizeof r->digest);
+		if (r->digest[0] == '\0') {
+			if (strlen(seed) != 2 * len ||
+			    hex_decode(seed, x, len) != 0)
+				return so_error(err, SO_EPARSE, "rows.json: run "
+				    "%lld: bad seed \"%.40s\"", (long long)run,
 				    seed);
-			if (e->ref->chain(x, (uint64_t)steps, NULL, why,
-			    sizeof why) != 0) {
-				rc = so_error(err, SO_EIO, "reference of study "
-				    "\"%s\" failed: %s", study, why);
-				break;
-			}
-			memo = xrealloc(memo, (nmemo + 1) * sizeof *memo);
-			snprintf(memo[nmemo].study, sizeof memo[nmemo].study,
-			    "%s", study);
-			snprintf(memo[nmemo].seed, sizeof memo[nmemo].seed,
-			    "%s", seed);
-			memo[nmemo].steps = (uint64_t)steps;
-			hex_encode(x, e->study->state_len, memo[nmemo].digest);
-			nmemo++;
+			if (log != NULL)
+				fprintf(log, "seqorch: recomputing %s: %llu %s "
+				    "from %.16s...\n", r->study,
+				    (unsigned long long)r->steps,
+				    r->e->study->unit_plural, seed);
+			why[0] = '\0';
+			if (recompute(r->e, x, r->steps, log, why,
+			    sizeof why) != 0)
+				return so_error(err, SO_EIO, "reference of "
+				    "study \"%s\" failed: %s", r->study, why);
+			hex_encode(x, len, r->digest);
 		}
-		if ((strcmp(memo[i].digest, digest) == 0) != valid) {
-			rc = so_error(err, SO_EINVAL, "bundle: sample %.0f "
+		if ((strcmp(r->digest, digest) == 0) != (valid == 1))
+			return so_error(err, SO_EINVAL, "bundle: sample %.0f "
 			    "(%s) is marked %s but its digest %.16s... %s the "
-			    "reference %.16s...", ci >= 0 ?
-			    cJSON_GetNumberValue(cJSON_GetArrayItem(row, ci)) :
-			    0.0, study, valid ? "valid" : "invalid", digest,
-			    valid ? "differs from" : "equals", memo[i].digest);
-			break;
-		}
+			    "reference %.16s...", id, study, valid == 1 ?
+			    "valid" : "invalid", digest, valid == 1 ?
+			    "differs from" : "equals", r->digest);
 		info->samples_checked++;
 	}
-	free(memo);
-	return rc;
+	return 0;
+}
+
+/* The manifest's runs: positive integers, each once, at most 64. */
+static int
+read_manifest_runs(const cJSON *runs, struct bundle_info *info,
+    struct so_err *err)
+{
+	const cJSON *r;
+	size_t i;
+
+	cJSON_ArrayForEach(r, runs) {
+		double v = cJSON_GetNumberValue(r);
+
+		if (!cJSON_IsNumber(r) || !(v >= 1 && v <= 9007199254740991.0) ||
+		    v != (double)(int64_t)v)
+			return so_error(err, SO_EPARSE, "manifest.json: \"runs\" "
+			    "holds a value that is not a run id");
+		if (info->nruns == sizeof info->runs / sizeof info->runs[0])
+			return so_error(err, SO_EPARSE, "manifest.json: over "
+			    "%zu runs", info->nruns);
+		for (i = 0; i < info->nruns; i++)
+			if (info->runs[i] == (int64_t)v)
+				return so_error(err, SO_EPARSE, "manifest.json: "
+				    "run %.0f is listed twice", v);
+		info->runs[info->nruns++] = (int64_t)v;
+	}
+	return 0;
+}
+
+/* Every artifacts/ file is named by the SHA-256 of its bytes. */
+static int
+check_artifact_files(const struct bundle *b, struct so_err *err)
+{
+	char sha[65];
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		const struct bundle_file *f = &b->files[i];
+
+		if (strncmp(f->path, "artifacts/", 10) != 0)
+			continue;
+		artifact_sha256(f->data, f->len, sha);
+		if (!artifact_name_ok(f->path + 10) ||
+		    strcmp(sha, f->path + 10) != 0)
+			return so_error(err, SO_EINVAL, "bundle: \"%.100s\" is "
+			    "not named by the sha256 of its bytes (%s)",
+			    f->path, sha);
+	}
+	return 0;
 }
 
 int
@@ -408,7 +568,7 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
     struct bundle_info *info, FILE *log, struct so_err *err)
 {
 	const struct bundle_file *man, *rows;
-	const cJSON *fmt, *runs, *r, *origin;
+	const cJSON *fmt, *runs, *origin;
 	int rc;
 
 	memset(info, 0, sizeof *info);
@@ -433,9 +593,8 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	info->db_path = cJSON_GetStringValue(
 	    cJSON_GetObjectItemCaseSensitive(origin, "db"));
 	runs = cJSON_GetObjectItemCaseSensitive(info->manifest, "runs");
-	cJSON_ArrayForEach(r, runs)
-		if (cJSON_IsNumber(r) && info->nruns < 64)
-			info->runs[info->nruns++] = (int64_t)r->valuedouble;
+	if ((rc = read_manifest_runs(runs, info, err)) != 0)
+		goto fail;
 	if (info->coordinator == NULL || info->nruns == 0) {
 		rc = so_error(err, SO_EPARSE, "manifest.json: no origin or no "
 		    "runs");
@@ -452,7 +611,10 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		rc = so_error(err, SO_EPARSE, "bundle: summary.json is missing");
 		goto fail;
 	}
-	if ((rc = check_samples(info->rows, info, log, err)) != 0)
+	if ((rc = check_artifact_files(b, err)) != 0 ||
+	    (rc = db_rows_check(info->rows, info->runs, info->nruns,
+	    err)) != 0 ||
+	    (rc = check_samples(info->rows, info, log, err)) != 0)
 		goto fail;
 	return 0;
 fail:

@@ -25,11 +25,20 @@ static int
 print_one(void *arg, const struct artifact_row *r)
 {
 	struct list_state *ls = arg;
-	char *path = artifact_path(ls->db, r->sha256), *data = NULL;
+	char *path, *data = NULL;
 	const char *state = "";
 	struct so_err err;
 	size_t len;
 
+	/* Never a path from a name that is not a sha256 ("../results.db"). */
+	if (!artifact_name_ok(r->sha256)) {
+		fprintf(stderr, "seqorch: run names artifact \"%.80s\", which "
+		    "is not a sha256\n", r->sha256);
+		ls->bad++;
+		ls->n++;
+		return 0;
+	}
+	path = artifact_path(ls->db, r->sha256);
 	if (ls->verify) {
 		state = artifact_load(ls->db, r->sha256, &data, &len, &err) == 0 ?
 		    "  ok" : "  BAD";
@@ -109,7 +118,7 @@ const struct cmd_entry cmd_artifacts_entry = {
 	    "log and commands, and every uploaded source file.  Columns: host,\n"
 	    "kind, build id, name, bytes, path.  --verify rehashes each file.\n"
 	    "\n"
-	    "exit: 0 listed, 1 a file is missing or changed (--verify),\n"
-	    "      2 usage or no such run, 3 database\n",
+	    "exit: 0 listed, 1 a file is missing or changed (--verify) or a\n"
+	    "      name is not a sha256, 2 usage or no such run, 3 database\n",
 	.exec = artifacts_exec,
 };

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_STEPS 100000000000LL	/* 1e11: hours even at 10M/s */
 #define MAX_SAMPLES 1000
 #define MAX_OPENSSL_CAP 200
 
@@ -297,6 +296,18 @@ load_resume(struct run_opts *o, struct stored_run *r)
 		    err.msg, o->db);
 		return cmd_exit_code(rc);
 	}
+	/*
+	 * Its rows say another coordinator measured it: samples from here
+	 * would be presented, on a re-export, as that coordinator's work.
+	 */
+	if (r->imported_from != NULL) {
+		fprintf(stderr, "seqorch: cannot resume: run %lld was imported "
+		    "(run %lld of \"%s\"): only its own coordinator can "
+		    "measure more of it; start a new run here\n",
+		    (long long)o->resume, (long long)r->origin_run_id,
+		    r->imported_from);
+		return EXIT_USAGE;
+	}
 	if (o->studies != NULL && strcmp(o->studies, r->study) != 0) {
 		fprintf(stderr, "seqorch: cannot resume: run %lld measured "
 		    "study \"%s\", not \"%s\"\n", (long long)o->resume,
@@ -404,8 +415,8 @@ run_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (cmd_int_arg("--steps", optarg, MAX_STEPS,
-			    &o.steps) != 0)
+			if (cmd_int_arg("--steps", optarg,
+			    (int64_t)STUDY_MAX_STEPS, &o.steps) != 0)
 				return EXIT_USAGE;
 			o.fixed = "--steps";
 			break;

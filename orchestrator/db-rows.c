@@ -1,13 +1,17 @@
 /*
  * A run's rows as data, and back: what a signed bundle carries so that
- * another database can hold the same run (docs/provenance.md).  The set of
- * rows is found from the schema itself: the runs row, then every row of
- * every table whose foreign keys lead to a row already taken (builds,
- * samples, windows, events, artifact_refs, and whatever later schema
- * versions add), plus the artifacts and refs rows those name.  So a new
- * table that references a run travels without a change here.
+ * another database can hold the same run (docs/provenance.md).  Export
+ * finds the set of rows from the schema itself: the runs row, then every
+ * row of every table whose foreign keys lead to a row already taken
+ * (builds, samples, windows, events, artifact_refs, and whatever later
+ * schema versions add), plus the artifacts and refs rows those name.
+ * Import trusts none of that: it takes only the tables and columns of its
+ * own list (itables), each value of its column's type, and only rows whose
+ * every reference leads to the run being imported, renumbered here.
  */
 #include "db-int.h"
+
+#include "artifact.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,168 +235,444 @@ db_run_rows(struct db *db, int64_t run_id, cJSON **out, struct so_err *err)
 	return 0;
 }
 
-/* Old id -> new id of one table's rows, as a small sorted-free list. */
+/*
+ * What an import may write (docs/provenance.md): these tables, parents
+ * first, with these columns and types.  Nothing else in a bundle is
+ * written.  refs rows are skipped (this database computes its own
+ * references), artifacts rows are only checked (the store records each
+ * file by the hash of its bytes as it is stored), and any other table
+ * (hosts, leases, lease_events, imports: this database's own state)
+ * refuses the bundle.  A schema version that gives a run a new table or
+ * column adds it here.
+ */
+enum { T_WRITE, T_CHECK, T_SKIP };
+
+struct icol {
+	const char *name;
+	char type;		/* i integer, r number, t text, a artifact name */
+	char null;		/* 1: may be null */
+	const char *parent;	/* the table whose (renumbered) id this names */
+};
+
+struct itable {
+	const char *name;
+	int mode;		/* T_* */
+	int has_id;		/* its own id column, renumbered here */
+	struct icol cols[24];	/* up to a NULL name */
+};
+
+#define RUN { "run_id", 'i', 0, "runs" }
+#define BUILD { "build_id", 'i', 0, "builds" }
+#define T(n) { n, 't', 0, NULL }
+#define TN(n) { n, 't', 1, NULL }
+#define I(n) { n, 'i', 0, NULL }
+#define IN(n) { n, 'i', 1, NULL }
+#define RN(n) { n, 'r', 1, NULL }
+
+static const struct itable itables[] = {
+	{ "runs", T_WRITE, 1, { I("id"), T("study"), T("started_at"),
+	    TN("finished_at"), T("status"), I("steps"),
+	    I("samples_per_variant"), T("command"), T("seed"), TN("variants"),
+	    T("hosts"), I("exploratory"), T("coordinator"), T("version"),
+	    I("resumes"), TN("openssl_cap") } },
+	{ "run_hosts", T_WRITE, 0, { RUN, T("host"), T("status"), TN("error"),
+	    IN("pin_cpu"), IN("pinned"), TN("pin_error"), TN("governor"),
+	    RN("calib_mhz"), TN("openssl"), TN("facts"), T("started_at"),
+	    TN("finished_at"), TN("cpu_choice"), TN("counters"),
+	    TN("counters_error") } },
+	{ "builds", T_WRITE, 1, { I("id"), RUN, T("host"), T("compiler"),
+	    TN("compiler_version"), TN("target"), T("cflags"), TN("native"),
+	    TN("commands"), TN("log"), T("status"), TN("source_sha256"),
+	    TN("binary_sha256"), TN("openssl"), T("created_at"),
+	    TN("targeting"), TN("study"), TN("extra") } },
+	{ "variants", T_WRITE, 0, { RUN, T("host"), BUILD, T("study"),
+	    T("variant"), T("status"), TN("reason") } },
+	{ "samples", T_WRITE, 1, { I("id"), RUN, T("host"), BUILD, T("study"),
+	    T("variant"), I("sample_index"), I("position"), I("steps"),
+	    I("ns"), T("digest"), T("seed"), I("valid"), TN("invalid_reason"),
+	    RN("calib_mhz"), IN("cpu"), T("received_at"), TN("reason"),
+	    RN("calib_after_mhz"), IN("cycles"), IN("instructions"),
+	    TN("cycles_source"), TN("openssl_cap") } },
+	{ "sample_metrics", T_WRITE, 0, { { "sample_id", 'i', 0, "samples" },
+	    T("name"), { "value", 'r', 0, NULL } } },
+	{ "events", T_WRITE, 1, { I("id"), RUN, TN("host"), T("at"),
+	    T("level"), T("message") } },
+	{ "windows", T_WRITE, 1, { I("id"), RUN, T("study"), T("host"),
+	    { "build_id", 'i', 1, "builds" }, T("holder"), T("started_at"),
+	    TN("finished_at"), TN("before_state"), TN("after_state"),
+	    TN("drift"), TN("verdict"), TN("preflight") } },
+	{ "disasm", T_WRITE, 0, { BUILD, T("study"), T("variant"), T("symbol"),
+	    T("required"), TN("missing"), T("status"), TN("tool"),
+	    TN("excerpt"), TN("forbidden"), TN("present") } },
+	{ "artifacts", T_CHECK, 0, { { "sha256", 'a', 0, NULL }, I("size"),
+	    T("stored_at") } },
+	{ "artifact_refs", T_WRITE, 0, { RUN, T("host"), BUILD, T("kind"),
+	    T("name"), { "sha256", 'a', 0, NULL } } },
+	{ "refs", T_SKIP, 0, { { NULL, 0, 0, NULL } } },
+};
+
+#define NITABLES (sizeof itables / sizeof itables[0])
+
+/* Old ids of one table's rows taken so far and their new ones, sorted. */
 struct idmap {
-	char table[64];
 	int64_t *from, *to;
 	size_t n;
 };
 
 static int
-map_get(struct idmap *maps, int nmaps, const char *table, int64_t from,
-    int64_t *to)
+map_get(const struct idmap *m, int64_t from, int64_t *to)
 {
-	int i;
-	size_t j;
+	size_t lo = 0, hi = m->n;
 
-	for (i = 0; i < nmaps; i++) {
-		if (strcmp(maps[i].table, table) != 0)
-			continue;
-		for (j = 0; j < maps[i].n; j++)
-			if (maps[i].from[j] == from) {
-				*to = maps[i].to[j];
-				return 1;
-			}
-		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->from[mid] == from) {
+			*to = m->to[mid];
+			return 1;
+		}
+		if (m->from[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return 0;
 }
 
-static void
-bind_json(sqlite3_stmt *st, int i, const cJSON *v)
+/* 0, or -1 when from is there already (the same id twice). */
+static int
+map_add(struct idmap *m, int64_t from, int64_t to)
 {
-	if (cJSON_IsNull(v) || v == NULL)
-		sqlite3_bind_null(st, i);
-	else if (cJSON_IsString(v))
-		sqlite3_bind_text(st, i, v->valuestring, -1, SQLITE_TRANSIENT);
-	else if (cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)
+	size_t i = m->n;
+	int64_t dummy;
+
+	if (map_get(m, from, &dummy))
+		return -1;
+	m->from = xrealloc(m->from, (m->n + 1) * sizeof *m->from);
+	m->to = xrealloc(m->to, (m->n + 1) * sizeof *m->to);
+	/* Exported rows come in id order: this is the end, nearly always. */
+	while (i > 0 && m->from[i - 1] > from)
+		i--;
+	memmove(m->from + i + 1, m->from + i, (m->n - i) * sizeof *m->from);
+	memmove(m->to + i + 1, m->to + i, (m->n - i) * sizeof *m->to);
+	m->from[i] = from;
+	m->to[i] = to;
+	m->n++;
+	return 0;
+}
+
+static int
+is_integer(const cJSON *v)
+{
+	/* Exact in a double: what db_run_rows writes, never "1" or 1.5. */
+	return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)
 	    v->valuedouble && v->valuedouble < 9007199254740992.0 &&
-	    v->valuedouble > -9007199254740992.0)
-		sqlite3_bind_int64(st, i, (int64_t)v->valuedouble);
-	else if (cJSON_IsNumber(v))
-		sqlite3_bind_double(st, i, v->valuedouble);
-	else
-		sqlite3_bind_null(st, i);
+	    v->valuedouble > -9007199254740992.0;
 }
 
-/* Columns of table in this database, to check the bundle's against. */
-static int
-has_column(sqlite3 *h, const char *table, const char *col)
+/* NULL when v suits column c, else what c wanted. */
+static const char *
+value_wanted(const struct icol *c, const cJSON *v)
 {
-	sqlite3_stmt *st = NULL;
-	char *sql = sqlite3_mprintf("SELECT 1 FROM pragma_table_info(%Q) "
-	    "WHERE name = %Q", table, col);
-	int ok = sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW;
-
-	sqlite3_finalize(st);
-	sqlite3_free(sql);
-	return ok;
+	if (cJSON_IsNull(v))
+		return c->null ? NULL : "a value, not null";
+	switch (c->type) {
+	case 'i':
+		return is_integer(v) ? NULL : "an integer";
+	case 'r':
+		return cJSON_IsNumber(v) ? NULL : "a number";
+	case 'a':
+		return cJSON_IsString(v) && artifact_name_ok(v->valuestring) ?
+		    NULL : "a sha256 (64 lowercase hex digits)";
+	default:
+		return cJSON_IsString(v) ? NULL : "a string";
+	}
 }
 
+static const char *
+json_kind(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return is_integer(v) ? "an integer" : "a number";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	return cJSON_IsArray(v) ? "an array" : "an object";
+}
+
+static const struct itable *
+itable_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NITABLES; i++)
+		if (strcmp(itables[i].name, name) == 0)
+			return &itables[i];
+	return NULL;
+}
+
+/* A bundle's table as read: which of our columns each of its columns is. */
+struct header {
+	const struct icol *col[24];
+	int ncol, id_col;
+};
+
 static int
-import_table(sqlite3 *h, struct table *t, const cJSON *tj,
-    struct idmap *maps, int nmaps, struct idmap *mine, struct so_err *err)
+read_header(const struct itable *t, const cJSON *tj, struct header *hd,
+    struct so_err *err)
 {
 	const cJSON *cols = cJSON_GetObjectItemCaseSensitive(tj, "columns");
 	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tj, "rows");
-	const cJSON *row, *c;
-	sqlite3_stmt *st = NULL;
-	char *names = xstrdup(""), *marks = xstrdup(""), *tmp, *sql;
-	int ncol = cJSON_GetArraySize(cols), i, k, id_col = -1, rc = 0;
-	int keep[256];
-	int nkeep = 0;
+	const struct icol *c;
+	int i, j;
 
-	if (!cJSON_IsArray(cols) || !cJSON_IsArray(rows) || ncol > 256)
-		return so_error(err, SO_EPROTO, "table \"%s\": malformed",
-		    t->name);
-	for (i = 0; i < ncol; i++) {
-		c = cJSON_GetArrayItem(cols, i);
-		if (!cJSON_IsString(c))
-			return so_error(err, SO_EPROTO, "table \"%s\": column %d "
-			    "is not a name", t->name, i);
-		if (t->has_id && strcmp(c->valuestring, "id") == 0) {
-			id_col = i;
-			continue;
-		}
-		if (!has_column(h, t->name, c->valuestring)) {
-			rc = so_error(err, SO_EPROTO, "table \"%s\": column "
-			    "\"%s\" is unknown to this seqorch (a newer "
-			    "schema?)", t->name, c->valuestring);
-			goto out;
-		}
-		keep[nkeep++] = i;
-		tmp = xasprintf("%s%s\"%s\"", names, *names ? ", " : "",
-		    c->valuestring);
-		free(names);
-		names = tmp;
-		tmp = xasprintf("%s%s?", marks, *marks ? ", " : "");
-		free(marks);
-		marks = tmp;
+	memset(hd, 0, sizeof *hd);
+	hd->id_col = -1;
+	if (!cJSON_IsArray(cols) || !cJSON_IsArray(rows))
+		return so_error(err, SO_EPROTO, "rows.json: table \"%s\": no "
+		    "\"columns\" and \"rows\" arrays", t->name);
+	hd->ncol = cJSON_GetArraySize(cols);
+	if (hd->ncol > (int)(sizeof hd->col / sizeof hd->col[0]))
+		return so_error(err, SO_EPROTO, "rows.json: table \"%s\": %d "
+		    "columns", t->name, hd->ncol);
+	for (i = 0; i < hd->ncol; i++) {
+		const cJSON *n = cJSON_GetArrayItem(cols, i);
+
+		for (c = t->cols; c->name != NULL; c++)
+			if (cJSON_IsString(n) &&
+			    strcmp(c->name, n->valuestring) == 0)
+				break;
+		if (c->name == NULL)
+			return so_error(err, SO_EPROTO, "rows.json: table "
+			    "\"%s\": column %d%s%.64s%s is unknown to this "
+			    "seqorch", t->name, i + 1, cJSON_IsString(n) ?
+			    " \"" : "", cJSON_IsString(n) ? n->valuestring : "",
+			    cJSON_IsString(n) ? "\"" : "");
+		for (j = 0; j < i; j++)
+			if (hd->col[j] == c)
+				return so_error(err, SO_EPROTO, "rows.json: "
+				    "table \"%s\": column \"%s\" twice",
+				    t->name, c->name);
+		hd->col[i] = c;
+		if (t->has_id && strcmp(c->name, "id") == 0)
+			hd->id_col = i;
 	}
-	/* Rows this database may have already (artifacts, refs) stay. */
-	sql = xasprintf("INSERT OR IGNORE INTO \"%s\" (%s) VALUES (%s)",
-	    t->name, names, marks);
-	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-		rc = so_error(err, SO_EDB, "database: %s", sqlite3_errmsg(h));
-	free(sql);
-	cJSON_ArrayForEach(row, rows) {
-		if (rc != 0)
-			break;
-		if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != ncol) {
-			rc = so_error(err, SO_EPROTO, "table \"%s\": a row has "
-			    "the wrong width", t->name);
-			break;
-		}
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
-		for (k = 0; k < nkeep; k++) {
-			const cJSON *v = cJSON_GetArrayItem(row, keep[k]);
-			const char *col = cJSON_GetArrayItem(cols,
-			    keep[k])->valuestring;
-			int64_t to;
-			int f;
+	/* What ties a row to its run must be there. */
+	for (c = t->cols; c->name != NULL; c++) {
+		if (c->parent == NULL && c->type != 'a' &&
+		    !(t->has_id && strcmp(c->name, "id") == 0))
+			continue;
+		for (j = 0; j < hd->ncol; j++)
+			if (hd->col[j] == c)
+				break;
+		if (j == hd->ncol)
+			return so_error(err, SO_EPROTO, "rows.json: table "
+			    "\"%s\" has no column \"%s\"", t->name, c->name);
+	}
+	return 0;
+}
 
-			for (f = 0; f < t->nfks; f++)
-				if (strcmp(t->fks[f].from, col) == 0 &&
-				    cJSON_IsNumber(v))
-					break;
-			if (f < t->nfks && strcmp(t->fks[f].to, "id") == 0) {
-				if (!map_get(maps, nmaps, t->fks[f].parent,
-				    (int64_t)v->valuedouble, &to)) {
-					rc = so_error(err, SO_EPROTO, "table "
-					    "\"%s\": \"%s\" %.0f names no %s "
-					    "row of the bundle", t->name, col,
-					    v->valuedouble, t->fks[f].parent);
+/*
+ * The walk both db_rows_check and db_run_import take over rows.json.
+ * runs: the runs whose rows are taken (maps[0], "runs", starts with them
+ * when h is NULL).  With h NULL, a row reached from none of them is an
+ * error; with h, such a row is someone else's (another run of the same
+ * bundle) and skipped, and every row reached is inserted.
+ */
+static int
+walk(sqlite3 *h, const cJSON *tables, const int64_t *runs, size_t nruns,
+    struct idmap *maps, uint64_t *taken, struct so_err *err)
+{
+	const cJSON *tj;
+	size_t ti, i;
+	int rc = 0;
+
+	if (!cJSON_IsObject(tables))
+		return so_error(err, SO_EPROTO, "rows.json: no \"tables\" "
+		    "object");
+	cJSON_ArrayForEach(tj, tables) {
+		const struct itable *t = itable_find(tj->string);
+
+		if (t == NULL)
+			return so_error(err, SO_EPROTO, "rows.json: table "
+			    "\"%.64s\" is never imported (only a run's own rows "
+			    "are)", tj->string);
+	}
+	for (ti = 0; ti < NITABLES && rc == 0; ti++) {
+		const struct itable *t = &itables[ti];
+		const cJSON *row;
+		struct header hd;
+		sqlite3_stmt *st = NULL;
+		char *names = NULL, *marks = NULL, *tmp;
+		long rown = 0;
+		int k;
+
+		tj = cJSON_GetObjectItemCaseSensitive(tables, t->name);
+		if (tj == NULL || t->mode == T_SKIP)
+			continue;
+		if ((rc = read_header(t, tj, &hd, err)) != 0)
+			break;
+		if (h != NULL && t->mode == T_WRITE) {
+			names = xstrdup("");
+			marks = xstrdup("");
+			for (k = 0; k < hd.ncol; k++) {
+				if (k == hd.id_col)
+					continue;
+				tmp = xasprintf("%s%s\"%s\"", names, *names ?
+				    ", " : "", hd.col[k]->name);
+				free(names);
+				names = tmp;
+				tmp = xasprintf("%s%s?", marks, *marks ? ", " :
+				    "");
+				free(marks);
+				marks = tmp;
+			}
+			tmp = xasprintf("INSERT INTO \"%s\" (%s) VALUES (%s)",
+			    t->name, names, marks);
+			if (sqlite3_prepare_v2(h, tmp, -1, &st, NULL) !=
+			    SQLITE_OK)
+				rc = so_error(err, SO_EDB, "database: %s",
+				    sqlite3_errmsg(h));
+			free(tmp);
+		}
+		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(tj,
+		    "rows")) {
+			int reached = 1, linked = 0, bind = 1;
+			int64_t old_id = 0, to = 0;
+
+			rown++;
+			if (rc != 0)
+				break;
+			if (!cJSON_IsArray(row) ||
+			    cJSON_GetArraySize(row) != hd.ncol) {
+				rc = so_error(err, SO_EPROTO, "rows.json: table "
+				    "\"%s\", row %ld: not an array of %d "
+				    "values", t->name, rown, hd.ncol);
+				break;
+			}
+			for (k = 0; k < hd.ncol && rc == 0; k++) {
+				const cJSON *v = cJSON_GetArrayItem(row, k);
+				const char *want = value_wanted(hd.col[k], v);
+
+				if (want != NULL)
+					rc = so_error(err, SO_EPROTO, "rows.json: "
+					    "table \"%s\", row %ld, column \"%s\": "
+					    "expected %s, not %s", t->name, rown,
+					    hd.col[k]->name, want, json_kind(v));
+			}
+			if (rc != 0)
+				break;
+			if (t->mode == T_CHECK)
+				continue;
+			if (hd.id_col >= 0)
+				old_id = (int64_t)cJSON_GetArrayItem(row,
+				    hd.id_col)->valuedouble;
+			/* Reached: each id it names is a row taken already. */
+			if (strcmp(t->name, "runs") == 0) {
+				reached = 0;
+				for (i = 0; i < nruns; i++)
+					reached |= runs[i] == old_id;
+				linked = 1;
+			}
+			for (k = 0; k < hd.ncol; k++) {
+				const cJSON *v = cJSON_GetArrayItem(row, k);
+				const struct itable *p;
+
+				if (hd.col[k]->parent == NULL || cJSON_IsNull(v))
+					continue;
+				p = itable_find(hd.col[k]->parent);
+				linked = 1;
+				if (!map_get(&maps[p - itables],
+				    (int64_t)v->valuedouble, &to))
+					reached = 0;
+			}
+			if (!linked || !reached) {
+				if (h != NULL)
+					continue;
+				rc = so_error(err, SO_EPROTO, "rows.json: table "
+				    "\"%s\", row %ld belongs to none of the "
+				    "manifest's runs", t->name, rown);
+				break;
+			}
+			(*taken)++;
+			if (st != NULL) {
+				sqlite3_reset(st);
+				sqlite3_clear_bindings(st);
+				for (bind = 1, k = 0; k < hd.ncol; k++) {
+					const cJSON *v = cJSON_GetArrayItem(row,
+					    k);
+					const struct icol *c = hd.col[k];
+
+					if (k == hd.id_col)
+						continue;
+					if (cJSON_IsNull(v))
+						sqlite3_bind_null(st, bind);
+					else if (c->parent != NULL) {
+						map_get(&maps[itable_find(
+						    c->parent) - itables],
+						    (int64_t)v->valuedouble, &to);
+						sqlite3_bind_int64(st, bind, to);
+					} else if (c->type == 'i')
+						sqlite3_bind_int64(st, bind,
+						    (int64_t)v->valuedouble);
+					else if (c->type == 'r')
+						sqlite3_bind_double(st, bind,
+						    v->valuedouble);
+					else
+						sqlite3_bind_text(st, bind,
+						    v->valuestring, -1,
+						    SQLITE_TRANSIENT);
+					bind++;
+				}
+				if (sqlite3_step(st) != SQLITE_DONE) {
+					rc = so_error(err, SO_EDB, "database: "
+					    "cannot import table \"%s\", row "
+					    "%ld: %s", t->name, rown,
+					    sqlite3_errmsg(h));
 					break;
 				}
-				sqlite3_bind_int64(st, k + 1, to);
-			} else
-				bind_json(st, k + 1, v);
+			}
+			if (hd.id_col < 0)
+				continue;
+			to = st != NULL ? sqlite3_last_insert_rowid(h) : old_id;
+			if (map_add(&maps[ti], old_id, to) != 0)
+				rc = so_error(err, SO_EPROTO, "rows.json: table "
+				    "\"%s\", row %ld: id %lld is there twice",
+				    t->name, rown, (long long)old_id);
 		}
-		if (rc != 0)
-			break;
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			rc = so_error(err, SO_EDB, "database: cannot import into "
-			    "\"%s\": %s", t->name, sqlite3_errmsg(h));
-			break;
-		}
-		if (id_col >= 0) {
-			const cJSON *v = cJSON_GetArrayItem(row, id_col);
-
-			mine->from = xrealloc(mine->from, (mine->n + 1) *
-			    sizeof *mine->from);
-			mine->to = xrealloc(mine->to, (mine->n + 1) *
-			    sizeof *mine->to);
-			mine->from[mine->n] = (int64_t)v->valuedouble;
-			mine->to[mine->n] = sqlite3_last_insert_rowid(h);
-			mine->n++;
-		}
+		sqlite3_finalize(st);
+		free(marks);
+		free(names);
 	}
-	sqlite3_finalize(st);
-out:
-	free(marks);
-	free(names);
+	return rc;
+}
+
+static void
+maps_free(struct idmap *maps)
+{
+	size_t i;
+
+	for (i = 0; i < NITABLES; i++) {
+		free(maps[i].from);
+		free(maps[i].to);
+	}
+}
+
+int
+db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
+    struct so_err *err)
+{
+	struct idmap maps[NITABLES];
+	uint64_t taken = 0;
+	int rc;
+
+	memset(maps, 0, sizeof maps);
+	rc = walk(NULL, cJSON_GetObjectItemCaseSensitive(rows, "tables"), runs,
+	    nruns, maps, &taken, err);
+	maps_free(maps);
 	return rc;
 }
 
@@ -401,20 +681,14 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
     int64_t *new_run_id, struct so_err *err)
 {
 	sqlite3 *h = db->h;
-	const cJSON *tables = cJSON_GetObjectItemCaseSensitive(rows, "tables");
-	struct idmap maps[MAX_TABLES];
-	struct schema s;
+	struct idmap maps[NITABLES];
 	sqlite3_stmt *st = NULL;
-	int nmaps = 0, i, rc, progress;
-	char done[MAX_TABLES] = { 0 };
+	uint64_t taken = 0;
 	int64_t run;
+	int rc = 0;
 
 	*new_run_id = 0;
 	memset(maps, 0, sizeof maps);
-	if (!cJSON_IsObject(tables))
-		return so_error(err, SO_EPROTO, "rows: no \"tables\" object");
-	if ((rc = schema_read(h, &s, err)) != 0)
-		return rc;
 	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "database: cannot lock for import: "
 		    "%s", sqlite3_errmsg(h));
@@ -436,53 +710,12 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 	st = NULL;
 	if (rc != 0)
 		goto rollback;
-	for (i = 0; i < s.n; i++)
-		if (cJSON_GetObjectItemCaseSensitive(tables, s.t[i].name) ==
-		    NULL)
-			done[i] = 1;
-	{
-		const cJSON *tj;
-
-		cJSON_ArrayForEach(tj, tables)
-			if (find_table(&s, tj->string) == NULL) {
-				rc = so_error(err, SO_EPROTO, "rows: table "
-				    "\"%s\" is unknown to this seqorch",
-				    tj->string);
-				goto rollback;
-			}
-	}
-	/* Parents first: a table waits until every table it names is in. */
-	do {
-		progress = 0;
-		for (i = 0; i < s.n && rc == 0; i++) {
-			struct table *t = &s.t[i];
-			int f, ready = 1;
-
-			if (done[i])
-				continue;
-			for (f = 0; f < t->nfks; f++) {
-				struct table *p = find_table(&s,
-				    t->fks[f].parent);
-
-				if (p != NULL && p != t && !done[p - s.t])
-					ready = 0;
-			}
-			if (!ready)
-				continue;
-			snprintf(maps[nmaps].table, sizeof maps[nmaps].table,
-			    "%s", t->name);
-			rc = import_table(h, t, cJSON_GetObjectItemCaseSensitive(
-			    tables, t->name), maps, nmaps, &maps[nmaps], err);
-			nmaps++;
-			done[i] = 1;
-			progress = 1;
-		}
-	} while (progress && rc == 0);
-	if (rc != 0)
+	if ((rc = walk(h, cJSON_GetObjectItemCaseSensitive(rows, "tables"),
+	    &o->origin_run_id, 1, maps, &taken, err)) != 0)
 		goto rollback;
-	if (!map_get(maps, nmaps, "runs", o->origin_run_id, &run)) {
-		rc = so_error(err, SO_EPROTO, "rows: run %lld is not in the "
-		    "bundle", (long long)o->origin_run_id);
+	if (!map_get(&maps[0], o->origin_run_id, &run)) {
+		rc = so_error(err, SO_EPROTO, "rows.json: run %lld is not in "
+		    "the bundle", (long long)o->origin_run_id);
 		goto rollback;
 	}
 	if (sqlite3_prepare_v2(h, "INSERT INTO imports (run_id, "
@@ -513,10 +746,6 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 rollback:
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 out:
-	for (i = 0; i < nmaps; i++) {
-		free(maps[i].from);
-		free(maps[i].to);
-	}
-	schema_free(&s);
+	maps_free(maps);
 	return rc;
 }

@@ -225,9 +225,10 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 
 	memset(out, 0, sizeof *out);
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
-	    "status, steps, samples_per_variant, exploratory, openssl_cap "
-	    "FROM runs WHERE "
-	    "id = ?", -1, &st, NULL) != SQLITE_OK)
+	    "status, steps, samples_per_variant, exploratory, openssl_cap, "
+	    "i.origin_coordinator, i.origin_run_id FROM runs r LEFT JOIN "
+	    "imports i ON i.run_id = r.id WHERE r.id = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return db_err(db, err, "cannot read runs");
 	sqlite3_bind_int64(st, 1, run_id);
 	rc = sqlite3_step(st);
@@ -241,6 +242,8 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->samples = (uint64_t)sqlite3_column_int64(st, 6);
 		out->exploratory = sqlite3_column_int(st, 7);
 		out->openssl_cap = db_col_dup(st, 8);
+		out->imported_from = db_col_dup(st, 9);
+		out->origin_run_id = sqlite3_column_int64(st, 10);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = so_error(err, SO_ENOTFOUND, "no run with id %lld",
@@ -254,6 +257,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 void
 db_run_info_free(struct stored_run *r)
 {
+	free(r->imported_from);
 	free(r->openssl_cap);
 	free(r->status);
 	free(r->hosts);

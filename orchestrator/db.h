@@ -232,6 +232,9 @@ struct stored_run {
 	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
 	uint64_t steps, samples;
 	int exploratory;
+	/* An imported run: its origin coordinator and run; NULL, 0 if not. */
+	char *imported_from;
+	int64_t origin_run_id;
 };
 int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
     struct so_err *err);
@@ -351,11 +354,24 @@ struct import_origin {
 };
 
 /*
- * Insert rows (as db_run_rows makes them) under new ids, in one
- * transaction, and record the origin; *new_run_id gets the run's id here.
- * The same run of the same bundle again is SO_EEXIST with *new_run_id set
- * to the earlier import, and changes nothing.  A table or column this
- * schema does not know is SO_EPROTO.
+ * Check rows (a bundle's rows.json) without a database: only the tables
+ * and columns an import writes (or knows to skip), every value of its
+ * column's type (integers JSON integers, never "1"), artifact names 64
+ * lowercase hex digits, no id twice, and every row reached from one of
+ * runs[0..nruns) through the ids it names.  SO_EPROTO names the table,
+ * row and column.
+ */
+int db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
+    struct so_err *err);
+
+/*
+ * Insert the rows of run o->origin_run_id (rows as db_rows_check accepts
+ * them; rows of other runs are left) under new ids, in one transaction,
+ * and record the origin; *new_run_id gets the run's id here.  Nothing but
+ * that run's own rows is written: never refs, hosts, leases or imports,
+ * and artifacts only as artifact_put stores their files.  The same run of
+ * the same bundle again is SO_EEXIST with *new_run_id set to the earlier
+ * import, and changes nothing.  A bad value or table is SO_EPROTO.
  */
 int db_run_import(struct db *db, const cJSON *rows,
     const struct import_origin *o, int64_t *new_run_id, struct so_err *err);

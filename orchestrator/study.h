@@ -10,6 +10,12 @@
 
 #include "kernel.h"
 
+/*
+ * The most steps a sample may have: what `seqorch run --steps` takes, and
+ * what `verify` recomputes for a bundle's run (1e11: hours even at 10M/s).
+ */
+#define STUDY_MAX_STEPS 100000000000ULL
+
 struct study_entry {
 	const char *name;			/* "sha3": its folder */
 	const struct study *study;
