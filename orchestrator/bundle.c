@@ -321,8 +321,8 @@ now_s(void)
 
 /*
  * x after steps steps of e's reference.  The chain is iterated in place,
- * so it runs in pieces, each about a second (the first short, then
- * doubled), and a long one shows how far it is on log every few seconds.
+ * so it runs in pieces (the first short, then doubled up to about half a
+ * second each), and a long one shows how far it is on log.
  */
 static int
 recompute(const struct study_entry *e, uint8_t *x, uint64_t steps,
@@ -341,7 +341,9 @@ recompute(const struct study_entry *e, uint8_t *x, uint64_t steps,
 		t = now_s();
 		if (t - t0 < 0.5 && chunk < (UINT64_C(1) << 40))
 			chunk *= 2;
-		if (log != NULL && done < steps && t - shown >= 2.0) {
+		/* The first after a second, then every five. */
+		if (log != NULL && done < steps &&
+		    t - shown >= (shown == start ? 1.0 : 5.0)) {
 			fprintf(log, "seqorch: recomputing %s: %.0f%% (%llu of "
 			    "%llu %s), about %.0f s left\n", e->name,
 			    100.0 * (double)done / (double)steps,

@@ -1,0 +1,423 @@
+"""Bundles crafted by a hostile collaborator (issue 20): a key the importer
+trusts with --pubkey, rows.json edited, the manifest re-hashed and
+re-signed.  The signature then holds, so what stops each of these is
+verify's and import's own checks (docs/provenance.md, "What import
+trusts"): only the manifest's runs' own rows, of the tables, columns and
+types import knows; artifact names that are SHA-256s; every sample
+recomputed with steps bounded; an imported run never resumed here."""
+import copy
+import hashlib
+import json
+import shutil
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import query, seqorch, write_hosts
+
+
+def openssl(*args):
+    return subprocess.run(["openssl", *map(str, args)], check=True,
+                          capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory, workdir):
+    """One measured run, its signed bundle directory and the keys."""
+    d = tmp_path_factory.mktemp("origin")
+    write_hosts(d / "hosts.toml", workdir)
+    openssl("genpkey", "-algorithm", "ed25519", "-out", d / "key.pem")
+    openssl("pkey", "-in", d / "key.pem", "-pubout", "-out", d / "key.pub")
+    r = seqorch(d, "run", "--study", "sha3", "--hosts", "local", "--steps",
+                "300", "--samples", "2", "--variants", "c-fused,openssl-evp")
+    assert r.returncode == 0, r.stderr
+    r = seqorch(d, "export", "--run", 1, "--bundle", "bundle", "--sign",
+                "key.pem")
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def resign(root, key):
+    """Re-list every file in the manifest with its hash, and re-sign it,
+    as the holder of key can."""
+    man = json.loads((root / "manifest.json").read_text())
+    man["files"] = []
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_file() and not rel.startswith("manifest."):
+            data = p.read_bytes()
+            man["files"].append({"path": rel, "size": len(data),
+                                 "sha256": hashlib.sha256(data).hexdigest()})
+    (root / "manifest.json").write_text(json.dumps(man, indent=1))
+    sig = openssl("pkeyutl", "-sign", "-rawin", "-inkey", key, "-in",
+                  root / "manifest.json").stdout
+    (root / "manifest.sig").write_text(sig.hex() + "\n")
+
+
+def craft(origin, dest, edit=None, manifest=None):
+    """A copy of the origin's bundle with rows.json (and the manifest)
+    edited, re-hashed and re-signed with the origin's key."""
+    shutil.copytree(origin / "bundle", dest)
+    rows = json.loads((dest / "rows.json").read_text())
+    if edit is not None:
+        edit(rows["tables"])
+    (dest / "rows.json").write_text(json.dumps(rows))
+    if manifest is not None:
+        man = json.loads((dest / "manifest.json").read_text())
+        manifest(man)
+        (dest / "manifest.json").write_text(json.dumps(man))
+    resign(dest, origin / "key.pem")
+    return dest
+
+
+def cell(t, row, name):
+    return t["rows"][row][t["columns"].index(name)]
+
+
+def setcell(t, row, name, value):
+    t["rows"][row][t["columns"].index(name)] = value
+
+
+def importer(origin, tmp_path):
+    """The importer's own database: the origin's, with its run 1 and its
+    artifact store."""
+    shutil.copy(origin / "results.db", tmp_path / "mine.db")
+    shutil.copytree(origin / "artifacts", tmp_path / "artifacts")
+    return tmp_path / "mine.db"
+
+
+def do_import(origin, tmp_path, bundle, db="mine.db"):
+    return seqorch(tmp_path, "import", bundle, "--pubkey",
+                   origin / "key.pub", "--db", db, timeout=120)
+
+
+def dump(db, run=1):
+    """Everything this database holds about run, and its own tables."""
+    out = {}
+    for t in ("runs", "samples", "builds", "windows", "events", "refs",
+              "leases", "imports", "hosts", "artifacts"):
+        cols = [c[1] for c in query(db, f"pragma table_info({t})")]
+        where = "id = ?" if t == "runs" else \
+            "run_id = ?" if "run_id" in cols else "? > 0"
+        out[t] = query(db, f"select * from {t} where {where} order by 1",
+                       run)
+    return out
+
+
+def test_the_untouched_bundle_imports_cleanly(origin, tmp_path):
+    """The baseline the cases below differ from: a re-signed, unedited
+    bundle adds exactly its run and its imports row."""
+    b = craft(origin, tmp_path / "b")
+    db = importer(origin, tmp_path)
+    before = dump(db)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 0, r.stderr
+    assert "as run 2" in r.stdout
+    assert dump(db) == before
+    assert query(db, "select run_id, origin_run_id from imports") == \
+        [(2, 1)]
+    assert query(db, "select count(*) from samples where run_id = 2") == \
+        [(4,)]
+
+
+# --- 1: gc, artifacts and export never leave the store ----------------
+
+def test_an_artifact_name_that_is_a_path_is_refused(origin, tmp_path):
+    def edit(t):
+        setcell(t["artifacts"], 0, "sha256", "../mine.db")
+    b = craft(origin, tmp_path / "b", edit)
+    db = importer(origin, tmp_path)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 1, r.stdout
+    assert 'table "artifacts", row 1, column "sha256": expected a sha256' \
+        in r.stderr, r.stderr
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1 and 'column "sha256"' in r.stderr
+    assert query(db, "select count(*) from artifacts where sha256 "
+                 "like '%/%'") == [(0,)]
+
+
+def test_gc_artifacts_and_export_leave_a_bad_name_alone(origin, tmp_path):
+    """A database that holds such a name already (imported by an older
+    seqorch): gc drops the row and unlinks nothing outside the store;
+    artifacts and export name the row instead of reading the path."""
+    db = importer(origin, tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    con = sqlite3.connect(db)
+    con.execute("insert into artifacts values ('../victim', 8, 'x')")
+    con.execute("insert into artifacts values ('../mine.db', 8, 'x')")
+    con.commit()
+    con.close()
+    r = seqorch(tmp_path, "gc", "--db", "mine.db")
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "keep me\n"
+    assert query(db, "select count(*) from runs") == [(1,)]
+    assert "not a sha256: no file removed" in r.stdout
+    assert query(db, "select count(*) from artifacts where sha256 "
+                 "like '../%'") == [(0,)]
+    # Named by a run: artifacts and export refuse to turn it into a path.
+    con = sqlite3.connect(db)
+    con.execute("insert into artifacts values ('../victim', 8, 'x')")
+    con.execute("insert into artifact_refs values (1, 'local', 1, 'raw', "
+                "'x', '../victim')")
+    con.commit()
+    con.close()
+    r = seqorch(tmp_path, "artifacts", "--run", 1, "--db", "mine.db",
+                "--verify")
+    assert r.returncode == 1
+    assert 'artifact "../victim", which is not a sha256' in r.stderr
+    r = seqorch(tmp_path, "export", "--run", 1, "--db", "mine.db",
+                "--bundle", "out.tar", "--sign", origin / "key.pem")
+    assert r.returncode != 0
+    assert '"../victim" is not a sha256' in r.stderr, r.stderr
+    assert victim.read_text() == "keep me\n"
+
+
+# --- 2: only the run's own rows, of known tables and types --------------
+
+def fake_samples(t):
+    """Five copies of sample 1, 1000x faster, given to run "1"."""
+    s = t["samples"]
+    for i in range(5):
+        row = copy.deepcopy(s["rows"][0])
+        row[s["columns"].index("id")] = 900 + i
+        row[s["columns"].index("run_id")] = "1"
+        row[s["columns"].index("build_id")] = "1"
+        row[s["columns"].index("sample_index")] = 100 + i
+        row[s["columns"].index("ns")] = 100
+        s["rows"].append(row)
+
+
+def far_lease(t):
+    t["leases"] = {"columns": ["name", "holder", "holder_host",
+                               "holder_pid", "run_id", "study",
+                               "acquired_at", "heartbeat_at",
+                               "heartbeat_unix"],
+                   "rows": [["measure", "evil pid 1", "evil", 1, 1, "sha3",
+                             "2026-01-01T00:00:00Z", "2999-01-01T00:00:00Z",
+                             32472144000.0]]}
+
+
+def relabel(t):
+    t["imports"] = {"columns": ["run_id", "origin_run_id",
+                                "origin_coordinator", "origin_db",
+                                "key_fingerprint", "manifest_sha256",
+                                "imported_at"],
+                    "rows": [[1, 1, "someone else", None, None, "x" * 64,
+                              "2026-01-01T00:00:00Z"]]}
+
+
+def host_facts(t):
+    t["hosts"] = {"columns": ["id", "name", "updated_at"],
+                  "rows": [[1, "local", "2026-01-01T00:00:00Z"]]}
+
+
+def extra_run(t):
+    r = t["runs"]
+    row = copy.deepcopy(r["rows"][0])
+    row[r["columns"].index("id")] = 7
+    r["rows"].append(row)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (fake_samples, 'table "samples", row 5, column "run_id": expected an '
+     'integer, not a string'),
+    (far_lease, 'table "leases" is never imported'),
+    (relabel, 'table "imports" is never imported'),
+    (host_facts, 'table "hosts" is never imported'),
+    (extra_run, 'table "runs", row 2 belongs to none of the manifest\'s '
+     'runs'),
+], ids=["string-fk", "leases", "imports", "hosts", "extra-run"])
+def test_rows_beyond_the_run_are_refused(origin, tmp_path, edit, message):
+    b = craft(origin, tmp_path / "b", edit)
+    db = importer(origin, tmp_path)
+    before = dump(db)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert message in r.stderr, r.stderr
+    assert dump(db) == before
+    assert query(db, "select count(*) from runs") == [(1,)]
+
+
+def test_a_refs_row_is_never_taken(origin, tmp_path):
+    """The bundle's reference digests are not the importer's: a wrong one
+    would fail later correct runs (or pass wrong ones).  The importer keeps
+    its own refs; a later run here computes its own."""
+    def edit(t):
+        refs = t["refs"]
+        row = copy.deepcopy(refs["rows"][0])
+        row[refs["columns"].index("steps")] = 301
+        row[refs["columns"].index("digest")] = "00" * 32
+        refs["rows"].append(row)
+        setcell(refs, 0, "digest", "11" * 32)
+    b = craft(origin, tmp_path / "b", edit)
+    db = importer(origin, tmp_path)
+    before = query(db, "select * from refs order by 1, 2, 3")
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 0, r.stderr
+    assert query(db, "select * from refs order by 1, 2, 3") == before
+    fresh = tmp_path / "fresh.db"
+    r = do_import(origin, tmp_path, b, db=fresh)
+    assert r.returncode == 0, r.stderr
+    assert query(fresh, "select count(*) from refs") == [(0,)]
+
+
+def test_a_string_where_a_number_belongs_is_named(origin, tmp_path):
+    def edit(t):
+        setcell(t["builds"], 0, "run_id", 1.5)
+    b = craft(origin, tmp_path / "b", edit)
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert 'table "builds", row 1, column "run_id": expected an integer, ' \
+        'not a number' in r.stderr, r.stderr
+
+
+# --- 3: every digest recomputed, every value's type checked -------------
+
+def test_edited_digests_with_a_string_valid_fail(origin, tmp_path):
+    def edit(t):
+        s = t["samples"]
+        for i in range(len(s["rows"])):
+            setcell(s, i, "digest", "ab" * 32)
+            setcell(s, i, "valid", "1")
+    b = craft(origin, tmp_path / "b", edit)
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1, r.stdout
+    assert 'table "samples", row 1, column "valid": expected an integer, ' \
+        'not a string' in r.stderr, r.stderr
+    db = importer(origin, tmp_path)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 1 and "refused" in r.stderr
+    assert query(db, "select count(*) from samples") == [(4,)]
+
+
+def test_a_valid_flag_other_than_0_or_1_fails(origin, tmp_path):
+    def edit(t):
+        setcell(t["samples"], 0, "valid", 2)
+    b = craft(origin, tmp_path / "b", edit)
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert 'column "valid": expected 0 or 1, not 2' in r.stderr, r.stderr
+
+
+def test_a_sample_of_another_seed_must_be_invalid(origin, tmp_path):
+    def edit(t):
+        setcell(t["samples"], 0, "seed", "11" * 32)
+    b = craft(origin, tmp_path / "b", edit)
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert "is marked valid but its seed 1111111111111111... is not its " \
+        "run's" in r.stderr, r.stderr
+
+
+# --- 4: one import per run of the manifest ------------------------------
+
+def second_run(t):
+    """Run 2 beside run 1: every row of run 1 again, under other ids."""
+    ids = {"id": 1000, "build_id": 1000, "sample_id": 1000}
+    for name, tab in t.items():
+        if name in ("artifacts", "refs"):
+            continue
+        cols = tab["columns"]
+        for row in list(tab["rows"]):
+            row = copy.deepcopy(row)
+            for c, off in ids.items():
+                if c in cols and row[cols.index(c)] is not None:
+                    row[cols.index(c)] += off
+            if name == "runs":
+                row[cols.index("id")] = 2
+            if "run_id" in cols:
+                row[cols.index("run_id")] = 2
+            tab["rows"].append(row)
+
+
+def test_two_runs_import_once_each(origin, tmp_path):
+    b = craft(origin, tmp_path / "b", second_run,
+              lambda man: man.update(runs=[1, 2]))
+    fresh = tmp_path / "fresh.db"
+    r = do_import(origin, tmp_path, b, db=fresh)
+    assert r.returncode == 0, r.stderr
+    assert "imported run 1 of" in r.stdout and "imported run 2 of" in \
+        r.stdout
+    assert query(fresh, "select id from runs order by id") == [(1,), (2,)]
+    assert query(fresh, "select run_id, origin_run_id from imports order "
+                 "by 1") == [(1, 1), (2, 2)]
+    assert query(fresh, "select run_id, count(*) from samples group by 1") \
+        == [(1, 4), (2, 4)]
+    assert query(fresh, "select count(*) from builds") == [(2,)]
+    # Again: nothing changes.
+    r = do_import(origin, tmp_path, b, db=fresh)
+    assert r.returncode == 0 and r.stderr.count("already here") == 2
+    assert query(fresh, "select count(*) from samples") == [(8,)]
+
+
+def test_a_run_listed_twice_is_refused(origin, tmp_path):
+    b = craft(origin, tmp_path / "b", None,
+              lambda man: man.update(runs=[1, 1]))
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert "manifest.json: run 1 is listed twice" in r.stderr, r.stderr
+
+
+# --- 5: an imported run is never resumed here ---------------------------
+
+def test_resume_of_an_imported_run_is_refused(origin, tmp_path):
+    b = craft(origin, tmp_path / "b")
+    db = importer(origin, tmp_path)
+    assert do_import(origin, tmp_path, b).returncode == 0
+    shutil.copy(origin / "hosts.toml", tmp_path / "hosts.toml")
+    con = sqlite3.connect(db)
+    con.execute("delete from samples where run_id = 2 and sample_index = 1")
+    con.commit()
+    con.close()
+    before = dump(db, 2)
+    r = seqorch(tmp_path, "run", "--resume", 2, "--db", "mine.db")
+    assert r.returncode == 2, r.stderr
+    assert 'cannot resume: run 2 was imported (run 1 of "' in r.stderr
+    assert dump(db, 2) == before
+    assert query(db, "select count(*) from samples where run_id = 2") == \
+        [(2,)]
+
+
+# --- 6: steps bounded, long checks show progress ------------------------
+
+def steps(n, sample_n=None):
+    def edit(t):
+        setcell(t["runs"], 0, "steps", n)
+        for i in range(len(t["samples"]["rows"])):
+            setcell(t["samples"], i, "steps", sample_n or n)
+    return edit
+
+
+def test_absurd_steps_are_refused_at_once(origin, tmp_path):
+    b = craft(origin, tmp_path / "b", steps(10 ** 13))
+    t0 = time.monotonic()
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub",
+                timeout=60)
+    assert r.returncode == 1
+    assert "run 1: steps 10000000000000 is outside 1..100000000000" in \
+        r.stderr, r.stderr
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 1 and "outside 1..100000000000" in r.stderr
+    # A sample's steps are its run's.
+    b = craft(origin, tmp_path / "c", steps(300, 10 ** 13))
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub",
+                timeout=60)
+    assert r.returncode == 1
+    assert "is sha3 of 10000000000000 steps, its run 1 sha3 of 300" in \
+        r.stderr, r.stderr
+    assert time.monotonic() - t0 < 30
+
+
+def test_a_long_check_shows_its_progress(origin, tmp_path):
+    """8M sha3 steps: seconds of reference chain, with progress on stderr
+    (the digests are of 300 steps, so it fails at the end)."""
+    b = craft(origin, tmp_path / "b", steps(8 * 10 ** 6))
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert "recomputing sha3: 8000000 hashes from" in r.stderr
+    assert " of 8000000 hashes), about " in r.stderr, r.stderr
+    assert "is marked valid but its digest" in r.stderr
