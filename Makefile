@@ -268,8 +268,8 @@ sanitize: all
 	  SEQORCH_TEST_CFLAGS="$(SAN_FLAGS)" $(PYTEST) $(SAN_PYTEST)
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
-# agent-record parser, the hosts.toml front end and the agent's option
-# parser.  Each runs FUZZ_SECONDS from its seed corpus in tests/fuzz/ (new
+# agent-record parser, the hosts.toml front end, the agent's option parser
+# and rows.json import (a bundle's rows checked and imported).  Each runs FUZZ_SECONDS from its seed corpus in tests/fuzz/ (new
 # inputs go to build-fuzz/corpus-*, never into the tree).  A crash leaves
 # build-fuzz/crash-* and fails the target.
 FUZZ_CC = clang
@@ -279,7 +279,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	-Iorchestrator -Ikernels -Iagent
 FUZZ_LINK = -fsanitize=fuzzer,address,undefined
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = proto config agent_opts
+FUZZ_TARGETS = proto config agent_opts rows
 
 build-fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c orchestrator/proto.c \
 	orchestrator/util.c
@@ -316,6 +316,20 @@ build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/agent.c \
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_agent_opts.c \
 	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto
+
+# rows.json import is the storage layer (db.c and its parts) with what it
+# links, as UNIT_window lists, on a real SQLite file.
+FUZZ_ROWS_OBJS = $(patsubst orchestrator/%.c,build-fuzz/%.o,\
+	$(wildcard orchestrator/db.c orchestrator/db-*.c) orchestrator/artifact.c \
+	orchestrator/report-load.c orchestrator/report-stats.c \
+	orchestrator/stats.c orchestrator/strbuf.c orchestrator/util.c)
+build-fuzz/db.o: orchestrator/db.c build/schema.h
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Ibuild -c -o $@ $<
+
+build-fuzz/fuzz_rows: tests/fuzz/fuzz_rows.c $(FUZZ_ROWS_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ $^ -lsqlite3 -lcjson \
+	  -lcrypto -lpthread -lm
 
 fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \

@@ -1,0 +1,99 @@
+/*
+ * libFuzzer target: rows.json import (orchestrator/db-rows.c).  The input
+ * is a bundle's rows.json; it goes through db_rows_check for manifest run
+ * 1, as verify does, and when that accepts it through db_run_import into
+ * a real results.db (in a new directory under the current one, which
+ * `make fuzz` makes build-fuzz/), as import does; one artifact is stored
+ * there already, so that rows naming it can go in.  Beyond memory errors it traps when an import wrote
+ * anything but its own run: a run without its imports row, a row in refs,
+ * leases, lease_events or hosts, or an artifact name that is not a sha256.
+ */
+#include "db-int.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct db *db;
+
+static int64_t
+count(const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (n < 0)
+		__builtin_trap();
+	return n;
+}
+
+static void
+open_db(void)
+{
+	char dir[] = "rows-db.XXXXXX", *path;
+	struct so_err err;
+
+	if (mkdtemp(dir) == NULL)
+		abort();
+	path = xasprintf("%s/results.db", dir);
+	if (db_open(path, &db, &err) != 0) {
+		fprintf(stderr, "fuzz_rows: %s\n", err.msg);
+		abort();
+	}
+	free(path);
+	/* The empty file's: a bundle's artifact_refs may name it. */
+	if (db_artifact_add(db, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b"
+	    "934ca495991b7852b855", 0, &err) != 0)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static unsigned long long serial;
+	static const int64_t runs[] = { 1 };
+	struct import_origin o = {
+		.origin_run_id = 1,
+		.coordinator = "fuzz pid 1",
+		.db_path = "fuzz.db",
+		.key_fingerprint = "00",
+	};
+	struct so_err err;
+	char manifest[65];
+	int64_t before, id;
+	cJSON *rows;
+	int rc;
+
+	if (db == NULL)
+		open_db();
+	if ((rows = cJSON_ParseWithLength((const char *)data, size)) == NULL)
+		return 0;
+	if (db_rows_check(rows, runs, 1, &err) != 0) {
+		if (memchr(err.msg, '\0', sizeof err.msg) == NULL)
+			__builtin_trap();
+		cJSON_Delete(rows);
+		return 0;
+	}
+	/* Each input is a new bundle: never "already here". */
+	snprintf(manifest, sizeof manifest, "%064llx", ++serial);
+	o.manifest_sha256 = manifest;
+	before = count("SELECT count(*) FROM runs");
+	rc = db_run_import(db, rows, &o, &id, &err);
+	if (count("SELECT count(*) FROM runs") != before + (rc == 0))
+		__builtin_trap();
+	if (count("SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id "
+	    "FROM imports)") != 0 ||
+	    count("SELECT (SELECT count(*) FROM refs) + (SELECT count(*) FROM "
+	    "leases) + (SELECT count(*) FROM lease_events) + (SELECT count(*) "
+	    "FROM hosts)") != 0 ||
+	    count("SELECT count(*) FROM artifact_refs WHERE length(sha256) != "
+	    "64 OR sha256 GLOB '*[^0-9a-f]*'") != 0)
+		__builtin_trap();
+	cJSON_Delete(rows);
+	return 0;
+}
