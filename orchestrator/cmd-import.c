@@ -2,7 +2,7 @@
  * seqorch import: merge the runs of a verified bundle into results.db
  * under new ids, keeping where they came from.  A bundle that fails
  * verification is refused whole; importing the same bundle twice changes
- * nothing.
+ * nothing.  Only each run's own rows are written (db_run_import).
  */
 #include "artifact.h"
 #include "bundle.h"
@@ -104,10 +104,12 @@ const struct cmd_entry cmd_import_entry = {
 	    "usage: seqorch import BUNDLE --pubkey PUB [--db results.db]\n"
 	    "\n"
 	    "Verifies BUNDLE as `seqorch verify` does (a bundle that fails is\n"
-	    "refused whole), then adds its runs to the database under new ids,\n"
-	    "with their artifacts, and records where each came from (table\n"
-	    "imports: coordinator, database, key fingerprint).  Importing the\n"
-	    "same bundle again changes nothing.\n"
+	    "refused whole), then adds each of its runs to the database under\n"
+	    "new ids, once, with their own rows and artifacts only (never\n"
+	    "reference digests, leases, hosts or imports rows), and records where\n"
+	    "each came from (table imports: coordinator, database, key\n"
+	    "fingerprint).  Importing the same bundle again changes nothing.  An\n"
+	    "imported run cannot be resumed here (`run --resume` refuses it).\n"
 	    "\n"
 	    "exit: 0 imported (or already there), 1 refused, 2 usage,\n"
 	    "      3 database\n",

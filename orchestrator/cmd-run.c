@@ -578,7 +578,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "  --resume ID    measure only the cells (host, variant, sample)\n"
 	    "                 that run ID is missing, with its own settings\n"
 	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"
-	    "                 --openssl-cap and --explore are refused with it)\n"
+	    "                 --openssl-cap and --explore are refused with it);\n"
+	    "                 never a run imported from a bundle\n"
 	    "\n"
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",

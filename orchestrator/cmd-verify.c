@@ -21,6 +21,7 @@ verify_exec(int argc, char **argv)
 	struct bundle b = { 0 };
 	struct bundle_info info;
 	struct so_err err = { 0 };
+	size_t i;
 	int c, done, rc;
 
 	optind = 1;
@@ -40,9 +41,12 @@ verify_exec(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	printf("bundle %s: ok\n  signed by key %s\n  from %s, database "
-	    "\"%s\"\n  run %lld; %llu sample digests recomputed, all agree\n",
-	    argv[optind], info.key_fingerprint, info.coordinator,
-	    info.db_path ? info.db_path : "?", (long long)info.runs[0],
+	    "\"%s\"\n  run%s", argv[optind], info.key_fingerprint,
+	    info.coordinator, info.db_path ? info.db_path : "?",
+	    info.nruns > 1 ? "s" : "");
+	for (i = 0; i < info.nruns; i++)
+		printf("%s %lld", i > 0 ? "," : "", (long long)info.runs[i]);
+	printf("; %llu sample digests recomputed, all agree\n",
 	    (unsigned long long)info.samples_checked);
 	bundle_info_free(&info);
 	return EXIT_OK;
@@ -57,8 +61,11 @@ const struct cmd_entry cmd_verify_entry = {
 	    "Checks a bundle written by `seqorch export --bundle` (a directory\n"
 	    "or a .tar file): the Ed25519 signature of its manifest with the\n"
 	    "public key in PEM file PUB, the SHA-256 and size of every file,\n"
-	    "that no file is unlisted, and every sample's digest, recomputed\n"
-	    "here with its study's independent reference (nothing is rebuilt).\n"
+	    "that no file is unlisted, that rows.json holds only the listed\n"
+	    "runs' own rows, of the tables, columns and types `seqorch import`\n"
+	    "writes, and every sample's digest, recomputed here with its\n"
+	    "study's independent reference (nothing is rebuilt; a sample's steps\n"
+	    "are its run's, at most 1e11; a long check shows its progress).\n"
 	    "The first mismatch is named.  docs/provenance.md.\n"
 	    "\n"
 	    "exit: 0 verified, 1 any mismatch or a bad bundle, 2 usage\n",
