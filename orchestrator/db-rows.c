@@ -364,10 +364,13 @@ map_add(struct idmap *m, int64_t from, int64_t to)
 static int
 is_integer(const cJSON *v)
 {
-	/* Exact in a double: what db_run_rows writes, never "1" or 1.5. */
-	return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)
-	    v->valuedouble && v->valuedouble < 9007199254740992.0 &&
-	    v->valuedouble > -9007199254740992.0;
+	/*
+	 * Exact in a double: what db_run_rows writes, never "1" or 1.5.  The
+	 * range first: casting 1e999 (inf) or NaN to an integer is undefined.
+	 */
+	return cJSON_IsNumber(v) && v->valuedouble < 9007199254740992.0 &&
+	    v->valuedouble > -9007199254740992.0 &&
+	    v->valuedouble == (double)(int64_t)v->valuedouble;
 }
 
 /* NULL when v suits column c, else what c wanted. */

@@ -421,3 +421,18 @@ def test_a_long_check_shows_its_progress(origin, tmp_path):
     assert "recomputing sha3: 8000000 hashes from" in r.stderr
     assert " of 8000000 hashes), about " in r.stderr, r.stderr
     assert "is marked valid but its digest" in r.stderr
+
+
+def test_an_infinite_number_is_refused_not_cast(origin, tmp_path):
+    """1e999 parses as infinity: it is no integer (casting it to one was
+    undefined behaviour, found by fuzz_rows: seeds-rows/inf-id.json)."""
+    def edit(t):
+        setcell(t["samples"], 0, "ns", "INF-HERE")
+    b = craft(origin, tmp_path / "b", edit)
+    rows = b / "rows.json"
+    rows.write_text(rows.read_text().replace('"INF-HERE"', "1e999"))
+    resign(b, origin / "key.pem")
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert 'table "samples", row 1, column "ns": expected an integer, ' \
+        'not a number' in r.stderr, r.stderr
