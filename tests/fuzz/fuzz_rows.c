@@ -4,10 +4,11 @@
  * 1, as verify does, and when that accepts it through db_run_import into
  * a real results.db (in a new directory under the current one, which
  * `make fuzz` makes build-fuzz/), as import does; one artifact is stored
- * there already, so that rows naming it can go in.  Beyond memory errors it traps when an import wrote
- * anything but its own run: a run without its imports row, a row in refs,
- * leases, lease_events or hosts, or an artifact name that is not a sha256
- * (looked up through a second, read-only connection).
+ * there already, so that rows naming it can go in.  Beyond memory errors
+ * it traps when an import wrote anything but its own run: a run without
+ * its imports row, a row in refs, leases, lease_events or hosts, or an
+ * artifact name that is not a sha256 (looked up through a second,
+ * read-only connection).
  */
 #include "db.h"
 
