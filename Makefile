@@ -197,6 +197,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 UNIT_strbuf = strbuf util
 UNIT_window = window db artifact report-load report-stats stats util strbuf
 UNIT_stats = stats util
+UNIT_rows = db artifact report-load report-stats stats util strbuf
 UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util

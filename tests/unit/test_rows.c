@@ -1,0 +1,184 @@
+/*
+ * What an import accepts of a bundle's rows.json (db-rows.c's
+ * db_rows_check) and which artifact names are names (artifact.c): the
+ * forms of issue 20's hostile bundles, each refused with its table, row
+ * and column named, beside a small run that passes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact.h"
+#include "db.h"
+
+#define SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+/* A run 1 with a build, a sample and an artifact; %s is spliced in. */
+static const char run_fmt[] =
+    "{\"tables\": {"
+    "\"runs\": {\"columns\": [\"id\", \"study\", \"steps\"],"
+    " \"rows\": [[1, \"sha3\", 300]%s]},"
+    "\"builds\": {\"columns\": [\"id\", \"run_id\", \"host\"],"
+    " \"rows\": [[4, 1, \"local\"]]},"
+    "\"samples\": {\"columns\": [\"id\", \"run_id\", \"build_id\", \"ns\","
+    " \"valid\", \"calib_mhz\"],"
+    " \"rows\": [[9, %s, 4, %s, 1, 3600]]},"
+    "\"artifacts\": {\"columns\": [\"sha256\", \"size\"],"
+    " \"rows\": [[\"%s\", 0]]},"
+    "\"refs\": {\"columns\": [\"digest\"], \"rows\": [[\"anything\"]]}%s"
+    "}}";
+
+struct variant {
+	const char *extra_run, *run_id, *ns, *sha, *extra_table;
+};
+
+static int
+check(const struct variant *v, const int64_t *runs, size_t nruns,
+    struct so_err *err)
+{
+	char buf[2048];
+	cJSON *rows;
+	int rc;
+
+	snprintf(buf, sizeof buf, run_fmt, v->extra_run, v->run_id, v->ns,
+	    v->sha, v->extra_table);
+	rows = cJSON_Parse(buf);
+	assert_non_null(rows);
+	rc = db_rows_check(rows, runs, nruns, err);
+	cJSON_Delete(rows);
+	return rc;
+}
+
+static const int64_t run1[] = { 1 };
+
+static void
+test_a_run_passes(void **state)
+{
+	struct variant v = { "", "1", "1000", SHA, "" };
+	struct so_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(check(&v, run1, 1, &err), 0);
+}
+
+static void
+test_types(void **state)
+{
+	struct variant v = { "", "\"1\"", "1000", SHA, "" };
+	struct so_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"samples\", row 1, "
+	    "column \"run_id\": expected an integer, not a string");
+	v.run_id = "1";
+	v.ns = "1.5";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "column \"ns\": expected an integer, "
+	    "not a number"));
+	/* Infinity is no integer (and never cast to one). */
+	v.ns = "1e999";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "column \"ns\": expected an integer"));
+	v.ns = "null";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "expected a value, not null"));
+}
+
+static void
+test_artifact_names(void **state)
+{
+	struct variant v = { "", "1", "1000", "../results.db", "" };
+	struct so_err err = { 0 };
+	char upper[] = SHA;
+
+	(void)state;
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"artifacts\", row 1, "
+	    "column \"sha256\": expected a sha256 (64 lowercase hex digits), "
+	    "not a string");
+	assert_true(artifact_name_ok(SHA));
+	assert_false(artifact_name_ok(SHA "0"));
+	assert_false(artifact_name_ok(SHA + 1));
+	assert_false(artifact_name_ok(""));
+	assert_false(artifact_name_ok(NULL));
+	upper[10] = 'A';
+	assert_false(artifact_name_ok(upper));
+	upper[10] = '/';
+	assert_false(artifact_name_ok(upper));
+}
+
+static void
+test_only_the_runs_own_rows(void **state)
+{
+	struct variant v = { ", [2, \"sha3\", 300]", "1", "1000", SHA, "" };
+	struct so_err err = { 0 };
+	static const int64_t both[] = { 1, 2 };
+
+	(void)state;
+	/* A run the manifest does not list. */
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2 "
+	    "belongs to none of the manifest's runs");
+	assert_int_equal(check(&v, both, 2, &err), 0);
+	/* A sample of a run that is not the bundle's. */
+	v.extra_run = "";
+	v.run_id = "7";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"samples\", row 1 "
+	    "belongs to none of the manifest's runs");
+	/* The same id twice. */
+	v.extra_run = ", [1, \"sha3\", 300]";
+	v.run_id = "1";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2: id 1 "
+	    "is there twice");
+}
+
+static void
+test_tables_never_imported(void **state)
+{
+	static const char *const tables[] = { "leases", "imports", "hosts",
+	    "lease_events", "sqlite_master" };
+	struct variant v = { "", "1", "1000", SHA, "" };
+	struct so_err err = { 0 };
+	char extra[128], want[128];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		snprintf(extra, sizeof extra, ", \"%s\": {\"columns\": [], "
+		    "\"rows\": []}", tables[i]);
+		v.extra_table = extra;
+		assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+		snprintf(want, sizeof want, "rows.json: table \"%s\" is never "
+		    "imported", tables[i]);
+		assert_non_null(strstr(err.msg, want));
+	}
+	/* A column import does not know. */
+	v.extra_table = ", \"events\": {\"columns\": [\"id\", \"run_id\", "
+	    "\"rowid\"], \"rows\": []}";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"events\": column 3 "
+	    "\"rowid\" is unknown to this seqorch");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_run_passes),
+		cmocka_unit_test(test_types),
+		cmocka_unit_test(test_artifact_names),
+		cmocka_unit_test(test_only_the_runs_own_rows),
+		cmocka_unit_test(test_tables_never_imported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
