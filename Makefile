@@ -252,11 +252,13 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SAN_TREE = build-san/tree
 # The integration files run under the sanitizers in CI: the run, bad input,
-# integrity and artifact paths, the ssh transport and the jump-host relay
-# (the whole suite twice would not fit CI's time; SAN_PYTEST=tests runs it).
+# integrity and artifact paths, hostile bundles' import, the ssh transport
+# and the jump-host relay (the whole suite twice would not fit CI's time;
+# SAN_PYTEST=tests runs it).
 SAN_PYTEST ?= tests/test_10_run.py tests/test_11_bad_input.py \
 	tests/test_50_integrity.py tests/test_14_artifacts.py \
-	tests/test_30_ssh.py tests/test_33_proxyjump.py
+	tests/test_51_import_hostile.py tests/test_30_ssh.py \
+	tests/test_33_proxyjump.py
 
 sanitize: all
 	@mkdir -p $(SAN_TREE)
@@ -270,8 +272,9 @@ sanitize: all
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
 # agent-record parser, the hosts.toml front end, the agent's option parser
-# and rows.json import (a bundle's rows checked and imported).  Each runs FUZZ_SECONDS from its seed corpus in tests/fuzz/ (new
-# inputs go to build-fuzz/corpus-*, never into the tree).  A crash leaves
+# and rows.json import (a bundle's rows checked and imported).  Each runs
+# FUZZ_SECONDS from its seed corpus in tests/fuzz/ (new inputs go to
+# build-fuzz/corpus-*, never into the tree).  A crash leaves
 # build-fuzz/crash-* and fails the target.
 FUZZ_CC = clang
 FUZZ_CXX = clang++
