@@ -12,6 +12,7 @@
 #include "db-int.h"
 
 #include "artifact.h"
+#include "strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -478,121 +479,181 @@ read_header(const struct itable *t, const cJSON *tj, struct header *hd,
 	return 0;
 }
 
+/* The INSERT of t's columns as hd has them (its own id left out). */
+static int
+prepare_insert(sqlite3 *h, const struct itable *t, const struct header *hd,
+    sqlite3_stmt **st, struct so_err *err)
+{
+	struct strbuf sql = STRBUF_INIT;
+	int k, first = 1, rc = 0;
+
+	strbuf_addf(&sql, "INSERT INTO \"%s\" (", t->name);
+	for (k = 0; k < hd->ncol; k++)
+		if (k != hd->id_col) {
+			strbuf_addf(&sql, "%s\"%s\"", first ? "" : ", ",
+			    hd->col[k]->name);
+			first = 0;
+		}
+	strbuf_addstr(&sql, ") VALUES (");
+	for (first = 1, k = 0; k < hd->ncol; k++)
+		if (k != hd->id_col) {
+			strbuf_addstr(&sql, first ? "?" : ", ?");
+			first = 0;
+		}
+	strbuf_addstr(&sql, ")");
+	if (sqlite3_prepare_v2(h, sql.buf, -1, st, NULL) != SQLITE_OK)
+		rc = so_error(err, SO_EDB, "database: table \"%s\": %s",
+		    t->name, sqlite3_errmsg(h));
+	strbuf_release(&sql);
+	return rc;
+}
+
+/* Every value of row of its column's type. */
+static int
+check_types(const struct itable *t, const struct header *hd,
+    const cJSON *row, long rown, struct so_err *err)
+{
+	const char *want;
+	int k;
+
+	if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != hd->ncol)
+		return so_error(err, SO_EPROTO, "rows.json: table \"%s\", row "
+		    "%ld: not an array of %d values", t->name, rown, hd->ncol);
+	for (k = 0; k < hd->ncol; k++) {
+		const cJSON *v = cJSON_GetArrayItem(row, k);
+
+		if ((want = value_wanted(hd->col[k], v)) != NULL)
+			return so_error(err, SO_EPROTO, "rows.json: table "
+			    "\"%s\", row %ld, column \"%s\": expected %s, not "
+			    "%s", t->name, rown, hd->col[k]->name, want,
+			    json_kind(v));
+	}
+	return 0;
+}
+
+/* The new id of the parent row that column k of row names, or 0. */
+static int
+parent_id(const struct header *hd, const cJSON *row, int k,
+    const struct idmap *maps, int64_t *to)
+{
+	const struct itable *p = itable_find(hd->col[k]->parent);
+
+	return map_get(&maps[p - itables], (int64_t)cJSON_GetArrayItem(row,
+	    k)->valuedouble, to);
+}
+
 /*
- * The walk both db_rows_check and db_run_import take over rows.json.
- * runs: the runs whose rows are taken (maps[0], "runs", starts with them
- * when h is NULL).  With h NULL, a row reached from none of them is an
- * error; with h, such a row is someone else's (another run of the same
- * bundle) and skipped, and every row reached is inserted.
+ * 1 when row is one of runs' own: a runs row listed there, or a row every
+ * id of which (one at least) names a row taken already.
+ */
+static int
+reached(const struct itable *t, const struct header *hd, const cJSON *row,
+    const int64_t *runs, size_t nruns, const struct idmap *maps)
+{
+	int k, linked = 0;
+	int64_t id, to;
+	size_t i;
+
+	if (strcmp(t->name, "runs") == 0) {
+		id = (int64_t)cJSON_GetArrayItem(row, hd->id_col)->valuedouble;
+		for (i = 0; i < nruns; i++)
+			if (runs[i] == id)
+				return 1;
+		return 0;
+	}
+	for (k = 0; k < hd->ncol; k++) {
+		if (hd->col[k]->parent == NULL ||
+		    cJSON_IsNull(cJSON_GetArrayItem(row, k)))
+			continue;
+		if (!parent_id(hd, row, k, maps, &to))
+			return 0;
+		linked = 1;
+	}
+	return linked;
+}
+
+/* Bind row's values to st, each id as renumbered here, and insert it. */
+static int
+insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
+    const struct header *hd, const cJSON *row, long rown,
+    const struct idmap *maps, struct so_err *err)
+{
+	int k, bind = 1;
+	int64_t to;
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	for (k = 0; k < hd->ncol; k++) {
+		const cJSON *v = cJSON_GetArrayItem(row, k);
+		const struct icol *c = hd->col[k];
+
+		if (k == hd->id_col)
+			continue;
+		if (cJSON_IsNull(v))
+			sqlite3_bind_null(st, bind);
+		else if (c->parent != NULL && parent_id(hd, row, k, maps, &to))
+			sqlite3_bind_int64(st, bind, to);
+		else if (c->type == 'i')
+			sqlite3_bind_int64(st, bind, (int64_t)v->valuedouble);
+		else if (c->type == 'r')
+			sqlite3_bind_double(st, bind, v->valuedouble);
+		else
+			sqlite3_bind_text(st, bind, v->valuestring, -1,
+			    SQLITE_TRANSIENT);
+		bind++;
+	}
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return so_error(err, SO_EDB, "database: cannot import table "
+		    "\"%s\", row %ld: %s", t->name, rown, sqlite3_errmsg(h));
+	return 0;
+}
+
+/*
+ * The walk both db_rows_check and db_run_import take over rows.json, the
+ * tables in itables' order, each row's ids looked up in maps (one per
+ * table of itables: old id to new).  With h NULL, a row reached from none
+ * of runs is an error; with h, such a row is someone else's (another run
+ * of the same bundle) and skipped, and every row reached is inserted.
  */
 static int
 walk(sqlite3 *h, const cJSON *tables, const int64_t *runs, size_t nruns,
-    struct idmap *maps, uint64_t *taken, struct so_err *err)
+    struct idmap *maps, struct so_err *err)
 {
-	const cJSON *tj;
-	size_t ti, i;
+	const cJSON *tj, *row;
+	size_t ti;
 	int rc = 0;
 
 	if (!cJSON_IsObject(tables))
 		return so_error(err, SO_EPROTO, "rows.json: no \"tables\" "
 		    "object");
-	cJSON_ArrayForEach(tj, tables) {
-		const struct itable *t = itable_find(tj->string);
-
-		if (t == NULL)
+	cJSON_ArrayForEach(tj, tables)
+		if (itable_find(tj->string) == NULL)
 			return so_error(err, SO_EPROTO, "rows.json: table "
 			    "\"%.64s\" is never imported (only a run's own rows "
 			    "are)", tj->string);
-	}
 	for (ti = 0; ti < NITABLES && rc == 0; ti++) {
 		const struct itable *t = &itables[ti];
-		const cJSON *row;
-		struct header hd;
 		sqlite3_stmt *st = NULL;
-		char *names = NULL, *marks = NULL, *tmp;
+		struct header hd;
 		long rown = 0;
-		int k;
 
 		tj = cJSON_GetObjectItemCaseSensitive(tables, t->name);
 		if (tj == NULL || t->mode == T_SKIP)
 			continue;
 		if ((rc = read_header(t, tj, &hd, err)) != 0)
 			break;
-		if (h != NULL && t->mode == T_WRITE) {
-			names = xstrdup("");
-			marks = xstrdup("");
-			for (k = 0; k < hd.ncol; k++) {
-				if (k == hd.id_col)
-					continue;
-				tmp = xasprintf("%s%s\"%s\"", names, *names ?
-				    ", " : "", hd.col[k]->name);
-				free(names);
-				names = tmp;
-				tmp = xasprintf("%s%s?", marks, *marks ? ", " :
-				    "");
-				free(marks);
-				marks = tmp;
-			}
-			tmp = xasprintf("INSERT INTO \"%s\" (%s) VALUES (%s)",
-			    t->name, names, marks);
-			if (sqlite3_prepare_v2(h, tmp, -1, &st, NULL) !=
-			    SQLITE_OK)
-				rc = so_error(err, SO_EDB, "database: %s",
-				    sqlite3_errmsg(h));
-			free(tmp);
-		}
+		if (h != NULL && t->mode == T_WRITE &&
+		    (rc = prepare_insert(h, t, &hd, &st, err)) != 0)
+			break;
 		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(tj,
 		    "rows")) {
-			int reached = 1, linked = 0, bind = 1;
-			int64_t old_id = 0, to = 0;
+			int64_t old_id;
 
-			rown++;
-			if (rc != 0)
-				break;
-			if (!cJSON_IsArray(row) ||
-			    cJSON_GetArraySize(row) != hd.ncol) {
-				rc = so_error(err, SO_EPROTO, "rows.json: table "
-				    "\"%s\", row %ld: not an array of %d "
-				    "values", t->name, rown, hd.ncol);
-				break;
-			}
-			for (k = 0; k < hd.ncol && rc == 0; k++) {
-				const cJSON *v = cJSON_GetArrayItem(row, k);
-				const char *want = value_wanted(hd.col[k], v);
-
-				if (want != NULL)
-					rc = so_error(err, SO_EPROTO, "rows.json: "
-					    "table \"%s\", row %ld, column \"%s\": "
-					    "expected %s, not %s", t->name, rown,
-					    hd.col[k]->name, want, json_kind(v));
-			}
-			if (rc != 0)
+			if ((rc = check_types(t, &hd, row, ++rown, err)) != 0)
 				break;
 			if (t->mode == T_CHECK)
 				continue;
-			if (hd.id_col >= 0)
-				old_id = (int64_t)cJSON_GetArrayItem(row,
-				    hd.id_col)->valuedouble;
-			/* Reached: each id it names is a row taken already. */
-			if (strcmp(t->name, "runs") == 0) {
-				reached = 0;
-				for (i = 0; i < nruns; i++)
-					reached |= runs[i] == old_id;
-				linked = 1;
-			}
-			for (k = 0; k < hd.ncol; k++) {
-				const cJSON *v = cJSON_GetArrayItem(row, k);
-				const struct itable *p;
-
-				if (hd.col[k]->parent == NULL || cJSON_IsNull(v))
-					continue;
-				p = itable_find(hd.col[k]->parent);
-				linked = 1;
-				if (!map_get(&maps[p - itables],
-				    (int64_t)v->valuedouble, &to))
-					reached = 0;
-			}
-			if (!linked || !reached) {
+			if (!reached(t, &hd, row, runs, nruns, maps)) {
 				if (h != NULL)
 					continue;
 				rc = so_error(err, SO_EPROTO, "rows.json: table "
@@ -600,55 +661,20 @@ walk(sqlite3 *h, const cJSON *tables, const int64_t *runs, size_t nruns,
 				    "manifest's runs", t->name, rown);
 				break;
 			}
-			(*taken)++;
-			if (st != NULL) {
-				sqlite3_reset(st);
-				sqlite3_clear_bindings(st);
-				for (bind = 1, k = 0; k < hd.ncol; k++) {
-					const cJSON *v = cJSON_GetArrayItem(row,
-					    k);
-					const struct icol *c = hd.col[k];
-
-					if (k == hd.id_col)
-						continue;
-					if (cJSON_IsNull(v))
-						sqlite3_bind_null(st, bind);
-					else if (c->parent != NULL) {
-						map_get(&maps[itable_find(
-						    c->parent) - itables],
-						    (int64_t)v->valuedouble, &to);
-						sqlite3_bind_int64(st, bind, to);
-					} else if (c->type == 'i')
-						sqlite3_bind_int64(st, bind,
-						    (int64_t)v->valuedouble);
-					else if (c->type == 'r')
-						sqlite3_bind_double(st, bind,
-						    v->valuedouble);
-					else
-						sqlite3_bind_text(st, bind,
-						    v->valuestring, -1,
-						    SQLITE_TRANSIENT);
-					bind++;
-				}
-				if (sqlite3_step(st) != SQLITE_DONE) {
-					rc = so_error(err, SO_EDB, "database: "
-					    "cannot import table \"%s\", row "
-					    "%ld: %s", t->name, rown,
-					    sqlite3_errmsg(h));
-					break;
-				}
-			}
+			if (st != NULL && (rc = insert_row(h, st, t, &hd, row,
+			    rown, maps, err)) != 0)
+				break;
 			if (hd.id_col < 0)
 				continue;
-			to = st != NULL ? sqlite3_last_insert_rowid(h) : old_id;
-			if (map_add(&maps[ti], old_id, to) != 0)
+			old_id = (int64_t)cJSON_GetArrayItem(row,
+			    hd.id_col)->valuedouble;
+			if (map_add(&maps[ti], old_id, st != NULL ?
+			    sqlite3_last_insert_rowid(h) : old_id) != 0)
 				rc = so_error(err, SO_EPROTO, "rows.json: table "
 				    "\"%s\", row %ld: id %lld is there twice",
 				    t->name, rown, (long long)old_id);
 		}
 		sqlite3_finalize(st);
-		free(marks);
-		free(names);
 	}
 	return rc;
 }
@@ -669,12 +695,11 @@ db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
     struct so_err *err)
 {
 	struct idmap maps[NITABLES];
-	uint64_t taken = 0;
 	int rc;
 
 	memset(maps, 0, sizeof maps);
 	rc = walk(NULL, cJSON_GetObjectItemCaseSensitive(rows, "tables"), runs,
-	    nruns, maps, &taken, err);
+	    nruns, maps, err);
 	maps_free(maps);
 	return rc;
 }
@@ -686,7 +711,6 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 	sqlite3 *h = db->h;
 	struct idmap maps[NITABLES];
 	sqlite3_stmt *st = NULL;
-	uint64_t taken = 0;
 	int64_t run;
 	int rc = 0;
 
@@ -714,7 +738,7 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 	if (rc != 0)
 		goto rollback;
 	if ((rc = walk(h, cJSON_GetObjectItemCaseSensitive(rows, "tables"),
-	    &o->origin_run_id, 1, maps, &taken, err)) != 0)
+	    &o->origin_run_id, 1, maps, err)) != 0)
 		goto rollback;
 	if (!map_get(&maps[0], o->origin_run_id, &run)) {
 		rc = so_error(err, SO_EPROTO, "rows.json: run %lld is not in "
