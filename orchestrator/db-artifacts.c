@@ -20,7 +20,8 @@ db_disasm_reuse(struct db *db, const char *host, const char *binary_sha256,
 	    "present) SELECT ?1, study, variant, symbol, required, missing, "
 	    "status, tool, excerpt, forbidden, present FROM disasm WHERE build_id = (SELECT b.id FROM "
 	    "builds b WHERE b.host = ?2 AND b.binary_sha256 = ?3 AND "
-	    "b.id != ?1 AND EXISTS (SELECT 1 FROM disasm d WHERE d.build_id "
+	    "b.id != ?1 AND b.run_id NOT IN (SELECT run_id FROM imports) AND "
+	    "EXISTS (SELECT 1 FROM disasm d WHERE d.build_id "
 	    "= b.id) AND NOT EXISTS (SELECT 1 FROM disasm d WHERE "
 	    "d.build_id = b.id AND d.status = 'no-tool') ORDER BY b.id DESC "
 	    "LIMIT 1)", "iss", build_id, host, binary_sha256);
@@ -145,7 +146,8 @@ db_artifact_ref_copy(struct db *db, const char *host,
 	    "r.kind, r.name, r.sha256 FROM artifact_refs r, builds n "
 	    "WHERE n.id = ?1 AND r.kind = ?4 AND r.build_id = (SELECT b.id "
 	    "FROM builds b WHERE b.host = ?2 AND b.binary_sha256 = ?3 AND "
-	    "b.id != ?1 AND EXISTS (SELECT 1 FROM artifact_refs x WHERE "
+	    "b.id != ?1 AND b.run_id NOT IN (SELECT run_id FROM imports) AND "
+	    "EXISTS (SELECT 1 FROM artifact_refs x WHERE "
 	    "x.build_id = b.id AND x.kind = ?4) ORDER BY b.id DESC LIMIT 1)",
 	    "isss", build_id, host, binary_sha256, kind) != SQLITE_DONE)
 		return db_err(db, err, "cannot copy the artifacts of a build");

@@ -285,7 +285,9 @@ int db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
  * The same binary on the same host was checked before: copy that check's
  * rows to build_id, and count in *bad its variants that lack an
  * instruction or their function.  SO_ENOTFOUND when there is no such
- * check (or it had no objdump to work with).
+ * check (or it had no objdump to work with).  A build of an imported run
+ * is never reused (its host is another coordinator's, its rows a
+ * bundle's); nor by db_artifact_ref_copy.
  */
 int db_disasm_reuse(struct db *db, const char *host,
     const char *binary_sha256, int64_t build_id, unsigned *bad,

@@ -436,3 +436,34 @@ def test_an_infinite_number_is_refused_not_cast(origin, tmp_path):
     assert r.returncode == 1
     assert 'table "samples", row 1, column "ns": expected an integer, ' \
         'not a number' in r.stderr, r.stderr
+
+
+def test_a_later_run_never_reuses_an_imported_build(origin, tmp_path):
+    """An imported build of the same binary on a host of the same name is
+    another coordinator's: a later run here checks its own disassembly
+    and names its own artifacts, never the bundle's rows (which could say
+    "ok" for anything, or name any file as the binary)."""
+    def edit(t):
+        d = t["disasm"]
+        for i in range(len(d["rows"])):
+            setcell(d, i, "excerpt", "FORGED by the bundle")
+        refs = t["artifact_refs"]
+        for i in range(len(refs["rows"])):
+            if cell(refs, i, "kind") == "binary":
+                setcell(refs, i, "sha256", cell(refs, 0, "sha256"))
+    b = craft(origin, tmp_path / "b", edit)
+    db = importer(origin, tmp_path)
+    assert do_import(origin, tmp_path, b).returncode == 0
+    shutil.copy(origin / "hosts.toml", tmp_path / "hosts.toml")
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "300", "--samples", "1", "--variants",
+                "c-fused,openssl-evp", "--db", "mine.db")
+    assert r.returncode == 0, r.stderr
+    (build, binary), = query(db, "select id, binary_sha256 from builds "
+                             "where run_id = 3")
+    assert query(db, "select count(*) from disasm where build_id = ?",
+                 build) != [(0,)]
+    assert query(db, "select count(*) from disasm where build_id = ? and "
+                 "excerpt like '%FORGED%'", build) == [(0,)]
+    assert query(db, "select sha256 from artifact_refs where build_id = ? "
+                 "and kind = 'binary'", build) == [(binary,)]
