@@ -127,14 +127,19 @@ OTHERS = ("sha3", "sha512")
 
 def build_xkcp(tarball, ccs, cflags):
     """XKCP's configs built from the fixture tarball: the shared objects,
-    or None (and why, printed) when there is no tarball."""
+    or None (and why, printed) when there is no tarball; a tarball that
+    does not build (wrong SHA-256) ends the bench."""
     if not tarball.is_file():
         print(f"\nsha3: XKCP not measured: \"{tarball}\": no such file "
               "(make bench XKCP_TARBALL=PATH)")
         return None
     p = subprocess.run(["sh", str(ROOT / "tests" / "kernels" / "xkcp.sh"),
                         str(ROOT / "build" / "xkcp"), str(tarball), cflags,
-                        *ccs], capture_output=True, text=True, check=True)
+                        *ccs], stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        # xkcp.sh said why on stderr (a wrong SHA-256, a compile error)
+        raise SystemExit(f"ERROR: sha3: XKCP from \"{tarball}\" did not "
+                         f"build (tests/kernels/xkcp.sh exit {p.returncode})")
     return p.stdout.split()
 
 
