@@ -145,7 +145,7 @@ cmp_double(const void *a, const void *b)
 
 /* Median (or, with lo, the fastest) ns per step of v's samples a..b-1. */
 static double
-stat(double ns[][MAX_SAMPLES], int v, int a, int b, int lo, uint64_t steps)
+per_step(double ns[][MAX_SAMPLES], int v, int a, int b, int lo, uint64_t steps)
 {
 	double t[MAX_SAMPLES];
 
@@ -163,7 +163,7 @@ best(const struct impl *run, int n, enum impl_kind kind,
 
 	for (i = 0; i < n; i++)
 		if (run[i].kind == kind && (w < 0 ||
-		    stat(ns, i, a, b, lo, steps) < stat(ns, w, a, b, lo, steps)))
+		    per_step(ns, i, a, b, lo, steps) < per_step(ns, w, a, b, lo, steps)))
 			w = i;
 	return w;
 }
@@ -194,16 +194,16 @@ print_round(const struct impl *run, int n, double ns[][MAX_SAMPLES], int a,
 		if (own < 0)
 			return;
 		printf(" %s %s %.1f ns", lo ? "| min:" : "median:",
-		    run[own].name, stat(ns, own, a, b, lo, steps));
+		    run[own].name, per_step(ns, own, a, b, lo, steps));
 		if (xk >= 0)
-			printf(", %.3fx %s", stat(ns, xk, a, b, lo, steps) /
-			    stat(ns, own, a, b, lo, steps), run[xk].name);
+			printf(", %.3fx %s", per_step(ns, xk, a, b, lo, steps) /
+			    per_step(ns, own, a, b, lo, steps), run[xk].name);
 		if (gc >= 0)
-			printf(", %.3fx libgcrypt", stat(ns, gc, a, b, lo,
-			    steps) / stat(ns, own, a, b, lo, steps));
+			printf(", %.3fx libgcrypt", per_step(ns, gc, a, b, lo,
+			    steps) / per_step(ns, own, a, b, lo, steps));
 		if (ev >= 0)
-			printf(", %.3fx evp-fetched", stat(ns, ev, a, b, lo,
-			    steps) / stat(ns, own, a, b, lo, steps));
+			printf(", %.3fx evp-fetched", per_step(ns, ev, a, b, lo,
+			    steps) / per_step(ns, own, a, b, lo, steps));
 	}
 	printf("\n");
 }
@@ -356,7 +356,7 @@ main(int argc, char **argv)
 		print_round(run, n, ns, 0, samples, steps, "all");
 	mhz = (mhz + timing_calibrate_mhz()) / 2;
 	for (i = 0; i < n; i++)
-		med[i] = stat(ns, i, 0, samples, 0, steps);
+		med[i] = per_step(ns, i, 0, samples, 0, steps);
 	ctl = find(run, n, st->control);
 	gc = find(run, n, "libgcrypt");
 	ne = find(run, n, "nettle");
@@ -368,7 +368,7 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		printf("%-32s %9.3fM %9.2f %9.2f %8.1f %8.2f %8.2f %8.2f "
 		    "%8.2f\n", run[i].name, 1e3 / med[i], med[i],
-		    stat(ns, i, 0, samples, 1, steps), med[i] * mhz / 1e3,
+		    per_step(ns, i, 0, samples, 1, steps), med[i] * mhz / 1e3,
 		    ctl >= 0 ? med[ctl] / med[i] : 0,
 		    gc >= 0 ? med[gc] / med[i] : 0,
 		    ne >= 0 ? med[ne] / med[i] : 0,
