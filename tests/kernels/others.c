@@ -163,7 +163,8 @@ best(const struct impl *run, int n, enum impl_kind kind,
 
 	for (i = 0; i < n; i++)
 		if (run[i].kind == kind && (w < 0 ||
-		    per_step(ns, i, a, b, lo, steps) < per_step(ns, w, a, b, lo, steps)))
+		    per_step(ns, i, a, b, lo, steps) <
+		    per_step(ns, w, a, b, lo, steps)))
 			w = i;
 	return w;
 }
