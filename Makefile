@@ -358,10 +358,17 @@ kernel-bench: build/kernel-bench
 # process (tests/kernels/others.c): what a user would pick instead.
 build/others: tests/kernels/others.c $(KBENCH_OBJS)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		-o $@ $^ -lcjson -lgcrypt -lnettle -lcrypto
+		-o $@ $^ -lcjson -lgcrypt -lnettle -lcrypto -ldl
+
+# XKCP, the sha3 kernels' public peer: its fixture tarball, unpacked and
+# built under build/xkcp at bench time (tests/kernels/xkcp.sh checks its
+# SHA-256); its code is never part of this tree.
+XKCP_TARBALL ?= $(firstword $(wildcard ../shared/fixtures/xkcp/XKCP-6ce53d0.tar.gz \
+	../../shared/fixtures/xkcp/XKCP-6ce53d0.tar.gz) \
+	../shared/fixtures/xkcp/XKCP-6ce53d0.tar.gz)
 
 bench: all build/others
-	$(PYTHON) tests/bench.py --others build/others
+	$(PYTHON) tests/bench.py --others build/others --xkcp $(XKCP_TARBALL)
 	$(PYTHON) tests/bench_fanout.py
 	$(PYTHON) tests/bench_report.py
 

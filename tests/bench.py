@@ -12,7 +12,12 @@ chain must equal the Python reference (tests/refs.py).
 
 With --others (make bench passes build/others), the hash studies are then
 also run through libgcrypt and nettle beside our kernels in one process
-(tests/kernels/others.c), and the common digest checked against Python."""
+(tests/kernels/others.c), and the common digest checked against Python.
+With --xkcp TARBALL as well (make bench passes XKCP_TARBALL), sha3's run
+also holds every single-instance XKCP config built with each compiler
+(tests/kernels/xkcp.sh unpacks and builds them under build/xkcp), in
+alternating rounds, each round's ratio of our best to XKCP's best
+printed."""
 import argparse
 import json
 import os
@@ -120,12 +125,33 @@ def bench_study(study, info, agents, args):
 OTHERS = ("sha3", "sha512")
 
 
-def bench_others(exe, study, args):
-    """Our kernels beside libgcrypt and nettle; the digest against
-    Python's."""
-    steps, samples = 2000, 301
+def build_xkcp(tarball, ccs, cflags):
+    """XKCP's configs built from the fixture tarball: the shared objects,
+    or None (and why, printed) when there is no tarball; a tarball that
+    does not build (wrong SHA-256) ends the bench."""
+    if not tarball.is_file():
+        print(f"\nsha3: XKCP not measured: \"{tarball}\": no such file "
+              "(make bench XKCP_TARBALL=PATH)")
+        return None
+    p = subprocess.run(["sh", str(ROOT / "tests" / "kernels" / "xkcp.sh"),
+                        str(ROOT / "build" / "xkcp"), str(tarball), cflags,
+                        *ccs], stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        # xkcp.sh said why on stderr (a wrong SHA-256, a compile error)
+        raise SystemExit(f"ERROR: sha3: XKCP from \"{tarball}\" did not "
+                         f"build (tests/kernels/xkcp.sh exit {p.returncode})")
+    return p.stdout.split()
+
+
+def bench_others(exe, study, args, xkcp):
+    """Our kernels beside libgcrypt, nettle (and, for sha3, OpenSSL EVP
+    fetched once and XKCP), in rounds; the digest against Python's."""
+    steps, samples, rounds = 2000, 300, 5
+    extra = [a for so in (xkcp or []) for a in ("-x", so)] \
+        if study == "sha3" else []
     out = subprocess.run([str(exe), "-S", study, "-n", str(steps), "-s",
-                          str(samples), "-c", str(args.cpu)],
+                          str(samples), "-r", str(rounds), "-c",
+                          str(args.cpu), *extra],
                          capture_output=True, text=True)
     print()
     print(out.stdout, end="")
@@ -156,6 +182,9 @@ def main():
     ap.add_argument("--others", type=Path,
                     help="tests/kernels/others.c built: also time the "
                     "hash studies through libgcrypt and nettle")
+    ap.add_argument("--xkcp", type=Path,
+                    help="XKCP's tarball (tests/kernels/xkcp.sh): with "
+                    "--others, time its configs beside the sha3 kernels")
     args = ap.parse_args()
 
     agents = {cc: build(cc, args.cflags) for cc in ("gcc", "clang")
@@ -174,9 +203,12 @@ def main():
                   f"it with seqorch run --study {study}")
             continue
         rc |= bench_study(study, infos[study], agents, args)
+    xkcp = None
+    if args.others and args.xkcp and "sha3" in (args.study or infos):
+        xkcp = build_xkcp(args.xkcp, list(agents), args.cflags)
     for study in args.study or list(infos):
         if args.others and study in OTHERS:
-            rc |= bench_others(args.others, study, args)
+            rc |= bench_others(args.others, study, args, xkcp)
     return rc
 
 

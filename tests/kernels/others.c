@@ -1,20 +1,30 @@
 /*
  * What a user would pick instead of our kernels, side by side with them in
- * one process (`make bench`): the same chain through libgcrypt and nettle
- * for sha3 and sha512, and every variant of the study this CPU runs, from
- * the table kernels/registry.sh generates.
+ * one process (`make bench`): the same chain through libgcrypt, nettle,
+ * OpenSSL EVP with the digest fetched once, and XKCP builds for sha3 (and
+ * libgcrypt and nettle for sha512), beside every variant of the study this
+ * CPU runs, from the table kernels/registry.sh generates.
  *
- *   others -S STUDY [-n STEPS] [-s SAMPLES] [-c CPU]
+ *   others -S STUDY [-n STEPS] [-s SAMPLES] [-r ROUNDS] [-c CPU] [-x SO]...
  *
  * libgcrypt: gcry_md_hash_buffer per hash, its one-call API (it picks its
  * fastest code for this CPU: AVX-512 Keccak for SHA3-256 where the CPU has
  * it, AVX2/BMI2 SHA-512).  nettle: the sha3_256_/sha512_ init, update and
- * digest functions per hash, one context on the stack.  Samples alternate
- * the order (forward, then backward); every sample's digest must equal the
- * first one's or the run fails.  Prints the median per implementation,
- * its cycles at the dependent-add calibrated clock and its ratios to the
- * study's control, libgcrypt and nettle, then the common digest so that
- * the caller can check it independently (tests/bench.py does).
+ * digest functions per hash, one context on the stack.  evp-fetched: the
+ * openssl-evp variant's Init/Update/Final with an EVP_MD fetched once
+ * (EVP_MD_fetch), which skips OpenSSL 3's per-Init lookup of the implicit
+ * EVP_sha3_256().  -x: a shared object tests/kernels/xkcp.sh built around
+ * one XKCP config (xkcp_chain, xkcp_name), dlopen()ed, repeatable.
+ *
+ * The samples are split into ROUNDS rounds (default 1); inside a round the
+ * order alternates (forward, then backward).  Every sample's digest must
+ * equal the first one's or the run fails.  Prints, per round, the best own
+ * kernel against the best XKCP build, libgcrypt and evp-fetched (ratios of
+ * medians, and of fastest samples); then the median over all samples per
+ * implementation, its cycles at the dependent-add calibrated clock and its
+ * ratios to the study's control, libgcrypt, nettle and the best XKCP
+ * build; then the common digest so that the caller can check it
+ * independently (tests/bench.py does).
  */
 #include "cpu.h"
 #include "kernel.h"
@@ -22,11 +32,13 @@
 #include "registry.h"
 #include "timing.h"
 
+#include <dlfcn.h>
 #include <gcrypt.h>
 #include <nettle/sha2.h>
 #include <nettle/sha3.h>
 #include <nettle/version.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +46,7 @@
 
 #define NALL 64
 #define MAX_SAMPLES 2000
+#define MAX_ROUNDS 20
 
 static int
 gcry_sha3_chain(void *ctx, uint8_t *x, uint64_t steps)
@@ -81,12 +94,34 @@ nettle_sha512_chain(void *ctx, uint8_t *x, uint64_t steps)
 	return 0;
 }
 
-/* One implementation in the run: a registry kernel or a library. */
+/* EVP_sha3_256 fetched once, one context: both live for the run. */
+static EVP_MD *evp_md;
+static EVP_MD_CTX *evp_ctx;
+
+static int
+evp_fetched_chain(void *ctx, uint8_t *x, uint64_t steps)
+{
+	unsigned int n;
+
+	(void)ctx;
+	while (steps--)
+		if (EVP_DigestInit_ex(evp_ctx, evp_md, NULL) != 1 ||
+		    EVP_DigestUpdate(evp_ctx, x, 32) != 1 ||
+		    EVP_DigestFinal_ex(evp_ctx, x, &n) != 1)
+			return -1;
+	return 0;
+}
+
+/* What an implementation is, for the ratios. */
+enum impl_kind { IMPL_OWN, IMPL_LIBRARY, IMPL_XKCP };
+
+/* One implementation in the run: a registry kernel, a library or XKCP. */
 struct impl {
 	const char *name;
 	int (*chain)(void *ctx, uint8_t *x, uint64_t steps);
-	const struct kernel *k;		/* NULL for a library */
+	const struct kernel *k;		/* NULL unless IMPL_OWN */
 	void *ctx;
+	enum impl_kind kind;
 };
 
 static const struct {
@@ -95,6 +130,7 @@ static const struct {
 } libraries[] = {
 	{ "sha3", "libgcrypt", gcry_sha3_chain },
 	{ "sha3", "nettle", nettle_sha3_chain },
+	{ "sha3", "evp-fetched", evp_fetched_chain },
 	{ "sha512", "libgcrypt", gcry_sha512_chain },
 	{ "sha512", "nettle", nettle_sha512_chain },
 };
@@ -105,6 +141,32 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Median (or, with lo, the fastest) ns per step of v's samples a..b-1. */
+static double
+per_step(double ns[][MAX_SAMPLES], int v, int a, int b, int lo, uint64_t steps)
+{
+	double t[MAX_SAMPLES];
+
+	memcpy(t, ns[v] + a, sizeof t[0] * (size_t)(b - a));
+	qsort(t, (size_t)(b - a), sizeof t[0], cmp_double);
+	return t[lo ? 0 : (b - a) / 2] / (double)steps;
+}
+
+/* The fastest implementation of a kind over samples a..b-1, or -1. */
+static int
+best(const struct impl *run, int n, enum impl_kind kind,
+    double ns[][MAX_SAMPLES], int a, int b, int lo, uint64_t steps)
+{
+	int i, w = -1;
+
+	for (i = 0; i < n; i++)
+		if (run[i].kind == kind && (w < 0 ||
+		    per_step(ns, i, a, b, lo, steps) <
+		    per_step(ns, w, a, b, lo, steps)))
+			w = i;
+	return w;
 }
 
 static int
@@ -118,6 +180,35 @@ find(const struct impl *run, int n, const char *name)
 	return -1;
 }
 
+/* One round's line: the best own kernel against the other kinds' best. */
+static void
+print_round(const struct impl *run, int n, double ns[][MAX_SAMPLES], int a,
+    int b, uint64_t steps, const char *label)
+{
+	int lo, own, xk, gc = find(run, n, "libgcrypt"),
+	    ev = find(run, n, "evp-fetched");
+
+	printf("%-8s", label);
+	for (lo = 0; lo < 2; lo++) {
+		own = best(run, n, IMPL_OWN, ns, a, b, lo, steps);
+		xk = best(run, n, IMPL_XKCP, ns, a, b, lo, steps);
+		if (own < 0)
+			return;
+		printf(" %s %s %.1f ns", lo ? "| min:" : "median:",
+		    run[own].name, per_step(ns, own, a, b, lo, steps));
+		if (xk >= 0)
+			printf(", %.3fx %s", per_step(ns, xk, a, b, lo, steps) /
+			    per_step(ns, own, a, b, lo, steps), run[xk].name);
+		if (gc >= 0)
+			printf(", %.3fx libgcrypt", per_step(ns, gc, a, b, lo,
+			    steps) / per_step(ns, own, a, b, lo, steps));
+		if (ev >= 0)
+			printf(", %.3fx evp-fetched", per_step(ns, ev, a, b, lo,
+			    steps) / per_step(ns, own, a, b, lo, steps));
+	}
+	printf("\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -128,9 +219,10 @@ main(int argc, char **argv)
 	uint8_t seed[KERNEL_MAX_STATE] = { 0 }, ref[KERNEL_MAX_STATE];
 	double med[NALL], mhz;
 	uint64_t steps = 2000;
-	int samples = 201, cpu = 1, n = 0, i, s, have_ref = 0, ctl, gc, ne;
+	int samples = 201, rounds = 1, cpu = 1, n = 0, i, s, r, have_ref = 0;
+	int ctl, gc, ne, xk, per;
 	size_t j;
-	char why[128];
+	char why[128], label[16];
 
 	if (argc < 3 || strcmp(argv[1], "-S") != 0 ||
 	    (rs = registry_study(argv[2])) == NULL)
@@ -141,32 +233,68 @@ main(int argc, char **argv)
 			steps = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
 			samples = (int)strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+			rounds = (int)strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
 			cpu = (int)strtol(argv[++i], NULL, 10);
-		else
+		else if (strcmp(argv[i], "-x") == 0 && i + 1 < argc) {
+			void *h, *fn;
+			const char *name;
+
+			if (strcmp(rs->name, "sha3") != 0 || n == NALL) {
+				fprintf(stderr, "others: -x \"%s\": XKCP is "
+				    "a sha3 peer, at most %d in all\n",
+				    argv[i + 1], NALL);
+				return 2;
+			}
+			/* RTLD_LOCAL: each object's XKCP stays its own. */
+			if ((h = dlopen(argv[++i], RTLD_NOW | RTLD_LOCAL)) ==
+			    NULL || (fn = dlsym(h, "xkcp_chain")) == NULL ||
+			    (name = dlsym(h, "xkcp_name")) == NULL) {
+				fprintf(stderr, "others: -x \"%s\": %s\n",
+				    argv[i], dlerror());
+				return 1;
+			}
+			run[n].name = name;
+			*(void **)&run[n].chain = fn;
+			run[n].k = NULL;
+			run[n].ctx = NULL;
+			run[n].kind = IMPL_XKCP;
+			n++;
+		} else
 			goto usage;
 	}
-	if (steps == 0 || samples < 1 || samples > MAX_SAMPLES)
+	if (steps == 0 || samples < 1 || samples > MAX_SAMPLES ||
+	    rounds < 1 || rounds > MAX_ROUNDS || samples < rounds)
 		goto usage;
+	per = samples / rounds;
+	samples = per * rounds;
 	if (gcry_check_version(GCRYPT_VERSION) == NULL) {
 		fprintf(stderr, "others: libgcrypt older than its headers\n");
 		return 1;
 	}
 	gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
 	gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+	if ((evp_md = EVP_MD_fetch(NULL, "SHA3-256", NULL)) == NULL ||
+	    (evp_ctx = EVP_MD_CTX_new()) == NULL) {
+		fprintf(stderr, "others: EVP_MD_fetch SHA3-256 failed\n");
+		return 1;
+	}
 
 	for (j = 0; registry_kernels[j].study != NULL && n < NALL; j++) {
-		const struct registry_kernel *r = &registry_kernels[j];
+		const struct registry_kernel *rk = &registry_kernels[j];
 
-		if (strcmp(r->study, rs->name) != 0 ||
-		    (r->k->features & ~cpu_features()) != 0)
+		if (strcmp(rk->study, rs->name) != 0 ||
+		    (rk->k->features & ~cpu_features()) != 0)
 			continue;
-		run[n].name = r->variant;
-		run[n].chain = r->k->chain;
-		run[n].k = r->k;
+		run[n].name = rk->variant;
+		run[n].chain = rk->k->chain;
+		run[n].k = rk->k;
 		run[n].ctx = NULL;
-		if (r->k->setup != NULL && r->k->setup(&run[n].ctx) != 0) {
-			fprintf(stderr, "others: %s setup failed\n", r->variant);
+		run[n].kind = IMPL_OWN;
+		if (rk->k->setup != NULL && rk->k->setup(&run[n].ctx) != 0) {
+			fprintf(stderr, "others: %s setup failed\n",
+			    rk->variant);
 			return 1;
 		}
 		n++;
@@ -177,6 +305,7 @@ main(int argc, char **argv)
 			run[n].chain = libraries[j].chain;
 			run[n].k = NULL;
 			run[n].ctx = NULL;
+			run[n].kind = IMPL_LIBRARY;
 			n++;
 		}
 	for (j = 0; j < st->state_len; j++) {
@@ -189,54 +318,67 @@ main(int argc, char **argv)
 		fprintf(stderr, "others: not pinned: %s\n", why);
 
 	mhz = timing_calibrate_mhz();
-	for (s = 0; s < samples; s++) {
-		int k;
+	printf("%s: %llu %s x %d samples in %d rounds, libgcrypt %s, "
+	    "nettle %d.%d, %s\n", rs->name, (unsigned long long)steps,
+	    st->unit_plural, samples, rounds, gcry_check_version(NULL),
+	    nettle_version_major(), nettle_version_minor(),
+	    OpenSSL_version(OPENSSL_VERSION));
+	for (r = 0; r < rounds; r++) {
+		for (s = r * per; s < (r + 1) * per; s++) {
+			int k;
 
-		for (k = 0; k < n; k++) {
-			int v = s % 2 ? n - 1 - k : k;
-			uint8_t x[KERNEL_MAX_STATE];
-			uint64_t t0, t1;
+			for (k = 0; k < n; k++) {
+				int v = s % 2 ? n - 1 - k : k;
+				uint8_t x[KERNEL_MAX_STATE];
+				uint64_t t0, t1;
 
-			memcpy(x, seed, sizeof x);
-			t0 = timing_now_ns();
-			if (run[v].chain(run[v].ctx, x, steps) != 0)
-				return 1;
-			t1 = timing_now_ns();
-			ns[v][s] = (double)(t1 - t0);
-			if (!have_ref) {
-				memcpy(ref, x, sizeof ref);
-				have_ref = 1;
-			} else if (memcmp(ref, x, st->state_len) != 0) {
-				fprintf(stderr, "others: %s digest differs\n",
-				    run[v].name);
-				return 1;
+				memcpy(x, seed, sizeof x);
+				t0 = timing_now_ns();
+				if (run[v].chain(run[v].ctx, x, steps) != 0)
+					return 1;
+				t1 = timing_now_ns();
+				ns[v][s] = (double)(t1 - t0);
+				if (!have_ref) {
+					memcpy(ref, x, sizeof ref);
+					have_ref = 1;
+				} else if (memcmp(ref, x, st->state_len) !=
+				    0) {
+					fprintf(stderr, "others: %s digest "
+					    "differs\n", run[v].name);
+					return 1;
+				}
 			}
 		}
+		snprintf(label, sizeof label, "round %d", r + 1);
+		print_round(run, n, ns, r * per, (r + 1) * per, steps, label);
+		fflush(stdout);
 	}
+	if (rounds > 1)
+		print_round(run, n, ns, 0, samples, steps, "all");
 	mhz = (mhz + timing_calibrate_mhz()) / 2;
-	for (i = 0; i < n; i++) {
-		qsort(ns[i], (size_t)samples, sizeof ns[i][0], cmp_double);
-		med[i] = ns[i][samples / 2] / (double)steps;
-	}
+	for (i = 0; i < n; i++)
+		med[i] = per_step(ns, i, 0, samples, 0, steps);
 	ctl = find(run, n, st->control);
 	gc = find(run, n, "libgcrypt");
 	ne = find(run, n, "nettle");
-	printf("%s: %llu %s x %d samples, clock %.0f MHz (calibrated), "
-	    "libgcrypt %s, nettle %d.%d, %s\n", rs->name,
-	    (unsigned long long)steps, st->unit_plural, samples, mhz,
-	    gcry_check_version(NULL), nettle_version_major(),
-	    nettle_version_minor(), OpenSSL_version(OPENSSL_VERSION));
-	printf("%-18s %10s %9s %8s %8s %8s %8s\n", "implementation", "median/s",
-	    "ns", "cycles", "x ctl", "x gcry", "x nettle");
+	xk = best(run, n, IMPL_XKCP, ns, 0, samples, 0, steps);
+	printf("clock %.0f MHz (calibrated)\n", mhz);
+	printf("%-32s %10s %9s %9s %8s %8s %8s %8s %8s\n", "implementation",
+	    "median/s", "ns", "min ns", "cycles", "x ctl", "x gcry",
+	    "x nettle", "x xkcp");
 	for (i = 0; i < n; i++)
-		printf("%-18s %9.3fM %9.2f %8.1f %8.2f %8.2f %8.2f\n",
-		    run[i].name, 1e3 / med[i], med[i], med[i] * mhz / 1e3,
+		printf("%-32s %9.3fM %9.2f %9.2f %8.1f %8.2f %8.2f %8.2f "
+		    "%8.2f\n", run[i].name, 1e3 / med[i], med[i],
+		    per_step(ns, i, 0, samples, 1, steps), med[i] * mhz / 1e3,
 		    ctl >= 0 ? med[ctl] / med[i] : 0,
 		    gc >= 0 ? med[gc] / med[i] : 0,
-		    ne >= 0 ? med[ne] / med[i] : 0);
+		    ne >= 0 ? med[ne] / med[i] : 0,
+		    xk >= 0 ? med[xk] / med[i] : 0);
 	for (i = 0; i < n; i++)
 		if (run[i].k != NULL && run[i].k->teardown != NULL)
 			run[i].k->teardown(run[i].ctx);
+	EVP_MD_CTX_free(evp_ctx);
+	EVP_MD_free(evp_md);
 	printf("digest ");
 	for (j = 0; j < st->state_len; j++)
 		printf("%02x", ref[j]);
@@ -244,6 +386,6 @@ main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: others -S STUDY [-n STEPS] [-s SAMPLES] "
-	    "[-c CPU]\n");
+	    "[-r ROUNDS] [-c CPU] [-x SO]...\n");
 	return 2;
 }
