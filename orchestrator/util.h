@@ -81,6 +81,16 @@ int hex_decode(const char *hex, uint8_t *out, size_t n);
  */
 void strip_ctrl(char *s);
 
+/*
+ * Replace path with a file of data, mode mode: written to a new temporary
+ * file in path's directory (mkstemp: created, never opened through a
+ * link), synced, then renamed over path.  A link already at path is
+ * replaced, not followed; a reader sees the old file or the whole new one.
+ * 0 or SO_EIO naming the file.
+ */
+int write_file_atomic(const char *path, const void *data, size_t len,
+    unsigned mode, struct so_err *err);
+
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);
 
