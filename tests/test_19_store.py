@@ -57,13 +57,75 @@ def test_export_output_replaces_a_link_instead_of_following_it(measured,
     assert '"run"' in (measured / "s.json").read_text()
     assert [p.name for p in measured.iterdir() if p.name.startswith(".")] \
         == []
-    # A directory that cannot be written: the error names the file.
-    ro = measured / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    try:
-        r = seqorch(measured, "export", "--run", 1, "-o", "ro/s.json")
-        if os.geteuid() != 0:
-            assert r.returncode == 1 and '"ro/s.json"' in r.stderr
-    finally:
-        ro.chmod(0o755)
+    # A directory that is not there: the error names the file.
+    r = seqorch(measured, "export", "--run", 1, "-o", "no/s.json")
+    assert r.returncode == 1 and '"no/s.json"' in r.stderr
+
+
+def artifacts(cwd, run_id, *extra):
+    r = seqorch(cwd, "artifacts", "--run", run_id, *extra, timeout=60)
+    rows = {}
+    for line in r.stdout.splitlines():
+        host, kind, build, name, size, path, *state = line.split()
+        rows[kind, name] = dict(path=path, state=state)
+    return r, rows
+
+
+# --- item 8: a damaged artifact of the right size is rewritten ------------
+
+def test_a_damaged_artifact_of_the_right_size_is_stored_again(measured):
+    _, rows = artifacts(measured, 1)
+    path = rows["source", "kernels/sha3/study.c"]["path"]
+    good = open(path, "rb").read()
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as f:
+        f.seek(10)
+        f.write(bytes([good[10] ^ 0x20]))
+    assert os.path.getsize(path) == len(good)
+    run(measured)
+    r, rows = artifacts(measured, 2, "--verify")
+    assert r.returncode == 0, r.stderr
+    assert rows["source", "kernels/sha3/study.c"]["path"] == path
+    assert open(path, "rb").read() == good
+    assert hashlib.sha256(good).hexdigest() == os.path.basename(path)
+
+
+# --- item 9: FIFOs are refused, never opened and waited on ----------------
+
+def test_a_fifo_in_the_store_is_refused(measured):
+    _, rows = artifacts(measured, 1)
+    path = rows["build-commands", "commands"]["path"]
+    os.unlink(path)
+    os.mkfifo(path)
+    r, rows = artifacts(measured, 1, "--verify")
+    assert r.returncode == 1
+    assert f'artifact "{path}" is not a regular file' in r.stderr
+    assert rows["build-commands", "commands"]["state"] == ["BAD"]
+    r = seqorch(measured, "export", "--run", 1, "--bundle", "b.tar",
+                timeout=60)
+    assert r.returncode != 0 and "is not a regular file" in r.stderr
+    assert not (measured / "b.tar").exists()
+    # A run puts the file back whole instead of reading the FIFO.
+    run(measured)
+    r, _ = artifacts(measured, 2, "--verify")
+    assert r.returncode == 0, r.stderr
+    assert os.path.isfile(path) and not os.path.islink(path)
+
+
+@pytest.mark.parametrize("args", [
+    ("report",), ("windows",), ("export", "--run", "1"),
+    ("artifacts", "--run", "1"), ("gc", "--dry-run"),
+])
+def test_a_fifo_as_results_db_is_refused(tmp_path, args):
+    os.mkfifo(tmp_path / "results.db")
+    r = seqorch(tmp_path, *args, timeout=30)
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert 'database "results.db": "results.db" is not a regular file' \
+        in r.stderr
+
+
+def test_a_fifo_beside_results_db_is_refused(measured):
+    os.mkfifo(measured / "results.db-journal")
+    r = seqorch(measured, "report", timeout=30)
+    assert r.returncode == 3
+    assert '"results.db-journal" is not a regular file' in r.stderr
