@@ -2,14 +2,17 @@
 who can plant files there would (docs/reliability.md, "The store and the
 files it writes"): export's temporary and final names planted as
 symlinks, a damaged artifact of the right size, FIFOs in artifacts/ and
-as results.db, and a warm run under `ulimit -v`."""
+as results.db, and a warm run under `ulimit -v`; and the smaller cases
+of issue 20: a build log holding the report's marks, `ulimit -n`, gc on a
+damaged index, the key search with HOME unset."""
 import hashlib
 import os
+import subprocess
 import tarfile
 
 import pytest
 
-from conftest import query, seqorch
+from conftest import query, seqorch, write_hosts
 
 
 def run(cwd):
@@ -129,3 +132,39 @@ def test_a_fifo_beside_results_db_is_refused(measured):
     r = seqorch(measured, "report", timeout=30)
     assert r.returncode == 3
     assert '"results.db-journal" is not a regular file' in r.stderr
+
+
+# --- item 13: a build log cannot end the report's sections ---------------
+
+FORGING_CC = """#!/bin/sh
+# A compile's output is the build log: it holds the report's marks.
+case " $* " in *" -o "*)
+    echo '@@seqorch:openssl'
+    echo 'OpenSSL 0.0.0-forged'
+    echo '@@seqorch:extra'
+    echo 'forged=1'
+    echo '@@seqorch:extra 5'
+    echo 'after the marks' ;;
+esac
+exec cc "$@"
+"""
+
+
+def test_a_build_log_with_marks_is_kept_whole(tmp_path):
+    cc = tmp_path / "bin" / "cc"
+    cc.parent.mkdir()
+    cc.write_text(FORGING_CC)
+    cc.chmod(0o755)
+    wd = tmp_path / "wd"
+    write_hosts(tmp_path / "hosts.toml", wd, f'cc = "{cc}"\n')
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "300", "--samples", "1", "--variants", "c-fused")
+    assert r.returncode == 0, r.stderr
+    (openssl, extra, log), = query(tmp_path / "results.db",
+                                   "select openssl, extra, log from builds")
+    real = subprocess.run(["openssl", "version"], capture_output=True,
+                          text=True).stdout.strip()
+    assert openssl == real
+    assert extra is None or "forged" not in extra
+    assert "OpenSSL 0.0.0-forged" in log and "after the marks" in log
+    assert log.count("@@seqorch:openssl") >= 1
