@@ -168,3 +168,25 @@ def test_a_build_log_with_marks_is_kept_whole(tmp_path):
     assert extra is None or "forged" not in extra
     assert "OpenSSL 0.0.0-forged" in log and "after the marks" in log
     assert log.count("@@seqorch:openssl") >= 1
+
+
+# --- item 13: gc on a damaged index says what SQLite found ---------------
+
+def test_gc_on_a_damaged_index_names_the_damage(measured):
+    import sqlite3
+    db = measured / "results.db"
+    con = sqlite3.connect(db)
+    con.execute("pragma wal_checkpoint(TRUNCATE)")
+    con.execute("pragma journal_mode = delete")
+    (root,), = con.execute("select rootpage from sqlite_master where name "
+                           "= 'artifact_refs_sha'").fetchall()
+    (size,), = con.execute("pragma page_size").fetchall()
+    con.close()
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\xff" * size)
+    r = seqorch(measured, "gc", timeout=60)
+    assert r.returncode == 3
+    assert "cannot collect artifacts: database disk image is malformed" \
+        in r.stderr, r.stderr
+    assert "not an error" not in r.stderr
