@@ -190,3 +190,29 @@ def test_gc_on_a_damaged_index_names_the_damage(measured):
     assert "cannot collect artifacts: database disk image is malformed" \
         in r.stderr, r.stderr
     assert "not an error" not in r.stderr
+
+
+# --- item 10: a warm run under `ulimit -v` ------------------------------
+
+def limited(cwd, limit, *args, timeout=300):
+    """./seqorch ARGS under a real `ulimit` set by a shell."""
+    from conftest import SEQORCH
+    return subprocess.run(["sh", "-c", f'ulimit {limit} && exec "$@"', "sh",
+                           str(SEQORCH), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_warm_run_fits_in_60_mb_of_address_space(measured):
+    r = limited(measured, "-v 60000", "run", "--study", "sha3", "--hosts",
+                "local", "--steps", "300", "--samples", "2", "--variants",
+                "c-fused,openssl-evp")
+    assert r.returncode == 0, r.stderr
+    assert "out of memory" not in r.stderr
+    db = measured / "results.db"
+    assert query(db, "select id, status from runs") == [(1, "ok"), (2, "ok")]
+    # The raw output was read back and kept, in a buffer of its size.
+    warnings = [m for m, in query(db, "select message from events where "
+                                  "run_id = 2 and level = 'warning'")]
+    assert not any("not kept" in m for m in warnings), warnings
+    _, rows = artifacts(measured, 2, "--verify")
+    assert any(k == "raw" for k, _ in rows)
