@@ -216,3 +216,29 @@ def test_a_warm_run_fits_in_60_mb_of_address_space(measured):
     assert not any("not kept" in m for m in warnings), warnings
     _, rows = artifacts(measured, 2, "--verify")
     assert any(k == "raw" for k, _ in rows)
+
+
+# --- item 13: `ulimit -n` too low is said as such ------------------------
+
+@pytest.mark.parametrize("cmd", [
+    ("run", "--study", "sha3", "--hosts", "local", "--steps", "300",
+     "--samples", "1", "--variants", "c-fused"),
+    ("deploy", "--hosts", "local"),
+])
+def test_too_few_open_files_is_named(scratch, cmd):
+    r = limited(scratch, "-n 12", *cmd, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert "too many open files: the open-file limit (ulimit -n) is 12" \
+        in r.stderr
+    assert "no compiler produced a working agent" not in r.stderr
+    assert not (scratch / "results.db").exists() or \
+        query(scratch / "results.db", "select status from runs") == []
+
+
+def test_a_low_soft_limit_is_raised(scratch):
+    r = limited(scratch, "-Sn 12", "run", "--study", "sha3", "--hosts",
+                "local", "--steps", "300", "--samples", "1", "--variants",
+                "c-fused", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert query(scratch / "results.db", "select status from runs") == \
+        [("ok",)]
