@@ -52,10 +52,24 @@ so_error(struct so_err *err, int code, const char *fmt, ...)
 	return code;
 }
 
+static void (*oom_hook)(size_t);
+
+void
+so_set_oom_hook(void (*hook)(size_t n))
+{
+	oom_hook = hook;
+}
+
 static void
 oom(size_t n)
 {
+	void (*hook)(size_t) = oom_hook;
+
 	fprintf(stderr, "seqorch: out of memory allocating %zu bytes\n", n);
+	/* Once: the hook itself may run out. */
+	oom_hook = NULL;
+	if (hook != NULL)
+		hook(n);
 	abort();
 }
 

@@ -57,6 +57,12 @@ int so_error(struct so_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Allocation wrappers: they abort with a message on out-of-memory. */
+/*
+ * Call hook(n) once, on the first allocation of n bytes that fails, before
+ * the abort: a command records what the abort leaves unfinished (hook ==
+ * NULL: nothing).  The hook runs on the failing thread.
+ */
+void so_set_oom_hook(void (*hook)(size_t n));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

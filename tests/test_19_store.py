@@ -242,3 +242,74 @@ def test_a_low_soft_limit_is_raised(scratch):
     assert r.returncode == 0, r.stderr
     assert query(scratch / "results.db", "select status from runs") == \
         [("ok",)]
+
+
+# A test-only fault: malloc preloaded to fail once, for the coordinator's
+# own allocations (called from the seqorch binary, not from a library),
+# once the file TRIGGER exists.
+OOM_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+extern void *__libc_malloc(size_t);
+extern char *program_invocation_short_name;
+static int done;
+void *malloc(size_t n) {
+	Dl_info di;
+	size_t l;
+	if (!done && strcmp(program_invocation_short_name, "seqorch") == 0 &&
+	    access(TRIGGER, F_OK) == 0 &&
+	    dladdr(__builtin_return_address(0), &di) && di.dli_fname &&
+	    (l = strlen(di.dli_fname)) >= 8 &&
+	    strcmp(di.dli_fname + l - 8, "/seqorch") == 0) {
+		done = 1;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_malloc(n);
+}
+"""
+
+
+def test_an_abort_for_memory_ends_the_run_failed(measured, tmp_path,
+                                                 workdir):
+    import signal
+    import time
+    from conftest import agent_pids
+    trigger = tmp_path / "oom-now"
+    src = tmp_path / "shim.c"
+    src.write_text(OOM_SHIM.replace("TRIGGER", f'"{trigger}"'))
+    shim = tmp_path / "shim.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, src,
+                    "-ldl"], check=True)
+    from conftest import SEQORCH
+    env = dict(os.environ, LD_PRELOAD=str(shim))
+    p = subprocess.Popen([str(SEQORCH), "run", "--study", "sha3", "--hosts",
+                          "local", "--steps", "300000", "--samples", "20",
+                          "--variants", "c-fused"], cwd=measured, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    db = measured / "results.db"
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None:
+        if query(db, "select count(*) from samples where run_id = 2") != \
+                [(0,)]:
+            trigger.touch()
+            break
+        time.sleep(0.2)
+    _, err = p.communicate(timeout=120)
+    # The agent runs detached: it is not left measuring after the test.
+    for pid in agent_pids(workdir):
+        os.kill(pid, signal.SIGTERM)
+    assert trigger.exists(), err
+    assert "out of memory allocating" in err
+    assert p.returncode < 0, err    # the abort
+    (status,), = query(db, "select status from runs where id = 2")
+    assert status == "failed"
+    msgs = [m for m, in query(db, "select message from events where run_id "
+                              "= 2 and level = 'error'")]
+    assert any("the coordinator ran out of memory allocating" in m
+               for m in msgs), msgs
