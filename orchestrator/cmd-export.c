@@ -8,13 +8,10 @@
 #include "report-opts.h"
 #include "export.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 
 /* Write text to path through a temporary file, so a reader never sees half. */
