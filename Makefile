@@ -204,6 +204,7 @@ UNIT_config = config sshconfig toml util
 UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
+UNIT_publish = publish strbuf util
 UNIT_report = cmd report db runner deploy window conn local ssh jump config \
 	remote pool hostsel hosts-check \
 	sshconfig toml proto disasm artifact bundle publish http fetch export \

@@ -88,12 +88,67 @@ out:
 	return rc;
 }
 
+/*
+ * Open path for reading if it is a regular file: never through a link,
+ * and without blocking (a FIFO planted in the store would hang open and
+ * read).  SO_ENOTFOUND when missing, SO_EINVAL when not a regular file.
+ */
+static int
+open_regular(const char *path, int *fd, struct stat *sb, struct so_err *err)
+{
+	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? so_error(err, SO_ENOTFOUND, "artifact "
+		    "\"%s\" is missing", path) : errno == ELOOP ?
+		    so_error(err, SO_EINVAL, "artifact \"%s\" is a symbolic "
+		    "link, not a regular file", path) : so_error(err, SO_EIO,
+		    "cannot open \"%s\": %s", path, strerror(errno));
+	if (fstat(*fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EINVAL, "artifact \"%s\" is not a "
+		    "regular file", path);
+	}
+	return 0;
+}
+
+/* Is path already the regular file of len bytes that hashes to sha? */
+static int
+stored_whole(const char *path, const char *sha, size_t len)
+{
+	unsigned char buf[65536], md[32];
+	EVP_MD_CTX *ctx = NULL;
+	uint64_t total = 0;
+	char got[65];
+	struct stat sb;
+	unsigned int n;
+	ssize_t r;
+	int fd, ok = 0;
+
+	if (open_regular(path, &fd, &sb, NULL) != 0)
+		return 0;
+	if ((size_t)sb.st_size != len || (ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		goto out;
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
+		EVP_DigestUpdate(ctx, buf, (size_t)r);
+		total += (uint64_t)r;
+	}
+	if (r == 0 && total == len && EVP_DigestFinal_ex(ctx, md, &n) == 1) {
+		hex_encode(md, 32, got);
+		ok = strcmp(got, sha) == 0;
+	}
+out:
+	EVP_MD_CTX_free(ctx);
+	close(fd);
+	return ok;
+}
+
 int
 artifact_put(struct db *db, const void *data, size_t len, char *sha256,
     struct so_err *err)
 {
 	char sha[65], *dir = NULL, *path = NULL;
-	struct stat sb;
 	int rc;
 
 	if (len > ARTIFACT_MAX)
@@ -109,11 +164,13 @@ artifact_put(struct db *db, const void *data, size_t len, char *sha256,
 		    strerror(errno));
 		goto out;
 	}
-	/* Same name, same content: a file of the right size is the one. */
-	if (stat(path, &sb) != 0 || (size_t)sb.st_size != len) {
-		if ((rc = write_whole(dir, path, data, len, err)) != 0)
-			goto out;
-	}
+	/*
+	 * A file already under the name is trusted only if it hashes to it:
+	 * a damaged one (or a link, a FIFO) is replaced with the right bytes.
+	 */
+	if (!stored_whole(path, sha, len) &&
+	    (rc = write_whole(dir, path, data, len, err)) != 0)
+		goto out;
 	rc = db_artifact_add(db, sha, len, err);
 out:
 	free(path);
@@ -147,42 +204,47 @@ artifact_load(struct db *db, const char *sha256, char **data, size_t *len,
     struct so_err *err)
 {
 	char *path = artifact_path(db, sha256), *buf = NULL, sha[65];
+	size_t got = 0;
 	struct stat sb;
-	FILE *f = NULL;
-	int rc = 0;
+	int fd = -1, rc;
 
 	*data = NULL;
 	*len = 0;
-	if ((f = fopen(path, "rb")) == NULL) {
-		rc = errno == ENOENT ? so_error(err, SO_ENOTFOUND, "artifact "
-		    "\"%s\" is missing", path) : so_error(err, SO_EIO,
-		    "cannot open \"%s\": %s", path, strerror(errno));
+	if ((rc = open_regular(path, &fd, &sb, err)) != 0)
 		goto out;
-	}
-	if (fstat(fileno(f), &sb) != 0 || sb.st_size > ARTIFACT_MAX) {
-		rc = so_error(err, SO_EIO, "artifact \"%s\" is unreadable or "
-		    "too large", path);
+	if (sb.st_size > ARTIFACT_MAX) {
+		rc = so_error(err, SO_EIO, "artifact \"%s\" is over %u MiB",
+		    path, ARTIFACT_MAX >> 20);
 		goto out;
 	}
 	buf = xmalloc((size_t)sb.st_size + 1);
-	if (fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
+	while (got < (size_t)sb.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got != (size_t)sb.st_size) {
 		rc = so_error(err, SO_EIO, "cannot read \"%s\"", path);
 		goto out;
 	}
-	buf[sb.st_size] = '\0';
-	artifact_sha256(buf, (size_t)sb.st_size, sha);
+	buf[got] = '\0';
+	artifact_sha256(buf, got, sha);
 	if (strcmp(sha, sha256) != 0) {
 		rc = so_error(err, SO_EPROTO, "artifact \"%s\" was changed: its "
 		    "content hashes to %s", path, sha);
 		goto out;
 	}
 	*data = buf;
-	*len = (size_t)sb.st_size;
+	*len = got;
 	buf = NULL;
 out:
 	free(buf);
-	if (f != NULL)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
 	free(path);
 	return rc;
 }

@@ -84,19 +84,31 @@ make_parents(const char *dir, const char *path, struct so_err *err)
 	return rc;
 }
 
+/* A new file in a directory we just made: never through a link. */
 static int
 write_file(const char *path, const void *data, size_t len, struct so_err *err)
 {
-	FILE *f = fopen(path, "wb");
-	int rc = 0;
+	const char *p = data;
+	int fd, rc = 0;
 
-	if (f == NULL)
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) < 0)
 		return so_error(err, SO_EIO, "cannot create \"%s\": %s", path,
 		    strerror(errno));
-	if (fwrite(data, 1, len, f) != len)
-		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", path,
-		    strerror(errno));
-	if (fclose(f) != 0 && rc == 0)
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    path, strerror(errno));
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) != 0 && rc == 0)
 		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", path,
 		    strerror(errno));
 	return rc;
@@ -165,20 +177,13 @@ bundle_tar(const struct bundle *b, unsigned char **out, size_t *outlen,
 static int
 save_tar(const struct bundle *b, const char *dest, struct so_err *err)
 {
-	char *tmp = xasprintf("%s.tmp", dest);
 	unsigned char *tar = NULL;
 	size_t len;
 	int rc;
 
-	if ((rc = bundle_tar(b, &tar, &len, err)) == 0 &&
-	    (rc = write_file(tmp, tar, len, err)) == 0 &&
-	    rename(tmp, dest) != 0)
-		rc = so_error(err, SO_EIO, "cannot rename \"%s\": %s", tmp,
-		    strerror(errno));
-	if (rc != 0)
-		unlink(tmp);
+	if ((rc = bundle_tar(b, &tar, &len, err)) == 0)
+		rc = write_file_atomic(dest, tar, len, 0644, err);
 	free(tar);
-	free(tmp);
 	return rc;
 }
 

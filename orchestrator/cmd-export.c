@@ -8,40 +8,25 @@
 #include "report-opts.h"
 #include "export.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 
 /* Write text to path through a temporary file, so a reader never sees half. */
 static int
-write_file(const char *path, const char *text)
+write_output(const char *path, const char *text)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	int ok;
+	struct so_err err = { 0, "" };
+	char *doc = xasprintf("%s\n", text);
+	int rc;
 
-	if (f == NULL) {
-		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", tmp,
-		    strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-	ok = fclose(f) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", path,
-		    strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+	rc = write_file_atomic(path, doc, strlen(doc), 0644, &err);
+	if (rc != 0)
+		fprintf(stderr, "seqorch: %s\n", err.msg);
+	free(doc);
+	return rc;
 }
 
 static int
@@ -134,7 +119,7 @@ export_exec(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (output != NULL)
-		ret = write_file(output, text);
+		ret = write_output(output, text);
 	else
 		ret = printf("%s\n", text) < 0 || fflush(stdout) != 0 ? -1 : 0;
 	cJSON_free(text);

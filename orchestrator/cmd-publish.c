@@ -150,10 +150,13 @@ const struct cmd_entry cmd_publish_entry = {
 	    "the Ed25519 key KEY, and POSTs it as application/x-tar.  TLS is\n"
 	    "always verified (--cacert names a CA file); the token, if any, is\n"
 	    "read from a file and sent as a Bearer token.  5xx answers and\n"
-	    "dropped connections are tried again with exponential backoff, up\n"
-	    "to N tries in all (default 5); a 4xx answer is not; a redirect is\n"
-	    "followed only to the same host.  Errors show the status and the\n"
-	    "first line of the answer.\n"
+	    "dropped connections are tried again with exponential backoff\n"
+	    "(0.5 s, doubling, at most 30 s a wait), up to N tries in all\n"
+	    "(default 5); a 4xx answer is not, and nothing is sent again after\n"
+	    "a 2xx status, even if the answer's body is cut short; a redirect\n"
+	    "is followed only to the same host.  Errors show the status and\n"
+	    "the first line of the answer, at most 200 bytes, with the token\n"
+	    "and any Bearer or Authorization value replaced by [redacted].\n"
 	    "\n"
 	    "exit: 0 published, 1 refused or failed, 2 usage, 3 database\n",
 	.exec = publish_exec,

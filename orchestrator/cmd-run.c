@@ -35,6 +35,30 @@ on_signal(int sig)
 	stop_flag = 1;
 }
 
+/* The run an out-of-memory abort would leave "running". */
+static const char *oom_db;
+static int64_t oom_run;
+
+/*
+ * Before the abort: the run ends "failed" with the reason, through a
+ * connection of its own (the failing thread may hold the other's lock).
+ */
+static void
+run_oom(size_t n)
+{
+	struct so_err err;
+	struct db *db;
+	char msg[128];
+
+	snprintf(msg, sizeof msg, "the coordinator ran out of memory "
+	    "allocating %zu bytes and stopped", n);
+	if (db_open(oom_db, &db, &err) != 0)
+		return;
+	db_event(db, oom_run, NULL, "error", msg, &err);
+	db_run_finish(db, oom_run, "failed", &err);
+	db_close(db);
+}
+
 /* "a, b, c": the studies, or the variants of study. */
 static char *
 valid_names(const char *study)
@@ -240,7 +264,11 @@ started:
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
+	oom_db = o->db;
+	oom_run = run_id;
+	so_set_oom_hook(run_oom);
 	rc = runner_run(db, hosts, n, &p, &out, &err);
+	so_set_oom_hook(NULL);
 	free(holder);
 	if (rc != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);

@@ -242,7 +242,10 @@ db_artifact_gc(struct db *db, int dry_run,
 		pthread_mutex_unlock(&db->mu);
 		return 0;
 	}
+	/* The message first: after ROLLBACK SQLite says "not an error". */
+	if (!stop)
+		stop = db_err(db, err, "cannot collect artifacts");
 	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	pthread_mutex_unlock(&db->mu);
-	return stop ? stop : db_err(db, err, "cannot collect artifacts");
+	return stop;
 }

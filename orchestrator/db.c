@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "schema.h"
@@ -151,6 +152,32 @@ migrate(struct db *db, struct so_err *err)
 }
 
 /*
+ * The database and the files SQLite keeps beside it must be regular files
+ * (or absent): SQLite would block opening or reading a FIFO planted there,
+ * and every command would hang.  stat follows a link, which may name a
+ * database elsewhere.
+ */
+static int
+regular_or_absent(const char *path, struct so_err *err)
+{
+	static const char *const side[] = { "", "-wal", "-journal", "-shm" };
+	struct strbuf p = STRBUF_INIT;
+	struct stat sb;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof side / sizeof side[0] && rc == 0; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s%s", path, side[i]);
+		if (stat(p.buf, &sb) == 0 && !S_ISREG(sb.st_mode))
+			rc = so_error(err, SO_EINVAL, "database \"%s\": \"%s\" "
+			    "is not a regular file", path, p.buf);
+	}
+	strbuf_release(&p);
+	return rc;
+}
+
+/*
  * A new connection to path with the open flags given; sqlite waits up to
  * 10 s for another process's lock.  Free with db_close.
  */
@@ -169,6 +196,9 @@ db_connect(const char *path, int flags, struct db **out, struct so_err *err)
 		    "in memory only" : "empty: is the variable unset?");
 		goto fail;
 	}
+	if (!(flags & SQLITE_OPEN_URI) &&
+	    (rc = regular_or_absent(path, err)) != 0)
+		goto fail;
 	/* A writer's handle is shared by the pool's threads. */
 	flags |= flags & SQLITE_OPEN_READONLY ? SQLITE_OPEN_NOMUTEX :
 	    SQLITE_OPEN_FULLMUTEX;

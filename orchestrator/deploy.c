@@ -7,6 +7,7 @@
 #include "remote.h"
 #include "study.h"
 
+#include <errno.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -212,26 +213,73 @@ meta_value(const char *meta, const char *key)
 	return xstrdup("");
 }
 
+/* What a build directory holds, as new strings ("" when absent). */
+struct build_files {
+	char *meta, *commands, *log, *openssl, *extra;
+};
+
 /* Marks the sections of rscript_build's report. */
 #define MARK "@@seqorch:"
 
-/* The text after "MARK name" up to the next mark, as a new string. */
-static char *
-section(const char *report, const char *name)
+/*
+ * One section at *p: "MARK name LEN\n" and LEN bytes, as a new string in
+ * *out; *p moves past it.  Positional: the bytes are the host's files (a
+ * build log may hold anything, marks included) and are never searched.
+ */
+static int
+section(const char **p, const char *end, const char *name, char **out)
 {
-	char *head = xasprintf(MARK "%s\n", name);
-	const char *p = strstr(report, head), *end;
-	char *out;
+	size_t mlen = strlen(MARK), nlen = strlen(name);
+	unsigned long long len;
+	const char *s = *p;
+	char *num_end;
 
-	if (p == NULL) {
-		free(head);
-		return xstrdup("");
-	}
-	p += strlen(head);
-	end = strstr(p, MARK);
-	out = end ? xasprintf("%.*s", (int)(end - p), p) : xstrdup(p);
-	free(head);
-	return out;
+	if ((size_t)(end - s) < mlen + nlen + 2 || memcmp(s, MARK, mlen) != 0 ||
+	    memcmp(s + mlen, name, nlen) != 0 || s[mlen + nlen] != ' ')
+		return -1;
+	s += mlen + nlen + 1;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	len = strtoull(s, &num_end, 10);
+	if (errno != 0 || *num_end != '\n' ||
+	    len > (unsigned long long)(end - num_end - 1))
+		return -1;
+	s = num_end + 1;
+	*out = xasprintf("%.*s", (int)len, s);
+	*p = s + len;
+	return 0;
+}
+
+/*
+ * rscript_build's report: "MARK built" when it built (the build's own
+ * output goes to stderr, so nothing of it comes before the first section),
+ * then the five files in order.
+ */
+static int
+parse_report(struct conn *c, const char *report, struct build_files *bf,
+    int *built, struct so_err *err)
+{
+	static const char *const names[] = { "meta", "commands", "log",
+	    "openssl", "extra" };
+	char **slot[] = { &bf->meta, &bf->commands, &bf->log, &bf->openssl,
+	    &bf->extra };
+	const char *end = report + strlen(report), *p;
+	size_t i;
+
+	p = strstr(report, MARK "meta ");
+	if (p == NULL)
+		return so_error(err, SO_EPROTO, "host \"%s\": the build's "
+		    "report has no \"" MARK "meta\" section", c->host->name);
+	*built = strstr(report, MARK "built\n") != NULL &&
+	    strstr(report, MARK "built\n") < p;
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (section(&p, end, names[i], slot[i]) != 0)
+			return so_error(err, SO_EPROTO, "host \"%s\": the "
+			    "build's report: section \"%s\" is missing or "
+			    "runs past the end (%zu bytes in all)",
+			    c->host->name, names[i], (size_t)(end - report));
+	return 0;
 }
 
 char *
@@ -346,11 +394,6 @@ keep_build(struct conn *c, struct build_result *res, const char *commands,
 	return rc;
 }
 
-/* What a build directory holds, as new strings ("" when absent). */
-struct build_files {
-	char *meta, *commands, *log, *openssl, *extra;
-};
-
 /* Free and clear, so freeing again (every path of deploy_build) is safe. */
 static void
 build_files_free(struct build_files *bf)
@@ -461,14 +504,8 @@ run_build(struct conn *c, const char *cc, const char *study,
 	    "cflags", h->cflags, "args", args.buf, "log_max", logmax, NULL });
 	rc = conn_capture_ex(c, cmd.buf, 4 * MAX_META + MAX_LOG, 1800000,
 	    errbuf, errlen, &report, &status, err);
-	if (rc == 0) {
-		*built = strstr(report, MARK "built\n") != NULL;
-		bf->meta = section(report, "meta");
-		bf->commands = section(report, "commands");
-		bf->log = section(report, "log");
-		bf->openssl = section(report, "openssl");
-		bf->extra = section(report, "extra");
-	}
+	if (rc == 0)
+		rc = parse_report(c, report, bf, built, err);
 	free(report);
 	free(wrapper);
 	strbuf_release(&args);

@@ -5,6 +5,8 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 
 int
 hostsel_opt(struct hostsel *s, int c, const char *arg)
@@ -26,6 +28,37 @@ hostsel_opt(struct hostsel *s, int c, const char *arg)
 	return 0;
 }
 
+/*
+ * Open files for k hosts at once: the database, the store and the
+ * terminal, and per host its connection, pipes and files.  Below that,
+ * whatever runs out first (a pipe, a compiler's file) fails under a
+ * misleading name, or an agent never starts and the run waits for it.
+ */
+#define FILES_BASE 12
+#define FILES_PER_HOST 4
+
+/* Raise the soft open-file limit if need be; say so if it cannot be. */
+static int
+files_enough(size_t k)
+{
+	rlim_t need = FILES_BASE + FILES_PER_HOST * (rlim_t)k;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			return 0;
+	}
+	fprintf(stderr, "seqorch: too many open files: the open-file limit "
+	    "(ulimit -n) is %llu, and %zu host%s at once need%s %llu; raise "
+	    "the limit or lower --parallel\n", (unsigned long long)rl.rlim_cur,
+	    k, k == 1 ? "" : "s", k == 1 ? "s" : "", (unsigned long long)need);
+	return -1;
+}
+
 int
 hostsel_select(const struct hostsel *s, const struct config *cfg,
     struct host ***hosts, size_t *n)
@@ -36,6 +69,13 @@ hostsel_select(const struct hostsel *s, const struct config *cfg,
 	    &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return EXIT_USAGE;
+	}
+	if (files_enough(*n < (size_t)s->parallel ? *n : (size_t)s->parallel)
+	    != 0) {
+		free(*hosts);
+		*hosts = NULL;
+		*n = 0;
+		return EXIT_FAIL;
 	}
 	return EXIT_OK;
 }

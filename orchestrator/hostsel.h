@@ -39,7 +39,9 @@ int hostsel_opt(struct hostsel *s, int c, const char *arg);
 /*
  * The hosts of cfg that --hosts selects (all without it) in *hosts, a new
  * array the caller frees, and their number in *n.  Returns EXIT_OK, or
- * EXIT_USAGE after saying why on stderr.
+ * EXIT_USAGE after saying why on stderr, or EXIT_FAIL when the open-file
+ * limit is too low for --parallel hosts at once (it is raised up to the
+ * hard limit first).
  */
 int hostsel_select(const struct hostsel *s, const struct config *cfg,
     struct host ***hosts, size_t *n);

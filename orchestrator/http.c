@@ -258,6 +258,38 @@ transfer(const char *url, int fd, unsigned long long size,
 	return rc;
 }
 
+/*
+ * A .part is resumed only from the URL that sent its bytes, which
+ * PART.url names: bytes from another URL (a truncating or lying mirror)
+ * would make an honest URL's download fail and be blamed.  A .part from
+ * another URL, or of unknown origin, is emptied; then PART.url names url.
+ */
+static int
+part_origin(const char *part, int fd, const char *url, struct so_err *err)
+{
+	char *side = xasprintf("%s.url", part), had[4096];
+	size_t ulen = strlen(url);
+	ssize_t n = -1;
+	struct stat sb;
+	int sfd, rc = 0;
+
+	sfd = open(side, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (sfd >= 0) {
+		if (fstat(sfd, &sb) == 0 && S_ISREG(sb.st_mode))
+			n = read(sfd, had, sizeof had);
+		close(sfd);
+	}
+	if (n != (ssize_t)ulen || memcmp(had, url, ulen) != 0) {
+		if (ftruncate(fd, 0) != 0)
+			rc = so_error(err, SO_EIO, "cannot restart \"%s\": %s",
+			    part, strerror(errno));
+		else
+			rc = write_file_atomic(side, url, ulen, 0644, err);
+	}
+	free(side);
+	return rc;
+}
+
 /* Is DIR/<sha> a file of that hash?  A damaged one is removed. */
 static int
 cached(const char *path, const char *sha256, unsigned long long size)
@@ -282,6 +314,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 {
 	char *final = xasprintf("%s/%s", dir, sha256);
 	char *part = xasprintf("%s/%s.part", dir, sha256), got[65];
+	char *side = NULL;
 	unsigned long long n = 0;
 	unsigned attempt;
 	int fd = -1, rc;
@@ -312,6 +345,9 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 	/* It may have arrived while we waited for the lock. */
 	if (cached(final, sha256, size))
 		goto done;
+	side = xasprintf("%s.url", part);
+	if ((rc = part_origin(part, fd, url, err)) != 0)
+		goto out;
 	for (attempt = 0; attempt < HTTP_ATTEMPTS; attempt++) {
 		rc = transfer(url, fd, size, stop, st, err);
 		if (rc != 1)
@@ -331,6 +367,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 	if (n != size || strcmp(got, sha256) != 0) {
 		/* Never resumed from: the bytes are wrong, not missing. */
 		unlink(part);
+		unlink(side);
 		rc = so_error(err, SO_ECHECKSUM, "fetch \"%s\": got %llu bytes "
 		    "with SHA-256 %s, expected %llu bytes with SHA-256 %s "
 		    "(download deleted)", url, n, got, size, sha256);
@@ -341,6 +378,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 		    part, final, strerror(errno));
 		goto out;
 	}
+	unlink(side);
 done:
 	*path = final;
 	final = NULL;
@@ -348,6 +386,7 @@ done:
 out:
 	if (fd >= 0)
 		close(fd);
+	free(side);
 	free(part);
 	free(final);
 	return rc;

@@ -3,7 +3,8 @@
  * a file whose SHA-256 is its name, and nothing else ever gets that name.
  * A download goes to DIR/<sha256>.part (locked while written, kept for a
  * resumed download with an HTTP range), is checked for its size and hash,
- * then renamed into place.  http(s) only, at most HTTP_MAX_REDIRECTS
+ * then renamed into place.  DIR/<sha256>.part.url names the URL the
+ * .part's bytes came from: a .part is resumed only from that URL.  http(s) only, at most HTTP_MAX_REDIRECTS
  * redirects, a connect and a total timeout; libcurl honours the proxy
  * variables of the environment (http_proxy, https_proxy, HTTPS_PROXY,
  * ALL_PROXY, no_proxy).  Nothing here exits or prints.

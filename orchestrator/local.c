@@ -223,12 +223,12 @@ local_read(struct conn *c, const char *path, size_t max, char **out,
     size_t *len, struct so_err *err)
 {
 	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
+	char *buf = NULL, *grown;
+	size_t got = 0, cap;
 	off_t from;
 	int fd, rc = 0;
 
-	if ((fd = open(path, O_RDONLY)) < 0)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? SO_ENOTFOUND : so_error(err, SO_EIO,
 		    "host \"%s\": cannot read \"%s\": %s", c->host->name, path,
 		    strerror(errno));
@@ -237,11 +237,33 @@ local_read(struct conn *c, const char *path, size_t max, char **out,
 		    "%s", c->host->name, path, strerror(errno));
 		goto out;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = so_error(err, SO_EIO, "host \"%s\": cannot read \"%s\": "
+		    "not a regular file", c->host->name, path);
+		goto out;
+	}
 	from = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
-	buf = xmalloc(max + 1);
-	while (got < max) {
-		ssize_t n = pread(fd, buf + got, max - got, from + (off_t)got);
+	/*
+	 * Sized by the file, not by max (a limit of 64 MiB was allocated
+	 * whole to read back a few KiB), and grown if the file grows.
+	 */
+	cap = (size_t)(st.st_size - from);
+	if ((buf = malloc(cap + 1)) == NULL)
+		goto nomem;
+	for (;;) {
+		ssize_t n;
 
+		if (got == cap) {
+			if (cap == max)
+				break;
+			cap = cap < 4096 ? 4096 : cap > max / 2 ? max : 2 * cap;
+			if (cap > max)
+				cap = max;
+			if ((grown = realloc(buf, cap + 1)) == NULL)
+				goto nomem;
+			buf = grown;
+		}
+		n = pread(fd, buf + got, cap - got, from + (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -258,6 +280,10 @@ local_read(struct conn *c, const char *path, size_t max, char **out,
 	*out = buf;
 	*len = got;
 	buf = NULL;
+	goto out;
+nomem:
+	rc = so_error(err, SO_ENOMEM, "host \"%s\": no memory for the %zu "
+	    "bytes of \"%s\"", c->host->name, cap + 1, path);
 out:
 	free(buf);
 	close(fd);

@@ -1,7 +1,10 @@
 /* POST a bundle to a collector over HTTPS with libcurl (publish.h). */
 #include "publish.h"
 
+#include "strbuf.h"
+
 #include <curl/curl.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,15 +57,68 @@ origin_of(const char *url, char *out, size_t len)
 	return rc;
 }
 
-static void
-first_line(const struct body *b, char *out, size_t len)
+double
+publish_backoff(double first, int retry)
 {
-	size_t n = strcspn(b->buf, "\r\n"), i;
+	double d = first;
 
-	snprintf(out, len, "%.*s", (int)n, b->buf);
-	for (i = 0; out[i]; i++)
-		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
-			out[i] = '?';
+	while (--retry > 0 && d < PUBLISH_BACKOFF_MAX)
+		d *= 2;
+	return d < PUBLISH_BACKOFF_MAX ? d : PUBLISH_BACKOFF_MAX;
+}
+
+/* Replace every "word" of line (a NUL-terminated copy) by "[redacted]". */
+static void
+redact(struct strbuf *line, const char *word, int after)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *p = line->buf, *hit;
+	size_t wlen = strlen(word);
+
+	if (wlen == 0)
+		return;
+	while ((hit = after ? strcasestr(p, word) : strstr(p, word)) != NULL) {
+		const char *end = hit + wlen;
+
+		if (after) {
+			/* Keep the word; hide the credential after it. */
+			end += strspn(end, " \t");
+			strbuf_add(&out, p, (size_t)(end - p));
+			end += strcspn(end, after == 2 ? "" : " \t,;\"'");
+		} else
+			strbuf_add(&out, p, (size_t)(hit - p));
+		strbuf_addstr(&out, "[redacted]");
+		p = end;
+	}
+	strbuf_addstr(&out, p);
+	strbuf_reset(line);
+	strbuf_addstr(line, out.buf);
+	strbuf_release(&out);
+}
+
+void
+publish_shown(const char *body, size_t len, const char *token, char *out,
+    size_t outlen)
+{
+	struct strbuf line = STRBUF_INIT;
+	size_t n, i;
+
+	for (n = 0; n < len && body[n] != '\n' && body[n] != '\r'; n++)
+		;
+	strbuf_add(&line, body, n);
+	for (i = 0; i < line.len; i++)
+		if ((unsigned char)line.buf[i] < 0x20 || line.buf[i] == 0x7f)
+			line.buf[i] = '?';
+	/* Before the cut, so no part of a token is left at the end. */
+	if (token != NULL)
+		redact(&line, token, 0);
+	redact(&line, "authorization:", 2);
+	redact(&line, "bearer", 1);
+	if (line.len > PUBLISH_SHOWN_MAX)
+		snprintf(out, outlen, "%.*s...", PUBLISH_SHOWN_MAX, line.buf);
+	else
+		snprintf(out, outlen, "%s", line.buf);
+	strbuf_release(&line);
 }
 
 static void
@@ -99,7 +155,7 @@ publish_post(const struct publish_opts *o, const void *data, size_t len,
 	char origin[512], target_origin[512], *url = xstrdup(o->url), *auth;
 	char curlerr[CURL_ERROR_SIZE];
 	struct curl_slist *hdr = NULL;
-	double delay = o->backoff;
+	double delay;
 	struct body body;
 	CURLcode cc;
 	CURL *c = NULL;
@@ -147,14 +203,26 @@ publish_post(const struct publish_opts *o, const void *data, size_t len,
 		curlerr[0] = '\0';
 		res->attempts++;
 		cc = curl_easy_perform(c);
+		/* The status line may have come before the connection broke. */
 		res->status = 0;
-		if (cc == CURLE_OK)
-			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE,
-			    &res->status);
-		first_line(&body, res->body, sizeof res->body);
-		if (cc == CURLE_OK && res->status >= 200 &&
-		    res->status < 300)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->status);
+		publish_shown(body.buf, body.len, o->token, res->body,
+		    sizeof res->body);
+		if (res->status >= 200 && res->status < 300) {
+			/* Delivered: sending again would upload it twice. */
+			if (cc != CURLE_OK) {
+				res->cut = 1;
+				if (o->log != NULL)
+					fprintf(o->log, "seqorch: publish: %s "
+					    "answered %ld, then the connection "
+					    "ended early (%s): not sent again\n",
+					    url, res->status,
+					    curl_easy_strerror(cc));
+			}
 			break;
+		}
+		if (cc != CURLE_OK)
+			res->status = 0;
 		if (cc == CURLE_OK && res->status >= 300 &&
 		    res->status < 400) {
 			char *loc = NULL;
@@ -198,12 +266,12 @@ publish_post(const struct publish_opts *o, const void *data, size_t len,
 			    curl_easy_strerror(cc), res->attempts);
 			break;
 		}
+		delay = publish_backoff(o->backoff, res->attempts);
 		if (o->log != NULL)
 			fprintf(o->log, "seqorch: publish: %s: %s; trying again "
 			    "in %.1f s\n", url, cc == CURLE_OK ? res->body :
 			    curl_easy_strerror(cc), delay);
 		pause_for(delay);
-		delay *= 2;
 	}
 out:
 	curl_slist_free_all(hdr);

@@ -6,8 +6,13 @@
  * only to the same scheme, host and port (a redirect elsewhere would carry
  * the token there).
  *
+ * A 2xx status is the end: the collector has the bundle, so nothing is
+ * sent again, even when the connection drops before the answer's body
+ * ends.  Each wait is capped at PUBLISH_BACKOFF_MAX seconds.
+ *
  * Returns 0 on a 2xx answer (its status in res), else a negative SO_E*
- * code with err naming the URL, the status and the first line of the body.
+ * code with err naming the URL, the status and the first line of the body
+ * (as publish_shown makes it: bounded, without the token).
  */
 #ifndef SEQORCH_PUBLISH_H
 #define SEQORCH_PUBLISH_H
@@ -16,6 +21,9 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#define PUBLISH_BACKOFF_MAX 30.0	/* seconds, the longest wait */
+#define PUBLISH_SHOWN_MAX 200		/* bytes of an answer shown */
 
 struct publish_opts {
 	const char *url;		/* https:// only */
@@ -29,8 +37,25 @@ struct publish_opts {
 struct publish_result {
 	long status;			/* HTTP status of the last answer */
 	int attempts;			/* tries made */
-	char body[512];			/* first line of the answer's body */
+	char body[512];			/* publish_shown of the answer's body */
+	int cut;			/* a 2xx answer's body was cut short */
 };
+
+/*
+ * The wait in seconds before try number retry + 1 (retry >= 1): first,
+ * then doubled each time, never more than PUBLISH_BACKOFF_MAX.
+ */
+double publish_backoff(double first, int retry);
+
+/*
+ * What is shown of an answer (body, len bytes, not NUL terminated): its
+ * first line, control bytes as '?', at most PUBLISH_SHOWN_MAX bytes
+ * ("..." marks a cut), with token (when not NULL) and whatever follows
+ * "Bearer " or "Authorization:" replaced by "[redacted]": collectors
+ * that echo a request would otherwise put the token in a CI log.
+ */
+void publish_shown(const char *body, size_t len, const char *token,
+    char *out, size_t outlen);
 
 int publish_post(const struct publish_opts *o, const void *data, size_t len,
     struct publish_result *res, struct so_err *err);

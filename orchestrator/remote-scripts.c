@@ -22,8 +22,13 @@ const char rscript_workdir_abs[] =
  * {{&wrapper}}: the host's build_wrapper and a space, or nothing;
  * {{src}}: the uploaded sources; {{cc}}, {{cflags}}; {{&args}}: build.sh's
  * optional STUDY TARGETING ARTIFACTS, quoted; {{&log_max}}: bytes of log.
+ * Each file is printed as "@@seqorch:NAME LEN" and its LEN bytes: the
+ * build log is the compiler's output, and a mark inside it must not end
+ * the section (deploy.c reads the lengths, never looks for marks).
  */
 const char rscript_build[] =
+	"s() { n=$({ wc -c < \"$2\"; } 2>/dev/null); "
+	"echo \"@@seqorch:$1 $((${n:-0}))\"; cat \"$2\" 2>/dev/null; }; "
 	"o={{out}}; if ! { test -x \"$o\"/seqorch-agent && "
 	"test -s \"$o\"/meta; }; then echo @@seqorch:built; "
 	"t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
@@ -32,11 +37,10 @@ const char rscript_build[] =
 	"rm -rf \"$t\"; else rm -rf \"$o\".failed; "
 	"mv \"$t\" \"$o\".failed; fi; fi; "
 	"d=$o; [ -s \"$o\"/meta ] || d=$o.failed; "
-	"echo @@seqorch:meta; cat \"$d\"/meta 2>/dev/null; "
-	"echo @@seqorch:commands; cat \"$d\"/commands 2>/dev/null; "
-	"echo @@seqorch:log; tail -c {{&log_max}} \"$d\"/build.log 2>/dev/null; "
-	"echo @@seqorch:openssl; cat \"$d\"/openssl 2>/dev/null; "
-	"echo @@seqorch:extra; cat \"$d\"/extra 2>/dev/null; true";
+	"l=\"$d\"/.log.$$; tail -c {{&log_max}} \"$d\"/build.log 2>/dev/null | "
+	"tr -d '\\000' > \"$l\"; "
+	"s meta \"$d\"/meta; s commands \"$d\"/commands; s log \"$l\"; "
+	"s openssl \"$d\"/openssl; s extra \"$d\"/extra; rm -f \"$l\"; true";
 
 /*
  * Only the functions we need cross the wire, not the whole binary; exit 3

@@ -9,7 +9,7 @@
 
 /* conn.c: create the workdir and print its absolute path. */
 extern const char rscript_workdir_home[], rscript_workdir_abs[];
-/* deploy.c: the cold build, its files after @@seqorch: marks. */
+/* deploy.c: the cold build, its files each after a mark and its length. */
 extern const char rscript_build[];
 /* disasm.c: the disassembly of the wanted functions only. */
 extern const char rscript_objdump[];

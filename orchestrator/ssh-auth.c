@@ -142,9 +142,14 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	struct strbuf tried = STRBUF_INIT;
 	char *user, *list = NULL, *path = NULL;
 	const char *home = getenv("HOME"), *sock = getenv("SSH_AUTH_SOCK");
+	struct passwd *pw;
 	size_t i, nfiles;
 	int rc = 0, w = 0, nkeys = 0, ok = 0;
 
+	/* As ssh does: without HOME, the password database's home. */
+	if ((home == NULL || *home == '\0') &&
+	    (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
 	if ((user = h->user != NULL ? xstrdup(h->user) : local_user()) ==
 	    NULL)
 		return so_error(err, SO_ESSH, "host \"%s\": no user given and "
@@ -206,12 +211,13 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		strbuf_addf(&tried, "%s\"%s\"", tried.len > 0 ? ", " : "",
 		    path);
 	}
+	if (!ok && tried.len == 0)
+		strbuf_addf(&tried, "no ssh-agent, no identity in hosts.toml, "
+		    "no %s/.ssh/id_* key", home != NULL ? home : "~");
 	if (!ok)
 		rc = so_error(err, SO_ESSH, "host \"%s\": authentication as "
 		    "\"%s\" at %s failed: no key was accepted (tried: %s)",
-		    h->name, user, s->peer, tried.len > 0 ? tried.buf :
-		    "no ssh-agent, no identity in hosts.toml, no ~/.ssh/id_* "
-		    "key");
+		    h->name, user, s->peer, tried.buf);
 out:
 	strbuf_release(&tried);
 	free(path);

@@ -280,8 +280,8 @@ ssh_read(struct conn *c, const char *path, size_t max, char **out,
 	LIBSSH2_SFTP_HANDLE *fh = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	int64_t deadline = ssh_now_ms() + s->stall_ms;
-	char *buf = NULL;
-	size_t got = 0;
+	char *buf = NULL, *grown;
+	size_t got = 0, cap = 0;
 	ssize_t n;
 	int rc, w = 0;
 
@@ -308,9 +308,32 @@ ssh_read(struct conn *c, const char *path, size_t max, char **out,
 	/* Only the tail is wanted from a longer file. */
 	if ((attrs.flags & LIBSSH2_SFTP_ATTR_SIZE) && attrs.filesize > max)
 		libssh2_sftp_seek64(fh, attrs.filesize - max);
-	buf = xmalloc(max + 1);
-	while (got < max) {
-		n = libssh2_sftp_read(fh, buf + got, max - got);
+	/*
+	 * Sized by the file, not by max (64 MiB were allocated to read back
+	 * a few KiB), and grown if the file grows or has no size.
+	 */
+	if (attrs.flags & LIBSSH2_SFTP_ATTR_SIZE)
+		cap = attrs.filesize < max ? (size_t)attrs.filesize : max;
+	buf = malloc(cap + 1);
+	for (;;) {
+		if (buf != NULL && got == cap && cap < max) {
+			cap = cap < 4096 ? 4096 : cap > max / 2 ? max : 2 * cap;
+			if (cap > max)
+				cap = max;
+			grown = realloc(buf, cap + 1);
+			if (grown == NULL)
+				free(buf);
+			buf = grown;
+		}
+		if (buf == NULL) {
+			rc = so_error(err, SO_ENOMEM, "host \"%s\": no memory "
+			    "for the %zu bytes of \"%s\"", c->host->name,
+			    cap + 1, path);
+			goto out;
+		}
+		if (got == cap)
+			break;
+		n = libssh2_sftp_read(fh, buf + got, cap - got);
 		if (n > 0) {
 			got += (size_t)n;
 			deadline = ssh_now_ms() + s->stall_ms;

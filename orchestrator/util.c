@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *
 so_strerror(int code)
@@ -49,10 +52,24 @@ so_error(struct so_err *err, int code, const char *fmt, ...)
 	return code;
 }
 
+static void (*oom_hook)(size_t);
+
+void
+so_set_oom_hook(void (*hook)(size_t n))
+{
+	oom_hook = hook;
+}
+
 static void
 oom(size_t n)
 {
+	void (*hook)(size_t) = oom_hook;
+
 	fprintf(stderr, "seqorch: out of memory allocating %zu bytes\n", n);
+	/* Once: the hook itself may run out. */
+	oom_hook = NULL;
+	if (hook != NULL)
+		hook(n);
 	abort();
 }
 
@@ -194,4 +211,49 @@ strip_ctrl(char *s)
 	for (; *s != '\0'; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
+}
+
+int
+write_file_atomic(const char *path, const void *data, size_t len,
+    unsigned mode, struct so_err *err)
+{
+	char *copy = xstrdup(path), *tmp;
+	const char *p = data;
+	int fd, rc = 0;
+
+	tmp = xasprintf("%s/.seqorch.XXXXXX", dirname(copy));
+	if ((fd = mkstemp(tmp)) < 0) {
+		rc = so_error(err, SO_EIO, "cannot create a file beside \"%s\": "
+		    "%s", path, strerror(errno));
+		goto out;
+	}
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    tmp, strerror(errno));
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (rc == 0 && (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0))
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", tmp,
+		    strerror(errno));
+	if (close(fd) != 0 && rc == 0)
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", tmp,
+		    strerror(errno));
+	/* rename replaces a link at path; it never writes through one. */
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = so_error(err, SO_EIO, "cannot replace \"%s\": %s", path,
+		    strerror(errno));
+	if (rc != 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(copy);
+	return rc;
 }

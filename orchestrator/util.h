@@ -57,6 +57,12 @@ int so_error(struct so_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Allocation wrappers: they abort with a message on out-of-memory. */
+/*
+ * Call hook(n) once, on the first allocation of n bytes that fails, before
+ * the abort: a command records what the abort leaves unfinished (hook ==
+ * NULL: nothing).  The hook runs on the failing thread.
+ */
+void so_set_oom_hook(void (*hook)(size_t n));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
@@ -80,6 +86,16 @@ int hex_decode(const char *hex, uint8_t *out, size_t n);
  * from a host, an agent or a config file is printed on terminals.
  */
 void strip_ctrl(char *s);
+
+/*
+ * Replace path with a file of data, mode mode: written to a new temporary
+ * file in path's directory (mkstemp: created, never opened through a
+ * link), synced, then renamed over path.  A link already at path is
+ * replaced, not followed; a reader sees the old file or the whole new one.
+ * 0 or SO_EIO naming the file.
+ */
+int write_file_atomic(const char *path, const void *data, size_t len,
+    unsigned mode, struct so_err *err);
 
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);

@@ -408,6 +408,23 @@ def test_wrong_key_is_refused(tmp_path, sshd_factory):
                      r'"\)', block(r.stdout, "a"))
 
 
+def test_without_home_the_keys_are_looked_for_in_the_passwd_home(
+        tmp_path, sshd_factory):
+    """With HOME unset, ssh looks in the password database's home; so
+    does seqorch, and says where it looked."""
+    import pwd
+    s = sshd_factory("a")
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"a": s.host_entry(identity=None)})
+    r = subprocess.run([str(SEQORCH), "hosts", "check"], cwd=tmp_path,
+                       env={"PATH": os.environ["PATH"], "LANG": "C"},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    assert "no key was accepted" in r.stdout, r.stdout
+    assert f"{home}/.ssh/" in block(r.stdout, "a")
+
+
 def test_passphrase_key_needs_the_agent(tmp_path, sshd_factory):
     s = sshd_factory("a")
     locked = tmp_path / "locked_ed25519"

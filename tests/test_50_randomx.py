@@ -29,8 +29,10 @@ NAME = "RandomX-1.1.10.tar.gz"
 class Handler(http.server.BaseHTTPRequestHandler):
     """/ok/ serves the file (with Range), /wrong/ other bytes of the same
     size, /trunc/ cuts the first response in half, /drop/ cuts every
-    response in half, /404 and /500 fail, /loop redirects to itself.  A
-    request for an absolute URL is a proxy request: served the same."""
+    response in half (and so does any path in server.cutting) until its
+    path is in server.healed, /404 and /500 fail, /loop redirects to
+    itself.  A request for an absolute URL is a proxy request: served
+    the same."""
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
@@ -66,7 +68,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                              f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        cut = path.startswith("/drop/") or \
+        cut = (path.startswith("/drop/") or path in self.server.cutting) \
+            and path not in self.server.healed or \
             (path.startswith("/trunc/") and start == 0)
         if cut:
             self.wfile.write(body[:len(body) // 2])
@@ -83,6 +86,8 @@ def server():
     srv.data = FIXTURE.read_bytes()
     srv.seen = []
     srv.proxied = []
+    srv.cutting = set()
+    srv.healed = set()
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     srv.base = f"http://127.0.0.1:{srv.server_address[1]}"
@@ -161,28 +166,65 @@ def test_truncated_body_resumes_with_a_range(tmp_path, server):
 
 def test_dropped_connection_keeps_only_the_partial(tmp_path, server):
     cache = tmp_path / "c"
-    r = fetch(tmp_path, server, f"/drop/{NAME}", cache)
+    url = f"/drop/{NAME}"
+    r = fetch(tmp_path, server, url, cache)
     assert r.returncode == 1
-    assert f'fetch "{server.base}/drop/{NAME}": connection dropped' in \
+    assert f'fetch "{server.base}{url}": connection dropped' in \
         r.stderr, r.stderr
-    # Never in the cache under its hash; the partial file is kept ...
-    assert cache_files(cache) == [f"{SHA}.part"]
-    # ... and the next fetch continues it from where it stopped.
+    # Never in the cache under its hash; the partial file is kept, with
+    # the URL its bytes came from ...
+    assert cache_files(cache) == [f"{SHA}.part", f"{SHA}.part.url"]
+    assert (cache / f"{SHA}.part.url").read_text() == server.base + url
+    # ... and the next fetch from that URL continues it where it stopped.
     have = (cache / f"{SHA}.part").stat().st_size
     assert 0 < have < 163987
+    server.healed.add(url)
+    try:
+        r = fetch(tmp_path, server, url, cache)
+    finally:
+        server.healed.discard(url)
+    assert r.returncode == 0, r.stderr
+    assert server.seen[-1] == (url, f"bytes={have}-")
+    assert cache_files(cache) == [SHA]
+
+
+def test_a_partial_from_another_url_is_never_resumed(tmp_path, server):
+    """A mirror that truncates leaves a .part; an honest URL must not
+    continue it (the mixed file fails its hash and the honest URL was
+    blamed): it starts over."""
+    cache = tmp_path / "c"
+    r = fetch(tmp_path, server, f"/drop/{NAME}", cache)
+    assert r.returncode == 1 and (cache / f"{SHA}.part").stat().st_size > 0
+    # Bytes the bad mirror sent, planted where the honest one's would go.
+    part = cache / f"{SHA}.part"
+    part.write_bytes(b"\0" * part.stat().st_size)
+    n = len(server.seen)
     r = fetch(tmp_path, server, f"/ok/{NAME}", cache)
     assert r.returncode == 0, r.stderr
-    assert server.seen[-1] == (f"/ok/{NAME}", f"bytes={have}-")
+    assert server.seen[n:] == [(f"/ok/{NAME}", None)]
     assert cache_files(cache) == [SHA]
+    # A .part of unknown origin (no .url beside it) starts over too.
+    (cache / SHA).unlink()
+    part.write_bytes(b"\0" * 1000)
+    n = len(server.seen)
+    r = fetch(tmp_path, server, f"/ok/{NAME}", cache)
+    assert r.returncode == 0, r.stderr
+    assert server.seen[n:] == [(f"/ok/{NAME}", None)]
 
 
 def test_server_without_ranges_starts_over(tmp_path, server):
     cache = tmp_path / "c"
-    r = fetch(tmp_path, server, f"/drop/{NAME}", cache)
-    assert r.returncode == 1 and cache_files(cache) == [f"{SHA}.part"]
-    r = fetch(tmp_path, server, f"/norange/{NAME}", cache)
+    url = f"/norange/{NAME}"
+    server.cutting.add(url)
+    try:
+        r = fetch(tmp_path, server, url, cache)
+    finally:
+        server.cutting.discard(url)
+    assert r.returncode == 1 and f"{SHA}.part" in cache_files(cache)
+    n = len(server.seen)
+    r = fetch(tmp_path, server, url, cache)
     assert r.returncode == 0, r.stderr
-    seen = [rng for p, rng in server.seen if p == f"/norange/{NAME}"]
+    seen = [rng for p, rng in server.seen[n:] if p == url]
     assert seen[0] is not None and seen[-1] is None, seen
     assert cache_files(cache) == [SHA]
 

@@ -11,8 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "strbuf.h"
+#include "util.h"
 
 static void
 test_empty(void **state)
@@ -110,6 +115,45 @@ test_shquote(void **state)
 	check_shell_roundtrip("new\nline\ttab");
 }
 
+static int oom_pipe = -1;
+
+static void
+report_oom(size_t n)
+{
+	/* What a command's hook does: record, then the abort goes on. */
+	if (write(oom_pipe, &n, sizeof n) != (ssize_t)sizeof n)
+		_exit(3);
+}
+
+/*
+ * An allocation that fails calls the hook once with its size, then
+ * aborts (in a child: the abort is the point).
+ */
+static void
+test_oom_hook_runs_before_the_abort(void **state)
+{
+	size_t want = SIZE_MAX / 2, got = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		oom_pipe = fds[1];
+		so_set_oom_hook(report_oom);
+		free(xmalloc(want));
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &got, sizeof got), sizeof got);
+	assert_int_equal(read(fds[0], &got, 1), 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_true(got == want);
+}
+
 int
 main(void)
 {
@@ -118,6 +162,7 @@ main(void)
 		cmocka_unit_test(test_grow_and_format),
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_shquote),
+		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
