@@ -285,7 +285,8 @@ check_disassembly(struct conn *c, struct build_result *res,
 	if (rc == 0 && nforb > 0) {
 		msg = xasprintf("build %lld: forbidden instructions in %u "
 		    "variant%s, a chain other than the study's: %s (table "
-		    "disasm)", (long long)res->build_id, nforb,
+		    "disasm; their samples are stored invalid)",
+		    (long long)res->build_id, nforb,
 		    nforb == 1 ? "" : "s", forb);
 		rc = db_event(db, run_id, c->host->name, "warning", msg, err);
 		free(msg);
