@@ -68,6 +68,12 @@ const char rscript_host_probe[] =
 	" /proc/cpuinfo 2>/dev/null | head -n 1)\n"
 	"[ -n \"$m\" ] || m=$(lscpu 2>/dev/null |"
 	" sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)\n"
+	/* qemu-user shows the machine's own /proc/cpuinfo (facts.c). */
+	"case $(uname -m) in aarch64 | arm64)\n"
+	"  if [ -r /proc/cpuinfo ] && ! grep -q '^Features' /proc/cpuinfo;"
+	" then m=\"unknown (/proc/cpuinfo has no aarch64 Features line:"
+	" not this cpu's)\"; fi ;;\n"
+	"esac\n"
 	"kv cpu \"$m\"\n"
 	"kv cores \"$(getconf _NPROCESSORS_ONLN 2>/dev/null ||"
 	" sysctl -n hw.ncpu 2>/dev/null)\"\n"
