@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages the build and tests need
 #   make run        deps + build + sha3 study on this host + report
 #   make test       unit tests (cmocka) and integration tests (pytest)
+#   make test-arm64 the same run against this host and an emulated arm64 one
 #   make sanitize   unit and core integration tests under ASan and UBSan
 #   make fuzz       bounded libFuzzer runs of the parsers (FUZZ_SECONDS each)
 #   make bench      side-by-side kernel rates on this machine
@@ -50,6 +51,13 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	openssl procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
 	librandomx-dev faketime
+
+# The emulated arm64 host of make test-arm64 (tests/arm64/build-host.sh):
+# mmdebstrap builds its rootfs, qemu-user-static runs it.  Installing
+# qemu-user-static removes qemu-user-binfmt (they conflict); qemu-user,
+# whose qemu-aarch64 the kernel tests run, stays.
+DEBS_ARM64 = mmdebstrap qemu-user-static
+ARM64_CACHE ?= /var/cache/seqorch-arm64
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 
@@ -176,6 +184,16 @@ deps:
 	  $$SUDO useradd --system --create-home --home-dir /var/lib/$(TEST_USER) \
 	    --shell /bin/sh --password '*' $(TEST_USER); }
 
+deps-arm64:
+	@missing=""; for p in $(DEBS_ARM64); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing" >&2; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
 # 3 samples of 3M hashes per variant: about a minute on an idle 2-core
 # machine.  `seqorch run` alone defaults to the seeds' 3 x 10M protocol.
 RUN_STEPS ?= 3000000
@@ -240,8 +258,17 @@ unit: $(UNIT_TESTS)
 PYTEST_JOBS ?= 4
 PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
 
+# test_70_arm64.py is make test-arm64's: it needs the emulated host.
 test: all unit
-	$(PYTEST) tests
+	$(PYTEST) tests --ignore=tests/test_70_arm64.py
+
+# This machine and an emulated arm64 Linux host in one run of every study
+# but randomx (tests/test_70_arm64.py).  The rootfs is built once into
+# ARM64_CACHE (4-6 minutes, about 400 MB) and reused.
+test-arm64: deps-arm64 all
+	sh tests/arm64/build-host.sh $(ARM64_CACHE) >/dev/null
+	SEQORCH_ARM64_CACHE=$(ARM64_CACHE) $(PYTHON) -m pytest -q \
+	  tests/test_70_arm64.py
 
 # ASan and UBSan: the sources are copied to build-san/tree and built there
 # with the flags below (the normal build is untouched), then the unit tests
@@ -387,5 +414,5 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz seqorch seqorch-agent
 
-.PHONY: all deps docs regen run unit test sanitize fuzz bench kernel-bench \
+.PHONY: all deps deps-arm64 docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
 	install clean FORCE

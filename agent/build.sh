@@ -70,6 +70,58 @@ case " $cflags " in
 	;;
 esac
 
+# The CPU the build's flags name (the last -mcpu=; "native" as gcc's
+# driver resolves it, with the features it found), or "" for none.  gcc
+# lets a variant's -march=ARCH+FEATURES replace that CPU's architecture
+# ("switch -mcpu=... conflicts with -march=..."), so such a variant is
+# compiled for -mcpu=CPU+FEATURES instead: the host's CPU, plus what the
+# variant needs.  clang keeps the CPU by itself and is left alone, as is
+# a native that the compiler could not resolve (it is generic then).
+mcpu=
+case $version in
+*clang*) ;;
+*)
+	for w in $cflags; do
+		case $w in -mcpu=*) mcpu=${w#-mcpu=} ;; esac
+	done
+	if [ "$mcpu" = native ]; then
+		mcpu=$($cc $cflags -### -c -x c /dev/null 2>&1 | tr ' ' '\n' |
+		    sed -n 's/^"*-mcpu=\([^"]*\)"*$/\1/p' | tail -n 1)
+		[ "$mcpu" != native ] || mcpu=
+	fi
+	;;
+esac
+
+# A variant's own flags ($1), -march=ARCH+FEATURES turned into
+# -mcpu=CPU+FEATURES when the build names a CPU (above).
+variant_flags() {
+	vf=
+	for w in $1; do
+		case $mcpu:$w in
+		?*:-march=*+*) w="-mcpu=$mcpu+${w#-march=*+}" ;;
+		esac
+		vf="$vf${vf:+ }$w"
+	done
+	printf '%s\n' "$vf"
+}
+
+# What a variant was compiled for: the last -march, -mcpu and -mtune of
+# the build's flags and its own ($2), as OUTDIR/extra's
+# compiled_for.STUDY/VARIANT (builds.extra).
+compiled_for() {
+	ma= mc= mt=
+	for w in $cflags $2; do
+		case $w in
+		-march=*) ma=$w ;;
+		-mcpu=*) mc=$w ;;
+		-mtune=*) mt=$w ;;
+		esac
+	done
+	v=${1#kernels/}
+	v=${v%/*}
+	echo "compiled_for.$v=$(echo $ma $mc $mt)" >> "$out/extra"
+}
+
 run() {
 	echo "$*" >> "$out/commands"
 	"$@" >> "$out/build.log" 2>&1
@@ -129,7 +181,11 @@ for f; do
 done
 compile "$out/registry-table.c" ""
 for f in $(reg files "$arch"); do
-	compile "$f" "$(reg cflags "$f")"
+	vflags=$(variant_flags "$(reg cflags "$f")")
+	case $f in
+	kernels/*/*/kernel.*) compiled_for "$f" "$vflags" ;;
+	esac
+	compile "$f" "$vflags"
 done
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086

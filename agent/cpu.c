@@ -106,6 +106,71 @@ detect(void)
 }
 #endif
 
+#if defined(__aarch64__) && defined(__linux__)
+/* Linux's names of the AT_HWCAP and AT_HWCAP2 bits (asm/hwcap.h), as its
+ * /proc/cpuinfo "Features" line spells them; NULL: a bit not named here. */
+static const char *const hwcap_names[] = {
+	"fp", "asimd", "evtstrm", "aes", "pmull", "sha1", "sha2", "crc32",
+	"atomics", "fphp", "asimdhp", "cpuid", "asimdrdm", "jscvt", "fcma",
+	"lrcpc", "dcpop", "sha3", "sm3", "sm4", "asimddp", "sha512", "sve",
+	"asimdfhm", "dit", "uscat", "ilrcpc", "flagm", "ssbs", "sb", "paca",
+	"pacg",
+};
+static const char *const hwcap2_names[] = {
+	"dcpodp", "sve2", "sveaes", "svepmull", "svebitperm", "svesha3",
+	"svesm4", "flagm2", "frint", "svei8mm", "svef32mm", "svef64mm",
+	"svebf16", "i8mm", "bf16", "dgh", "rng", "bti", "mte", "ecv", "afp",
+	"rpres", "mte3", "sme", "sme_i16i64", "sme_f64f64", "sme_i8i32",
+	"sme_f16f32", "sme_b16f32", "sme_f32f32", "sme_fa64",
+};
+
+/* The names of mask's bits (else "hwcapN_bitB"), appended to buf. */
+static void
+add_names(char *buf, size_t len, size_t *used, unsigned long mask,
+    const char *const *names, size_t nnames, const char *prefix)
+{
+	unsigned b;
+	int n;
+
+	for (b = 0; b < 8 * sizeof mask; b++) {
+		if (!(mask & (1UL << b)))
+			continue;
+		if (b < nnames && names[b] != NULL)
+			n = snprintf(buf + *used, len - *used, "%s%s",
+			    *used ? " " : "", names[b]);
+		else
+			n = snprintf(buf + *used, len - *used, "%s%s_bit%u",
+			    *used ? " " : "", prefix, b);
+		if (n < 0 || (size_t)n >= len - *used)
+			return;
+		*used += (size_t)n;
+	}
+}
+
+int
+cpu_hwcap_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	add_names(buf, len, &used, getauxval(AT_HWCAP), hwcap_names,
+	    sizeof hwcap_names / sizeof hwcap_names[0], "hwcap");
+	add_names(buf, len, &used, getauxval(AT_HWCAP2), hwcap2_names,
+	    sizeof hwcap2_names / sizeof hwcap2_names[0], "hwcap2");
+	return 0;
+}
+#else
+int
+cpu_hwcap_names(char *buf, size_t len)
+{
+	if (len > 0)
+		buf[0] = '\0';
+	return -1;
+}
+#endif
+
 unsigned
 cpu_features(void)
 {

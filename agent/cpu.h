@@ -16,4 +16,12 @@ unsigned cpu_features(void);
  */
 void cpu_feature_names(unsigned bits, char *buf, size_t len);
 
+/*
+ * The AT_HWCAP and AT_HWCAP2 bits the kernel (or emulator) gave this
+ * process, by Linux's names (those of /proc/cpuinfo's "Features" line),
+ * space separated, into buf: what cpu_features() decided from.  0, or -1
+ * (buf empty) where there are none: anything but Linux on AArch64.
+ */
+int cpu_hwcap_names(char *buf, size_t len);
+
 #endif

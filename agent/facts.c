@@ -3,6 +3,7 @@
  * be read is reported as null so the database never holds a guess.
  */
 #include "facts.h"
+#include "cpu.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -74,6 +75,80 @@ add_string_or_null(cJSON *obj, const char *key, int ok, const char *value)
 		cJSON_AddNullToObject(obj, key);
 }
 
+#if !defined(__APPLE__)
+/* Whether every space-separated word of words is a word of list. */
+static int
+all_in(const char *words, const char *list)
+{
+	const char *w = words, *l;
+	size_t n;
+
+	for (;;) {
+		w += strspn(w, " ");
+		if ((n = strcspn(w, " ")) == 0)
+			return 1;
+		for (l = list;; l += strcspn(l, " \t")) {
+			l += strspn(l, " \t");
+			if (*l == '\0')
+				return 0;
+			if (strncmp(l, w, n) == 0 && (l[n] == '\0' ||
+			    l[n] == ' ' || l[n] == '\t'))
+				break;
+		}
+		w += n;
+	}
+}
+
+/*
+ * cpu_model, cpu_flags, hwcaps and facts_warning.  On AArch64 the hwcaps
+ * are what the agent picks variants by, so they are the truth: a
+ * /proc/cpuinfo without an AArch64 "Features" line (qemu-user passes the
+ * machine's own through: an x86 model and "flags" on an aarch64 host), or
+ * whose Features lack hwcaps, is not recorded as this host's, and
+ * facts_warning says so.
+ */
+static void
+linux_cpu(cJSON *obj)
+{
+	char model[512], flags[4096], part[64], hw[2048], warn[512];
+	int have_model, have_flags, have_hw, features, x86;
+
+	have_hw = cpu_hwcap_names(hw, sizeof hw) == 0;
+	have_model = cpuinfo("model name", model, sizeof model) == 0;
+	if (!have_model && cpuinfo("CPU implementer", model, 64) == 0 &&
+	    cpuinfo("CPU part", part, sizeof part) == 0) {
+		/* arm64 Linux names the core by implementer and part. */
+		size_t n = strlen(model);
+
+		snprintf(model + n, sizeof model - n, " part %s", part);
+		have_model = 1;
+	}
+	features = cpuinfo("Features", flags, sizeof flags) == 0;
+	x86 = !features && cpuinfo("flags", flags, sizeof flags) == 0;
+	have_flags = features || x86;
+	warn[0] = '\0';
+	if (have_hw && !features) {
+		snprintf(warn, sizeof warn, "/proc/cpuinfo has no aarch64 "
+		    "\"Features\" line%s, so it is not this cpu's (qemu-user "
+		    "shows the machine's own): cpu_model not recorded, "
+		    "cpu_flags are the AT_HWCAP/AT_HWCAP2 bits",
+		    x86 ? " but an x86 \"flags\" line" : "");
+		have_model = 0;
+	} else if (have_hw && !all_in(hw, flags)) {
+		snprintf(warn, sizeof warn, "/proc/cpuinfo's \"Features\" "
+		    "lack bits of AT_HWCAP/AT_HWCAP2, which the variants were "
+		    "picked by: cpu_flags are the hwcaps");
+	}
+	add_string_or_null(obj, "cpu_model", have_model, model);
+	if (have_hw)
+		cJSON_AddStringToObject(obj, "cpu_flags", hw);
+	else
+		add_string_or_null(obj, "cpu_flags", have_flags, flags);
+	add_string_or_null(obj, "hwcaps", have_hw, hw);
+	add_string_or_null(obj, "facts_warning", warn[0] != '\0', warn);
+}
+#endif
+
 static const char *
 compiler_string(void)
 {
@@ -108,25 +183,11 @@ facts_add(cJSON *obj, int cpu)
 		    0) == 0;
 		add_string_or_null(obj, "cpu_model", ok, buf);
 		cJSON_AddNullToObject(obj, "cpu_flags");
+		cJSON_AddNullToObject(obj, "hwcaps");
+		cJSON_AddNullToObject(obj, "facts_warning");
 	}
 #else
-	ok = cpuinfo("model name", buf, sizeof buf) == 0;
-	if (!ok) {
-		/* arm64 Linux names the core by implementer and part. */
-		char part[64];
-
-		if (cpuinfo("CPU implementer", buf, 64) == 0 &&
-		    cpuinfo("CPU part", part, sizeof part) == 0) {
-			size_t n = strlen(buf);
-
-			snprintf(buf + n, sizeof buf - n, " part %s", part);
-			ok = 1;
-		}
-	}
-	add_string_or_null(obj, "cpu_model", ok, buf);
-	ok = cpuinfo("flags", buf, sizeof buf) == 0 ||
-	    cpuinfo("Features", buf, sizeof buf) == 0;
-	add_string_or_null(obj, "cpu_flags", ok, buf);
+	linux_cpu(obj);
 #endif
 	cJSON_AddNumberToObject(obj, "cores",
 	    (double)sysconf(_SC_NPROCESSORS_ONLN));

@@ -6,7 +6,9 @@
 
 /*
  * Add the host's facts to obj: arch, os, kernel, hostname, cpu_model,
- * cpu_flags, cores, compiler, openssl, openssl_ia32cap and openssl_armcap
+ * cpu_flags, hwcaps (AArch64 Linux: the AT_HWCAP/AT_HWCAP2 bits by name,
+ * else null), facts_warning (why /proc/cpuinfo was not believed, or null),
+ * cores, compiler, openssl, openssl_ia32cap and openssl_armcap
  * (the environment's libcrypto capability masks, or null), governor (of
  * cpu, or null where unreadable).  Values that cannot be read are JSON null, never guessed.
  */

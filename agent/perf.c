@@ -45,32 +45,65 @@ open_event(uint32_t type, uint64_t config, int group)
 	    PERF_FLAG_FD_CLOEXEC);
 }
 
-/* Why hardware counters failed with errno e, in p->why. */
+/* errno's symbolic name, for the messages: what failed, exactly. */
+static const char *
+errno_name(int e, char *buf, size_t len)
+{
+	static const struct { int e; const char *name; } names[] = {
+		{ ENOSYS, "ENOSYS" }, { ENOENT, "ENOENT" },
+		{ EOPNOTSUPP, "EOPNOTSUPP" }, { ENODEV, "ENODEV" },
+		{ EACCES, "EACCES" }, { EPERM, "EPERM" }, { EINVAL, "EINVAL" },
+		{ EBUSY, "EBUSY" }, { EMFILE, "EMFILE" }, { E2BIG, "E2BIG" },
+		{ EFAULT, "EFAULT" }, { ENOSPC, "ENOSPC" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].e == e)
+			return names[i].name;
+	snprintf(buf, len, "errno %d", e);
+	return buf;
+}
+
+/*
+ * Why hardware counters failed with errno e, in p->why: the call and its
+ * errno first, then what the host shows that bears on it.
+ */
 static void
 explain(struct perf *p, int e)
 {
-	char path[512], buf[32];
+	char path[512], buf[32], name[32];
 	long long paranoid = -99;
+	const char *en = errno_name(e, name, sizeof name);
 
 	sysfs_path(path, sizeof path, "/sys/bus/event_source/devices/cpu");
-	if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV) {
+	if (e == ENOSYS) {
+		/* The call itself is missing: a kernel without perf events,
+		 * or an emulator (qemu-user) that does not implement it. */
+		snprintf(p->why, sizeof p->why, "perf_event_open (cycles) "
+		    "failed: %s (%s); /proc/sys/kernel/perf_event_paranoid "
+		    "%s", en, strerror(e), sysfs_ll(&paranoid,
+		    "/proc/sys/kernel/perf_event_paranoid") == 0 ? "exists, "
+		    "so this kernel has perf events" : "is absent");
+	} else if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV) {
 		snprintf(p->why, sizeof p->why, "no hardware pmu: "
-		    "perf_event_open cycles: %s%s", strerror(e),
-		    access(path, F_OK) != 0 ? " (no /sys/bus/event_source/"
-		    "devices/cpu: a vm without a virtual pmu?)" : "");
+		    "perf_event_open (cycles) failed: %s (%s)%s", en,
+		    strerror(e), access(path, F_OK) != 0 ? "; no /sys/bus/"
+		    "event_source/devices/cpu: a vm without a virtual pmu?" :
+		    "");
 	} else if (e == EACCES || e == EPERM) {
 		if (sysfs_ll(&paranoid, "/proc/sys/kernel/perf_event_paranoid")
 		    == 0)
 			snprintf(buf, sizeof buf, "%lld", paranoid);
 		else
 			snprintf(buf, sizeof buf, "unknown");
-		snprintf(p->why, sizeof p->why, "perf_event_open refused: %s "
-		    "(kernel.perf_event_paranoid %s; above 2 refuses users, "
-		    "and a container's seccomp filter can refuse it too)",
-		    strerror(e), buf);
+		snprintf(p->why, sizeof p->why, "perf_event_open (cycles) "
+		    "refused: %s (%s); kernel.perf_event_paranoid %s (above 2 "
+		    "refuses users, and a container's seccomp filter can "
+		    "refuse it too)", en, strerror(e), buf);
 	} else
-		snprintf(p->why, sizeof p->why, "perf_event_open cycles: %s",
-		    strerror(e));
+		snprintf(p->why, sizeof p->why, "perf_event_open (cycles) "
+		    "failed: %s (%s)", en, strerror(e));
 }
 
 int
@@ -98,17 +131,16 @@ perf_open(struct perf *p)
 		c_insns = PERF_COUNT_SW_TASK_CLOCK;
 	}
 	if ((p->fd_cycles = open_event(type, c_cycles, -1)) < 0) {
-		e = errno;
-		if (e == ENOSYS)
-			snprintf(p->why, sizeof p->why, "no perf_event_open in "
-			    "this kernel");
-		else
-			explain(p, e);
+		explain(p, errno);
 		return -1;
 	}
 	if ((p->fd_insns = open_event(type, c_insns, p->fd_cycles)) < 0) {
-		snprintf(p->why, sizeof p->why, "perf_event_open instructions: "
-		    "%s", strerror(errno));
+		char name[32];
+
+		e = errno;
+		snprintf(p->why, sizeof p->why, "perf_event_open "
+		    "(instructions) failed: %s (%s)",
+		    errno_name(e, name, sizeof name), strerror(e));
 		perf_close(p);
 		return -1;
 	}

@@ -66,7 +66,7 @@
 #include <stdint.h>
 
 /* Agent output protocol (docs/protocol.md), checked by the coordinator. */
-#define SEQORCH_PROTO_VERSION 6
+#define SEQORCH_PROTO_VERSION 7
 
 /*
  * Length of the self-test chain every variant runs before the window; the
@@ -126,8 +126,9 @@ struct study {
 	/*
 	 * What `hosts check` compiles and runs on a host to see that the
 	 * study can build there, beyond a C compiler, cJSON and libcrypto:
-	 * a C program that exits 0 when usable (or NULL: nothing more), its
-	 * link flags, and what to tell the user when it fails.
+	 * a C program that exits 0 when usable, else prints what is missing,
+	 * one item a line (or NULL: nothing more), its link flags, and what
+	 * to tell the user when the probe itself does not build.
 	 */
 	const char *probe_src;
 	const char *probe_libs;

@@ -58,6 +58,37 @@ db_disasm_put(struct db *db, const struct disasm_row *d, struct so_err *err)
 }
 
 int
+db_disasm_present(struct db *db, int64_t build_id, const char *study,
+    const char *variant, char **present, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*present = NULL;
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT present FROM disasm WHERE "
+	    "build_id = ? AND study = ? AND variant = ? AND status = "
+	    "'forbidden'", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, build_id);
+		sqlite3_bind_text(st, 2, study, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, variant, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			const char *t = (const char *)sqlite3_column_text(st, 0);
+
+			*present = xstrdup(t != NULL ? t : "?");
+			rc = SQLITE_DONE;
+		}
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
+	if (rc != SQLITE_DONE)
+		return db_err(db, err, "cannot read the disassembly check");
+	return 0;
+}
+
+int
 db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
     unsigned *n, struct so_err *err)
 {

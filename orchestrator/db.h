@@ -282,6 +282,13 @@ int db_disasm_put(struct db *db, const struct disasm_row *d,
 int db_disasm_forbidden(struct db *db, int64_t build_id, char **list,
     unsigned *n, struct so_err *err);
 /*
+ * The forbidden mnemonics the disassembly check found in study/variant of
+ * build_id, in *present (a new string the caller frees), or NULL when it
+ * found none or there was no check.
+ */
+int db_disasm_present(struct db *db, int64_t build_id, const char *study,
+    const char *variant, char **present, struct so_err *err);
+/*
  * The same binary on the same host was checked before: copy that check's
  * rows to build_id, and count in *bad its variants that lack an
  * instruction or their function.  SO_ENOTFOUND when there is no such

@@ -333,7 +333,8 @@ check_disassembly(struct conn *c, struct build_result *res,
 	if (rc == 0 && nforb > 0) {
 		msg = xasprintf("build %lld: forbidden instructions in %u "
 		    "variant%s, a chain other than the study's: %s (table "
-		    "disasm)", (long long)res->build_id, nforb,
+		    "disasm; their samples are stored invalid)",
+		    (long long)res->build_id, nforb,
 		    nforb == 1 ? "" : "s", forb);
 		rc = db_event(db, run_id, c->host->name, "warning", msg, err);
 		free(msg);
@@ -514,6 +515,39 @@ run_build(struct conn *c, const char *cc, const char *study,
 	return rc;
 }
 
+/*
+ * A build_wrapper (a container) builds with its own libraries, yet the
+ * agent runs on the host outside it: before anything is launched, run it
+ * there once (--list), and when the loader refuses it say so, with the
+ * loader's words, rather than failing later in the window.
+ */
+static int
+check_runs_on_host(struct conn *c, const char *agent, struct so_err *err)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *out = NULL;
+	int status, rc;
+
+	rcmd_raw(&cmd, "e=$(");
+	rcmd_arg(&cmd, agent);
+	rcmd_raw(&cmd, " --list 2>&1 >/dev/null) && exit 0; "
+	    "printf '%%s\n' \"$e\" | head -n 3; exit 1");
+	rc = conn_capture(c, cmd.buf, 4096, &out, &status, err);
+	if (rc == 0 && status != 0) {
+		out[strcspn(out, "\n")] = '\0';
+		strip_ctrl(out);
+		rc = so_error(err, SO_EBUILD, "host \"%s\": the agent built "
+		    "through build_wrapper does not run on the host, outside "
+		    "the wrapper: %s (it links the wrapper's libraries: install "
+		    "the same on the host, or use an image of the host's "
+		    "release; docs/hosts.md)", c->host->name,
+		    out[0] ? out : "no message");
+	}
+	free(out);
+	strbuf_release(&cmd);
+	return rc;
+}
+
 int
 deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
     int reuse, struct build_result *res, struct deploy_stats *st,
@@ -579,6 +613,9 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 	res->agent = xasprintf("%s/seqorch-agent", outdir);
 	res->target = xstrdup(target);
 	res->binary_sha256 = xstrdup(binsum);
+	if (res->ok && h->build_wrapper != NULL &&
+	    (rc = check_runs_on_host(c, res->agent, err)) != 0)
+		goto out;
 	if (!res->ok) {
 		size_t n = strlen(bf.log);
 

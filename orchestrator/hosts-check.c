@@ -33,7 +33,9 @@
 struct cc_facts {
 	char version[FACT_LEN], target[FACT_LEN];
 	int ran, cflags_ok, openssl_h, cjson_h;
-	unsigned char study_ok[MAX_STUDIES];	/* by study_table index */
+	/* By study_table index: "yes", "missing A;B" (what its probe
+	 * printed) or "no" (the probe did not build). */
+	char study[MAX_STUDIES][FACT_LEN];
 };
 
 /* What one host reported, or why it could not be checked. */
@@ -117,9 +119,11 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 	f->cjson_h = strcmp(val, "yes") == 0;
 	for (i = 0; study_table[i].name != NULL && i < MAX_STUDIES; i++) {
 		snprintf(key, sizeof key, "study_%s", study_table[i].name);
-		lookup(out, key, val, sizeof val);
-		f->study_ok[i] = study_table[i].study->probe_src == NULL ||
-		    strcmp(val, "yes") == 0;
+		if (study_table[i].study->probe_src == NULL)
+			snprintf(f->study[i], sizeof f->study[i], "yes");
+		else if (!lookup(out, key, f->study[i], sizeof f->study[i]) ||
+		    f->study[i][0] == '\0')
+			snprintf(f->study[i], sizeof f->study[i], "no");
 	}
 out:
 	free(out);
@@ -232,8 +236,35 @@ add_missing(struct strbuf *list, const char *fmt, ...)
 }
 
 /*
+ * One optional study's probe result (struct cc_facts): ok, or what its
+ * probe found missing, or the study's whole requirement when the probe
+ * itself did not build.  The host stays usable: the other studies run.
+ */
+static void
+print_study(FILE *f, size_t j, const char *cc, const char *res)
+{
+	const char *p;
+
+	fprintf(f, "  study     %s with %s: ", study_table[j].name, cc);
+	if (strcmp(res, "yes") == 0)
+		fprintf(f, "ok\n");
+	else if (strncmp(res, "missing ", 8) == 0) {
+		fprintf(f, "cannot build, missing ");
+		for (p = res + 8; *p != '\0'; p++)
+			if (*p == ';')
+				fputs("; ", f);
+			else
+				fputc(*p, f);
+		fputc('\n', f);
+	} else
+		fprintf(f, "cannot build (its probe does not build with "
+		    "\"%s\"), needs %s\n", cc, study_table[j].study->requires);
+}
+
+/*
  * Connect and probe one host, writing its report into f.  Returns 0 when
- * the host is usable, -1 when it failed or misses something.
+ * the host is usable (an optional study it cannot build is reported, and
+ * the others run), -1 when it failed or misses what every study needs.
  */
 static int
 check_host(const struct host *h, FILE *f)
@@ -335,17 +366,9 @@ check_host(const struct host *h, FILE *f)
 			add_missing(&missing, "cJSON headers "
 			    "for \"%s\" (libcjson-dev)", h->cc[i]);
 		for (j = 0; study_table[j].name != NULL && j < MAX_STUDIES;
-		    j++) {
-			const struct study *s = study_table[j].study;
-
-			if (s->probe_src == NULL)
-				continue;
-			fprintf(f, "  study     %s with %s: %s\n",
-			    study_table[j].name, h->cc[i], cf.study_ok[j] ?
-			    "ok" : "cannot build");
-			if (!cf.study_ok[j])
-				add_missing(&missing, "%s", s->requires);
-		}
+		    j++)
+			if (study_table[j].study->probe_src != NULL)
+				print_study(f, j, h->cc[i], cf.study[j]);
 	}
 	/* Deploying uploads files (over SFTP for ssh hosts): try one. */
 	path = xasprintf("%s/upload", scratch);

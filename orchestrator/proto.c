@@ -53,6 +53,8 @@ static const struct field facts_f[] = {
 	{ "kernel", F_STR, NO, 0 }, { "hostname", F_STR, NO, 0 },
 	{ "cpu_model", F_STR_NULL, NO, 0 },
 	{ "cpu_flags", F_STR_NULL, NO, 0 },
+	{ "hwcaps", F_STR_NULL, NO, 0 },
+	{ "facts_warning", F_STR_NULL, NO, 0 },
 	{ "cores", F_INT, NO, 1 }, { "compiler", F_STR, NO, 0 },
 	{ "openssl", F_STR, NO, 0 }, { "governor", F_STR_NULL, NO, 0 },
 	{ "openssl_ia32cap", F_STR_NULL, NO, 0 },
@@ -204,7 +206,8 @@ as_int(const cJSON *v, int64_t *out)
 static size_t
 max_len(const struct field *f)
 {
-	if (strcmp(f->name, "cpu_flags") == 0)
+	if (strcmp(f->name, "cpu_flags") == 0 ||
+	    strcmp(f->name, "hwcaps") == 0)
 		return MAX_FLAGS;
 	if (strcmp(f->name, "governor") == 0 || strcmp(f->name, "comm") == 0)
 		return MAX_COMM;

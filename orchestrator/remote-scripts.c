@@ -72,6 +72,12 @@ const char rscript_host_probe[] =
 	" /proc/cpuinfo 2>/dev/null | head -n 1)\n"
 	"[ -n \"$m\" ] || m=$(lscpu 2>/dev/null |"
 	" sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)\n"
+	/* qemu-user shows the machine's own /proc/cpuinfo (facts.c). */
+	"case $(uname -m) in aarch64 | arm64)\n"
+	"  if [ -r /proc/cpuinfo ] && ! grep -q '^Features' /proc/cpuinfo;"
+	" then m=\"unknown (/proc/cpuinfo has no aarch64 Features line:"
+	" not this cpu's)\"; fi ;;\n"
+	"esac\n"
 	"kv cpu \"$m\"\n"
 	"kv cores \"$(getconf _NPROCESSORS_ONLN 2>/dev/null ||"
 	" sysctl -n hw.ncpu 2>/dev/null)\"\n"
@@ -86,7 +92,9 @@ const char rscript_host_probe[] =
  * agent/build.sh, CC, CFLAGS and LIBS are split into words with globbing
  * off and never evaluated.  Each NAME SOURCE LIBS is a study's own probe
  * (struct study's probe_src), compiled, linked and run: it exits 0 when
- * the study can build here (randomx: cmake and c++ are there).  No
+ * the study can build here (randomx: cmake and c++ are there), else
+ * prints what is missing, one item a line: study_NAME is yes, "missing
+ * A;B" or no (the probe itself did not build).  No
  * placeholders: it is itself passed quoted, its values as arguments.
  */
 const char rscript_cc_probe[] =
@@ -108,9 +116,11 @@ const char rscript_cc_probe[] =
 	"shift 3\n"
 	"while [ $# -ge 3 ]; do\n"
 	"  printf '%s\\n' \"$2\" > \"$t/study.c\"\n"
-	"  if $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null &&"
-	" \"$t/study\" >/dev/null 2>&1;"
-	" then kv \"study_$1\" yes; else kv \"study_$1\" no; fi\n"
+	"  if ! $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null; then"
+	" kv \"study_$1\" no\n"
+	"  elif m=$(\"$t/study\" 2>/dev/null); then kv \"study_$1\" yes\n"
+	"  else kv \"study_$1\" \"missing $(printf '%s\\n' \"$m\" |"
+	" paste -s -d ';' -)\"; fi\n"
 	"  shift 3\n"
 	"done\n";
 

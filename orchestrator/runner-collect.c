@@ -41,11 +41,15 @@ in_list(char *const *list, size_t n, const char *v)
 
 /*
  * A variant record: one per variant asked for, and only those.  An ok
- * variant gets its table of received sample indices.
+ * variant gets its table of received sample indices, and what its
+ * disassembly check found that it forbids (its samples are then stored
+ * invalid: they time another chain than the study's).
  */
 static int
 check_variant(struct stream *s, const struct record *r)
 {
+	int rc;
+
 	if (!in_list(s->want, (size_t)-1, r->variant))
 		return so_error(&s->err, SO_EPROTO, "variant record for "
 		    "\"%s\", which was not asked for", r->variant);
@@ -59,6 +63,11 @@ check_variant(struct stream *s, const struct record *r)
 	s->ok_variants = xrealloc(s->ok_variants,
 	    (s->nok + 1) * sizeof *s->ok_variants);
 	s->cells = xrealloc(s->cells, (s->nok + 1) * sizeof *s->cells);
+	s->forbidden = xrealloc(s->forbidden,
+	    (s->nok + 1) * sizeof *s->forbidden);
+	if ((rc = db_disasm_present(s->hr->db, s->build->build_id, r->study,
+	    r->variant, &s->forbidden[s->nok], &s->err)) != 0)
+		return rc;
 	s->ok_variants[s->nok] = xstrdup(r->variant);
 	s->cells[s->nok] = xcalloc(s->span, 1);
 	s->nok++;
@@ -174,6 +183,15 @@ store_facts(struct stream *s, const struct record *r)
 	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
 	    s->hr->host->name, &f, &s->err);
 	free(text);
+	/* The agent did not believe /proc/cpuinfo (facts.h): say so. */
+	v = cJSON_GetObjectItem(j, "facts_warning");
+	if (rc == 0 && cJSON_IsString(v)) {
+		char *msg = xasprintf("host facts: %s", v->valuestring);
+
+		rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
+		    "warning", msg, &s->err);
+		free(msg);
+	}
 	if (rc == 0)
 		rc = check_openssl_cap(s, j);
 	if (rc == 0 && f.pinned && s->hr->host->transport == TRANSPORT_LOCAL)
@@ -187,7 +205,7 @@ store_sample(struct stream *s, const struct record *r)
 	const struct run_params *p = s->hr->p;
 	struct sample_row row = { 0 };
 	const char *why = NULL;
-	char rate[16];
+	char rate[16], forb[256];
 	int rc, v;
 
 	s->records++;
@@ -222,6 +240,12 @@ store_sample(struct stream *s, const struct record *r)
 		why = "seed differs from the run's seed";
 	else if (strcmp(r->digest, p->ref_digest) != 0)
 		why = "digest differs from the reference";
+	else if (s->forbidden[v] != NULL) {
+		/* Right digest, wrong chain: not a rate of this variant. */
+		snprintf(forb, sizeof forb, "its disassembly holds instructions "
+		    "it forbids (%s): not the study's chain", s->forbidden[v]);
+		why = forb;
+	}
 	row.host = s->hr->host->name;
 	row.build_id = s->build->build_id;
 	row.study = r->study;
@@ -257,7 +281,8 @@ store_sample(struct stream *s, const struct record *r)
 		return rc;
 	s->got++;
 	s->hr->samples++;
-	if (why != NULL) {
+	/* The build's warning already named a forbidden variant. */
+	if (why != NULL && why != forb) {
 		char msg[512];
 
 		s->hr->invalid++;

@@ -47,6 +47,8 @@ struct stream {
 	char **seen;		/* variants it sent a record for */
 	size_t nseen;
 	char **ok_variants;
+	char **forbidden;	/* per ok variant: forbidden instructions its
+				 * disassembly holds, or NULL */
 	unsigned char **cells;	/* per ok variant: indices received */
 	size_t nok;
 	uint64_t span;		/* indices first .. first + span - 1 */

@@ -525,9 +525,11 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 out:
 	for (i = 0; i < s->nok; i++) {
 		free(s->cells[i]);
+		free(s->forbidden[i]);
 		free(s->ok_variants[i]);
 	}
 	free(s->cells);
+	free(s->forbidden);
 	free(s->ok_variants);
 	for (i = 0; i < s->nseen; i++)
 		free(s->seen[i]);

@@ -35,6 +35,8 @@ SSHD = "/usr/sbin/sshd"
 KEYGEN = "ssh-keygen"
 TEST_USER = "seqorch-test"
 TEST_HOME = "/var/lib/seqorch-test"
+# A chroot host's root inside its sshd's mount namespace.
+CHROOT_MOUNT = Path("/mnt/root")
 
 
 def test_user():
@@ -151,12 +153,22 @@ class Sshd:
     that only hosts in it reach it.  A bridge (netns and bridge=True)
     listens in the test's own namespace but serves each connection with
     `sshd -i` inside netns: a jump host that the coordinator reaches and
-    whose forwarded connections land inside the namespace."""
+    whose forwarded connections land inside the namespace.
+
+    chroot (a root filesystem, tests/arm64.py's) logs users into a copy of
+    it: sshd runs in a private mount namespace where an overlay of the
+    rootfs (its changes kept in dir/upper, the rootfs untouched) is mounted
+    under a root-owned tmpfs on /mnt, sshd's ChrootDirectory, with /proc,
+    /sys and /dev in it.  sshd refuses a ChrootDirectory any of whose
+    parents is writable by others, as /tmp is; nothing of this is seen
+    outside the namespace.  The user's home exists in it, and the host's
+    workdir is HOME/work inside it."""
 
     def __init__(self, root, name, user_key, password_only=False,
                  key_types=("ed25519",), sftp=True, forwarding=False,
-                 netns=None, bridge=False):
+                 netns=None, bridge=False, chroot=None):
         self.name = name
+        self.chroot = chroot
         self.forwarding = forwarding
         self.netns = netns
         self.bridge = bridge
@@ -244,6 +256,7 @@ class Sshd:
             + ("LogLevel DEBUG1\nAllowTcpForwarding yes\n"
                if self.forwarding else
                "LogLevel VERBOSE\nAllowTcpForwarding no\n") +
+            (f"ChrootDirectory {CHROOT_MOUNT}\n" if self.chroot else "") +
             "MaxStartups 100\n"
             "MaxSessions 100\n"
             "X11Forwarding no\n"
@@ -251,8 +264,31 @@ class Sshd:
 
     def _command(self, *args):
         cmd = [SSHD, *args, "-e", "-f", str(self.dir / "sshd_config")]
+        if self.chroot:
+            return self._chroot_command(cmd)
         return ["ip", "netns", "exec", self.netns, *cmd] if self.netns \
             else cmd
+
+    def _chroot_command(self, cmd):
+        """cmd run in a private mount namespace in which CHROOT_MOUNT is
+        the overlay of self.chroot (see the class)."""
+        _, uid, gid = test_user()
+        home = pwd.getpwuid(uid).pw_dir
+        upper, work = self.dir / "upper", self.dir / "overlay-work"
+        for d in (upper, work):
+            d.mkdir(exist_ok=True)
+        r = CHROOT_MOUNT
+        script = (
+            "set -e; mount -t tmpfs -o mode=755 seqorch-chroot /mnt; "
+            f"mkdir {r}; mount -t overlay overlay -o lowerdir={self.chroot},"
+            f"upperdir={upper},workdir={work} {r}; "
+            f"mount -t proc proc {r}/proc; mount --rbind /sys {r}/sys; "
+            f"mount --rbind /dev {r}/dev; "
+            f"mkdir -p {r}{home}/work; "
+            f"chown {uid}:{gid} {r}{home} {r}{home}/work; "
+            'exec "$@"')
+        return ["unshare", "--mount", "--propagation", "private", "--",
+                "sh", "-c", script, "sh", *cmd]
 
     def _serve_bridge(self, listener):
         """Accept in this namespace; serve each with sshd -i in netns."""
@@ -387,7 +423,8 @@ class Sshd:
             "user": self.user,
             "identity": str(self.user_key),
             "known_hosts": str(self.known_hosts),
-            "workdir": str(self.workdir),
+            "workdir": (pwd.getpwnam(self.user).pw_dir + "/work"
+                        if self.chroot else str(self.workdir)),
             "connect_timeout": 5,
         }
         entry.update(extra)

@@ -260,3 +260,38 @@ def test_fuzz_config_seeds_never_crash(tmp_path):
         if r.returncode == 2:
             assert r.stderr.startswith("seqorch: "), (p.name, r.stderr)
             assert "Assertion" not in r.stderr, (p.name, r.stderr)
+
+
+# A stand-in for a build_wrapper's container image (gcc:14 under docker):
+# the build links a library that exists only inside it, here a directory
+# of its own, as a container's libraries are not the host's.
+CONTAINER = r'''#!/bin/sh
+lib=%s
+mkdir -p "$lib"
+if [ ! -f "$lib/libseqorchwrap.so" ]; then
+	echo 'int seqorch_wrapped(void) { return 1; }' > "$lib/w.c" &&
+	cc -shared -fPIC -o "$lib/libseqorchwrap.so" "$lib/w.c" || exit 1
+fi
+sh=$1 script=$2 out=$3 cc=$4
+shift 4
+exec "$sh" "$script" "$out" "$cc -L$lib -Wl,--no-as-needed -lseqorchwrap" "$@"
+'''
+
+
+def test_a_wrapped_build_that_cannot_run_on_the_host(tmp_path):
+    """The agent a build_wrapper built links the wrapper's libraries, and
+    runs on the host outside it: the loader's refusal is reported before
+    any launch, with its words (issue 21, item 13)."""
+    wrap = tmp_path / "container.sh"
+    wrap.write_text(CONTAINER % (tmp_path / "container-lib"))
+    wd = tmp_path / "wd"
+    write_hosts(tmp_path / "hosts.toml", wd,
+                f'build_wrapper = "sh {wrap}"\n')
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "c-fused", "--steps", 1000, "--samples", 1)
+    assert r.returncode != 0
+    assert 'host "local": the agent built through build_wrapper does not ' \
+        "run on the host, outside the wrapper: " in r.stderr, r.stderr
+    assert "libseqorchwrap.so: cannot open shared object file" in r.stderr
+    assert query(tmp_path / "results.db", "SELECT count(*) FROM samples") \
+        == [(0,)]

@@ -16,6 +16,7 @@ and the disassembly check of the instructions a variant forbids.
   models without their features (qemu-x86_64), as the ARM ones are on
   aarch64 (tests/test_20_kernels.py).
 """
+import json
 import os
 import platform
 import re
@@ -153,14 +154,61 @@ def test_a_rebuilt_chain_is_flagged(tmp_path):
     assert status == "forbidden", rows
     assert present in ("vpmulld", "pmulld", "mla"), present
     assert f"\t{present}" in excerpt, excerpt
-    # its results are right: only the disassembly tells it apart
-    assert {ok for ok, in query(db, "SELECT valid FROM samples")} == {1}
-    assert any(f"mul32/scalar-rebuilt ({present})" in m for m in
-               warnings(db)), warnings(db)
+    # Its digests are right, yet it times another chain: its samples are
+    # stored, invalid, with the reason, and it is never a rate or the best.
+    got = query(db, "SELECT variant, digest, valid, invalid_reason FROM "
+                "samples")
+    assert {d for _, d, _, _ in got} == {chain_hex("mul32", 1000)}
+    assert {(v, ok) for v, _, ok, _ in got} == {("c", 1),
+                                               ("scalar-rebuilt", 0)}, got
+    assert {why for v, _, _, why in got if v == "scalar-rebuilt"} == {
+        f"its disassembly holds instructions it forbids ({present}): not "
+        "the study's chain"}
+    assert any(f"mul32/scalar-rebuilt ({present})" in m and
+               "their samples are stored invalid" in m
+               for m in warnings(db)), warnings(db)
     r = subprocess.run([str(tree / "seqorch"), "report", "--latest"],
                        cwd=tree, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "forbidden instructions in 1 variant" in r.stdout, r.stdout
+    r = subprocess.run([str(tree / "seqorch"), "report", "--latest",
+                        "--format", "json"], cwd=tree, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    rep, = json.loads(r.stdout)["runs"]
+    assert [b["variant"] for b in rep["best"]] == ["c"], rep["best"]
+    rows = {w["variant"]: w for w in rep["rows"]}
+    assert rows["scalar-rebuilt"]["n"] == 0, rows
+
+
+def test_the_scalar_control_stays_scalar_whatever_the_flags():
+    """mul32/c, as build.sh compiles it (its registry cflags), at -O2 and
+    -O3 with gcc for aarch64 (gcc 12 vectorized it at -O2: two MLA) and
+    for this machine: no vector multiply in its symbol."""
+    src = "kernels/mul32/c/kernel.c"
+    flags = subprocess.run(["sh", "kernels/registry.sh", "cflags", src],
+                           cwd=ROOT, check=True, capture_output=True,
+                           text=True).stdout.split()
+    compilers = [(need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+                  need("aarch64-linux-gnu-objdump",
+                       "binutils-aarch64-linux-gnu"), "-mcpu=neoverse-v1"),
+                 (need("gcc", "build-essential"), need("objdump", "binutils"),
+                  "-march=native")]
+    for cc, objdump, native in compilers:
+        for opt in ("-O2", "-O3", f"-O3 {native}"):
+            out = ROOT / "build" / f"test24-mul32c-{os.getpid()}.o"
+            subprocess.run([cc, *opt.split(), "-std=c11", "-D_GNU_SOURCE",
+                            "-Ikernels", "-Iagent", *flags, "-c", src, "-o",
+                            str(out)], cwd=ROOT, check=True)
+            dis = subprocess.run([objdump, "-d", "--no-show-raw-insn",
+                                  str(out)], check=True, capture_output=True,
+                                 text=True).stdout
+            out.unlink()
+            body = dis.split("<mul32_c_chain>:", 1)[1].split("\n\n", 1)[0]
+            vec = [ln for ln in body.splitlines()
+                   if re.search(r"\t(v?pmulld|mla|mul)\s+(v|z|%[xyz]mm)",
+                                ln) or re.search(r"\tv?pmulld\s", ln)]
+            assert not vec, (cc, opt, vec)
 
 
 # A wrapper around the real agent that adds an instruction mul/c really
@@ -204,7 +252,11 @@ def test_a_forbidden_instruction_in_the_listed_kernel_is_flagged(
     assert forbidden.split()[0] == insn and f"\t{insn}" in excerpt
     assert any(m.endswith(f"forbidden instructions in 1 variant, a chain "
                           f"other than the study's: mul/c ({insn}) (table "
-                          "disasm)") for m in warnings(db)), warnings(db)
+                          "disasm; their samples are stored invalid)")
+               for m in warnings(db)), warnings(db)
+    assert query(db, "SELECT valid, invalid_reason FROM samples") == [
+        (0, f"its disassembly holds instructions it forbids ({insn}): not "
+            "the study's chain")]
     # a second run of the same binary copies the check, flag included
     r = seqorch(scratch, "run", "--study", "mul", "--hosts", "local",
                 "--steps", 1000, "--samples", 1, "--variants", "c", env=env)

@@ -1,0 +1,127 @@
+#!/bin/sh
+# Builds the emulated arm64 Linux host the integration tests measure
+# beside this x86-64 machine (tests/arm64.py starts it, docs/hacking.md
+# says how), from Debian packages only:
+#
+#   sh tests/arm64/build-host.sh CACHE
+#
+# CACHE/rootfs   a Debian bookworm arm64 root filesystem (mmdebstrap, from
+#                the mirrors apt is configured with here) holding what the
+#                agent needs to build on a host: a C compiler, libc, the
+#                cJSON and OpenSSL headers, objdump, openssl
+# CACHE/qemu-aarch64-cpu-max   a small static program that runs
+#                qemu-aarch64-static -cpu max, so that the emulated CPU has
+#                SHA3, SHA512, SVE and SVE2 (BITPERM), as a Graviton does
+#
+# and registers that program as the binfmt_misc interpreter of aarch64 ELF
+# files (entry "seqorch-aarch64", flag F: the kernel opens it now, so that
+# it runs inside a chroot too).  The program itself execs
+# /usr/bin/qemu-aarch64-static by path, which therefore sits in the rootfs
+# too (copied from this machine).
+#
+# Idempotent: a rootfs whose stamp matches the package list is reused
+# (this machine's qemu copied in again when it changed), the entry is left
+# as it is when it already names the same interpreter; concurrent calls
+# wait for each other (flock).  Run as root (mmdebstrap's root mode,
+# binfmt_misc).  Needs mmdebstrap, qemu-user-static and a C compiler with
+# a static libc (the Makefile's DEBS_ARM64).  Prints CACHE/rootfs.
+set -eu
+
+cache=${1:?usage: build-host.sh CACHE}
+qemu=/usr/bin/qemu-aarch64-static
+binfmt=/proc/sys/fs/binfmt_misc
+entry=seqorch-aarch64
+# What the agent's build and the coordinator's probes run on a host
+# (agent/build.sh, orchestrator/remote-scripts.c); util-linux (lscpu),
+# coreutils and mawk come with the base system.
+packages=gcc,libc6-dev,libcjson-dev,libssl-dev,openssl,binutils,procps
+
+die() {
+	echo "build-host.sh: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "must run as root (mmdebstrap, binfmt_misc)"
+[ -x "$qemu" ] || die "no $qemu (install qemu-user-static)"
+command -v mmdebstrap >/dev/null || die "no mmdebstrap (install mmdebstrap)"
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd -P)
+# One build at a time: the others wait, then find it made.
+exec 9> "$cache/lock"
+flock 9
+wrapper=$cache/qemu-aarch64-cpu-max
+
+# The interpreter: a static binary, as binfmt_misc's F flag runs it in
+# whatever root the aarch64 program lives in.  Without the P flag the
+# kernel passes it the program's path, then the program's arguments.
+src=$cache/qemu-aarch64-cpu-max.c
+cat > "$src.tmp" <<EOF
+#include <stdio.h>
+#include <unistd.h>
+
+int
+main(int argc, char **argv)
+{
+	char *args[argc + 3];
+	int i;
+
+	args[0] = "$qemu";
+	args[1] = "-cpu";
+	args[2] = "max";
+	for (i = 1; i < argc; i++)
+		args[i + 2] = argv[i];
+	args[argc + 2] = NULL;
+	execv(args[0], args);
+	perror("$qemu");
+	return 127;
+}
+EOF
+if [ -x "$wrapper" ] && cmp -s "$src.tmp" "$src"; then
+	rm -f "$src.tmp"
+else
+	mv "$src.tmp" "$src"
+	${CC:-cc} -O2 -static -o "$wrapper.tmp" "$src"
+	mv "$wrapper.tmp" "$wrapper"
+fi
+
+# The entry, unless it exists with this interpreter.  A newer entry is
+# matched first, so another aarch64 entry (qemu-user-binfmt's) may stay.
+[ -w "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt" ||
+    die "cannot mount binfmt_misc on $binfmt"
+if [ -f "$binfmt/$entry" ] &&
+    ! grep -qx "interpreter $wrapper" "$binfmt/$entry"; then
+	echo -1 > "$binfmt/$entry"
+fi
+if [ ! -f "$binfmt/$entry" ]; then
+	magic='\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+	mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+	printf '%s\n' ":$entry:M::$magic:$mask:$wrapper:F" > "$binfmt/register"
+fi
+grep -qx enabled "$binfmt/$entry" || die "binfmt entry $entry is disabled"
+
+# The mirrors: apt's own sources here (deb822 files are pasted as they are).
+set --
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+    /etc/apt/sources.list.d/*.sources; do
+	[ -s "$f" ] && set -- "$@" "$f"
+done
+[ $# -gt 0 ] || die "no apt sources in /etc/apt"
+
+stamp="packages=$packages"
+if ! [ -f "$cache/rootfs.stamp" ] ||
+    [ "$(cat "$cache/rootfs.stamp")" != "$stamp" ] || ! [ -d "$cache/rootfs" ]
+then
+	rm -rf "$cache/rootfs" "$cache/rootfs.tmp" "$cache/rootfs.stamp"
+	echo "build-host.sh: building the arm64 rootfs in $cache" \
+	    "(some minutes)" >&2
+	# mmdebstrap runs the packages' scripts through the entry above, so
+	# qemu is in the rootfs while it builds; it removes it at the end.
+	mmdebstrap --quiet --mode=root --arch=arm64 --variant=minbase \
+	    --include="$packages" \
+	    --setup-hook="mkdir -p \"\$1/usr/bin\" && cp $qemu \"\$1$qemu\"" \
+	    bookworm "$cache/rootfs.tmp" "$@" >&2
+	mv "$cache/rootfs.tmp" "$cache/rootfs"
+	echo "$stamp" > "$cache/rootfs.stamp"
+fi
+cmp -s "$qemu" "$cache/rootfs$qemu" || cp "$qemu" "$cache/rootfs$qemu"
+echo "$cache/rootfs"

@@ -1,0 +1,221 @@
+"""seqorch against an x86-64 and an aarch64 Linux host at once (make
+test-arm64; tests/arm64.py builds the emulated host).
+
+One `seqorch run` of every study but randomx (which needs cmake and a C++
+compiler the arm64 host does not have) on this machine ("local") and on
+the emulated Graviton-like host ("arm", qemu-aarch64 -cpu max behind a
+chrooted sshd), small --steps, then results.db is checked: every sample
+valid on both hosts, one final digest per study across the two
+architectures (equal to the Python chain of tests/refs.py), every ARM
+variant built, run and valid on arm and none of them on x86-64; the arm
+host's facts are its hwcaps, not the x86 /proc/cpuinfo qemu-user shows,
+and its counters error names the call that failed.  Rates under an
+emulator mean nothing and are not looked at.
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import refs
+from arm64 import arm_sshd, rootfs
+from conftest import ROOT, SEQORCH
+from sshd import keygen, write_hosts_toml
+
+STUDIES = ("sha3", "sha512", "mul", "mul-wide", "mul32", "div32", "div64",
+           "bitperm")
+STEPS = 2000
+SAMPLES = 2
+
+
+def arm_variants(study):
+    """The variants of study that build only for aarch64 (their arch file)."""
+    out = []
+    for d in sorted((ROOT / "kernels" / study).iterdir()):
+        arch = d / "arch"
+        if arch.is_file() and "aarch64" in arch.read_text().split():
+            out.append(d.name)
+    return out
+
+
+def rows(db, sql, *args):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """(directory, results.db, the run's stderr) of one run of STUDIES on
+    local and arm."""
+    tmp = tmp_path_factory.mktemp("arm64")
+    base = Path(tempfile.mkdtemp(prefix="seqorch-arm64-"))
+    base.chmod(0o755)
+    key = tmp / "id_ed25519"
+    keygen(key, "seqorch-user")
+    arm = arm_sshd(base, "arm", key)
+    try:
+        local = tmp / "local-work"
+        local.mkdir()
+        write_hosts_toml(tmp / "hosts.toml", {
+            "local": {"transport": "local", "cpu": 0,
+                      "workdir": str(local)},
+            "arm": arm.host_entry(),
+        })
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+        r = subprocess.run(
+            [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
+             "local,arm", "--steps", str(STEPS), "--samples", str(SAMPLES)],
+            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
+        assert r.returncode == 0, r.stdout + r.stderr + \
+            arm.log.read_text()[-4000:]
+        yield tmp, tmp / "results.db", r.stderr
+    finally:
+        arm.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_every_sample_valid_on_both(fleet):
+    _, db, _ = fleet
+    for study in STUDIES:
+        got = dict(rows(db, "SELECT host, count(*) FROM samples WHERE "
+                        "study = ? AND valid = 1 GROUP BY host", study))
+        bad = rows(db, "SELECT host, variant, invalid_reason FROM samples "
+                   "WHERE study = ? AND valid = 0", study)
+        assert not bad, (study, bad)
+        assert got.get("local", 0) > 0 and got.get("arm", 0) > 0, \
+            (study, got)
+
+
+def test_one_digest_per_study_across_architectures(fleet):
+    _, db, _ = fleet
+    for study in STUDIES:
+        digests = rows(db, "SELECT DISTINCT digest FROM samples WHERE "
+                       "study = ?", study)
+        assert digests == [(refs.chain_hex(study, STEPS),)], study
+        hosts = rows(db, "SELECT DISTINCT host FROM samples WHERE study = ? "
+                     "ORDER BY host", study)
+        assert hosts == [("arm",), ("local",)], study
+
+
+def test_arm_variants_run_on_arm_only(fleet):
+    _, db, _ = fleet
+    for study in STUDIES:
+        want = arm_variants(study)
+        for v in want:
+            st = rows(db, "SELECT status, reason FROM variants WHERE "
+                      "host = 'arm' AND study = ? AND variant = ?", study, v)
+            assert st == [("ok", None)], (study, v, st)
+            n = rows(db, "SELECT count(*) FROM samples WHERE host = 'arm' "
+                     "AND study = ? AND variant = ? AND valid = 1", study, v)
+            assert n == [(SAMPLES,)], (study, v)
+        on_local = rows(db, "SELECT DISTINCT variant FROM samples WHERE "
+                        "host = 'local' AND study = ?", study)
+        assert not set(want) & {v for (v,) in on_local}, study
+
+
+def test_arm_host_is_aarch64(fleet):
+    _, db, _ = fleet
+    for (text,) in rows(db, "SELECT facts FROM run_hosts WHERE host = 'arm'"):
+        facts = json.loads(text)
+        assert facts["arch"] == "aarch64"
+        assert facts["os"] == "Linux"
+    assert rows(db, "SELECT DISTINCT arch FROM hosts ORDER BY name") == \
+        [("aarch64",), ("x86_64",)]
+
+
+def host_facts(db, host):
+    return [json.loads(t) for (t,) in rows(
+        db, "SELECT facts FROM run_hosts WHERE host = ?", host)]
+
+
+def test_arm_facts_are_its_hwcaps_not_the_machines_cpuinfo(fleet):
+    """qemu-user shows the x86 machine's /proc/cpuinfo: the aarch64 host
+    records the hwcaps its variants were picked by, no x86 model or flags,
+    and a warning that says so (issue 21, item 1)."""
+    _, db, _ = fleet
+    for facts in host_facts(db, "arm"):
+        hw = facts["hwcaps"].split()
+        # what -cpu max gives, and the ARM variants rely on
+        assert {"asimd", "aes", "sha3", "sha512", "sve", "sve2",
+                "svebitperm"} <= set(hw), hw
+        assert facts["cpu_flags"] == facts["hwcaps"]
+        assert facts["cpu_model"] is None
+        assert facts["facts_warning"].startswith(
+            '/proc/cpuinfo has no aarch64 "Features" line but an x86 '
+            '"flags" line')
+    assert rows(db, "SELECT cpu_model FROM hosts WHERE name = 'arm'") == \
+        [(None,)]
+    warned = rows(db, "SELECT count(*) FROM events WHERE host = 'arm' AND "
+                  "level = 'warning' AND message LIKE 'host facts: "
+                  "/proc/cpuinfo has no aarch64%'")
+    assert warned == [(len(STUDIES),)]
+    for facts in host_facts(db, "local"):
+        assert facts["hwcaps"] is None and facts["facts_warning"] is None
+        assert "avx2" in facts["cpu_flags"].split()
+
+
+def test_arm_counters_error_says_what_failed(fleet):
+    """qemu-user lacks perf_event_open: the error names the call and its
+    errno, and does not blame the kernel (item 4)."""
+    _, db, _ = fleet
+    for facts in host_facts(db, "arm"):
+        assert facts["counters"] == "none"
+        assert facts["counters_error"] == (
+            "perf_event_open (cycles) failed: ENOSYS (Function not "
+            "implemented); /proc/sys/kernel/perf_event_paranoid exists, so "
+            "this kernel has perf events"), facts["counters_error"]
+
+
+def test_hosts_check_reports_what_an_optional_study_misses(fleet):
+    """The arm host has no cmake or C++ compiler: randomx cannot build
+    there, and hosts check says exactly that, per study, and passes the
+    host, which runs every other study (item 3)."""
+    tmp, _, _ = fleet
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+    r = subprocess.run([str(SEQORCH), "hosts", "check", "--hosts", "arm"],
+                       cwd=tmp, env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "  arch      aarch64\n" in r.stdout
+    # not the x86 model of the /proc/cpuinfo qemu-user shows
+    assert "  cpu       unknown (/proc/cpuinfo has no aarch64 Features " \
+        "line: not this cpu's), " in r.stdout, r.stdout
+    assert "  study     randomx with cc: cannot build, missing cmake " \
+        "(Debian: cmake); a C++ compiler, c++ (Debian: g++)\n" in r.stdout
+    assert "GiB" not in r.stdout and "librandomx0" not in r.stdout
+    assert "  missing   nothing\n" in r.stdout
+
+
+def test_a_variants_march_keeps_the_hosts_cpu(tmp_path):
+    """gcc lets a variant's -march=armv8.2-a+sha3 replace the
+    architecture of the build's -mcpu (it warns "conflicts"): build.sh
+    compiles it for -mcpu=CPU+sha3 instead, and records per variant what
+    it was compiled for (item 14).  The arm64 rootfs is the sysroot
+    of this machine's aarch64 gcc, so the agent links as on the host."""
+    cc = f"aarch64-linux-gnu-gcc --sysroot={rootfs()}"
+    out = tmp_path / "build"
+    r = subprocess.run(["sh", "agent/build.sh", str(out), cc,
+                        "-O2 -mcpu=neoverse-v1"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    log = (out / "build.log").read_text()
+    assert r.returncode == 0 and (out / "seqorch-agent").exists(), log
+    assert "conflicts with" not in log, log
+    commands = (out / "commands").read_text().splitlines()
+    fused = [c for c in commands if "kernels/sha3/arm-sha3-fused/" in c]
+    assert fused and all("-mcpu=neoverse-v1+sha3" in c and "-march="
+                         not in c for c in fused), fused
+    extra = dict(ln.split("=", 1) for ln in
+                 (out / "extra").read_text().splitlines())
+    assert extra["compiled_for.sha3/arm-sha3-fused"] == \
+        "-mcpu=neoverse-v1+sha3"
+    assert extra["compiled_for.bitperm/sve2-bitperm"] == \
+        "-mcpu=neoverse-v1+sve2-bitperm"
+    assert extra["compiled_for.sha3/c-fused"] == "-mcpu=neoverse-v1"
