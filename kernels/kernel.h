@@ -66,7 +66,7 @@
 #include <stdint.h>
 
 /* Agent output protocol (docs/protocol.md), checked by the coordinator. */
-#define SEQORCH_PROTO_VERSION 6
+#define SEQORCH_PROTO_VERSION 7
 
 /*
  * Length of the self-test chain every variant runs before the window; the

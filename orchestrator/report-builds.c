@@ -2,8 +2,15 @@
 #include "report-builds.h"
 
 #include "db.h"
+#include "report-model.h"
+#include "report-table.h"
 #include "report.h"
+#include "study.h"
 
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct section {
@@ -97,14 +104,261 @@ phase(void *arg, const struct db_build_row *p)
 	return 0;
 }
 
+static char *
+label(const char *compiler, const char *targeting)
+{
+	return targeting != NULL ? xasprintf("%s, %s", text(compiler),
+	    targeting) : xstrdup(text(compiler));
+}
+
+static int
+pair(void *arg, const struct db_pair_row *p)
+{
+	struct rrun *r = arg;
+	const struct study_entry *e = study_find(r->study);
+	struct rpaired *x;
+
+	r->paired = report_grow(r->paired, r->npaired, sizeof *r->paired);
+	x = &r->paired[r->npaired++];
+	x->host = xstrdup(p->host);
+	x->variant = xstrdup(p->variant);
+	x->a_id = p->a_id;
+	x->b_id = p->b_id;
+	x->a_label = label(p->a_compiler, p->a_targeting);
+	x->b_label = label(p->b_compiler, p->b_targeting);
+	x->baseline = p->b_baseline;
+	x->control = e != NULL && e->study->control != NULL &&
+	    strcmp(e->study->control, p->variant) == 0;
+	x->n = p->n;
+	stats_paired(p->ratios, p->n, STATS_SEED, &x->s);
+	return 0;
+}
+
 int
-report_builds_text(sqlite3 *db, int64_t run_id, FILE *out,
+report_builds_load(sqlite3 *db, struct rrun *r, struct so_err *err)
+{
+	/* One build in the run: nothing is paired, and no scan is made. */
+	if (r->nbuilds < 2)
+		return 0;
+	return db_build_pairs(db, r->id, pair, r, err);
+}
+
+void
+report_builds_free(struct rrun *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->npaired; i++) {
+		free(r->paired[i].host);
+		free(r->paired[i].variant);
+		free(r->paired[i].a_label);
+		free(r->paired[i].b_label);
+	}
+	free(r->paired);
+	r->paired = NULL;
+	r->npaired = 0;
+}
+
+/*
+ * The best valid row of host h against build other of the host, from
+ * their pair (inverted when the best is the older build); 0 if unpaired.
+ */
+static int
+best_against(const struct rrun *r, const struct rhost *h,
+    const struct rpaired *p, struct stats_ratio *s, const char **other)
+{
+	const struct rrow *b = h->best;
+
+	if (strcmp(p->host, h->name) != 0 || strcmp(p->variant, b->variant) != 0)
+		return 0;
+	if (p->a_id == b->build_id) {
+		*s = p->s;
+		*other = p->b_label;
+		return 1;
+	}
+	if (p->b_id != b->build_id)
+		return 0;
+	s->ratio = 1 / p->s.ratio;
+	s->lo = 1 / p->s.hi;
+	s->hi = 1 / p->s.lo;
+	s->verdict = p->s.verdict == STATS_FASTER ? STATS_SLOWER :
+	    p->s.verdict == STATS_SLOWER ? STATS_FASTER : STATS_UNDECIDED;
+	*other = p->a_label;
+	(void)r;
+	return 1;
+}
+
+static void
+paired_text(const struct rrun *r, FILE *out)
+{
+	struct stats_ratio s;
+	const char *other;
+	size_t i, j;
+	int any = 0;
+
+	for (i = 0; i < r->npaired; i++) {
+		const struct rpaired *p = &r->paired[i];
+		char *iv, *v;
+
+		if (!p->baseline)
+			continue;
+		if (!any)
+			fprintf(out, "\npaired ratios against the host's baseline "
+			    "build (rate / the baseline's, samples of the same "
+			    "index side by side in one alternating order; %d%% "
+			    "bootstrap interval over the pairs)\n  %-16s %-24s "
+			    "%-14s %-14s %5s %7s  %-17s %s\n", STATS_LEVEL_PCT,
+			    "host", "variant", "build", "baseline", "pairs",
+			    "ratio", "interval", "verdict");
+		any = 1;
+		iv = report_interval_str(&p->s);
+		v = xasprintf("%s%s", p->variant, p->control ? " (control)" :
+		    "");
+		fprintf(out, "  %-16.16s %-24.24s %-14.14s %-14.14s %5zu "
+		    "%7.3f  %-17s %s\n", p->host, v, p->a_label, p->b_label,
+		    p->n, p->s.ratio, iv, report_verdict_phrase(&p->s));
+		free(v);
+		free(iv);
+	}
+	if (!any)
+		return;
+	fprintf(out, "\nbest valid (variant, compiler) per host, against the "
+	    "host's other builds of that variant (paired)\n");
+	for (i = 0; i < r->nhosts; i++) {
+		const struct rhost *h = &r->hosts[i];
+
+		if (h->best == NULL)
+			continue;
+		fprintf(out, "  %-16.16s %s with %s\n", h->name,
+		    h->best->variant, text(h->best->label));
+		for (j = 0; j < r->npaired; j++) {
+			char *iv;
+
+			if (!best_against(r, h, &r->paired[j], &s, &other))
+				continue;
+			iv = report_interval_str(&s);
+			fprintf(out, "  %-16s   against %-14.14s %7.3f  %-17s "
+			    "%s\n", "", other, s.ratio, iv,
+			    report_verdict_phrase(&s));
+			free(iv);
+		}
+	}
+}
+
+static void
+json_ratio(cJSON *o, const struct stats_ratio *s)
+{
+	report_json_num(o, "ratio", s->ratio, isfinite(s->ratio));
+	report_json_num(o, "lo", s->lo, isfinite(s->lo));
+	report_json_num(o, "hi", s->hi, isfinite(s->hi));
+	report_json_str(o, "verdict", stats_verdict_key(s->verdict));
+}
+
+cJSON *
+report_builds_json(const struct rrun *r)
+{
+	cJSON *o = cJSON_CreateObject(), *a, *x, *b, *v;
+	struct stats_ratio s;
+	const char *other;
+	size_t i, j;
+
+	a = cJSON_AddArrayToObject(o, "against_baseline");
+	for (i = 0; i < r->npaired; i++) {
+		const struct rpaired *p = &r->paired[i];
+
+		if (!p->baseline)
+			continue;
+		x = cJSON_CreateObject();
+		report_json_str(x, "host", p->host);
+		report_json_str(x, "variant", p->variant);
+		cJSON_AddBoolToObject(x, "control", p->control);
+		cJSON_AddNumberToObject(x, "build_id", (double)p->a_id);
+		report_json_str(x, "build", p->a_label);
+		cJSON_AddNumberToObject(x, "baseline_build_id",
+		    (double)p->b_id);
+		report_json_str(x, "baseline", p->b_label);
+		cJSON_AddNumberToObject(x, "pairs", (double)p->n);
+		json_ratio(x, &p->s);
+		cJSON_AddItemToArray(a, x);
+	}
+	a = cJSON_AddArrayToObject(o, "best");
+	for (i = 0; r->npaired > 0 && i < r->nhosts; i++) {
+		const struct rhost *h = &r->hosts[i];
+
+		if (h->best == NULL)
+			continue;
+		x = cJSON_CreateObject();
+		report_json_str(x, "host", h->name);
+		report_json_str(x, "variant", h->best->variant);
+		cJSON_AddNumberToObject(x, "build_id",
+		    (double)h->best->build_id);
+		report_json_str(x, "build", h->best->label);
+		b = cJSON_AddArrayToObject(x, "against");
+		for (j = 0; j < r->npaired; j++) {
+			if (!best_against(r, h, &r->paired[j], &s, &other))
+				continue;
+			v = cJSON_CreateObject();
+			report_json_str(v, "build", other);
+			json_ratio(v, &s);
+			cJSON_AddItemToArray(b, v);
+		}
+		cJSON_AddItemToArray(a, x);
+	}
+	return o;
+}
+
+void
+report_builds_html(const struct rrun *r, FILE *out)
+{
+	size_t i;
+	int any = 0;
+
+	for (i = 0; i < r->npaired; i++) {
+		const struct rpaired *p = &r->paired[i];
+		char *iv;
+
+		if (!p->baseline)
+			continue;
+		if (!any)
+			fprintf(out, "<h3>Paired ratios between builds</h3>\n"
+			    "<p>Each build's rate over its host's baseline "
+			    "build's, from the samples of the same index, "
+			    "taken side by side in one alternating order; %d%% "
+			    "bootstrap interval over the pairs.</p>\n"
+			    "<div class=\"scroll\"><table><tr><th>host</th>"
+			    "<th>variant</th><th>build</th><th>baseline</th>"
+			    "<th>pairs</th><th>ratio</th><th>interval</th>"
+			    "<th>verdict</th></tr>\n", STATS_LEVEL_PCT);
+		any = 1;
+		fputs("<tr><td>", out);
+		report_html_text(out, p->host);
+		fputs("</td><td>", out);
+		report_html_text(out, p->variant);
+		fprintf(out, "%s</td><td>", p->control ? " (control)" : "");
+		report_html_text(out, p->a_label);
+		fputs("</td><td>", out);
+		report_html_text(out, p->b_label);
+		iv = report_interval_str(&p->s);
+		fprintf(out, "</td><td class=\"n\">%zu</td><td class=\"n\">"
+		    "%.3fx</td><td>%s</td><td class=\"%s\">%s</td></tr>\n",
+		    p->n, p->s.ratio, iv, stats_verdict_key(p->s.verdict),
+		    report_verdict_phrase(&p->s));
+		free(iv);
+	}
+	if (any)
+		fputs("</table></div>\n", out);
+}
+
+int
+report_builds_text(sqlite3 *db, const struct rrun *r, FILE *out,
     struct so_err *err)
 {
 	struct section rates = { out, 0 }, ratios = { out, 0 },
 	    phases = { out, 0 };
+	int64_t run_id = r->id;
 	int rc;
 
+	paired_text(r, out);
 	if ((rc = db_build_section(db, DB_BUILD_RATES, run_id, rate, &rates,
 	    err)) == 0 && (rc = db_build_section(db, DB_TARGETING_RATIOS,
 	    run_id, ratio, &ratios, err)) == 0)

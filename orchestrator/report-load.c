@@ -5,6 +5,7 @@
  * digest agreement and the hosts that only left samples.
  */
 #include "db-report.h"
+#include "report-builds.h"
 #include "report-model.h"
 
 #include <inttypes.h>
@@ -68,6 +69,7 @@ report_free_run(struct rrun *r)
 	}
 	for (i = 0; i < r->nratios; i++)
 		free(r->ratios[i].refused);
+	report_builds_free(r);
 	for (i = 0; i < r->ndigests; i++)
 		free(r->digests[i].digest);
 	for (i = 0; i < r->ninvalid; i++) {
@@ -435,7 +437,8 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    (!uniform && (ret = db_report_list(db, r, DB_REPORT_DIGESTS,
 	    err)) != 0) ||
 	    (ret = load_warnings(db, r, err)) != 0 ||
-	    (ret = db_report_list(db, r, DB_REPORT_EVENTS, err)) != 0)
+	    (ret = db_report_list(db, r, DB_REPORT_EVENTS, err)) != 0 ||
+	    (ret = report_builds_load(db, r, err)) != 0)
 		report_free_run(r);
 	db_report_end(db);
 	if (ret == 0)
