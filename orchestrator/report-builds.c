@@ -104,59 +104,14 @@ phase(void *arg, const struct db_build_row *p)
 	return 0;
 }
 
-static char *
-label(const char *compiler, const char *targeting)
-{
-	return targeting != NULL ? xasprintf("%s, %s", text(compiler),
-	    targeting) : xstrdup(text(compiler));
-}
-
+/* Is variant the study's control (the same code in every build)? */
 static int
-pair(void *arg, const struct db_pair_row *p)
+is_control(const struct rrun *r, const char *variant)
 {
-	struct rrun *r = arg;
 	const struct study_entry *e = study_find(r->study);
-	struct rpaired *x;
 
-	r->paired = report_grow(r->paired, r->npaired, sizeof *r->paired);
-	x = &r->paired[r->npaired++];
-	x->host = xstrdup(p->host);
-	x->variant = xstrdup(p->variant);
-	x->a_id = p->a_id;
-	x->b_id = p->b_id;
-	x->a_label = label(p->a_compiler, p->a_targeting);
-	x->b_label = label(p->b_compiler, p->b_targeting);
-	x->baseline = p->b_baseline;
-	x->control = e != NULL && e->study->control != NULL &&
-	    strcmp(e->study->control, p->variant) == 0;
-	x->n = p->n;
-	stats_paired(p->ratios, p->n, STATS_SEED, &x->s);
-	return 0;
-}
-
-int
-report_builds_load(sqlite3 *db, struct rrun *r, struct so_err *err)
-{
-	/* One build in the run: nothing is paired, and no scan is made. */
-	if (r->nbuilds < 2)
-		return 0;
-	return db_build_pairs(db, r->id, pair, r, err);
-}
-
-void
-report_builds_free(struct rrun *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->npaired; i++) {
-		free(r->paired[i].host);
-		free(r->paired[i].variant);
-		free(r->paired[i].a_label);
-		free(r->paired[i].b_label);
-	}
-	free(r->paired);
-	r->paired = NULL;
-	r->npaired = 0;
+	return e != NULL && e->study->control != NULL &&
+	    strcmp(e->study->control, variant) == 0;
 }
 
 /*
@@ -188,48 +143,70 @@ best_against(const struct rrun *r, const struct rhost *h,
 	return 1;
 }
 
+static size_t
+wider(size_t w, const char *s, size_t extra)
+{
+	size_t n = strlen(s) + extra;
+
+	return n > w ? n : w;
+}
+
+/*
+ * The paired ratios against each host's baseline, columns as wide as
+ * their widest entry, then each host's best valid (variant, build)
+ * against the host's other builds of that variant.
+ */
 static void
 paired_text(const struct rrun *r, FILE *out)
 {
 	struct stats_ratio s;
 	const char *other;
-	size_t i, j;
+	size_t i, j, hw = 4, vw = 7, aw = 5, bw = 8;
 	int any = 0;
 
+	for (i = 0; i < r->npaired; i++) {
+		const struct rpaired *p = &r->paired[i];
+
+		if (!p->baseline)
+			continue;
+		any = 1;
+		hw = wider(hw, p->host, 0);
+		vw = wider(vw, p->variant, is_control(r, p->variant) ? 10 : 0);
+		aw = wider(aw, p->a_label, 0);
+		bw = wider(bw, p->b_label, 0);
+	}
+	if (!any)
+		return;
+	fprintf(out, "\nbuilds against their host's baseline, paired: rate / "
+	    "the baseline's in the\nsamples of one index, side by side in one "
+	    "alternating order, %d%% interval\n  %-*s  %-*s  %-*s  %-*s  "
+	    "%5s  %6s  %-16s  %s\n", STATS_LEVEL_PCT, (int)hw, "host",
+	    (int)vw, "variant", (int)aw, "build", (int)bw, "baseline",
+	    "pairs", "ratio", "interval", "verdict");
 	for (i = 0; i < r->npaired; i++) {
 		const struct rpaired *p = &r->paired[i];
 		char *iv, *v;
 
 		if (!p->baseline)
 			continue;
-		if (!any)
-			fprintf(out, "\npaired ratios against the host's baseline "
-			    "build (rate / the baseline's, samples of the same "
-			    "index side by side in one alternating order; %d%% "
-			    "bootstrap interval over the pairs)\n  %-16s %-24s "
-			    "%-14s %-14s %5s %7s  %-17s %s\n", STATS_LEVEL_PCT,
-			    "host", "variant", "build", "baseline", "pairs",
-			    "ratio", "interval", "verdict");
-		any = 1;
 		iv = report_interval_str(&p->s);
-		v = xasprintf("%s%s", p->variant, p->control ? " (control)" :
-		    "");
-		fprintf(out, "  %-16.16s %-24.24s %-14.14s %-14.14s %5zu "
-		    "%7.3f  %-17s %s\n", p->host, v, p->a_label, p->b_label,
-		    p->n, p->s.ratio, iv, report_verdict_phrase(&p->s));
+		v = xasprintf("%s%s", p->variant, is_control(r, p->variant) ?
+		    " (control)" : "");
+		fprintf(out, "  %-*s  %-*s  %-*s  %-*s  %5zu  %5.3fx  %-16s  "
+		    "%s\n", (int)hw, p->host, (int)vw, v, (int)aw, p->a_label,
+		    (int)bw, p->b_label, p->n, p->s.ratio, iv,
+		    report_verdict_phrase(&p->s));
 		free(v);
 		free(iv);
 	}
-	if (!any)
-		return;
-	fprintf(out, "\nbest valid (variant, compiler) per host, against the "
-	    "host's other builds of that variant (paired)\n");
+	fprintf(out, "\nbest valid (variant, compiler) per host, against its "
+	    "other builds, paired\n");
 	for (i = 0; i < r->nhosts; i++) {
 		const struct rhost *h = &r->hosts[i];
 
 		if (h->best == NULL)
 			continue;
-		fprintf(out, "  %-16.16s %s with %s\n", h->name,
+		fprintf(out, "  %-*s  %s (%s)\n", (int)hw, h->name,
 		    h->best->variant, text(h->best->label));
 		for (j = 0; j < r->npaired; j++) {
 			char *iv;
@@ -237,8 +214,8 @@ paired_text(const struct rrun *r, FILE *out)
 			if (!best_against(r, h, &r->paired[j], &s, &other))
 				continue;
 			iv = report_interval_str(&s);
-			fprintf(out, "  %-16s   against %-14.14s %7.3f  %-17s "
-			    "%s\n", "", other, s.ratio, iv,
+			fprintf(out, "  %-*s    against %-*s  %5.3fx  %-16s  "
+			    "%s\n", (int)hw, "", (int)aw, other, s.ratio, iv,
 			    report_verdict_phrase(&s));
 			free(iv);
 		}
@@ -271,7 +248,7 @@ report_builds_json(const struct rrun *r)
 		x = cJSON_CreateObject();
 		report_json_str(x, "host", p->host);
 		report_json_str(x, "variant", p->variant);
-		cJSON_AddBoolToObject(x, "control", p->control);
+		cJSON_AddBoolToObject(x, "control", is_control(r, p->variant));
 		cJSON_AddNumberToObject(x, "build_id", (double)p->a_id);
 		report_json_str(x, "build", p->a_label);
 		cJSON_AddNumberToObject(x, "baseline_build_id",
@@ -334,7 +311,8 @@ report_builds_html(const struct rrun *r, FILE *out)
 		report_html_text(out, p->host);
 		fputs("</td><td>", out);
 		report_html_text(out, p->variant);
-		fprintf(out, "%s</td><td>", p->control ? " (control)" : "");
+		fprintf(out, "%s</td><td>", is_control(r, p->variant) ?
+		    " (control)" : "");
 		report_html_text(out, p->a_label);
 		fputs("</td><td>", out);
 		report_html_text(out, p->b_label);

@@ -21,13 +21,6 @@ struct rrun;
 struct cJSON;
 
 /*
- * The paired ratios between the builds of each host (struct rpaired) into
- * r->paired, read from db; report_builds_free frees them.
- */
-int report_builds_load(sqlite3 *db, struct rrun *r, struct so_err *err);
-void report_builds_free(struct rrun *r);
-
-/*
  * The text sections: paired ratios against each host's baseline build,
  * the best valid (variant, build) against the host's other builds, then
  * the rates, targeting ratios and phase shares of db.

@@ -145,16 +145,15 @@ struct rposition {
 /*
  * Two builds a and b (b the older) of a host, for one variant: the
  * paired ratio of a's rates to b's, over the samples of the same index
- * (side by side in the host's alternating order).  report-builds.c loads
- * them; baseline: b is the host's baseline build (its first compiler, at
- * the default targeting).  control: the variant is the study's control.
+ * (side by side in the host's alternating order), as report-load.c
+ * loads them; baseline: b is the host's baseline build (its first
+ * compiler, at the default targeting).
  */
 struct rpaired {
 	char		*host, *variant;
 	int64_t		 a_id, b_id;
 	char		*a_label, *b_label;	/* "clang", "gcc, native" */
 	int		 baseline;
-	int		 control;
 	size_t		 n;			/* pairs */
 	struct stats_ratio s;
 };
@@ -234,7 +233,7 @@ struct rrun {
 	struct rposition *positions;
 	size_t		 npositions;
 	int		 position_bias;	/* some position decided */
-	struct rpaired	*paired;	/* report-builds.c */
+	struct rpaired	*paired;	/* between builds of a host */
 	size_t		 npaired;
 	/* --reference: the published figure for this study, or why not. */
 	int		 has_ref;
