@@ -12,7 +12,16 @@ chain must equal the Python reference (tests/refs.py).
 
 With --others (make bench passes build/others), the hash studies are then
 also run through libgcrypt and nettle beside our kernels in one process
-(tests/kernels/others.c), and the common digest checked against Python."""
+(tests/kernels/others.c), and the common digest checked against Python.
+
+With --randomx WORKDIR (a host work directory where `seqorch run --study
+randomx` built both targetings), upstream's own randomx-benchmark is built
+in each build's CMake tree (the fixture's source, the same flags as the
+library seqorch measures) and run beside seqorch's agent of that build,
+for the same mode (light: --verify, full: --mine), single thread, secure
+JIT, one hash after the other (--noBatch, as the chain must), pinned to
+--cpu, alternating."""
+import re
 import argparse
 import json
 import os
@@ -142,6 +151,73 @@ def bench_others(exe, study, args):
     return 0
 
 
+def upstream_rate(bench, mode, steps, cpu):
+    """H/s of randomx-benchmark in mode, from its Performance line."""
+    flags = {"light": ["--verify"],
+             "full": ["--mine", "--init", str(os.cpu_count())]}[mode]
+    p = subprocess.run([str(bench), *flags, "--jit", "--secure", "--noBatch",
+                        "--nonces", str(steps), "--affinity",
+                        str(1 << cpu)], capture_output=True, text=True,
+                       check=True)
+    m = re.search(r"Performance: ([\d.e+-]+) (ms per hash|hashes per second)",
+                  p.stdout)
+    if m is None:
+        raise SystemExit(f"randomx-benchmark said no rate:\n{p.stdout}")
+    v = float(m.group(1))
+    return 1000 / v if m.group(2) == "ms per hash" else v
+
+
+def bench_randomx(workdir, args):
+    builds = {}
+    for tree in sorted(Path(workdir, "build").glob("*/prebuild/cmake")):
+        b = tree.parent.parent
+        facts = dict(ln.split("=", 1) for ln in
+                     (b / "extra").read_text().splitlines() if "=" in ln)
+        subprocess.run(["cmake", "--build", str(tree), "--target",
+                        "randomx-benchmark"], check=True,
+                       capture_output=True)
+        builds[facts["randomx_arch"]] = (b / "seqorch-agent",
+                                         tree / "randomx-benchmark")
+    if not builds:
+        print(f"ERROR: no randomx build under {workdir}/build")
+        return 2
+    steps = {"light": args.randomx_steps, "full": 5 * args.randomx_steps}
+    want = {m: chain_hex("randomx", n) for m, n in steps.items()}
+    rates = {}
+    for rnd in range(args.rounds):
+        order = sorted(builds) if rnd % 2 == 0 else sorted(builds)[::-1]
+        for t in order:
+            agent, bench = builds[t]
+            for mode in ("light", "full"):
+                recs = agent_records(agent, "--study", "randomx",
+                                     "--variants", mode, "--steps",
+                                     steps[mode], "--samples", 1, "--cpu",
+                                     args.cpu)
+                (smp,) = [r for r in recs if r["type"] == "sample"]
+                if smp["digest"] != want[mode]:
+                    print(f"ERROR: randomx {mode} ({t}) ends in "
+                          f"{smp['digest']}, Python's librandomx in "
+                          f"{want[mode]}")
+                    return 1
+                ours = steps[mode] * 1e9 / smp["ns"]
+                theirs = upstream_rate(bench, mode, steps[mode], args.cpu)
+                rates.setdefault((t, mode), []).append((ours, theirs))
+    print(f"\nrandomx: seqorch's agent beside upstream's randomx-benchmark "
+          f"(--jit --secure --noBatch, cpu {args.cpu}), {args.rounds} "
+          f"rounds, medians")
+    print(f"  {'targeting':<10} {'mode':<6} {'seqorch H/s':>12} "
+          f"{'upstream H/s':>13} {'ms/hash':>9} {'ms/hash':>9} "
+          f"{'ratio':>7}")
+    for (t, mode), v in sorted(rates.items()):
+        ours = statistics.median(a for a, _ in v)
+        theirs = statistics.median(b for _, b in v)
+        print(f"  {t:<10} {mode:<6} {ours:12.2f} {theirs:13.2f} "
+              f"{1000 / ours:9.2f} {1000 / theirs:9.2f} "
+              f"{ours / theirs:7.3f}")
+    print("randomx: every seqorch sample ends in Python's librandomx digest")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", action="append",
@@ -156,7 +232,14 @@ def main():
     ap.add_argument("--others", type=Path,
                     help="tests/kernels/others.c built: also time the "
                     "hash studies through libgcrypt and nettle")
+    ap.add_argument("--randomx", type=Path, metavar="WORKDIR",
+                    help="a host workdir with randomx built: time "
+                    "upstream's randomx-benchmark beside our agent")
+    ap.add_argument("--randomx-steps", type=int, default=20,
+                    help="hashes per light-mode sample (full: 5x)")
     args = ap.parse_args()
+    if args.randomx:
+        return bench_randomx(args.randomx, args)
 
     agents = {cc: build(cc, args.cflags) for cc in ("gcc", "clang")
               if shutil.which(cc)}
