@@ -272,6 +272,7 @@ struct rsample {
 	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
 	const char	*cycles_source, *openssl_cap;
 	int		 has_cpu;
+	int64_t		 host_position;	/* -1 when NULL (before schema 14) */
 };
 
 /*
