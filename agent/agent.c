@@ -1236,12 +1236,15 @@ child_has(const struct child *c, const char *v)
  * only on the sample index, as time_round's does for variants: the cells
  * are variant by variant, each variant's builds side by side, so the
  * builds alternate at every step and two builds of a variant sample next
- * to each other.  A build that fails leaves the others measuring.
+ * to each other; which of them goes first turns every n rounds (n cells).
+ * A build that fails leaves the others measuring.
  */
 static int
 conduct(struct opts *o, const struct study *st, const char *study)
 {
-	struct { size_t k; const char *v; } cells[MAX_BUILDS * MAX_VARIANTS];
+	/* A variant's cells are cells[g .. g + m - 1], one per build. */
+	struct cell { size_t k, g, m; const char *v; } cells[MAX_BUILDS *
+	    MAX_VARIANTS], *c;
 	uint64_t s, total = 0, last = o->first_sample + o->samples;
 	size_t i, k, n = 0, pos, idx, bpos[MAX_BUILDS];
 	char why[TOPOLOGY_WHY_LEN + 32], *line;
@@ -1268,11 +1271,16 @@ conduct(struct opts *o, const struct study *st, const char *study)
 		if (strcmp(r->study, study) != 0 ||
 		    !in_list(o->variants, r->variant))
 			continue;
+		size_t g = n;
+
 		for (k = 0; k < nkids; k++)
 			if (kids[k].ready && child_has(&kids[k], r->variant)) {
 				cells[n].k = k;
+				cells[n].g = g;
 				cells[n++].v = r->variant;
 			}
+		for (k = g; k < n; k++)
+			cells[k].m = n - g;
 	}
 	if ((line = malloc(MAX_LINE + 2)) == NULL)
 		fatal(AG_FAIL, "out of memory");
@@ -1288,10 +1296,18 @@ conduct(struct opts *o, const struct study *st, const char *study)
 					idx = (s & 1) ? n - 1 - pos : pos;
 				else
 					idx = (size_t)((pos + s) % n);
-				k = cells[idx].k;
+				/*
+				 * A variant's builds sample side by side, the
+				 * first of them first in all but one round of
+				 * n: the next n rounds turn them by one, so
+				 * that none is always the first of a pair.
+				 */
+				c = &cells[idx];
+				c = &cells[c->g + (idx - c->g + s / n) % c->m];
+				k = c->k;
 				if (kids[k].ready)
 					total += (uint64_t)ask(k, s, bpos[k]++,
-					    s * n + pos, cells[idx].v, line);
+					    s * n + pos, c->v, line);
 			}
 		}
 		window("end", pinned ? o->cpu : -1);

@@ -19,7 +19,7 @@ from test_31_ssh_runs import finish, nsamples, q, wait_for
 
 VARIANTS = ("c-fused", "openssl-evp")      # openssl-evp is the control
 STEPS = 20000
-SAMPLES = 4                                 # = the cells: 2 builds x 2
+SAMPLES = 8                                 # twice the cells: 2 builds x 2
 
 
 def two_compilers(path, workdir):
@@ -81,21 +81,33 @@ def test_builds_alternate_in_one_order(run):
 
 
 def test_every_cell_takes_every_place_of_the_round(run):
-    """Position bias over the whole order: with as many rounds as cells,
+    """Position bias over the whole order: in every 4 rounds (4 cells)
     each (build, variant) cell is at each place of the host's round once,
-    and each build's place in its own round (position) is balanced too."""
+    each build's place in its own round (position) is balanced too, and
+    neither build of a variant is always the first of its pair: every 4
+    rounds they swap."""
     d, _ = run
     db = d / "results.db"
-    cells = {}
-    for p, c, v, i, _ in order(db):
-        cells.setdefault((c, v), []).append(p - 4 * i)
-    assert len(cells) == 4
-    for cell, places in cells.items():
-        assert sorted(places) == [0, 1, 2, 3], (cell, places)
+    rows = order(db)
+    for block in (0, 1):
+        cells = {}
+        for p, c, v, i, _ in rows:
+            if i // 4 == block:
+                cells.setdefault((c, v), []).append(p - 4 * i)
+        assert len(cells) == 4
+        for cell, places in cells.items():
+            assert sorted(places) == [0, 1, 2, 3], (block, cell, places)
     own = query(db, "SELECT b.compiler, s.variant, s.position, count(*) "
                 "FROM samples s JOIN builds b ON b.id = s.build_id "
                 "GROUP BY 1, 2, 3")
-    assert {n for *_, n in own} == {2}, own
+    assert {n for *_, n in own} == {SAMPLES // 2}, own
+    first = {}
+    for v in VARIANTS:
+        for i in range(SAMPLES):
+            (c, _), = [(c, p) for p, c, vv, ii, _ in rows
+                       if vv == v and ii == i][:1]
+            first[(v, c)] = first.get((v, c), 0) + 1
+    assert set(first.values()) == {SAMPLES // 2}, first
 
 
 def test_report_gives_the_paired_ratio(run):
@@ -151,7 +163,7 @@ def test_paired_ratio_is_the_median_of_the_pairs(run):
                              "s.build_id WHERE s.variant = ?", x["variant"]):
             ns[(c, i)] = v
         r = sorted(ns[("gcc", i)] / ns[("clang", i)] for i in range(SAMPLES))
-        assert x["ratio"] == pytest.approx((r[1] + r[2]) / 2, rel=1e-9)
+        assert x["ratio"] == pytest.approx((r[3] + r[4]) / 2, rel=1e-9)
 
 
 def agent_procs(workdir):
