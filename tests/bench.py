@@ -169,15 +169,31 @@ def upstream_rate(bench, mode, steps, cpu):
 
 def bench_randomx(workdir, args):
     builds = {}
-    for tree in sorted(Path(workdir, "build").glob("*/prebuild/cmake")):
+    # The newest build of each targeting; its CMake tree was made where
+    # the build was staged, so the benchmark gets a tree of its own, from
+    # the same source with prebuild.sh's options and compilers.
+    for tree in sorted(Path(workdir, "build").glob("*/prebuild/cmake"),
+                       key=lambda t: (t.parent.parent / "seqorch-agent")
+                       .stat().st_mtime):
         b = tree.parent.parent
         facts = dict(ln.split("=", 1) for ln in
                      (b / "extra").read_text().splitlines() if "=" in ln)
-        subprocess.run(["cmake", "--build", str(tree), "--target",
+        cache = (tree / "CMakeCache.txt").read_text()
+        cc = {k: re.search(rf"^{k}:\w+=(.*)$", cache, re.M).group(1)
+              for k in ("CMAKE_C_COMPILER", "CMAKE_CXX_COMPILER")}
+        builds[facts["randomx_arch"]] = (b, cc)
+    for t, (b, cc) in list(builds.items()):
+        own = b / "bench-cmake"
+        subprocess.run(["cmake", "-S", str(b / "prebuild" / "src" /
+                                           "RandomX-1.1.10"),
+                        "-B", str(own), "-DCMAKE_BUILD_TYPE=Release",
+                        f"-DARCH={t}",
+                        *(f"-D{k}={v}" for k, v in cc.items())],
+                       check=True, capture_output=True)
+        subprocess.run(["cmake", "--build", str(own), "--target",
                         "randomx-benchmark"], check=True,
                        capture_output=True)
-        builds[facts["randomx_arch"]] = (b / "seqorch-agent",
-                                         tree / "randomx-benchmark")
+        builds[t] = (b / "seqorch-agent", own / "randomx-benchmark")
     if not builds:
         print(f"ERROR: no randomx build under {workdir}/build")
         return 2
@@ -188,7 +204,7 @@ def bench_randomx(workdir, args):
         order = sorted(builds) if rnd % 2 == 0 else sorted(builds)[::-1]
         for t in order:
             agent, bench = builds[t]
-            for mode in ("light", "full"):
+            for mode in args.randomx_modes.split(","):
                 recs = agent_records(agent, "--study", "randomx",
                                      "--variants", mode, "--steps",
                                      steps[mode], "--samples", 1, "--cpu",
@@ -206,7 +222,7 @@ def bench_randomx(workdir, args):
           f"(--jit --secure --noBatch, cpu {args.cpu}), {args.rounds} "
           f"rounds, medians")
     print(f"  {'targeting':<10} {'mode':<6} {'seqorch H/s':>12} "
-          f"{'upstream H/s':>13} {'ms/hash':>9} {'ms/hash':>9} "
+          f"{'upstream H/s':>13} {'ours ms':>9} {'their ms':>9} "
           f"{'ratio':>7}")
     for (t, mode), v in sorted(rates.items()):
         ours = statistics.median(a for a, _ in v)
@@ -237,6 +253,9 @@ def main():
                     "upstream's randomx-benchmark beside our agent")
     ap.add_argument("--randomx-steps", type=int, default=20,
                     help="hashes per light-mode sample (full: 5x)")
+    ap.add_argument("--randomx-modes", default="light,full",
+                    help="light, full or both (full initialises the "
+                    "2 GiB dataset for every sample)")
     args = ap.parse_args()
     if args.randomx:
         return bench_randomx(args.randomx, args)
