@@ -443,3 +443,13 @@ FROM g LEFT JOIN builds b ON b.id = g.build_id;
 -- read the sample_metrics rows of that span only (db-builds.c), so a run
 -- costs its own metrics, and nothing when it has none.
 CREATE INDEX samples_run_id ON samples (run_id);
+
+-- version: 14
+
+-- A sample's place in its host's whole order (protocol 7): every build of
+-- a host and every variant of each take their samples in one alternating
+-- order (agent --conduct), and position, the place among its build's
+-- samples of the round, no longer says when it ran beside the others.
+-- NULL for samples stored before this version.
+ALTER TABLE samples ADD COLUMN host_position INTEGER;
+CREATE INDEX samples_host_order ON samples (run_id, host, host_position);

@@ -21,10 +21,16 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <openssl/evp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define AGENT_VERSION "0.2.0"
 #define MAX_VARIANTS 64
@@ -32,6 +38,8 @@
 #define MAX_HOLDER 1024
 #define MAX_TOKEN 64
 #define CPU_AUTO (-2)
+#define MAX_BUILDS 16
+#define MAX_LINE 65536		/* a record, as the coordinator bounds it */
 
 /* Exit codes of the agent (docs/protocol.md). */
 enum { AG_OK = 0, AG_FAIL = 1, AG_USAGE = 2, AG_IO = 3, AG_LOCKED = 4,
@@ -56,6 +64,11 @@ struct opts {
 	int list;
 	int preflight;		/* --preflight: the verdict alone */
 	int require_quiet;
+	int serve;		/* --serve: self-test, then sample on request */
+	int conduct;		/* --conduct: drive the --build agents */
+	const char *builds[MAX_BUILDS];	/* --build ID:SHA256:PATH */
+	size_t nbuilds;
+	uint64_t order;		/* next place in the host's whole order */
 	uint8_t seed[KERNEL_MAX_STATE];
 	size_t seed_len;
 	int have_seed;
@@ -77,6 +90,13 @@ struct slot {
 
 static FILE *out;
 static struct perf counters;	/* around each sample, when available */
+/*
+ * A conductor's output interleaves its build agents' records with its
+ * own: a build record names whose records follow.  cur_build is the
+ * index of that build, -1 for the conductor's own records.
+ */
+static int conducting;
+static int cur_build = -1;
 
 static void
 hex(const uint8_t *p, size_t n, char *buf)
@@ -95,7 +115,22 @@ hex(const uint8_t *p, size_t n, char *buf)
 static void
 emit(cJSON *obj)
 {
-	char *s = cJSON_PrintUnformatted(obj);
+	char *s;
+
+	/* A conductor's own record after a build's: say it is its own. */
+	if (conducting && cur_build != -1) {
+		cJSON *b = cJSON_CreateObject();
+
+		cur_build = -1;
+		if (b == NULL) {
+			fprintf(stderr, "seqorch-agent: out of memory\n");
+			exit(AG_FAIL);
+		}
+		cJSON_AddStringToObject(b, "type", "build");
+		cJSON_AddStringToObject(b, "build_id", "");
+		emit(b);
+	}
+	s = cJSON_PrintUnformatted(obj);
 
 	cJSON_Delete(obj);
 	if (s == NULL || fprintf(out, "%s\n", s) < 0 || fflush(out) != 0) {
@@ -149,7 +184,9 @@ usage(FILE *f)
 	    "                     [--seed HEX] [--build-id ID] [--token HEX]\n"
 	    "                     [--out FILE]\n"
 	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
-	    "                     [--require-quiet]\n"
+	    "                     [--require-quiet] [--serve]\n"
+	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
+	    "                     [the options above but --max-cv]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
 	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
@@ -228,6 +265,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "list", no_argument, NULL, 'l' },
 		{ "preflight", no_argument, NULL, 'P' },
 		{ "require-quiet", no_argument, NULL, 'Q' },
+		{ "serve", no_argument, NULL, 'V' },
+		{ "conduct", no_argument, NULL, 'C' },
+		{ "build", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -304,6 +344,13 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'l': o->list = 1; break;
 		case 'P': o->preflight = 1; break;
 		case 'Q': o->require_quiet = 1; break;
+		case 'V': o->serve = 1; break;
+		case 'C': o->conduct = 1; break;
+		case 'B':
+			if (o->nbuilds == MAX_BUILDS)
+				fatal(AG_USAGE, "more than %d --build", MAX_BUILDS);
+			o->builds[o->nbuilds++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(AG_OK);
 		default: usage(stderr); exit(AG_USAGE);
 		}
@@ -319,6 +366,15 @@ parse_args(int argc, char **argv, struct opts *o)
 		fatal(AG_USAGE, "--max-samples %llu is below --samples %llu",
 		    (unsigned long long)o->max_samples,
 		    (unsigned long long)o->samples);
+	if (o->serve && o->conduct)
+		fatal(AG_USAGE, "--serve and --conduct exclude each other");
+	if ((o->nbuilds > 0) != o->conduct)
+		fatal(AG_USAGE, "--conduct and --build go together");
+	if ((o->serve || o->conduct) && o->max_cv > 0)
+		fatal(AG_USAGE, "--max-cv needs the plain agent: adaptive rounds "
+		    "are not in an order fixed in advance");
+	if (o->serve && o->lock != NULL)
+		fatal(AG_USAGE, "--serve takes no --lock: its conductor does");
 	if ((o->lock == NULL) != (o->holder == NULL))
 		fatal(AG_USAGE, "--lock and --holder go together");
 	if (o->no_wait && o->lock == NULL)
@@ -617,10 +673,13 @@ add_counts(cJSON *rec, int counted, uint64_t cycles, uint64_t insns)
 	    counters.source : "calibration");
 }
 
-/* Time one sample of sl, as index s at position pos, and emit it. */
+/*
+ * Time one sample of sl, as index s at position pos of its build's round
+ * and place order in the host's whole order, and emit it.
+ */
 static void
-time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
-    const struct study *st)
+time_sample(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
+    const struct opts *o, const struct study *st)
 {
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
@@ -671,6 +730,7 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
 	cJSON_AddStringToObject(rec, "variant", sl->variant);
 	cJSON_AddNumberToObject(rec, "sample", (double)s);
 	cJSON_AddNumberToObject(rec, "position", (double)pos);
+	cJSON_AddNumberToObject(rec, "order", (double)order);
 	cJSON_AddNumberToObject(rec, "steps", (double)o->steps);
 	cJSON_AddNumberToObject(rec, "ns", ns);
 	hex(x, st->state_len, buf);
@@ -699,7 +759,7 @@ time_sample(struct slot *sl, uint64_t s, size_t pos, const struct opts *o,
  * the full run did.
  */
 static void
-time_round(struct slot **run, size_t n, uint64_t s, const struct opts *o,
+time_round(struct slot **run, size_t n, uint64_t s, struct opts *o,
     const struct study *st)
 {
 	size_t pos, idx;
@@ -709,7 +769,7 @@ time_round(struct slot **run, size_t n, uint64_t s, const struct opts *o,
 			idx = (s & 1) ? n - 1 - pos : pos;
 		else
 			idx = (size_t)((pos + s) % n);
-		time_sample(run[idx], s, pos, o, st);
+		time_sample(run[idx], s, pos, o->order++, o, st);
 	}
 }
 
@@ -767,13 +827,15 @@ window(const char *phase, int cpu)
  * the n variants that passed their checks; cpu is the pinned CPU or -1.
  */
 static void
-measure(struct slot **ready, size_t n, const struct opts *o,
+measure(struct slot **ready, size_t n, struct opts *o,
     const struct study *st, int cpu)
 {
 	struct slot *run[MAX_VARIANTS];
 	uint64_t s, last = o->first_sample + o->samples;
 	size_t i, nrun;
 
+	/* One build alone on the host: its order is the host's. */
+	o->order = o->first_sample * n;
 	window("begin", cpu);
 	for (s = o->first_sample; s < last; s++)
 		time_round(ready, n, s, o, st);
@@ -839,6 +901,447 @@ noise_check(const struct opts *o, int cpu, const char *choice)
 	if (!quiet && o->require_quiet)
 		fatal(AG_NOISY, "host is noisy, not measuring "
 		    "(--require-quiet): %s", reasons);
+}
+
+/*
+ * --serve: after the self-tests, time one sample per request from the
+ * conductor on stdin ("sample S POS ORDER VARIANT"), until "quit" or the
+ * end of stdin (the conductor is gone).
+ */
+static void
+serve(struct slot **run, size_t n, struct opts *o, const struct study *st)
+{
+	char line[256], v[128];
+	unsigned long long s, pos, order;
+	size_t i;
+
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		if (strcmp(line, "quit\n") == 0)
+			return;
+		if (sscanf(line, "sample %llu %llu %llu %127s", &s, &pos,
+		    &order, v) != 4)
+			fatal(AG_USAGE, "--serve: unknown request \"%.*s\"",
+			    (int)strcspn(line, "\n"), line);
+		for (i = 0; i < n && strcmp(run[i]->variant, v) != 0; i++)
+			;
+		if (i == n)
+			fatal(AG_USAGE, "--serve: variant \"%s\" did not pass "
+			    "its self-test", v);
+		if (s < o->first_sample || s >= o->first_sample + o->samples)
+			fatal(AG_USAGE, "--serve: sample %llu is outside "
+			    "--first-sample and --samples", s);
+		time_sample(run[i], s, (size_t)pos, order, o, st);
+	}
+}
+
+/* A build's agent, started by the conductor with --serve. */
+struct child {
+	char id[24];
+	pid_t pid;		/* 0 once it is gone */
+	FILE *in, *rd;		/* its requests, its records */
+	char *ok[MAX_VARIANTS];	/* its variants that passed */
+	size_t nok;
+	int ready;		/* self-tested, waiting for requests */
+	int said_error;		/* its last record was an error */
+};
+
+static struct child kids[MAX_BUILDS];
+static size_t nkids;
+
+/* Stopped (the coordinator's TERM): the build agents go first. */
+static void
+on_term(int sig)
+{
+	size_t i;
+
+	for (i = 0; i < nkids; i++)
+		if (kids[i].pid > 0)
+			kill(kids[i].pid, SIGTERM);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* One of build k's record lines, as it wrote it, after a build record. */
+static void
+relay(size_t k, const char *line)
+{
+	if (cur_build != (int)k) {
+		cJSON *b = record("build");
+
+		cJSON_AddStringToObject(b, "build_id", kids[k].id);
+		cur_build = -1;		/* emit's check is for other records */
+		emit(b);
+		cur_build = (int)k;
+	}
+	if (fprintf(out, "%s\n", line) < 0 || fflush(out) != 0) {
+		fprintf(stderr, "seqorch-agent: cannot write record: %s\n",
+		    strerror(errno));
+		exit(AG_IO);
+	}
+}
+
+/* The next record line of c, its newline cut; -1 at its end or too long. */
+static int
+child_line(struct child *c, char *buf, size_t size)
+{
+	size_t len;
+
+	if (c->rd == NULL || fgets(buf, (int)size, c->rd) == NULL)
+		return -1;
+	len = strlen(buf);
+	if (len == 0 || buf[len - 1] != '\n')
+		return -1;
+	buf[len - 1] = '\0';
+	return 0;
+}
+
+/*
+ * Build k's agent has ended, or is ended (it broke the protocol): reap
+ * it, and unless its own error record said why, say it in one for it.
+ */
+static void
+child_gone(size_t k, const char *why)
+{
+	struct child *c = &kids[k];
+	char msg[512], *line;
+	int status = 0;
+	cJSON *rec;
+
+	if (c->pid == 0)
+		return;
+	if (c->in != NULL)
+		fclose(c->in);
+	c->in = NULL;
+	if (why != NULL)
+		kill(c->pid, SIGKILL);
+	waitpid(c->pid, &status, 0);
+	if (c->rd != NULL)
+		fclose(c->rd);
+	c->rd = NULL;
+	c->pid = 0;
+	c->ready = 0;
+	if (why == NULL || c->said_error)
+		return;
+	snprintf(msg, sizeof msg, "the agent of build %s %s (%s %d)", c->id,
+	    why, WIFSIGNALED(status) ? "signal" : "exit status",
+	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	rec = record("error");
+	cJSON_AddStringToObject(rec, "message", msg);
+	if ((line = cJSON_PrintUnformatted(rec)) == NULL)
+		fatal(AG_FAIL, "out of memory");
+	cJSON_Delete(rec);
+	relay(k, line);
+	free(line);
+	c->said_error = 1;
+}
+
+/* The type of a record line (into type), and its variant and status. */
+static int
+line_type(const char *line, char *type, size_t tlen, char *variant,
+    size_t vlen, int *ok)
+{
+	cJSON *j = cJSON_Parse(line), *t, *v, *st;
+
+	if (j == NULL || !cJSON_IsString(t = cJSON_GetObjectItem(j, "type"))) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	snprintf(type, tlen, "%s", t->valuestring);
+	v = cJSON_GetObjectItem(j, "variant");
+	st = cJSON_GetObjectItem(j, "status");
+	snprintf(variant, vlen, "%s", cJSON_IsString(v) ? v->valuestring : "");
+	*ok = cJSON_IsString(st) && strcmp(st->valuestring, "ok") == 0;
+	cJSON_Delete(j);
+	return 0;
+}
+
+static int
+file_sha256(const char *path, char sum[65])
+{
+	unsigned char buf[16384], md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int rc = -1;
+
+	if (f == NULL || ctx == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		goto out;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		if (EVP_DigestUpdate(ctx, buf, n) != 1)
+			goto out;
+	if (!ferror(f) && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 &&
+	    mdlen == 32) {
+		hex(md, 32, sum);
+		rc = 0;
+	}
+out:
+	if (f != NULL)
+		fclose(f);
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+/*
+ * Start build k's agent (spec "ID:SHA256:PATH") with --serve and the
+ * conductor's own options, then relay its records up to its self-test:
+ * its setup happens here, before any window.
+ */
+static void
+start_child(size_t k, const char *spec, const struct opts *o, int cpu)
+{
+	struct child *c = &kids[k];
+	const char *p1 = strchr(spec, ':'), *p2 = p1 ? strchr(p1 + 1, ':') :
+	    NULL, *path;
+	char sum[65], seed[2 * KERNEL_MAX_STATE + 1], steps[24], samples[24];
+	char first[24], cpus[16], type[16], variant[128], *line;
+	const char *argv[24];
+	int in[2], rd[2], ok;
+	size_t a = 0;
+
+	if (p1 == NULL || p2 == NULL || (size_t)(p1 - spec) >= sizeof c->id ||
+	    p1 == spec || p2 - p1 - 1 != 64)
+		fatal(AG_USAGE, "invalid --build \"%s\": expected "
+		    "ID:SHA256:PATH", spec);
+	snprintf(c->id, sizeof c->id, "%.*s", (int)(p1 - spec), spec);
+	path = p2 + 1;
+	if (file_sha256(path, sum) != 0 || strncmp(sum, p1 + 1, 64) != 0)
+		fatal(AG_FAIL, "agent binary \"%s\" of build %s is not the one "
+		    "built (sha256 %s); refusing to run it", path, c->id,
+		    file_sha256(path, sum) == 0 ? sum : "unreadable");
+	hex(o->seed, o->seed_len, seed);
+	snprintf(steps, sizeof steps, "%llu", (unsigned long long)o->steps);
+	snprintf(samples, sizeof samples, "%llu",
+	    (unsigned long long)o->samples);
+	snprintf(first, sizeof first, "%llu",
+	    (unsigned long long)o->first_sample);
+	snprintf(cpus, sizeof cpus, "%d", cpu);
+	argv[a++] = path;
+	argv[a++] = "--serve";
+	argv[a++] = "--study"; argv[a++] = o->study;
+	argv[a++] = "--steps"; argv[a++] = steps;
+	argv[a++] = "--samples"; argv[a++] = samples;
+	argv[a++] = "--first-sample"; argv[a++] = first;
+	argv[a++] = "--cpu"; argv[a++] = cpu >= 0 ? cpus : "none";
+	argv[a++] = "--seed"; argv[a++] = seed;
+	argv[a++] = "--build-id"; argv[a++] = c->id;
+	argv[a++] = "--token"; argv[a++] = o->token;
+	if (o->variants != NULL) {
+		argv[a++] = "--variants";
+		argv[a++] = o->variants;
+	}
+	argv[a] = NULL;
+	/* Close-on-exec: no other build's agent holds this one's pipes. */
+	if (pipe(in) != 0 || pipe(rd) != 0 ||
+	    fcntl(in[0], F_SETFD, FD_CLOEXEC) != 0 ||
+	    fcntl(in[1], F_SETFD, FD_CLOEXEC) != 0 ||
+	    fcntl(rd[0], F_SETFD, FD_CLOEXEC) != 0 ||
+	    fcntl(rd[1], F_SETFD, FD_CLOEXEC) != 0)
+		fatal(AG_FAIL, "cannot make pipes: %s", strerror(errno));
+	if ((c->pid = fork()) < 0)
+		fatal(AG_FAIL, "cannot start build %s: %s", c->id,
+		    strerror(errno));
+	if (c->pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (dup2(in[0], 0) < 0 || dup2(rd[1], 1) < 0)
+			_exit(127);
+		execv(path, (char *const *)argv);
+		fprintf(stderr, "seqorch-agent: cannot run \"%s\": %s\n", path,
+		    strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(rd[1]);
+	if ((c->in = fdopen(in[1], "w")) == NULL ||
+	    (c->rd = fdopen(rd[0], "r")) == NULL)
+		fatal(AG_FAIL, "out of memory");
+	if ((line = malloc(MAX_LINE + 2)) == NULL)
+		fatal(AG_FAIL, "out of memory");
+	for (;;) {
+		if (child_line(c, line, MAX_LINE + 2) != 0) {
+			child_gone(k, "ended during its setup");
+			break;
+		}
+		if (line_type(line, type, sizeof type, variant,
+		    sizeof variant, &ok) != 0) {
+			child_gone(k, "wrote a line that is not a record");
+			break;
+		}
+		relay(k, line);
+		if (strcmp(type, "variant") == 0 && ok &&
+		    c->nok < MAX_VARIANTS &&
+		    (c->ok[c->nok++] = strdup(variant)) == NULL)
+			fatal(AG_FAIL, "out of memory");
+		if (strcmp(type, "selftest") == 0) {
+			c->ready = 1;
+			break;
+		}
+		if (strcmp(type, "done") == 0 || strcmp(type, "error") == 0) {
+			/* No variant passed, or it said why it stopped. */
+			c->said_error = strcmp(type, "error") == 0;
+			child_gone(k, NULL);
+			break;
+		}
+	}
+	free(line);
+}
+
+/* Ask build k for one sample and relay its record; 1 when one came. */
+static int
+ask(size_t k, uint64_t s, size_t pos, uint64_t order, const char *v,
+    char *line)
+{
+	struct child *c = &kids[k];
+	char type[16], variant[128];
+	int ok;
+
+	if (fprintf(c->in, "sample %llu %zu %llu %s\n", (unsigned long long)s,
+	    pos, (unsigned long long)order, v) < 0 || fflush(c->in) != 0) {
+		child_gone(k, "stopped taking requests");
+		return 0;
+	}
+	if (child_line(c, line, MAX_LINE + 2) != 0 ||
+	    line_type(line, type, sizeof type, variant, sizeof variant,
+	    &ok) != 0) {
+		child_gone(k, "ended during a sample");
+		return 0;
+	}
+	relay(k, line);
+	if (strcmp(type, "sample") == 0)
+		return 1;
+	c->said_error = strcmp(type, "error") == 0;
+	child_gone(k, "sent no sample record");
+	return 0;
+}
+
+/* Has build k's agent passed variant v? */
+static int
+child_has(const struct child *c, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < c->nok; i++)
+		if (strcmp(c->ok[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * --conduct: every build of the host in one alternating order.  Each
+ * --build's agent is started with --serve and sets up and self-tests
+ * (one after the other, all before the window); then, inside one window,
+ * the cells (variant, build) take their samples in an order that depends
+ * only on the sample index, as time_round's does for variants: the cells
+ * are variant by variant, each variant's builds side by side, so the
+ * builds alternate at every step and two builds of a variant sample next
+ * to each other; which of them goes first turns every n rounds (n cells).
+ * A build that fails leaves the others measuring.
+ */
+static int
+conduct(struct opts *o, const struct study *st, const char *study)
+{
+	/* A variant's cells are cells[g .. g + m - 1], one per build. */
+	struct cell { size_t k, g, m; const char *v; } cells[MAX_BUILDS *
+	    MAX_VARIANTS], *c;
+	uint64_t s, total = 0, last = o->first_sample + o->samples;
+	size_t i, k, n = 0, pos, idx, bpos[MAX_BUILDS];
+	char why[TOPOLOGY_WHY_LEN + 32], *line;
+	int pinned;
+	cJSON *rec;
+
+	conducting = 1;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_term);
+	if (fcntl(fileno(out), F_SETFD, FD_CLOEXEC) != 0)
+		fatal(AG_IO, "cannot keep the records file from the builds' "
+		    "agents: %s", strerror(errno));
+	/* Relaying happens between samples, on the CPU they are timed on. */
+	pinned = o->cpu >= 0 && pin_to_cpu(o->cpu, why, sizeof why) == 0;
+	o->seed_len = st->state_len;
+	o->study = study;
+	for (k = 0; k < o->nbuilds; k++) {
+		nkids++;
+		start_child(k, o->builds[k], o, o->cpu);
+	}
+	for (i = 0; registry_kernels[i].study != NULL; i++) {
+		const struct registry_kernel *r = &registry_kernels[i];
+
+		if (strcmp(r->study, study) != 0 ||
+		    !in_list(o->variants, r->variant))
+			continue;
+		size_t g = n;
+
+		for (k = 0; k < nkids; k++)
+			if (kids[k].ready && child_has(&kids[k], r->variant)) {
+				cells[n].k = k;
+				cells[n].g = g;
+				cells[n++].v = r->variant;
+			}
+		for (k = g; k < n; k++)
+			cells[k].m = n - g;
+	}
+	if ((line = malloc(MAX_LINE + 2)) == NULL)
+		fatal(AG_FAIL, "out of memory");
+	if (n > 0) {
+		if (o->lock != NULL)
+			take_lock(o);
+		noise_check(o, pinned ? o->cpu : -1, NULL);
+		window("begin", pinned ? o->cpu : -1);
+		for (s = o->first_sample; s < last; s++) {
+			memset(bpos, 0, sizeof bpos);
+			for (pos = 0; pos < n; pos++) {
+				if (o->reverse)
+					idx = (s & 1) ? n - 1 - pos : pos;
+				else
+					idx = (size_t)((pos + s) % n);
+				/*
+				 * A variant's builds sample side by side, the
+				 * first of them first in all but one round of
+				 * n: the next n rounds turn them by one, so
+				 * that none is always the first of a pair.
+				 */
+				c = &cells[idx];
+				c = &cells[c->g + (idx - c->g + s / n) % c->m];
+				k = c->k;
+				if (kids[k].ready)
+					total += (uint64_t)ask(k, s, bpos[k]++,
+					    s * n + pos, c->v, line);
+			}
+		}
+		window("end", pinned ? o->cpu : -1);
+	}
+	/* Each build's agent ends with its done record. */
+	for (k = 0; k < nkids; k++) {
+		struct child *c = &kids[k];
+
+		if (c->pid == 0)
+			continue;
+		if (fputs("quit\n", c->in) < 0 || fflush(c->in) != 0) {
+			child_gone(k, "stopped taking requests");
+			continue;
+		}
+		while (child_line(c, line, MAX_LINE + 2) == 0) {
+			char type[16], variant[128];
+			int ok;
+
+			relay(k, line);
+			if (line_type(line, type, sizeof type, variant,
+			    sizeof variant, &ok) == 0 &&
+			    strcmp(type, "done") == 0)
+				break;
+		}
+		child_gone(k, NULL);
+	}
+	free(line);
+	for (k = 0; k < nkids; k++)
+		for (i = 0; i < kids[k].nok; i++)
+			free(kids[k].ok[i]);
+	rec = record("done");
+	cJSON_AddNumberToObject(rec, "samples", (double)total);
+	emit(rec);
+	return total > 0 ? AG_OK : AG_FAIL;
 }
 
 int
@@ -907,6 +1410,8 @@ main(int argc, char **argv)
 	cJSON_AddNumberToObject(rec, "steps", (double)o.steps);
 	cJSON_AddNumberToObject(rec, "samples", (double)o.samples);
 	emit(rec);
+	if (o.conduct)
+		return conduct(&o, st, rs->name);
 
 	/* Pin first so that facts and self-tests already run where timing will. */
 	why[0] = '\0';
@@ -974,10 +1479,14 @@ main(int argc, char **argv)
 		hex(common, st->state_len, buf);
 		cJSON_AddStringToObject(rec, "digest", buf);
 		emit(rec);
-		if (o.lock != NULL)
-			take_lock(&o);
-		noise_check(&o, pinned ? o.cpu : -1, NULL);
-		measure(run, nready, &o, st, pinned ? o.cpu : -1);
+		if (o.serve) {
+			serve(run, nready, &o, st);
+		} else {
+			if (o.lock != NULL)
+				take_lock(&o);
+			noise_check(&o, pinned ? o.cpu : -1, NULL);
+			measure(run, nready, &o, st, pinned ? o.cpu : -1);
+		}
 	}
 	for (i = 0; i < nslots; i++) {
 		nsamples += slots[i].n;

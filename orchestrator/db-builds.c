@@ -6,6 +6,7 @@
  */
 #include "db.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const phase_names[DB_PHASES] = { "phase_proggen",
@@ -113,4 +114,110 @@ db_build_section(sqlite3 *h, enum db_build_section which, int64_t run_id,
 		return stop;
 	return rc == SQLITE_DONE ? 0 : so_error(err, SO_EDB, "report: cannot "
 	    "read builds and phases: %s", sqlite3_errmsg(h));
+}
+
+/*
+ * Every pair of samples of two ok builds of a host with the same variant,
+ * index and steps, both valid: the UNIQUE index of samples finds b's.
+ * The baseline of a host is its first ok build at the default targeting
+ * (or at none): the first compiler's.
+ */
+static const char pairs_sql[] =
+    "WITH base AS (SELECT host, MIN(id) AS id FROM builds WHERE "
+    "run_id = ?1 AND status = 'ok' AND (targeting IS NULL OR "
+    "targeting = 'default') GROUP BY host) "
+    "SELECT a.host, a.variant, a.build_id, b.build_id, ba.compiler, "
+    "ba.targeting, bb.compiler, bb.targeting, "
+    "b.build_id = (SELECT id FROM base WHERE base.host = a.host), "
+    "CAST(b.ns AS REAL) / a.ns "
+    "FROM samples a JOIN samples b ON b.run_id = a.run_id AND "
+    "b.host = a.host AND b.build_id < a.build_id AND b.study = a.study AND "
+    "b.variant = a.variant AND b.sample_index = a.sample_index AND "
+    "b.steps = a.steps AND b.valid = 1 AND b.ns > 0 "
+    "JOIN builds ba ON ba.id = a.build_id "
+    "JOIN builds bb ON bb.id = b.build_id "
+    "WHERE a.run_id = ?1 AND a.valid = 1 AND a.ns > 0 "
+    "ORDER BY a.host, a.variant, a.build_id, b.build_id, 10";
+
+static int
+flush_pair(struct db_pair_row *r, double *ratios, size_t n,
+    int (*fn)(void *arg, const struct db_pair_row *r), void *arg)
+{
+	if (n == 0)
+		return 0;
+	r->n = n;
+	r->ratios = ratios;
+	return fn(arg, r);
+}
+
+int
+db_build_pairs(sqlite3 *h, int64_t run_id,
+    int (*fn)(void *arg, const struct db_pair_row *r), void *arg,
+    struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_pair_row cur = { 0 };
+	char *host = NULL, *variant = NULL, *ac = NULL, *at = NULL;
+	char *bc = NULL, *bt = NULL;
+	double *ratios = NULL;
+	size_t n = 0, cap = 0;
+	int rc, stop = 0;
+
+	rc = sqlite3_prepare_v2(h, pairs_sql, -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		rc = SQLITE_ROW;
+	}
+	while (rc == SQLITE_ROW && !stop &&
+	    (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *rh = (const char *)sqlite3_column_text(st, 0);
+		const char *rv = (const char *)sqlite3_column_text(st, 1);
+		int64_t a = sqlite3_column_int64(st, 2);
+		int64_t b = sqlite3_column_int64(st, 3);
+
+		if (host == NULL || strcmp(host, rh) != 0 ||
+		    strcmp(variant, rv) != 0 || a != cur.a_id ||
+		    b != cur.b_id) {
+			if ((stop = flush_pair(&cur, ratios, n, fn, arg)) != 0)
+				break;
+			n = 0;
+#define COPY(dst, col) do { free(dst); dst = sqlite3_column_text(st, col) ? \
+	xstrdup((const char *)sqlite3_column_text(st, col)) : NULL; } while (0)
+			COPY(host, 0);
+			COPY(variant, 1);
+			COPY(ac, 4);
+			COPY(at, 5);
+			COPY(bc, 6);
+			COPY(bt, 7);
+#undef COPY
+			cur.host = host;
+			cur.variant = variant;
+			cur.a_id = a;
+			cur.b_id = b;
+			cur.a_compiler = ac;
+			cur.a_targeting = at;
+			cur.b_compiler = bc;
+			cur.b_targeting = bt;
+			cur.b_baseline = sqlite3_column_int(st, 8);
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			ratios = xrealloc(ratios, cap * sizeof *ratios);
+		}
+		ratios[n++] = sqlite3_column_double(st, 9);
+	}
+	if (rc == SQLITE_DONE)
+		stop = flush_pair(&cur, ratios, n, fn, arg);
+	sqlite3_finalize(st);
+	free(ratios);
+	free(host);
+	free(variant);
+	free(ac);
+	free(at);
+	free(bc);
+	free(bt);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? 0 : so_error(err, SO_EDB, "report: cannot "
+	    "read paired samples: %s", sqlite3_errmsg(h));
 }

@@ -549,6 +549,8 @@ sample_row(sqlite3_stmt *st, void *arg)
 		    -1 : sqlite3_column_int64(st, 20),
 		.cycles_source = col_str(st, 21),
 		.openssl_cap = col_str(st, 22),
+		.host_position = sqlite3_column_type(st, 23) == SQLITE_NULL ?
+		    -1 : sqlite3_column_int64(st, 23),
 	};
 
 	return a->fn(&x, a->arg);
@@ -564,7 +566,7 @@ db_report_samples(sqlite3 *db, const struct rrun *r,
 	    " s.ns, s.valid, s.cpu, s.host, s.study, s.variant, b.compiler,"
 	    " s.digest, s.seed, s.invalid_reason, s.received_at, s.reason,"
 	    " s.calib_mhz, s.calib_after_mhz, s.cycles, s.instructions,"
-	    " s.cycles_source, s.openssl_cap"
+	    " s.cycles_source, s.openssl_cap, s.host_position"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
 	    " WHERE s.run_id = ?1 AND s.study = ?2"
 	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";

@@ -131,15 +131,16 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	rc = db_sql(db, &o, "INSERT INTO samples (run_id, host, build_id, study, "
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
-	    "reason, cycles, instructions, cycles_source, openssl_cap) VALUES "
-	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-	    "ON CONFLICT DO NOTHING", s->counted ? "isissiiiissisddissiiss" :
-	    "isissiiiissisddissnnss", run_id,
+	    "reason, cycles, instructions, cycles_source, openssl_cap, "
+	    "host_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", s->counted ?
+	    "isissiiiissisddissiissi" : "isissiiiissisddissnnssi", run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
 	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
-	    s->instructions, s->cycles_source, s->openssl_cap);
+	    s->instructions, s->cycles_source, s->openssl_cap,
+	    s->host_position);
 	if (rc != SQLITE_DONE)
 		return db_err(db, err, "cannot store sample");
 	if (o.changes == 0)

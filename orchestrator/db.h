@@ -106,6 +106,7 @@ struct sample_row {
 	int64_t build_id;
 	const char *study, *variant;
 	int64_t sample_index, position;
+	int64_t host_position;	/* place in the host's whole order */
 	uint64_t steps, ns;
 	const char *digest, *seed;
 	int valid;
@@ -417,6 +418,25 @@ enum db_build_section {
 };
 int db_build_section(sqlite3 *h, enum db_build_section which, int64_t run_id,
     int (*fn)(void *arg, const struct db_build_row *r), void *arg,
+    struct so_err *err);
+
+/*
+ * Paired samples of a run's builds (db_build_pairs): for each host,
+ * variant and two ok builds a and b of it (b the older row), the rate
+ * ratios a / b of their valid samples of the same index and steps,
+ * sorted ascending.  Strings and ratios are valid during fn only.
+ */
+struct db_pair_row {
+	const char *host, *variant;
+	int64_t a_id, b_id;
+	const char *a_compiler, *a_targeting, *b_compiler, *b_targeting;
+	int b_baseline;		/* b is the host's first build at the
+				   default targeting or none: its baseline */
+	size_t n;
+	const double *ratios;
+};
+int db_build_pairs(sqlite3 *h, int64_t run_id,
+    int (*fn)(void *arg, const struct db_pair_row *r), void *arg,
     struct so_err *err);
 
 /* The file results.db was opened from (absolute); static to db. */

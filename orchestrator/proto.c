@@ -1,5 +1,5 @@
 /*
- * Strict reader for agent records (docs/protocol.md, version 4).  Each record type is
+ * Strict reader for agent records (docs/protocol.md, version 7).  Each record type is
  * a table of fields; nested objects (a window's state, its busy_on_cpu
  * entries) are tables too, checked the same way.
  */
@@ -87,6 +87,7 @@ static const struct field sample_f[] = {
 	{ "variant", F_STR, S(variant), 0 },
 	{ "sample", F_INT, S(sample), 0 },
 	{ "position", F_INT, S(position), 0 },
+	{ "order", F_INT, S(order), 0 },
 	{ "steps", F_INT, S(steps), 1 },
 	{ "ns", F_INT, S(ns), 1 },
 	{ "digest", F_HEX, S(digest), 0 },
@@ -143,6 +144,11 @@ static const struct field done_f[] = {
 	{ "samples", F_INT, S(samples), 0 },
 	{ NULL, 0, 0, 0 },
 };
+/* A conductor's: the records that follow are build_id's ("" its own). */
+static const struct field build_f[] = {
+	{ "build_id", F_STR, S(build_id), 0 },
+	{ NULL, 0, 0, 0 },
+};
 static const struct field error_f[] = {
 	{ "message", F_STR, S(message), 0 },
 	{ NULL, 0, 0, 0 },
@@ -163,6 +169,7 @@ static const struct {
 	{ "done", REC_DONE, done_f },
 	{ "error", REC_ERROR, error_f },
 	{ "preflight", REC_PREFLIGHT, preflight_f },
+	{ "build", REC_BUILD, build_f },
 };
 
 const char *

@@ -1,5 +1,5 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 5.  A reader
+ * The agent protocol (docs/protocol.md): JSON lines, version 7.  A reader
  * cuts a byte stream into bounded lines; proto_parse validates one line
  * strictly (known fields only, exact types, bounded strings, lowercase hex
  * digests) so nothing malformed is ever stored as valid.
@@ -18,7 +18,7 @@
 
 enum rec_type {
 	REC_HELLO, REC_FACTS, REC_VARIANT, REC_SELFTEST, REC_SAMPLE,
-	REC_WINDOW, REC_WAIT, REC_DONE, REC_ERROR, REC_PREFLIGHT,
+	REC_WINDOW, REC_WAIT, REC_DONE, REC_ERROR, REC_PREFLIGHT, REC_BUILD,
 };
 
 /*
@@ -44,7 +44,7 @@ struct record {
 	size_t nmetrics;
 	const char *metric_name[KERNEL_MAX_METRICS];
 	double metric_value[KERNEL_MAX_METRICS];
-	int64_t proto, sample, position, steps, ns, samples, cpu;
+	int64_t proto, sample, position, order, steps, ns, samples, cpu;
 	double calib_mhz, calib_after_mhz;
 	int counted;
 	int64_t cycles, instructions;

@@ -73,6 +73,7 @@ row(const struct rsample *s, void *arg)
 	str_f(out, s->variant);
 	int_f(out, 1, s->sample_index);
 	int_f(out, 1, s->position);
+	int_f(out, s->host_position >= 0, s->host_position);
 	int_f(out, 1, s->steps);
 	int_f(out, 1, s->ns);
 	real_f(out, s->ns > 0 ? steps * 1e9 / ns : NAN);
@@ -102,7 +103,7 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	int ret;
 
 	fputs("run_id,id,study,host,build_id,compiler,variant,sample_index,"
-	    "position,steps,ns,rate,ns_per_step,digest,seed,valid,"
+	    "position,host_position,steps,ns,rate,ns_per_step,digest,seed,valid,"
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
 	    "reason,cycles,instructions,cycles_source,openssl_cap\r\n", out);
 	for (i = 0; i < n; i++) {

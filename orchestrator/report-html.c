@@ -9,6 +9,7 @@
  * Every chart sits on a background of CHART_BG, which tests/test_50
  * finds in Chromium's screenshot; every bar is a rect of class "bar".
  */
+#include "report-builds.h"
 #include "report-table.h"
 #include "study.h"
 
@@ -450,6 +451,7 @@ html_run(const struct rrun *r, FILE *out)
 	chart_ratios(r, out);
 	html_cells(r, out);
 	html_ratios(r, out);
+	report_builds_html(r, out);
 	html_facts(r, out);
 	html_warnings(r, out);
 	fputs("</section>\n", out);

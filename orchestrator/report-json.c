@@ -2,6 +2,7 @@
  * The report as JSON: one object per run with the same content as the
  * text, every number unrounded, NaN and unknown values as null.
  */
+#include "report-builds.h"
 #include "report-model.h"
 #include "study.h"
 
@@ -355,6 +356,7 @@ report_json_run(const struct rrun *r)
 		cJSON_AddItemToArray(a, json_row(&r->rows[i]));
 	cJSON_AddItemToObject(o, "best", json_best(r));
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));
+	cJSON_AddItemToObject(o, "paired", report_builds_json(r));
 	cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
 	cJSON_AddItemToObject(o, "positions", json_positions(r));
 	cJSON_AddItemToObject(o, "warnings", json_warnings(r));

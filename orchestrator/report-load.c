@@ -5,6 +5,7 @@
  * digest agreement and the hosts that only left samples.
  */
 #include "db-report.h"
+#include "db.h"
 #include "report-model.h"
 
 #include <inttypes.h>
@@ -18,6 +19,59 @@ report_grow(void *array, size_t n, size_t size)
 	array = xrealloc(array, (n + 1) * size);
 	memset((char *)array + n * size, 0, size);
 	return array;
+}
+
+static char *
+pair_label(const char *compiler, const char *targeting)
+{
+	return targeting != NULL ? xasprintf("%s, %s", compiler ? compiler : "-",
+	    targeting) : xstrdup(compiler ? compiler : "-");
+}
+
+static int
+pair(void *arg, const struct db_pair_row *p)
+{
+	struct rrun *r = arg;
+	struct rpaired *x;
+
+	r->paired = report_grow(r->paired, r->npaired, sizeof *r->paired);
+	x = &r->paired[r->npaired++];
+	x->host = xstrdup(p->host);
+	x->variant = xstrdup(p->variant);
+	x->a_id = p->a_id;
+	x->b_id = p->b_id;
+	x->a_label = pair_label(p->a_compiler, p->a_targeting);
+	x->b_label = pair_label(p->b_compiler, p->b_targeting);
+	x->baseline = p->b_baseline;
+	x->n = p->n;
+	stats_paired(p->ratios, p->n, STATS_SEED, &x->s);
+	return 0;
+}
+
+/* The paired ratios between the builds of each host. */
+static int
+load_paired(sqlite3 *db, struct rrun *r, struct so_err *err)
+{
+	/* One build in the run: nothing is paired, and no scan is made. */
+	if (r->nbuilds < 2)
+		return 0;
+	return db_build_pairs(db, r->id, pair, r, err);
+}
+
+static void
+free_paired(struct rrun *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->npaired; i++) {
+		free(r->paired[i].host);
+		free(r->paired[i].variant);
+		free(r->paired[i].a_label);
+		free(r->paired[i].b_label);
+	}
+	free(r->paired);
+	r->paired = NULL;
+	r->npaired = 0;
 }
 
 void
@@ -68,6 +122,7 @@ report_free_run(struct rrun *r)
 	}
 	for (i = 0; i < r->nratios; i++)
 		free(r->ratios[i].refused);
+	free_paired(r);
 	for (i = 0; i < r->ndigests; i++)
 		free(r->digests[i].digest);
 	for (i = 0; i < r->ninvalid; i++) {
@@ -435,7 +490,8 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    (!uniform && (ret = db_report_list(db, r, DB_REPORT_DIGESTS,
 	    err)) != 0) ||
 	    (ret = load_warnings(db, r, err)) != 0 ||
-	    (ret = db_report_list(db, r, DB_REPORT_EVENTS, err)) != 0)
+	    (ret = db_report_list(db, r, DB_REPORT_EVENTS, err)) != 0 ||
+	    (ret = load_paired(db, r, err)) != 0)
 		report_free_run(r);
 	db_report_end(db);
 	if (ret == 0)

@@ -142,6 +142,22 @@ struct rposition {
 	struct stats_ratio s;		/* this position / the others */
 };
 
+/*
+ * Two builds a and b (b the older) of a host, for one variant: the
+ * paired ratio of a's rates to b's, over the samples of the same index
+ * (side by side in the host's alternating order), as report-load.c
+ * loads them; baseline: b is the host's baseline build (its first
+ * compiler, at the default targeting).
+ */
+struct rpaired {
+	char		*host, *variant;
+	int64_t		 a_id, b_id;
+	char		*a_label, *b_label;	/* "clang", "gcc, native" */
+	int		 baseline;
+	size_t		 n;			/* pairs */
+	struct stats_ratio s;
+};
+
 /* Run-wide digest agreement for one steps value. */
 struct rdigest {
 	int64_t		 steps;
@@ -217,6 +233,8 @@ struct rrun {
 	struct rposition *positions;
 	size_t		 npositions;
 	int		 position_bias;	/* some position decided */
+	struct rpaired	*paired;	/* between builds of a host */
+	size_t		 npaired;
 	/* --reference: the published figure for this study, or why not. */
 	int		 has_ref;
 	struct published ref;
@@ -254,6 +272,7 @@ struct rsample {
 	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
 	const char	*cycles_source, *openssl_cap;
 	int		 has_cpu;
+	int64_t		 host_position;	/* -1 when NULL (before schema 14) */
 };
 
 /*

@@ -252,6 +252,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.variant = r->variant;
 	row.sample_index = r->sample;
 	row.position = r->position;
+	row.host_position = s->hr->order_base + r->order;
 	row.steps = (uint64_t)r->steps;
 	row.ns = (uint64_t)r->ns;
 	row.digest = r->digest;
@@ -279,6 +280,8 @@ store_sample(struct stream *s, const struct record *r)
 		    r->metric_name, r->metric_value, r->nmetrics, &s->err);
 	if (rc != 0)
 		return rc;
+	if (r->order + 1 > s->orders)
+		s->orders = r->order + 1;
 	s->got++;
 	s->hr->samples++;
 	/* The build's warning already named a forbidden variant. */
@@ -486,8 +489,80 @@ handle_record(struct stream *s, const struct record *r)
 		return 0;
 	case REC_ERROR:
 		return so_error(&s->err, SO_EAGENT, "%s", r->message);
+	case REC_BUILD:
+		return so_error(&s->err, SO_EPROTO, "build record from an "
+		    "agent that conducts no builds");
 	}
 	return 0;
+}
+
+/*
+ * A conductor's record: a build record switches whose records follow;
+ * the conductor's own are checked as an agent's, its window shared with
+ * every build; a build's go to its stream.  A build's agent that fails
+ * (its error record) is an error event, and the others go on.
+ */
+static int
+conductor_record(struct stream *s, const struct record *r)
+{
+	struct stream *k = s->cur;
+	char msg[SO_ERR_MAX + 64];
+	size_t i;
+	int rc;
+
+	if (r->type == REC_BUILD) {
+		if (!s->saw_hello || s->saw_done)
+			return so_error(&s->err, SO_EPROTO, "build record %s",
+			    s->saw_done ? "after done" : "before hello");
+		s->cur = NULL;
+		for (i = 0; r->build_id[0] != '\0' && i < s->nkids; i++)
+			if (strcmp(s->kids[i]->build_id, r->build_id) == 0)
+				s->cur = s->kids[i];
+		if (r->build_id[0] != '\0' && s->cur == NULL)
+			return so_error(&s->err, SO_EPROTO, "records of build "
+			    "\"%.40s\", which the conductor was not given",
+			    r->build_id);
+		return 0;
+	}
+	if (k == NULL) {
+		if (r->type == REC_DONE) {
+			s->records = 0;
+			for (i = 0; i < s->nkids; i++) {
+				s->records += s->kids[i]->records;
+				if (!s->kids[i]->saw_done && !s->kids[i]->gone)
+					return so_error(&s->err, SO_EPROTO,
+					    "done before build %s's agent "
+					    "ended", s->kids[i]->build_id);
+			}
+		}
+		if (r->type == REC_FACTS || r->type == REC_VARIANT ||
+		    r->type == REC_SELFTEST || r->type == REC_SAMPLE)
+			return so_error(&s->err, SO_EPROTO, "\"%s\" record "
+			    "of no build", proto_type_name(r->type));
+		if ((rc = handle_record(s, r)) == 0 && r->type == REC_WINDOW)
+			for (i = 0; i < s->nkids; i++)
+				s->kids[i]->window = s->window;
+		return rc;
+	}
+	if (k->gone)
+		return so_error(&s->err, SO_EPROTO, "\"%s\" record of build %s "
+		    "after its error", proto_type_name(r->type), k->build_id);
+	if (r->type == REC_WINDOW || r->type == REC_WAIT ||
+	    r->type == REC_PREFLIGHT)
+		return so_error(&s->err, SO_EPROTO, "\"%s\" record of build "
+		    "%s: only the conductor has them",
+		    proto_type_name(r->type), k->build_id);
+	rc = handle_record(k, r);
+	if (rc == SO_EAGENT) {
+		k->gone = 1;
+		snprintf(msg, sizeof msg, "agent (%s): %s", k->cc, k->err.msg);
+		progress_set(s->hr->index, "%s", msg);
+		rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
+		    "error", msg, &s->err);
+	} else if (rc != 0)
+		so_error(&s->err, rc, "build %s (%s): %s", k->build_id, k->cc,
+		    k->err.msg);
+	return rc;
 }
 
 /* One line of agent output; line_feed says which line a failure is on. */
@@ -502,7 +577,7 @@ on_line(void *arg, char *line, size_t len)
 		return 0;
 	if ((rc = proto_parse(line, len, &r, &s->err)) != 0)
 		return rc;
-	rc = handle_record(s, &r);
+	rc = s->kids != NULL ? conductor_record(s, &r) : handle_record(s, &r);
 	proto_record_free(&r);
 	return rc;
 }

@@ -29,6 +29,11 @@ struct hostrun {
 	uint64_t samples, invalid;
 	const char *abort;		/* non-empty: do not measure, this is why */
 	int64_t window_id;		/* open window, 0 when none */
+	/*
+	 * Builds measured one after the other (--max-cv): the host-wide
+	 * place of the next build's first sample, its agent's order 0.
+	 */
+	int64_t order_base;
 };
 
 /* State while one agent's output is streamed in. */
@@ -59,6 +64,17 @@ struct stream {
 	char *window_before;	/* the open window's first snapshot */
 	char *preflight;	/* the preflight record for the next window */
 	char verdict[8];	/* its verdict: quiet or noisy */
+	int64_t orders;		/* past the largest order it sent */
+	/*
+	 * A conductor's stream (agent --conduct): one stream per build
+	 * whose agent it drives, owned here, and whose records follow (a
+	 * build record switches; NULL: the conductor's own).  gone: that
+	 * build's agent sent its error, which err holds; the others go on.
+	 */
+	struct stream **kids;
+	size_t nkids;
+	struct stream *cur;
+	int gone;
 	struct so_err err;
 };
 
@@ -99,5 +115,13 @@ int run_on_stdout(void *arg, const char *buf, size_t len);
 
 /* Run the agent of build b and stream its records into the database. */
 void run_measure(struct hostrun *hr, struct build_result *b, const char *cc);
+/*
+ * Run every working build of the host in one alternating order: one
+ * conductor agent (the first build's binary, --conduct) drives each
+ * build's agent (--serve), and its records go into the database as
+ * run_measure's do.  A build whose agent fails is an error event and
+ * fails the host once the others are done.
+ */
+void run_conduct(struct hostrun *hr);
 
 #endif

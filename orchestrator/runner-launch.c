@@ -163,6 +163,18 @@ end_window(struct hostrun *hr, const char *why)
 	hr->window_id = 0;
 }
 
+/* Samples stored from this launch: a conductor's are its builds'. */
+static uint64_t
+stream_got(const struct stream *s)
+{
+	uint64_t n = s->got;
+	size_t i;
+
+	for (i = 0; i < s->nkids; i++)
+		n += s->kids[i]->got;
+	return n;
+}
+
 /*
  * The user interrupted the run: the agent is stopped before the lease is
  * released, what it finished is stored, and an event says how many
@@ -175,7 +187,7 @@ interrupted(struct hostrun *hr, struct stream *s, const char *dir,
 {
 	struct so_err e = { 0 };
 	char msg[SO_ERR_MAX + 256];
-	uint64_t before = s->got;
+	uint64_t before = stream_got(s);
 	int rc;
 
 	if ((rc = stop_agent(hr, dir, &e)) == 0 &&
@@ -185,13 +197,13 @@ interrupted(struct hostrun *hr, struct stream *s, const char *dir,
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
 		    "stopped; all %llu samples it finished are stored (%llu "
 		    "of them read after the interrupt)", cc,
-		    (unsigned long long)s->got,
-		    (unsigned long long)(s->got - before));
+		    (unsigned long long)stream_got(s),
+		    (unsigned long long)(stream_got(s) - before));
 	else
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) could "
 		    "not be stopped and read: %.600s; %llu samples are "
 		    "stored, any it finished after them are lost", cc, e.msg,
-		    (unsigned long long)s->got);
+		    (unsigned long long)stream_got(s));
 	run_note(hr, "warning", msg);
 	end_window(hr, "interrupted: the agent was stopped");
 	snprintf(hr->error, sizeof hr->error, "interrupted");
@@ -248,23 +260,23 @@ agent_extra_args(struct hostrun *hr, struct strbuf *cmd)
  * Resuming: the run directories an earlier coordinator of this run left
  * (it was killed before it read them all) may hold samples never stored.
  * They are reported as lost, and their cells measured again; the
- * directories of agents that have ended are removed.  Best effort: a host that cannot
- * say is measured all the same.
+ * directories of agents that have ended are removed.  tag is the build
+ * id in their names ("c" for a conductor's).  Best effort: a host that
+ * cannot say is measured all the same.
  */
 static void
-left_behind(struct hostrun *hr, struct build_result *b, const char *cc)
+left_behind(struct hostrun *hr, const char *tag, const char *cc)
 {
 	struct strbuf cmd = STRBUF_INIT;
-	char *out = NULL, *runs, msg[256], run_id[24], build_id[24];
+	char *out = NULL, *runs, msg[256], run_id[24];
 	struct so_err e;
 	unsigned long long n = 0;
 	int status;
 
 	runs = xasprintf("%s/runs", hr->conn->workdir);
 	snprintf(run_id, sizeof run_id, "%lld", (long long)hr->p->run_id);
-	snprintf(build_id, sizeof build_id, "%lld", (long long)b->build_id);
 	rcmd_script(&cmd, rscript_left_behind, (const char *const[]){
-	    "runs", runs, "run_id", run_id, "build_id", build_id, NULL });
+	    "runs", runs, "run_id", run_id, "build_id", tag, NULL });
 	if (conn_capture(hr->conn, cmd.buf, 64, &out, &status, &e) == 0 &&
 	    status == 0)
 		n = strtoull(out, NULL, 10);
@@ -307,7 +319,9 @@ keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
 
 /*
  * The agent's command line for build b, or NULL when --openssl-cap has no
- * variable on the build's target (then the host has failed).
+ * variable on the build's target (then the host has failed).  A
+ * conductor's (s->kids) is build b's binary with --conduct and a --build
+ * for each build it drives.
  */
 static char *
 agent_command(struct hostrun *hr, const struct stream *s,
@@ -316,6 +330,7 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	const struct run_params *p = hr->p;
 	struct strbuf cmd = STRBUF_INIT;
 	char cpu[16], msg[SO_ERR_MAX];
+	size_t i;
 
 	if (p->openssl_cap != NULL) {
 		const char *var = run_openssl_cap_var(b->target);
@@ -340,8 +355,18 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
 	    rcmd_cpu(hr->host, cpu, sizeof cpu));
 	rcmd_arg(&cmd, p->seed);
-	rcmd_raw(&cmd, " --build-id %lld --token %s", (long long)b->build_id,
-	    s->token);
+	if (s->kids == NULL)
+		rcmd_raw(&cmd, " --build-id %lld", (long long)b->build_id);
+	else
+		rcmd_raw(&cmd, " --conduct");
+	for (i = 0; i < s->nkids; i++) {
+		const struct build_result *k = s->kids[i]->build;
+
+		rcmd_raw(&cmd, " --build");
+		rcmd_argf(&cmd, "%lld:%s:%s", (long long)k->build_id,
+		    k->binary_sha256, k->agent);
+	}
+	rcmd_raw(&cmd, " --token %s", s->token);
 	if (variants != NULL) {
 		rcmd_raw(&cmd, " --variants");
 		rcmd_arg(&cmd, variants);
@@ -350,16 +375,94 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	return strbuf_detach(&cmd);
 }
 
-/* Run the agent of one build and stream its records into the db. */
-void
-run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
+/* The variants asked of an agent: variants (a comma list) or b's. */
+static char **
+wanted(const struct run_params *p, const struct build_result *b,
+    const char *variants)
+{
+	char *copy, *q, *v, **want;
+	size_t n = 0;
+
+	if (variants == NULL)
+		return (char **)run_variants(p, b->target);
+	copy = q = xstrdup(variants);
+	want = xcalloc(strlen(variants) + 2, sizeof *want);
+	while ((v = strsep(&q, ",")) != NULL)
+		want[n++] = xstrdup(v);
+	free(copy);
+	return want;
+}
+
+/* After a clean end: every cell asked of s's agent was stored. */
+static void
+check_complete(struct hostrun *hr, struct stream *s)
+{
+	char msg[SO_ERR_MAX + 128];
+
+	if (hr->p->resume) {
+		uint64_t first, last, count;
+		char *left = NULL;
+
+		if (run_missing(hr, s->build, &left, &first, &last,
+		    &count) == 0 && count > 0) {
+			snprintf(msg, sizeof msg, "agent (%s): %llu cells still "
+			    "missing after resuming", s->cc,
+			    (unsigned long long)count);
+			run_fail(hr, msg);
+		}
+		free(left);
+	} else if (s->got < s->expected) {
+		snprintf(msg, sizeof msg, "agent (%s) sent %llu of %llu "
+		    "samples", s->cc, (unsigned long long)s->got,
+		    (unsigned long long)s->expected);
+		run_fail(hr, msg);
+	}
+}
+
+static void
+stream_free(struct stream *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->nkids; i++)
+		stream_free(s->kids[i]);
+	free(s->kids);
+	for (i = 0; i < s->nok; i++) {
+		free(s->cells[i]);
+		free(s->forbidden[i]);
+		free(s->ok_variants[i]);
+	}
+	free(s->cells);
+	free(s->forbidden);
+	free(s->ok_variants);
+	for (i = 0; i < s->nseen; i++)
+		free(s->seen[i]);
+	free(s->seen);
+	for (i = 0; s->want != NULL && s->want[i] != NULL; i++)
+		free(s->want[i]);
+	free(s->want);
+	free(s->window_before);
+	free(s->preflight);
+	free(s);
+}
+
+/*
+ * Launch the agent of s (build b's binary, its command agent_cmd) in a
+ * new run directory named after tag and stream its records in until it
+ * ends; any failure fails the host.
+ */
+static void
+launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
+    const char *tag, const char *variants)
 {
 	const struct run_params *p = hr->p;
-	struct stream *s = xcalloc(1, sizeof *s);
 	char errbuf[AGENT_ERR_MAX] = "";
 	unsigned char rnd[16];
 	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
-	char *agent_cmd = NULL, *cmd, *dir = NULL, *variants;
+	char *agent_cmd = NULL, *cmd, *dir = NULL;
+	const char *cc = s->cc;
 	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
 	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
@@ -367,37 +470,6 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	int status = 0, rc, drops = 0, ended = 0;
 	size_t i;
 
-	s->hr = hr;
-	s->build = b;
-	s->cc = cc;
-	s->nsamples = p->samples;
-	variants = p->variants ? xstrdup(p->variants) : NULL;
-	if (p->resume) {
-		uint64_t last, count;
-
-		left_behind(hr, b, cc);
-		if (run_missing(hr, b, &variants, &s->first, &last, &count) != 0)
-			goto out;
-		if (count == 0) {
-			progress_set(hr->index, "%s: nothing missing", cc);
-			goto out;
-		}
-		s->nsamples = last - s->first + 1;
-	}
-	s->span = p->max_samples > s->nsamples ? p->max_samples :
-	    s->nsamples;
-	snprintf(s->build_id, sizeof s->build_id, "%lld",
-	    (long long)b->build_id);
-	if (variants != NULL) {
-		char *copy = xstrdup(variants), *q = copy, *v;
-		size_t n = 0;
-
-		s->want = xcalloc(strlen(variants) + 2, sizeof *s->want);
-		while ((v = strsep(&q, ",")) != NULL)
-			s->want[n++] = xstrdup(v);
-		free(copy);
-	} else
-		s->want = (char **)run_variants(p, b->target);
 	/*
 	 * Unique across coordinators, hosts, containers and reboots: the
 	 * directory names the launch, and hello must echo the token.
@@ -408,8 +480,12 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	}
 	hex_encode(rnd, sizeof rnd, s->token);
 	s->launched = window_clock();
-	dir = xasprintf("%s/runs/%lld-%lld-%s", hr->conn->workdir,
-	    (long long)p->run_id, (long long)b->build_id, s->token);
+	for (i = 0; i < s->nkids; i++) {
+		memcpy(s->kids[i]->token, s->token, sizeof s->token);
+		s->kids[i]->launched = s->launched;
+	}
+	dir = xasprintf("%s/runs/%lld-%s-%s", hr->conn->workdir,
+	    (long long)p->run_id, tag, s->token);
 	if ((agent_cmd = agent_command(hr, s, b, variants)) == NULL)
 		goto out;
 	progress_set(hr->index, "%s: self-test", cc);
@@ -477,13 +553,13 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent was stopped, and any "
 			    "other sample it finished is lost)", cc,
-			    s->err.msg, (unsigned long long)s->got);
+			    s->err.msg, (unsigned long long)stream_got(s));
 		else
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent could not be stopped: "
 			    "%.300s; it may go on measuring, and what it "
 			    "finishes is lost)", cc, s->err.msg,
-			    (unsigned long long)s->got, e.msg);
+			    (unsigned long long)stream_got(s), e.msg);
 		run_fail(hr, msg);
 	} else if (status != 0 || !s->saw_done) {
 		errbuf[strcspn(errbuf, "\n")] = '\0';
@@ -494,23 +570,17 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		    errbuf[0] ? ": " : " before its done record", errbuf);
 		run_fail(hr, msg);
 		ended = 1;
-	} else if (p->resume) {
-		uint64_t first, last, count;
-		char *left = NULL;
-
-		if (run_missing(hr, b, &left, &first, &last, &count) == 0 &&
-		    count > 0) {
-			snprintf(msg, sizeof msg, "agent (%s): %llu cells still "
-			    "missing after resuming", cc,
-			    (unsigned long long)count);
-			run_fail(hr, msg);
-		}
-		free(left);
-	} else if (s->got < s->expected) {
-		snprintf(msg, sizeof msg, "agent (%s) sent %llu of %llu "
-		    "samples", cc, (unsigned long long)s->got,
-		    (unsigned long long)s->expected);
-		run_fail(hr, msg);
+	} else if (s->kids == NULL) {
+		check_complete(hr, s);
+	} else {
+		for (i = 0; i < s->nkids; i++)
+			if (s->kids[i]->gone) {
+				snprintf(msg, sizeof msg, "agent (%s): %.900s "
+				    "(the other builds went on)",
+				    s->kids[i]->cc, s->kids[i]->err.msg);
+				run_fail(hr, msg);
+			} else
+				check_complete(hr, s->kids[i]);
 	}
 	/* An agent out of reach may still be measuring: its window stays. */
 	if (ended && hr->window_id != 0) {
@@ -523,25 +593,167 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	if (s->collected)
 		remove_rundir(hr, dir);
 out:
-	for (i = 0; i < s->nok; i++) {
-		free(s->cells[i]);
-		free(s->forbidden[i]);
-		free(s->ok_variants[i]);
-	}
-	free(s->cells);
-	free(s->forbidden);
-	free(s->ok_variants);
-	for (i = 0; i < s->nseen; i++)
-		free(s->seen[i]);
-	free(s->seen);
-	for (i = 0; s->want != NULL && s->want[i] != NULL; i++)
-		free(s->want[i]);
-	free(s->want);
-	free(s->window_before);
-	free(s->preflight);
 	free(agent_cmd);
 	free(dir);
-	free(variants);
-	free(s);
 }
 
+/* A stream for build b's agent, asked for nsamples from first. */
+static struct stream *
+stream_new(struct hostrun *hr, struct build_result *b, const char *cc,
+    uint64_t first, uint64_t nsamples, const char *variants)
+{
+	const struct run_params *p = hr->p;
+	struct stream *s = xcalloc(1, sizeof *s);
+
+	s->hr = hr;
+	s->build = b;
+	s->cc = cc;
+	s->first = first;
+	s->nsamples = nsamples;
+	s->span = p->max_samples > nsamples ? p->max_samples : nsamples;
+	snprintf(s->build_id, sizeof s->build_id, "%lld",
+	    (long long)b->build_id);
+	s->want = wanted(p, b, variants);
+	return s;
+}
+
+/* Run the agent of one build and stream its records into the db. */
+void
+run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	const struct run_params *p = hr->p;
+	struct stream *s = NULL;
+	char *variants, tag[24];
+	uint64_t first = 0, nsamples = p->samples;
+
+	variants = p->variants ? xstrdup(p->variants) : NULL;
+	snprintf(tag, sizeof tag, "%lld", (long long)b->build_id);
+	if (p->resume) {
+		uint64_t last, count;
+
+		left_behind(hr, tag, cc);
+		if (run_missing(hr, b, &variants, &first, &last, &count) != 0)
+			goto out;
+		if (count == 0) {
+			progress_set(hr->index, "%s: nothing missing", cc);
+			goto out;
+		}
+		nsamples = last - first + 1;
+	}
+	s = stream_new(hr, b, cc, first, nsamples, variants);
+	launch_stream(hr, s, b, tag, variants);
+	/* The next build's agent takes its samples after this one's. */
+	hr->order_base += s->orders;
+out:
+	stream_free(s);
+	free(variants);
+}
+
+/* Add the comma list add's names missing from the comma list *list. */
+static void
+union_add(char **list, const char *add)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *copy = xstrdup(add), *q = copy, *v;
+
+	if (*list != NULL)
+		strbuf_addf(&sb, "%s", *list);
+	while ((v = strsep(&q, ",")) != NULL) {
+		const char *p = sb.buf ? strstr(sb.buf, v) : NULL;
+		size_t n = strlen(v);
+
+		while (p != NULL && !((p == sb.buf || p[-1] == ',') &&
+		    (p[n] == ',' || p[n] == '\0')))
+			p = strstr(p + 1, v);
+		if (p == NULL)
+			strbuf_addf(&sb, "%s%s", sb.len ? "," : "", v);
+	}
+	free(copy);
+	free(*list);
+	*list = strbuf_detach(&sb);
+}
+
+void
+run_conduct(struct hostrun *hr)
+{
+	const struct run_params *p = hr->p;
+	struct stream *s = xcalloc(1, sizeof *s);
+	struct build_result *base = NULL;
+	struct strbuf label = STRBUF_INIT;
+	char *variants = p->variants ? xstrdup(p->variants) : NULL;
+	char *missing = NULL;
+	uint64_t first = 0, last = p->samples - 1;
+	size_t i;
+	int any = 0;
+
+	s->hr = hr;
+	if (p->resume) {
+		left_behind(hr, "c", "conductor");
+		first = UINT64_MAX;
+		last = 0;
+	}
+	/* Resuming, a build with nothing missing is left out. */
+	for (i = 0; i < hr->nbuilds; i++) {
+		struct build_result *b = &hr->builds[i];
+		uint64_t f, l, count;
+		char *left = NULL, tag[24];
+
+		if (!b->ok)
+			continue;
+		if (p->resume) {
+			snprintf(tag, sizeof tag, "%lld", (long long)b->build_id);
+			left_behind(hr, tag, hr->labels[i]);
+			left = p->variants ? xstrdup(p->variants) : NULL;
+			if (run_missing(hr, b, &left, &f, &l, &count) != 0) {
+				free(left);
+				goto out;
+			}
+			if (count == 0) {
+				free(left);
+				continue;
+			}
+			union_add(&missing, left);
+			free(left);
+			first = f < first ? f : first;
+			last = l > last ? l : last;
+		}
+		if (base == NULL)
+			base = b;
+		s->kids = xrealloc(s->kids, (s->nkids + 1) * sizeof *s->kids);
+		s->kids[s->nkids++] = stream_new(hr, b, hr->labels[i], 0, 0,
+		    NULL);
+		strbuf_addf(&label, "%s%s", label.len ? " + " : "",
+		    hr->labels[i]);
+		any = 1;
+	}
+	if (!any) {
+		progress_set(hr->index, "nothing missing");
+		goto out;
+	}
+	if (p->resume) {
+		free(variants);
+		variants = missing;
+		missing = NULL;
+	}
+	s->build = base;
+	s->cc = label.buf;
+	s->first = first;
+	s->nsamples = last - first + 1;
+	s->span = s->nsamples;
+	for (i = 0; i < s->nkids; i++) {
+		struct stream *k = s->kids[i];
+
+		for (size_t j = 0; k->want[j] != NULL; j++)
+			free(k->want[j]);
+		free(k->want);
+		k->want = wanted(p, k->build, variants);
+		k->first = s->first;
+		k->nsamples = k->span = s->nsamples;
+	}
+	launch_stream(hr, s, base, "c", variants);
+out:
+	stream_free(s);
+	strbuf_release(&label);
+	free(missing);
+	free(variants);
+}

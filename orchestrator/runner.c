@@ -231,12 +231,19 @@ measure_one(void *arg, size_t k)
 
 	if (hr->abort[0] != '\0' && !hr->failed)
 		run_fail(hr, hr->abort);
-	for (i = 0; i < hr->nbuilds && !hr->failed && !*p->stop; i++) {
-		if (!hr->builds[i].ok)
-			continue;
-		any = 1;
-		run_measure(hr, &hr->builds[i], hr->labels[i]);
-	}
+	for (i = 0; i < hr->nbuilds; i++)
+		any += hr->builds[i].ok;
+	/*
+	 * Two builds or more take their samples in one alternating order
+	 * (a conductor), not each in a stretch of time of its own; adaptive
+	 * rounds, decided as they go, are the exception.
+	 */
+	if (any > 1 && p->max_cv == 0 && !hr->failed && !*p->stop)
+		run_conduct(hr);
+	for (i = 0; i < hr->nbuilds && (any == 1 || p->max_cv > 0) &&
+	    !hr->failed && !*p->stop; i++)
+		if (hr->builds[i].ok)
+			run_measure(hr, &hr->builds[i], hr->labels[i]);
 	if (!hr->failed && !any && !*p->stop)
 		run_fail(hr, "no compiler produced a working agent");
 	if (*p->stop && !hr->failed) {

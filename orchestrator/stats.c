@@ -340,3 +340,23 @@ stats_ratio(const double *a, size_t na, const double *b, size_t nb,
 	stats_interval(boot, STATS_RESAMPLES, out);
 	free(boot);
 }
+
+void
+stats_paired(const double *r, size_t n, uint64_t seed, struct stats_ratio *out)
+{
+	struct stats_rng rng;
+	double *boot;
+	size_t i;
+
+	out->ratio = n > 0 ? median_sorted(r, n) : NAN;
+	out->lo = out->hi = NAN;
+	out->verdict = STATS_UNDECIDED;
+	if (n < 2)
+		return;
+	stats_rng_seed(&rng, seed);
+	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
+	for (i = 0; i < STATS_RESAMPLES; i++)
+		boot[i] = stats_boot_median(&rng, r, n);
+	stats_interval(boot, STATS_RESAMPLES, out);
+	free(boot);
+}

@@ -83,6 +83,18 @@ void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
     uint64_t seed, struct stats_ratio *out);
 
 /*
+ * A paired ratio: r holds n ratios of two builds' rates, each from two
+ * samples taken side by side (the same index of one alternating order),
+ * sorted ascending.  ratio is their median; the interval resamples the
+ * pairs (the median of n of them drawn with replacement, as
+ * stats_boot_median draws it), so a drift both builds share cancels in
+ * each pair instead of widening the interval.  Fewer than 2 pairs: lo and
+ * hi are NAN and the verdict STATS_UNDECIDED.
+ */
+void stats_paired(const double *r, size_t n, uint64_t seed,
+    struct stats_ratio *out);
+
+/*
  * The generator (xoshiro256**) and one resampled median, for callers that
  * combine several cells per resample (the geometric mean of compare).
  */

@@ -17,7 +17,16 @@ With --xkcp TARBALL as well (make bench passes XKCP_TARBALL), sha3's run
 also holds every single-instance XKCP config built with each compiler
 (tests/kernels/xkcp.sh unpacks and builds them under build/xkcp), in
 alternating rounds, each round's ratio of our best to XKCP's best
-printed."""
+printed.
+
+With --randomx WORKDIR (a host work directory where `seqorch run --study
+randomx` built both targetings), upstream's own randomx-benchmark is built
+in each build's CMake tree (the fixture's source, the same flags as the
+library seqorch measures) and run beside seqorch's agent of that build,
+for the same mode (light: --verify, full: --mine), single thread, secure
+JIT, one hash after the other (--noBatch, as the chain must), pinned to
+--cpu, alternating."""
+import re
 import argparse
 import json
 import os
@@ -168,6 +177,89 @@ def bench_others(exe, study, args, xkcp):
     return 0
 
 
+def upstream_rate(bench, mode, steps, cpu):
+    """H/s of randomx-benchmark in mode, from its Performance line."""
+    flags = {"light": ["--verify"],
+             "full": ["--mine", "--init", str(os.cpu_count())]}[mode]
+    p = subprocess.run([str(bench), *flags, "--jit", "--secure", "--noBatch",
+                        "--nonces", str(steps), "--affinity",
+                        str(1 << cpu)], capture_output=True, text=True,
+                       check=True)
+    m = re.search(r"Performance: ([\d.e+-]+) (ms per hash|hashes per second)",
+                  p.stdout)
+    if m is None:
+        raise SystemExit(f"randomx-benchmark said no rate:\n{p.stdout}")
+    v = float(m.group(1))
+    return 1000 / v if m.group(2) == "ms per hash" else v
+
+
+def bench_randomx(workdir, args):
+    builds = {}
+    # The newest build of each targeting; its CMake tree was made where
+    # the build was staged, so the benchmark gets a tree of its own, from
+    # the same source with prebuild.sh's options and compilers.
+    for tree in sorted(Path(workdir, "build").glob("*/prebuild/cmake"),
+                       key=lambda t: (t.parent.parent / "seqorch-agent")
+                       .stat().st_mtime):
+        b = tree.parent.parent
+        facts = dict(ln.split("=", 1) for ln in
+                     (b / "extra").read_text().splitlines() if "=" in ln)
+        cache = (tree / "CMakeCache.txt").read_text()
+        cc = {k: re.search(rf"^{k}:\w+=(.*)$", cache, re.M).group(1)
+              for k in ("CMAKE_C_COMPILER", "CMAKE_CXX_COMPILER")}
+        builds[facts["randomx_arch"]] = (b, cc)
+    for t, (b, cc) in list(builds.items()):
+        own = b / "bench-cmake"
+        subprocess.run(["cmake", "-S", str(b / "prebuild" / "src" /
+                                           "RandomX-1.1.10"),
+                        "-B", str(own), "-DCMAKE_BUILD_TYPE=Release",
+                        f"-DARCH={t}",
+                        *(f"-D{k}={v}" for k, v in cc.items())],
+                       check=True, capture_output=True)
+        subprocess.run(["cmake", "--build", str(own), "--target",
+                        "randomx-benchmark"], check=True,
+                       capture_output=True)
+        builds[t] = (b / "seqorch-agent", own / "randomx-benchmark")
+    if not builds:
+        print(f"ERROR: no randomx build under {workdir}/build")
+        return 2
+    steps = {"light": args.randomx_steps, "full": 5 * args.randomx_steps}
+    want = {m: chain_hex("randomx", n) for m, n in steps.items()}
+    rates = {}
+    for rnd in range(args.rounds):
+        order = sorted(builds) if rnd % 2 == 0 else sorted(builds)[::-1]
+        for t in order:
+            agent, bench = builds[t]
+            for mode in args.randomx_modes.split(","):
+                recs = agent_records(agent, "--study", "randomx",
+                                     "--variants", mode, "--steps",
+                                     steps[mode], "--samples", 1, "--cpu",
+                                     args.cpu)
+                (smp,) = [r for r in recs if r["type"] == "sample"]
+                if smp["digest"] != want[mode]:
+                    print(f"ERROR: randomx {mode} ({t}) ends in "
+                          f"{smp['digest']}, Python's librandomx in "
+                          f"{want[mode]}")
+                    return 1
+                ours = steps[mode] * 1e9 / smp["ns"]
+                theirs = upstream_rate(bench, mode, steps[mode], args.cpu)
+                rates.setdefault((t, mode), []).append((ours, theirs))
+    print(f"\nrandomx: seqorch's agent beside upstream's randomx-benchmark "
+          f"(--jit --secure --noBatch, cpu {args.cpu}), {args.rounds} "
+          f"rounds, medians")
+    print(f"  {'targeting':<10} {'mode':<6} {'seqorch H/s':>12} "
+          f"{'upstream H/s':>13} {'ours ms':>9} {'their ms':>9} "
+          f"{'ratio':>7}")
+    for (t, mode), v in sorted(rates.items()):
+        ours = statistics.median(a for a, _ in v)
+        theirs = statistics.median(b for _, b in v)
+        print(f"  {t:<10} {mode:<6} {ours:12.2f} {theirs:13.2f} "
+              f"{1000 / ours:9.2f} {1000 / theirs:9.2f} "
+              f"{ours / theirs:7.3f}")
+    print("randomx: every seqorch sample ends in Python's librandomx digest")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", action="append",
@@ -185,7 +277,17 @@ def main():
     ap.add_argument("--xkcp", type=Path,
                     help="XKCP's tarball (tests/kernels/xkcp.sh): with "
                     "--others, time its configs beside the sha3 kernels")
+    ap.add_argument("--randomx", type=Path, metavar="WORKDIR",
+                    help="a host workdir with randomx built: time "
+                    "upstream's randomx-benchmark beside our agent")
+    ap.add_argument("--randomx-steps", type=int, default=20,
+                    help="hashes per light-mode sample (full: 5x)")
+    ap.add_argument("--randomx-modes", default="light,full",
+                    help="light, full or both (full initialises the "
+                    "2 GiB dataset for every sample)")
     args = ap.parse_args()
+    if args.randomx:
+        return bench_randomx(args.randomx, args)
 
     agents = {cc: build(cc, args.cflags) for cc in ("gcc", "clang")
               if shutil.which(cc)}

@@ -348,6 +348,34 @@ def test_report_shows_rates_ratios_and_phases(run):
     assert abs(shares[5] - 100) < 0.01
 
 
+def test_targetings_alternate_in_one_order(run):
+    """The two targetings are one conductor's builds: their samples
+    alternate in the host's order (from results.db), in one window."""
+    d, r = run
+    db = d / "results.db"
+    rows = query(db, "SELECT s.host_position, b.targeting, s.variant, "
+                 "s.sample_index FROM samples s JOIN builds b ON "
+                 "b.id = s.build_id ORDER BY s.host_position")
+    assert [p for p, *_ in rows] == list(range(8))
+    switches = sum(1 for a, b in zip(rows, rows[1:]) if a[1] != b[1])
+    assert switches >= 5, rows
+    for p, t, v, i in rows:
+        assert p // 4 == i
+    assert query(db, "SELECT count(*) FROM windows") == [(1,)]
+
+
+def test_report_gives_native_over_default_paired(run):
+    d, r = run
+    out = seqorch(d, "report", "--latest").stdout
+    assert "builds against their host's baseline, paired" in out, out
+    for v in ("light", "system (control)"):
+        line = next(ln for ln in out.splitlines()
+                    if re.match(rf"\s+local\s+{re.escape(v)}\s+cc, native"
+                                rf"\s+cc, default\s+2\s", ln))
+        assert re.search(r"\d\.\d{3}x\s+\[\d\.\d{3}, \d\.\d{3}\]", line), \
+            line
+
+
 def test_hosts_check_reports_a_missing_cmake(tmp_path, workdir):
     """The study's probe runs on the host: without cmake on the PATH (a
     copy of /usr/bin without it) randomx cannot build, sha3 still can."""

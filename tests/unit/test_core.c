@@ -22,7 +22,7 @@
 #include "proto.h"
 
 #define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
-	"\"sample\":0,\"position\":1,\"steps\":1000,\"ns\":12345," \
+	"\"sample\":0,\"position\":1,\"order\":1,\"steps\":1000,\"ns\":12345," \
 	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
 	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"calib_after_mhz\":3390,\"cpu\":1,\"build_id\":\"7\"," \
 	"\"cycles\":null,\"instructions\":null,\"cycles_source\":\"calibration\",\"reason\":null}"

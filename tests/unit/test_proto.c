@@ -21,7 +21,7 @@
 	"\"runnable\":3}"
 #define WINDOW "{\"type\":\"window\",\"phase\":\"begin\",\"state\":" STATE "}"
 #define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
-	"\"sample\":3,\"position\":0,\"steps\":1000,\"ns\":12345," \
+	"\"sample\":3,\"position\":0,\"order\":6,\"steps\":1000,\"ns\":12345," \
 	"\"digest\":\"52cf48e88ce4dea40f272b6aaf083675ade26504a0129f51ec30204a2fdb1c5b\"," \
 	"\"seed\":\"00\",\"calib_mhz\":3400.5,\"calib_after_mhz\":3390,\"cpu\":1,\"build_id\":\"7\"," \
 	"\"cycles\":null,\"instructions\":null,\"cycles_source\":\"calibration\"," \
@@ -254,6 +254,38 @@ test_version(void **state)
 	rejected(line, "agent speaks protocol 6, this seqorch speaks 7");
 }
 
+/*
+ * Protocol 7: a sample's place in the host's whole order is required,
+ * and a conductor's build record names the build whose records follow.
+ */
+static void
+test_order_and_build(void **state)
+{
+	struct record r;
+	struct so_err err;
+	char line[2048];
+	const char *p = strstr(SAMPLE, "\"order\":6,");
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_int_equal(r.order, 6);
+	proto_record_free(&r);
+	snprintf(line, sizeof line, "%.*s%s", (int)(p - SAMPLE), SAMPLE,
+	    p + strlen("\"order\":6,"));
+	rejected(line, "order");
+	snprintf(line, sizeof line, "%.*s\"order\":-1,%s", (int)(p - SAMPLE),
+	    SAMPLE, p + strlen("\"order\":6,"));
+	rejected(line, "order");
+	snprintf(line, sizeof line, "{\"type\":\"build\",\"build_id\":\"12\"}");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.type, REC_BUILD);
+	assert_string_equal(r.build_id, "12");
+	proto_record_free(&r);
+	rejected("{\"type\":\"build\",\"build_id\":12}", "build_id");
+	rejected("{\"type\":\"build\"}", "build_id");
+}
+
 /* A sample's named metrics (protocol 5): optional, bounded, checked. */
 static void
 test_sample_metrics(void **state)
@@ -418,6 +450,7 @@ main(void)
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_sample_reason),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_order_and_build),
 		cmocka_unit_test(test_sample_counts),
 		cmocka_unit_test(test_preflight),
 		cmocka_unit_test(test_sample_metrics),

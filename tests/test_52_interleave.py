@@ -1,0 +1,293 @@
+"""Builds measured in one alternating order (issue 22): a host with two
+compilers runs one conductor agent (seqorch-agent --conduct) that drives
+each build's agent (--serve) through one order over the (build, variant)
+cells.  Everything is checked from results.db: the builds alternate in
+time, each sample has its place in the host's whole order, every cell
+takes every place of a round once (no position bias over the whole
+order), the report gives the paired gcc/clang ratio with an interval, a
+resumed run continues the same order, and a conductor or build agent
+killed mid-window is handled as an agent that died."""
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import SEQORCH, query, seqorch, sha3_chain, write_hosts
+from test_31_ssh_runs import finish, nsamples, q, wait_for
+
+VARIANTS = ("c-fused", "openssl-evp")      # openssl-evp is the control
+STEPS = 20000
+SAMPLES = 8                                 # twice the cells: 2 builds x 2
+
+
+def two_compilers(path, workdir):
+    return write_hosts(path / "hosts.toml", workdir,
+                       extra='cc = ["gcc", "clang"]\n')
+
+
+def run_args(steps, samples, *extra):
+    return [str(SEQORCH), "run", "--study", "sha3", "--hosts", "local",
+            "--variants", ",".join(VARIANTS), "--steps", str(steps),
+            "--samples", str(samples), *map(str, extra)]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, workdir):
+    d = tmp_path_factory.mktemp("interleave")
+    two_compilers(d, workdir)
+    r = subprocess.run(run_args(STEPS, SAMPLES), cwd=d, capture_output=True,
+                       text=True, timeout=900)
+    return d, r
+
+
+def order(db, run_id=None):
+    """(host_position, compiler, variant, sample_index, received id) of
+    every sample, in the host's order."""
+    return query(db, "SELECT s.host_position, b.compiler, s.variant, "
+                 "s.sample_index, s.id FROM samples s JOIN builds b ON "
+                 "b.id = s.build_id ORDER BY s.host_position")
+
+
+def switches(rows):
+    return sum(1 for a, b in zip(rows, rows[1:]) if a[1] != b[1])
+
+
+def test_builds_alternate_in_one_order(run):
+    d, r = run
+    assert r.returncode == 0, r.stderr
+    db = d / "results.db"
+    rows = order(db)
+    n = 2 * len(VARIANTS) * SAMPLES
+    assert len(rows) == n
+    # One order for the host: every place once, none missing.
+    assert [p for p, *_ in rows] == list(range(n))
+    # Stored as they ran: the database's ids follow the order.
+    ids = [sid for *_, sid in rows]
+    assert ids == sorted(ids)
+    # The builds alternate: never a block of one build's samples.
+    assert {c for _, c, *_ in rows} == {"gcc", "clang"}
+    assert switches(rows) >= (n - 1) * 3 // 4, rows
+    # Within the host's round of each index, both builds of a variant
+    # sample next to each other.
+    for p, c, v, i, _ in rows:
+        assert p // 4 == i
+    # One window for the host, not one per build.
+    assert query(db, "SELECT count(*), count(finished_at) FROM windows") == \
+        [(1, 1)]
+    assert query(db, "SELECT DISTINCT digest, valid FROM samples") == \
+        [(sha3_chain(STEPS), 1)]
+
+
+def test_every_cell_takes_every_place_of_the_round(run):
+    """Position bias over the whole order: in every 4 rounds (4 cells)
+    each (build, variant) cell is at each place of the host's round once,
+    each build's place in its own round (position) is balanced too, and
+    neither build of a variant is always the first of its pair: every 4
+    rounds they swap."""
+    d, _ = run
+    db = d / "results.db"
+    rows = order(db)
+    for block in (0, 1):
+        cells = {}
+        for p, c, v, i, _ in rows:
+            if i // 4 == block:
+                cells.setdefault((c, v), []).append(p - 4 * i)
+        assert len(cells) == 4
+        for cell, places in cells.items():
+            assert sorted(places) == [0, 1, 2, 3], (block, cell, places)
+    own = query(db, "SELECT b.compiler, s.variant, s.position, count(*) "
+                "FROM samples s JOIN builds b ON b.id = s.build_id "
+                "GROUP BY 1, 2, 3")
+    assert {n for *_, n in own} == {SAMPLES // 2}, own
+    first = {}
+    for v in VARIANTS:
+        for i in range(SAMPLES):
+            (c, _), = [(c, p) for p, c, vv, ii, _ in rows
+                       if vv == v and ii == i][:1]
+            first[(v, c)] = first.get((v, c), 0) + 1
+    assert set(first.values()) == {SAMPLES // 2}, first
+
+
+def test_report_gives_the_paired_ratio(run):
+    d, _ = run
+    rep = seqorch(d, "report", "--latest")
+    assert rep.returncode == 0, rep.stderr
+    out = rep.stdout
+    assert "builds against their host's baseline, paired" in out, out
+    lines = [ln.split() for ln in out.splitlines()
+             if ln.startswith("  local  ") and " clang " in ln and
+             " gcc " in ln]
+    by = {ln[1]: ln for ln in lines}
+    assert set(by) == set(VARIANTS), out
+    ctl = next(ln for ln in out.splitlines() if "(control)" in ln)
+    assert "openssl-evp (control)" in ctl
+    for v, ln in by.items():
+        i = ln.index("gcc")
+        assert ln[i + 1] == str(SAMPLES)            # pairs
+        ratio = float(ln[i + 2].rstrip("x"))
+        lo = float(ln[i + 3].strip("[,"))
+        hi = float(ln[i + 4].strip("]"))
+        assert 0 < lo <= ratio <= hi, ln
+    # The best valid (variant, compiler) is weighed against the other
+    # build by the same pairs.
+    assert "best valid (variant, compiler) per host, against its other " \
+        "builds, paired" in out
+    best = out.split("against its other builds, paired\n")[1]
+    assert "against " in best.splitlines()[1]
+    js = json.loads(seqorch(d, "report", "--latest", "--format",
+                            "json").stdout)
+    paired = js["runs"][0]["paired"]["against_baseline"]
+    assert sorted(x["variant"] for x in paired) == sorted(VARIANTS)
+    for x in paired:
+        assert x["build"] == "clang" and x["baseline"] == "gcc"
+        assert x["pairs"] == SAMPLES and x["lo"] <= x["ratio"] <= x["hi"]
+        assert x["control"] == (x["variant"] == "openssl-evp")
+        assert x["verdict"] in ("faster", "slower", "undecided")
+    html = seqorch(d, "report", "--latest", "--format", "html").stdout
+    assert "<h3>Paired ratios between builds</h3>" in html
+
+
+def test_paired_ratio_is_the_median_of_the_pairs(run):
+    """The ratio printed is the median of clang/gcc rate ratios of the
+    samples of one index, computed here from results.db."""
+    d, _ = run
+    db = d / "results.db"
+    js = json.loads(seqorch(d, "report", "--latest", "--format",
+                            "json").stdout)
+    for x in js["runs"][0]["paired"]["against_baseline"]:
+        ns = {}
+        for c, i, v in query(db, "SELECT b.compiler, s.sample_index, s.ns "
+                             "FROM samples s JOIN builds b ON b.id = "
+                             "s.build_id WHERE s.variant = ?", x["variant"]):
+            ns[(c, i)] = v
+        r = sorted(ns[("gcc", i)] / ns[("clang", i)] for i in range(SAMPLES))
+        assert x["ratio"] == pytest.approx((r[3] + r[4]) / 2, rel=1e-9)
+
+
+def agent_procs(workdir):
+    """pid -> argv of this test's agents (binaries under workdir)."""
+    out = {}
+    prefix = str(workdir) + "/"
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        argv = [a.decode(errors="replace") for a in argv if a]
+        if argv and argv[0].startswith(prefix) and \
+                argv[0].endswith("/seqorch-agent"):
+            out[int(d)] = argv
+    return out
+
+
+LONG = 400000
+
+
+def start(tmp_path, steps, samples, *extra):
+    out = open(tmp_path / "run.out", "w")
+    err = open(tmp_path / "run.err", "w")
+    try:
+        return subprocess.Popen(run_args(steps, samples, *extra),
+                                cwd=tmp_path, stdout=out, stderr=err)
+    finally:
+        out.close()
+        err.close()
+
+
+def kill_when_sampling(tmp_path, workdir, p, which):
+    db = tmp_path / "results.db"
+    wait_for(lambda: nsamples(db, "local") >= 2, "samples", p, tmp_path)
+    procs = agent_procs(workdir)
+    pids = [pid for pid, argv in procs.items() if which in argv]
+    assert pids, procs
+    os.kill(pids[0], signal.SIGKILL)
+    return finish(p, tmp_path, timeout=600)
+
+
+def test_conductor_killed_mid_window(tmp_path, workdir):
+    two_compilers(tmp_path, workdir)
+    p = start(tmp_path, LONG, 8)
+    try:
+        rc, err = kill_when_sampling(tmp_path, workdir, p, "--conduct")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    db = tmp_path / "results.db"
+    assert rc == 1, err
+    (status, error), = q(db, "SELECT status, error FROM run_hosts")
+    assert status == "failed"
+    assert error == "agent (gcc + clang) died of signal 9 before its done " \
+        "record", error
+    # The window is ended by the coordinator, with why.
+    (ended, drift), = q(db, "SELECT finished_at, drift FROM windows")
+    assert ended is not None and "the agent stopped inside the window" in \
+        drift
+    # Its build agents do not outlive it.
+    wait_for(lambda: not agent_procs(workdir), "the build agents to end",
+             timeout=120)
+    rows = q(db, "SELECT digest, valid FROM samples")
+    assert 2 <= len(rows) < 2 * 2 * 8
+    assert all(dg == sha3_chain(LONG) and v == 1 for dg, v in rows)
+
+
+def test_a_build_agent_killed_leaves_the_others_measuring(tmp_path,
+                                                          workdir):
+    two_compilers(tmp_path, workdir)
+    p = start(tmp_path, LONG, 6)
+    try:
+        rc, err = kill_when_sampling(tmp_path, workdir, p, "--serve")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    db = tmp_path / "results.db"
+    assert rc == 1, err
+    (error,), = q(db, "SELECT error FROM run_hosts")
+    assert "(the other builds went on)" in error and "signal 9" in error, \
+        error
+    per = dict(q(db, "SELECT b.compiler, count(*) FROM samples s JOIN "
+                 "builds b ON b.id = s.build_id GROUP BY 1"))
+    # One build has all its samples, the killed one fewer.
+    assert sorted(per.values())[-1] == 2 * 6, per
+    assert sorted(per.values())[0] < 2 * 6, per
+    # Said when it happened (the others still measuring), then as the
+    # host's error at the end.
+    said = [m for m, in q(db, "SELECT message FROM events WHERE level = "
+                          "'error' AND message LIKE 'agent (%): the agent "
+                          "of build % ended during a sample%' ORDER BY id")]
+    assert len(said) == 2 and "went on" in said[1], said
+
+
+def test_resume_continues_the_same_order(tmp_path, workdir):
+    two_compilers(tmp_path, workdir)
+    db = tmp_path / "results.db"
+    p = start(tmp_path, LONG, 6)
+    try:
+        wait_for(lambda: nsamples(db, "local") >= 3, "samples", p, tmp_path)
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 130, err
+    before = query(db, "SELECT id FROM samples")
+    assert 3 <= len(before) < 24
+    r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
+    assert r.returncode == 0, r.stderr
+    rows = order(db)
+    assert len(rows) == 24
+    cells = [(c, v, i) for _, c, v, i, _ in rows]
+    assert len(set(cells)) == 24
+    # Every sample where the uninterrupted run puts it: its place in the
+    # host's order is its index's round and the cell's place in it.
+    assert sorted(p for p, *_ in rows) == list(range(24))
+    for p, c, v, i, _ in rows:
+        assert p // 4 == i
+    assert switches(rows) >= 17, rows
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
