@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "facts.h"
 #include "lock.h"
+#include "macos.h"
 #include "perf.h"
 #include "pin.h"
 #include "preflight.h"
@@ -914,6 +915,10 @@ main(int argc, char **argv)
 	if (o.cpu < 0)
 		snprintf(why, sizeof why, "%s", auto_cpu ? choice :
 		    "no cpu requested");
+	/* macOS: without a pin, only the QoS class keeps the agent off the
+	 * efficiency cores, whatever --cpu said (docs/hosts.md). */
+	if (!pinned && macos_qos(why, sizeof why) != 1 && auto_cpu)
+		snprintf(choice, sizeof choice, "%s", why);
 	if (perf_open(&counters) == -2)
 		fatal(AG_USAGE, "%s", counters.why);
 	rec = record("facts");

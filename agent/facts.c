@@ -32,7 +32,9 @@ read_line(const char *path, char *buf, size_t len)
 	return rc;
 }
 
-/* Value of the first "key<tab>: value" line of /proc/cpuinfo. */
+#if !defined(__APPLE__)
+/* Value of the first "key<tab>: value" line of /proc/cpuinfo (not on
+ * macOS, which has sysctl and no /proc). */
 static int
 cpuinfo(const char *key, char *buf, size_t len)
 {
@@ -64,6 +66,7 @@ cpuinfo(const char *key, char *buf, size_t len)
 	fclose(f);
 	return rc;
 }
+#endif
 
 static void
 add_string_or_null(cJSON *obj, const char *key, int ok, const char *value)

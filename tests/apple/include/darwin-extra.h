@@ -1,0 +1,5 @@
+/* What macOS's <time.h> and <stdlib.h> have beyond POSIX (tests/apple/README). */
+#include <stdint.h>
+#include <time.h>
+#define CLOCK_UPTIME_RAW 8
+uint64_t clock_gettime_nsec_np(clockid_t clock_id);
