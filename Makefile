@@ -50,6 +50,9 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	openssl procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
 	librandomx-dev faketime
+# The Mach-O checks of tests/test_27_apple.py: llvm-objdump, lld's ld64.
+DEBS_APPLE = llvm lld
+DEBS += $(DEBS_APPLE)
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
 

@@ -41,10 +41,16 @@ const char rscript_build[] =
 /*
  * Only the functions we need cross the wire, not the whole binary; exit 3
  * says there is no objdump.  {{agent}}: the binary; {{awk}}: the awk
- * program that keeps the wanted functions.
+ * program that keeps the wanted functions; {{mattr}}: the extensions
+ * llvm-objdump (Xcode's objdump) must be told to decode, since it prints
+ * "<unknown>" for SHA3 or SVE2 instructions otherwise; exit 4 says it was
+ * used.  GNU objdump decodes every extension by itself.
  */
 const char rscript_objdump[] =
 	"command -v objdump >/dev/null 2>&1 || exit 3; "
+	"case $(objdump --version 2>/dev/null) in *LLVM*) "
+	"objdump -d --no-show-raw-insn {{mattr}} {{agent}} | awk {{awk}}; "
+	"exit 4;; esac; "
 	"objdump -d --no-show-raw-insn {{agent}} | awk {{awk}}";
 
 /*
