@@ -29,7 +29,7 @@ AGENT_CFLAGS ?= -O3
 # kernels/ folders: which files build on this compiler's target, each file's
 # flags (a variant's `flags` stay with it) and the generated tables.
 REGISTRY = SEQORCH_PREBUILT= sh kernels/registry.sh
-ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
+ARCH := $(shell $(REGISTRY) arch "$$($(CC) -dumpmachine)")
 STUDIES := $(shell $(REGISTRY) studies)
 AGENT_SRCS := $(wildcard agent/*.c) $(shell $(REGISTRY) files $(ARCH))
 AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS)) build/agent-registry.c.o

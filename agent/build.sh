@@ -34,11 +34,21 @@ mkdir -p "$out/obj" || exit 1
 : > "$out/build.log"
 openssl version > "$out/openssl" 2>/dev/null || : > "$out/openssl"
 
+# kernels/registry.sh decides which kernel files build on this target and
+# with which flags (each variant's own), writes the agent's table and names
+# the target's architecture (Apple clang's arm64 is aarch64).
+reg() {
+	sh kernels/registry.sh "$@" 2>>"$out/build.log" || {
+		echo "kernels/registry.sh $1 failed" >> "$out/build.log"
+		exit 1
+	}
+}
+
 target=$($cc -dumpmachine 2>>"$out/build.log") || {
 	echo "compiler \"$cc\" does not run" >> "$out/build.log"
 	exit 1
 }
-arch=${target%%-*}
+arch=$(reg arch "$target") || exit 1
 version=$($cc --version 2>/dev/null | head -n 1)
 case $targeting in
 '' | default) ;;
@@ -111,14 +121,6 @@ if [ -n "$study" ] && [ -f "kernels/$study/prebuild.sh" ]; then
 fi
 export SEQORCH_PREBUILT
 
-# kernels/registry.sh decides which kernel files build on this target and
-# with which flags (each variant's own), and writes the agent's table.
-reg() {
-	sh kernels/registry.sh "$@" 2>>"$out/build.log" || {
-		echo "kernels/registry.sh $1 failed" >> "$out/build.log"
-		exit 1
-	}
-}
 reg agent "$arch" > "$out/registry-table.c" || exit 1
 # Globbing is on only while listing sources, never while flags expand.
 set +f

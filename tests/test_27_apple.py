@@ -186,3 +186,58 @@ def test_macho_forbidden_lane_move_is_seen(disasm, tmp_path):
                        env={"PATH": path, "LANG": "C"},
                        capture_output=True, text=True, check=True)
     assert r.stdout.splitlines()[1:] == ["umov yes", "mov yes"], r.stdout
+
+
+# Answers -dumpmachine as Apple clang does; compiles with the aarch64 gcc.
+# The machine's OpenSSL headers serve for the compile (the arm64 ones are
+# not installed: only the two configuration headers differ, and the cross
+# compiler finds those last, after its own).
+APPLE_CC = """#!/bin/sh
+for a; do
+	if [ "$a" = -dumpmachine ]; then
+		echo arm64-apple-darwin24.1.0
+		exit 0
+	fi
+done
+exec aarch64-linux-gnu-gcc -idirafter /usr/include/x86_64-linux-gnu "$@"
+"""
+
+
+def test_registry_names_apple_arm64_aarch64():
+    assert t20.registry("arch", "arm64-apple-darwin24.1.0").strip() == \
+        "aarch64"
+    assert t20.registry("arch", "aarch64-linux-gnu").strip() == "aarch64"
+    assert t20.registry("arch", "x86_64-pc-linux-gnu").strip() == "x86_64"
+
+
+def test_build_with_apple_dumpmachine(tmp_path):
+    """agent/build.sh with a compiler that calls itself arm64-apple-darwin
+    compiles every ARM variant into the agent and its table.  (The link
+    needs arm64 libcjson and libcrypto, which this machine has not: the
+    arm64 host of the integration tests runs the whole agent.)"""
+    need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    cc = tmp_path / "apple-cc"
+    cc.write_text(APPLE_CC)
+    cc.chmod(0o755)
+    out = tmp_path / "out"
+    subprocess.run(["sh", "agent/build.sh", str(out), str(cc), "-O2"],
+                   cwd=ROOT, capture_output=True, text=True, timeout=600)
+    table = (out / "registry-table.c").read_text()
+    assert "for aarch64;" in table, table[:200]
+    commands = (out / "commands").read_text()
+    arm = [line.split("\t") for line in
+           t20.registry("manifest", "aarch64").splitlines()]
+    for study, variant, arch, flags, _ in arm:
+        if arch != "aarch64":
+            continue
+        assert f"kernel_{study}_{variant}".replace("-", "_") in table
+        src = f"kernels/{study}/{variant}/kernel."
+        line = next((c for c in commands.splitlines() if src in c), None)
+        assert line is not None, f"{study}/{variant} not compiled"
+        if flags != "-":
+            assert flags in line, line
+    # Every object was compiled: what stops is the link, on the libraries.
+    log = (out / "build.log").read_text()
+    assert "-o ../seqorch-agent" in commands.splitlines()[-1]
+    assert [line for line in log.splitlines() if "error" in line and
+            "collect2" not in line] == [], log[-2000:]
