@@ -77,7 +77,7 @@ seqorch: $(ORCH_OBJS)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(SO_LIBS)
 
 seqorch-agent: $(AGENT_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
+	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto -ldl
 
 # The generated headers need only exist first: each object's .d file names
 # the ones it includes, so a kernels/ change rebuilds those objects only.

@@ -55,6 +55,7 @@ struct opts {
 	int cpu;		/* -1 none, CPU_AUTO: topology_pick */
 	int reverse;
 	int list;
+	int openssl;		/* --openssl: the libcrypto loaded */
 	int preflight;		/* --preflight: the verdict alone */
 	int require_quiet;
 	uint8_t seed[KERNEL_MAX_STATE];
@@ -153,6 +154,7 @@ usage(FILE *f)
 	    "                     [--require-quiet]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
+	    "       seqorch-agent --openssl\n"
 	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
 	    SEQORCH_PROTO_VERSION);
 }
@@ -227,6 +229,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "holder", required_argument, NULL, 'H' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "openssl", no_argument, NULL, 'V' },
 		{ "preflight", no_argument, NULL, 'P' },
 		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -303,6 +306,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'O': o->out = optarg; break;
 		case 'l': o->list = 1; break;
+		case 'V': o->openssl = 1; break;
 		case 'P': o->preflight = 1; break;
 		case 'Q': o->require_quiet = 1; break;
 		case 'h': usage(stdout); exit(AG_OK);
@@ -311,7 +315,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind != argc)
 		fatal(AG_USAGE, "unexpected argument \"%s\"", argv[optind]);
-	if (!o->list && !o->preflight && o->study == NULL)
+	if (!o->list && !o->openssl && !o->preflight && o->study == NULL)
 		fatal(AG_USAGE, "--study is required");
 	/* Options that only make sense together must come together. */
 	if ((o->max_cv > 0) != (o->max_samples > 0))
@@ -866,6 +870,13 @@ main(int argc, char **argv)
 	}
 	if (o.list) {
 		list_all();
+		return AG_OK;
+	}
+	if (o.openssl) {
+		char lib[1200];
+
+		facts_libcrypto(lib, sizeof lib);
+		printf("%s\n", lib);
 		return AG_OK;
 	}
 	if ((auto_cpu = o.cpu == CPU_AUTO))

@@ -19,7 +19,8 @@
 # evaluates their contents.  Writes OUTDIR/seqorch-agent, OUTDIR/commands
 # (every compile command, exactly), OUTDIR/build.log and OUTDIR/meta
 # (key=value facts about the compiler and the result) and OUTDIR/openssl
-# (the host's `openssl version`, which the coordinator records per build).
+# (the libcrypto the agent loads, `seqorch-agent --openssl`, which the
+# coordinator records per build).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 set -f
@@ -32,7 +33,7 @@ artifacts=${6:-}
 mkdir -p "$out/obj" || exit 1
 : > "$out/commands"
 : > "$out/build.log"
-openssl version > "$out/openssl" 2>/dev/null || : > "$out/openssl"
+: > "$out/openssl"
 
 # kernels/registry.sh decides which kernel files build on this target and
 # with which flags (each variant's own), writes the agent's table and names
@@ -136,13 +137,20 @@ done
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
 (cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs -lcjson \
-    -lcrypto) || exit 1
+    -lcrypto -ldl) || exit 1
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
     shasum -a 256 "$out/seqorch-agent") | cut -d ' ' -f 1)
 # meta marks a usable build, and a build without its hash is not one.
 [ -n "$sum" ] || {
 	echo "neither sha256sum nor shasum works on this host" >> "$out/build.log"
+	exit 1
+}
+# The libcrypto the agent loads (facts_libcrypto), not the `openssl`
+# command on PATH: on macOS that is LibreSSL's, whatever the agent links.
+"$out/seqorch-agent" --openssl > "$out/openssl" 2>> "$out/build.log" || {
+	echo "seqorch-agent --openssl failed: the agent does not start" \
+	    >> "$out/build.log"
 	exit 1
 }
 {
