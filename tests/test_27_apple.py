@@ -241,3 +241,32 @@ def test_build_with_apple_dumpmachine(tmp_path):
     assert "-o ../seqorch-agent" in commands.splitlines()[-1]
     assert [line for line in log.splitlines() if "error" in line and
             "collect2" not in line] == [], log[-2000:]
+
+
+def prebuild(*args, env=None):
+    return subprocess.run(["/bin/sh", "kernels/randomx/prebuild.sh", *args],
+                          cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+def test_randomx_links_the_cxx_runtime_of_its_compiler(tmp_path):
+    """RandomX's C++ runtime is the one its compiler links: Xcode's clang
+    has only libc++ (-lc++; -lstdc++ is gone since Xcode 10).  Here a
+    clang++ told -stdlib=libc++ stands for it, g++ for Linux."""
+    need("clang++", "clang")
+    need("g++", "g++")
+    libcxx = tmp_path / "clang++"
+    libcxx.write_text('#!/bin/sh\nexec /usr/bin/clang++ -stdlib=libc++ '
+                      '"$@"\n')
+    libcxx.chmod(0o755)
+    assert prebuild("--cxx-runtime", str(libcxx)).stdout == "-lc++\n"
+    assert prebuild("--cxx-runtime", "g++").stdout == "-lstdc++\n"
+
+
+def test_randomx_cmake_search(tmp_path):
+    """cmake from PATH, else from Homebrew's directories, which a
+    non-interactive SSH session's PATH lacks; the error names them."""
+    r = prebuild("--cmake")
+    assert r.returncode == 0 and r.stdout == shutil.which("cmake") + "\n"
+    r = prebuild("--cmake", env={"PATH": str(tmp_path)})
+    assert r.returncode == 1
+    assert "/opt/homebrew/bin /usr/local/bin" in r.stderr, r.stderr

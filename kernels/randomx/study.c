@@ -22,10 +22,18 @@ const struct study STUDY_THIS = {
 	.kat_msg = "This is a test",
 	.kat_hex = "639183aae1bf4c9a35884cb46b09cad9"
 	    "175f04efd7684e7262a0ac1c2f0b4e3f",
-	/* prebuild.sh needs CMake and a C++ compiler on the host. */
+	/*
+	 * prebuild.sh needs CMake and a C++ compiler on the host; it finds
+	 * Homebrew's cmake too (its CMAKE_DIRS), which a non-interactive SSH
+	 * PATH lacks.
+	 */
 	.probe_src = "#include <stdlib.h>\n"
 	    "int main(void) {\n"
-	    "  return system(\"cmake --version >/dev/null 2>&1\") != 0 ||\n"
+	    "  return (system(\"cmake --version >/dev/null 2>&1\") != 0 &&\n"
+	    "      system(\"/opt/homebrew/bin/cmake --version >/dev/null "
+	    "2>&1\") != 0 &&\n"
+	    "      system(\"/usr/local/bin/cmake --version >/dev/null "
+	    "2>&1\") != 0) ||\n"
 	    "      system(\"c++ --version >/dev/null 2>&1\") != 0;\n"
 	    "}",
 	.probe_libs = "",
