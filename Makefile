@@ -317,7 +317,7 @@ build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/agent.c \
 	$(FUZZ_AGENT_SRCS)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_agent_opts.c \
-	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto
+	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto -ldl
 
 fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
@@ -334,7 +334,7 @@ fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
 KBENCH_OBJS := $(filter-out build/agent/agent.c.o,$(AGENT_OBJS))
 build/kernel-bench: tests/kernels/bench.c $(KBENCH_OBJS)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		-o $@ $^ -lcjson -lcrypto
+		-o $@ $^ -lcjson -lcrypto -ldl
 
 kernel-bench: build/kernel-bench
 
