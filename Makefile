@@ -30,7 +30,7 @@ AGENT_CFLAGS ?= -O3
 # kernels/ folders: which files build on this compiler's target, each file's
 # flags (a variant's `flags` stay with it) and the generated tables.
 REGISTRY = SEQORCH_PREBUILT= sh kernels/registry.sh
-ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
+ARCH := $(shell $(REGISTRY) arch "$$($(CC) -dumpmachine)")
 STUDIES := $(shell $(REGISTRY) studies)
 AGENT_SRCS := $(wildcard agent/*.c) $(shell $(REGISTRY) files $(ARCH))
 AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS)) build/agent-registry.c.o
@@ -51,6 +51,9 @@ DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
 	openssl procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
 	librandomx-dev faketime
+# The Mach-O checks of tests/test_27_apple.py: llvm-objdump, lld's ld64.
+DEBS_APPLE = llvm lld
+DEBS += $(DEBS_APPLE)
 
 # The emulated arm64 host of make test-arm64 (tests/arm64/build-host.sh):
 # mmdebstrap builds its rootfs, qemu-user-static runs it.  Installing
@@ -82,7 +85,7 @@ seqorch: $(ORCH_OBJS)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(SO_LIBS)
 
 seqorch-agent: $(AGENT_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto
+	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto -ldl
 
 # The generated headers need only exist first: each object's .d file names
 # the ones it includes, so a kernels/ change rebuilds those objects only.
@@ -347,7 +350,7 @@ build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/agent.c \
 	$(FUZZ_AGENT_SRCS)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_agent_opts.c \
-	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto
+	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto -ldl
 
 # rows.json import is the storage layer (db.c and its parts) with what it
 # links, as UNIT_window lists, on a real SQLite file.
@@ -378,7 +381,7 @@ fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
 KBENCH_OBJS := $(filter-out build/agent/agent.c.o,$(AGENT_OBJS))
 build/kernel-bench: tests/kernels/bench.c $(KBENCH_OBJS)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		-o $@ $^ -lcjson -lcrypto
+		-o $@ $^ -lcjson -lcrypto -ldl
 
 kernel-bench: build/kernel-bench
 

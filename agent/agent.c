@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "facts.h"
 #include "lock.h"
+#include "macos.h"
 #include "perf.h"
 #include "pin.h"
 #include "preflight.h"
@@ -62,6 +63,7 @@ struct opts {
 	int cpu;		/* -1 none, CPU_AUTO: topology_pick */
 	int reverse;
 	int list;
+	int openssl;		/* --openssl: the libcrypto loaded */
 	int preflight;		/* --preflight: the verdict alone */
 	int require_quiet;
 	int serve;		/* --serve: self-test, then sample on request */
@@ -189,6 +191,7 @@ usage(FILE *f)
 	    "                     [the options above but --max-cv]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
+	    "       seqorch-agent --openssl\n"
 	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
 	    SEQORCH_PROTO_VERSION);
 }
@@ -263,6 +266,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "holder", required_argument, NULL, 'H' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "openssl", no_argument, NULL, 'V' },
 		{ "preflight", no_argument, NULL, 'P' },
 		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "serve", no_argument, NULL, 'V' },
@@ -342,6 +346,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'O': o->out = optarg; break;
 		case 'l': o->list = 1; break;
+		case 'V': o->openssl = 1; break;
 		case 'P': o->preflight = 1; break;
 		case 'Q': o->require_quiet = 1; break;
 		case 'V': o->serve = 1; break;
@@ -357,7 +362,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind != argc)
 		fatal(AG_USAGE, "unexpected argument \"%s\"", argv[optind]);
-	if (!o->list && !o->preflight && o->study == NULL)
+	if (!o->list && !o->openssl && !o->preflight && o->study == NULL)
 		fatal(AG_USAGE, "--study is required");
 	/* Options that only make sense together must come together. */
 	if ((o->max_cv > 0) != (o->max_samples > 0))
@@ -1370,6 +1375,13 @@ main(int argc, char **argv)
 		list_all();
 		return AG_OK;
 	}
+	if (o.openssl) {
+		char lib[1200];
+
+		facts_libcrypto(lib, sizeof lib);
+		printf("%s\n", lib);
+		return AG_OK;
+	}
 	if ((auto_cpu = o.cpu == CPU_AUTO))
 		o.cpu = topology_auto(choice, sizeof choice);
 	if (o.preflight) {
@@ -1419,6 +1431,10 @@ main(int argc, char **argv)
 	if (o.cpu < 0)
 		snprintf(why, sizeof why, "%s", auto_cpu ? choice :
 		    "no cpu requested");
+	/* macOS: without a pin, only the QoS class keeps the agent off the
+	 * efficiency cores, whatever --cpu said (docs/hosts.md). */
+	if (!pinned && macos_qos(why, sizeof why) != 1 && auto_cpu)
+		snprintf(choice, sizeof choice, "%s", why);
 	if (perf_open(&counters) == -2)
 		fatal(AG_USAGE, "%s", counters.why);
 	rec = record("facts");

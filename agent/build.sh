@@ -19,7 +19,8 @@
 # evaluates their contents.  Writes OUTDIR/seqorch-agent, OUTDIR/commands
 # (every compile command, exactly), OUTDIR/build.log and OUTDIR/meta
 # (key=value facts about the compiler and the result) and OUTDIR/openssl
-# (the host's `openssl version`, which the coordinator records per build).
+# (the libcrypto the agent loads, `seqorch-agent --openssl`, which the
+# coordinator records per build).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 set -f
@@ -32,13 +33,23 @@ artifacts=${6:-}
 mkdir -p "$out/obj" || exit 1
 : > "$out/commands"
 : > "$out/build.log"
-openssl version > "$out/openssl" 2>/dev/null || : > "$out/openssl"
+: > "$out/openssl"
+
+# kernels/registry.sh decides which kernel files build on this target and
+# with which flags (each variant's own), writes the agent's table and names
+# the target's architecture (Apple clang's arm64 is aarch64).
+reg() {
+	sh kernels/registry.sh "$@" 2>>"$out/build.log" || {
+		echo "kernels/registry.sh $1 failed" >> "$out/build.log"
+		exit 1
+	}
+}
 
 target=$($cc -dumpmachine 2>>"$out/build.log") || {
 	echo "compiler \"$cc\" does not run" >> "$out/build.log"
 	exit 1
 }
-arch=${target%%-*}
+arch=$(reg arch "$target") || exit 1
 version=$($cc --version 2>/dev/null | head -n 1)
 case $targeting in
 '' | default) ;;
@@ -163,14 +174,6 @@ if [ -n "$study" ] && [ -f "kernels/$study/prebuild.sh" ]; then
 fi
 export SEQORCH_PREBUILT
 
-# kernels/registry.sh decides which kernel files build on this target and
-# with which flags (each variant's own), and writes the agent's table.
-reg() {
-	sh kernels/registry.sh "$@" 2>>"$out/build.log" || {
-		echo "kernels/registry.sh $1 failed" >> "$out/build.log"
-		exit 1
-	}
-}
 reg agent "$arch" > "$out/registry-table.c" || exit 1
 # Globbing is on only while listing sources, never while flags expand.
 set +f
@@ -190,7 +193,7 @@ done
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
 (cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs -lcjson \
-    -lcrypto) || exit 1
+    -lcrypto -ldl) || exit 1
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
     shasum -a 256 "$out/seqorch-agent") | cut -d ' ' -f 1)
@@ -198,6 +201,14 @@ sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
 [ -n "$sum" ] || {
 	echo "neither sha256sum nor shasum works on this host" >> "$out/build.log"
 	exit 1
+}
+# The libcrypto the agent loads (facts_libcrypto), not the `openssl`
+# command on PATH: on macOS that is LibreSSL's, whatever the agent links.
+# Unknown (empty) when it does not answer: the run then says why.
+"$out/seqorch-agent" --openssl > "$out/openssl" 2>> "$out/build.log" || {
+	echo "seqorch-agent --openssl failed: builds.openssl stays unknown" \
+	    >> "$out/build.log"
+	: > "$out/openssl"
 }
 {
 	echo "target=$target"

@@ -5,7 +5,9 @@
 #include "facts.h"
 #include "cpu.h"
 
+#include <dlfcn.h>
 #include <openssl/crypto.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,9 @@ read_line(const char *path, char *buf, size_t len)
 	return rc;
 }
 
-/* Value of the first "key<tab>: value" line of /proc/cpuinfo. */
+#if !defined(__APPLE__)
+/* Value of the first "key<tab>: value" line of /proc/cpuinfo (not on
+ * macOS, which has sysctl and no /proc). */
 static int
 cpuinfo(const char *key, char *buf, size_t len)
 {
@@ -64,6 +68,24 @@ cpuinfo(const char *key, char *buf, size_t len)
 	}
 	fclose(f);
 	return rc;
+}
+#endif
+
+void
+facts_libcrypto(char *buf, size_t len)
+{
+	Dl_info info, self;
+
+	/* dladdr names the object that holds the function called here; the
+	 * agent's own file when libcrypto was linked into it. */
+	if (dladdr((void *)(uintptr_t)OpenSSL_version, &info) != 0 &&
+	    dladdr((void *)(uintptr_t)facts_libcrypto, &self) != 0 &&
+	    info.dli_fname != NULL && info.dli_fbase != self.dli_fbase)
+		snprintf(buf, len, "%s (%s)", OpenSSL_version(OPENSSL_VERSION),
+		    info.dli_fname);
+	else
+		snprintf(buf, len, "%s (linked statically)",
+		    OpenSSL_version(OPENSSL_VERSION));
 }
 
 static void

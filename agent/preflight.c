@@ -6,6 +6,7 @@
  */
 #include "preflight.h"
 
+#include "macos.h"
 #include "pin.h"
 #include "sysfs.h"
 
@@ -164,6 +165,32 @@ check_isolation(int cpu, cJSON *notes)
 	}
 }
 
+/*
+ * Without a pin (macOS) the agent can land beside any other work: more
+ * than half of the CPUs busy is a reason, fewer is a note.
+ */
+static void
+check_unpinned(const double *busy, int ncpu, cJSON *reasons, cJSON *notes)
+{
+	int i, nbusy = 0, known = 0;
+
+	for (i = 0; i < ncpu; i++) {
+		if (busy[i] < 0)
+			continue;
+		known++;
+		if (busy[i] > BUSY_ABOVE)
+			nbusy++;
+	}
+	if (known == 0)
+		add(notes, "cpu activity unknown (no cpu ticked)");
+	else if (2 * nbusy > known)
+		add(reasons, "%d of %d cpus busy over %.0f%% with other work",
+		    nbusy, known, 100 * BUSY_ABOVE);
+	else
+		add(notes, "%d of %d cpus busy over %.0f%%", nbusy, known,
+		    100 * BUSY_ABOVE);
+}
+
 static void
 check_load(cJSON *reasons, cJSON *notes)
 {
@@ -174,8 +201,11 @@ check_load(cJSON *reasons, cJSON *notes)
 
 	if ((n = sysfs_cpus(online, CPU_DIR "/online")) <= 0)
 		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (sysfs_line(buf, sizeof buf, "/proc/loadavg") != 0 ||
-	    sscanf(buf, "%lf", &load1) != 1) {
+	/* No /proc (macOS): the C library's getloadavg, as state.c uses; a
+	 * recorded tree (sysfs_root) is never mixed with the real host's. */
+	if ((sysfs_line(buf, sizeof buf, "/proc/loadavg") != 0 ||
+	    sscanf(buf, "%lf", &load1) != 1) &&
+	    (sysfs_root() != NULL || getloadavg(&load1, 1) != 1)) {
 		add(notes, "load unknown (no /proc/loadavg)");
 		return;
 	}
@@ -183,6 +213,26 @@ check_load(cJSON *reasons, cJSON *notes)
 		add(reasons, "load %.2f on %d cpus", load1, n);
 	else
 		add(notes, "load %.2f on %d cpus", load1, n);
+}
+
+/* The other agents from the process list where there is no /proc. */
+static void
+check_agents_macos(cJSON *reasons, cJSON *notes)
+{
+	struct macos_agent a[MAX_ITEMS];
+	int n, i;
+
+	if ((n = macos_agents(a, MAX_ITEMS)) < 0) {
+		add(notes, "other seqorch agents unknown (no /proc)");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (a[i].running)
+			add(reasons, "another seqorch-agent is running (pid "
+			    "%d)", a[i].pid);
+		else
+			add(notes, "another seqorch-agent waits (pid %d, no "
+			    "thread running)", a[i].pid);
 }
 
 /*
@@ -199,7 +249,7 @@ check_agents(cJSON *reasons, cJSON *notes)
 
 	sysfs_path(dir, sizeof dir, "/proc");
 	if ((d = opendir(dir)) == NULL) {
-		add(notes, "other seqorch agents unknown (no /proc)");
+		check_agents_macos(reasons, notes);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -290,7 +340,7 @@ preflight_run(cJSON *rec, int cpu)
 	static double busy[SYSFS_MAX_CPUS], steal[SYSFS_MAX_CPUS];
 	cJSON *reasons = cJSON_CreateArray(), *notes = cJSON_CreateArray();
 	long long t0, t1;
-	int quiet, i;
+	int quiet, ncpu = -1, i;
 
 	if (cpu < 0)
 		cpu = pin_current_cpu();
@@ -298,12 +348,17 @@ preflight_run(cJSON *rec, int cpu)
 	if (sysfs_busy(SAMPLE_MS, busy, steal) != 0) {
 		for (i = 0; i < SYSFS_MAX_CPUS; i++)
 			busy[i] = steal[i] = -1;
-		add(notes, "cpu activity unknown (no /proc/stat)");
+		/* macOS: the kernel's per-CPU ticks instead of /proc/stat. */
+		if ((ncpu = macos_busy(SAMPLE_MS, busy, SYSFS_MAX_CPUS)) < 0)
+			add(notes, "cpu activity unknown (no /proc/stat)");
 	}
 	t1 = throttle_count();
 	check_governor(cpu, reasons, notes);
 	check_boost(cpu, reasons, notes);
-	check_cpu(cpu, busy, steal, reasons, notes);
+	if (ncpu >= 0 && cpu < 0)
+		check_unpinned(busy, ncpu, reasons, notes);
+	else
+		check_cpu(cpu, busy, steal, reasons, notes);
 	check_isolation(cpu, notes);
 	check_load(reasons, notes);
 	check_agents(reasons, notes);

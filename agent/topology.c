@@ -7,14 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#if defined(__has_include)
-#if __has_include(<pthread/qos.h>)
-#include <pthread.h>
-#include <pthread/qos.h>
-#define HAVE_QOS 1
-#endif
-#endif
-
 #define CPU_DIR "/sys/devices/system/cpu"
 #define IDLE_BELOW 0.10		/* busy share under which a CPU is idle */
 #define WATCH_MS 250		/* how long the CPUs are watched */
@@ -190,12 +182,10 @@ topology_pick(const double *busy, char *why, size_t whylen)
 int
 topology_auto(char *why, size_t whylen)
 {
-#if defined(HAVE_QOS)
-	int rc = pthread_set_qos_class_self_np(QOS_CLASS_USER_INTERACTIVE, 0);
-
-	snprintf(why, whylen, "not pinned: no hard cpu affinity on this os; "
-	    "%s", rc == 0 ? "running at qos class user-interactive" :
-	    "setting qos class user-interactive failed");
+#if defined(__APPLE__)
+	/* The QoS class that stands in for a pin is set by the caller, for
+	 * every unpinned agent (macos_qos). */
+	snprintf(why, whylen, "not pinned: no hard cpu affinity on this os");
 	return -1;
 #else
 	static double busy[SYSFS_MAX_CPUS], steal[SYSFS_MAX_CPUS];

@@ -22,9 +22,9 @@ int topology_pick(const double *busy, char *why, size_t whylen);
 
 /*
  * --cpu auto: watch the CPUs for a quarter of a second and pick one as
- * topology_pick does.  Where there is no hard pin (macOS) the thread is
- * moved to the user-interactive QoS class instead, which steers it to a
- * performance core, and -1 is returned with that in why.
+ * topology_pick does.  Where there is no hard pin (macOS) -1 is returned
+ * with that in why; the caller then sets the QoS class (macos_qos), as
+ * for every agent that is not pinned.
  */
 int topology_auto(char *why, size_t whylen);
 

@@ -16,9 +16,12 @@
  *       flags                    optional, one line: extra compiler flags
  *                                for this folder's files only ("-mavx512f");
  *                                flags never leak into other files
- *       arch                     optional, one line: the `cc -dumpmachine`
- *                                architecture prefix the folder builds on
- *                                ("x86_64", "aarch64"); absent: portable
+ *       arch                     optional, one line: the architecture the
+ *                                folder builds on ("x86_64", "aarch64"), as
+ *                                `sh kernels/registry.sh arch TARGET` names
+ *                                a `cc -dumpmachine` target (Apple clang's
+ *                                "arm64-apple-darwin..." is aarch64);
+ *                                absent: portable
  *
  * A study that builds on upstream code adds, all optional:
  *

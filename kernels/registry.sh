@@ -21,6 +21,10 @@
 #   sh kernels/registry.sh coordinator
 #       C source of the coordinator's table of studies, references and
 #       every variant of every architecture, and of the studies' artifacts
+#   sh kernels/registry.sh arch TARGET
+#       the architecture of a `cc -dumpmachine` target, as variants' `arch`
+#       files name it: Apple clang's "arm64-apple-darwin24.1.0" is aarch64
+#       (ARCH_ALIASES; the coordinator's table arch_aliases comes from it)
 #   sh kernels/registry.sh artifacts STUDY
 #       the study's upstream artifacts, one a line: name, SHA-256, size,
 #       URL, tab-separated (kernels/<study>/artifacts)
@@ -31,6 +35,10 @@
 # SEQORCH_PREBUILT (space-separated), that is, when that build happened.
 set -eu
 set -f
+
+# The one place that names architectures: OTHER:NAME pairs, the first
+# field of a target some compiler prints mapped to the name kernels/ use.
+ARCH_ALIASES="arm64:aarch64 arm64e:aarch64 amd64:x86_64"
 
 die() {
 	echo "kernels/registry.sh: $*" >&2
@@ -53,6 +61,19 @@ studies() {
 	[ -f kernels/studies.txt ] || die "kernels/studies.txt is missing"
 	sed -e 's/#.*//' -e 's/[[:space:]]//g' kernels/studies.txt |
 	    grep -v '^$' || true
+}
+
+# The architecture of target (`cc -dumpmachine`): its first field, by
+# ARCH_ALIASES.
+arch_of() {
+	a=${1%%-*}
+	for p in $ARCH_ALIASES; do
+		if [ "${p%%:*}" = "$a" ]; then
+			a=${p#*:}
+			break
+		fi
+	done
+	printf '%s\n' "$a"
 }
 
 # The first line of a folder's one-line file, or "-".
@@ -239,6 +260,13 @@ coordinator() {
 	echo '	{ NULL, NULL, NULL, 0, NULL },'
 	echo '};'
 	echo
+	echo 'const struct arch_alias arch_aliases[] = {'
+	for p in $ARCH_ALIASES; do
+		echo "	{ \"${p%%:*}\", \"${p#*:}\" },"
+	done
+	echo '	{ NULL, NULL },'
+	echo '};'
+	echo
 	echo 'const struct variant_entry variant_table[] = {'
 	manifest | while IFS="$(printf '\t')" read -r s v a f l; do
 		echo "	{ \"$s\", \"$v\", $(cstr "$a"), $(cstr "$f"), $(cstr "$l") },"
@@ -255,5 +283,6 @@ cflags) [ $# -eq 2 ] || die "usage: cflags FILE"; cflags "$2" ;;
 agent) [ $# -ge 2 ] || die "usage: agent ARCH [nolibs]"; shift; agent "$@" ;;
 coordinator) coordinator ;;
 artifacts) [ $# -eq 2 ] || die "usage: artifacts STUDY"; artifacts "$2" ;;
-*) die "usage: registry.sh studies|manifest|files|cflags|agent|coordinator ..." ;;
+arch) [ $# -eq 2 ] || die "usage: arch TARGET"; arch_of "$2" ;;
+*) die "usage: registry.sh studies|manifest|files|cflags|agent|coordinator|arch ..." ;;
 esac

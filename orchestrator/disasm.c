@@ -19,6 +19,8 @@
 #define MAX_DISASM (8 * 1024 * 1024)
 #define MAX_KERNELS 64
 #define EXCERPT_LINES 3		/* per required instruction */
+/* The extensions of every ARM variant's instructions (llvm-objdump). */
+#define LLVM_MATTR "--mattr=+sha3,+sve2-bitperm,+aes"
 
 struct want {
 	const char *study, *variant, *symbol;	/* point into the list json */
@@ -39,10 +41,55 @@ identifier(const char *s)
 	return i < 128;
 }
 
+/*
+ * Is the suffix after a mnemonic's dot an arrangement?  llvm-objdump on
+ * Mach-O (Xcode's objdump) prints Apple's NEON syntax, the arrangement on
+ * the mnemonic ("eor3.16b v0, v1, v2, v3", "mov.s w0, v1[1]"), where GNU
+ * syntax puts it on the operands; "b.ne" keeps its condition.
+ */
+static int
+arrangement(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && isdigit((unsigned char)s[i]))
+		i++;
+	return i + 1 == n && strchr("bhsdq", s[i]) != NULL && s[i] != '\0';
+}
+
+/*
+ * Does the instruction at mn (the mnemonic, len bytes, then its operands
+ * to the end of the line) name mnemonic?  The mnemonic as printed, or
+ * without an Apple arrangement suffix; "mov" of a vector element into a
+ * general register is umov (both syntaxes print the alias).
+ */
+static int
+same_insn(const char *mn, size_t len, const char *mnemonic)
+{
+	size_t n = strlen(mnemonic), base = len;
+	const char *dot = memchr(mn, '.', len), *op = mn + len;
+	const char *eol = strchr(op, '\n');
+
+	if (len == n && strncmp(mn, mnemonic, n) == 0)
+		return 1;
+	if (dot != NULL && arrangement(dot + 1, len - (size_t)(dot - mn) - 1))
+		base = (size_t)(dot - mn);
+	if (base == n && strncmp(mn, mnemonic, n) == 0)
+		return 1;
+	if (strcmp(mnemonic, "umov") != 0 || base != 3 ||
+	    strncmp(mn, "mov", 3) != 0)
+		return 0;
+	op += strspn(op, " \t");
+	if (eol == NULL)
+		eol = op + strlen(op);
+	return (op[0] == 'w' || op[0] == 'x') &&
+	    isdigit((unsigned char)op[1]) && memchr(op, '[',
+	    (size_t)(eol - op)) != NULL;
+}
+
 const char *
 disasm_find(const char *text, const char *mnemonic)
 {
-	size_t n = strlen(mnemonic);
 	const char *line = text;
 
 	/* objdump lines: "  addr:\tmnemonic operands" (no raw bytes). */
@@ -51,20 +98,19 @@ disasm_find(const char *text, const char *mnemonic)
 		const char *eol = strchr(line, '\n');
 
 		if (tab != NULL && (eol == NULL || tab < eol) &&
-		    strncmp(tab + 1, mnemonic, n) == 0 &&
-		    (tab[1 + n] == ' ' || tab[1 + n] == '\t' ||
-		    tab[1 + n] == '\n' || tab[1 + n] == '\0'))
+		    same_insn(tab + 1, strcspn(tab + 1, " \t\n"), mnemonic))
 			return line;
 		line = eol ? eol + 1 : NULL;
 	}
 	return NULL;
 }
 
-char *
-disasm_body(const char *dump, const char *sym)
+/* disasm_body with the symbol as the object file spells it, after prefix. */
+static char *
+body_of(const char *dump, const char *prefix, const char *sym)
 {
 	struct strbuf body = STRBUF_INIT;
-	char *head = xasprintf(" <%s", sym);
+	char *head = xasprintf(" <%s%s", prefix, sym);
 	const char *p = dump, *start, *end;
 	size_t n = strlen(head);
 	int found = 0;
@@ -85,6 +131,15 @@ disasm_body(const char *dump, const char *sym)
 		return NULL;
 	}
 	return strbuf_detach(&body);
+}
+
+char *
+disasm_body(const char *dump, const char *sym)
+{
+	char *body = body_of(dump, "", sym);
+
+	/* Mach-O names a C function with a leading underscore: "<_sym>". */
+	return body != NULL ? body : body_of(dump, "_", sym);
 }
 
 /* Append up to EXCERPT_LINES lines with mnemonic from body to ex. */
@@ -181,12 +236,23 @@ check_one(struct db *db, int64_t build_id, const struct want *w,
 	return rc;
 }
 
+void
+disasm_command(struct strbuf *cmd, const char *agent, const char *symbols)
+{
+	char *awk = xasprintf("/^[0-9a-f]+ <_?(%s)(\\.[^>]*)?>:$/ "
+	    "{ p = 1 } /^$/ { if (p) print; p = 0 } p", symbols);
+
+	rcmd_script(cmd, rscript_objdump, (const char *const[]){ "agent",
+	    agent, "awk", awk, "mattr", LLVM_MATTR, NULL });
+	free(awk);
+}
+
 int
 disasm_check(struct conn *c, const char *agent, int64_t build_id,
     struct db *db, unsigned *bad, struct so_err *err)
 {
 	struct strbuf cmd = STRBUF_INIT, pattern = STRBUF_INIT;
-	char *list = NULL, *dump = NULL, *awk = NULL, *line, *next;
+	char *list = NULL, *dump = NULL, *line, *next;
 	struct want wants[MAX_KERNELS];
 	cJSON *recs[MAX_KERNELS];
 	size_t n = 0, nrec = 0, i;
@@ -246,11 +312,8 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 	}
 	if (n == 0)
 		goto out;
-	awk = xasprintf("/^[0-9a-f]+ <(%s)(\\.[^>]*)?>:$/ { p = 1 } "
-	    "/^$/ { if (p) print; p = 0 } p", pattern.buf);
 	strbuf_reset(&cmd);
-	rcmd_script(&cmd, rscript_objdump, (const char *const[]){ "agent",
-	    agent, "awk", awk, NULL });
+	disasm_command(&cmd, agent, pattern.buf);
 	rc = conn_capture_ex(c, cmd.buf, MAX_DISASM, 120000, NULL, 0, &dump,
 	    &status, err);
 	if (rc != 0)
@@ -259,7 +322,8 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 		free(dump);
 		dump = NULL;
 	} else {
-		tool = "objdump -d --no-show-raw-insn";
+		tool = status == 4 ? "objdump -d --no-show-raw-insn "
+		    LLVM_MATTR : "objdump -d --no-show-raw-insn";
 		/* The functions' disassembly, as the host's objdump gave it. */
 		if ((rc = artifact_keep(db, build_id, "disasm", "objdump",
 		    dump, strlen(dump), NULL, err)) != 0)
@@ -271,7 +335,6 @@ out:
 	for (i = 0; i < nrec; i++)
 		cJSON_Delete(recs[i]);
 	free(dump);
-	free(awk);
 	strbuf_release(&pattern);
 	free(list);
 	strbuf_release(&cmd);

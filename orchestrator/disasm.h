@@ -10,6 +10,7 @@
 
 #include "conn.h"
 #include "db.h"
+#include "strbuf.h"
 
 /*
  * Check the agent at path `agent` of build build_id.  Returns 0 or a
@@ -19,6 +20,15 @@
  */
 int disasm_check(struct conn *c, const char *agent, int64_t build_id,
     struct db *db, unsigned *bad, struct so_err *err);
+
+/*
+ * Append to cmd the shell command that prints the disassembly of the
+ * functions named by symbols ("a|b", C identifiers, with or without
+ * Mach-O's leading underscore) in the binary at agent: exit 3 without
+ * objdump, 4 when it was llvm-objdump (which needs the extensions named).
+ */
+void disasm_command(struct strbuf *cmd, const char *agent,
+    const char *symbols);
 
 /*
  * Pure part, for tests: does the disassembly text of one function contain

@@ -45,10 +45,16 @@ const char rscript_build[] =
 /*
  * Only the functions we need cross the wire, not the whole binary; exit 3
  * says there is no objdump.  {{agent}}: the binary; {{awk}}: the awk
- * program that keeps the wanted functions.
+ * program that keeps the wanted functions; {{mattr}}: the extensions
+ * llvm-objdump (Xcode's objdump) must be told to decode, since it prints
+ * "<unknown>" for SHA3 or SVE2 instructions otherwise; exit 4 says it was
+ * used.  GNU objdump decodes every extension by itself.
  */
 const char rscript_objdump[] =
 	"command -v objdump >/dev/null 2>&1 || exit 3; "
+	"case $(objdump --version 2>/dev/null) in *LLVM*) "
+	"objdump -d --no-show-raw-insn {{mattr}} {{agent}} | awk {{awk}}; "
+	"exit 4;; esac; "
 	"objdump -d --no-show-raw-insn {{agent}} | awk {{awk}}";
 
 /*
@@ -156,25 +162,38 @@ const char rscript_agent_wrapper[] =
 
 /*
  * Stream {{dir}}/records from byte {{&offset}}, then exit with the
- * agent's status.  GNU tail follows the file by inotify (records arrive at
- * once) and wakes once a second ({{&poll}}) only to see whether the
- * agent's pid is gone: the fewer wake-ups on the measured host the better,
- * and a second at the end of a run costs nothing.  Elsewhere a loop checks
- * the size once a second (the exit file is checked before the size, so
- * every byte written before the agent exited is sent).
+ * agent's status.  tail follows the file: GNU tail by inotify (records
+ * arrive at once), waking once a second ({{&poll}}) only to see whether
+ * the agent's pid is gone; elsewhere (macOS, BSD: kqueue) tail -f runs
+ * beside a loop that only looks for the exit file once a second, one
+ * sleep and no other process per second on the measured host, and is
+ * stopped a second after it (the agent wrote its last byte before the
+ * wrapper wrote exit).  Every wait has a deadline: no pid file within
+ * {{&start_s}} s (nohup failed to start the wrapper) exits
+ * {{&no_start}}, no exit file {{&start_s}} s after the agent's pid is
+ * gone (its wrapper shell was killed) exits {{&no_exit}}, each with a
+ * message on stderr.
  */
 const char rscript_stream[] =
-	"cd {{dir}} || exit 125; off={{&offset}}; "
+	"cd {{dir}} || exit 125; off={{&offset}}; i=0; "
+	"while [ ! -s pid ] && [ ! -f exit ]; do "
+	"if [ $i -ge $(({{&start_s}} * 10)) ]; then "
+	"echo \"the agent did not start: no pid file in {{&start_s}} s "
+	"(nohup could not start it?)\" >&2; exit {{&no_start}}; fi; "
+	"sleep 0.1; i=$((i + 1)); done; "
+	"if [ -s pid ]; then "
 	"if tail --version 2>/dev/null | grep -q GNU; then "
-	"while [ ! -s pid ] && [ ! -f exit ]; do sleep 0.1; done; "
-	"[ -s pid ] && tail -s {{&poll}} -c +$((off + 1)) -f "
-	"--pid=\"$(cat pid)\" "
-	"records; while [ ! -f exit ]; do sleep 0.1; done; "
-	"else while :; do fin=0; [ -f exit ] && fin=1; "
-	"size=$(wc -c < records); if [ \"$size\" -gt \"$off\" ]; then "
-	"tail -c +$((off + 1)) records | head -c $((size - off)); "
-	"off=$size; fi; [ $fin = 1 ] && break; sleep {{&poll}}; "
-	"done; fi; cat stderr >&2; exit $(cat exit)";
+	"tail -s {{&poll}} -c +$((off + 1)) -f --pid=\"$(cat pid)\" records; "
+	"else p=$(cat pid); tail -c +$((off + 1)) -f records & t=$!; "
+	"while [ ! -f exit ] && kill -0 \"$p\" 2>/dev/null; do "
+	"sleep {{&poll}}; done; sleep 1; kill $t 2>/dev/null; wait $t; fi; "
+	"fi; i=0; "
+	"while [ ! -f exit ]; do "
+	"if [ $i -ge $(({{&start_s}} * 10)) ]; then "
+	"echo \"the agent (pid $(cat pid)) ended without an exit status "
+	"(its wrapper shell was killed?)\" >&2; exit {{&no_exit}}; fi; "
+	"sleep 0.1; i=$((i + 1)); done; "
+	"cat stderr >&2; exit $(cat exit)";
 
 /*
  * Stop the agent of {{dir}}: TERM, up to 10 s for its exit file, then

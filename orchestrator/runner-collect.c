@@ -82,12 +82,12 @@ check_variant(struct stream *s, const struct record *r)
 const char *
 run_openssl_cap_var(const char *target)
 {
-	size_t n = strcspn(target, "-");
+	char arch[64];
 
-	if (n == 6 && strncmp(target, "x86_64", n) == 0)
+	study_arch(target, arch, sizeof arch);
+	if (strcmp(arch, "x86_64") == 0)
 		return "OPENSSL_ia32cap";
-	if ((n == 7 && strncmp(target, "aarch64", n) == 0) ||
-	    (n == 5 && strncmp(target, "arm64", n) == 0))
+	if (strcmp(arch, "aarch64") == 0)
 		return "OPENSSL_armcap";
 	return NULL;
 }

@@ -30,6 +30,14 @@
 
 /* rscript_launch's status for an agent binary that is not the one built. */
 #define LAUNCH_BAD_SUM 3
+/*
+ * rscript_stream's deadlines: an agent whose pid file is not there within
+ * START_SECONDS did not start; one gone without its exit file that long
+ * lost its wrapper.  Neither is the agent's own status.
+ */
+#define START_SECONDS "30"
+#define STREAM_NO_START 124
+#define STREAM_NO_EXIT 123
 
 static char *
 launch_cmd(const char *dir, const char *agent, const char *sum,
@@ -55,9 +63,14 @@ stream_cmd(const char *dir, uint64_t offset)
 	struct strbuf cmd = STRBUF_INIT;
 	char off[24];
 
+	char no_start[8], no_exit[8];
+
 	snprintf(off, sizeof off, "%llu", (unsigned long long)offset);
+	snprintf(no_start, sizeof no_start, "%d", STREAM_NO_START);
+	snprintf(no_exit, sizeof no_exit, "%d", STREAM_NO_EXIT);
 	rcmd_script(&cmd, rscript_stream, (const char *const[]){ "dir", dir,
-	    "offset", off, "poll", POLL_SECONDS, NULL });
+	    "offset", off, "poll", POLL_SECONDS, "start_s", START_SECONDS,
+	    "no_start", no_start, "no_exit", no_exit, NULL });
 	return strbuf_detach(&cmd);
 }
 
@@ -561,6 +574,15 @@ launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
 			    "finishes is lost)", cc, s->err.msg,
 			    (unsigned long long)stream_got(s), e.msg);
 		run_fail(hr, msg);
+	} else if (!s->saw_done && (status == STREAM_NO_START ||
+	    status == STREAM_NO_EXIT)) {
+		errbuf[strcspn(errbuf, "\n")] = '\0';
+		strip_ctrl(errbuf);
+		snprintf(msg, sizeof msg, "agent (%s) in \"%.300s\": %.900s", cc,
+		    dir, errbuf);
+		/* Nothing runs there to stop: it never started, or is gone. */
+		run_fail(hr, msg);
+		ended = 1;
 	} else if (status != 0 || !s->saw_done) {
 		errbuf[strcspn(errbuf, "\n")] = '\0';
 		strip_ctrl(errbuf);

@@ -63,7 +63,8 @@ run_variants(const struct run_params *p, const char *target)
 	const struct variant_entry *ve;
 	const char **list;
 	char *copy = p->variants ? xstrdup(p->variants) : NULL, *q = copy, *v;
-	size_t n = 0, i, alen = strcspn(target ? target : "", "-");
+	char arch[64];
+	size_t n = 0, i;
 
 	for (i = 0; variant_table[i].study != NULL; i++)
 		;
@@ -81,8 +82,7 @@ run_variants(const struct run_params *p, const char *target)
 		ve = study_variant(p->study, v);
 		if (target != NULL && ve != NULL &&
 		    strcmp(ve->arch, "any") != 0 &&
-		    (strlen(ve->arch) != alen ||
-		    strncmp(ve->arch, target, alen) != 0))
+		    strcmp(ve->arch, study_arch(target, arch, sizeof arch)) != 0)
 			continue;
 		list[n++] = xstrdup(v);
 	}

@@ -1,7 +1,23 @@
 /* Look-ups in the study tables that kernels/registry.sh generates. */
 #include "study.h"
 
+#include <stdio.h>
 #include <string.h>
+
+char *
+study_arch(const char *target, char *buf, size_t len)
+{
+	size_t n = target ? strcspn(target, "-") : 0, i;
+
+	for (i = 0; arch_aliases[i].other != NULL; i++)
+		if (strlen(arch_aliases[i].other) == n &&
+		    strncmp(arch_aliases[i].other, target, n) == 0) {
+			snprintf(buf, len, "%s", arch_aliases[i].name);
+			return buf;
+		}
+	snprintf(buf, len, "%.*s", (int)n, target ? target : "");
+	return buf;
+}
 
 const struct study_entry *
 study_find(const char *name)

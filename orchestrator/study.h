@@ -49,6 +49,18 @@ struct variant_entry {
 	const char *libs;		/* libraries it links, or NULL */
 };
 
+/*
+ * Another name of an architecture in `cc -dumpmachine` (Apple clang's
+ * "arm64"), and the name kernels/ use ("aarch64"): kernels/registry.sh's
+ * ARCH_ALIASES, the one place they are named.
+ */
+struct arch_alias {
+	const char *other, *name;
+};
+
+/* Every alias; ends with a NULL other. */
+extern const struct arch_alias arch_aliases[];
+
 /* Every study, in kernels/studies.txt order; ends with a NULL name. */
 extern const struct study_entry study_table[];
 
@@ -64,6 +76,13 @@ const struct study_entry *study_find(const char *name);
 /* The variant of study called name, or NULL. */
 const struct variant_entry *study_variant(const char *study,
     const char *name);
+
+/*
+ * The architecture of a build's target (`cc -dumpmachine`, such as
+ * "arm64-apple-darwin24.1.0") as kernels/ name it ("aarch64"), into buf;
+ * NULL target gives "".  Returns buf.
+ */
+char *study_arch(const char *target, char *buf, size_t len);
 
 /*
  * The unit of one step of study ("hash"), or of many ("hashes"); "step"

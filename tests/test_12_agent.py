@@ -246,3 +246,40 @@ def test_bad_options(args, message):
     assert message in err
     assert recs == [{"type": "error", "message": err.strip().removeprefix(
         "seqorch-agent: ")}]
+
+
+def libcrypto_of(binary):
+    """The libcrypto file the dynamic loader resolves for binary."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True,
+                         text=True, check=True).stdout
+    m = re.search(r"libcrypto\.so\S* => (\S+)", out)
+    assert m, out
+    return m.group(1)
+
+
+def test_openssl_is_the_loaded_libcrypto(workdir):
+    """builds.openssl is what the agent loads: OpenSSL_version() of the
+    libcrypto file the loader resolves for it (checked through ctypes on
+    that file), not the `openssl` command (LibreSSL's on macOS)."""
+    import ctypes
+    import os
+    line = subprocess.run([str(AGENT), "--openssl"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    path = libcrypto_of(AGENT)
+    lib = ctypes.CDLL(path)
+    lib.OpenSSL_version.restype = ctypes.c_char_p
+    version = lib.OpenSSL_version(0).decode()
+    m = re.fullmatch(r"(.+) \((/\S+)\)", line)
+    assert m, line
+    assert m.group(1) == version
+    assert os.path.realpath(m.group(2)) == os.path.realpath(path)
+    # Each finished build of the real agent (not another test's wrapper
+    # script, not one in progress) records that line for builds.openssl.
+    builds = [d / "openssl" for d in (workdir / "build").iterdir()
+              if "." not in d.name and (d / "meta").exists() and
+              (d / "seqorch-agent").read_bytes()[:4] == b"\x7fELF"]
+    assert builds, list((workdir / "build").iterdir())
+    for f in builds:
+        got = f.read_text().strip()
+        m = re.fullmatch(r"(.+) \((/\S+)\)", got)
+        assert m and m.group(1) == version, (f, got)

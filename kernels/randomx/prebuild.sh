@@ -12,6 +12,47 @@
 # and OUT/meta (key=value facts recorded with the build).
 set -eu
 set -f
+
+# Where Homebrew puts cmake (Apple silicon, Intel): a non-interactive SSH
+# session's PATH has neither, since only a login shell reads the profile
+# that adds them.
+CMAKE_DIRS="/opt/homebrew/bin /usr/local/bin"
+
+# cmake on PATH, else Homebrew's; nothing when there is none.
+find_cmake() {
+	if command -v cmake 2> /dev/null; then
+		return 0
+	fi
+	for d in $CMAKE_DIRS; do
+		if [ -x "$d/cmake" ]; then
+			echo "$d/cmake"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# The C++ runtime the C++ compiler $1 links by itself, as its driver says
+# (-###): -lc++ for Apple's clang (Xcode 10 dropped libstdc++), -lstdc++
+# for g++; by the OS when the driver does not say.
+cxx_runtime() {
+	lib=$("$1" -### -x c++ /dev/null -o /dev/null 2>&1 | tr ' ' '\n' |
+	    tr -d '"' | grep -E '^-l(c\+\+|stdc\+\+)$' | head -n 1) || true
+	if [ -z "$lib" ]; then
+		case $(uname -s) in
+		Darwin) lib=-lc++ ;;
+		*) lib=-lstdc++ ;;
+		esac
+	fi
+	echo "$lib"
+}
+
+# For tests (tests/test_27_apple.py): the two choices alone.
+case ${1:-} in
+--cxx-runtime) cxx_runtime "$2"; exit 0 ;;
+--cmake) find_cmake || { echo "no cmake on PATH or in $CMAKE_DIRS" >&2; exit 1; }; exit 0 ;;
+esac
+
 out=$1
 cc=$2
 cflags=$3
@@ -38,9 +79,10 @@ got=$( (sha256sum "$tarball" 2>/dev/null || shasum -a 256 "$tarball") |
 	echo "randomx: $tarball has SHA-256 $got, expected $sha" >&2
 	exit 1
 }
-command -v cmake > /dev/null 2>&1 || {
-	echo "randomx: cmake not found: install cmake (Debian: cmake) to" \
-	    "build RandomX" >&2
+cmake=$(find_cmake) || {
+	echo "randomx: cmake not found on PATH or in $CMAKE_DIRS: install" \
+	    "cmake (Debian: cmake; macOS: brew install cmake) to build" \
+	    "RandomX" >&2
 	exit 1
 }
 
@@ -64,9 +106,9 @@ esac
 mkdir -p "$out/src"
 run tar -xzf "$tarball" -C "$out/src"
 src=$out/src/RandomX-1.1.10
-run cmake -S "$src" -B "$out/cmake" -DCMAKE_BUILD_TYPE=Release \
+run "$cmake" -S "$src" -B "$out/cmake" -DCMAKE_BUILD_TYPE=Release \
     -DARCH="$rxarch" -DCMAKE_C_COMPILER="$c" -DCMAKE_CXX_COMPILER="$cxx"
-run cmake --build "$out/cmake" --target randomx
+run "$cmake" --build "$out/cmake" --target randomx
 # What CMake made of the flags: the resolved compile lines' flags.
 for f in "$out/cmake/CMakeFiles/randomx.dir/flags.make"; do
 	[ -f "$f" ] && grep '_FLAGS' "$f" >> "$out/commands"
@@ -81,8 +123,8 @@ nx=
 case $(uname -s) in
 Linux) nx=-Wl,-z,noexecstack ;;
 esac
-echo "$out/libseqorch-randomx.a $out/cmake/librandomx.a -lstdc++" \
-    "-lpthread -ldl -lm $nx" > "$out/libs"
+echo "$out/libseqorch-randomx.a $out/cmake/librandomx.a" \
+    "$(cxx_runtime "$cxx") -lpthread -ldl -lm $nx" > "$out/libs"
 
 lib=$( (sha256sum "$out/cmake/librandomx.a" 2>/dev/null ||
     shasum -a 256 "$out/cmake/librandomx.a") | cut -d ' ' -f 1)
@@ -92,7 +134,7 @@ sys=$(dpkg-query -W -f '${Version}' librandomx0 2>/dev/null || true)
 	echo "randomx_source_sha256=$sha"
 	echo "randomx_arch=$rxarch"
 	echo "librandomx_sha256=$lib"
-	echo "cmake=$(cmake --version | head -n 1)"
+	echo "cmake=$("$cmake" --version | head -n 1)"
 	echo "cxx=$("$cxx" --version 2>/dev/null | head -n 1)"
 	echo "system_librandomx=${sys:-none (dpkg: librandomx0 not installed)}"
 } > "$out/meta"

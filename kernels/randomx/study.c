@@ -22,13 +22,20 @@ const struct study STUDY_THIS = {
 	.kat_msg = "This is a test",
 	.kat_hex = "639183aae1bf4c9a35884cb46b09cad9"
 	    "175f04efd7684e7262a0ac1c2f0b4e3f",
-	/* prebuild.sh needs CMake and a C++ compiler on the host: the
-	 * probe names whichever is missing. */
+	/*
+	 * prebuild.sh needs CMake and a C++ compiler on the host: the probe
+	 * names whichever is missing.  It finds Homebrew's cmake too (its
+	 * CMAKE_DIRS), which a non-interactive SSH PATH lacks.
+	 */
 	.probe_src = "#include <stdio.h>\n"
 	    "#include <stdlib.h>\n"
 	    "int main(void) {\n"
 	    "  int ok = 1;\n"
-	    "  if (system(\"cmake --version >/dev/null 2>&1\") != 0)\n"
+	    "  if (system(\"cmake --version >/dev/null 2>&1\") != 0 &&\n"
+	    "      system(\"/opt/homebrew/bin/cmake --version >/dev/null "
+	    "2>&1\") != 0 &&\n"
+	    "      system(\"/usr/local/bin/cmake --version >/dev/null "
+	    "2>&1\") != 0)\n"
 	    "    ok = 0, puts(\"cmake (Debian: cmake)\");\n"
 	    "  if (system(\"c++ --version >/dev/null 2>&1\") != 0)\n"
 	    "    ok = 0, puts(\"a C++ compiler, c++ (Debian: g++)\");\n"

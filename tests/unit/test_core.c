@@ -385,6 +385,58 @@ test_disasm_find(void **state)
 	assert_null(disasm_find(body, "v0.16b,"));
 }
 
+/*
+ * llvm-objdump on Mach-O (Xcode's objdump) prints Apple's NEON syntax,
+ * the arrangement on the mnemonic; both syntaxes print umov of an s or d
+ * lane as "mov" (lines as llvm-objdump 14 and aarch64 GNU objdump print
+ * them for clang -target arm64-apple-macos14 and gcc objects).
+ */
+static void
+test_disasm_find_apple(void **state)
+{
+	static const char apple[] =
+	    "      b8:      \tmov.16b\tv17, v5\n"
+	    "      bc:      \tmla.4s\tv17, v0, v3\n"
+	    "     1f4:      \teor3.16b\tv16, v0, v5, v10\n"
+	    "     200:      \tb.ne\t0x120 <_chain+0xa0>\n";
+	static const char lane_apple[] = "       0:      \tmov.s\tw0, v0[1]\n";
+	static const char lane_gnu[] = "   0:\tmov\tw0, v0.s[1]\n";
+	static const char byte_apple[] = "       8:      \tumov.b\tw0, v0[3]\n";
+	static const char plain[] = "  10:\tmov\tw0, w1\n"
+	    "  14:\tmov\tv0.16b, v1.16b\n";
+
+	(void)state;
+	assert_non_null(disasm_find(apple, "mla"));
+	assert_non_null(disasm_find(apple, "eor3"));
+	assert_non_null(disasm_find(apple, "mla.4s"));
+	/* A condition is not an arrangement: b.ne is not b. */
+	assert_null(disasm_find(apple, "b"));
+	assert_non_null(disasm_find(apple, "b.ne"));
+	assert_non_null(disasm_find(lane_apple, "umov"));
+	assert_non_null(disasm_find(lane_gnu, "umov"));
+	assert_non_null(disasm_find(byte_apple, "umov"));
+	/* A register move or a vector copy is no lane extraction. */
+	assert_null(disasm_find(plain, "umov"));
+}
+
+/* Mach-O symbols carry a leading underscore; ELF's own name comes first. */
+static void
+test_disasm_body_macho(void **state)
+{
+	static const char dump[] =
+	    "0000000000000080 <_mul32_neon_rounds>:\n"
+	    "      bc:      \tmla.4s\tv17, v0, v3\n"
+	    "\n";
+	char *body;
+
+	(void)state;
+	body = disasm_body(dump, "mul32_neon_rounds");
+	assert_non_null(body);
+	assert_non_null(disasm_find(body, "mla"));
+	free(body);
+	assert_null(disasm_body(dump, "neon_rounds"));
+}
+
 /* A function's cold part placed first does not hide its hot body. */
 static void
 test_disasm_body(void **state)
@@ -427,6 +479,8 @@ main(void)
 		cmocka_unit_test(test_db_sample_once),
 		cmocka_unit_test(test_disasm_find),
 		cmocka_unit_test(test_disasm_body),
+		cmocka_unit_test(test_disasm_find_apple),
+		cmocka_unit_test(test_disasm_body_macho),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

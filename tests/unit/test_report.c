@@ -24,6 +24,8 @@
 #include "cmd.h"
 #include "db.h"
 #include "report.h"
+#include "runner-int.h"
+#include "study.h"
 #include "util.h"
 
 #define GOOD	"abababababababababababababababababababababababababababababababab"
@@ -914,6 +916,62 @@ test_format_rate(void **state)
 	assert_string_equal(buf, "-");
 }
 
+static int
+listed(const char **list, const char *v)
+{
+	size_t i;
+
+	for (i = 0; list[i] != NULL; i++)
+		if (strcmp(list[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+free_list(const char **list)
+{
+	size_t i;
+
+	for (i = 0; list[i] != NULL; i++)
+		free((char *)list[i]);
+	free(list);
+}
+
+/*
+ * Apple clang's -dumpmachine says arm64: the ARM variants are the M4's
+ * (kernels/registry.sh's ARCH_ALIASES), the x86 ones are not.
+ */
+static void
+test_arch_apple(void **state)
+{
+	struct run_params p = { .study = "sha3" };
+	const char **list;
+	char arch[32];
+
+	(void)state;
+	assert_string_equal(study_arch("arm64-apple-darwin24.1.0", arch,
+	    sizeof arch), "aarch64");
+	assert_string_equal(study_arch("aarch64-linux-gnu", arch,
+	    sizeof arch), "aarch64");
+	assert_string_equal(study_arch("x86_64-pc-linux-gnu", arch,
+	    sizeof arch), "x86_64");
+	assert_string_equal(study_arch("riscv64-linux-gnu", arch,
+	    sizeof arch), "riscv64");
+	list = run_variants(&p, "arm64-apple-darwin24.1.0");
+	assert_true(listed(list, "arm-sha3-fused"));
+	assert_true(listed(list, "c-fused"));
+	assert_false(listed(list, "avx2-fused"));
+	free_list(list);
+	list = run_variants(&p, "aarch64-linux-gnu");
+	assert_true(listed(list, "arm-sha3-fused"));
+	free_list(list);
+	assert_string_equal(run_openssl_cap_var("arm64-apple-darwin24.1.0"),
+	    "OPENSSL_armcap");
+	assert_string_equal(run_openssl_cap_var("x86_64-linux-gnu"),
+	    "OPENSSL_ia32cap");
+	assert_null(run_openssl_cap_var("riscv64-linux-gnu"));
+}
+
 int
 main(void)
 {
@@ -933,6 +991,7 @@ main(void)
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_sample_clocks),
 		cmocka_unit_test(test_format_rate),
+		cmocka_unit_test(test_arch_apple),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

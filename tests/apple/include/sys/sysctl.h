@@ -1,0 +1,4 @@
+/* sysctlbyname(3) (tests/apple/README). */
+#include <stddef.h>
+int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp,
+    size_t newlen);

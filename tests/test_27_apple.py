@@ -1,0 +1,272 @@
+"""The Apple M4 without a Mac (issue 21): what can be checked here.
+
+- Every agent source is compiled for `clang -target arm64-apple-macos14`
+  with -Wall -Wextra -Werror (-fsyntax-only): Debian's aarch64 C library
+  headers stand in for the POSIX ones and tests/apple/include declares the
+  few Apple interfaces the agent calls (tests/apple/README).  That parses
+  and type-checks the __APPLE__ branches (QoS, host_processor_info,
+  libproc, sysctl); it runs none of them.
+- Every ARM variant's kernel.c is compiled into a Mach-O object with that
+  target, disassembled by llvm-objdump (what Xcode's `objdump` is) through
+  the coordinator's own command (disasm_command), and checked with its
+  disasm_body/disasm_find: the declared instructions are found in Apple
+  syntax under the underscored symbol, the forbidden ones are not.  The
+  declarations come from the kernels themselves, built for aarch64 and
+  run under qemu-aarch64 (tests/apple/insns.c).
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+import test_20_kernels as t20
+
+TARGET = ["-target", "arm64-apple-macos14"]
+AARCH64_INCLUDE = "/usr/aarch64-linux-gnu/include"
+
+
+def need(tool, package):
+    return t20.need(tool, package)
+
+
+def apple_flags():
+    """clang flags that compile for macOS here: clang's own headers, the
+    declarations of tests/apple/include, then the aarch64 C library's
+    (Apple clang predefines __nonnull, glibc's cdefs.h wants to)."""
+    need("clang", "clang")
+    if not os.path.isdir(AARCH64_INCLUDE):
+        pytest.fail(f"{AARCH64_INCLUDE} missing: install "
+                    "libc6-dev-arm64-cross (make deps)")
+    res = subprocess.run(["clang", "-print-resource-dir"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    return [*TARGET, "-nostdinc", "-isystem", f"{res}/include",
+            "-isystem", str(ROOT / "tests/apple/include"),
+            "-isystem", AARCH64_INCLUDE, "-U__nonnull"]
+
+
+def agent_sources():
+    return sorted(p.name for p in (ROOT / "agent").glob("*.c"))
+
+
+@pytest.mark.parametrize("src", agent_sources())
+def test_agent_source_compiles_for_macos(src):
+    """The agent's -Werror build would stop on a Mac at the first warning
+    of an __APPLE__ branch (facts.c's cpuinfo() unused there, say)."""
+    cmd = ["clang", *apple_flags(),
+           # POSIX headers the aarch64 glibc has for arm64 Linux; the
+           # OpenSSL configuration header is the machine's own.
+           "-isystem", "/usr/include", "-idirafter",
+           "/usr/include/x86_64-linux-gnu",
+           "-include", str(ROOT / "tests/apple/include/darwin-extra.h"),
+           "-fsyntax-only", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra",
+           "-Werror", "-Ikernels", "-Iagent", f"agent/{src}"]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def declarations(tmp_path_factory):
+    """{(study, variant): (symbol, insns, forbidden)} of every kernel an
+    arm64 agent has, as the kernels declare them on aarch64."""
+    cc = need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu and "
+              "libc6-dev-arm64-cross")
+    need("qemu-aarch64", "qemu-user")
+    out = tmp_path_factory.mktemp("insns")
+    table = out / "table.c"
+    table.write_text(t20.registry("agent", "aarch64", "nolibs"))
+    cache = t20.obj_cache(tmp_path_factory)
+    objs = [t20.compiled(cc, t20.registry("cflags", s).split(), s, cache)
+            for s in t20.registry("files", "aarch64", "nolibs").split()]
+    exe = out / "insns"
+    r = subprocess.run([cc, *t20.CFLAGS, "-static", "-o", exe,
+                        "tests/apple/insns.c", table, "agent/registry.c",
+                        "agent/cpu.c", *objs], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(["qemu-aarch64", "-cpu", "max", exe], check=True,
+                       capture_output=True, text=True)
+    decl = {}
+    for line in r.stdout.splitlines():
+        s, v, sym, ins, forb = line.split("\t")
+        split = (lambda x: [] if x == "-" else x.split(","))
+        decl[s, v] = (sym, split(ins), split(forb))
+    return decl
+
+
+@pytest.fixture(scope="module")
+def disasm(tmp_path_factory):
+    """tests/apple/disasm.c linked with the coordinator's objects, and a
+    PATH whose objdump is llvm-objdump, as on a Mac with Xcode."""
+    need("llvm-objdump", "llvm")
+    d = tmp_path_factory.mktemp("disasm")
+    subprocess.run(["cc", *os.environ.get("SEQORCH_TEST_CFLAGS",
+                                          "").split(),
+                    "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror",
+                    f"-I{ROOT / 'orchestrator'}", f"-I{ROOT / 'kernels'}",
+                    "-o", str(d / "disasm"), str(ROOT / "tests/apple/disasm.c"),
+                    str(ROOT / "build/libseqorch.a"), "-lsqlite3", "-lcjson",
+                    "-lcrypto", "-lssh2", "-lcurl", "-lpthread", "-lstdc++",
+                    "-lm", "-ldl"], check=True)
+    bindir = d / "bin"
+    bindir.mkdir()
+    (bindir / "objdump").symlink_to(shutil.which("llvm-objdump"))
+    return d / "disasm", f"{bindir}:/usr/bin:/bin"
+
+
+def macho_link(obj, tmp_path):
+    """obj linked by lld as a Mach-O dylib: in an object, the first
+    function shares its address with the section's ltmp0 label and
+    llvm-objdump names only that; a linked image names the function, as
+    in the agent a Mac links."""
+    ld = need("lld", "lld")
+    lib = tmp_path / (obj.stem + ".dylib")
+    subprocess.run([ld, "-flavor", "darwin", "-arch", "arm64", "-platform_version", "macos",
+                    "14.0", "14.0", "-dylib", "-undefined", "dynamic_lookup",
+                    "-o", lib, obj], check=True)
+    out = subprocess.run(["file", lib], capture_output=True, text=True)
+    assert "Mach-O 64-bit arm64" in out.stdout, out.stdout
+    return lib
+
+
+def arm_variants():
+    return [tuple(line.split("\t")[:2]) for line in
+            t20.registry("manifest", "aarch64", "nolibs").splitlines()]
+
+
+@pytest.mark.parametrize("study,variant", arm_variants())
+def test_macho_disassembly_check(study, variant, declarations, disasm,
+                                 tmp_path):
+    sym, insns, forbidden = declarations[study, variant]
+    if sym == "-" or not (insns or forbidden):
+        pytest.skip("declares no instructions")
+    src = next(f"kernels/{study}/{variant}/{k}" for k in
+               ("kernel.c", "kernel.S")
+               if (ROOT / "kernels" / study / variant / k).exists())
+    obj = tmp_path / "kernel.o"
+    # -ffreestanding for clang's own stdint.h (Darwin's uint64_t is
+    # unsigned long long, glibc's unsigned long); -fbuiltin keeps the
+    # hosted code generation.
+    r = subprocess.run(["clang", *apple_flags(), "-ffreestanding",
+                        "-fbuiltin", "-O2", "-std=c11", "-Wall", "-Wextra",
+                        "-Werror", "-Ikernels", "-Iagent",
+                        *t20.registry("cflags", src).split(), "-c", src,
+                        "-o", obj], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lib = macho_link(obj, tmp_path)
+    exe, path = disasm
+    r = subprocess.run([exe, lib, sym, *insns, *forbidden],
+                       env={"PATH": path, "LANG": "C"},
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    # llvm-objdump, told the extensions the ARM variants use.
+    assert lines[0] == "status 4", r.stdout + r.stderr
+    assert "no-symbol" not in lines, f"_{sym} not in the dump"
+    found = dict(line.split() for line in lines[1:])
+    assert [m for m in insns if found[m] != "yes"] == [], r.stdout
+    assert [m for m in forbidden if found[m] != "no"] == [], r.stdout
+
+
+def test_macho_forbidden_lane_move_is_seen(disasm, tmp_path):
+    """mul32/neon forbids umov: llvm-objdump prints it "mov.s w0, v0[1]"
+    on Mach-O, and a check that reads "mov" lets the chain's lane
+    extraction pass unseen."""
+    src = tmp_path / "lane.c"
+    src.write_text("#include <arm_neon.h>\n"
+                   "unsigned lane(uint32x4_t v) "
+                   "{ return vgetq_lane_u32(v, 1); }\n")
+    obj = tmp_path / "lane.o"
+    subprocess.run(["clang", *apple_flags(), "-ffreestanding", "-O2", "-c",
+                    src, "-o", obj], check=True)
+    exe, path = disasm
+    r = subprocess.run([exe, macho_link(obj, tmp_path), "lane", "umov",
+                        "mov"],
+                       env={"PATH": path, "LANG": "C"},
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.splitlines()[1:] == ["umov yes", "mov yes"], r.stdout
+
+
+# Answers -dumpmachine as Apple clang does; compiles with the aarch64 gcc.
+# The machine's OpenSSL headers serve for the compile (the arm64 ones are
+# not installed: only the two configuration headers differ, and the cross
+# compiler finds those last, after its own).
+APPLE_CC = """#!/bin/sh
+for a; do
+	if [ "$a" = -dumpmachine ]; then
+		echo arm64-apple-darwin24.1.0
+		exit 0
+	fi
+done
+exec aarch64-linux-gnu-gcc -idirafter /usr/include/x86_64-linux-gnu "$@"
+"""
+
+
+def test_registry_names_apple_arm64_aarch64():
+    assert t20.registry("arch", "arm64-apple-darwin24.1.0").strip() == \
+        "aarch64"
+    assert t20.registry("arch", "aarch64-linux-gnu").strip() == "aarch64"
+    assert t20.registry("arch", "x86_64-pc-linux-gnu").strip() == "x86_64"
+
+
+def test_build_with_apple_dumpmachine(tmp_path):
+    """agent/build.sh with a compiler that calls itself arm64-apple-darwin
+    compiles every ARM variant into the agent and its table.  (The link
+    needs arm64 libcjson and libcrypto, which this machine has not: the
+    arm64 host of the integration tests runs the whole agent.)"""
+    need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    cc = tmp_path / "apple-cc"
+    cc.write_text(APPLE_CC)
+    cc.chmod(0o755)
+    out = tmp_path / "out"
+    subprocess.run(["sh", "agent/build.sh", str(out), str(cc), "-O2"],
+                   cwd=ROOT, capture_output=True, text=True, timeout=600)
+    table = (out / "registry-table.c").read_text()
+    assert "for aarch64;" in table, table[:200]
+    commands = (out / "commands").read_text()
+    arm = [line.split("\t") for line in
+           t20.registry("manifest", "aarch64").splitlines()]
+    for study, variant, arch, flags, _ in arm:
+        if arch != "aarch64":
+            continue
+        assert f"kernel_{study}_{variant}".replace("-", "_") in table
+        src = f"kernels/{study}/{variant}/kernel."
+        line = next((c for c in commands.splitlines() if src in c), None)
+        assert line is not None, f"{study}/{variant} not compiled"
+        if flags != "-":
+            assert flags in line, line
+    # Every object was compiled: what stops is the link, on the libraries.
+    log = (out / "build.log").read_text()
+    assert "-o ../seqorch-agent" in commands.splitlines()[-1]
+    assert [line for line in log.splitlines() if "error" in line and
+            "collect2" not in line] == [], log[-2000:]
+
+
+def prebuild(*args, env=None):
+    return subprocess.run(["/bin/sh", "kernels/randomx/prebuild.sh", *args],
+                          cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+def test_randomx_links_the_cxx_runtime_of_its_compiler(tmp_path):
+    """RandomX's C++ runtime is the one its compiler links: Xcode's clang
+    has only libc++ (-lc++; -lstdc++ is gone since Xcode 10).  Here a
+    clang++ told -stdlib=libc++ stands for it, g++ for Linux."""
+    need("clang++", "clang")
+    need("g++", "g++")
+    libcxx = tmp_path / "clang++"
+    libcxx.write_text('#!/bin/sh\nexec /usr/bin/clang++ -stdlib=libc++ '
+                      '"$@"\n')
+    libcxx.chmod(0o755)
+    assert prebuild("--cxx-runtime", str(libcxx)).stdout == "-lc++\n"
+    assert prebuild("--cxx-runtime", "g++").stdout == "-lstdc++\n"
+
+
+def test_randomx_cmake_search(tmp_path):
+    """cmake from PATH, else from Homebrew's directories, which a
+    non-interactive SSH session's PATH lacks; the error names them."""
+    r = prebuild("--cmake")
+    assert r.returncode == 0 and r.stdout == shutil.which("cmake") + "\n"
+    r = prebuild("--cmake", env={"PATH": str(tmp_path)})
+    assert r.returncode == 1
+    assert "/opt/homebrew/bin /usr/local/bin" in r.stderr, r.stderr
