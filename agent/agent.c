@@ -266,7 +266,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "holder", required_argument, NULL, 'H' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "list", no_argument, NULL, 'l' },
-		{ "openssl", no_argument, NULL, 'V' },
+		{ "openssl", no_argument, NULL, 'Y' },
 		{ "preflight", no_argument, NULL, 'P' },
 		{ "require-quiet", no_argument, NULL, 'Q' },
 		{ "serve", no_argument, NULL, 'V' },
@@ -346,7 +346,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'O': o->out = optarg; break;
 		case 'l': o->list = 1; break;
-		case 'V': o->openssl = 1; break;
+		case 'Y': o->openssl = 1; break;
 		case 'P': o->preflight = 1; break;
 		case 'Q': o->require_quiet = 1; break;
 		case 'V': o->serve = 1; break;
