@@ -264,6 +264,7 @@ started:
 	    "%u host%s ok, %u failed\n", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
 	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	runner_summary(db, run_id, o->db, status, stderr);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;

@@ -5,9 +5,15 @@ mistyped or unknown name gets.  Runs are real (the local host, the
 session's agent build); the terminal tests run seqorch in a real pty
 (script(1))."""
 import json
+import os
 import re
+import shlex
 import shutil
 import sqlite3
+import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +133,130 @@ def test_compare_prints_noise(site, tmp_path):
         in text
     md = run(d, "compare", 1, 2, "--format", "markdown").stdout
     assert "Baseline run 1: ok, quiet.  New run 2: ok, noisy" in md
+
+
+# --- On a terminal: tmux gives seqorch a real pty and keeps the screen. ---
+
+TREES = Path(__file__).resolve().parent / "sysfs"
+
+
+class Tmux:
+    """One tmux server of our own (its socket in tmp, no config file)
+    running cmd in a 150x60 pty; screen() is what a user sees."""
+
+    def __init__(self, cwd, args, env):
+        # A socket path must fit sun_path (108 bytes): tmp_path may not.
+        # bash, not dash, runs the command: it goes on (to echo EXIT)
+        # after a child that handled the Ctrl-C itself.
+        self.dir = tempfile.mkdtemp(prefix="seqorch-tmux-")
+        self.sock = os.path.join(self.dir, "s")
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        cmd = (f"cd {shlex.quote(str(cwd))} && env TERM=xterm {envs} "
+               f"{shlex.quote(str(SEQORCH))} "
+               + " ".join(shlex.quote(str(a)) for a in args) +
+               "; echo EXIT=$?; sleep 600")
+        subprocess.run(["tmux", "-S", self.sock, "-f", "/dev/null",
+                        "new-session", "-d", "-x", "150", "-y", "60", cmd],
+                       check=True, env={"PATH": "/usr/bin:/bin",
+                                        "SHELL": "/bin/bash"})
+
+    def screen(self):
+        return subprocess.run(["tmux", "-S", self.sock, "capture-pane",
+                               "-p", "-J", "-S", "-200"], check=True,
+                              capture_output=True, text=True).stdout
+
+    def wait(self, pattern, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            s = self.screen()
+            if re.search(pattern, s, re.M):
+                return s
+            time.sleep(0.2)
+        raise AssertionError(f"no {pattern!r} on screen:\n{s}")
+
+    def keys(self, *k):
+        subprocess.run(["tmux", "-S", self.sock, "send-keys", *k],
+                       check=True)
+
+    def close(self):
+        subprocess.run(["tmux", "-S", self.sock, "kill-server"],
+                       capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def tmux():
+    made = []
+
+    def start(cwd, *args, env=None):
+        t = Tmux(cwd, args, env or {})
+        made.append(t)
+        return t
+    yield start
+    for t in made:
+        t.close()
+
+
+def auto_hosts(d, workdir):
+    (d / "hosts.toml").write_text(
+        '[hosts.local]\ntransport = "local"\ncpu = "auto"\n'
+        f'workdir = "{workdir}"\n')
+
+
+def test_terminal_keeps_warnings_and_ends_with_summary(tmp_path, workdir,
+                                                        tmux):
+    """A recorded sysfs tree (powersave governor) makes the preflight
+    noisy: its warning must still be on the final screen, above the
+    live lines, and again in the summary after the run's line."""
+    d = tmp_path / "run"
+    d.mkdir()
+    auto_hosts(d, workdir)
+    t = tmux(d, "run", "--study", "sha3", "--hosts", "local", "--steps",
+             3000, "--samples", 3, "--variants", VARIANTS,
+             env={"SEQORCH_SYSFS_ROOT": str(TREES / "hybrid-adl")})
+    s = t.wait(r"^EXIT=\d+$")
+    assert "EXIT=0" in s, s
+    warn = re.search(r'host is noisy before the window \(cc\): governor '
+                     r'"powersave" on cpu \d+ \(not performance\)[^\n]*', s)
+    assert warn, s
+    warn = warn.group(0)
+    live = s.split("seqorch: run 1 ok:")[0]
+    assert f"seqorch: local: warning: {warn}\n" in live, s
+    # Below the warnings, the last live lines: the host's and the run's.
+    assert re.search(r"^local +done: 6 samples$", live, re.M), s
+    assert re.search(r"^all +\[#{24}\] 6/6 samples, 0:00 left$", live,
+                     re.M), s
+    tail = s.split("seqorch: run 1 ok:")[1]
+    assert re.search(r"^  local +(c-fused|openssl-evp) +\S+  \S+-\S+  "
+                     r"cv \d+\.\d\d%  n 3$", tail, re.M), s
+    assert f"  local: {warn}" in tail.split("warnings (")[1], s
+    assert "\nnext: seqorch report --run 1\n" in tail, s
+
+
+def test_ctrl_c_says_how_to_resume(tmp_path, workdir, tmux):
+    d = tmp_path / "run"
+    d.mkdir()
+    write_hosts(d / "hosts.toml", workdir)
+    t = tmux(d, "run", "--study", "sha3", "--hosts", "local", "--steps",
+             300000, "--samples", 50, "--variants", "c-fused", "--db",
+             "my runs.db")
+    t.wait(r"^all +\[.*\] [1-9]\d*/50 samples, \d+:\d\d left$")
+    t.keys("C-c")
+    s = t.wait(r"^EXIT=\d+$")
+    assert "EXIT=130" in s, s
+    assert "seqorch: run 1 interrupted:" in s, s
+    assert "\nresume: seqorch run --resume 1 --db 'my runs.db'\n" in s, s
+    assert "\nnext: seqorch report --run 1 --db 'my runs.db'\n" in s, s
+    (status,), = query(d / "my runs.db", "SELECT status FROM runs")
+    assert status == "interrupted"
+
+
+def test_summary_without_terminal(site):
+    """The plain (no pty) end of a run has the same summary."""
+    p = run(site, "run", "--study", "sha3", "--hosts", "local",
+            "--variants", "c-fused", "--steps", 1000, "--samples", 2)
+    tail = p.stderr.split(" ok: 2 samples (0 invalid)")[1]
+    assert re.search(r"^  local +c-fused +\S+  \S+-\S+  cv \d+\.\d\d%  n 2$",
+                     tail, re.M), p.stderr
+    (rid,), = query(site / "results.db", "SELECT max(id) FROM runs")
+    assert tail.endswith(f"\nnext: seqorch report --run {rid}\n"), p.stderr
