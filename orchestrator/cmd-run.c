@@ -134,25 +134,6 @@ valid_openssl_cap(const char *s)
 	    "0123456789abcdefABCDEFxX~:") == n;
 }
 
-/* "1%" or "0.01": a fraction in (0, 1). */
-static int
-parse_cv(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s)
-		return -1;
-	if (*end == '%') {
-		v /= 100;
-		end++;
-	}
-	if (*end != '\0' || !(v > 0 && v < 1))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* One study's run; returns an EXIT_* code. */
 static int
 run_study(struct db *db, const char *study, struct host **hosts, size_t n,
@@ -387,12 +368,8 @@ run_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'C':
-			if (parse_cv(optarg, &o.max_cv) != 0) {
-				fprintf(stderr, "seqorch: invalid --max-cv "
-				    "\"%s\": expected a percentage such as "
-				    "1%% or a fraction such as 0.01\n", optarg);
+			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'M':
 			if (cmd_int_arg("--max-samples", optarg, MAX_SAMPLES,

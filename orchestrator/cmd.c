@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
@@ -60,6 +61,26 @@ void
 cmd_print_usage(const struct cmd_entry *entry)
 {
 	fputs(entry->usage, stdout);
+}
+
+int
+cmd_cv_arg(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end != arg && *end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (end == arg || *end != '\0' || !(v > 0 && v < 1)) {
+		fprintf(stderr, "seqorch: invalid %s \"%s\": expected a "
+		    "percentage such as 1%% or a fraction such as 0.01\n", opt,
+		    arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 int

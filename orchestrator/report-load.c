@@ -425,6 +425,7 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 
 	memset(r, 0, sizeof *r);
 	r->id = id;
+	r->max_cv = REPORT_MAX_CV;
 	if ((ret = db_report_begin(db, err)) != 0)
 		return ret;
 	if ((ret = db_report_header(db, r, err)) != 0 ||

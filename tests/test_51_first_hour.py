@@ -10,6 +10,7 @@ import re
 import shlex
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import tempfile
 import time
@@ -260,3 +261,69 @@ def test_summary_without_terminal(site):
                      tail, re.M), p.stderr
     (rid,), = query(site / "results.db", "SELECT max(id) FROM runs")
     assert tail.endswith(f"\nnext: seqorch report --run {rid}\n"), p.stderr
+
+
+def unstable_db(site, tmp_path):
+    """Run 1 with every sample 1 ms but c-fused's first, 2 ms: exactly one
+    cell (c-fused) has a cv, the one of rates r, r, r/2."""
+    d = copy_db(site, tmp_path)
+    con = sqlite3.connect(d / "results.db")
+    with con:
+        con.execute("UPDATE samples SET ns = 1000000 WHERE run_id = 1")
+        con.execute("UPDATE samples SET ns = 2000000 WHERE run_id = 1 AND "
+                    "variant = 'c-fused' AND sample_index = 0")
+    con.close()
+    r = 2000 * 1e9 / 1e6
+    rates = [r / 2, r, r]
+    return d, 100 * statistics.stdev(rates) / statistics.mean(rates)
+
+
+def test_report_flags_unstable_cells(site, tmp_path):
+    d, cv = unstable_db(site, tmp_path)
+    text = run(d, "report", "--run", 1).stdout
+    warn = text.split("\nwarnings\n", 1)[1]
+    line = (f'  unstable: c-fused on "local" (cc): cv {cv:.2f}% > --max-cv '
+            '1%, the result may be unstable\n')
+    assert line in warn, text
+    assert warn.count("unstable:") == 1
+    assert "take more samples (run --samples K)" in warn
+    assert "(--max-samples M)" in warn and "(--require-quiet)" in \
+        warn.replace("\n  ", " ")
+    md = run(d, "report", "--run", 1, "--format", "markdown").stdout
+    assert "- " + line.strip() in md
+    page = run(d, "report", "--run", 1, "--format", "html").stdout
+    assert "unstable: c-fused on &quot;local&quot; (cc)" in page or \
+        'unstable: c-fused on "local" (cc)' in page
+    doc = json.loads(run(d, "report", "--run", 1, "--format",
+                         "json").stdout)
+    u = doc["runs"][0]["warnings"]["unstable"]
+    assert u["max_cv_pct"] == 1
+    assert [(c["variant"], c["host"]) for c in u["cells"]] == \
+        [("c-fused", "local")]
+    assert u["cells"][0]["cv_pct"] == pytest.approx(cv, rel=1e-9)
+    # Above the threshold it is not flagged; a bad threshold is refused.
+    text = run(d, "report", "--run", 1, "--max-cv", f"{cv + 1:.0f}%").stdout
+    assert "unstable" not in text
+    p = run(d, "report", "--run", 1, "--max-cv", "5", check=False)
+    assert p.returncode == 2 and 'invalid --max-cv "5"' in p.stderr
+
+
+@pytest.mark.parametrize("name,check", [
+    ("guess.html", lambda s: s.startswith("<!DOCTYPE html>")),
+    ("guess.HTM", lambda s: s.startswith("<!DOCTYPE html>")),
+    ("guess.md", lambda s: s.startswith("## ")),
+    ("guess.csv", lambda s: s.split("\n", 1)[0].startswith("run_id,")),
+    ("guess.json", lambda s: json.loads(s)["runs"][0]["id"] == 1),
+    ("guess.txt", lambda s: s.startswith("study sha3, run 1: ok")),
+    ("guess", lambda s: s.startswith("study sha3, run 1: ok")),
+])
+def test_output_format_from_extension(site, tmp_path, name, check):
+    out = tmp_path / name
+    run(site, "report", "--run", 1, "-o", out)
+    assert check(out.read_text()), out.read_text()[:200]
+
+
+def test_output_format_option_wins(site, tmp_path):
+    out = tmp_path / "guess.html"
+    run(site, "report", "--run", 1, "-o", out, "--format", "json")
+    assert json.loads(out.read_text())["runs"][0]["id"] == 1
