@@ -251,6 +251,9 @@ started:
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
+/* load_resume: the run is finished, there is nothing to do (exit 0). */
+#define RESUME_DONE (-1)
+
 /*
  * --resume: the run's own study, steps, samples, seed, variants, hosts and
  * kind (exploratory or not) are used; only --study may be given, and must
@@ -275,9 +278,23 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	rc = db_run_load(db, o->resume, r, &err);
 	db_close(db);
 	if (rc != 0) {
-		fprintf(stderr, "seqorch: cannot resume: %s in \"%s\"\n",
-		    err.msg, o->db);
+		fprintf(stderr, "seqorch: cannot resume: \"%s\": %s\n", o->db,
+		    err.msg);
 		return cmd_exit_code(rc);
+	}
+	/* Before connecting and building: an ok run has nothing missing. */
+	if (strcmp(r->status, "ok") == 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		if (strcmp(o->db, "results.db") != 0) {
+			strbuf_addstr(&sb, " --db");
+			rcmd_arg(&sb, o->db);
+		}
+		fprintf(stderr, "seqorch: run %lld is finished (ok): nothing to "
+		    "resume\nnext: seqorch report --run %lld%s\n",
+		    (long long)o->resume, (long long)o->resume, sb.buf);
+		strbuf_release(&sb);
+		return RESUME_DONE;
 	}
 	if (o->studies != NULL && strcmp(o->studies, r->study) != 0) {
 		fprintf(stderr, "seqorch: cannot resume: run %lld measured "
@@ -411,8 +428,11 @@ run_exec(int argc, char **argv)
 		    "seed, OpenSSL capabilities and kind\n", o.fixed);
 		return EXIT_USAGE;
 	}
-	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK)
+	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK) {
+		if (rc == RESUME_DONE)
+			rc = EXIT_OK;
 		goto out;
+	}
 	if (o.max_samples == 0)
 		o.max_samples = o.samples;
 	if (o.max_samples < o.samples) {
@@ -544,6 +564,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                 first (see `seqorch fetch`)\n"
 	    "  --resume ID    measure only the cells (host, variant, sample)\n"
 	    "                 that run ID is missing, with its own settings\n"
+	    "                 (a run that ended ok has none: said at once)\n"
 	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"
 	    "                 --openssl-cap and --explore are refused with it)\n"
 	    "\n"

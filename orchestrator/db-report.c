@@ -614,6 +614,22 @@ db_report_recent_ids(sqlite3 *db)
 }
 
 int
+db_report_no_run(sqlite3 *db, int64_t id, struct so_err *err)
+{
+	char *latest = db_report_recent_ids(db);
+	int ret;
+
+	if (latest != NULL)
+		ret = so_error(err, SO_ENOTFOUND, "no run with id %" PRId64
+		    " (latest: %s)", id, latest);
+	else
+		ret = so_error(err, SO_ENOTFOUND, "no run with id %" PRId64
+		    " (it has no runs)", id);
+	free(latest);
+	return ret;
+}
+
+int
 db_report_latest(sqlite3 *db, const char *study, int explore,
     int64_t **ids, size_t *n, struct so_err *err)
 {

@@ -122,4 +122,4 @@ def test_artifacts_errors(scratch):
     assert r.returncode == 3 and 'cannot open "results.db"' in r.stderr
     run(scratch)
     r = seqorch(scratch, "artifacts", "--run", "7")
-    assert r.returncode == 2 and "no run 7" in r.stderr
+    assert r.returncode == 2 and "no run with id 7 (latest: 1)" in r.stderr

@@ -327,3 +327,100 @@ def test_output_format_option_wins(site, tmp_path):
     out = tmp_path / "guess.html"
     run(site, "report", "--run", 1, "-o", out, "--format", "json")
     assert json.loads(out.read_text())["runs"][0]["id"] == 1
+
+
+# --- Names: help, version, a mistyped command, an unknown run. ---
+
+def sq(*args):
+    return subprocess.run([str(SEQORCH), *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_help_command_and_version():
+    h = sq("help", "run")
+    assert h.returncode == 0 and h.stdout == sq("run", "--help").stdout
+    assert h.stdout.startswith("usage: seqorch run ")
+    for v in (["-V"], ["version"], ["--version"]):
+        p = sq(*v)
+        assert p.returncode == 0 and re.fullmatch(r"seqorch \S+\n", p.stdout)
+    assert "seqorch help COMMAND" in sq("--help").stdout
+
+
+@pytest.mark.parametrize("typed,meant", [
+    ("reprot", "report"), ("rn", "run"), ("compre", "compare"),
+    ("exprot", "export"), ("rep", "report"), ("hsots", "hosts")])
+def test_mistyped_command_gets_a_suggestion(typed, meant):
+    for args in ([typed], ["help", typed]):
+        p = sq(*args)
+        assert p.returncode == 2
+        assert p.stderr == (f'seqorch: unknown command "{typed}"; did you '
+                            f'mean "{meant}"?\n')
+
+
+def test_far_off_command_gets_the_list():
+    p = sq("xyzzy")
+    assert p.returncode == 2
+    assert p.stderr.startswith('seqorch: unknown command "xyzzy"\n\nusage:')
+
+
+def test_unknown_run_names_the_latest(site):
+    for args in (["artifacts", "--run", 99], ["run", "--resume", 99],
+                 ["report", "--run", 99], ["export", "--run", 99]):
+        p = run(site, *args, check=False)
+        assert p.returncode == 2, (args, p.stderr)
+        assert re.search(r'no run with id 99 (in "results.db" )?'
+                         r'\(latest: (\d+, ){4}\d+\)\n', p.stderr), \
+            (args, p.stderr)
+
+
+def test_resume_of_a_finished_run_says_so_at_once(site):
+    (n,), = query(site / "results.db", "SELECT count(*) FROM builds")
+    t = time.time()
+    p = run(site, "run", "--resume", 2)
+    assert time.time() - t < 5
+    assert p.stderr == ("seqorch: run 2 is finished (ok): nothing to "
+                        "resume\nnext: seqorch report --run 2\n")
+    # Nothing connected, built or stored.
+    assert query(site / "results.db", "SELECT count(*) FROM builds") == \
+        [(n,)]
+    assert query(site / "results.db", "SELECT resumes FROM runs WHERE "
+                 "id = 2") == [(0,)]
+
+
+# --- The README and the man page a new user reads first. ---
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_man_page_environment_lists_what_the_code_reads():
+    """Every variable seqorch or its agent reads with getenv is in the
+    man page's ENVIRONMENT section (SEQORCH_URL_<NAME> as its prefix)."""
+    names = set()
+    for f in [*ROOT.glob("orchestrator/*.c"), *ROOT.glob("agent/*.c")]:
+        names |= set(re.findall(r'getenv\("([A-Za-z_]+)"\)', f.read_text()))
+        if '"SEQORCH_URL_%s"' in f.read_text():
+            names.add("SEQORCH_URL_")
+    names -= {"PYTEST_CURRENT_TEST"}    # the agent's check of its seam
+    assert {"SEQORCH_TRACE", "SEQORCH_URL_", "HOME"} <= names
+    man = subprocess.run(["man", "-l", str(ROOT / "build" / "seqorch.1")],
+                         capture_output=True, text=True, check=True,
+                         env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"}
+                         ).stdout
+    env = man.split("\nENVIRONMENT\n")[1].split("\nEXIT STATUS\n")[0]
+    # The tags: the lines at the section's indent, "A, B" naming two.
+    tags = {t.split()[0] for line in re.findall(r"^       (\S.*)$", env, re.M)
+            for t in line.split(", ")}
+    for n in names:
+        assert n in tags or (n.endswith("_") and any(
+            t.startswith(n) for t in tags)), (n, tags)
+
+
+def test_readme_says_how_seqorch_gets_on_path():
+    readme = (ROOT / "README.md").read_text()
+    use = readme.split("## Use\n", 1)[1]
+    first = use.index("\n    seqorch ")
+    before = use[:first]
+    assert "./seqorch" in before and "make install" in before
+    assert "man -l build/seqorch.1" in before
+    assert (ROOT / "build" / "seqorch.1").exists()
+    assert "ENVIRONMENT" in before and "SEQORCH_TRACE" in before
