@@ -4,6 +4,7 @@ cells, -o's format from the extension, the end of a run, and the help a
 mistyped or unknown name gets.  Runs are real (the local host, the
 session's agent build); the terminal tests run seqorch in a real pty
 (script(1))."""
+import hashlib
 import json
 import os
 import re
@@ -424,3 +425,55 @@ def test_readme_says_how_seqorch_gets_on_path():
     assert "man -l build/seqorch.1" in before
     assert (ROOT / "build" / "seqorch.1").exists()
     assert "ENVIRONMENT" in before and "SEQORCH_TRACE" in before
+
+
+# --- fetch --from FILE: the offline path, hash-checked like a download. ---
+
+RANDOMX = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / \
+    "randomx" / "RandomX-1.1.10.tar.gz"
+if not RANDOMX.exists():
+    RANDOMX = Path("/work/shared/fixtures/randomx/RandomX-1.1.10.tar.gz")
+RANDOMX_SHA = \
+    "051cee65700a10adef84e7946416068bc805757683378a854a1b168ec18da783"
+
+
+@pytest.mark.skipif(not RANDOMX.exists(), reason="no RandomX fixture")
+def test_fetch_from_file_then_offline(tmp_path):
+    assert hashlib.sha256(RANDOMX.read_bytes()).hexdigest() == RANDOMX_SHA
+    cache = tmp_path / "deep" / "cache"
+    p = run(tmp_path, "fetch", "--study", "randomx", "--from", RANDOMX,
+            "--cache", cache)
+    assert p.stdout == (f'randomx: artifact "randomx" from "{RANDOMX}", '
+                        f'checked, in "{cache}"\n')
+    kept = cache / RANDOMX_SHA
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == RANDOMX_SHA
+    assert sorted(os.listdir(cache)) == [RANDOMX_SHA]
+    # Offline now: a URL nothing answers is never needed.
+    env = dict(os.environ, SEQORCH_URL_RANDOMX="http://127.0.0.1:1/x.tgz")
+    p = seqorch(tmp_path, "fetch", "--study", "randomx", "--cache", cache,
+                env=env)
+    assert p.returncode == 0, p.stderr
+    assert "0 artifacts fetched, 1 already cached" in p.stdout
+
+
+def test_fetch_from_wrong_file_is_refused(tmp_path):
+    bad = tmp_path / "RandomX-1.1.10.tar.gz"
+    bad.write_bytes(b"not the release\n" * 100)
+    cache = tmp_path / "cache"
+    p = run(tmp_path, "fetch", "--study", "randomx", "--from", bad,
+            "--cache", cache, check=False)
+    assert p.returncode == 2
+    got = hashlib.sha256(bad.read_bytes()).hexdigest()
+    assert p.stderr == (f'seqorch: fetch --from: "{bad}": 1600 bytes with '
+                        f'SHA-256 {got}, expected 163987 bytes with SHA-256 '
+                        f'{RANDOMX_SHA} (copy deleted)\n')
+    assert list(cache.iterdir()) == []
+    p = run(tmp_path, "fetch", "--study", "sha3", "--from", bad, check=False)
+    assert p.returncode == 2 and 'study "sha3" fetches no upstream' in \
+        p.stderr
+    p = run(tmp_path, "fetch", "--study", "randomx,sha3", "--from", bad,
+            check=False)
+    assert p.returncode == 2 and "give one --study" in p.stderr
+    p = run(tmp_path, "fetch", "--study", "randomx", "--from",
+            tmp_path / "none", check=False)
+    assert p.returncode == 1 and "cannot read" in p.stderr
