@@ -17,10 +17,21 @@ KINDS = {"raw", "binary", "disasm", "build-log", "build-commands", "source"}
 def listing(cwd, run_id, *extra):
     r = seqorch(cwd, "artifacts", "--run", run_id, *extra)
     rows = []
-    for line in r.stdout.splitlines():
+    lines = r.stdout.splitlines()
+    if lines:
+        # A header, one line per artifact, and the total of them.
+        assert lines[0].split()[:6] == ["host", "kind", "build", "name",
+                                        "bytes", "path"], lines[0]
+        total = lines.pop().split()
+        lines.pop(0)
+    for line in lines:
         host, kind, build, name, size, path, *state = line.split()
         rows.append(dict(host=host, kind=kind, build=int(build), name=name,
                          size=int(size), path=path, state=state))
+    if rows:
+        assert total[:5] == ["total:", str(len(rows)), "artifacts,",
+                             str(sum(x["size"] for x in rows)), "bytes"], \
+            total
     return r, rows
 
 

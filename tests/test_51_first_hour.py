@@ -4,7 +4,9 @@ cells, -o's format from the extension, the end of a run, and the help a
 mistyped or unknown name gets.  Runs are real (the local host, the
 session's agent build); the terminal tests run seqorch in a real pty
 (script(1))."""
+import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -477,3 +479,86 @@ def test_fetch_from_wrong_file_is_refused(tmp_path):
     p = run(tmp_path, "fetch", "--study", "randomx", "--from",
             tmp_path / "none", check=False)
     assert p.returncode == 1 and "cannot read" in p.stderr
+
+
+# --- CSV, artifacts and completion. ---
+
+def shortest(v):
+    """Python's repr is the shortest decimal that reads back as v."""
+    s = repr(v)
+    return s[:-2] if s.endswith(".0") else s
+
+
+def test_csv_numbers_are_the_shortest_exact_decimals(site, tmp_path):
+    d = copy_db(site, tmp_path)
+    con = sqlite3.connect(d / "results.db")
+    with con:
+        con.execute("UPDATE samples SET steps = 3000000, ns = 1149076830 "
+                    "WHERE id = (SELECT min(id) FROM samples WHERE "
+                    "run_id = 1)")
+    con.close()
+    out = run(d, "report", "--run", 1, "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows
+    first = min(rows, key=lambda r: int(r["id"]))
+    # %.17g printed 383.02560999999997 for this one.
+    assert first["ns_per_step"] == "383.02561"
+    for r in rows:
+        steps, ns = int(r["steps"]), int(r["ns"])
+        assert r["rate"] == shortest(steps * 1e9 / ns), r
+        assert float(r["rate"]) == steps * 1e9 / ns
+        assert r["ns_per_step"] == shortest(ns / steps), r
+        for k in ("calib_mhz", "calib_after_mhz"):
+            if r[k]:
+                assert r[k] == shortest(float(r[k])) and "e" not in r[k]
+
+
+def test_artifacts_header_and_total(site):
+    out = run(site, "artifacts", "--run", 1).stdout.splitlines()
+    assert out[0].split() == ["host", "kind", "build", "name", "bytes",
+                              "path"]
+    rows = [line.split() for line in out[1:-1]]
+    (n, size), = query(site / "results.db", "SELECT count(*), sum(a.size) "
+                       "FROM artifact_refs r JOIN artifacts a USING "
+                       "(sha256) WHERE r.run_id = 1")
+    assert len(rows) == n and sum(int(r[4]) for r in rows) == size
+    assert out[-1] == f"total: {n} artifacts, {size} bytes"
+    out = run(site, "artifacts", "--run", 1, "--verify").stdout
+    assert out.splitlines()[-1] == f"total: {n} artifacts, {size} bytes, " \
+        "all ok"
+
+
+def complete(cwd, *words):
+    script = (f"source {ROOT / 'docs' / 'completion.bash'}\n"
+              f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); "
+              f"COMP_CWORD={len(words) - 1}\n"
+              "_seqorch; printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script],
+                       cwd=cwd, capture_output=True, text=True,
+                       env={"PATH": f"{ROOT}:/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    return sorted(filter(None, r.stdout.splitlines()))
+
+
+def study_variants(study):
+    out = ("\n" + sq("studies").stdout).split(f"\n{study}: ", 1)[1]
+    block = re.split(r"\n[a-z0-9-]+: ", out, 1)[0]
+    return sorted(v for v in re.findall(r"^  ([a-z0-9-]+) ", block, re.M)
+                  if v != "unit")
+
+
+def test_completion_offers_the_studys_variants_and_run_ids(site):
+    assert complete(site, "seqorch", "run", "--study", "mul",
+                    "--variants", "") == study_variants("mul")
+    both = complete(site, "seqorch", "run", "--study", "sha3,mul",
+                    "--variants", "c")
+    assert both == sorted({v for s in ("sha3", "mul")
+                           for v in study_variants(s) if v.startswith("c")})
+    assert "c-fused" in both and "c-float" not in both
+    ids = [str(i) for (i,) in query(site / "results.db", "SELECT id FROM "
+                                    "runs ORDER BY id DESC LIMIT 5")]
+    assert complete(site, "seqorch", "report", "--run", "") == sorted(ids)
+    assert complete(site, "seqorch", "run", "--resume", ids[-1][0]) == \
+        sorted(i for i in ids if i.startswith(ids[-1][0]))
+    assert complete(site, "seqorch", "report", "--db", "none.db", "--run",
+                    "") == []
