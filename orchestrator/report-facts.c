@@ -285,6 +285,19 @@ warnings(const struct rrun *r, size_t *n)
 	return notes;
 }
 
+size_t
+report_warning_count(const struct rrun *r)
+{
+	struct note *notes;
+	size_t i, n;
+
+	notes = warnings(r, &n);
+	for (i = 0; i < n; i++)
+		free(notes[i].head);
+	free(notes);
+	return n;
+}
+
 void
 report_print_warnings(const struct rrun *r, FILE *out, const char *open,
     void (*head)(FILE *, const char *), void (*text)(FILE *, const char *),

@@ -562,3 +562,47 @@ def test_completion_offers_the_studys_variants_and_run_ids(site):
         sorted(i for i in ids if i.startswith(ids[-1][0]))
     assert complete(site, "seqorch", "report", "--db", "none.db", "--run",
                     "") == []
+
+
+# --- HTML: the banner on top, bars by rate. ---
+
+def test_html_banner_and_bars_by_rate(site, tmp_path):
+    d, _ = unstable_db(site, tmp_path)
+    con = sqlite3.connect(d / "results.db")
+    with con:
+        con.execute("UPDATE windows SET verdict = 'noisy' WHERE run_id = 1")
+        # Other medians per variant, so the order is the rates' alone.
+        con.execute("UPDATE samples SET ns = 3000000 WHERE run_id = 1 AND "
+                    "variant = 'openssl-evp'")
+    con.close()
+    (w,), = query(d / "results.db",
+                  "SELECT count(*) FROM windows WHERE run_id = 1")
+    page = run(d, "report", "--run", 1, "-o", d / "r.html") and \
+        (d / "r.html").read_text()
+    banner = re.search(r'<div class="banner" role="alert" data-warnings="'
+                       r'(\d+)" data-noisy="1"><strong>Noisy: local '
+                       rf'{w}/{w} windows\.</strong> <a href="#warnings-1">'
+                       r'(\d+) warnings?</a>, of them 1 unstable cell\.'
+                       r'</div>', page)
+    assert banner, page[:3000]
+    # On top: before the first chart and table, and it links the list.
+    assert page.index('class="banner"') < page.index("<figure")
+    assert 'id="warnings-1">Warnings</h3>' in page
+    # Bars: fastest first, as the medians in results.db order them.
+    titles = re.findall(r'<rect class="bar"[^>]*><title>([^ ]+) on local: '
+                        r"median", page)
+    rates = {}
+    for v, steps, ns in query(d / "results.db", "SELECT variant, steps, ns "
+                              "FROM samples WHERE run_id = 1 AND valid = 1"):
+        rates.setdefault(v, []).append(steps * 1e9 / ns)
+    want = sorted(rates, key=lambda v: -statistics.median(rates[v]))
+    assert titles == want and len(want) == 2
+    # A quiet ok run without warnings has no banner.
+    con = sqlite3.connect(d / "results.db")
+    with con:
+        con.execute("UPDATE windows SET verdict = 'quiet'")
+        con.execute("UPDATE samples SET ns = 1000000 WHERE run_id = 1")
+        con.execute("DELETE FROM events WHERE run_id = 1")
+    con.close()
+    page = run(d, "report", "--run", 1, "--format", "html").stdout
+    assert 'class="banner"' not in page
