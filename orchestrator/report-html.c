@@ -432,7 +432,8 @@ html_warnings(const struct rrun *r, FILE *out)
 
 /*
  * What must not be missed, at the top of the run: its noisy hosts, its
- * unstable cells and how many warnings the section at the bottom holds.
+ * unstable cells and how many warnings the section at the bottom holds
+ * (named, not linked: the page fetches and links nothing).
  */
 static void
 html_banner(const struct rrun *r, FILE *out)
@@ -468,10 +469,13 @@ html_banner(const struct rrun *r, FILE *out)
 	} else
 		fputs("</strong>", out);
 	if (nwarn > 0)
-		fprintf(out, "<a href=\"#warnings-%" PRId64 "\">%zu warning%s"
-		    "</a>%s%zu unstable cell%s.", r->id, nwarn,
-		    nwarn == 1 ? "" : "s", unstable > 0 ? ", of them " : "",
-		    unstable, unstable == 1 ? "" : "s");
+		fprintf(out, "%zu warning%s (under Warnings below)", nwarn,
+		    nwarn == 1 ? "" : "s");
+	if (unstable > 0)
+		fprintf(out, ", of them %zu unstable cell%s", unstable,
+		    unstable == 1 ? "" : "s");
+	if (nwarn > 0)
+		fputc('.', out);
 	fputs("</div>\n", out);
 }
 
