@@ -272,7 +272,7 @@ static const struct field build_fields[] = {
 	F(F_I64, id), F(F_DUP, host), F(F_DUP, compiler),
 	F(F_DUP, compiler_version), F(F_DUP, cflags), F(F_DUP, native),
 	F(F_DUP, status), F(F_DUP, target), F(F_DUP, source_sha256),
-	F(F_DUP, binary_sha256), F(F_DUP, openssl),
+	F(F_DUP, binary_sha256), F(F_DUP, openssl), F(F_DUP, targeting),
 };
 #undef F
 
@@ -317,7 +317,7 @@ static const struct list {
 } lists[] = {
 	[DB_REPORT_BUILDS] = {
 	    "SELECT id, host, compiler, compiler_version, cflags, native,"
-	    " status, target, source_sha256, binary_sha256, openssl"
+	    " status, target, source_sha256, binary_sha256, openssl, targeting"
 	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
 	    LIST(builds, nbuilds, struct rbuild, build_fields) },
 	/* Warnings and errors only: info events are the run's diary. */

@@ -43,6 +43,7 @@ struct rbuild {
 	char		*source_sha256;
 	char		*binary_sha256;
 	char		*openssl;
+	char		*targeting;	/* default, native; NULL: not targeted */
 };
 
 /* Where a sample set's clock comes from. */

@@ -606,3 +606,40 @@ def test_html_banner_and_bars_by_rate(site, tmp_path):
     con.close()
     page = run(d, "report", "--run", 1, "--format", "html").stdout
     assert 'class="banner"' not in page
+
+
+def test_build_labels_name_the_targeting(site, tmp_path):
+    """Two builds of one compiler on a host (randomx's default and
+    native): their rows say so, not cc#4 and cc#5; the same targeting
+    twice still needs the id."""
+    d = copy_db(site, tmp_path)
+    db = d / "results.db"
+    con = sqlite3.connect(db)
+    cols = [c[1] for c in con.execute("PRAGMA table_info(builds)")
+            if c[1] != "id"]
+    with con:
+        (b1,), = con.execute("SELECT min(build_id) FROM samples WHERE "
+                             "run_id = 1").fetchall()
+        con.execute(f"INSERT INTO builds ({', '.join(cols)}) SELECT "
+                    f"{', '.join(cols)} FROM builds WHERE id = ?", (b1,))
+        (b2,), = con.execute("SELECT max(id) FROM builds").fetchall()
+        con.execute("UPDATE builds SET targeting = 'default' WHERE id = ?",
+                    (b1,))
+        con.execute("UPDATE builds SET targeting = 'native' WHERE id = ?",
+                    (b2,))
+        con.execute("UPDATE samples SET build_id = ? WHERE run_id = 1 AND "
+                    "variant = 'c-fused'", (b2,))
+    con.close()
+    text = run(d, "report", "--run", 1).stdout
+    assert "cc, native" in text and "cc, default" in text, text
+    page = run(d, "report", "--run", 1, "--format", "html").stdout
+    assert "c-fused · local (cc, native)" in page
+    assert "openssl-evp · local (cc, default)" in page
+    assert f"cc#{b1}" not in text + page and f"cc#{b2}" not in text + page
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE builds SET targeting = 'native' WHERE id = ?",
+                    (b1,))
+    con.close()
+    text = run(d, "report", "--run", 1).stdout
+    assert f"cc#{b1}" in text and f"cc#{b2}" in text
