@@ -257,6 +257,92 @@ chart_ratios(const struct rrun *r, FILE *out)
 	    out);
 }
 
+/*
+ * The main question drawn: every variant against its host's best (1x),
+ * with its interval, hosts in ranked order.
+ */
+static void
+chart_vs_best(const struct rrun *r, FILE *out)
+{
+	const struct rrow **v, *w;
+	double lo = 1, hi = 1, h, y, px, step, t;
+	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
+	size_t i, n;
+
+	v = report_vs_best(r, 1, &n);
+	if (n < 2) {
+		free(v);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		w = v[i];
+		lo = fmin(lo, isnan(w->vs_best.lo) ? w->vs_best.ratio :
+		    w->vs_best.lo);
+		hi = fmax(hi, isnan(w->vs_best.hi) ? w->vs_best.ratio :
+		    w->vs_best.hi);
+	}
+	lo = fmax(lo, 0);
+	step = tick_step(hi - lo + 1e-9, 4);
+	lo = floor(lo / step) * step;
+	hi = ceil(hi / step) * step;
+	if (hi - lo < step)
+		hi = lo + step;
+	h = TOP + (double)n * (BAR_H + BAR_GAP) + BOTTOM;
+	fprintf(out, "<figure class=\"chart\" data-chart=\"vs-best\" "
+	    "data-points=\"%zu\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-label=\"variants "
+	    "against their host's best\">\n<rect x=\"0\" y=\"0\" width=\"%d\" "
+	    "height=\"%.0f\" fill=\"" CHART_BG "\"/>\n<text x=\"8\" y=\"20\" "
+	    "class=\"title\">variants against their host's best, %d%% "
+	    "interval</text>\n", n, CHART_W, h, CHART_W, h, STATS_LEVEL_PCT);
+	for (t = lo; t <= hi + step / 2; t += step) {
+		px = x0 + (t - lo) / (hi - lo) * span;
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+		    "y2=\"%.0f\" class=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\" "
+		    "class=\"tick\" text-anchor=\"middle\">%.2fx</text>\n", px,
+		    TOP - 4, px, h - BOTTOM + 2, fabs(t - 1) < step / 100 ?
+		    "one" : "grid", px, h - BOTTOM + 16, t);
+	}
+	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
+	    "text-anchor=\"middle\">variant / the host's best</text>\n",
+	    x0 + span / 2, h - 10);
+	for (i = 0; i < n; i++) {
+		w = v[i];
+		y = TOP + (double)i * (BAR_H + BAR_GAP) + BAR_H / 2.0;
+		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
+		    "text-anchor=\"end\">", x0 - 6, y + 4);
+		report_html_text(out, w->variant);
+		fputs(" \xc2\xb7 ", out);
+		report_html_text(out, w->host);
+		if (r->several_builds) {
+			fputs(" (", out);
+			report_html_text(out, w->label);
+			fputs(")", out);
+		}
+		fputs("</text>\n", out);
+		if (!isnan(w->vs_best.lo))
+			fprintf(out, "<line class=\"interval\" x1=\"%.1f\" "
+			    "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    x0 + (w->vs_best.lo - lo) / (hi - lo) * span, y,
+			    x0 + (w->vs_best.hi - lo) / (hi - lo) * span, y);
+		px = x0 + (w->vs_best.ratio - lo) / (hi - lo) * span;
+		fprintf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
+		    "r=\"5\" style=\"fill:%s\"><title>", px, y,
+		    palette[host_index(r, w->host) %
+		    (sizeof palette / sizeof *palette)]);
+		report_html_text(out, w->variant);
+		fprintf(out, " on ");
+		report_html_text(out, w->host);
+		fprintf(out, ": %.3fx the best, %s</title></circle>\n",
+		    w->vs_best.ratio, report_verdict_phrase(&w->vs_best));
+	}
+	free(v);
+	fputs("</svg>\n<figcaption>Each point is a variant's median over its "
+	    "host's best (the point at 1 is the best itself), its line the "
+	    "bootstrap interval; colour marks the host.</figcaption>\n"
+	    "</figure>\n", out);
+}
+
 static void
 td_ratio(FILE *out, const struct stats_ratio *s)
 {
@@ -515,6 +601,7 @@ html_run(const struct rrun *r, FILE *out)
 	fputs("</dl>\n", out);
 	html_banner(r, out);
 	chart_cells(r, out);
+	chart_vs_best(r, out);
 	chart_ratios(r, out);
 	html_cells(r, out);
 	html_ratios(r, out);

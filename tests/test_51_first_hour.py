@@ -597,6 +597,15 @@ def test_html_banner_and_bars_by_rate(site, tmp_path):
         rates.setdefault(v, []).append(steps * 1e9 / ns)
     want = sorted(rates, key=lambda v: -statistics.median(rates[v]))
     assert titles == want and len(want) == 2
+    # The main question drawn: each variant against the host's best.
+    fig = re.search(r'<figure class="chart" data-chart="vs-best" '
+                    r'data-points="2">(.*?)</figure>', page, re.S)
+    assert fig, page
+    best = statistics.median(rates[want[0]])
+    points = re.findall(r"<title>(\S+) on local: ([\d.]+)x the best, ",
+                        fig.group(1))
+    assert sorted(points) == sorted(
+        (v, f"{statistics.median(rates[v]) / best:.3f}") for v in want)
     # A quiet ok run without warnings has no banner.
     con = sqlite3.connect(d / "results.db")
     with con:
