@@ -2,8 +2,9 @@
 #
 #   make            build both binaries
 #   make deps       install the Debian packages the build and tests need
-#   make run        deps + build + sha3 study on this host + report
-#   make test       unit tests (cmocka) and integration tests (pytest)
+#   make deps-run   only those building and running need (DEBS_RUN)
+#   make run        deps-run + build + sha3 study on this host + report
+#   make test       deps + unit tests (cmocka) and integration tests (pytest)
 #   make test-arm64 the same run against this host and an emulated arm64 one
 #   make sanitize   unit and core integration tests under ASan and UBSan
 #   make fuzz       bounded libFuzzer runs of the parsers (FUZZ_SECONDS each)
@@ -43,17 +44,21 @@ ORCH_OBJS := $(patsubst %,build/%.o,$(ORCH_CSRCS)) build/orchestrator/toml.cc.o 
 	$(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
 LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
-DEBS = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
-	libsqlite3-dev sqlite3 libcjson-dev libssl-dev libtomlplusplus-dev \
-	libcmocka-dev python3 python3-pytest python3-pytest-xdist \
+# What building and running need (`make run`: the coordinator, the agent
+# built on this host, objdump from binutils for the disassembly check) and
+# what only the tests, benches and other studies add (`make test`).
+DEBS_RUN = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
+	libsqlite3-dev libcjson-dev libssl-dev libtomlplusplus-dev \
+	binutils openssl
+DEBS_TEST = sqlite3 libcmocka-dev python3 python3-pytest python3-pytest-xdist \
 	openssh-server openssh-client \
-	binutils clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-	openssl procps man-db iproute2 \
+	clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
+	procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
 	librandomx-dev faketime
 # The Mach-O checks of tests/test_27_apple.py: llvm-objdump, lld's ld64.
 DEBS_APPLE = llvm lld
-DEBS += $(DEBS_APPLE)
+DEBS = $(DEBS_RUN) $(DEBS_TEST) $(DEBS_APPLE)
 
 # The emulated arm64 host of make test-arm64 (tests/arm64/build-host.sh):
 # mmdebstrap builds its rootfs, qemu-user-static runs it.  Installing
@@ -174,15 +179,25 @@ build/published-data.h: reference/seeds.json
 # "*" matches nothing without locking the account, which sshd would refuse.
 TEST_USER = seqorch-test
 
-deps:
-	@missing=""; for p in $(DEBS); do \
+# $(call install_debs,PACKAGES[,APT OPTIONS]): apt-get only what is missing.
+define install_debs
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing" >&2; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) $$missing; \
+	fi
+endef
+
+# Recommends (fakeroot, perl modules, manual pages) are not needed to build.
+deps-run:
+	$(call install_debs,$(DEBS_RUN),--no-install-recommends)
+
+deps:
+	$(call install_debs,$(DEBS))
+	@SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	id $(TEST_USER) >/dev/null 2>&1 || { echo "adding user $(TEST_USER)" >&2; \
 	  $$SUDO useradd --system --create-home --home-dir /var/lib/$(TEST_USER) \
 	    --shell /bin/sh --password '*' $(TEST_USER); }
@@ -199,8 +214,11 @@ deps-arm64:
 
 # 3 samples of 3M hashes per variant: about a minute on an idle 2-core
 # machine.  `seqorch run` alone defaults to the seeds' 3 x 10M protocol.
+# Only ./seqorch is built: it carries the agent's sources and builds the
+# agent in the host's workdir, as on any other host.
 RUN_STEPS ?= 3000000
-run: deps all
+run: deps-run
+	$(MAKE) -j$$(nproc) seqorch
 	./seqorch run --study sha3 --hosts local --steps $(RUN_STEPS)
 	./seqorch report --latest
 
@@ -262,7 +280,8 @@ PYTEST_JOBS ?= 4
 PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
 
 # test_70_arm64.py is make test-arm64's: it needs the emulated host.
-test: all unit
+test: deps
+	$(MAKE) all unit
 	$(PYTEST) tests --ignore=tests/test_70_arm64.py
 
 # This machine and an emulated arm64 Linux host in one run of every study
@@ -417,5 +436,5 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz seqorch seqorch-agent
 
-.PHONY: all deps deps-arm64 docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
+.PHONY: all deps deps-run deps-arm64 docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
 	install clean FORCE

@@ -1,5 +1,6 @@
 # bash completion for seqorch: commands, their options, study names,
-# variant names and host names (from hosts.toml, or --config FILE).
+# variant names (of the --study given), run ids (from results.db, or --db
+# FILE) and host names (from hosts.toml, or --config FILE).
 # Everything is asked of seqorch itself, so it never goes stale.
 # Installed by `make install` as share/bash-completion/completions/seqorch;
 # or: source docs/completion.bash
@@ -17,7 +18,7 @@ _seqorch_words() {
 
 _seqorch() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local bin=${COMP_WORDS[0]} cmd=${COMP_WORDS[1]} config list prefix
+	local bin=${COMP_WORDS[0]} cmd=${COMP_WORDS[1]} config db list prefix
 	COMPREPLY=()
 	if ((COMP_CWORD == 1)); then
 		list=$("$bin" --help 2>/dev/null | awk '/^commands:/ { on = 1;
@@ -26,14 +27,27 @@ _seqorch() {
 		return
 	fi
 	config=$(_seqorch_words --config)
+	db=$(_seqorch_words --db)
 	case $prev in
 	--study)
 		list=$("$bin" studies 2>/dev/null | awk -F: '/^[a-z0-9-]+:/ {
 		    print $1 }')
 		;;
 	--variants)
-		list=$("$bin" studies 2>/dev/null | awk '/^  [a-z0-9-]+ / &&
-		    $1 != "unit" { print $1 }' | sort -u)
+		# The variants of the --study on the line (each of a comma
+		# list), else of every study.
+		list=$("$bin" studies 2>/dev/null | awk -v s="$(_seqorch_words \
+		    --study)" 'BEGIN { n = split(s, w, ","); for (i = 1; i <= n;
+		    i++) want[w[i]] = 1 } /^[a-z0-9-]+:/ { on = s == "" ||
+		    (substr($1, 1, length($1) - 1) in want); next }
+		    on && /^  [a-z0-9-]+ / && $1 != "unit" { print $1 }' |
+		    sort -u)
+		;;
+	--run | --resume | --baseline)
+		# The newest run ids, as seqorch names them for an unknown one.
+		list=$("$bin" report --run 999999999999 \
+		    ${db:+--db "$db"} 2>&1 >/dev/null |
+		    sed -n 's/.*(latest: \(.*\))$/\1/p' | tr -d ,)
 		;;
 	--hosts)
 		list="all $("$bin" hosts list ${config:+--config "$config"} \

@@ -18,7 +18,7 @@ struct list_state {
 	struct db *db;
 	int verify;
 	unsigned bad;
-	uint64_t n;
+	uint64_t n, bytes;
 };
 
 static int
@@ -48,9 +48,14 @@ print_one(void *arg, const struct artifact_row *r)
 		}
 		free(data);
 	}
+	if (ls->n == 0)
+		printf("%-10s %-14s %6s  %-28s %10s  %s%s\n", "host", "kind",
+		    "build", "name", "bytes", "path", ls->verify ? "  check" :
+		    "");
 	printf("%-10s %-14s %6lld  %-28s %10lld  %s%s\n", r->host, r->kind,
 	    (long long)r->build_id, r->name, (long long)r->size, path, state);
 	ls->n++;
+	ls->bytes += (uint64_t)r->size;
 	free(path);
 	return 0;
 }
@@ -103,6 +108,11 @@ artifacts_exec(int argc, char **argv)
 	if (ls.n == 0)
 		fprintf(stderr, "seqorch: run %lld keeps no artifacts (it "
 		    "predates the artifact store)\n", (long long)run_id);
+	else
+		printf("total: %llu artifact%s, %llu bytes%s\n",
+		    (unsigned long long)ls.n, ls.n == 1 ? "" : "s",
+		    (unsigned long long)ls.bytes, !ls.verify ? "" :
+		    ls.bad > 0 ? ", some BAD" : ", all ok");
 	return ls.bad > 0 ? EXIT_FAIL : EXIT_OK;
 }
 

@@ -30,7 +30,7 @@ compare_exec(int argc, char **argv)
 	    .db_path = "results.db" };
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
-	size_t slower = 0;
+	struct compare_gate gate;
 	char *end;
 	int ch, done, ret, have_base = 0;
 
@@ -92,20 +92,28 @@ compare_exec(int argc, char **argv)
 	}
 	if (cmd_open_existing_db(o.db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	ret = compare_print(db_handle(db), &o, stdout, &slower, &err);
+	ret = compare_print(db_handle(db), &o, stdout, &gate, &err);
 	db_close(db);
 	if (ret != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return cmd_exit_code(ret);
 	}
+	ret = EXIT_OK;
 	if (fflush(stdout) != 0)
-		return EXIT_FAIL;
-	if (slower > 0) {
+		ret = EXIT_FAIL;
+	else if (gate.slower > 0) {
 		fprintf(stderr, "seqorch: %zu cell%s slower by more than %g%%\n",
-		    slower, slower == 1 ? "" : "s", o.fail_slower);
-		return EXIT_FAIL;
+		    gate.slower, gate.slower == 1 ? "" : "s", o.fail_slower);
+		ret = EXIT_FAIL;
 	}
-	return EXIT_OK;
+	/* A gate that cannot decide fails: passing it would claim a check. */
+	if (o.fail_slower > 0 && gate.undecided != NULL) {
+		fprintf(stderr, "seqorch: --fail-slower cannot decide: %s\n",
+		    gate.undecided);
+		ret = EXIT_FAIL;
+	}
+	compare_gate_free(&gate);
+	return ret;
 }
 
 const struct cmd_entry cmd_compare_entry = {
@@ -118,19 +126,26 @@ const struct cmd_entry cmd_compare_entry = {
 	    "\n"
 	    "For every cell (variant, host, compiler) of two runs of one study,\n"
 	    "the change of the median rate from the baseline (RUN_A) to the new\n"
-	    "run (RUN_B; with --baseline alone, the newest run of its study),\n"
+	    "run (RUN_B; with --baseline alone, the newest ok run of its study\n"
+	    "after RUN, naming newer runs that are not ok),\n"
 	    "with a 95% bootstrap interval over both runs' samples and a\n"
 	    "verdict: faster, slower, or not distinguishable at this precision.\n"
 	    "Cells whose steps, seed or final digest differ are refused, with\n"
-	    "the reason.  Last, the geometric mean of the changes.\n"
+	    "the reason.  Each run's status and noise verdict (quiet or noisy,\n"
+	    "from the preflights) head the table; last, the geometric mean of\n"
+	    "the changes.\n"
 	    "\n"
 	    "  --baseline RUN     the run to compare against\n"
 	    "  --fail-slower PCT  exit 1 if any cell is decided slower by more\n"
-	    "                     than PCT percent (for CI)\n"
+	    "                     than PCT percent (for CI), and when it cannot\n"
+	    "                     decide: the new run is not ok, no cell could\n"
+	    "                     be compared, a cell was refused or is missing\n"
+	    "                     from the new run\n"
 	    "  --format F         text (default), markdown or json\n"
 	    "  --db F             results database (default results.db)\n"
 	    "\n"
-	    "Exit status: 0 compared, 1 a cell slower than --fail-slower allows,\n"
+	    "Exit status: 0 compared, 1 a cell slower than --fail-slower allows\n"
+	    "or the gate cannot decide,\n"
 	    "2 bad option, unknown run or runs of different studies, 3 database\n"
 	    "missing or unreadable.  See docs/report.md.\n",
 	.exec = compare_exec,

@@ -33,11 +33,12 @@ fetch_exec(int argc, char **argv)
 		{ "cache", required_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, 'd' },
+		{ "from", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *studies = NULL, *cache_opt = NULL, *config = "hosts.toml";
-	const char *db = "results.db";
+	const char *db = "results.db", *from = NULL, *name;
 	struct config *cfg = NULL;
 	struct so_err err = { 0 };
 	struct sigaction sa;
@@ -52,6 +53,7 @@ fetch_exec(int argc, char **argv)
 		case 'C': cache_opt = optarg; break;
 		case 'c': config = optarg; break;
 		case 'd': db = optarg; break;
+		case 'f': from = optarg; break;
 		}
 	}
 	if (done >= 0)
@@ -61,6 +63,11 @@ fetch_exec(int argc, char **argv)
 	if (studies == NULL) {
 		fprintf(stderr, "seqorch: fetch: --study is required (see "
 		    "`seqorch studies`)\n");
+		return EXIT_USAGE;
+	}
+	if (from != NULL && strchr(studies, ',') != NULL) {
+		fprintf(stderr, "seqorch: fetch: --from FILE stands for one "
+		    "study's download: give one --study\n");
 		return EXIT_USAGE;
 	}
 	/* hosts.toml only says where the cache is; it may be absent. */
@@ -82,6 +89,19 @@ fetch_exec(int argc, char **argv)
 			    "(see `seqorch studies`)\n", study);
 			rc = EXIT_USAGE;
 			break;
+		}
+		if (from != NULL) {
+			if (fetch_study_from(study, from, cache, &name,
+			    &err) != 0) {
+				fprintf(stderr, "seqorch: fetch --from: %s\n",
+				    err.msg);
+				rc = err.code == SO_EIO ? EXIT_FAIL :
+				    EXIT_USAGE;
+				break;
+			}
+			printf("%s: artifact \"%s\" from \"%s\", checked, in "
+			    "\"%s\"\n", study, name, from, cache);
+			continue;
 		}
 		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
 		    &err) != 0) {
@@ -105,6 +125,7 @@ const struct cmd_entry cmd_fetch_entry = {
 	.usage =
 	    "usage: seqorch fetch --study S[,S...] [--cache DIR]\n"
 	    "                     [--config hosts.toml] [--db results.db]\n"
+	    "       seqorch fetch --study S --from FILE [--cache DIR] ...\n"
 	    "\n"
 	    "Downloads each artifact a study declares (kernels/<study>/\n"
 	    "artifacts: URL, SHA-256, size) with libcurl into the cache, checks\n"
@@ -119,12 +140,17 @@ const struct cmd_entry cmd_fetch_entry = {
 	    "  --config F    hosts.toml, read for [defaults] cache only\n"
 	    "  --db FILE     results.db, whose directory holds the default\n"
 	    "                cache\n"
+	    "  --from FILE   offline: FILE is the download (e.g. a copy of\n"
+	    "                RandomX-1.1.10.tar.gz brought over by hand); it\n"
+	    "                is copied into the cache and its size and SHA-256\n"
+	    "                checked as a download's are\n"
 	    "\n"
 	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX) in the\n"
 	    "environment replaces an artifact's default URL; the hash and\n"
 	    "size still have to match.\n"
 	    "\n"
-	    "exit: 0 ok, 1 a download failed, 2 usage or config,\n"
+	    "exit: 0 ok, 1 a download failed, 2 usage or config (or --from\n"
+	    "      FILE is not the artifact),\n"
 	    "      130 interrupted\n",
 	.exec = fetch_exec,
 };

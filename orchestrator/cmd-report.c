@@ -12,9 +12,32 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The format a file name's extension names; text for any other. */
+static enum report_format
+format_of(const char *path)
+{
+	static const struct {
+		const char		*ext;
+		enum report_format	 f;
+	} exts[] = {
+		{ ".html", REPORT_HTML }, { ".htm", REPORT_HTML },
+		{ ".md", REPORT_MARKDOWN }, { ".markdown", REPORT_MARKDOWN },
+		{ ".csv", REPORT_CSV }, { ".json", REPORT_JSON },
+	};
+	const char *dot = strrchr(path, '.');
+	size_t i;
+
+	for (i = 0; dot != NULL && strchr(dot, '/') == NULL &&
+	    i < sizeof exts / sizeof exts[0]; i++) {
+		if (strcasecmp(dot, exts[i].ext) == 0)
+			return exts[i].f;
+	}
+	return REPORT_TEXT;
+}
 
 static int
 report_exec(int argc, char **argv)
@@ -27,6 +50,7 @@ report_exec(int argc, char **argv)
 		{ "format",	required_argument,	NULL, 'f' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "reference",	required_argument,	NULL, 'R' },
+		{ "max-cv",	required_argument,	NULL, 'C' },
 		REPORT_LONGOPTS_END
 	};
 	struct report_opts o = {
@@ -37,7 +61,7 @@ report_exec(int argc, char **argv)
 	struct db *db = NULL;
 	const char *output = NULL;
 	FILE *out = stdout;
-	int ch, done, latest = 0, ret;
+	int ch, done, latest = 0, format_set = 0, ret;
 
 	optind = 1;
 	while ((ch = cmd_getopt(argc, argv, "o:", longopts, &done)) != -1) {
@@ -63,6 +87,11 @@ report_exec(int argc, char **argv)
 			if (report_opt_format(optarg, "text, markdown, csv, "
 			    "json, html", &o.format) != 0)
 				return EXIT_USAGE;
+			format_set = 1;
+			break;
+		case 'C':
+			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
+				return EXIT_USAGE;
 			break;
 		case 'o':
 			output = optarg;
@@ -84,6 +113,9 @@ report_exec(int argc, char **argv)
 		    "\"seqorch report --help\")\n", argv[optind]);
 		return EXIT_USAGE;
 	}
+	/* -o guess.html writes html: the name says what the file is. */
+	if (output != NULL && !format_set)
+		o.format = format_of(output);
 	if (latest && o.run_id > 0) {
 		fprintf(stderr, "seqorch: \"--run\" and \"--latest\" exclude "
 		    "each other\n");
@@ -129,7 +161,7 @@ const struct cmd_entry cmd_report_entry = {
 	.usage =
 	    "usage: seqorch report [--run ID | --latest] [--study S] [--db F]\n"
 	    "                      [--explore] [--format F] [-o FILE]\n"
-	    "                      [--reference seed:HOST]\n"
+	    "                      [--reference seed:HOST] [--max-cv PCT]\n"
 	    "\n"
 	    "For each study, the newest run (or the run --run names): a table\n"
 	    "of variant x host with the median rate over valid samples\n"
@@ -147,10 +179,15 @@ const struct cmd_entry cmd_report_entry = {
 	    "  --explore       let --latest pick exploratory runs too\n"
 	    "  --format F      text (default), markdown, csv (one row per\n"
 	    "                  sample), json (one object for scripts) or html\n"
-	    "                  (a self-contained page with charts)\n"
+	    "                  (a self-contained page with charts); without\n"
+	    "                  it, -o takes the format from F's extension\n"
+	    "                  (.html, .md, .csv, .json; text otherwise)\n"
 	    "  -o, --output F  write to file F instead of stdout\n"
 	    "  --reference R   show the published figure R beside the local\n"
 	    "                  best (seed:graviton5, seed:m4, seed:genoa)\n"
+	    "  --max-cv PCT    flag a cell whose coefficient of variation is\n"
+	    "                  above PCT as unstable, with what to do (default\n"
+	    "                  1%, as run's --max-cv)\n"
 	    "\n"
 	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option\n"
 	    "or unknown run id, 3 database missing or unreadable.\n"

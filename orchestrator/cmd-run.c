@@ -157,25 +157,6 @@ valid_openssl_cap(const char *s)
 	    "0123456789abcdefABCDEFxX~:") == n;
 }
 
-/* "1%" or "0.01": a fraction in (0, 1). */
-static int
-parse_cv(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s)
-		return -1;
-	if (*end == '%') {
-		v /= 100;
-		end++;
-	}
-	if (*end != '\0' || !(v > 0 && v < 1))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* One study's run; returns an EXIT_* code. */
 static int
 run_study(struct db *db, const char *study, struct host **hosts, size_t n,
@@ -291,10 +272,14 @@ started:
 	    "%u host%s ok, %u failed\n", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
 	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	runner_summary(db, run_id, o->db, status, stderr);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
 }
+
+/* load_resume: the run is finished, there is nothing to do (exit 0). */
+#define RESUME_DONE (-1)
 
 /*
  * --resume: the run's own study, steps, samples, seed, variants, hosts and
@@ -320,8 +305,8 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	rc = db_run_load(db, o->resume, r, &err);
 	db_close(db);
 	if (rc != 0) {
-		fprintf(stderr, "seqorch: cannot resume: %s in \"%s\"\n",
-		    err.msg, o->db);
+		fprintf(stderr, "seqorch: cannot resume: \"%s\": %s\n", o->db,
+		    err.msg);
 		return cmd_exit_code(rc);
 	}
 	/*
@@ -335,6 +320,20 @@ load_resume(struct run_opts *o, struct stored_run *r)
 		    (long long)o->resume, (long long)r->origin_run_id,
 		    r->imported_from);
 		return EXIT_USAGE;
+	}
+	/* Before connecting and building: an ok run has nothing missing. */
+	if (strcmp(r->status, "ok") == 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		if (strcmp(o->db, "results.db") != 0) {
+			strbuf_addstr(&sb, " --db");
+			rcmd_arg(&sb, o->db);
+		}
+		fprintf(stderr, "seqorch: run %lld is finished (ok): nothing to "
+		    "resume\nnext: seqorch report --run %lld%s\n",
+		    (long long)o->resume, (long long)o->resume, sb.buf);
+		strbuf_release(&sb);
+		return RESUME_DONE;
 	}
 	if (o->studies != NULL && strcmp(o->studies, r->study) != 0) {
 		fprintf(stderr, "seqorch: cannot resume: run %lld measured "
@@ -425,12 +424,8 @@ run_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'C':
-			if (parse_cv(optarg, &o.max_cv) != 0) {
-				fprintf(stderr, "seqorch: invalid --max-cv "
-				    "\"%s\": expected a percentage such as "
-				    "1%% or a fraction such as 0.01\n", optarg);
+			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'M':
 			if (cmd_int_arg("--max-samples", optarg, MAX_SAMPLES,
@@ -472,8 +467,11 @@ run_exec(int argc, char **argv)
 		    "seed, OpenSSL capabilities and kind\n", o.fixed);
 		return EXIT_USAGE;
 	}
-	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK)
+	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK) {
+		if (rc == RESUME_DONE)
+			rc = EXIT_OK;
 		goto out;
+	}
 	if (o.max_samples == 0)
 		o.max_samples = o.samples;
 	if (o.max_samples < o.samples) {
@@ -607,7 +605,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "                 that run ID is missing, with its own settings\n"
 	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"
 	    "                 --openssl-cap and --explore are refused with it);\n"
-	    "                 never a run imported from a bundle\n"
+	    "                 never a run imported from a bundle; a run that\n"
+	    "                 ended ok has nothing missing (said at once)\n"
 	    "\n"
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",

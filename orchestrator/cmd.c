@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
@@ -60,6 +61,79 @@ void
 cmd_print_usage(const struct cmd_entry *entry)
 {
 	fputs(entry->usage, stdout);
+}
+
+/*
+ * Optimal string alignment distance (Levenshtein with adjacent swaps, as
+ * git's help.c weighs them): "reprot" is 1 from "report".  Names are
+ * short; longer ones are far from everything anyway.
+ */
+static size_t
+distance(const char *a, const char *b)
+{
+	size_t d[3][33], la = strlen(a), lb = strlen(b), i, j, v;
+
+	if (la > 32 || lb > 32)
+		return SIZE_MAX;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t *row = d[i % 3], *up = d[(i - 1) % 3],
+		    *up2 = d[(i + 1) % 3];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			v = up[j - 1] + (a[i - 1] != b[j - 1]);
+			if (up[j] + 1 < v)
+				v = up[j] + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && up2[j - 2] + 1 < v)
+				v = up2[j - 2] + 1;
+			row[j] = v;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+const char *
+cmd_suggest(const char *name)
+{
+	const char *best = NULL;
+	size_t i, d, bestd = SIZE_MAX, len = strlen(name);
+
+	for (i = 0; cmd_table[i] != NULL; i++) {
+		/* A prefix ("rep") is as near as one typo. */
+		d = len > 1 && strncmp(cmd_table[i]->name, name, len) == 0 ? 1 :
+		    distance(name, cmd_table[i]->name);
+		if (d < bestd) {
+			bestd = d;
+			best = cmd_table[i]->name;
+		}
+	}
+	/* Two edits on a word of three or more letters; one on shorter. */
+	return bestd <= (len >= 3 ? 2u : 1u) ? best : NULL;
+}
+
+int
+cmd_cv_arg(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end != arg && *end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (end == arg || *end != '\0' || !(v > 0 && v < 1)) {
+		fprintf(stderr, "seqorch: invalid %s \"%s\": expected a "
+		    "percentage such as 1%% or a fraction such as 0.01\n", opt,
+		    arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 int

@@ -73,6 +73,16 @@ int cmd_extra_args(int argc, char **argv);
  */
 int cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out);
 int cmd_run_id_arg(const char *opt, const char *arg, int64_t *out);
+/*
+ * The command nearest to a mistyped name (a prefix of it, or within two
+ * edits), for "did you mean"; NULL when none is near.  Static.
+ */
+const char *cmd_suggest(const char *name);
+/*
+ * A coefficient of variation, "1%" or "0.01", as a fraction in (0, 1) in
+ * *out; -1 with a message naming the option otherwise.
+ */
+int cmd_cv_arg(const char *opt, const char *arg, double *out);
 
 struct config;
 

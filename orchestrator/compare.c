@@ -1,6 +1,8 @@
 /* seqorch compare: the change of every cell between two runs. */
 #include "compare.h"
+#include "db-report.h"
 #include "report-model.h"
+#include "strbuf.h"
 #include "study.h"
 
 #include <cjson/cJSON.h>
@@ -185,16 +187,89 @@ geo_words(const struct cmp *c)
 	return s;
 }
 
+/*
+ * A run's noise verdict from its hosts' preflights: "noisy" when any
+ * window was, "quiet" when none was, "unknown" without windows.
+ */
+static const char *
+noise(const struct rrun *r)
+{
+	int64_t windows = 0, noisy = 0;
+	size_t i;
+
+	for (i = 0; i < r->nhosts; i++) {
+		windows += r->hosts[i].windows;
+		noisy += r->hosts[i].noisy;
+	}
+	return noisy > 0 ? "noisy" : windows > 0 ? "quiet" : "unknown";
+}
+
+/* "ok, noisy (genoa 1/2 windows)": a run's status and noise.  Caller frees. */
+static char *
+run_words(const struct rrun *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addf(&sb, "%s, %s", r->status, noise(r));
+	for (i = 0; i < r->nhosts; i++) {
+		if (r->hosts[i].noisy > 0)
+			strbuf_addf(&sb, "%s%s %" PRId64 "/%" PRId64,
+			    strchr(sb.buf, '(') == NULL ? " (" : ", ",
+			    r->hosts[i].name, r->hosts[i].noisy,
+			    r->hosts[i].windows);
+	}
+	if (strchr(sb.buf, '(') != NULL)
+		strbuf_addstr(&sb, " noisy windows)");
+	return strbuf_detach(&sb);
+}
+
+/* Why a gate cannot decide on c, or NULL (caller frees). */
+static char *
+undecided(const struct cmp *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, missing = 0, refused = 0;
+
+	if (strcmp(c->rb.status, "ok") != 0)
+		strbuf_addf(&sb, "run %" PRId64 " is not ok (%s)", c->rb.id,
+		    c->rb.status);
+	for (i = 0; i < c->ncells; i++) {
+		missing += c->cells[i].b == NULL;
+		refused += c->cells[i].a != NULL && c->cells[i].b != NULL &&
+		    c->cells[i].x.refused != NULL;
+	}
+	if (c->ngeo == 0)
+		strbuf_addf(&sb, "%sno cell could be compared",
+		    sb.len > 0 ? "; " : "");
+	else if (refused > 0)
+		strbuf_addf(&sb, "%s%zu cell%s refused", sb.len > 0 ? "; " : "",
+		    refused, refused == 1 ? "" : "s");
+	if (missing > 0)
+		strbuf_addf(&sb, "%s%zu cell%s of the baseline missing from run "
+		    "%" PRId64, sb.len > 0 ? "; " : "", missing,
+		    missing == 1 ? "" : "s", c->rb.id);
+	if (sb.len == 0)
+		return NULL;
+	return strbuf_detach(&sb);
+}
+
 static void
 text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 {
 	const struct rrow *w;
 	struct cwords cw;
-	char *geo;
+	char *geo, *wa, *wb, *why;
 	size_t i;
 
 	fprintf(out, "compare %s: run %" PRId64 " (baseline) -> run %" PRId64
 	    "\n", c->rb.study, c->ra.id, c->rb.id);
+	wa = run_words(&c->ra);
+	wb = run_words(&c->rb);
+	fprintf(out, "  baseline  run %" PRId64 ": %s\n  new       run %"
+	    PRId64 ": %s\n", c->ra.id, wa, c->rb.id, wb);
+	free(wb);
+	free(wa);
 	fprintf(out, "change of the median rate (%s/s; + is faster), %d%% "
 	    "bootstrap interval, verdict\n\n", study_unit_plural(c->rb.study),
 	    STATS_LEVEL_PCT);
@@ -221,6 +296,9 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 	if (o->fail_slower > 0)
 		fprintf(out, "fail threshold: a cell decided slower by more "
 		    "than %g%%\n", o->fail_slower);
+	if ((why = undecided(c)) != NULL)
+		fprintf(out, "cannot decide: %s\n", why);
+	free(why);
 }
 
 static void
@@ -228,14 +306,20 @@ md(const struct cmp *c, FILE *out)
 {
 	const struct rrow *w;
 	struct cwords cw;
-	char *geo;
+	char *geo, *wa, *wb, *why;
 	size_t i;
 
 	fprintf(out, "## compare %s: run %" PRId64 " (baseline) → run %"
-	    PRId64 "\n\n| variant | compiler | host | baseline | new | "
-	    "change | %d%% interval | verdict |\n| --- | --- | --- | ---: | "
-	    "---: | ---: | --- | --- |\n", c->rb.study, c->ra.id, c->rb.id,
-	    STATS_LEVEL_PCT);
+	    PRId64 "\n\n", c->rb.study, c->ra.id, c->rb.id);
+	wa = run_words(&c->ra);
+	wb = run_words(&c->rb);
+	fprintf(out, "Baseline run %" PRId64 ": %s.  New run %" PRId64
+	    ": %s.\n\n", c->ra.id, wa, c->rb.id, wb);
+	free(wb);
+	free(wa);
+	fprintf(out, "| variant | compiler | host | baseline | new | change | "
+	    "%d%% interval | verdict |\n| --- | --- | --- | ---: | ---: | "
+	    "---: | --- | --- |\n", STATS_LEVEL_PCT);
 	for (i = 0; i < c->ncells; i++) {
 		w = some(&c->cells[i]);
 		cell_words(&c->cells[i], &cw);
@@ -251,6 +335,9 @@ md(const struct cmp *c, FILE *out)
 		fprintf(out, "\nGeometric mean over %zu compared cells: %s\n",
 		    c->ngeo, geo);
 	free(geo);
+	if ((why = undecided(c)) != NULL)
+		fprintf(out, "\nCannot decide: %s.\n", why);
+	free(why);
 }
 
 static cJSON *
@@ -258,12 +345,17 @@ json(const struct cmp *c, const struct compare_opts *o)
 {
 	cJSON *root = cJSON_CreateObject(), *a, *e;
 	const struct ccell *x;
+	char *why;
 	const struct rrow *w;
 	size_t i;
 
 	cJSON_AddStringToObject(root, "study", c->rb.study);
 	cJSON_AddNumberToObject(root, "baseline", (double)c->ra.id);
 	cJSON_AddNumberToObject(root, "new", (double)c->rb.id);
+	cJSON_AddStringToObject(root, "baseline_status", c->ra.status);
+	cJSON_AddStringToObject(root, "new_status", c->rb.status);
+	cJSON_AddStringToObject(root, "baseline_noise", noise(&c->ra));
+	cJSON_AddStringToObject(root, "new_noise", noise(&c->rb));
 	a = cJSON_AddArrayToObject(root, "cells");
 	for (i = 0; i < c->ncells; i++) {
 		x = &c->cells[i];
@@ -295,30 +387,50 @@ json(const struct cmp *c, const struct compare_opts *o)
 	if (o->fail_slower > 0)
 		cJSON_AddNumberToObject(root, "fail_slower_pct",
 		    o->fail_slower);
+	why = undecided(c);
+	report_json_str(root, "undecided", why);
+	free(why);
 	return root;
 }
 
-/* The newest run of study other than skip (exploratory ones included). */
+/*
+ * The newest ok run of study after base (exploratory ones included); the
+ * newer runs that are not ok are named, since a gate that skipped a failed
+ * run must not look as if it had seen it.
+ */
 static int
-newest(sqlite3 *db, const char *study, int64_t skip, int64_t *id,
-    const char *db_path, struct so_err *err)
+newest_ok(sqlite3 *db, const char *study, int64_t base, int64_t *id,
+    struct so_err *err)
 {
-	struct report_opts o = { .study = study, .explore = 1,
-	    .db_path = db_path };
+	char *skipped = NULL;
 	int ret;
 
-	if ((ret = report_select_first(db, &o, id, err)) != 0)
+	if ((ret = db_report_newest_ok(db, study, base, id, &skipped,
+	    err)) != 0)
 		return ret;
-	if (*id == skip)
-		return so_error(err, SO_ENOTFOUND, "run %" PRId64 " is the "
-		    "newest run of study \"%s\": nothing newer to compare it "
-		    "with (name a second run)", skip, study);
-	return 0;
+	if (*id == 0)
+		ret = so_error(err, SO_ENOTFOUND, "no ok run of study \"%s\" "
+		    "after run %" PRId64 " to compare it with (%s%s)", study,
+		    base, skipped != NULL ? "newer: " : "none is newer",
+		    skipped != NULL ? skipped : "");
+	else if (skipped != NULL)
+		fprintf(stderr, "seqorch: comparing with run %" PRId64 ", the "
+		    "newest ok run of study \"%s\"; newer, not ok: %s\n",
+		    *id, study, skipped);
+	free(skipped);
+	return ret;
+}
+
+void
+compare_gate_free(struct compare_gate *gate)
+{
+	free(gate->undecided);
+	gate->undecided = NULL;
 }
 
 int
 compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
-    size_t *slower_cells, struct so_err *err)
+    struct compare_gate *gate, struct so_err *err)
 {
 	struct cmp c;
 	int64_t next = o->next;
@@ -328,11 +440,11 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 	int ret;
 
 	memset(&c, 0, sizeof c);
-	*slower_cells = 0;
+	memset(gate, 0, sizeof *gate);
 	if ((ret = report_load_one(db, o->base, o->db_path, &c.ra, err)) != 0)
 		return ret;
-	if (next == 0 && (ret = newest(db, c.ra.study, o->base, &next,
-	    o->db_path, err)) != 0)
+	if (next == 0 && (ret = newest_ok(db, c.ra.study, o->base, &next,
+	    err)) != 0)
 		goto out;
 	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
 		goto out;
@@ -348,8 +460,10 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 		    c.cells[i].x.refused == NULL && o->fail_slower > 0 &&
 		    c.cells[i].x.s.verdict == STATS_SLOWER &&
 		    c.cells[i].x.s.ratio < 1 - o->fail_slower / 100)
-			(*slower_cells)++;
+			gate->slower++;
 	}
+	gate->next = c.rb.id;
+	gate->undecided = undecided(&c);
 	if (o->format == REPORT_JSON) {
 		root = json(&c, o);
 		if ((s = cJSON_Print(root)) != NULL)

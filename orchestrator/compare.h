@@ -27,12 +27,26 @@ struct compare_opts {
 };
 
 /*
- * Compare and print.  *slower_cells counts the cells decided slower by
- * more than o->fail_slower percent (0 when it is not set).  SO_ENOTFOUND
- * for an unknown run, SO_EINVAL when the runs are of different studies
- * (nothing would be comparable), SO_EDB.
+ * What a CI gate needs to know of a comparison.  undecided says why it
+ * cannot decide, "run 4 failed; no cell could be compared" (NULL when it
+ * can; owned here, freed by compare_gate_free): the new run is not ok,
+ * no cell was compared, a cell was refused or is missing from the new run.
+ */
+struct compare_gate {
+	int64_t		 next;		/* the new run's id */
+	size_t		 slower;	/* decided slower than fail_slower allows */
+	char		*undecided;
+};
+
+/*
+ * Compare and print, filling *gate.  With --baseline alone (next 0) the
+ * new run is the newest ok run of the study after the baseline; newer
+ * runs that are not ok are named on stderr.  SO_ENOTFOUND for an unknown
+ * run or no such ok run, SO_EINVAL when the runs are of different
+ * studies (nothing would be comparable), SO_EDB.
  */
 int compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
-    size_t *slower_cells, struct so_err *err);
+    struct compare_gate *gate, struct so_err *err);
+void compare_gate_free(struct compare_gate *gate);
 
 #endif

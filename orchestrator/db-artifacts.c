@@ -3,6 +3,7 @@
  * the store, orchestrator/artifact.h) that builds name.
  */
 #include "db-int.h"
+#include "db-report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -225,8 +226,7 @@ db_artifact_list(struct db *db, int64_t run_id,
 		return rc;
 	if (e.n == 0 && db_sql(db, NULL, "SELECT 1 FROM runs WHERE id = ?", "i",
 	    run_id) != SQLITE_ROW)
-		return so_error(err, SO_ENOTFOUND, "no run %lld",
-		    (long long)run_id);
+		return db_report_no_run(db->h, run_id, err);
 	return 0;
 }
 

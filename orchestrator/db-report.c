@@ -272,7 +272,7 @@ static const struct field build_fields[] = {
 	F(F_I64, id), F(F_DUP, host), F(F_DUP, compiler),
 	F(F_DUP, compiler_version), F(F_DUP, cflags), F(F_DUP, native),
 	F(F_DUP, status), F(F_DUP, target), F(F_DUP, source_sha256),
-	F(F_DUP, binary_sha256), F(F_DUP, openssl),
+	F(F_DUP, binary_sha256), F(F_DUP, openssl), F(F_DUP, targeting),
 };
 #undef F
 
@@ -317,7 +317,7 @@ static const struct list {
 } lists[] = {
 	[DB_REPORT_BUILDS] = {
 	    "SELECT id, host, compiler, compiler_version, cflags, native,"
-	    " status, target, source_sha256, binary_sha256, openssl"
+	    " status, target, source_sha256, binary_sha256, openssl, targeting"
 	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
 	    LIST(builds, nbuilds, struct rbuild, build_fields) },
 	/* Warnings and errors only: info events are the run's diary. */
@@ -616,6 +616,22 @@ db_report_recent_ids(sqlite3 *db)
 }
 
 int
+db_report_no_run(sqlite3 *db, int64_t id, struct so_err *err)
+{
+	char *latest = db_report_recent_ids(db);
+	int ret;
+
+	if (latest != NULL)
+		ret = so_error(err, SO_ENOTFOUND, "no run with id %" PRId64
+		    " (latest: %s)", id, latest);
+	else
+		ret = so_error(err, SO_ENOTFOUND, "no run with id %" PRId64
+		    " (it has no runs)", id);
+	free(latest);
+	return ret;
+}
+
+int
 db_report_latest(sqlite3 *db, const char *study, int explore,
     int64_t **ids, size_t *n, struct so_err *err)
 {
@@ -648,6 +664,43 @@ out:
 		*ids = NULL;
 		*n = 0;
 	}
+	return ret;
+}
+
+int
+db_report_newest_ok(sqlite3 *db, const char *study, int64_t after,
+    int64_t *ok_id, char **skipped, struct so_err *err)
+{
+	static const char sql[] =
+	    "SELECT id, status FROM runs WHERE study = ?1 AND id > ?2"
+	    " ORDER BY id DESC";
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	*ok_id = 0;
+	*skipped = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, study, -1, SQLITE_STATIC) !=
+	    SQLITE_OK || sqlite3_bind_int64(st, 2, after) != SQLITE_OK) {
+		ret = db_failed(db, "runs", err);
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (strcmp(col_str(st, 1), "ok") == 0) {
+			*ok_id = sqlite3_column_int64(st, 0);
+			break;
+		}
+		strbuf_addf(&sb, "%s%lld %s", sb.len > 0 ? ", " : "",
+		    sqlite3_column_int64(st, 0), col_str(st, 1));
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = db_failed(db, "runs", err);
+	else if (sb.len > 0)
+		*skipped = strbuf_detach(&sb);
+out:
+	strbuf_release(&sb);
+	sqlite3_finalize(st);
 	return ret;
 }
 

@@ -121,9 +121,21 @@ int db_report_samples(sqlite3 *db, const struct rrun *r,
 int db_report_run_study(sqlite3 *db, int64_t id, char **study,
     struct so_err *err);
 char *db_report_recent_ids(sqlite3 *db);
+/*
+ * SO_ENOTFOUND with "no run with id N (latest: 9, 8, 7)", or "(it has no
+ * runs)", in err: what every command says of an unknown run id.
+ */
+int db_report_no_run(sqlite3 *db, int64_t id, struct so_err *err);
 int db_report_latest(sqlite3 *db, const char *study, int explore,
     int64_t **ids, size_t *n, struct so_err *err);
 int db_report_absent(sqlite3 *db, const char *study, int64_t *hidden,
     char **studies, struct so_err *err);
+/*
+ * The newest run of study after run `after` whose status is ok, in *ok_id
+ * (0: none), and the runs newer than it that are not ok, "7 failed, 6
+ * interrupted", in *skipped (NULL when none; caller frees).
+ */
+int db_report_newest_ok(sqlite3 *db, const char *study, int64_t after,
+    int64_t *ok_id, char **skipped, struct so_err *err);
 
 #endif

@@ -3,6 +3,7 @@
  * reference digests and events; and what --resume reads back.
  */
 #include "db-int.h"
+#include "db-report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,8 +248,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->origin_run_id = sqlite3_column_int64(st, 10);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
-		rc = so_error(err, SO_ENOTFOUND, "no run with id %lld",
-		    (long long)run_id);
+		rc = db_report_no_run(db->h, run_id, err);
 	else
 		rc = db_err(db, err, "cannot read runs");
 	sqlite3_finalize(st);

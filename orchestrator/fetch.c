@@ -39,6 +39,37 @@ fetch_url(const struct artifact_entry *a)
 }
 
 int
+fetch_study_from(const char *study, const char *file, const char *cache,
+    const char **name, struct so_err *err)
+{
+	const struct artifact_entry *a, *want = NULL;
+	unsigned long long size;
+	char got[65], *path;
+	int rc;
+
+	if ((rc = http_file_sha256(file, got, &size, err)) != 0)
+		return rc;
+	for (a = artifact_table; a->study != NULL; a++) {
+		if (strcmp(a->study, study) != 0)
+			continue;
+		if (want == NULL || (a->size == size &&
+		    strcmp(a->sha256, got) == 0))
+			want = a;
+	}
+	if (want == NULL)
+		return so_error(err, SO_ENOTFOUND, "study \"%s\" fetches no "
+		    "upstream artifacts: --from has nothing to stand for",
+		    study);
+	/* Checked again on the copy; a wrong file is named with the want. */
+	if ((rc = http_import(file, want->sha256, want->size, cache, &path,
+	    err)) != 0)
+		return rc;
+	free(path);
+	*name = want->name;
+	return 0;
+}
+
+int
 fetch_study(const char *study, const char *cache,
     volatile sig_atomic_t *stop, unsigned *fetched, unsigned *cached,
     struct so_err *err)

@@ -35,5 +35,14 @@ const char *fetch_url(const struct artifact_entry *a);
 int fetch_study(const char *study, const char *cache,
     volatile sig_atomic_t *stop, unsigned *fetched, unsigned *cached,
     struct so_err *err);
+/*
+ * The offline path: file is one of study's artifacts (the one whose size
+ * and SHA-256 it has), copied into cache and checked as a download is.
+ * *name is the artifact's name (static).  SO_ECHECKSUM when file is none
+ * of them (the message names what is expected), SO_ENOTFOUND when the
+ * study has no artifacts, http_import's codes.
+ */
+int fetch_study_from(const char *study, const char *file, const char *cache,
+    const char **name, struct so_err *err);
 
 #endif

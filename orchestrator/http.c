@@ -308,6 +308,72 @@ cached(const char *path, const char *sha256, unsigned long long size)
 }
 
 int
+http_import(const char *file, const char *sha256, unsigned long long size,
+    const char *dir, char **path, struct so_err *err)
+{
+	char *final = xasprintf("%s/%s", dir, sha256);
+	char *part = xasprintf("%s/%s.part", dir, sha256), got[65];
+	unsigned long long n = 0;
+	FILE *in = NULL, *out = NULL;
+	char buf[65536];
+	size_t len;
+	int rc;
+
+	*path = NULL;
+	if ((rc = mkdir_p(dir, err)) != 0)
+		goto out;
+	if (cached(final, sha256, size))
+		goto done;
+	if ((in = fopen(file, "rb")) == NULL) {
+		rc = so_error(err, SO_EIO, "cannot read \"%s\": %s", file,
+		    strerror(errno));
+		goto out;
+	}
+	if ((out = fopen(part, "wb")) == NULL) {
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", part,
+		    strerror(errno));
+		goto out;
+	}
+	while ((len = fread(buf, 1, sizeof buf, in)) > 0)
+		if (fwrite(buf, 1, len, out) != len)
+			break;
+	if (ferror(in) || ferror(out) || fflush(out) != 0 ||
+	    fsync(fileno(out)) != 0) {
+		rc = so_error(err, SO_EIO, "cannot copy \"%s\" to \"%s\": %s",
+		    file, part, strerror(errno));
+		unlink(part);
+		goto out;
+	}
+	/* The copy is what the cache keeps: it is the one checked. */
+	if ((rc = http_file_sha256(part, got, &n, err)) != 0)
+		goto out;
+	if (n != size || strcmp(got, sha256) != 0) {
+		unlink(part);
+		rc = so_error(err, SO_ECHECKSUM, "\"%s\": %llu bytes with "
+		    "SHA-256 %s, expected %llu bytes with SHA-256 %s (copy "
+		    "deleted)", file, n, got, size, sha256);
+		goto out;
+	}
+	if (rename(part, final) != 0) {
+		rc = so_error(err, SO_EIO, "cannot rename \"%s\" to \"%s\": %s",
+		    part, final, strerror(errno));
+		goto out;
+	}
+done:
+	*path = final;
+	final = NULL;
+	rc = 0;
+out:
+	if (out != NULL)
+		fclose(out);
+	if (in != NULL)
+		fclose(in);
+	free(part);
+	free(final);
+	return rc;
+}
+
+int
 http_fetch(const char *url, const char *sha256, unsigned long long size,
     const char *dir, volatile sig_atomic_t *stop, char **path,
     struct http_stats *st, struct so_err *err)

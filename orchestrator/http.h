@@ -37,6 +37,15 @@ struct http_stats {
  * (wrong size or hash; the download is deleted), SO_EIO (local files),
  * SO_EINTR (*stop set).  st may be NULL; stop may be NULL.
  */
+/*
+ * The same for a file already here (an offline copy of the download):
+ * copied into DIR/<sha256>.part, that copy's size and SHA-256 checked,
+ * then renamed.  SO_ECHECKSUM (the copy is deleted), SO_EIO.
+ */
+int http_import(const char *file, const char *sha256,
+    unsigned long long size, const char *dir, char **path,
+    struct so_err *err);
+
 int http_fetch(const char *url, const char *sha256, unsigned long long size,
     const char *dir, volatile sig_atomic_t *stop, char **path,
     struct http_stats *st,

@@ -1,30 +1,93 @@
-/* Live per-host progress lines (stderr). */
+/*
+ * Live per-host progress lines (stderr), a whole-run line below them, and
+ * warnings printed above them, where redrawing does not reach.
+ */
 #include "progress.h"
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LINE_MAX_LEN 200
+#define BAR_WIDTH 24
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *const *hosts;
 static char (*lines)[LINE_MAX_LEN];
 static size_t nlines;
 static int tty, drawn;
+static unsigned drawn_rows;	/* rows the last redraw printed */
+static uint64_t expected, done;	/* samples, all hosts */
+static double first_at;		/* when the first sample was expected */
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Terminal columns; a live line longer than that would wrap and break
+ * the cursor arithmetic. */
+static int
+columns(void)
+{
+	struct winsize ws;
+
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* "[#######-----]  12/27 samples, 0:05 left". */
+static void
+total_line(char *buf, size_t len)
+{
+	uint64_t d = done < expected ? done : expected;
+	size_t fill = (size_t)(BAR_WIDTH * d / expected), i;
+	char bar[BAR_WIDTH + 1];
+	double spent = now() - first_at, left;
+	int n;
+
+	for (i = 0; i < BAR_WIDTH; i++)
+		bar[i] = i < fill ? '#' : '-';
+	bar[BAR_WIDTH] = '\0';
+	n = snprintf(buf, len, "[%s] %llu/%llu samples", bar,
+	    (unsigned long long)d, (unsigned long long)expected);
+	if (d == 0 || n < 0 || (size_t)n >= len)
+		return;
+	left = spent / (double)d * (double)(expected - d);
+	snprintf(buf + n, len - (size_t)n, ", %d:%02d left",
+	    (int)(left / 60), (int)left % 60);
+}
 
 static void
 redraw(void)
 {
+	char total[LINE_MAX_LEN];
+	int w = columns() - 1;
 	size_t i;
 
-	if (drawn)
-		fprintf(stderr, "\033[%zuA", nlines);
-	for (i = 0; i < nlines; i++)
-		fprintf(stderr, "\033[2K%-12s %s\n", hosts[i], lines[i]);
+	if (drawn && drawn_rows > 0)
+		fprintf(stderr, "\033[%uA", drawn_rows);
+	drawn_rows = 0;
+	for (i = 0; i < nlines; i++, drawn_rows++)
+		fprintf(stderr, "\033[2K%-12.*s %.*s\n", w, hosts[i],
+		    w > 13 ? w - 13 : 0, lines[i]);
+	if (expected > 0) {
+		total_line(total, sizeof total);
+		fprintf(stderr, "\033[2K%-12s %.*s\n", "all",
+		    w > 13 ? w - 13 : 0, total);
+		drawn_rows++;
+	}
 	drawn = 1;
 	fflush(stderr);
 }
@@ -40,6 +103,8 @@ progress_start(const char *const *names, size_t n)
 	tty = isatty(2) && getenv("TERM") != NULL &&
 	    strcmp(getenv("TERM"), "dumb") != 0 && lines != NULL;
 	drawn = 0;
+	drawn_rows = 0;
+	expected = done = 0;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -67,6 +132,52 @@ progress_set(size_t i, const char *fmt, ...)
 	pthread_mutex_unlock(&mu);
 }
 
+void
+progress_warn(size_t i, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&mu);
+	if (lines == NULL || i >= nlines) {
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	va_start(ap, fmt);
+	/*
+	 * On a terminal the warning takes the place of the live lines, which
+	 * are drawn again below it: it scrolls up with the output, whole.
+	 */
+	if (tty && drawn && drawn_rows > 0)
+		fprintf(stderr, "\033[%uA\033[J", drawn_rows);
+	fprintf(stderr, "seqorch: %s: warning: ", hosts[i]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	if (tty) {
+		drawn = 0;
+		redraw();
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+void
+progress_expect(uint64_t n)
+{
+	pthread_mutex_lock(&mu);
+	if (expected == 0)
+		first_at = now();
+	expected += n;
+	pthread_mutex_unlock(&mu);
+}
+
+void
+progress_tick(void)
+{
+	pthread_mutex_lock(&mu);
+	done++;
+	pthread_mutex_unlock(&mu);
+}
+
 int
 progress_live(void)
 {
@@ -86,5 +197,7 @@ progress_end(void)
 	lines = NULL;
 	nlines = 0;
 	drawn = 0;
+	drawn_rows = 0;
+	expected = done = 0;
 	pthread_mutex_unlock(&mu);
 }

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void
@@ -44,12 +45,35 @@ int_f(FILE *out, int known, int64_t v)
 	fputc(',', out);
 }
 
+/*
+ * The shortest decimal that reads back as v ("383.02561", not %.17g's
+ * "383.02560999999997"): no digit the double does not hold, and no value
+ * changed, so a rate from the CSV is the report's to the last bit.  Plain
+ * notation, never "5e+06".
+ */
 static void
 real_f(FILE *out, double v)
 {
-	if (!isnan(v))
-		fprintf(out, "%.17g", v);
-	fputc(',', out);
+	char buf[64];
+	int p;
+
+	if (isnan(v)) {
+		fputc(',', out);
+		return;
+	}
+	for (p = 1; p <= 17; p++) {
+		snprintf(buf, sizeof buf, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (strchr(buf, 'e') != NULL && fabs(v) < 1e21) {
+		for (p = 0; p <= 20; p++) {
+			snprintf(buf, sizeof buf, "%.*f", p, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
+	fprintf(out, "%s,", buf);
 }
 
 struct csv_arg {

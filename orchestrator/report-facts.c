@@ -220,6 +220,20 @@ note(struct note **v, size_t *n, char *head, const char *text)
 	(*v)[(*n)++].text = text;
 }
 
+int
+report_row_unstable(const struct rrun *r, const struct rrow *w)
+{
+	return w->n >= 2 && w->desc.cv > r->max_cv;
+}
+
+char *
+report_unstable_text(const struct rrun *r, const struct rrow *w)
+{
+	return xasprintf("unstable: %s on \"%s\" (%s): cv %.2f%% > --max-cv "
+	    "%g%%, the result may be unstable", w->variant, w->host, w->label,
+	    100 * w->desc.cv, 100 * r->max_cv);
+}
+
 static struct note *
 warnings(const struct rrun *r, size_t *n)
 {
@@ -228,7 +242,7 @@ warnings(const struct rrun *r, size_t *n)
 	const struct revent *e;
 	const struct rhost *h;
 	struct note *notes = NULL;
-	size_t i;
+	size_t i, unstable = 0;
 
 	*n = 0;
 	for (i = 0; i < r->ninvalid; i++) {
@@ -261,7 +275,27 @@ warnings(const struct rrun *r, size_t *n)
 		    e->host != NULL ? " on " : "", e->host != NULL ? e->host :
 		    "", e->at), e->message);
 	}
+	for (i = 0; i < r->nrows; i++) {
+		if (report_row_unstable(r, &r->rows[i]))
+			note(&notes, n, report_unstable_text(r, &r->rows[i]), "");
+		unstable += report_row_unstable(r, &r->rows[i]);
+	}
+	if (unstable > 0)
+		note(&notes, n, xstrdup(REPORT_UNSTABLE_ADVICE), "");
 	return notes;
+}
+
+size_t
+report_warning_count(const struct rrun *r)
+{
+	struct note *notes;
+	size_t i, n;
+
+	notes = warnings(r, &n);
+	for (i = 0; i < n; i++)
+		free(notes[i].head);
+	free(notes);
+	return n;
 }
 
 void

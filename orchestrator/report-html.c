@@ -79,10 +79,22 @@ tick_step(double max, int n)
  * One horizontal bar per measured cell (n > 0): the bar reaches the
  * median, the box spans the quartiles, the whisker min to max.
  */
+static int
+by_median_desc(const void *a, const void *b)
+{
+	const struct rrow *x = *(const struct rrow *const *)a;
+	const struct rrow *y = *(const struct rrow *const *)b;
+
+	if (x->median != y->median)
+		return x->median < y->median ? 1 : -1;
+	return strcmp(x->host, y->host) != 0 ? strcmp(x->host, y->host) :
+	    strcmp(x->variant, y->variant);
+}
+
 static void
 chart_cells(const struct rrun *r, FILE *out)
 {
-	const struct rrow *w;
+	const struct rrow *w, **order;
 	double max = 0, step, x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
 	double t, y, h;
 	size_t i, k, bars = 0;
@@ -126,11 +138,15 @@ chart_cells(const struct rrun *r, FILE *out)
 	fputs(" per second</text>\n", out);
 	fprintf(out, "<line x1=\"%.0f\" y1=\"%d\" x2=\"%.0f\" y2=\"%.0f\" "
 	    "class=\"axisline\"/>\n", x0, TOP - 4, x0, h - BOTTOM + 2);
-	for (k = 0, i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		if (w->n == 0)
-			continue;
-		y = TOP + (double)k++ * (BAR_H + BAR_GAP);
+	/* Fastest first: the order the question is asked in. */
+	order = xcalloc(bars, sizeof *order);
+	for (k = 0, i = 0; i < r->nrows; i++)
+		if (r->rows[i].n > 0)
+			order[k++] = &r->rows[i];
+	qsort(order, bars, sizeof *order, by_median_desc);
+	for (k = 0; k < bars; k++) {
+		w = order[k];
+		y = TOP + (double)k * (BAR_H + BAR_GAP);
 		color = palette[host_index(r, w->host) %
 		    (sizeof palette / sizeof *palette)];
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
@@ -161,10 +177,11 @@ chart_cells(const struct rrun *r, FILE *out)
 		    "x2=\"%.1f\" y2=\"%.1f\"/>\n", x0 + w->min / max * span,
 		    y + BAR_H / 2.0, x0 + w->max / max * span, y + BAR_H / 2.0);
 	}
+	free(order);
 	fputs("</svg>\n<figcaption>One bar per (variant, host, build) with "
-	    "valid samples, reaching its median; the box spans the quartiles, "
-	    "the whiskers the slowest and fastest sample; colour marks the "
-	    "host.</figcaption>\n</figure>\n", out);
+	    "valid samples, fastest first, reaching its median; the box spans "
+	    "the quartiles, the whiskers the slowest and fastest sample; "
+	    "colour marks the host.</figcaption>\n</figure>\n", out);
 }
 
 /* Host ratios on a linear axis around 1, intervals as lines. */
@@ -239,6 +256,92 @@ chart_ratios(const struct rrun *r, FILE *out)
 	    "best valid medians; its line the bootstrap interval over the "
 	    "samples; the dashed line marks 1.</figcaption>\n</figure>\n",
 	    out);
+}
+
+/*
+ * The main question drawn: every variant against its host's best (1x),
+ * with its interval, hosts in ranked order.
+ */
+static void
+chart_vs_best(const struct rrun *r, FILE *out)
+{
+	const struct rrow **v, *w;
+	double lo = 1, hi = 1, h, y, px, step, t;
+	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
+	size_t i, n;
+
+	v = report_vs_best(r, 1, &n);
+	if (n < 2) {
+		free(v);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		w = v[i];
+		lo = fmin(lo, isnan(w->vs_best.lo) ? w->vs_best.ratio :
+		    w->vs_best.lo);
+		hi = fmax(hi, isnan(w->vs_best.hi) ? w->vs_best.ratio :
+		    w->vs_best.hi);
+	}
+	lo = fmax(lo, 0);
+	step = tick_step(hi - lo + 1e-9, 4);
+	lo = floor(lo / step) * step;
+	hi = ceil(hi / step) * step;
+	if (hi - lo < step)
+		hi = lo + step;
+	h = TOP + (double)n * (BAR_H + BAR_GAP) + BOTTOM;
+	fprintf(out, "<figure class=\"chart\" data-chart=\"vs-best\" "
+	    "data-points=\"%zu\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-label=\"variants "
+	    "against their host's best\">\n<rect x=\"0\" y=\"0\" width=\"%d\" "
+	    "height=\"%.0f\" fill=\"" CHART_BG "\"/>\n<text x=\"8\" y=\"20\" "
+	    "class=\"title\">variants against their host's best, %d%% "
+	    "interval</text>\n", n, CHART_W, h, CHART_W, h, STATS_LEVEL_PCT);
+	for (t = lo; t <= hi + step / 2; t += step) {
+		px = x0 + (t - lo) / (hi - lo) * span;
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+		    "y2=\"%.0f\" class=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\" "
+		    "class=\"tick\" text-anchor=\"middle\">%.2fx</text>\n", px,
+		    TOP - 4, px, h - BOTTOM + 2, fabs(t - 1) < step / 100 ?
+		    "one" : "grid", px, h - BOTTOM + 16, t);
+	}
+	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
+	    "text-anchor=\"middle\">variant / the host's best</text>\n",
+	    x0 + span / 2, h - 10);
+	for (i = 0; i < n; i++) {
+		w = v[i];
+		y = TOP + (double)i * (BAR_H + BAR_GAP) + BAR_H / 2.0;
+		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
+		    "text-anchor=\"end\">", x0 - 6, y + 4);
+		report_html_text(out, w->variant);
+		fputs(" \xc2\xb7 ", out);
+		report_html_text(out, w->host);
+		if (r->several_builds) {
+			fputs(" (", out);
+			report_html_text(out, w->label);
+			fputs(")", out);
+		}
+		fputs("</text>\n", out);
+		if (!isnan(w->vs_best.lo))
+			fprintf(out, "<line class=\"interval\" x1=\"%.1f\" "
+			    "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    x0 + (w->vs_best.lo - lo) / (hi - lo) * span, y,
+			    x0 + (w->vs_best.hi - lo) / (hi - lo) * span, y);
+		px = x0 + (w->vs_best.ratio - lo) / (hi - lo) * span;
+		fprintf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
+		    "r=\"5\" style=\"fill:%s\"><title>", px, y,
+		    palette[host_index(r, w->host) %
+		    (sizeof palette / sizeof *palette)]);
+		report_html_text(out, w->variant);
+		fprintf(out, " on ");
+		report_html_text(out, w->host);
+		fprintf(out, ": %.3fx the best, %s</title></circle>\n",
+		    w->vs_best.ratio, report_verdict_phrase(&w->vs_best));
+	}
+	free(v);
+	fputs("</svg>\n<figcaption>Each point is a variant's median over its "
+	    "host's best (the point at 1 is the best itself), its line the "
+	    "bootstrap interval; colour marks the host.</figcaption>\n"
+	    "</figure>\n", out);
 }
 
 static void
@@ -407,10 +510,60 @@ html_ratios(const struct rrun *r, FILE *out)
 static void
 html_warnings(const struct rrun *r, FILE *out)
 {
-	fputs("<h3>Warnings</h3>\n<ul class=\"warnings\">\n", out);
+	fprintf(out, "<h3 id=\"warnings-%" PRId64 "\">Warnings</h3>\n<ul "
+	    "class=\"warnings\">\n", r->id);
 	report_print_warnings(r, out, "<li>", report_html_text,
 	    report_html_text, "</li>\n", "<li>none</li>\n");
 	fputs("</ul>\n", out);
+}
+
+/*
+ * What must not be missed, at the top of the run: its noisy hosts, its
+ * unstable cells and how many warnings the section at the bottom holds
+ * (named, not linked: the page fetches and links nothing).
+ */
+static void
+html_banner(const struct rrun *r, FILE *out)
+{
+	size_t i, nwarn = 0, unstable = 0, noisy = 0;
+
+	for (i = 0; i < r->nhosts; i++)
+		noisy += r->hosts[i].noisy > 0;
+	for (i = 0; i < r->nrows; i++)
+		unstable += report_row_unstable(r, &r->rows[i]);
+	/* The advice after the unstable cells is not a warning of its own. */
+	nwarn = report_warning_count(r) - (unstable > 0);
+	if (noisy + nwarn + (strcmp(r->status, "ok") != 0) == 0)
+		return;
+	fprintf(out, "<div class=\"banner\" role=\"alert\" data-warnings=\""
+	    "%zu\" data-noisy=\"%zu\"><strong>", nwarn, noisy);
+	if (strcmp(r->status, "ok") != 0) {
+		fputs("Run ", out);
+		report_html_text(out, r->status);
+		fputs(".</strong> <strong>", out);
+	}
+	if (noisy > 0) {
+		fputs("Noisy:", out);
+		for (i = 0; i < r->nhosts; i++) {
+			if (r->hosts[i].noisy == 0)
+				continue;
+			fputc(' ', out);
+			report_html_text(out, r->hosts[i].name);
+			fprintf(out, " %" PRId64 "/%" PRId64 " windows",
+			    r->hosts[i].noisy, r->hosts[i].windows);
+		}
+		fputs(".</strong> ", out);
+	} else
+		fputs("</strong>", out);
+	if (nwarn > 0)
+		fprintf(out, "%zu warning%s (under Warnings below)", nwarn,
+		    nwarn == 1 ? "" : "s");
+	if (unstable > 0)
+		fprintf(out, ", of them %zu unstable cell%s", unstable,
+		    unstable == 1 ? "" : "s");
+	if (nwarn > 0)
+		fputc('.', out);
+	fputs("</div>\n", out);
 }
 
 static void
@@ -447,7 +600,9 @@ html_run(const struct rrun *r, FILE *out)
 			    " different digests</dd>", r->digests[i].distinct);
 	}
 	fputs("</dl>\n", out);
+	html_banner(r, out);
 	chart_cells(r, out);
+	chart_vs_best(r, out);
 	chart_ratios(r, out);
 	html_cells(r, out);
 	html_ratios(r, out);
@@ -470,7 +625,7 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "<title>seqorch report</title>\n<style>\n"
 	    "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;"
 	    "color:#111;background:#fff;margin:0 auto;padding:0.8rem;"
-	    "max-width:62rem}\n"
+	    "max-width:74rem}\n"
 	    "h1{font-size:1.4rem}h2{font-size:1.2rem;border-bottom:2px solid "
 	    "#333;margin-top:2rem}h3{font-size:1rem;margin:1.4rem 0 .4rem}\n"
 	    "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem "
@@ -495,9 +650,11 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "svg .interval{stroke:#222;stroke-width:2.5}svg .point{fill:"
 	    "#d62728;stroke:#000}\n"
 	    "figcaption{font-size:.8rem;color:#444}\n"
+	    ".banner{border:2px solid #b26b00;background:#fff4e0;padding:"
+	    ".4rem .7rem;margin:.8rem 0}\n"
 	    "@media (max-width:40rem){body{font-size:14px;padding:.4rem}}\n"
 	    "@media print{body{max-width:none;font-size:10pt}.scroll{"
-	    "overflow:visible}figure,table{break-inside:avoid}h2{"
+	    "overflow:visible}table{font-size:7pt}th,td{padding:.1rem .25rem}figure,table{break-inside:avoid}h2{"
 	    "break-before:page}section:first-of-type h2{break-before:auto}}\n"
 	    "</style>\n</head>\n<body>\n<h1>seqorch report</h1>\n<p>From <code>",
 	    out);

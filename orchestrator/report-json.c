@@ -299,7 +299,7 @@ json_positions(const struct rrun *r)
 static cJSON *
 json_warnings(const struct rrun *r)
 {
-	cJSON *w = cJSON_CreateObject(), *a, *o;
+	cJSON *w = cJSON_CreateObject(), *a, *o, *e;
 	size_t i;
 
 	a = cJSON_AddArrayToObject(w, "invalid_samples");
@@ -327,6 +327,19 @@ json_warnings(const struct rrun *r)
 	cJSON_AddNumberToObject(o, "samples", (double)r->moved);
 	cJSON_AddNumberToObject(o, "of", (double)r->clocked);
 	cJSON_AddNumberToObject(o, "threshold_pct", CLOCK_MOVED_PCT);
+	o = cJSON_AddObjectToObject(w, "unstable");
+	cJSON_AddNumberToObject(o, "max_cv_pct", 100 * r->max_cv);
+	a = cJSON_AddArrayToObject(o, "cells");
+	for (i = 0; i < r->nrows; i++) {
+		if (!report_row_unstable(r, &r->rows[i]))
+			continue;
+		e = cJSON_CreateObject();
+		report_json_str(e, "host", r->rows[i].host);
+		report_json_str(e, "variant", r->rows[i].variant);
+		json_build(e, r, r->rows[i].build_id);
+		cJSON_AddNumberToObject(e, "cv_pct", 100 * r->rows[i].desc.cv);
+		cJSON_AddItemToArray(a, e);
+	}
 	a = cJSON_AddArrayToObject(w, "events");
 	for (i = 0; i < r->nevents; i++) {
 		o = cJSON_CreateObject();

@@ -105,6 +105,7 @@ report_free_run(struct rrun *r)
 		free(r->builds[i].source_sha256);
 		free(r->builds[i].binary_sha256);
 		free(r->builds[i].openssl);
+		free(r->builds[i].targeting);
 	}
 	for (i = 0; i < r->nrows; i++) {
 		free(r->rows[i].variant);
@@ -214,25 +215,37 @@ report_find_build(const struct rrun *r, int64_t build_id)
 }
 
 /*
- * How a build is named in rows: its compiler, or "compiler#id" when the
- * same host has two builds with that compiler (say, different cflags).
- * Caller frees.
+ * How a build is named in rows: its compiler; when the same host has
+ * another build with that compiler, the compiler and its targeting ("cc,
+ * native", "cc, default", as run names them), and "compiler#id" only when
+ * the targeting does not tell them apart either.  Caller frees.
  */
 static char *
 build_label(const struct rrun *r, const char *host, int64_t build_id)
 {
 	const struct rbuild *b = report_find_build(r, build_id);
+	const char *t;
 	size_t i;
+	int twin = 0, same = 0;
 
 	if (b == NULL)
 		return xasprintf("build#%" PRId64, build_id);
+	t = b->targeting;
+
 	for (i = 0; i < r->nbuilds; i++) {
-		if (r->builds[i].id != build_id &&
-		    strcmp(r->builds[i].host, host) == 0 &&
-		    strcmp(r->builds[i].compiler, b->compiler) == 0)
-			return xasprintf("%s#%" PRId64, b->compiler, build_id);
+		if (r->builds[i].id == build_id ||
+		    strcmp(r->builds[i].host, host) != 0 ||
+		    strcmp(r->builds[i].compiler, b->compiler) != 0)
+			continue;
+		twin = 1;
+		same |= t == NULL || r->builds[i].targeting == NULL ||
+		    strcmp(r->builds[i].targeting, t) == 0;
 	}
-	return xstrdup(b->compiler);
+	if (!twin)
+		return xstrdup(b->compiler);
+	if (!same)
+		return xasprintf("%s, %s", b->compiler, t);
+	return xasprintf("%s#%" PRId64, b->compiler, build_id);
 }
 
 /* The row of (variant, host, build), made if new; samples come in runs. */
@@ -480,6 +493,7 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 
 	memset(r, 0, sizeof *r);
 	r->id = id;
+	r->max_cv = REPORT_MAX_CV;
 	if ((ret = db_report_begin(db, err)) != 0)
 		return ret;
 	if ((ret = db_report_header(db, r, err)) != 0 ||

@@ -43,6 +43,7 @@ struct rbuild {
 	char		*source_sha256;
 	char		*binary_sha256;
 	char		*openssl;
+	char		*targeting;	/* default, native; NULL: not targeted */
 };
 
 /* Where a sample set's clock comes from. */
@@ -239,6 +240,8 @@ struct rrun {
 	int		 has_ref;
 	struct published ref;
 	char		*ref_note;
+	/* A row whose cv is above this is unstable (--max-cv). */
+	double		 max_cv;
 };
 
 /* Grow array of n elements by one zeroed element; returns it (moved). */
@@ -369,6 +372,18 @@ char **report_reference_lines(const struct rrun *r, size_t *n);
  */
 double report_row_cycles(const struct rrow *w);
 const char *report_row_cycles_source(const struct rrow *w);
+
+/*
+ * Is row w unstable (cv above r->max_cv, n >= 2)?  And what it says,
+ * "unstable: c-wrapped on "local" (cc): cv 9.49% is above --max-cv 1%,
+ * the result may be unstable" (caller frees); the advice follows them.
+ */
+#define REPORT_UNSTABLE_ADVICE "what to do about unstable cells: take more " \
+	"samples (run --samples K), let the run add samples while the cv is " \
+	"above --max-cv (--max-samples M), or measure only on quiet hosts " \
+	"(--require-quiet)"
+int report_row_unstable(const struct rrun *r, const struct rrow *w);
+char *report_unstable_text(const struct rrun *r, const struct rrow *w);
 
 /* "samples (median of N)", "host facts", "none": a clock's source. */
 const char *report_clock_source(int source);

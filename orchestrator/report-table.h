@@ -116,6 +116,8 @@ void report_row_table(const struct rrun *r, const struct report_col *cols,
  * when NULL), the host's text (through text; NULL shown as "-") and
  * close; none when there are none.
  */
+/* How many items report_print_warnings prints. */
+size_t report_warning_count(const struct rrun *r);
 void report_print_warnings(const struct rrun *r, FILE *out, const char *open,
     void (*head)(FILE *, const char *), void (*text)(FILE *, const char *),
     const char *close, const char *none);

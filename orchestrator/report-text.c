@@ -450,8 +450,8 @@ text_warnings(const struct rrun *r, FILE *out)
 	const struct rbuild *b;
 	const struct rhost *h;
 	const struct revent *e;
-	size_t i, j, failed_builds = 0, host_notes = 0;
-	char *names;
+	size_t i, j, failed_builds = 0, host_notes = 0, unstable = 0;
+	char *names, *line;
 
 	for (i = 0; i < r->nbuilds; i++)
 		failed_builds += strcmp(r->builds[i].status, "ok") != 0;
@@ -459,8 +459,10 @@ text_warnings(const struct rrun *r, FILE *out)
 		host_notes += (r->hosts[i].status != NULL &&
 		    strcmp(r->hosts[i].status, "ok") != 0) ||
 		    r->hosts[i].pin_error != NULL;
+	for (i = 0; i < r->nrows; i++)
+		unstable += report_row_unstable(r, &r->rows[i]);
 	if (r->ninvalid + r->nvariants + r->nevents + failed_builds +
-	    host_notes + (size_t)r->moved == 0) {
+	    host_notes + unstable + (size_t)r->moved == 0) {
 		fputc('\n', out);
 		report_emit(out, "warnings: none");
 		return;
@@ -528,6 +530,15 @@ text_warnings(const struct rrun *r, FILE *out)
 	if (r->nevents > EVENT_LIST_MAX)
 		report_emit(out, "  ... and %zu more events (table events)",
 		    r->nevents - EVENT_LIST_MAX);
+	for (i = 0; i < r->nrows; i++) {
+		if (!report_row_unstable(r, &r->rows[i]))
+			continue;
+		line = report_unstable_text(r, &r->rows[i]);
+		report_emit_wrapped(out, "  ", line);
+		free(line);
+	}
+	if (unstable > 0)
+		report_emit_wrapped(out, "  ", REPORT_UNSTABLE_ADVICE);
 }
 
 void

@@ -187,6 +187,8 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 		if ((ret = report_load_run(db, ids[loaded], &runs[loaded],
 		    err)) != 0)
 			goto out;
+		if (o->max_cv > 0)
+			runs[loaded].max_cv = o->max_cv;
 		if ((ret = attach_reference(o, &runs[loaded], err)) != 0) {
 			loaded++;
 			goto out;

@@ -39,7 +39,11 @@ struct report_opts {
 	enum report_format format;
 	const char *db_path;	/* how messages name the database */
 	const char *reference;	/* a published reference id, or NULL */
+	double max_cv;		/* a cell's cv above it is unstable; 0:
+				 * REPORT_MAX_CV, as run's --max-cv */
 };
+
+#define REPORT_MAX_CV 0.01
 
 /*
  * Choose the runs o selects: run_id alone, or else the newest run of each

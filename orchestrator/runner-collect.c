@@ -72,6 +72,7 @@ check_variant(struct stream *s, const struct record *r)
 	s->cells[s->nok] = xcalloc(s->span, 1);
 	s->nok++;
 	s->expected += s->nsamples;
+	progress_expect(s->nsamples);
 	return 0;
 }
 
@@ -117,6 +118,7 @@ check_openssl_cap(struct stream *s, const cJSON *facts)
 		snprintf(msg, sizeof msg, "agent ran with %s=\"%.200s\" from "
 		    "its environment, not from --openssl-cap: libcrypto's code "
 		    "paths were restricted", var, v->valuestring);
+		progress_warn(s->hr->index, "%s", msg);
 		return db_event(s->hr->db, s->hr->p->run_id,
 		    s->hr->host->name, "warning", msg, &s->err);
 	}
@@ -284,6 +286,7 @@ store_sample(struct stream *s, const struct record *r)
 		s->orders = r->order + 1;
 	s->got++;
 	s->hr->samples++;
+	progress_tick();
 	/* The build's warning already named a forbidden variant. */
 	if (why != NULL && why != forb) {
 		char msg[512];
@@ -324,7 +327,7 @@ store_preflight(struct stream *s, const struct record *r)
 		strbuf_addf(&msg, " %s;", item->valuestring);
 	/* The last ';' (or the ':' when no reason is given) goes. */
 	msg.buf[--msg.len] = '\0';
-	progress_set(s->hr->index, "%s", msg.buf);
+	progress_warn(s->hr->index, "%s", msg.buf);
 	rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
 	    "warning", msg.buf, &s->err);
 	strbuf_release(&msg);
@@ -372,6 +375,8 @@ store_window(struct stream *s, const struct record *r)
 		rc = db_window_begin(hr->db, &w, &hr->window_id, &s->err);
 		free(s->preflight);
 		s->preflight = NULL;
+		if (skew != NULL)
+			progress_warn(hr->index, "%s", skew);
 		if (rc == 0 && skew != NULL)
 			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
 			    "warning", skew, &s->err);
@@ -384,6 +389,7 @@ store_window(struct stream *s, const struct record *r)
 			char *msg = xasprintf("measurement window drifted: %s",
 			    drift);
 
+			progress_warn(hr->index, "%s", msg);
 			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
 			    "warning", msg, &s->err);
 			free(msg);
@@ -440,6 +446,7 @@ handle_record(struct stream *s, const struct record *r)
 			snprintf(msg, sizeof msg, "build %lld (%s): variant "
 			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
 			    r->variant, r->warning);
+			progress_warn(s->hr->index, "%s", msg);
 			if (db_event(s->hr->db, p->run_id, s->hr->host->name,
 			    "warning", msg, &s->err) != 0)
 				return s->err.code;

@@ -32,6 +32,8 @@ run_note(struct hostrun *hr, const char *level, const char *msg)
 	struct so_err e;
 	char *what;
 
+	if (strcmp(level, "warning") == 0)
+		progress_warn(hr->index, "%s", msg);
 	if (db_event(hr->db, hr->p->run_id, hr->host->name, level, msg,
 	    &e) == 0)
 		return;

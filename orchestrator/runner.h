@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct run_params {
 	const char *study;
@@ -54,5 +55,14 @@ struct run_outcome {
  */
 int runner_run(struct db *db, struct host *const *hosts, size_t n,
     const struct run_params *p, struct run_outcome *out, struct so_err *err);
+
+/*
+ * After run run_id ended with status: its best variant per host (median,
+ * min-max, cv), its warnings, and `next: seqorch report --run N` (with
+ * `resume: seqorch run --resume N` when interrupted), to out.  A run that
+ * cannot be loaded gets a line saying why.
+ */
+void runner_summary(struct db *db, int64_t run_id, const char *db_path,
+    const char *status, FILE *out);
 
 #endif

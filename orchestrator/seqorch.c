@@ -16,9 +16,27 @@ usage(FILE *f)
 	for (i = 0; cmd_table[i] != NULL; i++)
 		fprintf(f, "  %-10s %s\n", cmd_table[i]->name,
 		    cmd_table[i]->summary);
+	fprintf(f, "\nseqorch help COMMAND is seqorch COMMAND --help; seqorch "
+	    "version (-V,\n--version) prints the version.\n");
 	fprintf(f, "\nexit codes: 0 ok, 1 run failed, partial or invalid "
 	    "samples, 2 usage or config\nerror, 3 database error, 130 "
 	    "interrupted.  See docs/usage.md.\n");
+}
+
+/* An unknown command, with the nearest one when it is near enough. */
+static int
+unknown(const char *name)
+{
+	const char *near = cmd_suggest(name);
+
+	if (near != NULL)
+		fprintf(stderr, "seqorch: unknown command \"%s\"; did you mean "
+		    "\"%s\"?\n", name, near);
+	else {
+		fprintf(stderr, "seqorch: unknown command \"%s\"\n\n", name);
+		usage(stderr);
+	}
+	return EXIT_USAGE;
 }
 
 int
@@ -30,19 +48,24 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* As git does: "help run" is "run --help". */
+	if (strcmp(argv[1], "help") == 0 && argc > 2) {
+		if ((cmd = cmd_find(argv[2])) == NULL)
+			return unknown(argv[2]);
+		cmd_print_usage(cmd);
+		return EXIT_OK;
+	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0 ||
+	    strcmp(argv[1], "version") == 0) {
 		printf("seqorch %s\n", SEQORCH_VERSION);
 		return EXIT_OK;
 	}
-	if ((cmd = cmd_find(argv[1])) == NULL) {
-		fprintf(stderr, "seqorch: unknown command \"%s\"\n\n", argv[1]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if ((cmd = cmd_find(argv[1])) == NULL)
+		return unknown(argv[1]);
 	return cmd->exec(argc - 1, argv + 1);
 }

@@ -17,10 +17,21 @@ KINDS = {"raw", "binary", "disasm", "build-log", "build-commands", "source"}
 def listing(cwd, run_id, *extra):
     r = seqorch(cwd, "artifacts", "--run", run_id, *extra)
     rows = []
-    for line in r.stdout.splitlines():
+    lines = r.stdout.splitlines()
+    if lines:
+        # A header, one line per artifact, and the total of them.
+        assert lines[0].split()[:6] == ["host", "kind", "build", "name",
+                                        "bytes", "path"], lines[0]
+        total = lines.pop().split()
+        lines.pop(0)
+    for line in lines:
         host, kind, build, name, size, path, *state = line.split()
         rows.append(dict(host=host, kind=kind, build=int(build), name=name,
                          size=int(size), path=path, state=state))
+    if rows:
+        assert total[:4] == ["total:", str(len(rows)), "artifacts,",
+                             str(sum(x["size"] for x in rows))], total
+        assert total[4] == ("bytes," if "--verify" in extra else "bytes")
     return r, rows
 
 
@@ -122,4 +133,4 @@ def test_artifacts_errors(scratch):
     assert r.returncode == 3 and 'cannot open "results.db"' in r.stderr
     run(scratch)
     r = seqorch(scratch, "artifacts", "--run", "7")
-    assert r.returncode == 2 and "no run 7" in r.stderr
+    assert r.returncode == 2 and "no run with id 7 (latest: 1)" in r.stderr

@@ -373,7 +373,7 @@ def test_html_in_chromium(site):
     parsed.feed(text)
     assert parsed.fetches == []        # self-contained
     kinds = [c["kind"] for c in parsed.charts]
-    assert kinds == ["cells", "ratios"]
+    assert kinds == ["cells", "vs-best", "ratios"]
     bars = parsed.charts[0]["bars"]
     assert len(bars) == len(cells)     # one bar per measured cell
     for (v, h), c in cells.items():
@@ -387,7 +387,7 @@ def test_html_in_chromium(site):
     assert chromium(page, png) == []   # not one console message
     w, h, rows = png_pixels(png)
     bands = chart_bands(rows)
-    assert len(bands) == 2, bands
+    assert len(bands) == 3, bands   # cells, vs-best, ratios
     for top, bottom in bands:
         ink = sum(px != CHART_BG and px != (255, 255, 255)
                   for row in rows[top:bottom] for px in row)
@@ -400,7 +400,7 @@ def test_html_in_chromium(site):
 
     # On a phone's width the charts still render, and the page prints.
     assert chromium(page, site / "phone.png", 412, 3000) == []
-    assert len(chart_bands(png_pixels(site / "phone.png")[2])) == 2
+    assert len(chart_bands(png_pixels(site / "phone.png")[2])) == 3
     p = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
          f"--print-to-pdf={site / 'report.pdf'}", page.as_uri()],

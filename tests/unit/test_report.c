@@ -220,7 +220,7 @@ render(int64_t run_id, const char *study, int explore,
     enum report_format format, int *ret, struct so_err *err)
 {
 	struct report_opts o = { run_id, study, explore, format,
-	    "results.db", NULL };
+	    "results.db", NULL, 0 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -505,7 +505,7 @@ test_errors(void **state)
 static void
 test_empty_db(void **state)
 {
-	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "empty.db", NULL };
+	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "empty.db", NULL, 0 };
 	struct so_err err;
 	struct db *empty;
 	char *path = xasprintf("%s/empty.db", tmpdir);
