@@ -37,6 +37,14 @@ def rootfs():
     return Path(r.stdout.strip().splitlines()[-1])
 
 
-def arm_sshd(base, name, user_key):
-    """A started sshd whose sessions run in the arm64 rootfs."""
-    return Sshd(base, name, user_key, chroot=rootfs()).start()
+def arm_sshd(base, name, user_key, files=None):
+    """A started sshd whose sessions run in the arm64 rootfs; files maps
+    a path in that rootfs to the text of an executable put there (in the
+    overlay's upper layer, before it is mounted)."""
+    s = Sshd(base, name, user_key, chroot=rootfs())
+    for path, text in (files or {}).items():
+        f = s.dir / "upper" / path.lstrip("/")
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+        f.chmod(0o755)
+    return s.start()

@@ -9,7 +9,10 @@ valid on both hosts, one final digest per study across the two
 architectures (equal to the Python chain of tests/refs.py), every ARM
 variant built, run and valid on arm and none of them on x86-64; the arm
 host's facts are its hwcaps, not the x86 /proc/cpuinfo qemu-user shows,
-and its counters error names the call that failed.  Rates under an
+and its counters error names the call that failed.  A second run on the
+same emulated host ("m4name") builds with a compiler that answers
+-dumpmachine as Apple clang does (arm64-apple-darwin...): every ARM
+variant must still be built and measured.  Rates under an
 emulator mean nothing and are not looked at.
 """
 import json
@@ -31,6 +34,18 @@ STUDIES = ("sha3", "sha512", "mul", "mul-wide", "mul32", "div32", "div64",
            "bitperm")
 STEPS = 2000
 SAMPLES = 2
+
+# A compiler on the arm host that names its target as Apple clang does on
+# an M4 (`arm64-apple-darwin...`), gcc underneath: the arm64 spelling must
+# still select every ARM variant (issue 21, item 5).
+APPLE_CC = "/usr/local/bin/apple-cc"
+APPLE_TARGET = "arm64-apple-darwin24.1.0"
+APPLE_CC_TEXT = f"""#!/bin/sh
+for a; do
+  [ "$a" = -dumpmachine ] && {{ echo {APPLE_TARGET}; exit 0; }}
+done
+exec gcc "$@"
+"""
 
 
 def arm_variants(study):
@@ -60,7 +75,7 @@ def fleet(tmp_path_factory):
     base.chmod(0o755)
     key = tmp / "id_ed25519"
     keygen(key, "seqorch-user")
-    arm = arm_sshd(base, "arm", key)
+    arm = arm_sshd(base, "arm", key, files={APPLE_CC: APPLE_CC_TEXT})
     try:
         local = tmp / "local-work"
         local.mkdir()
@@ -68,6 +83,9 @@ def fleet(tmp_path_factory):
             "local": {"transport": "local", "cpu": 0,
                       "workdir": str(local)},
             "arm": arm.host_entry(),
+            "m4name": arm.host_entry(cc=[APPLE_CC],
+                                     workdir=arm.host_entry()["workdir"]
+                                     + "-apple"),
         })
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
         r = subprocess.run(
@@ -75,6 +93,14 @@ def fleet(tmp_path_factory):
              "local,arm", "--steps", str(STEPS), "--samples", str(SAMPLES)],
             cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
         assert r.returncode == 0, r.stdout + r.stderr + \
+            arm.log.read_text()[-4000:]
+        # The same emulated host through the Apple-named compiler, in a
+        # run of its own (its own workdir, so its own cold build).
+        a = subprocess.run(
+            [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
+             "m4name", "--steps", str(STEPS), "--samples", "1"],
+            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
+        assert a.returncode == 0, a.stdout + a.stderr + \
             arm.log.read_text()[-4000:]
         yield tmp, tmp / "results.db", r.stderr
     finally:
@@ -102,7 +128,7 @@ def test_one_digest_per_study_across_architectures(fleet):
         assert digests == [(refs.chain_hex(study, STEPS),)], study
         hosts = rows(db, "SELECT DISTINCT host FROM samples WHERE study = ? "
                      "ORDER BY host", study)
-        assert hosts == [("arm",), ("local",)], study
+        assert hosts == [("arm",), ("local",), ("m4name",)], study
 
 
 def test_arm_variants_run_on_arm_only(fleet):
@@ -127,8 +153,8 @@ def test_arm_host_is_aarch64(fleet):
         facts = json.loads(text)
         assert facts["arch"] == "aarch64"
         assert facts["os"] == "Linux"
-    assert rows(db, "SELECT DISTINCT arch FROM hosts ORDER BY name") == \
-        [("aarch64",), ("x86_64",)]
+    assert rows(db, "SELECT name, arch FROM hosts ORDER BY name") == \
+        [("arm", "aarch64"), ("local", "x86_64"), ("m4name", "aarch64")]
 
 
 def host_facts(db, host):
@@ -219,3 +245,22 @@ def test_a_variants_march_keeps_the_hosts_cpu(tmp_path):
     assert extra["compiled_for.bitperm/sve2-bitperm"] == \
         "-mcpu=neoverse-v1+sve2-bitperm"
     assert extra["compiled_for.sha3/c-fused"] == "-mcpu=neoverse-v1"
+
+
+def test_an_apple_named_compiler_still_runs_every_arm_variant(fleet):
+    """`cc -dumpmachine` saying arm64-apple-darwin (Apple clang on an M4)
+    is aarch64: every ARM variant is built, self-tested and measured,
+    each sample valid with the Python chain's digest (item 5)."""
+    _, db, _ = fleet
+    assert rows(db, "SELECT DISTINCT target FROM builds WHERE "
+                "host = 'm4name'") == [(APPLE_TARGET,)]
+    for study in STUDIES:
+        for v in arm_variants(study):
+            st = rows(db, "SELECT status, reason FROM variants WHERE "
+                      "host = 'm4name' AND study = ? AND variant = ?",
+                      study, v)
+            assert st == [("ok", None)], (study, v, st)
+            got = rows(db, "SELECT valid, digest FROM samples WHERE "
+                       "host = 'm4name' AND study = ? AND variant = ?",
+                       study, v)
+            assert got == [(1, refs.chain_hex(study, STEPS))], (study, v)
