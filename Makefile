@@ -417,8 +417,11 @@ XKCP_TARBALL ?= $(firstword $(wildcard ../shared/fixtures/xkcp/XKCP-6ce53d0.tar.
 	../../shared/fixtures/xkcp/XKCP-6ce53d0.tar.gz) \
 	../shared/fixtures/xkcp/XKCP-6ce53d0.tar.gz)
 
+# RandomX's source for its part of the bench (fetch --from: no network).
+RANDOMX_TARBALL ?= ../shared/fixtures/randomx/RandomX-1.1.10.tar.gz
 bench: all build/others
 	$(PYTHON) tests/bench.py --others build/others --xkcp $(XKCP_TARBALL)
+	PYTHON=$(PYTHON) sh tests/bench_randomx.sh $(RANDOMX_TARBALL)
 	$(PYTHON) tests/bench_fanout.py
 	$(PYTHON) tests/bench_report.py
 
