@@ -293,7 +293,8 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert rc != 0, err
+    # EXIT_DB (cmd.h, docs/usage.md): the database cannot be written.
+    assert rc == 3, err
     assert "database is locked" in err, err
     check_db(db, workdir, "local", err, LONG_STEPS)
     assert not agent_pids(workdir)
@@ -334,7 +335,7 @@ def test_disk_full(tmp_path, small_fs):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert rc != 0, err
+    assert rc == 3, err    # EXIT_DB, as for a locked database
     assert "full" in err, err
     # The coordinator's database failed, not the agent's output.
     assert "agent output line" not in err, err
