@@ -31,12 +31,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEQORCH, sha3_chain
+from conftest import SEQORCH, agent_pids, sha3_chain
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
-from test_31_ssh_runs import (LONG_STEPS, VARIANTS, agent_pids,  # noqa: F401
-                              clean_env, finish, hosts, nsamples, q, start,
-                              wait_for, write_hosts)
+from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
+from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish, nsamples,
+                          q, start, wait_for, write_hosts)
 
 
 def finished_samples(workdir):
