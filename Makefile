@@ -67,11 +67,22 @@ DEBS = $(DEBS_RUN) $(DEBS_TEST) $(DEBS_APPLE)
 DEBS_ARM64 = mmdebstrap qemu-user-static
 ARM64_CACHE ?= /var/cache/seqorch-arm64
 
-all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1
+all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1 \
+	build/seqorch.1.stamp
 
 # The man page and docs/commands.md come from the help texts in the binary.
-build/seqorch.1: seqorch docs/gen-help.sh
-	sh docs/gen-help.sh ./seqorch man > $@.tmp && mv $@.tmp $@
+# A relinked seqorch whose help is the same leaves the page as it was: the
+# stamp records that the page was checked, so that `make -q` holds after
+# `make`.  The page's own rule only writes a missing one.
+GEN_MAN = sh docs/gen-help.sh ./seqorch man > build/seqorch.1.tmp && \
+	{ cmp -s build/seqorch.1.tmp build/seqorch.1 && rm -f build/seqorch.1.tmp || \
+	  mv build/seqorch.1.tmp build/seqorch.1; }
+build/seqorch.1.stamp: seqorch docs/gen-help.sh | build/seqorch.1
+	$(GEN_MAN)
+	@touch $@
+
+build/seqorch.1: | seqorch
+	$(GEN_MAN)
 
 # Rerun every kernel source generator (kernels/generated.txt lists them).
 regen:
@@ -128,17 +139,32 @@ build/kernels/%.S.o: kernels/%.S
 	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_CFLAGS) $(shell $(REGISTRY) cflags $<) -c -o $@ $<
 
-# The generated tables are rewritten only when the folders say otherwise,
-# so that adding or removing a folder rebuilds what depends on them.
-build/agent-registry.c: FORCE
-	@mkdir -p build
-	@$(REGISTRY) agent $(ARCH) > $@.tmp && \
-	  { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+# The generated tables are rewritten only when their content changes, so
+# that adding or removing a folder rebuilds what depends on them and
+# nothing else.  build/registry.mk is their stamp: it is remade when an
+# input of registry.sh changes (its files, and the folders, whose times
+# change when an entry is added or removed) or the target's ARCH does, and
+# make then rereads itself, so that the objects see the tables' new times
+# in the same run.  The tables' own rules only write a missing one.
+REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/ \
+	$(wildcard kernels/*/ kernels/*/*/ kernels/*/targetings \
+	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
+GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \
+	{ cmp -s $(1).tmp $(1) && rm -f $(1).tmp || mv $(1).tmp $(1); }
+ifneq ($(if $(MAKECMDGOALS),$(filter-out clean deps,$(MAKECMDGOALS)),all),)
+include build/registry.mk
+endif
+build/registry.mk: $(REGISTRY_INPUTS) \
+	$(if $(filter-out $(ARCH),$(REGISTRY_ARCH)),FORCE)
+	$(call GEN_TABLE,build/agent-registry.c,agent $(ARCH))
+	$(call GEN_TABLE,build/studies.c,coordinator)
+	@echo 'REGISTRY_ARCH = $(ARCH)' > $@
 
-build/studies.c: FORCE
-	@mkdir -p build
-	@$(REGISTRY) coordinator > $@.tmp && \
-	  { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+build/agent-registry.c:
+	$(call GEN_TABLE,$@,agent $(ARCH))
+
+build/studies.c:
+	$(call GEN_TABLE,$@,coordinator)
 
 # The agent's sources are embedded in the coordinator, which uploads them to
 # each host (the local one included) and builds them there with agent/build.sh.
@@ -148,7 +174,8 @@ AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h
 	kernels/*/*.cpp kernels/*/prebuild.sh kernels/*/artifacts kernels/*/targetings \
 	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs))
 
-build/sources.h: $(AGENT_SHIPPED) Makefile
+# The folders too: a removed file changes only its folder's time.
+build/sources.h: $(AGENT_SHIPPED) Makefile $(sort $(dir $(AGENT_SHIPPED)))
 	@mkdir -p build
 	@{ i=0; for f in $(AGENT_SHIPPED); do \
 	  echo "static const unsigned char src_$$i[] = {"; \

@@ -22,6 +22,11 @@
  *                                a `cc -dumpmachine` target (Apple clang's
  *                                "arm64-apple-darwin..." is aarch64);
  *                                absent: portable
+ *       libs                     optional, one line: the libraries the
+ *                                folder's files need ("-lcrypto", which the
+ *                                agent always links); registry.sh's nolibs
+ *                                leaves such a variant out of builds without
+ *                                them (the static aarch64 check harness)
  *
  * A study that builds on upstream code adds, all optional:
  *

@@ -1,6 +1,6 @@
 /*
  * Transport-independent connection helpers: open/close dispatch, workdir
- * resolution, the confinement rule for remote writes, shell quoting.
+ * resolution, the confinement rule for remote writes.
  */
 #include "conn.h"
 #include "remote-scripts.h"
@@ -10,15 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-char *
-sh_quote(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	strbuf_add_shquoted(&sb, s);
-	return strbuf_detach(&sb);
-}
 
 struct capture {
 	char *buf;

@@ -6,7 +6,8 @@
  *
  * conn_open returns a connection owned by the caller (conn_close frees it).
  * Every command given to conn_exec is a shell command line run by the
- * host's /bin/sh; every argument in it must be quoted with sh_quote().
+ * host's /bin/sh; remote.c builds them, every argument quoted with
+ * strbuf_add_shquoted().
  */
 #ifndef SEQORCH_CONN_H
 #define SEQORCH_CONN_H
@@ -121,11 +122,5 @@ void conn_close(struct conn *c);
 int local_open(const struct host *h, struct conn **out, struct so_err *err);
 int ssh_open(const struct host *h, int flags, struct conn **out,
     struct so_err *err);
-
-/*
- * Quote s for a POSIX shell: the result is one word that expands to s
- * exactly ('...' with embedded ' as '\'').  Caller frees.
- */
-char *sh_quote(const char *s);
 
 #endif

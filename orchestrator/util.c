@@ -12,32 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *
-so_strerror(int code)
-{
-	switch (code) {
-	case SO_OK:		return "success";
-	case SO_ENOMEM:		return "out of memory";
-	case SO_EIO:		return "i/o error";
-	case SO_EPARSE:		return "parse error";
-	case SO_EINVAL:		return "invalid value";
-	case SO_EDB:		return "database error";
-	case SO_ESSH:		return "ssh error";
-	case SO_EHOSTKEY:	return "host key not trusted";
-	case SO_ETIMEOUT:	return "timed out";
-	case SO_EPROTO:		return "agent protocol error";
-	case SO_EAGENT:		return "agent failed";
-	case SO_EINTR:		return "interrupted";
-	case SO_ENOTFOUND:	return "not found";
-	case SO_EBUILD:		return "build failed";
-	case SO_EBUSY:		return "busy";
-	case SO_ENET:		return "download failed";
-	case SO_ECHECKSUM:	return "checksum mismatch";
-	case SO_ESTALE:		return "schema too old";
-	}
-	return "unknown error";
-}
-
 int
 so_error(struct so_err *err, int code, const char *fmt, ...)
 {

@@ -46,9 +46,6 @@ struct so_err {
 	char msg[SO_ERR_MAX];
 };
 
-/* Short name of an SO_E* code ("parse error"); never NULL. */
-const char *so_strerror(int code);
-
 /*
  * Record a formatted message in err (which may be NULL) and return code,
  * so that callers can write: return so_error(err, SO_EPARSE, "...", ...).

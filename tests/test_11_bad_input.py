@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, SEQORCH, query, seqorch, sha3_chain, write_hosts
+from lib_fakecc import FAKE_CC
 
 
 def run(scratch, *extra):
@@ -100,31 +101,6 @@ def test_unwritable_db(scratch):
     assert r.returncode == 3, r.stderr
     assert "results.db" in r.stderr and "cannot open" in r.stderr
 
-
-FAKE_CC = """#!/bin/sh
-# A compiler that builds the real agent, then wraps it to misbehave.
-out=; prev=
-for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
-cc "$@" || exit 1
-case "$out" in
-*/seqorch-agent)
-    mv "$out" "$out.real"
-    cat > "$out" <<'WRAP'
-#!/bin/sh
-# The agent appends its records to --out FILE; filter them on the way.
-# Rotate the arguments, dropping --out FILE and keeping each word whole.
-skip=0; out=; n=$#
-while [ $n -gt 0 ]; do
-    a=$1; shift; n=$((n - 1))
-    if [ $skip = 1 ]; then out=$a; skip=0; continue; fi
-    if [ "$a" = --out ]; then skip=1; continue; fi
-    set -- "$@" "$a"
-done
-%s
-WRAP
-    chmod +x "$out" ;;
-esac
-"""
 
 MODES = {
     # valid records, then a line that is not JSON

@@ -5,7 +5,7 @@ import platform
 import sqlite3
 
 from conftest import query, seqorch, write_hosts
-from test_11_bad_input import FAKE_CC
+from lib_fakecc import FAKE_CC
 
 # The "agent" is a shell script around the real one that claims c-fused
 # must contain an instruction; a script has no such function to find.

@@ -168,3 +168,65 @@ def test_newer_schema_is_refused_and_left_alone(tmp_path):
         assert "database: schema version 9999 is newer than this seqorch " \
             "(" in r.stderr and "upgrade seqorch" in r.stderr, r.stderr
         assert snapshot(tmp_path) == before
+
+
+def schema_of(db):
+    """Everything the schema is made of, in a form two files can be
+    compared by: each object's SQL with its spacing normalized, every
+    table's and view's columns, every index's columns, and the version."""
+    con = sqlite3.connect(db)
+    try:
+        objects = sorted(
+            (t, n, tbl, " ".join((sql or "").split()))
+            for t, n, tbl, sql in con.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master"))
+        columns = {}
+        indexes = {}
+        for t, n, _, _ in objects:
+            if t in ("table", "view"):
+                columns[n] = con.execute(
+                    f"SELECT * FROM pragma_table_info('{n}')").fetchall()
+            if t == "table":
+                for idx in con.execute(
+                        f"SELECT name, \"unique\", origin, partial FROM "
+                        f"pragma_index_list('{n}') ORDER BY name"):
+                    indexes[n, idx[0]] = (idx, con.execute(
+                        f"SELECT * FROM pragma_index_xinfo('{idx[0]}')")
+                        .fetchall())
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        con.close()
+    return {"objects": objects, "columns": columns, "indexes": indexes,
+            "version": version}
+
+
+def migrated(tmp_path, name, version):
+    """A database at schema version (0: an empty file) that seqorch then
+    migrated to its latest schema, as `seqorch run` does."""
+    d = tmp_path / name
+    d.mkdir()
+    db = d / "results.db"
+    if version:
+        schema_at(db, version)
+    else:
+        sqlite3.connect(db).close()
+    r = seqorch(d, "windows")
+    assert r.returncode == 0, r.stderr
+    return schema_of(db)
+
+
+LATEST = max(int(v) for v in re.findall(
+    r"^-- version: (\d+)$", (ROOT / "schema.sql").read_text(), flags=re.M))
+
+
+@pytest.mark.parametrize("version", range(1, LATEST))
+def test_migrated_schema_is_the_fresh_one(tmp_path, version):
+    """A file made by any earlier seqorch ends with the schema a new file
+    gets: same tables, columns, indexes and views, same SQL."""
+    fresh = migrated(tmp_path, "fresh", 0)
+    assert fresh["version"] == LATEST
+    assert fresh["objects"] and fresh["indexes"]
+    old = migrated(tmp_path, "old", version)
+    for part in ("objects", "columns", "indexes", "version"):
+        assert old[part] == fresh[part], f"{part} after migrating from " \
+            f"version {version}"

@@ -150,3 +150,26 @@ def test_a_new_study_is_one_folder_and_one_line(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "ns/toyop" in r.stdout and "toyops/s over the n valid" in \
         r.stdout
+
+
+def test_a_misspelt_kernel_file_is_refused(tmp_path):
+    """A variant folder without kernel.c or kernel.S (here kernal.c) is a
+    mistake: registry.sh and so make stop naming the folder, rather than
+    leave the variant out of every table."""
+    tree = tmp_path / "tree"
+    copy_tree(tree, build=False)
+    (tree / "kernels" / "sha3" / "c-typo").mkdir()
+    (tree / "kernels" / "sha3" / "c-typo" / "kernal.c").write_text(KERNEL_C)
+    want = 'kernels/registry.sh: variant folder "kernels/sha3/c-typo" ' \
+        'has no kernel.c or kernel.S (it holds: kernal.c)'
+    for args in (["manifest"], ["files", "x86_64"], ["agent", "x86_64"],
+                 ["coordinator"]):
+        r = subprocess.run(["sh", "kernels/registry.sh", *args], cwd=tree,
+                           capture_output=True, text=True)
+        assert r.returncode == 1, (args, r.stdout)
+        assert want in r.stderr, (args, r.stderr)
+    r = subprocess.run(["make", "all"], cwd=tree, capture_output=True,
+                       text=True)
+    assert r.returncode == 2, r.stdout
+    assert want in r.stderr, r.stderr
+    assert not (tree / "seqorch").exists()

@@ -28,9 +28,9 @@ import pytest
 
 from conftest import ROOT, copy_tree, query, seqorch, write_hosts
 from refs import chain_hex
-from test_11_bad_input import FAKE_CC
-from test_20_kernels import (assert_all_pass, build_check, expect_args,
-                             manifest, need, obj_cache, run_check)
+from lib_fakecc import FAKE_CC
+from lib_kernels import (assert_all_pass, build_check, expect_args,
+                         manifest, need, obj_cache, run_check)
 
 STUDIES = ("mul", "mul-wide", "mul32")
 ARCH = platform.machine()

@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-import test_20_kernels as t20
+import lib_kernels as lib
 from refs import DIV32_C, DIV64_C, chain_hex
 
 STEPS = (1, 2, 1000)
@@ -35,21 +35,21 @@ def built():
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):
     """(arch, check binary) for this machine, without library variants."""
-    arch = subprocess.run([t20.need("cc", "build-essential"),
+    arch = subprocess.run([lib.need("cc", "build-essential"),
                            "-dumpmachine"], capture_output=True, text=True,
                           check=True).stdout.split("-")[0]
-    return arch, t20.build_check("cc", arch, tmp_path_factory.mktemp("n"),
+    return arch, lib.build_check("cc", arch, tmp_path_factory.mktemp("n"),
                                  nolibs=True,
-                                 cache=t20.obj_cache(tmp_path_factory))
+                                 cache=lib.obj_cache(tmp_path_factory))
 
 
 @pytest.fixture(scope="module")
 def arm(tmp_path_factory):
-    cc = t20.need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu and "
+    cc = lib.need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu and "
                   "libc6-dev-arm64-cross")
-    t20.need("qemu-aarch64", "qemu-user")
-    return t20.build_check(cc, "aarch64", tmp_path_factory.mktemp("a"),
-                           nolibs=True, cache=t20.obj_cache(tmp_path_factory),
+    lib.need("qemu-aarch64", "qemu-user")
+    return lib.build_check(cc, "aarch64", tmp_path_factory.mktemp("a"),
+                           nolibs=True, cache=lib.obj_cache(tmp_path_factory),
                            static=True)
 
 
@@ -140,18 +140,18 @@ def test_estimates_at_range_edges(native, arm, study, width, estimates,
             assert not any(found[(name, s)] for s in (1, -1)), found
     cases = pairs + [p for p in found.values() if p]
     arch, exe = native
-    variants_native = t20.manifest(arch, nolibs=True)[study]
-    variants_arm = t20.manifest("aarch64", nolibs=True)[study]
+    variants_native = lib.manifest(arch, nolibs=True)[study]
+    variants_arm = lib.manifest("aarch64", nolibs=True)[study]
     for a, d in cases:
         seed = seed_for(width, a, d)
         want = chain_hex(study, 1, seed)
         args = ["-S", study, "-s", seed.hex(), "-e", f"1={want}"]
-        rc, out = t20.run_check([exe, *args])
+        rc, out = lib.run_check([exe, *args])
         assert rc == 0, (a, d, out)
-        have, by = t20.assert_all_pass(out, study, variants_native, ())
+        have, by = lib.assert_all_pass(out, study, variants_native, ())
         ran = [v for v in by if by[v][0][0] == "ok"]
         assert out.count(f"chain 1 {want}") == len(ran) > 0, out
-        rc, out = t20.run_check(["qemu-aarch64", "-cpu", "max", arm, *args])
+        rc, out = lib.run_check(["qemu-aarch64", "-cpu", "max", arm, *args])
         assert rc == 0, (a, d, out)
         assert out.count(f"chain 1 {want}") == len(variants_arm), out
 
@@ -182,11 +182,11 @@ def test_division_never_by_zero_and_quotient_ranges():
     ("a64fx", "bitperm", ["sve2-bitperm"], "cpu lacks sve2-bitperm"),
 ])
 def test_aarch64_feature_skips(arm, cpu, study, skipped, reason):
-    rc, out = t20.run_check(["qemu-aarch64", "-cpu", cpu, arm, "-S", study,
-                             *t20.expect_args(study, STEPS)])
+    rc, out = lib.run_check(["qemu-aarch64", "-cpu", cpu, arm, "-S", study,
+                             *lib.expect_args(study, STEPS)])
     assert rc == 0, out
-    variants = t20.manifest("aarch64", nolibs=True)[study]
-    have, by = t20.assert_all_pass(out, study, variants, STEPS)
+    variants = lib.manifest("aarch64", nolibs=True)[study]
+    have, by = lib.assert_all_pass(out, study, variants, STEPS)
     for v in variants:
         if v in skipped:
             assert by[v] == [("skip", reason)], (v, by[v])
@@ -202,7 +202,7 @@ def test_kernel_symbols_are_unique():
     read as one body and mix their instructions.  No two kernels of any
     study may name the same symbol."""
     syms = {}
-    for src in sorted(t20.ROOT.glob("kernels/*/*/kernel.c")):
+    for src in sorted(lib.ROOT.glob("kernels/*/*/kernel.c")):
         for name in re.findall(r'\.symbol\s*=\s*"(\w+)"', src.read_text()):
             syms.setdefault(name, []).append(str(src))
     assert len(syms) > 10, syms
@@ -232,13 +232,13 @@ def test_declared_instructions_in_the_agent(tmp_path, cflags):
     import json
     out = tmp_path / "agent"
     r = subprocess.run(["sh", "agent/build.sh", str(out), "cc", cflags],
-                       cwd=t20.ROOT, capture_output=True, text=True)
+                       cwd=lib.ROOT, capture_output=True, text=True)
     assert r.returncode == 0, (out / "build.log").read_text()
     agent = out / "seqorch-agent"
     kernels = [json.loads(line) for line in subprocess.run(
         [agent, "--list"], capture_output=True, text=True,
         check=True).stdout.splitlines()]
-    dump = subprocess.run([t20.need("objdump", "binutils"), "-d",
+    dump = subprocess.run([lib.need("objdump", "binutils"), "-d",
                            "--no-show-raw-insn", agent], capture_output=True,
                           text=True, check=True).stdout
     checked = 0
@@ -267,9 +267,9 @@ def test_protocol_length_chains(native, arm, study, steps):
     want = chain_hex(study, steps)
     args = ["-S", study, "-e", f"{steps}={want}"]
     arch, exe = native
-    for cmd, variants in (([exe], t20.manifest(arch, nolibs=True)[study]),
+    for cmd, variants in (([exe], lib.manifest(arch, nolibs=True)[study]),
                           (["qemu-aarch64", "-cpu", "max", arm],
-                           t20.manifest("aarch64", nolibs=True)[study])):
-        rc, out = t20.run_check([*cmd, *args], timeout=3600)
+                           lib.manifest("aarch64", nolibs=True)[study])):
+        rc, out = lib.run_check([*cmd, *args], timeout=3600)
         assert rc == 0, out
-        t20.assert_all_pass(out, study, variants, (steps,))
+        lib.assert_all_pass(out, study, variants, (steps,))

@@ -13,11 +13,10 @@ import uuid
 
 import pytest
 
-from conftest import SEQORCH
+from conftest import SEQORCH, agent_pids
 from sshd import sshd_factory, user_key, write_hosts_toml  # noqa: F401
-from test_31_ssh_runs import (VARIANTS, LONG_STEPS, agent_pids,  # noqa
-                              check_samples, finish, integrity_ok, nsamples,
-                              q, start, wait_for)
+from lib_ssh_runs import (VARIANTS, LONG_STEPS, check_samples, finish,
+                          integrity_ok, nsamples, q, start, wait_for)
 
 
 def clean_env(tmp_path):

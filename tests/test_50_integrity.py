@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AGENT, SEQORCH, query, seqorch, sha3_chain, write_hosts
+from conftest import (AGENT, SEQORCH, agent_pids, query, seqorch, sha3_chain,
+                      write_hosts)
 from sshd import TEST_USER, sshd_factory, user_key  # noqa: F401
-from test_11_bad_input import FAKE_CC
-from test_31_ssh_runs import agent_pids
+from lib_fakecc import FAKE_CC
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
 

@@ -31,12 +31,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEQORCH, sha3_chain
+from conftest import SEQORCH, agent_pids, sha3_chain
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
-from test_31_ssh_runs import (LONG_STEPS, VARIANTS, agent_pids,  # noqa: F401
-                              clean_env, finish, hosts, nsamples, q, start,
-                              wait_for, write_hosts)
+from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
+from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish, nsamples,
+                          q, start, wait_for, write_hosts)
 
 
 def finished_samples(workdir):
@@ -293,7 +293,8 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert rc != 0, err
+    # EXIT_DB (cmd.h, docs/usage.md): the database cannot be written.
+    assert rc == 3, err
     assert "database is locked" in err, err
     check_db(db, workdir, "local", err, LONG_STEPS)
     assert not agent_pids(workdir)
@@ -334,7 +335,7 @@ def test_disk_full(tmp_path, small_fs):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert rc != 0, err
+    assert rc == 3, err    # EXIT_DB, as for a locked database
     assert "full" in err, err
     # The coordinator's database failed, not the agent's output.
     assert "agent output line" not in err, err

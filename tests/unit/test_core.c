@@ -20,6 +20,7 @@
 #include "db.h"
 #include "disasm.h"
 #include "proto.h"
+#include "strbuf.h"
 
 #define SAMPLE "{\"type\":\"sample\",\"study\":\"sha3\",\"variant\":\"c-fused\"," \
 	"\"sample\":0,\"position\":1,\"order\":1,\"steps\":1000,\"ns\":12345," \
@@ -184,7 +185,10 @@ test_line_reader_errors(void **state)
 	free(r);
 }
 
-/* The quoted word, given to a real shell, must come back unchanged. */
+/*
+ * A word quoted by strbuf_add_shquoted (remote.c's one quoting), given to a
+ * real shell, must come back unchanged.
+ */
 static void
 test_sh_quote(void **state)
 {
@@ -196,19 +200,20 @@ test_sh_quote(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
-		char *q = sh_quote(words[i]);
-		char *cmd = xasprintf("printf '%%s' %s", q);
+		struct strbuf cmd = STRBUF_INIT;
 		char out[256] = "";
-		FILE *p = popen(cmd, "r");
+		FILE *p;
 		size_t n;
 
+		strbuf_addstr(&cmd, "printf '%s' ");
+		strbuf_add_shquoted(&cmd, words[i]);
+		p = popen(cmd.buf, "r");
 		assert_non_null(p);
 		n = fread(out, 1, sizeof out - 1, p);
 		out[n] = '\0';
 		assert_int_equal(WEXITSTATUS(pclose(p)), 0);
 		assert_string_equal(out, words[i]);
-		free(cmd);
-		free(q);
+		strbuf_release(&cmd);
 	}
 }
 
