@@ -293,7 +293,7 @@ static const struct itable itables[] = {
 	    I("ns"), T("digest"), T("seed"), I("valid"), TN("invalid_reason"),
 	    RN("calib_mhz"), IN("cpu"), T("received_at"), TN("reason"),
 	    RN("calib_after_mhz"), IN("cycles"), IN("instructions"),
-	    TN("cycles_source"), TN("openssl_cap") } },
+	    TN("cycles_source"), TN("openssl_cap"), IN("host_position") } },
 	{ "sample_metrics", T_WRITE, 0, { { "sample_id", 'i', 0, "samples" },
 	    T("name"), { "value", 'r', 0, NULL } } },
 	{ "events", T_WRITE, 1, { I("id"), RUN, TN("host"), T("at"),

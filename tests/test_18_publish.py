@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from conftest import seqorch
-from test_15_provenance import keys, tls  # noqa: F401 (fixtures)
+from lib_provenance import keys, tls  # noqa: F401 (fixtures)
 
 TOKEN = "s3cret-token-0123456789"
 

@@ -21,7 +21,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
-import test_20_kernels as t20
+import lib_kernels as t20
 
 TARGET = ["-target", "arm64-apple-macos14"]
 AARCH64_INCLUDE = "/usr/aarch64-linux-gnu/include"

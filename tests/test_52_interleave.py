@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import SEQORCH, query, seqorch, sha3_chain, write_hosts
-from test_31_ssh_runs import finish, nsamples, q, wait_for
+from lib_ssh_runs import finish, nsamples, q, wait_for
 
 VARIANTS = ("c-fused", "openssl-evp")      # openssl-evp is the control
 STEPS = 20000
