@@ -259,7 +259,7 @@ struct itable {
 	const char *name;
 	int mode;		/* T_* */
 	int has_id;		/* its own id column, renumbered here */
-	struct icol cols[24];	/* up to a NULL name */
+	struct icol cols[32];	/* up to a NULL name (one at least) */
 };
 
 #define RUN { "run_id", 'i', 0, "runs" }
