@@ -51,7 +51,6 @@ write_whole(const char *dir, const char *path, const void *data, size_t len,
     struct so_err *err)
 {
 	char *tmp = xasprintf("%s/.tmp.%ld.XXXXXX", dir, (long)getpid());
-	const char *p = data;
 	int fd, rc = 0;
 
 	if ((fd = mkstemp(tmp)) < 0) {
@@ -59,19 +58,7 @@ write_whole(const char *dir, const char *path, const void *data, size_t len,
 		    dir, strerror(errno));
 		goto out;
 	}
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
-			    tmp, strerror(errno));
-			break;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
+	rc = write_all(fd, data, len, tmp, err);
 	if (rc == 0 && (fsync(fd) != 0 || fchmod(fd, 0444) != 0))
 		rc = so_error(err, SO_EIO, "cannot sync \"%s\": %s", tmp,
 		    strerror(errno));

@@ -88,26 +88,13 @@ make_parents(const char *dir, const char *path, struct so_err *err)
 static int
 write_file(const char *path, const void *data, size_t len, struct so_err *err)
 {
-	const char *p = data;
-	int fd, rc = 0;
+	int fd, rc;
 
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, 0644)) < 0)
 		return so_error(err, SO_EIO, "cannot create \"%s\": %s", path,
 		    strerror(errno));
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
-			    path, strerror(errno));
-			break;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
+	rc = write_all(fd, data, len, path, err);
 	if (close(fd) != 0 && rc == 0)
 		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", path,
 		    strerror(errno));

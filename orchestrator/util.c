@@ -188,11 +188,30 @@ strip_ctrl(char *s)
 }
 
 int
+write_all(int fd, const void *data, size_t len, const char *name,
+    struct so_err *err)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    name, w < 0 ? strerror(errno) : "nothing written");
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int
 write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err)
 {
 	char *copy = xstrdup(path), *tmp;
-	const char *p = data;
 	int fd, rc = 0;
 
 	tmp = xasprintf("%s/.seqorch.XXXXXX", dirname(copy));
@@ -201,19 +220,7 @@ write_file_atomic(const char *path, const void *data, size_t len,
 		    "%s", path, strerror(errno));
 		goto out;
 	}
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
-			    tmp, strerror(errno));
-			break;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
+	rc = write_all(fd, data, len, tmp, err);
 	if (rc == 0 && (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0))
 		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", tmp,
 		    strerror(errno));

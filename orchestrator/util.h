@@ -85,6 +85,13 @@ int hex_decode(const char *hex, uint8_t *out, size_t n);
 void strip_ctrl(char *s);
 
 /*
+ * Write all len bytes of data to fd (again after EINTR and short writes).
+ * 0 or SO_EIO naming name.
+ */
+int write_all(int fd, const void *data, size_t len, const char *name,
+    struct so_err *err);
+
+/*
  * Replace path with a file of data, mode mode: written to a new temporary
  * file in path's directory (mkstemp: created, never opened through a
  * link), synced, then renamed over path.  A link already at path is
