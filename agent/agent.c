@@ -1434,7 +1434,8 @@ main(int argc, char **argv)
 	/* macOS: without a pin, only the QoS class keeps the agent off the
 	 * efficiency cores, whatever --cpu said (docs/hosts.md). */
 	if (!pinned && macos_qos(why, sizeof why) != 1 && auto_cpu)
-		snprintf(choice, sizeof choice, "%s", why);
+		snprintf(choice, sizeof choice, "%.*s",
+		    (int)sizeof choice - 1, why);
 	if (perf_open(&counters) == -2)
 		fatal(AG_USAGE, "%s", counters.why);
 	rec = record("facts");
