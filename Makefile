@@ -323,9 +323,11 @@ test-arm64: deps-arm64 all
 # with the flags below (the normal build is untouched), then the unit tests
 # and the integration tests run against those binaries (SEQORCH_BIN_DIR).
 # Any report fails the run: UBSan does not recover, LeakSanitizer is on.
+# A failed allocation returns NULL as without ASan, so that xmalloc's own
+# out-of-memory path (and its hook, test_strbuf) is what runs.
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
-SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SAN_TREE = build-san/tree
 # The integration files run under the sanitizers in CI: the run, bad input,
