@@ -15,9 +15,15 @@ from conftest import copy_tree
 TABLES = ("build/studies.c", "build/agent-registry.c", "build/seqorch.1")
 
 
+# Under `make test` the parent make's variables would make this a
+# sub-make (make[1]: ... lines, its jobserver): this make is a top one.
+ENV = {k: v for k, v in os.environ.items()
+       if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+
+
 def make(tree, *args):
     return subprocess.run(["make", "-j2", *args], cwd=tree, text=True,
-                          capture_output=True)
+                          capture_output=True, env=ENV)
 
 
 def question(tree):
