@@ -13,6 +13,8 @@ if [ ! -f "$tarball" ]; then
 	    "(RANDOMX_TARBALL=...)" >&2
 	exit 0
 fi
+# The run works in a directory of its own: the tarball by its full name.
+tarball=$(cd "$(dirname "$tarball")" && pwd)/$(basename "$tarball")
 dir=$(mktemp -d "${TMPDIR:-/tmp}/seqorch-bench-randomx.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir/work"
