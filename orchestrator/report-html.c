@@ -184,12 +184,35 @@ chart_cells(const struct rrun *r, FILE *out)
 	    "colour marks the host.</figcaption>\n</figure>\n", out);
 }
 
+/*
+ * The ratio axis of a chart of height h: a grid line and a tick from lo
+ * to hi every step (the line at 1x marked), and the axis label below.
+ */
+static void
+ratio_axis(FILE *out, double lo, double hi, double step, double h,
+    const char *label)
+{
+	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20, t, px;
+
+	for (t = lo; t <= hi + step / 2; t += step) {
+		px = x0 + (t - lo) / (hi - lo) * span;
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+		    "y2=\"%.0f\" class=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\" "
+		    "class=\"tick\" text-anchor=\"middle\">%.2fx</text>\n", px,
+		    TOP - 4, px, h - BOTTOM + 2, fabs(t - 1) < step / 100 ?
+		    "one" : "grid", px, h - BOTTOM + 16, t);
+	}
+	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
+	    "text-anchor=\"middle\">%s</text>\n", x0 + span / 2, h - 10,
+	    label);
+}
+
 /* Host ratios on a linear axis around 1, intervals as lines. */
 static void
 chart_ratios(const struct rrun *r, FILE *out)
 {
 	const struct rratio *x;
-	double lo = 1, hi = 1, h, y, px, step, t;
+	double lo = 1, hi = 1, h, y, px, step;
 	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
 	size_t i, k = 0;
 
@@ -215,17 +238,7 @@ chart_ratios(const struct rrun *r, FILE *out)
 	    "height=\"%.0f\" fill=\"" CHART_BG "\"/>\n<text x=\"8\" y=\"20\" "
 	    "class=\"title\">ratios of best rates, %d%% interval</text>\n",
 	    r->nratios, CHART_W, h, CHART_W, h, STATS_LEVEL_PCT);
-	for (t = lo; t <= hi + step / 2; t += step) {
-		px = x0 + (t - lo) / (hi - lo) * span;
-		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
-		    "y2=\"%.0f\" class=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\" "
-		    "class=\"tick\" text-anchor=\"middle\">%.2fx</text>\n", px,
-		    TOP - 4, px, h - BOTTOM + 2, fabs(t - 1) < step / 100 ?
-		    "one" : "grid", px, h - BOTTOM + 16, t);
-	}
-	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
-	    "text-anchor=\"middle\">faster host / slower host</text>\n",
-	    x0 + span / 2, h - 10);
+	ratio_axis(out, lo, hi, step, h, "faster host / slower host");
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
 		y = TOP + (double)k++ * (BAR_H + BAR_GAP) + BAR_H / 2.0;
@@ -266,7 +279,7 @@ static void
 chart_vs_best(const struct rrun *r, FILE *out)
 {
 	const struct rrow **v, *w;
-	double lo = 1, hi = 1, h, y, px, step, t;
+	double lo = 1, hi = 1, h, y, px, step;
 	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
 	size_t i, n;
 
@@ -296,17 +309,7 @@ chart_vs_best(const struct rrun *r, FILE *out)
 	    "height=\"%.0f\" fill=\"" CHART_BG "\"/>\n<text x=\"8\" y=\"20\" "
 	    "class=\"title\">variants against their host's best, %d%% "
 	    "interval</text>\n", n, CHART_W, h, CHART_W, h, STATS_LEVEL_PCT);
-	for (t = lo; t <= hi + step / 2; t += step) {
-		px = x0 + (t - lo) / (hi - lo) * span;
-		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
-		    "y2=\"%.0f\" class=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\" "
-		    "class=\"tick\" text-anchor=\"middle\">%.2fx</text>\n", px,
-		    TOP - 4, px, h - BOTTOM + 2, fabs(t - 1) < step / 100 ?
-		    "one" : "grid", px, h - BOTTOM + 16, t);
-	}
-	fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" "
-	    "text-anchor=\"middle\">variant / the host's best</text>\n",
-	    x0 + span / 2, h - 10);
+	ratio_axis(out, lo, hi, step, h, "variant / the host's best");
 	for (i = 0; i < n; i++) {
 		w = v[i];
 		y = TOP + (double)i * (BAR_H + BAR_GAP) + BAR_H / 2.0;
