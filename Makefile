@@ -335,7 +335,7 @@ SAN_TREE = build-san/tree
 # and the jump-host relay (the whole suite twice would not fit CI's time;
 # SAN_PYTEST=tests runs it).
 SAN_PYTEST ?= tests/test_10_run.py tests/test_11_bad_input.py \
-	tests/test_50_integrity.py tests/test_14_artifacts.py \
+	tests/test_46_integrity.py tests/test_14_artifacts.py \
 	tests/test_51_import_hostile.py tests/test_30_ssh.py \
 	tests/test_33_proxyjump.py
 

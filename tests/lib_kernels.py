@@ -31,7 +31,7 @@ def studies():
 def harness_studies():
     """Studies the check harness builds from kernels/ alone: one with a
     prebuild.sh links what it builds on the host from fetched sources
-    (randomx), and is tested end to end instead (test_50_randomx.py)."""
+    (randomx), and is tested end to end instead (test_47_randomx.py)."""
     return [s for s in studies()
             if not (ROOT / "kernels" / s / "prebuild.sh").exists()]
 
