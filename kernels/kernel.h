@@ -147,6 +147,12 @@ struct study {
 	 * study whose step takes milliseconds (randomx) states fewer.
 	 */
 	uint64_t selftest_steps;
+	/*
+	 * The most steps a sample may have (`run --steps`, and what `verify`
+	 * recomputes for a bundle's run): about an hour of the coordinator's
+	 * reference chain on one core.  0 means STUDY_MAX_STEPS.
+	 */
+	uint64_t max_steps;
 };
 
 /* A study's self-test chain length. */

@@ -375,6 +375,7 @@ read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
 	int ci = col(t, "id"), cs = col(t, "study"), cseed = col(t, "seed");
 	int cn = col(t, "steps");
 	const cJSON *row;
+	uint64_t max;
 	size_t i;
 
 	if (ci < 0 || cs < 0 || cseed < 0 || cn < 0)
@@ -392,16 +393,18 @@ read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
 		rr[i].id = id;
 		rr[i].study = cJSON_GetArrayItem(row, cs)->valuestring;
 		rr[i].seed = cJSON_GetArrayItem(row, cseed)->valuestring;
-		/* What `seqorch run --steps` takes, and the work it sets. */
-		if (!(steps >= 1 && steps <= (double)STUDY_MAX_STEPS))
-			return so_error(err, SO_EINVAL, "rows.json: run %lld: "
-			    "steps %.0f is outside 1..%llu", (long long)id,
-			    steps, (unsigned long long)STUDY_MAX_STEPS);
-		rr[i].steps = (uint64_t)steps;
 		if ((rr[i].e = study_find(rr[i].study)) == NULL)
 			return so_error(err, SO_EINVAL, "bundle: study \"%.64s\" "
 			    "of run %lld has no reference in this seqorch",
 			    rr[i].study, (long long)id);
+		/* What `seqorch run --steps` takes: the work verify sets. */
+		max = study_max_steps(rr[i].e->study);
+		if (!(steps >= 1 && steps <= (double)max))
+			return so_error(err, SO_EINVAL, "rows.json: run %lld: "
+			    "steps %.0f is outside 1..%llu (study \"%s\")",
+			    (long long)id, steps, (unsigned long long)max,
+			    rr[i].e->name);
+		rr[i].steps = (uint64_t)steps;
 	}
 	for (i = 0; i < info->nruns; i++)
 		if (rr[i].study == NULL)

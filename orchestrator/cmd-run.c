@@ -81,19 +81,31 @@ valid_names(const char *study)
 	return strbuf_detach(&sb);
 }
 
-/* Each study must exist and each variant belong to every study run. */
+/*
+ * Each study must exist, take --steps (0: its default) and have each
+ * variant of the list.
+ */
 static int
-check_names(const char *studies, const char *variants)
+check_names(const char *studies, const char *variants, int64_t steps)
 {
 	char *copy = xstrdup(studies), *p = copy, *name, *valid;
+	const struct study_entry *se;
 	int rc = 0;
 
 	while (rc == 0 && (name = strsep(&p, ",")) != NULL) {
-		if (study_find(name) == NULL) {
+		if ((se = study_find(name)) == NULL) {
 			valid = valid_names(NULL);
 			fprintf(stderr, "seqorch: unknown study \"%s\" (valid: "
 			    "%s)\n", name, valid);
 			free(valid);
+			rc = -1;
+			break;
+		}
+		if ((uint64_t)steps > study_max_steps(se->study)) {
+			fprintf(stderr, "seqorch: --steps %lld is more than study "
+			    "\"%s\" takes (at most %llu: about an hour of its "
+			    "reference chain)\n", (long long)steps, name,
+			    (unsigned long long)study_max_steps(se->study));
 			rc = -1;
 			break;
 		}
@@ -481,7 +493,7 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (check_names(o.studies, o.variants) != 0) {
+	if (check_names(o.studies, o.variants, o.steps) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}

@@ -33,9 +33,10 @@ studies_exec(int argc, char **argv)
 		const struct study *s = e->study;
 
 		printf("%s: %s\n", e->name, s->description);
-		printf("  unit %s, %" PRIu64 " %s per sample by default, "
-		    "reference %s%s%s\n", s->unit, s->default_steps,
-		    s->unit_plural, e->ref->method,
+		printf("  unit %s, %" PRIu64 " %s per sample by default "
+		    "(at most %" PRIu64 "), reference %s%s%s\n", s->unit,
+		    s->default_steps, s->unit_plural, study_max_steps(s),
+		    e->ref->method,
 		    s->requires ? "; needs " : "",
 		    s->requires ? s->requires : "");
 		for (j = 0; variant_table[j].study != NULL; j++) {

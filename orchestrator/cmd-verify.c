@@ -65,7 +65,8 @@ const struct cmd_entry cmd_verify_entry = {
 	    "runs' own rows, of the tables, columns and types `seqorch import`\n"
 	    "writes, and every sample's digest, recomputed here with its\n"
 	    "study's independent reference (nothing is rebuilt; a sample's steps\n"
-	    "are its run's, at most 1e11; a long check shows its progress).\n"
+	    "are its run's, at most its study's limit of `seqorch studies`; a\n"
+	    "long check shows its progress).\n"
 	    "The first mismatch is named.  docs/provenance.md.\n"
 	    "\n"
 	    "exit: 0 verified, 1 any mismatch or a bad bundle, 2 usage\n",

@@ -30,6 +30,12 @@ study_find(const char *name)
 	return NULL;
 }
 
+uint64_t
+study_max_steps(const struct study *st)
+{
+	return st->max_steps != 0 ? st->max_steps : STUDY_MAX_STEPS;
+}
+
 const struct variant_entry *
 study_variant(const char *study, const char *name)
 {

@@ -11,8 +11,8 @@
 #include "kernel.h"
 
 /*
- * The most steps a sample may have: what `seqorch run --steps` takes, and
- * what `verify` recomputes for a bundle's run (1e11: hours even at 10M/s).
+ * The most steps a sample of a study that states no max_steps may have
+ * (1e11: under an hour of the fastest references, hours of the others).
  */
 #define STUDY_MAX_STEPS 100000000000ULL
 
@@ -72,6 +72,9 @@ extern const struct artifact_entry artifact_table[];
 
 /* The study called name, or NULL. */
 const struct study_entry *study_find(const char *name);
+
+/* The most steps a sample of st may have (its max_steps, else the cap). */
+uint64_t study_max_steps(const struct study *st);
 
 /* The variant of study called name, or NULL. */
 const struct variant_entry *study_variant(const char *study,

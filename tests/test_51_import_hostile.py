@@ -398,10 +398,10 @@ def test_absurd_steps_are_refused_at_once(origin, tmp_path):
     r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub",
                 timeout=60)
     assert r.returncode == 1
-    assert "run 1: steps 10000000000000 is outside 1..100000000000" in \
-        r.stderr, r.stderr
+    assert "run 1: steps 10000000000000 is outside 1..5000000000 " \
+        '(study "sha3")' in r.stderr, r.stderr
     r = do_import(origin, tmp_path, b)
-    assert r.returncode == 1 and "outside 1..100000000000" in r.stderr
+    assert r.returncode == 1 and "outside 1..5000000000" in r.stderr
     # A sample's steps are its run's.
     b = craft(origin, tmp_path / "c", steps(300, 10 ** 13))
     r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub",
@@ -410,6 +410,31 @@ def test_absurd_steps_are_refused_at_once(origin, tmp_path):
     assert "is sha3 of 10000000000000 steps, its run 1 sha3 of 300" in \
         r.stderr, r.stderr
     assert time.monotonic() - t0 < 30
+
+
+def test_steps_are_bounded_by_the_study(origin, tmp_path):
+    """6e9 sha3 steps are under the cap of every study (1e11) but over
+    sha3's own bound (an hour of its reference chain): refused at once,
+    by verify and import as by `run --steps`, where a study of a faster
+    reference takes them."""
+    b = craft(origin, tmp_path / "b", steps(6 * 10 ** 9))
+    t0 = time.monotonic()
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub",
+                timeout=60)
+    assert r.returncode == 1
+    assert "steps 6000000000 is outside 1..5000000000" in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 30
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--steps", "6000000000")
+    assert r.returncode == 2
+    assert '--steps 6000000000 is more than study "sha3" takes (at most ' \
+        "5000000000" in r.stderr, r.stderr
+    r = seqorch(tmp_path, "run", "--study", "mul", "--steps", "6000000000",
+                "--config", tmp_path / "none.toml")
+    assert r.returncode == 2 and "more than study" not in r.stderr
+    assert "none.toml" in r.stderr, r.stderr
+    r = seqorch(tmp_path, "studies")
+    assert "(at most 5000000000)" in r.stdout and \
+        "(at most 100000)" in r.stdout
 
 
 def test_a_long_check_shows_its_progress(origin, tmp_path):

@@ -29,4 +29,6 @@ const struct study STUDY_THIS = {
 	    "  SHA512_Transform(&c, b); return 0; }",
 	.probe_libs = "-lcrypto",
 	.requires = "OpenSSL headers (libssl-dev) with SHA512_Transform",
+	/* OpenSSL's EVP chain: about 2.5M steps a second. */
+	.max_steps = 10000000000,
 };
