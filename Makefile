@@ -277,6 +277,10 @@ UNIT_report = cmd report db runner deploy window conn local ssh jump config \
 	compare published reference stats study studies affinity progress \
 	trace strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
+# The agent's host-free modules, as the agent's build compiles them.
+UNIT_agent = agent-opts agent-spread
+MOD_agent-opts = build/agent/opts.c.o
+MOD_agent-spread = build/agent/spread.c.o
 MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
 unit_objs = $(foreach m,$(1),$(or $(MOD_$(m)),$(patsubst %,build/%.o,\
 	$(wildcard orchestrator/$(m).c orchestrator/$(m)-*.c))))
