@@ -277,6 +277,10 @@ UNIT_report = cmd report db runner deploy window conn local ssh jump config \
 	compare published reference stats study studies affinity progress \
 	trace strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
+# The agent's host-free modules, as the agent's build compiles them.
+UNIT_agent = agent-opts agent-spread
+MOD_agent-opts = build/agent/opts.c.o
+MOD_agent-spread = build/agent/spread.c.o
 MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
 unit_objs = $(foreach m,$(1),$(or $(MOD_$(m)),$(patsubst %,build/%.o,\
 	$(wildcard orchestrator/$(m).c orchestrator/$(m)-*.c))))
@@ -390,15 +394,12 @@ build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_CONFIG_OBJS) \
 	$(FUZZ_CXX) $(FUZZ_LINK) -o $@ build-fuzz/fuzz_config.o \
 	  $(FUZZ_CONFIG_OBJS) build-fuzz/toml.o -lcjson
 
-# agent.c is included whole by its target, which also stands in for the
-# generated registry; the other agent modules are linked as they are.
-FUZZ_AGENT_SRCS = $(filter-out agent/agent.c agent/registry.c,\
-	$(wildcard agent/*.c))
-build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/agent.c \
-	$(FUZZ_AGENT_SRCS)
+# The agent's option parser is agent/opts.c, which needs nothing else.
+build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/opts.c \
+	agent/opts.h kernels/protocol.h kernels/kernel.h
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_agent_opts.c \
-	  $(FUZZ_AGENT_SRCS) -lcjson -lcrypto -ldl
+	  agent/opts.c
 
 # rows.json import is the storage layer (db.c and its parts) with what it
 # links, as UNIT_window lists, on a real SQLite file.

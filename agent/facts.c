@@ -4,6 +4,7 @@
  */
 #include "facts.h"
 #include "cpu.h"
+#include "protocol.h"
 
 #include <dlfcn.h>
 #include <openssl/crypto.h>
@@ -161,13 +162,13 @@ linux_cpu(cJSON *obj)
 		    "lack bits of AT_HWCAP/AT_HWCAP2, which the variants were "
 		    "picked by: cpu_flags are the hwcaps");
 	}
-	add_string_or_null(obj, "cpu_model", have_model, model);
+	add_string_or_null(obj, PROTO_F_CPU_MODEL, have_model, model);
 	if (have_hw)
-		cJSON_AddStringToObject(obj, "cpu_flags", hw);
+		cJSON_AddStringToObject(obj, PROTO_F_CPU_FLAGS, hw);
 	else
-		add_string_or_null(obj, "cpu_flags", have_flags, flags);
-	add_string_or_null(obj, "hwcaps", have_hw, hw);
-	add_string_or_null(obj, "facts_warning", warn[0] != '\0', warn);
+		add_string_or_null(obj, PROTO_F_CPU_FLAGS, have_flags, flags);
+	add_string_or_null(obj, PROTO_F_HWCAPS, have_hw, hw);
+	add_string_or_null(obj, PROTO_F_FACTS_WARNING, warn[0] != '\0', warn);
 }
 #endif
 
@@ -191,10 +192,10 @@ facts_add(cJSON *obj, int cpu)
 	int ok;
 
 	if (uname(&u) == 0) {
-		cJSON_AddStringToObject(obj, "arch", u.machine);
-		cJSON_AddStringToObject(obj, "os", u.sysname);
-		cJSON_AddStringToObject(obj, "kernel", u.release);
-		cJSON_AddStringToObject(obj, "hostname", u.nodename);
+		cJSON_AddStringToObject(obj, PROTO_F_ARCH, u.machine);
+		cJSON_AddStringToObject(obj, PROTO_F_OS, u.sysname);
+		cJSON_AddStringToObject(obj, PROTO_F_KERNEL, u.release);
+		cJSON_AddStringToObject(obj, PROTO_F_HOSTNAME, u.nodename);
 	}
 
 #if defined(__APPLE__)
@@ -203,24 +204,24 @@ facts_add(cJSON *obj, int cpu)
 
 		ok = sysctlbyname("machdep.cpu.brand_string", buf, &n, NULL,
 		    0) == 0;
-		add_string_or_null(obj, "cpu_model", ok, buf);
-		cJSON_AddNullToObject(obj, "cpu_flags");
-		cJSON_AddNullToObject(obj, "hwcaps");
-		cJSON_AddNullToObject(obj, "facts_warning");
+		add_string_or_null(obj, PROTO_F_CPU_MODEL, ok, buf);
+		cJSON_AddNullToObject(obj, PROTO_F_CPU_FLAGS);
+		cJSON_AddNullToObject(obj, PROTO_F_HWCAPS);
+		cJSON_AddNullToObject(obj, PROTO_F_FACTS_WARNING);
 	}
 #else
 	linux_cpu(obj);
 #endif
-	cJSON_AddNumberToObject(obj, "cores",
+	cJSON_AddNumberToObject(obj, PROTO_F_CORES,
 	    (double)sysconf(_SC_NPROCESSORS_ONLN));
-	cJSON_AddStringToObject(obj, "compiler", compiler_string());
-	cJSON_AddStringToObject(obj, "openssl",
+	cJSON_AddStringToObject(obj, PROTO_F_COMPILER, compiler_string());
+	cJSON_AddStringToObject(obj, PROTO_F_OPENSSL,
 	    OpenSSL_version(OPENSSL_VERSION));
 	/* The capability masks libcrypto read when it loaded (seqorch run
 	 * --openssl-cap), so the coordinator can see they arrived. */
-	add_string_or_null(obj, "openssl_ia32cap",
+	add_string_or_null(obj, PROTO_F_OPENSSL_IA32CAP,
 	    getenv("OPENSSL_ia32cap") != NULL, getenv("OPENSSL_ia32cap"));
-	add_string_or_null(obj, "openssl_armcap",
+	add_string_or_null(obj, PROTO_F_OPENSSL_ARMCAP,
 	    getenv("OPENSSL_armcap") != NULL, getenv("OPENSSL_armcap"));
 
 	ok = 0;
@@ -230,5 +231,5 @@ facts_add(cJSON *obj, int cpu)
 		    cpu);
 		ok = read_line(path, buf, sizeof buf) == 0;
 	}
-	add_string_or_null(obj, "governor", ok, buf);
+	add_string_or_null(obj, PROTO_F_GOVERNOR, ok, buf);
 }

@@ -1,6 +1,7 @@
 /* perf_event_open counters around a sample (perf.h). */
 #include "perf.h"
 
+#include "protocol.h"
 #include "sysfs.h"
 
 #include <errno.h>
@@ -144,7 +145,7 @@ perf_open(struct perf *p)
 		perf_close(p);
 		return -1;
 	}
-	p->source = seam != NULL ? "test-seam" : "pmu";
+	p->source = seam != NULL ? PROTO_V_TEST_SEAM : PROTO_V_PMU;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "macos.h"
 #include "pin.h"
+#include "protocol.h"
 #include "sysfs.h"
 
 #include <ctype.h>
@@ -374,8 +375,9 @@ preflight_run(cJSON *rec, int cpu)
 	check_macos(reasons, notes);
 #endif
 	quiet = cJSON_GetArraySize(reasons) == 0;
-	cJSON_AddStringToObject(rec, "verdict", quiet ? "quiet" : "noisy");
-	cJSON_AddItemToObject(rec, "reasons", reasons);
-	cJSON_AddItemToObject(rec, "notes", notes);
+	cJSON_AddStringToObject(rec, PROTO_F_VERDICT, quiet ? PROTO_V_QUIET :
+	    PROTO_V_NOISY);
+	cJSON_AddItemToObject(rec, PROTO_F_REASONS, reasons);
+	cJSON_AddItemToObject(rec, PROTO_F_NOTES, notes);
 	return quiet;
 }

@@ -7,6 +7,7 @@
 #include "state.h"
 
 #include "pin.h"
+#include "protocol.h"
 #include "timing.h"
 
 #include <ctype.h>
@@ -78,7 +79,7 @@ add_time(cJSON *o)
 	n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf + n, sizeof buf - n, ".%03dZ",
 	    (int)(ts.tv_nsec / 1000000));
-	cJSON_AddStringToObject(o, "at", buf);
+	cJSON_AddStringToObject(o, PROTO_F_AT, buf);
 }
 
 static void
@@ -98,9 +99,9 @@ add_cpufreq(cJSON *o, int cpu)
 		}
 	}
 	if (ok)
-		cJSON_AddStringToObject(o, "governor", gov);
+		cJSON_AddStringToObject(o, PROTO_F_GOVERNOR, gov);
 	else
-		cJSON_AddNullToObject(o, "governor");
+		cJSON_AddNullToObject(o, PROTO_F_GOVERNOR);
 
 	ok = 0;
 	if (cpu >= 0) {
@@ -108,7 +109,7 @@ add_cpufreq(cJSON *o, int cpu)
 		    CPU_DIR "/cpu%d/cpufreq/scaling_cur_freq", cpu);
 		ok = read_ll(path, &khz) == 0 && khz >= 0;
 	}
-	add_num_or_null(o, "freq_khz", ok, (double)khz);
+	add_num_or_null(o, PROTO_F_FREQ_KHZ, ok, (double)khz);
 }
 
 /* The hottest thermal zone: the one that makes the firmware throttle. */
@@ -134,7 +135,7 @@ add_temp(cJSON *o)
 	}
 	if (d != NULL)
 		closedir(d);
-	add_num_or_null(o, "temp_c", found, (double)max / 1000.0);
+	add_num_or_null(o, PROTO_F_TEMP_C, found, (double)max / 1000.0);
 }
 
 /*
@@ -172,7 +173,7 @@ add_throttle(cJSON *o)
 	}
 	if (d != NULL)
 		closedir(d);
-	add_num_or_null(o, "throttle_count", found, (double)sum);
+	add_num_or_null(o, PROTO_F_THROTTLE_COUNT, found, (double)sum);
 }
 
 /*
@@ -235,14 +236,14 @@ add_procs(cJSON *o, int cpu)
 	int found;
 
 	if (proc == NULL) {
-		cJSON_AddNullToObject(o, "busy_on_cpu");
-		cJSON_AddNullToObject(o, "runnable");
+		cJSON_AddNullToObject(o, PROTO_F_BUSY_ON_CPU);
+		cJSON_AddNullToObject(o, PROTO_F_RUNNABLE);
 		return;
 	}
 	if (cpu >= 0)
-		busy = cJSON_AddArrayToObject(o, "busy_on_cpu");
+		busy = cJSON_AddArrayToObject(o, PROTO_F_BUSY_ON_CPU);
 	else
-		cJSON_AddNullToObject(o, "busy_on_cpu");
+		cJSON_AddNullToObject(o, PROTO_F_BUSY_ON_CPU);
 	while ((de = readdir(proc)) != NULL) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
@@ -269,13 +270,13 @@ add_procs(cJSON *o, int cpu)
 		if (found && busy != NULL &&
 		    cJSON_GetArraySize(busy) < MAX_BUSY &&
 		    (e = cJSON_CreateObject()) != NULL) {
-			cJSON_AddNumberToObject(e, "pid", (double)pid);
-			cJSON_AddStringToObject(e, "comm", comm);
+			cJSON_AddNumberToObject(e, PROTO_F_PID, (double)pid);
+			cJSON_AddStringToObject(e, PROTO_F_COMM, comm);
 			cJSON_AddItemToArray(busy, e);
 		}
 	}
 	closedir(proc);
-	cJSON_AddNumberToObject(o, "runnable", (double)runnable);
+	cJSON_AddNumberToObject(o, PROTO_F_RUNNABLE, (double)runnable);
 }
 
 cJSON *
@@ -284,7 +285,8 @@ state_snapshot(int cpu)
 	cJSON *o = cJSON_CreateObject();
 	double load[3], mhz;
 	int nload, i;
-	static const char *const load_keys[] = { "load1", "load5", "load15" };
+	static const char *const load_keys[] = { PROTO_F_LOAD1,
+	    PROTO_F_LOAD5, PROTO_F_LOAD15 };
 
 	if (o == NULL)
 		return NULL;
@@ -295,7 +297,7 @@ state_snapshot(int cpu)
 	for (i = 0; i < 3; i++)
 		add_num_or_null(o, load_keys[i], i < nload, load[i]);
 	mhz = timing_calibrate_mhz();
-	add_num_or_null(o, "calib_mhz", mhz > 0, mhz);
+	add_num_or_null(o, PROTO_F_CALIB_MHZ, mhz > 0, mhz);
 	add_cpufreq(o, cpu);
 	add_temp(o);
 	add_throttle(o);

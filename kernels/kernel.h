@@ -73,9 +73,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Agent output protocol (docs/protocol.md), checked by the coordinator. */
-#define SEQORCH_PROTO_VERSION 7
-
 /*
  * Length of the self-test chain every variant runs before the window; the
  * coordinator checks its digest against its own reference.

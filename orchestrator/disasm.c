@@ -6,6 +6,7 @@
 #include "disasm.h"
 
 #include "artifact.h"
+#include "protocol.h"
 #include "remote-scripts.h"
 #include "remote.h"
 
@@ -284,11 +285,11 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 		}
 		recs[nrec++] = r;
 		const cJSON *insns = cJSON_GetObjectItemCaseSensitive(r,
-		    "insns");
+		    PROTO_F_INSNS);
 		const cJSON *forb = cJSON_GetObjectItemCaseSensitive(r,
-		    "forbidden");
+		    PROTO_F_FORBIDDEN);
 		const char *sym = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
-		    "symbol"));
+		    PROTO_F_SYMBOL));
 		if (!cJSON_IsArray(insns))
 			insns = NULL;
 		if (!cJSON_IsArray(forb))
@@ -297,9 +298,9 @@ disasm_check(struct conn *c, const char *agent, int64_t build_id,
 		    cJSON_GetArraySize(forb) == 0) || !identifier(sym))
 			continue;
 		wants[n].study = cJSON_GetStringValue(
-		    cJSON_GetObjectItemCaseSensitive(r, "study"));
+		    cJSON_GetObjectItemCaseSensitive(r, PROTO_F_STUDY));
 		wants[n].variant = cJSON_GetStringValue(
-		    cJSON_GetObjectItemCaseSensitive(r, "variant"));
+		    cJSON_GetObjectItemCaseSensitive(r, PROTO_F_VARIANT));
 		wants[n].symbol = sym;
 		wants[n].insns = insns;
 		wants[n].forbidden = forb;

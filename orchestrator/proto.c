@@ -1,6 +1,7 @@
 /*
- * Strict reader for agent records (docs/protocol.md, version 7).  Each record type is
- * a table of fields; nested objects (a window's state, its busy_on_cpu
+ * Strict reader for agent records (docs/protocol.md; the version and every
+ * name are protocol.h's, which the agent shares).  Each record type is a
+ * table of fields; nested objects (a window's state, its busy_on_cpu
  * entries) are tables too, checked the same way.
  */
 #include "proto.h"
@@ -39,118 +40,124 @@ struct field {
 #define S(m) offsetof(struct record, m)
 
 static const struct field hello_f[] = {
-	{ "proto", F_INT, S(proto), 1 },
-	{ "agent", F_STR, NO, 0 },
-	{ "build_id", F_STR, S(build_id), 0 },
-	{ "token", F_STR, S(token), 0 },
-	{ "study", F_STR, S(study), 0 },
-	{ "steps", F_INT, S(steps), 1 },
-	{ "samples", F_INT, S(samples), 1 },
+	{ PROTO_F_PROTO, F_INT, S(proto), 1 },
+	{ PROTO_F_AGENT, F_STR, NO, 0 },
+	{ PROTO_F_BUILD_ID, F_STR, S(build_id), 0 },
+	{ PROTO_F_TOKEN, F_STR, S(token), 0 },
+	{ PROTO_F_STUDY, F_STR, S(study), 0 },
+	{ PROTO_F_STEPS, F_INT, S(steps), 1 },
+	{ PROTO_F_SAMPLES, F_INT, S(samples), 1 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field facts_f[] = {
-	{ "arch", F_STR, NO, 0 }, { "os", F_STR, NO, 0 },
-	{ "kernel", F_STR, NO, 0 }, { "hostname", F_STR, NO, 0 },
-	{ "cpu_model", F_STR_NULL, NO, 0 },
-	{ "cpu_flags", F_STR_NULL, NO, 0 },
-	{ "hwcaps", F_STR_NULL, NO, 0 },
-	{ "facts_warning", F_STR_NULL, NO, 0 },
-	{ "cores", F_INT, NO, 1 }, { "compiler", F_STR, NO, 0 },
-	{ "openssl", F_STR, NO, 0 }, { "governor", F_STR_NULL, NO, 0 },
-	{ "openssl_ia32cap", F_STR_NULL, NO, 0 },
-	{ "openssl_armcap", F_STR_NULL, NO, 0 },
-	{ "pin_cpu", F_INT_NULL, NO, 0 }, { "pinned", F_BOOL, NO, 0 },
-	{ "pin_error", F_STR_NULL, NO, 0 }, { "clock", F_STR, NO, 0 },
-	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
-	{ "cpu_choice", F_STR_NULL, NO, 0 },
-	{ "counters", F_STR, NO, 0 },
-	{ "counters_error", F_STR_NULL, NO, 0 },
-	{ "sysfs_root", F_STR_NULL, NO, 0 },
+	{ PROTO_F_ARCH, F_STR, NO, 0 },
+	{ PROTO_F_OS, F_STR, NO, 0 },
+	{ PROTO_F_KERNEL, F_STR, NO, 0 },
+	{ PROTO_F_HOSTNAME, F_STR, NO, 0 },
+	{ PROTO_F_CPU_MODEL, F_STR_NULL, NO, 0 },
+	{ PROTO_F_CPU_FLAGS, F_STR_NULL, NO, 0 },
+	{ PROTO_F_HWCAPS, F_STR_NULL, NO, 0 },
+	{ PROTO_F_FACTS_WARNING, F_STR_NULL, NO, 0 },
+	{ PROTO_F_CORES, F_INT, NO, 1 },
+	{ PROTO_F_COMPILER, F_STR, NO, 0 },
+	{ PROTO_F_OPENSSL, F_STR, NO, 0 },
+	{ PROTO_F_GOVERNOR, F_STR_NULL, NO, 0 },
+	{ PROTO_F_OPENSSL_IA32CAP, F_STR_NULL, NO, 0 },
+	{ PROTO_F_OPENSSL_ARMCAP, F_STR_NULL, NO, 0 },
+	{ PROTO_F_PIN_CPU, F_INT_NULL, NO, 0 },
+	{ PROTO_F_PINNED, F_BOOL, NO, 0 },
+	{ PROTO_F_PIN_ERROR, F_STR_NULL, NO, 0 },
+	{ PROTO_F_CLOCK, F_STR, NO, 0 },
+	{ PROTO_F_CALIB_MHZ, F_NUM, S(calib_mhz), 0 },
+	{ PROTO_F_CPU_CHOICE, F_STR_NULL, NO, 0 },
+	{ PROTO_F_COUNTERS, F_STR, NO, 0 },
+	{ PROTO_F_COUNTERS_ERROR, F_STR_NULL, NO, 0 },
+	{ PROTO_F_SYSFS_ROOT, F_STR_NULL, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field variant_f[] = {
-	{ "study", F_STR, S(study), 0 },
-	{ "variant", F_STR, S(variant), 0 },
-	{ "status", F_STR, S(status), 0 },
-	{ "reason", F_STR_NULL, S(reason), 0 },
-	{ "warning", F_STR_OPT, S(warning), 0 },
+	{ PROTO_F_STUDY, F_STR, S(study), 0 },
+	{ PROTO_F_VARIANT, F_STR, S(variant), 0 },
+	{ PROTO_F_STATUS, F_STR, S(status), 0 },
+	{ PROTO_F_REASON, F_STR_NULL, S(reason), 0 },
+	{ PROTO_F_WARNING, F_STR_OPT, S(warning), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field selftest_f[] = {
-	{ "study", F_STR, S(study), 0 },
-	{ "steps", F_INT, S(steps), 1 },
-	{ "digest", F_HEX, S(digest), 0 },
+	{ PROTO_F_STUDY, F_STR, S(study), 0 },
+	{ PROTO_F_STEPS, F_INT, S(steps), 1 },
+	{ PROTO_F_DIGEST, F_HEX, S(digest), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field sample_f[] = {
-	{ "study", F_STR, S(study), 0 },
-	{ "variant", F_STR, S(variant), 0 },
-	{ "sample", F_INT, S(sample), 0 },
-	{ "position", F_INT, S(position), 0 },
-	{ "order", F_INT, S(order), 0 },
-	{ "steps", F_INT, S(steps), 1 },
-	{ "ns", F_INT, S(ns), 1 },
-	{ "digest", F_HEX, S(digest), 0 },
-	{ "seed", F_HEX, S(seed), 0 },
-	{ "calib_mhz", F_NUM, S(calib_mhz), 0 },
-	{ "calib_after_mhz", F_NUM, S(calib_after_mhz), 0 },
-	{ "cpu", F_INT, S(cpu), -1 },
-	{ "build_id", F_STR, S(build_id), 0 },
-	{ "cycles", F_INT_NULL, S(cycles), 0 },
-	{ "instructions", F_INT_NULL, S(instructions), 0 },
-	{ "cycles_source", F_STR, S(cycles_source), 0 },
-	{ "reason", F_STR_NULL, S(reason), 0 },
-	{ "metrics", F_METRICS, NO, 0 },
+	{ PROTO_F_STUDY, F_STR, S(study), 0 },
+	{ PROTO_F_VARIANT, F_STR, S(variant), 0 },
+	{ PROTO_F_SAMPLE, F_INT, S(sample), 0 },
+	{ PROTO_F_POSITION, F_INT, S(position), 0 },
+	{ PROTO_F_ORDER, F_INT, S(order), 0 },
+	{ PROTO_F_STEPS, F_INT, S(steps), 1 },
+	{ PROTO_F_NS, F_INT, S(ns), 1 },
+	{ PROTO_F_DIGEST, F_HEX, S(digest), 0 },
+	{ PROTO_F_SEED, F_HEX, S(seed), 0 },
+	{ PROTO_F_CALIB_MHZ, F_NUM, S(calib_mhz), 0 },
+	{ PROTO_F_CALIB_AFTER_MHZ, F_NUM, S(calib_after_mhz), 0 },
+	{ PROTO_F_CPU, F_INT, S(cpu), -1 },
+	{ PROTO_F_BUILD_ID, F_STR, S(build_id), 0 },
+	{ PROTO_F_CYCLES, F_INT_NULL, S(cycles), 0 },
+	{ PROTO_F_INSTRUCTIONS, F_INT_NULL, S(instructions), 0 },
+	{ PROTO_F_CYCLES_SOURCE, F_STR, S(cycles_source), 0 },
+	{ PROTO_F_REASON, F_STR_NULL, S(reason), 0 },
+	{ PROTO_F_METRICS, F_METRICS, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field preflight_f[] = {
-	{ "cpu", F_INT_NULL, NO, 0 },
-	{ "cpu_choice", F_STR_NULL, NO, 0 },
-	{ "verdict", F_STR, S(verdict), 0 },
-	{ "reasons", F_STRS, NO, 0 },
-	{ "notes", F_STRS, NO, 0 },
+	{ PROTO_F_CPU, F_INT_NULL, NO, 0 },
+	{ PROTO_F_CPU_CHOICE, F_STR_NULL, NO, 0 },
+	{ PROTO_F_VERDICT, F_STR, S(verdict), 0 },
+	{ PROTO_F_REASONS, F_STRS, NO, 0 },
+	{ PROTO_F_NOTES, F_STRS, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 /* The host state, nested in window records; nothing of it is stored. */
 static const struct field state_f[] = {
-	{ "at", F_TIME, NO, 0 },
-	{ "load1", F_NUM_NULL, NO, 0 },
-	{ "load5", F_NUM_NULL, NO, 0 },
-	{ "load15", F_NUM_NULL, NO, 0 },
-	{ "calib_mhz", F_NUM_NULL, NO, 0 },
-	{ "governor", F_STR_NULL, NO, 0 },
-	{ "freq_khz", F_INT_NULL, NO, 0 },
-	{ "temp_c", F_NUM_NULL, NO, -273 },
-	{ "throttle_count", F_INT_NULL, NO, 0 },
-	{ "busy_on_cpu", F_BUSY, NO, 0 },
-	{ "runnable", F_INT_NULL, NO, 0 },
+	{ PROTO_F_AT, F_TIME, NO, 0 },
+	{ PROTO_F_LOAD1, F_NUM_NULL, NO, 0 },
+	{ PROTO_F_LOAD5, F_NUM_NULL, NO, 0 },
+	{ PROTO_F_LOAD15, F_NUM_NULL, NO, 0 },
+	{ PROTO_F_CALIB_MHZ, F_NUM_NULL, NO, 0 },
+	{ PROTO_F_GOVERNOR, F_STR_NULL, NO, 0 },
+	{ PROTO_F_FREQ_KHZ, F_INT_NULL, NO, 0 },
+	{ PROTO_F_TEMP_C, F_NUM_NULL, NO, -273 },
+	{ PROTO_F_THROTTLE_COUNT, F_INT_NULL, NO, 0 },
+	{ PROTO_F_BUSY_ON_CPU, F_BUSY, NO, 0 },
+	{ PROTO_F_RUNNABLE, F_INT_NULL, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field busy_f[] = {
-	{ "pid", F_INT, NO, 1 },
-	{ "comm", F_STR, NO, 0 },
+	{ PROTO_F_PID, F_INT, NO, 1 },
+	{ PROTO_F_COMM, F_STR, NO, 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field window_f[] = {
-	{ "phase", F_STR, S(phase), 0 },
-	{ "state", F_STATE, S(state), 0 },
+	{ PROTO_F_PHASE, F_STR, S(phase), 0 },
+	{ PROTO_F_STATE, F_STATE, S(state), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field wait_f[] = {
-	{ "holder", F_STR, S(holder), 0 },
+	{ PROTO_F_HOLDER, F_STR, S(holder), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field done_f[] = {
-	{ "samples", F_INT, S(samples), 0 },
+	{ PROTO_F_SAMPLES, F_INT, S(samples), 0 },
 	{ NULL, 0, 0, 0 },
 };
 /* A conductor's: the records that follow are build_id's ("" its own). */
 static const struct field build_f[] = {
-	{ "build_id", F_STR, S(build_id), 0 },
+	{ PROTO_F_BUILD_ID, F_STR, S(build_id), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field error_f[] = {
-	{ "message", F_STR, S(message), 0 },
+	{ PROTO_F_MESSAGE, F_STR, S(message), 0 },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -159,17 +166,17 @@ static const struct {
 	enum rec_type type;
 	const struct field *fields;
 } types[] = {
-	{ "hello", REC_HELLO, hello_f },
-	{ "facts", REC_FACTS, facts_f },
-	{ "variant", REC_VARIANT, variant_f },
-	{ "selftest", REC_SELFTEST, selftest_f },
-	{ "sample", REC_SAMPLE, sample_f },
-	{ "window", REC_WINDOW, window_f },
-	{ "wait", REC_WAIT, wait_f },
-	{ "done", REC_DONE, done_f },
-	{ "error", REC_ERROR, error_f },
-	{ "preflight", REC_PREFLIGHT, preflight_f },
-	{ "build", REC_BUILD, build_f },
+	{ PROTO_T_HELLO, REC_HELLO, hello_f },
+	{ PROTO_T_FACTS, REC_FACTS, facts_f },
+	{ PROTO_T_VARIANT, REC_VARIANT, variant_f },
+	{ PROTO_T_SELFTEST, REC_SELFTEST, selftest_f },
+	{ PROTO_T_SAMPLE, REC_SAMPLE, sample_f },
+	{ PROTO_T_WINDOW, REC_WINDOW, window_f },
+	{ PROTO_T_WAIT, REC_WAIT, wait_f },
+	{ PROTO_T_DONE, REC_DONE, done_f },
+	{ PROTO_T_ERROR, REC_ERROR, error_f },
+	{ PROTO_T_PREFLIGHT, REC_PREFLIGHT, preflight_f },
+	{ PROTO_T_BUILD, REC_BUILD, build_f },
 };
 
 const char *
@@ -213,10 +220,11 @@ as_int(const cJSON *v, int64_t *out)
 static size_t
 max_len(const struct field *f)
 {
-	if (strcmp(f->name, "cpu_flags") == 0 ||
-	    strcmp(f->name, "hwcaps") == 0)
+	if (strcmp(f->name, PROTO_F_CPU_FLAGS) == 0 ||
+	    strcmp(f->name, PROTO_F_HWCAPS) == 0)
 		return MAX_FLAGS;
-	if (strcmp(f->name, "governor") == 0 || strcmp(f->name, "comm") == 0)
+	if (strcmp(f->name, PROTO_F_GOVERNOR) == 0 ||
+	    strcmp(f->name, PROTO_F_COMM) == 0)
 		return MAX_COMM;
 	return MAX_STR;
 }
@@ -465,16 +473,18 @@ check_object(const struct field *fields, const cJSON *obj, const char *skip,
 static int
 check_counts(struct record *rec, struct so_err *err)
 {
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec->json, "cycles");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec->json,
+	    PROTO_F_CYCLES);
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(rec->json,
-	    "instructions");
+	    PROTO_F_INSTRUCTIONS);
 	const char *src = rec->cycles_source;
 
-	if (strcmp(src, "pmu") != 0 && strcmp(src, "test-seam") != 0 &&
-	    strcmp(src, "calibration") != 0)
+	if (strcmp(src, PROTO_V_PMU) != 0 &&
+	    strcmp(src, PROTO_V_TEST_SEAM) != 0 &&
+	    strcmp(src, PROTO_V_CALIBRATION) != 0)
 		return so_error(err, SO_EPROTO, "sample record: cycles_source "
 		    "\"%.20s\" is not pmu, test-seam or calibration", src);
-	rec->counted = strcmp(src, "calibration") != 0;
+	rec->counted = strcmp(src, PROTO_V_CALIBRATION) != 0;
 	if (cJSON_IsNull(c) == rec->counted || cJSON_IsNull(n) == rec->counted)
 		return so_error(err, SO_EPROTO, "sample record: cycles_source "
 		    "\"%s\" %s cycles and instructions", src, rec->counted ?
@@ -506,7 +516,7 @@ proto_parse(const char *line, size_t len, struct record *rec,
 		    line);
 		goto fail;
 	}
-	type = cJSON_GetObjectItemCaseSensitive(rec->json, "type");
+	type = cJSON_GetObjectItemCaseSensitive(rec->json, PROTO_F_TYPE);
 	if (!cJSON_IsString(type)) {
 		rc = so_error(err, SO_EPROTO, "record has no \"type\" string");
 		goto fail;
@@ -526,7 +536,7 @@ proto_parse(const char *line, size_t len, struct record *rec,
 	}
 	/* The version first: another version's hello has other fields. */
 	if (rec->type == REC_HELLO && as_int(cJSON_GetObjectItemCaseSensitive(
-	    rec->json, "proto"), &rec->proto) &&
+	    rec->json, PROTO_F_PROTO), &rec->proto) &&
 	    rec->proto != SEQORCH_PROTO_VERSION) {
 		rc = so_error(err, SO_EPROTO, "agent speaks protocol %lld, "
 		    "this seqorch speaks %d", (long long)rec->proto,
@@ -534,26 +544,27 @@ proto_parse(const char *line, size_t len, struct record *rec,
 		goto fail;
 	}
 	snprintf(what, sizeof what, "%s record", tname);
-	if ((rc = check_object(fields, rec->json, "type", rec, what,
+	if ((rc = check_object(fields, rec->json, PROTO_F_TYPE, rec, what,
 	    err)) != 0)
 		goto fail;
-	if (rec->type == REC_VARIANT && strcmp(rec->status, "ok") != 0 &&
-	    strcmp(rec->status, "skipped") != 0 &&
-	    strcmp(rec->status, "failed") != 0) {
+	if (rec->type == REC_VARIANT && strcmp(rec->status, PROTO_V_OK) != 0 &&
+	    strcmp(rec->status, PROTO_V_SKIPPED) != 0 &&
+	    strcmp(rec->status, PROTO_V_FAILED) != 0) {
 		rc = so_error(err, SO_EPROTO, "variant record: status \"%.20s\" "
 		    "is not ok, skipped or failed", rec->status);
 		goto fail;
 	}
 	if (rec->type == REC_SAMPLE && (rc = check_counts(rec, err)) != 0)
 		goto fail;
-	if (rec->type == REC_PREFLIGHT && strcmp(rec->verdict, "quiet") != 0 &&
-	    strcmp(rec->verdict, "noisy") != 0) {
+	if (rec->type == REC_PREFLIGHT &&
+	    strcmp(rec->verdict, PROTO_V_QUIET) != 0 &&
+	    strcmp(rec->verdict, PROTO_V_NOISY) != 0) {
 		rc = so_error(err, SO_EPROTO, "preflight record: verdict "
 		    "\"%.20s\" is not quiet or noisy", rec->verdict);
 		goto fail;
 	}
-	if (rec->type == REC_WINDOW && strcmp(rec->phase, "begin") != 0 &&
-	    strcmp(rec->phase, "end") != 0) {
+	if (rec->type == REC_WINDOW && strcmp(rec->phase, PROTO_V_BEGIN) != 0 &&
+	    strcmp(rec->phase, PROTO_V_END) != 0) {
 		rc = so_error(err, SO_EPROTO, "window record: phase \"%.20s\" "
 		    "is not begin or end", rec->phase);
 		goto fail;

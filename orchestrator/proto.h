@@ -1,13 +1,16 @@
 /*
- * The agent protocol (docs/protocol.md): JSON lines, version 7.  A reader
- * cuts a byte stream into bounded lines; proto_parse validates one line
- * strictly (known fields only, exact types, bounded strings, lowercase hex
- * digests) so nothing malformed is ever stored as valid.
+ * The agent protocol (docs/protocol.md): JSON lines, of the version and
+ * with the names that kernels/protocol.h gives the agent and this reader
+ * alike.  A reader cuts a byte stream into bounded lines; proto_parse
+ * validates one line strictly (known fields only, exact types, bounded
+ * strings, lowercase hex digests) so nothing malformed is ever stored as
+ * valid.
  */
 #ifndef SEQORCH_PROTO_H
 #define SEQORCH_PROTO_H
 
 #include "kernel.h"
+#include "protocol.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>

@@ -1,40 +1,16 @@
 /*
- * libFuzzer target: the agent's option parser (parse_args in
- * agent/agent.c).  The input is split at NUL bytes into argv.  agent.c is
- * included whole with its main renamed; its exit() calls come back here
- * with longjmp, since a usage error exits the agent.
+ * libFuzzer target: the agent's option parser (opts_parse, agent/opts.c,
+ * linked as the agent links it).  The input is split at NUL bytes into
+ * argv.  Beyond memory errors it traps when a refusal comes without its
+ * message or with an unterminated one, or when a result breaks a rule
+ * the parser promises (the options that go together).
  */
+#include "opts.h"
+
 #include <getopt.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static jmp_buf back;
-
-static void __attribute__((noreturn))
-fuzz_exit(int code)
-{
-	longjmp(back, code + 1);
-}
-
-#define exit(code) fuzz_exit(code)
-#define main agent_main
-#include "../../agent/agent.c"
-#undef main
-#undef exit
-
-/* Options are parsed before any study is looked up: no kernels needed. */
-const struct registry_study registry_studies[] = { { NULL, NULL } };
-const struct registry_kernel registry_kernels[] = { { NULL, NULL, NULL } };
-
-const struct registry_study *
-registry_study(const char *name)
-{
-	(void)name;
-	return NULL;
-}
 
 #define MAX_ARGS 64
 
@@ -43,8 +19,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *argv[MAX_ARGS + 2];
 	static struct opts o;
-	char *copy = malloc(size + 1);
-	volatile int argc = 1;
+	char *copy = malloc(size + 1), err[512];
+	int argc = 1;
 	size_t i;
 
 	if (copy == NULL)
@@ -61,8 +37,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* GNU getopt starts over, without messages, when optind is 0. */
 	optind = 0;
 	opterr = 0;
-	if (setjmp(back) == 0)
-		parse_args(argc, argv, &o);
+	memset(err, 'x', sizeof err);
+	switch (opts_parse(argc, argv, &o, err, sizeof err)) {
+	case OPTS_ERROR:
+		if (memchr(err, '\0', sizeof err) == NULL || err[0] == '\0')
+			__builtin_trap();
+		break;
+	case OPTS_OK:
+		if ((o.lock == NULL) != (o.holder == NULL) ||
+		    (o.max_cv > 0) != (o.max_samples > 0) ||
+		    (o.nbuilds > 0) != o.conduct || o.nbuilds > MAX_BUILDS ||
+		    o.seed_len > KERNEL_MAX_STATE || (o.serve && o.conduct) ||
+		    (!o.list && !o.openssl && !o.preflight && o.study == NULL))
+			__builtin_trap();
+		break;
+	case OPTS_HELP:
+	case OPTS_USAGE:
+		break;
+	}
 	free(copy);
 	return 0;
 }

@@ -1,0 +1,278 @@
+/*
+ * The agent's options: each value checked as it is read, then the
+ * options that only make sense together (docs/protocol.md).
+ */
+#include "opts.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* err gets the message; the result for the caller to return. */
+static enum opts_result __attribute__((format(printf, 3, 4)))
+bad(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return OPTS_ERROR;
+}
+
+void
+opts_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: seqorch-agent --study NAME [--variants a,b] [--steps N]\n"
+	    "                     [--samples K] [--first-sample S]\n"
+	    "                     [--max-cv X --max-samples M]\n"
+	    "                     [--cpu N|none|auto] [--order rotate|reverse]\n"
+	    "                     [--seed HEX] [--build-id ID] [--token HEX]\n"
+	    "                     [--out FILE]\n"
+	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
+	    "                     [--require-quiet] [--serve]\n"
+	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
+	    "                     [the options above but --max-cv]\n"
+	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
+	    "       seqorch-agent --list\n"
+	    "       seqorch-agent --openssl\n"
+	    "Prints JSON lines (protocol %d, docs/protocol.md).\n",
+	    SEQORCH_PROTO_VERSION);
+}
+
+static enum opts_result
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
+    uint64_t *v, char *err, size_t len)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	if (*s == '-' || *s == '\0')
+		goto fail;
+	n = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n < min || n > max)
+		goto fail;
+	*v = n;
+	return OPTS_OK;
+fail:
+	return bad(err, len, "invalid %s \"%s\": expected an integer from "
+	    "%llu to %llu", opt, s, (unsigned long long)min,
+	    (unsigned long long)max);
+}
+
+/* A coefficient of variation: a fraction above 0, at most 1 (100%). */
+static enum opts_result
+parse_fraction(const char *opt, const char *s, double *v, char *err,
+    size_t len)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(*v > 0 && *v <= 1))
+		return bad(err, len, "invalid %s \"%s\": expected a fraction "
+		    "above 0 and at most 1 (0.01 is 1%%)", opt, s);
+	return OPTS_OK;
+}
+
+/* The holder text is shown to other users on one line: keep it printable. */
+static enum opts_result
+parse_holder(const char *s, char *err, size_t len)
+{
+	const unsigned char *p;
+
+	if (*s == '\0' || strlen(s) > MAX_HOLDER)
+		return bad(err, len, "invalid --holder: expected 1 to %d bytes",
+		    MAX_HOLDER);
+	for (p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return bad(err, len, "invalid --holder: control "
+			    "character at byte %d", (int)((const char *)p - s));
+	return OPTS_OK;
+}
+
+static enum opts_result
+parse_seed(const char *s, struct opts *o, char *err, size_t len)
+{
+	size_t i;
+
+	o->seed_len = strlen(s) / 2;
+	if (strlen(s) % 2 != 0 || o->seed_len > KERNEL_MAX_STATE ||
+	    strspn(s, "0123456789abcdefABCDEF") != strlen(s))
+		return bad(err, len, "invalid --seed: expected at most %d "
+		    "bytes of hex", KERNEL_MAX_STATE);
+	o->have_seed = 1;
+	for (i = 0; i < o->seed_len; i++) {
+		unsigned v;
+
+		sscanf(s + 2 * i, "%2x", &v);
+		o->seed[i] = (uint8_t)v;
+	}
+	return OPTS_OK;
+}
+
+/* One option c with its value optarg into o. */
+static enum opts_result
+parse_one(int c, struct opts *o, char *err, size_t len)
+{
+	uint64_t v = 0;
+	enum opts_result rc = OPTS_OK;
+
+	switch (c) {
+	case 's': o->study = optarg; break;
+	case 'v': o->variants = optarg; break;
+	case 'n':
+		rc = parse_u64("--steps", optarg, 1, 1000000000000ULL,
+		    &o->steps, err, len);
+		break;
+	case 'k':
+		rc = parse_u64("--samples", optarg, 1, MAX_SAMPLES,
+		    &o->samples, err, len);
+		break;
+	case 'F':
+		rc = parse_u64("--first-sample", optarg, 0, 1000000000,
+		    &o->first_sample, err, len);
+		break;
+	case 'x':
+		rc = parse_fraction("--max-cv", optarg, &o->max_cv, err, len);
+		break;
+	case 'm':
+		rc = parse_u64("--max-samples", optarg, 1, MAX_SAMPLES,
+		    &o->max_samples, err, len);
+		break;
+	case 'L': o->lock = optarg; break;
+	case 'H':
+		if ((rc = parse_holder(optarg, err, len)) == OPTS_OK)
+			o->holder = optarg;
+		break;
+	case 'W': o->no_wait = 1; break;
+	case 'c':
+		if (strcmp(optarg, "none") == 0)
+			o->cpu = -1;
+		else if (strcmp(optarg, "auto") == 0)
+			o->cpu = CPU_AUTO;
+		else if ((rc = parse_u64("--cpu", optarg, 0, 65535, &v, err,
+		    len)) == OPTS_OK)
+			o->cpu = (int)v;
+		break;
+	case 'o':
+		if (strcmp(optarg, "rotate") == 0)
+			o->reverse = 0;
+		else if (strcmp(optarg, "reverse") == 0)
+			o->reverse = 1;
+		else
+			rc = bad(err, len, "invalid --order \"%s\": expected "
+			    "rotate or reverse", optarg);
+		break;
+	case 'S': rc = parse_seed(optarg, o, err, len); break;
+	case 'b': o->build_id = optarg; break;
+	case 't':
+		if (*optarg == '\0' || strlen(optarg) > MAX_TOKEN ||
+		    strspn(optarg, "0123456789abcdef") != strlen(optarg))
+			rc = bad(err, len, "invalid --token: expected 1 to %d "
+			    "lowercase hex digits", MAX_TOKEN);
+		else
+			o->token = optarg;
+		break;
+	case 'O': o->out = optarg; break;
+	case 'l': o->list = 1; break;
+	case 'Y': o->openssl = 1; break;
+	case 'P': o->preflight = 1; break;
+	case 'Q': o->require_quiet = 1; break;
+	case 'V': o->serve = 1; break;
+	case 'C': o->conduct = 1; break;
+	case 'B':
+		if (o->nbuilds == MAX_BUILDS)
+			rc = bad(err, len, "more than %d --build", MAX_BUILDS);
+		else
+			o->builds[o->nbuilds++] = optarg;
+		break;
+	case 'h': rc = OPTS_HELP; break;
+	default: rc = OPTS_USAGE; break;
+	}
+	return rc;
+}
+
+/* Options that only make sense together must come together. */
+static enum opts_result
+check_together(const struct opts *o, char *err, size_t len)
+{
+	if (!o->list && !o->openssl && !o->preflight && o->study == NULL)
+		return bad(err, len, "--study is required");
+	if ((o->max_cv > 0) != (o->max_samples > 0))
+		return bad(err, len, "--max-cv and --max-samples go together");
+	if (o->max_samples > 0 && o->max_samples < o->samples)
+		return bad(err, len, "--max-samples %llu is below --samples "
+		    "%llu", (unsigned long long)o->max_samples,
+		    (unsigned long long)o->samples);
+	if (o->serve && o->conduct)
+		return bad(err, len, "--serve and --conduct exclude each "
+		    "other");
+	if ((o->nbuilds > 0) != o->conduct)
+		return bad(err, len, "--conduct and --build go together");
+	if ((o->serve || o->conduct) && o->max_cv > 0)
+		return bad(err, len, "--max-cv needs the plain agent: adaptive "
+		    "rounds are not in an order fixed in advance");
+	if (o->serve && o->lock != NULL)
+		return bad(err, len, "--serve takes no --lock: its conductor "
+		    "does");
+	if ((o->lock == NULL) != (o->holder == NULL))
+		return bad(err, len, "--lock and --holder go together");
+	if (o->no_wait && o->lock == NULL)
+		return bad(err, len, "--no-wait needs --lock");
+	return OPTS_OK;
+}
+
+enum opts_result
+opts_parse(int argc, char **argv, struct opts *o, char *err, size_t len)
+{
+	static const struct option longopts[] = {
+		{ "study", required_argument, NULL, 's' },
+		{ "variants", required_argument, NULL, 'v' },
+		{ "steps", required_argument, NULL, 'n' },
+		{ "samples", required_argument, NULL, 'k' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "order", required_argument, NULL, 'o' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "build-id", required_argument, NULL, 'b' },
+		{ "token", required_argument, NULL, 't' },
+		{ "out", required_argument, NULL, 'O' },
+		{ "first-sample", required_argument, NULL, 'F' },
+		{ "max-cv", required_argument, NULL, 'x' },
+		{ "max-samples", required_argument, NULL, 'm' },
+		{ "lock", required_argument, NULL, 'L' },
+		{ "holder", required_argument, NULL, 'H' },
+		{ "no-wait", no_argument, NULL, 'W' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "openssl", no_argument, NULL, 'Y' },
+		{ "preflight", no_argument, NULL, 'P' },
+		{ "require-quiet", no_argument, NULL, 'Q' },
+		{ "serve", no_argument, NULL, 'V' },
+		{ "conduct", no_argument, NULL, 'C' },
+		{ "build", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum opts_result rc;
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->samples = 3;
+	o->cpu = -1;
+	o->build_id = "";
+	o->token = "";
+	if (len > 0)
+		err[0] = '\0';
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if ((rc = parse_one(c, o, err, len)) != OPTS_OK)
+			return rc;
+	if (optind != argc)
+		return bad(err, len, "unexpected argument \"%s\"",
+		    argv[optind]);
+	return check_together(o, err, len);
+}

@@ -1,0 +1,205 @@
+/*
+ * Timed samples: the chain between two reads of the raw monotonic clock
+ * (and the counters, and the thread's cpu time), then its record.
+ */
+#include "sample.h"
+#include "emit.h"
+#include "pin.h"
+#include "protocol.h"
+#include "timing.h"
+#include "window.h"
+
+#include <string.h>
+
+struct perf sample_counters;
+
+/*
+ * The kernel's metrics of the chain just timed, as the sample's "metrics"
+ * object; phases ("phase_*", ns) get "phase_other", what the timer saw
+ * beyond them, so that they add up to the sample's ns.
+ */
+static void
+add_metrics(cJSON *rec, struct slot *sl, double ns)
+{
+	struct kernel_metric m[KERNEL_MAX_METRICS];
+	size_t n, i;
+	double phases = 0;
+	int any = 0;
+	cJSON *o = cJSON_AddObjectToObject(rec, PROTO_F_METRICS);
+
+	if (o == NULL)
+		fatal(AG_FAIL, "out of memory");
+	n = sl->k->metrics(sl->ctx, m, KERNEL_MAX_METRICS - 1);
+	for (i = 0; i < n && i < KERNEL_MAX_METRICS - 1; i++) {
+		cJSON_AddNumberToObject(o, m[i].name, m[i].value);
+		if (strncmp(m[i].name, "phase_", 6) == 0) {
+			phases += m[i].value;
+			any = 1;
+		}
+	}
+	if (any)
+		cJSON_AddNumberToObject(o, "phase_other", ns - phases);
+}
+
+/* A sample's cycles and instructions, and where its cycles come from. */
+static void
+add_counts(cJSON *rec, int counted, uint64_t cycles, uint64_t insns)
+{
+	if (counted) {
+		cJSON_AddNumberToObject(rec, PROTO_F_CYCLES, (double)cycles);
+		cJSON_AddNumberToObject(rec, PROTO_F_INSTRUCTIONS,
+		    (double)insns);
+	} else {
+		cJSON_AddNullToObject(rec, PROTO_F_CYCLES);
+		cJSON_AddNullToObject(rec, PROTO_F_INSTRUCTIONS);
+	}
+	cJSON_AddStringToObject(rec, PROTO_F_CYCLES_SOURCE, counted ?
+	    sample_counters.source : PROTO_V_CALIBRATION);
+}
+
+void
+sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
+    const struct opts *o, const struct study *st)
+{
+	uint8_t x[KERNEL_MAX_STATE];
+	char buf[2 * KERNEL_MAX_STATE + 1];
+	uint64_t t0, t1, c0, c1, cycles = 0, insns = 0;
+	double mhz, mhz_after, ns;
+	int rc, cpu_before, cpu_after, counted, cpu_clock;
+	char jump[160];
+	cJSON *rec;
+
+	memcpy(x, o->seed, st->state_len);
+	mhz = timing_calibrate_mhz();
+	cpu_before = pin_current_cpu();
+	/*
+	 * Counters run from just before to just after the timed call, and
+	 * the thread's cpu time is read around them (a syscall they miss).
+	 */
+	cpu_clock = timing_thread_cpu_ns(&c0) == 0;
+	perf_start(&sample_counters);
+	t0 = timing_now_ns();
+	rc = sl->k->chain(sl->ctx, x, o->steps);
+	t1 = timing_now_ns();
+	counted = perf_stop(&sample_counters, &cycles, &insns) == 0;
+	cpu_clock = timing_thread_cpu_ns(&c1) == 0 && cpu_clock;
+	cpu_after = pin_current_cpu();
+	/* Again after: a clock that moved during the sample shows. */
+	mhz_after = timing_calibrate_mhz();
+	if (rc != 0)
+		fatal(AG_FAIL, "variant \"%s\" failed during sample %llu",
+		    sl->variant, (unsigned long long)s);
+	/*
+	 * The thread's cpu time is a second clock that no one sets: a
+	 * timing it contradicts is no timing, and neither is any other on a
+	 * host whose raw clock jumps.  Without that clock, no check.
+	 */
+	if (cpu_clock && timing_jumped(t0, t1, c1 - c0, jump, sizeof jump))
+		fatal(AG_FAIL, "the raw monotonic clock (%s) jumped during "
+		    "sample %llu of \"%s\": %s; the sample is dropped and "
+		    "nothing more is timed on this host", timing_clock_name(),
+		    (unsigned long long)s, sl->variant, jump);
+	ns = (double)(t1 - t0);
+	spread_add(&sl->ns, ns);
+
+	rec = emit_new(PROTO_T_SAMPLE);
+	cJSON_AddStringToObject(rec, PROTO_F_STUDY, sl->study);
+	cJSON_AddStringToObject(rec, PROTO_F_VARIANT, sl->variant);
+	cJSON_AddNumberToObject(rec, PROTO_F_SAMPLE, (double)s);
+	cJSON_AddNumberToObject(rec, PROTO_F_POSITION, (double)pos);
+	cJSON_AddNumberToObject(rec, PROTO_F_ORDER, (double)order);
+	cJSON_AddNumberToObject(rec, PROTO_F_STEPS, (double)o->steps);
+	cJSON_AddNumberToObject(rec, PROTO_F_NS, ns);
+	emit_hex(x, st->state_len, buf);
+	cJSON_AddStringToObject(rec, PROTO_F_DIGEST, buf);
+	emit_hex(o->seed, st->state_len, buf);
+	cJSON_AddStringToObject(rec, PROTO_F_SEED, buf);
+	cJSON_AddNumberToObject(rec, PROTO_F_CALIB_MHZ, mhz);
+	cJSON_AddNumberToObject(rec, PROTO_F_CALIB_AFTER_MHZ, mhz_after);
+	cJSON_AddNumberToObject(rec, PROTO_F_CPU,
+	    cpu_before == cpu_after ? cpu_before : -1);
+	cJSON_AddStringToObject(rec, PROTO_F_BUILD_ID, o->build_id);
+	add_counts(rec, counted, cycles, insns);
+	if (sl->more[0])
+		cJSON_AddStringToObject(rec, PROTO_F_REASON, sl->more);
+	else
+		cJSON_AddNullToObject(rec, PROTO_F_REASON);
+	if (sl->k->metrics != NULL)
+		add_metrics(rec, sl, ns);
+	emit(rec);
+}
+
+/*
+ * One sample of each of the n variants in run, in an order that depends
+ * only on the sample index s: rotated by one per index, or reversed on odd
+ * ones.  So a re-run of index s (--first-sample) puts each variant where
+ * the full run did.
+ */
+static void
+time_round(struct slot **run, size_t n, uint64_t s, struct opts *o,
+    const struct study *st)
+{
+	size_t pos, idx;
+
+	for (pos = 0; pos < n; pos++) {
+		if (o->reverse)
+			idx = (s & 1) ? n - 1 - pos : pos;
+		else
+			idx = (size_t)((pos + s) % n);
+		sample_take(run[idx], s, pos, o->order++, o, st);
+	}
+}
+
+void
+sample_measure(struct slot **ready, size_t n, struct opts *o,
+    const struct study *st, int cpu)
+{
+	struct slot *run[MAX_VARIANTS];
+	uint64_t s, last = o->first_sample + o->samples;
+	size_t i, nrun;
+
+	/* One build alone on the host: its order is the host's. */
+	o->order = o->first_sample * n;
+	window_record(PROTO_V_BEGIN, cpu);
+	for (s = o->first_sample; s < last; s++)
+		time_round(ready, n, s, o, st);
+	for (; o->max_cv > 0; s++) {
+		nrun = 0;
+		for (i = 0; i < n; i++)
+			if (ready[i]->ns.n < o->max_samples &&
+			    spread_too_wide(&ready[i]->ns, o->max_cv,
+			    ready[i]->more, sizeof ready[i]->more))
+				run[nrun++] = ready[i];
+		if (nrun == 0)
+			break;
+		time_round(run, nrun, s, o, st);
+	}
+	window_record(PROTO_V_END, cpu);
+}
+
+void
+sample_serve(struct slot **run, size_t n, const struct opts *o,
+    const struct study *st)
+{
+	char line[256], v[128];
+	unsigned long long s, pos, order;
+	size_t i;
+
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		if (strcmp(line, "quit\n") == 0)
+			return;
+		if (sscanf(line, "sample %llu %llu %llu %127s", &s, &pos,
+		    &order, v) != 4)
+			fatal(AG_USAGE, "--serve: unknown request \"%.*s\"",
+			    (int)strcspn(line, "\n"), line);
+		for (i = 0; i < n && strcmp(run[i]->variant, v) != 0; i++)
+			;
+		if (i == n)
+			fatal(AG_USAGE, "--serve: variant \"%s\" did not pass "
+			    "its self-test", v);
+		if (s < o->first_sample || s >= o->first_sample + o->samples)
+			fatal(AG_USAGE, "--serve: sample %llu is outside "
+			    "--first-sample and --samples", s);
+		sample_take(run[i], s, (size_t)pos, order, o, st);
+	}
+}

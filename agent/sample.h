@@ -1,0 +1,44 @@
+/*
+ * The sampling loop: one timed chain per sample record, the rounds of a
+ * plain agent's window (rotated or reversed by sample index, then, with
+ * --max-cv, extra rounds of the variants still too spread out), and
+ * --serve's samples on request.  Each sample updates its slot's spread.
+ *
+ * Ownership: the slots are the caller's; these only time them and write
+ * records (emit.h).  sample_counters is this module's, opened by main
+ * with perf_open before the first sample and never closed (the process
+ * ends).
+ */
+#ifndef SEQORCH_AGENT_SAMPLE_H
+#define SEQORCH_AGENT_SAMPLE_H
+
+#include "opts.h"
+#include "perf.h"
+#include "variant.h"
+
+/* Read around each sample, when the host lets us. */
+extern struct perf sample_counters;
+
+/*
+ * Time one sample of sl, as index s at position pos of its build's round
+ * and place order in the host's whole order, and emit its record.
+ */
+void sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
+    const struct opts *o, const struct study *st);
+
+/*
+ * The window of a plain agent: the planned indices of the n ready slots,
+ * then the adaptive ones; cpu is the pinned CPU or -1.  o->order counts.
+ */
+void sample_measure(struct slot **ready, size_t n, struct opts *o,
+    const struct study *st, int cpu);
+
+/*
+ * --serve: time one sample per request from the conductor on stdin
+ * ("sample S POS ORDER VARIANT") of the n slots in run, until "quit" or
+ * the end of stdin (the conductor is gone).
+ */
+void sample_serve(struct slot **run, size_t n, const struct opts *o,
+    const struct study *st);
+
+#endif

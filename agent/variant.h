@@ -1,0 +1,61 @@
+/*
+ * The variants of the study a run measures, before the window: which
+ * are asked for (--variants), and each one's setup, known answer and
+ * self-test chain, with the consensus of the chains deciding which of
+ * them are timed (docs/measurement.md).
+ *
+ * Ownership: a slot's strings and kernel are the registry's (static);
+ * its ctx is the kernel's setup() context, which the caller releases with
+ * the kernel's teardown() when it is done timing.
+ */
+#ifndef SEQORCH_AGENT_VARIANT_H
+#define SEQORCH_AGENT_VARIANT_H
+
+#include "kernel.h"
+#include "spread.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_VARIANTS 64
+
+struct slot {
+	const char *study, *variant;
+	const struct kernel *k;
+	void *ctx;
+	int ready;		/* passed every check; will be timed */
+	const char *status;	/* PROTO_V_OK, _SKIPPED or _FAILED */
+	char reason[256];
+	const char *warning;	/* the kernel's, after setup; or NULL */
+	uint8_t chain[KERNEL_MAX_STATE];
+	struct spread ns;	/* the samples timed, their ns */
+	char more[128];		/* why the next sample is beyond the plan */
+};
+
+/* Is name in the comma list? (A NULL list selects everything.) */
+int variant_in_list(const char *list, const char *name);
+
+/*
+ * Every name in the comma list must be a variant of study: 0, or -1 with
+ * the unknown name and the valid ones in err (len bytes).
+ */
+int variant_check_names(const char *study, const char *list, char *err,
+    size_t len);
+
+/*
+ * Setup, the known answer (for studies that have one) and the self-test
+ * chain from seed for sl, whose study, variant and k are set: its status,
+ * reason, warning, chain and ready say how it went.
+ */
+void variant_selftest(struct slot *sl, const struct study *st,
+    const uint8_t *seed);
+
+/*
+ * All n slots that passed their known answer must agree on the steps-long
+ * chain (len bytes): the digest most of them produce is the consensus,
+ * into common, and any slot that differs from it is failed, never timed.
+ */
+void variant_consensus(struct slot *sl, size_t n, size_t len, uint64_t steps,
+    uint8_t *common);
+
+#endif
