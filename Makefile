@@ -267,14 +267,14 @@ UNIT_rows = db artifact report-load report-stats stats util strbuf
 UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
-UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \
+UNIT_core = conn local ssh db report-load report-stats stats disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
-UNIT_publish = publish strbuf util
-UNIT_report = cmd report db runner deploy window conn local ssh jump config \
+UNIT_collector = collector strbuf util
+UNIT_report = cmd report db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
-	sshconfig toml proto disasm artifact bundle publish http fetch export \
-	compare published reference stats study studies affinity progress \
+	sshconfig toml proto disasm artifact bundle collector http fetch export \
+	compare figures reference stats study studies affinity progress \
 	trace strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o

@@ -108,16 +108,27 @@ progress_start(const char *const *names, size_t n)
 	pthread_mutex_unlock(&mu);
 }
 
+/*
+ * Take the lock for host i's line: 0 with the lock held, or -1 (and not
+ * held) when there is no display or no such host.
+ */
+static int
+lock_line(size_t i)
+{
+	pthread_mutex_lock(&mu);
+	if (lines != NULL && i < nlines)
+		return 0;
+	pthread_mutex_unlock(&mu);
+	return -1;
+}
+
 void
 progress_set(size_t i, const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&mu);
-	if (lines == NULL || i >= nlines) {
-		pthread_mutex_unlock(&mu);
+	if (lock_line(i) != 0)
 		return;
-	}
 	va_start(ap, fmt);
 	if (tty) {
 		/* A live line is cut to fit; runner prints failures whole. */
@@ -137,11 +148,8 @@ progress_warn(size_t i, const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&mu);
-	if (lines == NULL || i >= nlines) {
-		pthread_mutex_unlock(&mu);
+	if (lock_line(i) != 0)
 		return;
-	}
 	va_start(ap, fmt);
 	/*
 	 * On a terminal the warning takes the place of the live lines, which
