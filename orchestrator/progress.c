@@ -143,6 +143,27 @@ progress_set(size_t i, const char *fmt, ...)
 	pthread_mutex_unlock(&mu);
 }
 
+/*
+ * A message whole ("seqorch: ", host's warning head when host is not
+ * NULL), with mu held.  On a terminal it takes the place of the live
+ * lines, which are drawn again below it: it scrolls up with the output.
+ */
+static void
+print_above(const char *host, const char *fmt, va_list ap)
+{
+	if (tty && drawn && drawn_rows > 0)
+		fprintf(stderr, "\033[%uA\033[J", drawn_rows);
+	fputs("seqorch: ", stderr);
+	if (host != NULL)
+		fprintf(stderr, "%s: warning: ", host);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	if (tty) {
+		drawn = 0;
+		redraw();
+	}
+}
+
 void
 progress_warn(size_t i, const char *fmt, ...)
 {
@@ -151,20 +172,20 @@ progress_warn(size_t i, const char *fmt, ...)
 	if (lock_line(i) != 0)
 		return;
 	va_start(ap, fmt);
-	/*
-	 * On a terminal the warning takes the place of the live lines, which
-	 * are drawn again below it: it scrolls up with the output, whole.
-	 */
-	if (tty && drawn && drawn_rows > 0)
-		fprintf(stderr, "\033[%uA\033[J", drawn_rows);
-	fprintf(stderr, "seqorch: %s: warning: ", hosts[i]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	print_above(hosts[i], fmt, ap);
 	va_end(ap);
-	if (tty) {
-		drawn = 0;
-		redraw();
-	}
+	pthread_mutex_unlock(&mu);
+}
+
+void
+progress_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&mu);
+	va_start(ap, fmt);
+	print_above(NULL, fmt, ap);
+	va_end(ap);
 	pthread_mutex_unlock(&mu);
 }
 
