@@ -84,10 +84,10 @@ build/seqorch.1.stamp: seqorch docs/gen-help.sh | build/seqorch.1
 build/seqorch.1: | seqorch
 	$(GEN_MAN)
 
-# Rerun every kernel source generator (kernels/generated.txt lists them).
+# Rerun every kernel source generator (each names its files: --outputs).
 regen:
-	@grep -v '^#' kernels/generated.txt | cut -d: -f1 | while read -r g; do \
-	  echo "$(PYTHON) kernels/$$g"; $(PYTHON) kernels/$$g || exit 1; done
+	@for g in kernels/*/gen-*.py; do \
+	  echo "$(PYTHON) $$g"; $(PYTHON) $$g || exit 1; done
 
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
@@ -261,20 +261,20 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 # checks artifact names with artifact.c's artifact_name_ok, and cmd.c's
 # table names every command (test_report runs `report` through it).
 UNIT_strbuf = strbuf util
-UNIT_window = window db artifact report-load report-stats stats util strbuf
+UNIT_window = window progress db artifact report-load report-stats stats util strbuf
 UNIT_stats = stats util
 UNIT_rows = db artifact report-load report-stats stats util strbuf
 UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
-UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \
+UNIT_core = conn local ssh db report-load report-stats stats disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
-UNIT_publish = publish strbuf util
-UNIT_report = cmd report db runner deploy window conn local ssh jump config \
+UNIT_collector = collector strbuf util
+UNIT_report = cmd report db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
-	sshconfig toml proto disasm artifact bundle publish http fetch export \
-	compare published reference stats study studies affinity progress \
+	sshconfig toml proto disasm artifact bundle collector http fetch export \
+	compare figures reference stats study studies affinity progress \
 	trace strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.

@@ -1,13 +1,13 @@
 /*
  * seqorch publish: POST one run's signed bundle to a collector over HTTPS
- * (publish.c).  The token comes from a file only: never from the command
+ * (collector.c).  The token comes from a file only: never from the command
  * line (other users see it in ps) nor from hosts.toml.
  */
 #include "bundle.h"
 #include "cmd.h"
 #include "db.h"
 #include "export.h"
-#include "publish.h"
+#include "collector.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -63,9 +63,9 @@ publish_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct publish_opts po = { .attempts = 5, .backoff = 0.5,
+	struct collector_opts po = { .attempts = 5, .backoff = 0.5,
 	    .log = stderr };
-	struct publish_result res;
+	struct collector_result res;
 	const char *path = "results.db", *key = NULL, *token_file = NULL;
 	struct so_err err = { 0 };
 	struct bundle b = { 0 };
@@ -122,7 +122,7 @@ publish_exec(int argc, char **argv)
 		ret = cmd_exit_code(err.code);
 		goto out;
 	}
-	if (publish_post(&po, tar, len, &res, &err) != 0) {
+	if (collector_post(&po, tar, len, &res, &err) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		ret = EXIT_FAIL;
 		goto out;

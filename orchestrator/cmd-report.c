@@ -5,7 +5,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "report-opts.h"
-#include "published.h"
+#include "figures.h"
 #include "report.h"
 
 #include <errno.h>
@@ -97,8 +97,8 @@ report_exec(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'R':
-			if (!published_known(optarg)) {
-				published_find(optarg, "", NULL, &err);
+			if (!figures_known(optarg)) {
+				figures_find(optarg, "", NULL, &err);
 				fprintf(stderr, "seqorch: %s\n", err.msg);
 				return EXIT_USAGE;
 			}

@@ -48,6 +48,7 @@ run_oom(size_t n)
 {
 	struct so_err err;
 	struct db *db;
+	const char *status;
 	char msg[128];
 
 	snprintf(msg, sizeof msg, "the coordinator ran out of memory "
@@ -55,7 +56,7 @@ run_oom(size_t n)
 	if (db_open(oom_db, &db, &err) != 0)
 		return;
 	db_event(db, oom_run, NULL, "error", msg, &err);
-	db_run_finish(db, oom_run, "failed", &err);
+	runner_finish(db, oom_run, NULL, &status, &err);
 	db_close(db);
 }
 
@@ -207,16 +208,6 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		fprintf(stderr, "seqorch: %s\n", err.msg);
 		return cmd_exit_code(err.code);
 	}
-	if (o->resume > 0) {
-		run_id = o->resume;
-		if (db_run_resume(db, run_id, &err) != 0) {
-			fprintf(stderr, "seqorch: %s\n", err.msg);
-			return EXIT_DB;
-		}
-		fprintf(stderr, "seqorch: resuming run %lld\n",
-		    (long long)run_id);
-		goto started;
-	}
 	ri.study = study;
 	ri.steps = (uint64_t)steps;
 	ri.samples = (uint64_t)o->samples;
@@ -226,11 +217,13 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	ri.hosts = o->sel.spec;
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
-	if (db_run_begin(db, &ri, &run_id, &err) != 0) {
+	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
+		return cmd_exit_code(rc);
 	}
-started:
+	if (o->resume > 0)
+		fprintf(stderr, "seqorch: resuming run %lld\n",
+		    (long long)run_id);
 	fprintf(stderr, "seqorch: run %lld: study %s on %zu host%s, %lld "
 	    "%s x %lld samples per variant\n", (long long)run_id, study,
 	    n, n == 1 ? "" : "s", (long long)steps, st->unit_plural,
@@ -265,20 +258,12 @@ started:
 	free(holder);
 	if (rc != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		db_run_finish(db, run_id, "failed", &err);
+		runner_finish(db, run_id, NULL, &status, &err);
 		return EXIT_FAIL;
 	}
-	if (out.interrupted)
-		status = "interrupted";
-	else if (out.hosts_failed == 0 && out.invalid == 0)
-		status = "ok";
-	else if (out.samples > out.invalid)
-		status = "partial";
-	else
-		status = "failed";
-	if (db_run_finish(db, run_id, status, &err) != 0) {
+	if ((rc = runner_finish(db, run_id, &out, &status, &err)) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
+		return cmd_exit_code(rc);
 	}
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
 	    "%u host%s ok, %u failed\n", (long long)run_id, status,
@@ -308,11 +293,11 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	if (access(o->db, F_OK) != 0) {
 		fprintf(stderr, "seqorch: cannot resume: no database \"%s\"\n",
 		    o->db);
-		return EXIT_DB;
+		return cmd_exit_code(SO_EDB);
 	}
-	if (db_open(o->db, &db, &err) != 0) {
+	if ((rc = db_open(o->db, &db, &err)) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_DB;
+		return cmd_exit_code(rc);
 	}
 	rc = db_run_load(db, o->resume, r, &err);
 	db_close(db);
@@ -530,9 +515,9 @@ run_exec(int argc, char **argv)
 	if ((rc = hostsel_select(&o.sel, cfg, &hosts, &n)) != EXIT_OK)
 		goto out;
 	o.cache = fetch_cache_dir(o.cache_opt, cfg->cache, o.db);
-	if (db_open(o.db, &db, &err) != 0) {
+	if ((rc = db_open(o.db, &db, &err)) != 0) {
 		fprintf(stderr, "seqorch: %s\n", err.msg);
-		rc = EXIT_DB;
+		rc = cmd_exit_code(rc);
 		goto out;
 	}
 	memset(&sa, 0, sizeof sa);

@@ -170,7 +170,7 @@ regular_or_absent(const char *path, struct so_err *err)
 		strbuf_reset(&p);
 		strbuf_addf(&p, "%s%s", path, side[i]);
 		if (stat(p.buf, &sb) == 0 && !S_ISREG(sb.st_mode))
-			rc = so_error(err, SO_EINVAL, "database \"%s\": \"%s\" "
+			rc = so_error(err, SO_EDB, "database \"%s\": \"%s\" "
 			    "is not a regular file", path, p.buf);
 	}
 	strbuf_release(&p);
@@ -191,7 +191,7 @@ db_connect(const char *path, int flags, struct db **out, struct so_err *err)
 	*out = NULL;
 	/* SQLite would open a temporary or in-memory database: nothing kept. */
 	if (path[0] == '\0' || strcmp(path, ":memory:") == 0) {
-		rc = so_error(err, SO_EINVAL, "database path \"%s\" is not a "
+		rc = so_error(err, SO_EDB, "database path \"%s\" is not a "
 		    "file: SQLite would keep nothing (%s)", path, path[0] ?
 		    "in memory only" : "empty: is the variable unset?");
 		goto fail;

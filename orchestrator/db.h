@@ -25,6 +25,8 @@ int db_schema_version(void);
 /*
  * Open or create path, apply pending migrations, enable WAL and foreign
  * keys.  A database newer than this binary is refused.  Caller closes.
+ * Every failure is SO_EDB: SQLite's, the schema's, or a path SQLite would
+ * keep nothing in or could hang on (not a regular file).
  */
 int db_open(const char *path, struct db **out, struct so_err *err);
 /*

@@ -108,16 +108,27 @@ progress_start(const char *const *names, size_t n)
 	pthread_mutex_unlock(&mu);
 }
 
+/*
+ * Take the lock for host i's line: 0 with the lock held, or -1 (and not
+ * held) when there is no display or no such host.
+ */
+static int
+lock_line(size_t i)
+{
+	pthread_mutex_lock(&mu);
+	if (lines != NULL && i < nlines)
+		return 0;
+	pthread_mutex_unlock(&mu);
+	return -1;
+}
+
 void
 progress_set(size_t i, const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&mu);
-	if (lines == NULL || i >= nlines) {
-		pthread_mutex_unlock(&mu);
+	if (lock_line(i) != 0)
 		return;
-	}
 	va_start(ap, fmt);
 	if (tty) {
 		/* A live line is cut to fit; runner prints failures whole. */
@@ -132,31 +143,49 @@ progress_set(size_t i, const char *fmt, ...)
 	pthread_mutex_unlock(&mu);
 }
 
+/*
+ * A message whole ("seqorch: ", host's warning head when host is not
+ * NULL), with mu held.  On a terminal it takes the place of the live
+ * lines, which are drawn again below it: it scrolls up with the output.
+ */
+static void
+print_above(const char *host, const char *fmt, va_list ap)
+{
+	if (tty && drawn && drawn_rows > 0)
+		fprintf(stderr, "\033[%uA\033[J", drawn_rows);
+	fputs("seqorch: ", stderr);
+	if (host != NULL)
+		fprintf(stderr, "%s: warning: ", host);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	if (tty) {
+		drawn = 0;
+		redraw();
+	}
+}
+
 void
 progress_warn(size_t i, const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&mu);
-	if (lines == NULL || i >= nlines) {
-		pthread_mutex_unlock(&mu);
+	if (lock_line(i) != 0)
 		return;
-	}
 	va_start(ap, fmt);
-	/*
-	 * On a terminal the warning takes the place of the live lines, which
-	 * are drawn again below it: it scrolls up with the output, whole.
-	 */
-	if (tty && drawn && drawn_rows > 0)
-		fprintf(stderr, "\033[%uA\033[J", drawn_rows);
-	fprintf(stderr, "seqorch: %s: warning: ", hosts[i]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	print_above(hosts[i], fmt, ap);
 	va_end(ap);
-	if (tty) {
-		drawn = 0;
-		redraw();
-	}
+	pthread_mutex_unlock(&mu);
+}
+
+void
+progress_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&mu);
+	va_start(ap, fmt);
+	print_above(NULL, fmt, ap);
+	va_end(ap);
 	pthread_mutex_unlock(&mu);
 }
 

@@ -19,6 +19,13 @@ void progress_set(size_t i, const char *fmt, ...)
 void progress_warn(size_t i, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
+ * A line about the whole run, "seqorch: " and the message: printed whole,
+ * above the live lines while they are drawn.  Modules below the commands
+ * (runner, window) say what a run meets through this, not stderr.
+ */
+void progress_note(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/*
  * The whole run's count: n more samples are expected (a host announced its
  * variants), and one arrived; the live display shows done/expected with
  * the time left at the rate so far.

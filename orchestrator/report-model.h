@@ -11,7 +11,7 @@
 #ifndef SEQORCH_REPORT_MODEL_H
 #define SEQORCH_REPORT_MODEL_H
 
-#include "published.h"
+#include "figures.h"
 #include "report.h"
 #include "stats.h"
 
@@ -238,7 +238,7 @@ struct rrun {
 	size_t		 npaired;
 	/* --reference: the published figure for this study, or why not. */
 	int		 has_ref;
-	struct published ref;
+	struct figure ref;
 	char		*ref_note;
 	/* A row whose cv is above this is unstable (--max-cv). */
 	double		 max_cv;

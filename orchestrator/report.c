@@ -96,7 +96,7 @@ report_format_parse(const char *s)
 char *
 report_reference_line(const struct rrun *r, const struct rhost *h)
 {
-	const struct published *p = &r->ref;
+	const struct figure *p = &r->ref;
 	char local[32], pub[32], *steps;
 	char *line;
 
@@ -158,7 +158,7 @@ attach_reference(const struct report_opts *o, struct rrun *r,
 
 	if (o->reference == NULL)
 		return 0;
-	ret = published_find(o->reference, r->study, &r->ref, &why);
+	ret = figures_find(o->reference, r->study, &r->ref, &why);
 	if (ret == 0)
 		r->has_ref = 1;
 	else if (ret == SO_EINVAL)

@@ -462,51 +462,23 @@ stream_free(struct stream *s)
 }
 
 /*
- * Launch the agent of s (build b's binary, its command agent_cmd) in a
- * new run directory named after tag and stream its records in until it
- * ends; any failure fails the host.
+ * Start build b's agent detached in dir, with its command agent_cmd.  The
+ * connection may have idled out while the host waited for the window; the
+ * launch is safe to repeat, so a drop reconnects (counted in *drops) and
+ * launches again.  0, or a negative SO_E* code with s->err filled.
  */
-static void
-launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
-    const char *tag, const char *variants)
+static int
+launch_agent(struct hostrun *hr, struct stream *s,
+    const struct build_result *b, const char *dir, const char *agent_cmd,
+    int *drops)
 {
-	const struct run_params *p = hr->p;
 	char errbuf[AGENT_ERR_MAX] = "";
-	unsigned char rnd[16];
-	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
-	char *agent_cmd = NULL, *cmd, *dir = NULL;
-	const char *cc = s->cc;
-	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
-	    .errbuf = errbuf, .errlen = sizeof errbuf, .stop = p->stop };
 	struct exec_io lio = { .errbuf = errbuf, .errlen = sizeof errbuf };
-	struct so_err e;
-	int status = 0, rc, drops = 0, ended = 0;
-	size_t i;
+	char *cmd = launch_cmd(dir, b->agent, b->binary_sha256, agent_cmd);
+	int status = 0, rc;
 
-	/*
-	 * Unique across coordinators, hosts, containers and reboots: the
-	 * directory names the launch, and hello must echo the token.
-	 */
-	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-		run_fail(hr, "cannot read random bytes for a run token");
-		goto out;
-	}
-	hex_encode(rnd, sizeof rnd, s->token);
-	s->launched = window_clock();
-	for (i = 0; i < s->nkids; i++) {
-		memcpy(s->kids[i]->token, s->token, sizeof s->token);
-		s->kids[i]->launched = s->launched;
-	}
-	dir = xasprintf("%s/runs/%lld-%s-%s", hr->conn->workdir,
-	    (long long)p->run_id, tag, s->token);
-	if ((agent_cmd = agent_command(hr, s, b, variants)) == NULL)
-		goto out;
-	progress_set(hr->index, "%s: self-test", cc);
-	cmd = launch_cmd(dir, b->agent, b->binary_sha256, agent_cmd);
-	/* The connection may have idled out while the host waited for the
-	 * window; the launch is safe to repeat. */
 	while ((rc = conn_exec(hr->conn, cmd, &lio, &status, &s->err)) ==
-	    SO_ESSH && ++drops <= MAX_DROPS &&
+	    SO_ESSH && ++*drops <= MAX_DROPS &&
 	    (rc = reconnect(hr, &s->err)) == 0)
 		;
 	free(cmd);
@@ -519,36 +491,69 @@ launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
 	else if (rc == 0 && status != 0)
 		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
 		    "\"%s\"", dir);
-	errbuf[0] = '\0';
-	while (rc == 0) {
+	return rc;
+}
+
+/*
+ * Stream the records of the agent running in dir into the database until
+ * it ends, reconnecting after a drop (MAX_DROPS in all, with the
+ * launch's *drops): *status gets its exit status, errbuf (errlen bytes)
+ * its stderr.  0, or a negative SO_E* code with s->err filled.
+ */
+static int
+stream_records(struct hostrun *hr, struct stream *s, const char *dir,
+    int *drops, int *status, char *errbuf, size_t errlen)
+{
+	struct exec_io io = { .on_stdout = run_on_stdout, .arg = s,
+	    .errbuf = errbuf, .errlen = errlen, .stop = hr->p->stop };
+	char *cmd;
+	int rc;
+
+	for (;;) {
 		cmd = stream_cmd(dir, s->lr.offset);
 		/* A re-read starts at the last complete line. */
 		s->lr.len = 0;
-		rc = conn_exec(hr->conn, cmd, &io, &status, &s->err);
+		rc = conn_exec(hr->conn, cmd, &io, status, &s->err);
 		free(cmd);
 		if (rc == SO_ESSH && s->saw_done) {
 			/* Every record is in; only the exit status was lost. */
 			run_note(hr, "warning", "connection lost after the "
 			    "agent's done record; its exit status is unknown");
-			rc = 0;
-			status = 0;
-			break;
+			*status = 0;
+			return 0;
 		}
 		if (rc != SO_ESSH)
-			break;
+			return rc;
 		/* A link that keeps dropping is given up, not chased forever. */
-		if (++drops > MAX_DROPS) {
-			rc = so_error(&s->err, SO_ESSH, "host \"%s\": connection "
-			    "lost %d times during one measurement; giving up",
-			    hr->host->name, drops);
-			break;
-		}
+		if (++*drops > MAX_DROPS)
+			return so_error(&s->err, SO_ESSH, "host \"%s\": "
+			    "connection lost %d times during one measurement; "
+			    "giving up", hr->host->name, *drops);
 		if ((rc = reconnect(hr, &s->err)) != 0)
-			break;
+			return rc;
 	}
+}
+
+/*
+ * What the end of the agent in dir means (rc from launching and streaming
+ * it, its exit status and stderr in errbuf): a failure of the host, said
+ * as the agent's, or its records checked complete.  Then a window it left
+ * open is ended, its raw output kept, and its run directory removed once
+ * every record was read.
+ */
+static void
+classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
+    const char *dir, int rc, int status, char *errbuf)
+{
+	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
+	const char *cc = s->cc;
+	struct so_err e;
+	int ended = 0;
+	size_t i;
+
 	if (rc == 0 && s->saw_done)
 		s->collected = 1;
-	if (rc == SO_EINTR || (rc != 0 && *p->stop)) {
+	if (rc == SO_EINTR || (rc != 0 && *hr->p->stop)) {
 		interrupted(hr, s, dir, cc);
 	} else if (rc == SO_EAGENT) {
 		/*
@@ -614,6 +619,47 @@ launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
 		keep_raw(hr, b, dir, s->token);
 	if (s->collected)
 		remove_rundir(hr, dir);
+}
+
+/*
+ * Launch the agent of s (build b's binary) in a new run directory named
+ * after tag, stream its records in until it ends, and classify its end;
+ * any failure fails the host.
+ */
+static void
+launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
+    const char *tag, const char *variants)
+{
+	const struct run_params *p = hr->p;
+	char errbuf[AGENT_ERR_MAX] = "";
+	unsigned char rnd[16];
+	char *agent_cmd = NULL, *dir = NULL;
+	int status = 0, rc, drops = 0;
+	size_t i;
+
+	/*
+	 * Unique across coordinators, hosts, containers and reboots: the
+	 * directory names the launch, and hello must echo the token.
+	 */
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		run_fail(hr, "cannot read random bytes for a run token");
+		goto out;
+	}
+	hex_encode(rnd, sizeof rnd, s->token);
+	s->launched = window_clock();
+	for (i = 0; i < s->nkids; i++) {
+		memcpy(s->kids[i]->token, s->token, sizeof s->token);
+		s->kids[i]->launched = s->launched;
+	}
+	dir = xasprintf("%s/runs/%lld-%s-%s", hr->conn->workdir,
+	    (long long)p->run_id, tag, s->token);
+	if ((agent_cmd = agent_command(hr, s, b, variants)) == NULL)
+		goto out;
+	progress_set(hr->index, "%s: self-test", s->cc);
+	if ((rc = launch_agent(hr, s, b, dir, agent_cmd, &drops)) == 0)
+		rc = stream_records(hr, s, dir, &drops, &status, errbuf,
+		    sizeof errbuf);
+	classify_end(hr, s, b, dir, rc, status, errbuf);
 out:
 	free(agent_cmd);
 	free(dir);

@@ -13,8 +13,8 @@
 void
 run_db_lost(struct hostrun *hr, const char *what, const char *why)
 {
-	fprintf(stderr, "seqorch: host \"%s\": %s not stored: %s\n",
-	    hr->host->name, what, why);
+	progress_note("host \"%s\": %s not stored: %s", hr->host->name,
+	    what, why);
 	if (!hr->failed) {
 		hr->failed = 1;
 		snprintf(hr->error, sizeof hr->error, "%.200s not stored: "
@@ -273,7 +273,7 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 	struct lease *lease = NULL;
 	struct so_err lerr = { 0 };
 	size_t i, j;
-	int rc = 0;
+	int rc = 0, live;
 
 	memset(out, 0, sizeof *out);
 	for (i = 0; i < n; i++)
@@ -314,14 +314,49 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		free(hr[i].builds);
 	}
 	out->interrupted = *p->stop != 0;
-	/* Live lines were cut to the terminal: say each failure whole. */
-	for (i = 0; progress_live() && i < n; i++)
-		if (hr[i].failed && strcmp(hr[i].error, "interrupted") != 0)
-			fprintf(stderr, "seqorch: host \"%s\" failed: %s\n",
-			    hosts[i]->name, hr[i].error);
 out:
+	/* Live lines were cut to the terminal: say each failure whole. */
+	live = progress_live();
 	progress_end();
+	for (i = 0; live && i < n; i++)
+		if (hr[i].failed && strcmp(hr[i].error, "interrupted") != 0)
+			progress_note("host \"%s\" failed: %s", hosts[i]->name,
+			    hr[i].error);
 	free(names);
 	free(hr);
 	return rc;
+}
+
+int
+runner_begin(struct db *db, const struct run_info *ri, int64_t resume,
+    int64_t *run_id, struct so_err *err)
+{
+	if (resume > 0) {
+		*run_id = resume;
+		return db_run_resume(db, resume, err);
+	}
+	return db_run_begin(db, ri, run_id, err);
+}
+
+/* The run's status policy (runner.h). */
+static const char *
+status_of(const struct run_outcome *out)
+{
+	if (out == NULL)
+		return "failed";
+	if (out->interrupted)
+		return "interrupted";
+	if (out->hosts_failed == 0 && out->invalid == 0)
+		return "ok";
+	if (out->samples > out->invalid)
+		return "partial";
+	return "failed";
+}
+
+int
+runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
+    const char **status, struct so_err *err)
+{
+	*status = status_of(out);
+	return db_run_finish(db, run_id, *status, err);
 }

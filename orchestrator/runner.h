@@ -57,6 +57,20 @@ int runner_run(struct db *db, struct host *const *hosts, size_t n,
     const struct run_params *p, struct run_outcome *out, struct so_err *err);
 
 /*
+ * The run's ends around runner_run.  runner_begin records run ri, or with
+ * resume > 0 takes run resume up again as it was stored (ri is then not
+ * read); *run_id is the run's.  runner_finish stores the run's status and
+ * sets *status to it (static): "interrupted"; "ok" when every host
+ * succeeded and no sample is invalid; "partial" when some samples are
+ * valid; else, or with out NULL (runner_run could not proceed), "failed".
+ * Both return 0 or a negative SO_E* code.
+ */
+int runner_begin(struct db *db, const struct run_info *ri, int64_t resume,
+    int64_t *run_id, struct so_err *err);
+int runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
+    const char **status, struct so_err *err);
+
+/*
  * After run run_id ended with status: its best variant per host (median,
  * min-max, cv), its warnings, and `next: seqorch report --run N` (with
  * `resume: seqorch run --resume N` when interrupted), to out.  A run that

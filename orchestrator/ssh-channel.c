@@ -4,7 +4,6 @@
  * and the direct-tcpip channel a jump host relays to the next hop.
  */
 #include "ssh-int.h"
-#include "jump.h"
 #include "strbuf.h"
 
 #include <signal.h>

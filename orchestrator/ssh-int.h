@@ -8,6 +8,7 @@
  *   ssh-auth.c     public key authentication (ssh-agent, key files)
  *   ssh-channel.c  exec on a session channel, direct-tcpip for jump hosts
  *   ssh-sftp.c     uploads, reads, stat and the workdir over SFTP
+ *   ssh-relay.c    the ProxyJump relay: a jump host's channel to a socketpair
  *
  * A struct ssh belongs to its struct conn (c->impl) and is freed by
  * ssh_close(); the strings in it belong to it.
@@ -128,11 +129,43 @@ int ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err);
  * (the caller must reconnect) and frees parked channels meanwhile done.
  * ssh_tunnel_open opens a direct-tcpip channel from jump host session c
  * to next and starts relaying it: *fd gets the end the next session runs
- * over, *relay the relay (jump.h).
+ * over, *relay the relay (ssh-relay.c).
  */
 int ssh_check_alive(struct conn *c, struct so_err *err);
 int ssh_tunnel_open(struct conn *c, const struct host *next, int *fd,
     struct relay **relay, struct so_err *err);
+
+/*
+ * ssh-relay.c, ProxyJump's plumbing: a relay thread that carries the bytes of a libssh2
+ * direct-tcpip channel (opened on a jump host's session towards the next
+ * host) to and from one end of a local socketpair.  The next SSH session
+ * runs over the other end as if it were a TCP socket, so every hop, and
+ * the target, goes through the same ssh.c code.
+ *
+ * Once started, the relay thread is the only user of the jump session:
+ * the caller must not touch it again until relay_stop() has returned.
+ * When the jump host drops or closes the channel, the relay closes its
+ * end, and the session over the other end sees a closed connection, just
+ * as when a directly connected host drops.  The relay sends no keepalives
+ * of its own: the target's keepalives cross every hop, so silence anywhere
+ * on the path shows as silence of the target.
+ *
+ * Start relaying channel ch of session (non-blocking, over socket
+ * session_fd).  Returns 0 with *fd set to the caller's end of the
+ * socketpair (non-blocking, close-on-exec; the caller closes it) and *out
+ * to the relay, or SO_EIO with err filled (name is the jump host, for the
+ * message).  The channel stays owned by the session.
+ */
+int relay_start(LIBSSH2_SESSION *session, int session_fd,
+    LIBSSH2_CHANNEL *ch, const char *name, int *fd, struct relay **out,
+    struct so_err *err);
+
+/*
+ * Stop the relay and wait for its thread; frees r.  After this the
+ * session is the caller's again (to disconnect and free).  NULL is
+ * allowed.
+ */
+void relay_stop(struct relay *r);
 
 /*
  * The operations of struct conn_ops (conn.h states their contracts):

@@ -9,7 +9,6 @@
  * so one thread per host can drive its own connection.
  */
 #include "ssh-int.h"
-#include "jump.h"
 #include "ssh.h"
 #include "strbuf.h"
 

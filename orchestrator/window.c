@@ -1,6 +1,8 @@
 /* The cross-coordinator measurement lease and window drift checks. */
 #include "window.h"
 
+#include "progress.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
@@ -37,19 +39,19 @@ heartbeat(void *arg)
 			break;
 		if (db_lease_heartbeat(l->db, LEASE_NAME,
 		    db_coordinator_id(), &err) != 0)
-			fprintf(stderr, "seqorch: warning: %s\n", err.msg);
+			progress_note("warning: %s", err.msg);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
 }
 
-/* The lease is held either way; a lost history line is said on stderr. */
+/* The lease is held either way; a lost history line is said. */
 static void
 lease_note(int rc, const struct so_err *err)
 {
 	if (rc != 0)
-		fprintf(stderr, "seqorch: warning: lease event not stored: "
-		    "%s\n", err->msg);
+		progress_note("warning: lease event not stored: %s",
+		    err->msg);
 }
 
 int
@@ -76,8 +78,8 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
 			return so_error(err, SO_EBUSY, "the measurement window "
 			    "is held by %s (--no-wait given)", prev);
 		if (strcmp(prev, shown) != 0) {
-			fprintf(stderr, "seqorch: waiting for the measurement "
-			    "window, held by %s\n", prev);
+			progress_note("waiting for the measurement window, "
+			    "held by %s", prev);
 			snprintf(shown, sizeof shown, "%s", prev);
 			lease_note(db_lease_event(db, LEASE_NAME, "waited",
 			    db_coordinator_id(), prev, run_id, NULL, err), err);
@@ -91,8 +93,8 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
 	if (rc != 0)
 		return rc;
 	if (took_over) {
-		fprintf(stderr, "seqorch: took over the measurement window from "
-		    "%s (dead or silent for over %d s)\n", prev, expiry_s);
+		progress_note("took over the measurement window from %s "
+		    "(dead or silent for over %d s)", prev, expiry_s);
 		lease_note(db_lease_event(db, LEASE_NAME, "takeover",
 		    db_coordinator_id(), prev, run_id, NULL, err), err);
 	}
@@ -132,7 +134,7 @@ lease_release(struct lease *l)
 	pthread_join(l->beat, NULL);
 	if (db_lease_release(l->db, LEASE_NAME, db_coordinator_id(),
 	    l->run_id, &err) != 0)
-		fprintf(stderr, "seqorch: warning: %s\n", err.msg);
+		progress_note("warning: %s", err.msg);
 	pthread_cond_destroy(&l->cv);
 	pthread_mutex_destroy(&l->mu);
 	free(l);

@@ -20,9 +20,10 @@
 struct lease;
 
 /*
- * Take the lease for run_id.  With wait, poll until it is free (printing
- * who holds it on stderr when that changes); without, fail at once with
- * SO_EBUSY naming the holder.  SO_EINTR when stop is set while waiting.
+ * Take the lease for run_id.  With wait, poll until it is free (saying
+ * who holds it, through progress_note, when that changes); without, fail
+ * at once with SO_EBUSY naming the holder.  SO_EINTR when stop is set
+ * while waiting.
  * The caller releases the lease with lease_release().
  */
 int lease_acquire(struct db *db, int64_t run_id, const char *study,

@@ -18,27 +18,27 @@ def built():
 
 
 def generated():
-    """{(study folder, generator): [outputs]} from kernels/generated.txt,
-    the one list of generators (make regen reads it too)."""
+    """{(study folder, generator): [outputs]}: every kernels/*/gen-*.py,
+    asked for the files it writes (`--outputs`, the one list of them;
+    make regen runs the same generators)."""
     out = {}
-    for line in (ROOT / "kernels" / "generated.txt").read_text() \
-            .splitlines():
-        line = line.split("#")[0].strip()
-        if not line:
-            continue
-        gen, files = line.split(":", 1)
-        study, name = gen.split("/")
-        out[study, name] = files.split()
+    for gen in sorted((ROOT / "kernels").glob("*/gen-*.py")):
+        r = subprocess.run([sys.executable, str(gen), "--outputs"],
+                           capture_output=True, text=True, check=True)
+        out[gen.parent.name, gen.name] = r.stdout.split()
     return out
 
 
 GENERATED = generated()
 
 
-def test_every_generator_is_listed():
-    found = {(p.parent.name, p.name)
-             for p in (ROOT / "kernels").glob("*/gen-*.py")}
-    assert found == set(GENERATED)
+def test_every_generator_names_its_outputs():
+    assert len(GENERATED) >= 4
+    for (study, generator), outs in GENERATED.items():
+        assert outs, f"{generator} names no output"
+        for out in outs:
+            assert (ROOT / "kernels" / study / out).is_file(), \
+                f"{generator} names {out}, which is not in kernels/{study}"
 
 
 @pytest.mark.parametrize("study,generator", sorted(GENERATED))
@@ -47,6 +47,7 @@ def test_generated_sources_are_current(tmp_path, study, generator):
     folder = ROOT / "kernels" / study
     copy = tmp_path / study
     shutil.copytree(folder, copy)
+    before = {p: p.stat().st_mtime_ns for p in copy.rglob("*")}
     for out in GENERATED[study, generator]:
         (copy / out).unlink()
     subprocess.run([sys.executable, str(copy / generator)], check=True,
@@ -54,3 +55,7 @@ def test_generated_sources_are_current(tmp_path, study, generator):
     for out in GENERATED[study, generator]:
         assert (copy / out).read_bytes() == (folder / out).read_bytes(), \
             f"{out} differs from what {generator} writes: rerun it"
+    # What it writes is what --outputs says: nothing else was touched.
+    written = {str(p.relative_to(copy)) for p in copy.rglob("*")
+               if p.is_file() and before.get(p) != p.stat().st_mtime_ns}
+    assert written == set(GENERATED[study, generator])

@@ -25,6 +25,10 @@ the digest lanes are rotated back to offset 0 once per hash.
 import os
 import sys
 
+# What this generator writes, relative to its folder; `--outputs` prints
+# it for make regen and tests/test_21_generated.py, so no list repeats it.
+OUTPUTS = ["arm-scalar/kernel.c"]
+
 RHO = [[0, 36, 3, 41, 18], [1, 44, 10, 45, 2], [62, 6, 43, 15, 61],
        [28, 55, 25, 21, 56], [27, 20, 39, 8, 14]]   # RHO[x][y]
 
@@ -213,10 +217,13 @@ def main():
     out.append("}")
     out.append(TAIL)
     os.makedirs(os.path.join(root, "arm-scalar"), exist_ok=True)
-    with open(os.path.join(root, "arm-scalar", "kernel.c"), "w") as f:
+    with open(os.path.join(root, OUTPUTS[0]), "w") as f:
         f.write("\n".join(out))
     return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--outputs"]:
+        print("\n".join(OUTPUTS))
+        sys.exit(0)
     sys.exit(main())

@@ -41,6 +41,10 @@ import os
 import random
 import sys
 
+# What this generator writes, relative to its folder; `--outputs` prints
+# it for make regen and tests/test_21_generated.py, so no list repeats it.
+OUTPUTS = ["keccak-avx2.h"]
+
 RHO = [[0, 36, 3, 41, 18], [1, 44, 10, 45, 2], [62, 6, 43, 15, 61],
        [28, 55, 25, 21, 56], [27, 20, 39, 8, 14]]   # RHO[x][y]
 RC = [0x0000000000000001, 0x0000000000008082, 0x800000000000808a,
@@ -496,7 +500,10 @@ keccak_f1600_avx2(uint64_t s[25])
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--outputs"]:
+        print("\n".join(OUTPUTS))
+        sys.exit(0)
     check()
     root = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(root, "keccak-avx2.h"), "w") as f:
+    with open(os.path.join(root, OUTPUTS[0]), "w") as f:
         f.write(header())

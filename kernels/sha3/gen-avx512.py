@@ -38,6 +38,34 @@ import os
 import sys
 import textwrap
 
+# What this generator writes, relative to its folder, and how: the
+# description, fused, unrolled, the port model.  `--outputs` prints the
+# files for make regen and tests/test_21_generated.py, so no list repeats
+# them.
+KERNELS = [
+    ("avx512-wrapped/kernel.S",
+     "Keccak-f[1600], lane pairs in xmm, a loop of two rounds.",
+     False, False, "intel"),
+    ("avx512-fused/kernel.S",
+     "The whole chain: digest in registers, round 0 folded with the "
+     "padding, rounds 1-22 in a loop of two, round 23 only for the "
+     "digest lanes.", True, False, "intel"),
+    ("avx512-unrolled/kernel.S",
+     "As avx512-fused with all rounds of a hash scheduled as one block.",
+     True, True, "intel"),
+    ("avx512-zen5/kernel.S",
+     "As avx512-fused, ordered for Zen 5's pipes (four vector ALUs, "
+     "rotates on two, shuffles on the other two, every op 2 cycles).",
+     True, False, "zen5"),
+]
+# The early-pi layout's kernel (q_emit): its output, description, model.
+EARLY_PI = ("avx512-early-pi/kernel.S",
+            "Row 0 as column pairs (x, x+3), pi's unpacks ahead of theta "
+            "(7 steps a round against 8), whole chain as avx512-fused, "
+            "ordered for Zen 5's pipes with latency 1 (longest path "
+            "first).", "zen5-l1")
+OUTPUTS = [k[0] for k in KERNELS] + [EARLY_PI[0]]
+
 RHO = [[0, 36, 3, 41, 18], [1, 44, 10, 45, 2], [62, 6, 43, 15, 61],
        [28, 55, 25, 21, 56], [27, 20, 39, 8, 14]]   # RHO[x][y]
 K16 = 0x8000000000000000    # last padding bit: lane 16 = (1, 3)
@@ -846,27 +874,15 @@ def q_emit(path, what, model):
 
 def main():
     root = os.path.dirname(os.path.abspath(__file__))
-    emit(os.path.join(root, "avx512-wrapped", "kernel.S"),
-         "Keccak-f[1600], lane pairs in xmm, a loop of two rounds.",
-         False, False)
-    emit(os.path.join(root, "avx512-fused", "kernel.S"),
-         "The whole chain: digest in registers, round 0 folded with the "
-         "padding, rounds 1-22 in a loop of two, round 23 only for the "
-         "digest lanes.", True, False)
-    emit(os.path.join(root, "avx512-unrolled", "kernel.S"),
-         "As avx512-fused with all rounds of a hash scheduled as one "
-         "block.", True, True)
-    emit(os.path.join(root, "avx512-zen5", "kernel.S"),
-         "As avx512-fused, ordered for Zen 5's pipes (four vector ALUs, "
-         "rotates on two, shuffles on the other two, every op 2 cycles).",
-         True, False, "zen5")
-    q_emit(os.path.join(root, "avx512-early-pi", "kernel.S"),
-           "Row 0 as column pairs (x, x+3), pi's unpacks ahead of theta "
-           "(7 steps a round against 8), whole chain as avx512-fused, "
-           "ordered for Zen 5's pipes with latency 1 (longest path first).",
-           "zen5-l1")
+    for out, what, fused, unrolled, model in KERNELS:
+        emit(os.path.join(root, out), what, fused, unrolled, model)
+    out, what, model = EARLY_PI
+    q_emit(os.path.join(root, out), what, model)
     return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--outputs"]:
+        print("\n".join(OUTPUTS))
+        sys.exit(0)
     sys.exit(main())

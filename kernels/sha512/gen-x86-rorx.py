@@ -49,6 +49,11 @@ with valignq pairs), and other placements of the vector ops among the
 scalar ones (up to 2% slower).
 """
 import os
+import sys
+
+# What this generator writes, relative to its folder; `--outputs` prints
+# it for make regen and tests/test_21_generated.py, so no list repeats it.
+OUTPUTS = ["x86-rorx/kernel.S"]
 
 M = (1 << 64) - 1
 IV = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b,
@@ -517,7 +522,7 @@ def main():
     text += ["", "#if !defined(__APPLE__)",
              '.section .note.GNU-stack, "", @progbits', "#endif"]
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "x86-rorx", "kernel.S")
+                        OUTPUTS[0])
     with open(path, "w") as f:
         f.write("\n".join(l if l.endswith(":") or l.startswith(
             (".", "/", "#", "SYM", "HIDDEN", "FUNCTION", "SIZE", "RODATA"))
@@ -525,4 +530,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--outputs"]:
+        print("\n".join(OUTPUTS))
+        sys.exit(0)
     main()

@@ -1,5 +1,5 @@
 /* The embedded reference/seeds.json, parsed on first use. */
-#include "published.h"
+#include "figures.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -34,7 +34,7 @@ num(const cJSON *o, const char *key)
 }
 
 int
-published_known(const char *id)
+figures_known(const char *id)
 {
 	const cJSON *e, *refs = cJSON_GetObjectItemCaseSensitive(root(),
 	    "references");
@@ -47,7 +47,7 @@ published_known(const char *id)
 }
 
 int
-published_find(const char *id, const char *study, struct published *out,
+figures_find(const char *id, const char *study, struct figure *out,
     struct so_err *err)
 {
 	const cJSON *doc = root(), *refs, *e;

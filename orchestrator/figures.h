@@ -3,17 +3,17 @@
  * embedded at build time), so that a report can show a local result
  * beside the matching published one (--reference seed:genoa).
  *
- * published_find fills a struct whose strings point into a table built
+ * figures_find fills a struct whose strings point into a table built
  * once and kept for the life of the process; nothing is freed.
  */
-#ifndef SEQORCH_PUBLISHED_H
-#define SEQORCH_PUBLISHED_H
+#ifndef SEQORCH_FIGURES_H
+#define SEQORCH_FIGURES_H
 
 #include "util.h"
 
 #include <stdint.h>
 
-struct published {
+struct figure {
 	const char	*id;		/* "seed:genoa" */
 	const char	*machine;
 	const char	*study;
@@ -32,10 +32,10 @@ struct published {
  * that study (message says which studies it has), SO_EPARSE if the
  * embedded file is broken.
  */
-int published_find(const char *id, const char *study, struct published *out,
+int figures_find(const char *id, const char *study, struct figure *out,
     struct so_err *err);
 
 /* Is id a reference id at all (for option checking)? */
-int published_known(const char *id);
+int figures_known(const char *id);
 
 #endif

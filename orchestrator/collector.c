@@ -1,5 +1,5 @@
-/* POST a bundle to a collector over HTTPS with libcurl (publish.h). */
-#include "publish.h"
+/* POST a bundle to a collector over HTTPS with libcurl (collector.h). */
+#include "collector.h"
 
 #include "strbuf.h"
 
@@ -58,13 +58,13 @@ origin_of(const char *url, char *out, size_t len)
 }
 
 double
-publish_backoff(double first, int retry)
+collector_backoff(double first, int retry)
 {
 	double d = first;
 
-	while (--retry > 0 && d < PUBLISH_BACKOFF_MAX)
+	while (--retry > 0 && d < COLLECTOR_BACKOFF_MAX)
 		d *= 2;
-	return d < PUBLISH_BACKOFF_MAX ? d : PUBLISH_BACKOFF_MAX;
+	return d < COLLECTOR_BACKOFF_MAX ? d : COLLECTOR_BACKOFF_MAX;
 }
 
 /* Replace every "word" of line (a NUL-terminated copy) by "[redacted]". */
@@ -97,7 +97,7 @@ redact(struct strbuf *line, const char *word, int after)
 }
 
 void
-publish_shown(const char *body, size_t len, const char *token, char *out,
+collector_shown(const char *body, size_t len, const char *token, char *out,
     size_t outlen)
 {
 	struct strbuf line = STRBUF_INIT;
@@ -114,8 +114,8 @@ publish_shown(const char *body, size_t len, const char *token, char *out,
 		redact(&line, token, 0);
 	redact(&line, "authorization:", 2);
 	redact(&line, "bearer", 1);
-	if (line.len > PUBLISH_SHOWN_MAX)
-		snprintf(out, outlen, "%.*s...", PUBLISH_SHOWN_MAX, line.buf);
+	if (line.len > COLLECTOR_SHOWN_MAX)
+		snprintf(out, outlen, "%.*s...", COLLECTOR_SHOWN_MAX, line.buf);
 	else
 		snprintf(out, outlen, "%s", line.buf);
 	strbuf_release(&line);
@@ -149,8 +149,8 @@ transient(CURLcode c)
 }
 
 int
-publish_post(const struct publish_opts *o, const void *data, size_t len,
-    struct publish_result *res, struct so_err *err)
+collector_post(const struct collector_opts *o, const void *data, size_t len,
+    struct collector_result *res, struct so_err *err)
 {
 	char origin[512], target_origin[512], *url = xstrdup(o->url), *auth;
 	char curlerr[CURL_ERROR_SIZE];
@@ -206,7 +206,7 @@ publish_post(const struct publish_opts *o, const void *data, size_t len,
 		/* The status line may have come before the connection broke. */
 		res->status = 0;
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->status);
-		publish_shown(body.buf, body.len, o->token, res->body,
+		collector_shown(body.buf, body.len, o->token, res->body,
 		    sizeof res->body);
 		if (res->status >= 200 && res->status < 300) {
 			/* Delivered: sending again would upload it twice. */
@@ -266,7 +266,7 @@ publish_post(const struct publish_opts *o, const void *data, size_t len,
 			    curl_easy_strerror(cc), res->attempts);
 			break;
 		}
-		delay = publish_backoff(o->backoff, res->attempts);
+		delay = collector_backoff(o->backoff, res->attempts);
 		if (o->log != NULL)
 			fprintf(o->log, "seqorch: publish: %s: %s; trying again "
 			    "in %.1f s\n", url, cc == CURLE_OK ? res->body :

@@ -1,8 +1,8 @@
 /*
- * Unit tests for publish's pure parts: the backoff between tries (capped:
- * twenty tries used to wait 36 hours at the end) and what is shown of a
- * collector's answer (bounded, the token and any Bearer or Authorization
- * value replaced).
+ * Unit tests for the collector client's pure parts (`seqorch publish`):
+ * the backoff between tries (capped: twenty tries used to wait 36 hours at
+ * the end) and what is shown of a collector's answer (bounded, the token
+ * and any Bearer or Authorization value replaced).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "publish.h"
+#include "collector.h"
 
 static void
 test_backoff_doubles_then_stops_at_the_cap(void **state)
@@ -22,22 +22,22 @@ test_backoff_doubles_then_stops_at_the_cap(void **state)
 	int i;
 
 	(void)state;
-	assert_true(publish_backoff(0.5, 1) == 0.5);
-	assert_true(publish_backoff(0.5, 2) == 1.0);
-	assert_true(publish_backoff(0.5, 5) == 8.0);
-	assert_true(publish_backoff(0.5, 7) == PUBLISH_BACKOFF_MAX);
-	assert_true(publish_backoff(0.5, 19) == PUBLISH_BACKOFF_MAX);
-	assert_true(publish_backoff(0.5, 1000000) == PUBLISH_BACKOFF_MAX);
+	assert_true(collector_backoff(0.5, 1) == 0.5);
+	assert_true(collector_backoff(0.5, 2) == 1.0);
+	assert_true(collector_backoff(0.5, 5) == 8.0);
+	assert_true(collector_backoff(0.5, 7) == COLLECTOR_BACKOFF_MAX);
+	assert_true(collector_backoff(0.5, 19) == COLLECTOR_BACKOFF_MAX);
+	assert_true(collector_backoff(0.5, 1000000) == COLLECTOR_BACKOFF_MAX);
 	/* --attempts 20 (the most): 19 waits, about eight minutes. */
 	for (i = 1; i < 20; i++)
-		total += publish_backoff(0.5, i);
+		total += collector_backoff(0.5, i);
 	assert_true(total < 10 * 60);
 }
 
 static void
 shown(const char *body, const char *token, char *out, size_t n)
 {
-	publish_shown(body, strlen(body), token, out, n);
+	collector_shown(body, strlen(body), token, out, n);
 }
 
 static void
@@ -63,8 +63,8 @@ test_shown_is_bounded(void **state)
 	memset(body, 'x', sizeof body - 1);
 	body[sizeof body - 1] = '\0';
 	shown(body, NULL, out, sizeof out);
-	assert_int_equal(strlen(out), PUBLISH_SHOWN_MAX + 3);
-	assert_string_equal(out + PUBLISH_SHOWN_MAX, "...");
+	assert_int_equal(strlen(out), COLLECTOR_SHOWN_MAX + 3);
+	assert_string_equal(out + COLLECTOR_SHOWN_MAX, "...");
 }
 
 static void

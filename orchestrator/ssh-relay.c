@@ -1,10 +1,9 @@
 /*
  * The relay between a direct-tcpip channel on a jump host and a local
- * socketpair (see jump.h).  One thread per hop; each direction has one
+ * socketpair (ssh-int.h).  One thread per hop; each direction has one
  * bounded buffer, so a slow reader on either side holds the other back
  * instead of growing memory.
  */
-#include "jump.h"
 #include "ssh-int.h"
 
 #include <sys/socket.h>

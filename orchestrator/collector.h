@@ -8,24 +8,24 @@
  *
  * A 2xx status is the end: the collector has the bundle, so nothing is
  * sent again, even when the connection drops before the answer's body
- * ends.  Each wait is capped at PUBLISH_BACKOFF_MAX seconds.
+ * ends.  Each wait is capped at COLLECTOR_BACKOFF_MAX seconds.
  *
  * Returns 0 on a 2xx answer (its status in res), else a negative SO_E*
  * code with err naming the URL, the status and the first line of the body
- * (as publish_shown makes it: bounded, without the token).
+ * (as collector_shown makes it: bounded, without the token).
  */
-#ifndef SEQORCH_PUBLISH_H
-#define SEQORCH_PUBLISH_H
+#ifndef SEQORCH_COLLECTOR_H
+#define SEQORCH_COLLECTOR_H
 
 #include "util.h"
 
 #include <stddef.h>
 #include <stdio.h>
 
-#define PUBLISH_BACKOFF_MAX 30.0	/* seconds, the longest wait */
-#define PUBLISH_SHOWN_MAX 200		/* bytes of an answer shown */
+#define COLLECTOR_BACKOFF_MAX 30.0	/* seconds, the longest wait */
+#define COLLECTOR_SHOWN_MAX 200		/* bytes of an answer shown */
 
-struct publish_opts {
+struct collector_opts {
 	const char *url;		/* https:// only */
 	const char *token;		/* or NULL */
 	const char *cacert;		/* CA bundle file, or NULL: the system's */
@@ -34,30 +34,30 @@ struct publish_opts {
 	FILE *log;			/* progress, or NULL */
 };
 
-struct publish_result {
+struct collector_result {
 	long status;			/* HTTP status of the last answer */
 	int attempts;			/* tries made */
-	char body[512];			/* publish_shown of the answer's body */
+	char body[512];			/* collector_shown of the answer's body */
 	int cut;			/* a 2xx answer's body was cut short */
 };
 
 /*
  * The wait in seconds before try number retry + 1 (retry >= 1): first,
- * then doubled each time, never more than PUBLISH_BACKOFF_MAX.
+ * then doubled each time, never more than COLLECTOR_BACKOFF_MAX.
  */
-double publish_backoff(double first, int retry);
+double collector_backoff(double first, int retry);
 
 /*
  * What is shown of an answer (body, len bytes, not NUL terminated): its
- * first line, control bytes as '?', at most PUBLISH_SHOWN_MAX bytes
+ * first line, control bytes as '?', at most COLLECTOR_SHOWN_MAX bytes
  * ("..." marks a cut), with token (when not NULL) and whatever follows
  * "Bearer " or "Authorization:" replaced by "[redacted]": collectors
  * that echo a request would otherwise put the token in a CI log.
  */
-void publish_shown(const char *body, size_t len, const char *token,
+void collector_shown(const char *body, size_t len, const char *token,
     char *out, size_t outlen);
 
-int publish_post(const struct publish_opts *o, const void *data, size_t len,
-    struct publish_result *res, struct so_err *err);
+int collector_post(const struct collector_opts *o, const void *data, size_t len,
+    struct collector_result *res, struct so_err *err);
 
 #endif
