@@ -219,7 +219,7 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 				fputc('\n', out);
 			report_text_run(&runs[i], out);
 			report_text_reference(&runs[i], out);
-			ret = report_builds_text(db, &runs[i], out, err);
+			report_builds_text(&runs[i], out);
 		}
 	}
 out:
