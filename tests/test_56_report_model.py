@@ -124,3 +124,42 @@ def test_phase_names_are_discovered(db):
     html = report(db, "html")
     assert "<h3>Phase shares of hashing time</h3>" in html
     assert "<th>setup</th>" in html and "<h3>Rates per build</h3>" in html
+
+
+def complete(*words):
+    """What docs/completion.bash offers for the last of words (seqorch
+    first), in a bash that reads no dotfiles."""
+    script = (f'source {ROOT / "docs" / "completion.bash"}\n'
+              'COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))\n'
+              '_seqorch; printf "%s\\n" "${COMPREPLY[@]}"\n')
+    p = subprocess.run(["bash", "--norc", "--noprofile", "-c", script,
+                        "bash", str(SEQORCH), *words], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+def test_completion_offers_each_command_its_renderers():
+    """The formats come from the command's renderer table: compare has
+    no csv or html, report has all five."""
+    assert complete("report", "--format", "") == [
+        "text", "markdown", "csv", "json", "html"]
+    assert complete("compare", "--format", "") == ["text", "markdown", "json"]
+    assert complete("report", "--format", "m") == ["markdown"]
+
+
+@pytest.mark.parametrize("name,fmt", [
+    ("r.HTM", "html"), ("r.markdown", "markdown"), ("r.Json", "json"),
+    ("r.csv", "csv"), ("r.txt", "text")])
+def test_output_extension_picks_the_renderer(db, tmp_path, name, fmt):
+    """-o FILE without --format renders what FILE's extension names, the
+    same bytes as --format to stdout."""
+    out = tmp_path / name
+    p = subprocess.run([str(SEQORCH), "report", "--db", str(db), "--run",
+                        "1", "-o", str(out)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    want = subprocess.run([str(SEQORCH), "report", "--db", str(db), "--run",
+                           "1", "--format", fmt], capture_output=True,
+                          timeout=60, check=True).stdout
+    assert out.read_bytes() == want
