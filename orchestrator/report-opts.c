@@ -29,8 +29,9 @@ report_opt_format(const char *arg, const void *table, size_t size,
 			*found = (const char *)table + i * size;
 			return 0;
 		}
-		strbuf_addf(&sb, "%s%s", i > 0 ? ", " : "", name);
 	}
+	for (i = 0; (name = entry_name(table, size, i)) != NULL; i++)
+		strbuf_addf(&sb, "%s%s", i > 0 ? ", " : "", name);
 	fprintf(stderr, "seqorch: unknown --format \"%s\" (%s)\n", arg,
 	    sb.buf);
 	strbuf_release(&sb);
