@@ -256,18 +256,18 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 # nothing else, so that a new coupling fails its link.  A module is
 # orchestrator/NAME.c with its parts orchestrator/NAME-*.c; toml is the C++
 # front end and studies the coordinator's study tables; a part such as
-# report-load may be named alone.  Couplings these lists show: db's
-# db-report.c grows arrays with report-load.c's report_grow, db-rows.c
+# report-load may be named alone.  Couplings these lists show: db-rows.c
 # checks artifact names with artifact.c's artifact_name_ok, and cmd.c's
-# table names every command (test_report runs `report` through it).
+# table names every command (test_report runs `report` through it); the
+# storage layer links nothing of the report (db-report.c returns rows).
 UNIT_strbuf = strbuf util
-UNIT_window = window progress db artifact report-load report-stats stats util strbuf
+UNIT_window = window progress db artifact util strbuf
 UNIT_stats = stats util
-UNIT_rows = db artifact report-load report-stats stats util strbuf
+UNIT_rows = db artifact util strbuf
 UNIT_proto = proto util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
-UNIT_core = conn local ssh db report-load report-stats stats disasm proto \
+UNIT_core = conn local ssh db disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
@@ -405,8 +405,7 @@ build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/opts.c \
 # links, as UNIT_window lists, on a real SQLite file.
 FUZZ_ROWS_OBJS = $(patsubst orchestrator/%.c,build-fuzz/%.o,\
 	$(wildcard orchestrator/db.c orchestrator/db-*.c) orchestrator/artifact.c \
-	orchestrator/report-load.c orchestrator/report-stats.c \
-	orchestrator/stats.c orchestrator/strbuf.c orchestrator/util.c)
+	orchestrator/strbuf.c orchestrator/util.c)
 build-fuzz/db.o: orchestrator/db.c build/schema.h
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Ibuild -c -o $@ $<

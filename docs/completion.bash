@@ -56,7 +56,9 @@ _seqorch() {
 		    sort -u)"
 		;;
 	--format)
-		list="text markdown csv json html"
+		# The command's renderer table, as its unknown --format names it.
+		list=$("$bin" "$cmd" --format '' 2>&1 >/dev/null |
+		    sed -n 's/.*unknown --format "" (\(.*\))$/\1/p' | tr -d ,)
 		;;
 	--db | --config | --bundle | --sign | --pubkey | --token-file | \
 	    --cacert | -o | --output | --ssh-config | --cache)

@@ -26,8 +26,8 @@ compare_exec(int argc, char **argv)
 		{ "fail-slower", required_argument,	NULL, 'F' },
 		REPORT_LONGOPTS_END
 	};
-	struct compare_opts o = { .format = REPORT_TEXT,
-	    .db_path = "results.db" };
+	struct compare_opts o = { .db_path = "results.db" };
+	const void *format;
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	struct compare_gate gate;
@@ -46,9 +46,10 @@ compare_exec(int argc, char **argv)
 			o.db_path = optarg;
 			break;
 		case 'f':
-			if (report_opt_format(optarg, "text, markdown, json",
-			    &o.format) != 0)
+			if (report_opt_format(optarg, compare_renderers,
+			    sizeof *compare_renderers, &format) != 0)
 				return EXIT_USAGE;
+			o.format = format;
 			break;
 		case 'F':
 			errno = 0;

@@ -12,32 +12,8 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The format a file name's extension names; text for any other. */
-static enum report_format
-format_of(const char *path)
-{
-	static const struct {
-		const char		*ext;
-		enum report_format	 f;
-	} exts[] = {
-		{ ".html", REPORT_HTML }, { ".htm", REPORT_HTML },
-		{ ".md", REPORT_MARKDOWN }, { ".markdown", REPORT_MARKDOWN },
-		{ ".csv", REPORT_CSV }, { ".json", REPORT_JSON },
-	};
-	const char *dot = strrchr(path, '.');
-	size_t i;
-
-	for (i = 0; dot != NULL && strchr(dot, '/') == NULL &&
-	    i < sizeof exts / sizeof exts[0]; i++) {
-		if (strcasecmp(dot, exts[i].ext) == 0)
-			return exts[i].f;
-	}
-	return REPORT_TEXT;
-}
 
 static int
 report_exec(int argc, char **argv)
@@ -53,10 +29,8 @@ report_exec(int argc, char **argv)
 		{ "max-cv",	required_argument,	NULL, 'C' },
 		REPORT_LONGOPTS_END
 	};
-	struct report_opts o = {
-		.format = REPORT_TEXT,
-		.db_path = "results.db",
-	};
+	struct report_opts o = { .db_path = "results.db" };
+	const void *format;
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	const char *output = NULL;
@@ -84,9 +58,10 @@ report_exec(int argc, char **argv)
 			o.explore = 1;
 			break;
 		case 'f':
-			if (report_opt_format(optarg, "text, markdown, csv, "
-			    "json, html", &o.format) != 0)
+			if (report_opt_format(optarg, report_renderers,
+			    sizeof *report_renderers, &format) != 0)
 				return EXIT_USAGE;
+			o.format = format;
 			format_set = 1;
 			break;
 		case 'C':
@@ -115,7 +90,7 @@ report_exec(int argc, char **argv)
 	}
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
-		o.format = format_of(output);
+		o.format = report_renderer_for_path(output);
 	if (latest && o.run_id > 0) {
 		fprintf(stderr, "seqorch: \"--run\" and \"--latest\" exclude "
 		    "each other\n");

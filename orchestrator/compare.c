@@ -428,14 +428,38 @@ compare_gate_free(struct compare_gate *gate)
 	gate->undecided = NULL;
 }
 
+static void
+md_render(const struct cmp *c, const struct compare_opts *o, FILE *out)
+{
+	(void)o;
+	md(c, out);
+}
+
+static void
+json_render(const struct cmp *c, const struct compare_opts *o, FILE *out)
+{
+	cJSON *root = json(c, o);
+	char *s;
+
+	if ((s = cJSON_Print(root)) != NULL)
+		fprintf(out, "%s\n", s);
+	cJSON_free(s);
+	cJSON_Delete(root);
+}
+
+const struct compare_renderer compare_renderers[] = {
+	{ "text", text },
+	{ "markdown", md_render },
+	{ "json", json_render },
+	{ NULL, NULL },
+};
+
 int
 compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
     struct compare_gate *gate, struct so_err *err)
 {
 	struct cmp c;
 	int64_t next = o->next;
-	cJSON *root;
-	char *s;
 	size_t i;
 	int ret;
 
@@ -464,16 +488,8 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 	}
 	gate->next = c.rb.id;
 	gate->undecided = undecided(&c);
-	if (o->format == REPORT_JSON) {
-		root = json(&c, o);
-		if ((s = cJSON_Print(root)) != NULL)
-			fprintf(out, "%s\n", s);
-		cJSON_free(s);
-		cJSON_Delete(root);
-	} else if (o->format == REPORT_MARKDOWN)
-		md(&c, out);
-	else
-		text(&c, o, out);
+	(o->format != NULL ? o->format : compare_renderers)->render(&c, o,
+	    out);
 out:
 	for (i = 0; i < c.ncells; i++)
 		free(c.cells[i].x.refused);

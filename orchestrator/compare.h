@@ -18,10 +18,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct cmp;
+struct compare_opts;
+/*
+ * A format of the comparison (as report.h's struct report_renderer): its
+ * --format name and what prints a comparison.  compare_renderers ends
+ * with a NULL name; text first, the default.
+ */
+struct compare_renderer {
+	const char	*name;
+	void		(*render)(const struct cmp *c,
+			    const struct compare_opts *o, FILE *out);
+};
+extern const struct compare_renderer compare_renderers[];
+
 struct compare_opts {
 	int64_t		 base, next;	/* run ids: next == 0: the newest of
 					 * base's study */
-	enum report_format format;	/* text, json or markdown */
+	const struct compare_renderer *format;	/* NULL: text */
 	double		 fail_slower;	/* > 0: a percentage */
 	const char	*db_path;
 };

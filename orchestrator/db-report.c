@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,18 +67,18 @@ prepare(sqlite3 *db, const char *sql, const char *what, int64_t run_id,
 }
 
 /*
- * Run sql bound to run r (prepare) and hand each row to fn, until fn
+ * Run sql bound to run (prepare) and hand each row to fn, until fn
  * returns non-zero.  0 or SO_EDB naming what.
  */
 static int
 each_row(sqlite3 *db, const char *sql, const char *what,
-    const struct rrun *r, int (*fn)(sqlite3_stmt *st, void *arg), void *arg,
-    struct so_err *err)
+    const struct db_report_run *run, int (*fn)(sqlite3_stmt *st, void *arg),
+    void *arg, struct so_err *err)
 {
 	sqlite3_stmt *st;
 	int rc, ret;
 
-	if ((ret = prepare(db, sql, what, r->id, r->study, &st, err)) != 0)
+	if ((ret = prepare(db, sql, what, run->id, run->study, &st, err)) != 0)
 		return ret;
 	/*
 	 * The connection's mutex held over the rows: each column call then
@@ -96,12 +97,12 @@ each_row(sqlite3 *db, const char *sql, const char *what,
 }
 
 /*
- * How a row's columns land in a struct: the i-th field takes column i, a
- * copy of its text (F_DUP, NULL for NULL), its text as is (F_TEXT, valid
- * during the row), an integer (F_I64, 0 for NULL) or a number (F_REAL, 0
- * for NULL); decode fills fields from to n - 1.
+ * How a row's columns land in a struct: the i-th field takes column i,
+ * its text (F_TEXT, NULL for NULL, valid during the row), an integer
+ * (F_I64, 0 for NULL) or a number (F_REAL, 0 for NULL); decode fills
+ * fields from to n - 1.
  */
-enum { F_DUP, F_TEXT, F_I64, F_REAL };
+enum { F_TEXT, F_I64, F_REAL };
 struct field {
 	int	 type;
 	size_t	 off;
@@ -118,9 +119,6 @@ decode(sqlite3_stmt *st, void *obj, const struct field *f, size_t from,
 	for (i = from; i < n; i++) {
 		p = (char *)obj + f[i].off;
 		switch (f[i].type) {
-		case F_DUP:
-			*(char **)p = col_dup(st, (int)i);
-			break;
 		case F_TEXT:
 			*(const char **)p = col_str(st, (int)i);
 			break;
@@ -133,23 +131,22 @@ decode(sqlite3_stmt *st, void *obj, const struct field *f, size_t from,
 	}
 }
 
-/* Rows appended to an array of the run, each decoded by fields. */
-struct append {
-	void			**array;
-	size_t			 *n;
-	size_t			  size;
+/* A list's rows, each decoded by fields, to fn. */
+struct list_arg {
 	const struct field	 *fields;
 	size_t			  nfields;
+	void			(*fn)(const union db_report_row *row, void *arg);
+	void			 *arg;
 };
 
 static int
-append_row(sqlite3_stmt *st, void *arg)
+list_row(sqlite3_stmt *st, void *arg)
 {
-	const struct append *a = arg;
+	const struct list_arg *a = arg;
+	union db_report_row row;
 
-	*a->array = report_grow(*a->array, *a->n, a->size);
-	decode(st, (char *)*a->array + (*a->n)++ * a->size, a->fields, 0,
-	    a->nfields);
+	decode(st, &row, a->fields, 0, a->nfields);
+	a->fn(&row, a->arg);
 	return 0;
 }
 
@@ -169,82 +166,90 @@ db_report_end(sqlite3 *db)
 }
 
 int
-db_report_header(sqlite3 *db, struct rrun *r, struct so_err *err)
+db_report_header(sqlite3 *db, int64_t id,
+    void (*fn)(const struct db_header *h, void *arg), void *arg,
+    struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT study, status, started_at, finished_at, command, seed,"
 	    " steps, samples_per_variant, exploratory, openssl_cap"
 	    " FROM runs WHERE id = ?1";
+	struct db_header h;
 	sqlite3_stmt *st;
 	int rc, ret = 0;
 
-	if ((ret = prepare(db, sql, "runs", r->id, NULL, &st, err)) != 0)
+	if ((ret = prepare(db, sql, "runs", id, NULL, &st, err)) != 0)
 		return ret;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		r->study = col_dup(st, 0);
-		r->status = col_dup(st, 1);
-		r->started_at = col_dup(st, 2);
-		r->finished_at = col_dup(st, 3);
-		r->command = col_dup(st, 4);
-		r->seed = col_dup(st, 5);
-		r->steps = sqlite3_column_int64(st, 6);
-		r->samples = sqlite3_column_int64(st, 7);
-		r->exploratory = sqlite3_column_int(st, 8) != 0;
-		r->openssl_cap = col_dup(st, 9);
+		h.study = col_str(st, 0);
+		h.status = col_str(st, 1);
+		h.started_at = col_str(st, 2);
+		h.finished_at = col_str(st, 3);
+		h.command = col_str(st, 4);
+		h.seed = col_str(st, 5);
+		h.steps = sqlite3_column_int64(st, 6);
+		h.samples = sqlite3_column_int64(st, 7);
+		h.exploratory = sqlite3_column_int(st, 8) != 0;
+		h.openssl_cap = col_str(st, 9);
+		fn(&h, arg);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "
-		    "while reading it", r->id);
+		    "while reading it", id);
 	else
 		ret = db_failed(db, "runs", err);
 	sqlite3_finalize(st);
 	return ret;
 }
 
-/* A string member of the facts record, or NULL. */
-static char *
+/* A string member of the facts record, or NULL; valid while facts is. */
+static const char *
 fact(const cJSON *facts, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(facts, key);
 
-	return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
+
+struct host_arg {
+	void	(*fn)(const struct db_host *h, void *arg);
+	void	 *arg;
+};
 
 static int
 host_row(sqlite3_stmt *st, void *arg)
 {
-	struct rrun *r = arg;
-	struct rhost *h;
+	const struct host_arg *a = arg;
+	struct db_host h;
 	const cJSON *cores;
 	cJSON *facts;
 
-	r->hosts = report_grow(r->hosts, r->nhosts, sizeof *h);
-	h = &r->hosts[r->nhosts++];
-	h->name = col_dup(st, 0);
-	h->status = col_dup(st, 1);
-	h->error = col_dup(st, 2);
-	h->has_pin_cpu = sqlite3_column_type(st, 3) != SQLITE_NULL;
-	h->pin_cpu = sqlite3_column_int64(st, 3);
-	h->pinned = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
+	h.name = col_str(st, 0);
+	h.status = col_str(st, 1);
+	h.error = col_str(st, 2);
+	h.has_pin_cpu = sqlite3_column_type(st, 3) != SQLITE_NULL;
+	h.pin_cpu = sqlite3_column_int64(st, 3);
+	h.pinned = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
 	    sqlite3_column_int(st, 4) != 0;
-	h->pin_error = col_dup(st, 5);
-	h->governor = col_dup(st, 6);
-	h->openssl = col_dup(st, 7);
-	h->calib_mhz = col_double(st, 8);
+	h.pin_error = col_str(st, 5);
+	h.governor = col_str(st, 6);
+	h.openssl = col_str(st, 7);
+	h.calib_mhz = col_double(st, 8);
 	facts = sqlite3_column_type(st, 9) == SQLITE_NULL ? NULL :
 	    cJSON_Parse(col_str(st, 9));
-	h->cpu_model = fact(facts, "cpu_model");
-	h->arch = fact(facts, "arch");
-	h->os = fact(facts, "os");
-	h->kernel = fact(facts, "kernel");
+	h.cpu_model = fact(facts, "cpu_model");
+	h.arch = fact(facts, "arch");
+	h.os = fact(facts, "os");
+	h.kernel = fact(facts, "kernel");
 	cores = cJSON_GetObjectItemCaseSensitive(facts, "cores");
-	h->cores = cJSON_IsNumber(cores) ? (int64_t)cores->valuedouble : 0;
+	h.cores = cJSON_IsNumber(cores) ? (int64_t)cores->valuedouble : 0;
+	h.cpu_choice = col_str(st, 10);
+	h.counters = col_str(st, 11);
+	h.counters_error = col_str(st, 12);
+	h.windows = sqlite3_column_int64(st, 13);
+	h.noisy = sqlite3_column_int64(st, 14);
+	a->fn(&h, a->arg);
 	cJSON_Delete(facts);
-	h->cpu_choice = col_dup(st, 10);
-	h->counters = col_dup(st, 11);
-	h->counters_error = col_dup(st, 12);
-	h->windows = sqlite3_column_int64(st, 13);
-	h->noisy = sqlite3_column_int64(st, 14);
 	return 0;
 }
 
@@ -253,7 +258,9 @@ host_row(sqlite3_stmt *st, void *arg)
  * clock the report shows is the samples' (report-stats.c).
  */
 int
-db_report_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
+db_report_hosts(sqlite3 *db, const struct db_report_run *run,
+    void (*fn)(const struct db_host *h, void *arg), void *arg,
+    struct so_err *err)
 {
 	static const char sql[] =
 	    "SELECT host, status, error, pin_cpu, pinned, pin_error, governor,"
@@ -263,55 +270,53 @@ db_report_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
 	    "  AND w.host = run_hosts.host AND w.verdict = 'noisy')"
 	    " FROM run_hosts WHERE run_id = ?1";
+	struct host_arg a = { fn, arg };
 
-	return each_row(db, sql, "run_hosts", r, host_row, r, err);
+	return each_row(db, sql, "run_hosts", run, host_row, &a, err);
 }
 
-#define F(type, member) FIELD(type, struct rbuild, member)
+#define F(type, member) FIELD(type, struct db_build, member)
 static const struct field build_fields[] = {
-	F(F_I64, id), F(F_DUP, host), F(F_DUP, compiler),
-	F(F_DUP, compiler_version), F(F_DUP, cflags), F(F_DUP, native),
-	F(F_DUP, status), F(F_DUP, target), F(F_DUP, source_sha256),
-	F(F_DUP, binary_sha256), F(F_DUP, openssl), F(F_DUP, targeting),
+	F(F_I64, id), F(F_TEXT, host), F(F_TEXT, compiler),
+	F(F_TEXT, compiler_version), F(F_TEXT, cflags), F(F_TEXT, native),
+	F(F_TEXT, status), F(F_TEXT, target), F(F_TEXT, source_sha256),
+	F(F_TEXT, binary_sha256), F(F_TEXT, openssl), F(F_TEXT, targeting),
 };
 #undef F
 
-#define F(type, member) FIELD(type, struct revent, member)
+#define F(type, member) FIELD(type, struct db_event, member)
 static const struct field event_fields[] = {
-	F(F_DUP, host), F(F_DUP, at), F(F_DUP, level), F(F_DUP, message),
+	F(F_TEXT, host), F(F_TEXT, at), F(F_TEXT, level), F(F_TEXT, message),
 };
 #undef F
 
-#define F(type, member) FIELD(type, struct rinvalid, member)
+#define F(type, member) FIELD(type, struct db_invalid, member)
 static const struct field invalid_fields[] = {
-	F(F_DUP, host), F(F_DUP, variant), F(F_I64, build_id),
-	F(F_I64, index), F(F_DUP, reason),
+	F(F_TEXT, host), F(F_TEXT, variant), F(F_I64, build_id),
+	F(F_I64, index), F(F_TEXT, reason),
 };
 #undef F
 
-#define F(type, member) FIELD(type, struct rvariant, member)
+#define F(type, member) FIELD(type, struct db_variant, member)
 static const struct field variant_fields[] = {
-	F(F_DUP, host), F(F_DUP, variant), F(F_I64, build_id),
-	F(F_DUP, status), F(F_DUP, reason),
+	F(F_TEXT, host), F(F_TEXT, variant), F(F_I64, build_id),
+	F(F_TEXT, status), F(F_TEXT, reason),
 };
 #undef F
 
-#define F(type, member) FIELD(type, struct rdigest, member)
+#define F(type, member) FIELD(type, struct db_digest, member)
 static const struct field digest_fields[] = {
 	F(F_I64, steps), F(F_I64, n), F(F_I64, distinct),
-	F(F_DUP, digest),
+	F(F_TEXT, digest),
 };
 #undef F
 
-#define LIST(array, n, elem, fields) offsetof(struct rrun, array), \
-	offsetof(struct rrun, n), sizeof(elem), fields, \
-	sizeof fields / sizeof *fields
+#define LIST(fields) fields, sizeof fields / sizeof *fields
 
-/* What db_report_list reads: the query, its table, where rows go. */
+/* What db_report_list reads: the query, its table, how rows decode. */
 static const struct list {
 	const char		*sql;
 	const char		*what;
-	size_t			 array, n, size;	/* in struct rrun */
 	const struct field	*fields;
 	size_t			 nfields;
 } lists[] = {
@@ -319,42 +324,41 @@ static const struct list {
 	    "SELECT id, host, compiler, compiler_version, cflags, native,"
 	    " status, target, source_sha256, binary_sha256, openssl, targeting"
 	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
-	    LIST(builds, nbuilds, struct rbuild, build_fields) },
+	    LIST(build_fields) },
 	/* Warnings and errors only: info events are the run's diary. */
 	[DB_REPORT_EVENTS] = {
 	    "SELECT host, at, level, message FROM events"
 	    " WHERE run_id = ?1 AND level IN ('warning', 'error')"
 	    " ORDER BY id", "events",
-	    LIST(events, nevents, struct revent, event_fields) },
+	    LIST(event_fields) },
 	[DB_REPORT_INVALID] = {
 	    "SELECT host, variant, build_id, sample_index, invalid_reason"
 	    " FROM samples INDEXED BY samples_digest"
 	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
 	    " ORDER BY host, variant, build_id, sample_index", "samples",
-	    LIST(invalid, ninvalid, struct rinvalid, invalid_fields) },
+	    LIST(invalid_fields) },
 	[DB_REPORT_VARIANTS] = {
 	    "SELECT host, variant, build_id, status, reason FROM variants"
 	    " WHERE run_id = ?1 AND study = ?2 AND status <> 'ok'"
 	    " ORDER BY host, build_id, status, reason, variant", "variants",
-	    LIST(variants, nvariants, struct rvariant, variant_fields) },
+	    LIST(variant_fields) },
 	[DB_REPORT_DIGESTS] = {
 	    "SELECT steps, COUNT(*), COUNT(DISTINCT digest), MIN(digest)"
 	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
 	    " GROUP BY steps ORDER BY steps", "samples",
-	    LIST(digests, ndigests, struct rdigest, digest_fields) },
+	    LIST(digest_fields) },
 };
 
 int
-db_report_list(sqlite3 *db, struct rrun *r, enum db_report_list which,
+db_report_list(sqlite3 *db, const struct db_report_run *run,
+    enum db_report_list which,
+    void (*fn)(const union db_report_row *row, void *arg), void *arg,
     struct so_err *err)
 {
 	const struct list *l = &lists[which];
-	struct append a = {
-		(void **)((char *)r + l->array), (size_t *)((char *)r + l->n),
-		l->size, l->fields, l->nfields
-	};
+	struct list_arg a = { l->fields, l->nfields, fn, arg };
 
-	return each_row(db, l->sql, l->what, r, append_row, &a, err);
+	return each_row(db, l->sql, l->what, run, list_row, &a, err);
 }
 
 struct valid_arg {
@@ -391,7 +395,7 @@ valid_row(sqlite3_stmt *st, void *arg)
 }
 
 int
-db_report_valid(sqlite3 *db, const struct rrun *r,
+db_report_valid(sqlite3 *db, const struct db_report_run *run,
     void (*fn)(const struct db_valid *s, void *arg), void *arg,
     struct so_err *err)
 {
@@ -401,7 +405,7 @@ db_report_valid(sqlite3 *db, const struct rrun *r,
 	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0";
 	struct valid_arg a = { fn, arg };
 
-	return each_row(db, sql, "samples", r, valid_row, &a, err);
+	return each_row(db, sql, "samples", run, valid_row, &a, err);
 }
 
 struct count_arg {
@@ -421,7 +425,7 @@ count_row(sqlite3_stmt *st, void *arg)
 }
 
 int
-db_report_invalid_counts(sqlite3 *db, const struct rrun *r,
+db_report_invalid_counts(sqlite3 *db, const struct db_report_run *run,
     void (*fn)(const char *variant, const char *host, int64_t build_id,
     int64_t count, void *arg), void *arg, struct so_err *err)
 {
@@ -432,11 +436,11 @@ db_report_invalid_counts(sqlite3 *db, const struct rrun *r,
 	    " GROUP BY variant, host, build_id";
 	struct count_arg a = { fn, arg };
 
-	return each_row(db, sql, "samples", r, count_row, &a, err);
+	return each_row(db, sql, "samples", run, count_row, &a, err);
 }
 
 int
-db_report_range(sqlite3 *db, const struct rrun *r, const char *col,
+db_report_range(sqlite3 *db, const struct db_report_run *run, const char *col,
     int64_t steps, const char *seed, char *lo, char *hi, size_t len,
     struct so_err *err)
 {
@@ -450,7 +454,7 @@ db_report_range(sqlite3 *db, const struct rrun *r, const char *col,
 	sqlite3_stmt *st;
 	int ret;
 
-	ret = prepare(db, sql, "samples", r->id, r->study, &st, err);
+	ret = prepare(db, sql, "samples", run->id, run->study, &st, err);
 	free(sql);
 	if (ret != 0)
 		return ret;
@@ -495,7 +499,7 @@ group_row(sqlite3_stmt *st, void *arg)
 }
 
 int
-db_report_digest_groups(sqlite3 *db, const struct rrun *r,
+db_report_digest_groups(sqlite3 *db, const struct db_report_run *run,
     void (*fn)(const struct db_digest_group *g, void *arg), void *arg,
     struct so_err *err)
 {
@@ -512,11 +516,11 @@ db_report_digest_groups(sqlite3 *db, const struct rrun *r,
 	    " GROUP BY s.variant, s.host, s.build_id";
 	struct group_arg a = { fn, arg };
 
-	return each_row(db, sql, "samples", r, group_row, &a, err);
+	return each_row(db, sql, "samples", run, group_row, &a, err);
 }
 
 struct sample_arg {
-	int	(*fn)(const struct rsample *s, void *arg);
+	int	(*fn)(const struct db_sample *s, void *arg);
 	void	 *arg;
 };
 
@@ -524,7 +528,7 @@ static int
 sample_row(sqlite3_stmt *st, void *arg)
 {
 	const struct sample_arg *a = arg;
-	struct rsample x = {
+	struct db_sample x = {
 		.id = sqlite3_column_int64(st, 0),
 		.build_id = sqlite3_column_int64(st, 1),
 		.sample_index = sqlite3_column_int64(st, 2),
@@ -557,8 +561,8 @@ sample_row(sqlite3_stmt *st, void *arg)
 }
 
 int
-db_report_samples(sqlite3 *db, const struct rrun *r,
-    int (*fn)(const struct rsample *s, void *arg), void *arg,
+db_report_samples(sqlite3 *db, const struct db_report_run *run,
+    int (*fn)(const struct db_sample *s, void *arg), void *arg,
     struct so_err *err)
 {
 	static const char sql[] =
@@ -572,7 +576,7 @@ db_report_samples(sqlite3 *db, const struct rrun *r,
 	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
 	struct sample_arg a = { fn, arg };
 
-	return each_row(db, sql, "samples", r, sample_row, &a, err);
+	return each_row(db, sql, "samples", run, sample_row, &a, err);
 }
 
 int
@@ -652,7 +656,7 @@ db_report_latest(sqlite3 *db, const char *study, int explore,
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*ids = report_grow(*ids, *n, sizeof **ids);
+		ALLOC_GROW(*ids, *n);
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
 	if (rc != SQLITE_DONE)

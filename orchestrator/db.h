@@ -388,59 +388,6 @@ int db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
 int db_run_import(struct db *db, const cJSON *rows,
     const struct import_origin *o, int64_t *new_run_id, struct so_err *err);
 
-/*
- * The report's per-build sections (db-builds.c), read on the raw handle
- * report_print is given.  db_build_section calls fn for every row of
- * run_id in section which, in the order the report prints them; strings
- * point into SQLite's row (NULL when the column is, or the section has
- * none) and live until fn returns.  fn returning non-zero stops, and is
- * returned.
- *
- * DB_BUILD_RATES: for the builds that state their targeting, per host,
- * build and variant: v = median, min and max H/s.
- * DB_TARGETING_RATIOS: per host, compiler and variant (no build, n or
- * targeting): v = native over default median rate, native min and max,
- * default min and max.
- * DB_PHASE_SHARES: per host, build and variant whose valid samples
- * measured phases (no compiler): v = the ns of each phase (proggen,
- * compile, execute, mprotect, other) summed over those samples, then
- * the sum of their samples' ns.
- */
-#define DB_PHASES 5
-#define DB_BUILD_VALUES 6
-struct db_build_row {
-	const char *host, *compiler, *targeting, *variant;
-	int64_t build_id, n;
-	double v[DB_BUILD_VALUES];
-};
-enum db_build_section {
-	DB_BUILD_RATES,
-	DB_TARGETING_RATIOS,
-	DB_PHASE_SHARES,
-};
-int db_build_section(sqlite3 *h, enum db_build_section which, int64_t run_id,
-    int (*fn)(void *arg, const struct db_build_row *r), void *arg,
-    struct so_err *err);
-
-/*
- * Paired samples of a run's builds (db_build_pairs): for each host,
- * variant and two ok builds a and b of it (b the older row), the rate
- * ratios a / b of their valid samples of the same index and steps,
- * sorted ascending.  Strings and ratios are valid during fn only.
- */
-struct db_pair_row {
-	const char *host, *variant;
-	int64_t a_id, b_id;
-	const char *a_compiler, *a_targeting, *b_compiler, *b_targeting;
-	int b_baseline;		/* b is the host's first build at the
-				   default targeting or none: its baseline */
-	size_t n;
-	const double *ratios;
-};
-int db_build_pairs(sqlite3 *h, int64_t run_id,
-    int (*fn)(void *arg, const struct db_pair_row *r), void *arg,
-    struct so_err *err);
-
 /* The file results.db was opened from (absolute); static to db. */
 const char *db_path(struct db *db);
 

@@ -1,7 +1,6 @@
 /* Per-build rates, targeting ratios and phase shares (report-builds.h). */
 #include "report-builds.h"
 
-#include "db.h"
 #include "report-model.h"
 #include "report-table.h"
 #include "report.h"
@@ -13,11 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct section {
-	FILE *out;
-	int any;
-};
-
 static const char *
 text(const char *s)
 {
@@ -25,25 +19,44 @@ text(const char *s)
 }
 
 /* H/s of each host, build and variant, for runs with targeted builds. */
-static int
-rate(void *arg, const struct db_build_row *r)
+static void
+rates_text(const struct rrun *r, FILE *out)
 {
-	struct section *sec = arg;
 	char med[16], lo[16], hi[16];
+	size_t i;
 
-	if (!sec->any)
-		fprintf(sec->out, "\nrates per build\n  %-16s %6s %-10s %-9s "
-		    "%-10s %4s %10s %10s %10s\n", "host", "build", "compiler",
-		    "targeting", "variant", "n", "median/s", "min/s", "max/s");
-	sec->any = 1;
-	report_format_rate(r->v[0], med, sizeof med);
-	report_format_rate(r->v[1], lo, sizeof lo);
-	report_format_rate(r->v[2], hi, sizeof hi);
-	fprintf(sec->out, "  %-16.16s %6lld %-10.10s %-9.9s %-10.10s %4lld "
-	    "%10s %10s %10s\n", text(r->host), (long long)r->build_id,
-	    text(r->compiler), text(r->targeting), text(r->variant),
-	    (long long)r->n, med, lo, hi);
-	return 0;
+	for (i = 0; i < r->nrates; i++) {
+		const struct rrate *x = &r->rates[i];
+
+		if (i == 0)
+			fprintf(out, "\nrates per build\n  %-16s %6s %-10s "
+			    "%-9s %-10s %4s %10s %10s %10s\n", "host", "build",
+			    "compiler", "targeting", "variant", "n", "median/s",
+			    "min/s", "max/s");
+		report_format_rate(x->median, med, sizeof med);
+		report_format_rate(x->min, lo, sizeof lo);
+		report_format_rate(x->max, hi, sizeof hi);
+		fprintf(out, "  %-16.16s %6lld %-10.10s %-9.9s %-10.10s %4lld "
+		    "%10s %10s %10s\n", text(x->host), (long long)x->build_id,
+		    text(x->compiler), text(x->targeting), text(x->variant),
+		    (long long)x->n, med, lo, hi);
+	}
+}
+
+const char *
+report_targeting_verdict(const struct rtargeting *t)
+{
+	return t->native > 0 ? "native faster in every sample" :
+	    t->native < 0 ? "native slower in every sample" :
+	    "within noise (ranges overlap)";
+}
+
+/* The verdict's key in JSON. */
+static const char *
+targeting_key(const struct rtargeting *t)
+{
+	return t->native > 0 ? "native_faster" : t->native < 0 ?
+	    "native_slower" : "within_noise";
 }
 
 /*
@@ -51,24 +64,22 @@ rate(void *arg, const struct db_build_row *r)
  * The verdict compares the spreads: ranges that overlap are within the
  * noise of this run; otherwise one targeting is faster in every sample.
  */
-static int
-ratio(void *arg, const struct db_build_row *r)
+static void
+targeting_text(const struct rrun *r, FILE *out)
 {
-	struct section *sec = arg;
-	const double nlo = r->v[1], nhi = r->v[2], dlo = r->v[3], dhi = r->v[4];
-	const char *verdict = nlo > dhi ? "native faster in every sample" :
-	    nhi < dlo ? "native slower in every sample" :
-	    "within noise (ranges overlap)";
+	size_t i;
 
-	if (!sec->any)
-		fprintf(sec->out, "\nnative / default targeting\n  %-16s %-10s "
-		    "%-10s %7s  %s\n", "host", "compiler", "variant", "ratio",
-		    "verdict");
-	sec->any = 1;
-	fprintf(sec->out, "  %-16.16s %-10.10s %-10.10s %7.3f  %s\n",
-	    text(r->host), text(r->compiler), text(r->variant), r->v[0],
-	    verdict);
-	return 0;
+	for (i = 0; i < r->ntargetings; i++) {
+		const struct rtargeting *t = &r->targetings[i];
+
+		if (i == 0)
+			fprintf(out, "\nnative / default targeting\n  %-16s "
+			    "%-10s %-10s %7s  %s\n", "host", "compiler",
+			    "variant", "ratio", "verdict");
+		fprintf(out, "  %-16.16s %-10.10s %-10.10s %7.3f  %s\n",
+		    text(t->host), text(t->compiler), text(t->variant),
+		    t->ratio, report_targeting_verdict(t));
+	}
 }
 
 /*
@@ -76,32 +87,36 @@ ratio(void *arg, const struct db_build_row *r)
  * summed over the valid samples of a host, build and variant.  The
  * phases include "other", so a row adds up to 100%.
  */
-static int
-phase(void *arg, const struct db_build_row *p)
+static void
+phases_text(const struct rrun *r, FILE *out)
 {
-	struct section *sec = arg;
-	const double total = p->v[DB_PHASES];
-	double sum = 0;
-	int i;
+	size_t i, k;
+	int any = 0;
 
-	if (!(total > 0))
-		return 0;
-	if (!sec->any)
-		fprintf(sec->out, "\nphase shares of hashing time (sum over "
-		    "valid samples)\n  %-16s %6s %-9s %-10s %3s %7s %7s %7s "
-		    "%7s %7s %7s\n", "host", "build", "targeting", "variant",
-		    "n", "proggen", "compile", "execute", "mprotect", "other",
-		    "total");
-	sec->any = 1;
-	fprintf(sec->out, "  %-16.16s %6lld %-9.9s %-10.10s %3lld",
-	    text(p->host), (long long)p->build_id, text(p->targeting),
-	    text(p->variant), (long long)p->n);
-	for (i = 0; i < DB_PHASES; i++) {
-		sum += p->v[i];
-		fprintf(sec->out, " %6.2f%%", 100 * p->v[i] / total);
+	for (i = 0; i < r->nphases; i++) {
+		const struct rphases *p = &r->phases[i];
+		double sum = 0;
+
+		if (!(p->total > 0))
+			continue;
+		if (!any) {
+			fprintf(out, "\nphase shares of hashing time (sum over "
+			    "valid samples)\n  %-16s %6s %-9s %-10s %3s",
+			    "host", "build", "targeting", "variant", "n");
+			for (k = 0; k < r->nphase_names; k++)
+				fprintf(out, " %7s", r->phase_names[k]);
+			fprintf(out, " %7s\n", "total");
+		}
+		any = 1;
+		fprintf(out, "  %-16.16s %6lld %-9.9s %-10.10s %3lld",
+		    text(p->host), (long long)p->build_id, text(p->targeting),
+		    text(p->variant), (long long)p->n);
+		for (k = 0; k < r->nphase_names; k++) {
+			sum += p->ns[k];
+			fprintf(out, " %6.2f%%", 100 * p->ns[k] / p->total);
+		}
+		fprintf(out, " %6.2f%%\n", 100 * sum / p->total);
 	}
-	fprintf(sec->out, " %6.2f%%\n", 100 * sum / total);
-	return 0;
 }
 
 /* Is variant the study's control (the same code in every build)? */
@@ -327,20 +342,174 @@ report_builds_html(const struct rrun *r, FILE *out)
 		fputs("</table></div>\n", out);
 }
 
-int
-report_builds_text(sqlite3 *db, const struct rrun *r, FILE *out,
-    struct so_err *err)
+void
+report_builds_text(const struct rrun *r, FILE *out)
 {
-	struct section rates = { out, 0 }, ratios = { out, 0 },
-	    phases = { out, 0 };
-	int64_t run_id = r->id;
-	int rc;
-
 	paired_text(r, out);
-	if ((rc = db_build_section(db, DB_BUILD_RATES, run_id, rate, &rates,
-	    err)) == 0 && (rc = db_build_section(db, DB_TARGETING_RATIOS,
-	    run_id, ratio, &ratios, err)) == 0)
-		rc = db_build_section(db, DB_PHASE_SHARES, run_id, phase,
-		    &phases, err);
-	return rc;
+	rates_text(r, out);
+	targeting_text(r, out);
+	phases_text(r, out);
+}
+
+/* The per-build sections of r as JSON members of run object o. */
+void
+report_builds_json_sections(const struct rrun *r, cJSON *o)
+{
+	cJSON *a, *x, *ns, *share;
+	size_t i, k;
+
+	a = cJSON_AddArrayToObject(o, "build_rates");
+	for (i = 0; i < r->nrates; i++) {
+		const struct rrate *b = &r->rates[i];
+
+		x = cJSON_CreateObject();
+		report_json_str(x, "host", b->host);
+		cJSON_AddNumberToObject(x, "build_id", (double)b->build_id);
+		report_json_str(x, "compiler", b->compiler);
+		report_json_str(x, "targeting", b->targeting);
+		report_json_str(x, "variant", b->variant);
+		cJSON_AddNumberToObject(x, "n", (double)b->n);
+		report_json_num(x, "median_rate", b->median, b->median > 0);
+		report_json_num(x, "min_rate", b->min, b->min > 0);
+		report_json_num(x, "max_rate", b->max, b->max > 0);
+		cJSON_AddItemToArray(a, x);
+	}
+	a = cJSON_AddArrayToObject(o, "targeting");
+	for (i = 0; i < r->ntargetings; i++) {
+		const struct rtargeting *t = &r->targetings[i];
+
+		x = cJSON_CreateObject();
+		report_json_str(x, "host", t->host);
+		report_json_str(x, "compiler", t->compiler);
+		report_json_str(x, "variant", t->variant);
+		report_json_num(x, "ratio", t->ratio, isfinite(t->ratio));
+		report_json_num(x, "native_min_rate", t->native_min, 1);
+		report_json_num(x, "native_max_rate", t->native_max, 1);
+		report_json_num(x, "default_min_rate", t->default_min, 1);
+		report_json_num(x, "default_max_rate", t->default_max, 1);
+		report_json_str(x, "verdict", targeting_key(t));
+		cJSON_AddItemToArray(a, x);
+	}
+	x = cJSON_AddObjectToObject(o, "phases");
+	a = cJSON_AddArrayToObject(x, "names");
+	for (k = 0; k < r->nphase_names; k++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(r->phase_names[k]));
+	a = cJSON_AddArrayToObject(x, "rows");
+	for (i = 0; i < r->nphases; i++) {
+		const struct rphases *p = &r->phases[i];
+		cJSON *e = cJSON_CreateObject();
+
+		report_json_str(e, "host", p->host);
+		cJSON_AddNumberToObject(e, "build_id", (double)p->build_id);
+		report_json_str(e, "targeting", p->targeting);
+		report_json_str(e, "variant", p->variant);
+		cJSON_AddNumberToObject(e, "n", (double)p->n);
+		cJSON_AddNumberToObject(e, "total_ns", p->total);
+		ns = cJSON_AddObjectToObject(e, "ns");
+		share = cJSON_AddObjectToObject(e, "share");
+		for (k = 0; k < r->nphase_names; k++) {
+			cJSON_AddNumberToObject(ns, r->phase_names[k], p->ns[k]);
+			report_json_num(share, r->phase_names[k], p->ns[k] /
+			    p->total, p->total > 0);
+		}
+		cJSON_AddItemToArray(a, e);
+	}
+}
+
+/*
+ * The rates, targeting ratios and phase shares as tables for Markdown
+ * (html 0) or HTML; each section only when the run has rows for it.
+ */
+void
+report_builds_tables(const struct rrun *r, FILE *out, int html)
+{
+	static const char *rate_heads[] = { "host", "build", "compiler",
+	    "targeting", "variant", "n", "median/s", "min/s", "max/s" };
+	static const char *targeting_heads[] = { "host", "compiler",
+	    "variant", "native / default", "verdict" };
+	struct table t = { .ncols = 9, .heads = rate_heads,
+	    .align = "lrllllrrr" };
+	char buf[16];
+	const char **heads;
+	char *align;
+	size_t i, k, nc;
+
+	for (i = 0; i < r->nrates; i++) {
+		const struct rrate *b = &r->rates[i];
+
+		table_cell(&t, xstrdup(text(b->host)));
+		table_cell(&t, xasprintf("%" PRId64, b->build_id));
+		table_cell(&t, xstrdup(text(b->compiler)));
+		table_cell(&t, xstrdup(text(b->targeting)));
+		table_cell(&t, xstrdup(text(b->variant)));
+		table_cell(&t, xasprintf("%" PRId64, b->n));
+		report_format_rate(b->median, buf, sizeof buf);
+		table_cell(&t, xstrdup(buf));
+		report_format_rate(b->min, buf, sizeof buf);
+		table_cell(&t, xstrdup(buf));
+		report_format_rate(b->max, buf, sizeof buf);
+		table_cell(&t, xstrdup(buf));
+	}
+	if (t.ncells > 0) {
+		fputs(html ? "<h3>Rates per build</h3>\n" :
+		    "\n### Rates per build\n\n", out);
+		(html ? table_html : table_markdown)(&t, out);
+	}
+	t = (struct table){ .ncols = 5, .heads = targeting_heads,
+	    .align = "lllrl" };
+	for (i = 0; i < r->ntargetings; i++) {
+		const struct rtargeting *x = &r->targetings[i];
+
+		table_cell(&t, xstrdup(text(x->host)));
+		table_cell(&t, xstrdup(text(x->compiler)));
+		table_cell(&t, xstrdup(text(x->variant)));
+		table_cell(&t, xasprintf("%.3f", x->ratio));
+		table_cell(&t, xstrdup(report_targeting_verdict(x)));
+	}
+	if (t.ncells > 0) {
+		fputs(html ? "<h3>Native / default targeting</h3>\n" :
+		    "\n### Native / default targeting\n\n", out);
+		(html ? table_html : table_markdown)(&t, out);
+	}
+	/* host, build, targeting, variant, n, each phase, total. */
+	nc = 6 + r->nphase_names;
+	t = (struct table){ .ncols = nc };
+	t.mem = xcalloc(1, nc * sizeof *heads + nc + 1);
+	heads = t.mem;
+	align = (char *)(heads + nc);
+	memcpy(heads, (const char *[]){ "host", "build", "targeting",
+	    "variant", "n" }, 5 * sizeof *heads);
+	memcpy(align, "lrllr", 5);
+	for (k = 0; k < r->nphase_names; k++) {
+		heads[5 + k] = r->phase_names[k];
+		align[5 + k] = 'r';
+	}
+	heads[nc - 1] = "total";
+	align[nc - 1] = 'r';
+	t.heads = heads;
+	t.align = align;
+	for (i = 0; i < r->nphases; i++) {
+		const struct rphases *p = &r->phases[i];
+		double sum = 0;
+
+		if (!(p->total > 0))
+			continue;
+		table_cell(&t, xstrdup(text(p->host)));
+		table_cell(&t, xasprintf("%" PRId64, p->build_id));
+		table_cell(&t, xstrdup(text(p->targeting)));
+		table_cell(&t, xstrdup(text(p->variant)));
+		table_cell(&t, xasprintf("%" PRId64, p->n));
+		for (k = 0; k < r->nphase_names; k++) {
+			sum += p->ns[k];
+			table_cell(&t, xasprintf("%.2f%%", 100 * p->ns[k] /
+			    p->total));
+		}
+		table_cell(&t, xasprintf("%.2f%%", 100 * sum / p->total));
+	}
+	if (t.ncells > 0) {
+		fputs(html ? "<h3>Phase shares of hashing time</h3>\n" :
+		    "\n### Phase shares of hashing time\n\n", out);
+		(html ? table_html : table_markdown)(&t, out);
+	} else
+		free(t.mem);
 }

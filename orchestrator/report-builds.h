@@ -5,15 +5,13 @@
  * build, native/default ratios, and the phase shares of hashing time.  Kept apart from report.c; each
  * section prints nothing when the run has nothing for it.
  *
- * Returns 0 or a negative SO_E* code (SO_EDB); only reads the database
- * and writes only to out.
+ * They render the run's model (report-model.h) and write only to out.
  */
 #ifndef SEQORCH_REPORT_BUILDS_H
 #define SEQORCH_REPORT_BUILDS_H
 
 #include "util.h"
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,10 +21,20 @@ struct cJSON;
 /*
  * The text sections: paired ratios against each host's baseline build,
  * the best valid (variant, build) against the host's other builds, then
- * the rates, targeting ratios and phase shares of db.
+ * the rates, targeting ratios and phase shares the run loaded
+ * (report-load.c): nothing here reads the database.
  */
-int report_builds_text(sqlite3 *db, const struct rrun *r, FILE *out,
-    struct so_err *err);
+void report_builds_text(const struct rrun *r, FILE *out);
+/*
+ * The rates, targeting ratios and phase shares: as members build_rates,
+ * targeting and phases of the run's JSON object o; as tables in Markdown
+ * (html 0) or HTML.
+ */
+void report_builds_json_sections(const struct rrun *r, struct cJSON *o);
+void report_builds_tables(const struct rrun *r, FILE *out, int html);
+/* A native/default ratio's verdict in words; static. */
+struct rtargeting;
+const char *report_targeting_verdict(const struct rtargeting *t);
 /* The paired ratios and the best build's, as JSON (new; the caller owns). */
 struct cJSON *report_builds_json(const struct rrun *r);
 /* The same as an HTML section; nothing for a run of one build per host. */

@@ -82,7 +82,7 @@ struct csv_arg {
 };
 
 static int
-row(const struct rsample *s, void *arg)
+row(const struct db_sample *s, void *arg)
 {
 	const struct csv_arg *a = arg;
 	FILE *out = a->out;
@@ -131,9 +131,10 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
 	    "reason,cycles,instructions,cycles_source,openssl_cap\r\n", out);
 	for (i = 0; i < n; i++) {
+		const struct db_report_run run = { runs[i].id, runs[i].study };
 		struct csv_arg a = { out, runs[i].id };
 
-		if ((ret = db_report_samples(db, &runs[i], row, &a, err)) != 0)
+		if ((ret = db_report_samples(db, &run, row, &a, err)) != 0)
 			return ret;
 	}
 	return 0;

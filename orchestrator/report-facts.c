@@ -215,7 +215,7 @@ struct note {
 static void
 note(struct note **v, size_t *n, char *head, const char *text)
 {
-	*v = report_grow(*v, *n, sizeof **v);
+	ALLOC_GROW(*v, *n);
 	(*v)[*n].head = head;
 	(*v)[(*n)++].text = text;
 }

@@ -610,6 +610,7 @@ html_run(const struct rrun *r, FILE *out)
 	html_cells(r, out);
 	html_ratios(r, out);
 	report_builds_html(r, out);
+	report_builds_tables(r, out, 1);
 	html_facts(r, out);
 	html_warnings(r, out);
 	fputs("</section>\n", out);

@@ -370,6 +370,7 @@ report_json_run(const struct rrun *r)
 	cJSON_AddItemToObject(o, "best", json_best(r));
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));
 	cJSON_AddItemToObject(o, "paired", report_builds_json(r));
+	report_builds_json_sections(r, o);
 	cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
 	cJSON_AddItemToObject(o, "positions", json_positions(r));
 	cJSON_AddItemToObject(o, "warnings", json_warnings(r));

@@ -5,21 +5,12 @@
  * digest agreement and the hosts that only left samples.
  */
 #include "db-report.h"
-#include "db.h"
 #include "report-model.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void *
-report_grow(void *array, size_t n, size_t size)
-{
-	array = xrealloc(array, (n + 1) * size);
-	memset((char *)array + n * size, 0, size);
-	return array;
-}
 
 static char *
 pair_label(const char *compiler, const char *targeting)
@@ -28,13 +19,13 @@ pair_label(const char *compiler, const char *targeting)
 	    targeting) : xstrdup(compiler ? compiler : "-");
 }
 
-static int
-pair(void *arg, const struct db_pair_row *p)
+static void
+pair(const struct db_pair_row *p, void *arg)
 {
 	struct rrun *r = arg;
 	struct rpaired *x;
 
-	r->paired = report_grow(r->paired, r->npaired, sizeof *r->paired);
+	ALLOC_GROW(r->paired, r->npaired);
 	x = &r->paired[r->npaired++];
 	x->host = xstrdup(p->host);
 	x->variant = xstrdup(p->variant);
@@ -45,7 +36,6 @@ pair(void *arg, const struct db_pair_row *p)
 	x->baseline = p->b_baseline;
 	x->n = p->n;
 	stats_paired(p->ratios, p->n, STATS_SEED, &x->s);
-	return 0;
 }
 
 /* The paired ratios between the builds of each host. */
@@ -55,7 +45,7 @@ load_paired(sqlite3 *db, struct rrun *r, struct so_err *err)
 	/* One build in the run: nothing is paired, and no scan is made. */
 	if (r->nbuilds < 2)
 		return 0;
-	return db_build_pairs(db, r->id, pair, r, err);
+	return db_report_pairs(db, r->id, pair, r, err);
 }
 
 static void
@@ -72,6 +62,36 @@ free_paired(struct rrun *r)
 	free(r->paired);
 	r->paired = NULL;
 	r->npaired = 0;
+}
+
+static void
+free_build_sections(struct rrun *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrates; i++) {
+		free(r->rates[i].host);
+		free(r->rates[i].compiler);
+		free(r->rates[i].targeting);
+		free(r->rates[i].variant);
+	}
+	for (i = 0; i < r->ntargetings; i++) {
+		free(r->targetings[i].host);
+		free(r->targetings[i].compiler);
+		free(r->targetings[i].variant);
+	}
+	for (i = 0; i < r->nphases; i++) {
+		free(r->phases[i].host);
+		free(r->phases[i].targeting);
+		free(r->phases[i].variant);
+		free(r->phases[i].ns);
+	}
+	for (i = 0; i < r->nphase_names; i++)
+		free(r->phase_names[i]);
+	free(r->rates);
+	free(r->targetings);
+	free(r->phases);
+	free(r->phase_names);
 }
 
 void
@@ -124,6 +144,7 @@ report_free_run(struct rrun *r)
 	for (i = 0; i < r->nratios; i++)
 		free(r->ratios[i].refused);
 	free_paired(r);
+	free_build_sections(r);
 	for (i = 0; i < r->ndigests; i++)
 		free(r->digests[i].digest);
 	for (i = 0; i < r->ninvalid; i++) {
@@ -173,6 +194,43 @@ cmp_hosts(const void *a, const void *b)
 	    ((const struct rhost *)b)->name);
 }
 
+/* A copy of s, or NULL. */
+static char *
+dup(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static void
+add_host(const struct db_host *d, void *arg)
+{
+	struct rrun *r = arg;
+	struct rhost *h;
+
+	ALLOC_GROW(r->hosts, r->nhosts);
+	h = &r->hosts[r->nhosts++];
+	h->name = dup(d->name);
+	h->status = dup(d->status);
+	h->error = dup(d->error);
+	h->has_pin_cpu = d->has_pin_cpu;
+	h->pin_cpu = d->pin_cpu;
+	h->pinned = d->pinned;
+	h->pin_error = dup(d->pin_error);
+	h->governor = dup(d->governor);
+	h->openssl = dup(d->openssl);
+	h->calib_mhz = d->calib_mhz;
+	h->cpu_model = dup(d->cpu_model);
+	h->arch = dup(d->arch);
+	h->os = dup(d->os);
+	h->kernel = dup(d->kernel);
+	h->cores = d->cores;
+	h->cpu_choice = dup(d->cpu_choice);
+	h->counters = dup(d->counters);
+	h->counters_error = dup(d->counters_error);
+	h->windows = d->windows;
+	h->noisy = d->noisy;
+}
+
 /*
  * Hosts of the run: those with a run_hosts row plus any that only left
  * samples (older runs), by name.
@@ -180,11 +238,12 @@ cmp_hosts(const void *a, const void *b)
 static int
 load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
+	const struct db_report_run run = { r->id, r->study };
 	struct rhost *h;
 	size_t i, j;
 	int ret;
 
-	ret = db_report_hosts(db, r, err);
+	ret = db_report_hosts(db, &run, add_host, r, err);
 	for (i = 0; i < r->nrows; i++) {
 		for (j = 0; j < r->nhosts; j++) {
 			if (strcmp(r->hosts[j].name, r->rows[i].host) == 0)
@@ -192,7 +251,7 @@ load_hosts(sqlite3 *db, struct rrun *r, struct so_err *err)
 		}
 		if (j < r->nhosts)
 			continue;
-		r->hosts = report_grow(r->hosts, r->nhosts, sizeof *h);
+		ALLOC_GROW(r->hosts, r->nhosts);
 		h = &r->hosts[r->nhosts++];
 		h->name = xstrdup(r->rows[i].host);
 		h->pinned = -1;
@@ -264,7 +323,7 @@ row_get(struct rrun *r, const char *variant, const char *host,
 		if ((i + 1) % r->nrows == last)
 			break;
 	}
-	r->rows = report_grow(r->rows, r->nrows, sizeof *w);
+	ALLOC_GROW(r->rows, r->nrows);
 	w = &r->rows[r->nrows];
 	w->variant = xstrdup(variant);
 	w->host = xstrdup(host);
@@ -375,14 +434,15 @@ add_invalid(const char *variant, const char *host, int64_t build_id,
 static int
 load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
+	const struct db_report_run run = { r->id, r->study };
 	struct rows_arg a = { r, 0 };
 	const struct rbuild *b;
 	struct rrow *w;
 	size_t i;
 	int ret;
 
-	if ((ret = db_report_valid(db, r, add_valid, &a, err)) != 0 ||
-	    (ret = db_report_invalid_counts(db, r, add_invalid, &a,
+	if ((ret = db_report_valid(db, &run, add_valid, &a, err)) != 0 ||
+	    (ret = db_report_invalid_counts(db, &run, add_invalid, &a,
 	    err)) != 0)
 		return ret;
 	if (r->nrows > 0)
@@ -425,6 +485,7 @@ static int
 load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
     struct so_err *err)
 {
+	const struct db_report_run run = { r->id, r->study };
 	char lo[160], hi[160], seed[160], digest[160];
 	struct rdigest *d;
 	struct rrow *w;
@@ -433,15 +494,15 @@ load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
 	int ret;
 
 	*uniform = 0;
-	if ((ret = db_report_range(db, r, "steps", 0, NULL, lo, hi, sizeof lo,
+	if ((ret = db_report_range(db, &run, "steps", 0, NULL, lo, hi, sizeof lo,
 	    err)) != 0)
 		return ret;
 	if (*lo == '\0')
 		return 0;		/* no valid sample at all */
 	steps = strtoll(lo, NULL, 10);
-	if (strcmp(lo, hi) == 0 && (ret = db_report_range(db, r, "seed", steps,
+	if (strcmp(lo, hi) == 0 && (ret = db_report_range(db, &run, "seed", steps,
 	    NULL, seed, hi, sizeof seed, err)) == 0 && strcmp(seed, hi) == 0 &&
-	    (ret = db_report_range(db, r, "digest", steps, seed, digest, hi,
+	    (ret = db_report_range(db, &run, "digest", steps, seed, digest, hi,
 	    sizeof digest, err)) == 0 && strcmp(digest, hi) == 0) {
 		*uniform = 1;
 		for (i = 0; i < r->nrows; i++) {
@@ -454,7 +515,7 @@ load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
 			w->seed = xstrdup(seed);
 			w->final = xstrdup(digest);
 		}
-		r->digests = report_grow(r->digests, r->ndigests, sizeof *d);
+		ALLOC_GROW(r->digests, r->ndigests);
 		d = &r->digests[r->ndigests++];
 		d->steps = steps;
 		d->n = total;
@@ -464,26 +525,330 @@ load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
 	}
 	if (ret != 0)
 		return ret;
-	return db_report_digest_groups(db, r, add_group, r, err);
+	return db_report_digest_groups(db, &run, add_group, r, err);
 }
 
-/* Invalid samples and variants that did not run, named by build label. */
-static int
-load_warnings(sqlite3 *db, struct rrun *r, struct so_err *err)
+/* A row of one of the run's lists (db_report_list) into its array. */
+static void
+add_build(const union db_report_row *row, void *arg)
 {
-	size_t i;
-	int ret;
+	const struct db_build *d = &row->build;
+	struct rrun *r = arg;
+	struct rbuild *b;
 
-	if ((ret = db_report_list(db, r, DB_REPORT_INVALID, err)) != 0 ||
-	    (ret = db_report_list(db, r, DB_REPORT_VARIANTS, err)) != 0)
+	ALLOC_GROW(r->builds, r->nbuilds);
+	b = &r->builds[r->nbuilds++];
+	b->id = d->id;
+	b->host = dup(d->host);
+	b->compiler = dup(d->compiler);
+	b->compiler_version = dup(d->compiler_version);
+	b->cflags = dup(d->cflags);
+	b->native = dup(d->native);
+	b->status = dup(d->status);
+	b->target = dup(d->target);
+	b->source_sha256 = dup(d->source_sha256);
+	b->binary_sha256 = dup(d->binary_sha256);
+	b->openssl = dup(d->openssl);
+	b->targeting = dup(d->targeting);
+}
+
+static void
+add_event(const union db_report_row *row, void *arg)
+{
+	const struct db_event *d = &row->event;
+	struct rrun *r = arg;
+	struct revent *e;
+
+	ALLOC_GROW(r->events, r->nevents);
+	e = &r->events[r->nevents++];
+	e->host = dup(d->host);
+	e->at = dup(d->at);
+	e->level = dup(d->level);
+	e->message = dup(d->message);
+}
+
+/* Invalid samples and variants are named by their build's label. */
+static void
+add_invalid_sample(const union db_report_row *row, void *arg)
+{
+	const struct db_invalid *d = &row->invalid;
+	struct rrun *r = arg;
+	struct rinvalid *v;
+
+	ALLOC_GROW(r->invalid, r->ninvalid);
+	v = &r->invalid[r->ninvalid++];
+	v->host = dup(d->host);
+	v->variant = dup(d->variant);
+	v->build_id = d->build_id;
+	v->index = d->index;
+	v->reason = dup(d->reason);
+	v->label = build_label(r, v->host, v->build_id);
+}
+
+static void
+add_variant(const union db_report_row *row, void *arg)
+{
+	const struct db_variant *d = &row->variant;
+	struct rrun *r = arg;
+	struct rvariant *v;
+
+	ALLOC_GROW(r->variants, r->nvariants);
+	v = &r->variants[r->nvariants++];
+	v->host = dup(d->host);
+	v->variant = dup(d->variant);
+	v->build_id = d->build_id;
+	v->status = dup(d->status);
+	v->reason = dup(d->reason);
+	v->label = build_label(r, v->host, v->build_id);
+}
+
+static void
+add_digest(const union db_report_row *row, void *arg)
+{
+	const struct db_digest *d = &row->digest;
+	struct rrun *r = arg;
+	struct rdigest *g;
+
+	ALLOC_GROW(r->digests, r->ndigests);
+	g = &r->digests[r->ndigests++];
+	g->steps = d->steps;
+	g->n = d->n;
+	g->distinct = d->distinct;
+	g->digest = dup(d->digest);
+}
+
+/* What each list adds to the run. */
+static void (*const list_add[])(const union db_report_row *, void *) = {
+	[DB_REPORT_BUILDS] = add_build,
+	[DB_REPORT_EVENTS] = add_event,
+	[DB_REPORT_INVALID] = add_invalid_sample,
+	[DB_REPORT_VARIANTS] = add_variant,
+	[DB_REPORT_DIGESTS] = add_digest,
+};
+
+static int
+load_list(sqlite3 *db, struct rrun *r, enum db_report_list which,
+    struct so_err *err)
+{
+	const struct db_report_run run = { r->id, r->study };
+
+	return db_report_list(db, &run, which, list_add[which], r, err);
+}
+
+static void
+set_header(const struct db_header *h, void *arg)
+{
+	struct rrun *r = arg;
+
+	r->study = dup(h->study);
+	r->status = dup(h->status);
+	r->started_at = dup(h->started_at);
+	r->finished_at = dup(h->finished_at);
+	r->command = dup(h->command);
+	r->seed = dup(h->seed);
+	r->steps = h->steps;
+	r->samples = h->samples;
+	r->exploratory = h->exploratory;
+	r->openssl_cap = dup(h->openssl_cap);
+}
+
+static void
+add_rate(const struct db_build_rate *d, void *arg)
+{
+	struct rrun *r = arg;
+	struct rrate *x;
+
+	ALLOC_GROW(r->rates, r->nrates);
+	x = &r->rates[r->nrates++];
+	x->host = dup(d->host);
+	x->compiler = dup(d->compiler);
+	x->targeting = dup(d->targeting);
+	x->variant = dup(d->variant);
+	x->build_id = d->build_id;
+	x->n = d->n;
+	x->median = d->median;
+	x->min = d->min;
+	x->max = d->max;
+}
+
+static void
+add_targeting(const struct db_targeting *d, void *arg)
+{
+	struct rrun *r = arg;
+	struct rtargeting *x;
+
+	ALLOC_GROW(r->targetings, r->ntargetings);
+	x = &r->targetings[r->ntargetings++];
+	x->host = dup(d->host);
+	x->compiler = dup(d->compiler);
+	x->variant = dup(d->variant);
+	x->ratio = d->ratio;
+	x->native_min = d->native_min;
+	x->native_max = d->native_max;
+	x->default_min = d->default_min;
+	x->default_max = d->default_max;
+	x->native = d->native_min > d->default_max ? 1 :
+	    d->native_max < d->default_min ? -1 : 0;
+}
+
+/* The phase sums as they arrive, one per (host, variant, build, name). */
+struct phase_sums {
+	struct praw {
+		char	*host, *targeting, *variant, *name;
+		int64_t	 build_id, n, first;
+		double	 value, ns;
+	}	*v;
+	size_t	 n;
+};
+
+static void
+add_phase_sum(const struct db_phase_sum *d, void *arg)
+{
+	struct phase_sums *a = arg;
+	struct praw *x;
+
+	ALLOC_GROW(a->v, a->n);
+	x = &a->v[a->n++];
+	x->host = dup(d->host);
+	x->targeting = dup(d->targeting);
+	x->variant = dup(d->variant);
+	x->name = xstrdup(d->name);
+	x->build_id = d->build_id;
+	x->n = d->n;
+	x->first = d->first;
+	x->value = d->value;
+	x->ns = d->ns;
+}
+
+#define PHASE_REST "phase_other"
+
+static int
+same_group(const struct praw *a, const struct praw *b)
+{
+	return a->build_id == b->build_id && strcmp(a->host, b->host) == 0 &&
+	    strcmp(a->variant, b->variant) == 0;
+}
+
+/*
+ * The phase names, in the order of their first row ("phase_other", the
+ * rest the agent adds, last), from the groups that measured phases.
+ */
+static void
+phase_names(struct rrun *r, const struct phase_sums *a, const int *kept)
+{
+	int64_t *first = NULL, f;
+	char *name;
+	size_t i, j, k;
+
+	for (i = 0; i < a->n; i++) {
+		if (!kept[i])
+			continue;
+		for (j = 0; j < r->nphase_names; j++) {
+			if (strcmp(r->phase_names[j], a->v[i].name) == 0)
+				break;
+		}
+		f = strcmp(a->v[i].name, PHASE_REST) == 0 ? INT64_MAX :
+		    a->v[i].first;
+		if (j < r->nphase_names) {
+			if (f < first[j])
+				first[j] = f;
+			continue;
+		}
+		ALLOC_GROW(r->phase_names, r->nphase_names);
+		ALLOC_GROW(first, r->nphase_names);
+		first[r->nphase_names] = f;
+		r->phase_names[r->nphase_names++] = xstrdup(a->v[i].name);
+	}
+	/* Insertion sort by first row: a handful of names. */
+	for (i = 1; i < r->nphase_names; i++) {
+		for (k = i; k > 0 && first[k - 1] > first[k]; k--) {
+			f = first[k];
+			first[k] = first[k - 1];
+			first[k - 1] = f;
+			name = r->phase_names[k];
+			r->phase_names[k] = r->phase_names[k - 1];
+			r->phase_names[k - 1] = name;
+		}
+	}
+	free(first);
+}
+
+/*
+ * The phases of each (host, build, variant) whose valid samples measured
+ * them (have "phase_other"): the discovered names, then a row each.
+ */
+static void
+group_phases(struct rrun *r, const struct phase_sums *a)
+{
+	int *kept = xcalloc(a->n + 1, sizeof *kept);
+	struct rphases *p = NULL;
+	size_t i, j, k;
+
+	for (i = 0; i < a->n; i = j) {
+		int rest = 0;
+
+		for (j = i; j < a->n && same_group(&a->v[i], &a->v[j]); j++)
+			rest |= strcmp(a->v[j].name, PHASE_REST) == 0;
+		for (k = i; k < j; k++)
+			kept[k] = rest;
+	}
+	phase_names(r, a, kept);
+	for (i = 0; i < a->n; i++) {
+		if (!kept[i])
+			continue;
+		if (p == NULL || !same_group(&a->v[i], &a->v[i - 1])) {
+			ALLOC_GROW(r->phases, r->nphases);
+			p = &r->phases[r->nphases++];
+			p->host = xstrdup(a->v[i].host);
+			p->targeting = dup(a->v[i].targeting);
+			p->variant = xstrdup(a->v[i].variant);
+			p->build_id = a->v[i].build_id;
+			p->ns = xcalloc(r->nphase_names + 1, sizeof *p->ns);
+		}
+		for (k = 0; k < r->nphase_names; k++) {
+			if (strcmp(r->phase_names[k], a->v[i].name) == 0)
+				p->ns[k] = a->v[i].value;
+		}
+		if (strcmp(a->v[i].name, PHASE_REST) == 0) {
+			p->n = a->v[i].n;
+			p->total = a->v[i].ns;
+		}
+	}
+	/* Named without the prefix every phase metric has. */
+	for (k = 0; k < r->nphase_names; k++)
+		memmove(r->phase_names[k], r->phase_names[k] + 6,
+		    strlen(r->phase_names[k] + 6) + 1);
+	free(kept);
+}
+
+/*
+ * Rates per build and native/default ratios for a run that has a build
+ * stating its targeting (or not a pass over its samples); the phases of
+ * any run (its metrics alone).
+ */
+static int
+load_build_sections(sqlite3 *db, struct rrun *r, struct so_err *err)
+{
+	struct phase_sums a = { NULL, 0 };
+	size_t i;
+	int ret, targeted = 0;
+
+	for (i = 0; i < r->nbuilds; i++)
+		targeted |= r->builds[i].targeting != NULL;
+	if (targeted && ((ret = db_report_build_rates(db, r->id, add_rate, r,
+	    err)) != 0 || (ret = db_report_targeting(db, r->id,
+	    add_targeting, r, err)) != 0))
 		return ret;
-	for (i = 0; i < r->ninvalid; i++)
-		r->invalid[i].label = build_label(r, r->invalid[i].host,
-		    r->invalid[i].build_id);
-	for (i = 0; i < r->nvariants; i++)
-		r->variants[i].label = build_label(r, r->variants[i].host,
-		    r->variants[i].build_id);
-	return 0;
+	if ((ret = db_report_phases(db, r->id, add_phase_sum, &a, err)) == 0)
+		group_phases(r, &a);
+	for (i = 0; i < a.n; i++) {
+		free(a.v[i].host);
+		free(a.v[i].targeting);
+		free(a.v[i].variant);
+		free(a.v[i].name);
+	}
+	free(a.v);
+	return ret;
 }
 
 int
@@ -496,16 +861,18 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	r->max_cv = REPORT_MAX_CV;
 	if ((ret = db_report_begin(db, err)) != 0)
 		return ret;
-	if ((ret = db_report_header(db, r, err)) != 0 ||
-	    (ret = db_report_list(db, r, DB_REPORT_BUILDS, err)) != 0 ||
+	if ((ret = db_report_header(db, id, set_header, r, err)) != 0 ||
+	    (ret = load_list(db, r, DB_REPORT_BUILDS, err)) != 0 ||
 	    (ret = load_rows(db, r, err)) != 0 ||
 	    (ret = load_hosts(db, r, err)) != 0 ||
 	    (ret = load_digest_fields(db, r, &uniform, err)) != 0 ||
-	    (!uniform && (ret = db_report_list(db, r, DB_REPORT_DIGESTS,
+	    (!uniform && (ret = load_list(db, r, DB_REPORT_DIGESTS,
 	    err)) != 0) ||
-	    (ret = load_warnings(db, r, err)) != 0 ||
-	    (ret = db_report_list(db, r, DB_REPORT_EVENTS, err)) != 0 ||
-	    (ret = load_paired(db, r, err)) != 0)
+	    (ret = load_list(db, r, DB_REPORT_INVALID, err)) != 0 ||
+	    (ret = load_list(db, r, DB_REPORT_VARIANTS, err)) != 0 ||
+	    (ret = load_list(db, r, DB_REPORT_EVENTS, err)) != 0 ||
+	    (ret = load_paired(db, r, err)) != 0 ||
+	    (ret = load_build_sections(db, r, err)) != 0)
 		report_free_run(r);
 	db_report_end(db);
 	if (ret == 0)

@@ -3,6 +3,7 @@
  * the text, for issues, papers and wikis.  Host text is escaped so that
  * it cannot break a table.
  */
+#include "report-builds.h"
 #include "report-table.h"
 #include "study.h"
 
@@ -255,6 +256,7 @@ report_markdown(const struct rrun *runs, size_t n, FILE *out)
 		md_rows(&runs[i], out);
 		md_ratios(&runs[i], out);
 		md_positions(&runs[i], out);
+		report_builds_tables(&runs[i], out, 0);
 		md_reference(&runs[i], out);
 		md_warnings(&runs[i], out);
 	}

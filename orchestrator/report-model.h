@@ -159,6 +159,41 @@ struct rpaired {
 	struct stats_ratio s;
 };
 
+/*
+ * For runs whose builds state their targeting (kernels/<study>/
+ * targetings): a build's rates for one variant, from the summary view.
+ */
+struct rrate {
+	char		*host, *compiler, *targeting, *variant;
+	int64_t		 build_id, n;
+	double		 median, min, max;
+};
+
+/*
+ * The native build's median over the default build's, per host, compiler
+ * and variant; native is 1 when its min-max range lies above default's
+ * (faster in every sample), -1 below, 0 when they overlap (noise).
+ */
+struct rtargeting {
+	char		*host, *compiler, *variant;
+	double		 ratio;
+	double		 native_min, native_max, default_min, default_max;
+	int		 native;
+};
+
+/*
+ * The phases of one host, build and variant: ns[i] is phase
+ * rrun.phase_names[i] summed over the valid samples that measured phases
+ * (those with "phase_other", which the agent adds to any phase: the
+ * phases add up to the samples' ns, total).
+ */
+struct rphases {
+	char		*host, *targeting, *variant;
+	int64_t		 build_id, n;
+	double		*ns;
+	double		 total;
+};
+
 /* Run-wide digest agreement for one steps value. */
 struct rdigest {
 	int64_t		 steps;
@@ -236,6 +271,19 @@ struct rrun {
 	int		 position_bias;	/* some position decided */
 	struct rpaired	*paired;	/* between builds of a host */
 	size_t		 npaired;
+	struct rrate	*rates;		/* targeted builds' rates */
+	size_t		 nrates;
+	struct rtargeting *targetings;	/* native / default */
+	size_t		 ntargetings;
+	/*
+	 * The phase names of the run's sample_metrics without "phase_"
+	 * ("proggen", ..., "other"), in the order the agent recorded them,
+	 * "other" last; and the phases of each (host, build, variant).
+	 */
+	char		**phase_names;
+	size_t		 nphase_names;
+	struct rphases	*phases;
+	size_t		 nphases;
 	/* --reference: the published figure for this study, or why not. */
 	int		 has_ref;
 	struct figure ref;
@@ -243,9 +291,6 @@ struct rrun {
 	/* A row whose cv is above this is unstable (--max-cv). */
 	double		 max_cv;
 };
-
-/* Grow array of n elements by one zeroed element; returns it (moved). */
-void *report_grow(void *array, size_t n, size_t size);
 
 /*
  * Load run id (its header, hosts, builds, rows with their valid rates,
@@ -264,19 +309,6 @@ int report_select_first(sqlite3 *db, const struct report_opts *o,
  */
 int report_load_one(sqlite3 *db, int64_t id, const char *db_path,
     struct rrun *r, struct so_err *err);
-
-/* A sample as db_report_samples (db-report.h) streams it. */
-struct rsample {
-	int64_t		 id, build_id, sample_index, position, steps, ns;
-	int64_t		 valid, cpu;
-	const char	*host, *study, *variant, *compiler, *digest, *seed;
-	const char	*invalid_reason, *received_at, *reason;
-	double		 calib_mhz, calib_after_mhz;	/* NAN when NULL */
-	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
-	const char	*cycles_source, *openssl_cap;
-	int		 has_cpu;
-	int64_t		 host_position;	/* -1 when NULL (before schema 14) */
-};
 
 /*
  * The rows measured against their host's best, by ranked host (the best

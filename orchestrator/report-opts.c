@@ -1,28 +1,39 @@
 /* Option handling the report's commands share (report-opts.h). */
 #include "report-opts.h"
+#include "strbuf.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-int
-report_opt_format(const char *arg, const char *allowed,
-    enum report_format *f)
+/* The name of entry i of table. */
+static const char *
+entry_name(const void *table, size_t size, size_t i)
 {
-	const char *p = allowed;
-	size_t len = strlen(arg);
-	int v = report_format_parse(arg);
+	const char *name;
 
-	/* A whole name of the list: "text" matches, "tex" does not. */
-	while (v >= 0 && (p = strstr(p, arg)) != NULL) {
-		if ((p == allowed || p[-1] == ' ') &&
-		    (p[len] == ',' || p[len] == '\0')) {
-			*f = (enum report_format)v;
+	memcpy(&name, (const char *)table + i * size, sizeof name);
+	return name;
+}
+
+int
+report_opt_format(const char *arg, const void *table, size_t size,
+    const void **found)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *name;
+	size_t i;
+
+	for (i = 0; (name = entry_name(table, size, i)) != NULL; i++) {
+		if (strcmp(name, arg) == 0) {
+			*found = (const char *)table + i * size;
 			return 0;
 		}
-		p += len;
 	}
+	for (i = 0; (name = entry_name(table, size, i)) != NULL; i++)
+		strbuf_addf(&sb, "%s%s", i > 0 ? ", " : "", name);
 	fprintf(stderr, "seqorch: unknown --format \"%s\" (%s)\n", arg,
-	    allowed);
+	    sb.buf);
+	strbuf_release(&sb);
 	return -1;
 }

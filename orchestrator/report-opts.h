@@ -19,10 +19,12 @@
 	{ NULL,		0,			NULL, 0 }
 
 /*
- * --format arg, one of the names listed in allowed ("text, markdown,
- * json"): 0 with *f, or -1 after printing the unknown name and the list.
+ * --format arg: the entry named arg of a renderer table (report's
+ * report_renderers, compare's compare_renderers): entries of size bytes,
+ * each starting with its const char *name, the last with a NULL name.  0
+ * with *found, or -1 after printing the unknown name and the table's.
  */
-int report_opt_format(const char *arg, const char *allowed,
-    enum report_format *f);
+int report_opt_format(const char *arg, const void *table, size_t size,
+    const void **found);
 
 #endif

@@ -243,7 +243,7 @@ positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
 		for (k = 0; k < nd && distinct[k] != ppos[i]; k++)
 			;
 		if (k == nd) {
-			distinct = report_grow(distinct, nd, sizeof *distinct);
+			ALLOC_GROW(distinct, nd);
 			distinct[nd++] = ppos[i];
 		}
 	}
@@ -259,8 +259,7 @@ positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
 			else
 				out[nout++] = all[i];
 		}
-		r->positions = report_grow(r->positions, r->npositions,
-		    sizeof *p);
+		ALLOC_GROW(r->positions, r->npositions);
 		p = &r->positions[r->npositions++];
 		p->position = distinct[k];
 		p->n = nin;

@@ -134,8 +134,8 @@ report_emit_event(FILE *out, const char *message)
 static void
 add(struct table *t, char *owned, int raw)
 {
-	t->cells = report_grow(t->cells, t->ncells, sizeof *t->cells);
-	t->raw = report_grow(t->raw, t->ncells, sizeof *t->raw);
+	ALLOC_GROW(t->cells, t->ncells);
+	ALLOC_GROW(t->raw, t->ncells);
 	t->raw[t->ncells] = (unsigned char)raw;
 	t->cells[t->ncells++] = owned;
 }

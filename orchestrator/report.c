@@ -3,7 +3,7 @@
  * small model (report-model.h), and every rendering (report-text.c,
  * report-json.c, report-md.c, report-csv.c, report-html.c) is written
  * from that model, so they always show the same numbers.  Here: the
- * shared number formats and report_print, which picks the renderer.
+ * shared number formats, the renderer table and report_print.
  */
 #include "report-model.h"
 #include "report-builds.h"
@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void
 report_format_rate(double rate, char *buf, size_t len)
@@ -75,23 +76,6 @@ report_verdict_phrase(const struct stats_ratio *s)
 	return stats_verdict_word(s->verdict);
 }
 
-
-int
-report_format_parse(const char *s)
-{
-	static const char *const names[] = {
-		[REPORT_TEXT] = "text", [REPORT_JSON] = "json",
-		[REPORT_MARKDOWN] = "markdown", [REPORT_CSV] = "csv",
-		[REPORT_HTML] = "html",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof names / sizeof *names; i++) {
-		if (strcmp(s, names[i]) == 0)
-			return (int)i;
-	}
-	return -1;
-}
 
 char *
 report_reference_line(const struct rrun *r, const struct rhost *h)
@@ -168,15 +152,117 @@ attach_reference(const struct report_opts *o, struct rrun *r,
 	return 0;
 }
 
+static int
+render_text(sqlite3 *db, const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out, struct so_err *err)
+{
+	size_t i;
+
+	(void)db;
+	(void)o;
+	(void)err;
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			fputc('\n', out);
+		report_text_run(&runs[i], out);
+		report_text_reference(&runs[i], out);
+		report_builds_text(&runs[i], out);
+	}
+	return 0;
+}
+
+static int
+render_markdown(sqlite3 *db, const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out, struct so_err *err)
+{
+	(void)db;
+	(void)o;
+	(void)err;
+	report_markdown(runs, n, out);
+	return 0;
+}
+
+static int
+render_csv(sqlite3 *db, const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out, struct so_err *err)
+{
+	(void)o;
+	return report_csv(db, runs, n, out, err);
+}
+
+static int
+render_json(sqlite3 *db, const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out, struct so_err *err)
+{
+	cJSON *root = cJSON_CreateObject(), *a;
+	char *text;
+	size_t i;
+	int ret = 0;
+
+	(void)db;
+	report_json_str(root, "db", o->db_path);
+	a = cJSON_AddArrayToObject(root, "runs");
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, report_json_run(&runs[i]));
+	if ((text = cJSON_Print(root)) == NULL)
+		ret = so_error(err, SO_ENOMEM, "cannot format the report as "
+		    "json");
+	else
+		fprintf(out, "%s\n", text);
+	cJSON_free(text);
+	cJSON_Delete(root);
+	return ret;
+}
+
+static int
+render_html(sqlite3 *db, const struct rrun *runs, size_t n,
+    const struct report_opts *o, FILE *out, struct so_err *err)
+{
+	(void)db;
+	(void)err;
+	report_html(runs, n, o, out);
+	return 0;
+}
+
+const struct report_renderer report_renderers[] = {
+	{ "text", NULL, render_text },
+	{ "markdown", ".md .markdown", render_markdown },
+	{ "csv", ".csv", render_csv },
+	{ "json", ".json", render_json },
+	{ "html", ".html .htm", render_html },
+	{ NULL, NULL, NULL },
+};
+
+const struct report_renderer *
+report_renderer_for_path(const char *path)
+{
+	const struct report_renderer *f;
+	const char *dot = strrchr(path, '.'), *p;
+	size_t len;
+
+	if (dot == NULL || strchr(dot, '/') != NULL)
+		return &report_renderers[0];
+	len = strlen(dot);
+	for (f = report_renderers; f->name != NULL; f++) {
+		for (p = f->ext; p != NULL && *p != '\0'; p += strcspn(p, " ")) {
+			p += strspn(p, " ");
+			if (strncasecmp(p, dot, len) == 0 &&
+			    (p[len] == ' ' || p[len] == '\0'))
+				return f;
+		}
+	}
+	return &report_renderers[0];
+}
+
 int
 report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
     struct so_err *err)
 {
+	const struct report_renderer *f = o->format != NULL ? o->format :
+	    &report_renderers[0];
 	struct rrun *runs = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0, loaded = 0, i;
-	cJSON *root = NULL, *a;
-	char *text;
 	int ret;
 
 	if ((ret = report_select(db, o, &ids, &n, err)) != 0)
@@ -194,36 +280,8 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 			goto out;
 		}
 	}
-	if (o->format == REPORT_MARKDOWN)
-		report_markdown(runs, n, out);
-	else if (o->format == REPORT_HTML)
-		report_html(runs, n, o, out);
-	else if (o->format == REPORT_CSV)
-		ret = report_csv(db, runs, n, out, err);
-	else if (o->format == REPORT_JSON) {
-		root = cJSON_CreateObject();
-		report_json_str(root, "db", o->db_path);
-		a = cJSON_AddArrayToObject(root, "runs");
-		for (i = 0; i < n; i++)
-			cJSON_AddItemToArray(a, report_json_run(&runs[i]));
-		if ((text = cJSON_Print(root)) == NULL) {
-			ret = so_error(err, SO_ENOMEM, "cannot format the "
-			    "report as json");
-			goto out;
-		}
-		fprintf(out, "%s\n", text);
-		cJSON_free(text);
-	} else {
-		for (i = 0; i < n && ret == 0; i++) {
-			if (i > 0)
-				fputc('\n', out);
-			report_text_run(&runs[i], out);
-			report_text_reference(&runs[i], out);
-			ret = report_builds_text(db, &runs[i], out, err);
-		}
-	}
+	ret = f->render(db, runs, n, o, out, err);
 out:
-	cJSON_Delete(root);
 	for (i = 0; i < loaded; i++)
 		report_free_run(&runs[i]);
 	free(runs);

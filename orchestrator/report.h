@@ -21,22 +21,35 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum report_format {
-	REPORT_TEXT,		/* tables for a 100-column terminal */
-	REPORT_JSON,		/* one JSON object, the same content */
-	REPORT_MARKDOWN,	/* the same tables for issues and papers */
-	REPORT_CSV,		/* one row per sample, every column */
-	REPORT_HTML,		/* one self-contained page with SVG charts */
-};
+struct rrun;
+struct report_opts;
 
-/* "text", "json", ... to the format; -1 if s names none. */
-int report_format_parse(const char *s);
+/*
+ * A format of the report, as curl describes a protocol by a handler: its
+ * --format name, the extensions -o FILE picks it by (space-separated, as
+ * ".html .htm"; NULL: none) and what renders the loaded runs.  render
+ * returns 0 or SO_E* with err filled.
+ */
+struct report_renderer {
+	const char	*name;
+	const char	*ext;
+	int		(*render)(sqlite3 *db, const struct rrun *runs,
+			    size_t n, const struct report_opts *o, FILE *out,
+			    struct so_err *err);
+};
+/*
+ * Every format, in the order --format lists them (text first, the
+ * default), ended by an entry whose name is NULL.
+ */
+extern const struct report_renderer report_renderers[];
+/* The renderer FILE's extension names (case-insensitive); text if none. */
+const struct report_renderer *report_renderer_for_path(const char *path);
 
 struct report_opts {
 	int64_t run_id;		/* > 0: only this run; 0: latest per study */
 	const char *study;	/* NULL: every study */
 	int explore;		/* let the latest pick see exploratory runs */
-	enum report_format format;
+	const struct report_renderer *format;	/* NULL: text */
 	const char *db_path;	/* how messages name the database */
 	const char *reference;	/* a published reference id, or NULL */
 	double max_cv;		/* a cell's cv above it is unstable; 0:

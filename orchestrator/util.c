@@ -77,6 +77,22 @@ xrealloc(void *p, size_t n)
 	return q;
 }
 
+void *
+xgrow(void *array, size_t n, size_t size)
+{
+	size_t room;
+
+	/* Full at 8 and each power of two above it: double the room. */
+	if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
+		room = n == 0 ? 8 : 2 * n;
+		if (size != 0 && room > SIZE_MAX / size)
+			oom(SIZE_MAX);
+		array = xrealloc(array, room * size);
+	}
+	memset((char *)array + n * size, 0, size);
+	return array;
+}
+
 char *
 xstrdup(const char *s)
 {

@@ -64,6 +64,15 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/*
+ * Room for element n of array, which holds n elements, zeroed; returns the
+ * array (it may have moved).  As git's ALLOC_GROW, the room doubles, so n
+ * appends cost O(n) copies; the room is implied by n (8, 16, 32...), so a
+ * caller keeps only the count, and an array must grow only by xgrow from
+ * NULL.  ALLOC_GROW(x, n) grows x of n elements so: x[n++] = ... follows.
+ */
+void *xgrow(void *array, size_t n, size_t size);
+#define ALLOC_GROW(x, n) ((x) = xgrow((x), (n), sizeof *(x)))
 /* Returns a newly allocated formatted string; caller frees. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

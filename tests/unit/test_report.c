@@ -214,10 +214,47 @@ teardown(void **state)
 	return 0;
 }
 
+/* The renderer named name, from the table --format reads. */
+static const struct report_renderer *
+fmt(const char *name)
+{
+	const struct report_renderer *f;
+
+	for (f = report_renderers; f->name != NULL; f++) {
+		if (strcmp(f->name, name) == 0)
+			return f;
+	}
+	fail_msg("no renderer \"%s\"", name);
+	return NULL;
+}
+
+/*
+ * -o FILE picks its renderer from the same table: each extension of each
+ * renderer, in any case, names that renderer; anything else is text.
+ */
+static void
+test_renderer_for_path(void **state)
+{
+	(void)state;
+	assert_ptr_equal(report_renderer_for_path("r.html"), fmt("html"));
+	assert_ptr_equal(report_renderer_for_path("d/r.HTM"), fmt("html"));
+	assert_ptr_equal(report_renderer_for_path("r.md"), fmt("markdown"));
+	assert_ptr_equal(report_renderer_for_path("r.markdown"),
+	    fmt("markdown"));
+	assert_ptr_equal(report_renderer_for_path("R.CSV"), fmt("csv"));
+	assert_ptr_equal(report_renderer_for_path("r.json"), fmt("json"));
+	assert_ptr_equal(report_renderer_for_path("r.txt"), fmt("text"));
+	assert_ptr_equal(report_renderer_for_path("r.h"), fmt("text"));
+	assert_ptr_equal(report_renderer_for_path("r.jso"), fmt("text"));
+	assert_ptr_equal(report_renderer_for_path("a.html/r"), fmt("text"));
+	assert_ptr_equal(report_renderer_for_path("r"), fmt("text"));
+	assert_string_equal(report_renderers[0].name, "text");
+}
+
 /* The report as printed, or NULL with err filled.  Caller frees. */
 static char *
 render(int64_t run_id, const char *study, int explore,
-    enum report_format format, int *ret, struct so_err *err)
+    const struct report_renderer *format, int *ret, struct so_err *err)
 {
 	struct report_opts o = { run_id, study, explore, format,
 	    "results.db", NULL, 0 };
@@ -241,7 +278,7 @@ render_ok(int64_t run_id, const char *study, int explore)
 {
 	struct so_err err;
 	int ret;
-	char *text = render(run_id, study, explore, REPORT_TEXT, &ret, &err);
+	char *text = render(run_id, study, explore, fmt("text"), &ret, &err);
 
 	if (ret != 0)
 		fail_msg("report failed: %s", err.msg);
@@ -476,17 +513,17 @@ test_errors(void **state)
 	int ret;
 
 	(void)state;
-	assert_null(render(99, NULL, 0, REPORT_TEXT, &ret, &err));
+	assert_null(render(99, NULL, 0, fmt("text"), &ret, &err));
 	assert_int_equal(ret, SO_ENOTFOUND);
 	assert_string_equal(err.msg, "no run with id 99 in \"results.db\" "
 	    "(latest: 4, 3, 2, 1)");
 
-	assert_null(render(4, "sha3", 0, REPORT_TEXT, &ret, &err));
+	assert_null(render(4, "sha3", 0, fmt("text"), &ret, &err));
 	assert_int_equal(ret, SO_EINVAL);
 	assert_string_equal(err.msg, "run 4 is of study \"sha512\", not "
 	    "\"sha3\"");
 
-	assert_null(render(0, "mul", 0, REPORT_TEXT, &ret, &err));
+	assert_null(render(0, "mul", 0, fmt("text"), &ret, &err));
 	assert_int_equal(ret, SO_ENOTFOUND);
 	assert_string_equal(err.msg, "no runs of study \"mul\" in "
 	    "\"results.db\" (studies with runs: sha3, sha512)");
@@ -494,7 +531,7 @@ test_errors(void **state)
 	/* Only exploratory runs: say so rather than "no runs". */
 	assert_int_equal(sqlite3_exec(db_handle(db), "BEGIN; UPDATE runs SET"
 	    " exploratory = 1", NULL, NULL, NULL), SQLITE_OK);
-	assert_null(render(0, NULL, 0, REPORT_TEXT, &ret, &err));
+	assert_null(render(0, NULL, 0, fmt("text"), &ret, &err));
 	assert_int_equal(sqlite3_exec(db_handle(db), "ROLLBACK", NULL, NULL,
 	    NULL), SQLITE_OK);
 	assert_int_equal(ret, SO_ENOTFOUND);
@@ -505,7 +542,7 @@ test_errors(void **state)
 static void
 test_empty_db(void **state)
 {
-	struct report_opts o = { 0, NULL, 0, REPORT_TEXT, "empty.db", NULL, 0 };
+	struct report_opts o = { 0, NULL, 0, NULL, "empty.db", NULL, 0 };
 	struct so_err err;
 	struct db *empty;
 	char *path = xasprintf("%s/empty.db", tmpdir);
@@ -542,7 +579,7 @@ test_json(void **state)
 	const cJSON *run, *best, *row, *ratio, *warn;
 	cJSON *root;
 	int ret;
-	char *out = render(0, "sha3", 0, REPORT_JSON, &ret, &err);
+	char *out = render(0, "sha3", 0, fmt("json"), &ret, &err);
 
 	(void)state;
 	assert_int_equal(ret, 0);
@@ -612,7 +649,7 @@ test_agrees_with_summary_view(void **state)
 	assert_int_equal(sqlite3_prepare_v2(db_handle(db), sql, -1, &st,
 	    NULL), SQLITE_OK);
 	for (id = 1; id <= 4; id++) {
-		out = render(id, NULL, 0, REPORT_JSON, &ret, &err);
+		out = render(id, NULL, 0, fmt("json"), &ret, &err);
 		assert_int_equal(ret, 0);
 		root = cJSON_Parse(out);
 		run = cJSON_GetArrayItem(at(root, "runs"), 0);
@@ -991,6 +1028,7 @@ main(void)
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_sample_clocks),
 		cmocka_unit_test(test_format_rate),
+		cmocka_unit_test(test_renderer_for_path),
 		cmocka_unit_test(test_arch_apple),
 	};
 

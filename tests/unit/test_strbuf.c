@@ -1,7 +1,7 @@
 /*
  * Unit tests for strbuf: growth across many appends, formatting, joining,
  * detaching, and shell quoting checked by running the quoted word through
- * a real /bin/sh.
+ * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -154,6 +154,36 @@ test_oom_hook_runs_before_the_abort(void **state)
 	assert_true(got == want);
 }
 
+/*
+ * ALLOC_GROW from NULL across the doublings (8, 16, ... 1024): earlier
+ * elements survive each move, every new one arrives zeroed (the report's
+ * rows rely on it), and a write to each lands in the room (ASan under
+ * make sanitize).
+ */
+static void
+test_alloc_grow(void **state)
+{
+	struct pair {
+		int64_t	 a;
+		char	 b[3];
+	} *v = NULL;
+	size_t n = 0, i;
+
+	(void)state;
+	while (n < 1000) {
+		ALLOC_GROW(v, n);
+		assert_int_equal(v[n].a, 0);
+		assert_memory_equal(v[n].b, "\0\0\0", 3);
+		v[n].a = (int64_t)n * 7;
+		memcpy(v[n++].b, "xyz", 3);
+	}
+	for (i = 0; i < n; i++) {
+		assert_int_equal(v[i].a, (int64_t)i * 7);
+		assert_memory_equal(v[i].b, "xyz", 3);
+	}
+	free(v);
+}
+
 int
 main(void)
 {
@@ -161,6 +191,7 @@ main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_grow_and_format),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_alloc_grow),
 		cmocka_unit_test(test_shquote),
 		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
 	};

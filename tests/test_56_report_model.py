@@ -1,0 +1,165 @@
+"""The report's model (issue 25): the per-build sections (rates per build,
+native/default ratios, phase shares) are loaded once and rendered in
+every format, JSON included; phase names come from the run's
+sample_metrics, whatever the study calls its phases.
+
+The database is made from schema.sql with hand-chosen samples, so every
+expected figure is computed here from the same numbers."""
+import json
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+SEQORCH = ROOT / "seqorch"
+# (build id, targeting, variant) -> ns of its three samples of 1000 steps
+SAMPLES = {
+    (1, "default", "fast"): (1000, 1100, 1200),
+    (2, "native", "fast"): (500, 550, 600),
+    (1, "default", "slow"): (2000, 2100, 2200),
+    (2, "native", "slow"): (2150, 2050, 1950),
+}
+# A study that is not randomx, with phases named its own way, recorded
+# in this order; the agent's phase_other is the rest.
+PHASES = (("phase_setup", 0.25), ("phase_crunch", 0.5), ("phase_other", 0.25))
+
+
+def make_db(path):
+    con = sqlite3.connect(path)
+    schema = (ROOT / "schema.sql").read_text()
+    con.executescript(schema)
+    # As db.c records a schema it applied: its last "-- version: N".
+    version = max(int(ln.split(":")[1]) for ln in schema.splitlines()
+                  if ln.startswith("-- version:"))
+    con.execute(f"PRAGMA user_version = {version}")
+    con.execute("INSERT INTO runs (id, study, started_at, status, steps,"
+                " samples_per_variant, command, seed, hosts, coordinator,"
+                " version) VALUES (1, 'sha3', '2026-01-01T00:00:00Z', 'ok',"
+                " 1000, 3, 'seqorch run', '00', 'local', 'test', '0.1.0')")
+    for b, t in ((1, "default"), (2, "native")):
+        con.execute("INSERT INTO builds (id, run_id, host, compiler, cflags,"
+                    " status, created_at, targeting) VALUES (?, 1, 'local',"
+                    " 'cc', '-O2', 'ok', '2026-01-01T00:00:00Z', ?)", (b, t))
+    sid = 0
+    for (b, _, v), nss in SAMPLES.items():
+        for i, ns in enumerate(nss):
+            sid += 1
+            con.execute("INSERT INTO samples (id, run_id, host, build_id,"
+                        " study, variant, sample_index, position, steps, ns,"
+                        " digest, seed, valid, received_at) VALUES (?, 1,"
+                        " 'local', ?, 'sha3', ?, ?, ?, 1000, ?, 'ab', '00',"
+                        " 1, '2026-01-01T00:00:00Z')",
+                        (sid, b, v, i, b - 1, ns))
+    for name, f in PHASES:
+        con.execute("INSERT INTO sample_metrics SELECT id, ?, ns * ?"
+                    " FROM samples", (name, f))
+    con.commit()
+    con.close()
+
+
+def report(db, fmt):
+    p = subprocess.run([str(SEQORCH), "report", "--db", str(db), "--run",
+                        "1", "--format", fmt], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "results.db"
+    make_db(path)
+    return path
+
+
+def rate(ns):
+    return 1000 * 1e9 / ns
+
+
+def test_json_has_the_per_build_sections(db):
+    run = json.loads(report(db, "json"))["runs"][0]
+    rates = {(x["build_id"], x["variant"]): x for x in run["build_rates"]}
+    assert len(rates) == len(SAMPLES)
+    for (b, t, v), nss in SAMPLES.items():
+        x = rates[(b, v)]
+        assert (x["host"], x["compiler"], x["targeting"], x["n"]) == \
+            ("local", "cc", t, 3)
+        assert x["median_rate"] == pytest.approx(rate(sorted(nss)[1]))
+        assert x["min_rate"] == pytest.approx(rate(max(nss)))
+        assert x["max_rate"] == pytest.approx(rate(min(nss)))
+    tg = {x["variant"]: x for x in run["targeting"]}
+    assert tg["fast"]["ratio"] == pytest.approx(1100 / 550)
+    assert tg["fast"]["verdict"] == "native_faster"
+    assert tg["slow"]["ratio"] == pytest.approx(2100 / 2050)
+    assert tg["slow"]["verdict"] == "within_noise"
+
+
+def test_phase_names_are_discovered(db):
+    """Not randomx's five names: the run's own, in recording order with
+    the rest last, in JSON, text, Markdown and HTML."""
+    run = json.loads(report(db, "json"))["runs"][0]
+    ph = run["phases"]
+    assert ph["names"] == ["setup", "crunch", "other"]
+    assert len(ph["rows"]) == len(SAMPLES)
+    for row in ph["rows"]:
+        nss = SAMPLES[(row["build_id"], row["targeting"], row["variant"])]
+        assert row["n"] == 3 and row["total_ns"] == sum(nss)
+        for name, f in PHASES:
+            key = name[len("phase_"):]
+            assert row["ns"][key] == pytest.approx(f * sum(nss))
+            assert row["share"][key] == pytest.approx(f)
+    text = report(db, "text")
+    head = [ln for ln in text.splitlines() if ln.startswith("  host") and
+            "setup" in ln]
+    assert head and head[0].split()[-4:] == ["setup", "crunch", "other",
+                                             "total"], text
+    assert "  25.00%  50.00%  25.00% 100.00%" in text, text
+    md = report(db, "markdown")
+    assert "### Phase shares of hashing time" in md
+    assert "| setup | crunch | other | total |" in md, md
+    assert "| 25.00% | 50.00% | 25.00% | 100.00% |" in md, md
+    assert "### Rates per build" in md and "native faster in every" in md
+    html = report(db, "html")
+    assert "<h3>Phase shares of hashing time</h3>" in html
+    assert "<th>setup</th>" in html and "<h3>Rates per build</h3>" in html
+
+
+def complete(*words):
+    """What docs/completion.bash offers for the last of words (seqorch
+    first), in a bash that reads no dotfiles."""
+    script = (f'source {ROOT / "docs" / "completion.bash"}\n'
+              'COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))\n'
+              '_seqorch; printf "%s\\n" "${COMPREPLY[@]}"\n')
+    p = subprocess.run(["bash", "--norc", "--noprofile", "-c", script,
+                        "bash", str(SEQORCH), *words], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+def test_completion_offers_each_command_its_renderers():
+    """The formats come from the command's renderer table: compare has
+    no csv or html, report has all five."""
+    assert complete("report", "--format", "") == [
+        "text", "markdown", "csv", "json", "html"]
+    assert complete("compare", "--format", "") == ["text", "markdown", "json"]
+    assert complete("report", "--format", "m") == ["markdown"]
+
+
+@pytest.mark.parametrize("name,fmt", [
+    ("r.HTM", "html"), ("r.markdown", "markdown"), ("r.Json", "json"),
+    ("r.csv", "csv"), ("r.txt", "text")])
+def test_output_extension_picks_the_renderer(db, tmp_path, name, fmt):
+    """-o FILE without --format renders what FILE's extension names, the
+    same bytes as --format to stdout."""
+    out = tmp_path / name
+    p = subprocess.run([str(SEQORCH), "report", "--db", str(db), "--run",
+                        "1", "-o", str(out)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    want = subprocess.run([str(SEQORCH), "report", "--db", str(db), "--run",
+                           "1", "--format", fmt], capture_output=True,
+                          timeout=60, check=True).stdout
+    assert out.read_bytes() == want
