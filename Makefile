@@ -31,9 +31,17 @@ AGENT_CFLAGS ?= -O3
 # kernels/ folders: which files build on this compiler's target, each file's
 # flags (a variant's `flags` stay with it) and the generated tables.
 REGISTRY = SEQORCH_PREBUILT= sh kernels/registry.sh
+# Goals that build nothing in this make: on a fresh machine they run
+# before deps-run has installed a compiler, so the registry is not asked
+# (it needs `cc -dumpmachine`) and its tables are not included for them.
+# `run` and `test` build through a sub-make, after their deps.
+NOBUILD_GOALS = clean deps deps-run deps-arm64 run test
+BUILDING := $(if $(MAKECMDGOALS),$(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),all)
+ifneq ($(BUILDING),)
 ARCH := $(shell $(REGISTRY) arch "$$($(CC) -dumpmachine)")
 STUDIES := $(shell $(REGISTRY) studies)
-AGENT_SRCS := $(wildcard agent/*.c) $(shell $(REGISTRY) files $(ARCH))
+endif
+AGENT_SRCS := $(wildcard agent/*.c) $(if $(ARCH),$(shell $(REGISTRY) files $(ARCH)))
 AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS)) build/agent-registry.c.o
 
 # The coordinator builds each study's study.c and reference.c too (units,
@@ -151,7 +159,7 @@ REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/ \
 	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
 GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \
 	{ cmp -s $(1).tmp $(1) && rm -f $(1).tmp || mv $(1).tmp $(1); }
-ifneq ($(if $(MAKECMDGOALS),$(filter-out clean deps,$(MAKECMDGOALS)),all),)
+ifneq ($(BUILDING),)
 include build/registry.mk
 endif
 build/registry.mk: $(REGISTRY_INPUTS) \
