@@ -15,14 +15,16 @@
 # own packages from the Debian mirror (deps-run), builds and measures.
 #
 # Prints, per round, the machine's load (uptime) before and after, and the
-# total with its breakdown: apt (deps-run: apt-get update and install),
+# total (with the CPU time it used: on a busy machine the wall time says
+# more about the others' load) with its breakdown: apt (deps-run: apt-get update and install),
 # build (make seqorch), the run (./seqorch run: the agent's build on the
 # host and the samples) and the report.  The phases are read from the
 # times of make's own output lines (the recipe lines it echoes).
 #
 # Runs in a private mount namespace (unshare -m): /proc, /sys and /dev are
 # bind-mounted into the copy and unmounted at the end; the host's own are
-# never touched otherwise.  Needs root, mmdebstrap and unshare.
+# never touched otherwise.  Needs root, mmdebstrap, unshare and
+# /usr/bin/time (Debian: time).
 set -eu
 
 cache=${1:-/var/cache/seqorch-fresh}
@@ -73,7 +75,8 @@ round() {
 	work=$cache/round
 	rm -rf "$work"
 	mkdir -p "$work/upper" "$work/work" "$work/root"
-	unshare -m --propagation private sh -eu -c '
+	/usr/bin/time -f '%U %S' -o "$work/cpu" \
+	    unshare -m --propagation private sh -eu -c '
 		w=$1
 		r=$w/root
 		mount -t overlay overlay \
@@ -109,17 +112,20 @@ while [ "$i" -le "$rounds" ]; do
 	# Phase boundaries: make run starts (@@make-run), the build's first
 	# recipe line ($(MAKE) -j seqorch), ./seqorch run, ./seqorch report,
 	# the last line.
-	awk -v load0="$load0" -v load1="$load1" -v round="$i" -v rc="$rc" '
+	cpu=$(awk 'END { printf "%.1f", $1 + $2 }' "$cache/round/cpu")
+	awk -v load0="$load0" -v load1="$load1" -v round="$i" -v rc="$rc" \
+	    -v cpu="$cpu" -v cores="$(nproc)" '
 		{ t = $1 }
 		/ @@make-run$/ { t0 = t }
-		t0 && !tb && / make .*-j[0-9]* seqorch/ { tb = t }
+		t0 && !tb && / make -j.* seqorch$/ { tb = t }
 		t0 && !tr && / \.\/seqorch run / { tr = t }
 		t0 && !tp && / \.\/seqorch report / { tp = t }
 		{ te = t }
 		END {
 			printf "round %d%s: %s before, %s after\n", round,
 			    rc ? " FAILED" : "", load0, load1
-			printf "  make run  %6.1f s\n", (te - t0) / 1e9
+			printf "  make run  %6.1f s  (cpu %s s in all, %d cores)\n",
+			    (te - t0) / 1e9, cpu, cores
 			printf "    apt     %6.1f s  (deps-run)\n", (tb - t0) / 1e9
 			printf "    build   %6.1f s  (make seqorch)\n", (tr - tb) / 1e9
 			printf "    run     %6.1f s  (./seqorch run: agent build, samples)\n", (tp - tr) / 1e9
