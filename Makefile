@@ -278,6 +278,7 @@ UNIT_window = window db artifact report-load report-stats stats util strbuf
 UNIT_stats = stats util
 UNIT_rows = db artifact report-load report-stats stats util strbuf
 UNIT_proto = proto util
+UNIT_steps = deploy-steps strbuf util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
 UNIT_core = conn local ssh jump db report-load report-stats stats disasm proto \

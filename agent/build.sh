@@ -152,7 +152,7 @@ objs=
 n=0
 compile() {
 	n=$((n + 1))
-	step "compiling $n/$total $1"
+	step "compiling $n/$total ${1#"$out"/}"
 	# shellcheck disable=SC2086
 	run $cc $cflags -std=c11 -D_GNU_SOURCE -Ikernels -Iagent $2 -c "$1" \
 	    -o "$out/obj/$n.o" || exit 1

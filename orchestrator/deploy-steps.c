@@ -117,6 +117,14 @@ build_stream_out(void *arg, const char *buf, size_t len)
 char *
 build_stream_report(struct build_stream *s)
 {
+	size_t mlen = strlen(STEP_MARK);
+
+	/* Output that ended inside a line held back as a possible mark: it
+	 * is report text unless it is a step cut short. */
+	if (s->nline > 0 && !(s->nline >= mlen &&
+	    memcmp(s->line, STEP_MARK, mlen) == 0))
+		strbuf_add(&s->report, s->line, s->nline);
+	s->nline = 0;
 	return strbuf_detach(&s->report);
 }
 
