@@ -31,9 +31,17 @@ AGENT_CFLAGS ?= -O3
 # kernels/ folders: which files build on this compiler's target, each file's
 # flags (a variant's `flags` stay with it) and the generated tables.
 REGISTRY = SEQORCH_PREBUILT= sh kernels/registry.sh
+# Goals that build nothing in this make: on a fresh machine they run
+# before deps-run has installed a compiler, so the registry is not asked
+# (it needs `cc -dumpmachine`) and its tables are not included for them.
+# `run` and `test` build through a sub-make, after their deps.
+NOBUILD_GOALS = clean deps deps-run deps-arm64 run test
+BUILDING := $(if $(MAKECMDGOALS),$(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),all)
+ifneq ($(BUILDING),)
 ARCH := $(shell $(REGISTRY) arch "$$($(CC) -dumpmachine)")
 STUDIES := $(shell $(REGISTRY) studies)
-AGENT_SRCS := $(wildcard agent/*.c) $(shell $(REGISTRY) files $(ARCH))
+endif
+AGENT_SRCS := $(wildcard agent/*.c) $(if $(ARCH),$(shell $(REGISTRY) files $(ARCH)))
 AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS)) build/agent-registry.c.o
 
 # The coordinator builds each study's study.c and reference.c too (units,
@@ -46,11 +54,14 @@ LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
 # What building and running need (`make run`: the coordinator, the agent
 # built on this host, objdump from binutils for the disassembly check) and
-# what only the tests, benches and other studies add (`make test`).
-DEBS_RUN = build-essential pkg-config libssh2-1-dev libcurl4-openssl-dev \
+# what only the tests, benches and other studies add (`make test`).  The
+# compilers by name, not build-essential: its dpkg-dev (perl modules,
+# patch, bzip2) builds Debian packages, which `make run` does not.
+DEBS_RUN = gcc g++ libc6-dev make libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev libcjson-dev libssl-dev libtomlplusplus-dev \
 	binutils openssl
-DEBS_TEST = sqlite3 libcmocka-dev python3 python3-pytest python3-pytest-xdist \
+DEBS_TEST = build-essential sqlite3 libcmocka-dev python3 python3-pytest \
+	python3-pytest-xdist \
 	openssh-server openssh-client \
 	clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	procps man-db iproute2 \
@@ -151,7 +162,7 @@ REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/ \
 	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
 GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \
 	{ cmp -s $(1).tmp $(1) && rm -f $(1).tmp || mv $(1).tmp $(1); }
-ifneq ($(if $(MAKECMDGOALS),$(filter-out clean deps,$(MAKECMDGOALS)),all),)
+ifneq ($(BUILDING),)
 include build/registry.mk
 endif
 build/registry.mk: $(REGISTRY_INPUTS) \
@@ -239,11 +250,13 @@ deps-arm64:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-# 3 samples of 3M hashes per variant: about a minute on an idle 2-core
-# machine.  `seqorch run` alone defaults to the seeds' 3 x 10M protocol.
+# A first look: 3 samples of 1M hashes per variant (a third of a second or
+# more each, on the fastest variant here), which keeps a fresh clone's `make run` under 2 minutes on 2 cores
+# (tests/first-hour/time-make-run.sh).  `seqorch run` alone defaults to
+# the seeds' 3 x 10M protocol.
 # Only ./seqorch is built: it carries the agent's sources and builds the
 # agent in the host's workdir, as on any other host.
-RUN_STEPS ?= 3000000
+RUN_STEPS ?= 1000000
 run: deps-run
 	$(MAKE) -j$$(nproc) seqorch
 	./seqorch run --study sha3 --hosts local --steps $(RUN_STEPS)
@@ -265,6 +278,7 @@ UNIT_window = window progress db artifact util strbuf
 UNIT_stats = stats util
 UNIT_rows = db artifact util strbuf
 UNIT_proto = proto util
+UNIT_steps = deploy-steps strbuf util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
 UNIT_core = conn local ssh db disasm proto \

@@ -31,6 +31,15 @@ study=${4:-}
 targeting=${5:-}
 artifacts=${6:-}
 mkdir -p "$out/obj" || exit 1
+
+# What the build is doing, one line a step ("@@seqorch:step TEXT"), on fd
+# 3 when the caller opened it (rscript_build does: the coordinator shows
+# it live; a build_wrapper may not pass it on, and then nothing is said).
+if { true >&3; } 2>/dev/null; then
+	step() { echo "@@seqorch:step $*" >&3; }
+else
+	step() { :; }
+fi
 : > "$out/commands"
 : > "$out/build.log"
 : > "$out/openssl"
@@ -135,7 +144,7 @@ compiled_for() {
 
 run() {
 	echo "$*" >> "$out/commands"
-	"$@" >> "$out/build.log" 2>&1
+	"$@" >> "$out/build.log" 2>&1 3>&-
 }
 
 # Objects are named 1.o, 2.o... so the link line never splits a path.
@@ -143,6 +152,7 @@ objs=
 n=0
 compile() {
 	n=$((n + 1))
+	step "compiling $n/$total ${1#"$out"/}"
 	# shellcheck disable=SC2086
 	run $cc $cflags -std=c11 -D_GNU_SOURCE -Ikernels -Iagent $2 -c "$1" \
 	    -o "$out/obj/$n.o" || exit 1
@@ -175,21 +185,26 @@ fi
 export SEQORCH_PREBUILT
 
 reg agent "$arch" > "$out/registry-table.c" || exit 1
+kfiles=$(reg files "$arch") || exit 1
 # Globbing is on only while listing sources, never while flags expand.
 set +f
 set -- agent/*.c
 set -f
+# Every compile and the link: the steps' denominator.
+total=$(($# + 2))
+for f in $kfiles; do total=$((total + 1)); done
 for f; do
 	[ -f "$f" ] && compile "$f" ""
 done
 compile "$out/registry-table.c" ""
-for f in $(reg files "$arch"); do
+for f in $kfiles; do
 	vflags=$(variant_flags "$(reg cflags "$f")")
 	case $f in
 	kernels/*/*/kernel.*) compiled_for "$f" "$vflags" ;;
 	esac
 	compile "$f" "$vflags"
 done
+step "linking seqorch-agent"
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
 (cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs -lcjson \

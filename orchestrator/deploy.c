@@ -2,6 +2,7 @@
 #include "deploy.h"
 
 #include "artifact.h"
+#include "deploy-steps.h"
 #include "disasm.h"
 #include "remote-scripts.h"
 #include "remote.h"
@@ -476,11 +477,15 @@ out:
  */
 static int
 run_build(struct conn *c, const char *cc, const char *study,
-    const char *targeting, const char *outdir, struct build_files *bf,
-    int *built, char *errbuf, size_t errlen, struct so_err *err)
+    const char *targeting, const char *outdir, deploy_step_fn on_step,
+    void *arg, struct build_files *bf, int *built, char *errbuf,
+    size_t errlen, struct so_err *err)
 {
 	const struct host *h = c->host;
 	struct strbuf cmd = STRBUF_INIT, args = STRBUF_INIT;
+	struct build_stream bs;
+	struct exec_io io = { .on_stdout = build_stream_out, .arg = &bs,
+	    .errbuf = errbuf, .errlen = errlen, .timeout_ms = 1800000 };
 	char *srcdir = xasprintf("%s/src/%s", c->workdir,
 	    deploy_source_sha256());
 	char *wrapper = NULL, *report = NULL, logmax[16];
@@ -503,8 +508,12 @@ run_build(struct conn *c, const char *cc, const char *study,
 	rcmd_script(&cmd, rscript_build, (const char *const[]){ "out", outdir,
 	    "wrapper", wrapper ? wrapper : "", "src", srcdir, "cc", cc,
 	    "cflags", h->cflags, "args", args.buf, "log_max", logmax, NULL });
-	rc = conn_capture_ex(c, cmd.buf, 4 * MAX_META + MAX_LOG, 1800000,
-	    errbuf, errlen, &report, &status, err);
+	build_stream_init(&bs, 4 * MAX_META + MAX_LOG, on_step, arg);
+	rc = conn_exec(c, cmd.buf, &io, &status, err);
+	if (rc == SO_EPROTO)
+		rc = so_error(err, SO_EPROTO, "host \"%s\": the build's report "
+		    "is longer than %d bytes", h->name, 4 * MAX_META + MAX_LOG);
+	report = build_stream_report(&bs);
 	if (rc == 0)
 		rc = parse_report(c, report, bf, built, err);
 	free(report);
@@ -553,8 +562,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
     int reuse, struct build_result *res, struct deploy_stats *st,
     struct so_err *err)
 {
-	return deploy_build_for(c, cc, NULL, NULL, db, run_id, reuse, res, st,
-	    err);
+	return deploy_build_for(c, cc, NULL, NULL, db, run_id, reuse, NULL,
+	    NULL, res, st, err);
 }
 
 /*
@@ -583,7 +592,8 @@ build_key(const struct host *h, const char *cc, const char *study,
 int
 deploy_build_for(struct conn *c, const char *cc, const char *study,
     const char *targeting, struct db *db, int64_t run_id, int reuse,
-    struct build_result *res, struct deploy_stats *st, struct so_err *err)
+    deploy_step_fn on_step, void *arg, struct build_result *res,
+    struct deploy_stats *st, struct so_err *err)
 {
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
@@ -598,8 +608,8 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 
 	rc = read_build(c, outdir, db != NULL, &bf, err);
 	if (rc == 1)
-		rc = run_build(c, cc, study, targeting, outdir, &bf, &built,
-		    errbuf, sizeof errbuf, err);
+		rc = run_build(c, cc, study, targeting, outdir, on_step, arg,
+		    &bf, &built, errbuf, sizeof errbuf, err);
 	if (rc != 0)
 		goto out;
 	if (st != NULL && built)

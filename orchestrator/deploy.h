@@ -64,14 +64,24 @@ int deploy_build(struct conn *c, const char *cc, struct db *db,
     struct deploy_stats *st, struct so_err *err);
 
 /*
+ * Called, on the thread that builds, with each step a cold build reports
+ * as it goes ("compiling 3/41 agent/facts.c", "randomx [ 23%] compiling
+ * aes_hash.cpp"): text from the host, control characters replaced,
+ * borrowed for the call.
+ */
+typedef void (*deploy_step_fn)(void *arg, const char *step);
+
+/*
  * deploy_build for a study that builds something of its own (kernels/
  * <study>/prebuild.sh, with its artifacts uploaded by deploy_artifacts)
  * and/or is built at a targeting ("default", "native": kernels/<study>/
- * targetings).  study and targeting may be NULL: deploy_build.
+ * targetings).  study and targeting may be NULL: deploy_build.  on_step
+ * (may be NULL) hears the build's steps, with arg.
  */
 int deploy_build_for(struct conn *c, const char *cc, const char *study,
     const char *targeting, struct db *db, int64_t run_id, int reuse,
-    struct build_result *res, struct deploy_stats *st, struct so_err *err);
+    deploy_step_fn on_step, void *arg, struct build_result *res,
+    struct deploy_stats *st, struct so_err *err);
 void deploy_result_free(struct build_result *res);
 
 #endif

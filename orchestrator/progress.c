@@ -20,6 +20,7 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *const *hosts;
 static char (*lines)[LINE_MAX_LEN];
+static double *step_at;		/* per host: when a step was last printed */
 static size_t nlines;
 static int tty, drawn;
 static unsigned drawn_rows;	/* rows the last redraw printed */
@@ -99,7 +100,13 @@ progress_start(const char *const *names, size_t n)
 	hosts = names;
 	nlines = n;
 	free(lines);
+	free(step_at);
 	lines = calloc(n ? n : 1, sizeof *lines);
+	step_at = calloc(n ? n : 1, sizeof *step_at);
+	if (step_at == NULL) {
+		free(lines);
+		lines = NULL;
+	}
 	tty = isatty(2) && getenv("TERM") != NULL &&
 	    strcmp(getenv("TERM"), "dumb") != 0 && lines != NULL;
 	drawn = 0;
@@ -122,14 +129,10 @@ lock_line(size_t i)
 	return -1;
 }
 
-void
-progress_set(size_t i, const char *fmt, ...)
+/* Host i's line (lock held): redrawn live, or printed as a line. */
+static void
+set_line(size_t i, const char *fmt, va_list ap)
 {
-	va_list ap;
-
-	if (lock_line(i) != 0)
-		return;
-	va_start(ap, fmt);
 	if (tty) {
 		/* A live line is cut to fit; runner prints failures whole. */
 		vsnprintf(lines[i], LINE_MAX_LEN, fmt, ap);
@@ -139,7 +142,36 @@ progress_set(size_t i, const char *fmt, ...)
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 	}
+}
+
+void
+progress_set(size_t i, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (lock_line(i) != 0)
+		return;
+	va_start(ap, fmt);
+	set_line(i, fmt, ap);
 	va_end(ap);
+	step_at[i] = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+void
+progress_step(size_t i, const char *fmt, ...)
+{
+	va_list ap;
+	double t = now();
+
+	if (lock_line(i) != 0)
+		return;
+	if (tty || step_at[i] == 0 || t - step_at[i] >= STEP_EVERY_S) {
+		va_start(ap, fmt);
+		set_line(i, fmt, ap);
+		va_end(ap);
+		step_at[i] = t;
+	}
 	pthread_mutex_unlock(&mu);
 }
 
@@ -223,7 +255,9 @@ progress_end(void)
 {
 	pthread_mutex_lock(&mu);
 	free(lines);
+	free(step_at);
 	lines = NULL;
+	step_at = NULL;
 	nlines = 0;
 	drawn = 0;
 	drawn_rows = 0;

@@ -15,6 +15,15 @@ void progress_start(const char *const *names, size_t n);
 /* Set host i's status line. */
 void progress_set(size_t i, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * A step of something long on host i (a build's "compiling 3/41 ..."): on a
+ * terminal as progress_set; otherwise a line for the first step after a
+ * progress_set and then at most one every STEP_EVERY_S seconds, so that a
+ * log shows what a long build is at without a line per file.
+ */
+#define STEP_EVERY_S 5
+void progress_step(size_t i, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* A warning about host i: printed whole, above the live lines. */
 void progress_warn(size_t i, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -25,6 +25,9 @@ const char rscript_workdir_abs[] =
  * Each file is printed as "@@seqorch:NAME LEN" and its LEN bytes: the
  * build log is the compiler's output, and a mark inside it must not end
  * the section (deploy.c reads the lengths, never looks for marks).
+ * Before them, build.sh's fd 3 is this stdout: its "@@seqorch:step"
+ * lines say what the build is doing (deploy-steps.c); its stdout and
+ * stderr are this stderr.
  */
 const char rscript_build[] =
 	"s() { n=$({ wc -c < \"$2\"; } 2>/dev/null); "
@@ -32,7 +35,8 @@ const char rscript_build[] =
 	"o={{out}}; if ! { test -x \"$o\"/seqorch-agent && "
 	"test -s \"$o\"/meta; }; then echo @@seqorch:built; "
 	"t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
-	"{{&wrapper}}sh {{src}}/agent/build.sh \"$t\" {{cc}} {{cflags}}{{&args}} >&2; "
+	"{{&wrapper}}sh {{src}}/agent/build.sh \"$t\" {{cc}} {{cflags}}{{&args}} "
+	"3>&1 >&2; "
 	"if [ -s \"$t\"/meta ]; then [ -e \"$o\" ] || mv \"$t\" \"$o\"; "
 	"rm -rf \"$t\"; else rm -rf \"$o\".failed; "
 	"mv \"$t\" \"$o\".failed; fi; fi; "

@@ -8,6 +8,7 @@
 #include "strbuf.h"
 #include "study.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ runner_summary(struct db *db, int64_t run_id, const char *db_path,
 	struct so_err err = { 0, "" };
 	struct strbuf sb = STRBUF_INIT;
 	const struct rrow *w;
-	char med[32], lo[32], hi[32];
+	char med[32], lo[32], hi[32], cv[32];
 	size_t i, nwarn = 0;
 
 	if (report_load_run(db_handle(db), run_id, &r, &err) != 0) {
@@ -35,9 +36,14 @@ runner_summary(struct db *db, int64_t run_id, const char *db_path,
 		report_format_rate(w->median, med, sizeof med);
 		report_format_rate(w->min, lo, sizeof lo);
 		report_format_rate(w->max, hi, sizeof hi);
-		fprintf(out, "  %-12s %-18s %8s  %s-%s  cv %.2f%%  n %lld\n",
-		    r.ranked[i]->name, w->variant, med, lo, hi,
-		    100 * w->desc.cv, (long long)w->n);
+		/* One sample has no spread: "-", as the report says it. */
+		if (isnan(w->desc.cv))
+			snprintf(cv, sizeof cv, "-");
+		else
+			snprintf(cv, sizeof cv, "%.2f%%", 100 * w->desc.cv);
+		fprintf(out, "  %-12s %-18s %8s  %s-%s  cv %s  n %lld\n",
+		    r.ranked[i]->name, w->variant, med, lo, hi, cv,
+		    (long long)w->n);
 	}
 	for (i = 0; i < r.nevents; i++)
 		nwarn += strcmp(r.events[i].level, "warning") == 0;

@@ -146,6 +146,16 @@ targetings(const struct study_entry *e, const char *tg[MAX_TARGETINGS])
 }
 
 /* Connect, upload and build: everything that happens outside timing. */
+/* A cold build's step on the host's line, after what it builds. */
+static void
+build_step(void *arg, const char *step)
+{
+	struct hostrun *hr = arg;
+
+	progress_step(hr->index, "building with %s: %s",
+	    hr->labels[hr->nlabels - 1], step);
+}
+
 static void
 prepare(struct hostrun *hr)
 {
@@ -180,8 +190,8 @@ prepare(struct hostrun *hr)
 		    xstrdup(cc);
 		progress_set(hr->index, "building with %s", hr->labels[i]);
 		if (deploy_build_for(hr->conn, cc, e->prebuild ? e->name :
-		    NULL, t, hr->db, hr->p->run_id, hr->p->resume, b, NULL,
-		    &err) != 0) {
+		    NULL, t, hr->db, hr->p->run_id, hr->p->resume, build_step,
+		    hr, b, NULL, &err) != 0) {
 			run_fail(hr, err.msg);
 			return;
 		}

@@ -64,7 +64,37 @@ say() {
 }
 run() {
 	say "$*"
-	"$@"
+	"$@" 3>&-
+}
+# The steps, as agent/build.sh says them: fd 3 when it is open.
+if { true >&3; } 2>/dev/null; then
+	step() { echo "@@seqorch:step randomx $*" >&3; }
+else
+	step() { :; }
+fi
+
+# cmake --build, its output passed on whole and each of its progress
+# lines ("[ 23%] Building CXX object .../aes_hash.cpp.o" from make,
+# "[23/71] ..." from ninja) said as a step ("[ 23%] compiling
+# aes_hash.cpp"); its exit status is cmake's.
+cmake_build() {
+	say "$*"
+	{ "$@" 2>&1 3>&-; echo "$?" > "$out/cmake-build.status"; } |
+	    while IFS= read -r l; do
+		printf '%s\n' "$l"
+		case $l in
+		"["*"] Building "* | "["*"] Linking "*) ;;
+		*) continue ;;
+		esac
+		for w in $l; do :; done
+		w=${w##*/}
+		case $l in
+		*"] Building "*) what="compiling ${w%.o}" ;;
+		*) what="linking $w" ;;
+		esac
+		step "${l%%]*}] $what"
+	done
+	return "$(cat "$out/cmake-build.status")"
 }
 
 sha=$(awk '$1 == "randomx" { print $2 }' kernels/randomx/artifacts)
@@ -104,15 +134,18 @@ native) rxarch=native ;;
 esac
 
 mkdir -p "$out/src"
+step "unpacking the source"
 run tar -xzf "$tarball" -C "$out/src"
 src=$out/src/RandomX-1.1.10
+step "configuring (cmake)"
 run "$cmake" -S "$src" -B "$out/cmake" -DCMAKE_BUILD_TYPE=Release \
     -DARCH="$rxarch" -DCMAKE_C_COMPILER="$c" -DCMAKE_CXX_COMPILER="$cxx"
-run "$cmake" --build "$out/cmake" --target randomx
+cmake_build "$cmake" --build "$out/cmake" --target randomx
 # What CMake made of the flags: the resolved compile lines' flags.
 for f in "$out/cmake/CMakeFiles/randomx.dir/flags.make"; do
 	[ -f "$f" ] && grep '_FLAGS' "$f" >> "$out/commands"
 done
+step "compiling phased.cpp"
 # shellcheck disable=SC2086
 run "$cxx" $cflags -std=c++11 -I"$src/src" -Ikernels/randomx \
     -c kernels/randomx/phased.cpp -o "$out/phased.o"
