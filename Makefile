@@ -70,7 +70,8 @@ ARM64_CACHE ?= /var/cache/seqorch-arm64
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1 \
 	build/seqorch.1.stamp
 
-# The man page and docs/commands.md come from the help texts in the binary.
+# The man page, docs/commands.md and docs/completion.bash come from the
+# command table in the binary (`seqorch help --table`, each command's help).
 # A relinked seqorch whose help is the same leaves the page as it was: the
 # stamp records that the page was checked, so that `make -q` holds after
 # `make`.  The page's own rule only writes a missing one.
@@ -91,6 +92,7 @@ regen:
 
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
+	sh docs/gen-help.sh ./seqorch completion > docs/completion.bash
 
 # The coordinator without main, for tests that drive its modules directly.
 build/libseqorch.a: $(LIB_OBJS)
