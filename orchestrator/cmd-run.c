@@ -299,7 +299,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 		return EXIT_DB;
 	}
 	if (db_open(o->db, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return EXIT_DB;
 	}
 	rc = db_run_load(db, o->resume, r, &err);
@@ -497,7 +497,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		goto out;
 	o.cache = fetch_cache_dir(o.cache_opt, cfg->cache, o.db);
 	if (db_open(o.db, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		rc = EXIT_DB;
 		goto out;
 	}
