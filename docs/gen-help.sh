@@ -6,11 +6,11 @@
 #
 #   sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
 #   sh docs/gen-help.sh ./seqorch man > seqorch.1
-#   sh docs/gen-help.sh ./seqorch completion > docs/completion.bash
+#   sh docs/gen-help.sh ./seqorch completion > seqorch.bash
 #
-# `make docs` rewrites docs/commands.md and docs/completion.bash; `make`
-# builds build/seqorch.1 and `make install` installs it and the
-# completion; tests/test_23_help.py checks all three are current.
+# `make docs` rewrites docs/commands.md; `make` builds build/seqorch.1 and
+# build/seqorch.bash, and `make install` installs them;
+# tests/test_23_help.py checks all three are current.
 set -eu
 bin=$1
 what=$2
@@ -170,7 +170,7 @@ completion)
 # cmd_entry of orchestrator/cmd-*.c, so edit them there, not here.  The
 # names themselves are asked of seqorch when completing.
 # Installed by `make install` as share/bash-completion/completions/seqorch;
-# or: source docs/completion.bash
+# or: source build/seqorch.bash
 
 _seqorch_words() {
 	# The value of an option already on the line, e.g. --config.

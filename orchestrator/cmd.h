@@ -43,7 +43,7 @@ enum cmd_value {
 /*
  * One option of a command, declared once: cmd_getopt's table, the option
  * lines of `seqorch NAME --help` (and so docs/commands.md and the man
- * page) and docs/completion.bash all come from it.  --help is every
+ * page) and the bash completion all come from it.  --help is every
  * command's and is not declared.
  */
 struct cmd_opt {

@@ -1,6 +1,7 @@
 """The command reference (docs/commands.md), the man page and the bash
-completion all come from seqorch itself: the committed reference must be
-what docs/gen-help.sh writes now, the man page must render, and completion
+completion (build/seqorch.bash) all come from seqorch's command table: the
+committed reference and the built page and completion must be what
+docs/gen-help.sh writes now, the man page must render, and completion
 must offer commands, options, studies, variants and hosts from hosts.toml."""
 import re
 import subprocess
@@ -38,7 +39,7 @@ def test_every_command_is_in_the_reference_and_the_man_page():
 
 def complete(cwd, *words):
     line = " ".join(words)
-    script = (f"source {ROOT / 'docs' / 'completion.bash'}\n"
+    script = (f"source {ROOT / 'build' / 'seqorch.bash'}\n"
               f"COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}\n"
               "_seqorch; printf '%s\\n' \"${COMPREPLY[@]}\"\n")
     r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script],
@@ -129,8 +130,8 @@ def leaves():
 def test_man_page_and_completion_are_current():
     assert (ROOT / "build" / "seqorch.1").read_text() == gen("man"), \
         "build/seqorch.1 is stale: run `make`"
-    assert (ROOT / "docs" / "completion.bash").read_text() == \
-        gen("completion"), "docs/completion.bash is stale: run `make docs`"
+    assert (ROOT / "build" / "seqorch.bash").read_text() == \
+        gen("completion"), "build/seqorch.bash is stale: run `make`"
 
 
 def test_verbs_have_their_own_help_in_the_reference():
