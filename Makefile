@@ -79,21 +79,27 @@ DEBS_ARM64 = mmdebstrap qemu-user-static
 ARM64_CACHE ?= /var/cache/seqorch-arm64
 
 all: seqorch seqorch-agent build/libseqorch.a build/seqorch.1 \
-	build/seqorch.1.stamp
+	build/seqorch.bash build/seqorch.1.stamp
 
-# The man page and docs/commands.md come from the help texts in the binary.
-# A relinked seqorch whose help is the same leaves the page as it was: the
-# stamp records that the page was checked, so that `make -q` holds after
-# `make`.  The page's own rule only writes a missing one.
-GEN_MAN = sh docs/gen-help.sh ./seqorch man > build/seqorch.1.tmp && \
-	{ cmp -s build/seqorch.1.tmp build/seqorch.1 && rm -f build/seqorch.1.tmp || \
-	  mv build/seqorch.1.tmp build/seqorch.1; }
-build/seqorch.1.stamp: seqorch docs/gen-help.sh | build/seqorch.1
-	$(GEN_MAN)
+# The man page, the bash completion and docs/commands.md come from the
+# command table in the binary (`seqorch help --table`, each command's
+# help).  A relinked seqorch whose table is the same leaves the page and
+# the completion as they were: the stamp records that they were checked,
+# so that `make -q` holds after `make`.  Their own rules only write a
+# missing one.
+GEN_HELP = sh docs/gen-help.sh ./seqorch $(1) > $(2).tmp && \
+	{ cmp -s $(2).tmp $(2) && rm -f $(2).tmp || mv $(2).tmp $(2); }
+build/seqorch.1.stamp: seqorch docs/gen-help.sh | build/seqorch.1 \
+	build/seqorch.bash
+	$(call GEN_HELP,man,build/seqorch.1)
+	$(call GEN_HELP,completion,build/seqorch.bash)
 	@touch $@
 
 build/seqorch.1: | seqorch
-	$(GEN_MAN)
+	$(call GEN_HELP,man,$@)
+
+build/seqorch.bash: | seqorch
+	$(call GEN_HELP,completion,$@)
 
 # Rerun every kernel source generator (each names its files: --outputs).
 regen:
@@ -476,7 +482,7 @@ install: all
 	install -m 644 schema.sql hosts.toml reference/seeds.json \
 		$(DESTDIR)$(PREFIX)/share/seqorch/
 	install -m 644 build/seqorch.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 docs/completion.bash \
+	install -m 644 build/seqorch.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/seqorch
 
 clean:

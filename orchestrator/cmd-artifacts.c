@@ -44,7 +44,7 @@ print_one(void *arg, const struct artifact_row *r)
 		    "  ok" : "  BAD";
 		if (data == NULL) {
 			ls->bad++;
-			fprintf(stderr, "seqorch: %s\n", err.msg);
+			cmd_error(err.msg);
 		}
 		free(data);
 	}
@@ -61,15 +61,8 @@ print_one(void *arg, const struct artifact_row *r)
 }
 
 static int
-artifacts_exec(int argc, char **argv)
+artifacts_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "verify", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *path = "results.db";
 	struct list_state ls = { 0 };
 	struct so_err err = { 0 };
@@ -78,7 +71,7 @@ artifacts_exec(int argc, char **argv)
 	int c, done, rc;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
@@ -90,8 +83,6 @@ artifacts_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (run_id == 0) {
 		fprintf(stderr, "seqorch: artifacts: --run is required\n");
 		return EXIT_USAGE;
@@ -102,7 +93,7 @@ artifacts_exec(int argc, char **argv)
 	rc = db_artifact_list(db, run_id, print_one, &ls, &err);
 	db_close(db);
 	if (rc != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
 	if (ls.n == 0)
@@ -126,9 +117,18 @@ const struct cmd_entry cmd_artifacts_entry = {
 	    "(artifacts/<sha256>): per host and build, the raw agent output,\n"
 	    "the binary fetched back from the host, its disassembly, the build\n"
 	    "log and commands, and every uploaded source file.  Columns: host,\n"
-	    "kind, build id, name, bytes, path.  --verify rehashes each file.\n"
-	    "\n"
+	    "kind, build id, name, bytes, path.  --verify rehashes each file.\n",
+	.notes =
 	    "exit: 0 listed, 1 a file is missing or changed (--verify) or a\n"
 	    "      name is not a sha256, 2 usage or no such run, 3 database\n",
+	.opts = (const struct cmd_opt[]){
+		{ "run", 'r', 0, "ID", "the run whose artifacts to list "
+		    "(required)", CMD_VALUE_RUN, NULL },
+		{ "verify", 'v', 0, NULL, "rehash each file and say which is "
+		    "missing or changed", CMD_VALUE_ANY, NULL },
+		CMD_OPT_DB("FILE"),
+		CMD_OPT_END,
+	},
+	.optcol = 14,
 	.exec = artifacts_exec,
 };

@@ -18,14 +18,8 @@
 
 
 static int
-compare_exec(int argc, char **argv)
+compare_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "baseline",	required_argument,	NULL, 'b' },
-		{ "format",	required_argument,	NULL, 'f' },
-		{ "fail-slower", required_argument,	NULL, 'F' },
-		REPORT_LONGOPTS_END
-	};
 	struct compare_opts o = { .db_path = "results.db" };
 	const void *format;
 	struct so_err err = { 0, "" };
@@ -35,7 +29,7 @@ compare_exec(int argc, char **argv)
 	int ch, done, ret, have_base = 0;
 
 	optind = 1;
-	while ((ch = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((ch = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (ch) {
 		case 'b':
 			if (cmd_run_id_arg("--baseline", optarg, &o.base) != 0)
@@ -85,8 +79,6 @@ compare_exec(int argc, char **argv)
 		    "--baseline RUN\n");
 		return EXIT_USAGE;
 	}
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (o.next == o.base) {
 		fprintf(stderr, "seqorch: compare needs two different runs\n");
 		return EXIT_USAGE;
@@ -96,7 +88,7 @@ compare_exec(int argc, char **argv)
 	ret = compare_print(db_handle(db), &o, stdout, &gate, &err);
 	db_close(db);
 	if (ret != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(ret);
 	}
 	ret = EXIT_OK;
@@ -134,20 +126,30 @@ const struct cmd_entry cmd_compare_entry = {
 	    "Cells whose steps, seed or final digest differ are refused, with\n"
 	    "the reason.  Each run's status and noise verdict (quiet or noisy,\n"
 	    "from the preflights) head the table; last, the geometric mean of\n"
-	    "the changes.\n"
-	    "\n"
-	    "  --baseline RUN     the run to compare against\n"
-	    "  --fail-slower PCT  exit 1 if any cell is decided slower by more\n"
-	    "                     than PCT percent (for CI), and when it cannot\n"
-	    "                     decide: the new run is not ok, no cell could\n"
-	    "                     be compared, a cell was refused or is missing\n"
-	    "                     from the new run\n"
-	    "  --format F         text (default), markdown or json\n"
-	    "  --db F             results database (default results.db)\n"
-	    "\n"
+	    "the changes.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "baseline", 'b', 0, "RUN",
+		    "the run to compare against",
+		    CMD_VALUE_RUN, NULL },
+		{ "fail-slower", 'F', 0, "PCT",
+		    "exit 1 if any cell is decided slower by more\n"
+		    "than PCT percent (for CI), and when it cannot\n"
+		    "decide: the new run is not ok, no cell could\n"
+		    "be compared, a cell was refused or is missing\n"
+		    "from the new run",
+		    CMD_VALUE_ANY, NULL },
+		{ "format", 'f', 0, "F",
+		    "text (default), markdown or json",
+		    CMD_VALUE_ANY, "text markdown json" },
+		CMD_OPT_DB("F"),
+		CMD_OPT_END,
+	},
+	.optcol = 21,
+	.notes =
 	    "Exit status: 0 compared, 1 a cell slower than --fail-slower allows\n"
 	    "or the gate cannot decide,\n"
 	    "2 bad option, unknown run or runs of different studies, 3 database\n"
 	    "missing or unreadable.  See docs/report.md.\n",
+	.max_args = 2, .args = "RUN_A RUN_B", .argvalue = CMD_VALUE_RUN,
 	.exec = compare_exec,
 };

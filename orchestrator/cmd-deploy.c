@@ -67,13 +67,8 @@ out:
 }
 
 static int
-deploy_exec(int argc, char **argv)
+deploy_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		HOSTSEL_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct hostsel sel = HOSTSEL_INIT;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
@@ -82,18 +77,16 @@ deploy_exec(int argc, char **argv)
 	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1)
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1)
 		if (hostsel_opt(&sel, c, optarg) < 0)
 			return EXIT_USAGE;
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (cmd_load_config(sel.config, sel.ssh_config, &cfg) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = hostsel_select(&sel, cfg, &hosts, &n)) != EXIT_OK)
+	if ((rc = cmd_select_hosts(&sel, cfg, &hosts, &n)) != EXIT_OK)
 		goto out;
 	jobs = xcalloc(n, sizeof *jobs);
 	for (i = 0; i < n; i++)
@@ -133,9 +126,21 @@ const struct cmd_entry cmd_deploy_entry = {
 	    "Uploads the agent sources to each host (nothing when they are\n"
 	    "there already) and builds them with each of the host's compilers\n"
 	    "(nothing when that build exists).  Prints per host the files and\n"
-	    "bytes uploaded, the builds run and the time taken.\n"
-	    "--ssh-config FILE resolves \"ssh\" aliases and jump hosts\n"
-	    "(default ~/.ssh/config; see docs/hosts.md).\n"
+	    "bytes uploaded, the builds run and the time taken.\n",
+	.opts = (const struct cmd_opt[]){
+		HOSTSEL_ROW_HOSTS,
+		HOSTSEL_ROW_CONFIG,
+		{ "ssh-config", HOSTSEL_OPT_SSH_CONFIG, 0, "FILE",
+		    "resolves \"ssh\" aliases and jump hosts\n"
+		    "(default ~/.ssh/config; see docs/hosts.md)",
+		    CMD_VALUE_ANY, NULL },
+		{ "parallel", HOSTSEL_OPT_PARALLEL, 0, "N",
+		    "hosts deployed to at once (default 16)",
+		    CMD_VALUE_ANY, NULL },
+		CMD_OPT_END,
+	},
+	.optcol = 17,
+	.notes =
 	    "exit: 0 ok, 1 a host or build failed, 2 usage or config\n",
 	.exec = deploy_exec,
 };

@@ -24,21 +24,14 @@ write_output(const char *path, const char *text)
 
 	rc = write_file_atomic(path, doc, strlen(doc), 0644, &err);
 	if (rc != 0)
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 	free(doc);
 	return rc;
 }
 
 static int
-export_exec(int argc, char **argv)
+export_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run",	required_argument,	NULL, 'r' },
-		{ "output",	required_argument,	NULL, 'o' },
-		{ "bundle",	required_argument,	NULL, 'b' },
-		{ "sign",	required_argument,	NULL, 'k' },
-		REPORT_LONGOPTS_END
-	};
 	const char *db_path = "results.db", *output = NULL, *bundle = NULL;
 	const char *key = NULL;
 	struct bundle b = { 0 };
@@ -50,7 +43,7 @@ export_exec(int argc, char **argv)
 	int ch, done, ret;
 
 	optind = 1;
-	while ((ch = cmd_getopt(argc, argv, "o:", longopts, &done)) != -1) {
+	while ((ch = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (ch) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg, &run_id) != 0)
@@ -72,8 +65,6 @@ export_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (run_id == 0) {
 		fprintf(stderr, "seqorch: export needs \"--run ID\"\n");
 		return EXIT_USAGE;
@@ -98,7 +89,7 @@ export_exec(int argc, char **argv)
 		bundle_free(&b);
 		db_close(db);
 		if (ret != 0) {
-			fprintf(stderr, "seqorch: %s\n", err.msg);
+			cmd_error(err.msg);
 			return cmd_exit_code(ret);
 		}
 		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
@@ -108,7 +99,7 @@ export_exec(int argc, char **argv)
 	}
 	db_close(db);
 	if (ret != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(ret);
 	}
 	text = cJSON_Print(doc);
@@ -139,17 +130,28 @@ const struct cmd_entry cmd_export_entry = {
 	    "ns with the median, mean, quartiles, range and cv of the rates\n"
 	    "and the clock;\n"
 	    "the best variant per host and the host ratios with their 95%\n"
-	    "bootstrap intervals and verdicts.  Schema: docs/summary.schema.json.\n"
-	    "\n"
-	    "  --run ID        the run to export (required)\n"
-	    "  -o, --output F  write to F (atomically) instead of stdout\n"
-	    "  --db F          results database (default results.db)\n"
-	    "  --bundle B      write the run's bundle instead: summary.json,\n"
-	    "                  its rows, raw samples and artifacts and a\n"
-	    "                  SHA-256 manifest (docs/provenance.md)\n"
-	    "  --sign KEY      sign the manifest with this Ed25519 PEM key\n"
-	    "                  (openssl genpkey -algorithm ed25519 -out KEY)\n"
-	    "\n"
+	    "bootstrap intervals and verdicts.  Schema: docs/summary.schema.json.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "run", 'r', 0, "ID",
+		    "the run to export (required)",
+		    CMD_VALUE_RUN, NULL },
+		{ "output", 'o', 1, "F",
+		    "write to F (atomically) instead of stdout",
+		    CMD_VALUE_ANY, NULL },
+		CMD_OPT_DB("F"),
+		{ "bundle", 'b', 0, "B",
+		    "write the run's bundle instead: summary.json,\n"
+		    "its rows, raw samples and artifacts and a\n"
+		    "SHA-256 manifest (docs/provenance.md)",
+		    CMD_VALUE_ANY, NULL },
+		{ "sign", 'k', 0, "KEY",
+		    "sign the manifest with this Ed25519 PEM key\n"
+		    "(openssl genpkey -algorithm ed25519 -out KEY)",
+		    CMD_VALUE_ANY, NULL },
+		CMD_OPT_END,
+	},
+	.optcol = 18,
+	.notes =
 	    "Exit status: 0 written, 1 cannot write, 2 bad option or unknown\n"
 	    "run id, 3 database missing or unreadable.  See docs/report.md.\n",
 	.exec = export_exec,

@@ -26,17 +26,8 @@ on_signal(int sig)
 }
 
 static int
-fetch_exec(int argc, char **argv)
+fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "study", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *studies = NULL, *cache_opt = NULL, *config = "hosts.toml";
 	const char *db = "results.db", *from = NULL, *name;
 	struct config *cfg = NULL;
@@ -47,7 +38,7 @@ fetch_exec(int argc, char **argv)
 	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 's': studies = optarg; break;
 		case 'C': cache_opt = optarg; break;
@@ -58,8 +49,6 @@ fetch_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (studies == NULL) {
 		fprintf(stderr, "seqorch: fetch: --study is required (see "
 		    "`seqorch studies`)\n");
@@ -73,7 +62,7 @@ fetch_exec(int argc, char **argv)
 	/* hosts.toml only says where the cache is; it may be absent. */
 	if (cache_opt == NULL && access(config, F_OK) == 0 &&
 	    config_load(config, NULL, &cfg, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return EXIT_USAGE;
 	}
 	cache = fetch_cache_dir(cache_opt, cfg ? cfg->cache : NULL, db);
@@ -105,7 +94,7 @@ fetch_exec(int argc, char **argv)
 		}
 		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
 		    &err) != 0) {
-			fprintf(stderr, "seqorch: %s\n", err.msg);
+			cmd_error(err.msg);
 			rc = cmd_exit_code(err.code);
 			break;
 		}
@@ -132,19 +121,32 @@ const struct cmd_entry cmd_fetch_entry = {
 	    "its size and SHA-256, and keeps it under its hash.  An interrupted\n"
 	    "download resumes (HTTP range); proxy variables (https_proxy...)\n"
 	    "are honoured.  `seqorch run` uploads artifacts from the cache to\n"
-	    "the hosts, fetching first what is missing.\n"
-	    "\n"
-	    "  --study S     study, or a comma list\n"
-	    "  --cache DIR   the cache (default: [defaults] cache in\n"
-	    "                hosts.toml, else seqorch-cache beside the db)\n"
-	    "  --config F    hosts.toml, read for [defaults] cache only\n"
-	    "  --db FILE     results.db, whose directory holds the default\n"
-	    "                cache\n"
-	    "  --from FILE   offline: FILE is the download (e.g. a copy of\n"
-	    "                RandomX-1.1.10.tar.gz brought over by hand); it\n"
-	    "                is copied into the cache and its size and SHA-256\n"
-	    "                checked as a download's are\n"
-	    "\n"
+	    "the hosts, fetching first what is missing.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "study", 's', 0, "S",
+		    "study, or a comma list",
+		    CMD_VALUE_STUDY, NULL },
+		{ "cache", 'C', 0, "DIR",
+		    "the cache (default: [defaults] cache in\n"
+		    "hosts.toml, else seqorch-cache beside the db)",
+		    CMD_VALUE_ANY, NULL },
+		{ "config", 'c', 0, "F",
+		    "hosts.toml, read for [defaults] cache only",
+		    CMD_VALUE_ANY, NULL },
+		{ "db", 'd', 0, "FILE",
+		    "results.db, whose directory holds the default\n"
+		    "cache",
+		    CMD_VALUE_ANY, NULL },
+		{ "from", 'f', 0, "FILE",
+		    "offline: FILE is the download (e.g. a copy of\n"
+		    "RandomX-1.1.10.tar.gz brought over by hand); it\n"
+		    "is copied into the cache and its size and SHA-256\n"
+		    "checked as a download's are",
+		    CMD_VALUE_ANY, NULL },
+		CMD_OPT_END,
+	},
+	.optcol = 16,
+	.notes =
 	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX) in the\n"
 	    "environment replaces an artifact's default URL; the hash and\n"
 	    "size still have to match.\n"

@@ -12,14 +12,8 @@
 #include <sys/stat.h>
 
 static int
-gc_exec(int argc, char **argv)
+gc_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *path = "results.db";
 	struct so_err err = { 0 };
 	struct db *db = NULL;
@@ -27,7 +21,7 @@ gc_exec(int argc, char **argv)
 	int c, done, rc, dry_run = 0;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 'n': dry_run = 1; break;
@@ -35,14 +29,12 @@ gc_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (cmd_open_existing_db_rw(path, &db) != EXIT_OK)
 		return EXIT_DB;
 	rc = artifact_gc(db, dry_run, stdout, &n, &bytes, &err);
 	db_close(db);
 	if (rc != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return EXIT_DB;
 	}
 	fprintf(stderr, "seqorch: %s %llu artifact%s, %llu bytes\n",
@@ -62,5 +54,12 @@ const struct cmd_entry cmd_gc_entry = {
 	    "files that were never recorded and are over ten minutes old (left\n"
 	    "by a coordinator killed while storing).  Prints each, sha256 and\n"
 	    "size.  --dry-run only prints.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "dry-run", 'n', 0, NULL, "print what would be removed, "
+		    "remove nothing", CMD_VALUE_ANY, NULL },
+		CMD_OPT_DB("FILE"),
+		CMD_OPT_END,
+	},
+	.optcol = 14,
 	.exec = gc_exec,
 };

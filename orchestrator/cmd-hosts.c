@@ -164,7 +164,7 @@ trust_host(const struct config *cfg, const char *name)
 		return EXIT_USAGE;
 	}
 	if (conn_open(h, CONN_TRUST_NEW, &c, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return EXIT_FAIL;
 	}
 	for (i = 0; (fp = ssh_jump_fingerprint(c, i, &type, &recorded)) !=
@@ -177,14 +177,10 @@ trust_host(const struct config *cfg, const char *name)
 	return EXIT_OK;
 }
 
-enum verb { VERB_LIST, VERB_CHECK, VERB_TRUST };
-
-static const struct verb_entry {
-	const char *name;
-	enum verb verb;
-	const char *usage;
-} verbs[] = {
-	{ "list", VERB_LIST,
+static const struct cmd_entry hosts_list_entry = {
+	.name = "hosts list",
+	.summary = "the hosts as configured",
+	.usage =
 	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
 	    "                   [--ssh-config FILE]\n"
 	    "\n"
@@ -192,8 +188,22 @@ static const struct verb_entry {
 	    "compilers, CPU to pin to, groups and compiler flags.  With -v,\n"
 	    "also every connection setting of each ssh host and its jump\n"
 	    "hosts, with where it came from: hosts.toml (and line), its\n"
-	    "[defaults], ssh_config (file and line) or seqorch's default.\n" },
-	{ "check", VERB_CHECK,
+	    "[defaults], ssh_config (file and line) or seqorch's default.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "verbose", 'v', 1, NULL,
+		    "also each connection setting and where it came from",
+		    CMD_VALUE_ANY, NULL },
+		HOSTSEL_ROW_CONFIG,
+		HOSTSEL_ROW_SSH_CONFIG,
+		CMD_OPT_END,
+	},
+	.optcol = 21,
+};
+
+static const struct cmd_entry hosts_check_entry = {
+	.name = "hosts check",
+	.summary = "connect to hosts and report what they have and miss",
+	.usage =
 	    "usage: seqorch hosts check [--hosts all|NAME,...|@GROUP]\n"
 	    "                           [--parallel N] [--config hosts.toml]\n"
 	    "\n"
@@ -206,14 +216,26 @@ static const struct verb_entry {
 	    "noisy with the reasons, what it saw, and with cpu = \"auto\" the\n"
 	    "CPU it would pick (docs/measurement.md).  Scratch files stay\n"
 	    "inside the workdir and are removed; the agent build stays in\n"
-	    "the workdir's src/ and build/, where a run reuses it.\n"
-	    "\n"
-	    "  --hosts SPEC   all (default), host names, or @group\n"
-	    "  --parallel N   hosts checked at once (default 16)\n"
-	    "\n"
+	    "the workdir's src/ and build/, where a run reuses it.\n",
+	.opts = (const struct cmd_opt[]){
+		HOSTSEL_ROW_HOSTS,
+		{ "parallel", HOSTSEL_OPT_PARALLEL, 0, "N",
+		    "hosts checked at once (default 16)",
+		    CMD_VALUE_ANY, NULL },
+		HOSTSEL_ROW_CONFIG,
+		HOSTSEL_ROW_SSH_CONFIG,
+		CMD_OPT_END,
+	},
+	.optcol = 17,
+	.notes =
 	    "exit: 0 every host usable, 1 a host failed or misses something,\n"
-	    "      2 usage or config\n" },
-	{ "trust", VERB_TRUST,
+	    "      2 usage or config\n",
+};
+
+static const struct cmd_entry hosts_trust_entry = {
+	.name = "hosts trust",
+	.summary = "record an unknown ssh host key after showing it",
+	.usage =
 	    "usage: seqorch hosts trust NAME [--config hosts.toml]\n"
 	    "\n"
 	    "Connects to host NAME and, if its host key is not in the host's\n"
@@ -223,33 +245,38 @@ static const struct verb_entry {
 	    "or a key of another type than the one known_hosts has for the\n"
 	    "host, is never added: remove the old line yourself if the change\n"
 	    "is expected.  Behind jump hosts, each hop's key is checked the\n"
-	    "same way, and each recorded or known key is printed.\n"
-	    "\n"
-	    "exit: 0 trusted, 1 connection or key refused, 2 usage or config\n" },
+	    "same way, and each recorded or known key is printed.\n",
+	.opts = (const struct cmd_opt[]){
+		HOSTSEL_ROW_CONFIG,
+		HOSTSEL_ROW_SSH_CONFIG,
+		CMD_OPT_END,
+	},
+	.optcol = 17,
+	.notes =
+	    "exit: 0 trusted, 1 connection or key refused, 2 usage or config\n",
+	.min_args = 1, .max_args = 1, .args = "NAME",
+	.argvalue = CMD_VALUE_HOST,
+};
+
+static const struct cmd_entry *const verbs[] = {
+	&hosts_list_entry, &hosts_check_entry, &hosts_trust_entry, NULL,
 };
 
 static int
-hosts_exec(int argc, char **argv)
+hosts_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		HOSTSEL_LONGOPTS,
-		{ "verbose", no_argument, NULL, 'v' },
-		/* Not 'h': --help prints the verb's own usage. */
-		{ "help", no_argument, NULL, 'u' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct verb_entry *v = &verbs[0];
+	const struct cmd_entry *v = verbs[0];
 	struct hostsel sel = HOSTSEL_INIT;
 	struct config *cfg = NULL;
 	struct host **hosts = NULL;
 	size_t i, n = 0;
-	int c, done, taken, rc = EXIT_OK, named = 0, verbose = 0;
+	int c, done, rc = EXIT_OK, named = 0, verbose = 0;
 
 	/* The verb comes first: seqorch hosts [VERB] [OPTIONS] [NAME]. */
 	if (argc > 1 && argv[1][0] != '-') {
-		for (v = NULL, i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-			if (strcmp(argv[1], verbs[i].name) == 0)
-				v = &verbs[i];
+		for (v = NULL, i = 0; verbs[i] != NULL; i++)
+			if (strcmp(argv[1], strchr(verbs[i]->name, ' ') + 1) == 0)
+				v = verbs[i];
 		if (v == NULL) {
 			fprintf(stderr, "seqorch: hosts: unknown verb \"%s\" "
 			    "(valid: list, check, trust)\n", argv[1]);
@@ -258,64 +285,28 @@ hosts_exec(int argc, char **argv)
 		named = 1;
 	}
 	optind = 1 + named;
-	while ((c = cmd_getopt(argc, argv, "v", longopts, &done)) != -1) {
-		if ((taken = hostsel_opt(&sel, c, optarg)) != 0) {
-			if (taken < 0)
-				return EXIT_USAGE;
-			continue;
-		}
-		switch (c) {
-		case 'v':
+	/* Without a verb, hosts is hosts list, and its --help the overview. */
+	while ((c = cmd_getopt_as(argc, argv, v, named ? v : self,
+	    &done)) != -1) {
+		if (c == 'v')
 			verbose = 1;
-			break;
-		case 'u':
-			if (named)
-				fputs(v->usage, stdout);
-			else
-				cmd_print_usage(cmd_find("hosts"));
-			return EXIT_OK;
-		}
+		else if (hostsel_opt(&sel, c, optarg) < 0)
+			return EXIT_USAGE;
 	}
 	if (done >= 0)
 		return done;
-	if (verbose && v->verb != VERB_LIST) {
-		fprintf(stderr, "seqorch: hosts %s: -v belongs to `hosts "
-		    "list`\n", v->name);
-		return EXIT_USAGE;
-	}
-	if ((sel.spec != NULL || sel.parallel != HOSTSEL_PARALLEL) &&
-	    v->verb != VERB_CHECK) {
-		fprintf(stderr, "seqorch: hosts %s: --hosts and --parallel "
-		    "belong to `hosts check`\n", v->name);
-		return EXIT_USAGE;
-	}
-	if (v->verb == VERB_TRUST ? argc - optind != 1 : optind != argc) {
-		if (v->verb == VERB_TRUST)
-			fprintf(stderr, "seqorch: hosts trust: expected one "
-			    "host name\n");
-		else
-			fprintf(stderr, "seqorch: hosts %s: unexpected "
-			    "argument \"%s\"\n", v->name, argv[optind]);
-		return EXIT_USAGE;
-	}
 	if (cmd_load_config(sel.config, sel.ssh_config, &cfg) != 0)
 		return EXIT_USAGE;
-	switch (v->verb) {
-	case VERB_LIST:
+	if (v == &hosts_list_entry) {
 		list_hosts(cfg);
 		if (verbose)
 			list_sources(cfg);
-		break;
-	case VERB_TRUST:
+	} else if (v == &hosts_trust_entry)
 		rc = trust_host(cfg, argv[optind]);
-		break;
-	case VERB_CHECK:
-		if ((rc = hostsel_select(&sel, cfg, &hosts, &n)) != EXIT_OK)
-			break;
+	else if ((rc = cmd_select_hosts(&sel, cfg, &hosts, &n)) == EXIT_OK) {
 		/* A host that drops the connection must not kill us. */
 		signal(SIGPIPE, SIG_IGN);
-		rc = hosts_check(hosts, n, (int)sel.parallel);
-		break;
+		rc = cmd_exit_code(hosts_check(hosts, n, (int)sel.parallel));
 	}
 	free(hosts);
 	config_free(cfg);
@@ -339,5 +330,6 @@ const struct cmd_entry cmd_hosts_entry = {
 	    "FILE (default ~/.ssh/config, for \"ssh\" aliases and jump hosts)\n"
 	    "and --help.\n"
 	    "See docs/ssh.md for host keys and authentication.\n",
+	.verbs = verbs,
 	.exec = hosts_exec,
 };

@@ -14,14 +14,8 @@
 #include <string.h>
 
 static int
-import_exec(int argc, char **argv)
+import_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pubkey", required_argument, NULL, 'k' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *pubkey = NULL, *path = "results.db";
 	struct bundle b = { 0 };
 	struct bundle_info info = { 0 };
@@ -31,7 +25,7 @@ import_exec(int argc, char **argv)
 	int c, done, rc, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		case 'd': path = optarg; break;
@@ -39,7 +33,7 @@ import_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if ((rc = cmd_load_bundle(argc, argv, pubkey, &b)) != EXIT_OK)
+	if ((rc = cmd_load_bundle(argv, pubkey, &b)) != EXIT_OK)
 		return rc;
 	if (bundle_verify(&b, pubkey, &info, stderr, &err) != 0) {
 		fprintf(stderr, "seqorch: import: refused, the bundle does not "
@@ -48,7 +42,7 @@ import_exec(int argc, char **argv)
 		goto out;
 	}
 	if (db_open(path, &db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		ret = EXIT_DB;
 		goto out;
 	}
@@ -60,7 +54,7 @@ import_exec(int argc, char **argv)
 			continue;
 		if (artifact_put(db, b.files[i].data, b.files[i].len, sha,
 		    &err) != 0) {
-			fprintf(stderr, "seqorch: %s\n", err.msg);
+			cmd_error(err.msg);
 			ret = EXIT_DB;
 			goto out;
 		}
@@ -109,9 +103,17 @@ const struct cmd_entry cmd_import_entry = {
 	    "reference digests, leases, hosts or imports rows), and records where\n"
 	    "each came from (table imports: coordinator, database, key\n"
 	    "fingerprint).  Importing the same bundle again changes nothing.  An\n"
-	    "imported run cannot be resumed here (`run --resume` refuses it).\n"
-	    "\n"
+	    "imported run cannot be resumed here (`run --resume` refuses it).\n",
+	.notes =
 	    "exit: 0 imported (or already there), 1 refused, 2 usage,\n"
 	    "      3 database\n",
+	.opts = (const struct cmd_opt[]){
+		{ "pubkey", 'k', 0, "PUB", "the signer's Ed25519 public key, "
+		    "a PEM file (required)", CMD_VALUE_ANY, NULL },
+		CMD_OPT_DB("FILE"),
+		CMD_OPT_END,
+	},
+	.optcol = 16,
+	.min_args = 1, .max_args = 1, .args = "BUNDLE",
 	.exec = import_exec,
 };

@@ -50,19 +50,8 @@ read_token(const char *path)
 }
 
 static int
-publish_exec(int argc, char **argv)
+publish_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "token-file", required_argument, NULL, 't' },
-		{ "cacert", required_argument, NULL, 'c' },
-		{ "sign", required_argument, NULL, 'k' },
-		{ "attempts", required_argument, NULL, 'a' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct collector_opts po = { .attempts = 5, .backoff = 0.5,
 	    .log = stderr };
 	struct collector_result res;
@@ -78,7 +67,7 @@ publish_exec(int argc, char **argv)
 	int c, done, ret = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'u': po.url = optarg; break;
 		case 't': token_file = optarg; break;
@@ -98,8 +87,6 @@ publish_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (run_id == 0 || po.url == NULL || key == NULL) {
 		fprintf(stderr, "seqorch: publish: --run, --url and --sign are "
 		    "required\n");
@@ -118,12 +105,12 @@ publish_exec(int argc, char **argv)
 	if (export_summary(db_handle(db), run_id, path, &summary, &err) != 0 ||
 	    bundle_make(db, run_id, summary, key, &b, &err) != 0 ||
 	    bundle_tar(&b, &tar, &len, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		ret = cmd_exit_code(err.code);
 		goto out;
 	}
 	if (collector_post(&po, tar, len, &res, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -156,8 +143,26 @@ const struct cmd_entry cmd_publish_entry = {
 	    "a 2xx status, even if the answer's body is cut short; a redirect\n"
 	    "is followed only to the same host.  Errors show the status and\n"
 	    "the first line of the answer, at most 200 bytes, with the token\n"
-	    "and any Bearer or Authorization value replaced by [redacted].\n"
-	    "\n"
+	    "and any Bearer or Authorization value replaced by [redacted].\n",
+	.notes =
 	    "exit: 0 published, 1 refused or failed, 2 usage, 3 database\n",
+	.opts = (const struct cmd_opt[]){
+		{ "run", 'r', 0, "ID", "the run to publish (required)",
+		    CMD_VALUE_RUN, NULL },
+		{ "url", 'u', 0, "URL", "the collector, https:// (required)",
+		    CMD_VALUE_ANY, NULL },
+		{ "sign", 'k', 0, "KEY", "the Ed25519 PEM key the bundle is "
+		    "signed with\n(required)", CMD_VALUE_ANY, NULL },
+		{ "token-file", 't', 0, "F", "the Bearer token, a file of one "
+		    "line", CMD_VALUE_ANY, NULL },
+		{ "cacert", 'c', 0, "F", "the CA file TLS verifies the "
+		    "collector with\n(default: the system's)", CMD_VALUE_ANY,
+		    NULL },
+		{ "attempts", 'a', 0, "N", "tries in all, 1 to 20 (default 5)",
+		    CMD_VALUE_ANY, NULL },
+		CMD_OPT_DB("FILE"),
+		CMD_OPT_END,
+	},
+	.optcol = 18,
 	.exec = publish_exec,
 };

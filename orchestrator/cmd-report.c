@@ -16,19 +16,8 @@
 #include <unistd.h>
 
 static int
-report_exec(int argc, char **argv)
+report_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run",	required_argument,	NULL, 'r' },
-		{ "latest",	no_argument,		NULL, 'l' },
-		{ "study",	required_argument,	NULL, 's' },
-		{ "explore",	no_argument,		NULL, 'e' },
-		{ "format",	required_argument,	NULL, 'f' },
-		{ "output",	required_argument,	NULL, 'o' },
-		{ "reference",	required_argument,	NULL, 'R' },
-		{ "max-cv",	required_argument,	NULL, 'C' },
-		REPORT_LONGOPTS_END
-	};
 	struct report_opts o = { .db_path = "results.db" };
 	const void *format;
 	struct so_err err = { 0, "" };
@@ -38,7 +27,7 @@ report_exec(int argc, char **argv)
 	int ch, done, latest = 0, format_set = 0, ret;
 
 	optind = 1;
-	while ((ch = cmd_getopt(argc, argv, "o:", longopts, &done)) != -1) {
+	while ((ch = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (ch) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,
@@ -74,7 +63,7 @@ report_exec(int argc, char **argv)
 		case 'R':
 			if (!figures_known(optarg)) {
 				figures_find(optarg, "", NULL, &err);
-				fprintf(stderr, "seqorch: %s\n", err.msg);
+				cmd_error(err.msg);
 				return EXIT_USAGE;
 			}
 			o.reference = optarg;
@@ -83,11 +72,6 @@ report_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (optind < argc) {
-		fprintf(stderr, "seqorch: unexpected argument \"%s\" (see "
-		    "\"seqorch report --help\")\n", argv[optind]);
-		return EXIT_USAGE;
-	}
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
 		o.format = report_renderer_for_path(output);
@@ -117,7 +101,7 @@ report_exec(int argc, char **argv)
 	if (ret != 0 && output != NULL)
 		unlink(output);
 	if (ret != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		if (ret == SO_ENOTFOUND)
 			return o.run_id > 0 ? EXIT_USAGE : EXIT_FAIL;
 		return cmd_exit_code(ret);
@@ -145,25 +129,44 @@ const struct cmd_entry cmd_report_entry = {
 	    "each cell; the best valid variant per host; the ratios between\n"
 	    "hosts and against a host's best, each with a 95% bootstrap\n"
 	    "interval and a verdict (faster, slower, not distinguishable at\n"
-	    "this precision); position bias; and the run's warnings.\n"
-	    "\n"
-	    "  --run ID        report this run (exploratory or not)\n"
-	    "  --latest        the newest run of each study (the default)\n"
-	    "  --study S       only study S\n"
-	    "  --db F          results database (default results.db)\n"
-	    "  --explore       let --latest pick exploratory runs too\n"
-	    "  --format F      text (default), markdown, csv (one row per\n"
-	    "                  sample), json (one object for scripts) or html\n"
-	    "                  (a self-contained page with charts); without\n"
-	    "                  it, -o takes the format from F's extension\n"
-	    "                  (.html, .md, .csv, .json; text otherwise)\n"
-	    "  -o, --output F  write to file F instead of stdout\n"
-	    "  --reference R   show the published figure R beside the local\n"
-	    "                  best (seed:graviton5, seed:m4, seed:genoa)\n"
-	    "  --max-cv PCT    flag a cell whose coefficient of variation is\n"
-	    "                  above PCT as unstable, with what to do (default\n"
-	    "                  1%, as run's --max-cv)\n"
-	    "\n"
+	    "this precision); position bias; and the run's warnings.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "run", 'r', 0, "ID",
+		    "report this run (exploratory or not)",
+		    CMD_VALUE_RUN, NULL },
+		{ "latest", 'l', 0, NULL,
+		    "the newest run of each study (the default)",
+		    CMD_VALUE_ANY, NULL },
+		{ "study", 's', 0, "S",
+		    "only study S",
+		    CMD_VALUE_STUDY, NULL },
+		CMD_OPT_DB("F"),
+		{ "explore", 'e', 0, NULL,
+		    "let --latest pick exploratory runs too",
+		    CMD_VALUE_ANY, NULL },
+		{ "format", 'f', 0, "F",
+		    "text (default), markdown, csv (one row per\n"
+		    "sample), json (one object for scripts) or html\n"
+		    "(a self-contained page with charts); without\n"
+		    "it, -o takes the format from F's extension\n"
+		    "(.html, .md, .csv, .json; text otherwise)",
+		    CMD_VALUE_ANY, "text markdown csv json html" },
+		{ "output", 'o', 1, "F",
+		    "write to file F instead of stdout",
+		    CMD_VALUE_ANY, NULL },
+		{ "reference", 'R', 0, "R",
+		    "show the published figure R beside the local\n"
+		    "best (seed:graviton5, seed:m4, seed:genoa)",
+		    CMD_VALUE_ANY, NULL },
+		{ "max-cv", 'C', 0, "PCT",
+		    "flag a cell whose coefficient of variation is\n"
+		    "above PCT as unstable, with what to do (default\n"
+		    "1%, as run's --max-cv)",
+		    CMD_VALUE_ANY, NULL },
+		CMD_OPT_END,
+	},
+	.optcol = 18,
+	.notes =
 	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option\n"
 	    "or unknown run id, 3 database missing or unreadable.\n"
 	    "See docs/report.md.\n",

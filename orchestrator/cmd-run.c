@@ -193,7 +193,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	/* Hosts never download: what they build from comes from our cache. */
 	if (fetch_study(study, o->cache, &stop_flag, &fetched, &cached,
 	    &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
 	}
 	if (fetched > 0)
@@ -205,7 +205,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
 	ri.study = study;
@@ -218,7 +218,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
 	if (o->resume > 0)
@@ -257,12 +257,12 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	so_set_oom_hook(NULL);
 	free(holder);
 	if (rc != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		runner_finish(db, run_id, NULL, &status, &err);
 		return EXIT_FAIL;
 	}
 	if ((rc = runner_finish(db, run_id, &out, &status, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
@@ -296,7 +296,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 		return cmd_exit_code(SO_EDB);
 	}
 	if ((rc = db_open(o->db, &db, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
 	rc = db_run_load(db, o->resume, r, &err);
@@ -350,28 +350,8 @@ load_resume(struct run_opts *o, struct stored_run *r)
 }
 
 static int
-run_exec(int argc, char **argv)
+run_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "study", required_argument, NULL, 's' },
-		{ "steps", required_argument, NULL, 'n' },
-		{ "samples", required_argument, NULL, 'k' },
-		{ "variants", required_argument, NULL, 'v' },
-		{ "db", required_argument, NULL, 'd' },
-		HOSTSEL_LONGOPTS,
-		{ "seed", required_argument, NULL, 'S' },
-		{ "explore", no_argument, NULL, 'x' },
-		{ "no-wait", no_argument, NULL, 'W' },
-		{ "require-quiet", no_argument, NULL, 'Q' },
-		{ "max-cv", required_argument, NULL, 'C' },
-		{ "max-samples", required_argument, NULL, 'M' },
-		{ "lease-expiry", required_argument, NULL, 'E' },
-		{ "resume", required_argument, NULL, 'R' },
-		{ "openssl-cap", required_argument, NULL, 'O' },
-		{ "cache", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct run_opts o = { .db = "results.db", .samples = 3,
 	    .sel = { "all", "hosts.toml", NULL, HOSTSEL_PARALLEL },
 	    .max_cv = 0.01, .lease_expiry = LEASE_EXPIRY_DEFAULT };
@@ -386,11 +366,11 @@ run_exec(int argc, char **argv)
 	int c, done, taken, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		if ((taken = hostsel_opt(&o.sel, c, optarg)) != 0) {
 			if (taken < 0)
 				return EXIT_USAGE;
-			if (c == 'H')
+			if (c == HOSTSEL_OPT_HOSTS)
 				o.fixed = "--hosts";
 			continue;
 		}
@@ -450,8 +430,6 @@ run_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (o.studies == NULL && o.resume == 0) {
 		fprintf(stderr, "seqorch: run: --study is required (see "
 		    "`seqorch studies`)\n");
@@ -512,11 +490,11 @@ run_exec(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = hostsel_select(&o.sel, cfg, &hosts, &n)) != EXIT_OK)
+	if ((rc = cmd_select_hosts(&o.sel, cfg, &hosts, &n)) != EXIT_OK)
 		goto out;
 	o.cache = fetch_cache_dir(o.cache_opt, cfg->cache, o.db);
 	if ((rc = db_open(o.db, &db, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		rc = cmd_exit_code(rc);
 		goto out;
 	}
@@ -566,45 +544,79 @@ const struct cmd_entry cmd_run_entry = {
 	    "Builds the agent on every selected host, self-tests each variant,\n"
 	    "then times K samples of N dependent steps per variant in alternating\n"
 	    "order.  Every sample is committed to the database as it arrives and\n"
-	    "its digest is checked against the coordinator's own reference.\n"
-	    "\n"
-	    "  --study S      study, or a comma list run one after another\n"
-	    "  --hosts SPEC   all (default), host names, or @group\n"
-	    "  --steps N      dependent steps per sample (default: the\n"
-	    "                 study's protocol, see `seqorch studies`)\n"
-	    "  --samples K    samples per variant (default 3, at most 1000)\n"
-	    "  --variants L   only these variants (default: all)\n"
-	    "  --parallel N   hosts prepared at once (default 16)\n"
-	    "  --ssh-config FILE  where \"ssh\" aliases and jump hosts are\n"
-	    "                 resolved (default ~/.ssh/config)\n"
-	    "  --seed HEX     start value (default: zeros of the state size)\n"
-	    "  --explore      exploratory: no measurement window, left out of\n"
-	    "                 report unless asked for\n"
-	    "  --no-wait      fail at once if another run holds the window\n"
-	    "  --require-quiet  refuse to measure on a host whose noise\n"
-	    "                 preflight is noisy (default: warn and measure)\n"
-	    "  --lease-expiry S  take over a window whose holder has been\n"
-	    "                 silent for S seconds (default 30)\n"
-	    "  --max-cv PCT   coefficient of variation that triggers extra\n"
-	    "                 samples (default 1%)\n"
-	    "  --max-samples M  samples per variant at most (default K: no\n"
-	    "                 extra samples)\n"
-	    "  --openssl-cap VALUE  run the agents with OPENSSL_ia32cap (x86-64)\n"
-	    "                 or OPENSSL_armcap (aarch64) set to VALUE, as the\n"
-	    "                 seeds' controls did (\":~0x120\" hides AVX2 and\n"
-	    "                 BMI2 from libcrypto on x86-64); stored with the\n"
-	    "                 run and every sample\n"
-	    "  --cache DIR    fetch cache of upstream sources (default: [defaults]\n"
-	    "                 cache in hosts.toml, else seqorch-cache beside the\n"
-	    "                 db); what a study declares is fetched into it\n"
-	    "                 first (see `seqorch fetch`)\n"
-	    "  --resume ID    measure only the cells (host, variant, sample)\n"
-	    "                 that run ID is missing, with its own settings\n"
-	    "                 (--hosts, --variants, --steps, --samples, --seed,\n"
-	    "                 --openssl-cap and --explore are refused with it);\n"
-	    "                 never a run imported from a bundle; a run that\n"
-	    "                 ended ok has nothing missing (said at once)\n"
-	    "\n"
+	    "its digest is checked against the coordinator's own reference.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "study", 's', 0, "S",
+		    "study, or a comma list run one after another",
+		    CMD_VALUE_STUDY, NULL },
+		HOSTSEL_ROW_HOSTS,
+		{ "steps", 'n', 0, "N",
+		    "dependent steps per sample (default: the\n"
+		    "study's protocol, see `seqorch studies`)",
+		    CMD_VALUE_ANY, NULL },
+		{ "samples", 'k', 0, "K",
+		    "samples per variant (default 3, at most 1000)",
+		    CMD_VALUE_ANY, NULL },
+		{ "variants", 'v', 0, "L",
+		    "only these variants (default: all)",
+		    CMD_VALUE_VARIANT, NULL },
+		CMD_OPT_DB("FILE"),
+		HOSTSEL_ROW_CONFIG,
+		{ "parallel", HOSTSEL_OPT_PARALLEL, 0, "N",
+		    "hosts prepared at once (default 16)",
+		    CMD_VALUE_ANY, NULL },
+		HOSTSEL_ROW_SSH_CONFIG,
+		{ "seed", 'S', 0, "HEX",
+		    "start value (default: zeros of the state size)",
+		    CMD_VALUE_ANY, NULL },
+		{ "explore", 'x', 0, NULL,
+		    "exploratory: no measurement window, left out of\n"
+		    "report unless asked for",
+		    CMD_VALUE_ANY, NULL },
+		{ "no-wait", 'W', 0, NULL,
+		    "fail at once if another run holds the window",
+		    CMD_VALUE_ANY, NULL },
+		{ "require-quiet", 'Q', 0, NULL,
+		    "refuse to measure on a host whose noise\n"
+		    "preflight is noisy (default: warn and measure)",
+		    CMD_VALUE_ANY, NULL },
+		{ "lease-expiry", 'E', 0, "S",
+		    "take over a window whose holder has been\n"
+		    "silent for S seconds (default 30)",
+		    CMD_VALUE_ANY, NULL },
+		{ "max-cv", 'C', 0, "PCT",
+		    "coefficient of variation that triggers extra\n"
+		    "samples (default 1%)",
+		    CMD_VALUE_ANY, NULL },
+		{ "max-samples", 'M', 0, "M",
+		    "samples per variant at most (default K: no\n"
+		    "extra samples)",
+		    CMD_VALUE_ANY, NULL },
+		{ "openssl-cap", 'O', 0, "VALUE",
+		    "run the agents with OPENSSL_ia32cap (x86-64)\n"
+		    "or OPENSSL_armcap (aarch64) set to VALUE, as the\n"
+		    "seeds' controls did (\":~0x120\" hides AVX2 and\n"
+		    "BMI2 from libcrypto on x86-64); stored with the\n"
+		    "run and every sample",
+		    CMD_VALUE_ANY, NULL },
+		{ "cache", 'A', 0, "DIR",
+		    "fetch cache of upstream sources (default: [defaults]\n"
+		    "cache in hosts.toml, else seqorch-cache beside the\n"
+		    "db); what a study declares is fetched into it\n"
+		    "first (see `seqorch fetch`)",
+		    CMD_VALUE_ANY, NULL },
+		{ "resume", 'R', 0, "ID",
+		    "measure only the cells (host, variant, sample)\n"
+		    "that run ID is missing, with its own settings\n"
+		    "(--hosts, --variants, --steps, --samples, --seed,\n"
+		    "--openssl-cap and --explore are refused with it);\n"
+		    "never a run imported from a bundle; a run that\n"
+		    "ended ok has nothing missing (said at once)",
+		    CMD_VALUE_RUN, NULL },
+		CMD_OPT_END,
+	},
+	.optcol = 17,
+	.notes =
 	    "exit: 0 ok, 1 failed/partial/invalid samples, 2 usage or config,\n"
 	    "      3 database, 130 interrupted (samples so far are kept)\n",
 	.exec = run_exec,

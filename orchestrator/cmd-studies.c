@@ -12,22 +12,16 @@
 #include <string.h>
 
 static int
-studies_exec(int argc, char **argv)
+studies_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	size_t i, j;
 	int done;
 
 	optind = 1;
-	while (cmd_getopt(argc, argv, "", longopts, &done) != -1)
+	while (cmd_getopt(argc, argv, self, &done) != -1)
 		;
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	for (i = 0; study_table[i].name != NULL; i++) {
 		const struct study_entry *e = &study_table[i];
 		const struct study *s = e->study;

@@ -10,13 +10,8 @@
 #include <stdio.h>
 
 static int
-verify_exec(int argc, char **argv)
+verify_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pubkey", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *pubkey = NULL;
 	struct bundle b = { 0 };
 	struct bundle_info info;
@@ -25,14 +20,14 @@ verify_exec(int argc, char **argv)
 	int c, done, rc;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		}
 	}
 	if (done >= 0)
 		return done;
-	if ((rc = cmd_load_bundle(argc, argv, pubkey, &b)) != EXIT_OK)
+	if ((rc = cmd_load_bundle(argv, pubkey, &b)) != EXIT_OK)
 		return rc;
 	rc = bundle_verify(&b, pubkey, &info, stderr, &err);
 	bundle_free(&b);
@@ -67,8 +62,15 @@ const struct cmd_entry cmd_verify_entry = {
 	    "study's independent reference (nothing is rebuilt; a sample's steps\n"
 	    "are its run's, at most its study's limit of `seqorch studies`; a\n"
 	    "long check shows its progress).\n"
-	    "The first mismatch is named.  docs/provenance.md.\n"
-	    "\n"
+	    "The first mismatch is named.  docs/provenance.md.\n",
+	.notes =
 	    "exit: 0 verified, 1 any mismatch or a bad bundle, 2 usage\n",
+	.opts = (const struct cmd_opt[]){
+		{ "pubkey", 'k', 0, "PUB", "the signer's Ed25519 public key, "
+		    "a PEM file (required)", CMD_VALUE_ANY, NULL },
+		CMD_OPT_END,
+	},
+	.optcol = 16,
+	.min_args = 1, .max_args = 1, .args = "BUNDLE",
 	.exec = verify_exec,
 };

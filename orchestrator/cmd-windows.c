@@ -132,14 +132,8 @@ show_lease(struct db *db, struct so_err *err)
 }
 
 static int
-windows_exec(int argc, char **argv)
+windows_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *path = "results.db";
 	struct db *db = NULL;
 	struct so_err err = { 0 };
@@ -147,7 +141,7 @@ windows_exec(int argc, char **argv)
 	int c, done, rc = EXIT_OK;
 
 	optind = 1;
-	while ((c = cmd_getopt(argc, argv, "", longopts, &done)) != -1) {
+	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,
@@ -159,13 +153,11 @@ windows_exec(int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if (cmd_extra_args(argc, argv) != 0)
-		return EXIT_USAGE;
 	if (cmd_open_existing_db(path, &db) != EXIT_OK)
 		return EXIT_DB;
 	if (list_windows(db, run_id, &err) != 0 ||
 	    show_lease(db, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		rc = EXIT_DB;
 	}
 	db_close(db);
@@ -181,5 +173,12 @@ const struct cmd_entry cmd_windows_entry = {
 	    "Lists each host's measurement window (start, duration, holder,\n"
 	    "drift between its before and after host-state snapshots), the\n"
 	    "coordinator that holds the window now and recent takeovers.\n",
+	.opts = (const struct cmd_opt[]){
+		{ "run", 'r', 0, "ID", "only the windows of run ID",
+		    CMD_VALUE_RUN, NULL },
+		CMD_OPT_DB("FILE"),
+		CMD_OPT_END,
+	},
+	.optcol = 14,
 	.exec = windows_exec,
 };

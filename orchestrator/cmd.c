@@ -3,6 +3,7 @@
 #include "bundle.h"
 #include "db.h"
 #include "config.h"
+#include "hostsel.h"
 #include "util.h"
 
 #include <errno.h>
@@ -58,9 +59,93 @@ cmd_find(const char *name)
 }
 
 void
-cmd_print_usage(const struct cmd_entry *entry)
+cmd_error(const char *msg)
 {
-	fputs(entry->usage, stdout);
+	fprintf(stderr, "seqorch: %s\n", msg);
+}
+
+/* "-o, --output F", as the help shows an option. */
+static void
+opt_head(const struct cmd_opt *o, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (o->letter)
+		n = snprintf(buf, len, "-%c, ", o->val);
+	snprintf(buf + n, len - (size_t)n, "--%s%s%s", o->name,
+	    o->arg != NULL ? " " : "", o->arg != NULL ? o->arg : "");
+}
+
+void
+cmd_print_usage(const struct cmd_entry *e, FILE *f)
+{
+	const struct cmd_opt *o;
+	const char *p;
+	char head[64];
+	int n;
+
+	fputs(e->usage, f);
+	for (o = e->opts; o != NULL && o->name != NULL; o++) {
+		if (o == e->opts)
+			fputc('\n', f);
+		opt_head(o, head, sizeof head);
+		/* A head too long for the column keeps two spaces. */
+		n = fprintf(f, "  %s", head);
+		fprintf(f, "%*s", n + 2 > e->optcol ? 2 : e->optcol - n, "");
+		for (p = o->help; *p != '\0'; p++) {
+			fputc(*p, f);
+			if (*p == '\n')
+				fprintf(f, "%*s", e->optcol, "");
+		}
+		fputc('\n', f);
+	}
+	if (e->notes != NULL)
+		fprintf(f, "\n%s", e->notes);
+}
+
+static const char *const value_names[] = {
+	[CMD_VALUE_ANY] = "any", [CMD_VALUE_STUDY] = "study",
+	[CMD_VALUE_VARIANT] = "variant", [CMD_VALUE_RUN] = "run",
+	[CMD_VALUE_HOSTS] = "hosts", [CMD_VALUE_HOST] = "host",
+};
+
+static void
+print_leaf(const struct cmd_entry *e, FILE *f)
+{
+	const struct cmd_opt *o;
+
+	fprintf(f, "args\t%s\t%d\t%d\t%s\t%s\n", e->name, e->min_args,
+	    e->max_args, e->args != NULL ? e->args : "-",
+	    value_names[e->argvalue]);
+	for (o = e->opts; o != NULL && o->name != NULL; o++) {
+		fprintf(f, "option\t%s\t--%s\t", e->name, o->name);
+		if (o->letter)
+			fprintf(f, "-%c", o->val);
+		else
+			fputc('-', f);
+		fprintf(f, "\t%s\t%s\t%s\n", o->arg != NULL ? o->arg : "-",
+		    o->values != NULL ? "words" : value_names[o->value],
+		    o->values != NULL ? o->values : "-");
+	}
+}
+
+void
+cmd_print_table(FILE *f)
+{
+	const struct cmd_entry *const *v;
+	size_t i;
+
+	for (i = 0; cmd_table[i] != NULL; i++) {
+		fprintf(f, "command\t%s\t%s\n", cmd_table[i]->name,
+		    cmd_table[i]->summary);
+		for (v = cmd_table[i]->verbs; v != NULL && *v != NULL; v++)
+			fprintf(f, "verb\t%s\t%s\t%s\n", cmd_table[i]->name,
+			    strchr((*v)->name, ' ') + 1, (*v)->summary);
+		if (cmd_table[i]->verbs == NULL)
+			print_leaf(cmd_table[i], f);
+		for (v = cmd_table[i]->verbs; v != NULL && *v != NULL; v++)
+			print_leaf(*v, f);
+	}
 }
 
 /*
@@ -189,21 +274,64 @@ opt_name(const char *arg, char *buf, size_t len)
 	strip_ctrl(buf);
 }
 
-int
-cmd_getopt(int argc, char **argv, const char *shortopts,
-    const struct option *longopts, int *done)
+/* Every command's options fit: a test would see one that did not. */
+#define MAX_OPTS 31
+
+/* After the options: the number of arguments left, as e allows. */
+static int
+check_args(int argc, char **argv, const struct cmd_entry *e,
+    const struct cmd_entry *help)
 {
-	char opts[32], buf[64];
+	int n = argc - optind;
+
+	if (e->max_args >= 0 && n > e->max_args) {
+		fprintf(stderr, "seqorch: unexpected argument \"%s\" (see "
+		    "\"seqorch %s --help\")\n", argv[optind + e->max_args],
+		    help->name);
+		return EXIT_USAGE;
+	}
+	if (n < e->min_args) {
+		fprintf(stderr, "seqorch: %s: expected %s (see \"seqorch %s "
+		    "--help\")\n", e->name, e->args, help->name);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int
+cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
+    const struct cmd_entry *help, int *done)
+{
+	struct option longopts[MAX_OPTS + 2];
+	char opts[2 * MAX_OPTS + 2], buf[64];
+	size_t n = 0, k = 0;
 	int c;
 
 	/* Our messages, not getopt's: the leading ':' reports a missing value. */
-	snprintf(opts, sizeof(opts), ":%s", shortopts);
+	opts[k++] = ':';
+	for (; e->opts != NULL && e->opts[n].name != NULL && n < MAX_OPTS;
+	    n++) {
+		longopts[n] = (struct option){ e->opts[n].name,
+		    e->opts[n].arg != NULL ? required_argument : no_argument,
+		    NULL, e->opts[n].val };
+		if (e->opts[n].letter) {
+			opts[k++] = (char)e->opts[n].val;
+			if (e->opts[n].arg != NULL)
+				opts[k++] = ':';
+		}
+	}
+	opts[k] = '\0';
+	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	opterr = 0;
 	c = getopt_long(argc, argv, opts, longopts, NULL);
 	*done = -1;
 	switch (c) {
+	case -1:
+		*done = check_args(argc, argv, e, help);
+		return -1;
 	case 'h':
-		cmd_print_usage(cmd_find(argv[0]));
+		cmd_print_usage(help, stdout);
 		*done = EXIT_OK;
 		return -1;
 	case ':':
@@ -217,7 +345,7 @@ cmd_getopt(int argc, char **argv, const char *shortopts,
 			    "value\n", buf);
 		else
 			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
-			    "\"seqorch %s --help\")\n", buf, argv[0]);
+			    "\"seqorch %s --help\")\n", buf, help->name);
 		*done = EXIT_USAGE;
 		return -1;
 	}
@@ -225,30 +353,27 @@ cmd_getopt(int argc, char **argv, const char *shortopts,
 }
 
 int
-cmd_load_bundle(int argc, char **argv, const char *pubkey, struct bundle *b)
+cmd_getopt(int argc, char **argv, const struct cmd_entry *e, int *done)
+{
+	return cmd_getopt_as(argc, argv, e, e, done);
+}
+
+int
+cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b)
 {
 	struct so_err err = { 0 };
 	int rc;
 
-	if (optind != argc - 1 || pubkey == NULL) {
+	if (pubkey == NULL) {
 		fprintf(stderr, "seqorch: %s: expected BUNDLE and --pubkey PUB "
 		    "(see `seqorch %s --help`)\n", argv[0], argv[0]);
 		return EXIT_USAGE;
 	}
 	if ((rc = bundle_load(argv[optind], b, &err)) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
 	return EXIT_OK;
-}
-
-int
-cmd_extra_args(int argc, char **argv)
-{
-	if (optind >= argc)
-		return 0;
-	fprintf(stderr, "seqorch: unexpected argument \"%s\"\n", argv[optind]);
-	return -1;
 }
 
 int
@@ -259,12 +384,26 @@ cmd_load_config(const char *path, const char *ssh_config,
 	size_t i;
 
 	if (config_load(path, ssh_config, out, &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return -1;
 	}
 	for (i = 0; i < (*out)->nwarnings; i++)
 		fprintf(stderr, "seqorch: warning: %s\n", (*out)->warnings[i]);
 	return 0;
+}
+
+int
+cmd_select_hosts(const struct hostsel *s, const struct config *cfg,
+    struct host ***hosts, size_t *n)
+{
+	struct so_err err = { 0 };
+	int rc;
+
+	if ((rc = hostsel_select(s, cfg, hosts, n, &err)) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(rc);
+	}
+	return EXIT_OK;
 }
 
 static int
@@ -289,7 +428,7 @@ open_existing(const char *path, int readonly, struct db **db)
 	if (rc == SO_ESTALE && (!readonly || access(path, W_OK) == 0))
 		rc = db_open(path, db, &err);
 	if (rc != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
+		cmd_error(err.msg);
 		return EXIT_DB;
 	}
 	return EXIT_OK;

@@ -6,7 +6,9 @@
 #ifndef SEQORCH_CMD_H
 #define SEQORCH_CMD_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit codes, documented in docs/usage.md and `seqorch --help`. */
 enum {
@@ -25,13 +27,76 @@ enum {
  */
 int cmd_exit_code(int so_code);
 
-struct cmd_entry {
-	const char *name;
-	const char *summary;	/* one line for `seqorch --help` */
-	const char *usage;	/* full text for `seqorch NAME --help` */
-	/* argv[0] is the command name; returns an EXIT_* code. */
-	int (*exec)(int argc, char **argv);
+/*
+ * What completion offers for an option's value (or a command's
+ * arguments): file names unless the value is one of these.
+ */
+enum cmd_value {
+	CMD_VALUE_ANY,		/* anything: file names are offered */
+	CMD_VALUE_STUDY,	/* study names, a comma list */
+	CMD_VALUE_VARIANT,	/* variants of the --study given */
+	CMD_VALUE_RUN,		/* run ids of the --db given */
+	CMD_VALUE_HOSTS,	/* all, host names and @groups, a comma list */
+	CMD_VALUE_HOST,		/* one host name */
 };
+
+/*
+ * One option of a command, declared once: cmd_getopt's table, the option
+ * lines of `seqorch NAME --help` (and so docs/commands.md and the man
+ * page) and the bash completion all come from it.  --help is every
+ * command's and is not declared.
+ */
+struct cmd_opt {
+	const char *name;	/* the long name, without "--"; NULL ends */
+	int val;		/* what cmd_getopt returns for it; never 'h' */
+	int letter;		/* 1: -VAL is its short form too (-o, -v) */
+	const char *arg;	/* the value's name in the help; NULL: a flag */
+	/*
+	 * Its help, printed from the entry's optcol; each '\n' starts a
+	 * continuation line there.
+	 */
+	const char *help;
+	enum cmd_value value;	/* what completion offers for the value */
+	const char *values;	/* else these words ("text json"), if set */
+};
+
+struct cmd_entry {
+	const char *name;	/* "run"; a verb's is "hosts check" */
+	const char *summary;	/* one line for `seqorch --help` */
+	/*
+	 * `seqorch NAME --help` is usage, the option lines of opts, then
+	 * notes, a blank line between each: usage is the synopsis and what
+	 * the command does, notes what follows the options (exit status,
+	 * see also), both free text.
+	 */
+	const char *usage;
+	const struct cmd_opt *opts;	/* NULL, or ended by a NULL name */
+	int optcol;		/* the column the options' help starts in */
+	const char *notes;
+	/*
+	 * Arguments after the options: at least min_args, at most max_args
+	 * (-1: any number), named args in the messages; completion offers
+	 * argvalue for them.
+	 */
+	int min_args, max_args;
+	const char *args;
+	enum cmd_value argvalue;
+	/* A command of verbs (hosts): the verbs' entries, NULL-ended. */
+	const struct cmd_entry *const *verbs;
+	/*
+	 * self is this entry, argv[0] the command name; returns an EXIT_*
+	 * code.  A verb has none: its command's exec runs it.
+	 */
+	int (*exec)(const struct cmd_entry *self, int argc, char **argv);
+};
+
+/* The end of an options table. */
+#define CMD_OPT_END { NULL, 0, 0, NULL, NULL, CMD_VALUE_ANY, NULL }
+
+/* The --db option of the commands that read or write results.db. */
+#define CMD_OPT_DB(argname) \
+	{ "db", 'd', 0, argname, "results database (default results.db)", \
+	    CMD_VALUE_ANY, NULL }
 
 /* NULL-terminated table, defined in cmd.c. */
 extern const struct cmd_entry *const cmd_table[];
@@ -39,32 +104,31 @@ extern const struct cmd_entry *const cmd_table[];
 /* Look a command up by name; NULL if there is none. */
 const struct cmd_entry *cmd_find(const char *name);
 
-struct option;
 struct bundle;
 
 /*
- * getopt_long over a command's short and long options (the caller sets
- * optind to 1 first; --help must have the value 'h'): the next option,
- * or -1 when the options end.  They end with *done EXIT_OK after --help
- * printed the usage, EXIT_USAGE after an unknown option or a missing
- * value (with one message for every command), else -1.
+ * getopt_long over the options entry e declares (the caller sets optind
+ * first): the next option's val, or -1 when the options end.  They end
+ * with *done EXIT_OK after --help printed e's usage, EXIT_USAGE after an
+ * unknown option, a missing value or a wrong number of arguments (with
+ * one message for every command), else -1: then argv[optind..argc) are
+ * the arguments.  cmd_getopt_as parses e's options but prints the usage
+ * of, and names, help (hosts without a verb is hosts list).
  */
-int cmd_getopt(int argc, char **argv, const char *shortopts,
-    const struct option *longopts, int *done);
+int cmd_getopt(int argc, char **argv, const struct cmd_entry *e,
+    int *done);
+int cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
+    const struct cmd_entry *help, int *done);
+
+/* "seqorch: MSG" on stderr: a module's so_err message, for one. */
+void cmd_error(const char *msg);
 
 /*
- * For import and verify: BUNDLE, the one argument after the options, and
- * --pubkey are required; load BUNDLE into *b (the caller frees it with
+ * For import and verify, after cmd_getopt: argv[optind] is BUNDLE, and
+ * --pubkey is required; load BUNDLE into *b (the caller frees it with
  * bundle_free).  EXIT_OK, or the exit code after printing why.
  */
-int cmd_load_bundle(int argc, char **argv, const char *pubkey,
-    struct bundle *b);
-
-/*
- * After getopt: -1 (with a message) if arguments are left over at
- * optind, else 0.
- */
-int cmd_extra_args(int argc, char **argv);
+int cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b);
 
 /*
  * The value of an integer option, from 1 to max, in *out; -1 with a
@@ -95,6 +159,17 @@ struct config;
 int cmd_load_config(const char *path, const char *ssh_config,
     struct config **out);
 
+struct hostsel;
+struct host;
+
+/*
+ * hostsel_select for a command: EXIT_OK with *hosts and *n, or the exit
+ * code after printing why (EXIT_USAGE for a selection that names no host,
+ * EXIT_FAIL for too low an open-file limit).
+ */
+int cmd_select_hosts(const struct hostsel *s, const struct config *cfg,
+    struct host ***hosts, size_t *n);
+
 struct db;
 
 /*
@@ -109,7 +184,16 @@ struct db;
 int cmd_open_existing_db(const char *path, struct db **db);
 int cmd_open_existing_db_rw(const char *path, struct db **db);
 
-/* Print "seqorch NAME --help" text to stdout. */
-void cmd_print_usage(const struct cmd_entry *entry);
+/* Print "seqorch NAME --help" text to f. */
+void cmd_print_usage(const struct cmd_entry *entry, FILE *f);
+
+/*
+ * The command table as tab-separated lines (`seqorch help --table`), for
+ * docs/gen-help.sh and the tests: per command "command NAME SUMMARY",
+ * per verb "verb NAME VERB SUMMARY", per command or verb without verbs
+ * "args NAME MIN MAX ARGS VALUE" and per option "option NAME --LONG -S
+ * ARG VALUE WORDS" ("-" for what is not there).
+ */
+void cmd_print_table(FILE *f);
 
 #endif

@@ -9,7 +9,6 @@
  */
 #include "hosts-check.h"
 
-#include "cmd.h"
 #include "conn.h"
 #include "deploy.h"
 #include "pool.h"
@@ -441,6 +440,6 @@ hosts_check(struct host **hosts, size_t n, int parallel)
 	for (i = 0; i < n; i++)
 		free(checks[i].report);
 	free(checks);
-	return failed > 0 ? EXIT_FAIL : EXIT_OK;
+	return failed > 0 ? SO_EBUILD : 0;
 }
 

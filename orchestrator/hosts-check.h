@@ -9,8 +9,8 @@
 /*
  * Check hosts[0..n), at most parallel at once, and print each host's
  * report to stdout in the order given; the hosts that failed are named on
- * stderr.  Returns the command's exit code: EXIT_OK when every host is
- * usable, EXIT_FAIL otherwise.
+ * stderr.  Returns 0 when every host is usable, else SO_EBUILD (a host
+ * that cannot be reached or misses what a build needs cannot build).
  */
 int hosts_check(struct host **hosts, size_t n, int parallel);
 

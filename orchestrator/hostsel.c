@@ -12,16 +12,16 @@ int
 hostsel_opt(struct hostsel *s, int c, const char *arg)
 {
 	switch (c) {
-	case 'H':
+	case HOSTSEL_OPT_HOSTS:
 		s->spec = arg;
 		return 1;
-	case 'c':
+	case HOSTSEL_OPT_CONFIG:
 		s->config = arg;
 		return 1;
-	case 'F':
+	case HOSTSEL_OPT_SSH_CONFIG:
 		s->ssh_config = arg;
 		return 1;
-	case 'j':
+	case HOSTSEL_OPT_PARALLEL:
 		return cmd_int_arg("--parallel", arg, 256, &s->parallel) == 0 ?
 		    1 : -1;
 	}
@@ -37,9 +37,9 @@ hostsel_opt(struct hostsel *s, int c, const char *arg)
 #define FILES_BASE 12
 #define FILES_PER_HOST 4
 
-/* Raise the soft open-file limit if need be; say so if it cannot be. */
+/* Raise the soft open-file limit if need be; say why if it cannot be. */
 static int
-files_enough(size_t k)
+files_enough(size_t k, struct so_err *err)
 {
 	rlim_t need = FILES_BASE + FILES_PER_HOST * (rlim_t)k;
 	struct rlimit rl;
@@ -52,30 +52,27 @@ files_enough(size_t k)
 		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
 			return 0;
 	}
-	fprintf(stderr, "seqorch: too many open files: the open-file limit "
-	    "(ulimit -n) is %llu, and %zu host%s at once need%s %llu; raise "
-	    "the limit or lower --parallel\n", (unsigned long long)rl.rlim_cur,
-	    k, k == 1 ? "" : "s", k == 1 ? "s" : "", (unsigned long long)need);
-	return -1;
+	return so_error(err, SO_EIO, "too many open files: the open-file "
+	    "limit (ulimit -n) is %llu, and %zu host%s at once need%s %llu; "
+	    "raise the limit or lower --parallel",
+	    (unsigned long long)rl.rlim_cur, k, k == 1 ? "" : "s",
+	    k == 1 ? "s" : "", (unsigned long long)need);
 }
 
 int
 hostsel_select(const struct hostsel *s, const struct config *cfg,
-    struct host ***hosts, size_t *n)
+    struct host ***hosts, size_t *n, struct so_err *err)
 {
-	struct so_err err = { 0 };
+	int rc;
 
-	if (config_select(cfg, s->spec ? s->spec : "all", hosts, n,
-	    &err) != 0) {
-		fprintf(stderr, "seqorch: %s\n", err.msg);
-		return EXIT_USAGE;
-	}
-	if (files_enough(*n < (size_t)s->parallel ? *n : (size_t)s->parallel)
-	    != 0) {
+	if (config_select(cfg, s->spec ? s->spec : "all", hosts, n, err) != 0)
+		return err->code = SO_EINVAL;
+	rc = files_enough(*n < (size_t)s->parallel ? *n : (size_t)s->parallel,
+	    err);
+	if (rc != 0) {
 		free(*hosts);
 		*hosts = NULL;
 		*n = 0;
-		return EXIT_FAIL;
 	}
-	return EXIT_OK;
+	return rc;
 }

@@ -6,9 +6,9 @@
 #ifndef SEQORCH_HOSTSEL_H
 #define SEQORCH_HOSTSEL_H
 
+#include "cmd.h"
 #include "config.h"
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,27 +23,43 @@ struct hostsel {
 
 #define HOSTSEL_INIT { NULL, "hosts.toml", NULL, HOSTSEL_PARALLEL }
 
-/* Their entries in a getopt_long table. */
-#define HOSTSEL_LONGOPTS \
-	{ "hosts", required_argument, NULL, 'H' }, \
-	{ "config", required_argument, NULL, 'c' }, \
-	{ "ssh-config", required_argument, NULL, 'F' }, \
-	{ "parallel", required_argument, NULL, 'j' }
+/*
+ * The vals of their struct cmd_opt rows in each command's table (each
+ * command words their help its own way).
+ */
+enum {
+	HOSTSEL_OPT_HOSTS = 'H',
+	HOSTSEL_OPT_CONFIG = 'c',
+	HOSTSEL_OPT_SSH_CONFIG = 'F',
+	HOSTSEL_OPT_PARALLEL = 'j',
+};
+
+/* Rows of those options that read alike in every command's table. */
+#define HOSTSEL_ROW_HOSTS \
+	{ "hosts", HOSTSEL_OPT_HOSTS, 0, "SPEC", \
+	    "all (default), host names, or @group", CMD_VALUE_HOSTS, NULL }
+#define HOSTSEL_ROW_CONFIG \
+	{ "config", HOSTSEL_OPT_CONFIG, 0, "FILE", \
+	    "the host inventory (default hosts.toml)", CMD_VALUE_ANY, NULL }
+#define HOSTSEL_ROW_SSH_CONFIG \
+	{ "ssh-config", HOSTSEL_OPT_SSH_CONFIG, 0, "FILE", \
+	    "where \"ssh\" aliases and jump hosts are\n" \
+	    "resolved (default ~/.ssh/config)", CMD_VALUE_ANY, NULL }
 
 /*
- * Take option c from getopt_long with its arg: 1 when it is one of these,
+ * Take option c from cmd_getopt with its arg: 1 when it is one of these,
  * 0 when it is not, -1 for a bad --parallel (said on stderr).
  */
 int hostsel_opt(struct hostsel *s, int c, const char *arg);
 
 /*
  * The hosts of cfg that --hosts selects (all without it) in *hosts, a new
- * array the caller frees, and their number in *n.  Returns EXIT_OK, or
- * EXIT_USAGE after saying why on stderr, or EXIT_FAIL when the open-file
+ * array the caller frees, and their number in *n.  Returns 0, SO_EINVAL
+ * for a selection that names no host of cfg, or SO_EIO when the open-file
  * limit is too low for --parallel hosts at once (it is raised up to the
- * hard limit first).
+ * hard limit first), with the reason in err.
  */
 int hostsel_select(const struct hostsel *s, const struct config *cfg,
-    struct host ***hosts, size_t *n);
+    struct host ***hosts, size_t *n, struct so_err *err);
 
 #endif

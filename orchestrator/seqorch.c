@@ -49,10 +49,16 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* As git does: "help run" is "run --help". */
+	/* The table docs/gen-help.sh and the tests read. */
+	if (strcmp(argv[1], "help") == 0 && argc == 3 &&
+	    strcmp(argv[2], "--table") == 0) {
+		cmd_print_table(stdout);
+		return EXIT_OK;
+	}
 	if (strcmp(argv[1], "help") == 0 && argc > 2) {
 		if ((cmd = cmd_find(argv[2])) == NULL)
 			return unknown(argv[2]);
-		cmd_print_usage(cmd);
+		cmd_print_usage(cmd, stdout);
 		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -67,5 +73,5 @@ main(int argc, char **argv)
 	}
 	if ((cmd = cmd_find(argv[1])) == NULL)
 		return unknown(argv[1]);
-	return cmd->exec(argc - 1, argv + 1);
+	return cmd->exec(cmd, argc - 1, argv + 1);
 }

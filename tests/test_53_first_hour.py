@@ -529,7 +529,7 @@ def test_artifacts_header_and_total(site):
 
 
 def complete(cwd, *words):
-    script = (f"source {ROOT / 'docs' / 'completion.bash'}\n"
+    script = (f"source {ROOT / 'build' / 'seqorch.bash'}\n"
               f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); "
               f"COMP_CWORD={len(words) - 1}\n"
               "_seqorch; printf '%s\\n' \"${COMPREPLY[@]}\"\n")

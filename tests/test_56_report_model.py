@@ -6,6 +6,7 @@ sample_metrics, whatever the study calls its phases.
 The database is made from schema.sql with hand-chosen samples, so every
 expected figure is computed here from the same numbers."""
 import json
+import re
 import sqlite3
 import subprocess
 
@@ -127,9 +128,9 @@ def test_phase_names_are_discovered(db):
 
 
 def complete(*words):
-    """What docs/completion.bash offers for the last of words (seqorch
+    """What build/seqorch.bash offers for the last of words (seqorch
     first), in a bash that reads no dotfiles."""
-    script = (f'source {ROOT / "docs" / "completion.bash"}\n'
+    script = (f'source {ROOT / "build" / "seqorch.bash"}\n'
               'COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))\n'
               '_seqorch; printf "%s\\n" "${COMPREPLY[@]}"\n')
     p = subprocess.run(["bash", "--norc", "--noprofile", "-c", script,
@@ -139,9 +140,21 @@ def complete(*words):
     return p.stdout.split()
 
 
+def renderers(cmd):
+    """The command's renderer table, as its unknown --format names it."""
+    p = subprocess.run([str(SEQORCH), cmd, "--format", ""],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    m = re.search(r'unknown --format "" \((.*)\)$', p.stderr.strip())
+    assert m, p.stderr
+    return m.group(1).split(", ")
+
+
 def test_completion_offers_each_command_its_renderers():
-    """The formats come from the command's renderer table: compare has
-    no csv or html, report has all five."""
+    """The --format words of each entry are its renderer table: compare
+    has no csv or html, report has all five."""
+    for cmd in ("report", "compare"):
+        assert complete(cmd, "--format", "") == renderers(cmd), cmd
     assert complete("report", "--format", "") == [
         "text", "markdown", "csv", "json", "html"]
     assert complete("compare", "--format", "") == ["text", "markdown", "json"]

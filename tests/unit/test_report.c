@@ -744,7 +744,7 @@ command(char **out, char **errs, ...)
 	fflush(stderr);
 	so = redirect(STDOUT_FILENO, opath);
 	se = redirect(STDERR_FILENO, epath);
-	code = cmd_report_entry.exec(argc, argv);
+	code = cmd_report_entry.exec(&cmd_report_entry, argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	restore(STDOUT_FILENO, so);
