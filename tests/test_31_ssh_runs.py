@@ -310,8 +310,12 @@ def test_connection_dropped_after_the_done_record(tmp_path, hosts):
     p = start(tmp_path, steps, samples)
     held = []
     try:
-        held = wait_for(lambda: agent_wrappers(a.workdir),
-                        "the agent's wrapper", p, tmp_path)
+        # Stopped once it wrote the agent's pid: stopped before, it
+        # would never start the agent (CI saw that once, under load).
+        held = wait_for(lambda: [
+            f for f in a.workdir.glob("runs/*/pid")
+            if f.read_text().strip()] and agent_wrappers(a.workdir),
+            "the agent's wrapper", p, tmp_path)
         for pid in held:
             os.kill(pid, signal.SIGSTOP)
         records = wait_for(lambda: list(a.workdir.glob("runs/*/records")),

@@ -317,9 +317,23 @@ def small_fs(tmp_path):
 def test_disk_full(tmp_path, small_fs):
     workdir = local_hosts(tmp_path)
     db = small_fs / "results.db"
-    p = start_local(tmp_path, 12, db)
+    # 48 samples a variant: the run is still writing samples when the
+    # disk is full (with 12, CI saw one finish before the filler did).
+    p = start_local(tmp_path, 48, db)
     try:
         wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        # Empty the WAL first: a WAL that already holds room lets the
+        # next commits reuse it (SQLite rewinds it after a checkpoint),
+        # so whether a commit needs the disk would depend on timing.
+        con = sqlite3.connect(db, timeout=30)
+        for _ in range(200):
+            busy, log, _ = con.execute(
+                "PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy == 0 and log == 0:
+                break
+            time.sleep(0.05)
+        con.close()
+        assert busy == 0 and log == 0, "the WAL was never truncated"
         # Fill what is left; the next write the database needs fails.
         # (The run's artifacts may have filled it already: then even
         # creating the filler fails, which is the same full disk.)
