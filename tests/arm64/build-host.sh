@@ -26,6 +26,7 @@
 # binfmt_misc).  Needs mmdebstrap, qemu-user-static and a C compiler with
 # a static libc (the Makefile's DEBS_ARM64).  Prints CACHE/rootfs.
 set -eu
+. "$(dirname "$0")/../lib-rootfs.sh"
 
 cache=${1:?usage: build-host.sh CACHE}
 qemu=/usr/bin/qemu-aarch64-static
@@ -99,29 +100,12 @@ if [ ! -f "$binfmt/$entry" ]; then
 fi
 grep -qx enabled "$binfmt/$entry" || die "binfmt entry $entry is disabled"
 
-# The mirrors: apt's own sources here (deb822 files are pasted as they are).
-set --
-for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-    /etc/apt/sources.list.d/*.sources; do
-	[ -s "$f" ] && set -- "$@" "$f"
-done
-[ $# -gt 0 ] || die "no apt sources in /etc/apt"
-
-stamp="packages=$packages"
-if ! [ -f "$cache/rootfs.stamp" ] ||
-    [ "$(cat "$cache/rootfs.stamp")" != "$stamp" ] || ! [ -d "$cache/rootfs" ]
-then
-	rm -rf "$cache/rootfs" "$cache/rootfs.tmp" "$cache/rootfs.stamp"
-	echo "build-host.sh: building the arm64 rootfs in $cache" \
-	    "(some minutes)" >&2
-	# mmdebstrap runs the packages' scripts through the entry above, so
-	# qemu is in the rootfs while it builds; it removes it at the end.
-	mmdebstrap --quiet --mode=root --arch=arm64 --variant=minbase \
-	    --include="$packages" \
-	    --setup-hook="mkdir -p \"\$1/usr/bin\" && cp $qemu \"\$1$qemu\"" \
-	    bookworm "$cache/rootfs.tmp" "$@" >&2
-	mv "$cache/rootfs.tmp" "$cache/rootfs"
-	echo "$stamp" > "$cache/rootfs.stamp"
-fi
+# mmdebstrap runs the packages' scripts through the entry above, so qemu is
+# in the rootfs while it builds; it removes it at the end.
+rootfs_build "$cache" "$packages" build-host.sh \
+    mmdebstrap --quiet --mode=root --arch=arm64 --variant=minbase \
+    --include="$packages" \
+    --setup-hook="mkdir -p \"\$1/usr/bin\" && cp $qemu \"\$1$qemu\"" \
+    bookworm "$cache/rootfs.tmp" || die "cannot build the rootfs in $cache"
 cmp -s "$qemu" "$cache/rootfs$qemu" || cp "$qemu" "$cache/rootfs$qemu"
 echo "$cache/rootfs"

@@ -30,6 +30,7 @@ set -eu
 cache=${1:-/var/cache/seqorch-fresh}
 rounds=${2:-1}
 here=$(cd "$(dirname "$0")/../.." && pwd -P)
+. "$here/tests/lib-rootfs.sh"
 packages=git,make,ca-certificates
 
 die() {
@@ -44,26 +45,12 @@ cache=$(cd "$cache" && pwd -P)
 exec 9> "$cache/lock"
 flock 9
 
-set --
-for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-    /etc/apt/sources.list.d/*.sources; do
-	[ -s "$f" ] && set -- "$@" "$f"
-done
-[ $# -gt 0 ] || die "no apt sources in /etc/apt"
-
-stamp="packages=$packages"
-if ! [ -f "$cache/rootfs.stamp" ] ||
-    [ "$(cat "$cache/rootfs.stamp")" != "$stamp" ] || ! [ -d "$cache/rootfs" ]
-then
-	rm -rf "$cache/rootfs" "$cache/rootfs.tmp" "$cache/rootfs.stamp"
-	echo "time-make-run.sh: building the rootfs in $cache" >&2
-	# A fresh machine has no apt lists and no downloaded packages:
-	# mmdebstrap's minbase leaves both empty.
-	mmdebstrap --quiet --mode=root --arch=amd64 --variant=minbase \
-	    --include="$packages" bookworm "$cache/rootfs.tmp" "$@" >&2
-	mv "$cache/rootfs.tmp" "$cache/rootfs"
-	echo "$stamp" > "$cache/rootfs.stamp"
-fi
+# A fresh machine has no apt lists and no downloaded packages: mmdebstrap's
+# minbase leaves both empty.
+rootfs_build "$cache" "$packages" time-make-run.sh \
+    mmdebstrap --quiet --mode=root --arch=amd64 --variant=minbase \
+    --include="$packages" bookworm "$cache/rootfs.tmp" ||
+    die "cannot build the rootfs in $cache"
 
 git -C "$here" bundle create "$cache/seqorch.bundle" HEAD 2>/dev/null ||
     die "cannot bundle $here's HEAD"
