@@ -791,6 +791,15 @@ def q_consts(a):
     a.out.append("\t.text")
 
 
+def q_round_loop(a, name, model):
+    """Two rounds a pass, %rax over the round constants up to %rdx."""
+    a.label(".Lround_" + name)
+    block(a, q_two_rounds, 15, HOME, HOME, model)
+    a.op("addq $64, %rax")
+    a.op("cmpq %rdx, %rax")
+    a.op("jne .Lround_" + name)
+
+
 def q_permute(a, name, model):
     """void name(uint64_t s[25]), the early-pi layout."""
     func(a, name)
@@ -806,11 +815,7 @@ def q_permute(a, name, model):
              (8 * lane(x + 3, 0), xmm(reg), xmm(reg)))
     a.op("leaq .Lrcq(%rip), %rax")
     a.op("leaq 768(%rax), %rdx")
-    a.label(".Lround_" + name)
-    block(a, q_two_rounds, 15, HOME, HOME, model)
-    a.op("addq $64, %rax")
-    a.op("cmpq %rdx, %rax")
-    a.op("jne .Lround_" + name)
+    q_round_loop(a, name, model)
     for x in range(5):
         for k in range(2):
             reg = HOME[3 * x + k]
@@ -841,11 +846,7 @@ def q_chain(a, name, model):
     a.op("leaq .Lrcq+32(%rip), %rax")
     a.op("leaq .Lrcq+736(%rip), %rdx")
     a.op(".balign 32")
-    a.label(".Lround_" + name)
-    block(a, q_two_rounds, 15, HOME, HOME, model)
-    a.op("addq $64, %rax")
-    a.op("cmpq %rdx, %rax")
-    a.op("jne .Lround_" + name)
+    q_round_loop(a, name, model)
 
     def last(g, v):
         P = [[v[3 * x], v[3 * x + 1]] for x in range(5)]
