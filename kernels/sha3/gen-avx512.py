@@ -85,11 +85,12 @@ def xmm(r):
 
 
 # Port models the scheduler orders for (docs/studies.md): the execution
-# ports of each op kind and one latency for all (or one per kind), as measured on the
-# study's Emerald Rapids VM ("intel") and Zen 5 VM ("zen5": every op 2
-# cycles; four vector pipes, rotates on two of them; the shuffles are
-# modelled on the other two, which measured 3% faster than letting them
-# take any pipe, though the core ran 4 unpacks a cycle alone).
+# ports of each op kind and one latency for all (or one per kind), as
+# measured on the study's Emerald Rapids VM ("intel") and Zen 5 VM
+# ("zen5": every op 2 cycles; four vector pipes, rotates on two of them;
+# the shuffles are modelled on the other two, which measured 3% faster
+# than letting them take any pipe, though the core ran 4 unpacks a cycle
+# alone).
 # "zen5-l1" is Zen 5's pipes with latency 1: the order is then longest
 # path first almost regardless of the pipes, which measured 3% faster
 # than "zen5" for avx512-early-pi (and 2% slower for the lane pairs).
@@ -448,7 +449,7 @@ def schedule(g, ins, outs, model):
     order, pending, cycle = [], set(range(len(ops))), 0
     while pending:
         ready = sorted((i for i in pending if all(
-            ready_at.get(s, cycle + 1) <= cycle for s in ops[i].srcs
+            s in ready_at and ready_at[s] <= cycle for s in ops[i].srcs
             if isinstance(s, int))), key=lambda i: (-height[i], i))
         free = set("".join(ports.values()))
         for kinds in (("rot", "shuf"), ("alu", "tern")):
