@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the AVX-512 sha3 kernels' assembly (kernel.S of avx512-wrapped,
-avx512-fused, avx512-unrolled, avx512-zen5, avx512-zen4 and
-avx512-early-pi; the last has a layout of its own, described at q_parity
+avx512-fused, avx512-unrolled, avx512-zen5, avx512-zen4,
+avx512-zen4-late and avx512-early-pi; the last has a layout of its own, described at q_parity
 below).
 
     python3 kernels/sha3/gen-avx512.py      (from the repository root)
@@ -61,6 +61,10 @@ KERNELS = [
     ("avx512-zen4/kernel.S",
      "As avx512-fused, ordered for Zen 4's pipes (rotates 2 cycles, "
      "every other op 1).", True, False, "zen4"),
+    ("avx512-zen4-late/kernel.S",
+     "As avx512-zen4, with each theta and parity ternlog overwriting "
+     "its source ready last (a copy of it if it lives on).", True, False,
+     "zen4-late"),
 ]
 # The early-pi layout's kernel (q_emit): its output, description, model.
 EARLY_PI = ("avx512-early-pi/kernel.S",
@@ -107,6 +111,16 @@ MODELS = {
     "zen4": ({"rot": "12", "shuf": "12", "alu": "0312", "tern": "0312"},
              {"rot": 2, "shuf": 1, "alu": 1, "tern": 1}),
 }
+MODELS["zen4-late"] = MODELS["zen4"]
+# Models whose theta and parity ternlogs (XOR3) take as destination the
+# source the schedule makes ready last, copied when it lives on.  On Zen 4 a vpternlogq whose
+# destination operand was ready two or more cycles before its latest
+# source waits about one cycle more (1.9 cycles a step in a chain
+# through its second operand, 1.0 when the destination is at most a
+# cycle older): theta's state lane, older than rol(c, 1), sat there.
+# Chi's sources come from unpacks a cycle apart, and it measured the
+# same with the rule and 40 more moves a hash (docs/studies.md).
+LATE_DST = {"zen4-late"}
 KIND = {"xor": "alu", "tern": "tern", "rol": "rot", "rolv": "rot",
         "shuf": "shuf", "unpckl": "shuf", "unpckh": "shuf", "pick": "shuf",
         "align": "shuf"}
@@ -470,6 +484,7 @@ def schedule(g, ins, outs, model):
                     live -= left[s] == 0
                 live += 1
                 ready_at[o.dst] = cycle + lat[KIND[o.kind]]
+                o.ready = ready_at[o.dst]
                 pending.discard(i)
                 order.append(o)
         if ready and not any(i not in pending for i in ready):
@@ -492,12 +507,15 @@ def ternlog_imm(f, perm):
     return imm
 
 
-def allocate(order, regs, outs, homes):
+def allocate(order, regs, outs, homes, late=False):
     """Registers for the ordered ops: regs maps the input values to
     their registers, output value outs[i] must end in homes[i].  Returns
     the instruction lines.  A ternlog overwrites a source that dies at it
     (any of the three, through the immediate), else a copy of one
-    (vmovdqa64, eliminated at rename)."""
+    (vmovdqa64, eliminated at rename).  With late, an XOR3 ternlog
+    overwrites its source ready last in the schedule (a copy of it if it
+    lives on)."""
+    ready = {o.dst: o.ready for o in order}     # inputs: 0
     last = {}
     for i, o in enumerate(order):
         for s in o.srcs:
@@ -535,13 +553,20 @@ def allocate(order, regs, outs, homes):
             mem = [p for p, s in enumerate(o.srcs) if isinstance(s, str)]
             cand = [p for p, s in enumerate(o.srcs)
                     if s in dying and o.srcs.count(s) == 1]
-            if cand:
+            if late and o.arg is XOR3:
+                d = max((p for p, s in enumerate(o.srcs)
+                         if isinstance(s, int)),
+                        key=lambda p: (ready.get(o.srcs[p], 0), p in cand,
+                                       reg[o.srcs[p]] == want.get(o.dst)))
+            elif cand:
                 d = next((p for p in cand
                           if reg[o.srcs[p]] == want.get(o.dst)), cand[0])
+            else:
+                d = next(p for p in range(3) if p not in mem)
+            if d in cand:
                 rd = reg[o.srcs[d]]
                 dying.remove(o.srcs[d])
             else:
-                d = next(p for p in range(3) if p not in mem)
                 rd = take(o.dst)
                 lines.append("vmovdqa64 %s, %s" % (xmm(reg[o.srcs[d]]),
                                                    xmm(rd)))
@@ -604,7 +629,8 @@ def block(a, build, nin, regs, homes, model="intel"):
     g = Graph(nin)
     outs = build(g, list(range(nin)))
     order = schedule(g, list(range(nin)), outs, model)
-    for line in allocate(order, dict(enumerate(regs)), outs, homes):
+    for line in allocate(order, dict(enumerate(regs)), outs, homes,
+                         model in LATE_DST):
         a.op(line)
 
 
