@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate the AVX-512 sha3 kernels' assembly (kernel.S of avx512-wrapped,
-avx512-fused, avx512-unrolled, avx512-zen5, avx512-zen4,
-avx512-zen4-late and avx512-early-pi; the last has a layout of its own, described at q_parity
-below).
+avx512-fused, avx512-unrolled, avx512-zen5, avx512-zen4, avx512-zen4-late
+and avx512-early-pi; the last has a layout of its own, described at
+q_parity below).
 
     python3 kernels/sha3/gen-avx512.py      (from the repository root)
 
@@ -113,11 +113,12 @@ MODELS = {
 }
 MODELS["zen4-late"] = MODELS["zen4"]
 # Models whose theta and parity ternlogs (XOR3) take as destination the
-# source the schedule makes ready last, copied when it lives on.  On Zen 4 a vpternlogq whose
-# destination operand was ready two or more cycles before its latest
-# source waits about one cycle more (1.9 cycles a step in a chain
-# through its second operand, 1.0 when the destination is at most a
-# cycle older): theta's state lane, older than rol(c, 1), sat there.
+# source the schedule makes ready last, copied when it lives on.  On
+# Zen 4 a vpternlogq whose destination operand was ready two or more
+# cycles before its latest source waits about one cycle more (1.9
+# cycles a step in a chain through its second operand, 1.0 when the
+# destination is at most a cycle older): theta's state lane, older than
+# rol(c, 1), sat there.
 # Chi's sources come from unpacks a cycle apart, and it measured the
 # same with the rule and 40 more moves a hash (docs/studies.md).
 LATE_DST = {"zen4-late"}
@@ -137,6 +138,7 @@ def CHI(a, b, c):
 class Op:
     def __init__(self, kind, srcs, arg, dst):
         self.kind, self.srcs, self.arg, self.dst = kind, srcs, arg, dst
+        self.ready = None       # the cycle schedule() makes dst ready
 
 
 class Graph:
