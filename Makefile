@@ -296,6 +296,8 @@ UNIT_report = cmd report db runner deploy window conn local ssh config \
 	sshconfig toml proto disasm artifact bundle collector http fetch export \
 	compare figures reference stats study studies affinity progress \
 	trace strbuf util
+UNIT_compare = compare report db stats study studies figures reference \
+	artifact strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread
