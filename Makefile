@@ -163,7 +163,7 @@ build/kernels/%.S.o: kernels/%.S
 # change when an entry is added or removed) or the target's ARCH does, and
 # make then rereads itself, so that the objects see the tables' new times
 # in the same run.  The tables' own rules only write a missing one.
-REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/ \
+REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/groups.txt kernels/ \
 	$(wildcard kernels/*/ kernels/*/*/ kernels/*/targetings \
 	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
 GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \
@@ -296,6 +296,8 @@ UNIT_report = cmd report db runner deploy window conn local ssh config \
 	sshconfig toml proto disasm artifact bundle collector http fetch export \
 	compare figures reference stats study studies affinity progress \
 	trace strbuf util
+UNIT_compare = compare report db stats study studies figures reference \
+	artifact strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread
