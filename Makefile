@@ -163,7 +163,7 @@ build/kernels/%.S.o: kernels/%.S
 # change when an entry is added or removed) or the target's ARCH does, and
 # make then rereads itself, so that the objects see the tables' new times
 # in the same run.  The tables' own rules only write a missing one.
-REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/ \
+REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/groups.txt kernels/ \
 	$(wildcard kernels/*/ kernels/*/*/ kernels/*/targetings \
 	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
 GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \

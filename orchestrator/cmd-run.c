@@ -60,7 +60,7 @@ run_oom(size_t n)
 	db_close(db);
 }
 
-/* "a, b, c": the studies, or the variants of study. */
+/* "a, b, c": the studies and groups, or the variants of study. */
 static char *
 valid_names(const char *study)
 {
@@ -72,6 +72,9 @@ valid_names(const char *study)
 			strbuf_addstr(&sb, ", ");
 		strbuf_addstr(&sb, study_table[i].name);
 	}
+	for (i = 0; study == NULL && study_groups[i].name != NULL; i++)
+		strbuf_addf(&sb, ", %s (%s)", study_groups[i].name,
+		    study_groups[i].studies);
 	for (i = 0; study != NULL && variant_table[i].study != NULL; i++) {
 		if (strcmp(variant_table[i].study, study) != 0)
 			continue;
@@ -361,7 +364,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
 	struct sigaction sa;
-	char *command = NULL, *studies = NULL, *p, *study;
+	char *command = NULL, *studies = NULL, *expanded = NULL, *p, *study;
 	size_t n = 0;
 	int c, done, taken, rc = EXIT_OK;
 
@@ -456,6 +459,16 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (o.resume == 0) {
+		char *twice;
+
+		o.studies = expanded = study_expand(o.studies, &twice);
+		if (twice != NULL)
+			fprintf(stderr, "seqorch: warning: study \"%s\" is "
+			    "named twice: it runs twice, each time as a run of "
+			    "its own\n", twice);
+		free(twice);
+	}
 	if (check_names(o.studies, o.variants, o.steps) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
@@ -518,6 +531,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 out:
 	free(o.cache);
+	free(expanded);
 	free(studies);
 	free(command);
 	db_close(db);
@@ -547,7 +561,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "its digest is checked against the coordinator's own reference.\n",
 	.opts = (const struct cmd_opt[]){
 		{ "study", 's', 0, "S",
-		    "study, or a comma list run one after another",
+		    "study, or a comma list run one after another;\n"
+		    "a group (`seqorch studies`) is its studies",
 		    CMD_VALUE_STUDY, NULL },
 		HOSTSEL_ROW_HOSTS,
 		{ "steps", 'n', 0, "N",
