@@ -453,3 +453,11 @@ CREATE INDEX samples_run_id ON samples (run_id);
 -- NULL for samples stored before this version.
 ALTER TABLE samples ADD COLUMN host_position INTEGER;
 CREATE INDEX samples_host_order ON samples (run_id, host, host_position);
+
+-- version: 15
+
+-- A run imported with `import --unsigned` (issue 32): its bundle's files
+-- and digests were checked but no signature, so nothing says who made it;
+-- key_fingerprint is then NULL, and every report of the run says so.
+ALTER TABLE imports ADD COLUMN signed INTEGER NOT NULL DEFAULT 1
+	CHECK (signed IN (0, 1));

@@ -577,9 +577,14 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	int rc;
 
 	memset(info, 0, sizeof *info);
-	if ((rc = check_signature(b, pubkey_path, info, err)) != 0)
-		goto fail;
 	man = bundle_get(b, "manifest.json");
+	if (man == NULL) {
+		rc = so_error(err, SO_EPARSE, "bundle: no manifest.json");
+		goto fail;
+	}
+	if (pubkey_path != NULL &&
+	    (rc = check_signature(b, pubkey_path, info, err)) != 0)
+		goto fail;
 	artifact_sha256(man->data, man->len, info->manifest_sha256);
 	info->manifest = cJSON_ParseWithLength((const char *)man->data,
 	    man->len);

@@ -92,7 +92,8 @@ struct bundle_info {
 
 /*
  * Check b: the signature of manifest.json with the Ed25519 public key in
- * PEM file pubkey_path, every listed file's hash and size, no file left
+ * PEM file pubkey_path (NULL: no signature is checked, and
+ * info->key_fingerprint stays empty), every listed file's hash and size, no file left
  * unlisted, and every sample's digest recomputed with its study's
  * independent reference (nothing is rebuilt).  Progress goes to log (may
  * be NULL).  On success info is filled (free with bundle_info_free).

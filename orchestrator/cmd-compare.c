@@ -23,7 +23,7 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct compare_opts o = { .db_path = "results.db" };
 	const void *format;
 	struct so_err err = { 0, "" };
-	struct db *db = NULL;
+	struct db *db = NULL, *base_db = NULL;
 	struct compare_gate gate;
 	char *end;
 	int ch, done, ret, have_base = 0;
@@ -38,6 +38,9 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 			break;
 		case 'd':
 			o.db_path = optarg;
+			break;
+		case 'B':
+			o.base_db_path = optarg;
 			break;
 		case 'f':
 			if (report_opt_format(optarg, compare_renderers,
@@ -65,7 +68,7 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 		if (cmd_run_id_arg("RUN_A", argv[optind++], &o.base) != 0)
 			return EXIT_USAGE;
 		have_base = 1;
-		if (optind >= argc) {
+		if (optind >= argc && o.base_db_path == NULL) {
 			fprintf(stderr, "seqorch: compare needs RUN_A RUN_B, or "
 			    "--baseline RUN\n");
 			return EXIT_USAGE;
@@ -79,13 +82,20 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 		    "--baseline RUN\n");
 		return EXIT_USAGE;
 	}
-	if (o.next == o.base) {
+	if (o.next == o.base && o.base_db_path == NULL) {
 		fprintf(stderr, "seqorch: compare needs two different runs\n");
 		return EXIT_USAGE;
 	}
 	if (cmd_open_existing_db(o.db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	ret = compare_print(db_handle(db), &o, stdout, &gate, &err);
+	if (o.base_db_path != NULL &&
+	    cmd_open_existing_db(o.base_db_path, &base_db) != EXIT_OK) {
+		db_close(db);
+		return EXIT_DB;
+	}
+	ret = compare_print(db_handle(db), base_db != NULL ?
+	    db_handle(base_db) : NULL, &o, stdout, &gate, &err);
+	db_close(base_db);
 	db_close(db);
 	if (ret != 0) {
 		cmd_error(err.msg);
@@ -116,6 +126,7 @@ const struct cmd_entry cmd_compare_entry = {
 	    "usage: seqorch compare RUN_A RUN_B [--db F] [--format F]\n"
 	    "                       [--fail-slower PCT]\n"
 	    "       seqorch compare --baseline RUN [RUN_B] ...\n"
+	    "       seqorch compare --baseline-db A.db --db B.db RUN_A [RUN_B]\n"
 	    "\n"
 	    "For every cell (variant, host, compiler) of two runs of one study,\n"
 	    "the change of the median rate from the baseline (RUN_A) to the new\n"
@@ -127,7 +138,10 @@ const struct cmd_entry cmd_compare_entry = {
 	    "Cells whose steps, seed or final digest differ are refused, with\n"
 	    "the reason.  Each run's status and noise verdict (quiet or noisy,\n"
 	    "from the preflights) head the table; last, the geometric mean of\n"
-	    "the changes.\n",
+	    "the changes.  With --baseline-db, RUN_A is read from that file\n"
+	    "and RUN_B (default: the newest run of the study measured in the\n"
+	    "--db file) from the other, as pyperf compare_to compares two\n"
+	    "files.\n",
 	.opts = (const struct cmd_opt[]){
 		{ "baseline", 'b', 0, "RUN",
 		    "the run to compare against",
@@ -144,6 +158,10 @@ const struct cmd_entry cmd_compare_entry = {
 		    "text (default), markdown or json",
 		    CMD_VALUE_ANY, "text markdown json" },
 		CMD_OPT_DB("F"),
+		{ "baseline-db", 'B', 0, "F",
+		    "read the baseline run from this results\n"
+		    "database (default: --db's)",
+		    CMD_VALUE_ANY, NULL },
 		CMD_OPT_END,
 	},
 	.optcol = 21,

@@ -22,18 +22,19 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct so_err err = { 0 };
 	struct db *db = NULL;
 	size_t i;
-	int c, done, rc, ret = EXIT_OK;
+	int c, done, rc, ret = EXIT_OK, is_unsigned = 0;
 
 	optind = 1;
 	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
 		switch (c) {
 		case 'k': pubkey = optarg; break;
 		case 'd': path = optarg; break;
+		case 'U': is_unsigned = 1; break;
 		}
 	}
 	if (done >= 0)
 		return done;
-	if ((rc = cmd_load_bundle(argv, pubkey, &b)) != EXIT_OK)
+	if ((rc = cmd_load_bundle(argv, pubkey, is_unsigned, &b)) != EXIT_OK)
 		return rc;
 	if (bundle_verify(&b, pubkey, &info, stderr, &err) != 0) {
 		fprintf(stderr, "seqorch: import: refused, the bundle does not "
@@ -64,7 +65,8 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 			.origin_run_id = info.runs[i],
 			.coordinator = info.coordinator,
 			.db_path = info.db_path,
-			.key_fingerprint = info.key_fingerprint,
+			.key_fingerprint = is_unsigned ? NULL :
+			    info.key_fingerprint,
 			.manifest_sha256 = info.manifest_sha256,
 		};
 		int64_t id;
@@ -81,8 +83,9 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 			ret = cmd_exit_code(rc);
 			goto out;
 		}
-		printf("imported run %lld of %s as run %lld\n",
-		    (long long)info.runs[i], info.coordinator, (long long)id);
+		printf("imported run %lld of %s as run %lld%s\n",
+		    (long long)info.runs[i], info.coordinator, (long long)id,
+		    is_unsigned ? ", unsigned: its origin is not checked" : "");
 	}
 out:
 	db_close(db);
@@ -96,6 +99,7 @@ const struct cmd_entry cmd_import_entry = {
 	.summary = "merge a verified bundle's runs into results.db",
 	.usage =
 	    "usage: seqorch import BUNDLE --pubkey PUB [--db results.db]\n"
+	    "       seqorch import BUNDLE --unsigned [--db results.db]\n"
 	    "\n"
 	    "Verifies BUNDLE as `seqorch verify` does (a bundle that fails is\n"
 	    "refused whole), then adds each of its runs to the database under\n"
@@ -103,13 +107,19 @@ const struct cmd_entry cmd_import_entry = {
 	    "reference digests, leases, hosts or imports rows), and records where\n"
 	    "each came from (table imports: coordinator, database, key\n"
 	    "fingerprint).  Importing the same bundle again changes nothing.  An\n"
-	    "imported run cannot be resumed here (`run --resume` refuses it).\n",
+	    "imported run cannot be resumed here (`run --resume` refuses it).\n"
+	    "With --unsigned, for a run to look at here, every check but the\n"
+	    "signature is made; imports.signed is 0 and every report of the\n"
+	    "run says it is unsigned.\n",
 	.notes =
 	    "exit: 0 imported (or already there), 1 refused, 2 usage,\n"
 	    "      3 database\n",
 	.opts = (const struct cmd_opt[]){
 		{ "pubkey", 'k', 0, "PUB", "the signer's Ed25519 public key, "
-		    "a PEM file (required)", CMD_VALUE_ANY, NULL },
+		    "a PEM file (required\nunless --unsigned)", CMD_VALUE_ANY,
+		    NULL },
+		{ "unsigned", 'U', 0, NULL, "import without checking a "
+		    "signature (marked\nso)", CMD_VALUE_ANY, NULL },
 		CMD_OPT_DB("FILE"),
 		CMD_OPT_END,
 	},

@@ -27,7 +27,7 @@ verify_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
-	if ((rc = cmd_load_bundle(argv, pubkey, &b)) != EXIT_OK)
+	if ((rc = cmd_load_bundle(argv, pubkey, 0, &b)) != EXIT_OK)
 		return rc;
 	rc = bundle_verify(&b, pubkey, &info, stderr, &err);
 	bundle_free(&b);

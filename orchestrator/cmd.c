@@ -362,12 +362,18 @@ cmd_getopt(int argc, char **argv, const struct cmd_entry *e, int *done)
 }
 
 int
-cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b)
+cmd_load_bundle(char **argv, const char *pubkey, int is_unsigned,
+    struct bundle *b)
 {
 	struct so_err err = { 0 };
 	int rc;
 
-	if (pubkey == NULL) {
+	if (is_unsigned && pubkey != NULL) {
+		fprintf(stderr, "seqorch: %s: --unsigned and --pubkey exclude "
+		    "each other\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	if (pubkey == NULL && !is_unsigned) {
 		fprintf(stderr, "seqorch: %s: expected BUNDLE and --pubkey PUB "
 		    "(see `seqorch %s --help`)\n", argv[0], argv[0]);
 		return EXIT_USAGE;

@@ -125,10 +125,12 @@ void cmd_error(const char *msg);
 
 /*
  * For import and verify, after cmd_getopt: argv[optind] is BUNDLE, and
- * --pubkey is required; load BUNDLE into *b (the caller frees it with
+ * --pubkey is required unless is_unsigned (import --unsigned), which
+ * excludes it; load BUNDLE into *b (the caller frees it with
  * bundle_free).  EXIT_OK, or the exit code after printing why.
  */
-int cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b);
+int cmd_load_bundle(char **argv, const char *pubkey, int is_unsigned,
+    struct bundle *b);
 
 /*
  * The value of an integer option, from 1 to max, in *out; -1 with a

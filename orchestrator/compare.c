@@ -296,6 +296,9 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 	wb = run_words(&c->rb);
 	fprintf(out, "  baseline  run %" PRId64 ": %s\n  new       run %"
 	    PRId64 ": %s\n", c->ra.id, wa, c->rb.id, wb);
+	if (o->base_db_path != NULL)
+		fprintf(out, "  files     baseline \"%s\", new \"%s\"\n",
+		    o->base_db_path, o->db_path);
 	free(wb);
 	free(wa);
 	fprintf(out, "change of the median rate (%s/s; + is faster), %d%% "
@@ -380,6 +383,10 @@ json(const struct cmp *c, const struct compare_opts *o)
 	cJSON_AddStringToObject(root, "study", c->rb.study);
 	cJSON_AddNumberToObject(root, "baseline", (double)c->ra.id);
 	cJSON_AddNumberToObject(root, "new", (double)c->rb.id);
+	if (o->base_db_path != NULL) {
+		cJSON_AddStringToObject(root, "baseline_db", o->base_db_path);
+		cJSON_AddStringToObject(root, "new_db", o->db_path);
+	}
 	cJSON_AddStringToObject(root, "baseline_status", c->ra.status);
 	cJSON_AddStringToObject(root, "new_status", c->rb.status);
 	cJSON_AddStringToObject(root, "baseline_noise", noise(&c->ra));
@@ -438,7 +445,11 @@ newest_measured(sqlite3 *db, const char *study, int64_t base, int64_t *id,
 	    err)) != 0)
 		return ret;
 	if (*id == 0)
-		ret = so_error(err, SO_ENOTFOUND, "no run of study \"%s\" "
+		ret = base == 0 ? so_error(err, SO_ENOTFOUND, "no run of "
+		    "study \"%s\" measured here to compare the baseline "
+		    "with (%s%s)", study, passed != NULL ? "others: " :
+		    "none at all", passed != NULL ? passed : "") :
+		    so_error(err, SO_ENOTFOUND, "no run of study \"%s\" "
 		    "measured here after run %" PRId64 " to compare it with "
 		    "(%s%s)", study, base, passed != NULL ? "newer: " :
 		    "none is newer", passed != NULL ? passed : "");
@@ -484,8 +495,8 @@ const struct compare_renderer compare_renderers[] = {
 };
 
 int
-compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
-    struct compare_gate *gate, struct so_err *err)
+compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
+    FILE *out, struct compare_gate *gate, struct so_err *err)
 {
 	struct cmp c;
 	int64_t next = o->next;
@@ -494,10 +505,12 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 
 	memset(&c, 0, sizeof c);
 	memset(gate, 0, sizeof *gate);
-	if ((ret = report_load_one(db, o->base, o->db_path, &c.ra, err)) != 0)
+	if ((ret = report_load_one(base_db != NULL ? base_db : db, o->base,
+	    base_db != NULL ? o->base_db_path : o->db_path, &c.ra, err)) != 0)
 		return ret;
-	if (next == 0 && (ret = newest_measured(db, c.ra.study, o->base,
-	    &next, err)) != 0)
+	/* Ids of another file say nothing of order here: any run is newer. */
+	if (next == 0 && (ret = newest_measured(db, c.ra.study,
+	    base_db != NULL ? 0 : o->base, &next, err)) != 0)
 		goto out;
 	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
 		goto out;

@@ -38,6 +38,8 @@ struct compare_opts {
 	const struct compare_renderer *format;	/* NULL: text */
 	double		 fail_slower;	/* > 0: a percentage */
 	const char	*db_path;
+	/* --baseline-db: base's file (NULL: db_path's, as next's). */
+	const char	*base_db_path;
 };
 
 /*
@@ -54,13 +56,15 @@ struct compare_gate {
 };
 
 /*
- * Compare and print, filling *gate.  With --baseline alone (next 0) the
- * new run is the newest run of the study after the baseline measured
- * here, whatever its status; newer imported or --explore runs are named
- * on stderr.  SO_ENOTFOUND for an unknown run or no such run, SO_EINVAL when the runs are of different
+ * Compare and print, filling *gate: run base of base_db (NULL: of db)
+ * with run next of db.  With --baseline alone (next 0) the new run is the
+ * newest run of the study after the baseline measured here (with a
+ * base_db of its own: the newest in db), whatever its status; newer
+ * imported or --explore runs are named on stderr.  SO_ENOTFOUND for an unknown run or no such run, SO_EINVAL when the runs are of different
  * studies (nothing would be comparable), SO_EDB.
  */
-int compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
+int compare_print(sqlite3 *db, sqlite3 *base_db,
+    const struct compare_opts *o, FILE *out,
     struct compare_gate *gate, struct so_err *err);
 void compare_gate_free(struct compare_gate *gate);
 

@@ -172,8 +172,10 @@ db_report_header(sqlite3 *db, int64_t id,
 {
 	static const char sql[] =
 	    "SELECT study, status, started_at, finished_at, command, seed,"
-	    " steps, samples_per_variant, exploratory, openssl_cap"
-	    " FROM runs WHERE id = ?1";
+	    " steps, samples_per_variant, exploratory, openssl_cap,"
+	    " i.origin_coordinator, i.origin_run_id, i.signed"
+	    " FROM runs LEFT JOIN imports i ON i.run_id = runs.id"
+	    " WHERE id = ?1";
 	struct db_header h;
 	sqlite3_stmt *st;
 	int rc, ret = 0;
@@ -192,6 +194,9 @@ db_report_header(sqlite3 *db, int64_t id,
 		h.samples = sqlite3_column_int64(st, 7);
 		h.exploratory = sqlite3_column_int(st, 8) != 0;
 		h.openssl_cap = col_str(st, 9);
+		h.imported_from = col_str(st, 10);
+		h.origin_run = sqlite3_column_int64(st, 11);
+		h.imported_signed = sqlite3_column_int(st, 12) != 0;
 		fn(&h, arg);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "

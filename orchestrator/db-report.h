@@ -37,6 +37,10 @@ struct db_header {
 	const char	*seed, *openssl_cap;
 	int64_t		 steps, samples;
 	int		 exploratory;
+	/* An imported run's origin (NULL: measured here) and signature. */
+	const char	*imported_from;
+	int64_t		 origin_run;
+	int		 imported_signed;
 };
 /* Run id's header to fn.  SO_ENOTFOUND when the run is gone. */
 int db_report_header(sqlite3 *db, int64_t id,

@@ -747,8 +747,9 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 	}
 	if (sqlite3_prepare_v2(h, "INSERT INTO imports (run_id, "
 	    "origin_run_id, origin_coordinator, origin_db, key_fingerprint, "
-	    "manifest_sha256, imported_at) VALUES (?, ?, ?, ?, ?, ?, "
-	    "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))", -1, &st, NULL) !=
+	    "manifest_sha256, imported_at, signed) VALUES (?, ?, ?, ?, ?, ?, "
+	    "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?5 IS NOT NULL)", -1, &st,
+	    NULL) !=
 	    SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "database: %s", sqlite3_errmsg(h));
 		goto rollback;

@@ -361,7 +361,8 @@ int db_run_rows(struct db *db, int64_t run_id, cJSON **out,
 struct import_origin {
 	int64_t origin_run_id;
 	const char *coordinator, *db_path;	/* as the bundle says */
-	const char *key_fingerprint;		/* of the verifying key */
+	/* Of the verifying key; NULL: imported unsigned (imports.signed 0). */
+	const char *key_fingerprint;
 	const char *manifest_sha256;		/* the bundle's identity */
 };
 

@@ -590,6 +590,14 @@ html_run(const struct rrun *r, FILE *out)
 	fputs("</dd><dt>command</dt><dd><code>", out);
 	report_html_text(out, r->command);
 	fputs("</code></dd>", out);
+	if (r->imported_from != NULL) {
+		fprintf(out, "<dt>imported</dt><dd>run %" PRId64 " of ",
+		    r->origin_run);
+		report_html_text(out, r->imported_from);
+		fputs(r->imported_signed ? ", signature verified</dd>" :
+		    ", <strong>unsigned</strong>: nothing checked who measured "
+		    "it</dd>", out);
+	}
 	for (i = 0; i < r->ndigests; i++) {
 		fputs("<dt>digest</dt><dd>", out);
 		if (r->digests[i].distinct == 1) {

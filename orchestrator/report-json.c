@@ -267,6 +267,13 @@ report_json_header(cJSON *o, const struct rrun *r)
 	report_json_str(o, "started_at", r->started_at);
 	report_json_str(o, "finished_at", r->finished_at);
 	report_json_str(o, "command", r->command);
+	if (r->imported_from != NULL) {
+		cJSON *i = cJSON_AddObjectToObject(o, "imported");
+
+		cJSON_AddNumberToObject(i, "origin_run", (double)r->origin_run);
+		report_json_str(i, "coordinator", r->imported_from);
+		cJSON_AddBoolToObject(i, "signed", r->imported_signed);
+	}
 }
 
 static cJSON *

@@ -184,6 +184,7 @@ report_free_run(struct rrun *r)
 	free(r->command);
 	free(r->seed);
 	free(r->openssl_cap);
+	free(r->imported_from);
 	memset(r, 0, sizeof *r);
 }
 
@@ -650,6 +651,9 @@ set_header(const struct db_header *h, void *arg)
 	r->samples = h->samples;
 	r->exploratory = h->exploratory;
 	r->openssl_cap = dup(h->openssl_cap);
+	r->imported_from = dup(h->imported_from);
+	r->origin_run = h->origin_run;
+	r->imported_signed = h->imported_signed;
 }
 
 static void

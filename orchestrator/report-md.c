@@ -28,6 +28,12 @@ md_header(const struct rrun *r, FILE *out)
 	fputs("| command | ", out);
 	report_md_text(out, r->command);
 	fputs(" |\n", out);
+	if (r->imported_from != NULL) {
+		fprintf(out, "| imported | run %" PRId64 " of ", r->origin_run);
+		report_md_text(out, r->imported_from);
+		fputs(r->imported_signed ? ", signature verified |\n" :
+		    ", **unsigned**: nothing checked who measured it |\n", out);
+	}
 	for (i = 0; i < r->ndigests; i++) {
 		if (r->digests[i].distinct == 1)
 			fprintf(out, "| digest | `%s` in all %" PRId64 " valid "

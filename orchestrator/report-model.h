@@ -237,6 +237,13 @@ struct rrun {
 	char		*command;
 	char		*seed;
 	char		*openssl_cap;	/* --openssl-cap of the run, or NULL */
+	/*
+	 * An imported run: the coordinator and run id of its bundle, and
+	 * whether a signature was checked (import --unsigned: not).
+	 */
+	char		*imported_from;	/* NULL: measured here */
+	int64_t		 origin_run;
+	int		 imported_signed;
 	int64_t		 steps;
 	int64_t		 samples;
 	int		 exploratory;

@@ -97,6 +97,11 @@ text_header(const struct rrun *r, FILE *out)
 	report_emit(out, "  finished  %s", r->finished_at != NULL ?
 	    r->finished_at : "-");
 	report_emit_wrapped(out, "  command   ", r->command);
+	if (r->imported_from != NULL)
+		report_emit(out, "  imported  run %" PRId64 " of %s, %s",
+		    r->origin_run, r->imported_from, r->imported_signed ?
+		    "signature verified" : "UNSIGNED: nothing checked who "
+		    "measured it");
 	if (r->ndigests == 0)
 		report_emit(out, "  digest    no valid samples");
 	for (i = 0; i < r->ndigests; i++) {

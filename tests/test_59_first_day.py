@@ -2,9 +2,12 @@
 from any directory ($SEQORCH_CONFIG, ./hosts.toml, the XDG config
 directory), `seqorch init` writing a starter one, and hints that carry the
 --config and --db given so that they work when pasted."""
+import json
 import os
 import shlex
 import subprocess
+
+import pytest
 
 from conftest import SEQORCH, query, write_hosts
 
@@ -87,23 +90,31 @@ def test_config_search_and_init(tmp_path):
     assert "nosuch.toml" in r.stderr and "$SEQORCH_CONFIG" in r.stderr
 
 
-def test_run_elsewhere_and_pasted_hints(tmp_path, workdir):
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory, workdir):
     """A run from a directory without hosts.toml, its inventory and
-    database named by options; the printed hints, pasted into a shell in
-    yet another directory, work."""
-    (tmp_path / "home").mkdir()
-    inv = tmp_path / "my hosts.toml"
+    database named by options (paths with a space): (root, db, stderr)."""
+    root = tmp_path_factory.mktemp("firstday")
+    (root / "home").mkdir()
+    inv = root / "my hosts.toml"
     write_hosts(inv, workdir)
-    db = tmp_path / "my results.db"
-    work = tmp_path / "work"
+    db = root / "my results.db"
+    work = root / "work"
     work.mkdir()
     r = run(work, "run", "--study", "sha3", "--steps", "1000", "--samples",
-            "1", "--config", inv, "--db", db)
+            "3", "--config", inv, "--db", db)
     assert r.returncode == 0, r.stderr
+    return root, db, r.stderr
+
+
+def test_run_elsewhere_and_pasted_hints(measured):
+    """The hints a run prints, pasted into a shell in yet another
+    directory, work."""
+    root, db, stderr = measured
     assert query(db, "select count(*) from runs") == [(1,)]
-    hint = [ln for ln in r.stderr.splitlines() if ln.startswith("next: ")]
-    assert hint == [f"next: seqorch report --run 1 --db {shlex.quote(str(db))}"]
-    elsewhere = tmp_path / "elsewhere"
+    hint = [ln for ln in stderr.splitlines() if ln.startswith("next: ")]
+    assert hint == [f"next: seqorch report --run 1 --db '{db}'"]
+    elsewhere = root / "elsewhere"
     elsewhere.mkdir()
     cmd = hint[0][len("next: "):].replace("seqorch", shlex.quote(str(SEQORCH)),
                                          1)
@@ -114,5 +125,53 @@ def test_run_elsewhere_and_pasted_hints(tmp_path, workdir):
     # Finished: resuming says so, with a hint that carries --db.
     r = run(elsewhere, "run", "--resume", "1", "--db", db)
     assert r.returncode == 0, r.stderr
-    assert f"next: seqorch report --run 1 --db {shlex.quote(str(db))}" in \
-        r.stderr
+    assert f"next: seqorch report --run 1 --db '{db}'" in r.stderr
+
+
+def test_unsigned_import_and_compare_across_files(measured, tmp_path):
+    """A bundle imported without a signature is marked so in imports and
+    in every report format; compare reads RUN_A from --baseline-db."""
+    root, a_db, _ = measured
+    (tmp_path / "home").mkdir()
+    r = run(tmp_path, "export", "--run", "1", "--db", a_db, "--bundle",
+            "b.tar")
+    assert r.returncode == 0, r.stderr
+    r = run(tmp_path, "import", "b.tar", "--db", "b.db")
+    assert r.returncode == 2 and "--pubkey" in r.stderr
+    r = run(tmp_path, "import", "b.tar", "--unsigned", "--pubkey", "k.pub")
+    assert r.returncode == 2 and "exclude each other" in r.stderr
+    r = run(tmp_path, "import", "b.tar", "--unsigned", "--db", "b.db")
+    assert r.returncode == 0, r.stderr
+    assert "as run 1, unsigned" in r.stdout
+    b_db = tmp_path / "b.db"
+    assert query(b_db, "select origin_run_id, key_fingerprint, signed "
+                 "from imports") == [(1, None, 0)]
+    for fmt, mark in (("text", "UNSIGNED"), ("markdown", "**unsigned**"),
+                      ("html", "<strong>unsigned</strong>")):
+        r = run(tmp_path, "report", "--run", "1", "--db", b_db, "--format",
+                fmt)
+        assert r.returncode == 0, r.stderr
+        assert mark in r.stdout, (fmt, r.stdout[:2000])
+    r = run(tmp_path, "report", "--run", "1", "--db", b_db, "--format", "json")
+    (rep,) = json.loads(r.stdout)["runs"]
+    assert rep["imported"]["signed"] is False
+    assert rep["imported"]["origin_run"] == 1
+    # The run measured here has no such mark.
+    r = run(tmp_path, "report", "--run", "1", "--db", a_db, "--format", "json")
+    assert "imported" not in json.loads(r.stdout)["runs"][0]
+
+    # The same samples in two files: every cell compared, no change.
+    r = run(tmp_path, "compare", "--baseline-db", a_db, "--db", b_db, "1",
+            "1", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    cmp = json.loads(r.stdout)
+    assert (cmp["baseline_db"], cmp["new_db"]) == (str(a_db), str(b_db))
+    assert cmp["cells"] and all(c["ratio"] == 1 for c in cmp["cells"])
+    # Without RUN_B: the newest run of the study measured in --db.
+    r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "1")
+    assert r.returncode == 0, r.stderr
+    assert f'files     baseline "{b_db}", new "{a_db}"' in r.stdout
+    # RUN_A is looked up in --baseline-db, not in --db.
+    r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "2",
+            "1")
+    assert r.returncode == 2 and f'no run with id 2 in "{b_db}"' in r.stderr

@@ -83,7 +83,7 @@ gate(int64_t base, int64_t next, struct compare_gate *g)
 	int ret;
 
 	assert_non_null(out);
-	ret = compare_print(db_handle(db), &o, out, g, &err);
+	ret = compare_print(db_handle(db), NULL, &o, out, g, &err);
 	fclose(out);
 	if (ret != 0)
 		fail_msg("compare %lld %lld: %s", (long long)base,
