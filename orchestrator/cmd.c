@@ -28,6 +28,7 @@ extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_fetch_entry;
+extern const struct cmd_entry cmd_reproduce_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
@@ -44,6 +45,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_import_entry,
 	&cmd_publish_entry,
 	&cmd_fetch_entry,
+	&cmd_reproduce_entry,
 	NULL,
 };
 
