@@ -188,6 +188,7 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	struct run_params p = { 0 };
 	struct run_outcome out;
 	struct so_err err = { 0 };
+	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
 	char ref[129], ref_selftest[129];
 	const char *status;
@@ -280,7 +281,11 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	    "%u host%s ok, %u failed\n", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
 	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
-	runner_summary(db, run_id, o->db, status, stderr);
+	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
+	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf, status, stderr);
+	strbuf_release(&db_opts);
+	strbuf_release(&run_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
@@ -333,10 +338,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	if (strcmp(r->status, "ok") == 0) {
 		struct strbuf sb = STRBUF_INIT;
 
-		if (strcmp(o->db, "results.db") != 0) {
-			strbuf_addstr(&sb, " --db");
-			rcmd_arg(&sb, o->db);
-		}
+		cmd_hint_opts(&sb, NULL, NULL, o->db);
 		fprintf(stderr, "seqorch: run %lld is finished (ok): nothing to "
 		    "resume\nnext: seqorch report --run %lld%s\n",
 		    (long long)o->resume, (long long)o->resume, sb.buf);
@@ -364,7 +366,7 @@ static int
 run_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct run_opts o = { .db = "results.db", .samples = 3,
-	    .sel = { "all", "hosts.toml", NULL, HOSTSEL_PARALLEL },
+	    .sel = { "all", NULL, NULL, HOSTSEL_PARALLEL },
 	    .max_cv = 0.01, .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	struct config *cfg = NULL;
 	struct db *db = NULL;
