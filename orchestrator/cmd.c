@@ -64,7 +64,12 @@ cmd_find(const char *name)
 void
 cmd_error(const char *msg)
 {
-	fprintf(stderr, "seqorch: %s\n", msg);
+	/* A message may quote what a bundle or a host said: never raw. */
+	char *safe = xstrdup(msg);
+
+	strip_ctrl(safe);
+	fprintf(stderr, "seqorch: %s\n", safe);
+	free(safe);
 }
 
 /* "-o, --output F", as the help shows an option. */
