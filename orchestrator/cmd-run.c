@@ -10,6 +10,7 @@
 #include "db.h"
 #include "deploy.h"
 #include "fetch.h"
+#include "generate.h"
 #include "hostsel.h"
 #include "reference.h"
 #include "remote.h"
@@ -179,10 +180,11 @@ cmd_run_stopped(void)
 	return stop_flag != 0;
 }
 
-int
-cmd_run_study(struct db *db, const char *study, struct host **hosts,
+/* One study's run, its sources at hand; returns an EXIT_* code. */
+static int
+run_study_with(struct db *db, const char *study, struct host **hosts,
     size_t n, const struct run_opts *o, const char *command,
-    int64_t *run_id_out)
+    const struct generated *gen, int64_t *run_id_out)
 {
 	struct run_info ri = { 0 };
 	struct run_params p = { 0 };
@@ -197,19 +199,8 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	/* Each study of a list has its own protocol unless --steps says. */
 	int64_t steps = o->steps > 0 ? o->steps : (int64_t)st->default_steps;
 	char *holder;
-	unsigned fetched, cached;
 	int rc;
 
-	/* Hosts never download: what they build from comes from our cache. */
-	if (fetch_study(study, o->cache, &stop_flag, &fetched, &cached,
-	    &err) != 0) {
-		cmd_error(err.msg);
-		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
-	}
-	if (fetched > 0)
-		fprintf(stderr, "seqorch: fetched %u artifact%s of %s into "
-		    "\"%s\"\n", fetched, fetched == 1 ? "" : "s", study,
-		    o->cache);
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
 	    "(%lld %s)\n", study, (long long)steps, st->unit_plural);
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
@@ -259,6 +250,7 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
 	p.openssl_cap = o->openssl_cap;
+	p.gen = gen;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
@@ -289,6 +281,59 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+/* Does the comma list variants name a variant of study that needs one? */
+static int
+names_generated(const char *study, const char *variants)
+{
+	const struct variant_entry *ve;
+	char *copy, *q, *v;
+	int yes = 0;
+
+	if (variants == NULL)
+		return 0;
+	copy = q = xstrdup(variants);
+	while (!yes && (v = strsep(&q, ",")) != NULL)
+		yes = (ve = study_variant(study, v)) != NULL &&
+		    ve->needs != NULL;
+	free(copy);
+	return yes;
+}
+
+/*
+ * One study's run; returns an EXIT_* code.  Hosts never download: what
+ * they build from comes from our cache, and the sources generated from
+ * it here.  An artifact marked "generate" is fetched when --variants
+ * names a variant that needs it; otherwise a cached one is used and
+ * without one those variants are skipped.
+ */
+int
+cmd_run_study(struct db *db, const char *study, struct host **hosts,
+    size_t n, const struct run_opts *o, const char *command,
+    int64_t *run_id_out)
+{
+	struct generated *gen = NULL;
+	struct so_err err = { 0 };
+	unsigned fetched, cached;
+	int rc;
+
+	if (fetch_study(study, o->cache, names_generated(study, o->variants),
+	    &stop_flag, &fetched, &cached, &err) != 0) {
+		cmd_error(err.msg);
+		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
+	}
+	if (fetched > 0)
+		fprintf(stderr, "seqorch: fetched %u artifact%s of %s into "
+		    "\"%s\"\n", fetched, fetched == 1 ? "" : "s", study,
+		    o->cache);
+	if (generate_study(study, o->cache, &gen, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	rc = run_study_with(db, study, hosts, n, o, command, gen, run_id_out);
+	generated_free(gen);
+	return rc;
 }
 
 /* load_resume: the run is finished, there is nothing to do (exit 0). */
