@@ -111,9 +111,11 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 			continue;
 		}
 		o.studies = x->study;
-		o.variants = x->part->variants != NULL ||
-		    (x->part->first_look_variants != NULL && x->shortened) ?
-		    x->variants : NULL;
+		/*
+		 * Named, even when every one: a variant built from a
+		 * generated source (openssl-* of sha3) is then fetched.
+		 */
+		o.variants = x->variants;
 		o.steps = (int64_t)x->steps;
 		o.samples = o.max_samples = (int64_t)x->samples;
 		run_id = 0;

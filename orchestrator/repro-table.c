@@ -152,9 +152,22 @@ machine_of(const char *id)
 }
 
 /* The seed's figures of x's study, and each host's beside. */
+/* Is name an element of the comma list list? */
+static int
+in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *q;
+
+	for (q = list; (q = strstr(q, name)) != NULL; q += n)
+		if ((q == list || q[-1] == ',') && (q[n] == ',' || q[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 static void
 print_rates(const struct table_data *d, const struct rrepro_run *x,
-    const struct figure *f, size_t nf, FILE *out)
+    const struct repro_part *p, const struct figure *f, size_t nf, FILE *out)
 {
 	char a[16], b[16];
 	const char *unit = study_unit_plural(x->study), *ref;
@@ -193,6 +206,10 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 		if (ref == NULL)
 			fprintf(out, "; stands for no seed machine");
 		fputc('\n', out);
+		if (p != NULL && p->variants != NULL &&
+		    !in_list(p->variants, y->variant))
+			fprintf(out, "      indicative only: %s, where the seed "
+			    "ran %s\n", y->variant, p->variants);
 	}
 }
 
@@ -345,7 +362,8 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 			nf = MAX_FIGURES;
 		if (nr > MAX_FIGURES)
 			nr = MAX_FIGURES;
-		print_rates(&d, x, f, nf, out);
+		print_rates(&d, x, p != NULL && p->label != NULL ? p : NULL, f,
+		    nf, out);
 		if (strcmp(x->part, "api") != 0 && strcmp(x->part, "armcap") != 0)
 			print_ratios(&d, x, fr, nr, out);
 		if (strcmp(x->study, "randomx") == 0)
