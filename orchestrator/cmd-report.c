@@ -38,6 +38,8 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 			latest = 1;
 			break;
 		case 's':
+			if (cmd_check_study(optarg) != 0)
+				return EXIT_USAGE;
 			o.study = optarg;
 			break;
 		case 'd':
@@ -72,6 +74,9 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
+	/* -o - is standard output, as curl and git take it. */
+	if (output != NULL && strcmp(output, "-") == 0)
+		output = NULL;
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
 		o.format = report_renderer_for_path(output);
@@ -88,7 +93,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));
 		db_close(db);
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	ret = report_print(db_handle(db), &o, out, &err);
 	db_close(db);
@@ -96,7 +101,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));
 		unlink(output);
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	if (ret != 0 && output != NULL)
 		unlink(output);
@@ -109,7 +114,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "seqorch: cannot write the report: %s\n",
 		    strerror(errno));
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
 }
@@ -145,14 +150,14 @@ const struct cmd_entry cmd_report_entry = {
 		    "let --latest pick exploratory runs too",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
-		    "text (default), markdown, csv (one row per\n"
+		    "text (default), markdown (md), csv (one row per\n"
 		    "sample), json (one object for scripts) or html\n"
 		    "(a self-contained page with charts); without\n"
 		    "it, -o takes the format from F's extension\n"
 		    "(.html, .md, .csv, .json; text otherwise)",
 		    CMD_VALUE_ANY, "text markdown csv json html" },
 		{ "output", 'o', 1, "F",
-		    "write to file F instead of stdout",
+		    "write to file F instead of stdout (-: stdout)",
 		    CMD_VALUE_ANY, NULL },
 		{ "reference", 'R', 0, "R",
 		    "show the published figure R beside the local\n"
@@ -167,8 +172,9 @@ const struct cmd_entry cmd_report_entry = {
 	},
 	.optcol = 18,
 	.notes =
-	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option\n"
-	    "or unknown run id, 3 database missing or unreadable.\n"
+	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option,\n"
+	    "unknown study or run id, 3 database missing or unreadable, 4 the\n"
+	    "report cannot be written (-o FILE or stdout).\n"
 	    "See docs/report.md.\n",
 	.exec = report_exec,
 };
