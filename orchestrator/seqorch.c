@@ -60,6 +60,12 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "help") == 0 && argc > 2) {
 		if ((cmd = cmd_find(argv[2])) == NULL)
 			return unknown(argv[2]);
+		/* help hosts trust is hosts trust --help. */
+		if (argc > 3 && cmd->verbs != NULL) {
+			char *args[] = { argv[2], argv[3], "--help", NULL };
+
+			return cmd->exec(cmd, 3, args);
+		}
 		cmd_print_usage(cmd, stdout);
 		return EXIT_OK;
 	}

@@ -144,6 +144,9 @@ def test_no_wait_fails_at_once(tmp_path, workdir):
                 "--samples", "1", "--no-wait")
     assert r.returncode == 1
     assert "held by" in r.stderr and "--no-wait" in r.stderr
+    # Refused before a run is created: the holder's run is the only one.
+    assert "run 2" not in r.stderr
+    assert query(db, "SELECT count(*) FROM runs")[0][0] == 1
     rc, err = finish(a)
     assert rc == 0, err
 
