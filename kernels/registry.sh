@@ -25,6 +25,9 @@
 #       the architecture of a `cc -dumpmachine` target, as variants' `arch`
 #       files name it: Apple clang's "arm64-apple-darwin24.1.0" is aarch64
 #       (ARCH_ALIASES; the coordinator's table arch_aliases comes from it)
+#   sh kernels/registry.sh groups
+#       the study groups (kernels/groups.txt), one a line: the group's
+#       name, then its studies, space-separated
 #   sh kernels/registry.sh artifacts STUDY
 #       the study's upstream artifacts, one a line: name, SHA-256, size,
 #       URL, tab-separated (kernels/<study>/artifacts)
@@ -61,6 +64,26 @@ studies() {
 	[ -f kernels/studies.txt ] || die "kernels/studies.txt is missing"
 	sed -e 's/#.*//' -e 's/[[:space:]]//g' kernels/studies.txt |
 	    grep -v '^$' || true
+}
+
+# Each group's line, checked: its name is no study's, its studies are.
+groups() {
+	[ -f kernels/groups.txt ] || return 0
+	all=" $(studies | tr '\n' ' ') "
+	sed -e 's/#.*//' kernels/groups.txt | while read -r g members; do
+		[ -n "$g" ] || continue
+		check_name group "$g"
+		case $all in *" $g "*)
+			die "group \"$g\" (kernels/groups.txt) is a study's name";;
+		esac
+		[ -n "$members" ] || die "group \"$g\" (kernels/groups.txt) names no study"
+		for m in $members; do
+			case $all in *" $m "*) ;; *)
+				die "group \"$g\" (kernels/groups.txt): \"$m\" is no study in kernels/studies.txt";;
+			esac
+		done
+		echo "$g" $members
+	done
 }
 
 # The architecture of target (`cc -dumpmachine`): its first field, by
@@ -279,6 +302,14 @@ coordinator() {
 	echo '	{ NULL, NULL, NULL, 0, NULL },'
 	echo '};'
 	echo
+	echo 'const struct study_group study_groups[] = {'
+	groups > /dev/null || exit 1
+	groups | while read -r g members; do
+		echo "	{ \"$g\", \"$(printf '%s' "$members" | tr ' ' ,)\" },"
+	done
+	echo '	{ NULL, NULL },'
+	echo '};'
+	echo
 	echo 'const struct arch_alias arch_aliases[] = {'
 	for p in $ARCH_ALIASES; do
 		echo "	{ \"${p%%:*}\", \"${p#*:}\" },"
@@ -302,6 +333,7 @@ cflags) [ $# -eq 2 ] || die "usage: cflags FILE"; cflags "$2" ;;
 agent) [ $# -ge 2 ] || die "usage: agent ARCH [nolibs]"; shift; agent "$@" ;;
 coordinator) coordinator ;;
 artifacts) [ $# -eq 2 ] || die "usage: artifacts STUDY"; artifacts "$2" ;;
+groups) groups ;;
 arch) [ $# -eq 2 ] || die "usage: arch TARGET"; arch_of "$2" ;;
-*) die "usage: registry.sh studies|manifest|files|cflags|agent|coordinator|arch ..." ;;
+*) die "usage: registry.sh studies|groups|manifest|files|cflags|agent|coordinator|arch ..." ;;
 esac

@@ -38,7 +38,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 			latest = 1;
 			break;
 		case 's':
-			if (cmd_check_study(optarg) != 0)
+			if (cmd_check_study(optarg, 0) != 0)
 				return EXIT_USAGE;
 			o.study = optarg;
 			break;

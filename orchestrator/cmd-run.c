@@ -101,7 +101,7 @@ check_names(const char *studies, const char *variants, int64_t steps)
 	int rc = 0;
 
 	while (rc == 0 && (name = strsep(&p, ",")) != NULL) {
-		if (cmd_check_study(name) != 0) {
+		if (cmd_check_study(name, 1) != 0) {
 			rc = -1;
 			break;
 		}
@@ -179,6 +179,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	struct run_params p = { 0 };
 	struct run_outcome out;
 	struct so_err err = { 0 };
+	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
 	char ref[129], ref_selftest[129];
 	const char *status;
@@ -275,7 +276,11 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	    "%u host%s ok, %u failed\n", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
 	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
-	runner_summary(db, run_id, o->db, status, stderr);
+	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
+	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf, status, stderr);
+	strbuf_release(&db_opts);
+	strbuf_release(&run_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
@@ -328,10 +333,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	if (strcmp(r->status, "ok") == 0) {
 		struct strbuf sb = STRBUF_INIT;
 
-		if (strcmp(o->db, "results.db") != 0) {
-			strbuf_addstr(&sb, " --db");
-			rcmd_arg(&sb, o->db);
-		}
+		cmd_hint_opts(&sb, NULL, NULL, o->db);
 		fprintf(stderr, "seqorch: run %lld is finished (ok): nothing to "
 		    "resume\nnext: seqorch report --run %lld%s\n",
 		    (long long)o->resume, (long long)o->resume, sb.buf);
@@ -359,7 +361,7 @@ static int
 run_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct run_opts o = { .db = "results.db", .samples = 3,
-	    .sel = { "all", "hosts.toml", NULL, HOSTSEL_PARALLEL },
+	    .sel = { "all", NULL, NULL, HOSTSEL_PARALLEL },
 	    .max_cv = 0.01, .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	struct config *cfg = NULL;
 	struct db *db = NULL;
@@ -367,7 +369,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
 	struct sigaction sa;
-	char *command = NULL, *studies = NULL, *p, *study;
+	char *command = NULL, *studies = NULL, *expanded = NULL, *p, *study;
 	size_t n = 0;
 	int c, done, taken, rc = EXIT_OK;
 
@@ -462,6 +464,16 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (o.resume == 0) {
+		char *twice;
+
+		o.studies = expanded = study_expand(o.studies, &twice);
+		if (twice != NULL)
+			fprintf(stderr, "seqorch: warning: study \"%s\" is "
+			    "named twice: it runs twice, each time as a run of "
+			    "its own\n", twice);
+		free(twice);
+	}
 	if (check_names(o.studies, o.variants, o.steps) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
@@ -524,6 +536,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 out:
 	free(o.cache);
+	free(expanded);
 	free(studies);
 	free(command);
 	db_close(db);
@@ -553,7 +566,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "its digest is checked against the coordinator's own reference.\n",
 	.opts = (const struct cmd_opt[]){
 		{ "study", 's', 0, "S",
-		    "study, or a comma list run one after another",
+		    "study, or a comma list run one after another;\n"
+		    "a group (`seqorch studies`) is its studies",
 		    CMD_VALUE_STUDY, NULL },
 		HOSTSEL_ROW_HOSTS,
 		{ "steps", 'n', 0, "N",

@@ -30,8 +30,10 @@ extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_fetch_entry;
+extern const struct cmd_entry cmd_init_entry;
 
 const struct cmd_entry *const cmd_table[] = {
+	&cmd_init_entry,
 	&cmd_run_entry,
 	&cmd_report_entry,
 	&cmd_studies_entry,
@@ -162,7 +164,7 @@ cmd_suggest(const char *name)
 }
 
 int
-cmd_check_study(const char *name)
+cmd_check_study(const char *name, int groups)
 {
 	struct nearest n = NEAREST_INIT(name);
 	struct strbuf valid = STRBUF_INIT;
@@ -175,6 +177,11 @@ cmd_check_study(const char *name)
 		strbuf_addf(&valid, "%s%s", i > 0 ? ", " : "",
 		    study_table[i].name);
 		nearest_try(&n, study_table[i].name);
+	}
+	for (i = 0; groups && study_groups[i].name != NULL; i++) {
+		strbuf_addf(&valid, ", %s (%s)", study_groups[i].name,
+		    study_groups[i].studies);
+		nearest_try(&n, study_groups[i].name);
 	}
 	if ((near = nearest_word(&n)) != NULL)
 		fprintf(stderr, "seqorch: unknown study \"%s\"; did you mean "
@@ -393,20 +400,73 @@ cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b)
 	return EXIT_OK;
 }
 
-int
-cmd_load_config(const char *path, const char *ssh_config,
-    struct config **out)
+void
+cmd_hint_opts(struct strbuf *sb, const char *config, const char *ssh_config,
+    const char *db)
 {
-	struct so_err err = { 0 };
+	if (config != NULL) {
+		strbuf_addstr(sb, " --config ");
+		strbuf_add_shquoted(sb, config);
+	}
+	if (ssh_config != NULL) {
+		strbuf_addstr(sb, " --ssh-config ");
+		strbuf_add_shquoted(sb, ssh_config);
+	}
+	if (db != NULL && strcmp(db, "results.db") != 0) {
+		strbuf_addstr(sb, " --db ");
+		strbuf_add_shquoted(sb, db);
+	}
+}
+
+static void
+set_hint(struct host *h, const char *hint)
+{
 	size_t i;
 
-	if (config_load(path, ssh_config, out, &err) != 0) {
+	h->hint = hint;
+	for (i = 0; i < h->njumps; i++)
+		set_hint(&h->jumps[i], hint);
+}
+
+int
+cmd_load_config(const char *given, const char *ssh_config,
+    struct config **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct so_err err = { 0 };
+	const char *from;
+	char *path = NULL;
+	size_t i;
+	int rc = -1;
+
+	if (config_find(given, &path, &from, &err) != 0) {
 		cmd_error(err.msg);
-		return -1;
+		goto out;
 	}
+	if (config_load(path, ssh_config, out, &err) != 0) {
+		/* A file the environment named may surprise: say so. */
+		if (given == NULL && strcmp(path, "hosts.toml") != 0)
+			fprintf(stderr, "seqorch: %s (the inventory found by "
+			    "%s)\n", err.msg, from);
+		else
+			cmd_error(err.msg);
+		goto out;
+	}
+	(*out)->from = from;
+	cmd_hint_opts(&sb, given, ssh_config, NULL);
+	(*out)->hint = strbuf_detach(&sb);
+	for (i = 0; i < (*out)->nhosts; i++)
+		set_hint(&(*out)->hosts[i], (*out)->hint);
+	/* A file from outside the command line or this directory is named. */
+	if (given == NULL && strcmp(path, "hosts.toml") != 0)
+		fprintf(stderr, "seqorch: hosts from \"%s\" (%s)\n", path,
+		    from);
 	for (i = 0; i < (*out)->nwarnings; i++)
 		fprintf(stderr, "seqorch: warning: %s\n", (*out)->warnings[i]);
-	return 0;
+	rc = 0;
+out:
+	free(path);
+	return rc;
 }
 
 int

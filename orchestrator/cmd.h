@@ -148,9 +148,10 @@ int cmd_run_id_arg(const char *opt, const char *arg, int64_t *out);
 const char *cmd_suggest(const char *name);
 /*
  * 0 if a study of that name exists; else -1 after printing "unknown
- * study", the nearest name and the valid ones.
+ * study", the nearest name and the valid ones (with the study groups
+ * when groups is set: where a --study list takes them).
  */
-int cmd_check_study(const char *name);
+int cmd_check_study(const char *name, int groups);
 /*
  * A coefficient of variation, "1%" or "0.01", as a fraction in (0, 1) in
  * *out; -1 with a message naming the option otherwise.
@@ -159,13 +160,27 @@ int cmd_cv_arg(const char *opt, const char *arg, double *out);
 
 struct config;
 
+struct strbuf;
+
 /*
- * Load hosts.toml at path, resolving ssh_config aliases in ssh_config
- * (NULL: ~/.ssh/config), for the commands: prints the error, or each
- * ssh_config warning, to stderr.  Returns 0 with *out set (the caller
- * frees it with config_free()) or -1.
+ * Append to sb what a hint seqorch prints ("next: seqorch report ...")
+ * must repeat to work when pasted: " --config FILE" and " --ssh-config
+ * FILE" for those not NULL (the user gave them), " --db FILE" unless db is
+ * NULL or the default, each value shell-quoted.
  */
-int cmd_load_config(const char *path, const char *ssh_config,
+void cmd_hint_opts(struct strbuf *sb, const char *config,
+    const char *ssh_config, const char *db);
+
+/*
+ * Load the inventory config_find() picks for given (--config, or NULL),
+ * resolving ssh_config aliases in ssh_config (NULL: ~/.ssh/config), for
+ * the commands: prints the error, or each ssh_config warning, to stderr,
+ * and names a file found outside the current directory and the command
+ * line.  Each host's hint (and its jump hosts') is given and ssh_config
+ * as cmd_hint_opts writes them.  Returns 0 with *out set (the caller frees it with config_free())
+ * or -1.
+ */
+int cmd_load_config(const char *given, const char *ssh_config,
     struct config **out);
 
 struct hostsel;

@@ -301,6 +301,7 @@ config_free(struct config *cfg)
 		host_clear(&cfg->hosts[i - 1]);
 	free(cfg->hosts);
 	free(cfg->cache);
+	free(cfg->hint);
 	free(cfg->path);
 	free(cfg);
 }

@@ -58,6 +58,30 @@ struct arch_alias {
 	const char *other, *name;
 };
 
+/*
+ * A study group (kernels/groups.txt): the seeds' word for several studies
+ * ("div"), which a --study list expands to its studies in order.
+ */
+struct study_group {
+	const char *name;
+	const char *studies;		/* comma list: "div32,div64" */
+};
+
+/* Every group, in kernels/groups.txt order; ends with a NULL name. */
+extern const struct study_group study_groups[];
+
+/*
+ * list (a --study comma list) with each group's name replaced by its
+ * studies, as a new string the caller frees.  *twice is set to the first
+ * study the expanded list names more than once (a new string the caller
+ * frees), or NULL.  Names that are neither are kept for the caller to
+ * refuse.
+ */
+char *study_expand(const char *list, char **twice);
+
+/* The group called name, or NULL. */
+const struct study_group *study_group_find(const char *name);
+
 /* Every alias; ends with a NULL other. */
 extern const struct arch_alias arch_aliases[];
 
