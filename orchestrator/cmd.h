@@ -142,8 +142,8 @@ int cmd_count_arg(const char *opt, const char *arg, int64_t max,
     int64_t *out);
 int cmd_run_id_arg(const char *opt, const char *arg, int64_t *out);
 /*
- * The command nearest to a mistyped name (a prefix of it, or within two
- * edits), for "did you mean"; NULL when none is near.  Static.
+ * The command nearest to a mistyped name (nearest_word), for "did you
+ * mean"; NULL when none is near.  Static.
  */
 const char *cmd_suggest(const char *name);
 /*

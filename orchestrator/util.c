@@ -218,8 +218,11 @@ nearest_try(struct nearest *n, const char *word)
 const char *
 nearest_word(const struct nearest *n)
 {
-	/* Two edits on a word of three or more letters; one on shorter. */
-	return n->bestd <= (strlen(n->name) >= 3 ? 2u : 1u) ? n->best : NULL;
+	/*
+	 * Two edits on a word of five letters or more; one on shorter, where
+	 * two would make "xml" "html".
+	 */
+	return n->bestd <= (strlen(n->name) >= 5 ? 2u : 1u) ? n->best : NULL;
 }
 
 void

@@ -92,7 +92,7 @@ int parse_count(const char *s, int64_t min, int64_t max, int64_t *out);
 /*
  * "Did you mean": feed each valid word to nearest_try, then
  * nearest_word gives the one nearest to name (a prefix of it, or within
- * two edits; one for names under three letters), or NULL when none is
+ * two edits; one for names under five letters), or NULL when none is
  * near.  Words are not copied: they must outlive the struct.
  */
 struct nearest {

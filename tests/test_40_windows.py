@@ -138,8 +138,10 @@ def test_no_wait_fails_at_once(tmp_path, workdir):
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "200000",
               "--samples", "3")
+    # Run alone, this test builds left's agent cold first: minutes when
+    # the machine is busy.
     assert wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0]
-                    == 1)
+                    == 1, timeout=400)
     r = seqorch(tmp_path, *RUN, "--hosts", "right", "--steps", "1000",
                 "--samples", "1", "--no-wait")
     assert r.returncode == 1

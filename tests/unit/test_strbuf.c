@@ -242,9 +242,11 @@ test_nearest_word(void **state)
 	assert_null(w);
 	w = near("zzzzzz", opts);
 	assert_null(w);
-	/* One edit on a name under three letters: "dd" is "db", "xy" none. */
+	/* One edit on a name under five letters: "dd" is "db", "xy" none. */
 	assert_string_equal(near("dd", opts), "db");
 	w = near("xy", opts);
+	assert_null(w);
+	w = near("xml", (const char *const[]){ "html", "json", NULL });
 	assert_null(w);
 }
 
