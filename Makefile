@@ -203,7 +203,8 @@ AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h
 	kernels/registry.sh kernels/studies.txt \
 	kernels/*/*.c kernels/*/*.h kernels/*/*/*.c kernels/*/*/*.S kernels/*/*/*.h \
 	kernels/*/*.cpp kernels/*/prebuild.sh kernels/*/artifacts kernels/*/targetings \
-	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs))
+	kernels/*/generate.pl \
+	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs kernels/*/*/needs))
 
 # The folders too: a removed file changes only its folder's time.
 build/sources.h: $(AGENT_SHIPPED) Makefile $(sort $(dir $(AGENT_SHIPPED)))
@@ -305,9 +306,10 @@ UNIT_core = conn local ssh db disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
-UNIT_report = cmd report db runner deploy window conn local ssh config \
+UNIT_report = cmd report repro db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
-	sshconfig toml proto disasm artifact bundle collector http fetch export \
+	sshconfig toml proto disasm artifact bundle collector http fetch generate \
+	export \
 	compare figures reference stats study studies affinity progress \
 	trace strbuf util
 UNIT_compare = compare report db stats study studies figures reference \

@@ -95,7 +95,7 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 			    "\"%s\"\n", study, name, from, cache);
 			continue;
 		}
-		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
+		if (fetch_study(study, cache, 1, &stop_flag, &fetched, &cached,
 		    &err) != 0) {
 			cmd_error(err.msg);
 			rc = cmd_exit_code(err.code);

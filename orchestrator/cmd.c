@@ -30,6 +30,7 @@ extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_fetch_entry;
+extern const struct cmd_entry cmd_reproduce_entry;
 extern const struct cmd_entry cmd_init_entry;
 
 const struct cmd_entry *const cmd_table[] = {
@@ -48,6 +49,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_import_entry,
 	&cmd_publish_entry,
 	&cmd_fetch_entry,
+	&cmd_reproduce_entry,
 	NULL,
 };
 
@@ -65,7 +67,12 @@ cmd_find(const char *name)
 void
 cmd_error(const char *msg)
 {
-	fprintf(stderr, "seqorch: %s\n", msg);
+	/* A message may quote what a bundle or a host said: never raw. */
+	char *safe = xstrdup(msg);
+
+	strip_ctrl(safe);
+	fprintf(stderr, "seqorch: %s\n", safe);
+	free(safe);
 }
 
 /* "-o, --output F", as the help shows an option. */

@@ -121,7 +121,10 @@ int cmd_getopt(int argc, char **argv, const struct cmd_entry *e,
 int cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
     const struct cmd_entry *help, int *done);
 
-/* "seqorch: MSG" on stderr: a module's so_err message, for one. */
+/*
+ * "seqorch: MSG" on stderr: a module's so_err message, for one; its
+ * control characters are shown as '?'.
+ */
 void cmd_error(const char *msg);
 
 /*
