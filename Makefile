@@ -292,7 +292,7 @@ UNIT_core = conn local ssh db disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
-UNIT_report = cmd report db runner deploy window conn local ssh config \
+UNIT_report = cmd report repro db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
 	sshconfig toml proto disasm artifact bundle collector http fetch generate \
 	export \

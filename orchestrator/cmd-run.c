@@ -4,6 +4,7 @@
  * other, each as its own run.
  */
 #include "cmd.h"
+#include "cmd-run.h"
 #include "config.h"
 #include "conn.h"
 #include "db.h"
@@ -134,9 +135,8 @@ check_names(const char *studies, const char *variants, int64_t steps)
 	return rc;
 }
 
-/* The command line as run, each argument quoted, for the runs table. */
-static char *
-command_line(int argc, char **argv)
+char *
+cmd_command_line(int argc, char **argv)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int i;
@@ -147,18 +147,6 @@ command_line(int argc, char **argv)
 	return strbuf_detach(&sb);
 }
 
-struct run_opts {
-	const char *studies, *variants, *db, *seed;
-	struct hostsel sel;	/* --hosts (all by default), --config... */
-	const char *cache_opt;	/* --cache */
-	char *cache;		/* the artifact cache in use */
-	int64_t steps, samples, max_samples, lease_expiry;
-	double max_cv;
-	int explore, no_wait, require_quiet;
-	int64_t resume;		/* run id to resume, 0 for a new run */
-	const char *fixed;	/* an option --resume takes from the run */
-	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
-};
 
 /*
  * An OpenSSL capability value as libcrypto parses it: numbers, "~" to
@@ -174,11 +162,29 @@ valid_openssl_cap(const char *s)
 	    "0123456789abcdefABCDEFxX~:") == n;
 }
 
+void
+cmd_run_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int
+cmd_run_stopped(void)
+{
+	return stop_flag != 0;
+}
+
 /* One study's run, its sources at hand; returns an EXIT_* code. */
 static int
 run_study_with(struct db *db, const char *study, struct host **hosts,
     size_t n, const struct run_opts *o, const char *command,
-    const struct generated *gen)
+    const struct generated *gen, int64_t *run_id_out)
 {
 	struct run_info ri = { 0 };
 	struct run_params p = { 0 };
@@ -216,6 +222,8 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	if (run_id_out != NULL)
+		*run_id_out = run_id;
 	if (o->resume > 0)
 		fprintf(stderr, "seqorch: resuming run %lld\n",
 		    (long long)run_id);
@@ -300,9 +308,10 @@ names_generated(const char *study, const char *variants)
  * names a variant that needs it; otherwise a cached one is used and
  * without one those variants are skipped.
  */
-static int
-run_study(struct db *db, const char *study, struct host **hosts, size_t n,
-    const struct run_opts *o, const char *command)
+int
+cmd_run_study(struct db *db, const char *study, struct host **hosts,
+    size_t n, const struct run_opts *o, const char *command,
+    int64_t *run_id_out)
 {
 	struct generated *gen = NULL;
 	struct so_err err = { 0 };
@@ -322,7 +331,7 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
-	rc = run_study_with(db, study, hosts, n, o, command, gen);
+	rc = run_study_with(db, study, hosts, n, o, command, gen, run_id_out);
 	generated_free(gen);
 	return rc;
 }
@@ -409,7 +418,6 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct stored_run stored = { 0 };
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
-	struct sigaction sa;
 	char *command = NULL, *studies = NULL, *expanded = NULL, *p, *study;
 	size_t n = 0;
 	int c, done, taken, rc = EXIT_OK;
@@ -557,17 +565,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		rc = cmd_exit_code(rc);
 		goto out;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	command = command_line(argc, argv);
+	cmd_run_signals();
+	command = cmd_command_line(argc, argv);
 	studies = xstrdup(o.studies);
 	p = studies;
 	while ((study = strsep(&p, ",")) != NULL && !stop_flag) {
-		int r = run_study(db, study, hosts, n, &o, command);
+		int r = cmd_run_study(db, study, hosts, n, &o, command, NULL);
 
 		/* Keep the worst outcome; an interrupt ends the list. */
 		if (r != EXIT_OK && (rc == EXIT_OK || r == EXIT_INTERRUPTED))

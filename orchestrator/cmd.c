@@ -29,6 +29,7 @@ extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_fetch_entry;
+extern const struct cmd_entry cmd_reproduce_entry;
 extern const struct cmd_entry cmd_init_entry;
 
 const struct cmd_entry *const cmd_table[] = {
@@ -47,6 +48,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_import_entry,
 	&cmd_publish_entry,
 	&cmd_fetch_entry,
+	&cmd_reproduce_entry,
 	NULL,
 };
 
