@@ -302,6 +302,7 @@ UNIT_compare = compare report db stats study studies figures reference \
 	artifact strbuf util
 UNIT_http = http strbuf util
 UNIT_bundle = bundle-io strbuf util
+UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread

@@ -340,9 +340,12 @@ int db_artifact_list(struct db *db, int64_t run_id,
     struct so_err *err);
 
 /*
- * Forget every recorded artifact no run names, calling fn with each one's
- * sha first (fn returning non-zero stops and keeps that one); with dry_run
- * nothing is forgotten.  *n counts them.
+ * Forget every recorded artifact no run names, in one transaction; once
+ * it is committed, call fn with each one's sha to remove its file (never
+ * before: a failed commit must leave no row naming a removed file), but
+ * for one recorded again meanwhile.  fn returning non-zero stops and is
+ * returned.  With dry_run nothing is forgotten and fn sees each.  *n
+ * counts them.
  */
 int db_artifact_gc(struct db *db, int dry_run,
     int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,

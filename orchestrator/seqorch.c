@@ -44,6 +44,7 @@ main(int argc, char **argv)
 {
 	const struct cmd_entry *cmd;
 
+	so_json_hooks();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -1,9 +1,11 @@
 /* Error carrier, allocation wrappers and small parsing helpers. */
 #include "util.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,14 @@ xmalloc(size_t n)
 	if (p == NULL)
 		oom(n);
 	return p;
+}
+
+void
+so_json_hooks(void)
+{
+	cJSON_Hooks hooks = { xmalloc, free };
+
+	cJSON_InitHooks(&hooks);
 }
 
 void *
@@ -193,6 +203,45 @@ iso_now(char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
+/* A field of user's (NULL: the real uid's) passwd entry: home or name. */
+static char *
+pw_field(const char *user, int name)
+{
+	struct passwd pw, *res = NULL;
+	char *buf = NULL, *out = NULL;
+	const char *f;
+	size_t len = 1024;
+	int rc;
+
+	for (;;) {
+		buf = xrealloc(buf, len);
+		rc = user != NULL ? getpwnam_r(user, &pw, buf, len, &res) :
+		    getpwuid_r(getuid(), &pw, buf, len, &res);
+		if (rc != ERANGE || len >= 1 << 20)
+			break;
+		len *= 2;
+	}
+	if (rc == 0 && res != NULL) {
+		f = name ? pw.pw_name : pw.pw_dir;
+		if (f != NULL && *f != '\0')
+			out = xstrdup(f);
+	}
+	free(buf);
+	return out;
+}
+
+char *
+pw_home(const char *user)
+{
+	return pw_field(user, 0);
+}
+
+char *
+pw_login(void)
+{
+	return pw_field(NULL, 1);
 }
 
 void

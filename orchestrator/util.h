@@ -61,6 +61,13 @@ int so_error(struct so_err *err, int code, const char *fmt, ...)
  */
 void so_set_oom_hook(void (*hook)(size_t n));
 void *xmalloc(size_t n);
+/*
+ * Route cJSON's allocations through xmalloc, so that what cJSON cannot
+ * allocate meets the same policy (the hook, then the abort) rather than a
+ * NULL nobody checks.  Call it before any cJSON use and before threads:
+ * main does.
+ */
+void so_json_hooks(void);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
@@ -109,6 +116,15 @@ int write_all(int fd, const void *data, size_t len, const char *name,
  */
 int write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err);
+
+/*
+ * From the password database, reentrantly (pool threads ask too, and
+ * getpwuid's static result would be shared): the home directory of user,
+ * or of the real uid when user is NULL; pw_login the real uid's login
+ * name.  NULL when unknown or empty; caller frees.
+ */
+char *pw_home(const char *user);
+char *pw_login(void);
 
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);
