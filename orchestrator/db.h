@@ -31,8 +31,8 @@ int db_schema_version(void);
 int db_open(const char *path, struct db **out, struct so_err *err);
 /*
  * Open an existing path for reading only: no file is created, nothing is
- * migrated or written.  A schema newer than this binary's, or not
- * seqorch's, is SO_EDB; an older one is SO_ESTALE (a command that may
+ * migrated or written.  A schema newer than this binary's, not
+ * seqorch's, or none (an empty file) is SO_EDB; an older one is SO_ESTALE (a command that may
  * write can then migrate it with db_open).  The handle is for one thread
  * (SQLite's own locking is off: it cost 6% of a 1M-sample report).  Caller
  * closes.
