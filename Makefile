@@ -120,6 +120,20 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto -ldl
 
+# The commit `seqorch -V` names: build/commit.h is rewritten when HEAD
+# is not the commit it holds (build/commit.mk records which), so `make -q`
+# holds after `make`.  Outside a git checkout (a tarball) it is "unknown".
+ifneq ($(BUILDING),)
+COMMIT := $(if $(wildcard .git),$(shell git rev-parse --short=12 HEAD 2>/dev/null))
+-include build/commit.mk
+endif
+build/commit.h: $(if $(filter-out $(COMMIT),$(BUILT_COMMIT))$(filter-out \
+	$(BUILT_COMMIT),$(COMMIT)),FORCE)
+	@mkdir -p build
+	@printf '#define SEQORCH_COMMIT "%s"\n' '$(or $(COMMIT),unknown)' > $@
+	@echo 'BUILT_COMMIT = $(COMMIT)' > build/commit.mk
+build/orchestrator/seqorch.c.o: build/commit.h
+
 # The generated headers need only exist first: each object's .d file names
 # the ones it includes, so a kernels/ change rebuilds those objects only.
 build/orchestrator/%.c.o: orchestrator/%.c | build/schema.h build/sources.h \
@@ -189,7 +203,8 @@ AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h
 	kernels/registry.sh kernels/studies.txt \
 	kernels/*/*.c kernels/*/*.h kernels/*/*/*.c kernels/*/*/*.S kernels/*/*/*.h \
 	kernels/*/*.cpp kernels/*/prebuild.sh kernels/*/artifacts kernels/*/targetings \
-	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs))
+	kernels/*/generate.pl \
+	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs kernels/*/*/needs))
 
 # The folders too: a removed file changes only its folder's time.
 build/sources.h: $(AGENT_SHIPPED) Makefile $(sort $(dir $(AGENT_SHIPPED)))
@@ -291,15 +306,17 @@ UNIT_core = conn local ssh db disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
-UNIT_report = cmd report db runner deploy window conn local ssh config \
+UNIT_report = cmd report repro db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
-	sshconfig toml proto disasm artifact bundle collector http fetch export \
+	sshconfig toml proto disasm artifact bundle collector http fetch generate \
+	export \
 	compare figures reference stats study studies affinity progress \
 	trace strbuf util
 UNIT_compare = compare report db stats study studies figures reference \
 	artifact strbuf util
 UNIT_http = http strbuf util
 UNIT_bundle = bundle-io strbuf util
+UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread

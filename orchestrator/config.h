@@ -77,6 +77,12 @@ struct host {
 	size_t ngroups;
 	char *build_wrapper;	/* may contain {workdir}; NULL if unset */
 	int connect_timeout;	/* seconds, 1 to 3600; default 10 */
+	/*
+	 * The seeds' machine this host is ("graviton5", "m4", "genoa":
+	 * reference/seeds.json's "seed:NAME" ids), for the published table
+	 * of `seqorch reproduce`; NULL if unset.
+	 */
+	char *reference;
 	int line;		/* line of the [hosts.NAME] header */
 	/*
 	 * What a command pasted from a hint about this host must repeat to

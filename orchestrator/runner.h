@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "generate.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -39,6 +40,11 @@ struct run_params {
 	 * OPENSSL_armcap (aarch64) set to this; NULL leaves both alone.
 	 */
 	const char *openssl_cap;
+	/*
+	 * The sources generated from the study's artifacts (generate.h), or
+	 * NULL: the variants needing them are skipped with the reason.
+	 */
+	const struct generated *gen;
 };
 
 struct run_outcome {

@@ -39,6 +39,12 @@ struct artifact_entry {
 	const char *sha256;		/* 64 lowercase hex digits */
 	unsigned long long size;	/* bytes */
 	const char *url;		/* default; see fetch.h for overrides */
+	/*
+	 * 1: "generate" in the artifacts file: never uploaded; the
+	 * coordinator generates sources from it (generate.h) for the
+	 * variants that need it, and a run goes on without it.
+	 */
+	int generate;
 };
 
 /* One variant folder of the embedded sources, for any architecture. */
@@ -47,6 +53,11 @@ struct variant_entry {
 	const char *arch;		/* "x86_64", or "any" */
 	const char *flags;		/* its own compiler flags, or NULL */
 	const char *libs;		/* libraries it links, or NULL */
+	/*
+	 * Its `needs` file: the generated sources it builds from (the
+	 * name of a "generate" artifact), or NULL.
+	 */
+	const char *needs;
 };
 
 /*
