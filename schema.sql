@@ -453,3 +453,12 @@ CREATE INDEX samples_run_id ON samples (run_id);
 -- NULL for samples stored before this version.
 ALTER TABLE samples ADD COLUMN host_position INTEGER;
 CREATE INDEX samples_host_order ON samples (run_id, host, host_position);
+
+-- version: 15
+
+-- The database's own identity, made with it (or with this version): the
+-- run directories its coordinators leave on hosts are named by it and the
+-- run id, so that resuming run 1 of one results.db never counts or
+-- removes the run-1 directories of another sharing the workdir.
+CREATE TABLE db_identity (id TEXT NOT NULL);
+INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
