@@ -38,6 +38,16 @@ fingerprint(EVP_PKEY *k, char out[65])
 	return 0;
 }
 
+/* Does s hold a control character (C0, DEL)? */
+static int
+has_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int
 load_key(const char *path, int private, EVP_PKEY **out, struct so_err *err)
 {
@@ -603,6 +613,13 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	if (info->coordinator == NULL || info->nruns == 0) {
 		rc = so_error(err, SO_EPARSE, "manifest.json: no origin or no "
 		    "runs");
+		goto fail;
+	}
+	/* Printed by import and verify, stored for every report. */
+	if (has_control(info->coordinator) || (info->db_path != NULL &&
+	    has_control(info->db_path))) {
+		rc = so_error(err, SO_EPARSE, "manifest.json: the origin's "
+		    "coordinator or database holds a control character");
 		goto fail;
 	}
 	if ((rows = bundle_get(b, "rows.json")) == NULL ||

@@ -7,6 +7,7 @@
 #include "report-opts.h"
 #include "figures.h"
 #include "report.h"
+#include "repro.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +23,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	const void *format;
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
-	const char *output = NULL;
+	const char *output = NULL, *reproduce = NULL;
 	FILE *out = stdout;
 	int ch, done, latest = 0, format_set = 0, ret;
 
@@ -60,6 +61,15 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'P':
+			if (repro_find(optarg) == NULL) {
+				fprintf(stderr, "seqorch: unknown protocol "
+				    "\"%s\" (see `seqorch reproduce --list`)\n",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			reproduce = optarg;
+			break;
 		case 'R':
 			if (!figures_known(optarg)) {
 				figures_find(optarg, "", NULL, &err);
@@ -90,7 +100,8 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		db_close(db);
 		return EXIT_FAIL;
 	}
-	ret = report_print(db_handle(db), &o, out, &err);
+	ret = reproduce != NULL ? repro_print_table(db, reproduce, out, &err) :
+	    report_print(db_handle(db), &o, out, &err);
 	db_close(db);
 	if (output != NULL && (fclose(out) != 0) && ret == 0) {
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
@@ -121,6 +132,7 @@ const struct cmd_entry cmd_report_entry = {
 	    "usage: seqorch report [--run ID | --latest] [--study S] [--db F]\n"
 	    "                      [--explore] [--format F] [-o FILE]\n"
 	    "                      [--reference seed:HOST] [--max-cv PCT]\n"
+	    "       seqorch report --reproduce NAME [--db F] [-o FILE]\n"
 	    "\n"
 	    "For each study, the newest run (or the run --run names): a table\n"
 	    "of variant x host with the median rate over valid samples\n"
@@ -153,6 +165,11 @@ const struct cmd_entry cmd_report_entry = {
 		    CMD_VALUE_ANY, "text markdown csv json html" },
 		{ "output", 'o', 1, "F",
 		    "write to file F instead of stdout",
+		    CMD_VALUE_ANY, NULL },
+		{ "reproduce", 'P', 0, "NAME",
+		    "the published table of the newest `seqorch\n"
+		    "reproduce NAME` instead: the seed's figures beside\n"
+		    "the measured ones",
 		    CMD_VALUE_ANY, NULL },
 		{ "reference", 'R', 0, "R",
 		    "show the published figure R beside the local\n"

@@ -4,6 +4,7 @@
 #include "db.h"
 #include "config.h"
 #include "hostsel.h"
+#include "strbuf.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,8 +29,11 @@ extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_fetch_entry;
+extern const struct cmd_entry cmd_reproduce_entry;
+extern const struct cmd_entry cmd_init_entry;
 
 const struct cmd_entry *const cmd_table[] = {
+	&cmd_init_entry,
 	&cmd_run_entry,
 	&cmd_report_entry,
 	&cmd_studies_entry,
@@ -44,6 +48,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_import_entry,
 	&cmd_publish_entry,
 	&cmd_fetch_entry,
+	&cmd_reproduce_entry,
 	NULL,
 };
 
@@ -61,7 +66,12 @@ cmd_find(const char *name)
 void
 cmd_error(const char *msg)
 {
-	fprintf(stderr, "seqorch: %s\n", msg);
+	/* A message may quote what a bundle or a host said: never raw. */
+	char *safe = xstrdup(msg);
+
+	strip_ctrl(safe);
+	fprintf(stderr, "seqorch: %s\n", safe);
+	free(safe);
 }
 
 /* "-o, --output F", as the help shows an option. */
@@ -376,20 +386,73 @@ cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b)
 	return EXIT_OK;
 }
 
-int
-cmd_load_config(const char *path, const char *ssh_config,
-    struct config **out)
+void
+cmd_hint_opts(struct strbuf *sb, const char *config, const char *ssh_config,
+    const char *db)
 {
-	struct so_err err = { 0 };
+	if (config != NULL) {
+		strbuf_addstr(sb, " --config ");
+		strbuf_add_shquoted(sb, config);
+	}
+	if (ssh_config != NULL) {
+		strbuf_addstr(sb, " --ssh-config ");
+		strbuf_add_shquoted(sb, ssh_config);
+	}
+	if (db != NULL && strcmp(db, "results.db") != 0) {
+		strbuf_addstr(sb, " --db ");
+		strbuf_add_shquoted(sb, db);
+	}
+}
+
+static void
+set_hint(struct host *h, const char *hint)
+{
 	size_t i;
 
-	if (config_load(path, ssh_config, out, &err) != 0) {
+	h->hint = hint;
+	for (i = 0; i < h->njumps; i++)
+		set_hint(&h->jumps[i], hint);
+}
+
+int
+cmd_load_config(const char *given, const char *ssh_config,
+    struct config **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct so_err err = { 0 };
+	const char *from;
+	char *path = NULL;
+	size_t i;
+	int rc = -1;
+
+	if (config_find(given, &path, &from, &err) != 0) {
 		cmd_error(err.msg);
-		return -1;
+		goto out;
 	}
+	if (config_load(path, ssh_config, out, &err) != 0) {
+		/* A file the environment named may surprise: say so. */
+		if (given == NULL && strcmp(path, "hosts.toml") != 0)
+			fprintf(stderr, "seqorch: %s (the inventory found by "
+			    "%s)\n", err.msg, from);
+		else
+			cmd_error(err.msg);
+		goto out;
+	}
+	(*out)->from = from;
+	cmd_hint_opts(&sb, given, ssh_config, NULL);
+	(*out)->hint = strbuf_detach(&sb);
+	for (i = 0; i < (*out)->nhosts; i++)
+		set_hint(&(*out)->hosts[i], (*out)->hint);
+	/* A file from outside the command line or this directory is named. */
+	if (given == NULL && strcmp(path, "hosts.toml") != 0)
+		fprintf(stderr, "seqorch: hosts from \"%s\" (%s)\n", path,
+		    from);
 	for (i = 0; i < (*out)->nwarnings; i++)
 		fprintf(stderr, "seqorch: warning: %s\n", (*out)->warnings[i]);
-	return 0;
+	rc = 0;
+out:
+	free(path);
+	return rc;
 }
 
 int

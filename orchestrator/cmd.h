@@ -120,7 +120,10 @@ int cmd_getopt(int argc, char **argv, const struct cmd_entry *e,
 int cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
     const struct cmd_entry *help, int *done);
 
-/* "seqorch: MSG" on stderr: a module's so_err message, for one. */
+/*
+ * "seqorch: MSG" on stderr: a module's so_err message, for one; its
+ * control characters are shown as '?'.
+ */
 void cmd_error(const char *msg);
 
 /*
@@ -150,13 +153,27 @@ int cmd_cv_arg(const char *opt, const char *arg, double *out);
 
 struct config;
 
+struct strbuf;
+
 /*
- * Load hosts.toml at path, resolving ssh_config aliases in ssh_config
- * (NULL: ~/.ssh/config), for the commands: prints the error, or each
- * ssh_config warning, to stderr.  Returns 0 with *out set (the caller
- * frees it with config_free()) or -1.
+ * Append to sb what a hint seqorch prints ("next: seqorch report ...")
+ * must repeat to work when pasted: " --config FILE" and " --ssh-config
+ * FILE" for those not NULL (the user gave them), " --db FILE" unless db is
+ * NULL or the default, each value shell-quoted.
  */
-int cmd_load_config(const char *path, const char *ssh_config,
+void cmd_hint_opts(struct strbuf *sb, const char *config,
+    const char *ssh_config, const char *db);
+
+/*
+ * Load the inventory config_find() picks for given (--config, or NULL),
+ * resolving ssh_config aliases in ssh_config (NULL: ~/.ssh/config), for
+ * the commands: prints the error, or each ssh_config warning, to stderr,
+ * and names a file found outside the current directory and the command
+ * line.  Each host's hint (and its jump hosts') is given and ssh_config
+ * as cmd_hint_opts writes them.  Returns 0 with *out set (the caller frees it with config_free())
+ * or -1.
+ */
+int cmd_load_config(const char *given, const char *ssh_config,
     struct config **out);
 
 struct hostsel;

@@ -481,12 +481,13 @@ html_ratios(const struct rrun *r, FILE *out)
 	if (r->npositions == 0)
 		fputs("<p>Not measurable: one position only.</p>\n", out);
 	else {
-		fprintf(out, "<p>%s</p>\n<div class=\"scroll\"><table><tr><th>"
-		    "position</th><th>n</th><th>/ others</th><th>interval</th>"
-		    "<th>verdict</th></tr>\n", r->position_bias ? "Some "
-		    "positions in the alternating order shift results." :
-		    "No position in the alternating order shifts results at "
-		    "this precision.");
+		fprintf(out, "<p>%s Verdicts by rank tests, Holm-corrected "
+		    "over the %zu positions.</p>\n<div class=\"scroll\">"
+		    "<table><tr><th>position</th><th>n</th><th>/ others</th>"
+		    "<th>interval</th><th>verdict</th></tr>\n",
+		    r->position_bias ? "Some positions in the alternating "
+		    "order shift results." : "No position in the alternating "
+		    "order shifts results at this precision.", r->npositions);
 		for (i = 0; i < r->npositions; i++) {
 			fprintf(out, "<tr><td class=\"n\">%" PRId64 "</td><td "
 			    "class=\"n\">%zu</td>", r->positions[i].position,

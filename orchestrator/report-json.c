@@ -291,6 +291,11 @@ json_positions(const struct rrun *r)
 		cJSON_AddNumberToObject(o, "position",
 		    (double)r->positions[i].position);
 		cJSON_AddNumberToObject(o, "n", (double)r->positions[i].n);
+		if (!isnan(r->positions[i].p)) {
+			cJSON_AddNumberToObject(o, "p", r->positions[i].p);
+			cJSON_AddNumberToObject(o, "p_holm",
+			    r->positions[i].p_holm);
+		}
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -194,10 +194,11 @@ md_positions(const struct rrun *r, FILE *out)
 	}
 	fprintf(out, "%s Each valid rate is divided by its cell's mean and "
 	    "pooled by its place in the alternating order; each position is "
-	    "compared with all the others.\n\n",
+	    "compared with all the others by a rank test, and the verdicts "
+	    "are Holm-corrected over the %zu positions.\n\n",
 	    r->position_bias ? "**Some positions in the alternating order "
 	    "shift results.**" : "No position in the alternating order "
-	    "shifts results at this precision.");
+	    "shifts results at this precision.", r->npositions);
 	for (i = 0; i < r->npositions; i++) {
 		p = &r->positions[i];
 		table_cell(&t, xasprintf("%" PRId64, p->position));

@@ -140,7 +140,13 @@ struct rratio {
 struct rposition {
 	int64_t		 position;
 	size_t		 n;
-	struct stats_ratio s;		/* this position / the others */
+	/*
+	 * This position / the others: the ratio and its bootstrap interval;
+	 * the verdict is the family's, by p_holm.
+	 */
+	struct stats_ratio s;
+	double		 p;		/* rank test against the others */
+	double		 p_holm;	/* p, Holm-adjusted over the positions */
 };
 
 /*

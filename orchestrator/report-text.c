@@ -407,12 +407,14 @@ text_positions(const struct rrun *r, FILE *out)
 	    "some positions in the alternating order shift results" :
 	    "no position in the alternating order shifts results at this "
 	    "precision");
+	report_emit(out, "  each position / the others; verdicts by rank "
+	    "tests, Holm-corrected over the %zu positions", r->npositions);
 	for (i = 0; i < r->npositions; i++) {
 		p = &r->positions[i];
 		iv = report_interval_str(&p->s);
-		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx the others  "
-		    "%s  %s", p->position, p->n, p->s.ratio, iv,
-		    report_verdict_phrase(&p->s));
+		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx  %s  "
+		    "Holm p %.2g  %s", p->position, p->n, p->s.ratio, iv,
+		    p->p_holm, report_verdict_phrase(&p->s));
 		free(iv);
 	}
 }

@@ -682,3 +682,72 @@ sshcfg_free(struct sshcfg *cfg)
 	free(cfg->alias);
 	free(cfg);
 }
+
+/* Add each name of a Host line that is an alias, not a pattern, once. */
+static void
+add_aliases(char **args, int n, char ***out, size_t *nout)
+{
+	size_t j;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (strpbrk(args[i], "*?!") != NULL)
+			continue;
+		for (j = 0; j < *nout && strcmp((*out)[j], args[i]) != 0; j++)
+			;
+		if (j < *nout)
+			continue;
+		ALLOC_GROW(*out, *nout);
+		(*out)[(*nout)++] = xstrdup(args[i]);
+	}
+}
+
+int
+sshcfg_aliases(const char *path, char ***out, size_t *n, struct so_err *err)
+{
+	char line[LINE_MAX_LEN + 2], *kw, *args[MAX_ARGS], *deflt = NULL;
+	FILE *f = NULL;
+	int lineno = 0, nargs, r = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (path == NULL) {
+		deflt = sshcfg_default_path();
+		/* Like ssh: no ~/.ssh/config is an empty configuration. */
+		if (deflt == NULL || access(deflt, F_OK) != 0)
+			goto out;
+		path = deflt;
+	}
+	if ((f = fopen(path, "re")) == NULL) {
+		r = so_error(err, SO_EIO, "cannot read ssh_config \"%s\": %s",
+		    path, strerror(errno));
+		goto out;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		lineno++;
+		if (strlen(line) > LINE_MAX_LEN) {
+			r = so_error(err, SO_EINVAL, "%s:%d: line longer than "
+			    "%d bytes", path, lineno, LINE_MAX_LEN);
+			goto out;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		if ((nargs = split_line(line, &kw, args, MAX_ARGS)) < 0) {
+			r = so_error(err, SO_EINVAL, "%s:%d: unterminated quote",
+			    path, lineno);
+			goto out;
+		}
+		if (kw != NULL && strcasecmp(kw, "host") == 0)
+			add_aliases(args, nargs, out, n);
+	}
+out:
+	if (f != NULL)
+		fclose(f);
+	free(deflt);
+	if (r != 0) {
+		while (*n > 0)
+			free((*out)[--*n]);
+		free(*out);
+		*out = NULL;
+	}
+	return r;
+}
