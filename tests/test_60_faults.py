@@ -281,8 +281,9 @@ def killed_once_gated(tmp_path, db):
     agent's first GATE_AFTER samples are stored; the agent goes on."""
     p = seqorch_bg(tmp_path, *RUN_SHORT, "--db", db)
     try:
+        # The first run builds the agent: minutes on a loaded machine.
         wait_for(lambda: nsamples(db, "local") >= GATE_AFTER, "samples", p,
-                 tmp_path)
+                 tmp_path, timeout=900)
     finally:
         p.kill()
         p.wait()
