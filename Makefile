@@ -120,6 +120,20 @@ seqorch: $(ORCH_OBJS)
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto -ldl
 
+# The commit `seqorch -V` names: build/commit.h is rewritten when HEAD
+# is not the commit it holds (build/commit.mk records which), so `make -q`
+# holds after `make`.  Outside a git checkout (a tarball) it is "unknown".
+ifneq ($(BUILDING),)
+COMMIT := $(if $(wildcard .git),$(shell git rev-parse --short=12 HEAD 2>/dev/null))
+-include build/commit.mk
+endif
+build/commit.h: $(if $(filter-out $(COMMIT),$(BUILT_COMMIT))$(filter-out \
+	$(BUILT_COMMIT),$(COMMIT)),FORCE)
+	@mkdir -p build
+	@printf '#define SEQORCH_COMMIT "%s"\n' '$(or $(COMMIT),unknown)' > $@
+	@echo 'BUILT_COMMIT = $(COMMIT)' > build/commit.mk
+build/orchestrator/seqorch.c.o: build/commit.h
+
 # The generated headers need only exist first: each object's .d file names
 # the ones it includes, so a kernels/ change rebuilds those objects only.
 build/orchestrator/%.c.o: orchestrator/%.c | build/schema.h build/sources.h \
@@ -302,6 +316,7 @@ UNIT_compare = compare report db stats study studies figures reference \
 	artifact strbuf util
 UNIT_http = http strbuf util
 UNIT_bundle = bundle-io strbuf util
+UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread

@@ -150,9 +150,12 @@ const struct cmd_entry cmd_fetch_entry = {
 	},
 	.optcol = 16,
 	.notes =
-	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX) in the\n"
-	    "environment replaces an artifact's default URL; the hash and\n"
-	    "size still have to match.\n"
+	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX,\n"
+	    "SEQORCH_URL_OPENSSL) in the environment replaces an artifact's\n"
+	    "default URL; the hash and size still have to match.  sha3's\n"
+	    "OpenSSL release is read on the coordinator (its perlasm, with\n"
+	    "perl), never uploaded; a run without it skips the openssl-*\n"
+	    "variants.\n"
 	    "\n"
 	    "exit: 0 ok, 1 a download failed, 2 usage or config (or --from\n"
 	    "      FILE is not the artifact),\n"

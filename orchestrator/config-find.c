@@ -5,7 +5,6 @@
  */
 #include "config-int.h"
 
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,7 +13,7 @@ char *
 config_user_path(const char **from)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home;
-	struct passwd *pw;
+	char *pwhome = NULL, *path;
 
 	/* XDG: a relative $XDG_CONFIG_HOME is invalid and is ignored. */
 	if (xdg != NULL && xdg[0] == '/') {
@@ -23,15 +22,15 @@ config_user_path(const char **from)
 		return xasprintf("%s/seqorch/hosts.toml", xdg);
 	}
 	home = getenv("HOME");
-	if (home == NULL || *home == '\0') {
-		pw = getpwuid(getuid());
-		home = pw != NULL ? pw->pw_dir : NULL;
-	}
+	if (home == NULL || *home == '\0')
+		home = pwhome = pw_home(NULL);
 	if (home == NULL)
 		return NULL;
 	if (from != NULL)
 		*from = "~/.config";
-	return xasprintf("%s/.config/seqorch/hosts.toml", home);
+	path = xasprintf("%s/.config/seqorch/hosts.toml", home);
+	free(pwhome);
+	return path;
 }
 
 int

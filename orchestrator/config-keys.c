@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -224,28 +223,25 @@ has_control(const char *s)
 char *
 cfg_expand_tilde(const char *path)
 {
-	const char *rest, *home;
-	struct passwd *pw;
-	char *user;
+	const char *rest, *env = getenv("HOME");
+	char *user, *home, *out;
 
 	if (path[0] != '~')
 		return xstrdup(path);
 	rest = path + 1 + strcspn(path + 1, "/");
-	if (rest == path + 1) {
-		home = getenv("HOME");
-		if (home == NULL || *home == '\0') {
-			pw = getpwuid(getuid());
-			home = pw != NULL ? pw->pw_dir : NULL;
-		}
-	} else {
+	if (rest == path + 1)
+		home = env != NULL && *env != '\0' ? xstrdup(env) :
+		    pw_home(NULL);
+	else {
 		user = xasprintf("%.*s", (int)(rest - path - 1), path + 1);
-		pw = getpwnam(user);
+		home = pw_home(user);
 		free(user);
-		home = pw != NULL ? pw->pw_dir : NULL;
 	}
 	if (home == NULL)
 		return NULL;
-	return xasprintf("%s%s", home, rest);
+	out = xasprintf("%s%s", home, rest);
+	free(home);
+	return out;
 }
 
 /*

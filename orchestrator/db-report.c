@@ -281,6 +281,7 @@ static const struct field build_fields[] = {
 	F(F_TEXT, compiler_version), F(F_TEXT, cflags), F(F_TEXT, native),
 	F(F_TEXT, status), F(F_TEXT, target), F(F_TEXT, source_sha256),
 	F(F_TEXT, binary_sha256), F(F_TEXT, openssl), F(F_TEXT, targeting),
+	F(F_TEXT, extra),
 };
 #undef F
 
@@ -322,8 +323,8 @@ static const struct list {
 } lists[] = {
 	[DB_REPORT_BUILDS] = {
 	    "SELECT id, host, compiler, compiler_version, cflags, native,"
-	    " status, target, source_sha256, binary_sha256, openssl, targeting"
-	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
+	    " status, target, source_sha256, binary_sha256, openssl, targeting,"
+	    " extra FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
 	    LIST(build_fields) },
 	/* Warnings and errors only: info events are the run's diary. */
 	[DB_REPORT_EVENTS] = {

@@ -82,6 +82,7 @@ struct db_build {
 	const char	*host, *compiler, *compiler_version, *cflags, *native;
 	const char	*status, *target, *source_sha256, *binary_sha256;
 	const char	*openssl, *targeting;
+	const char	*extra;		/* key=value lines, or NULL */
 };
 struct db_event {
 	const char	*host, *at, *level, *message;

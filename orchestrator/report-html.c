@@ -373,6 +373,7 @@ html_facts(const struct rrun *r, FILE *out)
 		{ "binary sha256", 'l', COL_BINARY_CODE },
 	};
 	struct table t = { 0 };
+	char *vs;
 
 	fputs("<h3>Hosts</h3>\n", out);
 	report_host_table(r, hosts, sizeof hosts / sizeof *hosts, &t);
@@ -380,6 +381,14 @@ html_facts(const struct rrun *r, FILE *out)
 	fputs("<h3>Builds</h3>\n", out);
 	report_build_table(r, builds, sizeof builds / sizeof *builds, &t);
 	table_html(&t, out);
+	if ((vs = report_source_variants(r)) == NULL)
+		return;
+	report_source_table(r, &t);
+	fputs("<h3>Upstream sources</h3>\n<p>Of ", out);
+	report_html_text(out, vs);
+	fputs(", as each build recorded them.</p>\n", out);
+	table_html(&t, out);
+	free(vs);
 }
 
 static void

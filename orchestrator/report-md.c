@@ -57,6 +57,7 @@ md_hosts(const struct rrun *r, FILE *out)
 		C_BUILD_STATUS, C_VERSION,
 	};
 	struct table t = { 0 };
+	char *vs;
 
 	fputs("\n### Hosts\n\n", out);
 	report_host_table(r, hosts, sizeof hosts / sizeof *hosts, &t);
@@ -66,6 +67,14 @@ md_hosts(const struct rrun *r, FILE *out)
 	fputs("\n### Builds\n\n", out);
 	report_build_table(r, builds, sizeof builds / sizeof *builds, &t);
 	table_markdown(&t, out);
+	if ((vs = report_source_variants(r)) == NULL)
+		return;
+	report_source_table(r, &t);
+	fputs("\n### Upstream sources\n\nOf ", out);
+	report_md_text(out, vs);
+	fputs(", as each build recorded them.\n\n", out);
+	table_markdown(&t, out);
+	free(vs);
 }
 
 static void

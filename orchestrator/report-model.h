@@ -227,6 +227,20 @@ struct rvariant {
 	char		*reason;
 };
 
+/*
+ * A file of the upstream source a build's variants were generated from,
+ * as the build recorded it (builds.extra: NAME.version,
+ * NAME.tarball_sha256, NAME.file.PATH, kernels/sha3/generate.pl's): the
+ * release tarball, then each file the generator read.
+ */
+struct rsource {
+	int64_t		 build_id;
+	char		*name;		/* the artifact: "openssl" */
+	char		*version;
+	char		*file;		/* "release tarball", or its path */
+	char		*sha256;
+};
+
 struct revent {
 	char		*host;
 	char		*at;
@@ -266,6 +280,8 @@ struct rrun {
 	size_t		 nvariants;
 	struct revent	*events;
 	size_t		 nevents;
+	struct rsource	*sources;
+	size_t		 nsources;
 
 	const struct rhost **ranked;	/* hosts with a best row, fastest first */
 	size_t		 nranked;

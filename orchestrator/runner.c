@@ -194,6 +194,39 @@ build_step(void *arg, const char *step)
 	    hr->labels[hr->nlabels - 1], step);
 }
 
+/*
+ * Each variant --variants names is built for the host's architecture
+ * (`uname -m`), or for any: else SO_EINVAL naming both, before anything
+ * is uploaded or built there.
+ */
+static int
+check_arch(struct hostrun *hr, struct so_err *err)
+{
+	const struct variant_entry *ve;
+	char *machine = NULL, *copy, *q, *v, arch[64];
+	int status, rc;
+
+	if (hr->p->variants == NULL)
+		return 0;
+	if ((rc = conn_capture(hr->conn, "uname -m", 256, &machine, &status,
+	    err)) != 0)
+		return rc;
+	machine[strcspn(machine, "\r\n")] = '\0';
+	study_arch(machine, arch, sizeof arch);
+	copy = q = xstrdup(hr->p->variants);
+	while (rc == 0 && status == 0 && (v = strsep(&q, ",")) != NULL) {
+		ve = study_variant(hr->p->study, v);
+		if (ve != NULL && strcmp(ve->arch, "any") != 0 &&
+		    strcmp(ve->arch, arch) != 0)
+			rc = so_error(err, SO_EINVAL, "variant \"%s\" runs on "
+			    "%s only and host \"%s\" is %s: nothing uploaded "
+			    "or built", v, ve->arch, hr->host->name, arch);
+	}
+	free(copy);
+	free(machine);
+	return rc;
+}
+
 static void
 prepare(struct hostrun *hr)
 {
@@ -210,6 +243,10 @@ prepare(struct hostrun *hr)
 		return;
 	}
 	hr->conn->stop = hr->p->stop;
+	if (check_arch(hr, &err) != 0) {
+		run_fail(hr, err.msg);
+		return;
+	}
 	progress_set(hr->index, "uploading");
 	if (deploy_sources(hr->conn, NULL, &err) != 0 ||
 	    deploy_artifacts(hr->conn, hr->p->study, hr->p->cache, NULL,

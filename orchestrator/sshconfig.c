@@ -11,7 +11,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <glob.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,18 +70,15 @@ sshcfg_key_name(enum sshcfg_key key)
 static char *
 home_dir(void)
 {
-	struct passwd *pw = getpwuid(getuid());
-
-	return pw != NULL && pw->pw_dir != NULL && *pw->pw_dir ?
-	    xstrdup(pw->pw_dir) : NULL;
+	return pw_home(NULL);
 }
 
 static char *
 local_user(void)
 {
-	struct passwd *pw = getpwuid(getuid());
+	char *name = pw_login();
 
-	return xstrdup(pw != NULL ? pw->pw_name : "");
+	return name != NULL ? name : xstrdup("");
 }
 
 char *
@@ -105,7 +101,6 @@ static char *
 expand_tilde(const char *path)
 {
 	const char *rest;
-	struct passwd *pw;
 	char *user, *home, *out;
 
 	if (path[0] != '~')
@@ -115,9 +110,8 @@ expand_tilde(const char *path)
 		home = home_dir();
 	else {
 		user = xasprintf("%.*s", (int)(rest - path - 1), path + 1);
-		pw = getpwnam(user);
+		home = pw_home(user);
 		free(user);
-		home = pw != NULL ? xstrdup(pw->pw_dir) : NULL;
 	}
 	if (home == NULL)
 		return NULL;

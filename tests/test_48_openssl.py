@@ -179,3 +179,22 @@ def test_fetch_from_a_file(tmp_path):
     assert 'artifact "openssl"' in r.stdout
     assert hashlib.sha256((tmp_path / "c" / SHA).read_bytes()).hexdigest() \
         == SHA
+
+
+def test_report_names_the_sources_beside_the_variants(run):
+    d, _, _ = run
+    r = seqorch(d, "report", "--run", "1")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    head = text[text.index("upstream sources of"):]
+    assert "openssl-fused" in head.split("(sha256, file)")[0]
+    assert "build 1: openssl 3.5.7" in head
+    for h in readme_hashes().values():
+        assert h in head, h
+    import json
+    r = seqorch(d, "report", "--run", "1", "--format", "json")
+    files = {s["file"]: s["sha256"] for s in
+             json.loads(r.stdout)["runs"][0]["sources"]}
+    assert files["release tarball"] == SHA
+    assert files["crypto/sha/asm/keccak1600-avx512vl.pl"] == \
+        readme_hashes()["crypto/sha/asm/keccak1600-avx512vl.pl"]
