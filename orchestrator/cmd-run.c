@@ -326,7 +326,8 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	unsigned fetched, cached;
 	int rc;
 
-	if (fetch_study(study, o->cache, names_generated(study, o->variants),
+	if (fetch_study(study, o->cache, o->fetch_generated ||
+	    names_generated(study, o->variants),
 	    &stop_flag, &fetched, &cached, &err) != 0) {
 		cmd_error(err.msg);
 		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, query, seqorch, write_hosts
+from conftest import ROOT, copy_tree, query, seqorch, write_hosts
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +163,15 @@ def test_exit_codes(site):
     assert "4 output cannot be written" in helptext
     usage = (ROOT / "docs" / "usage.md").read_text()
     assert "| 4 | `report`, `export`: the output cannot be written" in usage
+
+
+def test_make_run_builds_the_man_page_and_completion(tmp_path):
+    """README points to build/seqorch.1 and build/seqorch.bash right after
+    `make run` (issue 32 item 20): its build makes them."""
+    copy_tree(tmp_path, build=False)
+    r = subprocess.run(["make", "-n", "run"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "gen-help.sh ./seqorch man > build/seqorch.1" in r.stdout
+    assert "gen-help.sh ./seqorch completion > build/seqorch.bash" in \
+        r.stdout
