@@ -188,6 +188,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	struct run_outcome out;
 	struct so_err err = { 0 };
 	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
+	struct strbuf host_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
 	char ref[129], ref_selftest[129], db_id[33];
 	const char *status;
@@ -283,9 +284,13 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
 	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
 	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
-	runner_summary(db, run_id, db_opts.buf, run_opts.buf, status, stderr);
+	cmd_hint_opts(&host_opts, o->sel.config, o->sel.ssh_config, NULL);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf,
+	    out.hosts_ok == 0 && out.hosts_failed > 0 && !out.interrupted ?
+	    host_opts.buf : NULL, status, stderr);
 	strbuf_release(&db_opts);
 	strbuf_release(&run_opts);
+	strbuf_release(&host_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;

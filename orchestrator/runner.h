@@ -83,9 +83,12 @@ int runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
  * `resume: seqorch run --resume N` when interrupted), to out, each hint
  * followed by the options it must repeat: db_opts for the report
  * (" --db FILE"), run_opts for the run (--config, --ssh-config as well).
- * A run that cannot be loaded gets a line saying why.
+ * host_opts, when every host failed, makes `seqorch hosts check` with
+ * them (--config, --ssh-config) the next step.  A run that cannot be
+ * loaded gets a line saying why.
  */
 void runner_summary(struct db *db, int64_t run_id, const char *db_opts,
-    const char *run_opts, const char *status, FILE *out);
+    const char *run_opts, const char *host_opts, const char *status,
+    FILE *out);
 
 #endif

@@ -127,6 +127,14 @@ def test_variant_of_another_architecture_is_refused(tmp_path):
     assert (f'variant "{other[0]}" runs on {other[1]} only and host "local" '
             f'is {arch}: nothing uploaded or built') in r.stderr
     assert not wd.exists() or list(wd.iterdir()) == []
+    # Every host failed (item 10): reaching them comes first, and the
+    # report says each host's error once.
+    assert r.stderr.endswith("\nnext: seqorch hosts check\nthen: seqorch "
+                             "report --run 1\n"), r.stderr
+    rep = seqorch(tmp_path, "report")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout.count(f'variant "{other[0]}" runs on') == 1, rep.stdout
+    assert 'host "local" failed (the error below)' in rep.stdout
 
 
 def test_readers_never_write(tmp_path):
