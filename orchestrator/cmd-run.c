@@ -190,7 +190,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
 	struct strbuf host_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
-	char ref[129], ref_selftest[129];
+	char ref[129], ref_selftest[129], db_id[33];
 	const char *status;
 	int64_t run_id;
 	const char *seed = o->seed ? o->seed : st->seed_hex;
@@ -204,6 +204,10 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	if (db_identity(db, db_id, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
@@ -258,6 +262,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
+	p.db_id = db_id;
 	oom_db = o->db;
 	oom_run = run_id;
 	so_set_oom_hook(run_oom);

@@ -53,6 +53,12 @@ struct stream {
 	char token[33];		/* this launch's run token, 128 random bits */
 	double launched;	/* window_clock() at the launch */
 	int collected;		/* every record of the launch was read */
+	/*
+	 * The records of an earlier launch of this run, collected by a
+	 * resume: its samples are stored, what it said then is not said
+	 * again (events, windows), and its hello says how many it was asked.
+	 */
+	int replay;
 	char **want;		/* variants asked of this agent */
 	char **seen;		/* variants it sent a record for */
 	size_t nseen;

@@ -31,6 +31,7 @@ struct run_params {
 	int no_wait;		/* fail instead of waiting for the window */
 	int lease_expiry;	/* seconds */
 	const char *holder;	/* shown to whoever waits for our host lock */
+	const char *db_id;	/* db_identity: names our run directories */
 	int resume;		/* fill only the run's missing cells */
 	int require_quiet;	/* agents refuse to measure on noisy hosts */
 	double max_cv;		/* adaptive sampling; 0 = off */
