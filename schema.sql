@@ -487,6 +487,15 @@ CREATE TABLE reproduction_hosts (
 
 -- version: 16
 
+-- The database's own identity, made with it (or with this version): the
+-- run directories its coordinators leave on hosts are named by it and the
+-- run id, so that resuming run 1 of one results.db never counts or
+-- removes the run-1 directories of another sharing the workdir.
+CREATE TABLE db_identity (id TEXT NOT NULL);
+INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
+
+-- version: 17
+
 -- A run imported with `import --unsigned` (issue 32): its bundle's files
 -- and digests were checked but no signature, so nothing says who made it;
 -- key_fingerprint is then NULL, and every report of the run says so.

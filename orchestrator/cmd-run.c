@@ -188,8 +188,9 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	struct run_outcome out;
 	struct so_err err = { 0 };
 	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
+	struct strbuf host_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
-	char ref[129], ref_selftest[129];
+	char ref[129], ref_selftest[129], db_id[33];
 	const char *status;
 	int64_t run_id;
 	const char *seed = o->seed ? o->seed : st->seed_hex;
@@ -203,6 +204,10 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	if (db_identity(db, db_id, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
@@ -257,6 +262,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
+	p.db_id = db_id;
 	oom_db = o->db;
 	oom_run = run_id;
 	so_set_oom_hook(run_oom);
@@ -272,15 +278,24 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	/* A host stopped by Ctrl-C was interrupted, not failed. */
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
-	    "%u host%s ok, %u failed\n", (long long)run_id, status,
+	    "%u host%s ok, %u failed", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
-	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s",
+	    out.hosts_failed - out.hosts_interrupted);
+	if (out.hosts_interrupted > 0)
+		fprintf(stderr, ", %u interrupted", out.hosts_interrupted);
+	fputc('\n', stderr);
 	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
 	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
-	runner_summary(db, run_id, db_opts.buf, run_opts.buf, status, stderr);
+	cmd_hint_opts(&host_opts, o->sel.config, o->sel.ssh_config, NULL);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf,
+	    out.hosts_ok == 0 && out.hosts_failed > 0 && !out.interrupted ?
+	    host_opts.buf : NULL, status, stderr);
 	strbuf_release(&db_opts);
 	strbuf_release(&run_opts);
+	strbuf_release(&host_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;

@@ -242,6 +242,12 @@ struct stored_run {
 int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
     struct so_err *err);
 void db_run_info_free(struct stored_run *r);
+/*
+ * The database's identity (32 lowercase hex digits, made with it) into
+ * id: it names the run directories left on hosts, so that one database's
+ * never pass for another's.  0, or SO_EDB when it is missing or damaged.
+ */
+int db_identity(struct db *db, char id[33], struct so_err *err);
 /* Mark a stored run running again and count the resume. */
 int db_run_resume(struct db *db, int64_t run_id, struct so_err *err);
 

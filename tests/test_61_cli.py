@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, query, seqorch, write_hosts
+from conftest import ROOT, copy_tree, query, seqorch, write_hosts
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +127,14 @@ def test_variant_of_another_architecture_is_refused(tmp_path):
     assert (f'variant "{other[0]}" runs on {other[1]} only and host "local" '
             f'is {arch}: nothing uploaded or built') in r.stderr
     assert not wd.exists() or list(wd.iterdir()) == []
+    # Every host failed (item 10): reaching them comes first, and the
+    # report says each host's error once.
+    assert r.stderr.endswith("\nnext: seqorch hosts check\nthen: seqorch "
+                             "report --run 1\n"), r.stderr
+    rep = seqorch(tmp_path, "report")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout.count(f'variant "{other[0]}" runs on') == 1, rep.stdout
+    assert 'host "local" failed (the error below)' in rep.stdout
 
 
 def test_readers_never_write(tmp_path):
@@ -163,3 +171,15 @@ def test_exit_codes(site):
     assert "4 output cannot be written" in helptext
     usage = (ROOT / "docs" / "usage.md").read_text()
     assert "| 4 | `report`, `export`: the output cannot be written" in usage
+
+
+def test_make_run_builds_the_man_page_and_completion(tmp_path):
+    """README points to build/seqorch.1 and build/seqorch.bash right after
+    `make run` (issue 32 item 20): its build makes them."""
+    copy_tree(tmp_path, build=False)
+    r = subprocess.run(["make", "-n", "run"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "gen-help.sh ./seqorch man > build/seqorch.1" in r.stdout
+    assert "gen-help.sh ./seqorch completion > build/seqorch.bash" in \
+        r.stdout
