@@ -130,8 +130,12 @@ select_rows(struct schema *s, int64_t run_id)
 		changed = 0;
 		for (i = 0; i < s->n; i++) {
 			t = &s->t[i];
-			/* Where a run came from is this database's own fact. */
-			if (t->where != NULL || strcmp(t->name, "imports") == 0)
+			/*
+			 * Where a run came from, and which reproduction made
+			 * it, are this database's own facts.
+			 */
+			if (t->where != NULL || strcmp(t->name, "imports") == 0 ||
+			    strcmp(t->name, "reproduction_runs") == 0)
 				continue;
 			for (j = 0; j < t->nfks; j++) {
 				p = find_table(s, t->fks[j].parent);
