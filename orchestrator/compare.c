@@ -529,6 +529,7 @@ compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
 			gate->slower++;
 	}
 	gate->next = c.rb.id;
+	gate->compared = c.ngeo;
 	gate->undecided = undecided(&c);
 	(o->format != NULL ? o->format : compare_renderers)->render(&c, o,
 	    out);
