@@ -484,3 +484,14 @@ CREATE TABLE reproduction_hosts (
 	reference	TEXT,
 	PRIMARY KEY (reproduction_id, host)
 );
+
+-- version: 16
+
+-- run --openssl-cap-clear NAME[,NAME] (protocol 8): each agent clears the
+-- named bits from the capability mask libcrypto detected and runs with
+-- the rest.  The run keeps the names, each sample the mask detected and
+-- the bits cleared (hex words as OPENSSL_info prints them); the mask
+-- applied is its openssl_cap.  NULL without the option.
+ALTER TABLE runs ADD COLUMN openssl_cap_clear TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_detected TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_cleared TEXT;
