@@ -19,7 +19,7 @@ static int
 openssl_unrolled_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	return openssl_sha3_hash(openssl_unrolled_absorb, msg, len, out);
+	return openssl_wrap_hash(openssl_unrolled_absorb, msg, len, out);
 }
 
 static int
