@@ -106,8 +106,14 @@ regen:
 	@for g in kernels/*/gen-*.py; do \
 	  echo "$(PYTHON) $$g"; $(PYTHON) $$g || exit 1; done
 
+# docs/usage.md's table of commands is the part between its markers.
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
+	sh docs/gen-help.sh ./seqorch usage-table > build/usage-table.md
+	awk -v t=build/usage-table.md '/^<!-- end of the generated table/ { \
+	    while ((getline l < t) > 0) print l; skip = 0 } !skip { print } \
+	    /^<!-- generated from the command table/ { skip = 1 }' \
+	    docs/usage.md > docs/usage.md.tmp && mv docs/usage.md.tmp docs/usage.md
 
 # The coordinator without main, for tests that drive its modules directly.
 build/libseqorch.a: $(LIB_OBJS)
@@ -119,6 +125,20 @@ seqorch: $(ORCH_OBJS)
 
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto -ldl
+
+# The commit `seqorch -V` names: build/commit.h is rewritten when HEAD
+# is not the commit it holds (build/commit.mk records which), so `make -q`
+# holds after `make`.  Outside a git checkout (a tarball) it is "unknown".
+ifneq ($(BUILDING),)
+COMMIT := $(if $(wildcard .git),$(shell git rev-parse --short=12 HEAD 2>/dev/null))
+-include build/commit.mk
+endif
+build/commit.h: $(if $(filter-out $(COMMIT),$(BUILT_COMMIT))$(filter-out \
+	$(BUILT_COMMIT),$(COMMIT)),FORCE)
+	@mkdir -p build
+	@printf '#define SEQORCH_COMMIT "%s"\n' '$(or $(COMMIT),unknown)' > $@
+	@echo 'BUILT_COMMIT = $(COMMIT)' > build/commit.mk
+build/orchestrator/seqorch.c.o: build/commit.h
 
 # The generated headers need only exist first: each object's .d file names
 # the ones it includes, so a kernels/ change rebuilds those objects only.
@@ -264,8 +284,10 @@ deps-arm64:
 # Only ./seqorch is built: it carries the agent's sources and builds the
 # agent in the host's workdir, as on any other host.
 RUN_STEPS ?= 1000000
+# The man page and the completion too: README points to them next.
 run: deps-run
-	$(MAKE) -j$$(nproc) seqorch
+	$(MAKE) -j$$(nproc) seqorch build/seqorch.1 build/seqorch.bash \
+	    build/seqorch.1.stamp
 	./seqorch run --study sha3 --hosts local --steps $(RUN_STEPS)
 	./seqorch report --latest
 

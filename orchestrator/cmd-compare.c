@@ -141,7 +141,7 @@ const struct cmd_entry cmd_compare_entry = {
 		    "new run",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
-		    "text (default), markdown or json",
+		    "text (default), markdown (md) or json",
 		    CMD_VALUE_ANY, "text markdown json" },
 		CMD_OPT_DB("F"),
 		CMD_OPT_END,

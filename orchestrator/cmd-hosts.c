@@ -264,6 +264,24 @@ static const struct cmd_entry *const verbs[] = {
 	&hosts_list_entry, &hosts_check_entry, &hosts_trust_entry, NULL,
 };
 
+/* An unknown verb, with the nearest when one is near. */
+static int
+unknown_verb(const char *name)
+{
+	struct nearest n = NEAREST_INIT(name);
+	size_t i;
+
+	for (i = 0; verbs[i] != NULL; i++)
+		nearest_try(&n, strchr(verbs[i]->name, ' ') + 1);
+	if (nearest_word(&n) != NULL)
+		fprintf(stderr, "seqorch: hosts: unknown verb \"%s\"; did you "
+		    "mean \"%s\"?\n", name, nearest_word(&n));
+	else
+		fprintf(stderr, "seqorch: hosts: unknown verb \"%s\" (valid: "
+		    "list, check, trust)\n", name);
+	return EXIT_USAGE;
+}
+
 static int
 hosts_exec(const struct cmd_entry *self, int argc, char **argv)
 {
@@ -279,11 +297,8 @@ hosts_exec(const struct cmd_entry *self, int argc, char **argv)
 		for (v = NULL, i = 0; verbs[i] != NULL; i++)
 			if (strcmp(argv[1], strchr(verbs[i]->name, ' ') + 1) == 0)
 				v = verbs[i];
-		if (v == NULL) {
-			fprintf(stderr, "seqorch: hosts: unknown verb \"%s\" "
-			    "(valid: list, check, trust)\n", argv[1]);
-			return EXIT_USAGE;
-		}
+		if (v == NULL)
+			return unknown_verb(argv[1]);
 		named = 1;
 	}
 	optind = 1 + named;

@@ -39,6 +39,8 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 			latest = 1;
 			break;
 		case 's':
+			if (cmd_check_study(optarg, 0) != 0)
+				return EXIT_USAGE;
 			o.study = optarg;
 			break;
 		case 'd':
@@ -82,6 +84,9 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
+	/* -o - is standard output, as curl and git take it. */
+	if (output != NULL && strcmp(output, "-") == 0)
+		output = NULL;
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
 		o.format = report_renderer_for_path(output);
@@ -98,7 +103,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));
 		db_close(db);
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	ret = reproduce != NULL ? repro_print_table(db, reproduce, out, &err) :
 	    report_print(db_handle(db), &o, out, &err);
@@ -107,7 +112,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));
 		unlink(output);
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	if (ret != 0 && output != NULL)
 		unlink(output);
@@ -120,7 +125,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "seqorch: cannot write the report: %s\n",
 		    strerror(errno));
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
 }
@@ -157,14 +162,14 @@ const struct cmd_entry cmd_report_entry = {
 		    "let --latest pick exploratory runs too",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
-		    "text (default), markdown, csv (one row per\n"
+		    "text (default), markdown (md), csv (one row per\n"
 		    "sample), json (one object for scripts) or html\n"
 		    "(a self-contained page with charts); without\n"
 		    "it, -o takes the format from F's extension\n"
 		    "(.html, .md, .csv, .json; text otherwise)",
 		    CMD_VALUE_ANY, "text markdown csv json html" },
 		{ "output", 'o', 1, "F",
-		    "write to file F instead of stdout",
+		    "write to file F instead of stdout (-: stdout)",
 		    CMD_VALUE_ANY, NULL },
 		{ "reproduce", 'P', 0, "NAME",
 		    "the published table of the newest `seqorch\n"
@@ -184,8 +189,9 @@ const struct cmd_entry cmd_report_entry = {
 	},
 	.optcol = 18,
 	.notes =
-	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option\n"
-	    "or unknown run id, 3 database missing or unreadable.\n"
+	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option,\n"
+	    "unknown study or run id, 3 database missing or unreadable, 4 the\n"
+	    "report cannot be written (-o FILE or stdout).\n"
 	    "See docs/report.md.\n",
 	.exec = report_exec,
 };

@@ -112,10 +112,13 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 		}
 		o.studies = x->study;
 		/*
-		 * Named, even when every one: a variant built from a
-		 * generated source (openssl-* of sha3) is then fetched.
+		 * Every variant is none named (each host runs those of its
+		 * architecture), their generated sources fetched too.
 		 */
-		o.variants = x->variants;
+		o.variants = x->part->variants != NULL ||
+		    (x->part->first_look_variants != NULL && x->shortened) ?
+		    x->variants : NULL;
+		o.fetch_generated = 1;
 		o.steps = (int64_t)x->steps;
 		o.samples = o.max_samples = (int64_t)x->samples;
 		run_id = 0;

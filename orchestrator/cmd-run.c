@@ -63,29 +63,33 @@ run_oom(size_t n)
 	db_close(db);
 }
 
-/* "a, b, c": the studies and groups, or the variants of study. */
-static char *
-valid_names(const char *study)
+/*
+ * "unknown variant" of study, with the nearest of its variants and all
+ * of them.
+ */
+static void
+unknown_variant(const char *study, const char *name)
 {
 	struct strbuf sb = STRBUF_INIT;
+	struct nearest n = NEAREST_INIT(name);
+	const char *near;
 	size_t i;
 
-	for (i = 0; study == NULL && study_table[i].name != NULL; i++) {
-		if (sb.len > 0)
-			strbuf_addstr(&sb, ", ");
-		strbuf_addstr(&sb, study_table[i].name);
-	}
-	for (i = 0; study == NULL && study_groups[i].name != NULL; i++)
-		strbuf_addf(&sb, ", %s (%s)", study_groups[i].name,
-		    study_groups[i].studies);
-	for (i = 0; study != NULL && variant_table[i].study != NULL; i++) {
+	for (i = 0; variant_table[i].study != NULL; i++) {
 		if (strcmp(variant_table[i].study, study) != 0)
 			continue;
 		if (sb.len > 0)
 			strbuf_addstr(&sb, ", ");
 		strbuf_addstr(&sb, variant_table[i].variant);
+		nearest_try(&n, variant_table[i].variant);
 	}
-	return strbuf_detach(&sb);
+	if ((near = nearest_word(&n)) != NULL)
+		fprintf(stderr, "seqorch: unknown variant \"%s\" of study "
+		    "\"%s\"; did you mean \"%s\"?\n", name, study, near);
+	else
+		fprintf(stderr, "seqorch: unknown variant \"%s\" of study "
+		    "\"%s\" (valid: %s)\n", name, study, sb.buf);
+	strbuf_release(&sb);
 }
 
 /*
@@ -95,19 +99,16 @@ valid_names(const char *study)
 static int
 check_names(const char *studies, const char *variants, int64_t steps)
 {
-	char *copy = xstrdup(studies), *p = copy, *name, *valid;
+	char *copy = xstrdup(studies), *p = copy, *name;
 	const struct study_entry *se;
 	int rc = 0;
 
 	while (rc == 0 && (name = strsep(&p, ",")) != NULL) {
-		if ((se = study_find(name)) == NULL) {
-			valid = valid_names(NULL);
-			fprintf(stderr, "seqorch: unknown study \"%s\" (valid: "
-			    "%s)\n", name, valid);
-			free(valid);
+		if (cmd_check_study(name, 1) != 0) {
 			rc = -1;
 			break;
 		}
+		se = study_find(name);
 		if ((uint64_t)steps > study_max_steps(se->study)) {
 			fprintf(stderr, "seqorch: --steps %lld is more than study "
 			    "\"%s\" takes (at most %llu: about an hour of its "
@@ -122,11 +123,7 @@ check_names(const char *studies, const char *variants, int64_t steps)
 			while (rc == 0 && (v = strsep(&q, ",")) != NULL) {
 				if (study_variant(name, v) != NULL)
 					continue;
-				valid = valid_names(name);
-				fprintf(stderr, "seqorch: unknown variant "
-				    "\"%s\" of study \"%s\" (valid: %s)\n", v,
-				    name, valid);
-				free(valid);
+				unknown_variant(name, v);
 				rc = -1;
 			}
 			free(vcopy);
@@ -216,8 +213,9 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	struct run_outcome out;
 	struct so_err err = { 0 };
 	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
+	struct strbuf host_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
-	char ref[129], ref_selftest[129];
+	char ref[129], ref_selftest[129], db_id[33];
 	const char *status;
 	int64_t run_id;
 	const char *seed = o->seed ? o->seed : st->seed_hex;
@@ -233,6 +231,16 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
+	}
+	if (db_identity(db, db_id, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	/* Nothing to create when the window is taken and we may not wait. */
+	if (o->no_wait && !o->explore &&
+	    (rc = lease_check_free(db, (int)o->lease_expiry, &err)) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(rc);
 	}
 	ri.study = study;
 	ri.steps = (uint64_t)steps;
@@ -281,6 +289,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
+	p.db_id = db_id;
 	oom_db = o->db;
 	oom_run = run_id;
 	so_set_oom_hook(run_oom);
@@ -296,15 +305,24 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	/* A host stopped by Ctrl-C was interrupted, not failed. */
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
-	    "%u host%s ok, %u failed\n", (long long)run_id, status,
+	    "%u host%s ok, %u failed", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
-	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s",
+	    out.hosts_failed - out.hosts_interrupted);
+	if (out.hosts_interrupted > 0)
+		fprintf(stderr, ", %u interrupted", out.hosts_interrupted);
+	fputc('\n', stderr);
 	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
 	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
-	runner_summary(db, run_id, db_opts.buf, run_opts.buf, status, stderr);
+	cmd_hint_opts(&host_opts, o->sel.config, o->sel.ssh_config, NULL);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf,
+	    out.hosts_ok == 0 && out.hosts_failed > 0 && !out.interrupted ?
+	    host_opts.buf : NULL, status, stderr);
 	strbuf_release(&db_opts);
 	strbuf_release(&run_opts);
+	strbuf_release(&host_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
@@ -345,7 +363,8 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	unsigned fetched, cached;
 	int rc;
 
-	if (fetch_study(study, o->cache, names_generated(study, o->variants),
+	if (fetch_study(study, o->cache, o->fetch_generated ||
+	    names_generated(study, o->variants),
 	    &stop_flag, &fetched, &cached, &err) != 0) {
 		cmd_error(err.msg);
 		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
@@ -506,7 +525,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (cmd_int_arg("--steps", optarg,
+			if (cmd_count_arg("--steps", optarg,
 			    (int64_t)STUDY_MAX_STEPS, &o.steps) != 0)
 				return EXIT_USAGE;
 			o.fixed = "--steps";
@@ -656,8 +675,9 @@ const struct cmd_entry cmd_run_entry = {
 		    CMD_VALUE_STUDY, NULL },
 		HOSTSEL_ROW_HOSTS,
 		{ "steps", 'n', 0, "N",
-		    "dependent steps per sample (default: the\n"
-		    "study's protocol, see `seqorch studies`)",
+		    "dependent steps per sample: 1000000, 1e6, 1M\n"
+		    "(default: the study's protocol, see `seqorch\n"
+		    "studies`)",
 		    CMD_VALUE_ANY, NULL },
 		{ "samples", 'k', 0, "K",
 		    "samples per variant (default 3, at most 1000)",

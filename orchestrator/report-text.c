@@ -480,6 +480,25 @@ variant_list(const struct rvariant *v, size_t n)
 	return s;
 }
 
+/*
+ * Whether the run's events hold h's error as an error on h: the events
+ * below print it whole, so the host's line does not repeat it.
+ */
+static int
+error_in_events(const struct rrun *r, const struct rhost *h)
+{
+	size_t i;
+
+	for (i = 0; h->error != NULL && i < r->nevents &&
+	    i < EVENT_LIST_MAX; i++)
+		if (r->events[i].host != NULL &&
+		    strcmp(r->events[i].host, h->name) == 0 &&
+		    strcmp(r->events[i].level, "error") == 0 &&
+		    strcmp(r->events[i].message, h->error) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 text_warnings(const struct rrun *r, FILE *out)
 {
@@ -525,7 +544,11 @@ text_warnings(const struct rrun *r, FILE *out)
 		    "certain)", r->moved, r->clocked, CLOCK_MOVED_PCT);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
-		if (h->status != NULL && strcmp(h->status, "ok") != 0)
+		if (h->status != NULL && strcmp(h->status, "ok") != 0 &&
+		    error_in_events(r, h))
+			report_emit(out, "  host \"%s\" %s (the error below)",
+			    h->name, h->status);
+		else if (h->status != NULL && strcmp(h->status, "ok") != 0)
 			report_emit(out, "  host \"%s\" %s: %s", h->name,
 			    h->status, h->error != NULL ? h->error :
 			    "no error recorded");

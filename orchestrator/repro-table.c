@@ -126,7 +126,7 @@ reference_of(const struct table_data *d, const char *host)
 /* The best median of run x on the host standing for machine, or 0. */
 static double
 best_for(const struct table_data *d, const struct rrepro_run *x,
-    const char *machine, const char *targeting, const char **host)
+    const char *machine, const char **host)
 {
 	const char *ref;
 	size_t i;
@@ -134,9 +134,6 @@ best_for(const struct table_data *d, const struct rrepro_run *x,
 	for (i = 0; i < x->nbest; i++) {
 		ref = reference_of(d, x->best[i].host);
 		if (ref == NULL || strcmp(ref, machine) != 0)
-			continue;
-		if (targeting != NULL && (x->best[i].targeting == NULL ||
-		    strcmp(x->best[i].targeting, targeting) != 0))
 			continue;
 		*host = x->best[i].host;
 		return x->best[i].median;
@@ -225,8 +222,8 @@ print_ratios(const struct table_data *d, const struct rrepro_run *x,
 	for (i = 0; i < nr; i++) {
 		fprintf(out, "  ratio %s / %s: published %.2fx", machine_of(
 		    fr[i].faster), machine_of(fr[i].slower), fr[i].ratio);
-		f = best_for(d, x, machine_of(fr[i].faster), NULL, &hf);
-		s = best_for(d, x, machine_of(fr[i].slower), NULL, &hs);
+		f = best_for(d, x, machine_of(fr[i].faster), &hf);
+		s = best_for(d, x, machine_of(fr[i].slower), &hs);
 		if (f > 0 && s > 0)
 			fprintf(out, ", here %s / %s %.2fx\n", hf, hs, f / s);
 		else

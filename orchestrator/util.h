@@ -89,6 +89,28 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 
+/*
+ * A count as people write one, in [min, max]: "1000000", "1e6", "10M",
+ * "2.5M" (k, M, G: thousand, million, billion); a value that is not a
+ * whole number ("1.5", "2.5k7") is refused.  0 with *out, or SO_EINVAL.
+ */
+int parse_count(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/*
+ * "Did you mean": feed each valid word to nearest_try, then
+ * nearest_word gives the one nearest to name (a prefix of it, or within
+ * two edits; one for names under five letters), or NULL when none is
+ * near.  Words are not copied: they must outlive the struct.
+ */
+struct nearest {
+	const char *name;
+	const char *best;
+	size_t bestd;
+};
+#define NEAREST_INIT(name) { (name), NULL, SIZE_MAX }
+void nearest_try(struct nearest *n, const char *word);
+const char *nearest_word(const struct nearest *n);
+
 /* Lowercase hex of n bytes into out, which must hold 2n+1 chars. */
 void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Decode exactly 2n lowercase/uppercase hex chars; 0 or SO_EPARSE. */

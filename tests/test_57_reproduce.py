@@ -3,6 +3,7 @@
 import json
 import re
 import subprocess
+from pathlib import Path
 
 from conftest import ROOT, query, seqorch, write_hosts
 from refs import chain_hex
@@ -117,3 +118,34 @@ def test_reproduce_sha512_records_its_protocol(tmp_path, workdir):
     rep = seqorch(tmp_path, "report", "--reproduce", "sha512")
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == out
+
+
+def test_reproduce_sha3_runs_every_variant(tmp_path, workdir):
+    """Seed 000, a first look: every variant this host's architecture
+    builds, the openssl-* ones generated from the OpenSSL source too (the
+    reproduction fetches it), each sample on hashlib's digest; the local
+    best beside the seed's Genoa figure."""
+    fixtures = ROOT.parent / "shared" / "fixtures"
+    if not (fixtures / "openssl").exists():
+        fixtures = Path("/work/shared/fixtures")
+    fixture = fixtures / "openssl" / "openssl-3.5.7.tar.gz"
+    write_hosts(tmp_path / "hosts.toml", workdir, 'reference = "genoa"\n')
+    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--from", fixture)
+    assert r.returncode == 0, r.stderr
+    r = seqorch(tmp_path, "reproduce", "sha3", "--hosts", "local",
+                "--steps", "300")
+    assert r.returncode == 0, r.stderr
+    manifest = subprocess.run(["sh", "kernels/registry.sh", "manifest"],
+                              cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout
+    here = {f[1] for f in (ln.split("\t") for ln in manifest.splitlines())
+            if f[0] == "sha3" and f[2] in ("any", "x86_64")}
+    db = tmp_path / "results.db"
+    status = dict(query(db, "SELECT variant, status FROM variants"))
+    assert set(status) == here and status["openssl-scalar"] == "ok"
+    got = dict(query(db, "SELECT variant, count(*) FROM samples WHERE "
+                     "valid = 1 AND digest = ? GROUP BY variant",
+                     chain_hex("sha3", 300)))
+    assert got == {v: 3 for v, st in status.items() if st == "ok"}
+    assert re.search(r"^    local +\S+ hashes/s  \S+, n 3; genoa's 4\.056M: "
+                     r"\d\.\d{3}x$", r.stdout, re.M), r.stdout

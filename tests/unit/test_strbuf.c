@@ -1,7 +1,9 @@
 /*
  * Unit tests for strbuf: growth across many appends, formatting, joining,
  * detaching, and shell quoting checked by running the quoted word through
- * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by.
+ * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by, its
+ * counts as people write them (parse_count) and its "did you mean"
+ * (nearest_word).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -287,6 +289,70 @@ test_alloc_grow(void **state)
 	free(v);
 }
 
+static void
+test_parse_count(void **state)
+{
+	static const struct { const char *s; int64_t v; } ok[] = {
+		{ "1000000", 1000000 }, { "1e6", 1000000 }, { "10M", 10000000 },
+		{ "2.5M", 2500000 }, { "1.1M", 1100000 }, { "3k", 3000 },
+		{ "1G", 1000000000 }, { "2.5e3", 2500 }, { "1E2", 100 },
+	};
+	static const char *const bad[] = {
+		"", "1.5", "2.5k7", "0x10", "inf", "nan", " 5", "5 ", "1m",
+		"1MM", "M", "-1", "1e-3", "2.0001k", "1e12", "0", "1.2345k",
+	};
+	int64_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		assert_int_equal(parse_count(ok[i].s, 1, 100000000000LL, &v),
+		    0);
+		assert_int_equal(v, ok[i].v);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(parse_count(bad[i], 1, 100000000000LL, &v),
+		    SO_EINVAL);
+}
+
+/* The nearest of words to name, as nearest_try and nearest_word find it. */
+static const char *
+near(const char *name, const char *const *words)
+{
+	static struct nearest n;
+
+	n = (struct nearest)NEAREST_INIT(name);
+	for (; *words != NULL; words++)
+		nearest_try(&n, *words);
+	return nearest_word(&n);
+}
+
+static void
+test_nearest_word(void **state)
+{
+	static const char *const opts[] = { "run", "latest", "study", "db",
+	    "format", "output", "help", NULL };
+	static const char *const hosts[] = { "local", "genoa", "graviton",
+	    NULL };
+	const char *w;
+
+	(void)state;
+	assert_string_equal(near("formt", opts), "format");
+	assert_string_equal(near("fromat", opts), "format");
+	assert_string_equal(near("lcoal", hosts), "local");
+	assert_string_equal(near("grav", hosts), "graviton");
+	w = near("x", hosts);
+	assert_null(w);
+	w = near("zzzzzz", opts);
+	assert_null(w);
+	/* One edit on a name under five letters: "dd" is "db", "xy" none. */
+	assert_string_equal(near("dd", opts), "db");
+	w = near("xy", opts);
+	assert_null(w);
+	w = near("xml", (const char *const[]){ "html", "json", NULL });
+	assert_null(w);
+}
+
 int
 main(void)
 {
@@ -297,6 +363,8 @@ main(void)
 		cmocka_unit_test(test_alloc_grow),
 		cmocka_unit_test(test_shquote),
 		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
+		cmocka_unit_test(test_parse_count),
+		cmocka_unit_test(test_nearest_word),
 		cmocka_unit_test(test_cjson_allocates_through_xmalloc),
 		cmocka_unit_test(test_passwd_lookups_in_threads),
 	};
