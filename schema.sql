@@ -496,6 +496,17 @@ INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
 
 -- version: 17
 
+-- run --openssl-cap-clear NAME[,NAME] (protocol 8): each agent clears the
+-- named bits from the capability mask libcrypto detected and runs with
+-- the rest.  The run keeps the names, each sample the mask detected and
+-- the bits cleared (hex words as OPENSSL_info prints them); the mask
+-- applied is its openssl_cap.  NULL without the option.
+ALTER TABLE runs ADD COLUMN openssl_cap_clear TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_detected TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_cleared TEXT;
+
+-- version: 18
+
 -- A run imported with `import --unsigned` (issue 32): its bundle's files
 -- and digests were checked but no signature, so nothing says who made it;
 -- key_fingerprint is then NULL, and every report of the run says so.
