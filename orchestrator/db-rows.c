@@ -431,7 +431,7 @@ itable_find(const char *name)
 
 /* A bundle's table as read: which of our columns each of its columns is. */
 struct header {
-	const struct icol *col[24];
+	const struct icol *col[32];
 	int ncol, id_col;
 };
 
