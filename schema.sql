@@ -493,3 +493,11 @@ CREATE TABLE reproduction_hosts (
 -- removes the run-1 directories of another sharing the workdir.
 CREATE TABLE db_identity (id TEXT NOT NULL);
 INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
+
+-- version: 17
+
+-- A run's adaptive settings (--max-cv, --max-samples): a resume keeps
+-- them, as it keeps the run's steps and samples.  NULL for runs stored
+-- before this version (a resume of one takes no extra samples).
+ALTER TABLE runs ADD COLUMN max_cv REAL;
+ALTER TABLE runs ADD COLUMN max_samples INTEGER;

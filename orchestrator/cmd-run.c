@@ -226,6 +226,8 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.hosts = o->sel.spec;
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
+	ri.max_cv = o->max_cv;
+	ri.max_samples = (uint64_t)o->max_samples;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
@@ -418,6 +420,11 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->sel.spec = r->hosts;
 	o->explore = r->exploratory;
 	o->openssl_cap = r->openssl_cap;
+	/* Adaptive as it was: the builds one after the other, extra rounds. */
+	if (r->max_samples > r->samples) {
+		o->max_cv = r->max_cv;
+		o->max_samples = (int64_t)r->max_samples;
+	}
 	return EXIT_OK;
 }
 
@@ -474,11 +481,13 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'C':
 			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--max-cv";
 			break;
 		case 'M':
 			if (cmd_int_arg("--max-samples", optarg, MAX_SAMPLES,
 			    &o.max_samples) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--max-samples";
 			break;
 		case 'E':
 			if (cmd_int_arg("--lease-expiry", optarg, 86400,
@@ -510,7 +519,8 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (o.resume > 0 && o.fixed != NULL) {
 		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
 		    "run keeps its own study, hosts, variants, steps, samples, "
-		    "seed, OpenSSL capabilities and kind\n", o.fixed);
+		    "adaptive settings, seed, OpenSSL capabilities and kind\n",
+		    o.fixed);
 		return EXIT_USAGE;
 	}
 	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK) {
@@ -687,8 +697,9 @@ const struct cmd_entry cmd_run_entry = {
 		{ "resume", 'R', 0, "ID",
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"
-		    "(--hosts, --variants, --steps, --samples, --seed,\n"
-		    "--openssl-cap and --explore are refused with it);\n"
+		    "(--hosts, --variants, --steps, --samples, --max-cv,\n"
+		    "--max-samples, --seed, --openssl-cap and --explore\n"
+		    "are refused with it);\n"
 		    "never a run imported from a bundle; a run that\n"
 		    "ended ok has nothing missing (said at once)",
 		    CMD_VALUE_RUN, NULL },
