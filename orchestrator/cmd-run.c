@@ -280,10 +280,15 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	/* A host stopped by Ctrl-C was interrupted, not failed. */
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
-	    "%u host%s ok, %u failed\n", (long long)run_id, status,
+	    "%u host%s ok, %u failed", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
-	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s",
+	    out.hosts_failed - out.hosts_interrupted);
+	if (out.hosts_interrupted > 0)
+		fprintf(stderr, ", %u interrupted", out.hosts_interrupted);
+	fputc('\n', stderr);
 	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
 	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
 	cmd_hint_opts(&host_opts, o->sel.config, o->sel.ssh_config, NULL);

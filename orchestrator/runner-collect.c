@@ -72,7 +72,7 @@ check_variant(struct stream *s, const struct record *r)
 	s->cells[s->nok] = xcalloc(s->span, 1);
 	s->nok++;
 	s->expected += s->nsamples;
-	progress_expect(s->nsamples);
+	run_expect(s->hr, s->nsamples);
 	return 0;
 }
 

@@ -50,6 +50,7 @@ struct run_params {
 
 struct run_outcome {
 	unsigned hosts_ok, hosts_failed;
+	unsigned hosts_interrupted;	/* of the failed: stopped by a signal */
 	uint64_t samples, invalid;
 	int interrupted;
 	int no_window;		/* the lease could not be had (--no-wait) */

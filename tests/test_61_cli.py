@@ -183,3 +183,22 @@ def test_make_run_builds_the_man_page_and_completion(tmp_path):
     assert "gen-help.sh ./seqorch man > build/seqorch.1" in r.stdout
     assert "gen-help.sh ./seqorch completion > build/seqorch.bash" in \
         r.stdout
+
+
+def test_text_report_character_set_and_units(site):
+    """One character set (issue 32 item 9): ASCII unless the locale is
+    UTF-8, then the range's en dash; headers carry their units."""
+    def report(lang):
+        return subprocess.run([str(ROOT / "seqorch"), "report"], cwd=site,
+                              capture_output=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", "LANG": lang})
+    ascii_ = report("C")
+    assert ascii_.returncode == 0, ascii_.stderr
+    assert ascii_.stdout.isascii()
+    text = ascii_.stdout.decode()
+    assert " min-max " in text and "ns/hash" in text
+    if " calib " in text:
+        assert "cycles/hash" in text
+    utf8 = report("C.UTF-8").stdout.decode()
+    assert " min\u2013max " in utf8
+    assert utf8.replace("\u2013", "-") == text
