@@ -53,6 +53,7 @@ struct run_info {
 	const char *hosts;
 	int exploratory;
 	const char *openssl_cap;	/* --openssl-cap, or NULL */
+	const char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
 	double max_cv;			/* --max-cv, --max-samples */
 	uint64_t max_samples;
 };
@@ -123,6 +124,9 @@ struct sample_row {
 	int64_t cycles, instructions;
 	const char *cycles_source;	/* pmu, test-seam or calibration */
 	const char *openssl_cap;	/* the agent's OpenSSL cap, or NULL */
+	/* --openssl-cap-clear: the mask detected and the bits cleared
+	 * (openssl_cap is then the mask applied), else NULL */
+	const char *openssl_cap_detected, *openssl_cap_cleared;
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -235,6 +239,7 @@ int db_lease_takeovers(struct db *db, int limit,
 /* A stored run, for --resume.  Strings are owned; db_run_info_free. */
 struct stored_run {
 	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
+	char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
 	uint64_t steps, samples;
 	double max_cv;		/* its adaptive settings; 0 for older runs */
 	uint64_t max_samples;

@@ -334,6 +334,10 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
 	    rcmd_cpu(hr->host, cpu, sizeof cpu));
 	rcmd_arg(&cmd, p->seed);
+	if (p->openssl_cap_clear != NULL) {
+		rcmd_raw(&cmd, " --openssl-cap-clear");
+		rcmd_arg(&cmd, p->openssl_cap_clear);
+	}
 	if (s->kids == NULL)
 		rcmd_raw(&cmd, " --build-id %lld", (long long)b->build_id);
 	else
@@ -424,6 +428,9 @@ stream_free(struct stream *s)
 	free(s->want);
 	free(s->window_before);
 	free(s->preflight);
+	free(s->cap_detected);
+	free(s->cap_cleared);
+	free(s->cap_applied);
 	free(s);
 }
 

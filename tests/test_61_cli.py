@@ -4,6 +4,7 @@ options and values, -V with the commit, variants of another architecture
 refused before upload, readers that never write, and the exit codes of a
 report that cannot be written."""
 import platform
+import shutil
 import subprocess
 
 import pytest
@@ -202,3 +203,19 @@ def test_text_report_character_set_and_units(site):
     utf8 = report("C.UTF-8").stdout.decode()
     assert " min\u2013max " in utf8
     assert utf8.replace("\u2013", "-") == text
+
+
+def test_compare_fails_when_no_cell_compares(site, tmp_path):
+    """compare exits non-zero when no cell could be compared (issue 32
+    item 17), --fail-slower or not."""
+    shutil.copy(site / "results.db", tmp_path / "results.db")
+    shutil.copy(site / "hosts.toml", tmp_path / "hosts.toml")
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "c-unrolled", "--steps", "1e3",
+                "--samples", "2")
+    assert r.returncode == 0, r.stderr
+    r = seqorch(tmp_path, "compare", "1", "2")
+    assert r.returncode == 1, r.stderr
+    assert "no cell could be compared" in r.stdout
+    assert r.stderr.endswith("seqorch: no cell could be compared\n"), \
+        r.stderr
