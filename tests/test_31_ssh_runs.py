@@ -24,21 +24,13 @@ import time
 from pathlib import Path
 
 from conftest import SEQORCH, agent_pids
+from lib_common import dead_port
 from sshd import (free_endpoint, sshd_factory, user_key,  # noqa: F401
                   write_hosts_toml)
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
 from lib_ssh_runs import (LONG_STEPS, VARIANTS, check_samples, clean_env,
                           finish, integrity_ok, nsamples, q, run, run_args,
                           start, wait_for, write_hosts)
-
-
-def dead_port(addr):
-    """A port on addr where nothing listens."""
-    s = socket.socket()
-    s.bind((addr, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_three_hosts_end_to_end(tmp_path, hosts):
