@@ -108,6 +108,22 @@ def agent_build(workdir, tmp_path_factory):
     return build
 
 
+def seed_build(workdir, agent_build, owner=None):
+    """A copy of the session's agent build (agent_build) in workdir's
+    build/, owned by owner (uid, gid) when given: a deploy there with the
+    same key (sources, compiler, flags, wrapper) finds the agent built and
+    does not compile it again, and a test that alters the copy alters only
+    its own.  The objects stay behind: only a build reads them."""
+    dst = Path(workdir) / "build" / agent_build.name
+    shutil.copytree(agent_build, dst, symlinks=True,
+                    ignore=shutil.ignore_patterns("obj"))
+    if owner is not None:
+        for d, dirs, files in os.walk(Path(workdir) / "build"):
+            for n in [d, *(os.path.join(d, f) for f in dirs + files)]:
+                os.chown(n, *owner)
+    return Path(workdir)
+
+
 # What `make all` leaves under build/ (the unit tests, benches and locks
 # stay behind).
 BUILD_DIRS = ("agent", "coord", "kernels", "orchestrator")

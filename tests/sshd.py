@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import seed_build
+
 SSHD = "/usr/sbin/sshd"
 KEYGEN = "ssh-keygen"
 TEST_USER = "seqorch-test"
@@ -195,21 +197,9 @@ class Sshd:
         for t, path in self.host_keys.items():
             keygen(path, f"host-{name}", kind=t)
         if agent_build is not None and chroot is None:
-            self.add_build(agent_build, uid, gid)
+            seed_build(self.workdir, agent_build, (uid, gid))
         self.trust()
         self._write_config()
-
-    def add_build(self, build, uid, gid):
-        """A copy of the agent build directory build (conftest's
-        agent_build) in the workdir's build/, the user's: a deploy with
-        the same key finds the agent built and does not compile it again.
-        The objects stay behind (only a build needs them)."""
-        dst = self.workdir / "build" / build.name
-        shutil.copytree(build, dst, symlinks=True,
-                        ignore=shutil.ignore_patterns("obj"))
-        for d, dirs, files in os.walk(self.workdir / "build"):
-            for n in [d, *(os.path.join(d, f) for f in dirs + files)]:
-                os.chown(n, uid, gid)
 
     @property
     def known_name(self):
