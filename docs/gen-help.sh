@@ -114,7 +114,10 @@ man)
 	echo ".SH FILES"
 	echo ".TP"
 	echo ".I hosts.toml"
-	echo "the host inventory (docs/hosts.md)"
+	echo "the host inventory (docs/hosts.md): --config FILE, else"
+	echo "SEQORCH_CONFIG, else ./hosts.toml, else"
+	echo "~/.config/seqorch/hosts.toml (under XDG_CONFIG_HOME when set),"
+	echo "which seqorch init writes."
 	echo ".TP"
 	echo ".I results.db"
 	echo "every run, sample and host fact (docs/results-db.md)"
@@ -132,6 +135,14 @@ man)
 	echo "replaces the download URL of the upstream artifact NAME, upper"
 	echo "case with - as _ (SEQORCH_URL_RANDOMX): a mirror or a local"
 	echo "server; the pinned SHA-256 is checked all the same."
+	echo ".TP"
+	echo ".B SEQORCH_CONFIG"
+	echo "the host inventory when --config is not given, before the"
+	echo "current directory's hosts.toml (see FILES)."
+	echo ".TP"
+	echo ".B XDG_CONFIG_HOME"
+	echo "an absolute path: the inventory is its seqorch/hosts.toml"
+	echo "rather than ~/.config/seqorch/hosts.toml (see FILES)."
 	echo ".TP"
 	echo ".B HOME"
 	echo "where ~ in hosts.toml and ~/.ssh (config, known_hosts, keys) are"
@@ -211,13 +222,13 @@ _seqorch_names() {
 	hosts)
 		echo all
 		"$bin" hosts list ${config:+--config "$config"} 2>/dev/null |
-		    awk 'NR > 1 { print $1; n = split($7, g, ",");
+		    awk 'NR > 2 { print $1; n = split($7, g, ",");
 		    for (i = 1; i <= n; i++) if (g[i] != "-") print "@" g[i] }' |
 		    sort -u
 		;;
 	host)
 		"$bin" hosts list ${config:+--config "$config"} 2>/dev/null |
-		    awk 'NR > 1 { print $1 }'
+		    awk 'NR > 2 { print $1 }'
 		;;
 	esac
 }

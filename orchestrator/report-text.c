@@ -156,6 +156,41 @@ text_hosts(const struct rrun *r, FILE *out)
 	}
 }
 
+/*
+ * The upstream sources builds were generated from, and for what: as
+ * sha256sum prints them, under each build and source, the whole hash in
+ * 100 columns (a path's last part: the tables of the other formats have
+ * the whole path).
+ */
+static void
+text_sources(const struct rrun *r, FILE *out)
+{
+	char *vs = report_source_variants(r), *head;
+	const struct rsource *s, *prev = NULL;
+	const char *base;
+	size_t i;
+
+	if (vs == NULL)
+		return;
+	head = xasprintf("upstream sources of %s, as each build recorded "
+	    "them (sha256, file):", vs);
+	fputc('\n', out);
+	report_emit_wrapped(out, "", head);
+	for (i = 0; i < r->nsources; i++) {
+		s = &r->sources[i];
+		if (prev == NULL || prev->build_id != s->build_id ||
+		    strcmp(prev->name, s->name) != 0)
+			report_emit(out, "  build %" PRId64 ": %s %s",
+			    s->build_id, s->name, s->version);
+		base = strrchr(s->file, '/');
+		report_emit(out, "    %s  %s", s->sha256,
+		    base != NULL ? base + 1 : s->file);
+		prev = s;
+	}
+	free(head);
+	free(vs);
+}
+
 static void
 text_builds(const struct rrun *r, FILE *out)
 {
@@ -180,6 +215,7 @@ text_builds(const struct rrun *r, FILE *out)
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	text_sources(r, out);
 }
 
 /*
@@ -407,12 +443,14 @@ text_positions(const struct rrun *r, FILE *out)
 	    "some positions in the alternating order shift results" :
 	    "no position in the alternating order shifts results at this "
 	    "precision");
+	report_emit(out, "  each position / the others; verdicts by rank "
+	    "tests, Holm-corrected over the %zu positions", r->npositions);
 	for (i = 0; i < r->npositions; i++) {
 		p = &r->positions[i];
 		iv = report_interval_str(&p->s);
-		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx the others  "
-		    "%s  %s", p->position, p->n, p->s.ratio, iv,
-		    report_verdict_phrase(&p->s));
+		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx  %s  "
+		    "Holm p %.2g  %s", p->position, p->n, p->s.ratio, iv,
+		    p->p_holm, report_verdict_phrase(&p->s));
 		free(iv);
 	}
 }

@@ -161,6 +161,9 @@ store_facts(struct stream *s, const struct record *r)
 	const cJSON *v;
 	int rc;
 
+	if (text == NULL)
+		return so_error(&s->err, SO_ENOMEM, "cannot format the facts "
+		    "record");
 #define STR(k) (cJSON_IsString(v = cJSON_GetObjectItem(j, k)) ? \
 	v->valuestring : NULL)
 	f.address = s->hr->host->address;
@@ -344,6 +347,11 @@ store_window(struct stream *s, const struct record *r)
 	char now[32], *skew = NULL;
 	int rc = 0;
 
+	if (state == NULL) {
+		rc = so_error(&s->err, SO_ENOMEM, "cannot format the window "
+		    "record");
+		goto out;
+	}
 	if (!cJSON_IsString(at)) {
 		rc = so_error(&s->err, SO_EPROTO, "window record without a "
 		    "time");

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "generate.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -39,6 +40,11 @@ struct run_params {
 	 * OPENSSL_armcap (aarch64) set to this; NULL leaves both alone.
 	 */
 	const char *openssl_cap;
+	/*
+	 * The sources generated from the study's artifacts (generate.h), or
+	 * NULL: the variants needing them are skipped with the reason.
+	 */
+	const struct generated *gen;
 };
 
 struct run_outcome {
@@ -73,10 +79,12 @@ int runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
 /*
  * After run run_id ended with status: its best variant per host (median,
  * min-max, cv), its warnings, and `next: seqorch report --run N` (with
- * `resume: seqorch run --resume N` when interrupted), to out.  A run that
- * cannot be loaded gets a line saying why.
+ * `resume: seqorch run --resume N` when interrupted), to out, each hint
+ * followed by the options it must repeat: db_opts for the report
+ * (" --db FILE"), run_opts for the run (--config, --ssh-config as well).
+ * A run that cannot be loaded gets a line saying why.
  */
-void runner_summary(struct db *db, int64_t run_id, const char *db_path,
-    const char *status, FILE *out);
+void runner_summary(struct db *db, int64_t run_id, const char *db_opts,
+    const char *run_opts, const char *status, FILE *out);
 
 #endif

@@ -43,7 +43,8 @@ def test_bash_completion(tmp_path):
                 '\n[hosts.genoa]\naddress = "127.0.0.9"\n'
                 'groups = ["cloud"]\n')
     assert "run" in complete(tmp_path, "seqorch", "r")
-    assert complete(tmp_path, "seqorch", "rep") == ["report"]
+    assert complete(tmp_path, "seqorch", "rep") == ["report", "reproduce"]
+    assert complete(tmp_path, "seqorch", "repo") == ["report"]
     assert "--steps" in complete(tmp_path, "seqorch", "run", "--st")
     assert "sha3" in complete(tmp_path, "seqorch", "run", "--study", "sh")
     assert complete(tmp_path, "seqorch", "run", "--study", "sha3,sh") == \

@@ -95,28 +95,38 @@ def test_gate_passes_when_decided(site):
     assert len(doc["cells"]) == 2
 
 
-def test_baseline_alone_takes_newest_ok_run(site, tmp_path):
-    """Run 3 failed: --baseline 2 compares with run 4 and says run 3 was
-    passed over; with only failed runs after it, there is nothing to
-    compare with."""
+def test_baseline_alone_judges_newest_measured_run(site, tmp_path):
+    """--baseline 2 takes run 5, the newest run measured here; interrupted,
+    it is judged and fails the gate (before issue 29 an older ok run was
+    gated instead); an --explore run is passed over, and named."""
     p = run(site, "compare", "--baseline", 2, "--fail-slower", 90,
             check=False)
     assert "run 2 (baseline) -> run 5" in p.stdout, p.stdout
     d = copy_db(site, tmp_path)
     con = sqlite3.connect(d / "results.db")
     with con:
-        con.execute("UPDATE runs SET status = 'interrupted' WHERE id >= 4")
+        con.execute("UPDATE runs SET status = 'interrupted' WHERE id = 5")
+    p = run(d, "compare", "--baseline", 2, "--fail-slower", 90,
+            check=False)
+    assert p.returncode == 1, p.stderr
+    assert "run 2 (baseline) -> run 5" in p.stdout, p.stdout
+    assert "--fail-slower cannot decide: run 5 is not ok (interrupted)" in \
+        p.stderr
+    with con:
+        con.execute("UPDATE runs SET exploratory = 1 WHERE id = 5")
+    p = run(d, "compare", "--baseline", 2)
+    assert "run 2 (baseline) -> run 4" in p.stdout
+    assert ('comparing with run 4, the newest run of study "sha3" measured '
+            'here; newer, not measured here: 5 exploratory') in p.stderr
+    with con:
+        con.execute("UPDATE runs SET exploratory = 1 WHERE id > 2")
     con.close()
     p = run(d, "compare", "--baseline", 2, "--format", "json", check=False)
     assert p.returncode == 2, p.stderr
-    assert ('no ok run of study "sha3" after run 2 to compare it with '
-            '(newer: 5 interrupted, 4 interrupted, 3 failed)') in p.stderr
+    assert ('no run of study "sha3" measured here after run 2 to compare '
+            'it with (newer: 5 exploratory, 4 exploratory, 3 exploratory)'
+            ) in p.stderr
     assert p.stdout == ""
-    p = run(d, "compare", "--baseline", 1)
-    assert "run 1 (baseline) -> run 2" in p.stdout
-    assert ("comparing with run 2, the newest ok run of study \"sha3\"; "
-            "newer, not ok: 5 interrupted, 4 interrupted, 3 failed") in \
-        p.stderr
 
 
 def test_compare_prints_noise(site, tmp_path):
