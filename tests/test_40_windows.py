@@ -10,14 +10,23 @@ from datetime import datetime
 
 import pytest
 
-from conftest import SEQORCH, query, seqorch, sha3_chain
+from conftest import SEQORCH, query, seed_build, seqorch, sha3_chain
 from lib_common import wait_for
 
-# One xdist worker for the file: its first test builds the agents in the
-# left and right workdirs, and the later ones wait for leases within 60 s.
+# One xdist worker for the file: its tests share the left and right
+# workdirs, which start with the session's agent build.
 pytestmark = pytest.mark.xdist_group("test_40_windows")
 
 RUN = ["run", "--study", "sha3", "--variants", "c-fused,c-wrapped"]
+
+
+@pytest.fixture(autouse=True)
+def seeded(workdir, agent_build):
+    """left's and right's workdirs hold the session's agent build, so that
+    no test here waits for a cold build."""
+    for side in ("left", "right"):
+        if not (workdir / side / "build" / agent_build.name).exists():
+            seed_build(workdir / side, agent_build)
 
 
 def two_hosts(path, workdir):
@@ -128,10 +137,8 @@ def test_no_wait_fails_at_once(tmp_path, workdir):
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "200000",
               "--samples", "3")
-    # Run alone, this test builds left's agent cold first: minutes when
-    # the machine is busy.
     wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0] == 1,
-             "the lease", a, ignore=sqlite3.Error, timeout=400)
+             "the lease", a, ignore=sqlite3.Error)
     r = seqorch(tmp_path, *RUN, "--hosts", "right", "--steps", "1000",
                 "--samples", "1", "--no-wait")
     assert r.returncode == 1
