@@ -106,8 +106,14 @@ regen:
 	@for g in kernels/*/gen-*.py; do \
 	  echo "$(PYTHON) $$g"; $(PYTHON) $$g || exit 1; done
 
+# docs/usage.md's table of commands is the part between its markers.
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
+	sh docs/gen-help.sh ./seqorch usage-table > build/usage-table.md
+	awk -v t=build/usage-table.md '/^<!-- end of the generated table/ { \
+	    while ((getline l < t) > 0) print l; skip = 0 } !skip { print } \
+	    /^<!-- generated from the command table/ { skip = 1 }' \
+	    docs/usage.md > docs/usage.md.tmp && mv docs/usage.md.tmp docs/usage.md
 
 # The coordinator without main, for tests that drive its modules directly.
 build/libseqorch.a: $(LIB_OBJS)
@@ -284,8 +290,10 @@ deps-arm64:
 # Only ./seqorch is built: it carries the agent's sources and builds the
 # agent in the host's workdir, as on any other host.
 RUN_STEPS ?= 1000000
+# The man page and the completion too: README points to them next.
 run: deps-run
-	$(MAKE) -j$$(nproc) seqorch
+	$(MAKE) -j$$(nproc) seqorch build/seqorch.1 build/seqorch.bash \
+	    build/seqorch.1.stamp
 	./seqorch run --study sha3 --hosts local --steps $(RUN_STEPS)
 	./seqorch report --latest
 

@@ -484,3 +484,23 @@ CREATE TABLE reproduction_hosts (
 	reference	TEXT,
 	PRIMARY KEY (reproduction_id, host)
 );
+
+-- version: 16
+
+-- The database's own identity, made with it (or with this version): the
+-- run directories its coordinators leave on hosts are named by it and the
+-- run id, so that resuming run 1 of one results.db never counts or
+-- removes the run-1 directories of another sharing the workdir.
+CREATE TABLE db_identity (id TEXT NOT NULL);
+INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
+
+-- version: 17
+
+-- run --openssl-cap-clear NAME[,NAME] (protocol 8): each agent clears the
+-- named bits from the capability mask libcrypto detected and runs with
+-- the rest.  The run keeps the names, each sample the mask detected and
+-- the bits cleared (hex words as OPENSSL_info prints them); the mask
+-- applied is its openssl_cap.  NULL without the option.
+ALTER TABLE runs ADD COLUMN openssl_cap_clear TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_detected TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_cleared TEXT;

@@ -63,6 +63,13 @@ man_text() {
 }
 
 case $what in
+usage-table)
+	# docs/usage.md's table of commands, between its markers (make docs).
+	echo '| command | what it does |'
+	echo '| --- | --- |'
+	table | awk -F '\t' '$1 == "command" {
+	    printf "| `seqorch %s` | %s |\n", $2, $3 }'
+	;;
 markdown)
 	echo "# seqorch commands"
 	echo
@@ -245,6 +252,24 @@ EOF
 		COMPREPLY=($(compgen -W "$list" -- "$cur"))
 		return
 	fi
+	# help COMMAND [VERB]: the commands, then a command's verbs.
+	if [[ $cmd == help ]]; then
+		case $COMP_CWORD in
+EOF
+	printf '\t\t2) list="%s" ;;\n' "$(commands | tr '\n' ' ' | sed 's/ $//')" |
+	    fold_list 2
+	table | awk -F '\t' '
+	    $1 == "verb" { if (!($2 in v)) { order[n++] = $2; v[$2] = $3 }
+		else v[$2] = v[$2] " " $3 }
+	    END { printf "\t\t3)\n\t\t\tcase ${COMP_WORDS[2]} in\n"
+		for (i = 0; i < n; i++)
+			printf "\t\t\t%s) list=\"%s\" ;;\n", order[i], v[order[i]]
+		printf "\t\t\tesac\n\t\t\t;;\n" }'
+	cat <<'EOF'
+		esac
+		COMPREPLY=($(compgen -W "$list" -- "$cur"))
+		return
+	fi
 	# A command of verbs: complete the verb, then it is the command.
 	case $cmd in
 EOF
@@ -328,7 +353,7 @@ complete -F _seqorch seqorch
 EOF
 	;;
 *)
-	echo "usage: gen-help.sh SEQORCH markdown|man|completion" >&2
+	echo "usage: gen-help.sh SEQORCH markdown|man|completion|usage-table" >&2
 	exit 2
 	;;
 esac

@@ -12,6 +12,7 @@
 #include "fetch.h"
 #include "generate.h"
 #include "hostsel.h"
+#include "openssl-caps.h"
 #include "reference.h"
 #include "remote.h"
 #include "runner.h"
@@ -177,6 +178,30 @@ cmd_run_stopped(void)
 	return stop_flag != 0;
 }
 
+/*
+ * --openssl-cap-clear's names: each one a capability of some architecture
+ * (kernels/openssl-caps.h); the host's own are checked before it builds.
+ * 0, or -1 having said why.
+ */
+static int
+valid_cap_names(const char *names)
+{
+	const char *p = names;
+	size_t n;
+
+	do {
+		n = strcspn(p, ",");
+		if (openssl_cap_find(NULL, p, n) == NULL) {
+			fprintf(stderr, "seqorch: --openssl-cap-clear: unknown "
+			    "OpenSSL capability \"%.*s\" (docs/usage.md names "
+			    "them: ARMV8_SHA512, AVX2...)\n", (int)n, p);
+			return -1;
+		}
+		p += n;
+	} while (*p++ == ',');
+	return 0;
+}
+
 /* One study's run, its sources at hand; returns an EXIT_* code. */
 static int
 run_study_with(struct db *db, const char *study, struct host **hosts,
@@ -188,8 +213,9 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	struct run_outcome out;
 	struct so_err err = { 0 };
 	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
+	struct strbuf host_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
-	char ref[129], ref_selftest[129];
+	char ref[129], ref_selftest[129], db_id[33];
 	const char *status;
 	int64_t run_id;
 	const char *seed = o->seed ? o->seed : st->seed_hex;
@@ -203,6 +229,10 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
 	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	if (db_identity(db, db_id, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
@@ -221,6 +251,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.hosts = o->sel.spec;
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
+	ri.openssl_cap_clear = o->openssl_cap_clear;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
@@ -253,10 +284,12 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
 	p.openssl_cap = o->openssl_cap;
+	p.openssl_cap_clear = o->openssl_cap_clear;
 	p.gen = gen;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
+	p.db_id = db_id;
 	oom_db = o->db;
 	oom_run = run_id;
 	so_set_oom_hook(run_oom);
@@ -272,15 +305,24 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	/* A host stopped by Ctrl-C was interrupted, not failed. */
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
-	    "%u host%s ok, %u failed\n", (long long)run_id, status,
+	    "%u host%s ok, %u failed", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
-	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
+	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s",
+	    out.hosts_failed - out.hosts_interrupted);
+	if (out.hosts_interrupted > 0)
+		fprintf(stderr, ", %u interrupted", out.hosts_interrupted);
+	fputc('\n', stderr);
 	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
 	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
-	runner_summary(db, run_id, db_opts.buf, run_opts.buf, status, stderr);
+	cmd_hint_opts(&host_opts, o->sel.config, o->sel.ssh_config, NULL);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf,
+	    out.hosts_ok == 0 && out.hosts_failed > 0 && !out.interrupted ?
+	    host_opts.buf : NULL, status, stderr);
 	strbuf_release(&db_opts);
 	strbuf_release(&run_opts);
+	strbuf_release(&host_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
@@ -408,6 +450,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->sel.spec = r->hosts;
 	o->explore = r->exploratory;
 	o->openssl_cap = r->openssl_cap;
+	o->openssl_cap_clear = r->openssl_cap_clear;
 	return EXIT_OK;
 }
 
@@ -454,6 +497,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			}
 			o.openssl_cap = optarg;
 			o.fixed = "--openssl-cap";
+			break;
+		case 'G':
+			if (valid_cap_names(optarg) != 0)
+				return EXIT_USAGE;
+			o.openssl_cap_clear = optarg;
+			o.fixed = "--openssl-cap-clear";
 			break;
 		case 'Q': o.require_quiet = 1; break;
 		case 'R':
@@ -507,6 +556,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		if (rc == RESUME_DONE)
 			rc = EXIT_OK;
 		goto out;
+	}
+	if (o.openssl_cap != NULL && o.openssl_cap_clear != NULL) {
+		fprintf(stderr, "seqorch: --openssl-cap replaces the whole mask, "
+		    "--openssl-cap-clear clears bits of the detected one: give "
+		    "one of them\n");
+		return EXIT_USAGE;
 	}
 	if (o.max_samples == 0)
 		o.max_samples = o.samples;
@@ -605,7 +660,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
-	    "                   [--openssl-cap VALUE] [--cache DIR]\n"
+	    "                   [--openssl-cap VALUE]\n"
+	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -668,6 +724,14 @@ const struct cmd_entry cmd_run_entry = {
 		    "BMI2 from libcrypto on x86-64); stored with the\n"
 		    "run and every sample",
 		    CMD_VALUE_ANY, NULL },
+		{ "openssl-cap-clear", 'G', 0, "NAME[,NAME]",
+		    "clear only these bits (OpenSSL's names:\n"
+		    "ARMV8_SHA512; x86-64: AVX2, AVX512F...) from the\n"
+		    "capability mask each agent's libcrypto detects,\n"
+		    "keeping the others; a name the host's architecture\n"
+		    "lacks fails it before building; the detected,\n"
+		    "cleared and applied masks are stored per sample",
+		    CMD_VALUE_ANY, NULL },
 		{ "cache", 'A', 0, "DIR",
 		    "fetch cache of upstream sources (default: [defaults]\n"
 		    "cache in hosts.toml, else seqorch-cache beside the\n"
@@ -678,7 +742,8 @@ const struct cmd_entry cmd_run_entry = {
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"
 		    "(--hosts, --variants, --steps, --samples, --seed,\n"
-		    "--openssl-cap and --explore are refused with it);\n"
+		    "--openssl-cap(-clear) and --explore are refused\n"
+		    "with it);\n"
 		    "never a run imported from a bundle; a run that\n"
 		    "ended ok has nothing missing (said at once)",
 		    CMD_VALUE_RUN, NULL },

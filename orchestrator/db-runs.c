@@ -20,12 +20,13 @@ db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 	iso_now(now, sizeof now);
 	if (db_sql(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
-	    "exploratory, coordinator, version, openssl_cap) VALUES "
-	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssisss",
-	    ri->study, now, (int64_t)ri->steps, (int64_t)ri->samples,
-	    ri->command, ri->seed, ri->variants, ri->hosts,
-	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
-	    ri->openssl_cap) != SQLITE_DONE)
+	    "exploratory, coordinator, version, openssl_cap, "
+	    "openssl_cap_clear) VALUES "
+	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "ssiissssissss", ri->study, now, (int64_t)ri->steps,
+	    (int64_t)ri->samples, ri->command, ri->seed, ri->variants,
+	    ri->hosts, (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
+	    ri->openssl_cap, ri->openssl_cap_clear) != SQLITE_DONE)
 		return db_err(db, err, "cannot record run");
 	*run_id = o.rowid;
 	return 0;
@@ -133,15 +134,17 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
 	    "reason, cycles, instructions, cycles_source, openssl_cap, "
-	    "host_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", s->counted ?
-	    "isissiiiissisddissiissi" : "isissiiiissisddissnnssi", run_id,
+	    "host_position, openssl_cap_detected, openssl_cap_cleared) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?) ON CONFLICT DO NOTHING", s->counted ?
+	    "isissiiiissisddissiississ" : "isissiiiissisddissnnssiss", run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
 	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
 	    s->instructions, s->cycles_source, s->openssl_cap,
-	    s->host_position);
+	    s->host_position, s->openssl_cap_detected,
+	    s->openssl_cap_cleared);
 	if (rc != SQLITE_DONE)
 		return db_err(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -228,7 +231,8 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 	memset(out, 0, sizeof *out);
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
 	    "status, steps, samples_per_variant, exploratory, openssl_cap, "
-	    "i.origin_coordinator, i.origin_run_id FROM runs r LEFT JOIN "
+	    "i.origin_coordinator, i.origin_run_id, openssl_cap_clear "
+	    "FROM runs r LEFT JOIN "
 	    "imports i ON i.run_id = r.id WHERE r.id = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return db_err(db, err, "cannot read runs");
@@ -246,6 +250,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->openssl_cap = db_col_dup(st, 8);
 		out->imported_from = db_col_dup(st, 9);
 		out->origin_run_id = sqlite3_column_int64(st, 10);
+		out->openssl_cap_clear = db_col_dup(st, 11);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = db_report_no_run(db->h, run_id, err);
@@ -260,6 +265,7 @@ db_run_info_free(struct stored_run *r)
 {
 	free(r->imported_from);
 	free(r->openssl_cap);
+	free(r->openssl_cap_clear);
 	free(r->status);
 	free(r->hosts);
 	free(r->variants);
@@ -394,4 +400,33 @@ db_missing_cells(struct db *db, int64_t run_id, const char *host,
 	else
 		*variants = list;
 	return rc;
+}
+
+static int
+identity_row(sqlite3_stmt *st, void *ctx)
+{
+	const char *id = (const char *)sqlite3_column_text(st, 0);
+
+	if (id != NULL && strlen(id) == 32 &&
+	    strspn(id, "0123456789abcdef") == 32)
+		memcpy(ctx, id, 33);
+	return 1;
+}
+
+int
+db_identity(struct db *db, char id[33], struct so_err *err)
+{
+	int rc;
+
+	id[0] = '\0';
+	rc = db_each(db, err, "cannot read the database's identity",
+	    identity_row, id, "SELECT id FROM db_identity", "");
+	if (rc < 0)
+		return rc;
+	if (id[0] == '\0')
+		return so_error(err, SO_EDB, "database: its identity (table "
+		    "db_identity) is missing or not 32 hex digits: run "
+		    "directories on hosts could not be told from another "
+		    "database's");
+	return 0;
 }

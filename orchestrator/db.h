@@ -53,6 +53,7 @@ struct run_info {
 	const char *hosts;
 	int exploratory;
 	const char *openssl_cap;	/* --openssl-cap, or NULL */
+	const char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -121,6 +122,9 @@ struct sample_row {
 	int64_t cycles, instructions;
 	const char *cycles_source;	/* pmu, test-seam or calibration */
 	const char *openssl_cap;	/* the agent's OpenSSL cap, or NULL */
+	/* --openssl-cap-clear: the mask detected and the bits cleared
+	 * (openssl_cap is then the mask applied), else NULL */
+	const char *openssl_cap_detected, *openssl_cap_cleared;
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -233,6 +237,7 @@ int db_lease_takeovers(struct db *db, int limit,
 /* A stored run, for --resume.  Strings are owned; db_run_info_free. */
 struct stored_run {
 	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
+	char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
 	uint64_t steps, samples;
 	int exploratory;
 	/* An imported run: its origin coordinator and run; NULL, 0 if not. */
@@ -242,6 +247,12 @@ struct stored_run {
 int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
     struct so_err *err);
 void db_run_info_free(struct stored_run *r);
+/*
+ * The database's identity (32 lowercase hex digits, made with it) into
+ * id: it names the run directories left on hosts, so that one database's
+ * never pass for another's.  0, or SO_EDB when it is missing or damaged.
+ */
+int db_identity(struct db *db, char id[33], struct so_err *err);
 /* Mark a stored run running again and count the resume. */
 int db_run_resume(struct db *db, int64_t run_id, struct so_err *err);
 

@@ -228,13 +228,14 @@ static void
 text_rows(const struct rrun *r, FILE *out)
 {
 	const char *heads[11];
-	char align[12], ns_head[64];
+	char align[12], ns_head[64], cyc_head[64], range_head[16];
 	struct table t = { .ncols = 0, .heads = heads, .align = align };
 	const struct rrow *w;
 	const char *prev = NULL;
 	size_t i;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
 #define COL(name, a) (heads[t.ncols] = (name), align[t.ncols++] = (a))
 	COL("variant", 'l');
 	if (r->several_builds)
@@ -243,10 +244,11 @@ text_rows(const struct rrun *r, FILE *out)
 	COL("median", 'r');
 	COL(ns_head, 'r');
 	if (r->any_calib)
-		COL("cycles", 'r');
+		COL(cyc_head, 'r');
 	if (r->any_counted)
 		COL("ipc", 'r');
-	COL("min–max", 'r');
+	snprintf(range_head, sizeof range_head, "min%smax", report_dash());
+	COL(range_head, 'r');
 	COL("n", 'r');
 	COL("digest", 'l');
 	COL("inv", 'r');
@@ -280,7 +282,8 @@ text_rows(const struct rrun *r, FILE *out)
 
 			report_format_rate(w->min, lo, sizeof lo);
 			report_format_rate(w->max, hi, sizeof hi);
-			table_cell(&t, xasprintf("%s–%s", lo, hi));
+			table_cell(&t, xasprintf("%s%s%s", lo, report_dash(),
+			    hi));
 		} else
 			table_cell(&t, xstrdup("-"));
 		table_cell(&t, xasprintf("%" PRId64, w->n));
@@ -294,9 +297,9 @@ text_rows(const struct rrun *r, FILE *out)
 static void
 text_best(const struct rrun *r, FILE *out)
 {
-	char ns_head[64];
+	char ns_head[64], cyc_head[64];
 	const char *heads[] = {
-		"host", "variant", "median", ns_head, "cycles"
+		"host", "variant", "median", ns_head, cyc_head
 	};
 	struct table t = { .ncols = 5, .heads = heads, .align = "llrrr" };
 	const struct rhost *h;
@@ -306,6 +309,7 @@ text_best(const struct rrun *r, FILE *out)
 	char *iv;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
 	fputc('\n', out);
 	report_emit(out, "best valid variant per host");
 	for (i = 0; i < r->nranked; i++) {
@@ -480,6 +484,25 @@ variant_list(const struct rvariant *v, size_t n)
 	return s;
 }
 
+/*
+ * Whether the run's events hold h's error as an error on h: the events
+ * below print it whole, so the host's line does not repeat it.
+ */
+static int
+error_in_events(const struct rrun *r, const struct rhost *h)
+{
+	size_t i;
+
+	for (i = 0; h->error != NULL && i < r->nevents &&
+	    i < EVENT_LIST_MAX; i++)
+		if (r->events[i].host != NULL &&
+		    strcmp(r->events[i].host, h->name) == 0 &&
+		    strcmp(r->events[i].level, "error") == 0 &&
+		    strcmp(r->events[i].message, h->error) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 text_warnings(const struct rrun *r, FILE *out)
 {
@@ -525,7 +548,11 @@ text_warnings(const struct rrun *r, FILE *out)
 		    "certain)", r->moved, r->clocked, CLOCK_MOVED_PCT);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
-		if (h->status != NULL && strcmp(h->status, "ok") != 0)
+		if (h->status != NULL && strcmp(h->status, "ok") != 0 &&
+		    error_in_events(r, h))
+			report_emit(out, "  host \"%s\" %s (the error below)",
+			    h->name, h->status);
+		else if (h->status != NULL && strcmp(h->status, "ok") != 0)
 			report_emit(out, "  host \"%s\" %s: %s", h->name,
 			    h->status, h->error != NULL ? h->error :
 			    "no error recorded");

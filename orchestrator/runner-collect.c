@@ -72,7 +72,7 @@ check_variant(struct stream *s, const struct record *r)
 	s->cells[s->nok] = xcalloc(s->span, 1);
 	s->nok++;
 	s->expected += s->nsamples;
-	progress_expect(s->nsamples);
+	run_expect(s->hr, s->nsamples);
 	return 0;
 }
 
@@ -94,6 +94,33 @@ run_openssl_cap_var(const char *target)
 }
 
 /*
+ * With --openssl-cap-clear the agent read the mask libcrypto detected,
+ * cleared the named bits and ran again with the result: its facts name
+ * the three masks, kept for every sample it sends.
+ */
+static int
+check_cap_clear(struct stream *s, const cJSON *facts)
+{
+	const char *names[] = { PROTO_F_OPENSSL_CAP_DETECTED,
+	    PROTO_F_OPENSSL_CAP_CLEARED, PROTO_F_OPENSSL_CAP_APPLIED };
+	char **slot[] = { &s->cap_detected, &s->cap_cleared,
+	    &s->cap_applied };
+	const cJSON *v;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		v = cJSON_GetObjectItemCaseSensitive(facts, names[i]);
+		if (!cJSON_IsString(v))
+			return so_error(&s->err, SO_EPROTO, "agent did not "
+			    "clear --openssl-cap-clear %s (its facts have no "
+			    "%s)", s->hr->p->openssl_cap_clear, names[i]);
+		free(*slot[i]);
+		*slot[i] = xstrdup(v->valuestring);
+	}
+	return 0;
+}
+
+/*
  * With --openssl-cap the agent must have run with the value: its facts
  * say what it found in its environment (facts.c).  Without it, a mask the
  * agent inherited (a local host shares the coordinator's environment) is
@@ -112,6 +139,8 @@ check_openssl_cap(struct stream *s, const cJSON *facts)
 	v = cJSON_GetObjectItemCaseSensitive(facts,
 	    strcmp(var, "OPENSSL_armcap") == 0 ? "openssl_armcap" :
 	    "openssl_ia32cap");
+	if (s->hr->p->openssl_cap_clear != NULL)
+		return check_cap_clear(s, facts);
 	if (want == NULL) {
 		if (!cJSON_IsString(v))
 			return 0;
@@ -188,9 +217,16 @@ store_facts(struct stream *s, const struct record *r)
 	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
 	    s->hr->host->name, &f, &s->err);
 	free(text);
+	/*
+	 * Collected from an earlier launch: its warnings were said then,
+	 * but --openssl-cap must still have been its environment.
+	 */
+	if (rc != 0 || s->replay)
+		return rc != 0 || s->hr->p->openssl_cap == NULL ? rc :
+		    check_openssl_cap(s, j);
 	/* The agent did not believe /proc/cpuinfo (facts.h): say so. */
 	v = cJSON_GetObjectItem(j, "facts_warning");
-	if (rc == 0 && cJSON_IsString(v)) {
+	if (cJSON_IsString(v)) {
 		char *msg = xasprintf("host facts: %s", v->valuestring);
 
 		rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
@@ -268,7 +304,10 @@ store_sample(struct stream *s, const struct record *r)
 	row.calib_after_mhz = r->calib_after_mhz;
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
-	row.openssl_cap = p->openssl_cap;
+	row.openssl_cap = p->openssl_cap_clear != NULL ? s->cap_applied :
+	    p->openssl_cap;
+	row.openssl_cap_detected = s->cap_detected;
+	row.openssl_cap_cleared = s->cap_cleared;
 	row.counted = r->counted;
 	row.cycles = r->cycles;
 	row.instructions = r->instructions;
@@ -365,7 +404,8 @@ store_window(struct stream *s, const struct record *r)
 		goto out;
 	}
 	s->window++;
-	if (hr->p->explore)
+	/* An earlier launch's window was stored (or cut) by its coordinator. */
+	if (hr->p->explore || s->replay)
 		goto out;
 	/* A host clock that is off keeps the window's times wrong. */
 	skew = window_skew(at->valuestring, r->phase, s->launched, now,
@@ -437,6 +477,10 @@ handle_record(struct stream *s, const struct record *r)
 			return so_error(&s->err, SO_EPROTO, "hello of build "
 			    "\"%s\", but the agent was started as build %s",
 			    r->build_id, s->build_id);
+		/* An earlier launch: what it was asked is known from here. */
+		if (s->replay && r->samples >= 0 &&
+		    (uint64_t)r->samples <= s->span)
+			s->nsamples = (uint64_t)r->samples;
 		if (strcmp(r->study, p->study) != 0 ||
 		    (uint64_t)r->steps != p->steps ||
 		    (uint64_t)r->samples != s->nsamples)
@@ -450,7 +494,7 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_VARIANT:
 		if ((rc = check_variant(s, r)) != 0)
 			return rc;
-		if (r->warning != NULL) {
+		if (r->warning != NULL && !s->replay) {
 			snprintf(msg, sizeof msg, "build %lld (%s): variant "
 			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
 			    r->variant, r->warning);
@@ -479,13 +523,15 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_WINDOW:
 		return store_window(s, r);
 	case REC_PREFLIGHT:
-		return store_preflight(s, r);
+		return s->replay ? 0 : store_preflight(s, r);
 	case REC_WAIT:
 		/* Sent at most once: a stream of them is not a wait. */
 		if (++s->waits > 1 || s->window != 0)
 			return so_error(&s->err, SO_EPROTO, "wait record %s",
 			    s->window != 0 ? "after the window began" :
 			    "repeated (one at most)");
+		if (s->replay)
+			return 0;
 		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
 		    "%s", r->holder);
 		progress_set(s->hr->index, "%s", msg);
@@ -544,7 +590,10 @@ conductor_record(struct stream *s, const struct record *r)
 			s->records = 0;
 			for (i = 0; i < s->nkids; i++) {
 				s->records += s->kids[i]->records;
-				if (!s->kids[i]->saw_done && !s->kids[i]->gone)
+				/* Collected, it may have driven fewer. */
+				if (!s->kids[i]->saw_done &&
+				    !s->kids[i]->gone && !(s->replay &&
+				    !s->kids[i]->saw_hello))
 					return so_error(&s->err, SO_EPROTO,
 					    "done before build %s's agent "
 					    "ended", s->kids[i]->build_id);

@@ -13,7 +13,8 @@
 
 void
 runner_summary(struct db *db, int64_t run_id, const char *db_opts,
-    const char *run_opts, const char *status, FILE *out)
+    const char *run_opts, const char *host_opts, const char *status,
+    FILE *out)
 {
 	struct rrun r;
 	struct so_err err = { 0, "" };
@@ -56,7 +57,12 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 	if (strcmp(status, "interrupted") == 0)
 		fprintf(out, "resume: seqorch run --resume %lld%s\n",
 		    (long long)run_id, run_opts);
-	fprintf(out, "next: seqorch report --run %lld%s\n", (long long)run_id,
-	    db_opts);
+	/* No host measured: reaching them comes before any report. */
+	if (host_opts != NULL)
+		fprintf(out, "next: seqorch hosts check%s\nthen: seqorch report "
+		    "--run %lld%s\n", host_opts, (long long)run_id, db_opts);
+	else
+		fprintf(out, "next: seqorch report --run %lld%s\n",
+		    (long long)run_id, db_opts);
 	report_free_run(&r);
 }

@@ -1,6 +1,7 @@
 /* Per-host preparation and measurement, in the host pool (pool.h). */
 #include "runner-int.h"
 
+#include "openssl-caps.h"
 #include "pool.h"
 #include "progress.h"
 #include "study.h"
@@ -183,6 +184,42 @@ gen_skipped(struct hostrun *hr, const struct build_result *b)
 	free(vs);
 }
 
+/*
+ * --openssl-cap-clear names bits of one architecture: a host of another
+ * is refused before anything is built there (`uname -m`, named as the
+ * kernels/ folders name architectures).
+ */
+static int
+check_cap_names(struct hostrun *hr, struct so_err *err)
+{
+	const char *p = hr->p->openssl_cap_clear;
+	char *out = NULL, arch[64];
+	int status, rc;
+	size_t n;
+
+	if (p == NULL)
+		return 0;
+	if ((rc = conn_capture(hr->conn, "uname -m", 256, &out, &status,
+	    err)) != 0)
+		return rc;
+	out[strcspn(out, "\r\n")] = '\0';
+	study_arch(out, arch, sizeof arch);
+	for (;; p += n + 1) {
+		n = strcspn(p, ",");
+		if (openssl_cap_find(arch, p, n) == NULL) {
+			rc = so_error(err, SO_EINVAL, "--openssl-cap-clear: "
+			    "\"%.*s\" is not an OpenSSL capability of %s, host "
+			    "\"%s\"'s architecture (kernels/openssl-caps.h)",
+			    (int)n, p, arch, hr->host->name);
+			break;
+		}
+		if (p[n] == '\0')
+			break;
+	}
+	free(out);
+	return rc;
+}
+
 /* Connect, upload and build: everything that happens outside timing. */
 /* A cold build's step on the host's line, after what it builds. */
 static void
@@ -243,7 +280,8 @@ prepare(struct hostrun *hr)
 		return;
 	}
 	hr->conn->stop = hr->p->stop;
-	if (check_arch(hr, &err) != 0) {
+	if (check_arch(hr, &err) != 0 ||
+	    check_cap_names(hr, &err) != 0) {
 		run_fail(hr, err.msg);
 		return;
 	}
@@ -296,6 +334,41 @@ prepare(struct hostrun *hr)
 	}
 }
 
+void
+run_expect(struct hostrun *hr, uint64_t n)
+{
+	uint64_t own = n < hr->planned ? n : hr->planned;
+
+	hr->planned -= own;
+	if (n > own)
+		progress_expect(n - own);
+}
+
+/*
+ * Before measuring, every host's samples in the whole run's count, so
+ * that it does not grow as hosts start: per working build, the variants
+ * built for its architecture times the samples.  A resume asks for gaps
+ * only, and counts as its agents announce them.
+ */
+static void
+run_plan(struct hostrun *hr)
+{
+	const char **vs;
+	size_t i, j;
+
+	for (i = 0; i < hr->nbuilds && !hr->failed && !hr->p->resume; i++) {
+		if (!hr->builds[i].ok)
+			continue;
+		vs = run_variants(hr->p, hr->builds[i].target);
+		for (j = 0; vs[j] != NULL; j++)
+			free((char *)vs[j]);
+		free(vs);
+		hr->planned += j * hr->p->samples;
+	}
+	if (hr->planned > 0)
+		progress_expect(hr->planned);
+}
+
 /* Phase one, at most --parallel hosts at once: everything before timing. */
 static void
 prepare_one(void *arg, size_t i)
@@ -345,6 +418,9 @@ measure_one(void *arg, size_t k)
 	    !hr->failed ? "ok" : *p->stop ? "interrupted" : "failed",
 	    hr->failed ? hr->error : NULL, &err) != 0)
 		run_db_lost(hr, "the host's outcome", err.msg);
+	/* What was counted and will not come (a variant or host failed). */
+	progress_unexpect(hr->planned);
+	hr->planned = 0;
 	if (!hr->failed)
 		progress_set(hr->index, "done: %llu samples%s",
 		    (unsigned long long)hr->samples,
@@ -386,6 +462,8 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		out->no_window = 1;
 	else
 		lerr.msg[0] = '\0';
+	for (i = 0; i < n; i++)
+		run_plan(&hr[i]);
 	pool_run(n, (int)n, measure_one, hr);
 	lease_release(lease);
 	for (i = 0; i < n; i++) {
@@ -393,6 +471,8 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 			out->hosts_ok++;
 		else
 			out->hosts_failed++;
+		if (hr[i].failed && strcmp(hr[i].error, "interrupted") == 0)
+			out->hosts_interrupted++;
 		out->samples += hr[i].samples;
 		out->invalid += hr[i].invalid;
 		for (j = 0; j < hr[i].nbuilds; j++)

@@ -67,8 +67,10 @@ def test_gate_fails_when_no_cell_compared(site):
     assert p.returncode == 1, p.stderr
     assert "--fail-slower cannot decide: no cell could be compared" in \
         p.stderr
-    # Without the gate, compare still reports and exits 0.
-    p = run(site, "compare", 1, 4)
+    # Without the gate, compare still reports, and exits 1: nothing was
+    # compared (issue 32 item 17).
+    p = run(site, "compare", 1, 4, check=False)
+    assert p.returncode == 1, p.stderr
     assert "cannot decide: no cell could be compared" in p.stdout
 
 
@@ -260,10 +262,38 @@ def test_ctrl_c_says_how_to_resume(tmp_path, workdir, tmux):
     s = t.wait(r"^EXIT=\d+$")
     assert "EXIT=130" in s, s
     assert "seqorch: run 1 interrupted:" in s, s
+    # Interrupted, not failed (issue 32 item 8), and the bar that claimed
+    # time left is gone.
+    assert ", 0 hosts ok, 0 failed, 1 interrupted\n" in s, s
+    assert not re.search(r"^all +\[", s, re.M), s
     assert "\nresume: seqorch run --resume 1 --db 'my runs.db'\n" in s, s
     assert "\nnext: seqorch report --run 1 --db 'my runs.db'\n" in s, s
     (status,), = query(d / "my runs.db", "SELECT status FROM runs")
     assert status == "interrupted"
+
+
+def test_bar_counts_every_host_from_the_start(tmp_path, workdir, tmux):
+    """Two hosts: the whole run's count is both hosts' cells from its
+    first drawing (issue 32 item 7), never one host's alone."""
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "hosts.toml").write_text(
+        '[defaults]\ntransport = "local"\n'
+        f'workdir = "{workdir}"\n'
+        "[hosts.a]\ncpu = 0\n[hosts.b]\ncpu = 1\n")
+    t = tmux(d, "run", "--study", "sha3", "--hosts", "all", "--steps",
+             100000, "--samples", 4, "--variants", "c-fused,openssl-evp")
+    totals = set()
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        s = t.screen()
+        totals |= set(re.findall(r"^all +\[[#-]+\] \d+/(\d+) samples", s,
+                                 re.M))
+        if re.search(r"^EXIT=\d+$", s, re.M):
+            break
+        time.sleep(0.05)
+    assert "EXIT=0" in s, s
+    assert totals == {"16"}, (totals, s)
 
 
 def test_summary_without_terminal(site):

@@ -4,11 +4,12 @@ options and values, -V with the commit, variants of another architecture
 refused before upload, readers that never write, and the exit codes of a
 report that cannot be written."""
 import platform
+import shutil
 import subprocess
 
 import pytest
 
-from conftest import ROOT, query, seqorch, write_hosts
+from conftest import ROOT, copy_tree, query, seqorch, write_hosts
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +128,14 @@ def test_variant_of_another_architecture_is_refused(tmp_path):
     assert (f'variant "{other[0]}" runs on {other[1]} only and host "local" '
             f'is {arch}: nothing uploaded or built') in r.stderr
     assert not wd.exists() or list(wd.iterdir()) == []
+    # Every host failed (item 10): reaching them comes first, and the
+    # report says each host's error once.
+    assert r.stderr.endswith("\nnext: seqorch hosts check\nthen: seqorch "
+                             "report --run 1\n"), r.stderr
+    rep = seqorch(tmp_path, "report")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout.count(f'variant "{other[0]}" runs on') == 1, rep.stdout
+    assert 'host "local" failed (the error below)' in rep.stdout
 
 
 def test_readers_never_write(tmp_path):
@@ -163,3 +172,50 @@ def test_exit_codes(site):
     assert "4 output cannot be written" in helptext
     usage = (ROOT / "docs" / "usage.md").read_text()
     assert "| 4 | `report`, `export`: the output cannot be written" in usage
+
+
+def test_make_run_builds_the_man_page_and_completion(tmp_path):
+    """README points to build/seqorch.1 and build/seqorch.bash right after
+    `make run` (issue 32 item 20): its build makes them."""
+    copy_tree(tmp_path, build=False)
+    r = subprocess.run(["make", "-n", "run"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "gen-help.sh ./seqorch man > build/seqorch.1" in r.stdout
+    assert "gen-help.sh ./seqorch completion > build/seqorch.bash" in \
+        r.stdout
+
+
+def test_text_report_character_set_and_units(site):
+    """One character set (issue 32 item 9): ASCII unless the locale is
+    UTF-8, then the range's en dash; headers carry their units."""
+    def report(lang):
+        return subprocess.run([str(ROOT / "seqorch"), "report"], cwd=site,
+                              capture_output=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", "LANG": lang})
+    ascii_ = report("C")
+    assert ascii_.returncode == 0, ascii_.stderr
+    assert ascii_.stdout.isascii()
+    text = ascii_.stdout.decode()
+    assert " min-max " in text and "ns/hash" in text
+    if " calib " in text:
+        assert "cycles/hash" in text
+    utf8 = report("C.UTF-8").stdout.decode()
+    assert " min\u2013max " in utf8
+    assert utf8.replace("\u2013", "-") == text
+
+
+def test_compare_fails_when_no_cell_compares(site, tmp_path):
+    """compare exits non-zero when no cell could be compared (issue 32
+    item 17), --fail-slower or not."""
+    shutil.copy(site / "results.db", tmp_path / "results.db")
+    shutil.copy(site / "hosts.toml", tmp_path / "hosts.toml")
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "c-unrolled", "--steps", "1e3",
+                "--samples", "2")
+    assert r.returncode == 0, r.stderr
+    r = seqorch(tmp_path, "compare", "1", "2")
+    assert r.returncode == 1, r.stderr
+    assert "no cell could be compared" in r.stdout
+    assert r.stderr.endswith("seqorch: no cell could be compared\n"), \
+        r.stderr
