@@ -504,3 +504,11 @@ INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
 ALTER TABLE runs ADD COLUMN openssl_cap_clear TEXT;
 ALTER TABLE samples ADD COLUMN openssl_cap_detected TEXT;
 ALTER TABLE samples ADD COLUMN openssl_cap_cleared TEXT;
+
+-- version: 18
+
+-- A run's adaptive settings (--max-cv, --max-samples): a resume keeps
+-- them, as it keeps the run's steps and samples.  NULL for runs stored
+-- before this version (a resume of one takes no extra samples).
+ALTER TABLE runs ADD COLUMN max_cv REAL;
+ALTER TABLE runs ADD COLUMN max_samples INTEGER;
