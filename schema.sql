@@ -507,6 +507,14 @@ ALTER TABLE samples ADD COLUMN openssl_cap_cleared TEXT;
 
 -- version: 18
 
+-- A run's adaptive settings (--max-cv, --max-samples): a resume keeps
+-- them, as it keeps the run's steps and samples.  NULL for runs stored
+-- before this version (a resume of one takes no extra samples).
+ALTER TABLE runs ADD COLUMN max_cv REAL;
+ALTER TABLE runs ADD COLUMN max_samples INTEGER;
+
+-- version: 19
+
 -- A run imported with `import --unsigned` (issue 32): its bundle's files
 -- and digests were checked but no signature, so nothing says who made it;
 -- key_fingerprint is then NULL, and every report of the run says so.

@@ -251,6 +251,8 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.hosts = o->sel.spec;
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
+	ri.max_cv = o->max_cv;
+	ri.max_samples = (uint64_t)o->max_samples;
 	ri.openssl_cap_clear = o->openssl_cap_clear;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
@@ -451,6 +453,11 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->explore = r->exploratory;
 	o->openssl_cap = r->openssl_cap;
 	o->openssl_cap_clear = r->openssl_cap_clear;
+	/* Adaptive as it was: the builds one after the other, extra rounds. */
+	if (r->max_samples > r->samples) {
+		o->max_cv = r->max_cv;
+		o->max_samples = (int64_t)r->max_samples;
+	}
 	return EXIT_OK;
 }
 
@@ -513,11 +520,13 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'C':
 			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--max-cv";
 			break;
 		case 'M':
 			if (cmd_int_arg("--max-samples", optarg, MAX_SAMPLES,
 			    &o.max_samples) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--max-samples";
 			break;
 		case 'E':
 			if (cmd_int_arg("--lease-expiry", optarg, 86400,
@@ -549,7 +558,8 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (o.resume > 0 && o.fixed != NULL) {
 		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
 		    "run keeps its own study, hosts, variants, steps, samples, "
-		    "seed, OpenSSL capabilities and kind\n", o.fixed);
+		    "adaptive settings, seed, OpenSSL capabilities and kind\n",
+		    o.fixed);
 		return EXIT_USAGE;
 	}
 	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK) {
@@ -741,9 +751,9 @@ const struct cmd_entry cmd_run_entry = {
 		{ "resume", 'R', 0, "ID",
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"
-		    "(--hosts, --variants, --steps, --samples, --seed,\n"
-		    "--openssl-cap(-clear) and --explore are refused\n"
-		    "with it);\n"
+		    "(--hosts, --variants, --steps, --samples, --max-cv,\n"
+		    "--max-samples, --seed, --openssl-cap(-clear) and\n"
+		    "--explore are refused with it);\n"
 		    "never a run imported from a bundle; a run that\n"
 		    "ended ok has nothing missing (said at once)",
 		    CMD_VALUE_RUN, NULL },

@@ -283,7 +283,7 @@ static const struct itable itables[] = {
 	    I("samples_per_variant"), { "command", 'x', 0, NULL }, T("seed"),
 	    TN("variants"), T("hosts"), I("exploratory"), T("coordinator"),
 	    T("version"), I("resumes"), TN("openssl_cap"),
-	    TN("openssl_cap_clear") } },
+	    TN("openssl_cap_clear"), RN("max_cv"), IN("max_samples") } },
 	{ "run_hosts", T_WRITE, 0, { RUN, T("host"), T("status"), XN("error"),
 	    IN("pin_cpu"), IN("pinned"), XN("pin_error"), TN("governor"),
 	    RN("calib_mhz"), XN("openssl"), XN("facts"), T("started_at"),
