@@ -184,8 +184,8 @@ const char *
 jsonl_finish(struct jsonl *j, const char **why)
 {
 	static const char *const whys[] = { "", "out of memory",
-	    "record longer than the protocol's bound", "record nested too "
-	    "deep" };
+	    "record longer than the protocol's bound",
+	    "record nested too deep" };
 
 	while (!j->failed && j->depth > 0)
 		j->buf[j->len++] = j->close[--j->depth];

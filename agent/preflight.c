@@ -253,7 +253,9 @@ check_agents_macos(struct items *reasons, struct items *notes)
 
 /*
  * Other agents: one that runs (state R, or D) competes for the host; one
- * that sleeps is waiting for the host lock and does not.
+ * that sleeps is waiting for the host lock and does not.  A conductor's
+ * own build agents (its children) are not others: they wait for its
+ * sample requests.
  */
 static void
 check_agents(struct items *reasons, struct items *notes)
@@ -278,7 +280,8 @@ check_agents(struct items *reasons, struct items *notes)
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
 		if (sysfs_line(stat, sizeof stat, "%s", path) != 0 ||
-		    (rp = strrchr(stat, ')')) == NULL || rp[1] != ' ')
+		    (rp = strrchr(stat, ')')) == NULL || rp[1] != ' ' ||
+		    rp[2] == '\0' || strtol(rp + 3, NULL, 10) == self)
 			continue;
 		if (rp[2] == 'R' || rp[2] == 'D')
 			add(reasons, "another seqorch-agent is running (pid "
