@@ -106,8 +106,14 @@ regen:
 	@for g in kernels/*/gen-*.py; do \
 	  echo "$(PYTHON) $$g"; $(PYTHON) $$g || exit 1; done
 
+# docs/usage.md's table of commands is the part between its markers.
 docs: seqorch
 	sh docs/gen-help.sh ./seqorch markdown > docs/commands.md
+	sh docs/gen-help.sh ./seqorch usage-table > build/usage-table.md
+	awk -v t=build/usage-table.md '/^<!-- end of the generated table/ { \
+	    while ((getline l < t) > 0) print l; skip = 0 } !skip { print } \
+	    /^<!-- generated from the command table/ { skip = 1 }' \
+	    docs/usage.md > docs/usage.md.tmp && mv docs/usage.md.tmp docs/usage.md
 
 # The coordinator without main, for tests that drive its modules directly.
 build/libseqorch.a: $(LIB_OBJS)
@@ -119,6 +125,20 @@ seqorch: $(ORCH_OBJS)
 
 seqorch-agent: $(AGENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcrypto -ldl
+
+# The commit `seqorch -V` names: build/commit.h is rewritten when HEAD
+# is not the commit it holds (build/commit.mk records which), so `make -q`
+# holds after `make`.  Outside a git checkout (a tarball) it is "unknown".
+ifneq ($(BUILDING),)
+COMMIT := $(if $(wildcard .git),$(shell git rev-parse --short=12 HEAD 2>/dev/null))
+-include build/commit.mk
+endif
+build/commit.h: $(if $(filter-out $(COMMIT),$(BUILT_COMMIT))$(filter-out \
+	$(BUILT_COMMIT),$(COMMIT)),FORCE)
+	@mkdir -p build
+	@printf '#define SEQORCH_COMMIT "%s"\n' '$(or $(COMMIT),unknown)' > $@
+	@echo 'BUILT_COMMIT = $(COMMIT)' > build/commit.mk
+build/orchestrator/seqorch.c.o: build/commit.h
 
 # The generated headers need only exist first: each object's .d file names
 # the ones it includes, so a kernels/ change rebuilds those objects only.
@@ -164,7 +184,7 @@ build/kernels/%.S.o: kernels/%.S
 # change when an entry is added or removed) or the target's ARCH does, and
 # make then rereads itself, so that the objects see the tables' new times
 # in the same run.  The tables' own rules only write a missing one.
-REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/ \
+REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/groups.txt kernels/ \
 	$(wildcard kernels/*/ kernels/*/*/ kernels/*/targetings \
 	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
 GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \
@@ -190,7 +210,8 @@ AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h
 	kernels/registry.sh kernels/studies.txt \
 	kernels/*/*.c kernels/*/*.h kernels/*/*/*.c kernels/*/*/*.S kernels/*/*/*.h \
 	kernels/*/*.cpp kernels/*/prebuild.sh kernels/*/artifacts kernels/*/targetings \
-	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs))
+	kernels/*/generate.pl \
+	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs kernels/*/*/needs))
 
 # The folders too: a removed file changes only its folder's time.
 build/sources.h: $(AGENT_SHIPPED) Makefile $(sort $(dir $(AGENT_SHIPPED)))
@@ -264,8 +285,10 @@ deps-arm64:
 # Only ./seqorch is built: it carries the agent's sources and builds the
 # agent in the host's workdir, as on any other host.
 RUN_STEPS ?= 1000000
+# The man page and the completion too: README points to them next.
 run: deps-run
-	$(MAKE) -j$$(nproc) seqorch
+	$(MAKE) -j$$(nproc) seqorch build/seqorch.1 build/seqorch.bash \
+	    build/seqorch.1.stamp
 	./seqorch run --study sha3 --hosts local --steps $(RUN_STEPS)
 	./seqorch report --latest
 
@@ -292,11 +315,17 @@ UNIT_core = conn local ssh db disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
-UNIT_report = cmd report db runner deploy window conn local ssh config \
+UNIT_report = cmd report repro db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
-	sshconfig toml proto disasm artifact bundle collector http fetch export \
+	sshconfig toml proto disasm artifact bundle collector http fetch generate \
+	export \
 	compare figures reference stats study studies affinity progress \
 	trace strbuf util
+UNIT_compare = compare report db stats study studies figures reference \
+	artifact strbuf util
+UNIT_http = http strbuf util
+UNIT_bundle = bundle-io strbuf util
+UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread
@@ -375,10 +404,11 @@ sanitize: all
 	  SEQORCH_TEST_CFLAGS="$(SAN_FLAGS)" $(PYTEST) $(SAN_PYTEST)
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
-# agent-record parser, the hosts.toml front end, the agent's option parser
-# and rows.json import (a bundle's rows checked and imported).  Each runs
-# FUZZ_SECONDS from its seed corpus in tests/fuzz/ (new inputs go to
-# build-fuzz/corpus-*, never into the tree).  A crash leaves
+# agent-record parser, the hosts.toml front end, the agent's option parser,
+# rows.json import (a bundle's rows checked and imported) and a .tar
+# bundle's archive read back.  Each runs FUZZ_SECONDS from its seed corpus
+# in tests/fuzz/ (new inputs go to build-fuzz/corpus-*, never into the
+# tree).  A crash leaves
 # build-fuzz/crash-* and fails the target.
 FUZZ_CC = clang
 FUZZ_CXX = clang++
@@ -387,7 +417,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	-Iorchestrator -Ikernels -Iagent
 FUZZ_LINK = -fsanitize=fuzzer,address,undefined
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = proto config agent_opts rows
+FUZZ_TARGETS = proto config agent_opts rows tar
 
 build-fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c orchestrator/proto.c \
 	orchestrator/util.c
@@ -434,6 +464,13 @@ build-fuzz/db.o: orchestrator/db.c build/schema.h
 build-fuzz/fuzz_rows: tests/fuzz/fuzz_rows.c $(FUZZ_ROWS_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ $^ -lsqlite3 -lcjson \
 	  -lcrypto -lpthread -lm
+
+# A .tar bundle read back: bundle-io.c with util.c beneath it.
+FUZZ_TAR_OBJS = $(patsubst orchestrator/%.c,build-fuzz/%.o,\
+	orchestrator/bundle-io.c orchestrator/strbuf.c orchestrator/util.c)
+build-fuzz/fuzz_tar: tests/fuzz/fuzz_tar.c $(FUZZ_TAR_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ $^ -lcjson -lcrypto \
+	  -lsqlite3 -lpthread -lm
 
 fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \

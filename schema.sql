@@ -453,3 +453,43 @@ CREATE INDEX samples_run_id ON samples (run_id);
 -- NULL for samples stored before this version.
 ALTER TABLE samples ADD COLUMN host_position INTEGER;
 CREATE INDEX samples_host_order ON samples (run_id, host, host_position);
+
+-- version: 15
+
+-- `seqorch reproduce NAME` (orchestrator/repro.c): one seed's protocol,
+-- run as runs of their own.  A reproduction names its protocol (sha3,
+-- sha512, umbrella); steps_cap is --steps (a shorter first look: every run
+-- takes at most that many steps), NULL for the seed's own lengths.
+CREATE TABLE reproductions (
+	id		INTEGER PRIMARY KEY,
+	name		TEXT NOT NULL,
+	started_at	TEXT NOT NULL,	-- ISO 8601 UTC
+	steps_cap	INTEGER,
+	command		TEXT NOT NULL
+);
+-- The protocol a run belongs to: its reproduction and the part of the
+-- seed's protocol it is ("tight", "api", "armcap" of sha512; the study's
+-- name in umbrella), in the order they ran.
+CREATE TABLE reproduction_runs (
+	reproduction_id	INTEGER NOT NULL REFERENCES reproductions(id),
+	run_id		INTEGER NOT NULL REFERENCES runs(id),
+	part		TEXT NOT NULL,
+	PRIMARY KEY (reproduction_id, run_id)
+);
+-- The seeds' machine each host stood for (hosts.toml `reference`), as it
+-- was when the reproduction ran; NULL: none.
+CREATE TABLE reproduction_hosts (
+	reproduction_id	INTEGER NOT NULL REFERENCES reproductions(id),
+	host		TEXT NOT NULL,
+	reference	TEXT,
+	PRIMARY KEY (reproduction_id, host)
+);
+
+-- version: 16
+
+-- The database's own identity, made with it (or with this version): the
+-- run directories its coordinators leave on hosts are named by it and the
+-- run id, so that resuming run 1 of one results.db never counts or
+-- removes the run-1 directories of another sharing the workdir.
+CREATE TABLE db_identity (id TEXT NOT NULL);
+INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));

@@ -2,7 +2,7 @@
 # Builds seqorch-agent on a measured host; the coordinator uploads this
 # script with the sources and runs it from the source directory:
 #
-#   sh agent/build.sh OUTDIR CC CFLAGS [STUDY TARGETING ARTIFACTS]
+#   sh agent/build.sh OUTDIR CC CFLAGS [STUDY TARGETING ARTIFACTS [GENERATED]]
 #
 # STUDY, TARGETING and ARTIFACTS come together, for a study that needs
 # them (kernels/kernel.h): TARGETING "native" adds -march=native
@@ -12,7 +12,11 @@
 # TARGETING, ARTIFACTS being the directory of the uploaded artifacts, named
 # by their SHA-256), its commands join OUTDIR/commands, its output the log,
 # its OUTDIR/prebuild/libs the link line and its OUTDIR/prebuild/meta the
-# file OUTDIR/extra; then the study's variants are built.
+# file OUTDIR/extra; then the study's variants are built.  GENERATED is
+# the directory of the sources the coordinator generated from the study's
+# artifacts (orchestrator/generate.h), one folder per artifact: the
+# variants that need one are built from it (SEQORCH_GENERATED, read by
+# kernels/registry.sh) and each folder's meta joins OUTDIR/extra.
 #
 # CC and CFLAGS are split into words on purpose (CC may be "ccache gcc",
 # CFLAGS a list of flags); globbing is off, and no expansion here ever
@@ -30,6 +34,8 @@ cflags=$3
 study=${4:-}
 targeting=${5:-}
 artifacts=${6:-}
+SEQORCH_GENERATED=${7:-}
+export SEQORCH_GENERATED
 mkdir -p "$out/obj" || exit 1
 
 # What the build is doing, one line a step ("@@seqorch:step TEXT"), on fd
@@ -183,6 +189,13 @@ if [ -n "$study" ] && [ -f "kernels/$study/prebuild.sh" ]; then
 	SEQORCH_PREBUILT=$study
 fi
 export SEQORCH_PREBUILT
+if [ -n "$SEQORCH_GENERATED" ]; then
+	set +f
+	for m in "$SEQORCH_GENERATED"/*/meta; do
+		[ -f "$m" ] && cat "$m" >> "$out/extra"
+	done
+	set -f
+fi
 
 # The libraries variants need (libcrypto), as this compiler with these
 # flags links them: one it cannot leaves its variants out, skipped with

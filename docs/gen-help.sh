@@ -63,6 +63,13 @@ man_text() {
 }
 
 case $what in
+usage-table)
+	# docs/usage.md's table of commands, between its markers (make docs).
+	echo '| command | what it does |'
+	echo '| --- | --- |'
+	table | awk -F '\t' '$1 == "command" {
+	    printf "| `seqorch %s` | %s |\n", $2, $3 }'
+	;;
 markdown)
 	echo "# seqorch commands"
 	echo
@@ -114,7 +121,10 @@ man)
 	echo ".SH FILES"
 	echo ".TP"
 	echo ".I hosts.toml"
-	echo "the host inventory (docs/hosts.md)"
+	echo "the host inventory (docs/hosts.md): --config FILE, else"
+	echo "SEQORCH_CONFIG, else ./hosts.toml, else"
+	echo "~/.config/seqorch/hosts.toml (under XDG_CONFIG_HOME when set),"
+	echo "which seqorch init writes."
 	echo ".TP"
 	echo ".I results.db"
 	echo "every run, sample and host fact (docs/results-db.md)"
@@ -132,6 +142,14 @@ man)
 	echo "replaces the download URL of the upstream artifact NAME, upper"
 	echo "case with - as _ (SEQORCH_URL_RANDOMX): a mirror or a local"
 	echo "server; the pinned SHA-256 is checked all the same."
+	echo ".TP"
+	echo ".B SEQORCH_CONFIG"
+	echo "the host inventory when --config is not given, before the"
+	echo "current directory's hosts.toml (see FILES)."
+	echo ".TP"
+	echo ".B XDG_CONFIG_HOME"
+	echo "an absolute path: the inventory is its seqorch/hosts.toml"
+	echo "rather than ~/.config/seqorch/hosts.toml (see FILES)."
 	echo ".TP"
 	echo ".B HOME"
 	echo "where ~ in hosts.toml and ~/.ssh (config, known_hosts, keys) are"
@@ -211,13 +229,13 @@ _seqorch_names() {
 	hosts)
 		echo all
 		"$bin" hosts list ${config:+--config "$config"} 2>/dev/null |
-		    awk 'NR > 1 { print $1; n = split($7, g, ",");
+		    awk 'NR > 2 { print $1; n = split($7, g, ",");
 		    for (i = 1; i <= n; i++) if (g[i] != "-") print "@" g[i] }' |
 		    sort -u
 		;;
 	host)
 		"$bin" hosts list ${config:+--config "$config"} 2>/dev/null |
-		    awk 'NR > 1 { print $1 }'
+		    awk 'NR > 2 { print $1 }'
 		;;
 	esac
 }
@@ -231,6 +249,24 @@ EOF
 	printf '\t\tlist="%s"\n' "$(commands | tr '\n' ' ' | sed 's/ $//')" |
 	    fold_list 2
 	cat <<'EOF'
+		COMPREPLY=($(compgen -W "$list" -- "$cur"))
+		return
+	fi
+	# help COMMAND [VERB]: the commands, then a command's verbs.
+	if [[ $cmd == help ]]; then
+		case $COMP_CWORD in
+EOF
+	printf '\t\t2) list="%s" ;;\n' "$(commands | tr '\n' ' ' | sed 's/ $//')" |
+	    fold_list 2
+	table | awk -F '\t' '
+	    $1 == "verb" { if (!($2 in v)) { order[n++] = $2; v[$2] = $3 }
+		else v[$2] = v[$2] " " $3 }
+	    END { printf "\t\t3)\n\t\t\tcase ${COMP_WORDS[2]} in\n"
+		for (i = 0; i < n; i++)
+			printf "\t\t\t%s) list=\"%s\" ;;\n", order[i], v[order[i]]
+		printf "\t\t\tesac\n\t\t\t;;\n" }'
+	cat <<'EOF'
+		esac
 		COMPREPLY=($(compgen -W "$list" -- "$cur"))
 		return
 	fi
@@ -317,7 +353,7 @@ complete -F _seqorch seqorch
 EOF
 	;;
 *)
-	echo "usage: gen-help.sh SEQORCH markdown|man|completion" >&2
+	echo "usage: gen-help.sh SEQORCH markdown|man|completion|usage-table" >&2
 	exit 2
 	;;
 esac

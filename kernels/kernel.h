@@ -32,6 +32,12 @@
  *                                registry.sh's nolibs leaves such variants
  *                                out altogether (the static aarch64 check
  *                                harness)
+ *       needs                    optional, one line: the name of a study
+ *                                artifact marked "generate" whose generated
+ *                                sources the folder's files include (sha3's
+ *                                openssl-*: "openssl"); built only when the
+ *                                coordinator had them, with -I to them, and
+ *                                recorded skipped with the reason otherwise
  *
  * A study that builds on upstream code adds, all optional:
  *
@@ -39,7 +45,15 @@
  *                                size, default URL (tab or space separated);
  *                                the coordinator fetches each into its cache
  *                                (orchestrator/http.c) and uploads it to
- *                                WORKDIR/artifacts/<sha256> on each host
+ *                                WORKDIR/artifacts/<sha256> on each host;
+ *                                with a fifth field "generate", it is not
+ *                                uploaded but read on the coordinator by
+ *                                kernels/<study>/generate.pl (perl: TARBALL
+ *                                OUTDIR, orchestrator/generate.c), whose
+ *                                output is uploaded for the variants that
+ *                                need it, its OUTDIR/meta recorded with the
+ *                                build; a run fetches it only when
+ *                                --variants names such a variant
  *   kernels/<study>/prebuild.sh  run on the host by agent/build.sh before
  *                                the variants are compiled: sh prebuild.sh
  *                                OUT CC CFLAGS ARTIFACTS TARGETING; leaves

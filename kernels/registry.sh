@@ -35,14 +35,21 @@
 #       the architecture of a `cc -dumpmachine` target, as variants' `arch`
 #       files name it: Apple clang's "arm64-apple-darwin24.1.0" is aarch64
 #       (ARCH_ALIASES; the coordinator's table arch_aliases comes from it)
+#   sh kernels/registry.sh groups
+#       the study groups (kernels/groups.txt), one a line: the group's
+#       name, then its studies, space-separated
 #   sh kernels/registry.sh artifacts STUDY
 #       the study's upstream artifacts, one a line: name, SHA-256, size,
-#       URL, tab-separated (kernels/<study>/artifacts)
+#       URL and "generate" or "-", tab-separated (kernels/<study>/artifacts)
 #
 # A study with a kernels/<study>/prebuild.sh builds something on the host
 # before its variants (agent/build.sh runs it); its variants are listed for
 # an ARCH only when the study is named in the environment variable
 # SEQORCH_PREBUILT (space-separated), that is, when that build happened.
+# A variant folder with a `needs` file (one line, the name of an artifact
+# marked "generate": sources the coordinator generates from it) is listed
+# for an ARCH only when $SEQORCH_GENERATED/NAME exists, and its files are
+# compiled with -I$SEQORCH_GENERATED/NAME (agent/build.sh sets it).
 #
 # SEQORCH_NOLIBS holds the libraries this build cannot link, one a line:
 # the word (-lcrypto) and why, tab-separated (the libs command's lines).
@@ -74,6 +81,26 @@ studies() {
 	[ -f kernels/studies.txt ] || die "kernels/studies.txt is missing"
 	sed -e 's/#.*//' -e 's/[[:space:]]//g' kernels/studies.txt |
 	    grep -v '^$' || true
+}
+
+# Each group's line, checked: its name is no study's, its studies are.
+groups() {
+	[ -f kernels/groups.txt ] || return 0
+	all=" $(studies | tr '\n' ' ') "
+	sed -e 's/#.*//' kernels/groups.txt | while read -r g members; do
+		[ -n "$g" ] || continue
+		check_name group "$g"
+		case $all in *" $g "*)
+			die "group \"$g\" (kernels/groups.txt) is a study's name";;
+		esac
+		[ -n "$members" ] || die "group \"$g\" (kernels/groups.txt) names no study"
+		for m in $members; do
+			case $all in *" $m "*) ;; *)
+				die "group \"$g\" (kernels/groups.txt): \"$m\" is no study in kernels/studies.txt";;
+			esac
+		done
+		echo "$g" $members
+	done
 }
 
 # The architecture of target (`cc -dumpmachine`): its first field, by
@@ -141,19 +168,31 @@ libs() {
 	done
 }
 
+# Are the generated sources a variant folder needs (its `needs` file: the
+# name of a study's artifact the coordinator generates sources from) in
+# $SEQORCH_GENERATED/NAME?  A variant that needs none always is.
+generated() {
+	n=$(oneline "$1/needs")
+	[ "$n" = - ] && return 0
+	[ -n "${SEQORCH_GENERATED:-}" ] && [ -d "$SEQORCH_GENERATED/$n" ]
+}
+
 # kernels/<study>/artifacts without comments, checked: name, 64 hex
 # digits, a size, a URL.
 artifacts() {
 	f=kernels/$1/artifacts
 	[ -f "$f" ] || return 0
 	sed -e 's/#.*//' "$f" | awk -v f="$f" 'NF == 0 { next }
-	    NF != 4 || $1 !~ /^[a-z0-9-]+$/ || $2 !~ /^[0-9a-f]+$/ ||
-	    length($2) != 64 || $3 !~ /^[0-9]+$/ || $4 !~ /^[a-z]+:\/\// {
+	    (NF != 4 && NF != 5) || $1 !~ /^[a-z0-9-]+$/ ||
+	    $2 !~ /^[0-9a-f]+$/ || length($2) != 64 || $3 !~ /^[0-9]+$/ ||
+	    $4 !~ /^[a-z]+:\/\// || (NF == 5 && $5 != "generate") {
 		printf "kernels/registry.sh: %s:%d: expected name, SHA-256 " \
-		    "(64 hex digits), size and URL\n", f, NR > "/dev/stderr"
+		    "(64 hex digits), size, URL and optionally " \
+		    "\"generate\"\n", f, NR > "/dev/stderr"
 		bad = 1; exit 1
 	    }
-	    { printf "%s\t%s\t%s\t%s\n", $1, $2, $3, $4 }
+	    { printf "%s\t%s\t%s\t%s\t%s\n", $1, $2, $3, $4,
+		NF == 5 ? $5 : "-" }
 	    END { exit bad }'
 }
 
@@ -196,6 +235,9 @@ manifest() {
 			fi
 			if [ -n "$want" ] && [ -f "kernels/$s/prebuild.sh" ] &&
 			    ! prebuilt "$s"; then
+				continue
+			fi
+			if [ -n "$want" ] && ! generated "$d"; then
 				continue
 			fi
 			printf '%s\t%s\t%s\t%s\t%s\n' "$s" "$v" \
@@ -247,6 +289,10 @@ cflags() {
 		    "$(ident "$v")"
 		fl=$(oneline "kernels/$s/$v/flags")
 		if [ "$fl" != - ]; then printf ' %s' "$fl"; fi
+		n=$(oneline "kernels/$s/$v/needs")
+		if [ "$n" != - ]; then
+			printf ' -I%s/%s' "${SEQORCH_GENERATED:-}" "$n"
+		fi
 		echo
 		;;
 	*/study.c | */reference.c)
@@ -327,11 +373,19 @@ coordinator() {
 	echo 'const struct artifact_entry artifact_table[] = {'
 	for s in $(studies); do
 		artifacts "$s" > /dev/null || exit 1
-		artifacts "$s" | while IFS="$(printf '\t')" read -r n h z u; do
-			echo "	{ \"$s\", \"$n\", \"$h\", ${z}ULL, $(cstr "$u") },"
+		artifacts "$s" | while IFS="$(printf '\t')" read -r n h z u g; do
+			echo "	{ \"$s\", \"$n\", \"$h\", ${z}ULL, $(cstr "$u"), $( [ "$g" = generate ] && echo 1 || echo 0) },"
 		done
 	done
-	echo '	{ NULL, NULL, NULL, 0, NULL },'
+	echo '	{ NULL, NULL, NULL, 0, NULL, 0 },'
+	echo '};'
+	echo
+	echo 'const struct study_group study_groups[] = {'
+	groups > /dev/null || exit 1
+	groups | while read -r g members; do
+		echo "	{ \"$g\", \"$(printf '%s' "$members" | tr ' ' ,)\" },"
+	done
+	echo '	{ NULL, NULL },'
 	echo '};'
 	echo
 	echo 'const struct arch_alias arch_aliases[] = {'
@@ -343,9 +397,9 @@ coordinator() {
 	echo
 	echo 'const struct variant_entry variant_table[] = {'
 	variants | while IFS="$(printf '\t')" read -r s v a f l; do
-		echo "	{ \"$s\", \"$v\", $(cstr "$a"), $(cstr "$f"), $(cstr "$l") },"
+		echo "	{ \"$s\", \"$v\", $(cstr "$a"), $(cstr "$f"), $(cstr "$l"), $(cstr "$(oneline "kernels/$s/$v/needs")") },"
 	done
-	echo '	{ NULL, NULL, NULL, NULL, NULL },'
+	echo '	{ NULL, NULL, NULL, NULL, NULL, NULL },'
 	echo '};'
 }
 
@@ -358,6 +412,7 @@ agent) [ $# -ge 2 ] || die "usage: agent ARCH [nolibs]"; shift; agent "$@" ;;
 coordinator) coordinator ;;
 artifacts) [ $# -eq 2 ] || die "usage: artifacts STUDY"; artifacts "$2" ;;
 libs) [ $# -eq 4 ] || die "usage: libs CC CFLAGS DIR"; libs "$2" "$3" "$4" ;;
+groups) groups ;;
 arch) [ $# -eq 2 ] || die "usage: arch TARGET"; arch_of "$2" ;;
-*) die "usage: registry.sh studies|manifest|files|libs|cflags|agent|coordinator|arch ..." ;;
+*) die "usage: registry.sh studies|groups|manifest|files|libs|cflags|agent|coordinator|arch ..." ;;
 esac

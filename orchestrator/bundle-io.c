@@ -220,46 +220,95 @@ safe_path(const char *p)
 	    (strlen(p) < 3 || strcmp(p + strlen(p) - 3, "/..") != 0);
 }
 
+/*
+ * A whole regular file, opened without blocking: a FIFO or device named
+ * as a bundle, or planted in a bundle directory, is refused, never waited
+ * on or read without end.
+ */
 static int
 read_all(const char *path, unsigned char **data, size_t *len, size_t max,
     struct so_err *err)
 {
-	FILE *f = fopen(path, "rb");
 	struct stat sb;
-	int rc = 0;
+	size_t got = 0;
+	ssize_t r;
+	int fd, rc = 0;
 
 	*data = NULL;
-	if (f == NULL)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return so_error(err, SO_EIO, "cannot open \"%s\": %s", path,
 		    strerror(errno));
-	if (fstat(fileno(f), &sb) != 0 || (uint64_t)sb.st_size > max) {
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		rc = so_error(err, SO_EPARSE, "\"%s\" is not a regular file",
+		    path);
+		goto out;
+	}
+	if ((uint64_t)sb.st_size > max) {
 		rc = so_error(err, SO_EPARSE, "\"%s\" is over the bundle size "
 		    "limit", path);
 		goto out;
 	}
 	*len = (size_t)sb.st_size;
 	*data = xmalloc(*len + 1);
-	if (fread(*data, 1, *len, f) != *len) {
-		rc = so_error(err, SO_EIO, "cannot read \"%s\"", path);
+	while (got < *len) {
+		r = read(fd, *data + got, *len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got != *len) {
+		rc = so_error(err, SO_EIO, "cannot read \"%s\"%s", path,
+		    got < *len ? ": it shrank while read" : "");
 		free(*data);
 		*data = NULL;
 	}
 out:
-	fclose(f);
+	close(fd);
 	return rc;
 }
 
+/*
+ * A tar header's number field of width bytes: optional leading spaces,
+ * octal digits, then only NULs and spaces to the field's end (POSIX's
+ * terminator).  0, or -1 when it is anything else: a field without a
+ * terminator runs into the next one, and strtoull's stop at a stray byte
+ * would accept the digits before it.
+ */
 static int
-load_tar(const char *src, struct bundle *out, struct so_err *err)
+tar_number(const unsigned char *f, size_t width, uint64_t *v)
 {
-	unsigned char *tar = NULL, *h;
-	size_t len = 0, off = 0, size, i;
-	unsigned sum, want;
-	char name[101], *end;
-	int rc;
+	size_t i = 0, digits = 0;
 
-	if ((rc = read_all(src, &tar, &len, BUNDLE_MAX_BYTES, err)) != 0)
-		return rc;
+	*v = 0;
+	while (i < width && f[i] == ' ')
+		i++;
+	for (; i < width && f[i] >= '0' && f[i] <= '7'; i++, digits++) {
+		if (*v > (UINT64_MAX >> 3))
+			return -1;
+		*v = *v << 3 | (uint64_t)(f[i] - '0');
+	}
+	if (digits == 0 || i == width)
+		return -1;
+	for (; i < width; i++)
+		if (f[i] != '\0' && f[i] != ' ')
+			return -1;
+	return 0;
+}
+
+int
+bundle_untar(const unsigned char *tar, size_t len, const char *src,
+    struct bundle *out, struct so_err *err)
+{
+	const unsigned char *h;
+	size_t off = 0, i;
+	uint64_t size, want;
+	unsigned sum;
+	char name[101];
+	int rc = 0;
+
+	memset(out, 0, sizeof *out);
 	while (rc == 0) {
 		if (off + TAR_BLOCK > len) {
 			rc = so_error(err, SO_EPARSE, "\"%s\": truncated tar "
@@ -273,11 +322,11 @@ load_tar(const char *src, struct bundle *out, struct so_err *err)
 			break;
 		memcpy(name, h, 100);
 		name[100] = '\0';
-		want = (unsigned)strtoul((const char *)h + 148, NULL, 8);
 		for (sum = 0, i = 0; i < TAR_BLOCK; i++)
 			sum += i >= 148 && i < 156 ? ' ' : h[i];
-		size = (size_t)strtoull((const char *)h + 124, &end, 8);
-		if (sum != want || memcmp(h + 257, "ustar", 5) != 0) {
+		if (tar_number(h + 148, 8, &want) != 0 || sum != want ||
+		    tar_number(h + 124, 12, &size) != 0 ||
+		    memcmp(h + 257, "ustar", 5) != 0) {
 			rc = so_error(err, SO_EPARSE, "\"%s\": bad tar header at "
 			    "byte %zu", src, off);
 			break;
@@ -302,6 +351,20 @@ load_tar(const char *src, struct bundle *out, struct so_err *err)
 		off += TAR_BLOCK + (size + TAR_BLOCK - 1) / TAR_BLOCK *
 		    TAR_BLOCK;
 	}
+	if (rc != 0)
+		bundle_free(out);
+	return rc;
+}
+
+static int
+load_tar(const char *src, struct bundle *out, struct so_err *err)
+{
+	unsigned char *tar = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = read_all(src, &tar, &len, BUNDLE_MAX_BYTES, err)) == 0)
+		rc = bundle_untar(tar, len, src, out, err);
 	free(tar);
 	return rc;
 }
@@ -371,6 +434,9 @@ bundle_load(const char *src, struct bundle *out, struct so_err *err)
 	if (stat(src, &sb) != 0)
 		return so_error(err, SO_ENOTFOUND, "no bundle \"%s\": %s", src,
 		    strerror(errno));
+	if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+		return so_error(err, SO_EPARSE, "bundle \"%s\" is neither a "
+		    "directory nor a .tar file", src);
 	rc = S_ISDIR(sb.st_mode) ? load_dir(src, "", 0, out, &total, err) :
 	    load_tar(src, out, err);
 	if (rc != 0)

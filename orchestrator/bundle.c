@@ -38,6 +38,16 @@ fingerprint(EVP_PKEY *k, char out[65])
 	return 0;
 }
 
+/* Does s hold a control character (C0, DEL)? */
+static int
+has_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int
 load_key(const char *path, int private, EVP_PKEY **out, struct so_err *err)
 {
@@ -90,6 +100,23 @@ sign(const char *key_path, const char *msg, size_t len, char *sig_hex,
 	return rc;
 }
 
+/*
+ * Add j to b as path, printed without formatting.  cJSON allocates
+ * through xmalloc (so_json_hooks), yet a NULL it returns is an error here,
+ * never a string.
+ */
+static int
+add_json(struct bundle *b, const char *path, const cJSON *j,
+    struct so_err *err)
+{
+	char *text;
+
+	if ((text = cJSON_PrintUnformatted(j)) == NULL)
+		return so_error(err, SO_ENOMEM, "cannot format %s", path);
+	bundle_add(b, path, text, strlen(text));
+	return 0;
+}
+
 int
 bundle_make(struct db *db, int64_t run_id, cJSON *summary,
     const char *key_path, struct bundle *out, struct so_err *err)
@@ -102,10 +129,9 @@ bundle_make(struct db *db, int64_t run_id, cJSON *summary,
 	memset(out, 0, sizeof *out);
 	if ((rc = db_run_rows(db, run_id, &rows, err)) != 0)
 		goto out;
-	text = cJSON_PrintUnformatted(summary);
-	bundle_add(out, "summary.json", text, strlen(text));
-	text = cJSON_PrintUnformatted(rows);
-	bundle_add(out, "rows.json", text, strlen(text));
+	if ((rc = add_json(out, "summary.json", summary, err)) != 0 ||
+	    (rc = add_json(out, "rows.json", rows, err)) != 0)
+		goto out;
 	/* The artifacts rows name every file the run keeps. */
 	arts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "artifacts"),
@@ -174,7 +200,10 @@ bundle_make(struct db *db, int64_t run_id, cJSON *summary,
 		cJSON_AddNumberToObject(f, "size", (double)out->files[i].len);
 		cJSON_AddItemToArray(files, f);
 	}
-	text = cJSON_Print(man);
+	if ((text = cJSON_Print(man)) == NULL) {
+		rc = so_error(err, SO_ENOMEM, "cannot format manifest.json");
+		goto out;
+	}
 	len = strlen(text);
 	if (key_path != NULL) {
 		if ((rc = sign(key_path, text, len, sig, err)) != 0) {
@@ -603,6 +632,13 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	if (info->coordinator == NULL || info->nruns == 0) {
 		rc = so_error(err, SO_EPARSE, "manifest.json: no origin or no "
 		    "runs");
+		goto fail;
+	}
+	/* Printed by import and verify, stored for every report. */
+	if (has_control(info->coordinator) || (info->db_path != NULL &&
+	    has_control(info->db_path))) {
+		rc = so_error(err, SO_EPARSE, "manifest.json: the origin's "
+		    "coordinator or database holds a control character");
 		goto fail;
 	}
 	if ((rows = bundle_get(b, "rows.json")) == NULL ||

@@ -58,8 +58,18 @@ int bundle_save(const struct bundle *b, const char *dest, struct so_err *err);
 int bundle_tar(const struct bundle *b, unsigned char **out, size_t *len,
     struct so_err *err);
 
-/* Read a bundle directory or .tar file, bounded by BUNDLE_MAX_*. */
+/*
+ * Read a bundle directory or .tar file, bounded by BUNDLE_MAX_*; anything
+ * else (a FIFO, a device) is refused without being opened for reading.
+ */
 int bundle_load(const char *src, struct bundle *out, struct so_err *err);
+/*
+ * The files of a ustar archive's len bytes (src names it in messages):
+ * plain files with safe relative paths, each once, every header's size and
+ * checksum a terminated octal field.  On error out is empty.
+ */
+int bundle_untar(const unsigned char *tar, size_t len, const char *src,
+    struct bundle *out, struct so_err *err);
 
 void bundle_free(struct bundle *b);
 

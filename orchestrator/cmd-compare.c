@@ -119,8 +119,9 @@ const struct cmd_entry cmd_compare_entry = {
 	    "\n"
 	    "For every cell (variant, host, compiler) of two runs of one study,\n"
 	    "the change of the median rate from the baseline (RUN_A) to the new\n"
-	    "run (RUN_B; with --baseline alone, the newest ok run of its study\n"
-	    "after RUN, naming newer runs that are not ok),\n"
+	    "run (RUN_B; with --baseline alone, the newest run of its study\n"
+	    "measured here after RUN, whatever its status: imported and\n"
+	    "--explore runs are passed over, and named),\n"
 	    "with a 95% bootstrap interval over both runs' samples and a\n"
 	    "verdict: faster, slower, or not distinguishable at this precision.\n"
 	    "Cells whose steps, seed or final digest differ are refused, with\n"
@@ -135,11 +136,12 @@ const struct cmd_entry cmd_compare_entry = {
 		    "exit 1 if any cell is decided slower by more\n"
 		    "than PCT percent (for CI), and when it cannot\n"
 		    "decide: the new run is not ok, no cell could\n"
-		    "be compared, a cell was refused or is missing\n"
-		    "from the new run",
+		    "be compared, a cell was refused, has fewer\n"
+		    "than 2 samples a side or is missing from the\n"
+		    "new run",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
-		    "text (default), markdown or json",
+		    "text (default), markdown (md) or json",
 		    CMD_VALUE_ANY, "text markdown json" },
 		CMD_OPT_DB("F"),
 		CMD_OPT_END,

@@ -65,6 +65,9 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
+	/* -o - is standard output, as curl and git take it. */
+	if (output != NULL && strcmp(output, "-") == 0)
+		output = NULL;
 	if (run_id == 0) {
 		fprintf(stderr, "seqorch: export needs \"--run ID\"\n");
 		return EXIT_USAGE;
@@ -83,14 +86,19 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	ret = export_summary(db_handle(db), run_id, db_path, &doc, &err);
 	if (ret == 0 && bundle != NULL) {
 		/* The bundle takes the summary over. */
+		int saving = 0;
+
 		ret = bundle_make(db, run_id, doc, key, &b, &err);
-		if (ret == 0)
+		if (ret == 0) {
+			saving = 1;
 			ret = bundle_save(&b, bundle, &err);
+		}
 		bundle_free(&b);
 		db_close(db);
 		if (ret != 0) {
 			cmd_error(err.msg);
-			return cmd_exit_code(ret);
+			return saving && ret == SO_EIO ? EXIT_OUTPUT :
+			    cmd_exit_code(ret);
 		}
 		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
 		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "
@@ -114,7 +122,7 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	else
 		ret = printf("%s\n", text) < 0 || fflush(stdout) != 0 ? -1 : 0;
 	cJSON_free(text);
-	return ret == 0 ? EXIT_OK : EXIT_FAIL;
+	return ret == 0 ? EXIT_OK : EXIT_OUTPUT;
 }
 
 const struct cmd_entry cmd_export_entry = {
@@ -136,7 +144,8 @@ const struct cmd_entry cmd_export_entry = {
 		    "the run to export (required)",
 		    CMD_VALUE_RUN, NULL },
 		{ "output", 'o', 1, "F",
-		    "write to F (atomically) instead of stdout",
+		    "write to F (atomically) instead of stdout\n"
+		    "(-: stdout)",
 		    CMD_VALUE_ANY, NULL },
 		CMD_OPT_DB("F"),
 		{ "bundle", 'b', 0, "B",
@@ -152,7 +161,9 @@ const struct cmd_entry cmd_export_entry = {
 	},
 	.optcol = 18,
 	.notes =
-	    "Exit status: 0 written, 1 cannot write, 2 bad option or unknown\n"
-	    "run id, 3 database missing or unreadable.  See docs/report.md.\n",
+	    "Exit status: 0 written, 1 the run cannot be exported, 2 bad option\n"
+	    "or unknown run id, 3 database missing or unreadable, 4 the output\n"
+	    "cannot be written (-o FILE, --bundle or stdout).  See\n"
+	    "docs/report.md.\n",
 	.exec = export_exec,
 };

@@ -28,12 +28,12 @@ on_signal(int sig)
 static int
 fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	const char *studies = NULL, *cache_opt = NULL, *config = "hosts.toml";
-	const char *db = "results.db", *from = NULL, *name;
+	const char *studies = NULL, *cache_opt = NULL, *config = NULL;
+	const char *db = "results.db", *from = NULL, *name, *how;
 	struct config *cfg = NULL;
 	struct so_err err = { 0 };
 	struct sigaction sa;
-	char *list = NULL, *p, *study, *cache = NULL;
+	char *list = NULL, *p, *study, *cache = NULL, *path = NULL;
 	unsigned fetched, cached;
 	int c, done, rc = EXIT_OK;
 
@@ -60,11 +60,14 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* hosts.toml only says where the cache is; it may be absent. */
-	if (cache_opt == NULL && access(config, F_OK) == 0 &&
-	    config_load(config, NULL, &cfg, &err) != 0) {
+	if (cache_opt == NULL && config_find(config, &path, &how, NULL) == 0 &&
+	    access(path, F_OK) == 0 &&
+	    config_load(path, NULL, &cfg, &err) != 0) {
 		cmd_error(err.msg);
+		free(path);
 		return EXIT_USAGE;
 	}
+	free(path);
 	cache = fetch_cache_dir(cache_opt, cfg ? cfg->cache : NULL, db);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -92,7 +95,7 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 			    "\"%s\"\n", study, name, from, cache);
 			continue;
 		}
-		if (fetch_study(study, cache, &stop_flag, &fetched, &cached,
+		if (fetch_study(study, cache, 1, &stop_flag, &fetched, &cached,
 		    &err) != 0) {
 			cmd_error(err.msg);
 			rc = cmd_exit_code(err.code);
@@ -147,9 +150,12 @@ const struct cmd_entry cmd_fetch_entry = {
 	},
 	.optcol = 16,
 	.notes =
-	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX) in the\n"
-	    "environment replaces an artifact's default URL; the hash and\n"
-	    "size still have to match.\n"
+	    "URL override: SEQORCH_URL_<NAME> (SEQORCH_URL_RANDOMX,\n"
+	    "SEQORCH_URL_OPENSSL) in the environment replaces an artifact's\n"
+	    "default URL; the hash and size still have to match.  sha3's\n"
+	    "OpenSSL release is read on the coordinator (its perlasm, with\n"
+	    "perl), never uploaded; a run without it skips the openssl-*\n"
+	    "variants.\n"
 	    "\n"
 	    "exit: 0 ok, 1 a download failed, 2 usage or config (or --from\n"
 	    "      FILE is not the artifact),\n"

@@ -43,6 +43,7 @@ list_hosts(const struct config *cfg)
 	char *ccs, *groups, *addr, cpu[16];
 	size_t i;
 
+	printf("inventory: %s (%s)\n", cfg->path, cfg->from);
 	printf("%-12s %-9s %-22s %-10s %-14s %-5s %-10s %s\n", "NAME",
 	    "TRANSPORT", "ADDRESS", "USER", "CC", "CPU", "GROUPS", "CFLAGS");
 	for (i = 0; i < cfg->nhosts; i++) {
@@ -184,8 +185,9 @@ static const struct cmd_entry hosts_list_entry = {
 	    "usage: seqorch hosts [list] [-v] [--config hosts.toml]\n"
 	    "                   [--ssh-config FILE]\n"
 	    "\n"
-	    "Lists the hosts of hosts.toml: transport, address, user,\n"
-	    "compilers, CPU to pin to, groups and compiler flags.  With -v,\n"
+	    "Names the inventory read and how it was found, then lists its\n"
+	    "hosts: transport, address, user, compilers, CPU to pin to,\n"
+	    "groups and compiler flags.  With -v,\n"
 	    "also every connection setting of each ssh host and its jump\n"
 	    "hosts, with where it came from: hosts.toml (and line), its\n"
 	    "[defaults], ssh_config (file and line) or seqorch's default.\n",
@@ -262,6 +264,24 @@ static const struct cmd_entry *const verbs[] = {
 	&hosts_list_entry, &hosts_check_entry, &hosts_trust_entry, NULL,
 };
 
+/* An unknown verb, with the nearest when one is near. */
+static int
+unknown_verb(const char *name)
+{
+	struct nearest n = NEAREST_INIT(name);
+	size_t i;
+
+	for (i = 0; verbs[i] != NULL; i++)
+		nearest_try(&n, strchr(verbs[i]->name, ' ') + 1);
+	if (nearest_word(&n) != NULL)
+		fprintf(stderr, "seqorch: hosts: unknown verb \"%s\"; did you "
+		    "mean \"%s\"?\n", name, nearest_word(&n));
+	else
+		fprintf(stderr, "seqorch: hosts: unknown verb \"%s\" (valid: "
+		    "list, check, trust)\n", name);
+	return EXIT_USAGE;
+}
+
 static int
 hosts_exec(const struct cmd_entry *self, int argc, char **argv)
 {
@@ -277,11 +297,8 @@ hosts_exec(const struct cmd_entry *self, int argc, char **argv)
 		for (v = NULL, i = 0; verbs[i] != NULL; i++)
 			if (strcmp(argv[1], strchr(verbs[i]->name, ' ') + 1) == 0)
 				v = verbs[i];
-		if (v == NULL) {
-			fprintf(stderr, "seqorch: hosts: unknown verb \"%s\" "
-			    "(valid: list, check, trust)\n", argv[1]);
-			return EXIT_USAGE;
-		}
+		if (v == NULL)
+			return unknown_verb(argv[1]);
 		named = 1;
 	}
 	optind = 1 + named;
@@ -326,9 +343,11 @@ const struct cmd_entry cmd_hosts_entry = {
 	    "  check   connect to hosts and report what they have and miss\n"
 	    "  trust   record an unknown ssh host key after showing it\n"
 	    "\n"
-	    "Every verb takes --config FILE (default hosts.toml), --ssh-config\n"
-	    "FILE (default ~/.ssh/config, for \"ssh\" aliases and jump hosts)\n"
-	    "and --help.\n"
+	    "Every verb takes --config FILE, --ssh-config FILE (default\n"
+	    "~/.ssh/config, for \"ssh\" aliases and jump hosts) and --help.\n"
+	    "Without --config the inventory is $SEQORCH_CONFIG, else\n"
+	    "./hosts.toml, else ~/.config/seqorch/hosts.toml\n"
+	    "($XDG_CONFIG_HOME/seqorch/); `list` names the one read.\n"
 	    "See docs/ssh.md for host keys and authentication.\n",
 	.verbs = verbs,
 	.exec = hosts_exec,

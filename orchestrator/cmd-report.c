@@ -7,6 +7,7 @@
 #include "report-opts.h"
 #include "figures.h"
 #include "report.h"
+#include "repro.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +23,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	const void *format;
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
-	const char *output = NULL;
+	const char *output = NULL, *reproduce = NULL;
 	FILE *out = stdout;
 	int ch, done, latest = 0, format_set = 0, ret;
 
@@ -38,6 +39,8 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 			latest = 1;
 			break;
 		case 's':
+			if (cmd_check_study(optarg, 0) != 0)
+				return EXIT_USAGE;
 			o.study = optarg;
 			break;
 		case 'd':
@@ -60,6 +63,15 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'P':
+			if (repro_find(optarg) == NULL) {
+				fprintf(stderr, "seqorch: unknown protocol "
+				    "\"%s\" (see `seqorch reproduce --list`)\n",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			reproduce = optarg;
+			break;
 		case 'R':
 			if (!figures_known(optarg)) {
 				figures_find(optarg, "", NULL, &err);
@@ -72,6 +84,9 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
+	/* -o - is standard output, as curl and git take it. */
+	if (output != NULL && strcmp(output, "-") == 0)
+		output = NULL;
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
 		o.format = report_renderer_for_path(output);
@@ -88,15 +103,16 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));
 		db_close(db);
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
-	ret = report_print(db_handle(db), &o, out, &err);
+	ret = reproduce != NULL ? repro_print_table(db, reproduce, out, &err) :
+	    report_print(db_handle(db), &o, out, &err);
 	db_close(db);
 	if (output != NULL && (fclose(out) != 0) && ret == 0) {
 		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
 		    strerror(errno));
 		unlink(output);
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	if (ret != 0 && output != NULL)
 		unlink(output);
@@ -109,7 +125,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "seqorch: cannot write the report: %s\n",
 		    strerror(errno));
-		return EXIT_FAIL;
+		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
 }
@@ -121,6 +137,7 @@ const struct cmd_entry cmd_report_entry = {
 	    "usage: seqorch report [--run ID | --latest] [--study S] [--db F]\n"
 	    "                      [--explore] [--format F] [-o FILE]\n"
 	    "                      [--reference seed:HOST] [--max-cv PCT]\n"
+	    "       seqorch report --reproduce NAME [--db F] [-o FILE]\n"
 	    "\n"
 	    "For each study, the newest run (or the run --run names): a table\n"
 	    "of variant x host with the median rate over valid samples\n"
@@ -145,14 +162,19 @@ const struct cmd_entry cmd_report_entry = {
 		    "let --latest pick exploratory runs too",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
-		    "text (default), markdown, csv (one row per\n"
+		    "text (default), markdown (md), csv (one row per\n"
 		    "sample), json (one object for scripts) or html\n"
 		    "(a self-contained page with charts); without\n"
 		    "it, -o takes the format from F's extension\n"
 		    "(.html, .md, .csv, .json; text otherwise)",
 		    CMD_VALUE_ANY, "text markdown csv json html" },
 		{ "output", 'o', 1, "F",
-		    "write to file F instead of stdout",
+		    "write to file F instead of stdout (-: stdout)",
+		    CMD_VALUE_ANY, NULL },
+		{ "reproduce", 'P', 0, "NAME",
+		    "the published table of the newest `seqorch\n"
+		    "reproduce NAME` instead: the seed's figures beside\n"
+		    "the measured ones",
 		    CMD_VALUE_ANY, NULL },
 		{ "reference", 'R', 0, "R",
 		    "show the published figure R beside the local\n"
@@ -167,8 +189,9 @@ const struct cmd_entry cmd_report_entry = {
 	},
 	.optcol = 18,
 	.notes =
-	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option\n"
-	    "or unknown run id, 3 database missing or unreadable.\n"
+	    "Exit status: 0 report printed, 1 no runs to report, 2 bad option,\n"
+	    "unknown study or run id, 3 database missing or unreadable, 4 the\n"
+	    "report cannot be written (-o FILE or stdout).\n"
 	    "See docs/report.md.\n",
 	.exec = report_exec,
 };

@@ -4,11 +4,13 @@
  * other, each as its own run.
  */
 #include "cmd.h"
+#include "cmd-run.h"
 #include "config.h"
 #include "conn.h"
 #include "db.h"
 #include "deploy.h"
 #include "fetch.h"
+#include "generate.h"
 #include "hostsel.h"
 #include "reference.h"
 #include "remote.h"
@@ -60,26 +62,33 @@ run_oom(size_t n)
 	db_close(db);
 }
 
-/* "a, b, c": the studies, or the variants of study. */
-static char *
-valid_names(const char *study)
+/*
+ * "unknown variant" of study, with the nearest of its variants and all
+ * of them.
+ */
+static void
+unknown_variant(const char *study, const char *name)
 {
 	struct strbuf sb = STRBUF_INIT;
+	struct nearest n = NEAREST_INIT(name);
+	const char *near;
 	size_t i;
 
-	for (i = 0; study == NULL && study_table[i].name != NULL; i++) {
-		if (sb.len > 0)
-			strbuf_addstr(&sb, ", ");
-		strbuf_addstr(&sb, study_table[i].name);
-	}
-	for (i = 0; study != NULL && variant_table[i].study != NULL; i++) {
+	for (i = 0; variant_table[i].study != NULL; i++) {
 		if (strcmp(variant_table[i].study, study) != 0)
 			continue;
 		if (sb.len > 0)
 			strbuf_addstr(&sb, ", ");
 		strbuf_addstr(&sb, variant_table[i].variant);
+		nearest_try(&n, variant_table[i].variant);
 	}
-	return strbuf_detach(&sb);
+	if ((near = nearest_word(&n)) != NULL)
+		fprintf(stderr, "seqorch: unknown variant \"%s\" of study "
+		    "\"%s\"; did you mean \"%s\"?\n", name, study, near);
+	else
+		fprintf(stderr, "seqorch: unknown variant \"%s\" of study "
+		    "\"%s\" (valid: %s)\n", name, study, sb.buf);
+	strbuf_release(&sb);
 }
 
 /*
@@ -89,19 +98,16 @@ valid_names(const char *study)
 static int
 check_names(const char *studies, const char *variants, int64_t steps)
 {
-	char *copy = xstrdup(studies), *p = copy, *name, *valid;
+	char *copy = xstrdup(studies), *p = copy, *name;
 	const struct study_entry *se;
 	int rc = 0;
 
 	while (rc == 0 && (name = strsep(&p, ",")) != NULL) {
-		if ((se = study_find(name)) == NULL) {
-			valid = valid_names(NULL);
-			fprintf(stderr, "seqorch: unknown study \"%s\" (valid: "
-			    "%s)\n", name, valid);
-			free(valid);
+		if (cmd_check_study(name, 1) != 0) {
 			rc = -1;
 			break;
 		}
+		se = study_find(name);
 		if ((uint64_t)steps > study_max_steps(se->study)) {
 			fprintf(stderr, "seqorch: --steps %lld is more than study "
 			    "\"%s\" takes (at most %llu: about an hour of its "
@@ -116,11 +122,7 @@ check_names(const char *studies, const char *variants, int64_t steps)
 			while (rc == 0 && (v = strsep(&q, ",")) != NULL) {
 				if (study_variant(name, v) != NULL)
 					continue;
-				valid = valid_names(name);
-				fprintf(stderr, "seqorch: unknown variant "
-				    "\"%s\" of study \"%s\" (valid: %s)\n", v,
-				    name, valid);
-				free(valid);
+				unknown_variant(name, v);
 				rc = -1;
 			}
 			free(vcopy);
@@ -130,9 +132,8 @@ check_names(const char *studies, const char *variants, int64_t steps)
 	return rc;
 }
 
-/* The command line as run, each argument quoted, for the runs table. */
-static char *
-command_line(int argc, char **argv)
+char *
+cmd_command_line(int argc, char **argv)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int i;
@@ -143,18 +144,6 @@ command_line(int argc, char **argv)
 	return strbuf_detach(&sb);
 }
 
-struct run_opts {
-	const char *studies, *variants, *db, *seed;
-	struct hostsel sel;	/* --hosts (all by default), --config... */
-	const char *cache_opt;	/* --cache */
-	char *cache;		/* the artifact cache in use */
-	int64_t steps, samples, max_samples, lease_expiry;
-	double max_cv;
-	int explore, no_wait, require_quiet;
-	int64_t resume;		/* run id to resume, 0 for a new run */
-	const char *fixed;	/* an option --resume takes from the run */
-	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
-};
 
 /*
  * An OpenSSL capability value as libcrypto parses it: numbers, "~" to
@@ -170,36 +159,46 @@ valid_openssl_cap(const char *s)
 	    "0123456789abcdefABCDEFxX~:") == n;
 }
 
-/* One study's run; returns an EXIT_* code. */
+void
+cmd_run_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int
+cmd_run_stopped(void)
+{
+	return stop_flag != 0;
+}
+
+/* One study's run, its sources at hand; returns an EXIT_* code. */
 static int
-run_study(struct db *db, const char *study, struct host **hosts, size_t n,
-    const struct run_opts *o, const char *command)
+run_study_with(struct db *db, const char *study, struct host **hosts,
+    size_t n, const struct run_opts *o, const char *command,
+    const struct generated *gen, int64_t *run_id_out)
 {
 	struct run_info ri = { 0 };
 	struct run_params p = { 0 };
 	struct run_outcome out;
 	struct so_err err = { 0 };
+	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
+	struct strbuf host_opts = STRBUF_INIT;
 	const struct study *st = study_find(study)->study;
-	char ref[129], ref_selftest[129];
+	char ref[129], ref_selftest[129], db_id[33];
 	const char *status;
 	int64_t run_id;
 	const char *seed = o->seed ? o->seed : st->seed_hex;
 	/* Each study of a list has its own protocol unless --steps says. */
 	int64_t steps = o->steps > 0 ? o->steps : (int64_t)st->default_steps;
 	char *holder;
-	unsigned fetched, cached;
 	int rc;
 
-	/* Hosts never download: what they build from comes from our cache. */
-	if (fetch_study(study, o->cache, &stop_flag, &fetched, &cached,
-	    &err) != 0) {
-		cmd_error(err.msg);
-		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
-	}
-	if (fetched > 0)
-		fprintf(stderr, "seqorch: fetched %u artifact%s of %s into "
-		    "\"%s\"\n", fetched, fetched == 1 ? "" : "s", study,
-		    o->cache);
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
 	    "(%lld %s)\n", study, (long long)steps, st->unit_plural);
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
@@ -207,6 +206,16 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
+	}
+	if (db_identity(db, db_id, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	/* Nothing to create when the window is taken and we may not wait. */
+	if (o->no_wait && !o->explore &&
+	    (rc = lease_check_free(db, (int)o->lease_expiry, &err)) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(rc);
 	}
 	ri.study = study;
 	ri.steps = (uint64_t)steps;
@@ -221,6 +230,8 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	if (run_id_out != NULL)
+		*run_id_out = run_id;
 	if (o->resume > 0)
 		fprintf(stderr, "seqorch: resuming run %lld\n",
 		    (long long)run_id);
@@ -247,9 +258,11 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
 	p.openssl_cap = o->openssl_cap;
+	p.gen = gen;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
 	p.holder = holder;
+	p.db_id = db_id;
 	oom_db = o->db;
 	oom_run = run_id;
 	so_set_oom_hook(run_oom);
@@ -265,14 +278,81 @@ run_study(struct db *db, const char *study, struct host **hosts, size_t n,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	/* A host stopped by Ctrl-C was interrupted, not failed. */
 	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
-	    "%u host%s ok, %u failed\n", (long long)run_id, status,
+	    "%u host%s ok, %u failed", (long long)run_id, status,
 	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
-	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s", out.hosts_failed);
-	runner_summary(db, run_id, o->db, status, stderr);
+	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s",
+	    out.hosts_failed - out.hosts_interrupted);
+	if (out.hosts_interrupted > 0)
+		fprintf(stderr, ", %u interrupted", out.hosts_interrupted);
+	fputc('\n', stderr);
+	cmd_hint_opts(&db_opts, NULL, NULL, o->db);
+	cmd_hint_opts(&run_opts, o->sel.config, o->sel.ssh_config, o->db);
+	cmd_hint_opts(&host_opts, o->sel.config, o->sel.ssh_config, NULL);
+	runner_summary(db, run_id, db_opts.buf, run_opts.buf,
+	    out.hosts_ok == 0 && out.hosts_failed > 0 && !out.interrupted ?
+	    host_opts.buf : NULL, status, stderr);
+	strbuf_release(&db_opts);
+	strbuf_release(&run_opts);
+	strbuf_release(&host_opts);
 	if (out.interrupted)
 		return EXIT_INTERRUPTED;
 	return strcmp(status, "ok") == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+/* Does the comma list variants name a variant of study that needs one? */
+static int
+names_generated(const char *study, const char *variants)
+{
+	const struct variant_entry *ve;
+	char *copy, *q, *v;
+	int yes = 0;
+
+	if (variants == NULL)
+		return 0;
+	copy = q = xstrdup(variants);
+	while (!yes && (v = strsep(&q, ",")) != NULL)
+		yes = (ve = study_variant(study, v)) != NULL &&
+		    ve->needs != NULL;
+	free(copy);
+	return yes;
+}
+
+/*
+ * One study's run; returns an EXIT_* code.  Hosts never download: what
+ * they build from comes from our cache, and the sources generated from
+ * it here.  An artifact marked "generate" is fetched when --variants
+ * names a variant that needs it; otherwise a cached one is used and
+ * without one those variants are skipped.
+ */
+int
+cmd_run_study(struct db *db, const char *study, struct host **hosts,
+    size_t n, const struct run_opts *o, const char *command,
+    int64_t *run_id_out)
+{
+	struct generated *gen = NULL;
+	struct so_err err = { 0 };
+	unsigned fetched, cached;
+	int rc;
+
+	if (fetch_study(study, o->cache, o->fetch_generated ||
+	    names_generated(study, o->variants),
+	    &stop_flag, &fetched, &cached, &err) != 0) {
+		cmd_error(err.msg);
+		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
+	}
+	if (fetched > 0)
+		fprintf(stderr, "seqorch: fetched %u artifact%s of %s into "
+		    "\"%s\"\n", fetched, fetched == 1 ? "" : "s", study,
+		    o->cache);
+	if (generate_study(study, o->cache, &gen, &err) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(err.code);
+	}
+	rc = run_study_with(db, study, hosts, n, o, command, gen, run_id_out);
+	generated_free(gen);
+	return rc;
 }
 
 /* load_resume: the run is finished, there is nothing to do (exit 0). */
@@ -322,10 +402,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	if (strcmp(r->status, "ok") == 0) {
 		struct strbuf sb = STRBUF_INIT;
 
-		if (strcmp(o->db, "results.db") != 0) {
-			strbuf_addstr(&sb, " --db");
-			rcmd_arg(&sb, o->db);
-		}
+		cmd_hint_opts(&sb, NULL, NULL, o->db);
 		fprintf(stderr, "seqorch: run %lld is finished (ok): nothing to "
 		    "resume\nnext: seqorch report --run %lld%s\n",
 		    (long long)o->resume, (long long)o->resume, sb.buf);
@@ -353,15 +430,14 @@ static int
 run_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct run_opts o = { .db = "results.db", .samples = 3,
-	    .sel = { "all", "hosts.toml", NULL, HOSTSEL_PARALLEL },
+	    .sel = { "all", NULL, NULL, HOSTSEL_PARALLEL },
 	    .max_cv = 0.01, .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	struct config *cfg = NULL;
 	struct db *db = NULL;
 	struct stored_run stored = { 0 };
 	struct host **hosts = NULL;
 	struct so_err err = { 0 };
-	struct sigaction sa;
-	char *command = NULL, *studies = NULL, *p, *study;
+	char *command = NULL, *studies = NULL, *expanded = NULL, *p, *study;
 	size_t n = 0;
 	int c, done, taken, rc = EXIT_OK;
 
@@ -415,7 +491,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (cmd_int_arg("--steps", optarg,
+			if (cmd_count_arg("--steps", optarg,
 			    (int64_t)STUDY_MAX_STEPS, &o.steps) != 0)
 				return EXIT_USAGE;
 			o.fixed = "--steps";
@@ -455,6 +531,16 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		    (long long)o.samples);
 		rc = EXIT_USAGE;
 		goto out;
+	}
+	if (o.resume == 0) {
+		char *twice;
+
+		o.studies = expanded = study_expand(o.studies, &twice);
+		if (twice != NULL)
+			fprintf(stderr, "seqorch: warning: study \"%s\" is "
+			    "named twice: it runs twice, each time as a run of "
+			    "its own\n", twice);
+		free(twice);
 	}
 	if (check_names(o.studies, o.variants, o.steps) != 0) {
 		rc = EXIT_USAGE;
@@ -498,17 +584,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		rc = cmd_exit_code(rc);
 		goto out;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	command = command_line(argc, argv);
+	cmd_run_signals();
+	command = cmd_command_line(argc, argv);
 	studies = xstrdup(o.studies);
 	p = studies;
 	while ((study = strsep(&p, ",")) != NULL && !stop_flag) {
-		int r = run_study(db, study, hosts, n, &o, command);
+		int r = cmd_run_study(db, study, hosts, n, &o, command, NULL);
 
 		/* Keep the worst outcome; an interrupt ends the list. */
 		if (r != EXIT_OK && (rc == EXIT_OK || r == EXIT_INTERRUPTED))
@@ -518,6 +599,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 out:
 	free(o.cache);
+	free(expanded);
 	free(studies);
 	free(command);
 	db_close(db);
@@ -547,12 +629,14 @@ const struct cmd_entry cmd_run_entry = {
 	    "its digest is checked against the coordinator's own reference.\n",
 	.opts = (const struct cmd_opt[]){
 		{ "study", 's', 0, "S",
-		    "study, or a comma list run one after another",
+		    "study, or a comma list run one after another;\n"
+		    "a group (`seqorch studies`) is its studies",
 		    CMD_VALUE_STUDY, NULL },
 		HOSTSEL_ROW_HOSTS,
 		{ "steps", 'n', 0, "N",
-		    "dependent steps per sample (default: the\n"
-		    "study's protocol, see `seqorch studies`)",
+		    "dependent steps per sample: 1000000, 1e6, 1M\n"
+		    "(default: the study's protocol, see `seqorch\n"
+		    "studies`)",
 		    CMD_VALUE_ANY, NULL },
 		{ "samples", 'k', 0, "K",
 		    "samples per variant (default 3, at most 1000)",

@@ -45,6 +45,11 @@ studies_exec(const struct cmd_entry *self, int argc, char **argv)
 			    "  (control)" : "");
 		}
 	}
+	/* After the studies, in the same "NAME:" form completion reads. */
+	for (i = 0; study_groups[i].name != NULL; i++)
+		printf("%s: group, --study %s runs %s in that order\n",
+		    study_groups[i].name, study_groups[i].name,
+		    study_groups[i].studies);
 	return EXIT_OK;
 }
 
@@ -57,6 +62,8 @@ const struct cmd_entry cmd_studies_entry = {
 	    "Lists every study this seqorch ships: what one step is, the steps\n"
 	    "per sample of the seeds' protocol, the coordinator's independent\n"
 	    "reference and what a host needs; then each variant with the\n"
-	    "architecture it is limited to and its extra compiler flags.\n",
+	    "architecture it is limited to and its extra compiler flags.  Last,\n"
+	    "the groups (kernels/groups.txt): the seeds' words for several\n"
+	    "studies, which --study expands in order (div: div32, div64).\n",
 	.exec = studies_exec,
 };

@@ -4,6 +4,8 @@
 #include "db.h"
 #include "config.h"
 #include "hostsel.h"
+#include "strbuf.h"
+#include "study.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,8 +30,11 @@ extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_fetch_entry;
+extern const struct cmd_entry cmd_reproduce_entry;
+extern const struct cmd_entry cmd_init_entry;
 
 const struct cmd_entry *const cmd_table[] = {
+	&cmd_init_entry,
 	&cmd_run_entry,
 	&cmd_report_entry,
 	&cmd_studies_entry,
@@ -44,6 +49,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_import_entry,
 	&cmd_publish_entry,
 	&cmd_fetch_entry,
+	&cmd_reproduce_entry,
 	NULL,
 };
 
@@ -61,7 +67,12 @@ cmd_find(const char *name)
 void
 cmd_error(const char *msg)
 {
-	fprintf(stderr, "seqorch: %s\n", msg);
+	/* A message may quote what a bundle or a host said: never raw. */
+	char *safe = xstrdup(msg);
+
+	strip_ctrl(safe);
+	fprintf(stderr, "seqorch: %s\n", safe);
+	free(safe);
 }
 
 /* "-o, --output F", as the help shows an option. */
@@ -148,57 +159,45 @@ cmd_print_table(FILE *f)
 	}
 }
 
-/*
- * Optimal string alignment distance (Levenshtein with adjacent swaps, as
- * git's help.c weighs them): "reprot" is 1 from "report".  Names are
- * short; longer ones are far from everything anyway.
- */
-static size_t
-distance(const char *a, const char *b)
-{
-	size_t d[3][33], la = strlen(a), lb = strlen(b), i, j, v;
-
-	if (la > 32 || lb > 32)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t *row = d[i % 3], *up = d[(i - 1) % 3],
-		    *up2 = d[(i + 1) % 3];
-
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			v = up[j - 1] + (a[i - 1] != b[j - 1]);
-			if (up[j] + 1 < v)
-				v = up[j] + 1;
-			if (row[j - 1] + 1 < v)
-				v = row[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && up2[j - 2] + 1 < v)
-				v = up2[j - 2] + 1;
-			row[j] = v;
-		}
-	}
-	return d[la % 3][lb];
-}
-
 const char *
 cmd_suggest(const char *name)
 {
-	const char *best = NULL;
-	size_t i, d, bestd = SIZE_MAX, len = strlen(name);
+	struct nearest n = NEAREST_INIT(name);
+	size_t i;
 
-	for (i = 0; cmd_table[i] != NULL; i++) {
-		/* A prefix ("rep") is as near as one typo. */
-		d = len > 1 && strncmp(cmd_table[i]->name, name, len) == 0 ? 1 :
-		    distance(name, cmd_table[i]->name);
-		if (d < bestd) {
-			bestd = d;
-			best = cmd_table[i]->name;
-		}
+	for (i = 0; cmd_table[i] != NULL; i++)
+		nearest_try(&n, cmd_table[i]->name);
+	return nearest_word(&n);
+}
+
+int
+cmd_check_study(const char *name, int groups)
+{
+	struct nearest n = NEAREST_INIT(name);
+	struct strbuf valid = STRBUF_INIT;
+	const char *near;
+	size_t i;
+
+	if (study_find(name) != NULL)
+		return 0;
+	for (i = 0; study_table[i].name != NULL; i++) {
+		strbuf_addf(&valid, "%s%s", i > 0 ? ", " : "",
+		    study_table[i].name);
+		nearest_try(&n, study_table[i].name);
 	}
-	/* Two edits on a word of three or more letters; one on shorter. */
-	return bestd <= (len >= 3 ? 2u : 1u) ? best : NULL;
+	for (i = 0; groups && study_groups[i].name != NULL; i++) {
+		strbuf_addf(&valid, ", %s (%s)", study_groups[i].name,
+		    study_groups[i].studies);
+		nearest_try(&n, study_groups[i].name);
+	}
+	if ((near = nearest_word(&n)) != NULL)
+		fprintf(stderr, "seqorch: unknown study \"%s\"; did you mean "
+		    "\"%s\"?\n", name, near);
+	else
+		fprintf(stderr, "seqorch: unknown study \"%s\" (valid: %s)\n",
+		    name, valid.buf);
+	strbuf_release(&valid);
+	return -1;
 }
 
 int
@@ -228,6 +227,17 @@ cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out)
 		return 0;
 	fprintf(stderr, "seqorch: invalid %s \"%s\": expected an integer "
 	    "from 1 to %lld\n", opt, arg, (long long)max);
+	return -1;
+}
+
+int
+cmd_count_arg(const char *opt, const char *arg, int64_t max, int64_t *out)
+{
+	if (parse_count(arg, 1, max, out) == 0)
+		return 0;
+	fprintf(stderr, "seqorch: invalid %s \"%s\": expected a whole number "
+	    "from 1 to %lld (1000000, 1e6, 10M, 2.5M)\n", opt, arg,
+	    (long long)max);
 	return -1;
 }
 
@@ -298,12 +308,28 @@ check_args(int argc, char **argv, const struct cmd_entry *e,
 	return -1;
 }
 
+/* The long option of e nearest to a mistyped "--name", or NULL. */
+static const char *
+near_option(const struct cmd_entry *e, const char *arg)
+{
+	struct nearest n = NEAREST_INIT(arg + 2);
+	const struct cmd_opt *o;
+
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+		return NULL;
+	for (o = e->opts; o != NULL && o->name != NULL; o++)
+		nearest_try(&n, o->name);
+	nearest_try(&n, "help");
+	return nearest_word(&n);
+}
+
 int
 cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
     const struct cmd_entry *help, int *done)
 {
 	struct option longopts[MAX_OPTS + 2];
-	char opts[2 * MAX_OPTS + 2], buf[64];
+	char opts[2 * MAX_OPTS + 3], buf[64];
+	const char *near;
 	size_t n = 0, k = 0;
 	int c;
 
@@ -320,6 +346,8 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
 				opts[k++] = ':';
 		}
 	}
+	/* -h and --help, as every command has. */
+	opts[k++] = 'h';
 	opts[k] = '\0';
 	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
@@ -343,6 +371,9 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
 		else if (optopt > 0 && strchr(argv[optind - 1], '=') != NULL)
 			fprintf(stderr, "seqorch: option \"%s\" takes no "
 			    "value\n", buf);
+		else if ((near = near_option(e, buf)) != NULL)
+			fprintf(stderr, "seqorch: unknown option \"%s\"; did you "
+			    "mean \"--%s\"?\n", buf, near);
 		else
 			fprintf(stderr, "seqorch: unknown option \"%s\" (see "
 			    "\"seqorch %s --help\")\n", buf, help->name);
@@ -376,20 +407,73 @@ cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b)
 	return EXIT_OK;
 }
 
-int
-cmd_load_config(const char *path, const char *ssh_config,
-    struct config **out)
+void
+cmd_hint_opts(struct strbuf *sb, const char *config, const char *ssh_config,
+    const char *db)
 {
-	struct so_err err = { 0 };
+	if (config != NULL) {
+		strbuf_addstr(sb, " --config ");
+		strbuf_add_shquoted(sb, config);
+	}
+	if (ssh_config != NULL) {
+		strbuf_addstr(sb, " --ssh-config ");
+		strbuf_add_shquoted(sb, ssh_config);
+	}
+	if (db != NULL && strcmp(db, "results.db") != 0) {
+		strbuf_addstr(sb, " --db ");
+		strbuf_add_shquoted(sb, db);
+	}
+}
+
+static void
+set_hint(struct host *h, const char *hint)
+{
 	size_t i;
 
-	if (config_load(path, ssh_config, out, &err) != 0) {
+	h->hint = hint;
+	for (i = 0; i < h->njumps; i++)
+		set_hint(&h->jumps[i], hint);
+}
+
+int
+cmd_load_config(const char *given, const char *ssh_config,
+    struct config **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct so_err err = { 0 };
+	const char *from;
+	char *path = NULL;
+	size_t i;
+	int rc = -1;
+
+	if (config_find(given, &path, &from, &err) != 0) {
 		cmd_error(err.msg);
-		return -1;
+		goto out;
 	}
+	if (config_load(path, ssh_config, out, &err) != 0) {
+		/* A file the environment named may surprise: say so. */
+		if (given == NULL && strcmp(path, "hosts.toml") != 0)
+			fprintf(stderr, "seqorch: %s (the inventory found by "
+			    "%s)\n", err.msg, from);
+		else
+			cmd_error(err.msg);
+		goto out;
+	}
+	(*out)->from = from;
+	cmd_hint_opts(&sb, given, ssh_config, NULL);
+	(*out)->hint = strbuf_detach(&sb);
+	for (i = 0; i < (*out)->nhosts; i++)
+		set_hint(&(*out)->hosts[i], (*out)->hint);
+	/* A file from outside the command line or this directory is named. */
+	if (given == NULL && strcmp(path, "hosts.toml") != 0)
+		fprintf(stderr, "seqorch: hosts from \"%s\" (%s)\n", path,
+		    from);
 	for (i = 0; i < (*out)->nwarnings; i++)
 		fprintf(stderr, "seqorch: warning: %s\n", (*out)->warnings[i]);
-	return 0;
+	rc = 0;
+out:
+	free(path);
+	return rc;
 }
 
 int

@@ -16,6 +16,7 @@ enum {
 	EXIT_FAIL = 1,		/* run failed, partial, or invalid samples */
 	EXIT_USAGE = 2,		/* bad options, config or names */
 	EXIT_DB = 3,		/* results database unusable */
+	EXIT_OUTPUT = 4,	/* -o FILE or stdout cannot be written */
 	EXIT_INTERRUPTED = 130,	/* stopped by SIGINT/SIGTERM */
 };
 
@@ -120,7 +121,10 @@ int cmd_getopt(int argc, char **argv, const struct cmd_entry *e,
 int cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
     const struct cmd_entry *help, int *done);
 
-/* "seqorch: MSG" on stderr: a module's so_err message, for one. */
+/*
+ * "seqorch: MSG" on stderr: a module's so_err message, for one; its
+ * control characters are shown as '?'.
+ */
 void cmd_error(const char *msg);
 
 /*
@@ -133,15 +137,24 @@ int cmd_load_bundle(char **argv, const char *pubkey, struct bundle *b);
 /*
  * The value of an integer option, from 1 to max, in *out; -1 with a
  * message naming the option and the range if arg is anything else.
- * cmd_run_id_arg is the same for a run id.
+ * cmd_run_id_arg is the same for a run id; cmd_count_arg takes a count
+ * as people write one too ("1e6", "10M", "2.5M": parse_count).
  */
 int cmd_int_arg(const char *opt, const char *arg, int64_t max, int64_t *out);
+int cmd_count_arg(const char *opt, const char *arg, int64_t max,
+    int64_t *out);
 int cmd_run_id_arg(const char *opt, const char *arg, int64_t *out);
 /*
- * The command nearest to a mistyped name (a prefix of it, or within two
- * edits), for "did you mean"; NULL when none is near.  Static.
+ * The command nearest to a mistyped name (nearest_word), for "did you
+ * mean"; NULL when none is near.  Static.
  */
 const char *cmd_suggest(const char *name);
+/*
+ * 0 if a study of that name exists; else -1 after printing "unknown
+ * study", the nearest name and the valid ones (with the study groups
+ * when groups is set: where a --study list takes them).
+ */
+int cmd_check_study(const char *name, int groups);
 /*
  * A coefficient of variation, "1%" or "0.01", as a fraction in (0, 1) in
  * *out; -1 with a message naming the option otherwise.
@@ -150,13 +163,27 @@ int cmd_cv_arg(const char *opt, const char *arg, double *out);
 
 struct config;
 
+struct strbuf;
+
 /*
- * Load hosts.toml at path, resolving ssh_config aliases in ssh_config
- * (NULL: ~/.ssh/config), for the commands: prints the error, or each
- * ssh_config warning, to stderr.  Returns 0 with *out set (the caller
- * frees it with config_free()) or -1.
+ * Append to sb what a hint seqorch prints ("next: seqorch report ...")
+ * must repeat to work when pasted: " --config FILE" and " --ssh-config
+ * FILE" for those not NULL (the user gave them), " --db FILE" unless db is
+ * NULL or the default, each value shell-quoted.
  */
-int cmd_load_config(const char *path, const char *ssh_config,
+void cmd_hint_opts(struct strbuf *sb, const char *config,
+    const char *ssh_config, const char *db);
+
+/*
+ * Load the inventory config_find() picks for given (--config, or NULL),
+ * resolving ssh_config aliases in ssh_config (NULL: ~/.ssh/config), for
+ * the commands: prints the error, or each ssh_config warning, to stderr,
+ * and names a file found outside the current directory and the command
+ * line.  Each host's hint (and its jump hosts') is given and ssh_config
+ * as cmd_hint_opts writes them.  Returns 0 with *out set (the caller frees it with config_free())
+ * or -1.
+ */
+int cmd_load_config(const char *given, const char *ssh_config,
     struct config **out);
 
 struct hostsel;

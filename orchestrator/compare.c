@@ -224,20 +224,31 @@ run_words(const struct rrun *r)
 	return strbuf_detach(&sb);
 }
 
-/* Why a gate cannot decide on c, or NULL (caller frees). */
+/* At most this many cells are named in a reason; the table shows them all. */
+#define UNDECIDED_NAMES 5
+
+/*
+ * Why a gate cannot decide on c, or NULL (caller frees).  A cell compared
+ * without an interval (fewer than 2 samples a side) has no verdict: the
+ * gate cannot call it slower or not, so it is named.
+ */
 static char *
 undecided(const struct cmp *c)
 {
 	struct strbuf sb = STRBUF_INIT;
-	size_t i, missing = 0, refused = 0;
+	const struct ccell *x;
+	size_t i, missing = 0, refused = 0, open = 0;
 
 	if (strcmp(c->rb.status, "ok") != 0)
 		strbuf_addf(&sb, "run %" PRId64 " is not ok (%s)", c->rb.id,
 		    c->rb.status);
 	for (i = 0; i < c->ncells; i++) {
-		missing += c->cells[i].b == NULL;
-		refused += c->cells[i].a != NULL && c->cells[i].b != NULL &&
-		    c->cells[i].x.refused != NULL;
+		x = &c->cells[i];
+		missing += x->b == NULL;
+		if (x->a == NULL || x->b == NULL)
+			continue;
+		refused += x->x.refused != NULL;
+		open += x->x.refused == NULL && isnan(x->x.s.lo);
 	}
 	if (c->ngeo == 0)
 		strbuf_addf(&sb, "%sno cell could be compared",
@@ -245,6 +256,23 @@ undecided(const struct cmp *c)
 	else if (refused > 0)
 		strbuf_addf(&sb, "%s%zu cell%s refused", sb.len > 0 ? "; " : "",
 		    refused, refused == 1 ? "" : "s");
+	if (open > 0) {
+		strbuf_addf(&sb, "%s%zu cell%s without an interval (n < 2): ",
+		    sb.len > 0 ? "; " : "", open, open == 1 ? "" : "s");
+		for (i = 0, open = 0; i < c->ncells; i++) {
+			x = &c->cells[i];
+			if (x->a == NULL || x->b == NULL ||
+			    x->x.refused != NULL || !isnan(x->x.s.lo))
+				continue;
+			if (open++ < UNDECIDED_NAMES)
+				strbuf_addf(&sb, "%s%s (%s) on %s",
+				    open > 1 ? ", " : "", x->b->variant,
+				    x->b->label, x->b->host);
+		}
+		if (open > UNDECIDED_NAMES)
+			strbuf_addf(&sb, " and %zu more",
+			    open - UNDECIDED_NAMES);
+	}
 	if (missing > 0)
 		strbuf_addf(&sb, "%s%zu cell%s of the baseline missing from run "
 		    "%" PRId64, sb.len > 0 ? "; " : "", missing,
@@ -394,30 +422,31 @@ json(const struct cmp *c, const struct compare_opts *o)
 }
 
 /*
- * The newest ok run of study after base (exploratory ones included); the
- * newer runs that are not ok are named, since a gate that skipped a failed
- * run must not look as if it had seen it.
+ * The newest run of study after base measured here, whatever its status:
+ * a gate that passed over a failed run to judge an older ok one, or judged
+ * a run imported or taken with --explore, would check what CI did not
+ * build.  The runs passed over are named.
  */
 static int
-newest_ok(sqlite3 *db, const char *study, int64_t base, int64_t *id,
+newest_measured(sqlite3 *db, const char *study, int64_t base, int64_t *id,
     struct so_err *err)
 {
-	char *skipped = NULL;
+	char *passed = NULL;
 	int ret;
 
-	if ((ret = db_report_newest_ok(db, study, base, id, &skipped,
+	if ((ret = db_report_newest_measured(db, study, base, id, &passed,
 	    err)) != 0)
 		return ret;
 	if (*id == 0)
-		ret = so_error(err, SO_ENOTFOUND, "no ok run of study \"%s\" "
-		    "after run %" PRId64 " to compare it with (%s%s)", study,
-		    base, skipped != NULL ? "newer: " : "none is newer",
-		    skipped != NULL ? skipped : "");
-	else if (skipped != NULL)
+		ret = so_error(err, SO_ENOTFOUND, "no run of study \"%s\" "
+		    "measured here after run %" PRId64 " to compare it with "
+		    "(%s%s)", study, base, passed != NULL ? "newer: " :
+		    "none is newer", passed != NULL ? passed : "");
+	else if (passed != NULL)
 		fprintf(stderr, "seqorch: comparing with run %" PRId64 ", the "
-		    "newest ok run of study \"%s\"; newer, not ok: %s\n",
-		    *id, study, skipped);
-	free(skipped);
+		    "newest run of study \"%s\" measured here; newer, not "
+		    "measured here: %s\n", *id, study, passed);
+	free(passed);
 	return ret;
 }
 
@@ -467,8 +496,8 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 	memset(gate, 0, sizeof *gate);
 	if ((ret = report_load_one(db, o->base, o->db_path, &c.ra, err)) != 0)
 		return ret;
-	if (next == 0 && (ret = newest_ok(db, c.ra.study, o->base, &next,
-	    err)) != 0)
+	if (next == 0 && (ret = newest_measured(db, c.ra.study, o->base,
+	    &next, err)) != 0)
 		goto out;
 	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
 		goto out;

@@ -44,7 +44,8 @@ struct compare_opts {
  * What a CI gate needs to know of a comparison.  undecided says why it
  * cannot decide, "run 4 failed; no cell could be compared" (NULL when it
  * can; owned here, freed by compare_gate_free): the new run is not ok,
- * no cell was compared, a cell was refused or is missing from the new run.
+ * no cell was compared, a cell was refused, has no interval (n < 2) or is
+ * missing from the new run.
  */
 struct compare_gate {
 	int64_t		 next;		/* the new run's id */
@@ -54,9 +55,9 @@ struct compare_gate {
 
 /*
  * Compare and print, filling *gate.  With --baseline alone (next 0) the
- * new run is the newest ok run of the study after the baseline; newer
- * runs that are not ok are named on stderr.  SO_ENOTFOUND for an unknown
- * run or no such ok run, SO_EINVAL when the runs are of different
+ * new run is the newest run of the study after the baseline measured
+ * here, whatever its status; newer imported or --explore runs are named
+ * on stderr.  SO_ENOTFOUND for an unknown run or no such run, SO_EINVAL when the runs are of different
  * studies (nothing would be comparable), SO_EDB.
  */
 int compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,

@@ -41,6 +41,7 @@ enum key_type {
 	KEY_CPU,		/* an integer or "none" */
 	KEY_COMMANDS,		/* a string or a list of strings */
 	KEY_NAMES,		/* a list of group names */
+	KEY_REFERENCE,		/* a published machine of the seeds */
 };
 
 #define KEY_SSH_ONLY	0x1	/* meaningless with transport "local" */

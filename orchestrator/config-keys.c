@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -47,6 +46,17 @@ const struct key_def cfg_keys[] = {
 	  .off = FIELD(connect_timeout), .min = 1, .max = 3600 },
 	{ .name = "proxy_jump", .type = KEY_WORD, .flags = KEY_SSH_ONLY,
 	  .off = FIELD(proxy_jump) },
+	{ .name = "reference", .type = KEY_REFERENCE,
+	  .off = FIELD(reference) },
+};
+
+/*
+ * The machines of the seeds' published figures, as reference/seeds.json
+ * names them ("seed:genoa"); tests/test_57_reproduce.py checks that the
+ * two lists agree.
+ */
+static const char *const published_machines[] = {
+	"graviton5", "m4", "genoa", NULL
 };
 
 const size_t cfg_nkeys = nitems(cfg_keys);
@@ -213,28 +223,25 @@ has_control(const char *s)
 char *
 cfg_expand_tilde(const char *path)
 {
-	const char *rest, *home;
-	struct passwd *pw;
-	char *user;
+	const char *rest, *env = getenv("HOME");
+	char *user, *home, *out;
 
 	if (path[0] != '~')
 		return xstrdup(path);
 	rest = path + 1 + strcspn(path + 1, "/");
-	if (rest == path + 1) {
-		home = getenv("HOME");
-		if (home == NULL || *home == '\0') {
-			pw = getpwuid(getuid());
-			home = pw != NULL ? pw->pw_dir : NULL;
-		}
-	} else {
+	if (rest == path + 1)
+		home = env != NULL && *env != '\0' ? xstrdup(env) :
+		    pw_home(NULL);
+	else {
 		user = xasprintf("%.*s", (int)(rest - path - 1), path + 1);
-		pw = getpwnam(user);
+		home = pw_home(user);
 		free(user);
-		home = pw != NULL ? pw->pw_dir : NULL;
 	}
 	if (home == NULL)
 		return NULL;
-	return xasprintf("%s%s", home, rest);
+	out = xasprintf("%s%s", home, rest);
+	free(home);
+	return out;
 }
 
 /*
@@ -423,6 +430,18 @@ cfg_set_key(const struct ctx *c, const struct key_def *k, const cJSON *item,
 		    INT_MAX)) < 0)
 			return r;
 		*num = (int)item->valuedouble;
+		return 0;
+	case KEY_REFERENCE:
+		if ((r = get_string(c, item, k->name, "a string", 0, &s)) < 0)
+			return r;
+		for (r = 0; published_machines[r] != NULL &&
+		    strcmp(published_machines[r], s) != 0; r++)
+			;
+		if (published_machines[r] == NULL)
+			return cfg_fail(c, SO_EINVAL, item, AT_VALUE, "key \"%s\" "
+			    "must be \"graviton5\", \"m4\" or \"genoa\" (the "
+			    "seeds' machines), got \"%s\"", k->name, s);
+		*(char **)((char *)h + k->off) = xstrdup(s);
 		return 0;
 	case KEY_COMMANDS:
 	case KEY_NAMES:

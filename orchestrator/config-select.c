@@ -58,6 +58,7 @@ select_host(const struct config *cfg, const char *name,
     unsigned char *chosen, struct so_err *err)
 {
 	char valid[SO_ERR_MAX / 2];
+	struct nearest n = NEAREST_INIT(name);
 	size_t i;
 
 	for (i = 0; i < cfg->nhosts; i++) {
@@ -67,8 +68,13 @@ select_host(const struct config *cfg, const char *name,
 		}
 	}
 	*valid = '\0';
-	for (i = 0; i < cfg->nhosts; i++)
+	for (i = 0; i < cfg->nhosts; i++) {
 		cfg_append_name(valid, sizeof valid, cfg->hosts[i].name);
+		nearest_try(&n, cfg->hosts[i].name);
+	}
+	if (nearest_word(&n) != NULL)
+		return so_error(err, SO_ENOTFOUND, "unknown host \"%s\" in %s; "
+		    "did you mean \"%s\"?", name, cfg->path, nearest_word(&n));
 	return so_error(err, SO_ENOTFOUND, "unknown host \"%s\" (hosts in %s: "
 	    "%s)", name, cfg->path, valid);
 }

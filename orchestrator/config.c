@@ -23,6 +23,7 @@ host_clear(struct host *h)
 	free(h->proxy_jump);
 	cfg_free_list(h->ssh_identities, h->nssh_identities);
 	free(h->build_wrapper);
+	free(h->reference);
 	cfg_free_list(h->groups, h->ngroups);
 	free(h->cflags);
 	cfg_free_list(h->cc, h->ncc);
@@ -301,6 +302,7 @@ config_free(struct config *cfg)
 		host_clear(&cfg->hosts[i - 1]);
 	free(cfg->hosts);
 	free(cfg->cache);
+	free(cfg->hint);
 	free(cfg->path);
 	free(cfg);
 }

@@ -77,7 +77,18 @@ struct host {
 	size_t ngroups;
 	char *build_wrapper;	/* may contain {workdir}; NULL if unset */
 	int connect_timeout;	/* seconds, 1 to 3600; default 10 */
+	/*
+	 * The seeds' machine this host is ("graviton5", "m4", "genoa":
+	 * reference/seeds.json's "seed:NAME" ids), for the published table
+	 * of `seqorch reproduce`; NULL if unset.
+	 */
+	char *reference;
 	int line;		/* line of the [hosts.NAME] header */
+	/*
+	 * What a command pasted from a hint about this host must repeat to
+	 * find it again (" --config FILE"), owned by the command; NULL.
+	 */
+	const char *hint;
 };
 
 /* host->cpu besides a CPU number: no pin, or the agent's own choice. */
@@ -86,6 +97,10 @@ struct host {
 
 struct config {
 	char *path;		/* as given to config_load() */
+	/* How cmd_load_config found path (config_find's *from); NULL. */
+	const char *from;
+	/* Every host's hint, set by cmd_load_config; NULL. */
+	char *hint;
 	struct host *hosts;	/* in file order */
 	char *cache;		/* [defaults] cache: artifact cache dir, or NULL */
 	size_t nhosts;		/* >= 1 */
@@ -111,6 +126,29 @@ struct config {
  */
 int config_load(const char *path, const char *ssh_config,
     struct config **out, struct so_err *err);
+
+/*
+ * The inventory to load: given (--config) when not NULL, else
+ * $SEQORCH_CONFIG, else ./hosts.toml ("hosts.toml") if it exists, else
+ * config_user_path()'s if it exists.  Returns 0 with *path, a new string
+ * the caller frees, and *from, a static phrase naming the rule that chose
+ * it ("--config", "$SEQORCH_CONFIG", "the current directory",
+ * "$XDG_CONFIG_HOME", "~/.config"); SO_ENOTFOUND, saying where it looked
+ * and that `seqorch init` writes one, when neither file exists.
+ */
+int config_find(const char *given, char **path, const char **from,
+    struct so_err *err);
+
+/*
+ * The user's inventory, $XDG_CONFIG_HOME/seqorch/hosts.toml (an absolute
+ * $XDG_CONFIG_HOME), else ~/.config/seqorch/hosts.toml, as a new string
+ * the caller frees, with the rule in *from (if not NULL); NULL when there
+ * is no home directory.
+ */
+char *config_user_path(const char **from);
+
+/* 1 when s may be a host's NAME in [hosts.NAME], else 0. */
+int config_host_name_ok(const char *s);
 
 /* Free cfg and every host in it; NULL is allowed. */
 void config_free(struct config *cfg);

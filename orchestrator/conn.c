@@ -11,18 +11,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A command's output, grown as it arrives up to max: most commands print
+ * a line or two, and allocating max (up to 8 MiB) up front for each, on
+ * every host at once, cost memory that was never used.
+ */
 struct capture {
 	char *buf;
-	size_t len, max;
+	size_t len, room, max;
 };
 
 static int
 capture_out(void *arg, const char *buf, size_t len)
 {
 	struct capture *c = arg;
+	size_t room;
+	char *grown;
 
-	if (c->len + len > c->max)
+	if (len > c->max - c->len)
 		return SO_EPROTO;
+	if (c->len + len + 1 > c->room) {
+		room = c->room < 4096 ? 4096 : c->room;
+		while (room < c->len + len + 1)
+			room *= 2;
+		if (room > c->max + 1)
+			room = c->max + 1;
+		if ((grown = realloc(c->buf, room)) == NULL)
+			return SO_ENOMEM;
+		c->buf = grown;
+		c->room = room;
+	}
 	memcpy(c->buf + c->len, buf, len);
 	c->len += len;
 	c->buf[c->len] = '\0';
@@ -33,23 +51,26 @@ int
 conn_capture_ex(struct conn *c, const char *cmd, size_t max, int timeout_ms,
     char *errbuf, size_t errlen, char **out, int *status, struct so_err *err)
 {
-	struct capture cap = { xmalloc(max + 1), 0, max };
+	struct capture cap = { NULL, 0, 0, max };
 	char own[512] = "";
 	struct exec_io io = { .on_stdout = capture_out, .arg = &cap,
 	    .errbuf = errbuf ? errbuf : own,
 	    .errlen = errbuf ? errlen : sizeof own, .timeout_ms = timeout_ms };
 	int rc;
 
-	cap.buf[0] = '\0';
 	rc = conn_exec(c, cmd, &io, status, err);
 	if (rc == SO_EPROTO)
 		rc = so_error(err, SO_EPROTO, "host \"%s\": output of \"%.200s\" "
 		    "is longer than %zu bytes", c->host->name, cmd, max);
+	else if (rc == SO_ENOMEM)
+		rc = so_error(err, SO_ENOMEM, "host \"%s\": no memory for the "
+		    "output of \"%.200s\" (%zu bytes so far)", c->host->name,
+		    cmd, cap.len);
 	if (rc != 0) {
 		free(cap.buf);
 		return rc;
 	}
-	*out = cap.buf;
+	*out = cap.buf != NULL ? cap.buf : xstrdup("");
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "db-int.h"
 #include "db-report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +231,12 @@ db_artifact_list(struct db *db, int64_t run_id,
 	return 0;
 }
 
+/* An artifact row that no run names: what gc forgets, then removes. */
+struct gc_row {
+	char	sha256[80];
+	int64_t	size;
+};
+
 int
 db_artifact_gc(struct db *db, int dry_run,
     int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,
@@ -237,9 +244,11 @@ db_artifact_gc(struct db *db, int dry_run,
 {
 	static const char unnamed[] = "FROM artifacts a WHERE NOT EXISTS "
 	    "(SELECT 1 FROM artifact_refs r WHERE r.sha256 = a.sha256)";
+	struct gc_row *rows = NULL;
 	sqlite3_stmt *st = NULL;
+	size_t nrows = 0, i;
 	char *sql;
-	int rc, stop = 0;
+	int rc, ret = 0;
 
 	*n = 0;
 	/* One transaction: a run naming an artifact meanwhile waits. */
@@ -255,28 +264,37 @@ db_artifact_gc(struct db *db, int dry_run,
 	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
 		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
 			break;
-		(*n)++;
-		if ((stop = fn(arg, (const char *)sqlite3_column_text(st, 0),
-		    sqlite3_column_int64(st, 1))) != 0)
-			break;
+		ALLOC_GROW(rows, nrows);
+		snprintf(rows[nrows].sha256, sizeof rows[nrows].sha256, "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		rows[nrows++].size = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
-	if (!stop && rc == SQLITE_DONE && !dry_run) {
+	if (rc == SQLITE_DONE && !dry_run) {
 		sql = xasprintf("DELETE FROM artifacts WHERE sha256 IN (SELECT "
 		    "sha256 %s)", unnamed);
 		rc = sqlite3_exec(db->h, sql, NULL, NULL, NULL) == SQLITE_OK ?
 		    SQLITE_DONE : SQLITE_ERROR;
 		free(sql);
 	}
-	if (!stop && rc == SQLITE_DONE &&
-	    sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
-		pthread_mutex_unlock(&db->mu);
-		return 0;
+	if (rc != SQLITE_DONE ||
+	    sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		/* The message first: after ROLLBACK SQLite says "not an error". */
+		ret = db_err(db, err, "cannot collect artifacts");
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	}
-	/* The message first: after ROLLBACK SQLite says "not an error". */
-	if (!stop)
-		stop = db_err(db, err, "cannot collect artifacts");
-	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	pthread_mutex_unlock(&db->mu);
-	return stop;
+	/*
+	 * Files go only once no row names them: a failed commit leaves rows
+	 * and files as they were.  A file whose removal fails stays, named by
+	 * nothing, for the next gc's sweep of unrecorded files.
+	 */
+	for (i = 0; ret == 0 && i < nrows; i++) {
+		(*n)++;
+		if (!dry_run && db_artifact_have(db, rows[i].sha256, err) != 0)
+			continue;	/* recorded again since: kept */
+		ret = fn(arg, rows[i].sha256, rows[i].size);
+	}
+	free(rows);
+	return ret;
 }

@@ -281,6 +281,7 @@ static const struct field build_fields[] = {
 	F(F_TEXT, compiler_version), F(F_TEXT, cflags), F(F_TEXT, native),
 	F(F_TEXT, status), F(F_TEXT, target), F(F_TEXT, source_sha256),
 	F(F_TEXT, binary_sha256), F(F_TEXT, openssl), F(F_TEXT, targeting),
+	F(F_TEXT, extra),
 };
 #undef F
 
@@ -322,8 +323,8 @@ static const struct list {
 } lists[] = {
 	[DB_REPORT_BUILDS] = {
 	    "SELECT id, host, compiler, compiler_version, cflags, native,"
-	    " status, target, source_sha256, binary_sha256, openssl, targeting"
-	    " FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
+	    " status, target, source_sha256, binary_sha256, openssl, targeting,"
+	    " extra FROM builds WHERE run_id = ?1 ORDER BY host, id", "builds",
 	    LIST(build_fields) },
 	/* Warnings and errors only: info events are the run's diary. */
 	[DB_REPORT_EVENTS] = {
@@ -672,18 +673,18 @@ out:
 }
 
 int
-db_report_newest_ok(sqlite3 *db, const char *study, int64_t after,
-    int64_t *ok_id, char **skipped, struct so_err *err)
+db_report_newest_measured(sqlite3 *db, const char *study, int64_t after,
+    int64_t *id, char **passed, struct so_err *err)
 {
 	static const char sql[] =
-	    "SELECT id, status FROM runs WHERE study = ?1 AND id > ?2"
-	    " ORDER BY id DESC";
+	    "SELECT id, exploratory, id IN (SELECT run_id FROM imports)"
+	    " FROM runs WHERE study = ?1 AND id > ?2 ORDER BY id DESC";
 	struct strbuf sb = STRBUF_INIT;
 	sqlite3_stmt *st = NULL;
 	int rc, ret = 0;
 
-	*ok_id = 0;
-	*skipped = NULL;
+	*id = 0;
+	*passed = NULL;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, study, -1, SQLITE_STATIC) !=
 	    SQLITE_OK || sqlite3_bind_int64(st, 2, after) != SQLITE_OK) {
@@ -691,17 +692,20 @@ db_report_newest_ok(sqlite3 *db, const char *study, int64_t after,
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (strcmp(col_str(st, 1), "ok") == 0) {
-			*ok_id = sqlite3_column_int64(st, 0);
+		if (sqlite3_column_int64(st, 2) == 0 &&
+		    sqlite3_column_int64(st, 1) == 0) {
+			*id = sqlite3_column_int64(st, 0);
 			break;
 		}
 		strbuf_addf(&sb, "%s%lld %s", sb.len > 0 ? ", " : "",
-		    sqlite3_column_int64(st, 0), col_str(st, 1));
+		    sqlite3_column_int64(st, 0),
+		    sqlite3_column_int64(st, 2) != 0 ? "imported" :
+		    "exploratory");
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = db_failed(db, "runs", err);
 	else if (sb.len > 0)
-		*skipped = strbuf_detach(&sb);
+		*passed = strbuf_detach(&sb);
 out:
 	strbuf_release(&sb);
 	sqlite3_finalize(st);

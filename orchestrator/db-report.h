@@ -82,6 +82,7 @@ struct db_build {
 	const char	*host, *compiler, *compiler_version, *cflags, *native;
 	const char	*status, *target, *source_sha256, *binary_sha256;
 	const char	*openssl, *targeting;
+	const char	*extra;		/* key=value lines, or NULL */
 };
 struct db_event {
 	const char	*host, *at, *level, *message;
@@ -265,11 +266,13 @@ int db_report_latest(sqlite3 *db, const char *study, int explore,
 int db_report_absent(sqlite3 *db, const char *study, int64_t *hidden,
     char **studies, struct so_err *err);
 /*
- * The newest run of study after run `after` whose status is ok, in *ok_id
- * (0: none), and the runs newer than it that are not ok, "7 failed, 6
- * interrupted", in *skipped (NULL when none; caller frees).
+ * The newest run of study after run `after` measured by this database's
+ * coordinator, whatever its status (a gate judges what was measured last,
+ * a failed run included), in *id (0: none); the newer runs passed over,
+ * imported or --explore ones, "8 imported, 7 exploratory", in *passed
+ * (NULL when none; caller frees).
  */
-int db_report_newest_ok(sqlite3 *db, const char *study, int64_t after,
-    int64_t *ok_id, char **skipped, struct so_err *err);
+int db_report_newest_measured(sqlite3 *db, const char *study,
+    int64_t after, int64_t *id, char **passed, struct so_err *err);
 
 #endif

@@ -250,7 +250,9 @@ enum { T_WRITE, T_CHECK, T_SKIP };
 
 struct icol {
 	const char *name;
-	char type;		/* i integer, r number, t text, a artifact name */
+	char type;		/* i integer, r number, t text on one line,
+				 * x free text (newlines and tabs), a
+				 * artifact name */
 	char null;		/* 1: may be null */
 	const char *parent;	/* the table whose (renumbered) id this names */
 };
@@ -266,6 +268,7 @@ struct itable {
 #define BUILD { "build_id", 'i', 0, "builds" }
 #define T(n) { n, 't', 0, NULL }
 #define TN(n) { n, 't', 1, NULL }
+#define XN(n) { n, 'x', 1, NULL }
 #define I(n) { n, 'i', 0, NULL }
 #define IN(n) { n, 'i', 1, NULL }
 #define RN(n) { n, 'r', 1, NULL }
@@ -273,38 +276,38 @@ struct itable {
 static const struct itable itables[] = {
 	{ "runs", T_WRITE, 1, { I("id"), T("study"), T("started_at"),
 	    TN("finished_at"), T("status"), I("steps"),
-	    I("samples_per_variant"), T("command"), T("seed"), TN("variants"),
-	    T("hosts"), I("exploratory"), T("coordinator"), T("version"),
-	    I("resumes"), TN("openssl_cap") } },
-	{ "run_hosts", T_WRITE, 0, { RUN, T("host"), T("status"), TN("error"),
-	    IN("pin_cpu"), IN("pinned"), TN("pin_error"), TN("governor"),
-	    RN("calib_mhz"), TN("openssl"), TN("facts"), T("started_at"),
-	    TN("finished_at"), TN("cpu_choice"), TN("counters"),
-	    TN("counters_error") } },
+	    I("samples_per_variant"), { "command", 'x', 0, NULL }, T("seed"),
+	    TN("variants"), T("hosts"), I("exploratory"), T("coordinator"),
+	    T("version"), I("resumes"), TN("openssl_cap") } },
+	{ "run_hosts", T_WRITE, 0, { RUN, T("host"), T("status"), XN("error"),
+	    IN("pin_cpu"), IN("pinned"), XN("pin_error"), TN("governor"),
+	    RN("calib_mhz"), XN("openssl"), XN("facts"), T("started_at"),
+	    TN("finished_at"), TN("cpu_choice"), XN("counters"),
+	    XN("counters_error") } },
 	{ "builds", T_WRITE, 1, { I("id"), RUN, T("host"), T("compiler"),
-	    TN("compiler_version"), TN("target"), T("cflags"), TN("native"),
-	    TN("commands"), TN("log"), T("status"), TN("source_sha256"),
-	    TN("binary_sha256"), TN("openssl"), T("created_at"),
-	    TN("targeting"), TN("study"), TN("extra") } },
+	    XN("compiler_version"), TN("target"), { "cflags", 'x', 0, NULL },
+	    XN("native"), XN("commands"), XN("log"), T("status"),
+	    TN("source_sha256"), TN("binary_sha256"), XN("openssl"),
+	    T("created_at"), TN("targeting"), TN("study"), XN("extra") } },
 	{ "variants", T_WRITE, 0, { RUN, T("host"), BUILD, T("study"),
-	    T("variant"), T("status"), TN("reason") } },
+	    T("variant"), T("status"), XN("reason") } },
 	{ "samples", T_WRITE, 1, { I("id"), RUN, T("host"), BUILD, T("study"),
 	    T("variant"), I("sample_index"), I("position"), I("steps"),
-	    I("ns"), T("digest"), T("seed"), I("valid"), TN("invalid_reason"),
-	    RN("calib_mhz"), IN("cpu"), T("received_at"), TN("reason"),
+	    I("ns"), T("digest"), T("seed"), I("valid"), XN("invalid_reason"),
+	    RN("calib_mhz"), IN("cpu"), T("received_at"), XN("reason"),
 	    RN("calib_after_mhz"), IN("cycles"), IN("instructions"),
 	    TN("cycles_source"), TN("openssl_cap"), IN("host_position") } },
 	{ "sample_metrics", T_WRITE, 0, { { "sample_id", 'i', 0, "samples" },
 	    T("name"), { "value", 'r', 0, NULL } } },
 	{ "events", T_WRITE, 1, { I("id"), RUN, TN("host"), T("at"),
-	    T("level"), T("message") } },
+	    T("level"), { "message", 'x', 0, NULL } } },
 	{ "windows", T_WRITE, 1, { I("id"), RUN, T("study"), T("host"),
 	    { "build_id", 'i', 1, "builds" }, T("holder"), T("started_at"),
-	    TN("finished_at"), TN("before_state"), TN("after_state"),
-	    TN("drift"), TN("verdict"), TN("preflight") } },
+	    TN("finished_at"), XN("before_state"), XN("after_state"),
+	    XN("drift"), TN("verdict"), XN("preflight") } },
 	{ "disasm", T_WRITE, 0, { BUILD, T("study"), T("variant"), T("symbol"),
-	    T("required"), TN("missing"), T("status"), TN("tool"),
-	    TN("excerpt"), TN("forbidden"), TN("present") } },
+	    { "required", 'x', 0, NULL }, XN("missing"), T("status"),
+	    XN("tool"), XN("excerpt"), XN("forbidden"), XN("present") } },
 	{ "artifacts", T_CHECK, 0, { { "sha256", 'a', 0, NULL }, I("size"),
 	    T("stored_at") } },
 	{ "artifact_refs", T_WRITE, 0, { RUN, T("host"), BUILD, T("kind"),
@@ -388,6 +391,8 @@ value_wanted(const struct icol *c, const cJSON *v)
 	case 'a':
 		return cJSON_IsString(v) && artifact_name_ok(v->valuestring) ?
 		    NULL : "a sha256 (64 lowercase hex digits)";
+	case 'x':
+		return cJSON_IsString(v) ? NULL : "text";
 	default:
 		return cJSON_IsString(v) ? NULL : "a string";
 	}
@@ -508,12 +513,37 @@ prepare_insert(sqlite3 *h, const struct itable *t, const struct header *hd,
 	return rc;
 }
 
+/*
+ * The offset of the first control character (C0, DEL) in string v, or -1.
+ * Text from a bundle is refused here, in one place, rather than escaped
+ * by each renderer: every report format, compare and windows print names
+ * (hosts, variants, compilers) as they are stored, so an escape sequence
+ * in one would reach the terminal.  Free text (build logs, messages,
+ * facts) keeps its newlines and tabs; the renderers print it as blanks.
+ */
+static long
+control_at(const struct icol *c, const cJSON *v)
+{
+	const unsigned char *s;
+
+	if (!cJSON_IsString(v) || c->type == 'a')
+		return -1;
+	for (s = (const unsigned char *)v->valuestring; *s != '\0'; s++) {
+		if (c->type == 'x' && (*s == '\n' || *s == '\t'))
+			continue;
+		if (*s < 0x20 || *s == 0x7f)
+			return (long)(s - (const unsigned char *)v->valuestring);
+	}
+	return -1;
+}
+
 /* Every value of row of its column's type. */
 static int
 check_types(const struct itable *t, const struct header *hd,
     const cJSON *row, long rown, struct so_err *err)
 {
 	const char *want;
+	long ctl;
 	int k;
 
 	if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != hd->ncol)
@@ -527,6 +557,12 @@ check_types(const struct itable *t, const struct header *hd,
 			    "\"%s\", row %ld, column \"%s\": expected %s, not "
 			    "%s", t->name, rown, hd->col[k]->name, want,
 			    json_kind(v));
+		if ((ctl = control_at(hd->col[k], v)) >= 0)
+			return so_error(err, SO_EPROTO, "rows.json: table "
+			    "\"%s\", row %ld, column \"%s\": control "
+			    "character 0x%02x at byte %ld", t->name, rown,
+			    hd->col[k]->name,
+			    (unsigned char)v->valuestring[ctl], ctl);
 	}
 	return 0;
 }
@@ -669,10 +705,12 @@ walk(sqlite3 *h, const cJSON *tables, const int64_t *runs, size_t nruns,
 			old_id = (int64_t)cJSON_GetArrayItem(row,
 			    hd.id_col)->valuedouble;
 			if (map_add(&maps[ti], old_id, st != NULL ?
-			    sqlite3_last_insert_rowid(h) : old_id) != 0)
+			    sqlite3_last_insert_rowid(h) : old_id) != 0) {
 				rc = so_error(err, SO_EPROTO, "rows.json: table "
 				    "\"%s\", row %ld: id %lld is there twice",
 				    t->name, rown, (long long)old_id);
+				break;
+			}
 		}
 		sqlite3_finalize(st);
 	}
@@ -721,17 +759,30 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 		    "%s", sqlite3_errmsg(h));
 		goto out;
 	}
-	/* Importing the same run of the same bundle twice changes nothing. */
+	/*
+	 * Importing the same run of the same bundle twice changes nothing;
+	 * a check that cannot be made is an error, not "not imported yet".
+	 */
 	if (sqlite3_prepare_v2(h, "SELECT run_id FROM imports WHERE "
-	    "manifest_sha256 = ? AND origin_run_id = ?", -1, &st, NULL) ==
+	    "manifest_sha256 = ? AND origin_run_id = ?", -1, &st, NULL) !=
 	    SQLITE_OK) {
-		sqlite3_bind_text(st, 1, o->manifest_sha256, -1,
-		    SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 2, o->origin_run_id);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			*new_run_id = sqlite3_column_int64(st, 0);
-			rc = SO_EEXIST;
-		}
+		rc = so_error(err, SO_EDB, "database: cannot look for an "
+		    "earlier import: %s", sqlite3_errmsg(h));
+		goto rollback;
+	}
+	sqlite3_bind_text(st, 1, o->manifest_sha256, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, o->origin_run_id);
+	switch (sqlite3_step(st)) {
+	case SQLITE_ROW:
+		*new_run_id = sqlite3_column_int64(st, 0);
+		rc = SO_EEXIST;
+		break;
+	case SQLITE_DONE:
+		break;
+	default:
+		rc = so_error(err, SO_EDB, "database: cannot look for an "
+		    "earlier import: %s", sqlite3_errmsg(h));
+		break;
 	}
 	sqlite3_finalize(st);
 	st = NULL;

@@ -395,3 +395,32 @@ db_missing_cells(struct db *db, int64_t run_id, const char *host,
 		*variants = list;
 	return rc;
 }
+
+static int
+identity_row(sqlite3_stmt *st, void *ctx)
+{
+	const char *id = (const char *)sqlite3_column_text(st, 0);
+
+	if (id != NULL && strlen(id) == 32 &&
+	    strspn(id, "0123456789abcdef") == 32)
+		memcpy(ctx, id, 33);
+	return 1;
+}
+
+int
+db_identity(struct db *db, char id[33], struct so_err *err)
+{
+	int rc;
+
+	id[0] = '\0';
+	rc = db_each(db, err, "cannot read the database's identity",
+	    identity_row, id, "SELECT id FROM db_identity", "");
+	if (rc < 0)
+		return rc;
+	if (id[0] == '\0')
+		return so_error(err, SO_EDB, "database: its identity (table "
+		    "db_identity) is missing or not 32 hex digits: run "
+		    "directories on hosts could not be told from another "
+		    "database's");
+	return 0;
+}

@@ -312,6 +312,13 @@ db_open_readonly(const char *path, struct db **out, struct so_err *err)
 	}
 	if (rc != 0)
 		rc = db_err(db, err, "cannot read schema version");
+	/*
+	 * No schema at all: an empty file or another program's.  Creating
+	 * one is a writer's business, and a reader leaves the file as is.
+	 */
+	else if (cur == 0)
+		rc = so_error(err, SO_EDB, "database: no seqorch schema, so no "
+		    "results to read; `seqorch run` creates them");
 	else if ((rc = version_known(cur, latest, err)) == 0 && cur < latest)
 		rc = so_error(err, SO_ESTALE, "database: schema version %d is "
 		    "older than this seqorch (%d) and is not migrated by a "

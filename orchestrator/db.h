@@ -31,8 +31,8 @@ int db_schema_version(void);
 int db_open(const char *path, struct db **out, struct so_err *err);
 /*
  * Open an existing path for reading only: no file is created, nothing is
- * migrated or written.  A schema newer than this binary's, or not
- * seqorch's, is SO_EDB; an older one is SO_ESTALE (a command that may
+ * migrated or written.  A schema newer than this binary's, not
+ * seqorch's, or none (an empty file) is SO_EDB; an older one is SO_ESTALE (a command that may
  * write can then migrate it with db_open).  The handle is for one thread
  * (SQLite's own locking is off: it cost 6% of a 1M-sample report).  Caller
  * closes.
@@ -242,6 +242,12 @@ struct stored_run {
 int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
     struct so_err *err);
 void db_run_info_free(struct stored_run *r);
+/*
+ * The database's identity (32 lowercase hex digits, made with it) into
+ * id: it names the run directories left on hosts, so that one database's
+ * never pass for another's.  0, or SO_EDB when it is missing or damaged.
+ */
+int db_identity(struct db *db, char id[33], struct so_err *err);
 /* Mark a stored run running again and count the resume. */
 int db_run_resume(struct db *db, int64_t run_id, struct so_err *err);
 
@@ -340,9 +346,12 @@ int db_artifact_list(struct db *db, int64_t run_id,
     struct so_err *err);
 
 /*
- * Forget every recorded artifact no run names, calling fn with each one's
- * sha first (fn returning non-zero stops and keeps that one); with dry_run
- * nothing is forgotten.  *n counts them.
+ * Forget every recorded artifact no run names, in one transaction; once
+ * it is committed, call fn with each one's sha to remove its file (never
+ * before: a failed commit must leave no row naming a removed file), but
+ * for one recorded again meanwhile.  fn returning non-zero stops and is
+ * returned.  With dry_run nothing is forgotten and fn sees each.  *n
+ * counts them.
  */
 int db_artifact_gc(struct db *db, int dry_run,
     int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,

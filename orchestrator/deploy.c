@@ -129,6 +129,78 @@ out:
 	return rc;
 }
 
+const void *
+deploy_shipped_file(const char *path, size_t *len)
+{
+	size_t i;
+
+	for (i = 0; shipped_files[i].path != NULL; i++)
+		if (strcmp(shipped_files[i].path, path) == 0) {
+			*len = shipped_files[i].len;
+			return shipped_files[i].data;
+		}
+	return NULL;
+}
+
+/* WORKDIR/generated/<key>: where g's files are on the host. */
+static char *
+generated_dir(struct conn *c, const struct generated *g)
+{
+	return xasprintf("%s/generated/%s", c->workdir, g->key);
+}
+
+int
+deploy_generated(struct conn *c, const struct generated *g,
+    struct deploy_stats *st, struct so_err *err)
+{
+	struct strbuf mk = STRBUF_INIT;
+	char *dir, *path = NULL, *out = NULL;
+	size_t i, n;
+	int status, rc;
+
+	if (g == NULL)
+		return 0;
+	dir = generated_dir(c, g);
+	/* As deploy_sources: the marker, written last, says it is whole. */
+	path = xasprintf("%s/.complete", dir);
+	rc = conn_read(c, path, 64, &out, &n, err);
+	if (rc == 0 && strcmp(out, g->key) == 0)
+		goto out;
+	if (rc != 0 && rc != SO_ENOTFOUND)
+		goto out;
+	rcmd_raw(&mk, "mkdir -p --");
+	for (i = 0; i < g->nnames; i++)
+		rcmd_argf(&mk, "%s/%s", dir, g->names[i]);
+	if ((rc = conn_exec(c, mk.buf, NULL, &status, err)) != 0)
+		goto out;
+	if (status != 0) {
+		rc = so_error(err, SO_EIO, "host \"%s\": cannot create \"%s\"",
+		    c->host->name, dir);
+		goto out;
+	}
+	for (i = 0; i < g->nfiles && rc == 0; i++) {
+		free(path);
+		path = xasprintf("%s/%s", dir, g->files[i].path);
+		rc = conn_put(c, path, g->files[i].data, g->files[i].len,
+		    0644, err);
+		if (rc == 0 && st != NULL) {
+			st->bytes_uploaded += g->files[i].len;
+			st->files_uploaded++;
+		}
+	}
+	if (rc == 0) {
+		free(path);
+		path = xasprintf("%s/.complete", dir);
+		rc = conn_put(c, path, g->key, strlen(g->key), 0644, err);
+	}
+out:
+	free(out);
+	free(path);
+	strbuf_release(&mk);
+	free(dir);
+	return rc;
+}
+
 int
 deploy_artifacts(struct conn *c, const char *study, const char *cache,
     struct deploy_stats *st, struct so_err *err)
@@ -144,7 +216,8 @@ deploy_artifacts(struct conn *c, const char *study, const char *cache,
 	rcmd_raw(&mk, "mkdir -p --");
 	rcmd_arg(&mk, dir);
 	for (a = artifact_table; a->study != NULL && rc == 0; a++) {
-		if (strcmp(a->study, study) != 0)
+		/* Sources are generated from it here; hosts never see it. */
+		if (strcmp(a->study, study) != 0 || a->generate)
 			continue;
 		free(remote);
 		remote = xasprintf("%s/%s", dir, a->sha256);
@@ -353,16 +426,18 @@ check_disassembly(struct conn *c, struct build_result *res,
 
 /*
  * Keep what a new build row stands for in the artifact store: its log and
- * commands, every uploaded source file, and the binary, fetched back from
+ * commands, every uploaded source file (the generated ones under
+ * "generated/"), and the binary, fetched back from
  * the host only when no build before had the same binary (one read per
  * new binary, never per run).  The fetched binary must hash to what the
  * build recorded.
  */
 static int
 keep_build(struct conn *c, struct build_result *res, const char *commands,
-    const char *log, const char *binsum, struct db *db, struct so_err *err)
+    const char *log, const char *binsum, const struct generated *gen,
+    struct db *db, struct so_err *err)
 {
-	char *data = NULL, got[65];
+	char *data = NULL, got[65], *name;
 	size_t i, len;
 	int rc;
 
@@ -376,6 +451,14 @@ keep_build(struct conn *c, struct build_result *res, const char *commands,
 		    shipped_files[i].path, shipped_files[i].data,
 		    shipped_files[i].len, NULL, err)) != 0)
 			return rc;
+	for (i = 0; gen != NULL && i < gen->nfiles; i++) {
+		name = xasprintf("generated/%s", gen->files[i].path);
+		rc = artifact_keep(db, res->build_id, "source", name,
+		    gen->files[i].data, gen->files[i].len, NULL, err);
+		free(name);
+		if (rc != 0)
+			return rc;
+	}
 	if (!res->ok)
 		return 0;
 	if ((rc = db_artifact_have(db, binsum, err)) < 0)
@@ -477,7 +560,8 @@ out:
  */
 static int
 run_build(struct conn *c, const char *cc, const char *study,
-    const char *targeting, const char *outdir, deploy_step_fn on_step,
+    const char *targeting, const struct generated *gen,
+    const char *outdir, deploy_step_fn on_step,
     void *arg, struct build_files *bf, int *built, char *errbuf,
     size_t errlen, struct so_err *err)
 {
@@ -491,12 +575,18 @@ run_build(struct conn *c, const char *cc, const char *study,
 	char *wrapper = NULL, *report = NULL, logmax[16];
 	int status, rc;
 
-	/* build.sh's optional STUDY TARGETING ARTIFACTS, all quoted. */
-	if (study != NULL || targeting != NULL) {
+	/* build.sh's optional STUDY TARGETING ARTIFACTS GENERATED, quoted. */
+	if (study != NULL || targeting != NULL || gen != NULL) {
 		rcmd_raw(&args, " ");
 		strbuf_add_shquoted(&args, study ? study : "");
 		rcmd_arg(&args, targeting ? targeting : "default");
 		rcmd_argf(&args, "%s/artifacts", c->workdir);
+	}
+	if (gen != NULL) {
+		char *d = generated_dir(c, gen);
+
+		rcmd_arg(&args, d);
+		free(d);
 	}
 	if (h->build_wrapper != NULL) {
 		char *w = deploy_wrapper(h->build_wrapper, c->workdir);
@@ -562,8 +652,8 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
     int reuse, struct build_result *res, struct deploy_stats *st,
     struct so_err *err)
 {
-	return deploy_build_for(c, cc, NULL, NULL, db, run_id, reuse, NULL,
-	    NULL, res, st, err);
+	return deploy_build_for(c, cc, NULL, NULL, NULL, db, run_id, reuse,
+	    NULL, NULL, res, st, err);
 }
 
 /*
@@ -572,7 +662,7 @@ deploy_build(struct conn *c, const char *cc, struct db *db, int64_t run_id,
  */
 static void
 build_key(const struct host *h, const char *cc, const char *study,
-    const char *targeting, char key[17])
+    const char *targeting, const struct generated *gen, char key[17])
 {
 	struct strbuf src = STRBUF_INIT;
 	unsigned char md[32];
@@ -584,6 +674,9 @@ build_key(const struct host *h, const char *cc, const char *study,
 	if (study != NULL || targeting != NULL)
 		strbuf_addf(&src, "\n%s\n%s", study ? study : "",
 		    targeting ? targeting : "default");
+	/* So do other generated sources. */
+	if (gen != NULL)
+		strbuf_addf(&src, "\ngenerated %s", gen->key);
 	EVP_Digest(src.buf, src.len, md, &n, EVP_sha256(), NULL);
 	hex_encode(md, 8, key);
 	strbuf_release(&src);
@@ -591,9 +684,9 @@ build_key(const struct host *h, const char *cc, const char *study,
 
 int
 deploy_build_for(struct conn *c, const char *cc, const char *study,
-    const char *targeting, struct db *db, int64_t run_id, int reuse,
-    deploy_step_fn on_step, void *arg, struct build_result *res,
-    struct deploy_stats *st, struct so_err *err)
+    const char *targeting, const struct generated *gen, struct db *db,
+    int64_t run_id, int reuse, deploy_step_fn on_step, void *arg,
+    struct build_result *res, struct deploy_stats *st, struct so_err *err)
 {
 	const struct host *h = c->host;
 	const char *sha = deploy_source_sha256();
@@ -603,13 +696,13 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 	int built = 0, rc;
 
 	memset(res, 0, sizeof *res);
-	build_key(h, cc, study, targeting, key_hex);
+	build_key(h, cc, study, targeting, gen, key_hex);
 	outdir = xasprintf("%s/build/%.16s-%s", c->workdir, sha, key_hex);
 
 	rc = read_build(c, outdir, db != NULL, &bf, err);
 	if (rc == 1)
-		rc = run_build(c, cc, study, targeting, outdir, on_step, arg,
-		    &bf, &built, errbuf, sizeof errbuf, err);
+		rc = run_build(c, cc, study, targeting, gen, outdir, on_step,
+		    arg, &bf, &built, errbuf, sizeof errbuf, err);
 	if (rc != 0)
 		goto out;
 	if (st != NULL && built)
@@ -659,7 +752,7 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
 		if (rc == 0 && (rc = keep_build(c, res, bf.commands, bf.log,
-		    binsum, db, err)) != 0 && rc != SO_EPROTO) {
+		    binsum, gen, db, err)) != 0 && rc != SO_EPROTO) {
 			/*
 			 * A full disk or a locked store loses artifacts, not the
 			 * measurement: say so.  A binary that does not hash to

@@ -10,6 +10,7 @@
 
 #include "conn.h"
 #include "db.h"
+#include "generate.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -35,6 +36,19 @@ int deploy_sources(struct conn *c, struct deploy_stats *st,
  * missing from the cache is SO_ENOTFOUND (run `seqorch fetch`).
  */
 int deploy_artifacts(struct conn *c, const char *study, const char *cache,
+    struct deploy_stats *st, struct so_err *err);
+
+/*
+ * The embedded source file path ("kernels/sha3/generate.pl"), *len its
+ * length, or NULL; static storage.
+ */
+const void *deploy_shipped_file(const char *path, size_t *len);
+
+/*
+ * Upload the generated sources g (generate.h) into WORKDIR/generated/
+ * <key>/ unless complete there already.  g may be NULL: nothing to do.
+ */
+int deploy_generated(struct conn *c, const struct generated *g,
     struct deploy_stats *st, struct so_err *err);
 
 /*
@@ -75,13 +89,15 @@ typedef void (*deploy_step_fn)(void *arg, const char *step);
  * deploy_build for a study that builds something of its own (kernels/
  * <study>/prebuild.sh, with its artifacts uploaded by deploy_artifacts)
  * and/or is built at a targeting ("default", "native": kernels/<study>/
- * targetings).  study and targeting may be NULL: deploy_build.  on_step
- * (may be NULL) hears the build's steps, with arg.
+ * targetings) and/or builds variants from generated sources (gen, which
+ * deploy_generated uploaded: agent/build.sh's GENERATED; its files are
+ * kept with the build's sources).  study, targeting and gen may be NULL:
+ * deploy_build.  on_step (may be NULL) hears the build's steps, with arg.
  */
 int deploy_build_for(struct conn *c, const char *cc, const char *study,
-    const char *targeting, struct db *db, int64_t run_id, int reuse,
-    deploy_step_fn on_step, void *arg, struct build_result *res,
-    struct deploy_stats *st, struct so_err *err);
+    const char *targeting, const struct generated *gen, struct db *db,
+    int64_t run_id, int reuse, deploy_step_fn on_step, void *arg,
+    struct build_result *res, struct deploy_stats *st, struct so_err *err);
 void deploy_result_free(struct build_result *res);
 
 #endif

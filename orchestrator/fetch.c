@@ -70,7 +70,7 @@ fetch_study_from(const char *study, const char *file, const char *cache,
 }
 
 int
-fetch_study(const char *study, const char *cache,
+fetch_study(const char *study, const char *cache, int generate,
     volatile sig_atomic_t *stop, unsigned *fetched, unsigned *cached,
     struct so_err *err)
 {
@@ -81,7 +81,7 @@ fetch_study(const char *study, const char *cache,
 
 	*fetched = *cached = 0;
 	for (a = artifact_table; a->study != NULL; a++) {
-		if (strcmp(a->study, study) != 0)
+		if (strcmp(a->study, study) != 0 || (a->generate && !generate))
 			continue;
 		rc = http_fetch(fetch_url(a), a->sha256, a->size, cache, stop,
 		    &path, &st, err);

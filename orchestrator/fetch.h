@@ -29,10 +29,11 @@ const char *fetch_url(const struct artifact_entry *a);
 
 /*
  * Every artifact of study into cache (already there: checked, not
- * downloaded).  *fetched and *cached count them.  Errors as http_fetch's,
- * naming the artifact's URL.
+ * downloaded), those marked "generate" only with generate (a run without
+ * them skips the variants that need them).  *fetched and *cached count
+ * them.  Errors as http_fetch's, naming the artifact's URL.
  */
-int fetch_study(const char *study, const char *cache,
+int fetch_study(const char *study, const char *cache, int generate,
     volatile sig_atomic_t *stop, unsigned *fetched, unsigned *cached,
     struct so_err *err);
 /*

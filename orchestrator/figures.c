@@ -33,6 +33,75 @@ num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+static void
+fill(const cJSON *e, struct figure *out)
+{
+	const cJSON *ph, *phases = cJSON_GetObjectItemCaseSensitive(e,
+	    "phases");
+
+	memset(out, 0, sizeof *out);
+	out->id = str(e, "id");
+	out->machine = str(e, "machine");
+	out->study = str(e, "study");
+	out->steps = (int64_t)num(e, "steps");
+	out->samples = (int64_t)num(e, "samples");
+	out->variant = str(e, "variant");
+	out->median_rate = num(e, "median_rate");
+	out->document = str(e, "document");
+	out->note = str(e, "note");
+	out->version = (int)num(root(), "version");
+	out->targeting = str(e, "targeting");
+	cJSON_ArrayForEach(ph, phases) {
+		if (out->nphases == FIGURE_MAX_PHASES || str(ph, "name") == NULL)
+			break;
+		out->phases[out->nphases].name = str(ph, "name");
+		out->phases[out->nphases].words = str(ph, "words");
+		out->phases[out->nphases++].share = num(ph, "share");
+	}
+}
+
+size_t
+figures_of_study(const char *study, struct figure *out, size_t max)
+{
+	const cJSON *e, *refs = cJSON_GetObjectItemCaseSensitive(root(),
+	    "references");
+	size_t n = 0;
+
+	cJSON_ArrayForEach(e, refs) {
+		if (str(e, "id") == NULL || str(e, "study") == NULL ||
+		    strcmp(str(e, "study"), study) != 0)
+			continue;
+		if (n < max)
+			fill(e, &out[n]);
+		n++;
+	}
+	return n;
+}
+
+size_t
+figures_ratios(const char *study, struct figure_ratio *out, size_t max)
+{
+	const cJSON *e, *ratios = cJSON_GetObjectItemCaseSensitive(root(),
+	    "ratios");
+	size_t n = 0;
+
+	cJSON_ArrayForEach(e, ratios) {
+		if (str(e, "study") == NULL || str(e, "faster") == NULL ||
+		    str(e, "slower") == NULL ||
+		    strcmp(str(e, "study"), study) != 0)
+			continue;
+		if (n < max) {
+			out[n].study = str(e, "study");
+			out[n].faster = str(e, "faster");
+			out[n].slower = str(e, "slower");
+			out[n].ratio = num(e, "ratio");
+			out[n].document = str(e, "document");
+		}
+		n++;
+	}
+	return n;
+}
+
 int
 figures_known(const char *id)
 {
@@ -72,17 +141,7 @@ figures_find(const char *id, const char *study, struct figure *out,
 		    str(e, "study"));
 		if (strcmp(str(e, "study"), study) != 0)
 			continue;
-		memset(out, 0, sizeof *out);
-		out->id = str(e, "id");
-		out->machine = str(e, "machine");
-		out->study = str(e, "study");
-		out->steps = (int64_t)num(e, "steps");
-		out->samples = (int64_t)num(e, "samples");
-		out->variant = str(e, "variant");
-		out->median_rate = num(e, "median_rate");
-		out->document = str(e, "document");
-		out->note = str(e, "note");
-		out->version = (int)num(doc, "version");
+		fill(e, out);
 		return 0;
 	}
 	if (!seen)

@@ -13,6 +13,15 @@
 
 #include <stdint.h>
 
+/* A share of a published sample's time ("execute", 0.906). */
+struct figure_phase {
+	const char	*name;		/* the phase_NAME metric's NAME */
+	const char	*words;		/* what the seed calls it */
+	double		 share;
+};
+
+#define FIGURE_MAX_PHASES 8
+
 struct figure {
 	const char	*id;		/* "seed:genoa" */
 	const char	*machine;
@@ -24,7 +33,27 @@ struct figure {
 	const char	*document;
 	const char	*note;
 	int		 version;	/* of the reference file */
+	const char	*targeting;	/* "native", "default", or NULL */
+	struct figure_phase phases[FIGURE_MAX_PHASES];
+	size_t		 nphases;
 };
+
+/* A published ratio between two machines at a study. */
+struct figure_ratio {
+	const char	*study, *faster, *slower;	/* "seed:m4" */
+	double		 ratio;
+	const char	*document;
+};
+
+/*
+ * Every figure of study (every machine, every targeting) into out, at
+ * most max, in the file's order; returns how many there are.
+ */
+size_t figures_of_study(const char *study, struct figure *out, size_t max);
+
+/* The same for the published ratios of study. */
+size_t figures_ratios(const char *study, struct figure_ratio *out,
+    size_t max);
 
 /*
  * The reference id for study.  SO_ENOTFOUND (message lists the ids that

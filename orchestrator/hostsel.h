@@ -16,12 +16,12 @@
 
 struct hostsel {
 	const char *spec;	/* --hosts; NULL: not given (all) */
-	const char *config;	/* --config */
+	const char *config;	/* --config; NULL: config_find() searches */
 	const char *ssh_config;	/* --ssh-config; NULL: ~/.ssh/config */
 	int64_t parallel;	/* --parallel */
 };
 
-#define HOSTSEL_INIT { NULL, "hosts.toml", NULL, HOSTSEL_PARALLEL }
+#define HOSTSEL_INIT { NULL, NULL, NULL, HOSTSEL_PARALLEL }
 
 /*
  * The vals of their struct cmd_opt rows in each command's table (each
@@ -40,7 +40,9 @@ enum {
 	    "all (default), host names, or @group", CMD_VALUE_HOSTS, NULL }
 #define HOSTSEL_ROW_CONFIG \
 	{ "config", HOSTSEL_OPT_CONFIG, 0, "FILE", \
-	    "the host inventory (default hosts.toml)", CMD_VALUE_ANY, NULL }
+	    "the host inventory (default: $SEQORCH_CONFIG,\n" \
+	    "./hosts.toml, ~/.config/seqorch/hosts.toml)", \
+	    CMD_VALUE_ANY, NULL }
 #define HOSTSEL_ROW_SSH_CONFIG \
 	{ "ssh-config", HOSTSEL_OPT_SSH_CONFIG, 0, "FILE", \
 	    "where \"ssh\" aliases and jump hosts are\n" \

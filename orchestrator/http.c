@@ -22,33 +22,33 @@ init_curl(void)
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-int
-http_file_sha256(const char *path, char out[65], unsigned long long *size,
+/* The SHA-256 of what fd holds from where it is, and its length. */
+static int
+sha256_fd(int fd, const char *path, char out[65], unsigned long long *size,
     struct so_err *err)
 {
 	unsigned char buf[65536], md[32];
 	unsigned long long total = 0;
-	EVP_MD_CTX *ctx = NULL;
+	EVP_MD_CTX *ctx;
 	unsigned int n;
-	size_t got;
-	FILE *f;
+	ssize_t got;
 	int rc = 0;
 
-	if ((f = fopen(path, "rb")) == NULL)
-		return so_error(err, SO_EIO, "cannot read \"%s\": %s", path,
-		    strerror(errno));
 	if ((ctx = EVP_MD_CTX_new()) == NULL ||
 	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
 		rc = so_error(err, SO_ENOMEM, "cannot hash \"%s\"", path);
 		goto out;
 	}
-	while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
-		EVP_DigestUpdate(ctx, buf, got);
-		total += got;
-	}
-	if (ferror(f)) {
-		rc = so_error(err, SO_EIO, "cannot read \"%s\"", path);
-		goto out;
+	while ((got = read(fd, buf, sizeof buf)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = so_error(err, SO_EIO, "cannot read \"%s\": %s",
+			    path, strerror(errno));
+			goto out;
+		}
+		EVP_DigestUpdate(ctx, buf, (size_t)got);
+		total += (unsigned long long)got;
 	}
 	EVP_DigestFinal_ex(ctx, md, &n);
 	hex_encode(md, 32, out);
@@ -56,8 +56,86 @@ http_file_sha256(const char *path, char out[65], unsigned long long *size,
 		*size = total;
 out:
 	EVP_MD_CTX_free(ctx);
-	fclose(f);
 	return rc;
+}
+
+/*
+ * Open path for reading without blocking on a FIFO: *fd, or SO_EIO when
+ * it cannot be opened or is not a regular file (a FIFO would be read once
+ * to hash it and again to copy it).
+ */
+static int
+open_regular(const char *path, int *fd, struct so_err *err)
+{
+	struct stat sb;
+
+	if ((*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return so_error(err, SO_EIO, "cannot read \"%s\": %s", path,
+		    strerror(errno));
+	if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EIO, "\"%s\" is not a regular file",
+		    path);
+	}
+	return 0;
+}
+
+int
+http_file_sha256(const char *path, char out[65], unsigned long long *size,
+    struct so_err *err)
+{
+	int fd, rc;
+
+	if ((rc = open_regular(path, &fd, err)) != 0)
+		return rc;
+	rc = sha256_fd(fd, path, out, size, err);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Open and lock DIR/<sha256>.part for writing.  The cache is inside the
+ * threat model of docs/reliability.md (beside results.db): a link planted
+ * under that name is never written through, and a FIFO or anything else
+ * that is not a regular file is refused rather than waited on.  One writer
+ * per .part: another coordinator fetching waits for the lock.
+ */
+static int
+open_part(const char *part, int *fd, struct so_err *err)
+{
+	struct stat sb;
+
+	*fd = open(part, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return so_error(err, SO_EIO, errno == ELOOP ? "\"%s\" is a "
+		    "symbolic link: refusing to write through it" :
+		    "cannot write \"%s\": %s", part, strerror(errno));
+	if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EIO, "\"%s\" is not a regular file: "
+		    "refusing to write to it", part);
+	}
+	if (flock(*fd, LOCK_EX) != 0) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EIO, "cannot lock \"%s\": %s", part,
+		    strerror(errno));
+	}
+	return 0;
+}
+
+/* The .part's bytes from its start: their size and SHA-256. */
+static int
+part_sha256(int fd, const char *part, char out[65], unsigned long long *size,
+    struct so_err *err)
+{
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return so_error(err, SO_EIO, "cannot read \"%s\": %s", part,
+		    strerror(errno));
+	return sha256_fd(fd, part, out, size, err);
 }
 
 /* mkdir -p: dir and its parents. */
@@ -290,21 +368,33 @@ part_origin(const char *part, int fd, const char *url, struct so_err *err)
 	return rc;
 }
 
-/* Is DIR/<sha> a file of that hash?  A damaged one is removed. */
+/*
+ * Is DIR/<sha> a file of that hash?  A damaged one is removed, and so is
+ * a link or anything else that is not a regular file (never followed or
+ * waited on): the download replaces it.
+ */
 static int
 cached(const char *path, const char *sha256, unsigned long long size)
 {
 	char got[65];
 	unsigned long long n;
 	struct so_err e;
+	struct stat sb;
+	int fd, ok;
 
-	if (access(path, F_OK) != 0)
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0) {
+		if (errno != ENOENT)
+			unlink(path);
 		return 0;
-	if (http_file_sha256(path, got, &n, &e) == 0 && n == size &&
-	    strcmp(got, sha256) == 0)
-		return 1;
-	unlink(path);
-	return 0;
+	}
+	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sha256_fd(fd, path, got, &n, &e) == 0 && n == size &&
+	    strcmp(got, sha256) == 0;
+	close(fd);
+	if (!ok)
+		unlink(path);
+	return ok;
 }
 
 int
@@ -314,10 +404,10 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 	char *final = xasprintf("%s/%s", dir, sha256);
 	char *part = xasprintf("%s/%s.part", dir, sha256), got[65];
 	unsigned long long n = 0;
-	FILE *in = NULL, *out = NULL;
 	char buf[65536];
+	FILE *in = NULL;
+	int fd = -1, rc;
 	size_t len;
-	int rc;
 
 	*path = NULL;
 	if ((rc = mkdir_p(dir, err)) != 0)
@@ -329,23 +419,24 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 		    strerror(errno));
 		goto out;
 	}
-	if ((out = fopen(part, "wb")) == NULL) {
+	if ((rc = open_part(part, &fd, err)) != 0)
+		goto out;
+	if (ftruncate(fd, 0) != 0) {
 		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", part,
 		    strerror(errno));
 		goto out;
 	}
-	while ((len = fread(buf, 1, sizeof buf, in)) > 0)
-		if (fwrite(buf, 1, len, out) != len)
-			break;
-	if (ferror(in) || ferror(out) || fflush(out) != 0 ||
-	    fsync(fileno(out)) != 0) {
+	while (rc == 0 && (len = fread(buf, 1, sizeof buf, in)) > 0)
+		rc = write_all(fd, buf, len, part, err);
+	if (rc == 0 && (ferror(in) || fsync(fd) != 0))
 		rc = so_error(err, SO_EIO, "cannot copy \"%s\" to \"%s\": %s",
 		    file, part, strerror(errno));
+	if (rc != 0) {
 		unlink(part);
 		goto out;
 	}
 	/* The copy is what the cache keeps: it is the one checked. */
-	if ((rc = http_file_sha256(part, got, &n, err)) != 0)
+	if ((rc = part_sha256(fd, part, got, &n, err)) != 0)
 		goto out;
 	if (n != size || strcmp(got, sha256) != 0) {
 		unlink(part);
@@ -364,8 +455,8 @@ done:
 	final = NULL;
 	rc = 0;
 out:
-	if (out != NULL)
-		fclose(out);
+	if (fd >= 0)
+		close(fd);
 	if (in != NULL)
 		fclose(in);
 	free(part);
@@ -401,13 +492,8 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 			st->cached = 1;
 		goto done;
 	}
-	/* One writer per .part: another coordinator fetching waits here. */
-	if ((fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
-	    flock(fd, LOCK_EX) != 0) {
-		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", part,
-		    strerror(errno));
+	if ((rc = open_part(part, &fd, err)) != 0)
 		goto out;
-	}
 	/* It may have arrived while we waited for the lock. */
 	if (cached(final, sha256, size))
 		goto done;
@@ -428,7 +514,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 		    strerror(errno));
 		goto out;
 	}
-	if ((rc = http_file_sha256(part, got, &n, err)) != 0)
+	if ((rc = part_sha256(fd, part, got, &n, err)) != 0)
 		goto out;
 	if (n != size || strcmp(got, sha256) != 0) {
 		/* Never resumed from: the bytes are wrong, not missing. */

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,19 +307,18 @@ static int
 local_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
 {
 	const char *home = getenv("HOME");
-	struct passwd *pw;
 	struct stat st;
-	char *path, *p, real[PATH_MAX], save;
+	char *path, *p, real[PATH_MAX], save, *pwhome = NULL;
 	int rc = 0;
 
 	if (wd[0] == '~') {
-		if ((home == NULL || home[0] == '\0') &&
-		    (pw = getpwuid(getuid())) != NULL)
-			home = pw->pw_dir;
+		if (home == NULL || home[0] == '\0')
+			home = pwhome = pw_home(NULL);
 		if (home == NULL)
 			return so_error(err, SO_EINVAL, "host \"%s\": no home "
 			    "directory for workdir \"%s\"", c->host->name, wd);
 		path = xasprintf("%s/%s", home, wd[1] ? wd + 2 : "");
+		free(pwhome);
 	} else
 		path = xstrdup(wd);
 	for (p = path + 1; ; p++) {

@@ -232,6 +232,16 @@ progress_expect(uint64_t n)
 }
 
 void
+progress_unexpect(uint64_t n)
+{
+	pthread_mutex_lock(&mu);
+	expected -= n < expected ? n : expected;
+	if (tty && lines != NULL && drawn)
+		redraw();
+	pthread_mutex_unlock(&mu);
+}
+
+void
 progress_tick(void)
 {
 	pthread_mutex_lock(&mu);
@@ -254,6 +264,12 @@ void
 progress_end(void)
 {
 	pthread_mutex_lock(&mu);
+	/*
+	 * A count that did not end (Ctrl-C, a failure) would stay on screen
+	 * claiming time left: the bar line, the last drawn, is cleared.
+	 */
+	if (tty && drawn && expected > 0 && done < expected)
+		fputs("\033[1A\033[2K", stderr);
 	free(lines);
 	free(step_at);
 	lines = NULL;

@@ -40,6 +40,8 @@ void progress_note(const char *fmt, ...)
  * the time left at the rate so far.
  */
 void progress_expect(uint64_t n);
+/* n samples expected will not come: the count shrinks. */
+void progress_unexpect(uint64_t n);
 void progress_tick(void);
 /* Are the lines live (redrawn, so cut to fit)?  Valid until progress_end. */
 int progress_live(void);

@@ -216,11 +216,13 @@ const char rscript_stop[] =
 	"i=$((i + 1)); done; [ -f exit ]";
 
 /*
- * The run directories in {{runs}} of ended agents of run {{&run_id}} and
- * build {{&build_id}}: print how many samples they hold, and remove them.
+ * The run directories in {{runs}} that an earlier launch of this run left
+ * ({{&prefix}}: the database's identity, the run id and the build id, or
+ * "c" for a conductor's): one line each, its name and "ended" or
+ * "running" (no exit file yet: its agent may still be measuring).
  */
 const char rscript_left_behind[] =
-	"cd {{runs}} 2>/dev/null || exit 0; n=0; "
-	"for d in {{&run_id}}-{{&build_id}}-*; do [ -f \"$d/exit\" ] || "
-	"continue; n=$((n + $(cat \"$d/records\" 2>/dev/null | "
-	"grep -c '\"type\":\"sample\"'))); rm -rf \"$d\"; done; echo $n";
+	"cd {{runs}} 2>/dev/null || exit 0; "
+	"for d in {{&prefix}}-*; do [ -f \"$d/records\" ] || continue; "
+	"if [ -f \"$d/exit\" ]; then echo \"$d ended\"; "
+	"else echo \"$d running\"; fi; done";

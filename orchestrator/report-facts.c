@@ -5,6 +5,7 @@
  */
 #include "report-table.h"
 #include "strbuf.h"
+#include "study.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -136,6 +137,76 @@ report_build_table(const struct rrun *r, const struct report_col *cols,
 				table_raw(t, strbuf_detach(&code));
 			}
 		}
+	}
+}
+
+/* Add v to the comma list out when its folder needs source name. */
+static void
+source_variant(const struct rrun *r, const char *name, const char *v,
+    struct strbuf *out)
+{
+	const struct variant_entry *ve = study_variant(r->study, v);
+	const char *p;
+	size_t n = strlen(v);
+
+	if (ve == NULL || ve->needs == NULL || strcmp(ve->needs, name) != 0)
+		return;
+	for (p = out->buf; (p = strstr(p, v)) != NULL; p += n)
+		if ((p == out->buf || p[-1] == ' ') &&
+		    (p[n] == ',' || p[n] == '\0'))
+			return;
+	strbuf_addf(out, "%s%s", out->len ? ", " : "", v);
+}
+
+/* The run's variants (measured or not) whose folder needs source name. */
+static void
+source_variants(const struct rrun *r, const char *name, struct strbuf *out)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++)
+		source_variant(r, name, r->rows[i].variant, out);
+	for (i = 0; i < r->nvariants; i++)
+		source_variant(r, name, r->variants[i].variant, out);
+}
+
+char *
+report_source_variants(const struct rrun *r)
+{
+	struct strbuf v = STRBUF_INIT;
+	size_t i, j;
+
+	if (r->nsources == 0)
+		return NULL;
+	for (i = 0; i < r->nsources; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(r->sources[j].name, r->sources[i].name) == 0)
+				break;
+		if (j == i)
+			source_variants(r, r->sources[i].name, &v);
+	}
+	if (v.len == 0)
+		strbuf_addstr(&v, "-");
+	return strbuf_detach(&v);
+}
+
+void
+report_source_table(const struct rrun *r, struct table *t)
+{
+	static const struct report_col cols[] = {
+		{ "build", 'r', COL_BUILD }, { "source", 'l', COL_BUILD },
+		{ "file", 'l', COL_BUILD }, { "sha256", 'l', COL_BUILD },
+	};
+	const struct rsource *s;
+	size_t i;
+
+	set_cols(t, cols, sizeof cols / sizeof *cols);
+	for (i = 0; i < r->nsources; i++) {
+		s = &r->sources[i];
+		table_cell(t, xasprintf("%" PRId64, s->build_id));
+		table_cell(t, xasprintf("%s %s", s->name, s->version));
+		table_cell(t, xstrdup(s->file));
+		table_cell(t, xstrdup(s->sha256));
 	}
 }
 

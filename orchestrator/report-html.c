@@ -373,6 +373,7 @@ html_facts(const struct rrun *r, FILE *out)
 		{ "binary sha256", 'l', COL_BINARY_CODE },
 	};
 	struct table t = { 0 };
+	char *vs;
 
 	fputs("<h3>Hosts</h3>\n", out);
 	report_host_table(r, hosts, sizeof hosts / sizeof *hosts, &t);
@@ -380,6 +381,14 @@ html_facts(const struct rrun *r, FILE *out)
 	fputs("<h3>Builds</h3>\n", out);
 	report_build_table(r, builds, sizeof builds / sizeof *builds, &t);
 	table_html(&t, out);
+	if ((vs = report_source_variants(r)) == NULL)
+		return;
+	report_source_table(r, &t);
+	fputs("<h3>Upstream sources</h3>\n<p>Of ", out);
+	report_html_text(out, vs);
+	fputs(", as each build recorded them.</p>\n", out);
+	table_html(&t, out);
+	free(vs);
 }
 
 static void
@@ -481,12 +490,13 @@ html_ratios(const struct rrun *r, FILE *out)
 	if (r->npositions == 0)
 		fputs("<p>Not measurable: one position only.</p>\n", out);
 	else {
-		fprintf(out, "<p>%s</p>\n<div class=\"scroll\"><table><tr><th>"
-		    "position</th><th>n</th><th>/ others</th><th>interval</th>"
-		    "<th>verdict</th></tr>\n", r->position_bias ? "Some "
-		    "positions in the alternating order shift results." :
-		    "No position in the alternating order shifts results at "
-		    "this precision.");
+		fprintf(out, "<p>%s Verdicts by rank tests, Holm-corrected "
+		    "over the %zu positions.</p>\n<div class=\"scroll\">"
+		    "<table><tr><th>position</th><th>n</th><th>/ others</th>"
+		    "<th>interval</th><th>verdict</th></tr>\n",
+		    r->position_bias ? "Some positions in the alternating "
+		    "order shift results." : "No position in the alternating "
+		    "order shifts results at this precision.", r->npositions);
 		for (i = 0; i < r->npositions; i++) {
 			fprintf(out, "<tr><td class=\"n\">%" PRId64 "</td><td "
 			    "class=\"n\">%zu</td>", r->positions[i].position,

@@ -215,6 +215,27 @@ report_json_builds(const struct rrun *r)
 	return a;
 }
 
+/* The upstream sources each build recorded (struct rsource). */
+static cJSON *
+json_sources(const struct rrun *r)
+{
+	cJSON *a = cJSON_CreateArray(), *o;
+	const struct rsource *s;
+	size_t i;
+
+	for (i = 0; i < r->nsources; i++) {
+		s = &r->sources[i];
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "build", (double)s->build_id);
+		report_json_str(o, "name", s->name);
+		report_json_str(o, "version", s->version);
+		report_json_str(o, "file", s->file);
+		report_json_str(o, "sha256", s->sha256);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 cJSON *
 report_json_ratios(const struct rrun *r)
 {
@@ -291,6 +312,11 @@ json_positions(const struct rrun *r)
 		cJSON_AddNumberToObject(o, "position",
 		    (double)r->positions[i].position);
 		cJSON_AddNumberToObject(o, "n", (double)r->positions[i].n);
+		if (!isnan(r->positions[i].p)) {
+			cJSON_AddNumberToObject(o, "p", r->positions[i].p);
+			cJSON_AddNumberToObject(o, "p_holm",
+			    r->positions[i].p_holm);
+		}
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -364,6 +390,7 @@ report_json_run(const struct rrun *r)
 	cJSON_AddItemToObject(o, "digests", report_json_digests(r));
 	cJSON_AddItemToObject(o, "hosts", json_hosts(r));
 	cJSON_AddItemToObject(o, "builds", report_json_builds(r));
+	cJSON_AddItemToObject(o, "sources", json_sources(r));
 	a = cJSON_AddArrayToObject(o, "rows");
 	for (i = 0; i < r->nrows; i++)
 		cJSON_AddItemToArray(a, json_row(&r->rows[i]));

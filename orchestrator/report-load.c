@@ -173,6 +173,13 @@ report_free_run(struct rrun *r)
 	free(r->invalid);
 	free(r->variants);
 	free(r->events);
+	for (i = 0; i < r->nsources; i++) {
+		free(r->sources[i].name);
+		free(r->sources[i].version);
+		free(r->sources[i].file);
+		free(r->sources[i].sha256);
+	}
+	free(r->sources);
 	free(r->ranked);
 	free(r->ratios);
 	free(r->positions);
@@ -528,6 +535,80 @@ load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
 	return db_report_digest_groups(db, &run, add_group, r, err);
 }
 
+/* The value of line "key=" of extra, as a new string, or NULL. */
+static char *
+extra_value(const char *extra, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	for (p = extra; p != NULL && *p; p = strchr(p, '\n'), p += p != NULL) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			p += klen + 1;
+			return xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+		}
+	}
+	return NULL;
+}
+
+static void
+add_source(struct rrun *r, int64_t build_id, const char *name,
+    const char *version, const char *file, char *sha256)
+{
+	struct rsource *s;
+
+	ALLOC_GROW(r->sources, r->nsources);
+	s = &r->sources[r->nsources++];
+	s->build_id = build_id;
+	s->name = xstrdup(name);
+	s->version = xstrdup(version);
+	s->file = xstrdup(file);
+	s->sha256 = sha256;
+}
+
+/*
+ * The upstream sources build build_id names in its extra (NAME.version
+ * first, then NAME.tarball_sha256 and each NAME.file.PATH of that NAME).
+ */
+static void
+add_sources(struct rrun *r, int64_t build_id, const char *extra)
+{
+	const char *p, *dot, *eq, *q;
+	char *name, *version, *key, *h;
+	size_t n;
+
+	for (p = extra; p != NULL && *p; p = strchr(p, '\n'), p += p != NULL) {
+		n = strcspn(p, "\n");
+		dot = memchr(p, '.', n);
+		if (dot == NULL || strncmp(dot, ".version=", 9) != 0)
+			continue;
+		name = xasprintf("%.*s", (int)(dot - p), p);
+		version = xasprintf("%.*s", (int)(n - (dot + 9 - p)), dot + 9);
+		key = xasprintf("%s.tarball_sha256", name);
+		if ((h = extra_value(extra, key)) != NULL)
+			add_source(r, build_id, name, version,
+			    "release tarball", h);
+		free(key);
+		key = xasprintf("%s.file.", name);
+		for (q = extra; q != NULL && *q;
+		    q = strchr(q, '\n'), q += q != NULL) {
+			size_t m = strcspn(q, "\n"), k = strlen(key);
+			char *file;
+
+			eq = memchr(q, '=', m);
+			if (eq == NULL || strncmp(q, key, k) != 0)
+				continue;
+			file = xasprintf("%.*s", (int)(eq - q - k), q + k);
+			add_source(r, build_id, name, version, file,
+			    xasprintf("%.*s", (int)(m - (eq + 1 - q)), eq + 1));
+			free(file);
+		}
+		free(key);
+		free(version);
+		free(name);
+	}
+}
+
 /* A row of one of the run's lists (db_report_list) into its array. */
 static void
 add_build(const union db_report_row *row, void *arg)
@@ -550,6 +631,7 @@ add_build(const union db_report_row *row, void *arg)
 	b->binary_sha256 = dup(d->binary_sha256);
 	b->openssl = dup(d->openssl);
 	b->targeting = dup(d->targeting);
+	add_sources(r, d->id, d->extra);
 }
 
 static void

@@ -57,6 +57,7 @@ md_hosts(const struct rrun *r, FILE *out)
 		C_BUILD_STATUS, C_VERSION,
 	};
 	struct table t = { 0 };
+	char *vs;
 
 	fputs("\n### Hosts\n\n", out);
 	report_host_table(r, hosts, sizeof hosts / sizeof *hosts, &t);
@@ -66,6 +67,14 @@ md_hosts(const struct rrun *r, FILE *out)
 	fputs("\n### Builds\n\n", out);
 	report_build_table(r, builds, sizeof builds / sizeof *builds, &t);
 	table_markdown(&t, out);
+	if ((vs = report_source_variants(r)) == NULL)
+		return;
+	report_source_table(r, &t);
+	fputs("\n### Upstream sources\n\nOf ", out);
+	report_md_text(out, vs);
+	fputs(", as each build recorded them.\n\n", out);
+	table_markdown(&t, out);
+	free(vs);
 }
 
 static void
@@ -194,10 +203,11 @@ md_positions(const struct rrun *r, FILE *out)
 	}
 	fprintf(out, "%s Each valid rate is divided by its cell's mean and "
 	    "pooled by its place in the alternating order; each position is "
-	    "compared with all the others.\n\n",
+	    "compared with all the others by a rank test, and the verdicts "
+	    "are Holm-corrected over the %zu positions.\n\n",
 	    r->position_bias ? "**Some positions in the alternating order "
 	    "shift results.**" : "No position in the alternating order "
-	    "shifts results at this precision.");
+	    "shifts results at this precision.", r->npositions);
 	for (i = 0; i < r->npositions; i++) {
 		p = &r->positions[i];
 		table_cell(&t, xasprintf("%" PRId64, p->position));

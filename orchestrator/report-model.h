@@ -140,7 +140,13 @@ struct rratio {
 struct rposition {
 	int64_t		 position;
 	size_t		 n;
-	struct stats_ratio s;		/* this position / the others */
+	/*
+	 * This position / the others: the ratio and its bootstrap interval;
+	 * the verdict is the family's, by p_holm.
+	 */
+	struct stats_ratio s;
+	double		 p;		/* rank test against the others */
+	double		 p_holm;	/* p, Holm-adjusted over the positions */
 };
 
 /*
@@ -221,6 +227,20 @@ struct rvariant {
 	char		*reason;
 };
 
+/*
+ * A file of the upstream source a build's variants were generated from,
+ * as the build recorded it (builds.extra: NAME.version,
+ * NAME.tarball_sha256, NAME.file.PATH, kernels/sha3/generate.pl's): the
+ * release tarball, then each file the generator read.
+ */
+struct rsource {
+	int64_t		 build_id;
+	char		*name;		/* the artifact: "openssl" */
+	char		*version;
+	char		*file;		/* "release tarball", or its path */
+	char		*sha256;
+};
+
 struct revent {
 	char		*host;
 	char		*at;
@@ -260,6 +280,8 @@ struct rrun {
 	size_t		 nvariants;
 	struct revent	*events;
 	size_t		 nevents;
+	struct rsource	*sources;
+	size_t		 nsources;
 
 	const struct rhost **ranked;	/* hosts with a best row, fastest first */
 	size_t		 nranked;

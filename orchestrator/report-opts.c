@@ -21,19 +21,29 @@ report_opt_format(const char *arg, const void *table, size_t size,
     const void **found)
 {
 	struct strbuf sb = STRBUF_INIT;
+	struct nearest n = NEAREST_INIT(arg);
 	const char *name;
 	size_t i;
 
+	/* md is markdown's extension, and what people type. */
+	if (strcmp(arg, "md") == 0)
+		arg = "markdown";
 	for (i = 0; (name = entry_name(table, size, i)) != NULL; i++) {
 		if (strcmp(name, arg) == 0) {
 			*found = (const char *)table + i * size;
 			return 0;
 		}
 	}
-	for (i = 0; (name = entry_name(table, size, i)) != NULL; i++)
+	for (i = 0; (name = entry_name(table, size, i)) != NULL; i++) {
 		strbuf_addf(&sb, "%s%s", i > 0 ? ", " : "", name);
-	fprintf(stderr, "seqorch: unknown --format \"%s\" (%s)\n", arg,
-	    sb.buf);
+		nearest_try(&n, name);
+	}
+	if (nearest_word(&n) != NULL)
+		fprintf(stderr, "seqorch: unknown --format \"%s\"; did you "
+		    "mean \"%s\"?\n", arg, nearest_word(&n));
+	else
+		fprintf(stderr, "seqorch: unknown --format \"%s\" (%s)\n", arg,
+		    sb.buf);
 	strbuf_release(&sb);
 	return -1;
 }

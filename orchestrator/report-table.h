@@ -110,6 +110,15 @@ void report_row_table(const struct rrun *r, const struct report_col *cols,
     size_t ncols, struct table *t);
 
 /*
+ * The run's variants built from its upstream sources as a new comma list
+ * ("openssl-avx2, openssl-scalar"; "-" for none), or NULL when no build
+ * recorded a source; and t (empty) filled with those sources (build,
+ * source, file, sha256).
+ */
+char *report_source_variants(const struct rrun *r);
+void report_source_table(const struct rrun *r, struct table *t);
+
+/*
  * Print the run's warnings in words (invalid samples, moved clocks, hosts
  * that failed or were not pinned, variants that did not run, events),
  * each as open, a head naming what it is about (through head, or as is

@@ -156,6 +156,41 @@ text_hosts(const struct rrun *r, FILE *out)
 	}
 }
 
+/*
+ * The upstream sources builds were generated from, and for what: as
+ * sha256sum prints them, under each build and source, the whole hash in
+ * 100 columns (a path's last part: the tables of the other formats have
+ * the whole path).
+ */
+static void
+text_sources(const struct rrun *r, FILE *out)
+{
+	char *vs = report_source_variants(r), *head;
+	const struct rsource *s, *prev = NULL;
+	const char *base;
+	size_t i;
+
+	if (vs == NULL)
+		return;
+	head = xasprintf("upstream sources of %s, as each build recorded "
+	    "them (sha256, file):", vs);
+	fputc('\n', out);
+	report_emit_wrapped(out, "", head);
+	for (i = 0; i < r->nsources; i++) {
+		s = &r->sources[i];
+		if (prev == NULL || prev->build_id != s->build_id ||
+		    strcmp(prev->name, s->name) != 0)
+			report_emit(out, "  build %" PRId64 ": %s %s",
+			    s->build_id, s->name, s->version);
+		base = strrchr(s->file, '/');
+		report_emit(out, "    %s  %s", s->sha256,
+		    base != NULL ? base + 1 : s->file);
+		prev = s;
+	}
+	free(head);
+	free(vs);
+}
+
 static void
 text_builds(const struct rrun *r, FILE *out)
 {
@@ -180,6 +215,7 @@ text_builds(const struct rrun *r, FILE *out)
 	}
 	fputc('\n', out);
 	table_print(&t, out);
+	text_sources(r, out);
 }
 
 /*
@@ -407,12 +443,14 @@ text_positions(const struct rrun *r, FILE *out)
 	    "some positions in the alternating order shift results" :
 	    "no position in the alternating order shifts results at this "
 	    "precision");
+	report_emit(out, "  each position / the others; verdicts by rank "
+	    "tests, Holm-corrected over the %zu positions", r->npositions);
 	for (i = 0; i < r->npositions; i++) {
 		p = &r->positions[i];
 		iv = report_interval_str(&p->s);
-		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx the others  "
-		    "%s  %s", p->position, p->n, p->s.ratio, iv,
-		    report_verdict_phrase(&p->s));
+		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx  %s  "
+		    "Holm p %.2g  %s", p->position, p->n, p->s.ratio, iv,
+		    p->p_holm, report_verdict_phrase(&p->s));
 		free(iv);
 	}
 }
@@ -440,6 +478,25 @@ variant_list(const struct rvariant *v, size_t n)
 		s = t;
 	}
 	return s;
+}
+
+/*
+ * Whether the run's events hold h's error as an error on h: the events
+ * below print it whole, so the host's line does not repeat it.
+ */
+static int
+error_in_events(const struct rrun *r, const struct rhost *h)
+{
+	size_t i;
+
+	for (i = 0; h->error != NULL && i < r->nevents &&
+	    i < EVENT_LIST_MAX; i++)
+		if (r->events[i].host != NULL &&
+		    strcmp(r->events[i].host, h->name) == 0 &&
+		    strcmp(r->events[i].level, "error") == 0 &&
+		    strcmp(r->events[i].message, h->error) == 0)
+			return 1;
+	return 0;
 }
 
 static void
@@ -487,7 +544,11 @@ text_warnings(const struct rrun *r, FILE *out)
 		    "certain)", r->moved, r->clocked, CLOCK_MOVED_PCT);
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
-		if (h->status != NULL && strcmp(h->status, "ok") != 0)
+		if (h->status != NULL && strcmp(h->status, "ok") != 0 &&
+		    error_in_events(r, h))
+			report_emit(out, "  host \"%s\" %s (the error below)",
+			    h->name, h->status);
+		else if (h->status != NULL && strcmp(h->status, "ok") != 0)
 			report_emit(out, "  host \"%s\" %s: %s", h->name,
 			    h->status, h->error != NULL ? h->error :
 			    "no error recorded");

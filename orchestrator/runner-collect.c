@@ -72,7 +72,7 @@ check_variant(struct stream *s, const struct record *r)
 	s->cells[s->nok] = xcalloc(s->span, 1);
 	s->nok++;
 	s->expected += s->nsamples;
-	progress_expect(s->nsamples);
+	run_expect(s->hr, s->nsamples);
 	return 0;
 }
 
@@ -161,6 +161,9 @@ store_facts(struct stream *s, const struct record *r)
 	const cJSON *v;
 	int rc;
 
+	if (text == NULL)
+		return so_error(&s->err, SO_ENOMEM, "cannot format the facts "
+		    "record");
 #define STR(k) (cJSON_IsString(v = cJSON_GetObjectItem(j, k)) ? \
 	v->valuestring : NULL)
 	f.address = s->hr->host->address;
@@ -185,9 +188,16 @@ store_facts(struct stream *s, const struct record *r)
 	rc = db_run_host_facts(s->hr->db, s->hr->p->run_id,
 	    s->hr->host->name, &f, &s->err);
 	free(text);
+	/*
+	 * Collected from an earlier launch: its warnings were said then,
+	 * but --openssl-cap must still have been its environment.
+	 */
+	if (rc != 0 || s->replay)
+		return rc != 0 || s->hr->p->openssl_cap == NULL ? rc :
+		    check_openssl_cap(s, j);
 	/* The agent did not believe /proc/cpuinfo (facts.h): say so. */
 	v = cJSON_GetObjectItem(j, "facts_warning");
-	if (rc == 0 && cJSON_IsString(v)) {
+	if (cJSON_IsString(v)) {
 		char *msg = xasprintf("host facts: %s", v->valuestring);
 
 		rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
@@ -344,6 +354,11 @@ store_window(struct stream *s, const struct record *r)
 	char now[32], *skew = NULL;
 	int rc = 0;
 
+	if (state == NULL) {
+		rc = so_error(&s->err, SO_ENOMEM, "cannot format the window "
+		    "record");
+		goto out;
+	}
 	if (!cJSON_IsString(at)) {
 		rc = so_error(&s->err, SO_EPROTO, "window record without a "
 		    "time");
@@ -357,7 +372,8 @@ store_window(struct stream *s, const struct record *r)
 		goto out;
 	}
 	s->window++;
-	if (hr->p->explore)
+	/* An earlier launch's window was stored (or cut) by its coordinator. */
+	if (hr->p->explore || s->replay)
 		goto out;
 	/* A host clock that is off keeps the window's times wrong. */
 	skew = window_skew(at->valuestring, r->phase, s->launched, now,
@@ -429,6 +445,10 @@ handle_record(struct stream *s, const struct record *r)
 			return so_error(&s->err, SO_EPROTO, "hello of build "
 			    "\"%s\", but the agent was started as build %s",
 			    r->build_id, s->build_id);
+		/* An earlier launch: what it was asked is known from here. */
+		if (s->replay && r->samples >= 0 &&
+		    (uint64_t)r->samples <= s->span)
+			s->nsamples = (uint64_t)r->samples;
 		if (strcmp(r->study, p->study) != 0 ||
 		    (uint64_t)r->steps != p->steps ||
 		    (uint64_t)r->samples != s->nsamples)
@@ -442,7 +462,7 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_VARIANT:
 		if ((rc = check_variant(s, r)) != 0)
 			return rc;
-		if (r->warning != NULL) {
+		if (r->warning != NULL && !s->replay) {
 			snprintf(msg, sizeof msg, "build %lld (%s): variant "
 			    "\"%s\" %s", (long long)s->build->build_id, s->cc,
 			    r->variant, r->warning);
@@ -471,13 +491,15 @@ handle_record(struct stream *s, const struct record *r)
 	case REC_WINDOW:
 		return store_window(s, r);
 	case REC_PREFLIGHT:
-		return store_preflight(s, r);
+		return s->replay ? 0 : store_preflight(s, r);
 	case REC_WAIT:
 		/* Sent at most once: a stream of them is not a wait. */
 		if (++s->waits > 1 || s->window != 0)
 			return so_error(&s->err, SO_EPROTO, "wait record %s",
 			    s->window != 0 ? "after the window began" :
 			    "repeated (one at most)");
+		if (s->replay)
+			return 0;
 		snprintf(msg, sizeof msg, "waiting for the host lock, held by "
 		    "%s", r->holder);
 		progress_set(s->hr->index, "%s", msg);
@@ -536,7 +558,10 @@ conductor_record(struct stream *s, const struct record *r)
 			s->records = 0;
 			for (i = 0; i < s->nkids; i++) {
 				s->records += s->kids[i]->records;
-				if (!s->kids[i]->saw_done && !s->kids[i]->gone)
+				/* Collected, it may have driven fewer. */
+				if (!s->kids[i]->saw_done &&
+				    !s->kids[i]->gone && !(s->replay &&
+				    !s->kids[i]->saw_hello))
 					return so_error(&s->err, SO_EPROTO,
 					    "done before build %s's agent "
 					    "ended", s->kids[i]->build_id);

@@ -27,6 +27,11 @@ struct hostrun {
 	int failed;
 	char error[SO_ERR_MAX];
 	uint64_t samples, invalid;
+	/*
+	 * Samples counted in the whole run's progress before its agents
+	 * said which variants they run (run_plan), not yet claimed by one.
+	 */
+	uint64_t planned;
 	const char *abort;		/* non-empty: do not measure, this is why */
 	int64_t window_id;		/* open window, 0 when none */
 	/*
@@ -48,6 +53,12 @@ struct stream {
 	char token[33];		/* this launch's run token, 128 random bits */
 	double launched;	/* window_clock() at the launch */
 	int collected;		/* every record of the launch was read */
+	/*
+	 * The records of an earlier launch of this run, collected by a
+	 * resume: its samples are stored, what it said then is not said
+	 * again (events, windows), and its hello says how many it was asked.
+	 */
+	int replay;
 	char **want;		/* variants asked of this agent */
 	char **seen;		/* variants it sent a record for */
 	size_t nseen;
@@ -89,6 +100,12 @@ void run_db_lost(struct hostrun *hr, const char *what, const char *why);
 void run_note(struct hostrun *hr, const char *level, const char *msg);
 /* Fail the host with msg (the first failure is the one kept). */
 void run_fail(struct hostrun *hr, const char *msg);
+
+/*
+ * n samples of hr are expected (a variant its agent runs): taken from
+ * what run_plan counted for hr, else added to the whole run's count.
+ */
+void run_expect(struct hostrun *hr, uint64_t n);
 
 /*
  * The variants this run measures: its --variants, or all of the study's;

@@ -270,42 +270,6 @@ agent_extra_args(struct hostrun *hr, struct strbuf *cmd)
 }
 
 /*
- * Resuming: the run directories an earlier coordinator of this run left
- * (it was killed before it read them all) may hold samples never stored.
- * They are reported as lost, and their cells measured again; the
- * directories of agents that have ended are removed.  tag is the build
- * id in their names ("c" for a conductor's).  Best effort: a host that
- * cannot say is measured all the same.
- */
-static void
-left_behind(struct hostrun *hr, const char *tag, const char *cc)
-{
-	struct strbuf cmd = STRBUF_INIT;
-	char *out = NULL, *runs, msg[256], run_id[24];
-	struct so_err e;
-	unsigned long long n = 0;
-	int status;
-
-	runs = xasprintf("%s/runs", hr->conn->workdir);
-	snprintf(run_id, sizeof run_id, "%lld", (long long)hr->p->run_id);
-	rcmd_script(&cmd, rscript_left_behind, (const char *const[]){
-	    "runs", runs, "run_id", run_id, "build_id", tag, NULL });
-	if (conn_capture(hr->conn, cmd.buf, 64, &out, &status, &e) == 0 &&
-	    status == 0)
-		n = strtoull(out, NULL, 10);
-	if (n > 0) {
-		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
-		    "of this run stopped before reading all of its agent's "
-		    "records (%llu samples finished there); those not stored "
-		    "are lost, and their cells measured again", cc, n);
-		run_note(hr, "warning", msg);
-	}
-	free(out);
-	strbuf_release(&cmd);
-	free(runs);
-}
-
-/*
  * Keep the agent's records file exactly as it wrote it (one SFTP read for
  * ssh hosts).  A failure is an event, not a failed host: the samples are
  * stored already.
@@ -651,8 +615,8 @@ launch_stream(struct hostrun *hr, struct stream *s, struct build_result *b,
 		memcpy(s->kids[i]->token, s->token, sizeof s->token);
 		s->kids[i]->launched = s->launched;
 	}
-	dir = xasprintf("%s/runs/%lld-%s-%s", hr->conn->workdir,
-	    (long long)p->run_id, tag, s->token);
+	dir = xasprintf("%s/runs/%s-%lld-%s-%s", hr->conn->workdir,
+	    p->db_id, (long long)p->run_id, tag, s->token);
 	if ((agent_cmd = agent_command(hr, s, b, variants)) == NULL)
 		goto out;
 	progress_set(hr->index, "%s: self-test", s->cc);
@@ -685,6 +649,170 @@ stream_new(struct hostrun *hr, struct build_result *b, const char *cc,
 	return s;
 }
 
+/*
+ * A stream for the records an earlier launch of this run left in a run
+ * directory: build b's agent, or with b NULL a conductor's of every
+ * working build.  Any index of the run is taken; its hello says how many
+ * it was asked for.
+ */
+static struct stream *
+replay_new(struct hostrun *hr, struct build_result *b, const char *cc)
+{
+	const struct run_params *p = hr->p;
+	struct stream *s;
+	size_t i;
+
+	if (b != NULL) {
+		s = stream_new(hr, b, cc, 0, p->samples, NULL);
+	} else {
+		s = xcalloc(1, sizeof *s);
+		s->hr = hr;
+		s->cc = cc;
+		for (i = 0; i < hr->nbuilds; i++) {
+			if (!hr->builds[i].ok)
+				continue;
+			if (s->build == NULL)
+				s->build = &hr->builds[i];
+			s->kids = xrealloc(s->kids, (s->nkids + 1) *
+			    sizeof *s->kids);
+			s->kids[s->nkids++] = replay_new(hr, &hr->builds[i],
+			    hr->labels[i]);
+		}
+	}
+	s->replay = 1;
+	s->span = p->samples + p->max_samples;
+	return s;
+}
+
+/* Sample records seen in s's stream, its builds' for a conductor. */
+static uint64_t
+stream_seen(const struct stream *s)
+{
+	uint64_t n = s->kids == NULL ? s->records : 0;
+	size_t i;
+
+	for (i = 0; i < s->nkids; i++)
+		n += s->kids[i]->records;
+	return n;
+}
+
+/*
+ * Store the records an earlier coordinator of this run left unread in
+ * run directory name (under runs/): an agent still running there is
+ * followed to its end (it holds the host lock, and the cells it measures
+ * are not measured again).  Then the directory goes, once its agent has
+ * ended; a warning says what was stored, or lost.
+ */
+static void
+collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
+    const char *name, int running)
+{
+	struct stream *s = replay_new(hr, b, cc);
+	char errbuf[AGENT_ERR_MAX] = "", msg[2 * SO_ERR_MAX + 512];
+	char *dir = xasprintf("%s/runs/%s", hr->conn->workdir, name);
+	struct so_err e = { 0 };
+	int rc, status = 0, drops = 0, stopped = 1;
+	size_t i;
+
+	snprintf(s->token, sizeof s->token, "%s", strrchr(name, '-') + 1);
+	for (i = 0; i < s->nkids; i++)
+		memcpy(s->kids[i]->token, s->token, sizeof s->token);
+	if (running) {
+		snprintf(msg, sizeof msg, "agent (%s): an agent of this run "
+		    "that an earlier coordinator started is still running in "
+		    "\"%.300s\": its records are stored as it writes them, and "
+		    "its cells are not measured again", cc, dir);
+		run_note(hr, "info", msg);
+		progress_set(hr->index, "%s: reading an earlier agent of this "
+		    "run", cc);
+	}
+	rc = stream_records(hr, s, dir, &drops, &status, errbuf,
+	    sizeof errbuf);
+	if (rc == SO_EINTR || (rc != 0 && *hr->p->stop)) {
+		interrupted(hr, s, dir, cc);
+		goto out;
+	}
+	/* Its own error record ended it: everything it wrote is read. */
+	if (rc == 0 || rc == SO_EAGENT)
+		s->collected = 1;
+	else
+		stopped = stop_agent(hr, dir, &e) == 0;
+	if (s->collected && stream_got(s) > 0)
+		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
+		    "of this run stopped before reading all of its agent's "
+		    "records (%llu samples finished there); the %llu it had "
+		    "not stored are stored now, with the agent's own numbers",
+		    cc, (unsigned long long)stream_seen(s),
+		    (unsigned long long)stream_got(s));
+	else if (!s->collected)
+		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
+		    "of this run stopped before reading all of its agent's "
+		    "records (%llu samples finished there, %llu stored now); "
+		    "the rest cannot be read: %.900s%s%.300s; those are lost, "
+		    "and their cells measured again", cc,
+		    (unsigned long long)stream_seen(s),
+		    (unsigned long long)stream_got(s), s->err.msg,
+		    stopped ? "" : "; the agent could not be stopped: ",
+		    stopped ? "" : e.msg);
+	if (!s->collected || stream_got(s) > 0)
+		run_note(hr, "warning", msg);
+	if (s->lr.offset > 0 && s->build != NULL)
+		keep_raw(hr, s->build, dir, s->token);
+	/* One that cannot be stopped may still be writing there. */
+	if (stopped)
+		remove_rundir(hr, dir);
+out:
+	stream_free(s);
+	free(dir);
+}
+
+/*
+ * Resuming: collect the run directories an earlier coordinator of this
+ * run left for build b (tag its id), or with b NULL a conductor's (tag
+ * "c").  Only this database's run's directories are looked at: their
+ * names start with its identity and the run id.  Best effort: a host
+ * that cannot say is measured all the same.
+ */
+static void
+collect_left(struct hostrun *hr, struct build_result *b, const char *tag,
+    const char *cc)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *out = NULL, *runs, *prefix, *line, *next;
+	struct so_err e;
+	size_t plen;
+	int status;
+
+	runs = xasprintf("%s/runs", hr->conn->workdir);
+	prefix = xasprintf("%s-%lld-%s", hr->p->db_id,
+	    (long long)hr->p->run_id, tag);
+	plen = strlen(prefix);
+	rcmd_script(&cmd, rscript_left_behind, (const char *const[]){
+	    "runs", runs, "prefix", prefix, NULL });
+	if (conn_capture(hr->conn, cmd.buf, 1 << 16, &out, &status, &e) != 0 ||
+	    status != 0)
+		goto out;
+	for (line = out; line != NULL && *line != '\0' && !hr->failed;
+	    line = next) {
+		char *sp = strchr(line, ' ');
+
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		/* PREFIX-TOKEN, the token 32 hex digits: nothing else. */
+		if (sp == NULL || (size_t)(sp - line) != plen + 33 ||
+		    strncmp(line, prefix, plen) != 0 || line[plen] != '-' ||
+		    strspn(line + plen + 1, "0123456789abcdef") != 32)
+			continue;
+		*sp = '\0';
+		collect_dir(hr, b, cc, line, strcmp(sp + 1, "running") == 0);
+	}
+out:
+	free(out);
+	strbuf_release(&cmd);
+	free(prefix);
+	free(runs);
+}
+
 /* Run the agent of one build and stream its records into the db. */
 void
 run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
@@ -699,8 +827,9 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 	if (p->resume) {
 		uint64_t last, count;
 
-		left_behind(hr, tag, cc);
-		if (run_missing(hr, b, &variants, &first, &last, &count) != 0)
+		collect_left(hr, b, tag, cc);
+		if (hr->failed || run_missing(hr, b, &variants, &first, &last,
+		    &count) != 0)
 			goto out;
 		if (count == 0) {
 			progress_set(hr->index, "%s: nothing missing", cc);
@@ -756,7 +885,9 @@ run_conduct(struct hostrun *hr)
 
 	s->hr = hr;
 	if (p->resume) {
-		left_behind(hr, "c", "conductor");
+		collect_left(hr, NULL, "c", "conductor");
+		if (hr->failed)
+			goto out;
 		first = UINT64_MAX;
 		last = 0;
 	}
@@ -770,7 +901,9 @@ run_conduct(struct hostrun *hr)
 			continue;
 		if (p->resume) {
 			snprintf(tag, sizeof tag, "%lld", (long long)b->build_id);
-			left_behind(hr, tag, hr->labels[i]);
+			collect_left(hr, b, tag, hr->labels[i]);
+			if (hr->failed)
+				goto out;
 			left = p->variants ? xstrdup(p->variants) : NULL;
 			if (run_missing(hr, b, &left, &f, &l, &count) != 0) {
 				free(left);

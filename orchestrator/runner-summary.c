@@ -5,7 +5,6 @@
  */
 #include "runner.h"
 #include "report-model.h"
-#include "strbuf.h"
 #include "study.h"
 
 #include <math.h>
@@ -13,12 +12,12 @@
 #include <string.h>
 
 void
-runner_summary(struct db *db, int64_t run_id, const char *db_path,
-    const char *status, FILE *out)
+runner_summary(struct db *db, int64_t run_id, const char *db_opts,
+    const char *run_opts, const char *host_opts, const char *status,
+    FILE *out)
 {
 	struct rrun r;
 	struct so_err err = { 0, "" };
-	struct strbuf sb = STRBUF_INIT;
 	const struct rrow *w;
 	char med[32], lo[32], hi[32], cv[32];
 	size_t i, nwarn = 0;
@@ -55,15 +54,15 @@ runner_summary(struct db *db, int64_t run_id, const char *db_path,
 			    r.events[i].host : "-", r.events[i].message);
 	}
 	/* Interrupted or not, what is stored can be reported. */
-	if (strcmp(db_path, "results.db") != 0) {
-		strbuf_addstr(&sb, " --db ");
-		strbuf_add_shquoted(&sb, db_path);
-	}
 	if (strcmp(status, "interrupted") == 0)
 		fprintf(out, "resume: seqorch run --resume %lld%s\n",
-		    (long long)run_id, sb.buf);
-	fprintf(out, "next: seqorch report --run %lld%s\n", (long long)run_id,
-	    sb.buf);
-	strbuf_release(&sb);
+		    (long long)run_id, run_opts);
+	/* No host measured: reaching them comes before any report. */
+	if (host_opts != NULL)
+		fprintf(out, "next: seqorch hosts check%s\nthen: seqorch report "
+		    "--run %lld%s\n", host_opts, (long long)run_id, db_opts);
+	else
+		fprintf(out, "next: seqorch report --run %lld%s\n",
+		    (long long)run_id, db_opts);
 	report_free_run(&r);
 }

@@ -57,7 +57,8 @@ run_fail(struct hostrun *hr, const char *msg)
 /*
  * The variants this run measures: its --variants, or all of the study's;
  * with target (a build's -dumpmachine), only those built for its
- * architecture.  A NULL-terminated list of new strings.
+ * architecture and from sources the run has (gen_skipped says why the
+ * others are not).  A NULL-terminated list of new strings.
  */
 const char **
 run_variants(const struct run_params *p, const char *target)
@@ -85,6 +86,9 @@ run_variants(const struct run_params *p, const char *target)
 		if (target != NULL && ve != NULL &&
 		    strcmp(ve->arch, "any") != 0 &&
 		    strcmp(ve->arch, study_arch(target, arch, sizeof arch)) != 0)
+			continue;
+		if (target != NULL && ve != NULL && ve->needs != NULL &&
+		    !generated_has(p->gen, ve->needs))
 			continue;
 		list[n++] = xstrdup(v);
 	}
@@ -145,6 +149,40 @@ targetings(const struct study_entry *e, const char *tg[MAX_TARGETINGS])
 	return n > 0 ? n : 1;
 }
 
+/*
+ * The variants of build b that the run asks for but cannot build without
+ * the sources generated from an artifact it does not have: recorded as
+ * skipped, with what to do.
+ */
+static void
+gen_skipped(struct hostrun *hr, const struct build_result *b)
+{
+	const struct run_params *p = hr->p;
+	const char **vs = run_variants(p, NULL);
+	const struct variant_entry *ve;
+	struct so_err err;
+	char why[256], arch[64];
+	size_t j;
+
+	study_arch(b->target, arch, sizeof arch);
+	for (j = 0; vs[j] != NULL; j++) {
+		ve = study_variant(p->study, vs[j]);
+		if (ve != NULL && ve->needs != NULL &&
+		    !generated_has(p->gen, ve->needs) &&
+		    (strcmp(ve->arch, "any") == 0 ||
+		    strcmp(ve->arch, arch) == 0)) {
+			snprintf(why, sizeof why, "source \"%s\" not fetched "
+			    "(seqorch fetch --study %s)", ve->needs, p->study);
+			if (db_variant_status(hr->db, p->run_id,
+			    hr->host->name, b->build_id, p->study, vs[j],
+			    "skipped", why, &err) != 0)
+				run_db_lost(hr, "a variant's status", err.msg);
+		}
+		free((char *)vs[j]);
+	}
+	free(vs);
+}
+
 /* Connect, upload and build: everything that happens outside timing. */
 /* A cold build's step on the host's line, after what it builds. */
 static void
@@ -154,6 +192,39 @@ build_step(void *arg, const char *step)
 
 	progress_step(hr->index, "building with %s: %s",
 	    hr->labels[hr->nlabels - 1], step);
+}
+
+/*
+ * Each variant --variants names is built for the host's architecture
+ * (`uname -m`), or for any: else SO_EINVAL naming both, before anything
+ * is uploaded or built there.
+ */
+static int
+check_arch(struct hostrun *hr, struct so_err *err)
+{
+	const struct variant_entry *ve;
+	char *machine = NULL, *copy, *q, *v, arch[64];
+	int status, rc;
+
+	if (hr->p->variants == NULL)
+		return 0;
+	if ((rc = conn_capture(hr->conn, "uname -m", 256, &machine, &status,
+	    err)) != 0)
+		return rc;
+	machine[strcspn(machine, "\r\n")] = '\0';
+	study_arch(machine, arch, sizeof arch);
+	copy = q = xstrdup(hr->p->variants);
+	while (rc == 0 && status == 0 && (v = strsep(&q, ",")) != NULL) {
+		ve = study_variant(hr->p->study, v);
+		if (ve != NULL && strcmp(ve->arch, "any") != 0 &&
+		    strcmp(ve->arch, arch) != 0)
+			rc = so_error(err, SO_EINVAL, "variant \"%s\" runs on "
+			    "%s only and host \"%s\" is %s: nothing uploaded "
+			    "or built", v, ve->arch, hr->host->name, arch);
+	}
+	free(copy);
+	free(machine);
+	return rc;
 }
 
 static void
@@ -172,10 +243,15 @@ prepare(struct hostrun *hr)
 		return;
 	}
 	hr->conn->stop = hr->p->stop;
+	if (check_arch(hr, &err) != 0) {
+		run_fail(hr, err.msg);
+		return;
+	}
 	progress_set(hr->index, "uploading");
 	if (deploy_sources(hr->conn, NULL, &err) != 0 ||
 	    deploy_artifacts(hr->conn, hr->p->study, hr->p->cache, NULL,
-	    &err) != 0) {
+	    &err) != 0 ||
+	    deploy_generated(hr->conn, hr->p->gen, NULL, &err) != 0) {
 		run_fail(hr, err.msg);
 		return;
 	}
@@ -189,13 +265,16 @@ prepare(struct hostrun *hr)
 		hr->labels[hr->nlabels++] = t ? xasprintf("%s, %s", cc, t) :
 		    xstrdup(cc);
 		progress_set(hr->index, "building with %s", hr->labels[i]);
-		if (deploy_build_for(hr->conn, cc, e->prebuild ? e->name :
-		    NULL, t, hr->db, hr->p->run_id, hr->p->resume, build_step,
-		    hr, b, NULL, &err) != 0) {
+		if (deploy_build_for(hr->conn, cc, e->prebuild ||
+		    hr->p->gen != NULL ? e->name : NULL, t, hr->p->gen,
+		    hr->db, hr->p->run_id, hr->p->resume, build_step, hr, b,
+		    NULL, &err) != 0) {
 			run_fail(hr, err.msg);
 			return;
 		}
 		hr->nbuilds++;
+		if (b->ok)
+			gen_skipped(hr, b);
 		if (!b->ok) {
 			const char **vs = run_variants(hr->p, NULL);
 			size_t j;
@@ -215,6 +294,41 @@ prepare(struct hostrun *hr)
 			free(vs);
 		}
 	}
+}
+
+void
+run_expect(struct hostrun *hr, uint64_t n)
+{
+	uint64_t own = n < hr->planned ? n : hr->planned;
+
+	hr->planned -= own;
+	if (n > own)
+		progress_expect(n - own);
+}
+
+/*
+ * Before measuring, every host's samples in the whole run's count, so
+ * that it does not grow as hosts start: per working build, the variants
+ * built for its architecture times the samples.  A resume asks for gaps
+ * only, and counts as its agents announce them.
+ */
+static void
+run_plan(struct hostrun *hr)
+{
+	const char **vs;
+	size_t i, j;
+
+	for (i = 0; i < hr->nbuilds && !hr->failed && !hr->p->resume; i++) {
+		if (!hr->builds[i].ok)
+			continue;
+		vs = run_variants(hr->p, hr->builds[i].target);
+		for (j = 0; vs[j] != NULL; j++)
+			free((char *)vs[j]);
+		free(vs);
+		hr->planned += j * hr->p->samples;
+	}
+	if (hr->planned > 0)
+		progress_expect(hr->planned);
 }
 
 /* Phase one, at most --parallel hosts at once: everything before timing. */
@@ -266,6 +380,9 @@ measure_one(void *arg, size_t k)
 	    !hr->failed ? "ok" : *p->stop ? "interrupted" : "failed",
 	    hr->failed ? hr->error : NULL, &err) != 0)
 		run_db_lost(hr, "the host's outcome", err.msg);
+	/* What was counted and will not come (a variant or host failed). */
+	progress_unexpect(hr->planned);
+	hr->planned = 0;
 	if (!hr->failed)
 		progress_set(hr->index, "done: %llu samples%s",
 		    (unsigned long long)hr->samples,
@@ -307,6 +424,8 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 		out->no_window = 1;
 	else
 		lerr.msg[0] = '\0';
+	for (i = 0; i < n; i++)
+		run_plan(&hr[i]);
 	pool_run(n, (int)n, measure_one, hr);
 	lease_release(lease);
 	for (i = 0; i < n; i++) {
@@ -314,6 +433,8 @@ runner_run(struct db *db, struct host *const *hosts, size_t n,
 			out->hosts_ok++;
 		else
 			out->hosts_failed++;
+		if (hr[i].failed && strcmp(hr[i].error, "interrupted") == 0)
+			out->hosts_interrupted++;
 		out->samples += hr[i].samples;
 		out->invalid += hr[i].invalid;
 		for (j = 0; j < hr[i].nbuilds; j++)

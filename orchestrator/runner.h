@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "generate.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct run_params {
 	int no_wait;		/* fail instead of waiting for the window */
 	int lease_expiry;	/* seconds */
 	const char *holder;	/* shown to whoever waits for our host lock */
+	const char *db_id;	/* db_identity: names our run directories */
 	int resume;		/* fill only the run's missing cells */
 	int require_quiet;	/* agents refuse to measure on noisy hosts */
 	double max_cv;		/* adaptive sampling; 0 = off */
@@ -39,10 +41,16 @@ struct run_params {
 	 * OPENSSL_armcap (aarch64) set to this; NULL leaves both alone.
 	 */
 	const char *openssl_cap;
+	/*
+	 * The sources generated from the study's artifacts (generate.h), or
+	 * NULL: the variants needing them are skipped with the reason.
+	 */
+	const struct generated *gen;
 };
 
 struct run_outcome {
 	unsigned hosts_ok, hosts_failed;
+	unsigned hosts_interrupted;	/* of the failed: stopped by a signal */
 	uint64_t samples, invalid;
 	int interrupted;
 	int no_window;		/* the lease could not be had (--no-wait) */
@@ -73,10 +81,15 @@ int runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
 /*
  * After run run_id ended with status: its best variant per host (median,
  * min-max, cv), its warnings, and `next: seqorch report --run N` (with
- * `resume: seqorch run --resume N` when interrupted), to out.  A run that
- * cannot be loaded gets a line saying why.
+ * `resume: seqorch run --resume N` when interrupted), to out, each hint
+ * followed by the options it must repeat: db_opts for the report
+ * (" --db FILE"), run_opts for the run (--config, --ssh-config as well).
+ * host_opts, when every host failed, makes `seqorch hosts check` with
+ * them (--config, --ssh-config) the next step.  A run that cannot be
+ * loaded gets a line saying why.
  */
-void runner_summary(struct db *db, int64_t run_id, const char *db_path,
-    const char *status, FILE *out);
+void runner_summary(struct db *db, int64_t run_id, const char *db_opts,
+    const char *run_opts, const char *host_opts, const char *status,
+    FILE *out);
 
 #endif

@@ -1,5 +1,6 @@
 /* seqorch: the coordinator's main; dispatches to the command table. */
 #include "cmd.h"
+#include "commit.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -17,10 +18,11 @@ usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", cmd_table[i]->name,
 		    cmd_table[i]->summary);
 	fprintf(f, "\nseqorch help COMMAND is seqorch COMMAND --help; seqorch "
-	    "version (-V,\n--version) prints the version.\n");
+	    "version (-V,\n--version) prints the version and the commit it "
+	    "was built from.\n");
 	fprintf(f, "\nexit codes: 0 ok, 1 run failed, partial or invalid "
-	    "samples, 2 usage or config\nerror, 3 database error, 130 "
-	    "interrupted.  See docs/usage.md.\n");
+	    "samples, 2 usage or config\nerror, 3 database error, 4 output "
+	    "cannot be written, 130 interrupted.\nSee docs/usage.md.\n");
 }
 
 /* An unknown command, with the nearest one when it is near enough. */
@@ -44,6 +46,7 @@ main(int argc, char **argv)
 {
 	const struct cmd_entry *cmd;
 
+	so_json_hooks();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -58,6 +61,12 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "help") == 0 && argc > 2) {
 		if ((cmd = cmd_find(argv[2])) == NULL)
 			return unknown(argv[2]);
+		/* help hosts trust is hosts trust --help. */
+		if (argc > 3 && cmd->verbs != NULL) {
+			char *args[] = { argv[2], argv[3], "--help", NULL };
+
+			return cmd->exec(cmd, 3, args);
+		}
 		cmd_print_usage(cmd, stdout);
 		return EXIT_OK;
 	}
@@ -68,7 +77,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0 ||
 	    strcmp(argv[1], "version") == 0) {
-		printf("seqorch %s\n", SEQORCH_VERSION);
+		printf("seqorch %s (commit %s)\n", SEQORCH_VERSION,
+		    SEQORCH_COMMIT);
 		return EXIT_OK;
 	}
 	if ((cmd = cmd_find(argv[1])) == NULL)

@@ -142,18 +142,19 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	struct strbuf tried = STRBUF_INIT;
 	char *user, *list = NULL, *path = NULL;
 	const char *home = getenv("HOME"), *sock = getenv("SSH_AUTH_SOCK");
-	struct passwd *pw;
+	char *pwhome = NULL;
 	size_t i, nfiles;
 	int rc = 0, w = 0, nkeys = 0, ok = 0;
 
 	/* As ssh does: without HOME, the password database's home. */
-	if ((home == NULL || *home == '\0') &&
-	    (pw = getpwuid(getuid())) != NULL)
-		home = pw->pw_dir;
+	if (home == NULL || *home == '\0')
+		home = pwhome = pw_home(NULL);
 	if ((user = h->user != NULL ? xstrdup(h->user) : local_user()) ==
-	    NULL)
-		return so_error(err, SO_ESSH, "host \"%s\": no user given and "
+	    NULL) {
+		rc = so_error(err, SO_ESSH, "host \"%s\": no user given and "
 		    "no name for uid %ld", h->name, (long)geteuid());
+		goto out;
+	}
 	do {
 		list = libssh2_userauth_list(s->session, user,
 		    (unsigned int)strlen(user));
@@ -222,6 +223,7 @@ out:
 	strbuf_release(&tried);
 	free(path);
 	free(user);
+	free(pwhome);
 	return rc;
 }
 

@@ -372,8 +372,9 @@ ssh_check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 		}
 		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
 		    "is not in known_hosts \"%s\" (%s %s); if that fingerprint "
-		    "is right, run \"seqorch hosts trust %s\"", h->name, name,
-		    h->known_hosts, t->name, s->fingerprint, s->trust_name);
+		    "is right, run \"seqorch hosts trust %s%s\"", h->name,
+		    name, h->known_hosts, t->name, s->fingerprint,
+		    s->trust_name, h->hint != NULL ? h->hint : "");
 		break;
 	default:
 		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot check the "

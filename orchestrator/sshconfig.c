@@ -11,7 +11,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <glob.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,18 +70,15 @@ sshcfg_key_name(enum sshcfg_key key)
 static char *
 home_dir(void)
 {
-	struct passwd *pw = getpwuid(getuid());
-
-	return pw != NULL && pw->pw_dir != NULL && *pw->pw_dir ?
-	    xstrdup(pw->pw_dir) : NULL;
+	return pw_home(NULL);
 }
 
 static char *
 local_user(void)
 {
-	struct passwd *pw = getpwuid(getuid());
+	char *name = pw_login();
 
-	return xstrdup(pw != NULL ? pw->pw_name : "");
+	return name != NULL ? name : xstrdup("");
 }
 
 char *
@@ -105,7 +101,6 @@ static char *
 expand_tilde(const char *path)
 {
 	const char *rest;
-	struct passwd *pw;
 	char *user, *home, *out;
 
 	if (path[0] != '~')
@@ -115,9 +110,8 @@ expand_tilde(const char *path)
 		home = home_dir();
 	else {
 		user = xasprintf("%.*s", (int)(rest - path - 1), path + 1);
-		pw = getpwnam(user);
+		home = pw_home(user);
 		free(user);
-		home = pw != NULL ? xstrdup(pw->pw_dir) : NULL;
 	}
 	if (home == NULL)
 		return NULL;
@@ -681,4 +675,73 @@ sshcfg_free(struct sshcfg *cfg)
 		free(cfg->origin[i]);
 	free(cfg->alias);
 	free(cfg);
+}
+
+/* Add each name of a Host line that is an alias, not a pattern, once. */
+static void
+add_aliases(char **args, int n, char ***out, size_t *nout)
+{
+	size_t j;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (strpbrk(args[i], "*?!") != NULL)
+			continue;
+		for (j = 0; j < *nout && strcmp((*out)[j], args[i]) != 0; j++)
+			;
+		if (j < *nout)
+			continue;
+		ALLOC_GROW(*out, *nout);
+		(*out)[(*nout)++] = xstrdup(args[i]);
+	}
+}
+
+int
+sshcfg_aliases(const char *path, char ***out, size_t *n, struct so_err *err)
+{
+	char line[LINE_MAX_LEN + 2], *kw, *args[MAX_ARGS], *deflt = NULL;
+	FILE *f = NULL;
+	int lineno = 0, nargs, r = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (path == NULL) {
+		deflt = sshcfg_default_path();
+		/* Like ssh: no ~/.ssh/config is an empty configuration. */
+		if (deflt == NULL || access(deflt, F_OK) != 0)
+			goto out;
+		path = deflt;
+	}
+	if ((f = fopen(path, "re")) == NULL) {
+		r = so_error(err, SO_EIO, "cannot read ssh_config \"%s\": %s",
+		    path, strerror(errno));
+		goto out;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		lineno++;
+		if (strlen(line) > LINE_MAX_LEN) {
+			r = so_error(err, SO_EINVAL, "%s:%d: line longer than "
+			    "%d bytes", path, lineno, LINE_MAX_LEN);
+			goto out;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		if ((nargs = split_line(line, &kw, args, MAX_ARGS)) < 0) {
+			r = so_error(err, SO_EINVAL, "%s:%d: unterminated quote",
+			    path, lineno);
+			goto out;
+		}
+		if (kw != NULL && strcasecmp(kw, "host") == 0)
+			add_aliases(args, nargs, out, n);
+	}
+out:
+	if (f != NULL)
+		fclose(f);
+	free(deflt);
+	if (r != 0) {
+		while (*n > 0)
+			free((*out)[--*n]);
+		free(*out);
+		*out = NULL;
+	}
+	return r;
 }

@@ -70,6 +70,16 @@ int sshcfg_resolve(const char *path, const char *alias, const char *user,
 
 void sshcfg_free(struct sshcfg *cfg);
 
+/*
+ * The aliases the Host lines of the ssh_config file path (NULL:
+ * ~/.ssh/config, absent or not) name, patterns left out, each once, in
+ * file order, in *out (n strings; the caller frees each and the array).
+ * Included files are not read.  Returns 0, or SO_EIO or SO_EINVAL with
+ * err naming the file and line.
+ */
+int sshcfg_aliases(const char *path, char ***out, size_t *n,
+    struct so_err *err);
+
 /* The name of a key as ssh_config spells it ("HostName"). */
 const char *sshcfg_key_name(enum sshcfg_key key);
 

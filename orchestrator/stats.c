@@ -360,3 +360,132 @@ stats_paired(const double *r, size_t n, uint64_t seed, struct stats_ratio *out)
 	stats_interval(boot, STATS_RESAMPLES, out);
 	free(boot);
 }
+
+/*
+ * U (pairs with a above b, ties a half), and whether any value is in
+ * both: one merge of the two sorted lists.
+ */
+static double
+rank_u(const double *a, size_t na, const double *b, size_t nb, int *ties)
+{
+	size_t i, lo = 0, hi = 0;
+	double u = 0;
+
+	*ties = 0;
+	for (i = 0; i < na; i++) {
+		while (lo < nb && b[lo] < a[i])
+			lo++;
+		if (hi < lo)
+			hi = lo;
+		while (hi < nb && b[hi] <= a[i])
+			hi++;
+		u += (double)lo + (double)(hi - lo) / 2;
+		if (hi > lo)
+			*ties = 1;
+	}
+	return u;
+}
+
+/*
+ * P(U <= u) and P(U >= u) when all C(na + nb, na) orders are equally
+ * likely: c[j][v] counts the orders of i values of a and j of b with
+ * U = v, row by row in i (the largest value is a's, adding j, or b's).
+ */
+static double
+rank_exact(size_t na, size_t nb, double u)
+{
+	size_t i, j, v, top = na * nb, w = top + 1;
+	double *prev = xcalloc((nb + 1) * w, sizeof *prev);
+	double *cur = xcalloc((nb + 1) * w, sizeof *cur), *t;
+	double all = 0, le = 0, ge = 0;
+
+	for (j = 0; j <= nb; j++)
+		prev[j * w] = 1;		/* no a: U = 0, one order */
+	for (i = 1; i <= na; i++) {
+		memset(cur, 0, (nb + 1) * w * sizeof *cur);
+		cur[0] = 1;			/* no b: U = 0 */
+		for (j = 1; j <= nb; j++)
+			for (v = 0; v <= i * j; v++)
+				cur[j * w + v] = (v >= j ? prev[j * w + v - j] :
+				    0) + cur[(j - 1) * w + v];
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	for (v = 0; v <= top; v++) {
+		all += prev[nb * w + v];
+		if ((double)v <= u)
+			le += prev[nb * w + v];
+		if ((double)v >= u)
+			ge += prev[nb * w + v];
+	}
+	free(cur);
+	free(prev);
+	return fmin(1, 2 * fmin(le, ge) / all);
+}
+
+double
+stats_rank_p(const double *a, size_t na, const double *b, size_t nb)
+{
+	double u, mean, var, t = 0, z, *all;
+	size_t i, j, n = na + nb, run;
+	int ties;
+
+	if (na == 0 || nb == 0)
+		return NAN;
+	u = rank_u(a, na, b, nb, &ties);
+	if (!ties && na * nb <= STATS_EXACT_RANKS)
+		return rank_exact(na, nb, u);
+	/* Ties shrink the variance by sum(t^3 - t) over runs of equal values. */
+	all = xmalloc(n * sizeof *all);
+	memcpy(all, a, na * sizeof *all);
+	memcpy(all + na, b, nb * sizeof *all);
+	stats_sort(all, n);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && all[j] == all[i]; j++)
+			;
+		run = j - i;
+		t += (double)run * (double)run * (double)run - (double)run;
+	}
+	free(all);
+	mean = (double)na * (double)nb / 2;
+	var = (double)na * (double)nb / 12 * ((double)n + 1 - t /
+	    ((double)n * ((double)n - 1)));
+	if (var <= 0)
+		return 1;
+	/* With continuity correction. */
+	z = fmax(0, fabs(u - mean) - 0.5) / sqrt(var);
+	return fmin(1, erfc(z / sqrt(2)));
+}
+
+/* NAN (no test) sorts as 1. */
+static double
+p_or_one(double p)
+{
+	return isnan(p) ? 1 : p;
+}
+
+void
+stats_holm(const double *p, size_t m, double *adj)
+{
+	size_t *order, k, j, t;
+	double run = 0;
+
+	if (m == 0)
+		return;
+	order = xmalloc(m * sizeof *order);
+	/* Ascending p by insertion: a family is a few dozen tests at most. */
+	for (k = 0; k < m; k++) {
+		for (j = k; j > 0 && p_or_one(p[order[j - 1]]) >
+		    p_or_one(p[k]); j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	/* The k-th smallest is multiplied by m - k, never below the last. */
+	for (k = 0; k < m; k++) {
+		t = order[k];
+		run = fmax(run, fmin(1, (double)(m - k) * p_or_one(p[t])));
+		adj[t] = run;
+	}
+	free(order);
+}

@@ -1,7 +1,10 @@
 /* Look-ups in the study tables that kernels/registry.sh generates. */
 #include "study.h"
+#include "strbuf.h"
+#include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 char *
@@ -62,4 +65,55 @@ study_unit_plural(const char *name)
 	const struct study_entry *e = name != NULL ? study_find(name) : NULL;
 
 	return e != NULL ? e->study->unit_plural : "steps";
+}
+
+const struct study_group *
+study_group_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; study_groups[i].name != NULL; i++)
+		if (strcmp(study_groups[i].name, name) == 0)
+			return &study_groups[i];
+	return NULL;
+}
+
+/* Is name an element of the comma list list? */
+static int
+in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ',') && (p[n] == ',' ||
+		    p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+char *
+study_expand(const char *list, char **twice)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *copy = xstrdup(list), *p = copy, *name, *one, *q, *m;
+	const struct study_group *g;
+
+	*twice = NULL;
+	while ((name = strsep(&p, ",")) != NULL) {
+		g = study_group_find(name);
+		one = xstrdup(g != NULL ? g->studies : name);
+		for (q = one; (m = strsep(&q, ",")) != NULL; ) {
+			if (*twice == NULL && sb.len > 0 && in_list(sb.buf, m))
+				*twice = xstrdup(m);
+			if (sb.len > 0)
+				strbuf_addch(&sb, ',');
+			strbuf_addstr(&sb, m);
+		}
+		free(one);
+	}
+	free(copy);
+	return strbuf_detach(&sb);
 }

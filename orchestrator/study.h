@@ -39,6 +39,12 @@ struct artifact_entry {
 	const char *sha256;		/* 64 lowercase hex digits */
 	unsigned long long size;	/* bytes */
 	const char *url;		/* default; see fetch.h for overrides */
+	/*
+	 * 1: "generate" in the artifacts file: never uploaded; the
+	 * coordinator generates sources from it (generate.h) for the
+	 * variants that need it, and a run goes on without it.
+	 */
+	int generate;
 };
 
 /* One variant folder of the embedded sources, for any architecture. */
@@ -47,6 +53,11 @@ struct variant_entry {
 	const char *arch;		/* "x86_64", or "any" */
 	const char *flags;		/* its own compiler flags, or NULL */
 	const char *libs;		/* libraries it links, or NULL */
+	/*
+	 * Its `needs` file: the generated sources it builds from (the
+	 * name of a "generate" artifact), or NULL.
+	 */
+	const char *needs;
 };
 
 /*
@@ -57,6 +68,30 @@ struct variant_entry {
 struct arch_alias {
 	const char *other, *name;
 };
+
+/*
+ * A study group (kernels/groups.txt): the seeds' word for several studies
+ * ("div"), which a --study list expands to its studies in order.
+ */
+struct study_group {
+	const char *name;
+	const char *studies;		/* comma list: "div32,div64" */
+};
+
+/* Every group, in kernels/groups.txt order; ends with a NULL name. */
+extern const struct study_group study_groups[];
+
+/*
+ * list (a --study comma list) with each group's name replaced by its
+ * studies, as a new string the caller frees.  *twice is set to the first
+ * study the expanded list names more than once (a new string the caller
+ * frees), or NULL.  Names that are neither are kept for the caller to
+ * refuse.
+ */
+char *study_expand(const char *list, char **twice);
+
+/* The group called name, or NULL. */
+const struct study_group *study_group_find(const char *name);
 
 /* Every alias; ends with a NULL other. */
 extern const struct arch_alias arch_aliases[];

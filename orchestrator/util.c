@@ -1,9 +1,11 @@
 /* Error carrier, allocation wrappers and small parsing helpers. */
 #include "util.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,14 @@ xmalloc(size_t n)
 	if (p == NULL)
 		oom(n);
 	return p;
+}
+
+void
+so_json_hooks(void)
+{
+	cJSON_Hooks hooks = { xmalloc, free };
+
+	cJSON_InitHooks(&hooks);
 }
 
 void *
@@ -139,6 +149,92 @@ parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return 0;
 }
 
+int
+parse_count(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	static const char suffixes[] = "kMG";
+	char num[64], *end;
+	size_t len;
+	double v;
+
+	if (parse_int64(s, min, max, out) == 0)
+		return 0;
+	/* Digits, a point and an exponent: strtod's hex and "inf" are not. */
+	len = strspn(s, "0123456789.eE+-");
+	if (len == 0 || !isdigit((unsigned char)s[0]) || len >= 40 ||
+	    (s[len] != '\0' && (s[len + 1] != '\0' ||
+	    strchr(suffixes, s[len]) == NULL)))
+		return SO_EINVAL;
+	/* "2.5M" is read as "2.5e6", so the value is rounded once. */
+	snprintf(num, sizeof num, "%.*s%s", (int)len, s, s[len] == '\0' ? "" :
+	    s[len] == 'k' ? "e3" : s[len] == 'M' ? "e6" : "e9");
+	errno = 0;
+	v = strtod(num, &end);
+	if (errno != 0 || *end != '\0' || !(v >= (double)min &&
+	    v <= (double)max) || v >= 0x1p53 || v != (double)(int64_t)v)
+		return SO_EINVAL;
+	*out = (int64_t)v;
+	return 0;
+}
+
+/*
+ * Optimal string alignment distance (Levenshtein with adjacent swaps, as
+ * git's help.c weighs them): "reprot" is 1 from "report".  Names are
+ * short; longer ones are far from everything anyway.
+ */
+static size_t
+distance(const char *a, const char *b)
+{
+	size_t d[3][33], la = strlen(a), lb = strlen(b), i, j, v;
+
+	if (la > 32 || lb > 32)
+		return SIZE_MAX;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t *row = d[i % 3], *up = d[(i - 1) % 3],
+		    *up2 = d[(i + 1) % 3];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			v = up[j - 1] + (a[i - 1] != b[j - 1]);
+			if (up[j] + 1 < v)
+				v = up[j] + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && up2[j - 2] + 1 < v)
+				v = up2[j - 2] + 1;
+			row[j] = v;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+void
+nearest_try(struct nearest *n, const char *word)
+{
+	size_t len = strlen(n->name), d;
+
+	/* A prefix ("rep") is as near as one typo. */
+	d = len > 1 && strncmp(word, n->name, len) == 0 ? 1 :
+	    distance(n->name, word);
+	if (d < n->bestd) {
+		n->bestd = d;
+		n->best = word;
+	}
+}
+
+const char *
+nearest_word(const struct nearest *n)
+{
+	/*
+	 * Two edits on a word of five letters or more; one on shorter, where
+	 * two would make "xml" "html".
+	 */
+	return n->bestd <= (strlen(n->name) >= 5 ? 2u : 1u) ? n->best : NULL;
+}
+
 void
 hex_encode(const uint8_t *in, size_t n, char *out)
 {
@@ -193,6 +289,45 @@ iso_now(char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
+/* A field of user's (NULL: the real uid's) passwd entry: home or name. */
+static char *
+pw_field(const char *user, int name)
+{
+	struct passwd pw, *res = NULL;
+	char *buf = NULL, *out = NULL;
+	const char *f;
+	size_t len = 1024;
+	int rc;
+
+	for (;;) {
+		buf = xrealloc(buf, len);
+		rc = user != NULL ? getpwnam_r(user, &pw, buf, len, &res) :
+		    getpwuid_r(getuid(), &pw, buf, len, &res);
+		if (rc != ERANGE || len >= 1 << 20)
+			break;
+		len *= 2;
+	}
+	if (rc == 0 && res != NULL) {
+		f = name ? pw.pw_name : pw.pw_dir;
+		if (f != NULL && *f != '\0')
+			out = xstrdup(f);
+	}
+	free(buf);
+	return out;
+}
+
+char *
+pw_home(const char *user)
+{
+	return pw_field(user, 0);
+}
+
+char *
+pw_login(void)
+{
+	return pw_field(NULL, 1);
 }
 
 void

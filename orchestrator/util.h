@@ -61,6 +61,13 @@ int so_error(struct so_err *err, int code, const char *fmt, ...)
  */
 void so_set_oom_hook(void (*hook)(size_t n));
 void *xmalloc(size_t n);
+/*
+ * Route cJSON's allocations through xmalloc, so that what cJSON cannot
+ * allocate meets the same policy (the hook, then the abort) rather than a
+ * NULL nobody checks.  Call it before any cJSON use and before threads:
+ * main does.
+ */
+void so_json_hooks(void);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
@@ -81,6 +88,28 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * digits (optionally signed).  Returns 0 and stores *out, or SO_EINVAL.
  */
 int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/*
+ * A count as people write one, in [min, max]: "1000000", "1e6", "10M",
+ * "2.5M" (k, M, G: thousand, million, billion); a value that is not a
+ * whole number ("1.5", "2.5k7") is refused.  0 with *out, or SO_EINVAL.
+ */
+int parse_count(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/*
+ * "Did you mean": feed each valid word to nearest_try, then
+ * nearest_word gives the one nearest to name (a prefix of it, or within
+ * two edits; one for names under five letters), or NULL when none is
+ * near.  Words are not copied: they must outlive the struct.
+ */
+struct nearest {
+	const char *name;
+	const char *best;
+	size_t bestd;
+};
+#define NEAREST_INIT(name) { (name), NULL, SIZE_MAX }
+void nearest_try(struct nearest *n, const char *word);
+const char *nearest_word(const struct nearest *n);
 
 /* Lowercase hex of n bytes into out, which must hold 2n+1 chars. */
 void hex_encode(const uint8_t *in, size_t n, char *out);
@@ -109,6 +138,15 @@ int write_all(int fd, const void *data, size_t len, const char *name,
  */
 int write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err);
+
+/*
+ * From the password database, reentrantly (pool threads ask too, and
+ * getpwuid's static result would be shared): the home directory of user,
+ * or of the real uid when user is NULL; pw_login the real uid's login
+ * name.  NULL when unknown or empty; caller frees.
+ */
+char *pw_home(const char *user);
+char *pw_login(void);
 
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);

@@ -55,6 +55,23 @@ lease_note(int rc, const struct so_err *err)
 }
 
 int
+lease_check_free(struct db *db, int expiry_s, struct so_err *err)
+{
+	struct lease_state l;
+	int rc = db_lease_get(db, LEASE_NAME, &l, err);
+
+	if (rc == SO_ENOTFOUND)
+		return 0;
+	if (rc != 0)
+		return rc;
+	if (strcmp(l.holder, db_coordinator_id()) == 0 ||
+	    db_holder_dead(l.holder_host, l.pid) || l.age > expiry_s)
+		return 0;
+	return so_error(err, SO_EBUSY, "the measurement window is held by %s "
+	    "(--no-wait given)", l.holder);
+}
+
+int
 lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
     int expiry_s, volatile sig_atomic_t *stop, struct lease **out,
     struct so_err *err)

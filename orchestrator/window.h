@@ -32,6 +32,14 @@ int lease_acquire(struct db *db, int64_t run_id, const char *study,
 void lease_release(struct lease *l);
 
 /*
+ * Whether lease_acquire could take the lease now, without taking it:
+ * 0 when it is free, ours, or its holder is dead or silent for over
+ * expiry_s; SO_EBUSY naming the live holder; or a database error.  For
+ * --no-wait, before a run is created (lease_acquire still decides).
+ */
+int lease_check_free(struct db *db, int expiry_s, struct so_err *err);
+
+/*
  * Compare a window's before and after snapshots (agent JSON objects): a
  * change of the clock estimate over 3% or other processes running on the
  * pinned CPU is drift, and so is skew (window_skew's text, or NULL).

@@ -202,7 +202,8 @@ def schema_of(db):
 
 def migrated(tmp_path, name, version):
     """A database at schema version (0: an empty file) that seqorch then
-    migrated to its latest schema, as `seqorch run` does."""
+    migrated to its latest schema, as `seqorch run` does (gc, a writer:
+    readers leave a file without a schema as it is)."""
     d = tmp_path / name
     d.mkdir()
     db = d / "results.db"
@@ -210,7 +211,7 @@ def migrated(tmp_path, name, version):
         schema_at(db, version)
     else:
         sqlite3.connect(db).close()
-    r = seqorch(d, "windows")
+    r = seqorch(d, "gc")
     assert r.returncode == 0, r.stderr
     return schema_of(db)
 

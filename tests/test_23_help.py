@@ -20,6 +20,19 @@ def test_command_reference_is_current():
         "docs/commands.md is stale: run `make docs`"
 
 
+def test_usage_table_is_generated():
+    """docs/usage.md's table listed 11 of 14 commands (issue 32 item 19):
+    it is the command table's, between two markers."""
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    block = usage.split("<!-- generated from the command table by "
+                        "docs/gen-help.sh (make docs) -->\n")[1] \
+        .split("<!-- end of the generated table -->")[0]
+    assert block == gen("usage-table"), \
+        "docs/usage.md's table is stale: run `make docs`"
+    for name in command_names():
+        assert f"| `seqorch {name}` |" in block, name
+
+
 def test_every_command_is_in_the_reference_and_the_man_page():
     out = subprocess.run([str(SEQORCH), "--help"], capture_output=True,
                          text=True).stdout
@@ -54,7 +67,8 @@ def test_bash_completion(tmp_path):
                 '\n[hosts.genoa]\naddress = "127.0.0.9"\n'
                 'groups = ["cloud"]\n')
     assert "run" in complete(tmp_path, "seqorch", "r")
-    assert complete(tmp_path, "seqorch", "rep") == ["report"]
+    assert complete(tmp_path, "seqorch", "rep") == ["report", "reproduce"]
+    assert complete(tmp_path, "seqorch", "repo") == ["report"]
     assert "--steps" in complete(tmp_path, "seqorch", "run", "--st")
     assert "sha3" in complete(tmp_path, "seqorch", "run", "--study", "sh")
     assert complete(tmp_path, "seqorch", "run", "--study", "sha3,sh") == \
@@ -65,6 +79,13 @@ def test_bash_completion(tmp_path):
     hosts = complete(tmp_path, "seqorch", "run", "--hosts", "")
     assert {"all", "local", "genoa", "@cloud"} <= set(hosts), hosts
     assert complete(tmp_path, "seqorch", "hosts", "tr") == ["trust"]
+    # help COMMAND, then the command's verb (issue 32 item 18).
+    assert complete(tmp_path, "seqorch", "help", "") == \
+        sorted(command_names())
+    assert complete(tmp_path, "seqorch", "help", "rep") == \
+        ["report", "reproduce"]
+    assert complete(tmp_path, "seqorch", "help", "hosts", "t") == ["trust"]
+    assert complete(tmp_path, "seqorch", "help", "run", "") == []
     assert complete(tmp_path, "seqorch", "hosts", "trust", "ge") == ["genoa"]
     assert complete(tmp_path, "seqorch", "report", "--format", "h") == \
         ["html"]

@@ -106,6 +106,12 @@ def test_unknown_host_key_is_refused(tmp_path, sshd_factory):
     assert f"host key for {s.known_name} is not in known_hosts" in b
     assert s.host_fingerprint in b
     assert 'run "seqorch hosts trust genoa"' in b
+    # From another directory, the hint repeats the --config it was given.
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    r = run_hosts(other, "check", "--config", tmp_path / "hosts.toml")
+    assert (f'run "seqorch hosts trust genoa --config '
+            f"'{tmp_path / 'hosts.toml'}'\"") in block(r.stdout, "genoa")
     assert s.known_hosts.read_text() == ""
     # Refused before authentication: no command ran.
     assert "Accepted publickey" not in s.log.read_text()
@@ -510,7 +516,9 @@ def test_list_and_usage(tmp_path, sshd_factory):
     for args in ((), ("list",)):
         r = run_hosts(tmp_path, *args)
         assert r.returncode == 0, r.stderr
-        row = r.stdout.splitlines()[1].split()
+        assert r.stdout.splitlines()[0] == \
+            "inventory: hosts.toml (the current directory)"
+        row = r.stdout.splitlines()[2].split()
         assert row[:7] == ["genoa", "ssh", f"{s.address}:{s.port}", s.user,
                            "clang,gcc", "3", "x86,big"]
         assert r.stdout.rstrip().endswith("-O3 -march=znver4")

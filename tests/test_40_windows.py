@@ -138,12 +138,17 @@ def test_no_wait_fails_at_once(tmp_path, workdir):
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "200000",
               "--samples", "3")
+    # Run alone, this test builds left's agent cold first: minutes when
+    # the machine is busy.
     assert wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0]
-                    == 1)
+                    == 1, timeout=400)
     r = seqorch(tmp_path, *RUN, "--hosts", "right", "--steps", "1000",
                 "--samples", "1", "--no-wait")
     assert r.returncode == 1
     assert "held by" in r.stderr and "--no-wait" in r.stderr
+    # Refused before a run is created: the holder's run is the only one.
+    assert "run 2" not in r.stderr
+    assert query(db, "SELECT count(*) FROM runs")[0][0] == 1
     rc, err = finish(a)
     assert rc == 0, err
 

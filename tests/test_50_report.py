@@ -588,8 +588,9 @@ def test_position_bias_is_seen(site, tmp_path):
     out = sq(d, "report", "--run", 1).stdout
     assert "position bias: some positions in the alternating order shift " \
         "results" in out, out
-    assert re.search(r"^  position 0: n 9, 0\.\d+x the others  \[\S+, \S+\]"
-                     r"  slower$", out, re.M), out
+    assert re.search(r"^  position 0: n 9, 0\.\d+x  \[\S+, \S+\]"
+                     r"  Holm p \S+  slower$", out, re.M), out
+    assert "verdicts by rank tests, Holm-corrected over the " in out
     out = sq(site, "report", "--run", 1).stdout
     assert re.search(r"^position bias: ", out, re.M)
 

@@ -94,28 +94,38 @@ def test_gate_passes_when_decided(site):
     assert len(doc["cells"]) == 2
 
 
-def test_baseline_alone_takes_newest_ok_run(site, tmp_path):
-    """Run 3 failed: --baseline 2 compares with run 4 and says run 3 was
-    passed over; with only failed runs after it, there is nothing to
-    compare with."""
+def test_baseline_alone_judges_newest_measured_run(site, tmp_path):
+    """--baseline 2 takes run 5, the newest run measured here; interrupted,
+    it is judged and fails the gate (before issue 29 an older ok run was
+    gated instead); an --explore run is passed over, and named."""
     p = run(site, "compare", "--baseline", 2, "--fail-slower", 90,
             check=False)
     assert "run 2 (baseline) -> run 5" in p.stdout, p.stdout
     d = copy_db(site, tmp_path)
     con = sqlite3.connect(d / "results.db")
     with con:
-        con.execute("UPDATE runs SET status = 'interrupted' WHERE id >= 4")
+        con.execute("UPDATE runs SET status = 'interrupted' WHERE id = 5")
+    p = run(d, "compare", "--baseline", 2, "--fail-slower", 90,
+            check=False)
+    assert p.returncode == 1, p.stderr
+    assert "run 2 (baseline) -> run 5" in p.stdout, p.stdout
+    assert "--fail-slower cannot decide: run 5 is not ok (interrupted)" in \
+        p.stderr
+    with con:
+        con.execute("UPDATE runs SET exploratory = 1 WHERE id = 5")
+    p = run(d, "compare", "--baseline", 2)
+    assert "run 2 (baseline) -> run 4" in p.stdout
+    assert ('comparing with run 4, the newest run of study "sha3" measured '
+            'here; newer, not measured here: 5 exploratory') in p.stderr
+    with con:
+        con.execute("UPDATE runs SET exploratory = 1 WHERE id > 2")
     con.close()
     p = run(d, "compare", "--baseline", 2, "--format", "json", check=False)
     assert p.returncode == 2, p.stderr
-    assert ('no ok run of study "sha3" after run 2 to compare it with '
-            '(newer: 5 interrupted, 4 interrupted, 3 failed)') in p.stderr
+    assert ('no run of study "sha3" measured here after run 2 to compare '
+            'it with (newer: 5 exploratory, 4 exploratory, 3 exploratory)'
+            ) in p.stderr
     assert p.stdout == ""
-    p = run(d, "compare", "--baseline", 1)
-    assert "run 1 (baseline) -> run 2" in p.stdout
-    assert ("comparing with run 2, the newest ok run of study \"sha3\"; "
-            "newer, not ok: 5 interrupted, 4 interrupted, 3 failed") in \
-        p.stderr
 
 
 def test_compare_prints_noise(site, tmp_path):
@@ -249,10 +259,38 @@ def test_ctrl_c_says_how_to_resume(tmp_path, workdir, tmux):
     s = t.wait(r"^EXIT=\d+$")
     assert "EXIT=130" in s, s
     assert "seqorch: run 1 interrupted:" in s, s
+    # Interrupted, not failed (issue 32 item 8), and the bar that claimed
+    # time left is gone.
+    assert ", 0 hosts ok, 0 failed, 1 interrupted\n" in s, s
+    assert not re.search(r"^all +\[", s, re.M), s
     assert "\nresume: seqorch run --resume 1 --db 'my runs.db'\n" in s, s
     assert "\nnext: seqorch report --run 1 --db 'my runs.db'\n" in s, s
     (status,), = query(d / "my runs.db", "SELECT status FROM runs")
     assert status == "interrupted"
+
+
+def test_bar_counts_every_host_from_the_start(tmp_path, workdir, tmux):
+    """Two hosts: the whole run's count is both hosts' cells from its
+    first drawing (issue 32 item 7), never one host's alone."""
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "hosts.toml").write_text(
+        '[defaults]\ntransport = "local"\n'
+        f'workdir = "{workdir}"\n'
+        "[hosts.a]\ncpu = 0\n[hosts.b]\ncpu = 1\n")
+    t = tmux(d, "run", "--study", "sha3", "--hosts", "all", "--steps",
+             100000, "--samples", 4, "--variants", "c-fused,openssl-evp")
+    totals = set()
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        s = t.screen()
+        totals |= set(re.findall(r"^all +\[[#-]+\] \d+/(\d+) samples", s,
+                                 re.M))
+        if re.search(r"^EXIT=\d+$", s, re.M):
+            break
+        time.sleep(0.05)
+    assert "EXIT=0" in s, s
+    assert totals == {"16"}, (totals, s)
 
 
 def test_summary_without_terminal(site):

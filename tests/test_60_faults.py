@@ -34,6 +34,7 @@ import pytest
 from conftest import SEQORCH, agent_pids, sha3_chain
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
+from lib_fakecc import FAKE_CC
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
 from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish, nsamples,
                           q, start, wait_for, write_hosts)
@@ -235,43 +236,163 @@ def test_agent_killed_mid_sample(tmp_path):
     assert 0 < len(rows) < 16
 
 
-def test_coordinator_sigkilled_mid_window_then_resume(tmp_path):
-    workdir = local_hosts(tmp_path)
-    db = tmp_path / "results.db"
-    p = start_local(tmp_path, 6)
+# The local host's agent, built through FAKE_CC, holds back its records
+# after its GATE_AFTER-th sample until the file `go` exists beside
+# hosts.toml: the coordinator is killed while that agent runs, at a known
+# point and without timing.  Every record also goes to `seen`, which
+# outlives the run directory a resume removes.
+GATE_AFTER = 2
+GATED = ('[ -n "$out" ] || exec "$0.real" "$@"\n'
+         '"$0.real" "$@" | while IFS= read -r l; do\n'
+         '    printf \'%%s\\n\' "$l" >> "$out"\n'
+         '    printf \'%%s\\n\' "$l" >> "%(dir)s/seen"\n'
+         '    case $l in *\'"type":"sample"\'*) n=$((${n:-0} + 1))\n'
+         '        [ $n = %(after)d ] && while [ ! -e "%(dir)s/go" ]; do\n'
+         '            sleep 0.1; done ;; esac\n'
+         'done')
+
+
+def gated_host(tmp_path):
+    """hosts.toml for the local host with the gated agent; its workdir."""
+    workdir = tmp_path / "work"
+    cc = tmp_path / "cc"
+    cc.write_text(FAKE_CC % (GATED % {"dir": tmp_path, "after": GATE_AFTER}))
+    cc.chmod(0o755)
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\ncc = "{cc}"\n')
+    return workdir
+
+
+def seen_samples(path):
+    """(variant, index) -> ns of the sample records in path, per token."""
+    out, token = {}, None
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r["type"] == "hello":
+            token = r["token"]
+        if r["type"] == "sample":
+            out.setdefault(token, {})[(r["variant"], r["sample"])] = r["ns"]
+    return out
+
+
+def killed_once_gated(tmp_path, db):
+    """A run of 3 samples on db whose coordinator is SIGKILLed once its
+    agent's first GATE_AFTER samples are stored; the agent goes on."""
+    p = seqorch_bg(tmp_path, *RUN_SHORT, "--db", db)
     try:
-        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        # The first run builds the agent: minutes on a loaded machine.
+        wait_for(lambda: nsamples(db, "local") >= GATE_AFTER, "samples", p,
+                 tmp_path, timeout=900)
+    finally:
         p.kill()
         p.wait()
+
+
+RUN_SHORT = ["run", "--study", "sha3", "--hosts", "local", "--variants",
+             ",".join(VARIANTS), "--steps", "20000", "--samples", "3"]
+
+
+def seqorch_bg(tmp_path, *args):
+    out = open(tmp_path / "run.out", "w")
+    err = open(tmp_path / "run.err", "w")
+    try:
+        return subprocess.Popen([str(SEQORCH), *map(str, args)],
+                                cwd=tmp_path, stdout=out, stderr=err)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    # The orphaned agent has nothing to report to; it ends by itself.
-    wait_for(lambda: not agent_pids(workdir), "the orphaned agent to end",
-             timeout=300)
-    stored = {(v, b, i) for v, b, i in q(db, "SELECT variant, build_id, "
-                                        "sample_index FROM samples")}
-    finished = finished_samples(workdir)
-    assert set(finished) - stored, \
-        "the coordinator was killed after the agent's last sample"
-    r = subprocess.run([str(SEQORCH), "run", "--resume", "1"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    # The resume says what the killed coordinator never stored.
-    assert q(db, "SELECT message FROM events WHERE message LIKE "
-             "'%stopped before reading%'") == [(
-                 "agent (cc): an earlier coordinator of this run stopped "
-                 "before reading all of its agent's records "
-                 f"({len(finished)} samples finished there); those not "
-                 "stored are lost, and their cells measured again",)]
-    rows = check_db(db, workdir, "local", r.stderr, LONG_STEPS)
-    assert sorted((v, i) for v, _, i, *_ in rows) == sorted(
-        (v, i) for v in VARIANTS for i in range(6))
+        out.close()
+        err.close()
+
+
+def ended(workdir, n):
+    """Wait until n run directories in workdir have their exit file."""
+    wait_for(lambda: len(list(workdir.glob("runs/*/exit"))) == n,
+             "the killed runs' agents to end", timeout=300)
+
+
+def test_resume_collects_the_agent_a_killed_coordinator_left_running(
+        tmp_path):
+    """Issue 29, item 1: the resume starts while the killed run's agent
+    still measures (it holds the host lock); the resume stores what that
+    agent finishes and measures nothing again."""
+    workdir = gated_host(tmp_path)
+    db = tmp_path / "results.db"
+    killed_once_gated(tmp_path, db)
+    r = seqorch_bg(tmp_path, "run", "--resume", "1")
+    try:
+        # Before issue 29 the resume waited on the lock and measured the
+        # four missing cells again; it says it follows the agent instead.
+        wait_for(lambda: r.poll() is not None or q(
+            db, "SELECT 1 FROM events WHERE message LIKE '%still running%'"),
+            "the resume to see the earlier agent")
+    finally:
+        (tmp_path / "go").touch()
+    rc, err = finish(r, tmp_path)
+    assert rc == 0, err
+    (token, seen), = seen_samples(tmp_path / "seen").items()
+    assert len(seen) == 6       # one agent only: nothing measured again
+    stored = {(v, i): ns for v, i, ns in q(
+        db, "SELECT variant, sample_index, ns FROM samples")}
+    assert stored == seen       # every sample, with the agent's numbers
+    (d,), = q(db, "SELECT id FROM db_identity")
+    assert q(db, "SELECT level, message FROM events WHERE message LIKE "
+             "'%earlier%' ORDER BY id") == [
+        ("info", f"agent ({tmp_path}/cc): an agent of this run that an earlier "
+         "coordinator started is still running in "
+         f'"{workdir}/runs/{d}-1-1-{token}": its records are stored as it '
+         "writes them, and its cells are not measured again"),
+        ("warning", f"agent ({tmp_path}/cc): an earlier coordinator of "
+         "this run "
+         "stopped before reading all of its agent's records (6 samples "
+         "finished there); the 4 it had not stored are stored now, with "
+         "the agent's own numbers")]
     assert q(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+    assert list((workdir / "runs").iterdir()) == []
+    assert q(db, "PRAGMA integrity_check") == [("ok",)]
     w = subprocess.run([str(SEQORCH), "windows"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)
     assert " cut " in w.stdout and " open " not in w.stdout, w.stdout
+
+
+def test_resume_leaves_another_databases_run_directories(tmp_path):
+    """Issue 29, item 2: two databases share the workdir, each with its
+    run 1 killed; resuming one never counts or removes the other's run
+    directory, whose own resume then stores its samples."""
+    workdir = gated_host(tmp_path)
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    try:
+        killed_once_gated(tmp_path, a)
+        killed_once_gated(tmp_path, b)
+    finally:
+        (tmp_path / "go").touch()
+    ended(workdir, 2)
+    (ida,), = q(a, "SELECT id FROM db_identity")
+    (idb,), = q(b, "SELECT id FROM db_identity")
+    assert ida != idb
+    left_a, = workdir.glob(f"runs/{ida}-1-1-*")
+    records_a = left_a.joinpath("records").read_text()
+    for db, other in ((b, left_a), (a, None)):
+        r = subprocess.run([str(SEQORCH), "run", "--resume", "1", "--db",
+                            db], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        assert q(db, "SELECT message FROM events WHERE message LIKE "
+                 "'%earlier%'") == [(
+                     f"agent ({tmp_path}/cc): an earlier coordinator of "
+                     "this run "
+                     "stopped before reading all of its agent's records (6 "
+                     "samples finished there); the 4 it had not stored are "
+                     "stored now, with the agent's own numbers",)]
+        if other is not None:
+            assert other.joinpath("records").read_text() == records_a
+    assert list((workdir / "runs").iterdir()) == []
+    seen = {}
+    for line in records_a.splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "sample":
+            seen[(rec["variant"], rec["sample"])] = rec["ns"]
+    assert {(v, i): ns for v, i, ns in q(
+        a, "SELECT variant, sample_index, ns FROM samples")} == seen
 
 
 def test_database_locked_longer_than_the_busy_timeout(tmp_path):

@@ -81,8 +81,8 @@ def fleet(tmp_path_factory):
         local.mkdir()
         write_hosts_toml(tmp / "hosts.toml", {
             "local": {"transport": "local", "cpu": 0,
-                      "workdir": str(local)},
-            "arm": arm.host_entry(),
+                      "workdir": str(local), "reference": "genoa"},
+            "arm": dict(arm.host_entry(), reference="graviton5"),
             "m4name": arm.host_entry(cc=[APPLE_CC],
                                      workdir=arm.host_entry()["workdir"]
                                      + "-apple"),
@@ -198,6 +198,37 @@ def test_arm_counters_error_says_what_failed(fleet):
             "perf_event_open (cycles) failed: ENOSYS (Function not "
             "implemented); /proc/sys/kernel/perf_event_paranoid exists, so "
             "this kernel has perf events"), facts["counters_error"]
+
+
+def test_reproduce_sha512_on_both(fleet):
+    """Seed 002 on local and arm, a first look (the fleet's builds reused):
+    the tight chain and the API control valid on both architectures with
+    the Python chain's digest, the ARM control planned for arm alone and
+    said not run (this build cannot clear one capability bit), and the
+    seed's Graviton5 / Genoa ratio beside the arm / local one, indicative
+    only."""
+    tmp, db, _ = fleet
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+    r = subprocess.run([str(SEQORCH), "reproduce", "sha512", "--hosts",
+                        "local,arm", "--steps", str(STEPS)], cwd=tmp,
+                       env=env, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (rid,), = rows(db, "SELECT MAX(id) FROM reproductions")
+    parts = rows(db, "SELECT rr.part, r.status FROM reproduction_runs rr "
+                 "JOIN runs r ON r.id = rr.run_id WHERE rr.reproduction_id "
+                 "= ? ORDER BY r.id", rid)
+    assert parts == [("tight", "ok"), ("api", "ok")]
+    want = refs.chain_hex("sha512", STEPS)
+    got = rows(db, "SELECT s.host, s.digest, s.valid FROM samples s JOIN "
+               "reproduction_runs rr ON rr.run_id = s.run_id WHERE "
+               "rr.reproduction_id = ? GROUP BY s.host, s.digest, s.valid",
+               rid)
+    assert sorted(got) == [("arm", want, 1), ("local", want, 1)]
+    assert ("seqorch: reproduce: sha512 (armcap) not run: it clears the "
+            "OpenSSL capability ARMV8_SHA512 alone") in r.stderr
+    assert "ratio graviton5 / genoa: published 1.37x, here arm / local " \
+        in r.stdout, r.stdout
+    assert "indicative only: a first look" in r.stdout
 
 
 def test_hosts_check_reports_what_an_optional_study_misses(fleet):

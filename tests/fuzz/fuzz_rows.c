@@ -7,8 +7,9 @@
  * there already, so that rows naming it can go in.  Beyond memory errors
  * it traps when an import wrote anything but its own run: a run without
  * its imports row, a row in refs, leases, lease_events or hosts, or an
- * artifact name that is not a sha256 (looked up through a second,
- * read-only connection).
+ * artifact name that is not a sha256, or a control character stored in
+ * a name or (but for newlines and tabs) an event's message (looked up
+ * through a second, read-only connection).
  */
 #include "db.h"
 
@@ -99,7 +100,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    "leases) + (SELECT count(*) FROM lease_events) + (SELECT count(*) "
 	    "FROM hosts)") != 0 ||
 	    count("SELECT count(*) FROM artifact_refs WHERE length(sha256) != "
-	    "64 OR sha256 GLOB '*[^0-9a-f]*'") != 0)
+	    "64 OR sha256 GLOB '*[^0-9a-f]*'") != 0 ||
+	    count("SELECT (SELECT count(*) FROM run_hosts WHERE host GLOB "
+	    "'*[' || char(1) || '-' || char(31) || char(127) || ']*') + "
+	    "(SELECT count(*) FROM samples WHERE host || variant GLOB "
+	    "'*[' || char(1) || '-' || char(31) || char(127) || ']*') + "
+	    "(SELECT count(*) FROM events WHERE message GLOB '*[' || char(1) "
+	    "|| '-' || char(8) || char(11) || '-' || char(31) || char(127) || "
+	    "']*')") != 0)
 		__builtin_trap();
 	cJSON_Delete(rows);
 	return 0;

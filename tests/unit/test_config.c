@@ -327,7 +327,7 @@ test_unknown_keys(void **state)
 	    "hosts.toml:3:1: host \"a\": unknown key \"os\" (valid keys: "
 	    "transport, ssh, address, port, user, identity, known_hosts, "
 	    "workdir, cc, cflags, cpu, groups, build_wrapper, connect_timeout, "
-	    "proxy_jump)");
+	    "proxy_jump, reference)");
 	load_fails("[host.a]\naddress = \"a\"\n", SO_EINVAL,
 	    "hosts.toml:1:2: unknown table \"host\" (did you mean "
 	    "\"hosts\"?)");

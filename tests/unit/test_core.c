@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -248,6 +249,49 @@ test_put_confined(void **state)
 	free(inside);
 }
 
+/*
+ * A command's captured output takes the room it needs, not its limit:
+ * before issue 29 every capture allocated max (up to 8 MiB) up front.
+ * Output that grows past the first room arrives whole; past max, it is
+ * refused.
+ */
+static void
+test_capture_grows(void **state)
+{
+	struct host h = { .name = "local", .transport = TRANSPORT_LOCAL };
+	char dir[] = "/tmp/seqorch-unit-XXXXXX";
+	struct conn *c;
+	struct so_err err;
+	char *out;
+	size_t i;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	h.workdir = dir;
+	assert_int_equal(conn_open(&h, 0, &c, &err), 0);
+	assert_int_equal(conn_capture(c, "echo hi", 8u << 20, &out, &status,
+	    &err), 0);
+	assert_string_equal(out, "hi\n");
+	assert_true(malloc_usable_size(out) < 64 * 1024);
+	free(out);
+	assert_int_equal(conn_capture(c, "head -c 100000 /dev/zero | tr "
+	    "'\\0' x", 8u << 20, &out, &status, &err), 0);
+	assert_int_equal(strlen(out), 100000);
+	for (i = 0; i < 100000; i++)
+		if (out[i] != 'x')
+			fail_msg("byte %zu is %d", i, out[i]);
+	free(out);
+	assert_int_equal(conn_capture(c, "true", 16, &out, &status, &err), 0);
+	assert_string_equal(out, "");
+	free(out);
+	assert_int_equal(conn_capture(c, "head -c 100000 /dev/zero", 65536,
+	    &out, &status, &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "is longer than 65536 bytes"));
+	conn_close(c);
+	rmdir(dir);
+}
+
 /* The warm-path file operations: tails, missing files, modes, mkdir -p. */
 static void
 test_read_stat_workdir(void **state)
@@ -480,6 +524,7 @@ main(void)
 		cmocka_unit_test(test_sh_quote),
 		cmocka_unit_test(test_put_confined),
 		cmocka_unit_test(test_read_stat_workdir),
+		cmocka_unit_test(test_capture_grows),
 		cmocka_unit_test(test_db_migrations),
 		cmocka_unit_test(test_db_sample_once),
 		cmocka_unit_test(test_disasm_find),

@@ -975,6 +975,37 @@ free_list(const char **list)
 }
 
 /*
+ * A group in a --study list is its studies in order; a study the list
+ * names twice, through a group or not, is reported; other names stay.
+ */
+static void
+test_study_expand(void **state)
+{
+	char *list, *twice;
+
+	(void)state;
+	list = study_expand("mul,sha3,div,randomx", &twice);
+	assert_string_equal(list, "mul,sha3,div32,div64,randomx");
+	assert_null(twice);
+	free(list);
+	list = study_expand("div,div64", &twice);
+	assert_string_equal(list, "div32,div64,div64");
+	assert_string_equal(twice, "div64");
+	free(twice);
+	free(list);
+	list = study_expand("sha3,sha,sha3", &twice);
+	assert_string_equal(list, "sha3,sha,sha3");
+	assert_string_equal(twice, "sha3");
+	free(twice);
+	free(list);
+	list = study_expand("mul-wide,mul", &twice);
+	assert_null(twice);
+	free(list);
+	assert_non_null(study_group_find("div"));
+	assert_null(study_group_find("div32"));
+}
+
+/*
  * Apple clang's -dumpmachine says arm64: the ARM variants are the M4's
  * (kernels/registry.sh's ARCH_ALIASES), the x86 ones are not.
  */
@@ -1030,6 +1061,7 @@ main(void)
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_renderer_for_path),
 		cmocka_unit_test(test_arch_apple),
+		cmocka_unit_test(test_study_expand),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -139,6 +139,102 @@ test_only_the_runs_own_rows(void **state)
 	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
 	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2: id 1 "
 	    "is there twice");
+	/*
+	 * ... when it is not the table's last row: before issue 29 the next
+	 * row's checks overwrote the refusal.
+	 */
+	v.extra_run = ", [1, \"sha3\", 300], [2, \"sha3\", 300]";
+	assert_int_equal(check(&v, both, 2, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2: id 1 "
+	    "is there twice");
+}
+
+/*
+ * Control characters from a bundle never reach a terminal: a name (host,
+ * variant, compiler...) holding any is refused, naming the byte; free text
+ * (build logs, event messages) keeps newlines and tabs and nothing else.
+ * Before issue 29 an ESC in a crafted host name was imported and printed
+ * raw by the paired ratios, `windows`, CSV and Markdown.
+ */
+static void
+test_control_characters(void **state)
+{
+	struct variant v = { "", "1", "1000", SHA, "" };
+	struct so_err err = { 0 };
+	char extra[256];
+
+	(void)state;
+	v.extra_table = ", \"events\": {\"columns\": [\"id\", \"run_id\", "
+	    "\"host\", \"at\", \"level\", \"message\"], \"rows\": [[3, 1, "
+	    "\"lo\\u001b[2Jcal\", \"t\", \"info\", \"m\"]]}";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"events\", row 1, "
+	    "column \"host\": control character 0x1b at byte 2");
+	/* A newline in a name is refused too: it would forge a line. */
+	v.extra_table = ", \"events\": {\"columns\": [\"id\", \"run_id\", "
+	    "\"host\", \"at\", \"level\", \"message\"], \"rows\": [[3, 1, "
+	    "\"local\\n\", \"t\", \"info\", \"m\"]]}";
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_non_null(strstr(err.msg, "control character 0x0a at byte 5"));
+	/* A build log's newlines and tabs are what it is. */
+	snprintf(extra, sizeof extra, ", \"events\": {\"columns\": [\"id\", "
+	    "\"run_id\", \"host\", \"at\", \"level\", \"message\"], "
+	    "\"rows\": [[3, 1, \"local\", \"t\", \"warning\", \"%s\"]]}",
+	    "a.c:1: warning\\n\\tint x;");
+	v.extra_table = extra;
+	assert_int_equal(check(&v, run1, 1, &err), 0);
+	snprintf(extra, sizeof extra, ", \"events\": {\"columns\": [\"id\", "
+	    "\"run_id\", \"host\", \"at\", \"level\", \"message\"], "
+	    "\"rows\": [[3, 1, \"local\", \"t\", \"warning\", \"%s\"]]}",
+	    "\\u001b]0;owned\\u0007");
+	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"events\", row 1, "
+	    "column \"message\": control character 0x1b at byte 0");
+}
+
+/*
+ * An import whose check for an earlier import of the same bundle cannot be
+ * made (here the imports table is gone) fails on that check, with nothing
+ * written, rather than going on as if the bundle were new.
+ */
+static void
+test_import_check_unmade(void **state)
+{
+	char dir[] = "/tmp/seqorch-test-rows.XXXXXX", *path, *cmd, buf[2048];
+	struct variant v = { "", "1", "1000", SHA, "" };
+	struct import_origin o = { .origin_run_id = 1, .coordinator = "c",
+	    .db_path = "d.db", .key_fingerprint = "00",
+	    .manifest_sha256 = SHA };
+	struct so_err err;
+	struct db *db;
+	sqlite3_stmt *st;
+	int64_t id;
+	cJSON *rows;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = xasprintf("%s/results.db", dir);
+	assert_int_equal(db_open(path, &db, &err), 0);
+	assert_int_equal(db_artifact_add(db, SHA, 0, &err), 0);
+	assert_int_equal(sqlite3_exec(db_handle(db), "DROP TABLE imports",
+	    NULL, NULL, NULL), SQLITE_OK);
+	snprintf(buf, sizeof buf, run_fmt, v.extra_run, v.run_id, v.ns, v.sha,
+	    v.extra_table);
+	assert_non_null(rows = cJSON_Parse(buf));
+	assert_int_equal(db_run_import(db, rows, &o, &id, &err), SO_EDB);
+	assert_string_equal(err.msg, "database: cannot look for an earlier "
+	    "import: no such table: imports");
+	assert_int_equal(sqlite3_prepare_v2(db_handle(db), "SELECT count(*) "
+	    "FROM runs", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int64(st, 0), 0);
+	sqlite3_finalize(st);
+	cJSON_Delete(rows);
+	db_close(db);
+	cmd = xasprintf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(path);
 }
 
 static void
@@ -178,6 +274,8 @@ main(void)
 		cmocka_unit_test(test_artifact_names),
 		cmocka_unit_test(test_only_the_runs_own_rows),
 		cmocka_unit_test(test_tables_never_imported),
+		cmocka_unit_test(test_control_characters),
+		cmocka_unit_test(test_import_check_unmade),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,18 +1,25 @@
 /*
  * Unit tests for strbuf: growth across many appends, formatting, joining,
  * detaching, and shell quoting checked by running the quoted word through
- * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by.
+ * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by, its
+ * counts as people write them (parse_count) and its "did you mean"
+ * (nearest_word).
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +162,104 @@ test_oom_hook_runs_before_the_abort(void **state)
 }
 
 /*
+ * cJSON allocates through xmalloc once so_json_hooks has run (main runs
+ * it): a print that cannot get its buffer meets the out-of-memory policy,
+ * the hook then the abort, instead of returning a NULL that reached
+ * strlen (issue 29).  The child's address space is capped so that the
+ * 2 GiB buffer cannot be had.
+ */
+static void
+test_cjson_allocates_through_xmalloc(void **state)
+{
+	struct rlimit lim = { 1UL << 30, 1UL << 30 };
+	size_t got = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		cJSON *j;
+
+		close(fds[0]);
+		oom_pipe = fds[1];
+		so_set_oom_hook(report_oom);
+		so_json_hooks();
+		j = cJSON_CreateObject();
+		if (setrlimit(RLIMIT_AS, &lim) != 0)
+			_exit(4);
+		free(cJSON_PrintBuffered(j, INT_MAX, 0));
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &got, sizeof got), sizeof got);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_true(got == (size_t)INT_MAX);
+}
+
+/* Two users' homes, each as the password database has it. */
+static char want_root[256], want_daemon[256];
+
+static void *
+ask_homes(void *arg)
+{
+	int i, *bad = arg;
+
+	for (i = 0; i < 2000; i++) {
+		char *a = pw_home("root"), *b = pw_home("daemon");
+
+		*bad += a == NULL || strcmp(a, want_root) != 0 || b == NULL ||
+		    strcmp(b, want_daemon) != 0;
+		free(a);
+		free(b);
+	}
+	return NULL;
+}
+
+/*
+ * pw_home and pw_login answer from the password database reentrantly:
+ * pool threads resolve "~user" and default keys at once, and getpwnam's
+ * one static result (what config-keys.c, sshconfig.c and ssh-auth.c
+ * called before issue 29) would be overwritten by another thread's.
+ */
+static void
+test_passwd_lookups_in_threads(void **state)
+{
+	struct passwd pw, *res;
+	char buf[4096];
+	pthread_t t[4];
+	int bad[4] = { 0 }, i;
+	char *s;
+
+	(void)state;
+	assert_int_equal(getpwnam_r("root", &pw, buf, sizeof buf, &res), 0);
+	assert_non_null(res);
+	snprintf(want_root, sizeof want_root, "%s", pw.pw_dir);
+	assert_int_equal(getpwnam_r("daemon", &pw, buf, sizeof buf, &res), 0);
+	assert_non_null(res);
+	snprintf(want_daemon, sizeof want_daemon, "%s", pw.pw_dir);
+	assert_string_not_equal(want_root, want_daemon);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, ask_homes,
+		    &bad[i]), 0);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(bad[i], 0);
+	}
+	assert_null(pw_home("no-such-user-seqorch"));
+	assert_int_equal(getpwuid_r(getuid(), &pw, buf, sizeof buf, &res), 0);
+	assert_non_null(res);
+	s = pw_login();
+	assert_string_equal(s, pw.pw_name);
+	free(s);
+	s = pw_home(NULL);
+	assert_string_equal(s, pw.pw_dir);
+	free(s);
+}
+
+/*
  * ALLOC_GROW from NULL across the doublings (8, 16, ... 1024): earlier
  * elements survive each move, every new one arrives zeroed (the report's
  * rows rely on it), and a write to each lands in the room (ASan under
@@ -184,6 +289,70 @@ test_alloc_grow(void **state)
 	free(v);
 }
 
+static void
+test_parse_count(void **state)
+{
+	static const struct { const char *s; int64_t v; } ok[] = {
+		{ "1000000", 1000000 }, { "1e6", 1000000 }, { "10M", 10000000 },
+		{ "2.5M", 2500000 }, { "1.1M", 1100000 }, { "3k", 3000 },
+		{ "1G", 1000000000 }, { "2.5e3", 2500 }, { "1E2", 100 },
+	};
+	static const char *const bad[] = {
+		"", "1.5", "2.5k7", "0x10", "inf", "nan", " 5", "5 ", "1m",
+		"1MM", "M", "-1", "1e-3", "2.0001k", "1e12", "0", "1.2345k",
+	};
+	int64_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		assert_int_equal(parse_count(ok[i].s, 1, 100000000000LL, &v),
+		    0);
+		assert_int_equal(v, ok[i].v);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(parse_count(bad[i], 1, 100000000000LL, &v),
+		    SO_EINVAL);
+}
+
+/* The nearest of words to name, as nearest_try and nearest_word find it. */
+static const char *
+near(const char *name, const char *const *words)
+{
+	static struct nearest n;
+
+	n = (struct nearest)NEAREST_INIT(name);
+	for (; *words != NULL; words++)
+		nearest_try(&n, *words);
+	return nearest_word(&n);
+}
+
+static void
+test_nearest_word(void **state)
+{
+	static const char *const opts[] = { "run", "latest", "study", "db",
+	    "format", "output", "help", NULL };
+	static const char *const hosts[] = { "local", "genoa", "graviton",
+	    NULL };
+	const char *w;
+
+	(void)state;
+	assert_string_equal(near("formt", opts), "format");
+	assert_string_equal(near("fromat", opts), "format");
+	assert_string_equal(near("lcoal", hosts), "local");
+	assert_string_equal(near("grav", hosts), "graviton");
+	w = near("x", hosts);
+	assert_null(w);
+	w = near("zzzzzz", opts);
+	assert_null(w);
+	/* One edit on a name under five letters: "dd" is "db", "xy" none. */
+	assert_string_equal(near("dd", opts), "db");
+	w = near("xy", opts);
+	assert_null(w);
+	w = near("xml", (const char *const[]){ "html", "json", NULL });
+	assert_null(w);
+}
+
 int
 main(void)
 {
@@ -194,6 +363,10 @@ main(void)
 		cmocka_unit_test(test_alloc_grow),
 		cmocka_unit_test(test_shquote),
 		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
+		cmocka_unit_test(test_parse_count),
+		cmocka_unit_test(test_nearest_word),
+		cmocka_unit_test(test_cjson_allocates_through_xmalloc),
+		cmocka_unit_test(test_passwd_lookups_in_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

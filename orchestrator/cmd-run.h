@@ -1,0 +1,55 @@
+/*
+ * seqorch run's one study, for the commands that make runs (run, and
+ * reproduce, whose protocols are runs of their own): the options a run
+ * takes, and the run itself.
+ */
+#ifndef SEQORCH_CMD_RUN_H
+#define SEQORCH_CMD_RUN_H
+
+#include "hostsel.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+struct host;
+
+struct run_opts {
+	const char *studies, *variants, *db, *seed;
+	struct hostsel sel;	/* --hosts (all by default), --config... */
+	const char *cache_opt;	/* --cache */
+	char *cache;		/* the artifact cache in use */
+	int64_t steps, samples, max_samples, lease_expiry;
+	double max_cv;
+	int explore, no_wait, require_quiet;
+	int64_t resume;		/* run id to resume, 0 for a new run */
+	const char *fixed;	/* an option --resume takes from the run */
+	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
+	/*
+	 * Fetch the artifacts variants are generated from even when
+	 * variants names none (reproduce: every variant, openssl-* too).
+	 */
+	int fetch_generated;
+};
+
+/*
+ * Measure study on hosts[0..n) as one run with o's settings (o->steps 0:
+ * the study's default), stored with command; prints its progress and
+ * summary to stderr.  Returns an EXIT_* code; *run_id (may be NULL) is
+ * the run's id once it is recorded, and is left alone before.
+ */
+int cmd_run_study(struct db *db, const char *study, struct host **hosts,
+    size_t n, const struct run_opts *o, const char *command,
+    int64_t *run_id);
+
+/*
+ * SIGINT and SIGTERM stop the runs (cmd_run_stopped says so, and the run
+ * in progress ends "interrupted"); SIGPIPE is ignored.
+ */
+void cmd_run_signals(void);
+int cmd_run_stopped(void);
+
+/* The command line as run, each argument quoted, for the runs table. */
+char *cmd_command_line(int argc, char **argv);
+
+#endif

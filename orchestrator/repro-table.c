@@ -1,0 +1,401 @@
+/*
+ * The published table of a reproduction (repro.h): for each of its runs,
+ * the seed's figures from reference/seeds.json, each host's best beside
+ * the seed's machine it stands for (hosts.toml `reference`), and the
+ * seed's cross-machine ratios beside the same ratios between its hosts.
+ * Read from results.db alone, so `report --reproduce` prints what
+ * `reproduce` printed.
+ */
+#include "db-report.h"
+#include "db-repro.h"
+#include "figures.h"
+#include "repro.h"
+#include "report.h"
+#include "study.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FIGURES 16
+
+struct rhost_ref {
+	char *host, *reference;		/* reference: "genoa", or NULL */
+};
+
+struct rbest {
+	char *host, *targeting, *variant;
+	int64_t n;
+	double median;
+};
+
+struct rrepro_run {
+	char *part, *study, *status;
+	int64_t run_id, steps, samples;
+	struct rbest *best;
+	size_t nbest;
+};
+
+struct table_data {
+	struct rhost_ref *hosts;
+	size_t nhosts;
+	struct rrepro_run *runs;
+	size_t nruns;
+};
+
+static void
+on_host(const char *host, const char *reference, void *arg)
+{
+	struct table_data *d = arg;
+
+	ALLOC_GROW(d->hosts, d->nhosts);
+	d->hosts[d->nhosts].host = xstrdup(host);
+	d->hosts[d->nhosts++].reference = reference ? xstrdup(reference) :
+	    NULL;
+}
+
+static void
+on_run(const struct db_repro_run *r, void *arg)
+{
+	struct table_data *d = arg;
+	struct rrepro_run *x;
+
+	ALLOC_GROW(d->runs, d->nruns);
+	x = &d->runs[d->nruns++];
+	memset(x, 0, sizeof *x);
+	x->part = xstrdup(r->part);
+	x->study = xstrdup(r->study);
+	x->status = xstrdup(r->status);
+	x->run_id = r->run_id;
+	x->steps = r->steps;
+	x->samples = r->samples;
+}
+
+static void
+on_best(const struct db_repro_best *b, void *arg)
+{
+	struct rrepro_run *x = arg;
+	struct rbest *y;
+
+	ALLOC_GROW(x->best, x->nbest);
+	y = &x->best[x->nbest++];
+	y->host = xstrdup(b->host);
+	y->targeting = b->targeting ? xstrdup(b->targeting) : NULL;
+	y->variant = xstrdup(b->variant);
+	y->n = b->n;
+	y->median = b->median;
+}
+
+static void
+data_free(struct table_data *d)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->nhosts; i++) {
+		free(d->hosts[i].host);
+		free(d->hosts[i].reference);
+	}
+	for (i = 0; i < d->nruns; i++) {
+		for (j = 0; j < d->runs[i].nbest; j++) {
+			free(d->runs[i].best[j].host);
+			free(d->runs[i].best[j].targeting);
+			free(d->runs[i].best[j].variant);
+		}
+		free(d->runs[i].best);
+		free(d->runs[i].part);
+		free(d->runs[i].study);
+		free(d->runs[i].status);
+	}
+	free(d->runs);
+	free(d->hosts);
+}
+
+static const char *
+reference_of(const struct table_data *d, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < d->nhosts; i++)
+		if (strcmp(d->hosts[i].host, host) == 0)
+			return d->hosts[i].reference;
+	return NULL;
+}
+
+/* The best median of run x on the host standing for machine, or 0. */
+static double
+best_for(const struct table_data *d, const struct rrepro_run *x,
+    const char *machine, const char **host)
+{
+	const char *ref;
+	size_t i;
+
+	for (i = 0; i < x->nbest; i++) {
+		ref = reference_of(d, x->best[i].host);
+		if (ref == NULL || strcmp(ref, machine) != 0)
+			continue;
+		*host = x->best[i].host;
+		return x->best[i].median;
+	}
+	return 0;
+}
+
+/* "seed:genoa" -> "genoa". */
+static const char *
+machine_of(const char *id)
+{
+	return strncmp(id, "seed:", 5) == 0 ? id + 5 : id;
+}
+
+/* The seed's figures of x's study, and each host's beside. */
+/* Is name an element of the comma list list? */
+static int
+in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *q;
+
+	for (q = list; (q = strstr(q, name)) != NULL; q += n)
+		if ((q == list || q[-1] == ',') && (q[n] == ',' || q[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+static void
+print_rates(const struct table_data *d, const struct rrepro_run *x,
+    const struct repro_part *p, const struct figure *f, size_t nf, FILE *out)
+{
+	char a[16], b[16];
+	const char *unit = study_unit_plural(x->study), *ref;
+	size_t i;
+
+	if (nf > 0)
+		fprintf(out, "  published (%s):\n", f[0].document);
+	for (i = 0; i < nf; i++) {
+		report_format_rate(f[i].median_rate, a, sizeof a);
+		fprintf(out, "    %-10s %s%s%s %s/s  %s\n", machine_of(f[i].id),
+		    f[i].targeting ? f[i].targeting : "",
+		    f[i].targeting ? " " : "", a, unit, f[i].variant);
+	}
+	fprintf(out, "  measured, the best valid variant per host:\n");
+	if (x->nbest == 0)
+		fprintf(out, "    no valid samples\n");
+	for (i = 0; i < x->nbest; i++) {
+		const struct rbest *y = &x->best[i];
+		size_t k;
+
+		report_format_rate(y->median, a, sizeof a);
+		ref = reference_of(d, y->host);
+		fprintf(out, "    %-10s %s%s%s %s/s  %s, n %" PRId64, y->host,
+		    y->targeting ? y->targeting : "", y->targeting ? " " : "",
+		    a, unit, y->variant, y->n);
+		for (k = 0; ref != NULL && k < nf; k++) {
+			if (strcmp(machine_of(f[k].id), ref) != 0 ||
+			    (f[k].targeting != NULL && (y->targeting == NULL ||
+			    strcmp(f[k].targeting, y->targeting) != 0)))
+				continue;
+			report_format_rate(f[k].median_rate, b, sizeof b);
+			fprintf(out, "; %s's %s: %.3fx", ref, b,
+			    y->median / f[k].median_rate);
+			break;
+		}
+		if (ref == NULL)
+			fprintf(out, "; stands for no seed machine");
+		fputc('\n', out);
+		if (p != NULL && p->variants != NULL &&
+		    !in_list(p->variants, y->variant))
+			fprintf(out, "      indicative only: %s, where the seed "
+			    "ran %s\n", y->variant, p->variants);
+	}
+}
+
+/* The seed's cross-machine ratios beside the hosts' own. */
+static void
+print_ratios(const struct table_data *d, const struct rrepro_run *x,
+    const struct figure_ratio *fr, size_t nr, FILE *out)
+{
+	const char *hf = NULL, *hs = NULL;
+	double f, s;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		fprintf(out, "  ratio %s / %s: published %.2fx", machine_of(
+		    fr[i].faster), machine_of(fr[i].slower), fr[i].ratio);
+		f = best_for(d, x, machine_of(fr[i].faster), &hf);
+		s = best_for(d, x, machine_of(fr[i].slower), &hs);
+		if (f > 0 && s > 0)
+			fprintf(out, ", here %s / %s %.2fx\n", hf, hs, f / s);
+		else
+			fprintf(out, ", here: no two hosts stand for %s and "
+			    "%s (hosts.toml `reference`)\n",
+			    machine_of(fr[i].faster),
+			    machine_of(fr[i].slower));
+	}
+}
+
+struct phase_acc {
+	const char *host;
+	const char *name;
+	double value, ns;
+};
+
+static void
+on_phase(const struct db_phase_sum *p, void *arg)
+{
+	struct phase_acc *a = arg;
+
+	if (strcmp(p->host, a->host) != 0 || strncmp(p->name, "phase_", 6) !=
+	    0 || strcmp(p->name + 6, a->name) != 0)
+		return;
+	a->value += p->value;
+	a->ns += p->ns;
+}
+
+/* randomx: native / default per host, and the phases beside the seed's. */
+static void
+print_randomx(struct db *db, const struct table_data *d,
+    const struct rrepro_run *x, const struct figure *f, size_t nf,
+    FILE *out)
+{
+	const struct figure *ph = NULL;
+	double nat, def, pub_nat = 0, pub_def = 0;
+	struct phase_acc acc;
+	struct so_err err;
+	size_t i, j, k;
+
+	for (k = 0; k < nf; k++) {
+		if (f[k].targeting != NULL && strcmp(f[k].targeting,
+		    "native") == 0)
+			pub_nat = f[k].median_rate;
+		if (f[k].targeting != NULL && strcmp(f[k].targeting,
+		    "default") == 0)
+			pub_def = f[k].median_rate;
+		if (f[k].nphases > 0)
+			ph = &f[k];
+	}
+	if (pub_nat > 0 && pub_def > 0)
+		fprintf(out, "  native / default: published %.3fx "
+		    "(graviton5)\n", pub_nat / pub_def);
+	for (i = 0; i < d->nhosts; i++) {
+		nat = def = 0;
+		for (j = 0; j < x->nbest; j++) {
+			const struct rbest *y = &x->best[j];
+
+			if (strcmp(y->host, d->hosts[i].host) != 0 ||
+			    y->targeting == NULL)
+				continue;
+			if (strcmp(y->targeting, "native") == 0)
+				nat = y->median;
+			else if (strcmp(y->targeting, "default") == 0)
+				def = y->median;
+		}
+		if (nat > 0 && def > 0)
+			fprintf(out, "  native / default: %s %.3fx\n",
+			    d->hosts[i].host, nat / def);
+		if (ph == NULL)
+			continue;
+		fprintf(out, "  phases, %s beside graviton5's:", d->hosts[i].host);
+		for (k = 0; k < ph->nphases; k++) {
+			acc = (struct phase_acc){ d->hosts[i].host,
+			    ph->phases[k].name, 0, 0 };
+			if (db_report_phases(db_handle(db), x->run_id, on_phase,
+			    &acc, &err) != 0 || acc.ns <= 0)
+				fprintf(out, "%s %s -", k ? ";" : "",
+				    ph->phases[k].words);
+			else
+				fprintf(out, "%s %s %.1f%% (%.1f%%)", k ? ";" : "",
+				    ph->phases[k].words, 100 * acc.value / acc.ns,
+				    100 * ph->phases[k].share);
+		}
+		fputc('\n', out);
+	}
+}
+
+int
+repro_print_table(struct db *db, const char *name, FILE *out,
+    struct so_err *err)
+{
+	struct table_data d = { 0 };
+	struct figure f[MAX_FIGURES];
+	struct figure_ratio fr[MAX_FIGURES];
+	const struct repro *r = repro_find(name);
+	const struct repro_part *p;
+	int64_t id, cap;
+	char *started = NULL;
+	size_t i, nf, nr;
+	int rc, indicative = 0;
+
+	if ((rc = db_repro_latest(db, name, &id, &cap, &started, err)) != 0)
+		goto out;
+	if (id == 0) {
+		rc = so_error(err, SO_ENOTFOUND, "no reproduction \"%s\" in the "
+		    "database (run `seqorch reproduce %s` first)", name, name);
+		goto out;
+	}
+	if ((rc = db_repro_hosts(db, id, on_host, &d, err)) != 0 ||
+	    (rc = db_repro_runs(db, id, on_run, &d, err)) != 0)
+		goto out;
+	for (i = 0; i < d.nruns; i++)
+		if ((rc = db_repro_best(db, d.runs[i].run_id, on_best,
+		    &d.runs[i], err)) != 0)
+			goto out;
+	fprintf(out, "reproduce %s: reproduction %" PRId64 ", started %s\n",
+	    name, id, started);
+	for (i = 0; i < d.nruns; i++) {
+		const struct rrepro_run *x = &d.runs[i];
+
+		for (p = r != NULL ? r->parts : NULL; p != NULL &&
+		    p->label != NULL && strcmp(p->label, x->part) != 0; p++)
+			;
+		fprintf(out, "\n%s (run %" PRId64 ", %s): %" PRId64 " x %"
+		    PRId64 " %s, %s\n", x->study, x->run_id, x->part,
+		    x->samples, x->steps, study_unit_plural(x->study), x->status);
+		if (p != NULL && p->label != NULL && p->says != NULL)
+			fprintf(out, "  the seed says: %s\n", p->says);
+		nf = figures_of_study(x->study, f, MAX_FIGURES);
+		nr = figures_ratios(x->study, fr, MAX_FIGURES);
+		if (nf > MAX_FIGURES)
+			nf = MAX_FIGURES;
+		if (nr > MAX_FIGURES)
+			nr = MAX_FIGURES;
+		print_rates(&d, x, p != NULL && p->label != NULL ? p : NULL, f,
+		    nf, out);
+		if (strcmp(x->part, "api") != 0 && strcmp(x->part, "armcap") != 0)
+			print_ratios(&d, x, fr, nr, out);
+		if (strcmp(x->study, "randomx") == 0)
+			print_randomx(db, &d, x, f, nf, out);
+		if (nf > 0 && f[0].steps > 0 && x->steps != f[0].steps) {
+			fprintf(out, "  indicative only: %" PRId64 " %s a sample, "
+			    "the seed's %" PRId64 "\n", x->steps,
+			    study_unit_plural(x->study), f[0].steps);
+			indicative = 1;
+		}
+		if (strcmp(x->status, "ok") != 0) {
+			fprintf(out, "  indicative only: the run ended %s\n",
+			    x->status);
+			indicative = 1;
+		}
+	}
+	fputc('\n', out);
+	if (cap > 0)
+		fprintf(out, "indicative only: a first look, every sample at most "
+		    "%" PRId64 " steps (--steps), where the seeds ran theirs in "
+		    "full\n", cap);
+	else if (indicative)
+		fprintf(out, "indicative only where said above\n");
+	for (i = 0; i < d.nhosts && d.hosts[i].reference == NULL; i++)
+		;
+	if (i == d.nhosts)
+		fprintf(out, "no host stands for a seed machine (hosts.toml "
+		    "`reference`): every figure here is another machine's, "
+		    "beside the seeds' for scale only\n");
+	else
+		fprintf(out, "a host's `reference` is its owner's word that it "
+		    "is that machine, or one like it: another CPU, kernel, "
+		    "compiler or library makes the ratio indicative only\n");
+out:
+	free(started);
+	data_free(&d);
+	return rc;
+}

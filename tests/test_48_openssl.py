@@ -1,0 +1,200 @@
+"""The sha3 study's openssl-* variants: OpenSSL's release tarball (the
+unmodified 3.5.7 of shared/fixtures) fetched with libcurl from a local
+HTTP server on 127.0.0.1 or taken offline with --from, its perlasm run on
+the coordinator, and a run on the local host whose every openssl-*
+digest is hashlib's, with the version and every file's hash recorded per
+build and the generated files kept; without the source those variants are
+skipped with the reason."""
+import hashlib
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import query, seqorch, write_hosts
+from refs import chain_hex
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+if not (FIXTURES / "openssl").exists():
+    FIXTURES = Path("/work/shared/fixtures")
+FIXTURE = FIXTURES / "openssl" / "openssl-3.5.7.tar.gz"
+SHA = "a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8"
+X86 = ["openssl-scalar", "openssl-avx2", "openssl-avx512",
+       "openssl-avx512vl", "openssl-fused", "openssl-unrolled"]
+STEPS = 300
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.server.seen.append(self.path)
+        data = self.server.data
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.data = FIXTURE.read_bytes()
+    srv.seen = []
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    srv.base = f"http://127.0.0.1:{srv.server_address[1]}"
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def env_for(server):
+    e = dict(os.environ)
+    for k in ("http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY",
+              "all_proxy", "no_proxy", "NO_PROXY"):
+        e.pop(k, None)
+    e["SEQORCH_URL_OPENSSL"] = f"{server.base}/openssl-3.5.7.tar.gz"
+    return e
+
+
+def readme_hashes():
+    """The fixture README's sha256 lines: {path or "tarball": hash}."""
+    text = (FIXTURE.parent / "README.md").read_text()
+    out = {"tarball": re.search(r"sha256\s+([0-9a-f]{64})", text).group(1)}
+    for path, h in re.findall(r"^\s+(crypto/\S+)\s+([0-9a-f]{64})$", text,
+                              re.M):
+        out[path] = h
+    return out
+
+
+def test_pinned_hash_is_the_fixture_and_its_readme():
+    assert hashlib.sha256(FIXTURE.read_bytes()).hexdigest() == SHA
+    assert readme_hashes()["tarball"] == SHA
+    line = (Path(__file__).resolve().parent.parent / "kernels" / "sha3" /
+            "artifacts").read_text()
+    assert f"openssl\t{SHA}\t{FIXTURE.stat().st_size}\t" in line
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, server, workdir):
+    """fetch --study sha3 over HTTP, then one run of the openssl-*
+    variants beside c-fused on the local host."""
+    d = tmp_path_factory.mktemp("osslrun")
+    write_hosts(d / "hosts.toml", workdir)
+    e = env_for(server)
+    f = seqorch(d, "fetch", "--study", "sha3", "--cache", d / "cache",
+                env=e, timeout=300)
+    r = seqorch(d, "run", "--study", "sha3", "--hosts", "local",
+                "--cache", d / "cache", "--steps", STEPS, "--samples", "1",
+                "--variants", ",".join(X86 + ["c-fused"]), env=e,
+                timeout=1800)
+    return d, f, r
+
+
+def test_fetch_over_http_then_run_uses_the_cache(run, server):
+    d, f, r = run
+    assert f.returncode == 0, f.stderr
+    assert "1 artifact fetched" in f.stdout
+    assert (d / "cache" / SHA).exists()
+    assert r.returncode == 0, r.stderr
+    assert server.seen == ["/openssl-3.5.7.tar.gz"], \
+        "the run used the cached tarball"
+
+
+def test_every_openssl_variant_digest_is_hashlibs(run):
+    d, _, r = run
+    db = d / "results.db"
+    want = chain_hex("sha3", STEPS)
+    rows = dict(query(db, "SELECT variant, digest FROM samples "
+                      "WHERE valid = 1"))
+    flags = Path("/proc/cpuinfo").read_text()
+    have512 = " avx512vl " in flags
+    for v in X86 + ["c-fused"]:
+        if v in ("openssl-avx512", "openssl-avx512vl", "openssl-fused",
+                 "openssl-unrolled") and not have512:
+            (status, reason), = query(db, "SELECT status, reason FROM "
+                                      "variants WHERE variant = ?", v)
+            assert status == "skipped" and "cpu lacks" in reason
+            continue
+        assert rows.get(v) == want, (v, r.stderr)
+
+
+def test_build_records_version_and_file_hashes(run):
+    d, _, _ = run
+    (extra, study), = query(d / "results.db", "SELECT extra, study FROM "
+                            "builds")
+    facts = dict(line.split("=", 1) for line in extra.splitlines())
+    assert study == "sha3"
+    assert facts["openssl.version"] == "3.5.7"
+    assert facts["openssl.tarball_sha256"] == SHA
+    for path, h in readme_hashes().items():
+        if path != "tarball":
+            assert facts[f"openssl.file.{path}"] == h, path
+
+
+def test_generated_sources_are_kept_and_checked(run):
+    d, _, _ = run
+    db = d / "results.db"
+    kept = dict(query(db, "SELECT name, sha256 FROM artifact_refs WHERE "
+                      "kind = 'source' AND name LIKE 'generated/openssl/%'"))
+    (extra,), = query(db, "SELECT extra FROM builds")
+    facts = dict(line.split("=", 1) for line in extra.splitlines())
+    for name in ("keccak1600-avx512vl.elf.s", "openssl-fused-x86_64.S",
+                 "openssl-unrolled-x86_64.S", "keccak1600-armv8.ios64.S"):
+        assert kept[f"generated/openssl/{name}"] == \
+            facts[f"openssl.generated.{name}"], name
+    rows = query(db, "SELECT variant, status, present FROM disasm WHERE "
+                 "variant LIKE 'openssl-%'")
+    assert {v for v, *_ in rows} == set(X86)
+    for v, status, present in rows:
+        assert status == "ok" and not present, v
+
+
+def test_without_the_source_they_are_skipped(tmp_path, workdir):
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--cache", tmp_path / "empty", "--steps", 30,
+                "--samples", "1", timeout=1800)
+    assert r.returncode == 0, r.stderr
+    rows = dict(query(tmp_path / "results.db", "SELECT variant, reason "
+                      "FROM variants WHERE status = 'skipped'"))
+    for v in X86:
+        assert rows.get(v) == 'source "openssl" not fetched (seqorch ' \
+            'fetch --study sha3)', v
+    assert not (tmp_path / "empty").exists() or \
+        not any((tmp_path / "empty").iterdir()), "nothing was downloaded"
+
+
+def test_fetch_from_a_file(tmp_path):
+    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--cache",
+                tmp_path / "c", "--from", FIXTURE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert 'artifact "openssl"' in r.stdout
+    assert hashlib.sha256((tmp_path / "c" / SHA).read_bytes()).hexdigest() \
+        == SHA
+
+
+def test_report_names_the_sources_beside_the_variants(run):
+    d, _, _ = run
+    r = seqorch(d, "report", "--run", "1")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    head = text[text.index("upstream sources of"):]
+    assert "openssl-fused" in head.split("(sha256, file)")[0]
+    assert "build 1: openssl 3.5.7" in head
+    for h in readme_hashes().values():
+        assert h in head, h
+    import json
+    r = seqorch(d, "report", "--run", "1", "--format", "json")
+    files = {s["file"]: s["sha256"] for s in
+             json.loads(r.stdout)["runs"][0]["sources"]}
+    assert files["release tarball"] == SHA
+    assert files["crypto/sha/asm/keccak1600-avx512vl.pl"] == \
+        readme_hashes()["crypto/sha/asm/keccak1600-avx512vl.pl"]

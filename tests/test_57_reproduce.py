@@ -1,0 +1,151 @@
+"""The seeds as units a user can name: study groups (`--study div`),
+`seqorch reproduce` and the published tables beside the measured ones."""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from conftest import ROOT, query, seqorch, write_hosts
+from refs import chain_hex
+
+
+def test_group_runs_its_studies_in_order(scratch):
+    # Seed 001's "division" is div32 then div64; div32 named again warns.
+    r = seqorch(scratch, "run", "--study", "div,div32", "--hosts", "local",
+                "--steps", "200", "--samples", "1", "--variants", "c-div")
+    assert r.returncode == 0, r.stderr
+    assert ('seqorch: warning: study "div32" is named twice: it runs '
+            'twice, each time as a run of its own') in r.stderr
+    runs = query(scratch / "results.db", "SELECT study FROM runs ORDER BY id")
+    assert [s for s, in runs] == ["div32", "div64", "div32"]
+    st = seqorch(scratch, "studies")
+    assert "div: group, --study div runs div32,div64 in that order" \
+        in st.stdout.splitlines()
+
+
+def test_reproduce_list_and_dry_run(tmp_path):
+    r = seqorch(tmp_path, "reproduce", "--list")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[0] for ln in r.stdout.splitlines()] == \
+        ["sha3", "sha512", "umbrella"]
+    # Seed 000: every sha3 variant the registry lists, 3 x 10M, alternating.
+    r = seqorch(tmp_path, "reproduce", "sha3", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    manifest = subprocess.run(["sh", "kernels/registry.sh", "manifest"],
+                              cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout
+    every = [ln.split("\t")[1] for ln in manifest.splitlines()
+             if ln.split("\t")[0] == "sha3"]
+    line = next(ln for ln in r.stdout.splitlines()
+                if ln.startswith("  variants"))
+    assert line.split()[1].split(",") == every
+    assert "  steps      10000000 hashes per sample\n" in r.stdout
+    assert "  samples    3 per variant\n" in r.stdout
+    assert "  order      alternating" in r.stdout
+    # Seed 001's windows in its order, a group expanded, RandomX full.
+    r = seqorch(tmp_path, "reproduce", "umbrella", "--dry-run")
+    studies = re.findall(r"^run \d+ \((\w+)\): study (\S+)$", r.stdout, re.M)
+    assert studies == [("mul", "mul"), ("sha3", "sha3"), ("div", "div32"),
+                       ("div", "div64"), ("randomx", "randomx")]
+    assert "  variants   full (1)\n" in r.stdout
+    r = seqorch(tmp_path, "reproduce", "umbrella", "--dry-run", "--steps",
+                "5000")
+    assert "(a first look: the seed's 1000000000)" in r.stdout
+    assert "  first look light instead of full\n" in r.stdout
+    # Seed 002's controls; nothing of the dry run touches a database.
+    r = seqorch(tmp_path, "reproduce", "sha512", "--dry-run")
+    assert "  hosts      only those whose builds target aarch64\n" in r.stdout
+    assert "  control    OpenSSL capability ARMV8_SHA512 cleared" in r.stdout
+    assert not (tmp_path / "results.db").exists()
+    r = seqorch(tmp_path, "reproduce", "sha4")
+    assert r.returncode == 2
+    assert r.stderr == ('seqorch: unknown protocol "sha4" (valid: sha3, '
+                        'sha512, umbrella)\n')
+
+
+def test_reference_key_names_the_seeds_machines(tmp_path):
+    doc = json.loads((ROOT / "reference" / "seeds.json").read_text())
+    ids = {e["id"].removeprefix("seed:") for e in doc["references"]}
+    for m in sorted(ids):
+        (tmp_path / "hosts.toml").write_text(
+            f'[hosts.a]\ntransport = "local"\nreference = "{m}"\n')
+        r = seqorch(tmp_path, "hosts", "list")
+        assert r.returncode == 0, r.stderr
+    (tmp_path / "hosts.toml").write_text(
+        '[hosts.a]\ntransport = "local"\nreference = "genoa5"\n')
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2
+    assert r.stderr.startswith('seqorch: hosts.toml:3:13: host "a": key '
+                               '"reference" must be "graviton5", "m4" or '
+                               '"genoa"'), r.stderr
+
+
+def test_reproduce_sha512_records_its_protocol(tmp_path, workdir):
+    """Seed 002 on the local host, a first look: the tight chain and the
+    API control as runs of one reproduction, digests checked against
+    hashlib, the published table beside, and the same table again from
+    the report."""
+    write_hosts(tmp_path / "hosts.toml", workdir, 'reference = "genoa"\n')
+    r = seqorch(tmp_path, "reproduce", "sha512", "--hosts", "local",
+                "--steps", "3000")
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    assert query(db, "SELECT name, steps_cap FROM reproductions") == \
+        [("sha512", 3000)]
+    assert query(db, "SELECT host, reference FROM reproduction_hosts") == \
+        [("local", "genoa")]
+    parts = query(db, "SELECT rr.part, r.study, r.variants, r.steps, "
+                  "r.samples_per_variant, r.status FROM reproduction_runs rr "
+                  "JOIN runs r ON r.id = rr.run_id ORDER BY r.id")
+    assert parts == [("tight", "sha512", "openssl-transform", 3000, 2, "ok"),
+                     ("api", "sha512", "openssl-api", 3000, 1, "ok")]
+    want = chain_hex("sha512", 3000)
+    assert query(db, "SELECT DISTINCT digest, valid FROM samples") == \
+        [(want, 1)]
+    # x86-64 here: the ARM control has no host, and says so.
+    assert ("seqorch: reproduce: sha512 (armcap) not run: no host's build "
+            "targets aarch64") in r.stderr
+    assert "seqorch: a first look: every sample at most 3000 steps" \
+        in r.stderr
+    out = r.stdout
+    assert "ratio graviton5 / genoa: published 1.37x, here: no two hosts " \
+        "stand for graviton5 and genoa" in out
+    assert "ratio m4 / graviton5: published 1.58x" in out
+    assert re.search(r"^    local +\S+ hashes/s  openssl-transform, n 2$",
+                     out, re.M), out
+    assert "indicative only: a first look, every sample at most 3000 " \
+        "steps" in out
+    rep = seqorch(tmp_path, "report", "--reproduce", "sha512")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == out
+
+
+def test_reproduce_sha3_runs_every_variant(tmp_path, workdir):
+    """Seed 000, a first look: every variant this host's architecture
+    builds, the openssl-* ones generated from the OpenSSL source too (the
+    reproduction fetches it), each sample on hashlib's digest; the local
+    best beside the seed's Genoa figure."""
+    fixtures = ROOT.parent / "shared" / "fixtures"
+    if not (fixtures / "openssl").exists():
+        fixtures = Path("/work/shared/fixtures")
+    fixture = fixtures / "openssl" / "openssl-3.5.7.tar.gz"
+    write_hosts(tmp_path / "hosts.toml", workdir, 'reference = "genoa"\n')
+    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--from", fixture)
+    assert r.returncode == 0, r.stderr
+    r = seqorch(tmp_path, "reproduce", "sha3", "--hosts", "local",
+                "--steps", "300")
+    assert r.returncode == 0, r.stderr
+    manifest = subprocess.run(["sh", "kernels/registry.sh", "manifest"],
+                              cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout
+    here = {f[1] for f in (ln.split("\t") for ln in manifest.splitlines())
+            if f[0] == "sha3" and f[2] in ("any", "x86_64")}
+    db = tmp_path / "results.db"
+    status = dict(query(db, "SELECT variant, status FROM variants"))
+    assert set(status) == here and status["openssl-scalar"] == "ok"
+    got = dict(query(db, "SELECT variant, count(*) FROM samples WHERE "
+                     "valid = 1 AND digest = ? GROUP BY variant",
+                     chain_hex("sha3", 300)))
+    assert got == {v: 3 for v, st in status.items() if st == "ok"}
+    assert re.search(r"^    local +\S+ hashes/s  \S+, n 3; genoa's 4\.056M: "
+                     r"\d\.\d{3}x$", r.stdout, re.M), r.stdout

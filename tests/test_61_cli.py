@@ -1,0 +1,185 @@
+"""The command line as git and curl behave (issue 32 items 11-16): -h on
+every command, -o - and md, counts such as 1e6, "did you mean" for
+options and values, -V with the commit, variants of another architecture
+refused before upload, readers that never write, and the exit codes of a
+report that cannot be written."""
+import platform
+import subprocess
+
+import pytest
+
+from conftest import ROOT, copy_tree, query, seqorch, write_hosts
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, workdir):
+    """One small run of two variants on this host, --steps as 1e3."""
+    tmp = tmp_path_factory.mktemp("cli")
+    write_hosts(tmp / "hosts.toml", workdir)
+    r = seqorch(tmp, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "c-fused,openssl-evp", "--steps", "1e3",
+                "--samples", "3")
+    assert r.returncode == 0, r.stderr
+    return tmp
+
+
+def table():
+    """Every command and verb, as `seqorch help --table` lists them."""
+    out = seqorch(ROOT, "help", "--table").stdout
+    names = []
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "command":
+            names.append((f[1],))
+        elif f[0] == "verb":
+            names.append((f[1], f[2]))
+    return names
+
+
+def test_short_help_on_every_command(tmp_path):
+    names = table()
+    assert len(names) >= 17, names
+    for name in names:
+        short = seqorch(tmp_path, *name, "-h")
+        long = seqorch(tmp_path, *name, "--help")
+        assert (short.returncode, short.stdout) == (0, long.stdout), name
+        assert short.stdout.startswith("usage: seqorch " + name[0])
+    # help VERB: the verb's own help, not the overview.
+    assert seqorch(tmp_path, "help", "hosts", "trust").stdout == \
+        seqorch(tmp_path, "hosts", "trust", "--help").stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_steps_written_as_people_write_them(site):
+    assert query(site / "results.db", "SELECT steps FROM runs") == [(1000,)]
+    r = seqorch(site, "run", "--study", "sha3", "--steps", "2.5")
+    assert (r.returncode, r.stderr) == (2, 'seqorch: invalid --steps "2.5": '
+                                        'expected a whole number from 1 to '
+                                        '100000000000 (1000000, 1e6, 10M, '
+                                        '2.5M)\n')
+
+
+def test_output_dash_is_stdout_and_md_is_markdown(site):
+    md = seqorch(site, "report", "--format", "markdown")
+    assert md.returncode == 0 and md.stdout.startswith("#"), md.stderr
+    for argv in (("--format", "md"), ("--format", "md", "-o", "-"),
+                 ("-o", "-", "--format=md")):
+        r = seqorch(site, "report", *argv)
+        assert (r.returncode, r.stdout) == (0, md.stdout), argv
+    # -o - without --format is text, as plain stdout is.
+    text = seqorch(site, "report")
+    assert seqorch(site, "report", "-o", "-").stdout == text.stdout
+    summary = seqorch(site, "export", "--run", "1")
+    assert summary.returncode == 0
+    assert seqorch(site, "export", "--run", "1", "-o", "-").stdout == \
+        summary.stdout
+    assert seqorch(site, "compare", "1", "1", "--format", "md").stderr == \
+        "seqorch: compare needs two different runs\n"
+    assert not (site / "-").exists()
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (("report", "--formt", "json"),
+     'unknown option "--formt"; did you mean "--format"?'),
+    (("run", "--study", "sah3"), 'unknown study "sah3"; did you mean "sha3"?'),
+    (("run", "--study", "sha3", "--hosts", "lcoal"),
+     'unknown host "lcoal" in hosts.toml; did you mean "local"?'),
+    (("hosts", "chek"), 'hosts: unknown verb "chek"; did you mean "check"?'),
+    (("report", "--format", "jsno"),
+     'unknown --format "jsno"; did you mean "json"?'),
+    (("compare", "1", "2", "--format", "mardown"),
+     'unknown --format "mardown"; did you mean "markdown"?'),
+    (("run", "--study", "sha3", "--variants", "c-fusd"),
+     'unknown variant "c-fusd" of study "sha3"; did you mean "c-fused"?'),
+    (("report", "--study", "nosuch"), 'unknown study "nosuch" (valid: sha3,'),
+])
+def test_did_you_mean(tmp_path, workdir, argv, msg):
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    r = seqorch(tmp_path, *argv)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("seqorch: " + msg), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hosts.toml"]
+
+
+def test_version_names_the_commit(tmp_path):
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"],
+                          cwd=ROOT, capture_output=True, text=True)
+    r = seqorch(tmp_path, "-V")
+    assert r.returncode == 0
+    want = head.stdout.strip() if head.returncode == 0 else "unknown"
+    assert r.stdout == f"seqorch 0.1.0 (commit {want})\n"
+    assert seqorch(tmp_path, "--version").stdout == r.stdout
+
+
+def test_variant_of_another_architecture_is_refused(tmp_path):
+    arch = platform.machine()
+    other = {"x86_64": ("arm-scalar", "aarch64"),
+             "aarch64": ("avx2-fused", "x86_64")}.get(arch)
+    if other is None:
+        pytest.skip(f"no variant of another architecture than {arch}")
+    # A workdir of its own: nothing may be uploaded or built into it.
+    wd = tmp_path / "wd"
+    write_hosts(tmp_path / "hosts.toml", wd)
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--variants", other[0],
+                "--steps", "1000", "--samples", "1", timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert (f'variant "{other[0]}" runs on {other[1]} only and host "local" '
+            f'is {arch}: nothing uploaded or built') in r.stderr
+    assert not wd.exists() or list(wd.iterdir()) == []
+    # Every host failed (item 10): reaching them comes first, and the
+    # report says each host's error once.
+    assert r.stderr.endswith("\nnext: seqorch hosts check\nthen: seqorch "
+                             "report --run 1\n"), r.stderr
+    rep = seqorch(tmp_path, "report")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout.count(f'variant "{other[0]}" runs on') == 1, rep.stdout
+    assert 'host "local" failed (the error below)' in rep.stdout
+
+
+def test_readers_never_write(tmp_path):
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    for argv in (("report",), ("report", "--format", "json"),
+                 ("compare", "1", "2"), ("export", "--run", "1"),
+                 ("windows",), ("artifacts", "--run", "1")):
+        r = seqorch(tmp_path, *argv, "--db", db)
+        assert r.returncode == 3, (argv, r.stderr)
+        assert r.stderr == ('seqorch: database: no seqorch schema, so no '
+                            'results to read; `seqorch run` creates them '
+                            f'(in "{db}")\n'), argv
+        assert db.read_bytes() == b""
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.db"]
+
+
+def test_exit_codes(site):
+    r = seqorch(site, "report", "--study", "nosuch")
+    assert r.returncode == 2, r.stderr
+    for argv in (("report", "-o", "/nonexistent/r.html"),
+                 ("export", "--run", "1", "-o", "/nonexistent/s.json"),
+                 ("export", "--run", "1", "--bundle", "/nonexistent/b")):
+        r = seqorch(site, *argv)
+        assert r.returncode == 4, (argv, r.stderr)
+        assert r.stderr.startswith("seqorch: ") and "/nonexistent/" in \
+            r.stderr and r.stderr.count("\n") == 1, r.stderr
+    # A closed standard output is the same failure.
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([str(ROOT / "seqorch"), "report"], cwd=site,
+                           stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 4, r.stderr
+    helptext = seqorch(site, "--help").stdout
+    assert "4 output cannot be written" in helptext
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    assert "| 4 | `report`, `export`: the output cannot be written" in usage
+
+
+def test_make_run_builds_the_man_page_and_completion(tmp_path):
+    """README points to build/seqorch.1 and build/seqorch.bash right after
+    `make run` (issue 32 item 20): its build makes them."""
+    copy_tree(tmp_path, build=False)
+    r = subprocess.run(["make", "-n", "run"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "gen-help.sh ./seqorch man > build/seqorch.1" in r.stdout
+    assert "gen-help.sh ./seqorch completion > build/seqorch.bash" in \
+        r.stdout

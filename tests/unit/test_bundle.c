@@ -1,0 +1,141 @@
+/*
+ * Reading a bundle (bundle-io.c) that someone else made: a FIFO named as
+ * the bundle is refused, not waited on (before issue 29 `import` and
+ * `verify` blocked on it; alarm() turns such a hang into this test's
+ * failure), and a tar header's size and checksum are whole terminated
+ * octal fields, not whatever strtoull read before a stray byte.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle.h"
+
+static char tmpdir[] = "/tmp/seqorch-test-bundle.XXXXXX";
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (mkdtemp(tmpdir) == NULL)
+		return -1;
+	alarm(60);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+
+	(void)state;
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	free(cmd);
+	return 0;
+}
+
+static void
+test_fifo_bundle_is_refused(void **state)
+{
+	char *fifo = xasprintf("%s/bundle.tar", tmpdir), *dir, *inner;
+	struct bundle b;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(bundle_load(fifo, &b, &err), SO_EPARSE);
+	assert_non_null(strstr(err.msg, "is neither a directory nor a .tar "
+	    "file"));
+	/* A FIFO inside a bundle directory, too. */
+	dir = xasprintf("%s/dir", tmpdir);
+	inner = xasprintf("%s/rows.json", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkfifo(inner, 0600), 0);
+	assert_int_equal(bundle_load(dir, &b, &err), SO_EPARSE);
+	assert_non_null(strstr(err.msg, "is not a plain file"));
+	free(inner);
+	free(dir);
+	free(fifo);
+}
+
+/* Rewrite a header's checksum after its other fields were changed. */
+static void
+resum(unsigned char *h)
+{
+	unsigned sum = 0;
+	size_t i;
+
+	memset(h + 148, ' ', 8);
+	for (i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+static void
+test_untar_fields(void **state)
+{
+	struct bundle b = { 0 }, got;
+	unsigned char *tar;
+	struct so_err err;
+	size_t len;
+
+	(void)state;
+	bundle_add(&b, "rows.json", xstrdup("hello"), 5);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), 0);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), 0);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.files[0].len, 5);
+	assert_memory_equal(got.files[0].data, "hello", 5);
+	bundle_free(&got);
+
+	/* A stray byte after the size's digits: not a size of 5. */
+	memcpy(tar + 124, "0000000005z", 12);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	assert_string_equal(err.msg, "\"t.tar\": bad tar header at byte 0");
+	assert_int_equal(got.n, 0);
+	/* No digits at all is no size either. */
+	memset(tar + 124, 0, 12);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	/* Twelve digits leave no terminator: they would run into mtime. */
+	memcpy(tar + 124, "000000000005", 12);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	assert_string_equal(err.msg, "\"t.tar\": bad tar header at byte 0");
+	/* A space-terminated size, as other tars write it, is one. */
+	memcpy(tar + 124, "    00005 \0\0", 12);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), 0);
+	assert_int_equal(got.files[0].len, 5);
+	bundle_free(&got);
+	/* The checksum must be terminated too. */
+	tar[148 + 6] = '1';
+	tar[148 + 7] = '1';
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	free(tar);
+	bundle_free(&b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_untar_fields),
+		cmocka_unit_test(test_fifo_bundle_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
