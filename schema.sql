@@ -493,3 +493,22 @@ CREATE TABLE reproduction_hosts (
 -- removes the run-1 directories of another sharing the workdir.
 CREATE TABLE db_identity (id TEXT NOT NULL);
 INSERT INTO db_identity (id) VALUES (lower(hex(randomblob(16))));
+
+-- version: 17
+
+-- run --openssl-cap-clear NAME[,NAME] (protocol 8): each agent clears the
+-- named bits from the capability mask libcrypto detected and runs with
+-- the rest.  The run keeps the names, each sample the mask detected and
+-- the bits cleared (hex words as OPENSSL_info prints them); the mask
+-- applied is its openssl_cap.  NULL without the option.
+ALTER TABLE runs ADD COLUMN openssl_cap_clear TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_detected TEXT;
+ALTER TABLE samples ADD COLUMN openssl_cap_cleared TEXT;
+
+-- version: 18
+
+-- A run's adaptive settings (--max-cv, --max-samples): a resume keeps
+-- them, as it keeps the run's steps and samples.  NULL for runs stored
+-- before this version (a resume of one takes no extra samples).
+ALTER TABLE runs ADD COLUMN max_cv REAL;
+ALTER TABLE runs ADD COLUMN max_samples INTEGER;

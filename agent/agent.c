@@ -18,6 +18,7 @@
 #include "facts.h"
 #include "macos.h"
 #include "opts.h"
+#include "osslcap.h"
 #include "perf.h"
 #include "pin.h"
 #include "protocol.h"
@@ -194,6 +195,10 @@ main(int argc, char **argv)
 	if (o.steps == 0)
 		o.steps = st->default_steps;
 
+	/* The conductor loads no crypto; the agents it starts clear. */
+	if (o.openssl_cap_clear != NULL && !o.conduct &&
+	    osslcap_clear(o.openssl_cap_clear, argv, err, sizeof err) != 0)
+		fatal(AG_USAGE, "%s", err);
 	rec = emit_new(PROTO_T_HELLO);
 	jsonl_num(rec, PROTO_F_PROTO, SEQORCH_PROTO_VERSION);
 	jsonl_str(rec, PROTO_F_AGENT, AGENT_VERSION);

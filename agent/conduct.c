@@ -179,6 +179,10 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	argv[a++] = "--seed"; argv[a++] = seed;
 	argv[a++] = "--build-id"; argv[a++] = c->id;
 	argv[a++] = "--token"; argv[a++] = o->token;
+	if (o->openssl_cap_clear != NULL) {
+		argv[a++] = "--openssl-cap-clear";
+		argv[a++] = o->openssl_cap_clear;
+	}
 	if (o->variants != NULL) {
 		argv[a++] = "--variants";
 		argv[a++] = o->variants;

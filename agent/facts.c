@@ -3,6 +3,8 @@
  * be read is reported as null so the database never holds a guess.
  */
 #include "facts.h"
+
+#include "osslcap.h"
 #include "cpu.h"
 #include "protocol.h"
 
@@ -237,6 +239,19 @@ facts_add(struct jsonl *obj, int cpu)
 	    getenv("OPENSSL_ia32cap") != NULL, getenv("OPENSSL_ia32cap"));
 	add_string_or_null(obj, PROTO_F_OPENSSL_ARMCAP,
 	    getenv("OPENSSL_armcap") != NULL, getenv("OPENSSL_armcap"));
+	/* --openssl-cap-clear (osslcap.h): the masks read, cleared, in use. */
+	if (getenv(OSSLCAP_ENV_DETECTED) != NULL) {
+		char applied[128];
+
+		osslcap_applied(applied, sizeof applied);
+		cJSON_AddStringToObject(obj, PROTO_F_OPENSSL_CAP_DETECTED,
+		    getenv(OSSLCAP_ENV_DETECTED));
+		add_string_or_null(obj, PROTO_F_OPENSSL_CAP_CLEARED,
+		    getenv(OSSLCAP_ENV_CLEARED) != NULL,
+		    getenv(OSSLCAP_ENV_CLEARED));
+		cJSON_AddStringToObject(obj, PROTO_F_OPENSSL_CAP_APPLIED,
+		    applied);
+	}
 
 	ok = 0;
 	if (cpu >= 0) {

@@ -35,6 +35,7 @@ opts_usage(FILE *f)
 	    "                     [--out FILE]\n"
 	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
 	    "                     [--require-quiet] [--serve]\n"
+	    "                     [--openssl-cap-clear NAME[,NAME]]\n"
 	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
 	    "                     [the options above but --max-cv]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
@@ -192,6 +193,15 @@ parse_one(int c, struct opts *o, char *err, size_t len)
 		else
 			o->builds[o->nbuilds++] = optarg;
 		break;
+	case 'X':
+		if (*optarg == '\0' || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789_,") != strlen(optarg))
+			rc = bad(err, len, "invalid --openssl-cap-clear \"%s\": "
+			    "expected capability names, comma separated",
+			    optarg);
+		else
+			o->openssl_cap_clear = optarg;
+		break;
 	case 'h': rc = OPTS_HELP; break;
 	default: rc = OPTS_USAGE; break;
 	}
@@ -255,6 +265,7 @@ opts_parse(int argc, char **argv, struct opts *o, char *err, size_t len)
 		{ "serve", no_argument, NULL, 'V' },
 		{ "conduct", no_argument, NULL, 'C' },
 		{ "build", required_argument, NULL, 'B' },
+		{ "openssl-cap-clear", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -43,6 +43,8 @@ struct opts {
 	int require_quiet;
 	int serve;		/* --serve: self-test, then sample on request */
 	int conduct;		/* --conduct: drive the --build agents */
+	/* --openssl-cap-clear NAMES: libcrypto without them (osslcap.h) */
+	const char *openssl_cap_clear;
 	const char *builds[MAX_BUILDS];	/* --build ID:SHA256:PATH */
 	size_t nbuilds;
 	uint64_t order;		/* next place in the host's whole order */

@@ -13,7 +13,7 @@
 #define SEQORCH_PROTOCOL_H
 
 /* Sent in hello and checked there (docs/protocol.md: what each changed). */
-#define SEQORCH_PROTO_VERSION 7
+#define SEQORCH_PROTO_VERSION 8
 
 /* Every record is a JSON object with this string member. */
 #define PROTO_F_TYPE		"type"
@@ -67,6 +67,9 @@
 #define PROTO_F_OPENSSL		"openssl"
 #define PROTO_F_OPENSSL_IA32CAP	"openssl_ia32cap"
 #define PROTO_F_OPENSSL_ARMCAP	"openssl_armcap"
+#define PROTO_F_OPENSSL_CAP_DETECTED	"openssl_cap_detected"
+#define PROTO_F_OPENSSL_CAP_CLEARED	"openssl_cap_cleared"
+#define PROTO_F_OPENSSL_CAP_APPLIED	"openssl_cap_applied"
 #define PROTO_F_PIN_CPU		"pin_cpu"
 #define PROTO_F_PINNED		"pinned"
 #define PROTO_F_PIN_ERROR	"pin_error"

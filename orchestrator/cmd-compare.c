@@ -99,6 +99,11 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 		    gate.slower, gate.slower == 1 ? "" : "s", o.fail_slower);
 		ret = EXIT_FAIL;
 	}
+	/* Nothing compared is no comparison, gate or not. */
+	if (gate.compared == 0 && o.fail_slower == 0) {
+		fprintf(stderr, "seqorch: no cell could be compared\n");
+		ret = EXIT_FAIL;
+	}
 	/* A gate that cannot decide fails: passing it would claim a check. */
 	if (o.fail_slower > 0 && gate.undecided != NULL) {
 		fprintf(stderr, "seqorch: --fail-slower cannot decide: %s\n",
@@ -148,8 +153,8 @@ const struct cmd_entry cmd_compare_entry = {
 	},
 	.optcol = 21,
 	.notes =
-	    "Exit status: 0 compared, 1 a cell slower than --fail-slower allows\n"
-	    "or the gate cannot decide,\n"
+	    "Exit status: 0 compared, 1 no cell could be compared, a cell slower\n"
+	    "than --fail-slower allows or the gate cannot decide,\n"
 	    "2 bad option, unknown run or runs of different studies, 3 database\n"
 	    "missing or unreadable.  See docs/report.md.\n",
 	.max_args = 2, .args = "RUN_A RUN_B", .argvalue = CMD_VALUE_RUN,

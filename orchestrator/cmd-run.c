@@ -12,6 +12,7 @@
 #include "fetch.h"
 #include "generate.h"
 #include "hostsel.h"
+#include "openssl-caps.h"
 #include "reference.h"
 #include "remote.h"
 #include "runner.h"
@@ -177,6 +178,30 @@ cmd_run_stopped(void)
 	return stop_flag != 0;
 }
 
+/*
+ * --openssl-cap-clear's names: each one a capability of some architecture
+ * (kernels/openssl-caps.h); the host's own are checked before it builds.
+ * 0, or -1 having said why.
+ */
+static int
+valid_cap_names(const char *names)
+{
+	const char *p = names;
+	size_t n;
+
+	do {
+		n = strcspn(p, ",");
+		if (openssl_cap_find(NULL, p, n) == NULL) {
+			fprintf(stderr, "seqorch: --openssl-cap-clear: unknown "
+			    "OpenSSL capability \"%.*s\" (docs/usage.md names "
+			    "them: ARMV8_SHA512, AVX2...)\n", (int)n, p);
+			return -1;
+		}
+		p += n;
+	} while (*p++ == ',');
+	return 0;
+}
+
 /* One study's run, its sources at hand; returns an EXIT_* code. */
 static int
 run_study_with(struct db *db, const char *study, struct host **hosts,
@@ -226,6 +251,9 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.hosts = o->sel.spec;
 	ri.exploratory = o->explore;
 	ri.openssl_cap = o->openssl_cap;
+	ri.max_cv = o->max_cv;
+	ri.max_samples = (uint64_t)o->max_samples;
+	ri.openssl_cap_clear = o->openssl_cap_clear;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
@@ -258,6 +286,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	p.max_cv = o->max_samples > o->samples ? o->max_cv : 0;
 	p.max_samples = (uint64_t)o->max_samples;
 	p.openssl_cap = o->openssl_cap;
+	p.openssl_cap_clear = o->openssl_cap_clear;
 	p.gen = gen;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
@@ -423,6 +452,12 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->sel.spec = r->hosts;
 	o->explore = r->exploratory;
 	o->openssl_cap = r->openssl_cap;
+	o->openssl_cap_clear = r->openssl_cap_clear;
+	/* Adaptive as it was: the builds one after the other, extra rounds. */
+	if (r->max_samples > r->samples) {
+		o->max_cv = r->max_cv;
+		o->max_samples = (int64_t)r->max_samples;
+	}
 	return EXIT_OK;
 }
 
@@ -470,6 +505,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			o.openssl_cap = optarg;
 			o.fixed = "--openssl-cap";
 			break;
+		case 'G':
+			if (valid_cap_names(optarg) != 0)
+				return EXIT_USAGE;
+			o.openssl_cap_clear = optarg;
+			o.fixed = "--openssl-cap-clear";
+			break;
 		case 'Q': o.require_quiet = 1; break;
 		case 'R':
 			if (cmd_run_id_arg("--resume", optarg,
@@ -479,11 +520,13 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'C':
 			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--max-cv";
 			break;
 		case 'M':
 			if (cmd_int_arg("--max-samples", optarg, MAX_SAMPLES,
 			    &o.max_samples) != 0)
 				return EXIT_USAGE;
+			o.fixed = "--max-samples";
 			break;
 		case 'E':
 			if (cmd_int_arg("--lease-expiry", optarg, 86400,
@@ -515,13 +558,20 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (o.resume > 0 && o.fixed != NULL) {
 		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
 		    "run keeps its own study, hosts, variants, steps, samples, "
-		    "seed, OpenSSL capabilities and kind\n", o.fixed);
+		    "adaptive settings, seed, OpenSSL capabilities and kind\n",
+		    o.fixed);
 		return EXIT_USAGE;
 	}
 	if (o.resume > 0 && (rc = load_resume(&o, &stored)) != EXIT_OK) {
 		if (rc == RESUME_DONE)
 			rc = EXIT_OK;
 		goto out;
+	}
+	if (o.openssl_cap != NULL && o.openssl_cap_clear != NULL) {
+		fprintf(stderr, "seqorch: --openssl-cap replaces the whole mask, "
+		    "--openssl-cap-clear clears bits of the detected one: give "
+		    "one of them\n");
+		return EXIT_USAGE;
 	}
 	if (o.max_samples == 0)
 		o.max_samples = o.samples;
@@ -620,7 +670,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
 	    "                   [--max-cv PCT] [--max-samples M]\n"
-	    "                   [--openssl-cap VALUE] [--cache DIR]\n"
+	    "                   [--openssl-cap VALUE]\n"
+	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -683,6 +734,14 @@ const struct cmd_entry cmd_run_entry = {
 		    "BMI2 from libcrypto on x86-64); stored with the\n"
 		    "run and every sample",
 		    CMD_VALUE_ANY, NULL },
+		{ "openssl-cap-clear", 'G', 0, "NAME[,NAME]",
+		    "clear only these bits (OpenSSL's names:\n"
+		    "ARMV8_SHA512; x86-64: AVX2, AVX512F...) from the\n"
+		    "capability mask each agent's libcrypto detects,\n"
+		    "keeping the others; a name the host's architecture\n"
+		    "lacks fails it before building; the detected,\n"
+		    "cleared and applied masks are stored per sample",
+		    CMD_VALUE_ANY, NULL },
 		{ "cache", 'A', 0, "DIR",
 		    "fetch cache of upstream sources (default: [defaults]\n"
 		    "cache in hosts.toml, else seqorch-cache beside the\n"
@@ -692,8 +751,9 @@ const struct cmd_entry cmd_run_entry = {
 		{ "resume", 'R', 0, "ID",
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"
-		    "(--hosts, --variants, --steps, --samples, --seed,\n"
-		    "--openssl-cap and --explore are refused with it);\n"
+		    "(--hosts, --variants, --steps, --samples, --max-cv,\n"
+		    "--max-samples, --seed, --openssl-cap(-clear) and\n"
+		    "--explore are refused with it);\n"
 		    "never a run imported from a bundle; a run that\n"
 		    "ended ok has nothing missing (said at once)",
 		    CMD_VALUE_RUN, NULL },

@@ -25,6 +25,7 @@ struct run_opts {
 	int64_t resume;		/* run id to resume, 0 for a new run */
 	const char *fixed;	/* an option --resume takes from the run */
 	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
+	const char *openssl_cap_clear;	/* capability names to clear */
 	/*
 	 * Fetch the artifacts variants are generated from even when
 	 * variants names none (reproduce: every variant, openssl-* too).

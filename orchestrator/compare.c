@@ -516,6 +516,7 @@ compare_print(sqlite3 *db, const struct compare_opts *o, FILE *out,
 			gate->slower++;
 	}
 	gate->next = c.rb.id;
+	gate->compared = c.ngeo;
 	gate->undecided = undecided(&c);
 	(o->format != NULL ? o->format : compare_renderers)->render(&c, o,
 	    out);

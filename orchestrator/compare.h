@@ -50,6 +50,7 @@ struct compare_opts {
 struct compare_gate {
 	int64_t		 next;		/* the new run's id */
 	size_t		 slower;	/* decided slower than fail_slower allows */
+	size_t		 compared;	/* cells compared (in the mean) */
 	char		*undecided;
 };
 

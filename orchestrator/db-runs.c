@@ -20,12 +20,14 @@ db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 	iso_now(now, sizeof now);
 	if (db_sql(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
-	    "exploratory, coordinator, version, openssl_cap) VALUES "
-	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssiissssisss",
-	    ri->study, now, (int64_t)ri->steps, (int64_t)ri->samples,
-	    ri->command, ri->seed, ri->variants, ri->hosts,
-	    (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
-	    ri->openssl_cap) != SQLITE_DONE)
+	    "exploratory, coordinator, version, openssl_cap, "
+	    "openssl_cap_clear, max_cv, max_samples) VALUES "
+	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "ssiissssissssdi", ri->study, now, (int64_t)ri->steps,
+	    (int64_t)ri->samples, ri->command, ri->seed, ri->variants,
+	    ri->hosts, (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
+	    ri->openssl_cap, ri->openssl_cap_clear, ri->max_cv,
+	    (int64_t)ri->max_samples) != SQLITE_DONE)
 		return db_err(db, err, "cannot record run");
 	*run_id = o.rowid;
 	return 0;
@@ -133,15 +135,17 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
 	    "reason, cycles, instructions, cycles_source, openssl_cap, "
-	    "host_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", s->counted ?
-	    "isissiiiissisddissiissi" : "isissiiiissisddissnnssi", run_id,
+	    "host_position, openssl_cap_detected, openssl_cap_cleared) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?) ON CONFLICT DO NOTHING", s->counted ?
+	    "isissiiiissisddissiississ" : "isissiiiissisddissnnssiss", run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
 	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
 	    s->instructions, s->cycles_source, s->openssl_cap,
-	    s->host_position);
+	    s->host_position, s->openssl_cap_detected,
+	    s->openssl_cap_cleared);
 	if (rc != SQLITE_DONE)
 		return db_err(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -228,7 +232,9 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 	memset(out, 0, sizeof *out);
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
 	    "status, steps, samples_per_variant, exploratory, openssl_cap, "
-	    "i.origin_coordinator, i.origin_run_id FROM runs r LEFT JOIN "
+	    "i.origin_coordinator, i.origin_run_id, openssl_cap_clear, "
+	    "max_cv, max_samples "
+	    "FROM runs r LEFT JOIN "
 	    "imports i ON i.run_id = r.id WHERE r.id = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return db_err(db, err, "cannot read runs");
@@ -246,6 +252,9 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->openssl_cap = db_col_dup(st, 8);
 		out->imported_from = db_col_dup(st, 9);
 		out->origin_run_id = sqlite3_column_int64(st, 10);
+		out->openssl_cap_clear = db_col_dup(st, 11);
+		out->max_cv = sqlite3_column_double(st, 12);
+		out->max_samples = (uint64_t)sqlite3_column_int64(st, 13);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = db_report_no_run(db->h, run_id, err);
@@ -260,6 +269,7 @@ db_run_info_free(struct stored_run *r)
 {
 	free(r->imported_from);
 	free(r->openssl_cap);
+	free(r->openssl_cap_clear);
 	free(r->status);
 	free(r->hosts);
 	free(r->variants);
@@ -423,4 +433,24 @@ db_identity(struct db *db, char id[33], struct so_err *err)
 		    "directories on hosts could not be told from another "
 		    "database's");
 	return 0;
+}
+
+static int
+end_row(sqlite3_stmt *st, void *ctx)
+{
+	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
+	return 1;
+}
+
+int
+db_build_end_position(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t *end, struct so_err *err)
+{
+	int rc;
+
+	*end = 0;
+	rc = db_each(db, err, "cannot read samples", end_row, end, "SELECT "
+	    "COALESCE(MAX(host_position) + 1, 0) FROM samples WHERE run_id = ? "
+	    "AND host = ? AND build_id = ?", "isi", run_id, host, build_id);
+	return rc < 0 ? rc : 0;
 }

@@ -53,6 +53,9 @@ struct run_info {
 	const char *hosts;
 	int exploratory;
 	const char *openssl_cap;	/* --openssl-cap, or NULL */
+	const char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
+	double max_cv;			/* --max-cv, --max-samples */
+	uint64_t max_samples;
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -121,6 +124,9 @@ struct sample_row {
 	int64_t cycles, instructions;
 	const char *cycles_source;	/* pmu, test-seam or calibration */
 	const char *openssl_cap;	/* the agent's OpenSSL cap, or NULL */
+	/* --openssl-cap-clear: the mask detected and the bits cleared
+	 * (openssl_cap is then the mask applied), else NULL */
+	const char *openssl_cap_detected, *openssl_cap_cleared;
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -233,7 +239,10 @@ int db_lease_takeovers(struct db *db, int limit,
 /* A stored run, for --resume.  Strings are owned; db_run_info_free. */
 struct stored_run {
 	char *study, *seed, *variants, *hosts, *status, *openssl_cap;
+	char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
 	uint64_t steps, samples;
+	double max_cv;		/* its adaptive settings; 0 for older runs */
+	uint64_t max_samples;
 	int exploratory;
 	/* An imported run: its origin coordinator and run; NULL, 0 if not. */
 	char *imported_from;
@@ -242,6 +251,13 @@ struct stored_run {
 int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
     struct so_err *err);
 void db_run_info_free(struct stored_run *r);
+/*
+ * One past the largest host_position of build build_id's samples in run
+ * run_id on host into *end (0 when it has none): where the host's next
+ * build started in the run's order.  0, or SO_EDB.
+ */
+int db_build_end_position(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t *end, struct so_err *err);
 /*
  * The database's identity (32 lowercase hex digits, made with it) into
  * id: it names the run directories left on hosts, so that one database's

@@ -64,6 +64,21 @@ cut_cols(char *s, size_t max)
  * and a line wider than REPORT_COLUMNS is cut to end in "...".  The
  * database and the JSON keep the whole text.
  */
+const char *
+report_dash(void)
+{
+	const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" }, *v = NULL;
+	size_t i;
+
+	/* The first one set decides, as setlocale would read them. */
+	for (i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
+		v = getenv(names[i]);
+	if (v != NULL && (strcasestr(v, "utf-8") != NULL ||
+	    strcasestr(v, "utf8") != NULL))
+		return "\u2013";
+	return "-";
+}
+
 void
 report_emit(FILE *out, const char *fmt, ...)
 {

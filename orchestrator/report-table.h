@@ -132,6 +132,13 @@ void report_print_warnings(const struct rrun *r, FILE *out, const char *open,
     const char *close, const char *none);
 
 /*
+ * The dash of a range ("1.2M-1.3M"): an en dash where the locale's
+ * character set is UTF-8 (LC_ALL, else LC_CTYPE, else LANG), else ASCII.
+ * Static.
+ */
+const char *report_dash(void);
+
+/*
  * One line of text: control characters (newlines in host text) become
  * spaces and a line wider than the terminal is cut to end in "...".
  */

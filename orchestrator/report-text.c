@@ -228,13 +228,14 @@ static void
 text_rows(const struct rrun *r, FILE *out)
 {
 	const char *heads[11];
-	char align[12], ns_head[64];
+	char align[12], ns_head[64], cyc_head[64], range_head[16];
 	struct table t = { .ncols = 0, .heads = heads, .align = align };
 	const struct rrow *w;
 	const char *prev = NULL;
 	size_t i;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
 #define COL(name, a) (heads[t.ncols] = (name), align[t.ncols++] = (a))
 	COL("variant", 'l');
 	if (r->several_builds)
@@ -243,10 +244,11 @@ text_rows(const struct rrun *r, FILE *out)
 	COL("median", 'r');
 	COL(ns_head, 'r');
 	if (r->any_calib)
-		COL("cycles", 'r');
+		COL(cyc_head, 'r');
 	if (r->any_counted)
 		COL("ipc", 'r');
-	COL("min–max", 'r');
+	snprintf(range_head, sizeof range_head, "min%smax", report_dash());
+	COL(range_head, 'r');
 	COL("n", 'r');
 	COL("digest", 'l');
 	COL("inv", 'r');
@@ -280,7 +282,8 @@ text_rows(const struct rrun *r, FILE *out)
 
 			report_format_rate(w->min, lo, sizeof lo);
 			report_format_rate(w->max, hi, sizeof hi);
-			table_cell(&t, xasprintf("%s–%s", lo, hi));
+			table_cell(&t, xasprintf("%s%s%s", lo, report_dash(),
+			    hi));
 		} else
 			table_cell(&t, xstrdup("-"));
 		table_cell(&t, xasprintf("%" PRId64, w->n));
@@ -294,9 +297,9 @@ text_rows(const struct rrun *r, FILE *out)
 static void
 text_best(const struct rrun *r, FILE *out)
 {
-	char ns_head[64];
+	char ns_head[64], cyc_head[64];
 	const char *heads[] = {
-		"host", "variant", "median", ns_head, "cycles"
+		"host", "variant", "median", ns_head, cyc_head
 	};
 	struct table t = { .ncols = 5, .heads = heads, .align = "llrrr" };
 	const struct rhost *h;
@@ -306,6 +309,7 @@ text_best(const struct rrun *r, FILE *out)
 	char *iv;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
 	fputc('\n', out);
 	report_emit(out, "best valid variant per host");
 	for (i = 0; i < r->nranked; i++) {

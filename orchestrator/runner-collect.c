@@ -94,6 +94,33 @@ run_openssl_cap_var(const char *target)
 }
 
 /*
+ * With --openssl-cap-clear the agent read the mask libcrypto detected,
+ * cleared the named bits and ran again with the result: its facts name
+ * the three masks, kept for every sample it sends.
+ */
+static int
+check_cap_clear(struct stream *s, const cJSON *facts)
+{
+	const char *names[] = { PROTO_F_OPENSSL_CAP_DETECTED,
+	    PROTO_F_OPENSSL_CAP_CLEARED, PROTO_F_OPENSSL_CAP_APPLIED };
+	char **slot[] = { &s->cap_detected, &s->cap_cleared,
+	    &s->cap_applied };
+	const cJSON *v;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		v = cJSON_GetObjectItemCaseSensitive(facts, names[i]);
+		if (!cJSON_IsString(v))
+			return so_error(&s->err, SO_EPROTO, "agent did not "
+			    "clear --openssl-cap-clear %s (its facts have no "
+			    "%s)", s->hr->p->openssl_cap_clear, names[i]);
+		free(*slot[i]);
+		*slot[i] = xstrdup(v->valuestring);
+	}
+	return 0;
+}
+
+/*
  * With --openssl-cap the agent must have run with the value: its facts
  * say what it found in its environment (facts.c).  Without it, a mask the
  * agent inherited (a local host shares the coordinator's environment) is
@@ -112,6 +139,8 @@ check_openssl_cap(struct stream *s, const cJSON *facts)
 	v = cJSON_GetObjectItemCaseSensitive(facts,
 	    strcmp(var, "OPENSSL_armcap") == 0 ? "openssl_armcap" :
 	    "openssl_ia32cap");
+	if (s->hr->p->openssl_cap_clear != NULL)
+		return check_cap_clear(s, facts);
 	if (want == NULL) {
 		if (!cJSON_IsString(v))
 			return 0;
@@ -275,7 +304,10 @@ store_sample(struct stream *s, const struct record *r)
 	row.calib_after_mhz = r->calib_after_mhz;
 	row.cpu = (int)r->cpu;
 	row.reason = r->reason;
-	row.openssl_cap = p->openssl_cap;
+	row.openssl_cap = p->openssl_cap_clear != NULL ? s->cap_applied :
+	    p->openssl_cap;
+	row.openssl_cap_detected = s->cap_detected;
+	row.openssl_cap_cleared = s->cap_cleared;
 	row.counted = r->counted;
 	row.cycles = r->cycles;
 	row.instructions = r->instructions;

@@ -76,6 +76,8 @@ struct stream {
 	char *preflight;	/* the preflight record for the next window */
 	char verdict[8];	/* its verdict: quiet or noisy */
 	int64_t orders;		/* past the largest order it sent */
+	/* --openssl-cap-clear: the masks its facts name, stored per sample */
+	char *cap_detected, *cap_cleared, *cap_applied;
 	/*
 	 * A conductor's stream (agent --conduct): one stream per build
 	 * whose agent it drives, owned here, and whose records follow (a

@@ -247,10 +247,12 @@ reconnect(struct hostrun *hr, struct so_err *err)
 
 /*
  * Options for the window protocol: the host lock in the workdir (with our
- * identity for whoever waits on it) and adaptive sampling.
+ * identity for whoever waits on it) and adaptive sampling, for an agent
+ * whose first index is first: it counts only its own samples, and a
+ * resumed one takes no variant past --max-samples in all.
  */
 static void
-agent_extra_args(struct hostrun *hr, struct strbuf *cmd)
+agent_extra_args(struct hostrun *hr, uint64_t first, struct strbuf *cmd)
 {
 	const struct run_params *p = hr->p;
 
@@ -264,7 +266,7 @@ agent_extra_args(struct hostrun *hr, struct strbuf *cmd)
 	}
 	if (p->max_cv > 0)
 		rcmd_raw(cmd, " --max-cv %.17g --max-samples %llu", p->max_cv,
-		    (unsigned long long)p->max_samples);
+		    (unsigned long long)(p->max_samples - first));
 	if (p->require_quiet)
 		rcmd_raw(cmd, " --require-quiet");
 }
@@ -332,6 +334,10 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
 	    rcmd_cpu(hr->host, cpu, sizeof cpu));
 	rcmd_arg(&cmd, p->seed);
+	if (p->openssl_cap_clear != NULL) {
+		rcmd_raw(&cmd, " --openssl-cap-clear");
+		rcmd_arg(&cmd, p->openssl_cap_clear);
+	}
 	if (s->kids == NULL)
 		rcmd_raw(&cmd, " --build-id %lld", (long long)b->build_id);
 	else
@@ -348,7 +354,7 @@ agent_command(struct hostrun *hr, const struct stream *s,
 		rcmd_raw(&cmd, " --variants");
 		rcmd_arg(&cmd, variants);
 	}
-	agent_extra_args(hr, &cmd);
+	agent_extra_args(hr, s->first, &cmd);
 	return strbuf_detach(&cmd);
 }
 
@@ -422,6 +428,9 @@ stream_free(struct stream *s)
 	free(s->want);
 	free(s->window_before);
 	free(s->preflight);
+	free(s->cap_detected);
+	free(s->cap_cleared);
+	free(s->cap_applied);
 	free(s);
 }
 
@@ -819,55 +828,53 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 {
 	const struct run_params *p = hr->p;
 	struct stream *s = NULL;
-	char *variants, tag[24];
+	char *left = NULL, tag[24];
 	uint64_t first = 0, nsamples = p->samples;
 
-	variants = p->variants ? xstrdup(p->variants) : NULL;
 	snprintf(tag, sizeof tag, "%lld", (long long)b->build_id);
 	if (p->resume) {
 		uint64_t last, count;
 
 		collect_left(hr, b, tag, cc);
-		if (hr->failed || run_missing(hr, b, &variants, &first, &last,
+		if (hr->failed || run_missing(hr, b, &left, &first, &last,
 		    &count) != 0)
 			goto out;
 		if (count == 0) {
 			progress_set(hr->index, "%s: nothing missing", cc);
-			goto out;
+			goto next;
 		}
-		nsamples = last - first + 1;
+		/*
+		 * Every variant from the first missing index to the last, as
+		 * the run's cells were: the agent's order is a function of the
+		 * variants and the index, and a resumed sample takes the place
+		 * the uninterrupted run gave it (what is stored is timed again
+		 * and not kept).  Adaptive, to the last planned index: extra
+		 * rounds come after it, as they did.
+		 */
+		nsamples = (p->max_cv > 0 ? p->samples - 1 : last) - first + 1;
 	}
-	s = stream_new(hr, b, cc, first, nsamples, variants);
-	launch_stream(hr, s, b, tag, variants);
+	s = stream_new(hr, b, cc, first, nsamples, p->variants);
+	launch_stream(hr, s, b, tag, p->variants);
 	/* The next build's agent takes its samples after this one's. */
 	hr->order_base += s->orders;
+next:
+	/*
+	 * Resuming, after all of this one's, whichever launch stored them
+	 * (a build with nothing missing took its places in the run).
+	 */
+	if (p->resume && !hr->failed) {
+		struct so_err e;
+		int64_t end;
+
+		if (db_build_end_position(hr->db, p->run_id, hr->host->name,
+		    b->build_id, &end, &e) != 0)
+			run_fail(hr, e.msg);
+		else if (end > hr->order_base)
+			hr->order_base = end;
+	}
 out:
 	stream_free(s);
-	free(variants);
-}
-
-/* Add the comma list add's names missing from the comma list *list. */
-static void
-union_add(char **list, const char *add)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *copy = xstrdup(add), *q = copy, *v;
-
-	if (*list != NULL)
-		strbuf_addf(&sb, "%s", *list);
-	while ((v = strsep(&q, ",")) != NULL) {
-		const char *p = sb.buf ? strstr(sb.buf, v) : NULL;
-		size_t n = strlen(v);
-
-		while (p != NULL && !((p == sb.buf || p[-1] == ',') &&
-		    (p[n] == ',' || p[n] == '\0')))
-			p = strstr(p + 1, v);
-		if (p == NULL)
-			strbuf_addf(&sb, "%s%s", sb.len ? "," : "", v);
-	}
-	free(copy);
-	free(*list);
-	*list = strbuf_detach(&sb);
+	free(left);
 }
 
 void
@@ -877,11 +884,10 @@ run_conduct(struct hostrun *hr)
 	struct stream *s = xcalloc(1, sizeof *s);
 	struct build_result *base = NULL;
 	struct strbuf label = STRBUF_INIT;
-	char *variants = p->variants ? xstrdup(p->variants) : NULL;
-	char *missing = NULL;
+	const char *variants = p->variants;
 	uint64_t first = 0, last = p->samples - 1;
 	size_t i;
-	int any = 0;
+	int any = !p->resume;
 
 	s->hr = hr;
 	if (p->resume) {
@@ -891,7 +897,13 @@ run_conduct(struct hostrun *hr)
 		first = UINT64_MAX;
 		last = 0;
 	}
-	/* Resuming, a build with nothing missing is left out. */
+	/*
+	 * Resuming, every build and variant is driven from the first missing
+	 * index to the last, as the run's cells were: the order is a function
+	 * of the cells and the index, and a resumed sample must take the place
+	 * the uninterrupted run gave it.  What is stored already is timed
+	 * again and not kept (the first timing of a cell is).
+	 */
 	for (i = 0; i < hr->nbuilds; i++) {
 		struct build_result *b = &hr->builds[i];
 		uint64_t f, l, count;
@@ -904,19 +916,14 @@ run_conduct(struct hostrun *hr)
 			collect_left(hr, b, tag, hr->labels[i]);
 			if (hr->failed)
 				goto out;
-			left = p->variants ? xstrdup(p->variants) : NULL;
-			if (run_missing(hr, b, &left, &f, &l, &count) != 0) {
-				free(left);
+			if (run_missing(hr, b, &left, &f, &l, &count) != 0)
 				goto out;
-			}
-			if (count == 0) {
-				free(left);
-				continue;
-			}
-			union_add(&missing, left);
 			free(left);
-			first = f < first ? f : first;
-			last = l > last ? l : last;
+			if (count > 0) {
+				first = f < first ? f : first;
+				last = l > last ? l : last;
+				any = 1;
+			}
 		}
 		if (base == NULL)
 			base = b;
@@ -925,16 +932,10 @@ run_conduct(struct hostrun *hr)
 		    NULL);
 		strbuf_addf(&label, "%s%s", label.len ? " + " : "",
 		    hr->labels[i]);
-		any = 1;
 	}
-	if (!any) {
+	if (!any || s->nkids == 0) {
 		progress_set(hr->index, "nothing missing");
 		goto out;
-	}
-	if (p->resume) {
-		free(variants);
-		variants = missing;
-		missing = NULL;
 	}
 	s->build = base;
 	s->cc = label.buf;
@@ -955,6 +956,4 @@ run_conduct(struct hostrun *hr)
 out:
 	stream_free(s);
 	strbuf_release(&label);
-	free(missing);
-	free(variants);
 }

@@ -1,6 +1,7 @@
 /* Per-host preparation and measurement, in the host pool (pool.h). */
 #include "runner-int.h"
 
+#include "openssl-caps.h"
 #include "pool.h"
 #include "progress.h"
 #include "study.h"
@@ -183,6 +184,42 @@ gen_skipped(struct hostrun *hr, const struct build_result *b)
 	free(vs);
 }
 
+/*
+ * --openssl-cap-clear names bits of one architecture: a host of another
+ * is refused before anything is built there (`uname -m`, named as the
+ * kernels/ folders name architectures).
+ */
+static int
+check_cap_names(struct hostrun *hr, struct so_err *err)
+{
+	const char *p = hr->p->openssl_cap_clear;
+	char *out = NULL, arch[64];
+	int status, rc;
+	size_t n;
+
+	if (p == NULL)
+		return 0;
+	if ((rc = conn_capture(hr->conn, "uname -m", 256, &out, &status,
+	    err)) != 0)
+		return rc;
+	out[strcspn(out, "\r\n")] = '\0';
+	study_arch(out, arch, sizeof arch);
+	for (;; p += n + 1) {
+		n = strcspn(p, ",");
+		if (openssl_cap_find(arch, p, n) == NULL) {
+			rc = so_error(err, SO_EINVAL, "--openssl-cap-clear: "
+			    "\"%.*s\" is not an OpenSSL capability of %s, host "
+			    "\"%s\"'s architecture (kernels/openssl-caps.h)",
+			    (int)n, p, arch, hr->host->name);
+			break;
+		}
+		if (p[n] == '\0')
+			break;
+	}
+	free(out);
+	return rc;
+}
+
 /* Connect, upload and build: everything that happens outside timing. */
 /* A cold build's step on the host's line, after what it builds. */
 static void
@@ -243,7 +280,8 @@ prepare(struct hostrun *hr)
 		return;
 	}
 	hr->conn->stop = hr->p->stop;
-	if (check_arch(hr, &err) != 0) {
+	if (check_arch(hr, &err) != 0 ||
+	    check_cap_names(hr, &err) != 0) {
 		run_fail(hr, err.msg);
 		return;
 	}

@@ -42,6 +42,11 @@ struct run_params {
 	 */
 	const char *openssl_cap;
 	/*
+	 * --openssl-cap-clear: the capability names (kernels/openssl-caps.h)
+	 * each agent clears from the mask libcrypto detects; NULL: none.
+	 */
+	const char *openssl_cap_clear;
+	/*
 	 * The sources generated from the study's artifacts (generate.h), or
 	 * NULL: the variants needing them are skipped with the reason.
 	 */

@@ -217,7 +217,8 @@ def test_resume_names_what_is_missing(scratch):
     # What the run measured cannot be changed on resuming it.
     for extra in (["--steps", "5"], ["--hosts", "local"], ["--explore"],
                   ["--seed", "00"], ["--samples", "2"],
-                  ["--variants", "c-fused"]):
+                  ["--variants", "c-fused"], ["--max-cv", "2%"],
+                  ["--max-samples", "9"]):
         r = seqorch(scratch, "run", "--resume", "1", *extra)
         assert r.returncode == 2, r.stderr
         assert f"seqorch: {extra[0]} cannot be given with --resume" in \

@@ -8,6 +8,7 @@ skipped with the reason."""
 import hashlib
 import http.server
 import os
+import platform
 import re
 import threading
 from pathlib import Path
@@ -198,3 +199,52 @@ def test_report_names_the_sources_beside_the_variants(run):
     assert files["release tarball"] == SHA
     assert files["crypto/sha/asm/keccak1600-avx512vl.pl"] == \
         readme_hashes()["crypto/sha/asm/keccak1600-avx512vl.pl"]
+
+
+def words(mask):
+    return [int(w, 16) for w in mask.split(":")]
+
+
+X86_ONLY = pytest.mark.skipif(platform.machine() != "x86_64",
+                              reason="x86-64 capability names")
+
+
+@X86_ONLY
+def test_cap_clear_clears_one_bit_and_keeps_the_rest(tmp_path, workdir):
+    """AVX512F (OPENSSL_ia32cap word 1, bit 16) cleared from what this
+    host's libcrypto detects: the same digest, the mask applied is the
+    detected one without that bit, all three stored on every sample."""
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "openssl-evp,c-fused", "--steps", 30,
+                "--samples", "2", "--openssl-cap-clear", "AVX512F",
+                timeout=1800)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    rows = query(db, "SELECT digest, openssl_cap_detected, "
+                 "openssl_cap_cleared, openssl_cap FROM samples")
+    assert len(rows) == 4
+    for digest, detected, cleared, applied in rows:
+        assert digest == chain_hex("sha3", 30)
+        assert words(cleared) == [0, 1 << 16]
+        assert words(applied) == [d & ~c for d, c in
+                                  zip(words(detected), words(cleared))]
+    assert query(db, "SELECT openssl_cap_clear FROM runs") == \
+        [("AVX512F",)]
+
+
+@X86_ONLY
+def test_cap_clear_refuses_a_name_of_another_arch(tmp_path, workdir):
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "c-fused", "--steps", 30, "--samples", "1",
+                "--openssl-cap-clear", "AVX2,ARMV8_SHA512", timeout=600)
+    assert r.returncode == 1
+    assert '"ARMV8_SHA512" is not an OpenSSL capability of x86_64' \
+        in r.stderr
+    assert query(tmp_path / "results.db",
+                 "SELECT COUNT(*) FROM builds") == [(0,)]
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--openssl-cap-clear", "NOSUCH", timeout=60)
+    assert r.returncode == 2
+    assert 'unknown OpenSSL capability "NOSUCH"' in r.stderr

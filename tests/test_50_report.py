@@ -517,7 +517,10 @@ def test_compare_gate_and_refusal(site, tmp_path):
     with con:
         con.execute("UPDATE samples SET steps = steps * 2 WHERE run_id = 2")
     con.close()
-    text = sq(tmp_path, "compare", 1, 2).stdout
+    p = sq(tmp_path, "compare", 1, 2, check=False)
+    # Nothing compared is a failure, gate or not (issue 32 item 17).
+    assert p.returncode == 1, p.stderr
+    text = p.stdout
     assert text.count(f"refused: steps differ ({2 * STEPS}, {STEPS})") == \
         len(out["cells"])
     assert "geometric mean: no cell could be compared" in text

@@ -200,7 +200,8 @@ def start(tmp_path, steps, samples, *extra):
 
 def kill_when_sampling(tmp_path, workdir, p, which):
     db = tmp_path / "results.db"
-    wait_for(lambda: nsamples(db, "local") >= 2, "samples", p, tmp_path)
+    wait_for(lambda: nsamples(db, "local") >= 2, "samples", p, tmp_path,
+             timeout=900)
     procs = agent_procs(workdir)
     pids = [pid for pid, argv in procs.items() if which in argv]
     assert pids, procs
@@ -261,6 +262,17 @@ def test_a_build_agent_killed_leaves_the_others_measuring(tmp_path,
                           "'error' AND message LIKE 'agent (%): the agent "
                           "of build % ended during a sample%' ORDER BY id")]
     assert len(said) == 2 and "went on" in said[1], said
+    # Issue 29, item 3: the resume fills the killed build's cells, each in
+    # the place the uninterrupted run gave it.  Before, its conductor
+    # numbered the missing cells alone (2 cells a round, not 4), and their
+    # host_position fell on the other build's.
+    r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
+    assert r.returncode == 0, r.stderr
+    rows = order(db)
+    assert sorted(p for p, *_ in rows) == list(range(24)), rows
+    for p, c, v, i, _ in rows:
+        assert p // 4 == i
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
 def test_resume_continues_the_same_order(tmp_path, workdir):
@@ -290,4 +302,48 @@ def test_resume_continues_the_same_order(tmp_path, workdir):
     for p, c, v, i, _ in rows:
         assert p // 4 == i
     assert switches(rows) >= 17, rows
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+
+
+def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(tmp_path,
+                                                                 workdir):
+    """Issue 29, item 4: a --max-cv run of two builds (measured one after
+    the other), interrupted in its second build, resumes with its adaptive
+    settings: the resumed build takes its extra rounds, and each sample
+    has a place of the host's order of its own.  Before, the runs row kept
+    no adaptive settings (the resume conducted both builds, 2 samples
+    each), and the build with nothing missing did not move the next one's
+    places past its own."""
+    two_compilers(tmp_path, workdir)
+    db = tmp_path / "results.db"
+    # A spread no variant meets: every variant takes its 4 samples.
+    p = start(tmp_path, LONG, 2, "--max-cv", "0.000001", "--max-samples", 4)
+    try:
+        wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
+                           "builds b ON b.id = s.build_id WHERE "
+                           "b.compiler = 'clang'") > [(0,)],
+                 "samples of the second build", p, tmp_path, timeout=900)
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 130, err
+    per = dict(q(db, "SELECT b.compiler, count(*) FROM samples s JOIN "
+                 "builds b ON b.id = s.build_id WHERE s.sample_index < 2 "
+                 "GROUP BY 1"))
+    assert per["gcc"] == 4 and per["clang"] < 4, per
+    assert query(db, "SELECT max_cv, max_samples FROM runs") == \
+        [(0.000001, 4)]
+    r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
+    assert r.returncode == 0, r.stderr
+    cells = query(db, "SELECT b.compiler, s.variant, s.sample_index FROM "
+                  "samples s JOIN builds b ON b.id = s.build_id")
+    assert sorted(cells) == sorted((c, v, i) for c in ("gcc", "clang")
+                                   for v in VARIANTS for i in range(4))
+    assert sorted(p for p, in query(db, "SELECT host_position FROM "
+                                    "samples")) == list(range(16))
+    # One window per build and launch: never conducted.
+    assert query(db, "SELECT count(*) FROM windows") == [(3,)]
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]

@@ -66,8 +66,10 @@ def test_gate_fails_when_no_cell_compared(site):
     assert p.returncode == 1, p.stderr
     assert "--fail-slower cannot decide: no cell could be compared" in \
         p.stderr
-    # Without the gate, compare still reports and exits 0.
-    p = run(site, "compare", 1, 4)
+    # Without the gate, compare still reports, and exits 1: nothing was
+    # compared (issue 32 item 17).
+    p = run(site, "compare", 1, 4, check=False)
+    assert p.returncode == 1, p.stderr
     assert "cannot decide: no cell could be compared" in p.stdout
 
 

@@ -4,6 +4,7 @@ options and values, -V with the commit, variants of another architecture
 refused before upload, readers that never write, and the exit codes of a
 report that cannot be written."""
 import platform
+import shutil
 import subprocess
 
 import pytest
@@ -183,3 +184,38 @@ def test_make_run_builds_the_man_page_and_completion(tmp_path):
     assert "gen-help.sh ./seqorch man > build/seqorch.1" in r.stdout
     assert "gen-help.sh ./seqorch completion > build/seqorch.bash" in \
         r.stdout
+
+
+def test_text_report_character_set_and_units(site):
+    """One character set (issue 32 item 9): ASCII unless the locale is
+    UTF-8, then the range's en dash; headers carry their units."""
+    def report(lang):
+        return subprocess.run([str(ROOT / "seqorch"), "report"], cwd=site,
+                              capture_output=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", "LANG": lang})
+    ascii_ = report("C")
+    assert ascii_.returncode == 0, ascii_.stderr
+    assert ascii_.stdout.isascii()
+    text = ascii_.stdout.decode()
+    assert " min-max " in text and "ns/hash" in text
+    if " calib " in text:
+        assert "cycles/hash" in text
+    utf8 = report("C.UTF-8").stdout.decode()
+    assert " min\u2013max " in utf8
+    assert utf8.replace("\u2013", "-") == text
+
+
+def test_compare_fails_when_no_cell_compares(site, tmp_path):
+    """compare exits non-zero when no cell could be compared (issue 32
+    item 17), --fail-slower or not."""
+    shutil.copy(site / "results.db", tmp_path / "results.db")
+    shutil.copy(site / "hosts.toml", tmp_path / "hosts.toml")
+    r = seqorch(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "c-unrolled", "--steps", "1e3",
+                "--samples", "2")
+    assert r.returncode == 0, r.stderr
+    r = seqorch(tmp_path, "compare", "1", "2")
+    assert r.returncode == 1, r.stderr
+    assert "no cell could be compared" in r.stdout
+    assert r.stderr.endswith("seqorch: no cell could be compared\n"), \
+        r.stderr

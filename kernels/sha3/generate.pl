@@ -225,6 +225,88 @@ spew("$out/openssl-unrolled-x86_64.S",
     x86_chain('openssl_unrolled_x86_chain', 1));
 push @made, 'openssl-fused-x86_64.S', 'openssl-unrolled-x86_64.S';
 
+# aarch64, SHA3 extension: keccak1600-armv8.pl's KeccakF1600_ce keeps
+# lane i of the state in v<i> (the 64-bit lanes OpenSSL's layout has,
+# standard order) and walks the round constants with x10 (ld1r).  The
+# chain keeps the digest in v0-v3 and resets v4-v24 to the padded block
+# of a 32-byte message: 0x06 in lane 4, 0x80 in the last byte of lane
+# 16.  d8-d15 are callee-saved: saved once per chain.
+my $a8 = slurp("$out/keccak1600-armv8.linux64.S");
+my @abody = between($a8, qr/^\.Loop_ce:/, qr/^\s*subs\s+x9,x9,#1/,
+    'keccak1600-armv8.pl');
+my @aiotas = between($a8, qr/^iotas:/, qr/^\.size\s+iotas/, 'iotas');
+fail("keccak1600-armv8.pl: the SHA3 round body does not load its round "
+    . "constant once through x10") unless
+    (grep { /^\s*ld1r\s+\{v26\.2d\},\[x10\],#8/ } @abody) == 1;
+fail("keccak1600-armv8.pl: expected 24 round constants")
+    unless @aiotas == 24;
+
+sub arm_chain {
+	my ($name, $unrolled) = @_;
+	my $s = sprintf($header, $version, 'keccak1600-armv8.pl');
+	$s .= <<'EOF2';
+#if defined(__APPLE__)
+#define PAGE(x) x@PAGE
+#define PAGEOFF(x) x@PAGEOFF
+#else
+#define PAGE(x) x
+#define PAGEOFF(x) :lo12:x
+#endif
+EOF2
+	$s .= "\tRODATA\n\t.p2align 3\n.Liotas_$name:\n" . join("\n", @aiotas)
+	    . "\n";
+	$s .= <<"EOF2";
+	.text
+	.globl SYM($name)
+	HIDDEN($name)
+	FUNCTION($name)
+	.p2align 5
+/* void $name(uint8_t x[32], uint64_t steps), steps > 0 */
+SYM($name):
+	stp d8, d9, [sp, #-64]!
+	stp d10, d11, [sp, #16]
+	stp d12, d13, [sp, #32]
+	stp d14, d15, [sp, #48]
+	ldp d0, d1, [x0]
+	ldp d2, d3, [x0, #16]
+	mov x12, #0x06
+	movz x13, #0x8000, lsl #48
+.Lstep_$name:
+	fmov d4, x12
+EOF2
+	for my $i (5 .. 24) {
+		$s .= $i == 16 ? "\tfmov d16, x13\n" : "\tmovi v$i.2d, #0\n";
+	}
+	$s .= "\tadrp x10, PAGE(.Liotas_$name)\n";
+	$s .= "\tadd x10, x10, PAGEOFF(.Liotas_$name)\n";
+	if ($unrolled) {
+		for my $r (0 .. 23) {
+			$s .= "\t// round $r\n" . join("\n", @abody) . "\n";
+		}
+	} else {
+		$s .= "\tmov x9, #24\n.Lround_$name:\n" . join("\n", @abody)
+		    . "\n\tsubs x9, x9, #1\n\tbne .Lround_$name\n";
+	}
+	$s .= <<"EOF2";
+	subs x1, x1, #1
+	bne .Lstep_$name
+	stp d0, d1, [x0]
+	stp d2, d3, [x0, #16]
+	ldp d14, d15, [sp, #48]
+	ldp d12, d13, [sp, #32]
+	ldp d10, d11, [sp, #16]
+	ldp d8, d9, [sp], #64
+	ret
+	SIZE($name)
+EOF2
+	return $s . $footer;
+}
+
+spew("$out/openssl-fused-aarch64.S", arm_chain('openssl_fused_arm_chain', 0));
+spew("$out/openssl-unrolled-aarch64.S",
+    arm_chain('openssl_unrolled_arm_chain', 1));
+push @made, 'openssl-fused-aarch64.S', 'openssl-unrolled-aarch64.S';
+
 push @meta, "openssl.generated.$_=" . sha256_file("$out/$_") for @made;
 spew("$out/meta", join("\n", @meta) . "\n");
 remove_tree("$out/.source");

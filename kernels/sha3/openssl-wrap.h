@@ -22,7 +22,7 @@ typedef size_t (*openssl_absorb_fn)(uint64_t A[25], const unsigned char *inp,
 
 /* SHA3-256 of a message shorter than one block, through absorb. */
 static inline int
-openssl_sha3_hash(openssl_absorb_fn absorb, const uint8_t *msg, size_t len,
+openssl_wrap_hash(openssl_absorb_fn absorb, const uint8_t *msg, size_t len,
     uint8_t *out)
 {
 	uint64_t A[25] = { 0 };
@@ -41,7 +41,7 @@ openssl_sha3_hash(openssl_absorb_fn absorb, const uint8_t *msg, size_t len,
 
 /* x = SHA3-256(x), steps times: reset, prepare the block, absorb. */
 static inline void
-openssl_sha3_chain(openssl_absorb_fn absorb, uint8_t *x, uint64_t steps)
+openssl_wrap_chain(openssl_absorb_fn absorb, uint8_t *x, uint64_t steps)
 {
 	uint64_t A[25];
 	unsigned char block[OPENSSL_SHA3_RATE] = { 0 };

@@ -14,14 +14,14 @@ static int
 openssl_avx2_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	(void)ctx;
-	return openssl_sha3_hash(openssl_avx2_absorb, msg, len, out);
+	return openssl_wrap_hash(openssl_avx2_absorb, msg, len, out);
 }
 
 static int
 openssl_avx2_chain(void *ctx, uint8_t *x, uint64_t steps)
 {
 	(void)ctx;
-	openssl_sha3_chain(openssl_avx2_absorb, x, steps);
+	openssl_wrap_chain(openssl_avx2_absorb, x, steps);
 	return 0;
 }
 

@@ -1,0 +1,42 @@
+/*
+ * sha3/openssl-sha3: seed 000's "simd" variant on ARM, keccak1600-armv8.pl's
+ * SHA3-extension code (EOR3, RAX1, XAR, BCAX) selected explicitly, behind
+ * the same C wrapper as openssl-scalar (openssl-wrap.h): the state reset
+ * and the padded block absorbed with OpenSSL's SHA3_absorb_cext for every
+ * hash.  Built only when the coordinator has OpenSSL's source.
+ */
+#include "kernel.h"
+#include "sha3/openssl-wrap.h"
+
+size_t openssl_sha3_absorb(uint64_t A[25], const unsigned char *inp,
+    size_t len, size_t r);
+
+static int
+openssl_sha3_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
+{
+	(void)ctx;
+	return openssl_wrap_hash(openssl_sha3_absorb, msg, len, out);
+}
+
+static int
+openssl_sha3_chain(void *ctx, uint8_t *x, uint64_t steps)
+{
+	(void)ctx;
+	openssl_wrap_chain(openssl_sha3_absorb, x, steps);
+	return 0;
+}
+
+static const char *const openssl_sha3_insns[] = {
+	"eor3", "rax1", "xar", "bcax", NULL
+};
+
+const struct kernel KERNEL_THIS = {
+	.description = "OpenSSL's ARMv8.2 SHA3-extension Keccak "
+	    "(keccak1600-armv8.pl, SHA3_absorb_cext), state reset and block "
+	    "absorbed per hash",
+	.features = KF_ARM_SHA3,
+	.insns = openssl_sha3_insns,
+	.symbol = "openssl_sha3_permute",
+	.hash = openssl_sha3_hash,
+	.chain = openssl_sha3_chain,
+};
