@@ -244,12 +244,12 @@ facts_add(struct jsonl *obj, int cpu)
 		char applied[128];
 
 		osslcap_applied(applied, sizeof applied);
-		cJSON_AddStringToObject(obj, PROTO_F_OPENSSL_CAP_DETECTED,
+		jsonl_str(obj, PROTO_F_OPENSSL_CAP_DETECTED,
 		    getenv(OSSLCAP_ENV_DETECTED));
 		add_string_or_null(obj, PROTO_F_OPENSSL_CAP_CLEARED,
 		    getenv(OSSLCAP_ENV_CLEARED) != NULL,
 		    getenv(OSSLCAP_ENV_CLEARED));
-		cJSON_AddStringToObject(obj, PROTO_F_OPENSSL_CAP_APPLIED,
+		jsonl_str(obj, PROTO_F_OPENSSL_CAP_APPLIED,
 		    applied);
 	}
 
