@@ -246,15 +246,28 @@ build/published-data.h: reference/seeds.json
 TEST_USER = seqorch-test
 
 # $(call install_debs,PACKAGES[,APT OPTIONS]): apt-get only what is missing.
+# One dpkg-query asks for every package (it reads dpkg's status, takes no
+# lock), so that `make test` on a machine that has them all never calls
+# apt, and never waits for or fails on another apt's lock.  When a package
+# is missing and cannot be installed (not root and no sudo, or apt fails)
+# the message names the missing packages.
 define install_debs
-	@missing=""; for p in $(1); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	@ok=$$(dpkg-query -W -f='$${Status} $${Package}\n' $(1) 2>/dev/null | \
+	  sed -n 's/^install ok installed //p'); ok=" $$(echo $$ok) "; \
+	missing=""; for p in $(1); do \
+	  case "$$ok" in *" $$p "*) ;; *) missing="$$missing $$p";; esac; \
 	done; \
+	[ -z "$$missing" ] && exit 0; \
 	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing" >&2; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) $$missing; \
-	fi
+	if [ -n "$$SUDO" ] && ! command -v sudo >/dev/null; then \
+	  echo "missing packages:$$missing (not root and no sudo: run" \
+	    "\"apt-get install$$missing\" as root)" >&2; exit 1; fi; \
+	echo "installing:$$missing" >&2; \
+	{ $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    -o DPkg::Lock::Timeout=600 $(2) $$missing; } || \
+	{ echo "missing packages:$$missing (apt-get could not install" \
+	    "them)" >&2; exit 1; }
 endef
 
 # Recommends (fakeroot, perl modules, manual pages) are not needed to build.
@@ -269,14 +282,7 @@ deps:
 	    --shell /bin/sh --password '*' $(TEST_USER); }
 
 deps-arm64:
-	@missing=""; for p in $(DEBS_ARM64); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing" >&2; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	$(call install_debs,$(DEBS_ARM64))
 
 # A first look: 3 samples of 1M hashes per variant (a third of a second or
 # more each, on the fastest variant here), which keeps a fresh clone's `make run` under 2 minutes on 2 cores

@@ -83,12 +83,45 @@ def workdir(tmp_path_factory, built):
     wd = tmp_path_factory.mktemp("workdir")
     with locked(root / "agent-build.lock"):
         shared.mkdir(exist_ok=True)
+        before = set(os.listdir(shared))
         (wd / "build").symlink_to(shared)
         cwd = tmp_path_factory.mktemp("deploy")
         write_hosts(cwd / "hosts.toml", wd)
         r = seqorch(cwd, "deploy", "--hosts", "local")
         assert r.returncode == 0, r.stdout + r.stderr
+        new = set(os.listdir(shared)) - before
+        if new:
+            (root / "agent-build.default").write_text(new.pop())
     return wd
+
+
+@pytest.fixture(scope="session")
+def agent_build(workdir, tmp_path_factory):
+    """The session's one agent build with the defaults (cc, -O3), the
+    directory `seqorch deploy` made in workdir's build/: sshd.py copies it
+    into each server's workdir, whose deploy then finds it built (the
+    build key is the sources, compiler, flags and wrapper, the same on
+    every host of this machine).  Read it, never write it."""
+    root = session_root(tmp_path_factory)
+    build = workdir / "build" / (root / "agent-build.default").read_text()
+    assert (build / "meta").stat().st_size > 0
+    return build
+
+
+def seed_build(workdir, agent_build, owner=None):
+    """A copy of the session's agent build (agent_build) in workdir's
+    build/, owned by owner (uid, gid) when given: a deploy there with the
+    same key (sources, compiler, flags, wrapper) finds the agent built and
+    does not compile it again, and a test that alters the copy alters only
+    its own.  The objects stay behind: only a build reads them."""
+    dst = Path(workdir) / "build" / agent_build.name
+    shutil.copytree(agent_build, dst, symlinks=True,
+                    ignore=shutil.ignore_patterns("obj"))
+    if owner is not None:
+        for d, dirs, files in os.walk(Path(workdir) / "build"):
+            for n in [d, *(os.path.join(d, f) for f in dirs + files)]:
+                os.chown(n, *owner)
+    return Path(workdir)
 
 
 # What `make all` leaves under build/ (the unit tests, benches and locks

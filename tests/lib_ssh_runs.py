@@ -6,12 +6,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import SEQORCH, agent_pids, sha3_chain
+from lib_common import wait_for  # noqa: F401 (the files here import it)
 from sshd import write_hosts_toml
 
 VARIANTS = ("c-fused", "openssl-evp")
@@ -84,21 +84,6 @@ def nsamples(db, host):
     return rows[0][0] if rows else 0
 
 
-def wait_for(pred, what, p=None, tmp_path=None, timeout=240):
-    """Poll pred() until true; fail naming what, or at once if the run p
-    ended meanwhile."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        if p is not None and p.poll() is not None:
-            pytest.fail(f"the run ended (exit {p.returncode}) before "
-                        f"{what}:\n" + (tmp_path / "run.err").read_text())
-        time.sleep(0.1)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def hosts(tmp_path, sshd_factory):  # noqa: F811
     """make(*names) -> started Sshd servers.  Agents the runs left
@@ -106,8 +91,8 @@ def hosts(tmp_path, sshd_factory):  # noqa: F811
     running) are killed at the end, before the servers stop."""
     made = []
 
-    def make(*names):
-        servers = [sshd_factory(n) for n in names]
+    def make(*names, prebuilt=True):
+        servers = [sshd_factory(n, prebuilt=prebuilt) for n in names]
         made.extend(servers)
         return servers
 

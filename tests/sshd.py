@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import seed_build
+
 SSHD = "/usr/sbin/sshd"
 KEYGEN = "ssh-keygen"
 TEST_USER = "seqorch-test"
@@ -166,7 +168,7 @@ class Sshd:
 
     def __init__(self, root, name, user_key, password_only=False,
                  key_types=("ed25519",), sftp=True, forwarding=False,
-                 netns=None, bridge=False, chroot=None):
+                 netns=None, bridge=False, chroot=None, agent_build=None):
         self.name = name
         self.chroot = chroot
         self.forwarding = forwarding
@@ -194,6 +196,8 @@ class Sshd:
         self.proc = None
         for t, path in self.host_keys.items():
             keygen(path, f"host-{name}", kind=t)
+        if agent_build is not None and chroot is None:
+            seed_build(self.workdir, agent_build, (uid, gid))
         self.trust()
         self._write_config()
 
@@ -464,18 +468,23 @@ def user_key(tmp_path):
 
 
 @pytest.fixture
-def sshd_factory(tmp_path, user_key):
+def sshd_factory(tmp_path, user_key, agent_build):
     """make(name, password_only=False) -> a started Sshd; all are stopped
     and their directories removed at teardown, also when the test failed.
-    They live in a directory of their own that TEST_USER can reach."""
+    They live in a directory of their own that TEST_USER can reach.
+    Each workdir starts with the session's agent build (conftest's
+    agent_build), so that only the builds a test is about, another
+    compiler, flags or wrapper, compile on its hosts; prebuilt=False
+    leaves the workdir empty, for a test of the default build itself."""
     servers = []
     base = Path(tempfile.mkdtemp(prefix="seqorch-sshd-"))
     base.chmod(0o755)
 
     def make(name, password_only=False, start=True, key_types=("ed25519",),
-             sftp=True, **kw):
+             sftp=True, prebuilt=True, **kw):
         s = Sshd(base, name, user_key, password_only=password_only,
-                 key_types=key_types, sftp=sftp, **kw)
+                 key_types=key_types, sftp=sftp,
+                 agent_build=agent_build if prebuilt else None, **kw)
         servers.append(s)
         return s.start() if start else s
 

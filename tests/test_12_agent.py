@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import AGENT
+from lib_common import wait_for
 
 VARIANTS = ["c-wrapped", "c-fused", "openssl-evp"]
 STATE_KEYS = {"at", "load1", "load5", "load15", "calib_mhz", "governor",
@@ -40,13 +41,6 @@ def records(path):
             if l.endswith("\n")]
 
 
-def wait_for(pred, timeout=120):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
 def of_type(recs, t):
     return [r for r in recs if r["type"] == t]
 
@@ -58,7 +52,8 @@ def start_holder(tmp_path, lock, holder="first run"):
     p = subprocess.Popen(command("--steps", 500000, "--samples", 2, "--lock",
                                  lock, "--holder", holder, "--out", out),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_for(lambda: of_type(records(out), "window") or p.poll() is not None)
+    wait_for(lambda: of_type(records(out), "window") or p.poll() is not None,
+             "the holder's window")
     assert p.poll() is None, p.stderr.read()
     return p, out
 

@@ -7,6 +7,7 @@ import re
 import subprocess
 
 from conftest import ROOT, SEQORCH, write_hosts
+from lib_common import complete
 
 
 def gen(what):
@@ -48,18 +49,6 @@ def test_every_command_is_in_the_reference_and_the_man_page():
                        env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0 and "seqorch - measure strictly" in r.stdout
     assert r.stderr == "", r.stderr
-
-
-def complete(cwd, *words):
-    line = " ".join(words)
-    script = (f"source {ROOT / 'build' / 'seqorch.bash'}\n"
-              f"COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}\n"
-              "_seqorch; printf '%s\\n' \"${COMPREPLY[@]}\"\n")
-    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script],
-                       cwd=cwd, capture_output=True, text=True,
-                       env={"PATH": f"{ROOT}:/usr/bin:/bin"})
-    assert r.returncode == 0, r.stderr
-    return sorted(filter(None, r.stdout.splitlines()))
 
 
 def test_bash_completion(tmp_path):

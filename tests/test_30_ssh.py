@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SEQORCH, query, sha3_chain
+from lib_common import dead_port
 from sshd import (fingerprint, free_endpoint, keygen, sshd_factory,  # noqa
                   user_key, write_hosts_toml)
 
@@ -43,15 +44,6 @@ def block(out, name):
     m = re.search(rf"^{re.escape(name)}: .*?(?=^\S|\Z)", out, re.M | re.S)
     assert m, f"no report for {name} in:\n{out}"
     return m.group(0)
-
-
-def dead_port(addr):
-    """A port on addr where nothing listens."""
-    s = socket.socket()
-    s.bind((addr, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_check_three_hosts(tmp_path, sshd_factory):

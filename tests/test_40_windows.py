@@ -3,19 +3,30 @@ database, the host lock across coordinators with different databases,
 takeover of a dead holder, --no-wait, exploratory runs, adaptive samples
 and --resume."""
 import signal
+import sqlite3
 import subprocess
 import time
 from datetime import datetime
 
 import pytest
 
-from conftest import SEQORCH, query, seqorch, sha3_chain
+from conftest import SEQORCH, query, seed_build, seqorch, sha3_chain
+from lib_common import wait_for
 
-# One xdist worker for the file: its first test builds the agents in the
-# left and right workdirs, and the later ones wait for leases within 60 s.
+# One xdist worker for the file: its tests share the left and right
+# workdirs, which start with the session's agent build.
 pytestmark = pytest.mark.xdist_group("test_40_windows")
 
 RUN = ["run", "--study", "sha3", "--variants", "c-fused,c-wrapped"]
+
+
+@pytest.fixture(autouse=True)
+def seeded(workdir, agent_build):
+    """left's and right's workdirs hold the session's agent build, so that
+    no test here waits for a cold build."""
+    for side in ("left", "right"):
+        if not (workdir / side / "build" / agent_build.name).exists():
+            seed_build(workdir / side, agent_build)
 
 
 def two_hosts(path, workdir):
@@ -55,18 +66,6 @@ def start(cwd, *args):
 def finish(p, timeout=300):
     out, err = p.communicate(timeout=timeout)
     return p.returncode, err
-
-
-def wait_for(pred, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if pred():
-                return True
-        except Exception:
-            pass
-        time.sleep(0.1)
-    return False
 
 
 def test_same_db_windows_never_overlap(tmp_path, workdir):
@@ -117,8 +116,8 @@ def test_dead_holder_is_taken_over(tmp_path, workdir):
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "100000",
               "--samples", "4")
-    assert wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0]
-                    == 1)
+    wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0] == 1,
+             "the lease", a, ignore=sqlite3.Error)
     holder_a = query(db, "SELECT holder FROM leases")[0][0]
     a.send_signal(signal.SIGKILL)
     a.wait()
@@ -138,10 +137,8 @@ def test_no_wait_fails_at_once(tmp_path, workdir):
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "200000",
               "--samples", "3")
-    # Run alone, this test builds left's agent cold first: minutes when
-    # the machine is busy.
-    assert wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0]
-                    == 1, timeout=400)
+    wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0] == 1,
+             "the lease", a, ignore=sqlite3.Error)
     r = seqorch(tmp_path, *RUN, "--hosts", "right", "--steps", "1000",
                 "--samples", "1", "--no-wait")
     assert r.returncode == 1
@@ -203,8 +200,8 @@ def test_resume_fills_exactly_the_missing_cells(tmp_path, workdir):
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "all", "--steps", "200000",
               "--samples", "6")
-    assert wait_for(lambda: query(db, "SELECT count(*) FROM samples")[0][0]
-                    >= 3, timeout=120)
+    wait_for(lambda: query(db, "SELECT count(*) FROM samples")[0][0] >= 3,
+             "3 samples", a, ignore=sqlite3.Error)
     a.send_signal(signal.SIGINT)
     rc, err = finish(a)
     assert rc == 130, err

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (AGENT, SEQORCH, agent_pids, query, seqorch, sha3_chain,
-                      write_hosts)
+from conftest import (AGENT, SEQORCH, agent_pids, query, seed_build, seqorch,
+                      sha3_chain, write_hosts)
 from sshd import TEST_USER, sshd_factory, user_key  # noqa: F401
 from lib_fakecc import FAKE_CC
 
@@ -71,12 +71,12 @@ def test_resume_of_all_variants_expects_only_this_architecture(scratch):
     assert got == ok
 
 
-def test_runs_in_fresh_pid_namespaces_each_measure(tmp_path):
+def test_runs_in_fresh_pid_namespaces_each_measure(tmp_path, agent_build):
     """Two runs, each in a fresh PID namespace (the coordinator is pid 1
     both times) with its own database, on one workdir: the second one
     measures instead of replaying the first one's records, and no run
     directory is left behind."""
-    workdir = tmp_path / "work"
+    workdir = seed_build(tmp_path / "work", agent_build)
     got = []
     for i in range(2):
         d = tmp_path / f"run{i}"
@@ -110,10 +110,10 @@ def test_agent_echoes_the_run_token(tmp_path):
         assert r.returncode == 2 and "invalid --token" in r.stderr, bad
 
 
-def interrupt_run(tmp_path, sig):
+def interrupt_run(tmp_path, sig, agent_build):
     """A long local run stopped with sig once samples arrive; returns
     (exit code, stderr, database, workdir, agent pids right after)."""
-    workdir = tmp_path / "work"
+    workdir = seed_build(tmp_path / "work", agent_build)
     (tmp_path / "hosts.toml").write_text(
         f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
         f'workdir = "{workdir}"\n')
@@ -145,8 +145,9 @@ def interrupt_run(tmp_path, sig):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_stops_the_agent_and_keeps_what_it_finished(tmp_path, sig):
-    rc, err, db, workdir, alive = interrupt_run(tmp_path, sig)
+def test_interrupt_stops_the_agent_and_keeps_what_it_finished(tmp_path, sig,
+                                                              agent_build):
+    rc, err, db, workdir, alive = interrupt_run(tmp_path, sig, agent_build)
     assert rc == 130, err
     # No agent outlives the run (and so its lease).
     assert alive == [], err
@@ -173,8 +174,8 @@ def local_hosts(tmp_path, workdir):
         f'workdir = "{workdir}"\n')
 
 
-def test_replaced_agent_binary_is_refused(tmp_path):
-    workdir = tmp_path / "work"
+def test_replaced_agent_binary_is_refused(tmp_path, agent_build):
+    workdir = seed_build(tmp_path / "work", agent_build)  # its own copy
     local_hosts(tmp_path, workdir)
     args = [*RUN, "--variants", "c-fused", "--steps", "1000", "--samples",
             "1"]
@@ -346,8 +347,9 @@ def test_database_write_errors_are_not_dropped(scratch):
                                                         (2, "partial")]
 
 
-def test_windows_of_a_killed_coordinator_are_not_shown_open(tmp_path):
-    workdir = tmp_path / "work"
+def test_windows_of_a_killed_coordinator_are_not_shown_open(tmp_path,
+                                                           agent_build):
+    workdir = seed_build(tmp_path / "work", agent_build)
     local_hosts(tmp_path, workdir)
     db = tmp_path / "results.db"
     p = subprocess.Popen([str(SEQORCH), *RUN, "--variants", "c-fused",

@@ -52,15 +52,17 @@ def sq(cwd, *args, check=True):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """Two runs of 3 hosts x 2 variants x 3 samples; yields the dir."""
+def site(tmp_path_factory, agent_build):
+    """Two runs of 3 hosts x 2 variants x 3 samples; yields the dir.  The
+    hosts start with the session's agent build (sshd.py)."""
     tmp = tmp_path_factory.mktemp("report3")
     key = tmp / "id_ed25519"
     keygen(key, "seqorch-user")
     # The servers' directories must be reachable by the test user.
     base = Path(tempfile.mkdtemp(prefix="seqorch-sshd-"))
     base.chmod(0o755)
-    servers = [Sshd(base, n, key).start() for n in HOSTS]
+    servers = [Sshd(base, n, key, agent_build=agent_build).start()
+               for n in HOSTS]
     try:
         write_hosts_toml(tmp / "hosts.toml", {
             s.name: s.host_entry(cpu=i % 2) for i, s in enumerate(servers)})

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SEQORCH, query, seqorch, write_hosts
+from lib_common import complete
 
 VARIANTS = "c-fused,openssl-evp"
 
@@ -566,18 +567,6 @@ def test_artifacts_header_and_total(site):
     out = run(site, "artifacts", "--run", 1, "--verify").stdout
     assert out.splitlines()[-1] == f"total: {n} artifacts, {size} bytes, " \
         "all ok"
-
-
-def complete(cwd, *words):
-    script = (f"source {ROOT / 'build' / 'seqorch.bash'}\n"
-              f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); "
-              f"COMP_CWORD={len(words) - 1}\n"
-              "_seqorch; printf '%s\\n' \"${COMPREPLY[@]}\"\n")
-    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script],
-                       cwd=cwd, capture_output=True, text=True,
-                       env={"PATH": f"{ROOT}:/usr/bin:/bin"})
-    assert r.returncode == 0, r.stderr
-    return sorted(filter(None, r.stdout.splitlines()))
 
 
 def study_variants(study):

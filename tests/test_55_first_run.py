@@ -69,7 +69,7 @@ def check_steps(steps, compiles, total, every):
 
 
 def test_cold_build_says_its_step_without_terminal(tmp_path, hosts):
-    s, = hosts("fresh")
+    s, = hosts("fresh", prebuilt=False)     # the cold build is the test
     write_hosts(tmp_path, [s])
     p = run(tmp_path, 2000, 1)
     assert p.returncode == 0, p.stderr
@@ -89,7 +89,7 @@ def test_cold_build_says_its_step_without_terminal(tmp_path, hosts):
 def test_cold_build_step_on_the_live_line(tmp_path, hosts):
     """Through a pty the host's live line is redrawn at each step: the
     typescript holds every redraw."""
-    s, = hosts("fresh")
+    s, = hosts("fresh", prebuilt=False)     # the cold build is the test
     write_hosts(tmp_path, [s])
     ts = tmp_path / "typescript"
     # 200 columns: a live line is cut to the terminal's width.

@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
+from lib_common import complete
 
 SEQORCH = ROOT / "seqorch"
 # (build id, targeting, variant) -> ns of its three samples of 1000 steps
@@ -127,19 +128,6 @@ def test_phase_names_are_discovered(db):
     assert "<th>setup</th>" in html and "<h3>Rates per build</h3>" in html
 
 
-def complete(*words):
-    """What build/seqorch.bash offers for the last of words (seqorch
-    first), in a bash that reads no dotfiles."""
-    script = (f'source {ROOT / "build" / "seqorch.bash"}\n'
-              'COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))\n'
-              '_seqorch; printf "%s\\n" "${COMPREPLY[@]}"\n')
-    p = subprocess.run(["bash", "--norc", "--noprofile", "-c", script,
-                        "bash", str(SEQORCH), *words], capture_output=True,
-                       text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    return p.stdout.split()
-
-
 def renderers(cmd):
     """The command's renderer table, as its unknown --format names it."""
     p = subprocess.run([str(SEQORCH), cmd, "--format", ""],
@@ -154,11 +142,14 @@ def test_completion_offers_each_command_its_renderers():
     """The --format words of each entry are its renderer table: compare
     has no csv or html, report has all five."""
     for cmd in ("report", "compare"):
-        assert complete(cmd, "--format", "") == renderers(cmd), cmd
-    assert complete("report", "--format", "") == [
+        assert complete(None, "seqorch", cmd, "--format", "",
+                        ordered=True) == renderers(cmd), cmd
+    assert complete(None, "seqorch", "report", "--format", "",
+                    ordered=True) == [
         "text", "markdown", "csv", "json", "html"]
-    assert complete("compare", "--format", "") == ["text", "markdown", "json"]
-    assert complete("report", "--format", "m") == ["markdown"]
+    assert complete(None, "seqorch", "compare", "--format", "",
+                    ordered=True) == ["text", "markdown", "json"]
+    assert complete(None, "seqorch", "report", "--format", "m") == ["markdown"]
 
 
 @pytest.mark.parametrize("name,fmt", [

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEQORCH, agent_pids, sha3_chain
+from conftest import SEQORCH, agent_pids, seed_build, sha3_chain
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
 from lib_fakecc import FAKE_CC
@@ -190,6 +190,13 @@ def test_sshd_fault(tmp_path, hosts, fault, phase):
     rows = check_db(db, s.workdir, "victim", err, steps)
     if phase != "window":
         assert rows == []
+
+
+@pytest.fixture(autouse=True)
+def local_build(tmp_path, agent_build):
+    """The local cases' workdir (local_hosts) starts with a copy of the
+    session's agent build: their faults hit the run, not the build."""
+    seed_build(tmp_path / "work", agent_build)
 
 
 def local_hosts(tmp_path):

@@ -1,0 +1,59 @@
+"""Helpers that several test files share: waiting for a condition, a port
+where nothing listens, and what the bash completion offers.  (conftest.py
+holds the fixtures and the seqorch/query helpers; sshd.py the servers.)"""
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, ROOT
+
+
+def wait_for(pred, what="the condition", p=None, tmp_path=None,
+             timeout=240, ignore=()):
+    """Poll pred() until it returns something true and return that; fail
+    naming what on timeout, or at once when the process p ended meanwhile
+    (with tmp_path/run.err, its stderr, when tmp_path is given).  An
+    exception of the types in ignore (a database not yet created) counts
+    as false."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            v = pred()
+        except ignore:
+            v = None
+        if v:
+            return v
+        if p is not None and p.poll() is not None:
+            err = (tmp_path / "run.err").read_text() if tmp_path else ""
+            pytest.fail(f"the process ended (exit {p.returncode}) before "
+                        f"{what}:\n{err}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def dead_port(addr):
+    """A port on addr where nothing listens (the address is this worker's:
+    sshd.free_endpoint, so no other test starts a server there)."""
+    s = socket.socket()
+    s.bind((addr, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def complete(cwd, *words, ordered=False):
+    """What build/seqorch.bash offers for the last of words (seqorch
+    first), in cwd, in a bash that reads no dotfiles; sorted unless
+    ordered (then in the order the completion gives)."""
+    script = (f"source {ROOT / 'build' / 'seqorch.bash'}\n"
+              'COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))\n'
+              '_seqorch; printf "%s\\n" "${COMPREPLY[@]}"\n')
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script,
+                        "bash", *words], cwd=cwd, capture_output=True,
+                       text=True, timeout=60,
+                       env={"PATH": f"{BIN}:/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    out = [w for w in r.stdout.splitlines() if w]
+    return out if ordered else sorted(out)
