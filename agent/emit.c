@@ -62,37 +62,40 @@ put_line(const char *line)
 }
 
 void
-emit(struct jsonl *rec)
+emit(cJSON *obj)
 {
-	const char *line, *why;
+	char *s;
 
 	/* A conductor's own record after a build's: say it is its own. */
 	if (conducting && cur_build != -1) {
-		struct jsonl *b = emit_new(PROTO_T_BUILD);
+		cJSON *b = cJSON_CreateObject();
 
 		cur_build = -1;
-		jsonl_str(b, PROTO_F_BUILD_ID, "");
+		if (b == NULL) {
+			fprintf(stderr, "seqorch-agent: out of memory\n");
+			exit(AG_FAIL);
+		}
+		cJSON_AddStringToObject(b, PROTO_F_TYPE, PROTO_T_BUILD);
+		cJSON_AddStringToObject(b, PROTO_F_BUILD_ID, "");
 		emit(b);
 	}
-	if ((line = jsonl_finish(rec, &why)) == NULL) {
-		/* fatal's own record is short: this does not recurse twice. */
-		jsonl_free(rec);
-		fatal(AG_FAIL, "cannot write a record: %s", why);
-	}
-	put_line(line);
-	jsonl_free(rec);
+	s = cJSON_PrintUnformatted(obj);
+	cJSON_Delete(obj);
+	put_line(s);
+	free(s);
 }
 
-struct jsonl *
+cJSON *
 emit_new(const char *type)
 {
-	struct jsonl *j = jsonl_new(type);
+	cJSON *o = cJSON_CreateObject();
 
-	if (j == NULL) {
+	if (o == NULL) {
 		fprintf(stderr, "seqorch-agent: out of memory\n");
 		exit(AG_FAIL);
 	}
-	return j;
+	cJSON_AddStringToObject(o, PROTO_F_TYPE, type);
+	return o;
 }
 
 void
@@ -105,9 +108,9 @@ void
 emit_relay(int k, const char *build_id, const char *line)
 {
 	if (cur_build != k) {
-		struct jsonl *b = emit_new(PROTO_T_BUILD);
+		cJSON *b = emit_new(PROTO_T_BUILD);
 
-		jsonl_str(b, PROTO_F_BUILD_ID, build_id);
+		cJSON_AddStringToObject(b, PROTO_F_BUILD_ID, build_id);
 		cur_build = -1;		/* emit's check is for other records */
 		emit(b);
 		cur_build = k;
@@ -120,14 +123,14 @@ fatal(int code, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
-	struct jsonl *o;
+	cJSON *o;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "seqorch-agent: %s\n", msg);
 	o = emit_new(PROTO_T_ERROR);
-	jsonl_str(o, PROTO_F_MESSAGE, msg);
+	cJSON_AddStringToObject(o, PROTO_F_MESSAGE, msg);
 	emit(o);
 	exit(code);
 }

@@ -70,18 +70,13 @@ variant_selftest(struct slot *sl, const struct study *st,
     const uint8_t *seed)
 {
 	const struct kernel *k = sl->k;
-	unsigned missing;
+	unsigned missing = k->features & ~cpu_features();
 	uint8_t digest[KERNEL_MAX_STATE], want[KERNEL_MAX_STATE];
 	char names[128];
 	size_t i;
 
 	sl->status = PROTO_V_FAILED;
-	if (k == NULL) {
-		sl->status = PROTO_V_SKIPPED;
-		snprintf(sl->reason, sizeof sl->reason, "%s", sl->missing);
-		return;
-	}
-	if ((missing = k->features & ~cpu_features()) != 0) {
+	if (missing != 0) {
 		cpu_feature_names(missing, names, sizeof names);
 		sl->status = PROTO_V_SKIPPED;
 		snprintf(sl->reason, sizeof sl->reason, "cpu lacks %s", names);
