@@ -30,7 +30,7 @@ AGENT_CFLAGS ?= -O3
 # kernels/registry.sh derives everything about studies and variants from the
 # kernels/ folders: which files build on this compiler's target, each file's
 # flags (a variant's `flags` stay with it) and the generated tables.
-REGISTRY = SEQORCH_PREBUILT= sh kernels/registry.sh
+REGISTRY = SEQORCH_PREBUILT= SEQORCH_NOLIBS= sh kernels/registry.sh
 # Goals that build nothing in this make: on a fresh machine they run
 # before deps-run has installed a compiler, so the registry is not asked
 # (it needs `cc -dumpmachine`) and its tables are not included for them.
@@ -124,7 +124,7 @@ seqorch: $(ORCH_OBJS)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(SO_LIBS)
 
 seqorch-agent: $(AGENT_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcjson -lcrypto -ldl
+	$(CC) $(LDFLAGS) -o $@ $^ -lcrypto -ldl
 
 # The commit `seqorch -V` names: build/commit.h is rewritten when HEAD
 # is not the commit it holds (build/commit.mk records which), so `make -q`
@@ -158,10 +158,11 @@ build/coord/kernels/%.c.o: kernels/%.c
 build/studies.c.o: build/studies.c
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -MMD -MP -c -o $@ $<
 
+# This build links libcrypto (a dependency here): the agent says which.
 build/agent/%.c.o: agent/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		-MMD -MP -c -o $@ $<
+		-DSEQORCH_LIBCRYPTO -MMD -MP -c -o $@ $<
 
 build/agent-registry.c.o: build/agent-registry.c
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
@@ -492,7 +493,7 @@ fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
 KBENCH_OBJS := $(filter-out build/agent/agent.c.o,$(AGENT_OBJS))
 build/kernel-bench: tests/kernels/bench.c $(KBENCH_OBJS)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		-o $@ $^ -lcjson -lcrypto -ldl
+		-o $@ $^ -lcrypto -ldl
 
 kernel-bench: build/kernel-bench
 
@@ -500,7 +501,7 @@ kernel-bench: build/kernel-bench
 # process (tests/kernels/others.c): what a user would pick instead.
 build/others: tests/kernels/others.c $(KBENCH_OBJS)
 	$(CC) $(AGENT_CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -Ikernels -Iagent \
-		-o $@ $^ -lcjson -lgcrypt -lnettle -lcrypto -ldl
+		-o $@ $^ -lgcrypt -lnettle -lcrypto -ldl
 
 # XKCP, the sha3 kernels' public peer: its fixture tarball, unpacked and
 # built under build/xkcp at bench time (tests/kernels/xkcp.sh checks its

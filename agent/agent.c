@@ -30,7 +30,7 @@
 #include "variant.h"
 #include "window.h"
 
-#include <cjson/cJSON.h>
+#include "jsonl.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,25 +46,25 @@ list_all(void)
 
 	for (i = 0; registry_studies[i].name != NULL; i++) {
 		const struct study *s = registry_studies[i].study;
-		cJSON *o = emit_new(PROTO_T_STUDY);
+		struct jsonl *o = emit_new(PROTO_T_STUDY);
 
-		cJSON_AddStringToObject(o, PROTO_F_STUDY,
+		jsonl_str(o, PROTO_F_STUDY,
 		    registry_studies[i].name);
-		cJSON_AddStringToObject(o, PROTO_F_DESCRIPTION, s->description);
-		cJSON_AddStringToObject(o, PROTO_F_UNIT, s->unit);
-		cJSON_AddNumberToObject(o, PROTO_F_STATE_LEN,
+		jsonl_str(o, PROTO_F_DESCRIPTION, s->description);
+		jsonl_str(o, PROTO_F_UNIT, s->unit);
+		jsonl_num(o, PROTO_F_STATE_LEN,
 		    (double)s->state_len);
-		cJSON_AddNumberToObject(o, PROTO_F_DEFAULT_STEPS,
+		jsonl_num(o, PROTO_F_DEFAULT_STEPS,
 		    (double)s->default_steps);
 		if (s->control != NULL)
-			cJSON_AddStringToObject(o, PROTO_F_CONTROL, s->control);
+			jsonl_str(o, PROTO_F_CONTROL, s->control);
 #if defined(__x86_64__)
 		if (s->floor_x86_64 > 0)
-			cJSON_AddNumberToObject(o, PROTO_F_FLOOR_CYCLES,
+			jsonl_num(o, PROTO_F_FLOOR_CYCLES,
 			    s->floor_x86_64);
 #elif defined(__aarch64__)
 		if (s->floor_aarch64 > 0)
-			cJSON_AddNumberToObject(o, PROTO_F_FLOOR_CYCLES,
+			jsonl_num(o, PROTO_F_FLOOR_CYCLES,
 			    s->floor_aarch64);
 #endif
 		emit(o);
@@ -72,50 +72,54 @@ list_all(void)
 	for (i = 0; registry_kernels[i].study != NULL; i++) {
 		const struct registry_kernel *r = &registry_kernels[i];
 		const struct kernel *k = r->k;
-		cJSON *o = emit_new(PROTO_T_KERNEL);
-		cJSON *insns, *forbidden;
+		struct jsonl *o;
 		char names[128];
 
-		cJSON_AddStringToObject(o, PROTO_F_STUDY, r->study);
-		cJSON_AddStringToObject(o, PROTO_F_VARIANT, r->variant);
-		cJSON_AddStringToObject(o, PROTO_F_DESCRIPTION, k->description);
-		cJSON_AddStringToObject(o, PROTO_F_SYMBOL, k->symbol);
-		insns = cJSON_AddArrayToObject(o, PROTO_F_INSNS);
+		/* Kernels compiled in: a variant left out has none to list. */
+		if (k == NULL)
+			continue;
+		o = emit_new(PROTO_T_KERNEL);
+
+		jsonl_str(o, PROTO_F_STUDY, r->study);
+		jsonl_str(o, PROTO_F_VARIANT, r->variant);
+		jsonl_str(o, PROTO_F_DESCRIPTION, k->description);
+		jsonl_str(o, PROTO_F_SYMBOL, k->symbol);
+		jsonl_open(o, PROTO_F_INSNS, '[');
 		for (size_t j = 0; k->insns != NULL && k->insns[j]; j++)
-			cJSON_AddItemToArray(insns,
-			    cJSON_CreateString(k->insns[j]));
-		forbidden = cJSON_AddArrayToObject(o, PROTO_F_FORBIDDEN);
+			jsonl_str(o, NULL, k->insns[j]);
+		jsonl_close(o);
+		jsonl_open(o, PROTO_F_FORBIDDEN, '[');
 		for (size_t j = 0; k->forbidden != NULL && k->forbidden[j];
 		    j++)
-			cJSON_AddItemToArray(forbidden,
-			    cJSON_CreateString(k->forbidden[j]));
+			jsonl_str(o, NULL, k->forbidden[j]);
+		jsonl_close(o);
 		cpu_feature_names(k->features & ~have, names, sizeof names);
-		cJSON_AddBoolToObject(o, PROTO_F_SUPPORTED,
+		jsonl_bool(o, PROTO_F_SUPPORTED,
 		    (k->features & ~have) == 0);
 		if ((k->features & ~have) != 0)
-			cJSON_AddStringToObject(o, PROTO_F_MISSING, names);
+			jsonl_str(o, PROTO_F_MISSING, names);
 		emit(o);
 	}
 }
 
 /* Facts about the measurement itself: cpu choice, counters, test root. */
 static void
-add_hygiene(cJSON *rec, const char *choice)
+add_hygiene(struct jsonl *rec, const char *choice)
 {
 	if (choice != NULL)
-		cJSON_AddStringToObject(rec, PROTO_F_CPU_CHOICE, choice);
+		jsonl_str(rec, PROTO_F_CPU_CHOICE, choice);
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_CPU_CHOICE);
-	cJSON_AddStringToObject(rec, PROTO_F_COUNTERS, sample_counters.source);
+		jsonl_null(rec, PROTO_F_CPU_CHOICE);
+	jsonl_str(rec, PROTO_F_COUNTERS, sample_counters.source);
 	if (sample_counters.why[0])
-		cJSON_AddStringToObject(rec, PROTO_F_COUNTERS_ERROR,
+		jsonl_str(rec, PROTO_F_COUNTERS_ERROR,
 		    sample_counters.why);
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_COUNTERS_ERROR);
+		jsonl_null(rec, PROTO_F_COUNTERS_ERROR);
 	if (sysfs_root() != NULL)
-		cJSON_AddStringToObject(rec, PROTO_F_SYSFS_ROOT, sysfs_root());
+		jsonl_str(rec, PROTO_F_SYSFS_ROOT, sysfs_root());
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_SYSFS_ROOT);
+		jsonl_null(rec, PROTO_F_SYSFS_ROOT);
 }
 
 int
@@ -132,7 +136,7 @@ main(int argc, char **argv)
 	int pinned, auto_cpu;
 	uint64_t nsamples = 0;
 	size_t i;
-	cJSON *rec;
+	struct jsonl *rec;
 
 	switch (opts_parse(argc, argv, &o, err, sizeof err)) {
 	case OPTS_OK:
@@ -196,13 +200,13 @@ main(int argc, char **argv)
 	    osslcap_clear(o.openssl_cap_clear, argv, err, sizeof err) != 0)
 		fatal(AG_USAGE, "%s", err);
 	rec = emit_new(PROTO_T_HELLO);
-	cJSON_AddNumberToObject(rec, PROTO_F_PROTO, SEQORCH_PROTO_VERSION);
-	cJSON_AddStringToObject(rec, PROTO_F_AGENT, AGENT_VERSION);
-	cJSON_AddStringToObject(rec, PROTO_F_BUILD_ID, o.build_id);
-	cJSON_AddStringToObject(rec, PROTO_F_TOKEN, o.token);
-	cJSON_AddStringToObject(rec, PROTO_F_STUDY, rs->name);
-	cJSON_AddNumberToObject(rec, PROTO_F_STEPS, (double)o.steps);
-	cJSON_AddNumberToObject(rec, PROTO_F_SAMPLES, (double)o.samples);
+	jsonl_num(rec, PROTO_F_PROTO, SEQORCH_PROTO_VERSION);
+	jsonl_str(rec, PROTO_F_AGENT, AGENT_VERSION);
+	jsonl_str(rec, PROTO_F_BUILD_ID, o.build_id);
+	jsonl_str(rec, PROTO_F_TOKEN, o.token);
+	jsonl_str(rec, PROTO_F_STUDY, rs->name);
+	jsonl_num(rec, PROTO_F_STEPS, (double)o.steps);
+	jsonl_num(rec, PROTO_F_SAMPLES, (double)o.samples);
 	emit(rec);
 	if (o.conduct)
 		return conduct(&o, st, rs->name);
@@ -223,16 +227,16 @@ main(int argc, char **argv)
 	rec = emit_new(PROTO_T_FACTS);
 	facts_add(rec, o.cpu);
 	if (o.cpu >= 0)
-		cJSON_AddNumberToObject(rec, PROTO_F_PIN_CPU, o.cpu);
+		jsonl_num(rec, PROTO_F_PIN_CPU, o.cpu);
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_PIN_CPU);
-	cJSON_AddBoolToObject(rec, PROTO_F_PINNED, pinned);
+		jsonl_null(rec, PROTO_F_PIN_CPU);
+	jsonl_bool(rec, PROTO_F_PINNED, pinned);
 	if (pinned)
-		cJSON_AddNullToObject(rec, PROTO_F_PIN_ERROR);
+		jsonl_null(rec, PROTO_F_PIN_ERROR);
 	else
-		cJSON_AddStringToObject(rec, PROTO_F_PIN_ERROR, why);
-	cJSON_AddStringToObject(rec, PROTO_F_CLOCK, timing_clock_name());
-	cJSON_AddNumberToObject(rec, PROTO_F_CALIB_MHZ, timing_calibrate_mhz());
+		jsonl_str(rec, PROTO_F_PIN_ERROR, why);
+	jsonl_str(rec, PROTO_F_CLOCK, timing_clock_name());
+	jsonl_num(rec, PROTO_F_CALIB_MHZ, timing_calibrate_mhz());
 	add_hygiene(rec, auto_cpu ? choice : NULL);
 	emit(rec);
 
@@ -248,6 +252,7 @@ main(int argc, char **argv)
 		slots[nslots].study = r->study;
 		slots[nslots].variant = r->variant;
 		slots[nslots].k = r->k;
+		slots[nslots].missing = r->missing;
 		variant_selftest(&slots[nslots], st, o.seed);
 		nslots++;
 	}
@@ -255,16 +260,16 @@ main(int argc, char **argv)
 	    common);
 	for (i = 0; i < nslots; i++) {
 		rec = emit_new(PROTO_T_VARIANT);
-		cJSON_AddStringToObject(rec, PROTO_F_STUDY, rs->name);
-		cJSON_AddStringToObject(rec, PROTO_F_VARIANT, slots[i].variant);
-		cJSON_AddStringToObject(rec, PROTO_F_STATUS, slots[i].status);
+		jsonl_str(rec, PROTO_F_STUDY, rs->name);
+		jsonl_str(rec, PROTO_F_VARIANT, slots[i].variant);
+		jsonl_str(rec, PROTO_F_STATUS, slots[i].status);
 		if (slots[i].reason[0])
-			cJSON_AddStringToObject(rec, PROTO_F_REASON,
+			jsonl_str(rec, PROTO_F_REASON,
 			    slots[i].reason);
 		else
-			cJSON_AddNullToObject(rec, PROTO_F_REASON);
+			jsonl_null(rec, PROTO_F_REASON);
 		if (slots[i].warning != NULL)
-			cJSON_AddStringToObject(rec, PROTO_F_WARNING,
+			jsonl_str(rec, PROTO_F_WARNING,
 			    slots[i].warning);
 		emit(rec);
 		if (slots[i].ready)
@@ -272,11 +277,11 @@ main(int argc, char **argv)
 	}
 	if (nready > 0) {
 		rec = emit_new(PROTO_T_SELFTEST);
-		cJSON_AddStringToObject(rec, PROTO_F_STUDY, rs->name);
-		cJSON_AddNumberToObject(rec, PROTO_F_STEPS,
+		jsonl_str(rec, PROTO_F_STUDY, rs->name);
+		jsonl_num(rec, PROTO_F_STEPS,
 		    (double)STUDY_SELFTEST_STEPS(st));
 		emit_hex(common, st->state_len, buf);
-		cJSON_AddStringToObject(rec, PROTO_F_DIGEST, buf);
+		jsonl_str(rec, PROTO_F_DIGEST, buf);
 		emit(rec);
 		if (o.serve) {
 			sample_serve(run, nready, &o, st);
@@ -289,11 +294,11 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < nslots; i++) {
 		nsamples += slots[i].ns.n;
-		if (slots[i].k->teardown != NULL && slots[i].ctx != NULL)
+		if (slots[i].ctx != NULL && slots[i].k->teardown != NULL)
 			slots[i].k->teardown(slots[i].ctx);
 	}
 	rec = emit_new(PROTO_T_DONE);
-	cJSON_AddNumberToObject(rec, PROTO_F_SAMPLES, (double)nsamples);
+	jsonl_num(rec, PROTO_F_SAMPLES, (double)nsamples);
 	emit(rec);
 	return nready > 0 ? AG_OK : AG_FAIL;
 }

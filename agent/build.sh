@@ -197,6 +197,29 @@ if [ -n "$SEQORCH_GENERATED" ]; then
 	set -f
 fi
 
+# The libraries variants need (libcrypto), as this compiler with these
+# flags links them: one it cannot leaves its variants out, skipped with
+# the reason (SEQORCH_NOLIBS, kernels/registry.sh), and the rest build.
+# The agent itself needs only the compiler and libc; with libcrypto it
+# also says which one it loaded (SEQORCH_LIBCRYPTO, agent/facts.c).
+step "probing the libraries variants need"
+echo "sh kernels/registry.sh libs $cc $cflags $out/probe" >> "$out/commands"
+probed=$(reg libs "$cc" "$cflags" "$out/probe") || exit 1
+rm -rf "$out/probe"
+tab=$(printf '\t')
+SEQORCH_NOLIBS=$(printf '%s\n' "$probed" | grep -v "${tab}ok\$" || true)
+export SEQORCH_NOLIBS
+linklibs= agentdefs=
+for w in $(printf '%s\n' "$probed" | sed -n "s/${tab}ok\$//p"); do
+	linklibs="$linklibs $w"
+	[ "$w" != -lcrypto ] || agentdefs=-DSEQORCH_LIBCRYPTO
+done
+if [ -n "$SEQORCH_NOLIBS" ]; then
+	printf '%s\n' "$SEQORCH_NOLIBS" | while IFS="$tab" read -r w why; do
+		echo "without $w: its variants are skipped ($why)"
+	done >> "$out/build.log"
+fi
+
 reg agent "$arch" > "$out/registry-table.c" || exit 1
 kfiles=$(reg files "$arch") || exit 1
 # Globbing is on only while listing sources, never while flags expand.
@@ -207,7 +230,7 @@ set -f
 total=$(($# + 2))
 for f in $kfiles; do total=$((total + 1)); done
 for f; do
-	[ -f "$f" ] && compile "$f" ""
+	[ -f "$f" ] && compile "$f" "$agentdefs"
 done
 compile "$out/registry-table.c" ""
 for f in $kfiles; do
@@ -220,8 +243,8 @@ done
 step "linking seqorch-agent"
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
-(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs -lcjson \
-    -lcrypto -ldl) || exit 1
+(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs $linklibs \
+    -ldl) || exit 1
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
     shasum -a 256 "$out/seqorch-agent") | cut -d ' ' -f 1)

@@ -8,13 +8,13 @@
 #include "pin.h"
 #include "protocol.h"
 #include "registry.h"
+#include "sha256.h"
 #include "topology.h"
 #include "variant.h"
 #include "window.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,9 +82,10 @@ static void
 child_gone(size_t k, const char *why)
 {
 	struct child *c = &kids[k];
-	char msg[512], *line;
+	char msg[512];
+	const char *line, *err;
 	int status = 0;
-	cJSON *rec;
+	struct jsonl *rec;
 
 	if (c->pid == 0)
 		return;
@@ -105,12 +106,11 @@ child_gone(size_t k, const char *why)
 	    why, WIFSIGNALED(status) ? "signal" : "exit status",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	rec = emit_new(PROTO_T_ERROR);
-	cJSON_AddStringToObject(rec, PROTO_F_MESSAGE, msg);
-	if ((line = cJSON_PrintUnformatted(rec)) == NULL)
-		fatal(AG_FAIL, "out of memory");
-	cJSON_Delete(rec);
+	jsonl_str(rec, PROTO_F_MESSAGE, msg);
+	if ((line = jsonl_finish(rec, &err)) == NULL)
+		fatal(AG_FAIL, "%s", err);
 	relay(k, line);
-	free(line);
+	jsonl_free(rec);
 	c->said_error = 1;
 }
 
@@ -119,48 +119,20 @@ static int
 line_type(const char *line, char *type, size_t tlen, char *variant,
     size_t vlen, int *ok)
 {
-	cJSON *j = cJSON_Parse(line), *t, *v, *st;
+	char status[16], why[128];
+	struct jsonl_field f[] = {
+		{ PROTO_F_TYPE, type, tlen, 0 },
+		{ PROTO_F_VARIANT, variant, vlen, 0 },
+		{ PROTO_F_STATUS, status, sizeof status, 0 },
+	};
 
-	if (j == NULL ||
-	    !cJSON_IsString(t = cJSON_GetObjectItem(j, PROTO_F_TYPE))) {
-		cJSON_Delete(j);
+	if (jsonl_read(line, strlen(line), f, 3, why, sizeof why) != 0 ||
+	    f[0].found != 1)
 		return -1;
-	}
-	snprintf(type, tlen, "%s", t->valuestring);
-	v = cJSON_GetObjectItem(j, PROTO_F_VARIANT);
-	st = cJSON_GetObjectItem(j, PROTO_F_STATUS);
-	snprintf(variant, vlen, "%s", cJSON_IsString(v) ? v->valuestring : "");
-	*ok = cJSON_IsString(st) && strcmp(st->valuestring, PROTO_V_OK) == 0;
-	cJSON_Delete(j);
+	if (f[1].found != 1)
+		variant[0] = '\0';
+	*ok = f[2].found == 1 && strcmp(status, PROTO_V_OK) == 0;
 	return 0;
-}
-
-static int
-file_sha256(const char *path, char sum[65])
-{
-	unsigned char buf[16384], md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	int rc = -1;
-
-	if (f == NULL || ctx == NULL ||
-	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
-		goto out;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		if (EVP_DigestUpdate(ctx, buf, n) != 1)
-			goto out;
-	if (!ferror(f) && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 &&
-	    mdlen == 32) {
-		emit_hex(md, 32, sum);
-		rc = 0;
-	}
-out:
-	if (f != NULL)
-		fclose(f);
-	EVP_MD_CTX_free(ctx);
-	return rc;
 }
 
 /*
@@ -186,10 +158,10 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 		    "ID:SHA256:PATH", spec);
 	snprintf(c->id, sizeof c->id, "%.*s", (int)(p1 - spec), spec);
 	path = p2 + 1;
-	if (file_sha256(path, sum) != 0 || strncmp(sum, p1 + 1, 64) != 0)
+	if (sha256_file(path, sum) != 0 || strncmp(sum, p1 + 1, 64) != 0)
 		fatal(AG_FAIL, "agent binary \"%s\" of build %s is not the one "
 		    "built (sha256 %s); refusing to run it", path, c->id,
-		    file_sha256(path, sum) == 0 ? sum : "unreadable");
+		    sha256_file(path, sum) == 0 ? sum : "unreadable");
 	emit_hex(o->seed, o->seed_len, seed);
 	snprintf(steps, sizeof steps, "%llu", (unsigned long long)o->steps);
 	snprintf(samples, sizeof samples, "%llu",
@@ -334,7 +306,7 @@ conduct(struct opts *o, const struct study *st, const char *study)
 	size_t i, k, n = 0, pos, idx, bpos[MAX_BUILDS];
 	char why[TOPOLOGY_WHY_LEN + 32], *line;
 	int pinned;
-	cJSON *rec;
+	struct jsonl *rec;
 
 	emit_conducting();
 	signal(SIGPIPE, SIG_IGN);
@@ -424,7 +396,7 @@ conduct(struct opts *o, const struct study *st, const char *study)
 		for (i = 0; i < kids[k].nok; i++)
 			free(kids[k].ok[i]);
 	rec = emit_new(PROTO_T_DONE);
-	cJSON_AddNumberToObject(rec, PROTO_F_SAMPLES, (double)total);
+	jsonl_num(rec, PROTO_F_SAMPLES, (double)total);
 	emit(rec);
 	return total > 0 ? AG_OK : AG_FAIL;
 }

@@ -62,40 +62,37 @@ put_line(const char *line)
 }
 
 void
-emit(cJSON *obj)
+emit(struct jsonl *rec)
 {
-	char *s;
+	const char *line, *why;
 
 	/* A conductor's own record after a build's: say it is its own. */
 	if (conducting && cur_build != -1) {
-		cJSON *b = cJSON_CreateObject();
+		struct jsonl *b = emit_new(PROTO_T_BUILD);
 
 		cur_build = -1;
-		if (b == NULL) {
-			fprintf(stderr, "seqorch-agent: out of memory\n");
-			exit(AG_FAIL);
-		}
-		cJSON_AddStringToObject(b, PROTO_F_TYPE, PROTO_T_BUILD);
-		cJSON_AddStringToObject(b, PROTO_F_BUILD_ID, "");
+		jsonl_str(b, PROTO_F_BUILD_ID, "");
 		emit(b);
 	}
-	s = cJSON_PrintUnformatted(obj);
-	cJSON_Delete(obj);
-	put_line(s);
-	free(s);
+	if ((line = jsonl_finish(rec, &why)) == NULL) {
+		/* fatal's own record is short: this does not recurse twice. */
+		jsonl_free(rec);
+		fatal(AG_FAIL, "cannot write a record: %s", why);
+	}
+	put_line(line);
+	jsonl_free(rec);
 }
 
-cJSON *
+struct jsonl *
 emit_new(const char *type)
 {
-	cJSON *o = cJSON_CreateObject();
+	struct jsonl *j = jsonl_new(type);
 
-	if (o == NULL) {
+	if (j == NULL) {
 		fprintf(stderr, "seqorch-agent: out of memory\n");
 		exit(AG_FAIL);
 	}
-	cJSON_AddStringToObject(o, PROTO_F_TYPE, type);
-	return o;
+	return j;
 }
 
 void
@@ -108,9 +105,9 @@ void
 emit_relay(int k, const char *build_id, const char *line)
 {
 	if (cur_build != k) {
-		cJSON *b = emit_new(PROTO_T_BUILD);
+		struct jsonl *b = emit_new(PROTO_T_BUILD);
 
-		cJSON_AddStringToObject(b, PROTO_F_BUILD_ID, build_id);
+		jsonl_str(b, PROTO_F_BUILD_ID, build_id);
 		cur_build = -1;		/* emit's check is for other records */
 		emit(b);
 		cur_build = k;
@@ -123,14 +120,14 @@ fatal(int code, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
-	cJSON *o;
+	struct jsonl *o;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "seqorch-agent: %s\n", msg);
 	o = emit_new(PROTO_T_ERROR);
-	cJSON_AddStringToObject(o, PROTO_F_MESSAGE, msg);
+	jsonl_str(o, PROTO_F_MESSAGE, msg);
 	emit(o);
 	exit(code);
 }

@@ -1,17 +1,18 @@
 /*
- * The agent's output (docs/protocol.md): JSON records, one a line, each
- * flushed as it is written (the coordinator streams them), to stdout or
- * to the file emit_open named.  fatal() is how the agent stops: the
+ * The agent's output (docs/protocol.md): JSON records (jsonl.h), one a
+ * line, each flushed as it is written (the coordinator streams them), to
+ * stdout or to the file emit_open named.  fatal() is how the agent stops: the
  * message goes to stderr and, as an error record, to the output.
  *
- * Ownership: emit_new's object is the caller's until emit(), which prints
+ * Ownership: emit_new's record is the caller's until emit(), which prints
  * and frees it.  The output stream is this module's and stays open until
  * the agent exits; emit_stream lends it.  Strings passed in are copied.
  */
 #ifndef SEQORCH_AGENT_EMIT_H
 #define SEQORCH_AGENT_EMIT_H
 
-#include <cjson/cJSON.h>
+#include "jsonl.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,10 +26,13 @@ int emit_open(const char *path);
 FILE *emit_stream(void);
 
 /* A new record of type (PROTO_T_*); out of memory ends the agent. */
-cJSON *emit_new(const char *type);
+struct jsonl *emit_new(const char *type);
 
-/* Print obj as one line, flush it and free it; a failed write exits 3. */
-void emit(cJSON *obj);
+/*
+ * Print rec as one line, flush it and free it; a failed write exits 3, a
+ * record that could not be written (jsonl_finish) ends the agent.
+ */
+void emit(struct jsonl *rec);
 
 /*
  * A conductor's output interleaves its build agents' records with its

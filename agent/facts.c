@@ -9,7 +9,6 @@
 #include "protocol.h"
 
 #include <dlfcn.h>
-#include <openssl/crypto.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,10 @@
 
 #if defined(__APPLE__)
 #include <sys/sysctl.h>
+#endif
+/* agent/build.sh defines it when the compiler links libcrypto here. */
+#if defined(SEQORCH_LIBCRYPTO)
+#include <openssl/crypto.h>
 #endif
 
 /* First line of path into buf without the newline; 0 or -1. */
@@ -74,6 +77,13 @@ cpuinfo(const char *key, char *buf, size_t len)
 }
 #endif
 
+#if !defined(SEQORCH_LIBCRYPTO)
+void
+facts_libcrypto(char *buf, size_t len)
+{
+	snprintf(buf, len, "none (the agent was built without libcrypto)");
+}
+#else
 void
 facts_libcrypto(char *buf, size_t len)
 {
@@ -90,14 +100,15 @@ facts_libcrypto(char *buf, size_t len)
 		snprintf(buf, len, "%s (linked statically)",
 		    OpenSSL_version(OPENSSL_VERSION));
 }
+#endif
 
 static void
-add_string_or_null(cJSON *obj, const char *key, int ok, const char *value)
+add_string_or_null(struct jsonl *obj, const char *key, int ok, const char *value)
 {
 	if (ok)
-		cJSON_AddStringToObject(obj, key, value);
+		jsonl_str(obj, key, value);
 	else
-		cJSON_AddNullToObject(obj, key);
+		jsonl_null(obj, key);
 }
 
 #if !defined(__APPLE__)
@@ -133,7 +144,7 @@ all_in(const char *words, const char *list)
  * facts_warning says so.
  */
 static void
-linux_cpu(cJSON *obj)
+linux_cpu(struct jsonl *obj)
 {
 	char model[512], flags[4096], part[64], hw[2048], warn[512];
 	int have_model, have_flags, have_hw, features, x86;
@@ -166,7 +177,7 @@ linux_cpu(cJSON *obj)
 	}
 	add_string_or_null(obj, PROTO_F_CPU_MODEL, have_model, model);
 	if (have_hw)
-		cJSON_AddStringToObject(obj, PROTO_F_CPU_FLAGS, hw);
+		jsonl_str(obj, PROTO_F_CPU_FLAGS, hw);
 	else
 		add_string_or_null(obj, PROTO_F_CPU_FLAGS, have_flags, flags);
 	add_string_or_null(obj, PROTO_F_HWCAPS, have_hw, hw);
@@ -187,17 +198,17 @@ compiler_string(void)
 }
 
 void
-facts_add(cJSON *obj, int cpu)
+facts_add(struct jsonl *obj, int cpu)
 {
 	struct utsname u;
 	char buf[4096], path[128];
 	int ok;
 
 	if (uname(&u) == 0) {
-		cJSON_AddStringToObject(obj, PROTO_F_ARCH, u.machine);
-		cJSON_AddStringToObject(obj, PROTO_F_OS, u.sysname);
-		cJSON_AddStringToObject(obj, PROTO_F_KERNEL, u.release);
-		cJSON_AddStringToObject(obj, PROTO_F_HOSTNAME, u.nodename);
+		jsonl_str(obj, PROTO_F_ARCH, u.machine);
+		jsonl_str(obj, PROTO_F_OS, u.sysname);
+		jsonl_str(obj, PROTO_F_KERNEL, u.release);
+		jsonl_str(obj, PROTO_F_HOSTNAME, u.nodename);
 	}
 
 #if defined(__APPLE__)
@@ -207,18 +218,21 @@ facts_add(cJSON *obj, int cpu)
 		ok = sysctlbyname("machdep.cpu.brand_string", buf, &n, NULL,
 		    0) == 0;
 		add_string_or_null(obj, PROTO_F_CPU_MODEL, ok, buf);
-		cJSON_AddNullToObject(obj, PROTO_F_CPU_FLAGS);
-		cJSON_AddNullToObject(obj, PROTO_F_HWCAPS);
-		cJSON_AddNullToObject(obj, PROTO_F_FACTS_WARNING);
+		jsonl_null(obj, PROTO_F_CPU_FLAGS);
+		jsonl_null(obj, PROTO_F_HWCAPS);
+		jsonl_null(obj, PROTO_F_FACTS_WARNING);
 	}
 #else
 	linux_cpu(obj);
 #endif
-	cJSON_AddNumberToObject(obj, PROTO_F_CORES,
+	jsonl_num(obj, PROTO_F_CORES,
 	    (double)sysconf(_SC_NPROCESSORS_ONLN));
-	cJSON_AddStringToObject(obj, PROTO_F_COMPILER, compiler_string());
-	cJSON_AddStringToObject(obj, PROTO_F_OPENSSL,
-	    OpenSSL_version(OPENSSL_VERSION));
+	jsonl_str(obj, PROTO_F_COMPILER, compiler_string());
+#if defined(SEQORCH_LIBCRYPTO)
+	jsonl_str(obj, PROTO_F_OPENSSL, OpenSSL_version(OPENSSL_VERSION));
+#else
+	jsonl_null(obj, PROTO_F_OPENSSL);
+#endif
 	/* The capability masks libcrypto read when it loaded (seqorch run
 	 * --openssl-cap), so the coordinator can see they arrived. */
 	add_string_or_null(obj, PROTO_F_OPENSSL_IA32CAP,
@@ -230,12 +244,12 @@ facts_add(cJSON *obj, int cpu)
 		char applied[128];
 
 		osslcap_applied(applied, sizeof applied);
-		cJSON_AddStringToObject(obj, PROTO_F_OPENSSL_CAP_DETECTED,
+		jsonl_str(obj, PROTO_F_OPENSSL_CAP_DETECTED,
 		    getenv(OSSLCAP_ENV_DETECTED));
 		add_string_or_null(obj, PROTO_F_OPENSSL_CAP_CLEARED,
 		    getenv(OSSLCAP_ENV_CLEARED) != NULL,
 		    getenv(OSSLCAP_ENV_CLEARED));
-		cJSON_AddStringToObject(obj, PROTO_F_OPENSSL_CAP_APPLIED,
+		jsonl_str(obj, PROTO_F_OPENSSL_CAP_APPLIED,
 		    applied);
 	}
 

@@ -2,7 +2,7 @@
 #ifndef SEQORCH_AGENT_FACTS_H
 #define SEQORCH_AGENT_FACTS_H
 
-#include <cjson/cJSON.h>
+#include "jsonl.h"
 #include <stddef.h>
 
 /*
@@ -13,7 +13,7 @@
  * (the environment's libcrypto capability masks, or null), governor (of
  * cpu, or null where unreadable).  Values that cannot be read are JSON null, never guessed.
  */
-void facts_add(cJSON *obj, int cpu);
+void facts_add(struct jsonl *obj, int cpu);
 
 /*
  * The libcrypto this process loaded, into buf: its OpenSSL_version() and

@@ -87,6 +87,7 @@ int
 macos_agents(struct macos_agent *agents, int max)
 {
 	struct proc_taskinfo ti;
+	struct proc_bsdinfo bi;
 	char name[64];
 	int *pids, n, i, found = 0, self = (int)getpid();
 
@@ -99,6 +100,11 @@ macos_agents(struct macos_agent *agents, int max)
 	for (i = 0; i < n && found < max; i++) {
 		if (pids[i] == self || proc_name(pids[i], name,
 		    sizeof name) <= 0 || strcmp(name, "seqorch-agent") != 0)
+			continue;
+		/* A conductor's own build agents are not others. */
+		if (proc_pidinfo(pids[i], PROC_PIDTBSDINFO, 0, &bi,
+		    (int)sizeof bi) == (int)sizeof bi &&
+		    (int)bi.pbi_ppid == self)
 			continue;
 		agents[found].pid = pids[i];
 		/* One that exits meanwhile counts as waiting. */

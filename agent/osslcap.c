@@ -4,7 +4,6 @@
 #include "openssl-caps.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,10 @@
 
 #define MAX_WORDS 4
 
+/* Only an agent built with libcrypto (agent/build.sh) has masks to clear. */
+#if defined(SEQORCH_LIBCRYPTO)
+#include <openssl/crypto.h>
+
 #if defined(__aarch64__) || defined(_M_ARM64)
 #define OSSLCAP_ARCH "aarch64"
 #define OSSLCAP_VAR "OPENSSL_armcap"
@@ -20,10 +23,12 @@
 #define OSSLCAP_ARCH "x86_64"
 #define OSSLCAP_VAR "OPENSSL_ia32cap"
 #endif
+#endif
 
 void
 osslcap_applied(char *buf, size_t len)
 {
+#if defined(SEQORCH_LIBCRYPTO)
 	const char *s = OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS), *eq;
 
 	buf[0] = '\0';
@@ -31,6 +36,9 @@ osslcap_applied(char *buf, size_t len)
 		return;
 	eq++;
 	snprintf(buf, len, "%.*s", (int)strcspn(eq, " "), eq);
+#else
+	snprintf(buf, len, "none (the agent was built without libcrypto)");
+#endif
 }
 
 /* "0x..:0x.." into words; how many, or -1. */
@@ -117,7 +125,7 @@ osslcap_clear(const char *names, char **argv, char *err, size_t len)
 	(void)names;
 	(void)argv;
 	snprintf(err, len, "--openssl-cap-clear: no OpenSSL capability names "
-	    "for this architecture");
+	    "for this architecture, or an agent without libcrypto");
 	return -1;
 #endif
 }

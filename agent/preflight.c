@@ -31,23 +31,38 @@
 #define LOAD_PER_CPU 0.5	/* load1 above this per online CPU */
 #define MAX_ITEMS 32		/* protocol limit of reasons and notes */
 
+/* The reasons or the notes, until they are written into the record. */
+struct items {
+	size_t n;
+	char s[MAX_ITEMS][256];
+};
+
 static void __attribute__((format(printf, 2, 3)))
-add(cJSON *list, const char *fmt, ...)
+add(struct items *list, const char *fmt, ...)
 {
-	char buf[256];
 	va_list ap;
 
-	if (cJSON_GetArraySize(list) >= MAX_ITEMS)
+	if (list->n >= MAX_ITEMS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	vsnprintf(list->s[list->n++], sizeof list->s[0], fmt, ap);
 	va_end(ap);
-	cJSON_AddItemToArray(list, cJSON_CreateString(buf));
+}
+
+static void
+add_list(struct jsonl *rec, const char *key, const struct items *list)
+{
+	size_t i;
+
+	jsonl_open(rec, key, '[');
+	for (i = 0; i < list->n; i++)
+		jsonl_str(rec, NULL, list->s[i]);
+	jsonl_close(rec);
 }
 
 /* A governor other than performance lets the clock follow the load. */
 static void
-check_governor(int cpu, cJSON *reasons, cJSON *notes)
+check_governor(int cpu, struct items *reasons, struct items *notes)
 {
 	char gov[64];
 
@@ -69,7 +84,7 @@ check_governor(int cpu, cJSON *reasons, cJSON *notes)
  * amd-pstate's per-policy boost.
  */
 static void
-check_boost(int cpu, cJSON *reasons, cJSON *notes)
+check_boost(int cpu, struct items *reasons, struct items *notes)
 {
 	char status[64];
 	long long v;
@@ -102,8 +117,8 @@ check_boost(int cpu, cJSON *reasons, cJSON *notes)
 
 /* The CPU itself, its SMT siblings, and steal time on it. */
 static void
-check_cpu(int cpu, const double *busy, const double *steal, cJSON *reasons,
-    cJSON *notes)
+check_cpu(int cpu, const double *busy, const double *steal, struct items *reasons,
+    struct items *notes)
 {
 	static unsigned char sib[SYSFS_MAX_CPUS];
 	int j, nsib = 0;
@@ -144,7 +159,7 @@ check_cpu(int cpu, const double *busy, const double *steal, cJSON *reasons,
 
 /* isolcpus and nohz_full keep the scheduler and the tick off a CPU. */
 static void
-check_isolation(int cpu, cJSON *notes)
+check_isolation(int cpu, struct items *notes)
 {
 	static unsigned char set[SYSFS_MAX_CPUS];
 	static const char *const files[] = { "isolated", "nohz_full" };
@@ -171,7 +186,7 @@ check_isolation(int cpu, cJSON *notes)
  * than half of the CPUs busy is a reason, fewer is a note.
  */
 static void
-check_unpinned(const double *busy, int ncpu, cJSON *reasons, cJSON *notes)
+check_unpinned(const double *busy, int ncpu, struct items *reasons, struct items *notes)
 {
 	int i, nbusy = 0, known = 0;
 
@@ -193,7 +208,7 @@ check_unpinned(const double *busy, int ncpu, cJSON *reasons, cJSON *notes)
 }
 
 static void
-check_load(cJSON *reasons, cJSON *notes)
+check_load(struct items *reasons, struct items *notes)
 {
 	static unsigned char online[SYSFS_MAX_CPUS];
 	char buf[128];
@@ -218,7 +233,7 @@ check_load(cJSON *reasons, cJSON *notes)
 
 /* The other agents from the process list where there is no /proc. */
 static void
-check_agents_macos(cJSON *reasons, cJSON *notes)
+check_agents_macos(struct items *reasons, struct items *notes)
 {
 	struct macos_agent a[MAX_ITEMS];
 	int n, i;
@@ -238,10 +253,12 @@ check_agents_macos(cJSON *reasons, cJSON *notes)
 
 /*
  * Other agents: one that runs (state R, or D) competes for the host; one
- * that sleeps is waiting for the host lock and does not.
+ * that sleeps is waiting for the host lock and does not.  A conductor's
+ * own build agents (its children) are not others: they wait for its
+ * sample requests.
  */
 static void
-check_agents(cJSON *reasons, cJSON *notes)
+check_agents(struct items *reasons, struct items *notes)
 {
 	char path[1100], dir[600], comm[64], stat[512], *rp;
 	struct dirent *de;
@@ -263,7 +280,8 @@ check_agents(cJSON *reasons, cJSON *notes)
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
 		if (sysfs_line(stat, sizeof stat, "%s", path) != 0 ||
-		    (rp = strrchr(stat, ')')) == NULL || rp[1] != ' ')
+		    (rp = strrchr(stat, ')')) == NULL || rp[1] != ' ' ||
+		    rp[2] == '\0' || strtol(rp + 3, NULL, 10) == self)
 			continue;
 		if (rp[2] == 'R' || rp[2] == 'D')
 			add(reasons, "another seqorch-agent is running (pid "
@@ -315,7 +333,7 @@ notify_state(const char *name, uint64_t *v)
 }
 
 static void
-check_macos(cJSON *reasons, cJSON *notes)
+check_macos(struct items *reasons, struct items *notes)
 {
 	uint64_t v;
 
@@ -336,13 +354,16 @@ check_macos(cJSON *reasons, cJSON *notes)
 #endif
 
 int
-preflight_run(cJSON *rec, int cpu)
+preflight_run(struct jsonl *rec, int cpu, char *why, size_t whylen)
 {
 	static double busy[SYSFS_MAX_CPUS], steal[SYSFS_MAX_CPUS];
-	cJSON *reasons = cJSON_CreateArray(), *notes = cJSON_CreateArray();
+	static struct items r, nt;
+	struct items *reasons = &r, *notes = &nt;
 	long long t0, t1;
 	int quiet, ncpu = -1, i;
+	size_t k, n = 0;
 
+	r.n = nt.n = 0;
 	if (cpu < 0)
 		cpu = pin_current_cpu();
 	t0 = throttle_count();
@@ -374,10 +395,14 @@ preflight_run(cJSON *rec, int cpu)
 #if defined(__APPLE__)
 	check_macos(reasons, notes);
 #endif
-	quiet = cJSON_GetArraySize(reasons) == 0;
-	cJSON_AddStringToObject(rec, PROTO_F_VERDICT, quiet ? PROTO_V_QUIET :
+	quiet = reasons->n == 0;
+	jsonl_str(rec, PROTO_F_VERDICT, quiet ? PROTO_V_QUIET :
 	    PROTO_V_NOISY);
-	cJSON_AddItemToObject(rec, PROTO_F_REASONS, reasons);
-	cJSON_AddItemToObject(rec, PROTO_F_NOTES, notes);
+	add_list(rec, PROTO_F_REASONS, reasons);
+	add_list(rec, PROTO_F_NOTES, notes);
+	why[0] = '\0';
+	for (k = 0; k < reasons->n && n < whylen; k++)
+		n += (size_t)snprintf(why + n, whylen - n, "%s%s",
+		    k ? "; " : "", reasons->s[k]);
 	return quiet;
 }

@@ -17,7 +17,10 @@ struct registry_study {
 struct registry_kernel {
 	const char *study;		/* "sha3" */
 	const char *variant;		/* its folder: "c-fused" */
-	const struct kernel *k;
+	const struct kernel *k;		/* NULL: not built, see missing */
+	/* Why the build left the variant out (a library it needs that the
+	 * compiler cannot link: kernels/registry.sh libs), or NULL. */
+	const char *missing;
 };
 
 /* Tables in presentation order, ending with a NULL name. */

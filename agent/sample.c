@@ -19,41 +19,41 @@ struct perf sample_counters;
  * beyond them, so that they add up to the sample's ns.
  */
 static void
-add_metrics(cJSON *rec, struct slot *sl, double ns)
+add_metrics(struct jsonl *rec, struct slot *sl, double ns)
 {
 	struct kernel_metric m[KERNEL_MAX_METRICS];
 	size_t n, i;
 	double phases = 0;
 	int any = 0;
-	cJSON *o = cJSON_AddObjectToObject(rec, PROTO_F_METRICS);
+	struct jsonl *o = rec;
 
-	if (o == NULL)
-		fatal(AG_FAIL, "out of memory");
+	jsonl_open(o, PROTO_F_METRICS, '{');
 	n = sl->k->metrics(sl->ctx, m, KERNEL_MAX_METRICS - 1);
 	for (i = 0; i < n && i < KERNEL_MAX_METRICS - 1; i++) {
-		cJSON_AddNumberToObject(o, m[i].name, m[i].value);
+		jsonl_num(o, m[i].name, m[i].value);
 		if (strncmp(m[i].name, "phase_", 6) == 0) {
 			phases += m[i].value;
 			any = 1;
 		}
 	}
 	if (any)
-		cJSON_AddNumberToObject(o, "phase_other", ns - phases);
+		jsonl_num(o, "phase_other", ns - phases);
+	jsonl_close(o);
 }
 
 /* A sample's cycles and instructions, and where its cycles come from. */
 static void
-add_counts(cJSON *rec, int counted, uint64_t cycles, uint64_t insns)
+add_counts(struct jsonl *rec, int counted, uint64_t cycles, uint64_t insns)
 {
 	if (counted) {
-		cJSON_AddNumberToObject(rec, PROTO_F_CYCLES, (double)cycles);
-		cJSON_AddNumberToObject(rec, PROTO_F_INSTRUCTIONS,
+		jsonl_num(rec, PROTO_F_CYCLES, (double)cycles);
+		jsonl_num(rec, PROTO_F_INSTRUCTIONS,
 		    (double)insns);
 	} else {
-		cJSON_AddNullToObject(rec, PROTO_F_CYCLES);
-		cJSON_AddNullToObject(rec, PROTO_F_INSTRUCTIONS);
+		jsonl_null(rec, PROTO_F_CYCLES);
+		jsonl_null(rec, PROTO_F_INSTRUCTIONS);
 	}
-	cJSON_AddStringToObject(rec, PROTO_F_CYCLES_SOURCE, counted ?
+	jsonl_str(rec, PROTO_F_CYCLES_SOURCE, counted ?
 	    sample_counters.source : PROTO_V_CALIBRATION);
 }
 
@@ -67,7 +67,7 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	double mhz, mhz_after, ns;
 	int rc, cpu_before, cpu_after, counted, cpu_clock;
 	char jump[160];
-	cJSON *rec;
+	struct jsonl *rec;
 
 	memcpy(x, o->seed, st->state_len);
 	mhz = timing_calibrate_mhz();
@@ -103,27 +103,27 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	spread_add(&sl->ns, ns);
 
 	rec = emit_new(PROTO_T_SAMPLE);
-	cJSON_AddStringToObject(rec, PROTO_F_STUDY, sl->study);
-	cJSON_AddStringToObject(rec, PROTO_F_VARIANT, sl->variant);
-	cJSON_AddNumberToObject(rec, PROTO_F_SAMPLE, (double)s);
-	cJSON_AddNumberToObject(rec, PROTO_F_POSITION, (double)pos);
-	cJSON_AddNumberToObject(rec, PROTO_F_ORDER, (double)order);
-	cJSON_AddNumberToObject(rec, PROTO_F_STEPS, (double)o->steps);
-	cJSON_AddNumberToObject(rec, PROTO_F_NS, ns);
+	jsonl_str(rec, PROTO_F_STUDY, sl->study);
+	jsonl_str(rec, PROTO_F_VARIANT, sl->variant);
+	jsonl_num(rec, PROTO_F_SAMPLE, (double)s);
+	jsonl_num(rec, PROTO_F_POSITION, (double)pos);
+	jsonl_num(rec, PROTO_F_ORDER, (double)order);
+	jsonl_num(rec, PROTO_F_STEPS, (double)o->steps);
+	jsonl_num(rec, PROTO_F_NS, ns);
 	emit_hex(x, st->state_len, buf);
-	cJSON_AddStringToObject(rec, PROTO_F_DIGEST, buf);
+	jsonl_str(rec, PROTO_F_DIGEST, buf);
 	emit_hex(o->seed, st->state_len, buf);
-	cJSON_AddStringToObject(rec, PROTO_F_SEED, buf);
-	cJSON_AddNumberToObject(rec, PROTO_F_CALIB_MHZ, mhz);
-	cJSON_AddNumberToObject(rec, PROTO_F_CALIB_AFTER_MHZ, mhz_after);
-	cJSON_AddNumberToObject(rec, PROTO_F_CPU,
+	jsonl_str(rec, PROTO_F_SEED, buf);
+	jsonl_num(rec, PROTO_F_CALIB_MHZ, mhz);
+	jsonl_num(rec, PROTO_F_CALIB_AFTER_MHZ, mhz_after);
+	jsonl_num(rec, PROTO_F_CPU,
 	    cpu_before == cpu_after ? cpu_before : -1);
-	cJSON_AddStringToObject(rec, PROTO_F_BUILD_ID, o->build_id);
+	jsonl_str(rec, PROTO_F_BUILD_ID, o->build_id);
 	add_counts(rec, counted, cycles, insns);
 	if (sl->more[0])
-		cJSON_AddStringToObject(rec, PROTO_F_REASON, sl->more);
+		jsonl_str(rec, PROTO_F_REASON, sl->more);
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_REASON);
+		jsonl_null(rec, PROTO_F_REASON);
 	if (sl->k->metrics != NULL)
 		add_metrics(rec, sl, ns);
 	emit(rec);

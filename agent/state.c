@@ -29,12 +29,12 @@ struct task {
 };
 
 static void
-add_num_or_null(cJSON *o, const char *key, int ok, double v)
+add_num_or_null(struct jsonl *o, const char *key, int ok, double v)
 {
 	if (ok)
-		cJSON_AddNumberToObject(o, key, v);
+		jsonl_num(o, key, v);
 	else
-		cJSON_AddNullToObject(o, key);
+		jsonl_null(o, key);
 }
 
 static int
@@ -67,7 +67,7 @@ read_ll(const char *path, long long *v)
 
 /* Wall time in UTC with milliseconds, comparable across hosts and runs. */
 static void
-add_time(cJSON *o)
+add_time(struct jsonl *o)
 {
 	struct timespec ts;
 	struct tm tm;
@@ -79,11 +79,11 @@ add_time(cJSON *o)
 	n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf + n, sizeof buf - n, ".%03dZ",
 	    (int)(ts.tv_nsec / 1000000));
-	cJSON_AddStringToObject(o, PROTO_F_AT, buf);
+	jsonl_str(o, PROTO_F_AT, buf);
 }
 
 static void
-add_cpufreq(cJSON *o, int cpu)
+add_cpufreq(struct jsonl *o, int cpu)
 {
 	char path[128], gov[64];
 	long long khz = 0;
@@ -99,9 +99,9 @@ add_cpufreq(cJSON *o, int cpu)
 		}
 	}
 	if (ok)
-		cJSON_AddStringToObject(o, PROTO_F_GOVERNOR, gov);
+		jsonl_str(o, PROTO_F_GOVERNOR, gov);
 	else
-		cJSON_AddNullToObject(o, PROTO_F_GOVERNOR);
+		jsonl_null(o, PROTO_F_GOVERNOR);
 
 	ok = 0;
 	if (cpu >= 0) {
@@ -114,7 +114,7 @@ add_cpufreq(cJSON *o, int cpu)
 
 /* The hottest thermal zone: the one that makes the firmware throttle. */
 static void
-add_temp(cJSON *o)
+add_temp(struct jsonl *o)
 {
 	DIR *d = opendir(THERMAL_DIR);
 	struct dirent *de;
@@ -144,7 +144,7 @@ add_temp(cJSON *o)
  * a change between the begin and end snapshots does.
  */
 static void
-add_throttle(cJSON *o)
+add_throttle(struct jsonl *o)
 {
 	DIR *d = opendir(CPU_DIR), *t;
 	struct dirent *de, *te;
@@ -224,26 +224,23 @@ read_stat(const char *path, struct task *t)
  * timed kernel for its core.
  */
 static void
-add_procs(cJSON *o, int cpu)
+add_procs(struct jsonl *o, int cpu)
 {
 	DIR *proc = opendir("/proc"), *tasks;
 	struct dirent *de, *te;
 	struct task t;
 	char dir[300], path[600], comm[64];
-	cJSON *busy = NULL, *e;
+	struct { long pid; char comm[64]; } busy[MAX_BUSY];
+	size_t nbusy = 0, i;
 	long long runnable = 0;
 	long pid, self = (long)getpid();
 	int found;
 
 	if (proc == NULL) {
-		cJSON_AddNullToObject(o, PROTO_F_BUSY_ON_CPU);
-		cJSON_AddNullToObject(o, PROTO_F_RUNNABLE);
+		jsonl_null(o, PROTO_F_BUSY_ON_CPU);
+		jsonl_null(o, PROTO_F_RUNNABLE);
 		return;
 	}
-	if (cpu >= 0)
-		busy = cJSON_AddArrayToObject(o, PROTO_F_BUSY_ON_CPU);
-	else
-		cJSON_AddNullToObject(o, PROTO_F_BUSY_ON_CPU);
 	while ((de = readdir(proc)) != NULL) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
@@ -267,29 +264,35 @@ add_procs(cJSON *o, int cpu)
 			}
 		}
 		closedir(tasks);
-		if (found && busy != NULL &&
-		    cJSON_GetArraySize(busy) < MAX_BUSY &&
-		    (e = cJSON_CreateObject()) != NULL) {
-			cJSON_AddNumberToObject(e, PROTO_F_PID, (double)pid);
-			cJSON_AddStringToObject(e, PROTO_F_COMM, comm);
-			cJSON_AddItemToArray(busy, e);
+		if (found && nbusy < MAX_BUSY) {
+			busy[nbusy].pid = pid;
+			memcpy(busy[nbusy++].comm, comm, sizeof comm);
 		}
 	}
 	closedir(proc);
-	cJSON_AddNumberToObject(o, PROTO_F_RUNNABLE, (double)runnable);
+	if (cpu >= 0) {
+		jsonl_open(o, PROTO_F_BUSY_ON_CPU, '[');
+		for (i = 0; i < nbusy; i++) {
+			jsonl_open(o, NULL, '{');
+			jsonl_int(o, PROTO_F_PID, busy[i].pid);
+			jsonl_str(o, PROTO_F_COMM, busy[i].comm);
+			jsonl_close(o);
+		}
+		jsonl_close(o);
+	} else
+		jsonl_null(o, PROTO_F_BUSY_ON_CPU);
+	jsonl_int(o, PROTO_F_RUNNABLE, runnable);
 }
 
-cJSON *
-state_snapshot(int cpu)
+void
+state_snapshot(struct jsonl *o, const char *key, int cpu)
 {
-	cJSON *o = cJSON_CreateObject();
 	double load[3], mhz;
 	int nload, i;
 	static const char *const load_keys[] = { PROTO_F_LOAD1,
 	    PROTO_F_LOAD5, PROTO_F_LOAD15 };
 
-	if (o == NULL)
-		return NULL;
+	jsonl_open(o, key, '{');
 	if (cpu < 0)
 		cpu = pin_current_cpu();
 	add_time(o);
@@ -302,5 +305,5 @@ state_snapshot(int cpu)
 	add_temp(o);
 	add_throttle(o);
 	add_procs(o, cpu);
-	return o;
+	jsonl_close(o);
 }

@@ -70,13 +70,18 @@ variant_selftest(struct slot *sl, const struct study *st,
     const uint8_t *seed)
 {
 	const struct kernel *k = sl->k;
-	unsigned missing = k->features & ~cpu_features();
+	unsigned missing;
 	uint8_t digest[KERNEL_MAX_STATE], want[KERNEL_MAX_STATE];
 	char names[128];
 	size_t i;
 
 	sl->status = PROTO_V_FAILED;
-	if (missing != 0) {
+	if (k == NULL) {
+		sl->status = PROTO_V_SKIPPED;
+		snprintf(sl->reason, sizeof sl->reason, "%s", sl->missing);
+		return;
+	}
+	if ((missing = k->features & ~cpu_features()) != 0) {
 		cpu_feature_names(missing, names, sizeof names);
 		sl->status = PROTO_V_SKIPPED;
 		snprintf(sl->reason, sizeof sl->reason, "cpu lacks %s", names);

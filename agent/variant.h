@@ -21,7 +21,8 @@
 
 struct slot {
 	const char *study, *variant;
-	const struct kernel *k;
+	const struct kernel *k;	/* NULL: not built, skipped for missing */
+	const char *missing;
 	void *ctx;
 	int ready;		/* passed every check; will be timed */
 	const char *status;	/* PROTO_V_OK, _SKIPPED or _FAILED */
@@ -44,8 +45,8 @@ int variant_check_names(const char *study, const char *list, char *err,
 
 /*
  * Setup, the known answer (for studies that have one) and the self-test
- * chain from seed for sl, whose study, variant and k are set: its status,
- * reason, warning, chain and ready say how it went.
+ * chain from seed for sl, whose study, variant and k (or missing) are set:
+ * its status, reason, warning, chain and ready say how it went.
  */
 void variant_selftest(struct slot *sl, const struct study *st,
     const uint8_t *seed);

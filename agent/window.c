@@ -16,7 +16,7 @@ window_lock(const struct opts *o)
 {
 	char why[256], holder[MAX_HOLDER + 2];
 	int fd, rc;
-	cJSON *rec;
+	struct jsonl *rec;
 
 	if ((fd = lock_open(o->lock, why, sizeof why)) < 0)
 		fatal(AG_FAIL, "cannot open host lock \"%s\": %s", o->lock,
@@ -30,7 +30,7 @@ window_lock(const struct opts *o)
 			fatal(AG_LOCKED, "host lock \"%s\" is held by \"%s\"",
 			    o->lock, holder);
 		rec = emit_new(PROTO_T_WAIT);
-		cJSON_AddStringToObject(rec, PROTO_F_HOLDER, holder);
+		jsonl_str(rec, PROTO_F_HOLDER, holder);
 		emit(rec);
 		if (lock_wait(fd, why, sizeof why) != 0)
 			fatal(AG_FAIL, "cannot take host lock \"%s\": %s",
@@ -44,36 +44,29 @@ window_lock(const struct opts *o)
 void
 window_record(const char *phase, int cpu)
 {
-	cJSON *rec = emit_new(PROTO_T_WINDOW), *state = state_snapshot(cpu);
+	struct jsonl *rec = emit_new(PROTO_T_WINDOW);
 
-	if (state == NULL)
-		fatal(AG_FAIL, "out of memory");
-	cJSON_AddStringToObject(rec, PROTO_F_PHASE, phase);
-	cJSON_AddItemToObject(rec, PROTO_F_STATE, state);
+	jsonl_str(rec, PROTO_F_PHASE, phase);
+	state_snapshot(rec, PROTO_F_STATE, cpu);
 	emit(rec);
 }
 
 void
 window_preflight(const struct opts *o, int cpu, const char *choice)
 {
-	cJSON *rec = emit_new(PROTO_T_PREFLIGHT), *r;
-	char reasons[1024] = "";
-	size_t n = 0;
+	struct jsonl *rec = emit_new(PROTO_T_PREFLIGHT);
+	char reasons[1024];
 	int quiet;
 
 	if (cpu >= 0)
-		cJSON_AddNumberToObject(rec, PROTO_F_CPU, cpu);
+		jsonl_num(rec, PROTO_F_CPU, cpu);
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_CPU);
+		jsonl_null(rec, PROTO_F_CPU);
 	if (choice != NULL)
-		cJSON_AddStringToObject(rec, PROTO_F_CPU_CHOICE, choice);
+		jsonl_str(rec, PROTO_F_CPU_CHOICE, choice);
 	else
-		cJSON_AddNullToObject(rec, PROTO_F_CPU_CHOICE);
-	quiet = preflight_run(rec, cpu);
-	cJSON_ArrayForEach(r, cJSON_GetObjectItem(rec, PROTO_F_REASONS))
-		if (n < sizeof reasons)
-			n += (size_t)snprintf(reasons + n, sizeof reasons - n,
-			    "%s%s", n ? "; " : "", r->valuestring);
+		jsonl_null(rec, PROTO_F_CPU_CHOICE);
+	quiet = preflight_run(rec, cpu, reasons, sizeof reasons);
 	emit(rec);
 	if (!quiet && o->require_quiet)
 		fatal(AG_NOISY, "host is noisy, not measuring "

@@ -23,10 +23,15 @@
  *                                "arm64-apple-darwin..." is aarch64);
  *                                absent: portable
  *       libs                     optional, one line: the libraries the
- *                                folder's files need ("-lcrypto", which the
- *                                agent always links); registry.sh's nolibs
- *                                leaves such a variant out of builds without
- *                                them (the static aarch64 check harness)
+ *                                folder's files need ("-lcrypto"); each
+ *                                -lNAME has its probe, kernels/libs/NAME.c,
+ *                                which agent/build.sh compiles and links
+ *                                with the host's compiler and flags: when
+ *                                it fails, the variant is left out and
+ *                                reported skipped with the reason.
+ *                                registry.sh's nolibs leaves such variants
+ *                                out altogether (the static aarch64 check
+ *                                harness)
  *       needs                    optional, one line: the name of a study
  *                                artifact marked "generate" whose generated
  *                                sources the folder's files include (sha3's
@@ -144,7 +149,8 @@ struct study {
 	const char *kat_hex;
 	/*
 	 * What `hosts check` compiles and runs on a host to see that the
-	 * study can build there, beyond a C compiler, cJSON and libcrypto:
+	 * study can build there, beyond a C compiler (the libraries of its
+	 * variants' libs files are probed by kernels/registry.sh libs):
 	 * a C program that exits 0 when usable, else prints what is missing,
 	 * one item a line (or NULL: nothing more), its link flags, and what
 	 * to tell the user when the probe itself does not build.

@@ -13,11 +13,21 @@
 #       given, and with nolibs only those that need no extra library
 #   sh kernels/registry.sh files ARCH [nolibs]
 #       the agent's kernel sources for ARCH: study.c, then kernel.c/.S
+#       (none of a variant that needs a library SEQORCH_NOLIBS names)
+#   sh kernels/registry.sh libs CC CFLAGS DIR
+#       whether CC with CFLAGS (split into words) compiles and links each
+#       library a variant's libs file names, by its probe: -lNAME's is
+#       kernels/libs/NAME.c, built in DIR.  One line per library: the word
+#       and "ok", or the word and why not (the compiler's first error),
+#       tab-separated.  The lines that are not "ok" are what agent/build.sh
+#       passes on as SEQORCH_NOLIBS
 #   sh kernels/registry.sh cflags FILE
 #       the compiler flags of a kernels/ file: the -D naming its one
 #       definition, and for a variant's files its `flags`
 #   sh kernels/registry.sh agent ARCH [nolibs]
-#       C source of the agent's table of studies and variants
+#       C source of the agent's table of studies and variants; a variant
+#       that needs a library SEQORCH_NOLIBS names is in it without its
+#       kernel, with the reason it is skipped
 #   sh kernels/registry.sh coordinator
 #       C source of the coordinator's table of studies, references and
 #       every variant of every architecture, and of the studies' artifacts
@@ -40,6 +50,9 @@
 # marked "generate": sources the coordinator generates from it) is listed
 # for an ARCH only when $SEQORCH_GENERATED/NAME exists, and its files are
 # compiled with -I$SEQORCH_GENERATED/NAME (agent/build.sh sets it).
+#
+# SEQORCH_NOLIBS holds the libraries this build cannot link, one a line:
+# the word (-lcrypto) and why, tab-separated (the libs command's lines).
 set -eu
 set -f
 
@@ -118,6 +131,41 @@ prebuilt() {
 		[ "$p" = "$1" ] && return 0
 	done
 	return 1
+}
+
+# Why the variant whose libs are $1 cannot be built here, or nothing.
+nolib() {
+	[ "$1" != - ] && [ -n "${SEQORCH_NOLIBS:-}" ] || return 0
+	for w in $1; do
+		printf '%s\n' "$SEQORCH_NOLIBS" | awk -F '\t' -v w="$w" \
+		    -v m="the compiler cannot build against" \
+		    '$1 == w { printf "%s %s here: %s\n", m, w, $2; exit }'
+	done | sed -n 1p
+}
+
+# The libraries variants name, each probed with the build's compiler.
+libs() {
+	cc=$1 flags=$2 dir=$3
+	mkdir -p "$dir" || die "cannot create \"$dir\""
+	m=$(manifest)
+	for w in $(variants | cut -f 5 | tr ' ' '\n' | grep -v '^-$' |
+	    LC_ALL=C sort -u); do
+		case $w in
+		-l?*) ;;
+		*) die "libs word \"$w\": expected -lNAME" ;;
+		esac
+		src=kernels/libs/${w#-l}.c
+		[ -f "$src" ] || die "library \"$w\" has no probe $src"
+		# shellcheck disable=SC2086
+		if $cc $flags -o "$dir/probe" "$src" "$w" > "$dir/probe.log" \
+		    2>&1; then
+			printf '%s\tok\n' "$w"
+		else
+			why=$(grep -m 1 -i 'error' "$dir/probe.log" |
+			    sed -e 's/^.*[Ee]rror: *//' | tr -d '\t' | cut -c 1-160)
+			printf '%s\t%s\n' "$w" "${why:-its probe $src does not build}"
+		fi
+	done
 }
 
 # Are the generated sources a variant folder needs (its `needs` file: the
@@ -221,6 +269,7 @@ files() {
 		echo "kernels/$s/study.c"
 	done
 	variants | while IFS="$(printf '\t')" read -r s v a f l; do
+		[ -z "$(nolib "$l")" ] || continue
 		for f in "kernels/$s/$v/kernel.c" "kernels/$s/$v/kernel.S"; do
 			if [ -f "$f" ]; then echo "$f"; fi
 		done
@@ -266,7 +315,8 @@ agent() {
 		echo "extern const struct study study_$(ident "$s");"
 	done
 	variants | while IFS="$(printf '\t')" read -r s v a f l; do
-		echo "extern const struct kernel kernel_$(ident "$s")_$(ident "$v");"
+		[ -n "$(nolib "$l")" ] ||
+		    echo "extern const struct kernel kernel_$(ident "$s")_$(ident "$v");"
 	done
 	echo
 	echo 'const struct registry_study registry_studies[] = {'
@@ -278,9 +328,14 @@ agent() {
 	echo
 	echo 'const struct registry_kernel registry_kernels[] = {'
 	variants | while IFS="$(printf '\t')" read -r s v a f l; do
-		echo "	{ \"$s\", \"$v\", &kernel_$(ident "$s")_$(ident "$v") },"
+		why=$(nolib "$l")
+		if [ -n "$why" ]; then
+			echo "	{ \"$s\", \"$v\", NULL, $(cstr "$why") },"
+		else
+			echo "	{ \"$s\", \"$v\", &kernel_$(ident "$s")_$(ident "$v"), NULL },"
+		fi
 	done
-	echo '	{ NULL, NULL, NULL },'
+	echo '	{ NULL, NULL, NULL, NULL },'
 	echo '};'
 }
 
@@ -356,7 +411,8 @@ cflags) [ $# -eq 2 ] || die "usage: cflags FILE"; cflags "$2" ;;
 agent) [ $# -ge 2 ] || die "usage: agent ARCH [nolibs]"; shift; agent "$@" ;;
 coordinator) coordinator ;;
 artifacts) [ $# -eq 2 ] || die "usage: artifacts STUDY"; artifacts "$2" ;;
+libs) [ $# -eq 4 ] || die "usage: libs CC CFLAGS DIR"; libs "$2" "$3" "$4" ;;
 groups) groups ;;
 arch) [ $# -eq 2 ] || die "usage: arch TARGET"; arch_of "$2" ;;
-*) die "usage: registry.sh studies|groups|manifest|files|cflags|agent|coordinator|arch ..." ;;
+*) die "usage: registry.sh studies|groups|manifest|files|libs|cflags|agent|coordinator|arch ..." ;;
 esac

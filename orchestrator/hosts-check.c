@@ -28,10 +28,14 @@
 #define FACT_LEN	256	/* bytes of one fact we display */
 #define PATH_LEN	8192	/* bytes of a path a host sends back */
 #define MAX_STUDIES	64	/* studies whose probes one check runs */
+#define MAX_LIBS	8	/* distinct libraries variants name */
 
 struct cc_facts {
 	char version[FACT_LEN], target[FACT_LEN];
-	int ran, cflags_ok, openssl_h, cjson_h;
+	int ran, cflags_ok;
+	/* By libs word (lib_words): "ok", or why the compiler cannot link
+	 * it ("" when the probe said nothing: the sources did not run). */
+	char lib[MAX_LIBS][FACT_LEN];
 	/* By study_table index: "yes", "missing A;B" (what its probe
 	 * printed) or "no" (the probe did not build). */
 	char study[MAX_STUDIES][FACT_LEN];
@@ -71,6 +75,35 @@ lookup(const char *out, const char *key, char *val, size_t len)
 	return 0;
 }
 
+/*
+ * The distinct words of every variant's libs (variant_table), at most
+ * MAX_LIBS, into words; returns how many.
+ */
+static size_t
+lib_words(char words[MAX_LIBS][32])
+{
+	const char *p;
+	size_t i, j, k, n = 0, len;
+
+	for (i = 0; variant_table[i].study != NULL; i++)
+		for (p = variant_table[i].libs; p != NULL && *p != '\0';
+		    p += len) {
+			p += strspn(p, " ");
+			if ((len = strcspn(p, " ")) == 0 || len >= 32)
+				continue;
+			for (k = 0; k < n; k++)
+				if (strncmp(words[k], p, len) == 0 &&
+				    words[k][len] == '\0')
+					break;
+			if (k == n && n < MAX_LIBS) {
+				for (j = 0; j < len; j++)
+					words[n][j] = p[j];
+				words[n++][len] = '\0';
+			}
+		}
+	return n;
+}
+
 /* Probe one compiler (rscript_cc_probe); the result is in *f. */
 static int
 probe_cc(struct conn *c, const char *cc, const char *scratch,
@@ -78,9 +111,11 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 {
 	const struct host *h = c->host;
 	struct strbuf cmd = STRBUF_INIT;
-	char *out = NULL, val[16], key[80];
+	char *out = NULL, val[16], key[80], words[MAX_LIBS][32];
+	char *srcdir = xasprintf("%s/src/%s", c->workdir,
+	    deploy_source_sha256());
 	int status, rc;
-	size_t i;
+	size_t i, nw = lib_words(words);
 
 	memset(f, 0, sizeof *f);
 	if (h->build_wrapper != NULL) {
@@ -95,6 +130,7 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 	rcmd_arg(&cmd, cc);
 	rcmd_arg(&cmd, h->cflags);
 	rcmd_arg(&cmd, scratch);
+	rcmd_arg(&cmd, srcdir);
 	for (i = 0; study_table[i].name != NULL && i < MAX_STUDIES; i++) {
 		const struct study *s = study_table[i].study;
 
@@ -112,10 +148,10 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 	f->ran = f->target[0] != '\0';
 	lookup(out, "cflags", val, sizeof val);
 	f->cflags_ok = strcmp(val, "yes") == 0;
-	lookup(out, "openssl_h", val, sizeof val);
-	f->openssl_h = strcmp(val, "yes") == 0;
-	lookup(out, "cjson_h", val, sizeof val);
-	f->cjson_h = strcmp(val, "yes") == 0;
+	for (i = 0; i < nw; i++) {
+		snprintf(key, sizeof key, "lib%s", words[i]);
+		lookup(out, key, f->lib[i], sizeof f->lib[i]);
+	}
 	for (i = 0; study_table[i].name != NULL && i < MAX_STUDIES; i++) {
 		snprintf(key, sizeof key, "study_%s", study_table[i].name);
 		if (study_table[i].study->probe_src == NULL)
@@ -125,9 +161,42 @@ probe_cc(struct conn *c, const char *cc, const char *scratch,
 			snprintf(f->study[i], sizeof f->study[i], "no");
 	}
 out:
+	free(srcdir);
 	free(out);
 	strbuf_release(&cmd);
 	return rc;
+}
+
+/*
+ * The variants of the compiler's architecture that need library word,
+ * which the build leaves out when it cannot link it (agent/build.sh):
+ * "sha3/openssl-evp, ..." into sb.
+ */
+static void
+variants_needing(struct strbuf *sb, const char *word, const char *target)
+{
+	char arch[64];
+	const char *p;
+	size_t i, n = strlen(word);
+
+	study_arch(target, arch, sizeof arch);
+	for (i = 0; variant_table[i].study != NULL; i++) {
+		const struct variant_entry *v = &variant_table[i];
+
+		if (v->libs == NULL || (strcmp(v->arch, "any") != 0 &&
+		    strcmp(v->arch, arch) != 0))
+			continue;
+		for (p = strstr(v->libs, word); p != NULL;
+		    p = strstr(p + 1, word))
+			if ((p == v->libs || p[-1] == ' ') &&
+			    (p[n] == '\0' || p[n] == ' '))
+				break;
+		if (p == NULL)
+			continue;
+		if (sb->len > 0)
+			strbuf_addstr(sb, ", ");
+		strbuf_addf(sb, "%s/%s", v->study, v->variant);
+	}
 }
 
 /*
@@ -274,9 +343,10 @@ check_host(const struct host *h, FILE *f)
 	struct strbuf cmd = STRBUF_INIT, missing = STRBUF_INIT;
 	char *out = NULL, *path = NULL;
 	char v[FACT_LEN], distro[FACT_LEN], cores[32], scratch[PATH_LEN] = "";
+	char words[MAX_LIBS][32];
 	const char *fp, *type;
 	long long kib;
-	size_t i, j;
+	size_t i, j, nw;
 	int status, rc = -1;
 
 	if (conn_open(h, 0, &c, &err) != 0) {
@@ -339,6 +409,12 @@ check_host(const struct host *h, FILE *f)
 		scratch[0] = '\0';
 		goto out;
 	}
+	/* The compilers' probes run the sources' own kernels/registry.sh. */
+	if (deploy_sources(c, NULL, &err) != 0) {
+		fprintf(f, "  error     %s\n", err.msg);
+		goto out;
+	}
+	nw = lib_words(words);
 	for (i = 0; i < h->ncc; i++) {
 		if (probe_cc(c, h->cc[i], scratch, &cf, &err) != 0) {
 			fprintf(f, "  error     %s\n", err.msg);
@@ -351,19 +427,29 @@ check_host(const struct host *h, FILE *f)
 			    h->cc[i]);
 			continue;
 		}
-		fprintf(f, "  cc        %s: %s; target %s; cflags %s; "
-		    "openssl headers %s; cjson headers %s\n", h->cc[i],
-		    cf.version, cf.target, cf.cflags_ok ? "ok" : "rejected",
-		    cf.openssl_h ? "yes" : "no", cf.cjson_h ? "yes" : "no");
+		fprintf(f, "  cc        %s: %s; target %s; cflags %s", h->cc[i],
+		    cf.version, cf.target, cf.cflags_ok ? "ok" : "rejected");
+		for (j = 0; j < nw; j++)
+			fprintf(f, "; %s %s", words[j], strcmp(cf.lib[j],
+			    "ok") == 0 ? "ok" : "no");
+		fputc('\n', f);
 		if (!cf.cflags_ok)
 			add_missing(&missing, "cflags accepted "
 			    "by \"%s\"", h->cc[i]);
-		if (!cf.openssl_h)
-			add_missing(&missing, "OpenSSL headers "
-			    "for \"%s\" (libssl-dev)", h->cc[i]);
-		if (!cf.cjson_h)
-			add_missing(&missing, "cJSON headers "
-			    "for \"%s\" (libcjson-dev)", h->cc[i]);
+		/* A library the build cannot link costs its variants only. */
+		for (j = 0; j < nw; j++) {
+			struct strbuf vs = STRBUF_INIT;
+
+			if (strcmp(cf.lib[j], "ok") == 0)
+				continue;
+			variants_needing(&vs, words[j], cf.target);
+			if (vs.len > 0)
+				fprintf(f, "  variants  with %s: without %s, "
+				    "skipped: %s (%s)\n", h->cc[i], words[j],
+				    vs.buf, cf.lib[j][0] ? cf.lib[j] :
+				    "its probe did not run");
+			strbuf_release(&vs);
+		}
 		for (j = 0; study_table[j].name != NULL && j < MAX_STUDIES;
 		    j++)
 			if (study_table[j].study->probe_src != NULL)

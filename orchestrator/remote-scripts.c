@@ -97,36 +97,37 @@ const char rscript_host_probe[] =
 	"kv scratch \"$(mktemp -d \"$wd/check.XXXXXX\")\"\n";
 
 /*
- * One compiler, run through the build wrapper when there is one:
- * sh -c PROBE sh CC CFLAGS SCRATCH [NAME SOURCE LIBS]...  As in
+ * One compiler, run through the build wrapper when there is one, with the
+ * host's cflags in every compile, as the build runs it:
+ * sh -c PROBE sh CC CFLAGS SCRATCH SRC [NAME SOURCE LIBS]...  As in
  * agent/build.sh, CC, CFLAGS and LIBS are split into words with globbing
- * off and never evaluated.  Each NAME SOURCE LIBS is a study's own probe
- * (struct study's probe_src), compiled, linked and run: it exits 0 when
- * the study can build here (randomx: cmake and c++ are there), else
- * prints what is missing, one item a line: study_NAME is yes, "missing
- * A;B" or no (the probe itself did not build).  No
- * placeholders: it is itself passed quoted, its values as arguments.
+ * off and never evaluated.  The libraries variants need are probed by
+ * the uploaded sources' own kernels/registry.sh libs (SRC, the source
+ * tree), as agent/build.sh probes them: lib-WORD is "ok" or why not.
+ * Each NAME SOURCE LIBS is a study's own probe (struct study's
+ * probe_src), compiled, linked and run: it exits 0 when the study can
+ * build here (randomx: cmake and c++ are there), else prints what is
+ * missing, one item a line: study_NAME is yes, "missing A;B" or no (the
+ * probe itself did not build).  No placeholders: it is itself passed
+ * quoted, its values as arguments.
  */
 const char rscript_cc_probe[] =
 	"set -f\n"
-	"cc=$1 cflags=$2 t=$3\n"
+	"cc=$1 cflags=$2 t=$3 src=$4\n"
 	"kv() { printf '%s=%s\\n' \"$1\" \"$2\"; }\n"
 	"kv version \"$($cc --version 2>/dev/null | head -n 1)\"\n"
 	"kv target \"$($cc -dumpmachine 2>/dev/null)\"\n"
-	"try() {\n"
-	"  printf '%s\\n' \"$2\" > \"$t/$1.c\"\n"
-	"  if $cc $3 -c -o \"$t/$1.o\" \"$t/$1.c\" 2>/dev/null;"
-	" then kv \"$1\" yes; else kv \"$1\" no; fi\n"
-	"}\n"
-	"try cflags 'int main(void) { return 0; }' \"$cflags\"\n"
-	"try openssl_h '#include <openssl/evp.h>\n"
-	"int main(void) { return EVP_MD_CTX_new() == 0; }' ''\n"
-	"try cjson_h '#include <cjson/cJSON.h>\n"
-	"int main(void) { return cJSON_Parse(\"1\") == 0; }' ''\n"
-	"shift 3\n"
+	"printf 'int main(void) { return 0; }\\n' > \"$t/cflags.c\"\n"
+	"if $cc $cflags -c -o \"$t/cflags.o\" \"$t/cflags.c\" 2>/dev/null;"
+	" then kv cflags yes; else kv cflags no; fi\n"
+	"(cd \"$src\" && SEQORCH_PREBUILT= SEQORCH_NOLIBS="
+	" sh kernels/registry.sh libs \"$cc\" \"$cflags\" \"$t/libs\") |"
+	" while IFS=\"$(printf '\\t')\" read -r w why; do"
+	" kv \"lib$w\" \"$why\"; done\n"
+	"shift 4\n"
 	"while [ $# -ge 3 ]; do\n"
 	"  printf '%s\\n' \"$2\" > \"$t/study.c\"\n"
-	"  if ! $cc -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null; then"
+	"  if ! $cc $cflags -o \"$t/study\" \"$t/study.c\" $3 2>/dev/null; then"
 	" kv \"study_$1\" no\n"
 	"  elif m=$(\"$t/study\" 2>/dev/null); then kv \"study_$1\" yes\n"
 	"  else kv \"study_$1\" \"missing $(printf '%s\\n' \"$m\" |"

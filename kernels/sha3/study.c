@@ -14,11 +14,6 @@ const struct study STUDY_THIS = {
 	.kat_msg = "abc",
 	.kat_hex = "3a985da74fe225b2045c172d6bd390bd"
 	    "855f086e3e9d525b46bfe24511431532",
-	.probe_src = "#include <openssl/evp.h>\n"
-	    "int main(void) { return EVP_MD_size(EVP_sha3_256()) != 32; }",
-	.probe_libs = "-lcrypto",
-	.requires = "OpenSSL 1.1.1 or later headers (libssl-dev) for "
-	    "EVP_sha3_256",
 	/* OpenSSL's EVP chain: about 1.6M steps a second. */
 	.max_steps = 5000000000,
 };

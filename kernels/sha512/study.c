@@ -21,14 +21,6 @@ const struct study STUDY_THIS = {
 	    "12e6fa4e89a97ea20a9eeee64b55d39a"
 	    "2192992a274fc1a836ba3c23a3feebbd"
 	    "454d4423643ce80e2a9ac94fa54ca49f",
-	/* SHA512_Transform is deprecated in OpenSSL 3 but still exported. */
-	.probe_src = "#define OPENSSL_SUPPRESS_DEPRECATED\n"
-	    "#include <openssl/sha.h>\n"
-	    "int main(void) { SHA512_CTX c; unsigned char b[128] = { 0 };\n"
-	    "  if (SHA512_Init(&c) != 1) return 1;\n"
-	    "  SHA512_Transform(&c, b); return 0; }",
-	.probe_libs = "-lcrypto",
-	.requires = "OpenSSL headers (libssl-dev) with SHA512_Transform",
 	/* OpenSSL's EVP chain: about 2.5M steps a second. */
 	.max_steps = 10000000000,
 };

@@ -21,6 +21,26 @@ struct proc_taskinfo {
 	int32_t pti_numrunning;
 	int32_t pti_priority;
 };
+#define PROC_PIDTBSDINFO 3
+struct proc_bsdinfo {
+	uint32_t pbi_flags;
+	uint32_t pbi_status;
+	uint32_t pbi_xstatus;
+	uint32_t pbi_pid;
+	uint32_t pbi_ppid;
+	uint32_t pbi_uid, pbi_gid, pbi_ruid, pbi_rgid, pbi_svuid, pbi_svgid;
+	uint32_t rfu_1;
+	char pbi_comm[16];
+	char pbi_name[32];
+	uint32_t pbi_nfiles;
+	uint32_t pbi_pgid;
+	uint32_t pbi_pjobc;
+	uint32_t e_tdev;
+	uint32_t e_tpgid;
+	int32_t pbi_nice;
+	uint64_t pbi_start_tvsec;
+	uint64_t pbi_start_tvusec;
+};
 int proc_listallpids(void *buffer, int buffersize);
 int proc_name(int pid, void *buffer, uint32_t buffersize);
 int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buffer,

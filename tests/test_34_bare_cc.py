@@ -1,0 +1,110 @@
+"""A host with a compiler and little else (issue 33 items 1-3, issue 29
+item 18): the agent builds with a C compiler and libc, libcrypto is
+optional, and `hosts check` probes with the host's own cc and cflags.
+
+The compiler is this machine's gcc with a sysroot that holds every header
+but OpenSSL's (a host without libssl-dev), run through a script that
+refuses any argument naming cjson (a host without libcjson-dev); the
+OpenSSL headers are reachable only through -I in the host's cflags."""
+import hashlib
+import os
+import re
+import subprocess
+
+from conftest import query, seqorch
+
+GNU = "x86_64-linux-gnu"
+
+
+def make_sysroot(root):
+    """root/sys: /usr/include without openssl, the libraries as they are;
+    root/inc: only OpenSSL's headers, for cflags' -I."""
+    sysroot, inc = root / "sys", root / "inc"
+    (sysroot / "usr/include" / GNU).mkdir(parents=True)
+    (inc / GNU).mkdir(parents=True)
+    for d, skip in (("/usr/include", {"openssl", GNU}),
+                    (f"/usr/include/{GNU}", {"openssl"})):
+        for name in os.listdir(d):
+            if name not in skip:
+                (sysroot / d.lstrip("/") / name).symlink_to(f"{d}/{name}")
+    for d in ("usr/lib", "lib", "lib64"):
+        (sysroot / d).symlink_to(f"/{d}")
+    (inc / "openssl").symlink_to("/usr/include/openssl")
+    (inc / GNU / "openssl").symlink_to(f"/usr/include/{GNU}/openssl")
+    cc = root / "bare-cc"
+    cc.write_text("#!/bin/sh\n"
+                  "for a; do case $a in *cjson*|*cJSON*)\n"
+                  '  echo "bare-cc: error: no cJSON here ($a)" >&2; exit 1;;'
+                  "\nesac; done\n"
+                  f'exec gcc --sysroot="{sysroot}" "$@"\n')
+    cc.chmod(0o755)
+    return cc, f"-O2 -I{inc} -I{inc / GNU}"
+
+
+def hosts(path, entries):
+    path.write_text("".join(
+        f'[hosts.{name}]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{path.parent / ("wd-" + name)}"\n'
+        f'cc = "{cc}"\ncflags = "{cflags}"\n' for name, cc, cflags in entries))
+
+
+def sha512_chain(steps):
+    x = bytes(64)
+    for _ in range(steps):
+        x = hashlib.sha512(x).digest()
+    return x.hex()
+
+
+def test_an_agent_built_by_a_bare_compiler_measures(tmp_path):
+    """Every variant that does not need OpenSSL is built and measured
+    with hashlib's digests; the OpenSSL variants are skipped with the
+    reason, and the agent links neither cJSON nor libcrypto."""
+    cc, _ = make_sysroot(tmp_path)
+    hosts(tmp_path / "hosts.toml", [("bare", cc, "-O2")])
+    r = seqorch(tmp_path, "run", "--study", "sha512", "--hosts", "bare",
+                "--steps", "2000", "--samples", "2", timeout=1200)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    skipped = dict(query(db, "SELECT variant, reason FROM variants "
+                         "WHERE status = 'skipped'"))
+    for v in ("openssl-api", "openssl-transform"):
+        assert re.fullmatch(r"the compiler cannot build against -lcrypto "
+                            r"here: openssl/\S+\.h: No such file or "
+                            r"directory", skipped[v]), skipped
+    rows = query(db, "SELECT variant, digest, valid FROM samples")
+    measured = {v for v, _, _ in rows}
+    assert {"c-fused", "x86-rorx"} <= measured
+    assert not any(v.startswith("openssl") for v in measured)
+    want = sha512_chain(2000)
+    assert all(d == want and ok == 1 for _, d, ok in rows), rows
+    (openssl,), = query(db, "SELECT openssl FROM builds")
+    assert openssl == "none (the agent was built without libcrypto)"
+    agent = next((tmp_path / "wd-bare/build").glob("*/seqorch-agent"))
+    libs = subprocess.run(["ldd", agent], capture_output=True,
+                          text=True).stdout
+    assert "libcjson" not in libs and "libcrypto" not in libs, libs
+
+
+def test_hosts_check_probes_with_the_hosts_cflags(tmp_path):
+    """The host whose OpenSSL headers come only through its cflags is
+    ready with libcrypto; without them, hosts check names the variants
+    the build will skip and why, and the host is still ready."""
+    cc, cflags = make_sysroot(tmp_path)
+    hosts(tmp_path / "hosts.toml", [("withinc", cc, cflags),
+                                    ("noinc", cc, "-O2")])
+    r = seqorch(tmp_path, "hosts", "check", timeout=1200)
+    assert r.returncode == 0, r.stdout + r.stderr
+    withinc, noinc = (re.search(rf"^{n}: .*?(?=^\S|\Z)", r.stdout,
+                                re.M | re.S).group(0)
+                      for n in ("withinc", "noinc"))
+    assert re.search(rf"^  cc        {re.escape(str(cc))}: gcc .*; target "
+                     rf"{GNU}; cflags ok; -lcrypto ok$", withinc, re.M), \
+        withinc
+    assert "variants" not in withinc and "missing   nothing" in withinc
+    assert "; -lcrypto no\n" in noinc, noinc
+    assert re.search(rf"^  variants  with {re.escape(str(cc))}: without "
+                     r"-lcrypto, skipped: sha3/openssl-evp, "
+                     r"sha512/openssl-api, sha512/openssl-transform "
+                     r"\(openssl/\S+\.h: No such file or directory\)$",
+                     noinc, re.M), noinc
+    assert "missing   nothing" in noinc
