@@ -411,7 +411,9 @@ check_host(const struct host *h, FILE *f)
 	}
 	/* The compilers' probes run the sources' own kernels/registry.sh. */
 	if (deploy_sources(c, NULL, &err) != 0) {
-		fprintf(f, "  error     %s\n", err.msg);
+		/* Uploading is what failed: say so as the upload probe would. */
+		fprintf(f, "  upload    %s\n", err.msg);
+		fprintf(f, "  missing   file upload\n");
 		goto out;
 	}
 	nw = lib_words(words);

@@ -358,7 +358,9 @@ def test_frozen_host_is_given_up_mid_command(tmp_path, sshd_factory):
 
 
 def test_missing_sftp_is_reported(tmp_path, sshd_factory):
-    s = sshd_factory("a", sftp=False)
+    # A fresh host, without the session's build in its workdir: the check
+    # must say that uploading the sources is what it lacks.
+    s = sshd_factory("a", sftp=False, prebuilt=False)
     write_hosts_toml(tmp_path / "hosts.toml", {"a": s.host_entry()})
     r = run_hosts(tmp_path, "check")
     assert r.returncode == 1
@@ -745,7 +747,8 @@ def test_transport_exec_contract(tmp_path, sshd_factory, driver):
 
 
 def test_transport_put_contract(tmp_path, sshd_factory, driver):
-    s = sshd_factory("a")
+    # An empty workdir: the test lists what the puts left there.
+    s = sshd_factory("a", prebuilt=False)
     write_hosts_toml(tmp_path / "hosts.toml", {"a": s.host_entry()})
     t = Transport(driver, tmp_path / "hosts.toml")
     big = 3 * 1024 * 1024 + 17
