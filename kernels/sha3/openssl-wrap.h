@@ -57,4 +57,25 @@ openssl_wrap_chain(openssl_absorb_fn absorb, uint8_t *x, uint64_t steps)
 	}
 }
 
+/*
+ * The hash and chain hooks, openssl_hash and openssl_chain, of the variant
+ * whose kernel.S renames OpenSSL's SHA3_absorb to openssl_<v>_absorb.
+ */
+#define OPENSSL_WRAP_HOOKS(v)						\
+size_t openssl_##v##_absorb(uint64_t A[25], const unsigned char *inp,	\
+    size_t len, size_t r);						\
+static int								\
+openssl_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)	\
+{									\
+	(void)ctx;							\
+	return openssl_wrap_hash(openssl_##v##_absorb, msg, len, out);	\
+}									\
+static int								\
+openssl_chain(void *ctx, uint8_t *x, uint64_t steps)			\
+{									\
+	(void)ctx;							\
+	openssl_wrap_chain(openssl_##v##_absorb, x, steps);		\
+	return 0;							\
+}
+
 #endif

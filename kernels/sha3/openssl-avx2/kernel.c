@@ -7,23 +7,7 @@
 #include "kernel.h"
 #include "sha3/openssl-wrap.h"
 
-size_t openssl_avx2_absorb(uint64_t A[25], const unsigned char *inp,
-    size_t len, size_t r);
-
-static int
-openssl_avx2_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
-{
-	(void)ctx;
-	return openssl_wrap_hash(openssl_avx2_absorb, msg, len, out);
-}
-
-static int
-openssl_avx2_chain(void *ctx, uint8_t *x, uint64_t steps)
-{
-	(void)ctx;
-	openssl_wrap_chain(openssl_avx2_absorb, x, steps);
-	return 0;
-}
+OPENSSL_WRAP_HOOKS(avx2)
 
 static const char *const openssl_avx2_insns[] = { "vpsllvq", "vpsrlvq", "vpandn", NULL };
 static const char *const openssl_avx2_forbidden[] = { "vpternlogq", "vprolq", "vprolvq", NULL };
@@ -34,6 +18,6 @@ const struct kernel KERNEL_THIS = {
 	.insns = openssl_avx2_insns,
 	.forbidden = openssl_avx2_forbidden,
 	.symbol = "openssl_avx2_permute",
-	.hash = openssl_avx2_hash,
-	.chain = openssl_avx2_chain,
+	.hash = openssl_hash,
+	.chain = openssl_chain,
 };

@@ -7,23 +7,7 @@
 #include "kernel.h"
 #include "sha3/openssl-wrap.h"
 
-size_t openssl_avx512vl_absorb(uint64_t A[25], const unsigned char *inp,
-    size_t len, size_t r);
-
-static int
-openssl_avx512vl_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
-{
-	(void)ctx;
-	return openssl_wrap_hash(openssl_avx512vl_absorb, msg, len, out);
-}
-
-static int
-openssl_avx512vl_chain(void *ctx, uint8_t *x, uint64_t steps)
-{
-	(void)ctx;
-	openssl_wrap_chain(openssl_avx512vl_absorb, x, steps);
-	return 0;
-}
+OPENSSL_WRAP_HOOKS(avx512vl)
 
 static const char *const openssl_avx512vl_insns[] = { "vpternlogq", "vprolq", NULL };
 static const char *const openssl_avx512vl_forbidden[] = { "vpsllvq", "vpsrlvq", NULL };
@@ -34,6 +18,6 @@ const struct kernel KERNEL_THIS = {
 	.insns = openssl_avx512vl_insns,
 	.forbidden = openssl_avx512vl_forbidden,
 	.symbol = "openssl_avx512vl_permute",
-	.hash = openssl_avx512vl_hash,
-	.chain = openssl_avx512vl_chain,
+	.hash = openssl_hash,
+	.chain = openssl_chain,
 };

@@ -8,23 +8,7 @@
 #include "kernel.h"
 #include "sha3/openssl-wrap.h"
 
-size_t openssl_scalar_absorb(uint64_t A[25], const unsigned char *inp,
-    size_t len, size_t r);
-
-static int
-openssl_scalar_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
-{
-	(void)ctx;
-	return openssl_wrap_hash(openssl_scalar_absorb, msg, len, out);
-}
-
-static int
-openssl_scalar_chain(void *ctx, uint8_t *x, uint64_t steps)
-{
-	(void)ctx;
-	openssl_wrap_chain(openssl_scalar_absorb, x, steps);
-	return 0;
-}
+OPENSSL_WRAP_HOOKS(scalar)
 
 /* The integer path: rotates, never the SIMD Keccak instructions. */
 #if defined(__aarch64__)
@@ -45,6 +29,6 @@ const struct kernel KERNEL_THIS = {
 	.insns = openssl_scalar_insns,
 	.forbidden = openssl_scalar_forbidden,
 	.symbol = "openssl_scalar_permute",
-	.hash = openssl_scalar_hash,
-	.chain = openssl_scalar_chain,
+	.hash = openssl_hash,
+	.chain = openssl_chain,
 };

@@ -8,23 +8,7 @@
 #include "kernel.h"
 #include "sha3/openssl-wrap.h"
 
-size_t openssl_sha3_absorb(uint64_t A[25], const unsigned char *inp,
-    size_t len, size_t r);
-
-static int
-openssl_sha3_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
-{
-	(void)ctx;
-	return openssl_wrap_hash(openssl_sha3_absorb, msg, len, out);
-}
-
-static int
-openssl_sha3_chain(void *ctx, uint8_t *x, uint64_t steps)
-{
-	(void)ctx;
-	openssl_wrap_chain(openssl_sha3_absorb, x, steps);
-	return 0;
-}
+OPENSSL_WRAP_HOOKS(sha3)
 
 static const char *const openssl_sha3_insns[] = {
 	"eor3", "rax1", "xar", "bcax", NULL
@@ -37,6 +21,6 @@ const struct kernel KERNEL_THIS = {
 	.features = KF_ARM_SHA3,
 	.insns = openssl_sha3_insns,
 	.symbol = "openssl_sha3_permute",
-	.hash = openssl_sha3_hash,
-	.chain = openssl_sha3_chain,
+	.hash = openssl_hash,
+	.chain = openssl_chain,
 };
