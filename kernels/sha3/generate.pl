@@ -220,10 +220,19 @@ EOF
 	return $s . $footer;
 }
 
-spew("$out/openssl-fused-x86_64.S", x86_chain('openssl_fused_x86_chain', 0));
-spew("$out/openssl-unrolled-x86_64.S",
-    x86_chain('openssl_unrolled_x86_chain', 1));
-push @made, 'openssl-fused-x86_64.S', 'openssl-unrolled-x86_64.S';
+# The fused and the unrolled chain of one architecture: ARCH names the
+# files, TAG the functions (openssl_fused_TAG_chain), WRITE writes one.
+sub chains {
+	my ($arch, $tag, $write) = @_;
+	for my $v ('fused', 'unrolled') {
+		my $file = "openssl-$v-$arch.S";
+		spew("$out/$file", $write->("openssl_${v}_${tag}_chain",
+		    $v eq 'unrolled'));
+		push @made, $file;
+	}
+}
+
+chains('x86_64', 'x86', \&x86_chain);
 
 # aarch64, SHA3 extension: keccak1600-armv8.pl's KeccakF1600_ce keeps
 # lane i of the state in v<i> (the 64-bit lanes OpenSSL's layout has,
@@ -302,10 +311,7 @@ EOF2
 	return $s . $footer;
 }
 
-spew("$out/openssl-fused-aarch64.S", arm_chain('openssl_fused_arm_chain', 0));
-spew("$out/openssl-unrolled-aarch64.S",
-    arm_chain('openssl_unrolled_arm_chain', 1));
-push @made, 'openssl-fused-aarch64.S', 'openssl-unrolled-aarch64.S';
+chains('aarch64', 'arm', \&arm_chain);
 
 push @meta, "openssl.generated.$_=" . sha256_file("$out/$_") for @made;
 spew("$out/meta", join("\n", @meta) . "\n");
