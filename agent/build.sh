@@ -241,10 +241,9 @@ for f in $kfiles; do
 	compile "$f" "$vflags"
 done
 step "linking seqorch-agent"
-# -lm: the record writer uses floor(), which clang does not inline.
 echo "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
-(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs $linklibs -lm \
+(cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs $linklibs \
     -ldl) || exit 1
 
 sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||

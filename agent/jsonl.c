@@ -113,7 +113,8 @@ jsonl_num(struct jsonl *j, const char *key, double v)
 	field(j, key);
 	if (!isfinite(v))
 		snprintf(b, sizeof b, "null");
-	else if (v == floor(v) && fabs(v) < 1e15)
+	/* Integral, tested by a cast: floor() would need libm (-lm). */
+	else if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
 		snprintf(b, sizeof b, "%.0f", v);
 	else {
 		/* The shortest of the two that reads back as v. */
