@@ -334,8 +334,9 @@ UNIT_bundle = bundle-io strbuf util
 UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
-UNIT_agent = agent-opts agent-spread
+UNIT_agent = agent-opts agent-spread agent-jsonl
 MOD_agent-opts = build/agent/opts.c.o
+MOD_agent-jsonl = build/agent/jsonl.c.o
 MOD_agent-spread = build/agent/spread.c.o
 MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
 unit_objs = $(foreach m,$(1),$(or $(MOD_$(m)),$(patsubst %,build/%.o,\

@@ -2,7 +2,8 @@
  * The agent's modules that need no host: agent/opts.c (the command line,
  * whose refusals come back as values with their messages, the agent
  * still running) and agent/spread.c (the --max-cv statistics, against
- * the mean and sample variance computed directly).
+ * the mean and sample variance computed directly) and agent/jsonl.c (its
+ * records' text and the bounded reader's refusals).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "../../agent/jsonl.h"
 #include "../../agent/opts.h"
 #include "../../agent/spread.h"
 
@@ -178,6 +180,117 @@ test_spread(void **state)
 	assert_string_equal(why, "cv 7.91% > 5% after 5 samples");
 }
 
+/* One record with every kind of value, and the writer's bounds. */
+static void
+test_jsonl_write(void **state)
+{
+	const char *why = NULL, *t;
+	struct jsonl *j;
+	int i;
+
+	(void)state;
+	assert_non_null(j = jsonl_new("t"));
+	jsonl_str(j, "s", "a\"\\\n\x01\x7f");
+	jsonl_str(j, "z", NULL);
+	jsonl_num(j, "i", 12345678901234.0);
+	jsonl_num(j, "n", -3.0);
+	jsonl_num(j, "big", 1e15);
+	jsonl_num(j, "f", 0.1);
+	jsonl_num(j, "nan", 0.0 / 0.0);
+	jsonl_u64(j, "u", UINT64_MAX);
+	jsonl_int(j, "m", -5);
+	jsonl_bool(j, "b", 1);
+	jsonl_null(j, "x");
+	jsonl_open(j, "a", '[');
+	jsonl_int(j, NULL, 1);
+	jsonl_open(j, NULL, '{');
+	jsonl_bool(j, "k", 0);
+	/* left open: jsonl_finish closes the object, the array, the record */
+	assert_non_null(t = jsonl_finish(j, &why));
+	assert_string_equal(t, "{\"type\":\"t\",\"s\":\"a\\\"\\\\\\n"
+	    "\\u0001\\u007f\",\"z\":null,\"i\":12345678901234,\"n\":-3,"
+	    "\"big\":1e+15,\"f\":0.1,\"nan\":null,"
+	    "\"u\":18446744073709551615,\"m\":-5,\"b\":true,\"x\":null,"
+	    "\"a\":[1,{\"k\":false}]}");
+	jsonl_free(j);
+
+	assert_non_null(j = jsonl_new("deep"));
+	for (i = 0; i < JSONL_DEPTH; i++)
+		jsonl_open(j, "o", '{');
+	assert_null(jsonl_finish(j, &why));
+	assert_string_equal(why, "record nested too deep");
+	jsonl_free(j);
+
+	assert_non_null(j = jsonl_new("long"));
+	for (i = 0; i < JSONL_MAX / 8; i++)
+		jsonl_str(j, "k", "v");
+	assert_null(jsonl_finish(j, &why));
+	assert_string_equal(why, "record longer than the protocol's bound");
+	jsonl_free(j);
+}
+
+/* Read one line for the fields "a" (8 bytes) and "b"; 0 or -1. */
+static int
+rd(const char *line, char *a, char *b, int found[2], char *why)
+{
+	struct jsonl_field f[] = { { "a", a, 8, 0 }, { "b", b, 8, 0 } };
+	int rc = jsonl_read(line, strlen(line), f, 2, why, 128);
+
+	found[0] = f[0].found;
+	found[1] = f[1].found;
+	return rc;
+}
+
+static void
+test_jsonl_read(void **state)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "[1]", "not a JSON object at byte 0" },
+		{ "{\"a\":1} x", "text after the record at byte 8" },
+		{ "{\"a\":\"x", "unterminated string at byte 7" },
+		{ "{\"a\":\"\\ud800\"}", "lone surrogate at byte 12" },
+		{ "{\"a\":\"\\q\"}", "invalid escape at byte 7" },
+		{ "{\"a\":\"\\u0000\"}", "NUL in a string at byte 12" },
+		{ "{\"a\":01}", "expected ',' or '}' at byte 6" },
+		{ "{\"a\":1.}", "invalid number at byte 5" },
+		{ "{\"a\":tru}", "invalid value at byte 5" },
+		{ "{\"a\" 1}", "expected ':' at byte 5" },
+		{ "{1:2}", "expected a field name at byte 1" },
+		{ "{\"a\":[1 2]}", "expected ',' or ']' at byte 8" },
+		{ "{\"a\":[[[[[[[[1]]]]]]]]}", "nested deeper than 8 at byte 12" },
+	};
+	char a[8], b[8], why[128];
+	int found[2];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(rd(" {\"x\":{\"a\":\"inner\"},\"a\":\"\\u00e9\\ud83d"
+	    "\\ude00\",\"b\":[true,false,null,-1.5e3]} ", a, b, found, why), 0);
+	assert_int_equal(found[0], 1);
+	assert_string_equal(a, "\xc3\xa9\xf0\x9f\x98\x80");
+	assert_int_equal(found[1], 0);
+
+	assert_int_equal(rd("{\"a\":\"12345678\",\"b\":\"1234567\"}", a, b,
+	    found, why), 0);
+	assert_int_equal(found[0], -1);
+	assert_int_equal(found[1], 1);
+	assert_string_equal(b, "1234567");
+
+	assert_int_equal(rd("{\"a\":[[[[[[1]]]]]]}", a, b, found, why), 0);
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		assert_int_equal(rd(bad[i].line, a, b, found, why), -1);
+		assert_string_equal(why, bad[i].why);
+	}
+
+	assert_int_equal(jsonl_read("{\"a\":1}\0", 9, NULL, 0, why,
+	    sizeof why), -1);
+	assert_string_equal(why, "NUL byte at byte 7");
+}
+
 int
 main(void)
 {
@@ -187,6 +300,8 @@ main(void)
 		cmocka_unit_test(test_help_and_unknown),
 		cmocka_unit_test(test_builds),
 		cmocka_unit_test(test_spread),
+		cmocka_unit_test(test_jsonl_write),
+		cmocka_unit_test(test_jsonl_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
