@@ -2,8 +2,16 @@
 #include "sha256.h"
 #include "emit.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+struct sha256 {
+	uint32_t h[8];
+	uint64_t bytes;
+	uint8_t block[64];
+	size_t used;
+};
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
@@ -48,7 +56,7 @@ compress(uint32_t h[8], const uint8_t *b)
 		h[i] += s[i];
 }
 
-void
+static void
 sha256_init(struct sha256 *c)
 {
 	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372,
@@ -59,7 +67,7 @@ sha256_init(struct sha256 *c)
 	c->used = 0;
 }
 
-void
+static void
 sha256_update(struct sha256 *c, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -79,7 +87,7 @@ sha256_update(struct sha256 *c, const void *p, size_t n)
 	}
 }
 
-void
+static void
 sha256_final(struct sha256 *c, uint8_t md[32])
 {
 	uint64_t bits = c->bytes * 8;
