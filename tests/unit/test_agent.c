@@ -3,7 +3,8 @@
  * whose refusals come back as values with their messages, the agent
  * still running) and agent/spread.c (the --max-cv statistics, against
  * the mean and sample variance computed directly) and agent/jsonl.c (its
- * records' text and the bounded reader's refusals).
+ * records' text and the bounded reader's refusals) and agent/sha256.c
+ * (against OpenSSL's SHA-256).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,16 @@
 #include <cmocka.h>
 
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <openssl/sha.h>
 
 #include "../../agent/jsonl.h"
 #include "../../agent/opts.h"
+#include "../../agent/sha256.h"
 #include "../../agent/spread.h"
 
 /* Parse the NULL-terminated words after "seqorch-agent", from scratch. */
@@ -291,6 +298,38 @@ test_jsonl_read(void **state)
 	assert_string_equal(why, "NUL byte at byte 7");
 }
 
+/* Files of lengths around the padding's edges and over many blocks. */
+static void
+test_sha256_file(void **state)
+{
+	static const size_t lens[] = { 0, 3, 55, 56, 63, 64, 65, 100003 };
+	char path[] = "/tmp/seqorch-test-sha256-XXXXXX", sum[65], want[65];
+	unsigned char *buf, md[SHA256_DIGEST_LENGTH];
+	size_t i, k;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_non_null(buf = malloc(100003));
+	for (k = 0; k < 100003; k++)
+		buf[k] = (unsigned char)(k * 131 + 7);
+	assert_true((fd = mkstemp(path)) >= 0);
+	close(fd);
+	for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		assert_non_null(f = fopen(path, "wb"));
+		assert_int_equal(fwrite(buf, 1, lens[i], f), lens[i]);
+		assert_int_equal(fclose(f), 0);
+		SHA256(buf, lens[i], md);
+		for (k = 0; k < sizeof md; k++)
+			snprintf(want + 2 * k, 3, "%02x", md[k]);
+		assert_int_equal(sha256_file(path, sum), 0);
+		assert_string_equal(sum, want);
+	}
+	unlink(path);
+	free(buf);
+	assert_int_equal(sha256_file(path, sum), -1);
+}
+
 int
 main(void)
 {
@@ -302,6 +341,7 @@ main(void)
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_jsonl_write),
 		cmocka_unit_test(test_jsonl_read),
+		cmocka_unit_test(test_sha256_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
