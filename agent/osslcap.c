@@ -41,6 +41,7 @@ osslcap_applied(char *buf, size_t len)
 #endif
 }
 
+#if defined(OSSLCAP_ARCH)
 /* "0x..:0x.." into words; how many, or -1. */
 static int
 parse_words(const char *s, uint64_t w[MAX_WORDS])
@@ -70,6 +71,7 @@ format_words(const uint64_t *w, int n, char *buf, size_t len)
 		snprintf(buf + strlen(buf), len - strlen(buf), "%s0x%llx",
 		    i ? ":" : "", (unsigned long long)w[i]);
 }
+#endif
 
 int
 osslcap_clear(const char *names, char **argv, char *err, size_t len)
