@@ -103,14 +103,8 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 			free(spec);
 			o.sel.spec = spec = host_names(on, non);
 		}
-		if (x->part->cap_clear != NULL) {
-			fprintf(stderr, "seqorch: reproduce: %s (%s) not run: "
-			    "it clears the OpenSSL capability %s alone, which "
-			    "this build cannot do\n", x->study, x->part->label,
-			    x->part->cap_clear);
-			continue;
-		}
 		o.studies = x->study;
+		o.openssl_cap_clear = x->part->cap_clear;
 		/*
 		 * Every variant is none named (each host runs those of its
 		 * architecture), their generated sources fetched too.

@@ -203,10 +203,10 @@ def test_arm_counters_error_says_what_failed(fleet):
 def test_reproduce_sha512_on_both(fleet):
     """Seed 002 on local and arm, a first look (the fleet's builds reused):
     the tight chain and the API control valid on both architectures with
-    the Python chain's digest, the ARM control planned for arm alone and
-    said not run (this build cannot clear one capability bit), and the
-    seed's Graviton5 / Genoa ratio beside the arm / local one, indicative
-    only."""
+    the Python chain's digest, the ARM control run on arm alone with
+    ARMV8_SHA512 cleared (bit 6 of OPENSSL_armcap) and the same digest,
+    and the seed's Graviton5 / Genoa ratio beside the arm / local one,
+    indicative only."""
     tmp, db, _ = fleet
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
     r = subprocess.run([str(SEQORCH), "reproduce", "sha512", "--hosts",
@@ -217,15 +217,21 @@ def test_reproduce_sha512_on_both(fleet):
     parts = rows(db, "SELECT rr.part, r.status FROM reproduction_runs rr "
                  "JOIN runs r ON r.id = rr.run_id WHERE rr.reproduction_id "
                  "= ? ORDER BY r.id", rid)
-    assert parts == [("tight", "ok"), ("api", "ok")]
+    assert parts == [("tight", "ok"), ("api", "ok"), ("armcap", "ok")]
     want = refs.chain_hex("sha512", STEPS)
     got = rows(db, "SELECT s.host, s.digest, s.valid FROM samples s JOIN "
                "reproduction_runs rr ON rr.run_id = s.run_id WHERE "
                "rr.reproduction_id = ? GROUP BY s.host, s.digest, s.valid",
                rid)
     assert sorted(got) == [("arm", want, 1), ("local", want, 1)]
-    assert ("seqorch: reproduce: sha512 (armcap) not run: it clears the "
-            "OpenSSL capability ARMV8_SHA512 alone") in r.stderr
+    armcap = rows(db, "SELECT DISTINCT r.openssl_cap_clear, s.host, "
+                  "s.openssl_cap_cleared FROM samples s JOIN "
+                  "reproduction_runs rr ON rr.run_id = s.run_id JOIN runs r "
+                  "ON r.id = s.run_id WHERE rr.reproduction_id = ? AND "
+                  "rr.part = 'armcap'", rid)
+    assert [(c, h) for c, h, _ in armcap] == [("ARMV8_SHA512", "arm")]
+    assert int(armcap[0][2], 16) == 1 << 6, armcap
+    assert "not run" not in r.stderr, r.stderr
     assert "ratio graviton5 / genoa: published 1.37x, here arm / local " \
         in r.stdout, r.stdout
     assert "indicative only: a first look" in r.stdout
