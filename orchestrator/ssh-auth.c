@@ -7,7 +7,6 @@
 #include "strbuf.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,19 +114,6 @@ auth_file(struct conn *c, const char *user, const char *path,
 	return ssh_fail(c, r, "authenticating", err);
 }
 
-/* The local user name, the default login name on the host. */
-static char *
-local_user(void)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) != 0 ||
-	    res == NULL)
-		return NULL;
-	return xstrdup(pw.pw_name);
-}
-
 /*
  * Public key authentication only: ssh-agent, then the identity file (or,
  * without one, OpenSSH's default key files).  Passwords are never sent.
@@ -149,10 +135,10 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	/* As ssh does: without HOME, the password database's home. */
 	if (home == NULL || *home == '\0')
 		home = pwhome = pw_home(NULL);
-	if ((user = h->user != NULL ? xstrdup(h->user) : local_user()) ==
-	    NULL) {
+	/* Without a user, the local login name, as ssh has it. */
+	if ((user = h->user != NULL ? xstrdup(h->user) : pw_login()) == NULL) {
 		rc = so_error(err, SO_ESSH, "host \"%s\": no user given and "
-		    "no name for uid %ld", h->name, (long)geteuid());
+		    "no name for uid %ld", h->name, (long)getuid());
 		goto out;
 	}
 	do {
