@@ -176,22 +176,14 @@ static void
 variants_needing(struct strbuf *sb, const char *word, const char *target)
 {
 	char arch[64];
-	const char *p;
-	size_t i, n = strlen(word);
+	size_t i;
 
 	study_arch(target, arch, sizeof arch);
 	for (i = 0; variant_table[i].study != NULL; i++) {
 		const struct variant_entry *v = &variant_table[i];
 
 		if (v->libs == NULL || (strcmp(v->arch, "any") != 0 &&
-		    strcmp(v->arch, arch) != 0))
-			continue;
-		for (p = strstr(v->libs, word); p != NULL;
-		    p = strstr(p + 1, word))
-			if ((p == v->libs || p[-1] == ' ') &&
-			    (p[n] == '\0' || p[n] == ' '))
-				break;
-		if (p == NULL)
+		    strcmp(v->arch, arch) != 0) || !list_has(v->libs, ' ', word))
 			continue;
 		if (sb->len > 0)
 			strbuf_addstr(sb, ", ");

@@ -12,19 +12,6 @@
 #include <unistd.h>
 
 
-/* True if the comma-separated list has the word w. */
-static int
-has_word(const char *list, const char *w)
-{
-	size_t n = strlen(w);
-	const char *p;
-
-	for (p = list; (p = strstr(p, w)) != NULL; p += n)
-		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
-			return 1;
-	return 0;
-}
-
 /* The deadline passed while authenticating. */
 static int
 auth_timeout(struct conn *c, struct so_err *err)
@@ -156,7 +143,7 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		rc = ssh_fail(c, rc, "asking for authentication methods", err);
 		goto out;
 	}
-	if (!has_word(list, "publickey")) {
+	if (!list_has(list, ',', "publickey")) {
 		rc = so_error(err, SO_ESSH, "host \"%s\": %s offers only "
 		    "\"%s\" authentication for \"%s\" and seqorch never sends "
 		    "passwords: use a key (identity in hosts.toml, or "

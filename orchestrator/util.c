@@ -235,6 +235,21 @@ nearest_word(const struct nearest *n)
 	return n->bestd <= (strlen(n->name) >= 5 ? 2u : 1u) ? n->best : NULL;
 }
 
+int
+list_has(const char *list, int sep, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+
+	if (n == 0)
+		return 0;
+	for (p = list; (p = strstr(p, w)) != NULL; p += n)
+		if ((p == list || p[-1] == sep) && (p[n] == sep ||
+		    p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 void
 hex_encode(const uint8_t *in, size_t n, char *out)
 {

@@ -111,6 +111,12 @@ struct nearest {
 void nearest_try(struct nearest *n, const char *word);
 const char *nearest_word(const struct nearest *n);
 
+/*
+ * True when w (not empty) is an item of list, whose items are separated
+ * by sep: "publickey" of "password,publickey" (',').
+ */
+int list_has(const char *list, int sep, const char *w);
+
 /* Lowercase hex of n bytes into out, which must hold 2n+1 chars. */
 void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Decode exactly 2n lowercase/uppercase hex chars; 0 or SO_EPARSE. */
