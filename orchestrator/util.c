@@ -374,6 +374,30 @@ write_all(int fd, const void *data, size_t len, const char *name,
 }
 
 int
+make_dirs(const char *dir, struct so_err *err)
+{
+	char *p = xstrdup(dir), *s, c;
+	int rc = 0;
+
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
+			    p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+int
 write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err)
 {

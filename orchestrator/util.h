@@ -142,6 +142,8 @@ int write_all(int fd, const void *data, size_t len, const char *name,
  * replaced, not followed; a reader sees the old file or the whole new one.
  * 0 or SO_EIO naming the file.
  */
+/* mkdir -p: dir and its parents (0755); 0 or SO_EIO naming the one. */
+int make_dirs(const char *dir, struct so_err *err);
 int write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err);
 
