@@ -131,10 +131,7 @@ init_exec(const struct cmd_entry *self, int argc, char **argv)
 	printf("wrote \"%s\": host \"local\" (this machine), and %zu ssh_config "
 	    "alias%s commented out\n", path, shown, shown == 1 ? "" : "es");
 	strbuf_reset(&sb);
-	if (given != NULL) {
-		strbuf_addstr(&sb, " --config ");
-		strbuf_add_shquoted(&sb, given);
-	}
+	cmd_hint_opts(&sb, given, NULL, NULL);
 	printf("next: seqorch run --study sha3%s\n", sb.buf);
 	rc = EXIT_OK;
 out:
