@@ -169,15 +169,14 @@ has_control(const char *s)
 char *
 cfg_expand_tilde(const char *path)
 {
-	const char *rest, *env = getenv("HOME");
+	const char *rest;
 	char *user, *home, *out;
 
 	if (path[0] != '~')
 		return xstrdup(path);
 	rest = path + 1 + strcspn(path + 1, "/");
 	if (rest == path + 1)
-		home = env != NULL && *env != '\0' ? xstrdup(env) :
-		    pw_home(NULL);
+		home = user_home();
 	else {
 		user = xasprintf("%.*s", (int)(rest - path - 1), path + 1);
 		home = pw_home(user);

@@ -114,14 +114,11 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	const struct host *h = c->host;
 	struct strbuf tried = STRBUF_INIT;
 	char *user, *list = NULL, *path = NULL;
-	const char *home = getenv("HOME"), *sock = getenv("SSH_AUTH_SOCK");
-	char *pwhome = NULL;
+	const char *sock = getenv("SSH_AUTH_SOCK");
+	char *home = user_home();
 	size_t i, nfiles;
 	int rc = 0, w = 0, nkeys = 0, ok = 0;
 
-	/* As ssh does: without HOME, the password database's home. */
-	if (home == NULL || *home == '\0')
-		home = pwhome = pw_home(NULL);
 	/* Without a user, the local login name, as ssh has it. */
 	if ((user = h->user != NULL ? xstrdup(h->user) : pw_login()) == NULL) {
 		rc = so_error(err, SO_ESSH, "host \"%s\": no user given and "
@@ -196,7 +193,7 @@ out:
 	strbuf_release(&tried);
 	free(path);
 	free(user);
-	free(pwhome);
+	free(home);
 	return rc;
 }
 

@@ -345,6 +345,14 @@ pw_login(void)
 	return pw_field(NULL, 1);
 }
 
+char *
+user_home(void)
+{
+	const char *env = getenv("HOME");
+
+	return env != NULL && *env != '\0' ? xstrdup(env) : pw_home(NULL);
+}
+
 void
 strip_ctrl(char *s)
 {

@@ -155,6 +155,11 @@ int write_file_atomic(const char *path, const void *data, size_t len,
  */
 char *pw_home(const char *user);
 char *pw_login(void);
+/*
+ * The user's home as ssh and a shell take it: $HOME, or without one (or
+ * with an empty one) pw_home(NULL).  NULL when neither; caller frees.
+ */
+char *user_home(void);
 
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);
