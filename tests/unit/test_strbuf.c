@@ -2,8 +2,8 @@
  * Unit tests for strbuf: growth across many appends, formatting, joining,
  * detaching, and shell quoting checked by running the quoted word through
  * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by, its
- * counts as people write them (parse_count) and its "did you mean"
- * (nearest_word).
+ * counts as people write them (parse_count), its "did you mean"
+ * (nearest_word) and its list items (list_has).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -353,6 +353,22 @@ test_nearest_word(void **state)
 	assert_null(w);
 }
 
+static void
+test_list_has(void **state)
+{
+	(void)state;
+	assert_true(list_has("password,publickey", ',', "publickey"));
+	assert_true(list_has("publickey", ',', "publickey"));
+	assert_true(list_has("-lcrypto  -lm", ' ', "-lm"));
+	/* Items, not substrings: "key" is in neither list. */
+	assert_false(list_has("publickey,keyboard-interactive", ',', "key"));
+	assert_false(list_has("sha3,sha512", ',', "sha5"));
+	/* The other separator does not split. */
+	assert_false(list_has("-lcrypto,-lm", ' ', "-lm"));
+	assert_false(list_has("", ',', ""));
+	assert_false(list_has("a,b", ',', ""));
+}
+
 int
 main(void)
 {
@@ -365,6 +381,7 @@ main(void)
 		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
 		cmocka_unit_test(test_parse_count),
 		cmocka_unit_test(test_nearest_word),
+		cmocka_unit_test(test_list_has),
 		cmocka_unit_test(test_cjson_allocates_through_xmalloc),
 		cmocka_unit_test(test_passwd_lookups_in_threads),
 	};
