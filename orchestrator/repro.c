@@ -189,9 +189,8 @@ repro_print_plan(const struct repro *r, uint64_t steps_cap, FILE *out)
 			    "target %s\n", x->part->arch);
 		if (x->part->cap_clear != NULL)
 			fprintf(out, "  control    OpenSSL capability %s "
-			    "cleared, the others as detected: not run by this "
-			    "build, which cannot clear one bit "
-			    "(--openssl-cap-clear is not here yet)\n",
+			    "cleared, the others as detected "
+			    "(--openssl-cap-clear %s)\n", x->part->cap_clear,
 			    x->part->cap_clear);
 	}
 	repro_plan_free(runs, n);

@@ -55,7 +55,8 @@ def test_reproduce_list_and_dry_run(tmp_path):
     # Seed 002's controls; nothing of the dry run touches a database.
     r = seqorch(tmp_path, "reproduce", "sha512", "--dry-run")
     assert "  hosts      only those whose builds target aarch64\n" in r.stdout
-    assert "  control    OpenSSL capability ARMV8_SHA512 cleared" in r.stdout
+    assert "  control    OpenSSL capability ARMV8_SHA512 cleared, the " \
+        "others as detected (--openssl-cap-clear ARMV8_SHA512)\n" in r.stdout
     assert not (tmp_path / "results.db").exists()
     r = seqorch(tmp_path, "reproduce", "sha4")
     assert r.returncode == 2
