@@ -159,7 +159,7 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'N': dry = 1; break;
 		case 'd': o.db = optarg; break;
 		case 'n':
-			if (cmd_int_arg("--steps", optarg,
+			if (cmd_count_arg("--steps", optarg,
 			    (int64_t)STUDY_MAX_STEPS, &cap) != 0)
 				return EXIT_USAGE;
 			break;
@@ -262,8 +262,9 @@ const struct cmd_entry cmd_reproduce_entry = {
 		CMD_OPT_DB("FILE"),
 		{ "steps", 'n', 0, "N",
 		    "a shorter first look: every sample at most N\n"
-		    "steps (RandomX in light mode), said so in the\n"
-		    "output; the figures are then indicative only",
+		    "steps (5000, 5e3, 5k; RandomX in light mode),\n"
+		    "said so in the output; the figures are then\n"
+		    "indicative only",
 		    CMD_VALUE_ANY, NULL },
 		{ "dry-run", 'N', 0, NULL,
 		    "print each run it would make (study, variants,\n"

@@ -48,8 +48,11 @@ def test_reproduce_list_and_dry_run(tmp_path):
     assert studies == [("mul", "mul"), ("sha3", "sha3"), ("div", "div32"),
                        ("div", "div64"), ("randomx", "randomx")]
     assert "  variants   full (1)\n" in r.stdout
+    # --steps is a count as `run --steps` takes one
     r = seqorch(tmp_path, "reproduce", "umbrella", "--dry-run", "--steps",
-                "5000")
+                "5k")
+    assert r.returncode == 0, r.stderr
+    assert "  steps      5000 rounds per sample" in r.stdout, r.stdout
     assert "(a first look: the seed's 1000000000)" in r.stdout
     assert "  first look light instead of full\n" in r.stdout
     # Seed 002's controls; nothing of the dry run touches a database.
