@@ -250,6 +250,21 @@ list_has(const char *list, int sep, const char *w)
 	return 0;
 }
 
+char *
+line_value(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p += p != NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			p += klen + 1;
+			return xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+		}
+	return NULL;
+}
+
 void
 hex_encode(const uint8_t *in, size_t n, char *out)
 {

@@ -117,6 +117,12 @@ const char *nearest_word(const struct nearest *n);
  */
 int list_has(const char *list, int sep, const char *w);
 
+/*
+ * The value of the first "key=value" line of text (to its line's end), as
+ * a new string, or NULL when no line has key.  text may be NULL.
+ */
+char *line_value(const char *text, const char *key);
+
 /* Lowercase hex of n bytes into out, which must hold 2n+1 chars. */
 void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Decode exactly 2n lowercase/uppercase hex chars; 0 or SO_EPARSE. */
