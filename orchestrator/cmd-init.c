@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,30 +63,13 @@ starter(struct strbuf *sb, const char *ssh_path, char **aliases, size_t n)
 	return shown;
 }
 
-/* mkdir -p of path's directory; 0 or -1 with errno. */
-static int
-make_parents(const char *path)
-{
-	char *dir = xstrdup(path), *p;
-	int rc = 0;
-
-	for (p = dir + 1; rc == 0 && (p = strchr(p, '/')) != NULL; p++) {
-		*p = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-			rc = -1;
-		*p = '/';
-	}
-	free(dir);
-	return rc;
-}
-
 static int
 init_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	const char *given = NULL, *ssh_config = NULL, *env;
 	struct strbuf sb = STRBUF_INIT;
 	struct so_err err = { 0 };
-	char **aliases = NULL, *path = NULL, *ssh_path = NULL;
+	char **aliases = NULL, *path = NULL, *ssh_path = NULL, *dir = NULL;
 	size_t n = 0, i, shown;
 	int c, done, fd = -1, rc = EXIT_FAIL;
 
@@ -118,9 +102,13 @@ init_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	shown = starter(&sb, ssh_path != NULL ? ssh_path : "~/.ssh/config", aliases,
 	    n);
+	dir = xstrdup(path);
+	if (make_dirs(dirname(dir), &err) != 0) {
+		fprintf(stderr, "seqorch: init: %s\n", err.msg);
+		goto out;
+	}
 	/* Never over a file the user may have edited. */
-	if (make_parents(path) != 0 ||
-	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    0644)) < 0) {
 		fprintf(stderr, "seqorch: init: cannot create \"%s\": %s%s\n",
 		    path, strerror(errno), errno == EEXIST ? " (it is kept "
@@ -143,10 +131,7 @@ init_exec(const struct cmd_entry *self, int argc, char **argv)
 	printf("wrote \"%s\": host \"local\" (this machine), and %zu ssh_config "
 	    "alias%s commented out\n", path, shown, shown == 1 ? "" : "es");
 	strbuf_reset(&sb);
-	if (given != NULL) {
-		strbuf_addstr(&sb, " --config ");
-		strbuf_add_shquoted(&sb, given);
-	}
+	cmd_hint_opts(&sb, given, NULL, NULL);
 	printf("next: seqorch run --study sha3%s\n", sb.buf);
 	rc = EXIT_OK;
 out:
@@ -156,6 +141,7 @@ out:
 		free(aliases[i]);
 	free(aliases);
 	free(ssh_path);
+	free(dir);
 	free(path);
 	strbuf_release(&sb);
 	return rc;

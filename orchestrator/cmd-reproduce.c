@@ -8,7 +8,6 @@
 #include "config.h"
 #include "db.h"
 #include "db-repro.h"
-#include "fetch.h"
 #include "hostsel.h"
 #include "remote.h"
 #include "repro.h"
@@ -103,14 +102,8 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 			free(spec);
 			o.sel.spec = spec = host_names(on, non);
 		}
-		if (x->part->cap_clear != NULL) {
-			fprintf(stderr, "seqorch: reproduce: %s (%s) not run: "
-			    "it clears the OpenSSL capability %s alone, which "
-			    "this build cannot do\n", x->study, x->part->label,
-			    x->part->cap_clear);
-			continue;
-		}
 		o.studies = x->study;
+		o.openssl_cap_clear = x->part->cap_clear;
 		/*
 		 * Every variant is none named (each host runs those of its
 		 * architecture), their generated sources fetched too.
@@ -129,9 +122,7 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 			rc = EXIT_DB;
 			break;
 		}
-		if (r != EXIT_OK && (rc == EXIT_OK || r == EXIT_INTERRUPTED))
-			rc = r;
-		if (r == EXIT_INTERRUPTED || r == EXIT_DB)
+		if (cmd_run_outcome(&rc, r))
 			break;
 	}
 	free(spec);
@@ -168,7 +159,7 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'N': dry = 1; break;
 		case 'd': o.db = optarg; break;
 		case 'n':
-			if (cmd_int_arg("--steps", optarg,
+			if (cmd_count_arg("--steps", optarg,
 			    (int64_t)STUDY_MAX_STEPS, &cap) != 0)
 				return EXIT_USAGE;
 			break;
@@ -202,19 +193,8 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 		repro_print_plan(r, (uint64_t)cap, stdout);
 		return EXIT_OK;
 	}
-	if (cmd_load_config(o.sel.config, o.sel.ssh_config, &cfg) != 0) {
-		rc = EXIT_USAGE;
+	if ((rc = cmd_run_open(&o, &cfg, &hosts, &n, &db)) != EXIT_OK)
 		goto out;
-	}
-	if ((rc = cmd_select_hosts(&o.sel, cfg, &hosts, &n)) != EXIT_OK)
-		goto out;
-	o.cache = fetch_cache_dir(NULL, cfg->cache, o.db);
-	if ((rc = db_open(o.db, &db, &err)) != 0) {
-		cmd_error(err.msg);
-		rc = cmd_exit_code(rc);
-		goto out;
-	}
-	cmd_run_signals();
 	command = cmd_command_line(argc, argv);
 	if ((rc = db_repro_begin(db, r->name, cap, command, &id, &err)) != 0) {
 		cmd_error(err.msg);
@@ -282,8 +262,9 @@ const struct cmd_entry cmd_reproduce_entry = {
 		CMD_OPT_DB("FILE"),
 		{ "steps", 'n', 0, "N",
 		    "a shorter first look: every sample at most N\n"
-		    "steps (RandomX in light mode), said so in the\n"
-		    "output; the figures are then indicative only",
+		    "steps (5000, 5e3, 5k; RandomX in light mode),\n"
+		    "said so in the output; the figures are then\n"
+		    "indicative only",
 		    CMD_VALUE_ANY, NULL },
 		{ "dry-run", 'N', 0, NULL,
 		    "print each run it would make (study, variants,\n"

@@ -160,22 +160,43 @@ valid_openssl_cap(const char *s)
 	    "0123456789abcdefABCDEFxX~:") == n;
 }
 
-void
-cmd_run_signals(void)
+int
+cmd_run_open(struct run_opts *o, struct config **cfg, struct host ***hosts,
+    size_t *n, struct db **db)
 {
+	struct so_err err = { 0 };
 	struct sigaction sa;
+	int rc;
 
+	if (cmd_load_config(o->sel.config, o->sel.ssh_config, cfg) != 0)
+		return EXIT_USAGE;
+	if ((rc = cmd_select_hosts(&o->sel, *cfg, hosts, n)) != EXIT_OK)
+		return rc;
+	o->cache = fetch_cache_dir(o->cache_opt, (*cfg)->cache, o->db);
+	if ((rc = db_open(o->db, db, &err)) != 0) {
+		cmd_error(err.msg);
+		return cmd_exit_code(rc);
+	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	return EXIT_OK;
 }
 
 int
 cmd_run_stopped(void)
 {
 	return stop_flag != 0;
+}
+
+int
+cmd_run_outcome(int *rc, int r)
+{
+	if (r != EXIT_OK && (*rc == EXIT_OK || r == EXIT_INTERRUPTED))
+		*rc = r;
+	return r == EXIT_INTERRUPTED || r == EXIT_DB;
 }
 
 /*
@@ -471,7 +492,6 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct db *db = NULL;
 	struct stored_run stored = { 0 };
 	struct host **hosts = NULL;
-	struct so_err err = { 0 };
 	char *command = NULL, *studies = NULL, *expanded = NULL, *p, *study;
 	size_t n = 0;
 	int c, done, taken, rc = EXIT_OK;
@@ -622,31 +642,15 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		if (rc != EXIT_OK)
 			goto out;
 	}
-	if (cmd_load_config(o.sel.config, o.sel.ssh_config, &cfg) != 0) {
-		rc = EXIT_USAGE;
+	if ((rc = cmd_run_open(&o, &cfg, &hosts, &n, &db)) != EXIT_OK)
 		goto out;
-	}
-	if ((rc = cmd_select_hosts(&o.sel, cfg, &hosts, &n)) != EXIT_OK)
-		goto out;
-	o.cache = fetch_cache_dir(o.cache_opt, cfg->cache, o.db);
-	if ((rc = db_open(o.db, &db, &err)) != 0) {
-		cmd_error(err.msg);
-		rc = cmd_exit_code(rc);
-		goto out;
-	}
-	cmd_run_signals();
 	command = cmd_command_line(argc, argv);
 	studies = xstrdup(o.studies);
 	p = studies;
-	while ((study = strsep(&p, ",")) != NULL && !stop_flag) {
-		int r = cmd_run_study(db, study, hosts, n, &o, command, NULL);
-
-		/* Keep the worst outcome; an interrupt ends the list. */
-		if (r != EXIT_OK && (rc == EXIT_OK || r == EXIT_INTERRUPTED))
-			rc = r;
-		if (r == EXIT_INTERRUPTED || r == EXIT_DB)
+	while ((study = strsep(&p, ",")) != NULL && !stop_flag)
+		if (cmd_run_outcome(&rc, cmd_run_study(db, study, hosts, n, &o,
+		    command, NULL)))
 			break;
-	}
 out:
 	free(o.cache);
 	free(expanded);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct config;
 struct db;
 struct host;
 
@@ -44,11 +45,23 @@ int cmd_run_study(struct db *db, const char *study, struct host **hosts,
     int64_t *run_id);
 
 /*
- * SIGINT and SIGTERM stop the runs (cmd_run_stopped says so, and the run
- * in progress ends "interrupted"); SIGPIPE is ignored.
+ * What the commands that make runs open first: o's hosts.toml
+ * (*cfg), the hosts it selects, the artifact cache (o->cache) and the
+ * database.  From then on SIGINT and SIGTERM stop the runs
+ * (cmd_run_stopped says so, and the run in progress ends "interrupted");
+ * SIGPIPE is ignored.  EXIT_OK, or an EXIT_* code having said why; the
+ * caller frees what was opened either way.
  */
-void cmd_run_signals(void);
+int cmd_run_open(struct run_opts *o, struct config **cfg,
+    struct host ***hosts, size_t *n, struct db **db);
 int cmd_run_stopped(void);
+
+/*
+ * Fold r, one run's EXIT_* code, into *rc, the worst so far (an
+ * interrupt wins); nonzero when the runs should stop there (interrupted,
+ * or the database failed).
+ */
+int cmd_run_outcome(int *rc, int r);
 
 /* The command line as run, each argument quoted, for the runs table. */
 char *cmd_command_line(int argc, char **argv);

@@ -227,6 +227,14 @@ run_words(const struct rrun *r)
 /* At most this many cells are named in a reason; the table shows them all. */
 #define UNDECIDED_NAMES 5
 
+/* Compared, but without an interval: fewer than 2 samples a side. */
+static int
+no_interval(const struct ccell *x)
+{
+	return x->a != NULL && x->b != NULL && x->x.refused == NULL &&
+	    isnan(x->x.s.lo);
+}
+
 /*
  * Why a gate cannot decide on c, or NULL (caller frees).  A cell compared
  * without an interval (fewer than 2 samples a side) has no verdict: the
@@ -245,10 +253,9 @@ undecided(const struct cmp *c)
 	for (i = 0; i < c->ncells; i++) {
 		x = &c->cells[i];
 		missing += x->b == NULL;
-		if (x->a == NULL || x->b == NULL)
-			continue;
-		refused += x->x.refused != NULL;
-		open += x->x.refused == NULL && isnan(x->x.s.lo);
+		refused += x->a != NULL && x->b != NULL &&
+		    x->x.refused != NULL;
+		open += no_interval(x);
 	}
 	if (c->ngeo == 0)
 		strbuf_addf(&sb, "%sno cell could be compared",
@@ -261,10 +268,7 @@ undecided(const struct cmp *c)
 		    sb.len > 0 ? "; " : "", open, open == 1 ? "" : "s");
 		for (i = 0, open = 0; i < c->ncells; i++) {
 			x = &c->cells[i];
-			if (x->a == NULL || x->b == NULL ||
-			    x->x.refused != NULL || !isnan(x->x.s.lo))
-				continue;
-			if (open++ < UNDECIDED_NAMES)
+			if (no_interval(x) && open++ < UNDECIDED_NAMES)
 				strbuf_addf(&sb, "%s%s (%s) on %s",
 				    open > 1 ? ", " : "", x->b->variant,
 				    x->b->label, x->b->host);

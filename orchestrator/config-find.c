@@ -12,8 +12,8 @@
 char *
 config_user_path(const char **from)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home;
-	char *pwhome = NULL, *path;
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	char *home, *path;
 
 	/* XDG: a relative $XDG_CONFIG_HOME is invalid and is ignored. */
 	if (xdg != NULL && xdg[0] == '/') {
@@ -21,15 +21,12 @@ config_user_path(const char **from)
 			*from = "$XDG_CONFIG_HOME";
 		return xasprintf("%s/seqorch/hosts.toml", xdg);
 	}
-	home = getenv("HOME");
-	if (home == NULL || *home == '\0')
-		home = pwhome = pw_home(NULL);
-	if (home == NULL)
+	if ((home = user_home()) == NULL)
 		return NULL;
 	if (from != NULL)
 		*from = "~/.config";
 	path = xasprintf("%s/.config/seqorch/hosts.toml", home);
-	free(pwhome);
+	free(home);
 	return path;
 }
 

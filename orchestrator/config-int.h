@@ -92,12 +92,6 @@ extern const size_t cfg_nkeys;
 /* The value of key has the wrong type: say what was wanted and found. */
 int cfg_wrong(const struct ctx *c, const cJSON *item, const char *key,
     const char *want);
-/*
- * Keep in *best the candidate nearest to word, if near enough to be a
- * typo of it.
- */
-void cfg_consider(const char *word, const char *candidate, const char **best,
-    size_t *best_distance);
 /* Append ", name" (or "name" when buf is empty), truncating quietly. */
 void cfg_append_name(char *buf, size_t len, const char *name);
 int cfg_valid_name(const char *s);

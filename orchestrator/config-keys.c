@@ -120,60 +120,6 @@ check_range(const struct ctx *c, const cJSON *item, const char *key,
 	    "got %s", key, want, text != NULL ? text : "?");
 }
 
-static size_t
-min_size(size_t a, size_t b)
-{
-	return a < b ? a : b;
-}
-
-/* Optimal string alignment distance: typos are mostly one edit or swap. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), w = lb + 1, i, j, v;
-	size_t *d = xcalloc((la + 1) * w, sizeof *d);
-
-#define D(i, j) d[(i) * w + (j)]
-	for (i = 0; i <= la; i++)
-		D(i, 0) = i;
-	for (j = 0; j <= lb; j++)
-		D(0, j) = j;
-	for (i = 1; i <= la; i++) {
-		for (j = 1; j <= lb; j++) {
-			v = D(i - 1, j - 1) + (a[i - 1] != b[j - 1]);
-			v = min_size(v, D(i - 1, j) + 1);
-			v = min_size(v, D(i, j - 1) + 1);
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1])
-				v = min_size(v, D(i - 2, j - 2) + 1);
-			D(i, j) = v;
-		}
-	}
-	v = D(la, lb);
-#undef D
-	free(d);
-	return v;
-}
-
-/*
- * Keep in *best the candidate nearest to word, if near enough to be a
- * typo of it: one edit for short words, one per three letters for longer.
- */
-void
-cfg_consider(const char *word, const char *candidate, const char **best,
-    size_t *best_distance)
-{
-	size_t limit = strlen(word) / 3, d;
-
-	if (limit < 1)
-		limit = 1;
-	d = edit_distance(word, candidate);
-	if (d <= limit && d < *best_distance) {
-		*best = candidate;
-		*best_distance = d;
-	}
-}
-
 /* Append ", name" (or "name" when buf is empty), truncating quietly. */
 void
 cfg_append_name(char *buf, size_t len, const char *name)
@@ -223,15 +169,14 @@ has_control(const char *s)
 char *
 cfg_expand_tilde(const char *path)
 {
-	const char *rest, *env = getenv("HOME");
+	const char *rest;
 	char *user, *home, *out;
 
 	if (path[0] != '~')
 		return xstrdup(path);
 	rest = path + 1 + strcspn(path + 1, "/");
 	if (rest == path + 1)
-		home = env != NULL && *env != '\0' ? xstrdup(env) :
-		    pw_home(NULL);
+		home = user_home();
 	else {
 		user = xasprintf("%.*s", (int)(rest - path - 1), path + 1);
 		home = pw_home(user);
@@ -455,9 +400,9 @@ int
 cfg_check_keys(const struct ctx *c, const cJSON *table)
 {
 	const cJSON *item;
-	const char *best;
+	struct nearest near;
 	char valid[SO_ERR_MAX / 2];
-	size_t i, best_distance;
+	size_t i;
 
 	cJSON_ArrayForEach(item, table) {
 		/* The coordinator's own setting: [defaults] only. */
@@ -476,15 +421,13 @@ cfg_check_keys(const struct ctx *c, const cJSON *table)
 				    secret_keys[i].instead);
 		if (find_key(item->string) != NULL)
 			continue;
-		best = NULL;
-		best_distance = SIZE_MAX;
+		near = (struct nearest)NEAREST_INIT(item->string);
 		for (i = 0; i < cfg_nkeys; i++)
-			cfg_consider(item->string, cfg_keys[i].name, &best,
-			    &best_distance);
-		if (best != NULL)
+			nearest_try(&near, cfg_keys[i].name);
+		if (nearest_word(&near) != NULL)
 			return cfg_fail(c, SO_EINVAL, item, AT_KEY, "unknown key "
 			    "\"%s\" (did you mean \"%s\"?)", item->string,
-			    best);
+			    nearest_word(&near));
 		*valid = '\0';
 		for (i = 0; i < cfg_nkeys; i++)
 			cfg_append_name(valid, sizeof valid, cfg_keys[i].name);

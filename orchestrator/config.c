@@ -178,8 +178,7 @@ static int
 load_root(struct ctx *c, const cJSON *root, struct config *cfg)
 {
 	const cJSON *item, *defaults = NULL, *hosts = NULL;
-	const char *best;
-	size_t best_distance;
+	struct nearest near;
 	int n, r;
 
 	cJSON_ArrayForEach(item, root) {
@@ -191,18 +190,17 @@ load_root(struct ctx *c, const cJSON *root, struct config *cfg)
 			hosts = item;
 			continue;
 		}
-		best = NULL;
-		best_distance = SIZE_MAX;
-		cfg_consider(item->string, "defaults", &best, &best_distance);
-		cfg_consider(item->string, "hosts", &best, &best_distance);
+		near = (struct nearest)NEAREST_INIT(item->string);
+		nearest_try(&near, "defaults");
+		nearest_try(&near, "hosts");
 		if (toml_type(c->doc, item) != TOML_TABLE)
 			return cfg_fail(c, SO_EINVAL, item, AT_KEY, "unknown "
 			    "top-level key \"%s\" (keys belong in [defaults] "
 			    "or [hosts.NAME])", item->string);
-		if (best != NULL)
+		if (nearest_word(&near) != NULL)
 			return cfg_fail(c, SO_EINVAL, item, AT_KEY, "unknown table "
 			    "\"%s\" (did you mean \"%s\"?)", item->string,
-			    best);
+			    nearest_word(&near));
 		return cfg_fail(c, SO_EINVAL, item, AT_KEY, "unknown table \"%s\" "
 		    "(expected [defaults] or [hosts.NAME])", item->string);
 	}

@@ -272,19 +272,9 @@ deploy_artifacts(struct conn *c, const char *study, const char *cache,
 static char *
 meta_value(const char *meta, const char *key)
 {
-	size_t klen = strlen(key);
-	const char *p = meta;
+	char *v = line_value(meta, key);
 
-	while (p != NULL && *p) {
-		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
-			p += klen + 1;
-			return xasprintf("%.*s", (int)strcspn(p, "\n"), p);
-		}
-		p = strchr(p, '\n');
-		if (p != NULL)
-			p++;
-	}
-	return xstrdup("");
+	return v != NULL ? v : xstrdup("");
 }
 
 /* What a build directory holds, as new strings ("" when absent). */

@@ -176,22 +176,14 @@ static void
 variants_needing(struct strbuf *sb, const char *word, const char *target)
 {
 	char arch[64];
-	const char *p;
-	size_t i, n = strlen(word);
+	size_t i;
 
 	study_arch(target, arch, sizeof arch);
 	for (i = 0; variant_table[i].study != NULL; i++) {
 		const struct variant_entry *v = &variant_table[i];
 
 		if (v->libs == NULL || (strcmp(v->arch, "any") != 0 &&
-		    strcmp(v->arch, arch) != 0))
-			continue;
-		for (p = strstr(v->libs, word); p != NULL;
-		    p = strstr(p + 1, word))
-			if ((p == v->libs || p[-1] == ' ') &&
-			    (p[n] == '\0' || p[n] == ' '))
-				break;
-		if (p == NULL)
+		    strcmp(v->arch, arch) != 0) || !list_has(v->libs, ' ', word))
 			continue;
 		if (sb->len > 0)
 			strbuf_addstr(sb, ", ");
@@ -346,8 +338,8 @@ check_host(const struct host *h, FILE *f)
 	char words[MAX_LIBS][32];
 	const char *fp, *type;
 	long long kib;
-	size_t i, j, nw;
-	int status, rc = -1;
+	size_t i, j, nw, ncc = 0;
+	int status, uploads, rc = -1;
 
 	if (conn_open(h, 0, &c, &err) != 0) {
 		fprintf(f, "%s: FAILED\n  error     %s\n", h->name, err.msg);
@@ -409,15 +401,27 @@ check_host(const struct host *h, FILE *f)
 		scratch[0] = '\0';
 		goto out;
 	}
-	/* The compilers' probes run the sources' own kernels/registry.sh. */
-	if (deploy_sources(c, NULL, &err) != 0) {
-		/* Uploading is what failed: say so as the upload probe would. */
+	/* Deploying uploads files (over SFTP for ssh hosts): try one. */
+	path = xasprintf("%s/upload", scratch);
+	if ((uploads = conn_put(c, path, "ok\n", 3, 0600, &err) == 0))
+		fprintf(f, "  upload    ok\n");
+	else {
 		fprintf(f, "  upload    %s\n", err.msg);
-		fprintf(f, "  missing   file upload\n");
+		add_missing(&missing, "file upload");
+	}
+	/*
+	 * The compilers' probes run the sources' own kernels/registry.sh.
+	 * A host that takes no uploads has them only from an earlier deploy;
+	 * without them, the missing upload is all there is to say.
+	 */
+	if (deploy_sources(c, NULL, &err) == 0)
+		ncc = h->ncc;
+	else if (uploads) {
+		fprintf(f, "  error     %s\n", err.msg);
 		goto out;
 	}
 	nw = lib_words(words);
-	for (i = 0; i < h->ncc; i++) {
+	for (i = 0; i < ncc; i++) {
 		if (probe_cc(c, h->cc[i], scratch, &cf, &err) != 0) {
 			fprintf(f, "  error     %s\n", err.msg);
 			goto out;
@@ -456,14 +460,6 @@ check_host(const struct host *h, FILE *f)
 		    j++)
 			if (study_table[j].study->probe_src != NULL)
 				print_study(f, j, h->cc[i], cf.study[j]);
-	}
-	/* Deploying uploads files (over SFTP for ssh hosts): try one. */
-	path = xasprintf("%s/upload", scratch);
-	if (conn_put(c, path, "ok\n", 3, 0600, &err) == 0)
-		fprintf(f, "  upload    ok\n");
-	else {
-		fprintf(f, "  upload    %s\n", err.msg);
-		add_missing(&missing, "file upload");
 	}
 	/* The preflight needs the agent, so only a host that can build it. */
 	if (missing.len == 0 && check_noise(c, f) != 0)

@@ -138,31 +138,6 @@ part_sha256(int fd, const char *part, char out[65], unsigned long long *size,
 	return sha256_fd(fd, part, out, size, err);
 }
 
-/* mkdir -p: dir and its parents. */
-static int
-mkdir_p(const char *dir, struct so_err *err)
-{
-	char *p = xstrdup(dir), *s, c;
-	int rc = 0;
-
-	for (s = p + 1; ; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		c = *s;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
-			    p, strerror(errno));
-			break;
-		}
-		*s = c;
-		if (c == '\0')
-			break;
-	}
-	free(p);
-	return rc;
-}
-
 /* One transfer's state, shared with libcurl's callbacks. */
 struct xfer {
 	CURL *curl;
@@ -410,7 +385,7 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 	size_t len;
 
 	*path = NULL;
-	if ((rc = mkdir_p(dir, err)) != 0)
+	if ((rc = make_dirs(dir, err)) != 0)
 		goto out;
 	if (cached(final, sha256, size))
 		goto done;
@@ -485,7 +460,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 		    "initialise: %s", url, curl_easy_strerror(curl_init_rc));
 		goto out;
 	}
-	if ((rc = mkdir_p(dir, err)) != 0)
+	if ((rc = make_dirs(dir, err)) != 0)
 		goto out;
 	if (cached(final, sha256, size)) {
 		if (st != NULL)

@@ -306,19 +306,16 @@ local_stat(struct conn *c, const char *path, int *mode, struct so_err *err)
 static int
 local_workdir(struct conn *c, const char *wd, char **abs, struct so_err *err)
 {
-	const char *home = getenv("HOME");
 	struct stat st;
-	char *path, *p, real[PATH_MAX], save, *pwhome = NULL;
+	char *path, *p, real[PATH_MAX], save, *home;
 	int rc = 0;
 
 	if (wd[0] == '~') {
-		if (home == NULL || home[0] == '\0')
-			home = pwhome = pw_home(NULL);
-		if (home == NULL)
+		if ((home = user_home()) == NULL)
 			return so_error(err, SO_EINVAL, "host \"%s\": no home "
 			    "directory for workdir \"%s\"", c->host->name, wd);
 		path = xasprintf("%s/%s", home, wd[1] ? wd + 2 : "");
-		free(pwhome);
+		free(home);
 	} else
 		path = xstrdup(wd);
 	for (p = path + 1; ; p++) {

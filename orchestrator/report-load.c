@@ -536,22 +536,6 @@ load_digest_fields(sqlite3 *db, struct rrun *r, int *uniform,
 	return db_report_digest_groups(db, &run, add_group, r, err);
 }
 
-/* The value of line "key=" of extra, as a new string, or NULL. */
-static char *
-extra_value(const char *extra, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p;
-
-	for (p = extra; p != NULL && *p; p = strchr(p, '\n'), p += p != NULL) {
-		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
-			p += klen + 1;
-			return xasprintf("%.*s", (int)strcspn(p, "\n"), p);
-		}
-	}
-	return NULL;
-}
-
 static void
 add_source(struct rrun *r, int64_t build_id, const char *name,
     const char *version, const char *file, char *sha256)
@@ -586,7 +570,7 @@ add_sources(struct rrun *r, int64_t build_id, const char *extra)
 		name = xasprintf("%.*s", (int)(dot - p), p);
 		version = xasprintf("%.*s", (int)(n - (dot + 9 - p)), dot + 9);
 		key = xasprintf("%s.tarball_sha256", name);
-		if ((h = extra_value(extra, key)) != NULL)
+		if ((h = line_value(extra, key)) != NULL)
 			add_source(r, build_id, name, version,
 			    "release tarball", h);
 		free(key);

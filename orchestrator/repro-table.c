@@ -361,7 +361,7 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 			nr = MAX_FIGURES;
 		print_rates(&d, x, p != NULL && p->label != NULL ? p : NULL, f,
 		    nf, out);
-		if (strcmp(x->part, "api") != 0 && strcmp(x->part, "armcap") != 0)
+		if (p == NULL || p->label == NULL || !p->control)
 			print_ratios(&d, x, fr, nr, out);
 		if (strcmp(x->study, "randomx") == 0)
 			print_randomx(db, &d, x, f, nf, out);

@@ -32,6 +32,11 @@ struct repro_part {
 	 * OPENSSL_armcap), or NULL: the control of seed 002.
 	 */
 	const char *cap_clear;
+	/*
+	 * A control of the seed's (the API chain, a capability cleared):
+	 * the seed's cross-machine ratios are not its figures.
+	 */
+	int control;
 	const char *note;	/* what the seed did, one line */
 	/* What the seed published that seeds.json has no number for. */
 	const char *says;

@@ -186,24 +186,17 @@ gen_skipped(struct hostrun *hr, const struct build_result *b)
 
 /*
  * --openssl-cap-clear names bits of one architecture: a host of another
- * is refused before anything is built there (`uname -m`, named as the
- * kernels/ folders name architectures).
+ * (arch, named as the kernels/ folders name architectures) is refused.
  */
 static int
-check_cap_names(struct hostrun *hr, struct so_err *err)
+check_cap_names(struct hostrun *hr, const char *arch, struct so_err *err)
 {
 	const char *p = hr->p->openssl_cap_clear;
-	char *out = NULL, arch[64];
-	int status, rc;
 	size_t n;
+	int rc = 0;
 
 	if (p == NULL)
 		return 0;
-	if ((rc = conn_capture(hr->conn, "uname -m", 256, &out, &status,
-	    err)) != 0)
-		return rc;
-	out[strcspn(out, "\r\n")] = '\0';
-	study_arch(out, arch, sizeof arch);
 	for (;; p += n + 1) {
 		n = strcspn(p, ",");
 		if (openssl_cap_find(arch, p, n) == NULL) {
@@ -216,7 +209,6 @@ check_cap_names(struct hostrun *hr, struct so_err *err)
 		if (p[n] == '\0')
 			break;
 	}
-	free(out);
 	return rc;
 }
 
@@ -233,25 +225,19 @@ build_step(void *arg, const char *step)
 
 /*
  * Each variant --variants names is built for the host's architecture
- * (`uname -m`), or for any: else SO_EINVAL naming both, before anything
- * is uploaded or built there.
+ * arch, or for any: else SO_EINVAL naming both.
  */
 static int
-check_arch(struct hostrun *hr, struct so_err *err)
+check_arch(struct hostrun *hr, const char *arch, struct so_err *err)
 {
 	const struct variant_entry *ve;
-	char *machine = NULL, *copy, *q, *v, arch[64];
-	int status, rc;
+	char *copy, *q, *v;
+	int rc = 0;
 
 	if (hr->p->variants == NULL)
 		return 0;
-	if ((rc = conn_capture(hr->conn, "uname -m", 256, &machine, &status,
-	    err)) != 0)
-		return rc;
-	machine[strcspn(machine, "\r\n")] = '\0';
-	study_arch(machine, arch, sizeof arch);
 	copy = q = xstrdup(hr->p->variants);
-	while (rc == 0 && status == 0 && (v = strsep(&q, ",")) != NULL) {
+	while (rc == 0 && (v = strsep(&q, ",")) != NULL) {
 		ve = study_variant(hr->p->study, v);
 		if (ve != NULL && strcmp(ve->arch, "any") != 0 &&
 		    strcmp(ve->arch, arch) != 0)
@@ -260,7 +246,33 @@ check_arch(struct hostrun *hr, struct so_err *err)
 			    "or built", v, ve->arch, hr->host->name, arch);
 	}
 	free(copy);
+	return rc;
+}
+
+/*
+ * The variants and OpenSSL capabilities the run names against the
+ * host's architecture (`uname -m`, asked once for both), before anything
+ * is uploaded or built there.
+ */
+static int
+check_names(struct hostrun *hr, struct so_err *err)
+{
+	char *machine = NULL, arch[64];
+	int status, rc;
+
+	if (hr->p->variants == NULL && hr->p->openssl_cap_clear == NULL)
+		return 0;
+	if ((rc = conn_capture(hr->conn, "uname -m", 256, &machine, &status,
+	    err)) != 0)
+		return rc;
+	machine[strcspn(machine, "\r\n")] = '\0';
+	study_arch(machine, arch, sizeof arch);
 	free(machine);
+	/* An unknown machine leaves the variants to the build to refuse. */
+	if (status == 0)
+		rc = check_arch(hr, arch, err);
+	if (rc == 0)
+		rc = check_cap_names(hr, arch, err);
 	return rc;
 }
 
@@ -280,8 +292,7 @@ prepare(struct hostrun *hr)
 		return;
 	}
 	hr->conn->stop = hr->p->stop;
-	if (check_arch(hr, &err) != 0 ||
-	    check_cap_names(hr, &err) != 0) {
+	if (check_names(hr, &err) != 0) {
 		run_fail(hr, err.msg);
 		return;
 	}

@@ -7,24 +7,10 @@
 #include "strbuf.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-
-/* True if the comma-separated list has the word w. */
-static int
-has_word(const char *list, const char *w)
-{
-	size_t n = strlen(w);
-	const char *p;
-
-	for (p = list; (p = strstr(p, w)) != NULL; p += n)
-		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
-			return 1;
-	return 0;
-}
 
 /* The deadline passed while authenticating. */
 static int
@@ -115,19 +101,6 @@ auth_file(struct conn *c, const char *user, const char *path,
 	return ssh_fail(c, r, "authenticating", err);
 }
 
-/* The local user name, the default login name on the host. */
-static char *
-local_user(void)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) != 0 ||
-	    res == NULL)
-		return NULL;
-	return xstrdup(pw.pw_name);
-}
-
 /*
  * Public key authentication only: ssh-agent, then the identity file (or,
  * without one, OpenSSH's default key files).  Passwords are never sent.
@@ -141,18 +114,15 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 	const struct host *h = c->host;
 	struct strbuf tried = STRBUF_INIT;
 	char *user, *list = NULL, *path = NULL;
-	const char *home = getenv("HOME"), *sock = getenv("SSH_AUTH_SOCK");
-	char *pwhome = NULL;
+	const char *sock = getenv("SSH_AUTH_SOCK");
+	char *home = user_home();
 	size_t i, nfiles;
 	int rc = 0, w = 0, nkeys = 0, ok = 0;
 
-	/* As ssh does: without HOME, the password database's home. */
-	if (home == NULL || *home == '\0')
-		home = pwhome = pw_home(NULL);
-	if ((user = h->user != NULL ? xstrdup(h->user) : local_user()) ==
-	    NULL) {
+	/* Without a user, the local login name, as ssh has it. */
+	if ((user = h->user != NULL ? xstrdup(h->user) : pw_login()) == NULL) {
 		rc = so_error(err, SO_ESSH, "host \"%s\": no user given and "
-		    "no name for uid %ld", h->name, (long)geteuid());
+		    "no name for uid %ld", h->name, (long)getuid());
 		goto out;
 	}
 	do {
@@ -170,7 +140,7 @@ ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err)
 		rc = ssh_fail(c, rc, "asking for authentication methods", err);
 		goto out;
 	}
-	if (!has_word(list, "publickey")) {
+	if (!list_has(list, ',', "publickey")) {
 		rc = so_error(err, SO_ESSH, "host \"%s\": %s offers only "
 		    "\"%s\" authentication for \"%s\" and seqorch never sends "
 		    "passwords: use a key (identity in hosts.toml, or "
@@ -223,7 +193,7 @@ out:
 	strbuf_release(&tried);
 	free(path);
 	free(user);
-	free(pwhome);
+	free(home);
 	return rc;
 }
 

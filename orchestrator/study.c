@@ -78,22 +78,6 @@ study_group_find(const char *name)
 	return NULL;
 }
 
-/* Is name an element of the comma list list? */
-static int
-in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = list;
-
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == list || p[-1] == ',') && (p[n] == ',' ||
-		    p[n] == '\0'))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
 char *
 study_expand(const char *list, char **twice)
 {
@@ -106,7 +90,7 @@ study_expand(const char *list, char **twice)
 		g = study_group_find(name);
 		one = xstrdup(g != NULL ? g->studies : name);
 		for (q = one; (m = strsep(&q, ",")) != NULL; ) {
-			if (*twice == NULL && sb.len > 0 && in_list(sb.buf, m))
+			if (*twice == NULL && sb.len > 0 && list_has(sb.buf, ',', m))
 				*twice = xstrdup(m);
 			if (sb.len > 0)
 				strbuf_addch(&sb, ',');

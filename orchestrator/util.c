@@ -235,6 +235,36 @@ nearest_word(const struct nearest *n)
 	return n->bestd <= (strlen(n->name) >= 5 ? 2u : 1u) ? n->best : NULL;
 }
 
+int
+list_has(const char *list, int sep, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+
+	if (n == 0)
+		return 0;
+	for (p = list; (p = strstr(p, w)) != NULL; p += n)
+		if ((p == list || p[-1] == sep) && (p[n] == sep ||
+		    p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+char *
+line_value(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p += p != NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			p += klen + 1;
+			return xasprintf("%.*s", (int)strcspn(p, "\n"), p);
+		}
+	return NULL;
+}
+
 void
 hex_encode(const uint8_t *in, size_t n, char *out)
 {
@@ -330,6 +360,14 @@ pw_login(void)
 	return pw_field(NULL, 1);
 }
 
+char *
+user_home(void)
+{
+	const char *env = getenv("HOME");
+
+	return env != NULL && *env != '\0' ? xstrdup(env) : pw_home(NULL);
+}
+
 void
 strip_ctrl(char *s)
 {
@@ -356,6 +394,30 @@ write_all(int fd, const void *data, size_t len, const char *name,
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int
+make_dirs(const char *dir, struct so_err *err)
+{
+	char *p = xstrdup(dir), *s, c;
+	int rc = 0;
+
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
+			    p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	return rc;
 }
 
 int

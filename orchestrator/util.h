@@ -111,6 +111,18 @@ struct nearest {
 void nearest_try(struct nearest *n, const char *word);
 const char *nearest_word(const struct nearest *n);
 
+/*
+ * True when w (not empty) is an item of list, whose items are separated
+ * by sep: "publickey" of "password,publickey" (',').
+ */
+int list_has(const char *list, int sep, const char *w);
+
+/*
+ * The value of the first "key=value" line of text (to its line's end), as
+ * a new string, or NULL when no line has key.  text may be NULL.
+ */
+char *line_value(const char *text, const char *key);
+
 /* Lowercase hex of n bytes into out, which must hold 2n+1 chars. */
 void hex_encode(const uint8_t *in, size_t n, char *out);
 /* Decode exactly 2n lowercase/uppercase hex chars; 0 or SO_EPARSE. */
@@ -136,6 +148,8 @@ int write_all(int fd, const void *data, size_t len, const char *name,
  * replaced, not followed; a reader sees the old file or the whole new one.
  * 0 or SO_EIO naming the file.
  */
+/* mkdir -p: dir and its parents (0755); 0 or SO_EIO naming the one. */
+int make_dirs(const char *dir, struct so_err *err);
 int write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err);
 
@@ -147,6 +161,11 @@ int write_file_atomic(const char *path, const void *data, size_t len,
  */
 char *pw_home(const char *user);
 char *pw_login(void);
+/*
+ * The user's home as ssh and a shell take it: $HOME, or without one (or
+ * with an empty one) pw_home(NULL).  NULL when neither; caller frees.
+ */
+char *user_home(void);
 
 /* Seconds since the epoch as an ISO 8601 UTC string in buf (>= 32). */
 void iso_now(char *buf, size_t len);

@@ -47,6 +47,12 @@ def test_config_search_and_init(tmp_path):
     r = run(tmp_path, "init")
     assert r.returncode == 1 and "File exists" in r.stderr
     assert user.read_text() == text
+    # A directory that cannot be made is named.
+    (tmp_path / "plain").write_text("")
+    r = run(tmp_path, "init", "--config", tmp_path / "plain" / "d" / "h.toml")
+    assert r.returncode == 1
+    assert (f'init: cannot create "{tmp_path}/plain/d": Not a directory'
+            in r.stderr), r.stderr
 
     r = run(tmp_path, "hosts", "list")
     assert r.returncode == 0, r.stderr

@@ -30,6 +30,11 @@ from arm64 import arm_sshd, rootfs
 from conftest import ROOT, SEQORCH
 from sshd import keygen, write_hosts_toml
 
+OPENSSL_TARBALL = ROOT.parent / "shared" / "fixtures" / "openssl" / \
+    "openssl-3.5.7.tar.gz"
+if not OPENSSL_TARBALL.exists():
+    OPENSSL_TARBALL = Path("/work/shared/fixtures/openssl/"
+                           "openssl-3.5.7.tar.gz")
 STUDIES = ("sha3", "sha512", "mul", "mul-wide", "mul32", "div32", "div64",
            "bitperm")
 STEPS = 2000
@@ -88,6 +93,13 @@ def fleet(tmp_path_factory):
                                      + "-apple"),
         })
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+        # OpenSSL's release into the cache beside results.db: the sha3
+        # runs build the openssl-* variants on both architectures.
+        f = subprocess.run(
+            [str(SEQORCH), "fetch", "--study", "sha3", "--from",
+             str(OPENSSL_TARBALL)], cwd=tmp, env=env, capture_output=True,
+            text=True, timeout=600)
+        assert f.returncode == 0, f.stderr
         r = subprocess.run(
             [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
              "local,arm", "--steps", str(STEPS), "--samples", str(SAMPLES)],
@@ -101,6 +113,14 @@ def fleet(tmp_path_factory):
              "m4name", "--steps", str(STEPS), "--samples", "1"],
             cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
         assert a.returncode == 0, a.stdout + a.stderr + \
+            arm.log.read_text()[-4000:]
+        # Seed 002's control: only ARMV8_SHA512 cleared on the arm host.
+        c = subprocess.run(
+            [str(SEQORCH), "run", "--study", "sha512", "--hosts", "arm",
+             "--variants", "openssl-api", "--steps", str(STEPS),
+             "--samples", "1", "--openssl-cap-clear", "ARMV8_SHA512"],
+            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
+        assert c.returncode == 0, c.stdout + c.stderr + \
             arm.log.read_text()[-4000:]
         yield tmp, tmp / "results.db", r.stderr
     finally:
@@ -182,7 +202,8 @@ def test_arm_facts_are_its_hwcaps_not_the_machines_cpuinfo(fleet):
     warned = rows(db, "SELECT count(*) FROM events WHERE host = 'arm' AND "
                   "level = 'warning' AND message LIKE 'host facts: "
                   "/proc/cpuinfo has no aarch64%'")
-    assert warned == [(len(STUDIES),)]
+    # one per study's run, and the --openssl-cap-clear control's
+    assert warned == [(len(STUDIES) + 1,)]
     for facts in host_facts(db, "local"):
         assert facts["hwcaps"] is None and facts["facts_warning"] is None
         assert "avx2" in facts["cpu_flags"].split()
@@ -203,10 +224,10 @@ def test_arm_counters_error_says_what_failed(fleet):
 def test_reproduce_sha512_on_both(fleet):
     """Seed 002 on local and arm, a first look (the fleet's builds reused):
     the tight chain and the API control valid on both architectures with
-    the Python chain's digest, the ARM control planned for arm alone and
-    said not run (this build cannot clear one capability bit), and the
-    seed's Graviton5 / Genoa ratio beside the arm / local one, indicative
-    only."""
+    the Python chain's digest, the ARM control run on arm alone with
+    ARMV8_SHA512 cleared (bit 6 of OPENSSL_armcap) and the same digest,
+    and the seed's Graviton5 / Genoa ratio beside the arm / local one,
+    indicative only."""
     tmp, db, _ = fleet
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
     r = subprocess.run([str(SEQORCH), "reproduce", "sha512", "--hosts",
@@ -217,15 +238,21 @@ def test_reproduce_sha512_on_both(fleet):
     parts = rows(db, "SELECT rr.part, r.status FROM reproduction_runs rr "
                  "JOIN runs r ON r.id = rr.run_id WHERE rr.reproduction_id "
                  "= ? ORDER BY r.id", rid)
-    assert parts == [("tight", "ok"), ("api", "ok")]
+    assert parts == [("tight", "ok"), ("api", "ok"), ("armcap", "ok")]
     want = refs.chain_hex("sha512", STEPS)
     got = rows(db, "SELECT s.host, s.digest, s.valid FROM samples s JOIN "
                "reproduction_runs rr ON rr.run_id = s.run_id WHERE "
                "rr.reproduction_id = ? GROUP BY s.host, s.digest, s.valid",
                rid)
     assert sorted(got) == [("arm", want, 1), ("local", want, 1)]
-    assert ("seqorch: reproduce: sha512 (armcap) not run: it clears the "
-            "OpenSSL capability ARMV8_SHA512 alone") in r.stderr
+    armcap = rows(db, "SELECT DISTINCT r.openssl_cap_clear, s.host, "
+                  "s.openssl_cap_cleared FROM samples s JOIN "
+                  "reproduction_runs rr ON rr.run_id = s.run_id JOIN runs r "
+                  "ON r.id = s.run_id WHERE rr.reproduction_id = ? AND "
+                  "rr.part = 'armcap'", rid)
+    assert [(c, h) for c, h, _ in armcap] == [("ARMV8_SHA512", "arm")]
+    assert int(armcap[0][2], 16) == 1 << 6, armcap
+    assert "not run" not in r.stderr, r.stderr
     assert "ratio graviton5 / genoa: published 1.37x, here arm / local " \
         in r.stdout, r.stdout
     assert "indicative only: a first look" in r.stdout
@@ -295,3 +322,37 @@ def test_an_apple_named_compiler_still_runs_every_arm_variant(fleet):
                        "host = 'm4name' AND study = ? AND variant = ?",
                        study, v)
             assert got == [(1, refs.chain_hex(study, STEPS))], (study, v)
+
+
+def test_openssl_variants_on_both_architectures(fleet):
+    """OpenSSL's perlasm, generated on the coordinator from the fetched
+    release: the portable openssl-* variants on both hosts, openssl-sha3
+    on arm, every digest the Python chain's."""
+    _, db, _ = fleet
+    for host, want in (("arm", ["openssl-scalar", "openssl-sha3",
+                                "openssl-fused", "openssl-unrolled"]),
+                       ("local", ["openssl-scalar", "openssl-avx2"])):
+        for v in want:
+            n = rows(db, "SELECT count(*) FROM samples WHERE host = ? AND "
+                     "study = 'sha3' AND variant = ? AND valid = 1", host, v)
+            assert n[0][0] > 0, (host, v)
+    (extra,), = rows(db, "SELECT b.extra FROM builds b JOIN runs r ON "
+                     "r.id = b.run_id WHERE b.host = 'arm' AND r.study = "
+                     "'sha3' LIMIT 1")
+    assert "openssl.version=3.5.7" in extra.splitlines()
+
+
+def test_cap_clear_keeps_every_other_arm_bit(fleet):
+    """--openssl-cap-clear ARMV8_SHA512 on arm: the same digest, bit 6
+    cleared from the mask libcrypto detected, the other bits kept."""
+    _, db, _ = fleet
+    got = rows(db, "SELECT s.digest, s.openssl_cap_detected, "
+               "s.openssl_cap_cleared, s.openssl_cap FROM samples s JOIN "
+               "runs r ON r.id = s.run_id WHERE r.openssl_cap_clear = "
+               "'ARMV8_SHA512'")
+    assert got, "no sample of the control run"
+    for digest, detected, cleared, applied in got:
+        assert digest == refs.chain_hex("sha512", STEPS)
+        assert int(cleared, 16) == 1 << 6
+        assert int(detected, 16) & (1 << 6), detected
+        assert int(applied, 16) == int(detected, 16) & ~(1 << 6)

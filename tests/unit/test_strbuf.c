@@ -2,8 +2,9 @@
  * Unit tests for strbuf: growth across many appends, formatting, joining,
  * detaching, and shell quoting checked by running the quoted word through
  * a real /bin/sh; and util.h's ALLOC_GROW, which arrays grow by, its
- * counts as people write them (parse_count) and its "did you mean"
- * (nearest_word).
+ * counts as people write them (parse_count), its "did you mean"
+ * (nearest_word), its list items (list_has) and "key=value" lines
+ * (line_value).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -353,6 +354,47 @@ test_nearest_word(void **state)
 	assert_null(w);
 }
 
+static void
+test_list_has(void **state)
+{
+	(void)state;
+	assert_true(list_has("password,publickey", ',', "publickey"));
+	assert_true(list_has("publickey", ',', "publickey"));
+	assert_true(list_has("-lcrypto  -lm", ' ', "-lm"));
+	/* Items, not substrings: "key" is in neither list. */
+	assert_false(list_has("publickey,keyboard-interactive", ',', "key"));
+	assert_false(list_has("sha3,sha512", ',', "sha5"));
+	/* The other separator does not split. */
+	assert_false(list_has("-lcrypto,-lm", ' ', "-lm"));
+	assert_false(list_has("", ',', ""));
+	assert_false(list_has("a,b", ',', ""));
+}
+
+static void
+test_line_value(void **state)
+{
+	char *v;
+
+	(void)state;
+	v = line_value("target=x86_64\nversion=gcc 12\n", "version");
+	assert_string_equal(v, "gcc 12");
+	free(v);
+	/* The first line of key, to its end; the last without a newline. */
+	v = line_value("a=1\na=2", "a");
+	assert_string_equal(v, "1");
+	free(v);
+	v = line_value("x=\nsha.version=3.0", "sha.version");
+	assert_string_equal(v, "3.0");
+	free(v);
+	v = line_value("x=", "x");
+	assert_string_equal(v, "");
+	free(v);
+	/* A key is a whole name before "=", never a prefix or a value. */
+	assert_null(line_value("versions=1\nv=version=2\n", "version"));
+	assert_null(line_value(NULL, "a"));
+	assert_null(line_value("", "a"));
+}
+
 int
 main(void)
 {
@@ -365,6 +407,8 @@ main(void)
 		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
 		cmocka_unit_test(test_parse_count),
 		cmocka_unit_test(test_nearest_word),
+		cmocka_unit_test(test_list_has),
+		cmocka_unit_test(test_line_value),
 		cmocka_unit_test(test_cjson_allocates_through_xmalloc),
 		cmocka_unit_test(test_passwd_lookups_in_threads),
 	};
