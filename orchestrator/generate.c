@@ -19,28 +19,6 @@
 /* A generated file larger than this is a broken script, not a source. */
 #define GEN_FILE_MAX (4 << 20)
 
-static int
-mkdir_p(const char *path, struct so_err *err)
-{
-	char *copy = xstrdup(path), *p, c;
-	int rc = 0;
-
-	for (p = copy + 1; rc == 0; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(copy, 0755) != 0 && errno != EEXIST)
-			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
-			    copy, strerror(errno));
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	free(copy);
-	return rc;
-}
-
 /* Remove dir and the plain files in it (the generator's output). */
 static void
 remove_flat(const char *dir)
@@ -185,7 +163,7 @@ generate_one(struct generated *g, const struct artifact_entry *a,
 	spath = xasprintf("%s/generate-%ld.pl", top, (long)getpid());
 	what = xasprintf("the sources of study \"%s\" from \"%s\"",
 	    a->study, a->name);
-	if ((rc = mkdir_p(top, err)) != 0 ||
+	if ((rc = make_dirs(top, err)) != 0 ||
 	    (rc = write_file_atomic(spath, script, slen, 0644, err)) != 0)
 		goto out;
 	remove_flat(tmp);

@@ -149,19 +149,6 @@ machine_of(const char *id)
 }
 
 /* The seed's figures of x's study, and each host's beside. */
-/* Is name an element of the comma list list? */
-static int
-in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *q;
-
-	for (q = list; (q = strstr(q, name)) != NULL; q += n)
-		if ((q == list || q[-1] == ',') && (q[n] == ',' || q[n] == '\0'))
-			return 1;
-	return 0;
-}
-
 static void
 print_rates(const struct table_data *d, const struct rrepro_run *x,
     const struct repro_part *p, const struct figure *f, size_t nf, FILE *out)
@@ -204,7 +191,7 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 			fprintf(out, "; stands for no seed machine");
 		fputc('\n', out);
 		if (p != NULL && p->variants != NULL &&
-		    !in_list(p->variants, y->variant))
+		    !list_has(p->variants, ',', y->variant))
 			fprintf(out, "      indicative only: %s, where the seed "
 			    "ran %s\n", y->variant, p->variants);
 	}
