@@ -18,6 +18,7 @@
 #include "artifact.h"
 #include "db.h"
 #include "util.h"
+#include "unit-tmp.h"
 
 static char tmpdir[] = "/tmp/seqorch-test-artifact.XXXXXX";
 static struct db *db;
@@ -25,32 +26,16 @@ static struct db *db;
 static int
 setup(void **state)
 {
-	struct so_err err;
-	char *path;
-
 	(void)state;
-	if (mkdtemp(tmpdir) == NULL)
-		return -1;
-	path = xasprintf("%s/results.db", tmpdir);
-	if (db_open(path, &db, &err) != 0) {
-		fprintf(stderr, "%s\n", err.msg);
-		free(path);
-		return -1;
-	}
-	free(path);
-	return 0;
+	return unit_db_open(tmpdir, &db);
 }
 
 static int
 teardown(void **state)
 {
-	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-
 	(void)state;
 	db_close(db);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-	free(cmd);
+	unit_rmtree(tmpdir);
 	return 0;
 }
 

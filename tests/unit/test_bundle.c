@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "unit-tmp.h"
 
 static char tmpdir[] = "/tmp/seqorch-test-bundle.XXXXXX";
 
@@ -33,12 +34,8 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-
 	(void)state;
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-	free(cmd);
+	unit_rmtree(tmpdir);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "compare.h"
 #include "db.h"
 #include "util.h"
+#include "unit-tmp.h"
 
 #define GOOD	"abababababababababababababababababababababababababababababababab"
 #define SEED	"0000000000000000000000000000000000000000000000000000000000000000"
@@ -94,20 +95,8 @@ gate(int64_t base, int64_t next, struct compare_gate *g)
 static int
 setup(void **state)
 {
-	struct so_err err;
-	char *path;
-
 	(void)state;
-	if (mkdtemp(tmpdir) == NULL)
-		return -1;
-	path = xasprintf("%s/results.db", tmpdir);
-	if (db_open(path, &db, &err) != 0) {
-		fprintf(stderr, "%s\n", err.msg);
-		free(path);
-		return -1;
-	}
-	free(path);
-	return 0;
+	return unit_db_open(tmpdir, &db);
 }
 
 /* Each test's runs go, whether it passed or not. */
@@ -123,14 +112,9 @@ rollback(void **state)
 static int
 teardown(void **state)
 {
-	char *cmd;
-
 	(void)state;
 	db_close(db);
-	cmd = xasprintf("rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-	free(cmd);
+	unit_rmtree(tmpdir);
 	return 0;
 }
 

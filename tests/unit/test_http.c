@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "unit-tmp.h"
 
 /* "hello": its SHA-256 (hashlib.sha256(b"hello")) and size. */
 #define HELLO_SHA "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
@@ -85,12 +86,8 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-
 	(void)state;
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-	free(cmd);
+	unit_rmtree(tmpdir);
 	free(cache);
 	free(src);
 	free(victim);

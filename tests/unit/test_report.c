@@ -27,6 +27,7 @@
 #include "runner-int.h"
 #include "study.h"
 #include "util.h"
+#include "unit-tmp.h"
 
 #define GOOD	"abababababababababababababababababababababababababababababababab"
 #define BAD	"cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"
@@ -203,14 +204,9 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char *cmd;
-
 	(void)state;
 	db_close(db);
-	cmd = xasprintf("rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-	free(cmd);
+	unit_rmtree(tmpdir);
 	return 0;
 }
 
