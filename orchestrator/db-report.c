@@ -561,6 +561,8 @@ sample_row(sqlite3_stmt *st, void *arg)
 		.openssl_cap = col_str(st, 22),
 		.host_position = sqlite3_column_type(st, 23) == SQLITE_NULL ?
 		    -1 : sqlite3_column_int64(st, 23),
+		.openssl_cap_detected = col_str(st, 24),
+		.openssl_cap_cleared = col_str(st, 25),
 	};
 
 	return a->fn(&x, a->arg);
@@ -576,7 +578,8 @@ db_report_samples(sqlite3 *db, const struct db_report_run *run,
 	    " s.ns, s.valid, s.cpu, s.host, s.study, s.variant, b.compiler,"
 	    " s.digest, s.seed, s.invalid_reason, s.received_at, s.reason,"
 	    " s.calib_mhz, s.calib_after_mhz, s.cycles, s.instructions,"
-	    " s.cycles_source, s.openssl_cap, s.host_position"
+	    " s.cycles_source, s.openssl_cap, s.host_position,"
+	    " s.openssl_cap_detected, s.openssl_cap_cleared"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
 	    " WHERE s.run_id = ?1 AND s.study = ?2"
 	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";

@@ -176,6 +176,7 @@ struct db_sample {
 	double		 calib_mhz, calib_after_mhz;	/* NAN when NULL */
 	int64_t		 cycles, instructions;	/* counted; -1 when NULL */
 	const char	*cycles_source, *openssl_cap;
+	const char	*openssl_cap_detected, *openssl_cap_cleared;
 	int		 has_cpu;
 	int64_t		 host_position;	/* -1 when NULL (before schema 14) */
 };

@@ -114,7 +114,9 @@ row(const struct db_sample *s, void *arg)
 	int_f(out, s->cycles >= 0, s->cycles);
 	int_f(out, s->instructions >= 0, s->instructions);
 	str_f(out, s->cycles_source);
-	field(out, s->openssl_cap);
+	str_f(out, s->openssl_cap);
+	str_f(out, s->openssl_cap_detected);
+	field(out, s->openssl_cap_cleared);
 	fputs("\r\n", out);
 	return ferror(out) ? -1 : 0;
 }
@@ -129,7 +131,8 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	fputs("run_id,id,study,host,build_id,compiler,variant,sample_index,"
 	    "position,host_position,steps,ns,rate,ns_per_step,digest,seed,valid,"
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
-	    "reason,cycles,instructions,cycles_source,openssl_cap\r\n", out);
+	    "reason,cycles,instructions,cycles_source,openssl_cap,"
+	    "openssl_cap_detected,openssl_cap_cleared\r\n", out);
 	for (i = 0; i < n; i++) {
 		const struct db_report_run run = { runs[i].id, runs[i].study };
 		struct csv_arg a = { out, runs[i].id };

@@ -62,7 +62,7 @@ def test_export_output_replaces_a_link_instead_of_following_it(measured,
         == []
     # A directory that is not there: the error names the file.
     r = seqorch(measured, "export", "--run", 1, "-o", "no/s.json")
-    assert r.returncode == 1 and '"no/s.json"' in r.stderr
+    assert r.returncode == 4 and '"no/s.json"' in r.stderr
 
 
 def artifacts(cwd, run_id, *extra):
