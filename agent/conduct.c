@@ -15,25 +15,48 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_LINE 65536		/* a record, as the coordinator bounds it */
+#define EXCERPT 200		/* bytes of an offending line its error keeps */
+/*
+ * A build's agent that sends nothing for HANG_FLOOR_MS and HANG_TIMES
+ * times its longest sample hangs, and leaves the order: a deadline of
+ * its own sample times (before its first, the other builds'), with
+ * room for a loaded host.
+ */
+#define HANG_FLOOR_MS 10000
+#define HANG_TIMES 10
+
+/* What a build's agent may send next. */
+enum expect { EXP_SETUP, EXP_SAMPLE, EXP_DONE };
+
+/* child_line's ends other than a line. */
+enum { LINE_END = -1, LINE_LONG = -2, LINE_LATE = -3 };
 
 /* A build's agent, started by the conductor with --serve. */
 struct child {
 	char id[24];
 	pid_t pid;		/* 0 once it is gone */
-	FILE *in, *rd;		/* its requests, its records */
+	FILE *in;		/* its requests */
+	int rd;			/* its records; -1 once closed */
+	char *buf;		/* what was read of them: MAX_LINE + 1 bytes */
+	size_t len;
 	char *ok[MAX_VARIANTS];	/* its variants that passed */
 	size_t nok;
 	int ready;		/* self-tested, waiting for requests */
 	int said_error;		/* its last record was an error */
+	int said_hello;
+	long long longest_ms;	/* its longest sample, asked to relayed */
 };
 
 static struct child kids[MAX_BUILDS];
@@ -59,80 +82,351 @@ relay(size_t k, const char *line)
 	emit_relay((int)k, kids[k].id, line);
 }
 
-/* The next record line of c, its newline cut; -1 at its end or too long. */
-static int
-child_line(struct child *c, char *buf, size_t size)
+static long long
+now_ms(void)
 {
-	size_t len;
+	struct timespec t;
 
-	if (c->rd == NULL || fgets(buf, (int)size, c->rd) == NULL)
-		return -1;
-	len = strlen(buf);
-	if (len == 0 || buf[len - 1] != '\n')
-		return -1;
-	buf[len - 1] = '\0';
-	return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /*
- * Build k's agent has ended, or is ended (it broke the protocol): reap
- * it, and unless its own error record said why, say it in one for it.
+ * The next record line of c into line (MAX_LINE + 1 bytes), its newline
+ * cut: its length.  LINE_END at the end of c's records, LINE_LONG when
+ * the line is longer than MAX_LINE (line holds its start), LINE_LATE
+ * when none came by deadline (of now_ms; 0: none).
+ */
+static int
+child_line(struct child *c, char *line, long long deadline)
+{
+	struct pollfd p;
+	long long left;
+	ssize_t n;
+	size_t len;
+	char *nl;
+
+	for (;;) {
+		if ((nl = memchr(c->buf, '\n', c->len)) != NULL) {
+			len = (size_t)(nl - c->buf);
+			memcpy(line, c->buf, len);
+			line[len] = '\0';
+			c->len -= len + 1;
+			memmove(c->buf, nl + 1, c->len);
+			return (int)len;
+		}
+		if (c->len > MAX_LINE) {
+			memcpy(line, c->buf, MAX_LINE);
+			line[MAX_LINE] = '\0';
+			return LINE_LONG;
+		}
+		if (c->rd < 0)
+			return LINE_END;
+		if (deadline > 0) {
+			if ((left = deadline - now_ms()) <= 0)
+				return LINE_LATE;
+			p.fd = c->rd;
+			p.events = POLLIN;
+			n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				return LINE_LATE;
+			if (n < 0)
+				return LINE_END;
+		}
+		n = read(c->rd, c->buf + c->len, MAX_LINE + 1 - c->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return LINE_END;
+		c->len += (size_t)n;
+	}
+}
+
+/*
+ * The first EXCERPT bytes of s (len bytes) for a message, into out
+ * (4 * EXCERPT + 1 bytes): printable ASCII as it is (a backslash
+ * doubled), every other byte as \xNN, so that no terminal sees it raw.
+ */
+static void
+excerpt(const char *s, size_t len, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	size_t i, n = 0;
+	unsigned char b;
+
+	for (i = 0; i < len && i < EXCERPT; i++) {
+		b = (unsigned char)s[i];
+		if (b == '\\') {
+			out[n++] = '\\';
+			out[n++] = '\\';
+		} else if (b >= 0x20 && b < 0x7f)
+			out[n++] = (char)b;
+		else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = d[b >> 4];
+			out[n++] = d[b & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+/* Send an error record for build k: msg, as if its agent had said it. */
+static void
+say_error(size_t k, const char *msg)
+{
+	struct jsonl *rec = emit_new(PROTO_T_ERROR);
+	const char *line, *err;
+
+	jsonl_str(rec, PROTO_F_MESSAGE, msg);
+	if ((line = jsonl_finish(rec, &err)) == NULL)
+		fatal(AG_FAIL, "%s", err);
+	relay(k, line);
+	jsonl_free(rec);
+	kids[k].said_error = 1;
+}
+
+/* Reap build k's agent, stopped first when kill_it (it broke the rules). */
+static int
+reap(size_t k, int kill_it)
+{
+	struct child *c = &kids[k];
+	int status = 0;
+
+	if (c->in != NULL)
+		fclose(c->in);
+	c->in = NULL;
+	if (kill_it)
+		kill(c->pid, SIGKILL);
+	waitpid(c->pid, &status, 0);
+	if (c->rd >= 0)
+		close(c->rd);
+	c->rd = -1;
+	free(c->buf);
+	c->buf = NULL;
+	c->pid = 0;
+	c->ready = 0;
+	return status;
+}
+
+/*
+ * Build k's agent has ended, or is ended (why: it stopped taking
+ * requests or its records ended): reap it, and unless its own error
+ * record said why, say it in one for it, with how it ended.
  */
 static void
 child_gone(size_t k, const char *why)
 {
 	struct child *c = &kids[k];
 	char msg[512];
-	const char *line, *err;
-	int status = 0;
-	struct jsonl *rec;
+	int status;
 
 	if (c->pid == 0)
 		return;
-	if (c->in != NULL)
-		fclose(c->in);
-	c->in = NULL;
-	if (why != NULL)
-		kill(c->pid, SIGKILL);
-	waitpid(c->pid, &status, 0);
-	if (c->rd != NULL)
-		fclose(c->rd);
-	c->rd = NULL;
-	c->pid = 0;
-	c->ready = 0;
+	status = reap(k, why != NULL);
 	if (why == NULL || c->said_error)
 		return;
 	snprintf(msg, sizeof msg, "the agent of build %s %s (%s %d)", c->id,
 	    why, WIFSIGNALED(status) ? "signal" : "exit status",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	rec = emit_new(PROTO_T_ERROR);
-	jsonl_str(rec, PROTO_F_MESSAGE, msg);
-	if ((line = jsonl_finish(rec, &err)) == NULL)
-		fatal(AG_FAIL, "%s", err);
-	relay(k, line);
-	jsonl_free(rec);
-	c->said_error = 1;
+	say_error(k, msg);
 }
 
-/* The type of a record line (into type), and its variant and status. */
-static int
-line_type(const char *line, char *type, size_t tlen, char *variant,
-    size_t vlen, int *ok)
+/*
+ * Build k's agent broke the protocol with line (len bytes; NULL: it
+ * sent nothing in time): it is stopped and leaves the order, with an
+ * error record that says what it did and holds the line's start.
+ */
+static void
+child_bad(size_t k, const char *what, const char *line, size_t len)
 {
-	char status[16], why[128];
-	struct jsonl_field f[] = {
-		{ PROTO_F_TYPE, type, tlen, 0 },
-		{ PROTO_F_VARIANT, variant, vlen, 0 },
-		{ PROTO_F_STATUS, status, sizeof status, 0 },
-	};
+	char msg[4 * EXCERPT + 512], ex[4 * EXCERPT + 1];
 
-	if (jsonl_read(line, strlen(line), f, 3, why, sizeof why) != 0 ||
-	    f[0].found != 1)
+	if (kids[k].pid == 0)
+		return;
+	reap(k, 1);
+	if (line == NULL)
+		snprintf(msg, sizeof msg, "the agent of build %s %s, and was "
+		    "stopped", kids[k].id, what);
+	else {
+		excerpt(line, len, ex);
+		snprintf(msg, sizeof msg, "the agent of build %s %s, and was "
+		    "stopped; the line%s: \"%s\"", kids[k].id, what,
+		    len > EXCERPT ? "'s first 200 bytes" : "", ex);
+	}
+	say_error(k, msg);
+}
+
+/* Is v a variant of the conducted study that was asked for? */
+static int
+asked(const struct opts *o, const char *v)
+{
+	size_t i;
+
+	for (i = 0; registry_kernels[i].study != NULL; i++)
+		if (strcmp(registry_kernels[i].study, o->study) == 0 &&
+		    strcmp(registry_kernels[i].variant, v) == 0)
+			return variant_in_list(o->variants, v);
+	return 0;
+}
+
+/*
+ * Check line (len bytes), which build k's agent sent when exp was due
+ * (v: the variant asked for), before it is relayed: one record, of a
+ * type a build's agent sends then, of its own build and run, of a
+ * variant asked for, its self-test ending in the reference's chain; a
+ * line the coordinator would refuse fails the host, not the build.
+ * Returns 0 with its type, variant and status (*ok) copied out; else
+ * -1 with what was wrong in why.
+ */
+static int
+check_line(size_t k, const struct opts *o, const char *line, size_t len,
+    enum expect exp, const char *v, char *type, char *variant, int *ok,
+    char *why, size_t wlen)
+{
+	struct child *c = &kids[k];
+	char status[16], build[24], token[MAX_TOKEN + 1], digest[2 *
+	    KERNEL_MAX_STATE + 1], err[128], ex[4 * 16 + 1];
+	struct jsonl_field f[] = {
+		{ PROTO_F_TYPE, type, 16, 0 },
+		{ PROTO_F_VARIANT, variant, 128, 0 },
+		{ PROTO_F_STATUS, status, sizeof status, 0 },
+		{ PROTO_F_BUILD_ID, build, sizeof build, 0 },
+		{ PROTO_F_TOKEN, token, sizeof token, 0 },
+		{ PROTO_F_DIGEST, digest, sizeof digest, 0 },
+	};
+	int is_error, is_hello;
+
+	if (jsonl_read(line, len, f, 6, err, sizeof err) != 0) {
+		snprintf(why, wlen, "sent a line that is not a record (%s)",
+		    err);
 		return -1;
+	}
+	if (f[0].found != 1) {
+		snprintf(why, wlen, "sent a line that is not a record (no "
+		    "\"type\" of at most 15 bytes)");
+		return -1;
+	}
+	excerpt(type, strlen(type), ex);
+	*ok = f[2].found == 1 && strcmp(status, PROTO_V_OK) == 0;
 	if (f[1].found != 1)
 		variant[0] = '\0';
-	*ok = f[2].found == 1 && strcmp(status, PROTO_V_OK) == 0;
+	is_error = strcmp(type, PROTO_T_ERROR) == 0;
+	is_hello = strcmp(type, PROTO_T_HELLO) == 0;
+	if (strcmp(type, PROTO_T_BUILD) == 0 ||
+	    strcmp(type, PROTO_T_WINDOW) == 0 ||
+	    strcmp(type, PROTO_T_WAIT) == 0 ||
+	    strcmp(type, PROTO_T_PREFLIGHT) == 0) {
+		/* A build record would pass what follows as another's. */
+		snprintf(why, wlen, "sent a \"%s\" record, which only a "
+		    "conductor sends", ex);
+		return -1;
+	}
+	if (!is_error && (exp == EXP_SETUP ? (c->said_hello ? is_hello ||
+	    strcmp(type, PROTO_T_SAMPLE) == 0 : !is_hello) :
+	    strcmp(type, exp == EXP_SAMPLE ? PROTO_T_SAMPLE : PROTO_T_DONE)
+	    != 0)) {
+		snprintf(why, wlen, "sent a \"%s\" record where %s was due",
+		    ex, exp == EXP_SAMPLE ? "a sample record" : exp ==
+		    EXP_DONE ? "its done record" : c->said_hello ?
+		    "a setup record" : "its hello");
+		return -1;
+	}
+	if (f[3].found != 0 && (f[3].found != 1 || strcmp(build, c->id) !=
+	    0)) {
+		snprintf(why, wlen, "sent a \"%s\" record of another build",
+		    ex);
+		return -1;
+	}
+	if (is_hello && (f[4].found != 1 || strcmp(token, o->token) != 0)) {
+		snprintf(why, wlen, "sent a hello of another run (its token)");
+		return -1;
+	}
+	if (strcmp(type, PROTO_T_VARIANT) == 0 && !asked(o, variant)) {
+		excerpt(variant, strlen(variant), ex);
+		snprintf(why, wlen, "sent a variant record for \"%s\", which "
+		    "was not asked for", ex);
+		return -1;
+	}
+	if (exp == EXP_SAMPLE && !is_error && strcmp(variant, v) != 0) {
+		excerpt(variant, strlen(variant), ex);
+		snprintf(why, wlen, "sent a sample of \"%s\" when one of "
+		    "\"%s\" was asked for", ex, v);
+		return -1;
+	}
+	if (strcmp(type, PROTO_T_SELFTEST) == 0 && o->selftest_digest !=
+	    NULL && (f[5].found != 1 || strcmp(digest, o->selftest_digest)
+	    != 0)) {
+		snprintf(why, wlen, "sent a self-test chain that is not the "
+		    "reference's (%.128s)", o->selftest_digest);
+		return -1;
+	}
+	c->said_hello |= is_hello;
 	return 0;
+}
+
+/*
+ * How long build k's agent may take over a sample (or its done): ms,
+ * from its longest sample so far, or before its first from the other
+ * builds'; -1 (no limit) before any sample.
+ */
+static long long
+hang_limit(size_t k)
+{
+	long long longest = kids[k].longest_ms;
+	size_t i;
+
+	for (i = 0; longest < 0 && i < nkids; i++)
+		if (kids[i].longest_ms > longest)
+			longest = kids[i].longest_ms;
+	return longest < 0 ? -1 : HANG_FLOOR_MS + HANG_TIMES * longest;
+}
+
+/*
+ * The next line of build k's agent, checked (check_line) when exp was
+ * due, waiting at most limit ms (< 0: as long as it takes): its length,
+ * the line, its type, variant and status out; -1 when none came (the
+ * agent is then gone, and said why).
+ */
+static int
+next_record(size_t k, const struct opts *o, char *line, long long limit,
+    enum expect exp, const char *v, char *type, char *variant, int *ok)
+{
+	long long t0 = now_ms();
+	char why[256];
+	int n;
+
+	n = child_line(&kids[k], line, limit < 0 ? 0 : t0 + limit);
+	if (n == LINE_LONG) {
+		snprintf(why, sizeof why, "sent a line longer than %d bytes",
+		    MAX_LINE);
+		child_bad(k, why, line, MAX_LINE);
+		return -1;
+	}
+	if (n == LINE_LATE) {
+		snprintf(why, sizeof why, "sent nothing for %.1f s after %s "
+		    "(the deadline: %d s and %d times the longest sample, "
+		    "%.3f s)", (double)(now_ms() - t0) / 1000, exp == EXP_DONE
+		    ? "quit" : "a sample request", HANG_FLOOR_MS / 1000,
+		    HANG_TIMES, (double)(limit - HANG_FLOOR_MS) / HANG_TIMES /
+		    1000);
+		child_bad(k, why, NULL, 0);
+		return -1;
+	}
+	if (n < 0) {
+		child_gone(k, exp == EXP_SETUP ? "ended during its setup" :
+		    exp == EXP_SAMPLE ? "ended during a sample" :
+		    "ended before its done record");
+		return -1;
+	}
+	if (check_line(k, o, line, (size_t)n, exp, v, type, variant, ok, why,
+	    sizeof why) != 0) {
+		child_bad(k, why, line, (size_t)n);
+		return -1;
+	}
+	return n;
 }
 
 /*
@@ -210,21 +504,16 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	}
 	close(in[0]);
 	close(rd[1]);
+	c->rd = rd[0];
+	c->len = 0;
+	c->longest_ms = -1;
 	if ((c->in = fdopen(in[1], "w")) == NULL ||
-	    (c->rd = fdopen(rd[0], "r")) == NULL)
+	    (c->buf = malloc(MAX_LINE + 1)) == NULL ||
+	    (line = malloc(MAX_LINE + 1)) == NULL)
 		fatal(AG_FAIL, "out of memory");
-	if ((line = malloc(MAX_LINE + 2)) == NULL)
-		fatal(AG_FAIL, "out of memory");
-	for (;;) {
-		if (child_line(c, line, MAX_LINE + 2) != 0) {
-			child_gone(k, "ended during its setup");
-			break;
-		}
-		if (line_type(line, type, sizeof type, variant,
-		    sizeof variant, &ok) != 0) {
-			child_gone(k, "wrote a line that is not a record");
-			break;
-		}
+	/* Its setup takes what it takes (a RandomX dataset: minutes). */
+	while (next_record(k, o, line, -1, EXP_SETUP, NULL, type, variant,
+	    &ok) >= 0) {
 		relay(k, line);
 		if (strcmp(type, PROTO_T_VARIANT) == 0 && ok &&
 		    c->nok < MAX_VARIANTS &&
@@ -247,10 +536,11 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 
 /* Ask build k for one sample and relay its record; 1 when one came. */
 static int
-ask(size_t k, uint64_t s, size_t pos, uint64_t order, const char *v,
-    char *line)
+ask(size_t k, const struct opts *o, uint64_t s, size_t pos, uint64_t order,
+    const char *v, char *line)
 {
 	struct child *c = &kids[k];
+	long long t0 = now_ms(), limit = hang_limit(k);
 	char type[16], variant[128];
 	int ok;
 
@@ -259,16 +549,16 @@ ask(size_t k, uint64_t s, size_t pos, uint64_t order, const char *v,
 		child_gone(k, "stopped taking requests");
 		return 0;
 	}
-	if (child_line(c, line, MAX_LINE + 2) != 0 ||
-	    line_type(line, type, sizeof type, variant, sizeof variant,
-	    &ok) != 0) {
-		child_gone(k, "ended during a sample");
+	if (next_record(k, o, line, limit, EXP_SAMPLE, v, type, variant,
+	    &ok) < 0)
 		return 0;
-	}
 	relay(k, line);
-	if (strcmp(type, PROTO_T_SAMPLE) == 0)
+	if (strcmp(type, PROTO_T_SAMPLE) == 0) {
+		if (now_ms() - t0 > c->longest_ms)
+			c->longest_ms = now_ms() - t0;
 		return 1;
-	c->said_error = strcmp(type, PROTO_T_ERROR) == 0;
+	}
+	c->said_error = 1;	/* its error record */
 	child_gone(k, "sent no sample record");
 	return 0;
 }
@@ -339,7 +629,7 @@ conduct(struct opts *o, const struct study *st, const char *study)
 		for (k = g; k < n; k++)
 			cells[k].m = n - g;
 	}
-	if ((line = malloc(MAX_LINE + 2)) == NULL)
+	if ((line = malloc(MAX_LINE + 1)) == NULL)
 		fatal(AG_FAIL, "out of memory");
 	if (n > 0) {
 		if (o->lock != NULL)
@@ -363,7 +653,8 @@ conduct(struct opts *o, const struct study *st, const char *study)
 				c = &cells[c->g + (idx - c->g + s / n) % c->m];
 				k = c->k;
 				if (kids[k].ready)
-					total += (uint64_t)ask(k, s, bpos[k]++,
+					total += (uint64_t)ask(k, o, s,
+					    bpos[k]++,
 					    s * n + pos, c->v, line);
 			}
 		}
@@ -372,6 +663,8 @@ conduct(struct opts *o, const struct study *st, const char *study)
 	/* Each build's agent ends with its done record. */
 	for (k = 0; k < nkids; k++) {
 		struct child *c = &kids[k];
+		char type[16], variant[128];
+		int ok;
 
 		if (c->pid == 0)
 			continue;
@@ -379,17 +672,12 @@ conduct(struct opts *o, const struct study *st, const char *study)
 			child_gone(k, "stopped taking requests");
 			continue;
 		}
-		while (child_line(c, line, MAX_LINE + 2) == 0) {
-			char type[16], variant[128];
-			int ok;
-
+		/* Its done, or its error: either is its last record. */
+		if (next_record(k, o, line, hang_limit(k), EXP_DONE, NULL,
+		    type, variant, &ok) >= 0) {
 			relay(k, line);
-			if (line_type(line, type, sizeof type, variant,
-			    sizeof variant, &ok) == 0 &&
-			    strcmp(type, PROTO_T_DONE) == 0)
-				break;
+			child_gone(k, NULL);
 		}
-		child_gone(k, NULL);
 	}
 	free(line);
 	for (k = 0; k < nkids; k++)

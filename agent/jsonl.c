@@ -322,6 +322,10 @@ string(struct rd *r, char *out, size_t size, int *fit)
 				return bad(r, "invalid escape");
 			}
 		}
+		/* As the coordinator: agent text reaches terminals. */
+		if (c < 0x20 || c == 0x7f)
+			return bad(r, "control character 0x%02x in a string",
+			    c);
 		/* An escape's code point as UTF-8; the line's bytes as they are. */
 		if (raw || c < 0x80)
 			u[0] = (char)c, ul = 1;

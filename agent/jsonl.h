@@ -64,7 +64,9 @@ struct jsonl_field {
 
 /*
  * Read line (len bytes, no newline): 0 when it is exactly one JSON object
- * (RFC 8259, nested at most JSONL_DEPTH deep, no NUL bytes), its fields'
+ * (RFC 8259, nested at most JSONL_DEPTH deep, no NUL bytes, no control
+ * character in a string, escaped or not: the coordinator refuses those
+ * too), its fields'
  * strings named in want[0..n-1] copied out; -1 otherwise, with the first
  * problem and its byte offset in why.  Values of other keys, and of these
  * keys when they are not strings, are only checked.

@@ -37,6 +37,7 @@ opts_usage(FILE *f)
 	    "                     [--require-quiet] [--serve]\n"
 	    "                     [--openssl-cap-clear NAME[,NAME]]\n"
 	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
+	    "                     [--selftest-digest HEX]\n"
 	    "                     [the options above but --max-cv]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
@@ -193,6 +194,15 @@ parse_one(int c, struct opts *o, char *err, size_t len)
 		else
 			o->builds[o->nbuilds++] = optarg;
 		break;
+	case 'D':
+		if (*optarg == '\0' || strlen(optarg) > 2 * KERNEL_MAX_STATE ||
+		    strspn(optarg, "0123456789abcdef") != strlen(optarg))
+			rc = bad(err, len, "invalid --selftest-digest: expected "
+			    "1 to %d lowercase hex digits",
+			    2 * KERNEL_MAX_STATE);
+		else
+			o->selftest_digest = optarg;
+		break;
 	case 'X':
 		if (*optarg == '\0' || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		    "0123456789_,") != strlen(optarg))
@@ -225,6 +235,8 @@ check_together(const struct opts *o, char *err, size_t len)
 		    "other");
 	if ((o->nbuilds > 0) != o->conduct)
 		return bad(err, len, "--conduct and --build go together");
+	if (o->selftest_digest != NULL && !o->conduct)
+		return bad(err, len, "--selftest-digest needs --conduct");
 	if ((o->serve || o->conduct) && o->max_cv > 0)
 		return bad(err, len, "--max-cv needs the plain agent: adaptive "
 		    "rounds are not in an order fixed in advance");
@@ -265,6 +277,7 @@ opts_parse(int argc, char **argv, struct opts *o, char *err, size_t len)
 		{ "serve", no_argument, NULL, 'V' },
 		{ "conduct", no_argument, NULL, 'C' },
 		{ "build", required_argument, NULL, 'B' },
+		{ "selftest-digest", required_argument, NULL, 'D' },
 		{ "openssl-cap-clear", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },

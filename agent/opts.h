@@ -47,6 +47,8 @@ struct opts {
 	const char *openssl_cap_clear;
 	const char *builds[MAX_BUILDS];	/* --build ID:SHA256:PATH */
 	size_t nbuilds;
+	/* --selftest-digest: the reference's self-test chain (conductor) */
+	const char *selftest_digest;
 	uint64_t order;		/* next place in the host's whole order */
 	uint8_t seed[KERNEL_MAX_STATE];
 	size_t seed_len;

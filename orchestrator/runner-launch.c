@@ -340,8 +340,11 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	}
 	if (s->kids == NULL)
 		rcmd_raw(&cmd, " --build-id %lld", (long long)b->build_id);
-	else
-		rcmd_raw(&cmd, " --conduct");
+	else {
+		/* Each build's self-test is checked before it joins the order. */
+		rcmd_raw(&cmd, " --conduct --selftest-digest");
+		rcmd_arg(&cmd, p->ref_selftest);
+	}
 	for (i = 0; i < s->nkids; i++) {
 		const struct build_result *k = s->kids[i]->build;
 

@@ -260,6 +260,10 @@ test_jsonl_read(void **state)
 		{ "{\"a\":\"\\ud800\"}", "lone surrogate at byte 12" },
 		{ "{\"a\":\"\\q\"}", "invalid escape at byte 7" },
 		{ "{\"a\":\"\\u0000\"}", "NUL in a string at byte 12" },
+		{ "{\"a\":\"\\u001b[31m\"}", "control character 0x1b in a "
+		    "string at byte 12" },
+		{ "{\"a\":\"x\x7f\"}", "control character 0x7f in a string at "
+		    "byte 8" },
 		{ "{\"a\":01}", "expected ',' or '}' at byte 6" },
 		{ "{\"a\":1.}", "invalid number at byte 5" },
 		{ "{\"a\":tru}", "invalid value at byte 5" },
