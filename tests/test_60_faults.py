@@ -694,3 +694,108 @@ def test_clock_jumps(tmp_path, hosts, clock, jump):
         out = subprocess.run([str(SEQORCH), "windows", "--db", str(db)],
                              capture_output=True, text=True).stdout
         assert "never closed" not in out and "drift: the agent stopped" in out
+
+
+# Issue 29, items 5 and 6: one build's agent of a conducted host
+# misbehaves, the other's is the session's healthy build.  The wrapper
+# (built once for the module, its fault read from `mode` at each run)
+# acts on its agent's records in --serve: at its second sample, or on its
+# self-test.
+CONDUCTED_STEPS, CONDUCTED_SAMPLES = 2000, 3
+MISBEHAVE = r'''case " $* " in *" --serve "*) ;; *) exec "$0.real" "$@" ;; esac
+mode=$(cat "%(dir)s/mode")
+"$0.real" "$@" | while IFS= read -r l; do
+    case $l in
+    *'"type":"selftest"'*) [ "$mode" = selftest ] &&
+        l=$(printf '%%s\n' "$l" | sed 's/"digest":"[0-9a-f]*"/"digest":"00"/') ;;
+    *'"type":"sample"'*) n=$((${n:-0} + 1))
+        [ $n = 2 ] && case $mode in
+        garbage) l=$(printf 'not a record \033[31mred\001 \\ end') ;;
+        long) l=$(head -c 70000 /dev/zero | tr '\0' x) ;;
+        type) l='{"type":"bogus"}' ;;
+        build) printf '%%s\n' '{"type":"build","build_id":""}' ;;
+        hang) while [ ! -e "%(dir)s/go" ]; do sleep 0.1; done ;;
+        esac ;;
+    esac
+    printf '%%s\n' "$l"
+done'''
+
+
+@pytest.fixture(scope="module")
+def conducted(tmp_path_factory, agent_build):
+    """(directory of mode and go, workdir, the misbehaving cc)."""
+    d = tmp_path_factory.mktemp("conducted")
+    cc = d / "cc"
+    cc.write_text(FAKE_CC % (MISBEHAVE % {"dir": d}))
+    cc.chmod(0o755)
+    workdir = seed_build(d / "work", agent_build)
+    yield d, workdir, cc
+    (d / "go").touch()      # a hung wrapper's loop ends
+
+
+@pytest.mark.parametrize("mode, what", [
+    ("garbage", 'sent a line that is not a record (not a JSON object at '
+     'byte 0), and was stopped; the line: "not a record \\x1b[31mred\\x01 '
+     '\\\\ end"'),
+    ("long", "sent a line longer than 65536 bytes, and was stopped; the "
+     "line's first 200 bytes: \"" + "x" * 200 + '"'),
+    ("type", 'sent a "bogus" record where a sample record was due, and '
+     'was stopped; the line: "{"type":"bogus"}"'),
+    ("build", 'sent a "build" record, which only a conductor sends, and '
+     'was stopped; the line: "{"type":"build","build_id":""}"'),
+    ("selftest", "sent a self-test chain that is not the reference's ("),
+    ("hang", "sent nothing for 1"),
+], ids=lambda x: x if " " not in x else "")
+def test_a_bad_build_agent_fails_only_its_build(tmp_path, conducted, mode,
+                                                what):
+    d, workdir, cc = conducted
+    (d / "mode").write_text(mode + "\n")
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\ncc = ["cc", "{cc}"]\n')
+    db = tmp_path / "results.db"
+    try:
+        r = subprocess.run(RUN[:-2] + [
+            "--steps", str(CONDUCTED_STEPS), "--samples",
+            str(CONDUCTED_SAMPLES), "--db", str(db)], cwd=tmp_path,
+            capture_output=True, text=True, timeout=900)
+    finally:
+        if mode == "hang":
+            (d / "go").touch()
+    (d / "go").unlink(missing_ok=True)
+    assert r.returncode == 1, r.stderr
+    assert "run 1 partial" in r.stderr, r.stderr
+    assert q(db, "SELECT status FROM runs") == [("partial",)]
+    (good,), = q(db, "SELECT id FROM builds WHERE compiler = 'cc'")
+    (bad,), = q(db, "SELECT id FROM builds WHERE compiler = ?", str(cc))
+    # The healthy build measured every cell, each with the right chain.
+    rows = q(db, "SELECT variant, sample_index, digest, valid FROM samples "
+             "WHERE build_id = ?", good)
+    assert sorted((v, i) for v, i, *_ in rows) == sorted(
+        (v, i) for v in VARIANTS for i in range(CONDUCTED_SAMPLES))
+    assert {(dg, ok) for *_, dg, ok in rows} == {
+        (sha3_chain(CONDUCTED_STEPS), 1)}
+    # The bad build: what came before its fault, nothing after.
+    n = 0 if mode == "selftest" else 1
+    assert q(db, "SELECT count(*), count(DISTINCT digest) FROM samples "
+             "WHERE build_id = ?", bad) == [(n, n)]
+    said = f"agent ({cc}): the agent of build {bad} {what}"
+    (error,), = q(db, "SELECT error FROM run_hosts")
+    assert error.startswith(said) and error.endswith(
+        "(the other builds went on)"), error
+    # Said when it happened, the other build still measuring; then as
+    # the host's error.
+    events = [m for m, in q(db, "SELECT message FROM events WHERE level "
+                            "= 'error' ORDER BY id")]
+    assert len(events) == 2 and events[1] == error, events
+    event = events[0]
+    assert event.startswith(said), event
+    assert said in r.stderr, r.stderr
+    if mode == "hang":
+        assert re.fullmatch(
+            r".* sent nothing for 1\d\.\d s after a sample request \(the "
+            r"deadline: 10 s and 10 times the longest sample, \d\.\d{3} s\), "
+            r"and was stopped", event), event
+    assert "\x1b" not in r.stderr and "signal 9" not in error
+    assert q(db, "PRAGMA integrity_check") == [("ok",)]
+    assert not agent_pids(workdir)
