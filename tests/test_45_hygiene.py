@@ -189,6 +189,30 @@ def test_running_agent_and_throttling_are_noisy(tree):
     assert "load 14.20 on 20 cpus" in rec["reasons"]
 
 
+def test_own_build_agents_are_not_others(tree):
+    """Issue 29, item 7: a conductor's build agents (its children) wait
+    for its requests; they are not "another seqorch-agent".  The shell
+    writes a running agent whose parent is its own pid, then becomes the
+    agent (exec keeps the pid)."""
+    root = tree("hybrid-adl")
+    (root / "proc/4243").mkdir()
+    (root / "proc/4243/comm").write_text("seqorch-agent\n")
+    stat = root / "proc/4243/stat"
+    line = (root / "proc/4242/stat").read_text().replace(
+        "4242 (seqorch-agent) S 4200", "4243 (seqorch-agent) R $$")
+    p = subprocess.run(
+        ["sh", "-c", f'echo "{line.strip()}" > "$0" && exec "$@"', stat,
+         AGENT, "--preflight", "--cpu", "3"], capture_output=True,
+        text=True, timeout=120, env={**os.environ,
+                                     "SEQORCH_SYSFS_ROOT": str(root)})
+    assert p.returncode == 0, p.stderr
+    rec, = [json.loads(x) for x in p.stdout.splitlines()]
+    assert stat.read_text().split()[3].isdigit()    # the agent's pid
+    assert not any("4243" in x for x in rec["reasons"] + rec["notes"]), rec
+    # Another agent is still seen.
+    assert "another seqorch-agent waits (pid 4242, state S)" in rec["notes"]
+
+
 def test_unreadable_tree_is_notes_not_guesses(tmp_path):
     rc, recs, err = agent("--preflight", "--cpu", "auto", root=tmp_path)
     assert rc == 0, err
