@@ -66,7 +66,7 @@ DEBS_TEST = build-essential sqlite3 libcmocka-dev python3 python3-pytest \
 	clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
-	librandomx-dev faketime
+	librandomx-dev faketime hyperfine
 # The Mach-O checks of tests/test_27_apple.py: llvm-objdump, lld's ld64.
 DEBS_APPLE = llvm lld
 DEBS = $(DEBS_RUN) $(DEBS_TEST) $(DEBS_APPLE)
@@ -334,8 +334,10 @@ UNIT_bundle = bundle-io strbuf util
 UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
-UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit
+UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit \
+	agent-macfacts
 MOD_agent-opts = build/agent/opts.c.o
+MOD_agent-macfacts = build/agent/macfacts.c.o
 MOD_agent-jsonl = build/agent/jsonl.c.o
 MOD_agent-sha256 = build/agent/sha256.c.o
 MOD_agent-emit = build/agent/emit.c.o
