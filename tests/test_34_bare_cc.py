@@ -134,7 +134,7 @@ def test_a_native_the_compiler_does_not_know_is_recorded_and_warned(
     assert native == "-march=x86-64 -mtune=generic"
     compiled = dict(ln.split("=", 1) for ln in extra.splitlines()
                     if ln.startswith("compiled_for."))
-    assert compiled["mul32/c"] == "-march=x86-64", compiled
+    assert compiled["compiled_for.mul32/c"] == "-march=x86-64", compiled
     assert set(compiled.values()) == {"-march=x86-64"}, compiled
     want = (f'build {bid}: native resolved to generic (-march=x86-64 '
             f'-mtune=generic): compiler "{cc}" does not know this cpu, so '
