@@ -440,7 +440,7 @@ def test_native_resolved_to_generic_is_recorded_and_warned(fleet):
              "this cpu, so the build is not tuned for it",)
             for bid, _, _ in got]
     assert rows(db, "SELECT message FROM events WHERE host = 'nossl' AND "
-                "level = 'warning' AND message LIKE '%native%' ORDER BY "
+                "level = 'warning' AND message LIKE 'build %: native %' ORDER BY "
                 "id") == want
     (run,), = rows(db, "SELECT DISTINCT run_id FROM samples WHERE host = "
                    "'nossl' AND study = 'sha3'")
