@@ -8,8 +8,7 @@
 # CACHE/rootfs   a Debian bookworm arm64 root filesystem (mmdebstrap, from
 #                the mirrors apt is configured with here) holding what the
 #                agent needs to build on a host: a C compiler, libc, the
-#                OpenSSL headers (optional: tests/arm64.py's overlays can
-#                remove them), objdump, openssl; no cJSON (issue 33)
+#                cJSON and OpenSSL headers, objdump, openssl
 # CACHE/qemu-aarch64-cpu-max   a small static program that runs
 #                qemu-aarch64-static -cpu max, so that the emulated CPU has
 #                SHA3, SHA512, SVE and SVE2 (BITPERM), as a Graviton does
@@ -36,7 +35,7 @@ entry=seqorch-aarch64
 # What the agent's build and the coordinator's probes run on a host
 # (agent/build.sh, orchestrator/remote-scripts.c); util-linux (lscpu),
 # coreutils and mawk come with the base system.
-packages=gcc,libc6-dev,libssl-dev,openssl,binutils,procps
+packages=gcc,libc6-dev,libcjson-dev,libssl-dev,openssl,binutils,procps
 
 die() {
 	echo "build-host.sh: $*" >&2
