@@ -599,6 +599,18 @@ def test_compare(site):
     assert g["ratio"] == pytest.approx(math.exp(sum(logs) / len(logs)),
                                        rel=1e-12)
     assert g["cells"] == len(c1)
+    # CSV (issue 32 item 17): the JSON's cells, row for row.
+    rows = list(csv.DictReader(io.StringIO(
+        sq(site, "compare", 1, 2, "--format", "csv").stdout)))
+    assert [(r["variant"], r["host"], r["verdict"]) for r in rows] == \
+        [(c["variant"], c["host"], c["verdict"]) for c in out["cells"]]
+    for r, cell in zip(rows, out["cells"]):
+        assert (r["study"], r["baseline_run"], r["new_run"]) == \
+            ("sha3", "1", "2")
+        assert float(r["ratio"]) == pytest.approx(cell["ratio"], abs=1e-5)
+        assert float(r["baseline_median_per_s"]) == pytest.approx(
+            c1[(r["variant"], r["host"])]["median"], abs=0.05)
+        assert r["reason"] == ""
     text = sq(site, "compare", "--baseline", 1).stdout
     assert "run 1 (baseline) -> run 2" in text
     for (v, h), c in c1.items():
@@ -641,9 +653,16 @@ def test_compare_gate_and_refusal(site, tmp_path):
     # Nothing compared is a failure, gate or not (issue 32 item 17).
     assert p.returncode == 1, p.stderr
     text = p.stdout
-    assert text.count(f"refused: steps differ ({2 * STEPS}, {STEPS})") == \
-        len(out["cells"])
+    # One line for the runs' mismatch, values baseline first as in the
+    # table (issue 32 item 17), not one per cell.
+    assert f"refused, all {len(out['cells'])} cells of both runs: steps " \
+        f"differ ({STEPS}, {2 * STEPS})\n" in text
+    assert text.count("steps differ") == 1 and "variant" not in text
     assert "geometric mean: no cell could be compared" in text
+    doc = json.loads(sq(tmp_path, "compare", 1, 2, "--format", "json",
+                        check=False).stdout)
+    assert doc["refused"] == f"steps differ ({STEPS}, {2 * STEPS})"
+    assert all(c["refused"] == doc["refused"] for c in doc["cells"])
     p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "0", check=False)
     assert p.returncode == 2 and "invalid --fail-slower" in p.stderr
 
