@@ -394,7 +394,7 @@ report_builds_json_sections(const struct rrun *r, cJSON *o)
 	a = cJSON_AddArrayToObject(x, "names");
 	for (k = 0; k < r->nphase_names; k++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(r->phase_names[k]));
-	a = cJSON_AddArrayToObject(x, "rows");
+	a = cJSON_AddArrayToObject(x, "cells");
 	for (i = 0; i < r->nphases; i++) {
 		const struct rphases *p = &r->phases[i];
 		cJSON *e = cJSON_CreateObject();

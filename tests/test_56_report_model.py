@@ -104,8 +104,8 @@ def test_phase_names_are_discovered(db):
     run = json.loads(report(db, "json"))["runs"][0]
     ph = run["phases"]
     assert ph["names"] == ["setup", "crunch", "other"]
-    assert len(ph["rows"]) == len(SAMPLES)
-    for row in ph["rows"]:
+    assert len(ph["cells"]) == len(SAMPLES)
+    for row in ph["cells"]:
         nss = SAMPLES[(row["build_id"], row["targeting"], row["variant"])]
         assert row["n"] == 3 and row["total_ns"] == sum(nss)
         for name, f in PHASES:

@@ -253,7 +253,7 @@ render(int64_t run_id, const char *study, int explore,
     const struct report_renderer *format, int *ret, struct so_err *err)
 {
 	struct report_opts o = { run_id, study, explore, format,
-	    "results.db", NULL, 0 };
+	    "results.db", NULL, 0, 0 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -538,7 +538,7 @@ test_errors(void **state)
 static void
 test_empty_db(void **state)
 {
-	struct report_opts o = { 0, NULL, 0, NULL, "empty.db", NULL, 0 };
+	struct report_opts o = { 0, NULL, 0, NULL, "empty.db", NULL, 0, 0 };
 	struct so_err err;
 	struct db *empty;
 	char *path = xasprintf("%s/empty.db", tmpdir);
@@ -597,8 +597,8 @@ test_json(void **state)
 	assert_string_equal(at(ratio, "slower")->valuestring, "genoa");
 	assert_true(fabs(at(ratio, "ratio")->valuedouble - 1.689189) < 1e-5);
 
-	/* Rows come sorted by variant, host, build: genoa openssl-evp. */
-	row = cJSON_GetArrayItem(at(run, "rows"), 5);
+	/* Cells come sorted by variant, host, build: genoa openssl-evp. */
+	row = cJSON_GetArrayItem(at(run, "cells"), 5);
 	assert_string_equal(at(row, "variant")->valuestring, "openssl-evp");
 	assert_string_equal(at(row, "host")->valuestring, "genoa");
 	assert_int_equal(at(row, "n")->valuedouble, 2);
@@ -649,7 +649,7 @@ test_agrees_with_summary_view(void **state)
 		assert_int_equal(ret, 0);
 		root = cJSON_Parse(out);
 		run = cJSON_GetArrayItem(at(root, "runs"), 0);
-		cJSON_ArrayForEach(row, at(run, "rows")) {
+		cJSON_ArrayForEach(row, at(run, "cells")) {
 			sqlite3_reset(st);
 			sqlite3_bind_int64(st, 1, id);
 			sqlite3_bind_text(st, 2, at(row, "host")->valuestring,
@@ -910,7 +910,7 @@ test_sample_clocks(void **state)
 	root = cJSON_Parse(out);
 	assert_non_null(root);
 	row = cJSON_GetArrayItem(at(cJSON_GetArrayItem(at(root, "runs"), 0),
-	    "rows"), 0);
+	    "cells"), 0);
 	assert_true(close_to(at(row, "cycles_per_step")->valuedouble, 2100));
 	assert_true(close_to(at(row, "clock_mhz")->valuedouble, 2100));
 	assert_string_equal(at(row, "clock_source")->valuestring, "samples");
