@@ -335,8 +335,10 @@ UNIT_bundle = bundle-io strbuf util
 UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
-UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit
+UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit \
+	agent-macfacts
 MOD_agent-opts = build/agent/opts.c.o
+MOD_agent-macfacts = build/agent/macfacts.c.o
 MOD_agent-jsonl = build/agent/jsonl.c.o
 MOD_agent-sha256 = build/agent/sha256.c.o
 MOD_agent-emit = build/agent/emit.c.o

@@ -75,8 +75,8 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 			key = optarg;
 			break;
 		case 'f':
-			if (report_opt_format(optarg, formats, sizeof *formats,
-			    &found) != 0)
+			if (report_opt_choice("--format", optarg, formats,
+			    sizeof *formats, &found) != 0)
 				return EXIT_USAGE;
 			format = found;
 			break;

@@ -885,9 +885,17 @@ group_phases(struct rrun *r, const struct phase_sums *a)
 		}
 	}
 	/* Named without the prefix every phase metric has. */
-	for (k = 0; k < r->nphase_names; k++)
+	for (k = 0; k < r->nphase_names; k++) {
 		memmove(r->phase_names[k], r->phase_names[k] + 6,
 		    strlen(r->phase_names[k] + 6) + 1);
+		if (strcmp(r->phase_names[k], "jit_write_protect") == 0)
+			r->phase_note = "jit_write_protect (macOS: "
+			    "pthread_jit_write_protect_np, a thread's switch) "
+			    "and mprotect (Linux: two mprotect calls a "
+			    "program) are RandomX's W^X step made by "
+			    "different OS calls: their shares do not compare "
+			    "across OSes";
+	}
 	free(kept);
 }
 

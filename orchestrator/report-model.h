@@ -313,6 +313,9 @@ struct rrun {
 	size_t		 nphase_names;
 	struct rphases	*phases;
 	size_t		 nphases;
+	/* Why some phase shares do not compare across hosts, or NULL
+	 * (static). */
+	const char	*phase_note;
 	/* --reference: the published figure for this study, or why not. */
 	int		 has_ref;
 	struct figure ref;

@@ -599,6 +599,18 @@ def test_compare(site):
     assert g["ratio"] == pytest.approx(math.exp(sum(logs) / len(logs)),
                                        rel=1e-12)
     assert g["cells"] == len(c1)
+    # CSV (issue 32 item 17): the JSON's cells, row for row.
+    rows = list(csv.DictReader(io.StringIO(
+        sq(site, "compare", 1, 2, "--format", "csv").stdout)))
+    assert [(r["variant"], r["host"], r["verdict"]) for r in rows] == \
+        [(c["variant"], c["host"], c["verdict"]) for c in out["cells"]]
+    for r, cell in zip(rows, out["cells"]):
+        assert (r["study"], r["baseline_run"], r["new_run"]) == \
+            ("sha3", "1", "2")
+        assert float(r["ratio"]) == pytest.approx(cell["ratio"], abs=1e-5)
+        assert float(r["baseline_median_per_s"]) == pytest.approx(
+            c1[(r["variant"], r["host"])]["median"], abs=0.05)
+        assert r["reason"] == ""
     text = sq(site, "compare", "--baseline", 1).stdout
     assert "run 1 (baseline) -> run 2" in text
     for (v, h), c in c1.items():
@@ -641,9 +653,16 @@ def test_compare_gate_and_refusal(site, tmp_path):
     # Nothing compared is a failure, gate or not (issue 32 item 17).
     assert p.returncode == 1, p.stderr
     text = p.stdout
-    assert text.count(f"refused: steps differ ({2 * STEPS}, {STEPS})") == \
-        len(out["cells"])
+    # One line for the runs' mismatch, values baseline first as in the
+    # table (issue 32 item 17), not one per cell.
+    assert f"refused, all {len(out['cells'])} cells of both runs: steps " \
+        f"differ ({STEPS}, {2 * STEPS})\n" in text
+    assert text.count("steps differ") == 1 and "variant" not in text
     assert "geometric mean: no cell could be compared" in text
+    doc = json.loads(sq(tmp_path, "compare", 1, 2, "--format", "json",
+                        check=False).stdout)
+    assert doc["refused"] == f"steps differ ({STEPS}, {2 * STEPS})"
+    assert all(c["refused"] == doc["refused"] for c in doc["cells"])
     p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "0", check=False)
     assert p.returncode == 2 and "invalid --fail-slower" in p.stderr
 
@@ -753,10 +772,13 @@ def test_phase_shares_and_build_rates_of_one_run(site, tmp_path):
     for run, fs in shares.items():
         out = sq(d, "report", "--run", run).stdout
         assert "phase shares of hashing time" in out, out
-        want = "".join(f" {100 * f:6.2f}%" for f in fs) + f" {100:6.2f}%"
+        # Each column as wide as its name (mprotect: 8).
+        want = "".join(f" {100 * f:{max(7, len(n) - 6) - 1}.2f}%"
+                       for n, f in zip(names, fs)) + f" {100:6.2f}%"
         lines = re.findall(r"^  \S+\s+\d+ (?:native|-)\s+\S+\s+\d+"
                            r"(?: +\d+\.\d\d%){6}$", out, re.M)
         assert len(lines) == len(HOSTS) * len(VARIANTS), out
+        assert "do not compare across OSes" not in out
         for ln in lines:
             assert ln.endswith(want), out
             assert re.match(r"  \S+\s+\d+ (native|-)\s+\S+\s+3 ", ln), ln
@@ -765,3 +787,47 @@ def test_phase_shares_and_build_rates_of_one_run(site, tmp_path):
     for host, build in builds.items():
         assert re.search(rf"^  {host}\s+{build} \S+\s+native\s+c-fused\s+"
                          rf"{SAMPLES} ", out, re.M), out
+
+
+def test_jit_phase_of_macos_does_not_compare(site, tmp_path):
+    """RandomX's W^X step is pthread_jit_write_protect_np on macOS and
+    mprotect on Linux: the m4 host's agent names its phase
+    jit_write_protect, and the report says those shares do not compare
+    across OSes, in text, JSON and Markdown."""
+    metrics = [f"INSERT INTO sample_metrics SELECT id, '{n}', ns * {f}"
+               f" FROM samples WHERE run_id = 1 AND valid = 1"
+               f" AND host {'=' if mac else '<>'} 'm4'"
+               for mac in (True, False)
+               for n, f in (("phase_execute", 0.7), ("phase_other", 0.2),
+                            ("phase_jit_write_protect" if mac else
+                             "phase_mprotect", 0.1))]
+    d = modified(site, tmp_path, *metrics)
+    out = sq(d, "report", "--run", 1).stdout
+    head = re.search(r"^  host .* execute (jit_write_protect mprotect|"
+                     r"mprotect jit_write_protect) +other +total$", out,
+                     re.M)
+    assert head, out
+    note = ("jit_write_protect (macOS: pthread_jit_write_protect_np, a "
+            "thread's switch) and mprotect (Linux: two mprotect calls a "
+            "program) are RandomX's W^X step made by different OS calls: "
+            "their shares do not compare across OSes")
+    assert f"  note: {note}\n" in out, out
+    # Each share under its name: the columns are as wide as the names.
+    cols = [m.end() for m in re.finditer(r"\S+", head.group(0))][-5:]
+    for row in re.findall(r"^  (?:genoa|graviton|m4) .*%$", out, re.M):
+        assert [row[c - 1] for c in cols] == ["%"] * 5, (head, row)
+    phases = json.loads(sq(d, "report", "--run", 1, "--format",
+                           "json").stdout)["runs"][0]["phases"]
+    assert phases["note"] == note
+    assert len(phases["cells"]) == len(HOSTS) * len(VARIANTS)
+    for row in phases["cells"]:
+        mac = row["host"] == "m4"
+        assert row["share"]["jit_write_protect"] == \
+            pytest.approx(0.1 if mac else 0, abs=1e-6)
+        assert row["share"]["mprotect"] == \
+            pytest.approx(0 if mac else 0.1, abs=1e-6)
+    md = sq(d, "report", "--run", 1, "--format", "markdown").stdout
+    assert "their shares do not compare across OSes" in md
+    phases = json.loads(sq(site, "report", "--run", 1, "--format",
+                           "json").stdout)["runs"][0]["phases"]
+    assert phases["note"] is None

@@ -140,7 +140,7 @@ def renderers(cmd):
 
 def test_completion_offers_each_command_its_renderers():
     """The --format words of each entry are its renderer table: compare
-    has no csv or html, report has all five."""
+    has no html, report has all five."""
     for cmd in ("report", "compare"):
         assert complete(None, "seqorch", cmd, "--format", "",
                         ordered=True) == renderers(cmd), cmd
@@ -148,7 +148,7 @@ def test_completion_offers_each_command_its_renderers():
                     ordered=True) == [
         "text", "markdown", "csv", "json", "html"]
     assert complete(None, "seqorch", "compare", "--format", "",
-                    ordered=True) == ["text", "markdown", "json"]
+                    ordered=True) == ["text", "markdown", "json", "csv"]
     assert complete(None, "seqorch", "report", "--format", "m") == ["markdown"]
 
 

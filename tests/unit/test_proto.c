@@ -245,16 +245,16 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 9);
-	snprintf(line, sizeof line, hello, 9);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 10);
+	snprintf(line, sizeof line, hello, 10);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 8);
-	rejected(line, "agent speaks protocol 8, this seqorch speaks 9");
+	snprintf(line, sizeof line, hello, 9);
+	rejected(line, "agent speaks protocol 9, this seqorch speaks 10");
 }
 
-/* Version 9: msg_len, with --msg-len only; absent is the own chain (0). */
+/* Version 10: msg_len, with --msg-len only; absent is the own chain (0). */
 static void
 test_sample_msg_len(void **state)
 {
