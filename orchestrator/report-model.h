@@ -61,6 +61,12 @@ struct rrow {
 	int64_t		 build_id;
 	const char	*compiler;	/* the build's, NULL if it has no row */
 	char		*label;		/* compiler, made unique per host */
+	/*
+	 * Why the rate is not the variant's code's: built by another
+	 * compiler than its `compiler` file names (arm-scalar by gcc, not
+	 * clang), or NULL.
+	 */
+	char		*note;
 	int64_t		 n;		/* valid samples */
 	int64_t		 invalid;	/* samples with valid = 0 */
 	double		 median, min, max;	/* over valid samples */
