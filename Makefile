@@ -66,7 +66,7 @@ DEBS_TEST = build-essential sqlite3 libcmocka-dev python3 python3-pytest \
 	clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
-	librandomx-dev faketime
+	librandomx-dev faketime hyperfine
 # The Mach-O checks of tests/test_27_apple.py: llvm-objdump, lld's ld64.
 DEBS_APPLE = llvm lld
 DEBS = $(DEBS_RUN) $(DEBS_TEST) $(DEBS_APPLE)
@@ -186,7 +186,8 @@ build/kernels/%.S.o: kernels/%.S
 # in the same run.  The tables' own rules only write a missing one.
 REGISTRY_INPUTS = kernels/registry.sh kernels/studies.txt kernels/groups.txt kernels/ \
 	$(wildcard kernels/*/ kernels/*/*/ kernels/*/targetings \
-	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs)
+	kernels/*/artifacts kernels/*/*/arch kernels/*/*/flags kernels/*/*/libs \
+	kernels/*/*/compiler)
 GEN_TABLE = @mkdir -p build && $(REGISTRY) $(2) > $(1).tmp && \
 	{ cmp -s $(1).tmp $(1) && rm -f $(1).tmp || mv $(1).tmp $(1); }
 ifneq ($(BUILDING),)
@@ -334,8 +335,10 @@ UNIT_bundle = bundle-io strbuf util
 UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
-UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit
+UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit \
+	agent-macfacts
 MOD_agent-opts = build/agent/opts.c.o
+MOD_agent-macfacts = build/agent/macfacts.c.o
 MOD_agent-jsonl = build/agent/jsonl.c.o
 MOD_agent-sha256 = build/agent/sha256.c.o
 MOD_agent-emit = build/agent/emit.c.o
@@ -414,11 +417,11 @@ sanitize: all
 
 # libFuzzer (clang) targets, built in build-fuzz/ with ASan and UBSan: the
 # agent-record parser, the hosts.toml front end, the agent's option parser,
-# rows.json import (a bundle's rows checked and imported) and a .tar
-# bundle's archive read back.  Each runs FUZZ_SECONDS from its seed corpus
-# in tests/fuzz/ (new inputs go to build-fuzz/corpus-*, never into the
-# tree).  A crash leaves
-# build-fuzz/crash-* and fails the target.
+# the agent's JSON-lines reader (and its writer, read back), rows.json
+# import (a bundle's rows checked and imported) and a .tar bundle's archive
+# read back.  Each runs FUZZ_SECONDS from its seed corpus in tests/fuzz/
+# (new inputs go to build-fuzz/corpus-*, never into the tree).  A crash
+# leaves build-fuzz/crash-* and fails the target.
 FUZZ_CC = clang
 FUZZ_CXX = clang++
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
@@ -426,7 +429,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	-Iorchestrator -Ikernels -Iagent
 FUZZ_LINK = -fsanitize=fuzzer,address,undefined
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = proto config agent_opts rows tar
+FUZZ_TARGETS = proto config agent_opts jsonl rows tar
 
 build-fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c orchestrator/proto.c \
 	orchestrator/util.c
@@ -460,6 +463,12 @@ build-fuzz/fuzz_agent_opts: tests/fuzz/fuzz_agent_opts.c agent/opts.c \
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_agent_opts.c \
 	  agent/opts.c
+
+# The agent's JSON-lines reader and writer are agent/jsonl.c alone.
+build-fuzz/fuzz_jsonl: tests/fuzz/fuzz_jsonl.c agent/jsonl.c agent/jsonl.h
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ tests/fuzz/fuzz_jsonl.c \
+	  agent/jsonl.c -lm
 
 # rows.json import is the storage layer (db.c and its parts) with what it
 # links, as UNIT_window lists, on a real SQLite file.

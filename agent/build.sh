@@ -81,17 +81,45 @@ native)
 	;;
 esac
 
-# What -march=native / -mcpu=native resolved to, where the compiler says.
-native=
+# What the compiler makes of flags $1: gcc's -Q --help=target (every
+# target option's value), else clang's cc1 line (-target-cpu and its
+# -target-feature words), one a line.
+target_options() {
+	# shellcheck disable=SC2086
+	o=$($cc $1 -Q --help=target 2>/dev/null) && [ -n "$o" ] ||
+	    o=$($cc $1 -### -c -x c /dev/null 2>&1 | tr ' ' '\n' | awk 'p {
+		gsub(/"/, ""); print; p = 0 } /^"-target-(cpu|feature)"$/ { p = 1 }')
+	printf '%s\n' "$o"
+}
+
+# What -march=native / -mcpu=native / -mtune=native resolved to, where the
+# compiler says: $native as "-march=A -mcpu=C -mtune=T" (gcc) or the CPU
+# (clang), and each in res_march, res_mcpu, res_mtune.  A compiler that
+# does not know the CPU (gcc 12 on a Neoverse V2) resolves native to its
+# generic target, and its options are then the same as without native:
+# native_generic=1, which the coordinator warns about.
+native= native_generic= res_march= res_mcpu= res_mtune=
 case " $cflags " in
-*native*)
-	native=$($cc $cflags -Q --help=target 2>/dev/null |
-	    awk '($1 == "-march=" || $1 == "-mcpu=" || $1 == "-mtune=") \
-	    && $2 != "" { printf "%s%s ", $1, $2 }')
+*=native*)
+	with=$(target_options "$cflags")
+	plain=
+	for w in $cflags; do
+		case $w in
+		-march=native | -mcpu=native | -mtune=native) ;;
+		*) plain="$plain $w" ;;
+		esac
+	done
+	[ "$with" != "$(target_options "$plain")" ] || native_generic=1
+	opt() {
+		printf '%s\n' "$with" | awk -v k="-$1=" '$1 == k && $2 != "" {
+		    print $2; exit }'
+	}
+	res_march=$(opt march) res_mcpu=$(opt mcpu) res_mtune=$(opt mtune)
+	native=$(echo ${res_march:+-march=$res_march} \
+	    ${res_mcpu:+-mcpu=$res_mcpu} ${res_mtune:+-mtune=$res_mtune})
 	if [ -z "$native" ]; then
-		native=$($cc $cflags -### -c -x c /dev/null 2>&1 |
-		    tr ' ' '\n' | awk 'p { gsub(/"/, ""); print; exit }
-		    /"-target-cpu"/ { p = 1 }')
+		native=$(printf '%s\n' "$with" | sed -n 1p)
+		res_march=$native res_mcpu=$native res_mtune=$native
 	fi
 	;;
 esac
@@ -114,6 +142,8 @@ case $version in
 		mcpu=$($cc $cflags -### -c -x c /dev/null 2>&1 | tr ' ' '\n' |
 		    sed -n 's/^"*-mcpu=\([^"]*\)"*$/\1/p' | tail -n 1)
 		[ "$mcpu" != native ] || mcpu=
+		# the CPU with the features the driver found
+		[ -z "$mcpu" ] || res_mcpu=$mcpu
 	fi
 	;;
 esac
@@ -132,8 +162,9 @@ variant_flags() {
 }
 
 # What a variant was compiled for: the last -march, -mcpu and -mtune of
-# the build's flags and its own ($2), as OUTDIR/extra's
-# compiled_for.STUDY/VARIANT (builds.extra).
+# the build's flags and its own ($2), a native one as the compiler
+# resolved it (above; left "native" where it does not say), as
+# OUTDIR/extra's compiled_for.STUDY/VARIANT (builds.extra).
 compiled_for() {
 	ma= mc= mt=
 	for w in $cflags $2; do
@@ -143,6 +174,9 @@ compiled_for() {
 		-mtune=*) mt=$w ;;
 		esac
 	done
+	[ "$ma" != -march=native ] || ma=-march=${res_march:-native}
+	[ "$mc" != -mcpu=native ] || mc=-mcpu=${res_mcpu:-native}
+	[ "$mt" != -mtune=native ] || mt=-mtune=${res_mtune:-native}
 	v=${1#kernels/}
 	v=${v%/*}
 	echo "compiled_for.$v=$(echo $ma $mc $mt)" >> "$out/extra"
@@ -265,6 +299,7 @@ sum=$( (sha256sum "$out/seqorch-agent" 2>/dev/null ||
 	echo "target=$target"
 	echo "version=$version"
 	echo "native=$native"
+	echo "native_generic=$native_generic"
 	echo "targeting=${targeting:-default}"
 	echo "binary_sha256=$sum"
 } > "$out/meta"

@@ -6,6 +6,7 @@
 
 #include "osslcap.h"
 #include "cpu.h"
+#include "macos.h"
 #include "protocol.h"
 
 #include <dlfcn.h>
@@ -218,13 +219,19 @@ facts_add(struct jsonl *obj, int cpu)
 		ok = sysctlbyname("machdep.cpu.brand_string", buf, &n, NULL,
 		    0) == 0;
 		add_string_or_null(obj, PROTO_F_CPU_MODEL, ok, buf);
-		jsonl_null(obj, PROTO_F_CPU_FLAGS);
-		jsonl_null(obj, PROTO_F_HWCAPS);
+		/* What cpu.c selects by, as hwcaps are on Linux: both. */
+		ok = macos_feat_names(buf, sizeof buf) == 0;
+		add_string_or_null(obj, PROTO_F_CPU_FLAGS, ok, buf);
+		add_string_or_null(obj, PROTO_F_HWCAPS, ok, buf);
 		jsonl_null(obj, PROTO_F_FACTS_WARNING);
 	}
 #else
 	linux_cpu(obj);
 #endif
+	ok = macos_power(buf, sizeof buf) == 0;
+	add_string_or_null(obj, PROTO_F_POWER, ok, buf);
+	ok = macos_thermal(buf, sizeof buf) == 0;
+	add_string_or_null(obj, PROTO_F_THERMAL_PRESSURE, ok, buf);
 	jsonl_num(obj, PROTO_F_CORES,
 	    (double)sysconf(_SC_NPROCESSORS_ONLN));
 	jsonl_str(obj, PROTO_F_COMPILER, compiler_string());

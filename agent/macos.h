@@ -8,6 +8,7 @@
 #define SEQORCH_AGENT_MACOS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Move the calling thread to QoS class user-interactive, which keeps it
@@ -39,5 +40,35 @@ struct macos_agent {
  * elsewhere than macOS).
  */
 int macos_agents(struct macos_agent *agents, int max);
+
+/*
+ * The hw.optional.arm.FEAT_* sysctls that read 1, by name, space
+ * separated, into buf (macfacts.h): what the variants are selected by on
+ * a Mac.  0, or -1 (buf empty) when there are none to read (elsewhere
+ * than macOS, or a macOS before 12).
+ */
+int macos_feat_names(char *buf, size_t len);
+
+/*
+ * The power source and the battery's charge, from IOKit's power sources
+ * (loaded at run time: the agent links nothing but libc), in pmset's
+ * words: "AC attached; charging; 87%" (macfacts_power_describe).  0, or
+ * -1 (buf empty) when they cannot be read (or elsewhere than macOS).
+ */
+int macos_power(char *buf, size_t len);
+
+/*
+ * The state Darwin's notify(3) keeps for name: 0 with it in *v, or -1.
+ * -1 elsewhere than macOS.
+ */
+int macos_notify_state(const char *name, uint64_t *v);
+
+/*
+ * The system's thermal pressure level (notify(3),
+ * kOSThermalNotificationPressureLevelName) by its name: "nominal",
+ * "moderate", "heavy", "trapping", "sleeping" (or "level N").  0, or -1
+ * (buf empty) when it cannot be read (or elsewhere than macOS).
+ */
+int macos_thermal(char *buf, size_t len);
 
 #endif

@@ -21,7 +21,6 @@
 
 #if defined(__APPLE__)
 #include <libkern/OSThermalNotification.h>
-#include <notify.h>
 #endif
 
 #define CPU_DIR "/sys/devices/system/cpu"
@@ -318,38 +317,31 @@ throttle_count(void)
 }
 
 #if defined(__APPLE__)
-/* Darwin notify state of name: 0, or -1 when it cannot be read. */
-static int
-notify_state(const char *name, uint64_t *v)
-{
-	int token, rc = -1;
-
-	if (notify_register_check(name, &token) != NOTIFY_STATUS_OK)
-		return -1;
-	if (notify_get_state(token, v) == NOTIFY_STATUS_OK)
-		rc = 0;
-	notify_cancel(token);
-	return rc;
-}
-
 static void
 check_macos(struct items *reasons, struct items *notes)
 {
+	char power[128];
 	uint64_t v;
 
-	if (notify_state(kOSThermalNotificationPressureLevelName, &v) != 0)
+	if (macos_notify_state(kOSThermalNotificationPressureLevelName,
+	    &v) != 0)
 		add(notes, "thermal pressure unknown");
 	else if (v != kOSThermalPressureLevelNominal)
 		add(reasons, "thermal pressure level %llu (0 is nominal)",
 		    (unsigned long long)v);
 	else
 		add(notes, "thermal pressure nominal");
-	if (notify_state("com.apple.system.lowpowermode", &v) != 0)
+	if (macos_notify_state("com.apple.system.lowpowermode", &v) != 0)
 		add(notes, "low-power mode unknown");
 	else if (v != 0)
 		add(reasons, "low-power mode on");
 	else
 		add(notes, "low-power mode off");
+	/* Seed 002 measured on AC while charging: a note, the facts keep it. */
+	if (macos_power(power, sizeof power) != 0)
+		add(notes, "power source unknown");
+	else
+		add(notes, "power: %s", power);
 }
 #endif
 

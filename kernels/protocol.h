@@ -13,7 +13,7 @@
 #define SEQORCH_PROTOCOL_H
 
 /* Sent in hello and checked there (docs/protocol.md: what each changed). */
-#define SEQORCH_PROTO_VERSION 8
+#define SEQORCH_PROTO_VERSION 9
 
 /* Every record is a JSON object with this string member. */
 #define PROTO_F_TYPE		"type"
@@ -62,6 +62,8 @@
 #define PROTO_F_CPU_FLAGS	"cpu_flags"
 #define PROTO_F_HWCAPS		"hwcaps"
 #define PROTO_F_FACTS_WARNING	"facts_warning"
+#define PROTO_F_POWER		"power"
+#define PROTO_F_THERMAL_PRESSURE	"thermal_pressure"
 #define PROTO_F_CORES		"cores"
 #define PROTO_F_COMPILER	"compiler"
 #define PROTO_F_OPENSSL		"openssl"

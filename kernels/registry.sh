@@ -397,9 +397,9 @@ coordinator() {
 	echo
 	echo 'const struct variant_entry variant_table[] = {'
 	variants | while IFS="$(printf '\t')" read -r s v a f l; do
-		echo "	{ \"$s\", \"$v\", $(cstr "$a"), $(cstr "$f"), $(cstr "$l"), $(cstr "$(oneline "kernels/$s/$v/needs")") },"
+		echo "	{ \"$s\", \"$v\", $(cstr "$a"), $(cstr "$f"), $(cstr "$l"), $(cstr "$(oneline "kernels/$s/$v/needs")"), $(cstr "$(oneline "kernels/$s/$v/compiler")") },"
 	done
-	echo '	{ NULL, NULL, NULL, NULL, NULL, NULL },'
+	echo '	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL },'
 	echo '};'
 }
 

@@ -141,7 +141,8 @@ const struct cmd_entry cmd_compare_entry = {
 	    "with a 95% bootstrap interval over both runs' samples and a\n"
 	    "verdict: faster, slower, or not distinguishable at this precision.\n"
 	    "Cells whose steps, seed or final digest differ are refused, with\n"
-	    "the reason.  Each run's status and noise verdict (quiet or noisy,\n"
+	    "the reason (once when every cell is, for the same one).  Each\n"
+	    "run's status and noise verdict (quiet or noisy,\n"
 	    "from the preflights) head the table; last, the geometric mean of\n"
 	    "the changes.  With --baseline-db, RUN_A is read from that file\n"
 	    "and RUN_B (default: the newest run of the study measured in the\n"
@@ -160,8 +161,8 @@ const struct cmd_entry cmd_compare_entry = {
 		    "new run",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
-		    "text (default), markdown (md) or json",
-		    CMD_VALUE_ANY, "text markdown json" },
+		    "text (default), markdown (md), json or csv",
+		    CMD_VALUE_ANY, "text markdown json csv" },
 		CMD_OPT_DB("F"),
 		{ "baseline-db", 'B', 0, "F",
 		    "read the baseline run from this results\n"

@@ -1,6 +1,7 @@
 /*
- * seqorch export: one run's summary.json (export.c builds it) to stdout
- * or a file.  docs/summary.schema.json is its schema.
+ * seqorch export: one run's summary.json or its hyperfine --export-json
+ * shape (export.c builds both) to stdout or a file.
+ * docs/summary.schema.json is summary.json's schema.
  */
 #include "bundle.h"
 #include "cmd.h"
@@ -13,6 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --format: the documents export writes. */
+static const struct export_format {
+	const char	*name;
+	int		(*build)(sqlite3 *db, int64_t run_id, const char *db_path,
+			    cJSON **out, struct so_err *err);
+} formats[] = {
+	{ "summary", export_summary },
+	{ "hyperfine", export_hyperfine },
+	{ NULL, NULL },
+};
 
 /* Write text to path through a temporary file, so a reader never sees half. */
 static int
@@ -34,6 +45,8 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	const char *db_path = "results.db", *output = NULL, *bundle = NULL;
 	const char *key = NULL;
+	const struct export_format *format = &formats[0];
+	const void *found;
 	struct bundle b = { 0 };
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
@@ -61,6 +74,12 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'k':
 			key = optarg;
 			break;
+		case 'f':
+			if (report_opt_choice("--format", optarg, formats,
+			    sizeof *formats, &found) != 0)
+				return EXIT_USAGE;
+			format = found;
+			break;
 		}
 	}
 	if (done >= 0)
@@ -76,6 +95,11 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: \"--sign\" goes with \"--bundle\"\n");
 		return EXIT_USAGE;
 	}
+	if (bundle != NULL && format != &formats[0]) {
+		fprintf(stderr, "seqorch: \"--bundle\" holds summary.json, "
+		    "not \"--format %s\"\n", format->name);
+		return EXIT_USAGE;
+	}
 	if (bundle != NULL && output != NULL) {
 		fprintf(stderr, "seqorch: \"--bundle\" and \"--output\" exclude "
 		    "each other (the bundle holds summary.json)\n");
@@ -83,7 +107,7 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (cmd_open_existing_db(db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	ret = export_summary(db_handle(db), run_id, db_path, &doc, &err);
+	ret = format->build(db_handle(db), run_id, db_path, &doc, &err);
 	if (ret == 0 && bundle != NULL) {
 		/* The bundle takes the summary over. */
 		int saving = 0;
@@ -114,7 +138,7 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	cJSON_Delete(doc);
 	if (text == NULL) {
 		fprintf(stderr, "seqorch: out of memory formatting the "
-		    "summary\n");
+		    "%s document\n", format->name);
 		return EXIT_FAIL;
 	}
 	if (output != NULL)
@@ -129,7 +153,8 @@ const struct cmd_entry cmd_export_entry = {
 	.name = "export",
 	.summary = "write one run's summary.json (values, medians, digests)",
 	.usage =
-	    "usage: seqorch export --run ID [-o summary.json] [--db F]\n"
+	    "usage: seqorch export --run ID [--format summary|hyperfine] [-o F]\n"
+	    "                      [--db F]\n"
 	    "       seqorch export --run ID --bundle DIR|FILE.tar [--sign KEY]\n"
 	    "\n"
 	    "One run as a JSON document: the run, its common digest, every\n"
@@ -138,7 +163,9 @@ const struct cmd_entry cmd_export_entry = {
 	    "ns with the median, mean, quartiles, range and cv of the rates\n"
 	    "and the clock;\n"
 	    "the best variant per host and the host ratios with their 95%\n"
-	    "bootstrap intervals and verdicts.  Schema: docs/summary.schema.json.\n",
+	    "bootstrap intervals and verdicts.  Schema: docs/summary.schema.json.\n"
+	    "With --format hyperfine, the run as hyperfine's --export-json\n"
+	    "writes its results, one per cell, for the scripts that read them.\n",
 	.opts = (const struct cmd_opt[]){
 		{ "run", 'r', 0, "ID",
 		    "the run to export (required)",
@@ -147,6 +174,11 @@ const struct cmd_entry cmd_export_entry = {
 		    "write to F (atomically) instead of stdout\n"
 		    "(-: stdout)",
 		    CMD_VALUE_ANY, NULL },
+		{ "format", 'f', 0, "F",
+		    "summary (default: summary.json) or hyperfine\n"
+		    "(hyperfine's --export-json: one result per\n"
+		    "cell, times in seconds per sample)",
+		    CMD_VALUE_ANY, "summary hyperfine" },
 		CMD_OPT_DB("F"),
 		{ "bundle", 'b', 0, "B",
 		    "write the run's bundle instead: summary.json,\n"

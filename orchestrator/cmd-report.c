@@ -16,11 +16,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* --per: what one CSV row is. */
+static const struct per {
+	const char	*name;
+	int		 cell;
+} pers[] = {
+	{ "sample", 0 },
+	{ "cell", 1 },
+	{ NULL, 0 },
+};
+
 static int
 report_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct report_opts o = { .db_path = "results.db" };
-	const void *format;
+	const void *format, *per = NULL;
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	const char *output = NULL, *reproduce = NULL;
@@ -56,6 +66,12 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 			o.format = format;
 			format_set = 1;
 			break;
+		case 'p':
+			if (report_opt_choice("--per", optarg, pers,
+			    sizeof *pers, &per) != 0)
+				return EXIT_USAGE;
+			o.per_cell = ((const struct per *)per)->cell;
+			break;
 		case 'C':
 			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
@@ -90,6 +106,12 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
 		o.format = report_renderer_for_path(output);
+	if (per != NULL && (o.format == NULL ||
+	    strcmp(o.format->name, "csv") != 0)) {
+		fprintf(stderr, "seqorch: \"--per\" goes with \"--format "
+		    "csv\"\n");
+		return EXIT_USAGE;
+	}
 	if (latest && o.run_id > 0) {
 		fprintf(stderr, "seqorch: \"--run\" and \"--latest\" exclude "
 		    "each other\n");
@@ -135,7 +157,7 @@ const struct cmd_entry cmd_report_entry = {
 	.summary = "print median rates, best variants and host ratios",
 	.usage =
 	    "usage: seqorch report [--run ID | --latest] [--study S] [--db F]\n"
-	    "                      [--explore] [--format F] [-o FILE]\n"
+	    "                      [--explore] [--format F [--per cell]] [-o FILE]\n"
 	    "                      [--reference seed:HOST] [--max-cv PCT]\n"
 	    "       seqorch report --reproduce NAME [--db F] [-o FILE]\n"
 	    "\n"
@@ -168,6 +190,11 @@ const struct cmd_entry cmd_report_entry = {
 		    "it, -o takes the format from F's extension\n"
 		    "(.html, .md, .csv, .json; text otherwise)",
 		    CMD_VALUE_ANY, "text markdown csv json html" },
+		{ "per", 'p', 0, "WHAT",
+		    "csv: one row per sample (the default) or per\n"
+		    "cell, its statistics with units in the column\n"
+		    "names, to the precision their intervals support",
+		    CMD_VALUE_ANY, "sample cell" },
 		{ "output", 'o', 1, "F",
 		    "write to file F instead of stdout (-: stdout)",
 		    CMD_VALUE_ANY, NULL },

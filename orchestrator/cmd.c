@@ -458,10 +458,13 @@ cmd_load_config(const char *given, const char *ssh_config,
 	}
 	if (config_load(path, ssh_config, out, &err) != 0) {
 		/* A file the environment named may surprise: say so. */
-		if (given == NULL && strcmp(path, "hosts.toml") != 0)
-			fprintf(stderr, "seqorch: %s (the inventory found by "
-			    "%s)\n", err.msg, from);
-		else
+		if (given == NULL && strcmp(path, "hosts.toml") != 0) {
+			char *msg = xasprintf("%s (the inventory found by %s)",
+			    err.msg, from);
+
+			cmd_error(msg);
+			free(msg);
+		} else
 			cmd_error(err.msg);
 		goto out;
 	}

@@ -2,6 +2,7 @@
 #include "compare.h"
 #include "db-report.h"
 #include "report-model.h"
+#include "report-table.h"
 #include "strbuf.h"
 #include "study.h"
 
@@ -22,6 +23,14 @@ struct cmp {
 	size_t			 ncells;
 	struct stats_ratio	 geo;		/* geometric mean of b / a */
 	size_t			 ngeo;		/* cells in it */
+	/*
+	 * The one reason every cell in both runs was refused for (steps
+	 * differ, most often): a mismatch of the runs, said once, not per
+	 * cell.  Points into a cell; NULL when the reasons vary or some
+	 * cell compared.
+	 */
+	const char		*refused;
+	size_t			 nrefused;
 };
 
 static const struct rrow *
@@ -86,6 +95,34 @@ geomean(struct cmp *c)
 }
 
 static void
+run_refusal(struct cmp *c)
+{
+	const struct ccell *x;
+	size_t i;
+
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		if (x->a == NULL || x->b == NULL)
+			continue;
+		if (x->x.refused == NULL || (c->refused != NULL &&
+		    strcmp(c->refused, x->x.refused) != 0)) {
+			c->refused = NULL;
+			c->nrefused = 0;
+			return;
+		}
+		c->refused = x->x.refused;
+		c->nrefused++;
+	}
+}
+
+/* A cell the table shows: all but those the run-level refusal covers. */
+static int
+shown(const struct cmp *c, const struct ccell *x)
+{
+	return c->refused == NULL || x->a == NULL || x->b == NULL;
+}
+
+static void
 build(struct cmp *c)
 {
 	struct ccell *x;
@@ -96,14 +133,22 @@ build(struct cmp *c)
 		x = &c->cells[c->ncells++];
 		x->b = &c->rb.rows[i];
 		x->a = match(&c->ra, x->b);
-		if (x->a != NULL)
-			report_ratio(&c->rb, x->b, &c->ra, x->a, &x->x);
+		if (x->a == NULL)
+			continue;
+		report_ratio(&c->rb, x->b, &c->ra, x->a, &x->x);
+		/* The reason's values in the table's order: baseline first. */
+		if (x->x.refused != NULL) {
+			free(x->x.refused);
+			x->x.refused = report_incomparable(&c->ra, x->a,
+			    &c->rb, x->b);
+		}
 	}
 	for (i = 0; i < c->ra.nrows; i++) {
 		if (match(&c->rb, &c->ra.rows[i]) == NULL)
 			c->cells[c->ncells++].a = &c->ra.rows[i];
 	}
 	geomean(c);
+	run_refusal(c);
 }
 
 static const struct rrow *
@@ -305,13 +350,20 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 		    o->base_db_path, o->db_path);
 	free(wb);
 	free(wa);
-	fprintf(out, "change of the median rate (%s/s; + is faster), %d%% "
-	    "bootstrap interval, verdict\n\n", study_unit_plural(c->rb.study),
-	    STATS_LEVEL_PCT);
-	fprintf(out, "  %-16s %-9s %-10s %9s %9s %8s  %-18s %s\n", "variant",
-	    "compiler", "host", "baseline", "new", "change", "interval",
-	    "verdict");
+	if (c->refused != NULL)
+		fprintf(out, "refused, all %zu cell%s of both runs: %s\n",
+		    c->nrefused, c->nrefused == 1 ? "" : "s", c->refused);
+	if (c->nrefused < c->ncells) {
+		fprintf(out, "%schange of the median rate (%s/s; + is faster), "
+		    "%d%% bootstrap interval, verdict\n\n", c->refused != NULL ?
+		    "\n" : "", study_unit_plural(c->rb.study), STATS_LEVEL_PCT);
+		fprintf(out, "  %-16s %-9s %-10s %9s %9s %8s  %-18s %s\n",
+		    "variant", "compiler", "host", "baseline", "new", "change",
+		    "interval", "verdict");
+	}
 	for (i = 0; i < c->ncells; i++) {
+		if (!shown(c, &c->cells[i]))
+			continue;
 		w = some(&c->cells[i]);
 		cell_words(&c->cells[i], &cw);
 		fprintf(out, "  %-16s %-9s %-10s %9s %9s %8s  ", w->variant,
@@ -352,10 +404,19 @@ md(const struct cmp *c, FILE *out)
 	    ": %s.\n\n", c->ra.id, wa, c->rb.id, wb);
 	free(wb);
 	free(wa);
-	fprintf(out, "| variant | compiler | host | baseline | new | change | "
-	    "%d%% interval | verdict |\n| --- | --- | --- | ---: | ---: | "
-	    "---: | --- | --- |\n", STATS_LEVEL_PCT);
+	if (c->refused != NULL) {
+		fprintf(out, "Refused, all %zu cell%s of both runs: ",
+		    c->nrefused, c->nrefused == 1 ? "" : "s");
+		report_md_text(out, c->refused);
+		fputs(c->nrefused < c->ncells ? ".\n\n" : ".\n", out);
+	}
+	if (c->nrefused < c->ncells)
+		fprintf(out, "| variant | compiler | host | baseline | new | "
+		    "change | %d%% interval | verdict |\n| --- | --- | --- | "
+		    "---: | ---: | ---: | --- | --- |\n", STATS_LEVEL_PCT);
 	for (i = 0; i < c->ncells; i++) {
+		if (!shown(c, &c->cells[i]))
+			continue;
 		w = some(&c->cells[i]);
 		cell_words(&c->cells[i], &cw);
 		fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
@@ -426,6 +487,7 @@ json(const struct cmp *c, const struct compare_opts *o)
 	if (o->fail_slower > 0)
 		cJSON_AddNumberToObject(root, "fail_slower_pct",
 		    o->fail_slower);
+	report_json_str(root, "refused", c->refused);
 	why = undecided(c);
 	report_json_str(root, "undecided", why);
 	free(why);
@@ -491,10 +553,70 @@ json_render(const struct cmp *c, const struct compare_opts *o, FILE *out)
 	cJSON_Delete(root);
 }
 
+/*
+ * A number of a CSV row in plain notation, never "3.5e+06", with digits
+ * decimals (more than any interval here supports); NAN as an empty field.
+ */
+static void
+csv_num(FILE *out, int digits, double v)
+{
+	if (!isnan(v))
+		fprintf(out, "%.*f", digits, v);
+	fputc(',', out);
+}
+
+/*
+ * One row per cell, as the text table lists them (all cells: a run-level
+ * refusal repeats its reason, so every row stands alone), with the
+ * ratio new / baseline and its interval as numbers; the header first.
+ */
+static void
+csv_render(const struct cmp *c, const struct compare_opts *o, FILE *out)
+{
+	const struct ccell *x;
+	const struct rrow *w;
+	int cmp;
+	size_t i;
+
+	(void)o;
+	fputs("study,unit,baseline_run,new_run,variant,compiler,host,"
+	    "baseline_median_per_s,new_median_per_s,ratio,ratio_lo,"
+	    "ratio_hi,level_pct,verdict,reason\n", out);
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		w = some(x);
+		cmp = x->a != NULL && x->b != NULL && x->x.refused == NULL;
+		report_csv_text(out, c->rb.study);
+		fputc(',', out);
+		report_csv_text(out, study_unit(c->rb.study));
+		fprintf(out, ",%" PRId64 ",%" PRId64 ",", c->ra.id, c->rb.id);
+		report_csv_text(out, w->variant);
+		fputc(',', out);
+		report_csv_text(out, w->label);
+		fputc(',', out);
+		report_csv_text(out, w->host);
+		fputc(',', out);
+		csv_num(out, 1, x->a != NULL && x->a->n > 0 ?
+		    x->a->median : NAN);
+		csv_num(out, 1, x->b != NULL && x->b->n > 0 ?
+		    x->b->median : NAN);
+		csv_num(out, 5, cmp ? x->x.s.ratio : NAN);
+		csv_num(out, 5, cmp ? x->x.s.lo : NAN);
+		csv_num(out, 5, cmp ? x->x.s.hi : NAN);
+		fprintf(out, "%d,%s,", STATS_LEVEL_PCT, cmp ?
+		    stats_verdict_key(x->x.s.verdict) : x->x.refused != NULL ?
+		    "refused" : x->a == NULL ? "only_in_new" :
+		    "only_in_baseline");
+		report_csv_text(out, x->x.refused);
+		fputc('\n', out);
+	}
+}
+
 const struct compare_renderer compare_renderers[] = {
 	{ "text", text },
 	{ "markdown", md_render },
 	{ "json", json_render },
+	{ "csv", csv_render },
 	{ NULL, NULL },
 };
 

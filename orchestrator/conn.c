@@ -31,11 +31,7 @@ capture_out(void *arg, const char *buf, size_t len)
 	if (len > c->max - c->len)
 		return SO_EPROTO;
 	if (c->len + len + 1 > c->room) {
-		room = c->room < 4096 ? 4096 : c->room;
-		while (room < c->len + len + 1)
-			room *= 2;
-		if (room > c->max + 1)
-			room = c->max + 1;
+		room = grow_size(c->room, c->len + len + 1, c->max + 1);
 		if ((grown = realloc(c->buf, room)) == NULL)
 			return SO_ENOMEM;
 		c->buf = grown;

@@ -672,6 +672,34 @@ build_key(const struct host *h, const char *cc, const char *study,
 	strbuf_release(&src);
 }
 
+/*
+ * A native the compiler resolved to its generic target (agent/build.sh's
+ * native_generic: gcc 12 does not know a Neoverse V2 and builds generic
+ * armv8-a): the build is not tuned for the host, which the run says once
+ * per build, on stderr and as a warning event.
+ */
+static int
+warn_native_generic(struct conn *c, const char *cc, const char *meta,
+    const char *native, struct db *db, int64_t run_id, int64_t build_id,
+    struct so_err *err)
+{
+	char *generic = meta_value(meta, "native_generic"), *msg;
+	int rc = 0;
+
+	if (strcmp(generic, "1") == 0) {
+		msg = xasprintf("build %lld: native resolved to generic (%s): "
+		    "compiler \"%s\" does not know this cpu, so the build is "
+		    "not tuned for it", (long long)build_id,
+		    native[0] ? native : "unknown", cc);
+		fprintf(stderr, "seqorch: host \"%s\": %s\n", c->host->name,
+		    msg);
+		rc = db_event(db, run_id, c->host->name, "warning", msg, err);
+		free(msg);
+	}
+	free(generic);
+	return rc;
+}
+
 int
 deploy_build_for(struct conn *c, const char *cc, const char *study,
     const char *targeting, const struct generated *gen, struct db *db,
@@ -741,6 +769,9 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 		};
 
 		rc = db_build_insert(db, run_id, &b, &res->build_id, err);
+		if (rc == 0 && res->ok)
+			rc = warn_native_generic(c, cc, bf.meta, native, db,
+			    run_id, res->build_id, err);
 		if (rc == 0 && (rc = keep_build(c, res, bf.commands, bf.log,
 		    binsum, gen, db, err)) != 0 && rc != SO_EPROTO) {
 			/*

@@ -10,14 +10,12 @@
 #ifndef SEQORCH_EXPORT_H
 #define SEQORCH_EXPORT_H
 
+#include "report.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdint.h>
-
-/* Version of the document's layout ("summary_version"). */
-#define EXPORT_SUMMARY_VERSION 1
 
 /*
  * Read run run_id from db and build its summary.  0 with *out (the caller
@@ -25,6 +23,15 @@
  * (the message names db_path and the latest ids); SO_EDB.
  */
 int export_summary(sqlite3 *db, int64_t run_id, const char *db_path,
+    cJSON **out, struct so_err *err);
+
+/*
+ * Run run_id in the shape of hyperfine's --export-json: {"results": [...]}
+ * with one result per cell with valid samples, its "times" the samples'
+ * ns / 1e9 in the order they ran; "user" and "system" are null (not
+ * measured).  docs/report.md lists the keys.  Codes as export_summary's.
+ */
+int export_hyperfine(sqlite3 *db, int64_t run_id, const char *db_path,
     cJSON **out, struct so_err *err);
 
 #endif

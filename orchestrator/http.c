@@ -381,7 +381,7 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 	unsigned long long n = 0;
 	char buf[65536];
 	FILE *in = NULL;
-	int fd = -1, rc;
+	int fd = -1, ifd = -1, rc;
 	size_t len;
 
 	*path = NULL;
@@ -389,9 +389,13 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 		goto out;
 	if (cached(final, sha256, size))
 		goto done;
-	if ((in = fopen(file, "rb")) == NULL) {
-		rc = so_error(err, SO_EIO, "cannot read \"%s\": %s", file,
+	/* Checked by its descriptor: the name may have changed since. */
+	if ((rc = open_regular(file, &ifd, err)) != 0)
+		goto out;
+	if ((in = fdopen(ifd, "rb")) == NULL) {
+		rc = so_error(err, SO_ENOMEM, "cannot read \"%s\": %s", file,
 		    strerror(errno));
+		close(ifd);
 		goto out;
 	}
 	if ((rc = open_part(part, &fd, err)) != 0)

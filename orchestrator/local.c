@@ -255,9 +255,7 @@ local_read(struct conn *c, const char *path, size_t max, char **out,
 		if (got == cap) {
 			if (cap == max)
 				break;
-			cap = cap < 4096 ? 4096 : cap > max / 2 ? max : 2 * cap;
-			if (cap > max)
-				cap = max;
+			cap = grow_size(cap, cap + 1, max);
 			if ((grown = realloc(buf, cap + 1)) == NULL)
 				goto nomem;
 			buf = grown;

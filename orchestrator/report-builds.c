@@ -112,11 +112,17 @@ phases_text(const struct rrun *r, FILE *out)
 		    text(p->host), (long long)p->build_id, text(p->targeting),
 		    text(p->variant), (long long)p->n);
 		for (k = 0; k < r->nphase_names; k++) {
+			/* As wide as its name, so the columns stay aligned. */
+			int w = (int)strlen(r->phase_names[k]);
+
 			sum += p->ns[k];
-			fprintf(out, " %6.2f%%", 100 * p->ns[k] / p->total);
+			fprintf(out, " %*.2f%%", (w > 7 ? w : 7) - 1,
+			    100 * p->ns[k] / p->total);
 		}
 		fprintf(out, " %6.2f%%\n", 100 * sum / p->total);
 	}
+	if (any && r->phase_note != NULL)
+		fprintf(out, "  note: %s\n", r->phase_note);
 }
 
 /* Is variant the study's control (the same code in every build)? */
@@ -394,7 +400,8 @@ report_builds_json_sections(const struct rrun *r, cJSON *o)
 	a = cJSON_AddArrayToObject(x, "names");
 	for (k = 0; k < r->nphase_names; k++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(r->phase_names[k]));
-	a = cJSON_AddArrayToObject(x, "rows");
+	report_json_str(x, "note", r->phase_note);
+	a = cJSON_AddArrayToObject(x, "cells");
 	for (i = 0; i < r->nphases; i++) {
 		const struct rphases *p = &r->phases[i];
 		cJSON *e = cJSON_CreateObject();
@@ -510,6 +517,12 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		fputs(html ? "<h3>Phase shares of hashing time</h3>\n" :
 		    "\n### Phase shares of hashing time\n\n", out);
 		(html ? table_html : table_markdown)(&t, out);
+		if (r->phase_note != NULL) {
+			fputs(html ? "<p>" : "\n", out);
+			(html ? report_html_text : report_md_text)(out,
+			    r->phase_note);
+			fputs(html ? "</p>\n" : "\n", out);
+		}
 	} else
 		free(t.mem);
 }

@@ -1,10 +1,13 @@
 /*
- * The report as CSV: one row per sample of each selected run, valid or
- * not, with every column of the samples table, the build's compiler and
- * the derived rate and ns per step (RFC 4180 quoting).
+ * The report as CSV (RFC 4180 quoting): one row per sample of each
+ * selected run, valid or not, with every column of the samples table,
+ * the build's compiler and the derived rate and ns per step; or with
+ * --per cell one row per cell, its statistics rounded to what their
+ * intervals support.
  */
 #include "db-report.h"
 #include "report-model.h"
+#include "study.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -141,4 +144,123 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 			return ret;
 	}
 	return 0;
+}
+
+/*
+ * v to the decimal place of u's second significant digit, as a result
+ * and its uncertainty are written ("501700" for 501727.2 +- 52000): the
+ * digits after it are noise.  Without an uncertainty (u not > 0: n < 2,
+ * or every sample alike) v is given exactly, as real_f does.
+ */
+static void
+approx_f(FILE *out, double v, double u)
+{
+	int place;
+	double q;
+
+	if (isnan(v) || !(u > 0) || !isfinite(u)) {
+		real_f(out, v);
+		return;
+	}
+	place = (int)floor(log10(u)) - 1;
+	if (place < 0) {
+		fprintf(out, "%.*f,", -place, v);
+		return;
+	}
+	q = pow(10, place);
+	fprintf(out, "%.0f,", round(v / q) * q);
+}
+
+/*
+ * The STATS_LEVEL_PCT % interval of w's median: the bootstrap stats_ratio
+ * draws for each side, alone.  NAN with n < 2, as there.
+ */
+static void
+median_interval(const struct rrow *w, double *lo, double *hi)
+{
+	struct stats_rng rng;
+	struct stats_ratio s;
+	double *boot;
+	size_t i;
+
+	*lo = *hi = NAN;
+	if (w->n < 2)
+		return;
+	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
+	stats_rng_seed(&rng, STATS_SEED);
+	for (i = 0; i < STATS_RESAMPLES; i++)
+		boot[i] = stats_boot_median(&rng, w->rates, (size_t)w->n);
+	stats_interval(boot, STATS_RESAMPLES, &s);
+	free(boot);
+	*lo = s.lo;
+	*hi = s.hi;
+}
+
+static void
+cell_row(FILE *out, const struct rrun *r, const struct rrow *w)
+{
+	double lo, hi, u, rel, cycles = report_row_cycles(w);
+	const char *src = report_row_cycles_source(w);
+	int known = w->n > 0;
+
+	median_interval(w, &lo, &hi);
+	u = (hi - lo) / 2;
+	/* Derived figures carry the median's relative uncertainty. */
+	rel = known ? u / w->median : NAN;
+	int_f(out, 1, r->id);
+	str_f(out, r->study);
+	str_f(out, w->host);
+	str_f(out, w->variant);
+	int_f(out, 1, w->build_id);
+	str_f(out, w->compiler);
+	str_f(out, study_unit(r->study));
+	int_f(out, 1, w->n);
+	int_f(out, 1, w->invalid);
+	approx_f(out, known ? w->median : NAN, u);
+	approx_f(out, lo, u);
+	approx_f(out, hi, u);
+	approx_f(out, known ? w->desc.mean : NAN, u);
+	approx_f(out, known ? w->desc.q1 : NAN, u);
+	approx_f(out, known ? w->desc.q3 : NAN, u);
+	approx_f(out, known ? w->min : NAN, u);
+	approx_f(out, known ? w->max : NAN, u);
+	/* A sample cv's standard error is about cv / sqrt(2 (n - 1)). */
+	approx_f(out, isfinite(w->desc.cv) ? 100 * w->desc.cv : NAN,
+	    w->n >= 2 ? 100 * w->desc.cv / sqrt(2.0 * (double)(w->n - 1)) :
+	    NAN);
+	approx_f(out, known ? 1e9 / w->median : NAN, rel * 1e9 / w->median);
+	approx_f(out, cycles > 0 ? cycles : NAN, rel * cycles);
+	str_f(out, src != NULL && strcmp(src, "calib") == 0 ? "calibration" :
+	    src);
+	if (w->clock_mhz > 0)
+		fprintf(out, "%.0f", w->clock_mhz);
+	fputc(',', out);
+	field(out, w->digest == DIGEST_OK ? "ok" : w->digest ==
+	    DIGEST_MISMATCH ? "mismatch" : NULL);
+	fputs("\r\n", out);
+}
+
+void
+report_csv_cells(const struct rrun *runs, size_t n, FILE *out)
+{
+	const char *one = n > 0 ? study_unit(runs[0].study) : "step";
+	const char *many = n > 0 ? study_unit_plural(runs[0].study) : "steps";
+	size_t i, j;
+
+	/* Runs of studies with other units share the neutral "step". */
+	for (i = 1; i < n; i++) {
+		if (strcmp(study_unit(runs[i].study), one) != 0) {
+			one = "step";
+			many = "steps";
+		}
+	}
+	fprintf(out, "run_id,study,host,variant,build_id,compiler,unit,n,"
+	    "invalid,median_%s_per_s,median_lo%d_%s_per_s,"
+	    "median_hi%d_%s_per_s,mean_%s_per_s,q1_%s_per_s,q3_%s_per_s,"
+	    "min_%s_per_s,max_%s_per_s,cv_pct,ns_per_%s,cycles_per_%s,"
+	    "cycles_source,clock_mhz,digest\r\n", many, STATS_LEVEL_PCT, many,
+	    STATS_LEVEL_PCT, many, many, many, many, many, many, one, one);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < runs[i].nrows; j++)
+			cell_row(out, &runs[i], &runs[i].rows[j]);
 }

@@ -217,7 +217,9 @@ row_cell(const struct rrow *w, int what)
 	int known = w->n > 0, counted = report_row_cycles(w) > 0;
 
 	switch (what) {
-	case COL_VARIANT:	return xstrdup(w->variant);
+	case COL_VARIANT:
+		return w->note != NULL ? xasprintf("%s (%s)", w->variant,
+		    w->note) : xstrdup(w->variant);
 	case COL_LABEL:		return xstrdup(w->label);
 	case COL_ROW_HOST:	return xstrdup(w->host);
 	case COL_MEDIAN:	return rate_cell(known ? w->median : 0);

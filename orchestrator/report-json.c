@@ -92,6 +92,19 @@ report_json_ratio(const struct stats_ratio *s)
 }
 
 /*
+ * Where a cell's cycles come from, in the samples table's words (pmu,
+ * test-seam, calibration), which CSV carries too; the text's narrow
+ * column abbreviates calibration to "calib".
+ */
+static const char *
+cycles_source(const struct rrow *w)
+{
+	const char *s = report_row_cycles_source(w);
+
+	return s != NULL && strcmp(s, "calib") == 0 ? "calibration" : s;
+}
+
+/*
  * A cell's statistics, shared with export: NaN and unknown as null.  The
  * caller adds its own members.
  */
@@ -113,24 +126,24 @@ report_json_cell(const struct rrow *w)
 	report_json_num(o, "q3_rate", w->desc.q3, known);
 	report_json_num(o, "min_rate", w->min, known);
 	report_json_num(o, "max_rate", w->max, known);
-	report_json_num(o, "cv", w->desc.cv, isfinite(w->desc.cv));
+	report_json_num(o, "cv_pct", 100 * w->desc.cv, isfinite(w->desc.cv));
 	report_json_num(o, "ns_per_step", known ? 1e9 / w->median : 0, known);
 	report_json_num(o, "clock_mhz", w->clock_mhz, w->clock_mhz > 0);
 	report_json_str(o, "clock_source", report_clock_source(w->clock_source));
 	report_json_num(o, "cycles_per_step", report_row_cycles(w),
 	    report_row_cycles(w) > 0);
+	report_json_str(o, "cycles_source", cycles_source(w));
 	report_json_str(o, "digest", w->digest == DIGEST_OK ? "ok" :
 	    w->digest == DIGEST_MISMATCH ? "mismatch" : NULL);
 	return o;
 }
 
-/* The report's row: the cell, how its cycles were had, against best. */
+/* The report's cell: the shared statistics, counters, against best. */
 static cJSON *
 json_row(const struct rrow *w)
 {
 	cJSON *o = report_json_cell(w);
 
-	report_json_str(o, "cycles_source", report_row_cycles_source(w));
 	report_json_num(o, "ipc", w->ipc, w->counted > 0 && w->ipc > 0);
 	cJSON_AddNumberToObject(o, "clock_moved", (double)w->moved);
 	if (isnan(w->vs_best.ratio))
@@ -141,11 +154,11 @@ json_row(const struct rrow *w)
 }
 
 cJSON *
-report_json_host(const struct rhost *h, const char *name_key)
+report_json_host(const struct rhost *h)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	report_json_str(o, name_key, h->name);
+	report_json_str(o, "name", h->name);
 	report_json_str(o, "status", h->status);
 	report_json_str(o, "cpu_model", h->cpu_model);
 	report_json_str(o, "arch", h->arch);
@@ -175,7 +188,7 @@ json_hosts(const struct rrun *r)
 
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
-		o = report_json_host(h, "host");
+		o = report_json_host(h);
 		report_json_str(o, "error", h->error);
 		report_json_num(o, "calib_mhz", h->calib_mhz, h->calib_mhz > 0);
 		cJSON_AddNumberToObject(o, "clock_samples", (double)h->clock_n);
@@ -398,7 +411,7 @@ report_json_run(const struct rrun *r)
 	cJSON_AddItemToObject(o, "hosts", json_hosts(r));
 	cJSON_AddItemToObject(o, "builds", report_json_builds(r));
 	cJSON_AddItemToObject(o, "sources", json_sources(r));
-	a = cJSON_AddArrayToObject(o, "rows");
+	a = cJSON_AddArrayToObject(o, "cells");
 	for (i = 0; i < r->nrows; i++)
 		cJSON_AddItemToArray(a, json_row(&r->rows[i]));
 	cJSON_AddItemToObject(o, "best", json_best(r));

@@ -6,6 +6,7 @@
  */
 #include "db-report.h"
 #include "report-model.h"
+#include "study.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -131,6 +132,7 @@ report_free_run(struct rrun *r)
 		free(r->rows[i].variant);
 		free(r->rows[i].host);
 		free(r->rows[i].label);
+		free(r->rows[i].note);
 		free(r->rows[i].rates);
 		free(r->rows[i].ns);
 		free(r->rows[i].pos);
@@ -204,7 +206,7 @@ cmp_hosts(const void *a, const void *b)
 
 /* A copy of s, or NULL. */
 static char *
-dup(const char *s)
+dup_or_null(const char *s)
 {
 	return s != NULL ? xstrdup(s) : NULL;
 }
@@ -217,24 +219,24 @@ add_host(const struct db_host *d, void *arg)
 
 	ALLOC_GROW(r->hosts, r->nhosts);
 	h = &r->hosts[r->nhosts++];
-	h->name = dup(d->name);
-	h->status = dup(d->status);
-	h->error = dup(d->error);
+	h->name = dup_or_null(d->name);
+	h->status = dup_or_null(d->status);
+	h->error = dup_or_null(d->error);
 	h->has_pin_cpu = d->has_pin_cpu;
 	h->pin_cpu = d->pin_cpu;
 	h->pinned = d->pinned;
-	h->pin_error = dup(d->pin_error);
-	h->governor = dup(d->governor);
-	h->openssl = dup(d->openssl);
+	h->pin_error = dup_or_null(d->pin_error);
+	h->governor = dup_or_null(d->governor);
+	h->openssl = dup_or_null(d->openssl);
 	h->calib_mhz = d->calib_mhz;
-	h->cpu_model = dup(d->cpu_model);
-	h->arch = dup(d->arch);
-	h->os = dup(d->os);
-	h->kernel = dup(d->kernel);
+	h->cpu_model = dup_or_null(d->cpu_model);
+	h->arch = dup_or_null(d->arch);
+	h->os = dup_or_null(d->os);
+	h->kernel = dup_or_null(d->kernel);
 	h->cores = d->cores;
-	h->cpu_choice = dup(d->cpu_choice);
-	h->counters = dup(d->counters);
-	h->counters_error = dup(d->counters_error);
+	h->cpu_choice = dup_or_null(d->cpu_choice);
+	h->counters = dup_or_null(d->counters);
+	h->counters_error = dup_or_null(d->counters_error);
 	h->windows = d->windows;
 	h->noisy = d->noisy;
 }
@@ -313,6 +315,27 @@ build_label(const struct rrun *r, const char *host, int64_t build_id)
 	if (!same)
 		return xasprintf("%s, %s", b->compiler, t);
 	return xasprintf("%s#%" PRId64, b->compiler, build_id);
+}
+
+/*
+ * The note of a row whose variant names the compiler its rate stands for
+ * (docs/studies.md: arm-scalar is clang's, gcc 12 leaves 465 rotates and
+ * spills), when build b was made by another, as its version says; NULL
+ * when it was, or when that is not known.  Caller frees.
+ */
+static char *
+row_note(const struct rrun *r, const struct rrow *w, const struct rbuild *b)
+{
+	const struct variant_entry *ve = study_variant(r->study, w->variant);
+	const char *v = b != NULL ? b->compiler_version : NULL;
+
+	if (ve == NULL || ve->compiler == NULL || v == NULL ||
+	    strstr(v, ve->compiler) != NULL)
+		return NULL;
+	return xasprintf("built with %s, not %s: the rate is the compiler's "
+	    "baseline, not the code's", strstr(v, "clang") != NULL ? "clang" :
+	    strstr(v, "gcc") != NULL || strstr(v, "GCC") != NULL ? "gcc" :
+	    b->compiler, ve->compiler);
 }
 
 /* The row of (variant, host, build), made if new; samples come in runs. */
@@ -461,6 +484,7 @@ load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
 		w->label = build_label(r, w->host, w->build_id);
 		if ((b = report_find_build(r, w->build_id)) != NULL)
 			w->compiler = b->compiler;
+		w->note = row_note(r, w, b);
 	}
 	return 0;
 }
@@ -605,17 +629,17 @@ add_build(const union db_report_row *row, void *arg)
 	ALLOC_GROW(r->builds, r->nbuilds);
 	b = &r->builds[r->nbuilds++];
 	b->id = d->id;
-	b->host = dup(d->host);
-	b->compiler = dup(d->compiler);
-	b->compiler_version = dup(d->compiler_version);
-	b->cflags = dup(d->cflags);
-	b->native = dup(d->native);
-	b->status = dup(d->status);
-	b->target = dup(d->target);
-	b->source_sha256 = dup(d->source_sha256);
-	b->binary_sha256 = dup(d->binary_sha256);
-	b->openssl = dup(d->openssl);
-	b->targeting = dup(d->targeting);
+	b->host = dup_or_null(d->host);
+	b->compiler = dup_or_null(d->compiler);
+	b->compiler_version = dup_or_null(d->compiler_version);
+	b->cflags = dup_or_null(d->cflags);
+	b->native = dup_or_null(d->native);
+	b->status = dup_or_null(d->status);
+	b->target = dup_or_null(d->target);
+	b->source_sha256 = dup_or_null(d->source_sha256);
+	b->binary_sha256 = dup_or_null(d->binary_sha256);
+	b->openssl = dup_or_null(d->openssl);
+	b->targeting = dup_or_null(d->targeting);
 	add_sources(r, d->id, d->extra);
 }
 
@@ -628,10 +652,10 @@ add_event(const union db_report_row *row, void *arg)
 
 	ALLOC_GROW(r->events, r->nevents);
 	e = &r->events[r->nevents++];
-	e->host = dup(d->host);
-	e->at = dup(d->at);
-	e->level = dup(d->level);
-	e->message = dup(d->message);
+	e->host = dup_or_null(d->host);
+	e->at = dup_or_null(d->at);
+	e->level = dup_or_null(d->level);
+	e->message = dup_or_null(d->message);
 }
 
 /* Invalid samples and variants are named by their build's label. */
@@ -644,11 +668,11 @@ add_invalid_sample(const union db_report_row *row, void *arg)
 
 	ALLOC_GROW(r->invalid, r->ninvalid);
 	v = &r->invalid[r->ninvalid++];
-	v->host = dup(d->host);
-	v->variant = dup(d->variant);
+	v->host = dup_or_null(d->host);
+	v->variant = dup_or_null(d->variant);
 	v->build_id = d->build_id;
 	v->index = d->index;
-	v->reason = dup(d->reason);
+	v->reason = dup_or_null(d->reason);
 	v->label = build_label(r, v->host, v->build_id);
 }
 
@@ -661,11 +685,11 @@ add_variant(const union db_report_row *row, void *arg)
 
 	ALLOC_GROW(r->variants, r->nvariants);
 	v = &r->variants[r->nvariants++];
-	v->host = dup(d->host);
-	v->variant = dup(d->variant);
+	v->host = dup_or_null(d->host);
+	v->variant = dup_or_null(d->variant);
 	v->build_id = d->build_id;
-	v->status = dup(d->status);
-	v->reason = dup(d->reason);
+	v->status = dup_or_null(d->status);
+	v->reason = dup_or_null(d->reason);
 	v->label = build_label(r, v->host, v->build_id);
 }
 
@@ -681,7 +705,7 @@ add_digest(const union db_report_row *row, void *arg)
 	g->steps = d->steps;
 	g->n = d->n;
 	g->distinct = d->distinct;
-	g->digest = dup(d->digest);
+	g->digest = dup_or_null(d->digest);
 }
 
 /* What each list adds to the run. */
@@ -707,17 +731,17 @@ set_header(const struct db_header *h, void *arg)
 {
 	struct rrun *r = arg;
 
-	r->study = dup(h->study);
-	r->status = dup(h->status);
-	r->started_at = dup(h->started_at);
-	r->finished_at = dup(h->finished_at);
-	r->command = dup(h->command);
-	r->seed = dup(h->seed);
+	r->study = dup_or_null(h->study);
+	r->status = dup_or_null(h->status);
+	r->started_at = dup_or_null(h->started_at);
+	r->finished_at = dup_or_null(h->finished_at);
+	r->command = dup_or_null(h->command);
+	r->seed = dup_or_null(h->seed);
 	r->steps = h->steps;
 	r->samples = h->samples;
 	r->exploratory = h->exploratory;
-	r->openssl_cap = dup(h->openssl_cap);
-	r->imported_from = dup(h->imported_from);
+	r->openssl_cap = dup_or_null(h->openssl_cap);
+	r->imported_from = dup_or_null(h->imported_from);
 	r->origin_run = h->origin_run;
 	r->imported_signed = h->imported_signed;
 }
@@ -730,10 +754,10 @@ add_rate(const struct db_build_rate *d, void *arg)
 
 	ALLOC_GROW(r->rates, r->nrates);
 	x = &r->rates[r->nrates++];
-	x->host = dup(d->host);
-	x->compiler = dup(d->compiler);
-	x->targeting = dup(d->targeting);
-	x->variant = dup(d->variant);
+	x->host = dup_or_null(d->host);
+	x->compiler = dup_or_null(d->compiler);
+	x->targeting = dup_or_null(d->targeting);
+	x->variant = dup_or_null(d->variant);
 	x->build_id = d->build_id;
 	x->n = d->n;
 	x->median = d->median;
@@ -749,9 +773,9 @@ add_targeting(const struct db_targeting *d, void *arg)
 
 	ALLOC_GROW(r->targetings, r->ntargetings);
 	x = &r->targetings[r->ntargetings++];
-	x->host = dup(d->host);
-	x->compiler = dup(d->compiler);
-	x->variant = dup(d->variant);
+	x->host = dup_or_null(d->host);
+	x->compiler = dup_or_null(d->compiler);
+	x->variant = dup_or_null(d->variant);
 	x->ratio = d->ratio;
 	x->native_min = d->native_min;
 	x->native_max = d->native_max;
@@ -779,9 +803,9 @@ add_phase_sum(const struct db_phase_sum *d, void *arg)
 
 	ALLOC_GROW(a->v, a->n);
 	x = &a->v[a->n++];
-	x->host = dup(d->host);
-	x->targeting = dup(d->targeting);
-	x->variant = dup(d->variant);
+	x->host = dup_or_null(d->host);
+	x->targeting = dup_or_null(d->targeting);
+	x->variant = dup_or_null(d->variant);
 	x->name = xstrdup(d->name);
 	x->build_id = d->build_id;
 	x->n = d->n;
@@ -870,7 +894,7 @@ group_phases(struct rrun *r, const struct phase_sums *a)
 			ALLOC_GROW(r->phases, r->nphases);
 			p = &r->phases[r->nphases++];
 			p->host = xstrdup(a->v[i].host);
-			p->targeting = dup(a->v[i].targeting);
+			p->targeting = dup_or_null(a->v[i].targeting);
 			p->variant = xstrdup(a->v[i].variant);
 			p->build_id = a->v[i].build_id;
 			p->ns = xcalloc(r->nphase_names + 1, sizeof *p->ns);
@@ -885,9 +909,17 @@ group_phases(struct rrun *r, const struct phase_sums *a)
 		}
 	}
 	/* Named without the prefix every phase metric has. */
-	for (k = 0; k < r->nphase_names; k++)
+	for (k = 0; k < r->nphase_names; k++) {
 		memmove(r->phase_names[k], r->phase_names[k] + 6,
 		    strlen(r->phase_names[k] + 6) + 1);
+		if (strcmp(r->phase_names[k], "jit_write_protect") == 0)
+			r->phase_note = "jit_write_protect (macOS: "
+			    "pthread_jit_write_protect_np, a thread's switch) "
+			    "and mprotect (Linux: two mprotect calls a "
+			    "program) are RandomX's W^X step made by "
+			    "different OS calls: their shares do not compare "
+			    "across OSes";
+	}
 	free(kept);
 }
 

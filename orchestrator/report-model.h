@@ -61,6 +61,12 @@ struct rrow {
 	int64_t		 build_id;
 	const char	*compiler;	/* the build's, NULL if it has no row */
 	char		*label;		/* compiler, made unique per host */
+	/*
+	 * Why the rate is not the variant's code's: built by another
+	 * compiler than its `compiler` file names (arm-scalar by gcc, not
+	 * clang), or NULL.
+	 */
+	char		*note;
 	int64_t		 n;		/* valid samples */
 	int64_t		 invalid;	/* samples with valid = 0 */
 	double		 median, min, max;	/* over valid samples */
@@ -313,6 +319,9 @@ struct rrun {
 	size_t		 nphase_names;
 	struct rphases	*phases;
 	size_t		 nphases;
+	/* Why some phase shares do not compare across hosts, or NULL
+	 * (static). */
+	const char	*phase_note;
 	/* --reference: the published figure for this study, or why not. */
 	int		 has_ref;
 	struct figure ref;
@@ -398,13 +407,13 @@ void report_json_num(struct cJSON *o, const char *key, double v, int known);
 /*
  * The JSON objects the report and export (summary.json) share, each a new
  * object or array the caller owns: the run's header members (added to
- * o); its digests per steps value; a host's facts and clock, its name
- * under name_key; every build with its flags and hashes; a cell's
- * statistics; the ratios between hosts.
+ * o); its digests per steps value; a host's facts and clock; every build
+ * with its flags and hashes; a cell's statistics; the ratios between
+ * hosts.  docs/report.md's "The JSON schema" lists their members.
  */
 void report_json_header(struct cJSON *o, const struct rrun *r);
 struct cJSON *report_json_digests(const struct rrun *r);
-struct cJSON *report_json_host(const struct rhost *h, const char *name_key);
+struct cJSON *report_json_host(const struct rhost *h);
 struct cJSON *report_json_builds(const struct rrun *r);
 struct cJSON *report_json_cell(const struct rrow *w);
 struct cJSON *report_json_ratios(const struct rrun *r);
@@ -416,6 +425,12 @@ void report_html(const struct rrun *runs, size_t n,
 /* CSV streams the samples from db.  0 or SO_EDB. */
 int report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
     struct so_err *err);
+/*
+ * CSV with one row per cell (--per cell): its statistics with units in
+ * the column names, each number to the precision its interval supports
+ * (docs/report.md).
+ */
+void report_csv_cells(const struct rrun *runs, size_t n, FILE *out);
 
 /*
  * The local best of host h against r's published reference: a new

@@ -1,6 +1,6 @@
 /*
  * What the report's commands (report, export, compare) parse alike:
- * --format.  Messages go to stderr; the caller returns the exit code.
+ * --format and the other options that name one of a table's entries.  Messages go to stderr; the caller returns the exit code.
  */
 #ifndef SEQORCH_REPORT_OPTS_H
 #define SEQORCH_REPORT_OPTS_H
@@ -16,5 +16,8 @@
  */
 int report_opt_format(const char *arg, const void *table, size_t size,
     const void **found);
+/* The same for any option opt ("--per") whose values such a table names. */
+int report_opt_choice(const char *opt, const char *arg, const void *table,
+    size_t size, const void **found);
 
 #endif

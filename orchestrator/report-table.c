@@ -64,8 +64,8 @@ cut_cols(char *s, size_t max)
  * and a line wider than REPORT_COLUMNS is cut to end in "...".  The
  * database and the JSON keep the whole text.
  */
-const char *
-report_dash(void)
+int
+report_utf8(void)
 {
 	const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" }, *v = NULL;
 	size_t i;
@@ -73,10 +73,20 @@ report_dash(void)
 	/* The first one set decides, as setlocale would read them. */
 	for (i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
 		v = getenv(names[i]);
-	if (v != NULL && (strcasestr(v, "utf-8") != NULL ||
-	    strcasestr(v, "utf8") != NULL))
-		return "\u2013";
-	return "-";
+	return v != NULL && (strcasestr(v, "utf-8") != NULL ||
+	    strcasestr(v, "utf8") != NULL);
+}
+
+const char *
+report_dash(void)
+{
+	return report_utf8() ? "\u2013" : "-";
+}
+
+const char *
+report_plusminus(void)
+{
+	return report_utf8() ? "\u00b1" : "+-";
 }
 
 void
@@ -269,6 +279,24 @@ report_html_add(struct strbuf *sb, const char *s)
 			strbuf_addch(sb, (unsigned char)*s < 0x20 ? ' ' : *s);
 		}
 	}
+}
+
+void
+report_csv_text(FILE *out, const char *s)
+{
+	if (s == NULL)
+		return;
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s != '\0'; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
 }
 
 void

@@ -45,6 +45,8 @@ void table_html(struct table *t, FILE *out);
  */
 void report_md_text(FILE *out, const char *s);
 void report_html_text(FILE *out, const char *s);
+/* A CSV field (RFC 4180: quoted when it holds , " CR or LF); NULL empty. */
+void report_csv_text(FILE *out, const char *s);
 struct strbuf;
 void report_html_add(struct strbuf *sb, const char *s);
 
@@ -132,11 +134,13 @@ void report_print_warnings(const struct rrun *r, FILE *out, const char *open,
     const char *close, const char *none);
 
 /*
- * The dash of a range ("1.2M-1.3M"): an en dash where the locale's
- * character set is UTF-8 (LC_ALL, else LC_CTYPE, else LANG), else ASCII.
- * Static.
+ * Is the locale's character set UTF-8 (LC_ALL, else LC_CTYPE, else
+ * LANG)?  Text is ASCII unless it is.  The dash of a range ("1.2M-1.3M"):
+ * an en dash there, else "-"; plus-minus: "\u00b1", else "+-".  Static.
  */
+int report_utf8(void);
 const char *report_dash(void);
+const char *report_plusminus(void);
 
 /*
  * One line of text: control characters (newlines in host text) become

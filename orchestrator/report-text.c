@@ -270,8 +270,11 @@ text_rows(const struct rrun *r, FILE *out)
 	    "valid = 0, in no rate", study_unit_plural(r->study));
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
-		table_cell(&t, xstrdup(prev != NULL && strcmp(prev, w->variant) == 0 ?
-		    "" : w->variant));
+		if (prev != NULL && strcmp(prev, w->variant) == 0)
+			table_cell(&t, xstrdup(w->note != NULL ? "*" : ""));
+		else
+			table_cell(&t, xasprintf("%s%s", w->variant,
+			    w->note != NULL ? " *" : ""));
 		prev = w->variant;
 		if (r->several_builds)
 			table_cell(&t, xstrdup(w->label));
@@ -297,6 +300,12 @@ text_rows(const struct rrun *r, FILE *out)
 		table_cell(&t, xasprintf("%" PRId64, w->invalid));
 	}
 	table_print(&t, out);
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->note != NULL)
+			report_emit(out, "* %s on %s: %s (docs/studies.md)",
+			    w->variant, w->host, w->note);
+	}
 }
 
 static void

@@ -186,7 +186,10 @@ static int
 render_csv(sqlite3 *db, const struct rrun *runs, size_t n,
     const struct report_opts *o, FILE *out, struct so_err *err)
 {
-	(void)o;
+	if (o->per_cell) {
+		report_csv_cells(runs, n, out);
+		return 0;
+	}
 	return report_csv(db, runs, n, out, err);
 }
 
@@ -200,6 +203,9 @@ render_json(sqlite3 *db, const struct rrun *runs, size_t n,
 	int ret = 0;
 
 	(void)db;
+	report_json_str(root, "format", "seqorch-report");
+	cJSON_AddNumberToObject(root, "schema_version", REPORT_SCHEMA_VERSION);
+	report_json_str(root, "seqorch_version", SEQORCH_VERSION);
 	report_json_str(root, "db", o->db_path);
 	a = cJSON_AddArrayToObject(root, "runs");
 	for (i = 0; i < n; i++)

@@ -25,6 +25,14 @@ struct rrun;
 struct report_opts;
 
 /*
+ * The version of the JSON schema `report --format json` and summary.json
+ * (export) share ("schema_version" in both; docs/report.md): 2 gave them
+ * one vocabulary (cells, hosts[].name, cv_pct, cycles_source
+ * "calibration"); summary.json's "summary_version" 1 came before.
+ */
+#define REPORT_SCHEMA_VERSION 2
+
+/*
  * A format of the report, as curl describes a protocol by a handler: its
  * --format name, the extensions -o FILE picks it by (space-separated, as
  * ".html .htm"; NULL: none) and what renders the loaded runs.  render
@@ -54,6 +62,7 @@ struct report_opts {
 	const char *reference;	/* a published reference id, or NULL */
 	double max_cv;		/* a cell's cv above it is unstable; 0:
 				 * REPORT_MAX_CV, as run's --max-cv */
+	int per_cell;		/* csv: one row per cell, not per sample */
 };
 
 #define REPORT_MAX_CV 0.01

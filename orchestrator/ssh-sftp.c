@@ -317,9 +317,7 @@ ssh_read(struct conn *c, const char *path, size_t max, char **out,
 	buf = malloc(cap + 1);
 	for (;;) {
 		if (buf != NULL && got == cap && cap < max) {
-			cap = cap < 4096 ? 4096 : cap > max / 2 ? max : 2 * cap;
-			if (cap > max)
-				cap = max;
+			cap = grow_size(cap, cap + 1, max);
 			grown = realloc(buf, cap + 1);
 			if (grown == NULL)
 				free(buf);

@@ -58,6 +58,12 @@ struct variant_entry {
 	 * name of a "generate" artifact), or NULL.
 	 */
 	const char *needs;
+	/*
+	 * Its `compiler` file: the compiler whose code its rate stands for
+	 * ("clang"; another compiler measures that compiler's baseline, not
+	 * the variant's), or NULL: any.
+	 */
+	const char *compiler;
 };
 
 /*

@@ -113,6 +113,16 @@ xstrdup(const char *s)
 	return p;
 }
 
+size_t
+grow_size(size_t cap, size_t need, size_t max)
+{
+	if (cap < 4096)
+		cap = 4096;
+	while (cap < need)
+		cap = cap > max / 2 ? max : cap * 2;
+	return cap > max ? max : cap;
+}
+
 char *
 xasprintf(const char *fmt, ...)
 {

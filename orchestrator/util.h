@@ -80,6 +80,12 @@ char *xstrdup(const char *s);
  */
 void *xgrow(void *array, size_t n, size_t size);
 #define ALLOC_GROW(x, n) ((x) = xgrow((x), (n), sizeof *(x)))
+/*
+ * The next size of a buffer of cap bytes that must hold need, for data
+ * whose size is not known up front (a remote file, a command's output):
+ * doubling from 4 KiB, never above max (need <= max).
+ */
+size_t grow_size(size_t cap, size_t need, size_t max);
 /* Returns a newly allocated formatted string; caller frees. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

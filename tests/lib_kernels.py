@@ -18,10 +18,17 @@ CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
 SHORT_STEPS = (1, 2, 1000)
 
 
-def registry(*args):
+def registry(*args, generated=None):
+    """registry.sh's answer; with generated, the directory of the sources
+    the coordinator generated (SEQORCH_GENERATED: the variants that need
+    them are listed and their files compiled with -I there)."""
+    env = dict(os.environ)
+    env.pop("SEQORCH_GENERATED", None)
+    if generated is not None:
+        env["SEQORCH_GENERATED"] = str(generated)
     return subprocess.run(["sh", "kernels/registry.sh", *args], cwd=ROOT,
-                          check=True, capture_output=True,
-                          text=True).stdout
+                          check=True, capture_output=True, text=True,
+                          env=env).stdout
 
 
 def studies():

@@ -213,7 +213,7 @@ def test_completion_follows_the_table(tmp_path):
         assert complete(tmp_path, *words) == sorted(
             [o[0] for o in opts] + ["--help"]), path
     assert complete(tmp_path, "seqorch", "compare", "--format", "") == \
-        ["json", "markdown", "text"]
+        ["csv", "json", "markdown", "text"]
     assert complete(tmp_path, "seqorch", "hosts", "check", "--p") == \
         ["--parallel"]
     assert complete(tmp_path, "seqorch", "hosts", "trust", "--p") == []

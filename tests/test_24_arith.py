@@ -177,7 +177,7 @@ def test_a_rebuilt_chain_is_flagged(tmp_path):
     assert r.returncode == 0, r.stderr
     rep, = json.loads(r.stdout)["runs"]
     assert [b["variant"] for b in rep["best"]] == ["c"], rep["best"]
-    rows = {w["variant"]: w for w in rep["rows"]}
+    rows = {w["variant"]: w for w in rep["cells"]}
     assert rows["scalar-rebuilt"]["n"] == 0, rows
 
 

@@ -14,17 +14,14 @@
   declarations come from the kernels themselves, built for aarch64 and
   run under qemu-aarch64 (tests/apple/insns.c).
 """
-import os
 import shutil
 import subprocess
 
 import pytest
 
 from conftest import ROOT
+import lib_apple
 import lib_kernels as t20
-
-TARGET = ["-target", "arm64-apple-macos14"]
-AARCH64_INCLUDE = "/usr/aarch64-linux-gnu/include"
 
 
 def need(tool, package):
@@ -32,18 +29,7 @@ def need(tool, package):
 
 
 def apple_flags():
-    """clang flags that compile for macOS here: clang's own headers, the
-    declarations of tests/apple/include, then the aarch64 C library's
-    (Apple clang predefines __nonnull, glibc's cdefs.h wants to)."""
-    need("clang", "clang")
-    if not os.path.isdir(AARCH64_INCLUDE):
-        pytest.fail(f"{AARCH64_INCLUDE} missing: install "
-                    "libc6-dev-arm64-cross (make deps)")
-    res = subprocess.run(["clang", "-print-resource-dir"], check=True,
-                         capture_output=True, text=True).stdout.strip()
-    return [*TARGET, "-nostdinc", "-isystem", f"{res}/include",
-            "-isystem", str(ROOT / "tests/apple/include"),
-            "-isystem", AARCH64_INCLUDE, "-U__nonnull"]
+    return lib_apple.flags()
 
 
 def agent_sources():
@@ -70,64 +56,13 @@ def test_agent_source_compiles_for_macos(src):
 def declarations(tmp_path_factory):
     """{(study, variant): (symbol, insns, forbidden)} of every kernel an
     arm64 agent has, as the kernels declare them on aarch64."""
-    cc = need("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu and "
-              "libc6-dev-arm64-cross")
-    need("qemu-aarch64", "qemu-user")
-    out = tmp_path_factory.mktemp("insns")
-    table = out / "table.c"
-    table.write_text(t20.registry("agent", "aarch64", "nolibs"))
-    cache = t20.obj_cache(tmp_path_factory)
-    objs = [t20.compiled(cc, t20.registry("cflags", s).split(), s, cache)
-            for s in t20.registry("files", "aarch64", "nolibs").split()]
-    exe = out / "insns"
-    r = subprocess.run([cc, *t20.CFLAGS, "-static", "-o", exe,
-                        "tests/apple/insns.c", table, "agent/registry.c",
-                        "agent/cpu.c", *objs], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run(["qemu-aarch64", "-cpu", "max", exe], check=True,
-                       capture_output=True, text=True)
-    decl = {}
-    for line in r.stdout.splitlines():
-        s, v, sym, ins, forb = line.split("\t")
-        split = (lambda x: [] if x == "-" else x.split(","))
-        decl[s, v] = (sym, split(ins), split(forb))
-    return decl
+    return lib_apple.declarations(tmp_path_factory.mktemp("insns"),
+                                  t20.obj_cache(tmp_path_factory))
 
 
 @pytest.fixture(scope="module")
 def disasm(tmp_path_factory):
-    """tests/apple/disasm.c linked with the coordinator's objects, and a
-    PATH whose objdump is llvm-objdump, as on a Mac with Xcode."""
-    need("llvm-objdump", "llvm")
-    d = tmp_path_factory.mktemp("disasm")
-    subprocess.run(["cc", *os.environ.get("SEQORCH_TEST_CFLAGS",
-                                          "").split(),
-                    "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror",
-                    f"-I{ROOT / 'orchestrator'}", f"-I{ROOT / 'kernels'}",
-                    "-o", str(d / "disasm"), str(ROOT / "tests/apple/disasm.c"),
-                    str(ROOT / "build/libseqorch.a"), "-lsqlite3", "-lcjson",
-                    "-lcrypto", "-lssh2", "-lcurl", "-lpthread", "-lstdc++",
-                    "-lm", "-ldl"], check=True)
-    bindir = d / "bin"
-    bindir.mkdir()
-    (bindir / "objdump").symlink_to(shutil.which("llvm-objdump"))
-    return d / "disasm", f"{bindir}:/usr/bin:/bin"
-
-
-def macho_link(obj, tmp_path):
-    """obj linked by lld as a Mach-O dylib: in an object, the first
-    function shares its address with the section's ltmp0 label and
-    llvm-objdump names only that; a linked image names the function, as
-    in the agent a Mac links."""
-    ld = need("lld", "lld")
-    lib = tmp_path / (obj.stem + ".dylib")
-    subprocess.run([ld, "-flavor", "darwin", "-arch", "arm64", "-platform_version", "macos",
-                    "14.0", "14.0", "-dylib", "-undefined", "dynamic_lookup",
-                    "-o", lib, obj], check=True)
-    out = subprocess.run(["file", lib], capture_output=True, text=True)
-    assert "Mach-O 64-bit arm64" in out.stdout, out.stdout
-    return lib
+    return lib_apple.disasm(tmp_path_factory.mktemp("disasm"))
 
 
 def arm_variants():
@@ -144,29 +79,8 @@ def test_macho_disassembly_check(study, variant, declarations, disasm,
     src = next(f"kernels/{study}/{variant}/{k}" for k in
                ("kernel.c", "kernel.S")
                if (ROOT / "kernels" / study / variant / k).exists())
-    obj = tmp_path / "kernel.o"
-    # -ffreestanding for clang's own stdint.h (Darwin's uint64_t is
-    # unsigned long long, glibc's unsigned long); -fbuiltin keeps the
-    # hosted code generation.
-    r = subprocess.run(["clang", *apple_flags(), "-ffreestanding",
-                        "-fbuiltin", "-O2", "-std=c11", "-Wall", "-Wextra",
-                        "-Werror", "-Ikernels", "-Iagent",
-                        *t20.registry("cflags", src).split(), "-c", src,
-                        "-o", obj], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    lib = macho_link(obj, tmp_path)
-    exe, path = disasm
-    r = subprocess.run([exe, lib, sym, *insns, *forbidden],
-                       env={"PATH": path, "LANG": "C"},
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
-    # llvm-objdump, told the extensions the ARM variants use.
-    assert lines[0] == "status 4", r.stdout + r.stderr
-    assert "no-symbol" not in lines, f"_{sym} not in the dump"
-    found = dict(line.split() for line in lines[1:])
-    assert [m for m in insns if found[m] != "yes"] == [], r.stdout
-    assert [m for m in forbidden if found[m] != "no"] == [], r.stdout
+    lib = lib_apple.compile_kernel([src], tmp_path)
+    lib_apple.check_disassembly(lib, sym, insns, forbidden, disasm)
 
 
 def test_macho_forbidden_lane_move_is_seen(disasm, tmp_path):
@@ -181,7 +95,8 @@ def test_macho_forbidden_lane_move_is_seen(disasm, tmp_path):
     subprocess.run(["clang", *apple_flags(), "-ffreestanding", "-O2", "-c",
                     src, "-o", obj], check=True)
     exe, path = disasm
-    r = subprocess.run([exe, macho_link(obj, tmp_path), "lane", "umov",
+    r = subprocess.run([exe, lib_apple.macho_link([obj], tmp_path, "lane"),
+                        "lane", "umov",
                         "mov"],
                        env={"PATH": path, "LANG": "C"},
                        capture_output=True, text=True, check=True)

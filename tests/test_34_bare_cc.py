@@ -108,3 +108,42 @@ def test_hosts_check_probes_with_the_hosts_cflags(tmp_path):
                      r"\(openssl/\S+\.h: No such file or directory\)$",
                      noinc, re.M), noinc
     assert "missing   nothing" in noinc
+
+
+def test_a_native_the_compiler_does_not_know_is_recorded_and_warned(
+        tmp_path):
+    """A gcc that does not know the cpu ignores -march=native (gcc 12 and
+    -mcpu=native on a Neoverse V2), emulated by a script that drops it:
+    compiled_for says what the compiler built for, not "native", and the
+    run warns that native resolved to generic, in its events and its
+    report (item 5)."""
+    cc = tmp_path / "forgetful-cc"
+    cc.write_text("#!/bin/sh\n"
+                  "for a; do shift; [ \"$a\" = -march=native ] || "
+                  "set -- \"$@\" \"$a\"; done\n"
+                  "exec gcc \"$@\"\n")
+    cc.chmod(0o755)
+    hosts(tmp_path / "hosts.toml", [("old", cc, "-O2 -march=native")])
+    r = seqorch(tmp_path, "run", "--study", "mul32", "--hosts", "old",
+                "--steps", "2000", "--samples", "1", timeout=1200)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    (bid, native, extra), = query(db, "SELECT id, native, extra FROM "
+                                  "builds")
+    # what gcc -Q --help=target says the build was compiled for
+    assert native == "-march=x86-64 -mtune=generic"
+    compiled = dict(ln.split("=", 1) for ln in extra.splitlines()
+                    if ln.startswith("compiled_for."))
+    assert compiled["compiled_for.mul32/c"] == "-march=x86-64", compiled
+    assert set(compiled.values()) == {"-march=x86-64"}, compiled
+    want = (f'build {bid}: native resolved to generic (-march=x86-64 '
+            f'-mtune=generic): compiler "{cc}" does not know this cpu, so '
+            'the build is not tuned for it')
+    assert query(db, "SELECT host, level, message FROM events WHERE "
+                 "message LIKE 'build %: native %'") == \
+        [("old", "warning", want)]
+    assert f'seqorch: host "old": {want}\n' in r.stderr
+    rep = seqorch(tmp_path, "report", "--latest")
+    assert rep.returncode == 0, rep.stderr
+    # the report wraps the events' messages at spaces
+    assert want in " ".join(rep.stdout.split()), rep.stdout

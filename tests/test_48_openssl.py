@@ -17,6 +17,8 @@ import pytest
 
 from conftest import query, seqorch, write_hosts
 from refs import chain_hex
+import lib_apple
+import lib_kernels
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 if not (FIXTURES / "openssl").exists():
@@ -25,6 +27,7 @@ FIXTURE = FIXTURES / "openssl" / "openssl-3.5.7.tar.gz"
 SHA = "a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8"
 X86 = ["openssl-scalar", "openssl-avx2", "openssl-avx512",
        "openssl-avx512vl", "openssl-fused", "openssl-unrolled"]
+ARM = ["openssl-scalar", "openssl-sha3", "openssl-fused", "openssl-unrolled"]
 STEPS = 300
 
 
@@ -199,6 +202,48 @@ def test_report_names_the_sources_beside_the_variants(run):
     assert files["release tarball"] == SHA
     assert files["crypto/sha/asm/keccak1600-avx512vl.pl"] == \
         readme_hashes()["crypto/sha/asm/keccak1600-avx512vl.pl"]
+
+
+@pytest.fixture(scope="module")
+def generated(run):
+    """The sources the run's coordinator generated (cache/generated/KEY,
+    its openssl/ folder), as agent/build.sh gets them as
+    SEQORCH_GENERATED."""
+    d, _, _ = run
+    found = list((d / "cache" / "generated").glob("*/openssl/meta"))
+    assert len(found) == 1, found
+    return found[0].parent.parent
+
+
+@pytest.fixture(scope="module")
+def apple(tmp_path_factory, generated):
+    """The arm64 declarations of the openssl-* variants, built from the
+    generated linux64 flavour, and the disassembly check's program."""
+    decl = lib_apple.declarations(tmp_path_factory.mktemp("insns"),
+                                  lib_kernels.obj_cache(tmp_path_factory),
+                                  generated)
+    return decl, lib_apple.disasm(tmp_path_factory.mktemp("disasm"))
+
+
+@pytest.mark.parametrize("variant", ARM)
+def test_arm64_variant_through_apple_clang(variant, generated, apple,
+                                           tmp_path):
+    """The Apple M4 path: keccak1600-armv8.pl's ios64 (Mach-O) flavour and
+    the fused and unrolled chains, as the coordinator generated them,
+    assembled with the variant's C side by `clang -target
+    arm64-apple-macos14 -Werror`, linked by lld, and the disassembly check
+    on llvm-objdump's output: eor3, rax1, xar and bcax in the SHA3
+    variants' function, none in the integer one."""
+    decl, tool = apple
+    sym, insns, forbidden = decl["sha3", variant]
+    if variant == "openssl-scalar":
+        assert forbidden == ["eor3", "rax1", "xar", "bcax"]
+    else:
+        assert insns == ["eor3", "rax1", "xar", "bcax"]
+    srcs = [f"kernels/sha3/{variant}/kernel.S",
+            f"kernels/sha3/{variant}/kernel.c"]
+    lib = lib_apple.compile_kernel(srcs, tmp_path, generated)
+    lib_apple.check_disassembly(lib, sym, insns, forbidden, tool)
 
 
 def words(mask):

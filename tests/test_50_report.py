@@ -37,6 +37,7 @@ STEPS, SAMPLES = 20000, 3
 VARIANTS = ("c-fused", "openssl-evp")
 HOSTS = ("genoa", "graviton", "m4")
 CHROMIUM = shutil.which("chromium")
+HYPERFINE = shutil.which("hyperfine")
 CHART_BG = (0xee, 0xf2, 0xf8)
 PALETTE = [(0x1f, 0x77, 0xb4), (0xd6, 0x27, 0x28), (0x2c, 0xa0, 0x2c)]
 
@@ -197,17 +198,19 @@ def test_json(site):
     cells, best, ratios = hand(site / "results.db", 1)
     doc = json.loads(sq(site, "report", "--run", 1, "--format",
                         "json").stdout)
+    assert (doc["format"], doc["schema_version"]) == ("seqorch-report", 2)
     run = doc["runs"][0]
     assert run["unit"] == "hash" and run["unit_plural"] == "hashes"
-    assert len(run["rows"]) == len(cells)
-    for row in run["rows"]:
+    assert len(run["cells"]) == len(cells)
+    for row in run["cells"]:
         c = cells[(row["variant"], row["host"])]
         assert row["median_rate"] == pytest.approx(c["median"], rel=1e-12)
         assert row["q1_rate"] == pytest.approx(c["q1"], rel=1e-12)
         assert row["q3_rate"] == pytest.approx(c["q3"], rel=1e-12)
-        assert row["cv"] == pytest.approx(c["cv"], rel=1e-9)
-        # One clock per cell: cycles are clock x ns.
+        assert row["cv_pct"] == pytest.approx(100 * c["cv"], rel=1e-9)
+        # One clock per cell: cycles are clock x ns, from calibration.
         assert row["clock_source"] == "samples"
+        assert row["cycles_source"] == "calibration"
         assert row["cycles_per_step"] == pytest.approx(
             row["clock_mhz"] * 1e-3 * row["ns_per_step"], rel=1e-12)
     assert {b["host"]: b["variant"] for b in run["best"]} == best
@@ -229,12 +232,18 @@ def test_json(site):
                       b["openssl"]) for b in run["builds"]} == want
     assert all(re.fullmatch(r"[0-9a-f]{64}", b["binary_sha256"])
                for b in run["builds"])
+    # One schema (issue 32 item 5): summary.json's hosts and cells are the
+    # report's, the same names for the same values; the report adds
+    # members, summary.json only the samples (steps, ns).
     export = json.loads(sq(site, "export", "--run", 1).stdout)
+    assert export["schema_version"] == doc["schema_version"]
     assert run["builds"] == export["builds"]
-    for h, e in zip(run["hosts"], export["hosts"]):
-        assert {k: v for k, v in h.items() if k in e} == \
-            {k: v for k, v in e.items() if k != "name"}
-        assert h["host"] == e["name"]
+    for key, extra in (("hosts", set()), ("cells", {"steps", "ns"})):
+        assert len(run[key]) == len(export[key])
+        for r, e in zip(run[key], export[key]):
+            assert set(e) - extra <= set(r), (key, set(e) - set(r))
+            assert {k: r[k] for k in set(e) - extra} == \
+                {k: v for k, v in e.items() if k not in extra}
 
 
 def test_csv(site):
@@ -294,6 +303,55 @@ class Page(html.parser.HTMLParser):
         if tag == "td" and self._td is not None:
             self.cells.append(self._td)
             self._td = None
+
+
+def approx(v, u):
+    """v to the place of u's second significant digit, as seqorch writes
+    a number of the per-cell CSV; exactly (repr) without an interval."""
+    if not u > 0:
+        return repr(v)
+    place = math.floor(math.log10(u)) - 1
+    if place < 0:
+        return f"{v:.{-place}f}"
+    return f"{math.floor(v / 10 ** place + 0.5) * 10 ** place:.0f}"
+
+
+def test_csv_per_cell(site):
+    """One row per cell, units in the column names, each number to the
+    precision of its interval.  With 3 samples the median's 95% bootstrap
+    interval is the range (a resample's median is the smallest sample
+    with probability 7/27), so it is known here without resampling."""
+    cells, _, _ = hand(site / "results.db", 1)
+    out = sq(site, "report", "--run", 1, "--format", "csv", "--per",
+             "cell").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0])[9:] == [
+        "median_hashes_per_s", "median_lo95_hashes_per_s",
+        "median_hi95_hashes_per_s", "mean_hashes_per_s", "q1_hashes_per_s",
+        "q3_hashes_per_s", "min_hashes_per_s", "max_hashes_per_s", "cv_pct",
+        "ns_per_hash", "cycles_per_hash", "cycles_source", "clock_mhz",
+        "digest"]
+    assert len(rows) == len(cells)
+    for r in rows:
+        c = cells[(r["variant"], r["host"])]
+        rates = c["rates"]
+        u = (rates[-1] - rates[0]) / 2
+        assert (r["unit"], r["n"], r["digest"]) == ("hash", "3", "ok")
+        assert r["median_hashes_per_s"] == approx(c["median"], u), r
+        assert r["median_lo95_hashes_per_s"] == approx(rates[0], u)
+        assert r["median_hi95_hashes_per_s"] == approx(rates[-1], u)
+        assert r["q1_hashes_per_s"] == approx(c["q1"], u)
+        cv = 100 * c["cv"]
+        assert r["cv_pct"] == approx(cv, cv / math.sqrt(2 * 2))
+        ns = 1e9 / c["median"]
+        assert r["ns_per_hash"] == approx(ns, ns * u / c["median"])
+        assert r["cycles_source"] == "calibration"
+    # -o takes csv from the name; --per belongs to csv alone.
+    sq(site, "report", "--run", 1, "--per", "cell", "-o", site / "c.csv")
+    assert (site / "c.csv").read_text() == out
+    p = sq(site, "report", "--run", 1, "--per", "cell", check=False)
+    assert p.returncode == 2 and '"--per" goes with "--format csv"' in \
+        p.stderr
 
 
 def png_pixels(path):
@@ -464,6 +522,66 @@ def test_export_validates(site):
     assert p.stdout == ""
 
 
+def same_shape(ours, theirs, path="$"):
+    """The keys (at every level) and value types of hyperfine's document,
+    except user and system: null, as seqorch does not measure them."""
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and set(ours) == set(theirs), \
+            (path, sorted(ours), sorted(theirs))
+        for k in theirs:
+            if k in ("user", "system"):
+                assert ours[k] is None, (path, k)
+            elif k == "parameters":
+                assert set(ours[k]) == {"host", "variant", "build"}
+                assert all(isinstance(v, str) for v in ours[k].values())
+            else:
+                same_shape(ours[k], theirs[k], f"{path}.{k}")
+    elif isinstance(theirs, list):
+        assert isinstance(ours, list) and ours, path
+        for o in ours:
+            same_shape(o, theirs[0], f"{path}[]")
+    else:
+        assert type(ours) in ({int, float} if type(theirs) in (int, float)
+                              else {type(theirs)}), (path, ours, theirs)
+
+
+def test_export_hyperfine(site, tmp_path):
+    """export --format hyperfine against a file hyperfine 1.15 wrote
+    itself, key by key, and its numbers against results.db's samples."""
+    assert HYPERFINE, "Debian hyperfine is missing (make deps installs it)"
+    subprocess.run([HYPERFINE, "--runs", "2", "-L", "host", "local",
+                    "--export-json", tmp_path / "h.json", "true {host}"],
+                   check=True, capture_output=True, timeout=120)
+    theirs = json.loads((tmp_path / "h.json").read_text())
+    sq(site, "export", "--run", 1, "--format", "hyperfine", "-o",
+       tmp_path / "s.json")
+    ours = json.loads((tmp_path / "s.json").read_text())
+    same_shape(ours, theirs)
+    assert json.loads(sq(site, "export", "--run", 1, "--format",
+                         "hyperfine", "-o", "-").stdout) == ours
+    con = sqlite3.connect(site / "results.db")
+    want = {}
+    for h, v, b, c, ns in con.execute(
+            "SELECT s.host, s.variant, s.build_id, b.compiler, s.ns FROM"
+            " samples s JOIN builds b ON b.id = s.build_id WHERE"
+            " s.run_id = 1 AND s.valid = 1 ORDER BY s.sample_index"):
+        want.setdefault((f"{h}/{v}/{c}", h, v, str(b)), []).append(ns / 1e9)
+    con.close()
+    assert len(ours["results"]) == len(want)
+    for r in ours["results"]:
+        p = r["parameters"]
+        t = want[(r["command"], p["host"], p["variant"], p["build"])]
+        assert r["times"] == t
+        assert r["exit_codes"] == [0] * len(t)
+        assert r["mean"] == pytest.approx(statistics.mean(t), rel=1e-12)
+        assert r["stddev"] == pytest.approx(statistics.stdev(t), rel=1e-9)
+        assert r["median"] == statistics.median(t)
+        assert (r["min"], r["max"]) == (min(t), max(t))
+    p = sq(site, "export", "--run", 1, "--format", "hyperfine", "--bundle",
+           tmp_path / "b", check=False)
+    assert p.returncode == 2 and "holds summary.json" in p.stderr
+
+
 def test_compare(site):
     c1, _, _ = hand(site / "results.db", 1)
     c2, _, _ = hand(site / "results.db", 2)
@@ -481,6 +599,18 @@ def test_compare(site):
     assert g["ratio"] == pytest.approx(math.exp(sum(logs) / len(logs)),
                                        rel=1e-12)
     assert g["cells"] == len(c1)
+    # CSV (issue 32 item 17): the JSON's cells, row for row.
+    rows = list(csv.DictReader(io.StringIO(
+        sq(site, "compare", 1, 2, "--format", "csv").stdout)))
+    assert [(r["variant"], r["host"], r["verdict"]) for r in rows] == \
+        [(c["variant"], c["host"], c["verdict"]) for c in out["cells"]]
+    for r, cell in zip(rows, out["cells"]):
+        assert (r["study"], r["baseline_run"], r["new_run"]) == \
+            ("sha3", "1", "2")
+        assert float(r["ratio"]) == pytest.approx(cell["ratio"], abs=1e-5)
+        assert float(r["baseline_median_per_s"]) == pytest.approx(
+            c1[(r["variant"], r["host"])]["median"], abs=0.05)
+        assert r["reason"] == ""
     text = sq(site, "compare", "--baseline", 1).stdout
     assert "run 1 (baseline) -> run 2" in text
     for (v, h), c in c1.items():
@@ -523,9 +653,16 @@ def test_compare_gate_and_refusal(site, tmp_path):
     # Nothing compared is a failure, gate or not (issue 32 item 17).
     assert p.returncode == 1, p.stderr
     text = p.stdout
-    assert text.count(f"refused: steps differ ({2 * STEPS}, {STEPS})") == \
-        len(out["cells"])
+    # One line for the runs' mismatch, values baseline first as in the
+    # table (issue 32 item 17), not one per cell.
+    assert f"refused, all {len(out['cells'])} cells of both runs: steps " \
+        f"differ ({STEPS}, {2 * STEPS})\n" in text
+    assert text.count("steps differ") == 1 and "variant" not in text
     assert "geometric mean: no cell could be compared" in text
+    doc = json.loads(sq(tmp_path, "compare", 1, 2, "--format", "json",
+                        check=False).stdout)
+    assert doc["refused"] == f"steps differ ({STEPS}, {2 * STEPS})"
+    assert all(c["refused"] == doc["refused"] for c in doc["cells"])
     p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "0", check=False)
     assert p.returncode == 2 and "invalid --fail-slower" in p.stderr
 
@@ -635,10 +772,13 @@ def test_phase_shares_and_build_rates_of_one_run(site, tmp_path):
     for run, fs in shares.items():
         out = sq(d, "report", "--run", run).stdout
         assert "phase shares of hashing time" in out, out
-        want = "".join(f" {100 * f:6.2f}%" for f in fs) + f" {100:6.2f}%"
+        # Each column as wide as its name (mprotect: 8).
+        want = "".join(f" {100 * f:{max(7, len(n) - 6) - 1}.2f}%"
+                       for n, f in zip(names, fs)) + f" {100:6.2f}%"
         lines = re.findall(r"^  \S+\s+\d+ (?:native|-)\s+\S+\s+\d+"
                            r"(?: +\d+\.\d\d%){6}$", out, re.M)
         assert len(lines) == len(HOSTS) * len(VARIANTS), out
+        assert "do not compare across OSes" not in out
         for ln in lines:
             assert ln.endswith(want), out
             assert re.match(r"  \S+\s+\d+ (native|-)\s+\S+\s+3 ", ln), ln
@@ -647,3 +787,47 @@ def test_phase_shares_and_build_rates_of_one_run(site, tmp_path):
     for host, build in builds.items():
         assert re.search(rf"^  {host}\s+{build} \S+\s+native\s+c-fused\s+"
                          rf"{SAMPLES} ", out, re.M), out
+
+
+def test_jit_phase_of_macos_does_not_compare(site, tmp_path):
+    """RandomX's W^X step is pthread_jit_write_protect_np on macOS and
+    mprotect on Linux: the m4 host's agent names its phase
+    jit_write_protect, and the report says those shares do not compare
+    across OSes, in text, JSON and Markdown."""
+    metrics = [f"INSERT INTO sample_metrics SELECT id, '{n}', ns * {f}"
+               f" FROM samples WHERE run_id = 1 AND valid = 1"
+               f" AND host {'=' if mac else '<>'} 'm4'"
+               for mac in (True, False)
+               for n, f in (("phase_execute", 0.7), ("phase_other", 0.2),
+                            ("phase_jit_write_protect" if mac else
+                             "phase_mprotect", 0.1))]
+    d = modified(site, tmp_path, *metrics)
+    out = sq(d, "report", "--run", 1).stdout
+    head = re.search(r"^  host .* execute (jit_write_protect mprotect|"
+                     r"mprotect jit_write_protect) +other +total$", out,
+                     re.M)
+    assert head, out
+    note = ("jit_write_protect (macOS: pthread_jit_write_protect_np, a "
+            "thread's switch) and mprotect (Linux: two mprotect calls a "
+            "program) are RandomX's W^X step made by different OS calls: "
+            "their shares do not compare across OSes")
+    assert f"  note: {note}\n" in out, out
+    # Each share under its name: the columns are as wide as the names.
+    cols = [m.end() for m in re.finditer(r"\S+", head.group(0))][-5:]
+    for row in re.findall(r"^  (?:genoa|graviton|m4) .*%$", out, re.M):
+        assert [row[c - 1] for c in cols] == ["%"] * 5, (head, row)
+    phases = json.loads(sq(d, "report", "--run", 1, "--format",
+                           "json").stdout)["runs"][0]["phases"]
+    assert phases["note"] == note
+    assert len(phases["cells"]) == len(HOSTS) * len(VARIANTS)
+    for row in phases["cells"]:
+        mac = row["host"] == "m4"
+        assert row["share"]["jit_write_protect"] == \
+            pytest.approx(0.1 if mac else 0, abs=1e-6)
+        assert row["share"]["mprotect"] == \
+            pytest.approx(0 if mac else 0.1, abs=1e-6)
+    md = sq(d, "report", "--run", 1, "--format", "markdown").stdout
+    assert "their shares do not compare across OSes" in md
+    phases = json.loads(sq(site, "report", "--run", 1, "--format",
+                           "json").stdout)["runs"][0]["phases"]
+    assert phases["note"] is None

@@ -104,8 +104,8 @@ def test_phase_names_are_discovered(db):
     run = json.loads(report(db, "json"))["runs"][0]
     ph = run["phases"]
     assert ph["names"] == ["setup", "crunch", "other"]
-    assert len(ph["rows"]) == len(SAMPLES)
-    for row in ph["rows"]:
+    assert len(ph["cells"]) == len(SAMPLES)
+    for row in ph["cells"]:
         nss = SAMPLES[(row["build_id"], row["targeting"], row["variant"])]
         assert row["n"] == 3 and row["total_ns"] == sum(nss)
         for name, f in PHASES:
@@ -140,7 +140,7 @@ def renderers(cmd):
 
 def test_completion_offers_each_command_its_renderers():
     """The --format words of each entry are its renderer table: compare
-    has no csv or html, report has all five."""
+    has no html, report has all five."""
     for cmd in ("report", "compare"):
         assert complete(None, "seqorch", cmd, "--format", "",
                         ordered=True) == renderers(cmd), cmd
@@ -148,7 +148,7 @@ def test_completion_offers_each_command_its_renderers():
                     ordered=True) == [
         "text", "markdown", "csv", "json", "html"]
     assert complete(None, "seqorch", "compare", "--format", "",
-                    ordered=True) == ["text", "markdown", "json"]
+                    ordered=True) == ["text", "markdown", "json", "csv"]
     assert complete(None, "seqorch", "report", "--format", "m") == ["markdown"]
 
 

@@ -3,8 +3,11 @@ every command, -o - and md, counts such as 1e6, "did you mean" for
 options and values, -V with the commit, variants of another architecture
 refused before upload, readers that never write, and the exit codes of a
 report that cannot be written."""
+import os
 import platform
+import re
 import shutil
+import statistics
 import subprocess
 
 import pytest
@@ -19,8 +22,9 @@ def site(tmp_path_factory, workdir):
     write_hosts(tmp / "hosts.toml", workdir)
     r = seqorch(tmp, "run", "--study", "sha3", "--hosts", "local",
                 "--variants", "c-fused,openssl-evp", "--steps", "1e3",
-                "--samples", "3")
+                "--samples", "3", env=dict(os.environ, LC_ALL="C"))
     assert r.returncode == 0, r.stderr
+    (tmp / "run.stderr").write_text(r.stderr)
     return tmp
 
 
@@ -219,3 +223,24 @@ def test_compare_fails_when_no_cell_compares(site, tmp_path):
     assert "no cell could be compared" in r.stdout
     assert r.stderr.endswith("seqorch: no cell could be compared\n"), \
         r.stderr
+
+
+def test_summary_says_how_much_faster(site):
+    """The run's summary sets each host's best against the next variants
+    and the control in hyperfine's words, with the interval (issue 32
+    item 8): the ratio of the medians of the samples table."""
+    rates = {}
+    for v, steps, ns in query(site / "results.db", "SELECT variant, steps,"
+                              " ns FROM samples WHERE valid = 1"):
+        rates.setdefault(v, []).append(steps * 1e9 / ns)
+    med = {v: statistics.median(r) for v, r in rates.items()}
+    best, other = sorted(med, key=med.get, reverse=True)
+    line = re.search(rf"^    {best} ran (\S+)( \+- \S+| \[\S+, \S+\]) "
+                     rf"times faster than {other}(.*)$",
+                     (site / "run.stderr").read_text(), re.M)
+    assert line, (site / "run.stderr").read_text()
+    assert line[1] == f"{med[best] / med[other]:.2f}"
+    # ASCII under LC_ALL=C: "+- HALF", or "[LO, HI]" when lopsided.
+    iv = [float(f.strip("[,]")) for f in line[2].split() if f != "+-"]
+    assert iv[0] >= 0 and (len(iv) == 1 or iv[0] <= float(line[1]) <= iv[1])
+    assert line[3].startswith(" (control)") == (other == "openssl-evp")

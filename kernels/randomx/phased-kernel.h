@@ -55,7 +55,14 @@ phased_metrics(void *ctx, struct kernel_metric *m, size_t max)
 		[RXP_PROGGEN] = "phase_proggen",
 		[RXP_COMPILE] = "phase_compile",
 		[RXP_EXECUTE] = "phase_execute",
+		/* What RandomX's W^X switch calls (virtual_memory.cpp):
+		 * on Apple a thread's JIT write protection, elsewhere the
+		 * pages' protection; the report says they do not compare. */
+#if defined(__APPLE__)
+		[RXP_MPROTECT] = "phase_jit_write_protect",
+#else
 		[RXP_MPROTECT] = "phase_mprotect",
+#endif
 	};
 	uint64_t ns[RXP_NPHASES];
 	size_t i;

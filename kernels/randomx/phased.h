@@ -22,7 +22,8 @@ enum {
 	RXP_PROGGEN,	/* program generation (generateProgram, initialize) */
 	RXP_COMPILE,	/* JIT compilation of the program */
 	RXP_EXECUTE,	/* running the generated code */
-	RXP_MPROTECT,	/* JIT page permission changes (W^X, secure JIT) */
+	RXP_MPROTECT,	/* JIT page permission changes (W^X, secure JIT):
+			 * mprotect, on Apple pthread_jit_write_protect_np */
 	RXP_NPHASES
 };
 

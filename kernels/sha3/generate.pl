@@ -116,18 +116,23 @@ my $header = <<'EOF';
  */
 #if defined(__APPLE__)
 #define SYM(x) _##x
+#define LOCAL(x) L##x
 #define HIDDEN(x) .private_extern _##x
 #define FUNCTION(x)
 #define SIZE(x)
 #define RODATA .section __TEXT,__const
 #else
 #define SYM(x) x
+#define LOCAL(x) .L##x
 #define HIDDEN(x) .hidden x
 #define FUNCTION(x) .type x, @function
 #define SIZE(x) .size x, .-x
 #define RODATA .section .rodata
 #endif
 EOF
+# LOCAL: the assembler's own labels, which name no symbol (".L" on ELF,
+# "L" on Mach-O, where a ".L" label is a symbol and would cut the chain's
+# function in two for the disassembly check).
 my $footer = <<'EOF';
 #if !defined(__APPLE__)
 	.section .note.GNU-stack,"",%progbits
@@ -156,10 +161,10 @@ fail("keccak1600-avx512vl.pl: expected 6 rotation and 24 constant rows")
 sub x86_chain {
 	my ($name, $unrolled) = @_;
 	my $s = sprintf($header, $version, 'keccak1600-avx512vl.pl');
-	$s .= "\tRODATA\n\t.balign 64\n.Lrot_$name:\n" . join("\n", @rot) .
-	    "\n.Liotas_$name:\n" . join("\n", @iotas) . "\n";
-	$s .= ".Lpad_$name:\n\t.quad 0, 0, 0, 0x06\n";
-	$s .= ".Lbit_$name:\n\t.quad 0x8000000000000000, 0, 0, 0\n";
+	$s .= "\tRODATA\n\t.balign 64\nLOCAL(rot_$name):\n" . join("\n", @rot) .
+	    "\nLOCAL(iotas_$name):\n" . join("\n", @iotas) . "\n";
+	$s .= "LOCAL(pad_$name):\n\t.quad 0, 0, 0, 0x06\n";
+	$s .= "LOCAL(bit_$name):\n\t.quad 0x8000000000000000, 0, 0, 0\n";
 	$s .= <<"EOF";
 	.text
 	.globl SYM($name)
@@ -168,24 +173,24 @@ sub x86_chain {
 	.balign 64
 /* void $name(uint8_t x[32], uint64_t steps), steps > 0 */
 SYM($name):
-	lea .Lrot_$name(%rip), %r8
+	lea LOCAL(rot_$name)(%rip), %r8
 	vmovdqa64 0*32(%r8), %ymm16
 	vmovdqa64 1*32(%r8), %ymm17
 	vmovdqa64 2*32(%r8), %ymm18
 	vmovdqa64 3*32(%r8), %ymm19
 	vmovdqa64 4*32(%r8), %ymm20
 	vmovdqa64 5*32(%r8), %ymm21
-	vmovdqa64 .Lpad_$name(%rip), %ymm22
-	vmovdqa64 .Lbit_$name(%rip), %ymm23
+	vmovdqa64 LOCAL(pad_$name)(%rip), %ymm22
+	vmovdqa64 LOCAL(bit_$name)(%rip), %ymm23
 	vpbroadcastq (%rdi), %ymm0
 	vmovdqu (%rdi), %ymm1
 	vpermq \$0b00111001, %ymm1, %ymm1
 	mov \$0b1000, %eax
 	kmovw %eax, %k1
 EOF
-	$s .= "\tlea .Liotas_$name(%rip), %r10\n" if $unrolled;
+	$s .= "\tlea LOCAL(iotas_$name)(%rip), %r10\n" if $unrolled;
 	$s .= <<"EOF";
-.Lstep_$name:
+LOCAL(step_$name):
 	vmovdqa64 %ymm22, %ymm1{%k1}
 	vpxor %ymm2, %ymm2, %ymm2
 	vmovdqa64 %ymm23, %ymm3
@@ -203,13 +208,13 @@ EOF
 			}
 		}
 	} else {
-		$s .= "\tlea .Liotas_$name(%rip), %r10\n\tmov \$24, %eax\n";
-		$s .= ".Lround_$name:\n" . join("\n", @body) . "\n";
-		$s .= "\tdec %eax\n\tjnz .Lround_$name\n";
+		$s .= "\tlea LOCAL(iotas_$name)(%rip), %r10\n\tmov \$24, %eax\n";
+		$s .= "LOCAL(round_$name):\n" . join("\n", @body) . "\n";
+		$s .= "\tdec %eax\n\tjnz LOCAL(round_$name)\n";
 	}
 	$s .= <<"EOF";
 	dec %rsi
-	jnz .Lstep_$name
+	jnz LOCAL(step_$name)
 	vpermq \$0b10010011, %ymm1, %ymm1
 	vpblendd \$0b00000011, %ymm0, %ymm1, %ymm1
 	vmovdqu %ymm1, (%rdi)
@@ -262,7 +267,7 @@ sub arm_chain {
 #define PAGEOFF(x) :lo12:x
 #endif
 EOF2
-	$s .= "\tRODATA\n\t.p2align 3\n.Liotas_$name:\n" . join("\n", @aiotas)
+	$s .= "\tRODATA\n\t.p2align 3\nLOCAL(iotas_$name):\n" . join("\n", @aiotas)
 	    . "\n";
 	$s .= <<"EOF2";
 	.text
@@ -280,25 +285,25 @@ SYM($name):
 	ldp d2, d3, [x0, #16]
 	mov x12, #0x06
 	movz x13, #0x8000, lsl #48
-.Lstep_$name:
+LOCAL(step_$name):
 	fmov d4, x12
 EOF2
 	for my $i (5 .. 24) {
 		$s .= $i == 16 ? "\tfmov d16, x13\n" : "\tmovi v$i.2d, #0\n";
 	}
-	$s .= "\tadrp x10, PAGE(.Liotas_$name)\n";
-	$s .= "\tadd x10, x10, PAGEOFF(.Liotas_$name)\n";
+	$s .= "\tadrp x10, PAGE(LOCAL(iotas_$name))\n";
+	$s .= "\tadd x10, x10, PAGEOFF(LOCAL(iotas_$name))\n";
 	if ($unrolled) {
 		for my $r (0 .. 23) {
 			$s .= "\t// round $r\n" . join("\n", @abody) . "\n";
 		}
 	} else {
-		$s .= "\tmov x9, #24\n.Lround_$name:\n" . join("\n", @abody)
-		    . "\n\tsubs x9, x9, #1\n\tbne .Lround_$name\n";
+		$s .= "\tmov x9, #24\nLOCAL(round_$name):\n" . join("\n", @abody)
+		    . "\n\tsubs x9, x9, #1\n\tbne LOCAL(round_$name)\n";
 	}
 	$s .= <<"EOF2";
 	subs x1, x1, #1
-	bne .Lstep_$name
+	bne LOCAL(step_$name)
 	stp d0, d1, [x0]
 	stp d2, d3, [x0, #16]
 	ldp d14, d15, [sp, #48]

@@ -4,7 +4,8 @@
  * still running) and agent/spread.c (the --max-cv statistics, against
  * the mean and sample variance computed directly) and agent/jsonl.c (its
  * records' text and the bounded reader's refusals) and agent/sha256.c
- * (against OpenSSL's SHA-256).
+ * (against OpenSSL's SHA-256) and agent/macfacts.c (the macOS facts'
+ * wording, over sysctl values a Mac printed and IOKit's power states).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <openssl/sha.h>
 
 #include "../../agent/jsonl.h"
+#include "../../agent/macfacts.h"
 #include "../../agent/opts.h"
 #include "../../agent/sha256.h"
 #include "../../agent/spread.h"
@@ -330,6 +332,125 @@ test_sha256_file(void **state)
 	assert_int_equal(sha256_file(path, sum), -1);
 }
 
+/*
+ * An Apple chip's FEAT_* sysctls, 1 or 0, in the shape published listings
+ * of `sysctl hw.optional.arm` have (the M4's differences from the M1/M2
+ * included: SME, SME2 and WFxT set, SSBS clear); a name missing here
+ * does not exist on that system (SVE, on every Apple chip so far).
+ */
+static const struct { const char *name; int v; } m4[] = {
+	{ "FEAT_AES", 1 }, { "FEAT_AFP", 1 }, { "FEAT_BF16", 1 },
+	{ "FEAT_BTI", 1 }, { "FEAT_CSV2", 1 }, { "FEAT_CSV3", 1 },
+	{ "FEAT_DIT", 1 }, { "FEAT_DPB", 1 }, { "FEAT_DPB2", 1 },
+	{ "FEAT_DotProd", 1 }, { "FEAT_ECV", 1 }, { "FEAT_FCMA", 1 },
+	{ "FEAT_FHM", 1 }, { "FEAT_FP16", 1 }, { "FEAT_FPAC", 1 },
+	{ "FEAT_FRINTTS", 1 }, { "FEAT_FlagM", 1 }, { "FEAT_FlagM2", 1 },
+	{ "FEAT_I8MM", 1 }, { "FEAT_JSCVT", 1 }, { "FEAT_LRCPC", 1 },
+	{ "FEAT_LRCPC2", 1 }, { "FEAT_LSE", 1 }, { "FEAT_LSE2", 1 },
+	{ "FEAT_PAuth", 1 }, { "FEAT_PAuth2", 1 }, { "FEAT_PMULL", 1 },
+	{ "FEAT_RDM", 1 }, { "FEAT_RPRES", 1 }, { "FEAT_SB", 1 },
+	{ "FEAT_SHA1", 1 }, { "FEAT_SHA256", 1 }, { "FEAT_SHA3", 1 },
+	{ "FEAT_SHA512", 1 }, { "FEAT_SME", 1 }, { "FEAT_SME2", 1 },
+	{ "FEAT_SME_F64F64", 1 }, { "FEAT_SME_I16I64", 1 },
+	{ "FEAT_SPECRES", 0 }, { "FEAT_SSBS", 0 }, { "FEAT_WFxT", 1 },
+};
+static int sysctl_calls;
+
+static int
+m4_sysctl(const char *name, int *v)
+{
+	size_t i;
+
+	sysctl_calls++;
+	if (strncmp(name, "hw.optional.arm.", 16) != 0)
+		return -1;
+	for (i = 0; i < sizeof m4 / sizeof m4[0]; i++)
+		if (strcmp(name + 16, m4[i].name) == 0) {
+			*v = m4[i].v;
+			return 0;
+		}
+	return -1;
+}
+
+/* macOS 11: hw.optional.arm.* did not exist yet. */
+static int
+no_sysctl(const char *name, int *v)
+{
+	(void)name;
+	(void)v;
+	return -1;
+}
+
+static void
+test_macfacts_feat_names(void **state)
+{
+	char buf[1024], small[40];
+	size_t i, set = 0;
+
+	(void)state;
+	sysctl_calls = 0;
+	assert_int_equal(macfacts_feat_names(m4_sysctl, buf, sizeof buf),
+	    (int)(sizeof m4 / sizeof m4[0]));
+	assert_true(sysctl_calls > (int)(sizeof m4 / sizeof m4[0]));
+	/* Every set name once, in sysctl's (ASCII) order; the unset
+	 * and the absent (SVE: an M4 has none) not at all. */
+	assert_true(strncmp(buf, "FEAT_AES FEAT_AFP FEAT_BF16 ", 28) == 0);
+	assert_non_null(strstr(buf, " FEAT_SHA256 FEAT_SHA3 FEAT_SHA512 "
+	    "FEAT_SME FEAT_SME2 FEAT_SME_F64F64 FEAT_SME_I16I64 FEAT_WFxT"));
+	assert_null(strstr(buf, "FEAT_SSBS"));
+	assert_null(strstr(buf, "FEAT_SPECRES"));
+	assert_null(strstr(buf, "SVE"));
+	for (i = 0; i < sizeof m4 / sizeof m4[0]; i++)
+		set += m4[i].v != 0;
+	for (i = 0; buf[i] != '\0'; i++)
+		set -= buf[i] == ' ';
+	assert_int_equal(set, 1);
+	/* Cut at a name, never inside one. */
+	assert_int_equal(macfacts_feat_names(m4_sysctl, small, sizeof small),
+	    (int)(sizeof m4 / sizeof m4[0]));
+	assert_string_equal(small, "FEAT_AES FEAT_AFP FEAT_BF16 FEAT_BTI");
+	/* None to read: unknown, not an empty list. */
+	assert_int_equal(macfacts_feat_names(no_sysctl, buf, sizeof buf), 0);
+	assert_string_equal(buf, "");
+}
+
+static void
+test_macfacts_power(void **state)
+{
+	static const struct {
+		struct macfacts_power p;
+		const char *want;
+	} cases[] = {
+		/* Seed 002's MacBook Pro. */
+		{ { "AC Power", 1, 1, 0, 87 }, "AC attached; charging; 87%" },
+		{ { "AC Power", 1, 0, 1, 100 }, "AC attached; charged; 100%" },
+		/* Optimized charging holds it at 80%. */
+		{ { "AC Power", 1, 0, 0, 80 }, "AC attached; not charging; 80%" },
+		{ { "Battery Power", 1, 0, 0, 54 }, "on battery; 54%" },
+		{ { "Battery Power", 1, -1, -1, -1 }, "on battery" },
+		/* A Mac mini, a Mac Studio. */
+		{ { "AC Power", 0, -1, -1, -1 }, "AC attached; no battery" },
+		{ { "UPS Power", 0, -1, -1, -1 }, "on UPS" },
+		{ { "Solar", 0, -1, -1, -1 }, "on \"Solar\"" },
+	};
+	struct macfacts_power unknown = { NULL, 1, 1, 0, 50 };
+	char buf[128], tiny[12];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		assert_int_equal(macfacts_power_describe(&cases[i].p, buf,
+		    sizeof buf), 0);
+		assert_string_equal(buf, cases[i].want);
+	}
+	assert_int_equal(macfacts_power_describe(&unknown, buf, sizeof buf),
+	    -1);
+	assert_string_equal(buf, "");
+	assert_int_equal(macfacts_power_describe(&cases[0].p, tiny,
+	    sizeof tiny), 0);
+	assert_string_equal(tiny, "AC attached");
+}
+
 int
 main(void)
 {
@@ -342,6 +463,8 @@ main(void)
 		cmocka_unit_test(test_jsonl_write),
 		cmocka_unit_test(test_jsonl_read),
 		cmocka_unit_test(test_sha256_file),
+		cmocka_unit_test(test_macfacts_feat_names),
+		cmocka_unit_test(test_macfacts_power),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

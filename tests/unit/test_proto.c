@@ -245,13 +245,13 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 8);
-	snprintf(line, sizeof line, hello, 8);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 9);
+	snprintf(line, sizeof line, hello, 9);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 7);
-	rejected(line, "agent speaks protocol 7, this seqorch speaks 8");
+	snprintf(line, sizeof line, hello, 8);
+	rejected(line, "agent speaks protocol 8, this seqorch speaks 9");
 }
 
 /*

@@ -253,7 +253,7 @@ render(int64_t run_id, const char *study, int explore,
     const struct report_renderer *format, int *ret, struct so_err *err)
 {
 	struct report_opts o = { run_id, study, explore, format,
-	    "results.db", NULL, 0 };
+	    "results.db", NULL, 0, 0 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -538,7 +538,7 @@ test_errors(void **state)
 static void
 test_empty_db(void **state)
 {
-	struct report_opts o = { 0, NULL, 0, NULL, "empty.db", NULL, 0 };
+	struct report_opts o = { 0, NULL, 0, NULL, "empty.db", NULL, 0, 0 };
 	struct so_err err;
 	struct db *empty;
 	char *path = xasprintf("%s/empty.db", tmpdir);
@@ -597,8 +597,8 @@ test_json(void **state)
 	assert_string_equal(at(ratio, "slower")->valuestring, "genoa");
 	assert_true(fabs(at(ratio, "ratio")->valuedouble - 1.689189) < 1e-5);
 
-	/* Rows come sorted by variant, host, build: genoa openssl-evp. */
-	row = cJSON_GetArrayItem(at(run, "rows"), 5);
+	/* Cells come sorted by variant, host, build: genoa openssl-evp. */
+	row = cJSON_GetArrayItem(at(run, "cells"), 5);
 	assert_string_equal(at(row, "variant")->valuestring, "openssl-evp");
 	assert_string_equal(at(row, "host")->valuestring, "genoa");
 	assert_int_equal(at(row, "n")->valuedouble, 2);
@@ -649,7 +649,7 @@ test_agrees_with_summary_view(void **state)
 		assert_int_equal(ret, 0);
 		root = cJSON_Parse(out);
 		run = cJSON_GetArrayItem(at(root, "runs"), 0);
-		cJSON_ArrayForEach(row, at(run, "rows")) {
+		cJSON_ArrayForEach(row, at(run, "cells")) {
 			sqlite3_reset(st);
 			sqlite3_bind_int64(st, 1, id);
 			sqlite3_bind_text(st, 2, at(row, "host")->valuestring,
@@ -834,6 +834,48 @@ test_command(void **state)
 }
 
 /*
+ * The per-cell CSV's numbers without an interval are exact: one sample
+ * (no interval), or samples all alike (an interval of width 0); with one,
+ * to its precision: two samples of 2.0M and 2.5M have the median 2.25M
+ * and the interval [2.0M, 2.5M] (a resample's median is one of 2.0M,
+ * 2.25M, 2.5M, each end with probability 1/4), so the place of 250k's
+ * second digit, 10k.
+ */
+static void
+test_csv_per_cell(void **state)
+{
+	char *out, *errs;
+
+	(void)state;
+	assert_int_equal(command(&out, &errs, "--db", dbpath, "--run", "3",
+	    "--format", "csv", "--per", "cell", (char *)NULL), EXIT_OK);
+	assert_string_equal(out, "run_id,study,host,variant,build_id,"
+	    "compiler,unit,n,invalid,median_hashes_per_s,"
+	    "median_lo95_hashes_per_s,median_hi95_hashes_per_s,"
+	    "mean_hashes_per_s,q1_hashes_per_s,q3_hashes_per_s,"
+	    "min_hashes_per_s,max_hashes_per_s,cv_pct,ns_per_hash,"
+	    "cycles_per_hash,cycles_source,clock_mhz,digest\r\n"
+	    "3,sha3,genoa,c-fused,5,cc,hash,1,0,8000000,,,8000000,8000000,"
+	    "8000000,8000000,8000000,,125,462.5,calibration,3700,ok\r\n");
+	free(out);
+	free(errs);
+	assert_int_equal(command(&out, &errs, "--db", dbpath, "--run", "2",
+	    "--format", "csv", "--per", "cell", (char *)NULL), EXIT_OK);
+	assert_non_null(strstr(out, "\r\n2,sha3,genoa,openssl-evp,1,cc,hash,"
+	    "2,1,2250000,2000000,2500000,2250000,2130000,2380000,2000000,"
+	    "2500000,16,444,"));
+	assert_non_null(strstr(out, "\r\n2,sha3,graviton5,openssl-evp,2,cc,"
+	    "hash,3,0,3333333.3333333335,3333333.3333333335,"
+	    "3333333.3333333335,3333333.3333333335,"));
+	free(out);
+	free(errs);
+	assert_fails(EXIT_USAGE, "seqorch: \"--per\" goes with \"--format "
+	    "csv\"\n", "--per", "cell", (char *)NULL);
+	assert_fails(EXIT_USAGE, "seqorch: unknown --per \"cells\"; did you "
+	    "mean \"cell\"?\n", "--per", "cells", (char *)NULL);
+}
+
+/*
  * One clock per sample set: the median of the samples' own estimates
  * (each the mean of before and after; not the host's one figure taken
  * before sampling), and cycles per hash are that clock times ns per hash,
@@ -910,7 +952,7 @@ test_sample_clocks(void **state)
 	root = cJSON_Parse(out);
 	assert_non_null(root);
 	row = cJSON_GetArrayItem(at(cJSON_GetArrayItem(at(root, "runs"), 0),
-	    "rows"), 0);
+	    "cells"), 0);
 	assert_true(close_to(at(row, "cycles_per_step")->valuedouble, 2100));
 	assert_true(close_to(at(row, "clock_mhz")->valuedouble, 2100));
 	assert_string_equal(at(row, "clock_source")->valuestring, "samples");
@@ -1053,6 +1095,7 @@ main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_agrees_with_summary_view),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_csv_per_cell),
 		cmocka_unit_test(test_sample_clocks),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_renderer_for_path),

@@ -290,6 +290,26 @@ test_alloc_grow(void **state)
 	free(v);
 }
 
+/* Doubling from 4 KiB, capped at max, and never a one-byte step near it. */
+static void
+test_grow_size(void **state)
+{
+	size_t cap = 0, steps = 0;
+
+	(void)state;
+	assert_int_equal(grow_size(0, 1, 1 << 20), 4096);
+	assert_int_equal(grow_size(4096, 4097, 1 << 20), 8192);
+	assert_int_equal(grow_size(0, 100, 1000), 1000);
+	assert_int_equal(grow_size(5000, 5001, 8000), 8000);
+	assert_int_equal(grow_size(4096, 40000, 1 << 20), 65536);
+	while (cap < 3000000) {
+		cap = grow_size(cap, cap + 1, 3000000);
+		steps++;
+	}
+	assert_int_equal(cap, 3000000);
+	assert_true(steps <= 11);
+}
+
 static void
 test_parse_count(void **state)
 {
@@ -405,6 +425,7 @@ main(void)
 		cmocka_unit_test(test_alloc_grow),
 		cmocka_unit_test(test_shquote),
 		cmocka_unit_test(test_oom_hook_runs_before_the_abort),
+		cmocka_unit_test(test_grow_size),
 		cmocka_unit_test(test_parse_count),
 		cmocka_unit_test(test_nearest_word),
 		cmocka_unit_test(test_list_has),
