@@ -2,9 +2,13 @@
  * The report as one self-contained HTML page: no script, no fetch (a
  * Content-Security-Policy forbids any), charts as inline SVG drawn here.
  * Per run: a bar chart of every measured cell (median bar, quartile box,
- * min-max whisker, one colour per host), a chart of the host ratios with
- * their intervals, then the tables, host facts and warnings.  The layout
- * reflows to a phone's width and prints without the scroll boxes.
+ * min-max whisker, one colour per host, with a legend), the variants
+ * against their host's best in the same order, a chart of the host ratios
+ * with their intervals, then the tables, host facts and warnings.  The
+ * layout reflows to a phone's width (390 px): tables and charts scroll in
+ * their own boxes, a table's first column stays in view, and a chart never
+ * shrinks below its viewBox width, so its 12 px labels stay 12 px.  It
+ * prints without the scroll boxes.
  *
  * Every chart sits on a background of CHART_BG, which tests/test_50
  * finds in Chromium's screenshot; every bar is a rect of class "bar".
@@ -20,15 +24,20 @@
 
 #define CHART_BG	"#eef2f8"
 #define CHART_W		520	/* viewBox width; it scales to the page */
+#define CHART_W_PX	"520px"	/* and never below it: labels stay >= 12 px */
 #define LABEL_W		175	/* room for the cell names on the left */
 #define BAR_H		18
 #define BAR_GAP		6
 #define TOP		34
 #define BOTTOM		46
 
+/*
+ * The hosts' colours: neutral ones, since red and green mean slower and
+ * faster in the tables.
+ */
 static const char *const palette[] = {
-	"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-	"#e377c2", "#17becf",
+	"#1f77b4", "#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#393b79",
+	"#bcbd22", "#e377c2",
 };
 
 static void
@@ -50,6 +59,12 @@ host_index(const struct rrun *r, const char *host)
 			return i;
 	}
 	return 0;
+}
+
+static const char *
+host_colour(const struct rrun *r, const char *host)
+{
+	return palette[host_index(r, host) % (sizeof palette / sizeof *palette)];
 }
 
 /* A tick's rate, short: "0", "500k", "1.5M". */
@@ -75,21 +90,108 @@ tick_step(double max, int n)
 	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
+/* A row the charts draw, and the place of its host among them. */
+struct placed {
+	size_t			 place;
+	const struct rrow	*w;
+};
+
+/* By host place, then the fastest median first. */
+static int
+by_place(const void *a, const void *b)
+{
+	const struct placed *p = a, *q = b;
+	const struct rrow *x = p->w, *y = q->w;
+
+	if (p->place != q->place)
+		return p->place < q->place ? -1 : 1;
+	if (x->median != y->median)
+		return x->median < y->median ? 1 : -1;
+	return strcmp(x->variant, y->variant) != 0 ?
+	    strcmp(x->variant, y->variant) : strcmp(x->label, y->label);
+}
+
+/* The place of host in the charts: its rank, unranked hosts after. */
+static size_t
+host_place(const struct rrun *r, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < r->nranked; i++) {
+		if (strcmp(r->ranked[i]->name, host) == 0)
+			return i;
+	}
+	return r->nranked + host_index(r, host);
+}
+
+
+/*
+ * The rows the charts draw, in the one order they share so that a cell
+ * sits at the same place in each: hosts as ranked (fastest best first,
+ * hosts without a best after), fastest median first within a host.  Rows
+ * with valid samples, and with a ratio to their host's best when vs_best;
+ * in *n (caller frees the array).
+ */
+static const struct rrow **
+chart_rows(const struct rrun *r, int vs_best, size_t *n)
+{
+	const struct rrow **v = xcalloc(r->nrows + 1, sizeof *v), *w;
+	struct placed *p = xcalloc(r->nrows + 1, sizeof *p);
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->n > 0 && (!vs_best || !isnan(w->vs_best.ratio))) {
+			p[*n].place = host_place(r, w->host);
+			p[(*n)++].w = w;
+		}
+	}
+	qsort(p, *n, sizeof *p, by_place);
+	for (i = 0; i < *n; i++)
+		v[i] = p[i].w;
+	free(p);
+	return v;
+}
+
+/* The hosts' colours, as a list under a chart whose marks use them. */
+static void
+legend(const struct rrun *r, const struct rrow *const *v, size_t n,
+    FILE *out)
+{
+	size_t i;
+
+	fputs("<ul class=\"legend\">", out);
+	for (i = 0; i < n; i++) {
+		/* The rows come host by host: a host starts where it changes. */
+		if (i > 0 && strcmp(v[i - 1]->host, v[i]->host) == 0)
+			continue;
+		fprintf(out, "<li><span class=\"swatch\" style=\""
+		    "background:%s\"></span>", host_colour(r, v[i]->host));
+		report_html_text(out, v[i]->host);
+		fputs("</li>", out);
+	}
+	fputs("</ul>\n", out);
+}
+
+/* A cell's label: "variant · host", and its build when a host has several. */
+static void
+cell_label(const struct rrun *r, const struct rrow *w, FILE *out)
+{
+	report_html_text(out, w->variant);
+	fputs(" \xc2\xb7 ", out);
+	report_html_text(out, w->host);
+	if (r->several_builds) {
+		fputs(" (", out);
+		report_html_text(out, w->label);
+		fputs(")", out);
+	}
+}
+
 /*
  * One horizontal bar per measured cell (n > 0): the bar reaches the
  * median, the box spans the quartiles, the whisker min to max.
  */
-static int
-by_median_desc(const void *a, const void *b)
-{
-	const struct rrow *x = *(const struct rrow *const *)a;
-	const struct rrow *y = *(const struct rrow *const *)b;
-
-	if (x->median != y->median)
-		return x->median < y->median ? 1 : -1;
-	return strcmp(x->host, y->host) != 0 ? strcmp(x->host, y->host) :
-	    strcmp(x->variant, y->variant);
-}
 
 static void
 chart_cells(const struct rrun *r, FILE *out)
@@ -97,18 +199,15 @@ chart_cells(const struct rrun *r, FILE *out)
 	const struct rrow *w, **order;
 	double max = 0, step, x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
 	double t, y, h;
-	size_t i, k, bars = 0;
-	const char *color;
+	size_t k, bars;
 
-	for (i = 0; i < r->nrows; i++) {
-		if (r->rows[i].n > 0) {
-			bars++;
-			if (r->rows[i].max > max)
-				max = r->rows[i].max;
-		}
-	}
-	if (bars == 0)
+	order = chart_rows(r, 0, &bars);
+	for (k = 0; k < bars; k++)
+		max = fmax(max, order[k]->max);
+	if (bars == 0) {
+		free(order);
 		return;
+	}
 	step = tick_step(max, 4);
 	max = ceil(max / step) * step;
 	h = TOP + (double)bars * (BAR_H + BAR_GAP) + BOTTOM;
@@ -138,30 +237,16 @@ chart_cells(const struct rrun *r, FILE *out)
 	fputs(" per second</text>\n", out);
 	fprintf(out, "<line x1=\"%.0f\" y1=\"%d\" x2=\"%.0f\" y2=\"%.0f\" "
 	    "class=\"axisline\"/>\n", x0, TOP - 4, x0, h - BOTTOM + 2);
-	/* Fastest first: the order the question is asked in. */
-	order = xcalloc(bars, sizeof *order);
-	for (k = 0, i = 0; i < r->nrows; i++)
-		if (r->rows[i].n > 0)
-			order[k++] = &r->rows[i];
-	qsort(order, bars, sizeof *order, by_median_desc);
 	for (k = 0; k < bars; k++) {
 		w = order[k];
 		y = TOP + (double)k * (BAR_H + BAR_GAP);
-		color = palette[host_index(r, w->host) %
-		    (sizeof palette / sizeof *palette)];
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
 		    "text-anchor=\"end\">", x0 - 6, y + BAR_H * 0.72);
-		report_html_text(out, w->variant);
-		fputs(" \xc2\xb7 ", out);
-		report_html_text(out, w->host);
-		if (r->several_builds) {
-			fputs(" (", out);
-			report_html_text(out, w->label);
-			fputs(")", out);
-		}
+		cell_label(r, w, out);
 		fprintf(out, "</text>\n<rect class=\"bar\" x=\"%.0f\" y=\"%.1f\""
 		    " width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
-		    x0, y, w->median / max * span, BAR_H, color);
+		    x0, y, w->median / max * span, BAR_H,
+		    host_colour(r, w->host));
 		report_html_text(out, w->variant);
 		fputs(" on ", out);
 		report_html_text(out, w->host);
@@ -177,11 +262,14 @@ chart_cells(const struct rrun *r, FILE *out)
 		    "x2=\"%.1f\" y2=\"%.1f\"/>\n", x0 + w->min / max * span,
 		    y + BAR_H / 2.0, x0 + w->max / max * span, y + BAR_H / 2.0);
 	}
+	fputs("</svg>\n", out);
+	legend(r, order, bars, out);
 	free(order);
-	fputs("</svg>\n<figcaption>One bar per (variant, host, build) with "
-	    "valid samples, fastest first, reaching its median; the box spans "
-	    "the quartiles, the whiskers the slowest and fastest sample; "
-	    "colour marks the host.</figcaption>\n</figure>\n", out);
+	fputs("<figcaption>One bar per (variant, host, build) with valid "
+	    "samples, hosts fastest first and the fastest variant first in "
+	    "each, reaching its median; the box spans the quartiles, the "
+	    "whiskers the slowest and fastest sample; colour marks the "
+	    "host.</figcaption>\n</figure>\n", out);
 }
 
 /*
@@ -283,7 +371,7 @@ chart_vs_best(const struct rrun *r, FILE *out)
 	double x0 = LABEL_W, span = CHART_W - LABEL_W - 20;
 	size_t i, n;
 
-	v = report_vs_best(r, 1, &n);
+	v = chart_rows(r, 1, &n);
 	if (n < 2) {
 		free(v);
 		return;
@@ -315,14 +403,7 @@ chart_vs_best(const struct rrun *r, FILE *out)
 		y = TOP + (double)i * (BAR_H + BAR_GAP) + BAR_H / 2.0;
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" class=\"label\" "
 		    "text-anchor=\"end\">", x0 - 6, y + 4);
-		report_html_text(out, w->variant);
-		fputs(" \xc2\xb7 ", out);
-		report_html_text(out, w->host);
-		if (r->several_builds) {
-			fputs(" (", out);
-			report_html_text(out, w->label);
-			fputs(")", out);
-		}
+		cell_label(r, w, out);
 		fputs("</text>\n", out);
 		if (!isnan(w->vs_best.lo))
 			fprintf(out, "<line class=\"interval\" x1=\"%.1f\" "
@@ -332,19 +413,20 @@ chart_vs_best(const struct rrun *r, FILE *out)
 		px = x0 + (w->vs_best.ratio - lo) / (hi - lo) * span;
 		fprintf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
 		    "r=\"5\" style=\"fill:%s\"><title>", px, y,
-		    palette[host_index(r, w->host) %
-		    (sizeof palette / sizeof *palette)]);
+		    host_colour(r, w->host));
 		report_html_text(out, w->variant);
 		fprintf(out, " on ");
 		report_html_text(out, w->host);
 		fprintf(out, ": %.3fx the best, %s</title></circle>\n",
 		    w->vs_best.ratio, report_verdict_phrase(&w->vs_best));
 	}
+	fputs("</svg>\n", out);
+	legend(r, v, n, out);
 	free(v);
-	fputs("</svg>\n<figcaption>Each point is a variant's median over its "
-	    "host's best (the point at 1 is the best itself), its line the "
-	    "bootstrap interval; colour marks the host.</figcaption>\n"
-	    "</figure>\n", out);
+	fputs("<figcaption>Each point is a variant's median over its host's "
+	    "best (the point at 1 is the best itself), in the bar chart's "
+	    "order, its line the bootstrap interval; colour marks the "
+	    "host.</figcaption>\n</figure>\n", out);
 }
 
 static void
@@ -539,6 +621,7 @@ static void
 html_banner(const struct rrun *r, FILE *out)
 {
 	size_t i, nwarn = 0, unstable = 0, noisy = 0;
+	const char *sep = " ";
 
 	for (i = 0; i < r->nhosts; i++)
 		noisy += r->hosts[i].noisy > 0;
@@ -560,7 +643,8 @@ html_banner(const struct rrun *r, FILE *out)
 		for (i = 0; i < r->nhosts; i++) {
 			if (r->hosts[i].noisy == 0)
 				continue;
-			fputc(' ', out);
+			fputs(sep, out);
+			sep = ", ";
 			report_html_text(out, r->hosts[i].name);
 			fprintf(out, " %" PRId64 "/%" PRId64 " windows",
 			    r->hosts[i].noisy, r->hosts[i].windows);
@@ -656,12 +740,21 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    ".scroll{overflow-x:auto}table{border-collapse:collapse;"
 	    "font-size:.85rem}\n"
 	    "th,td{border-bottom:1px solid #ccc;padding:.15rem .45rem;"
-	    "text-align:left;vertical-align:top}td:first-child{white-space:nowrap}"
+	    "text-align:left;vertical-align:top;background:#fff}\n"
+	    /* The first column (the names) stays in view while the rest
+	     * scrolls, each name whole: "c-\nunrolled" reads as two. */
+	    ".scroll th:first-child,.scroll td:first-child{position:sticky;"
+	    "left:0;z-index:1;white-space:nowrap;box-shadow:1px 0 0 #ccc}\n"
 	    "td.n{text-align:right;"
 	    "font-variant-numeric:tabular-nums;white-space:nowrap}\n"
 	    "td.faster{color:#11651d}td.slower{color:#a11}\n"
-	    "figure{margin:1rem 0}svg{width:100%;max-width:46rem;height:auto;"
+	    "figure{margin:1rem 0;overflow-x:auto}svg{width:100%;"
+	    "min-width:" CHART_W_PX ";max-width:46rem;height:auto;"
 	    "display:block}\n"
+	    ".legend{list-style:none;display:flex;flex-wrap:wrap;gap:.2rem "
+	    "1rem;padding:0;margin:.3rem 0;font-size:.85rem}.swatch{"
+	    "display:inline-block;width:.9em;height:.9em;margin-right:.35em;"
+	    "vertical-align:-.1em}\n"
 	    "svg text{font-family:system-ui,sans-serif;font-size:12px;"
 	    "fill:#222}svg .title{font-size:14px;font-weight:600}\n"
 	    "svg .axis{font-size:12px}svg .grid{stroke:#c8cfdb;"
@@ -670,7 +763,7 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "svg .axisline{stroke:#444}svg .iqr{fill:none;stroke:#000;"
 	    "stroke-width:1.5}svg .whisker{stroke:#000;stroke-width:1}\n"
 	    "svg .interval{stroke:#222;stroke-width:2.5}svg .point{fill:"
-	    "#d62728;stroke:#000}\n"
+	    "#555;stroke:#000}\n"
 	    "figcaption{font-size:.8rem;color:#444}\n"
 	    ".banner{border:2px solid #b26b00;background:#fff4e0;padding:"
 	    ".4rem .7rem;margin:.8rem 0}\n"
