@@ -313,6 +313,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 UNIT_strbuf = strbuf util
 UNIT_window = window progress db artifact util strbuf
 UNIT_stats = stats util
+UNIT_ebash = ebash stats util
 UNIT_rows = db artifact util strbuf
 UNIT_proto = proto util
 UNIT_steps = deploy-steps strbuf util
@@ -322,7 +323,7 @@ UNIT_core = conn local ssh db disasm proto \
 	remote artifact trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
-UNIT_report = cmd report repro db runner deploy window conn local ssh config \
+UNIT_report = cmd report repro ebash db runner deploy window conn local ssh config \
 	remote pool hostsel hosts-check \
 	sshconfig toml proto disasm artifact bundle collector http fetch generate \
 	export \

@@ -520,3 +520,28 @@ ALTER TABLE runs ADD COLUMN max_samples INTEGER;
 -- key_fingerprint is then NULL, and every report of the run says so.
 ALTER TABLE imports ADD COLUMN signed INTEGER NOT NULL DEFAULT 1
 	CHECK (signed IN (0, 1));
+
+-- version: 20
+
+-- Seed 003's message-length dimension (`run --msg-len L`, protocol 9;
+-- kernels/kernel.h): each step hashes an L-byte message, the previous
+-- digest followed by zeros up to L.  The run and each of its samples carry
+-- L; NULL for the study's own chain, whose message is the digest alone.
+-- The references are kept per L too (0: the study's own chain).
+ALTER TABLE runs ADD COLUMN msg_len INTEGER;
+ALTER TABLE samples ADD COLUMN msg_len INTEGER;
+CREATE TABLE refs_v20 (
+	study		TEXT NOT NULL,
+	seed		TEXT NOT NULL,
+	steps		INTEGER NOT NULL,
+	msg_len		INTEGER NOT NULL DEFAULT 0,
+	digest		TEXT NOT NULL,
+	method		TEXT NOT NULL,
+	computed_at	TEXT NOT NULL,
+	PRIMARY KEY (study, seed, steps, msg_len)
+);
+INSERT INTO refs_v20 (study, seed, steps, msg_len, digest, method,
+    computed_at)
+SELECT study, seed, steps, 0, digest, method, computed_at FROM refs;
+DROP TABLE refs;
+ALTER TABLE refs_v20 RENAME TO refs;

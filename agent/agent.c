@@ -194,6 +194,12 @@ main(int argc, char **argv)
 		}
 	if (o.steps == 0)
 		o.steps = st->default_steps;
+	if (o.msg_len > 0 && st->kat_msg == NULL)
+		fatal(AG_USAGE, "--msg-len: study \"%s\" hashes no message",
+		    rs->name);
+	if (o.msg_len > 0 && o.msg_len < st->state_len)
+		fatal(AG_USAGE, "--msg-len must be at least the digest, %zu "
+		    "bytes, for study \"%s\"", st->state_len, rs->name);
 
 	/* The conductor loads no crypto; the agents it starts clear. */
 	if (o.openssl_cap_clear != NULL && !o.conduct &&
@@ -253,7 +259,8 @@ main(int argc, char **argv)
 		slots[nslots].variant = r->variant;
 		slots[nslots].k = r->k;
 		slots[nslots].missing = r->missing;
-		variant_selftest(&slots[nslots], st, o.seed);
+		variant_selftest(&slots[nslots], st, o.seed,
+		    (size_t)o.msg_len);
 		nslots++;
 	}
 	variant_consensus(slots, nslots, st->state_len, STUDY_SELFTEST_STEPS(st),

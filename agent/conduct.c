@@ -147,7 +147,7 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	const char *p1 = strchr(spec, ':'), *p2 = p1 ? strchr(p1 + 1, ':') :
 	    NULL, *path;
 	char sum[65], seed[2 * KERNEL_MAX_STATE + 1], steps[24], samples[24];
-	char first[24], cpus[16], type[16], variant[128], *line;
+	char first[24], cpus[16], type[16], variant[128], msg_len[24], *line;
 	const char *argv[24];
 	int in[2], rd[2], ok;
 	size_t a = 0;
@@ -179,6 +179,12 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	argv[a++] = "--seed"; argv[a++] = seed;
 	argv[a++] = "--build-id"; argv[a++] = c->id;
 	argv[a++] = "--token"; argv[a++] = o->token;
+	if (o->msg_len > 0) {
+		snprintf(msg_len, sizeof msg_len, "%llu",
+		    (unsigned long long)o->msg_len);
+		argv[a++] = "--msg-len";
+		argv[a++] = msg_len;
+	}
 	if (o->openssl_cap_clear != NULL) {
 		argv[a++] = "--openssl-cap-clear";
 		argv[a++] = o->openssl_cap_clear;

@@ -36,6 +36,7 @@ opts_usage(FILE *f)
 	    "                     [--lock FILE --holder TEXT [--no-wait]]\n"
 	    "                     [--require-quiet] [--serve]\n"
 	    "                     [--openssl-cap-clear NAME[,NAME]]\n"
+	    "                     [--msg-len L]\n"
 	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
 	    "                     [the options above but --max-cv]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
@@ -202,6 +203,10 @@ parse_one(int c, struct opts *o, char *err, size_t len)
 		else
 			o->openssl_cap_clear = optarg;
 		break;
+	case 'M':
+		rc = parse_u64("--msg-len", optarg, 1, KERNEL_MAX_MSG,
+		    &o->msg_len, err, len);
+		break;
 	case 'h': rc = OPTS_HELP; break;
 	default: rc = OPTS_USAGE; break;
 	}
@@ -266,6 +271,7 @@ opts_parse(int argc, char **argv, struct opts *o, char *err, size_t len)
 		{ "conduct", no_argument, NULL, 'C' },
 		{ "build", required_argument, NULL, 'B' },
 		{ "openssl-cap-clear", required_argument, NULL, 'X' },
+		{ "msg-len", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

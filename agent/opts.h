@@ -43,6 +43,11 @@ struct opts {
 	int require_quiet;
 	int serve;		/* --serve: self-test, then sample on request */
 	int conduct;		/* --conduct: drive the --build agents */
+	/*
+	 * --msg-len L: each step hashes the previous digest and zeros up to
+	 * L bytes (kernel.h, KERNEL_MAX_MSG); 0: the study's own chain
+	 */
+	uint64_t msg_len;
 	/* --openssl-cap-clear NAMES: libcrypto without them (osslcap.h) */
 	const char *openssl_cap_clear;
 	const char *builds[MAX_BUILDS];	/* --build ID:SHA256:PATH */

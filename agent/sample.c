@@ -79,7 +79,8 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	cpu_clock = timing_thread_cpu_ns(&c0) == 0;
 	perf_start(&sample_counters);
 	t0 = timing_now_ns();
-	rc = sl->k->chain(sl->ctx, x, o->steps);
+	rc = variant_chain(sl, x, st->state_len, o->steps,
+	    (size_t)o->msg_len);
 	t1 = timing_now_ns();
 	counted = perf_stop(&sample_counters, &cycles, &insns) == 0;
 	cpu_clock = timing_thread_cpu_ns(&c1) == 0 && cpu_clock;
@@ -109,6 +110,8 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	jsonl_num(rec, PROTO_F_POSITION, (double)pos);
 	jsonl_num(rec, PROTO_F_ORDER, (double)order);
 	jsonl_num(rec, PROTO_F_STEPS, (double)o->steps);
+	if (o->msg_len > 0)
+		jsonl_num(rec, PROTO_F_MSG_LEN, (double)o->msg_len);
 	jsonl_num(rec, PROTO_F_NS, ns);
 	emit_hex(x, st->state_len, buf);
 	jsonl_str(rec, PROTO_F_DIGEST, buf);

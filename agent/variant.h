@@ -44,12 +44,21 @@ int variant_check_names(const char *study, const char *list, char *err,
     size_t len);
 
 /*
+ * sl's chain of steps on x (len bytes): its kernel's chain, or with
+ * msg_len > 0 the message-length chain through its hash hook (kernel.h,
+ * KERNEL_MAX_MSG).  0, or -1 when the kernel fails or has no hash hook.
+ */
+int variant_chain(struct slot *sl, uint8_t *x, size_t len, uint64_t steps,
+    size_t msg_len);
+
+/*
  * Setup, the known answer (for studies that have one) and the self-test
- * chain from seed for sl, whose study, variant and k (or missing) are set:
- * its status, reason, warning, chain and ready say how it went.
+ * chain from seed for sl, whose study, variant and k (or missing) are set,
+ * of msg_len-byte messages when msg_len > 0 (variant_chain): its status,
+ * reason, warning, chain and ready say how it went.
  */
 void variant_selftest(struct slot *sl, const struct study *st,
-    const uint8_t *seed);
+    const uint8_t *seed, size_t msg_len);
 
 /*
  * All n slots that passed their known answer must agree on the steps-long

@@ -109,6 +109,19 @@
 /* Largest chained value of any study, in bytes (sha512: 64). */
 #define KERNEL_MAX_STATE 64
 
+/*
+ * The message-length chain (`run --msg-len L`, seed 003's eBASH table):
+ * for a study whose step hashes a message (its variants have a hash
+ * hook), each step hashes one L-byte message, the previous digest followed
+ * by zero bytes up to L, standard padding after it, all of it absorbed:
+ * x = H(x || 0^(L - state_len)).  Still strictly sequential, since every
+ * message begins with the digest before it.  The agent runs it through
+ * the variant's own hash hook, so no variant has code of its own for it;
+ * the coordinator checks it with its reference's msg_chain.  L is from
+ * state_len to KERNEL_MAX_MSG bytes.
+ */
+#define KERNEL_MAX_MSG 65536
+
 /* CPU features a variant may require; see agent/cpu.c for detection. */
 enum kernel_feature {
 	KF_X86_AVX2 = 1u << 0,
@@ -193,6 +206,13 @@ struct study_reference {
 	const char *method;		/* "OpenSSL EVP_sha3_256", shown/stored */
 	int (*chain)(uint8_t *x, uint64_t steps, volatile sig_atomic_t *stop,
 	    char *why, size_t whylen);
+	/*
+	 * The message-length chain (KERNEL_MAX_MSG above): x = H(x ||
+	 * zeros) with msg_len-byte messages, the same contract as chain;
+	 * NULL for a study whose step is not a message hash.
+	 */
+	int (*msg_chain)(uint8_t *x, uint64_t steps, size_t msg_len,
+	    volatile sig_atomic_t *stop, char *why, size_t whylen);
 };
 
 struct kernel {
@@ -218,8 +238,10 @@ struct kernel {
 
 	/*
 	 * Known-answer hook, for studies with a kat_msg (else NULL): hash a
-	 * short message (under one block) with this variant's own
-	 * permutation/compression into out (state_len bytes).  0 or -1.
+	 * message of any length up to KERNEL_MAX_MSG with this variant's own
+	 * permutation/compression into out (state_len bytes; out may be
+	 * msg).  0 or -1.  The agent's message-length chain is this hook
+	 * called once a step (KERNEL_MAX_MSG above).
 	 */
 	int (*hash)(void *ctx, const uint8_t *msg, size_t len, uint8_t *out);
 

@@ -104,6 +104,7 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 		}
 		o.studies = x->study;
 		o.openssl_cap_clear = x->part->cap_clear;
+		o.msg_len = (int64_t)x->part->msg_len;
 		/*
 		 * Every variant is none named (each host runs those of its
 		 * architecture), their generated sources fetched too.
@@ -245,7 +246,8 @@ const struct cmd_entry cmd_reproduce_entry = {
 	    "                         [--steps N] [--dry-run]\n"
 	    "       seqorch reproduce --list\n"
 	    "\n"
-	    "Runs the protocol of one of the seeds (sha3, sha512, umbrella) on\n"
+	    "Runs the protocol of one of the seeds (sha3, sha512, umbrella,\n"
+	    "ebash) on\n"
 	    "the selected hosts, each part a run of its own in the seed's order\n"
 	    "with the seed's variants, steps and samples, records them as one\n"
 	    "reproduction, and prints the published table: the seed's figures\n"

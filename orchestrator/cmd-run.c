@@ -97,7 +97,8 @@ unknown_variant(const char *study, const char *name)
  * variant of the list.
  */
 static int
-check_names(const char *studies, const char *variants, int64_t steps)
+check_names(const char *studies, const char *variants, int64_t steps,
+    int64_t msg_len)
 {
 	char *copy = xstrdup(studies), *p = copy, *name;
 	const struct study_entry *se;
@@ -114,6 +115,21 @@ check_names(const char *studies, const char *variants, int64_t steps)
 			    "\"%s\" takes (at most %llu: about an hour of its "
 			    "reference chain)\n", (long long)steps, name,
 			    (unsigned long long)study_max_steps(se->study));
+			rc = -1;
+			break;
+		}
+		if (msg_len > 0 && (se->ref->msg_chain == NULL ||
+		    (size_t)msg_len < se->study->state_len)) {
+			if (se->ref->msg_chain == NULL)
+				fprintf(stderr, "seqorch: --msg-len: study \"%s\" "
+				    "hashes no message (sha3 and sha512 do)\n",
+				    name);
+			else
+				fprintf(stderr, "seqorch: --msg-len %lld is "
+				    "shorter than study \"%s\"'s digest (%zu "
+				    "bytes), with which each message begins\n",
+				    (long long)msg_len, name,
+				    se->study->state_len);
 			rc = -1;
 			break;
 		}
@@ -248,8 +264,9 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	fprintf(stderr, "seqorch: computing the reference digest for %s "
 	    "(%lld %s)\n", study, (long long)steps, st->unit_plural);
 	if (reference_get(db, study, seed, STUDY_SELFTEST_STEPS(st),
-	    ref_selftest, &stop_flag, &err) != 0 || reference_get(db, study,
-	    seed, (uint64_t)steps, ref, &stop_flag, &err) != 0) {
+	    (uint64_t)o->msg_len, ref_selftest, &stop_flag, &err) != 0 ||
+	    reference_get(db, study, seed, (uint64_t)steps,
+	    (uint64_t)o->msg_len, ref, &stop_flag, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
@@ -275,6 +292,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.max_cv = o->max_cv;
 	ri.max_samples = (uint64_t)o->max_samples;
 	ri.openssl_cap_clear = o->openssl_cap_clear;
+	ri.msg_len = (uint64_t)o->msg_len;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
@@ -308,6 +326,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	p.max_samples = (uint64_t)o->max_samples;
 	p.openssl_cap = o->openssl_cap;
 	p.openssl_cap_clear = o->openssl_cap_clear;
+	p.msg_len = (uint64_t)o->msg_len;
 	p.gen = gen;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
@@ -468,6 +487,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->studies = r->study;
 	o->steps = (int64_t)r->steps;
 	o->samples = (int64_t)r->samples;
+	o->msg_len = (int64_t)r->msg_len;
 	o->seed = r->seed;
 	o->variants = r->variants;
 	o->sel.spec = r->hosts;
@@ -565,6 +585,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 				return EXIT_USAGE;
 			o.fixed = "--samples";
 			break;
+		case 'm':
+			if (cmd_int_arg("--msg-len", optarg, KERNEL_MAX_MSG,
+			    &o.msg_len) != 0)
+				return EXIT_USAGE;
+			o.fixed = "--msg-len";
+			break;
 		}
 	}
 	if (done >= 0)
@@ -578,7 +604,8 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (o.resume > 0 && o.fixed != NULL) {
 		fprintf(stderr, "seqorch: %s cannot be given with --resume: the "
 		    "run keeps its own study, hosts, variants, steps, samples, "
-		    "adaptive settings, seed, OpenSSL capabilities and kind\n",
+		    "adaptive settings, seed, message length, OpenSSL "
+		    "capabilities and kind\n",
 		    o.fixed);
 		return EXIT_USAGE;
 	}
@@ -612,7 +639,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			    "its own\n", twice);
 		free(twice);
 	}
-	if (check_names(o.studies, o.variants, o.steps) != 0) {
+	if (check_names(o.studies, o.variants, o.steps, o.msg_len) != 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -676,6 +703,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--max-cv PCT] [--max-samples M]\n"
 	    "                   [--openssl-cap VALUE]\n"
 	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
+	    "                   [--msg-len L]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -746,6 +774,12 @@ const struct cmd_entry cmd_run_entry = {
 		    "lacks fails it before building; the detected,\n"
 		    "cleared and applied masks are stored per sample",
 		    CMD_VALUE_ANY, NULL },
+		{ "msg-len", 'm', 0, "L",
+		    "sha3, sha512: each step hashes one L-byte message,\n"
+		    "the previous digest then zeros up to L, all of it\n"
+		    "absorbed (seed 003's message lengths; stored with\n"
+		    "the run and every sample)",
+		    CMD_VALUE_ANY, NULL },
 		{ "cache", 'A', 0, "DIR",
 		    "fetch cache of upstream sources (default: [defaults]\n"
 		    "cache in hosts.toml, else seqorch-cache beside the\n"
@@ -756,8 +790,9 @@ const struct cmd_entry cmd_run_entry = {
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"
 		    "(--hosts, --variants, --steps, --samples, --max-cv,\n"
-		    "--max-samples, --seed, --openssl-cap(-clear) and\n"
-		    "--explore are refused with it);\n"
+		    "--max-samples, --seed, --msg-len,\n"
+		    "--openssl-cap(-clear) and --explore are refused\n"
+		    "with it);\n"
 		    "never a run imported from a bundle; a run that\n"
 		    "ended ok has nothing missing (said at once)",
 		    CMD_VALUE_RUN, NULL },

@@ -179,6 +179,7 @@ struct db_sample {
 	const char	*openssl_cap_detected, *openssl_cap_cleared;
 	int		 has_cpu;
 	int64_t		 host_position;	/* -1 when NULL (before schema 14) */
+	int64_t		 msg_len;	/* --msg-len's L; -1 when NULL */
 };
 /*
  * Stream every sample of the run (valid or not) to fn in (host, build,

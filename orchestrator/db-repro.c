@@ -174,6 +174,45 @@ db_repro_best(struct db *db, int64_t run_id,
 	    "ORDER BY s.host, b.targeting", "i", run_id);
 }
 
+struct samples_arg {
+	void (*fn)(const struct db_repro_sample *s, void *arg);
+	void *arg;
+};
+
+static int
+sample_row(sqlite3_stmt *st, void *arg)
+{
+	const struct samples_arg *a = arg;
+	struct db_repro_sample s = {
+		.host = text(st, 0), .variant = text(st, 1),
+		.msg_len = sqlite3_column_int64(st, 2),
+		.steps = sqlite3_column_int64(st, 3),
+		.ns = sqlite3_column_int64(st, 4),
+		.cycles = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(st, 5),
+		.calib_mhz = sqlite3_column_double(st, 6),
+		.calib_after_mhz = sqlite3_column_double(st, 7),
+		.cycles_source = text(st, 8),
+	};
+
+	a->fn(&s, a->arg);
+	return 0;
+}
+
+int
+db_repro_samples(struct db *db, int64_t run_id,
+    void (*fn)(const struct db_repro_sample *s, void *arg), void *arg,
+    struct so_err *err)
+{
+	struct samples_arg a = { fn, arg };
+
+	return db_each(db, err, "cannot read the samples", sample_row, &a,
+	    "SELECT host, variant, COALESCE(msg_len, 0), steps, ns, cycles, "
+	    "calib_mhz, calib_after_mhz, cycles_source FROM samples WHERE "
+	    "run_id = ? AND valid = 1 AND ns > 0 ORDER BY host, variant, "
+	    "sample_index", "i", run_id);
+}
+
 struct targets_arg {
 	void (*fn)(const char *host, const char *target, void *arg);
 	void *arg;

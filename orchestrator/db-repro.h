@@ -60,6 +60,20 @@ int db_repro_best(struct db *db, int64_t run_id,
     struct so_err *err);
 
 /*
+ * Every valid sample of run_id, by host then variant, for seed 003's
+ * cycles-per-byte table: its L (0: the study's own chain), steps, ns,
+ * cycles (-1 when not counted), clock estimates and cycles_source.
+ */
+struct db_repro_sample {
+	const char	*host, *variant, *cycles_source;
+	int64_t		 msg_len, steps, ns, cycles;
+	double		 calib_mhz, calib_after_mhz;	/* 0 when NULL */
+};
+int db_repro_samples(struct db *db, int64_t run_id,
+    void (*fn)(const struct db_repro_sample *s, void *arg), void *arg,
+    struct so_err *err);
+
+/*
  * The hosts whose builds in the runs of reproduction id so far target
  * arch (`cc -dumpmachine`'s first field as kernels/ name it, through
  * study_arch): fn per host that had any build.

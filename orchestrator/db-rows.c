@@ -158,8 +158,9 @@ select_rows(struct schema *s, int64_t run_id)
 		    "artifact_refs WHERE %s)", p->where);
 	if ((t = find_table(s, "refs")) != NULL &&
 	    (p = find_table(s, "samples")) != NULL && p->where != NULL)
-		t->where = xasprintf("(study, seed, steps) IN (SELECT study, "
-		    "seed, steps FROM samples WHERE %s)", p->where);
+		t->where = xasprintf("(study, seed, steps, msg_len) IN (SELECT "
+		    "study, seed, steps, COALESCE(msg_len, 0) FROM samples "
+		    "WHERE %s)", p->where);
 }
 
 static cJSON *
@@ -283,7 +284,8 @@ static const struct itable itables[] = {
 	    I("samples_per_variant"), { "command", 'x', 0, NULL }, T("seed"),
 	    TN("variants"), T("hosts"), I("exploratory"), T("coordinator"),
 	    T("version"), I("resumes"), TN("openssl_cap"),
-	    TN("openssl_cap_clear"), RN("max_cv"), IN("max_samples") } },
+	    TN("openssl_cap_clear"), RN("max_cv"), IN("max_samples"),
+	    IN("msg_len") } },
 	{ "run_hosts", T_WRITE, 0, { RUN, T("host"), T("status"), XN("error"),
 	    IN("pin_cpu"), IN("pinned"), XN("pin_error"), TN("governor"),
 	    RN("calib_mhz"), XN("openssl"), XN("facts"), T("started_at"),
@@ -302,7 +304,8 @@ static const struct itable itables[] = {
 	    RN("calib_mhz"), IN("cpu"), T("received_at"), XN("reason"),
 	    RN("calib_after_mhz"), IN("cycles"), IN("instructions"),
 	    TN("cycles_source"), TN("openssl_cap"), IN("host_position"),
-	    TN("openssl_cap_detected"), TN("openssl_cap_cleared") } },
+	    TN("openssl_cap_detected"), TN("openssl_cap_cleared"),
+	    IN("msg_len") } },
 	{ "sample_metrics", T_WRITE, 0, { { "sample_id", 'i', 0, "samples" },
 	    T("name"), { "value", 'r', 0, NULL } } },
 	{ "events", T_WRITE, 1, { I("id"), RUN, TN("host"), T("at"),

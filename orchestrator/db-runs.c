@@ -21,13 +21,14 @@ db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 	if (db_sql(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
 	    "exploratory, coordinator, version, openssl_cap, "
-	    "openssl_cap_clear, max_cv, max_samples) VALUES "
-	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	    "ssiissssissssdi", ri->study, now, (int64_t)ri->steps,
+	    "openssl_cap_clear, max_cv, max_samples, msg_len) VALUES "
+	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "NULLIF(?, 0))",
+	    "ssiissssissssdii", ri->study, now, (int64_t)ri->steps,
 	    (int64_t)ri->samples, ri->command, ri->seed, ri->variants,
 	    ri->hosts, (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
 	    ri->openssl_cap, ri->openssl_cap_clear, ri->max_cv,
-	    (int64_t)ri->max_samples) != SQLITE_DONE)
+	    (int64_t)ri->max_samples, (int64_t)ri->msg_len) != SQLITE_DONE)
 		return db_err(db, err, "cannot record run");
 	*run_id = o.rowid;
 	return 0;
@@ -135,17 +136,19 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    "variant, sample_index, position, steps, ns, digest, seed, valid, "
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
 	    "reason, cycles, instructions, cycles_source, openssl_cap, "
-	    "host_position, openssl_cap_detected, openssl_cap_cleared) VALUES "
+	    "host_position, openssl_cap_detected, openssl_cap_cleared, "
+	    "msg_len) VALUES "
 	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?) ON CONFLICT DO NOTHING", s->counted ?
-	    "isissiiiissisddissiississ" : "isissiiiissisddissnnssiss", run_id,
+	    "?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", s->counted ?
+	    "isissiiiissisddissiississi" : "isissiiiissisddissnnssissi",
+	    run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
 	    s->seed, (int64_t)s->valid, s->invalid_reason, s->calib_mhz,
 	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
 	    s->instructions, s->cycles_source, s->openssl_cap,
 	    s->host_position, s->openssl_cap_detected,
-	    s->openssl_cap_cleared);
+	    s->openssl_cap_cleared, (int64_t)s->msg_len);
 	if (rc != SQLITE_DONE)
 		return db_err(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -177,17 +180,20 @@ db_sample_metrics(struct db *db, int64_t run_id, const struct sample_row *s,
 
 int
 db_ref_get(struct db *db, const char *study, const char *seed,
-    uint64_t steps, char *digest, size_t len, struct so_err *err)
+    uint64_t steps, uint64_t msg_len, char *digest, size_t len,
+    struct so_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	if (sqlite3_prepare_v2(db->h, "SELECT digest FROM refs WHERE study = ? "
-	    "AND seed = ? AND steps = ?", -1, &st, NULL) != SQLITE_OK)
+	    "AND seed = ? AND steps = ? AND msg_len = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return db_err(db, err, "cannot read references");
 	sqlite3_bind_text(st, 1, study, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, seed, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (int64_t)steps);
+	sqlite3_bind_int64(st, 4, (int64_t)msg_len);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		snprintf(digest, len, "%s",
@@ -203,13 +209,13 @@ db_ref_get(struct db *db, const char *study, const char *seed,
 
 int
 db_ref_put(struct db *db, const char *study, const char *seed,
-    uint64_t steps, const char *digest, const char *method,
-    struct so_err *err)
+    uint64_t steps, uint64_t msg_len, const char *digest,
+    const char *method, struct so_err *err)
 {
 	return db_exec(db, err, "cannot store reference", NULL, "INSERT OR "
-	    "REPLACE INTO refs (study, seed, steps, digest, method, "
-	    "computed_at) VALUES (?, ?, ?, ?, ?, ?)", "ssisst", study, seed,
-	    (int64_t)steps, digest, method);
+	    "REPLACE INTO refs (study, seed, steps, msg_len, digest, method, "
+	    "computed_at) VALUES (?, ?, ?, ?, ?, ?, ?)", "ssiisst", study,
+	    seed, (int64_t)steps, (int64_t)msg_len, digest, method);
 }
 
 int
@@ -233,7 +239,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
 	    "status, steps, samples_per_variant, exploratory, openssl_cap, "
 	    "i.origin_coordinator, i.origin_run_id, openssl_cap_clear, "
-	    "max_cv, max_samples "
+	    "max_cv, max_samples, COALESCE(msg_len, 0) "
 	    "FROM runs r LEFT JOIN "
 	    "imports i ON i.run_id = r.id WHERE r.id = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
@@ -255,6 +261,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->openssl_cap_clear = db_col_dup(st, 11);
 		out->max_cv = sqlite3_column_double(st, 12);
 		out->max_samples = (uint64_t)sqlite3_column_int64(st, 13);
+		out->msg_len = (uint64_t)sqlite3_column_int64(st, 14);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = db_report_no_run(db->h, run_id, err);

@@ -56,6 +56,7 @@ struct run_info {
 	const char *openssl_cap_clear;	/* --openssl-cap-clear, or NULL */
 	double max_cv;			/* --max-cv, --max-samples */
 	uint64_t max_samples;
+	uint64_t msg_len;		/* --msg-len, or 0 (stored NULL) */
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -127,6 +128,7 @@ struct sample_row {
 	/* --openssl-cap-clear: the mask detected and the bits cleared
 	 * (openssl_cap is then the mask applied), else NULL */
 	const char *openssl_cap_detected, *openssl_cap_cleared;
+	uint64_t msg_len;	/* --msg-len's L, or 0 (stored NULL) */
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -145,14 +147,16 @@ int db_sample_metrics(struct db *db, int64_t run_id, const struct sample_row *s,
     struct so_err *err);
 
 /*
- * Look up the cached reference digest for (study, seed, steps).  Returns 0
- * and fills digest (>= 129 bytes), SO_ENOTFOUND if absent.
+ * Look up the cached reference digest for (study, seed, steps, msg_len;
+ * 0: the study's own chain).  Returns 0 and fills digest (>= 129 bytes),
+ * SO_ENOTFOUND if absent.
  */
 int db_ref_get(struct db *db, const char *study, const char *seed,
-    uint64_t steps, char *digest, size_t len, struct so_err *err);
-int db_ref_put(struct db *db, const char *study, const char *seed,
-    uint64_t steps, const char *digest, const char *method,
+    uint64_t steps, uint64_t msg_len, char *digest, size_t len,
     struct so_err *err);
+int db_ref_put(struct db *db, const char *study, const char *seed,
+    uint64_t steps, uint64_t msg_len, const char *digest,
+    const char *method, struct so_err *err);
 
 /* level: info, warning, error.  run_id <= 0 and host NULL are allowed. */
 int db_event(struct db *db, int64_t run_id, const char *host,
@@ -243,6 +247,7 @@ struct stored_run {
 	uint64_t steps, samples;
 	double max_cv;		/* its adaptive settings; 0 for older runs */
 	uint64_t max_samples;
+	uint64_t msg_len;		/* --msg-len, or 0 */
 	int exploratory;
 	/* An imported run: its origin coordinator and run; NULL, 0 if not. */
 	char *imported_from;

@@ -79,6 +79,45 @@ figures_of_study(const char *study, struct figure *out, size_t max)
 }
 
 size_t
+figures_cpb(const char *study, struct figure_cpb *out, size_t max)
+{
+	const cJSON *e, *l, *q, *rows = cJSON_GetObjectItemCaseSensitive(
+	    root(), "cycles_per_byte");
+	struct figure_cpb *f;
+	size_t n = 0, k;
+
+	cJSON_ArrayForEach(e, rows) {
+		if (str(e, "study") == NULL || strcmp(str(e, "study"), study))
+			continue;
+		if (n >= max) {
+			n++;
+			continue;
+		}
+		f = &out[n++];
+		memset(f, 0, sizeof *f);
+		f->id = str(e, "id");
+		f->machine = str(e, "machine");
+		f->study = str(e, "study");
+		f->primitive = str(e, "primitive");
+		f->document = str(e, "document");
+		cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(e,
+		    "lengths")) {
+			if (f->nlengths == FIGURE_MAX_LENGTHS)
+				break;
+			f->bytes[f->nlengths] = (int64_t)num(l, "bytes");
+			k = 0;
+			cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(
+			    l, "quartiles"))
+				if (k < 3 && cJSON_IsNumber(q))
+					f->quartiles[f->nlengths][k++] =
+					    q->valuedouble;
+			f->nlengths++;
+		}
+	}
+	return n;
+}
+
+size_t
 figures_ratios(const char *study, struct figure_ratio *out, size_t max)
 {
 	const cJSON *e, *ratios = cJSON_GetObjectItemCaseSensitive(root(),

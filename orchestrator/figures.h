@@ -56,6 +56,21 @@ size_t figures_ratios(const char *study, struct figure_ratio *out,
     size_t max);
 
 /*
+ * Seed 003's eBASH rows: cycles per byte of one primitive by message
+ * length on the seed's machine, the first quartile, median and third
+ * quartile at each length; bytes 0 is the "long messages" column.
+ */
+#define FIGURE_MAX_LENGTHS 8
+struct figure_cpb {
+	const char	*id, *machine, *study, *primitive, *document;
+	size_t		 nlengths;
+	int64_t		 bytes[FIGURE_MAX_LENGTHS];
+	double		 quartiles[FIGURE_MAX_LENGTHS][3];
+};
+/* Those of study into out, at most max; returns how many there are. */
+size_t figures_cpb(const char *study, struct figure_cpb *out, size_t max);
+
+/*
  * The reference id for study.  SO_ENOTFOUND (message lists the ids that
  * exist) when there is no such id, SO_EINVAL when it has no figure for
  * that study (message says which studies it has), SO_EPARSE if the

@@ -26,6 +26,7 @@ enum ftype {
 	F_BUSY,		/* null or up to MAX_BUSY busy_f objects */
 	F_STRS,		/* up to MAX_ITEMS strings */
 	F_STR_OPT,	/* a string, or absent */
+	F_INT_OPT,	/* an integer, or absent (then 0) */
 	F_METRICS,	/* absent, or an object of named numbers */
 };
 
@@ -101,6 +102,7 @@ static const struct field sample_f[] = {
 	{ PROTO_F_POSITION, F_INT, S(position), 0 },
 	{ PROTO_F_ORDER, F_INT, S(order), 0 },
 	{ PROTO_F_STEPS, F_INT, S(steps), 1 },
+	{ PROTO_F_MSG_LEN, F_INT_OPT, S(msg_len), 1 },
 	{ PROTO_F_NS, F_INT, S(ns), 1 },
 	{ PROTO_F_DIGEST, F_HEX, S(digest), 0 },
 	{ PROTO_F_SEED, F_HEX, S(seed), 0 },
@@ -352,6 +354,7 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 		if (cJSON_IsNull(v))
 			return 0;
 		/* FALLTHROUGH */
+	case F_INT_OPT:
 	case F_INT:
 		if (!as_int(v, &iv) || iv < f->min)
 			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
@@ -460,7 +463,7 @@ check_object(const struct field *fields, const cJSON *obj, const char *skip,
 	for (f = fields; f->name != NULL; f++) {
 		item = cJSON_GetObjectItemCaseSensitive(obj, f->name);
 		if (item == NULL && (f->type == F_STR_OPT ||
-		    f->type == F_METRICS))
+		    f->type == F_INT_OPT || f->type == F_METRICS))
 			continue;
 		if (item == NULL)
 			return so_error(err, SO_EPROTO, "%s: missing field "

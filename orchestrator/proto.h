@@ -48,6 +48,7 @@ struct record {
 	const char *metric_name[KERNEL_MAX_METRICS];
 	double metric_value[KERNEL_MAX_METRICS];
 	int64_t proto, sample, position, order, steps, ns, samples, cpu;
+	int64_t msg_len;	/* sample: --msg-len, or 0 when absent */
 	double calib_mhz, calib_after_mhz;
 	int counted;
 	int64_t cycles, instructions;

@@ -14,13 +14,14 @@
 #include <stdint.h>
 
 /*
- * The hex digest after `steps` steps from seed_hex, from the cache or
+ * The hex digest after `steps` steps from seed_hex, of msg_len-byte
+ * messages (kernel.h; 0: the study's own chain), from the cache or
  * computed now (then stored).  digest must hold 129 bytes.  stop, if set by
  * a signal during a long computation, makes it return SO_EINTR.  An unknown
  * study is SO_ENOTFOUND, a seed of the wrong size SO_EINVAL.
  */
 int reference_get(struct db *db, const char *study, const char *seed_hex,
-    uint64_t steps, char *digest, volatile sig_atomic_t *stop,
-    struct so_err *err);
+    uint64_t steps, uint64_t msg_len, char *digest,
+    volatile sig_atomic_t *stop, struct so_err *err);
 
 #endif

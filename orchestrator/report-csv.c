@@ -119,7 +119,9 @@ row(const struct db_sample *s, void *arg)
 	str_f(out, s->cycles_source);
 	str_f(out, s->openssl_cap);
 	str_f(out, s->openssl_cap_detected);
-	field(out, s->openssl_cap_cleared);
+	str_f(out, s->openssl_cap_cleared);
+	if (s->msg_len >= 0)
+		fprintf(out, "%lld", (long long)s->msg_len);
 	fputs("\r\n", out);
 	return ferror(out) ? -1 : 0;
 }
@@ -135,7 +137,7 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	    "position,host_position,steps,ns,rate,ns_per_step,digest,seed,valid,"
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
 	    "reason,cycles,instructions,cycles_source,openssl_cap,"
-	    "openssl_cap_detected,openssl_cap_cleared\r\n", out);
+	    "openssl_cap_detected,openssl_cap_cleared,msg_len\r\n", out);
 	for (i = 0; i < n; i++) {
 		const struct db_report_run run = { runs[i].id, runs[i].study };
 		struct csv_arg a = { out, runs[i].id };

@@ -8,6 +8,7 @@
  */
 #include "db-report.h"
 #include "db-repro.h"
+#include "ebash.h"
 #include "figures.h"
 #include "repro.h"
 #include "report.h"
@@ -299,6 +300,255 @@ print_randomx(struct db *db, const struct table_data *d,
 	}
 }
 
+/* Seed 003's table: one cell's cycles per byte, sample by sample. */
+struct ecell {
+	char *host, *study, *variant;
+	int64_t msg_len;
+	double *cpb;
+	size_t n, counted;
+};
+
+struct ebash_data {
+	struct ecell *cells;
+	size_t ncells;
+	const char *study;	/* of the run being read */
+	int64_t lens[FIGURE_MAX_LENGTHS];
+	size_t nlens;
+};
+
+static void
+on_sample(const struct db_repro_sample *s, void *arg)
+{
+	struct ebash_data *e = arg;
+	struct ecell *c = NULL;
+	double cycles;
+	size_t i;
+
+	if (s->msg_len <= 0 || s->steps <= 0)
+		return;
+	for (i = 0; i < e->ncells; i++) {
+		c = &e->cells[i];
+		if (c->msg_len == s->msg_len && strcmp(c->host, s->host) == 0 &&
+		    strcmp(c->study, e->study) == 0 &&
+		    strcmp(c->variant, s->variant) == 0)
+			break;
+	}
+	if (i == e->ncells) {
+		ALLOC_GROW(e->cells, e->ncells);
+		c = &e->cells[e->ncells++];
+		memset(c, 0, sizeof *c);
+		c->host = xstrdup(s->host);
+		c->study = xstrdup(e->study);
+		c->variant = xstrdup(s->variant);
+		c->msg_len = s->msg_len;
+	}
+	for (i = 0; i < e->nlens && e->lens[i] != s->msg_len; i++)
+		;
+	if (i == e->nlens && e->nlens < FIGURE_MAX_LENGTHS - 1)
+		e->lens[e->nlens++] = s->msg_len;
+	/* Counted cycles, else the clock estimates around the sample. */
+	if (s->cycles >= 0) {
+		cycles = (double)s->cycles;
+		c->counted++;
+	} else
+		cycles = (double)s->ns * (s->calib_mhz + s->calib_after_mhz) /
+		    2000;
+	ALLOC_GROW(c->cpb, c->n);
+	c->cpb[c->n++] = cycles / ((double)s->steps * (double)s->msg_len);
+}
+
+static int
+cmp_len(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Three figures, "?" after each when the cell's spread is large. */
+static void
+print_q(const double q[3], int have, FILE *out)
+{
+	int flag = have && ebash_large_variance(q);
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		if (have)
+			fprintf(out, " %7.2f%s", q[k], flag ? "?" : " ");
+		else
+			fprintf(out, " %7s ", "-");
+	}
+	fputs(" ", out);
+}
+
+/* One row: the quartiles at every length, then the long column. */
+static void
+print_erow(const char *prim, const char *variant, const int64_t *lens,
+    size_t nlens, double (*q)[3], const int *have, FILE *out)
+{
+	double lq[3];
+	int lhave;
+
+	fprintf(out, "%-9s %-18s", prim, variant);
+	for (size_t i = 0; i < nlens; i++)
+		print_q(q[i], have[i], out);
+	lhave = nlens >= 2 && have[nlens - 2] && have[nlens - 1] &&
+	    ebash_long(q[nlens - 2], (size_t)lens[nlens - 2], q[nlens - 1],
+	    (size_t)lens[nlens - 1], lq) == 0;
+	print_q(lq, lhave, out);
+	fputc('\n', out);
+}
+
+static const char *
+primitive_of(const char *study, const struct figure_cpb *f, size_t nf)
+{
+	return nf > 0 && f[0].primitive != NULL ? f[0].primitive : study;
+}
+
+/*
+ * Seed 003's table in eBACS's layout: a row per primitive and variant,
+ * cycles per byte as the 25%, 50% and 75% quartiles of its samples at
+ * each length, and "long" (ebash_long) from the two longest; each host
+ * apart, its cycles' source said; the seed's own rows beside.
+ */
+static int
+print_ebash(struct db *db, const struct table_data *d, FILE *out,
+    struct so_err *err)
+{
+	struct ebash_data e = { 0 };
+	struct figure_cpb f[4];
+	double (*q)[3];
+	int *have;
+	size_t i, j, k, nf, counted, all;
+	const char *host = NULL, *prim;
+	int rc = 0;
+
+	for (i = 0; i < d->nruns && rc == 0; i++) {
+		e.study = d->runs[i].study;
+		rc = db_repro_samples(db, d->runs[i].run_id, on_sample, &e, err);
+	}
+	if (rc != 0)
+		goto out;
+	qsort(e.lens, e.nlens, sizeof *e.lens, cmp_len);
+	q = xcalloc(e.nlens + 1, sizeof *q);
+	have = xcalloc(e.nlens + 1, sizeof *have);
+	fprintf(out, "\ncycles per byte by message length (eBACS's layout): "
+	    "the 25%%, 50%% and 75%% quartiles of each variant's samples; "
+	    "\"long\" is the slope between the two longest lengths; \"?\" "
+	    "marks large variance (interquartile range above %.0f%% of the "
+	    "median)\n", 100 * EBASH_LARGE_VARIANCE);
+	for (i = 0; i < e.ncells; i++) {
+		struct ecell *c = &e.cells[i];
+
+		if (host != NULL && strcmp(host, c->host) == 0)
+			continue;
+		host = c->host;
+		for (counted = all = 0, j = 0; j < e.ncells; j++)
+			if (strcmp(e.cells[j].host, host) == 0) {
+				counted += e.cells[j].counted;
+				all += e.cells[j].n;
+			}
+		fprintf(out, "\n%s: cycles %s\n", host, counted == all ?
+		    "counted (the cycle counter around each sample)" :
+		    counted == 0 ? "from the calibrated clock (no cycle "
+		    "counter here: ns x the clock estimates around each "
+		    "sample)" : "counted where the counter was, else from the "
+		    "calibrated clock");
+		fprintf(out, "%-28s", "");
+		for (k = 0; k < e.nlens; k++)
+			fprintf(out, " %-26" PRId64, e.lens[k]);
+		fprintf(out, " %-26s\n%-28s", "long", "");
+		for (k = 0; k <= e.nlens; k++)
+			fprintf(out, " %7s  %7s  %7s  ", "25%", "50%", "75%");
+		fputc('\n', out);
+		for (j = i; j < e.ncells; j++) {
+			struct ecell *r = &e.cells[j];
+			size_t m;
+
+			/* A row once per (study, variant): at its first cell. */
+			for (m = i; m < j; m++)
+				if (strcmp(e.cells[m].host, host) == 0 &&
+				    strcmp(e.cells[m].study, r->study) == 0 &&
+				    strcmp(e.cells[m].variant, r->variant) == 0)
+					break;
+			if (strcmp(r->host, host) != 0 || m < j)
+				continue;
+			for (k = 0; k < e.nlens; k++) {
+				have[k] = 0;
+				for (m = j; m < e.ncells; m++) {
+					struct ecell *x = &e.cells[m];
+
+					if (x->msg_len != e.lens[k] ||
+					    strcmp(x->host, host) != 0 ||
+					    strcmp(x->study, r->study) != 0 ||
+					    strcmp(x->variant, r->variant) != 0)
+						continue;
+					have[k] = ebash_quartiles(x->cpb, x->n,
+					    q[k]) == 0;
+					break;
+				}
+			}
+			nf = figures_cpb(r->study, f, 4);
+			prim = primitive_of(r->study, f, nf);
+			print_erow(prim, r->variant, e.lens, e.nlens, q, have,
+			    out);
+		}
+	}
+	if (e.ncells == 0)
+		fprintf(out, "\n  no valid samples\n");
+	/* The seed's rows, at the lengths measured here. */
+	for (host = NULL, i = 0; i < d->nruns; i++) {
+		for (j = 0; j < i && strcmp(d->runs[j].study,
+		    d->runs[i].study) != 0; j++)
+			;
+		if (j < i || (nf = figures_cpb(d->runs[i].study, f, 4)) == 0)
+			continue;
+		if (nf > 4)
+			nf = 4;
+		for (j = 0; j < nf; j++) {
+			if (host == NULL)
+				fprintf(out, "\npublished (%s): %s, %s\n",
+				    f[j].document, machine_of(f[j].id),
+				    f[j].machine);
+			host = f[j].id;
+			for (k = 0; k < e.nlens; k++) {
+				size_t m;
+
+				have[k] = 0;
+				for (m = 0; m < f[j].nlengths; m++)
+					if (f[j].bytes[m] == e.lens[k]) {
+						memcpy(q[k], f[j].quartiles[m],
+						    sizeof q[k]);
+						have[k] = 1;
+					}
+			}
+			fprintf(out, "%-9s %-18s", f[j].primitive, "seed");
+			for (k = 0; k < e.nlens; k++)
+				print_q(q[k], have[k], out);
+			for (k = 0; k < f[j].nlengths && f[j].bytes[k] != 0;
+			    k++)
+				;
+			print_q(k < f[j].nlengths ? f[j].quartiles[k] : q[0],
+			    k < f[j].nlengths, out);
+			fputc('\n', out);
+		}
+	}
+	fprintf(out, "\nindicative only: the seed's figures are another "
+	    "machine's (a 1 GHz riscv64 U54), its \"long\" from more "
+	    "lengths than these; beside for scale only\n");
+	free(q);
+	free(have);
+out:
+	for (i = 0; i < e.ncells; i++) {
+		free(e.cells[i].host);
+		free(e.cells[i].study);
+		free(e.cells[i].variant);
+		free(e.cells[i].cpb);
+	}
+	free(e.cells);
+	return rc;
+}
+
 int
 repro_print_table(struct db *db, const char *name, FILE *out,
     struct so_err *err)
@@ -311,7 +561,7 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 	int64_t id, cap;
 	char *started = NULL;
 	size_t i, nf, nr;
-	int rc, indicative = 0;
+	int rc, indicative = 0, ebash = strcmp(name, "ebash") == 0;
 
 	if ((rc = db_repro_latest(db, name, &id, &cap, &started, err)) != 0)
 		goto out;
@@ -346,13 +596,25 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 			nf = MAX_FIGURES;
 		if (nr > MAX_FIGURES)
 			nr = MAX_FIGURES;
-		print_rates(&d, x, p != NULL && p->label != NULL ? p : NULL, f,
-		    nf, out);
-		if (p == NULL || p->label == NULL || !p->control)
-			print_ratios(&d, x, fr, nr, out);
+		if (ebash) {
+			if (x->steps > 0 && p != NULL && p->label != NULL &&
+			    (uint64_t)x->steps < p->steps) {
+				fprintf(out, "  indicative only: %" PRId64 " %s a "
+				    "sample, the protocol's %" PRIu64 "\n",
+				    x->steps, study_unit_plural(x->study),
+				    p->steps);
+				indicative = 1;
+			}
+		} else {
+			print_rates(&d, x, p != NULL && p->label != NULL ? p :
+			    NULL, f, nf, out);
+			if (p == NULL || p->label == NULL || !p->control)
+				print_ratios(&d, x, fr, nr, out);
+		}
 		if (strcmp(x->study, "randomx") == 0)
 			print_randomx(db, &d, x, f, nf, out);
-		if (nf > 0 && f[0].steps > 0 && x->steps != f[0].steps) {
+		if (!ebash && nf > 0 && f[0].steps > 0 &&
+		    x->steps != f[0].steps) {
 			fprintf(out, "  indicative only: %" PRId64 " %s a sample, "
 			    "the seed's %" PRId64 "\n", x->steps,
 			    study_unit_plural(x->study), f[0].steps);
@@ -364,6 +626,8 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 			indicative = 1;
 		}
 	}
+	if (ebash && (rc = print_ebash(db, &d, out, err)) != 0)
+		goto out;
 	fputc('\n', out);
 	if (cap > 0)
 		fprintf(out, "indicative only: a first look, every sample at most "

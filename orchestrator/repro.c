@@ -55,6 +55,28 @@ static const struct repro_part umbrella_parts[] = {
 	{ NULL },
 };
 
+/*
+ * eBASH's lengths, each a run of its own; every sample hashes 16 MiB
+ * (steps x L), about as long at every length, and 15 samples a cell give
+ * the quartiles something to stand on.
+ */
+#define EBASH_PART(st, what, l, n) \
+	{ .label = #st "-" #l, .study = #st, .samples = 15, .steps = n, \
+	  .msg_len = l, .note = what ", messages of " #l " bytes: the " \
+	  "previous digest then zeros, every block absorbed" }
+
+static const struct repro_part ebash_parts[] = {
+	EBASH_PART(sha3, "SHA3-256", 64, 262144),
+	EBASH_PART(sha3, "SHA3-256", 576, 29127),
+	EBASH_PART(sha3, "SHA3-256", 1536, 10923),
+	EBASH_PART(sha3, "SHA3-256", 4096, 4096),
+	EBASH_PART(sha512, "SHA-512", 64, 262144),
+	EBASH_PART(sha512, "SHA-512", 576, 29127),
+	EBASH_PART(sha512, "SHA-512", 1536, 10923),
+	EBASH_PART(sha512, "SHA-512", 4096, 4096),
+	{ NULL },
+};
+
 const struct repro repro_table[] = {
 	{ "sha3", "000", "seed 000: the SHA3-256 chain, every sha3 variant, "
 	  "3 x 10M hashes, alternating", sha3_parts },
@@ -64,6 +86,9 @@ const struct repro repro_table[] = {
 	{ "umbrella", "001", "seed 001: windows mul, sha3, div32 and div64, "
 	  "randomx (full mode, default and native), in that order",
 	  umbrella_parts },
+	{ "ebash", "003", "seed 003: eBASH's cycles per byte of sha3 and "
+	  "sha512 by message length (64, 576, 1536, 4096 bytes), quartiles",
+	  ebash_parts },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -173,6 +198,11 @@ repro_print_plan(const struct repro *r, uint64_t steps_cap, FILE *out)
 		if (x->shortened)
 			fprintf(out, " (a first look: the seed's %" PRIu64 ")",
 			    x->seed_steps);
+		if (x->part->msg_len > 0)
+			fprintf(out, "\n  message    %" PRIu64 " bytes a step "
+			    "(--msg-len): the digest, then zeros; %" PRIu64
+			    " bytes a sample", x->part->msg_len,
+			    x->steps * x->part->msg_len);
 		fprintf(out, "\n  samples    %" PRIu64 " per variant%s\n",
 		    x->samples, se->targetings != NULL ? " and targeting" : "");
 		fprintf(out, "  order      alternating, in one measurement "

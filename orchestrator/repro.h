@@ -37,6 +37,11 @@ struct repro_part {
 	 * the seed's cross-machine ratios are not its figures.
 	 */
 	int control;
+	/*
+	 * Seed 003: each step hashes one message of this many bytes
+	 * (`run --msg-len`, kernels/kernel.h); 0: the study's own chain.
+	 */
+	uint64_t msg_len;
 	const char *note;	/* what the seed did, one line */
 	/* What the seed published that seeds.json has no number for. */
 	const char *says;

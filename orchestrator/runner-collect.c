@@ -269,6 +269,10 @@ store_sample(struct stream *s, const struct record *r)
 		return so_error(&s->err, SO_EPROTO, "sample of %lld steps, "
 		    "expected %llu", (long long)r->steps,
 		    (unsigned long long)p->steps);
+	if ((uint64_t)r->msg_len != p->msg_len)
+		return so_error(&s->err, SO_EPROTO, "sample of %lld-byte "
+		    "messages, expected %llu (0: the study's own chain)",
+		    (long long)r->msg_len, (unsigned long long)p->msg_len);
 	if ((uint64_t)r->sample < s->first ||
 	    (uint64_t)r->sample >= s->first + s->span)
 		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
@@ -295,6 +299,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.position = r->position;
 	row.host_position = s->hr->order_base + r->order;
 	row.steps = (uint64_t)r->steps;
+	row.msg_len = (uint64_t)r->msg_len;
 	row.ns = (uint64_t)r->ns;
 	row.digest = r->digest;
 	row.seed = r->seed;

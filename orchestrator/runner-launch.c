@@ -334,6 +334,9 @@ agent_command(struct hostrun *hr, const struct stream *s,
 	    (unsigned long long)s->nsamples, (unsigned long long)s->first,
 	    rcmd_cpu(hr->host, cpu, sizeof cpu));
 	rcmd_arg(&cmd, p->seed);
+	if (p->msg_len > 0)
+		rcmd_raw(&cmd, " --msg-len %llu",
+		    (unsigned long long)p->msg_len);
 	if (p->openssl_cap_clear != NULL) {
 		rcmd_raw(&cmd, " --openssl-cap-clear");
 		rcmd_arg(&cmd, p->openssl_cap_clear);

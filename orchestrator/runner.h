@@ -46,6 +46,8 @@ struct run_params {
 	 * each agent clears from the mask libcrypto detects; NULL: none.
 	 */
 	const char *openssl_cap_clear;
+	/* --msg-len: each step hashes an L-byte message (kernel.h); 0 none */
+	uint64_t msg_len;
 	/*
 	 * The sources generated from the study's artifacts (generate.h), or
 	 * NULL: the variants needing them are skipped with the reason.

@@ -140,6 +140,16 @@ def chain_hex(study, steps, seed=None):
     return fn(bytes(n) if seed is None else seed, steps).hex()
 
 
+def msg_chain_hex(study, steps, msg_len):
+    """`run --msg-len`'s chain (kernels/kernel.h): each step hashes the
+    previous digest followed by zeros up to msg_len bytes, with hashlib."""
+    n = CHAINS[study][0]
+    h, x = KATS[study], bytes(n)
+    for _ in range(steps):
+        x = h(x + bytes(msg_len - n))
+    return x.hex()
+
+
 def _randomx_chain(seed, steps):
     """x = RandomX("test key 000", x) through the system's librandomx
     (Debian librandomx0) with ctypes, in light mode: plain calls of the

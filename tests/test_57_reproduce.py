@@ -6,7 +6,15 @@ import subprocess
 from pathlib import Path
 
 from conftest import ROOT, query, seqorch, write_hosts
-from refs import chain_hex
+from refs import chain_hex, msg_chain_hex
+
+
+def openssl_fixture():
+    """OpenSSL's release tarball among the shared fixtures."""
+    fixtures = ROOT.parent / "shared" / "fixtures"
+    if not (fixtures / "openssl").exists():
+        fixtures = Path("/work/shared/fixtures")
+    return fixtures / "openssl" / "openssl-3.5.7.tar.gz"
 
 
 def test_group_runs_its_studies_in_order(scratch):
@@ -27,7 +35,7 @@ def test_reproduce_list_and_dry_run(tmp_path):
     r = seqorch(tmp_path, "reproduce", "--list")
     assert r.returncode == 0, r.stderr
     assert [ln.split()[0] for ln in r.stdout.splitlines()] == \
-        ["sha3", "sha512", "umbrella"]
+        ["sha3", "sha512", "umbrella", "ebash"]
     # Seed 000: every sha3 variant the registry lists, 3 x 10M, alternating.
     r = seqorch(tmp_path, "reproduce", "sha3", "--dry-run")
     assert r.returncode == 0, r.stderr
@@ -64,7 +72,15 @@ def test_reproduce_list_and_dry_run(tmp_path):
     r = seqorch(tmp_path, "reproduce", "sha4")
     assert r.returncode == 2
     assert r.stderr == ('seqorch: unknown protocol "sha4" (valid: sha3, '
-                        'sha512, umbrella)\n')
+                        'sha512, umbrella, ebash)\n')
+    # Seed 003: each study at eBASH's four lengths, 16 MiB a sample.
+    r = seqorch(tmp_path, "reproduce", "ebash", "--dry-run")
+    runs = re.findall(r"^run \d+ \((\S+)\): study (\S+)$", r.stdout, re.M)
+    assert runs == [(f"{s}-{n}", s) for s in ("sha3", "sha512")
+                    for n in (64, 576, 1536, 4096)]
+    assert "  message    4096 bytes a step (--msg-len): the digest, then " \
+        "zeros; 16777216 bytes a sample\n" in r.stdout
+    assert "  samples    15 per variant\n" in r.stdout
 
 
 def test_reference_key_names_the_seeds_machines(tmp_path):
@@ -131,12 +147,9 @@ def test_reproduce_sha3_runs_every_variant(tmp_path, workdir):
     builds, the openssl-* ones generated from the OpenSSL source too (the
     reproduction fetches it), each sample on hashlib's digest; the local
     best beside the seed's Genoa figure."""
-    fixtures = ROOT.parent / "shared" / "fixtures"
-    if not (fixtures / "openssl").exists():
-        fixtures = Path("/work/shared/fixtures")
-    fixture = fixtures / "openssl" / "openssl-3.5.7.tar.gz"
     write_hosts(tmp_path / "hosts.toml", workdir, 'reference = "genoa"\n')
-    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--from", fixture)
+    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--from",
+                openssl_fixture())
     assert r.returncode == 0, r.stderr
     r = seqorch(tmp_path, "reproduce", "sha3", "--hosts", "local",
                 "--steps", "300")
@@ -155,3 +168,52 @@ def test_reproduce_sha3_runs_every_variant(tmp_path, workdir):
     assert got == {v: 3 for v, st in status.items() if st == "ok"}
     assert re.search(r"^    local +\S+ hashes/s  \S+, n 3; genoa's 4\.056M: "
                      r"\d\.\d{3}x$", r.stdout, re.M), r.stdout
+
+
+def test_reproduce_ebash_cycles_per_byte(tmp_path, workdir):
+    """Seed 003, a first look: sha3 and sha512 at eBASH's four message
+    lengths, every sample's digest hashlib's chain of L-byte messages,
+    samples carrying L, and the cycles-per-byte table in eBACS's layout
+    (quartiles per length, "long") with the seed's rows beside."""
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    # Every sha3 variant, the openssl-* ones too (their source offline).
+    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--from",
+                openssl_fixture())
+    assert r.returncode == 0, r.stderr
+    r = seqorch(tmp_path, "reproduce", "ebash", "--hosts", "local",
+                "--steps", "40", timeout=1800)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    lens = (64, 576, 1536, 4096)
+    runs = query(db, "SELECT rr.part, r.study, r.msg_len, r.steps, r.status "
+                 "FROM reproduction_runs rr JOIN runs r ON r.id = rr.run_id "
+                 "ORDER BY r.id")
+    assert runs == [(f"{s}-{n}", s, n, 40, "ok") for s in ("sha3", "sha512")
+                    for n in lens]
+    for study in ("sha3", "sha512"):
+        for n in lens:
+            got = query(db, "SELECT DISTINCT s.digest, s.valid, s.msg_len "
+                        "FROM samples s JOIN runs r ON r.id = s.run_id "
+                        "WHERE r.study = ? AND r.msg_len = ?", study, n)
+            assert got == [(msg_chain_hex(study, 40, n), 1, n)], (study, n)
+    out = r.stdout
+    assert "cycles per byte by message length (eBACS's layout)" in out
+    header = next(ln for ln in out.splitlines()
+                  if ln.split()[:5] == ["64", "576", "1536", "4096", "long"])
+    assert header
+    assert out.count("25%      50%      75%") >= 5
+    variants = dict(query(db, "SELECT variant, count(*) FROM samples s JOIN "
+                          "runs r ON r.id = s.run_id WHERE r.study = "
+                          "'sha512' GROUP BY variant"))
+    for v in variants:
+        row = re.search(rf"^sha512 +{re.escape(v)} +(.*)$", out, re.M)
+        assert row, (v, out)
+        nums = re.findall(r"\d+\.\d\d", row.group(1))
+        assert len(nums) == 15, row.group(0)
+    assert re.search(r"^sha3256 +seed +90\.80 +90\.81 +91\.30 .* 41\.36 "
+                     r"+41\.39 +41\.40 *$", out, re.M), out
+    assert re.search(r"^local: cycles (counted|from the calibrated clock)",
+                     out, re.M), out
+    rep = seqorch(tmp_path, "report", "--reproduce", "ebash")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == out

@@ -146,15 +146,8 @@ TAIL = '''
 static int
 arm_scalar_hash(void *ctx, const uint8_t *msg, size_t len, uint8_t *out)
 {
-	uint64_t s[25];
-
 	(void)ctx;
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_pad_short(s, msg, len);
-	arm_scalar_permute(s);
-	sha3_256_squeeze(s, out);
-	return 0;
+	return sha3_256_short(msg, len, out, arm_scalar_permute);
 }
 
 static const char *const arm_scalar_insns[] = { "eor", "bic", NULL };

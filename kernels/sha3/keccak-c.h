@@ -245,18 +245,30 @@ sha3_256_pad32(uint64_t s[25], const uint8_t x[32])
 typedef void keccak_permute_fn(uint64_t s[25]);
 
 /*
- * SHA3-256 of a message shorter than one block with permute, the known
- * answer path of every variant; -1 for a longer message.
+ * SHA3-256 of a message of any length with permute, into out: the known
+ * answer path of every variant and, through kernel->hash, the L-byte
+ * chain of `run --msg-len` (kernels/kernel.h).  Each full block is XORed
+ * into the state and permuted; the rest is padded as one last block.
+ * (The name is from when it took one block only.)  Returns 0.
  */
 static inline int
 sha3_256_short(const uint8_t *msg, size_t len, uint8_t out[32],
     keccak_permute_fn *permute)
 {
-	uint64_t s[25];
+	uint64_t s[25], last[25];
+	size_t i;
 
-	if (len >= SHA3_256_RATE)
-		return -1;
-	sha3_256_pad_short(s, msg, len);
+	for (i = 0; i < 25; i++)
+		s[i] = 0;
+	for (; len >= SHA3_256_RATE; len -= SHA3_256_RATE) {
+		for (i = 0; i < SHA3_256_RATE / 8; i++)
+			s[i] ^= load64_le(msg + 8 * i);
+		permute(s);
+		msg += SHA3_256_RATE;
+	}
+	sha3_256_pad_short(last, msg, len);
+	for (i = 0; i < 25; i++)
+		s[i] ^= last[i];
 	permute(s);
 	sha3_256_squeeze(s, out);
 	return 0;

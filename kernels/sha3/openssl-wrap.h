@@ -20,18 +20,22 @@ typedef size_t (*openssl_absorb_fn)(uint64_t A[25], const unsigned char *inp,
 
 #define OPENSSL_SHA3_RATE 136
 
-/* SHA3-256 of a message shorter than one block, through absorb. */
+/*
+ * SHA3-256 of a message of any length, through absorb: its full blocks
+ * straight from msg, then the padded rest as one block.
+ */
 static inline int
 openssl_wrap_hash(openssl_absorb_fn absorb, const uint8_t *msg, size_t len,
     uint8_t *out)
 {
 	uint64_t A[25] = { 0 };
 	unsigned char block[OPENSSL_SHA3_RATE] = { 0 };
+	size_t full = len - len % OPENSSL_SHA3_RATE;
 
-	if (len >= OPENSSL_SHA3_RATE)
+	if (full > 0 && absorb(A, msg, full, OPENSSL_SHA3_RATE) != 0)
 		return -1;
-	memcpy(block, msg, len);
-	block[len] ^= 0x06;
+	memcpy(block, msg + full, len - full);
+	block[len - full] ^= 0x06;
 	block[OPENSSL_SHA3_RATE - 1] ^= 0x80;
 	if (absorb(A, block, sizeof block, sizeof block) != 0)
 		return -1;

@@ -15,7 +15,16 @@ sha512_reference_chain(uint8_t *x, uint64_t steps,
 	    whylen);
 }
 
+static int
+sha512_reference_msg_chain(uint8_t *x, uint64_t steps, size_t msg_len,
+    volatile sig_atomic_t *stop, char *why, size_t whylen)
+{
+	return evp_reference_msg_chain(EVP_sha512(), 64, x, steps, msg_len, stop,
+	    why, whylen);
+}
+
 const struct study_reference REFERENCE_THIS = {
 	.method = "OpenSSL EVP_sha512",
 	.chain = sha512_reference_chain,
+	.msg_chain = sha512_reference_msg_chain,
 };

@@ -245,13 +245,38 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 9);
-	snprintf(line, sizeof line, hello, 9);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 10);
+	snprintf(line, sizeof line, hello, 10);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 8);
-	rejected(line, "agent speaks protocol 8, this seqorch speaks 9");
+	snprintf(line, sizeof line, hello, 9);
+	rejected(line, "agent speaks protocol 9, this seqorch speaks 10");
+}
+
+/* Version 10: msg_len, with --msg-len only; absent is the own chain (0). */
+static void
+test_sample_msg_len(void **state)
+{
+	struct record r;
+	struct so_err err;
+	char *line;
+
+	(void)state;
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_int_equal(r.msg_len, 0);
+	proto_record_free(&r);
+	line = mutate(SAMPLE, "\"ns\":", "\"msg_len\":576,\"ns\":");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.msg_len, 576);
+	proto_record_free(&r);
+	free(line);
+	line = mutate(SAMPLE, "\"ns\":", "\"msg_len\":0,\"ns\":");
+	rejected(line, "field \"msg_len\" must be an integer >= 1");
+	free(line);
+	line = mutate(SAMPLE, "\"ns\":", "\"msg_len\":\"576\",\"ns\":");
+	rejected(line, "field \"msg_len\" must be an integer");
+	free(line);
 }
 
 /*
@@ -450,6 +475,7 @@ main(void)
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_sample_reason),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_sample_msg_len),
 		cmocka_unit_test(test_order_and_build),
 		cmocka_unit_test(test_sample_counts),
 		cmocka_unit_test(test_preflight),
