@@ -2,6 +2,7 @@
 local-only hosts.toml, and helpers that run seqorch and read results.db."""
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -21,8 +22,10 @@ AGENT = BIN / "seqorch-agent"
 VECTORS = ROOT / "tests" / "vectors" / "chains.json"
 
 
+@functools.lru_cache(maxsize=None)
 def sha3_chain(steps, seed=bytes(32)):
-    """The chain computed independently with Python's hashlib."""
+    """The chain computed independently with Python's hashlib (once per
+    length and seed: the SSH tests check 300,000 steps many times)."""
     x = seed
     for _ in range(steps):
         x = hashlib.sha3_256(x).digest()

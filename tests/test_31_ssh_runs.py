@@ -275,19 +275,23 @@ def test_connection_dropped_while_waiting_for_the_window(tmp_path, hosts):
 
 def agent_wrappers(workdir):
     """Pids of the `sh -c` that runs a detached agent in workdir/runs/ and
-    writes its exit file when it ends."""
+    writes its exit file when it ends: the parents of the agents that have
+    started.  Not matched by its command line: the child it forks for the
+    agent has that command line too until it execs the agent, and a child
+    stopped there never starts the agent (CI saw the done record never
+    come, and the agent start once the test gave up)."""
     out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
+    for pid in agent_pids(workdir):
         try:
-            argv = Path(f"/proc/{d}/cmdline").read_bytes().decode(
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            argv = Path(f"/proc/{ppid}/cmdline").read_bytes().decode(
                 errors="replace").split("\0")
-        except OSError:
+        except (OSError, ValueError):
             continue
         if (len(argv) > 2 and argv[1] == "-c" and "nohup" not in argv[2]
                 and f"{workdir}/runs/" in argv[2] and "wait $!" in argv[2]):
-            out.append(int(d))
+            out.append(ppid)
     return out
 
 
@@ -302,8 +306,8 @@ def test_connection_dropped_after_the_done_record(tmp_path, hosts):
     p = start(tmp_path, steps, samples)
     held = []
     try:
-        # Stopped once it wrote the agent's pid: stopped before, it
-        # would never start the agent (CI saw that once, under load).
+        # Stopped once it wrote the agent's pid (the stream waits for
+        # that file) and the agent runs.
         held = wait_for(lambda: [
             f for f in a.workdir.glob("runs/*/pid")
             if f.read_text().strip()] and agent_wrappers(a.workdir),

@@ -13,20 +13,18 @@ import pytest
 from conftest import SEQORCH, query, seed_build, seqorch, sha3_chain
 from lib_common import wait_for
 
-# One xdist worker for the file: its tests share the left and right
-# workdirs, which start with the session's agent build.
-pytestmark = pytest.mark.xdist_group("test_40_windows")
-
 RUN = ["run", "--study", "sha3", "--variants", "c-fused,c-wrapped"]
 
 
-@pytest.fixture(autouse=True)
-def seeded(workdir, agent_build):
-    """left's and right's workdirs hold the session's agent build, so that
-    no test here waits for a cold build."""
+@pytest.fixture
+def sides(tmp_path, agent_build):
+    """This test's own left and right workdirs (a host lock each), both
+    holding the session's agent build: no test here waits for a cold
+    build, and tests on other workers never queue for these locks."""
+    root = tmp_path / "work"
     for side in ("left", "right"):
-        if not (workdir / side / "build" / agent_build.name).exists():
-            seed_build(workdir / side, agent_build)
+        seed_build(root / side, agent_build)
+    return root
 
 
 def two_hosts(path, workdir):
@@ -68,8 +66,8 @@ def finish(p, timeout=300):
     return p.returncode, err
 
 
-def test_same_db_windows_never_overlap(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_same_db_windows_never_overlap(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     args = RUN + ["--hosts", "all", "--steps", "150000", "--samples", "2"]
     a = start(tmp_path, *args)
     b = start(tmp_path, *args)
@@ -111,8 +109,8 @@ def test_same_db_windows_never_overlap(tmp_path, workdir):
     assert "no one holds the measurement window now" in r.stdout
 
 
-def test_dead_holder_is_taken_over(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_dead_holder_is_taken_over(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "100000",
               "--samples", "4")
@@ -132,8 +130,8 @@ def test_dead_holder_is_taken_over(tmp_path, workdir):
     assert took == [(holder_a,)]
 
 
-def test_no_wait_fails_at_once(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_no_wait_fails_at_once(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "200000",
               "--samples", "3")
@@ -150,8 +148,8 @@ def test_no_wait_fails_at_once(tmp_path, workdir):
     assert rc == 0, err
 
 
-def test_different_databases_serialized_by_host_lock(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_different_databases_serialized_by_host_lock(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     args = RUN + ["--hosts", "left", "--steps", "150000", "--samples", "2"]
     a = start(tmp_path, *args, "--db", "one.db")
     b = start(tmp_path, *args, "--db", "two.db")
@@ -167,8 +165,8 @@ def test_different_databases_serialized_by_host_lock(tmp_path, workdir):
     assert len(waits) == 1 and "pid" in waits[0]
 
 
-def test_explore_takes_no_window(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_explore_takes_no_window(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     r = seqorch(tmp_path, *RUN, "--hosts", "left", "--steps", "1000",
                 "--samples", "1", "--explore")
     assert r.returncode == 0, r.stderr
@@ -178,8 +176,8 @@ def test_explore_takes_no_window(tmp_path, workdir):
     assert query(db, "SELECT exploratory FROM runs") == [(1,)]
 
 
-def test_adaptive_samples_record_why(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_adaptive_samples_record_why(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     r = seqorch(tmp_path, *RUN, "--hosts", "left", "--steps", "2000",
                 "--samples", "2", "--max-cv", "0.000001%",
                 "--max-samples", "4")
@@ -195,8 +193,8 @@ def test_adaptive_samples_record_why(tmp_path, workdir):
             assert "cv" in why
 
 
-def test_resume_fills_exactly_the_missing_cells(tmp_path, workdir):
-    two_hosts(tmp_path / "hosts.toml", workdir)
+def test_resume_fills_exactly_the_missing_cells(tmp_path, sides):
+    two_hosts(tmp_path / "hosts.toml", sides)
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "all", "--steps", "200000",
               "--samples", "6")
@@ -227,10 +225,10 @@ def test_resume_fills_exactly_the_missing_cells(tmp_path, workdir):
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
-def test_busy_pinned_cpu_is_flagged_as_drift(tmp_path, workdir):
+def test_busy_pinned_cpu_is_flagged_as_drift(tmp_path, sides):
     """A process spinning on the pinned CPU shows in the window's snapshots
     and the report warns about it."""
-    two_hosts(tmp_path / "hosts.toml", workdir)
+    two_hosts(tmp_path / "hosts.toml", sides)
     spinner = subprocess.Popen(
         ["/usr/bin/python3", "-c", "import os\nos.sched_setaffinity(0, {0})"
          "\nwhile True:\n    pass"])
