@@ -545,3 +545,35 @@ INSERT INTO refs_v20 (study, seed, steps, msg_len, digest, method,
 SELECT study, seed, steps, 0, digest, method, computed_at FROM refs;
 DROP TABLE refs;
 ALTER TABLE refs_v20 RENAME TO refs;
+
+-- version: 21
+
+-- run --warmup K (issue 32, protocol 11): each agent first takes K
+-- warmup samples of every cell in the window, stored with warmup = 1 and
+-- sample_index -K..-1 (round w of K is w - K), no host_position; every
+-- rate, statistic, report, comparison and export leaves them out.  The
+-- run keeps K (NULL without the option) for a resume.
+ALTER TABLE runs ADD COLUMN warmup INTEGER;
+ALTER TABLE samples ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0
+	CHECK (warmup IN (0, 1));
+-- The summary view as before, over the timed samples only, and the index
+-- that covers the report's reads with warmup in it (no table lookups).
+DROP VIEW summary;
+DROP INDEX samples_valid;
+CREATE INDEX samples_valid ON samples (run_id, study, host, variant,
+	build_id, steps, ns, position, calib_mhz, calib_after_mhz, cycles,
+	instructions, cycles_source, valid, warmup);
+CREATE VIEW summary AS
+WITH g AS (
+	SELECT run_id, study, host, variant, build_id, steps, COUNT(*) AS n,
+	    MIN(ns) AS lo, MAX(ns) AS hi, json_group_array(ns) AS a
+	FROM samples INDEXED BY samples_valid
+	WHERE valid = 1 AND ns > 0 AND warmup = 0
+	GROUP BY run_id, study, host, variant, build_id, steps
+)
+SELECT g.run_id, g.study, g.host, g.variant, g.build_id, b.compiler, g.n,
+    (g.steps * 1e9 / json_extract(g.a, '$[' || ((g.n - 1) / 2) || ']') +
+    g.steps * 1e9 / json_extract(g.a, '$[' || (g.n / 2) || ']')) / 2
+	AS median_rate,
+    g.steps * 1e9 / g.hi AS min_rate, g.steps * 1e9 / g.lo AS max_rate
+FROM g LEFT JOIN builds b ON b.id = g.build_id;

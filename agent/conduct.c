@@ -442,7 +442,8 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	    NULL, *path;
 	char sum[65], seed[2 * KERNEL_MAX_STATE + 1], steps[24], samples[24];
 	char first[24], cpus[16], type[16], variant[128], msg_len[24], *line;
-	const char *argv[24];
+	char warmup[24];
+	const char *argv[28];
 	int in[2], rd[2], ok;
 	size_t a = 0;
 
@@ -478,6 +479,12 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 		    (unsigned long long)o->msg_len);
 		argv[a++] = "--msg-len";
 		argv[a++] = msg_len;
+	}
+	if (o->warmup > 0) {
+		snprintf(warmup, sizeof warmup, "%llu",
+		    (unsigned long long)o->warmup);
+		argv[a++] = "--warmup";
+		argv[a++] = warmup;
 	}
 	if (o->openssl_cap_clear != NULL) {
 		argv[a++] = "--openssl-cap-clear";
@@ -540,18 +547,22 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	free(line);
 }
 
-/* Ask build k for one sample and relay its record; 1 when one came. */
+/*
+ * Ask build k for one sample (a warmup: --warmup's round s) and relay its
+ * record; 1 when one came.
+ */
 static int
 ask(size_t k, const struct opts *o, uint64_t s, size_t pos, uint64_t order,
-    const char *v, char *line)
+    int warmup, const char *v, char *line)
 {
 	struct child *c = &kids[k];
 	long long t0 = now_ms(), limit = hang_limit(k);
 	char type[16], variant[128];
 	int ok;
 
-	if (fprintf(c->in, "sample %llu %zu %llu %s\n", (unsigned long long)s,
-	    pos, (unsigned long long)order, v) < 0 || fflush(c->in) != 0) {
+	if (fprintf(c->in, "%s %llu %zu %llu %s\n", warmup ? "warmup" :
+	    "sample", (unsigned long long)s, pos, (unsigned long long)order,
+	    v) < 0 || fflush(c->in) != 0) {
 		child_gone(k, "stopped taking requests");
 		return 0;
 	}
@@ -581,6 +592,41 @@ child_has(const struct child *c, const char *v)
 	return 0;
 }
 
+/* A variant's cells are cells[g .. g + m - 1], one per build. */
+struct cell {
+	size_t k, g, m;
+	const char *v;
+};
+
+/*
+ * Round s of the n cells (a warmup round of --warmup when warmup): the
+ * samples that came.  A variant's builds sample side by side, the first
+ * of them first in all but one round of n: the next n rounds turn them
+ * by one, so that none is always the first of a pair.
+ */
+static uint64_t
+conduct_round(const struct cell *cells, size_t n, uint64_t s, int warmup,
+    const struct opts *o, char *line)
+{
+	size_t pos, idx, k, bpos[MAX_BUILDS] = { 0 };
+	const struct cell *c;
+	uint64_t got = 0;
+
+	for (pos = 0; pos < n; pos++) {
+		if (o->reverse)
+			idx = (s & 1) ? n - 1 - pos : pos;
+		else
+			idx = (size_t)((pos + s) % n);
+		c = &cells[idx];
+		c = &cells[c->g + (idx - c->g + s / n) % c->m];
+		k = c->k;
+		if (kids[k].ready)
+			got += (uint64_t)ask(k, o, s, bpos[k]++, s * n + pos,
+			    warmup, c->v, line);
+	}
+	return got;
+}
+
 /*
  * --conduct: every build of the host in one alternating order.  Each
  * --build's agent is started with --serve and sets up and self-tests
@@ -595,11 +641,9 @@ child_has(const struct child *c, const char *v)
 int
 conduct(struct opts *o, const struct study *st, const char *study)
 {
-	/* A variant's cells are cells[g .. g + m - 1], one per build. */
-	struct cell { size_t k, g, m; const char *v; } cells[MAX_BUILDS *
-	    MAX_VARIANTS], *c;
+	struct cell cells[MAX_BUILDS * MAX_VARIANTS];
 	uint64_t s, total = 0, last = o->first_sample + o->samples;
-	size_t i, k, n = 0, pos, idx, bpos[MAX_BUILDS];
+	size_t i, k, n = 0;
 	char why[TOPOLOGY_WHY_LEN + 32], *line;
 	int pinned;
 	struct jsonl *rec;
@@ -642,28 +686,11 @@ conduct(struct opts *o, const struct study *st, const char *study)
 			window_lock(o);
 		window_preflight(o, pinned ? o->cpu : -1, NULL);
 		window_record(PROTO_V_BEGIN, pinned ? o->cpu : -1);
-		for (s = o->first_sample; s < last; s++) {
-			memset(bpos, 0, sizeof bpos);
-			for (pos = 0; pos < n; pos++) {
-				if (o->reverse)
-					idx = (s & 1) ? n - 1 - pos : pos;
-				else
-					idx = (size_t)((pos + s) % n);
-				/*
-				 * A variant's builds sample side by side, the
-				 * first of them first in all but one round of
-				 * n: the next n rounds turn them by one, so
-				 * that none is always the first of a pair.
-				 */
-				c = &cells[idx];
-				c = &cells[c->g + (idx - c->g + s / n) % c->m];
-				k = c->k;
-				if (kids[k].ready)
-					total += (uint64_t)ask(k, o, s,
-					    bpos[k]++,
-					    s * n + pos, c->v, line);
-			}
-		}
+		/* Warmups are in no count: the done record's is the timed. */
+		for (s = 0; s < o->warmup; s++)
+			conduct_round(cells, n, s, 1, o, line);
+		for (s = o->first_sample; s < last; s++)
+			total += conduct_round(cells, n, s, 0, o, line);
 		window_record(PROTO_V_END, pinned ? o->cpu : -1);
 	}
 	/* Each build's agent ends with its done record. */

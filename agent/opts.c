@@ -29,7 +29,7 @@ opts_usage(FILE *f)
 	fprintf(f,
 	    "usage: seqorch-agent --study NAME [--variants a,b] [--steps N]\n"
 	    "                     [--samples K] [--first-sample S]\n"
-	    "                     [--max-cv X --max-samples M]\n"
+	    "                     [--max-cv X --max-samples M] [--warmup K]\n"
 	    "                     [--cpu N|none|auto] [--order rotate|reverse]\n"
 	    "                     [--seed HEX] [--build-id ID] [--token HEX]\n"
 	    "                     [--out FILE]\n"
@@ -143,6 +143,10 @@ parse_one(int c, struct opts *o, char *err, size_t len)
 		break;
 	case 'x':
 		rc = parse_fraction("--max-cv", optarg, &o->max_cv, err, len);
+		break;
+	case 'w':
+		rc = parse_u64("--warmup", optarg, 0, MAX_SAMPLES,
+		    &o->warmup, err, len);
 		break;
 	case 'm':
 		rc = parse_u64("--max-samples", optarg, 1, MAX_SAMPLES,
@@ -272,6 +276,7 @@ opts_parse(int argc, char **argv, struct opts *o, char *err, size_t len)
 		{ "first-sample", required_argument, NULL, 'F' },
 		{ "max-cv", required_argument, NULL, 'x' },
 		{ "max-samples", required_argument, NULL, 'm' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ "lock", required_argument, NULL, 'L' },
 		{ "holder", required_argument, NULL, 'H' },
 		{ "no-wait", no_argument, NULL, 'W' },

@@ -35,6 +35,7 @@ struct opts {
 	uint64_t first_sample;
 	uint64_t max_samples;
 	double max_cv;		/* 0: no adaptive samples */
+	uint64_t warmup;	/* --warmup K: K warmup rounds first */
 	int cpu;		/* -1 none, CPU_AUTO: topology_pick */
 	int reverse;
 	int list;

@@ -59,7 +59,7 @@ add_counts(struct jsonl *rec, int counted, uint64_t cycles, uint64_t insns)
 
 void
 sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
-    const struct opts *o, const struct study *st)
+    int warmup, const struct opts *o, const struct study *st)
 {
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
@@ -101,7 +101,9 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 		    "nothing more is timed on this host", timing_clock_name(),
 		    (unsigned long long)s, sl->variant, jump);
 	ns = (double)(t1 - t0);
-	spread_add(&sl->ns, ns);
+	/* A warmup is in no rate, so in no spread either. */
+	if (!warmup)
+		spread_add(&sl->ns, ns);
 
 	rec = emit_new(PROTO_T_SAMPLE);
 	jsonl_str(rec, PROTO_F_STUDY, sl->study);
@@ -109,6 +111,8 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	jsonl_num(rec, PROTO_F_SAMPLE, (double)s);
 	jsonl_num(rec, PROTO_F_POSITION, (double)pos);
 	jsonl_num(rec, PROTO_F_ORDER, (double)order);
+	if (warmup)
+		jsonl_bool(rec, PROTO_F_WARMUP, 1);
 	jsonl_num(rec, PROTO_F_STEPS, (double)o->steps);
 	if (o->msg_len > 0)
 		jsonl_num(rec, PROTO_F_MSG_LEN, (double)o->msg_len);
@@ -136,11 +140,12 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
  * One sample of each of the n variants in run, in an order that depends
  * only on the sample index s: rotated by one per index, or reversed on odd
  * ones.  So a re-run of index s (--first-sample) puts each variant where
- * the full run did.
+ * the full run did.  Warmup round s (--warmup) is ordered as index s is,
+ * and takes no place in the host's order: the timed samples keep theirs.
  */
 static void
-time_round(struct slot **run, size_t n, uint64_t s, struct opts *o,
-    const struct study *st)
+time_round(struct slot **run, size_t n, uint64_t s, int warmup,
+    struct opts *o, const struct study *st)
 {
 	size_t pos, idx;
 
@@ -149,7 +154,8 @@ time_round(struct slot **run, size_t n, uint64_t s, struct opts *o,
 			idx = (s & 1) ? n - 1 - pos : pos;
 		else
 			idx = (size_t)((pos + s) % n);
-		sample_take(run[idx], s, pos, o->order++, o, st);
+		sample_take(run[idx], s, pos, warmup ? s * n + pos :
+		    o->order++, warmup, o, st);
 	}
 }
 
@@ -164,8 +170,10 @@ sample_measure(struct slot **ready, size_t n, struct opts *o,
 	/* One build alone on the host: its order is the host's. */
 	o->order = o->first_sample * n;
 	window_record(PROTO_V_BEGIN, cpu);
+	for (s = 0; s < o->warmup; s++)
+		time_round(ready, n, s, 1, o, st);
 	for (s = o->first_sample; s < last; s++)
-		time_round(ready, n, s, o, st);
+		time_round(ready, n, s, 0, o, st);
 	for (; o->max_cv > 0; s++) {
 		nrun = 0;
 		for (i = 0; i < n; i++)
@@ -175,7 +183,7 @@ sample_measure(struct slot **ready, size_t n, struct opts *o,
 				run[nrun++] = ready[i];
 		if (nrun == 0)
 			break;
-		time_round(run, nrun, s, o, st);
+		time_round(run, nrun, s, 0, o, st);
 	}
 	window_record(PROTO_V_END, cpu);
 }
@@ -187,12 +195,16 @@ sample_serve(struct slot **run, size_t n, const struct opts *o,
 	char line[256], v[128];
 	unsigned long long s, pos, order;
 	size_t i;
+	int warmup;
 
 	while (fgets(line, sizeof line, stdin) != NULL) {
 		if (strcmp(line, "quit\n") == 0)
 			return;
-		if (sscanf(line, "sample %llu %llu %llu %127s", &s, &pos,
-		    &order, v) != 4)
+		/* "sample " and "warmup " are as long. */
+		warmup = strncmp(line, "warmup ", 7) == 0;
+		if ((!warmup && strncmp(line, "sample ", 7) != 0) ||
+		    sscanf(line + 7, "%llu %llu %llu %127s", &s, &pos, &order,
+		    v) != 4)
 			fatal(AG_USAGE, "--serve: unknown request \"%.*s\"",
 			    (int)strcspn(line, "\n"), line);
 		for (i = 0; i < n && strcmp(run[i]->variant, v) != 0; i++)
@@ -200,9 +212,11 @@ sample_serve(struct slot **run, size_t n, const struct opts *o,
 		if (i == n)
 			fatal(AG_USAGE, "--serve: variant \"%s\" did not pass "
 			    "its self-test", v);
-		if (s < o->first_sample || s >= o->first_sample + o->samples)
-			fatal(AG_USAGE, "--serve: sample %llu is outside "
-			    "--first-sample and --samples", s);
-		sample_take(run[i], s, (size_t)pos, order, o, st);
+		if (warmup ? s >= o->warmup : s < o->first_sample ||
+		    s >= o->first_sample + o->samples)
+			fatal(AG_USAGE, "--serve: %s %llu is outside %s",
+			    warmup ? "warmup" : "sample", s, warmup ?
+			    "--warmup" : "--first-sample and --samples");
+		sample_take(run[i], s, (size_t)pos, order, warmup, o, st);
 	}
 }

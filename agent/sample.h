@@ -21,21 +21,23 @@ extern struct perf sample_counters;
 
 /*
  * Time one sample of sl, as index s at position pos of its build's round
- * and place order in the host's whole order, and emit its record.
+ * and place order in the host's whole order, and emit its record; a
+ * warmup (--warmup, s its round) is marked so and left out of the spread.
  */
 void sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
-    const struct opts *o, const struct study *st);
+    int warmup, const struct opts *o, const struct study *st);
 
 /*
- * The window of a plain agent: the planned indices of the n ready slots,
- * then the adaptive ones; cpu is the pinned CPU or -1.  o->order counts.
+ * The window of a plain agent: o->warmup warmup rounds of the n ready
+ * slots, their planned indices, then the adaptive ones; cpu is the pinned CPU or -1.  o->order counts.
  */
 void sample_measure(struct slot **ready, size_t n, struct opts *o,
     const struct study *st, int cpu);
 
 /*
  * --serve: time one sample per request from the conductor on stdin
- * ("sample S POS ORDER VARIANT") of the n slots in run, until "quit" or
+ * ("sample S POS ORDER VARIANT", or "warmup W POS ORDER VARIANT" for
+ * warmup round W < o->warmup) of the n slots in run, until "quit" or
  * the end of stdin (the conductor is gone).
  */
 void sample_serve(struct slot **run, size_t n, const struct opts *o,

@@ -13,7 +13,7 @@
 #define SEQORCH_PROTOCOL_H
 
 /* Sent in hello and checked there (docs/protocol.md: what each changed). */
-#define SEQORCH_PROTO_VERSION 10
+#define SEQORCH_PROTO_VERSION 11
 
 /* Every record is a JSON object with this string member. */
 #define PROTO_F_TYPE		"type"
@@ -93,6 +93,7 @@
 #define PROTO_F_ORDER		"order"
 #define PROTO_F_NS		"ns"
 #define PROTO_F_MSG_LEN		"msg_len"
+#define PROTO_F_WARMUP		"warmup"
 #define PROTO_F_SEED		"seed"
 #define PROTO_F_CALIB_AFTER_MHZ	"calib_after_mhz"
 #define PROTO_F_CYCLES		"cycles"

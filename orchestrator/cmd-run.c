@@ -293,6 +293,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.max_samples = (uint64_t)o->max_samples;
 	ri.openssl_cap_clear = o->openssl_cap_clear;
 	ri.msg_len = (uint64_t)o->msg_len;
+	ri.warmup = (uint64_t)o->warmup;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
@@ -327,6 +328,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	p.openssl_cap = o->openssl_cap;
 	p.openssl_cap_clear = o->openssl_cap_clear;
 	p.msg_len = (uint64_t)o->msg_len;
+	p.warmup = (uint64_t)o->warmup;
 	p.gen = gen;
 	holder = xasprintf("%s, db \"%s\", run %lld", db_coordinator_id(),
 	    o->db, (long long)run_id);
@@ -488,6 +490,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->steps = (int64_t)r->steps;
 	o->samples = (int64_t)r->samples;
 	o->msg_len = (int64_t)r->msg_len;
+	o->warmup = (int64_t)r->warmup;
 	o->seed = r->seed;
 	o->variants = r->variants;
 	o->sel.spec = r->hosts;
@@ -567,6 +570,12 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			    &o.max_samples) != 0)
 				return EXIT_USAGE;
 			o.fixed = "--max-samples";
+			break;
+		case 'U':
+			if (cmd_int_arg("--warmup", optarg, MAX_SAMPLES,
+			    &o.warmup) != 0)
+				return EXIT_USAGE;
+			o.fixed = "--warmup";
 			break;
 		case 'E':
 			if (cmd_int_arg("--lease-expiry", optarg, 86400,
@@ -700,7 +709,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--ssh-config FILE]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
-	    "                   [--max-cv PCT] [--max-samples M]\n"
+	    "                   [--max-cv PCT] [--max-samples M] [--warmup K]\n"
 	    "                   [--openssl-cap VALUE]\n"
 	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
 	    "                   [--msg-len L]\n"
@@ -759,6 +768,11 @@ const struct cmd_entry cmd_run_entry = {
 		    "samples per variant at most (default K: no\n"
 		    "extra samples)",
 		    CMD_VALUE_ANY, NULL },
+		{ "warmup", 'U', 0, "K",
+		    "K warmup samples of each cell in the window\n"
+		    "before its timed ones, stored marked warmup and\n"
+		    "left out of every rate and statistic (default 0)",
+		    CMD_VALUE_ANY, NULL },
 		{ "openssl-cap", 'O', 0, "VALUE",
 		    "run the agents with OPENSSL_ia32cap (x86-64)\n"
 		    "or OPENSSL_armcap (aarch64) set to VALUE, as the\n"
@@ -790,7 +804,7 @@ const struct cmd_entry cmd_run_entry = {
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"
 		    "(--hosts, --variants, --steps, --samples, --max-cv,\n"
-		    "--max-samples, --seed, --msg-len,\n"
+		    "--max-samples, --seed, --msg-len, --warmup,\n"
 		    "--openssl-cap(-clear) and --explore are refused\n"
 		    "with it);\n"
 		    "never a run imported from a bundle; a run that\n"

@@ -28,6 +28,7 @@ struct run_opts {
 	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
 	const char *openssl_cap_clear;	/* capability names to clear */
 	int64_t msg_len;	/* --msg-len L (kernel.h), 0: none */
+	int64_t warmup;		/* --warmup K: warmup samples per cell */
 	/*
 	 * Fetch the artifacts variants are generated from even when
 	 * variants names none (reproduce: every variant, openssl-* too).

@@ -162,6 +162,7 @@ db_report_phases(sqlite3 *h, int64_t run_id,
 	    " WHERE m.sample_id BETWEEN (SELECT MIN(id) FROM samples"
 	    " WHERE run_id = ?1) AND (SELECT MAX(id) FROM samples"
 	    " WHERE run_id = ?1) AND s.run_id = ?1 AND s.valid = 1"
+	    " AND s.warmup = 0"
 	    " AND substr(m.name, 1, 6) = 'phase_'"
 	    " GROUP BY s.host, s.build_id, s.variant, m.name"
 	    " ORDER BY s.host, s.variant, s.build_id, m.name";
@@ -187,10 +188,10 @@ static const char pairs_sql[] =
     "FROM samples a JOIN samples b ON b.run_id = a.run_id AND "
     "b.host = a.host AND b.build_id < a.build_id AND b.study = a.study AND "
     "b.variant = a.variant AND b.sample_index = a.sample_index AND "
-    "b.steps = a.steps AND b.valid = 1 AND b.ns > 0 "
+    "b.steps = a.steps AND b.valid = 1 AND b.ns > 0 AND b.warmup = 0 "
     "JOIN builds ba ON ba.id = a.build_id "
     "JOIN builds bb ON bb.id = b.build_id "
-    "WHERE a.run_id = ?1 AND a.valid = 1 AND a.ns > 0 "
+    "WHERE a.run_id = ?1 AND a.valid = 1 AND a.ns > 0 AND a.warmup = 0 "
     "ORDER BY a.host, a.variant, a.build_id, b.build_id, 10";
 
 static void

@@ -340,7 +340,7 @@ static const struct list {
 	[DB_REPORT_INVALID] = {
 	    "SELECT host, variant, build_id, sample_index, invalid_reason"
 	    " FROM samples INDEXED BY samples_digest"
-	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0 AND warmup = 0"
 	    " ORDER BY host, variant, build_id, sample_index", "samples",
 	    LIST(invalid_fields) },
 	[DB_REPORT_VARIANTS] = {
@@ -351,7 +351,7 @@ static const struct list {
 	[DB_REPORT_DIGESTS] = {
 	    "SELECT steps, COUNT(*), COUNT(DISTINCT digest), MIN(digest)"
 	    " FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    " GROUP BY steps ORDER BY steps", "samples",
+	    " AND warmup = 0 GROUP BY steps ORDER BY steps", "samples",
 	    LIST(digest_fields) },
 };
 
@@ -408,7 +408,8 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 	static const char sql[] =
 	    "SELECT variant, host, build_id, steps, ns, position, calib_mhz,"
 	    " calib_after_mhz, cycles, instructions, cycles_source FROM samples"
-	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0";
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0"
+	    " AND warmup = 0";
 	struct valid_arg a = { fn, arg };
 
 	return each_row(db, sql, "samples", run, valid_row, &a, err);
@@ -438,7 +439,7 @@ db_report_invalid_counts(sqlite3 *db, const struct db_report_run *run,
 	static const char sql[] =
 	    "SELECT variant, host, build_id, COUNT(*)"
 	    " FROM samples INDEXED BY samples_digest"
-	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 0 AND warmup = 0"
 	    " GROUP BY variant, host, build_id";
 	struct count_arg a = { fn, arg };
 
@@ -451,9 +452,11 @@ db_report_range(sqlite3 *db, const struct db_report_run *run, const char *col,
     struct so_err *err)
 {
 	char *sql = xasprintf("SELECT (SELECT MIN(%s) FROM samples"
-	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1%s%s),"
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND warmup = 0"
+	    "%s%s),"
 	    " (SELECT MAX(%s) FROM samples"
-	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1%s%s)", col,
+	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND warmup = 0"
+	    "%s%s)", col,
 	    steps > 0 ? " AND steps = ?3" : "", seed ? " AND seed = ?4" : "",
 	    col, steps > 0 ? " AND steps = ?3" : "", seed ? " AND seed = ?4" :
 	    "");
@@ -512,14 +515,14 @@ db_report_digest_groups(sqlite3 *db, const struct db_report_run *run,
 	static const char sql[] =
 	    "WITH d AS (SELECT steps, COUNT(DISTINCT digest) AS nd"
 	    "  FROM samples WHERE run_id = ?1 AND study = ?2 AND valid = 1"
-	    "  GROUP BY steps)"
+	    "  AND warmup = 0 GROUP BY steps)"
 	    " SELECT s.variant, s.host, s.build_id,"
 	    "  COUNT(DISTINCT s.steps), COUNT(DISTINCT s.steps || ' ' ||"
 	    "  s.digest), MAX(d.nd), COUNT(DISTINCT s.steps || ' ' || s.seed"
 	    "  || ' ' || s.digest), MIN(s.steps), MIN(s.seed), MIN(s.digest)"
 	    " FROM samples s JOIN d ON d.steps = s.steps"
 	    " WHERE s.run_id = ?1 AND s.study = ?2 AND s.valid = 1"
-	    " GROUP BY s.variant, s.host, s.build_id";
+	    " AND s.warmup = 0 GROUP BY s.variant, s.host, s.build_id";
 	struct group_arg a = { fn, arg };
 
 	return each_row(db, sql, "samples", run, group_row, &a, err);
@@ -583,7 +586,7 @@ db_report_samples(sqlite3 *db, const struct db_report_run *run,
 	    " s.cycles_source, s.openssl_cap, s.host_position,"
 	    " s.openssl_cap_detected, s.openssl_cap_cleared, s.msg_len"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
-	    " WHERE s.run_id = ?1 AND s.study = ?2"
+	    " WHERE s.run_id = ?1 AND s.study = ?2 AND s.warmup = 0"
 	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
 	struct sample_arg a = { fn, arg };
 

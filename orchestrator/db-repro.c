@@ -209,7 +209,8 @@ db_repro_samples(struct db *db, int64_t run_id,
 	return db_each(db, err, "cannot read the samples", sample_row, &a,
 	    "SELECT host, variant, COALESCE(msg_len, 0), steps, ns, cycles, "
 	    "calib_mhz, calib_after_mhz, cycles_source FROM samples WHERE "
-	    "run_id = ? AND valid = 1 AND ns > 0 ORDER BY host, variant, "
+	    "run_id = ? AND valid = 1 AND ns > 0 AND warmup = 0 ORDER BY host, "
+	    "variant, "
 	    "sample_index", "i", run_id);
 }
 

@@ -21,14 +21,15 @@ db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 	if (db_sql(db, &o, "INSERT INTO runs (study, started_at, status, steps, "
 	    "samples_per_variant, command, seed, variants, hosts, "
 	    "exploratory, coordinator, version, openssl_cap, "
-	    "openssl_cap_clear, max_cv, max_samples, msg_len) VALUES "
+	    "openssl_cap_clear, max_cv, max_samples, msg_len, warmup) VALUES "
 	    "(?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "NULLIF(?, 0))",
-	    "ssiissssissssdii", ri->study, now, (int64_t)ri->steps,
+	    "NULLIF(?, 0), NULLIF(?, 0))",
+	    "ssiissssissssdiii", ri->study, now, (int64_t)ri->steps,
 	    (int64_t)ri->samples, ri->command, ri->seed, ri->variants,
 	    ri->hosts, (int64_t)ri->exploratory, coord, SEQORCH_VERSION,
 	    ri->openssl_cap, ri->openssl_cap_clear, ri->max_cv,
-	    (int64_t)ri->max_samples, (int64_t)ri->msg_len) != SQLITE_DONE)
+	    (int64_t)ri->max_samples, (int64_t)ri->msg_len,
+	    (int64_t)ri->warmup) != SQLITE_DONE)
 		return db_err(db, err, "cannot record run");
 	*run_id = o.rowid;
 	return 0;
@@ -137,10 +138,11 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
 	    "reason, cycles, instructions, cycles_source, openssl_cap, "
 	    "host_position, openssl_cap_detected, openssl_cap_cleared, "
-	    "msg_len) VALUES "
+	    "msg_len, warmup) VALUES "
 	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", s->counted ?
-	    "isissiiiissisddissiississi" : "isissiiiissisddissnnssissi",
+	    "?, NULLIF(?, -1), ?, ?, NULLIF(?, 0), ?) ON CONFLICT DO NOTHING",
+	    s->counted ?
+	    "isissiiiissisddissiississii" : "isissiiiissisddissnnssissii",
 	    run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
@@ -148,7 +150,8 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    s->calib_after_mhz, (int64_t)s->cpu, now, s->reason, s->cycles,
 	    s->instructions, s->cycles_source, s->openssl_cap,
 	    s->host_position, s->openssl_cap_detected,
-	    s->openssl_cap_cleared, (int64_t)s->msg_len);
+	    s->openssl_cap_cleared, (int64_t)s->msg_len,
+	    (int64_t)s->warmup);
 	if (rc != SQLITE_DONE)
 		return db_err(db, err, "cannot store sample");
 	if (o.changes == 0)
@@ -239,7 +242,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 	if (sqlite3_prepare_v2(db->h, "SELECT study, seed, variants, hosts, "
 	    "status, steps, samples_per_variant, exploratory, openssl_cap, "
 	    "i.origin_coordinator, i.origin_run_id, openssl_cap_clear, "
-	    "max_cv, max_samples, COALESCE(msg_len, 0) "
+	    "max_cv, max_samples, COALESCE(msg_len, 0), COALESCE(warmup, 0) "
 	    "FROM runs r LEFT JOIN "
 	    "imports i ON i.run_id = r.id WHERE r.id = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
@@ -262,6 +265,7 @@ db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
 		out->max_cv = sqlite3_column_double(st, 12);
 		out->max_samples = (uint64_t)sqlite3_column_int64(st, 13);
 		out->msg_len = (uint64_t)sqlite3_column_int64(st, 14);
+		out->warmup = (uint64_t)sqlite3_column_int64(st, 15);
 		rc = 0;
 	} else if (rc == SQLITE_DONE)
 		rc = db_report_no_run(db->h, run_id, err);

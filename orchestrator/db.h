@@ -57,6 +57,7 @@ struct run_info {
 	double max_cv;			/* --max-cv, --max-samples */
 	uint64_t max_samples;
 	uint64_t msg_len;		/* --msg-len, or 0 (stored NULL) */
+	uint64_t warmup;		/* --warmup, or 0 (stored NULL) */
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -113,6 +114,7 @@ struct sample_row {
 	const char *study, *variant;
 	int64_t sample_index, position;
 	int64_t host_position;	/* place in the host's whole order */
+	int warmup;		/* a --warmup sample: no place, no rate */
 	uint64_t steps, ns;
 	const char *digest, *seed;
 	int valid;
@@ -248,6 +250,7 @@ struct stored_run {
 	double max_cv;		/* its adaptive settings; 0 for older runs */
 	uint64_t max_samples;
 	uint64_t msg_len;		/* --msg-len, or 0 */
+	uint64_t warmup;		/* --warmup, or 0 */
 	int exploratory;
 	/* An imported run: its origin coordinator and run; NULL, 0 if not. */
 	char *imported_from;

@@ -27,6 +27,7 @@ enum ftype {
 	F_STRS,		/* up to MAX_ITEMS strings */
 	F_STR_OPT,	/* a string, or absent */
 	F_INT_OPT,	/* an integer, or absent (then 0) */
+	F_BOOL_OPT,	/* true or false, or absent (then false), as an int */
 	F_METRICS,	/* absent, or an object of named numbers */
 };
 
@@ -103,6 +104,7 @@ static const struct field sample_f[] = {
 	{ PROTO_F_ORDER, F_INT, S(order), 0 },
 	{ PROTO_F_STEPS, F_INT, S(steps), 1 },
 	{ PROTO_F_MSG_LEN, F_INT_OPT, S(msg_len), 1 },
+	{ PROTO_F_WARMUP, F_BOOL_OPT, S(warmup), 0 },
 	{ PROTO_F_NS, F_INT, S(ns), 1 },
 	{ PROTO_F_DIGEST, F_HEX, S(digest), 0 },
 	{ PROTO_F_SEED, F_HEX, S(seed), 0 },
@@ -385,9 +387,12 @@ check_field(const struct field *f, const cJSON *v, struct record *rec,
 			*(double *)(base + f->off) = v->valuedouble;
 		return 0;
 	case F_BOOL:
+	case F_BOOL_OPT:
 		if (!cJSON_IsBool(v))
 			return so_error(err, SO_EPROTO, "%s: field \"%s\" must "
 			    "be true or false", what, f->name);
+		if (f->off != NO)
+			*(int *)(base + f->off) = cJSON_IsTrue(v);
 		return 0;
 	case F_STATE:
 		if (!cJSON_IsObject(v))
@@ -463,7 +468,8 @@ check_object(const struct field *fields, const cJSON *obj, const char *skip,
 	for (f = fields; f->name != NULL; f++) {
 		item = cJSON_GetObjectItemCaseSensitive(obj, f->name);
 		if (item == NULL && (f->type == F_STR_OPT ||
-		    f->type == F_INT_OPT || f->type == F_METRICS))
+		    f->type == F_INT_OPT || f->type == F_BOOL_OPT ||
+		    f->type == F_METRICS))
 			continue;
 		if (item == NULL)
 			return so_error(err, SO_EPROTO, "%s: missing field "

@@ -49,6 +49,7 @@ struct record {
 	double metric_value[KERNEL_MAX_METRICS];
 	int64_t proto, sample, position, order, steps, ns, samples, cpu;
 	int64_t msg_len;	/* sample: --msg-len, or 0 when absent */
+	int warmup;		/* sample: a --warmup one, not timed */
 	double calib_mhz, calib_after_mhz;
 	int counted;
 	int64_t cycles, instructions;

@@ -249,7 +249,9 @@ store_sample(struct stream *s, const struct record *r)
 	char rate[16], forb[256];
 	int rc, v;
 
-	s->records++;
+	/* The done record counts the timed samples only. */
+	if (!r->warmup)
+		s->records++;
 	if (strcmp(r->study, p->study) != 0)
 		return so_error(&s->err, SO_EPROTO, "sample of study \"%s\", "
 		    "expected \"%s\"", r->study, p->study);
@@ -273,11 +275,15 @@ store_sample(struct stream *s, const struct record *r)
 		return so_error(&s->err, SO_EPROTO, "sample of %lld-byte "
 		    "messages, expected %llu (0: the study's own chain)",
 		    (long long)r->msg_len, (unsigned long long)p->msg_len);
-	if ((uint64_t)r->sample < s->first ||
-	    (uint64_t)r->sample >= s->first + s->span)
+	if (r->warmup && (uint64_t)r->sample >= p->warmup)
+		return so_error(&s->err, SO_EPROTO, "warmup sample %lld, but "
+		    "--warmup is %llu", (long long)r->sample,
+		    (unsigned long long)p->warmup);
+	if (!r->warmup && ((uint64_t)r->sample < s->first ||
+	    (uint64_t)r->sample >= s->first + s->span))
 		return so_error(&s->err, SO_EPROTO, "sample index %lld out of "
 		    "range", (long long)r->sample);
-	if (s->cells[v][r->sample - (int64_t)s->first]++ != 0)
+	if (!r->warmup && s->cells[v][r->sample - (int64_t)s->first]++ != 0)
 		return so_error(&s->err, SO_EPROTO, "second sample %lld of "
 		    "\"%s\" (ns %lld): each index is timed once",
 		    (long long)r->sample, r->variant, (long long)r->ns);
@@ -295,9 +301,17 @@ store_sample(struct stream *s, const struct record *r)
 	row.build_id = s->build->build_id;
 	row.study = r->study;
 	row.variant = r->variant;
-	row.sample_index = r->sample;
+	/*
+	 * Warmup round w of K is index w - K, just before the timed 0: the
+	 * timed indices keep their meaning, and a resumed launch's warmups
+	 * (taken again, as it starts cold) are not kept twice.  It has no
+	 * place in the host's order (NULL), which the timed samples fill.
+	 */
+	row.warmup = r->warmup;
+	row.sample_index = r->warmup ? r->sample - (int64_t)p->warmup :
+	    r->sample;
 	row.position = r->position;
-	row.host_position = s->hr->order_base + r->order;
+	row.host_position = r->warmup ? -1 : s->hr->order_base + r->order;
 	row.steps = (uint64_t)r->steps;
 	row.msg_len = (uint64_t)r->msg_len;
 	row.ns = (uint64_t)r->ns;
@@ -329,11 +343,14 @@ store_sample(struct stream *s, const struct record *r)
 		    r->metric_name, r->metric_value, r->nmetrics, &s->err);
 	if (rc != 0)
 		return rc;
-	if (r->order + 1 > s->orders)
-		s->orders = r->order + 1;
-	s->got++;
-	s->hr->samples++;
-	progress_tick();
+	/* A warmup is not one of the samples asked for (nor counted). */
+	if (!r->warmup) {
+		if (r->order + 1 > s->orders)
+			s->orders = r->order + 1;
+		s->got++;
+		s->hr->samples++;
+		progress_tick();
+	}
 	/* The build's warning already named a forbidden variant. */
 	if (why != NULL && why != forb) {
 		char msg[512];
@@ -344,6 +361,8 @@ store_sample(struct stream *s, const struct record *r)
 		    s->cc, why, r->digest);
 		run_note(s->hr, "error", msg);
 	}
+	if (r->warmup)
+		return 0;
 	/* A RandomX hash takes milliseconds, a SHA3 one nanoseconds. */
 	report_format_rate((double)r->steps * 1e9 / (double)r->ns, rate,
 	    sizeof rate);

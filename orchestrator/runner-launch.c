@@ -269,6 +269,8 @@ agent_extra_args(struct hostrun *hr, uint64_t first, struct strbuf *cmd)
 		    (unsigned long long)(p->max_samples - first));
 	if (p->require_quiet)
 		rcmd_raw(cmd, " --require-quiet");
+	if (p->warmup > 0)
+		rcmd_raw(cmd, " --warmup %llu", (unsigned long long)p->warmup);
 }
 
 /*

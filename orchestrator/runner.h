@@ -48,6 +48,8 @@ struct run_params {
 	const char *openssl_cap_clear;
 	/* --msg-len: each step hashes an L-byte message (kernel.h); 0 none */
 	uint64_t msg_len;
+	/* --warmup: samples per cell before the timed ones, in no rate */
+	uint64_t warmup;
 	/*
 	 * The sources generated from the study's artifacts (generate.h), or
 	 * NULL: the variants needing them are skipped with the reason.

@@ -5,6 +5,8 @@ directory), `seqorch init` writing a starter one, and hints that carry the
 import json
 import os
 import shlex
+import sqlite3
+import statistics
 import subprocess
 
 import pytest
@@ -181,3 +183,49 @@ def test_unsigned_import_and_compare_across_files(measured, tmp_path):
     r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "2",
             "1")
     assert r.returncode == 2 and f'no run with id 2 in "{b_db}"' in r.stderr
+
+
+def test_warmup(tmp_path, workdir):
+    """run --warmup K (issue 32 item 6): K samples of each cell first, in
+    the window, stored marked warmup (indices -K..-1, no place in the
+    host's order) and in no figure: made a thousand times slower, they
+    change neither the report's n and rates nor the hyperfine export."""
+    (tmp_path / "home").mkdir()
+    inv = write_hosts(tmp_path / "hosts.toml", workdir)
+    db = tmp_path / "results.db"
+    r = run(tmp_path, "run", "--study", "sha3", "--steps", "1000",
+            "--samples", "3", "--warmup", "2", "--variants",
+            "c-fused,openssl-evp", "--config", inv, "--db", db)
+    assert r.returncode == 0, r.stderr
+    assert query(db, "select warmup from runs") == [(2,)]
+    assert query(db, "select variant, sample_index, host_position, valid"
+                 " from samples where warmup = 1 order by 1, 2") == [
+        (v, i, None, 1) for v in ("c-fused", "openssl-evp") for i in (-2, -1)]
+    assert query(db, "select count(*), min(sample_index) from samples"
+                 " where warmup = 0") == [(6, 0)]
+    with sqlite3.connect(db) as con:
+        con.execute("update samples set ns = ns * 1000 where warmup = 1")
+    con.close()
+    timed = {}
+    for v, ns in query(db, "select variant, ns from samples where"
+                       " warmup = 0 order by sample_index"):
+        timed.setdefault(v, []).append(ns)
+    doc = json.loads(run(tmp_path, "report", "--db", db, "--format",
+                         "json").stdout)
+    cells = doc["runs"][0]["cells"]
+    assert sorted(c["variant"] for c in cells) == sorted(timed)
+    for c in cells:
+        t = timed[c["variant"]]
+        assert c["n"] == 3
+        assert c["min_rate"] == pytest.approx(1000 * 1e9 / max(t), rel=1e-9)
+        assert c["median_rate"] == pytest.approx(
+            1000 * 1e9 / statistics.median(t), rel=1e-9)
+    assert query(db, "select variant, n from summary order by 1") == [
+        ("c-fused", 3), ("openssl-evp", 3)]
+    hf = json.loads(run(tmp_path, "export", "--run", 1, "--db", db,
+                        "--format", "hyperfine", "-o", "-").stdout)
+    for res in hf["results"]:
+        assert res["times"] == [ns / 1e9 for ns in
+                                timed[res["parameters"]["variant"]]]
+    rows = run(tmp_path, "report", "--db", db, "--format", "csv").stdout
+    assert len(rows.strip().splitlines()) == 1 + 6

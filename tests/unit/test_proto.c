@@ -245,13 +245,13 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 10);
-	snprintf(line, sizeof line, hello, 10);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 11);
+	snprintf(line, sizeof line, hello, 11);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 9);
-	rejected(line, "agent speaks protocol 9, this seqorch speaks 10");
+	snprintf(line, sizeof line, hello, 10);
+	rejected(line, "agent speaks protocol 10, this seqorch speaks 11");
 }
 
 /* Version 10: msg_len, with --msg-len only; absent is the own chain (0). */
@@ -276,6 +276,33 @@ test_sample_msg_len(void **state)
 	free(line);
 	line = mutate(SAMPLE, "\"ns\":", "\"msg_len\":\"576\",\"ns\":");
 	rejected(line, "field \"msg_len\" must be an integer");
+	free(line);
+}
+
+/* Version 11: warmup, true on --warmup's samples; absent is false. */
+static void
+test_sample_warmup(void **state)
+{
+	struct record r;
+	struct so_err err;
+	char *line;
+
+	(void)state;
+	assert_int_equal(proto_parse(SAMPLE, strlen(SAMPLE), &r, &err), 0);
+	assert_int_equal(r.warmup, 0);
+	proto_record_free(&r);
+	line = mutate(SAMPLE, "\"ns\":", "\"warmup\":true,\"ns\":");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.warmup, 1);
+	proto_record_free(&r);
+	free(line);
+	line = mutate(SAMPLE, "\"ns\":", "\"warmup\":false,\"ns\":");
+	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
+	assert_int_equal(r.warmup, 0);
+	proto_record_free(&r);
+	free(line);
+	line = mutate(SAMPLE, "\"ns\":", "\"warmup\":1,\"ns\":");
+	rejected(line, "field \"warmup\" must be true or false");
 	free(line);
 }
 
@@ -476,6 +503,7 @@ main(void)
 		cmocka_unit_test(test_sample_reason),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_sample_msg_len),
+		cmocka_unit_test(test_sample_warmup),
 		cmocka_unit_test(test_order_and_build),
 		cmocka_unit_test(test_sample_counts),
 		cmocka_unit_test(test_preflight),
