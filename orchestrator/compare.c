@@ -2,6 +2,7 @@
 #include "compare.h"
 #include "db-report.h"
 #include "report-model.h"
+#include "report.h"
 #include "report-table.h"
 #include "strbuf.h"
 #include "study.h"
@@ -445,6 +446,7 @@ json(const struct cmp *c, const struct compare_opts *o)
 	const struct rrow *w;
 	size_t i;
 
+	cJSON_AddNumberToObject(root, "schema_version", REPORT_SCHEMA_VERSION);
 	cJSON_AddStringToObject(root, "study", c->rb.study);
 	cJSON_AddNumberToObject(root, "baseline", (double)c->ra.id);
 	cJSON_AddNumberToObject(root, "new", (double)c->rb.id);

@@ -7,6 +7,7 @@
  */
 #include "db-report.h"
 #include "report-model.h"
+#include "report-table.h"
 #include "study.h"
 
 #include <inttypes.h>
@@ -14,29 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void
-field(FILE *out, const char *s)
-{
-	if (s == NULL)
-		return;
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 /* Each field writes the comma after it; NULL, NAN or !known as empty. */
 static void
 str_f(FILE *out, const char *s)
 {
-	field(out, s);
+	report_csv_text(out, s);
 	fputc(',', out);
 }
 
@@ -237,7 +220,7 @@ cell_row(FILE *out, const struct rrun *r, const struct rrow *w)
 	if (w->clock_mhz > 0)
 		fprintf(out, "%.0f", w->clock_mhz);
 	fputc(',', out);
-	field(out, w->digest == DIGEST_OK ? "ok" : w->digest ==
+	report_csv_text(out, w->digest == DIGEST_OK ? "ok" : w->digest ==
 	    DIGEST_MISMATCH ? "mismatch" : NULL);
 	fputs("\r\n", out);
 }

@@ -25,8 +25,9 @@ struct rrun;
 struct report_opts;
 
 /*
- * The version of the JSON schema `report --format json` and summary.json
- * (export) share ("schema_version" in both; docs/report.md): 2 gave them
+ * The version of the JSON schema `report --format json`, summary.json
+ * (export) and `compare --format json` share ("schema_version" in each;
+ * docs/report.md): 2 gave them
  * one vocabulary (cells, hosts[].name, cv_pct, cycles_source
  * "calibration"); summary.json's "summary_version" 1 came before.
  */

@@ -640,6 +640,8 @@ def test_compare(site):
     c2, _, _ = hand(site / "results.db", 2)
     out = json.loads(sq(site, "compare", 1, 2, "--format", "json").stdout)
     assert (out["baseline"], out["new"]) == (1, 2)
+    # The version the report's and summary.json's JSON carry (issue 32).
+    assert out["schema_version"] == 2
     logs = []
     for cell in out["cells"]:
         k = (cell["variant"], cell["host"])
