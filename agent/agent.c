@@ -304,6 +304,7 @@ main(int argc, char **argv)
 		if (slots[i].ctx != NULL && slots[i].k->teardown != NULL)
 			slots[i].k->teardown(slots[i].ctx);
 	}
+	nsamples += sample_warmups;
 	rec = emit_new(PROTO_T_DONE);
 	jsonl_num(rec, PROTO_F_SAMPLES, (double)nsamples);
 	emit(rec);

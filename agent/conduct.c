@@ -686,9 +686,9 @@ conduct(struct opts *o, const struct study *st, const char *study)
 			window_lock(o);
 		window_preflight(o, pinned ? o->cpu : -1, NULL);
 		window_record(PROTO_V_BEGIN, pinned ? o->cpu : -1);
-		/* Warmups are in no count: the done record's is the timed. */
+		/* done counts every sample record relayed, warmups too. */
 		for (s = 0; s < o->warmup; s++)
-			conduct_round(cells, n, s, 1, o, line);
+			total += conduct_round(cells, n, s, 1, o, line);
 		for (s = o->first_sample; s < last; s++)
 			total += conduct_round(cells, n, s, 0, o, line);
 		window_record(PROTO_V_END, pinned ? o->cpu : -1);

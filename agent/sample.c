@@ -12,6 +12,7 @@
 #include <string.h>
 
 struct perf sample_counters;
+uint64_t sample_warmups;
 
 /*
  * The kernel's metrics of the chain just timed, as the sample's "metrics"
@@ -104,6 +105,8 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	/* A warmup is in no rate, so in no spread either. */
 	if (!warmup)
 		spread_add(&sl->ns, ns);
+	else
+		sample_warmups++;
 
 	rec = emit_new(PROTO_T_SAMPLE);
 	jsonl_str(rec, PROTO_F_STUDY, sl->study);

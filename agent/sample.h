@@ -18,6 +18,8 @@
 
 /* Read around each sample, when the host lets us. */
 extern struct perf sample_counters;
+/* The warmup samples taken (--warmup): done counts them with the rest. */
+extern uint64_t sample_warmups;
 
 /*
  * Time one sample of sl, as index s at position pos of its build's round

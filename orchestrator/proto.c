@@ -598,6 +598,25 @@ proto_record_free(struct record *rec)
 }
 
 int
+proto_peek_type(const char *line, size_t len, enum rec_type *t)
+{
+	cJSON *j = len > PROTO_MAX_LINE ? NULL : cJSON_ParseWithLength(line,
+	    len);
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, PROTO_F_TYPE);
+	size_t i;
+	int rc = -1;
+
+	for (i = 0; cJSON_IsObject(j) && cJSON_IsString(type) &&
+	    i < sizeof types / sizeof types[0]; i++)
+		if (strcmp(types[i].name, type->valuestring) == 0) {
+			*t = types[i].type;
+			rc = 0;
+		}
+	cJSON_Delete(j);
+	return rc;
+}
+
+int
 line_feed(struct line_reader *r, const char *data, size_t n,
     int (*on_line)(void *arg, char *line, size_t len), void *arg,
     struct so_err *err)

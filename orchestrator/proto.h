@@ -59,6 +59,12 @@ struct record {
 int proto_parse(const char *line, size_t len, struct record *rec,
     struct so_err *err);
 void proto_record_free(struct record *rec);
+/*
+ * The type of line (len bytes) without validating the rest, for a line
+ * that is not read (a refused build's, relayed by a conductor): 0 with
+ * *t when it is a JSON object whose "type" names a record type, else -1.
+ */
+int proto_peek_type(const char *line, size_t len, enum rec_type *t);
 
 /* Type name ("sample") of a record type. */
 const char *proto_type_name(enum rec_type t);

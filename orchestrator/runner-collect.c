@@ -249,9 +249,6 @@ store_sample(struct stream *s, const struct record *r)
 	char rate[16], forb[256];
 	int rc, v;
 
-	/* The done record counts the timed samples only. */
-	if (!r->warmup)
-		s->records++;
 	if (strcmp(r->study, p->study) != 0)
 		return so_error(&s->err, SO_EPROTO, "sample of study \"%s\", "
 		    "expected \"%s\"", r->study, p->study);
@@ -481,6 +478,9 @@ handle_record(struct stream *s, const struct record *r)
 	char msg[SO_ERR_MAX];
 	int rc;
 
+	/* Sent, stored or not: the agent's done counts it. */
+	if (r->type == REC_SAMPLE)
+		s->records++;
 	if (s->saw_done)
 		return so_error(&s->err, SO_EPROTO, "\"%s\" record after done",
 		    proto_type_name(r->type));
@@ -581,14 +581,48 @@ handle_record(struct stream *s, const struct record *r)
 	return 0;
 }
 
+/* Bytes of a refused line its build's error keeps, as the conductor's. */
+#define EXCERPT 200
+
 /*
- * A conductor's record: a build record switches whose records follow;
- * the conductor's own are checked as an agent's, its window shared with
- * every build; a build's go to its stream.  A build's agent that fails
- * (its error record) is an error event, and the others go on.
+ * The coordinator refused line (len bytes) of build k, which conductor s
+ * relayed, for why: a fault of that build's agent alone, which the
+ * conductor's checks of its lines do not cover (a field's content, an
+ * index out of range).  The build is out (an error event now, the host's
+ * error at the end) and the others go on; the conductor, which cannot
+ * know, relays its later records, and on_line only counts them.
  */
 static int
-conductor_record(struct stream *s, const struct record *r)
+refuse(struct stream *s, struct stream *k, const char *line, size_t len,
+    const char *why)
+{
+	char reason[SO_ERR_MAX], ex[4 * EXCERPT + 1], msg[SO_ERR_MAX + 64];
+
+	snprintf(reason, sizeof reason, "%s", why);
+	strip_ctrl(reason);
+	escape_bytes(line, len, EXCERPT, ex);
+	k->gone = k->refused = 1;
+	so_error(&k->err, SO_EPROTO, "the agent of build %s sent a record "
+	    "that the coordinator refuses (%s), and its records are ignored "
+	    "from there on; the line%s (agent output line %llu): \"%s\"",
+	    k->build_id, reason, len > EXCERPT ? "'s first 200 bytes" : "",
+	    (unsigned long long)s->lr.lineno, ex);
+	snprintf(msg, sizeof msg, "agent (%s): %s", k->cc, k->err.msg);
+	progress_set(s->hr->index, "%s", msg);
+	return db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
+	    "error", msg, &s->err);
+}
+
+/*
+ * A conductor's record (line, len bytes): a build record switches whose records follow;
+ * the conductor's own are checked as an agent's, its window shared with
+ * every build; a build's go to its stream.  A build's agent that fails
+ * (its error record), or whose record is refused, is an error event, and
+ * the others go on.
+ */
+static int
+conductor_record(struct stream *s, const struct record *r, const char *line,
+    size_t len)
 {
 	struct stream *k = s->cur;
 	char msg[SO_ERR_MAX + 64];
@@ -647,7 +681,9 @@ conductor_record(struct stream *s, const struct record *r)
 		progress_set(s->hr->index, "%s", msg);
 		rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
 		    "error", msg, &s->err);
-	} else if (rc != 0)
+	} else if (rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL)
+		rc = refuse(s, k, line, len, k->err.msg);
+	else if (rc != 0)
 		so_error(&s->err, rc, "build %s (%s): %s", k->build_id, k->cc,
 		    k->err.msg);
 	return rc;
@@ -657,15 +693,34 @@ conductor_record(struct stream *s, const struct record *r)
 static int
 on_line(void *arg, char *line, size_t len)
 {
-	struct stream *s = arg;
+	struct stream *s = arg, *k = s->kids != NULL ? s->cur : NULL;
+	enum rec_type t;
 	struct record r;
-	int rc;
+	int rc, typed;
 
 	if (len == 0)
 		return 0;
-	if ((rc = proto_parse(line, len, &r, &s->err)) != 0)
-		return rc;
-	rc = s->kids != NULL ? conductor_record(s, &r) : handle_record(s, &r);
+	/*
+	 * A refused build's lines are not read; its samples are counted
+	 * (the conductor's done counts each it relayed).  A build record is
+	 * the conductor's own: the conductor relays none of a build's.
+	 */
+	if (k != NULL && k->refused) {
+		typed = proto_peek_type(line, len, &t) == 0;
+		if (!typed || t != REC_BUILD) {
+			k->records += typed && t == REC_SAMPLE;
+			return 0;
+		}
+	}
+	if ((rc = proto_parse(line, len, &r, &s->err)) != 0) {
+		if (k == NULL || k->gone)
+			return rc;
+		if (proto_peek_type(line, len, &t) == 0 && t == REC_SAMPLE)
+			k->records++;
+		return refuse(s, k, line, len, s->err.msg);
+	}
+	rc = s->kids != NULL ? conductor_record(s, &r, line, len) :
+	    handle_record(s, &r);
 	proto_record_free(&r);
 	return rc;
 }

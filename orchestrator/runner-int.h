@@ -83,11 +83,14 @@ struct stream {
 	 * whose agent it drives, owned here, and whose records follow (a
 	 * build record switches; NULL: the conductor's own).  gone: that
 	 * build's agent sent its error, which err holds; the others go on.
+	 * refused: gone, for a record of it the coordinator refused; the
+	 * conductor, which cannot know, goes on relaying its records, and
+	 * they are only counted.
 	 */
 	struct stream **kids;
 	size_t nkids;
 	struct stream *cur;
-	int gone;
+	int gone, refused;
 	struct so_err err;
 };
 

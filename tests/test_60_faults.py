@@ -714,6 +714,9 @@ mode=$(cat "%(dir)s/mode")
         long) l=$(head -c 70000 /dev/zero | tr '\0' x) ;;
         type) l='{"type":"bogus"}' ;;
         build) printf '%%s\n' '{"type":"build","build_id":""}' ;;
+        digest) l=$(printf '%%s\n' "$l" |
+            sed 's/"digest":"[0-9a-f]*"/"digest":"xyz"/') ;;
+        index) l=$(printf '%%s\n' "$l" | sed 's/"sample":[0-9]*/"sample":99/') ;;
         hang) while [ ! -e "%(dir)s/go" ]; do sleep 0.1; done ;;
         esac ;;
     esac
@@ -745,6 +748,14 @@ def conducted(tmp_path_factory, agent_build):
      'was stopped; the line: "{"type":"build","build_id":""}"'),
     ("selftest", "sent a self-test chain that is not the reference's ("),
     ("hang", "sent nothing for 1"),
+    # Well-formed records the coordinator refuses by their content.
+    ("digest", 'sent a record that the coordinator refuses (sample record: '
+     'field "digest" must be lowercase hex of at most 128 digits, got '
+     '"xyz"), and its records are ignored from there on; the line\'s '
+     'first 200 bytes (agent output line '),
+    ("index", "sent a record that the coordinator refuses (sample index 99 "
+     "out of range), and its records are ignored from there on; the line's "
+     "first 200 bytes (agent output line "),
 ], ids=lambda x: x if " " not in x else "")
 def test_a_bad_build_agent_fails_only_its_build(tmp_path, conducted, mode,
                                                 what):
@@ -791,6 +802,12 @@ def test_a_bad_build_agent_fails_only_its_build(tmp_path, conducted, mode,
     event = events[0]
     assert event.startswith(said), event
     assert said in r.stderr, r.stderr
+    if mode in ("digest", "index"):
+        # The line as relayed; the conductor went on asking the build,
+        # and the coordinator stored none of what it sent after.
+        assert re.search(r'line \d+\): "\{"type":"sample",.*%s' % (
+            '"digest":"xyz"' if mode == "digest" else '"sample":99'),
+            event), event
     if mode == "hang":
         assert re.fullmatch(
             r".* sent nothing for 1\d\.\d s after a sample request \(the "

@@ -491,10 +491,45 @@ test_preflight(void **state)
 	free(line);
 }
 
+/*
+ * A refused build's relayed lines are only typed (runner-collect.c): a
+ * sample that proto_parse refuses is still a sample, a build record
+ * still switches, and what is not an object with a known type is none.
+ */
+static void
+test_peek_type(void **state)
+{
+	static const char *none[] = { "", "not json", "[\"sample\"]",
+	    "{\"type\":\"bogus\"}", "{\"type\":7}", "{\"kind\":\"sample\"}",
+	    "{\"type\":\"sample\"" };
+	char *line = mutate(SAMPLE, "\"ns\":12345", "\"ns\":-1");
+	char ex[4 * 8 + 1];
+	enum rec_type t;
+	size_t i;
+
+	(void)state;
+	rejected(line, "field \"ns\" must be an integer >= 1");
+	assert_int_equal(proto_peek_type(line, strlen(line), &t), 0);
+	assert_int_equal(t, REC_SAMPLE);
+	free(line);
+	line = "{\"type\":\"build\",\"build_id\":\"\"}";
+	assert_int_equal(proto_peek_type(line, strlen(line), &t), 0);
+	assert_int_equal(t, REC_BUILD);
+	for (i = 0; i < sizeof none / sizeof none[0]; i++)
+		assert_int_equal(proto_peek_type(none[i], strlen(none[i]), &t),
+		    -1);
+	/* Its line in the build's error: escaped, at most max bytes. */
+	escape_bytes("a\\\x1b[1\0b", 7, 8, ex);
+	assert_string_equal(ex, "a\\\\\\x1b[1\\x00b");
+	escape_bytes("abcdefghij", 10, 8, ex);
+	assert_string_equal(ex, "abcdefgh");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_peek_type),
 		cmocka_unit_test(test_window_ok),
 		cmocka_unit_test(test_window_all_null),
 		cmocka_unit_test(test_window_rejected),
