@@ -1,7 +1,8 @@
 /*
  * The report as CSV (RFC 4180 quoting): one row per sample of each
- * selected run, valid or not, with every column of the samples table,
- * the build's compiler and the derived rate and ns per step; or with
+ * selected run, valid or not (--warmup's are in no report), with every
+ * column of the samples table but warmup, the build's compiler and the
+ * derived rate and ns per step; or with
  * --per cell one row per cell, its statistics rounded to what their
  * intervals support.
  */
