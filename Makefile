@@ -331,7 +331,7 @@ UNIT_report = cmd report repro ebash db runner deploy window conn local ssh conf
 	trace strbuf util
 UNIT_compare = compare report db stats study studies figures reference \
 	artifact strbuf util
-UNIT_http = http strbuf util
+UNIT_http = http fetch study studies strbuf util
 UNIT_bundle = bundle-io strbuf util
 UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o

@@ -40,7 +40,8 @@
 #       name, then its studies, space-separated
 #   sh kernels/registry.sh artifacts STUDY
 #       the study's upstream artifacts, one a line: name, SHA-256, size,
-#       URL and "generate" or "-", tab-separated (kernels/<study>/artifacts)
+#       URL, "generate" or "-", and the pinned version or "-",
+#       tab-separated (kernels/<study>/artifacts)
 #
 # A study with a kernels/<study>/prebuild.sh builds something on the host
 # before its variants (agent/build.sh runs it); its variants are listed for
@@ -178,21 +179,35 @@ generated() {
 }
 
 # kernels/<study>/artifacts without comments, checked: name, 64 hex
-# digits, a size, a URL.
+# digits, a size, a URL, then optionally "generate" and "version=V" (the
+# version pinned, which the URL names: another one is fetched from the
+# URL with V replaced, fetch.h).
 artifacts() {
 	f=kernels/$1/artifacts
 	[ -f "$f" ] || return 0
 	sed -e 's/#.*//' "$f" | awk -v f="$f" 'NF == 0 { next }
-	    (NF != 4 && NF != 5) || $1 !~ /^[a-z0-9-]+$/ ||
+	    {
+		g = "-"; v = "-"; ok = NF >= 4 && NF <= 6
+		for (i = 5; i <= NF; i++)
+			if ($i == "generate" && g == "-")
+				g = $i
+			else if ($i ~ /^version=[0-9A-Za-z.-]+$/ && v == "-")
+				v = substr($i, 9)
+			else
+				ok = 0
+		if (v != "-" && index($4, v) == 0)
+			ok = 0
+	    }
+	    !ok || $1 !~ /^[a-z0-9-]+$/ ||
 	    $2 !~ /^[0-9a-f]+$/ || length($2) != 64 || $3 !~ /^[0-9]+$/ ||
-	    $4 !~ /^[a-z]+:\/\// || (NF == 5 && $5 != "generate") {
+	    $4 !~ /^[a-z]+:\/\// {
 		printf "kernels/registry.sh: %s:%d: expected name, SHA-256 " \
 		    "(64 hex digits), size, URL and optionally " \
-		    "\"generate\"\n", f, NR > "/dev/stderr"
+		    "\"generate\" and \"version=V\" (V in the URL)\n", f, \
+		    NR > "/dev/stderr"
 		bad = 1; exit 1
 	    }
-	    { printf "%s\t%s\t%s\t%s\t%s\n", $1, $2, $3, $4,
-		NF == 5 ? $5 : "-" }
+	    { printf "%s\t%s\t%s\t%s\t%s\t%s\n", $1, $2, $3, $4, g, v }
 	    END { exit bad }'
 }
 
@@ -373,11 +388,11 @@ coordinator() {
 	echo 'const struct artifact_entry artifact_table[] = {'
 	for s in $(studies); do
 		artifacts "$s" > /dev/null || exit 1
-		artifacts "$s" | while IFS="$(printf '\t')" read -r n h z u g; do
-			echo "	{ \"$s\", \"$n\", \"$h\", ${z}ULL, $(cstr "$u"), $( [ "$g" = generate ] && echo 1 || echo 0) },"
+		artifacts "$s" | while IFS="$(printf '\t')" read -r n h z u g v; do
+			echo "	{ \"$s\", \"$n\", \"$h\", ${z}ULL, $(cstr "$u"), $( [ "$g" = generate ] && echo 1 || echo 0), $(cstr "$v") },"
 		done
 	done
-	echo '	{ NULL, NULL, NULL, 0, NULL, 0 },'
+	echo '	{ NULL, NULL, NULL, 0, NULL, 0, NULL },'
 	echo '};'
 	echo
 	echo 'const struct study_group study_groups[] = {'

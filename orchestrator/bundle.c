@@ -355,7 +355,7 @@ now_s(void)
  */
 static int
 recompute(const struct study_entry *e, uint8_t *x, uint64_t steps,
-    FILE *log, char *why, size_t whylen)
+    uint64_t msg_len, FILE *log, char *why, size_t whylen)
 {
 	uint64_t done = 0, chunk = 1u << 16;
 	double start = now_s(), shown = start;
@@ -364,7 +364,9 @@ recompute(const struct study_entry *e, uint8_t *x, uint64_t steps,
 		uint64_t n = steps - done < chunk ? steps - done : chunk;
 		double t0 = now_s(), t;
 
-		if (e->ref->chain(x, n, NULL, why, whylen) != 0)
+		if ((msg_len > 0 ? e->ref->msg_chain(x, n, (size_t)msg_len,
+		    NULL, why, whylen) : e->ref->chain(x, n, NULL, why,
+		    whylen)) != 0)
 			return -1;
 		done += n;
 		t = now_s();
@@ -390,9 +392,24 @@ struct run_ref {
 	int64_t id;
 	const char *study, *seed;
 	uint64_t steps;
+	uint64_t msg_len;	/* --msg-len L, 0: the study's own chain */
 	const struct study_entry *e;
 	char digest[2 * KERNEL_MAX_STATE + 1];	/* "" until recomputed */
 };
+
+/*
+ * A row's msg_len (schema 20): 0 when NULL or when the table has no such
+ * column (a bundle from before it), else its value, -1 if not a number.
+ */
+static double
+row_msg_len(const cJSON *row, int cm)
+{
+	const cJSON *v;
+
+	if (cm < 0 || cJSON_IsNull(v = cJSON_GetArrayItem(row, cm)))
+		return 0;
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
 
 /* The manifest's runs as rows.json has them (types checked already). */
 static int
@@ -402,7 +419,7 @@ read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "runs");
 	int ci = col(t, "id"), cs = col(t, "study"), cseed = col(t, "seed");
-	int cn = col(t, "steps");
+	int cn = col(t, "steps"), cm = col(t, "msg_len");
 	const cJSON *row;
 	uint64_t max;
 	size_t i;
@@ -414,6 +431,7 @@ read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t, "rows")) {
 		int64_t id = (int64_t)cJSON_GetArrayItem(row, ci)->valuedouble;
 		double steps = cJSON_GetArrayItem(row, cn)->valuedouble;
+		double msg_len = row_msg_len(row, cm);
 
 		for (i = 0; i < info->nruns && info->runs[i] != id; i++)
 			;
@@ -434,6 +452,15 @@ read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
 			    (long long)id, steps, (unsigned long long)max,
 			    rr[i].e->name);
 		rr[i].steps = (uint64_t)steps;
+		/* What `seqorch run --msg-len` takes, for a study that has it. */
+		if (msg_len != 0 && (rr[i].e->ref->msg_chain == NULL ||
+		    !(msg_len >= (double)rr[i].e->study->state_len &&
+		    msg_len <= KERNEL_MAX_MSG) ||
+		    msg_len != (double)(uint64_t)msg_len))
+			return so_error(err, SO_EINVAL, "rows.json: run %lld: "
+			    "msg_len %.0f is not a message length of study "
+			    "\"%s\"", (long long)id, msg_len, rr[i].e->name);
+		rr[i].msg_len = (uint64_t)msg_len;
 	}
 	for (i = 0; i < info->nruns; i++)
 		if (rr[i].study == NULL)
@@ -462,7 +489,7 @@ check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
 	long rown = 0;
 	int cs = col(t, "study"), cd = col(t, "digest"), cv = col(t, "valid");
 	int cseed = col(t, "seed"), cn = col(t, "steps"), ci = col(t, "id");
-	int cr = col(t, "run_id");
+	int cr = col(t, "run_id"), cm = col(t, "msg_len");
 	int rc;
 
 	if ((rc = read_runs(rows, info, rr, err)) != 0)
@@ -481,6 +508,7 @@ check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
 		const char *digest = cJSON_GetArrayItem(row, cd)->valuestring;
 		double steps = cJSON_GetArrayItem(row, cn)->valuedouble;
 		double valid = cJSON_GetArrayItem(row, cv)->valuedouble;
+		double msg_len = row_msg_len(row, cm);
 		struct run_ref *r;
 		uint8_t x[KERNEL_MAX_STATE];
 		char why[160];
@@ -502,6 +530,12 @@ check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
 			    "is %.64s of %.0f steps, its run %lld %s of %llu",
 			    id, study, steps, (long long)run, r->study,
 			    (unsigned long long)r->steps);
+		/* Its message length sets its chain as steps set its work. */
+		if (msg_len != (double)r->msg_len)
+			return so_error(err, SO_EINVAL, "rows.json: sample %.0f "
+			    "has msg_len %.0f, its run %lld has %llu",
+			    id, msg_len, (long long)run,
+			    (unsigned long long)r->msg_len);
 		if (strcmp(seed, r->seed) != 0) {
 			if (valid == 1)
 				return so_error(err, SO_EINVAL, "bundle: sample "
@@ -516,7 +550,8 @@ check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
 			if (rr[i].digest[0] != '\0' &&
 			    strcmp(rr[i].study, r->study) == 0 &&
 			    strcmp(rr[i].seed, r->seed) == 0 &&
-			    rr[i].steps == r->steps)
+			    rr[i].steps == r->steps &&
+			    rr[i].msg_len == r->msg_len)
 				memcpy(r->digest, rr[i].digest,
 				    sizeof r->digest);
 		if (r->digest[0] == '\0') {
@@ -525,13 +560,19 @@ check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
 				return so_error(err, SO_EPARSE, "rows.json: run "
 				    "%lld: bad seed \"%.40s\"", (long long)run,
 				    seed);
-			if (log != NULL)
+			if (log != NULL && r->msg_len > 0)
+				fprintf(log, "seqorch: recomputing %s: %llu %s "
+				    "of %llu-byte messages from %.16s...\n",
+				    r->study, (unsigned long long)r->steps,
+				    r->e->study->unit_plural,
+				    (unsigned long long)r->msg_len, seed);
+			else if (log != NULL)
 				fprintf(log, "seqorch: recomputing %s: %llu %s "
 				    "from %.16s...\n", r->study,
 				    (unsigned long long)r->steps,
 				    r->e->study->unit_plural, seed);
 			why[0] = '\0';
-			if (recompute(r->e, x, r->steps, log, why,
+			if (recompute(r->e, x, r->steps, r->msg_len, log, why,
 			    sizeof why) != 0)
 				return so_error(err, SO_EIO, "reference of "
 				    "study \"%s\" failed: %s", r->study, why);

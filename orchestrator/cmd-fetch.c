@@ -32,6 +32,7 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 	const char *db = "results.db", *from = NULL, *name, *how;
 	struct config *cfg = NULL;
 	struct so_err err = { 0 };
+	struct fetch_choice source = { 0 };
 	struct sigaction sa;
 	char *list = NULL, *p, *study, *cache = NULL, *path = NULL;
 	unsigned fetched, cached;
@@ -39,6 +40,8 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 
 	optind = 1;
 	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
+		if (fetch_choice_opt(&source, c, optarg))
+			continue;
 		switch (c) {
 		case 's': studies = optarg; break;
 		case 'C': cache_opt = optarg; break;
@@ -52,6 +55,11 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (studies == NULL) {
 		fprintf(stderr, "seqorch: fetch: --study is required (see "
 		    "`seqorch studies`)\n");
+		return EXIT_USAGE;
+	}
+	/* Before anything is fetched: a version is never taken unhashed. */
+	if (fetch_choice_check(&source, &err) != 0) {
+		cmd_error(err.msg);
 		return EXIT_USAGE;
 	}
 	if (from != NULL && strchr(studies, ',') != NULL) {
@@ -83,7 +91,7 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 			break;
 		}
 		if (from != NULL) {
-			if (fetch_study_from(study, from, cache, &name,
+			if (fetch_study_from(study, &source, from, cache, &name,
 			    &err) != 0) {
 				fprintf(stderr, "seqorch: fetch --from: %s\n",
 				    err.msg);
@@ -95,8 +103,8 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 			    "\"%s\"\n", study, name, from, cache);
 			continue;
 		}
-		if (fetch_study(study, cache, 1, &stop_flag, &fetched, &cached,
-		    &err) != 0) {
+		if (fetch_study(study, &source, cache, 1, &stop_flag, &fetched,
+		    &cached, &err) != 0) {
 			cmd_error(err.msg);
 			rc = cmd_exit_code(err.code);
 			break;
@@ -117,6 +125,7 @@ const struct cmd_entry cmd_fetch_entry = {
 	.usage =
 	    "usage: seqorch fetch --study S[,S...] [--cache DIR]\n"
 	    "                     [--config hosts.toml] [--db results.db]\n"
+	    "                     [--openssl-version V [--sha256 HEX]]\n"
 	    "       seqorch fetch --study S --from FILE [--cache DIR] ...\n"
 	    "\n"
 	    "Downloads each artifact a study declares (kernels/<study>/\n"
@@ -146,6 +155,8 @@ const struct cmd_entry cmd_fetch_entry = {
 		    "is copied into the cache and its size and SHA-256\n"
 		    "checked as a download's are",
 		    CMD_VALUE_ANY, NULL },
+		FETCH_ROW_OPENSSL_VERSION,
+		FETCH_ROW_SHA256,
 		CMD_OPT_END,
 	},
 	.optcol = 16,
@@ -155,10 +166,15 @@ const struct cmd_entry cmd_fetch_entry = {
 	    "default URL; the hash and size still have to match.  sha3's\n"
 	    "OpenSSL release is read on the coordinator (its perlasm, with\n"
 	    "perl), never uploaded; a run without it skips the openssl-*\n"
-	    "variants.\n"
+	    "variants.  Another release than the pinned one:\n"
+	    "`--openssl-version 3.5.8 --sha256 HEX`, the hash computed by\n"
+	    "you from a copy you trust (none is pinned for it, and none is\n"
+	    "taken from the download); the same options on `run` and\n"
+	    "`reproduce` build from that release.\n"
 	    "\n"
-	    "exit: 0 ok, 1 a download failed, 2 usage or config (or --from\n"
-	    "      FILE is not the artifact),\n"
+	    "exit: 0 ok, 1 a download failed (or is not --sha256's), 2 usage\n"
+	    "      or config (or --from FILE is not the artifact, or a\n"
+	    "      version not pinned lacks --sha256),\n"
 	    "      130 interrupted\n",
 	.exec = fetch_exec,
 };

@@ -155,6 +155,8 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 				return EXIT_USAGE;
 			continue;
 		}
+		if (fetch_choice_opt(&o.source, c, optarg))
+			continue;
 		switch (c) {
 		case 'l': list = 1; break;
 		case 'N': dry = 1; break;
@@ -168,6 +170,10 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (done >= 0)
 		return done;
+	if (fetch_choice_check(&o.source, &err) != 0) {
+		cmd_error(err.msg);
+		return EXIT_USAGE;
+	}
 	if (list) {
 		for (i = 0; repro_table[i].name != NULL; i++)
 			printf("%-9s %s\n", repro_table[i].name,
@@ -244,6 +250,7 @@ const struct cmd_entry cmd_reproduce_entry = {
 	    "usage: seqorch reproduce NAME [--hosts all|NAME,...|@GROUP]\n"
 	    "                         [--config hosts.toml] [--db results.db]\n"
 	    "                         [--steps N] [--dry-run]\n"
+	    "                         [--openssl-version V [--sha256 HEX]]\n"
 	    "       seqorch reproduce --list\n"
 	    "\n"
 	    "Runs the protocol of one of the seeds (sha3, sha512, umbrella,\n"
@@ -272,6 +279,8 @@ const struct cmd_entry cmd_reproduce_entry = {
 		    "print each run it would make (study, variants,\n"
 		    "steps, samples, order, controls) and stop",
 		    CMD_VALUE_ANY, NULL },
+		FETCH_ROW_OPENSSL_VERSION,
+		FETCH_ROW_SHA256,
 		CMD_OPT_END,
 	},
 	.optcol = 17,

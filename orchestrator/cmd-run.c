@@ -405,8 +405,8 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 	unsigned fetched, cached;
 	int rc;
 
-	if (fetch_study(study, o->cache, o->fetch_generated ||
-	    names_generated(study, o->variants),
+	if (fetch_study(study, &o->source, o->cache, o->fetch_generated ||
+	    o->source.name != NULL || names_generated(study, o->variants),
 	    &stop_flag, &fetched, &cached, &err) != 0) {
 		cmd_error(err.msg);
 		return err.code == SO_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
@@ -415,7 +415,7 @@ cmd_run_study(struct db *db, const char *study, struct host **hosts,
 		fprintf(stderr, "seqorch: fetched %u artifact%s of %s into "
 		    "\"%s\"\n", fetched, fetched == 1 ? "" : "s", study,
 		    o->cache);
-	if (generate_study(study, o->cache, &gen, &err) != 0) {
+	if (generate_study(study, &o->source, o->cache, &gen, &err) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(err.code);
 	}
@@ -512,6 +512,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct db *db = NULL;
 	struct stored_run stored = { 0 };
 	struct host **hosts = NULL;
+	struct so_err err = { 0 };
 	char *command = NULL, *studies = NULL, *expanded = NULL, *p, *study;
 	size_t n = 0;
 	int c, done, taken, rc = EXIT_OK;
@@ -525,6 +526,8 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 				o.fixed = "--hosts";
 			continue;
 		}
+		if (fetch_choice_opt(&o.source, c, optarg))
+			continue;
 		switch (c) {
 		case 's': o.studies = optarg; break;
 		case 'v': o.variants = optarg; o.fixed = "--variants"; break;
@@ -613,6 +616,11 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 		if (rc == RESUME_DONE)
 			rc = EXIT_OK;
 		goto out;
+	}
+	/* Before anything is fetched: a version is never taken unhashed. */
+	if (fetch_choice_check(&o.source, &err) != 0) {
+		cmd_error(err.msg);
+		return EXIT_USAGE;
 	}
 	if (o.openssl_cap != NULL && o.openssl_cap_clear != NULL) {
 		fprintf(stderr, "seqorch: --openssl-cap replaces the whole mask, "
@@ -703,7 +711,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--max-cv PCT] [--max-samples M]\n"
 	    "                   [--openssl-cap VALUE]\n"
 	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
-	    "                   [--msg-len L]\n"
+	    "                   [--msg-len L] [--openssl-version V [--sha256 HEX]]\n"
 	    "       seqorch run --resume RUN_ID [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
@@ -786,6 +794,8 @@ const struct cmd_entry cmd_run_entry = {
 		    "db); what a study declares is fetched into it\n"
 		    "first (see `seqorch fetch`)",
 		    CMD_VALUE_ANY, NULL },
+		FETCH_ROW_OPENSSL_VERSION,
+		FETCH_ROW_SHA256,
 		{ "resume", 'R', 0, "ID",
 		    "measure only the cells (host, variant, sample)\n"
 		    "that run ID is missing, with its own settings\n"

@@ -6,6 +6,7 @@
 #ifndef SEQORCH_CMD_RUN_H
 #define SEQORCH_CMD_RUN_H
 
+#include "fetch.h"
 #include "hostsel.h"
 
 #include <stddef.h>
@@ -33,6 +34,8 @@ struct run_opts {
 	 * variants names none (reproduce: every variant, openssl-* too).
 	 */
 	int fetch_generated;
+	/* --openssl-version, --sha256: fetched and built from instead. */
+	struct fetch_choice source;
 };
 
 /*

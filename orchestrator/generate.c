@@ -2,6 +2,7 @@
 #include "generate.h"
 
 #include "deploy.h"
+#include "fetch.h"
 #include "strbuf.h"
 #include "study.h"
 
@@ -140,6 +141,44 @@ gen_key(const struct artifact_entry *a, const void *script, size_t len,
 	hex_encode(md, 8, key);
 }
 
+/*
+ * The version the sources of a name (its meta's "NAME.version=V" line)
+ * is a's: a tarball named as another version than it holds would be
+ * recorded under the wrong one.  0 or SO_EINVAL.
+ */
+static int
+check_version(const struct generated *g, const struct artifact_entry *a,
+    struct so_err *err)
+{
+	char *meta = xasprintf("%s/meta", a->name);
+	char *key = xasprintf("%s.version=", a->name);
+	const char *line = NULL, *v;
+	size_t i, n = 0;
+	int rc = 0;
+
+	for (i = 0; i < g->nfiles; i++)
+		if (strcmp(g->files[i].path, meta) == 0)
+			line = g->files[i].data;
+	while (line != NULL && strncmp(line, key, strlen(key)) != 0 &&
+	    (line = strchr(line, '\n')) != NULL)
+		line++;
+	if (line == NULL) {
+		rc = so_error(err, SO_EINVAL, "the sources generated from "
+		    "\"%s\" name no version (%s)", a->name, meta);
+		goto out;
+	}
+	v = line + strlen(key);
+	n = strcspn(v, "\n");
+	if (strlen(a->version) != n || strncmp(v, a->version, n) != 0)
+		rc = so_error(err, SO_EINVAL, "the %s tarball of SHA-256 %s "
+		    "holds version %.*s, not %s", a->name, a->sha256, (int)n, v,
+		    a->version);
+out:
+	free(key);
+	free(meta);
+	return rc;
+}
+
 /* One artifact's sources into g, generating them unless cached. */
 static int
 generate_one(struct generated *g, const struct artifact_entry *a,
@@ -181,6 +220,8 @@ generate_one(struct generated *g, const struct artifact_entry *a,
 load:
 	if ((rc = load_files(g, dir, a->name, err)) != 0)
 		goto out;
+	if (a->version != NULL && (rc = check_version(g, a, err)) != 0)
+		goto out;
 	ALLOC_GROW(g->names, g->nnames);
 	g->names[g->nnames++] = xstrdup(a->name);
 out:
@@ -194,10 +235,12 @@ out:
 }
 
 int
-generate_study(const char *study, const char *cache,
-    struct generated **out, struct so_err *err)
+generate_study(const char *study, const struct fetch_choice *c,
+    const char *cache, struct generated **out, struct so_err *err)
 {
 	const struct artifact_entry *a;
+	struct artifact_entry e;
+	char *url;
 	struct generated *g = NULL;
 	struct strbuf keys = STRBUF_INIT;
 	const void *script = NULL;
@@ -211,10 +254,13 @@ generate_study(const char *study, const char *cache,
 
 		if (strcmp(a->study, study) != 0 || !a->generate)
 			continue;
+		fetch_choose(a, c, &e, &url);
 		free(path);
-		path = xasprintf("%s/%s", cache, a->sha256);
-		if (stat(path, &sb) != 0)
+		path = xasprintf("%s/%s", cache, e.sha256);
+		if (stat(path, &sb) != 0) {
+			free(url);
 			continue;
+		}
 		if (script == NULL) {
 			sp = xasprintf("kernels/%s/generate.pl", study);
 			script = deploy_shipped_file(sp, &slen);
@@ -222,18 +268,20 @@ generate_study(const char *study, const char *cache,
 				rc = so_error(err, SO_ENOTFOUND, "study \"%s\" "
 				    "marks \"%s\" generate, but has no %s",
 				    study, a->name, sp);
+				free(url);
 				break;
 			}
 		}
 		if (g == NULL)
 			g = xcalloc(1, sizeof *g);
-		rc = generate_one(g, a, cache, script, slen, err);
+		rc = generate_one(g, &e, cache, script, slen, err);
 		if (rc == 0) {
 			char k[17];
 
-			gen_key(a, script, slen, k);
+			gen_key(&e, script, slen, k);
 			strbuf_addstr(&keys, k);
 		}
+		free(url);
 	}
 	if (rc == 0 && g != NULL) {
 		unsigned char md[32];

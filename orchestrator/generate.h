@@ -12,6 +12,8 @@
 
 #include "util.h"
 
+struct fetch_choice;
+
 #include <stddef.h>
 
 struct gen_file {
@@ -30,13 +32,14 @@ struct generated {
 
 /*
  * Generate (or find generated) the sources of each of study's "generate"
- * artifacts that the cache holds.  *out is NULL when none does (nothing
+ * artifacts that the cache holds, as c (may be NULL) names them; a
+ * versioned artifact's sources must name its version (SO_EINVAL).  *out is NULL when none does (nothing
  * to build: the variants needing them are skipped), else owned by the
  * caller (generated_free).  SO_EBUILD naming the artifact when the
  * script fails (its message went to stderr), SO_EIO.
  */
-int generate_study(const char *study, const char *cache,
-    struct generated **out, struct so_err *err);
+int generate_study(const char *study, const struct fetch_choice *c,
+    const char *cache, struct generated **out, struct so_err *err);
 
 /* 1 when g (may be NULL) holds the sources generated from name. */
 int generated_has(const struct generated *g, const char *name);

@@ -198,7 +198,8 @@ static int
 transfer(const char *url, int fd, unsigned long long size,
     volatile sig_atomic_t *stop, struct http_stats *st, struct so_err *err)
 {
-	struct xfer x = { .fd = fd, .limit = size, .stop = stop };
+	struct xfer x = { .fd = fd, .stop = stop,
+	    .limit = size > 0 ? size : HTTP_UNKNOWN_SIZE_MAX };
 	char curlerr[CURL_ERROR_SIZE] = "";
 	struct stat sb;
 	CURLcode cc;
@@ -275,7 +276,9 @@ transfer(const char *url, int fd, unsigned long long size,
 	case CURLE_WRITE_ERROR:
 		if (x.too_big)
 			rc = so_error(err, SO_ECHECKSUM, "fetch \"%s\": more "
-			    "than the expected %llu bytes", url, size);
+			    "than the %s %llu bytes", url, size > 0 ?
+			    "expected" : "most (size not pinned) of",
+			    x.limit);
 		else
 			rc = so_error(err, SO_EIO, "fetch \"%s\": cannot write "
 			    "the download: %s", url, strerror(x.io_errno));
@@ -297,9 +300,15 @@ transfer(const char *url, int fd, unsigned long long size,
 	case CURLE_GOT_NOTHING:
 	case CURLE_SEND_ERROR:
 		/* Worth resuming: the bytes so far are kept. */
-		so_error(err, SO_ENET, "fetch \"%s\": connection dropped after "
-		    "%llu of %llu bytes (%s)", url, x.have, size,
-		    curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		if (size > 0)
+			so_error(err, SO_ENET, "fetch \"%s\": connection "
+			    "dropped after %llu of %llu bytes (%s)", url,
+			    x.have, size,
+			    curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		else
+			so_error(err, SO_ENET, "fetch \"%s\": connection "
+			    "dropped after %llu bytes (%s)", url, x.have,
+			    curlerr[0] ? curlerr : curl_easy_strerror(cc));
 		rc = 1;
 		break;
 	default:
@@ -343,6 +352,23 @@ part_origin(const char *part, int fd, const char *url, struct so_err *err)
 	return rc;
 }
 
+/* n bytes are the size expected (0: not pinned, any). */
+static int
+size_ok(unsigned long long n, unsigned long long size)
+{
+	return size == 0 || n == size;
+}
+
+/* "N bytes", or "any size" when it is not pinned, into buf. */
+static const char *
+size_text(unsigned long long size, char *buf, size_t len)
+{
+	if (size == 0)
+		return "any size";
+	snprintf(buf, len, "%llu bytes", size);
+	return buf;
+}
+
 /*
  * Is DIR/<sha> a file of that hash?  A damaged one is removed, and so is
  * a link or anything else that is not a regular file (never followed or
@@ -364,7 +390,7 @@ cached(const char *path, const char *sha256, unsigned long long size)
 		return 0;
 	}
 	ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    sha256_fd(fd, path, got, &n, &e) == 0 && n == size &&
+	    sha256_fd(fd, path, got, &n, &e) == 0 && size_ok(n, size) &&
 	    strcmp(got, sha256) == 0;
 	close(fd);
 	if (!ok)
@@ -379,7 +405,7 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 	char *final = xasprintf("%s/%s", dir, sha256);
 	char *part = xasprintf("%s/%s.part", dir, sha256), got[65];
 	unsigned long long n = 0;
-	char buf[65536];
+	char buf[65536], want[32];
 	FILE *in = NULL;
 	int fd = -1, ifd = -1, rc;
 	size_t len;
@@ -417,11 +443,11 @@ http_import(const char *file, const char *sha256, unsigned long long size,
 	/* The copy is what the cache keeps: it is the one checked. */
 	if ((rc = part_sha256(fd, part, got, &n, err)) != 0)
 		goto out;
-	if (n != size || strcmp(got, sha256) != 0) {
+	if (!size_ok(n, size) || strcmp(got, sha256) != 0) {
 		unlink(part);
 		rc = so_error(err, SO_ECHECKSUM, "\"%s\": %llu bytes with "
-		    "SHA-256 %s, expected %llu bytes with SHA-256 %s (copy "
-		    "deleted)", file, n, got, size, sha256);
+		    "SHA-256 %s, expected %s with SHA-256 %s (copy deleted)",
+		    file, n, got, size_text(size, want, sizeof want), sha256);
 		goto out;
 	}
 	if (rename(part, final) != 0) {
@@ -450,7 +476,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 {
 	char *final = xasprintf("%s/%s", dir, sha256);
 	char *part = xasprintf("%s/%s.part", dir, sha256), got[65];
-	char *side = NULL;
+	char *side = NULL, want[32];
 	unsigned long long n = 0;
 	unsigned attempt;
 	int fd = -1, rc;
@@ -479,7 +505,14 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 	side = xasprintf("%s.url", part);
 	if ((rc = part_origin(part, fd, url, err)) != 0)
 		goto out;
-	for (attempt = 0; attempt < HTTP_ATTEMPTS; attempt++) {
+	/*
+	 * A size not pinned cannot tell a complete .part from a partial
+	 * one: its hash can, and a range past its end would be refused.
+	 */
+	if (size == 0 && (rc = part_sha256(fd, part, got, &n, err)) != 0)
+		goto out;
+	for (attempt = 0; attempt < HTTP_ATTEMPTS &&
+	    !(size == 0 && n > 0 && strcmp(got, sha256) == 0); attempt++) {
 		rc = transfer(url, fd, size, stop, st, err);
 		if (rc != 1)
 			break;
@@ -495,13 +528,14 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 	}
 	if ((rc = part_sha256(fd, part, got, &n, err)) != 0)
 		goto out;
-	if (n != size || strcmp(got, sha256) != 0) {
+	if (!size_ok(n, size) || strcmp(got, sha256) != 0) {
 		/* Never resumed from: the bytes are wrong, not missing. */
 		unlink(part);
 		unlink(side);
 		rc = so_error(err, SO_ECHECKSUM, "fetch \"%s\": got %llu bytes "
-		    "with SHA-256 %s, expected %llu bytes with SHA-256 %s "
-		    "(download deleted)", url, n, got, size, sha256);
+		    "with SHA-256 %s, expected %s with SHA-256 %s (download "
+		    "deleted)", url, n, got, size_text(size, want, sizeof want),
+		    sha256);
 		goto out;
 	}
 	if (rename(part, final) != 0) {

@@ -20,6 +20,8 @@
 #define HTTP_CONNECT_TIMEOUT 30		/* seconds */
 #define HTTP_TOTAL_TIMEOUT 1800		/* seconds, per attempt */
 #define HTTP_ATTEMPTS 3			/* a dropped transfer resumes */
+/* A download whose size is not pinned (size 0) stops past this. */
+#define HTTP_UNKNOWN_SIZE_MAX (1ULL << 30)
 
 struct http_stats {
 	int cached;			/* it was in the cache already */
@@ -29,7 +31,9 @@ struct http_stats {
 };
 
 /*
- * Make DIR/<sha256> hold the file of that hash and size, downloading it
+ * Make DIR/<sha256> hold the file of that hash and size (0: a size not
+ * pinned, the hash alone decides, at most HTTP_UNKNOWN_SIZE_MAX bytes
+ * are taken), downloading it
  * from url unless it is there (a cached file is re-hashed: a damaged one
  * is removed and fetched again).  dir is created if missing.  *path gets
  * the cached file's path (caller frees).  Errors name the URL: SO_ENET

@@ -45,6 +45,11 @@ struct artifact_entry {
 	 * variants that need it, and a run goes on without it.
 	 */
 	int generate;
+	/*
+	 * The version pinned ("version=V"), which url names; NULL: the
+	 * artifact has no other version to name (fetch.h).
+	 */
+	const char *version;
 };
 
 /* One variant folder of the embedded sources, for any architecture. */

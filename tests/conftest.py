@@ -9,9 +9,12 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from lib_fakecc import FAKE_CC
 
 ROOT = Path(__file__).resolve().parent.parent
 # `make sanitize` points this at its ASan/UBSan build.
@@ -125,6 +128,58 @@ def seed_build(workdir, agent_build, owner=None):
             for n in [d, *(os.path.join(d, f) for f in dirs + files)]:
                 os.chown(n, *owner)
     return Path(workdir)
+
+
+# What the agent built by bad_cc does, by $SEQORCH_BAD_AGENT: these modes
+# break its stream in the shell; any other mode is helpers/bad_agent.py's.
+BAD_MODES = {
+    # valid records, then a line that is not JSON
+    "garbage": '{ "$0.real" "$@" | head -n 7; echo "this is not json"; } '
+               '>> "$out"',
+    # valid records, then the agent dies of SIGSEGV
+    "crash": '"$0.real" "$@" | head -n 7 >> "$out"; kill -SEGV $$',
+    # a digest that is not hex
+    "nonhex": '"$0.real" "$@" | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\''
+              ' >> "$out"',
+    # an unknown field
+    "unknown": '"$0.real" "$@" | sed \'s/"type":"sample",/"type":"sample",'
+               '"x":1,/\' >> "$out"',
+    # a wrong digest that is well formed
+    "wrong": '"$0.real" "$@" | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/'
+             '"digest":"f/\' >> "$out"',
+    # a line far over the size limit
+    "huge": '{ "$0.real" "$@" | head -n 3; head -c 200000 /dev/zero | '
+            'tr "\\\\0" a; echo; } >> "$out"',
+}
+
+
+BAD_AGENT = ROOT / "tests" / "helpers" / "bad_agent.py"
+
+
+@pytest.fixture(scope="session")
+def bad_cc(workdir, tmp_path_factory):
+    """A compiler that builds the real agent wrapped to misbehave as
+    $SEQORCH_BAD_AGENT says (BAD_MODES, else helpers/bad_agent.py): one
+    agent build for every mode of every file, made once per session in
+    workdir's build/, which all workers share, while the others wait.
+    A test passes the mode in the run's environment; with the host's
+    `cc = "<bad_cc>"` its run finds the agent built."""
+    root = session_root(tmp_path_factory)
+    cc = root / "bad-cc" / "cc"
+    with locked(root / "bad-cc.lock"):
+        if not cc.exists():
+            cases = "".join(f"{m})\n    {body} ;;\n"
+                            for m, body in BAD_MODES.items())
+            cases += (f'*)\n    "$0.real" "$@" | {sys.executable} '
+                      f'{BAD_AGENT} "$SEQORCH_BAD_AGENT" >> "$out" ;;\n')
+            cc.parent.mkdir()
+            cc.write_text(FAKE_CC % f"case $SEQORCH_BAD_AGENT in\n{cases}esac")
+            cc.chmod(0o755)
+            d = tmp_path_factory.mktemp("bad-cc")
+            write_hosts(d / "hosts.toml", workdir, f'cc = "{cc}"\n')
+            r = seqorch(d, "deploy", "--hosts", "local")
+            assert r.returncode == 0, r.stdout + r.stderr
+    return cc
 
 
 # What `make all` leaves under build/ (the unit tests, benches and locks

@@ -7,7 +7,6 @@ import subprocess
 import pytest
 
 from conftest import ROOT, SEQORCH, query, seqorch, sha3_chain, write_hosts
-from lib_fakecc import FAKE_CC
 
 
 def run(scratch, *extra):
@@ -104,44 +103,12 @@ def test_unwritable_db(scratch):
     assert "results.db" in r.stderr and "cannot open" in r.stderr
 
 
-MODES = {
-    # valid records, then a line that is not JSON
-    "garbage": '{ "$0.real" "$@" | head -n 7; echo "this is not json"; } '
-               '>> "$out"',
-    # valid records, then the agent dies of SIGSEGV
-    "crash": '"$0.real" "$@" | head -n 7 >> "$out"; kill -SEGV $$',
-    # a digest that is not hex
-    "nonhex": '"$0.real" "$@" | sed \'s/"digest":"[0-9a-f]*"/"digest":"zz"/\''
-              ' >> "$out"',
-    # an unknown field
-    "unknown": '"$0.real" "$@" | sed \'s/"type":"sample",/"type":"sample",'
-               '"x":1,/\' >> "$out"',
-    # a wrong digest that is well formed
-    "wrong": '"$0.real" "$@" | sed \'/"type":"sample"/s/"digest":"[0-9a-f]/'
-             '"digest":"f/\' >> "$out"',
-    # a line far over the size limit
-    "huge": '{ "$0.real" "$@" | head -n 3; head -c 200000 /dev/zero | '
-            'tr "\\\\0" a; echo; } >> "$out"',
-}
-
-
-@pytest.fixture(scope="module")
-def fake_cc(tmp_path_factory):
-    """One compiler for every mode: the wrapper reads its mode from the
-    file `mode` beside it each time the agent runs, so the agent it wraps
-    is built once (one cc, one build) and each test picks the misbehaviour.
-    The module's tests share one xdist worker (conftest), one at a time."""
-    d = tmp_path_factory.mktemp("fakecc")
-    cases = "".join(f"{m})\n    {body} ;;\n" for m, body in MODES.items())
-    cc = d / "cc"
-    cc.write_text(FAKE_CC % f'case $(cat "{d}/mode") in\n{cases}esac')
-    cc.chmod(0o755)
-    return cc
-
-
-def fake_host(scratch, workdir, fake_cc, mode):
-    (fake_cc.parent / "mode").write_text(mode + "\n")
-    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{fake_cc}"\n')
+def fake_run(scratch, workdir, bad_cc, mode):
+    """A run whose agent misbehaves as mode says (conftest's BAD_MODES)."""
+    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{bad_cc}"\n')
+    return seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                   "--steps", "500", "--samples", "2",
+                   env=dict(os.environ, SEQORCH_BAD_AGENT=mode))
 
 
 @pytest.mark.parametrize("mode,msg", [
@@ -151,10 +118,8 @@ def fake_host(scratch, workdir, fake_cc, mode):
     ("unknown", 'unknown field "x"'),
     ("huge", "longer than 65536 bytes"),
 ])
-def test_misbehaving_agent(scratch, workdir, fake_cc, mode, msg):
-    fake_host(scratch, workdir, fake_cc, mode)
-    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
-                "--steps", "500", "--samples", "2")
+def test_misbehaving_agent(scratch, workdir, bad_cc, mode, msg):
+    r = fake_run(scratch, workdir, bad_cc, mode)
     assert r.returncode == 1, r.stderr
     assert msg in r.stderr and "local" in r.stderr
     db = scratch / "results.db"
@@ -177,10 +142,8 @@ def test_misbehaving_agent(scratch, workdir, fake_cc, mode, msg):
                for m in warnings), warnings
 
 
-def test_wrong_digest_stored_invalid(scratch, workdir, fake_cc):
-    fake_host(scratch, workdir, fake_cc, "wrong")
-    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
-                "--steps", "500", "--samples", "2")
+def test_wrong_digest_stored_invalid(scratch, workdir, bad_cc):
+    r = fake_run(scratch, workdir, bad_cc, "wrong")
     assert r.returncode == 1, r.stderr
     db = scratch / "results.db"
     rows = query(db, "SELECT valid, invalid_reason FROM samples")

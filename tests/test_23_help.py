@@ -159,7 +159,7 @@ def option_lines(text):
     """The option lines of a usage: their heads and help, by head."""
     lines = {}
     for line in text.splitlines():
-        m = re.match(r"  ((?:-\w, )?--[a-z][a-z-]*(?: \S+)?)  +(\S.*)$", line)
+        m = re.match(r"  ((?:-\w, )?--[a-z][a-z0-9-]*(?: \S+)?)  +(\S.*)$", line)
         if m:
             lines[m.group(1)] = m.group(2)
     return lines

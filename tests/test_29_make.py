@@ -1,7 +1,7 @@
 """`make` twice does nothing the second time: the generated tables and the
 man page keep their times when their content is the same, so `make -q`
 exits 0 right after `make`, while a changed input still rebuilds what
-depends on it.  Each test works in a copy of the tree with the session's
+depends on it.  The tests work in one copy of the tree with the session's
 build/ (conftest.copy_tree), timestamps kept, as a developer's tree."""
 import os
 import shutil
@@ -42,9 +42,11 @@ def times(tree):
     return {f: (tree / f).stat().st_mtime_ns for f in TABLES}
 
 
-@pytest.fixture
-def tree(tmp_path):
-    t = tmp_path / "tree"
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """One copy for the module: each test leaves it current (make -q
+    exits 0), which is all the other one needs from it."""
+    t = tmp_path_factory.mktemp("make") / "tree"
     copy_tree(t)
     r = make(t, "all")
     assert r.returncode == 0, r.stdout + r.stderr

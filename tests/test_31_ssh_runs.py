@@ -88,37 +88,6 @@ def test_three_hosts_end_to_end(tmp_path, hosts):
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
-def test_compiler_sweep(tmp_path, hosts):
-    s, = hosts("genoa")
-    write_hosts(tmp_path, [s], genoa={"cc": ["gcc", "clang"]})
-    steps, samples = 2000, 2
-    r = run(tmp_path, steps, samples)
-    assert r.returncode == 0, r.stderr
-    db = tmp_path / "results.db"
-    builds = dict(q(db, "SELECT compiler, id FROM builds WHERE status = "
-                    "'ok'"))
-    assert sorted(builds) == ["clang", "gcc"]
-    versions = dict(q(db, "SELECT compiler, compiler_version FROM builds"))
-    assert "clang" in versions["clang"] and "gcc" in versions["gcc"].lower()
-    # Every variant is measured under each build, every sample says which.
-    rows = check_samples(db, "genoa", steps, samples)
-    assert {(v, b) for v, b, *_ in rows} == \
-        {(v, b) for v in VARIANTS for b in builds.values()}
-    assert len(rows) == len(VARIANTS) * 2 * samples
-    assert set(q(db, "SELECT build_id, variant, status FROM variants")) == \
-        {(b, v, "ok") for v in VARIANTS for b in builds.values()}
-    # The best is a (variant, compiler) pair, as the summary view says.
-    (variant, compiler), = q(
-        db, "SELECT variant, compiler FROM summary ORDER BY median_rate "
-        "DESC LIMIT 1")
-    rep = subprocess.run([str(SEQORCH), "report", "--latest"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)
-    assert rep.returncode == 0, rep.stderr
-    best = rep.stdout.split("best valid variant per host", 1)[1]
-    assert re.search(rf"^\s*genoa\s+{re.escape(variant)} \({compiler}\)\s",
-                     best, re.M), rep.stdout
-
-
 def test_sshd_killed_mid_run(tmp_path, hosts):
     servers = hosts("a", "b", "victim")
     victim = servers[2]
@@ -689,7 +658,9 @@ def deploy(tmp_path):
 def test_deploy_over_ssh_then_cached(tmp_path, hosts):
     """b builds with two compilers cold; a's workdir already holds the
     session's build of cc (sshd.py), which its deploy finds by its key
-    and does not build again, though the sources are uploaded."""
+    and does not build again, though the sources are uploaded.  A run on
+    b then measures under both deployed builds (the compiler sweep)
+    without building again."""
     servers = hosts("a", "b")
     write_hosts(tmp_path, servers, b={"cc": ["gcc", "clang"]})
     r, rows = deploy(tmp_path)
@@ -711,6 +682,41 @@ def test_deploy_over_ssh_then_cached(tmp_path, hosts):
             log
     # Deploying measures nothing and needs no database.
     assert not (tmp_path / "results.db").exists()
+    compiler_sweep(tmp_path, servers[1])
+
+
+def compiler_sweep(tmp_path, s):
+    """A run of both of s's compilers, deployed already: every variant is
+    measured under each build, and nothing is built again."""
+    write_hosts(tmp_path, [s], **{s.name: {"cc": ["gcc", "clang"]}})
+    deployed = sorted(os.listdir(s.workdir / "build"))
+    steps, samples = 2000, 2
+    r = run(tmp_path, steps, samples)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(s.workdir / "build")) == deployed
+    db = tmp_path / "results.db"
+    builds = dict(q(db, "SELECT compiler, id FROM builds WHERE status = "
+                    "'ok'"))
+    assert sorted(builds) == ["clang", "gcc"]
+    versions = dict(q(db, "SELECT compiler, compiler_version FROM builds"))
+    assert "clang" in versions["clang"] and "gcc" in versions["gcc"].lower()
+    # Every variant is measured under each build, every sample says which.
+    rows = check_samples(db, s.name, steps, samples)
+    assert {(v, b) for v, b, *_ in rows} == \
+        {(v, b) for v in VARIANTS for b in builds.values()}
+    assert len(rows) == len(VARIANTS) * 2 * samples
+    assert set(q(db, "SELECT build_id, variant, status FROM variants")) == \
+        {(b, v, "ok") for v in VARIANTS for b in builds.values()}
+    # The best is a (variant, compiler) pair, as the summary view says.
+    (variant, compiler), = q(
+        db, "SELECT variant, compiler FROM summary ORDER BY median_rate "
+        "DESC LIMIT 1")
+    rep = subprocess.run([str(SEQORCH), "report", "--latest"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    best = rep.stdout.split("best valid variant per host", 1)[1]
+    assert re.search(rf"^\s*{s.name}\s+{re.escape(variant)} \({compiler}\)"
+                     r"\s", best, re.M), rep.stdout
 
 
 def test_deploy_reports_failures_one_line_per_host(tmp_path, hosts):

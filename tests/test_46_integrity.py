@@ -9,16 +9,13 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import (AGENT, SEQORCH, agent_pids, query, seed_build, seqorch,
                       sha3_chain, write_hosts)
 from sshd import TEST_USER, sshd_factory, user_key  # noqa: F401
-from lib_fakecc import FAKE_CC
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
 
@@ -201,20 +198,6 @@ def test_replaced_agent_binary_is_refused(tmp_path, agent_build):
                                                         (2, "failed")]
 
 
-BAD_AGENT = Path(__file__).parent / "helpers" / "bad_agent.py"
-
-
-@pytest.fixture(scope="module")
-def filter_cc(workdir):
-    """A compiler that builds the real agent wrapped in helpers/bad_agent.py,
-    whose mode comes from $SEQORCH_BAD_AGENT: one build for every case."""
-    cc = workdir / "cc-filter"
-    cc.write_text(FAKE_CC % (f'"$0.real" "$@" | {sys.executable} '
-                             f'{BAD_AGENT} "$SEQORCH_BAD_AGENT" >> "$out"'))
-    cc.chmod(0o755)
-    return cc
-
-
 @pytest.mark.parametrize("mode,msg", [
     ("unrequested", 'variant record for "c-unrolled", which was not asked '
      'for'),
@@ -232,9 +215,11 @@ def filter_cc(workdir):
     ("ctrl", 'error record: field "message" holds control character 0x1b '
      'at byte 5'),
 ])
-def test_agent_protocol_gaps_fail_the_host(scratch, workdir, filter_cc, mode,
+def test_agent_protocol_gaps_fail_the_host(scratch, workdir, bad_cc, mode,
                                            msg):
-    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{filter_cc}"\n')
+    """helpers/bad_agent.py breaks one rule of the protocol per mode, in
+    the agent that conftest's bad_cc built."""
+    write_hosts(scratch / "hosts.toml", workdir, f'cc = "{bad_cc}"\n')
     r = seqorch(scratch, *RUN, "--variants", "c-fused,c-wrapped", "--steps",
                 "500", "--samples", "2",
                 env=dict(os.environ, SEQORCH_BAD_AGENT=mode))

@@ -246,6 +246,124 @@ def test_arm64_variant_through_apple_clang(variant, generated, apple,
     lib_apple.check_disassembly(lib, sym, insns, forbidden, tool)
 
 
+OTHER = "3.5.8"
+
+
+def other_release(fixture):
+    """A release of OpenSSL that nothing pins: the fixture's files that
+    generate.pl reads, under openssl-3.5.8/ with VERSION.dat saying so
+    (small, so the download's size is not the fixture's)."""
+    import io
+    import tarfile
+    want = {f"crypto/sha/asm/keccak1600-{a}.pl" for a in
+            ("x86_64", "avx2", "avx512", "avx512vl", "armv8")}
+    want |= {"crypto/perlasm/x86_64-xlate.pl", "crypto/perlasm/arm-xlate.pl",
+             "crypto/arm_arch.h", "VERSION.dat"}
+    out = io.BytesIO()
+    with tarfile.open(fixture, "r:gz") as src, \
+            tarfile.open(fileobj=out, mode="w:gz") as dst:
+        for m in src:
+            top, _, rest = m.name.partition("/")
+            if rest not in want:
+                continue
+            data = src.extractfile(m).read()
+            if rest == "VERSION.dat":
+                data = re.sub(rb"(?m)^PATCH=\d+$", b"PATCH=8", data)
+            m.name = f"openssl-{OTHER}/{rest}"
+            m.size = len(data)
+            dst.addfile(m, io.BytesIO(data))
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def other(tmp_path_factory, workdir):
+    """The unpinned 3.5.8 served on 127.0.0.1 by a server of its own (the
+    module's counts its requests), and a folder with a hosts.toml."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.data = other_release(FIXTURE)
+    srv.seen = []
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    srv.base = f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.sha = hashlib.sha256(srv.data).hexdigest()
+    srv.dir = tmp_path_factory.mktemp("other")
+    write_hosts(srv.dir / "hosts.toml", workdir)
+    srv.env = env_for(srv)
+    srv.env["SEQORCH_URL_OPENSSL"] = f"{srv.base}/openssl-{OTHER}.tar.gz"
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_a_version_not_pinned_needs_its_hash(other, tmp_path):
+    """Refused before anything is fetched, by fetch, run and reproduce."""
+    for cmd in (["fetch", "--study", "sha3"],
+                ["run", "--study", "sha3", "--hosts", "local"],
+                ["reproduce", "sha3", "--hosts", "local"]):
+        r = seqorch(other.dir, *cmd, "--openssl-version", OTHER,
+                    env=other.env, timeout=60)
+        assert r.returncode == 2, (cmd, r.stderr)
+        assert f"openssl {OTHER} has no pinned SHA-256 (only 3.5.7 has): " \
+            "give --sha256 HEX" in r.stderr, cmd
+    r = seqorch(other.dir, "fetch", "--study", "sha3", "--openssl-version",
+                "3.5.7", "--sha256", other.sha, env=other.env, timeout=60)
+    assert r.returncode == 2
+    assert f"--sha256 {other.sha} is not the SHA-256 pinned for openssl " \
+        f"3.5.7: {SHA}" in r.stderr
+    assert other.seen == []
+    assert not (other.dir / "seqorch-cache").exists()
+    assert not (other.dir / "results.db").exists()
+
+
+def test_a_wrong_hash_is_refused_and_nothing_kept(other, tmp_path):
+    wrong = hashlib.sha256(b"not it").hexdigest()
+    r = seqorch(tmp_path, "fetch", "--study", "sha3", "--cache",
+                tmp_path / "c", "--openssl-version", OTHER, "--sha256",
+                wrong, env=other.env, timeout=300)
+    assert r.returncode == 1, r.stderr
+    assert f"with SHA-256 {other.sha}, expected any size with SHA-256 " \
+        f"{wrong} (download deleted)" in r.stderr
+    assert list((tmp_path / "c").iterdir()) == []
+
+
+def test_a_named_version_is_fetched_built_and_recorded(other):
+    """fetch --openssl-version 3.5.8 --sha256 (its size pinned nowhere),
+    then a run of openssl-scalar built from it: hashlib's digest, the
+    build naming 3.5.8 and its hash; the same bytes named as another
+    version are refused before anything is built."""
+    d = other.dir
+    seen = len(other.seen)
+    f = seqorch(d, "fetch", "--study", "sha3", "--openssl-version", OTHER,
+                "--sha256", other.sha, env=other.env, timeout=300)
+    assert f.returncode == 0, f.stderr
+    assert "1 artifact fetched" in f.stdout
+    assert hashlib.sha256((d / "seqorch-cache" / other.sha).read_bytes()) \
+        .hexdigest() == other.sha
+    assert not list((d / "seqorch-cache").glob("*.part*"))
+    r = seqorch(d, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "openssl-scalar", "--steps", 30, "--samples",
+                "1", "--openssl-version", OTHER, "--sha256", other.sha,
+                env=other.env, timeout=1800)
+    assert r.returncode == 0, r.stderr
+    assert other.seen[seen:] == [f"/openssl-{OTHER}.tar.gz"], \
+        "the run used the cache"
+    db = d / "results.db"
+    assert query(db, "SELECT digest FROM samples WHERE valid = 1") == \
+        [(chain_hex("sha3", 30),)]
+    (extra,), = query(db, "SELECT extra FROM builds")
+    facts = dict(line.split("=", 1) for line in extra.splitlines())
+    assert facts["openssl.version"] == OTHER
+    assert facts["openssl.tarball_sha256"] == other.sha
+    r = seqorch(d, "run", "--study", "sha3", "--hosts", "local",
+                "--variants", "openssl-scalar", "--steps", 30, "--samples",
+                "1", "--openssl-version", "3.5.9", "--sha256", other.sha,
+                env=other.env, timeout=600)
+    assert r.returncode == 2
+    assert f"the openssl tarball of SHA-256 {other.sha} holds version " \
+        f"{OTHER}, not 3.5.9" in r.stderr
+    assert query(db, "SELECT COUNT(*) FROM builds") == [(1,)]
+
+
 def words(mask):
     return [int(w, 16) for w in mask.split(":")]
 

@@ -492,3 +492,59 @@ def test_a_later_run_never_reuses_an_imported_build(origin, tmp_path):
                  "excerpt like '%FORGED%'", build) == [(0,)]
     assert query(db, "select sha256 from artifact_refs where build_id = ? "
                  "and kind = 'binary'", build) == [(binary,)]
+
+
+@pytest.fixture(scope="module")
+def msg_origin(tmp_path_factory, workdir):
+    """A run of 576-byte messages (`run --msg-len`, seed 003's dimension)
+    and its signed bundle."""
+    d = tmp_path_factory.mktemp("msgorigin")
+    write_hosts(d / "hosts.toml", workdir)
+    openssl("genpkey", "-algorithm", "ed25519", "-out", d / "key.pem")
+    openssl("pkey", "-in", d / "key.pem", "-pubout", "-out", d / "key.pub")
+    r = seqorch(d, "run", "--study", "sha3", "--hosts", "local", "--steps",
+                "300", "--samples", "2", "--variants", "c-fused",
+                "--msg-len", "576")
+    assert r.returncode == 0, r.stderr
+    r = seqorch(d, "export", "--run", 1, "--bundle", "bundle", "--sign",
+                "key.pem")
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_a_message_length_run_verifies_against_its_own_chain(msg_origin,
+                                                             tmp_path):
+    """Its samples are checked against the 576-byte chain (before, against
+    the study's own one, so a clean bundle failed), and imported; the
+    same bundle saying 64-byte messages, run and samples alike, is
+    refused, and so is one sample of another length than its run."""
+    o = msg_origin
+    assert query(o / "results.db", "select distinct msg_len from "
+                 "samples") == [(576,)]
+    r = seqorch(tmp_path, "verify", o / "bundle", "--pubkey", o / "key.pub")
+    assert r.returncode == 0, r.stderr
+    assert "2 sample digests recomputed, all agree" in r.stdout
+    assert "of 576-byte messages from" in r.stderr
+    r = do_import(o, tmp_path, o / "bundle", db="new.db")
+    assert r.returncode == 0, r.stderr
+    assert query(tmp_path / "new.db", "select msg_len from runs") == \
+        [(576,)]
+
+    def shorter(t):
+        setcell(t["runs"], 0, "msg_len", 64)
+        for i in range(len(t["samples"]["rows"])):
+            setcell(t["samples"], i, "msg_len", 64)
+    b = craft(o, tmp_path / "b", shorter)
+    r = seqorch(tmp_path, "verify", b, "--pubkey", o / "key.pub")
+    assert r.returncode == 1
+    assert "is marked valid but its digest" in r.stderr, r.stderr
+    assert "of 64-byte messages from" in r.stderr
+
+    def one(t):
+        setcell(t["samples"], 1, "msg_len", 64)
+    b = craft(o, tmp_path / "c", one)
+    r = seqorch(tmp_path, "verify", b, "--pubkey", o / "key.pub")
+    assert r.returncode == 1
+    sid = cell(json.loads((b / "rows.json").read_text())["tables"]
+               ["samples"], 1, "id")
+    assert f"sample {sid} has msg_len 64, its run 1 has 576" in r.stderr

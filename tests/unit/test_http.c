@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fetch.h"
 #include "http.h"
 #include "unit-tmp.h"
 
@@ -181,6 +182,67 @@ test_sha256_of_a_fifo(void **state)
 	free(fifo);
 }
 
+/*
+ * --openssl-version V names the pinned URL with V in place of its version,
+ * V's --sha256 and no size; the pinned version stays the table's row.
+ */
+static void
+test_named_version(void **state)
+{
+	const struct artifact_entry *a;
+	struct fetch_choice c = { "openssl", "3.5.8", HELLO_SHA };
+	struct artifact_entry e;
+	struct so_err err;
+	char *url;
+
+	(void)state;
+	for (a = artifact_table; strcmp(a->name, "openssl") != 0; a++)
+		;
+	assert_int_equal(fetch_choice_check(&c, &err), 0);
+	fetch_choose(a, &c, &e, &url);
+	assert_string_equal(e.url, "https://github.com/openssl/openssl/"
+	    "releases/download/openssl-3.5.8/openssl-3.5.8.tar.gz");
+	assert_ptr_equal(e.url, url);
+	assert_string_equal(e.sha256, HELLO_SHA);
+	assert_int_equal(e.size, 0);
+	free(url);
+	c.version = a->version;
+	c.sha256 = NULL;
+	assert_int_equal(fetch_choice_check(&c, &err), 0);
+	fetch_choose(a, &c, &e, &url);
+	assert_null(url);
+	assert_string_equal(e.sha256, a->sha256);
+	assert_int_equal(e.size, a->size);
+	c.version = "3.5.8";
+	assert_int_equal(fetch_choice_check(&c, &err), SO_EINVAL);
+	assert_non_null(strstr(err.msg, "has no pinned SHA-256"));
+	c.version = "3.5.8/../x";
+	c.sha256 = HELLO_SHA;
+	assert_int_equal(fetch_choice_check(&c, &err), SO_EINVAL);
+}
+
+/* Size 0, not pinned: the hash alone decides, and a wrong one is deleted. */
+static void
+test_size_not_pinned(void **state)
+{
+	char *path, *part = xasprintf("%s/%s.part", cache, HELLO_SHA);
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(http_import(src, HELLO_SHA, 0, cache, &path, &err),
+	    0);
+	assert_string_equal(slurp(path), "hello");
+	assert_int_equal(unlink(path), 0);
+	free(path);
+	put(src, "hello!");
+	assert_int_equal(http_import(src, HELLO_SHA, 0, cache, &path, &err),
+	    SO_ECHECKSUM);
+	assert_non_null(strstr(err.msg, "expected any size with SHA-256 "
+	    HELLO_SHA));
+	assert_int_equal(access(part, F_OK), -1);
+	free(part);
+}
+
 int
 main(void)
 {
@@ -189,6 +251,8 @@ main(void)
 		cmocka_unit_test_setup(test_fifo_part_is_refused, fresh),
 		cmocka_unit_test_setup(test_planted_entry_is_replaced, fresh),
 		cmocka_unit_test_setup(test_sha256_of_a_fifo, fresh),
+		cmocka_unit_test_setup(test_named_version, fresh),
+		cmocka_unit_test_setup(test_size_not_pinned, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
