@@ -60,11 +60,15 @@ host_names(struct host **hosts, size_t n)
 	return strbuf_detach(&sb);
 }
 
-/* The runs of the plan, each recorded as part of reproduction id. */
+/*
+ * The runs of the plan, each recorded as part of reproduction id.  Each run
+ * that could not start (its source not fetched, say) is named in missing,
+ * since the published table shows only the runs stored.
+ */
 static int
 run_plan(struct db *db, int64_t id, const struct repro_run *runs,
     size_t nruns, struct host **hosts, size_t n, struct run_opts *base,
-    const char *command)
+    const char *command, struct strbuf *missing)
 {
 	struct targets t = { 0 };
 	struct so_err err = { 0 };
@@ -123,6 +127,9 @@ run_plan(struct db *db, int64_t id, const struct repro_run *runs,
 			rc = EXIT_DB;
 			break;
 		}
+		if (run_id == 0 && r != EXIT_OK)
+			strbuf_addf(missing, "%s%s (%s)", missing->len ? ", " :
+			    "", x->study, x->part->label);
 		if (cmd_run_outcome(&rc, r))
 			break;
 	}
@@ -135,7 +142,7 @@ static int
 reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct run_opts o = { .db = "results.db",
-	    .sel = { "all", "hosts.toml", NULL, HOSTSEL_PARALLEL },
+	    .sel = { "all", NULL, NULL, HOSTSEL_PARALLEL },
 	    .max_cv = 0.01, .lease_expiry = LEASE_EXPIRY_DEFAULT };
 	const struct repro *r;
 	struct repro_run *runs = NULL;
@@ -143,6 +150,7 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct host **hosts = NULL;
 	struct db *db = NULL;
 	struct so_err err = { 0 };
+	struct strbuf missing = STRBUF_INIT;
 	char *command = NULL;
 	int64_t cap = 0, id;
 	size_t n = 0, nruns = 0, i;
@@ -223,7 +231,7 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "seqorch: a first look: every sample at most "
 		    "%" PRId64 " steps, not the seed's lengths; its figures are "
 		    "indicative only\n", cap);
-	rc = run_plan(db, id, runs, nruns, hosts, n, &o, command);
+	rc = run_plan(db, id, runs, nruns, hosts, n, &o, command, &missing);
 	if (rc != EXIT_DB && rc != EXIT_INTERRUPTED) {
 		int trc;
 
@@ -232,8 +240,12 @@ reproduce_exec(const struct cmd_entry *self, int argc, char **argv)
 			cmd_error(err.msg);
 			rc = cmd_exit_code(trc);
 		}
+		if (missing.len > 0)
+			printf("\nnot run, so not in the table: %s (the "
+			    "errors above say why)\n", missing.buf);
 	}
 out:
+	strbuf_release(&missing);
 	repro_plan_free(runs, nruns);
 	free(o.cache);
 	free(command);

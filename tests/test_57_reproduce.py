@@ -1,11 +1,13 @@
 """The seeds as units a user can name: study groups (`--study div`),
 `seqorch reproduce` and the published tables beside the measured ones."""
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
 from conftest import ROOT, query, seqorch, write_hosts
+from lib_common import dead_port
 from refs import chain_hex, msg_chain_hex
 
 
@@ -217,3 +219,24 @@ def test_reproduce_ebash_cycles_per_byte(tmp_path, workdir):
     rep = seqorch(tmp_path, "report", "--reproduce", "ebash")
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == out
+
+
+def test_a_run_that_cannot_start_is_named_beside_the_table(tmp_path,
+                                                           workdir):
+    # reproduce finds the inventory as run does ($SEQORCH_CONFIG, not a
+    # hosts.toml in the current directory), and a run whose OpenSSL
+    # source cannot be fetched is named as not run, not left out silently.
+    conf = write_hosts(tmp_path / "elsewhere.toml", workdir)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = dict(os.environ, SEQORCH_CONFIG=str(conf),
+               SEQORCH_URL_OPENSSL="http://127.0.0.1:%d/openssl.tar.gz"
+               % dead_port("127.0.0.1"))
+    r = seqorch(cwd, "reproduce", "sha3", "--steps", "100", env=env)
+    assert r.returncode == 1, r.stderr
+    assert f'hosts from "{conf}"' in r.stderr
+    assert "seqorch: fetch \"http://127.0.0.1:" in r.stderr
+    assert r.stdout.rstrip().endswith(
+        "not run, so not in the table: sha3 (chain) (the errors above say "
+        "why)"), r.stdout
+    assert query(cwd / "results.db", "SELECT count(*) FROM runs") == [(0,)]
