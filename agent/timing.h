@@ -19,7 +19,7 @@ int timing_thread_cpu_ns(uint64_t *ns);
 
 /*
  * Did the clock of timing_now_ns jump between t0 and t1, over which the
- * calling thread ran cpu_ns of CPU time (read just outside t0 and t1)?
+ * calling thread ran cpu_ns of CPU time (read just inside t0 and t1)?
  * The thread cannot run longer than the clock advanced, and a clock that
  * advanced over ten seconds more than twice what the thread ran jumped
  * forward (or the process was stopped meanwhile).  Returns 1 and says so

@@ -58,6 +58,8 @@ sub spew {
 # The archive's top folder ("openssl-3.5.7/"), from its first entry.
 open(my $list, '-|', 'tar', '-tzf', $tarball) or fail("cannot run tar: $!");
 my $first = <$list>;
+# Read the list to its end: a pipe closed early makes tar fail on stdout.
+1 while <$list>;
 close $list;
 fail("\"$tarball\" is not a tar.gz archive") unless defined $first;
 my ($top) = $first =~ m{^([^/]+)/} or fail("\"$tarball\": no top folder");
