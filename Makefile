@@ -49,7 +49,8 @@ AGENT_OBJS := $(patsubst %,build/%.o,$(AGENT_SRCS)) build/agent-registry.c.o
 STUDY_CSRCS := $(foreach s,$(STUDIES),kernels/$(s)/study.c kernels/$(s)/reference.c)
 ORCH_CSRCS := $(wildcard orchestrator/*.c)
 ORCH_OBJS := $(patsubst %,build/%.o,$(ORCH_CSRCS)) build/orchestrator/toml.cc.o \
-	$(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
+	$(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o \
+	build/coord/agent/jsonl.c.o
 LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
 # What building and running need (`make run`: the coordinator, the agent
@@ -154,6 +155,11 @@ build/orchestrator/toml.cc.o: orchestrator/toml.cc
 build/coord/kernels/%.c.o: kernels/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SO_CFLAGS) $(shell $(REGISTRY) cflags $<) -MMD -MP -c -o $@ $<
+
+# The agent's line excerpts, which the coordinator shows the same way.
+build/coord/agent/jsonl.c.o: agent/jsonl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 build/studies.c.o: build/studies.c
 	$(CC) $(CFLAGS) $(SO_CFLAGS) -MMD -MP -c -o $@ $<
@@ -328,7 +334,7 @@ UNIT_report = cmd report repro ebash db runner deploy window conn local ssh conf
 	sshconfig toml proto disasm artifact bundle collector http fetch generate \
 	export \
 	compare figures reference stats study studies affinity progress \
-	trace strbuf util
+	trace strbuf util agent-jsonl
 UNIT_compare = compare report db stats study studies figures reference \
 	artifact strbuf util
 UNIT_http = http fetch study studies strbuf util

@@ -5,6 +5,7 @@
  */
 #include "conduct.h"
 #include "emit.h"
+#include "jsonl.h"
 #include "pin.h"
 #include "protocol.h"
 #include "registry.h"
@@ -144,35 +145,6 @@ child_line(struct child *c, char *line, long long deadline)
 	}
 }
 
-/*
- * The first EXCERPT bytes of s (len bytes) for a message, into out
- * (4 * EXCERPT + 1 bytes): printable ASCII as it is (a backslash
- * doubled), every other byte as \xNN, so that no terminal sees it raw.
- */
-static void
-excerpt(const char *s, size_t len, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	size_t i, n = 0;
-	unsigned char b;
-
-	for (i = 0; i < len && i < EXCERPT; i++) {
-		b = (unsigned char)s[i];
-		if (b == '\\') {
-			out[n++] = '\\';
-			out[n++] = '\\';
-		} else if (b >= 0x20 && b < 0x7f)
-			out[n++] = (char)b;
-		else {
-			out[n++] = '\\';
-			out[n++] = 'x';
-			out[n++] = d[b >> 4];
-			out[n++] = d[b & 15];
-		}
-	}
-	out[n] = '\0';
-}
-
 /* Send an error record for build k: msg, as if its agent had said it. */
 static void
 say_error(size_t k, const char *msg)
@@ -251,7 +223,7 @@ child_bad(size_t k, const char *what, const char *line, size_t len)
 		snprintf(msg, sizeof msg, "the agent of build %s %s, and was "
 		    "stopped", kids[k].id, what);
 	else {
-		excerpt(line, len, ex);
+		jsonl_excerpt(line, len, EXCERPT, ex);
 		snprintf(msg, sizeof msg, "the agent of build %s %s, and was "
 		    "stopped; the line%s: \"%s\"", kids[k].id, what,
 		    len > EXCERPT ? "'s first 200 bytes" : "", ex);
@@ -309,7 +281,7 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 		    "\"type\" of at most 15 bytes)");
 		return -1;
 	}
-	excerpt(type, strlen(type), ex);
+	jsonl_excerpt(type, strlen(type), EXCERPT, ex);
 	*ok = f[2].found == 1 && strcmp(status, PROTO_V_OK) == 0;
 	if (f[1].found != 1)
 		variant[0] = '\0';
@@ -345,13 +317,13 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 		return -1;
 	}
 	if (strcmp(type, PROTO_T_VARIANT) == 0 && !asked(o, variant)) {
-		excerpt(variant, strlen(variant), ex);
+		jsonl_excerpt(variant, strlen(variant), EXCERPT, ex);
 		snprintf(why, wlen, "sent a variant record for \"%s\", which "
 		    "was not asked for", ex);
 		return -1;
 	}
 	if (exp == EXP_SAMPLE && !is_error && strcmp(variant, v) != 0) {
-		excerpt(variant, strlen(variant), ex);
+		jsonl_excerpt(variant, strlen(variant), EXCERPT, ex);
 		snprintf(why, wlen, "sent a sample of \"%s\" when one of "
 		    "\"%s\" was asked for", ex, v);
 		return -1;

@@ -505,3 +505,27 @@ jsonl_read(const char *line, size_t len, struct jsonl_field *want,
 		return bad(&r, "text after the record");
 	return 0;
 }
+
+void
+jsonl_excerpt(const char *s, size_t len, size_t max, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	unsigned char b;
+	size_t i, n = 0;
+
+	for (i = 0; i < len && i < max; i++) {
+		b = (unsigned char)s[i];
+		if (b == '\\') {
+			out[n++] = '\\';
+			out[n++] = '\\';
+		} else if (b >= 0x20 && b < 0x7f)
+			out[n++] = (char)b;
+		else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = d[b >> 4];
+			out[n++] = d[b & 15];
+		}
+	}
+	out[n] = '\0';
+}

@@ -54,6 +54,15 @@ void jsonl_close(struct jsonl *j);
 const char *jsonl_finish(struct jsonl *j, const char **why);
 void jsonl_free(struct jsonl *j);
 
+/*
+ * The first max bytes of s (len bytes) for a message, into out (4 * max
+ * + 1 bytes): printable ASCII as it is (a backslash doubled), every other
+ * byte as \xNN, so that the message shows what was sent and no terminal
+ * sees it raw.  The conductor and the coordinator both show a build's
+ * offending line so.
+ */
+void jsonl_excerpt(const char *s, size_t len, size_t max, char *out);
+
 /* A top-level string field jsonl_read looks for, and where it goes. */
 struct jsonl_field {
 	const char *key;

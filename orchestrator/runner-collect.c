@@ -5,6 +5,7 @@
  */
 #include "runner-int.h"
 
+#include "../agent/jsonl.h"
 #include "affinity.h"
 #include "progress.h"
 #include "report.h"
@@ -600,7 +601,7 @@ refuse(struct stream *s, struct stream *k, const char *line, size_t len,
 
 	snprintf(reason, sizeof reason, "%s", why);
 	strip_ctrl(reason);
-	escape_bytes(line, len, EXCERPT, ex);
+	jsonl_excerpt(line, len, EXCERPT, ex);
 	k->gone = k->refused = 1;
 	so_error(&k->err, SO_EPROTO, "the agent of build %s sent a record "
 	    "that the coordinator refuses (%s), and its records are ignored "

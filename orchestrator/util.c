@@ -386,29 +386,6 @@ strip_ctrl(char *s)
 			*s = '?';
 }
 
-void
-escape_bytes(const char *s, size_t len, size_t max, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	unsigned char b;
-	size_t i, n = 0;
-
-	for (i = 0; i < len && i < max; i++) {
-		b = (unsigned char)s[i];
-		if (b == '\\') {
-			out[n++] = '\\';
-			out[n++] = '\\';
-		} else if (b >= 0x20 && b < 0x7f)
-			out[n++] = (char)b;
-		else {
-			out[n++] = '\\';
-			out[n++] = 'x';
-			out[n++] = d[b >> 4];
-			out[n++] = d[b & 15];
-		}
-	}
-	out[n] = '\0';
-}
 
 int
 write_all(int fd, const void *data, size_t len, const char *name,

@@ -140,14 +140,6 @@ int hex_decode(const char *hex, uint8_t *out, size_t n);
  */
 void strip_ctrl(char *s);
 /*
- * The first max bytes of s (len bytes) for a message, into out (4 * max
- * + 1 bytes): printable ASCII as it is (a backslash doubled), every other
- * byte as \xNN, so that the message shows what was sent, and no terminal
- * sees it raw (as the conductor shows a build's line: agent/conduct.c).
- */
-void escape_bytes(const char *s, size_t len, size_t max, char *out);
-
-/*
  * Write all len bytes of data to fd (again after EINTR and short writes).
  * 0 or SO_EIO naming name.
  */

@@ -304,6 +304,21 @@ test_jsonl_read(void **state)
 	assert_string_equal(why, "NUL byte at byte 7");
 }
 
+/* An offending line in an error: escaped, at most max bytes. */
+static void
+test_jsonl_excerpt(void **state)
+{
+	char ex[4 * 8 + 1];
+
+	(void)state;
+	jsonl_excerpt("a\\\x1b[1\0b", 7, 8, ex);
+	assert_string_equal(ex, "a\\\\\\x1b[1\\x00b");
+	jsonl_excerpt("abcdefghij", 10, 8, ex);
+	assert_string_equal(ex, "abcdefgh");
+	jsonl_excerpt("\xff\xff\xff", 3, 8, ex);
+	assert_string_equal(ex, "\\xff\\xff\\xff");
+}
+
 /* Files of lengths around the padding's edges and over many blocks. */
 static void
 test_sha256_file(void **state)
@@ -466,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_jsonl_write),
 		cmocka_unit_test(test_jsonl_read),
+		cmocka_unit_test(test_jsonl_excerpt),
 		cmocka_unit_test(test_sha256_file),
 		cmocka_unit_test(test_macfacts_feat_names),
 		cmocka_unit_test(test_macfacts_power),
