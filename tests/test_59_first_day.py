@@ -229,3 +229,45 @@ def test_warmup(tmp_path, workdir):
                                 timed[res["parameters"]["variant"]]]
     rows = run(tmp_path, "report", "--db", db, "--format", "csv").stdout
     assert len(rows.strip().splitlines()) == 1 + 6
+
+
+def test_installed_first_day(tmp_path, workdir):
+    """Done-when of issue 32: `make install PREFIX=...`, then the installed
+    `seqorch init` and a run from another directory with no --config, the
+    inventory found in $XDG_CONFIG_HOME and results.db left where it ran."""
+    from conftest import ROOT, locked
+    prefix = tmp_path / "prefix"
+    with locked(ROOT / "build" / "pytest-make.lock"):
+        subprocess.run(["make", "-s", "install", f"PREFIX={prefix}"],
+                       cwd=ROOT, check=True, capture_output=True)
+    installed = prefix / "bin" / "seqorch"
+    assert (prefix / "share" / "man" / "man1" / "seqorch.1").exists()
+    env = {k: v for k, v in os.environ.items() if k != "SEQORCH_CONFIG"}
+    env.update(HOME=str(tmp_path / "home"),
+               XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    (tmp_path / "home").mkdir()
+
+    def sq(cwd, *args):
+        return subprocess.run([str(installed), *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    r = sq(tmp_path, "init")
+    inv = tmp_path / "xdg" / "seqorch" / "hosts.toml"
+    assert r.returncode == 0 and f'wrote "{inv}"' in r.stdout, r.stderr
+    # The agent build the other tests share, so that the run is cheap.
+    inv.write_text(inv.read_text().replace(
+        'transport = "local"\n',
+        f'transport = "local"\nworkdir = "{workdir}"\n'))
+    work = tmp_path / "work"
+    work.mkdir()
+    r = sq(work, "hosts", "list")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == \
+        f"inventory: {inv} ($XDG_CONFIG_HOME)"
+    assert "\nlocal " in r.stdout
+    r = sq(work, "run", "--study", "sha3", "--hosts", "local", "--steps",
+           "2000", "--samples", "1")
+    assert r.returncode == 0, r.stderr
+    assert f'hosts from "{inv}"' in r.stderr
+    assert query(work / "results.db", "select study, steps from runs") == \
+        [("sha3", 2000)]
