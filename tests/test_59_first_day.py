@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import SEQORCH, query, write_hosts
+from conftest import ROOT, SEQORCH, locked, query, write_hosts
 
 
 def run(cwd, *args, env=None, timeout=600):
@@ -235,7 +235,6 @@ def test_installed_first_day(tmp_path, workdir):
     """Done-when of issue 32: `make install PREFIX=...`, then the installed
     `seqorch init` and a run from another directory with no --config, the
     inventory found in $XDG_CONFIG_HOME and results.db left where it ran."""
-    from conftest import ROOT, locked
     prefix = tmp_path / "prefix"
     with locked(ROOT / "build" / "pytest-make.lock"):
         subprocess.run(["make", "-s", "install", f"PREFIX={prefix}"],
