@@ -57,10 +57,12 @@ LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 # built on this host, objdump from binutils for the disassembly check) and
 # what only the tests, benches and other studies add (`make test`).  The
 # compilers by name, not build-essential: its dpkg-dev (perl modules,
-# patch, bzip2) builds Debian packages, which `make run` does not.
+# patch, bzip2) builds Debian packages, which `make run` does not.  perl
+# runs OpenSSL's perlasm on the coordinator (kernels/sha3/generate.pl),
+# whose Digest::SHA is perl's, not perl-base's.
 DEBS_RUN = gcc g++ libc6-dev make libssh2-1-dev libcurl4-openssl-dev \
 	libsqlite3-dev libcjson-dev libssl-dev libtomlplusplus-dev \
-	binutils openssl
+	binutils openssl perl
 DEBS_TEST = build-essential sqlite3 libcmocka-dev python3 python3-pytest \
 	python3-pytest-xdist \
 	openssh-server openssh-client \
