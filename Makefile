@@ -345,7 +345,8 @@ UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit \
-	agent-macfacts agent-osslcap
+	agent-macfacts agent-osslcap agent-timing
+MOD_agent-timing = build/agent/timing.c.o
 MOD_agent-opts = build/agent/opts.c.o
 MOD_agent-macfacts = build/agent/macfacts.c.o
 MOD_agent-jsonl = build/agent/jsonl.c.o

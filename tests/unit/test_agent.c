@@ -29,6 +29,7 @@
 #include "../../agent/osslcap.h"
 #include "../../agent/sha256.h"
 #include "../../agent/spread.h"
+#include "../../agent/timing.h"
 
 /* Parse the NULL-terminated words after "seqorch-agent", from scratch. */
 static enum opts_result
@@ -322,6 +323,43 @@ test_jsonl_excerpt(void **state)
 	assert_string_equal(ex, "\\xff\\xff\\xff");
 }
 
+/*
+ * A sample's raw clock against the thread's cpu time and its wait for a
+ * cpu: a crowded cpu (51.9 s for 3.9 s of cpu, 47.9 s waited, seen at load
+ * 15 on 2 cpus) is no jump; hours no one ran or waited, or a clock gone
+ * back, or more cpu than time, are.
+ */
+static void
+test_clock_jumps(void **state)
+{
+	const uint64_t s = 1000000000u;
+	uint64_t a, b;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(timing_jumped(s, s + 51850000000u, 3943000000u,
+	    47900000000u, why, sizeof why), 0);
+	assert_int_equal(timing_jumped(s, s + 51850000000u, 3943000000u, 0,
+	    why, sizeof why), 1);
+	assert_string_equal(why, "it advanced 51.850 s while the thread ran "
+	    "only 3.943 s of cpu and waited 0.000 s for one (or the agent was "
+	    "stopped)");
+	assert_int_equal(timing_jumped(s, s + 7200 * s, s / 4, s / 100, why,
+	    sizeof why), 1);
+	assert_int_equal(timing_jumped(3 * s, s, 0, 0, why, sizeof why), 1);
+	assert_string_equal(why, "it went back 2.000 s");
+	/* More cpu than time, beyond 1% and 1 ms of slack. */
+	assert_int_equal(timing_jumped(s, s + 66000, 1372000, 0, why,
+	    sizeof why), 1);
+	assert_int_equal(timing_jumped(s, s + 66000, 1000000, 0, why,
+	    sizeof why), 0);
+	/* This thread's own wait, where Linux says it, only grows. */
+	if (timing_thread_wait_ns(&a) == 0) {
+		assert_int_equal(timing_thread_wait_ns(&b), 0);
+		assert_true(b >= a);
+	}
+}
+
 /* Files of lengths around the padding's edges and over many blocks. */
 static void
 test_sha256_file(void **state)
@@ -550,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_jsonl_write),
 		cmocka_unit_test(test_jsonl_read),
 		cmocka_unit_test(test_jsonl_excerpt),
+		cmocka_unit_test(test_clock_jumps),
 		cmocka_unit_test(test_sha256_file),
 		cmocka_unit_test(test_macfacts_feat_names),
 		cmocka_unit_test(test_macfacts_power),
