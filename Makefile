@@ -390,7 +390,7 @@ test: deps
 
 # This machine and an emulated arm64 Linux host in one run of every study
 # but randomx (tests/test_70_arm64.py).  The rootfs is built once into
-# ARM64_CACHE (4-6 minutes, about 400 MB) and reused.
+# ARM64_CACHE (4-18 minutes, about 420 MB) and reused.
 test-arm64: deps-arm64 all
 	sh tests/arm64/build-host.sh $(ARM64_CACHE) >/dev/null
 	SEQORCH_ARM64_CACHE=$(ARM64_CACHE) $(PYTHON) -m pytest -q \

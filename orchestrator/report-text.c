@@ -304,11 +304,18 @@ text_rows(const struct rrun *r, FILE *out)
 		table_cell(&t, xasprintf("%" PRId64, w->invalid));
 	}
 	table_print(&t, out);
+	/* Wrapped, not cut: a note is worth reading whole. */
 	for (i = 0; i < r->nrows; i++) {
+		char *head, *text;
+
 		w = &r->rows[i];
-		if (w->note != NULL)
-			report_emit(out, "* %s on %s: %s (docs/studies.md)",
-			    w->variant, w->host, w->note);
+		if (w->note == NULL)
+			continue;
+		head = xasprintf("* %s on %s: ", w->variant, w->host);
+		text = xasprintf("%s (docs/studies.md)", w->note);
+		report_emit_wrapped(out, head, text);
+		free(head);
+		free(text);
 	}
 }
 

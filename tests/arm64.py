@@ -11,6 +11,7 @@ and facts do.  Needs root, mmdebstrap and qemu-user-static (make
 deps-arm64).
 """
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -37,11 +38,33 @@ def rootfs():
     return Path(r.stdout.strip().splitlines()[-1])
 
 
-def arm_sshd(base, name, user_key, files=None):
+def whiteout(root, upper, package):
+    """Remove the files of an installed Debian package of root from the
+    overlay whose upper layer is upper: a whiteout (a 0/0 character
+    device) for each, its directories kept, each path taken through
+    root's own symlinks (/lib is usr/lib) so that none is shadowed."""
+    listing = root / "var/lib/dpkg/info" / f"{package}:arm64.list"
+    for line in listing.read_text().splitlines():
+        p = root / line.lstrip("/")
+        if not os.path.lexists(p) or (p.is_dir() and not p.is_symlink()):
+            continue
+        real = Path(os.path.realpath(p.parent)) / p.name
+        if not real.is_relative_to(root):
+            continue
+        w = upper / real.relative_to(root)
+        w.parent.mkdir(parents=True, exist_ok=True)
+        os.mknod(w, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+
+
+def arm_sshd(base, name, user_key, files=None, without=()):
     """A started sshd whose sessions run in the arm64 rootfs; files maps
-    a path in that rootfs to the text of an executable put there (in the
-    overlay's upper layer, before it is mounted)."""
-    s = Sshd(base, name, user_key, chroot=rootfs())
+    a path in that rootfs to the text of an executable put there, and the
+    files of the Debian packages in without are removed (both in the
+    overlay's upper layer, before it is mounted: the rootfs is shared)."""
+    root = rootfs()
+    s = Sshd(base, name, user_key, chroot=root)
+    for package in without:
+        whiteout(root, s.dir / "upper", package)
     for path, text in (files or {}).items():
         f = s.dir / "upper" / path.lstrip("/")
         f.parent.mkdir(parents=True, exist_ok=True)

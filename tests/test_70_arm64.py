@@ -12,11 +12,17 @@ host's facts are its hwcaps, not the x86 /proc/cpuinfo qemu-user shows,
 and its counters error names the call that failed.  A second run on the
 same emulated host ("m4name") builds with a compiler that answers
 -dumpmachine as Apple clang does (arm64-apple-darwin...): every ARM
-variant must still be built and measured.  Rates under an
-emulator mean nothing and are not looked at.
+variant must still be built and measured.  The rootfs has no cJSON (the
+agent needs none, issue 33); a third host ("nossl") is an overlay of it
+without libssl-dev's files either, built with -mcpu=native, which gcc 12
+under qemu resolves to generic armv8-a as on a part it does not know:
+every study runs there with the Python chain's digests, the OpenSSL
+variants skipped with the reason, and the run warns that native resolved
+to generic.  Rates under an emulator mean nothing and are not looked at.
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -81,7 +87,9 @@ def fleet(tmp_path_factory):
     key = tmp / "id_ed25519"
     keygen(key, "seqorch-user")
     arm = arm_sshd(base, "arm", key, files={APPLE_CC: APPLE_CC_TEXT})
+    nossl = None
     try:
+        nossl = arm_sshd(base, "nossl", key, without=("libssl-dev",))
         local = tmp / "local-work"
         local.mkdir()
         write_hosts_toml(tmp / "hosts.toml", {
@@ -91,6 +99,7 @@ def fleet(tmp_path_factory):
             "m4name": arm.host_entry(cc=[APPLE_CC],
                                      workdir=arm.host_entry()["workdir"]
                                      + "-apple"),
+            "nossl": nossl.host_entry(cflags="-O2 -mcpu=native"),
         })
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
         # OpenSSL's release into the cache beside results.db: the sha3
@@ -114,6 +123,14 @@ def fleet(tmp_path_factory):
             cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
         assert a.returncode == 0, a.stdout + a.stderr + \
             arm.log.read_text()[-4000:]
+        # The host without OpenSSL's headers, and a native gcc resolves
+        # to generic.
+        n = subprocess.run(
+            [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
+             "nossl", "--steps", str(STEPS), "--samples", "1"],
+            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
+        assert n.returncode == 0, n.stdout + n.stderr + \
+            nossl.log.read_text()[-4000:]
         # Seed 002's control: only ARMV8_SHA512 cleared on the arm host.
         c = subprocess.run(
             [str(SEQORCH), "run", "--study", "sha512", "--hosts", "arm",
@@ -125,6 +142,8 @@ def fleet(tmp_path_factory):
         yield tmp, tmp / "results.db", r.stderr
     finally:
         arm.stop()
+        if nossl is not None:
+            nossl.stop()
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -148,7 +167,8 @@ def test_one_digest_per_study_across_architectures(fleet):
         assert digests == [(refs.chain_hex(study, STEPS),)], study
         hosts = rows(db, "SELECT DISTINCT host FROM samples WHERE study = ? "
                      "ORDER BY host", study)
-        assert hosts == [("arm",), ("local",), ("m4name",)], study
+        assert hosts == [("arm",), ("local",), ("m4name",), ("nossl",)], \
+            study
 
 
 def test_arm_variants_run_on_arm_only(fleet):
@@ -174,7 +194,8 @@ def test_arm_host_is_aarch64(fleet):
         assert facts["arch"] == "aarch64"
         assert facts["os"] == "Linux"
     assert rows(db, "SELECT name, arch FROM hosts ORDER BY name") == \
-        [("arm", "aarch64"), ("local", "x86_64"), ("m4name", "aarch64")]
+        [("arm", "aarch64"), ("local", "x86_64"), ("m4name", "aarch64"),
+         ("nossl", "aarch64")]
 
 
 def host_facts(db, host):
@@ -356,3 +377,117 @@ def test_cap_clear_keeps_every_other_arm_bit(fleet):
         assert int(cleared, 16) == 1 << 6
         assert int(detected, 16) & (1 << 6), detected
         assert int(applied, 16) == int(detected, 16) & ~(1 << 6)
+
+
+def report(tmp, *args):
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+    r = subprocess.run([str(SEQORCH), "report", *args], cwd=tmp, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_a_host_without_cjson_or_openssl_headers(fleet):
+    """The rootfs has no cJSON, and nossl's overlay no libssl-dev either:
+    every study runs there with the Python chain's digests, the portable
+    OpenSSL perlasm variants included; only the variants that link
+    libcrypto are skipped, with the compiler's reason (issue 33)."""
+    _, db, _ = fleet
+    assert not (rootfs() / "usr/include/cjson").exists()
+    for study in STUDIES:
+        got = rows(db, "SELECT DISTINCT valid, digest FROM samples WHERE "
+                   "host = 'nossl' AND study = ?", study)
+        assert got == [(1, refs.chain_hex(study, STEPS))], (study, got)
+    skipped = rows(db, "SELECT study, variant, reason FROM variants WHERE "
+                   "host = 'nossl' AND status = 'skipped' ORDER BY study, "
+                   "variant")
+    assert [(s, v) for s, v, _ in skipped] == [
+        ("sha3", "openssl-evp"), ("sha512", "openssl-api"),
+        ("sha512", "openssl-transform")], skipped
+    for _, _, why in skipped:
+        assert re.fullmatch(r"the compiler cannot build against -lcrypto "
+                            r"here: openssl/\S+\.h: No such file or "
+                            r"directory", why), why
+    measured = {v for (v,) in rows(db, "SELECT DISTINCT variant FROM "
+                                   "samples WHERE host = 'nossl' AND "
+                                   "study = 'sha3'")}
+    assert {"openssl-scalar", "openssl-sha3", "arm-scalar"} <= measured
+    assert rows(db, "SELECT DISTINCT openssl FROM builds WHERE host = "
+                "'nossl'") == [("none (the agent was built without "
+                                "libcrypto)",)]
+
+
+def test_native_resolved_to_generic_is_recorded_and_warned(fleet):
+    """gcc 12 under qemu does not know the cpu (as on a Neoverse V2):
+    -mcpu=native resolves to generic armv8-a.  builds.native and every
+    variant's compiled_for say what was built, the ARM variants keeping
+    their own -march, and each build warns, in events and the report
+    (item 5)."""
+    tmp, db, _ = fleet
+    got = rows(db, "SELECT id, native, extra FROM builds WHERE host = "
+               "'nossl' ORDER BY id")
+    assert len(got) == len(STUDIES)
+    for bid, native, extra in got:
+        assert native == "-march=armv8-a -mcpu=generic -mtune=generic"
+        compiled = dict(ln.split("=", 1) for ln in extra.splitlines()
+                        if ln.startswith("compiled_for."))
+        assert compiled["compiled_for.sha3/arm-sha3-fused"] == \
+            "-march=armv8.2-a+sha3 -mcpu=generic"
+        assert compiled["compiled_for.sha3/c-fused"] == "-mcpu=generic"
+        assert "native" not in " ".join(compiled.values()), compiled
+    want = [(f"build {bid}: native resolved to generic (-march=armv8-a "
+             "-mcpu=generic -mtune=generic): compiler \"cc\" does not know "
+             "this cpu, so the build is not tuned for it",)
+            for bid, _, _ in got]
+    assert rows(db, "SELECT message FROM events WHERE host = 'nossl' AND "
+                "level = 'warning' AND message LIKE 'build %: native %' ORDER BY "
+                "id") == want
+    (run,), = rows(db, "SELECT DISTINCT run_id FROM samples WHERE host = "
+                   "'nossl' AND study = 'sha3'")
+    out = report(tmp, "--run", str(run))
+    assert want[0][0].split(": ", 1)[1] in " ".join(out.split()), out
+
+
+def test_arm_scalar_built_by_gcc_says_whose_baseline_it_is(fleet):
+    """docs/studies.md: build arm-scalar with clang on ARM.  Built with
+    the host's cc (gcc 12, whose version line names it "cc"), the
+    report's text and HTML say beside the variant that its rate is the
+    compiler's baseline, not the code's (item 6)."""
+    tmp, db, _ = fleet
+    (run,), = rows(db, "SELECT DISTINCT run_id FROM samples WHERE host = "
+                   "'arm' AND study = 'sha3'")
+    note = ("built with cc, not clang: the rate is the compiler's "
+            "baseline, not the code's")
+    text = report(tmp, "--run", str(run))
+    assert re.search(r"^\s*arm-scalar \*\s+arm\s", text, re.M), text
+    # the note is wrapped at spaces, never cut
+    flat = " ".join(text.split())
+    assert f"* arm-scalar on arm: {note} (docs/studies.md)" in flat, text
+    assert flat.count(note) == 1, text
+    html = report(tmp, "--run", str(run), "--format", "html")
+    assert f"arm-scalar ({note})" in html
+
+
+def test_cap_clear_on_a_host_without_libcrypto_is_skipped(fleet):
+    """sha512's capability control on nossl, whose agent has no
+    libcrypto: the run does not fail the host, it says the control was
+    skipped and why, and the variants it can build are measured."""
+    tmp, db, _ = fleet
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+    r = subprocess.run(
+        [str(SEQORCH), "run", "--study", "sha512", "--hosts", "nossl",
+         "--steps", str(STEPS), "--samples", "1", "--openssl-cap-clear",
+         "ARMV8_SHA512"],
+        cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (run,), = rows(db, "SELECT max(id) FROM runs")
+    assert rows(db, "SELECT host, level, message FROM events WHERE run_id = "
+                "? AND message LIKE '--openssl-cap-clear %'", run) == [
+        ("nossl", "warning", "--openssl-cap-clear ARMV8_SHA512 skipped: the "
+         "agent was built without libcrypto, so nothing it measures reads "
+         "OpenSSL's capability bits")]
+    got = rows(db, "SELECT DISTINCT variant, valid, digest, "
+               "openssl_cap_cleared FROM samples WHERE run_id = ? ORDER BY "
+               "variant", run)
+    assert got == [(v, 1, refs.chain_hex("sha512", STEPS), None)
+                   for v in ("arm-sha512", "c-fused")], got

@@ -8,7 +8,8 @@
 # CACHE/rootfs   a Debian bookworm arm64 root filesystem (mmdebstrap, from
 #                the mirrors apt is configured with here) holding what the
 #                agent needs to build on a host: a C compiler, libc, the
-#                cJSON and OpenSSL headers, objdump, openssl
+#                OpenSSL headers (optional: tests/arm64.py's overlays can
+#                remove them), objdump, openssl; no cJSON (issue 33)
 # CACHE/qemu-aarch64-cpu-max   a small static program that runs
 #                qemu-aarch64-static -cpu max, so that the emulated CPU has
 #                SHA3, SHA512, SVE and SVE2 (BITPERM), as a Graviton does
@@ -21,10 +22,11 @@
 #
 # Idempotent: a rootfs whose stamp matches the package list is reused
 # (this machine's qemu copied in again when it changed), the entry is left
-# as it is when it already names the same interpreter; concurrent calls
-# wait for each other (flock).  Run as root (mmdebstrap's root mode,
-# binfmt_misc).  Needs mmdebstrap, qemu-user-static and a C compiler with
-# a static libc (the Makefile's DEBS_ARM64).  Prints CACHE/rootfs.
+# as it is when it already names the same or an identical interpreter;
+# concurrent calls wait for each other (flock).  Run as root (mmdebstrap's
+# root mode, binfmt_misc).  Needs mmdebstrap, qemu-user-static and a C
+# compiler with a static libc (the Makefile's DEBS_ARM64).  Prints
+# CACHE/rootfs.
 set -eu
 . "$(dirname "$0")/../lib-rootfs.sh"
 
@@ -35,7 +37,7 @@ entry=seqorch-aarch64
 # What the agent's build and the coordinator's probes run on a host
 # (agent/build.sh, orchestrator/remote-scripts.c); util-linux (lscpu),
 # coreutils and mawk come with the base system.
-packages=gcc,libc6-dev,libcjson-dev,libssl-dev,openssl,binutils,procps
+packages=gcc,libc6-dev,libssl-dev,openssl,binutils,procps
 
 die() {
 	echo "build-host.sh: $*" >&2
@@ -85,13 +87,16 @@ else
 	mv "$wrapper.tmp" "$wrapper"
 fi
 
-# The entry, unless it exists with this interpreter.  A newer entry is
+# The entry, unless it exists with this interpreter or an identical one
+# (another cache's, SEQORCH_ARM64_CACHE: replacing the entry under a run
+# that uses it would fail its execs in between).  A newer entry is
 # matched first, so another aarch64 entry (qemu-user-binfmt's) may stay.
 [ -w "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt" ||
     die "cannot mount binfmt_misc on $binfmt"
-if [ -f "$binfmt/$entry" ] &&
-    ! grep -qx "interpreter $wrapper" "$binfmt/$entry"; then
-	echo -1 > "$binfmt/$entry"
+if [ -f "$binfmt/$entry" ]; then
+	current=$(sed -n 's/^interpreter //p' "$binfmt/$entry")
+	[ "$current" = "$wrapper" ] || cmp -s "$current" "$wrapper" ||
+	    echo -1 > "$binfmt/$entry"
 fi
 if [ ! -f "$binfmt/$entry" ]; then
 	magic='\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
