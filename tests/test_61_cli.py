@@ -306,3 +306,21 @@ def test_summary_says_how_much_faster(site):
     iv = [float(f.strip("[,]")) for f in line[2].split() if f != "+-"]
     assert iv[0] >= 0 and (len(iv) == 1 or iv[0] <= float(line[1]) <= iv[1])
     assert line[3].startswith(" (control)") == (other == "openssl-evp")
+
+
+def test_html_names_break_at_sensible_points(site):
+    """On a narrow screen names, paths and the command break after a '-'
+    inside a word, a '/' or a middle dot, hashes every 16 digits (issue
+    32 item 21), and nothing breaks at any letter (overflow-wrap)."""
+    db = site / "results.db"
+    page = seqorch(site, "report", "--db", db, "--format", "html").stdout
+    assert "anywhere" not in page
+    want = re.sub(r"(?<=[A-Za-z0-9])-(?=[A-Za-z0-9])", "-<wbr>",
+                  str(db).replace("/", "/<wbr>"))
+    assert f"<p>From <code>{want}</code>" in page
+    assert "'c-<wbr>fused,openssl-<wbr>evp'" in page
+    assert "'--study'" in page and "-<wbr>-" not in page
+    assert "<wbr>".join(["0" * 16] * 4) in page
+    (digest,), = query(db, "SELECT DISTINCT digest FROM samples")
+    parts = [digest[i:i + 16] for i in range(0, 64, 16)]
+    assert f"<code>{'<wbr>'.join(parts)}</code>" in page
