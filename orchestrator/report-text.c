@@ -182,10 +182,10 @@ text_hosts(const struct rrun *r, FILE *out)
 static void
 text_sources(const struct rrun *r, FILE *out)
 {
-	char *vs = report_source_variants(r), *head;
+	char *vs = report_source_variants(r), *head, **lines;
 	const struct rsource *s, *prev = NULL;
 	const char *base;
-	size_t i;
+	size_t i, n = 0;
 
 	if (vs == NULL)
 		return;
@@ -193,17 +193,21 @@ text_sources(const struct rrun *r, FILE *out)
 	    "them (sha256, file):", vs);
 	fputc('\n', out);
 	report_emit_wrapped(out, "", head);
+	/* As sha256sum prints them: each hash and file on one line. */
+	lines = xcalloc(2 * r->nsources, sizeof *lines);
 	for (i = 0; i < r->nsources; i++) {
 		s = &r->sources[i];
 		if (prev == NULL || prev->build_id != s->build_id ||
 		    strcmp(prev->name, s->name) != 0)
-			report_emit(out, "  build %" PRId64 ": %s %s",
+			lines[n++] = xasprintf("  build %" PRId64 ": %s %s",
 			    s->build_id, s->name, s->version);
 		base = strrchr(s->file, '/');
-		report_emit(out, "    %s  %s", s->sha256,
+		lines[n++] = xasprintf("    %s  %s", s->sha256,
 		    base != NULL ? base + 1 : s->file);
 		prev = s;
 	}
+	report_emit_rows(out, lines, n);
+	free(lines);
 	free(head);
 	free(vs);
 }
