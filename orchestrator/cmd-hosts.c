@@ -156,7 +156,8 @@ trust_host(const struct config *cfg, const char *name)
 			h = &cfg->hosts[i];
 	if (h == NULL) {
 		fprintf(stderr, "seqorch: no host \"%s\" in \"%s\" (see "
-		    "`seqorch hosts list`)\n", name, cfg->path);
+		    "`seqorch hosts list%s`)\n", name, cfg->path,
+		    cfg->hint != NULL ? cfg->hint : "");
 		return EXIT_USAGE;
 	}
 	if (h->transport != TRANSPORT_SSH) {

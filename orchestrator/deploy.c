@@ -4,6 +4,7 @@
 #include "artifact.h"
 #include "deploy-steps.h"
 #include "disasm.h"
+#include "fetch.h"
 #include "remote-scripts.h"
 #include "remote.h"
 #include "study.h"
@@ -227,10 +228,12 @@ deploy_artifacts(struct conn *c, const char *study, const char *cache,
 		free(local);
 		local = xasprintf("%s/%s", cache, a->sha256);
 		if ((f = fopen(local, "rb")) == NULL) {
+			char *hint = fetch_hint(study, cache);
+
 			rc = so_error(err, SO_ENOTFOUND, "artifact \"%s\" of "
 			    "study \"%s\" is not in the cache \"%s\" (run "
-			    "`seqorch fetch --study %s`)", a->name, study,
-			    cache, study);
+			    "`%s`)", a->name, study, cache, hint);
+			free(hint);
 			break;
 		}
 		free(data);

@@ -24,6 +24,19 @@ fetch_cache_dir(const char *opt, const char *conf, const char *db)
 	return xasprintf("%.*s/seqorch-cache", (int)(slash - db), db);
 }
 
+char *
+fetch_hint(const char *study, const char *cache)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "seqorch fetch --study %s", study);
+	if (strcmp(cache, "seqorch-cache") != 0) {
+		strbuf_addstr(&sb, " --cache ");
+		strbuf_add_shquoted(&sb, cache);
+	}
+	return strbuf_detach(&sb);
+}
+
 const char *
 fetch_url(const struct artifact_entry *a)
 {

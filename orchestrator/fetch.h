@@ -20,6 +20,15 @@
 char *fetch_cache_dir(const char *opt, const char *conf, const char *db);
 
 /*
+ * The command a hint gives to fetch study's artifacts into cache, so that
+ * it works when pasted: "seqorch fetch --study S", with " --cache DIR"
+ * (shell-quoted) unless cache is the default beside ./results.db, since
+ * --db, --config and --cache all only say where the cache is.  Caller
+ * frees.
+ */
+char *fetch_hint(const char *study, const char *cache);
+
+/*
  * The URL of an artifact: the environment variable SEQORCH_URL_<NAME>
  * (the artifact's name in upper case, dashes as underscores:
  * SEQORCH_URL_RANDOMX) when set and not empty, else its default.

@@ -1,6 +1,7 @@
 /* Per-host preparation and measurement, in the host pool (pool.h). */
 #include "runner-int.h"
 
+#include "fetch.h"
 #include "openssl-caps.h"
 #include "pool.h"
 #include "progress.h"
@@ -162,7 +163,7 @@ gen_skipped(struct hostrun *hr, const struct build_result *b)
 	const char **vs = run_variants(p, NULL);
 	const struct variant_entry *ve;
 	struct so_err err;
-	char why[256], arch[64];
+	char *why, *hint, arch[64];
 	size_t j;
 
 	study_arch(b->target, arch, sizeof arch);
@@ -172,12 +173,15 @@ gen_skipped(struct hostrun *hr, const struct build_result *b)
 		    !generated_has(p->gen, ve->needs) &&
 		    (strcmp(ve->arch, "any") == 0 ||
 		    strcmp(ve->arch, arch) == 0)) {
-			snprintf(why, sizeof why, "source \"%s\" not fetched "
-			    "(seqorch fetch --study %s)", ve->needs, p->study);
+			hint = fetch_hint(p->study, p->cache);
+			why = xasprintf("source \"%s\" not fetched (%s)",
+			    ve->needs, hint);
 			if (db_variant_status(hr->db, p->run_id,
 			    hr->host->name, b->build_id, p->study, vs[j],
 			    "skipped", why, &err) != 0)
 				run_db_lost(hr, "a variant's status", err.msg);
+			free(why);
+			free(hint);
 		}
 		free((char *)vs[j]);
 	}

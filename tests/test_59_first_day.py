@@ -5,13 +5,14 @@ directory), `seqorch init` writing a starter one, and hints that carry the
 import json
 import os
 import shlex
+import signal
 import sqlite3
 import statistics
 import subprocess
 
 import pytest
 
-from conftest import SEQORCH, query, write_hosts
+from conftest import ROOT, SEQORCH, locked, query, write_hosts
 
 
 def run(cwd, *args, env=None, timeout=600):
@@ -130,10 +131,57 @@ def test_run_elsewhere_and_pasted_hints(measured):
                        text=True)
     assert r.returncode == 0, r.stderr
     assert "sha3" in r.stdout
+    # The variants built from OpenSSL's generated sources are skipped
+    # (nothing fetched), and the fetch named fills the cache beside --db.
+    cache = f"'{root}/seqorch-cache'"
+    assert set(query(db, "select reason from variants where status ="
+                     " 'skipped'")) == {
+        (f'source "openssl" not fetched (seqorch fetch --study sha3 '
+         f'--cache {cache})',)}
     # Finished: resuming says so, with a hint that carries --db.
     r = run(elsewhere, "run", "--resume", "1", "--db", db)
     assert r.returncode == 0, r.stderr
     assert f"next: seqorch report --run 1 --db '{db}'" in r.stderr
+
+
+def test_failed_and_interrupted_runs_hints(tmp_path, workdir):
+    """When every host failed, and when Ctrl-C stopped the run, the hints
+    carry --config and --db; `hosts trust` names `hosts list` with
+    --config."""
+    (tmp_path / "home").mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    inv, db = tmp_path / "my hosts.toml", tmp_path / "my results.db"
+    opts = f"--config '{inv}' --db '{db}'"
+    # A workdir that cannot be made fails the one host.
+    (tmp_path / "plain").write_text("")
+    write_hosts(inv, tmp_path / "plain" / "wd")
+    r = run(work, "run", "--study", "sha3", "--variants", "c-fused",
+            "--steps", "1000", "--samples", "1", "--config", inv, "--db", db)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.endswith(
+        f"\nnext: seqorch hosts check --config '{inv}'\n"
+        f"then: seqorch report --run 1 --db '{db}'\n"), r.stderr
+    r = run(work, "hosts", "trust", "nosuch", "--config", inv)
+    assert r.returncode == 2
+    assert f"(see `seqorch hosts list --config '{inv}'`)" in r.stderr, \
+        r.stderr
+
+    write_hosts(inv, workdir)
+    env = {k: v for k, v in os.environ.items() if k != "SEQORCH_CONFIG"}
+    env["HOME"] = str(tmp_path / "home")
+    p = subprocess.Popen([str(SEQORCH), "run", "--study", "sha3",
+                          "--variants", "c-fused", "--steps", "300000",
+                          "--samples", "50", "--config", str(inv), "--db",
+                          str(db)], cwd=work, env=env,
+                         stderr=subprocess.PIPE, text=True)
+    for line in p.stderr:
+        if "sample 1/50 of c-fused" in line:
+            p.send_signal(signal.SIGINT)
+            break
+    rest = p.stderr.read()
+    assert p.wait(timeout=120) == 130, rest
+    assert f"\nresume: seqorch run --resume 2 {opts}\n" in rest, rest
 
 
 def test_unsigned_import_and_compare_across_files(measured, tmp_path):
@@ -229,3 +277,44 @@ def test_warmup(tmp_path, workdir):
                                 timed[res["parameters"]["variant"]]]
     rows = run(tmp_path, "report", "--db", db, "--format", "csv").stdout
     assert len(rows.strip().splitlines()) == 1 + 6
+
+
+def test_installed_first_day(tmp_path, workdir):
+    """Done-when of issue 32: `make install PREFIX=...`, then the installed
+    `seqorch init` and a run from another directory with no --config, the
+    inventory found in $XDG_CONFIG_HOME and results.db left where it ran."""
+    prefix = tmp_path / "prefix"
+    with locked(ROOT / "build" / "pytest-make.lock"):
+        subprocess.run(["make", "-s", "install", f"PREFIX={prefix}"],
+                       cwd=ROOT, check=True, capture_output=True)
+    installed = prefix / "bin" / "seqorch"
+    assert (prefix / "share" / "man" / "man1" / "seqorch.1").exists()
+    env = {k: v for k, v in os.environ.items() if k != "SEQORCH_CONFIG"}
+    env.update(HOME=str(tmp_path / "home"),
+               XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    (tmp_path / "home").mkdir()
+
+    def sq(cwd, *args):
+        return subprocess.run([str(installed), *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    r = sq(tmp_path, "init")
+    inv = tmp_path / "xdg" / "seqorch" / "hosts.toml"
+    assert r.returncode == 0 and f'wrote "{inv}"' in r.stdout, r.stderr
+    # The agent build the other tests share, so that the run is cheap.
+    inv.write_text(inv.read_text().replace(
+        'transport = "local"\n',
+        f'transport = "local"\nworkdir = "{workdir}"\n'))
+    work = tmp_path / "work"
+    work.mkdir()
+    r = sq(work, "hosts", "list")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == \
+        f"inventory: {inv} ($XDG_CONFIG_HOME)"
+    assert "\nlocal " in r.stdout
+    r = sq(work, "run", "--study", "sha3", "--hosts", "local", "--steps",
+           "2000", "--samples", "1")
+    assert r.returncode == 0, r.stderr
+    assert f'hosts from "{inv}"' in r.stderr
+    assert query(work / "results.db", "select study, steps from runs") == \
+        [("sha3", 2000)]
