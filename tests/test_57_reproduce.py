@@ -19,6 +19,12 @@ def openssl_fixture():
     return fixtures / "openssl" / "openssl-3.5.7.tar.gz"
 
 
+def randomx_fixture():
+    """RandomX's release tarball among the shared fixtures (test_47's)."""
+    return openssl_fixture().parents[1] / "randomx" / \
+        "RandomX-1.1.10.tar.gz"
+
+
 def test_group_runs_its_studies_in_order(scratch):
     # Seed 001's "division" is div32 then div64; div32 named again warns.
     r = seqorch(scratch, "run", "--study", "div,div32", "--hosts", "local",
@@ -140,6 +146,98 @@ def test_reproduce_sha512_records_its_protocol(tmp_path, workdir):
     assert "indicative only: a first look, every sample at most 3000 " \
         "steps" in out
     rep = seqorch(tmp_path, "report", "--reproduce", "sha512")
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout == out
+
+
+def test_reproduce_umbrella(tmp_path, workdir):
+    """Seed 001 on the local host, a first look: its windows in its order
+    (mul, sha3, div32, div64, randomx), every sample on the independent
+    reference's digest (hashlib; librandomx through ctypes), RandomX in
+    light mode and said so, its native / default ratio and phase shares
+    beside Graviton5's, mul's cross-machine ratios; the same table again
+    from the report.  The sources come from the shared fixtures and the
+    builds from the session's shared build directory (test_47's too)."""
+    write_hosts(tmp_path / "hosts.toml", workdir,
+                'reference = "graviton5"\n')
+    for study, tarball in (("sha3", openssl_fixture()),
+                           ("randomx", randomx_fixture())):
+        r = seqorch(tmp_path, "fetch", "--study", study, "--from", tarball)
+        assert r.returncode == 0, r.stderr
+    steps = 2
+    r = seqorch(tmp_path, "reproduce", "umbrella", "--hosts", "local",
+                "--steps", steps, timeout=1800)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    assert query(db, "SELECT name, steps_cap FROM reproductions") == \
+        [("umbrella", steps)]
+    runs = query(db, "SELECT rr.part, r.study, r.steps, r.status, r.id "
+                 "FROM reproduction_runs rr JOIN runs r ON r.id = "
+                 "rr.run_id ORDER BY r.id")
+    assert [x[:4] for x in runs] == [
+        ("mul", "mul", steps, "ok"), ("sha3", "sha3", steps, "ok"),
+        ("div", "div32", steps, "ok"), ("div", "div64", steps, "ok"),
+        ("randomx", "randomx", steps, "ok")]
+    for part, study, _, _, run_id in runs:
+        got = query(db, "SELECT DISTINCT digest, valid FROM samples WHERE "
+                    "run_id = ?", run_id)
+        assert got == [(chain_hex(study, steps), 1)], study
+    rx = runs[-1][4]
+    # light in a first look, both targetings interleaved, 10 samples each
+    assert query(db, "SELECT b.targeting, s.variant, count(*) FROM samples "
+                 "s JOIN builds b ON b.id = s.build_id WHERE s.run_id = ? "
+                 "GROUP BY b.targeting, s.variant ORDER BY b.targeting",
+                 rx) == [("default", "light", 10), ("native", "light", 10)]
+    out = r.stdout
+    assert "seqorch: a first look: every sample at most 2 steps" in r.stderr
+    # mul: no published rate, the seed's two ratios, one host here
+    assert "ratio graviton5 / m4: published 1.52x, here: no two hosts " \
+        "stand for graviton5 and m4 (hosts.toml `reference`)\n" in out
+    assert "ratio graviton5 / genoa: published 1.82x, here: no two hosts " \
+        "stand for graviton5 and genoa (hosts.toml `reference`)\n" in out
+    assert re.search(r"^    local +\S+ rounds/s  \S+, n 3$", out, re.M), out
+    assert re.search(r"^    local +\S+ hashes/s  \S+, n 3; graviton5's "
+                     r"6\.813M: \d\.\d{3}x$", out, re.M), out
+    # randomx: the seed's figures, each targeting beside its own
+    sec = out[out.index("\nrandomx (run "):out.index("\nindicative only: "
+                                                     "a first look")]
+    assert "    graviton5  native 570.9 hashes/s  full mode, secure JIT, " \
+        "native compiler targeting\n" in sec
+    assert "    graviton5  default 571.6 hashes/s  full mode, secure JIT, " \
+        "default compiler targeting\n" in sec
+    best = dict(query(db, "SELECT b.targeting, MAX(s.median_rate) FROM "
+                      "summary s JOIN builds b ON b.id = s.build_id WHERE "
+                      "s.run_id = ? GROUP BY b.targeting", rx))
+    for t, pub in (("default", 571.6), ("native", 570.9)):
+        m = re.search(rf"^    local +{t} \S+ hashes/s  light, n 10; "
+                      rf"graviton5's {pub}: (\d\.\d{{3}})x\n      "
+                      r"indicative only: light, where the seed ran full$",
+                      sec, re.M)
+        assert m, sec
+        assert abs(float(m.group(1)) - best[t] / pub) <= 0.0005 + 1e-9
+    assert "  native / default: published 0.999x (graviton5)\n" in sec
+    m = re.search(r"^  native / default: local (\d\.\d{3})x$", sec, re.M)
+    assert m, sec
+    assert abs(float(m.group(1)) - best["native"] / best["default"]) <= \
+        0.0005 + 1e-9
+    m = re.search(r"^  phases, local beside graviton5's: executing the "
+                  r"generated program ([\d.]+)% \(90\.6%\); compiling it "
+                  r"([\d.]+)% \(1\.8%\); changing JIT page permissions "
+                  r"([\d.]+)% \(2\.3%\)$", sec, re.M)
+    assert m, sec
+    for got, name in zip(m.groups(), ("execute", "compile", "mprotect")):
+        (value, ns), = query(db, "SELECT SUM(m.value), SUM(s.ns) FROM "
+                             "sample_metrics m JOIN samples s ON s.id = "
+                             "m.sample_id WHERE s.run_id = ? AND s.valid = 1 "
+                             "AND m.name = ?", rx, "phase_" + name)
+        assert abs(float(got) - 100 * value / ns) <= 0.05 + 1e-9, name
+    assert out.endswith(
+        "\nindicative only: a first look, every sample at most 2 steps "
+        "(--steps), where the seeds ran theirs in full\n"
+        "a host's `reference` is its owner's word that it is that machine, "
+        "or one like it: another CPU, kernel, compiler or library makes "
+        "the ratio indicative only\n"), out
+    rep = seqorch(tmp_path, "report", "--reproduce", "umbrella")
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout == out
 
