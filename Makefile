@@ -345,13 +345,15 @@ UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit \
-	agent-macfacts
+	agent-macfacts agent-osslcap agent-timing
+MOD_agent-timing = build/agent/timing.c.o
 MOD_agent-opts = build/agent/opts.c.o
 MOD_agent-macfacts = build/agent/macfacts.c.o
 MOD_agent-jsonl = build/agent/jsonl.c.o
 MOD_agent-sha256 = build/agent/sha256.c.o
 MOD_agent-emit = build/agent/emit.c.o
 MOD_agent-spread = build/agent/spread.c.o
+MOD_agent-osslcap = build/agent/osslcap.c.o
 MOD_studies = $(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o
 unit_objs = $(foreach m,$(1),$(or $(MOD_$(m)),$(patsubst %,build/%.o,\
 	$(wildcard orchestrator/$(m).c orchestrator/$(m)-*.c))))

@@ -248,7 +248,7 @@ facts_add(struct jsonl *obj, int cpu)
 	    getenv("OPENSSL_armcap") != NULL, getenv("OPENSSL_armcap"));
 	/* --openssl-cap-clear (osslcap.h): the masks read, cleared, in use. */
 	if (getenv(OSSLCAP_ENV_DETECTED) != NULL) {
-		char applied[128];
+		char applied[256];
 
 		osslcap_applied(applied, sizeof applied);
 		jsonl_str(obj, PROTO_F_OPENSSL_CAP_DETECTED,

@@ -10,7 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_WORDS 4
+/*
+ * The words of a mask OPENSSL_info prints: OpenSSL 3.0 prints two
+ * ia32cap words, 3.5 five (crypto/info.c), arm one.  Capability names
+ * live in the first words only (kernels/openssl-caps.h), so words past
+ * these are carried over as they were, whatever a later release adds.
+ */
+#define MAX_WORDS 5
 
 /* Only an agent built with libcrypto (agent/build.sh) has masks to clear. */
 #if defined(SEQORCH_LIBCRYPTO)
@@ -41,74 +47,117 @@ osslcap_applied(char *buf, size_t len)
 #endif
 }
 
-#if defined(OSSLCAP_ARCH)
-/* "0x..:0x.." into words; how many, or -1. */
+/*
+ * "0x..:0x..[:...]" into its first MAX_WORDS words; *rest is what follows
+ * them ("" or the text after their ':').  How many, or -1.
+ */
 static int
-parse_words(const char *s, uint64_t w[MAX_WORDS])
+parse_words(const char *s, uint64_t w[MAX_WORDS], const char **rest)
 {
 	char *end;
 	int n = 0;
 
-	while (n < MAX_WORDS) {
+	for (;;) {
 		errno = 0;
 		w[n++] = strtoull(s, &end, 0);
-		if (errno != 0 || end == s)
+		if (errno != 0 || end == s || (*end != ':' && *end != '\0'))
 			return -1;
-		if (*end != ':')
-			return *end == '\0' ? n : -1;
+		*rest = end + (*end == ':');
+		if (*end == '\0' || n == MAX_WORDS)
+			return n;
 		s = end + 1;
 	}
-	return -1;
 }
 
+/* The words, then rest as it was; "" when it does not fit in len. */
 static void
-format_words(const uint64_t *w, int n, char *buf, size_t len)
+format_words(const uint64_t *w, int n, const char *rest, char *buf,
+    size_t len)
 {
-	int i;
+	size_t at = 0;
+	int i, k;
 
+	for (i = 0; i < n; i++) {
+		k = snprintf(buf + at, len - at, "%s0x%llx", i ? ":" : "",
+		    (unsigned long long)w[i]);
+		if (k < 0 || (size_t)k >= len - at)
+			goto too_long;
+		at += (size_t)k;
+	}
+	if (*rest == '\0')
+		return;
+	k = snprintf(buf + at, len - at, ":%s", rest);
+	if (k >= 0 && (size_t)k < len - at)
+		return;
+too_long:
 	buf[0] = '\0';
-	for (i = 0; i < n; i++)
-		snprintf(buf + strlen(buf), len - strlen(buf), "%s0x%llx",
-		    i ? ":" : "", (unsigned long long)w[i]);
 }
-#endif
 
 int
-osslcap_clear(const char *names, char **argv, char *err, size_t len)
+osslcap_mask(const char *arch, const char *detected, const char *names,
+    char *cleared, char *applied, size_t len, char *err, size_t errlen)
 {
-#if defined(OSSLCAP_ARCH)
 	uint64_t det[MAX_WORDS], clr[MAX_WORDS] = { 0 };
-	char detected[128], cleared[128], applied[128];
 	const struct openssl_cap_bit *b;
-	const char *p = names;
+	const char *p = names, *rest;
 	int n, i;
 
-	if (getenv(OSSLCAP_ENV_DETECTED) != NULL)
-		return 0;
-	osslcap_applied(detected, sizeof detected);
-	if ((n = parse_words(detected, det)) < 0) {
-		snprintf(err, len, "cannot read the capability mask OpenSSL "
-		    "detected from \"%s\"", OPENSSL_info(
-		    OPENSSL_INFO_CPU_SETTINGS));
+	if ((n = parse_words(detected, det, &rest)) < 0) {
+		snprintf(err, errlen, "cannot read the capability mask "
+		    "OpenSSL detected from \"%s\"", detected);
 		return -1;
 	}
 	while (*p) {
 		size_t k = strcspn(p, ",");
 
-		b = openssl_cap_find(OSSLCAP_ARCH, p, k);
-		if (b == NULL || (int)b->word >= n) {
-			snprintf(err, len, "--openssl-cap-clear: \"%.*s\" is not "
-			    "an OpenSSL capability of %s (kernels/"
-			    "openssl-caps.h)", (int)k, p, OSSLCAP_ARCH);
+		if ((b = openssl_cap_find(arch, p, k)) == NULL) {
+			snprintf(err, errlen, "--openssl-cap-clear: \"%.*s\" is "
+			    "not an OpenSSL capability of %s (kernels/"
+			    "openssl-caps.h)", (int)k, p, arch);
+			return -1;
+		}
+		if ((int)b->word >= n) {
+			snprintf(err, errlen, "--openssl-cap-clear: \"%.*s\" is "
+			    "in word %u of the mask, and the one OpenSSL "
+			    "detected, \"%s\", has %d", (int)k, p, b->word,
+			    detected, n);
 			return -1;
 		}
 		clr[b->word] |= (uint64_t)1 << b->bit;
 		p += k + (p[k] == ',');
 	}
-	format_words(clr, n, cleared, sizeof cleared);
 	for (i = 0; i < n; i++)
 		det[i] &= ~clr[i];
-	format_words(det, n, applied, sizeof applied);
+	format_words(clr, n, "", cleared, len);
+	format_words(det, n, rest, applied, len);
+	if (cleared[0] == '\0' || applied[0] == '\0') {
+		snprintf(err, errlen, "--openssl-cap-clear: the mask OpenSSL "
+		    "detected, \"%s\", is too long", detected);
+		return -1;
+	}
+	return 0;
+}
+
+int
+osslcap_clear(const char *names, char **argv, char *err, size_t len)
+{
+#if !defined(SEQORCH_LIBCRYPTO)
+	/* Nothing here reads OpenSSL's bits: the facts' null openssl tells
+	 * the coordinator, which records the control as skipped. */
+	(void)names;
+	(void)argv;
+	(void)err;
+	(void)len;
+	return 0;
+#elif defined(OSSLCAP_ARCH)
+	char detected[256], cleared[256], applied[256];
+
+	if (getenv(OSSLCAP_ENV_DETECTED) != NULL)
+		return 0;
+	osslcap_applied(detected, sizeof detected);
+	if (osslcap_mask(OSSLCAP_ARCH, detected, names, cleared, applied,
+	    sizeof applied, err, len) != 0)
+		return -1;
 	if (setenv(OSSLCAP_VAR, applied, 1) != 0 ||
 	    setenv(OSSLCAP_ENV_DETECTED, detected, 1) != 0 ||
 	    setenv(OSSLCAP_ENV_CLEARED, cleared, 1) != 0) {
@@ -127,7 +176,7 @@ osslcap_clear(const char *names, char **argv, char *err, size_t len)
 	(void)names;
 	(void)argv;
 	snprintf(err, len, "--openssl-cap-clear: no OpenSSL capability names "
-	    "for this architecture, or an agent without libcrypto");
+	    "for this architecture");
 	return -1;
 #endif
 }

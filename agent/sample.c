@@ -64,9 +64,10 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 {
 	uint8_t x[KERNEL_MAX_STATE];
 	char buf[2 * KERNEL_MAX_STATE + 1];
-	uint64_t t0, t1, w0, w1, c0, c1, cycles = 0, insns = 0;
+	uint64_t t0, t1, w0, w1, c0, c1, q0 = 0, q1 = 0, cycles = 0,
+	    insns = 0;
 	double mhz, mhz_after, ns;
-	int rc, cpu_before, cpu_after, counted, cpu_clock;
+	int rc, cpu_before, cpu_after, counted, cpu_clock, waits;
 	char jump[160];
 	struct jsonl *rec;
 
@@ -79,8 +80,11 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	 * The clock is read again around that cpu time, w0 to w1, so that
 	 * the two clocks are compared over one bracket: the counters'
 	 * syscalls can take a millisecond of cpu on a loaded host, which
-	 * t0 to t1 does not see.
+	 * t0 to t1 does not see.  The time the thread waited for its cpu is
+	 * read outside that bracket (a file read), so that a crowded cpu is
+	 * never taken for a clock that jumped.
 	 */
+	waits = timing_thread_wait_ns(&q0) == 0;
 	w0 = timing_now_ns();
 	cpu_clock = timing_thread_cpu_ns(&c0) == 0;
 	perf_start(&sample_counters);
@@ -91,6 +95,7 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	counted = perf_stop(&sample_counters, &cycles, &insns) == 0;
 	cpu_clock = timing_thread_cpu_ns(&c1) == 0 && cpu_clock;
 	w1 = timing_now_ns();
+	waits = timing_thread_wait_ns(&q1) == 0 && waits && q1 >= q0;
 	cpu_after = pin_current_cpu();
 	/* Again after: a clock that moved during the sample shows. */
 	mhz_after = timing_calibrate_mhz();
@@ -102,7 +107,8 @@ sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 	 * timing it contradicts is no timing, and neither is any other on a
 	 * host whose raw clock jumps.  Without that clock, no check.
 	 */
-	if (cpu_clock && timing_jumped(w0, w1, c1 - c0, jump, sizeof jump))
+	if (cpu_clock && timing_jumped(w0, w1, c1 - c0, waits ? q1 - q0 : 0,
+	    jump, sizeof jump))
 		fatal(AG_FAIL, "the raw monotonic clock (%s) jumped during "
 		    "sample %llu of \"%s\": %s; the sample is dropped and "
 		    "nothing more is timed on this host", timing_clock_name(),

@@ -8,8 +8,9 @@
 
 /*
  * Square root by Newton's method from above: the agent links no libm (the
- * Makefile and agent/build.sh link cjson and crypto only), and this runs
- * once per variant and adaptive round, outside any timer.
+ * Makefile and agent/build.sh link libc, libdl and, when the host has it,
+ * libcrypto only), and this runs once per variant and adaptive round,
+ * outside any timer.
  */
 static double
 root(double v)

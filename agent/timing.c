@@ -38,15 +38,38 @@ timing_thread_cpu_ns(uint64_t *ns)
 	return 0;
 }
 
+int
+timing_thread_wait_ns(uint64_t *ns)
+{
+#if defined(__linux__)
+	/* One line: "run_ns wait_ns timeslices". */
+	unsigned long long run, wait;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
+		*ns = wait;
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+#else
+	(void)ns;
+	return -1;
+#endif
+}
+
 /* Slack for the two clocks' reads and rates: 1% and 1 ms. */
 #define JUMP_SLACK_NS(ns) ((ns) / 100 + 1000000u)
 #define JUMP_FORWARD_NS 10000000000u
 
 int
-timing_jumped(uint64_t t0, uint64_t t1, uint64_t cpu_ns, char *why,
-    size_t len)
+timing_jumped(uint64_t t0, uint64_t t1, uint64_t cpu_ns, uint64_t wait_ns,
+    char *why, size_t len)
 {
-	uint64_t d = t1 - t0;
+	uint64_t d = t1 - t0, busy = cpu_ns + wait_ns;
 
 	if (t1 < t0)
 		snprintf(why, len, "it went back %.3f s",
@@ -54,10 +77,11 @@ timing_jumped(uint64_t t0, uint64_t t1, uint64_t cpu_ns, char *why,
 	else if (d + JUMP_SLACK_NS(cpu_ns) < cpu_ns)
 		snprintf(why, len, "it advanced %.6f s while the thread ran "
 		    "%.6f s of cpu", (double)d / 1e9, (double)cpu_ns / 1e9);
-	else if (d / 2 > cpu_ns && d - cpu_ns > JUMP_FORWARD_NS)
+	else if (d / 2 > busy && d - busy > JUMP_FORWARD_NS)
 		snprintf(why, len, "it advanced %.3f s while the thread ran "
-		    "only %.3f s of cpu (or the agent was stopped)",
-		    (double)d / 1e9, (double)cpu_ns / 1e9);
+		    "only %.3f s of cpu and waited %.3f s for one (or the agent "
+		    "was stopped)", (double)d / 1e9, (double)cpu_ns / 1e9,
+		    (double)wait_ns / 1e9);
 	else
 		return 0;
 	return 1;

@@ -173,7 +173,8 @@ db_report_header(sqlite3 *db, int64_t id,
 	static const char sql[] =
 	    "SELECT study, status, started_at, finished_at, command, seed,"
 	    " steps, samples_per_variant, exploratory, openssl_cap,"
-	    " i.origin_coordinator, i.origin_run_id, i.signed"
+	    " i.origin_coordinator, i.origin_run_id, i.signed,"
+	    " COALESCE(msg_len, 0)"
 	    " FROM runs LEFT JOIN imports i ON i.run_id = runs.id"
 	    " WHERE id = ?1";
 	struct db_header h;
@@ -197,6 +198,7 @@ db_report_header(sqlite3 *db, int64_t id,
 		h.imported_from = col_str(st, 10);
 		h.origin_run = sqlite3_column_int64(st, 11);
 		h.imported_signed = sqlite3_column_int(st, 12) != 0;
+		h.msg_len = sqlite3_column_int64(st, 13);
 		fn(&h, arg);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "

@@ -36,6 +36,7 @@ struct db_header {
 	const char	*study, *status, *started_at, *finished_at, *command;
 	const char	*seed, *openssl_cap;
 	int64_t		 steps, samples;
+	int64_t		 msg_len;	/* --msg-len L; 0: the study's own chain */
 	int		 exploratory;
 	/* An imported run's origin (NULL: measured here) and signature. */
 	const char	*imported_from;

@@ -454,6 +454,13 @@ check_host(const struct host *h, FILE *f)
 				    "skipped: %s (%s)\n", h->cc[i], words[j],
 				    vs.buf, cf.lib[j][0] ? cf.lib[j] :
 				    "its probe did not run");
+			/* As the run does (runner-collect.c). */
+			if (strcmp(words[j], "-lcrypto") == 0)
+				fprintf(f, "  control   with %s: without "
+				    "-lcrypto, --openssl-cap-clear (sha512's "
+				    "capability control) skipped: the agent has "
+				    "no OpenSSL capability bits to clear\n",
+				    h->cc[i]);
 			strbuf_release(&vs);
 		}
 		for (j = 0; study_table[j].name != NULL && j < MAX_STUDIES;

@@ -674,8 +674,14 @@ html_run(const struct rrun *r, FILE *out)
 	fprintf(out, ", run %" PRId64 ": ", r->id);
 	report_html_text(out, r->status);
 	fprintf(out, "%s</h2>\n<dl><dt>steps</dt><dd>%" PRId64 " per sample, %"
-	    PRId64 " samples per variant</dd><dt>seed</dt><dd><code>",
+	    PRId64 " samples per variant</dd>",
 	    r->exploratory ? " (exploratory)" : "", r->steps, r->samples);
+	if (r->msg_len > 0)
+		fprintf(out, "<dt>message</dt><dd>%" PRId64 " bytes a %s "
+		    "(<code>--msg-len %" PRId64 "</code>): the previous digest, "
+		    "then zeros</dd>", r->msg_len, study_unit(r->study),
+		    r->msg_len);
+	fputs("<dt>seed</dt><dd><code>", out);
 	report_html_text(out, r->seed);
 	fputs("</code></dd><dt>started</dt><dd>", out);
 	report_html_text(out, r->started_at);

@@ -297,6 +297,7 @@ report_json_header(cJSON *o, const struct rrun *r)
 	cJSON_AddBoolToObject(o, "exploratory", r->exploratory);
 	cJSON_AddNumberToObject(o, "steps", (double)r->steps);
 	cJSON_AddNumberToObject(o, "samples_per_variant", (double)r->samples);
+	report_json_num(o, "msg_len", (double)r->msg_len, r->msg_len > 0);
 	report_json_str(o, "seed", r->seed);
 	report_json_str(o, "started_at", r->started_at);
 	report_json_str(o, "finished_at", r->finished_at);

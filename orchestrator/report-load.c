@@ -739,6 +739,7 @@ set_header(const struct db_header *h, void *arg)
 	r->seed = dup_or_null(h->seed);
 	r->steps = h->steps;
 	r->samples = h->samples;
+	r->msg_len = h->msg_len;
 	r->exploratory = h->exploratory;
 	r->openssl_cap = dup_or_null(h->openssl_cap);
 	r->imported_from = dup_or_null(h->imported_from);

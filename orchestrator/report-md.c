@@ -22,6 +22,10 @@ md_header(const struct rrun *r, FILE *out)
 	fputs("| | |\n| --- | --- |\n", out);
 	fprintf(out, "| steps | %" PRId64 " per sample, %" PRId64
 	    " samples per variant |\n", r->steps, r->samples);
+	if (r->msg_len > 0)
+		fprintf(out, "| message | %" PRId64 " bytes a %s (`--msg-len %"
+		    PRId64 "`): the previous digest, then zeros |\n",
+		    r->msg_len, study_unit(r->study), r->msg_len);
 	fprintf(out, "| seed | `%s` |\n", r->seed);
 	fprintf(out, "| started | %s |\n| finished | %s |\n", r->started_at,
 	    r->finished_at != NULL ? r->finished_at : "-");

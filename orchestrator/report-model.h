@@ -272,6 +272,11 @@ struct rrun {
 	int		 imported_signed;
 	int64_t		 steps;
 	int64_t		 samples;
+	/*
+	 * --msg-len L: each step hashed an L-byte message (the previous
+	 * digest, then zeros); 0: the study's own chain, the digest alone.
+	 */
+	int64_t		 msg_len;
 	int		 exploratory;
 	int		 several_builds;	/* some host has > 1 build */
 	int		 any_calib;

@@ -89,6 +89,10 @@ text_header(const struct rrun *r, FILE *out)
 	report_emit(out, "  steps     %" PRId64 " per sample, %" PRId64
 	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");
+	if (r->msg_len > 0)
+		report_emit(out, "  message   %" PRId64 " bytes a %s (--msg-len "
+		    "%" PRId64 "): the previous digest, then zeros",
+		    r->msg_len, study_unit(r->study), r->msg_len);
 	report_emit(out, "  seed      %s", r->seed);
 	if (r->openssl_cap != NULL)
 		report_emit(out, "  openssl   capabilities \"%s\" (OPENSSL_ia32cap on "
@@ -644,7 +648,7 @@ report_text_reference(const struct rrun *r, FILE *out)
 		return;
 	fputc('\n', out);
 	if (!r->has_ref) {
-		report_emit(out, "published reference: %s", r->ref_note);
+		report_emit_wrapped(out, "published reference: ", r->ref_note);
 		return;
 	}
 	line = xasprintf("published reference %s (reference/seeds.json "

@@ -132,18 +132,32 @@ report_vs_best(const struct rrun *r, int with_best, size_t *n)
 	return rows;
 }
 
-/* Attach o->reference's figure for each run's study, or why there is none. */
+/*
+ * Attach o->reference's figure for each run's study, or why there is none.
+ * The seeds' figures are of the study's own chain, each message the
+ * digest alone: a run of other messages (--msg-len) is not comparable.
+ */
 static int
 attach_reference(const struct report_opts *o, struct rrun *r,
     struct so_err *err)
 {
+	const struct study_entry *se;
 	struct so_err why;
 	int ret;
 
 	if (o->reference == NULL)
 		return 0;
 	ret = figures_find(o->reference, r->study, &r->ref, &why);
-	if (ret == 0)
+	se = study_find(r->study);
+	if (ret == 0 && r->msg_len > 0 && se != NULL &&
+	    (size_t)r->msg_len != se->study->state_len)
+		r->ref_note = xasprintf("not compared: run %" PRId64 " hashed "
+		    "%" PRId64 "-byte messages (--msg-len %" PRId64 "), %s's "
+		    "%s figure the %zu-byte digest alone (the study's own "
+		    "chain)",
+		    r->id, r->msg_len, r->msg_len, r->ref.id, r->study,
+		    se->study->state_len);
+	else if (ret == 0)
 		r->has_ref = 1;
 	else if (ret == SO_EINVAL)
 		r->ref_note = xstrdup(why.msg);

@@ -97,7 +97,10 @@ run_openssl_cap_var(const char *target)
 /*
  * With --openssl-cap-clear the agent read the mask libcrypto detected,
  * cleared the named bits and ran again with the result: its facts name
- * the three masks, kept for every sample it sends.
+ * the three masks, kept for every sample it sends.  An agent built
+ * without libcrypto (its facts' openssl is null) has no bits to clear:
+ * the control is skipped there, with the reason, as its OpenSSL variants
+ * are.
  */
 static int
 check_cap_clear(struct stream *s, const cJSON *facts)
@@ -108,7 +111,20 @@ check_cap_clear(struct stream *s, const cJSON *facts)
 	    &s->cap_applied };
 	const cJSON *v;
 	size_t i;
+	char *msg;
+	int rc;
 
+	if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(facts,
+	    PROTO_F_OPENSSL))) {
+		msg = xasprintf("--openssl-cap-clear %s skipped: the agent was "
+		    "built without libcrypto, so nothing it measures reads "
+		    "OpenSSL's capability bits", s->hr->p->openssl_cap_clear);
+		progress_warn(s->hr->index, "%s", msg);
+		rc = db_event(s->hr->db, s->hr->p->run_id, s->hr->host->name,
+		    "warning", msg, &s->err);
+		free(msg);
+		return rc;
+	}
 	for (i = 0; i < 3; i++) {
 		v = cJSON_GetObjectItemCaseSensitive(facts, names[i]);
 		if (!cJSON_IsString(v))

@@ -83,6 +83,24 @@ def test_an_agent_built_by_a_bare_compiler_measures(tmp_path):
     libs = subprocess.run(["ldd", agent], capture_output=True,
                           text=True).stdout
     assert "libcjson" not in libs and "libcrypto" not in libs, libs
+    # sha512's capability control: skipped with the reason, the host not
+    # failed, its other variants measured as without it.
+    r = seqorch(tmp_path, "run", "--study", "sha512", "--hosts", "bare",
+                "--openssl-cap-clear", "AVX2", "--steps", "2000",
+                "--samples", "1", timeout=1200)
+    assert r.returncode == 0, r.stderr
+    note = ("--openssl-cap-clear AVX2 skipped: the agent was built without "
+            "libcrypto, so nothing it measures reads OpenSSL's capability "
+            "bits")
+    (run,), = query(db, "SELECT max(id) FROM runs")
+    assert query(db, "SELECT host, level, message FROM events WHERE "
+                 "run_id = ? AND message LIKE '--openssl-cap-clear %'",
+                 run) == [("bare", "warning", note)]
+    rows = query(db, "SELECT variant, digest, valid, openssl_cap_cleared "
+                 "FROM samples WHERE run_id = ?", run)
+    assert {"c-fused", "x86-rorx"} <= {v for v, _, _, _ in rows}
+    assert all(d == want and ok == 1 and c is None
+               for _, d, ok, c in rows), rows
 
 
 def test_hosts_check_probes_with_the_hosts_cflags(tmp_path):
@@ -107,6 +125,10 @@ def test_hosts_check_probes_with_the_hosts_cflags(tmp_path):
                      r"sha512/openssl-api, sha512/openssl-transform "
                      r"\(openssl/\S+\.h: No such file or directory\)$",
                      noinc, re.M), noinc
+    assert f"\n  control   with {cc}: without -lcrypto, --openssl-cap-clear " \
+        "(sha512's capability control) skipped: the agent has no OpenSSL " \
+        "capability bits to clear\n" in noinc, noinc
+    assert "\n  control " not in withinc
     assert "missing   nothing" in noinc
 
 

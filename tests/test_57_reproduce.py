@@ -242,6 +242,56 @@ def test_reproduce_umbrella(tmp_path, workdir):
     assert rep.stdout == out
 
 
+def test_report_says_the_message_length(scratch):
+    """A run of --msg-len L (as reproduce ebash makes) says L in the
+    report's header in every format, and --reference does not hold its
+    rate of L-byte messages against a seed figure of the 32-byte chain;
+    a run of the study's own chain is compared as before."""
+    for extra in (["--msg-len", "64"], []):
+        r = seqorch(scratch, "run", "--study", "sha3", *extra, "--steps",
+                    "40", "--hosts", "local", "--samples", "1",
+                    "--variants", "c-fused")
+        assert r.returncode == 0, r.stderr
+    line = "64 bytes a hash (--msg-len 64): the previous digest, then zeros"
+    text = seqorch(scratch, "report", "--run", "1").stdout
+    assert "  steps     40 per sample, 1 sample per variant\n" \
+        f"  message   {line}\n" in text, text
+    md = seqorch(scratch, "report", "--run", "1", "--format", "md").stdout
+    assert "| message | 64 bytes a hash (`--msg-len 64`): the previous " \
+        "digest, then zeros |\n" in md, md
+    html = seqorch(scratch, "report", "--run", "1", "--format",
+                   "html").stdout
+    assert "<dt>message</dt><dd>64 bytes a hash (<code>--msg-len 64</code>)" \
+        ": the previous digest, then zeros</dd><dt>seed</dt>" in html
+    js = json.loads(seqorch(scratch, "report", "--run", "1", "--format",
+                            "json").stdout)
+    assert js["runs"][0]["msg_len"] == 64
+    r = seqorch(scratch, "export", "--run", "1", "-o", scratch / "s.json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((scratch / "s.json").read_text())["run"]["msg_len"] \
+        == 64
+    note = ("not compared: run 1 hashed 64-byte messages (--msg-len 64), "
+            "seed:genoa's sha3 figure the 32-byte digest alone (the "
+            "study's own chain)")
+    rep = seqorch(scratch, "report", "--run", "1", "--reference",
+                  "seed:genoa")
+    assert rep.returncode == 0, rep.stderr
+    tail = rep.stdout[rep.stdout.index("\npublished reference: "):]
+    assert " ".join(tail.split()) == "published reference: " + note, tail
+    js = json.loads(seqorch(scratch, "report", "--run", "1", "--reference",
+                            "seed:genoa", "--format", "json").stdout)
+    assert js["runs"][0]["reference"] == {"note": note}
+    # the study's own chain: no message line, null, and compared
+    text = seqorch(scratch, "report", "--run", "2", "--reference",
+                   "seed:genoa").stdout
+    assert "  message" not in text and "not compared" not in text
+    assert re.search(r"^  local c-fused \S+ hashes/s is \d+\.\d\dx "
+                     r"seed:genoa \(4\.056M hashes/s", text, re.M), text
+    js = json.loads(seqorch(scratch, "report", "--run", "2", "--format",
+                            "json").stdout)
+    assert js["runs"][0]["msg_len"] is None
+
+
 def test_reproduce_sha3_runs_every_variant(tmp_path, workdir):
     """Seed 000, a first look: every variant this host's architecture
     builds, the openssl-* ones generated from the OpenSSL source too (the

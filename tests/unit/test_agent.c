@@ -5,7 +5,9 @@
  * the mean and sample variance computed directly) and agent/jsonl.c (its
  * records' text and the bounded reader's refusals) and agent/sha256.c
  * (against OpenSSL's SHA-256) and agent/macfacts.c (the macOS facts'
- * wording, over sysctl values a Mac printed and IOKit's power states).
+ * wording, over sysctl values a Mac printed and IOKit's power states)
+ * and agent/osslcap.c (--openssl-cap-clear's masks, over the masks
+ * OpenSSL 3.0 and 3.5 print).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,8 +26,10 @@
 #include "../../agent/jsonl.h"
 #include "../../agent/macfacts.h"
 #include "../../agent/opts.h"
+#include "../../agent/osslcap.h"
 #include "../../agent/sha256.h"
 #include "../../agent/spread.h"
+#include "../../agent/timing.h"
 
 /* Parse the NULL-terminated words after "seqorch-agent", from scratch. */
 static enum opts_result
@@ -319,6 +323,43 @@ test_jsonl_excerpt(void **state)
 	assert_string_equal(ex, "\\xff\\xff\\xff");
 }
 
+/*
+ * A sample's raw clock against the thread's cpu time and its wait for a
+ * cpu: a crowded cpu (51.9 s for 3.9 s of cpu, 47.9 s waited, seen at load
+ * 15 on 2 cpus) is no jump; hours no one ran or waited, or a clock gone
+ * back, or more cpu than time, are.
+ */
+static void
+test_clock_jumps(void **state)
+{
+	const uint64_t s = 1000000000u;
+	uint64_t a, b;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(timing_jumped(s, s + 51850000000u, 3943000000u,
+	    47900000000u, why, sizeof why), 0);
+	assert_int_equal(timing_jumped(s, s + 51850000000u, 3943000000u, 0,
+	    why, sizeof why), 1);
+	assert_string_equal(why, "it advanced 51.850 s while the thread ran "
+	    "only 3.943 s of cpu and waited 0.000 s for one (or the agent was "
+	    "stopped)");
+	assert_int_equal(timing_jumped(s, s + 7200 * s, s / 4, s / 100, why,
+	    sizeof why), 1);
+	assert_int_equal(timing_jumped(3 * s, s, 0, 0, why, sizeof why), 1);
+	assert_string_equal(why, "it went back 2.000 s");
+	/* More cpu than time, beyond 1% and 1 ms of slack. */
+	assert_int_equal(timing_jumped(s, s + 66000, 1372000, 0, why,
+	    sizeof why), 1);
+	assert_int_equal(timing_jumped(s, s + 66000, 1000000, 0, why,
+	    sizeof why), 0);
+	/* This thread's own wait, where Linux says it, only grows. */
+	if (timing_thread_wait_ns(&a) == 0) {
+		assert_int_equal(timing_thread_wait_ns(&b), 0);
+		assert_true(b >= a);
+	}
+}
+
 /* Files of lengths around the padding's edges and over many blocks. */
 static void
 test_sha256_file(void **state)
@@ -470,6 +511,71 @@ test_macfacts_power(void **state)
 	assert_string_equal(tiny, "AC attached");
 }
 
+static void
+test_osslcap_mask(void **state)
+{
+	static const struct {
+		const char *arch, *detected, *names, *cleared, *applied;
+	} cases[] = {
+		/* OpenSSL 3.0 on x86-64: two words. */
+		{ "x86_64", "0x7ffaf3ffffebffff:0x29c67af", "AVX2",
+		  "0x0:0x20", "0x7ffaf3ffffebffff:0x29c678f" },
+		/* OpenSSL 3.5: five, zero-padded (crypto/info.c). */
+		{ "x86_64", "0x7ffaf3ffffebffff:0x00000000029c67af:"
+		  "0x0000000000000000:0x0000000000000000:0x0000000000000400",
+		  "AESNI,AVX2", "0x200000000000000:0x20:0x0:0x0:0x0",
+		  "0x7dfaf3ffffebffff:0x29c678f:0x0:0x0:0x400" },
+		/* A later release's sixth and seventh words, as they were. */
+		{ "x86_64", "0x1:0x20:0x3:0x4:0x5:0x0000000000000006:0x7",
+		  "AVX2", "0x0:0x20:0x0:0x0:0x0",
+		  "0x1:0x0:0x3:0x4:0x5:0x0000000000000006:0x7" },
+		/* aarch64: OPENSSL_armcap's one word. */
+		{ "aarch64", "0xfd", "ARMV8_SHA512", "0x40", "0xbd" },
+		{ "aarch64", "0xfd", "ARMV8_SHA512,ARMV8_SHA3", "0x840",
+		  "0xbd" },
+	};
+	static const struct {
+		const char *arch, *detected, *names, *err;
+	} bad[] = {
+		{ "aarch64", "0xfd", "AVX2", "--openssl-cap-clear: \"AVX2\" is "
+		  "not an OpenSSL capability of aarch64 (kernels/"
+		  "openssl-caps.h)" },
+		/* AVX2 is in word 1, which this mask does not have. */
+		{ "x86_64", "0xff", "SSE2,AVX2", "--openssl-cap-clear: \"AVX2\" "
+		  "is in word 1 of the mask, and the one OpenSSL detected, "
+		  "\"0xff\", has 1" },
+		{ "x86_64", "0x1:zz", "AVX2", "cannot read the capability mask "
+		  "OpenSSL detected from \"0x1:zz\"" },
+		{ "x86_64", "0x1:", "AVX2", "cannot read the capability mask "
+		  "OpenSSL detected from \"0x1:\"" },
+		{ "aarch64", "", "ARMV8_SHA512", "cannot read the capability "
+		  "mask OpenSSL detected from \"\"" },
+	};
+	char cleared[256], applied[256], small[24], err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		err[0] = '\0';
+		assert_int_equal(osslcap_mask(cases[i].arch, cases[i].detected,
+		    cases[i].names, cleared, applied, sizeof applied, err,
+		    sizeof err), 0);
+		assert_string_equal(cleared, cases[i].cleared);
+		assert_string_equal(applied, cases[i].applied);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(osslcap_mask(bad[i].arch, bad[i].detected,
+		    bad[i].names, cleared, applied, sizeof applied, err,
+		    sizeof err), -1);
+		assert_string_equal(err, bad[i].err);
+	}
+	/* A mask its buffers cannot hold is refused, not cut. */
+	assert_int_equal(osslcap_mask("x86_64", cases[1].detected, "AVX2",
+	    small, applied, sizeof small, err, sizeof err), -1);
+	assert_true(strncmp(err, "--openssl-cap-clear: the mask OpenSSL "
+	    "detected, \"0x7ffaf3ffffebffff:", 52) == 0);
+}
+
 int
 main(void)
 {
@@ -482,9 +588,11 @@ main(void)
 		cmocka_unit_test(test_jsonl_write),
 		cmocka_unit_test(test_jsonl_read),
 		cmocka_unit_test(test_jsonl_excerpt),
+		cmocka_unit_test(test_clock_jumps),
 		cmocka_unit_test(test_sha256_file),
 		cmocka_unit_test(test_macfacts_feat_names),
 		cmocka_unit_test(test_macfacts_power),
+		cmocka_unit_test(test_osslcap_mask),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
