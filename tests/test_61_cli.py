@@ -324,3 +324,37 @@ def test_html_names_break_at_sensible_points(site):
     (digest,), = query(db, "SELECT DISTINCT digest FROM samples")
     parts = [digest[i:i + 16] for i in range(0, 64, 16)]
     assert f"<code>{'<wbr>'.join(parts)}</code>" in page
+
+
+def test_text_of_another_database_reaches_no_terminal(site, tmp_path):
+    """Issue 29 item 11: a database someone else wrote (sqlite3, no
+    import to refuse it) with an ESC sequence and a newline in its host
+    name and a window's drift: `windows` and `compare --baseline-db` show
+    every control character as '?', on the line it belongs to."""
+    a = tmp_path / "a.db"
+    shutil.copy(site / "results.db", a)
+    evil = "lo\x1b[31mcal\nforged"
+    con = sqlite3.connect(a)
+    for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = "
+                            "'table'").fetchall():
+        cols = [c[1] for c in con.execute(f'PRAGMA table_info("{t}")')]
+        col = "name" if t == "hosts" else "host"
+        if col in cols:
+            con.execute(f'UPDATE "{t}" SET "{col}" = ? WHERE "{col}" = '
+                        "'local'", (evil,))
+    con.execute("UPDATE windows SET drift = ?", ("a\x1b[2Jb\nforged line",))
+    con.commit()
+    con.close()
+    shown = "lo?[31mcal?forged"
+    r = seqorch(tmp_path, "windows", "--db", a)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\nforged" not in r.stdout, r.stdout
+    assert "      drift: a?[2Jb?forged line\n" in r.stdout, r.stdout
+    assert shown[:12] in r.stdout, r.stdout      # the host column's width
+    for fmt in ("text", "markdown", "csv", "json"):
+        r = seqorch(tmp_path, "compare", "--baseline-db", a, "--db",
+                    site / "results.db", "1", "1", "--format", fmt)
+        assert r.returncode in (0, 1), r.stderr
+        out = r.stdout + r.stderr
+        assert "\x1b" not in out and "\nforged" not in out, (fmt, out)
+        assert shown in out, (fmt, out)
