@@ -250,7 +250,10 @@ noise(const struct rrun *r)
 	return noisy > 0 ? "noisy" : windows > 0 ? "quiet" : "unknown";
 }
 
-/* "ok, noisy (genoa 1/2 windows)": a run's status and noise.  Caller frees. */
+/*
+ * "ok, noisy (genoa 1/2 windows)": a run's status and noise, and whether
+ * it is an unsigned import.  Caller frees.
+ */
 static char *
 run_words(const struct rrun *r)
 {
@@ -267,6 +270,10 @@ run_words(const struct rrun *r)
 	}
 	if (strchr(sb.buf, '(') != NULL)
 		strbuf_addstr(&sb, " noisy windows)");
+	/* As every report of it says: its figures are on nobody's word. */
+	if (r->imported_from != NULL && !r->imported_signed)
+		strbuf_addstr(&sb, "; UNSIGNED import: nothing checked who "
+		    "measured it");
 	return strbuf_detach(&sb);
 }
 
