@@ -29,6 +29,7 @@
 
 #define MAX_LINE 65536		/* a record, as the coordinator bounds it */
 #define EXCERPT 200		/* bytes of an offending line its error keeps */
+#define QUOTED 32		/* bytes of a type or variant a check quotes */
 /*
  * A build's agent hangs, and leaves the order, when it sends nothing for
  * a floor and HANG_TIMES times what it should take, with room for a
@@ -293,7 +294,7 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 {
 	struct child *c = &kids[k];
 	char status[16], build[24], token[MAX_TOKEN + 1], digest[2 *
-	    KERNEL_MAX_STATE + 1], err[128], ex[4 * 16 + 1];
+	    KERNEL_MAX_STATE + 1], err[128], ex[4 * QUOTED + 1];
 	struct jsonl_field f[] = {
 		{ PROTO_F_TYPE, type, 16, 0 },
 		{ PROTO_F_VARIANT, variant, 128, 0 },
@@ -314,7 +315,7 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 		    "\"type\" of at most 15 bytes)");
 		return -1;
 	}
-	jsonl_excerpt(type, strlen(type), EXCERPT, ex);
+	jsonl_excerpt(type, strlen(type), QUOTED, ex);
 	*ok = f[2].found == 1 && strcmp(status, PROTO_V_OK) == 0;
 	if (f[1].found != 1)
 		variant[0] = '\0';
@@ -350,15 +351,17 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 		return -1;
 	}
 	if (strcmp(type, PROTO_T_VARIANT) == 0 && !asked(o, variant)) {
-		jsonl_excerpt(variant, strlen(variant), EXCERPT, ex);
-		snprintf(why, wlen, "sent a variant record for \"%s\", which "
-		    "was not asked for", ex);
+		jsonl_excerpt(variant, strlen(variant), QUOTED, ex);
+		snprintf(why, wlen, "sent a variant record for \"%s\"%s, "
+		    "which was not asked for", ex, strlen(variant) > QUOTED ?
+		    " (its first 32 bytes)" : "");
 		return -1;
 	}
 	if (exp == EXP_SAMPLE && !is_error && strcmp(variant, v) != 0) {
-		jsonl_excerpt(variant, strlen(variant), EXCERPT, ex);
-		snprintf(why, wlen, "sent a sample of \"%s\" when one of "
-		    "\"%s\" was asked for", ex, v);
+		jsonl_excerpt(variant, strlen(variant), QUOTED, ex);
+		snprintf(why, wlen, "sent a sample of \"%s\"%s when one of "
+		    "\"%s\" was asked for", ex, strlen(variant) > QUOTED ?
+		    " (its first 32 bytes)" : "", v);
 		return -1;
 	}
 	if (strcmp(type, PROTO_T_SELFTEST) == 0 && o->selftest_digest !=

@@ -102,9 +102,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (f[i].found < -1 || f[i].found > 1 ||
 		    memchr(vals[i], '\0', sizes[i]) == NULL)
 			__builtin_trap();
-		/* check_line quotes a type and a variant so, at most 16. */
+		/* check_line quotes a type and a variant so (QUOTED). */
 		if (f[i].found == 1)
-			check_excerpt(vals[i], strlen(vals[i]), 16);
+			check_excerpt(vals[i], strlen(vals[i]), 32);
 	}
 	/* What was read, written by the agent's writer, reads back as it. */
 	if ((j = jsonl_new("x")) == NULL)
