@@ -155,7 +155,8 @@ text_hosts(const struct rrun *r, FILE *out)
 		table_cell(&t, report_clock_str(h->clock_mhz, h->clock_source,
 		    h->clock_n));
 		if (governor)
-			table_cell(&t, xstrdup(h->governor));
+			table_cell(&t, xstrdup(h->governor != NULL ? h->governor :
+			    "-"));
 		table_cell(&t, pin_str(h));
 		table_cell(&t, xstrdup(h->counters != NULL ? h->counters : "-"));
 		table_cell(&t, noise_str(h));
