@@ -656,12 +656,13 @@ text_warnings(const struct rrun *r, FILE *out)
 	for (i = 0; i < r->nrows; i++) {
 		if (!report_row_unstable(r, &r->rows[i]))
 			continue;
+		/* Continued lines hang under the item, as every warning's. */
 		line = report_unstable_text(r, &r->rows[i]);
-		report_emit_wrapped(out, "  ", line);
+		report_emit(out, "  %s", line);
 		free(line);
 	}
 	if (unstable > 0)
-		report_emit_wrapped(out, "  ", REPORT_UNSTABLE_ADVICE);
+		report_emit(out, "  %s", REPORT_UNSTABLE_ADVICE);
 }
 
 void
