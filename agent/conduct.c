@@ -29,20 +29,37 @@
 
 #define MAX_LINE 65536		/* a record, as the coordinator bounds it */
 #define EXCERPT 200		/* bytes of an offending line its error keeps */
+#define QUOTED 32		/* bytes of a type or variant a check quotes */
 /*
- * A build's agent that sends nothing for HANG_FLOOR_MS and HANG_TIMES
- * times its longest sample hangs, and leaves the order: a deadline of
- * its own sample times (before its first, the other builds'), with
- * room for a loaded host.
+ * A build's agent hangs, and leaves the order, when it sends nothing for
+ * a floor and HANG_TIMES times what it should take, with room for a
+ * loaded host: a sample, its longest sample (before its first, the other
+ * builds'; before any, its setup and self-test scaled to a sample's
+ * steps); its setup and self-test, the longest of the builds set up
+ * before it (a RandomX dataset on one slow core takes minutes).
+ * HANG_FLOOR_ENV sets both floors, so that tests see a hang in seconds.
  */
 #define HANG_FLOOR_MS 10000
+#define SETUP_FLOOR_MS 1800000
 #define HANG_TIMES 10
+#define HANG_FLOOR_ENV "SEQORCH_HANG_FLOOR_MS"
+
+static long long hang_floor_ms = HANG_FLOOR_MS, setup_floor_ms =
+    SETUP_FLOOR_MS;
+static double sample_scale;	/* a sample's steps over a self-test's, >= 1 */
 
 /* What a build's agent may send next. */
 enum expect { EXP_SETUP, EXP_SAMPLE, EXP_DONE };
 
 /* child_line's ends other than a line. */
 enum { LINE_END = -1, LINE_LONG = -2, LINE_LATE = -3 };
+
+/* When a build's agent must have sent its next line, and why then. */
+struct deadline {
+	long long t0, at;	/* since when it waited, until when (now_ms) */
+	const char *after;	/* what it was sent; NULL: it sets up */
+	char rule[160];		/* the deadline in words */
+};
 
 /* A build's agent, started by the conductor with --serve. */
 struct child {
@@ -57,6 +74,7 @@ struct child {
 	int ready;		/* self-tested, waiting for requests */
 	int said_error;		/* its last record was an error */
 	int said_hello;
+	long long setup_ms;	/* its setup and self-test; -1: not done */
 	long long longest_ms;	/* its longest sample, asked to relayed */
 };
 
@@ -96,7 +114,7 @@ now_ms(void)
  * The next record line of c into line (MAX_LINE + 1 bytes), its newline
  * cut: its length.  LINE_END at the end of c's records, LINE_LONG when
  * the line is longer than MAX_LINE (line holds its start), LINE_LATE
- * when none came by deadline (of now_ms; 0: none).
+ * when none came by deadline (of now_ms).
  */
 static int
 child_line(struct child *c, char *line, long long deadline)
@@ -123,19 +141,15 @@ child_line(struct child *c, char *line, long long deadline)
 		}
 		if (c->rd < 0)
 			return LINE_END;
-		if (deadline > 0) {
-			if ((left = deadline - now_ms()) <= 0)
-				return LINE_LATE;
-			p.fd = c->rd;
-			p.events = POLLIN;
-			n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0)
-				return LINE_LATE;
-			if (n < 0)
-				return LINE_END;
-		}
+		if ((left = deadline - now_ms()) <= 0)
+			return LINE_LATE;
+		p.fd = c->rd;
+		p.events = POLLIN;
+		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (n == 0 || (n < 0 && errno == EINTR))
+			continue;	/* the deadline, or a chunk of it */
+		if (n < 0)
+			return LINE_END;
 		n = read(c->rd, c->buf + c->len, MAX_LINE + 1 - c->len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -231,6 +245,26 @@ child_bad(size_t k, const char *what, const char *line, size_t len)
 	say_error(k, msg);
 }
 
+/* The floors of HANG_FLOOR_ENV, when it is set. */
+static void
+hang_floors(void)
+{
+	const char *e = getenv(HANG_FLOOR_ENV);
+	char ex[4 * 40 + 1], *end;
+	long long v;
+
+	if (e == NULL)
+		return;
+	errno = 0;
+	v = strtoll(e, &end, 10);
+	if (errno != 0 || end == e || *end != '\0' || v < 1 || v > 86400000) {
+		jsonl_excerpt(e, strlen(e), 40, ex);
+		fatal(AG_USAGE, "%s=\"%s\": expected milliseconds, 1 to "
+		    "86400000", HANG_FLOOR_ENV, ex);
+	}
+	hang_floor_ms = setup_floor_ms = v;
+}
+
 /* Is v a variant of the conducted study that was asked for? */
 static int
 asked(const struct opts *o, const char *v)
@@ -260,7 +294,7 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 {
 	struct child *c = &kids[k];
 	char status[16], build[24], token[MAX_TOKEN + 1], digest[2 *
-	    KERNEL_MAX_STATE + 1], err[128], ex[4 * 16 + 1];
+	    KERNEL_MAX_STATE + 1], err[128], ex[4 * QUOTED + 1];
 	struct jsonl_field f[] = {
 		{ PROTO_F_TYPE, type, 16, 0 },
 		{ PROTO_F_VARIANT, variant, 128, 0 },
@@ -281,7 +315,7 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 		    "\"type\" of at most 15 bytes)");
 		return -1;
 	}
-	jsonl_excerpt(type, strlen(type), EXCERPT, ex);
+	jsonl_excerpt(type, strlen(type), QUOTED, ex);
 	*ok = f[2].found == 1 && strcmp(status, PROTO_V_OK) == 0;
 	if (f[1].found != 1)
 		variant[0] = '\0';
@@ -317,15 +351,17 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 		return -1;
 	}
 	if (strcmp(type, PROTO_T_VARIANT) == 0 && !asked(o, variant)) {
-		jsonl_excerpt(variant, strlen(variant), EXCERPT, ex);
-		snprintf(why, wlen, "sent a variant record for \"%s\", which "
-		    "was not asked for", ex);
+		jsonl_excerpt(variant, strlen(variant), QUOTED, ex);
+		snprintf(why, wlen, "sent a variant record for \"%s\"%s, "
+		    "which was not asked for", ex, strlen(variant) > QUOTED ?
+		    " (its first 32 bytes)" : "");
 		return -1;
 	}
 	if (exp == EXP_SAMPLE && !is_error && strcmp(variant, v) != 0) {
-		jsonl_excerpt(variant, strlen(variant), EXCERPT, ex);
-		snprintf(why, wlen, "sent a sample of \"%s\" when one of "
-		    "\"%s\" was asked for", ex, v);
+		jsonl_excerpt(variant, strlen(variant), QUOTED, ex);
+		snprintf(why, wlen, "sent a sample of \"%s\"%s when one of "
+		    "\"%s\" was asked for", ex, strlen(variant) > QUOTED ?
+		    " (its first 32 bytes)" : "", v);
 		return -1;
 	}
 	if (strcmp(type, PROTO_T_SELFTEST) == 0 && o->selftest_digest !=
@@ -340,37 +376,77 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 }
 
 /*
- * How long build k's agent may take over a sample (or its done): ms,
- * from its longest sample so far, or before its first from the other
- * builds'; -1 (no limit) before any sample.
+ * The deadline of build k's agent over a sample (or its done), asked at
+ * t0 (after: what it was sent): see HANG_FLOOR_MS.
  */
-static long long
-hang_limit(size_t k)
+static void
+sample_deadline(size_t k, long long t0, const char *after,
+    struct deadline *d)
 {
 	long long longest = kids[k].longest_ms;
+	const char *whose = "its longest sample";
+	double est;
 	size_t i;
 
-	for (i = 0; longest < 0 && i < nkids; i++)
-		if (kids[i].longest_ms > longest)
-			longest = kids[i].longest_ms;
-	return longest < 0 ? -1 : HANG_FLOOR_MS + HANG_TIMES * longest;
+	if (longest < 0) {
+		whose = "the other builds' longest sample";
+		for (i = 0; i < nkids; i++)
+			if (kids[i].longest_ms > longest)
+				longest = kids[i].longest_ms;
+	}
+	if (longest < 0) {
+		/* Its setup ran each variant's self-test chain at least once. */
+		whose = "its setup and self-test scaled to a sample's steps";
+		est = (double)(kids[k].setup_ms > 0 ? kids[k].setup_ms : 0) *
+		    sample_scale;
+		longest = est > 1e12 ? (long long)1e12 : (long long)est;
+	}
+	d->t0 = t0;
+	d->at = t0 + hang_floor_ms + HANG_TIMES * longest;
+	d->after = after;
+	snprintf(d->rule, sizeof d->rule, "%g s and %d times %s, %.3f s",
+	    (double)hang_floor_ms / 1000, HANG_TIMES, whose,
+	    (double)longest / 1000);
+}
+
+/* The deadline of build k's setup and self-test, begun at t0. */
+static void
+setup_deadline(size_t k, long long t0, struct deadline *d)
+{
+	long long longest = -1;
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		if (kids[i].setup_ms > longest)
+			longest = kids[i].setup_ms;
+	d->t0 = t0;
+	d->at = t0 + setup_floor_ms + HANG_TIMES * (longest < 0 ? 0 :
+	    longest);
+	d->after = NULL;
+	if (longest < 0)
+		snprintf(d->rule, sizeof d->rule, "%g s, no build set up "
+		    "before it", (double)setup_floor_ms / 1000);
+	else
+		snprintf(d->rule, sizeof d->rule, "%g s and %d times the "
+		    "longest setup of the builds before it, %.3f s",
+		    (double)setup_floor_ms / 1000, HANG_TIMES,
+		    (double)longest / 1000);
 }
 
 /*
  * The next line of build k's agent, checked (check_line) when exp was
- * due, waiting at most limit ms (< 0: as long as it takes): its length,
- * the line, its type, variant and status out; -1 when none came (the
- * agent is then gone, and said why).
+ * due, waiting until d: its length, the line, its type, variant and
+ * status out; -1 when none came (the agent is then gone, and said why).
  */
 static int
-next_record(size_t k, const struct opts *o, char *line, long long limit,
-    enum expect exp, const char *v, char *type, char *variant, int *ok)
+next_record(size_t k, const struct opts *o, char *line,
+    const struct deadline *d, enum expect exp, const char *v, char *type,
+    char *variant, int *ok)
 {
-	long long t0 = now_ms();
-	char why[256];
+	char why[384];
 	int n;
 
-	n = child_line(&kids[k], line, limit < 0 ? 0 : t0 + limit);
+	n = child_line(&kids[k], line, d->at);
 	if (n == LINE_LONG) {
 		snprintf(why, sizeof why, "sent a line longer than %d bytes",
 		    MAX_LINE);
@@ -378,12 +454,15 @@ next_record(size_t k, const struct opts *o, char *line, long long limit,
 		return -1;
 	}
 	if (n == LINE_LATE) {
-		snprintf(why, sizeof why, "sent nothing for %.1f s after %s "
-		    "(the deadline: %d s and %d times the longest sample, "
-		    "%.3f s)", (double)(now_ms() - t0) / 1000, exp == EXP_DONE
-		    ? "quit" : "a sample request", HANG_FLOOR_MS / 1000,
-		    HANG_TIMES, (double)(limit - HANG_FLOOR_MS) / HANG_TIMES /
-		    1000);
+		if (d->after == NULL)
+			snprintf(why, sizeof why, "did not end its setup and "
+			    "self-test in %.1f s (the deadline: %s)",
+			    (double)(now_ms() - d->t0) / 1000, d->rule);
+		else
+			snprintf(why, sizeof why, "sent nothing for %.1f s "
+			    "after %s (the deadline: %s)",
+			    (double)(now_ms() - d->t0) / 1000, d->after,
+			    d->rule);
 		child_bad(k, why, NULL, 0);
 		return -1;
 	}
@@ -416,6 +495,7 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	char first[24], cpus[16], type[16], variant[128], msg_len[24], *line;
 	char warmup[24];
 	const char *argv[28];
+	struct deadline d;
 	int in[2], rd[2], ok;
 	size_t a = 0;
 
@@ -467,6 +547,8 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 		argv[a++] = o->variants;
 	}
 	argv[a] = NULL;
+	c->setup_ms = -1;
+	setup_deadline(k, now_ms(), &d);
 	/* Close-on-exec: no other build's agent holds this one's pipes. */
 	if (pipe(in) != 0 || pipe(rd) != 0 ||
 	    fcntl(in[0], F_SETFD, FD_CLOEXEC) != 0 ||
@@ -496,8 +578,7 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 	    (c->buf = malloc(MAX_LINE + 1)) == NULL ||
 	    (line = malloc(MAX_LINE + 1)) == NULL)
 		fatal(AG_FAIL, "out of memory");
-	/* Its setup takes what it takes (a RandomX dataset: minutes). */
-	while (next_record(k, o, line, -1, EXP_SETUP, NULL, type, variant,
+	while (next_record(k, o, line, &d, EXP_SETUP, NULL, type, variant,
 	    &ok) >= 0) {
 		relay(k, line);
 		if (strcmp(type, PROTO_T_VARIANT) == 0 && ok &&
@@ -505,6 +586,7 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 		    (c->ok[c->nok++] = strdup(variant)) == NULL)
 			fatal(AG_FAIL, "out of memory");
 		if (strcmp(type, PROTO_T_SELFTEST) == 0) {
+			c->setup_ms = now_ms() - d.t0;
 			c->ready = 1;
 			break;
 		}
@@ -528,8 +610,9 @@ ask(size_t k, const struct opts *o, uint64_t s, size_t pos, uint64_t order,
     int warmup, const char *v, char *line)
 {
 	struct child *c = &kids[k];
-	long long t0 = now_ms(), limit = hang_limit(k);
+	long long t0 = now_ms();
 	char type[16], variant[128];
+	struct deadline d;
 	int ok;
 
 	if (fprintf(c->in, "%s %llu %zu %llu %s\n", warmup ? "warmup" :
@@ -538,7 +621,8 @@ ask(size_t k, const struct opts *o, uint64_t s, size_t pos, uint64_t order,
 		child_gone(k, "stopped taking requests");
 		return 0;
 	}
-	if (next_record(k, o, line, limit, EXP_SAMPLE, v, type, variant,
+	sample_deadline(k, t0, "a sample request", &d);
+	if (next_record(k, o, line, &d, EXP_SAMPLE, v, type, variant,
 	    &ok) < 0)
 		return 0;
 	relay(k, line);
@@ -621,6 +705,10 @@ conduct(struct opts *o, const struct study *st, const char *study)
 	struct jsonl *rec;
 
 	emit_conducting();
+	hang_floors();
+	sample_scale = (double)o->steps / (double)STUDY_SELFTEST_STEPS(st);
+	if (sample_scale < 1)
+		sample_scale = 1;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_term);
 	if (fcntl(fileno(emit_stream()), F_SETFD, FD_CLOEXEC) != 0)
@@ -669,6 +757,7 @@ conduct(struct opts *o, const struct study *st, const char *study)
 	for (k = 0; k < nkids; k++) {
 		struct child *c = &kids[k];
 		char type[16], variant[128];
+		struct deadline d;
 		int ok;
 
 		if (c->pid == 0)
@@ -678,8 +767,9 @@ conduct(struct opts *o, const struct study *st, const char *study)
 			continue;
 		}
 		/* Its done, or its error: either is its last record. */
-		if (next_record(k, o, line, hang_limit(k), EXP_DONE, NULL,
-		    type, variant, &ok) >= 0) {
+		sample_deadline(k, now_ms(), "quit", &d);
+		if (next_record(k, o, line, &d, EXP_DONE, NULL, type, variant,
+		    &ok) >= 0) {
 			relay(k, line);
 			child_gone(k, NULL);
 		}

@@ -5,9 +5,11 @@
  */
 #include "cmd.h"
 #include "db.h"
+#include "strbuf.h"
 #include "window.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +17,26 @@ static const char *
 text(const char *s)
 {
 	return s != NULL ? s : "-";
+}
+
+/*
+ * Print one line (fmt without its newline), every control character of
+ * it, a newline included, shown as '?': its text comes from the
+ * database, an imported bundle's or an agent's, and must neither drive
+ * the terminal nor forge a line.
+ */
+static void __attribute__((format(printf, 1, 2)))
+print_line(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strip_ctrl(sb.buf);
+	puts(sb.buf);
+	strbuf_release(&sb);
 }
 
 /*
@@ -66,11 +88,11 @@ print_window(void *arg, const struct window_row *w)
 	else
 		snprintf(dur, sizeof dur, "%s", w->run_id == ls->live ?
 		    "open" : "cut");
-	printf("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s\n",
+	print_line("%5lld %5lld %-8.8s %-12.12s %-24.24s %9s  %s",
 	    (long long)w->id, (long long)w->run_id, text(w->study),
 	    text(w->host), text(w->started_at), dur, text(w->holder));
 	if (w->drift != NULL)
-		printf("      drift: %s\n", w->drift);
+		print_line("      drift: %s", w->drift);
 	else if (!w->closed && w->run_id != ls->live)
 		printf("      never closed: its coordinator stopped before "
 		    "the window's end\n");
@@ -81,7 +103,7 @@ static int
 print_takeover(void *arg, const struct lease_takeover *t)
 {
 	(void)arg;
-	printf("takeover at %s: %s took the window from %s\n", text(t->at),
+	print_line("takeover at %s: %s took the window from %s", text(t->at),
 	    text(t->holder), text(t->previous));
 	return 0;
 }
@@ -113,15 +135,17 @@ show_lease(struct db *db, struct so_err *err)
 	int rc;
 
 	rc = live_holder(db, &l, &live, why, sizeof why, err);
+	if (rc == 0)
+		putchar('\n');
 	if (rc == 0 && why[0] != '\0')
-		printf("\nno one holds the measurement window now: %s (run "
+		print_line("no one holds the measurement window now: %s (run "
 		    "%lld, study %s) took it at %s and is gone (%s); the next "
-		    "run takes it over\n", l.holder,
+		    "run takes it over", l.holder,
 		    (long long)l.run_id, l.study, l.acquired_at,
 		    why);
 	else if (rc == 0)
-		printf("\nwindow held now by %s (run %lld, study %s) since %s, "
-		    "last heartbeat %.0f s ago\n", l.holder,
+		print_line("window held now by %s (run %lld, study %s) since "
+		    "%s, last heartbeat %.0f s ago", l.holder,
 		    (long long)l.run_id, l.study, l.acquired_at,
 		    l.age);
 	else if (rc == SO_ENOTFOUND)

@@ -64,9 +64,23 @@ real_f(FILE *out, double v)
 }
 
 struct csv_arg {
-	FILE	*out;
-	int64_t	 run;
+	FILE		*out;
+	int64_t		 run;
+	const char	*imported;	/* csv_imported() of the run */
 };
+
+/*
+ * The last column of both CSVs: "signed" or "unsigned" for a run
+ * imported from a bundle (an unsigned one is trusted on nobody's word),
+ * empty for one measured here.
+ */
+static const char *
+csv_imported(const struct rrun *r)
+{
+	if (r->imported_from == NULL)
+		return NULL;
+	return r->imported_signed ? "signed" : "unsigned";
+}
 
 static int
 row(const struct db_sample *s, void *arg)
@@ -106,6 +120,8 @@ row(const struct db_sample *s, void *arg)
 	str_f(out, s->openssl_cap_cleared);
 	if (s->msg_len >= 0)
 		fprintf(out, "%lld", (long long)s->msg_len);
+	fputc(',', out);
+	report_csv_text(out, a->imported);
 	fputs("\r\n", out);
 	return ferror(out) ? -1 : 0;
 }
@@ -121,10 +137,11 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	    "position,host_position,steps,ns,rate,ns_per_step,digest,seed,valid,"
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
 	    "reason,cycles,instructions,cycles_source,openssl_cap,"
-	    "openssl_cap_detected,openssl_cap_cleared,msg_len\r\n", out);
+	    "openssl_cap_detected,openssl_cap_cleared,msg_len,imported\r\n",
+	    out);
 	for (i = 0; i < n; i++) {
 		const struct db_report_run run = { runs[i].id, runs[i].study };
-		struct csv_arg a = { out, runs[i].id };
+		struct csv_arg a = { out, runs[i].id, csv_imported(&runs[i]) };
 
 		if ((ret = db_report_samples(db, &run, row, &a, err)) != 0)
 			return ret;
@@ -223,6 +240,8 @@ cell_row(FILE *out, const struct rrun *r, const struct rrow *w)
 	fputc(',', out);
 	report_csv_text(out, w->digest == DIGEST_OK ? "ok" : w->digest ==
 	    DIGEST_MISMATCH ? "mismatch" : NULL);
+	fputc(',', out);
+	report_csv_text(out, csv_imported(r));
 	fputs("\r\n", out);
 }
 
@@ -244,7 +263,8 @@ report_csv_cells(const struct rrun *runs, size_t n, FILE *out)
 	    "invalid,median_%s_per_s,median_lo%d_%s_per_s,"
 	    "median_hi%d_%s_per_s,mean_%s_per_s,q1_%s_per_s,q3_%s_per_s,"
 	    "min_%s_per_s,max_%s_per_s,cv_pct,ns_per_%s,cycles_per_%s,"
-	    "cycles_source,clock_mhz,digest\r\n", many, STATS_LEVEL_PCT, many,
+	    "cycles_source,clock_mhz,digest,imported\r\n", many,
+	    STATS_LEVEL_PCT, many,
 	    STATS_LEVEL_PCT, many, many, many, many, many, many, one, one);
 	for (i = 0; i < n; i++)
 		for (j = 0; j < runs[i].nrows; j++)

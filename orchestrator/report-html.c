@@ -15,8 +15,10 @@
  */
 #include "report-builds.h"
 #include "report-table.h"
+#include "strbuf.h"
 #include "study.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -663,6 +665,53 @@ html_banner(const struct rrun *r, FILE *out)
 	fputs("</div>\n", out);
 }
 
+/*
+ * A name, path or command line, with a line break allowed where one
+ * reads well on a narrow screen: after a '-' inside a word ("c-fused",
+ * not "--steps"), after a '/' and after a middle dot.  A browser breaks
+ * at none of these in code and, left to overflow-wrap, anywhere at all.
+ */
+static void
+html_breakable(FILE *out, const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+	char one[2] = "";
+
+	for (p = s; p != NULL && *p != '\0'; p++) {
+		one[0] = *p;
+		report_html_add(&sb, one);
+		if ((*p == '-' && p > s && isalnum((unsigned char)p[-1]) &&
+		    isalnum((unsigned char)p[1])) ||
+		    (*p == '/' && p[1] != '/' && p[1] != '\0') ||
+		    (*p == '\xb7' && p > s && p[-1] == '\xc2'))
+			strbuf_addstr(&sb, "<wbr>");
+	}
+	fputs(p == NULL ? "-" : sb.buf, out);
+	strbuf_release(&sb);
+}
+
+/* A hash or seed in hex: breakable every 16 digits, as the text cuts it. */
+static void
+html_hex(FILE *out, const char *s)
+{
+	size_t i, n = s != NULL ? strlen(s) : 0;
+
+	if (s == NULL) {
+		fputs("-", out);
+		return;
+	}
+	for (i = 0; i < n; i += 16) {
+		char *part = xasprintf("%.16s", s + i);
+
+		if (i > 0)
+			fputs("<wbr>", out);
+		/* Imported bundles' digests are checked, but not trusted. */
+		report_html_text(out, part);
+		free(part);
+	}
+}
+
 static void
 html_run(const struct rrun *r, FILE *out)
 {
@@ -682,18 +731,18 @@ html_run(const struct rrun *r, FILE *out)
 		    "then zeros</dd>", r->msg_len, study_unit(r->study),
 		    r->msg_len);
 	fputs("<dt>seed</dt><dd><code>", out);
-	report_html_text(out, r->seed);
+	html_hex(out, r->seed);
 	fputs("</code></dd><dt>started</dt><dd>", out);
 	report_html_text(out, r->started_at);
 	fputs("</dd><dt>finished</dt><dd>", out);
 	report_html_text(out, r->finished_at);
 	fputs("</dd><dt>command</dt><dd><code>", out);
-	report_html_text(out, r->command);
+	html_breakable(out, r->command);
 	fputs("</code></dd>", out);
 	if (r->imported_from != NULL) {
 		fprintf(out, "<dt>imported</dt><dd>run %" PRId64 " of ",
 		    r->origin_run);
-		report_html_text(out, r->imported_from);
+		html_breakable(out, r->imported_from);
 		fputs(r->imported_signed ? ", signature verified</dd>" :
 		    ", <strong>unsigned</strong>: nothing checked who measured "
 		    "it</dd>", out);
@@ -702,7 +751,7 @@ html_run(const struct rrun *r, FILE *out)
 		fputs("<dt>digest</dt><dd>", out);
 		if (r->digests[i].distinct == 1) {
 			fputs("<code>", out);
-			report_html_text(out, r->digests[i].digest);
+			html_hex(out, r->digests[i].digest);
 			fprintf(out, "</code> in all %" PRId64 " valid samples "
 			    "of %" PRId64 " steps</dd>", r->digests[i].n,
 			    r->digests[i].steps);
@@ -741,8 +790,8 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "h1{font-size:1.4rem}h2{font-size:1.2rem;border-bottom:2px solid "
 	    "#333;margin-top:2rem}h3{font-size:1rem;margin:1.4rem 0 .4rem}\n"
 	    "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem "
-	    ".8rem}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}\n"
-	    "code{font-size:.85em;overflow-wrap:anywhere}\n"
+	    ".8rem}dt{font-weight:600}dd{margin:0}\n"
+	    "code{font-size:.85em}\n"
 	    ".scroll{overflow-x:auto}table{border-collapse:collapse;"
 	    "font-size:.85rem}\n"
 	    "th,td{border-bottom:1px solid #ccc;padding:.15rem .45rem;"
@@ -779,7 +828,7 @@ report_html(const struct rrun *runs, size_t n, const struct report_opts *o,
 	    "break-before:page}section:first-of-type h2{break-before:auto}}\n"
 	    "</style>\n</head>\n<body>\n<h1>seqorch report</h1>\n<p>From <code>",
 	    out);
-	report_html_text(out, o->db_path != NULL ? o->db_path : "results.db");
+	html_breakable(out, o->db_path != NULL ? o->db_path : "results.db");
 	fprintf(out, "</code>: %zu run%s. Ratios carry a %d%% bootstrap "
 	    "interval over the samples (seeded, reproducible) and a verdict: "
 	    "faster, slower, or not distinguishable at this precision.</p>\n",

@@ -1,6 +1,6 @@
 /*
- * The report's text primitives: lines cut to a terminal's width, wrapped
- * paragraphs and tables whose columns are as wide as their widest cell.
+ * The report's text primitives: lines wrapped at spaces to a terminal's
+ * width, and tables whose columns are as wide as their widest cell.
  */
 #include "report-table.h"
 #include "strbuf.h"
@@ -8,9 +8,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Every text line fits a terminal this wide. */
-#define REPORT_COLUMNS 100
+/*
+ * Text fits a terminal this wide, unless $COLUMNS says otherwise when
+ * the report goes to one: 80, as pagers, mail and diff views assume.
+ */
+#define REPORT_COLUMNS 80
 
 /*
  * An event's message stops at this many characters with "..." (the
@@ -42,28 +46,30 @@ blank_controls(char *s)
 }
 
 /*
- * Cut s, in place, to max characters ending in "..." if it is wider.  s
- * then has at least max + 1 characters, so at least 4 bytes follow the
- * first max - 3 characters: room for "..." and its terminator.
+ * Cut s, in place, before the last word that would take it past max
+ * characters, ending in "..." if it is wider (a word longer than that
+ * is cut where it reaches max - 3).  s then has at least max + 1
+ * characters, so at least 4 bytes follow the first max - 3: room for
+ * "..." and its terminator.
  */
 static void
 cut_cols(char *s, size_t max)
 {
+	char *p = s, *space = NULL;
 	size_t cols = 0;
 
 	if (width(s) <= max)
 		return;
-	for (; cols < max - 3 || ((unsigned char)*s & 0xc0) == 0x80; s++)
-		cols += ((unsigned char)*s & 0xc0) != 0x80;
-	memcpy(s, "...", 4);
+	for (; cols < max - 3 || ((unsigned char)*p & 0xc0) == 0x80; p++) {
+		if (*p == ' ' && p > s)
+			space = p;
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	}
+	if (*p != ' ' && space != NULL)
+		p = space;
+	memcpy(p, "...", 4);
 }
 
-/*
- * Print one line of text.  Free text from hosts (agent errors, build
- * logs) may hold newlines or run long: control characters become spaces
- * and a line wider than REPORT_COLUMNS is cut to end in "...".  The
- * database and the JSON keep the whole text.
- */
 int
 report_utf8(void)
 {
@@ -89,18 +95,92 @@ report_plusminus(void)
 	return report_utf8() ? "\u00b1" : "+-";
 }
 
+size_t
+report_columns(FILE *out)
+{
+	const char *env = getenv("COLUMNS");
+	char *end;
+	long n;
+
+	if (env == NULL || !isatty(fileno(out)))
+		return REPORT_COLUMNS;
+	n = strtol(env, &end, 10);
+	/* Narrower than a table's names and numbers is no use. */
+	return *end == '\0' && n >= 40 && n <= 1000 ? (size_t)n :
+	    REPORT_COLUMNS;
+}
+
+/*
+ * text after prefix over as many lines as it takes, broken at spaces,
+ * continuation lines indented by indent: never cut, so a word wider
+ * than the room left stands whole on its line.
+ */
+static void
+wrap(FILE *out, const char *prefix, size_t indent, const char *text)
+{
+	size_t cols = report_columns(out), room, n;
+	const char *p = text, *q, *space;
+	int first = 1;
+
+	while (first || *p != '\0') {
+		n = first ? width(prefix) : indent;
+		room = cols > n + 20 ? cols - n : 20;
+		space = NULL;
+		n = 0;
+		for (q = p; *q != '\0' && n < room; q++) {
+			if (*q == ' ')
+				space = q;
+			n += ((unsigned char)*q & 0xc0) != 0x80;
+		}
+		while (((unsigned char)*q & 0xc0) == 0x80)
+			q++;
+		if (*q != '\0' && *q != ' ') {
+			if (space != NULL)
+				q = space;
+			else	/* one long word: whole, to its end */
+				q += strcspn(q, " ");
+		}
+		/* No blank at the end of a line ("at  Holm" broken). */
+		while (q > p && q[-1] == ' ')
+			q--;
+		if (first)
+			fprintf(out, "%s%.*s\n", prefix, (int)(q - p), p);
+		else
+			fprintf(out, "%*s%.*s\n", (int)indent, "", (int)(q - p),
+			    p);
+		for (p = q; *p == ' '; p++)
+			;
+		first = 0;
+	}
+}
+
+/*
+ * Print one line of text.  Free text from hosts (agent errors, build
+ * logs) may hold newlines or run long: control characters become spaces
+ * and a line wider than the terminal is wrapped at spaces, continuation
+ * lines indented two more than it.  The database and the JSON keep the
+ * whole text.
+ */
 void
 report_emit(FILE *out, const char *fmt, ...)
 {
 	struct strbuf line = STRBUF_INIT;
+	size_t lead;
 	va_list ap;
+	char *prefix;
 
 	va_start(ap, fmt);
 	strbuf_vaddf(&line, fmt, ap);
 	va_end(ap);
 	blank_controls(line.buf);
-	cut_cols(line.buf, REPORT_COLUMNS);
-	fprintf(out, "%s\n", line.buf);
+	if (width(line.buf) <= report_columns(out)) {
+		fprintf(out, "%s\n", line.buf);
+	} else {
+		lead = strspn(line.buf, " ");
+		prefix = xasprintf("%.*s", (int)lead, line.buf);
+		wrap(out, prefix, lead + 2, line.buf + lead);
+		free(prefix);
+	}
 	strbuf_release(&line);
 }
 
@@ -112,29 +192,30 @@ report_emit(FILE *out, const char *fmt, ...)
 void
 report_emit_wrapped(FILE *out, const char *prefix, const char *text)
 {
-	size_t indent = width(prefix), room = REPORT_COLUMNS - indent, cols;
-	const char *p = text, *q, *space;
-	int first = 1;
+	char *copy = xstrdup(text), *pre = xstrdup(prefix);
 
-	while (first || *p != '\0') {
-		space = NULL;
-		cols = 0;
-		for (q = p; *q != '\0' && cols < room; q++) {
-			if (*q == ' ')
-				space = q;
-			cols += ((unsigned char)*q & 0xc0) != 0x80;
-		}
-		while (((unsigned char)*q & 0xc0) == 0x80)
-			q++;
-		if (*q != '\0' && *q != ' ' && space != NULL)
-			q = space;
-		if (first)
-			report_emit(out, "%s%.*s", prefix, (int)(q - p), p);
-		else
-			report_emit(out, "%*s%.*s", (int)indent, "", (int)(q - p), p);
-		for (p = q; *p == ' '; p++)
-			;
-		first = 0;
+	blank_controls(copy);
+	blank_controls(pre);
+	wrap(out, pre, width(pre), copy);
+	free(pre);
+	free(copy);
+}
+
+void
+report_emit_rows(FILE *out, char **lines, size_t n)
+{
+	size_t i, wide = 0;
+
+	for (i = 0; i < n; i++) {
+		blank_controls(lines[i]);
+		if (width(lines[i]) > wide)
+			wide = width(lines[i]);
+	}
+	if (wide > report_columns(out))
+		fprintf(out, "  (table is %zu columns wide)\n", wide);
+	for (i = 0; i < n; i++) {
+		fprintf(out, "%s\n", lines[i]);
+		free(lines[i]);
 	}
 }
 
@@ -223,7 +304,8 @@ table_row(const struct table *t, const size_t *w, const char *const *cells,
 		}
 	}
 	*p = '\0';
-	report_emit(out, "%s", line);
+	blank_controls(line);
+	fprintf(out, "%s\n", line);
 	free(line);
 }
 
@@ -231,7 +313,7 @@ void
 table_print(struct table *t, FILE *out)
 {
 	size_t *w = xcalloc(t->ncols, sizeof *w);
-	size_t i, c;
+	size_t i, c, total = 0;
 
 	for (c = 0; c < t->ncols; c++)
 		w[c] = width(t->heads[c]);
@@ -240,6 +322,11 @@ table_print(struct table *t, FILE *out)
 		if (width(t->cells[i]) > w[c])
 			w[c] = width(t->cells[i]);
 	}
+	for (c = 0; c < t->ncols; c++)
+		total += 2 + w[c];
+	/* Whole rather than cut, and said once, above its head. */
+	if (total > report_columns(out))
+		fprintf(out, "  (table is %zu columns wide)\n", total);
 	table_row(t, w, t->heads, out);
 	for (i = 0; i + t->ncols <= t->ncells; i += t->ncols)
 		table_row(t, w, (const char *const *)&t->cells[i], out);

@@ -32,8 +32,9 @@ void table_cell(struct table *t, char *owned);
 void table_raw(struct table *t, char *owned);
 /*
  * Print t under its heads and free its cells: as text with padded
- * columns, as a Markdown table (an empty cell is "| |"), or as an HTML
- * table in a scroll box (right-aligned cells of class "n").
+ * columns (its width said above it when wider than report_columns()),
+ * as a Markdown table (an empty cell is "| |"), or as an HTML table in
+ * a scroll box (right-aligned cells of class "n").
  */
 void table_print(struct table *t, FILE *out);
 void table_markdown(struct table *t, FILE *out);
@@ -143,11 +144,24 @@ const char *report_dash(void);
 const char *report_plusminus(void);
 
 /*
+ * How wide the report's text may be on out: 80 columns, or $COLUMNS
+ * (40 to 1000) when out is a terminal.
+ */
+size_t report_columns(FILE *out);
+
+/*
  * One line of text: control characters (newlines in host text) become
- * spaces and a line wider than the terminal is cut to end in "...".
+ * spaces and a line wider than report_columns() is wrapped at spaces,
+ * never cut.  A table wider than that is printed whole, its width said
+ * once above its head.
  */
 void report_emit(FILE *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Lines that are a table's rows (one per ratio or position), each whole,
+ * their width said once above them as table_print says it; frees each.
+ */
+void report_emit_rows(FILE *out, char **lines, size_t n);
 /* prefix and text over as many lines as it takes, broken at spaces. */
 void report_emit_wrapped(FILE *out, const char *prefix, const char *text);
 /* An event's message, indented, wrapped and cut at EVENT_TEXT_MAX. */

@@ -1,6 +1,6 @@
 /*
- * The report as text: tables for a 100-column terminal, then the ratios,
- * position bias and warnings in words.
+ * The report as text: tables for an 80-column terminal (wider ones say
+ * so), then the ratios, position bias and warnings in words.
  */
 #include "report-table.h"
 #include "study.h"
@@ -132,18 +132,31 @@ text_hosts(const struct rrun *r, FILE *out)
 	static const char *heads[] = {
 		"host", "status", "clock", "governor", "pinning", "counters",
 		"noise"
+	}, *no_gov[] = {
+		"host", "status", "clock", "pinning", "counters", "noise"
 	};
 	struct table t = { .ncols = 7, .heads = heads, .align = "lllllll" };
 	const struct rhost *h;
 	size_t i;
+	int governor = 0;
 
+	/* A column of "-" (virtual machines have no cpufreq) is left out. */
+	for (i = 0; i < r->nhosts; i++)
+		governor |= r->hosts[i].governor != NULL;
+	if (!governor) {
+		t.ncols = 6;
+		t.heads = no_gov;
+		t.align = "llllll";
+	}
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
 		table_cell(&t, xstrdup(h->name));
 		table_cell(&t, xstrdup(h->status != NULL ? h->status : "-"));
 		table_cell(&t, report_clock_str(h->clock_mhz, h->clock_source,
 		    h->clock_n));
-		table_cell(&t, xstrdup(h->governor != NULL ? h->governor : "-"));
+		if (governor)
+			table_cell(&t, xstrdup(h->governor != NULL ? h->governor :
+			    "-"));
 		table_cell(&t, pin_str(h));
 		table_cell(&t, xstrdup(h->counters != NULL ? h->counters : "-"));
 		table_cell(&t, noise_str(h));
@@ -167,17 +180,17 @@ text_hosts(const struct rrun *r, FILE *out)
 
 /*
  * The upstream sources builds were generated from, and for what: as
- * sha256sum prints them, under each build and source, the whole hash in
- * 100 columns (a path's last part: the tables of the other formats have
- * the whole path).
+ * sha256sum prints them, under each build and source, the whole hash
+ * (a path's last part: the tables of the other formats have the whole
+ * path).
  */
 static void
 text_sources(const struct rrun *r, FILE *out)
 {
-	char *vs = report_source_variants(r), *head;
+	char *vs = report_source_variants(r), *head, **lines;
 	const struct rsource *s, *prev = NULL;
 	const char *base;
-	size_t i;
+	size_t i, n = 0;
 
 	if (vs == NULL)
 		return;
@@ -185,17 +198,21 @@ text_sources(const struct rrun *r, FILE *out)
 	    "them (sha256, file):", vs);
 	fputc('\n', out);
 	report_emit_wrapped(out, "", head);
+	/* As sha256sum prints them: each hash and file on one line. */
+	lines = xcalloc(2 * r->nsources, sizeof *lines);
 	for (i = 0; i < r->nsources; i++) {
 		s = &r->sources[i];
 		if (prev == NULL || prev->build_id != s->build_id ||
 		    strcmp(prev->name, s->name) != 0)
-			report_emit(out, "  build %" PRId64 ": %s %s",
+			lines[n++] = xasprintf("  build %" PRId64 ": %s %s",
 			    s->build_id, s->name, s->version);
 		base = strrchr(s->file, '/');
-		report_emit(out, "    %s  %s", s->sha256,
+		lines[n++] = xasprintf("    %s  %s", s->sha256,
 		    base != NULL ? base + 1 : s->file);
 		prev = s;
 	}
+	report_emit_rows(out, lines, n);
+	free(lines);
 	free(head);
 	free(vs);
 }
@@ -205,20 +222,32 @@ text_builds(const struct rrun *r, FILE *out)
 {
 	static const char *heads[] = {
 		"build", "host", "compiler", "cflags", "status", "version"
+	}, *all_ok[] = {
+		"build", "host", "compiler", "cflags", "version"
 	};
 	struct table t = { .ncols = 6, .heads = heads, .align = "rlllll" };
 	const struct rbuild *b;
 	size_t i;
+	int failed = 0;
 
 	if (r->nbuilds == 0)
 		return;
+	/* Every build ok: no status column (a failed one is a warning). */
+	for (i = 0; i < r->nbuilds; i++)
+		failed |= strcmp(r->builds[i].status, "ok") != 0;
+	if (!failed) {
+		t.ncols = 5;
+		t.heads = all_ok;
+		t.align = "rllll";
+	}
 	for (i = 0; i < r->nbuilds; i++) {
 		b = &r->builds[i];
 		table_cell(&t, xasprintf("%" PRId64, b->id));
 		table_cell(&t, xstrdup(b->host));
 		table_cell(&t, xstrdup(b->compiler));
 		table_cell(&t, xstrdup(b->cflags));
-		table_cell(&t, xstrdup(b->status));
+		if (failed)
+			table_cell(&t, xstrdup(b->status));
 		table_cell(&t, xstrdup(b->compiler_version != NULL ?
 		    b->compiler_version : "-"));
 	}
@@ -229,21 +258,25 @@ text_builds(const struct rrun *r, FILE *out)
 
 /*
  * Rows are grouped by variant, one line per host (and build), so hosts
- * are compared down a column and any number of hosts fits in 100
- * columns.  The compiler and cycles columns appear only when they carry
- * information.
+ * are compared down a column and any number of hosts fits in 80
+ * columns.  The compiler, cycles and inv columns appear only when they
+ * carry information; time per unit, the median's inverse, is left to the
+ * best variant's table (hyperfine and pyperf show one of the two).
  */
 static void
 text_rows(const struct rrun *r, FILE *out)
 {
 	const char *heads[11];
-	char align[12], ns_head[64], cyc_head[64], range_head[16];
+	char align[12], cyc_head[64], range_head[16];
 	struct table t = { .ncols = 0, .heads = heads, .align = align };
 	const struct rrow *w;
 	const char *prev = NULL;
 	size_t i;
+	int invalid = 0;
 
-	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	for (i = 0; i < r->nrows; i++)
+		invalid |= r->rows[i].invalid > 0;
+
 	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
 #define COL(name, a) (heads[t.ncols] = (name), align[t.ncols++] = (a))
 	COL("variant", 'l');
@@ -251,7 +284,6 @@ text_rows(const struct rrun *r, FILE *out)
 		COL("compiler", 'l');
 	COL("host", 'l');
 	COL("median", 'r');
-	COL(ns_head, 'r');
 	if (r->any_calib)
 		COL(cyc_head, 'r');
 	if (r->any_counted)
@@ -260,7 +292,8 @@ text_rows(const struct rrun *r, FILE *out)
 	COL(range_head, 'r');
 	COL("n", 'r');
 	COL("digest", 'l');
-	COL("inv", 'r');
+	if (invalid)
+		COL("inv", 'r');
 #undef COL
 	align[t.ncols] = '\0';
 
@@ -270,8 +303,9 @@ text_rows(const struct rrun *r, FILE *out)
 		return;
 	}
 	fputc('\n', out);
-	report_emit(out, "%s/s over the n valid samples; inv: samples with "
-	    "valid = 0, in no rate", study_unit_plural(r->study));
+	report_emit(out, "%s/s over the n valid samples%s",
+	    study_unit_plural(r->study), invalid ? "; inv: samples with "
+	    "valid = 0, in no rate" : "");
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		if (prev != NULL && strcmp(prev, w->variant) == 0)
@@ -284,7 +318,6 @@ text_rows(const struct rrun *r, FILE *out)
 			table_cell(&t, xstrdup(w->label));
 		table_cell(&t, xstrdup(w->host));
 		table_cell(&t, rate_str(w->n > 0 ? w->median : 0));
-		table_cell(&t, ns_str(w->n > 0 ? w->median : 0));
 		if (r->any_calib)
 			table_cell(&t, cycles_str(w));
 		if (r->any_counted)
@@ -301,7 +334,8 @@ text_rows(const struct rrun *r, FILE *out)
 		table_cell(&t, xasprintf("%" PRId64, w->n));
 		table_cell(&t, xstrdup(w->digest == DIGEST_OK ? "ok" :
 		    w->digest == DIGEST_MISMATCH ? "MISMATCH" : "-"));
-		table_cell(&t, xasprintf("%" PRId64, w->invalid));
+		if (invalid)
+			table_cell(&t, xasprintf("%" PRId64, w->invalid));
 	}
 	table_print(&t, out);
 	/* Wrapped, not cut: a note is worth reading whole. */
@@ -331,7 +365,7 @@ text_best(const struct rrun *r, FILE *out)
 	const struct rrow *w;
 	const struct rratio *x;
 	size_t i;
-	char *iv;
+	char *iv, **lines;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
@@ -359,18 +393,21 @@ text_best(const struct rrun *r, FILE *out)
 	fputc('\n', out);
 	report_emit(out, "ratios of best rates, %d%% bootstrap interval over the "
 	    "samples, verdict", STATS_LEVEL_PCT);
+	lines = xcalloc(r->nratios, sizeof *lines);
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
 		if (x->refused != NULL) {
-			report_emit(out, "  %s / %s: refused, %s", x->a->host,
-			    x->b->host, x->refused);
+			lines[i] = xasprintf("  %s / %s: refused, %s",
+			    x->a->host, x->b->host, x->refused);
 			continue;
 		}
 		iv = report_interval_str(&x->s);
-		report_emit(out, "  %s / %s = %.2fx  %s  %s", x->a->host, x->b->host,
-		    x->s.ratio, iv, report_verdict_phrase(&x->s));
+		lines[i] = xasprintf("  %s / %s = %.2fx  %s  %s", x->a->host,
+		    x->b->host, x->s.ratio, iv, report_verdict_phrase(&x->s));
 		free(iv);
 	}
+	report_emit_rows(out, lines, r->nratios);
+	free(lines);
 }
 
 /*
@@ -461,7 +498,7 @@ text_positions(const struct rrun *r, FILE *out)
 {
 	const struct rposition *p;
 	size_t i;
-	char *iv;
+	char *iv, **lines;
 
 	fputc('\n', out);
 	if (r->npositions == 0) {
@@ -474,14 +511,17 @@ text_positions(const struct rrun *r, FILE *out)
 	    "precision");
 	report_emit(out, "  each position / the others; verdicts by rank "
 	    "tests, Holm-corrected over the %zu positions", r->npositions);
+	lines = xcalloc(r->npositions, sizeof *lines);
 	for (i = 0; i < r->npositions; i++) {
 		p = &r->positions[i];
 		iv = report_interval_str(&p->s);
-		report_emit(out, "  position %" PRId64 ": n %zu, %.4fx  %s  "
+		lines[i] = xasprintf("  position %" PRId64 ": n %zu, %.4fx  %s  "
 		    "Holm p %.2g  %s", p->position, p->n, p->s.ratio, iv,
 		    p->p_holm, report_verdict_phrase(&p->s));
 		free(iv);
 	}
+	report_emit_rows(out, lines, r->npositions);
+	free(lines);
 }
 
 /* Same host, build, status and reason: one warning line for all. */
@@ -623,12 +663,13 @@ text_warnings(const struct rrun *r, FILE *out)
 	for (i = 0; i < r->nrows; i++) {
 		if (!report_row_unstable(r, &r->rows[i]))
 			continue;
+		/* Continued lines hang under the item, as every warning's. */
 		line = report_unstable_text(r, &r->rows[i]);
-		report_emit_wrapped(out, "  ", line);
+		report_emit(out, "  %s", line);
 		free(line);
 	}
 	if (unstable > 0)
-		report_emit_wrapped(out, "  ", REPORT_UNSTABLE_ADVICE);
+		report_emit(out, "  %s", REPORT_UNSTABLE_ADVICE);
 }
 
 void

@@ -120,8 +120,9 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 	for (i = 0; i < r.nranked; i++) {
 		w = r.ranked[i]->best;
 		if (i == 0)
-			fprintf(out, "best per host, %s/s (median, min-max, "
-			    "cv over n samples):\n", study_unit_plural(r.study));
+			fprintf(out, "best per host, %s/s (median, min%smax, "
+			    "cv over n samples):\n", study_unit_plural(r.study),
+			    report_dash());
 		report_format_rate(w->median, med, sizeof med);
 		report_format_rate(w->min, lo, sizeof lo);
 		report_format_rate(w->max, hi, sizeof hi);
@@ -130,9 +131,9 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 			snprintf(cv, sizeof cv, "-");
 		else
 			snprintf(cv, sizeof cv, "%.2f%%", 100 * w->desc.cv);
-		fprintf(out, "  %-12s %-18s %8s  %s-%s  cv %s  n %lld\n",
-		    r.ranked[i]->name, w->variant, med, lo, hi, cv,
-		    (long long)w->n);
+		fprintf(out, "  %-12s %-18s %8s  %s%s%s  cv %s  n %lld\n",
+		    r.ranked[i]->name, w->variant, med, lo, report_dash(), hi,
+		    cv, (long long)w->n);
 		faster_lines(&r, r.ranked[i], out);
 	}
 	for (i = 0; i < r.nevents; i++)

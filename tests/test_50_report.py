@@ -332,7 +332,7 @@ def test_csv_per_cell(site):
         "median_hi95_hashes_per_s", "mean_hashes_per_s", "q1_hashes_per_s",
         "q3_hashes_per_s", "min_hashes_per_s", "max_hashes_per_s", "cv_pct",
         "ns_per_hash", "cycles_per_hash", "cycles_source", "clock_mhz",
-        "digest"]
+        "digest", "imported"]
     assert len(rows) == len(cells)
     for r in rows:
         c = cells[(r["variant"], r["host"])]

@@ -212,9 +212,19 @@ def test_unsigned_import_and_compare_across_files(measured, tmp_path):
     (rep,) = json.loads(r.stdout)["runs"]
     assert rep["imported"]["signed"] is False
     assert rep["imported"]["origin_run"] == 1
+    # Both CSVs end in a column that says so.
+    for per in ((), ("--per", "cell")):
+        r = run(tmp_path, "report", "--run", "1", "--db", b_db, "--format",
+                "csv", *per)
+        assert r.returncode == 0, r.stderr
+        head, *rows = r.stdout.splitlines()
+        assert head.endswith(",imported") and rows
+        assert all(row.endswith(",unsigned") for row in rows), rows[0]
     # The run measured here has no such mark.
     r = run(tmp_path, "report", "--run", "1", "--db", a_db, "--format", "json")
     assert "imported" not in json.loads(r.stdout)["runs"][0]
+    r = run(tmp_path, "report", "--run", "1", "--db", a_db, "--format", "csv")
+    assert r.stdout.splitlines()[1].endswith(",")
 
     # The same samples in two files: every cell compared, no change.
     r = run(tmp_path, "compare", "--baseline-db", a_db, "--db", b_db, "1",
@@ -227,6 +237,14 @@ def test_unsigned_import_and_compare_across_files(measured, tmp_path):
     r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "1")
     assert r.returncode == 0, r.stderr
     assert f'files     baseline "{b_db}", new "{a_db}"' in r.stdout
+    # The unsigned run is marked in the header, the one measured here not.
+    assert ("  baseline  run 1: ok, " in r.stdout and "; UNSIGNED import: "
+            "nothing checked who measured it\n  new       run 1: ok, "
+            in r.stdout), r.stdout
+    assert r.stdout.count("UNSIGNED") == 1
+    r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "1",
+            "1", "--format", "md")
+    assert "; UNSIGNED import: nothing checked who measured it." in r.stdout
     # RUN_A is looked up in --baseline-db, not in --db.
     r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "2",
             "1")

@@ -700,16 +700,27 @@ def test_clock_jumps(tmp_path, hosts, clock, jump):
 # Issue 29, items 5 and 6: one build's agent of a conducted host
 # misbehaves, the other's is the session's healthy build.  The wrapper
 # (built once for the module, its fault read from `mode` at each run)
-# acts on its agent's records in --serve: at its second sample, or on its
-# self-test.
+# acts on its agent's records in --serve: at its second sample (its first
+# for `first`, where its build comes first in the host's order), or on
+# its self-test.  Its hangs last until the test makes `go`; the
+# conductor's floors (SEQORCH_HANG_FLOOR_MS) are HANG_FLOOR_MS here.
+HANG_FLOOR_MS = 3000
 CONDUCTED_STEPS, CONDUCTED_SAMPLES = 2000, 3
-MISBEHAVE = r'''case " $* " in *" --serve "*) ;; *) exec "$0.real" "$@" ;; esac
+MISBEHAVE = r'''case " $* " in *" --serve "*) ;;
+*) exec "$0.real" "$@" ${out:+--out "$out"} ;; esac
 mode=$(cat "%(dir)s/mode")
+hang() { while [ ! -e "%(dir)s/go" ]; do sleep 0.1; done; }
 "$0.real" "$@" | while IFS= read -r l; do
     case $l in
-    *'"type":"selftest"'*) [ "$mode" = selftest ] &&
-        l=$(printf '%%s\n' "$l" | sed 's/"digest":"[0-9a-f]*"/"digest":"00"/') ;;
+    *'"type":"variant"'*) [ "$mode" = variant ] && l=$(printf '%%s\n' "$l" |
+        sed "s/\"variant\":\"[^\"]*\"/\"variant\":\"$(printf '%%100s' | tr ' ' x)\"/") ;;
+    *'"type":"selftest"'*) case $mode in
+        selftest) l=$(printf '%%s\n' "$l" |
+            sed 's/"digest":"[0-9a-f]*"/"digest":"00"/') ;;
+        setup) hang ;;
+        esac ;;
     *'"type":"sample"'*) n=$((${n:-0} + 1))
+        [ $n = 1 ] && [ "$mode" = first ] && hang
         [ $n = 2 ] && case $mode in
         garbage) l=$(printf 'not a record \033[31mred\001 \\ end') ;;
         long) l=$(head -c 70000 /dev/zero | tr '\0' x) ;;
@@ -718,7 +729,7 @@ mode=$(cat "%(dir)s/mode")
         digest) l=$(printf '%%s\n' "$l" |
             sed 's/"digest":"[0-9a-f]*"/"digest":"xyz"/') ;;
         index) l=$(printf '%%s\n' "$l" | sed 's/"sample":[0-9]*/"sample":99/') ;;
-        hang) while [ ! -e "%(dir)s/go" ]; do sleep 0.1; done ;;
+        hang) hang ;;
         esac ;;
     esac
     printf '%%s\n' "$l"
@@ -748,7 +759,13 @@ def conducted(tmp_path_factory, agent_build):
     ("build", 'sent a "build" record, which only a conductor sends, and '
      'was stopped; the line: "{"type":"build","build_id":""}"'),
     ("selftest", "sent a self-test chain that is not the reference's ("),
-    ("hang", "sent nothing for 1"),
+    # A name longer than the conductor quotes (its buffer overflowed).
+    ("variant", 'sent a variant record for "' + "x" * 32 + '" (its first '
+     '32 bytes), which was not asked for, and was stopped; the line: '
+     '"{"type":"variant",'),
+    ("hang", "sent nothing for "),
+    ("setup", "did not end its setup and self-test in "),
+    ("first", "sent nothing for "),
     # Well-formed records the coordinator refuses by their content.
     ("digest", 'sent a record that the coordinator refuses (sample record: '
      'field "digest" must be lowercase hex of at most 128 digits, got '
@@ -761,18 +778,25 @@ def conducted(tmp_path_factory, agent_build):
 def test_a_bad_build_agent_fails_only_its_build(tmp_path, conducted, mode,
                                                 what):
     d, workdir, cc = conducted
+    hangs = mode in ("hang", "setup", "first")
     (d / "mode").write_text(mode + "\n")
+    # `first`: the bad build's cell comes first in the host's order, so
+    # no build has a sample when it hangs.
+    ccs = [str(cc), "cc"] if mode == "first" else ["cc", str(cc)]
     (tmp_path / "hosts.toml").write_text(
         f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
-        f'workdir = "{workdir}"\ncc = ["cc", "{cc}"]\n')
+        f'workdir = "{workdir}"\ncc = {json.dumps(ccs)}\n')
     db = tmp_path / "results.db"
+    env = dict(os.environ)
+    if hangs:
+        env["SEQORCH_HANG_FLOOR_MS"] = str(HANG_FLOOR_MS)
     try:
         r = subprocess.run(RUN[:-2] + [
             "--steps", str(CONDUCTED_STEPS), "--samples",
             str(CONDUCTED_SAMPLES), "--db", str(db)], cwd=tmp_path,
-            capture_output=True, text=True, timeout=900)
+            capture_output=True, text=True, timeout=900, env=env)
     finally:
-        if mode == "hang":
+        if hangs:
             (d / "go").touch()
     (d / "go").unlink(missing_ok=True)
     assert r.returncode == 1, r.stderr
@@ -788,7 +812,7 @@ def test_a_bad_build_agent_fails_only_its_build(tmp_path, conducted, mode,
     assert {(dg, ok) for *_, dg, ok in rows} == {
         (sha3_chain(CONDUCTED_STEPS), 1)}
     # The bad build: what came before its fault, nothing after.
-    n = 0 if mode == "selftest" else 1
+    n = 0 if mode in ("selftest", "setup", "first", "variant") else 1
     assert q(db, "SELECT count(*), count(DISTINCT digest) FROM samples "
              "WHERE build_id = ?", bad) == [(n, n)]
     said = f"agent ({cc}): the agent of build {bad} {what}"
@@ -809,11 +833,19 @@ def test_a_bad_build_agent_fails_only_its_build(tmp_path, conducted, mode,
         assert re.search(r'line \d+\): "\{"type":"sample",.*%s' % (
             '"digest":"xyz"' if mode == "digest" else '"sample":99'),
             event), event
-    if mode == "hang":
-        assert re.fullmatch(
-            r".* sent nothing for 1\d\.\d s after a sample request \(the "
-            r"deadline: 10 s and 10 times the longest sample, \d\.\d{3} s\), "
-            r"and was stopped", event), event
+    if hangs:
+        # Stopped at its deadline, the test's floor and its rule (the
+        # floor is a lower bound of the wait, whatever the load).
+        floor = HANG_FLOOR_MS / 1000
+        rule = {"hang": "its longest sample",
+                "first": "its setup and self-test scaled to a sample's steps",
+                "setup": "the longest setup of the builds before it"}[mode]
+        m = re.fullmatch(
+            r".* (?:sent nothing for|did not end its setup and self-test "
+            r"in) (\d+\.\d) s(?: after a sample request)? \(the deadline: "
+            r"%g s and 10 times %s, \d+\.\d{3} s\), and was stopped" % (
+                floor, re.escape(rule)), event)
+        assert m and float(m[1]) >= floor, event
     assert "\x1b" not in r.stderr and "signal 9" not in error
     assert q(db, "PRAGMA integrity_check") == [("ok",)]
     assert not agent_pids(workdir)

@@ -7,12 +7,14 @@ import os
 import platform
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 
 import pytest
 
-from conftest import ROOT, copy_tree, query, seqorch, write_hosts
+from conftest import (ROOT, SEQORCH, copy_tree, query, seqorch,
+                      write_hosts)
 
 
 @pytest.fixture(scope="module")
@@ -207,6 +209,66 @@ def test_text_report_character_set_and_units(site):
     utf8 = report("C.UTF-8").stdout.decode()
     assert " min\u2013max " in utf8
     assert utf8.replace("\u2013", "-") == text
+    # The run's summary uses the report's dash, in either locale.
+    summary = (site / "run.stderr").read_text()
+    assert summary.isascii() and "(median, min-max, cv" in summary
+    d = site / "utf8"
+    d.mkdir()
+    shutil.copy(site / "hosts.toml", d)
+    r = seqorch(d, "run", "--study", "sha3", "--hosts", "local", "--variants",
+                "c-fused", "--steps", "1e3", "--samples", "1",
+                env=dict(os.environ, LC_ALL="C.UTF-8"))
+    assert r.returncode == 0, r.stderr
+    assert "(median, min\u2013max, cv" in r.stderr
+    assert re.search(r"^  local +c-fused +(\S+)  \1\u2013\1  cv -  n 1$",
+                     r.stderr, re.M), r.stderr
+
+
+def check_width(text, columns=80):
+    """Every line of a text report within columns, but for the rows of a
+    table that says above its head how much wider it is."""
+    wide = None
+    for line in text.splitlines():
+        m = re.fullmatch(r"  \(table is (\d+) columns wide\)", line)
+        if m:
+            wide = int(m[1])
+            assert wide > columns, line
+            continue
+        if line == "":
+            wide = None
+        assert len(line) <= (wide or columns), line
+
+
+def test_text_report_fits_80_columns(site):
+    """The text report fits 80 columns or says where it is wider (issue
+    32 item 9): lines wrap at spaces, tables are whole; $COLUMNS counts
+    on a terminal only."""
+    env = dict(os.environ, LC_ALL="C.UTF-8")
+    env.pop("COLUMNS", None)
+    out = seqorch(site, "report", env=env).stdout
+    check_width(out)
+    # One sample's report holds the widest text: every interval missing.
+    one = site / "one.db"
+    shutil.copy(site / "results.db", one)
+    with sqlite3.connect(one) as con:
+        con.execute("DELETE FROM samples WHERE sample_index > 0")
+    con.close()
+    out = seqorch(site, "report", "--db", one, env=env).stdout
+    check_width(out)
+    assert "  (table is " in out
+    # The wrapped lines lose no word.
+    words = seqorch(site, "report", "--db", one, "--format", "md",
+                    env=env).stdout
+    for w in ("command", "position", "Holm"):
+        assert w in out and w in words
+    assert seqorch(site, "report", "--db", one,
+                   env=dict(env, COLUMNS="200")).stdout == out
+    if shutil.which("script"):
+        r = subprocess.run(["script", "-qec", f"{SEQORCH} report --db {one}",
+                            "/dev/null"], cwd=site, capture_output=True,
+                           text=True, env=dict(env, COLUMNS="200"))
+        text = r.stdout.replace("\r\n", "\n")
+        assert "(table is " not in text and "not distinguishable" in text
 
 
 def test_compare_fails_when_no_cell_compares(site, tmp_path):
@@ -244,3 +306,55 @@ def test_summary_says_how_much_faster(site):
     iv = [float(f.strip("[,]")) for f in line[2].split() if f != "+-"]
     assert iv[0] >= 0 and (len(iv) == 1 or iv[0] <= float(line[1]) <= iv[1])
     assert line[3].startswith(" (control)") == (other == "openssl-evp")
+
+
+def test_html_names_break_at_sensible_points(site):
+    """On a narrow screen names, paths and the command break after a '-'
+    inside a word, a '/' or a middle dot, hashes every 16 digits (issue
+    32 item 21), and nothing breaks at any letter (overflow-wrap)."""
+    db = site / "results.db"
+    page = seqorch(site, "report", "--db", db, "--format", "html").stdout
+    assert "anywhere" not in page
+    want = re.sub(r"(?<=[A-Za-z0-9])-(?=[A-Za-z0-9])", "-<wbr>",
+                  str(db).replace("/", "/<wbr>"))
+    assert f"<p>From <code>{want}</code>" in page
+    assert "'c-<wbr>fused,openssl-<wbr>evp'" in page
+    assert "'--study'" in page and "-<wbr>-" not in page
+    assert "<wbr>".join(["0" * 16] * 4) in page
+    (digest,), = query(db, "SELECT DISTINCT digest FROM samples")
+    parts = [digest[i:i + 16] for i in range(0, 64, 16)]
+    assert f"<code>{'<wbr>'.join(parts)}</code>" in page
+
+
+def test_text_of_another_database_reaches_no_terminal(site, tmp_path):
+    """Issue 29 item 11: a database someone else wrote (sqlite3, no
+    import to refuse it) with an ESC sequence and a newline in its host
+    name and a window's drift: `windows` and `compare --baseline-db` show
+    every control character as '?', on the line it belongs to."""
+    a = tmp_path / "a.db"
+    shutil.copy(site / "results.db", a)
+    evil = "lo\x1b[31mcal\nforged"
+    con = sqlite3.connect(a)
+    for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = "
+                            "'table'").fetchall():
+        cols = [c[1] for c in con.execute(f'PRAGMA table_info("{t}")')]
+        col = "name" if t == "hosts" else "host"
+        if col in cols:
+            con.execute(f'UPDATE "{t}" SET "{col}" = ? WHERE "{col}" = '
+                        "'local'", (evil,))
+    con.execute("UPDATE windows SET drift = ?", ("a\x1b[2Jb\nforged line",))
+    con.commit()
+    con.close()
+    shown = "lo?[31mcal?forged"
+    r = seqorch(tmp_path, "windows", "--db", a)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\nforged" not in r.stdout, r.stdout
+    assert "      drift: a?[2Jb?forged line\n" in r.stdout, r.stdout
+    assert shown[:12] in r.stdout, r.stdout      # the host column's width
+    for fmt in ("text", "markdown", "csv", "json"):
+        r = seqorch(tmp_path, "compare", "--baseline-db", a, "--db",
+                    site / "results.db", "1", "1", "--format", fmt)
+        assert r.returncode in (0, 1), r.stderr
+        out = r.stdout + r.stderr
+        assert "\x1b" not in out and "\nforged" not in out, (fmt, out)
+        assert shown in out, (fmt, out)
