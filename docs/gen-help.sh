@@ -162,13 +162,18 @@ man)
 	echo "with stderr a terminal and TERM set and not dumb, run redraws"
 	echo "one live line per host and the whole run's progress."
 	echo ".TP"
+	echo ".B COLUMNS"
+	echo "with stdout a terminal, the width text reports fit (else 80);"
+	echo "a table wider says so above it."
+	echo ".TP"
 	echo '.BR OPENSSL_ia32cap ", " OPENSSL_armcap'
 	echo "read by the agent's libcrypto; set them with run --openssl-cap"
 	echo "(an inherited value is recorded as a warning)."
 	echo ".TP"
-	echo '.BR SEQORCH_SYSFS_ROOT ", " SEQORCH_TEST_COUNTERS'
+	echo '.BR SEQORCH_SYSFS_ROOT ", " SEQORCH_TEST_COUNTERS ", " SEQORCH_HANG_FLOOR_MS'
 	echo "test seams of the agent (a recorded /sys and /proc tree, software"
-	echo "counters); never set them for a real measurement."
+	echo "counters, the conductor's hang deadlines in ms); never set them for"
+	echo "a real measurement."
 	echo ".SH EXIT STATUS"
 	echo "0 ok, 1 run failed, partial or invalid samples, 2 usage or"
 	echo "config error, 3 database error, 130 interrupted."
