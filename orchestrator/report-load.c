@@ -39,14 +39,29 @@ pair(const struct db_pair_row *p, void *arg)
 	stats_paired(p->ratios, p->n, STATS_SEED, &x->s);
 }
 
-/* The paired ratios between the builds of each host. */
+/*
+ * The paired ratios between the builds of each host.  A pair is two
+ * valid samples of one host and variant from two builds, so it needs two
+ * rows with valid samples (sorted by variant, host, build) that differ in
+ * the build alone; without them the query, an index probe per sample, is
+ * not made.
+ */
 static int
 load_paired(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
-	/* One build in the run: nothing is paired, and no scan is made. */
-	if (r->nbuilds < 2)
-		return 0;
-	return db_report_pairs(db, r->id, pair, r, err);
+	const struct rrow *w, *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->n == 0)
+			continue;
+		if (prev != NULL && strcmp(w->variant, prev->variant) == 0 &&
+		    strcmp(w->host, prev->host) == 0)
+			return db_report_pairs(db, r->id, pair, r, err);
+		prev = w;
+	}
+	return 0;
 }
 
 static void
@@ -362,11 +377,22 @@ row_get(struct rrun *r, const char *variant, const char *host,
 	return r->nrows++;
 }
 
+/*
+ * A row's first room: the run's samples per variant, what a cell of it
+ * usually holds, so that a cell of a million samples is not copied by
+ * doubling; at most ROW_ROOM_MAX, as the number is the database's word.
+ */
+#define ROW_ROOM_MIN 16
+#define ROW_ROOM_MAX (1 << 20)
+
 static void
-row_add(struct rrow *w, int64_t steps, int64_t ns, int64_t pos, double clock)
+row_add(struct rrow *w, int64_t room, int64_t steps, int64_t ns, int64_t pos,
+    double clock)
 {
 	if ((size_t)w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 16;
+		w->cap = w->cap ? 2 * w->cap : room < ROW_ROOM_MIN ?
+		    ROW_ROOM_MIN : room > ROW_ROOM_MAX ? ROW_ROOM_MAX :
+		    (size_t)room;
 		w->rates = xrealloc(w->rates, w->cap * sizeof *w->rates);
 		w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
 		w->pos = xrealloc(w->pos, w->cap * sizeof *w->pos);
@@ -443,7 +469,7 @@ add_valid(const struct db_valid *s, void *arg)
 		    (double)s->instructions / (double)s->cycles,
 		    s->cycles_source);
 	/* A counted sample's clock is what its cycles imply. */
-	row_add(w, s->steps, s->ns, s->position, s->cycles > 0 ?
+	row_add(w, r->samples, s->steps, s->ns, s->position, s->cycles > 0 ?
 	    (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
 }

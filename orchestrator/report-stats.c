@@ -101,7 +101,17 @@ describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
 	const struct rhost *h = host_of(r, w->host);
 	size_t i, used;
 
-	if (w->n > 0)
+	/*
+	 * The samples arrive in the index's (steps, ns) order, so a row of
+	 * one steps value has its rates descending: reversed, they are
+	 * sorted and stats_describe's sort finds nothing to do.
+	 */
+	for (i = 1; i < (size_t)w->n && w->rates[i] <= w->rates[i - 1]; i++)
+		;
+	if (w->n > 0 && i == (size_t)w->n)
+		for (i = 0; i < (size_t)w->n; i++)
+			sorted[i] = w->rates[(size_t)w->n - 1 - i];
+	else if (w->n > 0)
 		memcpy(sorted, w->rates, (size_t)w->n * sizeof *sorted);
 	stats_describe(sorted, (size_t)w->n, &w->desc);
 	w->median = w->desc.median;
