@@ -504,15 +504,20 @@ build-fuzz/fuzz_tar: tests/fuzz/fuzz_tar.c $(FUZZ_TAR_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ $^ -lcjson -lcrypto \
 	  -lsqlite3 -lpthread -lm
 
-fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do \
-	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s" >&2; \
-	  mkdir -p build-fuzz/corpus-$$t || exit 1; \
-	  quiet=; [ $$t = agent_opts ] && quiet=-close_fd_mask=3; \
-	  ( cd build-fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$quiet \
-	    corpus-$$t ../tests/fuzz/seeds-$$t ) || exit 1; \
-	done
+# Two fuzzers at a time on two cores halve CI's wait; each target's output
+# is printed whole when it ends (--output-sync).
+FUZZ_JOBS ?= 2
+fuzz:
+	@$(MAKE) --no-print-directory -j$(FUZZ_JOBS) --output-sync=target \
+	  $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+
+fuzz-run-%: build-fuzz/fuzz_%
+	@echo "== fuzz_$* for $(FUZZ_SECONDS) s" >&2
+	@mkdir -p build-fuzz/corpus-$*
+	@quiet=; [ $* = agent_opts ] && quiet=-close_fd_mask=3; \
+	cd build-fuzz && ./fuzz_$* -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$quiet \
+	  corpus-$* ../tests/fuzz/seeds-$*
 
 # The kernels alone, side by side in one process (tests/kernels/bench.c):
 #   build/kernel-bench -S sha3 -n 2000 -s 301 -c 1
