@@ -35,7 +35,7 @@ REGISTRY = SEQORCH_PREBUILT= SEQORCH_NOLIBS= sh kernels/registry.sh
 # before deps-run has installed a compiler, so the registry is not asked
 # (it needs `cc -dumpmachine`) and its tables are not included for them.
 # `run` and `test` build through a sub-make, after their deps.
-NOBUILD_GOALS = clean deps deps-run deps-arm64 run test
+NOBUILD_GOALS = clean deps deps-run deps-arm64 arm64-host run test
 BUILDING := $(if $(MAKECMDGOALS),$(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),all)
 ifneq ($(BUILDING),)
 ARCH := $(shell $(REGISTRY) arch "$$($(CC) -dumpmachine)")
@@ -391,11 +391,14 @@ test: deps
 	$(MAKE) $(BUILD_JOBS) all unit
 	$(PYTEST) tests --ignore=tests/test_70_arm64.py
 
-# This machine and an emulated arm64 Linux host in one run of every study
-# but randomx (tests/test_70_arm64.py).  The rootfs is built once into
-# ARM64_CACHE (4-18 minutes, about 420 MB) and reused.
-test-arm64: deps-arm64 all
+# The emulated arm64 host's rootfs, built once into ARM64_CACHE (4-18
+# minutes, about 420 MB) and reused; .ci/run builds it beside make test.
+arm64-host: deps-arm64
 	sh tests/arm64/build-host.sh $(ARM64_CACHE) >/dev/null
+
+# This machine and an emulated arm64 Linux host in one run of every study
+# but randomx (tests/test_70_arm64.py).
+test-arm64: arm64-host all
 	SEQORCH_ARM64_CACHE=$(ARM64_CACHE) $(PYTHON) -m pytest -q \
 	  tests/test_70_arm64.py
 
@@ -563,5 +566,5 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz seqorch seqorch-agent
 
-.PHONY: all deps deps-run deps-arm64 docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
+.PHONY: all deps deps-run deps-arm64 arm64-host docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
 	install clean FORCE
