@@ -980,6 +980,123 @@ load_build_sections(sqlite3 *db, struct rrun *r, struct so_err *err)
 	return ret;
 }
 
+static void
+strip(char *s)
+{
+	if (s != NULL)
+		strip_ctrl(s);
+}
+
+/*
+ * Every control character of the run's text, a newline included, as '?'
+ * (strip_ctrl, as every error seqorch prints), once it is loaded and
+ * before anything is derived from it: --db may name a database someone
+ * else wrote (sqlite3, no import whose checks refuse such text), and each
+ * rendering ends on a terminal or in a file that is shown on one.
+ */
+static void
+printable(struct rrun *r)
+{
+	size_t i;
+
+	strip(r->study);
+	strip(r->status);
+	strip(r->started_at);
+	strip(r->finished_at);
+	strip(r->command);
+	strip(r->seed);
+	strip(r->openssl_cap);
+	strip(r->imported_from);
+	for (i = 0; i < r->nhosts; i++) {
+		strip(r->hosts[i].name);
+		strip(r->hosts[i].status);
+		strip(r->hosts[i].error);
+		strip(r->hosts[i].pin_error);
+		strip(r->hosts[i].governor);
+		strip(r->hosts[i].openssl);
+		strip(r->hosts[i].cpu_model);
+		strip(r->hosts[i].arch);
+		strip(r->hosts[i].os);
+		strip(r->hosts[i].kernel);
+		strip(r->hosts[i].cpu_choice);
+		strip(r->hosts[i].counters);
+		strip(r->hosts[i].counters_error);
+	}
+	for (i = 0; i < r->nbuilds; i++) {
+		strip(r->builds[i].host);
+		strip(r->builds[i].compiler);
+		strip(r->builds[i].compiler_version);
+		strip(r->builds[i].target);
+		strip(r->builds[i].cflags);
+		strip(r->builds[i].native);
+		strip(r->builds[i].status);
+		strip(r->builds[i].source_sha256);
+		strip(r->builds[i].binary_sha256);
+		strip(r->builds[i].openssl);
+		strip(r->builds[i].targeting);
+	}
+	for (i = 0; i < r->nrows; i++) {
+		strip(r->rows[i].variant);
+		strip(r->rows[i].host);
+		strip(r->rows[i].label);
+		strip(r->rows[i].note);
+		strip(r->rows[i].csrc);
+		strip(r->rows[i].seed);
+		strip(r->rows[i].final);
+	}
+	for (i = 0; i < r->npaired; i++) {
+		strip(r->paired[i].host);
+		strip(r->paired[i].variant);
+		strip(r->paired[i].a_label);
+		strip(r->paired[i].b_label);
+	}
+	for (i = 0; i < r->nrates; i++) {
+		strip(r->rates[i].host);
+		strip(r->rates[i].compiler);
+		strip(r->rates[i].targeting);
+		strip(r->rates[i].variant);
+	}
+	for (i = 0; i < r->ntargetings; i++) {
+		strip(r->targetings[i].host);
+		strip(r->targetings[i].compiler);
+		strip(r->targetings[i].variant);
+	}
+	for (i = 0; i < r->nphases; i++) {
+		strip(r->phases[i].host);
+		strip(r->phases[i].targeting);
+		strip(r->phases[i].variant);
+	}
+	for (i = 0; i < r->nphase_names; i++)
+		strip(r->phase_names[i]);
+	for (i = 0; i < r->ndigests; i++)
+		strip(r->digests[i].digest);
+	for (i = 0; i < r->ninvalid; i++) {
+		strip(r->invalid[i].host);
+		strip(r->invalid[i].variant);
+		strip(r->invalid[i].label);
+		strip(r->invalid[i].reason);
+	}
+	for (i = 0; i < r->nvariants; i++) {
+		strip(r->variants[i].host);
+		strip(r->variants[i].variant);
+		strip(r->variants[i].label);
+		strip(r->variants[i].status);
+		strip(r->variants[i].reason);
+	}
+	for (i = 0; i < r->nsources; i++) {
+		strip(r->sources[i].name);
+		strip(r->sources[i].version);
+		strip(r->sources[i].file);
+		strip(r->sources[i].sha256);
+	}
+	for (i = 0; i < r->nevents; i++) {
+		strip(r->events[i].host);
+		strip(r->events[i].at);
+		strip(r->events[i].level);
+		strip(r->events[i].message);
+	}
+}
+
 int
 report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 {
@@ -1004,7 +1121,9 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    (ret = load_build_sections(db, r, err)) != 0)
 		report_free_run(r);
 	db_report_end(db);
-	if (ret == 0)
+	if (ret == 0) {
+		printable(r);
 		report_stats(r);
+	}
 	return ret;
 }
