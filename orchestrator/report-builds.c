@@ -7,6 +7,7 @@
 #include "study.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,31 +17,6 @@ static const char *
 text(const char *s)
 {
 	return s != NULL ? s : "-";
-}
-
-/* H/s of each host, build and variant, for runs with targeted builds. */
-static void
-rates_text(const struct rrun *r, FILE *out)
-{
-	char med[16], lo[16], hi[16];
-	size_t i;
-
-	for (i = 0; i < r->nrates; i++) {
-		const struct rrate *x = &r->rates[i];
-
-		if (i == 0)
-			fprintf(out, "\nrates per build\n  %-16s %6s %-10s "
-			    "%-9s %-10s %4s %10s %10s %10s\n", "host", "build",
-			    "compiler", "targeting", "variant", "n", "median/s",
-			    "min/s", "max/s");
-		report_format_rate(x->median, med, sizeof med);
-		report_format_rate(x->min, lo, sizeof lo);
-		report_format_rate(x->max, hi, sizeof hi);
-		fprintf(out, "  %-16.16s %6lld %-10.10s %-9.9s %-10.10s %4lld "
-		    "%10s %10s %10s\n", text(x->host), (long long)x->build_id,
-		    text(x->compiler), text(x->targeting), text(x->variant),
-		    (long long)x->n, med, lo, hi);
-	}
 }
 
 const char *
@@ -57,72 +33,6 @@ targeting_key(const struct rtargeting *t)
 {
 	return t->native > 0 ? "native_faster" : t->native < 0 ?
 	    "native_slower" : "within_noise";
-}
-
-/*
- * native / default of the median rates, per host, compiler and variant.
- * The verdict compares the spreads: ranges that overlap are within the
- * noise of this run; otherwise one targeting is faster in every sample.
- */
-static void
-targeting_text(const struct rrun *r, FILE *out)
-{
-	size_t i;
-
-	for (i = 0; i < r->ntargetings; i++) {
-		const struct rtargeting *t = &r->targetings[i];
-
-		if (i == 0)
-			fprintf(out, "\nnative / default targeting\n  %-16s "
-			    "%-10s %-10s %7s  %s\n", "host", "compiler",
-			    "variant", "ratio", "verdict");
-		fprintf(out, "  %-16.16s %-10.10s %-10.10s %7.3f  %s\n",
-		    text(t->host), text(t->compiler), text(t->variant),
-		    t->ratio, report_targeting_verdict(t));
-	}
-}
-
-/*
- * Each phase's share of the hashing time: its ns over the samples' ns,
- * summed over the valid samples of a host, build and variant.  The
- * phases include "other", so a row adds up to 100%.
- */
-static void
-phases_text(const struct rrun *r, FILE *out)
-{
-	size_t i, k;
-	int any = 0;
-
-	for (i = 0; i < r->nphases; i++) {
-		const struct rphases *p = &r->phases[i];
-		double sum = 0;
-
-		if (!(p->total > 0))
-			continue;
-		if (!any) {
-			fprintf(out, "\nphase shares of hashing time (sum over "
-			    "valid samples)\n  %-16s %6s %-9s %-10s %3s",
-			    "host", "build", "targeting", "variant", "n");
-			for (k = 0; k < r->nphase_names; k++)
-				fprintf(out, " %7s", r->phase_names[k]);
-			fprintf(out, " %7s\n", "total");
-		}
-		any = 1;
-		fprintf(out, "  %-16.16s %6lld %-9.9s %-10.10s %3lld",
-		    text(p->host), (long long)p->build_id, text(p->targeting),
-		    text(p->variant), (long long)p->n);
-		for (k = 0; k < r->nphase_names; k++) {
-			/* As wide as its name, so the columns stay aligned. */
-			int w = (int)strlen(r->phase_names[k]);
-
-			sum += p->ns[k];
-			fprintf(out, " %*.2f%%", (w > 7 ? w : 7) - 1,
-			    100 * p->ns[k] / p->total);
-		}
-		fprintf(out, " %6.2f%%\n", 100 * sum / p->total);
-	}
-	if (any && r->phase_note != NULL)
-		fprintf(out, "  note: %s\n", r->phase_note);
 }
 
 /* Is variant the study's control (the same code in every build)? */
@@ -348,14 +258,6 @@ report_builds_html(const struct rrun *r, FILE *out)
 		fputs("</table></div>\n", out);
 }
 
-void
-report_builds_text(const struct rrun *r, FILE *out)
-{
-	paired_text(r, out);
-	rates_text(r, out);
-	targeting_text(r, out);
-	phases_text(r, out);
-}
 
 /* The per-build sections of r as JSON members of run object o. */
 void
@@ -423,12 +325,41 @@ report_builds_json_sections(const struct rrun *r, cJSON *o)
 	}
 }
 
+enum builds_as { AS_TEXT, AS_MARKDOWN, AS_HTML };
+
 /*
- * The rates, targeting ratios and phase shares as tables for Markdown
- * (html 0) or HTML; each section only when the run has rows for it.
+ * A section's table under its title: text as every text table of the
+ * report (table_print: padded columns, its width said when wider than
+ * the terminal), or Markdown or HTML.
  */
-void
-report_builds_tables(const struct rrun *r, FILE *out, int html)
+static void
+section(FILE *out, enum builds_as as, const char *title, const char *more,
+    struct table *t)
+{
+	switch (as) {
+	case AS_TEXT:
+		fprintf(out, "\n%s%s\n", title, more);
+		table_print(t, out);
+		break;
+	case AS_MARKDOWN:
+		fprintf(out, "\n### %c%s\n\n", toupper((unsigned char)*title),
+		    title + 1);
+		table_markdown(t, out);
+		break;
+	case AS_HTML:
+		fprintf(out, "<h3>%c%s</h3>\n", toupper((unsigned char)*title),
+		    title + 1);
+		table_html(t, out);
+		break;
+	}
+}
+
+/*
+ * The rates, targeting ratios and phase shares as tables; each section
+ * only when the run has rows for it.
+ */
+static void
+builds_tables(const struct rrun *r, FILE *out, enum builds_as as)
 {
 	static const char *rate_heads[] = { "host", "build", "compiler",
 	    "targeting", "variant", "n", "median/s", "min/s", "max/s" };
@@ -457,11 +388,8 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		report_format_rate(b->max, buf, sizeof buf);
 		table_cell(&t, xstrdup(buf));
 	}
-	if (t.ncells > 0) {
-		fputs(html ? "<h3>Rates per build</h3>\n" :
-		    "\n### Rates per build\n\n", out);
-		(html ? table_html : table_markdown)(&t, out);
-	}
+	if (t.ncells > 0)
+		section(out, as, "rates per build", "", &t);
 	t = (struct table){ .ncols = 5, .heads = targeting_heads,
 	    .align = "lllrl" };
 	for (i = 0; i < r->ntargetings; i++) {
@@ -473,11 +401,8 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		table_cell(&t, xasprintf("%.3f", x->ratio));
 		table_cell(&t, xstrdup(report_targeting_verdict(x)));
 	}
-	if (t.ncells > 0) {
-		fputs(html ? "<h3>Native / default targeting</h3>\n" :
-		    "\n### Native / default targeting\n\n", out);
-		(html ? table_html : table_markdown)(&t, out);
-	}
+	if (t.ncells > 0)
+		section(out, as, "native / default targeting", "", &t);
 	/* host, build, targeting, variant, n, each phase, total. */
 	nc = 6 + r->nphase_names;
 	t = (struct table){ .ncols = nc };
@@ -513,16 +438,32 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		}
 		table_cell(&t, xasprintf("%.2f%%", 100 * sum / p->total));
 	}
-	if (t.ncells > 0) {
-		fputs(html ? "<h3>Phase shares of hashing time</h3>\n" :
-		    "\n### Phase shares of hashing time\n\n", out);
-		(html ? table_html : table_markdown)(&t, out);
-		if (r->phase_note != NULL) {
-			fputs(html ? "<p>" : "\n", out);
-			(html ? report_html_text : report_md_text)(out,
-			    r->phase_note);
-			fputs(html ? "</p>\n" : "\n", out);
-		}
-	} else
+	if (t.ncells == 0) {
 		free(t.mem);
+		return;
+	}
+	section(out, as, "phase shares of hashing time", as == AS_TEXT ?
+	    " (sum over valid samples)" : "", &t);
+	if (r->phase_note == NULL)
+		return;
+	if (as == AS_TEXT) {
+		report_emit_wrapped(out, "  note: ", r->phase_note);
+		return;
+	}
+	fputs(as == AS_HTML ? "<p>" : "\n", out);
+	(as == AS_HTML ? report_html_text : report_md_text)(out, r->phase_note);
+	fputs(as == AS_HTML ? "</p>\n" : "\n", out);
+}
+
+void
+report_builds_tables(const struct rrun *r, FILE *out, int html)
+{
+	builds_tables(r, out, html ? AS_HTML : AS_MARKDOWN);
+}
+
+void
+report_builds_text(const struct rrun *r, FILE *out)
+{
+	paired_text(r, out);
+	builds_tables(r, out, AS_TEXT);
 }

@@ -117,7 +117,7 @@ def test_phase_names_are_discovered(db):
             "setup" in ln]
     assert head and head[0].split()[-4:] == ["setup", "crunch", "other",
                                              "total"], text
-    assert "  25.00%  50.00%  25.00% 100.00%" in text, text
+    assert "  25.00%  50.00%  25.00%  100.00%" in text, text
     md = report(db, "markdown")
     assert "### Phase shares of hashing time" in md
     assert "| setup | crunch | other | total |" in md, md
