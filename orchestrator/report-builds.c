@@ -83,53 +83,43 @@ wider(size_t w, const char *s, size_t extra)
 }
 
 /*
- * The paired ratios against each host's baseline, columns as wide as
- * their widest entry, then each host's best valid (variant, build)
+ * The paired ratios against each host's baseline, a table as every text
+ * table (table_print), then each host's best valid (variant, build)
  * against the host's other builds of that variant.
  */
 static void
 paired_text(const struct rrun *r, FILE *out)
 {
+	static const char *heads[] = { "host", "variant", "build", "baseline",
+	    "pairs", "ratio", "interval", "verdict" };
+	struct table t = { .ncols = 8, .heads = heads, .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
-	size_t i, j, hw = 4, vw = 7, aw = 5, bw = 8;
-	int any = 0;
+	size_t i, j, hw = 4, aw = 5;
 
 	for (i = 0; i < r->npaired; i++) {
 		const struct rpaired *p = &r->paired[i];
 
 		if (!p->baseline)
 			continue;
-		any = 1;
 		hw = wider(hw, p->host, 0);
-		vw = wider(vw, p->variant, is_control(r, p->variant) ? 10 : 0);
 		aw = wider(aw, p->a_label, 0);
-		bw = wider(bw, p->b_label, 0);
+		table_cell(&t, xstrdup(p->host));
+		table_cell(&t, xasprintf("%s%s", p->variant,
+		    is_control(r, p->variant) ? " (control)" : ""));
+		table_cell(&t, xstrdup(p->a_label));
+		table_cell(&t, xstrdup(p->b_label));
+		table_cell(&t, xasprintf("%zu", p->n));
+		table_cell(&t, xasprintf("%5.3fx", p->s.ratio));
+		table_cell(&t, report_interval_str(&p->s));
+		table_cell(&t, xstrdup(report_verdict_phrase(&p->s)));
 	}
-	if (!any)
+	if (t.ncells == 0)
 		return;
 	fprintf(out, "\nbuilds against their host's baseline, paired: rate / "
 	    "the baseline's in the\nsamples of one index, side by side in one "
-	    "alternating order, %d%% interval\n  %-*s  %-*s  %-*s  %-*s  "
-	    "%5s  %6s  %-16s  %s\n", STATS_LEVEL_PCT, (int)hw, "host",
-	    (int)vw, "variant", (int)aw, "build", (int)bw, "baseline",
-	    "pairs", "ratio", "interval", "verdict");
-	for (i = 0; i < r->npaired; i++) {
-		const struct rpaired *p = &r->paired[i];
-		char *iv, *v;
-
-		if (!p->baseline)
-			continue;
-		iv = report_interval_str(&p->s);
-		v = xasprintf("%s%s", p->variant, is_control(r, p->variant) ?
-		    " (control)" : "");
-		fprintf(out, "  %-*s  %-*s  %-*s  %-*s  %5zu  %5.3fx  %-16s  "
-		    "%s\n", (int)hw, p->host, (int)vw, v, (int)aw, p->a_label,
-		    (int)bw, p->b_label, p->n, p->s.ratio, iv,
-		    report_verdict_phrase(&p->s));
-		free(v);
-		free(iv);
-	}
+	    "alternating order, %d%% interval\n", STATS_LEVEL_PCT);
+	table_print(&t, out);
 	fprintf(out, "\nbest valid (variant, compiler) per host, against its "
 	    "other builds, paired\n");
 	for (i = 0; i < r->nhosts; i++) {
