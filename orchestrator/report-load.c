@@ -987,9 +987,22 @@ strip(char *s)
 		strip_ctrl(s);
 }
 
+/* Free text (a message, an error): its line breaks and tabs as spaces. */
+static void
+flatten(char *s)
+{
+	char *p;
+
+	for (p = s; p != NULL && *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	strip(s);
+}
+
 /*
  * Every control character of the run's text, a newline included, as '?'
- * (strip_ctrl, as every error seqorch prints), once it is loaded and
+ * (strip_ctrl, as every error seqorch prints; free text's line breaks and
+ * tabs as spaces, as the text report showed them), once it is loaded and
  * before anything is derived from it: --db may name a database someone
  * else wrote (sqlite3, no import whose checks refuse such text), and each
  * rendering ends on a terminal or in a file that is shown on one.
@@ -1010,8 +1023,8 @@ printable(struct rrun *r)
 	for (i = 0; i < r->nhosts; i++) {
 		strip(r->hosts[i].name);
 		strip(r->hosts[i].status);
-		strip(r->hosts[i].error);
-		strip(r->hosts[i].pin_error);
+		flatten(r->hosts[i].error);
+		flatten(r->hosts[i].pin_error);
 		strip(r->hosts[i].governor);
 		strip(r->hosts[i].openssl);
 		strip(r->hosts[i].cpu_model);
@@ -1020,7 +1033,7 @@ printable(struct rrun *r)
 		strip(r->hosts[i].kernel);
 		strip(r->hosts[i].cpu_choice);
 		strip(r->hosts[i].counters);
-		strip(r->hosts[i].counters_error);
+		flatten(r->hosts[i].counters_error);
 	}
 	for (i = 0; i < r->nbuilds; i++) {
 		strip(r->builds[i].host);
@@ -1074,14 +1087,14 @@ printable(struct rrun *r)
 		strip(r->invalid[i].host);
 		strip(r->invalid[i].variant);
 		strip(r->invalid[i].label);
-		strip(r->invalid[i].reason);
+		flatten(r->invalid[i].reason);
 	}
 	for (i = 0; i < r->nvariants; i++) {
 		strip(r->variants[i].host);
 		strip(r->variants[i].variant);
 		strip(r->variants[i].label);
 		strip(r->variants[i].status);
-		strip(r->variants[i].reason);
+		flatten(r->variants[i].reason);
 	}
 	for (i = 0; i < r->nsources; i++) {
 		strip(r->sources[i].name);
@@ -1093,7 +1106,7 @@ printable(struct rrun *r)
 		strip(r->events[i].host);
 		strip(r->events[i].at);
 		strip(r->events[i].level);
-		strip(r->events[i].message);
+		flatten(r->events[i].message);
 	}
 }
 
