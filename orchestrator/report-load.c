@@ -8,6 +8,7 @@
 #include "report-model.h"
 #include "study.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -333,24 +334,49 @@ build_label(const struct rrun *r, const char *host, int64_t build_id)
 }
 
 /*
+ * The compiler a version line (`cc --version`'s first) names: clang's
+ * say "clang"; GCC's say "gcc" or "GCC", or are laid out as GCC prints
+ * them under whatever name it was invoked by, "cc (Debian 12.2.0-14)
+ * 12.2.0": that name, the package version in parentheses, the version.
+ * NULL when it is neither.
+ */
+static const char *
+version_compiler(const char *v)
+{
+	const char *open = strstr(v, " ("), *close;
+
+	if (strstr(v, "clang") != NULL)
+		return "clang";
+	if (strstr(v, "gcc") != NULL || strstr(v, "GCC") != NULL)
+		return "gcc";
+	close = open != NULL ? strstr(open, ") ") : NULL;
+	if (open != NULL && open > v && strcspn(v, " ") == (size_t)(open - v) &&
+	    close != NULL && isdigit((unsigned char)close[2]))
+		return "gcc";
+	return NULL;
+}
+
+/*
  * The note of a row whose variant names the compiler its rate stands for
  * (docs/studies.md: arm-scalar is clang's, gcc 12 leaves 465 rotates and
- * spills), when build b was made by another, as its version says; NULL
- * when it was, or when that is not known.  Caller frees.
+ * spills), when build b was made by another, as its version says (named
+ * as its version line names it, gcc for a gcc invoked as cc); NULL when
+ * it was, or when that is not known.  Caller frees.
  */
 static char *
 row_note(const struct rrun *r, const struct rrow *w, const struct rbuild *b)
 {
 	const struct variant_entry *ve = study_variant(r->study, w->variant);
-	const char *v = b != NULL ? b->compiler_version : NULL;
+	const char *v = b != NULL ? b->compiler_version : NULL, *by;
 
 	if (ve == NULL || ve->compiler == NULL || v == NULL ||
 	    strstr(v, ve->compiler) != NULL)
 		return NULL;
+	if ((by = version_compiler(v)) != NULL && strcmp(by, ve->compiler) == 0)
+		return NULL;
 	return xasprintf("built with %s, not %s: the rate is the compiler's "
-	    "baseline, not the code's", strstr(v, "clang") != NULL ? "clang" :
-	    strstr(v, "gcc") != NULL || strstr(v, "GCC") != NULL ? "gcc" :
-	    b->compiler, ve->compiler);
+	    "baseline, not the code's", by != NULL ? by : b->compiler,
+	    ve->compiler);
 }
 
 /* The row of (variant, host, build), made if new; samples come in runs. */
