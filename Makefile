@@ -35,7 +35,7 @@ REGISTRY = SEQORCH_PREBUILT= SEQORCH_NOLIBS= sh kernels/registry.sh
 # before deps-run has installed a compiler, so the registry is not asked
 # (it needs `cc -dumpmachine`) and its tables are not included for them.
 # `run` and `test` build through a sub-make, after their deps.
-NOBUILD_GOALS = clean deps deps-run deps-arm64 run test
+NOBUILD_GOALS = clean deps deps-run deps-arm64 arm64-host run test
 BUILDING := $(if $(MAKECMDGOALS),$(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),all)
 ifneq ($(BUILDING),)
 ARCH := $(shell $(REGISTRY) arch "$$($(CC) -dumpmachine)")
@@ -383,16 +383,22 @@ unit: $(UNIT_TESTS)
 PYTEST_JOBS ?= 4
 PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
 
+# A plain `make test` builds on every core; `make -jN test` keeps its N.
+BUILD_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
+
 # test_70_arm64.py is make test-arm64's: it needs the emulated host.
 test: deps
-	$(MAKE) all unit
+	$(MAKE) $(BUILD_JOBS) all unit
 	$(PYTEST) tests --ignore=tests/test_70_arm64.py
 
-# This machine and an emulated arm64 Linux host in one run of every study
-# but randomx (tests/test_70_arm64.py).  The rootfs is built once into
-# ARM64_CACHE (4-18 minutes, about 420 MB) and reused.
-test-arm64: deps-arm64 all
+# The emulated arm64 host's rootfs, built once into ARM64_CACHE (4-18
+# minutes, about 420 MB) and reused; .ci/run builds it beside make test.
+arm64-host: deps-arm64
 	sh tests/arm64/build-host.sh $(ARM64_CACHE) >/dev/null
+
+# This machine and an emulated arm64 Linux host in one run of every study
+# but randomx (tests/test_70_arm64.py).
+test-arm64: arm64-host all
 	SEQORCH_ARM64_CACHE=$(ARM64_CACHE) $(PYTHON) -m pytest -q \
 	  tests/test_70_arm64.py
 
@@ -420,7 +426,7 @@ sanitize: all
 	@mkdir -p $(SAN_TREE)
 	cp -a Makefile schema.sql hosts.toml orchestrator agent kernels tests reference \
 	  docs $(SAN_TREE)/
-	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
+	$(SAN_ENV) $(MAKE) $(BUILD_JOBS) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
 	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit
 	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) \
@@ -501,15 +507,20 @@ build-fuzz/fuzz_tar: tests/fuzz/fuzz_tar.c $(FUZZ_TAR_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_LINK) -o $@ $^ -lcjson -lcrypto \
 	  -lsqlite3 -lpthread -lm
 
-fuzz: $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do \
-	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s" >&2; \
-	  mkdir -p build-fuzz/corpus-$$t || exit 1; \
-	  quiet=; [ $$t = agent_opts ] && quiet=-close_fd_mask=3; \
-	  ( cd build-fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$quiet \
-	    corpus-$$t ../tests/fuzz/seeds-$$t ) || exit 1; \
-	done
+# Two fuzzers at a time on two cores halve CI's wait; each target's output
+# is printed whole when it ends (--output-sync).
+FUZZ_JOBS ?= 2
+fuzz:
+	@$(MAKE) --no-print-directory -j$(FUZZ_JOBS) --output-sync=target \
+	  $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+
+fuzz-run-%: build-fuzz/fuzz_%
+	@echo "== fuzz_$* for $(FUZZ_SECONDS) s" >&2
+	@mkdir -p build-fuzz/corpus-$*
+	@quiet=; [ $* = agent_opts ] && quiet=-close_fd_mask=3; \
+	cd build-fuzz && ./fuzz_$* -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$quiet \
+	  corpus-$* ../tests/fuzz/seeds-$*
 
 # The kernels alone, side by side in one process (tests/kernels/bench.c):
 #   build/kernel-bench -S sha3 -n 2000 -s 301 -c 1
@@ -555,5 +566,5 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz seqorch seqorch-agent
 
-.PHONY: all deps deps-run deps-arm64 docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
+.PHONY: all deps deps-run deps-arm64 arm64-host docs regen run unit test test-arm64 sanitize fuzz bench kernel-bench \
 	install clean FORCE
