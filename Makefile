@@ -383,9 +383,12 @@ unit: $(UNIT_TESTS)
 PYTEST_JOBS ?= 4
 PYTEST = $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist loadgroup
 
+# A plain `make test` builds on every core; `make -jN test` keeps its N.
+BUILD_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
+
 # test_70_arm64.py is make test-arm64's: it needs the emulated host.
 test: deps
-	$(MAKE) all unit
+	$(MAKE) $(BUILD_JOBS) all unit
 	$(PYTEST) tests --ignore=tests/test_70_arm64.py
 
 # The emulated arm64 host's rootfs, built once into ARM64_CACHE (10-13
@@ -424,7 +427,7 @@ sanitize: all
 	@mkdir -p $(SAN_TREE)
 	cp -a Makefile schema.sql hosts.toml orchestrator agent kernels tests reference \
 	  docs $(SAN_TREE)/
-	$(SAN_ENV) $(MAKE) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
+	$(SAN_ENV) $(MAKE) $(BUILD_JOBS) -C $(SAN_TREE) CFLAGS="$(SAN_FLAGS)" \
 	  CXXFLAGS="$(SAN_FLAGS)" AGENT_CFLAGS="$(SAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=address,undefined" all unit
 	$(SAN_ENV) SEQORCH_BIN_DIR=$(CURDIR)/$(SAN_TREE) \

@@ -629,32 +629,6 @@ const struct compare_renderer compare_renderers[] = {
 	{ NULL, NULL },
 };
 
-/*
- * Every control character of the text of r that compare shows, a newline
- * included, as '?' (strip_ctrl, as every error seqorch prints): a run
- * read from --baseline-db, someone else's file, came in by no import,
- * whose checks refuse them.
- */
-static void
-printable(struct rrun *r)
-{
-	size_t i;
-
-	strip_ctrl(r->study);
-	strip_ctrl(r->status);
-	for (i = 0; i < r->nhosts; i++)
-		strip_ctrl(r->hosts[i].name);
-	for (i = 0; i < r->nrows; i++) {
-		strip_ctrl(r->rows[i].variant);
-		strip_ctrl(r->rows[i].host);
-		strip_ctrl(r->rows[i].label);
-		if (r->rows[i].seed != NULL)
-			strip_ctrl(r->rows[i].seed);
-		if (r->rows[i].final != NULL)
-			strip_ctrl(r->rows[i].final);
-	}
-}
-
 int
 compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
     FILE *out, struct compare_gate *gate, struct so_err *err)
@@ -669,14 +643,12 @@ compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
 	if ((ret = report_load_one(base_db != NULL ? base_db : db, o->base,
 	    base_db != NULL ? o->base_db_path : o->db_path, &c.ra, err)) != 0)
 		return ret;
-	printable(&c.ra);
 	/* Ids of another file say nothing of order here: any run is newer. */
 	if (next == 0 && (ret = newest_measured(db, c.ra.study,
 	    base_db != NULL ? 0 : o->base, &next, err)) != 0)
 		goto out;
 	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
 		goto out;
-	printable(&c.rb);
 	if (strcmp(c.ra.study, c.rb.study) != 0) {
 		ret = so_error(err, SO_EINVAL, "comparison refused: run %"
 		    PRId64 " is of study \"%s\", run %" PRId64 " of \"%s\"",

@@ -7,6 +7,7 @@
 #include "study.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,31 +17,6 @@ static const char *
 text(const char *s)
 {
 	return s != NULL ? s : "-";
-}
-
-/* H/s of each host, build and variant, for runs with targeted builds. */
-static void
-rates_text(const struct rrun *r, FILE *out)
-{
-	char med[16], lo[16], hi[16];
-	size_t i;
-
-	for (i = 0; i < r->nrates; i++) {
-		const struct rrate *x = &r->rates[i];
-
-		if (i == 0)
-			fprintf(out, "\nrates per build\n  %-16s %6s %-10s "
-			    "%-9s %-10s %4s %10s %10s %10s\n", "host", "build",
-			    "compiler", "targeting", "variant", "n", "median/s",
-			    "min/s", "max/s");
-		report_format_rate(x->median, med, sizeof med);
-		report_format_rate(x->min, lo, sizeof lo);
-		report_format_rate(x->max, hi, sizeof hi);
-		fprintf(out, "  %-16.16s %6lld %-10.10s %-9.9s %-10.10s %4lld "
-		    "%10s %10s %10s\n", text(x->host), (long long)x->build_id,
-		    text(x->compiler), text(x->targeting), text(x->variant),
-		    (long long)x->n, med, lo, hi);
-	}
 }
 
 const char *
@@ -57,72 +33,6 @@ targeting_key(const struct rtargeting *t)
 {
 	return t->native > 0 ? "native_faster" : t->native < 0 ?
 	    "native_slower" : "within_noise";
-}
-
-/*
- * native / default of the median rates, per host, compiler and variant.
- * The verdict compares the spreads: ranges that overlap are within the
- * noise of this run; otherwise one targeting is faster in every sample.
- */
-static void
-targeting_text(const struct rrun *r, FILE *out)
-{
-	size_t i;
-
-	for (i = 0; i < r->ntargetings; i++) {
-		const struct rtargeting *t = &r->targetings[i];
-
-		if (i == 0)
-			fprintf(out, "\nnative / default targeting\n  %-16s "
-			    "%-10s %-10s %7s  %s\n", "host", "compiler",
-			    "variant", "ratio", "verdict");
-		fprintf(out, "  %-16.16s %-10.10s %-10.10s %7.3f  %s\n",
-		    text(t->host), text(t->compiler), text(t->variant),
-		    t->ratio, report_targeting_verdict(t));
-	}
-}
-
-/*
- * Each phase's share of the hashing time: its ns over the samples' ns,
- * summed over the valid samples of a host, build and variant.  The
- * phases include "other", so a row adds up to 100%.
- */
-static void
-phases_text(const struct rrun *r, FILE *out)
-{
-	size_t i, k;
-	int any = 0;
-
-	for (i = 0; i < r->nphases; i++) {
-		const struct rphases *p = &r->phases[i];
-		double sum = 0;
-
-		if (!(p->total > 0))
-			continue;
-		if (!any) {
-			fprintf(out, "\nphase shares of hashing time (sum over "
-			    "valid samples)\n  %-16s %6s %-9s %-10s %3s",
-			    "host", "build", "targeting", "variant", "n");
-			for (k = 0; k < r->nphase_names; k++)
-				fprintf(out, " %7s", r->phase_names[k]);
-			fprintf(out, " %7s\n", "total");
-		}
-		any = 1;
-		fprintf(out, "  %-16.16s %6lld %-9.9s %-10.10s %3lld",
-		    text(p->host), (long long)p->build_id, text(p->targeting),
-		    text(p->variant), (long long)p->n);
-		for (k = 0; k < r->nphase_names; k++) {
-			/* As wide as its name, so the columns stay aligned. */
-			int w = (int)strlen(r->phase_names[k]);
-
-			sum += p->ns[k];
-			fprintf(out, " %*.2f%%", (w > 7 ? w : 7) - 1,
-			    100 * p->ns[k] / p->total);
-		}
-		fprintf(out, " %6.2f%%\n", 100 * sum / p->total);
-	}
-	if (any && r->phase_note != NULL)
-		fprintf(out, "  note: %s\n", r->phase_note);
 }
 
 /* Is variant the study's control (the same code in every build)? */
@@ -173,53 +83,43 @@ wider(size_t w, const char *s, size_t extra)
 }
 
 /*
- * The paired ratios against each host's baseline, columns as wide as
- * their widest entry, then each host's best valid (variant, build)
+ * The paired ratios against each host's baseline, a table as every text
+ * table (table_print), then each host's best valid (variant, build)
  * against the host's other builds of that variant.
  */
 static void
 paired_text(const struct rrun *r, FILE *out)
 {
+	static const char *heads[] = { "host", "variant", "build", "baseline",
+	    "pairs", "ratio", "interval", "verdict" };
+	struct table t = { .ncols = 8, .heads = heads, .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
-	size_t i, j, hw = 4, vw = 7, aw = 5, bw = 8;
-	int any = 0;
+	size_t i, j, hw = 4, aw = 5;
 
 	for (i = 0; i < r->npaired; i++) {
 		const struct rpaired *p = &r->paired[i];
 
 		if (!p->baseline)
 			continue;
-		any = 1;
 		hw = wider(hw, p->host, 0);
-		vw = wider(vw, p->variant, is_control(r, p->variant) ? 10 : 0);
 		aw = wider(aw, p->a_label, 0);
-		bw = wider(bw, p->b_label, 0);
+		table_cell(&t, xstrdup(p->host));
+		table_cell(&t, xasprintf("%s%s", p->variant,
+		    is_control(r, p->variant) ? " (control)" : ""));
+		table_cell(&t, xstrdup(p->a_label));
+		table_cell(&t, xstrdup(p->b_label));
+		table_cell(&t, xasprintf("%zu", p->n));
+		table_cell(&t, xasprintf("%5.3fx", p->s.ratio));
+		table_cell(&t, report_interval_str(&p->s));
+		table_cell(&t, xstrdup(report_verdict_phrase(&p->s)));
 	}
-	if (!any)
+	if (t.ncells == 0)
 		return;
 	fprintf(out, "\nbuilds against their host's baseline, paired: rate / "
 	    "the baseline's in the\nsamples of one index, side by side in one "
-	    "alternating order, %d%% interval\n  %-*s  %-*s  %-*s  %-*s  "
-	    "%5s  %6s  %-16s  %s\n", STATS_LEVEL_PCT, (int)hw, "host",
-	    (int)vw, "variant", (int)aw, "build", (int)bw, "baseline",
-	    "pairs", "ratio", "interval", "verdict");
-	for (i = 0; i < r->npaired; i++) {
-		const struct rpaired *p = &r->paired[i];
-		char *iv, *v;
-
-		if (!p->baseline)
-			continue;
-		iv = report_interval_str(&p->s);
-		v = xasprintf("%s%s", p->variant, is_control(r, p->variant) ?
-		    " (control)" : "");
-		fprintf(out, "  %-*s  %-*s  %-*s  %-*s  %5zu  %5.3fx  %-16s  "
-		    "%s\n", (int)hw, p->host, (int)vw, v, (int)aw, p->a_label,
-		    (int)bw, p->b_label, p->n, p->s.ratio, iv,
-		    report_verdict_phrase(&p->s));
-		free(v);
-		free(iv);
-	}
+	    "alternating order, %d%% interval\n", STATS_LEVEL_PCT);
+	table_print(&t, out);
 	fprintf(out, "\nbest valid (variant, compiler) per host, against its "
 	    "other builds, paired\n");
 	for (i = 0; i < r->nhosts; i++) {
@@ -348,14 +248,6 @@ report_builds_html(const struct rrun *r, FILE *out)
 		fputs("</table></div>\n", out);
 }
 
-void
-report_builds_text(const struct rrun *r, FILE *out)
-{
-	paired_text(r, out);
-	rates_text(r, out);
-	targeting_text(r, out);
-	phases_text(r, out);
-}
 
 /* The per-build sections of r as JSON members of run object o. */
 void
@@ -423,12 +315,41 @@ report_builds_json_sections(const struct rrun *r, cJSON *o)
 	}
 }
 
+enum builds_as { AS_TEXT, AS_MARKDOWN, AS_HTML };
+
 /*
- * The rates, targeting ratios and phase shares as tables for Markdown
- * (html 0) or HTML; each section only when the run has rows for it.
+ * A section's table under its title: text as every text table of the
+ * report (table_print: padded columns, its width said when wider than
+ * the terminal), or Markdown or HTML.
  */
-void
-report_builds_tables(const struct rrun *r, FILE *out, int html)
+static void
+section(FILE *out, enum builds_as as, const char *title, const char *more,
+    struct table *t)
+{
+	switch (as) {
+	case AS_TEXT:
+		fprintf(out, "\n%s%s\n", title, more);
+		table_print(t, out);
+		break;
+	case AS_MARKDOWN:
+		fprintf(out, "\n### %c%s\n\n", toupper((unsigned char)*title),
+		    title + 1);
+		table_markdown(t, out);
+		break;
+	case AS_HTML:
+		fprintf(out, "<h3>%c%s</h3>\n", toupper((unsigned char)*title),
+		    title + 1);
+		table_html(t, out);
+		break;
+	}
+}
+
+/*
+ * The rates, targeting ratios and phase shares as tables; each section
+ * only when the run has rows for it.
+ */
+static void
+builds_tables(const struct rrun *r, FILE *out, enum builds_as as)
 {
 	static const char *rate_heads[] = { "host", "build", "compiler",
 	    "targeting", "variant", "n", "median/s", "min/s", "max/s" };
@@ -457,11 +378,8 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		report_format_rate(b->max, buf, sizeof buf);
 		table_cell(&t, xstrdup(buf));
 	}
-	if (t.ncells > 0) {
-		fputs(html ? "<h3>Rates per build</h3>\n" :
-		    "\n### Rates per build\n\n", out);
-		(html ? table_html : table_markdown)(&t, out);
-	}
+	if (t.ncells > 0)
+		section(out, as, "rates per build", "", &t);
 	t = (struct table){ .ncols = 5, .heads = targeting_heads,
 	    .align = "lllrl" };
 	for (i = 0; i < r->ntargetings; i++) {
@@ -473,11 +391,8 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		table_cell(&t, xasprintf("%.3f", x->ratio));
 		table_cell(&t, xstrdup(report_targeting_verdict(x)));
 	}
-	if (t.ncells > 0) {
-		fputs(html ? "<h3>Native / default targeting</h3>\n" :
-		    "\n### Native / default targeting\n\n", out);
-		(html ? table_html : table_markdown)(&t, out);
-	}
+	if (t.ncells > 0)
+		section(out, as, "native / default targeting", "", &t);
 	/* host, build, targeting, variant, n, each phase, total. */
 	nc = 6 + r->nphase_names;
 	t = (struct table){ .ncols = nc };
@@ -513,16 +428,32 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		}
 		table_cell(&t, xasprintf("%.2f%%", 100 * sum / p->total));
 	}
-	if (t.ncells > 0) {
-		fputs(html ? "<h3>Phase shares of hashing time</h3>\n" :
-		    "\n### Phase shares of hashing time\n\n", out);
-		(html ? table_html : table_markdown)(&t, out);
-		if (r->phase_note != NULL) {
-			fputs(html ? "<p>" : "\n", out);
-			(html ? report_html_text : report_md_text)(out,
-			    r->phase_note);
-			fputs(html ? "</p>\n" : "\n", out);
-		}
-	} else
+	if (t.ncells == 0) {
 		free(t.mem);
+		return;
+	}
+	section(out, as, "phase shares of hashing time", as == AS_TEXT ?
+	    " (sum over valid samples)" : "", &t);
+	if (r->phase_note == NULL)
+		return;
+	if (as == AS_TEXT) {
+		report_emit_wrapped(out, "  note: ", r->phase_note);
+		return;
+	}
+	fputs(as == AS_HTML ? "<p>" : "\n", out);
+	(as == AS_HTML ? report_html_text : report_md_text)(out, r->phase_note);
+	fputs(as == AS_HTML ? "</p>\n" : "\n", out);
+}
+
+void
+report_builds_tables(const struct rrun *r, FILE *out, int html)
+{
+	builds_tables(r, out, html ? AS_HTML : AS_MARKDOWN);
+}
+
+void
+report_builds_text(const struct rrun *r, FILE *out)
+{
+	paired_text(r, out);
+	builds_tables(r, out, AS_TEXT);
 }

@@ -8,6 +8,7 @@
 #include "report-model.h"
 #include "study.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -39,14 +40,29 @@ pair(const struct db_pair_row *p, void *arg)
 	stats_paired(p->ratios, p->n, STATS_SEED, &x->s);
 }
 
-/* The paired ratios between the builds of each host. */
+/*
+ * The paired ratios between the builds of each host.  A pair is two
+ * valid samples of one host and variant from two builds, so it needs two
+ * rows with valid samples (sorted by variant, host, build) that differ in
+ * the build alone; without them the query, an index probe per sample, is
+ * not made.
+ */
 static int
 load_paired(sqlite3 *db, struct rrun *r, struct so_err *err)
 {
-	/* One build in the run: nothing is paired, and no scan is made. */
-	if (r->nbuilds < 2)
-		return 0;
-	return db_report_pairs(db, r->id, pair, r, err);
+	const struct rrow *w, *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->n == 0)
+			continue;
+		if (prev != NULL && strcmp(w->variant, prev->variant) == 0 &&
+		    strcmp(w->host, prev->host) == 0)
+			return db_report_pairs(db, r->id, pair, r, err);
+		prev = w;
+	}
+	return 0;
 }
 
 static void
@@ -318,24 +334,49 @@ build_label(const struct rrun *r, const char *host, int64_t build_id)
 }
 
 /*
+ * The compiler a version line (`cc --version`'s first) names: clang's
+ * say "clang"; GCC's say "gcc" or "GCC", or are laid out as GCC prints
+ * them under whatever name it was invoked by, "cc (Debian 12.2.0-14)
+ * 12.2.0": that name, the package version in parentheses, the version.
+ * NULL when it is neither.
+ */
+static const char *
+version_compiler(const char *v)
+{
+	const char *open = strstr(v, " ("), *close;
+
+	if (strstr(v, "clang") != NULL)
+		return "clang";
+	if (strstr(v, "gcc") != NULL || strstr(v, "GCC") != NULL)
+		return "gcc";
+	close = open != NULL ? strstr(open, ") ") : NULL;
+	if (open != NULL && open > v && strcspn(v, " ") == (size_t)(open - v) &&
+	    close != NULL && isdigit((unsigned char)close[2]))
+		return "gcc";
+	return NULL;
+}
+
+/*
  * The note of a row whose variant names the compiler its rate stands for
  * (docs/studies.md: arm-scalar is clang's, gcc 12 leaves 465 rotates and
- * spills), when build b was made by another, as its version says; NULL
- * when it was, or when that is not known.  Caller frees.
+ * spills), when build b was made by another, as its version says (named
+ * as its version line names it, gcc for a gcc invoked as cc); NULL when
+ * it was, or when that is not known.  Caller frees.
  */
 static char *
 row_note(const struct rrun *r, const struct rrow *w, const struct rbuild *b)
 {
 	const struct variant_entry *ve = study_variant(r->study, w->variant);
-	const char *v = b != NULL ? b->compiler_version : NULL;
+	const char *v = b != NULL ? b->compiler_version : NULL, *by;
 
 	if (ve == NULL || ve->compiler == NULL || v == NULL ||
 	    strstr(v, ve->compiler) != NULL)
 		return NULL;
+	if ((by = version_compiler(v)) != NULL && strcmp(by, ve->compiler) == 0)
+		return NULL;
 	return xasprintf("built with %s, not %s: the rate is the compiler's "
-	    "baseline, not the code's", strstr(v, "clang") != NULL ? "clang" :
-	    strstr(v, "gcc") != NULL || strstr(v, "GCC") != NULL ? "gcc" :
-	    b->compiler, ve->compiler);
+	    "baseline, not the code's", by != NULL ? by : b->compiler,
+	    ve->compiler);
 }
 
 /* The row of (variant, host, build), made if new; samples come in runs. */
@@ -362,11 +403,22 @@ row_get(struct rrun *r, const char *variant, const char *host,
 	return r->nrows++;
 }
 
+/*
+ * A row's first room: the run's samples per variant, what a cell of it
+ * usually holds, so that a cell of a million samples is not copied by
+ * doubling; at most ROW_ROOM_MAX, as the number is the database's word.
+ */
+#define ROW_ROOM_MIN 16
+#define ROW_ROOM_MAX (1 << 20)
+
 static void
-row_add(struct rrow *w, int64_t steps, int64_t ns, int64_t pos, double clock)
+row_add(struct rrow *w, int64_t room, int64_t steps, int64_t ns, int64_t pos,
+    double clock)
 {
 	if ((size_t)w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 16;
+		w->cap = w->cap ? 2 * w->cap : room < ROW_ROOM_MIN ?
+		    ROW_ROOM_MIN : room > ROW_ROOM_MAX ? ROW_ROOM_MAX :
+		    (size_t)room;
 		w->rates = xrealloc(w->rates, w->cap * sizeof *w->rates);
 		w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
 		w->pos = xrealloc(w->pos, w->cap * sizeof *w->pos);
@@ -443,7 +495,7 @@ add_valid(const struct db_valid *s, void *arg)
 		    (double)s->instructions / (double)s->cycles,
 		    s->cycles_source);
 	/* A counted sample's clock is what its cycles imply. */
-	row_add(w, s->steps, s->ns, s->position, s->cycles > 0 ?
+	row_add(w, r->samples, s->steps, s->ns, s->position, s->cycles > 0 ?
 	    (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
 }
@@ -954,6 +1006,136 @@ load_build_sections(sqlite3 *db, struct rrun *r, struct so_err *err)
 	return ret;
 }
 
+static void
+strip(char *s)
+{
+	if (s != NULL)
+		strip_ctrl(s);
+}
+
+/* Free text (a message, an error): its line breaks and tabs as spaces. */
+static void
+flatten(char *s)
+{
+	char *p;
+
+	for (p = s; p != NULL && *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	strip(s);
+}
+
+/*
+ * Every control character of the run's text, a newline included, as '?'
+ * (strip_ctrl, as every error seqorch prints; free text's line breaks and
+ * tabs as spaces, as the text report showed them), once it is loaded and
+ * before anything is derived from it: --db may name a database someone
+ * else wrote (sqlite3, no import whose checks refuse such text), and each
+ * rendering ends on a terminal or in a file that is shown on one.
+ */
+static void
+printable(struct rrun *r)
+{
+	size_t i;
+
+	strip(r->study);
+	strip(r->status);
+	strip(r->started_at);
+	strip(r->finished_at);
+	strip(r->command);
+	strip(r->seed);
+	strip(r->openssl_cap);
+	strip(r->imported_from);
+	for (i = 0; i < r->nhosts; i++) {
+		strip(r->hosts[i].name);
+		strip(r->hosts[i].status);
+		flatten(r->hosts[i].error);
+		flatten(r->hosts[i].pin_error);
+		strip(r->hosts[i].governor);
+		strip(r->hosts[i].openssl);
+		strip(r->hosts[i].cpu_model);
+		strip(r->hosts[i].arch);
+		strip(r->hosts[i].os);
+		strip(r->hosts[i].kernel);
+		strip(r->hosts[i].cpu_choice);
+		strip(r->hosts[i].counters);
+		flatten(r->hosts[i].counters_error);
+	}
+	for (i = 0; i < r->nbuilds; i++) {
+		strip(r->builds[i].host);
+		strip(r->builds[i].compiler);
+		strip(r->builds[i].compiler_version);
+		strip(r->builds[i].target);
+		strip(r->builds[i].cflags);
+		strip(r->builds[i].native);
+		strip(r->builds[i].status);
+		strip(r->builds[i].source_sha256);
+		strip(r->builds[i].binary_sha256);
+		strip(r->builds[i].openssl);
+		strip(r->builds[i].targeting);
+	}
+	for (i = 0; i < r->nrows; i++) {
+		strip(r->rows[i].variant);
+		strip(r->rows[i].host);
+		strip(r->rows[i].label);
+		strip(r->rows[i].note);
+		strip(r->rows[i].csrc);
+		strip(r->rows[i].seed);
+		strip(r->rows[i].final);
+	}
+	for (i = 0; i < r->npaired; i++) {
+		strip(r->paired[i].host);
+		strip(r->paired[i].variant);
+		strip(r->paired[i].a_label);
+		strip(r->paired[i].b_label);
+	}
+	for (i = 0; i < r->nrates; i++) {
+		strip(r->rates[i].host);
+		strip(r->rates[i].compiler);
+		strip(r->rates[i].targeting);
+		strip(r->rates[i].variant);
+	}
+	for (i = 0; i < r->ntargetings; i++) {
+		strip(r->targetings[i].host);
+		strip(r->targetings[i].compiler);
+		strip(r->targetings[i].variant);
+	}
+	for (i = 0; i < r->nphases; i++) {
+		strip(r->phases[i].host);
+		strip(r->phases[i].targeting);
+		strip(r->phases[i].variant);
+	}
+	for (i = 0; i < r->nphase_names; i++)
+		strip(r->phase_names[i]);
+	for (i = 0; i < r->ndigests; i++)
+		strip(r->digests[i].digest);
+	for (i = 0; i < r->ninvalid; i++) {
+		strip(r->invalid[i].host);
+		strip(r->invalid[i].variant);
+		strip(r->invalid[i].label);
+		flatten(r->invalid[i].reason);
+	}
+	for (i = 0; i < r->nvariants; i++) {
+		strip(r->variants[i].host);
+		strip(r->variants[i].variant);
+		strip(r->variants[i].label);
+		strip(r->variants[i].status);
+		flatten(r->variants[i].reason);
+	}
+	for (i = 0; i < r->nsources; i++) {
+		strip(r->sources[i].name);
+		strip(r->sources[i].version);
+		strip(r->sources[i].file);
+		strip(r->sources[i].sha256);
+	}
+	for (i = 0; i < r->nevents; i++) {
+		strip(r->events[i].host);
+		strip(r->events[i].at);
+		strip(r->events[i].level);
+		flatten(r->events[i].message);
+	}
+}
+
 int
 report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 {
@@ -978,7 +1160,9 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 	    (ret = load_build_sections(db, r, err)) != 0)
 		report_free_run(r);
 	db_report_end(db);
-	if (ret == 0)
+	if (ret == 0) {
+		printable(r);
 		report_stats(r);
+	}
 	return ret;
 }

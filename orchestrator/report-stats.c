@@ -89,36 +89,44 @@ positive_median(double *x, size_t n, size_t *used)
 }
 
 /*
- * A row's rates described (and kept sorted), and its clock.  Before the
- * rates are sorted, each one divided by the row's mean joins the pool of
- * its position.
+ * A row's rates described, and its clock.  The rates stay in w->rates,
+ * each beside its position in w->pos, until positions() has pooled them:
+ * the sorted rates are returned when they had to be copied to be sorted
+ * (the caller puts them in w->rates then), NULL when w->rates itself is
+ * now sorted.  The samples arrive in the index's (steps, ns) order, so a
+ * row of one steps value has its rates descending: reversed in place with
+ * their positions, they are sorted and stats_describe sorts nothing.
  */
-static void
-describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
-    size_t *np)
+static double *
+describe_row(struct rrun *r, struct rrow *w)
 {
-	double *sorted = xmalloc(((size_t)w->n + 1) * sizeof *sorted);
 	const struct rhost *h = host_of(r, w->host);
-	size_t i, used;
+	size_t i, j, n = (size_t)w->n, used;
+	double *sorted = NULL, t;
+	int64_t p;
 
-	if (w->n > 0)
-		memcpy(sorted, w->rates, (size_t)w->n * sizeof *sorted);
-	stats_describe(sorted, (size_t)w->n, &w->desc);
+	for (i = 1; i < n && w->rates[i] <= w->rates[i - 1]; i++)
+		;
+	if (i >= n) {
+		for (i = 0, j = n - (n > 0); i < j; i++, j--) {
+			t = w->rates[i];
+			w->rates[i] = w->rates[j];
+			w->rates[j] = t;
+			p = w->pos[i];
+			w->pos[i] = w->pos[j];
+			w->pos[j] = p;
+		}
+		stats_describe(w->rates, n, &w->desc);
+	} else {
+		sorted = xmalloc(n * sizeof *sorted);
+		memcpy(sorted, w->rates, n * sizeof *sorted);
+		stats_describe(sorted, n, &w->desc);
+	}
 	w->median = w->desc.median;
 	w->min = w->desc.min;
 	w->max = w->desc.max;
-	/*
-	 * By the mean, not the median: with three samples a cell's median
-	 * is one of them, and a third of the pool would be exactly 1.
-	 */
-	for (i = 0; i < (size_t)w->n && w->desc.mean > 0; i++) {
-		ppos[*np] = w->pos[i];
-		pval[(*np)++] = w->rates[i] / w->desc.mean;
-	}
-	free(w->rates);
-	w->rates = sorted;
 
-	w->clock_mhz = positive_median(w->clocks, (size_t)w->n, &used);
+	w->clock_mhz = positive_median(w->clocks, n, &used);
 	w->clock_source = used > 0 ? CLOCK_SAMPLES : CLOCK_NONE;
 	if (used == 0 && w->n > 0 && h != NULL && h->calib_mhz > 0) {
 		w->clock_mhz = h->calib_mhz;
@@ -134,6 +142,7 @@ describe_row(struct rrun *r, struct rrow *w, int64_t *ppos, double *pval,
 		}
 		r->any_counted = 1;
 	}
+	return sorted;
 }
 
 /* Each host's clock: the median over all its valid samples' estimates. */
@@ -251,40 +260,93 @@ family_verdicts(struct rrun *r)
 	free(p);
 }
 
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index of position p in the n sorted positions d (p is there). */
+static size_t
+position_index(const int64_t *d, size_t n, int64_t p)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (d[mid] <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
- * Each position's normalized rates against all other positions': with
- * alternating order every variant visits every position, so a position
- * that is decided faster or slower shifts results.  The pool is sorted
- * once and each position's values once; the others' are the pool without
- * them, taken in one ordered pass.
+ * Each position's normalized rates (a row's rates divided by the row's
+ * mean, by the mean and not the median: with three samples a cell's
+ * median is one of them, and a third of the pool would be exactly 1)
+ * against all other positions': with alternating order every variant
+ * visits every position, so a position that is decided faster or slower
+ * shifts results.  The rates are put in one array by position, in
+ * ascending order of positions, each position's part sorted in place and
+ * the pool sorted once; the others' are the pool without one position's,
+ * in one ordered pass.
  */
 static void
-positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
+positions(struct rrun *r)
 {
-	double *all = xmalloc((np + 1) * sizeof *all);
-	double *in = xmalloc((np + 1) * sizeof *in);
-	double *out = xmalloc((np + 1) * sizeof *out);
 	int64_t *distinct = NULL;
+	size_t *at, *end, nd = 0, np = 0, i, j, k, nin, nout;
+	double *by, *all, *out, *in;
+	const struct rrow *w;
 	struct rposition *p;
-	size_t i, j, k, nd = 0, nin, nout;
 
-	if (np > 0)
-		memcpy(all, pval, np * sizeof *all);
-	stats_sort(all, np);
-	for (i = 0; i < np; i++) {
-		for (k = 0; k < nd && distinct[k] != ppos[i]; k++)
-			;
-		if (k == nd) {
-			ALLOC_GROW(distinct, nd);
-			distinct[nd++] = ppos[i];
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++) {
+			np++;
+			for (k = 0; k < nd && distinct[k] != w->pos[j]; k++)
+				;
+			if (k == nd) {
+				ALLOC_GROW(distinct, nd);
+				distinct[nd++] = w->pos[j];
+			}
 		}
 	}
+	if (nd > 0)
+		qsort(distinct, nd, sizeof *distinct, cmp_i64);
+	/* at[k]: where position k's part starts; end[k]: its fill. */
+	at = xcalloc(nd + 1, sizeof *at);
+	end = xcalloc(nd + 1, sizeof *end);
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++)
+			at[position_index(distinct, nd, w->pos[j]) + 1]++;
+	}
+	for (k = 0; k < nd; k++) {
+		at[k + 1] += at[k];
+		end[k] = at[k];
+	}
+	by = xmalloc((np + 1) * sizeof *by);
+	all = xmalloc((np + 1) * sizeof *all);
+	out = xmalloc((np + 1) * sizeof *out);
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++)
+			by[end[position_index(distinct, nd, w->pos[j])]++] =
+			    w->rates[j] / w->desc.mean;
+	}
+	for (k = 0; k < nd; k++)
+		stats_sort(by + at[k], end[k] - at[k]);
+	if (np > 0)
+		memcpy(all, by, np * sizeof *all);
+	stats_sort(all, np);
 	for (k = 0; nd > 1 && k < nd; k++) {
-		for (nin = 0, i = 0; i < np; i++) {
-			if (ppos[i] == distinct[k])
-				in[nin++] = pval[i];
-		}
-		stats_sort(in, nin);
+		in = by + at[k];
+		nin = end[k] - at[k];
 		for (nout = 0, i = 0, j = 0; i < np; i++) {
 			if (j < nin && all[i] == in[j])
 				j++;
@@ -299,52 +361,41 @@ positions(struct rrun *r, const int64_t *ppos, const double *pval, size_t np)
 		p->p = stats_rank_p(in, nin, out, nout);
 	}
 	family_verdicts(r);
-	free(distinct);
 	free(out);
-	free(in);
 	free(all);
-}
-
-static int
-cmp_position(const void *a, const void *b)
-{
-	int64_t x = ((const struct rposition *)a)->position;
-	int64_t y = ((const struct rposition *)b)->position;
-
-	return x < y ? -1 : x > y;
+	free(by);
+	free(end);
+	free(at);
+	free(distinct);
 }
 
 void
 report_stats(struct rrun *r)
 {
-	size_t i, j, total = 0, np = 0;
-	int64_t *ppos;
-	double *pval;
+	double **sorted = xcalloc(r->nrows + 1, sizeof *sorted);
+	size_t i, j;
 	struct rrow *w;
 	struct rhost *h;
 
-	for (i = 0; i < r->nrows; i++)
-		total += (size_t)r->rows[i].n;
-	ppos = xmalloc((total + 1) * sizeof *ppos);
-	pval = xmalloc((total + 1) * sizeof *pval);
 	for (i = 0; i < r->nrows; i++) {
-		describe_row(r, &r->rows[i], ppos, pval, &np);
+		sorted[i] = describe_row(r, &r->rows[i]);
 		if (r->rows[i].clock_mhz > 0)
 			r->any_calib = 1;
 	}
 	host_clocks(r);
-	positions(r, ppos, pval, np);
-	if (r->npositions > 0)
-		qsort(r->positions, r->npositions, sizeof *r->positions,
-		    cmp_position);
-	free(pval);
-	free(ppos);
+	positions(r);
 	for (i = 0; i < r->nrows; i++) {
-		free(r->rows[i].pos);
-		free(r->rows[i].clocks);
-		r->rows[i].pos = NULL;
-		r->rows[i].clocks = NULL;
+		w = &r->rows[i];
+		if (sorted[i] != NULL) {
+			free(w->rates);
+			w->rates = sorted[i];
+		}
+		free(w->pos);
+		free(w->clocks);
+		w->pos = NULL;
+		w->clocks = NULL;
 	}
+	free(sorted);
 
 	rank(r);
 	r->ratios = xcalloc(r->nranked * r->nranked + 1, sizeof *r->ratios);

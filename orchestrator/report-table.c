@@ -371,19 +371,31 @@ report_html_add(struct strbuf *sb, const char *s)
 void
 report_csv_text(FILE *out, const char *s)
 {
+	const char *p;
+	char *copy = NULL;
+
 	if (s == NULL)
 		return;
-	if (strpbrk(s, ",\"\r\n") == NULL) {
+	/* The per-sample CSV streams text from the database, not the model. */
+	for (p = s; *p != '\0' && (unsigned char)*p >= 0x20 && *p != 0x7f; p++)
+		;
+	if (*p != '\0') {
+		copy = xstrdup(s);
+		strip_ctrl(copy);
+		s = copy;
+	}
+	if (strpbrk(s, ",\"") == NULL) {
 		fputs(s, out);
-		return;
+	} else {
+		fputc('"', out);
+		for (p = s; *p != '\0'; p++) {
+			if (*p == '"')
+				fputc('"', out);
+			fputc(*p, out);
+		}
+		fputc('"', out);
 	}
-	fputc('"', out);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
+	free(copy);
 }
 
 void

@@ -46,7 +46,10 @@ void table_html(struct table *t, FILE *out);
  */
 void report_md_text(FILE *out, const char *s);
 void report_html_text(FILE *out, const char *s);
-/* A CSV field (RFC 4180: quoted when it holds , " CR or LF); NULL empty. */
+/*
+ * A CSV field (RFC 4180: quoted when it holds , or "), its control
+ * characters as '?' (strip_ctrl), so none is left to quote; NULL empty.
+ */
 void report_csv_text(FILE *out, const char *s);
 struct strbuf;
 void report_html_add(struct strbuf *sb, const char *s);

@@ -44,36 +44,52 @@ unkey(uint64_t u)
 	return v;
 }
 
+/*
+ * Least significant digit first, 11 bits a pass (six passes for 64 bits),
+ * with every pass's counts taken in one read before the first; a digit
+ * that is the same everywhere needs no pass, and a sorted x none at all.
+ */
+#define RADIX_BITS 11
+#define RADIX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
+#define RADIX_SIZE (1 << RADIX_BITS)
+
 void
 stats_sort(double *x, size_t n)
 {
 	uint64_t *a, *b, *t;
-	size_t count[256], i, sum, c;
-	int shift;
+	size_t *count, *c, i, sum, k;
+	int pass, shift;
 
 	if (n < 256) {
 		if (n > 0)
 			qsort(x, n, sizeof *x, cmp_double);
 		return;
 	}
+	for (i = 1; i < n && key(x[i - 1]) <= key(x[i]); i++)
+		;
+	if (i == n)
+		return;
+	count = xcalloc(RADIX_PASSES * RADIX_SIZE, sizeof *count);
 	a = xmalloc(n * sizeof *a);
 	b = xmalloc(n * sizeof *b);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		a[i] = key(x[i]);
-	for (shift = 0; shift < 64; shift += 8) {
-		memset(count, 0, sizeof count);
-		for (i = 0; i < n; i++)
-			count[(a[i] >> shift) & 0xff]++;
-		/* A byte that is the same everywhere needs no pass. */
-		if (count[(a[0] >> shift) & 0xff] == n)
+		for (pass = 0; pass < RADIX_PASSES; pass++)
+			count[pass * RADIX_SIZE + ((a[i] >> (pass *
+			    RADIX_BITS)) & (RADIX_SIZE - 1))]++;
+	}
+	for (pass = 0; pass < RADIX_PASSES; pass++) {
+		shift = pass * RADIX_BITS;
+		c = count + pass * RADIX_SIZE;
+		if (c[(a[0] >> shift) & (RADIX_SIZE - 1)] == n)
 			continue;
-		for (sum = 0, i = 0; i < 256; i++) {
-			c = count[i];
-			count[i] = sum;
-			sum += c;
+		for (sum = 0, i = 0; i < RADIX_SIZE; i++) {
+			k = c[i];
+			c[i] = sum;
+			sum += k;
 		}
 		for (i = 0; i < n; i++)
-			b[count[(a[i] >> shift) & 0xff]++] = a[i];
+			b[c[(a[i] >> shift) & (RADIX_SIZE - 1)]++] = a[i];
 		t = a;
 		a = b;
 		b = t;
@@ -82,6 +98,7 @@ stats_sort(double *x, size_t n)
 		x[i] = unkey(a[i]);
 	free(b);
 	free(a);
+	free(count);
 }
 
 /* Put the k-th smallest of x[0..n) at x[k] (Hoare's selection). */
@@ -424,11 +441,34 @@ rank_exact(size_t na, size_t nb, double u)
 	return fmin(1, 2 * fmin(le, ge) / all);
 }
 
+/*
+ * sum(t^3 - t) over the runs of equal values of a and b together, in
+ * ascending order: one merge of the two sorted lists, nothing sorted.
+ */
+static double
+tie_sum(const double *a, size_t na, const double *b, size_t nb)
+{
+	size_t i = 0, j = 0, run = 0;
+	double t = 0, v, last = 0;
+
+	while (i < na || j < nb) {
+		v = j >= nb || (i < na && a[i] <= b[j]) ? a[i++] : b[j++];
+		if (run > 0 && v == last) {
+			run++;
+			continue;
+		}
+		t += (double)run * (double)run * (double)run - (double)run;
+		run = 1;
+		last = v;
+	}
+	return t + ((double)run * (double)run * (double)run - (double)run);
+}
+
 double
 stats_rank_p(const double *a, size_t na, const double *b, size_t nb)
 {
-	double u, mean, var, t = 0, z, *all;
-	size_t i, j, n = na + nb, run;
+	double u, mean, var, t, z;
+	size_t n = na + nb;
 	int ties;
 
 	if (na == 0 || nb == 0)
@@ -437,17 +477,7 @@ stats_rank_p(const double *a, size_t na, const double *b, size_t nb)
 	if (!ties && na * nb <= STATS_EXACT_RANKS)
 		return rank_exact(na, nb, u);
 	/* Ties shrink the variance by sum(t^3 - t) over runs of equal values. */
-	all = xmalloc(n * sizeof *all);
-	memcpy(all, a, na * sizeof *all);
-	memcpy(all + na, b, nb * sizeof *all);
-	stats_sort(all, n);
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && all[j] == all[i]; j++)
-			;
-		run = j - i;
-		t += (double)run * (double)run * (double)run - (double)run;
-	}
-	free(all);
+	t = tie_sum(a, na, b, nb);
 	mean = (double)na * (double)nb / 2;
 	var = (double)na * (double)nb / 12 * ((double)n + 1 - t /
 	    ((double)n * ((double)n - 1)));

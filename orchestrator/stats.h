@@ -31,9 +31,9 @@ struct stats_desc {
 };
 
 /*
- * Sort x ascending in place: a radix sort on the values' bits (eight
- * byte-wide passes), linear in n, for cells of a million samples; NaNs
- * are not expected.
+ * Sort x ascending in place: a radix sort on the values' bits (six
+ * 11-bit passes at most), linear in n, for cells of a million samples;
+ * NaNs are not expected, and -0 sorts before 0.
  */
 void stats_sort(double *x, size_t n);
 

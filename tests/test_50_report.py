@@ -829,21 +829,33 @@ def test_phase_shares_and_build_rates_of_one_run(site, tmp_path):
     for run, fs in shares.items():
         out = sq(d, "report", "--run", run).stdout
         assert "phase shares of hashing time" in out, out
-        # Each column as wide as its name (mprotect: 8).
-        want = "".join(f" {100 * f:{max(7, len(n) - 6) - 1}.2f}%"
-                       for n, f in zip(names, fs)) + f" {100:6.2f}%"
-        lines = re.findall(r"^  \S+\s+\d+ (?:native|-)\s+\S+\s+\d+"
+        want = [round(100 * f, 2) for f in fs] + [100.0]
+        lines = re.findall(r"^  \S+\s+\d+\s+(?:native|-)\s+\S+\s+\d+"
                            r"(?: +\d+\.\d\d%){6}$", out, re.M)
         assert len(lines) == len(HOSTS) * len(VARIANTS), out
         assert "do not compare across OSes" not in out
         for ln in lines:
-            assert ln.endswith(want), out
-            assert re.match(r"  \S+\s+\d+ (native|-)\s+\S+\s+3 ", ln), ln
+            assert [float(x) for x in re.findall(r"(\d+\.\d\d)%", ln)] \
+                == want, out
+            assert re.match(r"  \S+\s+\d+\s+(native|-)\s+\S+\s+3 ", ln), ln
         assert ("rates per build" in out) == (run == 1), out
     out = sq(d, "report", "--run", 1).stdout
     for host, build in builds.items():
-        assert re.search(rf"^  {host}\s+{build} \S+\s+native\s+c-fused\s+"
-                         rf"{SAMPLES} ", out, re.M), out
+        assert re.search(rf"^  {host}\s+{build}\s+\S+\s+native\s+"
+                         rf"c-fused\s+{SAMPLES} ", out, re.M), out
+    # Their tables follow every text table's width rule: within 80
+    # columns, or whole with their width said above their head.
+    wide = None
+    for line in out.splitlines():
+        m = re.fullmatch(r"  \(table is (\d+) columns wide\)", line)
+        if m:
+            wide = int(m[1])
+            continue
+        wide = None if line == "" else wide
+        assert len(line) <= (wide or 80), line
+    head = out.index("phase shares of hashing time")
+    assert re.match(r"[^\n]*\n  \(table is \d+ columns wide\)\n  host ",
+                    out[head:]), out[head:]
 
 
 def test_jit_phase_of_macos_does_not_compare(site, tmp_path):
@@ -860,15 +872,17 @@ def test_jit_phase_of_macos_does_not_compare(site, tmp_path):
                              "phase_mprotect", 0.1))]
     d = modified(site, tmp_path, *metrics)
     out = sq(d, "report", "--run", 1).stdout
-    head = re.search(r"^  host .* execute (jit_write_protect mprotect|"
-                     r"mprotect jit_write_protect) +other +total$", out,
+    head = re.search(r"^  host .* execute +(jit_write_protect +mprotect|"
+                     r"mprotect +jit_write_protect) +other +total$", out,
                      re.M)
     assert head, out
     note = ("jit_write_protect (macOS: pthread_jit_write_protect_np, a "
             "thread's switch) and mprotect (Linux: two mprotect calls a "
             "program) are RandomX's W^X step made by different OS calls: "
             "their shares do not compare across OSes")
-    assert f"  note: {note}\n" in out, out
+    # Wrapped to 80 columns, under itself.
+    m = re.search(r"^  note: (.*(?:\n {8}\S.*)*)$", out, re.M)
+    assert m and " ".join(m[1].split()) == note, out
     # Each share under its name: the columns are as wide as the names.
     cols = [m.end() for m in re.finditer(r"\S+", head.group(0))][-5:]
     for row in re.findall(r"^  (?:genoa|graviton|m4) .*%$", out, re.M):

@@ -117,7 +117,7 @@ def test_phase_names_are_discovered(db):
             "setup" in ln]
     assert head and head[0].split()[-4:] == ["setup", "crunch", "other",
                                              "total"], text
-    assert "  25.00%  50.00%  25.00% 100.00%" in text, text
+    assert "  25.00%  50.00%  25.00%  100.00%" in text, text
     md = report(db, "markdown")
     assert "### Phase shares of hashing time" in md
     assert "| setup | crunch | other | total |" in md, md
@@ -167,3 +167,39 @@ def test_output_extension_picks_the_renderer(db, tmp_path, name, fmt):
                            "1", "--format", fmt], capture_output=True,
                           timeout=60, check=True).stdout
     assert out.read_bytes() == want
+
+
+@pytest.mark.parametrize("version, by", [
+    ("cc (Debian 12.2.0-14) 12.2.0", "gcc"),    # gcc invoked as cc
+    ("cc (GCC) 11.4.1 20231218", "gcc"),
+    ("gcc-12 (Ubuntu 12.3.0-1ubuntu1~22.04) 12.3.0", "gcc"),
+    ("mycc version 1.0", "cc"),                 # unknown: the name run
+    ("Debian clang version 14.0.6", None),      # clang's: no note
+])
+def test_row_note_names_the_compiler_its_version_names(tmp_path, version,
+                                                        by):
+    """arm-scalar's rate is clang's (docs/studies.md): a build by another
+    compiler is noted under the name its version line gives it, gcc for
+    a gcc invoked as cc, or the name it was run by when that is all
+    that is known."""
+    path = tmp_path / "results.db"
+    make_db(path)
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO builds (id, run_id, host, compiler,"
+                " compiler_version, cflags, status, created_at) VALUES"
+                " (3, 1, 'arm', 'cc', ?, '-O2', 'ok',"
+                " '2026-01-01T00:00:00Z')", (version,))
+    for i, ns in enumerate((900, 1000, 1100)):
+        con.execute("INSERT INTO samples (run_id, host, build_id, study,"
+                    " variant, sample_index, position, steps, ns, digest,"
+                    " seed, valid, received_at) VALUES (1, 'arm', 3,"
+                    " 'sha3', 'arm-scalar', ?, ?, 1000, ?, 'ab', '00', 1,"
+                    " '2026-01-01T00:00:00Z')", (i, i, ns))
+    con.commit()
+    con.close()
+    flat = " ".join(report(path, "text").split())
+    if by is None:
+        assert "built with" not in flat, flat
+    else:
+        assert (f"arm-scalar on arm: built with {by}, not clang: the rate "
+                "is the compiler's baseline") in flat, flat

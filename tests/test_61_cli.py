@@ -329,8 +329,10 @@ def test_html_names_break_at_sensible_points(site):
 def test_text_of_another_database_reaches_no_terminal(site, tmp_path):
     """Issue 29 item 11: a database someone else wrote (sqlite3, no
     import to refuse it) with an ESC sequence and a newline in its host
-    name and a window's drift: `windows` and `compare --baseline-db` show
-    every control character as '?', on the line it belongs to."""
+    name and a window's drift: `windows`, `compare --baseline-db` and
+    `report --db` (every format, the per-sample CSV read straight from the
+    database included) show every control character as '?', on the line
+    it belongs to."""
     a = tmp_path / "a.db"
     shutil.copy(site / "results.db", a)
     evil = "lo\x1b[31mcal\nforged"
@@ -358,3 +360,9 @@ def test_text_of_another_database_reaches_no_terminal(site, tmp_path):
         out = r.stdout + r.stderr
         assert "\x1b" not in out and "\nforged" not in out, (fmt, out)
         assert shown in out, (fmt, out)
+    for fmt in ("text", "markdown", "csv", "json", "html"):
+        r = seqorch(tmp_path, "report", "--db", a, "--format", fmt)
+        assert r.returncode == 0, r.stderr
+        assert "\x1b" not in r.stdout and "\nforged" not in r.stdout, \
+            (fmt, r.stdout)
+        assert shown in r.stdout, (fmt, r.stdout)

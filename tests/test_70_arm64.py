@@ -495,7 +495,7 @@ def test_arm_scalar_built_by_gcc_says_whose_baseline_it_is(fleet):
     tmp, db, _ = fleet
     (run,), = rows(db, "SELECT DISTINCT run_id FROM samples WHERE host = "
                    "'arm' AND study = 'sha3'")
-    note = ("built with cc, not clang: the rate is the compiler's "
+    note = ("built with gcc, not clang: the rate is the compiler's "
             "baseline, not the code's")
     text = report(tmp, "--run", str(run))
     assert re.search(r"^\s*arm-scalar \*\s+arm\s", text, re.M), text
