@@ -391,13 +391,14 @@ test: deps
 	$(MAKE) $(BUILD_JOBS) all unit
 	$(PYTEST) tests --ignore=tests/test_70_arm64.py
 
-# The emulated arm64 host's rootfs, built once into ARM64_CACHE (4-18
-# minutes, about 420 MB) and reused; .ci/run builds it beside make test.
+# The emulated arm64 host's rootfs, built once into ARM64_CACHE (10-13
+# minutes, about 560 MB) and reused; .ci/run builds it beside make test.
 arm64-host: deps-arm64
 	sh tests/arm64/build-host.sh $(ARM64_CACHE) >/dev/null
 
 # This machine and an emulated arm64 Linux host in one run of every study
-# but randomx (tests/test_70_arm64.py).
+# but randomx (tests/test_70_arm64.py; SEQORCH_ARM64_UMBRELLA=1 adds
+# seed 001 with randomx, docs/hacking.md).
 test-arm64: arm64-host all
 	SEQORCH_ARM64_CACHE=$(ARM64_CACHE) $(PYTHON) -m pytest -q \
 	  tests/test_70_arm64.py

@@ -56,7 +56,11 @@ def pytest_collection_modifyitems(config, items):
     """Under `--dist loadgroup` (make test), the tests of a file that share
     a module-scoped fixture (a built harness, a measured results.db, a
     collector) run on one worker, which sets it up once; every other test
-    goes to whichever worker is free."""
+    goes to whichever worker is free.  xdist hands the work out in the
+    order collected, so the groups come first: a group is a long chain
+    on one worker (test_47's RandomX builds alone take minutes), and one
+    handed out last ran on while the other workers had finished."""
+    grouped = set()
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
@@ -64,6 +68,9 @@ def pytest_collection_modifyitems(config, items):
         if any(defs[-1].scope in ("package", "module", "class")
                for defs in info.name2fixturedefs.values()):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+            grouped.add(item)
+    if getattr(config.option, "dist", "no") != "no":
+        items.sort(key=lambda item: item not in grouped)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -180,6 +187,24 @@ def bad_cc(workdir, tmp_path_factory):
             r = seqorch(d, "deploy", "--hosts", "local")
             assert r.returncode == 0, r.stdout + r.stderr
     return cc
+
+
+@pytest.fixture(scope="session")
+def gcc_clang(workdir, tmp_path_factory):
+    """workdir with gcc's and clang's agent builds in its build/ (a host
+    with `cc = ["gcc", "clang"]`), made once per session by the first
+    worker while the others wait: test_52's runs, concurrent on several
+    workers, otherwise each built both into the one shared build/."""
+    root = session_root(tmp_path_factory)
+    done = root / "gcc-clang.done"
+    with locked(root / "gcc-clang.lock"):
+        if not done.exists():
+            d = tmp_path_factory.mktemp("gcc-clang")
+            write_hosts(d / "hosts.toml", workdir, 'cc = ["gcc", "clang"]\n')
+            r = seqorch(d, "deploy", "--hosts", "local")
+            assert r.returncode == 0, r.stdout + r.stderr
+            done.touch()
+    return workdir
 
 
 # What `make all` leaves under build/ (the unit tests, benches and locks

@@ -34,7 +34,7 @@ def run_args(steps, samples, *extra):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, workdir):
+def run(tmp_path_factory, workdir, gcc_clang):
     d = tmp_path_factory.mktemp("interleave")
     two_compilers(d, workdir)
     r = subprocess.run(run_args(STEPS, SAMPLES), cwd=d, capture_output=True,
@@ -209,7 +209,7 @@ def kill_when_sampling(tmp_path, workdir, p, which):
     return finish(p, tmp_path, timeout=600)
 
 
-def test_conductor_killed_mid_window(tmp_path, workdir):
+def test_conductor_killed_mid_window(tmp_path, workdir, gcc_clang):
     two_compilers(tmp_path, workdir)
     p = start(tmp_path, LONG, 8)
     try:
@@ -237,7 +237,8 @@ def test_conductor_killed_mid_window(tmp_path, workdir):
 
 
 def test_a_build_agent_killed_leaves_the_others_measuring(tmp_path,
-                                                          workdir):
+                                                          workdir,
+                                                          gcc_clang):
     two_compilers(tmp_path, workdir)
     p = start(tmp_path, LONG, 6)
     try:
@@ -275,7 +276,7 @@ def test_a_build_agent_killed_leaves_the_others_measuring(tmp_path,
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
-def test_resume_continues_the_same_order(tmp_path, workdir):
+def test_resume_continues_the_same_order(tmp_path, workdir, gcc_clang):
     two_compilers(tmp_path, workdir)
     db = tmp_path / "results.db"
     p = start(tmp_path, LONG, 6)
@@ -305,8 +306,8 @@ def test_resume_continues_the_same_order(tmp_path, workdir):
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
-def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(tmp_path,
-                                                                 workdir):
+def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
+        tmp_path, workdir, gcc_clang):
     """Issue 29, item 4: a --max-cv run of two builds (measured one after
     the other), interrupted in its second build, resumes with its adaptive
     settings: the resumed build takes its extra rounds, and each sample

@@ -2,23 +2,26 @@
 test-arm64; tests/arm64.py builds the emulated host).
 
 One `seqorch run` of every study but randomx (which needs cmake and a C++
-compiler the arm64 host does not have) on this machine ("local") and on
-the emulated Graviton-like host ("arm", qemu-aarch64 -cpu max behind a
-chrooted sshd), small --steps, then results.db is checked: every sample
-valid on both hosts, one final digest per study across the two
+compiler, removed from the arm host's overlay) on this machine ("local")
+and on the emulated Graviton-like host ("arm", qemu-aarch64 -cpu max
+behind a chrooted sshd), small --steps, then results.db is checked: every
+sample valid on both hosts, one final digest per study across the two
 architectures (equal to the Python chain of tests/refs.py), every ARM
 variant built, run and valid on arm and none of them on x86-64; the arm
 host's facts are its hwcaps, not the x86 /proc/cpuinfo qemu-user shows,
-and its counters error names the call that failed.  A second run on the
-same emulated host ("m4name") builds with a compiler that answers
--dumpmachine as Apple clang does (arm64-apple-darwin...): every ARM
-variant must still be built and measured.  The rootfs has no cJSON (the
-agent needs none, issue 33); a third host ("nossl") is an overlay of it
-without libssl-dev's files either, built with -mcpu=native, which gcc 12
-under qemu resolves to generic armv8-a as on a part it does not know:
-every study runs there with the Python chain's digests, the OpenSSL
-variants skipped with the reason, and the run warns that native resolved
-to generic.  Rates under an emulator mean nothing and are not looked at.
+and its counters error names the call that failed.  A second run, beside
+the first, on the same emulated host ("m4name") builds with a compiler
+that answers -dumpmachine as Apple clang does (arm64-apple-darwin...):
+every ARM variant must still be built and measured.  The rootfs has no
+cJSON (the agent needs none, issue 33); a third host ("nossl", in the
+second run) is an overlay of it without libssl-dev's files either, built
+with -mcpu=native, which gcc 12 under qemu resolves to generic armv8-a as
+on a part it does not know: every study runs there with the Python
+chain's digests, the OpenSSL variants skipped with the reason, and the
+run warns that native resolved to generic.  With SEQORCH_ARM64_UMBRELLA=1,
+seed 001 (`reproduce umbrella`, RandomX in light mode) runs on local and a
+fourth host ("rx", with cmake and g++).  Rates under an emulator mean
+nothing and are not looked at.
 """
 import json
 import os
@@ -45,6 +48,11 @@ STUDIES = ("sha3", "sha512", "mul", "mul-wide", "mul32", "div32", "div64",
            "bitperm")
 STEPS = 2000
 SAMPLES = 2
+# What randomx builds with (kernels/randomx/prebuild.sh), which the arm
+# host's overlay removes: hosts check must say what it misses.
+NO_RANDOMX = ("cmake", "g++", "g++-12")
+UMBRELLA_SKIP = ("seed 001 on the emulated host builds RandomX twice under "
+                 "qemu: SEQORCH_ARM64_UMBRELLA=1 runs it")
 
 # A compiler on the arm host that names its target as Apple clang does on
 # an M4 (`arm64-apple-darwin...`), gcc underneath: the arm64 spelling must
@@ -77,60 +85,90 @@ def rows(db, sql, *args):
         con.close()
 
 
+def run_logged(cmd, cwd, env, log):
+    """cmd started with its stdout and stderr in the file log (two at
+    once must not fill each other's pipes)."""
+    with open(log, "w") as f:
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=f,
+                                stderr=subprocess.STDOUT, text=True)
+
+
+def finished(proc, log, sshd, timeout=2400):
+    """proc's exit status asserted 0, naming its output and sshd's log;
+    its output."""
+    assert proc.wait(timeout=timeout) == 0, log.read_text() + \
+        sshd.log.read_text()[-4000:]
+    return log.read_text()
+
+
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    """(directory, results.db, the run's stderr) of one run of STUDIES on
-    local and arm."""
+def servers(tmp_path_factory):
+    """(directory, user key, base, the arm sshd, the nossl sshd): the
+    emulated hosts of the fleet, stopped at the end."""
     tmp = tmp_path_factory.mktemp("arm64")
     base = Path(tempfile.mkdtemp(prefix="seqorch-arm64-"))
     base.chmod(0o755)
     key = tmp / "id_ed25519"
     keygen(key, "seqorch-user")
-    arm = arm_sshd(base, "arm", key, files={APPLE_CC: APPLE_CC_TEXT})
-    nossl = None
+    started = []
     try:
+        # arm is the host hosts check finds without what randomx builds
+        # with: the rootfs has cmake and g++ (the umbrella's host needs
+        # them), arm's overlay does not.
+        arm = arm_sshd(base, "arm", key, files={APPLE_CC: APPLE_CC_TEXT},
+                       without=NO_RANDOMX)
+        started.append(arm)
         nossl = arm_sshd(base, "nossl", key, without=("libssl-dev",))
-        local = tmp / "local-work"
-        local.mkdir()
-        write_hosts_toml(tmp / "hosts.toml", {
-            "local": {"transport": "local", "cpu": 0,
-                      "workdir": str(local), "reference": "genoa"},
-            "arm": dict(arm.host_entry(), reference="graviton5"),
-            "m4name": arm.host_entry(cc=[APPLE_CC],
-                                     workdir=arm.host_entry()["workdir"]
-                                     + "-apple"),
-            "nossl": nossl.host_entry(cflags="-O2 -mcpu=native"),
-        })
-        env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
-        # OpenSSL's release into the cache beside results.db: the sha3
-        # runs build the openssl-* variants on both architectures.
-        f = subprocess.run(
-            [str(SEQORCH), "fetch", "--study", "sha3", "--from",
-             str(OPENSSL_TARBALL)], cwd=tmp, env=env, capture_output=True,
-            text=True, timeout=600)
-        assert f.returncode == 0, f.stderr
-        r = subprocess.run(
-            [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
-             "local,arm", "--steps", str(STEPS), "--samples", str(SAMPLES)],
-            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
-        assert r.returncode == 0, r.stdout + r.stderr + \
-            arm.log.read_text()[-4000:]
-        # The same emulated host through the Apple-named compiler, in a
-        # run of its own (its own workdir, so its own cold build).
-        a = subprocess.run(
-            [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
-             "m4name", "--steps", str(STEPS), "--samples", "1"],
-            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
-        assert a.returncode == 0, a.stdout + a.stderr + \
-            arm.log.read_text()[-4000:]
-        # The host without OpenSSL's headers, and a native gcc resolves
-        # to generic.
-        n = subprocess.run(
-            [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--hosts",
-             "nossl", "--steps", str(STEPS), "--samples", "1"],
-            cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
-        assert n.returncode == 0, n.stdout + n.stderr + \
-            nossl.log.read_text()[-4000:]
+        started.append(nossl)
+        yield tmp, key, base, arm, nossl
+    finally:
+        for s in started:
+            s.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def fleet(servers):
+    """(directory, results.db, the run's output) of one run of STUDIES on
+    local and arm, one on m4name and nossl beside it, and arm's sha512
+    capability control."""
+    tmp, key, base, arm, nossl = servers
+    local = tmp / "local-work"
+    local.mkdir(exist_ok=True)
+    write_hosts_toml(tmp / "hosts.toml", {
+        "local": {"transport": "local", "cpu": 0,
+                  "workdir": str(local), "reference": "genoa"},
+        "arm": dict(arm.host_entry(), reference="graviton5"),
+        "m4name": arm.host_entry(cc=[APPLE_CC],
+                                 workdir=arm.host_entry()["workdir"]
+                                 + "-apple"),
+        "nossl": nossl.host_entry(cflags="-O2 -mcpu=native"),
+    })
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+    # OpenSSL's release into the cache beside results.db: the sha3
+    # runs build the openssl-* variants on both architectures.
+    f = subprocess.run(
+        [str(SEQORCH), "fetch", "--study", "sha3", "--from",
+         str(OPENSSL_TARBALL)], cwd=tmp, env=env, capture_output=True,
+        text=True, timeout=600)
+    assert f.returncode == 0, f.stderr
+    run = [str(SEQORCH), "run", "--study", ",".join(STUDIES), "--steps",
+           str(STEPS)]
+    # Each emulated host's configuration is built cold, as it is what its
+    # tests are about: arm's cc, m4name's Apple-named compiler (its own
+    # workdir), nossl's -mcpu=native without libssl-dev.  Two coordinators
+    # on one results.db, as docs/windows.md allows: their builds, outside
+    # any window, run at once, so the three hosts' builds under qemu share
+    # the machine's cores; the measure lease serializes their windows.
+    main = run_logged(run + ["--hosts", "local,arm", "--samples",
+                             str(SAMPLES)], tmp, env, tmp / "run.log")
+    # The same emulated host through the Apple-named compiler, and the
+    # host without OpenSSL's headers, where a native gcc resolves to
+    # generic.
+    other = run_logged(run + ["--hosts", "m4name,nossl", "--samples", "1"],
+                       tmp, env, tmp / "run-other.log")
+    try:
+        out = finished(main, tmp / "run.log", arm)
         # Seed 002's control: only ARMV8_SHA512 cleared on the arm host.
         c = subprocess.run(
             [str(SEQORCH), "run", "--study", "sha512", "--hosts", "arm",
@@ -139,12 +177,13 @@ def fleet(tmp_path_factory):
             cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
         assert c.returncode == 0, c.stdout + c.stderr + \
             arm.log.read_text()[-4000:]
-        yield tmp, tmp / "results.db", r.stderr
+        finished(other, tmp / "run-other.log", nossl)
     finally:
-        arm.stop()
-        if nossl is not None:
-            nossl.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        for p in (main, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return tmp, tmp / "results.db", out
 
 
 def test_every_sample_valid_on_both(fleet):
@@ -491,3 +530,113 @@ def test_cap_clear_on_a_host_without_libcrypto_is_skipped(fleet):
                "variant", run)
     assert got == [(v, 1, refs.chain_hex("sha512", STEPS), None)
                    for v in ("arm-sha512", "c-fused")], got
+
+
+RANDOMX_TARBALL = OPENSSL_TARBALL.parents[1] / "randomx" / \
+    "RandomX-1.1.10.tar.gz"
+UMBRELLA_STEPS = 2
+
+
+@pytest.mark.skipif(os.environ.get("SEQORCH_ARM64_UMBRELLA") != "1",
+                    reason=UMBRELLA_SKIP)
+def test_reproduce_umbrella_on_both(servers):
+    """Seed 001 on local and an emulated arm64 host ("rx", the rootfs
+    with cmake and g++), a first look: its windows in its order on both
+    hosts (mul, sha3, div32, div64, randomx), every sample on the digest
+    this machine computes (hashlib; librandomx through ctypes), RandomX
+    in light mode, its default and native builds on aarch64, and the
+    published table beside the measured one (issue 31)."""
+    tmp, key, base, arm, _ = servers
+    # rx builds with arm's compiler and flags: it takes arm's agent
+    # builds and compiler cache (mul, sha3, div32, div64: built cold on
+    # arm when the fleet ran first, as in make test-arm64), so that what
+    # it builds cold under qemu is what this test is about, RandomX's two
+    # targetings.
+    rx = arm_sshd(base, "rx", key, builds=arm)
+    try:
+        d = tmp / "umbrella"
+        d.mkdir()
+        # the fleet's local workdir and builds, when it ran
+        (tmp / "local-work").mkdir(exist_ok=True)
+        write_hosts_toml(d / "hosts.toml", {
+            "local": {"transport": "local", "cpu": 0,
+                      "workdir": str(tmp / "local-work"),
+                      "reference": "genoa"},
+            "rx": dict(rx.host_entry(), reference="graviton5"),
+        })
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "LANG": "C"}
+        for study, tarball in (("sha3", OPENSSL_TARBALL),
+                               ("randomx", RANDOMX_TARBALL)):
+            f = subprocess.run([str(SEQORCH), "fetch", "--study", study,
+                                "--from", str(tarball)], cwd=d, env=env,
+                               capture_output=True, text=True, timeout=600)
+            assert f.returncode == 0, f.stderr
+        r = subprocess.run([str(SEQORCH), "reproduce", "umbrella", "--hosts",
+                            "local,rx", "--steps", str(UMBRELLA_STEPS)],
+                           cwd=d, env=env, capture_output=True, text=True,
+                           timeout=5400)
+        # the table as printed, for whoever reads the test's directory
+        (d / "reproduce.out").write_text(r.stdout + r.stderr)
+        assert r.returncode == 0, r.stdout + r.stderr + \
+            rx.log.read_text()[-4000:]
+    finally:
+        rx.stop()
+    db = d / "results.db"
+    runs = rows(db, "SELECT rr.part, r.study, r.status, r.id FROM "
+                "reproduction_runs rr JOIN runs r ON r.id = rr.run_id "
+                "ORDER BY r.id")
+    assert [x[:3] for x in runs] == [
+        ("mul", "mul", "ok"), ("sha3", "sha3", "ok"),
+        ("div", "div32", "ok"), ("div", "div64", "ok"),
+        ("randomx", "randomx", "ok")]
+    order = [study for _, study, _, _ in runs]
+    for host in ("local", "rx"):
+        got = [s for (s,) in rows(db, "SELECT study FROM windows WHERE "
+                                  "host = ? ORDER BY started_at, id", host)]
+        assert got == order, (host, got)
+    for _, study, _, run_id in runs:
+        got = rows(db, "SELECT host, digest, valid FROM samples WHERE "
+                   "run_id = ? GROUP BY host, digest, valid ORDER BY host",
+                   run_id)
+        want = refs.chain_hex(study, UMBRELLA_STEPS)
+        assert got == [("local", want, 1), ("rx", want, 1)], study
+    rx_run = runs[-1][3]
+    assert rows(db, "SELECT s.host, b.targeting, s.variant, count(*) FROM "
+                "samples s JOIN builds b ON b.id = s.build_id WHERE "
+                "s.run_id = ? GROUP BY s.host, b.targeting, s.variant "
+                "ORDER BY s.host, b.targeting", rx_run) == [
+        ("local", "default", "light", 10), ("local", "native", "light", 10),
+        ("rx", "default", "light", 10), ("rx", "native", "light", 10)]
+    assert rows(db, "SELECT DISTINCT target FROM builds WHERE host = 'rx' "
+                "AND run_id = ?", rx_run) == [("aarch64-linux-gnu",)]
+    out = r.stdout
+    assert "seqorch: a first look: every sample at most " \
+        f"{UMBRELLA_STEPS} steps" in r.stderr
+    assert "ratio graviton5 / genoa: published 1.82x, here rx / local " \
+        in out, out
+    sec = out[out.index("\nrandomx (run "):out.index("\nindicative only: "
+                                                     "a first look")]
+    assert "    graviton5  native 570.9 hashes/s  full mode, secure JIT, " \
+        "native compiler targeting\n" in sec
+    assert "    graviton5  default 571.6 hashes/s  full mode, secure JIT, " \
+        "default compiler targeting\n" in sec
+    best = dict(rows(db, "SELECT b.targeting, MAX(s.median_rate) FROM "
+                     "summary s JOIN builds b ON b.id = s.build_id WHERE "
+                     "s.run_id = ? AND s.host = 'rx' GROUP BY b.targeting",
+                     rx_run))
+    for t, pub in (("default", 571.6), ("native", 570.9)):
+        m = re.search(rf"^    rx +{t} \S+ hashes/s  light, n 10; "
+                      rf"graviton5's {pub}: (\d\.\d{{3}})x\n      "
+                      r"indicative only: light, where the seed ran full$",
+                      sec, re.M)
+        assert m, sec
+        assert abs(float(m.group(1)) - best[t] / pub) <= 0.0005 + 1e-9
+    assert "  native / default: published 0.999x (graviton5)\n" in sec
+    m = re.search(r"^  native / default: rx (\d\.\d{3})x$", sec, re.M)
+    assert m, sec
+    assert abs(float(m.group(1)) - best["native"] / best["default"]) <= \
+        0.0005 + 1e-9
+    assert re.search(r"^  phases, rx beside graviton5's: executing the "
+                     r"generated program [\d.]+% \(90\.6%\); compiling it "
+                     r"[\d.]+% \(1\.8%\); changing JIT page permissions "
+                     r"[\d.]+% \(2\.3%\)$", sec, re.M), sec

@@ -7,9 +7,11 @@
 #
 # CACHE/rootfs   a Debian bookworm arm64 root filesystem (mmdebstrap, from
 #                the mirrors apt is configured with here) holding what the
-#                agent needs to build on a host: a C compiler, libc, the
-#                OpenSSL headers (optional: tests/arm64.py's overlays can
-#                remove them), objdump, openssl; no cJSON (issue 33)
+#                agent needs to build on a host: a C compiler (behind
+#                ccache), libc, the OpenSSL headers, objdump, openssl; no
+#                cJSON (issue 33); cmake, make and g++ for RandomX
+#                (tests/arm64.py's overlays can remove the headers, cmake
+#                and g++)
 # CACHE/qemu-aarch64-cpu-max   a small static program that runs
 #                qemu-aarch64-static -cpu max, so that the emulated CPU has
 #                SHA3, SHA512, SVE and SVE2 (BITPERM), as a Graviton does
@@ -35,9 +37,10 @@ qemu=/usr/bin/qemu-aarch64-static
 binfmt=/proc/sys/fs/binfmt_misc
 entry=seqorch-aarch64
 # What the agent's build and the coordinator's probes run on a host
-# (agent/build.sh, orchestrator/remote-scripts.c); util-linux (lscpu),
-# coreutils and mawk come with the base system.
-packages=gcc,libc6-dev,libssl-dev,openssl,binutils,procps
+# (agent/build.sh, orchestrator/remote-scripts.c), RandomX's build (cmake,
+# make, g++: kernels/randomx/prebuild.sh) and ccache (below); util-linux
+# (lscpu), coreutils and mawk come with the base system.
+packages=gcc,g++,cmake,make,libc6-dev,libssl-dev,openssl,binutils,procps,ccache
 
 die() {
 	echo "build-host.sh: $*" >&2
@@ -113,4 +116,14 @@ rootfs_build "$cache" "$packages" build-host.sh \
     --setup-hook="mkdir -p \"\$1/usr/bin\" && cp $qemu \"\$1$qemu\"" \
     bookworm "$cache/rootfs.tmp" || die "cannot build the rootfs in $cache"
 cmp -s "$qemu" "$cache/rootfs$qemu" || cp "$qemu" "$cache/rootfs$qemu"
+# cc and gcc on PATH are ccache (its masquerade: it runs the next one on
+# PATH, /usr/bin's), its cache in the user's home, so a host's second
+# agent build with the same compiler and flags (sha3's has OpenSSL's
+# perlasm sources, the other studies' not) compiles only what differs:
+# under qemu every compile takes seconds.  The compiler is still the
+# host's gcc, run by the host.
+for c in cc gcc; do
+	[ -L "$cache/rootfs/usr/local/bin/$c" ] ||
+	    ln -s ../../bin/ccache "$cache/rootfs/usr/local/bin/$c"
+done
 echo "$cache/rootfs"
