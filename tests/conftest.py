@@ -196,15 +196,28 @@ def gcc_clang(workdir, tmp_path_factory):
     worker while the others wait: test_52's runs, concurrent on several
     workers, otherwise each built both into the one shared build/."""
     root = session_root(tmp_path_factory)
-    done = root / "gcc-clang.done"
+    done = root / "gcc-clang.builds"
     with locked(root / "gcc-clang.lock"):
         if not done.exists():
+            shared = workdir / "build"
+            before = set(os.listdir(shared))
             d = tmp_path_factory.mktemp("gcc-clang")
             write_hosts(d / "hosts.toml", workdir, 'cc = ["gcc", "clang"]\n')
             r = seqorch(d, "deploy", "--hosts", "local")
             assert r.returncode == 0, r.stdout + r.stderr
-            done.touch()
+            # Which is which, by the version line their meta records.
+            done.write_text("".join(
+                "clang " + n + "\n" if "clang" in
+                (shared / n / "meta").read_text() else "gcc " + n + "\n"
+                for n in sorted(set(os.listdir(shared)) - before)))
     return workdir
+
+
+def gcc_build(gcc_clang, tmp_path_factory):
+    """The directory of gcc_clang's gcc build (read it, never write it)."""
+    builds = dict(line.split() for line in (session_root(
+        tmp_path_factory) / "gcc-clang.builds").read_text().splitlines())
+    return gcc_clang / "build" / builds["gcc"]
 
 
 # What `make all` leaves under build/ (the unit tests, benches and locks

@@ -23,8 +23,9 @@ import threading
 import time
 from pathlib import Path
 
-from conftest import SEQORCH, agent_pids
+from conftest import SEQORCH, agent_pids, gcc_build, seed_build
 from lib_common import dead_port
+import sshd
 from sshd import (free_endpoint, sshd_factory, user_key,  # noqa: F401
                   write_hosts_toml)
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
@@ -657,18 +658,22 @@ def deploy(tmp_path):
     return r, rows
 
 
-def test_deploy_over_ssh_then_cached(tmp_path, hosts):
-    """b builds with two compilers cold; a's workdir already holds the
-    session's build of cc (sshd.py), which its deploy finds by its key
-    and does not build again, though the sources are uploaded.  A run on
-    b then measures under both deployed builds (the compiler sweep)
-    without building again."""
+def test_deploy_over_ssh_then_cached(tmp_path, hosts, gcc_clang,
+                                    tmp_path_factory):
+    """b builds with two compilers, clang cold, while its workdir holds
+    a copy of the session's gcc build (conftest's gcc_clang), and a's
+    the session's build of cc (sshd.py): each deploy finds those by
+    their keys and does not build them again, though the sources are
+    uploaded.  A run on b then measures under both deployed builds (the
+    compiler sweep) without building again."""
     servers = hosts("a", "b")
+    seed_build(servers[1].workdir, gcc_build(gcc_clang, tmp_path_factory),
+               sshd.test_user()[1:])
     write_hosts(tmp_path, servers, b={"cc": ["gcc", "clang"]})
     r, rows = deploy(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert set(rows) == {"a", "b"}
-    for name, ncc in (("a", 0), ("b", 2)):
+    for name, ncc in (("a", 0), ("b", 1)):
         files, nbytes, builds, status = rows[name]
         assert files > 0 and nbytes > 0, rows
         assert builds == ncc and status == "ok", rows

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEQORCH, agent_pids, seed_build, sha3_chain
+from conftest import (SEQORCH, agent_pids, locked, seed_build, seqorch,
+                      session_root, sha3_chain)
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
 from lib_fakecc import FAKE_CC
@@ -245,26 +246,50 @@ def test_agent_killed_mid_sample(tmp_path):
 
 # The local host's agent, built through FAKE_CC, holds back its records
 # after its GATE_AFTER-th sample until the file `go` exists beside
-# hosts.toml: the coordinator is killed while that agent runs, at a known
-# point and without timing.  Every record also goes to `seen`, which
-# outlives the run directory a resume removes.
+# hosts.toml ($SEQORCH_GATE, from the run's environment): the coordinator
+# is killed while that agent runs, at a known point and without timing.
+# Every record also goes to `seen`, which outlives the run directory a
+# resume removes.
 GATE_AFTER = 2
 GATED = ('[ -n "$out" ] || exec "$0.real" "$@"\n'
          '"$0.real" "$@" | while IFS= read -r l; do\n'
          '    printf \'%%s\\n\' "$l" >> "$out"\n'
-         '    printf \'%%s\\n\' "$l" >> "%(dir)s/seen"\n'
+         '    printf \'%%s\\n\' "$l" >> "$SEQORCH_GATE/seen"\n'
          '    case $l in *\'"type":"sample"\'*) n=$((${n:-0} + 1))\n'
-         '        [ $n = %(after)d ] && while [ ! -e "%(dir)s/go" ]; do\n'
-         '            sleep 0.1; done ;; esac\n'
+         '        [ $n = %(after)d ] &&\n'
+         '            while [ ! -e "$SEQORCH_GATE/go" ]; do sleep 0.1; done\n'
+         '    ;; esac\n'
          'done')
 
 
-def gated_host(tmp_path):
-    """hosts.toml for the local host with the gated agent; its workdir."""
-    workdir = tmp_path / "work"
-    cc = tmp_path / "cc"
-    cc.write_text(FAKE_CC % (GATED % {"dir": tmp_path, "after": GATE_AFTER}))
-    cc.chmod(0o755)
+@pytest.fixture(scope="session")
+def gated(tmp_path_factory, built):
+    """(cc, its agent build): the gated agent built once per session by
+    the first worker that needs it, while the others wait; the tests run
+    a copy of the build, so their faults hit runs, not builds."""
+    root = session_root(tmp_path_factory)
+    d = root / "gated"
+    with locked(root / "gated.lock"):
+        if not (d / "built").exists():
+            d.mkdir(exist_ok=True)
+            cc = d / "cc"
+            cc.write_text(FAKE_CC % (GATED % {"after": GATE_AFTER}))
+            cc.chmod(0o755)
+            (d / "hosts.toml").write_text(
+                f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+                f'workdir = "{d / "work"}"\ncc = "{cc}"\n')
+            r = seqorch(d, "deploy", "--hosts", "local")
+            assert r.returncode == 0, r.stdout + r.stderr
+            (d / "built").touch()
+    build, = (d / "work" / "build").iterdir()
+    return d / "cc", build
+
+
+def gated_host(tmp_path, gated):
+    """hosts.toml for the local host with the gated agent, built already;
+    its workdir."""
+    cc, build = gated
+    workdir = seed_build(tmp_path / "work", build)
     (tmp_path / "hosts.toml").write_text(
         f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
         f'workdir = "{workdir}"\ncc = "{cc}"\n')
@@ -288,9 +313,8 @@ def killed_once_gated(tmp_path, db):
     agent's first GATE_AFTER samples are stored; the agent goes on."""
     p = seqorch_bg(tmp_path, *RUN_SHORT, "--db", db)
     try:
-        # The first run builds the agent: minutes on a loaded machine.
         wait_for(lambda: nsamples(db, "local") >= GATE_AFTER, "samples", p,
-                 tmp_path, timeout=900)
+                 tmp_path)
     finally:
         p.kill()
         p.wait()
@@ -300,12 +324,17 @@ RUN_SHORT = ["run", "--study", "sha3", "--hosts", "local", "--variants",
              ",".join(VARIANTS), "--steps", "20000", "--samples", "3"]
 
 
+def gate_env(tmp_path):
+    return dict(os.environ, SEQORCH_GATE=str(tmp_path))
+
+
 def seqorch_bg(tmp_path, *args):
     out = open(tmp_path / "run.out", "w")
     err = open(tmp_path / "run.err", "w")
     try:
         return subprocess.Popen([str(SEQORCH), *map(str, args)],
-                                cwd=tmp_path, stdout=out, stderr=err)
+                                cwd=tmp_path, stdout=out, stderr=err,
+                                env=gate_env(tmp_path))
     finally:
         out.close()
         err.close()
@@ -318,11 +347,12 @@ def ended(workdir, n):
 
 
 def test_resume_collects_the_agent_a_killed_coordinator_left_running(
-        tmp_path):
+        tmp_path, gated):
     """Issue 29, item 1: the resume starts while the killed run's agent
     still measures (it holds the host lock); the resume stores what that
     agent finishes and measures nothing again."""
-    workdir = gated_host(tmp_path)
+    workdir = gated_host(tmp_path, gated)
+    cc = gated[0]
     db = tmp_path / "results.db"
     killed_once_gated(tmp_path, db)
     r = seqorch_bg(tmp_path, "run", "--resume", "1")
@@ -344,11 +374,11 @@ def test_resume_collects_the_agent_a_killed_coordinator_left_running(
     (d,), = q(db, "SELECT id FROM db_identity")
     assert q(db, "SELECT level, message FROM events WHERE message LIKE "
              "'%earlier%' ORDER BY id") == [
-        ("info", f"agent ({tmp_path}/cc): an agent of this run that an earlier "
+        ("info", f"agent ({cc}): an agent of this run that an earlier "
          "coordinator started is still running in "
          f'"{workdir}/runs/{d}-1-1-{token}": its records are stored as it '
          "writes them, and its cells are not measured again"),
-        ("warning", f"agent ({tmp_path}/cc): an earlier coordinator of "
+        ("warning", f"agent ({cc}): an earlier coordinator of "
          "this run "
          "stopped before reading all of its agent's records (6 samples "
          "finished there); the 4 it had not stored are stored now, with "
@@ -361,11 +391,13 @@ def test_resume_collects_the_agent_a_killed_coordinator_left_running(
     assert " cut " in w.stdout and " open " not in w.stdout, w.stdout
 
 
-def test_resume_leaves_another_databases_run_directories(tmp_path):
+def test_resume_leaves_another_databases_run_directories(tmp_path,
+                                                         gated):
     """Issue 29, item 2: two databases share the workdir, each with its
     run 1 killed; resuming one never counts or removes the other's run
     directory, whose own resume then stores its samples."""
-    workdir = gated_host(tmp_path)
+    workdir = gated_host(tmp_path, gated)
+    cc = gated[0]
     a, b = tmp_path / "a.db", tmp_path / "b.db"
     try:
         killed_once_gated(tmp_path, a)
@@ -381,11 +413,11 @@ def test_resume_leaves_another_databases_run_directories(tmp_path):
     for db, other in ((b, left_a), (a, None)):
         r = subprocess.run([str(SEQORCH), "run", "--resume", "1", "--db",
                             db], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=600)
+                           text=True, timeout=600, env=gate_env(tmp_path))
         assert r.returncode == 0, r.stderr
         assert q(db, "SELECT message FROM events WHERE message LIKE "
                  "'%earlier%'") == [(
-                     f"agent ({tmp_path}/cc): an earlier coordinator of "
+                     f"agent ({cc}): an earlier coordinator of "
                      "this run "
                      "stopped before reading all of its agent's records (6 "
                      "samples finished there); the 4 it had not stored are "
