@@ -391,7 +391,7 @@ test: deps
 	$(MAKE) $(BUILD_JOBS) all unit
 	$(PYTEST) tests --ignore=tests/test_70_arm64.py
 
-# The emulated arm64 host's rootfs, built once into ARM64_CACHE (10-13
+# The emulated arm64 host's rootfs, built once into ARM64_CACHE (5-13
 # minutes, about 560 MB) and reused; .ci/run builds it beside make test.
 arm64-host: deps-arm64
 	sh tests/arm64/build-host.sh $(ARM64_CACHE) >/dev/null
