@@ -1,6 +1,7 @@
 """Helpers that several test files share: waiting for a condition, a port
 where nothing listens, and what the bash completion offers.  (conftest.py
 holds the fixtures and the seqorch/query helpers; sshd.py the servers.)"""
+import re
 import socket
 import subprocess
 import time
@@ -57,3 +58,26 @@ def complete(cwd, *words, ordered=False):
     assert r.returncode == 0, r.stderr
     out = [w for w in r.stdout.splitlines() if w]
     return out if ordered else sorted(out)
+
+
+def check_randomx_published(sec, host, best):
+    """The randomx section of a reproduce umbrella's printed table: the
+    seed's Graviton figures, HOST's light-mode rate beside each (the ratio
+    to BEST, {targeting: median rate} from the summary), and the
+    native / default ratios, published and HOST's."""
+    assert "    graviton5  native 570.9 hashes/s  full mode, secure JIT, " \
+        "native compiler targeting\n" in sec
+    assert "    graviton5  default 571.6 hashes/s  full mode, secure JIT, " \
+        "default compiler targeting\n" in sec
+    for t, pub in (("default", 571.6), ("native", 570.9)):
+        m = re.search(rf"^    {host} +{t} \S+ hashes/s  light, n 10; "
+                      rf"graviton5's {pub}: (\d\.\d{{3}})x\n      "
+                      r"indicative only: light, where the seed ran full$",
+                      sec, re.M)
+        assert m, sec
+        assert abs(float(m.group(1)) - best[t] / pub) <= 0.0005 + 1e-9
+    assert "  native / default: published 0.999x (graviton5)\n" in sec
+    m = re.search(rf"^  native / default: {host} (\d\.\d{{3}})x$", sec, re.M)
+    assert m, sec
+    assert abs(float(m.group(1)) - best["native"] / best["default"]) <= \
+        0.0005 + 1e-9
