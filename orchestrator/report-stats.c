@@ -377,12 +377,17 @@ report_stats(struct rrun *r)
 	struct rrow *w;
 	struct rhost *h;
 
+	/*
+	 * The hosts' clocks first: describe_row's positive_median compacts a
+	 * row's clocks in place, which leaves copies of its positive values
+	 * in the tail that a later pass over all n would count again.
+	 */
+	host_clocks(r);
 	for (i = 0; i < r->nrows; i++) {
 		sorted[i] = describe_row(r, &r->rows[i]);
 		if (r->rows[i].clock_mhz > 0)
 			r->any_calib = 1;
 	}
-	host_clocks(r);
 	positions(r);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];

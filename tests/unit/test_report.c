@@ -978,6 +978,57 @@ test_sample_clocks(void **state)
 	free(path);
 }
 
+/*
+ * A host's clock is the median over its samples' own estimates, those
+ * without one left out, wherever they stand in the row: a first sample
+ * without a clock (the fastest, so it arrives first) once made the row's
+ * compaction leave a copy of the last estimate that the host counted.
+ */
+static void
+test_host_clock_skips_unclocked(void **state)
+{
+	static const char sql[] =
+	    "INSERT INTO runs (id, study, started_at, finished_at, status,"
+	    " steps, samples_per_variant, command, seed, variants, hosts,"
+	    " exploratory, coordinator, version) VALUES (1, 'sha3',"
+	    " '2026-09-09T10:00:00Z', '2026-09-09T10:01:00Z', 'ok', 1000, 3,"
+	    " 'seqorch run', '" SEED "', NULL, 'local', 0, 'coord pid 7',"
+	    " '0.1.0');"
+	    "INSERT INTO run_hosts (run_id, host, status, calib_mhz,"
+	    " started_at) VALUES (1, 'local', 'ok', 1000,"
+	    " '2026-09-09T10:00:00Z');"
+	    "INSERT INTO builds (id, run_id, host, compiler, cflags, status,"
+	    " created_at) VALUES (1, 1, 'local', 'cc', '-O3', 'ok',"
+	    " '2026-09-09T10:00:00Z');"
+	    /* No clock, 2000 MHz, 3000 MHz: the median of two, 2500. */
+	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+	    " sample_index, position, steps, ns, digest, seed, valid,"
+	    " calib_mhz, calib_after_mhz, cpu, received_at) VALUES"
+	    " (1, 'local', 1, 'sha3', 'c-fused', 0, 0, 1000, 900000, '" GOOD
+	    "', '" SEED "', 1, 0, 0, 1, '2026-09-09T10:00:30Z'),"
+	    " (1, 'local', 1, 'sha3', 'c-fused', 1, 0, 1000, 1000000, '" GOOD
+	    "', '" SEED "', 1, 2000, 2000, 1, '2026-09-09T10:00:31Z'),"
+	    " (1, 'local', 1, 'sha3', 'c-fused', 2, 0, 1000, 1100000, '" GOOD
+	    "', '" SEED "', 1, 3000, 3000, 1, '2026-09-09T10:00:32Z');";
+	char *path = xasprintf("%s/unclocked.db", tmpdir), *out, *errs, *line;
+	struct so_err err;
+	struct db *d;
+
+	(void)state;
+	assert_int_equal(db_open(path, &d, &err), 0);
+	assert_int_equal(sqlite3_exec(db_handle(d), sql, NULL, NULL, NULL),
+	    SQLITE_OK);
+	db_close(d);
+	assert_int_equal(command(&out, &errs, "--db", path, (char *)NULL), 0);
+	line = line_with(out, "local", "ok", (const char *)NULL);
+	assert_non_null(strstr(line, " 2500 MHz (samples, median of 2) "));
+	free(line);
+	free(out);
+	free(errs);
+	unlink(path);
+	free(path);
+}
+
 static void
 test_format_rate(void **state)
 {
@@ -1107,6 +1158,7 @@ main(void)
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_csv_per_cell),
 		cmocka_unit_test(test_sample_clocks),
+		cmocka_unit_test(test_host_clock_skips_unclocked),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_renderer_for_path),
 		cmocka_unit_test(test_arch_apple),
