@@ -88,21 +88,34 @@ positive_median(double *x, size_t n, size_t *used)
 	return k == 0 ? 0 : stats_median(x, k);
 }
 
-/*
- * A row's rates described, and its clock.  The rates stay in w->rates,
- * each beside its position in w->pos, until positions() has pooled them:
- * the sorted rates are returned when they had to be copied to be sorted
- * (the caller puts them in w->rates then), NULL when w->rates itself is
- * now sorted.  The samples arrive in the index's (steps, ns) order, so a
- * row of one steps value has its rates descending: reversed in place with
- * their positions, they are sorted and stats_describe sorts nothing.
- */
-static double *
-describe_row(struct rrun *r, struct rrow *w)
+/* A rate and its position, sorted together. */
+struct rate_pos {
+	double	 rate;
+	int64_t	 pos;
+};
+
+static int
+cmp_rate_pos(const void *a, const void *b)
 {
-	const struct rhost *h = host_of(r, w->host);
-	size_t i, j, n = (size_t)w->n, used;
-	double *sorted = NULL, t;
+	double x = ((const struct rate_pos *)a)->rate;
+	double y = ((const struct rate_pos *)b)->rate;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Sort a row's rates ascending, each with its position in w->pos, which
+ * positions() pools them by.  The samples arrive in the index's (steps,
+ * ns) order, so a row of one steps value has its rates descending:
+ * reversed in place.  Any other row (several steps values) is sorted by
+ * pairs.
+ */
+static void
+sort_row(struct rrow *w)
+{
+	size_t i, j, n = (size_t)w->n;
+	struct rate_pos *x;
+	double t;
 	int64_t p;
 
 	for (i = 1; i < n && w->rates[i] <= w->rates[i - 1]; i++)
@@ -116,12 +129,30 @@ describe_row(struct rrun *r, struct rrow *w)
 			w->pos[i] = w->pos[j];
 			w->pos[j] = p;
 		}
-		stats_describe(w->rates, n, &w->desc);
-	} else {
-		sorted = xmalloc(n * sizeof *sorted);
-		memcpy(sorted, w->rates, n * sizeof *sorted);
-		stats_describe(sorted, n, &w->desc);
+		return;
 	}
+	x = xmalloc(n * sizeof *x);
+	for (i = 0; i < n; i++) {
+		x[i].rate = w->rates[i];
+		x[i].pos = w->pos[i];
+	}
+	qsort(x, n, sizeof *x, cmp_rate_pos);
+	for (i = 0; i < n; i++) {
+		w->rates[i] = x[i].rate;
+		w->pos[i] = x[i].pos;
+	}
+	free(x);
+}
+
+/* A row's rates sorted and described, and its clock. */
+static void
+describe_row(struct rrun *r, struct rrow *w)
+{
+	const struct rhost *h = host_of(r, w->host);
+	size_t n = (size_t)w->n, used;
+
+	sort_row(w);
+	stats_describe(w->rates, n, &w->desc);
 	w->median = w->desc.median;
 	w->min = w->desc.min;
 	w->max = w->desc.max;
@@ -142,7 +173,6 @@ describe_row(struct rrun *r, struct rrow *w)
 		}
 		r->any_counted = 1;
 	}
-	return sorted;
 }
 
 /* Each host's clock: the median over all its valid samples' estimates. */
@@ -260,28 +290,119 @@ family_verdicts(struct rrun *r)
 	free(p);
 }
 
+/* A position and its slot, to be put in order. */
+struct slot_pos {
+	int64_t	 pos;
+	size_t	 slot;
+};
+
+/* The position slots of positions(). */
+struct slots {
+	int64_t		*value;	/* slot -> position, in order of discovery */
+	struct slot_pos	*order;	/* ascending positions */
+	size_t		 n;
+};
+
 static int
-cmp_i64(const void *a, const void *b)
+cmp_slot_pos(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int64_t x = ((const struct slot_pos *)a)->pos;
+	int64_t y = ((const struct slot_pos *)b)->pos;
 
 	return x < y ? -1 : x > y;
 }
 
-/* The index of position p in the n sorted positions d (p is there). */
+/*
+ * Each pooled sample's position (the rows with a mean are pooled)
+ * replaced by its slot in w->pos, found among the slots so far: a run
+ * has a handful of positions.  Returns the number of samples pooled.
+ */
 static size_t
-position_index(const int64_t *d, size_t n, int64_t p)
+slot_positions(struct rrun *r, struct slots *s)
 {
-	size_t lo = 0, hi = n, mid;
+	struct rrow *w;
+	size_t i, j, k, last = 0, np = 0;
 
-	while (hi - lo > 1) {
-		mid = lo + (hi - lo) / 2;
-		if (d[mid] <= p)
-			lo = mid;
-		else
-			hi = mid;
+	memset(s, 0, sizeof *s);
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++) {
+			np++;
+			if (last < s->n && s->value[last] == w->pos[j]) {
+				w->pos[j] = (int64_t)last;
+				continue;
+			}
+			for (k = 0; k < s->n && s->value[k] != w->pos[j]; k++)
+				;
+			if (k == s->n) {
+				ALLOC_GROW(s->value, s->n);
+				s->value[s->n++] = w->pos[j];
+			}
+			w->pos[j] = (int64_t)k;
+			last = k;
+		}
 	}
-	return lo;
+	s->order = xmalloc((s->n + 1) * sizeof *s->order);
+	for (k = 0; k < s->n; k++)
+		s->order[k] = (struct slot_pos){ s->value[k], k };
+	qsort(s->order, s->n, sizeof *s->order, cmp_slot_pos);
+	return np;
+}
+
+/* A pooled row's next sample in the merge: its normalized rate v. */
+struct cursor {
+	double		 v;
+	const struct rrow *w;
+	size_t		 j;
+};
+
+static void
+sift_down(struct cursor *h, size_t n, size_t i)
+{
+	struct cursor c = h[i];
+	size_t k;
+
+	while ((k = 2 * i + 1) < n) {
+		if (k + 1 < n && h[k + 1].v < h[k].v)
+			k++;
+		if (!(h[k].v < c.v))
+			break;
+		h[i] = h[k];
+		i = k;
+	}
+	h[i] = c;
+}
+
+/*
+ * The pool: every pooled sample's rate over its row's mean, ascending, and
+ * its slot in lab; a merge of the rows, whose rates are sorted.
+ */
+static void
+merge_rows(const struct rrun *r, double *pool, uint32_t *lab)
+{
+	struct cursor *h = xmalloc((r->nrows + 1) * sizeof *h);
+	const struct rrow *w;
+	size_t i, n = 0, m = 0;
+
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w->n > 0 && w->desc.mean > 0)
+			h[n++] = (struct cursor){ w->rates[0] / w->desc.mean,
+			    w, 0 };
+	}
+	for (i = n / 2; i-- > 0;)
+		sift_down(h, n, i);
+	while (n > 0) {
+		w = h->w;
+		pool[m] = h->v;
+		lab[m++] = (uint32_t)w->pos[h->j];
+		if (++h->j < (size_t)w->n)
+			h->v = w->rates[h->j] / w->desc.mean;
+		else
+			*h = h[--n];
+		sift_down(h, n, 0);
+	}
+	free(h);
 }
 
 /*
@@ -290,89 +411,74 @@ position_index(const int64_t *d, size_t n, int64_t p)
  * median is one of them, and a third of the pool would be exactly 1)
  * against all other positions': with alternating order every variant
  * visits every position, so a position that is decided faster or slower
- * shifts results.  The rates are put in one array by position, in
- * ascending order of positions, each position's part sorted in place and
- * the pool sorted once; the others' are the pool without one position's,
- * in one ordered pass.
+ * shifts results.  The rows are merged into one sorted pool, each value
+ * labelled by its position; one pass over its runs of equal values gives
+ * every position's rank sum (U against the others), whether it ties with
+ * them, and the ties' correction, which is the pool's for every position.
+ * A position's rates and the others' are then the pool split by label,
+ * both in order, for the bootstrap.
  */
 static void
 positions(struct rrun *r)
 {
-	int64_t *distinct = NULL;
-	size_t *at, *end, nd = 0, np = 0, i, j, k, nin, nout;
-	double *by, *all, *out, *in;
-	const struct rrow *w;
+	struct slots s;
+	size_t np = slot_positions(r, &s), nin, nout, i, j, e, k, kk;
+	double *pool = xmalloc((np + 1) * sizeof *pool), tsum = 0, mid, run;
+	double *out = xmalloc((np + 1) * sizeof *out), *in, *rsum;
+	uint32_t *lab = xmalloc((np + 1) * sizeof *lab);
+	size_t *count = xcalloc(s.n + 1, sizeof *count);
+	int *ties = xcalloc(s.n + 1, sizeof *ties), mixed;
 	struct rposition *p;
 
-	for (i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++) {
-			np++;
-			for (k = 0; k < nd && distinct[k] != w->pos[j]; k++)
-				;
-			if (k == nd) {
-				ALLOC_GROW(distinct, nd);
-				distinct[nd++] = w->pos[j];
-			}
+	rsum = xcalloc(s.n + 1, sizeof *rsum);
+	merge_rows(r, pool, lab);
+	for (i = 0; i < np; i = j) {
+		mixed = 0;
+		for (j = i + 1; j < np && pool[j] == pool[i]; j++)
+			mixed |= lab[j] != lab[i];
+		/* Ranks from 1: the run's i + 1 .. j share their middle. */
+		mid = (double)(i + 1 + j) / 2;
+		for (e = i; e < j; e++) {
+			rsum[lab[e]] += mid;
+			count[lab[e]]++;
+			ties[lab[e]] |= mixed;
 		}
+		run = (double)(j - i);
+		tsum += run * run * run - run;
 	}
-	if (nd > 0)
-		qsort(distinct, nd, sizeof *distinct, cmp_i64);
-	/* at[k]: where position k's part starts; end[k]: its fill. */
-	at = xcalloc(nd + 1, sizeof *at);
-	end = xcalloc(nd + 1, sizeof *end);
-	for (i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++)
-			at[position_index(distinct, nd, w->pos[j]) + 1]++;
-	}
-	for (k = 0; k < nd; k++) {
-		at[k + 1] += at[k];
-		end[k] = at[k];
-	}
-	by = xmalloc((np + 1) * sizeof *by);
-	all = xmalloc((np + 1) * sizeof *all);
-	out = xmalloc((np + 1) * sizeof *out);
-	for (i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++)
-			by[end[position_index(distinct, nd, w->pos[j])]++] =
-			    w->rates[j] / w->desc.mean;
-	}
-	for (k = 0; k < nd; k++)
-		stats_sort(by + at[k], end[k] - at[k]);
-	if (np > 0)
-		memcpy(all, by, np * sizeof *all);
-	stats_sort(all, np);
-	for (k = 0; nd > 1 && k < nd; k++) {
-		in = by + at[k];
-		nin = end[k] - at[k];
-		for (nout = 0, i = 0, j = 0; i < np; i++) {
-			if (j < nin && all[i] == in[j])
-				j++;
-			else
-				out[nout++] = all[i];
+	for (k = 0, nin = 0; k < s.n; k++)
+		nin = count[k] > nin ? count[k] : nin;
+	in = xmalloc((nin + 1) * sizeof *in);
+	for (kk = 0; s.n > 1 && kk < s.n; kk++) {
+		k = s.order[kk].slot;
+		for (nin = 0, nout = 0, i = 0; i < np; i++) {
+			in[nin] = out[nout] = pool[i];
+			nin += lab[i] == k;
+			nout += lab[i] != k;
 		}
 		ALLOC_GROW(r->positions, r->npositions);
 		p = &r->positions[r->npositions++];
-		p->position = distinct[k];
+		p->position = s.order[kk].pos;
 		p->n = nin;
 		stats_ratio(in, nin, out, nout, STATS_SEED, &p->s);
-		p->p = stats_rank_p(in, nin, out, nout);
+		p->p = stats_rank_p_of(rsum[k] - (double)nin *
+		    ((double)nin + 1) / 2, ties[k], tsum, nin, nout);
 	}
 	family_verdicts(r);
+	free(in);
+	free(rsum);
+	free(ties);
+	free(count);
+	free(lab);
 	free(out);
-	free(all);
-	free(by);
-	free(end);
-	free(at);
-	free(distinct);
+	free(pool);
+	free(s.order);
+	free(s.value);
 }
 
 void
 report_stats(struct rrun *r)
 {
-	double **sorted = xcalloc(r->nrows + 1, sizeof *sorted);
 	size_t i, j;
 	struct rrow *w;
 	struct rhost *h;
@@ -384,23 +490,18 @@ report_stats(struct rrun *r)
 	 */
 	host_clocks(r);
 	for (i = 0; i < r->nrows; i++) {
-		sorted[i] = describe_row(r, &r->rows[i]);
+		describe_row(r, &r->rows[i]);
 		if (r->rows[i].clock_mhz > 0)
 			r->any_calib = 1;
 	}
 	positions(r);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
-		if (sorted[i] != NULL) {
-			free(w->rates);
-			w->rates = sorted[i];
-		}
 		free(w->pos);
 		free(w->clocks);
 		w->pos = NULL;
 		w->clocks = NULL;
 	}
-	free(sorted);
 
 	rank(r);
 	r->ratios = xcalloc(r->nranked * r->nranked + 1, sizeof *r->ratios);

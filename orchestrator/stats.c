@@ -467,17 +467,26 @@ tie_sum(const double *a, size_t na, const double *b, size_t nb)
 double
 stats_rank_p(const double *a, size_t na, const double *b, size_t nb)
 {
-	double u, mean, var, t, z;
-	size_t n = na + nb;
+	double u;
 	int ties;
 
 	if (na == 0 || nb == 0)
 		return NAN;
 	u = rank_u(a, na, b, nb, &ties);
+	return stats_rank_p_of(u, ties, tie_sum(a, na, b, nb), na, nb);
+}
+
+double
+stats_rank_p_of(double u, int ties, double t, size_t na, size_t nb)
+{
+	double mean, var, z;
+	size_t n = na + nb;
+
+	if (na == 0 || nb == 0)
+		return NAN;
 	if (!ties && na * nb <= STATS_EXACT_RANKS)
 		return rank_exact(na, nb, u);
 	/* Ties shrink the variance by sum(t^3 - t) over runs of equal values. */
-	t = tie_sum(a, na, b, nb);
 	mean = (double)na * (double)nb / 2;
 	var = (double)na * (double)nb / 12 * ((double)n + 1 - t /
 	    ((double)n * ((double)n - 1)));

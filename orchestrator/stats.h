@@ -116,6 +116,14 @@ double stats_boot_median(struct stats_rng *r, const double *x, size_t n);
  */
 #define STATS_EXACT_RANKS 4000
 double stats_rank_p(const double *a, size_t na, const double *b, size_t nb);
+/*
+ * The same p-value from what it is made of, for a caller that has them
+ * without the two lists (ranks in a pool of several groups): u, the U of
+ * a against b (pairs with a above b, ties a half); ties, whether any
+ * value is in both; tsum, sum(t^3 - t) over the runs of equal values of
+ * a and b together, in ascending order.
+ */
+double stats_rank_p_of(double u, int ties, double tsum, size_t na, size_t nb);
 
 /*
  * Holm's step-down correction of the m p-values p (in any order, NANs

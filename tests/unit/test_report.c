@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "report.h"
+#include "report-model.h"
 #include "runner-int.h"
 #include "study.h"
 #include "util.h"
@@ -1029,6 +1030,121 @@ test_host_clock_skips_unclocked(void **state)
 	free(path);
 }
 
+/* A sample of the pooling test: its row, steps, ns and position. */
+struct pool_sample {
+	const char	*host, *variant;
+	int64_t		 build, steps, ns, position;
+};
+
+/*
+ * The position test pools every row's rates over the row's mean and
+ * tests each position against all others: its numbers are those of the
+ * two lists taken apart and sorted by hand, whatever the positions' values
+ * (a negative one, one past 2^32), with rates tied across positions (two
+ * rows of the same ns) and a row of two steps values, whose rates do not
+ * arrive in order.
+ */
+static void
+test_positions_pool(void **state)
+{
+	static const int64_t posv[] = { 7, -3, (int64_t)1 << 40 };
+	enum { N = 40, NROW = 3, NPOS = 3 };
+	struct pool_sample s[N * NROW];
+	double rates[NROW][N], sorted[N], mean[NROW], *in, *out, want_p;
+	struct stats_desc d;
+	struct stats_ratio want;
+	struct so_err err;
+	struct rrun r;
+	struct db *d2;
+	sqlite3_stmt *st;
+	char *path = xasprintf("%s/pool.db", tmpdir);
+	size_t i, k, nin, nout, row;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		s[i] = (struct pool_sample){ "a", "v1", 1, 1000,
+		    1000000 + (int64_t)(i * 7919 % 97) * 100, posv[i % 3] };
+		s[N + i] = (struct pool_sample){ "b", "v1", 2, 1000, s[i].ns,
+		    posv[(i + 1) % 3] };
+		s[2 * N + i] = (struct pool_sample){ "a", "v2", 1,
+		    i % 2 ? 2000 : 1000, (i % 2 ? 2 : 1) * (900000 +
+		    (int64_t)(i * 31 % 13) * 1000), posv[(i + 2) % 3] };
+	}
+	assert_int_equal(db_open(path, &d2, &err), 0);
+	assert_int_equal(sqlite3_exec(db_handle(d2),
+	    "INSERT INTO runs (id, study, started_at, finished_at, status,"
+	    " steps, samples_per_variant, command, seed, hosts, exploratory,"
+	    " coordinator, version) VALUES (1, 'sha3', '2026-09-09T10:00:00Z',"
+	    " '2026-09-09T10:01:00Z', 'ok', 1000, 40, 'seqorch run', '" SEED
+	    "', 'a,b', 0, 'coord', '0.1.0');"
+	    "INSERT INTO builds (id, run_id, host, compiler, cflags, status,"
+	    " created_at) VALUES (1, 1, 'a', 'cc', '-O3', 'ok', '2026-09-09'),"
+	    " (2, 1, 'b', 'cc', '-O3', 'ok', '2026-09-09');", NULL, NULL,
+	    NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db_handle(d2),
+	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+	    " sample_index, position, steps, ns, digest, seed, valid, cpu,"
+	    " received_at) VALUES (1, ?1, ?2, 'sha3', ?3, ?4, ?5, ?6, ?7, '"
+	    GOOD "', '" SEED "', 1, 1, '2026-09-09T10:00:30Z')", -1, &st,
+	    NULL), SQLITE_OK);
+	for (i = 0; i < N * NROW; i++) {
+		sqlite3_bind_text(st, 1, s[i].host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, s[i].build);
+		sqlite3_bind_text(st, 3, s[i].variant, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (int64_t)(i % N));
+		sqlite3_bind_int64(st, 5, s[i].position);
+		sqlite3_bind_int64(st, 6, s[i].steps);
+		sqlite3_bind_int64(st, 7, s[i].ns);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(report_load_run(db_handle(d2), 1, &r, &err), 0);
+
+	/* Each row's mean as the report takes it: over its sorted rates. */
+	for (row = 0; row < NROW; row++) {
+		for (i = 0; i < N; i++) {
+			rates[row][i] = (double)s[row * N + i].steps * 1e9 /
+			    (double)s[row * N + i].ns;
+			sorted[i] = rates[row][i];
+		}
+		stats_describe(sorted, N, &d);
+		mean[row] = d.mean;
+	}
+	in = xmalloc(N * NROW * sizeof *in);
+	out = xmalloc(N * NROW * sizeof *out);
+	assert_int_equal(r.npositions, NPOS);
+	/* In ascending order of position: -3, 7, 2^40. */
+	for (k = 0; k < NPOS; k++) {
+		int64_t p = posv[k == 0 ? 1 : k == 1 ? 0 : 2];
+
+		for (nin = nout = 0, i = 0; i < N * NROW; i++) {
+			double v = rates[i / N][i % N] / mean[i / N];
+
+			if (s[i].position == p)
+				in[nin++] = v;
+			else
+				out[nout++] = v;
+		}
+		stats_sort(in, nin);
+		stats_sort(out, nout);
+		stats_ratio(in, nin, out, nout, STATS_SEED, &want);
+		want_p = stats_rank_p(in, nin, out, nout);
+		assert_true(r.positions[k].position == p);
+		assert_int_equal(r.positions[k].n, nin);
+		assert_true(r.positions[k].s.ratio == want.ratio);
+		assert_true(r.positions[k].s.lo == want.lo);
+		assert_true(r.positions[k].s.hi == want.hi);
+		assert_true(r.positions[k].p == want_p);
+	}
+	free(out);
+	free(in);
+	report_free_run(&r);
+	db_close(d2);
+	unlink(path);
+	free(path);
+}
+
 static void
 test_format_rate(void **state)
 {
@@ -1159,6 +1275,7 @@ main(void)
 		cmocka_unit_test(test_csv_per_cell),
 		cmocka_unit_test(test_sample_clocks),
 		cmocka_unit_test(test_host_clock_skips_unclocked),
+		cmocka_unit_test(test_positions_pool),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_renderer_for_path),
 		cmocka_unit_test(test_arch_apple),
