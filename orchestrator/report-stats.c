@@ -175,21 +175,19 @@ describe_row(struct rrun *r, struct rrow *w)
 	}
 }
 
-/* Each host's clock: the median over all its valid samples' estimates. */
+/*
+ * Each host's clock: the median over all its valid samples' estimates,
+ * copied to all (room for every sample of the run).
+ */
 static void
-host_clocks(struct rrun *r)
+host_clocks(struct rrun *r, double *all)
 {
 	struct rhost *h;
 	struct rrow *w;
-	double *all;
 	size_t i, j, n, used;
 
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
-		for (n = 0, j = 0; j < r->nrows; j++)
-			n += strcmp(r->rows[j].host, h->name) == 0 ?
-			    (size_t)r->rows[j].n : 0;
-		all = xmalloc((n + 1) * sizeof *all);
 		for (n = 0, j = 0; j < r->nrows; j++) {
 			w = &r->rows[j];
 			if (strcmp(w->host, h->name) != 0)
@@ -211,7 +209,6 @@ host_clocks(struct rrun *r)
 			h->clock_mhz = h->calib_mhz;
 			h->clock_source = CLOCK_FACTS;
 		}
-		free(all);
 	}
 }
 
@@ -411,19 +408,19 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *lab)
  * median is one of them, and a third of the pool would be exactly 1)
  * against all other positions': with alternating order every variant
  * visits every position, so a position that is decided faster or slower
- * shifts results.  The rows are merged into one sorted pool, each value
- * labelled by its position; one pass over its runs of equal values gives
- * every position's rank sum (U against the others), whether it ties with
- * them, and the ties' correction, which is the pool's for every position.
- * A position's rates and the others' are then the pool split by label,
- * both in order, for the bootstrap.
+ * shifts results.  The rows are merged into one sorted pool (room for
+ * every sample), each value labelled by its position; one pass over its
+ * runs of equal values gives every position's rank sum (U against the
+ * others), whether it ties with them, and the ties' correction, which is
+ * the pool's for every position.  A position's rates and the others' are
+ * then the pool split by label, both in order, for the bootstrap.
  */
 static void
-positions(struct rrun *r)
+positions(struct rrun *r, double *pool)
 {
 	struct slots s;
 	size_t np = slot_positions(r, &s), nin, nout, i, j, e, k, kk;
-	double *pool = xmalloc((np + 1) * sizeof *pool), tsum = 0, mid, run;
+	double tsum = 0, mid, run;
 	double *out = xmalloc((np + 1) * sizeof *out), *in, *rsum;
 	uint32_t *lab = xmalloc((np + 1) * sizeof *lab);
 	size_t *count = xcalloc(s.n + 1, sizeof *count);
@@ -471,7 +468,6 @@ positions(struct rrun *r)
 	free(count);
 	free(lab);
 	free(out);
-	free(pool);
 	free(s.order);
 	free(s.value);
 }
@@ -479,22 +475,32 @@ positions(struct rrun *r)
 void
 report_stats(struct rrun *r)
 {
-	size_t i, j;
+	size_t i, j, n;
 	struct rrow *w;
 	struct rhost *h;
+	double *scratch;
 
+	/*
+	 * One buffer of a double per sample for the hosts' clocks, then for
+	 * the positions' pool: memory a process touches first costs more
+	 * than the work on it (a million samples).
+	 */
+	for (n = 0, i = 0; i < r->nrows; i++)
+		n += (size_t)r->rows[i].n;
+	scratch = xmalloc((n + 1) * sizeof *scratch);
 	/*
 	 * The hosts' clocks first: describe_row's positive_median compacts a
 	 * row's clocks in place, which leaves copies of its positive values
 	 * in the tail that a later pass over all n would count again.
 	 */
-	host_clocks(r);
+	host_clocks(r, scratch);
 	for (i = 0; i < r->nrows; i++) {
 		describe_row(r, &r->rows[i]);
 		if (r->rows[i].clock_mhz > 0)
 			r->any_calib = 1;
 	}
-	positions(r);
+	positions(r, scratch);
+	free(scratch);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
 		free(w->pos);
