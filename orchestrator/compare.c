@@ -641,13 +641,14 @@ compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
 	memset(&c, 0, sizeof c);
 	memset(gate, 0, sizeof *gate);
 	if ((ret = report_load_one(base_db != NULL ? base_db : db, o->base,
-	    base_db != NULL ? o->base_db_path : o->db_path, &c.ra, err)) != 0)
+	    base_db != NULL ? o->base_db_path : o->db_path, 0, &c.ra, err)) !=
+	    0)
 		return ret;
 	/* Ids of another file say nothing of order here: any run is newer. */
 	if (next == 0 && (ret = newest_measured(db, c.ra.study,
 	    base_db != NULL ? 0 : o->base, &next, err)) != 0)
 		goto out;
-	if ((ret = report_load_one(db, next, o->db_path, &c.rb, err)) != 0)
+	if ((ret = report_load_one(db, next, o->db_path, 0, &c.rb, err)) != 0)
 		goto out;
 	if (strcmp(c.ra.study, c.rb.study) != 0) {
 		ret = so_error(err, SO_EINVAL, "comparison refused: run %"

@@ -135,7 +135,8 @@ export_summary(sqlite3 *db, int64_t run_id, const char *db_path,
 	int ret;
 
 	*out = NULL;
-	if ((ret = report_load_one(db, run_id, db_path, &r, err)) != 0)
+	if ((ret = report_load_one(db, run_id, db_path, REPORT_LOAD_NS, &r,
+	    err)) != 0)
 		return ret;
 	*out = export_run(&r);
 	report_free_run(&r);
@@ -247,7 +248,7 @@ export_hyperfine(sqlite3 *db, int64_t run_id, const char *db_path,
 	int ret;
 
 	*out = NULL;
-	if ((ret = report_load_one(db, run_id, db_path, &r, err)) != 0)
+	if ((ret = report_load_one(db, run_id, db_path, 0, &r, err)) != 0)
 		return ret;
 	h.r = &r;
 	h.t = xcalloc(r.nrows + 1, sizeof *h.t);

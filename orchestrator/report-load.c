@@ -412,20 +412,22 @@ row_get(struct rrun *r, const char *variant, const char *host,
 #define ROW_ROOM_MAX (1 << 20)
 
 static void
-row_add(struct rrow *w, int64_t room, int64_t steps, int64_t ns, int64_t pos,
-    double clock)
+row_add(struct rrow *w, int64_t room, unsigned flags, int64_t steps,
+    int64_t ns, int64_t pos, double clock)
 {
 	if ((size_t)w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : room < ROW_ROOM_MIN ?
 		    ROW_ROOM_MIN : room > ROW_ROOM_MAX ? ROW_ROOM_MAX :
 		    (size_t)room;
 		w->rates = xrealloc(w->rates, w->cap * sizeof *w->rates);
-		w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
+		if (flags & REPORT_LOAD_NS)
+			w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
 		w->pos = xrealloc(w->pos, w->cap * sizeof *w->pos);
 		w->clocks = xrealloc(w->clocks, w->cap * sizeof *w->clocks);
 	}
 	w->rates[w->n] = (double)steps * 1e9 / (double)ns;
-	w->ns[w->n] = ns;
+	if (flags & REPORT_LOAD_NS)
+		w->ns[w->n] = ns;
 	w->pos[w->n] = pos;
 	w->clocks[w->n++] = clock;
 }
@@ -466,6 +468,7 @@ cmp_rows(const void *a, const void *b)
 struct rows_arg {
 	struct rrun	*r;
 	size_t		 last;
+	unsigned	 flags;		/* REPORT_LOAD_* */
 };
 
 /*
@@ -495,8 +498,8 @@ add_valid(const struct db_valid *s, void *arg)
 		    (double)s->instructions / (double)s->cycles,
 		    s->cycles_source);
 	/* A counted sample's clock is what its cycles imply. */
-	row_add(w, r->samples, s->steps, s->ns, s->position, s->cycles > 0 ?
-	    (double)s->cycles * 1e3 / (double)s->ns :
+	row_add(w, r->samples, a->flags, s->steps, s->ns, s->position,
+	    s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
 }
 
@@ -512,13 +515,14 @@ add_invalid(const char *variant, const char *host, int64_t build_id,
 
 /*
  * The rows: one per (variant, host, build) that left any sample, with
- * every valid rate, then the invalid counts, sorted, labelled.
+ * every valid rate (and ns, flags saying REPORT_LOAD_NS), then the
+ * invalid counts, sorted, labelled.
  */
 static int
-load_rows(sqlite3 *db, struct rrun *r, struct so_err *err)
+load_rows(sqlite3 *db, struct rrun *r, unsigned flags, struct so_err *err)
 {
 	const struct db_report_run run = { r->id, r->study };
-	struct rows_arg a = { r, 0 };
+	struct rows_arg a = { r, 0, flags };
 	const struct rbuild *b;
 	struct rrow *w;
 	size_t i;
@@ -1137,7 +1141,8 @@ printable(struct rrun *r)
 }
 
 int
-report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
+report_load_run(sqlite3 *db, int64_t id, unsigned flags, struct rrun *r,
+    struct so_err *err)
 {
 	int ret, uniform;
 
@@ -1148,7 +1153,7 @@ report_load_run(sqlite3 *db, int64_t id, struct rrun *r, struct so_err *err)
 		return ret;
 	if ((ret = db_report_header(db, id, set_header, r, err)) != 0 ||
 	    (ret = load_list(db, r, DB_REPORT_BUILDS, err)) != 0 ||
-	    (ret = load_rows(db, r, err)) != 0 ||
+	    (ret = load_rows(db, r, flags, err)) != 0 ||
 	    (ret = load_hosts(db, r, err)) != 0 ||
 	    (ret = load_digest_fields(db, r, &uniform, err)) != 0 ||
 	    (!uniform && (ret = load_list(db, r, DB_REPORT_DIGESTS,

@@ -72,7 +72,7 @@ struct rrow {
 	double		 median, min, max;	/* over valid samples */
 	struct stats_desc desc;		/* of rates, over valid samples */
 	double		*rates;		/* the n valid rates, ascending */
-	int64_t		*ns;		/* the n valid samples' ns, as loaded */
+	int64_t		*ns;		/* REPORT_LOAD_NS: the n valid ns, as loaded */
 	int64_t		*pos;		/* loading only: their positions */
 	double		*clocks;	/* and clocks (MHz, 0 = none) */
 	size_t		 cap;		/* loading only: room in the arrays */
@@ -338,9 +338,12 @@ struct rrun {
 /*
  * Load run id (its header, hosts, builds, rows with their valid rates,
  * digests, invalid samples, variants and events) into r and compute its
- * statistics.  0, or SO_EDB / SO_ENOTFOUND with err filled and r empty.
+ * statistics; with REPORT_LOAD_NS in flags, each row's ns too (a million
+ * samples are 8 MB that only the summary export reads).  0, or SO_EDB /
+ * SO_ENOTFOUND with err filled and r empty.
  */
-int report_load_run(sqlite3 *db, int64_t id, struct rrun *r,
+#define REPORT_LOAD_NS	0x1
+int report_load_run(sqlite3 *db, int64_t id, unsigned flags, struct rrun *r,
     struct so_err *err);
 void report_free_run(struct rrun *r);
 /* The first run report_select picks, in *id; its codes. */
@@ -351,7 +354,7 @@ int report_select_first(sqlite3 *db, const struct report_opts *o,
  * the latest ids when there is no such run), then loaded into r.
  */
 int report_load_one(sqlite3 *db, int64_t id, const char *db_path,
-    struct rrun *r, struct so_err *err);
+    unsigned flags, struct rrun *r, struct so_err *err);
 
 /*
  * The rows measured against their host's best, by ranked host (the best

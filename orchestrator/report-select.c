@@ -111,12 +111,12 @@ report_select_first(sqlite3 *db, const struct report_opts *o, int64_t *id,
 
 int
 report_load_one(sqlite3 *db, int64_t id, const char *db_path,
-    struct rrun *r, struct so_err *err)
+    unsigned flags, struct rrun *r, struct so_err *err)
 {
 	struct report_opts o = { .run_id = id, .db_path = db_path };
 	int ret;
 
 	if ((ret = report_select_first(db, &o, &id, err)) != 0)
 		return ret;
-	return report_load_run(db, id, r, err);
+	return report_load_run(db, id, flags, r, err);
 }

@@ -290,7 +290,7 @@ report_print(sqlite3 *db, const struct report_opts *o, FILE *out,
 	/* Load everything before printing: a failure prints nothing. */
 	runs = xcalloc(n, sizeof *runs);
 	for (loaded = 0; loaded < n; loaded++) {
-		if ((ret = report_load_run(db, ids[loaded], &runs[loaded],
+		if ((ret = report_load_run(db, ids[loaded], 0, &runs[loaded],
 		    err)) != 0)
 			goto out;
 		if (o->max_cv > 0)

@@ -112,7 +112,7 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 	char med[32], lo[32], hi[32], cv[32];
 	size_t i, nwarn = 0;
 
-	if (report_load_run(db_handle(db), run_id, &r, &err) != 0) {
+	if (report_load_run(db_handle(db), run_id, 0, &r, &err) != 0) {
 		fprintf(out, "seqorch: no summary of run %lld: %s\n",
 		    (long long)run_id, err.msg);
 		return;

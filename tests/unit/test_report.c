@@ -1099,7 +1099,7 @@ test_positions_pool(void **state)
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	assert_int_equal(report_load_run(db_handle(d2), 1, &r, &err), 0);
+	assert_int_equal(report_load_run(db_handle(d2), 1, 0, &r, &err), 0);
 
 	/* Each row's mean as the report takes it: over its sorted rates. */
 	for (row = 0; row < NROW; row++) {
