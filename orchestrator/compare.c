@@ -126,6 +126,7 @@ shown(const struct cmp *c, const struct ccell *x)
 static void
 build(struct cmp *c)
 {
+	struct report_draws draws = { 0 };
 	struct ccell *x;
 	size_t i;
 
@@ -136,7 +137,7 @@ build(struct cmp *c)
 		x->a = match(&c->ra, x->b);
 		if (x->a == NULL)
 			continue;
-		report_ratio(&c->rb, x->b, &c->ra, x->a, &x->x);
+		report_ratio(&draws, &c->rb, x->b, &c->ra, x->a, &x->x);
 		/* The reason's values in the table's order: baseline first. */
 		if (x->x.refused != NULL) {
 			free(x->x.refused);
@@ -144,6 +145,7 @@ build(struct cmp *c)
 			    &c->rb, x->b);
 		}
 	}
+	report_draws_free(&draws);
 	for (i = 0; i < c->ra.nrows; i++) {
 		if (match(&c->rb, &c->ra.rows[i]) == NULL)
 			c->cells[c->ncells++].a = &c->ra.rows[i];

@@ -373,9 +373,25 @@ void report_stats(struct rrun *r);
  */
 char *report_incomparable(const struct rrun *ra, const struct rrow *a,
     const struct rrun *rb, const struct rrow *b);
-/* a / b with its interval, or refused (out->refused, freed with r). */
-void report_ratio(const struct rrun *ra, const struct rrow *a,
-    const struct rrun *rb, const struct rrow *b, struct rratio *out);
+/*
+ * The bootstrap draws of one pass's ratios, kept by the sizes they were
+ * made for (stats_draws), the last REPORT_DRAWS_KEPT of them: cells of a
+ * run mostly hold its samples per variant, so most ratios share a few.
+ * Zeroed to start; report_draws_free releases them.
+ */
+#define REPORT_DRAWS_KEPT 8
+struct report_draws {
+	struct stats_draws	 d[REPORT_DRAWS_KEPT];
+	size_t			 n, next;
+};
+void report_draws_free(struct report_draws *c);
+/*
+ * a / b with its interval, drawn from c, or refused (out->refused, freed
+ * with r).
+ */
+void report_ratio(struct report_draws *c, const struct rrun *ra,
+    const struct rrow *a, const struct rrun *rb, const struct rrow *b,
+    struct rratio *out);
 
 const struct rbuild *report_find_build(const struct rrun *r,
     int64_t build_id);

@@ -241,8 +241,47 @@ report_incomparable(const struct rrun *ra, const struct rrow *a,
 }
 
 void
-report_ratio(const struct rrun *ra, const struct rrow *a,
-    const struct rrun *rb, const struct rrow *b, struct rratio *out)
+report_draws_free(struct report_draws *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		stats_draws_free(&c->d[i]);
+	c->n = c->next = 0;
+}
+
+/* stats_ratio of a and b, by draws of their sizes kept in c. */
+static void
+ratio_drawn(struct report_draws *c, const double *a, size_t na,
+    const double *b, size_t nb, struct stats_ratio *out)
+{
+	struct stats_draws *d;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (c->d[i].na == na && c->d[i].nb == nb)
+			break;
+	}
+	if (i < c->n)
+		d = &c->d[i];
+	else {
+		/* The oldest goes when all are taken. */
+		if (c->n < REPORT_DRAWS_KEPT)
+			d = &c->d[c->n++];
+		else {
+			d = &c->d[c->next];
+			c->next = (c->next + 1) % REPORT_DRAWS_KEPT;
+			stats_draws_free(d);
+		}
+		stats_draws_init(d, na, nb, STATS_SEED);
+	}
+	stats_ratio_drawn(a, b, d, out);
+}
+
+void
+report_ratio(struct report_draws *c, const struct rrun *ra,
+    const struct rrow *a, const struct rrun *rb, const struct rrow *b,
+    struct rratio *out)
 {
 	memset(out, 0, sizeof *out);
 	out->a = a;
@@ -251,8 +290,8 @@ report_ratio(const struct rrun *ra, const struct rrow *a,
 	out->s.ratio = out->s.lo = out->s.hi = NAN;
 	out->s.verdict = STATS_UNDECIDED;
 	if (out->refused == NULL)
-		stats_ratio(a->rates, (size_t)a->n, b->rates, (size_t)b->n,
-		    STATS_SEED, &out->s);
+		ratio_drawn(c, a->rates, (size_t)a->n, b->rates, (size_t)b->n,
+		    &out->s);
 }
 
 /*
@@ -416,7 +455,7 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *lab)
  * then the pool split by label, both in order, for the bootstrap.
  */
 static void
-positions(struct rrun *r, double *pool)
+positions(struct rrun *r, double *pool, struct report_draws *c)
 {
 	struct slots s;
 	size_t np = slot_positions(r, &s), nin, nout, i, j, e, k, kk;
@@ -457,7 +496,7 @@ positions(struct rrun *r, double *pool)
 		p = &r->positions[r->npositions++];
 		p->position = s.order[kk].pos;
 		p->n = nin;
-		stats_ratio(in, nin, out, nout, STATS_SEED, &p->s);
+		ratio_drawn(c, in, nin, out, nout, &p->s);
 		p->p = stats_rank_p_of(rsum[k] - (double)nin *
 		    ((double)nin + 1) / 2, ties[k], tsum, nin, nout);
 	}
@@ -475,6 +514,7 @@ positions(struct rrun *r, double *pool)
 void
 report_stats(struct rrun *r)
 {
+	struct report_draws draws = { 0 };
 	size_t i, j, n;
 	struct rrow *w;
 	struct rhost *h;
@@ -499,7 +539,7 @@ report_stats(struct rrun *r)
 		if (r->rows[i].clock_mhz > 0)
 			r->any_calib = 1;
 	}
-	positions(r, scratch);
+	positions(r, scratch, &draws);
 	free(scratch);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
@@ -513,7 +553,7 @@ report_stats(struct rrun *r)
 	r->ratios = xcalloc(r->nranked * r->nranked + 1, sizeof *r->ratios);
 	for (i = 0; i < r->nranked; i++) {
 		for (j = i + 1; j < r->nranked; j++)
-			report_ratio(r, r->ranked[i]->best, r,
+			report_ratio(&draws, r, r->ranked[i]->best, r,
 			    r->ranked[j]->best, &r->ratios[r->nratios++]);
 	}
 	for (i = 0; i < r->nrows; i++) {
@@ -524,9 +564,10 @@ report_stats(struct rrun *r)
 		if (h == NULL || h->best == NULL || w->n == 0 ||
 		    w->digest != DIGEST_OK)
 			continue;
-		stats_ratio(w->rates, (size_t)w->n, h->best->rates,
-		    (size_t)h->best->n, STATS_SEED, &w->vs_best);
+		ratio_drawn(&draws, w->rates, (size_t)w->n, h->best->rates,
+		    (size_t)h->best->n, &w->vs_best);
 	}
+	report_draws_free(&draws);
 }
 
 double

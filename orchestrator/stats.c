@@ -301,20 +301,44 @@ at(const double *x, size_t n, double u)
 	return x[(size_t)i];
 }
 
+/*
+ * The uniforms of one resampled median of n values: u stands for the
+ * k-th smallest draw, u2 for the (k+1)-th when n is even (else 0); none
+ * for n = 1.
+ */
+static void
+boot_draw(struct stats_rng *r, size_t n, double *u, double *u2)
+{
+	size_t k = (n + 1) / 2;
+
+	*u = *u2 = 0;
+	if (n == 1)
+		return;
+	*u = beta_draw(r, (double)k, (double)(n - k + 1));
+	/* The (k+1)-th: the least of the n - k uniforms above u. */
+	if (n % 2 == 0)
+		*u2 = *u + (1 - *u) * (1 - pow(uniform(r), 1.0 /
+		    (double)(n - k)));
+}
+
+/* The resampled median of sorted x that boot_draw's u and u2 stand for. */
+static double
+boot_value(const double *x, size_t n, double u, double u2)
+{
+	if (n == 1)
+		return x[0];
+	if (n % 2)
+		return at(x, n, u);
+	return (at(x, n, u) + at(x, n, u2)) / 2;
+}
+
 double
 stats_boot_median(struct stats_rng *r, const double *x, size_t n)
 {
-	size_t k = (n + 1) / 2;
 	double u, u2;
 
-	if (n == 1)
-		return x[0];
-	u = beta_draw(r, (double)k, (double)(n - k + 1));
-	if (n % 2)
-		return at(x, n, u);
-	/* The (k+1)-th: the least of the n - k uniforms above u. */
-	u2 = u + (1 - u) * (1 - pow(uniform(r), 1.0 / (double)(n - k)));
-	return (at(x, n, u) + at(x, n, u2)) / 2;
+	boot_draw(r, n, &u, &u2);
+	return boot_value(x, n, u, u2);
 }
 
 void
@@ -336,26 +360,64 @@ median_sorted(const double *x, size_t n)
 }
 
 void
-stats_ratio(const double *a, size_t na, const double *b, size_t nb,
-    uint64_t seed, struct stats_ratio *out)
+stats_draws_init(struct stats_draws *d, size_t na, size_t nb, uint64_t seed)
 {
 	struct stats_rng rng;
-	double *boot;
+	double *u;
 	size_t i;
 
-	out->ratio = na > 0 && nb > 0 ? median_sorted(a, na) /
-	    median_sorted(b, nb) : NAN;
-	out->lo = out->hi = NAN;
-	out->verdict = STATS_UNDECIDED;
+	d->na = na;
+	d->nb = nb;
+	d->seed = seed;
+	d->u = NULL;
 	if (na < 2 || nb < 2)
 		return;
 	stats_rng_seed(&rng, seed);
+	d->u = xmalloc(4 * STATS_RESAMPLES * sizeof *d->u);
+	for (i = 0, u = d->u; i < STATS_RESAMPLES; i++, u += 4) {
+		boot_draw(&rng, na, &u[0], &u[1]);
+		boot_draw(&rng, nb, &u[2], &u[3]);
+	}
+}
+
+void
+stats_draws_free(struct stats_draws *d)
+{
+	free(d->u);
+	d->u = NULL;
+}
+
+void
+stats_ratio_drawn(const double *a, const double *b,
+    const struct stats_draws *d, struct stats_ratio *out)
+{
+	const double *u;
+	double *boot;
+	size_t i;
+
+	out->ratio = d->na > 0 && d->nb > 0 ? median_sorted(a, d->na) /
+	    median_sorted(b, d->nb) : NAN;
+	out->lo = out->hi = NAN;
+	out->verdict = STATS_UNDECIDED;
+	if (d->u == NULL)
+		return;
 	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
-	for (i = 0; i < STATS_RESAMPLES; i++)
-		boot[i] = stats_boot_median(&rng, a, na) /
-		    stats_boot_median(&rng, b, nb);
+	for (i = 0, u = d->u; i < STATS_RESAMPLES; i++, u += 4)
+		boot[i] = boot_value(a, d->na, u[0], u[1]) /
+		    boot_value(b, d->nb, u[2], u[3]);
 	stats_interval(boot, STATS_RESAMPLES, out);
 	free(boot);
+}
+
+void
+stats_ratio(const double *a, size_t na, const double *b, size_t nb,
+    uint64_t seed, struct stats_ratio *out)
+{
+	struct stats_draws d;
+
+	stats_draws_init(&d, na, nb, seed);
+	stats_ratio_drawn(a, b, &d, out);
+	stats_draws_free(&d);
 }
 
 void

@@ -2,7 +2,8 @@
  * Statistics the report decides with: descriptive statistics of one
  * sample set, and the ratio of two sets' medians with a seeded bootstrap
  * interval and a verdict in words.  Pure functions: no I/O, no database,
- * nothing allocated that the caller must free.
+ * nothing allocated that the caller must free but the draws it keeps
+ * (stats_draws_free).
  */
 #ifndef SEQORCH_STATS_H
 #define SEQORCH_STATS_H
@@ -81,6 +82,25 @@ struct stats_ratio {
 };
 void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
     uint64_t seed, struct stats_ratio *out);
+
+/*
+ * The uniforms stats_ratio's resamples take for na and nb values from
+ * seed: they depend on the sizes alone, so the ratios of cells of the
+ * same sizes (a run's cells mostly hold its samples per variant) can
+ * share them instead of drawing them again.  stats_ratio_drawn gives
+ * stats_ratio's result for a and b of those sizes.  Free u with
+ * stats_draws_free.
+ */
+struct stats_draws {
+	size_t		 na, nb;
+	uint64_t	 seed;
+	double		*u;	/* per resample: a's two, b's two; NULL: none */
+};
+void stats_draws_init(struct stats_draws *d, size_t na, size_t nb,
+    uint64_t seed);
+void stats_draws_free(struct stats_draws *d);
+void stats_ratio_drawn(const double *a, const double *b,
+    const struct stats_draws *d, struct stats_ratio *out);
 
 /*
  * A paired ratio: r holds n ratios of two builds' rates, each from two
