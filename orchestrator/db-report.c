@@ -369,52 +369,108 @@ db_report_list(sqlite3 *db, const struct db_report_run *run,
 	return each_row(db, l->sql, l->what, run, list_row, &a, err);
 }
 
-struct valid_arg {
-	void	(*fn)(const struct db_valid *s, void *arg);
-	void	 *arg;
-};
+/*
+ * The valid samples are read cell by cell: a cell's samples are one range
+ * of samples_valid, whose cell columns (two strings and the build) are
+ * then not read a million times, and the next cell is a seek: a later
+ * build of the same host and variant, else a later variant of the host,
+ * else a later host (three seeks, as SQLite 3.40 seeks a row value
+ * (host, variant, build_id) > (...) by host alone and scans the rest).
+ */
+#define VALID_CELL \
+	"SELECT host, variant, build_id FROM samples INDEXED BY samples_valid" \
+	" WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0" \
+	" AND warmup = 0"
+static const char valid_first_sql[] =
+    VALID_CELL " ORDER BY host, variant, build_id LIMIT 1";
+static const char valid_next_sql[] =
+    "SELECT * FROM (" VALID_CELL " AND host = ?3 AND variant = ?4"
+    "  AND build_id > ?5 ORDER BY build_id LIMIT 1)"
+    " UNION ALL SELECT * FROM (" VALID_CELL " AND host = ?3"
+    "  AND variant > ?4 ORDER BY variant, build_id LIMIT 1)"
+    " UNION ALL SELECT * FROM (" VALID_CELL " AND host > ?3"
+    "  ORDER BY host, variant, build_id LIMIT 1)"
+    " LIMIT 1";
+static const char valid_cell_sql[] =
+    "SELECT steps, ns, position, calib_mhz, calib_after_mhz, cycles,"
+    " instructions, cycles_source FROM samples INDEXED BY samples_valid"
+    " WHERE run_id = ?1 AND study = ?2 AND host = ?3 AND variant = ?4"
+    " AND build_id = ?5 AND valid = 1 AND ns > 0 AND warmup = 0";
 
-#define F(type, member) FIELD(type, struct db_valid, member)
-static const struct field valid_fields[] = {
-	F(F_TEXT, variant), F(F_TEXT, host), F(F_I64, build_id),
-	F(F_I64, steps), F(F_I64, ns), F(F_I64, position),
-	F(F_REAL, calib_mhz), F(F_REAL, calib_after_mhz),
-	F(F_I64, cycles),
-	/* Read only for a counted sample (cycles > 0): see valid_row. */
-	F(F_I64, instructions), F(F_TEXT, cycles_source),
-};
-#undef F
-#define NVALID_ALWAYS 9
-
+/* The samples of the cell cell is bound to, to fn. */
 static int
-valid_row(sqlite3_stmt *st, void *arg)
+valid_cell(sqlite3_stmt *cell, void (*fn)(const struct db_valid *s,
+    void *arg), void *arg)
 {
-	const struct valid_arg *a = arg;
 	struct db_valid s;
+	int rc;
 
-	s.instructions = 0;
-	s.cycles_source = NULL;
-	decode(st, &s, valid_fields, 0, NVALID_ALWAYS);
-	if (s.cycles > 0)
-		decode(st, &s, valid_fields, NVALID_ALWAYS, sizeof valid_fields /
-		    sizeof *valid_fields);
-	a->fn(&s, a->arg);
-	return 0;
+	while ((rc = sqlite3_step(cell)) == SQLITE_ROW) {
+		s.steps = sqlite3_column_int64(cell, 0);
+		s.ns = sqlite3_column_int64(cell, 1);
+		s.position = sqlite3_column_int64(cell, 2);
+		s.calib_mhz = col_double(cell, 3);
+		s.calib_after_mhz = col_double(cell, 4);
+		s.cycles = sqlite3_column_int64(cell, 5);
+		/* Read only for a counted sample. */
+		s.instructions = s.cycles > 0 ?
+		    sqlite3_column_int64(cell, 6) : 0;
+		s.cycles_source = s.cycles > 0 ? col_str(cell, 7) : NULL;
+		fn(&s, arg);
+	}
+	sqlite3_reset(cell);
+	return rc;
 }
 
 int
 db_report_valid(sqlite3 *db, const struct db_report_run *run,
-    void (*fn)(const struct db_valid *s, void *arg), void *arg,
-    struct so_err *err)
+    void (*cell)(const char *variant, const char *host, int64_t build_id,
+    void *arg), void (*sample)(const struct db_valid *s, void *arg),
+    void *arg, struct so_err *err)
 {
-	static const char sql[] =
-	    "SELECT variant, host, build_id, steps, ns, position, calib_mhz,"
-	    " calib_after_mhz, cycles, instructions, cycles_source FROM samples"
-	    " WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0"
-	    " AND warmup = 0";
-	struct valid_arg a = { fn, arg };
+	sqlite3_stmt *first = NULL, *next = NULL, *in = NULL, *at;
+	sqlite3_value *key[3] = { NULL, NULL, NULL };
+	int i, rc = SQLITE_DONE, ret;
 
-	return each_row(db, sql, "samples", run, valid_row, &a, err);
+	if ((ret = prepare(db, valid_first_sql, "samples", run->id,
+	    run->study, &first, err)) != 0 ||
+	    (ret = prepare(db, valid_next_sql, "samples", run->id, run->study,
+	    &next, err)) != 0 ||
+	    (ret = prepare(db, valid_cell_sql, "samples", run->id, run->study,
+	    &in, err)) != 0)
+		goto out;
+	/* As each_row: the connection's mutex held over the rows. */
+	sqlite3_mutex_enter(sqlite3_db_mutex(db));
+	for (at = first; (rc = sqlite3_step(at)) == SQLITE_ROW; at = next) {
+		cell(col_str(at, 1), col_str(at, 0),
+		    sqlite3_column_int64(at, 2), arg);
+		/* The key outlives the row: it binds the next seek. */
+		for (i = 0; i < 3; i++) {
+			sqlite3_value_free(key[i]);
+			key[i] = sqlite3_value_dup(sqlite3_column_value(at, i));
+		}
+		sqlite3_reset(at);
+		for (i = 0; i < 3 && rc == SQLITE_ROW; i++) {
+			if (key[i] == NULL ||
+			    sqlite3_bind_value(in, 3 + i, key[i]) != SQLITE_OK ||
+			    sqlite3_bind_value(next, 3 + i, key[i]) !=
+			    SQLITE_OK)
+				rc = SQLITE_NOMEM;
+		}
+		if (rc != SQLITE_ROW || (rc = valid_cell(in, sample, arg)) !=
+		    SQLITE_DONE)
+			break;
+	}
+	if (rc != SQLITE_DONE)
+		ret = db_failed(db, "samples", err);
+	sqlite3_mutex_leave(sqlite3_db_mutex(db));
+out:
+	for (i = 0; i < 3; i++)
+		sqlite3_value_free(key[i]);
+	sqlite3_finalize(in);
+	sqlite3_finalize(next);
+	sqlite3_finalize(first);
+	return ret;
 }
 
 struct count_arg {

@@ -125,18 +125,21 @@ int db_report_list(sqlite3 *db, const struct db_report_run *run,
  * NULL otherwise): a million uncounted samples skip two columns each.
  */
 struct db_valid {
-	const char	*variant, *host, *cycles_source;
-	int64_t		 build_id, steps, ns, position;
+	const char	*cycles_source;
+	int64_t		 steps, ns, position;
 	int64_t		 cycles, instructions;	/* 0 when NULL */
 	double		 calib_mhz, calib_after_mhz;
 };
 /*
- * Every valid sample of the run's study, in the order of the index
- * samples_valid (nothing is sorted by SQLite), to fn.
+ * Every valid sample of the run's study, cell by cell in the order of the
+ * index samples_valid (host, variant, build): cell() once with the cell's
+ * names (valid during the call), then sample() for each of its samples in
+ * the index's (steps, ns) order; nothing is sorted by SQLite.
  */
 int db_report_valid(sqlite3 *db, const struct db_report_run *run,
-    void (*fn)(const struct db_valid *s, void *arg), void *arg,
-    struct so_err *err);
+    void (*cell)(const char *variant, const char *host, int64_t build_id,
+    void *arg), void (*sample)(const struct db_valid *s, void *arg),
+    void *arg, struct so_err *err);
 
 /* The invalid samples of the run per (variant, host, build), to fn. */
 int db_report_invalid_counts(sqlite3 *db, const struct db_report_run *run,

@@ -482,11 +482,9 @@ add_valid(const struct db_valid *s, void *arg)
 {
 	struct rows_arg *a = arg;
 	struct rrun *r = a->r;
-	struct rrow *w;
+	struct rrow *w = &r->rows[a->last];
 	double before = s->calib_mhz, after = s->calib_after_mhz;
 
-	a->last = row_get(r, s->variant, s->host, s->build_id, a->last);
-	w = &r->rows[a->last];
 	if (before > 0 && after > 0) {
 		r->clocked++;
 		if (fabs(after - before) * 100 > CLOCK_MOVED_PCT *
@@ -501,6 +499,15 @@ add_valid(const struct db_valid *s, void *arg)
 	row_add(w, r->samples, a->flags, s->steps, s->ns, s->position,
 	    s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
+}
+
+/* The row of the cell whose valid samples come next. */
+static void
+add_cell(const char *variant, const char *host, int64_t build_id, void *arg)
+{
+	struct rows_arg *a = arg;
+
+	a->last = row_get(a->r, variant, host, build_id, a->last);
 }
 
 static void
@@ -528,7 +535,8 @@ load_rows(sqlite3 *db, struct rrun *r, unsigned flags, struct so_err *err)
 	size_t i;
 	int ret;
 
-	if ((ret = db_report_valid(db, &run, add_valid, &a, err)) != 0 ||
+	if ((ret = db_report_valid(db, &run, add_cell, add_valid, &a,
+	    err)) != 0 ||
 	    (ret = db_report_invalid_counts(db, &run, add_invalid, &a,
 	    err)) != 0)
 		return ret;
