@@ -250,32 +250,27 @@ report_draws_free(struct report_draws *c)
 	c->n = c->next = 0;
 }
 
-/* stats_ratio of a and b, by draws of their sizes kept in c. */
-static void
-ratio_drawn(struct report_draws *c, const double *a, size_t na,
-    const double *b, size_t nb, struct stats_ratio *out)
+/* The draws for na and nb values kept in c, made if new. */
+static const struct stats_draws *
+draws_for(struct report_draws *c, size_t na, size_t nb)
 {
 	struct stats_draws *d;
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
 		if (c->d[i].na == na && c->d[i].nb == nb)
-			break;
+			return &c->d[i];
 	}
-	if (i < c->n)
-		d = &c->d[i];
+	/* The oldest goes when all are taken. */
+	if (c->n < REPORT_DRAWS_KEPT)
+		d = &c->d[c->n++];
 	else {
-		/* The oldest goes when all are taken. */
-		if (c->n < REPORT_DRAWS_KEPT)
-			d = &c->d[c->n++];
-		else {
-			d = &c->d[c->next];
-			c->next = (c->next + 1) % REPORT_DRAWS_KEPT;
-			stats_draws_free(d);
-		}
-		stats_draws_init(d, na, nb, STATS_SEED);
+		d = &c->d[c->next];
+		c->next = (c->next + 1) % REPORT_DRAWS_KEPT;
+		stats_draws_free(d);
 	}
-	stats_ratio_drawn(a, b, d, out);
+	stats_draws_init(d, na, nb, STATS_SEED);
+	return d;
 }
 
 void
@@ -290,8 +285,8 @@ report_ratio(struct report_draws *c, const struct rrun *ra,
 	out->s.ratio = out->s.lo = out->s.hi = NAN;
 	out->s.verdict = STATS_UNDECIDED;
 	if (out->refused == NULL)
-		ratio_drawn(c, a->rates, (size_t)a->n, b->rates, (size_t)b->n,
-		    &out->s);
+		stats_ratio_drawn(a->rates, b->rates, draws_for(c,
+		    (size_t)a->n, (size_t)b->n), &out->s);
 }
 
 /*
@@ -335,6 +330,7 @@ struct slot_pos {
 /* The position slots of positions(). */
 struct slots {
 	int64_t		*value;	/* slot -> position, in order of discovery */
+	size_t		*count;	/* slot -> its samples */
 	struct slot_pos	*order;	/* ascending positions */
 	size_t		 n;
 };
@@ -366,15 +362,18 @@ slot_positions(struct rrun *r, struct slots *s)
 			np++;
 			if (last < s->n && s->value[last] == w->pos[j]) {
 				w->pos[j] = (int64_t)last;
+				s->count[last]++;
 				continue;
 			}
 			for (k = 0; k < s->n && s->value[k] != w->pos[j]; k++)
 				;
 			if (k == s->n) {
 				ALLOC_GROW(s->value, s->n);
+				ALLOC_GROW(s->count, s->n);
 				s->value[s->n++] = w->pos[j];
 			}
 			w->pos[j] = (int64_t)k;
+			s->count[k]++;
 			last = k;
 		}
 	}
@@ -410,15 +409,63 @@ sift_down(struct cursor *h, size_t n, size_t i)
 }
 
 /*
- * The pool: every pooled sample's rate over its row's mean, ascending, and
- * its slot in lab; a merge of the rows, whose rates are sorted.
+ * The ranks of the pool, taken as its runs of equal values close: per
+ * slot the sum of its values' ranks (a run's share their middle) and
+ * whether it shares a value with another slot; the ties' correction
+ * sum(t^3 - t) over the runs, in ascending order.
+ */
+struct ranks {
+	double		*rsum;
+	int		*ties;
+	double		 tsum;
+	uint32_t	*run;		/* the open run's slots */
+	size_t		 nrun, cap, start;	/* start: its first index */
+};
+
+static void
+run_add(struct ranks *k, uint32_t slot)
+{
+	if (k->nrun == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 16;
+		k->run = xrealloc(k->run, k->cap * sizeof *k->run);
+	}
+	k->run[k->nrun++] = slot;
+}
+
+/* Close the run that ends before pool index end. */
+static void
+run_close(struct ranks *k, size_t end)
+{
+	/* Ranks from 1: the run's start + 1 .. end share their middle. */
+	double mid = (double)(k->start + 1 + end) / 2, t = (double)k->nrun;
+	size_t i;
+	int mixed = 0;
+
+	for (i = 1; i < k->nrun; i++)
+		mixed |= k->run[i] != k->run[0];
+	for (i = 0; i < k->nrun; i++) {
+		k->rsum[k->run[i]] += mid;
+		k->ties[k->run[i]] |= mixed;
+	}
+	k->tsum += t * t * t - t;
+	k->nrun = 0;
+	k->start = end;
+}
+
+/*
+ * The pool: every pooled sample's rate over its row's mean, ascending; a
+ * merge of the rows, whose rates are sorted.  idx gets each slot's pool
+ * indices, ascending, from at[slot] on (at is advanced past them), and k
+ * the ranks.
  */
 static void
-merge_rows(const struct rrun *r, double *pool, uint32_t *lab)
+merge_rows(const struct rrun *r, double *pool, uint32_t *idx, size_t *at,
+    struct ranks *k)
 {
 	struct cursor *h = xmalloc((r->nrows + 1) * sizeof *h);
 	const struct rrow *w;
 	size_t i, n = 0, m = 0;
+	uint32_t slot;
 
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
@@ -428,16 +475,22 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *lab)
 	}
 	for (i = n / 2; i-- > 0;)
 		sift_down(h, n, i);
-	while (n > 0) {
+	for (; n > 0; m++) {
 		w = h->w;
+		slot = (uint32_t)w->pos[h->j];
+		if (m > 0 && h->v != pool[m - 1])
+			run_close(k, m);
 		pool[m] = h->v;
-		lab[m++] = (uint32_t)w->pos[h->j];
+		idx[at[slot]++] = (uint32_t)m;
+		run_add(k, slot);
 		if (++h->j < (size_t)w->n)
 			h->v = w->rates[h->j] / w->desc.mean;
 		else
 			*h = h[--n];
 		sift_down(h, n, 0);
 	}
+	if (m > 0)
+		run_close(k, m);
 	free(h);
 }
 
@@ -448,66 +501,54 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *lab)
  * against all other positions': with alternating order every variant
  * visits every position, so a position that is decided faster or slower
  * shifts results.  The rows are merged into one sorted pool (room for
- * every sample), each value labelled by its position; one pass over its
- * runs of equal values gives every position's rank sum (U against the
- * others), whether it ties with them, and the ties' correction, which is
- * the pool's for every position.  A position's rates and the others' are
- * then the pool split by label, both in order, for the bootstrap.
+ * every sample), and as it is made, each position's rank sum (U against
+ * the others), whether it ties with them, and the ties' correction, which
+ * is the pool's for every position.  A position's rates are picked from
+ * the pool by their indices; the others' are the pool read around them.
  */
 static void
 positions(struct rrun *r, double *pool, struct report_draws *c)
 {
 	struct slots s;
-	size_t np = slot_positions(r, &s), nin, nout, i, j, e, k, kk;
-	double tsum = 0, mid, run;
-	double *out = xmalloc((np + 1) * sizeof *out), *in, *rsum;
-	uint32_t *lab = xmalloc((np + 1) * sizeof *lab);
-	size_t *count = xcalloc(s.n + 1, sizeof *count);
-	int *ties = xcalloc(s.n + 1, sizeof *ties), mixed;
+	size_t np = slot_positions(r, &s), nin, i, k, kk, most = 0;
+	size_t *at = xcalloc(s.n + 1, sizeof *at);
+	uint32_t *idx = xmalloc((np + 1) * sizeof *idx);
+	struct ranks rk = { 0 };
 	struct rposition *p;
+	double *in;
 
-	rsum = xcalloc(s.n + 1, sizeof *rsum);
-	merge_rows(r, pool, lab);
-	for (i = 0; i < np; i = j) {
-		mixed = 0;
-		for (j = i + 1; j < np && pool[j] == pool[i]; j++)
-			mixed |= lab[j] != lab[i];
-		/* Ranks from 1: the run's i + 1 .. j share their middle. */
-		mid = (double)(i + 1 + j) / 2;
-		for (e = i; e < j; e++) {
-			rsum[lab[e]] += mid;
-			count[lab[e]]++;
-			ties[lab[e]] |= mixed;
-		}
-		run = (double)(j - i);
-		tsum += run * run * run - run;
+	rk.rsum = xcalloc(s.n + 1, sizeof *rk.rsum);
+	rk.ties = xcalloc(s.n + 1, sizeof *rk.ties);
+	for (k = 0; k < s.n; k++) {
+		at[k + 1] = at[k] + s.count[k];
+		most = s.count[k] > most ? s.count[k] : most;
 	}
-	for (k = 0, nin = 0; k < s.n; k++)
-		nin = count[k] > nin ? count[k] : nin;
-	in = xmalloc((nin + 1) * sizeof *in);
+	merge_rows(r, pool, idx, at, &rk);
+	in = xmalloc((most + 1) * sizeof *in);
 	for (kk = 0; s.n > 1 && kk < s.n; kk++) {
 		k = s.order[kk].slot;
-		for (nin = 0, nout = 0, i = 0; i < np; i++) {
-			in[nin] = out[nout] = pool[i];
-			nin += lab[i] == k;
-			nout += lab[i] != k;
-		}
+		nin = s.count[k];
+		/* at[k] is now the end of slot k's indices. */
+		for (i = 0; i < nin; i++)
+			in[i] = pool[idx[at[k] - nin + i]];
 		ALLOC_GROW(r->positions, r->npositions);
 		p = &r->positions[r->npositions++];
 		p->position = s.order[kk].pos;
 		p->n = nin;
-		ratio_drawn(c, in, nin, out, nout, &p->s);
-		p->p = stats_rank_p_of(rsum[k] - (double)nin *
-		    ((double)nin + 1) / 2, ties[k], tsum, nin, nout);
+		stats_ratio_drawn_without(in, pool, idx + at[k] - nin,
+		    draws_for(c, nin, np - nin), &p->s);
+		p->p = stats_rank_p_of(rk.rsum[k] - (double)nin *
+		    ((double)nin + 1) / 2, rk.ties[k], rk.tsum, nin, np - nin);
 	}
 	family_verdicts(r);
 	free(in);
-	free(rsum);
-	free(ties);
-	free(count);
-	free(lab);
-	free(out);
+	free(rk.run);
+	free(rk.ties);
+	free(rk.rsum);
+	free(idx);
+	free(at);
 	free(s.order);
+	free(s.count);
 	free(s.value);
 }
 
@@ -564,8 +605,8 @@ report_stats(struct rrun *r)
 		if (h == NULL || h->best == NULL || w->n == 0 ||
 		    w->digest != DIGEST_OK)
 			continue;
-		ratio_drawn(&draws, w->rates, (size_t)w->n, h->best->rates,
-		    (size_t)h->best->n, &w->vs_best);
+		stats_ratio_drawn(w->rates, h->best->rates, draws_for(&draws,
+		    (size_t)w->n, (size_t)h->best->n), &w->vs_best);
 	}
 	report_draws_free(&draws);
 }

@@ -288,17 +288,50 @@ beta_draw(struct stats_rng *r, double a, double b)
 	return x / (x + gamma_draw(r, b));
 }
 
+/*
+ * A sorted list of n values: x itself, or x without the values at the
+ * ascending indices skip (nskip of them) when skip is set, which is not
+ * copied.
+ */
+struct list {
+	const double	*x;
+	size_t		 n;
+	const uint32_t	*skip;
+	size_t		 nskip;
+};
+
+/*
+ * The list's i-th value: x[i + c], c the skipped indices below it, which
+ * are those with skip[j] - j <= i (skip[j] - j values precede skip[j]).
+ */
+static double
+list_at(const struct list *l, size_t i)
+{
+	size_t lo = 0, hi = l->nskip, mid;
+
+	if (l->skip == NULL)
+		return l->x[i];
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (l->skip[mid] - mid <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return l->x[i + lo];
+}
+
 /* The draw with replacement that uniform u stands for. */
 static double
-at(const double *x, size_t n, double u)
+at(const struct list *l, double u)
 {
-	double i = ceil((double)n * u) - 1;
+	double i = ceil((double)l->n * u) - 1;
 
 	if (i < 0)
 		i = 0;
-	if (i > (double)(n - 1))
-		i = (double)(n - 1);
-	return x[(size_t)i];
+	if (i > (double)(l->n - 1))
+		i = (double)(l->n - 1);
+	return list_at(l, (size_t)i);
 }
 
 /*
@@ -323,22 +356,23 @@ boot_draw(struct stats_rng *r, size_t n, double *u, double *u2)
 
 /* The resampled median of sorted x that boot_draw's u and u2 stand for. */
 static double
-boot_value(const double *x, size_t n, double u, double u2)
+boot_value(const struct list *l, double u, double u2)
 {
-	if (n == 1)
-		return x[0];
-	if (n % 2)
-		return at(x, n, u);
-	return (at(x, n, u) + at(x, n, u2)) / 2;
+	if (l->n == 1)
+		return list_at(l, 0);
+	if (l->n % 2)
+		return at(l, u);
+	return (at(l, u) + at(l, u2)) / 2;
 }
 
 double
 stats_boot_median(struct stats_rng *r, const double *x, size_t n)
 {
+	const struct list l = { x, n, NULL, 0 };
 	double u, u2;
 
 	boot_draw(r, n, &u, &u2);
-	return boot_value(x, n, u, u2);
+	return boot_value(&l, u, u2);
 }
 
 void
@@ -354,9 +388,10 @@ stats_interval(double *boot, size_t nboot, struct stats_ratio *out)
 }
 
 static double
-median_sorted(const double *x, size_t n)
+median_sorted(const struct list *l)
 {
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	return l->n % 2 ? list_at(l, l->n / 2) : (list_at(l, l->n / 2 - 1) +
+	    list_at(l, l->n / 2)) / 2;
 }
 
 void
@@ -387,26 +422,46 @@ stats_draws_free(struct stats_draws *d)
 	d->u = NULL;
 }
 
-void
-stats_ratio_drawn(const double *a, const double *b,
+static void
+ratio_lists(const struct list *a, const struct list *b,
     const struct stats_draws *d, struct stats_ratio *out)
 {
 	const double *u;
 	double *boot;
 	size_t i;
 
-	out->ratio = d->na > 0 && d->nb > 0 ? median_sorted(a, d->na) /
-	    median_sorted(b, d->nb) : NAN;
+	out->ratio = a->n > 0 && b->n > 0 ? median_sorted(a) /
+	    median_sorted(b) : NAN;
 	out->lo = out->hi = NAN;
 	out->verdict = STATS_UNDECIDED;
 	if (d->u == NULL)
 		return;
 	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
 	for (i = 0, u = d->u; i < STATS_RESAMPLES; i++, u += 4)
-		boot[i] = boot_value(a, d->na, u[0], u[1]) /
-		    boot_value(b, d->nb, u[2], u[3]);
+		boot[i] = boot_value(a, u[0], u[1]) / boot_value(b, u[2], u[3]);
 	stats_interval(boot, STATS_RESAMPLES, out);
 	free(boot);
+}
+
+void
+stats_ratio_drawn(const double *a, const double *b,
+    const struct stats_draws *d, struct stats_ratio *out)
+{
+	const struct list la = { a, d->na, NULL, 0 };
+	const struct list lb = { b, d->nb, NULL, 0 };
+
+	ratio_lists(&la, &lb, d, out);
+}
+
+void
+stats_ratio_drawn_without(const double *a, const double *x,
+    const uint32_t *skip, const struct stats_draws *d,
+    struct stats_ratio *out)
+{
+	const struct list la = { a, d->na, NULL, 0 };
+	const struct list lb = { x, d->nb, skip, d->na };
+
+	ratio_lists(&la, &lb, d, out);
 }
 
 void
@@ -423,11 +478,12 @@ stats_ratio(const double *a, size_t na, const double *b, size_t nb,
 void
 stats_paired(const double *r, size_t n, uint64_t seed, struct stats_ratio *out)
 {
+	const struct list l = { r, n, NULL, 0 };
 	struct stats_rng rng;
 	double *boot;
 	size_t i;
 
-	out->ratio = n > 0 ? median_sorted(r, n) : NAN;
+	out->ratio = n > 0 ? median_sorted(&l) : NAN;
 	out->lo = out->hi = NAN;
 	out->verdict = STATS_UNDECIDED;
 	if (n < 2)
