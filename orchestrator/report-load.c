@@ -151,7 +151,7 @@ report_free_run(struct rrun *r)
 		free(r->rows[i].note);
 		free(r->rows[i].rates);
 		free(r->rows[i].ns);
-		free(r->rows[i].pos);
+		free(r->rows[i].slot);
 		free(r->rows[i].clocks);
 		free(r->rows[i].seed);
 		free(r->rows[i].final);
@@ -201,6 +201,7 @@ report_free_run(struct rrun *r)
 	free(r->ranked);
 	free(r->ratios);
 	free(r->positions);
+	free(r->slot_pos);
 	free(r->ref_note);
 	free(r->study);
 	free(r->status);
@@ -413,7 +414,7 @@ row_get(struct rrun *r, const char *variant, const char *host,
 
 static void
 row_add(struct rrow *w, int64_t room, unsigned flags, int64_t steps,
-    int64_t ns, int64_t pos, double clock)
+    int64_t ns, uint32_t slot, double clock)
 {
 	if ((size_t)w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : room < ROW_ROOM_MIN ?
@@ -422,13 +423,13 @@ row_add(struct rrow *w, int64_t room, unsigned flags, int64_t steps,
 		w->rates = xrealloc(w->rates, w->cap * sizeof *w->rates);
 		if (flags & REPORT_LOAD_NS)
 			w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
-		w->pos = xrealloc(w->pos, w->cap * sizeof *w->pos);
+		w->slot = xrealloc(w->slot, w->cap * sizeof *w->slot);
 		w->clocks = xrealloc(w->clocks, w->cap * sizeof *w->clocks);
 	}
 	w->rates[w->n] = (double)steps * 1e9 / (double)ns;
 	if (flags & REPORT_LOAD_NS)
 		w->ns[w->n] = ns;
-	w->pos[w->n] = pos;
+	w->slot[w->n] = slot;
 	w->clocks[w->n++] = clock;
 }
 
@@ -468,8 +469,31 @@ cmp_rows(const void *a, const void *b)
 struct rows_arg {
 	struct rrun	*r;
 	size_t		 last;
+	uint32_t	 slot;		/* the slot looked up last */
 	unsigned	 flags;		/* REPORT_LOAD_* */
 };
+
+/*
+ * The slot of position p (rrun.slot_pos): a sample's position is kept as
+ * a slot of 4 bytes, found among the run's few positions, not as its 8.
+ */
+static uint32_t
+slot_of(struct rows_arg *a, int64_t p)
+{
+	struct rrun *r = a->r;
+	size_t k;
+
+	if (a->slot < r->nslots && r->slot_pos[a->slot] == p)
+		return a->slot;
+	for (k = 0; k < r->nslots && r->slot_pos[k] != p; k++)
+		;
+	if (k == r->nslots) {
+		ALLOC_GROW(r->slot_pos, r->nslots);
+		r->slot_pos[r->nslots++] = p;
+	}
+	a->slot = (uint32_t)k;
+	return a->slot;
+}
 
 /*
  * A valid sample: its rate, position and clock (the mean of the
@@ -496,8 +520,8 @@ add_valid(const struct db_valid *s, void *arg)
 		    (double)s->instructions / (double)s->cycles,
 		    s->cycles_source);
 	/* A counted sample's clock is what its cycles imply. */
-	row_add(w, r->samples, a->flags, s->steps, s->ns, s->position,
-	    s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
+	row_add(w, r->samples, a->flags, s->steps, s->ns,
+	    slot_of(a, s->position), s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
 }
 
@@ -529,7 +553,7 @@ static int
 load_rows(sqlite3 *db, struct rrun *r, unsigned flags, struct so_err *err)
 {
 	const struct db_report_run run = { r->id, r->study };
-	struct rows_arg a = { r, 0, flags };
+	struct rows_arg a = { r, 0, 0, flags };
 	const struct rbuild *b;
 	struct rrow *w;
 	size_t i;

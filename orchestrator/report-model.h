@@ -73,7 +73,7 @@ struct rrow {
 	struct stats_desc desc;		/* of rates, over valid samples */
 	double		*rates;		/* the n valid rates, ascending */
 	int64_t		*ns;		/* REPORT_LOAD_NS: the n valid ns, as loaded */
-	int64_t		*pos;		/* loading only: their positions */
+	uint32_t	*slot;		/* loading only: their positions' slots */
 	double		*clocks;	/* and clocks (MHz, 0 = none) */
 	size_t		 cap;		/* loading only: room in the arrays */
 	int		 digest;
@@ -308,6 +308,9 @@ struct rrun {
 	size_t		 nratios;
 	struct rposition *positions;
 	size_t		 npositions;
+	/* Loading only: the position of each slot, in order of discovery. */
+	int64_t		*slot_pos;
+	size_t		 nslots;
 	int		 position_bias;	/* some position decided */
 	struct rpaired	*paired;	/* between builds of a host */
 	size_t		 npaired;

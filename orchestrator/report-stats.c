@@ -88,35 +88,35 @@ positive_median(double *x, size_t n, size_t *used)
 	return k == 0 ? 0 : stats_median(x, k);
 }
 
-/* A rate and its position, sorted together. */
-struct rate_pos {
-	double	 rate;
-	int64_t	 pos;
+/* A rate and its position's slot, sorted together. */
+struct rate_slot {
+	double		 rate;
+	uint32_t	 slot;
 };
 
 static int
-cmp_rate_pos(const void *a, const void *b)
+cmp_rate_slot(const void *a, const void *b)
 {
-	double x = ((const struct rate_pos *)a)->rate;
-	double y = ((const struct rate_pos *)b)->rate;
+	double x = ((const struct rate_slot *)a)->rate;
+	double y = ((const struct rate_slot *)b)->rate;
 
 	return x < y ? -1 : x > y;
 }
 
 /*
- * Sort a row's rates ascending, each with its position in w->pos, which
- * positions() pools them by.  The samples arrive in the index's (steps,
- * ns) order, so a row of one steps value has its rates descending:
- * reversed in place.  Any other row (several steps values) is sorted by
- * pairs.
+ * Sort a row's rates ascending, each with its position's slot in
+ * w->slot, which positions() pools them by.  The samples arrive in the
+ * index's (steps, ns) order, so a row of one steps value has its rates
+ * descending: reversed in place.  Any other row (several steps values) is
+ * sorted by pairs.
  */
 static void
 sort_row(struct rrow *w)
 {
 	size_t i, j, n = (size_t)w->n;
-	struct rate_pos *x;
+	struct rate_slot *x;
 	double t;
-	int64_t p;
+	uint32_t k;
 
 	for (i = 1; i < n && w->rates[i] <= w->rates[i - 1]; i++)
 		;
@@ -125,21 +125,21 @@ sort_row(struct rrow *w)
 			t = w->rates[i];
 			w->rates[i] = w->rates[j];
 			w->rates[j] = t;
-			p = w->pos[i];
-			w->pos[i] = w->pos[j];
-			w->pos[j] = p;
+			k = w->slot[i];
+			w->slot[i] = w->slot[j];
+			w->slot[j] = k;
 		}
 		return;
 	}
 	x = xmalloc(n * sizeof *x);
 	for (i = 0; i < n; i++) {
 		x[i].rate = w->rates[i];
-		x[i].pos = w->pos[i];
+		x[i].slot = w->slot[i];
 	}
-	qsort(x, n, sizeof *x, cmp_rate_pos);
+	qsort(x, n, sizeof *x, cmp_rate_slot);
 	for (i = 0; i < n; i++) {
 		w->rates[i] = x[i].rate;
-		w->pos[i] = x[i].pos;
+		w->slot[i] = x[i].slot;
 	}
 	free(x);
 }
@@ -327,11 +327,10 @@ struct slot_pos {
 	size_t	 slot;
 };
 
-/* The position slots of positions(). */
+/* The positions of positions(): the slots of the pooled samples. */
 struct slots {
-	int64_t		*value;	/* slot -> position, in order of discovery */
-	size_t		*count;	/* slot -> its samples */
-	struct slot_pos	*order;	/* ascending positions */
+	size_t		*count;	/* slot -> its pooled samples */
+	struct slot_pos	*order;	/* the slots with any, by position */
 	size_t		 n;
 };
 
@@ -345,41 +344,29 @@ cmp_slot_pos(const void *a, const void *b)
 }
 
 /*
- * Each pooled sample's position (the rows with a mean are pooled)
- * replaced by its slot in w->pos, found among the slots so far: a run
- * has a handful of positions.  Returns the number of samples pooled.
+ * The samples of each slot among the pooled rows (those with a mean),
+ * and the slots that have any in ascending order of position.  Returns
+ * the number of samples pooled.
  */
 static size_t
-slot_positions(struct rrun *r, struct slots *s)
+count_slots(const struct rrun *r, struct slots *s)
 {
-	struct rrow *w;
-	size_t i, j, k, last = 0, np = 0;
+	const struct rrow *w;
+	size_t i, j, k, np = 0;
 
-	memset(s, 0, sizeof *s);
+	s->count = xcalloc(r->nslots + 1, sizeof *s->count);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
-		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++) {
-			np++;
-			if (last < s->n && s->value[last] == w->pos[j]) {
-				w->pos[j] = (int64_t)last;
-				s->count[last]++;
-				continue;
-			}
-			for (k = 0; k < s->n && s->value[k] != w->pos[j]; k++)
-				;
-			if (k == s->n) {
-				ALLOC_GROW(s->value, s->n);
-				ALLOC_GROW(s->count, s->n);
-				s->value[s->n++] = w->pos[j];
-			}
-			w->pos[j] = (int64_t)k;
-			s->count[k]++;
-			last = k;
-		}
+		for (j = 0; j < (size_t)w->n && w->desc.mean > 0; j++)
+			s->count[w->slot[j]]++;
+		np += w->desc.mean > 0 ? (size_t)w->n : 0;
 	}
-	s->order = xmalloc((s->n + 1) * sizeof *s->order);
-	for (k = 0; k < s->n; k++)
-		s->order[k] = (struct slot_pos){ s->value[k], k };
+	s->order = xmalloc((r->nslots + 1) * sizeof *s->order);
+	for (s->n = 0, k = 0; k < r->nslots; k++) {
+		if (s->count[k] > 0)
+			s->order[s->n++] = (struct slot_pos){ r->slot_pos[k],
+			    k };
+	}
 	qsort(s->order, s->n, sizeof *s->order, cmp_slot_pos);
 	return np;
 }
@@ -477,7 +464,7 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *idx, size_t *at,
 		sift_down(h, n, i);
 	for (; n > 0; m++) {
 		w = h->w;
-		slot = (uint32_t)w->pos[h->j];
+		slot = w->slot[h->j];
 		if (m > 0 && h->v != pool[m - 1])
 			run_close(k, m);
 		pool[m] = h->v;
@@ -510,16 +497,16 @@ static void
 positions(struct rrun *r, double *pool, struct report_draws *c)
 {
 	struct slots s;
-	size_t np = slot_positions(r, &s), nin, i, k, kk, most = 0;
-	size_t *at = xcalloc(s.n + 1, sizeof *at);
+	size_t np = count_slots(r, &s), nin, i, k, kk, most = 0;
+	size_t *at = xcalloc(r->nslots + 1, sizeof *at);
 	uint32_t *idx = xmalloc((np + 1) * sizeof *idx);
 	struct ranks rk = { 0 };
 	struct rposition *p;
 	double *in;
 
-	rk.rsum = xcalloc(s.n + 1, sizeof *rk.rsum);
-	rk.ties = xcalloc(s.n + 1, sizeof *rk.ties);
-	for (k = 0; k < s.n; k++) {
+	rk.rsum = xcalloc(r->nslots + 1, sizeof *rk.rsum);
+	rk.ties = xcalloc(r->nslots + 1, sizeof *rk.ties);
+	for (k = 0; k < r->nslots; k++) {
 		at[k + 1] = at[k] + s.count[k];
 		most = s.count[k] > most ? s.count[k] : most;
 	}
@@ -549,7 +536,6 @@ positions(struct rrun *r, double *pool, struct report_draws *c)
 	free(at);
 	free(s.order);
 	free(s.count);
-	free(s.value);
 }
 
 void
@@ -584,11 +570,14 @@ report_stats(struct rrun *r)
 	free(scratch);
 	for (i = 0; i < r->nrows; i++) {
 		w = &r->rows[i];
-		free(w->pos);
+		free(w->slot);
 		free(w->clocks);
-		w->pos = NULL;
+		w->slot = NULL;
 		w->clocks = NULL;
 	}
+	free(r->slot_pos);
+	r->slot_pos = NULL;
+	r->nslots = 0;
 
 	rank(r);
 	r->ratios = xcalloc(r->nranked * r->nranked + 1, sizeof *r->ratios);
