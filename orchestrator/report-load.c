@@ -152,7 +152,6 @@ report_free_run(struct rrun *r)
 		free(r->rows[i].rates);
 		free(r->rows[i].ns);
 		free(r->rows[i].slot);
-		free(r->rows[i].clocks);
 		free(r->rows[i].seed);
 		free(r->rows[i].final);
 		free(r->rows[i].csrc);
@@ -202,6 +201,7 @@ report_free_run(struct rrun *r)
 	free(r->ratios);
 	free(r->positions);
 	free(r->slot_pos);
+	free(r->clocks);
 	free(r->ref_note);
 	free(r->study);
 	free(r->status);
@@ -414,7 +414,7 @@ row_get(struct rrun *r, const char *variant, const char *host,
 
 static void
 row_add(struct rrow *w, int64_t room, unsigned flags, int64_t steps,
-    int64_t ns, uint32_t slot, double clock)
+    int64_t ns, uint32_t slot)
 {
 	if ((size_t)w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : room < ROW_ROOM_MIN ?
@@ -424,13 +424,11 @@ row_add(struct rrow *w, int64_t room, unsigned flags, int64_t steps,
 		if (flags & REPORT_LOAD_NS)
 			w->ns = xrealloc(w->ns, w->cap * sizeof *w->ns);
 		w->slot = xrealloc(w->slot, w->cap * sizeof *w->slot);
-		w->clocks = xrealloc(w->clocks, w->cap * sizeof *w->clocks);
 	}
 	w->rates[w->n] = (double)steps * 1e9 / (double)ns;
 	if (flags & REPORT_LOAD_NS)
 		w->ns[w->n] = ns;
-	w->slot[w->n] = slot;
-	w->clocks[w->n++] = clock;
+	w->slot[w->n++] = slot;
 }
 
 /* A sample with counted cycles: cycles per step, ipc, their source. */
@@ -471,7 +469,50 @@ struct rows_arg {
 	size_t		 last;
 	uint32_t	 slot;		/* the slot looked up last */
 	unsigned	 flags;		/* REPORT_LOAD_* */
+	/*
+	 * The valid samples' clocks (MHz, 0 = none) of the host whose cells
+	 * arrive: hosts come one after the other, so a row's clock is the
+	 * median of its part when the next cell starts, and a host's of all
+	 * when the next host does; a million clocks are not kept.
+	 */
+	double		*clocks;
+	size_t		 nclocks, cap, from;	/* from: the row's first */
+	const char	*host;		/* the host's, NULL before a cell */
 };
+
+/* The clock of the row whose cell ended, and of its host if it ended. */
+static void
+clocks_end(struct rows_arg *a, const char *next_host)
+{
+	struct rrow *w = &a->r->rows[a->last];
+	struct rclock *c;
+	size_t used;
+
+	if (a->host == NULL)
+		return;
+	w->clock_mhz = stats_positive_median(a->clocks + a->from,
+	    a->nclocks - a->from, &used);
+	w->clock_n = (int64_t)used;
+	a->from = a->nclocks;
+	if (next_host != NULL && strcmp(next_host, a->host) == 0)
+		return;
+	ALLOC_GROW(a->r->clocks, a->r->nclocks);
+	c = &a->r->clocks[a->r->nclocks++];
+	c->host = a->host;
+	c->mhz = stats_positive_median(a->clocks, a->nclocks, &used);
+	c->n = (int64_t)used;
+	a->nclocks = a->from = 0;
+}
+
+static void
+clock_add(struct rows_arg *a, double mhz)
+{
+	if (a->nclocks == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 1024;
+		a->clocks = xrealloc(a->clocks, a->cap * sizeof *a->clocks);
+	}
+	a->clocks[a->nclocks++] = mhz;
+}
 
 /*
  * The slot of position p (rrun.slot_pos): a sample's position is kept as
@@ -521,7 +562,8 @@ add_valid(const struct db_valid *s, void *arg)
 		    s->cycles_source);
 	/* A counted sample's clock is what its cycles imply. */
 	row_add(w, r->samples, a->flags, s->steps, s->ns,
-	    slot_of(a, s->position), s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
+	    slot_of(a, s->position));
+	clock_add(a, s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
 }
 
@@ -531,7 +573,9 @@ add_cell(const char *variant, const char *host, int64_t build_id, void *arg)
 {
 	struct rows_arg *a = arg;
 
+	clocks_end(a, host);
 	a->last = row_get(a->r, variant, host, build_id, a->last);
+	a->host = a->r->rows[a->last].host;
 }
 
 static void
@@ -553,14 +597,16 @@ static int
 load_rows(sqlite3 *db, struct rrun *r, unsigned flags, struct so_err *err)
 {
 	const struct db_report_run run = { r->id, r->study };
-	struct rows_arg a = { r, 0, 0, flags };
+	struct rows_arg a = { .r = r, .flags = flags };
 	const struct rbuild *b;
 	struct rrow *w;
 	size_t i;
 	int ret;
 
-	if ((ret = db_report_valid(db, &run, add_cell, add_valid, &a,
-	    err)) != 0 ||
+	ret = db_report_valid(db, &run, add_cell, add_valid, &a, err);
+	clocks_end(&a, NULL);
+	free(a.clocks);
+	if (ret != 0 ||
 	    (ret = db_report_invalid_counts(db, &run, add_invalid, &a,
 	    err)) != 0)
 		return ret;

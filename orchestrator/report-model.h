@@ -74,7 +74,6 @@ struct rrow {
 	double		*rates;		/* the n valid rates, ascending */
 	int64_t		*ns;		/* REPORT_LOAD_NS: the n valid ns, as loaded */
 	uint32_t	*slot;		/* loading only: their positions' slots */
-	double		*clocks;	/* and clocks (MHz, 0 = none) */
 	size_t		 cap;		/* loading only: room in the arrays */
 	int		 digest;
 	/*
@@ -85,6 +84,7 @@ struct rrow {
 	 */
 	double		 clock_mhz;
 	int		 clock_source;	/* CLOCK_* */
+	int64_t		 clock_n;	/* samples' estimates it is the median of */
 	int64_t		 moved;		/* valid samples whose clock moved */
 	/*
 	 * Counted cycles (docs/measurement.md): valid samples with them,
@@ -311,6 +311,17 @@ struct rrun {
 	/* Loading only: the position of each slot, in order of discovery. */
 	int64_t		*slot_pos;
 	size_t		 nslots;
+	/*
+	 * Loading only: each host's clock, the median of its valid samples'
+	 * estimates (each a row's: the mean of before and after, or what
+	 * counted cycles imply), as the rows are loaded.
+	 */
+	struct rclock {
+		const char	*host;		/* a row's */
+		double		 mhz;
+		int64_t		 n;
+	}		*clocks;
+	size_t		 nclocks;
 	int		 position_bias;	/* some position decided */
 	struct rpaired	*paired;	/* between builds of a host */
 	size_t		 npaired;

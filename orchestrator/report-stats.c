@@ -74,20 +74,6 @@ host_of(struct rrun *r, const char *name)
 	return NULL;
 }
 
-/* The median of the positive values of x (n of them), or 0; x reordered. */
-static double
-positive_median(double *x, size_t n, size_t *used)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++) {
-		if (x[i] > 0)
-			x[k++] = x[i];
-	}
-	*used = k;
-	return k == 0 ? 0 : stats_median(x, k);
-}
-
 /* A rate and its position's slot, sorted together. */
 struct rate_slot {
 	double		 rate;
@@ -149,7 +135,7 @@ static void
 describe_row(struct rrun *r, struct rrow *w)
 {
 	const struct rhost *h = host_of(r, w->host);
-	size_t n = (size_t)w->n, used;
+	size_t n = (size_t)w->n;
 
 	sort_row(w);
 	stats_describe(w->rates, n, &w->desc);
@@ -157,9 +143,9 @@ describe_row(struct rrun *r, struct rrow *w)
 	w->min = w->desc.min;
 	w->max = w->desc.max;
 
-	w->clock_mhz = positive_median(w->clocks, n, &used);
-	w->clock_source = used > 0 ? CLOCK_SAMPLES : CLOCK_NONE;
-	if (used == 0 && w->n > 0 && h != NULL && h->calib_mhz > 0) {
+	/* The samples' clock, as loaded; else the host's facts'. */
+	w->clock_source = w->clock_n > 0 ? CLOCK_SAMPLES : CLOCK_NONE;
+	if (w->clock_n == 0 && w->n > 0 && h != NULL && h->calib_mhz > 0) {
 		w->clock_mhz = h->calib_mhz;
 		w->clock_source = CLOCK_FACTS;
 	}
@@ -177,35 +163,29 @@ describe_row(struct rrun *r, struct rrow *w)
 
 /*
  * Each host's clock: the median over all its valid samples' estimates,
- * copied to all (room for every sample of the run).
+ * as loaded (rrun.clocks).
  */
 static void
-host_clocks(struct rrun *r, double *all)
+host_clocks(struct rrun *r)
 {
 	struct rhost *h;
-	struct rrow *w;
-	size_t i, j, n, used;
+	size_t i, j;
 
 	for (i = 0; i < r->nhosts; i++) {
 		h = &r->hosts[i];
-		for (n = 0, j = 0; j < r->nrows; j++) {
-			w = &r->rows[j];
-			if (strcmp(w->host, h->name) != 0)
-				continue;
-			if (w->n > 0 && w->clocks != NULL)
-				memcpy(all + n, w->clocks,
-				    (size_t)w->n * sizeof *all);
-			n += (size_t)w->n;
+		for (j = 0; j < r->nclocks; j++) {
+			if (strcmp(r->clocks[j].host, h->name) == 0) {
+				h->clock_mhz = r->clocks[j].mhz;
+				h->clock_n = r->clocks[j].n;
+			}
 		}
-		h->clock_mhz = positive_median(all, n, &used);
-		h->clock_n = (int64_t)used;
-		h->clock_source = used > 0 ? CLOCK_SAMPLES : CLOCK_NONE;
-		for (j = 0; used > 0 && j < r->nrows; j++) {
+		h->clock_source = h->clock_n > 0 ? CLOCK_SAMPLES : CLOCK_NONE;
+		for (j = 0; h->clock_n > 0 && j < r->nrows; j++) {
 			if (r->rows[j].counted > 0 &&
 			    strcmp(r->rows[j].host, h->name) == 0)
 				h->clock_source = CLOCK_COUNTERS;
 		}
-		if (used == 0 && h->calib_mhz > 0) {
+		if (h->clock_n == 0 && h->calib_mhz > 0) {
 			h->clock_mhz = h->calib_mhz;
 			h->clock_source = CLOCK_FACTS;
 		}
@@ -487,22 +467,22 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *idx, size_t *at,
  * median is one of them, and a third of the pool would be exactly 1)
  * against all other positions': with alternating order every variant
  * visits every position, so a position that is decided faster or slower
- * shifts results.  The rows are merged into one sorted pool (room for
- * every sample), and as it is made, each position's rank sum (U against
- * the others), whether it ties with them, and the ties' correction, which
- * is the pool's for every position.  A position's rates are picked from
- * the pool by their indices; the others' are the pool read around them.
+ * shifts results.  The rows are merged into one sorted pool, and as it
+ * is made, each position's rank sum (U against the others), whether it
+ * ties with them, and the ties' correction, which is the pool's for every
+ * position.  A position's rates are picked from the pool by their
+ * indices; the others' are the pool read around them.
  */
 static void
-positions(struct rrun *r, double *pool, struct report_draws *c)
+positions(struct rrun *r, struct report_draws *c)
 {
 	struct slots s;
 	size_t np = count_slots(r, &s), nin, i, k, kk, most = 0;
 	size_t *at = xcalloc(r->nslots + 1, sizeof *at);
+	double *pool = xmalloc((np + 1) * sizeof *pool), *in;
 	uint32_t *idx = xmalloc((np + 1) * sizeof *idx);
 	struct ranks rk = { 0 };
 	struct rposition *p;
-	double *in;
 
 	rk.rsum = xcalloc(r->nslots + 1, sizeof *rk.rsum);
 	rk.ties = xcalloc(r->nslots + 1, sizeof *rk.ties);
@@ -533,6 +513,7 @@ positions(struct rrun *r, double *pool, struct report_draws *c)
 	free(rk.ties);
 	free(rk.rsum);
 	free(idx);
+	free(pool);
 	free(at);
 	free(s.order);
 	free(s.count);
@@ -542,42 +523,26 @@ void
 report_stats(struct rrun *r)
 {
 	struct report_draws draws = { 0 };
-	size_t i, j, n;
+	size_t i, j;
 	struct rrow *w;
 	struct rhost *h;
-	double *scratch;
 
-	/*
-	 * One buffer of a double per sample for the hosts' clocks, then for
-	 * the positions' pool: memory a process touches first costs more
-	 * than the work on it (a million samples).
-	 */
-	for (n = 0, i = 0; i < r->nrows; i++)
-		n += (size_t)r->rows[i].n;
-	scratch = xmalloc((n + 1) * sizeof *scratch);
-	/*
-	 * The hosts' clocks first: describe_row's positive_median compacts a
-	 * row's clocks in place, which leaves copies of its positive values
-	 * in the tail that a later pass over all n would count again.
-	 */
-	host_clocks(r, scratch);
+	host_clocks(r);
 	for (i = 0; i < r->nrows; i++) {
 		describe_row(r, &r->rows[i]);
 		if (r->rows[i].clock_mhz > 0)
 			r->any_calib = 1;
 	}
-	positions(r, scratch, &draws);
-	free(scratch);
+	positions(r, &draws);
 	for (i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		free(w->slot);
-		free(w->clocks);
-		w->slot = NULL;
-		w->clocks = NULL;
+		free(r->rows[i].slot);
+		r->rows[i].slot = NULL;
 	}
 	free(r->slot_pos);
+	free(r->clocks);
 	r->slot_pos = NULL;
-	r->nslots = 0;
+	r->clocks = NULL;
+	r->nslots = r->nclocks = 0;
 
 	rank(r);
 	r->ratios = xcalloc(r->nranked * r->nranked + 1, sizeof *r->ratios);

@@ -154,6 +154,24 @@ stats_median(double *x, size_t n)
 }
 
 double
+stats_positive_median(double *x, size_t n, size_t *used)
+{
+	size_t i, k = 0;
+	double t;
+
+	/* Swapped to the front, not copied over: a caller's values stay. */
+	for (i = 0; i < n; i++) {
+		if (x[i] > 0) {
+			t = x[k];
+			x[k++] = x[i];
+			x[i] = t;
+		}
+	}
+	*used = k;
+	return k == 0 ? 0 : stats_median(x, k);
+}
+
+double
 stats_quantile(const double *x, size_t n, double p)
 {
 	double h = (double)(n - 1) * p, f = floor(h);

@@ -46,6 +46,11 @@ void stats_describe(double *x, size_t n, struct stats_desc *d);
  * (quickselect); x is reordered.
  */
 double stats_median(double *x, size_t n);
+/*
+ * The median of the positive values of x (n of them), or 0, and in *used
+ * how many there are; x is reordered, its values kept.
+ */
+double stats_positive_median(double *x, size_t n, size_t *used);
 
 /* The p-quantile (0 <= p <= 1) of sorted x, n >= 1. */
 double stats_quantile(const double *x, size_t n, double p);
