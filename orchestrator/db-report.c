@@ -391,44 +391,63 @@ static const char valid_next_sql[] =
     " UNION ALL SELECT * FROM (" VALID_CELL " AND host > ?3"
     "  ORDER BY host, variant, build_id LIMIT 1)"
     " LIMIT 1";
+/*
+ * A cell's samples, and apart its counted ones: the two columns only
+ * they use are not read for every sample.
+ */
+#define VALID_IN \
+	" FROM samples INDEXED BY samples_valid WHERE run_id = ?1" \
+	" AND study = ?2 AND host = ?3 AND variant = ?4 AND build_id = ?5" \
+	" AND valid = 1 AND ns > 0 AND warmup = 0"
 static const char valid_cell_sql[] =
-    "SELECT steps, ns, position, calib_mhz, calib_after_mhz, cycles,"
-    " instructions, cycles_source FROM samples INDEXED BY samples_valid"
-    " WHERE run_id = ?1 AND study = ?2 AND host = ?3 AND variant = ?4"
-    " AND build_id = ?5 AND valid = 1 AND ns > 0 AND warmup = 0";
+    "SELECT steps, ns, position, calib_mhz, calib_after_mhz, cycles"
+    VALID_IN;
+static const char valid_counted_sql[] =
+    "SELECT steps, cycles, instructions, cycles_source" VALID_IN
+    " AND cycles > 0";
 
-/* The samples of the cell cell is bound to, to fn. */
+/*
+ * The samples of the cell in (and counted) are bound to, to fns; the
+ * counted ones only when there are any.
+ */
 static int
-valid_cell(sqlite3_stmt *cell, void (*fn)(const struct db_valid *s,
-    void *arg), void *arg)
+valid_cell(sqlite3_stmt *in, sqlite3_stmt *counted,
+    const struct db_valid_fns *fns, void *arg)
 {
+	struct db_counted c;
 	struct db_valid s;
-	int rc;
+	int rc, any = 0;
 
-	while ((rc = sqlite3_step(cell)) == SQLITE_ROW) {
-		s.steps = sqlite3_column_int64(cell, 0);
-		s.ns = sqlite3_column_int64(cell, 1);
-		s.position = sqlite3_column_int64(cell, 2);
-		s.calib_mhz = col_double(cell, 3);
-		s.calib_after_mhz = col_double(cell, 4);
-		s.cycles = sqlite3_column_int64(cell, 5);
-		/* Read only for a counted sample. */
-		s.instructions = s.cycles > 0 ?
-		    sqlite3_column_int64(cell, 6) : 0;
-		s.cycles_source = s.cycles > 0 ? col_str(cell, 7) : NULL;
-		fn(&s, arg);
+	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
+		s.steps = sqlite3_column_int64(in, 0);
+		s.ns = sqlite3_column_int64(in, 1);
+		s.position = sqlite3_column_int64(in, 2);
+		s.calib_mhz = col_double(in, 3);
+		s.calib_after_mhz = col_double(in, 4);
+		s.cycles = sqlite3_column_int64(in, 5);
+		any |= s.cycles > 0;
+		fns->sample(&s, arg);
 	}
-	sqlite3_reset(cell);
+	sqlite3_reset(in);
+	if (rc != SQLITE_DONE || !any)
+		return rc;
+	while ((rc = sqlite3_step(counted)) == SQLITE_ROW) {
+		c.steps = sqlite3_column_int64(counted, 0);
+		c.cycles = sqlite3_column_int64(counted, 1);
+		c.instructions = sqlite3_column_int64(counted, 2);
+		c.cycles_source = col_str(counted, 3);
+		fns->counted(&c, arg);
+	}
+	sqlite3_reset(counted);
 	return rc;
 }
 
 int
 db_report_valid(sqlite3 *db, const struct db_report_run *run,
-    void (*cell)(const char *variant, const char *host, int64_t build_id,
-    void *arg), void (*sample)(const struct db_valid *s, void *arg),
-    void *arg, struct so_err *err)
+    const struct db_valid_fns *fns, void *arg, struct so_err *err)
 {
-	sqlite3_stmt *first = NULL, *next = NULL, *in = NULL, *at;
+	sqlite3_stmt *first = NULL, *next = NULL, *in = NULL, *counted = NULL;
+	sqlite3_stmt *at;
 	sqlite3_value *key[3] = { NULL, NULL, NULL };
 	int i, rc = SQLITE_DONE, ret;
 
@@ -437,12 +456,14 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 	    (ret = prepare(db, valid_next_sql, "samples", run->id, run->study,
 	    &next, err)) != 0 ||
 	    (ret = prepare(db, valid_cell_sql, "samples", run->id, run->study,
-	    &in, err)) != 0)
+	    &in, err)) != 0 ||
+	    (ret = prepare(db, valid_counted_sql, "samples", run->id,
+	    run->study, &counted, err)) != 0)
 		goto out;
 	/* As each_row: the connection's mutex held over the rows. */
 	sqlite3_mutex_enter(sqlite3_db_mutex(db));
 	for (at = first; (rc = sqlite3_step(at)) == SQLITE_ROW; at = next) {
-		cell(col_str(at, 1), col_str(at, 0),
+		fns->cell(col_str(at, 1), col_str(at, 0),
 		    sqlite3_column_int64(at, 2), arg);
 		/* The key outlives the row: it binds the next seek. */
 		for (i = 0; i < 3; i++) {
@@ -453,12 +474,14 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 		for (i = 0; i < 3 && rc == SQLITE_ROW; i++) {
 			if (key[i] == NULL ||
 			    sqlite3_bind_value(in, 3 + i, key[i]) != SQLITE_OK ||
+			    sqlite3_bind_value(counted, 3 + i, key[i]) !=
+			    SQLITE_OK ||
 			    sqlite3_bind_value(next, 3 + i, key[i]) !=
 			    SQLITE_OK)
 				rc = SQLITE_NOMEM;
 		}
-		if (rc != SQLITE_ROW || (rc = valid_cell(in, sample, arg)) !=
-		    SQLITE_DONE)
+		if (rc != SQLITE_ROW || (rc = valid_cell(in, counted, fns,
+		    arg)) != SQLITE_DONE)
 			break;
 	}
 	if (rc != SQLITE_DONE)
@@ -467,6 +490,7 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 out:
 	for (i = 0; i < 3; i++)
 		sqlite3_value_free(key[i]);
+	sqlite3_finalize(counted);
 	sqlite3_finalize(in);
 	sqlite3_finalize(next);
 	sqlite3_finalize(first);

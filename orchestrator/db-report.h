@@ -125,21 +125,31 @@ int db_report_list(sqlite3 *db, const struct db_report_run *run,
  * NULL otherwise): a million uncounted samples skip two columns each.
  */
 struct db_valid {
-	const char	*cycles_source;
 	int64_t		 steps, ns, position;
-	int64_t		 cycles, instructions;	/* 0 when NULL */
+	int64_t		 cycles;		/* 0 when NULL */
 	double		 calib_mhz, calib_after_mhz;
+};
+/* A valid sample with counted cycles (cycles > 0). */
+struct db_counted {
+	const char	*cycles_source;
+	int64_t		 steps, cycles, instructions;	/* 0 when NULL */
+};
+/* What db_report_valid hands each cell and sample to, with arg. */
+struct db_valid_fns {
+	void	(*cell)(const char *variant, const char *host,
+		    int64_t build_id, void *arg);
+	void	(*sample)(const struct db_valid *s, void *arg);
+	void	(*counted)(const struct db_counted *c, void *arg);
 };
 /*
  * Every valid sample of the run's study, cell by cell in the order of the
  * index samples_valid (host, variant, build): cell() once with the cell's
  * names (valid during the call), then sample() for each of its samples in
- * the index's (steps, ns) order; nothing is sorted by SQLite.
+ * the index's (steps, ns) order (nothing is sorted by SQLite), then, when
+ * the cell has counted samples, counted() for each of them.
  */
 int db_report_valid(sqlite3 *db, const struct db_report_run *run,
-    void (*cell)(const char *variant, const char *host, int64_t build_id,
-    void *arg), void (*sample)(const struct db_valid *s, void *arg),
-    void *arg, struct so_err *err);
+    const struct db_valid_fns *fns, void *arg, struct so_err *err);
 
 /* The invalid samples of the run per (variant, host, build), to fn. */
 int db_report_invalid_counts(sqlite3 *db, const struct db_report_run *run,

@@ -556,15 +556,21 @@ add_valid(const struct db_valid *s, void *arg)
 		    fmax(before, after))
 			w->moved++;
 	}
-	if (s->cycles > 0)
-		row_count(w, (double)s->cycles / (double)s->steps,
-		    (double)s->instructions / (double)s->cycles,
-		    s->cycles_source);
 	/* A counted sample's clock is what its cycles imply. */
 	row_add(w, r->samples, a->flags, s->steps, s->ns,
 	    slot_of(a, s->position));
 	clock_add(a, s->cycles > 0 ? (double)s->cycles * 1e3 / (double)s->ns :
 	    !(before > 0) ? 0 : after > 0 ? (before + after) / 2 : before);
+}
+
+/* A counted sample of the cell whose samples came last. */
+static void
+add_counted(const struct db_counted *c, void *arg)
+{
+	struct rows_arg *a = arg;
+
+	row_count(&a->r->rows[a->last], (double)c->cycles / (double)c->steps,
+	    (double)c->instructions / (double)c->cycles, c->cycles_source);
 }
 
 /* The row of the cell whose valid samples come next. */
@@ -596,6 +602,8 @@ add_invalid(const char *variant, const char *host, int64_t build_id,
 static int
 load_rows(sqlite3 *db, struct rrun *r, unsigned flags, struct so_err *err)
 {
+	static const struct db_valid_fns fns = { add_cell, add_valid,
+	    add_counted };
 	const struct db_report_run run = { r->id, r->study };
 	struct rows_arg a = { .r = r, .flags = flags };
 	const struct rbuild *b;
@@ -603,7 +611,7 @@ load_rows(sqlite3 *db, struct rrun *r, unsigned flags, struct so_err *err)
 	size_t i;
 	int ret;
 
-	ret = db_report_valid(db, &run, add_cell, add_valid, &a, err);
+	ret = db_report_valid(db, &run, &fns, &a, err);
 	clocks_end(&a, NULL);
 	free(a.clocks);
 	if (ret != 0 ||
