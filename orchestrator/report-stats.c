@@ -470,45 +470,39 @@ merge_rows(const struct rrun *r, double *pool, uint32_t *idx, size_t *at,
  * shifts results.  The rows are merged into one sorted pool, and as it
  * is made, each position's rank sum (U against the others), whether it
  * ties with them, and the ties' correction, which is the pool's for every
- * position.  A position's rates are picked from the pool by their
- * indices; the others' are the pool read around them.
+ * position.  A position's rates are read from the pool at their indices,
+ * the others' around them.
  */
 static void
 positions(struct rrun *r, struct report_draws *c)
 {
 	struct slots s;
-	size_t np = count_slots(r, &s), nin, i, k, kk, most = 0;
+	size_t np = count_slots(r, &s), nin, k, kk;
 	size_t *at = xcalloc(r->nslots + 1, sizeof *at);
-	double *pool = xmalloc((np + 1) * sizeof *pool), *in;
+	double *pool = xmalloc((np + 1) * sizeof *pool);
 	uint32_t *idx = xmalloc((np + 1) * sizeof *idx);
 	struct ranks rk = { 0 };
 	struct rposition *p;
 
 	rk.rsum = xcalloc(r->nslots + 1, sizeof *rk.rsum);
 	rk.ties = xcalloc(r->nslots + 1, sizeof *rk.ties);
-	for (k = 0; k < r->nslots; k++) {
+	for (k = 0; k < r->nslots; k++)
 		at[k + 1] = at[k] + s.count[k];
-		most = s.count[k] > most ? s.count[k] : most;
-	}
 	merge_rows(r, pool, idx, at, &rk);
-	in = xmalloc((most + 1) * sizeof *in);
 	for (kk = 0; s.n > 1 && kk < s.n; kk++) {
 		k = s.order[kk].slot;
 		nin = s.count[k];
-		/* at[k] is now the end of slot k's indices. */
-		for (i = 0; i < nin; i++)
-			in[i] = pool[idx[at[k] - nin + i]];
 		ALLOC_GROW(r->positions, r->npositions);
 		p = &r->positions[r->npositions++];
 		p->position = s.order[kk].pos;
 		p->n = nin;
-		stats_ratio_drawn_without(in, pool, idx + at[k] - nin,
+		/* at[k] is now the end of slot k's indices. */
+		stats_ratio_drawn_split(pool, idx + at[k] - nin,
 		    draws_for(c, nin, np - nin), &p->s);
 		p->p = stats_rank_p_of(rk.rsum[k] - (double)nin *
 		    ((double)nin + 1) / 2, rk.ties[k], rk.tsum, nin, np - nin);
 	}
 	family_verdicts(r);
-	free(in);
 	free(rk.run);
 	free(rk.ties);
 	free(rk.rsum);

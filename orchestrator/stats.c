@@ -307,26 +307,29 @@ beta_draw(struct stats_rng *r, double a, double b)
 }
 
 /*
- * A sorted list of n values: x itself, or x without the values at the
- * ascending indices skip (nskip of them) when skip is set, which is not
- * copied.
+ * A sorted list of n values of sorted x, not copied: x itself; the values
+ * at the ascending indices pick; or x without the values at the
+ * ascending indices skip (nskip of them).
  */
 struct list {
 	const double	*x;
 	size_t		 n;
-	const uint32_t	*skip;
+	const uint32_t	*pick, *skip;
 	size_t		 nskip;
 };
 
 /*
- * The list's i-th value: x[i + c], c the skipped indices below it, which
- * are those with skip[j] - j <= i (skip[j] - j values precede skip[j]).
+ * The list's i-th value: x[i], x[pick[i]], or x[i + c], c the skipped
+ * indices below it, which are those with skip[j] - j <= i (skip[j] - j
+ * values precede skip[j]).
  */
 static double
 list_at(const struct list *l, size_t i)
 {
 	size_t lo = 0, hi = l->nskip, mid;
 
+	if (l->pick != NULL)
+		return l->x[l->pick[i]];
 	if (l->skip == NULL)
 		return l->x[i];
 	while (lo < hi) {
@@ -386,7 +389,7 @@ boot_value(const struct list *l, double u, double u2)
 double
 stats_boot_median(struct stats_rng *r, const double *x, size_t n)
 {
-	const struct list l = { x, n, NULL, 0 };
+	const struct list l = { x, n, NULL, NULL, 0 };
 	double u, u2;
 
 	boot_draw(r, n, &u, &u2);
@@ -465,19 +468,18 @@ void
 stats_ratio_drawn(const double *a, const double *b,
     const struct stats_draws *d, struct stats_ratio *out)
 {
-	const struct list la = { a, d->na, NULL, 0 };
-	const struct list lb = { b, d->nb, NULL, 0 };
+	const struct list la = { a, d->na, NULL, NULL, 0 };
+	const struct list lb = { b, d->nb, NULL, NULL, 0 };
 
 	ratio_lists(&la, &lb, d, out);
 }
 
 void
-stats_ratio_drawn_without(const double *a, const double *x,
-    const uint32_t *skip, const struct stats_draws *d,
-    struct stats_ratio *out)
+stats_ratio_drawn_split(const double *x, const uint32_t *at,
+    const struct stats_draws *d, struct stats_ratio *out)
 {
-	const struct list la = { a, d->na, NULL, 0 };
-	const struct list lb = { x, d->nb, skip, d->na };
+	const struct list la = { x, d->na, at, NULL, 0 };
+	const struct list lb = { x, d->nb, NULL, at, d->na };
 
 	ratio_lists(&la, &lb, d, out);
 }
@@ -496,7 +498,7 @@ stats_ratio(const double *a, size_t na, const double *b, size_t nb,
 void
 stats_paired(const double *r, size_t n, uint64_t seed, struct stats_ratio *out)
 {
-	const struct list l = { r, n, NULL, 0 };
+	const struct list l = { r, n, NULL, NULL, 0 };
 	struct stats_rng rng;
 	double *boot;
 	size_t i;

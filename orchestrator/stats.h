@@ -107,14 +107,12 @@ void stats_draws_free(struct stats_draws *d);
 void stats_ratio_drawn(const double *a, const double *b,
     const struct stats_draws *d, struct stats_ratio *out);
 /*
- * The same with b the sorted x without the values a is taken from: x has
- * d->na + d->nb values, a's at the ascending indices skip (d->na of them),
- * and b is read around them, not copied (a group against the rest of a
- * pool).
+ * The same for a and b that split sorted x (d->na + d->nb values): a is
+ * the values at the ascending indices at (d->na of them), b the others;
+ * neither is copied (a group against the rest of a pool).
  */
-void stats_ratio_drawn_without(const double *a, const double *x,
-    const uint32_t *skip, const struct stats_draws *d,
-    struct stats_ratio *out);
+void stats_ratio_drawn_split(const double *x, const uint32_t *at,
+    const struct stats_draws *d, struct stats_ratio *out);
 
 /*
  * A paired ratio: r holds n ratios of two builds' rates, each from two
