@@ -342,58 +342,58 @@ list_at(const struct list *l, size_t i)
 	return l->x[i + lo];
 }
 
-/* The draw with replacement that uniform u stands for. */
-static double
-at(const struct list *l, double u)
+/* The index of the draw with replacement of n values uniform u stands for. */
+static size_t
+pick(size_t n, double u)
 {
-	double i = ceil((double)l->n * u) - 1;
+	double i = ceil((double)n * u) - 1;
 
 	if (i < 0)
 		i = 0;
-	if (i > (double)(l->n - 1))
-		i = (double)(l->n - 1);
-	return list_at(l, (size_t)i);
+	if (i > (double)(n - 1))
+		i = (double)(n - 1);
+	return (size_t)i;
 }
 
 /*
- * The uniforms of one resampled median of n values: u stands for the
- * k-th smallest draw, u2 for the (k+1)-th when n is even (else 0); none
- * for n = 1.
+ * The draws of one resampled median of n values, as indices of the sorted
+ * values: i of the k-th smallest draw, i2 of the (k+1)-th when n is even
+ * (else 0); none (0) for n = 1.
  */
 static void
-boot_draw(struct stats_rng *r, size_t n, double *u, double *u2)
+boot_draw(struct stats_rng *r, size_t n, size_t *i, size_t *i2)
 {
 	size_t k = (n + 1) / 2;
+	double u;
 
-	*u = *u2 = 0;
+	*i = *i2 = 0;
 	if (n == 1)
 		return;
-	*u = beta_draw(r, (double)k, (double)(n - k + 1));
+	u = beta_draw(r, (double)k, (double)(n - k + 1));
+	*i = pick(n, u);
 	/* The (k+1)-th: the least of the n - k uniforms above u. */
 	if (n % 2 == 0)
-		*u2 = *u + (1 - *u) * (1 - pow(uniform(r), 1.0 /
-		    (double)(n - k)));
+		*i2 = pick(n, u + (1 - u) * (1 - pow(uniform(r), 1.0 /
+		    (double)(n - k))));
 }
 
-/* The resampled median of sorted x that boot_draw's u and u2 stand for. */
+/* The resampled median of a sorted list that boot_draw's i and i2 pick. */
 static double
-boot_value(const struct list *l, double u, double u2)
+boot_value(const struct list *l, size_t i, size_t i2)
 {
-	if (l->n == 1)
-		return list_at(l, 0);
 	if (l->n % 2)
-		return at(l, u);
-	return (at(l, u) + at(l, u2)) / 2;
+		return list_at(l, i);
+	return (list_at(l, i) + list_at(l, i2)) / 2;
 }
 
 double
 stats_boot_median(struct stats_rng *r, const double *x, size_t n)
 {
 	const struct list l = { x, n, NULL, NULL, 0 };
-	double u, u2;
+	size_t i, i2;
 
-	boot_draw(r, n, &u, &u2);
-	return boot_value(&l, u, u2);
+	boot_draw(r, n, &i, &i2);
+	return boot_value(&l, i, i2);
 }
 
 void
@@ -419,35 +419,39 @@ void
 stats_draws_init(struct stats_draws *d, size_t na, size_t nb, uint64_t seed)
 {
 	struct stats_rng rng;
-	double *u;
-	size_t i;
+	size_t i, at[4];
+	uint32_t *p;
 
 	d->na = na;
 	d->nb = nb;
 	d->seed = seed;
-	d->u = NULL;
+	d->at = NULL;
 	if (na < 2 || nb < 2)
 		return;
 	stats_rng_seed(&rng, seed);
-	d->u = xmalloc(4 * STATS_RESAMPLES * sizeof *d->u);
-	for (i = 0, u = d->u; i < STATS_RESAMPLES; i++, u += 4) {
-		boot_draw(&rng, na, &u[0], &u[1]);
-		boot_draw(&rng, nb, &u[2], &u[3]);
+	d->at = xmalloc(4 * STATS_RESAMPLES * sizeof *d->at);
+	for (i = 0, p = d->at; i < STATS_RESAMPLES; i++, p += 4) {
+		boot_draw(&rng, na, &at[0], &at[1]);
+		boot_draw(&rng, nb, &at[2], &at[3]);
+		p[0] = (uint32_t)at[0];
+		p[1] = (uint32_t)at[1];
+		p[2] = (uint32_t)at[2];
+		p[3] = (uint32_t)at[3];
 	}
 }
 
 void
 stats_draws_free(struct stats_draws *d)
 {
-	free(d->u);
-	d->u = NULL;
+	free(d->at);
+	d->at = NULL;
 }
 
 static void
 ratio_lists(const struct list *a, const struct list *b,
     const struct stats_draws *d, struct stats_ratio *out)
 {
-	const double *u;
+	const uint32_t *p;
 	double *boot;
 	size_t i;
 
@@ -455,11 +459,11 @@ ratio_lists(const struct list *a, const struct list *b,
 	    median_sorted(b) : NAN;
 	out->lo = out->hi = NAN;
 	out->verdict = STATS_UNDECIDED;
-	if (d->u == NULL)
+	if (d->at == NULL)
 		return;
 	boot = xmalloc(STATS_RESAMPLES * sizeof *boot);
-	for (i = 0, u = d->u; i < STATS_RESAMPLES; i++, u += 4)
-		boot[i] = boot_value(a, u[0], u[1]) / boot_value(b, u[2], u[3]);
+	for (i = 0, p = d->at; i < STATS_RESAMPLES; i++, p += 4)
+		boot[i] = boot_value(a, p[0], p[1]) / boot_value(b, p[2], p[3]);
 	stats_interval(boot, STATS_RESAMPLES, out);
 	free(boot);
 }

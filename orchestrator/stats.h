@@ -89,17 +89,17 @@ void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
     uint64_t seed, struct stats_ratio *out);
 
 /*
- * The uniforms stats_ratio's resamples take for na and nb values from
- * seed: they depend on the sizes alone, so the ratios of cells of the
- * same sizes (a run's cells mostly hold its samples per variant) can
- * share them instead of drawing them again.  stats_ratio_drawn gives
- * stats_ratio's result for a and b of those sizes.  Free u with
- * stats_draws_free.
+ * The draws stats_ratio's resamples take for na and nb values from seed,
+ * as indices of the sorted values: they depend on the sizes alone, so the
+ * ratios of cells of the same sizes (a run's cells mostly hold its
+ * samples per variant) can share them instead of drawing them again.
+ * stats_ratio_drawn gives stats_ratio's result for a and b of those
+ * sizes.  Sizes below 2^32; free at with stats_draws_free.
  */
 struct stats_draws {
 	size_t		 na, nb;
 	uint64_t	 seed;
-	double		*u;	/* per resample: a's two, b's two; NULL: none */
+	uint32_t	*at;	/* per resample: a's two, b's two; NULL: none */
 };
 void stats_draws_init(struct stats_draws *d, size_t na, size_t nb,
     uint64_t seed);
