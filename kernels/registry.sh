@@ -74,8 +74,17 @@ check_name() {
 	esac
 }
 
+# A name's C identifier: "-" becomes "_" (in the shell: a tr each name
+# made the agent's table seconds to write).
 ident() {
-	printf '%s' "$1" | tr - _
+	i= x=$1
+	while :; do
+		case $x in
+		*-*) i=$i${x%%-*}_; x=${x#*-} ;;
+		*) break ;;
+		esac
+	done
+	printf '%s' "$i$x"
 }
 
 studies() {
@@ -117,13 +126,21 @@ arch_of() {
 	printf '%s\n' "$a"
 }
 
-# The first line of a folder's one-line file, or "-".
-oneline() {
+# Sets line to the first line of a folder's one-line file, or "-".  The
+# shell's own read, not a sed a file: a manifest reads four files a
+# variant, and a process each made every agent build wait seconds.
+first() {
+	line=-
 	if [ -f "$1" ]; then
-		v=$(sed -n 1p "$1")
-		[ -n "$v" ] && { printf '%s' "$v"; return; }
+		IFS= read -r line < "$1" || :
+		[ -n "$line" ] || line=-
 	fi
-	printf -- -
+}
+
+# The same, printed.
+oneline() {
+	first "$1"
+	printf '%s' "$line"
 }
 
 # Was kernels/<study>/prebuild.sh run for this build?
@@ -173,9 +190,9 @@ libs() {
 # name of a study's artifact the coordinator generates sources from) in
 # $SEQORCH_GENERATED/NAME?  A variant that needs none always is.
 generated() {
-	n=$(oneline "$1/needs")
-	[ "$n" = - ] && return 0
-	[ -n "${SEQORCH_GENERATED:-}" ] && [ -d "$SEQORCH_GENERATED/$n" ]
+	first "$1/needs"
+	[ "$line" = - ] && return 0
+	[ -n "${SEQORCH_GENERATED:-}" ] && [ -d "$SEQORCH_GENERATED/$line" ]
 }
 
 # kernels/<study>/artifacts without comments, checked: name, 64 hex
@@ -239,8 +256,10 @@ manifest() {
 			d=${d%/}
 			v=${d##*/}
 			check_name "variant of study \"$s\"" "$v"
-			a=$(oneline "$d/arch")
-			l=$(oneline "$d/libs")
+			first "$d/arch"
+			a=$line
+			first "$d/libs"
+			l=$line
 			if [ -n "$want" ] && [ "$a" != - ] &&
 			    [ "$a" != "$want" ]; then
 				continue
@@ -255,9 +274,9 @@ manifest() {
 			if [ -n "$want" ] && ! generated "$d"; then
 				continue
 			fi
-			printf '%s\t%s\t%s\t%s\t%s\n' "$s" "$v" \
-			    "$( [ "$a" = - ] && echo any || echo "$a")" \
-			    "$(oneline "$d/flags")" "$l"
+			[ "$a" != - ] || a=any
+			first "$d/flags"
+			printf '%s\t%s\t%s\t%s\t%s\n' "$s" "$v" "$a" "$line" "$l"
 		done
 	done
 	# A study folder nobody registered is a mistake, not a silent skip.
@@ -302,11 +321,11 @@ cflags() {
 		v=${v%%/*}
 		printf -- '-DSEQORCH_KERNEL_SYM=kernel_%s_%s' "$(ident "$s")" \
 		    "$(ident "$v")"
-		fl=$(oneline "kernels/$s/$v/flags")
-		if [ "$fl" != - ]; then printf ' %s' "$fl"; fi
-		n=$(oneline "kernels/$s/$v/needs")
-		if [ "$n" != - ]; then
-			printf ' -I%s/%s' "${SEQORCH_GENERATED:-}" "$n"
+		first "kernels/$s/$v/flags"
+		if [ "$line" != - ]; then printf ' %s' "$line"; fi
+		first "kernels/$s/$v/needs"
+		if [ "$line" != - ]; then
+			printf ' -I%s/%s' "${SEQORCH_GENERATED:-}" "$line"
 		fi
 		echo
 		;;
