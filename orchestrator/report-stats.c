@@ -351,28 +351,52 @@ count_slots(const struct rrun *r, struct slots *s)
 	return np;
 }
 
-/* A pooled row's next sample in the merge: its normalized rate v. */
-struct cursor {
-	double		 v;
-	const struct rrow *w;
-	size_t		 j;
+/*
+ * The merge of the pooled rows: a tournament whose leaves are the rows
+ * (their next normalized rate, INFINITY once a row is done, as a rate is
+ * finite), each inner node keeping the loser of its match, so the next
+ * winner takes one comparison per level (a heap takes two).
+ */
+struct tourney {
+	size_t		  n;		/* leaves: a power of 2 */
+	double		 *v;		/* per leaf: its row's next value */
+	size_t		 *loser;	/* per inner node 1 .. n - 1 */
+	const struct rrow **w;		/* per leaf: its row, or NULL */
+	size_t		 *j;		/* per leaf: the row's next sample */
 };
 
-static void
-sift_down(struct cursor *h, size_t n, size_t i)
+/* The winner of the subtree at node, its losers kept on the way. */
+static size_t
+tourney_play(struct tourney *t, size_t node)
 {
-	struct cursor c = h[i];
-	size_t k;
+	size_t a, b;
 
-	while ((k = 2 * i + 1) < n) {
-		if (k + 1 < n && h[k + 1].v < h[k].v)
-			k++;
-		if (!(h[k].v < c.v))
-			break;
-		h[i] = h[k];
-		i = k;
+	if (node >= t->n)
+		return node - t->n;
+	a = tourney_play(t, 2 * node);
+	b = tourney_play(t, 2 * node + 1);
+	if (t->v[b] < t->v[a]) {
+		t->loser[node] = a;
+		return b;
 	}
-	h[i] = c;
+	t->loser[node] = b;
+	return a;
+}
+
+/* The next winner once leaf won has taken its next value. */
+static size_t
+tourney_replay(struct tourney *t, size_t won)
+{
+	size_t node, l;
+
+	for (node = (won + t->n) / 2; node > 0; node /= 2) {
+		l = t->loser[node];
+		if (t->v[l] < t->v[won]) {
+			t->loser[node] = won;
+			won = l;
+		}
+	}
+	return won;
 }
 
 /*
@@ -429,36 +453,45 @@ static void
 merge_rows(const struct rrun *r, double *pool, uint32_t *idx, size_t *at,
     struct ranks *k)
 {
-	struct cursor *h = xmalloc((r->nrows + 1) * sizeof *h);
+	struct tourney t;
 	const struct rrow *w;
-	size_t i, n = 0, m = 0;
+	size_t i, m, np = 0, won;
 	uint32_t slot;
 
-	for (i = 0; i < r->nrows; i++) {
-		w = &r->rows[i];
-		if (w->n > 0 && w->desc.mean > 0)
-			h[n++] = (struct cursor){ w->rates[0] / w->desc.mean,
-			    w, 0 };
+	for (t.n = 1; t.n < r->nrows; t.n *= 2)
+		;
+	t.v = xmalloc(t.n * sizeof *t.v);
+	t.loser = xmalloc(t.n * sizeof *t.loser);
+	t.w = xcalloc(t.n, sizeof *t.w);
+	t.j = xcalloc(t.n, sizeof *t.j);
+	for (i = 0; i < t.n; i++) {
+		w = i < r->nrows ? &r->rows[i] : NULL;
+		t.v[i] = INFINITY;
+		if (w != NULL && w->n > 0 && w->desc.mean > 0) {
+			t.w[i] = w;
+			t.v[i] = w->rates[0] / w->desc.mean;
+			np += (size_t)w->n;
+		}
 	}
-	for (i = n / 2; i-- > 0;)
-		sift_down(h, n, i);
-	for (; n > 0; m++) {
-		w = h->w;
-		slot = w->slot[h->j];
-		if (m > 0 && h->v != pool[m - 1])
+	won = tourney_play(&t, 1);
+	for (m = 0; m < np; m++) {
+		w = t.w[won];
+		slot = w->slot[t.j[won]];
+		if (m > 0 && t.v[won] != pool[m - 1])
 			run_close(k, m);
-		pool[m] = h->v;
+		pool[m] = t.v[won];
 		idx[at[slot]++] = (uint32_t)m;
 		run_add(k, slot);
-		if (++h->j < (size_t)w->n)
-			h->v = w->rates[h->j] / w->desc.mean;
-		else
-			*h = h[--n];
-		sift_down(h, n, 0);
+		t.v[won] = ++t.j[won] < (size_t)w->n ?
+		    w->rates[t.j[won]] / w->desc.mean : INFINITY;
+		won = tourney_replay(&t, won);
 	}
 	if (m > 0)
 		run_close(k, m);
-	free(h);
+	free(t.j);
+	free(t.w);
+	free(t.loser);
+	free(t.v);
 }
 
 /*
