@@ -442,6 +442,33 @@ valid_cell(sqlite3_stmt *in, sqlite3_stmt *counted,
 	return rc;
 }
 
+/*
+ * The connection's page cache size (PRAGMA cache_size, negative: KiB)
+ * set to size; the old one, or 0 when it cannot be read (and nothing is
+ * set).
+ */
+static int64_t
+cache_size(sqlite3 *db, int64_t size)
+{
+	sqlite3_stmt *st;
+	int64_t old = 0;
+	char *sql;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA cache_size", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		old = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (old != 0) {
+		sql = xasprintf("PRAGMA cache_size = %" PRId64, size);
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+		free(sql);
+	}
+	return old;
+}
+
+/* The cache of a pass over a run's samples: 128 KiB. */
+#define SCAN_CACHE (-128)
+
 int
 db_report_valid(sqlite3 *db, const struct db_report_run *run,
     const struct db_valid_fns *fns, void *arg, struct so_err *err)
@@ -449,8 +476,16 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 	sqlite3_stmt *first = NULL, *next = NULL, *in = NULL, *counted = NULL;
 	sqlite3_stmt *at;
 	sqlite3_value *key[3] = { NULL, NULL, NULL };
+	int64_t cache;
 	int i, rc = SQLITE_DONE, ret;
 
+	/*
+	 * The pass reads each page of the samples once, so a small cache
+	 * does: the default one would be 2 MB of memory touched first, which
+	 * costs more than the pass over it.  Put back after, for the probes
+	 * of the queries that follow.
+	 */
+	cache = cache_size(db, SCAN_CACHE);
 	if ((ret = prepare(db, valid_first_sql, "samples", run->id,
 	    run->study, &first, err)) != 0 ||
 	    (ret = prepare(db, valid_next_sql, "samples", run->id, run->study,
@@ -494,6 +529,8 @@ out:
 	sqlite3_finalize(in);
 	sqlite3_finalize(next);
 	sqlite3_finalize(first);
+	if (cache != 0)
+		cache_size(db, cache);
 	return ret;
 }
 
