@@ -370,61 +370,65 @@ db_report_list(sqlite3 *db, const struct db_report_run *run,
 }
 
 /*
- * The valid samples are read cell by cell: a cell's samples are one range
- * of samples_valid, whose cell columns (two strings and the build) are
- * then not read a million times, and the next cell is a seek: a later
- * build of the same host and variant, else a later variant of the host,
- * else a later host (three seeks, as SQLite 3.40 seeks a row value
- * (host, variant, build_id) > (...) by host alone and scans the rest).
+ * The valid samples are read part by part, a part the samples of one
+ * cell and steps value: one range of samples_valid, whose leading columns
+ * (two strings, the build and the steps) are then not read a million
+ * times.  The next part is a seek: a later steps value of the same cell,
+ * else a later build of the same host and variant, else a later variant
+ * of the host, else a later host (four seeks, as SQLite 3.40 seeks a row
+ * value (host, variant, build_id, steps) > (...) by host alone and scans
+ * the rest).
  */
-#define VALID_CELL \
-	"SELECT host, variant, build_id FROM samples INDEXED BY samples_valid" \
-	" WHERE run_id = ?1 AND study = ?2 AND valid = 1 AND ns > 0" \
-	" AND warmup = 0"
+#define VALID_PART \
+	"SELECT host, variant, build_id, steps FROM samples" \
+	" INDEXED BY samples_valid WHERE run_id = ?1 AND study = ?2" \
+	" AND valid = 1 AND ns > 0 AND warmup = 0"
 static const char valid_first_sql[] =
-    VALID_CELL " ORDER BY host, variant, build_id LIMIT 1";
+    VALID_PART " ORDER BY host, variant, build_id, steps LIMIT 1";
 static const char valid_next_sql[] =
-    "SELECT * FROM (" VALID_CELL " AND host = ?3 AND variant = ?4"
-    "  AND build_id > ?5 ORDER BY build_id LIMIT 1)"
-    " UNION ALL SELECT * FROM (" VALID_CELL " AND host = ?3"
-    "  AND variant > ?4 ORDER BY variant, build_id LIMIT 1)"
-    " UNION ALL SELECT * FROM (" VALID_CELL " AND host > ?3"
-    "  ORDER BY host, variant, build_id LIMIT 1)"
+    "SELECT * FROM (" VALID_PART " AND host = ?3 AND variant = ?4"
+    "  AND build_id = ?5 AND steps > ?6 ORDER BY steps LIMIT 1)"
+    " UNION ALL SELECT * FROM (" VALID_PART " AND host = ?3"
+    "  AND variant = ?4 AND build_id > ?5 ORDER BY build_id, steps"
+    "  LIMIT 1)"
+    " UNION ALL SELECT * FROM (" VALID_PART " AND host = ?3"
+    "  AND variant > ?4 ORDER BY variant, build_id, steps LIMIT 1)"
+    " UNION ALL SELECT * FROM (" VALID_PART " AND host > ?3"
+    "  ORDER BY host, variant, build_id, steps LIMIT 1)"
     " LIMIT 1";
 /*
- * A cell's samples, and apart its counted ones: the two columns only
+ * A part's samples, and apart its counted ones: the two columns only
  * they use are not read for every sample.
  */
 #define VALID_IN \
 	" FROM samples INDEXED BY samples_valid WHERE run_id = ?1" \
 	" AND study = ?2 AND host = ?3 AND variant = ?4 AND build_id = ?5" \
-	" AND valid = 1 AND ns > 0 AND warmup = 0"
-static const char valid_cell_sql[] =
-    "SELECT steps, ns, position, calib_mhz, calib_after_mhz, cycles"
-    VALID_IN;
+	" AND steps = ?6 AND valid = 1 AND ns > 0 AND warmup = 0"
+static const char valid_part_sql[] =
+    "SELECT ns, position, calib_mhz, calib_after_mhz, cycles" VALID_IN;
 static const char valid_counted_sql[] =
-    "SELECT steps, cycles, instructions, cycles_source" VALID_IN
+    "SELECT cycles, instructions, cycles_source" VALID_IN
     " AND cycles > 0";
 
 /*
- * The samples of the cell in (and counted) are bound to, to fns; the
- * counted ones only when there are any.
+ * The samples of the part of steps steps that in (and counted) are bound
+ * to, to fns; the counted ones only when there are any.
  */
 static int
-valid_cell(sqlite3_stmt *in, sqlite3_stmt *counted,
+valid_part(sqlite3_stmt *in, sqlite3_stmt *counted, int64_t steps,
     const struct db_valid_fns *fns, void *arg)
 {
 	struct db_counted c;
 	struct db_valid s;
 	int rc, any = 0;
 
+	s.steps = c.steps = steps;
 	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
-		s.steps = sqlite3_column_int64(in, 0);
-		s.ns = sqlite3_column_int64(in, 1);
-		s.position = sqlite3_column_int64(in, 2);
-		s.calib_mhz = col_double(in, 3);
-		s.calib_after_mhz = col_double(in, 4);
-		s.cycles = sqlite3_column_int64(in, 5);
+		s.ns = sqlite3_column_int64(in, 0);
+		s.position = sqlite3_column_int64(in, 1);
+		s.calib_mhz = col_double(in, 2);
+		s.calib_after_mhz = col_double(in, 3);
+		s.cycles = sqlite3_column_int64(in, 4);
 		any |= s.cycles > 0;
 		fns->sample(&s, arg);
 	}
@@ -432,10 +436,9 @@ valid_cell(sqlite3_stmt *in, sqlite3_stmt *counted,
 	if (rc != SQLITE_DONE || !any)
 		return rc;
 	while ((rc = sqlite3_step(counted)) == SQLITE_ROW) {
-		c.steps = sqlite3_column_int64(counted, 0);
-		c.cycles = sqlite3_column_int64(counted, 1);
-		c.instructions = sqlite3_column_int64(counted, 2);
-		c.cycles_source = col_str(counted, 3);
+		c.cycles = sqlite3_column_int64(counted, 0);
+		c.instructions = sqlite3_column_int64(counted, 1);
+		c.cycles_source = col_str(counted, 2);
 		fns->counted(&c, arg);
 	}
 	sqlite3_reset(counted);
@@ -475,8 +478,8 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 {
 	sqlite3_stmt *first = NULL, *next = NULL, *in = NULL, *counted = NULL;
 	sqlite3_stmt *at;
-	sqlite3_value *key[3] = { NULL, NULL, NULL };
-	int64_t cache;
+	sqlite3_value *key[4] = { NULL, NULL, NULL, NULL };
+	int64_t cache, steps;
 	int i, rc = SQLITE_DONE, ret;
 
 	/*
@@ -490,7 +493,7 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 	    run->study, &first, err)) != 0 ||
 	    (ret = prepare(db, valid_next_sql, "samples", run->id, run->study,
 	    &next, err)) != 0 ||
-	    (ret = prepare(db, valid_cell_sql, "samples", run->id, run->study,
+	    (ret = prepare(db, valid_part_sql, "samples", run->id, run->study,
 	    &in, err)) != 0 ||
 	    (ret = prepare(db, valid_counted_sql, "samples", run->id,
 	    run->study, &counted, err)) != 0)
@@ -500,13 +503,14 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 	for (at = first; (rc = sqlite3_step(at)) == SQLITE_ROW; at = next) {
 		fns->cell(col_str(at, 1), col_str(at, 0),
 		    sqlite3_column_int64(at, 2), arg);
+		steps = sqlite3_column_int64(at, 3);
 		/* The key outlives the row: it binds the next seek. */
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 4; i++) {
 			sqlite3_value_free(key[i]);
 			key[i] = sqlite3_value_dup(sqlite3_column_value(at, i));
 		}
 		sqlite3_reset(at);
-		for (i = 0; i < 3 && rc == SQLITE_ROW; i++) {
+		for (i = 0; i < 4 && rc == SQLITE_ROW; i++) {
 			if (key[i] == NULL ||
 			    sqlite3_bind_value(in, 3 + i, key[i]) != SQLITE_OK ||
 			    sqlite3_bind_value(counted, 3 + i, key[i]) !=
@@ -515,15 +519,15 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 			    SQLITE_OK)
 				rc = SQLITE_NOMEM;
 		}
-		if (rc != SQLITE_ROW || (rc = valid_cell(in, counted, fns,
-		    arg)) != SQLITE_DONE)
+		if (rc != SQLITE_ROW || (rc = valid_part(in, counted, steps,
+		    fns, arg)) != SQLITE_DONE)
 			break;
 	}
 	if (rc != SQLITE_DONE)
 		ret = db_failed(db, "samples", err);
 	sqlite3_mutex_leave(sqlite3_db_mutex(db));
 out:
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		sqlite3_value_free(key[i]);
 	sqlite3_finalize(counted);
 	sqlite3_finalize(in);

@@ -143,10 +143,11 @@ struct db_valid_fns {
 };
 /*
  * Every valid sample of the run's study, cell by cell in the order of the
- * index samples_valid (host, variant, build): cell() once with the cell's
- * names (valid during the call), then sample() for each of its samples in
- * the index's (steps, ns) order (nothing is sorted by SQLite), then, when
- * the cell has counted samples, counted() for each of them.
+ * index samples_valid (host, variant, build), a cell in parts, one per
+ * steps value, ascending: cell() at each part with the cell's names
+ * (valid during the call), then sample() for each of its samples in the
+ * index's ns order (nothing is sorted by SQLite), then, when the part has
+ * counted samples, counted() for each of them.
  */
 int db_report_valid(sqlite3 *db, const struct db_report_run *run,
     const struct db_valid_fns *fns, void *arg, struct so_err *err);

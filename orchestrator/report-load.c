@@ -573,14 +573,20 @@ add_counted(const struct db_counted *c, void *arg)
 	    (double)c->instructions / (double)c->cycles, c->cycles_source);
 }
 
-/* The row of the cell whose valid samples come next. */
+/*
+ * The row of the cell whose valid samples come next; its next part (steps
+ * value) goes on its row.
+ */
 static void
 add_cell(const char *variant, const char *host, int64_t build_id, void *arg)
 {
 	struct rows_arg *a = arg;
+	size_t i = row_get(a->r, variant, host, build_id, a->last);
 
+	if (a->host != NULL && i == a->last)
+		return;
 	clocks_end(a, host);
-	a->last = row_get(a->r, variant, host, build_id, a->last);
+	a->last = i;
 	a->host = a->r->rows[a->last].host;
 }
 
