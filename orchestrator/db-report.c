@@ -512,7 +512,8 @@ db_report_valid(sqlite3 *db, const struct db_report_run *run,
 		sqlite3_reset(at);
 		for (i = 0; i < 4 && rc == SQLITE_ROW; i++) {
 			if (key[i] == NULL ||
-			    sqlite3_bind_value(in, 3 + i, key[i]) != SQLITE_OK ||
+			    sqlite3_bind_value(in, 3 + i, key[i]) !=
+			    SQLITE_OK ||
 			    sqlite3_bind_value(counted, 3 + i, key[i]) !=
 			    SQLITE_OK ||
 			    sqlite3_bind_value(next, 3 + i, key[i]) !=

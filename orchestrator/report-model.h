@@ -72,8 +72,8 @@ struct rrow {
 	double		 median, min, max;	/* over valid samples */
 	struct stats_desc desc;		/* of rates, over valid samples */
 	double		*rates;		/* the n valid rates, ascending */
-	int64_t		*ns;		/* REPORT_LOAD_NS: the n valid ns, as loaded */
-	uint32_t	*slot;		/* loading only: their positions' slots */
+	int64_t		*ns;		/* their ns, REPORT_LOAD_NS only */
+	uint32_t	*slot;		/* loading only: positions' slots */
 	size_t		 cap;		/* loading only: room in the arrays */
 	int		 digest;
 	/*
@@ -84,7 +84,7 @@ struct rrow {
 	 */
 	double		 clock_mhz;
 	int		 clock_source;	/* CLOCK_* */
-	int64_t		 clock_n;	/* samples' estimates it is the median of */
+	int64_t		 clock_n;	/* estimates it is the median of */
 	int64_t		 moved;		/* valid samples whose clock moved */
 	/*
 	 * Counted cycles (docs/measurement.md): valid samples with them,
