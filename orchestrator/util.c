@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -435,9 +436,27 @@ int
 write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err)
 {
-	char *copy = xstrdup(path), *tmp;
+	char *copy = xstrdup(path), *tmp = NULL;
+	struct stat st;
 	int fd, rc = 0;
 
+	/*
+	 * A device or a pipe (-o /dev/null, /dev/stdout, a shell's >(...)) is
+	 * written to: renamed over, /dev/null became a file of the output.
+	 */
+	if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) ||
+	    S_ISFIFO(st.st_mode))) {
+		if ((fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0) {
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    path, strerror(errno));
+			goto out;
+		}
+		rc = write_all(fd, data, len, path, err);
+		if (close(fd) != 0 && rc == 0)
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    path, strerror(errno));
+		goto out;
+	}
 	tmp = xasprintf("%s/.seqorch.XXXXXX", dirname(copy));
 	if ((fd = mkstemp(tmp)) < 0) {
 		rc = so_error(err, SO_EIO, "cannot create a file beside \"%s\": "

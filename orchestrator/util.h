@@ -146,15 +146,17 @@ void strip_ctrl(char *s);
 int write_all(int fd, const void *data, size_t len, const char *name,
     struct so_err *err);
 
+/* mkdir -p: dir and its parents (0755); 0 or SO_EIO naming the one. */
+int make_dirs(const char *dir, struct so_err *err);
 /*
  * Replace path with a file of data, mode mode: written to a new temporary
  * file in path's directory (mkstemp: created, never opened through a
  * link), synced, then renamed over path.  A link already at path is
  * replaced, not followed; a reader sees the old file or the whole new one.
+ * Where path is (or links to) a character device or a FIFO, data is
+ * written to it instead, and nothing is replaced.
  * 0 or SO_EIO naming the file.
  */
-/* mkdir -p: dir and its parents (0755); 0 or SO_EIO naming the one. */
-int make_dirs(const char *dir, struct so_err *err);
 int write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err);
 

@@ -6,10 +6,12 @@ import functools
 import hashlib
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,32 @@ def pytest_collection_modifyitems(config, items):
             grouped.add(item)
     if getattr(config.option, "dist", "no") != "no":
         items.sort(key=lambda item: item not in grouped)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With SEQORCH_TEST_CPU=FILE, a line a test appended to FILE: the
+    processor seconds of the processes it waited for, of its worker, and
+    its wall seconds (setup, call and teardown; a module fixture's setup
+    counts for its first test).  --durations gives wall time, which load
+    inflates alike for every test; this says what a test costs the
+    machine.  What an sshd host runs is sshd's child, not counted."""
+    log = os.environ.get("SEQORCH_TEST_CPU")
+    if not log:
+        yield
+        return
+    t = time.monotonic()
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    yield
+    me2 = resource.getrusage(resource.RUSAGE_SELF)
+    kids2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def cpu(a, b):
+        return b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime
+    with open(log, "a") as f:
+        f.write(f"{cpu(kids, kids2):.2f}\t{cpu(me, me2):.2f}\t"
+                f"{time.monotonic() - t:.2f}\t{item.nodeid}\n")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -20,7 +20,9 @@
 #include <string.h>
 #include <signal.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,6 +219,57 @@ ask_homes(void *arg)
 		free(b);
 	}
 	return NULL;
+}
+
+/*
+ * write_file_atomic to a FIFO, directly and through a link (export -o
+ * /dev/stdout, a shell's >(...)): the data reaches the reader and the FIFO
+ * stays one.  Renamed over, as root -o /dev/null left /dev/null a file.
+ * A regular file is still replaced whole.
+ */
+static void
+test_write_file_atomic_to_a_fifo(void **state)
+{
+	char dir[] = "/tmp/test_strbuf.XXXXXX", *fifo, *link, *file;
+	char buf[64];
+	struct so_err err = { 0, "" };
+	struct stat st;
+	int i, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	fifo = xasprintf("%s/fifo", dir);
+	link = xasprintf("%s/link", dir);
+	file = xasprintf("%s/file", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink(fifo, link), 0);
+	for (i = 0; i < 2; i++) {
+		/* A reader first, or the writer's open would wait for one. */
+		fd = open(fifo, O_RDONLY | O_NONBLOCK);
+		assert_true(fd >= 0);
+		assert_int_equal(write_file_atomic(i ? link : fifo, "hello\n",
+		    6, 0644, &err), 0);
+		memset(buf, 0, sizeof buf);
+		assert_int_equal(read(fd, buf, sizeof buf), 6);
+		assert_string_equal(buf, "hello\n");
+		close(fd);
+		assert_int_equal(lstat(fifo, &st), 0);
+		assert_true(S_ISFIFO(st.st_mode));
+	}
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(write_file_atomic(file, "a", 1, 0644, &err), 0);
+	assert_int_equal(write_file_atomic(file, "bc", 2, 0644, &err), 0);
+	assert_int_equal(stat(file, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 2);
+	unlink(file);
+	unlink(link);
+	unlink(fifo);
+	rmdir(dir);
+	free(file);
+	free(link);
+	free(fifo);
 }
 
 /*
@@ -431,6 +484,7 @@ main(void)
 		cmocka_unit_test(test_list_has),
 		cmocka_unit_test(test_line_value),
 		cmocka_unit_test(test_cjson_allocates_through_xmalloc),
+		cmocka_unit_test(test_write_file_atomic_to_a_fifo),
 		cmocka_unit_test(test_passwd_lookups_in_threads),
 	};
 
