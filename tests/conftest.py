@@ -261,10 +261,18 @@ def copy_tree(dst, build=True):
     files = subprocess.run(["git", "ls-files", "-z", "-co",
                             "--exclude-standard"], cwd=ROOT, check=True,
                            capture_output=True).stdout.split(b"\0")
+    dirs = set()
     for f in filter(None, files):
         out = dst / f.decode()
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / f.decode(), out)
+        dirs.update(Path(f.decode()).parents)
+    # The folders' times too, deepest first (a file made in a folder
+    # changes its time): make reads kernels/'s folders as the registry's
+    # inputs, and a copy's newer ones rebuilt both binaries.
+    for d in sorted(dirs, key=lambda d: -len(d.parts)):
+        st = (ROOT / d).stat()
+        os.utime(dst / d, ns=(st.st_atime_ns, st.st_mtime_ns))
     if build:
         copy_build(dst)
 
