@@ -223,16 +223,10 @@ AGENT_SHIPPED = $(sort $(wildcard agent/*.c agent/*.h agent/build.sh kernels/*.h
 	kernels/*/*/flags kernels/*/*/arch kernels/*/*/libs kernels/*/*/needs))
 
 # The folders too: a removed file changes only its folder's time.
-build/sources.h: $(AGENT_SHIPPED) Makefile $(sort $(dir $(AGENT_SHIPPED)))
+build/sources.h: $(AGENT_SHIPPED) orchestrator/embed.pl Makefile \
+	$(sort $(dir $(AGENT_SHIPPED)))
 	@mkdir -p build
-	@{ i=0; for f in $(AGENT_SHIPPED); do \
-	  echo "static const unsigned char src_$$i[] = {"; \
-	  od -An -v -tx1 $$f | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0 };'; \
-	  i=$$((i+1)); done; \
-	  echo 'static const struct shipped_file shipped_files[] = {'; \
-	  i=0; for f in $(AGENT_SHIPPED); do \
-	  echo "{ \"$$f\", src_$$i, sizeof src_$$i - 1 },"; i=$$((i+1)); done; \
-	  echo '{ 0, 0, 0 } };'; } > $@.tmp && mv $@.tmp $@
+	@perl orchestrator/embed.pl $(AGENT_SHIPPED) > $@.tmp && mv $@.tmp $@
 
 # schema.sql is the single source of the schema; it is embedded verbatim.
 build/schema.h: schema.sql
