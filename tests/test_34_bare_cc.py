@@ -11,6 +11,8 @@ import os
 import re
 import subprocess
 
+import pytest
+
 from conftest import query, seqorch
 
 GNU = "x86_64-linux-gnu"
@@ -41,10 +43,22 @@ def make_sysroot(root):
     return cc, f"-O2 -I{inc} -I{inc / GNU}"
 
 
-def hosts(path, entries):
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """One sysroot and bare-cc for the module, and the workdir of its -O2
+    host: the measuring test's host and hosts check's noinc have the same
+    build key (compiler, flags, sources), so the second finds the agent
+    the first built instead of building it again."""
+    root = tmp_path_factory.mktemp("bare")
+    cc, cflags = make_sysroot(root)
+    return cc, cflags, root / "wd-O2"
+
+
+def hosts(path, entries, workdirs=None):
+    wd = workdirs or {}
     path.write_text("".join(
         f'[hosts.{name}]\ntransport = "local"\ncpu = 0\n'
-        f'workdir = "{path.parent / ("wd-" + name)}"\n'
+        f'workdir = "{wd.get(name, path.parent / ("wd-" + name))}"\n'
         f'cc = "{cc}"\ncflags = "{cflags}"\n' for name, cc, cflags in entries))
 
 
@@ -55,12 +69,12 @@ def sha512_chain(steps):
     return x.hex()
 
 
-def test_an_agent_built_by_a_bare_compiler_measures(tmp_path):
+def test_an_agent_built_by_a_bare_compiler_measures(tmp_path, bare):
     """Every variant that does not need OpenSSL is built and measured
     with hashlib's digests; the OpenSSL variants are skipped with the
     reason, and the agent links neither cJSON nor libcrypto."""
-    cc, _ = make_sysroot(tmp_path)
-    hosts(tmp_path / "hosts.toml", [("bare", cc, "-O2")])
+    cc, _, wd = bare
+    hosts(tmp_path / "hosts.toml", [("bare", cc, "-O2")], {"bare": wd})
     r = seqorch(tmp_path, "run", "--study", "sha512", "--hosts", "bare",
                 "--steps", "2000", "--samples", "2", timeout=1200)
     assert r.returncode == 0, r.stderr
@@ -79,7 +93,7 @@ def test_an_agent_built_by_a_bare_compiler_measures(tmp_path):
     assert all(d == want and ok == 1 for _, d, ok in rows), rows
     (openssl,), = query(db, "SELECT openssl FROM builds")
     assert openssl == "none (the agent was built without libcrypto)"
-    agent = next((tmp_path / "wd-bare/build").glob("*/seqorch-agent"))
+    agent = next((wd / "build").glob("*/seqorch-agent"))
     libs = subprocess.run(["ldd", agent], capture_output=True,
                           text=True).stdout
     assert "libcjson" not in libs and "libcrypto" not in libs, libs
@@ -103,13 +117,13 @@ def test_an_agent_built_by_a_bare_compiler_measures(tmp_path):
                for _, d, ok, c in rows), rows
 
 
-def test_hosts_check_probes_with_the_hosts_cflags(tmp_path):
+def test_hosts_check_probes_with_the_hosts_cflags(tmp_path, bare):
     """The host whose OpenSSL headers come only through its cflags is
     ready with libcrypto; without them, hosts check names the variants
     the build will skip and why, and the host is still ready."""
-    cc, cflags = make_sysroot(tmp_path)
+    cc, cflags, wd = bare
     hosts(tmp_path / "hosts.toml", [("withinc", cc, cflags),
-                                    ("noinc", cc, "-O2")])
+                                    ("noinc", cc, "-O2")], {"noinc": wd})
     r = seqorch(tmp_path, "hosts", "check", timeout=1200)
     assert r.returncode == 0, r.stdout + r.stderr
     withinc, noinc = (re.search(rf"^{n}: .*?(?=^\S|\Z)", r.stdout,
