@@ -289,6 +289,12 @@ def main():
     if args.randomx:
         return bench_randomx(args.randomx, args)
 
+    # The ratios below are side by side on this CPU, and mean little
+    # without its name (bench_report's, so both parts say it alike).
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_report import cpu_model
+    print(f"cpu: {cpu_model()}, {os.cpu_count()} cpus; load average "
+          f"{os.getloadavg()[0]:.1f}")
     agents = {cc: build(cc, args.cflags) for cc in ("gcc", "clang")
               if shutil.which(cc)}
     infos = studies(next(iter(agents.values())))
