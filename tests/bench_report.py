@@ -1,11 +1,14 @@
 """make bench: the report at scale (issue 12).
 
-Two databases are generated from a real results.db (a short local run of
-./seqorch, so every table, index and migration is the real one) by adding
-synthetic samples:
+Three databases are generated from a real results.db (a short local run
+of ./seqorch, so every table, index and migration is the real one) by
+adding synthetic samples:
 
   many:  1,000 runs of 1,000 samples each (1M samples)
   one:   one run of 1M samples
+  two:   one run of 100k samples, two builds (compilers) a host, which
+         the report pairs sample by sample (30 s for 40k samples before
+         the pairs' query was made one index lookup a sample)
 
 and each command is timed in the same process environment, beside what a
 user would do instead: a plain Python script that reads the same rows and
@@ -50,16 +53,17 @@ def real_db(tmp):
     return work / "results.db"
 
 
-def fill(path, runs, per_run, variants):
-    """Add runs of per_run samples (3 hosts x variants, cells filled in
-    turn) with their run_hosts and builds rows."""
+def fill(path, runs, per_run, variants, compilers=("cc",)):
+    """Add runs of per_run samples (3 hosts x compilers x variants, cells
+    filled in turn) with their run_hosts and builds rows: a build a host
+    and compiler, whose pairs the report compares sample by sample."""
     rng = random.Random(12)
     con = sqlite3.connect(path)
     steps, seed = 10_000_000, "00" * 32
     (digest,) = con.execute("SELECT digest FROM samples LIMIT 1").fetchone()
     first = con.execute("SELECT MAX(id) FROM runs").fetchone()[0] + 1
     (bid,) = con.execute("SELECT MAX(id) FROM builds").fetchone()
-    cells = [(h, v) for h in HOSTS for v in variants]
+    cells = [(h, c, v) for h in HOSTS for c in compilers for v in variants]
     # Inserting is quicker with the indexes built after, as they were.
     indexes = con.execute("SELECT name, sql FROM sqlite_master WHERE"
                           " type = 'index' AND tbl_name = 'samples'"
@@ -78,24 +82,26 @@ def fill(path, runs, per_run, variants):
                 (run, steps, max(1, per_run // len(cells)), seed))
             builds = {}
             for h in HOSTS:
-                bid += 1
-                builds[h] = bid
                 con.execute(
                     "INSERT INTO run_hosts (run_id, host, status, pin_cpu,"
                     " pinned, calib_mhz, started_at) VALUES (?, ?, 'ok', 1,"
                     " 1, 3000, '2026-09-10T10:00:00Z')", (run, h))
-                con.execute(
-                    "INSERT INTO builds (id, run_id, host, compiler, cflags,"
-                    " status, created_at) VALUES (?, ?, ?, 'cc', '-O3',"
-                    " 'ok', '2026-09-10T10:00:00Z')", (bid, run, h))
+                for c in compilers:
+                    bid += 1
+                    builds[h, c] = bid
+                    con.execute(
+                        "INSERT INTO builds (id, run_id, host, compiler,"
+                        " cflags, status, created_at) VALUES (?, ?, ?, ?,"
+                        " '-O3', 'ok', '2026-09-10T10:00:00Z')",
+                        (bid, run, h, c))
             rows = []
             for i in range(per_run):
-                h, v = cells[i % len(cells)]
+                h, c, v = cells[i % len(cells)]
                 index = i // len(cells)
                 rate = BASE_RATE[h] * (1 + 0.1 * variants.index(v) / 9) \
                     * rng.gauss(1, 0.02)
                 ns = int(steps * 1e9 / rate)
-                rows.append((run, h, builds[h], v, index,
+                rows.append((run, h, builds[h, c], v, index,
                              variants.index(v), steps, ns, digest, seed,
                              3000.0, 3010.0))
             con.executemany(
@@ -181,24 +187,28 @@ def main():
         Path(tempfile.mkdtemp(prefix="seqorch-bench-report."))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        many, one = tmp / "many.db", tmp / "one.db"
-        if not (many.exists() and one.exists()):
+        many, one, two = tmp / "many.db", tmp / "one.db", tmp / "two.db"
+        if not (many.exists() and one.exists() and two.exists()):
             base = real_db(tmp)
-            shutil.copy(base, tmp / "many.part")
-            shutil.copy(base, tmp / "one.part")
+            for db in (many, one, two):
+                shutil.copy(base, db.with_suffix(".part"))
             t = time.monotonic()
-            fill(tmp / "many.part", 1000, 1000, VARIANTS[:5])
-            fill(tmp / "one.part", 1, 1_000_000, VARIANTS)
-            (tmp / "many.part").rename(many)
-            (tmp / "one.part").rename(one)
-            print(f"generated 2 x 1M samples in "
+            fill(many.with_suffix(".part"), 1000, 1000, VARIANTS[:5])
+            fill(one.with_suffix(".part"), 1, 1_000_000, VARIANTS)
+            fill(two.with_suffix(".part"), 1, 100_000, VARIANTS,
+                 ("gcc", "clang"))
+            for db in (many, one, two):
+                db.with_suffix(".part").rename(db)
+            print(f"generated 2.1M samples in "
                   f"{time.monotonic() - t:.1f} s")
-        last_many, last_one = (sqlite3.connect(db).execute(
-            "SELECT MAX(id) FROM runs").fetchone()[0] for db in (many, one))
+        last_many, last_one, last_two = (sqlite3.connect(db).execute(
+            "SELECT MAX(id) FROM runs").fetchone()[0]
+            for db in (many, one, two))
         print(f"databases: {os.path.getsize(many) >> 20} MB, "
-              f"{os.path.getsize(one) >> 20} MB")
+              f"{os.path.getsize(one) >> 20} MB, "
+              f"{os.path.getsize(two) >> 20} MB")
         # Open each once so migrations and WAL setup are not timed.
-        for db in (many, one):
+        for db in (many, one, two):
             subprocess.run([str(SEQORCH), "report", "--db", str(db),
                             "--format", "json"], check=True,
                            capture_output=True)
@@ -236,6 +246,13 @@ def main():
                        (name, "report --run", r["report --run"], 1),
                        (name, "export --run", r["export --run"], 2),
                        (name, "summary view", r["sqlite3 summary view"], 1)]
+        # Two builds a host: the report adds the pairs of builds, sample
+        # by sample, to its tables.
+        name = "1 run x 100k, 2 builds a host"
+        r = timed([SEQORCH, "report", "--db", two, "--run", last_two], tmp)
+        print(f"\n{name} (run {last_two}); best of 3: wall, CPU")
+        print(f"  {'report --run':30s} {r[0]:7.3f} s {r[1]:7.3f} s")
+        checks.append((name, "report --run", r, 1))
         print(f"\nload average while measuring: {os.getloadavg()[0]:.1f} "
               f"on {os.cpu_count()} cores")
         for name, what, (wall, cpu), target in checks:
