@@ -171,8 +171,9 @@ const struct cmd_entry cmd_export_entry = {
 		    "the run to export (required)",
 		    CMD_VALUE_RUN, NULL },
 		{ "output", 'o', 1, "F",
-		    "write to F (atomically) instead of stdout\n"
-		    "(-: stdout)",
+		    "write to F instead of stdout (-: stdout); a\n"
+		    "file is replaced atomically, a device or a\n"
+		    "pipe is written to",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
 		    "summary (default: summary.json) or hyperfine\n"
