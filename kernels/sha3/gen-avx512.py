@@ -42,9 +42,8 @@ import textwrap
 # What this generator writes, relative to its folder, and how: the
 # description, fused, the rounds each scheduled block of the chain holds
 # (24: the whole hash; else rounds 1-22 are a loop of such blocks), the
-# port model.  `--outputs` prints the
-# files for make regen and tests/test_21_generated.py, so no list repeats
-# them.
+# port model.  `--outputs` prints the files for make regen and
+# tests/test_21_generated.py, so no list repeats them.
 KERNELS = [
     ("avx512-wrapped/kernel.S",
      "Keccak-f[1600], lane pairs in xmm, a loop of two rounds.",
@@ -67,10 +66,10 @@ KERNELS = [
      "As avx512-zen4, with each theta and parity ternlog overwriting "
      "its source ready last (a copy of it if it lives on).", True, 2,
      "zen4-late"),
-    # Zen 5: each round a block of its own measured 1.5-2.5% faster than
-    # blocks of two (in which the scheduler moves the second round's
-    # first instructions up among the first round's last), whatever the
-    # port model (docs/studies.md).
+    # Zen 5: each round a block of its own measured 1.5-2% faster than
+    # blocks of two, in which the scheduler moves the second round's
+    # first instructions up among the first round's last
+    # (docs/studies.md).
     ("avx512-zen5-late/kernel.S",
      "As avx512-zen4-late, with each round scheduled on its own: rounds "
      "1-22 are a loop of one round.", True, 1, "zen4-late"),

@@ -4,7 +4,7 @@
  * vpternlogq for theta and chi, vprolvq for rho, one unpack per pair for
  * pi, each theta and parity vpternlogq overwriting its source ready last),
  * with each round scheduled on its own: rounds 1-22 are a loop of one
- * round instead of two.  On Zen 5 that measured 1.5-2.5% faster
+ * round instead of two.  On Zen 5 that measured 1.5-2% faster
  * (docs/studies.md).  x stays in four registers between hashes; round 0 is
  * folded with the padding; round 23 computes only the four digest lanes.
  * kernel->hash uses the full permutation of the same file.
