@@ -49,7 +49,9 @@ not forwarded and waits for them to be written (2% a hash on Zen 5).
 Tried and slower here: the schedule four words at a time in ymm
 registers (a two-step sigma1, 95 fewer vector ops a hash: 183.6 ns
 against 181.4 with valignq pairs), and other placements of the vector
-ops among the scalar ones (up to 2% slower).
+ops among the scalar ones (up to 2% slower).  What was tried on Zen 5
+(other Ch and Maj forms, the vector side doing h + K + W, other orders)
+is in docs/studies.md.
 """
 import os
 import sys
