@@ -42,11 +42,16 @@ vpternlogq for each sigma, three vpaddq, one vpaddq of K and two stores
 of the rounds 16 words earlier.  The unaligned pairs W[t - 15..t - 14]
 and W[t - 7..t - 6] are loads from the stored W (valignq only for the
 first words): 12 vector ALU ops per two rounds, and none of them on
-port 5 alone (179.5 ns a hash, from 181.4 with valignq).  Tried and
-slower here: the schedule four words at a time in ymm registers (a
-two-step sigma1, 95 fewer vector ops a hash: 183.6 ns against 181.4
-with valignq pairs), and other placements of the vector ops among the
-scalar ones (up to 2% slower).
+port 5 alone (179.5 ns a hash, from 181.4 with valignq).  Words 0-7,
+the digest the previous hash stored as eight 8-byte words, are loaded
+as 8-byte halves (vmovq, vpinsrq): a 16-byte load across two stores is
+not forwarded and waits for them to be written (2% a hash on Zen 5).
+Tried and slower here: the schedule four words at a time in ymm
+registers (a two-step sigma1, 95 fewer vector ops a hash: 183.6 ns
+against 181.4 with valignq pairs), and other placements of the vector
+ops among the scalar ones (up to 2% slower).  What was tried on Zen 5
+(other Ch and Maj forms, the vector side doing h + K + W, other orders)
+is in docs/studies.md.
 """
 import os
 import sys
@@ -264,18 +269,22 @@ class Gen:
 
 
 def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
-    """One compression: state (8 ints or Mems), words (16 ints or Mems,
-    pairs of Mems are 16-byte aligned).  Writes state + state_in to
-    out_slots.  Returns the op list in the hand-scheduled order."""
-    # The schedule, pair by pair, into its own lists.
+    """One compression: state (8 ints or Mems), words (16 ints or Mems).
+    Writes state + state_in to out_slots.  Returns the op list in the
+    hand-scheduled order."""
+    # The schedule, pair by pair, into its own lists.  A pair of words in
+    # memory is two 8-byte loads: in the chain they are the digest the
+    # previous hash stored as eight words, and a 16-byte load across two
+    # stores is not forwarded from them (it waits until they are written).
     vec = {}
     pairs = []
+    g.out = vec.setdefault(8, [])
     for p in range(8):
         lo, hi = words[2 * p], words[2 * p + 1]
         if isinstance(lo, int):
             pairs.append((lo, hi))
         else:
-            pairs.append(lo)    # a Mem naming both words
+            pairs.append(g.op("vpair", [lo, hi], cls="x"))
 
     def skew(i):
         """W[2i + 1], W[2i + 2]: a load once both pairs are stored."""
@@ -423,6 +432,9 @@ def allocate(ops):
             lines.append("andn %s, %s, %s" % (text[1], text[0], r))
         elif kind == "store":
             lines.append("mov %s, %s" % (text[0], text[1]))
+        elif kind == "vpair":
+            lines.append("vmovq %s, %s" % (text[0], r))
+            lines.append("vpinsrq $1, %s, %s, %s" % (text[1], r, r))
         elif kind == "vload":
             lines.append("vmovdqu64 %s, %s" % (text[0], r))
         elif kind == "vror":

@@ -45,25 +45,31 @@ SYM(sha512_x86_rorx_chain):
 	jz 2f
 .p2align 5
 1:
-	vmovdqu64 16(%rsp), %xmm0
-	valignq $1, 0(%rsp), %xmm0, %xmm1
-	vprorq $1, %xmm1, %xmm2
-	vprorq $8, %xmm1, %xmm3
-	vpsrlq $7, %xmm1, %xmm4
-	vpternlogq $0x96, %xmm4, %xmm3, %xmm2
+	vmovq 0(%rsp), %xmm0
+	vpinsrq $1, 8(%rsp), %xmm0, %xmm0
+	vmovq 16(%rsp), %xmm1
+	vpinsrq $1, 24(%rsp), %xmm1, %xmm1
+	vmovq 32(%rsp), %xmm2
+	vpinsrq $1, 40(%rsp), %xmm2, %xmm2
+	vmovq 48(%rsp), %xmm3
+	vpinsrq $1, 56(%rsp), %xmm3, %xmm3
+	valignq $1, %xmm0, %xmm1, %xmm4
+	vprorq $1, %xmm4, %xmm5
+	vprorq $8, %xmm4, %xmm6
 	mov 0(%rsp), %rax
-	vmovdqu64 0(%rsp), %xmm5
+	vpsrlq $7, %xmm4, %xmm7
 	addq .Lc35(%rip), %rax
-	vpaddq %xmm2, %xmm5, %xmm6
+	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
 	rorx $14, %rax, %rbx
-	vpaddq .Lc0(%rip), %xmm6, %xmm7
+	vpaddq %xmm5, %xmm0, %xmm8
 	rorx $18, %rax, %rcx
-	vmovdqu64 %xmm7, 896(%rsp)
+	vpaddq .Lc0(%rip), %xmm8, %xmm9
 	rorx $41, %rax, %rdx
-	vpaddq .Lc1(%rip), %xmm7, %xmm8
+	vmovdqu64 %xmm9, 896(%rsp)
 	andn .Lc36(%rip), %rax, %rsi
-	vmovdqu64 %xmm8, 320(%rsp)
+	vpaddq .Lc1(%rip), %xmm9, %xmm10
 	addq 8(%rsp), %rsi
+	vmovdqu64 %xmm10, 320(%rsp)
 	addq .Lc37(%rip), %rsi
 	mov %rax, %rdi
 	andq .Lc38(%rip), %rdi
@@ -73,66 +79,64 @@ SYM(sha512_x86_rorx_chain):
 	addq %rbx, %rsi
 	rorx $14, %rsi, %rbp
 	rorx $18, %rsi, %r8
-	vmovdqu64 32(%rsp), %xmm9
 	rorx $41, %rsi, %r9
+	valignq $1, %xmm1, %xmm2, %xmm11
 	andn .Lc38(%rip), %rsi, %r10
-	valignq $1, 16(%rsp), %xmm9, %xmm10
 	addq 16(%rsp), %r10
 	addq .Lc43(%rip), %r10
-	vprorq $1, %xmm10, %xmm11
+	vprorq $1, %xmm11, %xmm12
 	mov %rax, %r11
 	andq %rsi, %r11
 	addq %r11, %r10
-	vprorq $8, %xmm10, %xmm12
 	xorq %r8, %rbp
+	vprorq $8, %xmm11, %xmm13
 	xorq %r9, %rbp
-	vpsrlq $7, %xmm10, %xmm13
 	addq %rbp, %r10
 	mov 0(%rsp), %r12
-	vpternlogq $0x96, %xmm13, %xmm12, %xmm11
+	vpsrlq $7, %xmm11, %xmm14
 	addq .Lc39(%rip), %r12
 	rorx $28, %r12, %r13
-	vprorq $19, %xmm7, %xmm14
 	rorx $34, %r12, %r14
+	vpternlogq $0x96, %xmm14, %xmm13, %xmm12
 	rorx $39, %r12, %r15
-	vprorq $61, %xmm7, %xmm15
 	mov %r12, %rdi
 	andq .Lc40(%rip), %rdi
 	xorq %r14, %r13
+	vprorq $19, %xmm9, %xmm15
 	xorq %r15, %r13
 	mov %r12, %rcx
 	xorq .Lc41(%rip), %rcx
 	mov %r12, %rdx
 	andq .Lc41(%rip), %rdx
+	vprorq $61, %xmm9, %xmm16
 	mov %rsi, %rbx
 	addq .Lc42(%rip), %rbx
 	addq %rdi, %rbx
 	addq %r13, %rbx
 	rorx $14, %r10, %r11
 	rorx $18, %r10, %r8
-	vpsrlq $6, %xmm7, %xmm16
+	vpsrlq $6, %xmm9, %xmm17
 	rorx $41, %r10, %r9
 	andn %rax, %r10, %rbp
-	vpternlogq $0x96, %xmm16, %xmm15, %xmm14
+	vpternlogq $0x96, %xmm17, %xmm16, %xmm15
 	addq 24(%rsp), %rbp
 	addq .Lc45(%rip), %rbp
-	vmovdqu64 16(%rsp), %xmm17
+	vpaddq %xmm12, %xmm1, %xmm18
 	mov %rsi, %r14
 	andq %r10, %r14
 	addq %r14, %rbp
-	vpaddq %xmm11, %xmm17, %xmm18
+	vpaddq %xmm15, %xmm18, %xmm19
 	xorq %r8, %r11
 	xorq %r9, %r11
-	vpaddq %xmm14, %xmm18, %xmm19
+	vmovdqu64 %xmm19, 912(%rsp)
 	addq %r11, %rbp
 	rorx $28, %rbx, %r15
-	vmovdqu64 %xmm19, 912(%rsp)
+	vpaddq .Lc2(%rip), %xmm19, %xmm20
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vpaddq .Lc2(%rip), %xmm19, %xmm20
+	vmovdqu64 %xmm20, 336(%rsp)
 	andq %rbx, %rcx
 	xorq %rdi, %r15
-	vmovdqu64 %xmm20, 336(%rsp)
 	xorq %r13, %r15
 	addq .Lc44(%rip), %rdx
 	mov %r12, %r14
@@ -144,35 +148,34 @@ SYM(sha512_x86_rorx_chain):
 	addq %r15, %rdx
 	addq 32(%rsp), %rax
 	addq .Lc47(%rip), %rax
-	vmovdqu64 48(%rsp), %xmm21
 	rorx $14, %rbp, %r9
+	valignq $1, %xmm2, %xmm3, %xmm21
 	rorx $18, %rbp, %r11
-	valignq $1, 32(%rsp), %xmm21, %xmm22
 	rorx $41, %rbp, %rdi
 	addq %r12, %rax
-	vprorq $1, %xmm22, %xmm23
+	vprorq $1, %xmm21, %xmm22
 	andn %rsi, %rbp, %r13
 	addq %r13, %rax
-	vprorq $8, %xmm22, %xmm24
 	mov %r10, %rcx
 	andq %rbp, %rcx
+	vprorq $8, %xmm21, %xmm23
 	addq %rcx, %rax
-	vpsrlq $7, %xmm22, %xmm25
 	xorq %r11, %r9
 	xorq %rdi, %r9
-	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
+	vpsrlq $7, %xmm21, %xmm24
 	addq %r9, %rax
 	rorx $28, %rdx, %r15
-	vprorq $19, %xmm19, %xmm26
 	rorx $34, %rdx, %r13
+	vpternlogq $0x96, %xmm24, %xmm23, %xmm22
 	rorx $39, %rdx, %rcx
-	vprorq $61, %xmm19, %xmm27
 	andq %rdx, %r14
 	xorq %r13, %r15
+	vprorq $19, %xmm19, %xmm25
 	xorq %rcx, %r15
 	addq .Lc46(%rip), %r8
 	mov %rbx, %r11
 	xorq %rdx, %r11
+	vprorq $61, %xmm19, %xmm26
 	mov %rbx, %rdi
 	andq %rdx, %rdi
 	addq %rbp, %r8
@@ -180,35 +183,34 @@ SYM(sha512_x86_rorx_chain):
 	addq %r15, %r8
 	addq 40(%rsp), %rsi
 	addq .Lc48(%rip), %rsi
-	vpsrlq $6, %xmm19, %xmm28
 	rorx $14, %rax, %r9
+	vpsrlq $6, %xmm19, %xmm27
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm26
 	rorx $41, %rax, %rcx
 	addq %rbx, %rsi
-	vmovdqu64 32(%rsp), %xmm29
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm25
 	andn %r10, %rax, %r14
 	addq %r14, %rsi
-	vpaddq %xmm23, %xmm29, %xmm30
 	mov %rbp, %r15
 	andq %rax, %r15
+	vpaddq %xmm22, %xmm2, %xmm28
 	addq %r15, %rsi
-	vpaddq %xmm26, %xmm30, %xmm31
 	xorq %r13, %r9
 	xorq %rcx, %r9
-	vmovdqu64 %xmm31, 928(%rsp)
+	vpaddq %xmm25, %xmm28, %xmm29
 	addq %r9, %rsi
 	rorx $28, %r8, %r14
-	vpaddq .Lc3(%rip), %xmm31, %xmm0
 	rorx $34, %r8, %r15
+	vmovdqu64 %xmm29, 928(%rsp)
 	rorx $39, %r8, %r13
-	vmovdqu64 %xmm0, 352(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
+	vpaddq .Lc3(%rip), %xmm29, %xmm30
 	xorq %r13, %r14
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
+	vmovdqu64 %xmm30, 352(%rsp)
 	mov %rdx, %r9
 	andq %r8, %r9
 	addq %rax, %rdi
@@ -216,32 +218,32 @@ SYM(sha512_x86_rorx_chain):
 	addq %r14, %rdi
 	addq 48(%rsp), %r10
 	addq .Lc49(%rip), %r10
-	vmovdqu64 .Lc4(%rip), %xmm1
+	vmovdqu64 .Lc4(%rip), %xmm31
 	rorx $14, %rsi, %r15
 	rorx $18, %rsi, %r13
-	valignq $1, 48(%rsp), %xmm1, %xmm3
+	valignq $1, %xmm3, %xmm31, %xmm4
 	rorx $41, %rsi, %r12
 	addq %rdx, %r10
-	valignq $1, .Lc5(%rip), %xmm7, %xmm4
+	valignq $1, .Lc5(%rip), %xmm9, %xmm6
 	andn %rbp, %rsi, %r11
 	addq %r11, %r10
-	vprorq $1, %xmm3, %xmm5
+	vprorq $1, %xmm4, %xmm7
 	mov %rax, %r14
 	andq %rsi, %r14
 	addq %r14, %r10
-	vprorq $8, %xmm3, %xmm2
+	vprorq $8, %xmm4, %xmm0
 	xorq %r13, %r15
 	xorq %r12, %r15
-	vpsrlq $7, %xmm3, %xmm6
+	vpsrlq $7, %xmm4, %xmm5
 	addq %r15, %r10
 	rorx $28, %rdi, %r11
-	vpternlogq $0x96, %xmm6, %xmm2, %xmm5
+	vpternlogq $0x96, %xmm5, %xmm0, %xmm7
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
-	vprorq $19, %xmm31, %xmm8
+	vprorq $19, %xmm29, %xmm8
 	andq %rdi, %rcx
 	xorq %r14, %r11
-	vprorq $61, %xmm31, %xmm9
+	vprorq $61, %xmm29, %xmm10
 	xorq %r13, %r11
 	subq %rbx, %r9
 	mov %r8, %r12
@@ -253,32 +255,31 @@ SYM(sha512_x86_rorx_chain):
 	addq %r11, %r9
 	addq 56(%rsp), %rbp
 	addq .Lc50(%rip), %rbp
-	vpsrlq $6, %xmm31, %xmm10
+	vpsrlq $6, %xmm29, %xmm11
 	rorx $14, %r10, %r14
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
+	vpternlogq $0x96, %xmm11, %xmm10, %xmm8
 	rorx $41, %r10, %rbx
 	addq %r8, %rbp
-	vmovdqu64 48(%rsp), %xmm12
+	vpaddq %xmm6, %xmm3, %xmm13
 	andn %rax, %r10, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm4, %xmm12, %xmm13
+	vpaddq %xmm7, %xmm13, %xmm14
 	mov %rsi, %r11
 	andq %r10, %r11
 	addq %r11, %rbp
-	vpaddq %xmm5, %xmm13, %xmm15
+	vpaddq %xmm8, %xmm14, %xmm16
 	xorq %r13, %r14
 	xorq %rbx, %r14
-	vpaddq %xmm8, %xmm15, %xmm16
+	vmovdqu64 %xmm16, 944(%rsp)
 	addq %r14, %rbp
 	rorx $28, %r9, %rcx
-	vmovdqu64 %xmm16, 944(%rsp)
+	vpaddq .Lc6(%rip), %xmm16, %xmm17
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vpaddq .Lc6(%rip), %xmm16, %xmm17
+	vmovdqu64 %xmm17, 368(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
-	vmovdqu64 %xmm17, 368(%rsp)
 	xorq %r13, %rcx
 	subq %rdx, %r15
 	mov %rdi, %rbx
@@ -292,28 +293,28 @@ SYM(sha512_x86_rorx_chain):
 	addq .Lc52(%rip), %rax
 	rorx $14, %rbp, %r11
 	rorx $18, %rbp, %r13
-	vprorq $19, %xmm16, %xmm11
+	vprorq $19, %xmm16, %xmm1
 	rorx $41, %rbp, %rdx
 	addq %rdi, %rax
 	andn %rsi, %rbp, %r12
 	addq %r12, %rax
-	vprorq $61, %xmm16, %xmm18
+	vprorq $61, %xmm16, %xmm12
 	mov %r10, %rcx
 	andq %rbp, %rcx
 	addq %rcx, %rax
 	xorq %r13, %r11
 	xorq %rdx, %r11
-	vpsrlq $6, %xmm16, %xmm14
+	vpsrlq $6, %xmm16, %xmm18
 	addq %r11, %rax
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
-	vpternlogq $0x96, %xmm14, %xmm18, %xmm11
+	vpternlogq $0x96, %xmm18, %xmm12, %xmm1
 	andq %r15, %rbx
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
-	vmovdqu64 904(%rsp), %xmm20
+	vmovdqu64 904(%rsp), %xmm15
 	mov %r9, %rdx
 	xorq %r15, %rdx
 	mov %r9, %r11
@@ -325,29 +326,29 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
 	rorx $41, %rax, %r8
-	vpaddq %xmm11, %xmm20, %xmm21
+	vpaddq %xmm1, %xmm15, %xmm20
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
 	addq %rbx, %rsi
 	mov %rbp, %r12
 	andq %rax, %r12
-	vpaddq .Lc4(%rip), %xmm21, %xmm22
+	vpaddq .Lc4(%rip), %xmm20, %xmm21
 	addq %r12, %rsi
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vmovdqu64 %xmm22, 960(%rsp)
+	vmovdqu64 %xmm21, 960(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
 	andq %r14, %rdx
-	vpaddq .Lc7(%rip), %xmm22, %xmm24
+	vpaddq .Lc7(%rip), %xmm21, %xmm23
 	xorq %r12, %rbx
 	xorq %r13, %rbx
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
-	vmovdqu64 %xmm24, 384(%rsp)
+	vmovdqu64 %xmm23, 384(%rsp)
 	mov %r15, %rcx
 	andq %r14, %rcx
 	addq %rax, %r11
@@ -357,29 +358,29 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rsi, %r12
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdi
-	vprorq $19, %xmm22, %xmm25
+	vprorq $19, %xmm21, %xmm24
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vprorq $61, %xmm22, %xmm27
+	vprorq $61, %xmm21, %xmm26
 	addq %rbx, %r10
 	xorq %r13, %r12
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vpsrlq $6, %xmm22, %xmm28
+	vpsrlq $6, %xmm21, %xmm27
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm25
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm24
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
 	mov %r14, %rdi
 	xorq %r11, %rdi
-	vmovdqu64 920(%rsp), %xmm29
+	vmovdqu64 920(%rsp), %xmm2
 	mov %r14, %r12
 	andq %r11, %r12
 	addq %rsi, %rcx
@@ -389,23 +390,23 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
 	rorx $41, %r10, %r9
-	vpaddq %xmm25, %xmm29, %xmm23
+	vpaddq %xmm24, %xmm2, %xmm22
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
-	vmovdqu64 %xmm23, 976(%rsp)
+	vmovdqu64 %xmm22, 976(%rsp)
 	addq %rdx, %rbp
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rbp
-	vpaddq .Lc8(%rip), %xmm23, %xmm30
+	vpaddq .Lc8(%rip), %xmm22, %xmm28
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
 	andq %rcx, %rdi
-	vmovdqu64 %xmm30, 400(%rsp)
+	vmovdqu64 %xmm28, 400(%rsp)
 	xorq %rdx, %r8
 	xorq %r13, %r8
 	subq %r15, %r12
@@ -420,29 +421,29 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rbp, %rdx
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r15
-	vprorq $19, %xmm23, %xmm26
+	vprorq $19, %xmm22, %xmm25
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
-	vprorq $61, %xmm23, %xmm0
+	vprorq $61, %xmm22, %xmm30
 	addq %r8, %rax
 	xorq %r13, %rdx
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vpsrlq $6, %xmm23, %xmm1
+	vpsrlq $6, %xmm22, %xmm31
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpternlogq $0x96, %xmm1, %xmm0, %xmm26
+	vpternlogq $0x96, %xmm31, %xmm30, %xmm25
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
 	mov %rcx, %r15
 	xorq %r12, %r15
-	vmovdqu64 936(%rsp), %xmm3
+	vmovdqu64 936(%rsp), %xmm4
 	mov %rcx, %rdx
 	andq %r12, %rdx
 	addq %rbp, %rbx
@@ -452,23 +453,23 @@ SYM(sha512_x86_rorx_chain):
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
 	rorx $41, %rax, %r14
-	vpaddq %xmm26, %xmm3, %xmm2
+	vpaddq %xmm25, %xmm4, %xmm0
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vmovdqu64 %xmm2, 992(%rsp)
+	vmovdqu64 %xmm0, 992(%rsp)
 	addq %rdi, %rsi
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rsi
-	vpaddq .Lc9(%rip), %xmm2, %xmm6
+	vpaddq .Lc9(%rip), %xmm0, %xmm5
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
 	andq %rbx, %r15
-	vmovdqu64 %xmm6, 416(%rsp)
+	vmovdqu64 %xmm5, 416(%rsp)
 	xorq %rdi, %r9
 	xorq %r13, %r9
 	subq %r11, %rdx
@@ -481,29 +482,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r9, %rdx
 	addq .Lc58(%rip), %r10
 	rorx $14, %rsi, %rdi
-	valignq $1, .Lc5(%rip), %xmm7, %xmm9
+	valignq $1, .Lc5(%rip), %xmm9, %xmm10
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r11
-	vprorq $1, %xmm9, %xmm10
+	vprorq $1, %xmm10, %xmm11
 	addq %r12, %r10
 	andn %rbp, %rsi, %r15
-	vprorq $8, %xmm9, %xmm12
+	vprorq $8, %xmm10, %xmm3
 	addq %r15, %r10
 	mov %rax, %r9
 	andq %rsi, %r9
-	vpsrlq $7, %xmm9, %xmm4
+	vpsrlq $7, %xmm10, %xmm6
 	addq %r9, %r10
 	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm4, %xmm12, %xmm10
+	vpternlogq $0x96, %xmm6, %xmm3, %xmm11
 	xorq %r11, %rdi
 	addq %rdi, %r10
-	vprorq $19, %xmm2, %xmm13
+	vprorq $19, %xmm0, %xmm13
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $61, %xmm2, %xmm5
+	vprorq $61, %xmm0, %xmm7
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vpsrlq $6, %xmm2, %xmm15
+	vpsrlq $6, %xmm0, %xmm14
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -516,29 +517,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r15, %r8
 	addq $512, %rbp
 	addq .Lc59(%rip), %rbp
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm13
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm13
 	rorx $14, %r10, %r9
 	rorx $18, %r10, %r13
 	vmovdqu64 952(%rsp), %xmm8
 	rorx $41, %r10, %rcx
 	addq %rbx, %rbp
-	vpaddq %xmm10, %xmm8, %xmm17
+	vpaddq %xmm11, %xmm8, %xmm17
 	andn %rax, %r10, %r14
 	addq %r14, %rbp
-	vpaddq %xmm13, %xmm17, %xmm18
+	vpaddq %xmm13, %xmm17, %xmm12
 	mov %rsi, %r15
 	andq %r10, %r15
 	addq %r15, %rbp
-	vpaddq .Lc5(%rip), %xmm18, %xmm14
+	vpaddq .Lc5(%rip), %xmm12, %xmm18
 	xorq %r13, %r9
 	xorq %rcx, %r9
-	vmovdqu64 %xmm14, 1008(%rsp)
+	vmovdqu64 %xmm18, 1008(%rsp)
 	addq %r9, %rbp
 	rorx $28, %r8, %r14
-	vpaddq .Lc10(%rip), %xmm14, %xmm20
+	vpaddq .Lc10(%rip), %xmm18, %xmm15
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vmovdqu64 %xmm20, 432(%rsp)
+	vmovdqu64 %xmm15, 432(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
@@ -552,29 +553,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r14, %rdi
 	addq 320(%rsp), %rax
 	rorx $14, %rbp, %r15
-	vmovdqu64 904(%rsp), %xmm11
+	vmovdqu64 904(%rsp), %xmm1
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r12
-	vprorq $1, %xmm11, %xmm21
+	vprorq $1, %xmm1, %xmm20
 	addq %rdx, %rax
 	andn %rsi, %rbp, %r11
-	vprorq $8, %xmm11, %xmm24
+	vprorq $8, %xmm1, %xmm23
 	addq %r11, %rax
 	mov %r10, %r14
 	andq %rbp, %r14
-	vpsrlq $7, %xmm11, %xmm27
+	vpsrlq $7, %xmm1, %xmm26
 	addq %r14, %rax
 	xorq %r13, %r15
-	vpternlogq $0x96, %xmm27, %xmm24, %xmm21
+	vpternlogq $0x96, %xmm26, %xmm23, %xmm20
 	xorq %r12, %r15
 	addq %r15, %rax
-	vprorq $19, %xmm14, %xmm28
+	vprorq $19, %xmm18, %xmm27
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $61, %xmm14, %xmm29
+	vprorq $61, %xmm18, %xmm2
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vpsrlq $6, %xmm14, %xmm25
+	vpsrlq $6, %xmm18, %xmm24
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -588,62 +589,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 328(%rsp), %rsi
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm28
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm27
 	rorx $41, %rax, %rbx
 	addq %r8, %rsi
 	andn %r10, %rax, %rcx
-	vpaddq 968(%rsp), %xmm7, %xmm30
+	vpaddq 968(%rsp), %xmm9, %xmm28
 	addq %rcx, %rsi
 	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm21, %xmm30, %xmm0
+	vpaddq %xmm20, %xmm28, %xmm30
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rsi
-	vpaddq %xmm28, %xmm0, %xmm1
+	vpaddq %xmm27, %xmm30, %xmm31
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vmovdqu64 %xmm1, 1024(%rsp)
+	vmovdqu64 %xmm31, 1024(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc11(%rip), %xmm1, %xmm3
+	vpaddq .Lc11(%rip), %xmm31, %xmm4
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm3, 448(%rsp)
+	vmovdqu64 %xmm4, 448(%rsp)
 	addq %rax, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 336(%rsp), %r10
 	rorx $14, %rsi, %r11
-	vmovdqu64 920(%rsp), %xmm26
+	vmovdqu64 920(%rsp), %xmm25
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdx
-	vprorq $1, %xmm26, %xmm6
+	vprorq $1, %xmm25, %xmm5
 	addq %rdi, %r10
 	andn %rbp, %rsi, %r12
-	vprorq $8, %xmm26, %xmm9
+	vprorq $8, %xmm25, %xmm10
 	addq %r12, %r10
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vpsrlq $7, %xmm26, %xmm12
+	vpsrlq $7, %xmm25, %xmm3
 	addq %rcx, %r10
 	xorq %r13, %r11
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm6
+	vpternlogq $0x96, %xmm3, %xmm10, %xmm5
 	xorq %rdx, %r11
 	addq %r11, %r10
-	vprorq $19, %xmm1, %xmm4
+	vprorq $19, %xmm31, %xmm6
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $61, %xmm1, %xmm5
+	vprorq $61, %xmm31, %xmm7
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vpsrlq $6, %xmm1, %xmm15
+	vpsrlq $6, %xmm31, %xmm14
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -657,7 +658,7 @@ SYM(sha512_x86_rorx_chain):
 	addq 344(%rsp), %rbp
 	rorx $14, %r10, %rcx
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm4
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm6
 	rorx $41, %r10, %r8
 	addq %r9, %rbp
 	andn %rax, %r10, %rbx
@@ -666,11 +667,11 @@ SYM(sha512_x86_rorx_chain):
 	mov %rsi, %r12
 	andq %r10, %r12
 	addq %r12, %rbp
-	vpaddq %xmm6, %xmm8, %xmm10
+	vpaddq %xmm5, %xmm8, %xmm11
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm4, %xmm10, %xmm17
+	vpaddq %xmm6, %xmm11, %xmm17
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
@@ -690,29 +691,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %rbx, %r11
 	addq 352(%rsp), %rax
 	rorx $14, %rbp, %r12
-	vmovdqu64 936(%rsp), %xmm18
+	vmovdqu64 936(%rsp), %xmm12
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdi
-	vprorq $1, %xmm18, %xmm20
+	vprorq $1, %xmm12, %xmm15
 	addq %r15, %rax
 	andn %rsi, %rbp, %rdx
-	vprorq $8, %xmm18, %xmm11
+	vprorq $8, %xmm12, %xmm1
 	addq %rdx, %rax
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vpsrlq $7, %xmm18, %xmm24
+	vpsrlq $7, %xmm12, %xmm23
 	addq %rbx, %rax
 	xorq %r13, %r12
-	vpternlogq $0x96, %xmm24, %xmm11, %xmm20
+	vpternlogq $0x96, %xmm23, %xmm1, %xmm15
 	xorq %rdi, %r12
 	addq %r12, %rax
-	vprorq $19, %xmm17, %xmm27
+	vprorq $19, %xmm17, %xmm26
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $61, %xmm17, %xmm29
+	vprorq $61, %xmm17, %xmm2
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpsrlq $6, %xmm17, %xmm25
+	vpsrlq $6, %xmm17, %xmm24
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -726,62 +727,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 360(%rsp), %rsi
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm27
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm26
 	rorx $41, %rax, %r9
 	addq %r14, %rsi
 	andn %r10, %rax, %r8
-	vpaddq 1000(%rsp), %xmm31, %xmm7
+	vpaddq 1000(%rsp), %xmm29, %xmm9
 	addq %r8, %rsi
 	mov %rbp, %rdx
 	andq %rax, %rdx
 	addq %rdx, %rsi
-	vpaddq %xmm20, %xmm7, %xmm30
+	vpaddq %xmm15, %xmm9, %xmm28
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rsi
-	vpaddq %xmm27, %xmm30, %xmm21
+	vpaddq %xmm26, %xmm28, %xmm20
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vmovdqu64 %xmm21, 1056(%rsp)
+	vmovdqu64 %xmm20, 1056(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc13(%rip), %xmm21, %xmm0
+	vpaddq .Lc13(%rip), %xmm20, %xmm30
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm0, 480(%rsp)
+	vmovdqu64 %xmm30, 480(%rsp)
 	addq %rax, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 368(%rsp), %r10
 	rorx $14, %rsi, %rdx
-	vmovdqu64 952(%rsp), %xmm28
+	vmovdqu64 952(%rsp), %xmm27
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r15
-	vprorq $1, %xmm28, %xmm3
+	vprorq $1, %xmm27, %xmm4
 	addq %r11, %r10
 	andn %rbp, %rsi, %rdi
-	vprorq $8, %xmm28, %xmm26
+	vprorq $8, %xmm27, %xmm25
 	addq %rdi, %r10
 	mov %rax, %r8
 	andq %rsi, %r8
-	vpsrlq $7, %xmm28, %xmm9
+	vpsrlq $7, %xmm27, %xmm10
 	addq %r8, %r10
 	xorq %r13, %rdx
-	vpternlogq $0x96, %xmm9, %xmm26, %xmm3
+	vpternlogq $0x96, %xmm10, %xmm25, %xmm4
 	xorq %r15, %rdx
 	addq %rdx, %r10
-	vprorq $19, %xmm21, %xmm12
+	vprorq $19, %xmm20, %xmm3
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $61, %xmm21, %xmm5
+	vprorq $61, %xmm20, %xmm7
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpsrlq $6, %xmm21, %xmm15
+	vpsrlq $6, %xmm20, %xmm14
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -795,7 +796,7 @@ SYM(sha512_x86_rorx_chain):
 	addq 376(%rsp), %rbp
 	rorx $14, %r10, %r8
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm12
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm3
 	rorx $41, %r10, %r14
 	addq %rcx, %rbp
 	andn %rax, %r10, %r9
@@ -804,53 +805,53 @@ SYM(sha512_x86_rorx_chain):
 	mov %rsi, %rdi
 	andq %r10, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm3, %xmm19, %xmm8
+	vpaddq %xmm4, %xmm19, %xmm8
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rbp
-	vpaddq %xmm12, %xmm8, %xmm6
+	vpaddq %xmm3, %xmm8, %xmm5
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vmovdqu64 %xmm6, 1072(%rsp)
+	vmovdqu64 %xmm5, 1072(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc14(%rip), %xmm6, %xmm10
+	vpaddq .Lc14(%rip), %xmm5, %xmm11
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm10, 496(%rsp)
+	vmovdqu64 %xmm11, 496(%rsp)
 	addq %r10, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 384(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	vmovdqu64 968(%rsp), %xmm4
+	vmovdqu64 968(%rsp), %xmm6
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r11
-	vprorq $1, %xmm4, %xmm13
+	vprorq $1, %xmm6, %xmm13
 	addq %r12, %rax
 	andn %rsi, %rbp, %r15
-	vprorq $8, %xmm4, %xmm18
+	vprorq $8, %xmm6, %xmm12
 	addq %r15, %rax
 	mov %r10, %r9
 	andq %rbp, %r9
-	vpsrlq $7, %xmm4, %xmm11
+	vpsrlq $7, %xmm6, %xmm1
 	addq %r9, %rax
 	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm11, %xmm18, %xmm13
+	vpternlogq $0x96, %xmm1, %xmm12, %xmm13
 	xorq %r11, %rdi
 	addq %rdi, %rax
-	vprorq $19, %xmm6, %xmm24
+	vprorq $19, %xmm5, %xmm23
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $61, %xmm6, %xmm29
+	vprorq $61, %xmm5, %xmm2
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vpsrlq $6, %xmm6, %xmm25
+	vpsrlq $6, %xmm5, %xmm24
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -864,62 +865,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 392(%rsp), %rsi
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm24
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm23
 	rorx $41, %rax, %rcx
 	addq %rbx, %rsi
 	andn %r10, %rax, %r14
-	vpaddq 1032(%rsp), %xmm22, %xmm31
+	vpaddq 1032(%rsp), %xmm21, %xmm29
 	addq %r14, %rsi
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %rsi
-	vpaddq %xmm13, %xmm31, %xmm7
+	vpaddq %xmm13, %xmm29, %xmm9
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rsi
-	vpaddq %xmm24, %xmm7, %xmm20
+	vpaddq %xmm23, %xmm9, %xmm15
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vmovdqu64 %xmm20, 1088(%rsp)
+	vmovdqu64 %xmm15, 1088(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc15(%rip), %xmm20, %xmm30
+	vpaddq .Lc15(%rip), %xmm15, %xmm28
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm30, 512(%rsp)
+	vmovdqu64 %xmm28, 512(%rsp)
 	addq %rax, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 400(%rsp), %r10
 	rorx $14, %rsi, %r15
-	vmovdqu64 984(%rsp), %xmm27
+	vmovdqu64 984(%rsp), %xmm26
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r12
-	vprorq $1, %xmm27, %xmm0
+	vprorq $1, %xmm26, %xmm30
 	addq %rdx, %r10
 	andn %rbp, %rsi, %r11
-	vprorq $8, %xmm27, %xmm28
+	vprorq $8, %xmm26, %xmm27
 	addq %r11, %r10
 	mov %rax, %r14
 	andq %rsi, %r14
-	vpsrlq $7, %xmm27, %xmm26
+	vpsrlq $7, %xmm26, %xmm25
 	addq %r14, %r10
 	xorq %r13, %r15
-	vpternlogq $0x96, %xmm26, %xmm28, %xmm0
+	vpternlogq $0x96, %xmm25, %xmm27, %xmm30
 	xorq %r12, %r15
 	addq %r15, %r10
-	vprorq $19, %xmm20, %xmm9
+	vprorq $19, %xmm15, %xmm10
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $61, %xmm20, %xmm5
+	vprorq $61, %xmm15, %xmm7
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vpsrlq $6, %xmm20, %xmm15
+	vpsrlq $6, %xmm15, %xmm14
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -933,28 +934,28 @@ SYM(sha512_x86_rorx_chain):
 	addq 408(%rsp), %rbp
 	rorx $14, %r10, %r14
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm9
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm10
 	rorx $41, %r10, %rbx
 	addq %r8, %rbp
 	andn %rax, %r10, %rcx
-	vpaddq 1048(%rsp), %xmm23, %xmm16
+	vpaddq 1048(%rsp), %xmm22, %xmm16
 	addq %rcx, %rbp
 	mov %rsi, %r11
 	andq %r10, %r11
 	addq %r11, %rbp
-	vpaddq %xmm0, %xmm16, %xmm19
+	vpaddq %xmm30, %xmm16, %xmm19
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rbp
-	vpaddq %xmm9, %xmm19, %xmm3
+	vpaddq %xmm10, %xmm19, %xmm4
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vmovdqu64 %xmm3, 1104(%rsp)
+	vmovdqu64 %xmm4, 1104(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc16(%rip), %xmm3, %xmm8
+	vpaddq .Lc16(%rip), %xmm4, %xmm8
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
@@ -966,29 +967,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %rcx, %r15
 	addq 416(%rsp), %rax
 	rorx $14, %rbp, %r11
-	vmovdqu64 1000(%rsp), %xmm12
+	vmovdqu64 1000(%rsp), %xmm3
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdx
-	vprorq $1, %xmm12, %xmm10
+	vprorq $1, %xmm3, %xmm11
 	addq %rdi, %rax
 	andn %rsi, %rbp, %r12
-	vprorq $8, %xmm12, %xmm4
+	vprorq $8, %xmm3, %xmm6
 	addq %r12, %rax
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vpsrlq $7, %xmm12, %xmm18
+	vpsrlq $7, %xmm3, %xmm12
 	addq %rcx, %rax
 	xorq %r13, %r11
-	vpternlogq $0x96, %xmm18, %xmm4, %xmm10
+	vpternlogq $0x96, %xmm12, %xmm6, %xmm11
 	xorq %rdx, %r11
 	addq %r11, %rax
-	vprorq $19, %xmm3, %xmm11
+	vprorq $19, %xmm4, %xmm1
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $61, %xmm3, %xmm29
+	vprorq $61, %xmm4, %xmm2
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vpsrlq $6, %xmm3, %xmm25
+	vpsrlq $6, %xmm4, %xmm24
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -1002,20 +1003,20 @@ SYM(sha512_x86_rorx_chain):
 	addq 424(%rsp), %rsi
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm11
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm1
 	rorx $41, %rax, %r8
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
-	vpaddq 1064(%rsp), %xmm2, %xmm22
+	vpaddq 1064(%rsp), %xmm0, %xmm21
 	addq %rbx, %rsi
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %rsi
-	vpaddq %xmm10, %xmm22, %xmm31
+	vpaddq %xmm11, %xmm21, %xmm29
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vpaddq %xmm11, %xmm31, %xmm13
+	vpaddq %xmm1, %xmm29, %xmm13
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
@@ -1023,41 +1024,41 @@ SYM(sha512_x86_rorx_chain):
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc17(%rip), %xmm13, %xmm7
+	vpaddq .Lc17(%rip), %xmm13, %xmm9
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm7, 544(%rsp)
+	vmovdqu64 %xmm9, 544(%rsp)
 	addq %rax, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 432(%rsp), %r10
 	rorx $14, %rsi, %r12
-	vmovdqu64 1016(%rsp), %xmm24
+	vmovdqu64 1016(%rsp), %xmm23
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdi
-	vprorq $1, %xmm24, %xmm30
+	vprorq $1, %xmm23, %xmm28
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
-	vprorq $8, %xmm24, %xmm27
+	vprorq $8, %xmm23, %xmm26
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vpsrlq $7, %xmm24, %xmm28
+	vpsrlq $7, %xmm23, %xmm27
 	addq %rbx, %r10
 	xorq %r13, %r12
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm30
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm28
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vprorq $19, %xmm13, %xmm26
+	vprorq $19, %xmm13, %xmm25
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $61, %xmm13, %xmm5
+	vprorq $61, %xmm13, %xmm7
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpsrlq $6, %xmm13, %xmm15
+	vpsrlq $6, %xmm13, %xmm14
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -1071,28 +1072,28 @@ SYM(sha512_x86_rorx_chain):
 	addq 440(%rsp), %rbp
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm26
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm25
 	rorx $41, %r10, %r9
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
-	vpaddq 1080(%rsp), %xmm14, %xmm23
+	vpaddq 1080(%rsp), %xmm18, %xmm22
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm30, %xmm23, %xmm16
+	vpaddq %xmm28, %xmm22, %xmm16
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm26, %xmm16, %xmm0
+	vpaddq %xmm25, %xmm16, %xmm30
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vmovdqu64 %xmm0, 1136(%rsp)
+	vmovdqu64 %xmm30, 1136(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc18(%rip), %xmm0, %xmm19
+	vpaddq .Lc18(%rip), %xmm30, %xmm19
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
@@ -1104,29 +1105,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r8, %r12
 	addq 448(%rsp), %rax
 	rorx $14, %rbp, %rdx
-	vmovdqu64 1032(%rsp), %xmm9
+	vmovdqu64 1032(%rsp), %xmm10
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r15
-	vprorq $1, %xmm9, %xmm8
+	vprorq $1, %xmm10, %xmm8
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
-	vprorq $8, %xmm9, %xmm12
+	vprorq $8, %xmm10, %xmm3
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
-	vpsrlq $7, %xmm9, %xmm4
+	vpsrlq $7, %xmm10, %xmm6
 	addq %r8, %rax
 	xorq %r13, %rdx
-	vpternlogq $0x96, %xmm4, %xmm12, %xmm8
+	vpternlogq $0x96, %xmm6, %xmm3, %xmm8
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vprorq $19, %xmm0, %xmm18
+	vprorq $19, %xmm30, %xmm12
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $61, %xmm0, %xmm29
+	vprorq $61, %xmm30, %xmm2
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpsrlq $6, %xmm0, %xmm25
+	vpsrlq $6, %xmm30, %xmm24
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -1140,62 +1141,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 456(%rsp), %rsi
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm18
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm12
 	rorx $41, %rax, %r14
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
-	vpaddq 1096(%rsp), %xmm1, %xmm2
+	vpaddq 1096(%rsp), %xmm31, %xmm0
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %rsi
-	vpaddq %xmm8, %xmm2, %xmm22
+	vpaddq %xmm8, %xmm0, %xmm21
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rsi
-	vpaddq %xmm18, %xmm22, %xmm10
+	vpaddq %xmm12, %xmm21, %xmm11
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vmovdqu64 %xmm10, 1152(%rsp)
+	vmovdqu64 %xmm11, 1152(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc19(%rip), %xmm10, %xmm31
+	vpaddq .Lc19(%rip), %xmm11, %xmm29
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm31, 576(%rsp)
+	vmovdqu64 %xmm29, 576(%rsp)
 	addq %rax, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 464(%rsp), %r10
 	rorx $14, %rsi, %rdi
-	vmovdqu64 1048(%rsp), %xmm11
+	vmovdqu64 1048(%rsp), %xmm1
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r11
-	vprorq $1, %xmm11, %xmm7
+	vprorq $1, %xmm1, %xmm9
 	addq %r12, %r10
 	andn %rbp, %rsi, %r15
-	vprorq $8, %xmm11, %xmm24
+	vprorq $8, %xmm1, %xmm23
 	addq %r15, %r10
 	mov %rax, %r9
 	andq %rsi, %r9
-	vpsrlq $7, %xmm11, %xmm27
+	vpsrlq $7, %xmm1, %xmm26
 	addq %r9, %r10
 	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm27, %xmm24, %xmm7
+	vpternlogq $0x96, %xmm26, %xmm23, %xmm9
 	xorq %r11, %rdi
 	addq %rdi, %r10
-	vprorq $19, %xmm10, %xmm28
+	vprorq $19, %xmm11, %xmm27
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $61, %xmm10, %xmm5
+	vprorq $61, %xmm11, %xmm7
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vpsrlq $6, %xmm10, %xmm15
+	vpsrlq $6, %xmm11, %xmm14
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -1209,28 +1210,28 @@ SYM(sha512_x86_rorx_chain):
 	addq 472(%rsp), %rbp
 	rorx $14, %r10, %r9
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm28
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm27
 	rorx $41, %r10, %rcx
 	addq %rbx, %rbp
 	andn %rax, %r10, %r14
-	vpaddq 1112(%rsp), %xmm17, %xmm14
+	vpaddq 1112(%rsp), %xmm17, %xmm18
 	addq %r14, %rbp
 	mov %rsi, %r15
 	andq %r10, %r15
 	addq %r15, %rbp
-	vpaddq %xmm7, %xmm14, %xmm23
+	vpaddq %xmm9, %xmm18, %xmm22
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rbp
-	vpaddq %xmm28, %xmm23, %xmm30
+	vpaddq %xmm27, %xmm22, %xmm28
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vmovdqu64 %xmm30, 1168(%rsp)
+	vmovdqu64 %xmm28, 1168(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc20(%rip), %xmm30, %xmm16
+	vpaddq .Lc20(%rip), %xmm28, %xmm16
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
@@ -1242,29 +1243,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %r14, %rdi
 	addq 480(%rsp), %rax
 	rorx $14, %rbp, %r15
-	vmovdqu64 1064(%rsp), %xmm26
+	vmovdqu64 1064(%rsp), %xmm25
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r12
-	vprorq $1, %xmm26, %xmm19
+	vprorq $1, %xmm25, %xmm19
 	addq %rdx, %rax
 	andn %rsi, %rbp, %r11
-	vprorq $8, %xmm26, %xmm9
+	vprorq $8, %xmm25, %xmm10
 	addq %r11, %rax
 	mov %r10, %r14
 	andq %rbp, %r14
-	vpsrlq $7, %xmm26, %xmm12
+	vpsrlq $7, %xmm25, %xmm3
 	addq %r14, %rax
 	xorq %r13, %r15
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm19
+	vpternlogq $0x96, %xmm3, %xmm10, %xmm19
 	xorq %r12, %r15
 	addq %r15, %rax
-	vprorq $19, %xmm30, %xmm4
+	vprorq $19, %xmm28, %xmm6
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $61, %xmm30, %xmm29
+	vprorq $61, %xmm28, %xmm2
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vpsrlq $6, %xmm30, %xmm25
+	vpsrlq $6, %xmm28, %xmm24
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -1278,20 +1279,20 @@ SYM(sha512_x86_rorx_chain):
 	addq 488(%rsp), %rsi
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm4
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm6
 	rorx $41, %rax, %rbx
 	addq %r8, %rsi
 	andn %r10, %rax, %rcx
-	vpaddq 1128(%rsp), %xmm21, %xmm1
+	vpaddq 1128(%rsp), %xmm20, %xmm31
 	addq %rcx, %rsi
 	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm19, %xmm1, %xmm2
+	vpaddq %xmm19, %xmm31, %xmm0
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rsi
-	vpaddq %xmm4, %xmm2, %xmm8
+	vpaddq %xmm6, %xmm0, %xmm8
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
@@ -1299,41 +1300,41 @@ SYM(sha512_x86_rorx_chain):
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc21(%rip), %xmm8, %xmm22
+	vpaddq .Lc21(%rip), %xmm8, %xmm21
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm22, 608(%rsp)
+	vmovdqu64 %xmm21, 608(%rsp)
 	addq %rax, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 496(%rsp), %r10
 	rorx $14, %rsi, %r11
-	vmovdqu64 1080(%rsp), %xmm18
+	vmovdqu64 1080(%rsp), %xmm12
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdx
-	vprorq $1, %xmm18, %xmm31
+	vprorq $1, %xmm12, %xmm29
 	addq %rdi, %r10
 	andn %rbp, %rsi, %r12
-	vprorq $8, %xmm18, %xmm11
+	vprorq $8, %xmm12, %xmm1
 	addq %r12, %r10
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vpsrlq $7, %xmm18, %xmm24
+	vpsrlq $7, %xmm12, %xmm23
 	addq %rcx, %r10
 	xorq %r13, %r11
-	vpternlogq $0x96, %xmm24, %xmm11, %xmm31
+	vpternlogq $0x96, %xmm23, %xmm1, %xmm29
 	xorq %rdx, %r11
 	addq %r11, %r10
-	vprorq $19, %xmm8, %xmm27
+	vprorq $19, %xmm8, %xmm26
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $61, %xmm8, %xmm5
+	vprorq $61, %xmm8, %xmm7
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vpsrlq $6, %xmm8, %xmm15
+	vpsrlq $6, %xmm8, %xmm14
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -1347,62 +1348,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 504(%rsp), %rbp
 	rorx $14, %r10, %rcx
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm27
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm26
 	rorx $41, %r10, %r8
 	addq %r9, %rbp
 	andn %rax, %r10, %rbx
-	vpaddq 1144(%rsp), %xmm6, %xmm17
+	vpaddq 1144(%rsp), %xmm5, %xmm17
 	addq %rbx, %rbp
 	mov %rsi, %r12
 	andq %r10, %r12
 	addq %r12, %rbp
-	vpaddq %xmm31, %xmm17, %xmm14
+	vpaddq %xmm29, %xmm17, %xmm18
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm27, %xmm14, %xmm7
+	vpaddq %xmm26, %xmm18, %xmm9
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vmovdqu64 %xmm7, 1200(%rsp)
+	vmovdqu64 %xmm9, 1200(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc22(%rip), %xmm7, %xmm23
+	vpaddq .Lc22(%rip), %xmm9, %xmm22
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm23, 624(%rsp)
+	vmovdqu64 %xmm22, 624(%rsp)
 	addq %r10, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 512(%rsp), %rax
 	rorx $14, %rbp, %r12
-	vmovdqu64 1096(%rsp), %xmm28
+	vmovdqu64 1096(%rsp), %xmm27
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdi
-	vprorq $1, %xmm28, %xmm16
+	vprorq $1, %xmm27, %xmm16
 	addq %r15, %rax
 	andn %rsi, %rbp, %rdx
-	vprorq $8, %xmm28, %xmm26
+	vprorq $8, %xmm27, %xmm25
 	addq %rdx, %rax
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vpsrlq $7, %xmm28, %xmm9
+	vpsrlq $7, %xmm27, %xmm10
 	addq %rbx, %rax
 	xorq %r13, %r12
-	vpternlogq $0x96, %xmm9, %xmm26, %xmm16
+	vpternlogq $0x96, %xmm10, %xmm25, %xmm16
 	xorq %rdi, %r12
 	addq %r12, %rax
-	vprorq $19, %xmm7, %xmm12
+	vprorq $19, %xmm9, %xmm3
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $61, %xmm7, %xmm29
+	vprorq $61, %xmm9, %xmm2
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpsrlq $6, %xmm7, %xmm25
+	vpsrlq $6, %xmm9, %xmm24
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -1416,20 +1417,20 @@ SYM(sha512_x86_rorx_chain):
 	addq 520(%rsp), %rsi
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm12
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm3
 	rorx $41, %rax, %r9
 	addq %r14, %rsi
 	andn %r10, %rax, %r8
-	vpaddq 1160(%rsp), %xmm20, %xmm21
+	vpaddq 1160(%rsp), %xmm15, %xmm20
 	addq %r8, %rsi
 	mov %rbp, %rdx
 	andq %rax, %rdx
 	addq %rdx, %rsi
-	vpaddq %xmm16, %xmm21, %xmm1
+	vpaddq %xmm16, %xmm20, %xmm31
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rsi
-	vpaddq %xmm12, %xmm1, %xmm19
+	vpaddq %xmm3, %xmm31, %xmm19
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
@@ -1437,41 +1438,41 @@ SYM(sha512_x86_rorx_chain):
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc23(%rip), %xmm19, %xmm2
+	vpaddq .Lc23(%rip), %xmm19, %xmm0
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm2, 640(%rsp)
+	vmovdqu64 %xmm0, 640(%rsp)
 	addq %rax, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 528(%rsp), %r10
 	rorx $14, %rsi, %rdx
-	vmovdqu64 1112(%rsp), %xmm4
+	vmovdqu64 1112(%rsp), %xmm6
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r15
-	vprorq $1, %xmm4, %xmm22
+	vprorq $1, %xmm6, %xmm21
 	addq %r11, %r10
 	andn %rbp, %rsi, %rdi
-	vprorq $8, %xmm4, %xmm18
+	vprorq $8, %xmm6, %xmm12
 	addq %rdi, %r10
 	mov %rax, %r8
 	andq %rsi, %r8
-	vpsrlq $7, %xmm4, %xmm11
+	vpsrlq $7, %xmm6, %xmm1
 	addq %r8, %r10
 	xorq %r13, %rdx
-	vpternlogq $0x96, %xmm11, %xmm18, %xmm22
+	vpternlogq $0x96, %xmm1, %xmm12, %xmm21
 	xorq %r15, %rdx
 	addq %rdx, %r10
-	vprorq $19, %xmm19, %xmm24
+	vprorq $19, %xmm19, %xmm23
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $61, %xmm19, %xmm5
+	vprorq $61, %xmm19, %xmm7
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpsrlq $6, %xmm19, %xmm15
+	vpsrlq $6, %xmm19, %xmm14
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -1485,62 +1486,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 536(%rsp), %rbp
 	rorx $14, %r10, %r8
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm24
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm23
 	rorx $41, %r10, %r14
 	addq %rcx, %rbp
 	andn %rax, %r10, %r9
-	vpaddq 1176(%rsp), %xmm3, %xmm6
+	vpaddq 1176(%rsp), %xmm4, %xmm5
 	addq %r9, %rbp
 	mov %rsi, %rdi
 	andq %r10, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm22, %xmm6, %xmm17
+	vpaddq %xmm21, %xmm5, %xmm17
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rbp
-	vpaddq %xmm24, %xmm17, %xmm31
+	vpaddq %xmm23, %xmm17, %xmm29
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vmovdqu64 %xmm31, 1232(%rsp)
+	vmovdqu64 %xmm29, 1232(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc24(%rip), %xmm31, %xmm14
+	vpaddq .Lc24(%rip), %xmm29, %xmm18
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm14, 656(%rsp)
+	vmovdqu64 %xmm18, 656(%rsp)
 	addq %r10, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 544(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	vmovdqu64 1128(%rsp), %xmm27
+	vmovdqu64 1128(%rsp), %xmm26
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r11
-	vprorq $1, %xmm27, %xmm23
+	vprorq $1, %xmm26, %xmm22
 	addq %r12, %rax
 	andn %rsi, %rbp, %r15
-	vprorq $8, %xmm27, %xmm28
+	vprorq $8, %xmm26, %xmm27
 	addq %r15, %rax
 	mov %r10, %r9
 	andq %rbp, %r9
-	vpsrlq $7, %xmm27, %xmm26
+	vpsrlq $7, %xmm26, %xmm25
 	addq %r9, %rax
 	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm26, %xmm28, %xmm23
+	vpternlogq $0x96, %xmm25, %xmm27, %xmm22
 	xorq %r11, %rdi
 	addq %rdi, %rax
-	vprorq $19, %xmm31, %xmm9
+	vprorq $19, %xmm29, %xmm10
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $61, %xmm31, %xmm29
+	vprorq $61, %xmm29, %xmm2
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vpsrlq $6, %xmm31, %xmm25
+	vpsrlq $6, %xmm29, %xmm24
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -1554,20 +1555,20 @@ SYM(sha512_x86_rorx_chain):
 	addq 552(%rsp), %rsi
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm9
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm10
 	rorx $41, %rax, %rcx
 	addq %rbx, %rsi
 	andn %r10, %rax, %r14
-	vpaddq 1192(%rsp), %xmm13, %xmm20
+	vpaddq 1192(%rsp), %xmm13, %xmm15
 	addq %r14, %rsi
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %rsi
-	vpaddq %xmm23, %xmm20, %xmm21
+	vpaddq %xmm22, %xmm15, %xmm20
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rsi
-	vpaddq %xmm9, %xmm21, %xmm16
+	vpaddq %xmm10, %xmm20, %xmm16
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
@@ -1575,41 +1576,41 @@ SYM(sha512_x86_rorx_chain):
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc25(%rip), %xmm16, %xmm1
+	vpaddq .Lc25(%rip), %xmm16, %xmm31
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm1, 672(%rsp)
+	vmovdqu64 %xmm31, 672(%rsp)
 	addq %rax, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 560(%rsp), %r10
 	rorx $14, %rsi, %r15
-	vmovdqu64 1144(%rsp), %xmm12
+	vmovdqu64 1144(%rsp), %xmm3
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r12
-	vprorq $1, %xmm12, %xmm2
+	vprorq $1, %xmm3, %xmm0
 	addq %rdx, %r10
 	andn %rbp, %rsi, %r11
-	vprorq $8, %xmm12, %xmm4
+	vprorq $8, %xmm3, %xmm6
 	addq %r11, %r10
 	mov %rax, %r14
 	andq %rsi, %r14
-	vpsrlq $7, %xmm12, %xmm18
+	vpsrlq $7, %xmm3, %xmm12
 	addq %r14, %r10
 	xorq %r13, %r15
-	vpternlogq $0x96, %xmm18, %xmm4, %xmm2
+	vpternlogq $0x96, %xmm12, %xmm6, %xmm0
 	xorq %r12, %r15
 	addq %r15, %r10
-	vprorq $19, %xmm16, %xmm11
+	vprorq $19, %xmm16, %xmm1
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $61, %xmm16, %xmm5
+	vprorq $61, %xmm16, %xmm7
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vpsrlq $6, %xmm16, %xmm15
+	vpsrlq $6, %xmm16, %xmm14
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -1623,28 +1624,28 @@ SYM(sha512_x86_rorx_chain):
 	addq 568(%rsp), %rbp
 	rorx $14, %r10, %r14
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm11
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm1
 	rorx $41, %r10, %rbx
 	addq %r8, %rbp
 	andn %rax, %r10, %rcx
-	vpaddq 1208(%rsp), %xmm0, %xmm3
+	vpaddq 1208(%rsp), %xmm30, %xmm4
 	addq %rcx, %rbp
 	mov %rsi, %r11
 	andq %r10, %r11
 	addq %r11, %rbp
-	vpaddq %xmm2, %xmm3, %xmm6
+	vpaddq %xmm0, %xmm4, %xmm5
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rbp
-	vpaddq %xmm11, %xmm6, %xmm22
+	vpaddq %xmm1, %xmm5, %xmm21
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
-	vmovdqu64 %xmm22, 1264(%rsp)
+	vmovdqu64 %xmm21, 1264(%rsp)
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc26(%rip), %xmm22, %xmm17
+	vpaddq .Lc26(%rip), %xmm21, %xmm17
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
@@ -1656,29 +1657,29 @@ SYM(sha512_x86_rorx_chain):
 	addq %rcx, %r15
 	addq 576(%rsp), %rax
 	rorx $14, %rbp, %r11
-	vmovdqu64 1160(%rsp), %xmm24
+	vmovdqu64 1160(%rsp), %xmm23
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdx
-	vprorq $1, %xmm24, %xmm14
+	vprorq $1, %xmm23, %xmm18
 	addq %rdi, %rax
 	andn %rsi, %rbp, %r12
-	vprorq $8, %xmm24, %xmm27
+	vprorq $8, %xmm23, %xmm26
 	addq %r12, %rax
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vpsrlq $7, %xmm24, %xmm28
+	vpsrlq $7, %xmm23, %xmm27
 	addq %rcx, %rax
 	xorq %r13, %r11
-	vpternlogq $0x96, %xmm28, %xmm27, %xmm14
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm18
 	xorq %rdx, %r11
 	addq %r11, %rax
-	vprorq $19, %xmm22, %xmm26
+	vprorq $19, %xmm21, %xmm25
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $61, %xmm22, %xmm29
+	vprorq $61, %xmm21, %xmm2
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vpsrlq $6, %xmm22, %xmm25
+	vpsrlq $6, %xmm21, %xmm24
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -1692,62 +1693,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 584(%rsp), %rsi
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm26
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm25
 	rorx $41, %rax, %r8
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
-	vpaddq 1224(%rsp), %xmm10, %xmm13
+	vpaddq 1224(%rsp), %xmm11, %xmm13
 	addq %rbx, %rsi
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %rsi
-	vpaddq %xmm14, %xmm13, %xmm20
+	vpaddq %xmm18, %xmm13, %xmm15
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vpaddq %xmm26, %xmm20, %xmm23
+	vpaddq %xmm25, %xmm15, %xmm22
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vmovdqu64 %xmm23, 1280(%rsp)
+	vmovdqu64 %xmm22, 1280(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc27(%rip), %xmm23, %xmm21
+	vpaddq .Lc27(%rip), %xmm22, %xmm20
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm21, 704(%rsp)
+	vmovdqu64 %xmm20, 704(%rsp)
 	addq %rax, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 592(%rsp), %r10
 	rorx $14, %rsi, %r12
-	vmovdqu64 1176(%rsp), %xmm9
+	vmovdqu64 1176(%rsp), %xmm10
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %rdi
-	vprorq $1, %xmm9, %xmm1
+	vprorq $1, %xmm10, %xmm31
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
-	vprorq $8, %xmm9, %xmm12
+	vprorq $8, %xmm10, %xmm3
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vpsrlq $7, %xmm9, %xmm4
+	vpsrlq $7, %xmm10, %xmm6
 	addq %rbx, %r10
 	xorq %r13, %r12
-	vpternlogq $0x96, %xmm4, %xmm12, %xmm1
+	vpternlogq $0x96, %xmm6, %xmm3, %xmm31
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vprorq $19, %xmm23, %xmm18
+	vprorq $19, %xmm22, %xmm12
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $61, %xmm23, %xmm5
+	vprorq $61, %xmm22, %xmm7
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpsrlq $6, %xmm23, %xmm15
+	vpsrlq $6, %xmm22, %xmm14
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -1761,62 +1762,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 600(%rsp), %rbp
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm15, %xmm5, %xmm18
+	vpternlogq $0x96, %xmm14, %xmm7, %xmm12
 	rorx $41, %r10, %r9
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
-	vpaddq 1240(%rsp), %xmm30, %xmm0
+	vpaddq 1240(%rsp), %xmm28, %xmm30
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm1, %xmm0, %xmm3
+	vpaddq %xmm31, %xmm30, %xmm4
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm18, %xmm3, %xmm2
+	vpaddq %xmm12, %xmm4, %xmm0
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vmovdqu64 %xmm2, 1296(%rsp)
+	vmovdqu64 %xmm0, 1296(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc28(%rip), %xmm2, %xmm6
+	vpaddq .Lc28(%rip), %xmm0, %xmm5
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm6, 720(%rsp)
+	vmovdqu64 %xmm5, 720(%rsp)
 	addq %r10, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 608(%rsp), %rax
 	rorx $14, %rbp, %rdx
-	vmovdqu64 1192(%rsp), %xmm11
+	vmovdqu64 1192(%rsp), %xmm1
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r15
-	vprorq $1, %xmm11, %xmm17
+	vprorq $1, %xmm1, %xmm17
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
-	vprorq $8, %xmm11, %xmm24
+	vprorq $8, %xmm1, %xmm23
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
-	vpsrlq $7, %xmm11, %xmm27
+	vpsrlq $7, %xmm1, %xmm26
 	addq %r8, %rax
 	xorq %r13, %rdx
-	vpternlogq $0x96, %xmm27, %xmm24, %xmm17
+	vpternlogq $0x96, %xmm26, %xmm23, %xmm17
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vprorq $19, %xmm2, %xmm28
+	vprorq $19, %xmm0, %xmm27
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $61, %xmm2, %xmm29
+	vprorq $61, %xmm0, %xmm2
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpsrlq $6, %xmm2, %xmm25
+	vpsrlq $6, %xmm0, %xmm24
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -1830,62 +1831,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 616(%rsp), %rsi
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm25, %xmm29, %xmm28
+	vpternlogq $0x96, %xmm24, %xmm2, %xmm27
 	rorx $41, %rax, %r14
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
-	vpaddq 1256(%rsp), %xmm8, %xmm10
+	vpaddq 1256(%rsp), %xmm8, %xmm11
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %rsi
-	vpaddq %xmm17, %xmm10, %xmm13
+	vpaddq %xmm17, %xmm11, %xmm13
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rsi
-	vpaddq %xmm28, %xmm13, %xmm14
+	vpaddq %xmm27, %xmm13, %xmm18
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vmovdqu64 %xmm14, 1312(%rsp)
+	vmovdqu64 %xmm18, 1312(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc29(%rip), %xmm14, %xmm20
+	vpaddq .Lc29(%rip), %xmm18, %xmm15
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm20, 736(%rsp)
+	vmovdqu64 %xmm15, 736(%rsp)
 	addq %rax, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 624(%rsp), %r10
 	rorx $14, %rsi, %rdi
-	vmovdqu64 1208(%rsp), %xmm26
+	vmovdqu64 1208(%rsp), %xmm25
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r11
-	vprorq $1, %xmm26, %xmm21
+	vprorq $1, %xmm25, %xmm20
 	addq %r12, %r10
 	andn %rbp, %rsi, %r15
-	vprorq $8, %xmm26, %xmm9
+	vprorq $8, %xmm25, %xmm10
 	addq %r15, %r10
 	mov %rax, %r9
 	andq %rsi, %r9
-	vpsrlq $7, %xmm26, %xmm12
+	vpsrlq $7, %xmm25, %xmm3
 	addq %r9, %r10
 	xorq %r13, %rdi
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm21
+	vpternlogq $0x96, %xmm3, %xmm10, %xmm20
 	xorq %r11, %rdi
 	addq %rdi, %r10
-	vprorq $19, %xmm14, %xmm4
+	vprorq $19, %xmm18, %xmm6
 	rorx $28, %rdx, %r15
 	rorx $34, %rdx, %r9
-	vprorq $61, %xmm14, %xmm23
+	vprorq $61, %xmm18, %xmm22
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
-	vpsrlq $6, %xmm14, %xmm5
+	vpsrlq $6, %xmm18, %xmm7
 	xorq %r9, %r15
 	xorq %r13, %r15
 	subq %rcx, %r8
@@ -1899,62 +1900,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 632(%rsp), %rbp
 	rorx $14, %r10, %r9
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm5, %xmm23, %xmm4
+	vpternlogq $0x96, %xmm7, %xmm22, %xmm6
 	rorx $41, %r10, %rcx
 	addq %rbx, %rbp
 	andn %rax, %r10, %r14
-	vpaddq 1272(%rsp), %xmm7, %xmm15
+	vpaddq 1272(%rsp), %xmm9, %xmm14
 	addq %r14, %rbp
 	mov %rsi, %r15
 	andq %r10, %r15
 	addq %r15, %rbp
-	vpaddq %xmm21, %xmm15, %xmm30
+	vpaddq %xmm20, %xmm14, %xmm28
 	xorq %r13, %r9
 	xorq %rcx, %r9
 	addq %r9, %rbp
-	vpaddq %xmm4, %xmm30, %xmm0
+	vpaddq %xmm6, %xmm28, %xmm30
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
-	vmovdqu64 %xmm0, 1328(%rsp)
+	vmovdqu64 %xmm30, 1328(%rsp)
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
-	vpaddq .Lc30(%rip), %xmm0, %xmm1
+	vpaddq .Lc30(%rip), %xmm30, %xmm31
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
-	vmovdqu64 %xmm1, 752(%rsp)
+	vmovdqu64 %xmm31, 752(%rsp)
 	addq %r10, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 640(%rsp), %rax
 	rorx $14, %rbp, %r15
-	vmovdqu64 1224(%rsp), %xmm3
+	vmovdqu64 1224(%rsp), %xmm4
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %r12
-	vprorq $1, %xmm3, %xmm18
+	vprorq $1, %xmm4, %xmm12
 	addq %rdx, %rax
 	andn %rsi, %rbp, %r11
-	vprorq $8, %xmm3, %xmm6
+	vprorq $8, %xmm4, %xmm5
 	addq %r11, %rax
 	mov %r10, %r14
 	andq %rbp, %r14
-	vpsrlq $7, %xmm3, %xmm11
+	vpsrlq $7, %xmm4, %xmm1
 	addq %r14, %rax
 	xorq %r13, %r15
-	vpternlogq $0x96, %xmm11, %xmm6, %xmm18
+	vpternlogq $0x96, %xmm1, %xmm5, %xmm12
 	xorq %r12, %r15
 	addq %r15, %rax
-	vprorq $19, %xmm0, %xmm24
+	vprorq $19, %xmm30, %xmm23
 	rorx $28, %rdi, %r11
 	rorx $34, %rdi, %r14
-	vprorq $61, %xmm0, %xmm27
+	vprorq $61, %xmm30, %xmm26
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
-	vpsrlq $6, %xmm0, %xmm2
+	vpsrlq $6, %xmm30, %xmm0
 	xorq %r14, %r11
 	xorq %r13, %r11
 	subq %rbx, %r9
@@ -1968,20 +1969,20 @@ SYM(sha512_x86_rorx_chain):
 	addq 648(%rsp), %rsi
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm2, %xmm27, %xmm24
+	vpternlogq $0x96, %xmm0, %xmm26, %xmm23
 	rorx $41, %rax, %rbx
 	addq %r8, %rsi
 	andn %r10, %rax, %rcx
-	vpaddq 1288(%rsp), %xmm19, %xmm29
+	vpaddq 1288(%rsp), %xmm19, %xmm2
 	addq %rcx, %rsi
 	mov %rbp, %r11
 	andq %rax, %r11
 	addq %r11, %rsi
-	vpaddq %xmm18, %xmm29, %xmm25
+	vpaddq %xmm12, %xmm2, %xmm24
 	xorq %r13, %r14
 	xorq %rbx, %r14
 	addq %r14, %rsi
-	vpaddq %xmm24, %xmm25, %xmm8
+	vpaddq %xmm23, %xmm24, %xmm8
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
@@ -1989,13 +1990,13 @@ SYM(sha512_x86_rorx_chain):
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
-	vpaddq .Lc31(%rip), %xmm8, %xmm10
+	vpaddq .Lc31(%rip), %xmm8, %xmm11
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
 	mov %rdi, %r14
 	andq %r9, %r14
-	vmovdqu64 %xmm10, 768(%rsp)
+	vmovdqu64 %xmm11, 768(%rsp)
 	addq %rax, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
@@ -2007,23 +2008,23 @@ SYM(sha512_x86_rorx_chain):
 	vprorq $1, %xmm17, %xmm13
 	addq %rdi, %r10
 	andn %rbp, %rsi, %r12
-	vprorq $8, %xmm17, %xmm28
+	vprorq $8, %xmm17, %xmm27
 	addq %r12, %r10
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vpsrlq $7, %xmm17, %xmm20
+	vpsrlq $7, %xmm17, %xmm15
 	addq %rcx, %r10
 	xorq %r13, %r11
-	vpternlogq $0x96, %xmm20, %xmm28, %xmm13
+	vpternlogq $0x96, %xmm15, %xmm27, %xmm13
 	xorq %rdx, %r11
 	addq %r11, %r10
-	vprorq $19, %xmm8, %xmm26
+	vprorq $19, %xmm8, %xmm25
 	rorx $28, %r15, %r12
 	rorx $34, %r15, %rcx
-	vprorq $61, %xmm8, %xmm9
+	vprorq $61, %xmm8, %xmm10
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
-	vpsrlq $6, %xmm8, %xmm12
+	vpsrlq $6, %xmm8, %xmm3
 	xorq %rcx, %r12
 	xorq %r13, %r12
 	subq %r8, %r14
@@ -2037,62 +2038,62 @@ SYM(sha512_x86_rorx_chain):
 	addq 664(%rsp), %rbp
 	rorx $14, %r10, %rcx
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm12, %xmm9, %xmm26
+	vpternlogq $0x96, %xmm3, %xmm10, %xmm25
 	rorx $41, %r10, %r8
 	addq %r9, %rbp
 	andn %rax, %r10, %rbx
-	vpaddq 1304(%rsp), %xmm31, %xmm14
+	vpaddq 1304(%rsp), %xmm29, %xmm18
 	addq %rbx, %rbp
 	mov %rsi, %r12
 	andq %r10, %r12
 	addq %r12, %rbp
-	vpaddq %xmm13, %xmm14, %xmm23
+	vpaddq %xmm13, %xmm18, %xmm22
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rbp
-	vpaddq %xmm26, %xmm23, %xmm5
+	vpaddq %xmm25, %xmm22, %xmm7
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vmovdqu64 %xmm5, 1360(%rsp)
+	vmovdqu64 %xmm7, 1360(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc32(%rip), %xmm5, %xmm7
+	vpaddq .Lc32(%rip), %xmm7, %xmm9
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu64 %xmm7, 784(%rsp)
+	vmovdqu64 %xmm9, 784(%rsp)
 	addq %r10, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 672(%rsp), %rax
 	rorx $14, %rbp, %r12
-	vmovdqu64 1256(%rsp), %xmm15
+	vmovdqu64 1256(%rsp), %xmm14
 	rorx $18, %rbp, %r13
 	rorx $41, %rbp, %rdi
-	vprorq $1, %xmm15, %xmm21
+	vprorq $1, %xmm14, %xmm20
 	addq %r15, %rax
 	andn %rsi, %rbp, %rdx
-	vprorq $8, %xmm15, %xmm30
+	vprorq $8, %xmm14, %xmm28
 	addq %rdx, %rax
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vpsrlq $7, %xmm15, %xmm4
+	vpsrlq $7, %xmm14, %xmm6
 	addq %rbx, %rax
 	xorq %r13, %r12
-	vpternlogq $0x96, %xmm4, %xmm30, %xmm21
+	vpternlogq $0x96, %xmm6, %xmm28, %xmm20
 	xorq %rdi, %r12
 	addq %r12, %rax
-	vprorq $19, %xmm5, %xmm1
+	vprorq $19, %xmm7, %xmm31
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
-	vprorq $61, %xmm5, %xmm3
+	vprorq $61, %xmm7, %xmm4
 	rorx $39, %r11, %r13
 	andq %r11, %r8
-	vpsrlq $6, %xmm5, %xmm6
+	vpsrlq $6, %xmm7, %xmm5
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
 	subq %r9, %rcx
@@ -2106,34 +2107,34 @@ SYM(sha512_x86_rorx_chain):
 	addq 680(%rsp), %rsi
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %r13
-	vpternlogq $0x96, %xmm6, %xmm3, %xmm1
+	vpternlogq $0x96, %xmm5, %xmm4, %xmm31
 	rorx $41, %rax, %r9
 	addq %r14, %rsi
 	andn %r10, %rax, %r8
-	vpaddq 1320(%rsp), %xmm16, %xmm11
+	vpaddq 1320(%rsp), %xmm16, %xmm1
 	addq %r8, %rsi
 	mov %rbp, %rdx
 	andq %rax, %rdx
 	addq %rdx, %rsi
-	vpaddq %xmm21, %xmm11, %xmm0
+	vpaddq %xmm20, %xmm1, %xmm30
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rsi
-	vpaddq %xmm1, %xmm0, %xmm27
+	vpaddq %xmm31, %xmm30, %xmm26
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vmovdqu64 %xmm27, 1376(%rsp)
+	vmovdqu64 %xmm26, 1376(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc33(%rip), %xmm27, %xmm2
+	vpaddq .Lc33(%rip), %xmm26, %xmm0
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
 	mov %r11, %rbx
 	andq %rcx, %rbx
-	vmovdqu64 %xmm2, 800(%rsp)
+	vmovdqu64 %xmm0, 800(%rsp)
 	addq %rax, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
@@ -2142,26 +2143,26 @@ SYM(sha512_x86_rorx_chain):
 	vmovdqu64 1272(%rsp), %xmm19
 	rorx $18, %rsi, %r13
 	rorx $41, %rsi, %r15
-	vprorq $1, %xmm19, %xmm29
+	vprorq $1, %xmm19, %xmm2
 	addq %r11, %r10
 	andn %rbp, %rsi, %rdi
-	vprorq $8, %xmm19, %xmm18
+	vprorq $8, %xmm19, %xmm12
 	addq %rdi, %r10
 	mov %rax, %r8
 	andq %rsi, %r8
-	vpsrlq $7, %xmm19, %xmm25
+	vpsrlq $7, %xmm19, %xmm24
 	addq %r8, %r10
 	xorq %r13, %rdx
-	vpternlogq $0x96, %xmm25, %xmm18, %xmm29
+	vpternlogq $0x96, %xmm24, %xmm12, %xmm2
 	xorq %r15, %rdx
 	addq %rdx, %r10
-	vprorq $19, %xmm27, %xmm24
+	vprorq $19, %xmm26, %xmm23
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
-	vprorq $61, %xmm27, %xmm10
+	vprorq $61, %xmm26, %xmm11
 	rorx $39, %r12, %r13
 	andq %r12, %r9
-	vpsrlq $6, %xmm27, %xmm17
+	vpsrlq $6, %xmm26, %xmm17
 	xorq %r8, %rdi
 	xorq %r13, %rdi
 	subq %r14, %rbx
@@ -2175,20 +2176,20 @@ SYM(sha512_x86_rorx_chain):
 	addq 696(%rsp), %rbp
 	rorx $14, %r10, %r8
 	rorx $18, %r10, %r13
-	vpternlogq $0x96, %xmm17, %xmm10, %xmm24
+	vpternlogq $0x96, %xmm17, %xmm11, %xmm23
 	rorx $41, %r10, %r14
 	addq %rcx, %rbp
 	andn %rax, %r10, %r9
-	vpaddq 1336(%rsp), %xmm22, %xmm28
+	vpaddq 1336(%rsp), %xmm21, %xmm27
 	addq %r9, %rbp
 	mov %rsi, %rdi
 	andq %r10, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm29, %xmm28, %xmm20
+	vpaddq %xmm2, %xmm27, %xmm15
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rbp
-	vpaddq %xmm24, %xmm20, %xmm8
+	vpaddq %xmm23, %xmm15, %xmm8
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
@@ -2196,13 +2197,13 @@ SYM(sha512_x86_rorx_chain):
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc34(%rip), %xmm8, %xmm9
+	vpaddq .Lc34(%rip), %xmm8, %xmm10
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm9, 816(%rsp)
+	vmovdqu64 %xmm10, 816(%rsp)
 	addq %r10, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
@@ -2732,27 +2733,37 @@ SYM(sha512_x86_rorx_block):
 	vmovdqu64 %xmm6, 160(%rsp)
 	vmovdqu64 %xmm7, 176(%rsp)
 	mov 64(%rsp), %rax
-	vmovdqu64 80(%rsp), %xmm0
+	vmovq 64(%rsp), %xmm0
+	vpinsrq $1, 72(%rsp), %xmm0, %xmm0
 	addq 56(%rsp), %rax
-	valignq $1, 64(%rsp), %xmm0, %xmm1
+	vmovq 80(%rsp), %xmm1
+	vpinsrq $1, 88(%rsp), %xmm1, %xmm1
 	addq .Lc65(%rip), %rax
-	vmovdqu64 144(%rsp), %xmm2
+	vmovq 96(%rsp), %xmm2
+	vpinsrq $1, 104(%rsp), %xmm2, %xmm2
 	mov 32(%rsp), %rbx
-	valignq $1, 128(%rsp), %xmm2, %xmm3
+	vmovq 112(%rsp), %xmm3
+	vpinsrq $1, 120(%rsp), %xmm3, %xmm3
 	rorx $14, %rbx, %rcx
-	vprorq $1, %xmm1, %xmm4
+	vmovq 128(%rsp), %xmm4
+	vpinsrq $1, 136(%rsp), %xmm4, %xmm4
 	mov 32(%rsp), %rdx
-	vprorq $8, %xmm1, %xmm5
+	vmovq 144(%rsp), %xmm5
+	vpinsrq $1, 152(%rsp), %xmm5, %xmm5
 	rorx $18, %rdx, %rsi
-	vpsrlq $7, %xmm1, %xmm6
+	vmovq 160(%rsp), %xmm6
+	vpinsrq $1, 168(%rsp), %xmm6, %xmm6
 	mov 32(%rsp), %rdi
-	vpternlogq $0x96, %xmm6, %xmm5, %xmm4
+	vmovq 176(%rsp), %xmm7
+	vpinsrq $1, 184(%rsp), %xmm7, %xmm7
 	rorx $41, %rdi, %rbp
-	vmovdqu64 176(%rsp), %xmm7
+	valignq $1, %xmm0, %xmm1, %xmm8
 	addq 24(%rsp), %rax
-	vprorq $19, %xmm7, %xmm8
+	valignq $1, %xmm4, %xmm5, %xmm9
 	mov 32(%rsp), %r8
+	vprorq $1, %xmm8, %xmm10
 	andn 48(%rsp), %r8, %r9
+	vprorq $8, %xmm8, %xmm11
 	addq %r9, %rax
 	mov 40(%rsp), %r10
 	andq 32(%rsp), %r10
@@ -2762,45 +2773,47 @@ SYM(sha512_x86_rorx_block):
 	addq %rcx, %rax
 	mov 72(%rsp), %r11
 	addq 48(%rsp), %r11
+	vpsrlq $7, %xmm8, %xmm12
 	addq .Lc66(%rip), %r11
-	vprorq $61, %xmm7, %xmm9
 	rorx $14, %rax, %r12
+	vpternlogq $0x96, %xmm12, %xmm11, %xmm10
 	rorx $18, %rax, %r13
 	rorx $41, %rax, %r14
-	vpsrlq $6, %xmm7, %xmm10
+	vprorq $19, %xmm7, %xmm13
 	addq 16(%rsp), %r11
 	andn 40(%rsp), %rax, %r15
+	vprorq $61, %xmm7, %xmm14
 	addq %r15, %r11
-	vpternlogq $0x96, %xmm10, %xmm9, %xmm8
 	mov %rax, %rbx
 	andq 32(%rsp), %rbx
+	vpsrlq $6, %xmm7, %xmm15
 	addq %rbx, %r11
 	xorq %r13, %r12
-	vmovdqu64 64(%rsp), %xmm11
+	vpternlogq $0x96, %xmm15, %xmm14, %xmm13
 	xorq %r14, %r12
 	addq %r12, %r11
+	vpaddq %xmm9, %xmm0, %xmm16
 	mov 8(%rsp), %rdx
-	vpaddq %xmm3, %xmm11, %xmm12
 	xorq 16(%rsp), %rdx
+	vpaddq %xmm10, %xmm16, %xmm17
 	mov 8(%rsp), %rdi
 	andq 16(%rsp), %rdi
-	vpaddq %xmm4, %xmm12, %xmm13
+	vpaddq %xmm13, %xmm17, %xmm18
 	mov 0(%rsp), %r8
 	rorx $28, %r8, %r9
+	vmovdqu64 %xmm18, 896(%rsp)
 	mov 0(%rsp), %r10
-	vpaddq %xmm8, %xmm13, %xmm14
 	rorx $34, %r10, %rsi
+	vpaddq .Lc1(%rip), %xmm18, %xmm19
 	mov 0(%rsp), %rbp
 	rorx $39, %rbp, %rcx
-	vmovdqu64 %xmm14, 896(%rsp)
+	vmovdqu64 %xmm19, 320(%rsp)
 	andq 0(%rsp), %rdx
 	xorq %rsi, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc1(%rip), %xmm14, %xmm15
 	subq 24(%rsp), %rdi
 	mov 8(%rsp), %r15
 	xorq 0(%rsp), %r15
-	vmovdqu64 %xmm15, 320(%rsp)
 	mov 8(%rsp), %rbx
 	andq 0(%rsp), %rbx
 	addq %rax, %rdi
@@ -2808,35 +2821,33 @@ SYM(sha512_x86_rorx_block):
 	addq %r9, %rdi
 	mov 80(%rsp), %r13
 	addq 40(%rsp), %r13
-	vmovdqu64 96(%rsp), %xmm16
+	valignq $1, %xmm1, %xmm2, %xmm20
 	addq .Lc67(%rip), %r13
 	rorx $14, %r11, %r14
-	valignq $1, 80(%rsp), %xmm16, %xmm17
+	valignq $1, %xmm5, %xmm6, %xmm21
 	rorx $18, %r11, %r12
 	rorx $41, %r11, %r8
-	vmovdqu64 160(%rsp), %xmm18
+	vprorq $1, %xmm20, %xmm22
 	addq 8(%rsp), %r13
 	andn 32(%rsp), %r11, %r10
-	valignq $1, 144(%rsp), %xmm18, %xmm19
+	vprorq $8, %xmm20, %xmm23
 	addq %r10, %r13
 	mov %rax, %rbp
 	andq %r11, %rbp
-	vprorq $1, %xmm17, %xmm20
+	vpsrlq $7, %xmm20, %xmm24
 	addq %rbp, %r13
 	xorq %r12, %r14
-	vprorq $8, %xmm17, %xmm21
+	vpternlogq $0x96, %xmm24, %xmm23, %xmm22
 	xorq %r8, %r14
 	addq %r14, %r13
-	vpsrlq $7, %xmm17, %xmm22
+	vprorq $19, %xmm18, %xmm25
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %rcx
-	vpternlogq $0x96, %xmm22, %xmm21, %xmm20
+	vprorq $61, %xmm18, %xmm26
 	rorx $39, %rdi, %rdx
 	andq %rdi, %r15
-	vprorq $19, %xmm14, %xmm23
 	xorq %rcx, %rsi
 	xorq %rdx, %rsi
-	vprorq $61, %xmm14, %xmm24
 	subq 16(%rsp), %rbx
 	mov %rdi, %r9
 	xorq 0(%rsp), %r9
@@ -2847,32 +2858,31 @@ SYM(sha512_x86_rorx_block):
 	addq %rsi, %rbx
 	mov 88(%rsp), %rbp
 	addq 32(%rsp), %rbp
-	vpsrlq $6, %xmm14, %xmm25
+	vpsrlq $6, %xmm18, %xmm27
 	addq .Lc68(%rip), %rbp
 	rorx $14, %r13, %r12
-	vpternlogq $0x96, %xmm25, %xmm24, %xmm23
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm25
 	rorx $18, %r13, %r8
 	rorx $41, %r13, %r14
-	vmovdqu64 80(%rsp), %xmm26
+	vpaddq %xmm21, %xmm1, %xmm28
 	addq 0(%rsp), %rbp
 	andn %rax, %r13, %rcx
-	vpaddq %xmm19, %xmm26, %xmm27
+	vpaddq %xmm22, %xmm28, %xmm29
 	addq %rcx, %rbp
 	mov %r11, %rdx
 	andq %r13, %rdx
-	vpaddq %xmm20, %xmm27, %xmm28
+	vpaddq %xmm25, %xmm29, %xmm30
 	addq %rdx, %rbp
 	xorq %r8, %r12
-	vpaddq %xmm23, %xmm28, %xmm29
+	vmovdqu64 %xmm30, 912(%rsp)
 	xorq %r14, %r12
 	addq %r12, %rbp
-	vmovdqu64 %xmm29, 912(%rsp)
+	vpaddq .Lc2(%rip), %xmm30, %xmm31
 	rorx $28, %rbx, %r15
 	rorx $34, %rbx, %rsi
-	vpaddq .Lc2(%rip), %xmm29, %xmm30
+	vmovdqu64 %xmm31, 336(%rsp)
 	rorx $39, %rbx, %rcx
 	andq %rbx, %r9
-	vmovdqu64 %xmm30, 336(%rsp)
 	xorq %rsi, %r15
 	xorq %rcx, %r15
 	subq 8(%rsp), %r10
@@ -2885,35 +2895,33 @@ SYM(sha512_x86_rorx_block):
 	addq %r15, %r10
 	addq 96(%rsp), %rax
 	addq .Lc47(%rip), %rax
-	vmovdqu64 112(%rsp), %xmm31
+	valignq $1, %xmm2, %xmm3, %xmm8
 	rorx $14, %rbp, %r14
 	rorx $18, %rbp, %r12
-	valignq $1, 96(%rsp), %xmm31, %xmm0
+	valignq $1, %xmm6, %xmm7, %xmm11
 	rorx $41, %rbp, %rsi
 	addq %rdi, %rax
-	vmovdqu64 176(%rsp), %xmm2
+	vprorq $1, %xmm8, %xmm12
 	andn %r11, %rbp, %rcx
 	addq %rcx, %rax
-	valignq $1, 160(%rsp), %xmm2, %xmm1
+	vprorq $8, %xmm8, %xmm14
 	mov %r13, %r9
 	andq %rbp, %r9
 	addq %r9, %rax
-	vprorq $1, %xmm0, %xmm5
+	vpsrlq $7, %xmm8, %xmm15
 	xorq %r12, %r14
 	xorq %rsi, %r14
-	vprorq $8, %xmm0, %xmm6
+	vpternlogq $0x96, %xmm15, %xmm14, %xmm12
 	addq %r14, %rax
 	rorx $28, %r10, %r15
-	vpsrlq $7, %xmm0, %xmm7
+	vprorq $19, %xmm30, %xmm0
 	rorx $34, %r10, %rcx
 	rorx $39, %r10, %r9
-	vpternlogq $0x96, %xmm7, %xmm6, %xmm5
+	vprorq $61, %xmm30, %xmm9
 	andq %r10, %rdx
 	xorq %rcx, %r15
-	vprorq $19, %xmm29, %xmm9
 	xorq %r9, %r15
 	subq 0(%rsp), %r8
-	vprorq $61, %xmm29, %xmm10
 	mov %rbx, %r12
 	xorq %r10, %r12
 	mov %rbx, %rsi
@@ -2923,32 +2931,31 @@ SYM(sha512_x86_rorx_block):
 	addq %r15, %r8
 	addq 104(%rsp), %r11
 	addq .Lc48(%rip), %r11
-	vpsrlq $6, %xmm29, %xmm11
+	vpsrlq $6, %xmm30, %xmm16
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm9
+	vpternlogq $0x96, %xmm16, %xmm9, %xmm0
 	rorx $41, %rax, %r9
 	addq %rbx, %r11
-	vmovdqu64 96(%rsp), %xmm3
+	vpaddq %xmm11, %xmm2, %xmm10
 	andn %r13, %rax, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm1, %xmm3, %xmm12
+	vpaddq %xmm12, %xmm10, %xmm17
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %r11
-	vpaddq %xmm5, %xmm12, %xmm4
+	vpaddq %xmm0, %xmm17, %xmm13
 	xorq %rcx, %r14
 	xorq %r9, %r14
-	vpaddq %xmm9, %xmm4, %xmm13
+	vmovdqu64 %xmm13, 928(%rsp)
 	addq %r14, %r11
 	rorx $28, %r8, %rdx
-	vmovdqu64 %xmm13, 928(%rsp)
+	vpaddq .Lc3(%rip), %xmm13, %xmm19
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vpaddq .Lc3(%rip), %xmm13, %xmm8
+	vmovdqu64 %xmm19, 352(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
-	vmovdqu64 %xmm8, 352(%rsp)
 	xorq %rcx, %rdx
 	subq %rdi, %rsi
 	mov %r10, %r9
@@ -2960,32 +2967,31 @@ SYM(sha512_x86_rorx_block):
 	addq %rdx, %rsi
 	addq 112(%rsp), %r13
 	addq .Lc49(%rip), %r13
-	vmovdqu64 128(%rsp), %xmm15
+	valignq $1, %xmm3, %xmm4, %xmm20
 	rorx $14, %r11, %r15
 	rorx $18, %r11, %rcx
-	valignq $1, 112(%rsp), %xmm15, %xmm16
+	valignq $1, %xmm7, %xmm18, %xmm23
 	rorx $41, %r11, %rdi
 	addq %r10, %r13
-	valignq $1, 176(%rsp), %xmm14, %xmm18
+	vprorq $1, %xmm20, %xmm24
 	andn %rbp, %r11, %r12
 	addq %r12, %r13
-	vprorq $1, %xmm16, %xmm17
+	vprorq $8, %xmm20, %xmm26
 	mov %rax, %rdx
 	andq %r11, %rdx
 	addq %rdx, %r13
-	vprorq $8, %xmm16, %xmm21
+	vpsrlq $7, %xmm20, %xmm27
 	xorq %rcx, %r15
 	xorq %rdi, %r15
-	vpsrlq $7, %xmm16, %xmm22
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm24
 	addq %r15, %r13
 	rorx $28, %rsi, %r12
-	vpternlogq $0x96, %xmm22, %xmm21, %xmm17
+	vprorq $19, %xmm13, %xmm1
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
-	vprorq $19, %xmm13, %xmm24
+	vprorq $61, %xmm13, %xmm21
 	andq %rsi, %r9
 	xorq %rdx, %r12
-	vprorq $61, %xmm13, %xmm25
 	xorq %rcx, %r12
 	subq %rbx, %r14
 	mov %r8, %rdi
@@ -2997,32 +3003,31 @@ SYM(sha512_x86_rorx_block):
 	addq %r12, %r14
 	addq 120(%rsp), %rbp
 	addq .Lc50(%rip), %rbp
-	vpsrlq $6, %xmm13, %xmm26
+	vpsrlq $6, %xmm13, %xmm28
 	rorx $14, %r13, %rdx
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm24
+	vpternlogq $0x96, %xmm28, %xmm21, %xmm1
 	rorx $41, %r13, %rbx
 	addq %r8, %rbp
-	vmovdqu64 112(%rsp), %xmm19
+	vpaddq %xmm23, %xmm3, %xmm22
 	andn %rax, %r13, %r9
 	addq %r9, %rbp
-	vpaddq %xmm18, %xmm19, %xmm27
+	vpaddq %xmm24, %xmm22, %xmm29
 	mov %r11, %r12
 	andq %r13, %r12
 	addq %r12, %rbp
-	vpaddq %xmm17, %xmm27, %xmm20
+	vpaddq %xmm1, %xmm29, %xmm25
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
-	vpaddq %xmm24, %xmm20, %xmm28
+	vmovdqu64 %xmm25, 944(%rsp)
 	addq %rdx, %rbp
 	rorx $28, %r14, %r9
-	vmovdqu64 %xmm28, 944(%rsp)
+	vpaddq .Lc6(%rip), %xmm25, %xmm31
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vpaddq .Lc6(%rip), %xmm28, %xmm23
+	vmovdqu64 %xmm31, 368(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
-	vmovdqu64 %xmm23, 368(%rsp)
 	xorq %rcx, %r9
 	subq %r10, %r15
 	mov %rsi, %rbx
@@ -3034,32 +3039,31 @@ SYM(sha512_x86_rorx_block):
 	addq %r9, %r15
 	addq 128(%rsp), %rax
 	addq .Lc52(%rip), %rax
-	vmovdqu64 144(%rsp), %xmm30
+	valignq $1, %xmm4, %xmm5, %xmm8
 	rorx $14, %rbp, %r12
 	rorx $18, %rbp, %rcx
-	valignq $1, 128(%rsp), %xmm30, %xmm31
+	vprorq $1, %xmm8, %xmm14
 	rorx $41, %rbp, %r10
 	addq %rsi, %rax
-	vprorq $1, %xmm31, %xmm2
+	vprorq $8, %xmm8, %xmm15
 	andn %r11, %rbp, %rdi
 	addq %rdi, %rax
-	vprorq $8, %xmm31, %xmm0
+	vpsrlq $7, %xmm8, %xmm9
 	mov %r13, %r9
 	andq %rbp, %r9
 	addq %r9, %rax
-	vpsrlq $7, %xmm31, %xmm6
+	vpternlogq $0x96, %xmm9, %xmm15, %xmm14
 	xorq %rcx, %r12
 	xorq %r10, %r12
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm2
+	vprorq $19, %xmm25, %xmm16
 	addq %r12, %rax
 	rorx $28, %r15, %rdi
-	vprorq $19, %xmm28, %xmm7
+	vprorq $61, %xmm25, %xmm2
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
-	vprorq $61, %xmm28, %xmm10
+	vpsrlq $6, %xmm25, %xmm11
 	andq %r15, %rbx
 	xorq %r9, %rdi
-	vpsrlq $6, %xmm28, %xmm11
 	xorq %rcx, %rdi
 	subq %r8, %rdx
 	mov %r14, %r10
@@ -3071,35 +3075,34 @@ SYM(sha512_x86_rorx_block):
 	addq %rdi, %rdx
 	addq 136(%rsp), %r11
 	addq .Lc53(%rip), %r11
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm7
 	rorx $14, %rax, %r9
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm16
 	rorx $18, %rax, %rcx
-	vmovdqu64 128(%rsp), %xmm3
 	rorx $41, %rax, %r8
 	addq %r14, %r11
-	vpaddq 904(%rsp), %xmm3, %xmm1
+	vpaddq 904(%rsp), %xmm4, %xmm10
 	andn %r13, %rax, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm2, %xmm1, %xmm12
 	mov %rbp, %rdi
 	andq %rax, %rdi
+	vpaddq %xmm14, %xmm10, %xmm12
 	addq %rdi, %r11
-	vpaddq %xmm7, %xmm12, %xmm5
 	xorq %rcx, %r9
 	xorq %r8, %r9
-	vmovdqu64 %xmm5, 960(%rsp)
+	vpaddq %xmm16, %xmm12, %xmm17
 	addq %r9, %r11
 	rorx $28, %rdx, %rbx
-	vpaddq .Lc7(%rip), %xmm5, %xmm4
 	rorx $34, %rdx, %rdi
+	vmovdqu64 %xmm17, 960(%rsp)
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm4, 384(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
+	vpaddq .Lc7(%rip), %xmm17, %xmm0
 	xorq %rcx, %rbx
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
+	vmovdqu64 %xmm0, 384(%rsp)
 	mov %r15, %r9
 	andq %rdx, %r9
 	addq %rax, %r12
@@ -3107,32 +3110,31 @@ SYM(sha512_x86_rorx_block):
 	addq %rbx, %r12
 	addq 144(%rsp), %r13
 	addq .Lc54(%rip), %r13
-	vmovdqu64 160(%rsp), %xmm9
+	valignq $1, %xmm5, %xmm6, %xmm19
 	rorx $14, %r11, %rdi
 	rorx $18, %r11, %rcx
-	valignq $1, 144(%rsp), %xmm9, %xmm8
+	vprorq $1, %xmm19, %xmm20
 	rorx $41, %r11, %rsi
 	addq %r15, %r13
-	vprorq $1, %xmm8, %xmm15
+	vprorq $8, %xmm19, %xmm26
 	andn %rbp, %r11, %r10
 	addq %r10, %r13
-	vprorq $8, %xmm8, %xmm16
+	vpsrlq $7, %xmm19, %xmm27
 	mov %rax, %rbx
 	andq %r11, %rbx
 	addq %rbx, %r13
-	vpsrlq $7, %xmm8, %xmm21
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm20
 	xorq %rcx, %rdi
 	xorq %rsi, %rdi
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm15
+	vprorq $19, %xmm17, %xmm21
 	addq %rdi, %r13
 	rorx $28, %r12, %r10
-	vprorq $19, %xmm5, %xmm22
+	vprorq $61, %xmm17, %xmm28
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
-	vprorq $61, %xmm5, %xmm25
+	vpsrlq $6, %xmm17, %xmm3
 	andq %r12, %r8
 	xorq %rbx, %r10
-	vpsrlq $6, %xmm5, %xmm26
 	xorq %rcx, %r10
 	subq %r14, %r9
 	mov %rdx, %rsi
@@ -3144,35 +3146,34 @@ SYM(sha512_x86_rorx_block):
 	addq %r10, %r9
 	addq 152(%rsp), %rbp
 	addq .Lc55(%rip), %rbp
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm22
 	rorx $14, %r13, %rbx
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm21
 	rorx $18, %r13, %rcx
-	vmovdqu64 144(%rsp), %xmm19
 	rorx $41, %r13, %r14
 	addq %rdx, %rbp
-	vpaddq 920(%rsp), %xmm19, %xmm18
+	vpaddq 920(%rsp), %xmm5, %xmm23
 	andn %rax, %r13, %r8
 	addq %r8, %rbp
-	vpaddq %xmm15, %xmm18, %xmm27
 	mov %r11, %r10
 	andq %r13, %r10
+	vpaddq %xmm20, %xmm23, %xmm22
 	addq %r10, %rbp
-	vpaddq %xmm22, %xmm27, %xmm17
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
-	vmovdqu64 %xmm17, 976(%rsp)
+	vpaddq %xmm21, %xmm22, %xmm24
 	addq %rbx, %rbp
 	rorx $28, %r9, %r8
-	vpaddq .Lc8(%rip), %xmm17, %xmm20
 	rorx $34, %r9, %r10
+	vmovdqu64 %xmm24, 976(%rsp)
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm20, 400(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
+	vpaddq .Lc8(%rip), %xmm24, %xmm29
 	xorq %rcx, %r8
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
+	vmovdqu64 %xmm29, 400(%rsp)
 	mov %r12, %rbx
 	andq %r9, %rbx
 	addq %r13, %rdi
@@ -3180,32 +3181,31 @@ SYM(sha512_x86_rorx_block):
 	addq %r8, %rdi
 	addq 160(%rsp), %rax
 	addq .Lc56(%rip), %rax
-	vmovdqu64 176(%rsp), %xmm24
+	valignq $1, %xmm6, %xmm7, %xmm1
 	rorx $14, %rbp, %r10
 	rorx $18, %rbp, %rcx
-	valignq $1, 160(%rsp), %xmm24, %xmm23
+	vprorq $1, %xmm1, %xmm31
 	rorx $41, %rbp, %r15
 	addq %r12, %rax
-	vprorq $1, %xmm23, %xmm30
+	vprorq $8, %xmm1, %xmm8
 	andn %r11, %rbp, %rsi
 	addq %rsi, %rax
-	vprorq $8, %xmm23, %xmm31
+	vpsrlq $7, %xmm1, %xmm15
 	mov %r13, %r8
 	andq %rbp, %r8
 	addq %r8, %rax
-	vpsrlq $7, %xmm23, %xmm0
+	vpternlogq $0x96, %xmm15, %xmm8, %xmm31
 	xorq %rcx, %r10
 	xorq %r15, %r10
-	vpternlogq $0x96, %xmm0, %xmm31, %xmm30
+	vprorq $19, %xmm24, %xmm9
 	addq %r10, %rax
 	rorx $28, %rdi, %rsi
-	vprorq $19, %xmm17, %xmm6
+	vprorq $61, %xmm24, %xmm2
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
-	vprorq $61, %xmm17, %xmm10
+	vpsrlq $6, %xmm24, %xmm11
 	andq %rdi, %r14
 	xorq %r8, %rsi
-	vpsrlq $6, %xmm17, %xmm11
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
 	mov %r9, %r15
@@ -3217,35 +3217,34 @@ SYM(sha512_x86_rorx_block):
 	addq %rsi, %rbx
 	addq 168(%rsp), %r11
 	addq .Lc57(%rip), %r11
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm6
 	rorx $14, %rax, %r8
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm9
 	rorx $18, %rax, %rcx
-	vmovdqu64 160(%rsp), %xmm3
 	rorx $41, %rax, %rdx
 	addq %r9, %r11
-	vpaddq 936(%rsp), %xmm3, %xmm1
+	vpaddq 936(%rsp), %xmm6, %xmm4
 	andn %r13, %rax, %r14
 	addq %r14, %r11
-	vpaddq %xmm30, %xmm1, %xmm2
 	mov %rbp, %rsi
 	andq %rax, %rsi
+	vpaddq %xmm31, %xmm4, %xmm10
 	addq %rsi, %r11
-	vpaddq %xmm6, %xmm2, %xmm12
 	xorq %rcx, %r8
 	xorq %rdx, %r8
-	vmovdqu64 %xmm12, 992(%rsp)
+	vpaddq %xmm9, %xmm10, %xmm14
 	addq %r8, %r11
 	rorx $28, %rbx, %r14
-	vpaddq .Lc9(%rip), %xmm12, %xmm7
 	rorx $34, %rbx, %rsi
+	vmovdqu64 %xmm14, 992(%rsp)
 	rorx $39, %rbx, %rcx
-	vmovdqu64 %xmm7, 416(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
+	vpaddq .Lc9(%rip), %xmm14, %xmm12
 	xorq %rcx, %r14
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
+	vmovdqu64 %xmm12, 416(%rsp)
 	mov %rdi, %r8
 	andq %rbx, %r8
 	addq %rax, %r10
@@ -3253,29 +3252,29 @@ SYM(sha512_x86_rorx_block):
 	addq %r14, %r10
 	addq 176(%rsp), %r13
 	addq .Lc58(%rip), %r13
-	valignq $1, 176(%rsp), %xmm14, %xmm4
+	valignq $1, %xmm7, %xmm18, %xmm16
 	rorx $14, %r11, %rsi
 	rorx $18, %r11, %rcx
-	vprorq $1, %xmm4, %xmm9
+	vprorq $1, %xmm16, %xmm0
 	rorx $41, %r11, %r12
 	addq %rdi, %r13
-	vprorq $8, %xmm4, %xmm8
+	vprorq $8, %xmm16, %xmm19
 	andn %rbp, %r11, %r15
 	addq %r15, %r13
-	vpsrlq $7, %xmm4, %xmm16
+	vpsrlq $7, %xmm16, %xmm26
 	mov %rax, %r14
 	andq %r11, %r14
 	addq %r14, %r13
-	vpternlogq $0x96, %xmm16, %xmm8, %xmm9
+	vpternlogq $0x96, %xmm26, %xmm19, %xmm0
 	xorq %rcx, %rsi
 	xorq %r12, %rsi
-	vprorq $19, %xmm12, %xmm21
+	vprorq $19, %xmm14, %xmm27
 	addq %rsi, %r13
 	rorx $28, %r10, %r15
-	vprorq $61, %xmm12, %xmm25
+	vprorq $61, %xmm14, %xmm28
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
-	vpsrlq $6, %xmm12, %xmm26
+	vpsrlq $6, %xmm14, %xmm3
 	andq %r10, %rdx
 	xorq %r14, %r15
 	xorq %rcx, %r15
@@ -3289,35 +3288,34 @@ SYM(sha512_x86_rorx_block):
 	addq %r15, %r8
 	addq 184(%rsp), %rbp
 	addq .Lc59(%rip), %rbp
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm21
 	rorx $14, %r13, %r14
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm27
 	rorx $18, %r13, %rcx
-	vmovdqu64 176(%rsp), %xmm19
 	rorx $41, %r13, %r9
 	addq %rbx, %rbp
-	vpaddq 952(%rsp), %xmm19, %xmm18
+	vpaddq 952(%rsp), %xmm7, %xmm5
 	andn %rax, %r13, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm9, %xmm18, %xmm15
 	mov %r11, %r15
 	andq %r13, %r15
+	vpaddq %xmm0, %xmm5, %xmm23
 	addq %r15, %rbp
-	vpaddq %xmm21, %xmm15, %xmm27
 	xorq %rcx, %r14
 	xorq %r9, %r14
-	vmovdqu64 %xmm27, 1008(%rsp)
+	vpaddq %xmm27, %xmm23, %xmm20
 	addq %r14, %rbp
 	rorx $28, %r8, %rdx
-	vpaddq .Lc10(%rip), %xmm27, %xmm22
 	rorx $34, %r8, %r15
+	vmovdqu64 %xmm20, 1008(%rsp)
 	rorx $39, %r8, %rcx
-	vmovdqu64 %xmm22, 432(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
+	vpaddq .Lc10(%rip), %xmm20, %xmm22
 	xorq %rcx, %rdx
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
+	vmovdqu64 %xmm22, 432(%rsp)
 	mov %r10, %r14
 	andq %r8, %r14
 	addq %r13, %rsi
@@ -3325,29 +3323,29 @@ SYM(sha512_x86_rorx_block):
 	addq %rdx, %rsi
 	addq 320(%rsp), %rax
 	rorx $14, %rbp, %r15
-	vmovdqu64 904(%rsp), %xmm20
+	vmovdqu64 904(%rsp), %xmm21
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rdi
-	vprorq $1, %xmm20, %xmm24
+	vprorq $1, %xmm21, %xmm29
 	addq %r10, %rax
 	andn %r11, %rbp, %r12
-	vprorq $8, %xmm20, %xmm23
+	vprorq $8, %xmm21, %xmm1
 	addq %r12, %rax
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vpsrlq $7, %xmm20, %xmm31
+	vpsrlq $7, %xmm21, %xmm8
 	addq %rdx, %rax
 	xorq %rcx, %r15
-	vpternlogq $0x96, %xmm31, %xmm23, %xmm24
+	vpternlogq $0x96, %xmm8, %xmm1, %xmm29
 	xorq %rdi, %r15
 	addq %r15, %rax
-	vprorq $19, %xmm27, %xmm0
+	vprorq $19, %xmm20, %xmm15
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $61, %xmm27, %xmm10
+	vprorq $61, %xmm20, %xmm2
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vpsrlq $6, %xmm27, %xmm11
+	vpsrlq $6, %xmm20, %xmm11
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -3361,62 +3359,62 @@ SYM(sha512_x86_rorx_block):
 	addq 328(%rsp), %r11
 	rorx $14, %rax, %rdx
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm0
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm15
 	rorx $41, %rax, %rbx
 	addq %r8, %r11
 	andn %r13, %rax, %r9
-	vpaddq 968(%rsp), %xmm14, %xmm3
+	vpaddq 968(%rsp), %xmm18, %xmm6
 	addq %r9, %r11
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %r11
-	vpaddq %xmm24, %xmm3, %xmm1
+	vpaddq %xmm29, %xmm6, %xmm4
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm0, %xmm1, %xmm30
+	vpaddq %xmm15, %xmm4, %xmm31
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vmovdqu64 %xmm30, 1024(%rsp)
+	vmovdqu64 %xmm31, 1024(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc11(%rip), %xmm30, %xmm2
+	vpaddq .Lc11(%rip), %xmm31, %xmm10
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm2, 448(%rsp)
+	vmovdqu64 %xmm10, 448(%rsp)
 	addq %rax, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 336(%rsp), %r13
 	rorx $14, %r11, %r12
-	vmovdqu64 920(%rsp), %xmm6
+	vmovdqu64 920(%rsp), %xmm9
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r10
-	vprorq $1, %xmm6, %xmm7
+	vprorq $1, %xmm9, %xmm12
 	addq %rsi, %r13
 	andn %rbp, %r11, %rdi
-	vprorq $8, %xmm6, %xmm4
+	vprorq $8, %xmm9, %xmm16
 	addq %rdi, %r13
 	mov %rax, %r9
 	andq %r11, %r9
-	vpsrlq $7, %xmm6, %xmm8
+	vpsrlq $7, %xmm9, %xmm19
 	addq %r9, %r13
 	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm8, %xmm4, %xmm7
+	vpternlogq $0x96, %xmm19, %xmm16, %xmm12
 	xorq %r10, %r12
 	addq %r12, %r13
-	vprorq $19, %xmm30, %xmm16
+	vprorq $19, %xmm31, %xmm26
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $61, %xmm30, %xmm25
+	vprorq $61, %xmm31, %xmm28
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vpsrlq $6, %xmm30, %xmm26
+	vpsrlq $6, %xmm31, %xmm3
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -3430,62 +3428,62 @@ SYM(sha512_x86_rorx_block):
 	addq 344(%rsp), %rbp
 	rorx $14, %r13, %r9
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm16
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm26
 	rorx $41, %r13, %r8
 	addq %r14, %rbp
 	andn %rax, %r13, %rbx
-	vpaddq 984(%rsp), %xmm29, %xmm19
+	vpaddq 984(%rsp), %xmm30, %xmm7
 	addq %rbx, %rbp
 	mov %r11, %rdi
 	andq %r13, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm7, %xmm19, %xmm18
+	vpaddq %xmm12, %xmm7, %xmm5
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %rbp
-	vpaddq %xmm16, %xmm18, %xmm9
+	vpaddq %xmm26, %xmm5, %xmm0
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm9, 1040(%rsp)
+	vmovdqu64 %xmm0, 1040(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc12(%rip), %xmm9, %xmm15
+	vpaddq .Lc12(%rip), %xmm0, %xmm23
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm15, 464(%rsp)
+	vmovdqu64 %xmm23, 464(%rsp)
 	addq %r13, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 352(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	vmovdqu64 936(%rsp), %xmm21
+	vmovdqu64 936(%rsp), %xmm27
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rsi
-	vprorq $1, %xmm21, %xmm22
+	vprorq $1, %xmm27, %xmm22
 	addq %r15, %rax
 	andn %r11, %rbp, %r10
-	vprorq $8, %xmm21, %xmm20
+	vprorq $8, %xmm27, %xmm21
 	addq %r10, %rax
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vpsrlq $7, %xmm21, %xmm23
+	vpsrlq $7, %xmm27, %xmm1
 	addq %rbx, %rax
 	xorq %rcx, %rdi
-	vpternlogq $0x96, %xmm23, %xmm20, %xmm22
+	vpternlogq $0x96, %xmm1, %xmm21, %xmm22
 	xorq %rsi, %rdi
 	addq %rdi, %rax
-	vprorq $19, %xmm9, %xmm31
+	vprorq $19, %xmm0, %xmm8
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $61, %xmm9, %xmm10
+	vprorq $61, %xmm0, %xmm2
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vpsrlq $6, %xmm9, %xmm11
+	vpsrlq $6, %xmm0, %xmm11
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -3499,62 +3497,62 @@ SYM(sha512_x86_rorx_block):
 	addq 360(%rsp), %r11
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm31
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm8
 	rorx $41, %rax, %r14
 	addq %rdx, %r11
 	andn %r13, %rax, %r8
-	vpaddq 1000(%rsp), %xmm13, %xmm14
+	vpaddq 1000(%rsp), %xmm13, %xmm18
 	addq %r8, %r11
 	mov %rbp, %r10
 	andq %rax, %r10
 	addq %r10, %r11
-	vpaddq %xmm22, %xmm14, %xmm3
+	vpaddq %xmm22, %xmm18, %xmm6
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm31, %xmm3, %xmm24
+	vpaddq %xmm8, %xmm6, %xmm29
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm24, 1056(%rsp)
+	vmovdqu64 %xmm29, 1056(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc13(%rip), %xmm24, %xmm1
+	vpaddq .Lc13(%rip), %xmm29, %xmm4
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm1, 480(%rsp)
+	vmovdqu64 %xmm4, 480(%rsp)
 	addq %rax, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 368(%rsp), %r13
 	rorx $14, %r11, %r10
-	vmovdqu64 952(%rsp), %xmm0
+	vmovdqu64 952(%rsp), %xmm15
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r15
-	vprorq $1, %xmm0, %xmm2
+	vprorq $1, %xmm15, %xmm10
 	addq %r12, %r13
 	andn %rbp, %r11, %rsi
-	vprorq $8, %xmm0, %xmm6
+	vprorq $8, %xmm15, %xmm9
 	addq %rsi, %r13
 	mov %rax, %r8
 	andq %r11, %r8
-	vpsrlq $7, %xmm0, %xmm4
+	vpsrlq $7, %xmm15, %xmm16
 	addq %r8, %r13
 	xorq %rcx, %r10
-	vpternlogq $0x96, %xmm4, %xmm6, %xmm2
+	vpternlogq $0x96, %xmm16, %xmm9, %xmm10
 	xorq %r15, %r10
 	addq %r10, %r13
-	vprorq $19, %xmm24, %xmm8
+	vprorq $19, %xmm29, %xmm19
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $61, %xmm24, %xmm25
+	vprorq $61, %xmm29, %xmm28
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vpsrlq $6, %xmm24, %xmm26
+	vpsrlq $6, %xmm29, %xmm3
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -3568,62 +3566,62 @@ SYM(sha512_x86_rorx_block):
 	addq 376(%rsp), %rbp
 	rorx $14, %r13, %r8
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm8
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm19
 	rorx $41, %r13, %rdx
 	addq %r9, %rbp
 	andn %rax, %r13, %r14
-	vpaddq 1016(%rsp), %xmm28, %xmm29
+	vpaddq 1016(%rsp), %xmm25, %xmm30
 	addq %r14, %rbp
 	mov %r11, %rsi
 	andq %r13, %rsi
 	addq %rsi, %rbp
-	vpaddq %xmm2, %xmm29, %xmm19
+	vpaddq %xmm10, %xmm30, %xmm7
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %rbp
-	vpaddq %xmm8, %xmm19, %xmm7
+	vpaddq %xmm19, %xmm7, %xmm12
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vmovdqu64 %xmm7, 1072(%rsp)
+	vmovdqu64 %xmm12, 1072(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc14(%rip), %xmm7, %xmm18
+	vpaddq .Lc14(%rip), %xmm12, %xmm5
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm18, 496(%rsp)
+	vmovdqu64 %xmm5, 496(%rsp)
 	addq %r13, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 384(%rsp), %rax
 	rorx $14, %rbp, %rsi
-	vmovdqu64 968(%rsp), %xmm16
+	vmovdqu64 968(%rsp), %xmm26
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r12
-	vprorq $1, %xmm16, %xmm15
+	vprorq $1, %xmm26, %xmm23
 	addq %rdi, %rax
 	andn %r11, %rbp, %r15
-	vprorq $8, %xmm16, %xmm21
+	vprorq $8, %xmm26, %xmm27
 	addq %r15, %rax
 	mov %r13, %r14
 	andq %rbp, %r14
-	vpsrlq $7, %xmm16, %xmm20
+	vpsrlq $7, %xmm26, %xmm21
 	addq %r14, %rax
 	xorq %rcx, %rsi
-	vpternlogq $0x96, %xmm20, %xmm21, %xmm15
+	vpternlogq $0x96, %xmm21, %xmm27, %xmm23
 	xorq %r12, %rsi
 	addq %rsi, %rax
-	vprorq $19, %xmm7, %xmm23
+	vprorq $19, %xmm12, %xmm1
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $61, %xmm7, %xmm10
+	vprorq $61, %xmm12, %xmm2
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vpsrlq $6, %xmm7, %xmm11
+	vpsrlq $6, %xmm12, %xmm11
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -3637,20 +3635,20 @@ SYM(sha512_x86_rorx_block):
 	addq 392(%rsp), %r11
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm23
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm1
 	rorx $41, %rax, %r9
 	addq %rbx, %r11
 	andn %r13, %rax, %rdx
-	vpaddq 1032(%rsp), %xmm5, %xmm13
+	vpaddq 1032(%rsp), %xmm17, %xmm13
 	addq %rdx, %r11
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %r11
-	vpaddq %xmm15, %xmm13, %xmm14
+	vpaddq %xmm23, %xmm13, %xmm18
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %r11
-	vpaddq %xmm23, %xmm14, %xmm22
+	vpaddq %xmm1, %xmm18, %xmm22
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
@@ -3658,41 +3656,41 @@ SYM(sha512_x86_rorx_block):
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc15(%rip), %xmm22, %xmm3
+	vpaddq .Lc15(%rip), %xmm22, %xmm6
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm3, 512(%rsp)
+	vmovdqu64 %xmm6, 512(%rsp)
 	addq %rax, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 400(%rsp), %r13
 	rorx $14, %r11, %r15
-	vmovdqu64 984(%rsp), %xmm31
+	vmovdqu64 984(%rsp), %xmm8
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rdi
-	vprorq $1, %xmm31, %xmm1
+	vprorq $1, %xmm8, %xmm4
 	addq %r10, %r13
 	andn %rbp, %r11, %r12
-	vprorq $8, %xmm31, %xmm0
+	vprorq $8, %xmm8, %xmm15
 	addq %r12, %r13
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vpsrlq $7, %xmm31, %xmm6
+	vpsrlq $7, %xmm8, %xmm9
 	addq %rdx, %r13
 	xorq %rcx, %r15
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm1
+	vpternlogq $0x96, %xmm9, %xmm15, %xmm4
 	xorq %rdi, %r15
 	addq %r15, %r13
-	vprorq $19, %xmm22, %xmm4
+	vprorq $19, %xmm22, %xmm16
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $61, %xmm22, %xmm25
+	vprorq $61, %xmm22, %xmm28
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vpsrlq $6, %xmm22, %xmm26
+	vpsrlq $6, %xmm22, %xmm3
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -3706,62 +3704,62 @@ SYM(sha512_x86_rorx_block):
 	addq 408(%rsp), %rbp
 	rorx $14, %r13, %rdx
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm4
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm16
 	rorx $41, %r13, %rbx
 	addq %r8, %rbp
 	andn %rax, %r13, %r9
-	vpaddq 1048(%rsp), %xmm17, %xmm28
+	vpaddq 1048(%rsp), %xmm24, %xmm25
 	addq %r9, %rbp
 	mov %r11, %r12
 	andq %r13, %r12
 	addq %r12, %rbp
-	vpaddq %xmm1, %xmm28, %xmm29
+	vpaddq %xmm4, %xmm25, %xmm30
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm4, %xmm29, %xmm2
+	vpaddq %xmm16, %xmm30, %xmm10
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vmovdqu64 %xmm2, 1104(%rsp)
+	vmovdqu64 %xmm10, 1104(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc16(%rip), %xmm2, %xmm19
+	vpaddq .Lc16(%rip), %xmm10, %xmm7
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm19, 528(%rsp)
+	vmovdqu64 %xmm7, 528(%rsp)
 	addq %r13, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 416(%rsp), %rax
 	rorx $14, %rbp, %r12
-	vmovdqu64 1000(%rsp), %xmm8
+	vmovdqu64 1000(%rsp), %xmm19
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r10
-	vprorq $1, %xmm8, %xmm18
+	vprorq $1, %xmm19, %xmm5
 	addq %rsi, %rax
 	andn %r11, %rbp, %rdi
-	vprorq $8, %xmm8, %xmm16
+	vprorq $8, %xmm19, %xmm26
 	addq %rdi, %rax
 	mov %r13, %r9
 	andq %rbp, %r9
-	vpsrlq $7, %xmm8, %xmm21
+	vpsrlq $7, %xmm19, %xmm27
 	addq %r9, %rax
 	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm18
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm5
 	xorq %r10, %r12
 	addq %r12, %rax
-	vprorq $19, %xmm2, %xmm20
+	vprorq $19, %xmm10, %xmm21
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $61, %xmm2, %xmm10
+	vprorq $61, %xmm10, %xmm2
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vpsrlq $6, %xmm2, %xmm11
+	vpsrlq $6, %xmm10, %xmm11
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -3775,62 +3773,62 @@ SYM(sha512_x86_rorx_block):
 	addq 424(%rsp), %r11
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm20
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm21
 	rorx $41, %rax, %r8
 	addq %r14, %r11
 	andn %r13, %rax, %rbx
-	vpaddq 1064(%rsp), %xmm12, %xmm5
+	vpaddq 1064(%rsp), %xmm14, %xmm17
 	addq %rbx, %r11
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %r11
-	vpaddq %xmm18, %xmm5, %xmm13
+	vpaddq %xmm5, %xmm17, %xmm13
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %r11
-	vpaddq %xmm20, %xmm13, %xmm15
+	vpaddq %xmm21, %xmm13, %xmm23
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm15, 1120(%rsp)
+	vmovdqu64 %xmm23, 1120(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc17(%rip), %xmm15, %xmm14
+	vpaddq .Lc17(%rip), %xmm23, %xmm18
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm14, 544(%rsp)
+	vmovdqu64 %xmm18, 544(%rsp)
 	addq %rax, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 432(%rsp), %r13
 	rorx $14, %r11, %rdi
-	vmovdqu64 1016(%rsp), %xmm23
+	vmovdqu64 1016(%rsp), %xmm1
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rsi
-	vprorq $1, %xmm23, %xmm3
+	vprorq $1, %xmm1, %xmm6
 	addq %r15, %r13
 	andn %rbp, %r11, %r10
-	vprorq $8, %xmm23, %xmm31
+	vprorq $8, %xmm1, %xmm8
 	addq %r10, %r13
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vpsrlq $7, %xmm23, %xmm0
+	vpsrlq $7, %xmm1, %xmm15
 	addq %rbx, %r13
 	xorq %rcx, %rdi
-	vpternlogq $0x96, %xmm0, %xmm31, %xmm3
+	vpternlogq $0x96, %xmm15, %xmm8, %xmm6
 	xorq %rsi, %rdi
 	addq %rdi, %r13
-	vprorq $19, %xmm15, %xmm6
+	vprorq $19, %xmm23, %xmm9
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $61, %xmm15, %xmm25
+	vprorq $61, %xmm23, %xmm28
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vpsrlq $6, %xmm15, %xmm26
+	vpsrlq $6, %xmm23, %xmm3
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -3844,62 +3842,62 @@ SYM(sha512_x86_rorx_block):
 	addq 440(%rsp), %rbp
 	rorx $14, %r13, %rbx
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm6
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm9
 	rorx $41, %r13, %r14
 	addq %rdx, %rbp
 	andn %rax, %r13, %r8
-	vpaddq 1080(%rsp), %xmm27, %xmm17
+	vpaddq 1080(%rsp), %xmm20, %xmm24
 	addq %r8, %rbp
 	mov %r11, %r10
 	andq %r13, %r10
 	addq %r10, %rbp
-	vpaddq %xmm3, %xmm17, %xmm28
+	vpaddq %xmm6, %xmm24, %xmm25
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm6, %xmm28, %xmm1
+	vpaddq %xmm9, %xmm25, %xmm4
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm1, 1136(%rsp)
+	vmovdqu64 %xmm4, 1136(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc18(%rip), %xmm1, %xmm29
+	vpaddq .Lc18(%rip), %xmm4, %xmm30
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm29, 560(%rsp)
+	vmovdqu64 %xmm30, 560(%rsp)
 	addq %r13, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 448(%rsp), %rax
 	rorx $14, %rbp, %r10
-	vmovdqu64 1032(%rsp), %xmm4
+	vmovdqu64 1032(%rsp), %xmm16
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r15
-	vprorq $1, %xmm4, %xmm19
+	vprorq $1, %xmm16, %xmm7
 	addq %r12, %rax
 	andn %r11, %rbp, %rsi
-	vprorq $8, %xmm4, %xmm8
+	vprorq $8, %xmm16, %xmm19
 	addq %rsi, %rax
 	mov %r13, %r8
 	andq %rbp, %r8
-	vpsrlq $7, %xmm4, %xmm16
+	vpsrlq $7, %xmm16, %xmm26
 	addq %r8, %rax
 	xorq %rcx, %r10
-	vpternlogq $0x96, %xmm16, %xmm8, %xmm19
+	vpternlogq $0x96, %xmm26, %xmm19, %xmm7
 	xorq %r15, %r10
 	addq %r10, %rax
-	vprorq $19, %xmm1, %xmm21
+	vprorq $19, %xmm4, %xmm27
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $61, %xmm1, %xmm10
+	vprorq $61, %xmm4, %xmm2
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vpsrlq $6, %xmm1, %xmm11
+	vpsrlq $6, %xmm4, %xmm11
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -3913,28 +3911,28 @@ SYM(sha512_x86_rorx_block):
 	addq 456(%rsp), %r11
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm21
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm27
 	rorx $41, %rax, %rdx
 	addq %r9, %r11
 	andn %r13, %rax, %r14
-	vpaddq 1096(%rsp), %xmm30, %xmm12
+	vpaddq 1096(%rsp), %xmm31, %xmm14
 	addq %r14, %r11
 	mov %rbp, %rsi
 	andq %rax, %rsi
 	addq %rsi, %r11
-	vpaddq %xmm19, %xmm12, %xmm5
+	vpaddq %xmm7, %xmm14, %xmm17
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %r11
-	vpaddq %xmm21, %xmm5, %xmm18
+	vpaddq %xmm27, %xmm17, %xmm5
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vmovdqu64 %xmm18, 1152(%rsp)
+	vmovdqu64 %xmm5, 1152(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc19(%rip), %xmm18, %xmm13
+	vpaddq .Lc19(%rip), %xmm5, %xmm13
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
@@ -3946,29 +3944,29 @@ SYM(sha512_x86_rorx_block):
 	addq %r14, %r10
 	addq 464(%rsp), %r13
 	rorx $14, %r11, %rsi
-	vmovdqu64 1048(%rsp), %xmm20
+	vmovdqu64 1048(%rsp), %xmm21
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r12
-	vprorq $1, %xmm20, %xmm14
+	vprorq $1, %xmm21, %xmm18
 	addq %rdi, %r13
 	andn %rbp, %r11, %r15
-	vprorq $8, %xmm20, %xmm23
+	vprorq $8, %xmm21, %xmm1
 	addq %r15, %r13
 	mov %rax, %r14
 	andq %r11, %r14
-	vpsrlq $7, %xmm20, %xmm31
+	vpsrlq $7, %xmm21, %xmm8
 	addq %r14, %r13
 	xorq %rcx, %rsi
-	vpternlogq $0x96, %xmm31, %xmm23, %xmm14
+	vpternlogq $0x96, %xmm8, %xmm1, %xmm18
 	xorq %r12, %rsi
 	addq %rsi, %r13
-	vprorq $19, %xmm18, %xmm0
+	vprorq $19, %xmm5, %xmm15
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $61, %xmm18, %xmm25
+	vprorq $61, %xmm5, %xmm28
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vpsrlq $6, %xmm18, %xmm26
+	vpsrlq $6, %xmm5, %xmm3
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -3982,62 +3980,62 @@ SYM(sha512_x86_rorx_block):
 	addq 472(%rsp), %rbp
 	rorx $14, %r13, %r14
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm0
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm15
 	rorx $41, %r13, %r9
 	addq %rbx, %rbp
 	andn %rax, %r13, %rdx
-	vpaddq 1112(%rsp), %xmm9, %xmm27
+	vpaddq 1112(%rsp), %xmm0, %xmm20
 	addq %rdx, %rbp
 	mov %r11, %r15
 	andq %r13, %r15
 	addq %r15, %rbp
-	vpaddq %xmm14, %xmm27, %xmm17
+	vpaddq %xmm18, %xmm20, %xmm24
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %rbp
-	vpaddq %xmm0, %xmm17, %xmm3
+	vpaddq %xmm15, %xmm24, %xmm6
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vmovdqu64 %xmm3, 1168(%rsp)
+	vmovdqu64 %xmm6, 1168(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc20(%rip), %xmm3, %xmm28
+	vpaddq .Lc20(%rip), %xmm6, %xmm25
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm28, 592(%rsp)
+	vmovdqu64 %xmm25, 592(%rsp)
 	addq %r13, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 480(%rsp), %rax
 	rorx $14, %rbp, %r15
-	vmovdqu64 1064(%rsp), %xmm6
+	vmovdqu64 1064(%rsp), %xmm9
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rdi
-	vprorq $1, %xmm6, %xmm29
+	vprorq $1, %xmm9, %xmm30
 	addq %r10, %rax
 	andn %r11, %rbp, %r12
-	vprorq $8, %xmm6, %xmm4
+	vprorq $8, %xmm9, %xmm16
 	addq %r12, %rax
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vpsrlq $7, %xmm6, %xmm8
+	vpsrlq $7, %xmm9, %xmm19
 	addq %rdx, %rax
 	xorq %rcx, %r15
-	vpternlogq $0x96, %xmm8, %xmm4, %xmm29
+	vpternlogq $0x96, %xmm19, %xmm16, %xmm30
 	xorq %rdi, %r15
 	addq %r15, %rax
-	vprorq $19, %xmm3, %xmm16
+	vprorq $19, %xmm6, %xmm26
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $61, %xmm3, %xmm10
+	vprorq $61, %xmm6, %xmm2
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vpsrlq $6, %xmm3, %xmm11
+	vpsrlq $6, %xmm6, %xmm11
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -4051,62 +4049,62 @@ SYM(sha512_x86_rorx_block):
 	addq 488(%rsp), %r11
 	rorx $14, %rax, %rdx
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm16
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm26
 	rorx $41, %rax, %rbx
 	addq %r8, %r11
 	andn %r13, %rax, %r9
-	vpaddq 1128(%rsp), %xmm24, %xmm30
+	vpaddq 1128(%rsp), %xmm29, %xmm31
 	addq %r9, %r11
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %r11
-	vpaddq %xmm29, %xmm30, %xmm12
+	vpaddq %xmm30, %xmm31, %xmm14
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm16, %xmm12, %xmm19
+	vpaddq %xmm26, %xmm14, %xmm7
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vmovdqu64 %xmm19, 1184(%rsp)
+	vmovdqu64 %xmm7, 1184(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc21(%rip), %xmm19, %xmm5
+	vpaddq .Lc21(%rip), %xmm7, %xmm17
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm5, 608(%rsp)
+	vmovdqu64 %xmm17, 608(%rsp)
 	addq %rax, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 496(%rsp), %r13
 	rorx $14, %r11, %r12
-	vmovdqu64 1080(%rsp), %xmm21
+	vmovdqu64 1080(%rsp), %xmm27
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r10
-	vprorq $1, %xmm21, %xmm13
+	vprorq $1, %xmm27, %xmm13
 	addq %rsi, %r13
 	andn %rbp, %r11, %rdi
-	vprorq $8, %xmm21, %xmm20
+	vprorq $8, %xmm27, %xmm21
 	addq %rdi, %r13
 	mov %rax, %r9
 	andq %r11, %r9
-	vpsrlq $7, %xmm21, %xmm23
+	vpsrlq $7, %xmm27, %xmm1
 	addq %r9, %r13
 	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm23, %xmm20, %xmm13
+	vpternlogq $0x96, %xmm1, %xmm21, %xmm13
 	xorq %r10, %r12
 	addq %r12, %r13
-	vprorq $19, %xmm19, %xmm31
+	vprorq $19, %xmm7, %xmm8
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $61, %xmm19, %xmm25
+	vprorq $61, %xmm7, %xmm28
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vpsrlq $6, %xmm19, %xmm26
+	vpsrlq $6, %xmm7, %xmm3
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -4120,62 +4118,62 @@ SYM(sha512_x86_rorx_block):
 	addq 504(%rsp), %rbp
 	rorx $14, %r13, %r9
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm31
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm8
 	rorx $41, %r13, %r8
 	addq %r14, %rbp
 	andn %rax, %r13, %rbx
-	vpaddq 1144(%rsp), %xmm7, %xmm9
+	vpaddq 1144(%rsp), %xmm12, %xmm0
 	addq %rbx, %rbp
 	mov %r11, %rdi
 	andq %r13, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm13, %xmm9, %xmm27
+	vpaddq %xmm13, %xmm0, %xmm20
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %rbp
-	vpaddq %xmm31, %xmm27, %xmm14
+	vpaddq %xmm8, %xmm20, %xmm18
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm14, 1200(%rsp)
+	vmovdqu64 %xmm18, 1200(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc22(%rip), %xmm14, %xmm17
+	vpaddq .Lc22(%rip), %xmm18, %xmm24
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm17, 624(%rsp)
+	vmovdqu64 %xmm24, 624(%rsp)
 	addq %r13, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 512(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	vmovdqu64 1096(%rsp), %xmm0
+	vmovdqu64 1096(%rsp), %xmm15
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rsi
-	vprorq $1, %xmm0, %xmm28
+	vprorq $1, %xmm15, %xmm25
 	addq %r15, %rax
 	andn %r11, %rbp, %r10
-	vprorq $8, %xmm0, %xmm6
+	vprorq $8, %xmm15, %xmm9
 	addq %r10, %rax
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vpsrlq $7, %xmm0, %xmm4
+	vpsrlq $7, %xmm15, %xmm16
 	addq %rbx, %rax
 	xorq %rcx, %rdi
-	vpternlogq $0x96, %xmm4, %xmm6, %xmm28
+	vpternlogq $0x96, %xmm16, %xmm9, %xmm25
 	xorq %rsi, %rdi
 	addq %rdi, %rax
-	vprorq $19, %xmm14, %xmm8
+	vprorq $19, %xmm18, %xmm19
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $61, %xmm14, %xmm10
+	vprorq $61, %xmm18, %xmm2
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vpsrlq $6, %xmm14, %xmm11
+	vpsrlq $6, %xmm18, %xmm11
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -4189,62 +4187,62 @@ SYM(sha512_x86_rorx_block):
 	addq 520(%rsp), %r11
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm8
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm19
 	rorx $41, %rax, %r14
 	addq %rdx, %r11
 	andn %r13, %rax, %r8
-	vpaddq 1160(%rsp), %xmm22, %xmm24
+	vpaddq 1160(%rsp), %xmm22, %xmm29
 	addq %r8, %r11
 	mov %rbp, %r10
 	andq %rax, %r10
 	addq %r10, %r11
-	vpaddq %xmm28, %xmm24, %xmm30
+	vpaddq %xmm25, %xmm29, %xmm31
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm8, %xmm30, %xmm29
+	vpaddq %xmm19, %xmm31, %xmm30
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm29, 1216(%rsp)
+	vmovdqu64 %xmm30, 1216(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc23(%rip), %xmm29, %xmm12
+	vpaddq .Lc23(%rip), %xmm30, %xmm14
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm12, 640(%rsp)
+	vmovdqu64 %xmm14, 640(%rsp)
 	addq %rax, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 528(%rsp), %r13
 	rorx $14, %r11, %r10
-	vmovdqu64 1112(%rsp), %xmm16
+	vmovdqu64 1112(%rsp), %xmm26
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r15
-	vprorq $1, %xmm16, %xmm5
+	vprorq $1, %xmm26, %xmm17
 	addq %r12, %r13
 	andn %rbp, %r11, %rsi
-	vprorq $8, %xmm16, %xmm21
+	vprorq $8, %xmm26, %xmm27
 	addq %rsi, %r13
 	mov %rax, %r8
 	andq %r11, %r8
-	vpsrlq $7, %xmm16, %xmm20
+	vpsrlq $7, %xmm26, %xmm21
 	addq %r8, %r13
 	xorq %rcx, %r10
-	vpternlogq $0x96, %xmm20, %xmm21, %xmm5
+	vpternlogq $0x96, %xmm21, %xmm27, %xmm17
 	xorq %r15, %r10
 	addq %r10, %r13
-	vprorq $19, %xmm29, %xmm23
+	vprorq $19, %xmm30, %xmm1
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $61, %xmm29, %xmm25
+	vprorq $61, %xmm30, %xmm28
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vpsrlq $6, %xmm29, %xmm26
+	vpsrlq $6, %xmm30, %xmm3
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -4258,20 +4256,20 @@ SYM(sha512_x86_rorx_block):
 	addq 536(%rsp), %rbp
 	rorx $14, %r13, %r8
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm23
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm1
 	rorx $41, %r13, %rdx
 	addq %r9, %rbp
 	andn %rax, %r13, %r14
-	vpaddq 1176(%rsp), %xmm2, %xmm7
+	vpaddq 1176(%rsp), %xmm10, %xmm12
 	addq %r14, %rbp
 	mov %r11, %rsi
 	andq %r13, %rsi
 	addq %rsi, %rbp
-	vpaddq %xmm5, %xmm7, %xmm9
+	vpaddq %xmm17, %xmm12, %xmm0
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %rbp
-	vpaddq %xmm23, %xmm9, %xmm13
+	vpaddq %xmm1, %xmm0, %xmm13
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
@@ -4279,38 +4277,38 @@ SYM(sha512_x86_rorx_block):
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc24(%rip), %xmm13, %xmm27
+	vpaddq .Lc24(%rip), %xmm13, %xmm20
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm27, 656(%rsp)
+	vmovdqu64 %xmm20, 656(%rsp)
 	addq %r13, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 544(%rsp), %rax
 	rorx $14, %rbp, %rsi
-	vmovdqu64 1128(%rsp), %xmm31
+	vmovdqu64 1128(%rsp), %xmm8
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r12
-	vprorq $1, %xmm31, %xmm17
+	vprorq $1, %xmm8, %xmm24
 	addq %rdi, %rax
 	andn %r11, %rbp, %r15
-	vprorq $8, %xmm31, %xmm0
+	vprorq $8, %xmm8, %xmm15
 	addq %r15, %rax
 	mov %r13, %r14
 	andq %rbp, %r14
-	vpsrlq $7, %xmm31, %xmm6
+	vpsrlq $7, %xmm8, %xmm9
 	addq %r14, %rax
 	xorq %rcx, %rsi
-	vpternlogq $0x96, %xmm6, %xmm0, %xmm17
+	vpternlogq $0x96, %xmm9, %xmm15, %xmm24
 	xorq %r12, %rsi
 	addq %rsi, %rax
-	vprorq $19, %xmm13, %xmm4
+	vprorq $19, %xmm13, %xmm16
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $61, %xmm13, %xmm10
+	vprorq $61, %xmm13, %xmm2
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
 	vpsrlq $6, %xmm13, %xmm11
@@ -4327,62 +4325,62 @@ SYM(sha512_x86_rorx_block):
 	addq 552(%rsp), %r11
 	rorx $14, %rax, %r14
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm4
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm16
 	rorx $41, %rax, %r9
 	addq %rbx, %r11
 	andn %r13, %rax, %rdx
-	vpaddq 1192(%rsp), %xmm15, %xmm22
+	vpaddq 1192(%rsp), %xmm23, %xmm22
 	addq %rdx, %r11
 	mov %rbp, %r15
 	andq %rax, %r15
 	addq %r15, %r11
-	vpaddq %xmm17, %xmm22, %xmm24
+	vpaddq %xmm24, %xmm22, %xmm29
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %r11
-	vpaddq %xmm4, %xmm24, %xmm28
+	vpaddq %xmm16, %xmm29, %xmm25
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vmovdqu64 %xmm28, 1248(%rsp)
+	vmovdqu64 %xmm25, 1248(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc25(%rip), %xmm28, %xmm30
+	vpaddq .Lc25(%rip), %xmm25, %xmm31
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm30, 672(%rsp)
+	vmovdqu64 %xmm31, 672(%rsp)
 	addq %rax, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 560(%rsp), %r13
 	rorx $14, %r11, %r15
-	vmovdqu64 1144(%rsp), %xmm8
+	vmovdqu64 1144(%rsp), %xmm19
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rdi
-	vprorq $1, %xmm8, %xmm12
+	vprorq $1, %xmm19, %xmm14
 	addq %r10, %r13
 	andn %rbp, %r11, %r12
-	vprorq $8, %xmm8, %xmm16
+	vprorq $8, %xmm19, %xmm26
 	addq %r12, %r13
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vpsrlq $7, %xmm8, %xmm21
+	vpsrlq $7, %xmm19, %xmm27
 	addq %rdx, %r13
 	xorq %rcx, %r15
-	vpternlogq $0x96, %xmm21, %xmm16, %xmm12
+	vpternlogq $0x96, %xmm27, %xmm26, %xmm14
 	xorq %rdi, %r15
 	addq %r15, %r13
-	vprorq $19, %xmm28, %xmm20
+	vprorq $19, %xmm25, %xmm21
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $61, %xmm28, %xmm25
+	vprorq $61, %xmm25, %xmm28
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vpsrlq $6, %xmm28, %xmm26
+	vpsrlq $6, %xmm25, %xmm3
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -4396,62 +4394,62 @@ SYM(sha512_x86_rorx_block):
 	addq 568(%rsp), %rbp
 	rorx $14, %r13, %rdx
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm20
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm21
 	rorx $41, %r13, %rbx
 	addq %r8, %rbp
 	andn %rax, %r13, %r9
-	vpaddq 1208(%rsp), %xmm1, %xmm2
+	vpaddq 1208(%rsp), %xmm4, %xmm10
 	addq %r9, %rbp
 	mov %r11, %r12
 	andq %r13, %r12
 	addq %r12, %rbp
-	vpaddq %xmm12, %xmm2, %xmm7
+	vpaddq %xmm14, %xmm10, %xmm12
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %rbp
-	vpaddq %xmm20, %xmm7, %xmm5
+	vpaddq %xmm21, %xmm12, %xmm17
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vmovdqu64 %xmm5, 1264(%rsp)
+	vmovdqu64 %xmm17, 1264(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc26(%rip), %xmm5, %xmm9
+	vpaddq .Lc26(%rip), %xmm17, %xmm0
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm9, 688(%rsp)
+	vmovdqu64 %xmm0, 688(%rsp)
 	addq %r13, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 576(%rsp), %rax
 	rorx $14, %rbp, %r12
-	vmovdqu64 1160(%rsp), %xmm23
+	vmovdqu64 1160(%rsp), %xmm1
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r10
-	vprorq $1, %xmm23, %xmm27
+	vprorq $1, %xmm1, %xmm20
 	addq %rsi, %rax
 	andn %r11, %rbp, %rdi
-	vprorq $8, %xmm23, %xmm31
+	vprorq $8, %xmm1, %xmm8
 	addq %rdi, %rax
 	mov %r13, %r9
 	andq %rbp, %r9
-	vpsrlq $7, %xmm23, %xmm0
+	vpsrlq $7, %xmm1, %xmm15
 	addq %r9, %rax
 	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm0, %xmm31, %xmm27
+	vpternlogq $0x96, %xmm15, %xmm8, %xmm20
 	xorq %r10, %r12
 	addq %r12, %rax
-	vprorq $19, %xmm5, %xmm6
+	vprorq $19, %xmm17, %xmm9
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $61, %xmm5, %xmm10
+	vprorq $61, %xmm17, %xmm2
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vpsrlq $6, %xmm5, %xmm11
+	vpsrlq $6, %xmm17, %xmm11
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -4465,62 +4463,62 @@ SYM(sha512_x86_rorx_block):
 	addq 584(%rsp), %r11
 	rorx $14, %rax, %r9
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm6
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm9
 	rorx $41, %rax, %r8
 	addq %r14, %r11
 	andn %r13, %rax, %rbx
-	vpaddq 1224(%rsp), %xmm18, %xmm15
+	vpaddq 1224(%rsp), %xmm5, %xmm23
 	addq %rbx, %r11
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %r11
-	vpaddq %xmm27, %xmm15, %xmm22
+	vpaddq %xmm20, %xmm23, %xmm22
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %r11
-	vpaddq %xmm6, %xmm22, %xmm17
+	vpaddq %xmm9, %xmm22, %xmm24
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm17, 1280(%rsp)
+	vmovdqu64 %xmm24, 1280(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc27(%rip), %xmm17, %xmm24
+	vpaddq .Lc27(%rip), %xmm24, %xmm29
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm24, 704(%rsp)
+	vmovdqu64 %xmm29, 704(%rsp)
 	addq %rax, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 592(%rsp), %r13
 	rorx $14, %r11, %rdi
-	vmovdqu64 1176(%rsp), %xmm4
+	vmovdqu64 1176(%rsp), %xmm16
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %rsi
-	vprorq $1, %xmm4, %xmm30
+	vprorq $1, %xmm16, %xmm31
 	addq %r15, %r13
 	andn %rbp, %r11, %r10
-	vprorq $8, %xmm4, %xmm8
+	vprorq $8, %xmm16, %xmm19
 	addq %r10, %r13
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vpsrlq $7, %xmm4, %xmm16
+	vpsrlq $7, %xmm16, %xmm26
 	addq %rbx, %r13
 	xorq %rcx, %rdi
-	vpternlogq $0x96, %xmm16, %xmm8, %xmm30
+	vpternlogq $0x96, %xmm26, %xmm19, %xmm31
 	xorq %rsi, %rdi
 	addq %rdi, %r13
-	vprorq $19, %xmm17, %xmm21
+	vprorq $19, %xmm24, %xmm27
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $61, %xmm17, %xmm25
+	vprorq $61, %xmm24, %xmm28
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vpsrlq $6, %xmm17, %xmm26
+	vpsrlq $6, %xmm24, %xmm3
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -4534,62 +4532,62 @@ SYM(sha512_x86_rorx_block):
 	addq 600(%rsp), %rbp
 	rorx $14, %r13, %rbx
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm26, %xmm25, %xmm21
+	vpternlogq $0x96, %xmm3, %xmm28, %xmm27
 	rorx $41, %r13, %r14
 	addq %rdx, %rbp
 	andn %rax, %r13, %r8
-	vpaddq 1240(%rsp), %xmm3, %xmm1
+	vpaddq 1240(%rsp), %xmm6, %xmm4
 	addq %r8, %rbp
 	mov %r11, %r10
 	andq %r13, %r10
 	addq %r10, %rbp
-	vpaddq %xmm30, %xmm1, %xmm2
+	vpaddq %xmm31, %xmm4, %xmm10
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm21, %xmm2, %xmm12
+	vpaddq %xmm27, %xmm10, %xmm14
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm12, 1296(%rsp)
+	vmovdqu64 %xmm14, 1296(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc28(%rip), %xmm12, %xmm7
+	vpaddq .Lc28(%rip), %xmm14, %xmm12
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm7, 720(%rsp)
+	vmovdqu64 %xmm12, 720(%rsp)
 	addq %r13, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 608(%rsp), %rax
 	rorx $14, %rbp, %r10
-	vmovdqu64 1192(%rsp), %xmm20
+	vmovdqu64 1192(%rsp), %xmm21
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %r15
-	vprorq $1, %xmm20, %xmm9
+	vprorq $1, %xmm21, %xmm0
 	addq %r12, %rax
 	andn %r11, %rbp, %rsi
-	vprorq $8, %xmm20, %xmm23
+	vprorq $8, %xmm21, %xmm1
 	addq %rsi, %rax
 	mov %r13, %r8
 	andq %rbp, %r8
-	vpsrlq $7, %xmm20, %xmm31
+	vpsrlq $7, %xmm21, %xmm8
 	addq %r8, %rax
 	xorq %rcx, %r10
-	vpternlogq $0x96, %xmm31, %xmm23, %xmm9
+	vpternlogq $0x96, %xmm8, %xmm1, %xmm0
 	xorq %r15, %r10
 	addq %r10, %rax
-	vprorq $19, %xmm12, %xmm0
+	vprorq $19, %xmm14, %xmm15
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $61, %xmm12, %xmm10
+	vprorq $61, %xmm14, %xmm2
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vpsrlq $6, %xmm12, %xmm11
+	vpsrlq $6, %xmm14, %xmm11
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -4603,28 +4601,28 @@ SYM(sha512_x86_rorx_block):
 	addq 616(%rsp), %r11
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm11, %xmm10, %xmm0
+	vpternlogq $0x96, %xmm11, %xmm2, %xmm15
 	rorx $41, %rax, %rdx
 	addq %r9, %r11
 	andn %r13, %rax, %r14
-	vpaddq 1256(%rsp), %xmm19, %xmm18
+	vpaddq 1256(%rsp), %xmm7, %xmm5
 	addq %r14, %r11
 	mov %rbp, %rsi
 	andq %rax, %rsi
 	addq %rsi, %r11
-	vpaddq %xmm9, %xmm18, %xmm15
+	vpaddq %xmm0, %xmm5, %xmm23
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %r11
-	vpaddq %xmm0, %xmm15, %xmm27
+	vpaddq %xmm15, %xmm23, %xmm20
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vmovdqu64 %xmm27, 1312(%rsp)
+	vmovdqu64 %xmm20, 1312(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc29(%rip), %xmm27, %xmm22
+	vpaddq .Lc29(%rip), %xmm20, %xmm22
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
@@ -4636,29 +4634,29 @@ SYM(sha512_x86_rorx_block):
 	addq %r14, %r10
 	addq 624(%rsp), %r13
 	rorx $14, %r11, %rsi
-	vmovdqu64 1208(%rsp), %xmm6
+	vmovdqu64 1208(%rsp), %xmm9
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r12
-	vprorq $1, %xmm6, %xmm24
+	vprorq $1, %xmm9, %xmm29
 	addq %rdi, %r13
 	andn %rbp, %r11, %r15
-	vprorq $8, %xmm6, %xmm4
+	vprorq $8, %xmm9, %xmm16
 	addq %r15, %r13
 	mov %rax, %r14
 	andq %r11, %r14
-	vpsrlq $7, %xmm6, %xmm8
+	vpsrlq $7, %xmm9, %xmm19
 	addq %r14, %r13
 	xorq %rcx, %rsi
-	vpternlogq $0x96, %xmm8, %xmm4, %xmm24
+	vpternlogq $0x96, %xmm19, %xmm16, %xmm29
 	xorq %r12, %rsi
 	addq %rsi, %r13
-	vprorq $19, %xmm27, %xmm16
+	vprorq $19, %xmm20, %xmm26
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
-	vprorq $61, %xmm27, %xmm17
+	vprorq $61, %xmm20, %xmm24
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
-	vpsrlq $6, %xmm27, %xmm25
+	vpsrlq $6, %xmm20, %xmm28
 	xorq %r14, %r15
 	xorq %rcx, %r15
 	subq %r9, %r8
@@ -4672,62 +4670,62 @@ SYM(sha512_x86_rorx_block):
 	addq 632(%rsp), %rbp
 	rorx $14, %r13, %r14
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm25, %xmm17, %xmm16
+	vpternlogq $0x96, %xmm28, %xmm24, %xmm26
 	rorx $41, %r13, %r9
 	addq %rbx, %rbp
 	andn %rax, %r13, %rdx
-	vpaddq 1272(%rsp), %xmm14, %xmm26
+	vpaddq 1272(%rsp), %xmm18, %xmm3
 	addq %rdx, %rbp
 	mov %r11, %r15
 	andq %r13, %r15
 	addq %r15, %rbp
-	vpaddq %xmm24, %xmm26, %xmm3
+	vpaddq %xmm29, %xmm3, %xmm6
 	xorq %rcx, %r14
 	xorq %r9, %r14
 	addq %r14, %rbp
-	vpaddq %xmm16, %xmm3, %xmm1
+	vpaddq %xmm26, %xmm6, %xmm4
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
-	vmovdqu64 %xmm1, 1328(%rsp)
+	vmovdqu64 %xmm4, 1328(%rsp)
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
-	vpaddq .Lc30(%rip), %xmm1, %xmm30
+	vpaddq .Lc30(%rip), %xmm4, %xmm31
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
-	vmovdqu64 %xmm30, 752(%rsp)
+	vmovdqu64 %xmm31, 752(%rsp)
 	addq %r13, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 640(%rsp), %rax
 	rorx $14, %rbp, %r15
-	vmovdqu64 1224(%rsp), %xmm2
+	vmovdqu64 1224(%rsp), %xmm10
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rdi
-	vprorq $1, %xmm2, %xmm21
+	vprorq $1, %xmm10, %xmm27
 	addq %r10, %rax
 	andn %r11, %rbp, %r12
-	vprorq $8, %xmm2, %xmm7
+	vprorq $8, %xmm10, %xmm12
 	addq %r12, %rax
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vpsrlq $7, %xmm2, %xmm20
+	vpsrlq $7, %xmm10, %xmm21
 	addq %rdx, %rax
 	xorq %rcx, %r15
-	vpternlogq $0x96, %xmm20, %xmm7, %xmm21
+	vpternlogq $0x96, %xmm21, %xmm12, %xmm27
 	xorq %rdi, %r15
 	addq %r15, %rax
-	vprorq $19, %xmm1, %xmm23
+	vprorq $19, %xmm4, %xmm1
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
-	vprorq $61, %xmm1, %xmm31
+	vprorq $61, %xmm4, %xmm8
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
-	vpsrlq $6, %xmm1, %xmm12
+	vpsrlq $6, %xmm4, %xmm14
 	xorq %rdx, %r12
 	xorq %rcx, %r12
 	subq %rbx, %r14
@@ -4741,62 +4739,62 @@ SYM(sha512_x86_rorx_block):
 	addq 648(%rsp), %r11
 	rorx $14, %rax, %rdx
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm12, %xmm31, %xmm23
+	vpternlogq $0x96, %xmm14, %xmm8, %xmm1
 	rorx $41, %rax, %rbx
 	addq %r8, %r11
 	andn %r13, %rax, %r9
-	vpaddq 1288(%rsp), %xmm29, %xmm10
+	vpaddq 1288(%rsp), %xmm30, %xmm2
 	addq %r9, %r11
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %r11
-	vpaddq %xmm21, %xmm10, %xmm11
+	vpaddq %xmm27, %xmm2, %xmm11
 	xorq %rcx, %rdx
 	xorq %rbx, %rdx
 	addq %rdx, %r11
-	vpaddq %xmm23, %xmm11, %xmm19
+	vpaddq %xmm1, %xmm11, %xmm7
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
-	vmovdqu64 %xmm19, 1344(%rsp)
+	vmovdqu64 %xmm7, 1344(%rsp)
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
-	vpaddq .Lc31(%rip), %xmm19, %xmm18
+	vpaddq .Lc31(%rip), %xmm7, %xmm5
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
 	mov %rsi, %rdx
 	andq %r14, %rdx
-	vmovdqu64 %xmm18, 768(%rsp)
+	vmovdqu64 %xmm5, 768(%rsp)
 	addq %rax, %r15
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 656(%rsp), %r13
 	rorx $14, %r11, %r12
-	vmovdqu64 1240(%rsp), %xmm9
+	vmovdqu64 1240(%rsp), %xmm0
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r10
-	vprorq $1, %xmm9, %xmm15
+	vprorq $1, %xmm0, %xmm23
 	addq %rsi, %r13
 	andn %rbp, %r11, %rdi
-	vprorq $8, %xmm9, %xmm0
+	vprorq $8, %xmm0, %xmm15
 	addq %rdi, %r13
 	mov %rax, %r9
 	andq %r11, %r9
-	vpsrlq $7, %xmm9, %xmm22
+	vpsrlq $7, %xmm0, %xmm22
 	addq %r9, %r13
 	xorq %rcx, %r12
-	vpternlogq $0x96, %xmm22, %xmm0, %xmm15
+	vpternlogq $0x96, %xmm22, %xmm15, %xmm23
 	xorq %r10, %r12
 	addq %r12, %r13
-	vprorq $19, %xmm19, %xmm6
+	vprorq $19, %xmm7, %xmm9
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
-	vprorq $61, %xmm19, %xmm4
+	vprorq $61, %xmm7, %xmm16
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
-	vpsrlq $6, %xmm19, %xmm8
+	vpsrlq $6, %xmm7, %xmm19
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
 	subq %r8, %rdx
@@ -4810,62 +4808,62 @@ SYM(sha512_x86_rorx_block):
 	addq 664(%rsp), %rbp
 	rorx $14, %r13, %r9
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm8, %xmm4, %xmm6
+	vpternlogq $0x96, %xmm19, %xmm16, %xmm9
 	rorx $41, %r13, %r8
 	addq %r14, %rbp
 	andn %rax, %r13, %rbx
-	vpaddq 1304(%rsp), %xmm13, %xmm27
+	vpaddq 1304(%rsp), %xmm13, %xmm20
 	addq %rbx, %rbp
 	mov %r11, %rdi
 	andq %r13, %rdi
 	addq %rdi, %rbp
-	vpaddq %xmm15, %xmm27, %xmm17
+	vpaddq %xmm23, %xmm20, %xmm24
 	xorq %rcx, %r9
 	xorq %r8, %r9
 	addq %r9, %rbp
-	vpaddq %xmm6, %xmm17, %xmm25
+	vpaddq %xmm9, %xmm24, %xmm28
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
-	vmovdqu64 %xmm25, 1360(%rsp)
+	vmovdqu64 %xmm28, 1360(%rsp)
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
-	vpaddq .Lc32(%rip), %xmm25, %xmm14
+	vpaddq .Lc32(%rip), %xmm28, %xmm18
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
-	vmovdqu64 %xmm14, 784(%rsp)
+	vmovdqu64 %xmm18, 784(%rsp)
 	addq %r13, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 672(%rsp), %rax
 	rorx $14, %rbp, %rdi
-	vmovdqu64 1256(%rsp), %xmm26
+	vmovdqu64 1256(%rsp), %xmm3
 	rorx $18, %rbp, %rcx
 	rorx $41, %rbp, %rsi
-	vprorq $1, %xmm26, %xmm24
+	vprorq $1, %xmm3, %xmm29
 	addq %r15, %rax
 	andn %r11, %rbp, %r10
-	vprorq $8, %xmm26, %xmm3
+	vprorq $8, %xmm3, %xmm6
 	addq %r10, %rax
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vpsrlq $7, %xmm26, %xmm16
+	vpsrlq $7, %xmm3, %xmm26
 	addq %rbx, %rax
 	xorq %rcx, %rdi
-	vpternlogq $0x96, %xmm16, %xmm3, %xmm24
+	vpternlogq $0x96, %xmm26, %xmm6, %xmm29
 	xorq %rsi, %rdi
 	addq %rdi, %rax
-	vprorq $19, %xmm25, %xmm30
+	vprorq $19, %xmm28, %xmm31
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
-	vprorq $61, %xmm25, %xmm2
+	vprorq $61, %xmm28, %xmm10
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
-	vpsrlq $6, %xmm25, %xmm7
+	vpsrlq $6, %xmm28, %xmm12
 	xorq %rbx, %r10
 	xorq %rcx, %r10
 	subq %r14, %r9
@@ -4879,62 +4877,62 @@ SYM(sha512_x86_rorx_block):
 	addq 680(%rsp), %r11
 	rorx $14, %rax, %rbx
 	rorx $18, %rax, %rcx
-	vpternlogq $0x96, %xmm7, %xmm2, %xmm30
+	vpternlogq $0x96, %xmm12, %xmm10, %xmm31
 	rorx $41, %rax, %r14
 	addq %rdx, %r11
 	andn %r13, %rax, %r8
-	vpaddq 1320(%rsp), %xmm28, %xmm20
+	vpaddq 1320(%rsp), %xmm25, %xmm21
 	addq %r8, %r11
 	mov %rbp, %r10
 	andq %rax, %r10
 	addq %r10, %r11
-	vpaddq %xmm24, %xmm20, %xmm1
+	vpaddq %xmm29, %xmm21, %xmm4
 	xorq %rcx, %rbx
 	xorq %r14, %rbx
 	addq %rbx, %r11
-	vpaddq %xmm30, %xmm1, %xmm31
+	vpaddq %xmm31, %xmm4, %xmm8
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
-	vmovdqu64 %xmm31, 1376(%rsp)
+	vmovdqu64 %xmm8, 1376(%rsp)
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
-	vpaddq .Lc33(%rip), %xmm31, %xmm12
+	vpaddq .Lc33(%rip), %xmm8, %xmm14
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
-	vmovdqu64 %xmm12, 800(%rsp)
+	vmovdqu64 %xmm14, 800(%rsp)
 	addq %rax, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 688(%rsp), %r13
 	rorx $14, %r11, %r10
-	vmovdqu64 1272(%rsp), %xmm29
+	vmovdqu64 1272(%rsp), %xmm30
 	rorx $18, %r11, %rcx
 	rorx $41, %r11, %r15
-	vprorq $1, %xmm29, %xmm10
+	vprorq $1, %xmm30, %xmm2
 	addq %r12, %r13
 	andn %rbp, %r11, %rsi
-	vprorq $8, %xmm29, %xmm21
+	vprorq $8, %xmm30, %xmm27
 	addq %rsi, %r13
 	mov %rax, %r8
 	andq %r11, %r8
-	vpsrlq $7, %xmm29, %xmm11
+	vpsrlq $7, %xmm30, %xmm11
 	addq %r8, %r13
 	xorq %rcx, %r10
-	vpternlogq $0x96, %xmm11, %xmm21, %xmm10
+	vpternlogq $0x96, %xmm11, %xmm27, %xmm2
 	xorq %r15, %r10
 	addq %r10, %r13
-	vprorq $19, %xmm31, %xmm23
+	vprorq $19, %xmm8, %xmm1
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
-	vprorq $61, %xmm31, %xmm18
+	vprorq $61, %xmm8, %xmm5
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
-	vpsrlq $6, %xmm31, %xmm9
+	vpsrlq $6, %xmm8, %xmm0
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
 	subq %rdx, %rbx
@@ -4948,34 +4946,34 @@ SYM(sha512_x86_rorx_block):
 	addq 696(%rsp), %rbp
 	rorx $14, %r13, %r8
 	rorx $18, %r13, %rcx
-	vpternlogq $0x96, %xmm9, %xmm18, %xmm23
+	vpternlogq $0x96, %xmm0, %xmm5, %xmm1
 	rorx $41, %r13, %rdx
 	addq %r9, %rbp
 	andn %rax, %r13, %r14
-	vpaddq 1336(%rsp), %xmm5, %xmm0
+	vpaddq 1336(%rsp), %xmm17, %xmm15
 	addq %r14, %rbp
 	mov %r11, %rsi
 	andq %r13, %rsi
 	addq %rsi, %rbp
-	vpaddq %xmm10, %xmm0, %xmm22
+	vpaddq %xmm2, %xmm15, %xmm22
 	xorq %rcx, %r8
 	xorq %rdx, %r8
 	addq %r8, %rbp
-	vpaddq %xmm23, %xmm22, %xmm19
+	vpaddq %xmm1, %xmm22, %xmm7
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
-	vmovdqu64 %xmm19, 1392(%rsp)
+	vmovdqu64 %xmm7, 1392(%rsp)
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
-	vpaddq .Lc34(%rip), %xmm19, %xmm4
+	vpaddq .Lc34(%rip), %xmm7, %xmm16
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
-	vmovdqu64 %xmm4, 816(%rsp)
+	vmovdqu64 %xmm16, 816(%rsp)
 	addq %r13, %r10
 	addq %r15, %r10
 	addq %r14, %r10
