@@ -173,26 +173,28 @@ db_report_phases(sqlite3 *h, int64_t run_id,
 
 /*
  * Every pair of samples of two ok builds of a host with the same variant,
- * index and steps, both valid.  The pairs of builds come first (pb, from
- * the builds the run's samples name: a cached build may belong to an
- * earlier run), so that b's sample is one lookup in the UNIQUE index of
- * samples with every column fixed; with b.build_id < a.build_id in the
- * join itself, SQLite scanned every earlier build's sample of the cell
- * for each sample, quadratic within a cell (30 s for a 40k-sample run
- * with two builds a host).  The baseline of a host is its first ok build
- * at the default targeting (or at none): the first compiler's.
+ * index and steps, both valid.  The pairs of the run's builds come first
+ * (pb), so that b's sample is one lookup in the UNIQUE index of samples
+ * with every column fixed; with b.build_id < a.build_id in the join
+ * itself, SQLite scanned every earlier build's sample of the cell for
+ * each sample, quadratic within a cell (30 s for a 40k-sample run with
+ * two builds a host).  DISTINCT (the pairs are distinct anyway) keeps
+ * SQLite from flattening pb into the join, which brings that range back
+ * as b.build_id < x.id.  The baseline of a host is its first ok build at
+ * the default targeting (or at none): the first compiler's.
  */
 static const char pairs_sql[] =
     "WITH base AS (SELECT host, MIN(id) AS id FROM builds WHERE "
     "run_id = ?1 AND status = 'ok' AND (targeting IS NULL OR "
     "targeting = 'default') GROUP BY host), "
-    "hb AS (SELECT DISTINCT host, build_id FROM samples WHERE "
-    "run_id = ?1 AND build_id IS NOT NULL), "
-    "pb AS (SELECT x.host, x.build_id AS a_id, y.build_id AS b_id "
-    "FROM hb x JOIN hb y ON y.host = x.host AND y.build_id < x.build_id) "
-    "SELECT a.host, a.variant, a.build_id, b.build_id, ba.compiler, "
-    "ba.targeting, bb.compiler, bb.targeting, "
-    "b.build_id = (SELECT id FROM base WHERE base.host = a.host), "
+    "pb AS (SELECT DISTINCT x.host, x.id AS a_id, x.compiler AS ac, "
+    "x.targeting AS at, y.id AS b_id, y.compiler AS bc, "
+    "y.targeting AS bt FROM builds x "
+    "JOIN builds y ON y.run_id = ?1 AND y.host = x.host AND y.id < x.id "
+    "WHERE x.run_id = ?1) "
+    "SELECT a.host, a.variant, pb.a_id, pb.b_id, pb.ac, pb.at, pb.bc, "
+    "pb.bt, "
+    "pb.b_id = (SELECT id FROM base WHERE base.host = a.host), "
     "CAST(b.ns AS REAL) / a.ns "
     "FROM pb JOIN samples a ON a.run_id = ?1 AND a.host = pb.host AND "
     "a.build_id = pb.a_id "
@@ -200,10 +202,8 @@ static const char pairs_sql[] =
     "b.build_id = pb.b_id AND b.study = a.study AND "
     "b.variant = a.variant AND b.sample_index = a.sample_index AND "
     "b.steps = a.steps AND b.valid = 1 AND b.ns > 0 AND b.warmup = 0 "
-    "JOIN builds ba ON ba.id = a.build_id "
-    "JOIN builds bb ON bb.id = b.build_id "
     "WHERE a.valid = 1 AND a.ns > 0 AND a.warmup = 0 "
-    "ORDER BY a.host, a.variant, a.build_id, b.build_id, 10";
+    "ORDER BY a.host, a.variant, pb.a_id, pb.b_id, 10";
 
 static void
 flush_pair(struct db_pair_row *r, double *ratios, size_t n,

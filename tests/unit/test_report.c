@@ -23,6 +23,7 @@
 
 #include "cmd.h"
 #include "db.h"
+#include "db-report.h"
 #include "report.h"
 #include "report-model.h"
 #include "runner-int.h"
@@ -1036,6 +1037,92 @@ struct pool_sample {
 	int64_t		 build, steps, ns, position;
 };
 
+/* What db_report_pairs hands on, one line a pair of builds. */
+static void
+collect_pair(const struct db_pair_row *p, void *arg)
+{
+	char **out = arg, *line;
+	size_t i;
+
+	line = xasprintf("%s%s %s %lld/%lld %s/%s%s n %zu:", *out, p->host,
+	    p->variant, (long long)p->a_id, (long long)p->b_id, p->a_compiler,
+	    p->b_compiler, p->b_baseline ? " baseline" : "", p->n);
+	free(*out);
+	for (i = 0; i < p->n; i++) {
+		*out = xasprintf("%s %g", line, p->ratios[i]);
+		free(line);
+		line = *out;
+	}
+	*out = xasprintf("%s\n", line);
+	free(line);
+}
+
+/*
+ * Three builds of a host: every later build is paired with each earlier
+ * one, sample by sample (same variant, index and steps, both valid), the
+ * ratio b / a of ns ascending; a sample without its partner, an invalid
+ * one and another run's build are left out; the baseline is the host's
+ * first ok build at the default targeting.
+ */
+static void
+test_pairs_of_three_builds(void **state)
+{
+	static const char sql[] =
+	    "INSERT INTO runs (id, study, started_at, status, steps,"
+	    " samples_per_variant, command, seed, hosts, coordinator, version)"
+	    " VALUES (1, 'sha3', '2026-12-06T10:00:00Z', 'ok', 1000, 3, 'run',"
+	    " '" SEED "', 'h', 'c', '0'),"
+	    " (2, 'sha3', '2026-12-06T11:00:00Z', 'ok', 1000, 3, 'run',"
+	    " '" SEED "', 'h', 'c', '0');"
+	    "INSERT INTO builds (id, run_id, host, compiler, cflags, status,"
+	    " targeting, created_at) VALUES"
+	    " (1, 1, 'h', 'gcc', '-O3', 'ok', 'native', '2026-12-06T10:00:00Z'),"
+	    " (2, 1, 'h', 'clang', '-O3', 'ok', 'default', '2026-12-06T10:00:00Z'),"
+	    " (3, 1, 'h', 'gcc', '-O3', 'ok', 'default', '2026-12-06T10:00:00Z'),"
+	    " (4, 2, 'h', 'gcc', '-O3', 'ok', NULL, '2026-12-06T11:00:00Z');"
+	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+	    " sample_index, position, steps, ns, digest, seed, valid,"
+	    " received_at) VALUES"
+	    " (1, 'h', 1, 'sha3', 'v', 0, 0, 1000, 100, '" GOOD "', '" SEED "',"
+	    "  1, 'x'),"
+	    " (1, 'h', 1, 'sha3', 'v', 1, 1, 1000, 100, '" GOOD "', '" SEED "',"
+	    "  1, 'x'),"
+	    " (1, 'h', 2, 'sha3', 'v', 0, 0, 1000, 200, '" GOOD "', '" SEED "',"
+	    "  1, 'x'),"
+	    " (1, 'h', 2, 'sha3', 'v', 1, 1, 1000, 50, '" GOOD "', '" SEED "',"
+	    "  1, 'x'),"
+	    " (1, 'h', 3, 'sha3', 'v', 0, 0, 1000, 400, '" GOOD "', '" SEED "',"
+	    "  1, 'x'),"
+	    " (1, 'h', 3, 'sha3', 'v', 1, 1, 1000, 400, '" BAD "', '" SEED "',"
+	    "  0, 'x'),"
+	    " (1, 'h', 3, 'sha3', 'v', 2, 2, 1000, 400, '" GOOD "', '" SEED "',"
+	    "  1, 'x'),"
+	    " (2, 'h', 4, 'sha3', 'v', 0, 0, 1000, 800, '" GOOD "', '" SEED "',"
+	    "  1, 'x');";
+	char *path = xasprintf("%s/pairs.db", tmpdir), *out = xstrdup("");
+	struct db *d;
+	struct so_err err;
+
+	(void)state;
+	assert_int_equal(db_open(path, &d, &err), 0);
+	assert_int_equal(sqlite3_exec(db_handle(d), sql, NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_int_equal(db_report_pairs(db_handle(d), 1, collect_pair, &out,
+	    &err), 0);
+	assert_string_equal(out,
+	    "h v 2/1 clang/gcc n 2: 0.5 2\n"
+	    "h v 3/1 gcc/gcc n 1: 0.25\n"
+	    "h v 3/2 gcc/clang baseline n 1: 0.5\n");
+	free(out);
+	out = xstrdup("");
+	assert_int_equal(db_report_pairs(db_handle(d), 2, collect_pair, &out,
+	    &err), 0);
+	assert_string_equal(out, "");
+	free(out);
+	db_close(d);
+	free(path);
+}
+
 /*
  * The position test pools every row's rates over the row's mean and
  * tests each position against all others: its numbers are those of the
@@ -1276,6 +1363,7 @@ main(void)
 		cmocka_unit_test(test_sample_clocks),
 		cmocka_unit_test(test_host_clock_skips_unclocked),
 		cmocka_unit_test(test_positions_pool),
+		cmocka_unit_test(test_pairs_of_three_builds),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_renderer_for_path),
 		cmocka_unit_test(test_arch_apple),
