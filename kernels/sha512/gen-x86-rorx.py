@@ -12,8 +12,7 @@ state starts from the IV and words 8-15 of the block are the padding of a
 the hand schedule below, registers are then given by a linear scan, and
 nothing spills: the 15 general registers hold the state and temporaries,
 the digest goes through the stack between hashes (it is the next block's
-words 0-7, which the schedule loads as pairs of 8-byte loads, vmovq and
-vpinsrq: a 16-byte load across two 8-byte stores is not forwarded).
+words 0-7, which the schedule loads as pairs anyway; how, below).
 
 A round (T1 = h + K + W + S1(e) + Ch(e, f, g); e' = d + T1;
 a' = T1 + S0(a) + Maj(a, b, c)) is written so that both chains are
@@ -279,6 +278,7 @@ def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
     # stores is not forwarded from them (it waits until they are written).
     vec = {}
     pairs = []
+    # The loads go with the first schedule step (pair 8), which reads them.
     g.out = vec.setdefault(8, [])
     for p in range(8):
         lo, hi = words[2 * p], words[2 * p + 1]
