@@ -89,6 +89,16 @@ main(int argc, char **argv)
 	}
 	if (samples < 1 || samples > MAX_SAMPLES)
 		samples = 5;
+	for (i = 0; i < nrun; i++) {
+		unsigned lack = run[i]->k->features & ~cpu_features();
+
+		if (lack != 0) {
+			cpu_feature_names(lack, why, sizeof why);
+			fprintf(stderr, "bench: variant \"%s\" needs %s, which "
+			    "this cpu lacks\n", run[i]->variant, why);
+			return 2;
+		}
+	}
 	pick_all = nrun == 0;
 	for (j = 0; pick_all && registry_kernels[j].study != NULL; j++)
 		if (nrun < NALL &&
