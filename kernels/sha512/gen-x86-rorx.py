@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Generate x86-rorx/kernel.S: SHA-512 for the chain, scalar rounds with
-BMI2 rorx/andn and the message schedule in AVX-512VL xmm registers.
+BMI2 rorx/andn and the message schedule in AVX-512VL xmm registers; and
+x86-rorx-avx/kernel.S, the same rounds for cores without AVX-512 (AVX2
+machines, VMs that hide it): the schedule in VEX xmm0-15, each rotate two
+shifts, the sigmas' xors vpxor (9 ops a sigma, not 3), vpalignr for
+valignq.
 
     python3 kernels/sha512/gen-x86-rorx.py     (writes beside itself)
 
@@ -58,7 +62,7 @@ import sys
 
 # What this generator writes, relative to its folder; `--outputs` prints
 # it for make regen and tests/test_21_generated.py, so no list repeats it.
-OUTPUTS = ["x86-rorx/kernel.S"]
+OUTPUTS = ["x86-rorx/kernel.S", "x86-rorx-avx/kernel.S"]
 
 M = (1 << 64) - 1
 IV = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b,
@@ -115,7 +119,8 @@ class Aff:
 
 
 class Gen:
-    def __init__(self):
+    def __init__(self, avx512):
+        self.avx512 = avx512    # else VEX only: shifts for rotates, vpxor
         self.n = 0
         self.pool = {}          # constant -> label
         self.out = None         # list the builders append ops to
@@ -237,9 +242,17 @@ class Gen:
         if isinstance(x, tuple):
             return tuple(ror(w, r1) ^ ror(w, r2) ^ (w >> s) for w in x)
         x = self.xreg(x)
-        return self.op("vxor3", [self.op("vror", [x], r1, "x"),
-                                 self.op("vror", [x], r2, "x"),
-                                 self.op("vshr", [x], s, "x")], cls="x")
+        if self.avx512:
+            return self.op("vxor3", [self.op("vror", [x], r1, "x"),
+                                     self.op("vror", [x], r2, "x"),
+                                     self.op("vshr", [x], s, "x")], cls="x")
+        # Without AVX-512 a rotate is two shifts: five shifts, four xors.
+        def vxor(u, v):
+            return self.op("vxor", [u, v], cls="x")
+        sh = [self.op(k, [x], n, "x") for k, n in
+              (("vshr", r1), ("vshl", 64 - r1), ("vshr", r2),
+               ("vshl", 64 - r2), ("vshr", s))]
+        return vxor(vxor(vxor(sh[0], sh[1]), vxor(sh[2], sh[3])), sh[4])
 
     def vadd(self, terms):
         """Sum of pairs: the constant ones added here, then one vpaddq
@@ -364,15 +377,17 @@ def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
     return ops
 
 
-def allocate(ops):
+def allocate(ops, avx512):
     """Linear scan: registers to values, two-operand forms made of the
-    three-address ops.  Returns assembly lines."""
+    three-address ops.  Returns assembly lines.  Without AVX-512 only
+    xmm0-15 exist and moves are VEX (vmovdqu)."""
     last = {}
     for i, (kind, dst, srcs, arg) in enumerate(ops):
         for s in srcs:
             if isinstance(s, Val):
                 last[s.n] = i
-    free = {"g": list(GPRS), "x": list(XMMS)}
+    free = {"g": list(GPRS), "x": list(XMMS if avx512 else XMMS[:16])}
+    mov = "vmovdqu64" if avx512 else "vmovdqu"
     where = {}
     lines = []
 
@@ -437,17 +452,23 @@ def allocate(ops):
             lines.append("vmovq %s, %s" % (text[0], r))
             lines.append("vpinsrq $1, %s, %s, %s" % (text[1], r, r))
         elif kind == "vload":
-            lines.append("vmovdqu64 %s, %s" % (text[0], r))
+            lines.append("%s %s, %s" % (mov, text[0], r))
         elif kind == "vror":
             lines.append("vprorq $%d, %s, %s" % (arg, text[0], r))
         elif kind == "vshr":
             lines.append("vpsrlq $%d, %s, %s" % (arg, text[0], r))
+        elif kind == "vshl":
+            lines.append("vpsllq $%d, %s, %s" % (arg, text[0], r))
+        elif kind == "vxor":
+            lines.append("vpxor %s, %s, %s" % (text[1], text[0], r))
         elif kind == "vadd":
             lines.append("vpaddq %s, %s, %s" % (text[1], text[0], r))
-        elif kind == "valign":
+        elif kind == "valign" and avx512:
             lines.append("valignq $1, %s, %s, %s" % (text[1], text[0], r))
+        elif kind == "valign":
+            lines.append("vpalignr $8, %s, %s, %s" % (text[1], text[0], r))
         elif kind == "vstore":
-            lines.append("vmovdqu64 %s, %s" % (text[0], text[1]))
+            lines.append("%s %s, %s" % (mov, text[0], text[1]))
         else:
             raise SystemExit("gen-x86-rorx: unknown op " + kind)
     return lines
@@ -475,39 +496,52 @@ def function(name, body, pre, post):
     return lines
 
 
-def main():
-    g = Gen()
+def kernel(prefix, avx512):
+    """The chain and the one-block functions, named prefix_chain and
+    prefix_block; returns (lines, constant pool)."""
+    g = Gen(avx512)
+    mov = "vmovdqu64" if avx512 else "vmovdqu"
     hs = [Mem("%d(%%rsp)" % (HS + 8 * i)) for i in range(8)]
     # chain(uint64_t h[8], uint64_t steps): h in host order, steps > 0.
-    chain = allocate(sha512_body(g, IV, hs + PAD, KW, WS, hs))
+    chain = allocate(sha512_body(g, IV, hs + PAD, KW, WS, hs), avx512)
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0, "mov %%rsi, %d(%%rsp)" % ARG1]
-    pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
-    pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)
+    pre += ["%s %d(%%rdi), %%xmm%d" % (mov, 16 * i, i) for i in range(4)]
+    pre += ["%s %%xmm%d, %d(%%rsp)" % (mov, i, HS + 16 * i)
             for i in range(4)]
     pre += ["test %rsi, %rsi", "jz 2f", ".p2align 5", "1:"]
     post = ["decq %d(%%rsp)" % ARG1, "jnz 1b", "2:",
             "mov %d(%%rsp), %%rdi" % ARG0]
-    post += ["vmovdqu64 %d(%%rsp), %%xmm%d" % (HS + 16 * i, i)
+    post += ["%s %d(%%rsp), %%xmm%d" % (mov, HS + 16 * i, i)
              for i in range(4)]
-    post += ["vmovdqu64 %%xmm%d, %d(%%rdi)" % (i, 16 * i) for i in range(4)]
-    out = function("sha512_x86_rorx_chain", chain, pre, post)
+    post += ["%s %%xmm%d, %d(%%rdi)" % (mov, i, 16 * i) for i in range(4)]
+    out = function(prefix + "_chain", chain, pre, post)
 
     # block(uint64_t state[8], const uint64_t w[16]): the known answer.
     wb = [Mem("%d(%%rsp)" % (WB + 8 * i)) for i in range(16)]
-    block = allocate(sha512_body(g, hs, wb, KW, WS, hs))
+    block = allocate(sha512_body(g, hs, wb, KW, WS, hs), avx512)
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0]
-    pre += ["vmovdqu64 %d(%%rdi), %%xmm%d" % (16 * i, i) for i in range(4)]
-    pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, HS + 16 * i)
+    pre += ["%s %d(%%rdi), %%xmm%d" % (mov, 16 * i, i) for i in range(4)]
+    pre += ["%s %%xmm%d, %d(%%rsp)" % (mov, i, HS + 16 * i)
             for i in range(4)]
-    pre += ["vmovdqu64 %d(%%rsi), %%xmm%d" % (16 * i, i) for i in range(8)]
-    pre += ["vmovdqu64 %%xmm%d, %d(%%rsp)" % (i, WB + 16 * i)
+    pre += ["%s %d(%%rsi), %%xmm%d" % (mov, 16 * i, i) for i in range(8)]
+    pre += ["%s %%xmm%d, %d(%%rsp)" % (mov, i, WB + 16 * i)
             for i in range(8)]
     post = ["mov %d(%%rsp), %%rdi" % ARG0]
-    post += ["vmovdqu64 %d(%%rsp), %%xmm%d" % (HS + 16 * i, i)
+    post += ["%s %d(%%rsp), %%xmm%d" % (mov, HS + 16 * i, i)
              for i in range(4)]
-    post += ["vmovdqu64 %%xmm%d, %d(%%rdi)" % (i, 16 * i) for i in range(4)]
-    out += function("sha512_x86_rorx_block", block, pre, post)
+    post += ["%s %%xmm%d, %d(%%rdi)" % (mov, i, 16 * i) for i in range(4)]
+    out += function(prefix + "_block", block, pre, post)
+    return out, g.pool
 
+
+def main():
+    for path, prefix, avx512 in zip(OUTPUTS, ("sha512_x86_rorx",
+                                              "sha512_x86_rorx_avx"),
+                                    (True, False)):
+        write(path, *kernel(prefix, avx512))
+
+
+def write(rel, out, pool):
     text = ["/* Generated by kernels/sha512/gen-x86-rorx.py; edit the "
             "generator, not this file. */",
             "",
@@ -528,14 +562,13 @@ def main():
             "#endif",
             ".text"] + out
     text += ["", "RODATA", ".p2align 4"]
-    for c, label in g.pool.items():
+    for c, label in pool.items():
         vals = c if isinstance(c, tuple) else (c,)
         text.append("%s: .quad %s" % (label, ", ".join(
             "0x%016x" % v for v in vals)))
     text += ["", "#if !defined(__APPLE__)",
              '.section .note.GNU-stack, "", @progbits', "#endif"]
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        OUTPUTS[0])
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), rel)
     with open(path, "w") as f:
         f.write("\n".join(l if l.endswith(":") or l.startswith(
             (".", "/", "#", "SYM", "HIDDEN", "FUNCTION", "SIZE", "RODATA"))
