@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -35,6 +36,47 @@ def sha3_chain(steps, seed=bytes(32)):
     for _ in range(steps):
         x = hashlib.sha3_256(x).digest()
     return x.hex()
+
+
+# A variant's KF_* feature bits (kernels/kernel.h) as the kernel names them
+# in /proc/cpuinfo: the tests' own view of what this CPU runs, not the
+# agent's cpuid or hwcap reading that it checks.
+KF_CPUINFO = {
+    "KF_X86_AVX2": {"avx2"}, "KF_X86_AVX512": {"avx512f", "avx512vl"},
+    "KF_X86_BMI2": {"bmi2"}, "KF_X86_AVX512DQ": {"avx512dq"},
+    "KF_X86_SHA512": {"sha512"}, "KF_X86_AES": {"aes"},
+    "KF_ARM_SHA3": {"sha3"}, "KF_ARM_SHA512": {"sha512"},
+    "KF_ARM_SVE": {"sve"}, "KF_ARM_SVE2_BITPERM": {"svebitperm"},
+    "KF_ARM_AES": {"aes"},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_flags():
+    """The flags (x86-64) or Features (aarch64) line of /proc/cpuinfo."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return frozenset(value.split())
+    return frozenset()
+
+
+def cpu_lacks(study, variant):
+    """The /proc/cpuinfo flags this CPU lacks for the variant's declared
+    features (`.features` in its kernel.c), sorted; [] if it runs here."""
+    src = ROOT / "kernels" / study / variant / "kernel.c"
+    text = src.read_text() if src.exists() else ""
+    m = re.search(r"\.features\s*=\s*([A-Z0-9_|\s]+),", text)
+    need = set()
+    for bit in (m.group(1).split("|") if m else []):
+        need |= KF_CPUINFO[bit.strip()]
+    return sorted(need - cpu_flags())
+
+
+def runs_here(study, variants):
+    """The variants of a study (of this machine's manifest) whose features
+    this CPU has: those the agent must measure, not skip."""
+    return [v for v in variants if not cpu_lacks(study, v)]
 
 
 @contextlib.contextmanager

@@ -19,10 +19,11 @@ qemu -cpu max (about 20 minutes).
 import json
 import os
 import subprocess
+import warnings
 
 import pytest
 
-from conftest import VECTORS
+from conftest import VECTORS, cpu_lacks
 from refs import CHAINS, KATS, chain_hex
 from lib_kernels import (SHORT_STEPS, assert_all_pass, build_check,
                          expect_args, harness_studies, manifest, need,
@@ -68,9 +69,16 @@ def test_native_variants(native, study):
     arch, exe = native
     rc, out = run_check([exe, "-S", study, *expect_args(study, SHORT_STEPS)])
     assert rc == 0, out
-    # This machine has every x86 feature the variants ask for.
-    assert_all_pass(out, study, manifest(arch)[study], SHORT_STEPS,
-                    allow_skip=arch != "x86_64")
+    _, by = assert_all_pass(out, study, manifest(arch)[study], SHORT_STEPS)
+    # Skipped exactly where /proc/cpuinfo lacks a declared feature: what
+    # this CPU has must run.  What it lacks goes unchecked here, and the
+    # summary says so (qemu-user has no AVX-512 to run it under).
+    skipped = sorted(v for v, res in by.items() if res[0][0] == "skip")
+    lacking = {v: cpu_lacks(study, v) for v in by if cpu_lacks(study, v)}
+    assert skipped == sorted(lacking), (skipped, lacking, out)
+    for v, flags in sorted(lacking.items()):
+        warnings.warn(f"{study}/{v} not checked: this cpu lacks "
+                      + ",".join(flags))
 
 
 def long_vectors(study):
