@@ -276,17 +276,27 @@ def gcc_clang(workdir, tmp_path_factory):
     done = root / "gcc-clang.builds"
     with locked(root / "gcc-clang.lock"):
         if not done.exists():
-            shared = workdir / "build"
-            before = set(os.listdir(shared))
+            # Built in a workdir of their own, so that its build/ holds
+            # these two and nothing another worker builds meanwhile in
+            # the shared one (a half-made build there was taken for
+            # clang's or gcc's), then moved into the shared build/: the
+            # key does not depend on the workdir.
+            own = tmp_path_factory.mktemp("gcc-clang-wd")
             d = tmp_path_factory.mktemp("gcc-clang")
-            write_hosts(d / "hosts.toml", workdir, 'cc = ["gcc", "clang"]\n')
+            write_hosts(d / "hosts.toml", own, 'cc = ["gcc", "clang"]\n')
             r = seqorch(d, "deploy", "--hosts", "local")
             assert r.returncode == 0, r.stdout + r.stderr
+            names = sorted(os.listdir(own / "build"))
+            assert len(names) == 2, names
+            shared = workdir / "build"
+            for n in names:
+                if not (shared / n).exists():
+                    os.rename(own / "build" / n, shared / n)
             # Which is which, by the version line their meta records.
             done.write_text("".join(
                 "clang " + n + "\n" if "clang" in
                 (shared / n / "meta").read_text() else "gcc " + n + "\n"
-                for n in sorted(set(os.listdir(shared)) - before)))
+                for n in names))
     return workdir
 
 
