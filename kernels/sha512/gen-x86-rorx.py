@@ -2,9 +2,12 @@
 """Generate x86-rorx/kernel.S: SHA-512 for the chain, scalar rounds with
 BMI2 rorx/andn and the message schedule in AVX-512VL xmm registers; and
 x86-rorx-avx/kernel.S, the same rounds for cores without AVX-512 (AVX2
-machines, VMs that hide it): the schedule in VEX xmm0-15, each rotate two
-shifts, the sigmas' xors vpxor (9 ops a sigma, not 3), vpalignr for
-valignq.
+machines, VMs that hide it).  Its schedule is VEX in xmm0-15 / ymm0-15:
+a rotate is two shifts (vpshufb for sigma0's rotate by 8), a sigma 7 or 9
+ops instead of 3, so from pair 16 on W[t-16] + W[t-7] + sigma0(W[t-15])
+is made for two pairs at once in a ymm from the stored W, and
+vextracti128 hands the second pair its half; sigma1 stays one pair at a
+time (it needs the pair before).  vpalignr stands in for valignq.
 
     python3 kernels/sha512/gen-x86-rorx.py     (writes beside itself)
 
@@ -90,6 +93,9 @@ def icbrt(n):
 # FIPS 180-4: the first 64 bits of the fractional parts of cube roots.
 K = [icbrt(p << 192) & M for p in primes(80)]
 PAD = [1 << 63, 0, 0, 0, 0, 0, 0, 512]     # words 8-15, 64-byte message
+# vpshufb's control for a right rotate by 8 of both words: byte i of a
+# word takes byte i + 1, the top byte takes byte 0.
+ROR8 = (0x0007060504030201, 0x080f0e0d0c0b0a09)
 
 GPRS = ["%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi", "%rbp", "%r8",
         "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15"]
@@ -238,18 +244,27 @@ class Gen:
     def xoperand(self, x):
         return self.const(x) if isinstance(x, tuple) else x
 
-    def vsigma(self, x, r1, r2, s):
+    def vsigma(self, x, r1, r2, s, y="v"):
+        """sigma of a pair, or with y="y" of two pairs in a ymm."""
         if isinstance(x, tuple):
             return tuple(ror(w, r1) ^ ror(w, r2) ^ (w >> s) for w in x)
-        x = self.xreg(x)
+        x = self.xreg(x) if y == "v" else \
+            self.op("yload", [x], cls="x")
         if self.avx512:
             return self.op("vxor3", [self.op("vror", [x], r1, "x"),
                                      self.op("vror", [x], r2, "x"),
                                      self.op("vshr", [x], s, "x")], cls="x")
         # Without AVX-512 a rotate is two shifts: five shifts, four xors.
         def vxor(u, v):
-            return self.op("vxor", [u, v], cls="x")
-        sh = [self.op(k, [x], n, "x") for k, n in
+            return self.op(y + "xor", [u, v], cls="x")
+        if r2 == 8:
+            # A rotate by a whole byte is one vpshufb.
+            sh = [self.op(y + k[1:], [x], n, "x") for k, n in
+                  (("vshr", r1), ("vshl", 64 - r1), ("vshr", s))]
+            b8 = self.op(y + "shufb", [x, self.const(
+                ROR8 if y == "v" else ROR8 * 2)], cls="x")
+            return vxor(vxor(sh[0], sh[1]), vxor(b8, sh[2]))
+        sh = [self.op(y + k[1:], [x], n, "x") for k, n in
               (("vshr", r1), ("vshl", 64 - r1), ("vshr", r2),
                ("vshl", 64 - r2), ("vshr", s))]
         return vxor(vxor(vxor(sh[0], sh[1]), vxor(sh[2], sh[3])), sh[4])
@@ -305,14 +320,29 @@ def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
         if i >= 8:
             return Mem("%d(%%rsp)" % (w_slot + 16 * i + 8))
         return g.valign(pairs[i], pairs[i + 1])
+    def wmem(i, skewed=0):
+        return Mem("%d(%%rsp)" % (w_slot + 16 * i + skewed))
+    upper = None
     for p in range(8, 40):
         g.out = vec.setdefault(p, [])
-        w16, w15 = pairs[p - 8], skew(p - 8)
-        w7 = skew(p - 4)
         w2 = pairs[p - 1]
-        s0 = g.vsigma(w15, 1, 8, 7)
-        s1 = g.vsigma(w2, 19, 61, 6)
-        new = g.vadd([w16, w7, s0, s1])
+        if not g.avx512 and p >= 16 and p % 2 == 0:
+            # Without AVX-512 the sigmas cost 9 ops, so every term but
+            # sigma1 is made for two pairs at once in a ymm, from W in
+            # memory: W[t-16] + W[t-7] + sigma0(W[t-15]) for p and p + 1.
+            both = g.op("yadd", [g.op("yadd", [
+                g.op("yload", [wmem(p - 8)], cls="x"), wmem(p - 4, 8)],
+                cls="x"), g.vsigma(wmem(p - 8, 8), 1, 8, 7, "y")], cls="x")
+            upper = g.op("vextract", [both], cls="x")
+            new = g.vadd([both, g.vsigma(w2, 19, 61, 6)])
+        elif upper is not None:
+            new, upper = g.vadd([upper, g.vsigma(w2, 19, 61, 6)]), None
+        else:
+            w16, w15 = pairs[p - 8], skew(p - 8)
+            w7 = skew(p - 4)
+            s0 = g.vsigma(w15, 1, 8, 7)
+            s1 = g.vsigma(w2, 19, 61, 6)
+            new = g.vadd([w16, w7, s0, s1])
         pairs.append(new)
         g.op("vstore", [new, Mem("%d(%%rsp)" % (w_slot + 16 * p))],
              cls="x", dst=False)
@@ -396,6 +426,9 @@ def allocate(ops, avx512):
             raise SystemExit("gen-x86-rorx: out of %s registers" % cls)
         return free[cls].pop(0)
 
+    def ymm(name):
+        return name.replace("%xmm", "%ymm")
+
     def loc(x):
         return where[x.n] if isinstance(x, Val) else x.text \
             if isinstance(x, Mem) else x
@@ -459,6 +492,8 @@ def allocate(ops, avx512):
             lines.append("vpsrlq $%d, %s, %s" % (arg, text[0], r))
         elif kind == "vshl":
             lines.append("vpsllq $%d, %s, %s" % (arg, text[0], r))
+        elif kind == "vshufb":
+            lines.append("vpshufb %s, %s, %s" % (text[1], text[0], r))
         elif kind == "vxor":
             lines.append("vpxor %s, %s, %s" % (text[1], text[0], r))
         elif kind == "vadd":
@@ -469,6 +504,17 @@ def allocate(ops, avx512):
             lines.append("vpalignr $8, %s, %s, %s" % (text[1], text[0], r))
         elif kind == "vstore":
             lines.append("%s %s, %s" % (mov, text[0], text[1]))
+        elif kind == "vextract":
+            lines.append("vextracti128 $1, %s, %s" % (ymm(text[0]), r))
+        elif kind == "yload":
+            lines.append("vmovdqu %s, %s" % (text[0], ymm(r)))
+        elif kind in ("yshr", "yshl", "yshufb", "yxor", "yadd"):
+            v = {"yshr": "vpsrlq $%d, %s, %s", "yshl": "vpsllq $%d, %s, %s",
+                 "yshufb": "vpshufb %s, %s, %s", "yxor": "vpxor %s, %s, %s",
+                 "yadd": "vpaddq %s, %s, %s"}[kind]
+            t = [ymm(x) for x in text]
+            lines.append(v % ((arg, t[0], ymm(r)) if arg is not None else
+                              (t[1], t[0], ymm(r))))
         else:
             raise SystemExit("gen-x86-rorx: unknown op " + kind)
     return lines

@@ -56,104 +56,100 @@ SYM(sha512_x86_rorx_avx_chain):
 	vpalignr $8, %xmm0, %xmm1, %xmm4
 	vpsrlq $1, %xmm4, %xmm5
 	vpsllq $63, %xmm4, %xmm6
-	vpsrlq $8, %xmm4, %xmm7
-	vpsllq $56, %xmm4, %xmm8
-	vpsrlq $7, %xmm4, %xmm9
+	vpsrlq $7, %xmm4, %xmm7
+	vpshufb .Lc0(%rip), %xmm4, %xmm8
 	mov 0(%rsp), %rax
-	vpxor %xmm6, %xmm5, %xmm10
-	addq .Lc35(%rip), %rax
-	vpxor %xmm8, %xmm7, %xmm11
+	vpxor %xmm6, %xmm5, %xmm9
+	addq .Lc37(%rip), %rax
+	vpxor %xmm7, %xmm8, %xmm10
 	rorx $14, %rax, %rbx
-	vpxor %xmm11, %xmm10, %xmm12
+	vpxor %xmm10, %xmm9, %xmm11
 	rorx $18, %rax, %rcx
-	vpxor %xmm9, %xmm12, %xmm13
+	vpaddq %xmm11, %xmm0, %xmm12
 	rorx $41, %rax, %rdx
-	vpaddq %xmm13, %xmm0, %xmm14
-	andn .Lc36(%rip), %rax, %rsi
-	vpaddq .Lc0(%rip), %xmm14, %xmm15
+	vpaddq .Lc1(%rip), %xmm12, %xmm13
+	andn .Lc38(%rip), %rax, %rsi
+	vmovdqu %xmm13, 896(%rsp)
 	addq 8(%rsp), %rsi
-	vmovdqu %xmm15, 896(%rsp)
-	addq .Lc37(%rip), %rsi
-	vpaddq .Lc1(%rip), %xmm15, %xmm4
+	vpaddq .Lc2(%rip), %xmm13, %xmm14
+	addq .Lc39(%rip), %rsi
+	vmovdqu %xmm14, 320(%rsp)
 	mov %rax, %rdi
-	andq .Lc38(%rip), %rdi
-	vmovdqu %xmm4, 320(%rsp)
+	andq .Lc40(%rip), %rdi
 	addq %rdi, %rsi
 	xorq %rcx, %rbx
 	xorq %rdx, %rbx
 	addq %rbx, %rsi
 	rorx $14, %rsi, %rbp
-	vpalignr $8, %xmm1, %xmm2, %xmm5
 	rorx $18, %rsi, %r8
-	vpsrlq $1, %xmm5, %xmm6
+	vpalignr $8, %xmm1, %xmm2, %xmm15
 	rorx $41, %rsi, %r9
-	vpsllq $63, %xmm5, %xmm7
-	andn .Lc38(%rip), %rsi, %r10
-	vpsrlq $8, %xmm5, %xmm8
+	andn .Lc40(%rip), %rsi, %r10
+	vpsrlq $1, %xmm15, %xmm4
 	addq 16(%rsp), %r10
-	vpsllq $56, %xmm5, %xmm10
-	addq .Lc43(%rip), %r10
-	vpsrlq $7, %xmm5, %xmm11
+	addq .Lc45(%rip), %r10
+	vpsllq $63, %xmm15, %xmm5
 	mov %rax, %r11
 	andq %rsi, %r11
-	vpxor %xmm7, %xmm6, %xmm12
 	addq %r11, %r10
-	vpxor %xmm10, %xmm8, %xmm9
+	vpsrlq $7, %xmm15, %xmm6
 	xorq %r8, %rbp
-	vpxor %xmm9, %xmm12, %xmm0
 	xorq %r9, %rbp
-	vpxor %xmm11, %xmm0, %xmm13
+	vpshufb .Lc0(%rip), %xmm15, %xmm8
 	addq %rbp, %r10
-	vpsrlq $19, %xmm15, %xmm14
 	mov 0(%rsp), %r12
-	vpsllq $45, %xmm15, %xmm4
-	addq .Lc39(%rip), %r12
+	vpxor %xmm5, %xmm4, %xmm7
+	addq .Lc41(%rip), %r12
 	rorx $28, %r12, %r13
+	vpxor %xmm6, %xmm8, %xmm9
 	rorx $34, %r12, %r14
 	rorx $39, %r12, %r15
+	vpxor %xmm9, %xmm7, %xmm10
 	mov %r12, %rdi
-	andq .Lc40(%rip), %rdi
+	andq .Lc42(%rip), %rdi
 	xorq %r14, %r13
+	vpsrlq $19, %xmm13, %xmm0
 	xorq %r15, %r13
 	mov %r12, %rcx
-	xorq .Lc41(%rip), %rcx
+	xorq .Lc43(%rip), %rcx
+	vpsllq $45, %xmm13, %xmm11
 	mov %r12, %rdx
-	andq .Lc41(%rip), %rdx
+	andq .Lc43(%rip), %rdx
 	mov %rsi, %rbx
-	addq .Lc42(%rip), %rbx
+	addq .Lc44(%rip), %rbx
+	vpsrlq $61, %xmm13, %xmm12
 	addq %rdi, %rbx
 	addq %r13, %rbx
 	rorx $14, %r10, %r11
-	vpsrlq $61, %xmm15, %xmm5
+	vpsllq $3, %xmm13, %xmm14
 	rorx $18, %r10, %r8
-	vpsllq $3, %xmm15, %xmm6
+	vpsrlq $6, %xmm13, %xmm15
 	rorx $41, %r10, %r9
-	vpsrlq $6, %xmm15, %xmm7
+	vpxor %xmm11, %xmm0, %xmm4
 	andn %rax, %r10, %rbp
-	vpxor %xmm4, %xmm14, %xmm8
+	vpxor %xmm14, %xmm12, %xmm5
 	addq 24(%rsp), %rbp
-	vpxor %xmm6, %xmm5, %xmm10
-	addq .Lc45(%rip), %rbp
-	vpxor %xmm10, %xmm8, %xmm12
+	vpxor %xmm5, %xmm4, %xmm8
+	addq .Lc47(%rip), %rbp
+	vpxor %xmm15, %xmm8, %xmm6
 	mov %rsi, %r14
 	andq %r10, %r14
-	vpxor %xmm7, %xmm12, %xmm9
+	vpaddq %xmm10, %xmm1, %xmm7
 	addq %r14, %rbp
-	vpaddq %xmm13, %xmm1, %xmm0
+	vpaddq %xmm6, %xmm7, %xmm9
 	xorq %r8, %r11
-	vpaddq %xmm9, %xmm0, %xmm11
+	vmovdqu %xmm9, 912(%rsp)
 	xorq %r9, %r11
-	vmovdqu %xmm11, 912(%rsp)
+	vpaddq .Lc3(%rip), %xmm9, %xmm0
 	addq %r11, %rbp
-	vpaddq .Lc2(%rip), %xmm11, %xmm14
+	vmovdqu %xmm0, 336(%rsp)
 	rorx $28, %rbx, %r15
-	vmovdqu %xmm14, 336(%rsp)
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
 	andq %rbx, %rcx
 	xorq %rdi, %r15
 	xorq %r13, %r15
-	addq .Lc44(%rip), %rdx
+	addq .Lc46(%rip), %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
@@ -162,114 +158,111 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rcx, %rdx
 	addq %r15, %rdx
 	addq 32(%rsp), %rax
-	vpalignr $8, %xmm2, %xmm3, %xmm4
-	addq .Lc47(%rip), %rax
-	vpsrlq $1, %xmm4, %xmm5
+	addq .Lc49(%rip), %rax
+	vpalignr $8, %xmm2, %xmm3, %xmm11
 	rorx $14, %rbp, %r9
-	vpsllq $63, %xmm4, %xmm6
 	rorx $18, %rbp, %r11
-	vpsrlq $8, %xmm4, %xmm8
+	vpsrlq $1, %xmm11, %xmm12
 	rorx $41, %rbp, %rdi
-	vpsllq $56, %xmm4, %xmm10
 	addq %r12, %rax
-	vpsrlq $7, %xmm4, %xmm12
+	vpsllq $63, %xmm11, %xmm14
 	andn %rsi, %rbp, %r13
-	vpxor %xmm6, %xmm5, %xmm7
 	addq %r13, %rax
-	vpxor %xmm10, %xmm8, %xmm1
+	vpsrlq $7, %xmm11, %xmm4
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vpxor %xmm1, %xmm7, %xmm13
 	addq %rcx, %rax
-	vpxor %xmm12, %xmm13, %xmm0
+	vpshufb .Lc0(%rip), %xmm11, %xmm5
 	xorq %r11, %r9
-	vpsrlq $19, %xmm11, %xmm9
 	xorq %rdi, %r9
-	vpsllq $45, %xmm11, %xmm14
+	vpxor %xmm14, %xmm12, %xmm8
 	addq %r9, %rax
 	rorx $28, %rdx, %r15
+	vpxor %xmm4, %xmm5, %xmm15
 	rorx $34, %rdx, %r13
 	rorx $39, %rdx, %rcx
+	vpxor %xmm15, %xmm8, %xmm1
 	andq %rdx, %r14
 	xorq %r13, %r15
+	vpsrlq $19, %xmm9, %xmm10
 	xorq %rcx, %r15
-	addq .Lc46(%rip), %r8
+	addq .Lc48(%rip), %r8
+	vpsllq $45, %xmm9, %xmm7
 	mov %rbx, %r11
 	xorq %rdx, %r11
 	mov %rbx, %rdi
 	andq %rdx, %rdi
+	vpsrlq $61, %xmm9, %xmm6
 	addq %rbp, %r8
 	addq %r14, %r8
 	addq %r15, %r8
 	addq 40(%rsp), %rsi
-	vpsrlq $61, %xmm11, %xmm4
-	addq .Lc48(%rip), %rsi
-	vpsllq $3, %xmm11, %xmm5
+	addq .Lc50(%rip), %rsi
+	vpsllq $3, %xmm9, %xmm0
 	rorx $14, %rax, %r9
-	vpsrlq $6, %xmm11, %xmm6
 	rorx $18, %rax, %r13
-	vpxor %xmm14, %xmm9, %xmm8
+	vpsrlq $6, %xmm9, %xmm11
 	rorx $41, %rax, %rcx
-	vpxor %xmm5, %xmm4, %xmm10
 	addq %rbx, %rsi
-	vpxor %xmm10, %xmm8, %xmm7
+	vpxor %xmm7, %xmm10, %xmm12
 	andn %r10, %rax, %r14
-	vpxor %xmm6, %xmm7, %xmm1
 	addq %r14, %rsi
-	vpaddq %xmm0, %xmm2, %xmm13
+	vpxor %xmm0, %xmm6, %xmm14
 	mov %rbp, %r15
 	andq %rax, %r15
-	vpaddq %xmm1, %xmm13, %xmm12
 	addq %r15, %rsi
-	vmovdqu %xmm12, 928(%rsp)
+	vpxor %xmm14, %xmm12, %xmm5
 	xorq %r13, %r9
-	vpaddq .Lc3(%rip), %xmm12, %xmm9
 	xorq %rcx, %r9
-	vmovdqu %xmm9, 352(%rsp)
+	vpxor %xmm11, %xmm5, %xmm4
 	addq %r9, %rsi
 	rorx $28, %r8, %r14
+	vpaddq %xmm1, %xmm2, %xmm8
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
+	vpaddq %xmm4, %xmm8, %xmm15
 	andq %r8, %r11
 	xorq %r15, %r14
+	vmovdqu %xmm15, 928(%rsp)
 	xorq %r13, %r14
 	subq %r12, %rdi
+	vpaddq .Lc4(%rip), %xmm15, %xmm9
 	mov %rdx, %rcx
 	xorq %r8, %rcx
 	mov %rdx, %r9
 	andq %r8, %r9
+	vmovdqu %xmm9, 352(%rsp)
 	addq %rax, %rdi
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 48(%rsp), %r10
-	vmovdqu .Lc4(%rip), %xmm14
-	addq .Lc49(%rip), %r10
-	vpalignr $8, %xmm3, %xmm14, %xmm4
+	vmovdqu .Lc5(%rip), %xmm10
+	addq .Lc51(%rip), %r10
+	vpalignr $8, %xmm3, %xmm10, %xmm7
 	rorx $14, %rsi, %r15
-	vpalignr $8, .Lc5(%rip), %xmm15, %xmm5
+	vpalignr $8, .Lc6(%rip), %xmm13, %xmm6
 	rorx $18, %rsi, %r13
-	vpsrlq $1, %xmm4, %xmm8
+	vpsrlq $1, %xmm7, %xmm0
 	rorx $41, %rsi, %r12
-	vpsllq $63, %xmm4, %xmm10
+	vpsllq $63, %xmm7, %xmm12
 	addq %rdx, %r10
-	vpsrlq $8, %xmm4, %xmm7
+	vpsrlq $7, %xmm7, %xmm14
 	andn %rbp, %rsi, %r11
-	vpsllq $56, %xmm4, %xmm6
+	vpshufb .Lc0(%rip), %xmm7, %xmm5
 	addq %r11, %r10
-	vpsrlq $7, %xmm4, %xmm2
+	vpxor %xmm12, %xmm0, %xmm11
 	mov %rax, %r14
 	andq %rsi, %r14
-	vpxor %xmm10, %xmm8, %xmm0
+	vpxor %xmm14, %xmm5, %xmm2
 	addq %r14, %r10
-	vpxor %xmm6, %xmm7, %xmm13
+	vpxor %xmm2, %xmm11, %xmm1
 	xorq %r13, %r15
-	vpxor %xmm13, %xmm0, %xmm1
+	vpsrlq $19, %xmm15, %xmm8
 	xorq %r12, %r15
-	vpxor %xmm2, %xmm1, %xmm9
+	vpsllq $45, %xmm15, %xmm4
 	addq %r15, %r10
-	vpsrlq $19, %xmm12, %xmm14
+	vpsrlq $61, %xmm15, %xmm9
 	rorx $28, %rdi, %r11
-	vpsllq $45, %xmm12, %xmm4
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
@@ -284,32 +277,31 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rcx, %r9
 	addq %r11, %r9
 	addq 56(%rsp), %rbp
-	vpsrlq $61, %xmm12, %xmm8
-	addq .Lc50(%rip), %rbp
-	vpsllq $3, %xmm12, %xmm10
+	vpsllq $3, %xmm15, %xmm10
+	addq .Lc52(%rip), %rbp
+	vpsrlq $6, %xmm15, %xmm7
 	rorx $14, %r10, %r14
-	vpsrlq $6, %xmm12, %xmm7
+	vpxor %xmm4, %xmm8, %xmm0
 	rorx $18, %r10, %r13
-	vpxor %xmm4, %xmm14, %xmm6
+	vpxor %xmm10, %xmm9, %xmm12
 	rorx $41, %r10, %rbx
-	vpxor %xmm10, %xmm8, %xmm0
+	vpxor %xmm12, %xmm0, %xmm5
 	addq %r8, %rbp
-	vpxor %xmm0, %xmm6, %xmm13
+	vpxor %xmm7, %xmm5, %xmm14
 	andn %rax, %r10, %rcx
-	vpxor %xmm7, %xmm13, %xmm1
+	vpaddq %xmm6, %xmm3, %xmm11
 	addq %rcx, %rbp
-	vpaddq %xmm5, %xmm3, %xmm2
+	vpaddq %xmm1, %xmm11, %xmm2
 	mov %rsi, %r11
 	andq %r10, %r11
-	vpaddq %xmm9, %xmm2, %xmm14
+	vpaddq %xmm14, %xmm2, %xmm15
 	addq %r11, %rbp
-	vpaddq %xmm1, %xmm14, %xmm4
+	vmovdqu %xmm15, 944(%rsp)
 	xorq %r13, %r14
-	vmovdqu %xmm4, 944(%rsp)
+	vpaddq .Lc7(%rip), %xmm15, %xmm8
 	xorq %rbx, %r14
-	vpaddq .Lc6(%rip), %xmm4, %xmm8
-	addq %r14, %rbp
 	vmovdqu %xmm8, 368(%rsp)
+	addq %r14, %rbp
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
@@ -324,31 +316,31 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r10, %r15
 	addq %r12, %r15
 	addq %rcx, %r15
-	addq .Lc51(%rip), %rax
-	addq .Lc52(%rip), %rax
-	vpsrlq $19, %xmm4, %xmm10
+	addq .Lc53(%rip), %rax
+	addq .Lc54(%rip), %rax
+	vpsrlq $19, %xmm15, %xmm4
 	rorx $14, %rbp, %r11
 	rorx $18, %rbp, %r13
-	vpsllq $45, %xmm4, %xmm6
+	vpsllq $45, %xmm15, %xmm9
 	rorx $41, %rbp, %rdx
 	addq %rdi, %rax
-	vpsrlq $61, %xmm4, %xmm0
+	vpsrlq $61, %xmm15, %xmm10
 	andn %rsi, %rbp, %r12
 	addq %r12, %rax
-	vpsllq $3, %xmm4, %xmm13
+	vpsllq $3, %xmm15, %xmm0
 	mov %r10, %rcx
 	andq %rbp, %rcx
 	addq %rcx, %rax
-	vpsrlq $6, %xmm4, %xmm7
+	vpsrlq $6, %xmm15, %xmm12
 	xorq %r13, %r11
 	xorq %rdx, %r11
-	vpxor %xmm6, %xmm10, %xmm3
+	vpxor %xmm9, %xmm4, %xmm5
 	addq %r11, %rax
 	rorx $28, %r15, %r12
-	vpxor %xmm13, %xmm0, %xmm5
+	vpxor %xmm0, %xmm10, %xmm7
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
-	vpxor %xmm5, %xmm3, %xmm2
+	vpxor %xmm7, %xmm5, %xmm3
 	andq %r15, %rbx
 	xorq %rcx, %r12
 	xorq %r13, %r12
@@ -360,99 +352,99 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rbp, %r14
 	addq %rbx, %r14
 	addq %r12, %r14
-	addq .Lc53(%rip), %rsi
+	addq .Lc55(%rip), %rsi
 	rorx $14, %rax, %rcx
 	rorx $18, %rax, %r13
-	vpxor %xmm7, %xmm2, %xmm9
+	vpxor %xmm12, %xmm3, %xmm6
 	rorx $41, %rax, %r8
 	addq %r9, %rsi
 	andn %r10, %rax, %rbx
-	vmovdqu 904(%rsp), %xmm14
+	vmovdqu 904(%rsp), %xmm11
 	addq %rbx, %rsi
 	mov %rbp, %r12
 	andq %rax, %r12
 	addq %r12, %rsi
-	vpaddq %xmm9, %xmm14, %xmm1
+	vpaddq %xmm6, %xmm11, %xmm1
 	xorq %r13, %rcx
 	xorq %r8, %rcx
 	addq %rcx, %rsi
-	vpaddq .Lc4(%rip), %xmm1, %xmm8
+	vpaddq .Lc5(%rip), %xmm1, %xmm2
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
-	vmovdqu %xmm8, 960(%rsp)
+	vmovdqu %xmm2, 960(%rsp)
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
-	vpaddq .Lc7(%rip), %xmm8, %xmm10
+	vpaddq .Lc8(%rip), %xmm2, %xmm14
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
 	mov %r15, %rcx
 	andq %r14, %rcx
-	vmovdqu %xmm10, 384(%rsp)
+	vmovdqu %xmm14, 384(%rsp)
 	addq %rax, %r11
 	addq %rdx, %r11
 	addq %rbx, %r11
-	addq .Lc54(%rip), %r10
+	addq .Lc56(%rip), %r10
 	rorx $14, %rsi, %r12
 	rorx $18, %rsi, %r13
-	vpsrlq $19, %xmm8, %xmm6
+	vpsrlq $19, %xmm2, %xmm8
 	rorx $41, %rsi, %rdi
 	addq %r15, %r10
 	andn %rbp, %rsi, %rdx
-	vpsllq $45, %xmm8, %xmm0
+	vpsllq $45, %xmm2, %xmm15
 	addq %rdx, %r10
 	mov %rax, %rbx
 	andq %rsi, %rbx
 	addq %rbx, %r10
-	vpsrlq $61, %xmm8, %xmm13
+	vpsrlq $61, %xmm2, %xmm4
 	xorq %r13, %r12
 	xorq %rdi, %r12
 	addq %r12, %r10
-	vpsllq $3, %xmm8, %xmm3
+	vpsllq $3, %xmm2, %xmm9
 	rorx $28, %r11, %rdx
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
-	vpsrlq $6, %xmm8, %xmm5
+	vpsrlq $6, %xmm2, %xmm10
 	andq %r11, %r8
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
-	vpxor %xmm0, %xmm6, %xmm2
+	vpxor %xmm15, %xmm8, %xmm0
 	subq %r9, %rcx
 	mov %r14, %rdi
 	xorq %r11, %rdi
 	mov %r14, %r12
 	andq %r11, %r12
-	vpxor %xmm3, %xmm13, %xmm7
+	vpxor %xmm9, %xmm4, %xmm5
 	addq %rsi, %rcx
 	addq %r8, %rcx
 	addq %rdx, %rcx
-	addq .Lc55(%rip), %rbp
+	addq .Lc57(%rip), %rbp
 	rorx $14, %r10, %rbx
 	rorx $18, %r10, %r13
-	vpxor %xmm7, %xmm2, %xmm14
+	vpxor %xmm5, %xmm0, %xmm7
 	rorx $41, %r10, %r9
 	addq %r14, %rbp
 	andn %rax, %r10, %r8
-	vpxor %xmm5, %xmm14, %xmm9
+	vpxor %xmm10, %xmm7, %xmm3
 	addq %r8, %rbp
 	mov %rsi, %rdx
 	andq %r10, %rdx
 	addq %rdx, %rbp
-	vmovdqu 920(%rsp), %xmm1
+	vmovdqu 920(%rsp), %xmm12
 	xorq %r13, %rbx
 	xorq %r9, %rbx
 	addq %rbx, %rbp
-	vpaddq %xmm9, %xmm1, %xmm10
+	vpaddq %xmm3, %xmm12, %xmm11
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
-	vmovdqu %xmm10, 976(%rsp)
+	vmovdqu %xmm11, 976(%rsp)
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
-	vpaddq .Lc8(%rip), %xmm10, %xmm6
+	vpaddq .Lc9(%rip), %xmm11, %xmm6
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
@@ -462,101 +454,100 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r10, %r12
 	addq %rdi, %r12
 	addq %r8, %r12
-	addq .Lc56(%rip), %rax
+	addq .Lc58(%rip), %rax
 	rorx $14, %rbp, %rdx
 	rorx $18, %rbp, %r13
-	vpsrlq $19, %xmm10, %xmm0
+	vpsrlq $19, %xmm11, %xmm1
 	rorx $41, %rbp, %r15
 	addq %r11, %rax
 	andn %rsi, %rbp, %rdi
-	vpsllq $45, %xmm10, %xmm13
+	vpsllq $45, %xmm11, %xmm14
 	addq %rdi, %rax
 	mov %r10, %r8
 	andq %rbp, %r8
 	addq %r8, %rax
-	vpsrlq $61, %xmm10, %xmm3
+	vpsrlq $61, %xmm11, %xmm2
 	xorq %r13, %rdx
 	xorq %r15, %rdx
 	addq %rdx, %rax
-	vpsllq $3, %xmm10, %xmm2
+	vpsllq $3, %xmm11, %xmm8
 	rorx $28, %r12, %rdi
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
-	vpsrlq $6, %xmm10, %xmm7
+	vpsrlq $6, %xmm11, %xmm15
 	andq %r12, %r9
 	xorq %r8, %rdi
 	xorq %r13, %rdi
-	vpxor %xmm13, %xmm0, %xmm14
+	vpxor %xmm14, %xmm1, %xmm4
 	subq %r14, %rbx
 	mov %rcx, %r15
 	xorq %r12, %r15
 	mov %rcx, %rdx
 	andq %r12, %rdx
-	vpxor %xmm2, %xmm3, %xmm5
+	vpxor %xmm8, %xmm2, %xmm9
 	addq %rbp, %rbx
 	addq %r9, %rbx
 	addq %rdi, %rbx
-	addq .Lc57(%rip), %rsi
+	addq .Lc59(%rip), %rsi
 	rorx $14, %rax, %r8
 	rorx $18, %rax, %r13
-	vpxor %xmm5, %xmm14, %xmm1
+	vpxor %xmm9, %xmm4, %xmm0
 	rorx $41, %rax, %r14
 	addq %rcx, %rsi
 	andn %r10, %rax, %r9
-	vpxor %xmm7, %xmm1, %xmm9
+	vpxor %xmm15, %xmm0, %xmm5
 	addq %r9, %rsi
 	mov %rbp, %rdi
 	andq %rax, %rdi
 	addq %rdi, %rsi
-	vmovdqu 936(%rsp), %xmm6
+	vmovdqu 936(%rsp), %xmm7
 	xorq %r13, %r8
 	xorq %r14, %r8
 	addq %r8, %rsi
-	vpaddq %xmm9, %xmm6, %xmm0
+	vpaddq %xmm5, %xmm7, %xmm10
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
-	vmovdqu %xmm0, 992(%rsp)
+	vmovdqu %xmm10, 992(%rsp)
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
-	vpaddq .Lc9(%rip), %xmm0, %xmm13
+	vpaddq .Lc10(%rip), %xmm10, %xmm12
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
 	mov %r12, %r8
 	andq %rbx, %r8
-	vmovdqu %xmm13, 416(%rsp)
+	vmovdqu %xmm12, 416(%rsp)
 	addq %rax, %rdx
 	addq %r15, %rdx
 	addq %r9, %rdx
-	addq .Lc58(%rip), %r10
-	vpalignr $8, .Lc5(%rip), %xmm15, %xmm3
+	addq .Lc60(%rip), %r10
+	vpalignr $8, .Lc6(%rip), %xmm13, %xmm3
 	rorx $14, %rsi, %rdi
-	vpsrlq $1, %xmm3, %xmm2
+	vpsrlq $1, %xmm3, %xmm6
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm3, %xmm14
+	vpsllq $63, %xmm3, %xmm11
 	rorx $41, %rsi, %r11
-	vpsrlq $8, %xmm3, %xmm5
+	vpsrlq $7, %xmm3, %xmm1
 	addq %r12, %r10
-	vpsllq $56, %xmm3, %xmm1
+	vpshufb .Lc0(%rip), %xmm3, %xmm14
 	andn %rbp, %rsi, %r15
-	vpsrlq $7, %xmm3, %xmm7
+	vpxor %xmm11, %xmm6, %xmm2
 	addq %r15, %r10
-	vpxor %xmm14, %xmm2, %xmm6
+	vpxor %xmm1, %xmm14, %xmm8
 	mov %rax, %r9
 	andq %rsi, %r9
-	vpxor %xmm1, %xmm5, %xmm9
+	vpxor %xmm8, %xmm2, %xmm4
 	addq %r9, %r10
-	vpxor %xmm9, %xmm6, %xmm13
+	vpsrlq $19, %xmm10, %xmm9
 	xorq %r13, %rdi
-	vpxor %xmm7, %xmm13, %xmm3
+	vpsllq $45, %xmm10, %xmm0
 	xorq %r11, %rdi
-	vpsrlq $19, %xmm0, %xmm2
+	vpsrlq $61, %xmm10, %xmm15
 	addq %rdi, %r10
-	vpsllq $45, %xmm0, %xmm14
+	vpsllq $3, %xmm10, %xmm7
 	rorx $28, %rdx, %r15
-	vpsrlq $61, %xmm0, %xmm5
 	rorx $34, %rdx, %r9
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
@@ -571,32 +562,31 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r14, %r8
 	addq %r15, %r8
 	addq $512, %rbp
-	vpsllq $3, %xmm0, %xmm1
-	addq .Lc59(%rip), %rbp
-	vpsrlq $6, %xmm0, %xmm6
+	vpsrlq $6, %xmm10, %xmm5
+	addq .Lc61(%rip), %rbp
+	vpxor %xmm0, %xmm9, %xmm12
 	rorx $14, %r10, %r9
-	vpxor %xmm14, %xmm2, %xmm9
+	vpxor %xmm7, %xmm15, %xmm13
 	rorx $18, %r10, %r13
-	vpxor %xmm1, %xmm5, %xmm13
+	vpxor %xmm13, %xmm12, %xmm3
 	rorx $41, %r10, %rcx
-	vpxor %xmm13, %xmm9, %xmm7
+	vpxor %xmm5, %xmm3, %xmm6
 	addq %rbx, %rbp
-	vpxor %xmm6, %xmm7, %xmm2
+	vmovdqu 952(%rsp), %xmm11
 	andn %rax, %r10, %r14
-	vmovdqu 952(%rsp), %xmm14
+	vpaddq %xmm4, %xmm11, %xmm14
 	addq %r14, %rbp
-	vpaddq %xmm3, %xmm14, %xmm5
+	vpaddq %xmm6, %xmm14, %xmm1
 	mov %rsi, %r15
 	andq %r10, %r15
-	vpaddq %xmm2, %xmm5, %xmm1
+	vpaddq .Lc6(%rip), %xmm1, %xmm2
 	addq %r15, %rbp
-	vpaddq .Lc5(%rip), %xmm1, %xmm9
+	vmovdqu %xmm2, 1008(%rsp)
 	xorq %r13, %r9
-	vmovdqu %xmm9, 1008(%rsp)
+	vpaddq .Lc11(%rip), %xmm2, %xmm8
 	xorq %rcx, %r9
-	vpaddq .Lc10(%rip), %xmm9, %xmm13
+	vmovdqu %xmm8, 432(%rsp)
 	addq %r9, %rbp
-	vmovdqu %xmm13, 432(%rsp)
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
@@ -612,32 +602,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 320(%rsp), %rax
-	vmovdqu 904(%rsp), %xmm7
+	vmovdqu 896(%rsp), %ymm10
 	rorx $14, %rbp, %r15
-	vpsrlq $1, %xmm7, %xmm6
+	vpaddq 968(%rsp), %ymm10, %ymm9
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm7, %xmm14
+	vmovdqu 904(%rsp), %ymm0
 	rorx $41, %rbp, %r12
-	vpsrlq $8, %xmm7, %xmm3
+	vpsrlq $1, %ymm0, %ymm15
 	addq %rdx, %rax
-	vpsllq $56, %xmm7, %xmm5
+	vpsllq $63, %ymm0, %ymm7
 	andn %rsi, %rbp, %r11
-	vpsrlq $7, %xmm7, %xmm2
+	vpsrlq $7, %ymm0, %ymm12
 	addq %r11, %rax
-	vpxor %xmm14, %xmm6, %xmm1
+	vpshufb .Lc12(%rip), %ymm0, %ymm13
 	mov %r10, %r14
 	andq %rbp, %r14
-	vpxor %xmm5, %xmm3, %xmm13
+	vpxor %ymm7, %ymm15, %ymm3
 	addq %r14, %rax
-	vpxor %xmm13, %xmm1, %xmm7
+	vpxor %ymm12, %ymm13, %ymm5
 	xorq %r13, %r15
-	vpxor %xmm2, %xmm7, %xmm6
+	vpxor %ymm5, %ymm3, %ymm11
 	xorq %r12, %r15
-	vpsrlq $19, %xmm9, %xmm14
+	vpaddq %ymm11, %ymm9, %ymm4
 	addq %r15, %rax
-	vpsllq $45, %xmm9, %xmm3
+	vextracti128 $1, %ymm4, %xmm14
 	rorx $28, %rdi, %r11
-	vpsrlq $61, %xmm9, %xmm5
+	vpsrlq $19, %xmm2, %xmm6
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
@@ -652,30 +642,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rcx, %r9
 	addq %r11, %r9
 	addq 328(%rsp), %rsi
-	vpsllq $3, %xmm9, %xmm1
+	vpsllq $45, %xmm2, %xmm1
 	rorx $14, %rax, %r14
-	vpsrlq $6, %xmm9, %xmm13
+	vpsrlq $61, %xmm2, %xmm8
 	rorx $18, %rax, %r13
-	vpxor %xmm3, %xmm14, %xmm7
+	vpsllq $3, %xmm2, %xmm10
 	rorx $41, %rax, %rbx
-	vpxor %xmm1, %xmm5, %xmm2
+	vpsrlq $6, %xmm2, %xmm0
 	addq %r8, %rsi
-	vpxor %xmm2, %xmm7, %xmm14
+	vpxor %xmm1, %xmm6, %xmm15
 	andn %r10, %rax, %rcx
-	vpxor %xmm13, %xmm14, %xmm3
+	vpxor %xmm10, %xmm8, %xmm7
 	addq %rcx, %rsi
-	vpaddq 968(%rsp), %xmm15, %xmm5
+	vpxor %xmm7, %xmm15, %xmm13
 	mov %rbp, %r11
 	andq %rax, %r11
-	vpaddq %xmm6, %xmm5, %xmm1
+	vpxor %xmm0, %xmm13, %xmm12
 	addq %r11, %rsi
-	vpaddq %xmm3, %xmm1, %xmm7
+	vpaddq %xmm12, %xmm4, %xmm3
 	xorq %r13, %r14
-	vmovdqu %xmm7, 1024(%rsp)
+	vmovdqu %xmm3, 1024(%rsp)
 	xorq %rbx, %r14
-	vpaddq .Lc11(%rip), %xmm7, %xmm2
+	vpaddq .Lc13(%rip), %xmm3, %xmm5
 	addq %r14, %rsi
-	vmovdqu %xmm2, 448(%rsp)
+	vmovdqu %xmm5, 448(%rsp)
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
@@ -691,76 +681,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 336(%rsp), %r10
-	vmovdqu 920(%rsp), %xmm14
 	rorx $14, %rsi, %r11
-	vpsrlq $1, %xmm14, %xmm13
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm14, %xmm15
+	vpsrlq $19, %xmm3, %xmm9
 	rorx $41, %rsi, %rdx
-	vpsrlq $8, %xmm14, %xmm5
 	addq %rdi, %r10
-	vpsllq $56, %xmm14, %xmm6
 	andn %rbp, %rsi, %r12
-	vpsrlq $7, %xmm14, %xmm1
+	vpsllq $45, %xmm3, %xmm11
 	addq %r12, %r10
-	vpxor %xmm15, %xmm13, %xmm3
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vpxor %xmm6, %xmm5, %xmm2
 	addq %rcx, %r10
-	vpxor %xmm2, %xmm3, %xmm14
+	vpsrlq $61, %xmm3, %xmm2
 	xorq %r13, %r11
-	vpxor %xmm1, %xmm14, %xmm13
 	xorq %rdx, %r11
-	vpsrlq $19, %xmm7, %xmm15
 	addq %r11, %r10
-	vpsllq $45, %xmm7, %xmm5
+	vpsllq $3, %xmm3, %xmm6
 	rorx $28, %r15, %r12
-	vpsrlq $61, %xmm7, %xmm6
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
+	vpsrlq $6, %xmm3, %xmm1
 	andq %r15, %rbx
 	xorq %rcx, %r12
 	xorq %r13, %r12
+	vpxor %xmm11, %xmm9, %xmm8
 	subq %r8, %r14
 	mov %r9, %rdx
 	xorq %r15, %rdx
 	mov %r9, %r11
 	andq %r15, %r11
+	vpxor %xmm6, %xmm2, %xmm10
 	addq %rsi, %r14
 	addq %rbx, %r14
 	addq %r12, %r14
 	addq 344(%rsp), %rbp
-	vpsllq $3, %xmm7, %xmm3
 	rorx $14, %r10, %rcx
-	vpsrlq $6, %xmm7, %xmm2
 	rorx $18, %r10, %r13
-	vpxor %xmm5, %xmm15, %xmm14
+	vpxor %xmm10, %xmm8, %xmm15
 	rorx $41, %r10, %r8
-	vpxor %xmm3, %xmm6, %xmm1
 	addq %r9, %rbp
-	vpxor %xmm1, %xmm14, %xmm15
 	andn %rax, %r10, %rbx
-	vpxor %xmm2, %xmm15, %xmm5
+	vpxor %xmm1, %xmm15, %xmm7
 	addq %rbx, %rbp
-	vpaddq 984(%rsp), %xmm11, %xmm6
 	mov %rsi, %r12
 	andq %r10, %r12
-	vpaddq %xmm13, %xmm6, %xmm3
 	addq %r12, %rbp
-	vpaddq %xmm5, %xmm3, %xmm14
+	vpaddq %xmm7, %xmm14, %xmm13
 	xorq %r13, %rcx
-	vmovdqu %xmm14, 1040(%rsp)
 	xorq %r8, %rcx
-	vpaddq .Lc12(%rip), %xmm14, %xmm1
 	addq %rcx, %rbp
-	vmovdqu %xmm1, 464(%rsp)
+	vmovdqu %xmm13, 1040(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
+	vpaddq .Lc14(%rip), %xmm13, %xmm0
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
+	vmovdqu %xmm0, 464(%rsp)
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
@@ -770,32 +748,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 352(%rsp), %rax
-	vmovdqu 936(%rsp), %xmm15
+	vmovdqu 928(%rsp), %ymm4
 	rorx $14, %rbp, %r12
-	vpsrlq $1, %xmm15, %xmm2
+	vpaddq 1000(%rsp), %ymm4, %ymm12
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm15, %xmm11
+	vmovdqu 936(%rsp), %ymm5
 	rorx $41, %rbp, %rdi
-	vpsrlq $8, %xmm15, %xmm6
+	vpsrlq $1, %ymm5, %ymm3
 	addq %r15, %rax
-	vpsllq $56, %xmm15, %xmm13
+	vpsllq $63, %ymm5, %ymm9
 	andn %rsi, %rbp, %rdx
-	vpsrlq $7, %xmm15, %xmm3
+	vpsrlq $7, %ymm5, %ymm11
 	addq %rdx, %rax
-	vpxor %xmm11, %xmm2, %xmm5
+	vpshufb .Lc12(%rip), %ymm5, %ymm2
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vpxor %xmm13, %xmm6, %xmm1
+	vpxor %ymm9, %ymm3, %ymm6
 	addq %rbx, %rax
-	vpxor %xmm1, %xmm5, %xmm15
+	vpxor %ymm11, %ymm2, %ymm8
 	xorq %r13, %r12
-	vpxor %xmm3, %xmm15, %xmm2
+	vpxor %ymm8, %ymm6, %ymm10
 	xorq %rdi, %r12
-	vpsrlq $19, %xmm14, %xmm11
+	vpaddq %ymm10, %ymm12, %ymm15
 	addq %r12, %rax
-	vpsllq $45, %xmm14, %xmm6
+	vextracti128 $1, %ymm15, %xmm1
 	rorx $28, %r11, %rdx
-	vpsrlq $61, %xmm14, %xmm13
+	vpsrlq $19, %xmm13, %xmm14
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
 	andq %r11, %r8
@@ -810,30 +788,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r8, %rcx
 	addq %rdx, %rcx
 	addq 360(%rsp), %rsi
-	vpsllq $3, %xmm14, %xmm5
+	vpsllq $45, %xmm13, %xmm7
 	rorx $14, %rax, %rbx
-	vpsrlq $6, %xmm14, %xmm1
+	vpsrlq $61, %xmm13, %xmm0
 	rorx $18, %rax, %r13
-	vpxor %xmm6, %xmm11, %xmm15
+	vpsllq $3, %xmm13, %xmm4
 	rorx $41, %rax, %r9
-	vpxor %xmm5, %xmm13, %xmm3
+	vpsrlq $6, %xmm13, %xmm5
 	addq %r14, %rsi
-	vpxor %xmm3, %xmm15, %xmm11
+	vpxor %xmm7, %xmm14, %xmm3
 	andn %r10, %rax, %r8
-	vpxor %xmm1, %xmm11, %xmm6
+	vpxor %xmm4, %xmm0, %xmm9
 	addq %r8, %rsi
-	vpaddq 1000(%rsp), %xmm12, %xmm13
+	vpxor %xmm9, %xmm3, %xmm2
 	mov %rbp, %rdx
 	andq %rax, %rdx
-	vpaddq %xmm2, %xmm13, %xmm5
+	vpxor %xmm5, %xmm2, %xmm11
 	addq %rdx, %rsi
-	vpaddq %xmm6, %xmm5, %xmm15
+	vpaddq %xmm11, %xmm15, %xmm6
 	xorq %r13, %rbx
-	vmovdqu %xmm15, 1056(%rsp)
+	vmovdqu %xmm6, 1056(%rsp)
 	xorq %r9, %rbx
-	vpaddq .Lc13(%rip), %xmm15, %xmm3
+	vpaddq .Lc15(%rip), %xmm6, %xmm8
 	addq %rbx, %rsi
-	vmovdqu %xmm3, 480(%rsp)
+	vmovdqu %xmm8, 480(%rsp)
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
@@ -849,76 +827,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 368(%rsp), %r10
-	vmovdqu 952(%rsp), %xmm11
 	rorx $14, %rsi, %rdx
-	vpsrlq $1, %xmm11, %xmm1
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm11, %xmm12
+	vpsrlq $19, %xmm6, %xmm12
 	rorx $41, %rsi, %r15
-	vpsrlq $8, %xmm11, %xmm13
 	addq %r11, %r10
-	vpsllq $56, %xmm11, %xmm2
 	andn %rbp, %rsi, %rdi
-	vpsrlq $7, %xmm11, %xmm5
+	vpsllq $45, %xmm6, %xmm10
 	addq %rdi, %r10
-	vpxor %xmm12, %xmm1, %xmm6
 	mov %rax, %r8
 	andq %rsi, %r8
-	vpxor %xmm2, %xmm13, %xmm3
 	addq %r8, %r10
-	vpxor %xmm3, %xmm6, %xmm11
+	vpsrlq $61, %xmm6, %xmm13
 	xorq %r13, %rdx
-	vpxor %xmm5, %xmm11, %xmm1
 	xorq %r15, %rdx
-	vpsrlq $19, %xmm15, %xmm12
 	addq %rdx, %r10
-	vpsllq $45, %xmm15, %xmm13
+	vpsllq $3, %xmm6, %xmm14
 	rorx $28, %r12, %rdi
-	vpsrlq $61, %xmm15, %xmm2
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
+	vpsrlq $6, %xmm6, %xmm7
 	andq %r12, %r9
 	xorq %r8, %rdi
 	xorq %r13, %rdi
+	vpxor %xmm10, %xmm12, %xmm0
 	subq %r14, %rbx
 	mov %rcx, %r15
 	xorq %r12, %r15
 	mov %rcx, %rdx
 	andq %r12, %rdx
+	vpxor %xmm14, %xmm13, %xmm4
 	addq %rsi, %rbx
 	addq %r9, %rbx
 	addq %rdi, %rbx
 	addq 376(%rsp), %rbp
-	vpsllq $3, %xmm15, %xmm6
 	rorx $14, %r10, %r8
-	vpsrlq $6, %xmm15, %xmm3
 	rorx $18, %r10, %r13
-	vpxor %xmm13, %xmm12, %xmm11
+	vpxor %xmm4, %xmm0, %xmm3
 	rorx $41, %r10, %r14
-	vpxor %xmm6, %xmm2, %xmm5
 	addq %rcx, %rbp
-	vpxor %xmm5, %xmm11, %xmm12
 	andn %rax, %r10, %r9
-	vpxor %xmm3, %xmm12, %xmm13
+	vpxor %xmm7, %xmm3, %xmm9
 	addq %r9, %rbp
-	vpaddq 1016(%rsp), %xmm4, %xmm2
 	mov %rsi, %rdi
 	andq %r10, %rdi
-	vpaddq %xmm1, %xmm2, %xmm6
 	addq %rdi, %rbp
-	vpaddq %xmm13, %xmm6, %xmm11
+	vpaddq %xmm9, %xmm1, %xmm2
 	xorq %r13, %r8
-	vmovdqu %xmm11, 1072(%rsp)
 	xorq %r14, %r8
-	vpaddq .Lc14(%rip), %xmm11, %xmm5
 	addq %r8, %rbp
-	vmovdqu %xmm5, 496(%rsp)
+	vmovdqu %xmm2, 1072(%rsp)
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
+	vpaddq .Lc16(%rip), %xmm2, %xmm5
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
+	vmovdqu %xmm5, 496(%rsp)
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
@@ -928,32 +894,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 384(%rsp), %rax
-	vmovdqu 968(%rsp), %xmm12
+	vmovdqu 960(%rsp), %ymm15
 	rorx $14, %rbp, %rdi
-	vpsrlq $1, %xmm12, %xmm3
+	vpaddq 1032(%rsp), %ymm15, %ymm11
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm12, %xmm4
+	vmovdqu 968(%rsp), %ymm8
 	rorx $41, %rbp, %r11
-	vpsrlq $8, %xmm12, %xmm2
+	vpsrlq $1, %ymm8, %ymm6
 	addq %r12, %rax
-	vpsllq $56, %xmm12, %xmm1
+	vpsllq $63, %ymm8, %ymm12
 	andn %rsi, %rbp, %r15
-	vpsrlq $7, %xmm12, %xmm6
+	vpsrlq $7, %ymm8, %ymm10
 	addq %r15, %rax
-	vpxor %xmm4, %xmm3, %xmm13
+	vpshufb .Lc12(%rip), %ymm8, %ymm13
 	mov %r10, %r9
 	andq %rbp, %r9
-	vpxor %xmm1, %xmm2, %xmm5
+	vpxor %ymm12, %ymm6, %ymm14
 	addq %r9, %rax
-	vpxor %xmm5, %xmm13, %xmm12
+	vpxor %ymm10, %ymm13, %ymm0
 	xorq %r13, %rdi
-	vpxor %xmm6, %xmm12, %xmm3
+	vpxor %ymm0, %ymm14, %ymm4
 	xorq %r11, %rdi
-	vpsrlq $19, %xmm11, %xmm4
+	vpaddq %ymm4, %ymm11, %ymm3
 	addq %rdi, %rax
-	vpsllq $45, %xmm11, %xmm2
+	vextracti128 $1, %ymm3, %xmm7
 	rorx $28, %rdx, %r15
-	vpsrlq $61, %xmm11, %xmm1
+	vpsrlq $19, %xmm2, %xmm1
 	rorx $34, %rdx, %r9
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
@@ -968,30 +934,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r14, %r8
 	addq %r15, %r8
 	addq 392(%rsp), %rsi
-	vpsllq $3, %xmm11, %xmm13
+	vpsllq $45, %xmm2, %xmm9
 	rorx $14, %rax, %r9
-	vpsrlq $6, %xmm11, %xmm5
+	vpsrlq $61, %xmm2, %xmm5
 	rorx $18, %rax, %r13
-	vpxor %xmm2, %xmm4, %xmm12
+	vpsllq $3, %xmm2, %xmm15
 	rorx $41, %rax, %rcx
-	vpxor %xmm13, %xmm1, %xmm6
+	vpsrlq $6, %xmm2, %xmm8
 	addq %rbx, %rsi
-	vpxor %xmm6, %xmm12, %xmm4
+	vpxor %xmm9, %xmm1, %xmm6
 	andn %r10, %rax, %r14
-	vpxor %xmm5, %xmm4, %xmm2
+	vpxor %xmm15, %xmm5, %xmm12
 	addq %r14, %rsi
-	vpaddq 1032(%rsp), %xmm8, %xmm1
+	vpxor %xmm12, %xmm6, %xmm13
 	mov %rbp, %r15
 	andq %rax, %r15
-	vpaddq %xmm3, %xmm1, %xmm13
+	vpxor %xmm8, %xmm13, %xmm10
 	addq %r15, %rsi
-	vpaddq %xmm2, %xmm13, %xmm12
+	vpaddq %xmm10, %xmm3, %xmm14
 	xorq %r13, %r9
-	vmovdqu %xmm12, 1088(%rsp)
+	vmovdqu %xmm14, 1088(%rsp)
 	xorq %rcx, %r9
-	vpaddq .Lc15(%rip), %xmm12, %xmm6
+	vpaddq .Lc17(%rip), %xmm14, %xmm0
 	addq %r9, %rsi
-	vmovdqu %xmm6, 512(%rsp)
+	vmovdqu %xmm0, 512(%rsp)
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
@@ -1007,76 +973,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 400(%rsp), %r10
-	vmovdqu 984(%rsp), %xmm4
 	rorx $14, %rsi, %r15
-	vpsrlq $1, %xmm4, %xmm5
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm4, %xmm8
+	vpsrlq $19, %xmm14, %xmm11
 	rorx $41, %rsi, %r12
-	vpsrlq $8, %xmm4, %xmm1
 	addq %rdx, %r10
-	vpsllq $56, %xmm4, %xmm3
 	andn %rbp, %rsi, %r11
-	vpsrlq $7, %xmm4, %xmm13
+	vpsllq $45, %xmm14, %xmm4
 	addq %r11, %r10
-	vpxor %xmm8, %xmm5, %xmm2
 	mov %rax, %r14
 	andq %rsi, %r14
-	vpxor %xmm3, %xmm1, %xmm6
 	addq %r14, %r10
-	vpxor %xmm6, %xmm2, %xmm4
+	vpsrlq $61, %xmm14, %xmm2
 	xorq %r13, %r15
-	vpxor %xmm13, %xmm4, %xmm5
 	xorq %r12, %r15
-	vpsrlq $19, %xmm12, %xmm8
 	addq %r15, %r10
-	vpsllq $45, %xmm12, %xmm1
+	vpsllq $3, %xmm14, %xmm1
 	rorx $28, %rdi, %r11
-	vpsrlq $61, %xmm12, %xmm3
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
+	vpsrlq $6, %xmm14, %xmm9
 	andq %rdi, %rcx
 	xorq %r14, %r11
 	xorq %r13, %r11
+	vpxor %xmm4, %xmm11, %xmm5
 	subq %rbx, %r9
 	mov %r8, %r12
 	xorq %rdi, %r12
 	mov %r8, %r15
 	andq %rdi, %r15
+	vpxor %xmm1, %xmm2, %xmm15
 	addq %rsi, %r9
 	addq %rcx, %r9
 	addq %r11, %r9
 	addq 408(%rsp), %rbp
-	vpsllq $3, %xmm12, %xmm2
 	rorx $14, %r10, %r14
-	vpsrlq $6, %xmm12, %xmm6
 	rorx $18, %r10, %r13
-	vpxor %xmm1, %xmm8, %xmm4
+	vpxor %xmm15, %xmm5, %xmm6
 	rorx $41, %r10, %rbx
-	vpxor %xmm2, %xmm3, %xmm13
 	addq %r8, %rbp
-	vpxor %xmm13, %xmm4, %xmm8
 	andn %rax, %r10, %rcx
-	vpxor %xmm6, %xmm8, %xmm1
+	vpxor %xmm9, %xmm6, %xmm12
 	addq %rcx, %rbp
-	vpaddq 1048(%rsp), %xmm10, %xmm3
 	mov %rsi, %r11
 	andq %r10, %r11
-	vpaddq %xmm5, %xmm3, %xmm2
 	addq %r11, %rbp
-	vpaddq %xmm1, %xmm2, %xmm4
+	vpaddq %xmm12, %xmm7, %xmm13
 	xorq %r13, %r14
-	vmovdqu %xmm4, 1104(%rsp)
 	xorq %rbx, %r14
-	vpaddq .Lc16(%rip), %xmm4, %xmm13
 	addq %r14, %rbp
-	vmovdqu %xmm13, 528(%rsp)
+	vmovdqu %xmm13, 1104(%rsp)
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
+	vpaddq .Lc18(%rip), %xmm13, %xmm8
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
+	vmovdqu %xmm8, 528(%rsp)
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
@@ -1086,32 +1040,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 416(%rsp), %rax
-	vmovdqu 1000(%rsp), %xmm8
+	vmovdqu 992(%rsp), %ymm3
 	rorx $14, %rbp, %r11
-	vpsrlq $1, %xmm8, %xmm6
+	vpaddq 1064(%rsp), %ymm3, %ymm10
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm8, %xmm10
+	vmovdqu 1000(%rsp), %ymm0
 	rorx $41, %rbp, %rdx
-	vpsrlq $8, %xmm8, %xmm3
+	vpsrlq $1, %ymm0, %ymm14
 	addq %rdi, %rax
-	vpsllq $56, %xmm8, %xmm5
+	vpsllq $63, %ymm0, %ymm11
 	andn %rsi, %rbp, %r12
-	vpsrlq $7, %xmm8, %xmm2
+	vpsrlq $7, %ymm0, %ymm4
 	addq %r12, %rax
-	vpxor %xmm10, %xmm6, %xmm1
+	vpshufb .Lc12(%rip), %ymm0, %ymm2
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vpxor %xmm5, %xmm3, %xmm13
+	vpxor %ymm11, %ymm14, %ymm1
 	addq %rcx, %rax
-	vpxor %xmm13, %xmm1, %xmm8
+	vpxor %ymm4, %ymm2, %ymm5
 	xorq %r13, %r11
-	vpxor %xmm2, %xmm8, %xmm6
+	vpxor %ymm5, %ymm1, %ymm15
 	xorq %rdx, %r11
-	vpsrlq $19, %xmm4, %xmm10
+	vpaddq %ymm15, %ymm10, %ymm6
 	addq %r11, %rax
-	vpsllq $45, %xmm4, %xmm3
+	vextracti128 $1, %ymm6, %xmm9
 	rorx $28, %r15, %r12
-	vpsrlq $61, %xmm4, %xmm5
+	vpsrlq $19, %xmm13, %xmm7
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
@@ -1126,30 +1080,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rbx, %r14
 	addq %r12, %r14
 	addq 424(%rsp), %rsi
-	vpsllq $3, %xmm4, %xmm1
+	vpsllq $45, %xmm13, %xmm12
 	rorx $14, %rax, %rcx
-	vpsrlq $6, %xmm4, %xmm13
+	vpsrlq $61, %xmm13, %xmm8
 	rorx $18, %rax, %r13
-	vpxor %xmm3, %xmm10, %xmm8
+	vpsllq $3, %xmm13, %xmm3
 	rorx $41, %rax, %r8
-	vpxor %xmm1, %xmm5, %xmm2
+	vpsrlq $6, %xmm13, %xmm0
 	addq %r9, %rsi
-	vpxor %xmm2, %xmm8, %xmm10
+	vpxor %xmm12, %xmm7, %xmm14
 	andn %r10, %rax, %rbx
-	vpxor %xmm13, %xmm10, %xmm3
+	vpxor %xmm3, %xmm8, %xmm11
 	addq %rbx, %rsi
-	vpaddq 1064(%rsp), %xmm0, %xmm5
+	vpxor %xmm11, %xmm14, %xmm2
 	mov %rbp, %r12
 	andq %rax, %r12
-	vpaddq %xmm6, %xmm5, %xmm1
+	vpxor %xmm0, %xmm2, %xmm4
 	addq %r12, %rsi
-	vpaddq %xmm3, %xmm1, %xmm8
+	vpaddq %xmm4, %xmm6, %xmm1
 	xorq %r13, %rcx
-	vmovdqu %xmm8, 1120(%rsp)
+	vmovdqu %xmm1, 1120(%rsp)
 	xorq %r8, %rcx
-	vpaddq .Lc17(%rip), %xmm8, %xmm2
+	vpaddq .Lc19(%rip), %xmm1, %xmm5
 	addq %rcx, %rsi
-	vmovdqu %xmm2, 544(%rsp)
+	vmovdqu %xmm5, 544(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
@@ -1165,76 +1119,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 432(%rsp), %r10
-	vmovdqu 1016(%rsp), %xmm10
 	rorx $14, %rsi, %r12
-	vpsrlq $1, %xmm10, %xmm13
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm10, %xmm0
+	vpsrlq $19, %xmm1, %xmm10
 	rorx $41, %rsi, %rdi
-	vpsrlq $8, %xmm10, %xmm5
 	addq %r15, %r10
-	vpsllq $56, %xmm10, %xmm6
 	andn %rbp, %rsi, %rdx
-	vpsrlq $7, %xmm10, %xmm1
+	vpsllq $45, %xmm1, %xmm15
 	addq %rdx, %r10
-	vpxor %xmm0, %xmm13, %xmm3
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vpxor %xmm6, %xmm5, %xmm2
 	addq %rbx, %r10
-	vpxor %xmm2, %xmm3, %xmm10
+	vpsrlq $61, %xmm1, %xmm13
 	xorq %r13, %r12
-	vpxor %xmm1, %xmm10, %xmm13
 	xorq %rdi, %r12
-	vpsrlq $19, %xmm8, %xmm0
 	addq %r12, %r10
-	vpsllq $45, %xmm8, %xmm5
+	vpsllq $3, %xmm1, %xmm7
 	rorx $28, %r11, %rdx
-	vpsrlq $61, %xmm8, %xmm6
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
+	vpsrlq $6, %xmm1, %xmm12
 	andq %r11, %r8
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
+	vpxor %xmm15, %xmm10, %xmm8
 	subq %r9, %rcx
 	mov %r14, %rdi
 	xorq %r11, %rdi
 	mov %r14, %r12
 	andq %r11, %r12
+	vpxor %xmm7, %xmm13, %xmm3
 	addq %rsi, %rcx
 	addq %r8, %rcx
 	addq %rdx, %rcx
 	addq 440(%rsp), %rbp
-	vpsllq $3, %xmm8, %xmm3
 	rorx $14, %r10, %rbx
-	vpsrlq $6, %xmm8, %xmm2
 	rorx $18, %r10, %r13
-	vpxor %xmm5, %xmm0, %xmm10
+	vpxor %xmm3, %xmm8, %xmm14
 	rorx $41, %r10, %r9
-	vpxor %xmm3, %xmm6, %xmm1
 	addq %r14, %rbp
-	vpxor %xmm1, %xmm10, %xmm0
 	andn %rax, %r10, %r8
-	vpxor %xmm2, %xmm0, %xmm5
+	vpxor %xmm12, %xmm14, %xmm11
 	addq %r8, %rbp
-	vpaddq 1080(%rsp), %xmm9, %xmm6
 	mov %rsi, %rdx
 	andq %r10, %rdx
-	vpaddq %xmm13, %xmm6, %xmm3
 	addq %rdx, %rbp
-	vpaddq %xmm5, %xmm3, %xmm10
+	vpaddq %xmm11, %xmm9, %xmm2
 	xorq %r13, %rbx
-	vmovdqu %xmm10, 1136(%rsp)
 	xorq %r9, %rbx
-	vpaddq .Lc18(%rip), %xmm10, %xmm1
 	addq %rbx, %rbp
-	vmovdqu %xmm1, 560(%rsp)
+	vmovdqu %xmm2, 1136(%rsp)
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
+	vpaddq .Lc20(%rip), %xmm2, %xmm0
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
+	vmovdqu %xmm0, 560(%rsp)
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
@@ -1244,32 +1186,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 448(%rsp), %rax
-	vmovdqu 1032(%rsp), %xmm0
+	vmovdqu 1024(%rsp), %ymm6
 	rorx $14, %rbp, %rdx
-	vpsrlq $1, %xmm0, %xmm2
+	vpaddq 1096(%rsp), %ymm6, %ymm4
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm0, %xmm9
+	vmovdqu 1032(%rsp), %ymm5
 	rorx $41, %rbp, %r15
-	vpsrlq $8, %xmm0, %xmm6
+	vpsrlq $1, %ymm5, %ymm1
 	addq %r11, %rax
-	vpsllq $56, %xmm0, %xmm13
+	vpsllq $63, %ymm5, %ymm10
 	andn %rsi, %rbp, %rdi
-	vpsrlq $7, %xmm0, %xmm3
+	vpsrlq $7, %ymm5, %ymm15
 	addq %rdi, %rax
-	vpxor %xmm9, %xmm2, %xmm5
+	vpshufb .Lc12(%rip), %ymm5, %ymm13
 	mov %r10, %r8
 	andq %rbp, %r8
-	vpxor %xmm13, %xmm6, %xmm1
+	vpxor %ymm10, %ymm1, %ymm7
 	addq %r8, %rax
-	vpxor %xmm1, %xmm5, %xmm0
+	vpxor %ymm15, %ymm13, %ymm8
 	xorq %r13, %rdx
-	vpxor %xmm3, %xmm0, %xmm2
+	vpxor %ymm8, %ymm7, %ymm3
 	xorq %r15, %rdx
-	vpsrlq $19, %xmm10, %xmm9
+	vpaddq %ymm3, %ymm4, %ymm14
 	addq %rdx, %rax
-	vpsllq $45, %xmm10, %xmm6
+	vextracti128 $1, %ymm14, %xmm12
 	rorx $28, %r12, %rdi
-	vpsrlq $61, %xmm10, %xmm13
+	vpsrlq $19, %xmm2, %xmm9
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
 	andq %r12, %r9
@@ -1284,30 +1226,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r9, %rbx
 	addq %rdi, %rbx
 	addq 456(%rsp), %rsi
-	vpsllq $3, %xmm10, %xmm5
+	vpsllq $45, %xmm2, %xmm11
 	rorx $14, %rax, %r8
-	vpsrlq $6, %xmm10, %xmm1
+	vpsrlq $61, %xmm2, %xmm0
 	rorx $18, %rax, %r13
-	vpxor %xmm6, %xmm9, %xmm0
+	vpsllq $3, %xmm2, %xmm6
 	rorx $41, %rax, %r14
-	vpxor %xmm5, %xmm13, %xmm3
+	vpsrlq $6, %xmm2, %xmm5
 	addq %rcx, %rsi
-	vpxor %xmm3, %xmm0, %xmm9
+	vpxor %xmm11, %xmm9, %xmm1
 	andn %r10, %rax, %r9
-	vpxor %xmm1, %xmm9, %xmm6
+	vpxor %xmm6, %xmm0, %xmm10
 	addq %r9, %rsi
-	vpaddq 1096(%rsp), %xmm7, %xmm13
+	vpxor %xmm10, %xmm1, %xmm13
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vpaddq %xmm2, %xmm13, %xmm5
+	vpxor %xmm5, %xmm13, %xmm15
 	addq %rdi, %rsi
-	vpaddq %xmm6, %xmm5, %xmm0
+	vpaddq %xmm15, %xmm14, %xmm7
 	xorq %r13, %r8
-	vmovdqu %xmm0, 1152(%rsp)
+	vmovdqu %xmm7, 1152(%rsp)
 	xorq %r14, %r8
-	vpaddq .Lc19(%rip), %xmm0, %xmm3
+	vpaddq .Lc21(%rip), %xmm7, %xmm8
 	addq %r8, %rsi
-	vmovdqu %xmm3, 576(%rsp)
+	vmovdqu %xmm8, 576(%rsp)
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
@@ -1323,76 +1265,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 464(%rsp), %r10
-	vmovdqu 1048(%rsp), %xmm9
 	rorx $14, %rsi, %rdi
-	vpsrlq $1, %xmm9, %xmm1
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm9, %xmm7
+	vpsrlq $19, %xmm7, %xmm4
 	rorx $41, %rsi, %r11
-	vpsrlq $8, %xmm9, %xmm13
 	addq %r12, %r10
-	vpsllq $56, %xmm9, %xmm2
 	andn %rbp, %rsi, %r15
-	vpsrlq $7, %xmm9, %xmm5
+	vpsllq $45, %xmm7, %xmm3
 	addq %r15, %r10
-	vpxor %xmm7, %xmm1, %xmm6
 	mov %rax, %r9
 	andq %rsi, %r9
-	vpxor %xmm2, %xmm13, %xmm3
 	addq %r9, %r10
-	vpxor %xmm3, %xmm6, %xmm9
+	vpsrlq $61, %xmm7, %xmm2
 	xorq %r13, %rdi
-	vpxor %xmm5, %xmm9, %xmm1
 	xorq %r11, %rdi
-	vpsrlq $19, %xmm0, %xmm7
 	addq %rdi, %r10
-	vpsllq $45, %xmm0, %xmm13
+	vpsllq $3, %xmm7, %xmm9
 	rorx $28, %rdx, %r15
-	vpsrlq $61, %xmm0, %xmm2
 	rorx $34, %rdx, %r9
 	rorx $39, %rdx, %r13
+	vpsrlq $6, %xmm7, %xmm11
 	andq %rdx, %r14
 	xorq %r9, %r15
 	xorq %r13, %r15
+	vpxor %xmm3, %xmm4, %xmm0
 	subq %rcx, %r8
 	mov %rbx, %r11
 	xorq %rdx, %r11
 	mov %rbx, %rdi
 	andq %rdx, %rdi
+	vpxor %xmm9, %xmm2, %xmm6
 	addq %rsi, %r8
 	addq %r14, %r8
 	addq %r15, %r8
 	addq 472(%rsp), %rbp
-	vpsllq $3, %xmm0, %xmm6
 	rorx $14, %r10, %r9
-	vpsrlq $6, %xmm0, %xmm3
 	rorx $18, %r10, %r13
-	vpxor %xmm13, %xmm7, %xmm9
+	vpxor %xmm6, %xmm0, %xmm1
 	rorx $41, %r10, %rcx
-	vpxor %xmm6, %xmm2, %xmm5
 	addq %rbx, %rbp
-	vpxor %xmm5, %xmm9, %xmm7
 	andn %rax, %r10, %r14
-	vpxor %xmm3, %xmm7, %xmm13
+	vpxor %xmm11, %xmm1, %xmm10
 	addq %r14, %rbp
-	vpaddq 1112(%rsp), %xmm14, %xmm2
 	mov %rsi, %r15
 	andq %r10, %r15
-	vpaddq %xmm1, %xmm2, %xmm6
 	addq %r15, %rbp
-	vpaddq %xmm13, %xmm6, %xmm9
+	vpaddq %xmm10, %xmm12, %xmm13
 	xorq %r13, %r9
-	vmovdqu %xmm9, 1168(%rsp)
 	xorq %rcx, %r9
-	vpaddq .Lc20(%rip), %xmm9, %xmm5
 	addq %r9, %rbp
-	vmovdqu %xmm5, 592(%rsp)
+	vmovdqu %xmm13, 1168(%rsp)
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
+	vpaddq .Lc22(%rip), %xmm13, %xmm5
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
+	vmovdqu %xmm5, 592(%rsp)
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
@@ -1402,32 +1332,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 480(%rsp), %rax
-	vmovdqu 1064(%rsp), %xmm7
+	vmovdqu 1056(%rsp), %ymm14
 	rorx $14, %rbp, %r15
-	vpsrlq $1, %xmm7, %xmm3
+	vpaddq 1128(%rsp), %ymm14, %ymm15
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm7, %xmm14
+	vmovdqu 1064(%rsp), %ymm8
 	rorx $41, %rbp, %r12
-	vpsrlq $8, %xmm7, %xmm2
+	vpsrlq $1, %ymm8, %ymm7
 	addq %rdx, %rax
-	vpsllq $56, %xmm7, %xmm1
+	vpsllq $63, %ymm8, %ymm4
 	andn %rsi, %rbp, %r11
-	vpsrlq $7, %xmm7, %xmm6
+	vpsrlq $7, %ymm8, %ymm3
 	addq %r11, %rax
-	vpxor %xmm14, %xmm3, %xmm13
+	vpshufb .Lc12(%rip), %ymm8, %ymm2
 	mov %r10, %r14
 	andq %rbp, %r14
-	vpxor %xmm1, %xmm2, %xmm5
+	vpxor %ymm4, %ymm7, %ymm9
 	addq %r14, %rax
-	vpxor %xmm5, %xmm13, %xmm7
+	vpxor %ymm3, %ymm2, %ymm0
 	xorq %r13, %r15
-	vpxor %xmm6, %xmm7, %xmm3
+	vpxor %ymm0, %ymm9, %ymm6
 	xorq %r12, %r15
-	vpsrlq $19, %xmm9, %xmm14
+	vpaddq %ymm6, %ymm15, %ymm1
 	addq %r15, %rax
-	vpsllq $45, %xmm9, %xmm2
+	vextracti128 $1, %ymm1, %xmm11
 	rorx $28, %rdi, %r11
-	vpsrlq $61, %xmm9, %xmm1
+	vpsrlq $19, %xmm13, %xmm12
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
@@ -1442,30 +1372,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rcx, %r9
 	addq %r11, %r9
 	addq 488(%rsp), %rsi
-	vpsllq $3, %xmm9, %xmm13
+	vpsllq $45, %xmm13, %xmm10
 	rorx $14, %rax, %r14
-	vpsrlq $6, %xmm9, %xmm5
+	vpsrlq $61, %xmm13, %xmm5
 	rorx $18, %rax, %r13
-	vpxor %xmm2, %xmm14, %xmm7
+	vpsllq $3, %xmm13, %xmm14
 	rorx $41, %rax, %rbx
-	vpxor %xmm13, %xmm1, %xmm6
+	vpsrlq $6, %xmm13, %xmm8
 	addq %r8, %rsi
-	vpxor %xmm6, %xmm7, %xmm14
+	vpxor %xmm10, %xmm12, %xmm7
 	andn %r10, %rax, %rcx
-	vpxor %xmm5, %xmm14, %xmm2
+	vpxor %xmm14, %xmm5, %xmm4
 	addq %rcx, %rsi
-	vpaddq 1128(%rsp), %xmm15, %xmm1
+	vpxor %xmm4, %xmm7, %xmm2
 	mov %rbp, %r11
 	andq %rax, %r11
-	vpaddq %xmm3, %xmm1, %xmm13
+	vpxor %xmm8, %xmm2, %xmm3
 	addq %r11, %rsi
-	vpaddq %xmm2, %xmm13, %xmm7
+	vpaddq %xmm3, %xmm1, %xmm9
 	xorq %r13, %r14
-	vmovdqu %xmm7, 1184(%rsp)
+	vmovdqu %xmm9, 1184(%rsp)
 	xorq %rbx, %r14
-	vpaddq .Lc21(%rip), %xmm7, %xmm6
+	vpaddq .Lc23(%rip), %xmm9, %xmm0
 	addq %r14, %rsi
-	vmovdqu %xmm6, 608(%rsp)
+	vmovdqu %xmm0, 608(%rsp)
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
@@ -1481,76 +1411,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 496(%rsp), %r10
-	vmovdqu 1080(%rsp), %xmm14
 	rorx $14, %rsi, %r11
-	vpsrlq $1, %xmm14, %xmm5
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm14, %xmm15
+	vpsrlq $19, %xmm9, %xmm15
 	rorx $41, %rsi, %rdx
-	vpsrlq $8, %xmm14, %xmm1
 	addq %rdi, %r10
-	vpsllq $56, %xmm14, %xmm3
 	andn %rbp, %rsi, %r12
-	vpsrlq $7, %xmm14, %xmm13
+	vpsllq $45, %xmm9, %xmm6
 	addq %r12, %r10
-	vpxor %xmm15, %xmm5, %xmm2
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vpxor %xmm3, %xmm1, %xmm6
 	addq %rcx, %r10
-	vpxor %xmm6, %xmm2, %xmm14
+	vpsrlq $61, %xmm9, %xmm13
 	xorq %r13, %r11
-	vpxor %xmm13, %xmm14, %xmm5
 	xorq %rdx, %r11
-	vpsrlq $19, %xmm7, %xmm15
 	addq %r11, %r10
-	vpsllq $45, %xmm7, %xmm1
+	vpsllq $3, %xmm9, %xmm12
 	rorx $28, %r15, %r12
-	vpsrlq $61, %xmm7, %xmm3
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
+	vpsrlq $6, %xmm9, %xmm10
 	andq %r15, %rbx
 	xorq %rcx, %r12
 	xorq %r13, %r12
+	vpxor %xmm6, %xmm15, %xmm5
 	subq %r8, %r14
 	mov %r9, %rdx
 	xorq %r15, %rdx
 	mov %r9, %r11
 	andq %r15, %r11
+	vpxor %xmm12, %xmm13, %xmm14
 	addq %rsi, %r14
 	addq %rbx, %r14
 	addq %r12, %r14
 	addq 504(%rsp), %rbp
-	vpsllq $3, %xmm7, %xmm2
 	rorx $14, %r10, %rcx
-	vpsrlq $6, %xmm7, %xmm6
 	rorx $18, %r10, %r13
-	vpxor %xmm1, %xmm15, %xmm14
+	vpxor %xmm14, %xmm5, %xmm7
 	rorx $41, %r10, %r8
-	vpxor %xmm2, %xmm3, %xmm13
 	addq %r9, %rbp
-	vpxor %xmm13, %xmm14, %xmm15
 	andn %rax, %r10, %rbx
-	vpxor %xmm6, %xmm15, %xmm1
+	vpxor %xmm10, %xmm7, %xmm4
 	addq %rbx, %rbp
-	vpaddq 1144(%rsp), %xmm11, %xmm3
 	mov %rsi, %r12
 	andq %r10, %r12
-	vpaddq %xmm5, %xmm3, %xmm2
 	addq %r12, %rbp
-	vpaddq %xmm1, %xmm2, %xmm14
+	vpaddq %xmm4, %xmm11, %xmm2
 	xorq %r13, %rcx
-	vmovdqu %xmm14, 1200(%rsp)
 	xorq %r8, %rcx
-	vpaddq .Lc22(%rip), %xmm14, %xmm13
 	addq %rcx, %rbp
-	vmovdqu %xmm13, 624(%rsp)
+	vmovdqu %xmm2, 1200(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
+	vpaddq .Lc24(%rip), %xmm2, %xmm8
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
+	vmovdqu %xmm8, 624(%rsp)
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
@@ -1560,32 +1478,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 512(%rsp), %rax
-	vmovdqu 1096(%rsp), %xmm15
+	vmovdqu 1088(%rsp), %ymm1
 	rorx $14, %rbp, %r12
-	vpsrlq $1, %xmm15, %xmm6
+	vpaddq 1160(%rsp), %ymm1, %ymm3
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm15, %xmm11
+	vmovdqu 1096(%rsp), %ymm0
 	rorx $41, %rbp, %rdi
-	vpsrlq $8, %xmm15, %xmm3
+	vpsrlq $1, %ymm0, %ymm9
 	addq %r15, %rax
-	vpsllq $56, %xmm15, %xmm5
+	vpsllq $63, %ymm0, %ymm15
 	andn %rsi, %rbp, %rdx
-	vpsrlq $7, %xmm15, %xmm2
+	vpsrlq $7, %ymm0, %ymm6
 	addq %rdx, %rax
-	vpxor %xmm11, %xmm6, %xmm1
+	vpshufb .Lc12(%rip), %ymm0, %ymm13
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vpxor %xmm5, %xmm3, %xmm13
+	vpxor %ymm15, %ymm9, %ymm12
 	addq %rbx, %rax
-	vpxor %xmm13, %xmm1, %xmm15
+	vpxor %ymm6, %ymm13, %ymm5
 	xorq %r13, %r12
-	vpxor %xmm2, %xmm15, %xmm6
+	vpxor %ymm5, %ymm12, %ymm14
 	xorq %rdi, %r12
-	vpsrlq $19, %xmm14, %xmm11
+	vpaddq %ymm14, %ymm3, %ymm7
 	addq %r12, %rax
-	vpsllq $45, %xmm14, %xmm3
+	vextracti128 $1, %ymm7, %xmm10
 	rorx $28, %r11, %rdx
-	vpsrlq $61, %xmm14, %xmm5
+	vpsrlq $19, %xmm2, %xmm11
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
 	andq %r11, %r8
@@ -1600,30 +1518,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r8, %rcx
 	addq %rdx, %rcx
 	addq 520(%rsp), %rsi
-	vpsllq $3, %xmm14, %xmm1
+	vpsllq $45, %xmm2, %xmm4
 	rorx $14, %rax, %rbx
-	vpsrlq $6, %xmm14, %xmm13
+	vpsrlq $61, %xmm2, %xmm8
 	rorx $18, %rax, %r13
-	vpxor %xmm3, %xmm11, %xmm15
+	vpsllq $3, %xmm2, %xmm1
 	rorx $41, %rax, %r9
-	vpxor %xmm1, %xmm5, %xmm2
+	vpsrlq $6, %xmm2, %xmm0
 	addq %r14, %rsi
-	vpxor %xmm2, %xmm15, %xmm11
+	vpxor %xmm4, %xmm11, %xmm9
 	andn %r10, %rax, %r8
-	vpxor %xmm13, %xmm11, %xmm3
+	vpxor %xmm1, %xmm8, %xmm15
 	addq %r8, %rsi
-	vpaddq 1160(%rsp), %xmm12, %xmm5
+	vpxor %xmm15, %xmm9, %xmm13
 	mov %rbp, %rdx
 	andq %rax, %rdx
-	vpaddq %xmm6, %xmm5, %xmm1
+	vpxor %xmm0, %xmm13, %xmm6
 	addq %rdx, %rsi
-	vpaddq %xmm3, %xmm1, %xmm15
+	vpaddq %xmm6, %xmm7, %xmm12
 	xorq %r13, %rbx
-	vmovdqu %xmm15, 1216(%rsp)
+	vmovdqu %xmm12, 1216(%rsp)
 	xorq %r9, %rbx
-	vpaddq .Lc23(%rip), %xmm15, %xmm2
+	vpaddq .Lc25(%rip), %xmm12, %xmm5
 	addq %rbx, %rsi
-	vmovdqu %xmm2, 640(%rsp)
+	vmovdqu %xmm5, 640(%rsp)
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
@@ -1639,76 +1557,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 528(%rsp), %r10
-	vmovdqu 1112(%rsp), %xmm11
 	rorx $14, %rsi, %rdx
-	vpsrlq $1, %xmm11, %xmm13
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm11, %xmm12
+	vpsrlq $19, %xmm12, %xmm3
 	rorx $41, %rsi, %r15
-	vpsrlq $8, %xmm11, %xmm5
 	addq %r11, %r10
-	vpsllq $56, %xmm11, %xmm6
 	andn %rbp, %rsi, %rdi
-	vpsrlq $7, %xmm11, %xmm1
+	vpsllq $45, %xmm12, %xmm14
 	addq %rdi, %r10
-	vpxor %xmm12, %xmm13, %xmm3
 	mov %rax, %r8
 	andq %rsi, %r8
-	vpxor %xmm6, %xmm5, %xmm2
 	addq %r8, %r10
-	vpxor %xmm2, %xmm3, %xmm11
+	vpsrlq $61, %xmm12, %xmm2
 	xorq %r13, %rdx
-	vpxor %xmm1, %xmm11, %xmm13
 	xorq %r15, %rdx
-	vpsrlq $19, %xmm15, %xmm12
 	addq %rdx, %r10
-	vpsllq $45, %xmm15, %xmm5
+	vpsllq $3, %xmm12, %xmm11
 	rorx $28, %r12, %rdi
-	vpsrlq $61, %xmm15, %xmm6
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
+	vpsrlq $6, %xmm12, %xmm4
 	andq %r12, %r9
 	xorq %r8, %rdi
 	xorq %r13, %rdi
+	vpxor %xmm14, %xmm3, %xmm8
 	subq %r14, %rbx
 	mov %rcx, %r15
 	xorq %r12, %r15
 	mov %rcx, %rdx
 	andq %r12, %rdx
+	vpxor %xmm11, %xmm2, %xmm1
 	addq %rsi, %rbx
 	addq %r9, %rbx
 	addq %rdi, %rbx
 	addq 536(%rsp), %rbp
-	vpsllq $3, %xmm15, %xmm3
 	rorx $14, %r10, %r8
-	vpsrlq $6, %xmm15, %xmm2
 	rorx $18, %r10, %r13
-	vpxor %xmm5, %xmm12, %xmm11
+	vpxor %xmm1, %xmm8, %xmm9
 	rorx $41, %r10, %r14
-	vpxor %xmm3, %xmm6, %xmm1
 	addq %rcx, %rbp
-	vpxor %xmm1, %xmm11, %xmm12
 	andn %rax, %r10, %r9
-	vpxor %xmm2, %xmm12, %xmm5
+	vpxor %xmm4, %xmm9, %xmm15
 	addq %r9, %rbp
-	vpaddq 1176(%rsp), %xmm4, %xmm6
 	mov %rsi, %rdi
 	andq %r10, %rdi
-	vpaddq %xmm13, %xmm6, %xmm3
 	addq %rdi, %rbp
-	vpaddq %xmm5, %xmm3, %xmm11
+	vpaddq %xmm15, %xmm10, %xmm13
 	xorq %r13, %r8
-	vmovdqu %xmm11, 1232(%rsp)
 	xorq %r14, %r8
-	vpaddq .Lc24(%rip), %xmm11, %xmm1
 	addq %r8, %rbp
-	vmovdqu %xmm1, 656(%rsp)
+	vmovdqu %xmm13, 1232(%rsp)
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
+	vpaddq .Lc26(%rip), %xmm13, %xmm0
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
+	vmovdqu %xmm0, 656(%rsp)
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
@@ -1718,32 +1624,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 544(%rsp), %rax
-	vmovdqu 1128(%rsp), %xmm12
+	vmovdqu 1120(%rsp), %ymm7
 	rorx $14, %rbp, %rdi
-	vpsrlq $1, %xmm12, %xmm2
+	vpaddq 1192(%rsp), %ymm7, %ymm6
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm12, %xmm4
+	vmovdqu 1128(%rsp), %ymm5
 	rorx $41, %rbp, %r11
-	vpsrlq $8, %xmm12, %xmm6
+	vpsrlq $1, %ymm5, %ymm12
 	addq %r12, %rax
-	vpsllq $56, %xmm12, %xmm13
+	vpsllq $63, %ymm5, %ymm3
 	andn %rsi, %rbp, %r15
-	vpsrlq $7, %xmm12, %xmm3
+	vpsrlq $7, %ymm5, %ymm14
 	addq %r15, %rax
-	vpxor %xmm4, %xmm2, %xmm5
+	vpshufb .Lc12(%rip), %ymm5, %ymm2
 	mov %r10, %r9
 	andq %rbp, %r9
-	vpxor %xmm13, %xmm6, %xmm1
+	vpxor %ymm3, %ymm12, %ymm11
 	addq %r9, %rax
-	vpxor %xmm1, %xmm5, %xmm12
+	vpxor %ymm14, %ymm2, %ymm8
 	xorq %r13, %rdi
-	vpxor %xmm3, %xmm12, %xmm2
+	vpxor %ymm8, %ymm11, %ymm1
 	xorq %r11, %rdi
-	vpsrlq $19, %xmm11, %xmm4
+	vpaddq %ymm1, %ymm6, %ymm9
 	addq %rdi, %rax
-	vpsllq $45, %xmm11, %xmm6
+	vextracti128 $1, %ymm9, %xmm4
 	rorx $28, %rdx, %r15
-	vpsrlq $61, %xmm11, %xmm13
+	vpsrlq $19, %xmm13, %xmm10
 	rorx $34, %rdx, %r9
 	rorx $39, %rdx, %r13
 	andq %rdx, %r14
@@ -1758,30 +1664,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r14, %r8
 	addq %r15, %r8
 	addq 552(%rsp), %rsi
-	vpsllq $3, %xmm11, %xmm5
+	vpsllq $45, %xmm13, %xmm15
 	rorx $14, %rax, %r9
-	vpsrlq $6, %xmm11, %xmm1
+	vpsrlq $61, %xmm13, %xmm0
 	rorx $18, %rax, %r13
-	vpxor %xmm6, %xmm4, %xmm12
+	vpsllq $3, %xmm13, %xmm7
 	rorx $41, %rax, %rcx
-	vpxor %xmm5, %xmm13, %xmm3
+	vpsrlq $6, %xmm13, %xmm5
 	addq %rbx, %rsi
-	vpxor %xmm3, %xmm12, %xmm4
+	vpxor %xmm15, %xmm10, %xmm12
 	andn %r10, %rax, %r14
-	vpxor %xmm1, %xmm4, %xmm6
+	vpxor %xmm7, %xmm0, %xmm3
 	addq %r14, %rsi
-	vpaddq 1192(%rsp), %xmm8, %xmm13
+	vpxor %xmm3, %xmm12, %xmm2
 	mov %rbp, %r15
 	andq %rax, %r15
-	vpaddq %xmm2, %xmm13, %xmm5
+	vpxor %xmm5, %xmm2, %xmm14
 	addq %r15, %rsi
-	vpaddq %xmm6, %xmm5, %xmm12
+	vpaddq %xmm14, %xmm9, %xmm11
 	xorq %r13, %r9
-	vmovdqu %xmm12, 1248(%rsp)
+	vmovdqu %xmm11, 1248(%rsp)
 	xorq %rcx, %r9
-	vpaddq .Lc25(%rip), %xmm12, %xmm3
+	vpaddq .Lc27(%rip), %xmm11, %xmm8
 	addq %r9, %rsi
-	vmovdqu %xmm3, 672(%rsp)
+	vmovdqu %xmm8, 672(%rsp)
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
@@ -1797,76 +1703,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 560(%rsp), %r10
-	vmovdqu 1144(%rsp), %xmm4
 	rorx $14, %rsi, %r15
-	vpsrlq $1, %xmm4, %xmm1
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm4, %xmm8
+	vpsrlq $19, %xmm11, %xmm6
 	rorx $41, %rsi, %r12
-	vpsrlq $8, %xmm4, %xmm13
 	addq %rdx, %r10
-	vpsllq $56, %xmm4, %xmm2
 	andn %rbp, %rsi, %r11
-	vpsrlq $7, %xmm4, %xmm5
+	vpsllq $45, %xmm11, %xmm1
 	addq %r11, %r10
-	vpxor %xmm8, %xmm1, %xmm6
 	mov %rax, %r14
 	andq %rsi, %r14
-	vpxor %xmm2, %xmm13, %xmm3
 	addq %r14, %r10
-	vpxor %xmm3, %xmm6, %xmm4
+	vpsrlq $61, %xmm11, %xmm13
 	xorq %r13, %r15
-	vpxor %xmm5, %xmm4, %xmm1
 	xorq %r12, %r15
-	vpsrlq $19, %xmm12, %xmm8
 	addq %r15, %r10
-	vpsllq $45, %xmm12, %xmm13
+	vpsllq $3, %xmm11, %xmm10
 	rorx $28, %rdi, %r11
-	vpsrlq $61, %xmm12, %xmm2
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
+	vpsrlq $6, %xmm11, %xmm15
 	andq %rdi, %rcx
 	xorq %r14, %r11
 	xorq %r13, %r11
+	vpxor %xmm1, %xmm6, %xmm0
 	subq %rbx, %r9
 	mov %r8, %r12
 	xorq %rdi, %r12
 	mov %r8, %r15
 	andq %rdi, %r15
+	vpxor %xmm10, %xmm13, %xmm7
 	addq %rsi, %r9
 	addq %rcx, %r9
 	addq %r11, %r9
 	addq 568(%rsp), %rbp
-	vpsllq $3, %xmm12, %xmm6
 	rorx $14, %r10, %r14
-	vpsrlq $6, %xmm12, %xmm3
 	rorx $18, %r10, %r13
-	vpxor %xmm13, %xmm8, %xmm4
+	vpxor %xmm7, %xmm0, %xmm12
 	rorx $41, %r10, %rbx
-	vpxor %xmm6, %xmm2, %xmm5
 	addq %r8, %rbp
-	vpxor %xmm5, %xmm4, %xmm8
 	andn %rax, %r10, %rcx
-	vpxor %xmm3, %xmm8, %xmm13
+	vpxor %xmm15, %xmm12, %xmm3
 	addq %rcx, %rbp
-	vpaddq 1208(%rsp), %xmm10, %xmm2
 	mov %rsi, %r11
 	andq %r10, %r11
-	vpaddq %xmm1, %xmm2, %xmm6
 	addq %r11, %rbp
-	vpaddq %xmm13, %xmm6, %xmm4
+	vpaddq %xmm3, %xmm4, %xmm2
 	xorq %r13, %r14
-	vmovdqu %xmm4, 1264(%rsp)
 	xorq %rbx, %r14
-	vpaddq .Lc26(%rip), %xmm4, %xmm5
 	addq %r14, %rbp
-	vmovdqu %xmm5, 688(%rsp)
+	vmovdqu %xmm2, 1264(%rsp)
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
+	vpaddq .Lc28(%rip), %xmm2, %xmm5
 	andq %r9, %r12
 	xorq %r11, %rcx
 	xorq %r13, %rcx
+	vmovdqu %xmm5, 688(%rsp)
 	subq %rdx, %r15
 	mov %rdi, %rbx
 	xorq %r9, %rbx
@@ -1876,32 +1770,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 576(%rsp), %rax
-	vmovdqu 1160(%rsp), %xmm8
+	vmovdqu 1152(%rsp), %ymm9
 	rorx $14, %rbp, %r11
-	vpsrlq $1, %xmm8, %xmm3
+	vpaddq 1224(%rsp), %ymm9, %ymm14
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm8, %xmm10
+	vmovdqu 1160(%rsp), %ymm8
 	rorx $41, %rbp, %rdx
-	vpsrlq $8, %xmm8, %xmm2
+	vpsrlq $1, %ymm8, %ymm11
 	addq %rdi, %rax
-	vpsllq $56, %xmm8, %xmm1
+	vpsllq $63, %ymm8, %ymm6
 	andn %rsi, %rbp, %r12
-	vpsrlq $7, %xmm8, %xmm6
+	vpsrlq $7, %ymm8, %ymm1
 	addq %r12, %rax
-	vpxor %xmm10, %xmm3, %xmm13
+	vpshufb .Lc12(%rip), %ymm8, %ymm13
 	mov %r10, %rcx
 	andq %rbp, %rcx
-	vpxor %xmm1, %xmm2, %xmm5
+	vpxor %ymm6, %ymm11, %ymm10
 	addq %rcx, %rax
-	vpxor %xmm5, %xmm13, %xmm8
+	vpxor %ymm1, %ymm13, %ymm0
 	xorq %r13, %r11
-	vpxor %xmm6, %xmm8, %xmm3
+	vpxor %ymm0, %ymm10, %ymm7
 	xorq %rdx, %r11
-	vpsrlq $19, %xmm4, %xmm10
+	vpaddq %ymm7, %ymm14, %ymm12
 	addq %r11, %rax
-	vpsllq $45, %xmm4, %xmm2
+	vextracti128 $1, %ymm12, %xmm15
 	rorx $28, %r15, %r12
-	vpsrlq $61, %xmm4, %xmm1
+	vpsrlq $19, %xmm2, %xmm4
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
 	andq %r15, %rbx
@@ -1916,30 +1810,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rbx, %r14
 	addq %r12, %r14
 	addq 584(%rsp), %rsi
-	vpsllq $3, %xmm4, %xmm13
+	vpsllq $45, %xmm2, %xmm3
 	rorx $14, %rax, %rcx
-	vpsrlq $6, %xmm4, %xmm5
+	vpsrlq $61, %xmm2, %xmm5
 	rorx $18, %rax, %r13
-	vpxor %xmm2, %xmm10, %xmm8
+	vpsllq $3, %xmm2, %xmm9
 	rorx $41, %rax, %r8
-	vpxor %xmm13, %xmm1, %xmm6
+	vpsrlq $6, %xmm2, %xmm8
 	addq %r9, %rsi
-	vpxor %xmm6, %xmm8, %xmm10
+	vpxor %xmm3, %xmm4, %xmm11
 	andn %r10, %rax, %rbx
-	vpxor %xmm5, %xmm10, %xmm2
+	vpxor %xmm9, %xmm5, %xmm6
 	addq %rbx, %rsi
-	vpaddq 1224(%rsp), %xmm0, %xmm1
+	vpxor %xmm6, %xmm11, %xmm13
 	mov %rbp, %r12
 	andq %rax, %r12
-	vpaddq %xmm3, %xmm1, %xmm13
+	vpxor %xmm8, %xmm13, %xmm1
 	addq %r12, %rsi
-	vpaddq %xmm2, %xmm13, %xmm8
+	vpaddq %xmm1, %xmm12, %xmm10
 	xorq %r13, %rcx
-	vmovdqu %xmm8, 1280(%rsp)
+	vmovdqu %xmm10, 1280(%rsp)
 	xorq %r8, %rcx
-	vpaddq .Lc27(%rip), %xmm8, %xmm6
+	vpaddq .Lc29(%rip), %xmm10, %xmm0
 	addq %rcx, %rsi
-	vmovdqu %xmm6, 704(%rsp)
+	vmovdqu %xmm0, 704(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
@@ -1955,76 +1849,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 592(%rsp), %r10
-	vmovdqu 1176(%rsp), %xmm10
 	rorx $14, %rsi, %r12
-	vpsrlq $1, %xmm10, %xmm5
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm10, %xmm0
+	vpsrlq $19, %xmm10, %xmm14
 	rorx $41, %rsi, %rdi
-	vpsrlq $8, %xmm10, %xmm1
 	addq %r15, %r10
-	vpsllq $56, %xmm10, %xmm3
 	andn %rbp, %rsi, %rdx
-	vpsrlq $7, %xmm10, %xmm13
+	vpsllq $45, %xmm10, %xmm7
 	addq %rdx, %r10
-	vpxor %xmm0, %xmm5, %xmm2
 	mov %rax, %rbx
 	andq %rsi, %rbx
-	vpxor %xmm3, %xmm1, %xmm6
 	addq %rbx, %r10
-	vpxor %xmm6, %xmm2, %xmm10
+	vpsrlq $61, %xmm10, %xmm2
 	xorq %r13, %r12
-	vpxor %xmm13, %xmm10, %xmm5
 	xorq %rdi, %r12
-	vpsrlq $19, %xmm8, %xmm0
 	addq %r12, %r10
-	vpsllq $45, %xmm8, %xmm1
+	vpsllq $3, %xmm10, %xmm4
 	rorx $28, %r11, %rdx
-	vpsrlq $61, %xmm8, %xmm3
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
+	vpsrlq $6, %xmm10, %xmm3
 	andq %r11, %r8
 	xorq %rbx, %rdx
 	xorq %r13, %rdx
+	vpxor %xmm7, %xmm14, %xmm5
 	subq %r9, %rcx
 	mov %r14, %rdi
 	xorq %r11, %rdi
 	mov %r14, %r12
 	andq %r11, %r12
+	vpxor %xmm4, %xmm2, %xmm9
 	addq %rsi, %rcx
 	addq %r8, %rcx
 	addq %rdx, %rcx
 	addq 600(%rsp), %rbp
-	vpsllq $3, %xmm8, %xmm2
 	rorx $14, %r10, %rbx
-	vpsrlq $6, %xmm8, %xmm6
 	rorx $18, %r10, %r13
-	vpxor %xmm1, %xmm0, %xmm10
+	vpxor %xmm9, %xmm5, %xmm11
 	rorx $41, %r10, %r9
-	vpxor %xmm2, %xmm3, %xmm13
 	addq %r14, %rbp
-	vpxor %xmm13, %xmm10, %xmm8
 	andn %rax, %r10, %r8
-	vpxor %xmm6, %xmm8, %xmm0
+	vpxor %xmm3, %xmm11, %xmm6
 	addq %r8, %rbp
-	vpaddq 1240(%rsp), %xmm9, %xmm1
 	mov %rsi, %rdx
 	andq %r10, %rdx
-	vpaddq %xmm5, %xmm1, %xmm3
 	addq %rdx, %rbp
-	vpaddq %xmm0, %xmm3, %xmm2
+	vpaddq %xmm6, %xmm15, %xmm13
 	xorq %r13, %rbx
-	vmovdqu %xmm2, 1296(%rsp)
 	xorq %r9, %rbx
-	vpaddq .Lc28(%rip), %xmm2, %xmm10
 	addq %rbx, %rbp
-	vmovdqu %xmm10, 720(%rsp)
+	vmovdqu %xmm13, 1296(%rsp)
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
+	vpaddq .Lc30(%rip), %xmm13, %xmm8
 	andq %rcx, %rdi
 	xorq %rdx, %r8
 	xorq %r13, %r8
+	vmovdqu %xmm8, 720(%rsp)
 	subq %r15, %r12
 	mov %r11, %r9
 	xorq %rcx, %r9
@@ -2034,32 +1916,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 608(%rsp), %rax
-	vmovdqu 1192(%rsp), %xmm13
+	vmovdqu 1184(%rsp), %ymm12
 	rorx $14, %rbp, %rdx
-	vpsrlq $1, %xmm13, %xmm8
+	vpaddq 1256(%rsp), %ymm12, %ymm1
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm13, %xmm6
+	vmovdqu 1192(%rsp), %ymm0
 	rorx $41, %rbp, %r15
-	vpsrlq $8, %xmm13, %xmm9
+	vpsrlq $1, %ymm0, %ymm10
 	addq %r11, %rax
-	vpsllq $56, %xmm13, %xmm1
+	vpsllq $63, %ymm0, %ymm14
 	andn %rsi, %rbp, %rdi
-	vpsrlq $7, %xmm13, %xmm5
+	vpsrlq $7, %ymm0, %ymm7
 	addq %rdi, %rax
-	vpxor %xmm6, %xmm8, %xmm3
+	vpshufb .Lc12(%rip), %ymm0, %ymm2
 	mov %r10, %r8
 	andq %rbp, %r8
-	vpxor %xmm1, %xmm9, %xmm0
+	vpxor %ymm14, %ymm10, %ymm4
 	addq %r8, %rax
-	vpxor %xmm0, %xmm3, %xmm10
+	vpxor %ymm7, %ymm2, %ymm5
 	xorq %r13, %rdx
-	vpxor %xmm5, %xmm10, %xmm13
+	vpxor %ymm5, %ymm4, %ymm9
 	xorq %r15, %rdx
-	vpsrlq $19, %xmm2, %xmm8
+	vpaddq %ymm9, %ymm1, %ymm11
 	addq %rdx, %rax
-	vpsllq $45, %xmm2, %xmm6
+	vextracti128 $1, %ymm11, %xmm3
 	rorx $28, %r12, %rdi
-	vpsrlq $61, %xmm2, %xmm9
+	vpsrlq $19, %xmm13, %xmm15
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
 	andq %r12, %r9
@@ -2074,30 +1956,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r9, %rbx
 	addq %rdi, %rbx
 	addq 616(%rsp), %rsi
-	vpsllq $3, %xmm2, %xmm1
+	vpsllq $45, %xmm13, %xmm6
 	rorx $14, %rax, %r8
-	vpsrlq $6, %xmm2, %xmm3
+	vpsrlq $61, %xmm13, %xmm8
 	rorx $18, %rax, %r13
-	vpxor %xmm6, %xmm8, %xmm0
+	vpsllq $3, %xmm13, %xmm12
 	rorx $41, %rax, %r14
-	vpxor %xmm1, %xmm9, %xmm10
+	vpsrlq $6, %xmm13, %xmm0
 	addq %rcx, %rsi
-	vpxor %xmm10, %xmm0, %xmm5
+	vpxor %xmm6, %xmm15, %xmm10
 	andn %r10, %rax, %r9
-	vpxor %xmm3, %xmm5, %xmm2
+	vpxor %xmm12, %xmm8, %xmm14
 	addq %r9, %rsi
-	vpaddq 1256(%rsp), %xmm7, %xmm8
+	vpxor %xmm14, %xmm10, %xmm2
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vpaddq %xmm13, %xmm8, %xmm6
+	vpxor %xmm0, %xmm2, %xmm7
 	addq %rdi, %rsi
-	vpaddq %xmm2, %xmm6, %xmm9
+	vpaddq %xmm7, %xmm11, %xmm4
 	xorq %r13, %r8
-	vmovdqu %xmm9, 1312(%rsp)
+	vmovdqu %xmm4, 1312(%rsp)
 	xorq %r14, %r8
-	vpaddq .Lc29(%rip), %xmm9, %xmm1
+	vpaddq .Lc31(%rip), %xmm4, %xmm5
 	addq %r8, %rsi
-	vmovdqu %xmm1, 736(%rsp)
+	vmovdqu %xmm5, 736(%rsp)
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
@@ -2113,76 +1995,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r15, %rdx
 	addq %r9, %rdx
 	addq 624(%rsp), %r10
-	vmovdqu 1208(%rsp), %xmm0
 	rorx $14, %rsi, %rdi
-	vpsrlq $1, %xmm0, %xmm10
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm0, %xmm5
+	vpsrlq $19, %xmm4, %xmm1
 	rorx $41, %rsi, %r11
-	vpsrlq $8, %xmm0, %xmm3
 	addq %r12, %r10
-	vpsllq $56, %xmm0, %xmm7
 	andn %rbp, %rsi, %r15
-	vpsrlq $7, %xmm0, %xmm8
+	vpsllq $45, %xmm4, %xmm9
 	addq %r15, %r10
-	vpxor %xmm5, %xmm10, %xmm13
 	mov %rax, %r9
 	andq %rsi, %r9
-	vpxor %xmm7, %xmm3, %xmm6
 	addq %r9, %r10
-	vpxor %xmm6, %xmm13, %xmm2
+	vpsrlq $61, %xmm4, %xmm13
 	xorq %r13, %rdi
-	vpxor %xmm8, %xmm2, %xmm1
 	xorq %r11, %rdi
-	vpsrlq $19, %xmm9, %xmm0
 	addq %rdi, %r10
-	vpsllq $45, %xmm9, %xmm10
+	vpsllq $3, %xmm4, %xmm15
 	rorx $28, %rdx, %r15
-	vpsrlq $61, %xmm9, %xmm5
 	rorx $34, %rdx, %r9
 	rorx $39, %rdx, %r13
+	vpsrlq $6, %xmm4, %xmm6
 	andq %rdx, %r14
 	xorq %r9, %r15
 	xorq %r13, %r15
+	vpxor %xmm9, %xmm1, %xmm8
 	subq %rcx, %r8
 	mov %rbx, %r11
 	xorq %rdx, %r11
 	mov %rbx, %rdi
 	andq %rdx, %rdi
+	vpxor %xmm15, %xmm13, %xmm12
 	addq %rsi, %r8
 	addq %r14, %r8
 	addq %r15, %r8
 	addq 632(%rsp), %rbp
-	vpsllq $3, %xmm9, %xmm3
 	rorx $14, %r10, %r9
-	vpsrlq $6, %xmm9, %xmm7
 	rorx $18, %r10, %r13
-	vpxor %xmm10, %xmm0, %xmm13
+	vpxor %xmm12, %xmm8, %xmm10
 	rorx $41, %r10, %rcx
-	vpxor %xmm3, %xmm5, %xmm6
 	addq %rbx, %rbp
-	vpxor %xmm6, %xmm13, %xmm2
 	andn %rax, %r10, %r14
-	vpxor %xmm7, %xmm2, %xmm8
+	vpxor %xmm6, %xmm10, %xmm14
 	addq %r14, %rbp
-	vpaddq 1272(%rsp), %xmm14, %xmm9
 	mov %rsi, %r15
 	andq %r10, %r15
-	vpaddq %xmm1, %xmm9, %xmm0
 	addq %r15, %rbp
-	vpaddq %xmm8, %xmm0, %xmm10
+	vpaddq %xmm14, %xmm3, %xmm2
 	xorq %r13, %r9
-	vmovdqu %xmm10, 1328(%rsp)
 	xorq %rcx, %r9
-	vpaddq .Lc30(%rip), %xmm10, %xmm5
 	addq %r9, %rbp
-	vmovdqu %xmm5, 752(%rsp)
+	vmovdqu %xmm2, 1328(%rsp)
 	rorx $28, %r8, %r14
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %r13
+	vpaddq .Lc32(%rip), %xmm2, %xmm0
 	andq %r8, %r11
 	xorq %r15, %r14
 	xorq %r13, %r14
+	vmovdqu %xmm0, 752(%rsp)
 	subq %r12, %rdi
 	mov %rdx, %rcx
 	xorq %r8, %rcx
@@ -2192,32 +2062,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r11, %rdi
 	addq %r14, %rdi
 	addq 640(%rsp), %rax
-	vmovdqu 1224(%rsp), %xmm3
+	vmovdqu 1216(%rsp), %ymm11
 	rorx $14, %rbp, %r15
-	vpsrlq $1, %xmm3, %xmm13
+	vpaddq 1288(%rsp), %ymm11, %ymm7
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm3, %xmm6
+	vmovdqu 1224(%rsp), %ymm5
 	rorx $41, %rbp, %r12
-	vpsrlq $8, %xmm3, %xmm2
+	vpsrlq $1, %ymm5, %ymm4
 	addq %rdx, %rax
-	vpsllq $56, %xmm3, %xmm7
+	vpsllq $63, %ymm5, %ymm1
 	andn %rsi, %rbp, %r11
-	vpsrlq $7, %xmm3, %xmm14
+	vpsrlq $7, %ymm5, %ymm9
 	addq %r11, %rax
-	vpxor %xmm6, %xmm13, %xmm9
+	vpshufb .Lc12(%rip), %ymm5, %ymm13
 	mov %r10, %r14
 	andq %rbp, %r14
-	vpxor %xmm7, %xmm2, %xmm1
+	vpxor %ymm1, %ymm4, %ymm15
 	addq %r14, %rax
-	vpxor %xmm1, %xmm9, %xmm0
+	vpxor %ymm9, %ymm13, %ymm8
 	xorq %r13, %r15
-	vpxor %xmm14, %xmm0, %xmm8
+	vpxor %ymm8, %ymm15, %ymm12
 	xorq %r12, %r15
-	vpsrlq $19, %xmm10, %xmm5
+	vpaddq %ymm12, %ymm7, %ymm10
 	addq %r15, %rax
-	vpsllq $45, %xmm10, %xmm3
+	vextracti128 $1, %ymm10, %xmm6
 	rorx $28, %rdi, %r11
-	vpsrlq $61, %xmm10, %xmm13
+	vpsrlq $19, %xmm2, %xmm3
 	rorx $34, %rdi, %r14
 	rorx $39, %rdi, %r13
 	andq %rdi, %rcx
@@ -2232,30 +2102,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rcx, %r9
 	addq %r11, %r9
 	addq 648(%rsp), %rsi
-	vpsllq $3, %xmm10, %xmm6
+	vpsllq $45, %xmm2, %xmm14
 	rorx $14, %rax, %r14
-	vpsrlq $6, %xmm10, %xmm2
+	vpsrlq $61, %xmm2, %xmm0
 	rorx $18, %rax, %r13
-	vpxor %xmm3, %xmm5, %xmm7
+	vpsllq $3, %xmm2, %xmm11
 	rorx $41, %rax, %rbx
-	vpxor %xmm6, %xmm13, %xmm9
+	vpsrlq $6, %xmm2, %xmm5
 	addq %r8, %rsi
-	vpxor %xmm9, %xmm7, %xmm1
+	vpxor %xmm14, %xmm3, %xmm4
 	andn %r10, %rax, %rcx
-	vpxor %xmm2, %xmm1, %xmm0
+	vpxor %xmm11, %xmm0, %xmm1
 	addq %rcx, %rsi
-	vpaddq 1288(%rsp), %xmm15, %xmm14
+	vpxor %xmm1, %xmm4, %xmm13
 	mov %rbp, %r11
 	andq %rax, %r11
-	vpaddq %xmm8, %xmm14, %xmm10
+	vpxor %xmm5, %xmm13, %xmm9
 	addq %r11, %rsi
-	vpaddq %xmm0, %xmm10, %xmm5
+	vpaddq %xmm9, %xmm10, %xmm15
 	xorq %r13, %r14
-	vmovdqu %xmm5, 1344(%rsp)
+	vmovdqu %xmm15, 1344(%rsp)
 	xorq %rbx, %r14
-	vpaddq .Lc31(%rip), %xmm5, %xmm3
+	vpaddq .Lc33(%rip), %xmm15, %xmm8
 	addq %r14, %rsi
-	vmovdqu %xmm3, 768(%rsp)
+	vmovdqu %xmm8, 768(%rsp)
 	rorx $28, %r9, %rcx
 	rorx $34, %r9, %r11
 	rorx $39, %r9, %r13
@@ -2271,76 +2141,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r12, %r15
 	addq %rcx, %r15
 	addq 656(%rsp), %r10
-	vmovdqu 1240(%rsp), %xmm13
 	rorx $14, %rsi, %r11
-	vpsrlq $1, %xmm13, %xmm6
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm13, %xmm7
+	vpsrlq $19, %xmm15, %xmm7
 	rorx $41, %rsi, %rdx
-	vpsrlq $8, %xmm13, %xmm9
 	addq %rdi, %r10
-	vpsllq $56, %xmm13, %xmm1
 	andn %rbp, %rsi, %r12
-	vpsrlq $7, %xmm13, %xmm2
+	vpsllq $45, %xmm15, %xmm12
 	addq %r12, %r10
-	vpxor %xmm7, %xmm6, %xmm15
 	mov %rax, %rcx
 	andq %rsi, %rcx
-	vpxor %xmm1, %xmm9, %xmm14
 	addq %rcx, %r10
-	vpxor %xmm14, %xmm15, %xmm8
+	vpsrlq $61, %xmm15, %xmm2
 	xorq %r13, %r11
-	vpxor %xmm2, %xmm8, %xmm10
 	xorq %rdx, %r11
-	vpsrlq $19, %xmm5, %xmm0
 	addq %r11, %r10
-	vpsllq $45, %xmm5, %xmm3
+	vpsllq $3, %xmm15, %xmm3
 	rorx $28, %r15, %r12
-	vpsrlq $61, %xmm5, %xmm13
 	rorx $34, %r15, %rcx
 	rorx $39, %r15, %r13
+	vpsrlq $6, %xmm15, %xmm14
 	andq %r15, %rbx
 	xorq %rcx, %r12
 	xorq %r13, %r12
+	vpxor %xmm12, %xmm7, %xmm0
 	subq %r8, %r14
 	mov %r9, %rdx
 	xorq %r15, %rdx
 	mov %r9, %r11
 	andq %r15, %r11
+	vpxor %xmm3, %xmm2, %xmm11
 	addq %rsi, %r14
 	addq %rbx, %r14
 	addq %r12, %r14
 	addq 664(%rsp), %rbp
-	vpsllq $3, %xmm5, %xmm6
 	rorx $14, %r10, %rcx
-	vpsrlq $6, %xmm5, %xmm7
 	rorx $18, %r10, %r13
-	vpxor %xmm3, %xmm0, %xmm9
+	vpxor %xmm11, %xmm0, %xmm4
 	rorx $41, %r10, %r8
-	vpxor %xmm6, %xmm13, %xmm1
 	addq %r9, %rbp
-	vpxor %xmm1, %xmm9, %xmm15
 	andn %rax, %r10, %rbx
-	vpxor %xmm7, %xmm15, %xmm14
+	vpxor %xmm14, %xmm4, %xmm1
 	addq %rbx, %rbp
-	vpaddq 1304(%rsp), %xmm11, %xmm8
 	mov %rsi, %r12
 	andq %r10, %r12
-	vpaddq %xmm10, %xmm8, %xmm2
 	addq %r12, %rbp
-	vpaddq %xmm14, %xmm2, %xmm5
+	vpaddq %xmm1, %xmm6, %xmm13
 	xorq %r13, %rcx
-	vmovdqu %xmm5, 1360(%rsp)
 	xorq %r8, %rcx
-	vpaddq .Lc32(%rip), %xmm5, %xmm0
 	addq %rcx, %rbp
-	vmovdqu %xmm0, 784(%rsp)
+	vmovdqu %xmm13, 1360(%rsp)
 	rorx $28, %r14, %rbx
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %r13
+	vpaddq .Lc34(%rip), %xmm13, %xmm5
 	andq %r14, %rdx
 	xorq %r12, %rbx
 	xorq %r13, %rbx
+	vmovdqu %xmm5, 784(%rsp)
 	subq %rdi, %r11
 	mov %r15, %r8
 	xorq %r14, %r8
@@ -2350,32 +2208,32 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdx, %r11
 	addq %rbx, %r11
 	addq 672(%rsp), %rax
-	vmovdqu 1256(%rsp), %xmm3
+	vmovdqu 1248(%rsp), %ymm10
 	rorx $14, %rbp, %r12
-	vpsrlq $1, %xmm3, %xmm13
+	vpaddq 1320(%rsp), %ymm10, %ymm9
 	rorx $18, %rbp, %r13
-	vpsllq $63, %xmm3, %xmm6
+	vmovdqu 1256(%rsp), %ymm8
 	rorx $41, %rbp, %rdi
-	vpsrlq $8, %xmm3, %xmm9
+	vpsrlq $1, %ymm8, %ymm15
 	addq %r15, %rax
-	vpsllq $56, %xmm3, %xmm1
+	vpsllq $63, %ymm8, %ymm7
 	andn %rsi, %rbp, %rdx
-	vpsrlq $7, %xmm3, %xmm15
+	vpsrlq $7, %ymm8, %ymm12
 	addq %rdx, %rax
-	vpxor %xmm6, %xmm13, %xmm7
+	vpshufb .Lc12(%rip), %ymm8, %ymm2
 	mov %r10, %rbx
 	andq %rbp, %rbx
-	vpxor %xmm1, %xmm9, %xmm11
+	vpxor %ymm7, %ymm15, %ymm3
 	addq %rbx, %rax
-	vpxor %xmm11, %xmm7, %xmm8
+	vpxor %ymm12, %ymm2, %ymm0
 	xorq %r13, %r12
-	vpxor %xmm15, %xmm8, %xmm10
+	vpxor %ymm0, %ymm3, %ymm11
 	xorq %rdi, %r12
-	vpsrlq $19, %xmm5, %xmm2
+	vpaddq %ymm11, %ymm9, %ymm4
 	addq %r12, %rax
-	vpsllq $45, %xmm5, %xmm14
+	vextracti128 $1, %ymm4, %xmm14
 	rorx $28, %r11, %rdx
-	vpsrlq $61, %xmm5, %xmm0
+	vpsrlq $19, %xmm13, %xmm6
 	rorx $34, %r11, %rbx
 	rorx $39, %r11, %r13
 	andq %r11, %r8
@@ -2390,30 +2248,30 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %r8, %rcx
 	addq %rdx, %rcx
 	addq 680(%rsp), %rsi
-	vpsllq $3, %xmm5, %xmm3
+	vpsllq $45, %xmm13, %xmm1
 	rorx $14, %rax, %rbx
-	vpsrlq $6, %xmm5, %xmm13
+	vpsrlq $61, %xmm13, %xmm5
 	rorx $18, %rax, %r13
-	vpxor %xmm14, %xmm2, %xmm6
+	vpsllq $3, %xmm13, %xmm10
 	rorx $41, %rax, %r9
-	vpxor %xmm3, %xmm0, %xmm9
+	vpsrlq $6, %xmm13, %xmm8
 	addq %r14, %rsi
-	vpxor %xmm9, %xmm6, %xmm1
+	vpxor %xmm1, %xmm6, %xmm15
 	andn %r10, %rax, %r8
-	vpxor %xmm13, %xmm1, %xmm7
+	vpxor %xmm10, %xmm5, %xmm7
 	addq %r8, %rsi
-	vpaddq 1320(%rsp), %xmm12, %xmm11
+	vpxor %xmm7, %xmm15, %xmm2
 	mov %rbp, %rdx
 	andq %rax, %rdx
-	vpaddq %xmm10, %xmm11, %xmm8
+	vpxor %xmm8, %xmm2, %xmm12
 	addq %rdx, %rsi
-	vpaddq %xmm7, %xmm8, %xmm15
+	vpaddq %xmm12, %xmm4, %xmm3
 	xorq %r13, %rbx
-	vmovdqu %xmm15, 1376(%rsp)
+	vmovdqu %xmm3, 1376(%rsp)
 	xorq %r9, %rbx
-	vpaddq .Lc33(%rip), %xmm15, %xmm5
+	vpaddq .Lc35(%rip), %xmm3, %xmm0
 	addq %rbx, %rsi
-	vmovdqu %xmm5, 800(%rsp)
+	vmovdqu %xmm0, 800(%rsp)
 	rorx $28, %rcx, %r8
 	rorx $34, %rcx, %rdx
 	rorx $39, %rcx, %r13
@@ -2429,76 +2287,64 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rdi, %r12
 	addq %r8, %r12
 	addq 688(%rsp), %r10
-	vmovdqu 1272(%rsp), %xmm2
 	rorx $14, %rsi, %rdx
-	vpsrlq $1, %xmm2, %xmm14
 	rorx $18, %rsi, %r13
-	vpsllq $63, %xmm2, %xmm0
+	vpsrlq $19, %xmm3, %xmm9
 	rorx $41, %rsi, %r15
-	vpsrlq $8, %xmm2, %xmm3
 	addq %r11, %r10
-	vpsllq $56, %xmm2, %xmm6
 	andn %rbp, %rsi, %rdi
-	vpsrlq $7, %xmm2, %xmm9
+	vpsllq $45, %xmm3, %xmm11
 	addq %rdi, %r10
-	vpxor %xmm0, %xmm14, %xmm1
 	mov %rax, %r8
 	andq %rsi, %r8
-	vpxor %xmm6, %xmm3, %xmm13
 	addq %r8, %r10
-	vpxor %xmm13, %xmm1, %xmm12
+	vpsrlq $61, %xmm3, %xmm13
 	xorq %r13, %rdx
-	vpxor %xmm9, %xmm12, %xmm11
 	xorq %r15, %rdx
-	vpsrlq $19, %xmm15, %xmm10
 	addq %rdx, %r10
-	vpsllq $45, %xmm15, %xmm8
+	vpsllq $3, %xmm3, %xmm6
 	rorx $28, %r12, %rdi
-	vpsrlq $61, %xmm15, %xmm7
 	rorx $34, %r12, %r8
 	rorx $39, %r12, %r13
+	vpsrlq $6, %xmm3, %xmm1
 	andq %r12, %r9
 	xorq %r8, %rdi
 	xorq %r13, %rdi
+	vpxor %xmm11, %xmm9, %xmm5
 	subq %r14, %rbx
 	mov %rcx, %r15
 	xorq %r12, %r15
 	mov %rcx, %rdx
 	andq %r12, %rdx
+	vpxor %xmm6, %xmm13, %xmm10
 	addq %rsi, %rbx
 	addq %r9, %rbx
 	addq %rdi, %rbx
 	addq 696(%rsp), %rbp
-	vpsllq $3, %xmm15, %xmm5
 	rorx $14, %r10, %r8
-	vpsrlq $6, %xmm15, %xmm2
 	rorx $18, %r10, %r13
-	vpxor %xmm8, %xmm10, %xmm14
+	vpxor %xmm10, %xmm5, %xmm15
 	rorx $41, %r10, %r14
-	vpxor %xmm5, %xmm7, %xmm0
 	addq %rcx, %rbp
-	vpxor %xmm0, %xmm14, %xmm3
 	andn %rax, %r10, %r9
-	vpxor %xmm2, %xmm3, %xmm6
+	vpxor %xmm1, %xmm15, %xmm7
 	addq %r9, %rbp
-	vpaddq 1336(%rsp), %xmm4, %xmm1
 	mov %rsi, %rdi
 	andq %r10, %rdi
-	vpaddq %xmm11, %xmm1, %xmm13
 	addq %rdi, %rbp
-	vpaddq %xmm6, %xmm13, %xmm12
+	vpaddq %xmm7, %xmm14, %xmm2
 	xorq %r13, %r8
-	vmovdqu %xmm12, 1392(%rsp)
 	xorq %r14, %r8
-	vpaddq .Lc34(%rip), %xmm12, %xmm9
 	addq %r8, %rbp
-	vmovdqu %xmm9, 816(%rsp)
+	vmovdqu %xmm2, 1392(%rsp)
 	rorx $28, %rbx, %r9
 	rorx $34, %rbx, %rdi
 	rorx $39, %rbx, %r13
+	vpaddq .Lc36(%rip), %xmm2, %xmm8
 	andq %rbx, %r15
 	xorq %rdi, %r9
 	xorq %r13, %r9
+	vmovdqu %xmm8, 816(%rsp)
 	subq %r11, %rdx
 	mov %r12, %r14
 	xorq %rbx, %r14
@@ -2953,21 +2799,21 @@ SYM(sha512_x86_rorx_avx_chain):
 	addq %rbp, %rcx
 	addq %r8, %rcx
 	addq %r12, %rcx
-	addq .Lc41(%rip), %rcx
+	addq .Lc43(%rip), %rcx
 	mov %rcx, 0(%rsp)
-	addq .Lc60(%rip), %r11
+	addq .Lc62(%rip), %r11
 	mov %r11, 8(%rsp)
-	addq .Lc61(%rip), %r14
+	addq .Lc63(%rip), %r14
 	mov %r14, 16(%rsp)
-	addq .Lc62(%rip), %r15
+	addq .Lc64(%rip), %r15
 	mov %r15, 24(%rsp)
-	addq .Lc38(%rip), %rbp
+	addq .Lc40(%rip), %rbp
 	mov %rbp, 32(%rsp)
-	addq .Lc36(%rip), %r10
+	addq .Lc38(%rip), %r10
 	mov %r10, 40(%rsp)
-	addq .Lc63(%rip), %rsi
+	addq .Lc65(%rip), %rsi
 	mov %rsi, 48(%rsp)
-	addq .Lc64(%rip), %rax
+	addq .Lc66(%rip), %rax
 	mov %rax, 56(%rsp)
 	decq 840(%rsp)
 	jnz 1b
@@ -3038,7 +2884,7 @@ SYM(sha512_x86_rorx_avx_block):
 	addq 56(%rsp), %rax
 	vmovq 80(%rsp), %xmm1
 	vpinsrq $1, 88(%rsp), %xmm1, %xmm1
-	addq .Lc65(%rip), %rax
+	addq .Lc67(%rip), %rax
 	vmovq 96(%rsp), %xmm2
 	vpinsrq $1, 104(%rsp), %xmm2, %xmm2
 	mov 32(%rsp), %rbx
@@ -3065,181 +2911,176 @@ SYM(sha512_x86_rorx_avx_block):
 	andn 48(%rsp), %r8, %r9
 	vpsllq $63, %xmm8, %xmm11
 	addq %r9, %rax
-	vpsrlq $8, %xmm8, %xmm12
+	vpsrlq $7, %xmm8, %xmm12
 	mov 40(%rsp), %r10
-	vpsllq $56, %xmm8, %xmm13
+	vpshufb .Lc0(%rip), %xmm8, %xmm13
 	andq 32(%rsp), %r10
-	vpsrlq $7, %xmm8, %xmm14
+	vpxor %xmm11, %xmm10, %xmm14
 	addq %r10, %rax
-	vpxor %xmm11, %xmm10, %xmm15
+	vpxor %xmm12, %xmm13, %xmm15
 	xorq %rsi, %rcx
-	vpxor %xmm13, %xmm12, %xmm8
 	xorq %rbp, %rcx
 	addq %rcx, %rax
 	mov 72(%rsp), %r11
-	vpxor %xmm8, %xmm15, %xmm10
 	addq 48(%rsp), %r11
-	vpxor %xmm14, %xmm10, %xmm11
-	addq .Lc66(%rip), %r11
-	vpsrlq $19, %xmm7, %xmm12
+	vpxor %xmm15, %xmm14, %xmm8
+	addq .Lc68(%rip), %r11
 	rorx $14, %rax, %r12
-	vpsllq $45, %xmm7, %xmm13
+	vpsrlq $19, %xmm7, %xmm10
 	rorx $18, %rax, %r13
-	vpsrlq $61, %xmm7, %xmm15
 	rorx $41, %rax, %r14
-	vpsllq $3, %xmm7, %xmm8
+	vpsllq $45, %xmm7, %xmm11
 	addq 16(%rsp), %r11
-	vpsrlq $6, %xmm7, %xmm10
 	andn 40(%rsp), %rax, %r15
-	vpxor %xmm13, %xmm12, %xmm14
+	vpsrlq $61, %xmm7, %xmm13
 	addq %r15, %r11
-	vpxor %xmm8, %xmm15, %xmm12
 	mov %rax, %rbx
 	andq 32(%rsp), %rbx
-	vpxor %xmm12, %xmm14, %xmm13
+	vpsllq $3, %xmm7, %xmm12
 	addq %rbx, %r11
-	vpxor %xmm10, %xmm13, %xmm15
 	xorq %r13, %r12
-	vpaddq %xmm9, %xmm0, %xmm8
+	vpsrlq $6, %xmm7, %xmm14
 	xorq %r14, %r12
-	vpaddq %xmm11, %xmm8, %xmm14
 	addq %r12, %r11
-	vpaddq %xmm15, %xmm14, %xmm12
+	vpxor %xmm11, %xmm10, %xmm15
 	mov 8(%rsp), %rdx
-	vmovdqu %xmm12, 896(%rsp)
 	xorq 16(%rsp), %rdx
-	vpaddq .Lc1(%rip), %xmm12, %xmm13
+	vpxor %xmm12, %xmm13, %xmm10
 	mov 8(%rsp), %rdi
-	vmovdqu %xmm13, 320(%rsp)
 	andq 16(%rsp), %rdi
+	vpxor %xmm10, %xmm15, %xmm11
 	mov 0(%rsp), %r8
 	rorx $28, %r8, %r9
+	vpxor %xmm14, %xmm11, %xmm13
 	mov 0(%rsp), %r10
 	rorx $34, %r10, %rsi
+	vpaddq %xmm9, %xmm0, %xmm12
 	mov 0(%rsp), %rbp
 	rorx $39, %rbp, %rcx
+	vpaddq %xmm8, %xmm12, %xmm15
 	andq 0(%rsp), %rdx
 	xorq %rsi, %r9
+	vpaddq %xmm13, %xmm15, %xmm10
 	xorq %rcx, %r9
 	subq 24(%rsp), %rdi
+	vmovdqu %xmm10, 896(%rsp)
 	mov 8(%rsp), %r15
 	xorq 0(%rsp), %r15
+	vpaddq .Lc2(%rip), %xmm10, %xmm11
 	mov 8(%rsp), %rbx
 	andq 0(%rsp), %rbx
+	vmovdqu %xmm11, 320(%rsp)
 	addq %rax, %rdi
 	addq %rdx, %rdi
 	addq %r9, %rdi
 	mov 80(%rsp), %r13
-	vpalignr $8, %xmm1, %xmm2, %xmm10
 	addq 40(%rsp), %r13
-	vpalignr $8, %xmm5, %xmm6, %xmm0
-	addq .Lc67(%rip), %r13
-	vpsrlq $1, %xmm10, %xmm9
+	vpalignr $8, %xmm1, %xmm2, %xmm14
+	addq .Lc69(%rip), %r13
 	rorx $14, %r11, %r14
-	vpsllq $63, %xmm10, %xmm8
+	vpalignr $8, %xmm5, %xmm6, %xmm0
 	rorx $18, %r11, %r12
-	vpsrlq $8, %xmm10, %xmm11
 	rorx $41, %r11, %r8
-	vpsllq $56, %xmm10, %xmm14
+	vpsrlq $1, %xmm14, %xmm9
 	addq 8(%rsp), %r13
-	vpsrlq $7, %xmm10, %xmm15
 	andn 32(%rsp), %r11, %r10
-	vpxor %xmm8, %xmm9, %xmm13
+	vpsllq $63, %xmm14, %xmm12
 	addq %r10, %r13
-	vpxor %xmm14, %xmm11, %xmm10
 	mov %rax, %rbp
 	andq %r11, %rbp
-	vpxor %xmm10, %xmm13, %xmm9
+	vpsrlq $7, %xmm14, %xmm8
 	addq %rbp, %r13
-	vpxor %xmm15, %xmm9, %xmm8
 	xorq %r12, %r14
-	vpsrlq $19, %xmm12, %xmm11
+	vpshufb .Lc0(%rip), %xmm14, %xmm15
 	xorq %r8, %r14
-	vpsllq $45, %xmm12, %xmm14
 	addq %r14, %r13
+	vpxor %xmm12, %xmm9, %xmm13
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %rcx
+	vpxor %xmm8, %xmm15, %xmm11
 	rorx $39, %rdi, %rdx
 	andq %rdi, %r15
+	vpxor %xmm11, %xmm13, %xmm14
 	xorq %rcx, %rsi
 	xorq %rdx, %rsi
+	vpsrlq $19, %xmm10, %xmm9
 	subq 16(%rsp), %rbx
 	mov %rdi, %r9
 	xorq 0(%rsp), %r9
+	vpsllq $45, %xmm10, %xmm12
 	mov %rdi, %r10
 	andq 0(%rsp), %r10
 	addq %r11, %rbx
+	vpsrlq $61, %xmm10, %xmm15
 	addq %r15, %rbx
 	addq %rsi, %rbx
 	mov 88(%rsp), %rbp
-	vpsrlq $61, %xmm12, %xmm13
 	addq 32(%rsp), %rbp
-	vpsllq $3, %xmm12, %xmm10
-	addq .Lc68(%rip), %rbp
-	vpsrlq $6, %xmm12, %xmm9
+	vpsllq $3, %xmm10, %xmm8
+	addq .Lc70(%rip), %rbp
 	rorx $14, %r13, %r12
-	vpxor %xmm14, %xmm11, %xmm15
+	vpsrlq $6, %xmm10, %xmm13
 	rorx $18, %r13, %r8
-	vpxor %xmm10, %xmm13, %xmm11
 	rorx $41, %r13, %r14
-	vpxor %xmm11, %xmm15, %xmm14
+	vpxor %xmm12, %xmm9, %xmm11
 	addq 0(%rsp), %rbp
-	vpxor %xmm9, %xmm14, %xmm13
 	andn %rax, %r13, %rcx
-	vpaddq %xmm0, %xmm1, %xmm10
+	vpxor %xmm8, %xmm15, %xmm9
 	addq %rcx, %rbp
-	vpaddq %xmm8, %xmm10, %xmm15
 	mov %r11, %rdx
 	andq %r13, %rdx
-	vpaddq %xmm13, %xmm15, %xmm11
+	vpxor %xmm9, %xmm11, %xmm12
 	addq %rdx, %rbp
-	vmovdqu %xmm11, 912(%rsp)
 	xorq %r8, %r12
-	vpaddq .Lc2(%rip), %xmm11, %xmm14
+	vpxor %xmm13, %xmm12, %xmm15
 	xorq %r14, %r12
-	vmovdqu %xmm14, 336(%rsp)
 	addq %r12, %rbp
+	vpaddq %xmm0, %xmm1, %xmm8
 	rorx $28, %rbx, %r15
 	rorx $34, %rbx, %rsi
+	vpaddq %xmm14, %xmm8, %xmm11
 	rorx $39, %rbx, %rcx
 	andq %rbx, %r9
+	vpaddq %xmm15, %xmm11, %xmm9
 	xorq %rsi, %r15
 	xorq %rcx, %r15
+	vmovdqu %xmm9, 912(%rsp)
 	subq 8(%rsp), %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
+	vpaddq .Lc3(%rip), %xmm9, %xmm12
 	mov %rdi, %r8
 	andq %rbx, %r8
 	addq %r13, %r10
+	vmovdqu %xmm12, 336(%rsp)
 	addq %r9, %r10
 	addq %r15, %r10
 	addq 96(%rsp), %rax
-	vpalignr $8, %xmm2, %xmm3, %xmm9
-	addq .Lc47(%rip), %rax
+	vpalignr $8, %xmm2, %xmm3, %xmm13
+	addq .Lc49(%rip), %rax
 	vpalignr $8, %xmm6, %xmm7, %xmm1
 	rorx $14, %rbp, %r14
-	vpsrlq $1, %xmm9, %xmm0
+	vpsrlq $1, %xmm13, %xmm0
 	rorx $18, %rbp, %r12
-	vpsllq $63, %xmm9, %xmm10
+	vpsllq $63, %xmm13, %xmm8
 	rorx $41, %rbp, %rsi
-	vpsrlq $8, %xmm9, %xmm8
+	vpsrlq $7, %xmm13, %xmm14
 	addq %rdi, %rax
-	vpsllq $56, %xmm9, %xmm15
+	vpshufb .Lc0(%rip), %xmm13, %xmm11
 	andn %r11, %rbp, %rcx
-	vpsrlq $7, %xmm9, %xmm13
+	vpxor %xmm8, %xmm0, %xmm15
 	addq %rcx, %rax
-	vpxor %xmm10, %xmm0, %xmm14
+	vpxor %xmm14, %xmm11, %xmm12
 	mov %r13, %r9
 	andq %rbp, %r9
-	vpxor %xmm15, %xmm8, %xmm9
+	vpxor %xmm12, %xmm15, %xmm13
 	addq %r9, %rax
-	vpxor %xmm9, %xmm14, %xmm0
+	vpsrlq $19, %xmm9, %xmm0
 	xorq %r12, %r14
-	vpxor %xmm13, %xmm0, %xmm10
+	vpsllq $45, %xmm9, %xmm8
 	xorq %rsi, %r14
-	vpsrlq $19, %xmm11, %xmm8
+	vpsrlq $61, %xmm9, %xmm11
 	addq %r14, %rax
-	vpsllq $45, %xmm11, %xmm15
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %rcx
 	rorx $39, %r10, %r9
@@ -3255,32 +3096,31 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdx, %r8
 	addq %r15, %r8
 	addq 104(%rsp), %r11
-	vpsrlq $61, %xmm11, %xmm14
-	addq .Lc48(%rip), %r11
-	vpsllq $3, %xmm11, %xmm9
+	vpsllq $3, %xmm9, %xmm14
+	addq .Lc50(%rip), %r11
+	vpsrlq $6, %xmm9, %xmm15
 	rorx $14, %rax, %r14
-	vpsrlq $6, %xmm11, %xmm0
+	vpxor %xmm8, %xmm0, %xmm12
 	rorx $18, %rax, %rcx
-	vpxor %xmm15, %xmm8, %xmm13
+	vpxor %xmm14, %xmm11, %xmm9
 	rorx $41, %rax, %r9
-	vpxor %xmm9, %xmm14, %xmm8
+	vpxor %xmm9, %xmm12, %xmm0
 	addq %rbx, %r11
-	vpxor %xmm8, %xmm13, %xmm15
+	vpxor %xmm15, %xmm0, %xmm8
 	andn %r13, %rax, %rdx
-	vpxor %xmm0, %xmm15, %xmm14
+	vpaddq %xmm1, %xmm2, %xmm11
 	addq %rdx, %r11
-	vpaddq %xmm1, %xmm2, %xmm9
+	vpaddq %xmm13, %xmm11, %xmm14
 	mov %rbp, %r15
 	andq %rax, %r15
-	vpaddq %xmm10, %xmm9, %xmm13
+	vpaddq %xmm8, %xmm14, %xmm12
 	addq %r15, %r11
-	vpaddq %xmm14, %xmm13, %xmm8
+	vmovdqu %xmm12, 928(%rsp)
 	xorq %rcx, %r14
-	vmovdqu %xmm8, 928(%rsp)
+	vpaddq .Lc4(%rip), %xmm12, %xmm9
 	xorq %r9, %r14
-	vpaddq .Lc3(%rip), %xmm8, %xmm15
+	vmovdqu %xmm9, 352(%rsp)
 	addq %r14, %r11
-	vmovdqu %xmm15, 352(%rsp)
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
@@ -3297,31 +3137,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdx, %rsi
 	addq 112(%rsp), %r13
 	vpalignr $8, %xmm3, %xmm4, %xmm0
-	addq .Lc49(%rip), %r13
-	vpalignr $8, %xmm7, %xmm12, %xmm2
+	addq .Lc51(%rip), %r13
+	vpalignr $8, %xmm7, %xmm10, %xmm15
 	rorx $14, %r11, %r15
-	vpsrlq $1, %xmm0, %xmm1
+	vpsrlq $1, %xmm0, %xmm2
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm0, %xmm9
+	vpsllq $63, %xmm0, %xmm1
 	rorx $41, %r11, %rdi
-	vpsrlq $8, %xmm0, %xmm10
+	vpsrlq $7, %xmm0, %xmm11
 	addq %r10, %r13
-	vpsllq $56, %xmm0, %xmm13
+	vpshufb .Lc0(%rip), %xmm0, %xmm13
 	andn %rbp, %r11, %r12
-	vpsrlq $7, %xmm0, %xmm14
+	vpxor %xmm1, %xmm2, %xmm14
 	addq %r12, %r13
-	vpxor %xmm9, %xmm1, %xmm15
+	vpxor %xmm11, %xmm13, %xmm8
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vpxor %xmm13, %xmm10, %xmm0
+	vpxor %xmm8, %xmm14, %xmm9
 	addq %rdx, %r13
-	vpxor %xmm0, %xmm15, %xmm1
+	vpsrlq $19, %xmm12, %xmm0
 	xorq %rcx, %r15
-	vpxor %xmm14, %xmm1, %xmm9
+	vpsllq $45, %xmm12, %xmm2
 	xorq %rdi, %r15
-	vpsrlq $19, %xmm8, %xmm10
+	vpsrlq $61, %xmm12, %xmm1
 	addq %r15, %r13
-	vpsllq $45, %xmm8, %xmm13
 	rorx $28, %rsi, %r12
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
@@ -3337,32 +3176,31 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r9, %r14
 	addq %r12, %r14
 	addq 120(%rsp), %rbp
-	vpsrlq $61, %xmm8, %xmm15
-	addq .Lc50(%rip), %rbp
-	vpsllq $3, %xmm8, %xmm0
+	vpsllq $3, %xmm12, %xmm13
+	addq .Lc52(%rip), %rbp
+	vpsrlq $6, %xmm12, %xmm11
 	rorx $14, %r13, %rdx
-	vpsrlq $6, %xmm8, %xmm1
+	vpxor %xmm2, %xmm0, %xmm14
 	rorx $18, %r13, %rcx
-	vpxor %xmm13, %xmm10, %xmm14
+	vpxor %xmm13, %xmm1, %xmm8
 	rorx $41, %r13, %rbx
-	vpxor %xmm0, %xmm15, %xmm10
+	vpxor %xmm8, %xmm14, %xmm12
 	addq %r8, %rbp
-	vpxor %xmm10, %xmm14, %xmm13
+	vpxor %xmm11, %xmm12, %xmm0
 	andn %rax, %r13, %r9
-	vpxor %xmm1, %xmm13, %xmm15
+	vpaddq %xmm15, %xmm3, %xmm2
 	addq %r9, %rbp
-	vpaddq %xmm2, %xmm3, %xmm0
+	vpaddq %xmm9, %xmm2, %xmm1
 	mov %r11, %r12
 	andq %r13, %r12
-	vpaddq %xmm9, %xmm0, %xmm14
+	vpaddq %xmm0, %xmm1, %xmm13
 	addq %r12, %rbp
-	vpaddq %xmm15, %xmm14, %xmm10
+	vmovdqu %xmm13, 944(%rsp)
 	xorq %rcx, %rdx
-	vmovdqu %xmm10, 944(%rsp)
+	vpaddq .Lc7(%rip), %xmm13, %xmm14
 	xorq %rbx, %rdx
-	vpaddq .Lc6(%rip), %xmm10, %xmm13
+	vmovdqu %xmm14, 368(%rsp)
 	addq %rdx, %rbp
-	vmovdqu %xmm13, 368(%rsp)
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
@@ -3378,32 +3216,31 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 128(%rsp), %rax
-	vpalignr $8, %xmm4, %xmm5, %xmm1
-	addq .Lc52(%rip), %rax
-	vpsrlq $1, %xmm1, %xmm3
+	vpalignr $8, %xmm4, %xmm5, %xmm8
+	addq .Lc54(%rip), %rax
+	vpsrlq $1, %xmm8, %xmm12
 	rorx $14, %rbp, %r12
-	vpsllq $63, %xmm1, %xmm2
+	vpsllq $63, %xmm8, %xmm11
 	rorx $18, %rbp, %rcx
-	vpsrlq $8, %xmm1, %xmm0
+	vpsrlq $7, %xmm8, %xmm3
 	rorx $41, %rbp, %r10
-	vpsllq $56, %xmm1, %xmm9
+	vpshufb .Lc0(%rip), %xmm8, %xmm15
 	addq %rsi, %rax
-	vpsrlq $7, %xmm1, %xmm14
+	vpxor %xmm11, %xmm12, %xmm2
 	andn %r11, %rbp, %rdi
-	vpxor %xmm2, %xmm3, %xmm15
+	vpxor %xmm3, %xmm15, %xmm9
 	addq %rdi, %rax
-	vpxor %xmm9, %xmm0, %xmm13
+	vpxor %xmm9, %xmm2, %xmm1
 	mov %r13, %r9
 	andq %rbp, %r9
-	vpxor %xmm13, %xmm15, %xmm1
+	vpsrlq $19, %xmm13, %xmm0
 	addq %r9, %rax
-	vpxor %xmm14, %xmm1, %xmm3
+	vpsllq $45, %xmm13, %xmm14
 	xorq %rcx, %r12
-	vpsrlq $19, %xmm10, %xmm2
+	vpsrlq $61, %xmm13, %xmm8
 	xorq %r10, %r12
-	vpsllq $45, %xmm10, %xmm0
+	vpsllq $3, %xmm13, %xmm12
 	addq %r12, %rax
-	vpsrlq $61, %xmm10, %xmm9
 	rorx $28, %r15, %rdi
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
@@ -3419,72 +3256,70 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rbx, %rdx
 	addq %rdi, %rdx
 	addq 136(%rsp), %r11
-	vpsllq $3, %xmm10, %xmm15
-	addq .Lc53(%rip), %r11
-	vpsrlq $6, %xmm10, %xmm13
+	addq .Lc55(%rip), %r11
+	vpsrlq $6, %xmm13, %xmm11
 	rorx $14, %rax, %r9
-	vpxor %xmm0, %xmm2, %xmm1
 	rorx $18, %rax, %rcx
-	vpxor %xmm15, %xmm9, %xmm14
+	vpxor %xmm14, %xmm0, %xmm15
 	rorx $41, %rax, %r8
-	vpxor %xmm14, %xmm1, %xmm2
 	addq %r14, %r11
-	vpxor %xmm13, %xmm2, %xmm0
+	vpxor %xmm12, %xmm8, %xmm3
 	andn %r13, %rax, %rbx
-	vpaddq 904(%rsp), %xmm4, %xmm9
 	addq %rbx, %r11
-	vpaddq %xmm3, %xmm9, %xmm15
+	vpxor %xmm3, %xmm15, %xmm2
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vpaddq %xmm0, %xmm15, %xmm1
 	addq %rdi, %r11
-	vmovdqu %xmm1, 960(%rsp)
+	vpxor %xmm11, %xmm2, %xmm9
 	xorq %rcx, %r9
-	vpaddq .Lc7(%rip), %xmm1, %xmm14
 	xorq %r8, %r9
-	vmovdqu %xmm14, 384(%rsp)
+	vpaddq 904(%rsp), %xmm4, %xmm13
 	addq %r9, %r11
 	rorx $28, %rdx, %rbx
+	vpaddq %xmm1, %xmm13, %xmm0
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
+	vpaddq %xmm9, %xmm0, %xmm14
 	andq %rdx, %r10
 	xorq %rdi, %rbx
+	vmovdqu %xmm14, 960(%rsp)
 	xorq %rcx, %rbx
 	subq %rsi, %r12
+	vpaddq .Lc8(%rip), %xmm14, %xmm8
 	mov %r15, %r8
 	xorq %rdx, %r8
 	mov %r15, %r9
 	andq %rdx, %r9
+	vmovdqu %xmm8, 384(%rsp)
 	addq %rax, %r12
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 144(%rsp), %r13
-	vpalignr $8, %xmm5, %xmm6, %xmm2
-	addq .Lc54(%rip), %r13
-	vpsrlq $1, %xmm2, %xmm13
+	vpalignr $8, %xmm5, %xmm6, %xmm12
+	addq .Lc56(%rip), %r13
+	vpsrlq $1, %xmm12, %xmm15
 	rorx $14, %r11, %rdi
-	vpsllq $63, %xmm2, %xmm4
+	vpsllq $63, %xmm12, %xmm3
 	rorx $18, %r11, %rcx
-	vpsrlq $8, %xmm2, %xmm9
+	vpsrlq $7, %xmm12, %xmm2
 	rorx $41, %r11, %rsi
-	vpsllq $56, %xmm2, %xmm3
+	vpshufb .Lc0(%rip), %xmm12, %xmm11
 	addq %r15, %r13
-	vpsrlq $7, %xmm2, %xmm15
+	vpxor %xmm3, %xmm15, %xmm4
 	andn %rbp, %r11, %r10
-	vpxor %xmm4, %xmm13, %xmm0
+	vpxor %xmm2, %xmm11, %xmm13
 	addq %r10, %r13
-	vpxor %xmm3, %xmm9, %xmm14
+	vpxor %xmm13, %xmm4, %xmm1
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vpxor %xmm14, %xmm0, %xmm2
+	vpsrlq $19, %xmm14, %xmm0
 	addq %rbx, %r13
-	vpxor %xmm15, %xmm2, %xmm13
+	vpsllq $45, %xmm14, %xmm9
 	xorq %rcx, %rdi
-	vpsrlq $19, %xmm1, %xmm4
+	vpsrlq $61, %xmm14, %xmm8
 	xorq %rsi, %rdi
-	vpsllq $45, %xmm1, %xmm9
+	vpsllq $3, %xmm14, %xmm12
 	addq %rdi, %r13
-	vpsrlq $61, %xmm1, %xmm3
 	rorx $28, %r12, %r10
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
@@ -3500,72 +3335,70 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r8, %r9
 	addq %r10, %r9
 	addq 152(%rsp), %rbp
-	vpsllq $3, %xmm1, %xmm0
-	addq .Lc55(%rip), %rbp
-	vpsrlq $6, %xmm1, %xmm14
+	addq .Lc57(%rip), %rbp
+	vpsrlq $6, %xmm14, %xmm15
 	rorx $14, %r13, %rbx
-	vpxor %xmm9, %xmm4, %xmm2
 	rorx $18, %r13, %rcx
-	vpxor %xmm0, %xmm3, %xmm15
+	vpxor %xmm9, %xmm0, %xmm3
 	rorx $41, %r13, %r14
-	vpxor %xmm15, %xmm2, %xmm4
 	addq %rdx, %rbp
-	vpxor %xmm14, %xmm4, %xmm9
+	vpxor %xmm12, %xmm8, %xmm11
 	andn %rax, %r13, %r8
-	vpaddq 920(%rsp), %xmm5, %xmm3
 	addq %r8, %rbp
-	vpaddq %xmm13, %xmm3, %xmm0
+	vpxor %xmm11, %xmm3, %xmm2
 	mov %r11, %r10
 	andq %r13, %r10
-	vpaddq %xmm9, %xmm0, %xmm2
 	addq %r10, %rbp
-	vmovdqu %xmm2, 976(%rsp)
+	vpxor %xmm15, %xmm2, %xmm4
 	xorq %rcx, %rbx
-	vpaddq .Lc8(%rip), %xmm2, %xmm15
 	xorq %r14, %rbx
-	vmovdqu %xmm15, 400(%rsp)
+	vpaddq 920(%rsp), %xmm5, %xmm13
 	addq %rbx, %rbp
 	rorx $28, %r9, %r8
+	vpaddq %xmm1, %xmm13, %xmm14
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
+	vpaddq %xmm4, %xmm14, %xmm0
 	andq %r9, %rsi
 	xorq %r10, %r8
+	vmovdqu %xmm0, 976(%rsp)
 	xorq %rcx, %r8
 	subq %r15, %rdi
+	vpaddq .Lc9(%rip), %xmm0, %xmm9
 	mov %r12, %r14
 	xorq %r9, %r14
 	mov %r12, %rbx
 	andq %r9, %rbx
+	vmovdqu %xmm9, 400(%rsp)
 	addq %r13, %rdi
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 160(%rsp), %rax
-	vpalignr $8, %xmm6, %xmm7, %xmm4
-	addq .Lc56(%rip), %rax
-	vpsrlq $1, %xmm4, %xmm14
+	vpalignr $8, %xmm6, %xmm7, %xmm8
+	addq .Lc58(%rip), %rax
+	vpsrlq $1, %xmm8, %xmm12
 	rorx $14, %rbp, %r10
-	vpsllq $63, %xmm4, %xmm5
+	vpsllq $63, %xmm8, %xmm3
 	rorx $18, %rbp, %rcx
-	vpsrlq $8, %xmm4, %xmm3
+	vpsrlq $7, %xmm8, %xmm11
 	rorx $41, %rbp, %r15
-	vpsllq $56, %xmm4, %xmm13
+	vpshufb .Lc0(%rip), %xmm8, %xmm2
 	addq %r12, %rax
-	vpsrlq $7, %xmm4, %xmm0
+	vpxor %xmm3, %xmm12, %xmm15
 	andn %r11, %rbp, %rsi
-	vpxor %xmm5, %xmm14, %xmm9
+	vpxor %xmm11, %xmm2, %xmm5
 	addq %rsi, %rax
-	vpxor %xmm13, %xmm3, %xmm15
+	vpxor %xmm5, %xmm15, %xmm13
 	mov %r13, %r8
 	andq %rbp, %r8
-	vpxor %xmm15, %xmm9, %xmm4
+	vpsrlq $19, %xmm0, %xmm1
 	addq %r8, %rax
-	vpxor %xmm0, %xmm4, %xmm14
+	vpsllq $45, %xmm0, %xmm14
 	xorq %rcx, %r10
-	vpsrlq $19, %xmm2, %xmm5
+	vpsrlq $61, %xmm0, %xmm4
 	xorq %r15, %r10
-	vpsllq $45, %xmm2, %xmm3
+	vpsllq $3, %xmm0, %xmm9
 	addq %r10, %rax
-	vpsrlq $61, %xmm2, %xmm13
 	rorx $28, %rdi, %rsi
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
@@ -3581,72 +3414,70 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r14, %rbx
 	addq %rsi, %rbx
 	addq 168(%rsp), %r11
-	vpsllq $3, %xmm2, %xmm9
-	addq .Lc57(%rip), %r11
-	vpsrlq $6, %xmm2, %xmm15
+	addq .Lc59(%rip), %r11
+	vpsrlq $6, %xmm0, %xmm8
 	rorx $14, %rax, %r8
-	vpxor %xmm3, %xmm5, %xmm4
 	rorx $18, %rax, %rcx
-	vpxor %xmm9, %xmm13, %xmm0
+	vpxor %xmm14, %xmm1, %xmm12
 	rorx $41, %rax, %rdx
-	vpxor %xmm0, %xmm4, %xmm5
 	addq %r9, %r11
-	vpxor %xmm15, %xmm5, %xmm3
+	vpxor %xmm9, %xmm4, %xmm3
 	andn %r13, %rax, %r14
-	vpaddq 936(%rsp), %xmm6, %xmm13
 	addq %r14, %r11
-	vpaddq %xmm14, %xmm13, %xmm9
+	vpxor %xmm3, %xmm12, %xmm2
 	mov %rbp, %rsi
 	andq %rax, %rsi
-	vpaddq %xmm3, %xmm9, %xmm4
 	addq %rsi, %r11
-	vmovdqu %xmm4, 992(%rsp)
+	vpxor %xmm8, %xmm2, %xmm11
 	xorq %rcx, %r8
-	vpaddq .Lc9(%rip), %xmm4, %xmm0
 	xorq %rdx, %r8
-	vmovdqu %xmm0, 416(%rsp)
+	vpaddq 936(%rsp), %xmm6, %xmm15
 	addq %r8, %r11
 	rorx $28, %rbx, %r14
+	vpaddq %xmm13, %xmm15, %xmm5
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
+	vpaddq %xmm11, %xmm5, %xmm0
 	andq %rbx, %r15
 	xorq %rsi, %r14
+	vmovdqu %xmm0, 992(%rsp)
 	xorq %rcx, %r14
 	subq %r12, %r10
+	vpaddq .Lc10(%rip), %xmm0, %xmm1
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
 	mov %rdi, %r8
 	andq %rbx, %r8
+	vmovdqu %xmm1, 416(%rsp)
 	addq %rax, %r10
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 176(%rsp), %r13
-	vpalignr $8, %xmm7, %xmm12, %xmm5
-	addq .Lc58(%rip), %r13
-	vpsrlq $1, %xmm5, %xmm15
+	vpalignr $8, %xmm7, %xmm10, %xmm14
+	addq .Lc60(%rip), %r13
+	vpsrlq $1, %xmm14, %xmm4
 	rorx $14, %r11, %rsi
-	vpsllq $63, %xmm5, %xmm6
+	vpsllq $63, %xmm14, %xmm9
 	rorx $18, %r11, %rcx
-	vpsrlq $8, %xmm5, %xmm13
+	vpsrlq $7, %xmm14, %xmm12
 	rorx $41, %r11, %r12
-	vpsllq $56, %xmm5, %xmm14
+	vpshufb .Lc0(%rip), %xmm14, %xmm3
 	addq %rdi, %r13
-	vpsrlq $7, %xmm5, %xmm9
+	vpxor %xmm9, %xmm4, %xmm2
 	andn %rbp, %r11, %r15
-	vpxor %xmm6, %xmm15, %xmm3
+	vpxor %xmm12, %xmm3, %xmm8
 	addq %r15, %r13
-	vpxor %xmm14, %xmm13, %xmm0
+	vpxor %xmm8, %xmm2, %xmm6
 	mov %rax, %r14
 	andq %r11, %r14
-	vpxor %xmm0, %xmm3, %xmm5
+	vpsrlq $19, %xmm0, %xmm15
 	addq %r14, %r13
-	vpxor %xmm9, %xmm5, %xmm15
+	vpsllq $45, %xmm0, %xmm13
 	xorq %rcx, %rsi
-	vpsrlq $19, %xmm4, %xmm6
+	vpsrlq $61, %xmm0, %xmm5
 	xorq %r12, %rsi
-	vpsllq $45, %xmm4, %xmm13
+	vpsllq $3, %xmm0, %xmm11
 	addq %rsi, %r13
-	vpsrlq $61, %xmm4, %xmm14
 	rorx $28, %r10, %r15
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
@@ -3662,72 +3493,71 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdx, %r8
 	addq %r15, %r8
 	addq 184(%rsp), %rbp
-	vpsllq $3, %xmm4, %xmm3
-	addq .Lc59(%rip), %rbp
-	vpsrlq $6, %xmm4, %xmm0
+	addq .Lc61(%rip), %rbp
+	vpsrlq $6, %xmm0, %xmm1
 	rorx $14, %r13, %r14
-	vpxor %xmm13, %xmm6, %xmm5
 	rorx $18, %r13, %rcx
-	vpxor %xmm3, %xmm14, %xmm9
+	vpxor %xmm13, %xmm15, %xmm10
 	rorx $41, %r13, %r9
-	vpxor %xmm9, %xmm5, %xmm6
 	addq %rbx, %rbp
-	vpxor %xmm0, %xmm6, %xmm13
+	vpxor %xmm11, %xmm5, %xmm14
 	andn %rax, %r13, %rdx
-	vpaddq 952(%rsp), %xmm7, %xmm14
 	addq %rdx, %rbp
-	vpaddq %xmm15, %xmm14, %xmm3
+	vpxor %xmm14, %xmm10, %xmm4
 	mov %r11, %r15
 	andq %r13, %r15
-	vpaddq %xmm13, %xmm3, %xmm5
 	addq %r15, %rbp
-	vmovdqu %xmm5, 1008(%rsp)
+	vpxor %xmm1, %xmm4, %xmm9
 	xorq %rcx, %r14
-	vpaddq .Lc10(%rip), %xmm5, %xmm9
 	xorq %r9, %r14
-	vmovdqu %xmm9, 432(%rsp)
+	vpaddq 952(%rsp), %xmm7, %xmm3
 	addq %r14, %rbp
 	rorx $28, %r8, %rdx
+	vpaddq %xmm6, %xmm3, %xmm12
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
+	vpaddq %xmm9, %xmm12, %xmm2
 	andq %r8, %r12
 	xorq %r15, %rdx
+	vmovdqu %xmm2, 1008(%rsp)
 	xorq %rcx, %rdx
 	subq %rdi, %rsi
+	vpaddq .Lc11(%rip), %xmm2, %xmm8
 	mov %r10, %r9
 	xorq %r8, %r9
 	mov %r10, %r14
 	andq %r8, %r14
+	vmovdqu %xmm8, 432(%rsp)
 	addq %r13, %rsi
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 320(%rsp), %rax
-	vmovdqu 904(%rsp), %xmm6
+	vmovdqu 896(%rsp), %ymm0
 	rorx $14, %rbp, %r15
-	vpsrlq $1, %xmm6, %xmm0
+	vpaddq 968(%rsp), %ymm0, %ymm15
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm6, %xmm7
+	vmovdqu 904(%rsp), %ymm13
 	rorx $41, %rbp, %rdi
-	vpsrlq $8, %xmm6, %xmm14
+	vpsrlq $1, %ymm13, %ymm5
 	addq %r10, %rax
-	vpsllq $56, %xmm6, %xmm15
+	vpsllq $63, %ymm13, %ymm11
 	andn %r11, %rbp, %r12
-	vpsrlq $7, %xmm6, %xmm3
+	vpsrlq $7, %ymm13, %ymm10
 	addq %r12, %rax
-	vpxor %xmm7, %xmm0, %xmm13
+	vpshufb .Lc12(%rip), %ymm13, %ymm14
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vpxor %xmm15, %xmm14, %xmm9
+	vpxor %ymm11, %ymm5, %ymm4
 	addq %rdx, %rax
-	vpxor %xmm9, %xmm13, %xmm6
+	vpxor %ymm10, %ymm14, %ymm1
 	xorq %rcx, %r15
-	vpxor %xmm3, %xmm6, %xmm0
+	vpxor %ymm1, %ymm4, %ymm7
 	xorq %rdi, %r15
-	vpsrlq $19, %xmm5, %xmm7
+	vpaddq %ymm7, %ymm15, %ymm3
 	addq %r15, %rax
-	vpsllq $45, %xmm5, %xmm14
+	vextracti128 $1, %ymm3, %xmm6
 	rorx $28, %rsi, %r12
-	vpsrlq $61, %xmm5, %xmm15
+	vpsrlq $19, %xmm2, %xmm12
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
@@ -3742,30 +3572,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r9, %r14
 	addq %r12, %r14
 	addq 328(%rsp), %r11
-	vpsllq $3, %xmm5, %xmm13
+	vpsllq $45, %xmm2, %xmm9
 	rorx $14, %rax, %rdx
-	vpsrlq $6, %xmm5, %xmm9
+	vpsrlq $61, %xmm2, %xmm8
 	rorx $18, %rax, %rcx
-	vpxor %xmm14, %xmm7, %xmm6
+	vpsllq $3, %xmm2, %xmm0
 	rorx $41, %rax, %rbx
-	vpxor %xmm13, %xmm15, %xmm3
+	vpsrlq $6, %xmm2, %xmm13
 	addq %r8, %r11
-	vpxor %xmm3, %xmm6, %xmm7
+	vpxor %xmm9, %xmm12, %xmm5
 	andn %r13, %rax, %r9
-	vpxor %xmm9, %xmm7, %xmm14
+	vpxor %xmm0, %xmm8, %xmm11
 	addq %r9, %r11
-	vpaddq 968(%rsp), %xmm12, %xmm15
+	vpxor %xmm11, %xmm5, %xmm14
 	mov %rbp, %r12
 	andq %rax, %r12
-	vpaddq %xmm0, %xmm15, %xmm13
+	vpxor %xmm13, %xmm14, %xmm10
 	addq %r12, %r11
-	vpaddq %xmm14, %xmm13, %xmm6
+	vpaddq %xmm10, %xmm3, %xmm4
 	xorq %rcx, %rdx
-	vmovdqu %xmm6, 1024(%rsp)
+	vmovdqu %xmm4, 1024(%rsp)
 	xorq %rbx, %rdx
-	vpaddq .Lc11(%rip), %xmm6, %xmm3
+	vpaddq .Lc13(%rip), %xmm4, %xmm1
 	addq %rdx, %r11
-	vmovdqu %xmm3, 448(%rsp)
+	vmovdqu %xmm1, 448(%rsp)
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
@@ -3781,76 +3611,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 336(%rsp), %r13
-	vmovdqu 920(%rsp), %xmm7
 	rorx $14, %r11, %r12
-	vpsrlq $1, %xmm7, %xmm9
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm7, %xmm12
+	vpsrlq $19, %xmm4, %xmm15
 	rorx $41, %r11, %r10
-	vpsrlq $8, %xmm7, %xmm15
 	addq %rsi, %r13
-	vpsllq $56, %xmm7, %xmm0
 	andn %rbp, %r11, %rdi
-	vpsrlq $7, %xmm7, %xmm13
+	vpsllq $45, %xmm4, %xmm7
 	addq %rdi, %r13
-	vpxor %xmm12, %xmm9, %xmm14
 	mov %rax, %r9
 	andq %r11, %r9
-	vpxor %xmm0, %xmm15, %xmm3
 	addq %r9, %r13
-	vpxor %xmm3, %xmm14, %xmm7
+	vpsrlq $61, %xmm4, %xmm2
 	xorq %rcx, %r12
-	vpxor %xmm13, %xmm7, %xmm9
 	xorq %r10, %r12
-	vpsrlq $19, %xmm6, %xmm12
 	addq %r12, %r13
-	vpsllq $45, %xmm6, %xmm15
+	vpsllq $3, %xmm4, %xmm12
 	rorx $28, %r15, %rdi
-	vpsrlq $61, %xmm6, %xmm0
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
+	vpsrlq $6, %xmm4, %xmm9
 	andq %r15, %rbx
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
+	vpxor %xmm7, %xmm15, %xmm8
 	subq %r8, %rdx
 	mov %r14, %r10
 	xorq %r15, %r10
 	mov %r14, %r12
 	andq %r15, %r12
+	vpxor %xmm12, %xmm2, %xmm0
 	addq %r11, %rdx
 	addq %rbx, %rdx
 	addq %rdi, %rdx
 	addq 344(%rsp), %rbp
-	vpsllq $3, %xmm6, %xmm14
 	rorx $14, %r13, %r9
-	vpsrlq $6, %xmm6, %xmm3
 	rorx $18, %r13, %rcx
-	vpxor %xmm15, %xmm12, %xmm7
+	vpxor %xmm0, %xmm8, %xmm5
 	rorx $41, %r13, %r8
-	vpxor %xmm14, %xmm0, %xmm13
 	addq %r14, %rbp
-	vpxor %xmm13, %xmm7, %xmm12
 	andn %rax, %r13, %rbx
-	vpxor %xmm3, %xmm12, %xmm15
+	vpxor %xmm9, %xmm5, %xmm11
 	addq %rbx, %rbp
-	vpaddq 984(%rsp), %xmm11, %xmm0
 	mov %r11, %rdi
 	andq %r13, %rdi
-	vpaddq %xmm9, %xmm0, %xmm14
 	addq %rdi, %rbp
-	vpaddq %xmm15, %xmm14, %xmm7
+	vpaddq %xmm11, %xmm6, %xmm14
 	xorq %rcx, %r9
-	vmovdqu %xmm7, 1040(%rsp)
 	xorq %r8, %r9
-	vpaddq .Lc12(%rip), %xmm7, %xmm13
 	addq %r9, %rbp
-	vmovdqu %xmm13, 464(%rsp)
+	vmovdqu %xmm14, 1040(%rsp)
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
+	vpaddq .Lc14(%rip), %xmm14, %xmm13
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
+	vmovdqu %xmm13, 464(%rsp)
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
@@ -3860,32 +3678,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 352(%rsp), %rax
-	vmovdqu 936(%rsp), %xmm12
+	vmovdqu 928(%rsp), %ymm3
 	rorx $14, %rbp, %rdi
-	vpsrlq $1, %xmm12, %xmm3
+	vpaddq 1000(%rsp), %ymm3, %ymm10
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm12, %xmm11
+	vmovdqu 936(%rsp), %ymm1
 	rorx $41, %rbp, %rsi
-	vpsrlq $8, %xmm12, %xmm0
+	vpsrlq $1, %ymm1, %ymm4
 	addq %r15, %rax
-	vpsllq $56, %xmm12, %xmm9
+	vpsllq $63, %ymm1, %ymm15
 	andn %r11, %rbp, %r10
-	vpsrlq $7, %xmm12, %xmm14
+	vpsrlq $7, %ymm1, %ymm7
 	addq %r10, %rax
-	vpxor %xmm11, %xmm3, %xmm15
+	vpshufb .Lc12(%rip), %ymm1, %ymm2
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vpxor %xmm9, %xmm0, %xmm13
+	vpxor %ymm15, %ymm4, %ymm12
 	addq %rbx, %rax
-	vpxor %xmm13, %xmm15, %xmm12
+	vpxor %ymm7, %ymm2, %ymm8
 	xorq %rcx, %rdi
-	vpxor %xmm14, %xmm12, %xmm3
+	vpxor %ymm8, %ymm12, %ymm0
 	xorq %rsi, %rdi
-	vpsrlq $19, %xmm7, %xmm11
+	vpaddq %ymm0, %ymm10, %ymm5
 	addq %rdi, %rax
-	vpsllq $45, %xmm7, %xmm0
+	vextracti128 $1, %ymm5, %xmm9
 	rorx $28, %r12, %r10
-	vpsrlq $61, %xmm7, %xmm9
+	vpsrlq $19, %xmm14, %xmm6
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
@@ -3900,30 +3718,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r8, %r9
 	addq %r10, %r9
 	addq 360(%rsp), %r11
-	vpsllq $3, %xmm7, %xmm15
+	vpsllq $45, %xmm14, %xmm11
 	rorx $14, %rax, %rbx
-	vpsrlq $6, %xmm7, %xmm13
+	vpsrlq $61, %xmm14, %xmm13
 	rorx $18, %rax, %rcx
-	vpxor %xmm0, %xmm11, %xmm12
+	vpsllq $3, %xmm14, %xmm3
 	rorx $41, %rax, %r14
-	vpxor %xmm15, %xmm9, %xmm14
+	vpsrlq $6, %xmm14, %xmm1
 	addq %rdx, %r11
-	vpxor %xmm14, %xmm12, %xmm11
+	vpxor %xmm11, %xmm6, %xmm4
 	andn %r13, %rax, %r8
-	vpxor %xmm13, %xmm11, %xmm0
+	vpxor %xmm3, %xmm13, %xmm15
 	addq %r8, %r11
-	vpaddq 1000(%rsp), %xmm8, %xmm9
+	vpxor %xmm15, %xmm4, %xmm2
 	mov %rbp, %r10
 	andq %rax, %r10
-	vpaddq %xmm3, %xmm9, %xmm15
+	vpxor %xmm1, %xmm2, %xmm7
 	addq %r10, %r11
-	vpaddq %xmm0, %xmm15, %xmm12
+	vpaddq %xmm7, %xmm5, %xmm12
 	xorq %rcx, %rbx
 	vmovdqu %xmm12, 1056(%rsp)
 	xorq %r14, %rbx
-	vpaddq .Lc13(%rip), %xmm12, %xmm14
+	vpaddq .Lc15(%rip), %xmm12, %xmm8
 	addq %rbx, %r11
-	vmovdqu %xmm14, 480(%rsp)
+	vmovdqu %xmm8, 480(%rsp)
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
@@ -3939,76 +3757,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 368(%rsp), %r13
-	vmovdqu 952(%rsp), %xmm11
 	rorx $14, %r11, %r10
-	vpsrlq $1, %xmm11, %xmm13
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm11, %xmm8
+	vpsrlq $19, %xmm12, %xmm10
 	rorx $41, %r11, %r15
-	vpsrlq $8, %xmm11, %xmm9
 	addq %r12, %r13
-	vpsllq $56, %xmm11, %xmm3
 	andn %rbp, %r11, %rsi
-	vpsrlq $7, %xmm11, %xmm15
+	vpsllq $45, %xmm12, %xmm0
 	addq %rsi, %r13
-	vpxor %xmm8, %xmm13, %xmm0
 	mov %rax, %r8
 	andq %r11, %r8
-	vpxor %xmm3, %xmm9, %xmm14
 	addq %r8, %r13
-	vpxor %xmm14, %xmm0, %xmm11
+	vpsrlq $61, %xmm12, %xmm14
 	xorq %rcx, %r10
-	vpxor %xmm15, %xmm11, %xmm13
 	xorq %r15, %r10
-	vpsrlq $19, %xmm12, %xmm8
 	addq %r10, %r13
-	vpsllq $45, %xmm12, %xmm9
+	vpsllq $3, %xmm12, %xmm6
 	rorx $28, %rdi, %rsi
-	vpsrlq $61, %xmm12, %xmm3
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
+	vpsrlq $6, %xmm12, %xmm11
 	andq %rdi, %r14
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
+	vpxor %xmm0, %xmm10, %xmm13
 	subq %rdx, %rbx
 	mov %r9, %r15
 	xorq %rdi, %r15
 	mov %r9, %r10
 	andq %rdi, %r10
+	vpxor %xmm6, %xmm14, %xmm3
 	addq %r11, %rbx
 	addq %r14, %rbx
 	addq %rsi, %rbx
 	addq 376(%rsp), %rbp
-	vpsllq $3, %xmm12, %xmm0
 	rorx $14, %r13, %r8
-	vpsrlq $6, %xmm12, %xmm14
 	rorx $18, %r13, %rcx
-	vpxor %xmm9, %xmm8, %xmm11
+	vpxor %xmm3, %xmm13, %xmm4
 	rorx $41, %r13, %rdx
-	vpxor %xmm0, %xmm3, %xmm15
 	addq %r9, %rbp
-	vpxor %xmm15, %xmm11, %xmm8
 	andn %rax, %r13, %r14
-	vpxor %xmm14, %xmm8, %xmm9
+	vpxor %xmm11, %xmm4, %xmm15
 	addq %r14, %rbp
-	vpaddq 1016(%rsp), %xmm10, %xmm3
 	mov %r11, %rsi
 	andq %r13, %rsi
-	vpaddq %xmm13, %xmm3, %xmm0
 	addq %rsi, %rbp
-	vpaddq %xmm9, %xmm0, %xmm11
+	vpaddq %xmm15, %xmm9, %xmm2
 	xorq %rcx, %r8
-	vmovdqu %xmm11, 1072(%rsp)
 	xorq %rdx, %r8
-	vpaddq .Lc14(%rip), %xmm11, %xmm15
 	addq %r8, %rbp
-	vmovdqu %xmm15, 496(%rsp)
+	vmovdqu %xmm2, 1072(%rsp)
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
+	vpaddq .Lc16(%rip), %xmm2, %xmm1
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
+	vmovdqu %xmm1, 496(%rsp)
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
@@ -4018,32 +3824,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 384(%rsp), %rax
-	vmovdqu 968(%rsp), %xmm8
+	vmovdqu 960(%rsp), %ymm5
 	rorx $14, %rbp, %rsi
-	vpsrlq $1, %xmm8, %xmm14
+	vpaddq 1032(%rsp), %ymm5, %ymm7
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm8, %xmm10
+	vmovdqu 968(%rsp), %ymm8
 	rorx $41, %rbp, %r12
-	vpsrlq $8, %xmm8, %xmm3
+	vpsrlq $1, %ymm8, %ymm12
 	addq %rdi, %rax
-	vpsllq $56, %xmm8, %xmm13
+	vpsllq $63, %ymm8, %ymm10
 	andn %r11, %rbp, %r15
-	vpsrlq $7, %xmm8, %xmm0
+	vpsrlq $7, %ymm8, %ymm0
 	addq %r15, %rax
-	vpxor %xmm10, %xmm14, %xmm9
+	vpshufb .Lc12(%rip), %ymm8, %ymm14
 	mov %r13, %r14
 	andq %rbp, %r14
-	vpxor %xmm13, %xmm3, %xmm15
+	vpxor %ymm10, %ymm12, %ymm6
 	addq %r14, %rax
-	vpxor %xmm15, %xmm9, %xmm8
+	vpxor %ymm0, %ymm14, %ymm13
 	xorq %rcx, %rsi
-	vpxor %xmm0, %xmm8, %xmm14
+	vpxor %ymm13, %ymm6, %ymm3
 	xorq %r12, %rsi
-	vpsrlq $19, %xmm11, %xmm10
+	vpaddq %ymm3, %ymm7, %ymm4
 	addq %rsi, %rax
-	vpsllq $45, %xmm11, %xmm3
+	vextracti128 $1, %ymm4, %xmm11
 	rorx $28, %r10, %r15
-	vpsrlq $61, %xmm11, %xmm13
+	vpsrlq $19, %xmm2, %xmm9
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
@@ -4058,30 +3864,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdx, %r8
 	addq %r15, %r8
 	addq 392(%rsp), %r11
-	vpsllq $3, %xmm11, %xmm9
+	vpsllq $45, %xmm2, %xmm15
 	rorx $14, %rax, %r14
-	vpsrlq $6, %xmm11, %xmm15
+	vpsrlq $61, %xmm2, %xmm1
 	rorx $18, %rax, %rcx
-	vpxor %xmm3, %xmm10, %xmm8
+	vpsllq $3, %xmm2, %xmm5
 	rorx $41, %rax, %r9
-	vpxor %xmm9, %xmm13, %xmm0
+	vpsrlq $6, %xmm2, %xmm8
 	addq %rbx, %r11
-	vpxor %xmm0, %xmm8, %xmm10
+	vpxor %xmm15, %xmm9, %xmm12
 	andn %r13, %rax, %rdx
-	vpxor %xmm15, %xmm10, %xmm3
+	vpxor %xmm5, %xmm1, %xmm10
 	addq %rdx, %r11
-	vpaddq 1032(%rsp), %xmm1, %xmm13
+	vpxor %xmm10, %xmm12, %xmm14
 	mov %rbp, %r15
 	andq %rax, %r15
-	vpaddq %xmm14, %xmm13, %xmm9
+	vpxor %xmm8, %xmm14, %xmm0
 	addq %r15, %r11
-	vpaddq %xmm3, %xmm9, %xmm8
+	vpaddq %xmm0, %xmm4, %xmm6
 	xorq %rcx, %r14
-	vmovdqu %xmm8, 1088(%rsp)
+	vmovdqu %xmm6, 1088(%rsp)
 	xorq %r9, %r14
-	vpaddq .Lc15(%rip), %xmm8, %xmm0
+	vpaddq .Lc17(%rip), %xmm6, %xmm13
 	addq %r14, %r11
-	vmovdqu %xmm0, 512(%rsp)
+	vmovdqu %xmm13, 512(%rsp)
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
@@ -4097,76 +3903,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 400(%rsp), %r13
-	vmovdqu 984(%rsp), %xmm10
 	rorx $14, %r11, %r15
-	vpsrlq $1, %xmm10, %xmm15
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm10, %xmm1
+	vpsrlq $19, %xmm6, %xmm7
 	rorx $41, %r11, %rdi
-	vpsrlq $8, %xmm10, %xmm13
 	addq %r10, %r13
-	vpsllq $56, %xmm10, %xmm14
 	andn %rbp, %r11, %r12
-	vpsrlq $7, %xmm10, %xmm9
+	vpsllq $45, %xmm6, %xmm3
 	addq %r12, %r13
-	vpxor %xmm1, %xmm15, %xmm3
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vpxor %xmm14, %xmm13, %xmm0
 	addq %rdx, %r13
-	vpxor %xmm0, %xmm3, %xmm10
+	vpsrlq $61, %xmm6, %xmm2
 	xorq %rcx, %r15
-	vpxor %xmm9, %xmm10, %xmm15
 	xorq %rdi, %r15
-	vpsrlq $19, %xmm8, %xmm1
 	addq %r15, %r13
-	vpsllq $45, %xmm8, %xmm13
+	vpsllq $3, %xmm6, %xmm9
 	rorx $28, %rsi, %r12
-	vpsrlq $61, %xmm8, %xmm14
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
+	vpsrlq $6, %xmm6, %xmm15
 	andq %rsi, %r9
 	xorq %rdx, %r12
 	xorq %rcx, %r12
+	vpxor %xmm3, %xmm7, %xmm1
 	subq %rbx, %r14
 	mov %r8, %rdi
 	xorq %rsi, %rdi
 	mov %r8, %r15
 	andq %rsi, %r15
+	vpxor %xmm9, %xmm2, %xmm5
 	addq %r11, %r14
 	addq %r9, %r14
 	addq %r12, %r14
 	addq 408(%rsp), %rbp
-	vpsllq $3, %xmm8, %xmm3
 	rorx $14, %r13, %rdx
-	vpsrlq $6, %xmm8, %xmm0
 	rorx $18, %r13, %rcx
-	vpxor %xmm13, %xmm1, %xmm10
+	vpxor %xmm5, %xmm1, %xmm12
 	rorx $41, %r13, %rbx
-	vpxor %xmm3, %xmm14, %xmm9
 	addq %r8, %rbp
-	vpxor %xmm9, %xmm10, %xmm1
 	andn %rax, %r13, %r9
-	vpxor %xmm0, %xmm1, %xmm13
+	vpxor %xmm15, %xmm12, %xmm10
 	addq %r9, %rbp
-	vpaddq 1048(%rsp), %xmm2, %xmm14
 	mov %r11, %r12
 	andq %r13, %r12
-	vpaddq %xmm15, %xmm14, %xmm3
 	addq %r12, %rbp
-	vpaddq %xmm13, %xmm3, %xmm10
+	vpaddq %xmm10, %xmm11, %xmm14
 	xorq %rcx, %rdx
-	vmovdqu %xmm10, 1104(%rsp)
 	xorq %rbx, %rdx
-	vpaddq .Lc16(%rip), %xmm10, %xmm9
 	addq %rdx, %rbp
-	vmovdqu %xmm9, 528(%rsp)
+	vmovdqu %xmm14, 1104(%rsp)
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
+	vpaddq .Lc18(%rip), %xmm14, %xmm8
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
+	vmovdqu %xmm8, 528(%rsp)
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
@@ -4176,32 +3970,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 416(%rsp), %rax
-	vmovdqu 1000(%rsp), %xmm1
+	vmovdqu 992(%rsp), %ymm4
 	rorx $14, %rbp, %r12
-	vpsrlq $1, %xmm1, %xmm0
+	vpaddq 1064(%rsp), %ymm4, %ymm0
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm1, %xmm2
+	vmovdqu 1000(%rsp), %ymm13
 	rorx $41, %rbp, %r10
-	vpsrlq $8, %xmm1, %xmm14
+	vpsrlq $1, %ymm13, %ymm6
 	addq %rsi, %rax
-	vpsllq $56, %xmm1, %xmm15
+	vpsllq $63, %ymm13, %ymm7
 	andn %r11, %rbp, %rdi
-	vpsrlq $7, %xmm1, %xmm3
+	vpsrlq $7, %ymm13, %ymm3
 	addq %rdi, %rax
-	vpxor %xmm2, %xmm0, %xmm13
+	vpshufb .Lc12(%rip), %ymm13, %ymm2
 	mov %r13, %r9
 	andq %rbp, %r9
-	vpxor %xmm15, %xmm14, %xmm9
+	vpxor %ymm7, %ymm6, %ymm9
 	addq %r9, %rax
-	vpxor %xmm9, %xmm13, %xmm1
+	vpxor %ymm3, %ymm2, %ymm1
 	xorq %rcx, %r12
-	vpxor %xmm3, %xmm1, %xmm0
+	vpxor %ymm1, %ymm9, %ymm5
 	xorq %r10, %r12
-	vpsrlq $19, %xmm10, %xmm2
+	vpaddq %ymm5, %ymm0, %ymm12
 	addq %r12, %rax
-	vpsllq $45, %xmm10, %xmm14
+	vextracti128 $1, %ymm12, %xmm15
 	rorx $28, %r15, %rdi
-	vpsrlq $61, %xmm10, %xmm15
+	vpsrlq $19, %xmm14, %xmm11
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
@@ -4216,30 +4010,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rbx, %rdx
 	addq %rdi, %rdx
 	addq 424(%rsp), %r11
-	vpsllq $3, %xmm10, %xmm13
+	vpsllq $45, %xmm14, %xmm10
 	rorx $14, %rax, %r9
-	vpsrlq $6, %xmm10, %xmm9
+	vpsrlq $61, %xmm14, %xmm8
 	rorx $18, %rax, %rcx
-	vpxor %xmm14, %xmm2, %xmm1
+	vpsllq $3, %xmm14, %xmm4
 	rorx $41, %rax, %r8
-	vpxor %xmm13, %xmm15, %xmm3
+	vpsrlq $6, %xmm14, %xmm13
 	addq %r14, %r11
-	vpxor %xmm3, %xmm1, %xmm2
+	vpxor %xmm10, %xmm11, %xmm6
 	andn %r13, %rax, %rbx
-	vpxor %xmm9, %xmm2, %xmm14
+	vpxor %xmm4, %xmm8, %xmm7
 	addq %rbx, %r11
-	vpaddq 1064(%rsp), %xmm4, %xmm15
+	vpxor %xmm7, %xmm6, %xmm2
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vpaddq %xmm0, %xmm15, %xmm13
+	vpxor %xmm13, %xmm2, %xmm3
 	addq %rdi, %r11
-	vpaddq %xmm14, %xmm13, %xmm1
+	vpaddq %xmm3, %xmm12, %xmm9
 	xorq %rcx, %r9
-	vmovdqu %xmm1, 1120(%rsp)
+	vmovdqu %xmm9, 1120(%rsp)
 	xorq %r8, %r9
-	vpaddq .Lc17(%rip), %xmm1, %xmm3
+	vpaddq .Lc19(%rip), %xmm9, %xmm1
 	addq %r9, %r11
-	vmovdqu %xmm3, 544(%rsp)
+	vmovdqu %xmm1, 544(%rsp)
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
@@ -4255,76 +4049,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 432(%rsp), %r13
-	vmovdqu 1016(%rsp), %xmm2
 	rorx $14, %r11, %rdi
-	vpsrlq $1, %xmm2, %xmm9
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm2, %xmm4
+	vpsrlq $19, %xmm9, %xmm0
 	rorx $41, %r11, %rsi
-	vpsrlq $8, %xmm2, %xmm15
 	addq %r15, %r13
-	vpsllq $56, %xmm2, %xmm0
 	andn %rbp, %r11, %r10
-	vpsrlq $7, %xmm2, %xmm13
+	vpsllq $45, %xmm9, %xmm5
 	addq %r10, %r13
-	vpxor %xmm4, %xmm9, %xmm14
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vpxor %xmm0, %xmm15, %xmm3
 	addq %rbx, %r13
-	vpxor %xmm3, %xmm14, %xmm2
+	vpsrlq $61, %xmm9, %xmm14
 	xorq %rcx, %rdi
-	vpxor %xmm13, %xmm2, %xmm9
 	xorq %rsi, %rdi
-	vpsrlq $19, %xmm1, %xmm4
 	addq %rdi, %r13
-	vpsllq $45, %xmm1, %xmm15
+	vpsllq $3, %xmm9, %xmm11
 	rorx $28, %r12, %r10
-	vpsrlq $61, %xmm1, %xmm0
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
+	vpsrlq $6, %xmm9, %xmm10
 	andq %r12, %r8
 	xorq %rbx, %r10
 	xorq %rcx, %r10
+	vpxor %xmm5, %xmm0, %xmm8
 	subq %r14, %r9
 	mov %rdx, %rsi
 	xorq %r12, %rsi
 	mov %rdx, %rdi
 	andq %r12, %rdi
+	vpxor %xmm11, %xmm14, %xmm4
 	addq %r11, %r9
 	addq %r8, %r9
 	addq %r10, %r9
 	addq 440(%rsp), %rbp
-	vpsllq $3, %xmm1, %xmm14
 	rorx $14, %r13, %rbx
-	vpsrlq $6, %xmm1, %xmm3
 	rorx $18, %r13, %rcx
-	vpxor %xmm15, %xmm4, %xmm2
+	vpxor %xmm4, %xmm8, %xmm6
 	rorx $41, %r13, %r14
-	vpxor %xmm14, %xmm0, %xmm13
 	addq %rdx, %rbp
-	vpxor %xmm13, %xmm2, %xmm4
 	andn %rax, %r13, %r8
-	vpxor %xmm3, %xmm4, %xmm15
+	vpxor %xmm10, %xmm6, %xmm7
 	addq %r8, %rbp
-	vpaddq 1080(%rsp), %xmm5, %xmm0
 	mov %r11, %r10
 	andq %r13, %r10
-	vpaddq %xmm9, %xmm0, %xmm14
 	addq %r10, %rbp
-	vpaddq %xmm15, %xmm14, %xmm2
+	vpaddq %xmm7, %xmm15, %xmm2
 	xorq %rcx, %rbx
-	vmovdqu %xmm2, 1136(%rsp)
 	xorq %r14, %rbx
-	vpaddq .Lc18(%rip), %xmm2, %xmm13
 	addq %rbx, %rbp
-	vmovdqu %xmm13, 560(%rsp)
+	vmovdqu %xmm2, 1136(%rsp)
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
+	vpaddq .Lc20(%rip), %xmm2, %xmm13
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
+	vmovdqu %xmm13, 560(%rsp)
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
@@ -4334,32 +4116,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 448(%rsp), %rax
-	vmovdqu 1032(%rsp), %xmm4
+	vmovdqu 1024(%rsp), %ymm12
 	rorx $14, %rbp, %r10
-	vpsrlq $1, %xmm4, %xmm3
+	vpaddq 1096(%rsp), %ymm12, %ymm3
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm4, %xmm5
+	vmovdqu 1032(%rsp), %ymm1
 	rorx $41, %rbp, %r15
-	vpsrlq $8, %xmm4, %xmm0
+	vpsrlq $1, %ymm1, %ymm9
 	addq %r12, %rax
-	vpsllq $56, %xmm4, %xmm9
+	vpsllq $63, %ymm1, %ymm0
 	andn %r11, %rbp, %rsi
-	vpsrlq $7, %xmm4, %xmm14
+	vpsrlq $7, %ymm1, %ymm5
 	addq %rsi, %rax
-	vpxor %xmm5, %xmm3, %xmm15
+	vpshufb .Lc12(%rip), %ymm1, %ymm14
 	mov %r13, %r8
 	andq %rbp, %r8
-	vpxor %xmm9, %xmm0, %xmm13
+	vpxor %ymm0, %ymm9, %ymm11
 	addq %r8, %rax
-	vpxor %xmm13, %xmm15, %xmm4
+	vpxor %ymm5, %ymm14, %ymm8
 	xorq %rcx, %r10
-	vpxor %xmm14, %xmm4, %xmm3
+	vpxor %ymm8, %ymm11, %ymm4
 	xorq %r15, %r10
-	vpsrlq $19, %xmm2, %xmm5
+	vpaddq %ymm4, %ymm3, %ymm6
 	addq %r10, %rax
-	vpsllq $45, %xmm2, %xmm0
+	vextracti128 $1, %ymm6, %xmm10
 	rorx $28, %rdi, %rsi
-	vpsrlq $61, %xmm2, %xmm9
+	vpsrlq $19, %xmm2, %xmm15
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
@@ -4374,30 +4156,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r14, %rbx
 	addq %rsi, %rbx
 	addq 456(%rsp), %r11
-	vpsllq $3, %xmm2, %xmm15
+	vpsllq $45, %xmm2, %xmm7
 	rorx $14, %rax, %r8
-	vpsrlq $6, %xmm2, %xmm13
+	vpsrlq $61, %xmm2, %xmm13
 	rorx $18, %rax, %rcx
-	vpxor %xmm0, %xmm5, %xmm4
+	vpsllq $3, %xmm2, %xmm12
 	rorx $41, %rax, %rdx
-	vpxor %xmm15, %xmm9, %xmm14
+	vpsrlq $6, %xmm2, %xmm1
 	addq %r9, %r11
-	vpxor %xmm14, %xmm4, %xmm5
+	vpxor %xmm7, %xmm15, %xmm9
 	andn %r13, %rax, %r14
-	vpxor %xmm13, %xmm5, %xmm0
+	vpxor %xmm12, %xmm13, %xmm0
 	addq %r14, %r11
-	vpaddq 1096(%rsp), %xmm6, %xmm9
+	vpxor %xmm0, %xmm9, %xmm14
 	mov %rbp, %rsi
 	andq %rax, %rsi
-	vpaddq %xmm3, %xmm9, %xmm15
+	vpxor %xmm1, %xmm14, %xmm5
 	addq %rsi, %r11
-	vpaddq %xmm0, %xmm15, %xmm4
+	vpaddq %xmm5, %xmm6, %xmm11
 	xorq %rcx, %r8
-	vmovdqu %xmm4, 1152(%rsp)
+	vmovdqu %xmm11, 1152(%rsp)
 	xorq %rdx, %r8
-	vpaddq .Lc19(%rip), %xmm4, %xmm14
+	vpaddq .Lc21(%rip), %xmm11, %xmm8
 	addq %r8, %r11
-	vmovdqu %xmm14, 576(%rsp)
+	vmovdqu %xmm8, 576(%rsp)
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
@@ -4413,76 +4195,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 464(%rsp), %r13
-	vmovdqu 1048(%rsp), %xmm5
 	rorx $14, %r11, %rsi
-	vpsrlq $1, %xmm5, %xmm13
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm5, %xmm6
+	vpsrlq $19, %xmm11, %xmm3
 	rorx $41, %r11, %r12
-	vpsrlq $8, %xmm5, %xmm9
 	addq %rdi, %r13
-	vpsllq $56, %xmm5, %xmm3
 	andn %rbp, %r11, %r15
-	vpsrlq $7, %xmm5, %xmm15
+	vpsllq $45, %xmm11, %xmm4
 	addq %r15, %r13
-	vpxor %xmm6, %xmm13, %xmm0
 	mov %rax, %r14
 	andq %r11, %r14
-	vpxor %xmm3, %xmm9, %xmm14
 	addq %r14, %r13
-	vpxor %xmm14, %xmm0, %xmm5
+	vpsrlq $61, %xmm11, %xmm2
 	xorq %rcx, %rsi
-	vpxor %xmm15, %xmm5, %xmm13
 	xorq %r12, %rsi
-	vpsrlq $19, %xmm4, %xmm6
 	addq %rsi, %r13
-	vpsllq $45, %xmm4, %xmm9
+	vpsllq $3, %xmm11, %xmm15
 	rorx $28, %r10, %r15
-	vpsrlq $61, %xmm4, %xmm3
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
+	vpsrlq $6, %xmm11, %xmm7
 	andq %r10, %rdx
 	xorq %r14, %r15
 	xorq %rcx, %r15
+	vpxor %xmm4, %xmm3, %xmm13
 	subq %r9, %r8
 	mov %rbx, %r12
 	xorq %r10, %r12
 	mov %rbx, %rsi
 	andq %r10, %rsi
+	vpxor %xmm15, %xmm2, %xmm12
 	addq %r11, %r8
 	addq %rdx, %r8
 	addq %r15, %r8
 	addq 472(%rsp), %rbp
-	vpsllq $3, %xmm4, %xmm0
 	rorx $14, %r13, %r14
-	vpsrlq $6, %xmm4, %xmm14
 	rorx $18, %r13, %rcx
-	vpxor %xmm9, %xmm6, %xmm5
+	vpxor %xmm12, %xmm13, %xmm9
 	rorx $41, %r13, %r9
-	vpxor %xmm0, %xmm3, %xmm15
 	addq %rbx, %rbp
-	vpxor %xmm15, %xmm5, %xmm6
 	andn %rax, %r13, %rdx
-	vpxor %xmm14, %xmm6, %xmm9
+	vpxor %xmm7, %xmm9, %xmm0
 	addq %rdx, %rbp
-	vpaddq 1112(%rsp), %xmm7, %xmm3
 	mov %r11, %r15
 	andq %r13, %r15
-	vpaddq %xmm13, %xmm3, %xmm0
 	addq %r15, %rbp
-	vpaddq %xmm9, %xmm0, %xmm5
+	vpaddq %xmm0, %xmm10, %xmm14
 	xorq %rcx, %r14
-	vmovdqu %xmm5, 1168(%rsp)
 	xorq %r9, %r14
-	vpaddq .Lc20(%rip), %xmm5, %xmm15
 	addq %r14, %rbp
-	vmovdqu %xmm15, 592(%rsp)
+	vmovdqu %xmm14, 1168(%rsp)
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
+	vpaddq .Lc22(%rip), %xmm14, %xmm1
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
+	vmovdqu %xmm1, 592(%rsp)
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
@@ -4492,32 +4262,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 480(%rsp), %rax
-	vmovdqu 1064(%rsp), %xmm6
+	vmovdqu 1056(%rsp), %ymm6
 	rorx $14, %rbp, %r15
-	vpsrlq $1, %xmm6, %xmm14
+	vpaddq 1128(%rsp), %ymm6, %ymm5
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm6, %xmm7
+	vmovdqu 1064(%rsp), %ymm8
 	rorx $41, %rbp, %rdi
-	vpsrlq $8, %xmm6, %xmm3
+	vpsrlq $1, %ymm8, %ymm11
 	addq %r10, %rax
-	vpsllq $56, %xmm6, %xmm13
+	vpsllq $63, %ymm8, %ymm3
 	andn %r11, %rbp, %r12
-	vpsrlq $7, %xmm6, %xmm0
+	vpsrlq $7, %ymm8, %ymm4
 	addq %r12, %rax
-	vpxor %xmm7, %xmm14, %xmm9
+	vpshufb .Lc12(%rip), %ymm8, %ymm2
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vpxor %xmm13, %xmm3, %xmm15
+	vpxor %ymm3, %ymm11, %ymm15
 	addq %rdx, %rax
-	vpxor %xmm15, %xmm9, %xmm6
+	vpxor %ymm4, %ymm2, %ymm13
 	xorq %rcx, %r15
-	vpxor %xmm0, %xmm6, %xmm14
+	vpxor %ymm13, %ymm15, %ymm12
 	xorq %rdi, %r15
-	vpsrlq $19, %xmm5, %xmm7
+	vpaddq %ymm12, %ymm5, %ymm9
 	addq %r15, %rax
-	vpsllq $45, %xmm5, %xmm3
+	vextracti128 $1, %ymm9, %xmm7
 	rorx $28, %rsi, %r12
-	vpsrlq $61, %xmm5, %xmm13
+	vpsrlq $19, %xmm14, %xmm10
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
@@ -4532,30 +4302,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r9, %r14
 	addq %r12, %r14
 	addq 488(%rsp), %r11
-	vpsllq $3, %xmm5, %xmm9
+	vpsllq $45, %xmm14, %xmm0
 	rorx $14, %rax, %rdx
-	vpsrlq $6, %xmm5, %xmm15
+	vpsrlq $61, %xmm14, %xmm1
 	rorx $18, %rax, %rcx
-	vpxor %xmm3, %xmm7, %xmm6
+	vpsllq $3, %xmm14, %xmm6
 	rorx $41, %rax, %rbx
-	vpxor %xmm9, %xmm13, %xmm0
+	vpsrlq $6, %xmm14, %xmm8
 	addq %r8, %r11
-	vpxor %xmm0, %xmm6, %xmm7
+	vpxor %xmm0, %xmm10, %xmm11
 	andn %r13, %rax, %r9
-	vpxor %xmm15, %xmm7, %xmm3
+	vpxor %xmm6, %xmm1, %xmm3
 	addq %r9, %r11
-	vpaddq 1128(%rsp), %xmm12, %xmm13
+	vpxor %xmm3, %xmm11, %xmm2
 	mov %rbp, %r12
 	andq %rax, %r12
-	vpaddq %xmm14, %xmm13, %xmm9
+	vpxor %xmm8, %xmm2, %xmm4
 	addq %r12, %r11
-	vpaddq %xmm3, %xmm9, %xmm6
+	vpaddq %xmm4, %xmm9, %xmm15
 	xorq %rcx, %rdx
-	vmovdqu %xmm6, 1184(%rsp)
+	vmovdqu %xmm15, 1184(%rsp)
 	xorq %rbx, %rdx
-	vpaddq .Lc21(%rip), %xmm6, %xmm0
+	vpaddq .Lc23(%rip), %xmm15, %xmm13
 	addq %rdx, %r11
-	vmovdqu %xmm0, 608(%rsp)
+	vmovdqu %xmm13, 608(%rsp)
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
@@ -4571,76 +4341,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 496(%rsp), %r13
-	vmovdqu 1080(%rsp), %xmm7
 	rorx $14, %r11, %r12
-	vpsrlq $1, %xmm7, %xmm15
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm7, %xmm12
+	vpsrlq $19, %xmm15, %xmm5
 	rorx $41, %r11, %r10
-	vpsrlq $8, %xmm7, %xmm13
 	addq %rsi, %r13
-	vpsllq $56, %xmm7, %xmm14
 	andn %rbp, %r11, %rdi
-	vpsrlq $7, %xmm7, %xmm9
+	vpsllq $45, %xmm15, %xmm12
 	addq %rdi, %r13
-	vpxor %xmm12, %xmm15, %xmm3
 	mov %rax, %r9
 	andq %r11, %r9
-	vpxor %xmm14, %xmm13, %xmm0
 	addq %r9, %r13
-	vpxor %xmm0, %xmm3, %xmm7
+	vpsrlq $61, %xmm15, %xmm14
 	xorq %rcx, %r12
-	vpxor %xmm9, %xmm7, %xmm15
 	xorq %r10, %r12
-	vpsrlq $19, %xmm6, %xmm12
 	addq %r12, %r13
-	vpsllq $45, %xmm6, %xmm13
+	vpsllq $3, %xmm15, %xmm10
 	rorx $28, %r15, %rdi
-	vpsrlq $61, %xmm6, %xmm14
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
+	vpsrlq $6, %xmm15, %xmm0
 	andq %r15, %rbx
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
+	vpxor %xmm12, %xmm5, %xmm1
 	subq %r8, %rdx
 	mov %r14, %r10
 	xorq %r15, %r10
 	mov %r14, %r12
 	andq %r15, %r12
+	vpxor %xmm10, %xmm14, %xmm6
 	addq %r11, %rdx
 	addq %rbx, %rdx
 	addq %rdi, %rdx
 	addq 504(%rsp), %rbp
-	vpsllq $3, %xmm6, %xmm3
 	rorx $14, %r13, %r9
-	vpsrlq $6, %xmm6, %xmm0
 	rorx $18, %r13, %rcx
-	vpxor %xmm13, %xmm12, %xmm7
+	vpxor %xmm6, %xmm1, %xmm11
 	rorx $41, %r13, %r8
-	vpxor %xmm3, %xmm14, %xmm9
 	addq %r14, %rbp
-	vpxor %xmm9, %xmm7, %xmm12
 	andn %rax, %r13, %rbx
-	vpxor %xmm0, %xmm12, %xmm13
+	vpxor %xmm0, %xmm11, %xmm3
 	addq %rbx, %rbp
-	vpaddq 1144(%rsp), %xmm11, %xmm14
 	mov %r11, %rdi
 	andq %r13, %rdi
-	vpaddq %xmm15, %xmm14, %xmm3
 	addq %rdi, %rbp
-	vpaddq %xmm13, %xmm3, %xmm7
+	vpaddq %xmm3, %xmm7, %xmm2
 	xorq %rcx, %r9
-	vmovdqu %xmm7, 1200(%rsp)
 	xorq %r8, %r9
-	vpaddq .Lc22(%rip), %xmm7, %xmm9
 	addq %r9, %rbp
-	vmovdqu %xmm9, 624(%rsp)
+	vmovdqu %xmm2, 1200(%rsp)
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
+	vpaddq .Lc24(%rip), %xmm2, %xmm8
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
+	vmovdqu %xmm8, 624(%rsp)
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
@@ -4650,32 +4408,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 512(%rsp), %rax
-	vmovdqu 1096(%rsp), %xmm12
+	vmovdqu 1088(%rsp), %ymm9
 	rorx $14, %rbp, %rdi
-	vpsrlq $1, %xmm12, %xmm0
+	vpaddq 1160(%rsp), %ymm9, %ymm4
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm12, %xmm11
+	vmovdqu 1096(%rsp), %ymm13
 	rorx $41, %rbp, %rsi
-	vpsrlq $8, %xmm12, %xmm14
+	vpsrlq $1, %ymm13, %ymm15
 	addq %r15, %rax
-	vpsllq $56, %xmm12, %xmm15
+	vpsllq $63, %ymm13, %ymm5
 	andn %r11, %rbp, %r10
-	vpsrlq $7, %xmm12, %xmm3
+	vpsrlq $7, %ymm13, %ymm12
 	addq %r10, %rax
-	vpxor %xmm11, %xmm0, %xmm13
+	vpshufb .Lc12(%rip), %ymm13, %ymm14
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vpxor %xmm15, %xmm14, %xmm9
+	vpxor %ymm5, %ymm15, %ymm10
 	addq %rbx, %rax
-	vpxor %xmm9, %xmm13, %xmm12
+	vpxor %ymm12, %ymm14, %ymm1
 	xorq %rcx, %rdi
-	vpxor %xmm3, %xmm12, %xmm0
+	vpxor %ymm1, %ymm10, %ymm6
 	xorq %rsi, %rdi
-	vpsrlq $19, %xmm7, %xmm11
+	vpaddq %ymm6, %ymm4, %ymm11
 	addq %rdi, %rax
-	vpsllq $45, %xmm7, %xmm14
+	vextracti128 $1, %ymm11, %xmm0
 	rorx $28, %r12, %r10
-	vpsrlq $61, %xmm7, %xmm15
+	vpsrlq $19, %xmm2, %xmm7
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
@@ -4690,30 +4448,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r8, %r9
 	addq %r10, %r9
 	addq 520(%rsp), %r11
-	vpsllq $3, %xmm7, %xmm13
+	vpsllq $45, %xmm2, %xmm3
 	rorx $14, %rax, %rbx
-	vpsrlq $6, %xmm7, %xmm9
+	vpsrlq $61, %xmm2, %xmm8
 	rorx $18, %rax, %rcx
-	vpxor %xmm14, %xmm11, %xmm12
+	vpsllq $3, %xmm2, %xmm9
 	rorx $41, %rax, %r14
-	vpxor %xmm13, %xmm15, %xmm3
+	vpsrlq $6, %xmm2, %xmm13
 	addq %rdx, %r11
-	vpxor %xmm3, %xmm12, %xmm11
+	vpxor %xmm3, %xmm7, %xmm15
 	andn %r13, %rax, %r8
-	vpxor %xmm9, %xmm11, %xmm14
+	vpxor %xmm9, %xmm8, %xmm5
 	addq %r8, %r11
-	vpaddq 1160(%rsp), %xmm8, %xmm15
+	vpxor %xmm5, %xmm15, %xmm14
 	mov %rbp, %r10
 	andq %rax, %r10
-	vpaddq %xmm0, %xmm15, %xmm13
+	vpxor %xmm13, %xmm14, %xmm12
 	addq %r10, %r11
-	vpaddq %xmm14, %xmm13, %xmm12
+	vpaddq %xmm12, %xmm11, %xmm10
 	xorq %rcx, %rbx
-	vmovdqu %xmm12, 1216(%rsp)
+	vmovdqu %xmm10, 1216(%rsp)
 	xorq %r14, %rbx
-	vpaddq .Lc23(%rip), %xmm12, %xmm3
+	vpaddq .Lc25(%rip), %xmm10, %xmm1
 	addq %rbx, %r11
-	vmovdqu %xmm3, 640(%rsp)
+	vmovdqu %xmm1, 640(%rsp)
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
@@ -4729,76 +4487,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 528(%rsp), %r13
-	vmovdqu 1112(%rsp), %xmm11
 	rorx $14, %r11, %r10
-	vpsrlq $1, %xmm11, %xmm9
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm11, %xmm8
+	vpsrlq $19, %xmm10, %xmm4
 	rorx $41, %r11, %r15
-	vpsrlq $8, %xmm11, %xmm15
 	addq %r12, %r13
-	vpsllq $56, %xmm11, %xmm0
 	andn %rbp, %r11, %rsi
-	vpsrlq $7, %xmm11, %xmm13
+	vpsllq $45, %xmm10, %xmm6
 	addq %rsi, %r13
-	vpxor %xmm8, %xmm9, %xmm14
 	mov %rax, %r8
 	andq %r11, %r8
-	vpxor %xmm0, %xmm15, %xmm3
 	addq %r8, %r13
-	vpxor %xmm3, %xmm14, %xmm11
+	vpsrlq $61, %xmm10, %xmm2
 	xorq %rcx, %r10
-	vpxor %xmm13, %xmm11, %xmm9
 	xorq %r15, %r10
-	vpsrlq $19, %xmm12, %xmm8
 	addq %r10, %r13
-	vpsllq $45, %xmm12, %xmm15
+	vpsllq $3, %xmm10, %xmm7
 	rorx $28, %rdi, %rsi
-	vpsrlq $61, %xmm12, %xmm0
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
+	vpsrlq $6, %xmm10, %xmm3
 	andq %rdi, %r14
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
+	vpxor %xmm6, %xmm4, %xmm8
 	subq %rdx, %rbx
 	mov %r9, %r15
 	xorq %rdi, %r15
 	mov %r9, %r10
 	andq %rdi, %r10
+	vpxor %xmm7, %xmm2, %xmm9
 	addq %r11, %rbx
 	addq %r14, %rbx
 	addq %rsi, %rbx
 	addq 536(%rsp), %rbp
-	vpsllq $3, %xmm12, %xmm14
 	rorx $14, %r13, %r8
-	vpsrlq $6, %xmm12, %xmm3
 	rorx $18, %r13, %rcx
-	vpxor %xmm15, %xmm8, %xmm11
+	vpxor %xmm9, %xmm8, %xmm15
 	rorx $41, %r13, %rdx
-	vpxor %xmm14, %xmm0, %xmm13
 	addq %r9, %rbp
-	vpxor %xmm13, %xmm11, %xmm8
 	andn %rax, %r13, %r14
-	vpxor %xmm3, %xmm8, %xmm15
+	vpxor %xmm3, %xmm15, %xmm5
 	addq %r14, %rbp
-	vpaddq 1176(%rsp), %xmm10, %xmm0
 	mov %r11, %rsi
 	andq %r13, %rsi
-	vpaddq %xmm9, %xmm0, %xmm14
 	addq %rsi, %rbp
-	vpaddq %xmm15, %xmm14, %xmm11
+	vpaddq %xmm5, %xmm0, %xmm14
 	xorq %rcx, %r8
-	vmovdqu %xmm11, 1232(%rsp)
 	xorq %rdx, %r8
-	vpaddq .Lc24(%rip), %xmm11, %xmm13
 	addq %r8, %rbp
-	vmovdqu %xmm13, 656(%rsp)
+	vmovdqu %xmm14, 1232(%rsp)
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
+	vpaddq .Lc26(%rip), %xmm14, %xmm13
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
+	vmovdqu %xmm13, 656(%rsp)
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
@@ -4808,32 +4554,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 544(%rsp), %rax
-	vmovdqu 1128(%rsp), %xmm8
+	vmovdqu 1120(%rsp), %ymm11
 	rorx $14, %rbp, %rsi
-	vpsrlq $1, %xmm8, %xmm3
+	vpaddq 1192(%rsp), %ymm11, %ymm12
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm8, %xmm10
+	vmovdqu 1128(%rsp), %ymm1
 	rorx $41, %rbp, %r12
-	vpsrlq $8, %xmm8, %xmm0
+	vpsrlq $1, %ymm1, %ymm10
 	addq %rdi, %rax
-	vpsllq $56, %xmm8, %xmm9
+	vpsllq $63, %ymm1, %ymm4
 	andn %r11, %rbp, %r15
-	vpsrlq $7, %xmm8, %xmm14
+	vpsrlq $7, %ymm1, %ymm6
 	addq %r15, %rax
-	vpxor %xmm10, %xmm3, %xmm15
+	vpshufb .Lc12(%rip), %ymm1, %ymm2
 	mov %r13, %r14
 	andq %rbp, %r14
-	vpxor %xmm9, %xmm0, %xmm13
+	vpxor %ymm4, %ymm10, %ymm7
 	addq %r14, %rax
-	vpxor %xmm13, %xmm15, %xmm8
+	vpxor %ymm6, %ymm2, %ymm8
 	xorq %rcx, %rsi
-	vpxor %xmm14, %xmm8, %xmm3
+	vpxor %ymm8, %ymm7, %ymm9
 	xorq %r12, %rsi
-	vpsrlq $19, %xmm11, %xmm10
+	vpaddq %ymm9, %ymm12, %ymm15
 	addq %rsi, %rax
-	vpsllq $45, %xmm11, %xmm0
+	vextracti128 $1, %ymm15, %xmm3
 	rorx $28, %r10, %r15
-	vpsrlq $61, %xmm11, %xmm9
+	vpsrlq $19, %xmm14, %xmm0
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
 	andq %r10, %rdx
@@ -4848,30 +4594,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdx, %r8
 	addq %r15, %r8
 	addq 552(%rsp), %r11
-	vpsllq $3, %xmm11, %xmm15
+	vpsllq $45, %xmm14, %xmm5
 	rorx $14, %rax, %r14
-	vpsrlq $6, %xmm11, %xmm13
+	vpsrlq $61, %xmm14, %xmm13
 	rorx $18, %rax, %rcx
-	vpxor %xmm0, %xmm10, %xmm8
+	vpsllq $3, %xmm14, %xmm11
 	rorx $41, %rax, %r9
-	vpxor %xmm15, %xmm9, %xmm14
+	vpsrlq $6, %xmm14, %xmm1
 	addq %rbx, %r11
-	vpxor %xmm14, %xmm8, %xmm10
+	vpxor %xmm5, %xmm0, %xmm10
 	andn %r13, %rax, %rdx
-	vpxor %xmm13, %xmm10, %xmm0
+	vpxor %xmm11, %xmm13, %xmm4
 	addq %rdx, %r11
-	vpaddq 1192(%rsp), %xmm1, %xmm9
+	vpxor %xmm4, %xmm10, %xmm2
 	mov %rbp, %r15
 	andq %rax, %r15
-	vpaddq %xmm3, %xmm9, %xmm15
+	vpxor %xmm1, %xmm2, %xmm6
 	addq %r15, %r11
-	vpaddq %xmm0, %xmm15, %xmm8
+	vpaddq %xmm6, %xmm15, %xmm7
 	xorq %rcx, %r14
-	vmovdqu %xmm8, 1248(%rsp)
+	vmovdqu %xmm7, 1248(%rsp)
 	xorq %r9, %r14
-	vpaddq .Lc25(%rip), %xmm8, %xmm14
+	vpaddq .Lc27(%rip), %xmm7, %xmm8
 	addq %r14, %r11
-	vmovdqu %xmm14, 672(%rsp)
+	vmovdqu %xmm8, 672(%rsp)
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
@@ -4887,76 +4633,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 560(%rsp), %r13
-	vmovdqu 1144(%rsp), %xmm10
 	rorx $14, %r11, %r15
-	vpsrlq $1, %xmm10, %xmm13
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm10, %xmm1
+	vpsrlq $19, %xmm7, %xmm12
 	rorx $41, %r11, %rdi
-	vpsrlq $8, %xmm10, %xmm9
 	addq %r10, %r13
-	vpsllq $56, %xmm10, %xmm3
 	andn %rbp, %r11, %r12
-	vpsrlq $7, %xmm10, %xmm15
+	vpsllq $45, %xmm7, %xmm9
 	addq %r12, %r13
-	vpxor %xmm1, %xmm13, %xmm0
 	mov %rax, %rdx
 	andq %r11, %rdx
-	vpxor %xmm3, %xmm9, %xmm14
 	addq %rdx, %r13
-	vpxor %xmm14, %xmm0, %xmm10
+	vpsrlq $61, %xmm7, %xmm14
 	xorq %rcx, %r15
-	vpxor %xmm15, %xmm10, %xmm13
 	xorq %rdi, %r15
-	vpsrlq $19, %xmm8, %xmm1
 	addq %r15, %r13
-	vpsllq $45, %xmm8, %xmm9
+	vpsllq $3, %xmm7, %xmm0
 	rorx $28, %rsi, %r12
-	vpsrlq $61, %xmm8, %xmm3
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
+	vpsrlq $6, %xmm7, %xmm5
 	andq %rsi, %r9
 	xorq %rdx, %r12
 	xorq %rcx, %r12
+	vpxor %xmm9, %xmm12, %xmm13
 	subq %rbx, %r14
 	mov %r8, %rdi
 	xorq %rsi, %rdi
 	mov %r8, %r15
 	andq %rsi, %r15
+	vpxor %xmm0, %xmm14, %xmm11
 	addq %r11, %r14
 	addq %r9, %r14
 	addq %r12, %r14
 	addq 568(%rsp), %rbp
-	vpsllq $3, %xmm8, %xmm0
 	rorx $14, %r13, %rdx
-	vpsrlq $6, %xmm8, %xmm14
 	rorx $18, %r13, %rcx
-	vpxor %xmm9, %xmm1, %xmm10
+	vpxor %xmm11, %xmm13, %xmm10
 	rorx $41, %r13, %rbx
-	vpxor %xmm0, %xmm3, %xmm15
 	addq %r8, %rbp
-	vpxor %xmm15, %xmm10, %xmm1
 	andn %rax, %r13, %r9
-	vpxor %xmm14, %xmm1, %xmm9
+	vpxor %xmm5, %xmm10, %xmm4
 	addq %r9, %rbp
-	vpaddq 1208(%rsp), %xmm2, %xmm3
 	mov %r11, %r12
 	andq %r13, %r12
-	vpaddq %xmm13, %xmm3, %xmm0
 	addq %r12, %rbp
-	vpaddq %xmm9, %xmm0, %xmm10
+	vpaddq %xmm4, %xmm3, %xmm2
 	xorq %rcx, %rdx
-	vmovdqu %xmm10, 1264(%rsp)
 	xorq %rbx, %rdx
-	vpaddq .Lc26(%rip), %xmm10, %xmm15
 	addq %rdx, %rbp
-	vmovdqu %xmm15, 688(%rsp)
+	vmovdqu %xmm2, 1264(%rsp)
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
+	vpaddq .Lc28(%rip), %xmm2, %xmm1
 	andq %r14, %rdi
 	xorq %r12, %r9
 	xorq %rcx, %r9
+	vmovdqu %xmm1, 688(%rsp)
 	subq %r10, %r15
 	mov %rsi, %rbx
 	xorq %r14, %rbx
@@ -4966,32 +4700,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 576(%rsp), %rax
-	vmovdqu 1160(%rsp), %xmm1
+	vmovdqu 1152(%rsp), %ymm15
 	rorx $14, %rbp, %r12
-	vpsrlq $1, %xmm1, %xmm14
+	vpaddq 1224(%rsp), %ymm15, %ymm6
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm1, %xmm2
+	vmovdqu 1160(%rsp), %ymm8
 	rorx $41, %rbp, %r10
-	vpsrlq $8, %xmm1, %xmm3
+	vpsrlq $1, %ymm8, %ymm7
 	addq %rsi, %rax
-	vpsllq $56, %xmm1, %xmm13
+	vpsllq $63, %ymm8, %ymm12
 	andn %r11, %rbp, %rdi
-	vpsrlq $7, %xmm1, %xmm0
+	vpsrlq $7, %ymm8, %ymm9
 	addq %rdi, %rax
-	vpxor %xmm2, %xmm14, %xmm9
+	vpshufb .Lc12(%rip), %ymm8, %ymm14
 	mov %r13, %r9
 	andq %rbp, %r9
-	vpxor %xmm13, %xmm3, %xmm15
+	vpxor %ymm12, %ymm7, %ymm0
 	addq %r9, %rax
-	vpxor %xmm15, %xmm9, %xmm1
+	vpxor %ymm9, %ymm14, %ymm13
 	xorq %rcx, %r12
-	vpxor %xmm0, %xmm1, %xmm14
+	vpxor %ymm13, %ymm0, %ymm11
 	xorq %r10, %r12
-	vpsrlq $19, %xmm10, %xmm2
+	vpaddq %ymm11, %ymm6, %ymm10
 	addq %r12, %rax
-	vpsllq $45, %xmm10, %xmm3
+	vextracti128 $1, %ymm10, %xmm5
 	rorx $28, %r15, %rdi
-	vpsrlq $61, %xmm10, %xmm13
+	vpsrlq $19, %xmm2, %xmm3
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
 	andq %r15, %rbx
@@ -5006,30 +4740,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rbx, %rdx
 	addq %rdi, %rdx
 	addq 584(%rsp), %r11
-	vpsllq $3, %xmm10, %xmm9
+	vpsllq $45, %xmm2, %xmm4
 	rorx $14, %rax, %r9
-	vpsrlq $6, %xmm10, %xmm15
+	vpsrlq $61, %xmm2, %xmm1
 	rorx $18, %rax, %rcx
-	vpxor %xmm3, %xmm2, %xmm1
+	vpsllq $3, %xmm2, %xmm15
 	rorx $41, %rax, %r8
-	vpxor %xmm9, %xmm13, %xmm0
+	vpsrlq $6, %xmm2, %xmm8
 	addq %r14, %r11
-	vpxor %xmm0, %xmm1, %xmm2
+	vpxor %xmm4, %xmm3, %xmm7
 	andn %r13, %rax, %rbx
-	vpxor %xmm15, %xmm2, %xmm3
+	vpxor %xmm15, %xmm1, %xmm12
 	addq %rbx, %r11
-	vpaddq 1224(%rsp), %xmm4, %xmm13
+	vpxor %xmm12, %xmm7, %xmm14
 	mov %rbp, %rdi
 	andq %rax, %rdi
-	vpaddq %xmm14, %xmm13, %xmm9
+	vpxor %xmm8, %xmm14, %xmm9
 	addq %rdi, %r11
-	vpaddq %xmm3, %xmm9, %xmm1
+	vpaddq %xmm9, %xmm10, %xmm0
 	xorq %rcx, %r9
-	vmovdqu %xmm1, 1280(%rsp)
+	vmovdqu %xmm0, 1280(%rsp)
 	xorq %r8, %r9
-	vpaddq .Lc27(%rip), %xmm1, %xmm0
+	vpaddq .Lc29(%rip), %xmm0, %xmm13
 	addq %r9, %r11
-	vmovdqu %xmm0, 704(%rsp)
+	vmovdqu %xmm13, 704(%rsp)
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
@@ -5045,76 +4779,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 592(%rsp), %r13
-	vmovdqu 1176(%rsp), %xmm2
 	rorx $14, %r11, %rdi
-	vpsrlq $1, %xmm2, %xmm15
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm2, %xmm4
+	vpsrlq $19, %xmm0, %xmm6
 	rorx $41, %r11, %rsi
-	vpsrlq $8, %xmm2, %xmm13
 	addq %r15, %r13
-	vpsllq $56, %xmm2, %xmm14
 	andn %rbp, %r11, %r10
-	vpsrlq $7, %xmm2, %xmm9
+	vpsllq $45, %xmm0, %xmm11
 	addq %r10, %r13
-	vpxor %xmm4, %xmm15, %xmm3
 	mov %rax, %rbx
 	andq %r11, %rbx
-	vpxor %xmm14, %xmm13, %xmm0
 	addq %rbx, %r13
-	vpxor %xmm0, %xmm3, %xmm2
+	vpsrlq $61, %xmm0, %xmm2
 	xorq %rcx, %rdi
-	vpxor %xmm9, %xmm2, %xmm15
 	xorq %rsi, %rdi
-	vpsrlq $19, %xmm1, %xmm4
 	addq %rdi, %r13
-	vpsllq $45, %xmm1, %xmm13
+	vpsllq $3, %xmm0, %xmm3
 	rorx $28, %r12, %r10
-	vpsrlq $61, %xmm1, %xmm14
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
+	vpsrlq $6, %xmm0, %xmm4
 	andq %r12, %r8
 	xorq %rbx, %r10
 	xorq %rcx, %r10
+	vpxor %xmm11, %xmm6, %xmm1
 	subq %r14, %r9
 	mov %rdx, %rsi
 	xorq %r12, %rsi
 	mov %rdx, %rdi
 	andq %r12, %rdi
+	vpxor %xmm3, %xmm2, %xmm15
 	addq %r11, %r9
 	addq %r8, %r9
 	addq %r10, %r9
 	addq 600(%rsp), %rbp
-	vpsllq $3, %xmm1, %xmm3
 	rorx $14, %r13, %rbx
-	vpsrlq $6, %xmm1, %xmm0
 	rorx $18, %r13, %rcx
-	vpxor %xmm13, %xmm4, %xmm2
+	vpxor %xmm15, %xmm1, %xmm7
 	rorx $41, %r13, %r14
-	vpxor %xmm3, %xmm14, %xmm9
 	addq %rdx, %rbp
-	vpxor %xmm9, %xmm2, %xmm1
 	andn %rax, %r13, %r8
-	vpxor %xmm0, %xmm1, %xmm4
+	vpxor %xmm4, %xmm7, %xmm12
 	addq %r8, %rbp
-	vpaddq 1240(%rsp), %xmm5, %xmm13
 	mov %r11, %r10
 	andq %r13, %r10
-	vpaddq %xmm15, %xmm13, %xmm14
 	addq %r10, %rbp
-	vpaddq %xmm4, %xmm14, %xmm3
+	vpaddq %xmm12, %xmm5, %xmm14
 	xorq %rcx, %rbx
-	vmovdqu %xmm3, 1296(%rsp)
 	xorq %r14, %rbx
-	vpaddq .Lc28(%rip), %xmm3, %xmm2
 	addq %rbx, %rbp
-	vmovdqu %xmm2, 720(%rsp)
+	vmovdqu %xmm14, 1296(%rsp)
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
+	vpaddq .Lc30(%rip), %xmm14, %xmm8
 	andq %r9, %rsi
 	xorq %r10, %r8
 	xorq %rcx, %r8
+	vmovdqu %xmm8, 720(%rsp)
 	subq %r15, %rdi
 	mov %r12, %r14
 	xorq %r9, %r14
@@ -5124,32 +4846,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 608(%rsp), %rax
-	vmovdqu 1192(%rsp), %xmm9
+	vmovdqu 1184(%rsp), %ymm10
 	rorx $14, %rbp, %r10
-	vpsrlq $1, %xmm9, %xmm1
+	vpaddq 1256(%rsp), %ymm10, %ymm9
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm9, %xmm0
+	vmovdqu 1192(%rsp), %ymm13
 	rorx $41, %rbp, %r15
-	vpsrlq $8, %xmm9, %xmm5
+	vpsrlq $1, %ymm13, %ymm0
 	addq %r12, %rax
-	vpsllq $56, %xmm9, %xmm13
+	vpsllq $63, %ymm13, %ymm6
 	andn %r11, %rbp, %rsi
-	vpsrlq $7, %xmm9, %xmm15
+	vpsrlq $7, %ymm13, %ymm11
 	addq %rsi, %rax
-	vpxor %xmm0, %xmm1, %xmm14
+	vpshufb .Lc12(%rip), %ymm13, %ymm2
 	mov %r13, %r8
 	andq %rbp, %r8
-	vpxor %xmm13, %xmm5, %xmm4
+	vpxor %ymm6, %ymm0, %ymm3
 	addq %r8, %rax
-	vpxor %xmm4, %xmm14, %xmm2
+	vpxor %ymm11, %ymm2, %ymm1
 	xorq %rcx, %r10
-	vpxor %xmm15, %xmm2, %xmm9
+	vpxor %ymm1, %ymm3, %ymm15
 	xorq %r15, %r10
-	vpsrlq $19, %xmm3, %xmm1
+	vpaddq %ymm15, %ymm9, %ymm7
 	addq %r10, %rax
-	vpsllq $45, %xmm3, %xmm0
+	vextracti128 $1, %ymm7, %xmm4
 	rorx $28, %rdi, %rsi
-	vpsrlq $61, %xmm3, %xmm5
+	vpsrlq $19, %xmm14, %xmm5
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
 	andq %rdi, %r14
@@ -5164,30 +4886,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r14, %rbx
 	addq %rsi, %rbx
 	addq 616(%rsp), %r11
-	vpsllq $3, %xmm3, %xmm13
+	vpsllq $45, %xmm14, %xmm12
 	rorx $14, %rax, %r8
-	vpsrlq $6, %xmm3, %xmm14
+	vpsrlq $61, %xmm14, %xmm8
 	rorx $18, %rax, %rcx
-	vpxor %xmm0, %xmm1, %xmm4
+	vpsllq $3, %xmm14, %xmm10
 	rorx $41, %rax, %rdx
-	vpxor %xmm13, %xmm5, %xmm2
+	vpsrlq $6, %xmm14, %xmm13
 	addq %r9, %r11
-	vpxor %xmm2, %xmm4, %xmm15
+	vpxor %xmm12, %xmm5, %xmm0
 	andn %r13, %rax, %r14
-	vpxor %xmm14, %xmm15, %xmm3
+	vpxor %xmm10, %xmm8, %xmm6
 	addq %r14, %r11
-	vpaddq 1256(%rsp), %xmm6, %xmm1
+	vpxor %xmm6, %xmm0, %xmm2
 	mov %rbp, %rsi
 	andq %rax, %rsi
-	vpaddq %xmm9, %xmm1, %xmm0
+	vpxor %xmm13, %xmm2, %xmm11
 	addq %rsi, %r11
-	vpaddq %xmm3, %xmm0, %xmm5
+	vpaddq %xmm11, %xmm7, %xmm3
 	xorq %rcx, %r8
-	vmovdqu %xmm5, 1312(%rsp)
+	vmovdqu %xmm3, 1312(%rsp)
 	xorq %rdx, %r8
-	vpaddq .Lc29(%rip), %xmm5, %xmm13
+	vpaddq .Lc31(%rip), %xmm3, %xmm1
 	addq %r8, %r11
-	vmovdqu %xmm13, 736(%rsp)
+	vmovdqu %xmm1, 736(%rsp)
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
@@ -5203,76 +4925,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r15, %r10
 	addq %r14, %r10
 	addq 624(%rsp), %r13
-	vmovdqu 1208(%rsp), %xmm4
 	rorx $14, %r11, %rsi
-	vpsrlq $1, %xmm4, %xmm2
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm4, %xmm15
+	vpsrlq $19, %xmm3, %xmm9
 	rorx $41, %r11, %r12
-	vpsrlq $8, %xmm4, %xmm14
 	addq %rdi, %r13
-	vpsllq $56, %xmm4, %xmm6
 	andn %rbp, %r11, %r15
-	vpsrlq $7, %xmm4, %xmm1
+	vpsllq $45, %xmm3, %xmm15
 	addq %r15, %r13
-	vpxor %xmm15, %xmm2, %xmm9
 	mov %rax, %r14
 	andq %r11, %r14
-	vpxor %xmm6, %xmm14, %xmm0
 	addq %r14, %r13
-	vpxor %xmm0, %xmm9, %xmm3
+	vpsrlq $61, %xmm3, %xmm14
 	xorq %rcx, %rsi
-	vpxor %xmm1, %xmm3, %xmm13
 	xorq %r12, %rsi
-	vpsrlq $19, %xmm5, %xmm4
 	addq %rsi, %r13
-	vpsllq $45, %xmm5, %xmm2
+	vpsllq $3, %xmm3, %xmm5
 	rorx $28, %r10, %r15
-	vpsrlq $61, %xmm5, %xmm15
 	rorx $34, %r10, %r14
 	rorx $39, %r10, %rcx
+	vpsrlq $6, %xmm3, %xmm12
 	andq %r10, %rdx
 	xorq %r14, %r15
 	xorq %rcx, %r15
+	vpxor %xmm15, %xmm9, %xmm8
 	subq %r9, %r8
 	mov %rbx, %r12
 	xorq %r10, %r12
 	mov %rbx, %rsi
 	andq %r10, %rsi
+	vpxor %xmm5, %xmm14, %xmm10
 	addq %r11, %r8
 	addq %rdx, %r8
 	addq %r15, %r8
 	addq 632(%rsp), %rbp
-	vpsllq $3, %xmm5, %xmm14
 	rorx $14, %r13, %r14
-	vpsrlq $6, %xmm5, %xmm6
 	rorx $18, %r13, %rcx
-	vpxor %xmm2, %xmm4, %xmm9
+	vpxor %xmm10, %xmm8, %xmm0
 	rorx $41, %r13, %r9
-	vpxor %xmm14, %xmm15, %xmm0
 	addq %rbx, %rbp
-	vpxor %xmm0, %xmm9, %xmm3
 	andn %rax, %r13, %rdx
-	vpxor %xmm6, %xmm3, %xmm1
+	vpxor %xmm12, %xmm0, %xmm6
 	addq %rdx, %rbp
-	vpaddq 1272(%rsp), %xmm7, %xmm5
 	mov %r11, %r15
 	andq %r13, %r15
-	vpaddq %xmm13, %xmm5, %xmm4
 	addq %r15, %rbp
-	vpaddq %xmm1, %xmm4, %xmm2
+	vpaddq %xmm6, %xmm4, %xmm2
 	xorq %rcx, %r14
-	vmovdqu %xmm2, 1328(%rsp)
 	xorq %r9, %r14
-	vpaddq .Lc30(%rip), %xmm2, %xmm15
 	addq %r14, %rbp
-	vmovdqu %xmm15, 752(%rsp)
+	vmovdqu %xmm2, 1328(%rsp)
 	rorx $28, %r8, %rdx
 	rorx $34, %r8, %r15
 	rorx $39, %r8, %rcx
+	vpaddq .Lc32(%rip), %xmm2, %xmm13
 	andq %r8, %r12
 	xorq %r15, %rdx
 	xorq %rcx, %rdx
+	vmovdqu %xmm13, 752(%rsp)
 	subq %rdi, %rsi
 	mov %r10, %r9
 	xorq %r8, %r9
@@ -5282,32 +4992,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r12, %rsi
 	addq %rdx, %rsi
 	addq 640(%rsp), %rax
-	vmovdqu 1224(%rsp), %xmm14
+	vmovdqu 1216(%rsp), %ymm7
 	rorx $14, %rbp, %r15
-	vpsrlq $1, %xmm14, %xmm9
+	vpaddq 1288(%rsp), %ymm7, %ymm11
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm14, %xmm0
+	vmovdqu 1224(%rsp), %ymm1
 	rorx $41, %rbp, %rdi
-	vpsrlq $8, %xmm14, %xmm3
+	vpsrlq $1, %ymm1, %ymm3
 	addq %r10, %rax
-	vpsllq $56, %xmm14, %xmm6
+	vpsllq $63, %ymm1, %ymm9
 	andn %r11, %rbp, %r12
-	vpsrlq $7, %xmm14, %xmm7
+	vpsrlq $7, %ymm1, %ymm15
 	addq %r12, %rax
-	vpxor %xmm0, %xmm9, %xmm5
+	vpshufb .Lc12(%rip), %ymm1, %ymm14
 	mov %r13, %rdx
 	andq %rbp, %rdx
-	vpxor %xmm6, %xmm3, %xmm13
+	vpxor %ymm9, %ymm3, %ymm5
 	addq %rdx, %rax
-	vpxor %xmm13, %xmm5, %xmm4
+	vpxor %ymm15, %ymm14, %ymm8
 	xorq %rcx, %r15
-	vpxor %xmm7, %xmm4, %xmm1
+	vpxor %ymm8, %ymm5, %ymm10
 	xorq %rdi, %r15
-	vpsrlq $19, %xmm2, %xmm15
+	vpaddq %ymm10, %ymm11, %ymm0
 	addq %r15, %rax
-	vpsllq $45, %xmm2, %xmm14
+	vextracti128 $1, %ymm0, %xmm12
 	rorx $28, %rsi, %r12
-	vpsrlq $61, %xmm2, %xmm9
+	vpsrlq $19, %xmm2, %xmm4
 	rorx $34, %rsi, %rdx
 	rorx $39, %rsi, %rcx
 	andq %rsi, %r9
@@ -5322,30 +5032,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r9, %r14
 	addq %r12, %r14
 	addq 648(%rsp), %r11
-	vpsllq $3, %xmm2, %xmm0
+	vpsllq $45, %xmm2, %xmm6
 	rorx $14, %rax, %rdx
-	vpsrlq $6, %xmm2, %xmm3
+	vpsrlq $61, %xmm2, %xmm13
 	rorx $18, %rax, %rcx
-	vpxor %xmm14, %xmm15, %xmm6
+	vpsllq $3, %xmm2, %xmm7
 	rorx $41, %rax, %rbx
-	vpxor %xmm0, %xmm9, %xmm5
+	vpsrlq $6, %xmm2, %xmm1
 	addq %r8, %r11
-	vpxor %xmm5, %xmm6, %xmm13
+	vpxor %xmm6, %xmm4, %xmm3
 	andn %r13, %rax, %r9
-	vpxor %xmm3, %xmm13, %xmm4
+	vpxor %xmm7, %xmm13, %xmm9
 	addq %r9, %r11
-	vpaddq 1288(%rsp), %xmm12, %xmm7
+	vpxor %xmm9, %xmm3, %xmm14
 	mov %rbp, %r12
 	andq %rax, %r12
-	vpaddq %xmm1, %xmm7, %xmm2
+	vpxor %xmm1, %xmm14, %xmm15
 	addq %r12, %r11
-	vpaddq %xmm4, %xmm2, %xmm15
+	vpaddq %xmm15, %xmm0, %xmm5
 	xorq %rcx, %rdx
-	vmovdqu %xmm15, 1344(%rsp)
+	vmovdqu %xmm5, 1344(%rsp)
 	xorq %rbx, %rdx
-	vpaddq .Lc31(%rip), %xmm15, %xmm14
+	vpaddq .Lc33(%rip), %xmm5, %xmm8
 	addq %rdx, %r11
-	vmovdqu %xmm14, 768(%rsp)
+	vmovdqu %xmm8, 768(%rsp)
 	rorx $28, %r14, %r9
 	rorx $34, %r14, %r12
 	rorx $39, %r14, %rcx
@@ -5361,76 +5071,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rdi, %r15
 	addq %r9, %r15
 	addq 656(%rsp), %r13
-	vmovdqu 1240(%rsp), %xmm9
 	rorx $14, %r11, %r12
-	vpsrlq $1, %xmm9, %xmm0
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm9, %xmm6
+	vpsrlq $19, %xmm5, %xmm11
 	rorx $41, %r11, %r10
-	vpsrlq $8, %xmm9, %xmm5
 	addq %rsi, %r13
-	vpsllq $56, %xmm9, %xmm13
 	andn %rbp, %r11, %rdi
-	vpsrlq $7, %xmm9, %xmm3
+	vpsllq $45, %xmm5, %xmm10
 	addq %rdi, %r13
-	vpxor %xmm6, %xmm0, %xmm12
 	mov %rax, %r9
 	andq %r11, %r9
-	vpxor %xmm13, %xmm5, %xmm7
 	addq %r9, %r13
-	vpxor %xmm7, %xmm12, %xmm1
+	vpsrlq $61, %xmm5, %xmm2
 	xorq %rcx, %r12
-	vpxor %xmm3, %xmm1, %xmm2
 	xorq %r10, %r12
-	vpsrlq $19, %xmm15, %xmm4
 	addq %r12, %r13
-	vpsllq $45, %xmm15, %xmm14
+	vpsllq $3, %xmm5, %xmm4
 	rorx $28, %r15, %rdi
-	vpsrlq $61, %xmm15, %xmm9
 	rorx $34, %r15, %r9
 	rorx $39, %r15, %rcx
+	vpsrlq $6, %xmm5, %xmm6
 	andq %r15, %rbx
 	xorq %r9, %rdi
 	xorq %rcx, %rdi
+	vpxor %xmm10, %xmm11, %xmm13
 	subq %r8, %rdx
 	mov %r14, %r10
 	xorq %r15, %r10
 	mov %r14, %r12
 	andq %r15, %r12
+	vpxor %xmm4, %xmm2, %xmm7
 	addq %r11, %rdx
 	addq %rbx, %rdx
 	addq %rdi, %rdx
 	addq 664(%rsp), %rbp
-	vpsllq $3, %xmm15, %xmm0
 	rorx $14, %r13, %r9
-	vpsrlq $6, %xmm15, %xmm6
 	rorx $18, %r13, %rcx
-	vpxor %xmm14, %xmm4, %xmm5
+	vpxor %xmm7, %xmm13, %xmm3
 	rorx $41, %r13, %r8
-	vpxor %xmm0, %xmm9, %xmm13
 	addq %r14, %rbp
-	vpxor %xmm13, %xmm5, %xmm12
 	andn %rax, %r13, %rbx
-	vpxor %xmm6, %xmm12, %xmm7
+	vpxor %xmm6, %xmm3, %xmm9
 	addq %rbx, %rbp
-	vpaddq 1304(%rsp), %xmm11, %xmm1
 	mov %r11, %rdi
 	andq %r13, %rdi
-	vpaddq %xmm2, %xmm1, %xmm3
 	addq %rdi, %rbp
-	vpaddq %xmm7, %xmm3, %xmm15
+	vpaddq %xmm9, %xmm12, %xmm14
 	xorq %rcx, %r9
-	vmovdqu %xmm15, 1360(%rsp)
 	xorq %r8, %r9
-	vpaddq .Lc32(%rip), %xmm15, %xmm4
 	addq %r9, %rbp
-	vmovdqu %xmm4, 784(%rsp)
+	vmovdqu %xmm14, 1360(%rsp)
 	rorx $28, %rdx, %rbx
 	rorx $34, %rdx, %rdi
 	rorx $39, %rdx, %rcx
+	vpaddq .Lc34(%rip), %xmm14, %xmm1
 	andq %rdx, %r10
 	xorq %rdi, %rbx
 	xorq %rcx, %rbx
+	vmovdqu %xmm1, 784(%rsp)
 	subq %rsi, %r12
 	mov %r15, %r8
 	xorq %rdx, %r8
@@ -5440,32 +5138,32 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r10, %r12
 	addq %rbx, %r12
 	addq 672(%rsp), %rax
-	vmovdqu 1256(%rsp), %xmm14
+	vmovdqu 1248(%rsp), %ymm0
 	rorx $14, %rbp, %rdi
-	vpsrlq $1, %xmm14, %xmm9
+	vpaddq 1320(%rsp), %ymm0, %ymm15
 	rorx $18, %rbp, %rcx
-	vpsllq $63, %xmm14, %xmm0
+	vmovdqu 1256(%rsp), %ymm8
 	rorx $41, %rbp, %rsi
-	vpsrlq $8, %xmm14, %xmm5
+	vpsrlq $1, %ymm8, %ymm5
 	addq %r15, %rax
-	vpsllq $56, %xmm14, %xmm13
+	vpsllq $63, %ymm8, %ymm11
 	andn %r11, %rbp, %r10
-	vpsrlq $7, %xmm14, %xmm12
+	vpsrlq $7, %ymm8, %ymm10
 	addq %r10, %rax
-	vpxor %xmm0, %xmm9, %xmm6
+	vpshufb .Lc12(%rip), %ymm8, %ymm2
 	mov %r13, %rbx
 	andq %rbp, %rbx
-	vpxor %xmm13, %xmm5, %xmm11
+	vpxor %ymm11, %ymm5, %ymm4
 	addq %rbx, %rax
-	vpxor %xmm11, %xmm6, %xmm1
+	vpxor %ymm10, %ymm2, %ymm13
 	xorq %rcx, %rdi
-	vpxor %xmm12, %xmm1, %xmm2
+	vpxor %ymm13, %ymm4, %ymm7
 	xorq %rsi, %rdi
-	vpsrlq $19, %xmm15, %xmm3
+	vpaddq %ymm7, %ymm15, %ymm3
 	addq %rdi, %rax
-	vpsllq $45, %xmm15, %xmm7
+	vextracti128 $1, %ymm3, %xmm6
 	rorx $28, %r12, %r10
-	vpsrlq $61, %xmm15, %xmm4
+	vpsrlq $19, %xmm14, %xmm12
 	rorx $34, %r12, %rbx
 	rorx $39, %r12, %rcx
 	andq %r12, %r8
@@ -5480,30 +5178,30 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %r8, %r9
 	addq %r10, %r9
 	addq 680(%rsp), %r11
-	vpsllq $3, %xmm15, %xmm14
+	vpsllq $45, %xmm14, %xmm9
 	rorx $14, %rax, %rbx
-	vpsrlq $6, %xmm15, %xmm9
+	vpsrlq $61, %xmm14, %xmm1
 	rorx $18, %rax, %rcx
-	vpxor %xmm7, %xmm3, %xmm0
+	vpsllq $3, %xmm14, %xmm0
 	rorx $41, %rax, %r14
-	vpxor %xmm14, %xmm4, %xmm5
+	vpsrlq $6, %xmm14, %xmm8
 	addq %rdx, %r11
-	vpxor %xmm5, %xmm0, %xmm13
+	vpxor %xmm9, %xmm12, %xmm5
 	andn %r13, %rax, %r8
-	vpxor %xmm9, %xmm13, %xmm6
+	vpxor %xmm0, %xmm1, %xmm11
 	addq %r8, %r11
-	vpaddq 1320(%rsp), %xmm8, %xmm11
+	vpxor %xmm11, %xmm5, %xmm2
 	mov %rbp, %r10
 	andq %rax, %r10
-	vpaddq %xmm2, %xmm11, %xmm1
+	vpxor %xmm8, %xmm2, %xmm10
 	addq %r10, %r11
-	vpaddq %xmm6, %xmm1, %xmm12
+	vpaddq %xmm10, %xmm3, %xmm4
 	xorq %rcx, %rbx
-	vmovdqu %xmm12, 1376(%rsp)
+	vmovdqu %xmm4, 1376(%rsp)
 	xorq %r14, %rbx
-	vpaddq .Lc33(%rip), %xmm12, %xmm15
+	vpaddq .Lc35(%rip), %xmm4, %xmm13
 	addq %rbx, %r11
-	vmovdqu %xmm15, 800(%rsp)
+	vmovdqu %xmm13, 800(%rsp)
 	rorx $28, %r9, %r8
 	rorx $34, %r9, %r10
 	rorx $39, %r9, %rcx
@@ -5519,76 +5217,64 @@ SYM(sha512_x86_rorx_avx_block):
 	addq %rsi, %rdi
 	addq %r8, %rdi
 	addq 688(%rsp), %r13
-	vmovdqu 1272(%rsp), %xmm3
 	rorx $14, %r11, %r10
-	vpsrlq $1, %xmm3, %xmm7
 	rorx $18, %r11, %rcx
-	vpsllq $63, %xmm3, %xmm4
+	vpsrlq $19, %xmm4, %xmm15
 	rorx $41, %r11, %r15
-	vpsrlq $8, %xmm3, %xmm14
 	addq %r12, %r13
-	vpsllq $56, %xmm3, %xmm0
 	andn %rbp, %r11, %rsi
-	vpsrlq $7, %xmm3, %xmm5
+	vpsllq $45, %xmm4, %xmm7
 	addq %rsi, %r13
-	vpxor %xmm4, %xmm7, %xmm13
 	mov %rax, %r8
 	andq %r11, %r8
-	vpxor %xmm0, %xmm14, %xmm9
 	addq %r8, %r13
-	vpxor %xmm9, %xmm13, %xmm8
+	vpsrlq $61, %xmm4, %xmm14
 	xorq %rcx, %r10
-	vpxor %xmm5, %xmm8, %xmm11
 	xorq %r15, %r10
-	vpsrlq $19, %xmm12, %xmm2
 	addq %r10, %r13
-	vpsllq $45, %xmm12, %xmm1
+	vpsllq $3, %xmm4, %xmm12
 	rorx $28, %rdi, %rsi
-	vpsrlq $61, %xmm12, %xmm6
 	rorx $34, %rdi, %r8
 	rorx $39, %rdi, %rcx
+	vpsrlq $6, %xmm4, %xmm9
 	andq %rdi, %r14
 	xorq %r8, %rsi
 	xorq %rcx, %rsi
+	vpxor %xmm7, %xmm15, %xmm1
 	subq %rdx, %rbx
 	mov %r9, %r15
 	xorq %rdi, %r15
 	mov %r9, %r10
 	andq %rdi, %r10
+	vpxor %xmm12, %xmm14, %xmm0
 	addq %r11, %rbx
 	addq %r14, %rbx
 	addq %rsi, %rbx
 	addq 696(%rsp), %rbp
-	vpsllq $3, %xmm12, %xmm15
 	rorx $14, %r13, %r8
-	vpsrlq $6, %xmm12, %xmm3
 	rorx $18, %r13, %rcx
-	vpxor %xmm1, %xmm2, %xmm7
+	vpxor %xmm0, %xmm1, %xmm5
 	rorx $41, %r13, %rdx
-	vpxor %xmm15, %xmm6, %xmm4
 	addq %r9, %rbp
-	vpxor %xmm4, %xmm7, %xmm14
 	andn %rax, %r13, %r14
-	vpxor %xmm3, %xmm14, %xmm0
+	vpxor %xmm9, %xmm5, %xmm11
 	addq %r14, %rbp
-	vpaddq 1336(%rsp), %xmm10, %xmm13
 	mov %r11, %rsi
 	andq %r13, %rsi
-	vpaddq %xmm11, %xmm13, %xmm9
 	addq %rsi, %rbp
-	vpaddq %xmm0, %xmm9, %xmm8
+	vpaddq %xmm11, %xmm6, %xmm2
 	xorq %rcx, %r8
-	vmovdqu %xmm8, 1392(%rsp)
 	xorq %rdx, %r8
-	vpaddq .Lc34(%rip), %xmm8, %xmm5
 	addq %r8, %rbp
-	vmovdqu %xmm5, 816(%rsp)
+	vmovdqu %xmm2, 1392(%rsp)
 	rorx $28, %rbx, %r14
 	rorx $34, %rbx, %rsi
 	rorx $39, %rbx, %rcx
+	vpaddq .Lc36(%rip), %xmm2, %xmm8
 	andq %rbx, %r15
 	xorq %rsi, %r14
 	xorq %rcx, %r14
+	vmovdqu %xmm8, 816(%rsp)
 	subq %r12, %r10
 	mov %rdi, %rdx
 	xorq %rbx, %rdx
@@ -6089,75 +5775,77 @@ SIZE(sha512_x86_rorx_avx_block)
 
 RODATA
 .p2align 4
-.Lc0: .quad 0x0000000000000000, 0x0040000000001008
-.Lc1: .quad 0xe49b69c19ef14ad2, 0xefbe4786384f25e3
-.Lc2: .quad 0x0fc19dc68b8cd5b5, 0x240ca1cc77ac9c65
-.Lc3: .quad 0x2de92c6f592b0275, 0x4a7484aa6ea6e483
-.Lc4: .quad 0x8000000000000000, 0x0000000000000000
-.Lc5: .quad 0x0000000000000000, 0x0000000000000200
-.Lc6: .quad 0x5cb0a9dcbd41fbd4, 0x76f988da831153b5
-.Lc7: .quad 0x983e5152ee66dfab, 0xa831c66d2db43210
-.Lc8: .quad 0xb00327c898fb213f, 0xbf597fc7beef0ee4
-.Lc9: .quad 0xc6e00bf33da88fc2, 0xd5a79147930aa725
-.Lc10: .quad 0x06ca6351e003826f, 0x142929670a0e6e70
-.Lc11: .quad 0x27b70a8546d22ffc, 0x2e1b21385c26c926
-.Lc12: .quad 0x4d2c6dfc5ac42aed, 0x53380d139d95b3df
-.Lc13: .quad 0x650a73548baf63de, 0x766a0abb3c77b2a8
-.Lc14: .quad 0x81c2c92e47edaee6, 0x92722c851482353b
-.Lc15: .quad 0xa2bfe8a14cf10364, 0xa81a664bbc423001
-.Lc16: .quad 0xc24b8b70d0f89791, 0xc76c51a30654be30
-.Lc17: .quad 0xd192e819d6ef5218, 0xd69906245565a910
-.Lc18: .quad 0xf40e35855771202a, 0x106aa07032bbd1b8
-.Lc19: .quad 0x19a4c116b8d2d0c8, 0x1e376c085141ab53
-.Lc20: .quad 0x2748774cdf8eeb99, 0x34b0bcb5e19b48a8
-.Lc21: .quad 0x391c0cb3c5c95a63, 0x4ed8aa4ae3418acb
-.Lc22: .quad 0x5b9cca4f7763e373, 0x682e6ff3d6b2b8a3
-.Lc23: .quad 0x748f82ee5defb2fc, 0x78a5636f43172f60
-.Lc24: .quad 0x84c87814a1f0ab72, 0x8cc702081a6439ec
-.Lc25: .quad 0x90befffa23631e28, 0xa4506cebde82bde9
-.Lc26: .quad 0xbef9a3f7b2c67915, 0xc67178f2e372532b
-.Lc27: .quad 0xca273eceea26619c, 0xd186b8c721c0c207
-.Lc28: .quad 0xeada7dd6cde0eb1e, 0xf57d4f7fee6ed178
-.Lc29: .quad 0x06f067aa72176fba, 0x0a637dc5a2c898a6
-.Lc30: .quad 0x113f9804bef90dae, 0x1b710b35131c471b
-.Lc31: .quad 0x28db77f523047d84, 0x32caab7b40c72493
-.Lc32: .quad 0x3c9ebe0a15c9bebc, 0x431d67c49c100d4c
-.Lc33: .quad 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a
-.Lc34: .quad 0x5fcb6fab3ad6faec, 0x6c44198c4a475817
-.Lc35: .quad 0xf7689eb47ab51f91
-.Lc36: .quad 0x9b05688c2b3e6c1f
-.Lc37: .quad 0xcd2a11b01dc61b63
-.Lc38: .quad 0x510e527fade682d1
-.Lc39: .quad 0x954d6b38bcfcddf5
-.Lc40: .quad 0xd16e48e277766e33
-.Lc41: .quad 0x6a09e667f3bcc908
-.Lc42: .quad 0xed92b29281f388dd
-.Lc43: .quad 0x0c2e12e19c564e89
-.Lc44: .quad 0x4498517a7b3558c5
-.Lc45: .quad 0xa4ce148d232d2795
-.Lc46: .quad 0x95f619980c4336f8
-.Lc47: .quad 0x3956c25bf348b538
-.Lc48: .quad 0x59f111f1b605d019
-.Lc49: .quad 0x923f82a4af194f9b
-.Lc50: .quad 0xab1c5ed5da6d8118
-.Lc51: .quad 0x8000000000000000
-.Lc52: .quad 0xd807aa98a3030242
-.Lc53: .quad 0x12835b0145706fbe
-.Lc54: .quad 0x243185be4ee4b28c
-.Lc55: .quad 0x550c7dc3d5ffb4e2
-.Lc56: .quad 0x72be5d74f27b896f
-.Lc57: .quad 0x80deb1fe3b1696b1
-.Lc58: .quad 0x9bdc06a725c71235
-.Lc59: .quad 0xc19bf174cf692694
-.Lc60: .quad 0xbb67ae8584caa73b
-.Lc61: .quad 0x3c6ef372fe94f82b
-.Lc62: .quad 0xa54ff53a5f1d36f1
-.Lc63: .quad 0x1f83d9abfb41bd6b
-.Lc64: .quad 0x5be0cd19137e2179
-.Lc65: .quad 0x428a2f98d728ae22
-.Lc66: .quad 0x7137449123ef65cd
-.Lc67: .quad 0xb5c0fbcfec4d3b2f
-.Lc68: .quad 0xe9b5dba58189dbbc
+.Lc0: .quad 0x0007060504030201, 0x080f0e0d0c0b0a09
+.Lc1: .quad 0x0000000000000000, 0x0040000000001008
+.Lc2: .quad 0xe49b69c19ef14ad2, 0xefbe4786384f25e3
+.Lc3: .quad 0x0fc19dc68b8cd5b5, 0x240ca1cc77ac9c65
+.Lc4: .quad 0x2de92c6f592b0275, 0x4a7484aa6ea6e483
+.Lc5: .quad 0x8000000000000000, 0x0000000000000000
+.Lc6: .quad 0x0000000000000000, 0x0000000000000200
+.Lc7: .quad 0x5cb0a9dcbd41fbd4, 0x76f988da831153b5
+.Lc8: .quad 0x983e5152ee66dfab, 0xa831c66d2db43210
+.Lc9: .quad 0xb00327c898fb213f, 0xbf597fc7beef0ee4
+.Lc10: .quad 0xc6e00bf33da88fc2, 0xd5a79147930aa725
+.Lc11: .quad 0x06ca6351e003826f, 0x142929670a0e6e70
+.Lc12: .quad 0x0007060504030201, 0x080f0e0d0c0b0a09, 0x0007060504030201, 0x080f0e0d0c0b0a09
+.Lc13: .quad 0x27b70a8546d22ffc, 0x2e1b21385c26c926
+.Lc14: .quad 0x4d2c6dfc5ac42aed, 0x53380d139d95b3df
+.Lc15: .quad 0x650a73548baf63de, 0x766a0abb3c77b2a8
+.Lc16: .quad 0x81c2c92e47edaee6, 0x92722c851482353b
+.Lc17: .quad 0xa2bfe8a14cf10364, 0xa81a664bbc423001
+.Lc18: .quad 0xc24b8b70d0f89791, 0xc76c51a30654be30
+.Lc19: .quad 0xd192e819d6ef5218, 0xd69906245565a910
+.Lc20: .quad 0xf40e35855771202a, 0x106aa07032bbd1b8
+.Lc21: .quad 0x19a4c116b8d2d0c8, 0x1e376c085141ab53
+.Lc22: .quad 0x2748774cdf8eeb99, 0x34b0bcb5e19b48a8
+.Lc23: .quad 0x391c0cb3c5c95a63, 0x4ed8aa4ae3418acb
+.Lc24: .quad 0x5b9cca4f7763e373, 0x682e6ff3d6b2b8a3
+.Lc25: .quad 0x748f82ee5defb2fc, 0x78a5636f43172f60
+.Lc26: .quad 0x84c87814a1f0ab72, 0x8cc702081a6439ec
+.Lc27: .quad 0x90befffa23631e28, 0xa4506cebde82bde9
+.Lc28: .quad 0xbef9a3f7b2c67915, 0xc67178f2e372532b
+.Lc29: .quad 0xca273eceea26619c, 0xd186b8c721c0c207
+.Lc30: .quad 0xeada7dd6cde0eb1e, 0xf57d4f7fee6ed178
+.Lc31: .quad 0x06f067aa72176fba, 0x0a637dc5a2c898a6
+.Lc32: .quad 0x113f9804bef90dae, 0x1b710b35131c471b
+.Lc33: .quad 0x28db77f523047d84, 0x32caab7b40c72493
+.Lc34: .quad 0x3c9ebe0a15c9bebc, 0x431d67c49c100d4c
+.Lc35: .quad 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a
+.Lc36: .quad 0x5fcb6fab3ad6faec, 0x6c44198c4a475817
+.Lc37: .quad 0xf7689eb47ab51f91
+.Lc38: .quad 0x9b05688c2b3e6c1f
+.Lc39: .quad 0xcd2a11b01dc61b63
+.Lc40: .quad 0x510e527fade682d1
+.Lc41: .quad 0x954d6b38bcfcddf5
+.Lc42: .quad 0xd16e48e277766e33
+.Lc43: .quad 0x6a09e667f3bcc908
+.Lc44: .quad 0xed92b29281f388dd
+.Lc45: .quad 0x0c2e12e19c564e89
+.Lc46: .quad 0x4498517a7b3558c5
+.Lc47: .quad 0xa4ce148d232d2795
+.Lc48: .quad 0x95f619980c4336f8
+.Lc49: .quad 0x3956c25bf348b538
+.Lc50: .quad 0x59f111f1b605d019
+.Lc51: .quad 0x923f82a4af194f9b
+.Lc52: .quad 0xab1c5ed5da6d8118
+.Lc53: .quad 0x8000000000000000
+.Lc54: .quad 0xd807aa98a3030242
+.Lc55: .quad 0x12835b0145706fbe
+.Lc56: .quad 0x243185be4ee4b28c
+.Lc57: .quad 0x550c7dc3d5ffb4e2
+.Lc58: .quad 0x72be5d74f27b896f
+.Lc59: .quad 0x80deb1fe3b1696b1
+.Lc60: .quad 0x9bdc06a725c71235
+.Lc61: .quad 0xc19bf174cf692694
+.Lc62: .quad 0xbb67ae8584caa73b
+.Lc63: .quad 0x3c6ef372fe94f82b
+.Lc64: .quad 0xa54ff53a5f1d36f1
+.Lc65: .quad 0x1f83d9abfb41bd6b
+.Lc66: .quad 0x5be0cd19137e2179
+.Lc67: .quad 0x428a2f98d728ae22
+.Lc68: .quad 0x7137449123ef65cd
+.Lc69: .quad 0xb5c0fbcfec4d3b2f
+.Lc70: .quad 0xe9b5dba58189dbbc
 
 #if !defined(__APPLE__)
 .section .note.GNU-stack, "", @progbits

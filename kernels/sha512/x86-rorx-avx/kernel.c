@@ -2,8 +2,8 @@
  * sha512/x86-rorx-avx: x86-rorx's rounds for cores without AVX-512 (AVX2
  * machines, and VMs that hide AVX-512, as some clouds do on Zen 4): the
  * same generated chain (../gen-x86-rorx.py), its message schedule in VEX
- * xmm0-15, each rotate two shifts (vpsrlq, vpsllq) and the sigmas' xors
- * vpxor, the unaligned pairs vpalignr.
+ * registers: rotates as shift pairs or vpshufb, sigma0 and the sums for two
+ * pairs at once in a ymm (vextracti128 splits them), xors as vpxor.
  */
 #include "kernel.h"
 #include "sha512/sha512-c.h"
@@ -34,7 +34,7 @@ x86_rorx_avx_chain(void *ctx, uint8_t *x, uint64_t steps)
 }
 
 static const char *const x86_rorx_avx_insns[] = {
-	"rorx", "andn", "vpsllq", "vpalignr", NULL
+	"rorx", "andn", "vpsllq", "vpshufb", "vextracti128", NULL
 };
 
 /* EVEX would not run where this variant is meant to. */
@@ -44,7 +44,7 @@ static const char *const x86_rorx_avx_forbidden[] = {
 
 const struct kernel KERNEL_THIS = {
 	.description = "x86-rorx without AVX-512: BMI2 rorx/andn rounds, "
-	    "message schedule in VEX xmm (shift pairs for rotates)",
+	    "message schedule in VEX xmm/ymm (shift pairs for rotates)",
 	.features = KF_X86_BMI2 | KF_X86_AVX2,
 	.insns = x86_rorx_avx_insns,
 	.forbidden = x86_rorx_avx_forbidden,
