@@ -366,14 +366,22 @@ main(int argc, char **argv)
 	printf("%-32s %10s %9s %9s %8s %8s %8s %8s %8s\n", "implementation",
 	    "median/s", "ns", "min ns", "cycles", "x ctl", "x gcry",
 	    "x nettle", "x xkcp");
-	for (i = 0; i < n; i++)
-		printf("%-32s %9.3fM %9.2f %9.2f %8.1f %8.2f %8.2f %8.2f "
-		    "%8.2f\n", run[i].name, 1e3 / med[i], med[i],
-		    per_step(ns, i, 0, samples, 1, steps), med[i] * mhz / 1e3,
-		    ctl >= 0 ? med[ctl] / med[i] : 0,
-		    gc >= 0 ? med[gc] / med[i] : 0,
-		    ne >= 0 ? med[ne] / med[i] : 0,
-		    xk >= 0 ? med[xk] / med[i] : 0);
+	for (i = 0; i < n; i++) {
+		int to[] = { ctl, gc, ne, xk };
+		size_t c;
+
+		printf("%-32s %9.3fM %9.2f %9.2f %8.1f", run[i].name,
+		    1e3 / med[i], med[i],
+		    per_step(ns, i, 0, samples, 1, steps), med[i] * mhz / 1e3);
+		/* "-" where that implementation is not in the run (XKCP
+		 * beside sha512) */
+		for (c = 0; c < sizeof to / sizeof to[0]; c++)
+			if (to[c] >= 0)
+				printf(" %8.2f", med[to[c]] / med[i]);
+			else
+				printf(" %8s", "-");
+		printf("\n");
+	}
 	for (i = 0; i < n; i++)
 		if (run[i].k != NULL && run[i].k->teardown != NULL)
 			run[i].k->teardown(run[i].ctx);
