@@ -266,14 +266,13 @@ const struct cmd_entry cmd_reproduce_entry = {
 	    "       seqorch reproduce --list\n"
 	    "\n"
 	    "Runs the protocol of one of the seeds (sha3, sha512, umbrella,\n"
-	    "ebash) on\n"
-	    "the selected hosts, each part a run of its own in the seed's order\n"
-	    "with the seed's variants, steps and samples, records them as one\n"
-	    "reproduction, and prints the published table: the seed's figures\n"
-	    "and ratios, each host's figure beside the seed's machine it\n"
-	    "stands for (hosts.toml `reference`), and the seed's cross-machine\n"
-	    "ratios beside the hosts'.  `seqorch report --reproduce NAME`\n"
-	    "prints it again.\n",
+	    "ebash) on the selected hosts, each part a run of its own in the\n"
+	    "seed's order with the seed's variants, steps and samples, records\n"
+	    "them as one reproduction, and prints the published table: the\n"
+	    "seed's figures and ratios, each host's figure beside the seed's\n"
+	    "machine it stands for (hosts.toml `reference`), and the seed's\n"
+	    "cross-machine ratios beside the hosts'.  `seqorch report\n"
+	    "--reproduce NAME` prints it again.\n",
 	.opts = (const struct cmd_opt[]){
 		{ "list", 'l', 0, NULL,
 		    "the protocols, one a line with its description",
