@@ -184,6 +184,33 @@ cpu_features(void)
 	return bits;
 }
 
+int
+cpu_signature(char *buf, size_t len)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d, family, model;
+
+	if (len > 0)
+		buf[0] = '\0';
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return -1;
+	/* The SDM's and AMD's rule: the extended fields count from 0xf. */
+	family = (a >> 8) & 0xf;
+	model = (a >> 4) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model |= ((a >> 16) & 0xf) << 4;
+	snprintf(buf, len, "family %u model %u stepping %u", family, model,
+	    a & 0xf);
+	return 0;
+#else
+	if (len > 0)
+		buf[0] = '\0';
+	return -1;
+#endif
+}
+
 void
 cpu_feature_names(unsigned bits, char *buf, size_t len)
 {

@@ -24,4 +24,12 @@ void cpu_feature_names(unsigned bits, char *buf, size_t len);
  */
 int cpu_hwcap_names(char *buf, size_t len);
 
+/*
+ * The x86-64 processor signature from cpuid leaf 1, in decimal as
+ * /proc/cpuinfo and lscpu give it ("family 25 model 17 stepping 1"), into
+ * buf: what tells a Zen 4 from a Zen 5 where a VM names the cpu only "AMD
+ * EPYC".  0, or -1 (buf empty) on other architectures.
+ */
+int cpu_signature(char *buf, size_t len);
+
 #endif

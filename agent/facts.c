@@ -228,6 +228,8 @@ facts_add(struct jsonl *obj, int cpu)
 #else
 	linux_cpu(obj);
 #endif
+	if (cpu_signature(buf, sizeof buf) == 0)
+		jsonl_str(obj, PROTO_F_CPU_SIGNATURE, buf);
 	ok = macos_power(buf, sizeof buf) == 0;
 	add_string_or_null(obj, PROTO_F_POWER, ok, buf);
 	ok = macos_thermal(buf, sizeof buf) == 0;

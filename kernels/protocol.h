@@ -59,6 +59,7 @@
 #define PROTO_F_KERNEL		"kernel"
 #define PROTO_F_HOSTNAME	"hostname"
 #define PROTO_F_CPU_MODEL	"cpu_model"
+#define PROTO_F_CPU_SIGNATURE	"cpu_signature"
 #define PROTO_F_CPU_FLAGS	"cpu_flags"
 #define PROTO_F_HWCAPS		"hwcaps"
 #define PROTO_F_FACTS_WARNING	"facts_warning"

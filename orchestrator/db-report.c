@@ -245,6 +245,7 @@ host_row(sqlite3_stmt *st, void *arg)
 	facts = sqlite3_column_type(st, 9) == SQLITE_NULL ? NULL :
 	    cJSON_Parse(col_str(st, 9));
 	h.cpu_model = fact(facts, "cpu_model");
+	h.cpu_signature = fact(facts, "cpu_signature");
 	h.arch = fact(facts, "arch");
 	h.os = fact(facts, "os");
 	h.kernel = fact(facts, "kernel");

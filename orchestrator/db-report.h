@@ -59,7 +59,7 @@ struct db_host {
 	int		 pinned;	/* 1, 0, or -1 when NULL */
 	const char	*pin_error, *governor, *openssl;
 	double		 calib_mhz;	/* 0 when NULL */
-	const char	*cpu_model, *arch, *os, *kernel;
+	const char	*cpu_model, *cpu_signature, *arch, *os, *kernel;
 	int64_t		 cores;
 	const char	*cpu_choice, *counters, *counters_error;
 	int64_t		 windows, noisy;

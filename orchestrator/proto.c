@@ -57,6 +57,7 @@ static const struct field facts_f[] = {
 	{ PROTO_F_KERNEL, F_STR, NO, 0 },
 	{ PROTO_F_HOSTNAME, F_STR, NO, 0 },
 	{ PROTO_F_CPU_MODEL, F_STR_NULL, NO, 0 },
+	{ PROTO_F_CPU_SIGNATURE, F_STR_OPT, NO, 0 },
 	{ PROTO_F_CPU_FLAGS, F_STR_NULL, NO, 0 },
 	{ PROTO_F_HWCAPS, F_STR_NULL, NO, 0 },
 	{ PROTO_F_FACTS_WARNING, F_STR_NULL, NO, 0 },

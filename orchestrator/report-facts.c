@@ -64,6 +64,17 @@ noise_cell(const struct rhost *h)
 	    "quiet", h->noisy > 0 ? h->noisy : h->windows, h->windows);
 }
 
+/* The model, and the x86 signature that names the core where a VM's
+ * model string does not ("AMD EPYC"). */
+static char *
+cpu_cell(const struct rhost *h)
+{
+	if (h->cpu_signature == NULL)
+		return dup_or_dash(h->cpu_model);
+	return xasprintf("%s (%s)", h->cpu_model != NULL ? h->cpu_model : "-",
+	    h->cpu_signature);
+}
+
 static char *
 host_cell(const struct rhost *h, int what)
 {
@@ -72,7 +83,7 @@ host_cell(const struct rhost *h, int what)
 	case COL_HOST_STATUS:	return dup_or_dash(h->status);
 	case COL_CLOCK:		return report_clock_str(h->clock_mhz,
 				    h->clock_source, h->clock_n);
-	case COL_CPU:		return dup_or_dash(h->cpu_model);
+	case COL_CPU:		return cpu_cell(h);
 	case COL_ARCH:		return dup_or_dash(h->arch);
 	case COL_KERNEL:	return dup_or_dash(h->kernel);
 	case COL_OPENSSL:	return dup_or_dash(h->openssl);

@@ -161,6 +161,7 @@ report_json_host(const struct rhost *h)
 	report_json_str(o, "name", h->name);
 	report_json_str(o, "status", h->status);
 	report_json_str(o, "cpu_model", h->cpu_model);
+	report_json_str(o, "cpu_signature", h->cpu_signature);
 	report_json_str(o, "arch", h->arch);
 	report_json_str(o, "os", h->os);
 	report_json_str(o, "kernel", h->kernel);

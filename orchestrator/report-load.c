@@ -124,6 +124,7 @@ report_free_run(struct rrun *r)
 		free(r->hosts[i].governor);
 		free(r->hosts[i].openssl);
 		free(r->hosts[i].cpu_model);
+		free(r->hosts[i].cpu_signature);
 		free(r->hosts[i].arch);
 		free(r->hosts[i].os);
 		free(r->hosts[i].kernel);
@@ -247,6 +248,7 @@ add_host(const struct db_host *d, void *arg)
 	h->openssl = dup_or_null(d->openssl);
 	h->calib_mhz = d->calib_mhz;
 	h->cpu_model = dup_or_null(d->cpu_model);
+	h->cpu_signature = dup_or_null(d->cpu_signature);
 	h->arch = dup_or_null(d->arch);
 	h->os = dup_or_null(d->os);
 	h->kernel = dup_or_null(d->kernel);
@@ -1150,6 +1152,7 @@ printable(struct rrun *r)
 		strip(r->hosts[i].governor);
 		strip(r->hosts[i].openssl);
 		strip(r->hosts[i].cpu_model);
+		strip(r->hosts[i].cpu_signature);
 		strip(r->hosts[i].arch);
 		strip(r->hosts[i].os);
 		strip(r->hosts[i].kernel);

@@ -115,7 +115,7 @@ struct rhost {
 	char		*pin_error;
 	char		*governor;
 	char		*openssl;
-	char		*cpu_model, *arch, *os, *kernel;	/* facts */
+	char		*cpu_model, *cpu_signature, *arch, *os, *kernel;	/* facts */
 	int64_t		 cores;		/* 0 = unknown */
 	double		 calib_mhz;	/* facts, before sampling; 0 = unknown */
 	char		*cpu_choice;	/* cpu = "auto": why this cpu */

@@ -139,11 +139,19 @@ def timed(argv, cwd, rounds=3):
 
 
 def cpu_model():
-    """The CPU's model name, as /proc/cpuinfo or sysctl give it."""
+    """The CPU's model name, as /proc/cpuinfo or sysctl give it; on x86
+    with the family, model and stepping that name the core where a VM's
+    model name does not ("AMD EPYC")."""
     try:
+        info = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())
+        if "model name" in info:
+            sig = (f" (family {info['cpu family']} model {info['model']} "
+                   f"stepping {info['stepping']})"
+                   if "cpu family" in info else "")
+            return info["model name"] + sig
     except OSError:
         pass
     p = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],

@@ -61,6 +61,20 @@ def cpu_flags():
     return frozenset()
 
 
+def cpuinfo_signature():
+    """x86-64: "family F model M stepping S" from /proc/cpuinfo's first
+    processor, what the agent's cpu_signature must say; None elsewhere."""
+    got = {}
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("cpu family", "model", "stepping"):
+            got.setdefault(key.strip(), value.strip())
+    if len(got) < 3:
+        return None
+    return (f"family {got['cpu family']} model {got['model']} "
+            f"stepping {got['stepping']}")
+
+
 def cpu_lacks(study, variant):
     """The /proc/cpuinfo flags this CPU lacks for the variant's declared
     features (`.features` in its kernel.c), sorted; [] if it runs here."""

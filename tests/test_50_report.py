@@ -30,7 +30,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import ROOT, SEQORCH, sha3_chain
+from conftest import ROOT, SEQORCH, cpuinfo_signature, sha3_chain
 from sshd import Sshd, keygen, write_hosts_toml
 
 STEPS, SAMPLES = 20000, 3
@@ -221,6 +221,7 @@ def test_json(site):
     for h in run["hosts"]:
         assert h["clock_source"] == "samples" and h["clock_mhz"] > 0
         assert h["cpu_model"] and h["arch"]
+        assert h["cpu_signature"] == cpuinfo_signature()
     # The builds are summary.json's objects (one function makes both):
     # compiler metadata, target, and source and binary hashes.
     con = sqlite3.connect(site / "results.db")

@@ -255,6 +255,7 @@ def test_arm_facts_are_its_hwcaps_not_the_machines_cpuinfo(fleet):
                 "svebitperm"} <= set(hw), hw
         assert facts["cpu_flags"] == facts["hwcaps"]
         assert facts["cpu_model"] is None
+        assert "cpu_signature" not in facts     # cpuid is x86's
         assert facts["facts_warning"].startswith(
             '/proc/cpuinfo has no aarch64 "Features" line but an x86 '
             '"flags" line')
