@@ -81,9 +81,17 @@ def cpu_lacks(study, variant):
     src = ROOT / "kernels" / study / variant / "kernel.c"
     text = src.read_text() if src.exists() else ""
     m = re.search(r"\.features\s*=\s*([A-Z0-9_|\s]+),", text)
+    if m is None and any(
+            ".features" in (ROOT / "kernels" / h).read_text()
+            for h in re.findall(r'#include "([^"]+\.h)"', text)
+            if (ROOT / "kernels" / h).exists()):
+        # sha3's openssl-fused: a macro in a shared header, per arch
+        raise ValueError(f"{study}/{variant} declares its features in a "
+                         "header: cpu_lacks cannot read them")
     need = set()
     for bit in (m.group(1).split("|") if m else []):
-        need |= KF_CPUINFO[bit.strip()]
+        if bit.strip() != "0":
+            need |= KF_CPUINFO[bit.strip()]
     return sorted(need - cpu_flags())
 
 
