@@ -322,6 +322,29 @@ print_study(FILE *f, size_t j, const char *cc, const char *res)
 }
 
 /*
+ * The instruction sets the variants are picked by, as the probe found
+ * them ("isa=HAVE;LACK"): what this host lacks, its variants that need it
+ * are skipped, which a comparison with another host must know.  No line
+ * where the probe could not tell (qemu-user shows the machine's own
+ * /proc/cpuinfo).
+ */
+static void
+print_isa(FILE *f, const char *out)
+{
+	char v[FACT_LEN], *lack;
+
+	if (!lookup(out, "isa", v, sizeof v) ||
+	    (lack = strchr(v, ';')) == NULL)
+		return;
+	*lack++ = '\0';
+	fprintf(f, "  isa       %s", *v ? v : "none of the variants' sets");
+	if (*lack)
+		fprintf(f, "; lacks %s: variants needing them are skipped",
+		    lack);
+	fputc('\n', f);
+}
+
+/*
  * Connect and probe one host, writing its report into f.  Returns 0 when
  * the host is usable (an optional study it cannot build is reported, and
  * the others run), -1 when it failed or misses what every study needs.
@@ -335,6 +358,7 @@ check_host(const struct host *h, FILE *f)
 	struct strbuf cmd = STRBUF_INIT, missing = STRBUF_INIT;
 	char *out = NULL, *path = NULL;
 	char v[FACT_LEN], distro[FACT_LEN], cores[32], scratch[PATH_LEN] = "";
+	char sig[64];
 	char words[MAX_LIBS][32];
 	const char *fp, *type;
 	long long kib;
@@ -374,8 +398,10 @@ check_host(const struct host *h, FILE *f)
 	    *distro ? " (" : "", distro, *distro ? ")" : "");
 	lookup(out, "cpu", v, sizeof v);
 	lookup(out, "cores", cores, sizeof cores);
-	fprintf(f, "  cpu       %s, %s cores\n", *v ? v : "unknown model",
-	    *cores ? cores : "?");
+	lookup(out, "cpu_signature", sig, sizeof sig);
+	fprintf(f, "  cpu       %s%s%s%s, %s cores\n", *v ? v : "unknown model",
+	    *sig ? " (" : "", sig, *sig ? ")" : "", *cores ? cores : "?");
+	print_isa(f, out);
 	lookup(out, "openssl", v, sizeof v);
 	fprintf(f, "  openssl   %s\n", *v ? v : "no openssl command");
 	lookup(out, "free_kib", v, sizeof v);

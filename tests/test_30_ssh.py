@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEQORCH, query, sha3_chain
+from conftest import SEQORCH, cpu_flags, cpuinfo_signature, query, sha3_chain
 from lib_common import dead_port
 from sshd import (fingerprint, free_endpoint, keygen, sshd_factory,  # noqa
                   user_key, write_hosts_toml)
@@ -61,6 +61,16 @@ def test_check_three_hosts(tmp_path, sshd_factory):
                          r"cflags ok; -lcrypto ok$", b, re.M), b
         assert re.search(r"^  openssl   OpenSSL \d", b, re.M), b
         assert re.search(r"^  cpu       .+, \d+ cores$", b, re.M), b
+        if platform.machine() == "x86_64":
+            # the signature and instruction sets /proc/cpuinfo gives
+            assert f"({cpuinfo_signature()}), " in b, b
+            want = "avx2 bmi2 avx512f avx512vl avx512dq aes".split()
+            has = [w for w in want if w in cpu_flags()]
+            lacks = [w for w in want if w not in cpu_flags()]
+            line = "  isa       " + " ".join(has) + (
+                f"; lacks {' '.join(lacks)}: variants needing them are "
+                "skipped" if lacks else "")
+            assert line + "\n" in b, b
         assert re.search(rf"^  workdir   {re.escape(str(s.workdir))}, "
                          r"\d+ MiB free$", b, re.M), b
         assert "upload    ok" in b

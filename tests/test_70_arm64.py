@@ -334,6 +334,7 @@ def test_hosts_check_reports_what_an_optional_study_misses(fleet):
     # not the x86 model of the /proc/cpuinfo qemu-user shows
     assert "  cpu       unknown (/proc/cpuinfo has no aarch64 Features " \
         "line: not this cpu's), " in r.stdout, r.stdout
+    assert "  isa " not in r.stdout     # nor the x86 machine's flags
     assert "  study     randomx with cc: cannot build, missing cmake " \
         "(Debian: cmake); a C++ compiler, c++ (Debian: g++)\n" in r.stdout
     assert "GiB" not in r.stdout and "librandomx0" not in r.stdout
