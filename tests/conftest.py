@@ -52,27 +52,30 @@ KF_CPUINFO = {
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_flags():
-    """The flags (x86-64) or Features (aarch64) line of /proc/cpuinfo."""
+def cpuinfo():
+    """/proc/cpuinfo's fields of its first processor (the first value of
+    each name)."""
+    info = {}
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):
-            return frozenset(value.split())
-    return frozenset()
+        info.setdefault(key.strip(), value.strip())
+    return info
+
+
+def cpu_flags():
+    """The flags (x86-64) or Features (aarch64) line of /proc/cpuinfo."""
+    info = cpuinfo()
+    return frozenset(info.get("flags", info.get("Features", "")).split())
 
 
 def cpuinfo_signature():
     """x86-64: "family F model M stepping S" from /proc/cpuinfo's first
     processor, what the agent's cpu_signature must say; None elsewhere."""
-    got = {}
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in ("cpu family", "model", "stepping"):
-            got.setdefault(key.strip(), value.strip())
-    if len(got) < 3:
+    info = cpuinfo()
+    if "cpu family" not in info:
         return None
-    return (f"family {got['cpu family']} model {got['model']} "
-            f"stepping {got['stepping']}")
+    return (f"family {info['cpu family']} model {info['model']} "
+            f"stepping {info['stepping']}")
 
 
 def cpu_lacks(study, variant):

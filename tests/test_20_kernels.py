@@ -74,7 +74,7 @@ def test_native_variants(native, study):
     # this CPU has must run.  What it lacks goes unchecked here, and the
     # summary says so (qemu-user has no AVX-512 to run it under).
     skipped = sorted(v for v, res in by.items() if res[0][0] == "skip")
-    lacking = {v: cpu_lacks(study, v) for v in by if cpu_lacks(study, v)}
+    lacking = {v: f for v in by if (f := cpu_lacks(study, v))}
     assert skipped == sorted(lacking), (skipped, lacking, out)
     for v, flags in sorted(lacking.items()):
         warnings.warn(f"{study}/{v} not checked: this cpu lacks "

@@ -26,7 +26,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, copy_tree, query, runs_here, seqorch, write_hosts
+from conftest import (ROOT, copy_tree, locked, query, runs_here, seqorch,
+                      write_hosts)
 from refs import chain_hex
 from lib_fakecc import FAKE_CC
 from lib_kernels import (assert_all_pass, build_check, expect_args,
@@ -292,6 +293,27 @@ def test_x86_feature_variants_skipped_under_qemu(tmp_path, tmp_path_factory,
         skipped = {v for v, res in by.items() if res[0][0] == "skip"}
         assert skipped == skips[study], (study, model, out)
         assert "avx512f+vl" not in have, have
+
+
+@pytest.mark.skipif(ARCH != "x86_64", reason="an x86-64 CPU model")
+def test_kernel_bench_refuses_a_variant_the_cpu_lacks():
+    """build/kernel-bench asked for a variant whose features the CPU lacks
+    says which and exits 2 (it died of SIGILL); one the CPU has runs."""
+    need("qemu-x86_64", "qemu-user")
+    with locked(ROOT / "build" / "pytest-make.lock"):
+        subprocess.run(["make", "-s", "build/kernel-bench"], cwd=ROOT,
+                       check=True)
+    exe = [need("qemu-x86_64", "qemu-user"), "-cpu", "Nehalem",
+           str(ROOT / "build" / "kernel-bench"), "-S", "sha512", "-n", "10",
+           "-s", "1"]
+    p = subprocess.run(exe + ["x86-rorx-avx"], capture_output=True,
+                       text=True)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr == 'bench: variant "x86-rorx-avx" needs avx2,bmi2, ' \
+        "which this cpu lacks\n"
+    p = subprocess.run(exe + ["c-fused"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("sha512: 10 hashes x 1 samples"), p.stdout
 
 
 def test_disasm_rows_survive_the_forbidden_migration(tmp_path):

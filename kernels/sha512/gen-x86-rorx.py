@@ -127,6 +127,7 @@ class Aff:
 class Gen:
     def __init__(self, avx512):
         self.avx512 = avx512    # else VEX only: shifts for rotates, vpxor
+        self.mov = "vmovdqu64" if avx512 else "vmovdqu"
         self.n = 0
         self.pool = {}          # constant -> label
         self.out = None         # list the builders append ops to
@@ -407,7 +408,13 @@ def sha512_body(g, state, words, kw_slot, w_slot, out_slots):
     return ops
 
 
-def allocate(ops, avx512):
+# The vector ops by kind without its "v" (xmm) or "y" (ymm) prefix.
+VEC = {"shr": "vpsrlq $%d, %s, %s", "shl": "vpsllq $%d, %s, %s",
+       "shufb": "vpshufb %s, %s, %s", "xor": "vpxor %s, %s, %s",
+       "add": "vpaddq %s, %s, %s"}
+
+
+def allocate(ops, g):
     """Linear scan: registers to values, two-operand forms made of the
     three-address ops.  Returns assembly lines.  Without AVX-512 only
     xmm0-15 exist and moves are VEX (vmovdqu)."""
@@ -416,8 +423,7 @@ def allocate(ops, avx512):
         for s in srcs:
             if isinstance(s, Val):
                 last[s.n] = i
-    free = {"g": list(GPRS), "x": list(XMMS if avx512 else XMMS[:16])}
-    mov = "vmovdqu64" if avx512 else "vmovdqu"
+    free = {"g": list(GPRS), "x": list(XMMS if g.avx512 else XMMS[:16])}
     where = {}
     lines = []
 
@@ -485,36 +491,24 @@ def allocate(ops, avx512):
             lines.append("vmovq %s, %s" % (text[0], r))
             lines.append("vpinsrq $1, %s, %s, %s" % (text[1], r, r))
         elif kind == "vload":
-            lines.append("%s %s, %s" % (mov, text[0], r))
+            lines.append("%s %s, %s" % (g.mov, text[0], r))
         elif kind == "vror":
             lines.append("vprorq $%d, %s, %s" % (arg, text[0], r))
-        elif kind == "vshr":
-            lines.append("vpsrlq $%d, %s, %s" % (arg, text[0], r))
-        elif kind == "vshl":
-            lines.append("vpsllq $%d, %s, %s" % (arg, text[0], r))
-        elif kind == "vshufb":
-            lines.append("vpshufb %s, %s, %s" % (text[1], text[0], r))
-        elif kind == "vxor":
-            lines.append("vpxor %s, %s, %s" % (text[1], text[0], r))
-        elif kind == "vadd":
-            lines.append("vpaddq %s, %s, %s" % (text[1], text[0], r))
-        elif kind == "valign" and avx512:
+        elif kind[0] in "vy" and kind[1:] in VEC:
+            if kind[0] == "y":
+                text, r = [ymm(t) for t in text], ymm(r)
+            lines.append(VEC[kind[1:]] % ((arg, text[0], r) if arg is not
+                                          None else (text[1], text[0], r)))
+        elif kind == "valign" and g.avx512:
             lines.append("valignq $1, %s, %s, %s" % (text[1], text[0], r))
         elif kind == "valign":
             lines.append("vpalignr $8, %s, %s, %s" % (text[1], text[0], r))
         elif kind == "vstore":
-            lines.append("%s %s, %s" % (mov, text[0], text[1]))
+            lines.append("%s %s, %s" % (g.mov, text[0], text[1]))
         elif kind == "vextract":
             lines.append("vextracti128 $1, %s, %s" % (ymm(text[0]), r))
         elif kind == "yload":
             lines.append("vmovdqu %s, %s" % (text[0], ymm(r)))
-        elif kind in ("yshr", "yshl", "yshufb", "yxor", "yadd"):
-            v = {"yshr": "vpsrlq $%d, %s, %s", "yshl": "vpsllq $%d, %s, %s",
-                 "yshufb": "vpshufb %s, %s, %s", "yxor": "vpxor %s, %s, %s",
-                 "yadd": "vpaddq %s, %s, %s"}[kind]
-            t = [ymm(x) for x in text]
-            lines.append(v % ((arg, t[0], ymm(r)) if arg is not None else
-                              (t[1], t[0], ymm(r))))
         else:
             raise SystemExit("gen-x86-rorx: unknown op " + kind)
     return lines
@@ -546,10 +540,10 @@ def kernel(prefix, avx512):
     """The chain and the one-block functions, named prefix_chain and
     prefix_block; returns (lines, constant pool)."""
     g = Gen(avx512)
-    mov = "vmovdqu64" if avx512 else "vmovdqu"
+    mov = g.mov
     hs = [Mem("%d(%%rsp)" % (HS + 8 * i)) for i in range(8)]
     # chain(uint64_t h[8], uint64_t steps): h in host order, steps > 0.
-    chain = allocate(sha512_body(g, IV, hs + PAD, KW, WS, hs), avx512)
+    chain = allocate(sha512_body(g, IV, hs + PAD, KW, WS, hs), g)
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0, "mov %%rsi, %d(%%rsp)" % ARG1]
     pre += ["%s %d(%%rdi), %%xmm%d" % (mov, 16 * i, i) for i in range(4)]
     pre += ["%s %%xmm%d, %d(%%rsp)" % (mov, i, HS + 16 * i)
@@ -564,7 +558,7 @@ def kernel(prefix, avx512):
 
     # block(uint64_t state[8], const uint64_t w[16]): the known answer.
     wb = [Mem("%d(%%rsp)" % (WB + 8 * i)) for i in range(16)]
-    block = allocate(sha512_body(g, hs, wb, KW, WS, hs), avx512)
+    block = allocate(sha512_body(g, hs, wb, KW, WS, hs), g)
     pre = ["mov %%rdi, %d(%%rsp)" % ARG0]
     pre += ["%s %d(%%rdi), %%xmm%d" % (mov, 16 * i, i) for i in range(4)]
     pre += ["%s %%xmm%d, %d(%%rsp)" % (mov, i, HS + 16 * i)
