@@ -703,6 +703,12 @@ db_report_samples(sqlite3 *db, const struct db_report_run *run,
     int (*fn)(const struct db_sample *s, void *arg), void *arg,
     struct so_err *err)
 {
+	/*
+	 * The unique index's order, study (one value) included: SQLite 3.40
+	 * does not skip a column that is only equal to a constant, and sorted
+	 * each (host, build) anew, in a temporary file (1.5 s a 1M-sample
+	 * run).  The unary + keeps study out of the index's search.
+	 */
 	static const char sql[] =
 	    "SELECT s.id, s.build_id, s.sample_index, s.position, s.steps,"
 	    " s.ns, s.valid, s.cpu, s.host, s.study, s.variant, b.compiler,"
@@ -711,8 +717,8 @@ db_report_samples(sqlite3 *db, const struct db_report_run *run,
 	    " s.cycles_source, s.openssl_cap, s.host_position,"
 	    " s.openssl_cap_detected, s.openssl_cap_cleared, s.msg_len"
 	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
-	    " WHERE s.run_id = ?1 AND s.study = ?2 AND s.warmup = 0"
-	    " ORDER BY s.host, s.build_id, s.variant, s.sample_index";
+	    " WHERE s.run_id = ?1 AND +s.study = ?2 AND s.warmup = 0"
+	    " ORDER BY s.host, s.build_id, s.study, s.variant, s.sample_index";
 	struct sample_arg a = { fn, arg };
 
 	return each_row(db, sql, "samples", run, sample_row, &a, err);

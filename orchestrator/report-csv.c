@@ -11,8 +11,10 @@
 #include "report-table.h"
 #include "study.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,35 +34,148 @@ int_f(FILE *out, int known, int64_t v)
 	fputc(',', out);
 }
 
+/* v's 17 significant digits, as "%.16e" writes them: dig[0].dig[1..16]e x. */
+struct digits17 {
+	int	neg;
+	char	dig[17];
+	int	x;
+};
+
+static int
+digits17(double v, struct digits17 *d)
+{
+	char buf[32];
+	int i;
+
+	snprintf(buf, sizeof buf, "%.16e", v);
+	d->neg = buf[0] == '-';
+	if (!isdigit((unsigned char)buf[d->neg]) || buf[d->neg + 1] != '.')
+		return -1;
+	d->dig[0] = buf[d->neg];
+	for (i = 1; i < 17; i++)
+		d->dig[i] = buf[d->neg + 1 + i];
+	if (buf[d->neg + 18] != 'e')
+		return -1;
+	d->x = (int)strtol(buf + d->neg + 19, NULL, 10);
+	return 0;
+}
+
 /*
- * The shortest decimal that reads back as v ("383.02561", not %.17g's
- * "383.02560999999997"): no digit the double does not hold, and no value
- * changed, so a rate from the CSV is the report's to the last bit.  Plain
- * notation, never "5e+06".
+ * "%.*g" of v with p digits, made from d instead of by printf's exact
+ * arithmetic: the digits after the p-th round up or down, except when
+ * they are a 5 then zeros (d is itself rounded, so v may lie on either
+ * side of the half) or when %g would write an exponent; there, and
+ * without d, printf writes it.
  */
 static void
-real_f(FILE *out, double v)
+g_text(double v, const struct digits17 *d, int p, char *buf, size_t len)
 {
-	char buf[64];
-	int p;
+	char r[17];
+	int i, k, x, up;
+	size_t n = 0;
 
-	if (isnan(v)) {
-		fputc(',', out);
-		return;
+	if (d == NULL || p >= 17)
+		goto printf;
+	memcpy(r, d->dig, (size_t)p);
+	x = d->x;
+	up = d->dig[p] > '5';
+	if (d->dig[p] == '5') {
+		for (i = p + 1; i < 17 && d->dig[i] == '0'; i++)
+			;
+		if (i == 17)
+			goto printf;
+		up = 1;
 	}
-	for (p = 1; p <= 17; p++) {
-		snprintf(buf, sizeof buf, "%.*g", p, v);
-		if (strtod(buf, NULL) == v)
-			break;
+	if (up) {
+		for (i = p - 1; i >= 0 && r[i] == '9'; i--)
+			r[i] = '0';
+		if (i < 0) {
+			r[0] = '1';
+			x++;
+		} else
+			r[i]++;
 	}
+	if (x < -4 || x >= p)
+		goto printf;
+	for (k = p; k > 1 && r[k - 1] == '0'; k--)
+		;
+	/* At most 1 + 17 + 1 + 4 + 17 bytes with its NUL. */
+	if (len < 48)
+		goto printf;
+	if (d->neg)
+		buf[n++] = '-';
+	if (x >= 0) {
+		for (i = 0; i <= x; i++)
+			buf[n++] = i < k ? r[i] : '0';
+		if (k > x + 1)
+			buf[n++] = '.';
+		for (; i < k; i++)
+			buf[n++] = r[i];
+	} else {
+		buf[n++] = '0';
+		buf[n++] = '.';
+		for (i = x + 1; i < 0; i++)
+			buf[n++] = '0';
+		for (i = 0; i < k; i++)
+			buf[n++] = r[i];
+	}
+	buf[n] = '\0';
+	return;
+printf:
+	snprintf(buf, len, "%.*g", p, v);
+}
+
+void
+report_shortest(double v, char *buf, size_t len)
+{
+	struct digits17 d, *dp = &d;
+	int e, p, lo = 1, hi = 17;
+
+	if (!isfinite(v) || digits17(v, &d) != 0)
+		dp = NULL;
+	/*
+	 * One more digit is never farther from v, so once a count of digits
+	 * reads back, every larger one does, and bisection finds the least;
+	 * except where v is a power of two, whose neighbour below is nearer
+	 * than the one above: there the counts are tried in turn.
+	 */
+	if (dp == NULL || frexp(v, &e) == 0.5 || frexp(v, &e) == -0.5) {
+		for (p = 1; p < 17; p++) {
+			g_text(v, dp, p, buf, len);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	} else {
+		while (lo < hi) {
+			p = lo + (hi - lo) / 2;
+			g_text(v, dp, p, buf, len);
+			if (strtod(buf, NULL) == v)
+				hi = p;
+			else
+				lo = p + 1;
+		}
+		p = lo;
+	}
+	g_text(v, dp, p, buf, len);
 	if (strchr(buf, 'e') != NULL && fabs(v) < 1e21) {
 		for (p = 0; p <= 20; p++) {
-			snprintf(buf, sizeof buf, "%.*f", p, v);
+			snprintf(buf, len, "%.*f", p, v);
 			if (strtod(buf, NULL) == v)
 				break;
 		}
 	}
-	fprintf(out, "%s,", buf);
+}
+
+static void
+real_f(FILE *out, double v)
+{
+	char buf[64];
+
+	if (!isnan(v)) {
+		report_shortest(v, buf, sizeof buf);
+		fputs(buf, out);
+	}
+	fputc(',', out);
 }
 
 struct csv_arg {

@@ -247,6 +247,12 @@ def test_json(site):
                 {k: v for k, v in e.items() if k not in extra}
 
 
+def significant(s):
+    """The significant digits of a decimal number written as s."""
+    digits = s.lower().split("e")[0].lstrip("-").replace(".", "")
+    return digits.strip("0") or "0"
+
+
 def test_csv(site):
     cells, _, _ = hand(site / "results.db", 1)
     out = sq(site, "report", "--run", 1, "--format", "csv").stdout
@@ -263,8 +269,14 @@ def test_csv(site):
     assert len(rows) == n
     by = {}
     for r in rows:
-        assert float(r["rate"]) == pytest.approx(
-            int(r["steps"]) * 1e9 / int(r["ns"]), rel=1e-15)
+        # Each rate and ns/step is the double the report computes, in the
+        # fewest digits that read back as it: as many as Python's repr.
+        steps, ns = int(r["steps"]), int(r["ns"])
+        for field, v in (("rate", steps * 1e9 / ns), ("ns_per_step",
+                                                      ns / steps)):
+            assert float(r[field]) == v and "e" not in r[field]
+            assert significant(r[field]) == significant(repr(v)), \
+                (field, r[field], repr(v))
         by.setdefault((r["variant"], r["host"]), []).append(
             float(r["rate"]))
     for k, rates in by.items():

@@ -1232,6 +1232,99 @@ test_positions_pool(void **state)
 	free(path);
 }
 
+/*
+ * What report_shortest must write, the slow way: each count of digits in
+ * turn until %.*g reads back, then plain notation if that has an exponent.
+ */
+static void
+shortest_oracle(double v, char *buf, size_t len)
+{
+	int p;
+
+	for (p = 1; p <= 17; p++) {
+		snprintf(buf, len, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (strchr(buf, 'e') != NULL && fabs(v) < 1e21) {
+		for (p = 0; p <= 20; p++) {
+			snprintf(buf, len, "%.*f", p, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
+}
+
+static void
+check_shortest(double v)
+{
+	char want[64], got[64];
+
+	shortest_oracle(v, want, sizeof want);
+	report_shortest(v, got, sizeof got);
+	if (strcmp(want, got) != 0)
+		fail_msg("%.17g: \"%s\", want \"%s\"", v, got, want);
+}
+
+/*
+ * report_shortest (the CSV's rates) against the oracle: rates and ns per
+ * step as runs make them, values whose dropped digits are a 5 then zeros
+ * (which its shortcut leaves to printf), powers of two (where its
+ * bisection cannot be used), carries into a new power of ten, the
+ * extremes, and random doubles of every exponent.
+ */
+static void
+test_shortest(void **state)
+{
+	static const double fixed[] = {
+		0, -0.0, 1, -1, 0.5, 0.1, 0.3, 2.5, 3000, 3010, 1e21, 1e22,
+		1e-5, 1.5e-7, 123456789012345678.0, 9.5, 0.95, 99.95, 9999999.5,
+		999999999999999.9, 0.000123, 4194304, 0x1p-30, 0x1p60, 0x1p-1074,
+		1.7976931348623157e308, 2.2250738585072014e-308, 383.02561,
+		4243244.3147083055, 235.6687303, INFINITY, -INFINITY,
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL, bits;
+	double v;
+	size_t i;
+	int e;
+
+	(void)state;
+	for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		check_shortest(fixed[i]);
+	for (i = 0; i < 50000; i++) {
+		/* xorshift64: the same values every run. */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		switch (i % 5) {
+		case 0:		/* a rate: steps * 1e9 / ns */
+			v = (double)(1000 + x % 20000000) * 1e9 /
+			    (double)(1000000 + (x >> 24) % 5000000000ULL);
+			break;
+		case 1:		/* ns per step */
+			v = (double)(1000000 + (x >> 8) % 5000000000ULL) /
+			    (double)(1 + (x >> 40) % 20000000);
+			break;
+		case 2:		/* a few decimal digits */
+			v = (double)(x % 100000) / 1000.0;
+			break;
+		case 3:		/* any finite double */
+			memcpy(&bits, &x, sizeof bits);
+			memcpy(&v, &bits, sizeof v);
+			if (!isfinite(v))
+				continue;
+			break;
+		default:	/* a power of two, or a neighbour of one */
+			e = (int)(x % 200) - 100;
+			v = ldexp(1.0, e);
+			v = (x >> 32) % 3 == 0 ? v : (x >> 32) % 3 == 1 ?
+			    nextafter(v, 0) : nextafter(v, INFINITY);
+			break;
+		}
+		check_shortest(v);
+	}
+}
+
 static void
 test_format_rate(void **state)
 {
@@ -1365,6 +1458,7 @@ main(void)
 		cmocka_unit_test(test_positions_pool),
 		cmocka_unit_test(test_pairs_of_three_builds),
 		cmocka_unit_test(test_format_rate),
+		cmocka_unit_test(test_shortest),
 		cmocka_unit_test(test_renderer_for_path),
 		cmocka_unit_test(test_arch_apple),
 		cmocka_unit_test(test_study_expand),
