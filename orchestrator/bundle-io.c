@@ -1,10 +1,15 @@
 /*
  * Result bundles as files (bundle.h): the files a bundle holds, and
- * writing and reading them as a directory or a ustar archive.
+ * writing and reading them as a directory or a ustar archive, a file at a
+ * time and a piece of a file at a time: a bundle can be larger than the
+ * memory of the machine that writes or reads it.
  */
 #include "bundle.h"
+#include "bundle-int.h"
 
 #include <dirent.h>
+#include <libgen.h>
+#include <openssl/evp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 
 #define TAR_BLOCK 512
 #define MAX_DEPTH 4
+#define CHUNK (1u << 20)		/* bytes read or copied at a time */
 
 void
 bundle_add(struct bundle *b, const char *path, void *data, size_t len)
@@ -22,6 +28,8 @@ bundle_add(struct bundle *b, const char *path, void *data, size_t len)
 	b->files[b->n].path = xstrdup(path);
 	b->files[b->n].data = data;
 	b->files[b->n].len = len;
+	b->files[b->n].src = NULL;
+	b->files[b->n].off = 0;
 	b->n++;
 }
 
@@ -33,6 +41,7 @@ bundle_free(struct bundle *b)
 	for (i = 0; i < b->n; i++) {
 		free(b->files[i].path);
 		free(b->files[i].data);
+		free(b->files[i].src);
 	}
 	free(b->files);
 	memset(b, 0, sizeof *b);
@@ -64,16 +73,20 @@ bundle_sort(struct bundle *b)
 		qsort(b->files, b->n, sizeof *b->files, by_path);
 }
 
-/* Create the parent directories of dir/path (inside dir). */
+/* Create the parent directories of dir/path (inside dir), noting each. */
 static int
-make_parents(const char *dir, const char *path, struct so_err *err)
+make_parents(struct bundle_out *o, const char *path, struct so_err *err)
 {
-	char *full = xasprintf("%s/%s", dir, path), *p;
+	char *full = xasprintf("%s/%s", o->dest, path), *p;
 	int rc = 0;
 
-	for (p = full + strlen(dir) + 1; (p = strchr(p, '/')) != NULL; p++) {
+	for (p = full + strlen(o->dest) + 1; (p = strchr(p, '/')) != NULL;
+	    p++) {
 		*p = '\0';
-		if (mkdir(full, 0755) != 0 && errno != EEXIST)
+		if (mkdir(full, 0755) == 0) {
+			ALLOC_GROW(o->made, o->nmade);
+			o->made[o->nmade++] = xstrdup(full);
+		} else if (errno != EEXIST)
 			rc = so_error(err, SO_EIO, "cannot create \"%s\": %s",
 			    full, strerror(errno));
 		*p = '/';
@@ -84,21 +97,30 @@ make_parents(const char *dir, const char *path, struct so_err *err)
 	return rc;
 }
 
-/* A new file in a directory we just made: never through a link. */
+/*
+ * A new file dest/path in the directory we are making, never through a
+ * link; noted, so that an abort removes it.
+ */
 static int
-write_file(const char *path, const void *data, size_t len, struct so_err *err)
+create_file(struct bundle_out *o, const char *path, int *fd,
+    struct so_err *err)
 {
-	int fd, rc;
+	char *full;
+	int rc;
 
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0644)) < 0)
-		return so_error(err, SO_EIO, "cannot create \"%s\": %s", path,
+	if ((rc = make_parents(o, path, err)) != 0)
+		return rc;
+	full = xasprintf("%s/%s", o->dest, path);
+	if ((*fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) < 0) {
+		rc = so_error(err, SO_EIO, "cannot create \"%s\": %s", full,
 		    strerror(errno));
-	rc = write_all(fd, data, len, path, err);
-	if (close(fd) != 0 && rc == 0)
-		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", path,
-		    strerror(errno));
-	return rc;
+		free(full);
+		return rc;
+	}
+	ALLOC_GROW(o->made, o->nmade);
+	o->made[o->nmade++] = full;
+	return 0;
 }
 
 static void
@@ -109,7 +131,7 @@ tar_octal(char *field, size_t width, uint64_t v)
 
 /* One ustar header for a regular file; fixed mode, owner and date. */
 static int
-tar_header(unsigned char *h, const char *path, size_t len)
+tar_header(unsigned char *h, const char *path, uint64_t len)
 {
 	unsigned sum = 0;
 	size_t i;
@@ -133,6 +155,13 @@ tar_header(unsigned char *h, const char *path, size_t len)
 	return 0;
 }
 
+/* Bytes of a member of len bytes: its header and its padded data. */
+static uint64_t
+tar_member_size(uint64_t len)
+{
+	return TAR_BLOCK + (len + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
+}
+
 int
 bundle_tar(const struct bundle *b, unsigned char **out, size_t *outlen,
     struct so_err *err)
@@ -141,8 +170,7 @@ bundle_tar(const struct bundle *b, unsigned char **out, size_t *outlen,
 	unsigned char *tar;
 
 	for (i = 0; i < b->n; i++)
-		len += TAR_BLOCK + (b->files[i].len + TAR_BLOCK - 1) /
-		    TAR_BLOCK * TAR_BLOCK;
+		len += tar_member_size(b->files[i].len);
 	tar = xcalloc(1, len);
 	for (i = 0; i < b->n; i++) {
 		if (tar_header(tar + off, b->files[i].path,
@@ -153,25 +181,11 @@ bundle_tar(const struct bundle *b, unsigned char **out, size_t *outlen,
 		}
 		memcpy(tar + off + TAR_BLOCK, b->files[i].data,
 		    b->files[i].len);
-		off += TAR_BLOCK + (b->files[i].len + TAR_BLOCK - 1) /
-		    TAR_BLOCK * TAR_BLOCK;
+		off += tar_member_size(b->files[i].len);
 	}
 	*out = tar;
 	*outlen = len;
 	return 0;
-}
-
-static int
-save_tar(const struct bundle *b, const char *dest, struct so_err *err)
-{
-	unsigned char *tar = NULL;
-	size_t len;
-	int rc;
-
-	if ((rc = bundle_tar(b, &tar, &len, err)) == 0)
-		rc = write_file_atomic(dest, tar, len, 0644, err);
-	free(tar);
-	return rc;
 }
 
 static int
@@ -183,25 +197,261 @@ is_tar(const char *path)
 }
 
 int
-bundle_save(const struct bundle *b, const char *dest, struct so_err *err)
+bundle_out_open(struct bundle_out *o, const char *dest, struct so_err *err)
 {
-	char *path;
-	size_t i;
+	char *copy;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	o->failed = 1;
+	if (!is_tar(dest)) {
+		if (mkdir(dest, 0755) != 0)
+			return so_error(err, SO_EIO, "cannot create bundle "
+			    "directory \"%s\": %s", dest, strerror(errno));
+		o->dest = xstrdup(dest);
+		o->failed = 0;
+		return 0;
+	}
+	if ((rc = atomic_open(dest, &o->af, err)) != 0)
+		return rc;
+	o->tar = 1;
+	o->own = 1;
+	o->fd = o->af.fd;
+	o->dest = xstrdup(dest);
+	copy = xstrdup(dest);
+	o->spool_dir = xstrdup(dirname(copy));
+	free(copy);
+	o->failed = 0;
+	return 0;
+}
+
+void
+bundle_out_open_fd(struct bundle_out *o, int fd, const char *name,
+    const char *spool_dir)
+{
+	memset(o, 0, sizeof *o);
+	o->tar = 1;
+	o->fd = fd;
+	o->dest = xstrdup(name);
+	o->spool_dir = xstrdup(spool_dir);
+}
+
+/* Append to the tar; a failure is the output's. */
+static int
+tar_write(struct bundle_out *o, const void *data, size_t len,
+    struct so_err *err)
+{
+	const char *name = o->own && o->af.tmp != NULL ? o->af.tmp : o->dest;
+	int rc;
+
+	if ((rc = write_all(o->fd, data, len, name, err)) == 0)
+		o->size += len;
+	return rc;
+}
+
+/* A member's header, before its len bytes. */
+static int
+tar_begin(struct bundle_out *o, const char *path, uint64_t len,
+    struct so_err *err)
+{
+	unsigned char h[TAR_BLOCK];
+
+	if (tar_header(h, path, len) != 0)
+		return so_error(err, SO_EINVAL, "bundle path \"%s\" is too long "
+		    "for tar", path);
+	return tar_write(o, h, sizeof h, err);
+}
+
+/* The zeros that pad a member of len bytes to a whole block. */
+static int
+tar_pad(struct bundle_out *o, uint64_t len, struct so_err *err)
+{
+	static const unsigned char zero[TAR_BLOCK];
+	size_t n = (size_t)((TAR_BLOCK - len % TAR_BLOCK) % TAR_BLOCK);
+
+	return n == 0 ? 0 : tar_write(o, zero, n, err);
+}
+
+int
+bundle_out_file(struct bundle_out *o, const char *path, const void *data,
+    size_t len, struct so_err *err)
+{
+	int fd, rc;
+
+	if (o->tar) {
+		if ((rc = tar_begin(o, path, len, err)) == 0 &&
+		    (rc = tar_write(o, data, len, err)) == 0)
+			rc = tar_pad(o, len, err);
+	} else if ((rc = create_file(o, path, &fd, err)) == 0) {
+		rc = write_all(fd, data, len, o->made[o->nmade - 1], err);
+		if (close(fd) != 0 && rc == 0)
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    o->made[o->nmade - 1], strerror(errno));
+	}
+	if (rc != 0 && rc != SO_EINVAL)
+		o->failed = 1;
+	return rc;
+}
+
+int
+bundle_out_spool(struct bundle_out *o, const char *path,
+    struct bundle_spool *sp, struct so_err *err)
+{
 	int rc = 0;
 
-	if (is_tar(dest))
-		return save_tar(b, dest, err);
-	if (mkdir(dest, 0755) != 0)
-		return so_error(err, SO_EIO, "cannot create bundle directory "
-		    "\"%s\": %s", dest, strerror(errno));
-	for (i = 0; i < b->n && rc == 0; i++) {
-		if ((rc = make_parents(dest, b->files[i].path, err)) != 0)
-			break;
-		path = xasprintf("%s/%s", dest, b->files[i].path);
-		rc = write_file(path, b->files[i].data, b->files[i].len, err);
-		free(path);
+	memset(sp, 0, sizeof *sp);
+	sp->fd = -1;
+	sp->path = xstrdup(path);
+	if ((sp->md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(sp->md, EVP_sha256(), NULL) != 1) {
+		rc = so_error(err, SO_ENOMEM, "cannot hash %s", path);
+		goto out;
+	}
+	if (!o->tar) {
+		if ((rc = create_file(o, path, &sp->fd, err)) == 0)
+			sp->name = xstrdup(o->made[o->nmade - 1]);
+		goto out;
+	}
+	/* A tar's member needs its size first: the file waits beside it. */
+	sp->name = xasprintf("%s/.seqorch.XXXXXX", o->spool_dir);
+	if ((sp->fd = mkstemp(sp->name)) < 0) {
+		rc = so_error(err, SO_EIO, "cannot create a file beside \"%s\": "
+		    "%s", o->dest, strerror(errno));
+		goto out;
+	}
+	unlink(sp->name);
+out:
+	if (rc != 0) {
+		o->failed = rc != SO_ENOMEM;
+		bundle_spool_free(sp);
 	}
 	return rc;
+}
+
+int
+bundle_spool_write(struct bundle_spool *sp, const void *data, size_t len,
+    struct so_err *err)
+{
+	int rc;
+
+	if ((rc = write_all(sp->fd, data, len, sp->name, err)) != 0)
+		return rc;
+	EVP_DigestUpdate(sp->md, data, len);
+	sp->len += len;
+	return 0;
+}
+
+void
+bundle_spool_done(struct bundle_spool *sp)
+{
+	unsigned char md[32];
+	unsigned n;
+
+	EVP_DigestFinal_ex(sp->md, md, &n);
+	hex_encode(md, sizeof md, sp->sha256);
+}
+
+void
+bundle_spool_free(struct bundle_spool *sp)
+{
+	if (sp->fd >= 0)
+		close(sp->fd);
+	EVP_MD_CTX_free(sp->md);
+	free(sp->name);
+	free(sp->path);
+	memset(sp, 0, sizeof *sp);
+	sp->fd = -1;
+}
+
+int
+bundle_out_put_spool(struct bundle_out *o, struct bundle_spool *sp,
+    struct so_err *err)
+{
+	unsigned char *buf = NULL;
+	uint64_t done = 0;
+	ssize_t r;
+	int rc = 0;
+
+	if (!o->tar) {
+		if (close(sp->fd) != 0)
+			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
+			    sp->name, strerror(errno));
+		sp->fd = -1;
+		goto out;
+	}
+	if ((rc = tar_begin(o, sp->path, sp->len, err)) != 0)
+		goto out;
+	buf = xmalloc(CHUNK);
+	while (rc == 0 && done < sp->len) {
+		size_t n = sp->len - done < CHUNK ? (size_t)(sp->len - done) :
+		    CHUNK;
+
+		r = pread(sp->fd, buf, n, (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = so_error(err, SO_EIO, "cannot read \"%s\": %s",
+			    sp->name, r < 0 ? strerror(errno) : "it shrank");
+			break;
+		}
+		rc = tar_write(o, buf, (size_t)r, err);
+		done += (uint64_t)r;
+	}
+	if (rc == 0)
+		rc = tar_pad(o, sp->len, err);
+out:
+	free(buf);
+	if (rc != 0 && rc != SO_EINVAL)
+		o->failed = 1;
+	return rc;
+}
+
+int
+bundle_out_close(struct bundle_out *o, struct so_err *err)
+{
+	static const unsigned char end[2 * TAR_BLOCK];
+	int rc = 0;
+
+	if (o->tar && (rc = tar_write(o, end, sizeof end, err)) == 0 &&
+	    o->own)
+		rc = atomic_commit(&o->af, 0644, err);
+	if (rc != 0) {
+		o->failed = 1;
+		bundle_out_abort(o);
+		return rc;
+	}
+	free(o->dest);
+	free(o->spool_dir);
+	while (o->nmade > 0)
+		free(o->made[--o->nmade]);
+	free(o->made);
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	return 0;
+}
+
+void
+bundle_out_abort(struct bundle_out *o)
+{
+	if (o->own)
+		atomic_abort(&o->af);
+	/* Files, then the directories that held them, then dest. */
+	while (o->nmade > 0) {
+		char *p = o->made[--o->nmade];
+
+		if (unlink(p) != 0)
+			rmdir(p);
+		free(p);
+	}
+	if (!o->tar && o->dest != NULL)
+		rmdir(o->dest);
+	free(o->made);
+	free(o->dest);
+	free(o->spool_dir);
+	o->made = NULL;
+	o->dest = o->spool_dir = NULL;
+	o->own = 0;
 }
 
 /* A path inside a bundle: relative, no "..", no empty parts. */
@@ -221,51 +471,143 @@ safe_path(const char *p)
 }
 
 /*
- * A whole regular file, opened without blocking: a FIFO or device named
- * as a bundle, or planted in a bundle directory, is refused, never waited
- * on or read without end.
+ * A regular file opened without blocking, its size at most max: a FIFO or
+ * device named as a bundle, or planted in a bundle directory, is refused,
+ * never waited on or read without end.
  */
 static int
-read_all(const char *path, unsigned char **data, size_t *len, size_t max,
+open_regular(const char *path, uint64_t max, int *fd, uint64_t *size,
     struct so_err *err)
 {
 	struct stat sb;
-	size_t got = 0;
-	ssize_t r;
-	int fd, rc = 0;
 
-	*data = NULL;
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+	if ((*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return so_error(err, SO_EIO, "cannot open \"%s\": %s", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		rc = so_error(err, SO_EPARSE, "\"%s\" is not a regular file",
+	if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EPARSE, "\"%s\" is not a regular file",
 		    path);
-		goto out;
 	}
 	if ((uint64_t)sb.st_size > max) {
-		rc = so_error(err, SO_EPARSE, "\"%s\" is over the bundle size "
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EPARSE, "\"%s\" is over the bundle size "
 		    "limit", path);
-		goto out;
 	}
-	*len = (size_t)sb.st_size;
-	*data = xmalloc(*len + 1);
-	while (got < *len) {
-		r = read(fd, *data + got, *len - got);
+	*size = (uint64_t)sb.st_size;
+	return 0;
+}
+
+/* len bytes at off of fd (name in messages) into buf. */
+static int
+read_at(int fd, const char *name, unsigned char *buf, size_t len,
+    uint64_t off, struct so_err *err)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < len) {
+		r = pread(fd, buf + got, len - got, (off_t)(off + got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		got += (size_t)r;
 	}
-	if (got != *len) {
-		rc = so_error(err, SO_EIO, "cannot read \"%s\"%s", path,
-		    got < *len ? ": it shrank while read" : "");
+	if (got != len)
+		return so_error(err, SO_EIO, "cannot read \"%s\": it shrank "
+		    "while read", name);
+	return 0;
+}
+
+int
+bundle_file_open(const struct bundle_file *f, int *fd, struct so_err *err)
+{
+	uint64_t size;
+	int rc;
+
+	*fd = -1;
+	if (f->src == NULL)
+		return 0;
+	if ((rc = open_regular(f->src, BUNDLE_MAX_BYTES, fd, &size,
+	    err)) != 0)
+		return rc;
+	if (size < f->off + f->len) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EIO, "cannot read \"%s\": it shrank "
+		    "while read", f->src);
+	}
+	return 0;
+}
+
+int
+bundle_file_read(const struct bundle_file *f, size_t max,
+    unsigned char **data, struct so_err *err)
+{
+	int fd, rc;
+
+	*data = NULL;
+	if (f->len > max)
+		return so_error(err, SO_EPARSE, "bundle: %s is over %zu MiB",
+		    f->path, max >> 20);
+	if ((rc = bundle_file_open(f, &fd, err)) != 0)
+		return rc;
+	*data = xmalloc(f->len + 1);
+	if (fd < 0)
+		memcpy(*data, f->data, f->len);
+	else
+		rc = read_at(fd, f->src, *data, f->len, f->off, err);
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0) {
 		free(*data);
 		*data = NULL;
+		return rc;
 	}
+	(*data)[f->len] = '\0';
+	return 0;
+}
+
+int
+bundle_file_sha256(const struct bundle_file *f, char out[65],
+    struct so_err *err)
+{
+	unsigned char md[32], *buf = NULL;
+	EVP_MD_CTX *ctx;
+	uint64_t done = 0;
+	unsigned n;
+	int fd, rc;
+
+	if ((rc = bundle_file_open(f, &fd, err)) != 0)
+		return rc;
+	if ((ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		rc = so_error(err, SO_ENOMEM, "cannot hash %s", f->path);
+		goto out;
+	}
+	if (fd < 0)
+		EVP_DigestUpdate(ctx, f->data, f->len);
+	else
+		buf = xmalloc(CHUNK);
+	while (fd >= 0 && done < f->len) {
+		size_t len = f->len - done < CHUNK ? f->len - done : CHUNK;
+
+		if ((rc = read_at(fd, f->src, buf, len, f->off + done,
+		    err)) != 0)
+			goto out;
+		EVP_DigestUpdate(ctx, buf, len);
+		done += len;
+	}
+	EVP_DigestFinal_ex(ctx, md, &n);
+	hex_encode(md, sizeof md, out);
 out:
-	close(fd);
+	free(buf);
+	EVP_MD_CTX_free(ctx);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -297,81 +639,105 @@ tar_number(const unsigned char *f, size_t width, uint64_t *v)
 	return 0;
 }
 
+/*
+ * The header h at byte off of an archive of len bytes (src names it):
+ * 1 at the end (a block of zeros), else 0 with the entry's name and size,
+ * checked as bundle_untar says, or an error.
+ */
+static int
+tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
+    const struct bundle *out, char name[101], uint64_t *size,
+    struct so_err *err)
+{
+	uint64_t want;
+	unsigned sum;
+	size_t i;
+
+	for (i = 0; i < TAR_BLOCK && h[i] == 0; i++)
+		;
+	if (i == TAR_BLOCK)
+		return 1;
+	memcpy(name, h, 100);
+	name[100] = '\0';
+	for (sum = 0, i = 0; i < TAR_BLOCK; i++)
+		sum += i >= 148 && i < 156 ? ' ' : h[i];
+	if (tar_number(h + 148, 8, &want) != 0 || sum != want ||
+	    tar_number(h + 124, 12, size) != 0 ||
+	    memcmp(h + 257, "ustar", 5) != 0)
+		return so_error(err, SO_EPARSE, "\"%s\": bad tar header at "
+		    "byte %llu", src, (unsigned long long)off);
+	if ((h[156] != '0' && h[156] != '\0') || !safe_path(name))
+		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is "
+		    "not a plain file with a relative path", src, name);
+	if (*size > len - off - TAR_BLOCK || out->n >= BUNDLE_MAX_FILES)
+		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" runs "
+		    "past the end of the archive", src, name);
+	if (bundle_get(out, name) != NULL)
+		return so_error(err, SO_EPARSE, "\"%s\": \"%s\" appears "
+		    "twice", src, name);
+	return 0;
+}
+
 int
 bundle_untar(const unsigned char *tar, size_t len, const char *src,
     struct bundle *out, struct so_err *err)
 {
-	const unsigned char *h;
-	size_t off = 0, i;
-	uint64_t size, want;
-	unsigned sum;
+	uint64_t off = 0, size;
 	char name[101];
 	int rc = 0;
 
 	memset(out, 0, sizeof *out);
-	while (rc == 0) {
+	for (;;) {
 		if (off + TAR_BLOCK > len) {
 			rc = so_error(err, SO_EPARSE, "\"%s\": truncated tar "
 			    "archive", src);
 			break;
 		}
-		h = tar + off;
-		for (i = 0; i < TAR_BLOCK && h[i] == 0; i++)
-			;
-		if (i == TAR_BLOCK)
+		if ((rc = tar_entry(tar + off, off, len, src, out, name, &size,
+		    err)) != 0)
 			break;
-		memcpy(name, h, 100);
-		name[100] = '\0';
-		for (sum = 0, i = 0; i < TAR_BLOCK; i++)
-			sum += i >= 148 && i < 156 ? ' ' : h[i];
-		if (tar_number(h + 148, 8, &want) != 0 || sum != want ||
-		    tar_number(h + 124, 12, &size) != 0 ||
-		    memcmp(h + 257, "ustar", 5) != 0) {
-			rc = so_error(err, SO_EPARSE, "\"%s\": bad tar header at "
-			    "byte %zu", src, off);
-			break;
-		}
-		if ((h[156] != '0' && h[156] != '\0') || !safe_path(name)) {
-			rc = so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is "
-			    "not a plain file with a relative path", src, name);
-			break;
-		}
-		if (size > len - off - TAR_BLOCK || out->n >= BUNDLE_MAX_FILES) {
-			rc = so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" runs "
-			    "past the end of the archive", src, name);
-			break;
-		}
-		if (bundle_get(out, name) != NULL) {
-			rc = so_error(err, SO_EPARSE, "\"%s\": \"%s\" appears "
-			    "twice", src, name);
-			break;
-		}
 		bundle_add(out, name, xmalloc(size + 1), size);
-		memcpy(out->files[out->n - 1].data, h + TAR_BLOCK, size);
-		off += TAR_BLOCK + (size + TAR_BLOCK - 1) / TAR_BLOCK *
-		    TAR_BLOCK;
+		memcpy(out->files[out->n - 1].data, tar + off + TAR_BLOCK, size);
+		off += tar_member_size(size);
 	}
-	if (rc != 0)
+	if (rc < 0)
 		bundle_free(out);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
+/* A .tar bundle's headers, read block by block; the data stay there. */
 static int
 load_tar(const char *src, struct bundle *out, struct so_err *err)
 {
-	unsigned char *tar = NULL;
-	size_t len = 0;
-	int rc;
+	unsigned char h[TAR_BLOCK];
+	uint64_t len, off = 0, size;
+	char name[101];
+	int fd, rc;
 
-	if ((rc = read_all(src, &tar, &len, BUNDLE_MAX_BYTES, err)) == 0)
-		rc = bundle_untar(tar, len, src, out, err);
-	free(tar);
-	return rc;
+	if ((rc = open_regular(src, BUNDLE_MAX_BYTES, &fd, &len, err)) != 0)
+		return rc;
+	for (;;) {
+		if (off + TAR_BLOCK > len) {
+			rc = so_error(err, SO_EPARSE, "\"%s\": truncated tar "
+			    "archive", src);
+			break;
+		}
+		if ((rc = read_at(fd, src, h, sizeof h, off, err)) != 0 ||
+		    (rc = tar_entry(h, off, len, src, out, name, &size,
+		    err)) != 0)
+			break;
+		bundle_add(out, name, NULL, size);
+		out->files[out->n - 1].src = xstrdup(src);
+		out->files[out->n - 1].off = off + TAR_BLOCK;
+		off += tar_member_size(size);
+	}
+	close(fd);
+	return rc < 0 ? rc : 0;
 }
 
 static int
 load_dir(const char *root, const char *rel, int depth, struct bundle *out,
-    size_t *total, struct so_err *err)
+    uint64_t *total, struct so_err *err)
 {
 	char *dirpath = *rel ? xasprintf("%s/%s", root, rel) : xstrdup(root);
 	struct dirent *e;
@@ -405,14 +771,18 @@ load_dir(const char *root, const char *rel, int depth, struct bundle *out,
 			rc = so_error(err, SO_EPARSE, "bundle \"%s\": too many "
 			    "files", root);
 		else {
-			unsigned char *data;
-			size_t len;
+			uint64_t len;
+			int fd;
 
-			rc = read_all(full, &data, &len, BUNDLE_MAX_BYTES -
-			    *total, err);
+			/* Checked now, read when needed (bundle_file_open). */
+			rc = open_regular(full, BUNDLE_MAX_BYTES - *total, &fd,
+			    &len, err);
 			if (rc == 0) {
+				close(fd);
 				*total += len;
-				bundle_add(out, r, data, len);
+				bundle_add(out, r, NULL, len);
+				out->files[out->n - 1].src = full;
+				full = NULL;
 			}
 		}
 		free(full);
@@ -427,7 +797,7 @@ int
 bundle_load(const char *src, struct bundle *out, struct so_err *err)
 {
 	struct stat sb;
-	size_t total = 0;
+	uint64_t total = 0;
 	int rc;
 
 	memset(out, 0, sizeof *out);

@@ -1,8 +1,10 @@
 /* Result bundles: make and sign, and verify (bundle.h); bundle-io.c
  * writes and reads their files. */
 #include "bundle.h"
+#include "bundle-int.h"
 
 #include "artifact.h"
+#include "strbuf.h"
 #include "study.h"
 
 #include <errno.h>
@@ -14,6 +16,7 @@
 
 #define FORMAT "seqorch-bundle"
 #define FORMAT_VERSION 1
+#define CHUNK (1u << 20)	/* rows.json written in pieces of about this */
 
 /* An encrypted key would make OpenSSL prompt: refuse it instead. */
 static int
@@ -101,126 +104,366 @@ sign(const char *key_path, const char *msg, size_t len, char *sig_hex,
 }
 
 /*
- * Add j to b as path, printed without formatting.  cJSON allocates
- * through xmalloc (so_json_hooks), yet a NULL it returns is an error here,
- * never a string.
+ * rows.json as db_run_rows_each gives it, printed as cJSON_PrintUnformatted
+ * printed the whole tree before (the same bytes: each row is printed by
+ * cJSON), into sp through a buffer; along the way, what the manifest and
+ * the artifacts need: the run's coordinator and the artifacts' names.
  */
+struct rows_out {
+	struct bundle_out *o;
+	struct bundle_spool *sp;
+	struct strbuf buf;
+	char *row;			/* a row as cJSON prints it */
+	size_t rowcap;
+	int ntables, nrows;
+	int coord_col;			/* the runs table's coordinator, or -1 */
+	int in_runs, in_artifacts;
+	char *coordinator;		/* of the first runs row, or NULL */
+	char **arts;			/* the artifacts rows' names */
+	size_t narts;
+};
+
 static int
-add_json(struct bundle *b, const char *path, const cJSON *j,
+rows_flush(struct rows_out *ro, size_t keep, struct so_err *err)
+{
+	int rc = 0;
+
+	if (ro->buf.len > keep) {
+		rc = bundle_spool_write(ro->sp, ro->buf.buf, ro->buf.len, err);
+		strbuf_reset(&ro->buf);
+		if (rc != 0)
+			ro->o->failed = 1;
+	}
+	return rc;
+}
+
+/* v printed unformatted into ro->buf. */
+static int
+rows_print(struct rows_out *ro, const cJSON *v, const char *what,
     struct so_err *err)
 {
 	char *text;
 
-	if ((text = cJSON_PrintUnformatted(j)) == NULL)
-		return so_error(err, SO_ENOMEM, "cannot format %s", path);
-	bundle_add(b, path, text, strlen(text));
+	if (ro->row == NULL) {
+		ro->rowcap = 4096;
+		ro->row = xmalloc(ro->rowcap);
+	}
+	while (!cJSON_PrintPreallocated((cJSON *)v, ro->row, (int)ro->rowcap,
+	    0)) {
+		/* A long build log: printed alone, then kept room for. */
+		if (ro->rowcap >= (1u << 20)) {
+			if ((text = cJSON_PrintUnformatted(v)) == NULL)
+				return so_error(err, SO_ENOMEM, "cannot format "
+				    "rows.json: %s", what);
+			strbuf_addstr(&ro->buf, text);
+			cJSON_free(text);
+			return 0;
+		}
+		ro->rowcap *= 2;
+		ro->row = xrealloc(ro->row, ro->rowcap);
+	}
+	strbuf_addstr(&ro->buf, ro->row);
 	return 0;
 }
 
-int
-bundle_make(struct db *db, int64_t run_id, cJSON *summary,
-    const char *key_path, struct bundle *out, struct so_err *err)
+static int
+rows_table(void *arg, const char *name, const cJSON *columns,
+    struct so_err *err)
 {
-	cJSON *rows = NULL, *man = NULL, *files, *arts, *row;
-	char sha[65], fpr[65] = "", sig[129], *text, *data;
-	size_t i, len;
+	struct rows_out *ro = arg;
+	cJSON *n = cJSON_CreateString(name);
+	const cJSON *c;
+	int rc, i = 0;
+
+	strbuf_addstr(&ro->buf, ro->ntables++ == 0 ? "{\"tables\":{" : "]},");
+	rc = rows_print(ro, n, name, err);
+	cJSON_Delete(n);
+	if (rc != 0)
+		return rc;
+	strbuf_addstr(&ro->buf, ":{\"columns\":");
+	if ((rc = rows_print(ro, columns, name, err)) != 0)
+		return rc;
+	strbuf_addstr(&ro->buf, ",\"rows\":[");
+	ro->nrows = 0;
+	ro->in_runs = strcmp(name, "runs") == 0;
+	ro->in_artifacts = strcmp(name, "artifacts") == 0;
+	ro->coord_col = -1;
+	cJSON_ArrayForEach(c, columns) {
+		if (ro->in_runs && strcmp(c->valuestring, "coordinator") == 0)
+			ro->coord_col = i;
+		i++;
+	}
+	return 0;
+}
+
+/*
+ * Does cJSON print v as plain text we can write ourselves: an integer of
+ * at most 15 digits (as "%d", or "%1.15g" that round-trips: the same
+ * digits), or a string with nothing to escape?  Most values of a run are,
+ * and printing them here rather than through printf and sscanf halves the
+ * time of a big export.
+ */
+static int
+rows_plain(struct rows_out *ro, const cJSON *v)
+{
+	const unsigned char *p;
+	char num[24];
+
+	if (cJSON_IsNumber(v) && v->valuedouble > -1e15 &&
+	    v->valuedouble < 1e15 &&
+	    v->valuedouble == (double)(long long)v->valuedouble) {
+		snprintf(num, sizeof num, "%lld", (long long)v->valuedouble);
+		strbuf_addstr(&ro->buf, num);
+		return 1;
+	}
+	if (!cJSON_IsString(v))
+		return 0;
+	for (p = (const unsigned char *)v->valuestring; *p != '\0'; p++)
+		if (*p < 0x20 || *p == '"' || *p == '\\')
+			return 0;
+	strbuf_addch(&ro->buf, '"');
+	strbuf_add(&ro->buf, v->valuestring, (size_t)(p -
+	    (const unsigned char *)v->valuestring));
+	strbuf_addch(&ro->buf, '"');
+	return 1;
+}
+
+static int
+rows_row(void *arg, const cJSON *row, struct so_err *err)
+{
+	struct rows_out *ro = arg;
+	const cJSON *v;
 	int rc;
 
-	memset(out, 0, sizeof *out);
-	if ((rc = db_run_rows(db, run_id, &rows, err)) != 0)
-		goto out;
-	if ((rc = add_json(out, "summary.json", summary, err)) != 0 ||
-	    (rc = add_json(out, "rows.json", rows, err)) != 0)
-		goto out;
-	/* The artifacts rows name every file the run keeps. */
-	arts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "artifacts"),
-	    "rows");
-	cJSON_ArrayForEach(row, arts) {
-		const cJSON *s = cJSON_GetArrayItem(row, 0);
-		char path[80];
-
-		if (!cJSON_IsString(s) || !artifact_name_ok(s->valuestring)) {
-			rc = so_error(err, SO_EDB, "artifacts: a row whose name "
-			    "\"%.80s\" is not a sha256", cJSON_IsString(s) ?
-			    s->valuestring : "");
-			goto out;
-		}
-		if ((rc = artifact_load(db, s->valuestring, &data, &len,
-		    err)) != 0)
-			goto out;
-		snprintf(path, sizeof path, "artifacts/%s", s->valuestring);
-		bundle_add(out, path, data, len);
+	if (ro->nrows++ > 0)
+		strbuf_addch(&ro->buf, ',');
+	strbuf_addch(&ro->buf, '[');
+	cJSON_ArrayForEach(v, row) {
+		if (v != row->child)
+			strbuf_addch(&ro->buf, ',');
+		if (!rows_plain(ro, v) &&
+		    (rc = rows_print(ro, v, "a value", err)) != 0)
+			return rc;
 	}
-	bundle_sort(out);
-	man = cJSON_CreateObject();
+	strbuf_addch(&ro->buf, ']');
+	/* Who measured (the run's coordinator), not who exported. */
+	if (ro->in_runs && ro->nrows == 1 && ro->coord_col >= 0 &&
+	    cJSON_IsString(cJSON_GetArrayItem(row, ro->coord_col)))
+		ro->coordinator = xstrdup(cJSON_GetArrayItem(row,
+		    ro->coord_col)->valuestring);
+	/* The artifacts rows name every file the run keeps. */
+	if (ro->in_artifacts) {
+		const cJSON *s = cJSON_GetArrayItem(row, 0);
+
+		if (!cJSON_IsString(s) || !artifact_name_ok(s->valuestring))
+			return so_error(err, SO_EDB, "artifacts: a row whose "
+			    "name \"%.80s\" is not a sha256", cJSON_IsString(s) ?
+			    s->valuestring : "");
+		ALLOC_GROW(ro->arts, ro->narts);
+		ro->arts[ro->narts++] = xstrdup(s->valuestring);
+	}
+	return rows_flush(ro, CHUNK, err);
+}
+
+/* A file of the manifest's list. */
+struct listed {
+	char path[80];
+	char sha256[65];
+	uint64_t size;
+};
+
+static int
+by_listed_path(const void *a, const void *b)
+{
+	return strcmp(((const struct listed *)a)->path,
+	    ((const struct listed *)b)->path);
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * manifest.json's text (cJSON_Print) for files[0..n), sorted by path: a
+ * new string the caller frees, or NULL when out of memory.
+ */
+static char *
+manifest_text(struct db *db, int64_t run_id, const char *coordinator,
+    const char *fpr, const struct listed *files, size_t n)
+{
+	cJSON *man = cJSON_CreateObject(), *list, *o;
+	char *text;
+	size_t i;
+
 	cJSON_AddStringToObject(man, "format", FORMAT);
 	cJSON_AddNumberToObject(man, "version", FORMAT_VERSION);
 	cJSON_AddStringToObject(man, "seqorch", SEQORCH_VERSION);
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(man, "runs"),
 	    cJSON_CreateNumber((double)run_id));
-	{
-		/* Who measured (the run's coordinator), not who exported. */
-		cJSON *o = cJSON_AddObjectToObject(man, "origin"), *runs, *c;
-		const char *coord = NULL;
-		int i = 0;
+	o = cJSON_AddObjectToObject(man, "origin");
+	cJSON_AddStringToObject(o, "coordinator", coordinator != NULL ?
+	    coordinator : db_coordinator_id());
+	cJSON_AddStringToObject(o, "db", db_path(db));
+	/* Signed along: it tells a reader which public key to use. */
+	if (fpr != NULL)
+		cJSON_AddStringToObject(man, "key_fingerprint", fpr);
+	list = cJSON_AddArrayToObject(man, "files");
+	for (i = 0; i < n; i++) {
+		cJSON *f = cJSON_CreateObject();
 
-		runs = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "runs");
-		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(runs,
-		    "columns")) {
-			if (cJSON_IsString(c) &&
-			    strcmp(c->valuestring, "coordinator") == 0)
-				coord = cJSON_GetStringValue(cJSON_GetArrayItem(
-				    cJSON_GetArrayItem(cJSON_GetObjectItem(
-				    runs, "rows"), 0), i));
-			i++;
-		}
-		cJSON_AddStringToObject(o, "coordinator", coord ? coord :
-		    db_coordinator_id());
-		cJSON_AddStringToObject(o, "db", db_path(db));
+		cJSON_AddStringToObject(f, "path", files[i].path);
+		cJSON_AddStringToObject(f, "sha256", files[i].sha256);
+		cJSON_AddNumberToObject(f, "size", (double)files[i].size);
+		cJSON_AddItemToArray(list, f);
 	}
+	text = cJSON_Print(man);
+	cJSON_Delete(man);
+	return text;
+}
+
+/*
+ * The bundle of run_id into o, its files in order of path: artifacts/,
+ * manifest.json and manifest.sig, rows.json, summary.json.  rows.json is
+ * spooled first (the manifest holds its hash, and the artifacts it names
+ * come before it), summary.json is held as text.
+ */
+static int
+make(struct db *db, int64_t run_id, cJSON *summary, const char *key_path,
+    struct bundle_out *o, struct so_err *err)
+{
+	struct rows_out ro = { .buf = STRBUF_INIT };
+	struct db_rows_visitor v = { rows_table, rows_row, &ro };
+	struct bundle_spool sp = { .fd = -1 };
+	struct listed *files = NULL;
+	char fpr[65] = "", sig[129], *sum = NULL, *man = NULL, *data = NULL;
+	size_t i, n = 0, len;
+	int rc;
+
 	if (key_path != NULL) {
 		EVP_PKEY *k;
 
-		/* Signed along: it tells a reader which public key to use. */
 		if ((rc = load_key(key_path, 1, &k, err)) != 0)
 			goto out;
 		fingerprint(k, fpr);
 		EVP_PKEY_free(k);
-		cJSON_AddStringToObject(man, "key_fingerprint", fpr);
 	}
-	files = cJSON_AddArrayToObject(man, "files");
-	for (i = 0; i < out->n; i++) {
-		cJSON *f = cJSON_CreateObject();
-
-		artifact_sha256(out->files[i].data, out->files[i].len, sha);
-		cJSON_AddStringToObject(f, "path", out->files[i].path);
-		cJSON_AddStringToObject(f, "sha256", sha);
-		cJSON_AddNumberToObject(f, "size", (double)out->files[i].len);
-		cJSON_AddItemToArray(files, f);
+	/* The summary's text, its tree gone before the rows come. */
+	sum = cJSON_PrintUnformatted(summary);
+	cJSON_Delete(summary);
+	summary = NULL;
+	if (sum == NULL) {
+		rc = so_error(err, SO_ENOMEM, "cannot format summary.json");
+		goto out;
 	}
-	if ((text = cJSON_Print(man)) == NULL) {
+	if ((rc = bundle_out_spool(o, "rows.json", &sp, err)) != 0)
+		goto out;
+	ro.o = o;
+	ro.sp = &sp;
+	if ((rc = db_run_rows_each(db, run_id, &v, err)) != 0)
+		goto out;
+	strbuf_addstr(&ro.buf, ro.ntables > 0 ? "]}}}" : "{\"tables\":{}}");
+	if ((rc = rows_flush(&ro, 0, err)) != 0)
+		goto out;
+	bundle_spool_done(&sp);
+	files = xcalloc(ro.narts + 2, sizeof *files);
+	qsort(ro.arts, ro.narts, sizeof *ro.arts, by_name);
+	for (i = 0; i < ro.narts; i++, n++) {
+		snprintf(files[n].path, sizeof files[n].path, "artifacts/%s",
+		    ro.arts[i]);
+		if ((rc = artifact_load(db, ro.arts[i], &data, &len,
+		    err)) != 0)
+			goto out;
+		artifact_sha256(data, len, files[n].sha256);
+		files[n].size = len;
+		rc = bundle_out_file(o, files[n].path, data, len, err);
+		free(data);
+		if (rc != 0)
+			goto out;
+	}
+	snprintf(files[n].path, sizeof files[n].path, "rows.json");
+	memcpy(files[n].sha256, sp.sha256, sizeof sp.sha256);
+	files[n++].size = sp.len;
+	snprintf(files[n].path, sizeof files[n].path, "summary.json");
+	artifact_sha256(sum, strlen(sum), files[n].sha256);
+	files[n++].size = strlen(sum);
+	qsort(files, n, sizeof *files, by_listed_path);
+	if ((man = manifest_text(db, run_id, ro.coordinator, key_path != NULL ?
+	    fpr : NULL, files, n)) == NULL) {
 		rc = so_error(err, SO_ENOMEM, "cannot format manifest.json");
 		goto out;
 	}
-	len = strlen(text);
+	if ((rc = bundle_out_file(o, "manifest.json", man, strlen(man),
+	    err)) != 0)
+		goto out;
 	if (key_path != NULL) {
-		if ((rc = sign(key_path, text, len, sig, err)) != 0) {
-			free(text);
+		char line[130];
+
+		if ((rc = sign(key_path, man, strlen(man), sig, err)) != 0)
 			goto out;
-		}
-		bundle_add(out, "manifest.sig", xasprintf("%s\n", sig),
-		    strlen(sig) + 1);
+		snprintf(line, sizeof line, "%s\n", sig);
+		if ((rc = bundle_out_file(o, "manifest.sig", line,
+		    strlen(line), err)) != 0)
+			goto out;
 	}
-	bundle_add(out, "manifest.json", text, len);
-	bundle_sort(out);
+	if ((rc = bundle_out_put_spool(o, &sp, err)) != 0)
+		goto out;
+	rc = bundle_out_file(o, "summary.json", sum, strlen(sum), err);
 out:
-	cJSON_Delete(man);
-	cJSON_Delete(rows);
+	bundle_spool_free(&sp);
+	for (i = 0; i < ro.narts; i++)
+		free(ro.arts[i]);
+	free(ro.arts);
+	free(ro.coordinator);
+	free(ro.row);
+	strbuf_release(&ro.buf);
+	free(files);
+	free(man);
+	cJSON_free(sum);
 	cJSON_Delete(summary);
-	if (rc != 0)
-		bundle_free(out);
+	return rc;
+}
+
+int
+bundle_write(struct db *db, int64_t run_id, cJSON *summary,
+    const char *key_path, const char *dest, int *output_failed,
+    struct so_err *err)
+{
+	struct bundle_out o;
+	int rc;
+
+	if (output_failed != NULL)
+		*output_failed = 0;
+	if ((rc = bundle_out_open(&o, dest, err)) != 0) {
+		cJSON_Delete(summary);
+		if (output_failed != NULL)
+			*output_failed = 1;
+		return rc;
+	}
+	if ((rc = make(db, run_id, summary, key_path, &o, err)) == 0)
+		rc = bundle_out_close(&o, err);
+	else
+		bundle_out_abort(&o);
+	if (rc != 0 && output_failed != NULL)
+		*output_failed = o.failed;
+	return rc;
+}
+
+int
+bundle_write_tar_fd(struct db *db, int64_t run_id, cJSON *summary,
+    const char *key_path, int fd, const char *spool_dir, uint64_t *len,
+    struct so_err *err)
+{
+	struct bundle_out o;
+	int rc;
+
+	bundle_out_open_fd(&o, fd, "the bundle's .tar", spool_dir);
+	if ((rc = make(db, run_id, summary, key_path, &o, err)) == 0) {
+		*len = o.size + 2 * 512;
+		rc = bundle_out_close(&o, err);
+	} else
+		bundle_out_abort(&o);
 	return rc;
 }
 
@@ -232,38 +475,41 @@ bundle_info_free(struct bundle_info *info)
 	memset(info, 0, sizeof *info);
 }
 
+/* man, manifest.json's len bytes, against manifest.sig. */
 static int
-check_signature(const struct bundle *b, const char *pubkey_path,
-    struct bundle_info *info, struct so_err *err)
+check_signature(const struct bundle *b, const unsigned char *man, size_t len,
+    const char *pubkey_path, struct bundle_info *info, struct so_err *err)
 {
-	const struct bundle_file *man = bundle_get(b, "manifest.json");
 	const struct bundle_file *sig = bundle_get(b, "manifest.sig");
-	unsigned char raw[64];
+	unsigned char raw[64], *text = NULL;
 	EVP_MD_CTX *ctx = NULL;
 	EVP_PKEY *k = NULL;
 	size_t i;
 	int rc;
 
-	if (man == NULL)
-		return so_error(err, SO_EPARSE, "bundle: no manifest.json");
 	if (sig == NULL)
 		return so_error(err, SO_EINVAL, "bundle: manifest.sig is "
 		    "missing: the bundle is not signed");
+	if ((rc = bundle_file_read(sig, BUNDLE_MAX_MANIFEST, &text, err)) != 0)
+		return rc;
 	for (i = 0; i < 64; i++) {
 		unsigned v;
 
-		if (sig->len < 128 || sscanf((const char *)sig->data + 2 * i,
-		    "%2x", &v) != 1)
+		if (sig->len < 128 || sscanf((const char *)text + 2 * i,
+		    "%2x", &v) != 1) {
+			free(text);
 			return so_error(err, SO_EPARSE, "bundle: manifest.sig "
 			    "is not 64 bytes of hex");
+		}
 		raw[i] = (unsigned char)v;
 	}
+	free(text);
 	if ((rc = load_key(pubkey_path, 0, &k, err)) != 0)
 		return rc;
 	fingerprint(k, info->key_fingerprint);
 	if ((ctx = EVP_MD_CTX_new()) == NULL ||
 	    EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k) != 1 ||
-	    EVP_DigestVerify(ctx, raw, sizeof raw, man->data, man->len) != 1)
+	    EVP_DigestVerify(ctx, raw, sizeof raw, man, len) != 1)
 		rc = so_error(err, SO_EINVAL, "bundle: manifest.json: the "
 		    "signature does not verify with key \"%s\" (%.16s...)",
 		    pubkey_path, info->key_fingerprint);
@@ -272,13 +518,18 @@ check_signature(const struct bundle *b, const char *pubkey_path,
 	return rc;
 }
 
-/* Every listed file present with its hash and size; nothing unlisted. */
+/*
+ * Every listed file present with its hash and size; nothing unlisted.
+ * Each file's hash is left in shas[] (by its index in b), "" if unlisted.
+ */
 static int
-check_files(const struct bundle *b, const cJSON *files, struct so_err *err)
+check_files(const struct bundle *b, const cJSON *files, char (*shas)[65],
+    struct so_err *err)
 {
 	const cJSON *f;
-	char sha[65];
+	char *sha;
 	size_t i, listed = 0;
+	int rc;
 
 	if (!cJSON_IsArray(files))
 		return so_error(err, SO_EPARSE, "manifest.json: no \"files\"");
@@ -296,7 +547,10 @@ check_files(const struct bundle *b, const cJSON *files, struct so_err *err)
 			return so_error(err, SO_EINVAL, "bundle: \"%s\" is "
 			    "listed in the manifest but missing",
 			    p->valuestring);
-		artifact_sha256(bf->data, bf->len, sha);
+		sha = shas[bf - b->files];
+		if (sha[0] == '\0' &&
+		    (rc = bundle_file_sha256(bf, sha, err)) != 0)
+			return rc;
 		if (strcmp(sha, s->valuestring) != 0 ||
 		    (double)bf->len != n->valuedouble)
 			return so_error(err, SO_EINVAL, "bundle: \"%s\" was "
@@ -616,11 +870,15 @@ read_manifest_runs(const cJSON *runs, struct bundle_info *info,
 	return 0;
 }
 
-/* Every artifacts/ file is named by the SHA-256 of its bytes. */
+/*
+ * Every artifacts/ file is named by the SHA-256 of its bytes (shas: as
+ * check_files found them, every such file being listed).
+ */
 static int
-check_artifact_files(const struct bundle *b, struct so_err *err)
+check_artifact_files(const struct bundle *b, char (*shas)[65],
+    struct so_err *err)
 {
-	char sha[65];
+	const char *sha;
 	size_t i;
 
 	for (i = 0; i < b->n; i++) {
@@ -628,7 +886,7 @@ check_artifact_files(const struct bundle *b, struct so_err *err)
 
 		if (strncmp(f->path, "artifacts/", 10) != 0)
 			continue;
-		artifact_sha256(f->data, f->len, sha);
+		sha = shas[i];
 		if (!artifact_name_ok(f->path + 10) ||
 		    strcmp(sha, f->path + 10) != 0)
 			return so_error(err, SO_EINVAL, "bundle: \"%.100s\" is "
@@ -644,6 +902,8 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 {
 	const struct bundle_file *man, *rows;
 	const cJSON *fmt, *runs, *origin;
+	unsigned char *mtext = NULL, *rtext = NULL;
+	char (*shas)[65] = xcalloc(b->n + 1, sizeof *shas);
 	int rc;
 
 	memset(info, 0, sizeof *info);
@@ -652,12 +912,14 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		rc = so_error(err, SO_EPARSE, "bundle: no manifest.json");
 		goto fail;
 	}
-	if (pubkey_path != NULL &&
-	    (rc = check_signature(b, pubkey_path, info, err)) != 0)
+	if ((rc = bundle_file_read(man, BUNDLE_MAX_MANIFEST, &mtext,
+	    err)) != 0)
 		goto fail;
-	artifact_sha256(man->data, man->len, info->manifest_sha256);
-	info->manifest = cJSON_ParseWithLength((const char *)man->data,
-	    man->len);
+	if (pubkey_path != NULL && (rc = check_signature(b, mtext, man->len,
+	    pubkey_path, info, err)) != 0)
+		goto fail;
+	artifact_sha256(mtext, man->len, info->manifest_sha256);
+	info->manifest = cJSON_ParseWithLength((const char *)mtext, man->len);
 	fmt = cJSON_GetObjectItemCaseSensitive(info->manifest, "format");
 	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
 		rc = so_error(err, SO_EPARSE, "manifest.json: not a seqorch "
@@ -665,7 +927,7 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		goto fail;
 	}
 	if ((rc = check_files(b, cJSON_GetObjectItemCaseSensitive(
-	    info->manifest, "files"), err)) != 0)
+	    info->manifest, "files"), shas, err)) != 0)
 		goto fail;
 	origin = cJSON_GetObjectItemCaseSensitive(info->manifest, "origin");
 	info->coordinator = cJSON_GetStringValue(
@@ -688,7 +950,8 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		goto fail;
 	}
 	if ((rows = bundle_get(b, "rows.json")) == NULL ||
-	    (info->rows = cJSON_ParseWithLength((const char *)rows->data,
+	    bundle_file_read(rows, BUNDLE_MAX_BYTES, &rtext, err) != 0 ||
+	    (info->rows = cJSON_ParseWithLength((const char *)rtext,
 	    rows->len)) == NULL) {
 		rc = so_error(err, SO_EPARSE, "bundle: rows.json is missing or "
 		    "not JSON");
@@ -698,13 +961,19 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		rc = so_error(err, SO_EPARSE, "bundle: summary.json is missing");
 		goto fail;
 	}
-	if ((rc = check_artifact_files(b, err)) != 0 ||
+	if ((rc = check_artifact_files(b, shas, err)) != 0 ||
 	    (rc = db_rows_check(info->rows, info->runs, info->nruns,
 	    err)) != 0 ||
 	    (rc = check_samples(info->rows, info, log, err)) != 0)
 		goto fail;
+	free(rtext);
+	free(mtext);
+	free(shas);
 	return 0;
 fail:
+	free(rtext);
+	free(mtext);
+	free(shas);
 	bundle_info_free(info);
 	return rc;
 }

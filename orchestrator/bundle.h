@@ -18,7 +18,8 @@
  *
  * Functions return 0 or a negative SO_E* code and fill err; on error the
  * message names the file or item.  A struct bundle owns its files; free it
- * with bundle_free.
+ * with bundle_free.  Making, checking and importing a bundle hold a
+ * bounded part of it at a time (rows.json is read row by row: rows-doc.h).
  */
 #ifndef SEQORCH_BUNDLE_H
 #define SEQORCH_BUNDLE_H
@@ -31,11 +32,20 @@
 
 #define BUNDLE_MAX_FILES 100000
 #define BUNDLE_MAX_BYTES (1024u * 1024 * 1024)	/* read at most 1 GiB */
+#define BUNDLE_MAX_MANIFEST (64u * 1024 * 1024)	/* manifest.json, .sig */
 
+/*
+ * A file of a bundle: its bytes in data (bundle_untar, bundle_add), or,
+ * for a bundle_load, where they are on disk (data NULL: len bytes at off
+ * in src, the .tar or the file of the directory), read when needed
+ * through bundle_file_read and bundle_file_open, never all at once.
+ */
 struct bundle_file {
 	char *path;			/* relative, "/"-separated */
 	unsigned char *data;
 	size_t len;
+	char *src;			/* owned, or NULL */
+	uint64_t off;
 };
 
 struct bundle {
@@ -44,15 +54,26 @@ struct bundle {
 };
 
 /*
- * Make the bundle of run_id: summary (taken over, freed here), the run's
- * rows and artifacts from db, and the manifest, signed with the Ed25519
- * private key in PEM file key_path when it is not NULL.
+ * Write the bundle of run_id to dest (a new directory, or a .tar file,
+ * replaced whole through a temporary file beside it): summary (taken
+ * over, freed here), the run's rows and artifacts from db, and the
+ * manifest, signed with the Ed25519 private key in PEM file key_path when
+ * it is not NULL.  rows.json goes from SQLite to the file row by row and a
+ * .tar's members are written as they come, so memory holds one artifact
+ * (and summary.json) at a time, never the run.  On error nothing is left
+ * at dest, and *output_failed (may be NULL) says whether writing dest
+ * was what failed.
  */
-int bundle_make(struct db *db, int64_t run_id, cJSON *summary,
-    const char *key_path, struct bundle *out, struct so_err *err);
-
-/* Write b to dest: a new directory, or a .tar file (replaced whole). */
-int bundle_save(const struct bundle *b, const char *dest, struct so_err *err);
+int bundle_write(struct db *db, int64_t run_id, cJSON *summary,
+    const char *key_path, const char *dest, int *output_failed,
+    struct so_err *err);
+/*
+ * The same bundle as a .tar written to fd (publish's spool; spool_dir
+ * holds the temporary copy of rows.json); *len is the archive's size.
+ */
+int bundle_write_tar_fd(struct db *db, int64_t run_id, cJSON *summary,
+    const char *key_path, int fd, const char *spool_dir, uint64_t *len,
+    struct so_err *err);
 
 /* b as the bytes of its .tar file: a new buffer the caller frees. */
 int bundle_tar(const struct bundle *b, unsigned char **out, size_t *len,
@@ -61,6 +82,7 @@ int bundle_tar(const struct bundle *b, unsigned char **out, size_t *len,
 /*
  * Read a bundle directory or .tar file, bounded by BUNDLE_MAX_*; anything
  * else (a FIFO, a device) is refused without being opened for reading.
+ * Only the tar's headers are read here; each file's bytes stay on disk.
  */
 int bundle_load(const char *src, struct bundle *out, struct so_err *err);
 /*
@@ -77,6 +99,23 @@ void bundle_free(struct bundle *b);
 void bundle_add(struct bundle *b, const char *path, void *data, size_t len);
 /* Put b's files in order of path, as manifests list them. */
 void bundle_sort(struct bundle *b);
+
+/*
+ * f's bytes in a new buffer (NUL-terminated, the caller frees), when f is
+ * at most max bytes; else SO_EPARSE naming f.
+ */
+int bundle_file_read(const struct bundle_file *f, size_t max,
+    unsigned char **data, struct so_err *err);
+/*
+ * A descriptor to read f from, at offset f->off (the caller closes it); a
+ * file of a directory is checked again to be a regular file of f->len
+ * bytes.  -1 for a file held in memory.
+ */
+int bundle_file_open(const struct bundle_file *f, int *fd,
+    struct so_err *err);
+/* The SHA-256 of f's bytes, read in pieces, as hex. */
+int bundle_file_sha256(const struct bundle_file *f, char out[65],
+    struct so_err *err);
 
 /* What a verified bundle says of itself; strings point into manifest. */
 struct bundle_info {

@@ -47,7 +47,6 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	const char *key = NULL;
 	const struct export_format *format = &formats[0];
 	const void *found;
-	struct bundle b = { 0 };
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	cJSON *doc = NULL;
@@ -110,19 +109,14 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 	ret = format->build(db_handle(db), run_id, db_path, &doc, &err);
 	if (ret == 0 && bundle != NULL) {
 		/* The bundle takes the summary over. */
-		int saving = 0;
+		int output_failed = 0;
 
-		ret = bundle_make(db, run_id, doc, key, &b, &err);
-		if (ret == 0) {
-			saving = 1;
-			ret = bundle_save(&b, bundle, &err);
-		}
-		bundle_free(&b);
+		ret = bundle_write(db, run_id, doc, key, bundle, &output_failed,
+		    &err);
 		db_close(db);
 		if (ret != 0) {
 			cmd_error(err.msg);
-			return saving && ret == SO_EIO ? EXIT_OUTPUT :
-			    cmd_exit_code(ret);
+			return output_failed ? EXIT_OUTPUT : cmd_exit_code(ret);
 		}
 		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
 		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "

@@ -11,6 +11,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int
@@ -49,16 +50,29 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	/* Files first: a crash leaves only unnamed files, which gc removes. */
 	for (i = 0; i < b.n; i++) {
+		unsigned char *data = NULL;
 		char sha[65];
 
 		if (strncmp(b.files[i].path, "artifacts/", 10) != 0)
 			continue;
-		if (artifact_put(db, b.files[i].data, b.files[i].len, sha,
-		    &err) != 0) {
+		/*
+		 * One at a time, read again: stored under the hash of the
+		 * bytes read now, and refused unless that is its name.  One
+		 * over ARTIFACT_MAX is not read: artifact_put refuses it by
+		 * its size alone.
+		 */
+		if ((b.files[i].len <= ARTIFACT_MAX &&
+		    bundle_file_read(&b.files[i], ARTIFACT_MAX, &data,
+		    &err) != 0) || artifact_put(db, data, b.files[i].len, sha,
+		    &err) != 0 || (strcmp(sha, b.files[i].path + 10) != 0 &&
+		    so_error(&err, SO_EIO, "bundle: \"%s\" changed while "
+		    "imported", b.files[i].path) != 0)) {
+			free(data);
 			cmd_error(err.msg);
 			ret = EXIT_DB;
 			goto out;
 		}
+		free(data);
 	}
 	for (i = 0; i < info.nruns; i++) {
 		struct import_origin o = {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_TOKEN 4096
 
@@ -49,6 +50,35 @@ read_token(const char *path)
 	return xstrdup(buf);
 }
 
+/* Where the bundle waits to be sent: $TMPDIR, else /tmp. */
+static const char *
+spool_dir(void)
+{
+	const char *d = getenv("TMPDIR");
+
+	return d != NULL && *d != '\0' ? d : "/tmp";
+}
+
+/*
+ * A new temporary file, already unlinked, for the bundle's .tar: curl
+ * reads it from there (and again for each try), so the run is never in
+ * memory whole.
+ */
+static int
+spool_file(struct so_err *err)
+{
+	char *name = xasprintf("%s/seqorch-publish.XXXXXX", spool_dir());
+	int fd;
+
+	if ((fd = mkstemp(name)) < 0)
+		so_error(err, SO_EIO, "cannot create a temporary file in \"%s\": "
+		    "%s", spool_dir(), strerror(errno));
+	else
+		unlink(name);
+	free(name);
+	return fd;
+}
+
 static int
 publish_exec(const struct cmd_entry *self, int argc, char **argv)
 {
@@ -57,14 +87,12 @@ publish_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct collector_result res;
 	const char *path = "results.db", *key = NULL, *token_file = NULL;
 	struct so_err err = { 0 };
-	struct bundle b = { 0 };
-	unsigned char *tar = NULL;
 	struct db *db = NULL;
 	cJSON *summary = NULL;
 	int64_t run_id = 0, attempts;
 	char *token = NULL;
-	size_t len;
-	int c, done, ret = EXIT_OK;
+	uint64_t len = 0;
+	int c, done, fd = -1, ret = EXIT_OK;
 
 	optind = 1;
 	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
@@ -103,23 +131,27 @@ publish_exec(const struct cmd_entry *self, int argc, char **argv)
 	if ((ret = cmd_open_existing_db(path, &db)) != EXIT_OK)
 		goto out;
 	if (export_summary(db_handle(db), run_id, path, &summary, &err) != 0 ||
-	    bundle_make(db, run_id, summary, key, &b, &err) != 0 ||
-	    bundle_tar(&b, &tar, &len, &err) != 0) {
+	    (fd = spool_file(&err)) < 0 ||
+	    bundle_write_tar_fd(db, run_id, summary, key, fd, spool_dir(),
+	    &len, &err) != 0) {
+		if (fd < 0)
+			cJSON_Delete(summary);
 		cmd_error(err.msg);
 		ret = cmd_exit_code(err.code);
 		goto out;
 	}
-	if (collector_post(&po, tar, len, &res, &err) != 0) {
+	if (collector_post(&po, fd, len, &res, &err) != 0) {
 		cmd_error(err.msg);
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	printf("published run %lld to %s: %ld %s (%zu bytes, %d "
+	printf("published run %lld to %s: %ld %s (%llu bytes, %d "
 	    "attempt%s)\n", (long long)run_id, po.url, res.status, res.body,
-	    len, res.attempts, res.attempts == 1 ? "" : "s");
+	    (unsigned long long)len, res.attempts, res.attempts == 1 ? "" :
+	    "s");
 out:
-	free(tar);
-	bundle_free(&b);
+	if (fd >= 0)
+		close(fd);
 	db_close(db);
 	free(token);
 	return ret;

@@ -4,10 +4,12 @@
 #include "strbuf.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_REDIRECTS 5
 #define BODY_MAX 4096
@@ -148,10 +150,47 @@ transient(CURLcode c)
 	}
 }
 
+/* The body, read from its file as curl asks: never all in memory. */
+struct upload {
+	int fd;
+	uint64_t off, len;
+};
+
+static size_t
+on_read(char *p, size_t size, size_t n, void *arg)
+{
+	struct upload *u = arg;
+	size_t want = size * n;
+	ssize_t r;
+
+	if (u->off >= u->len)
+		return 0;
+	if (want > u->len - u->off)
+		want = (size_t)(u->len - u->off);
+	while ((r = pread(u->fd, p, want, (off_t)u->off)) < 0 && errno == EINTR)
+		;
+	if (r <= 0)
+		return CURL_READFUNC_ABORT;
+	u->off += (uint64_t)r;
+	return (size_t)r;
+}
+
+static int
+on_seek(void *arg, curl_off_t offset, int origin)
+{
+	struct upload *u = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > u->len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	u->off = (uint64_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
 int
-collector_post(const struct collector_opts *o, const void *data, size_t len,
+collector_post(const struct collector_opts *o, int fd, uint64_t len,
     struct collector_result *res, struct so_err *err)
 {
+	struct upload up = { fd, 0, len };
 	char origin[512], target_origin[512], *url = xstrdup(o->url), *auth;
 	char curlerr[CURL_ERROR_SIZE];
 	struct curl_slist *hdr = NULL;
@@ -174,6 +213,8 @@ collector_post(const struct collector_opts *o, const void *data, size_t len,
 		goto out;
 	}
 	hdr = curl_slist_append(hdr, "Content-Type: application/x-tar");
+	/* The body follows the headers, as it did when curl held it. */
+	hdr = curl_slist_append(hdr, "Expect:");
 	if (o->token != NULL) {
 		auth = xasprintf("Authorization: Bearer %s", o->token);
 		hdr = curl_slist_append(hdr, auth);
@@ -190,7 +231,11 @@ collector_post(const struct collector_opts *o, const void *data, size_t len,
 			curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);
+		up.off = 0;
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(c, CURLOPT_READDATA, &up);
+		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(c, CURLOPT_SEEKDATA, &up);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)len);
 		curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);

@@ -20,6 +20,7 @@
 #include "util.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define COLLECTOR_BACKOFF_MAX 30.0	/* seconds, the longest wait */
@@ -57,7 +58,11 @@ double collector_backoff(double first, int retry);
 void collector_shown(const char *body, size_t len, const char *token,
     char *out, size_t outlen);
 
-int collector_post(const struct collector_opts *o, const void *data, size_t len,
+/*
+ * POST the len bytes of fd from its start (read with pread, again from
+ * the start for each try), as application/x-tar.
+ */
+int collector_post(const struct collector_opts *o, int fd, uint64_t len,
     struct collector_result *res, struct so_err *err);
 
 #endif

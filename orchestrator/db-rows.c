@@ -181,23 +181,20 @@ column_json(sqlite3_stmt *st, int i)
 }
 
 int
-db_run_rows(struct db *db, int64_t run_id, cJSON **out, struct so_err *err)
+db_run_rows_each(struct db *db, int64_t run_id,
+    const struct db_rows_visitor *v, struct so_err *err)
 {
 	sqlite3 *h = db->h;
 	struct schema s;
-	cJSON *root = NULL, *tables;
 	int i, c, rc, nruns = 0;
 
-	*out = NULL;
 	if ((rc = schema_read(h, &s, err)) != 0)
 		return rc;
 	select_rows(&s, run_id);
-	root = cJSON_CreateObject();
-	tables = cJSON_AddObjectToObject(root, "tables");
 	for (i = 0; i < s.n && rc == 0; i++) {
 		struct table *t = &s.t[i];
 		sqlite3_stmt *st = NULL;
-		cJSON *tj, *cols, *rows;
+		cJSON *cols;
 		char *sql;
 
 		if (t->where == NULL)
@@ -211,34 +208,34 @@ db_run_rows(struct db *db, int64_t run_id, cJSON **out, struct so_err *err)
 			break;
 		}
 		free(sql);
-		tj = cJSON_AddObjectToObject(tables, t->name);
-		cols = cJSON_AddArrayToObject(tj, "columns");
-		rows = cJSON_AddArrayToObject(tj, "rows");
+		cols = cJSON_CreateArray();
 		for (c = 0; c < sqlite3_column_count(st); c++)
 			cJSON_AddItemToArray(cols, cJSON_CreateString(
 			    sqlite3_column_name(st, c)));
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		rc = v->table(v->arg, t->name, cols, err);
+		cJSON_Delete(cols);
+		/* One row at a time: a run of millions never is a tree. */
+		while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 			cJSON *row = cJSON_CreateArray();
 
 			for (c = 0; c < sqlite3_column_count(st); c++)
 				cJSON_AddItemToArray(row, column_json(st, c));
-			cJSON_AddItemToArray(rows, row);
+			rc = v->row(v->arg, row, err);
+			cJSON_Delete(row);
 			nruns += strcmp(t->name, "runs") == 0;
 		}
-		rc = rc == SQLITE_DONE ? 0 : so_error(err, SO_EDB, "database: "
-		    "cannot read table \"%s\": %s", t->name, sqlite3_errmsg(h));
+		if (rc == SQLITE_DONE)
+			rc = 0;
+		else if (rc > 0)
+			rc = so_error(err, SO_EDB, "database: cannot read table "
+			    "\"%s\": %s", t->name, sqlite3_errmsg(h));
 		sqlite3_finalize(st);
 	}
 	schema_free(&s);
 	if (rc == 0 && nruns == 0)
 		rc = so_error(err, SO_ENOTFOUND, "no run %lld",
 		    (long long)run_id);
-	if (rc != 0) {
-		cJSON_Delete(root);
-		return rc;
-	}
-	*out = root;
-	return 0;
+	return rc;
 }
 
 /*

@@ -383,12 +383,23 @@ int db_artifact_gc(struct db *db, int dry_run,
 
 /*
  * A run's rows (db-rows.c): every row of every table that leads to run_id
- * by foreign keys, with the artifacts and refs rows they name, as
- * {"tables": {NAME: {"columns": [...], "rows": [[...], ...]}}} in *out
- * (caller frees with cJSON_Delete).  SO_ENOTFOUND: no such run.
+ * by foreign keys, with the artifacts and refs rows they name, one table
+ * and one row at a time, as rows.json holds them ({"tables": {NAME:
+ * {"columns": [...], "rows": [[...], ...]}}}): table() with the table's
+ * name and its column names (a cJSON array), then row() with each row (a
+ * cJSON array of its values, integers and reals as numbers, NULL as null);
+ * both are freed after the call.  A callback's nonzero return stops the
+ * walk and is returned.  SO_ENOTFOUND: no such run.
  */
-int db_run_rows(struct db *db, int64_t run_id, cJSON **out,
-    struct so_err *err);
+struct db_rows_visitor {
+	int (*table)(void *arg, const char *name, const cJSON *columns,
+	    struct so_err *err);
+	int (*row)(void *arg, const cJSON *row, struct so_err *err);
+	void *arg;
+};
+
+int db_run_rows_each(struct db *db, int64_t run_id,
+    const struct db_rows_visitor *v, struct so_err *err);
 
 /* Where an imported run came from (table imports). */
 struct import_origin {

@@ -433,51 +433,94 @@ make_dirs(const char *dir, struct so_err *err)
 }
 
 int
-write_file_atomic(const char *path, const void *data, size_t len,
-    unsigned mode, struct so_err *err)
+atomic_open(const char *path, struct atomic_file *af, struct so_err *err)
 {
-	char *copy = xstrdup(path), *tmp = NULL;
+	char *copy = xstrdup(path);
 	struct stat st;
-	int fd, rc = 0;
+	int rc = 0;
 
+	memset(af, 0, sizeof *af);
+	af->fd = -1;
+	af->path = xstrdup(path);
 	/*
 	 * A device or a pipe (-o /dev/null, /dev/stdout, a shell's >(...)) is
 	 * written to: renamed over, /dev/null became a file of the output.
 	 */
 	if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) ||
 	    S_ISFIFO(st.st_mode))) {
-		if ((fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0) {
-			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
-			    path, strerror(errno));
-			goto out;
-		}
-		rc = write_all(fd, data, len, path, err);
-		if (close(fd) != 0 && rc == 0)
+		if ((af->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
 			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
 			    path, strerror(errno));
 		goto out;
 	}
-	tmp = xasprintf("%s/.seqorch.XXXXXX", dirname(copy));
-	if ((fd = mkstemp(tmp)) < 0) {
+	af->tmp = xasprintf("%s/.seqorch.XXXXXX", dirname(copy));
+	if ((af->fd = mkstemp(af->tmp)) < 0)
 		rc = so_error(err, SO_EIO, "cannot create a file beside \"%s\": "
 		    "%s", path, strerror(errno));
-		goto out;
-	}
-	rc = write_all(fd, data, len, tmp, err);
-	if (rc == 0 && (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0))
-		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", tmp,
-		    strerror(errno));
-	if (close(fd) != 0 && rc == 0)
-		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", tmp,
-		    strerror(errno));
-	/* rename replaces a link at path; it never writes through one. */
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = so_error(err, SO_EIO, "cannot replace \"%s\": %s", path,
-		    strerror(errno));
-	if (rc != 0)
-		unlink(tmp);
 out:
-	free(tmp);
 	free(copy);
+	if (rc != 0) {
+		free(af->tmp);
+		free(af->path);
+		memset(af, 0, sizeof *af);
+		af->fd = -1;
+	}
 	return rc;
+}
+
+int
+atomic_commit(struct atomic_file *af, unsigned mode, struct so_err *err)
+{
+	const char *name = af->tmp != NULL ? af->tmp : af->path;
+	int rc = 0;
+
+	if (af->tmp != NULL && (fchmod(af->fd, (mode_t)mode) != 0 ||
+	    fsync(af->fd) != 0))
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", name,
+		    strerror(errno));
+	if (close(af->fd) != 0 && rc == 0)
+		rc = so_error(err, SO_EIO, "cannot write \"%s\": %s", name,
+		    strerror(errno));
+	af->fd = -1;
+	/* rename replaces a link at path; it never writes through one. */
+	if (rc == 0 && af->tmp != NULL && rename(af->tmp, af->path) != 0)
+		rc = so_error(err, SO_EIO, "cannot replace \"%s\": %s",
+		    af->path, strerror(errno));
+	if (rc != 0 && af->tmp != NULL)
+		unlink(af->tmp);
+	free(af->tmp);
+	free(af->path);
+	memset(af, 0, sizeof *af);
+	af->fd = -1;
+	return rc;
+}
+
+void
+atomic_abort(struct atomic_file *af)
+{
+	if (af->fd >= 0)
+		close(af->fd);
+	if (af->tmp != NULL)
+		unlink(af->tmp);
+	free(af->tmp);
+	free(af->path);
+	memset(af, 0, sizeof *af);
+	af->fd = -1;
+}
+
+int
+write_file_atomic(const char *path, const void *data, size_t len,
+    unsigned mode, struct so_err *err)
+{
+	struct atomic_file af;
+	int rc;
+
+	if ((rc = atomic_open(path, &af, err)) != 0)
+		return rc;
+	if ((rc = write_all(af.fd, data, len, af.tmp != NULL ? af.tmp :
+	    path, err)) != 0) {
+		atomic_abort(&af);
+		return rc;
+	}
+	return atomic_commit(&af, mode, err);
 }

@@ -161,6 +161,23 @@ int write_file_atomic(const char *path, const void *data, size_t len,
     unsigned mode, struct so_err *err);
 
 /*
+ * write_file_atomic in steps, for output too large to hold: atomic_open
+ * gives af->fd to write to (the temporary file, or the device or FIFO at
+ * path itself), atomic_commit syncs it, gives it mode and renames it over
+ * path, atomic_abort closes and removes it.  Both release af; 0 or SO_EIO
+ * naming the file.
+ */
+struct atomic_file {
+	int fd;
+	char *path;
+	char *tmp;		/* NULL: path is a device or a FIFO */
+};
+
+int atomic_open(const char *path, struct atomic_file *af, struct so_err *err);
+int atomic_commit(struct atomic_file *af, unsigned mode, struct so_err *err);
+void atomic_abort(struct atomic_file *af);
+
+/*
  * From the password database, reentrantly (pool threads ask too, and
  * getpwuid's static result would be shared): the home directory of user,
  * or of the real uid when user is NULL; pw_login the real uid's login
