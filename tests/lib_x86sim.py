@@ -147,6 +147,9 @@ def parse_operand(text):
         m = re.fullmatch(r"([xyz])mm(\d+)", r)
         if m and int(m.group(2)) < 32:
             return ("vec", int(m.group(2)), LANES[m.group(1)])
+        m = re.fullmatch(r"k([0-7])", r)
+        if m:
+            return ("k", int(m.group(1)))
         raise SimError("unknown register %r" % text)
     bcast = re.search(r"\{1to(\d+)\}$", text)
     if bcast:
@@ -166,8 +169,19 @@ def parse_operand(text):
     for r in (base, index):
         if r is not None and REGS.get(r, (None, 0))[1] != 8:
             raise SimError("address register %r is not 64-bit" % r)
-    return ("mem", Mem(int(disp or "0", 0), base, index,
+    return ("mem", Mem(expression(disp or "0"), base, index,
                        int(scale or 1), bool(bcast)))
+
+
+def expression(text):
+    """A displacement such as -8 or OpenSSL's 40*4-96: integers, + - *
+    and parentheses only."""
+    if not re.fullmatch(r"[-+*()\s\dxa-fA-F]+", text):
+        raise SimError("unknown displacement %r" % text)
+    try:
+        return int(eval(text, {"__builtins__": {}}, {}))
+    except (SyntaxError, NameError) as e:
+        raise SimError("unknown displacement %r: %s" % (text, e)) from None
 
 
 def split_operands(s):
@@ -195,6 +209,17 @@ def c_string(text):
         "latin-1")
 
 
+def strip_comment(line):
+    """line without a # comment (outside a string)."""
+    quoted = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "#" and not quoted:
+            return line[:i]
+    return line
+
+
 class Program:
     """Assembly: code, labels, data.  path is preprocessed with cc (a
     .S), or read as it is (what `cc -S` wrote)."""
@@ -206,15 +231,14 @@ class Program:
                 check=True, capture_output=True, text=True).stdout
         else:
             text = open(path).read()
-        self.code = []          # (mnemonic, operands, their text, line)
+        self.code = []          # (mnemonic, operands, their text, line,
+        #                         write mask or None)
         self.labels = {}        # name -> ("code", index) or ("data", addr)
         self.local = {}         # numeric label -> [code indices]
         self.data = bytearray()
         code = True
         for line in text.splitlines():
-            line = line.strip()
-            if line.startswith("#"):
-                continue
+            line = strip_comment(line).strip()
             while True:
                 m = re.match(r"([A-Za-z_.$][\w.$]*|\d+):\s*", line)
                 if not m:
@@ -248,23 +272,44 @@ class Program:
                         ".byte") and not code:
                 size = {".quad": 8, ".long": 4, ".byte": 1}.get(op, 2)
                 for a in args:
-                    # A pointer (a label) is never followed by kernels:
-                    # 0, which no read reaches.
-                    v = int(a, 0) if re.fullmatch(
-                        r"-?(0x[\da-fA-F]+|\d+)", a) else 0
+                    # A number or OpenSSL's 64-3; a pointer (a label) is
+                    # never followed by kernels: 0, which no read reaches.
+                    try:
+                        v = expression(a)
+                    except SimError:
+                        v = 0
                     self.data += (v & mask(size)).to_bytes(size, "little")
             elif op in (".zero", ".skip") and not code:
                 self.data += bytes(int(args[0], 0))
             elif op in (".string", ".asciz", ".ascii") and not code:
                 self.data += c_string(rest) + (b"" if op == ".ascii"
                                                else b"\0")
+            elif op in (".byte", ".long", ".value", ".quad") and code:
+                # Bytes among the instructions: perlasm writes some
+                # instructions so (repz ret, rep movsb); others stop the
+                # simulation when executed.
+                known = {(0xf3, 0xc3): "ret", (0xf3, 0xa4): "rep movsb"}
+                try:
+                    key = tuple(int(a, 0) for a in args) \
+                        if op == ".byte" else None
+                except ValueError:
+                    key = None
+                self.code.append((known.get(key, op), [], args, line,
+                                  None))
             elif op.startswith("."):
                 continue        # .globl, .type, .size, .cfi_*, ...
             elif code:
-                # A branch's or call's operand is a label, kept as text.
+                # A branch's or call's operand is a label, kept as text;
+                # an AVX-512 write mask {%kN} or {%kN}{z} goes with the
+                # instruction, as (N, zeroing).
+                km = None
+                if args and re.search(r"\{%k[0-7]\}(\{z\})?$", args[-1]):
+                    m = re.search(r"\{%k([0-7])\}(\{z\})?$", args[-1])
+                    km = (int(m.group(1)), bool(m.group(2)))
+                    args[-1] = args[-1][:m.start()]
                 ops = [] if op.startswith(("j", "call")) else \
                     [parse_operand(a) for a in args]
-                self.code.append((op, ops, args, line))
+                self.code.append((op, ops, args, line, km))
             else:
                 raise SimError("instruction %r outside the code" % line)
 
@@ -296,7 +341,7 @@ CONDITIONS = {
 ALU = ("add", "sub", "and", "or", "xor", "cmp", "test", "adc", "sbb")
 UNARY = ("inc", "dec", "neg", "not")
 SHIFT = ("sal", "shl", "shr", "sar", "rol", "ror")
-OTHER = ("mov", "movabs", "lea", "imul", "push", "pop")
+OTHER = ("mov", "movabs", "lea", "imul", "push", "pop", "xchg")
 
 
 class Machine:
@@ -309,7 +354,9 @@ class Machine:
         self.heap = (DATA + len(prog.data) + 63) & ~63
         self.gpr = dict.fromkeys(GPR, 0)
         self.vec = [[0] * 8 for _ in range(32)]
+        self.k = [0] * 8
         self.cf = self.zf = self.sf = self.of = False
+        self.wmask = None       # the instruction's {%kN}, {%kN}{z}
 
     # -- memory --------------------------------------------------------
     def alloc(self, data, align=64):
@@ -387,7 +434,22 @@ class Machine:
         raise SimError("not a vector operand: %r" % (o,))
 
     def vset(self, o, ws):
-        """Write a register (zeroing above its width) or memory."""
+        """Write a register (zeroing above its width) or memory, through
+        the instruction's write mask, a bit a 64-bit lane: merging keeps
+        what a masked-off lane held (memory is not written there),
+        zeroing clears it."""
+        if self.wmask is not None:
+            k, zero = self.wmask
+            bits = self.k[k]
+            old = self.vget(o, len(ws)) if o[0] == "vec" else None
+            if o[0] == "mem":
+                a = self.address(o[1])
+                for i, w in enumerate(ws):
+                    if bits >> i & 1:
+                        self.write(a + 8 * i, 8, w)
+                return
+            ws = [w if bits >> i & 1 else 0 if zero else old[i]
+                  for i, w in enumerate(ws)]
         if o[0] == "vec":
             self.vec[o[1]] = [w & M64 for w in ws] + [0] * (8 - len(ws))
         elif o[0] == "mem":
@@ -410,7 +472,7 @@ class Machine:
         while True:
             if pc >= len(self.prog.code):
                 raise SimError("ran off the end of the code")
-            op, ops, args, line = self.prog.code[pc]
+            op, ops, args, line, self.wmask = self.prog.code[pc]
             n += 1
             if n > limit:
                 raise SimError("no return after %d instructions" % limit)
@@ -466,6 +528,37 @@ class Machine:
             return self.target(text[0], pc)
         if op in ("ret", "retq"):
             return "ret"
+        if op == "rep movsb":
+            n = self.gpr["rcx"]
+            src, dst = self.gpr["rsi"], self.gpr["rdi"]
+            for i in range(n):
+                self.write(dst + i, 1, self.read(src + i, 1))
+            self.gpr["rsi"], self.gpr["rdi"] = src + n, dst + n
+            self.gpr["rcx"] = 0
+            return None
+        if op.startswith("."):
+            raise SimError("bytes among the instructions are not "
+                           "simulated")
+        m = re.fullmatch(r"k(xnor|xor|and|or|andn|shiftl|shiftr|mov|not)w",
+                         op)
+        if m:
+            kind = m.group(1)
+            if kind in ("shiftl", "shiftr"):    # $n, ksrc, kdst
+                v = self.k[o[1][1]]
+                n = o[0][1]
+                r = v << n if kind == "shiftl" else v >> n
+            elif kind in ("mov", "not"):        # src, dst
+                v = self.k[o[0][1]] if o[0][0] == "k" else self.get(o[0], 2)
+                r = ~v if kind == "not" else v
+            else:                               # ksrc2, ksrc1, kdst
+                a, b = self.k[o[1][1]], self.k[o[0][1]]
+                r = {"xnor": ~(a ^ b), "xor": a ^ b, "and": a & b,
+                     "or": a | b, "andn": ~a & b}[kind]
+            if o[-1][0] == "k":
+                self.k[o[-1][1]] = r & 0xffff
+            else:
+                self.put(o[-1], r & 0xffff, o[-1][2])
+            return None
         if op in ("nop", "nopl", "nopw", "endbr64"):
             return None
         if op == "leave":
@@ -515,6 +608,10 @@ class Machine:
             put(o[1], get(o[0], size), size)
         elif op == "lea":
             put(o[1], self.address(o[0][1]), size)
+        elif op == "xchg":
+            a, b = get(o[0], size), get(o[1], size)
+            put(o[0], b, size)
+            put(o[1], a, size)
         elif op == "push":
             self.push(get(o[0], 8))
         elif op == "pop":
@@ -660,6 +757,15 @@ class Machine:
             vs(o[2], words([f(x) & mask(e) for x in
                             elems(vg(o[1], n), e)], e))
             return None
+        m = re.fullmatch(r"vps([rl])lv([dq])", op)
+        if m:               # counts, src, dst: past the width, 0
+            e = SUFFIX["bwlq"["bwdq".index(m.group(2))]]
+            f = (lambda x, c: x >> c) if m.group(1) == "r" else \
+                (lambda x, c: x << c)
+            vs(o[2], words([f(x, c) & mask(e) if c < 8 * e else 0
+                            for x, c in zip(elems(vg(o[1], n), e),
+                                            elems(vg(o[0], n, e), e))], e))
+            return None
         m = re.fullmatch(r"vpro([lr])v([dq])", op)
         if m:               # counts, src, dst
             e = SUFFIX["bwlq"["bwdq".index(m.group(2))]]
@@ -737,6 +843,34 @@ class Machine:
                 v = cat >> 8 * imm if imm < 32 else 0
                 out += [v & M64, v >> 64 & M64]
             vs(o[3], out)
+            return None
+        if op == "vpermq" and o[0][0] != "imm":     # table, index, dst
+            table, index = vg(o[0], n), vg(o[1], n)
+            vs(o[2], [table[i & (n - 1)] for i in index])
+            return None
+        if op == "vpblendmq":   # src2, src1, dst{k}: k ? src2 : src1
+            if self.wmask is None:
+                raise SimError("vpblendmq without a mask")
+            bits, a, b = self.k[self.wmask[0]], vg(o[1], n), vg(o[0], n)
+            self.wmask = None
+            vs(o[2], [y if bits >> i & 1 else x
+                      for i, (x, y) in enumerate(zip(a, b))])
+            return None
+        if op == "vpblendd":    # $imm, src2, src1, dst: imm ? src2 : src1
+            imm = o[0][1]
+            a, b = elems(vg(o[2], n), 4), elems(vg(o[1], n), 4)
+            vs(o[3], words([y if imm >> (i % 8) & 1 else x
+                            for i, (x, y) in enumerate(zip(a, b))], 4))
+            return None
+        if op in ("vpsrldq", "vpslldq"):    # $bytes, src, dst, per 128
+            c, a = o[0][1], vg(o[1], n)
+            out = []
+            for j in range(0, n, 2):
+                v = a[j] | a[j + 1] << 64
+                v = (v >> 8 * c if op == "vpsrldq" else v << 8 * c) \
+                    if c < 16 else 0
+                out += [v & M64, v >> 64 & M64]
+            vs(o[2], out)
             return None
         if op == "vpermq" and o[0][0] == "imm":     # $imm, src, dst
             imm, a = o[0][1], vg(o[1], n)
