@@ -344,6 +344,9 @@ UNIT_http = http fetch study studies strbuf util
 UNIT_bundle = bundle-io strbuf util
 UNIT_artifact = artifact db strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
+# The storage layer reads a bundle's rows.json through rows-doc.c.
+MOD_db = $(patsubst %,build/%.o,$(wildcard orchestrator/db.c \
+	orchestrator/db-*.c) orchestrator/rows-doc.c orchestrator/json-stream.c)
 # The agent's host-free modules, as the agent's build compiles them.
 UNIT_agent = agent-opts agent-spread agent-jsonl agent-sha256 agent-emit \
 	agent-macfacts agent-osslcap agent-timing
@@ -493,6 +496,7 @@ build-fuzz/fuzz_jsonl: tests/fuzz/fuzz_jsonl.c agent/jsonl.c agent/jsonl.h
 # links, as UNIT_window lists, on a real SQLite file.
 FUZZ_ROWS_OBJS = $(patsubst orchestrator/%.c,build-fuzz/%.o,\
 	$(wildcard orchestrator/db.c orchestrator/db-*.c) orchestrator/artifact.c \
+	orchestrator/rows-doc.c orchestrator/json-stream.c \
 	orchestrator/strbuf.c orchestrator/util.c)
 build-fuzz/db.o: orchestrator/db.c build/schema.h
 	@mkdir -p build-fuzz

@@ -471,7 +471,9 @@ void
 bundle_info_free(struct bundle_info *info)
 {
 	cJSON_Delete(info->manifest);
-	cJSON_Delete(info->rows);
+	if (info->rows != NULL)
+		rows_doc_free(info->rows);
+	free(info->rows);
 	memset(info, 0, sizeof *info);
 }
 
@@ -576,15 +578,14 @@ check_files(const struct bundle *b, const cJSON *files, char (*shas)[65],
 	return 0;
 }
 
-/* Column index of name in a rows.json table, or -1. */
+/* Column index of name in a rows.json table's columns, or -1. */
 static int
-col(const cJSON *table, const char *name)
+col(const cJSON *columns, const char *name)
 {
 	const cJSON *c;
 	int i = 0;
 
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(table,
-	    "columns")) {
+	cJSON_ArrayForEach(c, columns) {
 		if (cJSON_IsString(c) && strcmp(c->valuestring, name) == 0)
 			return i;
 		i++;
@@ -644,7 +645,7 @@ recompute(const struct study_entry *e, uint8_t *x, uint64_t steps,
 /* One run of the bundle: what its samples must agree with. */
 struct run_ref {
 	int64_t id;
-	const char *study, *seed;
+	char *study, *seed;		/* owned */
 	uint64_t steps;
 	uint64_t msg_len;	/* --msg-len L, 0: the study's own chain */
 	const struct study_entry *e;
@@ -665,62 +666,177 @@ row_msg_len(const cJSON *row, int cm)
 	return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
-/* The manifest's runs as rows.json has them (types checked already). */
+/* The walk of the runs rows, then of the samples rows. */
+struct sample_walk {
+	struct bundle_info *info;
+	struct run_ref rr[64];
+	FILE *log;
+	int ci, cs, cseed, cn, cm, cd, cv, cr;
+	struct so_err *err;
+};
+
+/* A runs row: kept when it is one of the manifest's. */
 static int
-read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
-    struct so_err *err)
+read_run(void *arg, const cJSON *row, long rown)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "runs");
-	int ci = col(t, "id"), cs = col(t, "study"), cseed = col(t, "seed");
-	int cn = col(t, "steps"), cm = col(t, "msg_len");
-	const cJSON *row;
+	struct sample_walk *w = arg;
+	struct bundle_info *info = w->info;
+	int64_t id = (int64_t)cJSON_GetArrayItem(row, w->ci)->valuedouble;
+	double steps = cJSON_GetArrayItem(row, w->cn)->valuedouble;
+	double msg_len = row_msg_len(row, w->cm);
+	struct run_ref *r;
 	uint64_t max;
 	size_t i;
 
-	if (ci < 0 || cs < 0 || cseed < 0 || cn < 0)
-		return so_error(err, SO_EPARSE, "rows.json: no runs table with "
-		    "id, study, seed and steps");
-	memset(rr, 0, info->nruns * sizeof *rr);
-	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t, "rows")) {
-		int64_t id = (int64_t)cJSON_GetArrayItem(row, ci)->valuedouble;
-		double steps = cJSON_GetArrayItem(row, cn)->valuedouble;
-		double msg_len = row_msg_len(row, cm);
+	(void)rown;
+	for (i = 0; i < info->nruns && info->runs[i] != id; i++)
+		;
+	if (i == info->nruns)
+		return 0;
+	r = &w->rr[i];
+	r->id = id;
+	free(r->study);
+	free(r->seed);
+	r->study = xstrdup(cJSON_GetArrayItem(row, w->cs)->valuestring);
+	r->seed = xstrdup(cJSON_GetArrayItem(row, w->cseed)->valuestring);
+	if ((r->e = study_find(r->study)) == NULL)
+		return so_error(w->err, SO_EINVAL, "bundle: study \"%.64s\" of "
+		    "run %lld has no reference in this seqorch", r->study,
+		    (long long)id);
+	/* What `seqorch run --steps` takes: the work verify sets. */
+	max = study_max_steps(r->e->study);
+	if (!(steps >= 1 && steps <= (double)max))
+		return so_error(w->err, SO_EINVAL, "rows.json: run %lld: steps "
+		    "%.0f is outside 1..%llu (study \"%s\")", (long long)id,
+		    steps, (unsigned long long)max, r->e->name);
+	r->steps = (uint64_t)steps;
+	/* What `seqorch run --msg-len` takes, for a study that has it. */
+	if (msg_len != 0 && (r->e->ref->msg_chain == NULL ||
+	    !(msg_len >= (double)r->e->study->state_len &&
+	    msg_len <= KERNEL_MAX_MSG) ||
+	    msg_len != (double)(uint64_t)msg_len))
+		return so_error(w->err, SO_EINVAL, "rows.json: run %lld: msg_len "
+		    "%.0f is not a message length of study \"%s\"",
+		    (long long)id, msg_len, r->e->name);
+	r->msg_len = (uint64_t)msg_len;
+	return 0;
+}
 
-		for (i = 0; i < info->nruns && info->runs[i] != id; i++)
-			;
-		if (i == info->nruns)
-			continue;
-		rr[i].id = id;
-		rr[i].study = cJSON_GetArrayItem(row, cs)->valuestring;
-		rr[i].seed = cJSON_GetArrayItem(row, cseed)->valuestring;
-		if ((rr[i].e = study_find(rr[i].study)) == NULL)
-			return so_error(err, SO_EINVAL, "bundle: study \"%.64s\" "
-			    "of run %lld has no reference in this seqorch",
-			    rr[i].study, (long long)id);
-		/* What `seqorch run --steps` takes: the work verify sets. */
-		max = study_max_steps(rr[i].e->study);
-		if (!(steps >= 1 && steps <= (double)max))
-			return so_error(err, SO_EINVAL, "rows.json: run %lld: "
-			    "steps %.0f is outside 1..%llu (study \"%s\")",
-			    (long long)id, steps, (unsigned long long)max,
-			    rr[i].e->name);
-		rr[i].steps = (uint64_t)steps;
-		/* What `seqorch run --msg-len` takes, for a study that has it. */
-		if (msg_len != 0 && (rr[i].e->ref->msg_chain == NULL ||
-		    !(msg_len >= (double)rr[i].e->study->state_len &&
-		    msg_len <= KERNEL_MAX_MSG) ||
-		    msg_len != (double)(uint64_t)msg_len))
-			return so_error(err, SO_EINVAL, "rows.json: run %lld: "
-			    "msg_len %.0f is not a message length of study "
-			    "\"%s\"", (long long)id, msg_len, rr[i].e->name);
-		rr[i].msg_len = (uint64_t)msg_len;
+/* The manifest's runs as rows.json has them (types checked already). */
+static int
+read_runs(struct rows_doc *rows, struct sample_walk *w)
+{
+	const struct rows_doc_table *t;
+	const cJSON *cols;
+	size_t i, slot = 0;
+	int rc;
+
+	t = db_rows_table(rows, "runs", &slot);
+	cols = t != NULL ? t->columns : NULL;
+	w->ci = col(cols, "id");
+	w->cs = col(cols, "study");
+	w->cseed = col(cols, "seed");
+	w->cn = col(cols, "steps");
+	w->cm = col(cols, "msg_len");
+	if (w->ci < 0 || w->cs < 0 || w->cseed < 0 || w->cn < 0)
+		return so_error(w->err, SO_EPARSE, "rows.json: no runs table "
+		    "with id, study, seed and steps");
+	if ((rc = rows_doc_each(rows, slot, read_run, w)) != 0)
+		return rc;
+	for (i = 0; i < w->info->nruns; i++)
+		if (w->rr[i].study == NULL)
+			return so_error(w->err, SO_EPARSE, "rows.json: run %lld "
+			    "of the manifest is not there", (long long)
+			    w->info->runs[i]);
+	return 0;
+}
+
+/* A samples row against its run. */
+static int
+check_sample(void *arg, const cJSON *row, long rown)
+{
+	struct sample_walk *w = arg;
+	struct bundle_info *info = w->info;
+	struct run_ref *rr = w->rr;
+	/* db_rows_check vouched for each value's type. */
+	int64_t run = (int64_t)cJSON_GetArrayItem(row, w->cr)->valuedouble;
+	double id = cJSON_GetArrayItem(row, w->ci)->valuedouble;
+	const char *study = cJSON_GetArrayItem(row, w->cs)->valuestring;
+	const char *seed = cJSON_GetArrayItem(row, w->cseed)->valuestring;
+	const char *digest = cJSON_GetArrayItem(row, w->cd)->valuestring;
+	double steps = cJSON_GetArrayItem(row, w->cn)->valuedouble;
+	double valid = cJSON_GetArrayItem(row, w->cv)->valuedouble;
+	double msg_len = row_msg_len(row, w->cm);
+	struct so_err *err = w->err;
+	FILE *log = w->log;
+	struct run_ref *r;
+	uint8_t x[KERNEL_MAX_STATE];
+	char why[160];
+	size_t i, len;
+
+	for (i = 0; i < info->nruns && rr[i].id != run; i++)
+		;
+	if (i == info->nruns)
+		return so_error(err, SO_EPARSE, "rows.json: sample %.0f is of "
+		    "no run of the manifest", id);
+	r = &rr[i];
+	if (valid != 0 && valid != 1)
+		return so_error(err, SO_EINVAL, "rows.json: table \"samples\", "
+		    "row %ld, column \"valid\": expected 0 or 1, not %.0f",
+		    rown, valid);
+	if (strcmp(study, r->study) != 0 || steps != (double)r->steps)
+		return so_error(err, SO_EINVAL, "rows.json: sample %.0f is "
+		    "%.64s of %.0f steps, its run %lld %s of %llu", id, study,
+		    steps, (long long)run, r->study,
+		    (unsigned long long)r->steps);
+	/* Its message length sets its chain as steps set its work. */
+	if (msg_len != (double)r->msg_len)
+		return so_error(err, SO_EINVAL, "rows.json: sample %.0f has "
+		    "msg_len %.0f, its run %lld has %llu", id, msg_len,
+		    (long long)run, (unsigned long long)r->msg_len);
+	if (strcmp(seed, r->seed) != 0) {
+		if (valid == 1)
+			return so_error(err, SO_EINVAL, "bundle: sample %.0f is "
+			    "marked valid but its seed %.16s... is not its "
+			    "run's", id, seed);
+		info->samples_checked++;
+		return 0;
 	}
-	for (i = 0; i < info->nruns; i++)
-		if (rr[i].study == NULL)
-			return so_error(err, SO_EPARSE, "rows.json: run %lld of "
-			    "the manifest is not there", (long long)
-			    info->runs[i]);
+	len = r->e->study->state_len;
+	/* Runs of the same chain share its digest. */
+	for (i = 0; i < info->nruns && r->digest[0] == '\0'; i++)
+		if (rr[i].digest[0] != '\0' &&
+		    strcmp(rr[i].study, r->study) == 0 &&
+		    strcmp(rr[i].seed, r->seed) == 0 &&
+		    rr[i].steps == r->steps && rr[i].msg_len == r->msg_len)
+			memcpy(r->digest, rr[i].digest, sizeof r->digest);
+	if (r->digest[0] == '\0') {
+		if (strlen(seed) != 2 * len || hex_decode(seed, x, len) != 0)
+			return so_error(err, SO_EPARSE, "rows.json: run %lld: "
+			    "bad seed \"%.40s\"", (long long)run, seed);
+		if (log != NULL && r->msg_len > 0)
+			fprintf(log, "seqorch: recomputing %s: %llu %s of "
+			    "%llu-byte messages from %.16s...\n", r->study,
+			    (unsigned long long)r->steps,
+			    r->e->study->unit_plural,
+			    (unsigned long long)r->msg_len, seed);
+		else if (log != NULL)
+			fprintf(log, "seqorch: recomputing %s: %llu %s from "
+			    "%.16s...\n", r->study, (unsigned long long)r->steps,
+			    r->e->study->unit_plural, seed);
+		why[0] = '\0';
+		if (recompute(r->e, x, r->steps, r->msg_len, log, why,
+		    sizeof why) != 0)
+			return so_error(err, SO_EIO, "reference of study \"%s\" "
+			    "failed: %s", r->study, why);
+		hex_encode(x, len, r->digest);
+	}
+	if ((strcmp(r->digest, digest) == 0) != (valid == 1))
+		return so_error(err, SO_EINVAL, "bundle: sample %.0f (%s) is "
+		    "marked %s but its digest %.16s... %s the reference "
+		    "%.16s...", id, study, valid == 1 ? "valid" : "invalid",
+		    digest, valid == 1 ? "differs from" : "equals", r->digest);
+	info->samples_checked++;
 	return 0;
 }
 
@@ -732,115 +848,45 @@ read_runs(const cJSON *rows, struct bundle_info *info, struct run_ref *rr,
  * digest (as the runner stores it), so it must say so.
  */
 static int
-check_samples(const cJSON *rows, struct bundle_info *info, FILE *log,
+check_samples(struct rows_doc *rows, struct bundle_info *info, FILE *log,
     struct so_err *err)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(rows, "tables"), "samples");
-	struct run_ref rr[64];
-	const cJSON *row;
-	size_t i;
-	long rown = 0;
-	int cs = col(t, "study"), cd = col(t, "digest"), cv = col(t, "valid");
-	int cseed = col(t, "seed"), cn = col(t, "steps"), ci = col(t, "id");
-	int cr = col(t, "run_id"), cm = col(t, "msg_len");
+	struct sample_walk w;
+	const struct rows_doc_table *t;
+	const cJSON *cols;
+	size_t i, slot = 0;
 	int rc;
 
-	if ((rc = read_runs(rows, info, rr, err)) != 0)
-		return rc;
-	if (t == NULL)
-		return 0;
-	if (cs < 0 || cd < 0 || cv < 0 || cseed < 0 || cn < 0 || ci < 0)
-		return so_error(err, SO_EPARSE, "rows.json: samples lack study, "
+	memset(&w, 0, sizeof w);
+	w.info = info;
+	w.log = log;
+	w.err = err;
+	if ((rc = read_runs(rows, &w)) != 0)
+		goto out;
+	if ((t = db_rows_table(rows, "samples", &slot)) == NULL)
+		goto out;
+	cols = t->columns;
+	w.cs = col(cols, "study");
+	w.cd = col(cols, "digest");
+	w.cv = col(cols, "valid");
+	w.cseed = col(cols, "seed");
+	w.cn = col(cols, "steps");
+	w.ci = col(cols, "id");
+	w.cr = col(cols, "run_id");
+	w.cm = col(cols, "msg_len");
+	if (w.cs < 0 || w.cd < 0 || w.cv < 0 || w.cseed < 0 || w.cn < 0 ||
+	    w.ci < 0) {
+		rc = so_error(err, SO_EPARSE, "rows.json: samples lack study, "
 		    "seed, steps, digest or valid");
-	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t, "rows")) {
-		/* db_rows_check vouched for each value's type. */
-		int64_t run = (int64_t)cJSON_GetArrayItem(row, cr)->valuedouble;
-		double id = cJSON_GetArrayItem(row, ci)->valuedouble;
-		const char *study = cJSON_GetArrayItem(row, cs)->valuestring;
-		const char *seed = cJSON_GetArrayItem(row, cseed)->valuestring;
-		const char *digest = cJSON_GetArrayItem(row, cd)->valuestring;
-		double steps = cJSON_GetArrayItem(row, cn)->valuedouble;
-		double valid = cJSON_GetArrayItem(row, cv)->valuedouble;
-		double msg_len = row_msg_len(row, cm);
-		struct run_ref *r;
-		uint8_t x[KERNEL_MAX_STATE];
-		char why[160];
-		size_t len;
-
-		rown++;
-		for (i = 0; i < info->nruns && rr[i].id != run; i++)
-			;
-		if (i == info->nruns)
-			return so_error(err, SO_EPARSE, "rows.json: sample %.0f "
-			    "is of no run of the manifest", id);
-		r = &rr[i];
-		if (valid != 0 && valid != 1)
-			return so_error(err, SO_EINVAL, "rows.json: table "
-			    "\"samples\", row %ld, column \"valid\": expected 0 "
-			    "or 1, not %.0f", rown, valid);
-		if (strcmp(study, r->study) != 0 || steps != (double)r->steps)
-			return so_error(err, SO_EINVAL, "rows.json: sample %.0f "
-			    "is %.64s of %.0f steps, its run %lld %s of %llu",
-			    id, study, steps, (long long)run, r->study,
-			    (unsigned long long)r->steps);
-		/* Its message length sets its chain as steps set its work. */
-		if (msg_len != (double)r->msg_len)
-			return so_error(err, SO_EINVAL, "rows.json: sample %.0f "
-			    "has msg_len %.0f, its run %lld has %llu",
-			    id, msg_len, (long long)run,
-			    (unsigned long long)r->msg_len);
-		if (strcmp(seed, r->seed) != 0) {
-			if (valid == 1)
-				return so_error(err, SO_EINVAL, "bundle: sample "
-				    "%.0f is marked valid but its seed %.16s... "
-				    "is not its run's", id, seed);
-			info->samples_checked++;
-			continue;
-		}
-		len = r->e->study->state_len;
-		/* Runs of the same chain share its digest. */
-		for (i = 0; i < info->nruns && r->digest[0] == '\0'; i++)
-			if (rr[i].digest[0] != '\0' &&
-			    strcmp(rr[i].study, r->study) == 0 &&
-			    strcmp(rr[i].seed, r->seed) == 0 &&
-			    rr[i].steps == r->steps &&
-			    rr[i].msg_len == r->msg_len)
-				memcpy(r->digest, rr[i].digest,
-				    sizeof r->digest);
-		if (r->digest[0] == '\0') {
-			if (strlen(seed) != 2 * len ||
-			    hex_decode(seed, x, len) != 0)
-				return so_error(err, SO_EPARSE, "rows.json: run "
-				    "%lld: bad seed \"%.40s\"", (long long)run,
-				    seed);
-			if (log != NULL && r->msg_len > 0)
-				fprintf(log, "seqorch: recomputing %s: %llu %s "
-				    "of %llu-byte messages from %.16s...\n",
-				    r->study, (unsigned long long)r->steps,
-				    r->e->study->unit_plural,
-				    (unsigned long long)r->msg_len, seed);
-			else if (log != NULL)
-				fprintf(log, "seqorch: recomputing %s: %llu %s "
-				    "from %.16s...\n", r->study,
-				    (unsigned long long)r->steps,
-				    r->e->study->unit_plural, seed);
-			why[0] = '\0';
-			if (recompute(r->e, x, r->steps, r->msg_len, log, why,
-			    sizeof why) != 0)
-				return so_error(err, SO_EIO, "reference of "
-				    "study \"%s\" failed: %s", r->study, why);
-			hex_encode(x, len, r->digest);
-		}
-		if ((strcmp(r->digest, digest) == 0) != (valid == 1))
-			return so_error(err, SO_EINVAL, "bundle: sample %.0f "
-			    "(%s) is marked %s but its digest %.16s... %s the "
-			    "reference %.16s...", id, study, valid == 1 ?
-			    "valid" : "invalid", digest, valid == 1 ?
-			    "differs from" : "equals", r->digest);
-		info->samples_checked++;
+		goto out;
 	}
-	return 0;
+	rc = rows_doc_each(rows, slot, check_sample, &w);
+out:
+	for (i = 0; i < sizeof w.rr / sizeof w.rr[0]; i++) {
+		free(w.rr[i].study);
+		free(w.rr[i].seed);
+	}
+	return rc;
 }
 
 /* The manifest's runs: positive integers, each once, at most 64. */
@@ -896,13 +942,40 @@ check_artifact_files(const struct bundle *b, char (*shas)[65],
 	return 0;
 }
 
+/*
+ * rows.json checked as JSON and opened to be read a row at a time
+ * (info->rows), straight from the bundle's file.
+ */
+static int
+open_rows(const struct bundle *b, struct bundle_info *info,
+    struct so_err *err)
+{
+	const struct bundle_file *f = bundle_get(b, "rows.json");
+	int fd = -1, rc;
+
+	if (f != NULL && (rc = bundle_file_open(f, &fd, err)) != 0)
+		return rc;
+	if (f != NULL) {
+		info->rows = xcalloc(1, sizeof *info->rows);
+		rc = fd >= 0 ? db_rows_open_fd(info->rows, fd, f->off, f->len,
+		    f->path, err) : db_rows_open_mem(info->rows, f->data, f->len,
+		    f->path, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return 0;
+	}
+	return so_error(err, SO_EPARSE, "bundle: rows.json is missing or not "
+	    "JSON");
+}
+
 int
 bundle_verify(const struct bundle *b, const char *pubkey_path,
     struct bundle_info *info, FILE *log, struct so_err *err)
 {
-	const struct bundle_file *man, *rows;
+	const struct bundle_file *man;
 	const cJSON *fmt, *runs, *origin;
-	unsigned char *mtext = NULL, *rtext = NULL;
+	unsigned char *mtext = NULL;
 	char (*shas)[65] = xcalloc(b->n + 1, sizeof *shas);
 	int rc;
 
@@ -949,14 +1022,8 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		    "coordinator or database holds a control character");
 		goto fail;
 	}
-	if ((rows = bundle_get(b, "rows.json")) == NULL ||
-	    bundle_file_read(rows, BUNDLE_MAX_BYTES, &rtext, err) != 0 ||
-	    (info->rows = cJSON_ParseWithLength((const char *)rtext,
-	    rows->len)) == NULL) {
-		rc = so_error(err, SO_EPARSE, "bundle: rows.json is missing or "
-		    "not JSON");
+	if ((rc = open_rows(b, info, err)) != 0)
 		goto fail;
-	}
 	if (bundle_get(b, "summary.json") == NULL) {
 		rc = so_error(err, SO_EPARSE, "bundle: summary.json is missing");
 		goto fail;
@@ -966,12 +1033,10 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	    err)) != 0 ||
 	    (rc = check_samples(info->rows, info, log, err)) != 0)
 		goto fail;
-	free(rtext);
 	free(mtext);
 	free(shas);
 	return 0;
 fail:
-	free(rtext);
 	free(mtext);
 	free(shas);
 	bundle_info_free(info);

@@ -25,6 +25,7 @@
 #define SEQORCH_BUNDLE_H
 
 #include "db.h"
+#include "rows-doc.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -123,7 +124,7 @@ struct bundle_info {
 	char manifest_sha256[65];
 	char key_fingerprint[65];
 	const char *coordinator, *db_path;
-	cJSON *rows;			/* rows.json, owned: cJSON_Delete */
+	struct rows_doc *rows;		/* rows.json, owned */
 	int64_t runs[64];
 	size_t nruns;
 	uint64_t samples_checked;

@@ -12,6 +12,7 @@
 #include "db-int.h"
 
 #include "artifact.h"
+#include "rows-doc.h"
 #include "strbuf.h"
 
 #include <stdio.h>
@@ -429,27 +430,61 @@ itable_find(const char *name)
 	return NULL;
 }
 
+static int
+itable_index(const char *name)
+{
+	const struct itable *t = itable_find(name);
+
+	return t != NULL ? (int)(t - itables) : -1;
+}
+
+int
+db_rows_open_fd(struct rows_doc *d, int fd, uint64_t off, uint64_t len,
+    const char *name, struct so_err *err)
+{
+	return rows_doc_open_fd(d, fd, off, len, name, NITABLES, itable_index,
+	    err);
+}
+
+int
+db_rows_open_mem(struct rows_doc *d, const void *data, size_t len,
+    const char *name, struct so_err *err)
+{
+	return rows_doc_open_mem(d, data, len, name, NITABLES, itable_index,
+	    err);
+}
+
+const struct rows_doc_table *
+db_rows_table(const struct rows_doc *d, const char *name, size_t *slot)
+{
+	int i = itable_index(name);
+
+	if (i < 0 || !d->t[i].present)
+		return NULL;
+	*slot = (size_t)i;
+	return &d->t[i];
+}
+
 /* A bundle's table as read: which of our columns each of its columns is. */
 struct header {
-	const struct icol *col[32];
+	const struct icol *col[ROWS_DOC_MAX_COLUMNS];
 	int ncol, id_col;
 };
 
 static int
-read_header(const struct itable *t, const cJSON *tj, struct header *hd,
-    struct so_err *err)
+read_header(const struct itable *t, const struct rows_doc_table *tj,
+    struct header *hd, struct so_err *err)
 {
-	const cJSON *cols = cJSON_GetObjectItemCaseSensitive(tj, "columns");
-	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tj, "rows");
+	const cJSON *cols = tj->columns;
 	const struct icol *c;
 	int i, j;
 
 	memset(hd, 0, sizeof *hd);
 	hd->id_col = -1;
-	if (!cJSON_IsArray(cols) || !cJSON_IsArray(rows))
+	if (!tj->is_object || tj->ncolumns < 0 || !tj->has_rows)
 		return so_error(err, SO_EPROTO, "rows.json: table \"%s\": no "
 		    "\"columns\" and \"rows\" arrays", t->name);
-	hd->ncol = cJSON_GetArraySize(cols);
+	hd->ncol = tj->ncolumns;
 	if (hd->ncol > (int)(sizeof hd->col / sizeof hd->col[0]))
 		return so_error(err, SO_EPROTO, "rows.json: table \"%s\": %d "
 		    "columns", t->name, hd->ncol);
@@ -548,6 +583,7 @@ static int
 check_types(const struct itable *t, const struct header *hd,
     const cJSON *row, long rown, struct so_err *err)
 {
+	const cJSON *v;
 	const char *want;
 	long ctl;
 	int k;
@@ -555,8 +591,8 @@ check_types(const struct itable *t, const struct header *hd,
 	if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != hd->ncol)
 		return so_error(err, SO_EPROTO, "rows.json: table \"%s\", row "
 		    "%ld: not an array of %d values", t->name, rown, hd->ncol);
-	for (k = 0; k < hd->ncol; k++) {
-		const cJSON *v = cJSON_GetArrayItem(row, k);
+	/* Along the list: cJSON_GetArrayItem walks it from the start. */
+	for (k = 0, v = row->child; k < hd->ncol; k++, v = v->next) {
 
 		if ((want = value_wanted(hd->col[k], v)) != NULL)
 			return so_error(err, SO_EPROTO, "rows.json: table "
@@ -620,13 +656,13 @@ insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
     const struct header *hd, const cJSON *row, long rown,
     const struct idmap *maps, struct so_err *err)
 {
+	const cJSON *v;
 	int k, bind = 1;
 	int64_t to;
 
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	for (k = 0; k < hd->ncol; k++) {
-		const cJSON *v = cJSON_GetArrayItem(row, k);
+	for (k = 0, v = row->child; k < hd->ncol; k++, v = v->next) {
 		const struct icol *c = hd->col[k];
 
 		if (k == hd->id_col)
@@ -650,75 +686,88 @@ insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
 	return 0;
 }
 
+/* What walk_row needs of the table being walked. */
+struct walk_table {
+	sqlite3 *h;
+	sqlite3_stmt *st;		/* the INSERT, NULL: only checked */
+	const struct itable *t;
+	const struct header *hd;
+	const int64_t *runs;
+	size_t nruns;
+	struct idmap *maps, *map;
+	struct so_err *err;
+};
+
+static int
+walk_row(void *arg, const cJSON *row, long rown)
+{
+	struct walk_table *w = arg;
+	int64_t old_id;
+	int rc;
+
+	if ((rc = check_types(w->t, w->hd, row, rown, w->err)) != 0)
+		return rc;
+	if (w->t->mode == T_CHECK)
+		return 0;
+	if (!reached(w->t, w->hd, row, w->runs, w->nruns, w->maps)) {
+		if (w->h != NULL)
+			return 0;
+		return so_error(w->err, SO_EPROTO, "rows.json: table \"%s\", "
+		    "row %ld belongs to none of the manifest's runs",
+		    w->t->name, rown);
+	}
+	if (w->st != NULL && (rc = insert_row(w->h, w->st, w->t, w->hd, row,
+	    rown, w->maps, w->err)) != 0)
+		return rc;
+	if (w->hd->id_col < 0)
+		return 0;
+	old_id = (int64_t)cJSON_GetArrayItem(row, w->hd->id_col)->valuedouble;
+	if (map_add(w->map, old_id, w->st != NULL ?
+	    sqlite3_last_insert_rowid(w->h) : old_id) != 0)
+		return so_error(w->err, SO_EPROTO, "rows.json: table \"%s\", "
+		    "row %ld: id %lld is there twice", w->t->name, rown,
+		    (long long)old_id);
+	return 0;
+}
+
 /*
  * The walk both db_rows_check and db_run_import take over rows.json, the
- * tables in itables' order, each row's ids looked up in maps (one per
- * table of itables: old id to new).  With h NULL, a row reached from none
- * of runs is an error; with h, such a row is someone else's (another run
- * of the same bundle) and skipped, and every row reached is inserted.
+ * tables in itables' order, each read a row at a time, each row's ids
+ * looked up in maps (one per table of itables: old id to new).  With h
+ * NULL, a row reached from none of runs is an error; with h, such a row
+ * is someone else's (another run of the same bundle) and skipped, and
+ * every row reached is inserted.
  */
 static int
-walk(sqlite3 *h, const cJSON *tables, const int64_t *runs, size_t nruns,
+walk(sqlite3 *h, struct rows_doc *doc, const int64_t *runs, size_t nruns,
     struct idmap *maps, struct so_err *err)
 {
-	const cJSON *tj, *row;
 	size_t ti;
 	int rc = 0;
 
-	if (!cJSON_IsObject(tables))
+	if (doc->tables != 2)
 		return so_error(err, SO_EPROTO, "rows.json: no \"tables\" "
 		    "object");
-	cJSON_ArrayForEach(tj, tables)
-		if (itable_find(tj->string) == NULL)
-			return so_error(err, SO_EPROTO, "rows.json: table "
-			    "\"%.64s\" is never imported (only a run's own rows "
-			    "are)", tj->string);
+	if (doc->has_unknown)
+		return so_error(err, SO_EPROTO, "rows.json: table \"%s\" is "
+		    "never imported (only a run's own rows are)", doc->unknown);
 	for (ti = 0; ti < NITABLES && rc == 0; ti++) {
 		const struct itable *t = &itables[ti];
-		sqlite3_stmt *st = NULL;
+		struct walk_table w = { h, NULL, t, NULL, runs, nruns, maps,
+		    &maps[ti], err };
 		struct header hd;
-		long rown = 0;
 
-		tj = cJSON_GetObjectItemCaseSensitive(tables, t->name);
-		if (tj == NULL || t->mode == T_SKIP)
+		if (!doc->t[ti].present || t->mode == T_SKIP)
 			continue;
-		if ((rc = read_header(t, tj, &hd, err)) != 0)
+		if ((rc = read_header(t, &doc->t[ti], &hd, err)) != 0)
 			break;
 		if (h != NULL && t->mode == T_WRITE &&
-		    (rc = prepare_insert(h, t, &hd, &st, err)) != 0)
+		    (rc = prepare_insert(h, t, &hd, &w.st, err)) != 0)
 			break;
-		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(tj,
-		    "rows")) {
-			int64_t old_id;
-
-			if ((rc = check_types(t, &hd, row, ++rown, err)) != 0)
-				break;
-			if (t->mode == T_CHECK)
-				continue;
-			if (!reached(t, &hd, row, runs, nruns, maps)) {
-				if (h != NULL)
-					continue;
-				rc = so_error(err, SO_EPROTO, "rows.json: table "
-				    "\"%s\", row %ld belongs to none of the "
-				    "manifest's runs", t->name, rown);
-				break;
-			}
-			if (st != NULL && (rc = insert_row(h, st, t, &hd, row,
-			    rown, maps, err)) != 0)
-				break;
-			if (hd.id_col < 0)
-				continue;
-			old_id = (int64_t)cJSON_GetArrayItem(row,
-			    hd.id_col)->valuedouble;
-			if (map_add(&maps[ti], old_id, st != NULL ?
-			    sqlite3_last_insert_rowid(h) : old_id) != 0) {
-				rc = so_error(err, SO_EPROTO, "rows.json: table "
-				    "\"%s\", row %ld: id %lld is there twice",
-				    t->name, rown, (long long)old_id);
-				break;
-			}
-		}
-		sqlite3_finalize(st);
+		w.hd = &hd;
+		doc->err = err;
+		rc = rows_doc_each(doc, ti, walk_row, &w);
+		sqlite3_finalize(w.st);
 	}
 	return rc;
 }
@@ -735,21 +784,21 @@ maps_free(struct idmap *maps)
 }
 
 int
-db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
+db_rows_check(struct rows_doc *rows, const int64_t *runs, size_t nruns,
     struct so_err *err)
 {
 	struct idmap maps[NITABLES];
 	int rc;
 
 	memset(maps, 0, sizeof maps);
-	rc = walk(NULL, cJSON_GetObjectItemCaseSensitive(rows, "tables"), runs,
-	    nruns, maps, err);
+	rc = walk(NULL, rows, runs, nruns, maps, err);
 	maps_free(maps);
 	return rc;
 }
 
 int
-db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
+db_run_import(struct db *db, struct rows_doc *rows,
+    const struct import_origin *o,
     int64_t *new_run_id, struct so_err *err)
 {
 	sqlite3 *h = db->h;
@@ -794,8 +843,7 @@ db_run_import(struct db *db, const cJSON *rows, const struct import_origin *o,
 	st = NULL;
 	if (rc != 0)
 		goto rollback;
-	if ((rc = walk(h, cJSON_GetObjectItemCaseSensitive(rows, "tables"),
-	    &o->origin_run_id, 1, maps, err)) != 0)
+	if ((rc = walk(h, rows, &o->origin_run_id, 1, maps, err)) != 0)
 		goto rollback;
 	if (!map_get(&maps[0], o->origin_run_id, &run)) {
 		rc = so_error(err, SO_EPROTO, "rows.json: run %lld is not in "

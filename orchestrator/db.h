@@ -17,6 +17,9 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+struct rows_doc;
+struct rows_doc_table;
+
 struct db;
 
 /* Schema version this binary writes (the last "-- version: N"). */
@@ -418,8 +421,21 @@ struct import_origin {
  * runs[0..nruns) through the ids it names.  SO_EPROTO names the table,
  * row and column.
  */
-int db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
+int db_rows_check(struct rows_doc *rows, const int64_t *runs, size_t nruns,
     struct so_err *err);
+
+/*
+ * rows.json opened as db_rows_check and db_run_import read it (rows-doc.h,
+ * with the tables an import knows): len bytes at off of fd, which d takes
+ * over, or in memory.  JS_SYNTAX: not JSON.  Free d with rows_doc_free.
+ */
+int db_rows_open_fd(struct rows_doc *d, int fd, uint64_t off, uint64_t len,
+    const char *name, struct so_err *err);
+int db_rows_open_mem(struct rows_doc *d, const void *data, size_t len,
+    const char *name, struct so_err *err);
+/* Table name of d (NULL when absent) and its slot for rows_doc_each. */
+const struct rows_doc_table *db_rows_table(const struct rows_doc *d,
+    const char *name, size_t *slot);
 
 /*
  * Insert the rows of run o->origin_run_id (rows as db_rows_check accepts
@@ -430,7 +446,7 @@ int db_rows_check(const cJSON *rows, const int64_t *runs, size_t nruns,
  * the same bundle again is SO_EEXIST with *new_run_id set to the earlier
  * import, and changes nothing.  A bad value or table is SO_EPROTO.
  */
-int db_run_import(struct db *db, const cJSON *rows,
+int db_run_import(struct db *db, struct rows_doc *rows,
     const struct import_origin *o, int64_t *new_run_id, struct so_err *err);
 
 /* The file results.db was opened from (absolute); static to db. */

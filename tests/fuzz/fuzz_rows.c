@@ -1,6 +1,10 @@
 /*
  * libFuzzer target: rows.json import (orchestrator/db-rows.c).  The input
- * is a bundle's rows.json; it goes through db_rows_check for manifest run
+ * is a bundle's rows.json, read as verify reads it: from a file, a value at
+ * a time (rows-doc.c, here through windows of 16 bytes, so that values
+ * cross a window's end); it traps unless that takes exactly what
+ * cJSON_ParseWithLength takes of the whole.  Then it goes through
+ * db_rows_check for manifest run
  * 1, as verify does, and when that accepts it through db_run_import into
  * a real results.db (in a new directory under the current one, which
  * `make fuzz` makes build-fuzz/), as import does; one artifact is stored
@@ -12,12 +16,15 @@
  * through a second, read-only connection).
  */
 #include "db.h"
+#include "rows-doc.h"
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static struct db *db;
 static sqlite3 *look;		/* a second connection, to check db's rows */
@@ -72,26 +79,37 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.key_fingerprint = "00",
 	};
 	struct so_err err;
+	struct rows_doc rows;
 	char manifest[65];
 	int64_t before, id;
-	cJSON *rows;
-	int rc;
+	cJSON *whole;
+	int fd, rc;
 
-	if (db == NULL)
+	if (db == NULL) {
 		open_db();
-	if ((rows = cJSON_ParseWithLength((const char *)data, size)) == NULL)
+		js_set_window(16);
+	}
+	if ((fd = memfd_create("rows.json", 0)) < 0 ||
+	    (size > 0 && write(fd, data, size) != (ssize_t)size))
+		abort();
+	whole = cJSON_ParseWithLength((const char *)data, size);
+	rc = db_rows_open_fd(&rows, fd, 0, size, "rows.json", &err);
+	if (rc != (whole != NULL ? 0 : JS_SYNTAX))
+		__builtin_trap();
+	cJSON_Delete(whole);
+	if (rc != 0)
 		return 0;
-	if (db_rows_check(rows, runs, 1, &err) != 0) {
+	if (db_rows_check(&rows, runs, 1, &err) != 0) {
 		if (memchr(err.msg, '\0', sizeof err.msg) == NULL)
 			__builtin_trap();
-		cJSON_Delete(rows);
+		rows_doc_free(&rows);
 		return 0;
 	}
 	/* Each input is a new bundle: never "already here". */
 	snprintf(manifest, sizeof manifest, "%064llx", ++serial);
 	o.manifest_sha256 = manifest;
 	before = count("SELECT count(*) FROM runs");
-	rc = db_run_import(db, rows, &o, &id, &err);
+	rc = db_run_import(db, &rows, &o, &id, &err);
 	if (count("SELECT count(*) FROM runs") != before + (rc == 0))
 		__builtin_trap();
 	if (count("SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id "
@@ -109,6 +127,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    "|| '-' || char(8) || char(11) || '-' || char(31) || char(127) || "
 	    "']*')") != 0)
 		__builtin_trap();
-	cJSON_Delete(rows);
+	rows_doc_free(&rows);
 	return 0;
 }

@@ -16,6 +16,10 @@
 
 #include "artifact.h"
 #include "db.h"
+#include "rows-doc.h"
+#include "strbuf.h"
+
+#include <unistd.h>
 
 #define SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -38,20 +42,40 @@ struct variant {
 	const char *extra_run, *run_id, *ns, *sha, *extra_table;
 };
 
+/*
+ * text opened as verify opens rows.json: from a file, through a window of
+ * window bytes (0: the default), so that small ones make every value cross
+ * the window's end.
+ */
+static int
+open_text(struct rows_doc *d, const char *text, size_t window,
+    struct so_err *err)
+{
+	FILE *f = tmpfile();
+	int fd;
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+	assert_int_equal(fflush(f), 0);
+	assert_true((fd = dup(fileno(f))) >= 0);
+	fclose(f);
+	js_set_window(window);
+	return db_rows_open_fd(d, fd, 0, strlen(text), "rows.json", err);
+}
+
 static int
 check(const struct variant *v, const int64_t *runs, size_t nruns,
     struct so_err *err)
 {
+	struct rows_doc d;
 	char buf[2048];
-	cJSON *rows;
 	int rc;
 
 	snprintf(buf, sizeof buf, run_fmt, v->extra_run, v->run_id, v->ns,
 	    v->sha, v->extra_table);
-	rows = cJSON_Parse(buf);
-	assert_non_null(rows);
-	rc = db_rows_check(rows, runs, nruns, err);
-	cJSON_Delete(rows);
+	assert_int_equal(open_text(&d, buf, 7, err), 0);
+	rc = db_rows_check(&d, runs, nruns, err);
+	rows_doc_free(&d);
 	return rc;
 }
 
@@ -206,10 +230,10 @@ test_import_check_unmade(void **state)
 	    .db_path = "d.db", .key_fingerprint = "00",
 	    .manifest_sha256 = SHA };
 	struct so_err err;
+	struct rows_doc rows;
 	struct db *db;
 	sqlite3_stmt *st;
 	int64_t id;
-	cJSON *rows;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -220,8 +244,8 @@ test_import_check_unmade(void **state)
 	    NULL, NULL, NULL), SQLITE_OK);
 	snprintf(buf, sizeof buf, run_fmt, v.extra_run, v.run_id, v.ns, v.sha,
 	    v.extra_table);
-	assert_non_null(rows = cJSON_Parse(buf));
-	assert_int_equal(db_run_import(db, rows, &o, &id, &err), SO_EDB);
+	assert_int_equal(open_text(&rows, buf, 0, &err), 0);
+	assert_int_equal(db_run_import(db, &rows, &o, &id, &err), SO_EDB);
 	assert_string_equal(err.msg, "database: cannot look for an earlier "
 	    "import: no such table: imports");
 	assert_int_equal(sqlite3_prepare_v2(db_handle(db), "SELECT count(*) "
@@ -229,7 +253,7 @@ test_import_check_unmade(void **state)
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int64(st, 0), 0);
 	sqlite3_finalize(st);
-	cJSON_Delete(rows);
+	rows_doc_free(&rows);
 	db_close(db);
 	cmd = xasprintf("rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -265,6 +289,76 @@ test_tables_never_imported(void **state)
 	    "\"rowid\" is unknown to this seqorch");
 }
 
+/*
+ * rows.json is read a value at a time (json-stream.c), yet takes what
+ * cJSON takes of the whole document and nothing else: each of these is
+ * opened through windows of 1 to 40 bytes and must be accepted exactly
+ * when cJSON_ParseWithLength accepts it.
+ */
+static void
+test_stream_is_cjson(void **state)
+{
+	static const char *const docs[] = {
+		"{\"tables\": {}}", "{\"tables\": {}} trailing bytes",
+		"\xef\xbb\xbf{\"tables\": {}}", "{\"tables\": \xef\xbb\xbf{}}",
+		"{\"tables\": {\"runs\": {\"columns\": [\"id\"], \"rows\": "
+		"[[1e5], [12345678901234567890], [-0.5e-3], [1.], [\"a\\\"b\"]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[1e], [2]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[1 2]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[nul]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[null, true, false]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[\"\\u00e9\\ud83d\\ude00\"]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[\"\\x\"]]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[1],]}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[1]]}, }}",
+		"{\"tables\": {\"runs\": {\"rows\": [[1]]}}",
+		"{\"a\": [1, {\"b\": [2, 3]}], \"tables\": []}",
+		"{\"tables\" {}}", "{1: 2}", "[1, 2]", "\"tables\"", "  ", "",
+		"{\"tables\": {\"runs\": {\"rows\": [[1]], \"rows\": 5}}}",
+		"{\"tables\": {\"runs\": {\"rows\": [[1]]}}}\x01\x02",
+		"{\"tables\":\x01{\"runs\":\x1f{}}}",
+	};
+	struct so_err err;
+	struct rows_doc d;
+	char *deep;
+	size_t i, w, n;
+	cJSON *j;
+
+	(void)state;
+	for (i = 0; i < sizeof docs / sizeof docs[0]; i++)
+		for (w = 1; w <= 40; w++) {
+			j = cJSON_ParseWithLength(docs[i], strlen(docs[i]));
+			n = strlen(docs[i]);
+			if (n == 0) {
+				cJSON_Delete(j);
+				continue;
+			}
+			assert_int_equal(open_text(&d, docs[i], w, &err),
+			    j != NULL ? 0 : JS_SYNTAX);
+			rows_doc_free(&d);
+			cJSON_Delete(j);
+		}
+	/* cJSON's nesting limit holds of the whole document. */
+	for (n = 990; n <= 1000; n += 5) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, "{\"tables\": {\"runs\": {\"rows\": [");
+		for (i = 0; i < n; i++)
+			strbuf_addch(&sb, '[');
+		for (i = 0; i < n; i++)
+			strbuf_addch(&sb, ']');
+		strbuf_addstr(&sb, "]}}}");
+		deep = sb.buf;
+		j = cJSON_ParseWithLength(deep, strlen(deep));
+		assert_int_equal(open_text(&d, deep, 64, &err), j != NULL ? 0 :
+		    JS_SYNTAX);
+		rows_doc_free(&d);
+		cJSON_Delete(j);
+		strbuf_release(&sb);
+	}
+	js_set_window(0);
+}
+
 int
 main(void)
 {
@@ -276,6 +370,7 @@ main(void)
 		cmocka_unit_test(test_tables_never_imported),
 		cmocka_unit_test(test_control_characters),
 		cmocka_unit_test(test_import_check_unmade),
+		cmocka_unit_test(test_stream_is_cjson),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
