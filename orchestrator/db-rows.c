@@ -804,11 +804,22 @@ db_run_import(struct db *db, struct rows_doc *rows,
 	sqlite3 *h = db->h;
 	struct idmap maps[NITABLES];
 	sqlite3_stmt *st = NULL;
-	int64_t run;
+	int64_t run, cache = 0;
 	int rc = 0;
 
 	*new_run_id = 0;
 	memset(maps, 0, sizeof maps);
+	/*
+	 * A run of a million rows in one transaction: with SQLite's 2 MB of
+	 * cache its pages spill to the WAL and are looked up there again, a
+	 * third of the import's time; 32 MB keep them (restored after).
+	 */
+	if (sqlite3_prepare_v2(h, "PRAGMA cache_size", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		cache = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	sqlite3_exec(h, "PRAGMA cache_size = -32768", NULL, NULL, NULL);
 	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "database: cannot lock for import: "
 		    "%s", sqlite3_errmsg(h));
@@ -879,6 +890,13 @@ db_run_import(struct db *db, struct rows_doc *rows,
 rollback:
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 out:
+	if (cache != 0) {
+		char *sql = sqlite3_mprintf("PRAGMA cache_size = %lld",
+		    (long long)cache);
+
+		sqlite3_exec(h, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+	}
 	maps_free(maps);
 	return rc;
 }
