@@ -17,7 +17,12 @@ takes medians.  Targets (issue 12): report --latest and report --run under
 (issue 34) report --run at most half the Python script's time, the two
 measured in alternating rounds of this one process and given as a ratio
 with the CPU model, as an absolute time says little of another machine.
+The one run of 1M samples is also exported as a signed bundle, verified
+and imported, once each, with each command's peak memory (target: under
+400 MB; each once held the whole run, 3 GB).
 Exit status 1 if a target is missed."""
+import functools
+import hashlib
 import os
 import platform
 import random
@@ -53,14 +58,27 @@ def real_db(tmp):
     return work / "results.db"
 
 
-def fill(path, runs, per_run, variants, compilers=("cc",)):
+@functools.lru_cache(maxsize=None)
+def chain_digest(steps, seed):
+    """SHA3-256 applied steps times to seed (hex), as Python's hashlib
+    computes it: the digest verify recomputes for the run."""
+    x = bytes.fromhex(seed)
+    for _ in range(steps):
+        x = hashlib.sha3_256(x).digest()
+    return x.hex()
+
+
+def fill(path, runs, per_run, variants, compilers=("cc",),
+         steps=10_000_000):
     """Add runs of per_run samples (3 hosts x compilers x variants, cells
     filled in turn) with their run_hosts and builds rows: a build a host
-    and compiler, whose pairs the report compares sample by sample."""
+    and compiler, whose pairs the report compares sample by sample.  Each
+    sample's digest is the chain's (steps from a seed of zeros), so that
+    `seqorch verify` of a run's bundle passes."""
     rng = random.Random(12)
     con = sqlite3.connect(path)
-    steps, seed = 10_000_000, "00" * 32
-    (digest,) = con.execute("SELECT digest FROM samples LIMIT 1").fetchone()
+    seed = "00" * 32
+    digest = chain_digest(steps, seed)
     first = con.execute("SELECT MAX(id) FROM runs").fetchone()[0] + 1
     (bid,) = con.execute("SELECT MAX(id) FROM builds").fetchone()
     cells = [(h, c, v) for h in HOSTS for c in compilers for v in variants]
@@ -136,6 +154,55 @@ def timed(argv, cwd, rounds=3):
         if best is None or dt < best[0]:
             best = (dt, cpu)
     return best
+
+
+# Run by a fresh Python so that its children's peak is the command's alone
+# (RUSAGE_CHILDREN is the largest of every child a process waited for).
+PEAK = ("import resource, subprocess, sys, time; t = time.monotonic(); "
+        "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+        "print(time.monotonic() - t, resource.getrusage("
+        "resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+
+
+def peak(argv, cwd):
+    """A command's wall time (s) and peak resident memory (MB), and the
+    CompletedProcess of its wrapper (stderr is the command's)."""
+    p = subprocess.run([sys.executable, "-c", PEAK, *map(str, argv)],
+                       cwd=cwd, capture_output=True, text=True)
+    wall, kb = p.stdout.split()
+    return float(wall), int(kb) / 1024, p
+
+
+BUNDLE_MB = 400
+
+
+def bundle_figures(db, run, tmp):
+    """export --bundle (.tar, signed), verify and import of a run, one round
+    each: wall time and peak memory, and whether each stays under
+    BUNDLE_MB (issue: a 1M-sample run took 3.2 GB to export)."""
+    key, pub = tmp / "bench-key.pem", tmp / "bench-key.pub"
+    tar, into = tmp / "bench-bundle.tar", tmp / "bench-import.db"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out",
+                    key], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub],
+                   check=True, capture_output=True)
+    for f in (tar, into):
+        f.unlink(missing_ok=True)
+    rows = []
+    for what, argv in (
+            ("export --bundle (.tar, signed)",
+             [SEQORCH, "export", "--db", db, "--run", run, "--bundle", tar,
+              "--sign", key]),
+            ("verify", [SEQORCH, "verify", tar, "--pubkey", pub]),
+            ("import", [SEQORCH, "import", tar, "--pubkey", pub, "--db",
+                        into])):
+        wall, mb, p = peak(argv, tmp)
+        rows.append((what, wall, mb, p.returncode == 0 and mb < BUNDLE_MB,
+                     p.stderr.strip().splitlines()[-1:] if p.returncode
+                     else []))
+    for f in (tar, into):
+        f.unlink(missing_ok=True)
+    return rows
 
 
 def cpu_model():
@@ -261,6 +328,12 @@ def main():
         print(f"\n{name} (run {last_two}); best of 3: wall, CPU")
         print(f"  {'report --run':30s} {r[0]:7.3f} s {r[1]:7.3f} s")
         checks.append((name, "report --run", r, 1))
+        bundle = bundle_figures(one, last_one, tmp)
+        print(f"\n1 run x 1M samples, its bundle (run {last_one}); one "
+              f"round: wall, peak memory (target < {BUNDLE_MB} MB)")
+        for what, wall, mb, ok, why in bundle:
+            print(f"  {'ok  ' if ok else 'MISS'} {what:30s} {wall:7.3f} s "
+                  f"{mb:7.1f} MB{'  ' + why[0] if why else ''}")
         print(f"\nload average while measuring: {os.getloadavg()[0]:.1f} "
               f"on {os.cpu_count()} cores")
         for name, what, (wall, cpu), target in checks:
@@ -273,7 +346,8 @@ def main():
             print(f"  {'ok  ' if ratio <= RATIO_GOAL else 'MISS'} "
                   f"{ratio:.2f}x on {name}")
         return 1 if any(c[2][0] >= c[3] for c in checks) or \
-            any(ratio > RATIO_GOAL for _, ratio in ratios) else 0
+            any(ratio > RATIO_GOAL for _, ratio in ratios) or \
+            not all(b[3] for b in bundle) else 0
     finally:
         if not keep:
             shutil.rmtree(tmp)
