@@ -250,55 +250,17 @@ js_skip(struct jstream *js, int depth)
 	return js_value(js, depth, NULL);
 }
 
-int
-js_object(struct jstream *js, int depth,
-    int (*member)(void *arg, const char *key, int depth), void *arg)
-{
-	cJSON *key;
-	int c, rc;
-
-	if (depth >= CJSON_NESTING_LIMIT)
-		return JS_SYNTAX;
-	js_byte(js);
-	if ((rc = js_ws(js, &c)) != 0)
-		return rc;
-	if (c == '}') {
-		js_byte(js);
-		return 0;
-	}
-	for (;;) {
-		if ((rc = js_ws(js, &c)) != 0)
-			return rc;
-		/* A name is a string, nothing else. */
-		if (c != '"')
-			return JS_SYNTAX;
-		if ((rc = js_value(js, depth + 1, &key)) != 0)
-			return rc;
-		if ((rc = js_ws(js, &c)) == 0 && c != ':')
-			rc = JS_SYNTAX;
-		if (rc == 0) {
-			js_byte(js);
-			if ((rc = js_ws(js, &c)) == 0)
-				rc = member(arg, key->valuestring, depth + 1);
-		}
-		cJSON_Delete(key);
-		if (rc != 0)
-			return rc;
-		if ((rc = js_ws(js, &c)) != 0)
-			return rc;
-		if (c != ',')
-			break;
-		js_byte(js);
-	}
-	if (c != '}')
-		return JS_SYNTAX;
-	js_byte(js);
-	return 0;
-}
-
-int
-js_array(struct jstream *js, int depth,
-    int (*element)(void *arg, long index, int depth), void *arg)
+/*
+ * The items of the container at the reader, whose closing byte is close:
+ * item(js, arg, index, depth + 1) reads each, with the reader at it.  The
+ * steps of cJSON's parse_object and parse_array, which are the same: past
+ * the opening byte, white space, an empty container's close, else items
+ * each followed by white space and a comma but the last, then the close.
+ */
+static int
+container(struct jstream *js, int depth, int close,
+    int (*item)(struct jstream *js, void *arg, long index, int depth),
+    void *arg)
 {
 	long i = 0;
 	int c, rc;
@@ -308,22 +270,80 @@ js_array(struct jstream *js, int depth,
 	js_byte(js);
 	if ((rc = js_ws(js, &c)) != 0)
 		return rc;
-	if (c == ']') {
+	if (c == close) {
 		js_byte(js);
 		return 0;
 	}
 	for (;;) {
 		if ((rc = js_ws(js, &c)) != 0 ||
-		    (rc = element(arg, i++, depth + 1)) != 0)
-			return rc;
-		if ((rc = js_ws(js, &c)) != 0)
+		    (rc = item(js, arg, i++, depth + 1)) != 0 ||
+		    (rc = js_ws(js, &c)) != 0)
 			return rc;
 		if (c != ',')
 			break;
 		js_byte(js);
 	}
-	if (c != ']')
+	if (c != close)
 		return JS_SYNTAX;
 	js_byte(js);
 	return 0;
+}
+
+struct walk {
+	int (*member)(void *arg, const char *key, int depth);
+	int (*element)(void *arg, long index, int depth);
+	void *arg;
+};
+
+/* An object's member: its name (a string, nothing else), ':', its value. */
+static int
+member(struct jstream *js, void *arg, long index, int depth)
+{
+	struct walk *w = arg;
+	cJSON *key;
+	int c, rc;
+
+	(void)index;
+	if ((rc = js_ws(js, &c)) != 0)
+		return rc;
+	if (c != '"')
+		return JS_SYNTAX;
+	if ((rc = js_value(js, depth, &key)) != 0)
+		return rc;
+	if ((rc = js_ws(js, &c)) == 0 && c != ':')
+		rc = JS_SYNTAX;
+	if (rc == 0) {
+		js_byte(js);
+		if ((rc = js_ws(js, &c)) == 0)
+			rc = w->member(w->arg, key->valuestring, depth);
+	}
+	cJSON_Delete(key);
+	return rc;
+}
+
+static int
+element(struct jstream *js, void *arg, long index, int depth)
+{
+	struct walk *w = arg;
+
+	(void)js;
+	return w->element(w->arg, index, depth);
+}
+
+int
+js_object(struct jstream *js, int depth,
+    int (*fn)(void *arg, const char *key, int depth), void *arg)
+{
+	struct walk w = { fn, NULL, arg };
+
+	return container(js, depth, '}', member, &w);
+}
+
+int
+js_array(struct jstream *js, int depth,
+    int (*fn)(void *arg, long index, int depth), void *arg)
+{
+	struct walk w = { NULL, fn, arg };
+
+	return container(js, depth, ']', element, &w);
 }

@@ -432,6 +432,16 @@ make_dirs(const char *dir, struct so_err *err)
 	return rc;
 }
 
+/* Free af's names and forget its descriptor. */
+static void
+atomic_release(struct atomic_file *af)
+{
+	free(af->tmp);
+	free(af->path);
+	memset(af, 0, sizeof *af);
+	af->fd = -1;
+}
+
 int
 atomic_open(const char *path, struct atomic_file *af, struct so_err *err)
 {
@@ -459,12 +469,8 @@ atomic_open(const char *path, struct atomic_file *af, struct so_err *err)
 		    "%s", path, strerror(errno));
 out:
 	free(copy);
-	if (rc != 0) {
-		free(af->tmp);
-		free(af->path);
-		memset(af, 0, sizeof *af);
-		af->fd = -1;
-	}
+	if (rc != 0)
+		atomic_release(af);
 	return rc;
 }
 
@@ -488,10 +494,7 @@ atomic_commit(struct atomic_file *af, unsigned mode, struct so_err *err)
 		    af->path, strerror(errno));
 	if (rc != 0 && af->tmp != NULL)
 		unlink(af->tmp);
-	free(af->tmp);
-	free(af->path);
-	memset(af, 0, sizeof *af);
-	af->fd = -1;
+	atomic_release(af);
 	return rc;
 }
 
@@ -502,10 +505,7 @@ atomic_abort(struct atomic_file *af)
 		close(af->fd);
 	if (af->tmp != NULL)
 		unlink(af->tmp);
-	free(af->tmp);
-	free(af->path);
-	memset(af, 0, sizeof *af);
-	af->fd = -1;
+	atomic_release(af);
 }
 
 int
