@@ -188,6 +188,9 @@ const struct cmd_entry cmd_export_entry = {
 	},
 	.optcol = 18,
 	.notes =
+	    "A bundle is written as it is made, rows.json a row at a time, so\n"
+	    "memory stays small whatever the run's size; a .tar needs room\n"
+	    "beside it for one more copy of rows.json while it is written.\n"
 	    "Exit status: 0 written, 1 the run cannot be exported, 2 bad option\n"
 	    "or unknown run id, 3 database missing or unreadable, 4 the output\n"
 	    "cannot be written (-o FILE, --bundle or stdout).  See\n"
