@@ -10,7 +10,8 @@
  * SHA-256), which a directory gets at once and a .tar only when
  * bundle_out_put_spool places it (until then it waits in an unlinked
  * temporary file of spool_dir).  bundle_out_close finishes dest (a .tar
- * is renamed over dest); bundle_out_abort removes whatever was made.
+ * is renamed over dest; o->size is then the .tar's size); bundle_out_abort
+ * removes whatever was made.
  * Each returns 0 or a negative SO_E* code naming the file, and sets
  * o->failed when writing dest was what failed; after an error the caller
  * calls bundle_out_abort (close does on its own failure).

@@ -421,12 +421,15 @@ bundle_out_close(struct bundle_out *o, struct so_err *err)
 		bundle_out_abort(o);
 		return rc;
 	}
+	/* o->size stays: what a .tar came to. */
 	free(o->dest);
 	free(o->spool_dir);
 	while (o->nmade > 0)
 		free(o->made[--o->nmade]);
 	free(o->made);
-	memset(o, 0, sizeof *o);
+	o->dest = o->spool_dir = NULL;
+	o->made = NULL;
+	o->own = 0;
 	o->fd = -1;
 	return 0;
 }

@@ -368,7 +368,8 @@ make(struct db *db, int64_t run_id, cJSON *summary, const char *key_path,
 		goto out;
 	bundle_spool_done(&sp);
 	files = xcalloc(ro.narts + 2, sizeof *files);
-	qsort(ro.arts, ro.narts, sizeof *ro.arts, by_name);
+	if (ro.narts > 0)
+		qsort(ro.arts, ro.narts, sizeof *ro.arts, by_name);
 	for (i = 0; i < ro.narts; i++, n++) {
 		snprintf(files[n].path, sizeof files[n].path, "artifacts/%s",
 		    ro.arts[i]);
@@ -459,10 +460,10 @@ bundle_write_tar_fd(struct db *db, int64_t run_id, cJSON *summary,
 	int rc;
 
 	bundle_out_open_fd(&o, fd, "the bundle's .tar", spool_dir);
-	if ((rc = make(db, run_id, summary, key_path, &o, err)) == 0) {
-		*len = o.size + 2 * 512;
-		rc = bundle_out_close(&o, err);
-	} else
+	if ((rc = make(db, run_id, summary, key_path, &o, err)) == 0 &&
+	    (rc = bundle_out_close(&o, err)) == 0)
+		*len = o.size;
+	else if (rc != 0 && o.dest != NULL)
 		bundle_out_abort(&o);
 	return rc;
 }
