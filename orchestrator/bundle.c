@@ -943,9 +943,20 @@ check_artifact_files(const struct bundle *b, char (*shas)[65],
 	return 0;
 }
 
+/* JS_SYNTAX as verify says it, or an error reading rows.json as it is. */
+static int
+not_json(int rc, struct so_err *err)
+{
+	if (rc < 0)
+		return rc;
+	return so_error(err, SO_EPARSE, "bundle: rows.json is missing or not "
+	    "JSON");
+}
+
 /*
- * rows.json checked as JSON and opened to be read a row at a time
- * (info->rows), straight from the bundle's file.
+ * rows.json checked as JSON (but for its rows: db_rows_check) and opened
+ * to be read a row at a time (info->rows), straight from the bundle's
+ * file.
  */
 static int
 open_rows(const struct bundle *b, struct bundle_info *info,
@@ -961,13 +972,10 @@ open_rows(const struct bundle *b, struct bundle_info *info,
 		rc = fd >= 0 ? db_rows_open_fd(info->rows, fd, f->off, f->len,
 		    f->path, err) : db_rows_open_mem(info->rows, f->data, f->len,
 		    f->path, err);
-		if (rc < 0)
-			return rc;
 		if (rc == 0)
 			return 0;
 	}
-	return so_error(err, SO_EPARSE, "bundle: rows.json is missing or not "
-	    "JSON");
+	return not_json(f != NULL ? rc : JS_SYNTAX, err);
 }
 
 int
@@ -978,7 +986,8 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	const cJSON *fmt, *runs, *origin;
 	unsigned char *mtext = NULL;
 	char (*shas)[65] = xcalloc(b->n + 1, sizeof *shas);
-	int rc;
+	struct so_err later = { 0, "" };
+	int rc, rc2;
 
 	memset(info, 0, sizeof *info);
 	man = bundle_get(b, "manifest.json");
@@ -1025,14 +1034,30 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	}
 	if ((rc = open_rows(b, info, err)) != 0)
 		goto fail;
-	if (bundle_get(b, "summary.json") == NULL) {
-		rc = so_error(err, SO_EPARSE, "bundle: summary.json is missing");
+	/*
+	 * rows.json's rows are checked to be JSON as they are first read
+	 * (db_rows_check): until then, what is found elsewhere waits, so that
+	 * "not JSON" comes first, as it did when rows.json was parsed whole.
+	 */
+	if (bundle_get(b, "summary.json") == NULL)
+		rc = so_error(&later, SO_EPARSE, "bundle: summary.json is "
+		    "missing");
+	else
+		rc = check_artifact_files(b, shas, &later);
+	if (rc != 0) {
+		if ((rc2 = rows_doc_check(info->rows)) != 0) {
+			rc = not_json(rc2, err);
+			goto fail;
+		}
+		*err = later;
 		goto fail;
 	}
-	if ((rc = check_artifact_files(b, shas, err)) != 0 ||
-	    (rc = db_rows_check(info->rows, info->runs, info->nruns,
-	    err)) != 0 ||
-	    (rc = check_samples(info->rows, info, log, err)) != 0)
+	if ((rc = db_rows_check(info->rows, info->runs, info->nruns,
+	    err)) > 0) {
+		rc = not_json(rc, err);
+		goto fail;
+	}
+	if (rc != 0 || (rc = check_samples(info->rows, info, log, err)) != 0)
 		goto fail;
 	free(mtext);
 	free(shas);

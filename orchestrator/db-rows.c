@@ -788,10 +788,13 @@ db_rows_check(struct rows_doc *rows, const int64_t *runs, size_t nruns,
     struct so_err *err)
 {
 	struct idmap maps[NITABLES];
-	int rc;
+	int rc, vrc;
 
 	memset(maps, 0, sizeof maps);
 	rc = walk(NULL, rows, runs, nruns, maps, err);
+	/* Rows the walk did not read must be JSON too, before any finding. */
+	if ((vrc = rows_doc_check(rows)) != 0)
+		rc = vrc;
 	maps_free(maps);
 	return rc;
 }

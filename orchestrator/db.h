@@ -419,7 +419,8 @@ struct import_origin {
  * column's type (integers JSON integers, never "1"), artifact names 64
  * lowercase hex digits, no id twice, and every row reached from one of
  * runs[0..nruns) through the ids it names.  SO_EPROTO names the table,
- * row and column.
+ * row and column.  JS_SYNTAX (before any such finding): rows.json is not
+ * JSON after all, its rows being checked here (rows-doc.h).
  */
 int db_rows_check(struct rows_doc *rows, const int64_t *runs, size_t nruns,
     struct so_err *err);

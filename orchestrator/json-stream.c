@@ -222,6 +222,41 @@ js_value(struct jstream *js, int depth, cJSON **out)
 	return 0;
 }
 
+int
+js_pass(struct jstream *js)
+{
+	const unsigned char *p, *e;
+	long depth = 0;
+	int in_string = 0, escaped = 0, rc;
+
+	for (;;) {
+		p = js->buf + js->pos;
+		e = js->buf + js->end;
+		for (; p < e; p++) {
+			if (in_string) {
+				if (escaped)
+					escaped = 0;
+				else if (*p == '\\')
+					escaped = 1;
+				else if (*p == '"')
+					in_string = 0;
+			} else if (*p == '"')
+				in_string = 1;
+			else if (*p == '[' || *p == '{')
+				depth++;
+			else if ((*p == ']' || *p == '}') && --depth == 0) {
+				js->pos = (size_t)(p + 1 - js->buf);
+				return 0;
+			}
+		}
+		js->pos = js->end;
+		if ((rc = refill(js)) < 0)
+			return rc;
+		if (rc == 0)
+			return JS_SYNTAX;
+	}
+}
+
 static int
 skip_member(void *arg, const char *key, int depth)
 {

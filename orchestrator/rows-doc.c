@@ -1,7 +1,9 @@
 /*
  * rows.json read a row at a time (rows-doc.h).  The document's outer
  * objects and each table's arrays are walked here (json-stream.c); cJSON
- * parses a row, a column name or any other value whole.  The depths below
+ * parses a row, a column name or any other value whole.  A table's rows
+ * are parsed once on the way (the first reading of them checks them), so
+ * checking rows.json and reading it cost one pass of cJSON, not two.  The depths below
  * are the containers around each value: the document 0, "tables" 1, a
  * table 2, its "columns" and "rows" 3, a row 4.
  */
@@ -56,10 +58,14 @@ table_member(void *arg, const char *key, int depth)
 		w->t->columns = cJSON_CreateArray();
 		return js_array(js, depth, column, w);
 	}
+	/*
+	 * The rows are only passed over here: each is parsed when it is
+	 * read (rows_doc_each) or checked (rows_doc_check), not twice.
+	 */
 	if (strcmp(key, "rows") == 0 && !w->seen_rows++ && c == '[') {
 		w->t->has_rows = 1;
 		w->t->rows_at = js_tell(js);
-		return js_array(js, depth, check_row, js);
+		return js_pass(js);
 	}
 	return js_skip(js, depth);
 }
@@ -220,9 +226,35 @@ rows_doc_each(struct rows_doc *d, size_t i,
 	if ((rc = js_seek(&d->js, d->t[i].rows_at)) != 0 ||
 	    (rc = js_ws(&d->js, &c)) != 0)
 		return rc;
-	if (c == '[' && (rc = js_array(&d->js, 3, each_row, &e)) <= 0)
-		return rc;
+	if (c == '[')
+		rc = js_array(&d->js, 3, each_row, &e);
+	if (c == '[' && rc == 0)
+		d->t[i].checked = 1;
+	if ((c == '[' && rc != JS_SYNTAX) || !d->t[i].checked)
+		return c == '[' ? rc : JS_SYNTAX;
 	/* It was JSON when checked: the file changed under us. */
 	return so_error(d->err, SO_EIO, "bundle: %s changed while read",
 	    d->js.name);
+}
+
+int
+rows_doc_check(struct rows_doc *d)
+{
+	size_t i;
+	int c, rc;
+
+	d->js.err = d->err;
+	for (i = 0; i < d->nt; i++) {
+		if (!d->t[i].has_rows || d->t[i].checked)
+			continue;
+		if ((rc = js_seek(&d->js, d->t[i].rows_at)) != 0 ||
+		    (rc = js_ws(&d->js, &c)) != 0)
+			return rc;
+		if (c != '[')
+			return JS_SYNTAX;
+		if ((rc = js_array(&d->js, 3, check_row, &d->js)) != 0)
+			return rc;
+		d->t[i].checked = 1;
+	}
+	return 0;
 }
