@@ -8,8 +8,8 @@
  *   manifest.sig    Ed25519 signature of manifest.json's bytes (hex), made
  *                   through OpenSSL's EVP API; absent when not signed
  *   summary.json    the run's summary (seqorch export)
- *   rows.json       every row of the run (db_run_rows): samples, builds,
- *                   windows, events..., for `seqorch import`
+ *   rows.json       every row of the run (db_run_rows_each): samples,
+ *                   builds, windows, events..., for `seqorch import`
  *   artifacts/<sha256>  every artifact the run names (raw agent output,
  *                   binaries, disassembly, build logs, sources)
  *

@@ -376,8 +376,9 @@ static int
 is_integer(const cJSON *v)
 {
 	/*
-	 * Exact in a double: what db_run_rows writes, never "1" or 1.5.  The
-	 * range first: casting 1e999 (inf) or NaN to an integer is undefined.
+	 * Exact in a double: what db_run_rows_each gives, never "1" or 1.5.
+	 * The range first: casting 1e999 (inf) or NaN to an integer is
+	 * undefined.
 	 */
 	return cJSON_IsNumber(v) && v->valuedouble < 9007199254740992.0 &&
 	    v->valuedouble > -9007199254740992.0 &&
