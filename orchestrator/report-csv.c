@@ -61,6 +61,37 @@ digits17(double v, struct digits17 *d)
 }
 
 /*
+ * The k digits r, the first at the place 10^x, in plain notation into
+ * buf: "-0.000ddd", "ddd.dd" or "ddd000".  The callers' x and k bound it
+ * (48 bytes hold every one).
+ */
+static void
+fixed(char *buf, int neg, const char *r, int k, int x)
+{
+	size_t n = 0;
+	int i;
+
+	if (neg)
+		buf[n++] = '-';
+	if (x >= 0) {
+		for (i = 0; i <= x; i++)
+			buf[n++] = i < k ? r[i] : '0';
+		if (k > x + 1)
+			buf[n++] = '.';
+		for (; i < k; i++)
+			buf[n++] = r[i];
+	} else {
+		buf[n++] = '0';
+		buf[n++] = '.';
+		for (i = x + 1; i < 0; i++)
+			buf[n++] = '0';
+		for (i = 0; i < k; i++)
+			buf[n++] = r[i];
+	}
+	buf[n] = '\0';
+}
+
+/*
  * "%.*g" of v with p digits, made from d instead of by printf's exact
  * arithmetic: the digits after the p-th round up or down, except when
  * they are a 5 then zeros (d is itself rounded, so v may lie on either
@@ -72,7 +103,6 @@ g_text(double v, const struct digits17 *d, int p, char *buf, size_t len)
 {
 	char r[17];
 	int i, k, x, up;
-	size_t n = 0;
 
 	if (d == NULL || p >= 17)
 		goto printf;
@@ -95,34 +125,33 @@ g_text(double v, const struct digits17 *d, int p, char *buf, size_t len)
 		} else
 			r[i]++;
 	}
-	if (x < -4 || x >= p)
+	/* At most 1 + 17 + 1 + 4 + 17 bytes with its NUL. */
+	if (x < -4 || x >= p || len < 48)
 		goto printf;
 	for (k = p; k > 1 && r[k - 1] == '0'; k--)
 		;
-	/* At most 1 + 17 + 1 + 4 + 17 bytes with its NUL. */
-	if (len < 48)
-		goto printf;
-	if (d->neg)
-		buf[n++] = '-';
-	if (x >= 0) {
-		for (i = 0; i <= x; i++)
-			buf[n++] = i < k ? r[i] : '0';
-		if (k > x + 1)
-			buf[n++] = '.';
-		for (; i < k; i++)
-			buf[n++] = r[i];
-	} else {
-		buf[n++] = '0';
-		buf[n++] = '.';
-		for (i = x + 1; i < 0; i++)
-			buf[n++] = '0';
-		for (i = 0; i < k; i++)
-			buf[n++] = r[i];
-	}
-	buf[n] = '\0';
+	fixed(buf, d->neg, r, k, x);
 	return;
 printf:
 	snprintf(buf, len, "%.*g", p, v);
+}
+
+/*
+ * buf's "-d.ddde-XX" (XX from 5 to 20) written out with the point moved,
+ * "-0.0000ddd", in place: the same digits, so the same value, in at most
+ * 1 + 2 + 19 + 17 bytes and the NUL.
+ */
+static void
+plain(char *buf)
+{
+	char digits[20];
+	const char *e = strchr(buf, 'e');
+	int i, n = 0, neg = buf[0] == '-';
+
+	for (i = neg; buf + i < e; i++)
+		if (buf[i] != '.' && n < (int)sizeof digits)
+			digits[n++] = buf[i];
+	fixed(buf, neg, digits, n, atoi(e + 1));
 }
 
 void
@@ -157,13 +186,16 @@ report_shortest(double v, char *buf, size_t len)
 		p = lo;
 	}
 	g_text(v, dp, p, buf, len);
-	if (strchr(buf, 'e') != NULL && fabs(v) < 1e21) {
-		for (p = 0; p <= 20; p++) {
-			snprintf(buf, len, "%.*f", p, v);
-			if (strtod(buf, NULL) == v)
-				break;
-		}
-	}
+	if (strchr(buf, 'e') == NULL || fabs(v) >= 1e21 || fabs(v) < 1e-20)
+		return;
+	/*
+	 * Plain notation: a value that large is an integer, whose %.0f is
+	 * exact (and reads back); one below 1e-4 takes the digits found.
+	 */
+	if (fabs(v) >= 1)
+		snprintf(buf, len, "%.0f", v);
+	else
+		plain(buf);
 }
 
 static void

@@ -461,9 +461,10 @@ void report_markdown(const struct rrun *runs, size_t n, FILE *out);
 void report_html(const struct rrun *runs, size_t n,
     const struct report_opts *o, FILE *out);
 /*
- * The shortest plain decimal that reads back as v, never an exponent
- * below 1e21 ("383.02561", not %.17g's "383.02560999999997"): no digit
- * the double does not hold, and no value changed.  Into buf, len >= 48.
+ * The shortest decimal that reads back as v ("383.02561", not %.17g's
+ * "383.02560999999997"): no digit the double does not hold, and no value
+ * changed; in plain notation from 1e-20 to 1e21 (never "5e+06"), with
+ * an exponent beyond.  Into buf, len >= 48.
  */
 void report_shortest(double v, char *buf, size_t len);
 /* CSV streams the samples from db.  0 or SO_EDB. */

@@ -74,21 +74,6 @@ def sha3_sponge(prog, name, msg):
     return bytes(m.mem[state:state + 32])
 
 
-def sha3_chain(x, steps):
-    for _ in range(steps):
-        x = hashlib.sha3_256(x).digest()
-    return x
-
-
-def sim_sha3_chain(prog, name, x, parts):
-    """The kernel's chain over x in calls of parts steps each."""
-    m = Machine(prog)
-    buf = m.alloc(x)
-    for steps in parts:
-        m.call(name, buf, steps)
-    return bytes(m.mem[buf:buf + 32])
-
-
 # -- sha512 -------------------------------------------------------------
 
 # FIPS 180-4, 5.3.5.
@@ -113,20 +98,16 @@ def sha512_md(prog, name, msg):
         "<8Q", bytes(m.mem[state:state + 64])))
 
 
-def sha512_chain(x, steps):
-    for _ in range(steps):
-        x = hashlib.sha512(x).digest()
-    return x
-
-
-def sim_sha512_chain(prog, name, x, parts):
-    """The chain keeps the digest as host-order words h[8]."""
+def sim_chain(prog, name, x, parts, words):
+    """The kernel's chain over x in calls of parts steps each; words:
+    it keeps the digest as host-order 64-bit words (sha512's h[8])."""
+    def order(b):
+        return struct.pack(">8Q", *struct.unpack("<8Q", b)) if words else b
     m = Machine(prog)
-    h = m.alloc(struct.pack("<8Q", *struct.unpack(">8Q", x)))
+    buf = m.alloc(order(x))
     for steps in parts:
-        m.call(name, h, steps)
-    return struct.pack(">8Q", *struct.unpack("<8Q", bytes(
-        m.mem[h:h + 64])))
+        m.call(name, buf, steps)
+    return order(bytes(m.mem[buf:buf + len(x)]))
 
 
 # -- the checks ---------------------------------------------------------
@@ -145,14 +126,11 @@ def check(path, text=None):
     prog = Program(path)
     sym, study = symbol(path.parent / "kernel.S"), path.parent.parent.name
     x0 = random.Random(11).randbytes(32 if study == "sha3" else 64)
+    chain, ref = sym + "_chain", CHAINS[study][1]
     if study == "sha3":
-        block, chain = sym + "_permute", sym + "_chain"
-        one, ref, sim = sha3_sponge, sha3_chain, sim_sha3_chain
-        h = hashlib.sha3_256
+        block, one, h = sym + "_permute", sha3_sponge, hashlib.sha3_256
     else:
-        block, chain = sym + "_block", sym + "_chain"
-        one, ref, sim = sha512_md, sha512_chain, sim_sha512_chain
-        h = hashlib.sha512
+        block, one, h = sym + "_block", sha512_md, hashlib.sha512
     for msg in MESSAGES:
         got = one(prog, block, msg)
         if got != h(msg).digest():
@@ -160,7 +138,7 @@ def check(path, text=None):
     if chain in prog.labels:
         for x in (bytes(len(x0)), x0):
             for parts in ((1,), (3,), (1, 2)):
-                got = sim(prog, chain, x, parts)
+                got = sim_chain(prog, chain, x, parts, study == "sha512")
                 if got != ref(x, sum(parts)):
                     return f"{chain}: {parts} steps from {x.hex()[:16]}"
     return None

@@ -1234,7 +1234,8 @@ test_positions_pool(void **state)
 
 /*
  * What report_shortest must write, the slow way: each count of digits in
- * turn until %.*g reads back, then plain notation if that has an exponent.
+ * turn until %.*g reads back; if that has an exponent and 1e-20 <= |v| <
+ * 1e21, each count of decimals in turn until %.*f reads back.
  */
 static void
 shortest_oracle(double v, char *buf, size_t len)
@@ -1246,13 +1247,14 @@ shortest_oracle(double v, char *buf, size_t len)
 		if (strtod(buf, NULL) == v)
 			break;
 	}
-	if (strchr(buf, 'e') != NULL && fabs(v) < 1e21) {
-		for (p = 0; p <= 20; p++) {
-			snprintf(buf, len, "%.*f", p, v);
-			if (strtod(buf, NULL) == v)
-				break;
-		}
+	if (strchr(buf, 'e') == NULL || fabs(v) >= 1e21 || fabs(v) < 1e-20)
+		return;
+	for (p = 0; p <= 40; p++) {
+		snprintf(buf, len, "%.*f", p, v);
+		if (strtod(buf, NULL) == v)
+			return;
 	}
+	fail_msg("%.17g: no plain decimal of 40 places reads back", v);
 }
 
 static void
@@ -1279,7 +1281,7 @@ test_shortest(void **state)
 	static const double fixed[] = {
 		0, -0.0, 1, -1, 0.5, 0.1, 0.3, 2.5, 3000, 3010, 1e21, 1e22,
 		1e-5, 1.5e-7, 123456789012345678.0, 9.5, 0.95, 99.95, 9999999.5,
-		999999999999999.9, 0.000123, 4194304, 0x1p-30, 0x1p60, 0x1p-1074,
+		999999999999999.9, 0.000123, 4194304, 0x1p-30, 0x1p60, 0x1p-1074, 1e-20, 9.99e-21, -1.25e-19, 1.2345e-15,
 		1.7976931348623157e308, 2.2250738585072014e-308, 383.02561,
 		4243244.3147083055, 235.6687303, INFINITY, -INFINITY,
 	};
