@@ -135,16 +135,22 @@ def fill(path, runs, per_run, variants, compilers=("cc",),
     return first + runs - 1
 
 
-def timed(argv, cwd, rounds=3):
+def timed(argv, cwd, rounds=3, out=None):
     """Best of rounds wall times (s) of a command, and the CPU time (user +
     system) of that best run: on a shared machine the wall time includes
-    waiting for a core, the CPU time does not."""
+    waiting for a core, the CPU time does not.  With out, stdout goes to
+    that file rather than through this process."""
     argv = [str(a) for a in argv]
     best = None
     for _ in range(rounds):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.monotonic()
-        p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+        if out is None:
+            p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+        else:
+            with open(out, "w") as f:
+                p = subprocess.run(argv, cwd=cwd, stdout=f,
+                                   stderr=subprocess.PIPE, text=True)
         dt = time.monotonic() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode != 0:
@@ -317,6 +323,17 @@ def main():
                       f"alternating: {rep:.3f} s / {py:.3f} s = "
                       f"{ratio:.2f}x")
                 ratios.append((name, ratio))
+                # Every sample as CSV beside what a user would type
+                # instead: the samples table through sqlite3's own CSV.
+                csv = timed([SEQORCH, "report", "--db", db, "--run", run,
+                             "--format", "csv"], tmp, rounds=1,
+                            out=tmp / "samples.csv")
+                raw = timed(["sqlite3", "-csv", db, "SELECT * FROM samples "
+                             f"WHERE run_id = {run}"], tmp, rounds=1,
+                            out=tmp / "sqlite3.csv")
+                print(f"  {'report --run --format csv':30s} {csv[0]:7.3f} s "
+                      f"{csv[1]:7.3f} s; sqlite3 -csv of its samples "
+                      f"{raw[0]:.3f} s ({csv[0] / raw[0]:.1f}x)")
             checks += [(name, "report --latest", r["report --latest"], 1),
                        (name, "report --run", r["report --run"], 1),
                        (name, "export --run", r["export --run"], 2),

@@ -1286,6 +1286,7 @@ test_shortest(void **state)
 		4243244.3147083055, 235.6687303, INFINITY, -INFINITY,
 	};
 	uint64_t x = 0x9e3779b97f4a7c15ULL, bits;
+	char text[32];
 	double v;
 	size_t i;
 	int e;
@@ -1298,7 +1299,7 @@ test_shortest(void **state)
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		switch (i % 5) {
+		switch (i % 6) {
 		case 0:		/* a rate: steps * 1e9 / ns */
 			v = (double)(1000 + x % 20000000) * 1e9 /
 			    (double)(1000000 + (x >> 24) % 5000000000ULL);
@@ -1309,6 +1310,11 @@ test_shortest(void **state)
 			break;
 		case 2:		/* a few decimal digits */
 			v = (double)(x % 100000) / 1000.0;
+			break;
+		case 5:		/* a clock as the agent writes it, %.15g */
+			snprintf(text, sizeof text, "%.15g",
+			    2000.0 + (double)(x >> 11) * 0x1p-53 * 3000.0);
+			v = strtod(text, NULL);
 			break;
 		case 3:		/* any finite double */
 			memcpy(&bits, &x, sizeof bits);
