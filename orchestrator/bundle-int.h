@@ -30,7 +30,7 @@ struct bundle_out {
 	int own;			/* af is ours (dest is a .tar path) */
 	struct atomic_file af;
 	int fd;				/* the .tar's descriptor */
-	uint64_t size;			/* bytes of the .tar so far */
+	uint64_t size;			/* bytes of the .tar, or files, so far */
 	char *spool_dir;
 	char **made;			/* a directory's files and dirs made */
 	size_t nmade;

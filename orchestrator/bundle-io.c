@@ -129,15 +129,28 @@ tar_octal(char *field, size_t width, uint64_t v)
 	snprintf(field, width, "%0*llo", (int)width - 1, (unsigned long long)v);
 }
 
-/* One ustar header for a regular file; fixed mode, owner and date. */
+/* ustar's size field: 11 octal digits. */
+#define TAR_MAX_MEMBER 077777777777ull
+
+/*
+ * One ustar header for a regular file; fixed mode, owner and date.  0, or
+ * -1 with the reason in err.
+ */
 static int
-tar_header(unsigned char *h, const char *path, uint64_t len)
+tar_header(unsigned char *h, const char *path, uint64_t len,
+    struct so_err *err)
 {
 	unsigned sum = 0;
 	size_t i;
 
 	if (strlen(path) > 99)
-		return -1;
+		return so_error(err, SO_EINVAL, "bundle path \"%s\" is too "
+		    "long for tar", path);
+	if (len > TAR_MAX_MEMBER)
+		return so_error(err, SO_EINVAL, "bundle file \"%s\" has %llu "
+		    "bytes, more than a tar member holds (8 GiB): give a "
+		    "directory rather than a .tar", path,
+		    (unsigned long long)len);
 	memset(h, 0, TAR_BLOCK);
 	memcpy(h, path, strlen(path));
 	tar_octal((char *)h + 100, 8, 0644);
@@ -174,10 +187,9 @@ bundle_tar(const struct bundle *b, unsigned char **out, size_t *outlen,
 	tar = xcalloc(1, len);
 	for (i = 0; i < b->n; i++) {
 		if (tar_header(tar + off, b->files[i].path,
-		    b->files[i].len) != 0) {
+		    b->files[i].len, err) != 0) {
 			free(tar);
-			return so_error(err, SO_EINVAL, "bundle path \"%s\" is "
-			    "too long for tar", b->files[i].path);
+			return SO_EINVAL;
 		}
 		memcpy(tar + off + TAR_BLOCK, b->files[i].data,
 		    b->files[i].len);
@@ -257,9 +269,8 @@ tar_begin(struct bundle_out *o, const char *path, uint64_t len,
 {
 	unsigned char h[TAR_BLOCK];
 
-	if (tar_header(h, path, len) != 0)
-		return so_error(err, SO_EINVAL, "bundle path \"%s\" is too long "
-		    "for tar", path);
+	if (tar_header(h, path, len, err) != 0)
+		return SO_EINVAL;
 	return tar_write(o, h, sizeof h, err);
 }
 
@@ -288,6 +299,7 @@ bundle_out_file(struct bundle_out *o, const char *path, const void *data,
 		if (close(fd) != 0 && rc == 0)
 			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
 			    o->made[o->nmade - 1], strerror(errno));
+		o->size += len;
 	}
 	if (rc != 0 && rc != SO_EINVAL)
 		o->failed = 1;
@@ -378,6 +390,7 @@ bundle_out_put_spool(struct bundle_out *o, struct bundle_spool *sp,
 			rc = so_error(err, SO_EIO, "cannot write \"%s\": %s",
 			    sp->name, strerror(errno));
 		sp->fd = -1;
+		o->size += sp->len;
 		goto out;
 	}
 	if ((rc = tar_begin(o, sp->path, sp->len, err)) != 0)
@@ -413,8 +426,13 @@ bundle_out_close(struct bundle_out *o, struct so_err *err)
 	static const unsigned char end[2 * TAR_BLOCK];
 	int rc = 0;
 
-	if (o->tar && (rc = tar_write(o, end, sizeof end, err)) == 0 &&
-	    o->own)
+	if (o->tar)
+		rc = tar_write(o, end, sizeof end, err);
+	if (rc == 0 && o->size > BUNDLE_MAX_BYTES)
+		rc = so_error(err, SO_EINVAL, "bundle \"%s\" came to %llu "
+		    "bytes, more than verify and import read (%llu)", o->dest,
+		    (unsigned long long)o->size, BUNDLE_MAX_BYTES);
+	if (rc == 0 && o->tar && o->own)
 		rc = atomic_commit(&o->af, 0644, err);
 	if (rc != 0) {
 		o->failed = 1;

@@ -2,8 +2,9 @@
  * Reading a bundle (bundle-io.c) that someone else made: a FIFO named as
  * the bundle is refused, not waited on (before issue 29 `import` and
  * `verify` blocked on it; alarm() turns such a hang into this test's
- * failure), and a tar header's size and checksum are whole terminated
- * octal fields, not whatever strtoull read before a stray byte.
+ * failure), a tar header's size and checksum are whole terminated
+ * octal fields, not whatever strtoull read before a stray byte, and the
+ * sizes a bundle may have.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "bundle-int.h"
 #include "unit-tmp.h"
 
 static char tmpdir[] = "/tmp/seqorch-test-bundle.XXXXXX";
@@ -126,12 +128,60 @@ test_untar_fields(void **state)
 	bundle_free(&b);
 }
 
+/*
+ * Sizes: a .tar member over ustar's 8 GiB is refused before a byte is
+ * written (its size field would be cut), and reading takes a bundle up to
+ * BUNDLE_MAX_BYTES, past the 1 GiB it once stopped at; sparse files
+ * stand for big ones.
+ */
+static void
+test_sizes(void **state)
+{
+	char *tar = xasprintf("%s/big.tar", tmpdir);
+	unsigned char h[512] = { 0 };
+	struct bundle_out o;
+	struct so_err err;
+	struct bundle b;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(bundle_out_open(&o, tar, &err), 0);
+	assert_int_equal(bundle_out_file(&o, "rows.json", "x",
+	    (size_t)1 << 33, &err), SO_EINVAL);
+	assert_non_null(strstr(err.msg, "has 8589934592 bytes, more than a "
+	    "tar member holds (8 GiB)"));
+	bundle_out_abort(&o);
+	assert_int_equal(access(tar, F_OK), -1);
+
+	/* A 2 GiB .tar of one member: its header, data, and the end. */
+	memcpy(h, "rows.json", 9);
+	snprintf((char *)h + 100, 8, "%07o", 0644);
+	snprintf((char *)h + 124, 12, "%011llo", (2ull << 30) - 1536);
+	memcpy(h + 257, "ustar\0" "00", 8);
+	resum(h);
+	assert_non_null(f = fopen(tar, "wb"));
+	assert_int_equal(fwrite(h, 1, sizeof h, f), sizeof h);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(truncate(tar, 2ll << 30), 0);
+	assert_int_equal(bundle_load(tar, &b, &err), 0);
+	assert_int_equal(b.n, 1);
+	assert_true(b.files[0].len == (2ull << 30) - 1536);
+	bundle_free(&b);
+	/* One byte over the limit is refused by its size alone. */
+	assert_int_equal(truncate(tar, (off_t)BUNDLE_MAX_BYTES + 1), 0);
+	assert_int_equal(bundle_load(tar, &b, &err), SO_EPARSE);
+	assert_non_null(strstr(err.msg, "is over the bundle size limit"));
+	assert_int_equal(unlink(tar), 0);
+	free(tar);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untar_fields),
 		cmocka_unit_test(test_fifo_bundle_is_refused),
+		cmocka_unit_test(test_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
