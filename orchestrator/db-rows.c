@@ -324,50 +324,67 @@ static const struct itable itables[] = {
 
 #define NITABLES (sizeof itables / sizeof itables[0])
 
-/* Old ids of one table's rows taken so far and their new ones, sorted. */
+/*
+ * Old ids of one table's rows taken so far and their new ones, as runs of
+ * ids that follow each other on both sides, sorted by old id: exported
+ * rows come in id order and are inserted in it, so a table of a million
+ * rows is one run or a few, not 16 MB.
+ */
+struct idrun {
+	int64_t from, to, n;
+};
+
 struct idmap {
-	int64_t *from, *to;
+	struct idrun *r;
 	size_t n;
 };
 
-static int
-map_get(const struct idmap *m, int64_t from, int64_t *to)
+/* The first run that ends after from; m->n when there is none. */
+static size_t
+map_find(const struct idmap *m, int64_t from)
 {
 	size_t lo = 0, hi = m->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->from[mid] == from) {
-			*to = m->to[mid];
-			return 1;
-		}
-		if (m->from[mid] < from)
+		if (m->r[mid].from + m->r[mid].n <= from)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return 0;
+	return lo;
+}
+
+static int
+map_get(const struct idmap *m, int64_t from, int64_t *to)
+{
+	size_t i = map_find(m, from);
+
+	if (i == m->n || m->r[i].from > from)
+		return 0;
+	*to = m->r[i].to + (from - m->r[i].from);
+	return 1;
 }
 
 /* 0, or -1 when from is there already (the same id twice). */
 static int
 map_add(struct idmap *m, int64_t from, int64_t to)
 {
-	size_t i = m->n;
-	int64_t dummy;
+	size_t i = map_find(m, from);
+	struct idrun *p = i > 0 ? &m->r[i - 1] : NULL;
 
-	if (map_get(m, from, &dummy))
+	if (i < m->n && m->r[i].from <= from)
 		return -1;
-	m->from = xrealloc(m->from, (m->n + 1) * sizeof *m->from);
-	m->to = xrealloc(m->to, (m->n + 1) * sizeof *m->to);
-	/* Exported rows come in id order: this is the end, nearly always. */
-	while (i > 0 && m->from[i - 1] > from)
-		i--;
-	memmove(m->from + i + 1, m->from + i, (m->n - i) * sizeof *m->from);
-	memmove(m->to + i + 1, m->to + i, (m->n - i) * sizeof *m->to);
-	m->from[i] = from;
-	m->to[i] = to;
+	if (p != NULL && p->from + p->n == from && p->to + p->n == to) {
+		p->n++;
+		return 0;
+	}
+	ALLOC_GROW(m->r, m->n);
+	memmove(m->r + i + 1, m->r + i, (m->n - i) * sizeof *m->r);
+	m->r[i].from = from;
+	m->r[i].to = to;
+	m->r[i].n = 1;
 	m->n++;
 	return 0;
 }
@@ -778,10 +795,8 @@ maps_free(struct idmap *maps)
 {
 	size_t i;
 
-	for (i = 0; i < NITABLES; i++) {
-		free(maps[i].from);
-		free(maps[i].to);
-	}
+	for (i = 0; i < NITABLES; i++)
+		free(maps[i].r);
 }
 
 int

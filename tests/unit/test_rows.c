@@ -143,7 +143,7 @@ test_only_the_runs_own_rows(void **state)
 {
 	struct variant v = { ", [2, \"sha3\", 300]", "1", "1000", SHA, "" };
 	struct so_err err = { 0 };
-	static const int64_t both[] = { 1, 2 };
+	static const int64_t both[] = { 1, 2 }, three[] = { 1, 2, 3 };
 
 	(void)state;
 	/* A run the manifest does not list. */
@@ -170,6 +170,14 @@ test_only_the_runs_own_rows(void **state)
 	v.extra_run = ", [1, \"sha3\", 300], [2, \"sha3\", 300]";
 	assert_int_equal(check(&v, both, 2, &err), SO_EPROTO);
 	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2: id 1 "
+	    "is there twice");
+	/* Out of order (the map keeps runs of ids), then 3 again. */
+	v.extra_run = ", [3, \"sha3\", 300], [2, \"sha3\", 300]";
+	assert_int_equal(check(&v, three, 3, &err), 0);
+	v.extra_run = ", [3, \"sha3\", 300], [2, \"sha3\", 300], "
+	    "[3, \"sha3\", 300]";
+	assert_int_equal(check(&v, three, 3, &err), SO_EPROTO);
+	assert_string_equal(err.msg, "rows.json: table \"runs\", row 4: id 3 "
 	    "is there twice");
 }
 
