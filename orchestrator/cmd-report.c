@@ -34,6 +34,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
 	const char *output = NULL, *reproduce = NULL;
+	struct atomic_file af = { .fd = -1 };
 	FILE *out = stdout;
 	int ch, done, latest = 0, format_set = 0, ret;
 
@@ -121,23 +122,48 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	/* db_open would create a missing file; a report must not. */
 	if (cmd_open_existing_db(o.db_path, &db) != EXIT_OK)
 		return EXIT_DB;
-	if (output != NULL && (out = fopen(output, "w")) == NULL) {
-		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
-		    strerror(errno));
-		db_close(db);
-		return EXIT_OUTPUT;
+	/*
+	 * A file beside FILE, renamed over it once the report is whole: a
+	 * failed report leaves FILE (or a link's target) as it was.  A
+	 * device or pipe is written to directly.  out has its own
+	 * descriptor, so that atomic_commit can close af's.
+	 */
+	if (output != NULL) {
+		int fd = -1;
+
+		if (atomic_open(output, &af, &err) != 0 ||
+		    (fd = dup(af.fd)) < 0 || (out = fdopen(fd, "w")) == NULL) {
+			if (err.msg[0] == '\0')
+				so_error(&err, SO_EIO, "cannot write \"%s\": %s",
+				    output, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			atomic_abort(&af);
+			cmd_error(err.msg);
+			db_close(db);
+			return EXIT_OUTPUT;
+		}
 	}
 	ret = reproduce != NULL ? repro_print_table(db, reproduce, out, &err) :
 	    report_print(db_handle(db), &o, out, &err);
 	db_close(db);
-	if (output != NULL && (fclose(out) != 0) && ret == 0) {
-		fprintf(stderr, "seqorch: cannot write \"%s\": %s\n", output,
-		    strerror(errno));
-		unlink(output);
-		return EXIT_OUTPUT;
+	if (output != NULL) {
+		int wrote = fclose(out) == 0;
+
+		if (ret != 0 || !wrote) {
+			if (ret == 0)
+				so_error(&err, SO_EIO, "cannot write \"%s\": %s",
+				    output, strerror(errno));
+			atomic_abort(&af);
+			if (ret == 0) {
+				cmd_error(err.msg);
+				return EXIT_OUTPUT;
+			}
+		} else if (atomic_commit(&af, 0644, &err) != 0) {
+			cmd_error(err.msg);
+			return EXIT_OUTPUT;
+		}
 	}
-	if (ret != 0 && output != NULL)
-		unlink(output);
 	if (ret != 0) {
 		cmd_error(err.msg);
 		if (ret == SO_ENOTFOUND)

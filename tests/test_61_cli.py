@@ -180,6 +180,31 @@ def test_exit_codes(site):
     assert "| 4 | `report`, `export`: the output cannot be written" in usage
 
 
+def test_a_failed_report_leaves_its_output_as_it_was(site, tmp_path):
+    """-o FILE is written beside FILE and renamed over it when whole: a
+    report that fails (here a run of another study, a run not there)
+    leaves FILE, or the target of a link at FILE, as it was; it once
+    emptied and deleted them, device nodes included."""
+    keep = tmp_path / "keep.txt"
+    keep.write_text("precious\n")
+    target = tmp_path / "target"
+    target.write_text("data\n")
+    (tmp_path / "link").symlink_to(target)
+    for argv, code in ((("--run", "1", "--study", "mul", "-o", keep), 2),
+                       (("--run", "99", "-o", tmp_path / "link"), 2)):
+        r = seqorch(site, "report", *argv)
+        assert r.returncode == code, r.stderr
+    assert keep.read_text() == "precious\n"
+    assert target.read_text() == "data\n"
+    assert (tmp_path / "link").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        ["keep.txt", "link", "target"]
+    # A report that is written replaces the file.
+    r = seqorch(site, "report", "--run", "1", "-o", keep)
+    assert r.returncode == 0, r.stderr
+    assert keep.read_text() == seqorch(site, "report", "--run", "1").stdout
+
+
 def test_make_run_builds_the_man_page_and_completion(tmp_path):
     """README points to build/seqorch.1 and build/seqorch.bash right after
     `make run` (issue 32 item 20): its build makes them."""
