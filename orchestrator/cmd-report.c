@@ -235,8 +235,8 @@ const struct cmd_entry cmd_report_entry = {
 		    CMD_VALUE_ANY, NULL },
 		{ "max-cv", 'C', 0, "PCT",
 		    "flag a cell whose coefficient of variation is\n"
-		    "above PCT as unstable, with what to do (default\n"
-		    "1%, as run's --max-cv)",
+		    "above PCT percent as unstable, with what to do\n"
+		    "(default 1%, as run's --max-cv; 0.5%, 2)",
 		    CMD_VALUE_ANY, NULL },
 		CMD_OPT_END,
 	},

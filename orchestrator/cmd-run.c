@@ -770,7 +770,7 @@ const struct cmd_entry cmd_run_entry = {
 		    CMD_VALUE_ANY, NULL },
 		{ "max-cv", 'C', 0, "PCT",
 		    "coefficient of variation that triggers extra\n"
-		    "samples (default 1%)",
+		    "samples, in percent (default 1%; 0.5%, 2)",
 		    CMD_VALUE_ANY, NULL },
 		{ "max-samples", 'M', 0, "M",
 		    "samples per variant at most (default K: no\n"

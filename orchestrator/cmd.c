@@ -205,18 +205,21 @@ cmd_cv_arg(const char *opt, const char *arg, double *out)
 {
 	char *end;
 	double v = strtod(arg, &end);
+	int sign = end != arg && *end == '%';
 
-	if (end != arg && *end == '%') {
-		v /= 100;
-		end++;
-	}
-	if (end == arg || *end != '\0' || !(v > 0 && v < 1)) {
+	/*
+	 * Percent, as compare's --fail-slower: 2 or 2%.  A bare number below
+	 * 1 is refused: it was read as a fraction (0.5 was 50%), which a
+	 * user who meant 0.5% never noticed.
+	 */
+	if (end == arg || *(end + sign) != '\0' || !(v > 0 && v < 100) ||
+	    (!sign && v < 1)) {
 		fprintf(stderr, "seqorch: invalid %s \"%s\": expected a "
-		    "percentage such as 1%% or a fraction such as 0.01\n", opt,
-		    arg);
+		    "percentage below 100, such as 2, 1%% or 0.5%% (below 1 "
+		    "with its %%)\n", opt, arg);
 		return -1;
 	}
-	*out = v;
+	*out = v / 100;
 	return 0;
 }
 

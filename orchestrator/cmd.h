@@ -158,8 +158,9 @@ const char *cmd_suggest(const char *name);
  */
 int cmd_check_study(const char *name, int groups);
 /*
- * A coefficient of variation, "1%" or "0.01", as a fraction in (0, 1) in
- * *out; -1 with a message naming the option otherwise.
+ * A coefficient of variation in percent, "2", "1%" or "0.5%" (a bare
+ * number from 1), as a fraction in (0, 1) in *out; -1 with a message
+ * naming the option otherwise.
  */
 int cmd_cv_arg(const char *opt, const char *arg, double *out);
 

@@ -43,6 +43,9 @@ def test_bad_config(scratch, text, where, what):
     (["--hosts", "nosuch"], '"nosuch"'),
     (["--max-cv", "abc"], 'invalid --max-cv "abc"'),
     (["--max-cv", "150%"], 'invalid --max-cv "150%"'),
+    # A bare 0.5 once meant 50%: below 1, a percentage takes its sign.
+    (["--max-cv", "0.5"], 'invalid --max-cv "0.5": expected a percentage '
+     'below 100, such as 2, 1% or 0.5% (below 1 with its %)'),
     (["--samples", "3", "--max-samples", "2"],
      "--max-samples 2 is below --samples 3"),
     (["--lease-expiry", "0"], 'invalid --lease-expiry "0"'),

@@ -318,7 +318,7 @@ def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
     two_compilers(tmp_path, workdir)
     db = tmp_path / "results.db"
     # A spread no variant meets: every variant takes its 4 samples.
-    p = start(tmp_path, LONG, 2, "--max-cv", "0.000001", "--max-samples", 4)
+    p = start(tmp_path, LONG, 2, "--max-cv", "0.0001%", "--max-samples", 4)
     try:
         wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
                            "builds b ON b.id = s.build_id WHERE "

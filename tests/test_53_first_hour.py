@@ -352,8 +352,12 @@ def test_report_flags_unstable_cells(site, tmp_path):
     # Above the threshold it is not flagged; a bad threshold is refused.
     text = run(d, "report", "--run", 1, "--max-cv", f"{cv + 1:.0f}%").stdout
     assert "unstable" not in text
-    p = run(d, "report", "--run", 1, "--max-cv", "5", check=False)
-    assert p.returncode == 2 and 'invalid --max-cv "5"' in p.stderr
+    # A bare number is percent too, as compare's --fail-slower; below 1 it
+    # needs its sign (0.5 was once read as 50%).
+    assert run(d, "report", "--run", 1, "--max-cv",
+               f"{cv + 1:.0f}").stdout == text
+    p = run(d, "report", "--run", 1, "--max-cv", "0.5", check=False)
+    assert p.returncode == 2 and 'invalid --max-cv "0.5"' in p.stderr
 
 
 @pytest.mark.parametrize("name,check", [
