@@ -5,12 +5,14 @@
  */
 #include "cmd.h"
 #include "db.h"
+#include "db-report.h"
 #include "strbuf.h"
 #include "window.h"
 
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *
@@ -179,6 +181,20 @@ windows_exec(const struct cmd_entry *self, int argc, char **argv)
 		return done;
 	if (cmd_open_existing_db(path, &db) != EXIT_OK)
 		return EXIT_DB;
+	/* A run that is not there is a bad --run, as in report and export. */
+	if (run_id > 0) {
+		char *study = NULL;
+
+		rc = db_report_run_study(db_handle(db), run_id, &study, &err);
+		free(study);
+		if (rc == SO_ENOTFOUND)
+			db_report_no_run(db_handle(db), run_id, &err);
+		if (rc != 0) {
+			cmd_error(err.msg);
+			db_close(db);
+			return rc == SO_ENOTFOUND ? EXIT_USAGE : EXIT_DB;
+		}
+	}
 	if (list_windows(db, run_id, &err) != 0 ||
 	    show_lease(db, &err) != 0) {
 		cmd_error(err.msg);

@@ -155,7 +155,7 @@ static int
 hf_sample(const struct db_sample *s, void *arg)
 {
 	struct hf_times *h = arg;
-	const struct rrow *w;
+	const struct rrow *w = NULL;
 	size_t i;
 
 	/* The rows' samples: valid ones that took time (db_report_valid). */

@@ -162,6 +162,13 @@ def test_readers_never_write(tmp_path):
 def test_exit_codes(site):
     r = seqorch(site, "report", "--study", "nosuch")
     assert r.returncode == 2, r.stderr
+    # A run that is not there, in every reader alike.
+    for argv in (("report", "--run", "99"), ("export", "--run", "99"),
+                 ("windows", "--run", "99")):
+        r = seqorch(site, *argv)
+        assert r.returncode == 2, (argv, r.stderr)
+        assert r.stderr.startswith("seqorch: no run with id 99") and \
+            "(latest: " in r.stderr, (argv, r.stderr)
     for argv in (("report", "-o", "/nonexistent/r.html"),
                  ("export", "--run", "1", "-o", "/nonexistent/s.json"),
                  ("export", "--run", "1", "--bundle", "/nonexistent/b")):
