@@ -575,9 +575,14 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			o.fixed = "--max-samples";
 			break;
 		case 'U':
-			if (cmd_int_arg("--warmup", optarg, MAX_SAMPLES,
-			    &o.warmup) != 0)
+			/* From 0, the default. */
+			if (parse_int64(optarg, 0, MAX_SAMPLES, &o.warmup)
+			    != 0) {
+				fprintf(stderr, "seqorch: invalid --warmup "
+				    "\"%s\": expected an integer from 0 to "
+				    "%d\n", optarg, MAX_SAMPLES);
 				return EXIT_USAGE;
+			}
 			o.fixed = "--warmup";
 			break;
 		case 'E':

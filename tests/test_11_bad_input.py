@@ -49,6 +49,8 @@ def test_bad_config(scratch, text, where, what):
     (["--samples", "3", "--max-samples", "2"],
      "--max-samples 2 is below --samples 3"),
     (["--lease-expiry", "0"], 'invalid --lease-expiry "0"'),
+    (["--warmup", "-1"], 'invalid --warmup "-1": expected an integer from '
+     '0 to 1000'),
     (["--parallel", "0"], 'invalid --parallel "0"'),
 ])
 def test_bad_options(scratch, args, msg):
