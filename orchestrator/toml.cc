@@ -275,6 +275,11 @@ int
 toml_parse(const char *text, size_t len, const char *name,
     struct toml_doc **out, struct so_err *err)
 {
+	/* A UTF-8 byte order mark, as some Windows editors write: not text. */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	size_t bad = refused_early(text, len);
 
 	if (bad < len) {

@@ -387,6 +387,30 @@ def test_non_ascii_outside_strings_is_a_clear_error(tmp_path, text, where):
         "or comment" in r.stderr, r.stderr
 
 
+def test_a_byte_order_mark_is_not_text(tmp_path):
+    """A UTF-8 BOM, as some Windows editors write, starts the file without
+    being part of it; anywhere else it is a non-ASCII character."""
+    body = b'[hosts.a]\naddress = "x"\nuser = "u"\n'
+    (tmp_path / "hosts.toml").write_bytes(b"\xef\xbb\xbf" + body)
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == seqorch_text(tmp_path, body)
+    (tmp_path / "hosts.toml").write_bytes(body + b"\xef\xbb\xbf")
+    r = seqorch(tmp_path, "hosts", "list")
+    assert r.returncode == 2
+    assert "hosts.toml:4:1: a non-ASCII character" in r.stderr, r.stderr
+
+
+def seqorch_text(tmp_path, body):
+    """`hosts list` of body without a mark."""
+    d = tmp_path / "plain"
+    d.mkdir(exist_ok=True)
+    (d / "hosts.toml").write_bytes(body)
+    r = seqorch(d, "hosts", "list")
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
 @pytest.mark.parametrize("text", [b"[!x]\n", b"[!\0st3-120-14-uc7e-.entra 1\n",
                                   b"[[ ?]]\n"])
 def test_table_header_without_a_key_is_a_clear_error(tmp_path, text):
