@@ -431,6 +431,8 @@ cfg_check_keys(const struct ctx *c, const cJSON *table)
 		*valid = '\0';
 		for (i = 0; i < cfg_nkeys; i++)
 			cfg_append_name(valid, sizeof valid, cfg_keys[i].name);
+		if (strcmp(c->subject, "defaults") == 0)
+			cfg_append_name(valid, sizeof valid, "cache");
 		return cfg_fail(c, SO_EINVAL, item, AT_KEY, "unknown key \"%s\" "
 		    "(valid keys: %s)", item->string, valid);
 	}

@@ -328,6 +328,12 @@ test_unknown_keys(void **state)
 	    "transport, ssh, address, port, user, identity, known_hosts, "
 	    "workdir, cc, cflags, cpu, groups, build_wrapper, connect_timeout, "
 	    "proxy_jump, reference)");
+	/* [defaults] also takes the coordinator's cache. */
+	load_fails("[defaults]\nos = \"linux\"\n[hosts.a]\naddress = \"a\"\n",
+	    SO_EINVAL, "hosts.toml:2:1: defaults: unknown key \"os\" (valid "
+	    "keys: transport, ssh, address, port, user, identity, known_hosts, "
+	    "workdir, cc, cflags, cpu, groups, build_wrapper, connect_timeout, "
+	    "proxy_jump, reference, cache)");
 	load_fails("[host.a]\naddress = \"a\"\n", SO_EINVAL,
 	    "hosts.toml:1:2: unknown table \"host\" (did you mean "
 	    "\"hosts\"?)");
