@@ -255,17 +255,16 @@ set_list(const struct ctx *c, const struct key_def *k, const cJSON *item,
 	cJSON_ArrayForEach(elem, item) {
 		if ((r = get_string(c, elem, k->name, want, 0, &s)) < 0)
 			return r;
-		if (k->type == KEY_NAMES) {
-			if (!cfg_valid_name(s))
+		if (k->type == KEY_NAMES && !cfg_valid_name(s))
+			return cfg_fail(c, SO_EINVAL, elem, AT_VALUE,
+			    "invalid group name \"%s\" (%s)", s, NAME_RULE);
+		/* A compiler twice would build and time everything twice. */
+		for (i = 0; i < *count; i++)
+			if (strcmp((*list)[i], s) == 0)
 				return cfg_fail(c, SO_EINVAL, elem, AT_VALUE,
-				    "invalid group name \"%s\" (%s)", s,
-				    NAME_RULE);
-			for (i = 0; i < *count; i++)
-				if (strcmp((*list)[i], s) == 0)
-					return cfg_fail(c, SO_EINVAL, elem,
-					    AT_VALUE, "group \"%s\" is listed "
-					    "twice", s);
-		}
+				    "%s \"%s\" is listed twice",
+				    k->type == KEY_NAMES ? "group" : "compiler",
+				    s);
 		(*list)[(*count)++] = xstrdup(s);
 	}
 	return 0;

@@ -328,6 +328,13 @@ test_unknown_keys(void **state)
 	    "transport, ssh, address, port, user, identity, known_hosts, "
 	    "workdir, cc, cflags, cpu, groups, build_wrapper, connect_timeout, "
 	    "proxy_jump, reference)");
+	/* A compiler or a group twice: everything built and timed twice. */
+	load_fails("[hosts.a]\naddress = \"a\"\ncc = [\"gcc\", \"cc\", "
+	    "\"gcc\"]\n", SO_EINVAL, "hosts.toml:3:20: host \"a\": compiler "
+	    "\"gcc\" is listed twice");
+	load_fails("[hosts.a]\naddress = \"a\"\ngroups = [\"x\", \"x\"]\n",
+	    SO_EINVAL, "hosts.toml:3:16: host \"a\": group \"x\" is listed "
+	    "twice");
 	/* [defaults] also takes the coordinator's cache. */
 	load_fails("[defaults]\nos = \"linux\"\n[hosts.a]\naddress = \"a\"\n",
 	    SO_EINVAL, "hosts.toml:2:1: defaults: unknown key \"os\" (valid "
