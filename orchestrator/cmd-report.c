@@ -26,6 +26,17 @@ static const struct per {
 	{ NULL, 0 },
 };
 
+/* The long name of the option cmd_getopt returned as ch. */
+static const char *
+opt_name(const struct cmd_entry *self, int ch)
+{
+	const struct cmd_opt *o;
+
+	for (o = self->opts; o->name != NULL && o->val != ch; o++)
+		;
+	return o->name != NULL ? o->name : "?";
+}
+
 static int
 report_exec(const struct cmd_entry *self, int argc, char **argv)
 {
@@ -33,13 +44,16 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	const void *format, *per = NULL;
 	struct so_err err = { 0, "" };
 	struct db *db = NULL;
-	const char *output = NULL, *reproduce = NULL;
+	const char *output = NULL, *reproduce = NULL, *table_opt = NULL;
 	struct atomic_file af = { .fd = -1 };
 	FILE *out = stdout;
 	int ch, done, latest = 0, format_set = 0, ret;
 
 	optind = 1;
 	while ((ch = cmd_getopt(argc, argv, self, &done)) != -1) {
+		/* --reproduce prints its own table: these would be ignored. */
+		if (ch != 'd' && ch != 'o' && ch != 'P' && ch != 'f')
+			table_opt = opt_name(self, ch);
 		switch (ch) {
 		case 'r':
 			if (cmd_run_id_arg("--run", optarg,
@@ -66,6 +80,8 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 				return EXIT_USAGE;
 			o.format = format;
 			format_set = 1;
+			if (format != report_renderers)
+				table_opt = "format";
 			break;
 		case 'p':
 			if (report_opt_choice("--per", optarg, pers,
@@ -104,6 +120,19 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	/* -o - is standard output, as curl and git take it. */
 	if (output != NULL && strcmp(output, "-") == 0)
 		output = NULL;
+	if (reproduce != NULL && table_opt != NULL) {
+		fprintf(stderr, "seqorch: \"--%s\" does not go with "
+		    "\"--reproduce\", which prints the newest reproduction's "
+		    "table as text\n", table_opt);
+		return EXIT_USAGE;
+	}
+	if (reproduce != NULL && output != NULL &&
+	    report_renderer_for_path(output) != report_renderers) {
+		fprintf(stderr, "seqorch: \"--reproduce\" writes text, not "
+		    "the %s \"%s\" names\n",
+		    report_renderer_for_path(output)->name, output);
+		return EXIT_USAGE;
+	}
 	/* -o guess.html writes html: the name says what the file is. */
 	if (output != NULL && !format_set)
 		o.format = report_renderer_for_path(output);

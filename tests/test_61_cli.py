@@ -212,6 +212,27 @@ def test_a_failed_report_leaves_its_output_as_it_was(site, tmp_path):
     assert keep.read_text() == seqorch(site, "report", "--run", "1").stdout
 
 
+def test_report_reproduce_refuses_what_it_would_ignore(site):
+    """report --reproduce prints the reproduction's own table as text: the
+    options of the other report are refused, not silently dropped."""
+    for argv, what in ((("--format", "json"), '"--format" does not go'),
+                       (("--run", "1"), '"--run" does not go'),
+                       (("--study", "mul"), '"--study" does not go'),
+                       (("--max-cv", "2"), '"--max-cv" does not go'),
+                       (("--reference", "seed:genoa"), '"--reference" does '
+                        'not go'),
+                       (("-o", "r.html"), '"--reproduce" writes text, not '
+                        'the html "r.html" names')):
+        r = seqorch(site, "report", "--reproduce", "sha3", *argv)
+        assert r.returncode == 2 and what in r.stderr, (argv, r.stderr)
+    assert not (site / "r.html").exists()
+    # Text, by --format or by -o's name, is what it writes.
+    for argv in (("--format", "text"), ("-o", "r.txt")):
+        r = seqorch(site, "report", "--reproduce", "sha3", *argv)
+        assert r.returncode == 1 and "no reproduction \"sha3\"" in \
+            r.stderr, (argv, r.stderr)
+
+
 def test_make_run_builds_the_man_page_and_completion(tmp_path):
     """README points to build/seqorch.1 and build/seqorch.bash right after
     `make run` (issue 32 item 20): its build makes them."""
