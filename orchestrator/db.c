@@ -71,6 +71,31 @@ user_version(struct db *db, int *v)
 	return rc;
 }
 
+/*
+ * SO_EDB when path is another program's database: tables, and no schema
+ * version of ours.  seqorch would add its tables to it (and switch it to
+ * WAL) without a word.  A file SQLite cannot read passes, for the caller's
+ * own error.
+ */
+static int
+not_foreign(struct db *db, const char *path, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int v = 0, n = 0;
+
+	if (user_version(db, &v) != 0 || v != 0)
+		return 0;
+	if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_master",
+	    -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (n == 0)
+		return 0;
+	return so_error(err, SO_EDB, "database \"%s\" holds another "
+	    "program's tables and no seqorch schema: give --db a new file",
+	    path);
+}
+
 /* SO_EDB unless version cur is one this binary can read or migrate. */
 static int
 version_known(int cur, int latest, struct so_err *err)
@@ -225,6 +250,8 @@ db_open(const char *path, struct db **out, struct so_err *err)
 	if ((rc = db_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 	    &db, err)) != 0)
 		return rc;
+	if ((rc = not_foreign(db, path, err)) != 0)
+		goto fail;
 	/*
 	 * Two coordinators creating the same file both switch it to WAL;
 	 * SQLite answers the loser SQLITE_BUSY at once (a lock upgrade the

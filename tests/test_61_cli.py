@@ -233,6 +233,29 @@ def test_report_reproduce_refuses_what_it_would_ignore(site):
             r.stderr, (argv, r.stderr)
 
 
+def test_a_writer_leaves_another_programs_database_alone(tmp_path, workdir):
+    """run --db on a SQLite file of another program once added seqorch's
+    tables to it and switched it to WAL; it is refused, byte for byte
+    untouched."""
+    db = tmp_path / "theirs.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (x)")
+    con.execute("INSERT INTO t VALUES (1)")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    r = seqorch(tmp_path, "run", "--study", "mul", "--hosts", "local",
+                "--steps", "1000", "--samples", "1", "--db", db)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == (f'seqorch: database "{db}" holds another program\'s '
+                        'tables and no seqorch schema: give --db a new '
+                        'file\n')
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hosts.toml",
+                                                          "theirs.db"]
+
+
 def test_make_run_builds_the_man_page_and_completion(tmp_path):
     """README points to build/seqorch.1 and build/seqorch.bash right after
     `make run` (issue 32 item 20): its build makes them."""
