@@ -479,6 +479,7 @@ http_fetch(const char *url, const char *sha256, unsigned long long size,
 	char *side = NULL, want[32];
 	unsigned long long n = 0;
 	unsigned attempt;
+	struct stat sb;
 	int fd = -1, rc;
 
 	*path = NULL;
@@ -549,6 +550,12 @@ done:
 	final = NULL;
 	rc = 0;
 out:
+	/* Nothing arrived: nothing to resume from, so nothing is left. */
+	if (rc != 0 && fd >= 0 && side != NULL && fstat(fd, &sb) == 0 &&
+	    sb.st_size == 0) {
+		unlink(part);
+		unlink(side);
+	}
 	if (fd >= 0)
 		close(fd);
 	free(side);

@@ -152,7 +152,8 @@ def test_http_failures_name_the_url(tmp_path, server, path, why):
     r = fetch(tmp_path, server, path, cache)
     assert r.returncode == 1, r.stderr
     assert f'fetch "{server.base}{path}": {why}' in r.stderr
-    assert SHA not in cache_files(cache)
+    # Nothing arrived: no .part and no .part.url to resume from.
+    assert cache_files(cache) == []
 
 
 def test_truncated_body_resumes_with_a_range(tmp_path, server):
