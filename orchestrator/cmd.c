@@ -239,8 +239,8 @@ cmd_count_arg(const char *opt, const char *arg, int64_t max, int64_t *out)
 	if (parse_count(arg, 1, max, out) == 0)
 		return 0;
 	fprintf(stderr, "seqorch: invalid %s \"%s\": expected a whole number "
-	    "from 1 to %lld (1000000, 1e6, 10M, 2.5M)\n", opt, arg,
-	    (long long)max);
+	    "from 1 to %lld (1000000, 1e6, 10M, 2.5M; suffixes k, M, G)\n",
+	    opt, arg, (long long)max);
 	return -1;
 }
 

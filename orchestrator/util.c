@@ -163,7 +163,7 @@ parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
 int
 parse_count(const char *s, int64_t min, int64_t max, int64_t *out)
 {
-	static const char suffixes[] = "kMG";
+	static const char suffixes[] = "kKMG";
 	char num[64], *end;
 	size_t len;
 	double v;
@@ -178,7 +178,8 @@ parse_count(const char *s, int64_t min, int64_t max, int64_t *out)
 		return SO_EINVAL;
 	/* "2.5M" is read as "2.5e6", so the value is rounded once. */
 	snprintf(num, sizeof num, "%.*s%s", (int)len, s, s[len] == '\0' ? "" :
-	    s[len] == 'k' ? "e3" : s[len] == 'M' ? "e6" : "e9");
+	    s[len] == 'k' || s[len] == 'K' ? "e3" : s[len] == 'M' ? "e6" :
+	    "e9");
 	errno = 0;
 	v = strtod(num, &end);
 	if (errno != 0 || *end != '\0' || !(v >= (double)min &&

@@ -97,7 +97,7 @@ int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 
 /*
  * A count as people write one, in [min, max]: "1000000", "1e6", "10M",
- * "2.5M" (k, M, G: thousand, million, billion); a value that is not a
+ * "2.5M" (k or K, M, G: thousand, million, billion); a value that is not a
  * whole number ("1.5", "2.5k7") is refused.  0 with *out, or SO_EINVAL.
  */
 int parse_count(const char *s, int64_t min, int64_t max, int64_t *out);

@@ -63,7 +63,7 @@ def test_bad_options(scratch, args, msg):
 @pytest.mark.parametrize("args,msg", [
     (["run", "--study", "sha3", "--steps", "0"],
      'invalid --steps "0": expected a whole number from 1 to 100000000000 '
-     '(1000000, 1e6, 10M, 2.5M)'),
+     '(1000000, 1e6, 10M, 2.5M; suffixes k, M, G)'),
     (["run", "--study", "sha3", "--parallel", "257"],
      'invalid --parallel "257": expected an integer from 1 to 256'),
     (["run", "--resume", "0"], 'invalid --resume "0": expected a run id'),

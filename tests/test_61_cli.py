@@ -63,7 +63,7 @@ def test_steps_written_as_people_write_them(site):
     assert (r.returncode, r.stderr) == (2, 'seqorch: invalid --steps "2.5": '
                                         'expected a whole number from 1 to '
                                         '100000000000 (1000000, 1e6, 10M, '
-                                        '2.5M)\n')
+                                        '2.5M; suffixes k, M, G)\n')
 
 
 def test_output_dash_is_stdout_and_md_is_markdown(site):
