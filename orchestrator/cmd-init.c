@@ -110,9 +110,18 @@ init_exec(const struct cmd_entry *self, int argc, char **argv)
 	/* Never over a file the user may have edited. */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    0644)) < 0) {
-		fprintf(stderr, "seqorch: init: cannot create \"%s\": %s%s\n",
-		    path, strerror(errno), errno == EEXIST ? " (it is kept "
-		    "as it is; edit it, or remove it first)" : "");
+		struct stat sb_path;
+
+		if (errno == EEXIST && stat(path, &sb_path) == 0 &&
+		    S_ISDIR(sb_path.st_mode))
+			fprintf(stderr, "seqorch: init: \"%s\" is a directory: "
+			    "--config names the file to write, such as "
+			    "\"%s/hosts.toml\"\n", path, path);
+		else
+			fprintf(stderr, "seqorch: init: cannot create \"%s\": "
+			    "%s%s\n", path, strerror(errno), errno == EEXIST ?
+			    " (it is kept as it is; edit it, or remove it "
+			    "first)" : "");
 		goto out;
 	}
 	if (write_all(fd, sb.buf, sb.len, path, &err) != 0) {

@@ -56,6 +56,12 @@ def test_config_search_and_init(tmp_path):
     assert r.returncode == 1
     assert (f'init: cannot create "{tmp_path}/plain/d": Not a directory'
             in r.stderr), r.stderr
+    # A directory given as --config: the file to write is asked for.
+    r = run(tmp_path, "init", "--config", tmp_path)
+    assert r.returncode == 1
+    assert (f'init: "{tmp_path}" is a directory: --config names the file '
+            f'to write, such as "{tmp_path}/hosts.toml"' in r.stderr), \
+        r.stderr
 
     r = run(tmp_path, "hosts", "list")
     assert r.returncode == 0, r.stderr
