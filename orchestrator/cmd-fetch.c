@@ -34,7 +34,7 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct so_err err = { 0 };
 	struct fetch_choice source = { 0 };
 	struct sigaction sa;
-	char *list = NULL, *p, *study, *cache = NULL, *path = NULL;
+	char *list = NULL, *p, *study, *cache = NULL, *path = NULL, *twice;
 	unsigned fetched, cached;
 	int c, done, rc = EXIT_OK;
 
@@ -62,9 +62,13 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 		cmd_error(err.msg);
 		return EXIT_USAGE;
 	}
-	if (from != NULL && strchr(studies, ',') != NULL) {
+	/* A group is its studies, as in run. */
+	list = study_expand(studies, &twice);
+	free(twice);
+	if (from != NULL && strchr(list, ',') != NULL) {
 		fprintf(stderr, "seqorch: fetch: --from FILE stands for one "
 		    "study's download: give one --study\n");
+		free(list);
 		return EXIT_USAGE;
 	}
 	/* hosts.toml only says where the cache is; it may be absent. */
@@ -73,6 +77,7 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 	    config_load(path, NULL, &cfg, &err) != 0) {
 		cmd_error(err.msg);
 		free(path);
+		free(list);
 		return EXIT_USAGE;
 	}
 	free(path);
@@ -81,7 +86,6 @@ fetch_exec(const struct cmd_entry *self, int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	list = xstrdup(studies);
 	p = list;
 	while ((study = strsep(&p, ",")) != NULL) {
 		if (study_find(study) == NULL) {

@@ -180,6 +180,14 @@ cmd_check_study(const char *name, int groups)
 
 	if (study_find(name) != NULL)
 		return 0;
+	/* A group where one study is wanted: say which it groups. */
+	for (i = 0; !groups && study_groups[i].name != NULL; i++)
+		if (strcmp(name, study_groups[i].name) == 0) {
+			fprintf(stderr, "seqorch: \"%s\" is a group of studies "
+			    "(%s): name one of them here\n", name,
+			    study_groups[i].studies);
+			return -1;
+		}
 	for (i = 0; study_table[i].name != NULL; i++) {
 		strbuf_addf(&valid, "%s%s", i > 0 ? ", " : "",
 		    study_table[i].name);

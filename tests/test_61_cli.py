@@ -256,6 +256,20 @@ def test_a_writer_leaves_another_programs_database_alone(tmp_path, workdir):
                                                           "theirs.db"]
 
 
+def test_study_groups_where_studies_are_named(site, tmp_path):
+    """run and fetch take a group for its studies; report, which shows one
+    study, says which the group holds (it offered \"did you mean\")."""
+    r = seqorch(site, "report", "--study", "div")
+    assert r.returncode == 2
+    assert r.stderr == ('seqorch: "div" is a group of studies (div32,div64): '
+                        'name one of them here\n')
+    r = seqorch(tmp_path, "fetch", "--study", "div", "--cache",
+                tmp_path / "c")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == \
+        ["div32", "div64"]
+
+
 def test_make_run_builds_the_man_page_and_completion(tmp_path):
     """README points to build/seqorch.1 and build/seqorch.bash right after
     `make run` (issue 32 item 20): its build makes them."""
