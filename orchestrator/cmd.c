@@ -319,6 +319,29 @@ check_args(int argc, char **argv, const struct cmd_entry *e,
 	return -1;
 }
 
+/*
+ * The long options of e that "--name" abbreviates, into buf as "--a,
+ * --b", when it abbreviates more than one (getopt refuses it then);
+ * NULL otherwise.
+ */
+static const char *
+ambiguous(const struct cmd_entry *e, const char *arg, char *buf, size_t len)
+{
+	const struct cmd_opt *o;
+	size_t n = strlen(arg + 2), used = 0;
+	int count = 0;
+
+	if (strncmp(arg, "--", 2) != 0 || n == 0)
+		return NULL;
+	buf[0] = '\0';
+	for (o = e->opts; o != NULL && o->name != NULL; o++)
+		if (strncmp(o->name, arg + 2, n) == 0 && used < len) {
+			used += (size_t)snprintf(buf + used, len - used,
+			    "%s--%s", count++ > 0 ? ", " : "", o->name);
+		}
+	return count > 1 ? buf : NULL;
+}
+
 /* The long option of e nearest to a mistyped "--name", or NULL. */
 static const char *
 near_option(const struct cmd_entry *e, const char *arg)
@@ -339,7 +362,7 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
     const struct cmd_entry *help, int *done)
 {
 	struct option longopts[MAX_OPTS + 2];
-	char opts[2 * MAX_OPTS + 3], buf[64];
+	char opts[2 * MAX_OPTS + 3], buf[64], names[256];
 	const char *near;
 	size_t n = 0, k = 0;
 	int c;
@@ -382,6 +405,9 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
 		else if (optopt > 0 && strchr(argv[optind - 1], '=') != NULL)
 			fprintf(stderr, "seqorch: option \"%s\" takes no "
 			    "value\n", buf);
+		else if (ambiguous(e, buf, names, sizeof names) != NULL)
+			fprintf(stderr, "seqorch: option \"%s\" is ambiguous: "
+			    "%s\n", buf, names);
 		else if ((near = near_option(e, buf)) != NULL)
 			fprintf(stderr, "seqorch: unknown option \"%s\"; did you "
 			    "mean \"--%s\"?\n", buf, near);

@@ -99,6 +99,8 @@ def test_output_dash_is_stdout_and_md_is_markdown(site):
     (("run", "--study", "sha3", "--variants", "c-fusd"),
      'unknown variant "c-fusd" of study "sha3"; did you mean "c-fused"?'),
     (("report", "--study", "nosuch"), 'unknown study "nosuch" (valid: sha3,'),
+    (("run", "--max", "3"),
+     'option "--max" is ambiguous: --max-cv, --max-samples'),
 ])
 def test_did_you_mean(tmp_path, workdir, argv, msg):
     write_hosts(tmp_path / "hosts.toml", workdir)
