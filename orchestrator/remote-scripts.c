@@ -27,13 +27,16 @@ const char rscript_workdir_abs[] =
  * the section (deploy.c reads the lengths, never looks for marks).
  * Before them, build.sh's fd 3 is this stdout: its "@@seqorch:step"
  * lines say what the build is doing (deploy-steps.c); its stdout and
- * stderr are this stderr.
+ * stderr are this stderr.  A private directory whose shell is gone (an
+ * interrupted build: OUT.tmp.PID) is removed before building again.
  */
 const char rscript_build[] =
 	"s() { n=$({ wc -c < \"$2\"; } 2>/dev/null); "
 	"echo \"@@seqorch:$1 $((${n:-0}))\"; cat \"$2\" 2>/dev/null; }; "
 	"o={{out}}; if ! { test -x \"$o\"/seqorch-agent && "
 	"test -s \"$o\"/meta; }; then echo @@seqorch:built; "
+	"for x in \"$o\".tmp.*; do p=${x##*.tmp.}; case $p in ''|*[!0-9]*) "
+	";; *) kill -0 \"$p\" 2>/dev/null || rm -rf \"$x\";; esac; done; "
 	"t=\"$o\".tmp.$$; rm -rf \"$t\" && mkdir -p \"$t\" && "
 	"{{&wrapper}}sh {{src}}/agent/build.sh \"$t\" {{cc}} {{cflags}}{{&args}} "
 	"3>&1 >&2; "

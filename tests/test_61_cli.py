@@ -272,6 +272,26 @@ def test_study_groups_where_studies_are_named(site, tmp_path):
         ["div32", "div64"]
 
 
+def test_an_interrupted_builds_directory_is_removed(tmp_path):
+    """A build interrupted on a host leaves OUT.tmp.PID in its workdir; the
+    next build of OUT removes it once that shell is gone (a live one, a
+    concurrent build, is left alone)."""
+    wd = tmp_path / "wd"
+    write_hosts(tmp_path / "hosts.toml", wd)
+    argv = ("deploy", "--hosts", "local")
+    assert seqorch(tmp_path, *argv).returncode == 0
+    (out,) = [p for p in (wd / "build").iterdir() if p.is_dir()]
+    shutil.rmtree(out)
+    dead = out.with_name(out.name + ".tmp.99999999")   # above any pid_max
+    live = out.with_name(out.name + f".tmp.{os.getpid()}")
+    for d in (dead, live):
+        d.mkdir()
+        (d / "half-built").write_text("")
+    r = seqorch(tmp_path, *argv)
+    assert r.returncode == 0, r.stderr
+    assert out.is_dir() and not dead.exists() and live.exists()
+
+
 def test_make_run_builds_the_man_page_and_completion(tmp_path):
     """README points to build/seqorch.1 and build/seqorch.bash right after
     `make run` (issue 32 item 20): its build makes them."""
