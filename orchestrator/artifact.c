@@ -25,13 +25,28 @@ artifact_sha256(const void *data, size_t len, char out[65])
 	hex_encode(md, 32, out);
 }
 
-char *
-artifact_dir(struct db *db)
+/*
+ * The directory of db's file, as a new string (caller frees): SQLite's
+ * full path of it, links resolved.  Its store is artifacts/ there, so
+ * every database in it shares that store.
+ */
+static char *
+db_dir(struct db *db)
 {
 	char *copy = xstrdup(db_path(db)), *dir;
 
-	dir = xasprintf("%s/artifacts", dirname(copy));
+	dir = xstrdup(dirname(copy));
 	free(copy);
+	return dir;
+}
+
+char *
+artifact_dir(struct db *db)
+{
+	char *parent = db_dir(db), *dir;
+
+	dir = xasprintf("%s/artifacts", parent);
+	free(parent);
 	return dir;
 }
 
@@ -240,9 +255,17 @@ struct gc_state {
 	struct db *db;
 	int dry_run;
 	FILE *out;
-	uint64_t bytes;
+	uint64_t n, bytes;
+	char (*keep)[65];	/* what other databases name, sorted */
+	size_t nkeep;
 	struct so_err *err;
 };
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
 
 static int
 gc_one(void *arg, const char *sha256, int64_t size)
@@ -255,11 +278,17 @@ gc_one(void *arg, const char *sha256, int64_t size)
 	if (!artifact_name_ok(sha256)) {
 		fprintf(g->out, "(a row named \"%.80s\", not a sha256: no file "
 		    "removed)\n", sha256);
+		g->n++;
 		return 0;
 	}
+	/* Another database beside this one names it: the file stays. */
+	if (g->nkeep > 0 && bsearch(sha256, g->keep, g->nkeep,
+	    sizeof *g->keep, cmp_name) != NULL)
+		return 0;
 	path = artifact_path(g->db, sha256);
 	fprintf(g->out, "%s  %lld bytes%s\n", sha256, (long long)size,
 	    g->dry_run ? " (would remove)" : "");
+	g->n++;
 	g->bytes += (uint64_t)size;
 	if (!g->dry_run && unlink(path) != 0 && errno != ENOENT)
 		rc = so_error(g->err, SO_EIO, "cannot remove \"%s\": %s", path,
@@ -268,19 +297,94 @@ gc_one(void *arg, const char *sha256, int64_t size)
 	return rc;
 }
 
+static int
+keep_name(void *arg, const char *sha256)
+{
+	struct gc_state *g = arg;
+
+	/* Anything else is no file's name in the store. */
+	if (artifact_name_ok(sha256)) {
+		ALLOC_GROW(g->keep, g->nkeep);
+		memcpy(g->keep[g->nkeep++], sha256, sizeof *g->keep);
+	}
+	return 0;
+}
+
+/*
+ * Every name that another database in the directory of db's file records
+ * or names, into g->keep, sorted: they all share one store, and each
+ * database knows only its own names.  Any file there that is an SQLite
+ * database is one of them, a link to one too (an SQLite that does not
+ * resolve links puts its store beside the link), and one that cannot be
+ * read stops gc before it removes anything.
+ */
+static int
+gc_shared(struct gc_state *g, struct so_err *err)
+{
+	char *dir = db_dir(g->db), *path = NULL;
+	struct stat self, sb;
+	struct db *other;
+	struct dirent *e;
+	DIR *d = NULL;
+	int rc = 0;
+
+	if (stat(db_path(g->db), &self) != 0) {
+		rc = so_error(err, SO_EIO, "cannot read \"%s\": %s",
+		    db_path(g->db), strerror(errno));
+		goto out;
+	}
+	if ((d = opendir(dir)) == NULL) {
+		rc = so_error(err, SO_EIO, "cannot read \"%s\": %s", dir,
+		    strerror(errno));
+		goto out;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		free(path);
+		path = xasprintf("%s/%s", dir, e->d_name);
+		/* A dangling link names no database; db itself is read already. */
+		if (stat(path, &sb) != 0) {
+			if (errno != ENOENT)
+				rc = so_error(err, SO_EIO, "cannot read \"%s\": "
+				    "%s", path, strerror(errno));
+			continue;
+		}
+		if (!S_ISREG(sb.st_mode) ||
+		    (sb.st_dev == self.st_dev && sb.st_ino == self.st_ino))
+			continue;
+		if ((rc = db_open_any(path, &other, err)) == 0) {
+			rc = db_artifact_names(other, keep_name, g, err);
+			db_close(other);
+		}
+		if (rc == SO_ENOTFOUND)
+			rc = 0;
+	}
+	if (g->nkeep > 0)
+		qsort(g->keep, g->nkeep, sizeof *g->keep, cmp_name);
+out:
+	if (d != NULL)
+		closedir(d);
+	free(path);
+	free(dir);
+	return rc;
+}
+
 int
 artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
     uint64_t *bytes, struct so_err *err)
 {
-	struct gc_state g = { db, dry_run, out, 0, err };
-	char *dir = artifact_dir(db), *path;
+	struct gc_state g = { db, dry_run, out, 0, 0, NULL, 0, err };
+	char *dir = artifact_dir(db), *path, msg[sizeof err->msg];
 	struct dirent *e;
 	struct stat sb;
 	DIR *d;
 	int rc;
 
-	*bytes = 0;
-	if ((rc = db_artifact_gc(db, dry_run, gc_one, &g, n, err)) != 0)
+	if ((rc = gc_shared(&g, err)) != 0) {
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		so_error(err, rc, "gc: %s: nothing removed", msg);
+		goto out;
+	}
+	if ((rc = db_artifact_gc(db, dry_run, gc_one, &g, err)) != 0)
 		goto out;
 	/* Files a crash left behind before they were recorded. */
 	if ((d = opendir(dir)) == NULL)
@@ -294,17 +398,17 @@ artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
 		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
 		    time(NULL) - sb.st_mtime > GC_MIN_AGE &&
 		    (strlen(e->d_name) != 64 ||
-		    (have = db_artifact_have(db, e->d_name, err)) == 0)) {
+		    (have = db_artifact_have(db, e->d_name, err)) == 0))
 			rc = gc_one(&g, e->d_name, (int64_t)sb.st_size);
-			(*n)++;
-		}
 		if (have < 0)
 			rc = have;
 		free(path);
 	}
 	closedir(d);
 out:
+	*n = g.n;
 	*bytes = g.bytes;
+	free(g.keep);
 	free(dir);
 	return rc < 0 ? rc : 0;
 }

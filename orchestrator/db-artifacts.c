@@ -240,7 +240,7 @@ struct gc_row {
 int
 db_artifact_gc(struct db *db, int dry_run,
     int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,
-    uint64_t *n, struct so_err *err)
+    struct so_err *err)
 {
 	static const char unnamed[] = "FROM artifacts a WHERE NOT EXISTS "
 	    "(SELECT 1 FROM artifact_refs r WHERE r.sha256 = a.sha256)";
@@ -250,7 +250,6 @@ db_artifact_gc(struct db *db, int dry_run,
 	char *sql;
 	int rc, ret = 0;
 
-	*n = 0;
 	/* One transaction: a run naming an artifact meanwhile waits. */
 	pthread_mutex_lock(&db->mu);
 	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
@@ -290,11 +289,48 @@ db_artifact_gc(struct db *db, int dry_run,
 	 * nothing, for the next gc's sweep of unrecorded files.
 	 */
 	for (i = 0; ret == 0 && i < nrows; i++) {
-		(*n)++;
 		if (!dry_run && db_artifact_have(db, rows[i].sha256, err) != 0)
 			continue;	/* recorded again since: kept */
 		ret = fn(arg, rows[i].sha256, rows[i].size);
 	}
 	free(rows);
+	return ret;
+}
+
+int
+db_artifact_names(struct db *db, int (*fn)(void *arg, const char *sha256),
+    void *arg, struct so_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	pthread_mutex_lock(&db->mu);
+	rc = sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_master "
+	    "WHERE type = 'table' AND name IN ('artifacts', 'artifact_refs')",
+	    -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    sqlite3_column_int(st, 0) != 2) {
+		ret = so_error(err, SO_ENOTFOUND, "\"%s\" names no artifact",
+		    db_path(db));
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_prepare_v2(db->h, "SELECT sha256 FROM artifacts "
+		    "UNION SELECT sha256 FROM artifact_refs", -1, &st, NULL);
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
+			break;
+		if ((ret = fn(arg, (const char *)sqlite3_column_text(st, 0)))
+		    != 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		ret = so_error(err, SO_EDB, "cannot read \"%s\": %s",
+		    db_path(db), sqlite3_errmsg(db->h));
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db->mu);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include "strbuf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -320,6 +321,31 @@ connect_immutable(const char *path, struct db **out, struct so_err *err)
 	return rc;
 }
 
+/*
+ * A read-only connection to path in *out, and its user_version in *cur:
+ * 0; else SO_EDB with *out NULL when it cannot be opened (err says why),
+ * or with *out open when the version cannot be read (its sqlite3_errmsg
+ * says why; the caller closes it).
+ */
+static int
+connect_readonly(const char *path, struct db **out, int *cur,
+    struct so_err *err)
+{
+	int rc;
+
+	if ((rc = db_connect(path, SQLITE_OPEN_READONLY, out, err)) != 0)
+		return rc;
+	if (user_version(*out, cur) == 0)
+		return 0;
+	if (sqlite3_extended_errcode((*out)->h) != SQLITE_READONLY_DIRECTORY ||
+	    has_wal(path))
+		return SO_EDB;
+	db_close(*out);
+	if ((rc = connect_immutable(path, out, err)) != 0)
+		return rc;
+	return user_version(*out, cur) == 0 ? 0 : SO_EDB;
+}
+
 int
 db_open_readonly(const char *path, struct db **out, struct so_err *err)
 {
@@ -327,16 +353,9 @@ db_open_readonly(const char *path, struct db **out, struct so_err *err)
 	int cur = 0, latest = db_schema_version(), rc;
 
 	*out = NULL;
-	if ((rc = db_connect(path, SQLITE_OPEN_READONLY, &db, err)) != 0)
+	rc = connect_readonly(path, &db, &cur, err);
+	if (rc != 0 && db == NULL)
 		return rc;
-	rc = user_version(db, &cur);
-	if (rc != 0 && sqlite3_extended_errcode(db->h) ==
-	    SQLITE_READONLY_DIRECTORY && !has_wal(path)) {
-		db_close(db);
-		if ((rc = connect_immutable(path, &db, err)) != 0)
-			return rc;
-		rc = user_version(db, &cur);
-	}
 	if (rc != 0)
 		rc = db_err(db, err, "cannot read schema version");
 	/*
@@ -358,6 +377,61 @@ db_open_readonly(const char *path, struct db **out, struct so_err *err)
 	}
 	*out = db;
 	return 0;
+}
+
+/*
+ * 1 when path is a regular file that begins as every SQLite database
+ * does, 0 when it is anything else, SO_EIO when it cannot be read.
+ * O_NONBLOCK: opening a FIFO must not hang.
+ */
+static int
+sqlite_file(const char *path, struct so_err *err)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[sizeof magic];
+	struct stat sb;
+	ssize_t n;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : so_error(err, SO_EIO,
+		    "cannot read \"%s\": %s", path, strerror(errno));
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		rc = 0;
+		goto out;
+	}
+	n = read(fd, head, sizeof head);
+	if (n < 0)
+		rc = so_error(err, SO_EIO, "cannot read \"%s\": %s", path,
+		    strerror(errno));
+	else
+		rc = n == (ssize_t)sizeof head &&
+		    memcmp(head, magic, sizeof magic) == 0;
+out:
+	close(fd);
+	return rc;
+}
+
+int
+db_open_any(const char *path, struct db **out, struct so_err *err)
+{
+	struct db *db = NULL;
+	int cur, rc;
+
+	*out = NULL;
+	if ((rc = sqlite_file(path, err)) <= 0)
+		return rc < 0 ? rc : so_error(err, SO_ENOTFOUND, "\"%s\" is not "
+		    "an SQLite database", path);
+	rc = connect_readonly(path, &db, &cur, err);
+	if (rc != 0 && db != NULL) {
+		rc = so_error(err, SO_EDB, "cannot read \"%s\": %s", path,
+		    sqlite3_errmsg(db->h));
+		db_close(db);
+		return rc;
+	}
+	*out = db;
+	return rc;
 }
 
 void

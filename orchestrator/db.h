@@ -41,6 +41,16 @@ int db_open(const char *path, struct db **out, struct so_err *err);
  * closes.
  */
 int db_open_readonly(const char *path, struct db **out, struct so_err *err);
+/*
+ * Open path for reading only whatever its schema (none, older, newer or
+ * another program's), as db_open_readonly does: for gc, which reads the
+ * databases that share a store.  SO_ENOTFOUND when path is not an SQLite
+ * database (a regular file that begins with "SQLite format 3\0"); SO_EIO
+ * when it cannot be read; SO_EDB when SQLite cannot read it (locked,
+ * corrupt, a FIFO beside it), err saying `cannot read "PATH": WHY`.
+ * Caller closes.
+ */
+int db_open_any(const char *path, struct db **out, struct so_err *err);
 void db_close(struct db *db);
 
 /* The raw handle for read-only queries (report, tests).  Owned by db. */
@@ -377,12 +387,21 @@ int db_artifact_list(struct db *db, int64_t run_id,
  * it is committed, call fn with each one's sha to remove its file (never
  * before: a failed commit must leave no row naming a removed file), but
  * for one recorded again meanwhile.  fn returning non-zero stops and is
- * returned.  With dry_run nothing is forgotten and fn sees each.  *n
- * counts them.
+ * returned.  With dry_run nothing is forgotten and fn sees each.
  */
 int db_artifact_gc(struct db *db, int dry_run,
     int (*fn)(void *arg, const char *sha256, int64_t size), void *arg,
-    uint64_t *n, struct so_err *err);
+    struct so_err *err);
+
+/*
+ * Call fn with every name db records (table artifacts) or names
+ * (artifact_refs), each once, until it returns non-zero (returned).
+ * SO_ENOTFOUND when db has not both tables: another program's database,
+ * or seqorch's before schema version 5, names no artifact.  SO_EDB
+ * (`cannot read "PATH": WHY`) when they cannot be read.
+ */
+int db_artifact_names(struct db *db, int (*fn)(void *arg,
+    const char *sha256), void *arg, struct so_err *err);
 
 /*
  * A run's rows (db-rows.c): every row of every table that leads to run_id

@@ -134,3 +134,84 @@ def test_artifacts_errors(scratch):
     run(scratch)
     r = seqorch(scratch, "artifacts", "--run", "7")
     assert r.returncode == 2 and "no run with id 7 (latest: 1)" in r.stderr
+
+
+
+def age(store):
+    """Every file of the store an hour old, and an orphan among them (a
+    coordinator killed between writing and recording): what gc takes for
+    a crash's leftover unless a database names it."""
+    orphan = store / ("0" * 64)
+    orphan.write_text("left behind")
+    hour_ago = time.time() - 3600
+    for f in store.iterdir():
+        os.utime(f, (hour_ago, hour_ago))
+    return orphan
+
+
+def test_gc_keeps_what_other_databases_beside_it_name(scratch):
+    """Every database in a directory shares the artifacts/ beside it (the
+    README's `import ... --db theirs.db` next to results.db), so gc on one
+    removes nothing another one names, however old.  Before, gc took every
+    file its own database did not name for a crash's leftover."""
+    run(scratch)
+    r = seqorch(scratch, "run", "--study", "mul", "--hosts", "local",
+                "--steps", "1000", "--samples", "1", "--db", "theirs.db")
+    assert r.returncode == 0, r.stderr
+    _, mine = listing(scratch, 1)
+    _, theirs = listing(scratch, 1, "--db", "theirs.db")
+    only_mine = {x["path"] for x in mine} - {x["path"] for x in theirs}
+    assert only_mine and theirs
+    # Another program's database, and one seqorch made before artifacts
+    # (schema version 4), name nothing and stop nothing.
+    con = sqlite3.connect(scratch / "notes.db")
+    con.execute("create table notes (text)")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(scratch / "old.db")
+    con.execute("pragma user_version = 4")
+    con.execute("create table runs (id)")
+    con.commit()
+    con.close()
+    orphan = age(scratch / "artifacts")
+    # Run 1's rows go from results.db: its files go, but for those
+    # theirs.db names as well.
+    con = sqlite3.connect(scratch / "results.db")
+    con.execute("delete from artifact_refs where run_id = 1")
+    con.commit()
+    con.close()
+    r = seqorch(scratch, "gc")
+    assert r.returncode == 0, r.stderr
+    v, rows = listing(scratch, 1, "--verify", "--db", "theirs.db")
+    assert v.returncode == 0, v.stderr
+    assert len(rows) == len(theirs)
+    assert all(x["state"] == ["ok"] for x in rows)
+    removed = {line.split()[0] for line in r.stdout.splitlines()}
+    assert removed == {os.path.basename(p) for p in only_mine} | {
+        orphan.name}, r.stdout
+    assert f"removed {len(removed)} artifacts" in r.stderr, r.stderr
+
+
+def test_gc_removes_nothing_when_a_database_beside_it_cannot_be_read(
+        scratch):
+    """A database beside it that gc cannot read might name any file of
+    the store: gc removes nothing, and says which file and why."""
+    (scratch / "results.db").touch()
+    r = seqorch(scratch, "gc")
+    assert r.returncode == 0, r.stderr
+    (scratch / "artifacts").mkdir()
+    orphan = age(scratch / "artifacts")
+    broken = scratch / "broken.db"
+    broken.write_bytes(b"SQLite format 3\0" + b"\xff" * 4080)
+    for args in ([], ["--dry-run"]):
+        r = seqorch(scratch, "gc", *args)
+        assert r.returncode == 3, r.stderr
+        assert r.stderr == (f'seqorch: gc: cannot read "{broken}": file is '
+                            'not a database: nothing removed\n')
+        assert r.stdout == ""
+    assert orphan.exists()
+    broken.unlink()
+    r = seqorch(scratch, "gc")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [orphan.name, "11", "bytes"]
+    assert not orphan.exists()
