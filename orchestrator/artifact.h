@@ -2,6 +2,7 @@
  * The artifact store: files kept by content beside results.db, in
  * <directory of results.db>/artifacts/<sha256>, each recorded in table
  * artifacts and named by builds in artifact_refs (docs/provenance.md).
+ * Every database in that directory shares the store.
  * A file is written to a temporary name, synced and renamed before it is
  * recorded, so a recorded artifact is always whole.
  *
@@ -55,9 +56,11 @@ int artifact_load(struct db *db, const char *sha256, char **data,
 /*
  * Remove recorded artifacts that no run names, then files in the store
  * that are not recorded and older than ten minutes (a run may be between
- * writing one and naming it).  Each removed artifact is printed to out
+ * writing one and naming it), but for any that another database sharing
+ * the store records or names.  Each removed artifact is printed to out
  * (sha and size); with dry_run nothing is removed.  *n and *bytes count
- * them.
+ * them.  When one of those databases cannot be read, nothing is removed
+ * and err names it ("gc: cannot read ...: nothing removed").
  */
 int artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
     uint64_t *bytes, struct so_err *err);

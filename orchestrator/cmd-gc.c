@@ -52,8 +52,13 @@ const struct cmd_entry cmd_gc_entry = {
 	    "Removes from the artifact store beside the database every artifact\n"
 	    "that no run names (none is, as long as its run's rows exist), and\n"
 	    "files that were never recorded and are over ten minutes old (left\n"
-	    "by a coordinator killed while storing).  Prints each, sha256 and\n"
-	    "size.  --dry-run only prints.\n",
+	    "by a coordinator killed while storing).  Every database in that\n"
+	    "directory shares the store: what any of them records or names\n"
+	    "stays, and if one of them cannot be read (locked, damaged) nothing\n"
+	    "is removed.  Prints each, sha256 and size.  --dry-run only prints.\n",
+	.notes =
+	    "exit: 0 done, 2 usage, 3 the database, or one beside it, cannot be\n"
+	    "      read or changed, or a file cannot be removed\n",
 	.opts = (const struct cmd_opt[]){
 		{ "dry-run", 'n', 0, NULL, "print what would be removed, "
 		    "remove nothing", CMD_VALUE_ANY, NULL },
