@@ -425,8 +425,14 @@ db_open_any(const char *path, struct db **out, struct so_err *err)
 		    "an SQLite database", path);
 	rc = connect_readonly(path, &db, &cur, err);
 	if (rc != 0 && db != NULL) {
+		int x = sqlite3_extended_errcode(db->h);
+
+		/* SQLite's "attempt to write a readonly database" misleads. */
 		rc = so_error(err, SO_EDB, "cannot read \"%s\": %s", path,
-		    sqlite3_errmsg(db->h));
+		    x == SQLITE_READONLY_ROLLBACK ||
+		    x == SQLITE_READONLY_RECOVERY ? "a write was cut short and "
+		    "must be rolled back, which a reader cannot do (opening it "
+		    "with sqlite3 does)" : sqlite3_errmsg(db->h));
 		db_close(db);
 		return rc;
 	}

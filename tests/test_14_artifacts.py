@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 
 from conftest import ROOT, query, seqorch
@@ -192,6 +194,23 @@ def test_gc_keeps_what_other_databases_beside_it_name(scratch):
     assert f"removed {len(removed)} artifacts" in r.stderr, r.stderr
 
 
+def cut_short(db):
+    """A rollback-journal database left by a writer killed mid-transaction:
+    its hot journal, which a reader cannot roll back."""
+    subprocess.run([sys.executable, "-c", f"""
+import os, sqlite3
+con = sqlite3.connect({str(db)!r}, isolation_level=None)
+con.execute("create table t (x)")
+con.execute("pragma cache_size = 1")
+con.execute("begin")
+con.execute("insert into t select randomblob(1000) from (with recursive "
+            "n(i) as (select 1 union all select i + 1 from n where i < 500) "
+            "select i from n)")
+os._exit(0)
+"""], check=True)
+    assert db.with_name(db.name + "-journal").stat().st_size > 0
+
+
 def test_gc_removes_nothing_when_a_database_beside_it_cannot_be_read(
         scratch):
     """A database beside it that gc cannot read might name any file of
@@ -203,14 +222,20 @@ def test_gc_removes_nothing_when_a_database_beside_it_cannot_be_read(
     orphan = age(scratch / "artifacts")
     broken = scratch / "broken.db"
     broken.write_bytes(b"SQLite format 3\0" + b"\xff" * 4080)
-    for args in ([], ["--dry-run"]):
-        r = seqorch(scratch, "gc", *args)
-        assert r.returncode == 3, r.stderr
-        assert r.stderr == (f'seqorch: gc: cannot read "{broken}": file is '
-                            'not a database: nothing removed\n')
-        assert r.stdout == ""
-    assert orphan.exists()
-    broken.unlink()
+    cut = scratch / "cut.db"
+    cut_short(cut)
+    for db, why in ((broken, "file is not a database"),
+                    (cut, "a write was cut short and must be rolled back, "
+                     "which a reader cannot do (opening it with sqlite3 "
+                     "does)")):
+        for args in ([], ["--dry-run"]):
+            r = seqorch(scratch, "gc", *args)
+            assert r.returncode == 3, r.stderr
+            assert r.stderr == (f'seqorch: gc: cannot read "{db}": {why}: '
+                                'nothing removed\n')
+            assert r.stdout == ""
+        assert orphan.exists()
+        db.unlink()
     r = seqorch(scratch, "gc")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [orphan.name, "11", "bytes"]
