@@ -297,6 +297,24 @@ gc_one(void *arg, const char *sha256, int64_t size)
 	return rc;
 }
 
+/*
+ * A write artifact_put never renamed into place (its process died): no
+ * database can name it.  Files neither ours nor such are left alone.
+ */
+static int
+gc_cut_short(struct gc_state *g, const char *path, const char *name,
+    int64_t size)
+{
+	fprintf(g->out, "%s  %lld bytes, a write cut short%s\n", name,
+	    (long long)size, g->dry_run ? " (would remove)" : "");
+	g->n++;
+	g->bytes += (uint64_t)size;
+	if (!g->dry_run && unlink(path) != 0 && errno != ENOENT)
+		return so_error(g->err, SO_EIO, "cannot remove \"%s\": %s",
+		    path, strerror(errno));
+	return 0;
+}
+
 static int
 keep_name(void *arg, const char *sha256)
 {
@@ -395,10 +413,14 @@ artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		path = xasprintf("%s/%s", dir, e->d_name);
-		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    time(NULL) - sb.st_mtime > GC_MIN_AGE &&
-		    (strlen(e->d_name) != 64 ||
-		    (have = db_artifact_have(db, e->d_name, err)) == 0))
+		if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    time(NULL) - sb.st_mtime <= GC_MIN_AGE)
+			;
+		else if (strncmp(e->d_name, ".tmp.", 5) == 0)
+			rc = gc_cut_short(&g, path, e->d_name,
+			    (int64_t)sb.st_size);
+		else if (artifact_name_ok(e->d_name) &&
+		    (have = db_artifact_have(db, e->d_name, err)) == 0)
 			rc = gc_one(&g, e->d_name, (int64_t)sb.st_size);
 		if (have < 0)
 			rc = have;

@@ -175,6 +175,12 @@ def test_gc_keeps_what_other_databases_beside_it_name(scratch):
     con.execute("create table runs (id)")
     con.commit()
     con.close()
+    # A write artifact_put never renamed (its process killed) goes; a
+    # file that is none of seqorch's stays, unnamed.
+    cut = scratch / "artifacts" / ".tmp.4242.AbCdEf"
+    cut.write_text("half an artifact")
+    notes = scratch / "artifacts" / "notes.txt"
+    notes.write_text("mine")
     orphan = age(scratch / "artifacts")
     # Run 1's rows go from results.db: its files go, but for those
     # theirs.db names as well.
@@ -190,8 +196,10 @@ def test_gc_keeps_what_other_databases_beside_it_name(scratch):
     assert all(x["state"] == ["ok"] for x in rows)
     removed = {line.split()[0] for line in r.stdout.splitlines()}
     assert removed == {os.path.basename(p) for p in only_mine} | {
-        orphan.name}, r.stdout
+        orphan.name, cut.name}, r.stdout
+    assert f"{cut.name}  16 bytes, a write cut short\n" in r.stdout
     assert f"removed {len(removed)} artifacts" in r.stderr, r.stderr
+    assert not cut.exists() and notes.read_text() == "mine"
 
 
 def cut_short(db):
