@@ -19,7 +19,24 @@ struct list_state {
 	int verify;
 	unsigned bad;
 	uint64_t n, bytes;
+	int wh, wk, wn;		/* the widest host, kind and name */
 };
+
+/* The first pass: columns as wide as their widest value, as ls -l. */
+static int
+measure_one(void *arg, const struct artifact_row *r)
+{
+	struct list_state *ls = arg;
+	int n;
+
+	if ((n = (int)strlen(r->host)) > ls->wh)
+		ls->wh = n;
+	if ((n = (int)strlen(r->kind)) > ls->wk)
+		ls->wk = n;
+	if ((n = (int)strlen(r->name)) > ls->wn)
+		ls->wn = n;
+	return 0;
+}
 
 static int
 print_one(void *arg, const struct artifact_row *r)
@@ -49,11 +66,12 @@ print_one(void *arg, const struct artifact_row *r)
 		free(data);
 	}
 	if (ls->n == 0)
-		printf("%-10s %-14s %6s  %-28s %10s  %s%s\n", "host", "kind",
-		    "build", "name", "bytes", "path", ls->verify ? "  check" :
-		    "");
-	printf("%-10s %-14s %6lld  %-28s %10lld  %s%s\n", r->host, r->kind,
-	    (long long)r->build_id, r->name, (long long)r->size, path, state);
+		printf("%-*s %-*s %6s  %-*s %10s  %s%s\n", ls->wh, "host",
+		    ls->wk, "kind", "build", ls->wn, "name", "bytes", "path",
+		    ls->verify ? "  check" : "");
+	printf("%-*s %-*s %6lld  %-*s %10lld  %s%s\n", ls->wh, r->host,
+	    ls->wk, r->kind, (long long)r->build_id, ls->wn, r->name,
+	    (long long)r->size, path, state);
 	ls->n++;
 	ls->bytes += (uint64_t)r->size;
 	free(path);
@@ -90,7 +108,12 @@ artifacts_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (cmd_open_existing_db(path, &db) != EXIT_OK)
 		return EXIT_DB;
 	ls.db = db;
-	rc = db_artifact_list(db, run_id, print_one, &ls, &err);
+	/* At least as wide as the headers (and as the columns were). */
+	ls.wh = 10;
+	ls.wk = 14;
+	ls.wn = 28;
+	if ((rc = db_artifact_list(db, run_id, measure_one, &ls, &err)) == 0)
+		rc = db_artifact_list(db, run_id, print_one, &ls, &err);
 	db_close(db);
 	if (rc != 0) {
 		cmd_error(err.msg);

@@ -25,6 +25,9 @@ def listing(cwd, run_id, *extra):
         assert lines[0].split()[:6] == ["host", "kind", "build", "name",
                                         "bytes", "path"], lines[0]
         total = lines.pop().split()
+        # Columns line up however long a name (a raw output's 32 digits).
+        col = lines[0].index("path")
+        assert all(ln[col - 2:col + 1] == "  /" for ln in lines[1:]), lines
         lines.pop(0)
     for line in lines:
         host, kind, build, name, size, path, *state = line.split()
