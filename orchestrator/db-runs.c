@@ -289,12 +289,81 @@ db_run_info_free(struct stored_run *r)
 	memset(r, 0, sizeof *r);
 }
 
+/*
+ * A run still "running" whose coordinator, "HOST pid N", may be alive:
+ * SO_EBUSY saying so.  On this machine kill(pid, 0) tells (our own pid
+ * is a dead coordinator's, reused); on another one nothing can.
+ */
+static int
+check_not_running(int64_t run_id, const char *status, const char *coord,
+    struct so_err *err)
+{
+	const char *at;
+	char host[256];
+	long pid;
+
+	if (status == NULL || strcmp(status, "running") != 0 ||
+	    coord == NULL || (at = strstr(coord, " pid ")) == NULL ||
+	    (size_t)(at - coord) >= sizeof host ||
+	    sscanf(at + 5, "%ld", &pid) != 1)
+		return 0;
+	snprintf(host, sizeof host, "%.*s", (int)(at - coord), coord);
+	if (strcmp(coord, db_coordinator_id()) == 0 ||
+	    db_holder_dead(host, pid))
+		return 0;
+	if (db_holder_here(host))
+		return so_error(err, SO_EBUSY, "run %lld is still running (pid "
+		    "%ld on this machine): wait for it, or stop it first",
+		    (long long)run_id, pid);
+	return so_error(err, SO_EBUSY, "run %lld is still running on \"%s\" "
+	    "(pid %ld), or its coordinator there stopped without ending it: "
+	    "this machine cannot tell; resume it on \"%s\"",
+	    (long long)run_id, host, pid, host);
+}
+
 int
 db_run_resume(struct db *db, int64_t run_id, struct so_err *err)
 {
-	return db_exec(db, err, "cannot resume run", NULL, "UPDATE runs SET "
-	    "status = 'running', finished_at = NULL, resumes = resumes + 1 "
-	    "WHERE id = ?", "i", run_id);
+	sqlite3_stmt *st = NULL;
+	int rc, began = 0;
+
+	pthread_mutex_lock(&db->mu);
+	/* Checked and taken in one transaction: two resumes cannot both. */
+	if ((rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) !=
+	    SQLITE_OK)
+		goto out;
+	began = 1;
+	if ((rc = sqlite3_prepare_v2(db->h, "SELECT status, coordinator FROM "
+	    "runs WHERE id = ?", -1, &st, NULL)) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, run_id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		rc = check_not_running(run_id,
+		    (const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1), err);
+	else if (rc == SQLITE_DONE)
+		rc = 0;
+	if (rc != 0)
+		goto out;
+	sqlite3_finalize(st);
+	/* The coordinator is whoever runs it now, for the next resume. */
+	if ((rc = sqlite3_prepare_v2(db->h, "UPDATE runs SET status = "
+	    "'running', finished_at = NULL, resumes = resumes + 1, "
+	    "coordinator = ? WHERE id = ?", -1, &st, NULL)) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, db_coordinator_id(), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, run_id);
+	if ((rc = sqlite3_step(st)) == SQLITE_DONE)
+		rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+out:
+	/* Below zero: refused by check_not_running, err says why. */
+	if (rc > 0)
+		rc = db_err(db, err, "cannot resume run");
+	sqlite3_finalize(st);
+	if (rc != 0 && began)
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
 }
 
 int

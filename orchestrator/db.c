@@ -582,10 +582,16 @@ db_coordinator_id(void)
 }
 
 int
-db_holder_dead(const char *holder_host, long pid)
+db_holder_here(const char *holder_host)
 {
 	pthread_once(&coord_once, coord_init);
-	if (strcmp(holder_host, coord_host) != 0)
+	return strcmp(holder_host, coord_host) == 0;
+}
+
+int
+db_holder_dead(const char *holder_host, long pid)
+{
+	if (!db_holder_here(holder_host))
 		return 0;
 	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }

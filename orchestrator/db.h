@@ -285,7 +285,11 @@ int db_build_end_position(struct db *db, int64_t run_id, const char *host,
  * never pass for another's.  0, or SO_EDB when it is missing or damaged.
  */
 int db_identity(struct db *db, char id[33], struct so_err *err);
-/* Mark a stored run running again and count the resume. */
+/*
+ * Mark a stored run running again, by this coordinator, and count the
+ * resume; SO_EBUSY when it is still running (its coordinator, on this
+ * machine, lives; or runs on another machine, where none can tell).
+ */
 int db_run_resume(struct db *db, int64_t run_id, struct so_err *err);
 
 /*
@@ -348,6 +352,8 @@ int db_disasm_reuse(struct db *db, const char *host,
 
 /* 1 if a lease holder on this machine (holder_host) has no process pid. */
 int db_holder_dead(const char *holder_host, long pid);
+/* 1 if holder_host is this machine's name. */
+int db_holder_here(const char *holder_host);
 
 /*
  * Artifacts (schema version 5, orchestrator/artifact.h keeps the files).

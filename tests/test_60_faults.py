@@ -391,6 +391,34 @@ def test_resume_collects_the_agent_a_killed_coordinator_left_running(
     assert " cut " in w.stdout and " open " not in w.stdout, w.stdout
 
 
+def test_resume_of_a_run_still_going_is_refused(tmp_path, gated):
+    """A resume started while the run's own coordinator still measures (its
+    agent held back at the gate) is refused and changes nothing; before, it
+    took the run over, and the first coordinator then failed it although
+    every sample was stored."""
+    gated_host(tmp_path, gated)
+    db = tmp_path / "results.db"
+    p = seqorch_bg(tmp_path, *RUN_SHORT, "--db", db)
+    try:
+        wait_for(lambda: nsamples(db, "local") >= GATE_AFTER, "samples", p,
+                 tmp_path)
+        before = q(db, "SELECT status, resumes, coordinator FROM runs")
+        r = seqorch(tmp_path, "run", "--resume", "1", "--db", db,
+                    timeout=60, env=gate_env(tmp_path))
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.splitlines()[-1] == "seqorch: run 1 is still " \
+            f"running (pid {p.pid} on this machine): wait for it, or stop " \
+            "it first", r.stderr
+        assert q(db, "SELECT status, resumes, coordinator FROM runs") == \
+            before
+    finally:
+        (tmp_path / "go").touch()
+    rc, err = finish(p, tmp_path)
+    assert rc == 0, err
+    assert q(db, "SELECT status, resumes FROM runs") == [("ok", 0)]
+    assert q(db, "SELECT count(*) FROM samples WHERE valid = 1") == [(6,)]
+
+
 def test_resume_leaves_another_databases_run_directories(tmp_path,
                                                          gated):
     """Issue 29, item 2: two databases share the workdir, each with its
