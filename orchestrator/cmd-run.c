@@ -59,7 +59,7 @@ run_oom(size_t n)
 	if (db_open(oom_db, &db, &err) != 0)
 		return;
 	db_event(db, oom_run, NULL, "error", msg, &err);
-	runner_finish(db, oom_run, NULL, &status, &err);
+	runner_finish(db, oom_run, NULL, NULL, &status, &err);
 	db_close(db);
 }
 
@@ -248,6 +248,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	struct run_info ri = { 0 };
 	struct run_params p = { 0 };
 	struct run_outcome out;
+	struct run_tally tally;
 	struct so_err err = { 0 };
 	struct strbuf db_opts = STRBUF_INIT, run_opts = STRBUF_INIT;
 	struct strbuf host_opts = STRBUF_INIT;
@@ -342,17 +343,26 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	free(holder);
 	if (rc != 0) {
 		cmd_error(err.msg);
-		runner_finish(db, run_id, NULL, &status, &err);
+		runner_finish(db, run_id, NULL, NULL, &status, &err);
 		return EXIT_FAIL;
 	}
-	if ((rc = runner_finish(db, run_id, &out, &status, &err)) != 0) {
+	if ((rc = runner_finish(db, run_id, &out, &tally, &status,
+	    &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
-	/* A host stopped by Ctrl-C was interrupted, not failed. */
-	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), "
-	    "%u host%s ok, %u failed", (long long)run_id, status,
-	    (unsigned long long)out.samples, (unsigned long long)out.invalid,
+	/*
+	 * The whole run's samples, as its status counts them; a resume says
+	 * what it added.  A host stopped by Ctrl-C was interrupted, not
+	 * failed.
+	 */
+	fprintf(stderr, "seqorch: run %lld %s: %llu samples (%llu invalid), ",
+	    (long long)run_id, status, (unsigned long long)tally.samples,
+	    (unsigned long long)tally.invalid);
+	if (o->resume > 0)
+		fprintf(stderr, "%llu of them stored by this resume, ",
+		    (unsigned long long)out.samples);
+	fprintf(stderr, "%u host%s ok, %u failed",
 	    out.hosts_ok, out.hosts_ok == 1 ? "" : "s",
 	    out.hosts_failed - out.hosts_interrupted);
 	if (out.hosts_interrupted > 0)

@@ -44,13 +44,47 @@ db_run_finish(struct db *db, int64_t run_id, const char *status,
 	    run_id);
 }
 
+static int
+tally_row(sqlite3_stmt *st, void *ctx)
+{
+	struct run_tally *t = ctx;
+
+	t->samples = (uint64_t)sqlite3_column_int64(st, 0);
+	t->valid = (uint64_t)sqlite3_column_int64(st, 1);
+	t->invalid = (uint64_t)sqlite3_column_int64(st, 2);
+	return 1;
+}
+
+int
+db_run_tally(struct db *db, int64_t run_id, struct run_tally *t,
+    struct so_err *err)
+{
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	rc = db_each(db, err, "cannot count the run's samples", tally_row, t,
+	    "SELECT COALESCE(SUM(warmup = 0), 0), "
+	    "COALESCE(SUM(valid = 1 AND warmup = 0), 0), "
+	    "COALESCE(SUM(valid = 0 AND instr(COALESCE(invalid_reason, ''), "
+	    "?) != 1), 0) FROM samples WHERE run_id = ?", "si",
+	    SAMPLE_FORBIDDEN, run_id);
+	return rc < 0 ? rc : 0;
+}
+
 int
 db_run_host_begin(struct db *db, int64_t run_id, const char *host,
     struct so_err *err)
 {
-	return db_exec(db, err, "cannot record host", NULL, "INSERT OR "
-	    "REPLACE INTO run_hosts (run_id, host, status, started_at) "
-	    "VALUES (?, ?, 'running', ?)", "ist", run_id, host);
+	/*
+	 * A resumed host keeps its facts (its pin among them): the samples
+	 * stored before were taken with them, and a host with nothing
+	 * missing starts no agent that would send them again.
+	 */
+	return db_exec(db, err, "cannot record host", NULL, "INSERT INTO "
+	    "run_hosts (run_id, host, status, started_at) VALUES (?, ?, "
+	    "'running', ?) ON CONFLICT (run_id, host) DO UPDATE SET status = "
+	    "'running', error = NULL, started_at = excluded.started_at, "
+	    "finished_at = NULL", "ist", run_id, host);
 }
 
 int

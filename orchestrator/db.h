@@ -79,7 +79,28 @@ int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
 int db_run_finish(struct db *db, int64_t run_id, const char *status,
     struct so_err *err);
 
-/* A host joins a run (status running). */
+/*
+ * How samples.invalid_reason begins for a sample of the right digest
+ * whose variant's disassembly holds instructions it forbids: the build's
+ * warning names the variant, and the run does not count it invalid.
+ */
+#define SAMPLE_FORBIDDEN "its disassembly holds instructions it forbids"
+
+/*
+ * The whole run's samples, whichever coordinator stored them: the timed
+ * ones, of them the valid ones, and the invalid ones as the collector
+ * counts them (warmups too; not those SAMPLE_FORBIDDEN marks).
+ */
+struct run_tally {
+	uint64_t samples, valid, invalid;
+};
+int db_run_tally(struct db *db, int64_t run_id, struct run_tally *t,
+    struct so_err *err);
+
+/*
+ * A host joins a run (status running); one it had already (a resume)
+ * keeps its facts.
+ */
 int db_run_host_begin(struct db *db, int64_t run_id, const char *host,
     struct so_err *err);
 /*

@@ -307,8 +307,8 @@ store_sample(struct stream *s, const struct record *r)
 		why = "digest differs from the reference";
 	else if (s->forbidden[v] != NULL) {
 		/* Right digest, wrong chain: not a rate of this variant. */
-		snprintf(forb, sizeof forb, "its disassembly holds instructions "
-		    "it forbids (%s): not the study's chain", s->forbidden[v]);
+		snprintf(forb, sizeof forb, SAMPLE_FORBIDDEN " (%s): not the "
+		    "study's chain", s->forbidden[v]);
 		why = forb;
 	}
 	row.host = s->hr->host->name;

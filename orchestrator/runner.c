@@ -522,25 +522,35 @@ runner_begin(struct db *db, const struct run_info *ri, int64_t resume,
 	return db_run_begin(db, ri, run_id, err);
 }
 
-/* The run's status policy (runner.h). */
+/*
+ * The run's status policy (runner.h), over the whole run: a resume's
+ * samples join those stored before it, and its hosts' outcomes are the
+ * run's (it takes up every host of the run).
+ */
 static const char *
-status_of(const struct run_outcome *out)
+status_of(const struct run_outcome *out, const struct run_tally *t)
 {
-	if (out == NULL)
-		return "failed";
-	if (out->interrupted)
+	if (out != NULL && out->interrupted)
 		return "interrupted";
-	if (out->hosts_failed == 0 && out->invalid == 0)
+	if (out != NULL && out->hosts_failed == 0 && t->invalid == 0)
 		return "ok";
-	if (out->samples > out->invalid)
+	if (t->valid > 0)
 		return "partial";
 	return "failed";
 }
 
 int
 runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
-    const char **status, struct so_err *err)
+    struct run_tally *t, const char **status, struct so_err *err)
 {
-	*status = status_of(out);
+	struct run_tally own;
+	int rc;
+
+	if (t == NULL)
+		t = &own;
+	*status = "failed";
+	if ((rc = db_run_tally(db, run_id, t, err)) != 0)
+		return rc;
+	*status = status_of(out, t);
 	return db_run_finish(db, run_id, *status, err);
 }

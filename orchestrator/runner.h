@@ -77,15 +77,17 @@ int runner_run(struct db *db, struct host *const *hosts, size_t n,
  * The run's ends around runner_run.  runner_begin records run ri, or with
  * resume > 0 takes run resume up again as it was stored (ri is then not
  * read); *run_id is the run's.  runner_finish stores the run's status and
- * sets *status to it (static): "interrupted"; "ok" when every host
- * succeeded and no sample is invalid; "partial" when some samples are
- * valid; else, or with out NULL (runner_run could not proceed), "failed".
- * Both return 0 or a negative SO_E* code.
+ * sets *status to it (static), over the whole run's samples, those stored
+ * before a resume too (db_run_tally, into *t unless t is NULL):
+ * "interrupted"; "ok" when every host succeeded (out NULL: runner_run
+ * could not proceed) and no sample is invalid; "partial" when some
+ * samples are valid; else "failed".  Both return 0 or a negative SO_E*
+ * code (runner_finish's then leaves the run "running", resumable).
  */
 int runner_begin(struct db *db, const struct run_info *ri, int64_t resume,
     int64_t *run_id, struct so_err *err);
 int runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
-    const char **status, struct so_err *err);
+    struct run_tally *t, const char **status, struct so_err *err);
 
 /*
  * After run run_id ended with status: its best variant per host (median,

@@ -7,6 +7,7 @@ import os
 import pwd
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -66,6 +67,35 @@ def test_resume_of_all_variants_expects_only_this_architecture(scratch):
     assert "1 samples" in r.stderr, r.stderr
     got = {v for v, in query(db, "SELECT variant FROM samples")}
     assert got == ok
+
+
+MUL = ["run", "--study", "mul", "--variants", "c", "--steps", "1000",
+       "--samples", "2"]
+
+
+def test_resume_that_adds_nothing_leaves_a_partial_run_partial(scratch,
+                                                               workdir):
+    """One host unreachable (a port bound and not listening refuses), the
+    local one measured: the run is partial, and stays so after a resume
+    that stores nothing, the host unreachable again; its summary counts
+    the whole run, and the local host, with nothing missing, keeps its
+    facts.  Before, the resume's own 0 samples made the run failed."""
+    db = scratch / "results.db"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        write_hosts(scratch / "hosts.toml", workdir,
+                    '[hosts.dead]\naddress = "127.0.0.1"\n'
+                    f'port = {s.getsockname()[1]}\nconnect_timeout = 2\n')
+        r = seqorch(scratch, *MUL)
+        assert r.returncode == 1, r.stderr
+        assert query(db, "SELECT status FROM runs") == [("partial",)]
+        r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 1, r.stderr
+    assert "seqorch: run 1 partial: 2 samples (0 invalid), 0 of them " \
+        "stored by this resume, 1 host ok, 1 failed\n" in r.stderr, r.stderr
+    assert query(db, "SELECT status, resumes FROM runs") == [("partial", 1)]
+    assert query(db, "SELECT host, status, pin_cpu FROM run_hosts ORDER BY "
+                 "host") == [("dead", "failed", None), ("local", "ok", 0)]
 
 
 def test_runs_in_fresh_pid_namespaces_each_measure(tmp_path, agent_build):
