@@ -703,6 +703,16 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if ((rc = cmd_run_open(&o, &cfg, &hosts, &n, &db)) != EXIT_OK)
 		goto out;
+	if (o.resume > 0 && (rc = runner_resume_check(db, o.resume, hosts, n,
+	    &err)) != 0) {
+		char *msg = rc != SO_EINVAL ? NULL : xasprintf("%s: resume "
+		    "with the run's settings, or start a new run", err.msg);
+
+		cmd_error(msg != NULL ? msg : err.msg);
+		free(msg);
+		rc = cmd_exit_code(rc);
+		goto out;
+	}
 	command = cmd_command_line(argc, argv);
 	studies = xstrdup(o.studies);
 	p = studies;
@@ -833,7 +843,10 @@ const struct cmd_entry cmd_run_entry = {
 		    "--openssl-cap(-clear) and --explore are refused\n"
 		    "with it);\n"
 		    "never a run imported from a bundle; a run that\n"
-		    "ended ok has nothing missing (said at once)",
+		    "ended ok has nothing missing (said at once);\n"
+		    "refused while the run's coordinator still runs,\n"
+		    "or when hosts.toml changed a host's cc, cflags\n"
+		    "or cpu, or the hosts selected, since the run",
 		    CMD_VALUE_RUN, NULL },
 		CMD_OPT_END,
 	},

@@ -323,6 +323,102 @@ db_run_info_free(struct stored_run *r)
 	memset(r, 0, sizeof *r);
 }
 
+static int
+recorded_facts_row(sqlite3_stmt *st, void *ctx)
+{
+	struct recorded_host *r = ctx;
+
+	r->facts = sqlite3_column_type(st, 0) != SQLITE_NULL;
+	r->pin_cpu = sqlite3_column_type(st, 1) != SQLITE_NULL ?
+	    sqlite3_column_int64(st, 1) : -1;
+	r->cpu_auto = sqlite3_column_type(st, 2) != SQLITE_NULL;
+	return 1;
+}
+
+static int
+recorded_build_row(sqlite3_stmt *st, void *ctx)
+{
+	struct recorded_host *r = ctx;
+
+	r->compiler = xrealloc(r->compiler, (r->nbuilds + 1) *
+	    sizeof *r->compiler);
+	r->cflags = xrealloc(r->cflags, (r->nbuilds + 1) * sizeof *r->cflags);
+	r->compiler[r->nbuilds] = db_col_dup(st, 0);
+	r->cflags[r->nbuilds] = db_col_dup(st, 1);
+	r->nbuilds++;
+	return 0;
+}
+
+int
+db_run_host_recorded(struct db *db, int64_t run_id, const char *host,
+    struct recorded_host *out, struct so_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	out->pin_cpu = -1;
+	rc = db_each(db, err, "cannot read the run's hosts", recorded_facts_row,
+	    out, "SELECT facts, pin_cpu, cpu_choice FROM run_hosts WHERE "
+	    "run_id = ? AND host = ?", "is", run_id, host);
+	if (rc >= 0)
+		rc = db_each(db, err, "cannot read builds", recorded_build_row,
+		    out, "SELECT compiler, cflags FROM builds WHERE run_id = ? "
+		    "AND host = ? ORDER BY id", "is", run_id, host);
+	if (rc < 0)
+		db_recorded_host_free(out);
+	return rc < 0 ? rc : 0;
+}
+
+void
+db_recorded_host_free(struct recorded_host *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nbuilds; i++) {
+		free(r->compiler[i]);
+		free(r->cflags[i]);
+	}
+	free(r->compiler);
+	free(r->cflags);
+	memset(r, 0, sizeof *r);
+}
+
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int
+name_row(sqlite3_stmt *st, void *ctx)
+{
+	struct names *l = ctx;
+
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
+	l->v[l->n++] = db_col_dup(st, 0);
+	return 0;
+}
+
+int
+db_run_host_names(struct db *db, int64_t run_id, char ***names, size_t *n,
+    struct so_err *err)
+{
+	struct names l = { NULL, 0 };
+	int rc;
+
+	rc = db_each(db, err, "cannot read the run's hosts", name_row, &l,
+	    "SELECT host FROM run_hosts WHERE run_id = ? ORDER BY host", "i",
+	    run_id);
+	if (rc < 0) {
+		while (l.n > 0)
+			free(l.v[--l.n]);
+		free(l.v);
+		l.v = NULL;
+	}
+	*names = l.v;
+	*n = l.n;
+	return rc < 0 ? rc : 0;
+}
+
 /*
  * A run still "running" whose coordinator, "HOST pid N", may be alive:
  * SO_EBUSY saying so.  On this machine kill(pid, 0) tells (our own pid

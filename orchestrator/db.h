@@ -307,6 +307,26 @@ int db_build_end_position(struct db *db, int64_t run_id, const char *host,
  */
 int db_identity(struct db *db, char id[33], struct so_err *err);
 /*
+ * What run run_id recorded of one host's settings, the reference a
+ * resume is held to: each build's compiler and cflags in build order,
+ * and, once an agent of the host reported its facts, the cpu it was asked
+ * for.
+ */
+struct recorded_host {
+	char **compiler, **cflags;	/* per build */
+	size_t nbuilds;
+	int facts;		/* 1: pin_cpu and cpu_auto hold */
+	int64_t pin_cpu;	/* the cpu asked for, or chosen; -1: none */
+	int cpu_auto;		/* cpu = "auto": the agent chose pin_cpu */
+};
+int db_run_host_recorded(struct db *db, int64_t run_id, const char *host,
+    struct recorded_host *out, struct so_err *err);
+void db_recorded_host_free(struct recorded_host *r);
+/* The names of run run_id's hosts (run_hosts), a new list of new strings. */
+int db_run_host_names(struct db *db, int64_t run_id, char ***names,
+    size_t *n, struct so_err *err);
+
+/*
  * Mark a stored run running again, by this coordinator, and count the
  * resume; SO_EBUSY when it is still running (its coordinator, on this
  * machine, lives; or runs on another machine, where none can tell).

@@ -4,6 +4,7 @@
 #include "fetch.h"
 #include "openssl-caps.h"
 #include "pool.h"
+#include "strbuf.h"
 #include "progress.h"
 #include "study.h"
 #include "window.h"
@@ -520,6 +521,138 @@ runner_begin(struct db *db, const struct run_info *ri, int64_t resume,
 		return db_run_resume(db, resume, err);
 	}
 	return db_run_begin(db, ri, run_id, err);
+}
+
+/* A list of words as TOML writes it: ["a", "b"], into sb. */
+static void
+toml_list(struct strbuf *sb, char *const *v, size_t n)
+{
+	size_t i;
+
+	strbuf_addch(sb, '[');
+	for (i = 0; i < n; i++)
+		strbuf_addf(sb, "%s\"%s\"", i > 0 ? ", " : "", v[i]);
+	strbuf_addch(sb, ']');
+}
+
+/* A cpu setting as hosts.toml writes it: 3, "none" or "auto". */
+static void
+toml_cpu(char *buf, size_t len, int cpu)
+{
+	if (cpu == HOST_CPU_AUTO)
+		snprintf(buf, len, "\"auto\"");
+	else if (cpu == HOST_CPU_NONE)
+		snprintf(buf, len, "\"none\"");
+	else
+		snprintf(buf, len, "%d", cpu);
+}
+
+/*
+ * Host h's settings that change what is measured (compilers, cflags,
+ * cpu) against what the run recorded of them, r: SO_EINVAL naming the
+ * first that differs.  A host whose builds were cut short (no agent
+ * reported) may have recorded the first of its compilers only.
+ */
+static int
+check_recorded(int64_t run_id, const struct host *h,
+    const struct recorded_host *r, struct so_err *err)
+{
+	struct strbuf now = STRBUF_INIT, then = STRBUF_INIT;
+	char **cc = xcalloc(r->nbuilds + 1, sizeof *cc);
+	char was[32], is[32];
+	size_t i, j, ncc = 0;
+	int rc = 0, recorded;
+
+	/* Each compiler once, in the order they were built. */
+	for (i = 0; i < r->nbuilds; i++) {
+		for (j = 0; j < ncc && strcmp(cc[j], r->compiler[i]) != 0; j++)
+			;
+		if (j == ncc)
+			cc[ncc++] = r->compiler[i];
+	}
+	for (i = 0; i < ncc && i < h->ncc && strcmp(cc[i], h->cc[i]) == 0;
+	    i++)
+		;
+	if (i < ncc || (r->facts && ncc > 0 && h->ncc != ncc)) {
+		toml_list(&now, h->cc, h->ncc);
+		toml_list(&then, cc, ncc);
+		rc = so_error(err, SO_EINVAL, "run %lld: host \"%s\": cc is now "
+		    "%s, the run was built with %s", (long long)run_id,
+		    h->name, now.buf, then.buf);
+		goto out;
+	}
+	for (i = 0; i < r->nbuilds; i++)
+		if (strcmp(r->cflags[i], h->cflags) != 0) {
+			rc = so_error(err, SO_EINVAL, "run %lld: host \"%s\": "
+			    "cflags is now \"%s\", the run was built with "
+			    "\"%s\"", (long long)run_id, h->name, h->cflags,
+			    r->cflags[i]);
+			goto out;
+		}
+	recorded = r->cpu_auto ? HOST_CPU_AUTO : r->pin_cpu >= 0 ?
+	    (int)r->pin_cpu : HOST_CPU_NONE;
+	if (r->facts && recorded != h->cpu) {
+		toml_cpu(is, sizeof is, h->cpu);
+		toml_cpu(was, sizeof was, recorded);
+		rc = so_error(err, SO_EINVAL, "run %lld: host \"%s\": cpu is "
+		    "now %s, the run's agents were asked for %s",
+		    (long long)run_id, h->name, is, was);
+	}
+out:
+	strbuf_release(&now);
+	strbuf_release(&then);
+	free(cc);
+	return rc;
+}
+
+/* Is name one of the n in v? */
+static int
+listed(char *const *v, size_t n, const char *name)
+{
+	while (n > 0)
+		if (strcmp(v[--n], name) == 0)
+			return 1;
+	return 0;
+}
+
+int
+runner_resume_check(struct db *db, int64_t run_id, struct host *const *hosts,
+    size_t n, struct so_err *err)
+{
+	struct recorded_host r;
+	char **names = NULL;
+	const char **sel = xcalloc(n + 1, sizeof *sel);
+	size_t nnames = 0, i;
+	int rc;
+
+	if ((rc = db_run_host_names(db, run_id, &names, &nnames, err)) != 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		sel[i] = hosts[i]->name;
+	for (i = 0; i < nnames && rc == 0; i++)
+		if (!listed((char *const *)sel, n, names[i]))
+			rc = so_error(err, SO_EINVAL, "run %lld: host \"%s\" "
+			    "of the run is not among the hosts hosts.toml "
+			    "selects now", (long long)run_id, names[i]);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (!listed(names, nnames, hosts[i]->name)) {
+			rc = so_error(err, SO_EINVAL, "run %lld: host \"%s\" "
+			    "was not in the run, and hosts.toml selects it "
+			    "now", (long long)run_id, hosts[i]->name);
+			break;
+		}
+		if ((rc = db_run_host_recorded(db, run_id, hosts[i]->name, &r,
+		    err)) != 0)
+			break;
+		rc = check_recorded(run_id, hosts[i], &r, err);
+		db_recorded_host_free(&r);
+	}
+out:
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(sel);
+	return rc;
 }
 
 /*

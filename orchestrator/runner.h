@@ -90,6 +90,16 @@ int runner_finish(struct db *db, int64_t run_id, const struct run_outcome *out,
     struct run_tally *t, const char **status, struct so_err *err);
 
 /*
+ * Before a resume changes anything: hosts[0..n), as hosts.toml has them
+ * now, against what run run_id recorded.  SO_EINVAL, naming the host, the
+ * setting, its value now and the run's, when they are not the run's
+ * hosts, or one's compilers, cflags or cpu differ from its record: a
+ * resumed run is never quietly a different one.  0, or a negative SO_E*.
+ */
+int runner_resume_check(struct db *db, int64_t run_id,
+    struct host *const *hosts, size_t n, struct so_err *err);
+
+/*
  * After run run_id ended with status: its best variant per host (median,
  * min-max, cv), its warnings, and `next: seqorch report --run N` (with
  * `resume: seqorch run --resume N` when interrupted), to out, each hint

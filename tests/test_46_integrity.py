@@ -98,6 +98,54 @@ def test_resume_that_adds_nothing_leaves_a_partial_run_partial(scratch,
                  "host") == [("dead", "failed", None), ("local", "ok", 0)]
 
 
+def test_resume_refuses_host_settings_changed_since_the_run(scratch,
+                                                            workdir):
+    """A host's compilers, cflags or cpu changed in hosts.toml, or a host
+    added to the run's selection: the resume refuses, naming what and
+    both values, and changes nothing.  Before, it measured with the new
+    settings (a second build, pinned and unpinned samples mixed) and said
+    ok."""
+    r = seqorch(scratch, *MUL)
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("DELETE FROM samples WHERE sample_index = 1")
+        con.execute("UPDATE runs SET status = 'interrupted'")
+    con.close()
+    state = ("SELECT (SELECT group_concat(status || resumes) FROM runs), "
+             "(SELECT count(*) FROM samples), (SELECT count(*) FROM "
+             "builds), (SELECT group_concat(pin_cpu) FROM run_hosts)")
+    before = query(db, state)
+    hosts = scratch / "hosts.toml"
+    toml = hosts.read_text()
+    for text, why in [
+            (toml + 'cflags = "-O0"\n',
+             'host "local": cflags is now "-O0", the run was built with '
+             '"-O3"'),
+            (toml + 'cc = ["cc", "gcc"]\n',
+             'host "local": cc is now ["cc", "gcc"], the run was built '
+             'with ["cc"]'),
+            (toml.replace("cpu = 0", "cpu = 999"),
+             "host \"local\": cpu is now 999, the run's agents were asked "
+             "for 0"),
+            (toml + f'[hosts.more]\ntransport = "local"\n'
+             f'workdir = "{workdir}"\n',
+             'host "more" was not in the run, and hosts.toml selects it '
+             'now')]:
+        hosts.write_text(text)
+        r = seqorch(scratch, "run", "--resume", "1")
+        assert r.returncode == 2, r.stderr
+        assert r.stderr == f"seqorch: run 1: {why}: resume with the run's " \
+            "settings, or start a new run\n"
+        assert query(db, state) == before
+    hosts.write_text(toml)
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+    assert query(db, "SELECT count(*) FROM samples") == [(2,)]
+
+
 def test_runs_in_fresh_pid_namespaces_each_measure(tmp_path, agent_build):
     """Two runs, each in a fresh PID namespace (the coordinator is pid 1
     both times) with its own database, on one workdir: the second one
