@@ -295,6 +295,7 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	ri.openssl_cap_clear = o->openssl_cap_clear;
 	ri.msg_len = (uint64_t)o->msg_len;
 	ri.warmup = (uint64_t)o->warmup;
+	ri.take_over = o->take_over;
 	if ((rc = runner_begin(db, &ri, o->resume, &run_id, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
@@ -573,6 +574,7 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			    &o.resume) != 0)
 				return EXIT_USAGE;
 			break;
+		case 'T': o.take_over = 1; break;
 		case 'C':
 			if (cmd_cv_arg("--max-cv", optarg, &o.max_cv) != 0)
 				return EXIT_USAGE;
@@ -625,6 +627,10 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (o.studies == NULL && o.resume == 0) {
 		fprintf(stderr, "seqorch: run: --study is required (see "
 		    "`seqorch studies`)\n");
+		return EXIT_USAGE;
+	}
+	if (o.take_over && o.resume == 0) {
+		fprintf(stderr, "seqorch: --take-over goes with --resume\n");
 		return EXIT_USAGE;
 	}
 	/* A resumed run must stay the run it was: nothing silently changes. */
@@ -746,7 +752,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--openssl-cap VALUE]\n"
 	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
 	    "                   [--msg-len L] [--openssl-version V [--sha256 HEX]]\n"
-	    "       seqorch run --resume RUN_ID [--db results.db]\n"
+	    "       seqorch run --resume RUN_ID [--take-over] [--db results.db]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
 	    "then times K samples of N dependent steps per variant in alternating\n"
@@ -848,6 +854,12 @@ const struct cmd_entry cmd_run_entry = {
 		    "or when hosts.toml changed a host's cc, cflags\n"
 		    "or cpu, or the hosts selected, since the run",
 		    CMD_VALUE_RUN, NULL },
+		{ "take-over", 'T', 0, NULL,
+		    "with --resume: resume a run marked running by a\n"
+		    "coordinator on another machine (or under another\n"
+		    "host name), which this one cannot see: when you\n"
+		    "know it is gone",
+		    CMD_VALUE_ANY, NULL },
 		CMD_OPT_END,
 	},
 	.optcol = 17,

@@ -25,6 +25,7 @@ struct run_opts {
 	double max_cv;
 	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */
+	int take_over;		/* --take-over: see db_run_resume */
 	const char *fixed;	/* an option --resume takes from the run */
 	const char *openssl_cap;	/* OPENSSL_ia32cap / _armcap value */
 	const char *openssl_cap_clear;	/* capability names to clear */

@@ -426,7 +426,7 @@ db_run_host_names(struct db *db, int64_t run_id, char ***names, size_t *n,
  */
 static int
 check_not_running(int64_t run_id, const char *status, const char *coord,
-    struct so_err *err)
+    int take_over, struct so_err *err)
 {
 	const char *at;
 	char host[256];
@@ -445,14 +445,19 @@ check_not_running(int64_t run_id, const char *status, const char *coord,
 		return so_error(err, SO_EBUSY, "run %lld is still running (pid "
 		    "%ld on this machine): wait for it, or stop it first",
 		    (long long)run_id, pid);
+	/* A copied database, a renamed machine: only the user knows. */
+	if (take_over)
+		return 0;
 	return so_error(err, SO_EBUSY, "run %lld is still running on \"%s\" "
 	    "(pid %ld), or its coordinator there stopped without ending it: "
-	    "this machine cannot tell; resume it on \"%s\"",
-	    (long long)run_id, host, pid, host);
+	    "this machine cannot tell; resume it on \"%s\", or add "
+	    "--take-over if that coordinator is gone", (long long)run_id, host,
+	    pid, host);
 }
 
 int
-db_run_resume(struct db *db, int64_t run_id, struct so_err *err)
+db_run_resume(struct db *db, int64_t run_id, int take_over,
+    struct so_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc, began = 0;
@@ -470,7 +475,7 @@ db_run_resume(struct db *db, int64_t run_id, struct so_err *err)
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		rc = check_not_running(run_id,
 		    (const char *)sqlite3_column_text(st, 0),
-		    (const char *)sqlite3_column_text(st, 1), err);
+		    (const char *)sqlite3_column_text(st, 1), take_over, err);
 	else if (rc == SQLITE_DONE)
 		rc = 0;
 	if (rc != 0)

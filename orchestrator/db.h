@@ -71,6 +71,7 @@ struct run_info {
 	uint64_t max_samples;
 	uint64_t msg_len;		/* --msg-len, or 0 (stored NULL) */
 	uint64_t warmup;		/* --warmup, or 0 (stored NULL) */
+	int take_over;			/* --take-over: see db_run_resume */
 };
 
 int db_run_begin(struct db *db, const struct run_info *ri, int64_t *run_id,
@@ -329,9 +330,11 @@ int db_run_host_names(struct db *db, int64_t run_id, char ***names,
 /*
  * Mark a stored run running again, by this coordinator, and count the
  * resume; SO_EBUSY when it is still running (its coordinator, on this
- * machine, lives; or runs on another machine, where none can tell).
+ * machine, lives; or runs on another machine, where none can tell,
+ * unless take_over: the user knows it is gone).
  */
-int db_run_resume(struct db *db, int64_t run_id, struct so_err *err);
+int db_run_resume(struct db *db, int64_t run_id, int take_over,
+    struct so_err *err);
 
 /*
  * The build of this run on host with the same compiler and binary, if any:

@@ -518,7 +518,7 @@ runner_begin(struct db *db, const struct run_info *ri, int64_t resume,
 {
 	if (resume > 0) {
 		*run_id = resume;
-		return db_run_resume(db, resume, err);
+		return db_run_resume(db, resume, ri->take_over, err);
 	}
 	return db_run_begin(db, ri, run_id, err);
 }

@@ -98,6 +98,34 @@ def test_resume_that_adds_nothing_leaves_a_partial_run_partial(scratch,
                  "host") == [("dead", "failed", None), ("local", "ok", 0)]
 
 
+def test_resume_of_a_run_another_machine_marks_running(scratch):
+    """A run marked running by a coordinator on another machine (a copied
+    database, a renamed host): this one cannot tell whether it lives, so
+    the resume refuses, naming --take-over, which resumes it."""
+    r = seqorch(scratch, *MUL)
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("DELETE FROM samples WHERE sample_index = 1")
+        con.execute("UPDATE runs SET status = 'running', coordinator = "
+                    "'elsewhere.invalid pid 4242'")
+    con.close()
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 1, r.stderr
+    assert 'run 1 is still running on "elsewhere.invalid" (pid 4242), or ' \
+        "its coordinator there stopped without ending it: this machine " \
+        'cannot tell; resume it on "elsewhere.invalid", or add --take-over ' \
+        "if that coordinator is gone" in r.stderr, r.stderr
+    assert query(db, "SELECT status, resumes FROM runs") == [("running", 0)]
+    r = seqorch(scratch, "run", "--resume", "1", "--take-over")
+    assert r.returncode == 0, r.stderr
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+    # Two samples (1 variant x 2) again: the one the resume measured.
+    assert query(db, "SELECT count(*) FROM samples WHERE valid = 1") == \
+        [(2,)]
+
+
 def test_resume_refuses_host_settings_changed_since_the_run(scratch,
                                                             workdir):
     """A host's compilers, cflags or cpu changed in hosts.toml, or a host
