@@ -169,6 +169,38 @@ source_variant(const struct rrun *r, const char *name, const char *v,
 	strbuf_addf(out, "%s%s", out->len ? ", " : "", v);
 }
 
+/* Same host, build, status and reason: one line for all. */
+static int
+same_outcome(const struct rvariant *a, const struct rvariant *b)
+{
+	return strcmp(a->host, b->host) == 0 && a->build_id == b->build_id &&
+	    strcmp(a->status, b->status) == 0 &&
+	    (a->reason == NULL ? b->reason == NULL :
+	    b->reason != NULL && strcmp(a->reason, b->reason) == 0);
+}
+
+char *
+report_not_run(const struct rrun *r, size_t *i)
+{
+	const struct rvariant *x = &r->variants[*i];
+	struct strbuf s = STRBUF_INIT;
+	size_t j, k;
+
+	for (j = *i + 1; j < r->nvariants && same_outcome(x, &r->variants[j]);
+	    j++)
+		;
+	if (j == *i + 1)
+		strbuf_addf(&s, "variant \"%s\"", x->variant);
+	else
+		for (k = *i; k < j; k++)
+			strbuf_addf(&s, "%s%s", k == *i ? "variants " : ", ",
+			    r->variants[k].variant);
+	*i = j;
+	strbuf_addf(&s, " on \"%s\" (%s) %s: %s", x->host, x->label,
+	    x->status, x->reason != NULL ? x->reason : "no reason recorded");
+	return strbuf_detach(&s);
+}
+
 /* The run's variants (measured or not) whose folder needs source name. */
 static void
 source_variants(const struct rrun *r, const char *name, struct strbuf *out)

@@ -506,6 +506,13 @@ const char *report_row_cycles_source(const struct rrow *w);
 int report_row_unstable(const struct rrun *r, const struct rrow *w);
 char *report_unstable_text(const struct rrun *r, const struct rrow *w);
 
+/*
+ * The line for the variant that did not run at r->variants[*i] and those
+ * after it with the same host, build, status and reason: 'variants a, b
+ * on "local" (cc) skipped: why'.  *i moves past them; caller frees.
+ */
+char *report_not_run(const struct rrun *r, size_t *i);
+
 /* "samples (median of N)", "host facts", "none": a clock's source. */
 const char *report_clock_source(int source);
 

@@ -524,31 +524,6 @@ text_positions(const struct rrun *r, FILE *out)
 	free(lines);
 }
 
-/* Same host, build, status and reason: one warning line for all. */
-static int
-same_outcome(const struct rvariant *a, const struct rvariant *b)
-{
-	return strcmp(a->host, b->host) == 0 && a->build_id == b->build_id &&
-	    strcmp(a->status, b->status) == 0 &&
-	    (a->reason == NULL ? b->reason == NULL :
-	    b->reason != NULL && strcmp(a->reason, b->reason) == 0);
-}
-
-/* "variants a, b, c" for n >= 2 variants.  Caller frees. */
-static char *
-variant_list(const struct rvariant *v, size_t n)
-{
-	char *s = xasprintf("variants %s", v[0].variant), *t;
-	size_t i;
-
-	for (i = 1; i < n; i++) {
-		t = xasprintf("%s, %s", s, v[i].variant);
-		free(s);
-		s = t;
-	}
-	return s;
-}
-
 /*
  * Whether the run's events hold h's error as an error on h: the events
  * below print it whole, so the host's line does not repeat it.
@@ -572,12 +547,11 @@ static void
 text_warnings(const struct rrun *r, FILE *out)
 {
 	const struct rinvalid *v;
-	const struct rvariant *x;
 	const struct rbuild *b;
 	const struct rhost *h;
 	const struct revent *e;
-	size_t i, j, failed_builds = 0, host_notes = 0, unstable = 0;
-	char *names, *line;
+	size_t i, failed_builds = 0, host_notes = 0, unstable = 0;
+	char *line;
 
 	for (i = 0; i < r->nbuilds; i++)
 		failed_builds += strcmp(r->builds[i].status, "ok") != 0;
@@ -634,19 +608,10 @@ text_warnings(const struct rrun *r, FILE *out)
 			report_emit(out, "  build %" PRId64 " (%s) on \"%s\" %s",
 			    b->id, b->compiler, b->host, b->status);
 	}
-	for (i = 0; i < r->nvariants; i = j) {
-		x = &r->variants[i];
-		for (j = i + 1; j < r->nvariants &&
-		    same_outcome(x, &r->variants[j]); j++)
-			;
-		if (j == i + 1)
-			names = xasprintf("variant \"%s\"", x->variant);
-		else
-			names = variant_list(&r->variants[i], j - i);
-		report_emit(out, "  %s on \"%s\" (%s) %s: %s", names, x->host,
-		    x->label, x->status, x->reason != NULL ? x->reason :
-		    "no reason recorded");
-		free(names);
+	for (i = 0; i < r->nvariants; ) {
+		line = report_not_run(r, &i);
+		report_emit(out, "  %s", line);
+		free(line);
 	}
 	for (i = 0; i < r->nevents && i < EVENT_LIST_MAX; i++) {
 		e = &r->events[i];

@@ -41,6 +41,29 @@ in_list(char *const *list, size_t n, const char *v)
 }
 
 /*
+ * Add variant record r, which did not pass, to s->unready.  Its reason
+ * comes from the host: control characters are replaced, and a list that
+ * would outgrow the buffer ends in "...".
+ */
+static void
+note_unready(struct stream *s, const struct record *r)
+{
+	char item[320];
+	size_t len = strlen(s->unready), n;
+
+	snprintf(item, sizeof item, "%svariant \"%.64s\" %.16s: %.200s",
+	    len > 0 ? "; " : "", r->variant, r->status,
+	    r->reason != NULL ? r->reason : "no reason given");
+	strip_ctrl(item);
+	n = strlen(item);
+	if (len + n + sizeof "; ..." <= sizeof s->unready)
+		memcpy(s->unready + len, item, n + 1);
+	else if (len + sizeof "; ..." <= sizeof s->unready &&
+	    (len < 3 || strcmp(s->unready + len - 3, "...") != 0))
+		memcpy(s->unready + len, "; ...", sizeof "; ...");
+}
+
+/*
  * A variant record: one per variant asked for, and only those.  An ok
  * variant gets its table of received sample indices, and what its
  * disassembly check found that it forbids (its samples are then stored
@@ -59,8 +82,10 @@ check_variant(struct stream *s, const struct record *r)
 		    "\"%s\" (status %s)", r->variant, r->status);
 	s->seen = xrealloc(s->seen, (s->nseen + 1) * sizeof *s->seen);
 	s->seen[s->nseen++] = xstrdup(r->variant);
-	if (strcmp(r->status, "ok") != 0)
+	if (strcmp(r->status, "ok") != 0) {
+		note_unready(s, r);
 		return 0;
+	}
 	s->ok_variants = xrealloc(s->ok_variants,
 	    (s->nok + 1) * sizeof *s->ok_variants);
 	s->cells = xrealloc(s->cells, (s->nok + 1) * sizeof *s->cells);

@@ -67,6 +67,11 @@ struct stream {
 				 * disassembly holds, or NULL */
 	unsigned char **cells;	/* per ok variant: indices received */
 	size_t nok;
+	/*
+	 * The variants that did not pass, as 'variant "x" skipped: why'
+	 * joined by "; " (cut to fit): why an agent timed nothing.
+	 */
+	char unready[512];
 	uint64_t span;		/* indices first .. first + span - 1 */
 	uint64_t records;	/* sample records received */
 	int window;		/* 0 before begin, 1 open, 2 ended */

@@ -569,13 +569,21 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 		/* Nothing runs there to stop: it never started, or is gone. */
 		run_fail(hr, msg);
 		ended = 1;
+	} else if (status != 0 && s->saw_done && s->nok == 0 &&
+	    s->unready[0] != '\0') {
+		/* Exit 1 after done: no variant passed (docs/protocol.md). */
+		snprintf(msg, sizeof msg, "no variant asked for can run with "
+		    "%s: %s", cc, s->unready);
+		run_fail(hr, msg);
+		ended = 1;
 	} else if (status != 0 || !s->saw_done) {
 		errbuf[strcspn(errbuf, "\n")] = '\0';
 		strip_ctrl(errbuf);
 		snprintf(msg, sizeof msg, "agent (%s) %s %d%s%.900s", cc,
 		    status > 128 ? "died of signal" : "exited with status",
 		    status > 128 ? status - 128 : status,
-		    errbuf[0] ? ": " : " before its done record", errbuf);
+		    errbuf[0] ? ": " : s->saw_done ? " after its done record" :
+		    " before its done record", errbuf);
 		run_fail(hr, msg);
 		ended = 1;
 	} else if (s->kids == NULL) {

@@ -1,7 +1,8 @@
 /*
  * The end of a run on stderr: its best variant per host with median and
- * spread, the warnings it stored (repeated: on a terminal the live lines
- * may have scrolled them away), and the command to run next.
+ * spread, the variants that did not run and why, the warnings it stored
+ * (repeated: on a terminal the live lines may have scrolled them away),
+ * and the command to run next.
  */
 #include "runner.h"
 #include "report-model.h"
@@ -109,7 +110,7 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 	struct rrun r;
 	struct so_err err = { 0, "" };
 	const struct rrow *w;
-	char med[32], lo[32], hi[32], cv[32];
+	char med[32], lo[32], hi[32], cv[32], *line;
 	size_t i, nwarn = 0;
 
 	if (report_load_run(db_handle(db), run_id, 0, &r, &err) != 0) {
@@ -135,6 +136,14 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 		    r.ranked[i]->name, w->variant, med, lo, report_dash(), hi,
 		    cv, (long long)w->n);
 		faster_lines(&r, r.ranked[i], out);
+	}
+	/* Skipped for a reason it states (cpu, sources), not a failure. */
+	if (r.nvariants > 0)
+		fprintf(out, "variants not run:\n");
+	for (i = 0; i < r.nvariants; ) {
+		line = report_not_run(&r, &i);
+		fprintf(out, "  %s\n", line);
+		free(line);
 	}
 	for (i = 0; i < r.nevents; i++)
 		nwarn += strcmp(r.events[i].level, "warning") == 0;

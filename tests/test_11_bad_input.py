@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, SEQORCH, query, seqorch, sha3_chain, write_hosts
+from conftest import (ROOT, SEQORCH, cpu_lacks, query, seqorch, sha3_chain,
+                      write_hosts)
 
 
 def run(scratch, *extra):
@@ -242,3 +243,48 @@ def test_a_wrapped_build_that_cannot_run_on_the_host(tmp_path):
     assert "libseqorchwrap.so: cannot open shared object file" in r.stderr
     assert query(tmp_path / "results.db", "SELECT count(*) FROM samples") \
         == [(0,)]
+
+
+# A variant the cpu lacks is skipped by the agent with a reason: the run
+# says it, not only the report (the agent exits 1 after its done record
+# when no variant is left, docs/protocol.md).
+LACKED = "avx512-fused"
+
+
+def lacked_reason(db):
+    (status, why), = query(db, "SELECT status, reason FROM variants WHERE "
+                           "variant = ?", LACKED)
+    assert status == "skipped" and why.startswith("cpu lacks "), why
+    return why
+
+
+@pytest.mark.skipif(not cpu_lacks("sha3", LACKED),
+                    reason=f"this cpu runs {LACKED}")
+def test_only_variant_the_cpu_lacks_says_why(scratch):
+    r = run(scratch, "--variants", LACKED)
+    assert r.returncode == 1, r.stderr
+    why = lacked_reason(scratch / "results.db")
+    assert (f'seqorch: local: failed: no variant asked for can run with cc: '
+            f'variant "{LACKED}" skipped: {why}\n') in r.stderr, r.stderr
+    assert "done record" not in r.stderr, r.stderr
+    assert (f'\nvariants not run:\n  variant "{LACKED}" on "local" (cc) '
+            f'skipped: {why}\n') in r.stderr, r.stderr
+
+
+def test_summary_lists_variants_not_run(scratch):
+    """A default run skips variants (the cpu's, unfetched sources'): the
+    summary has one line per reason, as the report's warnings do."""
+    r = seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
+                "--steps", "1000", "--samples", "1")
+    assert r.returncode == 0, r.stderr
+    rows = query(scratch / "results.db", "SELECT variant, reason FROM "
+                 "variants WHERE status = 'skipped' ORDER BY reason, "
+                 "variant")
+    assert rows, "nothing skipped: no variant not run to list"
+    tail = r.stderr.split("\nvariants not run:\n")[1].split("\nnext:")[0]
+    lines = [x for x in tail.split("\n") if x.startswith("  ")]
+    for why in {w for _, w in rows}:
+        names = [v for v, w in rows if w == why]
+        what = (f'variant "{names[0]}"' if len(names) == 1 else
+                "variants " + ", ".join(names))
+        assert f'  {what} on "local" (cc) skipped: {why}' in lines, r.stderr
