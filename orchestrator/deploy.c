@@ -703,6 +703,75 @@ warn_native_generic(struct conn *c, const char *cc, const char *meta,
 	return rc;
 }
 
+/* Does the log line at p (len bytes) hold needle? */
+static int
+line_has(const char *p, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; len >= n; p++, len--)
+		if (memcmp(p, needle, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The line of a failed build's log that says why, for a message of one
+ * line: the first that names an error, as gcc and clang write one
+ * ("error:"), but for the linker's summary after it ("ld returned 1",
+ * "linker command failed"), whose line before says what failed; else
+ * the last line that is not empty (the build script's own words).  The
+ * log comes from the host: control characters become '?', and the line
+ * is cut to REASON_MAX bytes at a UTF-8 character's start.
+ */
+#define REASON_MAX 200
+static char *
+build_reason(const char *log)
+{
+	const char *p, *e, *line = NULL, *last = NULL;
+	size_t len = 0, n;
+	char *r;
+
+	for (p = log; *p != '\0'; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, "\n");
+		n = (size_t)(e - p);
+		if (line_has(p, n, "error:")) {
+			if ((line_has(p, n, "ld returned") ||
+			    line_has(p, n, "linker command failed")) &&
+			    last != NULL) {
+				line = last;
+				len = strcspn(last, "\n");
+			} else {
+				line = p;
+				len = n;
+			}
+			break;
+		}
+		if (n > 0)
+			last = p;
+	}
+	if (line == NULL && last != NULL) {
+		line = last;
+		len = strcspn(last, "\n");
+	}
+	if (line == NULL)
+		return xstrdup("no build log");
+	while (len > 0 && (*line == ' ' || *line == '\t')) {
+		line++;
+		len--;
+	}
+	if (len > REASON_MAX) {
+		for (len = REASON_MAX; len > 0 &&
+		    ((unsigned char)line[len] & 0xc0) == 0x80; len--)
+			;
+		r = xasprintf("%.*s...", (int)len, line);
+	} else {
+		r = xasprintf("%.*s", (int)len, line);
+	}
+	strip_ctrl(r);
+	return r;
+}
+
 int
 deploy_build_for(struct conn *c, const char *cc, const char *study,
     const char *targeting, const struct generated *gen, struct db *db,
@@ -750,6 +819,7 @@ deploy_build_for(struct conn *c, const char *cc, const char *study,
 			free(res->log_tail);
 			res->log_tail = xstrdup(errbuf);
 		}
+		res->reason = build_reason(bf.log);
 	}
 	if (db != NULL && reuse && res->ok && db_build_find(db, run_id, h->name,
 	    cc, binsum, &res->build_id, err) == 0)
@@ -814,5 +884,6 @@ deploy_result_free(struct build_result *res)
 	free(res->target);
 	free(res->agent);
 	free(res->log_tail);
+	free(res->reason);
 	memset(res, 0, sizeof *res);
 }

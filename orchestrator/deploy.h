@@ -64,6 +64,7 @@ struct build_result {
 	char *binary_sha256;	/* the agent's hash, checked at launch; owned */
 	int ok;			/* 0: the build failed, see its row */
 	char *log_tail;		/* end of the build log when it failed */
+	char *reason;		/* then its line that says why, for one line */
 };
 
 /*

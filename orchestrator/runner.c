@@ -6,6 +6,7 @@
 #include "pool.h"
 #include "strbuf.h"
 #include "progress.h"
+#include "strbuf.h"
 #include "study.h"
 #include "window.h"
 
@@ -397,6 +398,27 @@ prepare_one(void *arg, size_t i)
 }
 
 /*
+ * No build of the host works: say why in the failure's line (each
+ * build's reason, cut to fit), where the whole log is.
+ */
+static void
+fail_builds(struct hostrun *hr)
+{
+	struct strbuf msg = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addstr(&msg, "no compiler produced a working agent");
+	for (i = 0; i < hr->nbuilds; i++)
+		strbuf_addf(&msg, "%s build with \"%s\": %s", i ? ";" : ":",
+		    hr->labels[i], hr->builds[i].reason ?
+		    hr->builds[i].reason : "no reason recorded");
+	strbuf_addf(&msg, " (the build log%s: seqorch report --run %lld)",
+	    hr->nbuilds > 1 ? "s" : "", (long long)hr->p->run_id);
+	run_fail(hr, msg.buf);
+	strbuf_release(&msg);
+}
+
+/*
  * Phase two, every host at once once the window is ours (or could not be
  * had: abort says why): measure each build, then record the outcome.
  */
@@ -425,7 +447,7 @@ measure_one(void *arg, size_t k)
 		if (hr->builds[i].ok)
 			run_measure(hr, &hr->builds[i], hr->labels[i]);
 	if (!hr->failed && !any && !*p->stop)
-		run_fail(hr, "no compiler produced a working agent");
+		fail_builds(hr);
 	if (*p->stop && !hr->failed) {
 		hr->failed = 1;
 		snprintf(hr->error, sizeof hr->error, "interrupted");

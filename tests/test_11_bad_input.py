@@ -1,6 +1,7 @@
 """Bad input gets a clear error naming the place, a non-zero exit, and
 loses nothing already collected."""
 import os
+import re
 import stat
 import subprocess
 
@@ -165,12 +166,31 @@ def test_failed_build_is_recorded(scratch, workdir):
     write_hosts(scratch / "hosts.toml", workdir, 'cc = "/nonexistent/cc"\n')
     r = run(scratch)
     assert r.returncode == 1, r.stderr
-    assert "local" in r.stderr
+    assert ('seqorch: local: failed: no compiler produced a working agent: '
+            'build with "/nonexistent/cc": compiler "/nonexistent/cc" does '
+            'not run (the build log: seqorch report --run 1)\n') in r.stderr
     db = scratch / "results.db"
     (status,), = query(db, "SELECT status FROM builds")
     assert status == "failed"
     statuses = {s for s, in query(db, "SELECT status FROM variants")}
     assert statuses == {"unavailable"}
+
+
+def test_failed_build_says_the_compilers_error(scratch, workdir):
+    """The compiler's first error line, not only the report's log."""
+    write_hosts(scratch / "hosts.toml", workdir,
+                'cflags = "-O3 -mfoo-bar"\n')
+    r = run(scratch, "--variants", "c-fused")
+    assert r.returncode == 1, r.stderr
+    fail, = [x for x in r.stderr.split("\n") if "failed: no compiler" in x]
+    assert re.fullmatch(
+        r'seqorch: local: failed: no compiler produced a working agent: '
+        r'build with "cc": (cc|gcc|clang): error: \S* ?'
+        r'[^\n]*-mfoo-bar[^\n]* \(the build log: seqorch report --run 1\)',
+        fail), fail
+    assert len(fail) < 400, fail
+    rep = seqorch(scratch, "report", "--run", "1")
+    assert "-mfoo-bar" in rep.stdout, rep.stdout
 
 
 def test_resume_names_what_is_missing(scratch):
