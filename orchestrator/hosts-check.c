@@ -345,6 +345,41 @@ print_isa(FILE *f, const char *out)
 }
 
 /*
+ * Is cpu in list, a Linux cpu list ("0-3,8,10-11")?  1 or 0, with the
+ * count of cpus it lists in *n; -1 when list is not one (an unknown list
+ * says nothing).
+ */
+static int
+cpu_listed(const char *list, int cpu, long *n)
+{
+	const char *p = list;
+	char *end;
+	long lo, hi;
+	int in = 0;
+
+	*n = 0;
+	while (*p != '\0') {
+		lo = hi = strtol(p, &end, 10);
+		if (end == p || lo < 0)
+			return -1;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(++p, &end, 10);
+			if (end == p || hi < lo)
+				return -1;
+			p = end;
+		}
+		*n += hi - lo + 1;
+		in |= cpu >= lo && cpu <= hi;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			return -1;
+	}
+	return *n > 0 ? in : -1;
+}
+
+/*
  * Connect and probe one host, writing its report into f.  Returns 0 when
  * the host is usable (an optional study it cannot build is reported, and
  * the others run), -1 when it failed or misses what every study needs.
@@ -362,6 +397,7 @@ check_host(const struct host *h, FILE *f)
 	char words[MAX_LIBS][32];
 	const char *fp, *type;
 	long long kib;
+	long ncpus;
 	size_t i, j, nw, ncc = 0;
 	int status, uploads, rc = -1;
 
@@ -401,6 +437,14 @@ check_host(const struct host *h, FILE *f)
 	lookup(out, "cpu_signature", sig, sizeof sig);
 	fprintf(f, "  cpu       %s%s%s%s, %s cores\n", *v ? v : "unknown model",
 	    *sig ? " (" : "", sig, *sig ? ")" : "", *cores ? cores : "?");
+	/* The agent would run unpinned, as the run would then warn. */
+	lookup(out, "cpus_online", v, sizeof v);
+	if (h->cpu >= 0 && cpu_listed(v, h->cpu, &ncpus) == 0) {
+		fprintf(f, "  pin       cpu %d is not one of its %ld cpus (%s): "
+		    "the agent would run unpinned\n", h->cpu, ncpus, v);
+		add_missing(&missing, "cpu %d to pin to (set cpu to one of "
+		    "%s, or \"auto\")", h->cpu, v);
+	}
 	print_isa(f, out);
 	lookup(out, "openssl", v, sizeof v);
 	fprintf(f, "  openssl   %s\n", *v ? v : "no openssl command");

@@ -128,6 +128,8 @@ const char rscript_host_probe[] =
 	"fi\n"
 	"kv cores \"$(getconf _NPROCESSORS_ONLN 2>/dev/null ||"
 	" sysctl -n hw.ncpu 2>/dev/null)\"\n"
+	/* Linux numbers the cpus a host's cpu may name (agent/pin.c). */
+	"kv cpus_online \"$(cat /sys/devices/system/cpu/online 2>/dev/null)\"\n"
 	"kv openssl \"$(openssl version 2>/dev/null | head -n 1)\"\n"
 	"kv free_kib \"$(df -Pk \"$wd\" 2>/dev/null |"
 	" awk 'NR == 2 { print $4 }')\"\n"

@@ -277,6 +277,15 @@ store_facts(struct stream *s, const struct record *r)
 	}
 	if (rc == 0)
 		rc = check_openssl_cap(s, j);
+	/* Asked for a cpu, not on it: every sample's timing is unpinned. */
+	if (rc == 0 && !f.pinned && f.pin_cpu >= 0) {
+		char msg[400];
+
+		snprintf(msg, sizeof msg, "not pinned: %.300s", f.pin_error ?
+		    f.pin_error : "no reason given");
+		strip_ctrl(msg);
+		progress_warn(s->hr->index, "%s", msg);
+	}
 	if (rc == 0 && f.pinned && s->hr->host->transport == TRANSPORT_LOCAL)
 		rc = avoid_agent_cpu(s, f.pin_cpu);
 	return rc;

@@ -9,6 +9,7 @@
 #include "report-table.h"
 #include "study.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,13 @@ faster_lines(const struct rrun *r, const struct rhost *h, FILE *out)
 	free(rows);
 }
 
+/* Did h ask for a cpu and run elsewhere (docs/hosts.md, cpu)? */
+static int
+unpinned(const struct rhost *h)
+{
+	return h->has_pin_cpu && h->pin_error != NULL && h->pinned == 0;
+}
+
 void
 runner_summary(struct db *db, int64_t run_id, const char *db_opts,
     const char *run_opts, const char *host_opts, const char *status,
@@ -147,8 +155,16 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 	}
 	for (i = 0; i < r.nevents; i++)
 		nwarn += strcmp(r.events[i].level, "warning") == 0;
+	for (i = 0; i < r.nhosts; i++)
+		nwarn += unpinned(&r.hosts[i]);
 	if (nwarn > 0)
 		fprintf(out, "warnings (%zu):\n", nwarn);
+	/* The facts hold it, not an event: the report words it the same. */
+	for (i = 0; i < r.nhosts; i++)
+		if (unpinned(&r.hosts[i]))
+			fprintf(out, "  %s: not pinned to cpu %" PRId64 ": %s\n",
+			    r.hosts[i].name, r.hosts[i].pin_cpu,
+			    r.hosts[i].pin_error);
 	for (i = 0; i < r.nevents; i++) {
 		if (strcmp(r.events[i].level, "warning") == 0)
 			fprintf(out, "  %s: %s\n", r.events[i].host != NULL ?

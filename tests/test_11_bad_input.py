@@ -308,3 +308,32 @@ def test_summary_lists_variants_not_run(scratch):
         what = (f'variant "{names[0]}"' if len(names) == 1 else
                 "variants " + ", ".join(names))
         assert f'  {what} on "local" (cc) skipped: {why}' in lines, r.stderr
+
+
+def online_cpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        return f.read().strip()
+
+
+def test_cpu_the_host_lacks_is_flagged(scratch, workdir):
+    """cpu promises a pin (docs/hosts.md): one the host does not have
+    fails hosts check, and the run says its samples are unpinned."""
+    cpus = online_cpus()
+    n = os.cpu_count()
+    toml = write_hosts(scratch / "hosts.toml", workdir).read_text()
+    (scratch / "hosts.toml").write_text(toml.replace("cpu = 0", "cpu = 999"))
+    r = seqorch(scratch, "hosts", "check", "--hosts", "local")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert (f"\n  pin       cpu 999 is not one of its {n} cpus ({cpus}): "
+            "the agent would run unpinned\n") in r.stdout, r.stdout
+    assert (f'\n  missing   cpu 999 to pin to (set cpu to one of {cpus}, or '
+            '"auto")\n') in r.stdout, r.stdout
+    r = run(scratch, "--variants", "c-fused")
+    assert r.returncode == 0, r.stderr
+    why = f"cpu 999 is not one of its {n} cpus ({cpus})"
+    assert query(scratch / "results.db", "SELECT pin_cpu, pinned, "
+                 "pin_error FROM run_hosts") == [(999, 0, why)]
+    live, tail = r.stderr.split("\nseqorch: run 1 ok:")
+    assert f"\nseqorch: local: warning: not pinned: {why}\n" in live, live
+    assert f"\n  local: not pinned to cpu 999: {why}\n" in \
+        tail.split("\nwarnings (")[1], tail
