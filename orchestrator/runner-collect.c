@@ -277,12 +277,15 @@ store_facts(struct stream *s, const struct record *r)
 	}
 	if (rc == 0)
 		rc = check_openssl_cap(s, j);
-	/* Asked for a cpu, not on it: every sample's timing is unpinned. */
+	/*
+	 * Asked for a cpu, not on it: the build's samples are unpinned.  Said
+	 * per build, as each agent of a conducted host pins itself.
+	 */
 	if (rc == 0 && !f.pinned && f.pin_cpu >= 0) {
 		char msg[400];
 
-		snprintf(msg, sizeof msg, "not pinned: %.300s", f.pin_error ?
-		    f.pin_error : "no reason given");
+		snprintf(msg, sizeof msg, "not pinned (%.64s): %.300s", s->cc,
+		    f.pin_error ? f.pin_error : "no reason given");
 		strip_ctrl(msg);
 		progress_warn(s->hr->index, "%s", msg);
 	}

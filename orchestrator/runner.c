@@ -399,7 +399,8 @@ prepare_one(void *arg, size_t i)
 
 /*
  * No build of the host works: say why in the failure's line (each
- * build's reason, cut to fit), where the whole log is.
+ * build's reason, one line of at most 200 bytes) and where its whole log
+ * is.
  */
 static void
 fail_builds(struct hostrun *hr)

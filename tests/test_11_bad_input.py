@@ -334,6 +334,7 @@ def test_cpu_the_host_lacks_is_flagged(scratch, workdir):
     assert query(scratch / "results.db", "SELECT pin_cpu, pinned, "
                  "pin_error FROM run_hosts") == [(999, 0, why)]
     live, tail = r.stderr.split("\nseqorch: run 1 ok:")
-    assert f"\nseqorch: local: warning: not pinned: {why}\n" in live, live
+    assert f"\nseqorch: local: warning: not pinned (cc): {why}\n" in live, \
+        live
     assert f"\n  local: not pinned to cpu 999: {why}\n" in \
         tail.split("\nwarnings (")[1], tail
