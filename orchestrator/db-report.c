@@ -3,6 +3,7 @@
  * and, where it reads samples, the run's study (?2), which makes it an
  * index range of samples (run_id, study, ...).
  */
+#include "db.h"
 #include "db-report.h"
 #include "strbuf.h"
 
@@ -174,11 +175,13 @@ db_report_header(sqlite3 *db, int64_t id,
 	    "SELECT study, status, started_at, finished_at, command, seed,"
 	    " steps, samples_per_variant, exploratory, openssl_cap,"
 	    " i.origin_coordinator, i.origin_run_id, i.signed,"
-	    " COALESCE(msg_len, 0)"
+	    " COALESCE(msg_len, 0), coordinator"
 	    " FROM runs LEFT JOIN imports i ON i.run_id = runs.id"
 	    " WHERE id = ?1";
 	struct db_header h;
 	sqlite3_stmt *st;
+	char host[256];
+	long pid;
 	int rc, ret = 0;
 
 	if ((ret = prepare(db, sql, "runs", id, NULL, &st, err)) != 0)
@@ -199,6 +202,11 @@ db_report_header(sqlite3 *db, int64_t id,
 		h.origin_run = sqlite3_column_int64(st, 11);
 		h.imported_signed = sqlite3_column_int(st, 12) != 0;
 		h.msg_len = sqlite3_column_int64(st, 13);
+		h.gone_pid = 0;
+		if (h.status != NULL && strcmp(h.status, "running") == 0 &&
+		    db_coordinator_parse(col_str(st, 14), host, sizeof host,
+		    &pid) == 0 && db_holder_dead(host, pid))
+			h.gone_pid = pid;
 		fn(&h, arg);
 	} else if (rc == SQLITE_DONE)
 		ret = so_error(err, SO_ENOTFOUND, "run %" PRId64 " vanished "

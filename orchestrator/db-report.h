@@ -38,6 +38,8 @@ struct db_header {
 	int64_t		 steps, samples;
 	int64_t		 msg_len;	/* --msg-len L; 0: the study's own chain */
 	int		 exploratory;
+	/* Running, but its coordinator on this machine is gone: its pid. */
+	long		 gone_pid;
 	/* An imported run's origin (NULL: measured here) and signature. */
 	const char	*imported_from;
 	int64_t		 origin_run;

@@ -428,16 +428,12 @@ static int
 check_not_running(int64_t run_id, const char *status, const char *coord,
     int take_over, struct so_err *err)
 {
-	const char *at;
 	char host[256];
 	long pid;
 
 	if (status == NULL || strcmp(status, "running") != 0 ||
-	    coord == NULL || (at = strstr(coord, " pid ")) == NULL ||
-	    (size_t)(at - coord) >= sizeof host ||
-	    sscanf(at + 5, "%ld", &pid) != 1)
+	    db_coordinator_parse(coord, host, sizeof host, &pid) != 0)
 		return 0;
-	snprintf(host, sizeof host, "%.*s", (int)(at - coord), coord);
 	if (strcmp(coord, db_coordinator_id()) == 0 ||
 	    db_holder_dead(host, pid))
 		return 0;

@@ -589,6 +589,18 @@ db_holder_here(const char *holder_host)
 }
 
 int
+db_coordinator_parse(const char *coord, char *host, size_t len, long *pid)
+{
+	const char *at;
+
+	if (coord == NULL || (at = strstr(coord, " pid ")) == NULL ||
+	    (size_t)(at - coord) >= len || sscanf(at + 5, "%ld", pid) != 1)
+		return -1;
+	snprintf(host, len, "%.*s", (int)(at - coord), coord);
+	return 0;
+}
+
+int
 db_holder_dead(const char *holder_host, long pid)
 {
 	if (!db_holder_here(holder_host))

@@ -398,6 +398,12 @@ int db_disasm_reuse(struct db *db, const char *host,
 int db_holder_dead(const char *holder_host, long pid);
 /* 1 if holder_host is this machine's name. */
 int db_holder_here(const char *holder_host);
+/*
+ * runs.coordinator, "HOST pid N", into host (len bytes) and *pid: 0, or -1
+ * when it is not of that form.
+ */
+int db_coordinator_parse(const char *coord, char *host, size_t len,
+    long *pid);
 
 /*
  * Artifacts (schema version 5, orchestrator/artifact.h keeps the files).

@@ -891,6 +891,7 @@ set_header(const struct db_header *h, void *arg)
 	r->samples = h->samples;
 	r->msg_len = h->msg_len;
 	r->exploratory = h->exploratory;
+	r->gone_pid = h->gone_pid;
 	r->openssl_cap = dup_or_null(h->openssl_cap);
 	r->imported_from = dup_or_null(h->imported_from);
 	r->origin_run = h->origin_run;

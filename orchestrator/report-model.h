@@ -278,6 +278,7 @@ struct rrun {
 	 */
 	int64_t		 msg_len;
 	int		 exploratory;
+	long		 gone_pid;	/* running, its coordinator here gone */
 	int		 several_builds;	/* some host has > 1 build */
 	int		 any_calib;
 	int		 any_counted;	/* some row has counted cycles */

@@ -86,6 +86,11 @@ text_header(const struct rrun *r, FILE *out)
 
 	report_emit(out, "study %s, run %" PRId64 ": %s%s", r->study, r->id,
 	    r->status, r->exploratory ? " (exploratory)" : "");
+	/* "running" would be read as still going. */
+	if (r->gone_pid > 0)
+		report_emit(out, "  stopped   its coordinator (pid %ld on this "
+		    "machine) is gone: `seqorch run --resume %" PRId64 "` "
+		    "finishes it", r->gone_pid, r->id);
 	report_emit(out, "  steps     %" PRId64 " per sample, %" PRId64
 	    " sample%s per variant", r->steps, r->samples,
 	    r->samples == 1 ? "" : "s");

@@ -118,6 +118,18 @@ def test_resume_of_a_run_another_machine_marks_running(scratch):
         'cannot tell; resume it on "elsewhere.invalid", or add --take-over ' \
         "if that coordinator is gone" in r.stderr, r.stderr
     assert query(db, "SELECT status, resumes FROM runs") == [("running", 0)]
+    assert "stopped" not in seqorch(scratch, "report").stdout
+    # On this machine, a coordinator that is gone: the report says so
+    # (pid 4194304 is above any pid_max).
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE runs SET coordinator = ?",
+                    (f"{socket.gethostname()} pid 4194304",))
+    con.close()
+    text = seqorch(scratch, "report").stdout
+    assert "run 1: running\n  stopped   its coordinator (pid 4194304 on " \
+        "this machine) is gone: `seqorch run\n    --resume 1` finishes it\n" \
+        in text, text
     r = seqorch(scratch, "run", "--resume", "1", "--take-over")
     assert r.returncode == 0, r.stderr
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
