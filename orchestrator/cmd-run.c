@@ -724,8 +724,15 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 	p = studies;
 	while ((study = strsep(&p, ",")) != NULL && !stop_flag)
 		if (cmd_run_outcome(&rc, cmd_run_study(db, study, hosts, n, &o,
-		    command, NULL)))
+		    command, NULL))) {
+			study = p != NULL ? strsep(&p, ",") : NULL;
 			break;
+		}
+	/* Studies a stop left out have no run to resume: named, not lost. */
+	if (study != NULL)
+		fprintf(stderr, "seqorch: not run: %s%s%s (a run of its own "
+		    "each: seqorch run --study %s%s%s)\n", study, p ? "," : "",
+		    p ? p : "", study, p ? "," : "", p ? p : "");
 out:
 	free(o.cache);
 	free(expanded);

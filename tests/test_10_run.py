@@ -116,6 +116,32 @@ def test_interrupt_keeps_samples(scratch, workdir):
     assert not left
 
 
+def test_interrupt_names_the_studies_not_run(scratch):
+    """--study mul,div32 stopped during mul: mul's run is interrupted (and
+    resumable), and div32, which has no run, is named with its command."""
+    p = subprocess.Popen([str(SEQORCH), "run", "--study", "mul,div32",
+                          "--hosts", "local", "--steps", "300000000",
+                          "--samples", "20"], cwd=scratch,
+                         stderr=subprocess.PIPE, text=True)
+    db = scratch / "results.db"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            if query(db, "SELECT count(*) FROM samples")[0][0] >= 1:
+                break
+        except Exception:
+            pass
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert query(db, "SELECT study, status FROM runs") == \
+        [("mul", "interrupted")]
+    assert "resume: seqorch run --resume 1" in err, err
+    assert "seqorch: not run: div32 (a run of its own each: seqorch run " \
+        "--study div32)\n" in err, err
+
+
 def test_studies_and_hosts_list(scratch):
     r = seqorch(scratch, "studies")
     assert r.returncode == 0
