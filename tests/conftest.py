@@ -416,6 +416,17 @@ def query(db, sql, *args):
         con.close()
 
 
+def execute(db, *statements):
+    """Each (sql, *args) of statements, in one transaction of db."""
+    con = sqlite3.connect(db)
+    try:
+        with con:
+            for sql, *args in statements:
+                con.execute(sql, args)
+    finally:
+        con.close()
+
+
 def agent_pids(workdir):
     """Pids of agent processes whose binary lies under workdir (what
     `pgrep -f WORKDIR/build/.*seqorch-agent` finds, without regex

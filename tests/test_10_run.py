@@ -1,6 +1,5 @@
 """seqorch run on the local host, end to end: build, self-test, samples in
 results.db checked against Python's hashlib, and the report."""
-import os
 import re
 import signal
 import subprocess
@@ -82,21 +81,25 @@ def test_million_step_digest_matches_vectors(scratch):
     assert digests == [(want,)]
 
 
+def wait_for_samples(db, n, timeout=120):
+    """Until db holds n samples (a run stored them), or timeout s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            if query(db, "SELECT count(*) FROM samples")[0][0] >= n:
+                return
+        except Exception:
+            pass
+
+
 def test_interrupt_keeps_samples(scratch, workdir):
     p = subprocess.Popen([str(SEQORCH), "run", "--study", "sha3", "--hosts",
                           "local", "--steps", "300000", "--samples", "50",
                           "--variants", "c-fused"], cwd=scratch,
                          stderr=subprocess.PIPE, text=True)
     db = scratch / "results.db"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        time.sleep(0.2)
-        if db.exists():
-            try:
-                if query(db, "SELECT count(*) FROM samples")[0][0] >= 2:
-                    break
-            except Exception:
-                pass
+    wait_for_samples(db, 2)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
@@ -124,14 +127,7 @@ def test_interrupt_names_the_studies_not_run(scratch):
                           "--samples", "20"], cwd=scratch,
                          stderr=subprocess.PIPE, text=True)
     db = scratch / "results.db"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        time.sleep(0.2)
-        try:
-            if query(db, "SELECT count(*) FROM samples")[0][0] >= 1:
-                break
-        except Exception:
-            pass
+    wait_for_samples(db, 1)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err

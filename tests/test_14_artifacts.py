@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT, query, seqorch
+from conftest import ROOT, execute, query, seqorch
 
 KINDS = {"raw", "binary", "disasm", "build-log", "build-commands", "source"}
 
@@ -106,10 +106,8 @@ def test_a_binary_is_stored_once_and_gc_keeps_what_runs_name(scratch):
     assert old.exists()
     # Run 1's rows go (as a user deleting a run would): only what no other
     # run names is removed.
-    con = sqlite3.connect(scratch / "results.db")
-    con.execute("delete from artifact_refs where run_id = 1")
-    con.commit()
-    con.close()
+    execute(scratch / "results.db",
+            ("delete from artifact_refs where run_id = 1",))
     r = seqorch(scratch, "gc")
     assert r.returncode == 0, r.stderr
     assert "removed 2 artifacts" in r.stderr, r.stderr
@@ -187,10 +185,8 @@ def test_gc_keeps_what_other_databases_beside_it_name(scratch):
     orphan = age(scratch / "artifacts")
     # Run 1's rows go from results.db: its files go, but for those
     # theirs.db names as well.
-    con = sqlite3.connect(scratch / "results.db")
-    con.execute("delete from artifact_refs where run_id = 1")
-    con.commit()
-    con.close()
+    execute(scratch / "results.db",
+            ("delete from artifact_refs where run_id = 1",))
     r = seqorch(scratch, "gc")
     assert r.returncode == 0, r.stderr
     v, rows = listing(scratch, 1, "--verify", "--db", "theirs.db")

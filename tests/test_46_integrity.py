@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from conftest import (AGENT, SEQORCH, agent_pids, query, seed_build, seqorch,
-                      sha3_chain, write_hosts)
+from conftest import (AGENT, SEQORCH, agent_pids, execute, query, seed_build,
+                      seqorch, sha3_chain, write_hosts)
 from sshd import TEST_USER, sshd_factory, user_key  # noqa: F401
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
@@ -105,12 +105,9 @@ def test_resume_of_a_run_another_machine_marks_running(scratch):
     r = seqorch(scratch, *MUL)
     assert r.returncode == 0, r.stderr
     db = scratch / "results.db"
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("DELETE FROM samples WHERE sample_index = 1")
-        con.execute("UPDATE runs SET status = 'running', coordinator = "
-                    "'elsewhere.invalid pid 4242'")
-    con.close()
+    execute(db, ("DELETE FROM samples WHERE sample_index = 1",),
+            ("UPDATE runs SET status = 'running', coordinator = "
+             "'elsewhere.invalid pid 4242'",))
     r = seqorch(scratch, "run", "--resume", "1")
     assert r.returncode == 1, r.stderr
     assert 'run 1 is still running on "elsewhere.invalid" (pid 4242), or ' \
@@ -121,11 +118,8 @@ def test_resume_of_a_run_another_machine_marks_running(scratch):
     assert "stopped" not in seqorch(scratch, "report").stdout
     # On this machine, a coordinator that is gone: the report says so
     # (pid 4194304 is above any pid_max).
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("UPDATE runs SET coordinator = ?",
-                    (f"{socket.gethostname()} pid 4194304",))
-    con.close()
+    execute(db, ("UPDATE runs SET coordinator = ?",
+                 f"{socket.gethostname()} pid 4194304"))
     text = seqorch(scratch, "report").stdout
     assert "run 1: running\n  stopped   its coordinator (pid 4194304 on " \
         "this machine) is gone: `seqorch run\n    --resume 1` finishes it\n" \
@@ -148,11 +142,8 @@ def test_resume_refuses_host_settings_changed_since_the_run(scratch,
     r = seqorch(scratch, *MUL)
     assert r.returncode == 0, r.stderr
     db = scratch / "results.db"
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("DELETE FROM samples WHERE sample_index = 1")
-        con.execute("UPDATE runs SET status = 'interrupted'")
-    con.close()
+    execute(db, ("DELETE FROM samples WHERE sample_index = 1",),
+            ("UPDATE runs SET status = 'interrupted'",))
     state = ("SELECT (SELECT group_concat(status || resumes) FROM runs), "
              "(SELECT count(*) FROM samples), (SELECT count(*) FROM "
              "builds), (SELECT group_concat(pin_cpu) FROM run_hosts)")
