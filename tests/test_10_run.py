@@ -81,28 +81,31 @@ def test_million_step_digest_matches_vectors(scratch):
     assert digests == [(want,)]
 
 
-def wait_for_samples(db, n, timeout=120):
-    """Until db holds n samples (a run stored them), or timeout s."""
-    deadline = time.time() + timeout
+def interrupted(scratch, n, *args):
+    """`seqorch run ARGS` in scratch, Ctrl-C once it stored n samples (or
+    after 120 s): its exit status and stderr."""
+    p = subprocess.Popen([str(SEQORCH), "run", *args], cwd=scratch,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
     while time.time() < deadline:
         time.sleep(0.2)
         try:
-            if query(db, "SELECT count(*) FROM samples")[0][0] >= n:
-                return
+            if query(scratch / "results.db",
+                     "SELECT count(*) FROM samples")[0][0] >= n:
+                break
         except Exception:
             pass
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    return p.returncode, err
 
 
 def test_interrupt_keeps_samples(scratch, workdir):
-    p = subprocess.Popen([str(SEQORCH), "run", "--study", "sha3", "--hosts",
-                          "local", "--steps", "300000", "--samples", "50",
-                          "--variants", "c-fused"], cwd=scratch,
-                         stderr=subprocess.PIPE, text=True)
+    rc, err = interrupted(scratch, 2, "--study", "sha3", "--hosts", "local",
+                          "--steps", "300000", "--samples", "50",
+                          "--variants", "c-fused")
+    assert rc == 130, err
     db = scratch / "results.db"
-    wait_for_samples(db, 2)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
     (status,), = query(db, "SELECT status FROM runs")
     assert status == "interrupted"
     n = query(db, "SELECT count(*) FROM samples WHERE valid = 1")[0][0]
@@ -122,15 +125,10 @@ def test_interrupt_keeps_samples(scratch, workdir):
 def test_interrupt_names_the_studies_not_run(scratch):
     """--study mul,div32 stopped during mul: mul's run is interrupted (and
     resumable), and div32, which has no run, is named with its command."""
-    p = subprocess.Popen([str(SEQORCH), "run", "--study", "mul,div32",
-                          "--hosts", "local", "--steps", "300000000",
-                          "--samples", "20"], cwd=scratch,
-                         stderr=subprocess.PIPE, text=True)
+    rc, err = interrupted(scratch, 1, "--study", "mul,div32", "--hosts",
+                          "local", "--steps", "300000000", "--samples", "20")
+    assert rc == 130, err
     db = scratch / "results.db"
-    wait_for_samples(db, 1)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
     assert query(db, "SELECT study, status FROM runs") == \
         [("mul", "interrupted")]
     assert "resume: seqorch run --resume 1" in err, err
