@@ -82,11 +82,15 @@ static int
 not_foreign(struct db *db, const char *path, struct so_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int v = 0, n = 0;
+	int n = 0;
 
-	if (user_version(db, &v) != 0 || v != 0)
-		return 0;
-	if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_master",
+	/*
+	 * One statement, one snapshot: another coordinator creating the file
+	 * commits its first tables and their version together, and two reads
+	 * could see the tables without the version.
+	 */
+	if (sqlite3_prepare_v2(db->h, "SELECT (SELECT count(*) FROM "
+	    "sqlite_master) FROM pragma_user_version WHERE user_version = 0",
 	    -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
