@@ -336,11 +336,26 @@ make(struct db *db, int64_t run_id, cJSON *summary, const char *key_path,
 	struct rows_out ro = { .buf = STRBUF_INIT };
 	struct db_rows_visitor v = { rows_table, rows_row, &ro };
 	struct bundle_spool sp = { .fd = -1 };
+	struct stored_run run = { 0 };
 	struct listed *files = NULL;
 	char fpr[65] = "", sig[129], *sum = NULL, *man = NULL, *data = NULL;
 	size_t i, n = 0, len;
 	int rc;
 
+	/*
+	 * A run imported here is someone else's: bundled again, it would
+	 * carry this database as its origin and this key's signature, and
+	 * an unsigned import would come out signed.
+	 */
+	if ((rc = db_run_load(db, run_id, &run, err)) != 0)
+		goto out;
+	if (run.imported_from != NULL) {
+		rc = so_error(err, SO_EINVAL, "run %lld was imported from a "
+		    "bundle (run %lld of %s): only its own coordinator bundles "
+		    "it", (long long)run_id, (long long)run.origin_run_id,
+		    run.imported_from);
+		goto out;
+	}
 	if (key_path != NULL) {
 		EVP_PKEY *k;
 
@@ -423,6 +438,7 @@ out:
 	free(man);
 	cJSON_free(sum);
 	cJSON_Delete(summary);
+	db_run_info_free(&run);
 	return rc;
 }
 

@@ -209,6 +209,16 @@ def test_import_into_a_fresh_database(measured, keys):
     assert r.returncode == 0 and "already here as run 1" in r.stderr
     assert query(fresh, "select count(*) from samples") == before
     assert query(fresh, "select count(*) from runs") == [(1,)]
+    # Bundled again from here, the copy would name this database as its
+    # origin and carry this key's signature: refused, nothing written.
+    for argv in (("--bundle", "again.tar", "--sign", keys / "key.pem"),
+                 ("--bundle", "again")):
+        r = seqorch(measured, "export", "--run", 1, "--db", "fresh.db",
+                    *argv)
+        assert r.returncode == 2, r.stderr
+        assert f"run 1 was imported from a bundle (run 1 of {coord[0]}): " \
+            "only its own coordinator bundles it" in r.stderr, r.stderr
+        assert not (measured / argv[1]).exists()
     # Into the database it came from: a new id, the same report.
     r = seqorch(measured, "import", "b.tar", "--pubkey", keys / "key.pub")
     assert r.returncode == 0 and "as run 2" in r.stdout, r.stdout
