@@ -25,6 +25,7 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct so_err err = { 0, "" };
 	struct db *db = NULL, *base_db = NULL;
 	struct compare_gate gate;
+	struct stat sa, sb;
 	char *end;
 	int ch, done, ret, have_base = 0;
 
@@ -92,6 +93,23 @@ compare_exec(const struct cmd_entry *self, int argc, char **argv)
 	    cmd_open_existing_db(o.base_db_path, &base_db) != EXIT_OK) {
 		db_close(db);
 		return EXIT_DB;
+	}
+	/*
+	 * --baseline-db naming --db's own file (a link, ./x against x): one
+	 * database, so a run is never compared with itself and passed.
+	 */
+	if (base_db != NULL && stat(o.db_path, &sa) == 0 &&
+	    stat(o.base_db_path, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	    sa.st_ino == sb.st_ino) {
+		db_close(base_db);
+		base_db = NULL;
+		o.base_db_path = NULL;
+		if (o.next == o.base) {
+			fprintf(stderr, "seqorch: compare needs two different "
+			    "runs (--baseline-db and --db are one file)\n");
+			db_close(db);
+			return EXIT_USAGE;
+		}
 	}
 	ret = compare_print(db_handle(db), base_db != NULL ?
 	    db_handle(base_db) : NULL, &o, stdout, &gate, &err);

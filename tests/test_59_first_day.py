@@ -259,6 +259,13 @@ def test_unsigned_import_and_compare_across_files(measured, tmp_path):
     r = run(tmp_path, "compare", "--baseline-db", b_db, "--db", a_db, "2",
             "1")
     assert r.returncode == 2 and f'no run with id 2 in "{b_db}"' in r.stderr
+    # --baseline-db and --db one file (here through a link): a run is not
+    # compared with itself and passed.
+    (tmp_path / "same.db").symlink_to(a_db)
+    r = run(tmp_path, "compare", "--baseline-db", tmp_path / "same.db",
+            "--db", a_db, "1", "1", "--fail-slower", "5")
+    assert r.returncode == 2 and "compare needs two different runs " \
+        "(--baseline-db and --db are one file)" in r.stderr, r.stderr
 
 
 def test_warmup(tmp_path, workdir):
