@@ -120,7 +120,8 @@ export_exec(const struct cmd_entry *self, int argc, char **argv)
 		}
 		fprintf(stderr, "seqorch: run %lld: bundle \"%s\" written%s\n",
 		    (long long)run_id, bundle, key ? ", signed" : " (unsigned: "
-		    "verify needs --sign)");
+		    "export it with --sign KEY for verify and import to check "
+		    "who made it)");
 		return EXIT_OK;
 	}
 	db_close(db);
