@@ -399,7 +399,7 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 }
 
 static void
-md(const struct cmp *c, FILE *out)
+md(const struct cmp *c, const struct compare_opts *o, FILE *out)
 {
 	const struct rrow *w;
 	struct cwords cw;
@@ -438,12 +438,30 @@ md(const struct cmp *c, FILE *out)
 	if (c->ngeo == 0)
 		fprintf(out, "\nGeometric mean: no cell could be compared.\n");
 	else
-		fprintf(out, "\nGeometric mean over %zu compared cells: %s\n",
-		    c->ngeo, geo);
+		fprintf(out, "\nGeometric mean over %zu compared cell%s: %s\n",
+		    c->ngeo, c->ngeo == 1 ? "" : "s", geo);
 	free(geo);
+	if (o->fail_slower > 0)
+		fprintf(out, "\nFail threshold: a cell decided slower by more "
+		    "than %g%%.\n", o->fail_slower);
 	if ((why = undecided(c)) != NULL)
 		fprintf(out, "\nCannot decide: %s.\n", why);
 	free(why);
+}
+
+/* Cells --fail-slower fails: decided slower by more than its PCT. */
+static size_t
+slower_cells(const struct cmp *c, const struct compare_opts *o)
+{
+	size_t i, n = 0;
+
+	for (i = 0; o->fail_slower > 0 && i < c->ncells; i++)
+		if (c->cells[i].a != NULL && c->cells[i].b != NULL &&
+		    c->cells[i].x.refused == NULL &&
+		    c->cells[i].x.s.verdict == STATS_SLOWER &&
+		    c->cells[i].x.s.ratio < 1 - o->fail_slower / 100)
+			n++;
+	return n;
 }
 
 static cJSON *
@@ -495,12 +513,19 @@ json(const struct cmp *c, const struct compare_opts *o)
 	e = report_json_ratio(&c->geo);
 	cJSON_AddNumberToObject(e, "cells", (double)c->ngeo);
 	cJSON_AddItemToObject(root, "geometric_mean", e);
-	if (o->fail_slower > 0)
-		cJSON_AddNumberToObject(root, "fail_slower_pct",
-		    o->fail_slower);
 	report_json_str(root, "refused", c->refused);
 	why = undecided(c);
 	report_json_str(root, "undecided", why);
+	/* The gate's verdict, as the exit status gives it. */
+	if (o->fail_slower > 0) {
+		size_t n = slower_cells(c, o);
+
+		cJSON_AddNumberToObject(root, "fail_slower_pct",
+		    o->fail_slower);
+		cJSON_AddNumberToObject(root, "slower_cells", (double)n);
+		cJSON_AddBoolToObject(root, "gate_passed", n == 0 &&
+		    why == NULL);
+	}
 	free(why);
 	return root;
 }
@@ -543,13 +568,6 @@ compare_gate_free(struct compare_gate *gate)
 {
 	free(gate->undecided);
 	gate->undecided = NULL;
-}
-
-static void
-md_render(const struct cmp *c, const struct compare_opts *o, FILE *out)
-{
-	(void)o;
-	md(c, out);
 }
 
 static void
@@ -625,7 +643,7 @@ csv_render(const struct cmp *c, const struct compare_opts *o, FILE *out)
 
 const struct compare_renderer compare_renderers[] = {
 	{ "text", text },
-	{ "markdown", md_render },
+	{ "markdown", md },
 	{ "json", json_render },
 	{ "csv", csv_render },
 	{ NULL, NULL },
@@ -659,13 +677,7 @@ compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
 		goto out;
 	}
 	build(&c);
-	for (i = 0; i < c.ncells; i++) {
-		if (c.cells[i].a != NULL && c.cells[i].b != NULL &&
-		    c.cells[i].x.refused == NULL && o->fail_slower > 0 &&
-		    c.cells[i].x.s.verdict == STATS_SLOWER &&
-		    c.cells[i].x.s.ratio < 1 - o->fail_slower / 100)
-			gate->slower++;
-	}
+	gate->slower = slower_cells(&c, o);
 	gate->next = c.rb.id;
 	gate->compared = c.ngeo;
 	gate->undecided = undecided(&c);

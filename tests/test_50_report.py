@@ -722,9 +722,20 @@ def test_compare_gate_and_refusal(site, tmp_path):
     p = sq(tmp_path, "compare", 1, 2, "--fail-slower", "10", check=False)
     assert p.returncode == 1, p.stderr
     assert f"{len(out['cells'])} cells slower by more than 10%" in p.stderr
+    # JSON gives the gate's verdict as the exit status does.
+    gate = json.loads(sq(tmp_path, "compare", 1, 2, "--fail-slower", "10",
+                         "--format", "json", check=False).stdout)
+    assert (gate["fail_slower_pct"], gate["slower_cells"],
+            gate["gate_passed"]) == (10, len(out["cells"]), False)
+    md = sq(tmp_path, "compare", 1, 2, "--fail-slower", "10", "--format",
+            "md", check=False).stdout
+    assert "Fail threshold: a cell decided slower by more than 10%." in md
     # Slower by 80%: a 90% threshold lets it pass.
     assert sq(tmp_path, "compare", 1, 2, "--fail-slower", "90",
               check=False).returncode == 0
+    gate = json.loads(sq(tmp_path, "compare", 1, 2, "--fail-slower", "90",
+                         "--format", "json", check=False).stdout)
+    assert (gate["slower_cells"], gate["gate_passed"]) == (0, True)
     con = sqlite3.connect(db)
     with con:
         con.execute("UPDATE samples SET steps = steps * 2 WHERE run_id = 2")
