@@ -173,7 +173,7 @@ artifact_put(struct db *db, const void *data, size_t len, char *sha256,
 	if (!stored_whole(path, sha, len) &&
 	    (rc = write_whole(dir, path, data, len, err)) != 0)
 		goto out;
-	rc = db_artifact_add(db, sha, len, err);
+	rc = 0;
 out:
 	free(path);
 	free(dir);
@@ -188,7 +188,8 @@ artifact_keep(struct db *db, int64_t build_id, const char *kind,
 	char sha[65];
 	int rc;
 
-	if ((rc = artifact_put(db, data, len, sha, err)) != 0) {
+	if ((rc = artifact_put(db, data, len, sha, err)) != 0 ||
+	    (rc = db_artifact_add(db, sha, len, err)) != 0) {
 		/* Say what it was. */
 		size_t n = strlen(err->msg);
 

@@ -30,9 +30,10 @@ char *artifact_dir(struct db *db);
 char *artifact_path(struct db *db, const char *sha256);
 
 /*
- * Store data (if not stored yet) and record it, named by nothing yet (an
- * import names it through its rows).  sha256, when not NULL, gets the hex
- * digest (65 bytes).
+ * Store data's file (if not stored yet), not recorded: a file no row
+ * records is removed by gc once ten minutes old, so an import stores its
+ * files first and records them with its rows, in one transaction
+ * (db_run_import).  sha256, when not NULL, gets the hex digest (65 bytes).
  */
 int artifact_put(struct db *db, const void *data, size_t len, char *sha256,
     struct so_err *err);

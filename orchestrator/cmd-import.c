@@ -1,8 +1,9 @@
 /*
  * seqorch import: merge the runs of a verified bundle into results.db
  * under new ids, keeping where they came from.  A bundle that fails
- * verification is refused whole; importing the same bundle twice changes
- * nothing.  Only each run's own rows are written (db_run_import).
+ * verification, or whose rows this database refuses, is refused whole
+ * (one transaction for all its runs); importing the same bundle twice
+ * changes nothing.  Only each run's own rows are written (db_run_import).
  */
 #include "artifact.h"
 #include "bundle.h"
@@ -22,7 +23,11 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct bundle_info info = { 0 };
 	struct so_err err = { 0 };
 	struct db *db = NULL;
-	size_t i;
+	struct import_origin o = { 0 };
+	struct import_file *files = NULL;
+	int64_t *ids = NULL;
+	int *earlier = NULL;
+	size_t i, nfiles = 0;
 	int c, done, rc, ret = EXIT_OK, is_unsigned = 0;
 
 	optind = 1;
@@ -43,15 +48,24 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	o.runs = info.runs;
+	o.nruns = info.nruns;
+	o.coordinator = info.coordinator;
+	o.db_path = info.db_path;
+	o.key_fingerprint = is_unsigned ? NULL : info.key_fingerprint;
+	o.manifest_sha256 = info.manifest_sha256;
 	if (db_open(path, &db, &err) != 0) {
 		cmd_error(err.msg);
 		ret = EXIT_DB;
 		goto out;
 	}
-	/* Files first: a crash leaves only unnamed files, which gc removes. */
+	/*
+	 * Files first, unrecorded: a crash or a refusal below leaves only
+	 * files no row records, which gc removes.
+	 */
+	files = xcalloc(b.n + 1, sizeof *files);
 	for (i = 0; i < b.n; i++) {
 		unsigned char *data = NULL;
-		char sha[65];
 
 		if (strncmp(b.files[i].path, "artifacts/", 10) != 0)
 			continue;
@@ -63,8 +77,9 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 		 */
 		if ((b.files[i].len <= ARTIFACT_MAX &&
 		    bundle_file_read(&b.files[i], ARTIFACT_MAX, &data,
-		    &err) != 0) || artifact_put(db, data, b.files[i].len, sha,
-		    &err) != 0 || (strcmp(sha, b.files[i].path + 10) != 0 &&
+		    &err) != 0) || artifact_put(db, data, b.files[i].len,
+		    files[nfiles].sha256, &err) != 0 ||
+		    (strcmp(files[nfiles].sha256, b.files[i].path + 10) != 0 &&
 		    so_error(&err, SO_EIO, "bundle: \"%s\" changed while "
 		    "imported", b.files[i].path) != 0)) {
 			free(data);
@@ -72,36 +87,38 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 			ret = EXIT_DB;
 			goto out;
 		}
+		files[nfiles++].size = b.files[i].len;
 		free(data);
 	}
+	ids = xcalloc(info.nruns, sizeof *ids);
+	earlier = xcalloc(info.nruns, sizeof *earlier);
+	rc = db_run_import(db, info.rows, &o, files, nfiles, ids, earlier,
+	    &err);
+	if (rc == SO_EPROTO) {
+		fprintf(stderr, "seqorch: import: refused: %s\n", err.msg);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "seqorch: import: %s\n", err.msg);
+		ret = cmd_exit_code(rc);
+		goto out;
+	}
 	for (i = 0; i < info.nruns; i++) {
-		struct import_origin o = {
-			.origin_run_id = info.runs[i],
-			.coordinator = info.coordinator,
-			.db_path = info.db_path,
-			.key_fingerprint = is_unsigned ? NULL :
-			    info.key_fingerprint,
-			.manifest_sha256 = info.manifest_sha256,
-		};
-		int64_t id;
-
-		rc = db_run_import(db, info.rows, &o, &id, &err);
-		if (rc == SO_EEXIST) {
+		if (earlier[i])
 			fprintf(stderr, "seqorch: run %lld of this bundle is "
 			    "already here as run %lld: nothing to do\n",
-			    (long long)info.runs[i], (long long)id);
-			continue;
-		}
-		if (rc != 0) {
-			fprintf(stderr, "seqorch: import: %s\n", err.msg);
-			ret = cmd_exit_code(rc);
-			goto out;
-		}
-		printf("imported run %lld of %s as run %lld%s\n",
-		    (long long)info.runs[i], info.coordinator, (long long)id,
-		    is_unsigned ? ", unsigned: its origin is not checked" : "");
+			    (long long)info.runs[i], (long long)ids[i]);
+		else
+			printf("imported run %lld of %s as run %lld%s\n",
+			    (long long)info.runs[i], info.coordinator,
+			    (long long)ids[i], is_unsigned ? ", unsigned: its "
+			    "origin is not checked" : "");
 	}
 out:
+	free(earlier);
+	free(ids);
+	free(files);
 	db_close(db);
 	bundle_info_free(&info);
 	bundle_free(&b);

@@ -668,6 +668,24 @@ reached(const struct itable *t, const struct header *hd, const cJSON *row,
 	return linked;
 }
 
+/* s with each run of blanks (newlines, tabs) one space, cut to len. */
+static const char *
+one_line(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s != '\0' && n + 1 < len; s++) {
+		if (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') {
+			if (n > 0 && buf[n - 1] == ' ')
+				continue;
+			buf[n++] = ' ';
+		} else
+			buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* Bind row's values to st, each id as renumbered here, and insert it. */
 static int
 insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
@@ -675,6 +693,7 @@ insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
     const struct idmap *maps, struct so_err *err)
 {
 	const cJSON *v;
+	char msg[200];
 	int k, bind = 1;
 	int64_t to;
 
@@ -698,10 +717,19 @@ insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
 			    SQLITE_TRANSIENT);
 		bind++;
 	}
-	if (sqlite3_step(st) != SQLITE_DONE)
-		return so_error(err, SO_EDB, "database: cannot import table "
-		    "\"%s\", row %ld: %s", t->name, rown, sqlite3_errmsg(h));
-	return 0;
+	if (sqlite3_step(st) == SQLITE_DONE)
+		return 0;
+	/*
+	 * A row this database's constraints refuse (a UNIQUE key twice, a
+	 * CHECK itables does not mirror yet) is the bundle's fault: refused,
+	 * on one line (SQLite quotes a CHECK as schema.sql spells it).
+	 */
+	if ((sqlite3_extended_errcode(h) & 0xff) == SQLITE_CONSTRAINT)
+		return so_error(err, SO_EPROTO, "rows.json: table \"%s\", row "
+		    "%ld: this database refuses it: %s", t->name, rown,
+		    one_line(sqlite3_errmsg(h), msg, sizeof msg));
+	return so_error(err, SO_EDB, "database: cannot import table \"%s\", "
+	    "row %ld: %s", t->name, rown, sqlite3_errmsg(h));
 }
 
 /* What walk_row needs of the table being walked. */
@@ -815,35 +843,21 @@ db_rows_check(struct rows_doc *rows, const int64_t *runs, size_t nruns,
 	return rc;
 }
 
-int
-db_run_import(struct db *db, struct rows_doc *rows,
-    const struct import_origin *o,
-    int64_t *new_run_id, struct so_err *err)
+/*
+ * Run o->runs[i]'s rows and its imports row, in the caller's transaction:
+ * 0 with new_ids[i] set, or earlier[i] 1 when this bundle's run is here
+ * already.
+ */
+static int
+import_one(sqlite3 *h, struct rows_doc *rows, const struct import_origin *o,
+    size_t i, int64_t *new_ids, int *earlier, struct so_err *err)
 {
-	sqlite3 *h = db->h;
 	struct idmap maps[NITABLES];
 	sqlite3_stmt *st = NULL;
-	int64_t run, cache = 0;
+	int64_t run;
 	int rc = 0;
 
-	*new_run_id = 0;
 	memset(maps, 0, sizeof maps);
-	/*
-	 * A run of a million rows in one transaction: with SQLite's 2 MB of
-	 * cache its pages spill to the WAL and are looked up there again, a
-	 * third of the import's time; 32 MB keep them (restored after).
-	 */
-	if (sqlite3_prepare_v2(h, "PRAGMA cache_size", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		cache = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
-	sqlite3_exec(h, "PRAGMA cache_size = -32768", NULL, NULL, NULL);
-	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		rc = so_error(err, SO_EDB, "database: cannot lock for import: "
-		    "%s", sqlite3_errmsg(h));
-		goto out;
-	}
 	/*
 	 * Importing the same run of the same bundle twice changes nothing;
 	 * a check that cannot be made is an error, not "not imported yet".
@@ -853,61 +867,104 @@ db_run_import(struct db *db, struct rows_doc *rows,
 	    SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "database: cannot look for an "
 		    "earlier import: %s", sqlite3_errmsg(h));
-		goto rollback;
+		goto out;
 	}
 	sqlite3_bind_text(st, 1, o->manifest_sha256, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 2, o->origin_run_id);
+	sqlite3_bind_int64(st, 2, o->runs[i]);
 	switch (sqlite3_step(st)) {
 	case SQLITE_ROW:
-		*new_run_id = sqlite3_column_int64(st, 0);
-		rc = SO_EEXIST;
-		break;
+		new_ids[i] = sqlite3_column_int64(st, 0);
+		earlier[i] = 1;
+		goto out;
 	case SQLITE_DONE:
 		break;
 	default:
 		rc = so_error(err, SO_EDB, "database: cannot look for an "
 		    "earlier import: %s", sqlite3_errmsg(h));
-		break;
+		goto out;
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if (rc != 0)
-		goto rollback;
-	if ((rc = walk(h, rows, &o->origin_run_id, 1, maps, err)) != 0)
-		goto rollback;
-	if (!map_get(&maps[0], o->origin_run_id, &run)) {
+	if ((rc = walk(h, rows, &o->runs[i], 1, maps, err)) != 0)
+		goto out;
+	if (!map_get(&maps[0], o->runs[i], &run)) {
 		rc = so_error(err, SO_EPROTO, "rows.json: run %lld is not in "
-		    "the bundle", (long long)o->origin_run_id);
-		goto rollback;
+		    "the bundle", (long long)o->runs[i]);
+		goto out;
 	}
 	if (sqlite3_prepare_v2(h, "INSERT INTO imports (run_id, "
 	    "origin_run_id, origin_coordinator, origin_db, key_fingerprint, "
 	    "manifest_sha256, imported_at, signed) VALUES (?, ?, ?, ?, ?, ?, "
 	    "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?5 IS NOT NULL)", -1, &st,
-	    NULL) !=
-	    SQLITE_OK) {
+	    NULL) != SQLITE_OK) {
 		rc = so_error(err, SO_EDB, "database: %s", sqlite3_errmsg(h));
-		goto rollback;
+		goto out;
 	}
 	sqlite3_bind_int64(st, 1, run);
-	sqlite3_bind_int64(st, 2, o->origin_run_id);
+	sqlite3_bind_int64(st, 2, o->runs[i]);
 	sqlite3_bind_text(st, 3, o->coordinator, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, o->db_path, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 5, o->key_fingerprint, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 6, o->manifest_sha256, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : so_error(err, SO_EDB,
-	    "database: cannot record the import: %s", sqlite3_errmsg(h));
-	sqlite3_finalize(st);
-	if (rc == 0 && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) ==
-	    SQLITE_OK) {
-		*new_run_id = run;
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		rc = so_error(err, SO_EDB, "database: cannot record the import: "
+		    "%s", sqlite3_errmsg(h));
 		goto out;
 	}
+	new_ids[i] = run;
+out:
+	sqlite3_finalize(st);
+	maps_free(maps);
+	return rc;
+}
+
+int
+db_run_import(struct db *db, struct rows_doc *rows,
+    const struct import_origin *o, const struct import_file *files,
+    size_t nfiles, int64_t *new_ids, int *earlier, struct so_err *err)
+{
+	sqlite3 *h = db->h;
+	sqlite3_stmt *st = NULL;
+	int64_t cache = 0;
+	size_t i;
+	int rc = 0;
+
+	memset(new_ids, 0, o->nruns * sizeof *new_ids);
+	memset(earlier, 0, o->nruns * sizeof *earlier);
+	/*
+	 * A run of a million rows in one transaction: with SQLite's 2 MB of
+	 * cache its pages spill to the WAL and are looked up there again, a
+	 * third of the import's time; 32 MB keep them (restored after).
+	 */
+	if (sqlite3_prepare_v2(h, "PRAGMA cache_size", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		cache = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_exec(h, "PRAGMA cache_size = -32768", NULL, NULL, NULL);
+	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = so_error(err, SO_EDB, "database: cannot lock for import: "
+		    "%s", sqlite3_errmsg(h));
+		goto out;
+	}
+	/*
+	 * One transaction for the files' rows and every run: a bundle
+	 * refused at its last row leaves nothing, not its first runs, nor
+	 * artifacts rows that name files of no run (the files themselves,
+	 * stored before, are unrecorded ones gc removes).
+	 */
+	for (i = 0; i < nfiles && rc == 0; i++)
+		rc = db_artifact_add(db, files[i].sha256, files[i].size, err);
+	for (i = 0; i < o->nruns && rc == 0; i++)
+		rc = import_one(h, rows, o, i, new_ids, earlier, err);
+	if (rc == 0 && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) ==
+	    SQLITE_OK)
+		goto out;
 	if (rc == 0)
 		rc = so_error(err, SO_EDB, "database: cannot commit the "
 		    "import: %s", sqlite3_errmsg(h));
-rollback:
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	memset(new_ids, 0, o->nruns * sizeof *new_ids);
+	memset(earlier, 0, o->nruns * sizeof *earlier);
 out:
 	if (cache != 0) {
 		char *sql = sqlite3_mprintf("PRAGMA cache_size = %lld",
@@ -916,6 +973,5 @@ out:
 		sqlite3_exec(h, sql, NULL, NULL, NULL);
 		sqlite3_free(sql);
 	}
-	maps_free(maps);
 	return rc;
 }

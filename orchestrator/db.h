@@ -479,13 +479,20 @@ struct db_rows_visitor {
 int db_run_rows_each(struct db *db, int64_t run_id,
     const struct db_rows_visitor *v, struct so_err *err);
 
-/* Where an imported run came from (table imports). */
+/* Where a bundle's runs came from (table imports). */
 struct import_origin {
-	int64_t origin_run_id;
+	const int64_t *runs;			/* the manifest's, in order */
+	size_t nruns;
 	const char *coordinator, *db_path;	/* as the bundle says */
 	/* Of the verifying key; NULL: imported unsigned (imports.signed 0). */
 	const char *key_fingerprint;
 	const char *manifest_sha256;		/* the bundle's identity */
+};
+
+/* A file of the bundle, stored by artifact_put and recorded by the import. */
+struct import_file {
+	char sha256[65];
+	uint64_t size;
 };
 
 /*
@@ -514,16 +521,20 @@ const struct rows_doc_table *db_rows_table(const struct rows_doc *d,
     const char *name, size_t *slot);
 
 /*
- * Insert the rows of run o->origin_run_id (rows as db_rows_check accepts
- * them; rows of other runs are left) under new ids, in one transaction,
- * and record the origin; *new_run_id gets the run's id here.  Nothing but
- * that run's own rows is written: never refs, hosts, leases or imports,
- * and artifacts only as artifact_put stores their files.  The same run of
- * the same bundle again is SO_EEXIST with *new_run_id set to the earlier
- * import, and changes nothing.  A bad value or table is SO_EPROTO.
+ * Import a bundle, all or nothing, in one transaction: record its stored
+ * files (files[0..nfiles)), then insert the rows of each run of
+ * o->runs (rows as db_rows_check accepts them) under new ids, and record
+ * each one's origin.  new_ids[i] gets run o->runs[i]'s id here, and
+ * earlier[i] is 1 when that run of the same bundle was imported before
+ * (new_ids[i] is then the earlier import's, and nothing of it is written
+ * again).  Nothing but the runs' own rows is written: never refs, hosts,
+ * leases or imports rows of the bundle.  A bad value or table, and a row
+ * this database's constraints refuse, are SO_EPROTO (one line naming the
+ * table and row), with nothing written.
  */
 int db_run_import(struct db *db, struct rows_doc *rows,
-    const struct import_origin *o, int64_t *new_run_id, struct so_err *err);
+    const struct import_origin *o, const struct import_file *files,
+    size_t nfiles, int64_t *new_ids, int *earlier, struct so_err *err);
 
 /* The file results.db was opened from (absolute); static to db. */
 const char *db_path(struct db *db);

@@ -548,3 +548,41 @@ def test_a_message_length_run_verifies_against_its_own_chain(msg_origin,
     sid = cell(json.loads((b / "rows.json").read_text())["tables"]
                ["samples"], 1, "id")
     assert f"sample {sid} has msg_len 64, its run 1 has 576" in r.stderr
+
+
+# --- 7: refused whole: one transaction, a clean refusal -----------------
+
+def twice_sampled(t):
+    """Run 2 beside run 1, its last sample there twice under two ids: a
+    UNIQUE key of samples that only the database sees."""
+    second_run(t)
+    s = t["samples"]
+    row = copy.deepcopy(s["rows"][-1])
+    row[s["columns"].index("id")] += 1
+    s["rows"].append(row)
+
+
+def test_a_bad_second_run_leaves_nothing(origin, tmp_path):
+    """Run 1 of the bundle is fine, run 2's rows are refused by the
+    database: nothing of either is written, artifacts rows included (the
+    files stay, unrecorded, for gc), exit 1 on one line."""
+    b = craft(origin, tmp_path / "b", twice_sampled,
+              lambda man: man.update(runs=[1, 2]))
+    (tmp_path / "f").mkdir()
+    fresh = tmp_path / "f" / "fresh.db"
+    r = do_import(origin, tmp_path, b, db=fresh)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "imported" not in r.stdout
+    last = r.stderr.splitlines()[-1]
+    assert last.startswith('seqorch: import: refused: rows.json: table '
+                           '"samples", row 9: this database refuses it: '
+                           'UNIQUE constraint failed: '), r.stderr
+    assert r.stderr.endswith(last + "\n") and "\t" not in r.stderr
+    assert query(fresh, "select (select count(*) from runs) + (select "
+                 "count(*) from samples) + (select count(*) from imports) "
+                 "+ (select count(*) from artifacts)") == [(0,)]
+    db = importer(origin, tmp_path)
+    before = dump(db)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 1
+    assert dump(db) == before

@@ -73,7 +73,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static unsigned long long serial;
 	static const int64_t runs[] = { 1 };
 	struct import_origin o = {
-		.origin_run_id = 1,
+		.runs = runs,
+		.nruns = 1,
 		.coordinator = "fuzz pid 1",
 		.db_path = "fuzz.db",
 		.key_fingerprint = "00",
@@ -83,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char manifest[65];
 	int64_t before, id;
 	cJSON *whole;
-	int fd, rc;
+	int fd, rc, earlier;
 
 	if (db == NULL) {
 		open_db();
@@ -111,7 +112,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(manifest, sizeof manifest, "%064llx", ++serial);
 	o.manifest_sha256 = manifest;
 	before = count("SELECT count(*) FROM runs");
-	rc = db_run_import(db, &rows, &o, &id, &err);
+	rc = db_run_import(db, &rows, &o, NULL, 0, &id, &earlier, &err);
 	if (count("SELECT count(*) FROM runs") != before + (rc == 0))
 		__builtin_trap();
 	if (count("SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id "

@@ -234,14 +234,16 @@ test_import_check_unmade(void **state)
 {
 	char dir[] = "/tmp/seqorch-test-rows.XXXXXX", *path, *cmd, buf[2048];
 	struct variant v = { "", "1", "1000", SHA, "" };
-	struct import_origin o = { .origin_run_id = 1, .coordinator = "c",
-	    .db_path = "d.db", .key_fingerprint = "00",
+	static const int64_t runs[] = { 1 };
+	struct import_origin o = { .runs = runs, .nruns = 1,
+	    .coordinator = "c", .db_path = "d.db", .key_fingerprint = "00",
 	    .manifest_sha256 = SHA };
 	struct so_err err;
 	struct rows_doc rows;
 	struct db *db;
 	sqlite3_stmt *st;
 	int64_t id;
+	int earlier;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -253,7 +255,8 @@ test_import_check_unmade(void **state)
 	snprintf(buf, sizeof buf, run_fmt, v.extra_run, v.run_id, v.ns, v.sha,
 	    v.extra_table);
 	assert_int_equal(open_text(&rows, buf, 0, &err), 0);
-	assert_int_equal(db_run_import(db, &rows, &o, &id, &err), SO_EDB);
+	assert_int_equal(db_run_import(db, &rows, &o, NULL, 0, &id, &earlier,
+	    &err), SO_EDB);
 	assert_string_equal(err.msg, "database: cannot look for an earlier "
 	    "import: no such table: imports");
 	assert_int_equal(sqlite3_prepare_v2(db_handle(db), "SELECT count(*) "
