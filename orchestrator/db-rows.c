@@ -258,6 +258,9 @@ struct icol {
 				 * artifact name */
 	char null;		/* 1: may be null */
 	const char *parent;	/* the table whose (renumbered) id this names */
+	const char *in;		/* the values it may hold, blank separated
+				 * (schema.sql's CHECK ... IN); NULL: any */
+	char positive;		/* 1: over 0 (CHECK (... > 0), or a time) */
 };
 
 struct itable {
@@ -267,59 +270,82 @@ struct itable {
 	struct icol cols[32];	/* up to a NULL name (one at least) */
 };
 
-#define RUN { "run_id", 'i', 0, "runs" }
-#define BUILD { "build_id", 'i', 0, "builds" }
-#define T(n) { n, 't', 0, NULL }
-#define TN(n) { n, 't', 1, NULL }
-#define XN(n) { n, 'x', 1, NULL }
-#define I(n) { n, 'i', 0, NULL }
-#define IN(n) { n, 'i', 1, NULL }
-#define RN(n) { n, 'r', 1, NULL }
+#define COL(n, type, null, parent, in, pos) { n, type, null, parent, in, pos }
+#define RUN COL("run_id", 'i', 0, "runs", NULL, 0)
+#define BUILD COL("build_id", 'i', 0, "builds", NULL, 0)
+#define T(n) COL(n, 't', 0, NULL, NULL, 0)
+#define TN(n) COL(n, 't', 1, NULL, NULL, 0)
+#define X(n) COL(n, 'x', 0, NULL, NULL, 0)
+#define XN(n) COL(n, 'x', 1, NULL, NULL, 0)
+#define I(n) COL(n, 'i', 0, NULL, NULL, 0)
+#define IN(n) COL(n, 'i', 1, NULL, NULL, 0)
+#define RN(n) COL(n, 'r', 1, NULL, NULL, 0)
+#define A(n) COL(n, 'a', 0, NULL, NULL, 0)
+/* One of the values in, or over 0, as schema.sql's CHECKs require. */
+#define TE(n, in) COL(n, 't', 0, NULL, in, 0)
+#define TNE(n, in) COL(n, 't', 1, NULL, in, 0)
+#define IE(n, in) COL(n, 'i', 0, NULL, in, 0)
+#define IP(n) COL(n, 'i', 0, NULL, NULL, 1)
 
+/*
+ * Every CHECK of schema.sql on a column written here is mirrored in its
+ * column (test_51 holds each to it), so that verify, which has no
+ * database, refuses what import's INSERT would.  samples' steps and ns
+ * are over 0 as the agent protocol has them (a sample of no time has no
+ * rate).
+ */
 static const struct itable itables[] = {
 	{ "runs", T_WRITE, 1, { I("id"), T("study"), T("started_at"),
-	    TN("finished_at"), T("status"), I("steps"),
-	    I("samples_per_variant"), { "command", 'x', 0, NULL }, T("seed"),
+	    TN("finished_at"),
+	    TE("status", "running ok partial failed interrupted"),
+	    IP("steps"), IP("samples_per_variant"), X("command"), T("seed"),
 	    TN("variants"), T("hosts"), I("exploratory"), T("coordinator"),
 	    T("version"), I("resumes"), TN("openssl_cap"),
 	    TN("openssl_cap_clear"), RN("max_cv"), IN("max_samples"),
 	    IN("msg_len"), IN("warmup") } },
-	{ "run_hosts", T_WRITE, 0, { RUN, T("host"), T("status"), XN("error"),
+	{ "run_hosts", T_WRITE, 0, { RUN, T("host"),
+	    TE("status", "running ok failed interrupted"), XN("error"),
 	    IN("pin_cpu"), IN("pinned"), XN("pin_error"), TN("governor"),
 	    RN("calib_mhz"), XN("openssl"), XN("facts"), T("started_at"),
 	    TN("finished_at"), TN("cpu_choice"), XN("counters"),
 	    XN("counters_error") } },
 	{ "builds", T_WRITE, 1, { I("id"), RUN, T("host"), T("compiler"),
-	    XN("compiler_version"), TN("target"), { "cflags", 'x', 0, NULL },
-	    XN("native"), XN("commands"), XN("log"), T("status"),
+	    XN("compiler_version"), TN("target"), X("cflags"), XN("native"),
+	    XN("commands"), XN("log"), TE("status", "ok failed"),
 	    TN("source_sha256"), TN("binary_sha256"), XN("openssl"),
 	    T("created_at"), TN("targeting"), TN("study"), XN("extra") } },
 	{ "variants", T_WRITE, 0, { RUN, T("host"), BUILD, T("study"),
-	    T("variant"), T("status"), XN("reason") } },
+	    T("variant"), TE("status", "ok skipped failed unavailable"),
+	    XN("reason") } },
 	{ "samples", T_WRITE, 1, { I("id"), RUN, T("host"), BUILD, T("study"),
-	    T("variant"), I("sample_index"), I("position"), I("steps"),
-	    I("ns"), T("digest"), T("seed"), I("valid"), XN("invalid_reason"),
-	    RN("calib_mhz"), IN("cpu"), T("received_at"), XN("reason"),
-	    RN("calib_after_mhz"), IN("cycles"), IN("instructions"),
-	    TN("cycles_source"), TN("openssl_cap"), IN("host_position"),
+	    T("variant"), I("sample_index"), I("position"), IP("steps"),
+	    IP("ns"), T("digest"), T("seed"), IE("valid", "0 1"),
+	    XN("invalid_reason"), RN("calib_mhz"), IN("cpu"),
+	    T("received_at"), XN("reason"), RN("calib_after_mhz"),
+	    IN("cycles"), IN("instructions"),
+	    TNE("cycles_source", "pmu calibration test-seam"),
+	    TN("openssl_cap"), IN("host_position"),
 	    TN("openssl_cap_detected"), TN("openssl_cap_cleared"),
-	    IN("msg_len"), I("warmup") } },
-	{ "sample_metrics", T_WRITE, 0, { { "sample_id", 'i', 0, "samples" },
-	    T("name"), { "value", 'r', 0, NULL } } },
+	    IN("msg_len"), IE("warmup", "0 1") } },
+	{ "sample_metrics", T_WRITE, 0, { COL("sample_id", 'i', 0, "samples",
+	    NULL, 0), T("name"), COL("value", 'r', 0, NULL, NULL, 0) } },
 	{ "events", T_WRITE, 1, { I("id"), RUN, TN("host"), T("at"),
-	    T("level"), { "message", 'x', 0, NULL } } },
+	    TE("level", "info warning error"), X("message") } },
 	{ "windows", T_WRITE, 1, { I("id"), RUN, T("study"), T("host"),
-	    { "build_id", 'i', 1, "builds" }, T("holder"), T("started_at"),
-	    TN("finished_at"), XN("before_state"), XN("after_state"),
-	    XN("drift"), TN("verdict"), XN("preflight") } },
+	    COL("build_id", 'i', 1, "builds", NULL, 0), T("holder"),
+	    T("started_at"), TN("finished_at"), XN("before_state"),
+	    XN("after_state"), XN("drift"), TNE("verdict", "quiet noisy"),
+	    XN("preflight") } },
 	{ "disasm", T_WRITE, 0, { BUILD, T("study"), T("variant"), T("symbol"),
-	    { "required", 'x', 0, NULL }, XN("missing"), T("status"),
+	    X("required"), XN("missing"),
+	    TE("status", "ok missing forbidden no-symbol no-tool"),
 	    XN("tool"), XN("excerpt"), XN("forbidden"), XN("present") } },
-	{ "artifacts", T_CHECK, 0, { { "sha256", 'a', 0, NULL }, I("size"),
+	{ "artifacts", T_CHECK, 0, { A("sha256"), I("size"),
 	    T("stored_at") } },
-	{ "artifact_refs", T_WRITE, 0, { RUN, T("host"), BUILD, T("kind"),
-	    T("name"), { "sha256", 'a', 0, NULL } } },
-	{ "refs", T_SKIP, 0, { { NULL, 0, 0, NULL } } },
+	{ "artifact_refs", T_WRITE, 0, { RUN, T("host"), BUILD,
+	    TE("kind", "raw binary disasm build-log build-commands source"),
+	    T("name"), A("sha256") } },
+	{ "refs", T_SKIP, 0, { COL(NULL, 0, 0, NULL, NULL, 0) } },
 };
 
 #define NITABLES (sizeof itables / sizeof itables[0])
@@ -421,6 +447,45 @@ value_wanted(const struct icol *c, const cJSON *v)
 	default:
 		return cJSON_IsString(v) ? NULL : "a string";
 	}
+}
+
+/*
+ * 1 when v, of column c's type, is a value c may hold; else 0, with what
+ * c wants in want ("0 or 1", "\"ok\" or \"failed\"").
+ */
+static int
+value_allowed(const struct icol *c, const cJSON *v, struct strbuf *want)
+{
+	const char *p, *e;
+	char num[32];
+	const char *s = num;
+	size_t n = 0;
+
+	if (cJSON_IsNull(v))
+		return 1;
+	if (c->positive && v->valuedouble < 1) {
+		strbuf_addstr(want, "an integer over 0");
+		return 0;
+	}
+	if (c->in == NULL)
+		return 1;
+	if (cJSON_IsString(v))
+		s = v->valuestring;
+	else
+		snprintf(num, sizeof num, "%lld", (long long)v->valuedouble);
+	for (p = c->in; *p != '\0'; p = *e != '\0' ? e + 1 : e) {
+		e = p + strcspn(p, " ");
+		if ((size_t)(e - p) == strlen(s) && strncmp(p, s, e - p) == 0)
+			return 1;
+		n++;
+	}
+	for (p = c->in; *p != '\0'; p = *e != '\0' ? e + 1 : e, n--) {
+		e = p + strcspn(p, " ");
+		strbuf_addf(want, "%s%s%.*s%s", n == 1 && p != c->in ? " or " :
+		    p != c->in ? ", " : "", c->type == 'i' ? "" : "\"",
+		    (int)(e - p), p, c->type == 'i' ? "" : "\"");
+	}
+	return 0;
 }
 
 static const char *
@@ -602,9 +667,10 @@ check_types(const struct itable *t, const struct header *hd,
     const cJSON *row, long rown, struct so_err *err)
 {
 	const cJSON *v;
-	const char *want;
+	const char *wanted;
+	struct strbuf want = STRBUF_INIT;
 	long ctl;
-	int k;
+	int k, rc;
 
 	if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != hd->ncol)
 		return so_error(err, SO_EPROTO, "rows.json: table \"%s\", row "
@@ -612,10 +678,10 @@ check_types(const struct itable *t, const struct header *hd,
 	/* Along the list: cJSON_GetArrayItem walks it from the start. */
 	for (k = 0, v = row->child; k < hd->ncol; k++, v = v->next) {
 
-		if ((want = value_wanted(hd->col[k], v)) != NULL)
+		if ((wanted = value_wanted(hd->col[k], v)) != NULL)
 			return so_error(err, SO_EPROTO, "rows.json: table "
 			    "\"%s\", row %ld, column \"%s\": expected %s, not "
-			    "%s", t->name, rown, hd->col[k]->name, want,
+			    "%s", t->name, rown, hd->col[k]->name, wanted,
 			    json_kind(v));
 		if ((ctl = control_at(hd->col[k], v)) >= 0)
 			return so_error(err, SO_EPROTO, "rows.json: table "
@@ -623,6 +689,21 @@ check_types(const struct itable *t, const struct header *hd,
 			    "character 0x%02x at byte %ld", t->name, rown,
 			    hd->col[k]->name,
 			    (unsigned char)v->valuestring[ctl], ctl);
+		if (!value_allowed(hd->col[k], v, &want)) {
+			if (cJSON_IsString(v))
+				rc = so_error(err, SO_EPROTO, "rows.json: table "
+				    "\"%s\", row %ld, column \"%s\": expected "
+				    "%s, not \"%.64s\"", t->name, rown,
+				    hd->col[k]->name, want.buf, v->valuestring);
+			else
+				rc = so_error(err, SO_EPROTO, "rows.json: table "
+				    "\"%s\", row %ld, column \"%s\": expected "
+				    "%s, not %lld", t->name, rown,
+				    hd->col[k]->name, want.buf,
+				    (long long)v->valuedouble);
+			strbuf_release(&want);
+			return rc;
+		}
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@ recomputed with steps bounded; an imported run never resumed here."""
 import copy
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -15,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import query, seqorch, write_hosts
+from conftest import ROOT, query, seqorch, write_hosts
 
 
 def openssl(*args):
@@ -586,3 +587,113 @@ def test_a_bad_second_run_leaves_nothing(origin, tmp_path):
     r = do_import(origin, tmp_path, b)
     assert r.returncode == 1
     assert dump(db) == before
+
+
+
+# --- 8: verify refuses what import's database would ---------------------
+
+# This database's own tables: a bundle never writes them (section 2).
+NOT_IMPORTED = {"hosts", "leases", "lease_events", "imports", "refs",
+                "artifacts", "reproductions", "reproduction_runs",
+                "reproduction_hosts", "db_identity"}
+
+
+def schema_checks():
+    """Every CHECK of schema.sql as the last migration leaves it: (table,
+    column, a value it refuses).  A CHECK of another form fails here, so
+    that a new one is taught to this test and to itables alike."""
+    text = re.sub(r"--[^\n]*", "", (ROOT / "schema.sql").read_text())
+    checks = {}
+    for st in text.split(";"):
+        st = " ".join(st.split())
+        if m := re.match(r"CREATE TABLE (\w+) \((.*)\)$", st):
+            table, body = m.groups()
+            checks[table] = {}
+        elif m := re.match(r"ALTER TABLE (\w+) ADD COLUMN \w+ (.*)$", st):
+            table, body = m.groups()
+        elif m := re.match(r"ALTER TABLE (\w+) RENAME TO (\w+)$", st):
+            checks[m[2]] = checks.pop(m[1])
+            continue
+        elif m := re.match(r"DROP TABLE (\w+)$", st):
+            checks.pop(m[1])
+            continue
+        else:
+            assert "CHECK" not in st, st
+            continue
+        for expr in re.findall(r"CHECK \(((?:[^()]|\([^()]*\))*)\)", body):
+            if m := re.fullmatch(r"(\w+) IN \((.*)\)", expr):
+                values = [v.strip() for v in m[2].split(",")]
+                bad = "bogus" if values[0].startswith("'") else \
+                    max(map(int, values)) + 1
+            elif m := re.fullmatch(r"(\w+) > (\d+)", expr):
+                bad = int(m[2])
+            else:
+                raise AssertionError(f"a CHECK this test cannot read: {expr}")
+            checks[table][m[1]] = bad
+    return [(t, c, bad) for t, cols in sorted(checks.items())
+            for c, bad in sorted(cols.items()) if t not in NOT_IMPORTED]
+
+
+def refused_both(origin, tmp_path, b, message):
+    """verify and import both refuse b, exit 1, naming it; the importer's
+    database unchanged."""
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert message in r.stderr, r.stderr
+    db = importer(origin, tmp_path)
+    before = dump(db)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "seqorch: import: refused, the bundle does not verify: " + \
+        message in r.stderr, r.stderr
+    assert dump(db) == before
+    assert query(db, "select count(*) from runs") == [(1,)]
+
+
+@pytest.mark.parametrize("table, column, bad", schema_checks(),
+                         ids=lambda v: str(v))
+def test_every_schema_check_is_verified(origin, tmp_path, table, column,
+                                        bad):
+    """Each value a CHECK of schema.sql refuses, on an imported column, is
+    refused by verify (which has no database) and so by import, as
+    itables mirrors it: not by SQLite halfway through an import."""
+    def edit(t):
+        assert t[table]["rows"], f"no row of {table} in the bundle to try"
+        setcell(t[table], 0, column, bad)
+    b = craft(origin, tmp_path / "b", edit)
+    shown = f'"{bad}"' if isinstance(bad, str) else str(bad)
+    refused_both(origin, tmp_path, b, f'rows.json: table "{table}", row 1, '
+                 f'column "{column}": expected ')
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.stderr.rstrip().endswith(f", not {shown}"), r.stderr
+
+
+def test_an_enumeration_names_its_values(origin, tmp_path):
+    b = craft(origin, tmp_path / "b",
+              lambda t: setcell(t["runs"], 0, "status", "bogus"))
+    refused_both(origin, tmp_path, b, 'rows.json: table "runs", row 1, '
+                 'column "status": expected "running", "ok", "partial", '
+                 '"failed" or "interrupted", not "bogus"')
+
+
+@pytest.mark.parametrize("ns", [-1, 0])
+def test_a_sample_of_no_time_is_refused(origin, tmp_path, ns):
+    """A timing no agent can report (the protocol's ns is 1 at least):
+    before, it verified and imported, and the report dropped it."""
+    b = craft(origin, tmp_path / "b",
+              lambda t: setcell(t["samples"], 1, "ns", ns))
+    refused_both(origin, tmp_path, b, 'rows.json: table "samples", row 2, '
+                 f'column "ns": expected an integer over 0, not {ns}')
+
+
+def test_a_bad_second_run_is_refused_by_verify(origin, tmp_path):
+    """Run 2 of two with a status no database holds: verify refuses the
+    bundle, and import writes nothing of run 1 either."""
+    def edit(t):
+        second_run(t)
+        setcell(t["runs"], 1, "status", "bogus")
+    b = craft(origin, tmp_path / "b", edit,
+              lambda man: man.update(runs=[1, 2]))
+    refused_both(origin, tmp_path, b, 'rows.json: table "runs", row 2, '
+                 'column "status": expected ')
+
