@@ -997,6 +997,7 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 {
 	const struct bundle_file *man;
 	const cJSON *fmt, *runs, *origin;
+	double version;
 	unsigned char *mtext = NULL;
 	char (*shas)[65] = xcalloc(b->n + 1, sizeof *shas);
 	struct so_err later = { 0, "" };
@@ -1020,6 +1021,21 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
 		rc = so_error(err, SO_EPARSE, "manifest.json: not a seqorch "
 		    "bundle");
+		goto fail;
+	}
+	/* A newer format may mean what this seqorch would read otherwise. */
+	version = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+	    info->manifest, "version"));
+	if (!(version >= 1 && version <= 9007199254740991.0) ||
+	    version != (double)(int64_t)version) {
+		rc = so_error(err, SO_EPARSE, "manifest.json: \"version\" is "
+		    "not a format version");
+		goto fail;
+	}
+	if (version > FORMAT_VERSION) {
+		rc = so_error(err, SO_EPARSE, "manifest.json: format version "
+		    "%.0f is newer than this seqorch reads (%d)", version,
+		    FORMAT_VERSION);
 		goto fail;
 	}
 	if ((rc = check_files(b, cJSON_GetObjectItemCaseSensitive(

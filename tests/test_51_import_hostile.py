@@ -697,3 +697,9 @@ def test_a_bad_second_run_is_refused_by_verify(origin, tmp_path):
     refused_both(origin, tmp_path, b, 'rows.json: table "runs", row 2, '
                  'column "status": expected ')
 
+
+def test_a_newer_format_version_is_refused(origin, tmp_path):
+    b = craft(origin, tmp_path / "b", None,
+              lambda man: man.update(version=2))
+    refused_both(origin, tmp_path, b, "manifest.json: format version 2 is "
+                 "newer than this seqorch reads (1)")
