@@ -1,8 +1,9 @@
 /*
- * known_hosts for the SSH transport, as OpenSSH's hostfile.c: which host
- * key algorithms to ask for, the strict check of the key a host presents
- * (unknown, changed, changed type, @revoked), and the line `seqorch hosts
- * trust` appends for a new host.
+ * known_hosts for the SSH transport, as OpenSSH's hostfile.c: reading the
+ * file (the name a host is looked up by, patterns, hashed names, lines
+ * skipped), which host key algorithms to ask for, the strict check of the
+ * key a host presents (unknown, changed, changed type, @revoked), and the
+ * line `seqorch hosts trust` appends for a new host.
  */
 #include "ssh-int.h"
 #include "strbuf.h"
@@ -57,38 +58,22 @@ fingerprint(const unsigned char *blob, size_t len, char *out, size_t outlen)
 	snprintf(out, outlen, "SHA256:%.*s", n, (const char *)b64);
 }
 
-/* Fingerprint of a known_hosts entry, whose key is a base64 key blob. */
-static void
-known_fingerprint(const char *b64, char *out, size_t outlen)
-{
-	size_t len = strlen(b64);
-	unsigned char *blob;
-	int n;
-
-	while (len > 0 && isspace((unsigned char)b64[len - 1]))
-		len--;
-	blob = xmalloc(len / 4 * 3 + 3);
-	n = EVP_DecodeBlock(blob, (const unsigned char *)b64, (int)len);
-	if (n < 0 || len % 4 != 0)
-		snprintf(out, outlen, "(unreadable key)");
-	else {
-		/* EVP_DecodeBlock counts the padding as zero bytes. */
-		if (len >= 1 && b64[len - 1] == '=')
-			n--;
-		if (len >= 2 && b64[len - 2] == '=')
-			n--;
-		fingerprint(blob, (size_t)n, out, outlen);
-	}
-	free(blob);
-}
-
-/* The known_hosts name of the host: OpenSSH's "[addr]:port" unless 22. */
+/*
+ * The known_hosts name of the host: OpenSSH's "[addr]:port" unless 22,
+ * lowercase as ssh makes it, which matters to hashed entries.
+ */
 static char *
 known_name(const struct host *h)
 {
+	char *name, *p;
+
 	if (h->port == 22)
-		return xstrdup(h->address);
-	return xasprintf("[%s]:%d", h->address, h->port);
+		name = xstrdup(h->address);
+	else
+		name = xasprintf("[%s]:%d", h->address, h->port);
+	for (p = name; *p != '\0'; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return name;
 }
 
 /*
@@ -113,59 +98,287 @@ add_methods(struct strbuf *sb, const char *methods, const char **supported,
 	free(copy);
 }
 
+/* A line of known_hosts longer than this is skipped as unreadable. */
+#define KNOWN_LINE_MAX	16384
+
+/* A key known_hosts holds for the host, and the line it is on. */
+struct known_key {
+	const struct keytype *t;
+	unsigned char *blob;
+	size_t len;
+	unsigned long line;
+	int exact;			/* named alone or hashed, not a pattern */
+};
+
 /*
- * Does known_hosts hold a key of type t for host h?  A probe with a key
- * that cannot be right: MISMATCH means there is an entry of this type for
- * the host (hashed names included), NOTFOUND that there is none.  *entry
- * (entry may be NULL) gets the entry found.
+ * What known_hosts says about the one name a host is looked up by, read
+ * as OpenSSH reads it: lines it cannot read are skipped, and the first
+ * of them that names the host is kept, to be named if the host turns out
+ * unknown (the line may have been its entry).
  */
+struct known {
+	char *name;			/* "addr", or "[addr]:port" unless 22 */
+	struct known_key *keys;
+	size_t nkeys;
+	unsigned long bad_line;		/* 0 for none */
+	char bad_why[96];
+};
+
+/* OpenSSH's match_pattern: '*' and '?' wildcards, case-insensitive. */
 static int
-knows_type(LIBSSH2_KNOWNHOSTS *kh, const struct host *h,
-    const struct keytype *t, struct libssh2_knownhost **entry)
+glob_match(const char *s, const char *p, size_t plen)
 {
-	return libssh2_knownhost_checkp(kh, h->address, h->port, "?", 1,
-	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-	    t->known, entry) == LIBSSH2_KNOWNHOST_CHECK_MISMATCH;
+	for (; plen > 0; p++, plen--, s++) {
+		if (*p == '*') {
+			for (; *s != '\0'; s++)
+				if (glob_match(s, p + 1, plen - 1))
+					return 1;
+			return glob_match(s, p + 1, plen - 1);
+		}
+		if (*s == '\0' || (*p != '?' &&
+		    tolower((unsigned char)*p) != tolower((unsigned char)*s)))
+			return 0;
+	}
+	return *s == '\0';
+}
+
+/* Decode base64 of length len into a new buffer; -1 if it is not base64. */
+static int
+b64_decode(const char *b64, size_t len, unsigned char **out, size_t *outlen)
+{
+	unsigned char *blob;
+	int n;
+
+	if (len == 0 || len % 4 != 0 || len > KNOWN_LINE_MAX)
+		return -1;
+	blob = xmalloc(len / 4 * 3 + 1);
+	if ((n = EVP_DecodeBlock(blob, (const unsigned char *)b64,
+	    (int)len)) < 0) {
+		free(blob);
+		return -1;
+	}
+	/* EVP_DecodeBlock counts the padding as zero bytes. */
+	if (b64[len - 1] == '=')
+		n--;
+	if (b64[len - 2] == '=')
+		n--;
+	*out = blob;
+	*outlen = (size_t)n;
+	return 0;
 }
 
 /*
- * Load known_hosts (a missing file is an empty one) and offer first the
- * host key algorithms of the keys it already has for this host, as OpenSSH
- * does: otherwise a server with an RSA and an Ed25519 key could present the
- * one we do not know and be refused as unknown.
+ * Does a known_hosts host field name the host?  0 no, 1 through a
+ * pattern or a list, 2 alone or hashed (a line ssh-keygen -R NAME may
+ * delete without losing another host's entry).
+ * As OpenSSH's match_hostname: a hashed field "|1|salt|hmac" is the
+ * HMAC-SHA1 of the name, otherwise a comma list of patterns in which a
+ * matching "!pattern" excludes the host whatever else matches.
  */
-int
-ssh_load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
+static int
+host_matches(const char *field, const char *name)
 {
-	struct ssh *s = c->impl;
-	const struct host *h = c->host;
-	LIBSSH2_KNOWNHOSTS *kh;
-	const char **algs = NULL;
-	struct strbuf known = STRBUF_INIT, rest = STRBUF_INIT;
-	char buf[256];
-	size_t i;
-	int rc, nalgs;
+	const char *p, *e;
+	unsigned char *salt = NULL, *hash = NULL, md[EVP_MAX_MD_SIZE];
+	size_t saltlen, hashlen, mdlen = 0, len;
+	int hit = 0, neg;
 
-	if ((kh = libssh2_knownhost_init(s->session)) == NULL)
-		return so_error(err, SO_ENOMEM, "host \"%s\": cannot set up "
-		    "known hosts", h->name);
-	if (access(h->known_hosts, F_OK) == 0 &&
-	    (rc = libssh2_knownhost_readfile(kh, h->known_hosts,
-	    LIBSSH2_KNOWNHOST_FILE_OPENSSH)) < 0) {
-		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot read "
-		    "known_hosts \"%s\": %s", h->name, h->known_hosts,
-		    ssh_lasterr(s, buf, sizeof buf));
-		libssh2_knownhost_free(kh);
-		return rc;
+	if (strncmp(field, "|1|", 3) == 0) {
+		p = field + 3;
+		if ((e = strchr(p, '|')) != NULL &&
+		    b64_decode(p, (size_t)(e - p), &salt, &saltlen) == 0 &&
+		    b64_decode(e + 1, strlen(e + 1), &hash, &hashlen) == 0 &&
+		    EVP_Q_mac(NULL, "HMAC", NULL, "SHA1", NULL, salt, saltlen,
+		    (const unsigned char *)name, strlen(name), md, sizeof md,
+		    &mdlen) != NULL)
+			hit = mdlen == hashlen && memcmp(md, hash, mdlen) == 0 ?
+			    2 : 0;
+		free(salt);
+		free(hash);
+		return hit;
 	}
-	if ((nalgs = libssh2_session_supported_algs(s->session,
-	    LIBSSH2_METHOD_HOSTKEY, &algs)) <= 0) {
-		*out = kh;
-		return 0;
+	for (p = field; *p != '\0'; p = *e == ',' ? e + 1 : e) {
+		e = p + strcspn(p, ",");
+		neg = *p == '!';
+		len = (size_t)(e - p) - (neg ? 1 : 0);
+		if (!glob_match(name, neg ? p + 1 : p, len))
+			continue;
+		if (neg)
+			return 0;
+		hit = strchr(field, ',') == NULL && strpbrk(field, "*?") == NULL ?
+		    2 : 1;
+	}
+	return hit;
+}
+
+/* Remember the first line naming the host that could not be read. */
+static void
+known_bad(struct known *k, unsigned long line, const char *why)
+{
+	if (k->bad_line == 0) {
+		k->bad_line = line;
+		snprintf(k->bad_why, sizeof k->bad_why, "%s", why);
+	}
+}
+
+/*
+ * One line of known_hosts: a key for k->name is added to k.  Markers
+ * are skipped: @revoked keys are refused by revoked(), and @cert-authority
+ * keys sign host certificates, which libssh2 does not use.
+ */
+static void
+known_line(struct known *k, char *line, unsigned long lineno, int toolong)
+{
+	char *f[3], *p = line, why[96];
+	unsigned char *blob = NULL;
+	size_t n = 0, len, i, tlen;
+	const struct keytype *t = NULL;
+	int hit;
+
+	while (n < 3 && *(p += strspn(p, " \t\r\n")) != '\0') {
+		f[n++] = p;
+		p += strcspn(p, " \t\r\n");
+		if (*p != '\0')
+			*p++ = '\0';
+	}
+	if (n == 0 || f[0][0] == '#' || f[0][0] == '@')
+		return;
+	if ((hit = host_matches(f[0], k->name)) == 0)
+		return;
+	if (toolong) {
+		known_bad(k, lineno, "it is too long");
+		return;
+	}
+	if (n < 3) {
+		known_bad(k, lineno, "it has no key");
+		return;
 	}
 	for (i = 0; i < NKEYTYPES; i++)
-		add_methods(knows_type(kh, h, &keytypes[i], NULL) ? &known :
-		    &rest, keytypes[i].methods, algs, nalgs);
+		if (strcmp(f[1], keytypes[i].name) == 0)
+			t = &keytypes[i];
+	if (t == NULL) {
+		/* ssh-dss, security keys, ...: OpenSSH's, but not ours. */
+		snprintf(why, sizeof why, "its key type \"%.40s\" is one seqorch "
+		    "does not know", f[1]);
+		known_bad(k, lineno, why);
+		return;
+	}
+	/* The blob starts with its type, as a string: OpenSSH checks that. */
+	tlen = strlen(t->name);
+	if (b64_decode(f[2], strlen(f[2]), &blob, &len) != 0 ||
+	    len < 4 + tlen || blob[0] != 0 || blob[1] != 0 ||
+	    (size_t)(blob[2] << 8 | blob[3]) != tlen ||
+	    memcmp(blob + 4, t->name, tlen) != 0) {
+		free(blob);
+		snprintf(why, sizeof why, "its %s key is unreadable", t->name);
+		known_bad(k, lineno, why);
+		return;
+	}
+	ALLOC_GROW(k->keys, k->nkeys);
+	k->keys[k->nkeys++] = (struct known_key){ t, blob, len, lineno,
+	    hit == 2 };
+}
+
+void
+ssh_known_free(struct known *k)
+{
+	size_t i;
+
+	if (k == NULL)
+		return;
+	for (i = 0; i < k->nkeys; i++)
+		free(k->keys[i].blob);
+	free(k->keys);
+	free(k->name);
+	free(k);
+}
+
+/*
+ * Read what known_hosts holds for the host (a missing file holds
+ * nothing).  Lines are read as OpenSSH reads them, not by libssh2, whose
+ * readfile gives up on the whole file at its first bad line and whose
+ * check takes a plain "addr" entry for a host on any port: OpenSSH looks
+ * a host on port 22 up as "addr" only, on another port as "[addr]:port"
+ * only.
+ */
+static int
+known_read(const struct host *h, struct known **out, struct so_err *err)
+{
+	struct known *k = xmalloc(sizeof *k);
+	char line[KNOWN_LINE_MAX], buf[128];
+	unsigned long lineno = 0;
+	struct stat st;
+	size_t len;
+	int c, toolong, rc = 0;
+	FILE *f;
+
+	*k = (struct known){ .name = known_name(h) };
+	if ((f = fopen(h->known_hosts, "re")) == NULL) {
+		if (errno != ENOENT)
+			rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot "
+			    "read known_hosts \"%s\": %s", h->name,
+			    h->known_hosts, ssh_errtext(errno, buf, sizeof buf));
+		goto out;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": known_hosts "
+		    "\"%s\" is a directory", h->name, h->known_hosts);
+		goto out;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		lineno++;
+		len = strlen(line);
+		toolong = 0;
+		if (len == sizeof line - 1 && line[len - 1] != '\n') {
+			/* Skip the rest; the start still names its host. */
+			while ((c = getc(f)) != EOF && c != '\n')
+				toolong = 1;
+		}
+		known_line(k, line, lineno, toolong);
+	}
+	if (ferror(f))
+		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot read "
+		    "known_hosts \"%s\": %s", h->name, h->known_hosts,
+		    ssh_errtext(errno, buf, sizeof buf));
+out:
+	if (f != NULL)
+		fclose(f);
+	if (rc != 0) {
+		ssh_known_free(k);
+		k = NULL;
+	}
+	*out = k;
+	return rc;
+}
+
+/*
+ * Read known_hosts and offer first the host key algorithms of the keys
+ * it already has for this host, as OpenSSH does: otherwise a server with
+ * an RSA and an Ed25519 key could present the one we do not know and be
+ * refused as unknown.
+ */
+int
+ssh_load_known(struct conn *c, struct known **out, struct so_err *err)
+{
+	struct ssh *s = c->impl;
+	struct known *k;
+	const char **algs = NULL;
+	struct strbuf known = STRBUF_INIT, rest = STRBUF_INIT;
+	size_t i, j;
+	int rc, nalgs, has;
+
+	if ((rc = known_read(c->host, &k, err)) != 0)
+		return rc;
+	*out = k;
+	if ((nalgs = libssh2_session_supported_algs(s->session,
+	    LIBSSH2_METHOD_HOSTKEY, &algs)) <= 0)
+		return 0;
+	for (i = 0; i < NKEYTYPES; i++) {
+		for (has = 0, j = 0; j < k->nkeys; j++)
+			has |= k->keys[j].t == &keytypes[i];
+		add_methods(has ? &known : &rest, keytypes[i].methods, algs,
+		    nalgs);
+	}
 	libssh2_free(s->session, algs);
 	/* Known types first. */
 	if (known.len > 0 && rest.len > 0)
@@ -176,34 +389,28 @@ ssh_load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out, struct so_err *err)
 		    known.buf);
 	strbuf_release(&rest);
 	strbuf_release(&known);
-	*out = kh;
 	return 0;
 }
 
 /* Append the host's key to known_hosts as one OpenSSH line. */
 static int
-record_key(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *key,
-    size_t keylen, int known, struct so_err *err)
+record_key(struct conn *c, const struct known *k, const struct keytype *t,
+    const char *key, size_t keylen, struct so_err *err)
 {
 	const struct host *h = c->host;
-	struct libssh2_knownhost *entry = NULL;
-	static const char comment[] = "added by seqorch hosts trust";
-	char *name = known_name(h), *dir = NULL, line[16384], last = '\n';
+	char *line, *b64, *dir = NULL, last = '\n';
 	char buf[128];
 	const char *slash;
-	size_t len = 0;
+	size_t len;
 	ssize_t n;
 	int fd = -1, rc = 0;
 
-	if (libssh2_knownhost_addc(kh, name, NULL, key, keylen, comment,
-	    sizeof comment - 1, LIBSSH2_KNOWNHOST_TYPE_PLAIN |
-	    LIBSSH2_KNOWNHOST_KEYENC_RAW | known, &entry) != 0 ||
-	    libssh2_knownhost_writeline(kh, entry, line, sizeof line, &len,
-	    LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0) {
-		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot format "
-		    "a known_hosts line for %s", h->name, name);
-		goto out;
-	}
+	b64 = xmalloc(4 * (keylen / 3 + 1) + 1);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)key,
+	    (int)keylen);
+	line = xasprintf("%s %s %s added by seqorch hosts trust\n", k->name,
+	    t->name, b64);
+	len = strlen(line);
 	fd = open(h->known_hosts, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC,
 	    0600);
 	/* Like ssh, make a missing ~/.ssh (one level, private) on first use. */
@@ -239,7 +446,8 @@ out:
 	if (fd != -1)
 		close(fd);
 	free(dir);
-	free(name);
+	free(line);
+	free(b64);
 	return rc;
 }
 
@@ -277,42 +485,25 @@ revoked(const char *path, const char *key, size_t keylen)
 }
 
 /*
- * A key of another type that known_hosts holds for the host, if any:
- * the host known by one key type that now presents only another.  Returns
- * the type and sets *entry, or NULL.
- */
-static const struct keytype *
-other_known_type(struct conn *c, LIBSSH2_KNOWNHOSTS *kh,
-    const struct keytype *t, struct libssh2_knownhost **entry)
-{
-	size_t i;
-
-	for (i = 0; i < NKEYTYPES; i++) {
-		if (&keytypes[i] == t)
-			continue;
-		if (knows_type(kh, c->host, &keytypes[i], entry))
-			return &keytypes[i];
-	}
-	return NULL;
-}
-
-/*
- * Strict host key check.  An unknown key is refused with the command that
- * would trust it, unless flags has CONN_TRUST_NEW; a changed key is always
- * refused, with both fingerprints, and so is a host known by a key of
- * another type (ssh_load_known() asked for that type first, so the host has
- * none any more): trusting the new key would hide a replaced host.
+ * Strict host key check, as OpenSSH's check_key_in_hostkeys: a key of
+ * known_hosts equal to the one presented lets the connection go on
+ * wherever it is; otherwise a key of the same type, then one of another
+ * type, means the key changed and is always refused, with both
+ * fingerprints and the line (ssh_load_known() asked for a known type
+ * first, so a host showing another has none any more): trusting the new
+ * key would hide a replaced host.  An unknown key is refused with the
+ * command that would trust it, unless flags has CONN_TRUST_NEW.
  */
 int
-ssh_check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
+ssh_check_hostkey(struct conn *c, struct known *k, int flags,
     struct so_err *err)
 {
 	struct ssh *s = c->impl;
 	const struct host *h = c->host;
-	struct libssh2_knownhost *k = NULL;
-	const struct keytype *t = NULL, *other;
+	const struct keytype *t = NULL;
+	const struct known_key *same = NULL, *other = NULL, *e;
 	const char *key;
-	char known[64], *name;
+	char known[64], how[512], bad[256] = "";
 	size_t len, i;
 	int type, rc;
 
@@ -328,62 +519,61 @@ ssh_check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
 	s->keytype = t->name;
 	fingerprint((const unsigned char *)key, len, s->fingerprint,
 	    sizeof s->fingerprint);
-	name = known_name(h);
-	if (revoked(h->known_hosts, key, len)) {
-		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
+	if (revoked(h->known_hosts, key, len))
+		return so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
 		    "(%s %s) is marked @revoked in known_hosts \"%s\"; "
-		    "refusing to connect", h->name, name, t->name,
+		    "refusing to connect", h->name, k->name, t->name,
 		    s->fingerprint, h->known_hosts);
-		goto out;
+	for (i = 0; i < k->nkeys; i++) {
+		e = &k->keys[i];
+		if (e->t != t) {
+			if (other == NULL)
+				other = e;
+			continue;
+		}
+		if (e->len == len && memcmp(e->blob, key, len) == 0)
+			return 0;
+		if (same == NULL)
+			same = e;
 	}
-	rc = libssh2_knownhost_checkp(kh, h->address, h->port, key, len,
-	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-	    t->known, &k);
-	switch (rc) {
-	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
-		rc = 0;
-		break;
-	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
-		known_fingerprint(k->key, known, sizeof known);
-		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
-		    "has changed: known_hosts \"%s\" has %s %s, the server "
+	if ((e = same != NULL ? same : other) != NULL) {
+		fingerprint(e->blob, e->len, known, sizeof known);
+		/*
+		 * -R deletes every line matching the name, patterns and
+		 * lists that stand for other hosts too included.
+		 */
+		if (e->exact)
+			snprintf(how, sizeof how, "remove that line, or run "
+			    "ssh-keygen -R '%s' -f '%s'", k->name,
+			    h->known_hosts);
+		else
+			snprintf(how, sizeof how, "remove that line");
+	}
+	if (same != NULL)
+		return so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
+		    "has changed: known_hosts \"%s\":%lu has %s %s, the server "
 		    "presented %s %s; refusing to connect (if the host was "
-		    "reinstalled, remove its old line from known_hosts)",
-		    h->name, name, h->known_hosts, t->name, known, t->name,
-		    s->fingerprint);
-		break;
-	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
-		if ((other = other_known_type(c, kh, t, &k)) != NULL) {
-			known_fingerprint(k->key, known, sizeof known);
-			rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key "
-			    "for %s changed type: known_hosts \"%s\" has %s %s,"
-			    " and the server offers no %s key but %s %s; "
-			    "refusing to connect (if the host's keys were "
-			    "replaced, remove the old one first: ssh-keygen -R "
-			    "'%s' -f '%s')", h->name, name, h->known_hosts,
-			    other->name, known, other->name, t->name,
-			    s->fingerprint, name, h->known_hosts);
-			break;
-		}
-		if (flags & CONN_TRUST_NEW) {
-			rc = record_key(c, kh, key, len, t->known, err);
-			s->recorded = rc == 0;
-			break;
-		}
-		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
-		    "is not in known_hosts \"%s\" (%s %s); if that fingerprint "
-		    "is right, run \"seqorch hosts trust %s%s\"", h->name,
-		    name, h->known_hosts, t->name, s->fingerprint,
-		    s->trust_name, h->hint != NULL ? h->hint : "");
-		break;
-	default:
-		rc = so_error(err, SO_EHOSTKEY, "host \"%s\": cannot check the "
-		    "host key for %s against \"%s\"", h->name, name,
-		    h->known_hosts);
-		break;
+		    "reinstalled, %s)", h->name, k->name, h->known_hosts,
+		    same->line, t->name, known, t->name, s->fingerprint, how);
+	if (other != NULL)
+		return so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s "
+		    "changed type: known_hosts \"%s\":%lu has %s %s, and the "
+		    "server offers no %s key but %s %s; refusing to connect (if "
+		    "the host's keys were replaced, %s first)", h->name,
+		    k->name, h->known_hosts, other->line, other->t->name,
+		    known, other->t->name, t->name, s->fingerprint, how);
+	if (flags & CONN_TRUST_NEW) {
+		rc = record_key(c, k, t, key, len, err);
+		s->recorded = rc == 0;
+		return rc;
 	}
-out:
-	free(name);
-	return rc;
+	if (k->bad_line != 0)
+		snprintf(bad, sizeof bad, "; known_hosts \"%s\":%lu names it "
+		    "but was skipped: %s", h->known_hosts, k->bad_line,
+		    k->bad_why);
+	return so_error(err, SO_EHOSTKEY, "host \"%s\": host key for %s is "
+	    "not in known_hosts \"%s\" (%s %s)%s; if that fingerprint is "
+	    "right, run \"seqorch hosts trust %s%s\"", h->name, k->name,
+	    h->known_hosts, t->name, s->fingerprint, bad, s->trust_name,
+	    h->hint != NULL ? h->hint : "");
 }
-

@@ -111,15 +111,16 @@ int ssh_again(struct ssh *s, int rc, int64_t deadline, int *werr);
 int ssh_fail(struct conn *c, int rc, const char *what, struct so_err *err);
 
 /*
- * ssh-hostfile.c: load known_hosts into *out (the caller frees it with
- * libssh2_knownhost_free) and prefer the host key algorithms it knows;
- * then, after the handshake, the strict check of the key the host
- * presented (recording it with CONN_TRUST_NEW).
+ * ssh-hostfile.c: read what known_hosts holds for the host into *out (the
+ * caller frees it with ssh_known_free; NULL on error) and prefer the host
+ * key algorithms it knows; then, after the handshake, the strict check of
+ * the key the host presented (recording it with CONN_TRUST_NEW).
  */
-int ssh_load_known(struct conn *c, LIBSSH2_KNOWNHOSTS **out,
+struct known;
+int ssh_load_known(struct conn *c, struct known **out, struct so_err *err);
+int ssh_check_hostkey(struct conn *c, struct known *k, int flags,
     struct so_err *err);
-int ssh_check_hostkey(struct conn *c, LIBSSH2_KNOWNHOSTS *kh, int flags,
-    struct so_err *err);
+void ssh_known_free(struct known *k);
 
 /* ssh-auth.c: public key authentication, by deadline.  0 or SO_E*. */
 int ssh_authenticate(struct conn *c, int64_t deadline, struct so_err *err);

@@ -291,7 +291,7 @@ static int
 handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
 {
 	struct ssh *s = c->impl;
-	LIBSSH2_KNOWNHOSTS *kh = NULL;
+	struct known *kh = NULL;
 	int rc, w = 0;
 
 	if ((s->session = libssh2_session_init_ex(NULL, NULL, NULL, s)) ==
@@ -319,7 +319,7 @@ handshake(struct conn *c, int flags, int64_t deadline, struct so_err *err)
 		rc = ssh_fail(c, rc, "ssh handshake", err);
 	else
 		rc = ssh_check_hostkey(c, kh, flags, err);
-	libssh2_knownhost_free(kh);
+	ssh_known_free(kh);
 	return rc;
 }
 

@@ -209,7 +209,7 @@ def test_key_type_switch_is_refused(tmp_path, sshd_factory):
         assert r.returncode == 1, r.stdout
         out = r.stdout + r.stderr
         assert (f'host "genoa": host key for {s.known_name} changed type: '
-                f'known_hosts "{s.known_hosts}" has ssh-ed25519 {old_fp}, '
+                f'known_hosts "{s.known_hosts}":1 has ssh-ed25519 {old_fp}, '
                 f'and the server offers no ssh-ed25519 key but '
                 f'ecdsa-sha2-nistp256 {s.host_fingerprint}; refusing to '
                 f'connect') in out, out
@@ -252,6 +252,84 @@ def test_hashed_known_hosts(tmp_path, sshd_factory):
     assert r.returncode == 1
     assert "has changed" in r.stdout
     assert old in r.stdout and s.host_fingerprint in r.stdout
+
+
+def test_port_22_entry_does_not_apply_to_other_ports(tmp_path,
+                                                     sshd_factory):
+    """As OpenSSH looks a host up: a plain "addr" entry is port 22's, and
+    a host on another port is known by "[addr]:port" entries only, so a
+    wrong plain entry neither blocks it nor does a right one trust it."""
+    s = sshd_factory("genoa")
+    right = s.known_hosts.read_text().split()[1:3]
+    keygen(tmp_path / "other", "another-host")
+    wrong = (tmp_path / "other.pub").read_text().split()[:2]
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    s.known_hosts.write_text(f"{s.address} {right[0]} {right[1]}\n")
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert (f"host key for {s.known_name} is not in known_hosts"
+            in block(r.stdout, "genoa"))
+    s.known_hosts.write_text(f"{s.address} {wrong[0]} {wrong[1]}\n")
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"recorded ssh-ed25519 {s.host_fingerprint}" in r.stdout
+    lines = s.known_hosts.read_text().splitlines()
+    assert lines[0] == f"{s.address} {wrong[0]} {wrong[1]}"
+    assert lines[1].startswith(f"{s.known_name} ssh-ed25519 {right[1]}")
+
+
+def test_changed_key_names_its_line(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    keygen(tmp_path / "old", "host-genoa-before")
+    old = (tmp_path / "old.pub").read_text().split()[:2]
+    s.known_hosts.write_text(f"# hosts\n{s.address} {old[0]} {old[1]}\n"
+                             f"{s.known_name} {old[0]} {old[1]}\n")
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert (f'host key for {s.known_name} has changed: known_hosts '
+            f'"{s.known_hosts}":3 has ssh-ed25519 '
+            f'{fingerprint(tmp_path / "old.pub")}, the server presented '
+            f'ssh-ed25519 {s.host_fingerprint}') in r.stdout
+    assert f"ssh-keygen -R '{s.known_name}' -f '{s.known_hosts}'" in r.stdout
+
+
+def test_unreadable_known_hosts_lines_are_skipped(tmp_path, sshd_factory):
+    """As OpenSSH: a line that cannot be read is skipped, not the file;
+    one that names the host is named by its line when the host is then
+    unknown, and is no changed key."""
+    s = sshd_factory("genoa")
+    good = s.known_hosts.read_text()
+    write_hosts_toml(tmp_path / "hosts.toml", {"genoa": s.host_entry()})
+    s.known_hosts.write_text("not a known_hosts line\n" + good +
+                             "127.0.0.9 ssh-ed25519 AAAAC3Nza")
+    r = run_hosts(tmp_path, "trust", "genoa")
+    assert r.returncode == 0, r.stderr
+    assert "already trusted" in r.stdout
+    s.known_hosts.write_text(f"# hosts\n{s.known_name} ssh-ed25519 "
+                             "AAAAC3NzaC1lZDI1NTE5AAAAIBroken\n")
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    b = block(r.stdout, "genoa")
+    assert "has changed" not in b
+    assert (f'host key for {s.known_name} is not in known_hosts '
+            f'"{s.known_hosts}" (ssh-ed25519 {s.host_fingerprint}); '
+            f'known_hosts "{s.known_hosts}":2 names it but was skipped: '
+            "its ssh-ed25519 key is unreadable") in b, b
+
+
+def test_known_hosts_directory(tmp_path, sshd_factory):
+    s = sshd_factory("genoa")
+    d = tmp_path / "known.d"
+    d.mkdir()
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"genoa": s.host_entry(known_hosts=str(d))})
+    for args in (("check",), ("trust", "genoa")):
+        r = run_hosts(tmp_path, *args)
+        assert r.returncode == 1
+        out = r.stdout + r.stderr
+        assert f'host "genoa": known_hosts "{d}" is a directory' in out, out
+        assert "hosts trust genoa" not in out
 
 
 def test_known_key_type_is_asked_for_first(tmp_path, sshd_factory):
