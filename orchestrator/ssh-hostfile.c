@@ -124,22 +124,34 @@ struct known {
 	char bad_why[96];
 };
 
-/* OpenSSH's match_pattern: '*' and '?' wildcards, case-insensitive. */
+/*
+ * OpenSSH's match_pattern: '*' and '?' wildcards, case-insensitive.  On
+ * a mismatch only the last '*' takes one more character (any earlier one
+ * could take whatever it would), so a line of stars costs len(s) times
+ * its length, where trying every split would never end.
+ */
 static int
 glob_match(const char *s, const char *p, size_t plen)
 {
-	for (; plen > 0; p++, plen--, s++) {
-		if (*p == '*') {
-			for (; *s != '\0'; s++)
-				if (glob_match(s, p + 1, plen - 1))
-					return 1;
-			return glob_match(s, p + 1, plen - 1);
-		}
-		if (*s == '\0' || (*p != '?' &&
-		    tolower((unsigned char)*p) != tolower((unsigned char)*s)))
+	const char *end = p + plen, *star = NULL, *retry = NULL;
+
+	while (*s != '\0') {
+		if (p < end && *p == '*') {
+			star = ++p;
+			retry = s;
+		} else if (p < end && (*p == '?' || tolower((unsigned char)*p) ==
+		    tolower((unsigned char)*s))) {
+			p++;
+			s++;
+		} else if (star != NULL) {
+			p = star;
+			s = ++retry;
+		} else
 			return 0;
 	}
-	return *s == '\0';
+	while (p < end && *p == '*')
+		p++;
+	return p == end;
 }
 
 /* Decode base64 of length len into a new buffer; -1 if it is not base64. */
