@@ -46,6 +46,7 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct db *db = NULL;
 	const char *output = NULL, *reproduce = NULL, *table_opt = NULL;
 	struct atomic_file af = { .fd = -1 };
+	char seed_ref[64];
 	FILE *out = stdout;
 	int ch, done, latest = 0, format_set = 0, ret;
 
@@ -106,12 +107,17 @@ report_exec(const struct cmd_entry *self, int argc, char **argv)
 			reproduce = optarg;
 			break;
 		case 'R':
-			if (!figures_known(optarg)) {
+			/* "genoa", as hosts.toml's reference key writes it. */
+			snprintf(seed_ref, sizeof seed_ref, "seed:%s", optarg);
+			if (figures_known(seed_ref))
+				o.reference = seed_ref;
+			else if (figures_known(optarg))
+				o.reference = optarg;
+			else {
 				figures_find(optarg, "", NULL, &err);
 				cmd_error(err.msg);
 				return EXIT_USAGE;
 			}
-			o.reference = optarg;
 			break;
 		}
 	}
@@ -260,7 +266,8 @@ const struct cmd_entry cmd_report_entry = {
 		    CMD_VALUE_ANY, NULL },
 		{ "reference", 'R', 0, "R",
 		    "show the published figure R beside the local\n"
-		    "best (seed:graviton5, seed:m4, seed:genoa)",
+		    "best (seed:graviton5, seed:m4, seed:genoa, or\n"
+		    "the machine alone as hosts.toml's reference)",
 		    CMD_VALUE_ANY, NULL },
 		{ "max-cv", 'C', 0, "PCT",
 		    "flag a cell whose coefficient of variation is\n"

@@ -378,6 +378,9 @@ cfg_set_key(const struct ctx *c, const struct key_def *k, const cJSON *item,
 	case KEY_REFERENCE:
 		if ((r = get_string(c, item, k->name, "a string", 0, &s)) < 0)
 			return r;
+		/* As --reference writes it, too. */
+		if (strncmp(s, "seed:", 5) == 0)
+			s += 5;
 		for (r = 0; published_machines[r] != NULL &&
 		    strcmp(published_machines[r], s) != 0; r++)
 			;

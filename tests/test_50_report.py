@@ -772,6 +772,9 @@ def test_reference(site):
     assert doc["runs"][0]["reference"]["median_rate"] == 8072000
     p = sq(site, "report", "--reference", "seed:pdp11", check=False)
     assert p.returncode == 2 and "unknown reference" in p.stderr
+    # The machine alone, as hosts.toml's reference key names it.
+    assert sq(site, "report", "--run", 1, "--reference", "genoa").stdout == \
+        out
 
 
 def modified(site, tmp_path, *sql):

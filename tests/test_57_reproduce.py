@@ -94,7 +94,8 @@ def test_reproduce_list_and_dry_run(tmp_path):
 def test_reference_key_names_the_seeds_machines(tmp_path):
     doc = json.loads((ROOT / "reference" / "seeds.json").read_text())
     ids = {e["id"].removeprefix("seed:") for e in doc["references"]}
-    for m in sorted(ids):
+    # The machine, or the reference's id as --reference takes it.
+    for m in sorted(ids) + ["seed:genoa"]:
         (tmp_path / "hosts.toml").write_text(
             f'[hosts.a]\ntransport = "local"\nreference = "{m}"\n')
         r = seqorch(tmp_path, "hosts", "list")
