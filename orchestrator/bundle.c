@@ -547,7 +547,7 @@ check_files(const struct bundle *b, const cJSON *files, char (*shas)[65],
 {
 	const cJSON *f;
 	char *sha;
-	size_t i, listed = 0;
+	size_t i;
 	int rc;
 
 	if (!cJSON_IsArray(files))
@@ -566,16 +566,18 @@ check_files(const struct bundle *b, const cJSON *files, char (*shas)[65],
 			return so_error(err, SO_EINVAL, "bundle: \"%s\" is "
 			    "listed in the manifest but missing",
 			    p->valuestring);
+		/* Hashed once, when first listed: a second entry is a lie. */
 		sha = shas[bf - b->files];
-		if (sha[0] == '\0' &&
-		    (rc = bundle_file_sha256(bf, sha, err)) != 0)
+		if (sha[0] != '\0')
+			return so_error(err, SO_EPARSE, "manifest.json: \"%s\" "
+			    "is listed twice", p->valuestring);
+		if ((rc = bundle_file_sha256(bf, sha, err)) != 0)
 			return rc;
 		if (strcmp(sha, s->valuestring) != 0 ||
 		    (double)bf->len != n->valuedouble)
 			return so_error(err, SO_EINVAL, "bundle: \"%s\" was "
 			    "changed: sha256 %s, the manifest says %s",
 			    p->valuestring, sha, s->valuestring);
-		listed++;
 	}
 	for (i = 0; i < b->n; i++) {
 		const char *p = b->files[i].path;
@@ -591,7 +593,6 @@ check_files(const struct bundle *b, const cJSON *files, char (*shas)[65],
 			return so_error(err, SO_EINVAL, "bundle: \"%s\" is not "
 			    "in the manifest", p);
 	}
-	(void)listed;
 	return 0;
 }
 
@@ -997,6 +998,7 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 {
 	const struct bundle_file *man;
 	const cJSON *fmt, *runs, *origin;
+	const char *fpr;
 	double version;
 	unsigned char *mtext = NULL;
 	char (*shas)[65] = xcalloc(b->n + 1, sizeof *shas);
@@ -1036,6 +1038,16 @@ bundle_verify(const struct bundle *b, const char *pubkey_path,
 		rc = so_error(err, SO_EPARSE, "manifest.json: format version "
 		    "%.0f is newer than this seqorch reads (%d)", version,
 		    FORMAT_VERSION);
+		goto fail;
+	}
+	/* The key it names is the one that signed it, or it misleads. */
+	fpr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	    info->manifest, "key_fingerprint"));
+	if (pubkey_path != NULL && (fpr == NULL ||
+	    strcmp(fpr, info->key_fingerprint) != 0)) {
+		rc = so_error(err, SO_EINVAL, "manifest.json: it names key "
+		    "%.64s, but key \"%s\" (%s) signed it", fpr != NULL ?
+		    fpr : "(none)", pubkey_path, info->key_fingerprint);
 		goto fail;
 	}
 	if ((rc = check_files(b, cJSON_GetObjectItemCaseSensitive(

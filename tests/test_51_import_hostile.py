@@ -363,6 +363,29 @@ def test_a_run_listed_twice_is_refused(origin, tmp_path):
     assert "manifest.json: run 1 is listed twice" in r.stderr, r.stderr
 
 
+def test_a_manifest_that_misnames_its_key_or_lists_a_file_twice(origin,
+                                                                tmp_path):
+    """Signed, and still refused: a manifest naming a key other than the
+    one whose signature it bears, or listing a file twice."""
+    b = craft(origin, tmp_path / "b", None,
+              lambda man: man.update(key_fingerprint="0" * 64))
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert f"manifest.json: it names key {'0' * 64}, but key " \
+        f'"{origin / "key.pub"}"' in r.stderr, r.stderr
+    b = craft(origin, tmp_path / "c")
+    man = json.loads((b / "manifest.json").read_text())
+    man["files"].append(man["files"][0])
+    (b / "manifest.json").write_text(json.dumps(man))
+    sig = openssl("pkeyutl", "-sign", "-rawin", "-inkey",
+                  origin / "key.pem", "-in", b / "manifest.json").stdout
+    (b / "manifest.sig").write_text(sig.hex() + "\n")
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    assert r.returncode == 1
+    assert f'manifest.json: "{man["files"][0]["path"]}" is listed twice' \
+        in r.stderr, r.stderr
+
+
 # --- 5: an imported run is never resumed here ---------------------------
 
 def test_resume_of_an_imported_run_is_refused(origin, tmp_path):
