@@ -729,10 +729,14 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			break;
 		}
 	/* Studies a stop left out have no run to resume: named, not lost. */
-	if (study != NULL)
-		fprintf(stderr, "seqorch: not run: %s%s%s (a run of its own "
-		    "each: seqorch run --study %s%s%s)\n", study, p ? "," : "",
-		    p ? p : "", study, p ? "," : "", p ? p : "");
+	if (study != NULL) {
+		char *left = xasprintf("%s%s%s", study, p ? "," : "",
+		    p ? p : "");
+
+		fprintf(stderr, "seqorch: not run: %s (a run of its own each: "
+		    "seqorch run --study %s)\n", left, left);
+		free(left);
+	}
 out:
 	free(o.cache);
 	free(expanded);

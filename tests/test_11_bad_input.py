@@ -53,6 +53,9 @@ def test_bad_config(scratch, text, where, what):
     (["--lease-expiry", "0"], 'invalid --lease-expiry "0"'),
     (["--warmup", "-1"], 'invalid --warmup "-1": expected an integer from '
      '0 to 1000'),
+    # 0, the default, parses: what refuses it here is --resume.
+    (["--resume", "1", "--warmup", "0"],
+     "--warmup cannot be given with --resume"),
     (["--parallel", "0"], 'invalid --parallel "0"'),
 ])
 def test_bad_options(scratch, args, msg):
