@@ -268,6 +268,21 @@ cmp_name(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+/* File path of the store, listed as name and what it is, goes. */
+static int
+gc_remove(struct gc_state *g, const char *path, const char *name,
+    int64_t size, const char *what)
+{
+	fprintf(g->out, "%s  %lld bytes%s%s\n", name, (long long)size, what,
+	    g->dry_run ? " (would remove)" : "");
+	g->n++;
+	g->bytes += (uint64_t)size;
+	if (!g->dry_run && unlink(path) != 0 && errno != ENOENT)
+		return so_error(g->err, SO_EIO, "cannot remove \"%s\": %s",
+		    path, strerror(errno));
+	return 0;
+}
+
 static int
 gc_one(void *arg, const char *sha256, int64_t size)
 {
@@ -287,34 +302,11 @@ gc_one(void *arg, const char *sha256, int64_t size)
 	    sizeof *g->keep, cmp_name) != NULL)
 		return 0;
 	path = artifact_path(g->db, sha256);
-	fprintf(g->out, "%s  %lld bytes%s\n", sha256, (long long)size,
-	    g->dry_run ? " (would remove)" : "");
-	g->n++;
-	g->bytes += (uint64_t)size;
-	if (!g->dry_run && unlink(path) != 0 && errno != ENOENT)
-		rc = so_error(g->err, SO_EIO, "cannot remove \"%s\": %s", path,
-		    strerror(errno));
+	rc = gc_remove(g, path, sha256, size, "");
 	free(path);
 	return rc;
 }
 
-/*
- * A write artifact_put never renamed into place (its process died): no
- * database can name it.  Files neither ours nor such are left alone.
- */
-static int
-gc_cut_short(struct gc_state *g, const char *path, const char *name,
-    int64_t size)
-{
-	fprintf(g->out, "%s  %lld bytes, a write cut short%s\n", name,
-	    (long long)size, g->dry_run ? " (would remove)" : "");
-	g->n++;
-	g->bytes += (uint64_t)size;
-	if (!g->dry_run && unlink(path) != 0 && errno != ENOENT)
-		return so_error(g->err, SO_EIO, "cannot remove \"%s\": %s",
-		    path, strerror(errno));
-	return 0;
-}
 
 static int
 keep_name(void *arg, const char *sha256)
@@ -418,8 +410,13 @@ artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
 		    time(NULL) - sb.st_mtime <= GC_MIN_AGE)
 			;
 		else if (strncmp(e->d_name, ".tmp.", 5) == 0)
-			rc = gc_cut_short(&g, path, e->d_name,
-			    (int64_t)sb.st_size);
+			/*
+			 * A write artifact_put never renamed into place (its
+			 * process died): no database can name it.  Files
+			 * neither ours nor such are left alone.
+			 */
+			rc = gc_remove(&g, path, e->d_name,
+			    (int64_t)sb.st_size, ", a write cut short");
 		else if (artifact_name_ok(e->d_name) &&
 		    (have = db_artifact_have(db, e->d_name, err)) == 0)
 			rc = gc_one(&g, e->d_name, (int64_t)sb.st_size);
