@@ -316,20 +316,21 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test
 # orchestrator/NAME.c with its parts orchestrator/NAME-*.c; toml is the C++
 # front end and studies the coordinator's study tables; a part such as
 # report-load may be named alone.  Couplings these lists show: db-rows.c
-# checks artifact names with artifact.c's artifact_name_ok, and cmd.c's
+# checks artifact names with artifact.c's artifact_name_ok, artifact.c
+# says it waits for the store's lock through progress.c, and cmd.c's
 # table names every command (test_report runs `report` through it); the
 # storage layer links nothing of the report (db-report.c returns rows).
 UNIT_strbuf = strbuf util
 UNIT_window = window progress db artifact util strbuf
 UNIT_stats = stats util
 UNIT_ebash = ebash stats util
-UNIT_rows = db artifact util strbuf
+UNIT_rows = db artifact progress util strbuf
 UNIT_proto = proto util
 UNIT_steps = deploy-steps strbuf util
 UNIT_sshconfig = sshconfig util
 UNIT_config = config sshconfig toml util
 UNIT_core = conn local ssh db disasm proto \
-	remote artifact trace strbuf util
+	remote artifact progress trace strbuf util
 UNIT_remote = remote pool strbuf util
 UNIT_collector = collector strbuf util
 UNIT_report = cmd report repro ebash db runner deploy window conn local ssh config \
@@ -339,10 +340,10 @@ UNIT_report = cmd report repro ebash db runner deploy window conn local ssh conf
 	compare figures reference stats study studies affinity progress \
 	trace strbuf util agent-jsonl
 UNIT_compare = compare report db stats study studies figures reference \
-	artifact strbuf util
+	artifact progress strbuf util
 UNIT_http = http fetch study studies strbuf util
 UNIT_bundle = bundle-io strbuf util
-UNIT_artifact = artifact db strbuf util
+UNIT_artifact = artifact db progress strbuf util
 MOD_toml = build/orchestrator/toml.cc.o
 # The storage layer reads a bundle's rows.json through rows-doc.c.
 MOD_db = $(patsubst %,build/%.o,$(wildcard orchestrator/db.c \
@@ -496,7 +497,7 @@ build-fuzz/fuzz_jsonl: tests/fuzz/fuzz_jsonl.c agent/jsonl.c agent/jsonl.h
 # links, as UNIT_window lists, on a real SQLite file.
 FUZZ_ROWS_OBJS = $(patsubst orchestrator/%.c,build-fuzz/%.o,\
 	$(wildcard orchestrator/db.c orchestrator/db-*.c) orchestrator/artifact.c \
-	orchestrator/rows-doc.c orchestrator/json-stream.c \
+	orchestrator/progress.c orchestrator/rows-doc.c orchestrator/json-stream.c \
 	orchestrator/strbuf.c orchestrator/util.c)
 build-fuzz/db.o: orchestrator/db.c build/schema.h
 	@mkdir -p build-fuzz

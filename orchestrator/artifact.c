@@ -1,5 +1,6 @@
 /* Content-addressed artifacts beside results.db (artifact.h). */
 #include "artifact.h"
+#include "progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,6 +148,94 @@ out:
 	return ok;
 }
 
+/* Open the store's lock file, or *fd = -1 when there is none to open. */
+static int
+lock_open(const char *path, int *fd, struct so_err *err)
+{
+	struct stat sb;
+
+	/* O_NONBLOCK: a FIFO planted under the name is refused, not waited. */
+	*fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC, 0644);
+	if (*fd < 0 && (errno == EACCES || errno == EROFS))
+		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	if (*fd < 0) {
+		if (errno == ENOENT || errno == EACCES || errno == EROFS)
+			return 0;
+		return so_error(err, SO_EIO, errno == ELOOP ? "\"%s\" is a "
+		    "symbolic link: refusing to lock through it" : "cannot "
+		    "open \"%s\": %s", path, strerror(errno));
+	}
+	if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return so_error(err, SO_EIO, "\"%s\" is not a regular file: "
+		    "refusing to lock it", path);
+	}
+	return 0;
+}
+
+int
+artifact_lock(struct db *db, int exclusive, int *fd, struct so_err *err)
+{
+	char *dir = artifact_dir(db), *path = xasprintf("%s/.lock", dir);
+	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB, rc = 0;
+	int wait_s = exclusive ? ARTIFACT_GC_WAIT_S : ARTIFACT_LOCK_WAIT_S;
+	struct timespec start, now, pause = { 0, 20 * 1000 * 1000 };
+
+	*fd = -1;
+	/* A writer stores into it next; gc leaves a database without one so. */
+	if (!exclusive)
+		(void)mkdir(dir, 0755);
+	if ((rc = lock_open(path, fd, err)) != 0 || *fd < 0)
+		goto out;
+	if (flock(*fd, op) == 0)
+		goto out;
+	if (errno == EWOULDBLOCK) {
+		/*
+		 * Polled, not a blocking flock: the wait has a bound without
+		 * signals, in a coordinator with a thread per host.
+		 */
+		progress_note("%sartifact store \"%s\" is in use by %s: "
+		    "waiting for it, up to %d s", exclusive ? "gc: " : "", dir,
+		    exclusive ? "a run or an import storing into it" : "gc",
+		    wait_s);
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		do {
+			nanosleep(&pause, NULL);
+			if (flock(*fd, op) == 0)
+				goto out;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while ((errno == EWOULDBLOCK || errno == EINTR) &&
+		    now.tv_sec - start.tv_sec < wait_s);
+		if (errno == EWOULDBLOCK || errno == EINTR) {
+			rc = so_error(err, SO_EBUSY, "artifact store \"%s\" "
+			    "stayed in use by %s for %d s", dir, exclusive ?
+			    "a run or an import" : "gc", wait_s);
+			goto out;
+		}
+	}
+	rc = so_error(err, SO_EIO, "cannot lock \"%s\": %s", path,
+	    strerror(errno));
+out:
+	if (rc != 0 && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	free(path);
+	free(dir);
+	return rc;
+}
+
+void
+artifact_unlock(int fd)
+{
+	/* Closing the only descriptor of the open file releases its lock. */
+	if (fd >= 0)
+		close(fd);
+}
+
 int
 artifact_put(struct db *db, const void *data, size_t len, char *sha256,
     struct so_err *err)
@@ -186,20 +276,40 @@ artifact_keep(struct db *db, int64_t build_id, const char *kind,
     struct so_err *err)
 {
 	char sha[65];
-	int rc;
+	int rc, lock;
 
-	if ((rc = artifact_put(db, data, len, sha, err)) != 0 ||
+	if ((rc = artifact_lock(db, 0, &lock, err)) != 0 ||
+	    (rc = artifact_put(db, data, len, sha, err)) != 0 ||
 	    (rc = db_artifact_add(db, sha, len, err)) != 0) {
 		/* Say what it was. */
 		size_t n = strlen(err->msg);
 
 		snprintf(err->msg + n, sizeof err->msg - n, " (%s \"%s\")",
 		    kind, name);
-		return rc;
+		goto out;
 	}
 	if (sha256 != NULL)
 		memcpy(sha256, sha, sizeof sha);
-	return db_artifact_ref(db, build_id, kind, name, sha, err);
+	rc = db_artifact_ref(db, build_id, kind, name, sha, err);
+out:
+	artifact_unlock(lock);
+	return rc;
+}
+
+int
+artifact_name(struct db *db, int64_t build_id, const char *kind,
+    const char *name, const char *sha256, struct so_err *err)
+{
+	int rc, lock;
+
+	if ((rc = artifact_lock(db, 0, &lock, err)) != 0)
+		return rc;
+	if ((rc = db_artifact_have(db, sha256, err)) == 1)
+		rc = db_artifact_ref(db, build_id, kind, name, sha256, err);
+	else if (rc == 0)
+		rc = SO_ENOTFOUND;
+	artifact_unlock(lock);
+	return rc;
 }
 
 int
@@ -388,9 +498,14 @@ artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
 	struct dirent *e;
 	struct stat sb;
 	DIR *d;
-	int rc;
+	int rc, lock = -1;
 
-	if ((rc = gc_shared(&g, err)) != 0) {
+	/*
+	 * From the first database read to the last file removed: a run could
+	 * otherwise name a file after gc read its database, and lose it.
+	 */
+	if ((!dry_run && (rc = artifact_lock(db, 1, &lock, err)) != 0) ||
+	    (rc = gc_shared(&g, err)) != 0) {
 		snprintf(msg, sizeof msg, "%s", err->msg);
 		so_error(err, rc, "gc: %s: nothing removed", msg);
 		goto out;
@@ -426,6 +541,7 @@ artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
 	}
 	closedir(d);
 out:
+	artifact_unlock(lock);
 	*n = g.n;
 	*bytes = g.bytes;
 	free(g.keep);

@@ -28,7 +28,7 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 	int64_t *ids = NULL;
 	int *earlier = NULL;
 	size_t i, nfiles = 0;
-	int c, done, rc, ret = EXIT_OK, is_unsigned = 0;
+	int c, done, rc, ret = EXIT_OK, is_unsigned = 0, lock = -1;
 
 	optind = 1;
 	while ((c = cmd_getopt(argc, argv, self, &done)) != -1) {
@@ -61,8 +61,15 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	/*
 	 * Files first, unrecorded: a crash or a refusal below leaves only
-	 * files no row records, which gc removes.
+	 * files no row records, which gc removes.  The store's lock, shared,
+	 * from the first file to the commit that records them: a file that
+	 * is there already could otherwise be gc's between the two.
 	 */
+	if (artifact_lock(db, 0, &lock, &err) != 0) {
+		cmd_error(err.msg);
+		ret = EXIT_DB;
+		goto out;
+	}
 	files = xcalloc(b.n + 1, sizeof *files);
 	for (i = 0; i < b.n; i++) {
 		unsigned char *data = NULL;
@@ -119,6 +126,7 @@ out:
 	free(earlier);
 	free(ids);
 	free(files);
+	artifact_unlock(lock);
 	db_close(db);
 	bundle_info_free(&info);
 	bundle_free(&b);

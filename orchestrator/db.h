@@ -412,6 +412,9 @@ int db_coordinator_parse(const char *coord, char *host, size_t len,
  * db_artifact_ref names an artifact from a build (and so its run and
  * host); db_artifact_ref_copy gives build_id the refs of `kind` that an
  * earlier build of the same binary on host has (SO_ENOTFOUND: none).
+ * Storing and naming a file go through artifact.h (artifact_keep,
+ * artifact_name), under the store's lock that gc respects; ref_copy needs
+ * no lock, its files being named already.
  */
 int db_artifact_add(struct db *db, const char *sha256, uint64_t size,
     struct so_err *err);
@@ -489,7 +492,10 @@ struct import_origin {
 	const char *manifest_sha256;		/* the bundle's identity */
 };
 
-/* A file of the bundle, stored by artifact_put and recorded by the import. */
+/*
+ * A file of the bundle, stored by artifact_put and recorded by the import,
+ * under artifact_lock from the one to the other.
+ */
 struct import_file {
 	char sha256[65];
 	uint64_t size;

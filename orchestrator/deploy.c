@@ -454,11 +454,9 @@ keep_build(struct conn *c, struct build_result *res, const char *commands,
 	}
 	if (!res->ok)
 		return 0;
-	if ((rc = db_artifact_have(db, binsum, err)) < 0)
+	if ((rc = artifact_name(db, res->build_id, "binary", "seqorch-agent",
+	    binsum, err)) != SO_ENOTFOUND)
 		return rc;
-	if (rc == 1)
-		return db_artifact_ref(db, res->build_id, "binary",
-		    "seqorch-agent", binsum, err);
 	if ((rc = conn_read(c, res->agent, ARTIFACT_MAX + 1, &data, &len,
 	    err)) != 0)
 		return rc;

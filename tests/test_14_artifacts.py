@@ -3,15 +3,19 @@ keeps its raw agent output, the binary fetched back from the host, its
 disassembly, the build log and commands and every uploaded source, each
 under its SHA-256; `seqorch artifacts` lists them, `seqorch gc` removes
 only what no run names."""
+import fcntl
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
 import time
 
-from conftest import ROOT, execute, query, seqorch
+import pytest
+
+from conftest import ROOT, SEQORCH, execute, query, seqorch
 
 KINDS = {"raw", "binary", "disasm", "build-log", "build-commands", "source"}
 
@@ -247,3 +251,98 @@ def test_gc_removes_nothing_when_a_database_beside_it_cannot_be_read(
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [orphan.name, "11", "bytes"]
     assert not orphan.exists()
+
+
+def hold(store, how):
+    """The store's lock as a writer (LOCK_SH: a run, an import) or gc
+    (LOCK_EX) holds it; released when the file is closed."""
+    f = open(store / ".lock", "a")
+    fcntl.flock(f, how)
+    return f
+
+
+def start(cwd, *args):
+    return subprocess.Popen([str(SEQORCH), *map(str, args)], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def said(p, text):
+    """p's stderr up to the line that has text, which is returned: the
+    process says it and then waits, so the test goes on only once it does.
+    A process that ends without saying it fails the test."""
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        if text in line:
+            return line
+    p.wait()
+    pytest.fail(f"exit {p.returncode} without {text!r}:\n" + "".join(lines))
+
+
+def test_gc_waits_for_a_writer_and_keeps_what_it_named(scratch):
+    """A run names a file the store has without writing it again (the
+    binary of an earlier build, its sources), and an import stores its
+    files before the commit that records them.  gc read every database
+    and then removed what none named: a name committed in between named
+    a file gc then removed.  Writers hold the store's lock shared from the
+    file to the commit, gc exclusive from its first read to its last
+    removal, so here gc waits for the writer, then sees its names."""
+    run(scratch)
+    store = scratch / "artifacts"
+    db, theirs = scratch / "results.db", scratch / "theirs.db"
+    shutil.copy(db, theirs)
+    arts = query(theirs, "select * from artifacts")
+    refs = query(theirs, "select * from artifact_refs")
+    # theirs.db about to name every file of run 1, which results.db no
+    # longer names: gc's to remove, unless it sees theirs.db's names.
+    execute(theirs, ("delete from artifact_refs",),
+            ("delete from artifacts",))
+    execute(db, ("delete from artifact_refs where run_id = 1",))
+    writer = hold(store, fcntl.LOCK_SH)
+    try:
+        p = start(scratch, "gc")
+        line = said(p, "in use")
+        assert line == (f'seqorch: gc: artifact store "{store.resolve()}" '
+                        "is in use by a run or an import storing into it: "
+                        "waiting for it, up to 60 s\n")
+        # The writer commits its names, then lets go.
+        execute(theirs, *[("insert into artifacts values "
+                           f"({','.join('?' * len(a))})", *a) for a in arts],
+                *[("insert into artifact_refs values "
+                   f"({','.join('?' * len(x))})", *x) for x in refs])
+    finally:
+        writer.close()
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert out == "" and err == "seqorch: removed 0 artifacts, 0 bytes\n"
+    v, rows = listing(scratch, 1, "--verify", "--db", "theirs.db")
+    assert v.returncode == 0, v.stderr
+    assert len(rows) == len(refs) and all(x["state"] == ["ok"] for x in rows)
+
+
+def test_runs_and_imports_wait_for_gc(scratch):
+    """While gc holds the store, a run and an import wait for it, say so,
+    and then store and name their files; before, they went on while gc
+    removed."""
+    run(scratch)
+    store = scratch / "artifacts"
+    r = seqorch(scratch, "export", "--run", 1, "--bundle", "b.tar")
+    assert r.returncode == 0, r.stderr
+    wait = (f'seqorch: artifact store "{store.resolve()}" is in use by gc: '
+            "waiting for it, up to 600 s\n")
+    for args in (("import", "b.tar", "--unsigned", "--db", "theirs.db"),
+                 ("run", "--study", "sha3", "--hosts", "local", "--steps",
+                  "500", "--samples", "1", "--variants", "c-fused")):
+        gc = hold(store, fcntl.LOCK_EX)
+        try:
+            p = start(scratch, *args)
+            assert said(p, "in use") == wait
+        finally:
+            gc.close()
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    v, rows = listing(scratch, 1, "--verify", "--db", "theirs.db")
+    assert v.returncode == 0 and rows, v.stderr
+    v, rows = listing(scratch, 2, "--verify")
+    assert v.returncode == 0 and rows, v.stderr
