@@ -263,11 +263,20 @@ struct icol {
 	char positive;		/* 1: over 0 (CHECK (... > 0), or a time) */
 };
 
+#define MAX_KEYS 2
+#define MAX_KEY_COLS 8
+
 struct itable {
 	const char *name;
 	int mode;		/* T_* */
 	int has_id;		/* its own id column, renumbered here */
 	struct icol cols[32];	/* up to a NULL name (one at least) */
+	/*
+	 * Its UNIQUE keys but id (schema.sql's UNIQUE and composite
+	 * PRIMARY KEY), columns blank separated, the last integer one the
+	 * one that varies from row to row (struct keyset).
+	 */
+	const char *keys[MAX_KEYS];
 };
 
 #define COL(n, type, null, parent, in, pos) { n, type, null, parent, in, pos }
@@ -289,8 +298,8 @@ struct itable {
 
 /*
  * Every CHECK of schema.sql on a column written here is mirrored in its
- * column (test_51 holds each to it), so that verify, which has no
- * database, refuses what import's INSERT would.  samples' steps and ns
+ * column, and every UNIQUE key in keys (test_51 holds each to it), so
+ * that verify, which has no database, refuses what import's INSERT would.  samples' steps and ns
  * are over 0 as the agent protocol has them (a sample of no time has no
  * rate).
  */
@@ -302,21 +311,22 @@ static const struct itable itables[] = {
 	    TN("variants"), T("hosts"), I("exploratory"), T("coordinator"),
 	    T("version"), I("resumes"), TN("openssl_cap"),
 	    TN("openssl_cap_clear"), RN("max_cv"), IN("max_samples"),
-	    IN("msg_len"), IN("warmup") } },
+	    IN("msg_len"), IN("warmup") }, { NULL } },
 	{ "run_hosts", T_WRITE, 0, { RUN, T("host"),
 	    TE("status", "running ok failed interrupted"), XN("error"),
 	    IN("pin_cpu"), IN("pinned"), XN("pin_error"), TN("governor"),
 	    RN("calib_mhz"), XN("openssl"), XN("facts"), T("started_at"),
 	    TN("finished_at"), TN("cpu_choice"), XN("counters"),
-	    XN("counters_error") } },
+	    XN("counters_error") }, { "host run_id" } },
 	{ "builds", T_WRITE, 1, { I("id"), RUN, T("host"), T("compiler"),
 	    XN("compiler_version"), TN("target"), X("cflags"), XN("native"),
 	    XN("commands"), XN("log"), TE("status", "ok failed"),
 	    TN("source_sha256"), TN("binary_sha256"), XN("openssl"),
-	    T("created_at"), TN("targeting"), TN("study"), XN("extra") } },
+	    T("created_at"), TN("targeting"), TN("study"), XN("extra") },
+	    { NULL } },
 	{ "variants", T_WRITE, 0, { RUN, T("host"), BUILD, T("study"),
 	    T("variant"), TE("status", "ok skipped failed unavailable"),
-	    XN("reason") } },
+	    XN("reason") }, { "run_id host study variant build_id" } },
 	{ "samples", T_WRITE, 1, { I("id"), RUN, T("host"), BUILD, T("study"),
 	    T("variant"), I("sample_index"), I("position"), IP("steps"),
 	    IP("ns"), T("digest"), T("seed"), IE("valid", "0 1"),
@@ -326,26 +336,29 @@ static const struct itable itables[] = {
 	    TNE("cycles_source", "pmu calibration test-seam"),
 	    TN("openssl_cap"), IN("host_position"),
 	    TN("openssl_cap_detected"), TN("openssl_cap_cleared"),
-	    IN("msg_len"), IE("warmup", "0 1") } },
+	    IN("msg_len"), IE("warmup", "0 1") },
+	    { "run_id host build_id study variant sample_index" } },
 	{ "sample_metrics", T_WRITE, 0, { COL("sample_id", 'i', 0, "samples",
-	    NULL, 0), T("name"), COL("value", 'r', 0, NULL, NULL, 0) } },
+	    NULL, 0), T("name"), COL("value", 'r', 0, NULL, NULL, 0) },
+	    { "name sample_id" } },
 	{ "events", T_WRITE, 1, { I("id"), RUN, TN("host"), T("at"),
-	    TE("level", "info warning error"), X("message") } },
+	    TE("level", "info warning error"), X("message") }, { NULL } },
 	{ "windows", T_WRITE, 1, { I("id"), RUN, T("study"), T("host"),
 	    COL("build_id", 'i', 1, "builds", NULL, 0), T("holder"),
 	    T("started_at"), TN("finished_at"), XN("before_state"),
 	    XN("after_state"), XN("drift"), TNE("verdict", "quiet noisy"),
-	    XN("preflight") } },
+	    XN("preflight") }, { NULL } },
 	{ "disasm", T_WRITE, 0, { BUILD, T("study"), T("variant"), T("symbol"),
 	    X("required"), XN("missing"),
 	    TE("status", "ok missing forbidden no-symbol no-tool"),
-	    XN("tool"), XN("excerpt"), XN("forbidden"), XN("present") } },
+	    XN("tool"), XN("excerpt"), XN("forbidden"), XN("present") },
+	    { "study variant build_id" } },
 	{ "artifacts", T_CHECK, 0, { A("sha256"), I("size"),
-	    T("stored_at") } },
+	    T("stored_at") }, { NULL } },
 	{ "artifact_refs", T_WRITE, 0, { RUN, T("host"), BUILD,
 	    TE("kind", "raw binary disasm build-log build-commands source"),
-	    T("name"), A("sha256") } },
-	{ "refs", T_SKIP, 0, { COL(NULL, 0, 0, NULL, NULL, 0) } },
+	    T("name"), A("sha256") }, { "run_id host kind name build_id" } },
+	{ "refs", T_SKIP, 0, { COL(NULL, 0, 0, NULL, NULL, 0) }, { NULL } },
 };
 
 #define NITABLES (sizeof itables / sizeof itables[0])
@@ -813,6 +826,186 @@ insert_row(sqlite3 *h, sqlite3_stmt *st, const struct itable *t,
 	    "row %ld: %s", t->name, rown, sqlite3_errmsg(h));
 }
 
+/*
+ * The values of one UNIQUE key that verify met in a table: under each
+ * distinct prefix (the key's values but its counter, its last integer
+ * column) the counters met, as runs of consecutive values the way struct
+ * idmap keeps ids.  A cell's samples are indexes 0..n-1 under one prefix,
+ * so a million samples are a few prefixes of one run each, not a million
+ * keys: verify's memory stays that of a row.
+ */
+struct prefix {
+	char *key;			/* NULL: a free slot */
+	struct idmap seen;		/* counters, each mapped to itself */
+};
+
+struct keyset {
+	const char *names;		/* the key, as itables has it */
+	int col[MAX_KEY_COLS];		/* its columns in the header */
+	int ncol, counter;		/* how many; which one is the counter */
+	struct prefix *slot;		/* open addressing, a power of 2 */
+	size_t nslot, used;
+	struct strbuf buf;		/* the row's prefix, reused */
+};
+
+/* Resolve key names in hd: 0, or -1 when a column of it is not there. */
+static int
+keyset_init(struct keyset *k, const char *names, const struct header *hd)
+{
+	const char *p, *e;
+	int j;
+
+	memset(k, 0, sizeof *k);
+	strbuf_init(&k->buf);
+	k->names = names;
+	k->counter = -1;
+	for (p = names; *p != '\0' && k->ncol < MAX_KEY_COLS;
+	    p = *e != '\0' ? e + 1 : e) {
+		e = p + strcspn(p, " ");
+		for (j = 0; j < hd->ncol; j++)
+			if (strlen(hd->col[j]->name) == (size_t)(e - p) &&
+			    strncmp(hd->col[j]->name, p, e - p) == 0)
+				break;
+		/*
+		 * A column the bundle leaves out is its default (NULL) in
+		 * every row: NULLs are never equal, so no row repeats it.
+		 */
+		if (j == hd->ncol)
+			return -1;
+		if (hd->col[j]->type == 'i')
+			k->counter = k->ncol;
+		k->col[k->ncol++] = j;
+	}
+	return 0;
+}
+
+static void
+keyset_free(struct keyset *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->nslot; i++) {
+		free(k->slot[i].key);
+		free(k->slot[i].seen.r);
+	}
+	free(k->slot);
+	strbuf_release(&k->buf);
+	memset(k, 0, sizeof *k);
+}
+
+/*
+ * Append v, checked already, and a 0x01, which no checked text holds (a
+ * control character): values of different columns never run together.
+ * By hand, not strbuf_addf: this is every row of a million.
+ */
+static void
+key_value(struct strbuf *sb, const cJSON *v)
+{
+	char digits[24], *p = digits + sizeof digits;
+	int64_t n;
+	uint64_t u;
+
+	if (cJSON_IsString(v)) {
+		strbuf_addstr(sb, v->valuestring);
+	} else {
+		n = (int64_t)v->valuedouble;
+		u = n < 0 ? -(uint64_t)n : (uint64_t)n;
+		do
+			*--p = (char)('0' + u % 10);
+		while ((u /= 10) != 0);
+		if (n < 0)
+			*--p = '-';
+		strbuf_add(sb, p, (size_t)(digits + sizeof digits - p));
+	}
+	strbuf_addch(sb, 1);
+}
+
+static uint64_t
+fnv1a(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The slot of prefix key: its own, or the free one it would take. */
+static struct prefix *
+keyset_slot(struct prefix *slot, size_t nslot, const char *key)
+{
+	size_t i = (size_t)fnv1a(key) & (nslot - 1);
+
+	while (slot[i].key != NULL && strcmp(slot[i].key, key) != 0)
+		i = (i + 1) & (nslot - 1);
+	return &slot[i];
+}
+
+/* The counters met under prefix key, a new set the first time. */
+static struct idmap *
+keyset_prefix(struct keyset *k, const char *key)
+{
+	struct prefix *old = k->slot, *p;
+	size_t i, n = k->nslot;
+
+	if (2 * (k->used + 1) > k->nslot) {
+		k->nslot = n > 0 ? 2 * n : 16;
+		k->slot = xcalloc(k->nslot, sizeof *k->slot);
+		for (i = 0; i < n; i++)
+			if (old[i].key != NULL)
+				*keyset_slot(k->slot, k->nslot, old[i].key) =
+				    old[i];
+		free(old);
+	}
+	p = keyset_slot(k->slot, k->nslot, key);
+	if (p->key == NULL) {
+		p->key = xstrdup(key);
+		k->used++;
+	}
+	return &p->seen;
+}
+
+/*
+ * 0 when row's values of key k were not met before in its table (or one
+ * is NULL, which SQLite never finds equal), SO_EPROTO naming them when
+ * they were: import's INSERT would fail on the database's UNIQUE.
+ */
+static int
+keyset_add(struct keyset *k, const struct itable *t, const cJSON *row,
+    long rown, struct so_err *err)
+{
+	struct strbuf shown = STRBUF_INIT;
+	const cJSON *v[MAX_KEY_COLS];
+	int64_t counter = 0;
+	int i, rc = 0;
+
+	strbuf_reset(&k->buf);
+	for (i = 0; i < k->ncol; i++) {
+		v[i] = cJSON_GetArrayItem(row, k->col[i]);
+		if (cJSON_IsNull(v[i]))
+			goto out;
+		if (i == k->counter)
+			counter = (int64_t)v[i]->valuedouble;
+		else
+			key_value(&k->buf, v[i]);
+	}
+	if (map_add(keyset_prefix(k, k->buf.buf), counter, counter) == 0)
+		goto out;
+	for (i = 0; i < k->ncol; i++)
+		if (cJSON_IsString(v[i]))
+			strbuf_addf(&shown, "%s\"%.64s\"", i > 0 ? ", " : "",
+			    v[i]->valuestring);
+		else
+			strbuf_addf(&shown, "%s%.17g", i > 0 ? ", " : "",
+			    v[i]->valuedouble);
+	rc = so_error(err, SO_EPROTO, "rows.json: table \"%s\", row %ld: "
+	    "key (%s) = (%s) is there twice", t->name, rown, k->names,
+	    shown.buf);
+out:
+	strbuf_release(&shown);
+	return rc;
+}
+
 /* What walk_row needs of the table being walked. */
 struct walk_table {
 	sqlite3 *h;
@@ -822,6 +1015,8 @@ struct walk_table {
 	const int64_t *runs;
 	size_t nruns;
 	struct idmap *maps, *map;
+	struct keyset keys[MAX_KEYS];	/* verify's, of t->keys */
+	int nkeys;
 	struct so_err *err;
 };
 
@@ -830,7 +1025,7 @@ walk_row(void *arg, const cJSON *row, long rown)
 {
 	struct walk_table *w = arg;
 	int64_t old_id;
-	int rc;
+	int i, rc;
 
 	if ((rc = check_types(w->t, w->hd, row, rown, w->err)) != 0)
 		return rc;
@@ -846,6 +1041,10 @@ walk_row(void *arg, const cJSON *row, long rown)
 	if (w->st != NULL && (rc = insert_row(w->h, w->st, w->t, w->hd, row,
 	    rown, w->maps, w->err)) != 0)
 		return rc;
+	for (i = 0; i < w->nkeys; i++)
+		if ((rc = keyset_add(&w->keys[i], w->t, row, rown,
+		    w->err)) != 0)
+			return rc;
 	if (w->hd->id_col < 0)
 		return 0;
 	old_id = (int64_t)cJSON_GetArrayItem(row, w->hd->id_col)->valuedouble;
@@ -881,8 +1080,9 @@ walk(sqlite3 *h, struct rows_doc *doc, const int64_t *runs, size_t nruns,
 	for (ti = 0; ti < NITABLES && rc == 0; ti++) {
 		const struct itable *t = &itables[ti];
 		struct walk_table w = { h, NULL, t, NULL, runs, nruns, maps,
-		    &maps[ti], err };
+		    &maps[ti], { { 0 } }, 0, err };
 		struct header hd;
+		int k;
 
 		if (!doc->t[ti].present || t->mode == T_SKIP)
 			continue;
@@ -891,10 +1091,17 @@ walk(sqlite3 *h, struct rows_doc *doc, const int64_t *runs, size_t nruns,
 		if (h != NULL && t->mode == T_WRITE &&
 		    (rc = prepare_insert(h, t, &hd, &w.st, err)) != 0)
 			break;
+		/* Import's database holds its keys itself. */
+		for (k = 0; h == NULL && k < MAX_KEYS && t->keys[k] != NULL;
+		    k++)
+			if (keyset_init(&w.keys[w.nkeys], t->keys[k], &hd) == 0)
+				w.nkeys++;
 		w.hd = &hd;
 		doc->err = err;
 		rc = rows_doc_each(doc, ti, walk_row, &w);
 		sqlite3_finalize(w.st);
+		for (k = 0; k < w.nkeys; k++)
+			keyset_free(&w.keys[k]);
 	}
 	return rc;
 }

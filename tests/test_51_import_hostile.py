@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, query, seqorch, write_hosts
+from conftest import ROOT, execute, query, seqorch, write_hosts
 
 
 def openssl(*args):
@@ -576,36 +576,37 @@ def test_a_message_length_run_verifies_against_its_own_chain(msg_origin,
 
 # --- 7: refused whole: one transaction, a clean refusal -----------------
 
-def twice_sampled(t):
-    """Run 2 beside run 1, its last sample there twice under two ids: a
-    UNIQUE key of samples that only the database sees."""
-    second_run(t)
-    s = t["samples"]
-    row = copy.deepcopy(s["rows"][-1])
-    row[s["columns"].index("id")] += 1
-    s["rows"].append(row)
+# A constraint of the importer's database alone, which verify cannot know
+# of: it refuses a run's samples once a run of the bundle is in.
+REFUSE_SECOND = ("CREATE TRIGGER refuse_second BEFORE INSERT ON samples "
+                 "WHEN (SELECT count(*) FROM imports) > 0 BEGIN SELECT "
+                 "RAISE(ABORT, 'no second run here'); END")
 
 
 def test_a_bad_second_run_leaves_nothing(origin, tmp_path):
     """Run 1 of the bundle is fine, run 2's rows are refused by the
     database: nothing of either is written, artifacts rows included (the
     files stay, unrecorded, for gc), exit 1 on one line."""
-    b = craft(origin, tmp_path / "b", twice_sampled,
+    b = craft(origin, tmp_path / "b", second_run,
               lambda man: man.update(runs=[1, 2]))
     (tmp_path / "f").mkdir()
     fresh = tmp_path / "f" / "fresh.db"
+    sqlite3.connect(fresh).close()
+    assert seqorch(tmp_path, "gc", "--db", fresh).returncode == 0
+    db = importer(origin, tmp_path)
+    for d in (fresh, db):
+        execute(d, (REFUSE_SECOND,))
     r = do_import(origin, tmp_path, b, db=fresh)
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert "imported" not in r.stdout
     last = r.stderr.splitlines()[-1]
-    assert last.startswith('seqorch: import: refused: rows.json: table '
-                           '"samples", row 9: this database refuses it: '
-                           'UNIQUE constraint failed: '), r.stderr
+    assert last == ('seqorch: import: refused: rows.json: table "samples", '
+                    'row 5: this database refuses it: no second run here'), \
+        r.stderr
     assert r.stderr.endswith(last + "\n") and "\t" not in r.stderr
     assert query(fresh, "select (select count(*) from runs) + (select "
                  "count(*) from samples) + (select count(*) from imports) "
                  "+ (select count(*) from artifacts)") == [(0,)]
-    db = importer(origin, tmp_path)
     before = dump(db)
     r = do_import(origin, tmp_path, b)
     assert r.returncode == 1
@@ -726,3 +727,55 @@ def test_a_newer_format_version_is_refused(origin, tmp_path):
               lambda man: man.update(version=2))
     refused_both(origin, tmp_path, b, "manifest.json: format version 2 is "
                  "newer than this seqorch reads (1)")
+
+
+def schema_keys():
+    """Every UNIQUE key of schema.sql as the last migration leaves it
+    (UNIQUE and composite PRIMARY KEY; an INTEGER PRIMARY KEY id is the
+    rowid, renumbered on import): (table, its columns), for the tables
+    import writes."""
+    con = sqlite3.connect(":memory:")
+    con.executescript((ROOT / "schema.sql").read_text())
+    keys = []
+    for (table,) in con.execute("SELECT name FROM sqlite_master WHERE "
+                                "type = 'table' ORDER BY name"):
+        for index in con.execute(f"PRAGMA index_list({table})"):
+            if index[2] and table not in NOT_IMPORTED:
+                keys.append((table, tuple(
+                    c[2] for c in con.execute(
+                        f"PRAGMA index_info({index[1]!r})"))))
+    con.close()
+    return keys
+
+
+# A row of a table the bundle may have none of, from the run's rows.
+SEED_ROW = {"sample_metrics": lambda t: [cell(t["samples"], 0, "id"),
+                                         "phase_other", 1.0]}
+
+
+@pytest.mark.parametrize("table, key", schema_keys(), ids=lambda v: str(v))
+def test_every_schema_key_is_verified(origin, tmp_path, table, key):
+    """A row whose UNIQUE key of schema.sql an earlier row of its table
+    has (a sample cell's index twice, a file named twice by a build) is
+    refused by verify, as import's database would refuse it: before,
+    verify said ok and import refused the whole bundle."""
+    def edit(t):
+        tab = t[table]
+        if not tab["rows"]:
+            assert table in SEED_ROW, f"no row of {table} in the bundle"
+            tab["rows"].append(SEED_ROW[table](t))
+        row = copy.deepcopy(tab["rows"][0])
+        if "id" in tab["columns"]:
+            row[tab["columns"].index("id")] = max(
+                cell(tab, i, "id") for i in range(len(tab["rows"]))) + 1
+        tab["rows"].append(row)
+        nonlocal n
+        n = len(tab["rows"])
+    n = 0
+    b = craft(origin, tmp_path / "b", edit)
+    refused_both(origin, tmp_path, b, f'rows.json: table "{table}", row '
+                 f'{n}: key (')
+    r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+    named = re.search(r"key \(([\w ]+)\) = \((.*)\) is there twice$",
+                      r.stderr.rstrip())
+    assert named and set(named[1].split()) == set(key), r.stderr
