@@ -662,8 +662,9 @@ tar_number(const unsigned char *f, size_t width, uint64_t *v)
 
 /*
  * The header h at byte off of an archive of len bytes (src names it):
- * 1 at the end (a block of zeros), else 0 with the entry's name and size,
- * checked as bundle_untar says, or an error.
+ * 1 at the end (a block of zeros), 2 for a directory entry (passed over),
+ * else 0 with the entry's name and size, checked as bundle_untar says, or
+ * an error.
  */
 static int
 tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
@@ -672,6 +673,7 @@ tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
 {
 	uint64_t want;
 	unsigned sum;
+	const char *rel;
 	size_t i;
 
 	for (i = 0; i < TAR_BLOCK && h[i] == 0; i++)
@@ -687,15 +689,25 @@ tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
 	    memcmp(h + 257, "ustar", 5) != 0)
 		return so_error(err, SO_EPARSE, "\"%s\": bad tar header at "
 		    "byte %llu", src, (unsigned long long)off);
-	if ((h[156] != '0' && h[156] != '\0') || !safe_path(name))
+	/*
+	 * `tar -cf b.tar -C DIR .` of the directory form names each member
+	 * "./NAME", after "./" itself and "./artifacts/": the names are the
+	 * directory's, and its directories hold nothing a bundle lists.
+	 */
+	rel = name + (strncmp(name, "./", 2) == 0 ? 2 : 0);
+	if (h[156] == '5' && *size == 0 && (*rel == '\0' ||
+	    (safe_path(rel) && rel[strlen(rel) - 1] == '/')))
+		return 2;
+	if ((h[156] != '0' && h[156] != '\0') || !safe_path(rel))
 		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is "
 		    "not a plain file with a relative path", src, name);
 	if (*size > len - off - TAR_BLOCK || out->n >= BUNDLE_MAX_FILES)
 		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" runs "
 		    "past the end of the archive", src, name);
-	if (bundle_get(out, name) != NULL)
+	if (bundle_get(out, rel) != NULL)
 		return so_error(err, SO_EPARSE, "\"%s\": \"%s\" appears "
-		    "twice", src, name);
+		    "twice", src, rel);
+	memmove(name, rel, strlen(rel) + 1);
 	return 0;
 }
 
@@ -715,7 +727,11 @@ bundle_untar(const unsigned char *tar, size_t len, const char *src,
 			break;
 		}
 		if ((rc = tar_entry(tar + off, off, len, src, out, name, &size,
-		    err)) != 0)
+		    err)) == 2) {
+			off += tar_member_size(size);
+			continue;
+		}
+		if (rc != 0)
 			break;
 		bundle_add(out, name, xmalloc(size + 1), size);
 		memcpy(out->files[out->n - 1].data, tar + off + TAR_BLOCK, size);
@@ -743,9 +759,13 @@ load_tar(const char *src, struct bundle *out, struct so_err *err)
 			    "archive", src);
 			break;
 		}
-		if ((rc = read_at(fd, src, h, sizeof h, off, err)) != 0 ||
+		if ((rc = read_at(fd, src, h, sizeof h, off, err)) == 0 &&
 		    (rc = tar_entry(h, off, len, src, out, name, &size,
-		    err)) != 0)
+		    err)) == 2) {
+			off += tar_member_size(size);
+			continue;
+		}
+		if (rc != 0)
 			break;
 		bundle_add(out, name, NULL, size);
 		out->files[out->n - 1].src = xstrdup(src);

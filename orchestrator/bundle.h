@@ -94,7 +94,9 @@ int bundle_load(const char *src, struct bundle *out, struct so_err *err);
 /*
  * The files of a ustar archive's len bytes (src names it in messages):
  * plain files with safe relative paths, each once, every header's size and
- * checksum a terminated octal field.  On error out is empty.
+ * checksum a terminated octal field; a name may start with "./", and
+ * directory entries ("./", "./artifacts/") are passed over, as GNU tar
+ * writes a directory bundle.  On error out is empty.
  */
 int bundle_untar(const unsigned char *tar, size_t len, const char *src,
     struct bundle *out, struct so_err *err);

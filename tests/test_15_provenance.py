@@ -170,6 +170,57 @@ def test_a_big_run_is_bundled_a_row_at_a_time(measured, keys):
             "columns"].index("ns")] for r in samples["rows"]))]
 
 
+def gnu_tar(tar, *args):
+    subprocess.run(["tar", "-cf", tar, *map(str, args)], check=True,
+                   capture_output=True)
+
+
+def test_a_directory_bundle_tarred_by_gnu_tar(measured, keys):
+    """A user who tars the directory form (`tar -cf b.tar -C DIR .`) gets
+    members named "./manifest.json", after "./" and "./artifacts/": verify
+    and import take it as the directory.  Before, both refused it: entry
+    "./" is not a plain file.  What the reader refused it still refuses:
+    a name twice, a link, a name leaving the bundle."""
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    gnu_tar(measured / "b.tar", "-C", measured / "bdir", ".")
+    listed = subprocess.run(["tar", "-tf", measured / "b.tar"], check=True,
+                            capture_output=True, text=True).stdout.split()
+    assert listed[0] == "./" and "./artifacts/" in listed
+    assert "./manifest.json" in listed
+    r = verify(measured, "b.tar", keys / "key.pub")
+    assert r.returncode == 0, r.stderr
+    assert "4 sample digests recomputed" in r.stdout
+    r = seqorch(measured, "import", "b.tar", "--pubkey", keys / "key.pub",
+                "--db", "fresh.db")
+    assert r.returncode == 0, r.stderr
+    assert "as run 1" in r.stdout
+    # A copy's manifest appended (one of the same file would be a link).
+    shutil.copytree(measured / "bdir", measured / "linked")
+    shutil.copy(measured / "b.tar", measured / "twice.tar")
+    subprocess.run(["tar", "-rf", measured / "twice.tar", "-C",
+                    measured / "linked", "./manifest.json"], check=True)
+    # A link GNU tar keeps as one.
+    os.symlink("manifest.json", measured / "linked" / "summary.json.lnk")
+    gnu_tar(measured / "linked.tar", "-C", measured / "linked", ".")
+    # "./" before "..": the name still leaves the bundle.
+    gnu_tar(measured / "up.tar", "-C", measured / "bdir",
+            "--transform", "s,^\\./manifest.sig$,./../manifest.sig,", ".")
+    assert "./../manifest.sig" in subprocess.run(
+        ["tar", "-tf", measured / "up.tar"], check=True,
+        capture_output=True, text=True).stdout.split()
+    for tar, why in (("twice.tar", '"manifest.json" appears twice'),
+                     ("linked.tar", 'entry "./summary.json.lnk" is not a '
+                      "plain file with a relative path"),
+                     ("up.tar", 'entry "./../manifest.sig" is not a plain '
+                      "file with a relative path")):
+        for cmd in ("verify", "import"):
+            r = seqorch(measured, cmd, tar, "--pubkey", keys / "key.pub",
+                        *(("--db", "other.db") if cmd == "import" else ()))
+            assert r.returncode != 0, (tar, cmd)
+            assert f'"{tar}": {why}' in r.stderr, (tar, cmd, r.stderr)
+    assert not (measured / "other.db").exists()
+
+
 def report_lines(cwd, run, db):
     r = seqorch(cwd, "report", "--run", run, "--db", db)
     assert r.returncode == 0, r.stderr
