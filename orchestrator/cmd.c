@@ -357,6 +357,36 @@ near_option(const struct cmd_entry *e, const char *arg)
 	return nearest_word(&n);
 }
 
+/*
+ * The value each option of the parse under way was given, by its index in
+ * e->opts: every option with a value takes one, so a second is refused
+ * rather than the last silently taken (compare --baseline 11 --baseline
+ * 12).  A parse is over at -1 and a new one starts lower in argv (optind
+ * only grows within one) or in another argv.
+ */
+static struct {
+	char **argv;
+	int optind;
+	const char *value[MAX_OPTS];
+} given;
+
+/*
+ * 0, or -1 after saying so when option i of e, just given arg, was given
+ * before in this parse.
+ */
+static int
+given_once(const struct cmd_entry *e, size_t i, const char *arg)
+{
+	if (given.value[i] == NULL) {
+		given.value[i] = arg;
+		return 0;
+	}
+	fprintf(stderr, "seqorch: option \"--%s\" is given twice (\"%.64s\" "
+	    "and \"%.64s\"): it takes one value\n", e->opts[i].name,
+	    given.value[i], arg);
+	return -1;
+}
+
 int
 cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
     const struct cmd_entry *help, int *done)
@@ -364,8 +394,12 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
 	struct option longopts[MAX_OPTS + 2];
 	char opts[2 * MAX_OPTS + 3], buf[64], names[256];
 	const char *near;
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, i;
 	int c;
+
+	if (given.argv != argv || optind < given.optind)
+		memset(&given, 0, sizeof given);
+	given.argv = argv;
 
 	/* Our messages, not getopt's: the leading ':' reports a missing value. */
 	opts[k++] = ':';
@@ -387,9 +421,11 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
 	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	opterr = 0;
 	c = getopt_long(argc, argv, opts, longopts, NULL);
+	given.optind = optind;
 	*done = -1;
 	switch (c) {
 	case -1:
+		memset(&given, 0, sizeof given);
 		*done = check_args(argc, argv, e, help);
 		return -1;
 	case 'h':
@@ -417,6 +453,13 @@ cmd_getopt_as(int argc, char **argv, const struct cmd_entry *e,
 		*done = EXIT_USAGE;
 		return -1;
 	}
+	for (i = 0; i + 1 < n; i++)
+		if (e->opts[i].val == c && e->opts[i].arg != NULL &&
+		    given_once(e, i, optarg) != 0) {
+			memset(&given, 0, sizeof given);
+			*done = EXIT_USAGE;
+			return -1;
+		}
 	return c;
 }
 

@@ -19,7 +19,8 @@ usage(FILE *f)
 		    cmd_table[i]->summary);
 	fprintf(f, "\nseqorch help COMMAND is seqorch COMMAND --help; seqorch "
 	    "version (-V,\n--version) prints the version and the commit it "
-	    "was built from.\n");
+	    "was built from.  An option\nthat takes a value takes one: given "
+	    "twice, it is refused (exit 2).\n");
 	fprintf(f, "\nexit codes: 0 ok, 1 run failed, partial or invalid "
 	    "samples, 2 usage or config\nerror, 3 database error, 4 output "
 	    "cannot be written, 130 interrupted.\nSee docs/usage.md.\n");

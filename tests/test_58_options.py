@@ -2,7 +2,9 @@
 item 4): the number of arguments each command takes, checked in one place
 with one message, the hosts verbs' own options, and the exit codes the
 commands choose for what hostsel and hosts check return."""
-from conftest import seqorch, write_hosts
+import pytest
+
+from conftest import ROOT, seqorch, write_hosts
 
 
 def test_argument_counts(tmp_path):
@@ -75,3 +77,43 @@ def test_host_selection_exit_codes(tmp_path, workdir):
         assert r.returncode == 2, (argv, r.stderr)
         assert r.stderr.startswith("seqorch: ") and "nosuch" in r.stderr
         assert "\n" not in r.stderr.rstrip("\n"), r.stderr
+
+
+# A first value each option takes, by what completion offers for it, else
+# by name (values a command checks as it reads them).
+VALUE = {"run": "1", "study": "sha3", "hosts": "local", "variant": "c-fused"}
+VALUE_OF = {"--steps": "1000", "--samples": "2", "--parallel": "2",
+            "--seed": "00" * 32, "--max-cv": "5", "--max-samples": "5",
+            "--warmup": "1", "--lease-expiry": "60", "--msg-len": "64",
+            "--fail-slower": "5", "--attempts": "2", "--sha256": "0" * 64,
+            "--reproduce": "sha3", "--reference": "genoa",
+            "--url": "https://127.0.0.1:9/", "--openssl-cap-clear": "AVX2"}
+
+
+def valued_options():
+    """(command words, option, its first value) for every option of every
+    command that takes a value, as the command table declares them."""
+    table = seqorch(ROOT, "help", "--table").stdout
+    for line in table.splitlines():
+        if not line.startswith("option\t"):
+            continue
+        _, cmd, opt, _, arg, value, words = line.split("\t")
+        if arg != "-":
+            first = words.split()[0] if value == "words" else \
+                VALUE.get(value, VALUE_OF.get(opt, "x"))
+            yield cmd.split(), opt, first
+
+
+@pytest.mark.parametrize("cmd, opt, first", list(valued_options()),
+                         ids=lambda v: v if isinstance(v, str) else
+                         " ".join(v))
+def test_an_option_given_twice_is_refused(tmp_path, cmd, opt, first):
+    """Every option with a value takes one: a second is refused, naming
+    both, exit 2, before anything is done.  Before, the last one was
+    taken silently (compare --baseline 11 --baseline 12 compared with
+    12)."""
+    r = seqorch(tmp_path, *cmd, opt, first, opt, "other")
+    assert (r.returncode, r.stderr) == (2, (
+        f'seqorch: option "{opt}" is given twice ("{first}" and "other"): '
+        "it takes one value\n")), r.stderr
+    assert list(tmp_path.iterdir()) == []
