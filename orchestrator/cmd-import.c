@@ -42,6 +42,16 @@ import_exec(const struct cmd_entry *self, int argc, char **argv)
 		return done;
 	if ((rc = cmd_load_bundle(argv, pubkey, is_unsigned, &b)) != EXIT_OK)
 		return rc;
+	/*
+	 * A database it could not write is said before the verification,
+	 * which may take minutes, and without creating it: a bundle refused
+	 * leaves no empty database behind.
+	 */
+	if (db_can_open(path, &err) != 0) {
+		cmd_error(err.msg);
+		ret = EXIT_DB;
+		goto out;
+	}
 	if (bundle_verify(&b, pubkey, &info, stderr, &err) != 0) {
 		fprintf(stderr, "seqorch: import: refused, the bundle does not "
 		    "verify: %s\n", err.msg);
@@ -150,7 +160,10 @@ const struct cmd_entry cmd_import_entry = {
 	    "imported run cannot be resumed here (`run --resume` refuses it).\n"
 	    "With --unsigned, for a run to look at here, every check but the\n"
 	    "signature is made; imports.signed is 0 and every report of the\n"
-	    "run says it is unsigned.\n",
+	    "run says it is unsigned.  A database it cannot open or create (a\n"
+	    "directory, one in a directory it cannot write, another program's)\n"
+	    "is said before the bundle is verified; none is created for a\n"
+	    "bundle refused.\n",
 	.notes =
 	    "exit: 0 imported (or already there), 1 refused, 2 usage,\n"
 	    "      3 database\n",

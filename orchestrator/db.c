@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -283,6 +284,52 @@ db_open(const char *path, struct db **out, struct so_err *err)
 	return 0;
 fail:
 	db_close(db);
+	return rc;
+}
+
+int
+db_can_open(const char *path, struct so_err *err)
+{
+	char *copy = xstrdup(path), *dir = dirname(copy);
+	struct db *db = NULL;
+	struct stat sb;
+	int cur = 0, rc;
+
+	/* What db_connect refuses ("", ":memory:", a directory), its way. */
+	if (path[0] == '\0' || strcmp(path, ":memory:") == 0 ||
+	    regular_or_absent(path, NULL) != 0) {
+		rc = db_connect(path, SQLITE_OPEN_READONLY, &db, err);
+		goto out;
+	}
+	/* Both a new file and an existing one's journal are made there. */
+	if (access(dir, W_OK | X_OK) != 0) {
+		rc = so_error(err, SO_EDB, errno == ENOENT || errno == ENOTDIR ?
+		    "cannot create database \"%s\": no directory \"%s\"" :
+		    "cannot write database \"%s\" in directory \"%s\": %s",
+		    path, dir, strerror(errno));
+		goto out;
+	}
+	if (stat(path, &sb) != 0 || sb.st_size == 0) {
+		rc = 0;		/* db_open creates its schema */
+		goto out;
+	}
+	if (access(path, R_OK | W_OK) != 0) {
+		rc = so_error(err, SO_EDB, "cannot write database \"%s\": %s",
+		    path, strerror(errno));
+		goto out;
+	}
+	if ((rc = db_connect(path, SQLITE_OPEN_READONLY, &db, err)) != 0 ||
+	    (rc = not_foreign(db, path, err)) != 0)
+		goto out;
+	if (user_version(db, &cur) != 0)
+		rc = db_err(db, err, "cannot read schema version");
+	else
+		rc = version_known(cur, db_schema_version(), err);
+	if (rc != 0)
+		in_path(err, path);
+out:
+	db_close(db);
+	free(copy);
 	return rc;
 }
 

@@ -33,6 +33,15 @@ int db_schema_version(void);
  */
 int db_open(const char *path, struct db **out, struct so_err *err);
 /*
+ * Would db_open(path) open or create it, as far as can be told without
+ * creating or changing anything: 0, or SO_EDB saying why not (not a
+ * regular file, a directory that is missing or cannot be written, a file
+ * that cannot be written, another program's database, a newer schema).
+ * For a command that has a long check to make before it writes (import
+ * verifies its bundle): it fails at once, not after the check.
+ */
+int db_can_open(const char *path, struct so_err *err);
+/*
  * Open an existing path for reading only: no file is created, nothing is
  * migrated or written.  A schema newer than this binary's, not
  * seqorch's, or none (an empty file) is SO_EDB; an older one is SO_ESTALE (a command that may
