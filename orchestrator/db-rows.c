@@ -256,7 +256,11 @@ struct icol {
 	char type;		/* i integer, r number, t text on one line,
 				 * x free text (newlines and tabs), a
 				 * artifact name */
-	char null;		/* 1: may be null */
+	char null;		/* 1: may be null; 0: not null, and a column
+				 * every bundle has (schema.sql's NOT NULL
+				 * without a DEFAULT); 2: not null, but a
+				 * bundle may leave it out (NOT NULL
+				 * DEFAULT ...: the database fills it in) */
 	const char *parent;	/* the table whose (renumbered) id this names */
 	const char *in;		/* the values it may hold, blank separated
 				 * (schema.sql's CHECK ... IN); NULL: any */
@@ -295,6 +299,9 @@ struct itable {
 #define TNE(n, in) COL(n, 't', 1, NULL, in, 0)
 #define IE(n, in) COL(n, 'i', 0, NULL, in, 0)
 #define IP(n) COL(n, 'i', 0, NULL, NULL, 1)
+/* NOT NULL DEFAULT ...: a bundle of before the column may leave it out. */
+#define ID(n) COL(n, 'i', 2, NULL, NULL, 0)
+#define IED(n, in) COL(n, 'i', 2, NULL, in, 0)
 
 /*
  * Every CHECK of schema.sql on a column written here is mirrored in its
@@ -308,8 +315,8 @@ static const struct itable itables[] = {
 	    TN("finished_at"),
 	    TE("status", "running ok partial failed interrupted"),
 	    IP("steps"), IP("samples_per_variant"), X("command"), T("seed"),
-	    TN("variants"), T("hosts"), I("exploratory"), T("coordinator"),
-	    T("version"), I("resumes"), TN("openssl_cap"),
+	    TN("variants"), T("hosts"), ID("exploratory"), T("coordinator"),
+	    T("version"), ID("resumes"), TN("openssl_cap"),
 	    TN("openssl_cap_clear"), RN("max_cv"), IN("max_samples"),
 	    IN("msg_len"), IN("warmup") }, { NULL } },
 	{ "run_hosts", T_WRITE, 0, { RUN, T("host"),
@@ -336,7 +343,7 @@ static const struct itable itables[] = {
 	    TNE("cycles_source", "pmu calibration test-seam"),
 	    TN("openssl_cap"), IN("host_position"),
 	    TN("openssl_cap_detected"), TN("openssl_cap_cleared"),
-	    IN("msg_len"), IE("warmup", "0 1") },
+	    IN("msg_len"), IED("warmup", "0 1") },
 	    { "run_id host build_id study variant sample_index" } },
 	{ "sample_metrics", T_WRITE, 0, { COL("sample_id", 'i', 0, "samples",
 	    NULL, 0), T("name"), COL("value", 'r', 0, NULL, NULL, 0) },
@@ -446,7 +453,7 @@ static const char *
 value_wanted(const struct icol *c, const cJSON *v)
 {
 	if (cJSON_IsNull(v))
-		return c->null ? NULL : "a value, not null";
+		return c->null == 1 ? NULL : "a value, not null";
 	switch (c->type) {
 	case 'i':
 		return is_integer(v) ? NULL : "an integer";
@@ -606,10 +613,15 @@ read_header(const struct itable *t, const struct rows_doc_table *tj,
 		if (t->has_id && strcmp(c->name, "id") == 0)
 			hd->id_col = i;
 	}
-	/* What ties a row to its run must be there. */
+	/*
+	 * What ties a row to its run must be there, and what the database
+	 * takes only with a value: a column left out is its DEFAULT, or
+	 * NULL, which a NOT NULL column refuses.
+	 */
 	for (c = t->cols; c->name != NULL; c++) {
 		if (c->parent == NULL && c->type != 'a' &&
-		    !(t->has_id && strcmp(c->name, "id") == 0))
+		    !(t->has_id && strcmp(c->name, "id") == 0) &&
+		    !(t->mode == T_WRITE && c->null == 0))
 			continue;
 		for (j = 0; j < hd->ncol; j++)
 			if (hd->col[j] == c)

@@ -779,3 +779,59 @@ def test_every_schema_key_is_verified(origin, tmp_path, table, key):
     named = re.search(r"key \(([\w ]+)\) = \((.*)\) is there twice$",
                       r.stderr.rstrip())
     assert named and set(named[1].split()) == set(key), r.stderr
+
+
+def schema_not_null():
+    """The NOT NULL columns of schema.sql, as the last migration leaves
+    them, of the tables import writes: those without a DEFAULT, which
+    every row must give, and those with one, which the database fills
+    in."""
+    con = sqlite3.connect(":memory:")
+    con.executescript((ROOT / "schema.sql").read_text())
+    required, defaulted = [], []
+    for (table,) in con.execute("SELECT name FROM sqlite_master WHERE "
+                                "type = 'table' ORDER BY name"):
+        if table in NOT_IMPORTED:
+            continue
+        for _, column, _, notnull, default, _ in con.execute(
+                f"PRAGMA table_info({table})"):
+            if notnull:
+                (required if default is None else defaulted).append(
+                    (table, column))
+    con.close()
+    return required, defaulted
+
+
+def drop_columns(columns):
+    def edit(t):
+        for table, column in columns:
+            tab = t[table]
+            i = tab["columns"].index(column)
+            del tab["columns"][i]
+            for row in tab["rows"]:
+                del row[i]
+    return edit
+
+
+def test_a_column_the_database_needs_is_never_left_out(origin, tmp_path):
+    """A bundle without a column schema.sql has NOT NULL and no DEFAULT
+    for (runs.command, builds.cflags, ...) is refused by verify, naming
+    it, as import's database would refuse its rows; before, verify said
+    ok and import refused the bundle ("NOT NULL constraint failed").  The
+    columns with a DEFAULT may be left out, as a bundle of a seqorch
+    before them does: the database fills them in."""
+    required, defaulted = schema_not_null()
+    assert required and defaulted
+    for table, column in required:
+        b = craft(origin, tmp_path / f"{table}.{column}",
+                  drop_columns([(table, column)]))
+        r = seqorch(tmp_path, "verify", b, "--pubkey", origin / "key.pub")
+        assert r.returncode == 1, (table, column, r.stdout)
+        assert f'rows.json: table "{table}" has no column "{column}"' in \
+            r.stderr, (table, column, r.stderr)
+        shutil.rmtree(b)
+    b = craft(origin, tmp_path / "defaulted", drop_columns(defaulted))
+    db = importer(origin, tmp_path)
+    r = do_import(origin, tmp_path, b)
+    assert r.returncode == 0, r.stderr
+    assert query(db, "select count(*) from runs") == [(2,)]
