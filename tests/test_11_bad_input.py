@@ -12,8 +12,12 @@ from conftest import (ROOT, SEQORCH, cpu_lacks, query, seqorch, sha3_chain,
 
 
 def run(scratch, *extra):
-    return seqorch(scratch, "run", "--study", "sha3", "--hosts", "local",
-                   "--steps", "500", "--samples", "1", *extra)
+    """A short run, with extra's options in place of these (an option is
+    given once)."""
+    base = {"--study": "sha3", "--hosts": "local", "--steps": "500",
+            "--samples": "1"}
+    args = [x for k, v in base.items() if k not in extra for x in (k, v)]
+    return seqorch(scratch, "run", *args, *extra)
 
 
 @pytest.mark.parametrize("text,where,what", [
