@@ -140,40 +140,6 @@ db_repro_hosts(struct db *db, int64_t id,
 	    "reproduction_id = ? ORDER BY host", "i", id);
 }
 
-struct best_arg {
-	void (*fn)(const struct db_repro_best *b, void *arg);
-	void *arg;
-};
-
-static int
-best_row(sqlite3_stmt *st, void *arg)
-{
-	const struct best_arg *a = arg;
-	struct db_repro_best b = {
-		.host = text(st, 0), .targeting = text(st, 1),
-		.variant = text(st, 2), .n = sqlite3_column_int64(st, 3),
-		.median = sqlite3_column_double(st, 4),
-	};
-
-	a->fn(&b, a->arg);
-	return 0;
-}
-
-int
-db_repro_best(struct db *db, int64_t run_id,
-    void (*fn)(const struct db_repro_best *b, void *arg), void *arg,
-    struct so_err *err)
-{
-	struct best_arg a = { fn, arg };
-
-	/* SQLite takes the bare columns from the row of MAX(). */
-	return db_each(db, err, "cannot read the best cells", best_row, &a,
-	    "SELECT s.host, b.targeting, s.variant, s.n, MAX(s.median_rate) "
-	    "FROM summary s LEFT JOIN builds b ON b.id = s.build_id "
-	    "WHERE s.run_id = ? GROUP BY s.host, b.targeting "
-	    "ORDER BY s.host, b.targeting", "i", run_id);
-}
-
 struct samples_arg {
 	void (*fn)(const struct db_repro_sample *s, void *arg);
 	void *arg;

@@ -46,20 +46,6 @@ int db_repro_hosts(struct db *db, int64_t id,
     void *arg, struct so_err *err);
 
 /*
- * The best valid cell of run_id per host and targeting (NULL for a study
- * built once): the variant with the highest median rate, its samples
- * and median, by host then targeting.
- */
-struct db_repro_best {
-	const char	*host, *targeting, *variant;
-	int64_t		 n;
-	double		 median;
-};
-int db_repro_best(struct db *db, int64_t run_id,
-    void (*fn)(const struct db_repro_best *b, void *arg), void *arg,
-    struct so_err *err);
-
-/*
  * Every valid sample of run_id, by host then variant, for seed 003's
  * cycles-per-byte table: its L (0: the study's own chain), steps, ns,
  * cycles (-1 when not counted), clock estimates and cycles_source.

@@ -11,6 +11,7 @@
 #include "ebash.h"
 #include "figures.h"
 #include "repro.h"
+#include "report-model.h"
 #include "report.h"
 #include "study.h"
 #include "util.h"
@@ -26,15 +27,22 @@ struct rhost_ref {
 	char *host, *reference;		/* reference: "genoa", or NULL */
 };
 
+/*
+ * A host's best row of a run at one targeting (NULL for a study built
+ * once), as the report picks it: the highest median among the rows whose
+ * digests agree run-wide; row NULL when the host has rows but none
+ * agrees, so no figure of it is quoted.  Pointers into the run's model.
+ */
 struct rbest {
-	char *host, *targeting, *variant;
-	int64_t n;
-	double median;
+	const char	*host, *targeting;
+	const struct rrow *row;
 };
 
 struct rrepro_run {
 	char *part, *study, *status;
 	int64_t run_id, steps, samples;
+	struct rrun model;		/* the report's, of run_id */
+	int loaded;
 	struct rbest *best;
 	size_t nbest;
 };
@@ -74,36 +82,82 @@ on_run(const struct db_repro_run *r, void *arg)
 	x->samples = r->samples;
 }
 
-static void
-on_best(const struct db_repro_best *b, void *arg)
+/* By host, then targeting (none first), as the table lists them. */
+static int
+cmp_best(const void *a, const void *b)
 {
-	struct rrepro_run *x = arg;
-	struct rbest *y;
+	const struct rbest *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
 
-	ALLOC_GROW(x->best, x->nbest);
-	y = &x->best[x->nbest++];
-	y->host = xstrdup(b->host);
-	y->targeting = b->targeting ? xstrdup(b->targeting) : NULL;
-	y->variant = xstrdup(b->variant);
-	y->n = b->n;
-	y->median = b->median;
+	if (c != 0)
+		return c;
+	if (x->targeting == NULL || y->targeting == NULL)
+		return (x->targeting != NULL) - (y->targeting != NULL);
+	return strcmp(x->targeting, y->targeting);
+}
+
+static const char *
+targeting_of(const struct rrun *m, const struct rrow *w)
+{
+	const struct rbuild *b = report_find_build(m, w->build_id);
+
+	return b != NULL ? b->targeting : NULL;
+}
+
+static int
+same_targeting(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/*
+ * The best rows of x's model per host and targeting, as the report's
+ * best valid variant: a row with no valid sample, or whose digests
+ * disagree with the rest of the run, is no figure of the host.
+ */
+static void
+find_best(struct rrepro_run *x)
+{
+	const struct rrun *m = &x->model;
+	const struct rrow *w;
+	const char *t;
+	struct rbest *y;
+	size_t i, j;
+
+	for (i = 0; i < m->nrows; i++) {
+		w = &m->rows[i];
+		t = targeting_of(m, w);
+		for (j = 0; j < x->nbest; j++)
+			if (strcmp(x->best[j].host, w->host) == 0 &&
+			    same_targeting(x->best[j].targeting, t))
+				break;
+		if (j == x->nbest) {
+			ALLOC_GROW(x->best, x->nbest);
+			y = &x->best[x->nbest++];
+			y->host = w->host;
+			y->targeting = t;
+			y->row = NULL;
+		}
+		y = &x->best[j];
+		if (w->n > 0 && w->digest == DIGEST_OK && (y->row == NULL ||
+		    w->median > y->row->median))
+			y->row = w;
+	}
+	qsort(x->best, x->nbest, sizeof *x->best, cmp_best);
 }
 
 static void
 data_free(struct table_data *d)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < d->nhosts; i++) {
 		free(d->hosts[i].host);
 		free(d->hosts[i].reference);
 	}
 	for (i = 0; i < d->nruns; i++) {
-		for (j = 0; j < d->runs[i].nbest; j++) {
-			free(d->runs[i].best[j].host);
-			free(d->runs[i].best[j].targeting);
-			free(d->runs[i].best[j].variant);
-		}
+		if (d->runs[i].loaded)
+			report_free_run(&d->runs[i].model);
 		free(d->runs[i].best);
 		free(d->runs[i].part);
 		free(d->runs[i].study);
@@ -124,22 +178,23 @@ reference_of(const struct table_data *d, const char *host)
 	return NULL;
 }
 
-/* The best median of run x on the host standing for machine, or 0. */
-static double
+/*
+ * The best of run x on the host standing for machine (its row NULL when
+ * none of its rows has a figure), and the host; NULL when no host does.
+ */
+static const struct rbest *
 best_for(const struct table_data *d, const struct rrepro_run *x,
-    const char *machine, const char **host)
+    const char *machine)
 {
 	const char *ref;
 	size_t i;
 
 	for (i = 0; i < x->nbest; i++) {
 		ref = reference_of(d, x->best[i].host);
-		if (ref == NULL || strcmp(ref, machine) != 0)
-			continue;
-		*host = x->best[i].host;
-		return x->best[i].median;
+		if (ref != NULL && strcmp(ref, machine) == 0)
+			return &x->best[i];
 	}
-	return 0;
+	return NULL;
 }
 
 /* "seed:genoa" -> "genoa". */
@@ -147,6 +202,60 @@ static const char *
 machine_of(const char *id)
 {
 	return strncmp(id, "seed:", 5) == 0 ? id + 5 : id;
+}
+
+static const struct rhost *
+host_of(const struct rrun *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nhosts; i++)
+		if (strcmp(m->hosts[i].name, name) == 0)
+			return &m->hosts[i];
+	return NULL;
+}
+
+/*
+ * What makes row w of host h a figure to doubt, under the figure itself
+ * rather than only among the report's warnings: a spread above
+ * --max-cv, a cpu asked for and not held, noisy windows.
+ */
+static void
+print_caveats(const struct rrun *m, const struct rhost *h,
+    const struct rrow *w, FILE *out)
+{
+	if (report_row_unstable(m, w))
+		fprintf(out, "      unstable: cv %.2f%% > --max-cv %g%%, the "
+		    "figure may not hold\n", 100 * w->desc.cv,
+		    100 * m->max_cv);
+	if (h == NULL)
+		return;
+	if (h->has_pin_cpu && h->pinned == 0)
+		fprintf(out, "      not pinned: cpu %" PRId64 " was asked for"
+		    "%s%s\n", h->pin_cpu, h->pin_error ? ": " : "",
+		    h->pin_error ? h->pin_error : "");
+	if (h->noisy > 0)
+		fprintf(out, "      noisy: %" PRId64 " of %" PRId64 " windows "
+		    "(seqorch report --run %" PRId64 ", warnings)\n", h->noisy,
+		    h->windows, m->id);
+}
+
+/*
+ * Valid samples of one length that end in different digests are not all
+ * the chain: said first, as the report's header says it, since no figure
+ * of such a run is quoted below.
+ */
+static void
+print_digests(const struct rrun *m, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndigests; i++)
+		if (m->digests[i].distinct > 1)
+			fprintf(out, "  digests   MISMATCH: %" PRId64 " valid "
+			    "samples of %" PRId64 " steps end in %" PRId64
+			    " different digests\n", m->digests[i].n,
+			    m->digests[i].steps, m->digests[i].distinct);
 }
 
 /* The seed's figures of x's study, and each host's beside. */
@@ -171,13 +280,28 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 		fprintf(out, "    no valid samples\n");
 	for (i = 0; i < x->nbest; i++) {
 		const struct rbest *y = &x->best[i];
+		const struct rrow *w = y->row;
+		const struct rhost *h = host_of(&x->model, y->host);
 		size_t k;
 
-		report_format_rate(y->median, a, sizeof a);
 		ref = reference_of(d, y->host);
-		fprintf(out, "    %-10s %s%s%s %s/s  %s, n %" PRId64, y->host,
+		if (w == NULL) {
+			/* The report's "no valid samples": nothing to quote. */
+			fprintf(out, "    %-10s %s%sno figure: no valid sample "
+			    "whose digest agrees with the run's (seqorch "
+			    "report --run %" PRId64 ")\n", y->host,
+			    y->targeting ? y->targeting : "",
+			    y->targeting ? " " : "", x->run_id);
+			continue;
+		}
+		report_format_rate(w->median, a, sizeof a);
+		fprintf(out, "    %-10s %s%s%s %s/s  %s", y->host,
 		    y->targeting ? y->targeting : "", y->targeting ? " " : "",
-		    a, unit, y->variant, y->n);
+		    a, unit, w->variant);
+		/* Two compilers: the rate is one of them, named. */
+		if (x->model.several_builds)
+			fprintf(out, " (%s)", w->label);
+		fprintf(out, ", n %" PRId64, w->n);
 		for (k = 0; ref != NULL && k < nf; k++) {
 			if (strcmp(machine_of(f[k].id), ref) != 0 ||
 			    (f[k].targeting != NULL && (y->targeting == NULL ||
@@ -185,41 +309,78 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 				continue;
 			report_format_rate(f[k].median_rate, b, sizeof b);
 			fprintf(out, "; %s's %s: %.3fx", ref, b,
-			    y->median / f[k].median_rate);
+			    w->median / f[k].median_rate);
 			break;
 		}
 		if (ref == NULL)
 			fprintf(out, "; stands for no seed machine");
 		fputc('\n', out);
+		if (h != NULL && h->cpu_model != NULL)
+			fprintf(out, "      measured on %s\n", h->cpu_model);
+		print_caveats(&x->model, h, w, out);
 		if (p != NULL && p->variants != NULL &&
-		    !list_has(p->variants, ',', y->variant))
+		    !list_has(p->variants, ',', w->variant))
 			fprintf(out, "      indicative only: %s, where the seed "
-			    "ran %s\n", y->variant, p->variants);
+			    "ran %s\n", w->variant, p->variants);
 	}
 }
 
-/* The seed's cross-machine ratios beside the hosts' own. */
+/*
+ * The seed's cross-machine ratios beside the hosts' own: the ratio of
+ * their best medians with the report's bootstrap interval and verdict,
+ * since a bare ratio of two medians of three samples says nothing of
+ * whether it could as well be 1.
+ */
 static void
 print_ratios(const struct table_data *d, const struct rrepro_run *x,
     const struct figure_ratio *fr, size_t nr, FILE *out)
 {
-	const char *hf = NULL, *hs = NULL;
-	double f, s;
+	const struct rbest *bf, *bs;
+	struct report_draws draws = { 0 };
+	struct rratio rr;
+	char *iv;
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
 		fprintf(out, "  ratio %s / %s: published %.2fx", machine_of(
 		    fr[i].faster), machine_of(fr[i].slower), fr[i].ratio);
-		f = best_for(d, x, machine_of(fr[i].faster), &hf);
-		s = best_for(d, x, machine_of(fr[i].slower), &hs);
-		if (f > 0 && s > 0)
-			fprintf(out, ", here %s / %s %.2fx\n", hf, hs, f / s);
-		else
+		bf = best_for(d, x, machine_of(fr[i].faster));
+		bs = best_for(d, x, machine_of(fr[i].slower));
+		if (bf == NULL || bs == NULL) {
 			fprintf(out, ", here: no two hosts stand for %s and "
 			    "%s (hosts.toml `reference`)\n",
 			    machine_of(fr[i].faster),
 			    machine_of(fr[i].slower));
+			continue;
+		}
+		if (bf->row == NULL && bs->row == NULL) {
+			fprintf(out, ", here: none, %s and %s have no figure "
+			    "(above)\n", bf->host, bs->host);
+			continue;
+		}
+		if (bf->row == NULL || bs->row == NULL) {
+			fprintf(out, ", here: none, %s has no figure (above)\n",
+			    bf->row == NULL ? bf->host : bs->host);
+			continue;
+		}
+		report_ratio(&draws, &x->model, bf->row, &x->model, bs->row,
+		    &rr);
+		if (rr.refused != NULL) {
+			fprintf(out, ", here %s / %s refused, %s\n", bf->host,
+			    bs->host, rr.refused);
+			free(rr.refused);
+			continue;
+		}
+		iv = report_interval_str(&rr.s);
+		fprintf(out, ", here %s / %s %.2fx %s %s", bf->host, bs->host,
+		    rr.s.ratio, iv, report_verdict_phrase(&rr.s));
+		/* The published order reversed here: said in words. */
+		if (rr.s.verdict == STATS_SLOWER)
+			fprintf(out, " (%s is the faster here)", bs->host);
+		fputc('\n', out);
+		free(iv);
 	}
+	report_draws_free(&draws);
 }
 
 struct phase_acc {
@@ -271,12 +432,12 @@ print_randomx(struct db *db, const struct table_data *d,
 			const struct rbest *y = &x->best[j];
 
 			if (strcmp(y->host, d->hosts[i].host) != 0 ||
-			    y->targeting == NULL)
+			    y->targeting == NULL || y->row == NULL)
 				continue;
 			if (strcmp(y->targeting, "native") == 0)
-				nat = y->median;
+				nat = y->row->median;
 			else if (strcmp(y->targeting, "default") == 0)
-				def = y->median;
+				def = y->row->median;
 		}
 		if (nat > 0 && def > 0)
 			fprintf(out, "  native / default: %s %.3fx\n",
@@ -573,10 +734,13 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 	if ((rc = db_repro_hosts(db, id, on_host, &d, err)) != 0 ||
 	    (rc = db_repro_runs(db, id, on_run, &d, err)) != 0)
 		goto out;
-	for (i = 0; i < d.nruns; i++)
-		if ((rc = db_repro_best(db, d.runs[i].run_id, on_best,
-		    &d.runs[i], err)) != 0)
+	for (i = 0; i < d.nruns; i++) {
+		if ((rc = report_load_run(db_handle(db), d.runs[i].run_id, 0,
+		    &d.runs[i].model, err)) != 0)
 			goto out;
+		d.runs[i].loaded = 1;
+		find_best(&d.runs[i]);
+	}
 	fprintf(out, "reproduce %s: reproduction %" PRId64 ", started %s\n",
 	    name, id, started);
 	for (i = 0; i < d.nruns; i++) {
@@ -590,6 +754,7 @@ repro_print_table(struct db *db, const char *name, FILE *out,
 		    x->samples, x->steps, study_unit_plural(x->study), x->status);
 		if (p != NULL && p->label != NULL && p->says != NULL)
 			fprintf(out, "  the seed says: %s\n", p->says);
+		print_digests(&x->model, out);
 		nf = figures_of_study(x->study, f, MAX_FIGURES);
 		nr = figures_ratios(x->study, fr, MAX_FIGURES);
 		if (nf > MAX_FIGURES)

@@ -1,0 +1,175 @@
+"""Can the figures be trusted: the reproduction's table and the report
+quote a host's figure and a ratio between hosts only from valid, timed
+samples whose digests agree, with the interval and verdict the report
+gives, and say beside the figure when it is unstable or unpinned.
+
+The database is made from schema.sql with hand-chosen samples, so every
+expected figure is computed here from the same numbers."""
+import json
+import re
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+SEQORCH = ROOT / "seqorch"
+STEPS = 1000
+DIGEST = "ab"
+# (host, build id, compiler, variant) -> ns of its three timed samples
+SAMPLES = {
+    ("grav", 1, "gcc", "c-fused"): (400, 410, 420),
+    ("grav", 2, "clang", "c-fused"): (380, 390, 400),
+    ("grav", 1, "gcc", "c-wrapped"): (500, 510, 520),
+    ("grav", 2, "clang", "c-wrapped"): (505, 515, 525),
+    ("gen", 3, "cc", "c-fused"): (700, 760, 800),
+    ("gen", 3, "cc", "c-wrapped"): (900, 905, 910),
+}
+
+
+def rate(ns):
+    return STEPS * 1e9 / ns
+
+
+def make_db(path):
+    con = sqlite3.connect(path)
+    schema = (ROOT / "schema.sql").read_text()
+    con.executescript(schema)
+    version = max(int(ln.split(":")[1]) for ln in schema.splitlines()
+                  if ln.startswith("-- version:"))
+    con.execute(f"PRAGMA user_version = {version}")
+    con.execute("INSERT INTO runs (id, study, started_at, status, steps,"
+                " samples_per_variant, command, seed, hosts, coordinator,"
+                " version) VALUES (1, 'sha3', '2026-01-01T00:00:00Z', 'ok',"
+                " ?, 3, 'seqorch reproduce sha3', '00', 'all', 'test',"
+                " '0.1.0')", (STEPS,))
+    facts = json.dumps({"cpu_model": "Test CPU 9000"})
+    for host, pin, pinned, why in (("grav", 1, 1, None),
+                                   ("gen", 1, 0, "cpu 1 is offline")):
+        con.execute("INSERT INTO run_hosts (run_id, host, status, pin_cpu,"
+                    " pinned, pin_error, facts, started_at) VALUES (1, ?,"
+                    " 'ok', ?, ?, ?, ?, '2026-01-01T00:00:00Z')",
+                    (host, pin, pinned, why, facts))
+    for (host, b, cc, _), _ns in SAMPLES.items():
+        con.execute("INSERT OR IGNORE INTO builds (id, run_id, host,"
+                    " compiler, cflags, status, created_at) VALUES (?, 1,"
+                    " ?, ?, '-O2', 'ok', '2026-01-01T00:00:00Z')",
+                    (b, host, cc))
+    sid = 0
+    for (host, b, _, v), nss in SAMPLES.items():
+        for i, ns in enumerate(nss):
+            sid += 1
+            con.execute("INSERT INTO samples (id, run_id, host, build_id,"
+                        " study, variant, sample_index, position, steps, ns,"
+                        " digest, seed, valid, received_at) VALUES (?, 1,"
+                        " ?, ?, 'sha3', ?, ?, ?, ?, ?, ?, '00', 1,"
+                        " '2026-01-01T00:00:00Z')",
+                        (sid, host, b, v, i, i, STEPS, ns, DIGEST))
+    # Faster than anything, and in no figure: an invalid sample and a
+    # warmup of gen's c-fused.
+    con.execute("INSERT INTO samples (run_id, host, build_id, study,"
+                " variant, sample_index, position, steps, ns, digest, seed,"
+                " valid, invalid_reason, received_at) VALUES (1, 'gen', 3,"
+                " 'sha3', 'c-fused', 3, 0, ?, 10, 'ff', '00', 0, 'digest"
+                " differs from the reference', '2026-01-01T00:00:00Z')",
+                (STEPS,))
+    con.execute("INSERT INTO samples (run_id, host, build_id, study,"
+                " variant, sample_index, position, steps, ns, digest, seed,"
+                " valid, warmup, received_at) VALUES (1, 'gen', 3, 'sha3',"
+                " 'c-fused', -1, 0, ?, 10, ?, '00', 1, 1,"
+                " '2026-01-01T00:00:00Z')", (STEPS, DIGEST))
+    con.execute("INSERT INTO reproductions (id, name, started_at, command)"
+                " VALUES (1, 'sha3', '2026-01-01T00:00:00Z',"
+                " 'seqorch reproduce sha3')")
+    con.execute("INSERT INTO reproduction_runs VALUES (1, 1, 'chain')")
+    for host, ref in (("grav", "graviton5"), ("gen", "genoa")):
+        con.execute("INSERT INTO reproduction_hosts VALUES (1, ?, ?)",
+                    (host, ref))
+    con.commit()
+    con.close()
+
+
+def run(*args):
+    p = subprocess.run([str(SEQORCH), *map(str, args)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "results.db"
+    make_db(path)
+    return path
+
+
+def fmt(x):
+    """The report's four significant digits with a suffix."""
+    for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= div:
+            v = x / div
+            return (f"{v:.{3 - len(str(int(v))) + 1}f}" + suf)
+    return f"{x:.4g}"
+
+
+def test_reproduce_ratio_has_its_interval_and_verdict(db):
+    """Seed 000's 1.68x beside ours: ours with the bootstrap interval the
+    report gives (n = 3 a side: min(a) / max(b) to max(a) / min(b)), never
+    a bare ratio of medians; each figure names its compiler when a host
+    had two, and the invalid sample and the warmup are in none."""
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    grav = SAMPLES[("grav", 2, "clang", "c-fused")]
+    gen = SAMPLES[("gen", 3, "cc", "c-fused")]
+    ratio = rate(grav[1]) / rate(gen[1])
+    lo = rate(max(grav)) / rate(min(gen))
+    hi = rate(min(grav)) / rate(max(gen))
+    line = (f"  ratio graviton5 / genoa: published 1.68x, here grav / gen "
+            f"{ratio:.2f}x [{lo:.3f}, {hi:.3f}] faster\n")
+    assert line in out, out
+    assert re.search(rf"^    grav +{fmt(rate(grav[1]))} hashes/s  c-fused "
+                     r"\(clang\), n 3; graviton5's 6\.813M: ", out, re.M), out
+    assert re.search(rf"^    gen +{fmt(rate(gen[1]))} hashes/s  c-fused "
+                     r"\(cc\), n 3; genoa's 4\.056M: ", out, re.M), out
+    # The report's own ratio of best rates is the same number.
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]["ratios"][0]
+    assert (rep["faster"], rep["slower"]) == ("grav", "gen")
+    assert rep["ratio"] == pytest.approx(ratio)
+    assert (rep["lo"], rep["hi"]) == (pytest.approx(lo), pytest.approx(hi))
+
+
+def test_reproduce_quotes_no_figure_whose_digest_disagrees(db):
+    """A valid sample whose final digest is not the run's: the report has
+    every row MISMATCH and no best; the published table must not quote a
+    figure or a ratio from those rows either (it read the summary view,
+    which knows nothing of digests, and printed 'here grav / gen 1.95x')."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET digest = 'cd' WHERE host = 'gen' AND"
+                " variant = 'c-wrapped' AND sample_index = 0")
+    con.commit()
+    con.close()
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    assert "here grav / gen" not in out, out
+    assert ("  ratio graviton5 / genoa: published 1.68x, here: none, "
+            "grav and gen have no figure (above)\n") in out, out
+    assert ("    gen        no figure: no valid sample whose digest agrees "
+            "with the run's (seqorch report --run 1)\n") in out, out
+    assert "  digests   MISMATCH" in out, out
+
+
+def test_reproduce_says_unstable_and_unpinned_beside_the_figure(db):
+    """gen's best has a cv of 6.7% (over --max-cv's 1%) and its cpu was
+    not held: said under its figure, not only in the report's warnings;
+    grav's (cv 2.6%, pinned) is unstable only."""
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    gen = [rate(ns) for ns in SAMPLES[("gen", 3, "cc", "c-fused")]]
+    mean = sum(gen) / 3
+    cv = (sum((x - mean) ** 2 for x in gen) / 2) ** 0.5 / mean
+    block = out.split("    gen  ", 1)[1].split("\n    grav", 1)[0]
+    assert f"      unstable: cv {100 * cv:.2f}% > --max-cv 1%" in block, out
+    assert ("      not pinned: cpu 1 was asked for: cpu 1 is offline"
+            in block), out
+    assert "      measured on Test CPU 9000\n" in block, out
+    grav = out.split("    grav  ", 1)[1].split("\n  ratio", 1)[0]
+    assert "unstable: cv" in grav and "not pinned" not in grav, out
