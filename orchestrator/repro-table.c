@@ -215,6 +215,25 @@ host_of(const struct rrun *m, const char *name)
 	return NULL;
 }
 
+/* Did host build with two compilers (not only two targetings)? */
+static int
+compilers_differ(const struct rrun *m, const char *host)
+{
+	const char *first = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nrows; i++) {
+		if (strcmp(m->rows[i].host, host) != 0 ||
+		    m->rows[i].compiler == NULL)
+			continue;
+		if (first == NULL)
+			first = m->rows[i].compiler;
+		else if (strcmp(first, m->rows[i].compiler) != 0)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * What makes row w of host h a figure to doubt, under the figure itself
  * rather than only among the report's warnings: a spread above
@@ -299,8 +318,8 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 		    y->targeting ? y->targeting : "", y->targeting ? " " : "",
 		    a, unit, w->variant);
 		/* Two compilers: the rate is one of them, named. */
-		if (x->model.several_builds)
-			fprintf(out, " (%s)", w->label);
+		if (compilers_differ(&x->model, y->host))
+			fprintf(out, " (%s)", w->compiler);
 		fprintf(out, ", n %" PRId64, w->n);
 		for (k = 0; ref != NULL && k < nf; k++) {
 			if (strcmp(machine_of(f[k].id), ref) != 0 ||
