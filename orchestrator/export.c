@@ -95,6 +95,7 @@ static cJSON *
 export_run(const struct rrun *r)
 {
 	cJSON *o = cJSON_CreateObject(), *d, *a;
+	char *why;
 	size_t i;
 
 	report_json_str(o, "format", "seqorch-summary");
@@ -119,6 +120,9 @@ export_run(const struct rrun *r)
 		    (double)r->ranked[i]->best->build_id);
 		cJSON_AddNumberToObject(d, "median_rate",
 		    r->ranked[i]->best->median);
+		why = report_best_doubts(r, r->ranked[i]);
+		report_json_str(d, "doubts", why);
+		free(why);
 		cJSON_AddItemToArray(a, d);
 	}
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));

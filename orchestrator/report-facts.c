@@ -342,6 +342,58 @@ report_row_unstable(const struct rrun *r, const struct rrow *w)
 	return w->n >= 2 && w->desc.cv > r->max_cv;
 }
 
+const struct rhost *
+report_best_host(const struct rrun *r, const struct rrow *w)
+{
+	size_t i;
+
+	for (i = 0; i < r->nranked; i++)
+		if (r->ranked[i]->best == w)
+			return r->ranked[i];
+	return NULL;
+}
+
+char *
+report_ratio_doubted(const struct rrun *r, const struct rratio *x)
+{
+	const struct rhost *h[2] = { report_best_host(r, x->a),
+	    report_best_host(r, x->b) };
+	const struct rhost *one = NULL;
+	char *d;
+	int i, n = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (h[i] == NULL || (d = report_best_doubts(r, h[i])) == NULL)
+			continue;
+		free(d);
+		one = h[i];
+		n++;
+	}
+	/* "both": the line stays within 80 columns. */
+	return n == 0 ? NULL : n == 2 ? xstrdup("both") : xstrdup(one->name);
+}
+
+char *
+report_best_doubts(const struct rrun *r, const struct rhost *h)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (h->best != NULL && report_row_unstable(r, h->best))
+		strbuf_addf(&sb, "unstable (cv %.2f%% > --max-cv %g%%)",
+		    100 * h->best->desc.cv, 100 * r->max_cv);
+	if (h->has_pin_cpu && h->pinned == 0)
+		strbuf_addf(&sb, "%snot pinned (cpu %" PRId64 ")", sb.len ?
+		    ", " : "", h->pin_cpu);
+	if (h->noisy > 0)
+		strbuf_addf(&sb, "%snoisy (%" PRId64 " of %" PRId64 " windows)",
+		    sb.len ? ", " : "", h->noisy, h->windows);
+	if (sb.len == 0) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb);
+}
+
 char *
 report_unstable_text(const struct rrun *r, const struct rrow *w)
 {

@@ -328,7 +328,7 @@ chart_ratios(const struct rrun *r, FILE *out)
 	    "height=\"%.0f\" fill=\"" CHART_BG "\"/>\n<text x=\"8\" y=\"20\" "
 	    "class=\"title\">ratios of best rates, %d%% interval</text>\n",
 	    r->nratios, CHART_W, h, CHART_W, h, STATS_LEVEL_PCT);
-	ratio_axis(out, lo, hi, step, h, "faster host / slower host");
+	ratio_axis(out, lo, hi, step, h, "higher median / lower median");
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
 		y = TOP + (double)k++ * (BAR_H + BAR_GAP) + BAR_H / 2.0;
@@ -535,20 +535,25 @@ html_ratios(const struct rrun *r, FILE *out)
 
 	if (r->nratios > 0)
 		fprintf(out, "<h3>Ratios of best rates</h3>\n<div class=\""
-		    "scroll\"><table><tr><th>faster</th><th>slower</th><th>"
-		    "ratio</th><th>%d%% interval</th><th>verdict</th></tr>\n",
-		    STATS_LEVEL_PCT);
+		    "scroll\"><table><tr><th>a</th><th>b</th><th>"
+		    "a / b</th><th>%d%% interval</th><th>verdict</th><th>"
+		    "doubtful</th></tr>\n", STATS_LEVEL_PCT);
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
 		fputs("<tr>", out);
 		td(out, x->a->host);
 		td(out, x->b->host);
 		if (x->refused != NULL) {
-			fputs("<td colspan=\"3\">refused: ", out);
+			fputs("<td colspan=\"4\">refused: ", out);
 			report_html_text(out, x->refused);
 			fputs("</td>", out);
-		} else
+		} else {
+			char *d = report_ratio_doubted(r, x);
+
 			td_ratio(out, &x->s);
+			td(out, d != NULL ? d : "");
+			free(d);
+		}
 		fputs("</tr>\n", out);
 	}
 	if (r->nratios > 0)

@@ -253,9 +253,11 @@ json_sources(const struct rrun *r)
 cJSON *
 report_json_ratios(const struct rrun *r)
 {
-	cJSON *a = cJSON_CreateArray(), *o;
+	cJSON *a = cJSON_CreateArray(), *o, *d;
 	const struct rratio *x;
-	size_t i;
+	const struct rhost *h;
+	char *why;
+	size_t i, j;
 
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
@@ -264,6 +266,17 @@ report_json_ratios(const struct rrun *r)
 		report_json_str(o, "faster", x->a->host);
 		report_json_str(o, "slower", x->b->host);
 		report_json_str(o, "refused", x->refused);
+		/* The sides whose best figure has doubts (json_best's). */
+		d = cJSON_AddArrayToObject(o, "doubtful");
+		for (j = 0; j < 2; j++) {
+			h = report_best_host(r, j == 0 ? x->a : x->b);
+			if (h != NULL && (why = report_best_doubts(r, h)) !=
+			    NULL) {
+				cJSON_AddItemToArray(d,
+				    cJSON_CreateString(h->name));
+				free(why);
+			}
+		}
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -315,11 +328,17 @@ report_json_header(cJSON *o, const struct rrun *r)
 static cJSON *
 json_best(const struct rrun *r)
 {
-	cJSON *a = cJSON_CreateArray();
+	cJSON *a = cJSON_CreateArray(), *o;
+	char *why;
 	size_t i;
 
-	for (i = 0; i < r->nranked; i++)
-		cJSON_AddItemToArray(a, json_row(r->ranked[i]->best));
+	for (i = 0; i < r->nranked; i++) {
+		o = json_row(r->ranked[i]->best);
+		why = report_best_doubts(r, r->ranked[i]);
+		report_json_str(o, "doubts", why);
+		free(why);
+		cJSON_AddItemToArray(a, o);
+	}
 	return a;
 }
 

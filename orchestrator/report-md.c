@@ -126,8 +126,12 @@ static void
 md_ratios(const struct rrun *r, FILE *out)
 {
 	static const char *best_heads[] = { "host", "variant", NULL, NULL };
+	/*
+	 * "a / b", not "faster" and "slower": a ratio the interval cannot
+	 * tell from 1 names no faster host.
+	 */
 	static const char *ratio_heads[] = {
-		"faster", "slower", "ratio", "interval", "verdict"
+		"a", "b", "a / b", "interval", "verdict"
 	};
 	static const char *vs_heads[] = {
 		"host", "variant", "/ best", "interval", "verdict"
@@ -164,6 +168,16 @@ md_ratios(const struct rrun *r, FILE *out)
 		table_cell(&t, xstrdup(""));
 	}
 	table_markdown(&t, out);
+	/* Beside the figures, not only among the warnings. */
+	for (n = 0, i = 0; i < r->nranked; i++) {
+		char *d = report_best_doubts(r, r->ranked[i]);
+
+		if (d != NULL)
+			fprintf(out, "%s- **%s**: %s: its figure and its "
+			    "ratios may not hold\n", n++ == 0 ? "\n" : "",
+			    r->ranked[i]->name, d);
+		free(d);
+	}
 	if (r->nratios > 0) {
 		fprintf(out, "\n### Ratios of best rates\n\n%d%% bootstrap "
 		    "interval over the samples.\n\n", STATS_LEVEL_PCT);
@@ -174,7 +188,14 @@ md_ratios(const struct rrun *r, FILE *out)
 			table_cell(&t, xstrdup(x->a->host));
 			table_cell(&t, xstrdup(x->b->host));
 			if (x->refused == NULL) {
-				ratio_cells(&t, &x->s);
+				char *d = report_ratio_doubted(r, x);
+
+				table_cell(&t, xasprintf("%.3fx", x->s.ratio));
+				table_raw(&t, report_interval_str(&x->s));
+				table_cell(&t, xasprintf("%s%s%s",
+				    report_verdict_phrase(&x->s), d != NULL ?
+				    "; doubtful: " : "", d != NULL ? d : ""));
+				free(d);
 				continue;
 			}
 			table_cell(&t, xstrdup("-"));

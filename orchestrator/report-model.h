@@ -508,6 +508,22 @@ int report_row_unstable(const struct rrun *r, const struct rrow *w);
 char *report_unstable_text(const struct rrun *r, const struct rrow *w);
 
 /*
+ * What makes host h's best figure, and every ratio of it, doubtful, said
+ * where the figure is printed and not only among the warnings: "unstable
+ * (cv 13.68% > --max-cv 1%), not pinned (cpu 1), noisy (1 of 1
+ * windows)"; NULL when nothing does.  Caller frees.
+ */
+char *report_best_doubts(const struct rrun *r, const struct rhost *h);
+/*
+ * The host of ratio x whose best figure has doubts ("slow"), "both", or
+ * NULL when neither has.  Caller frees.
+ */
+char *report_ratio_doubted(const struct rrun *r, const struct rratio *x);
+/* The ranked host whose best row is w, or NULL. */
+const struct rhost *report_best_host(const struct rrun *r,
+    const struct rrow *w);
+
+/*
  * The line for the variant that did not run at r->variants[*i] and those
  * after it with the same host, build, status and reason: 'variants a, b
  * on "local" (cc) skipped: why'.  *i moves past them; caller frees.

@@ -358,6 +358,19 @@ text_rows(const struct rrun *r, FILE *out)
 	}
 }
 
+/* Does host h have valid samples, all in rows whose digest disagrees? */
+static int
+host_has_mismatch(const struct rrun *r, const struct rhost *h)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].n > 0 && r->rows[i].digest == DIGEST_MISMATCH &&
+		    strcmp(r->rows[i].host, h->name) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 text_best(const struct rrun *r, FILE *out)
 {
@@ -370,7 +383,7 @@ text_best(const struct rrun *r, FILE *out)
 	const struct rrow *w;
 	const struct rratio *x;
 	size_t i;
-	char *iv, **lines;
+	char *iv, *d, **lines;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
@@ -388,10 +401,26 @@ text_best(const struct rrun *r, FILE *out)
 	}
 	if (r->nranked > 0)
 		table_print(&t, out);
+	for (i = 0; i < r->nranked; i++) {
+		char *head, *doubts;
+
+		h = r->ranked[i];
+		if ((doubts = report_best_doubts(r, h)) == NULL)
+			continue;
+		head = xasprintf("  %s: ", h->name);
+		iv = xasprintf("%s: its figure and its ratios may not hold",
+		    doubts);
+		report_emit_wrapped(out, head, iv);
+		free(head);
+		free(iv);
+		free(doubts);
+	}
 	for (i = 0; i < r->nhosts; i++) {
 		if (r->hosts[i].best == NULL)
-			report_emit(out, "  %s: no valid samples",
-			    r->hosts[i].name);
+			report_emit(out, "  %s: no valid samples%s",
+			    r->hosts[i].name, host_has_mismatch(r,
+			    &r->hosts[i]) ? " whose digest agrees with the "
+			    "run's" : "");
 	}
 	if (r->nranked < 2)
 		return;
@@ -407,9 +436,12 @@ text_best(const struct rrun *r, FILE *out)
 			continue;
 		}
 		iv = report_interval_str(&x->s);
-		lines[i] = xasprintf("  %s / %s = %.2fx  %s  %s", x->a->host,
-		    x->b->host, x->s.ratio, iv, report_verdict_phrase(&x->s));
+		d = report_ratio_doubted(r, x);
+		lines[i] = xasprintf("  %s / %s = %.2fx  %s  %s%s%s", x->a->host,
+		    x->b->host, x->s.ratio, iv, report_verdict_phrase(&x->s),
+		    d != NULL ? "; doubtful: " : "", d != NULL ? d : "");
 		free(iv);
+		free(d);
 	}
 	report_emit_rows(out, lines, r->nratios);
 	free(lines);

@@ -20,7 +20,7 @@ DIGEST = "ab"
 # (host, build id, compiler, variant) -> ns of its three timed samples
 SAMPLES = {
     ("grav", 1, "gcc", "c-fused"): (400, 410, 420),
-    ("grav", 2, "clang", "c-fused"): (380, 390, 400),
+    ("grav", 2, "clang", "c-fused"): (389, 390, 391),
     ("grav", 1, "gcc", "c-wrapped"): (500, 510, 520),
     ("grav", 2, "clang", "c-wrapped"): (505, 515, 525),
     ("gen", 3, "cc", "c-fused"): (700, 760, 800),
@@ -159,9 +159,9 @@ def test_reproduce_quotes_no_figure_whose_digest_disagrees(db):
 
 
 def test_reproduce_says_unstable_and_unpinned_beside_the_figure(db):
-    """gen's best has a cv of 6.7% (over --max-cv's 1%) and its cpu was
+    """gen's best has a cv of 6.8% (over --max-cv's 1%) and its cpu was
     not held: said under its figure, not only in the report's warnings;
-    grav's (cv 2.6%, pinned) is unstable only."""
+    grav's (cv 0.26%, pinned) has nothing to say."""
     out = run("report", "--db", db, "--reproduce", "sha3")
     gen = [rate(ns) for ns in SAMPLES[("gen", 3, "cc", "c-fused")]]
     mean = sum(gen) / 3
@@ -172,4 +172,53 @@ def test_reproduce_says_unstable_and_unpinned_beside_the_figure(db):
             in block), out
     assert "      measured on Test CPU 9000\n" in block, out
     grav = out.split("    grav  ", 1)[1].split("\n  ratio", 1)[0]
-    assert "unstable: cv" in grav and "not pinned" not in grav, out
+    assert "unstable" not in grav and "not pinned" not in grav, out
+
+
+def test_report_says_doubts_beside_the_best_and_its_ratios(db):
+    """The report's best figure of gen and the ratio grav / gen are
+    doubtful (gen unstable, unpinned): said in the best table and on the
+    ratio's line in every format, where they were only warnings at the
+    bottom; Markdown and HTML head the ratio's columns a and b, since a
+    ratio the interval cannot tell from 1 names no "faster" host."""
+    gen = [rate(ns) for ns in SAMPLES[("gen", 3, "cc", "c-fused")]]
+    mean = sum(gen) / 3
+    cv = 100 * (sum((x - mean) ** 2 for x in gen) / 2) ** 0.5 / mean
+    doubts = f"unstable (cv {cv:.2f}% > --max-cv 1%), not pinned (cpu 1)"
+    text = run("report", "--db", db, "--run", 1)
+    flat = " ".join(text.split())
+    assert f"gen: {doubts}: its figure and its ratios may not hold" in flat
+    assert re.search(r"^  grav / gen = \d\.\d\dx  \[[\d.]+, [\d.]+\]  "
+                     r"faster; doubtful: gen$", text, re.M), text
+    assert "  grav: " not in text.split("ratios of best rates")[0] \
+        .split("best valid variant per host")[1], text
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    assert {b["host"]: b["doubts"] for b in rep["best"]} == \
+        {"grav": None, "gen": doubts}
+    assert rep["ratios"][0]["doubtful"] == ["gen"]
+    summary = json.loads(run("export", "--db", db, "--run", 1))
+    assert summary["best"][1]["doubts"] == doubts
+    assert summary["ratios"][0]["doubtful"] == ["gen"]
+    md = run("report", "--db", db, "--run", 1, "--format", "markdown")
+    assert "| a | b | a / b | interval | verdict |" in md, md
+    assert "| faster; doubtful: gen |" in md, md
+    assert f"- **gen**: {doubts}: its figure and its ratios may not hold" \
+        in md, md
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    assert "<th>a</th><th>b</th><th>a / b</th>" in html
+    assert re.search(r"<td>grav</td><td>gen</td>.*<td class=\"faster\">"
+                     r"faster</td><td>gen</td></tr>", html), html
+
+
+def test_report_says_why_a_host_has_no_best(db):
+    """Valid samples whose digests disagree: "no valid samples whose
+    digest agrees with the run's", not "no valid samples" (it has 9)."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET digest = 'cd' WHERE host = 'gen' AND"
+                " variant = 'c-wrapped' AND sample_index = 0")
+    con.commit()
+    con.close()
+    text = run("report", "--db", db, "--run", 1)
+    assert "  gen: no valid samples whose digest agrees with the run's\n" \
+        in text, text

@@ -386,7 +386,13 @@ test_best_and_ratio(void **state)
 	 */
 	assert_non_null(strstr(out, "\nratios of best rates, 95% bootstrap "
 	    "interval over the samples, verdict\n"
-	    "  graviton5 / genoa = 1.69x  [1.600, 1.793]  faster\n"));
+	    "  graviton5 / genoa = 1.69x  [1.600, 1.793]  faster; doubtful: "
+	    "both\n"));
+	/* Both cvs are above --max-cv's 1%: said beside the figures. */
+	assert_non_null(strstr(best, "\n  graviton5: unstable (cv 1.71% > "
+	    "--max-cv 1%), not pinned (cpu 13): its figure\n"));
+	assert_non_null(strstr(best, "\n  genoa: unstable (cv 4.00% > "
+	    "--max-cv 1%): its figure and its ratios may not\n"));
 	/* m4 failed before its first sample. */
 	assert_non_null(strstr(out, "  m4: no valid samples\n"));
 	free(out);
@@ -490,7 +496,8 @@ test_digest_mismatch(void **state)
 	assert_non_null(strstr(out, "  digest    MISMATCH: 3 valid samples "
 	    "of 10000000 steps end in 2 different\n    digests\n"));
 	/* No row agrees, so there is no best variant to vouch for. */
-	assert_non_null(strstr(out, "  genoa: no valid samples\n"));
+	assert_non_null(strstr(out, "  genoa: no valid samples whose digest "
+	    "agrees with the run's\n"));
 	assert_non_null(strstr(out, "warnings: none\n"));
 	free(out);
 }
