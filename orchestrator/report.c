@@ -81,19 +81,25 @@ char *
 report_reference_line(const struct rrun *r, const struct rhost *h)
 {
 	const struct figure *p = &r->ref;
-	char local[32], pub[32], *steps;
-	char *line;
+	char local[32], pub[32], *steps, *variant, *doubts, *line;
 
 	report_format_rate(h->best->median, local, sizeof local);
 	report_format_rate(p->median_rate, pub, sizeof pub);
 	steps = p->steps == h->best->steps ? xstrdup("same steps") :
 	    xasprintf("steps differ: %" PRId64 " here, %" PRId64
 	    " published; indicative only", h->best->steps, p->steps);
-	line = xasprintf("%s %s %s %s/s is %.2fx %s (%s %s/s, %s; %s)",
-	    h->name, h->best->variant, local, study_unit_plural(r->study),
+	/* Two compilers: the figure is one of them, named as the table does. */
+	variant = r->several_builds ? xasprintf("%s (%s)", h->best->variant,
+	    h->best->label) : xstrdup(h->best->variant);
+	doubts = report_best_doubts(r, h);
+	line = xasprintf("%s %s %s %s/s is %.2fx %s (%s %s/s, %s; %s)%s%s",
+	    h->name, variant, local, study_unit_plural(r->study),
 	    h->best->median / p->median_rate, p->id, pub,
-	    study_unit_plural(r->study), p->machine, steps);
+	    study_unit_plural(r->study), p->machine, steps, doubts != NULL ?
+	    "; doubtful here: " : "", doubts != NULL ? doubts : "");
 	free(steps);
+	free(variant);
+	free(doubts);
 	return line;
 }
 

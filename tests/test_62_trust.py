@@ -222,3 +222,25 @@ def test_report_says_why_a_host_has_no_best(db):
     text = run("report", "--db", db, "--run", 1)
     assert "  gen: no valid samples whose digest agrees with the run's\n" \
         in text, text
+
+
+def test_reference_names_the_compiler_and_the_doubts(db):
+    """--reference seed:genoa beside each host's best: grav's is clang's
+    of its two compilers (it named no compiler), and gen's figure is
+    doubtful (it said so only among the warnings)."""
+    gen = [rate(ns) for ns in SAMPLES[("gen", 3, "cc", "c-fused")]]
+    mean = sum(gen) / 3
+    cv = 100 * (sum((x - mean) ** 2 for x in gen) / 2) ** 0.5 / mean
+    doc = json.loads(run("report", "--db", db, "--run", 1, "--reference",
+                         "seed:genoa", "--format", "json"))
+    local = {x["host"]: x["text"] for x in doc["runs"][0]["reference"]
+             ["local"]}
+    assert local["grav"].startswith("grav c-fused (clang) "), local
+    assert local["gen"].startswith("gen c-fused (cc) "), local
+    assert "doubtful" not in local["grav"], local
+    assert local["gen"].endswith(
+        f"; indicative only); doubtful here: unstable (cv {cv:.2f}% > "
+        "--max-cv 1%), not pinned (cpu 1)"), local
+    text = " ".join(run("report", "--db", db, "--run", 1, "--reference",
+                        "seed:genoa").split())
+    assert local["gen"] in text, text
