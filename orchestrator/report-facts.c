@@ -381,6 +381,10 @@ report_best_doubts(const struct rrun *r, const struct rhost *h)
 	if (h->best != NULL && report_row_unstable(r, h->best))
 		strbuf_addf(&sb, "unstable (cv %.2f%% > --max-cv %g%%)",
 		    100 * h->best->desc.cv, 100 * r->max_cv);
+	if (h->best != NULL && h->best->moved > 0)
+		strbuf_addf(&sb, "%sclock moved (over %d%% in %" PRId64 " of %"
+		    PRId64 " samples)", sb.len ? ", " : "", CLOCK_MOVED_PCT,
+		    h->best->moved, h->best->n);
 	if (h->has_pin_cpu && h->pinned == 0)
 		strbuf_addf(&sb, "%snot pinned (cpu %" PRId64 ")", sb.len ?
 		    ", " : "", h->pin_cpu);

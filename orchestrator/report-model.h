@@ -510,8 +510,9 @@ char *report_unstable_text(const struct rrun *r, const struct rrow *w);
 /*
  * What makes host h's best figure, and every ratio of it, doubtful, said
  * where the figure is printed and not only among the warnings: "unstable
- * (cv 13.68% > --max-cv 1%), not pinned (cpu 1), noisy (1 of 1
- * windows)"; NULL when nothing does.  Caller frees.
+ * (cv 13.68% > --max-cv 1%), clock moved (over 10% in 1 of 3 samples),
+ * not pinned (cpu 1), noisy (1 of 1 windows)"; NULL when nothing does.
+ * Caller frees.
  */
 char *report_best_doubts(const struct rrun *r, const struct rhost *h);
 /*

@@ -244,3 +244,23 @@ def test_reference_names_the_compiler_and_the_doubts(db):
     text = " ".join(run("report", "--db", db, "--run", 1, "--reference",
                         "seed:genoa").split())
     assert local["gen"] in text, text
+
+
+def test_a_clock_that_moved_is_a_doubt(db):
+    """A sample of grav's best whose clock estimate moved 20% between just
+    before and just after it: its cycles and its rate are less certain,
+    said beside the figure (only a count among the warnings before)."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET calib_mhz = 3000, calib_after_mhz = 2400"
+                " WHERE host = 'grav' AND build_id = 2 AND variant ="
+                " 'c-fused' AND sample_index = 1")
+    con.commit()
+    con.close()
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    assert {b["host"]: b["doubts"] for b in rep["best"]}["grav"] == \
+        "clock moved (over 10% in 1 of 3 samples)"
+    assert rep["ratios"][0]["doubtful"] == ["grav", "gen"]
+    text = run("report", "--db", db, "--run", 1)
+    assert re.search(r"^  grav / gen = .*  faster; doubtful: both$", text,
+                     re.M), text
