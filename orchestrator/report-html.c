@@ -128,6 +128,23 @@ host_place(const struct rrun *r, const char *host)
 
 
 /*
+ * A mark's tooltip, "c-fused on fast (clang)": with two compilers on a
+ * host, two marks titled "c-fused on fast" could not be told apart.
+ */
+static void
+title_cell(const struct rrun *r, const struct rrow *w, FILE *out)
+{
+	report_html_text(out, w->variant);
+	fputs(" on ", out);
+	report_html_text(out, w->host);
+	if (r->several_builds) {
+		fputs(" (", out);
+		report_html_text(out, w->label);
+		fputs(")", out);
+	}
+}
+
+/*
  * The rows the charts draw, in the one order they share so that a cell
  * sits at the same place in each: hosts as ranked (fastest best first,
  * hosts without a best after), fastest median first within a host.  Rows
@@ -249,9 +266,7 @@ chart_cells(const struct rrun *r, FILE *out)
 		    " width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
 		    x0, y, w->median / max * span, BAR_H,
 		    host_colour(r, w->host));
-		report_html_text(out, w->variant);
-		fputs(" on ", out);
-		report_html_text(out, w->host);
+		title_cell(r, w, out);
 		fputs(": median ", out);
 		rate(out, w->median);
 		fprintf(out, ", n %" PRId64 "</title></rect>\n", w->n);
@@ -416,9 +431,7 @@ chart_vs_best(const struct rrun *r, FILE *out)
 		fprintf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
 		    "r=\"5\" style=\"fill:%s\"><title>", px, y,
 		    host_colour(r, w->host));
-		report_html_text(out, w->variant);
-		fprintf(out, " on ");
-		report_html_text(out, w->host);
+		title_cell(r, w, out);
 		fprintf(out, ": %.3fx the best, %s</title></circle>\n",
 		    w->vs_best.ratio, report_verdict_phrase(&w->vs_best));
 	}

@@ -264,3 +264,17 @@ def test_a_clock_that_moved_is_a_doubt(db):
     text = run("report", "--db", db, "--run", 1)
     assert re.search(r"^  grav / gen = .*  faster; doubtful: both$", text,
                      re.M), text
+
+
+def test_html_marks_name_their_compiler(db):
+    """grav built c-fused with gcc and clang: each chart mark's tooltip
+    names its compiler, as its label does; two marks both titled "c-fused
+    on grav" could not be told apart."""
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    titles = re.findall(r"<title>([^<]*)</title>", html)
+    grav = [t for t in titles if " on grav" in t]
+    assert grav and all(re.search(r" on grav \((gcc|clang)\): ", t)
+                        for t in grav), grav
+    assert any(t.startswith("c-fused on grav (gcc): median ") for t in grav)
+    assert any(t.startswith("c-fused on grav (clang): ") and "x the best"
+               in t for t in grav), grav
