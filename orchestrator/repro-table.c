@@ -334,13 +334,13 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 		if (ref == NULL)
 			fprintf(out, "; stands for no seed machine");
 		fputc('\n', out);
-		if (h != NULL && h->cpu_model != NULL)
-			fprintf(out, "      measured on %s\n", h->cpu_model);
-		print_caveats(&x->model, h, w, out);
 		if (p != NULL && p->variants != NULL &&
 		    !list_has(p->variants, ',', w->variant))
 			fprintf(out, "      indicative only: %s, where the seed "
 			    "ran %s\n", w->variant, p->variants);
+		if (h != NULL && h->cpu_model != NULL)
+			fprintf(out, "      measured on %s\n", h->cpu_model);
+		print_caveats(&x->model, h, w, out);
 	}
 }
 
