@@ -197,6 +197,19 @@ best_for(const struct table_data *d, const struct rrepro_run *x,
 	return NULL;
 }
 
+/* The first host standing for machine, whether it measured or not. */
+static const char *
+host_for(const struct table_data *d, const char *machine)
+{
+	size_t i;
+
+	for (i = 0; i < d->nhosts; i++)
+		if (d->hosts[i].reference != NULL &&
+		    strcmp(d->hosts[i].reference, machine) == 0)
+			return d->hosts[i].host;
+	return NULL;
+}
+
 /* "seed:genoa" -> "genoa". */
 static const char *
 machine_of(const char *id)
@@ -365,6 +378,16 @@ print_ratios(const struct table_data *d, const struct rrepro_run *x,
 		    fr[i].faster), machine_of(fr[i].slower), fr[i].ratio);
 		bf = best_for(d, x, machine_of(fr[i].faster));
 		bs = best_for(d, x, machine_of(fr[i].slower));
+		/* A host stands for it and has no row: not "no host". */
+		if ((bf == NULL || bs == NULL) && (bf != NULL || host_for(d,
+		    machine_of(fr[i].faster)) != NULL) && (bs != NULL ||
+		    host_for(d, machine_of(fr[i].slower)) != NULL)) {
+			fprintf(out, ", here: none, %s has no valid samples in "
+			    "this run\n", bf == NULL ? host_for(d, machine_of(
+			    fr[i].faster)) : host_for(d,
+			    machine_of(fr[i].slower)));
+			continue;
+		}
 		if (bf == NULL || bs == NULL) {
 			fprintf(out, ", here: no two hosts stand for %s and "
 			    "%s (hosts.toml `reference`)\n",

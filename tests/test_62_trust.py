@@ -278,3 +278,19 @@ def test_html_marks_name_their_compiler(db):
     assert any(t.startswith("c-fused on grav (gcc): median ") for t in grav)
     assert any(t.startswith("c-fused on grav (clang): ") and "x the best"
                in t for t in grav), grav
+
+
+def test_a_host_without_samples_is_not_a_missing_reference(db):
+    """gen stands for genoa (hosts.toml `reference`) and stored no sample
+    (a host that failed): the ratio says gen has none, where it said no
+    host stands for genoa, sending the user to fix a hosts.toml that was
+    right."""
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM samples WHERE host = 'gen'")
+    con.commit()
+    con.close()
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    assert ("  ratio graviton5 / genoa: published 1.68x, here: none, gen "
+            "has no valid samples in this run\n") in out, out
+    assert "  ratio m4 / graviton5: published 1.18x, here: no two hosts " \
+        "stand for m4 and graviton5 (hosts.toml `reference`)\n" in out, out
