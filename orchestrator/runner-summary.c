@@ -118,7 +118,7 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 	struct rrun r;
 	struct so_err err = { 0, "" };
 	const struct rrow *w;
-	char med[32], lo[32], hi[32], cv[32], *line;
+	char med[32], lo[32], hi[32], cv[32], *line, *label;
 	size_t i, nwarn = 0;
 
 	if (report_load_run(db_handle(db), run_id, 0, &r, &err) != 0) {
@@ -140,9 +140,13 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 			snprintf(cv, sizeof cv, "-");
 		else
 			snprintf(cv, sizeof cv, "%.2f%%", 100 * w->desc.cv);
+		/* Two compilers: the best is one of them, named. */
+		label = r.several_builds ? xasprintf("%s (%s)", w->variant,
+		    w->label) : xstrdup(w->variant);
 		fprintf(out, "  %-12s %-18s %8s  %s%s%s  cv %s  n %lld\n",
-		    r.ranked[i]->name, w->variant, med, lo, report_dash(), hi,
+		    r.ranked[i]->name, label, med, lo, report_dash(), hi,
 		    cv, (long long)w->n);
+		free(label);
 		faster_lines(&r, r.ranked[i], out);
 	}
 	/* Skipped for a reason it states (cpu, sources), not a failure. */

@@ -9,6 +9,7 @@ resumed run continues the same order, and a conductor or build agent
 killed mid-window is handled as an agent that died."""
 import json
 import os
+import re
 import signal
 import subprocess
 
@@ -348,3 +349,14 @@ def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
     # One window per build and launch: never conducted.
     assert query(db, "SELECT count(*) FROM windows") == [(3,)]
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+
+
+def test_summary_best_names_its_compiler(run):
+    """The run's summary: the host's best is one build's, named (it read
+    "local c-fused 1.234M" while the lines under it said "c-fused (clang)
+    ran 1.05 times faster than c-fused (gcc)")."""
+    d, r = run
+    lines = r.stderr.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("best per "))
+    assert re.match(r"^  local +\S+ \((gcc|clang)\) +\S+  ", lines[i + 1]), \
+        r.stderr
