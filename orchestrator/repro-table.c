@@ -256,6 +256,17 @@ static void
 print_caveats(const struct rrun *m, const struct rhost *h,
     const struct rrow *w, FILE *out)
 {
+	const struct study_entry *e = study_find(m->study);
+
+	/*
+	 * The seeds' best is of their own implementations; the control is
+	 * the host's library through its API (sha3: EVP), another thing.
+	 */
+	if (e != NULL && e->study->control != NULL &&
+	    strcmp(e->study->control, w->variant) == 0)
+		fprintf(out, "      the study's control: %s is the host's "
+		    "library through its API, not one of the seed's "
+		    "implementations\n", w->variant);
 	if (report_row_unstable(m, w))
 		fprintf(out, "      unstable: cv %.2f%% > --max-cv %g%%, the "
 		    "figure may not hold\n", 100 * w->desc.cv,

@@ -294,3 +294,21 @@ def test_a_host_without_samples_is_not_a_missing_reference(db):
             "has no valid samples in this run\n") in out, out
     assert "  ratio m4 / graviton5: published 1.18x, here: no two hosts " \
         "stand for m4 and graviton5 (hosts.toml `reference`)\n" in out, out
+
+
+def test_a_control_as_best_is_named_so(db):
+    """gen's fastest row is openssl-evp, the study's control (the host's
+    libcrypto through EVP), which the seed's "best of its
+    implementations" never counted: said under the figure."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET variant = 'openssl-evp' WHERE host ="
+                " 'gen' AND variant = 'c-fused'")
+    con.commit()
+    con.close()
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    block = out.split("    gen  ", 1)[1].split("\n    grav", 1)[0]
+    assert block.split("\n")[0].split()[2] == "openssl-evp,", out
+    assert ("      the study's control: openssl-evp is the host's library "
+            "through its API, not one of the seed's implementations") \
+        in block, out
+    assert "control" not in out.split("\n    grav  ", 1)[1].split("ratio")[0]
