@@ -264,6 +264,7 @@ host_row(sqlite3_stmt *st, void *arg)
 	h.counters_error = col_str(st, 12);
 	h.windows = sqlite3_column_int64(st, 13);
 	h.noisy = sqlite3_column_int64(st, 14);
+	h.shared_with = col_str(st, 15);
 	a->fn(&h, a->arg);
 	cJSON_Delete(facts);
 	return 0;
@@ -284,7 +285,20 @@ db_report_hosts(sqlite3 *db, const struct db_report_run *run,
 	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
 	    "  AND w.host = run_hosts.host AND w.verdict IS NOT NULL),"
 	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
-	    "  AND w.host = run_hosts.host AND w.verdict = 'noisy')"
+	    "  AND w.host = run_hosts.host AND w.verdict = 'noisy'),"
+	    /*
+	     * Another host of the run on this machine (its facts' hostname)
+	     * whose window was open at the same time: by the agents' own
+	     * clock, which is one clock when the hostname is one.
+	     */
+	    " (SELECT MIN(w2.host) FROM windows w1 JOIN windows w2 ON"
+	    "  w2.run_id = w1.run_id AND w2.host != w1.host AND"
+	    "  w1.started_at < COALESCE(w2.finished_at, '9999') AND"
+	    "  w2.started_at < COALESCE(w1.finished_at, '9999')"
+	    "  JOIN run_hosts h2 ON h2.run_id = w2.run_id AND h2.host = w2.host"
+	    "  WHERE w1.run_id = ?1 AND w1.host = run_hosts.host AND"
+	    "  json_extract(h2.facts, '$.hostname') ="
+	    "  json_extract(run_hosts.facts, '$.hostname'))"
 	    " FROM run_hosts WHERE run_id = ?1";
 	struct host_arg a = { fn, arg };
 

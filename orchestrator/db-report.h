@@ -65,6 +65,11 @@ struct db_host {
 	int64_t		 cores;
 	const char	*cpu_choice, *counters, *counters_error;
 	int64_t		 windows, noisy;
+	/*
+	 * Another host of the run that reported the same hostname and had
+	 * a window open at the same time as one of this one's, or NULL.
+	 */
+	const char	*shared_with;
 };
 /* The run_hosts rows of run to fn, in no particular order. */
 int db_report_hosts(sqlite3 *db, const struct db_report_run *run,

@@ -124,6 +124,7 @@ report_free_run(struct rrun *r)
 		free(r->hosts[i].governor);
 		free(r->hosts[i].openssl);
 		free(r->hosts[i].cpu_model);
+		free(r->hosts[i].shared_with);
 		free(r->hosts[i].cpu_signature);
 		free(r->hosts[i].arch);
 		free(r->hosts[i].os);
@@ -248,6 +249,7 @@ add_host(const struct db_host *d, void *arg)
 	h->openssl = dup_or_null(d->openssl);
 	h->calib_mhz = d->calib_mhz;
 	h->cpu_model = dup_or_null(d->cpu_model);
+	h->shared_with = dup_or_null(d->shared_with);
 	h->cpu_signature = dup_or_null(d->cpu_signature);
 	h->arch = dup_or_null(d->arch);
 	h->os = dup_or_null(d->os);

@@ -122,6 +122,8 @@ struct rhost {
 	char		*counters;	/* pmu, test-seam, none; NULL: older */
 	char		*counters_error;
 	int64_t		 windows, noisy;	/* windows; noisy preflights */
+	/* A host measured on this machine at the same time, or NULL. */
+	char		*shared_with;
 	/* The clock of all its valid samples, as for a row. */
 	double		 clock_mhz;
 	int		 clock_source;

@@ -312,3 +312,40 @@ def test_a_control_as_best_is_named_so(db):
             "through its API, not one of the seed's implementations") \
         in block, out
     assert "control" not in out.split("\n    grav  ", 1)[1].split("ratio")[0]
+
+
+def test_two_hosts_on_one_machine_at_once(db):
+    """grav and gen report one hostname and their windows overlapped: two
+    entries of hosts.toml for one machine, timed at once on its cpus, so
+    each figure is a share of the machine and their ratio is no ratio of
+    machines; said beside both figures, the ratio and the published
+    table's.  Windows one after the other are not."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE run_hosts SET facts = json_set(facts, '$.hostname',"
+                " 'vm')")
+    for host, a, b in (("grav", "10:00:00", "10:00:05"),
+                       ("gen", "10:00:04", "10:00:09")):
+        con.execute("INSERT INTO windows (run_id, study, host, holder,"
+                    " started_at, finished_at) VALUES (1, 'sha3', ?, 't', ?,"
+                    " ?)", (host, f"2026-01-01T{a}.000Z",
+                            f"2026-01-01T{b}.000Z"))
+    con.commit()
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    doubts = {b["host"]: b["doubts"] for b in rep["best"]}
+    assert doubts["grav"] == ('one machine with "gen", measured at the '
+                              'same time'), doubts
+    assert doubts["gen"].endswith(', one machine with "grav", measured at '
+                                  'the same time'), doubts
+    assert rep["ratios"][0]["doubtful"] == ["grav", "gen"]
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    assert ('      one machine with "gen", measured at the same time: a '
+            'ratio of the two compares halves of it\n') in out, out
+    # One after the other: each had the machine to itself.
+    con.execute("UPDATE windows SET started_at = '2026-01-01T10:00:06.000Z'"
+                " WHERE host = 'gen'")
+    con.commit()
+    con.close()
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    assert {b["host"]: b["doubts"] for b in rep["best"]}["grav"] is None
