@@ -265,6 +265,7 @@ host_row(sqlite3_stmt *st, void *arg)
 	h.windows = sqlite3_column_int64(st, 13);
 	h.noisy = sqlite3_column_int64(st, 14);
 	h.shared_with = col_str(st, 15);
+	h.drifted = sqlite3_column_int64(st, 16);
 	a->fn(&h, a->arg);
 	cJSON_Delete(facts);
 	return 0;
@@ -298,7 +299,9 @@ db_report_hosts(sqlite3 *db, const struct db_report_run *run,
 	    "  JOIN run_hosts h2 ON h2.run_id = w2.run_id AND h2.host = w2.host"
 	    "  WHERE w1.run_id = ?1 AND w1.host = run_hosts.host AND"
 	    "  json_extract(h2.facts, '$.hostname') ="
-	    "  json_extract(run_hosts.facts, '$.hostname'))"
+	    "  json_extract(run_hosts.facts, '$.hostname')),"
+	    " (SELECT COUNT(*) FROM windows w WHERE w.run_id = ?1"
+	    "  AND w.host = run_hosts.host AND COALESCE(w.drift, '') != '')"
 	    " FROM run_hosts WHERE run_id = ?1";
 	struct host_arg a = { fn, arg };
 

@@ -70,6 +70,7 @@ struct db_host {
 	 * a window open at the same time as one of this one's, or NULL.
 	 */
 	const char	*shared_with;
+	int64_t		 drifted;	/* windows whose state drifted */
 };
 /* The run_hosts rows of run to fn, in no particular order. */
 int db_report_hosts(sqlite3 *db, const struct db_report_run *run,

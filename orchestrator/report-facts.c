@@ -391,6 +391,10 @@ report_best_doubts(const struct rrun *r, const struct rhost *h)
 	if (h->noisy > 0)
 		strbuf_addf(&sb, "%snoisy (%" PRId64 " of %" PRId64 " windows)",
 		    sb.len ? ", " : "", h->noisy, h->windows);
+	if (h->drifted > 0)
+		strbuf_addf(&sb, "%sdrifted (%" PRId64 " of %" PRId64
+		    " windows)", sb.len ? ", " : "", h->drifted, h->windows >
+		    h->drifted ? h->windows : h->drifted);
 	/* Two "hosts" that are one machine, timed at once: halves of it. */
 	if (h->shared_with != NULL)
 		strbuf_addf(&sb, "%sone machine with \"%s\", measured at the "

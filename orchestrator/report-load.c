@@ -250,6 +250,7 @@ add_host(const struct db_host *d, void *arg)
 	h->calib_mhz = d->calib_mhz;
 	h->cpu_model = dup_or_null(d->cpu_model);
 	h->shared_with = dup_or_null(d->shared_with);
+	h->drifted = d->drifted;
 	h->cpu_signature = dup_or_null(d->cpu_signature);
 	h->arch = dup_or_null(d->arch);
 	h->os = dup_or_null(d->os);

@@ -124,6 +124,8 @@ struct rhost {
 	int64_t		 windows, noisy;	/* windows; noisy preflights */
 	/* A host measured on this machine at the same time, or NULL. */
 	char		*shared_with;
+	/* Windows whose clock or load drifted from begin to end. */
+	int64_t		 drifted;
 	/* The clock of all its valid samples, as for a row. */
 	double		 clock_mhz;
 	int		 clock_source;

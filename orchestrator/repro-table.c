@@ -281,6 +281,10 @@ print_caveats(const struct rrun *m, const struct rhost *h,
 		fprintf(out, "      noisy: %" PRId64 " of %" PRId64 " windows "
 		    "(seqorch report --run %" PRId64 ", warnings)\n", h->noisy,
 		    h->windows, m->id);
+	if (h->drifted > 0)
+		fprintf(out, "      drifted: the clock or load moved in %" PRId64
+		    " window%s (seqorch report --run %" PRId64 ", warnings)\n",
+		    h->drifted, h->drifted == 1 ? "" : "s", m->id);
 	if (h->shared_with != NULL)
 		fprintf(out, "      one machine with \"%s\", measured at the "
 		    "same time: a ratio of the two compares halves of it\n",

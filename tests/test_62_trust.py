@@ -349,3 +349,24 @@ def test_two_hosts_on_one_machine_at_once(db):
     rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
                          "json"))["runs"][0]
     assert {b["host"]: b["doubts"] for b in rep["best"]}["grav"] is None
+
+
+def test_a_window_that_drifted_is_a_doubt(db):
+    """gen's window drifted (its clock estimate moved 6.3% from begin to
+    end): a warning event at the bottom before, now beside the figure,
+    on the ratio and in the published table."""
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO windows (run_id, study, host, holder,"
+                " started_at, finished_at, drift) VALUES (1, 'sha3', 'gen',"
+                " 't', '2026-01-01T10:00:00.000Z', '2026-01-01T10:00:05.000Z',"
+                " 'clock estimate changed -6.3% (2870 -> 2691 MHz)')")
+    con.commit()
+    con.close()
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    doubts = {b["host"]: b["doubts"] for b in rep["best"]}
+    assert doubts["gen"].endswith(", drifted (1 of 1 windows)"), doubts
+    assert doubts["grav"] is None
+    out = run("report", "--db", db, "--reproduce", "sha3")
+    assert ("      drifted: the clock or load moved in 1 window (seqorch "
+            "report --run 1, warnings)\n") in out, out
