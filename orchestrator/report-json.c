@@ -31,6 +31,8 @@ report_json_num(cJSON *o, const char *key, double v, int known)
 		cJSON_AddNullToObject(o, key);
 }
 
+static void json_build(cJSON *o, const struct rrun *r, int64_t build_id);
+
 static cJSON *
 json_reference(const struct rrun *r)
 {
@@ -54,12 +56,17 @@ json_reference(const struct rrun *r)
 		x = cJSON_CreateObject();
 		report_json_str(x, "host", r->ranked[i]->name);
 		report_json_str(x, "variant", r->ranked[i]->best->variant);
+		/* Which build's figure it is, when a host had two. */
+		json_build(x, r, r->ranked[i]->best->build_id);
 		cJSON_AddNumberToObject(x, "median_rate",
 		    r->ranked[i]->best->median);
 		cJSON_AddNumberToObject(x, "ratio",
 		    r->ranked[i]->best->median / r->ref.median_rate);
 		cJSON_AddBoolToObject(x, "same_steps",
 		    r->ranked[i]->best->steps == r->ref.steps);
+		line = report_best_doubts(r, r->ranked[i]);
+		report_json_str(x, "doubts", line);
+		free(line);
 		line = report_reference_line(r, r->ranked[i]);
 		report_json_str(x, "text", line);
 		free(line);

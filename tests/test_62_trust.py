@@ -233,8 +233,13 @@ def test_reference_names_the_compiler_and_the_doubts(db):
     cv = 100 * (sum((x - mean) ** 2 for x in gen) / 2) ** 0.5 / mean
     doc = json.loads(run("report", "--db", db, "--run", 1, "--reference",
                          "seed:genoa", "--format", "json"))
-    local = {x["host"]: x["text"] for x in doc["runs"][0]["reference"]
-             ["local"]}
+    ref = {x["host"]: x for x in doc["runs"][0]["reference"]["local"]}
+    assert (ref["grav"]["compiler"], ref["grav"]["doubts"]) == ("clang",
+                                                                None)
+    assert ref["gen"]["compiler"] == "cc"
+    assert ref["gen"]["doubts"] == (f"unstable (cv {cv:.2f}% > --max-cv "
+                                    "1%), not pinned (cpu 1)")
+    local = {h: x["text"] for h, x in ref.items()}
     assert local["grav"].startswith("grav c-fused (clang) "), local
     assert local["gen"].startswith("gen c-fused (cc) "), local
     assert "doubtful" not in local["grav"], local
