@@ -122,6 +122,24 @@ add_hygiene(struct jsonl *rec, const char *choice)
 		jsonl_null(rec, PROTO_F_SYSFS_ROOT);
 }
 
+/*
+ * A resume's stored samples of sl's variant (--stored-spread) start its
+ * spread, so that its extra rounds are decided on the whole run.
+ */
+static void
+seed_spread(struct slot *sl, const struct opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nstored; i++) {
+		if (strcmp(o->stored[i].variant, sl->variant) != 0)
+			continue;
+		sl->ns.n = sl->stored = o->stored[i].n;
+		sl->ns.mean = o->stored[i].mean;
+		sl->ns.m2 = o->stored[i].m2;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -182,6 +200,14 @@ main(int argc, char **argv)
 	st = rs->study;
 	if (variant_check_names(rs->name, o.variants, err, sizeof err) != 0)
 		fatal(AG_USAGE, "%s", err);
+	for (i = 0; i < o.nstored; i++) {
+		if (variant_check_names(rs->name, o.stored[i].variant, err,
+		    sizeof err) != 0)
+			fatal(AG_USAGE, "--stored-spread: %s", err);
+		if (!variant_in_list(o.variants, o.stored[i].variant))
+			fatal(AG_USAGE, "--stored-spread: variant \"%s\" is "
+			    "not one of --variants", o.stored[i].variant);
+	}
 	if (o.have_seed && o.seed_len != st->state_len)
 		fatal(AG_USAGE, "--seed must be %zu bytes (%zu hex digits) for "
 		    "study \"%s\"", st->state_len, 2 * st->state_len, rs->name);
@@ -261,6 +287,7 @@ main(int argc, char **argv)
 		slots[nslots].missing = r->missing;
 		variant_selftest(&slots[nslots], st, o.seed,
 		    (size_t)o.msg_len);
+		seed_spread(&slots[nslots], &o);
 		nslots++;
 	}
 	variant_consensus(slots, nslots, st->state_len, STUDY_SELFTEST_STEPS(st),
@@ -300,7 +327,7 @@ main(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < nslots; i++) {
-		nsamples += slots[i].ns.n;
+		nsamples += slots[i].ns.n - slots[i].stored;
 		if (slots[i].ctx != NULL && slots[i].k->teardown != NULL)
 			slots[i].k->teardown(slots[i].ctx);
 	}

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ opts_usage(FILE *f)
 	    "usage: seqorch-agent --study NAME [--variants a,b] [--steps N]\n"
 	    "                     [--samples K] [--first-sample S]\n"
 	    "                     [--max-cv X --max-samples M] [--warmup K]\n"
+	    "                     [--stored-spread VARIANT:N:MEAN:M2 ...]\n"
+	    "                     [--extra-from S:P]\n"
 	    "                     [--cpu N|none|auto] [--order rotate|reverse]\n"
 	    "                     [--seed HEX] [--build-id ID] [--token HEX]\n"
 	    "                     [--out FILE]\n"
@@ -39,7 +42,8 @@ opts_usage(FILE *f)
 	    "                     [--msg-len L]\n"
 	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
 	    "                     [--selftest-digest HEX]\n"
-	    "                     [the options above but --max-cv]\n"
+	    "                     [the options above but --max-cv,\n"
+	    "                     --stored-spread and --extra-from]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
 	    "       seqorch-agent --openssl\n"
@@ -119,6 +123,118 @@ parse_seed(const char *s, struct opts *o, char *err, size_t len)
 	return OPTS_OK;
 }
 
+/*
+ * The next ':'-separated field of *p into buf (size bytes), *p past it
+ * and its ':'; -1 when it is empty or does not fit.
+ */
+static int
+next_field(const char **p, char *buf, size_t size)
+{
+	size_t n = strcspn(*p, ":");
+
+	if (n == 0 || n >= size)
+		return -1;
+	memcpy(buf, *p, n);
+	buf[n] = '\0';
+	*p += n + ((*p)[n] == ':');
+	return 0;
+}
+
+/* A field of decimal digits, from min to max. */
+static int
+field_u64(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	char *end;
+	unsigned long long n;
+
+	if (strspn(s, "0123456789") != strlen(s))
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n < min || n > max)
+		return -1;
+	*v = n;
+	return 0;
+}
+
+/*
+ * A field that is a finite decimal number (as printf's %g writes it: no
+ * sign, no hex, no inf or nan), at least min.
+ */
+static int
+field_double(const char *s, double min, double *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9' ||
+	    strspn(s, "0123456789.eE+-") != strlen(s))
+		return -1;
+	errno = 0;
+	*v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(*v) || *v < min)
+		return -1;
+	return 0;
+}
+
+/*
+ * --stored-spread VARIANT:N:MEAN:M2, once per variant: the count, mean
+ * ns and sum of squared deviations of the samples the run stored (the
+ * coordinator writes them with %.17g, so they come back exactly).  A
+ * single sample has no deviation.
+ */
+static enum opts_result
+parse_stored(const char *s, struct opts *o, char *err, size_t len)
+{
+	struct stored_spread *st = &o->stored[o->nstored];
+	const char *p = s;
+	char num[64];
+	size_t i;
+
+	if (o->nstored == MAX_STORED)
+		return bad(err, len, "more than %d --stored-spread",
+		    MAX_STORED);
+	if (next_field(&p, st->variant, sizeof st->variant) != 0 ||
+	    strspn(st->variant, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+	    strlen(st->variant) ||
+	    next_field(&p, num, sizeof num) != 0 ||
+	    field_u64(num, 1, MAX_SAMPLES, &st->n) != 0 ||
+	    next_field(&p, num, sizeof num) != 0 ||
+	    field_double(num, 0, &st->mean) != 0 || !(st->mean > 0) ||
+	    next_field(&p, num, sizeof num) != 0 || *p != '\0' ||
+	    p[-1] == ':' || field_double(num, 0, &st->m2) != 0 ||
+	    (st->n == 1 && st->m2 != 0))
+		return bad(err, len, "invalid --stored-spread \"%.200s\": "
+		    "expected VARIANT:N:MEAN:M2 (N from 1 to %d samples, their "
+		    "mean ns above 0, their sum of squared deviations from it, "
+		    "0 for one sample)", s, MAX_SAMPLES);
+	for (i = 0; i < o->nstored; i++)
+		if (strcmp(o->stored[i].variant, st->variant) == 0)
+			return bad(err, len, "--stored-spread of variant "
+			    "\"%s\" given twice", st->variant);
+	o->nstored++;
+	return OPTS_OK;
+}
+
+/* --extra-from S:P: a sample index, then a place in the build's order. */
+static enum opts_result
+parse_extra_from(const char *s, struct opts *o, char *err, size_t len)
+{
+	const char *p = s;
+	char num[32];
+
+	if (next_field(&p, num, sizeof num) != 0 ||
+	    field_u64(num, 0, 2000000000, &o->extra_first) != 0 ||
+	    next_field(&p, num, sizeof num) != 0 || *p != '\0' ||
+	    p[-1] == ':' ||
+	    field_u64(num, 0, 1000000000000ULL, &o->extra_order) != 0)
+		return bad(err, len, "invalid --extra-from \"%.200s\": "
+		    "expected INDEX:ORDER (an index from 0 to 2000000000, a "
+		    "place from 0 to 1000000000000)", s);
+	o->extra_from = 1;
+	return OPTS_OK;
+}
+
 /* One option c with its value optarg into o. */
 static enum opts_result
 parse_one(int c, struct opts *o, char *err, size_t len)
@@ -134,7 +250,7 @@ parse_one(int c, struct opts *o, char *err, size_t len)
 		    &o->steps, err, len);
 		break;
 	case 'k':
-		rc = parse_u64("--samples", optarg, 1, MAX_SAMPLES,
+		rc = parse_u64("--samples", optarg, 0, MAX_SAMPLES,
 		    &o->samples, err, len);
 		break;
 	case 'F':
@@ -217,6 +333,8 @@ parse_one(int c, struct opts *o, char *err, size_t len)
 		else
 			o->openssl_cap_clear = optarg;
 		break;
+	case 'R': rc = parse_stored(optarg, o, err, len); break;
+	case 'E': rc = parse_extra_from(optarg, o, err, len); break;
 	case 'M':
 		rc = parse_u64("--msg-len", optarg, 1, KERNEL_MAX_MSG,
 		    &o->msg_len, err, len);
@@ -239,6 +357,17 @@ check_together(const struct opts *o, char *err, size_t len)
 		return bad(err, len, "--max-samples %llu is below --samples "
 		    "%llu", (unsigned long long)o->max_samples,
 		    (unsigned long long)o->samples);
+	if ((o->nstored > 0 || o->extra_from) && o->max_cv == 0)
+		return bad(err, len, "--stored-spread and --extra-from need "
+		    "--max-cv");
+	if (o->samples == 0 && !o->extra_from)
+		return bad(err, len, "--samples 0 needs --extra-from (extra "
+		    "rounds alone)");
+	if (o->extra_from && o->extra_first < o->first_sample + o->samples)
+		return bad(err, len, "--extra-from %llu is below --first-sample "
+		    "+ --samples (%llu): extra rounds follow the planned ones",
+		    (unsigned long long)o->extra_first,
+		    (unsigned long long)(o->first_sample + o->samples));
 	if (o->serve && o->conduct)
 		return bad(err, len, "--serve and --conduct exclude each "
 		    "other");
@@ -290,6 +419,8 @@ opts_parse(int argc, char **argv, struct opts *o, char *err, size_t len)
 		{ "selftest-digest", required_argument, NULL, 'D' },
 		{ "openssl-cap-clear", required_argument, NULL, 'X' },
 		{ "msg-len", required_argument, NULL, 'M' },
+		{ "stored-spread", required_argument, NULL, 'R' },
+		{ "extra-from", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

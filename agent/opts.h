@@ -20,6 +20,19 @@
 #define MAX_TOKEN 64
 #define MAX_BUILDS 16
 #define CPU_AUTO (-2)		/* --cpu auto: topology_auto picks */
+#define MAX_STORED 64		/* --stored-spread: one per variant */
+#define MAX_STORED_NAME 64	/* its variant's name, NUL included */
+
+/*
+ * --stored-spread V:N:MEAN:M2: what a resumed run stored of variant V
+ * before this agent (spread.h's three numbers), where its --max-cv
+ * spread starts.
+ */
+struct stored_spread {
+	char variant[MAX_STORED_NAME];
+	uint64_t n;
+	double mean, m2;
+};
 
 struct opts {
 	const char *study;
@@ -36,6 +49,14 @@ struct opts {
 	uint64_t max_samples;
 	double max_cv;		/* 0: no adaptive samples */
 	uint64_t warmup;	/* --warmup K: K warmup rounds first */
+	struct stored_spread stored[MAX_STORED];
+	size_t nstored;
+	/*
+	 * --extra-from S:P (a resume): extra rounds from index S, and from
+	 * place P of the build's order on, past what the run stored
+	 */
+	int extra_from;
+	uint64_t extra_first, extra_order;
 	int cpu;		/* -1 none, CPU_AUTO: topology_pick */
 	int reverse;
 	int list;

@@ -9,6 +9,7 @@
 #include "timing.h"
 #include "window.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct perf sample_counters;
@@ -174,6 +175,18 @@ time_round(struct slot **run, size_t n, uint64_t s, int warmup,
 	}
 }
 
+/* An extra sample's reason says how many of its spread a resume stored. */
+static void
+more_stored(struct slot *sl)
+{
+	size_t len = strlen(sl->more);
+
+	if (sl->stored > 0)
+		snprintf(sl->more + len, sizeof sl->more - len, " (%llu "
+		    "stored before the resume)",
+		    (unsigned long long)sl->stored);
+}
+
 void
 sample_measure(struct slot **ready, size_t n, struct opts *o,
     const struct study *st, int cpu)
@@ -189,13 +202,25 @@ sample_measure(struct slot **ready, size_t n, struct opts *o,
 		time_round(ready, n, s, 1, o, st);
 	for (s = o->first_sample; s < last; s++)
 		time_round(ready, n, s, 0, o, st);
+	/*
+	 * A resume's extra rounds come after every index and place the run
+	 * stored (--extra-from), and its stored samples are in the spread
+	 * (--stored-spread): the decision is the whole run's.
+	 */
+	if (o->extra_from) {
+		s = o->extra_first;
+		if (o->order < o->extra_order)
+			o->order = o->extra_order;
+	}
 	for (; o->max_cv > 0; s++) {
 		nrun = 0;
 		for (i = 0; i < n; i++)
 			if (ready[i]->ns.n < o->max_samples &&
 			    spread_too_wide(&ready[i]->ns, o->max_cv,
-			    ready[i]->more, sizeof ready[i]->more))
+			    ready[i]->more, sizeof ready[i]->more)) {
+				more_stored(ready[i]);
 				run[nrun++] = ready[i];
+			}
 		if (nrun == 0)
 			break;
 		time_round(run, nrun, s, 0, o, st);

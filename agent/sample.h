@@ -31,7 +31,9 @@ void sample_take(struct slot *sl, uint64_t s, size_t pos, uint64_t order,
 
 /*
  * The window of a plain agent: o->warmup warmup rounds of the n ready
- * slots, their planned indices, then the adaptive ones; cpu is the pinned CPU or -1.  o->order counts.
+ * slots, their planned indices, then the adaptive ones (from
+ * --extra-from's index and place, when given, and on spreads that start
+ * from --stored-spread's); cpu is the pinned CPU or -1.  o->order counts.
  */
 void sample_measure(struct slot **ready, size_t n, struct opts *o,
     const struct study *st, int cpu);

@@ -30,6 +30,8 @@ struct slot {
 	const char *warning;	/* the kernel's, after setup; or NULL */
 	uint8_t chain[KERNEL_MAX_STATE];
 	struct spread ns;	/* the samples timed, their ns */
+	uint64_t stored;	/* of ns.n, those the run stored before
+				 * (--stored-spread): not sent again */
 	char more[128];		/* why the next sample is beyond the plan */
 };
 

@@ -83,7 +83,7 @@ def check_state(state, pid):
 def test_window_brackets_every_sample():
     pid, rc, recs, err = agent("--steps", 2000, "--samples", 3)
     assert rc == 0, err
-    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 11
+    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 12
     types = [r["type"] for r in recs]
     assert types.count("window") == 2
     begin = types.index("window")
@@ -202,6 +202,43 @@ def test_adaptive_samples_until_max():
                                                       False)
     types = [r["type"] for r in recs]
     assert types[-2:] == ["window", "done"]
+
+
+def test_stored_spread_continues_the_runs_decision():
+    """A resumed --max-cv run: the spread of each variant starts from what
+    the run stored (--stored-spread), and the extra rounds take indices
+    and places after the stored ones (--extra-from).  A variant stored
+    steady gets nothing, one at --max-samples nothing, one stored spread
+    out its rounds up to --max-samples in all."""
+    _, rc, recs, err = agent(
+        "--steps", 2000, "--samples", 0, "--max-cv", "0.01",
+        "--max-samples", 5, "--extra-from", "7:40",
+        "--stored-spread", "c-wrapped:2:1000000:1e15",
+        "--stored-spread", "c-fused:5:1000000:1e15",
+        "--stored-spread", "openssl-evp:3:1000000:0")
+    assert rc == 0, err
+    samples = of_type(recs, "sample")
+    assert of_type(recs, "hello")[0]["samples"] == 0
+    # Only the samples it took, not the stored ones.
+    assert of_type(recs, "done")[0]["samples"] == len(samples) == 3
+    assert [(s["variant"], s["sample"], s["order"]) for s in samples] == \
+        [("c-wrapped", i, 40 + i - 7) for i in (7, 8, 9)]
+    for n, s in enumerate(samples, 2):
+        assert re.fullmatch(rf"cv [0-9.e+]+% > 1% after {n} samples "
+                            r"\(2 stored before the resume\)",
+                            s["reason"]), s["reason"]
+    # Planned samples first: the stored ones count in the decision after
+    # them (a spread of 2 alone would be judged on this agent's samples).
+    _, rc, recs, err = agent(
+        "--steps", 2000, "--first-sample", 2, "--samples", 1,
+        "--max-cv", "0.5", "--max-samples", 6,
+        *(a for v in VARIANTS
+          for a in ("--stored-spread", f"{v}:2:1000000:1e15")))
+    assert rc == 0, err
+    for v in VARIANTS:
+        mine = [s for s in of_type(recs, "sample") if s["variant"] == v]
+        assert [s["sample"] for s in mine] == [2, 3, 4, 5]
+        assert [s["reason"] is None for s in mine] == [True] + [False] * 3
 
 
 @pytest.mark.parametrize("order_opt", ["rotate", "reverse"])

@@ -48,7 +48,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (o.max_cv > 0) != (o.max_samples > 0) ||
 		    (o.nbuilds > 0) != o.conduct || o.nbuilds > MAX_BUILDS ||
 		    o.seed_len > KERNEL_MAX_STATE || (o.serve && o.conduct) ||
-		    (!o.list && !o.openssl && !o.preflight && o.study == NULL))
+		    (!o.list && !o.openssl && !o.preflight && o.study == NULL) ||
+		    ((o.nstored > 0 || o.extra_from) && o.max_cv == 0) ||
+		    o.nstored > MAX_STORED || (o.samples == 0 && !o.extra_from))
 			__builtin_trap();
 		break;
 	case OPTS_HELP:

@@ -170,6 +170,99 @@ test_builds(void **state)
 	assert_int_equal(o.conduct, 1);
 }
 
+/*
+ * --stored-spread and --extra-from (a resumed --max-cv run): the numbers
+ * come back as the coordinator printed them (%.17g), and anything else
+ * is refused with the option's form.
+ */
+static void
+test_stored_spread(void **state)
+{
+	static const char *const bad_stored[] = {
+		"c-fused", "c-fused:3", "c-fused:3:1e6", "c-fused:3:1e6:5:",
+		"c-fused:3:1e6:5:7", ":3:1e6:5", "c fused:3:1e6:5",
+		"c-fused:0:1e6:5", "c-fused:100001:1e6:5", "c-fused:-3:1e6:5",
+		"c-fused:3:0:5", "c-fused:3:-1:5", "c-fused:3:inf:5",
+		"c-fused:3:nan:5", "c-fused:3:0x10:5", "c-fused:3: 1e6:5",
+		"c-fused:3:1e6:-5", "c-fused:3:1e6:1e999", "c-fused:1:1e6:2",
+		"c-fused::1e6:5", "c-fused:3:1e6:5x",
+		"a-name-of-sixty-four-bytes-which-is-one-byte-too-long-for-it-xxx"
+		    ":3:1e6:5",
+	};
+	char mean[64], m2[64], arg[160], arg2[160], err[512];
+	double mv = 1234567.0 / 3, m2v = 98765.4321e7;
+	struct opts o;
+	size_t i;
+
+	(void)state;
+	snprintf(mean, sizeof mean, "%.17g", mv);
+	snprintf(m2, sizeof m2, "%.17g", m2v);
+	snprintf(arg, sizeof arg, "c-fused:7:%s:%s", mean, m2);
+	snprintf(arg2, sizeof arg2, "openssl-evp:1:%s:0", mean);
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--samples", "0", "--max-cv", "0.01", "--max-samples", "9",
+	    "--stored-spread", arg, "--stored-spread", arg2, "--extra-from",
+	    "12:345", NULL), OPTS_OK);
+	assert_int_equal(o.nstored, 2);
+	assert_string_equal(o.stored[0].variant, "c-fused");
+	assert_int_equal(o.stored[0].n, 7);
+	assert_true(o.stored[0].mean == mv && o.stored[0].m2 == m2v);
+	assert_string_equal(o.stored[1].variant, "openssl-evp");
+	assert_true(o.stored[1].n == 1 && o.stored[1].m2 == 0);
+	assert_true(o.extra_from && o.extra_first == 12 &&
+	    o.extra_order == 345);
+	assert_int_equal(o.samples, 0);
+
+	for (i = 0; i < sizeof bad_stored / sizeof bad_stored[0]; i++) {
+		char want[512];
+
+		snprintf(want, sizeof want, "invalid --stored-spread \"%s\": "
+		    "expected VARIANT:N:MEAN:M2 (N from 1 to 100000 samples, "
+		    "their mean ns above 0, their sum of squared deviations "
+		    "from it, 0 for one sample)", bad_stored[i]);
+		assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+		    "--max-cv", "0.01", "--max-samples", "9",
+		    "--stored-spread", bad_stored[i], NULL), OPTS_ERROR);
+		assert_string_equal(err, want);
+	}
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--max-cv", "0.01", "--max-samples", "9", "--stored-spread",
+	    "c-fused:2:5:1", "--stored-spread", "c-fused:2:5:1", NULL),
+	    OPTS_ERROR);
+	assert_string_equal(err, "--stored-spread of variant \"c-fused\" "
+	    "given twice");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--stored-spread", "c-fused:2:5:1", NULL), OPTS_ERROR);
+	assert_string_equal(err, "--stored-spread and --extra-from need "
+	    "--max-cv");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--extra-from", "3:0", NULL), OPTS_ERROR);
+	assert_string_equal(err, "--stored-spread and --extra-from need "
+	    "--max-cv");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--samples", "0", NULL), OPTS_ERROR);
+	assert_string_equal(err, "--samples 0 needs --extra-from (extra "
+	    "rounds alone)");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--first-sample", "2", "--samples", "3", "--max-cv", "0.01",
+	    "--max-samples", "9", "--extra-from", "4:0", NULL), OPTS_ERROR);
+	assert_string_equal(err, "--extra-from 4 is below --first-sample + "
+	    "--samples (5): extra rounds follow the planned ones");
+	for (i = 0; i < 6; i++) {
+		static const char *const bad_extra[] = { "3", "3:", ":3",
+		    "3:4:5", "-1:4", "2000000001:4" };
+		char want[256];
+
+		snprintf(want, sizeof want, "invalid --extra-from \"%s\": "
+		    "expected INDEX:ORDER (an index from 0 to 2000000000, a "
+		    "place from 0 to 1000000000000)", bad_extra[i]);
+		assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+		    "--max-cv", "0.01", "--max-samples", "9", "--extra-from",
+		    bad_extra[i], NULL), OPTS_ERROR);
+		assert_string_equal(err, want);
+	}
+}
+
 static void
 test_spread(void **state)
 {
@@ -584,6 +677,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_help_and_unknown),
 		cmocka_unit_test(test_builds),
+		cmocka_unit_test(test_stored_spread),
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_jsonl_write),
 		cmocka_unit_test(test_jsonl_read),
