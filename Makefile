@@ -50,7 +50,7 @@ STUDY_CSRCS := $(foreach s,$(STUDIES),kernels/$(s)/study.c kernels/$(s)/referenc
 ORCH_CSRCS := $(wildcard orchestrator/*.c)
 ORCH_OBJS := $(patsubst %,build/%.o,$(ORCH_CSRCS)) build/orchestrator/toml.cc.o \
 	$(patsubst %,build/coord/%.o,$(STUDY_CSRCS)) build/studies.c.o \
-	build/coord/agent/jsonl.c.o
+	build/coord/agent/jsonl.c.o build/coord/agent/spread.c.o
 LIB_OBJS := $(filter-out build/orchestrator/seqorch.c.o,$(ORCH_OBJS))
 
 # What building and running need (`make run`: the coordinator, the agent
@@ -160,6 +160,11 @@ build/coord/kernels/%.c.o: kernels/%.c
 
 # The agent's line excerpts, which the coordinator shows the same way.
 build/coord/agent/jsonl.c.o: agent/jsonl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# The agent's --max-cv test, which a resume applies to what the run stored.
+build/coord/agent/spread.c.o: agent/spread.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 

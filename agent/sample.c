@@ -209,7 +209,7 @@ sample_measure(struct slot **ready, size_t n, struct opts *o,
 	 */
 	if (o->extra_from) {
 		s = o->extra_first;
-		if (o->order < o->extra_order)
+		if (o->samples == 0 || o->order < o->extra_order)
 			o->order = o->extra_order;
 	}
 	for (; o->max_cv > 0; s++) {

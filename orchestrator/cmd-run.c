@@ -854,7 +854,9 @@ const struct cmd_entry cmd_run_entry = {
 		FETCH_ROW_SHA256,
 		{ "resume", 'R', 0, "ID",
 		    "measure only the cells (host, variant, sample)\n"
-		    "that run ID is missing, with its own settings\n"
+		    "that run ID is missing, and of a --max-cv run the\n"
+		    "extra rounds its variants still need (judged on\n"
+		    "every sample stored), with its own settings\n"
 		    "(--hosts, --variants, --steps, --samples, --max-cv,\n"
 		    "--max-samples, --seed, --msg-len, --warmup,\n"
 		    "--openssl-cap(-clear) and --explore are refused\n"

@@ -665,3 +665,47 @@ db_build_end_position(struct db *db, int64_t run_id, const char *host,
 	    "AND host = ? AND build_id = ?", "isi", run_id, host, build_id);
 	return rc < 0 ? rc : 0;
 }
+
+int
+db_build_index_end(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t *end, struct so_err *err)
+{
+	int rc;
+
+	*end = 0;
+	rc = db_each(db, err, "cannot read samples", end_row, end, "SELECT "
+	    "COALESCE(MAX(sample_index) + 1, 0) FROM samples WHERE run_id = ? "
+	    "AND host = ? AND build_id = ? AND warmup = 0", "isi", run_id, host,
+	    build_id);
+	return rc < 0 ? rc : 0;
+}
+
+struct sample_rows {
+	int (*row)(void *arg, const char *variant, int64_t index, int64_t ns);
+	void *arg;
+};
+
+static int
+sample_row(sqlite3_stmt *st, void *ctx)
+{
+	struct sample_rows *r = ctx;
+	const char *variant = (const char *)sqlite3_column_text(st, 0);
+
+	return r->row(r->arg, variant != NULL ? variant : "",
+	    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+}
+
+int
+db_build_samples(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t skip_lo, int64_t skip_hi,
+    int (*row)(void *arg, const char *variant, int64_t index, int64_t ns),
+    void *arg, struct so_err *err)
+{
+	struct sample_rows r = { row, arg };
+
+	return db_each(db, err, "cannot read samples", sample_row, &r,
+	    "SELECT variant, sample_index, ns FROM samples WHERE run_id = ? "
+	    "AND host = ? AND build_id = ? AND warmup = 0 AND sample_index "
+	    "NOT BETWEEN ? AND ? ORDER BY host_position, id", "isiii", run_id,
+	    host, build_id, skip_lo, skip_hi);
+}

@@ -304,6 +304,24 @@ int db_run_load(struct db *db, int64_t run_id, struct stored_run *out,
     struct so_err *err);
 void db_run_info_free(struct stored_run *r);
 /*
+ * One past the largest sample index of build build_id's timed samples (no
+ * warmup) in run run_id on host into *end (0 when it has none): the index
+ * a resumed build's extra rounds take next.  0, or SO_EDB.
+ */
+int db_build_index_end(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t *end, struct so_err *err);
+/*
+ * Each timed sample (no warmup) of build build_id in run run_id on host,
+ * but those of sample index skip_lo to skip_hi, in the order the run took
+ * them (host_position): row gets its variant, sample index and ns, and
+ * stops the rows by returning non-zero.  Returns that value, 0 when the
+ * rows ran out, or SO_EDB.
+ */
+int db_build_samples(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t skip_lo, int64_t skip_hi,
+    int (*row)(void *arg, const char *variant, int64_t index, int64_t ns),
+    void *arg, struct so_err *err);
+/*
  * One past the largest host_position of build build_id's samples in run
  * run_id on host into *end (0 when it has none): where the host's next
  * build started in the run's order.  0, or SO_EDB.

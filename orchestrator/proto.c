@@ -48,7 +48,8 @@ static const struct field hello_f[] = {
 	{ PROTO_F_TOKEN, F_STR, S(token), 0 },
 	{ PROTO_F_STUDY, F_STR, S(study), 0 },
 	{ PROTO_F_STEPS, F_INT, S(steps), 1 },
-	{ PROTO_F_SAMPLES, F_INT, S(samples), 1 },
+	/* 0: a resumed --max-cv build's extra rounds alone (--extra-from). */
+	{ PROTO_F_SAMPLES, F_INT, S(samples), 0 },
 	{ NULL, 0, 0, 0 },
 };
 static const struct field facts_f[] = {

@@ -11,6 +11,9 @@
 #include "conn.h"
 #include "deploy.h"
 #include "proto.h"
+#include "strbuf.h"
+
+#include "../agent/spread.h"
 
 #include <stdint.h>
 
@@ -39,6 +42,17 @@ struct hostrun {
 	 * place of the next build's first sample, its agent's order 0.
 	 */
 	int64_t order_base;
+};
+
+/*
+ * What a resumed --max-cv run stored of one build (runner-adapt.c): each
+ * variant's spread, and the index its extra rounds take next.
+ */
+struct stored_build {
+	char **variants;	/* n names, each with its spread */
+	struct spread *spread;
+	size_t n;
+	uint64_t next;		/* past every stored index, at least --samples */
 };
 
 /* State while one agent's output is streamed in. */
@@ -97,6 +111,15 @@ struct stream {
 	struct stream *cur;
 	int gone, refused;
 	struct so_err err;
+	/*
+	 * A resumed --max-cv build's agent: what the run stored, for its
+	 * --stored-spread (NULL: none), and with extra_from, where its extra
+	 * rounds go on: index extra_first, place extra_order of its order.
+	 */
+	const struct stored_build *stored;
+	int extra_from;
+	uint64_t extra_first;
+	int64_t extra_order;
 };
 
 /* A write the database refused: say it, and fail the host. */
@@ -131,6 +154,28 @@ const char **run_variants(const struct run_params *p, const char *target);
  */
 int run_missing(struct hostrun *hr, struct build_result *b, char **variants,
     uint64_t *first, uint64_t *last, uint64_t *count);
+
+/*
+ * Build b's stored timed samples, but those of indices skip_lo..skip_hi
+ * (which its resumed agent times again; none when skip_lo > skip_hi),
+ * into sb (zeroed first; run_stored_free frees it).  0, or a negative
+ * code with the host failed.
+ */
+int run_stored(struct hostrun *hr, const struct build_result *b,
+    uint64_t skip_lo, uint64_t skip_hi, struct stored_build *sb);
+/*
+ * The variants of sb that the agent's --max-cv test finds too spread out,
+ * with fewer than --max-samples: a new comma list, or NULL when none.
+ */
+char *run_stored_unsteady(const struct run_params *p,
+    const struct stored_build *sb);
+/*
+ * Append a --stored-spread for each variant of sb in the comma list
+ * variants (each of sb when NULL) to cmd.
+ */
+void run_stored_args(const struct stored_build *sb, const char *variants,
+    struct strbuf *cmd);
+void run_stored_free(struct stored_build *sb);
 
 /*
  * The environment variable that sets libcrypto's capabilities on a build's

@@ -247,12 +247,13 @@ reconnect(struct hostrun *hr, struct so_err *err)
 
 /*
  * Options for the window protocol: the host lock in the workdir (with our
- * identity for whoever waits on it) and adaptive sampling, for an agent
- * whose first index is first: it counts only its own samples, and a
- * resumed one takes no variant past --max-samples in all.
+ * identity for whoever waits on it) and adaptive sampling, for s's agent
+ * asked for variants: a resumed one's spreads start from what the run
+ * stored of them, so that --max-samples is the whole run's.
  */
 static void
-agent_extra_args(struct hostrun *hr, uint64_t first, struct strbuf *cmd)
+agent_extra_args(struct hostrun *hr, const struct stream *s,
+    const char *variants, struct strbuf *cmd)
 {
 	const struct run_params *p = hr->p;
 
@@ -266,7 +267,13 @@ agent_extra_args(struct hostrun *hr, uint64_t first, struct strbuf *cmd)
 	}
 	if (p->max_cv > 0)
 		rcmd_raw(cmd, " --max-cv %.17g --max-samples %llu", p->max_cv,
-		    (unsigned long long)(p->max_samples - first));
+		    (unsigned long long)p->max_samples);
+	if (s->stored != NULL)
+		run_stored_args(s->stored, variants, cmd);
+	if (s->extra_from)
+		rcmd_raw(cmd, " --extra-from %llu:%lld",
+		    (unsigned long long)s->extra_first,
+		    (long long)s->extra_order);
 	if (p->require_quiet)
 		rcmd_raw(cmd, " --require-quiet");
 	if (p->warmup > 0)
@@ -362,7 +369,7 @@ agent_command(struct hostrun *hr, const struct stream *s,
 		rcmd_raw(&cmd, " --variants");
 		rcmd_arg(&cmd, variants);
 	}
-	agent_extra_args(hr, s->first, &cmd);
+	agent_extra_args(hr, s, variants, &cmd);
 	return strbuf_detach(&cmd);
 }
 
@@ -706,6 +713,18 @@ replay_new(struct hostrun *hr, struct build_result *b, const char *cc)
 	}
 	s->replay = 1;
 	s->span = p->samples + p->max_samples;
+	/*
+	 * A resumed --max-cv launch took its extra rounds past the indices
+	 * stored then, which are stored now.
+	 */
+	if (b != NULL && p->max_cv > 0) {
+		struct so_err e;
+		int64_t end;
+
+		if (db_build_index_end(hr->db, p->run_id, hr->host->name,
+		    b->build_id, &end, &e) == 0 && (uint64_t)end > p->samples)
+			s->span = (uint64_t)end + p->max_samples;
+	}
 	return s;
 }
 
@@ -838,14 +857,58 @@ out:
 	free(runs);
 }
 
+/*
+ * Resuming a --max-cv run, build b: what the run stored of it, but the
+ * cells its agent times again (the planned indices from first, when
+ * count cells are missing), into sb, and with nothing missing, the
+ * variants that still need extra rounds into *unsteady (NULL: none).
+ * Its extra rounds go on after every stored index and place: *extra
+ * says whether they must be told so, at index sb->next and place *order
+ * of the agent's order.  0, or a negative code with the host failed.
+ */
+static int
+resume_adaptive(struct hostrun *hr, struct build_result *b, uint64_t first,
+    uint64_t count, struct stored_build *sb, char **unsteady, int *extra,
+    int64_t *order)
+{
+	const struct run_params *p = hr->p;
+	struct so_err e;
+	int64_t end;
+	int rc;
+
+	*unsteady = NULL;
+	*extra = 0;
+	*order = 0;
+	if ((rc = run_stored(hr, b, count > 0 ? first : p->samples,
+	    p->samples - 1, sb)) != 0)
+		return rc;
+	if (count == 0 && (*unsteady = run_stored_unsteady(p, sb)) == NULL)
+		return 0;
+	/* After the planned rounds, which were all of the places before. */
+	if (count > 0 && sb->next == p->samples)
+		return 0;
+	if ((rc = db_build_end_position(hr->db, p->run_id, hr->host->name,
+	    b->build_id, &end, &e)) != 0) {
+		run_fail(hr, e.msg);
+		return rc;
+	}
+	*extra = 1;
+	*order = end > hr->order_base ? end - hr->order_base : 0;
+	return 0;
+}
+
 /* Run the agent of one build and stream its records into the db. */
 void
 run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 {
 	const struct run_params *p = hr->p;
+	struct stored_build sb = { 0 };
 	struct stream *s = NULL;
-	char *left = NULL, tag[24];
+	char *left = NULL, *unsteady = NULL, tag[24];
+	const char *variants = p->variants;
 	uint64_t first = 0, nsamples = p->samples;
+	int64_t order = 0;
+	int extra = 0;
 
 	snprintf(tag, sizeof tag, "%lld", (long long)b->build_id);
 	if (p->resume) {
@@ -855,7 +918,10 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		if (hr->failed || run_missing(hr, b, &left, &first, &last,
 		    &count) != 0)
 			goto out;
-		if (count == 0) {
+		if (p->max_cv > 0 && resume_adaptive(hr, b, first, count, &sb,
+		    &unsteady, &extra, &order) != 0)
+			goto out;
+		if (count == 0 && unsteady == NULL) {
 			progress_set(hr->index, "%s: nothing missing", cc);
 			goto next;
 		}
@@ -865,12 +931,28 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		 * variants and the index, and a resumed sample takes the place
 		 * the uninterrupted run gave it (what is stored is timed again
 		 * and not kept).  Adaptive, to the last planned index: extra
-		 * rounds come after it, as they did.
+		 * rounds come after it, as they did.  Every planned cell
+		 * stored, the variants still too spread out take extra rounds
+		 * alone.
 		 */
-		nsamples = (p->max_cv > 0 ? p->samples - 1 : last) - first + 1;
+		if (count > 0)
+			nsamples = (p->max_cv > 0 ? p->samples - 1 : last) -
+			    first + 1;
+		else {
+			first = sb.next;
+			nsamples = 0;
+			variants = unsteady;
+		}
 	}
-	s = stream_new(hr, b, cc, first, nsamples, p->variants);
-	launch_stream(hr, s, b, tag, p->variants);
+	s = stream_new(hr, b, cc, first, nsamples, variants);
+	if (p->resume && p->max_cv > 0) {
+		s->stored = &sb;
+		s->extra_from = extra;
+		s->extra_first = sb.next;
+		s->extra_order = order;
+		s->span = sb.next + p->max_samples - first;
+	}
+	launch_stream(hr, s, b, tag, variants);
 	/* The next build's agent takes its samples after this one's. */
 	hr->order_base += s->orders;
 next:
@@ -890,6 +972,8 @@ next:
 	}
 out:
 	stream_free(s);
+	run_stored_free(&sb);
+	free(unsteady);
 	free(left);
 }
 

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import (AGENT, SEQORCH, agent_pids, execute, query, seed_build,
                       seqorch, sha3_chain, write_hosts)
+from lib_common import wait_for
 from sshd import TEST_USER, sshd_factory, user_key  # noqa: F401
 
 RUN = ["run", "--study", "sha3", "--hosts", "local"]
@@ -96,6 +97,118 @@ def test_resume_that_adds_nothing_leaves_a_partial_run_partial(scratch,
     assert query(db, "SELECT status, resumes FROM runs") == [("partial", 1)]
     assert query(db, "SELECT host, status, pin_cpu FROM run_hosts ORDER BY "
                  "host") == [("dead", "failed", None), ("local", "ok", 0)]
+
+
+ADAPT = ["run", "--study", "sha3", "--hosts", "local", "--variants",
+         "c-fused,c-wrapped,openssl-evp", "--steps", "300000"]
+
+
+def interrupted_adaptive(path, *args, until):
+    """A --max-cv run of ADAPT and args, interrupted (SIGINT) once the
+    query until counts something; returns the database."""
+    db = path / "results.db"
+    err = open(path / "run.err", "w")
+    p = subprocess.Popen([str(SEQORCH), *ADAPT, *map(str, args)], cwd=path,
+                         stdout=subprocess.DEVNULL, stderr=err)
+    err.close()
+    try:
+        wait_for(lambda: query(db, until)[0][0] > 0, "samples", p, path,
+                 ignore=sqlite3.Error)
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 130, (path / "run.err").read_text()
+    assert query(db, "SELECT status FROM runs") == [("interrupted",)]
+    return db
+
+
+def cells(db):
+    """variant -> {sample index: (id, host_position, reason)}."""
+    out = {}
+    for v, i, sid, pos, why in query(db, "SELECT variant, sample_index, id, "
+                                     "host_position, reason FROM samples "
+                                     "WHERE warmup = 0"):
+        assert i not in out.setdefault(v, {}), (v, i)
+        out[v][i] = (sid, pos, why)
+    return out
+
+
+def test_resume_of_an_adaptive_run_gives_its_extra_rounds(scratch):
+    """A --max-cv run interrupted during its extra rounds: the resume gives
+    each variant still too spread out its extra rounds up to
+    --max-samples, after every index and place the run stored, judged on
+    every sample stored (a variant whose stored samples agree, here made
+    so, gets nothing).  Before, every planned cell was there, the resume
+    said "nothing missing", and the run ended with variants judged
+    unstable and never given the rounds asked for."""
+    # A spread no real variant meets: each takes its 8 samples.
+    db = interrupted_adaptive(scratch, "--samples", 2, "--max-cv",
+                              "0.0001%", "--max-samples", 8,
+                              until="SELECT count(*) FROM samples WHERE "
+                              "sample_index >= 2")
+    before = cells(db)
+    assert all(len(c) < 8 for c in before.values()), before
+    assert all(set(range(2)) <= set(c) for c in before.values()), before
+    # openssl-evp's samples made steady: cv 0, nothing more to take.
+    execute(db, ("UPDATE samples SET ns = (SELECT min(ns) FROM samples "
+                 "WHERE variant = 'openssl-evp') WHERE variant = "
+                 "'openssl-evp'",))
+    last = max(i for c in before.values() for i in c)
+    end = max(pos for c in before.values() for _, pos, _ in c.values())
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    after = cells(db)
+    assert after["openssl-evp"] == before["openssl-evp"]
+    for v in ("c-fused", "c-wrapped"):
+        new = {i: x for i, x in after[v].items() if i not in before[v]}
+        # What was stored stays as it was.
+        assert {i: after[v][i] for i in before[v]} == before[v]
+        assert len(after[v]) == 8, (v, after[v])
+        assert min(new) > last, (v, last, sorted(new))
+        for i, (_, pos, why) in new.items():
+            assert pos > end, (v, i, pos, end)
+            assert re.fullmatch(r"cv [0-9.e+-]+% > 0\.0001% after \d+ "
+                                r"samples \(\d+ stored before the "
+                                r"resume\)", why), why
+    positions = [pos for c in after.values() for _, pos, _ in c.values()]
+    assert len(positions) == len(set(positions))
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+    # Nothing more to give: a second resume starts no agent.
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    assert cells(db) == after
+    assert query(db, "SELECT count(*) FROM windows") == [(2,)]
+
+
+def test_resume_during_planned_samples_judges_the_stored_ones(scratch):
+    """A --max-cv run interrupted during its planned samples: the resumed
+    agent's extra rounds are decided on the samples stored before it too.
+    A stored sample 100 times the others (made so) keeps c-fused over
+    --max-cv 50% up to --max-samples; before, the resumed agent judged its
+    own few samples, found them steady, and stopped short."""
+    db = interrupted_adaptive(scratch, "--samples", 4, "--max-cv", "50%",
+                              "--max-samples", 6,
+                              until="SELECT count(*) >= 4 FROM samples")
+    before = cells(db)
+    # Round 0 stored (so re-timed by no one), the planned ones not all.
+    assert all(0 in c for c in before.values()), before
+    assert sum(len(c) for c in before.values()) < 3 * 4, before
+    execute(db, ("UPDATE samples SET ns = ns * 100 WHERE variant = "
+                 "'c-fused' AND sample_index = 0",))
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    after = cells(db)
+    assert sorted(after["c-fused"]) == list(range(6))
+    for v, c in after.items():
+        assert set(range(4)) <= set(c) and len(c) <= 6, (v, sorted(c))
+    for i in (4, 5):
+        assert "stored before the resume" in after["c-fused"][i][2]
+    positions = [pos for c in after.values() for _, pos, _ in c.values()]
+    assert len(positions) == len(set(positions))
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
 def test_resume_of_a_run_another_machine_marks_running(scratch):
