@@ -343,7 +343,7 @@ UNIT_report = cmd report repro ebash db runner deploy window conn local ssh conf
 	sshconfig toml proto disasm artifact bundle collector http fetch generate \
 	export \
 	compare figures reference stats study studies affinity progress \
-	trace strbuf util agent-jsonl
+	trace strbuf util agent-jsonl agent-spread
 UNIT_compare = compare report db stats study studies figures reference \
 	artifact progress strbuf util
 UNIT_http = http fetch study studies strbuf util
