@@ -176,9 +176,13 @@ def test_resume_of_an_adaptive_run_gives_its_extra_rounds(scratch):
     positions = [pos for c in after.values() for _, pos, _ in c.values()]
     assert len(positions) == len(set(positions))
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
-    # Nothing more to give: a second resume starts no agent.
+    # Nothing more to give (an ok run is not resumed at all, so marked
+    # interrupted again): every variant steady or at --max-samples, the
+    # resume starts no agent.
+    execute(db, ("UPDATE runs SET status = 'interrupted'",))
     r = seqorch(scratch, "run", "--resume", "1")
     assert r.returncode == 0, r.stderr
+    assert "0 of them stored by this resume" in r.stderr, r.stderr
     assert cells(db) == after
     assert query(db, "SELECT count(*) FROM windows") == [(2,)]
 
