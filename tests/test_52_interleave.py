@@ -360,3 +360,56 @@ def test_summary_best_names_its_compiler(run):
     i = next(i for i, ln in enumerate(lines) if ln.startswith("best per "))
     assert re.match(r"^  local +\S+ \((gcc|clang)\) +\S+  ", lines[i + 1]), \
         r.stderr
+def test_resume_of_an_adaptive_run_gives_the_last_build_its_rounds(
+        tmp_path, workdir, gcc_clang):
+    """A --max-cv run of two builds interrupted during the second one's
+    extra rounds: the resume launches that build for its extra rounds
+    alone (every planned cell is stored), up to --max-samples a variant,
+    at indices after its stored ones and places after every stored one of
+    the host's order, which it fills without a gap; the first build,
+    done, gets nothing.  Before, the resume found nothing missing and the
+    second build kept variants judged unstable short of their rounds."""
+    two_compilers(tmp_path, workdir)
+    db = tmp_path / "results.db"
+    # A spread no variant meets: every variant takes its 4 samples.
+    p = start(tmp_path, LONG, 2, "--max-cv", "0.0001%", "--max-samples", 4)
+    try:
+        wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
+                           "builds b ON b.id = s.build_id WHERE "
+                           "b.compiler = 'clang' AND s.sample_index >= 2")
+                 > [(0,)], "extra samples of the second build", p, tmp_path,
+                 timeout=900)
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 130, err
+    cells = "SELECT b.compiler, s.variant, s.sample_index, s.host_position " \
+        "FROM samples s JOIN builds b ON b.id = s.build_id"
+    before = query(db, cells)
+    per = {}
+    for c, v, i, _ in before:
+        per[(c, v)] = per.get((c, v), 0) + 1
+    assert all(per[("gcc", v)] == 4 for v in VARIANTS), per
+    assert any(per[("clang", v)] < 4 for v in VARIANTS), per
+    last = max(i for c, _, i, _ in before if c == "clang")
+    windows = query(db, "SELECT count(*) FROM windows")[0][0]
+    r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
+    assert r.returncode == 0, r.stderr
+    after = query(db, cells)
+    assert set(before) <= set(after)
+    keys = [(c, v, i) for c, v, i, _ in after]
+    assert len(keys) == len(set(keys)) == 16
+    for c in ("gcc", "clang"):
+        for v in VARIANTS:
+            assert len([k for k in keys if k[:2] == (c, v)]) == 4
+    new = set(after) - set(before)
+    assert new and all(c == "clang" and i > last for c, _, i, _ in new), new
+    # One place each, the new ones after every stored one: 0..15.
+    assert sorted(pos for *_, pos in after) == list(range(16))
+    assert min(pos for *_, pos in new) == len(before)
+    # One window more: the second build's, the first started no agent.
+    assert query(db, "SELECT count(*) FROM windows") == [(windows + 1,)]
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
