@@ -23,18 +23,30 @@
 
 #define SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-/* A run 1 with a build, a sample and an artifact; %s is spliced in. */
+/*
+ * A run 1 with a build, a sample and an artifact; %s is spliced in.  Each
+ * table has every column schema.sql needs a value for (NOT NULL without
+ * a DEFAULT); a runs row is [ID, "sha3", 300 RUN_REST].
+ */
+#define RUN_REST \
+    ", \"t\", \"ok\", 1, \"c\", \"5eed\", \"h\", \"co\", \"v\""
 static const char run_fmt[] =
     "{\"tables\": {"
-    "\"runs\": {\"columns\": [\"id\", \"study\", \"steps\"],"
-    " \"rows\": [[1, \"sha3\", 300]%s]},"
-    "\"builds\": {\"columns\": [\"id\", \"run_id\", \"host\"],"
-    " \"rows\": [[4, 1, \"local\"]]},"
+    "\"runs\": {\"columns\": [\"id\", \"study\", \"steps\", \"started_at\","
+    " \"status\", \"samples_per_variant\", \"command\", \"seed\", \"hosts\","
+    " \"coordinator\", \"version\"],"
+    " \"rows\": [[1, \"sha3\", 300" RUN_REST "]%s]},"
+    "\"builds\": {\"columns\": [\"id\", \"run_id\", \"host\", \"compiler\","
+    " \"cflags\", \"status\", \"created_at\"],"
+    " \"rows\": [[4, 1, \"local\", \"cc\", \"-O2\", \"ok\", \"t\"]]},"
     "\"samples\": {\"columns\": [\"id\", \"run_id\", \"build_id\", \"ns\","
-    " \"valid\", \"calib_mhz\"],"
-    " \"rows\": [[9, %s, 4, %s, 1, 3600]]},"
-    "\"artifacts\": {\"columns\": [\"sha256\", \"size\"],"
-    " \"rows\": [[\"%s\", 0]]},"
+    " \"valid\", \"calib_mhz\", \"host\", \"study\", \"variant\","
+    " \"sample_index\", \"position\", \"steps\", \"digest\", \"seed\","
+    " \"received_at\"],"
+    " \"rows\": [[9, %s, 4, %s, 1, 3600, \"local\", \"sha3\", \"c\", 0, 0,"
+    " 300, \"d\", \"5eed\", \"t\"]]},"
+    "\"artifacts\": {\"columns\": [\"sha256\", \"size\", \"stored_at\"],"
+    " \"rows\": [[\"%s\", 0, \"t\"]]},"
     "\"refs\": {\"columns\": [\"digest\"], \"rows\": [[\"anything\"]]}%s"
     "}}";
 
@@ -141,7 +153,8 @@ test_artifact_names(void **state)
 static void
 test_only_the_runs_own_rows(void **state)
 {
-	struct variant v = { ", [2, \"sha3\", 300]", "1", "1000", SHA, "" };
+	struct variant v = { ", [2, \"sha3\", 300" RUN_REST "]", "1", "1000",
+	    SHA, "" };
 	struct so_err err = { 0 };
 	static const int64_t both[] = { 1, 2 }, three[] = { 1, 2, 3 };
 
@@ -158,7 +171,7 @@ test_only_the_runs_own_rows(void **state)
 	assert_string_equal(err.msg, "rows.json: table \"samples\", row 1 "
 	    "belongs to none of the manifest's runs");
 	/* The same id twice. */
-	v.extra_run = ", [1, \"sha3\", 300]";
+	v.extra_run = ", [1, \"sha3\", 300" RUN_REST "]";
 	v.run_id = "1";
 	assert_int_equal(check(&v, run1, 1, &err), SO_EPROTO);
 	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2: id 1 "
@@ -167,15 +180,17 @@ test_only_the_runs_own_rows(void **state)
 	 * ... when it is not the table's last row: before issue 29 the next
 	 * row's checks overwrote the refusal.
 	 */
-	v.extra_run = ", [1, \"sha3\", 300], [2, \"sha3\", 300]";
+	v.extra_run = ", [1, \"sha3\", 300" RUN_REST "], "
+	    "[2, \"sha3\", 300" RUN_REST "]";
 	assert_int_equal(check(&v, both, 2, &err), SO_EPROTO);
 	assert_string_equal(err.msg, "rows.json: table \"runs\", row 2: id 1 "
 	    "is there twice");
 	/* Out of order (the map keeps runs of ids), then 3 again. */
-	v.extra_run = ", [3, \"sha3\", 300], [2, \"sha3\", 300]";
+	v.extra_run = ", [3, \"sha3\", 300" RUN_REST "], "
+	    "[2, \"sha3\", 300" RUN_REST "]";
 	assert_int_equal(check(&v, three, 3, &err), 0);
-	v.extra_run = ", [3, \"sha3\", 300], [2, \"sha3\", 300], "
-	    "[3, \"sha3\", 300]";
+	v.extra_run = ", [3, \"sha3\", 300" RUN_REST "], "
+	    "[2, \"sha3\", 300" RUN_REST "], [3, \"sha3\", 300" RUN_REST "]";
 	assert_int_equal(check(&v, three, 3, &err), SO_EPROTO);
 	assert_string_equal(err.msg, "rows.json: table \"runs\", row 4: id 3 "
 	    "is there twice");
