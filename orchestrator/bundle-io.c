@@ -20,6 +20,7 @@
 #define TAR_BLOCK 512
 #define MAX_DEPTH 4
 #define CHUNK (1u << 20)		/* bytes read or copied at a time */
+#define TAR_NAME_MAX (155 + 1 + 100 + 1)	/* prefix "/" name NUL */
 
 void
 bundle_add(struct bundle *b, const char *path, void *data, size_t len)
@@ -661,6 +662,25 @@ tar_number(const unsigned char *f, size_t width, uint64_t *v)
 }
 
 /*
+ * A member's whole name: POSIX ustar's prefix (155 bytes at 345), "/" and
+ * the name, or the name alone when the prefix is empty.  GNU tar's own
+ * format ("ustar  " magic) keeps times there, not a prefix.
+ */
+static void
+tar_name(const unsigned char *h, char name[TAR_NAME_MAX])
+{
+	size_t n = 0;
+
+	if (memcmp(h + 257, "ustar\0", 6) == 0 && h[345] != '\0') {
+		n = strnlen((const char *)h + 345, 155);
+		memcpy(name, h + 345, n);
+		name[n++] = '/';
+	}
+	memcpy(name + n, h, strnlen((const char *)h, 100));
+	name[n + strnlen((const char *)h, 100)] = '\0';
+}
+
+/*
  * The header h at byte off of an archive of len bytes (src names it):
  * 1 at the end (a block of zeros), 2 for a directory entry (passed over),
  * else 0 with the entry's name and size, checked as bundle_untar says, or
@@ -668,7 +688,7 @@ tar_number(const unsigned char *f, size_t width, uint64_t *v)
  */
 static int
 tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
-    const struct bundle *out, char name[101], uint64_t *size,
+    const struct bundle *out, char name[TAR_NAME_MAX], uint64_t *size,
     struct so_err *err)
 {
 	uint64_t want;
@@ -680,8 +700,6 @@ tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
 		;
 	if (i == TAR_BLOCK)
 		return 1;
-	memcpy(name, h, 100);
-	name[100] = '\0';
 	for (sum = 0, i = 0; i < TAR_BLOCK; i++)
 		sum += i >= 148 && i < 156 ? ' ' : h[i];
 	if (tar_number(h + 148, 8, &want) != 0 || sum != want ||
@@ -689,6 +707,22 @@ tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
 	    memcmp(h + 257, "ustar", 5) != 0)
 		return so_error(err, SO_EPARSE, "\"%s\": bad tar header at "
 		    "byte %llu", src, (unsigned long long)off);
+	tar_name(h, name);
+	/*
+	 * These name or rename the member after them: passed over, it would
+	 * be read under the short name of its own header.  A bundle's names
+	 * fit a ustar header (export writes 78 bytes at most).
+	 */
+	if (h[156] == 'L' || h[156] == 'K')
+		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is a "
+		    "GNU long name (type '%c'), which a bundle never needs: "
+		    "tar its directory as `tar -cf B.tar -C DIR .`", src, name,
+		    h[156]);
+	if (h[156] == 'x' || h[156] == 'g')
+		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is a "
+		    "pax extended header (type '%c'), which seqorch does not "
+		    "read: tar the directory without --format=pax or --posix "
+		    "(`tar -cf B.tar -C DIR .`)", src, name, h[156]);
 	/*
 	 * `tar -cf b.tar -C DIR .` of the directory form names each member
 	 * "./NAME", after "./" itself and "./artifacts/": the names are the
@@ -716,7 +750,7 @@ bundle_untar(const unsigned char *tar, size_t len, const char *src,
     struct bundle *out, struct so_err *err)
 {
 	uint64_t off = 0, size;
-	char name[101];
+	char name[TAR_NAME_MAX];
 	int rc = 0;
 
 	memset(out, 0, sizeof *out);
@@ -748,7 +782,7 @@ load_tar(const char *src, struct bundle *out, struct so_err *err)
 {
 	unsigned char h[TAR_BLOCK];
 	uint64_t len, off = 0, size;
-	char name[101];
+	char name[TAR_NAME_MAX];
 	int fd, rc;
 
 	if ((rc = open_regular(src, BUNDLE_MAX_BYTES, &fd, &len, err)) != 0)

@@ -221,6 +221,38 @@ def test_a_directory_bundle_tarred_by_gnu_tar(measured, keys):
     assert not (measured / "other.db").exists()
 
 
+def test_tar_member_names_past_100_bytes(measured, keys):
+    """A member's name past ustar's 100 bytes: `--format=ustar` splits it
+    into the header's prefix and name, and the whole is what is read (the
+    bundle's rows.json moved under a deep directory is not its rows.json:
+    before, the prefix was dropped, the member read as "rows.json" and the
+    bundle verified); GNU tar's default writes a long-name entry before
+    it, and --format=pax an extended header before every member: neither
+    is read, each is refused by its name, as a bundle's own names fit."""
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    deep = measured / "bdir" / ("a" * 40) / ("b" * 95)
+    deep.mkdir(parents=True)
+    os.rename(measured / "bdir" / "rows.json", deep / "rows.json")
+    tail = f"{'a' * 40}/{'b' * 95}/rows.json"
+    for fmt in ("ustar", "gnu", "pax"):
+        gnu_tar(measured / f"{fmt}.tar", f"--format={fmt}", "-C",
+                measured / "bdir", ".")
+    with tarfile.open(measured / "ustar.tar") as t:
+        assert f"./{tail}" in t.getnames()
+    for tar, why in (("ustar.tar", '"rows.json" is listed in the manifest but '
+                      "missing"),
+                     ("gnu.tar", 'entry "././@LongLink" is a GNU long name '
+                      "(type 'L'), which a bundle never needs"),
+                     ("pax.tar", 'entry "./PaxHeaders/." is a pax extended '
+                      "header (type 'x'), which seqorch does not read")):
+        for cmd in ("verify", "import"):
+            r = seqorch(measured, cmd, tar, "--pubkey", keys / "key.pub",
+                        *(("--db", "other.db") if cmd == "import" else ()))
+            assert r.returncode == 1, (tar, cmd, r.stderr)
+            assert why in r.stderr, (tar, cmd, r.stderr)
+    assert not (measured / "other.db").exists()
+
+
 def report_lines(cwd, run, db):
     r = seqorch(cwd, "report", "--run", run, "--db", db)
     assert r.returncode == 0, r.stderr

@@ -129,6 +129,77 @@ test_untar_fields(void **state)
 }
 
 /*
+ * A POSIX ustar member's name is its prefix, "/" and its name: read under
+ * the name alone, a member at "x/y/rows.json" stood for rows.json.  The
+ * whole name is what the checks see; GNU's magic has times there instead.
+ */
+static void
+test_untar_prefix(void **state)
+{
+	struct bundle b = { 0 }, got;
+	unsigned char *tar;
+	struct so_err err;
+	size_t len;
+
+	(void)state;
+	bundle_add(&b, "rows.json", xstrdup("hello"), 5);
+	bundle_add(&b, "x/rows.json", xstrdup("hello"), 5);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), 0);
+
+	memcpy(tar + 345, "x/y", 3);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), 0);
+	assert_int_equal(got.n, 2);
+	assert_string_equal(got.files[0].path, "x/y/rows.json");
+	bundle_free(&got);
+	/* "./" before the prefix goes, as before a name. */
+	memcpy(tar + 345, "./x", 4);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	assert_string_equal(err.msg, "\"t.tar\": \"x/rows.json\" appears "
+	    "twice");
+	/* A prefix leaving the bundle or starting at the root. */
+	memcpy(tar + 345, "..\0", 3);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	assert_string_equal(err.msg, "\"t.tar\": entry \"../rows.json\" is "
+	    "not a plain file with a relative path");
+	memcpy(tar + 345, "/etc", 4);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	/* A full 155-byte prefix has no NUL. */
+	memset(tar + 345, 'p', 155);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), 0);
+	assert_int_equal(strlen(got.files[0].path), 155 + 10);
+	bundle_free(&got);
+	/* GNU tar's magic: bytes 345.. are its atime, not a prefix. */
+	memcpy(tar + 257, "ustar  ", 8);
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), 0);
+	assert_string_equal(got.files[0].path, "rows.json");
+	bundle_free(&got);
+	/* A GNU long name or a pax header would rename what follows. */
+	memset(tar + 345, 0, 155);
+	tar[156] = 'L';
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	assert_non_null(strstr(err.msg, "is a GNU long name (type 'L')"));
+	tar[156] = 'x';
+	resum(tar);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
+	    SO_EPARSE);
+	assert_non_null(strstr(err.msg, "is a pax extended header (type "
+	    "'x')"));
+	free(tar);
+	bundle_free(&b);
+}
+
+/*
  * Sizes: a .tar member over ustar's 8 GiB is refused before a byte is
  * written (its size field would be cut), and reading takes a bundle up to
  * BUNDLE_MAX_BYTES, past the 1 GiB it once stopped at; sparse files
@@ -180,6 +251,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untar_fields),
+		cmocka_unit_test(test_untar_prefix),
 		cmocka_unit_test(test_fifo_bundle_is_refused),
 		cmocka_unit_test(test_sizes),
 	};
