@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <openssl/evp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,11 +149,20 @@ out:
 	return ok;
 }
 
-/* Open the store's lock file, or *fd = -1 when there is none to open. */
+/*
+ * Open the store's lock file, or *fd = -1 when there is none to open (a
+ * read-only store without one).  One that is there but this user cannot
+ * open (its mode, its owner) stops gc, which would remove without it; a
+ * writer says so once and goes on: refused, a run would lose the raw
+ * output it cannot measure again, where going on risks only a gc that
+ * runs meanwhile.
+ */
 static int
-lock_open(const char *path, int *fd, struct so_err *err)
+lock_open(const char *path, int exclusive, int *fd, struct so_err *err)
 {
+	static atomic_int warned;
 	struct stat sb;
+	int e;
 
 	/* O_NONBLOCK: a FIFO planted under the name is refused, not waited. */
 	*fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
@@ -161,11 +171,19 @@ lock_open(const char *path, int *fd, struct so_err *err)
 		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		    O_CLOEXEC);
 	if (*fd < 0) {
-		if (errno == ENOENT || errno == EACCES || errno == EROFS)
+		if ((e = errno) == ENOENT)
 			return 0;
-		return so_error(err, SO_EIO, errno == ELOOP ? "\"%s\" is a "
+		if (e == EACCES && !exclusive) {
+			if (atomic_exchange(&warned, 1) == 0)
+				progress_note("cannot open \"%s\": %s: storing "
+				    "artifacts without the store's lock, so a gc "
+				    "meanwhile may remove one this names", path,
+				    strerror(e));
+			return 0;
+		}
+		return so_error(err, SO_EIO, e == ELOOP ? "\"%s\" is a "
 		    "symbolic link: refusing to lock through it" : "cannot "
-		    "open \"%s\": %s", path, strerror(errno));
+		    "open \"%s\": %s", path, strerror(e));
 	}
 	if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		close(*fd);
@@ -188,7 +206,7 @@ artifact_lock(struct db *db, int exclusive, int *fd, struct so_err *err)
 	/* A writer stores into it next; gc leaves a database without one so. */
 	if (!exclusive)
 		(void)mkdir(dir, 0755);
-	if ((rc = lock_open(path, fd, err)) != 0 || *fd < 0)
+	if ((rc = lock_open(path, exclusive, fd, err)) != 0 || *fd < 0)
 		goto out;
 	if (flock(*fd, op) == 0)
 		goto out;

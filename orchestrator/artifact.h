@@ -40,6 +40,8 @@ char *artifact_path(struct db *db, const char *sha256);
  * directory first, gc never does.  *fd is what artifact_unlock releases,
  * or -1 when there is no store, or a read-only one with no lock file:
  * nobody can add or remove a file there, so there is nothing to exclude.
+ * A lock file this user cannot open is SO_EIO for gc; a writer says so
+ * once (progress_note) and goes on without it, *fd -1.
  */
 #define ARTIFACT_LOCK_WAIT_S 600
 #define ARTIFACT_GC_WAIT_S 60

@@ -9,9 +9,12 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -345,4 +348,74 @@ def test_runs_and_imports_wait_for_gc(scratch):
     v, rows = listing(scratch, 1, "--verify", "--db", "theirs.db")
     assert v.returncode == 0 and rows, v.stderr
     v, rows = listing(scratch, 2, "--verify")
+    assert v.returncode == 0 and rows, v.stderr
+
+
+@pytest.fixture
+def nobodys(scratch):
+    """A copy of scratch's database, store and bundle in a directory
+    outside root's private tmp, and how to run as its owner: nobody when
+    we are root (its files made nobody's), so that permission bits apply;
+    removed afterwards."""
+    d = Path(tempfile.mkdtemp(prefix="seqorch-store-", dir="/tmp")).resolve()
+    d.chmod(0o755)
+    shutil.copy(scratch / "results.db", d)
+    shutil.copytree(scratch / "artifacts", d / "artifacts")
+    shutil.copy(scratch / "b.tar", d)
+    drop = None
+    if os.geteuid() == 0:
+        for p in [SEQORCH, *SEQORCH.parents]:
+            if not p.stat().st_mode & stat.S_IXOTH:
+                pytest.skip(f"nobody cannot reach {SEQORCH}")
+        for p in [d, *d.rglob("*")]:
+            os.lchown(p, 65534, 65534)
+
+        def drop():
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+    yield d, drop
+    for p in [d, *d.rglob("*")]:
+        p.chmod(0o755)
+    shutil.rmtree(d)
+
+
+def store_state(d):
+    return (sorted(p.name for p in (d / "artifacts").iterdir()),
+            query(d / "results.db", "select * from artifacts"))
+
+
+@pytest.fixture
+def exported(scratch):
+    run(scratch)
+    r = seqorch(scratch, "export", "--run", 1, "--bundle", "b.tar")
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_lock_file_this_user_cannot_open(exported, nobodys):
+    """artifacts/.lock is there but this user cannot open it (its mode, its
+    owner).  gc took that for a store without a lock and removed without
+    it; now it removes nothing, names the file and why, exit 3.  A writer
+    says so once and stores without it (refused, a run would lose what it
+    cannot measure again)."""
+    d, drop = nobodys
+    lock = d / "artifacts" / ".lock"
+    # Every file of run 1 is gc's to remove.
+    execute(d / "results.db", ("delete from artifact_refs",))
+    lock.touch()
+    lock.chmod(0)
+    before = store_state(d)
+    r = seqorch(d, "gc", preexec_fn=drop)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == (f'seqorch: gc: cannot open "{lock}": Permission '
+                        "denied: nothing removed\n")
+    assert r.stdout == "" and store_state(d) == before
+    r = seqorch(d, "import", "b.tar", "--unsigned", "--db", "theirs.db",
+                preexec_fn=drop)
+    assert r.returncode == 0, r.stderr
+    warn = [x for x in r.stderr.splitlines() if str(lock) in x]
+    assert warn == [f'seqorch: cannot open "{lock}": Permission denied: '
+                    "storing artifacts without the store's lock, so a gc "
+                    "meanwhile may remove one this names"], r.stderr
+    v, rows = listing(d, 1, "--verify", "--db", "theirs.db")
     assert v.returncode == 0 and rows, v.stderr
