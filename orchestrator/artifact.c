@@ -411,6 +411,14 @@ gc_remove(struct gc_state *g, const char *path, const char *name,
 	return 0;
 }
 
+/* Another database beside this one names it: the file stays. */
+static int
+gc_kept(const struct gc_state *g, const char *sha256)
+{
+	return g->nkeep > 0 && bsearch(sha256, g->keep, g->nkeep,
+	    sizeof *g->keep, cmp_name) != NULL;
+}
+
 static int
 gc_one(void *arg, const char *sha256, int64_t size)
 {
@@ -425,9 +433,7 @@ gc_one(void *arg, const char *sha256, int64_t size)
 		g->n++;
 		return 0;
 	}
-	/* Another database beside this one names it: the file stays. */
-	if (g->nkeep > 0 && bsearch(sha256, g->keep, g->nkeep,
-	    sizeof *g->keep, cmp_name) != NULL)
+	if (gc_kept(g, sha256))
 		return 0;
 	path = artifact_path(g->db, sha256);
 	rc = gc_remove(g, path, sha256, size, "");
@@ -435,6 +441,43 @@ gc_one(void *arg, const char *sha256, int64_t size)
 	return rc;
 }
 
+
+/* Count a row whose file gc_one would remove, removing nothing. */
+static int
+gc_count(void *arg, const char *sha256, int64_t size)
+{
+	struct gc_state *g = arg;
+
+	(void)size;
+	if (artifact_name_ok(sha256) && !gc_kept(g, sha256))
+		g->n++;
+	return 0;
+}
+
+/*
+ * Can gc remove the files of the rows it would forget?  Rows go before
+ * their files (a crash between leaves a file no row records, for the next
+ * sweep, never a row naming no file), so from a store this user cannot
+ * write gc forgot every row and kept every file.  0, or SO_EIO naming the
+ * store when it cannot and there is a file to remove.
+ */
+static int
+gc_can_remove(struct gc_state *g, const char *dir, struct so_err *err)
+{
+	struct gc_state count = *g;
+	int rc, e;
+
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 ||
+	    (e = errno) == ENOENT)
+		return 0;
+	count.n = 0;
+	if ((rc = db_artifact_gc(g->db, 1, gc_count, &count, err)) != 0)
+		return rc;
+	if (count.n == 0)
+		return 0;
+	return so_error(err, SO_EIO, "cannot remove files from \"%s\": %s",
+	    dir, strerror(e));
+}
 
 static int
 keep_name(void *arg, const char *sha256)
@@ -523,7 +566,8 @@ artifact_gc(struct db *db, int dry_run, FILE *out, uint64_t *n,
 	 * otherwise name a file after gc read its database, and lose it.
 	 */
 	if ((!dry_run && (rc = artifact_lock(db, 1, &lock, err)) != 0) ||
-	    (rc = gc_shared(&g, err)) != 0) {
+	    (rc = gc_shared(&g, err)) != 0 ||
+	    (!dry_run && (rc = gc_can_remove(&g, dir, err)) != 0)) {
 		snprintf(msg, sizeof msg, "%s", err->msg);
 		so_error(err, rc, "gc: %s: nothing removed", msg);
 		goto out;

@@ -419,3 +419,27 @@ def test_a_lock_file_this_user_cannot_open(exported, nobodys):
                     "meanwhile may remove one this names"], r.stderr
     v, rows = listing(d, 1, "--verify", "--db", "theirs.db")
     assert v.returncode == 0 and rows, v.stderr
+
+
+def test_gc_on_a_store_it_cannot_write(exported, nobodys):
+    """gc forgets a row before it removes the file (a crash between leaves
+    a file no row records, swept later, never a row naming no file).  On
+    a store this user cannot write it forgot every row and kept every file
+    ("cannot remove"), exit 3; now it removes nothing and forgets nothing,
+    says which store, exit 3.  With nothing to remove it has nothing to
+    refuse."""
+    d, drop = nobodys
+    store = d / "artifacts"
+    if drop is not None:
+        os.chown(store, 0, 0)
+    store.chmod(0o555)
+    r = seqorch(d, "gc", preexec_fn=drop)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "seqorch: removed 0 artifacts, 0 bytes\n"
+    execute(d / "results.db", ("delete from artifact_refs",))
+    before = store_state(d)
+    r = seqorch(d, "gc", preexec_fn=drop)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == (f'seqorch: gc: cannot remove files from "{store}": '
+                        "Permission denied: nothing removed\n")
+    assert r.stdout == "" and store_state(d) == before
