@@ -226,7 +226,8 @@ artifact_lock(struct db *db, int exclusive, int *fd, struct so_err *err)
 				goto out;
 			clock_gettime(CLOCK_MONOTONIC, &now);
 		} while ((errno == EWOULDBLOCK || errno == EINTR) &&
-		    now.tv_sec - start.tv_sec < wait_s);
+		    (now.tv_sec - start.tv_sec) * 1000000000LL +
+		    (now.tv_nsec - start.tv_nsec) < wait_s * 1000000000LL);
 		if (errno == EWOULDBLOCK || errno == EINTR) {
 			rc = so_error(err, SO_EBUSY, "artifact store \"%s\" "
 			    "stayed in use by %s for %d s", dir, exclusive ?

@@ -443,3 +443,30 @@ def test_gc_on_a_store_it_cannot_write(exported, nobodys):
     assert r.stderr == (f'seqorch: gc: cannot remove files from "{store}": '
                         "Permission denied: nothing removed\n")
     assert r.stdout == "" and store_state(d) == before
+
+
+def test_gc_gives_up_on_a_store_in_use_after_60_s(scratch):
+    """A writer that holds the store longer than gc waits (60 s): gc says
+    so, removes nothing, exit 3.  (A writer's 600 s has no test: no
+    setting shortens it.)"""
+    run(scratch)
+    store = scratch / "artifacts"
+    execute(scratch / "results.db", ("delete from artifact_refs",))
+    files = sorted(p.name for p in store.iterdir())
+    rows = query(scratch / "results.db", "select * from artifacts")
+    writer = hold(store, fcntl.LOCK_SH)
+    try:
+        began = time.monotonic()
+        p = start(scratch, "gc")
+        said(p, "in use")
+        out, err = p.communicate(timeout=180)
+        took = time.monotonic() - began
+    finally:
+        writer.close()
+    assert p.returncode == 3, err
+    assert err == (f'seqorch: gc: artifact store "{store.resolve()}" stayed '
+                   "in use by a run or an import for 60 s: nothing "
+                   "removed\n")
+    assert out == "" and 60 <= took < 120
+    assert sorted(p.name for p in store.iterdir()) == files
+    assert query(scratch / "results.db", "select * from artifacts") == rows
