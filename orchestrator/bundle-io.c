@@ -134,25 +134,37 @@ tar_octal(char *field, size_t width, uint64_t v)
 #define TAR_MAX_MEMBER 077777777777ull
 
 /*
- * One ustar header for a regular file; fixed mode, owner and date.  0, or
- * -1 with the reason in err.
+ * One ustar header for a regular file; fixed mode, owner and date.  A path
+ * past the name's 100 bytes is split at a '/' into the prefix (155) and
+ * the name, as tar_name joins them: what the reader takes, this writes
+ * back.  0, or -1 with the reason in err.
  */
 static int
 tar_header(unsigned char *h, const char *path, uint64_t len,
     struct so_err *err)
 {
+	size_t i, n = strlen(path), cut = 0;
 	unsigned sum = 0;
-	size_t i;
 
-	if (strlen(path) > 99)
-		return so_error(err, SO_EINVAL, "bundle path \"%s\" is too "
-		    "long for tar", path);
+	if (n > 100) {
+		/* The first '/' that leaves at most 100 bytes after it. */
+		for (cut = n - 101; cut < n && cut <= 155 && path[cut] != '/';
+		    cut++)
+			;
+		if (cut >= n || cut > 155 || cut == 0)
+			return so_error(err, SO_EINVAL, "bundle path \"%s\" is "
+			    "too long for tar", path);
+	}
 	if (len > TAR_MAX_MEMBER)
 		return so_error(err, SO_EINVAL, "bundle file \"%s\" has %llu "
 		    "bytes, more than a tar member holds (8 GiB): give a "
 		    "directory rather than a .tar", path,
 		    (unsigned long long)len);
 	memset(h, 0, TAR_BLOCK);
+	if (cut > 0) {
+		memcpy(h + 345, path, cut);
+		path += cut + 1;
+	}
 	memcpy(h, path, strlen(path));
 	tar_octal((char *)h + 100, 8, 0644);
 	tar_octal((char *)h + 108, 8, 0);

@@ -199,6 +199,40 @@ test_untar_prefix(void **state)
 	bundle_free(&b);
 }
 
+/* A path past 100 bytes is written as the reader takes it: prefix, name. */
+static void
+test_tar_long_path(void **state)
+{
+	char deep[200], flat[120];
+	struct bundle b = { 0 }, got;
+	unsigned char *tar;
+	struct so_err err;
+	size_t len;
+
+	(void)state;
+	/* 40 bytes, "/", 95 bytes, "/rows.json" */
+	memset(deep, 'a', 40);
+	deep[40] = '/';
+	memset(deep + 41, 'b', 95);
+	snprintf(deep + 136, sizeof deep - 136, "/rows.json");
+	bundle_add(&b, deep, xstrdup("hello"), 5);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), 0);
+	assert_int_equal(strnlen((char *)tar + 345, 155), 136);
+	assert_string_equal((char *)tar, "rows.json");
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), 0);
+	assert_string_equal(got.files[0].path, deep);
+	bundle_free(&got);
+	free(tar);
+	bundle_free(&b);
+	/* No '/' leaves a name of 100 bytes and a prefix of 155. */
+	memset(flat, 'f', sizeof flat - 1);
+	flat[sizeof flat - 1] = '\0';
+	bundle_add(&b, flat, xstrdup("hello"), 5);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), SO_EINVAL);
+	assert_non_null(strstr(err.msg, "is too long for tar"));
+	bundle_free(&b);
+}
+
 /*
  * Sizes: a .tar member over ustar's 8 GiB is refused before a byte is
  * written (its size field would be cut), and reading takes a bundle up to
@@ -252,6 +286,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untar_fields),
 		cmocka_unit_test(test_untar_prefix),
+		cmocka_unit_test(test_tar_long_path),
 		cmocka_unit_test(test_fifo_bundle_is_refused),
 		cmocka_unit_test(test_sizes),
 	};
