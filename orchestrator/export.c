@@ -123,6 +123,8 @@ export_run(const struct rrun *r)
 		why = report_best_doubts(r, r->ranked[i]);
 		report_json_str(d, "doubts", why);
 		free(why);
+		cJSON_AddBoolToObject(d, "control", report_is_control(r,
+		    r->ranked[i]->best->variant));
 		cJSON_AddItemToArray(a, d);
 	}
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));

@@ -4,7 +4,6 @@
 #include "report-model.h"
 #include "report-table.h"
 #include "report.h"
-#include "study.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -33,16 +32,6 @@ targeting_key(const struct rtargeting *t)
 {
 	return t->native > 0 ? "native_faster" : t->native < 0 ?
 	    "native_slower" : "within_noise";
-}
-
-/* Is variant the study's control (the same code in every build)? */
-static int
-is_control(const struct rrun *r, const char *variant)
-{
-	const struct study_entry *e = study_find(r->study);
-
-	return e != NULL && e->study->control != NULL &&
-	    strcmp(e->study->control, variant) == 0;
 }
 
 /*
@@ -106,7 +95,7 @@ paired_text(const struct rrun *r, FILE *out)
 		aw = wider(aw, p->a_label, 0);
 		table_cell(&t, xstrdup(p->host));
 		table_cell(&t, xasprintf("%s%s", p->variant,
-		    is_control(r, p->variant) ? " (control)" : ""));
+		    report_is_control(r, p->variant) ? " (control)" : ""));
 		table_cell(&t, xstrdup(p->a_label));
 		table_cell(&t, xstrdup(p->b_label));
 		table_cell(&t, xasprintf("%zu", p->n));
@@ -169,7 +158,8 @@ report_builds_json(const struct rrun *r)
 		x = cJSON_CreateObject();
 		report_json_str(x, "host", p->host);
 		report_json_str(x, "variant", p->variant);
-		cJSON_AddBoolToObject(x, "control", is_control(r, p->variant));
+		cJSON_AddBoolToObject(x, "control", report_is_control(r,
+		    p->variant));
 		cJSON_AddNumberToObject(x, "build_id", (double)p->a_id);
 		report_json_str(x, "build", p->a_label);
 		cJSON_AddNumberToObject(x, "baseline_build_id",
@@ -232,7 +222,7 @@ report_builds_html(const struct rrun *r, FILE *out)
 		report_html_text(out, p->host);
 		fputs("</td><td>", out);
 		report_html_text(out, p->variant);
-		fprintf(out, "%s</td><td>", is_control(r, p->variant) ?
+		fprintf(out, "%s</td><td>", report_is_control(r, p->variant) ?
 		    " (control)" : "");
 		report_html_text(out, p->a_label);
 		fputs("</td><td>", out);

@@ -353,6 +353,26 @@ report_best_host(const struct rrun *r, const struct rrow *w)
 	return NULL;
 }
 
+int
+report_is_control(const struct rrun *r, const char *variant)
+{
+	const struct study_entry *e = study_find(r->study);
+
+	return e != NULL && e->study->control != NULL &&
+	    strcmp(e->study->control, variant) == 0;
+}
+
+char *
+report_ratio_control(const struct rrun *r, const struct rratio *x)
+{
+	int a = report_is_control(r, x->a->variant);
+	int b = report_is_control(r, x->b->variant);
+
+	if (a && b)
+		return xstrdup("both");
+	return a ? xstrdup(x->a->host) : b ? xstrdup(x->b->host) : NULL;
+}
+
 char *
 report_ratio_doubted(const struct rrun *r, const struct rratio *x)
 {

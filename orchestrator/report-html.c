@@ -550,22 +550,25 @@ html_ratios(const struct rrun *r, FILE *out)
 		fprintf(out, "<h3>Ratios of best rates</h3>\n<div class=\""
 		    "scroll\"><table><tr><th>a</th><th>b</th><th>"
 		    "a / b</th><th>%d%% interval</th><th>verdict</th><th>"
-		    "doubtful</th></tr>\n", STATS_LEVEL_PCT);
+		    "doubtful</th><th>control</th></tr>\n", STATS_LEVEL_PCT);
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
 		fputs("<tr>", out);
 		td(out, x->a->host);
 		td(out, x->b->host);
 		if (x->refused != NULL) {
-			fputs("<td colspan=\"4\">refused: ", out);
+			fputs("<td colspan=\"5\">refused: ", out);
 			report_html_text(out, x->refused);
 			fputs("</td>", out);
 		} else {
 			char *d = report_ratio_doubted(r, x);
+			char *c = report_ratio_control(r, x);
 
 			td_ratio(out, &x->s);
 			td(out, d != NULL ? d : "");
+			td(out, c != NULL ? c : "");
 			free(d);
+			free(c);
 		}
 		fputs("</tr>\n", out);
 	}
@@ -583,7 +586,9 @@ html_ratios(const struct rrun *r, FILE *out)
 		report_html_text(out, w->variant);
 		fputs(" (", out);
 		report_html_text(out, w->label);
-		fputs(is_best(r, w) ? ") best</td>" : ")</td>", out);
+		fputs(!is_best(r, w) ? ")</td>" : report_is_control(r,
+		    w->variant) ? ") best, the study's control</td>" :
+		    ") best</td>", out);
 		td_ratio(out, &w->vs_best);
 		fputs("</tr>\n", out);
 	}

@@ -263,6 +263,7 @@ report_json_ratios(const struct rrun *r)
 	cJSON *a = cJSON_CreateArray(), *o, *d;
 	const struct rratio *x;
 	const struct rhost *h;
+	const struct rrow *w;
 	char *why;
 	size_t i, j;
 
@@ -283,6 +284,14 @@ report_json_ratios(const struct rrun *r)
 				    cJSON_CreateString(h->name));
 				free(why);
 			}
+		}
+		/* The sides whose best is the study's control. */
+		d = cJSON_AddArrayToObject(o, "control");
+		for (j = 0; j < 2; j++) {
+			w = j == 0 ? x->a : x->b;
+			if (report_is_control(r, w->variant))
+				cJSON_AddItemToArray(d,
+				    cJSON_CreateString(w->host));
 		}
 		cJSON_AddItemToArray(a, o);
 	}
@@ -344,6 +353,8 @@ json_best(const struct rrun *r)
 		why = report_best_doubts(r, r->ranked[i]);
 		report_json_str(o, "doubts", why);
 		free(why);
+		cJSON_AddBoolToObject(o, "control", report_is_control(r,
+		    r->ranked[i]->best->variant));
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

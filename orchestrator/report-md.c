@@ -178,6 +178,13 @@ md_ratios(const struct rrun *r, FILE *out)
 			    r->ranked[i]->name, d);
 		free(d);
 	}
+	for (i = 0; i < r->nranked; i++)
+		if (report_is_control(r, r->ranked[i]->best->variant))
+			fprintf(out, "%s- **%s**: its best is the study's "
+			    "control, %s, not one of the variants measured "
+			    "against it: its ratios set the control against "
+			    "the other host's best\n", n++ == 0 ? "\n" : "",
+			    r->ranked[i]->name, r->ranked[i]->best->variant);
 	if (r->nratios > 0) {
 		fprintf(out, "\n### Ratios of best rates\n\n%d%% bootstrap "
 		    "interval over the samples.\n\n", STATS_LEVEL_PCT);
@@ -189,13 +196,17 @@ md_ratios(const struct rrun *r, FILE *out)
 			table_cell(&t, xstrdup(x->b->host));
 			if (x->refused == NULL) {
 				char *d = report_ratio_doubted(r, x);
+				char *c = report_ratio_control(r, x);
 
 				table_cell(&t, xasprintf("%.3fx", x->s.ratio));
 				table_raw(&t, report_interval_str(&x->s));
-				table_cell(&t, xasprintf("%s%s%s",
+				table_cell(&t, xasprintf("%s%s%s%s%s",
 				    report_verdict_phrase(&x->s), d != NULL ?
-				    "; doubtful: " : "", d != NULL ? d : ""));
+				    "; doubtful: " : "", d != NULL ? d : "",
+				    c != NULL ? "; control: " : "", c != NULL ?
+				    c : ""));
 				free(d);
+				free(c);
 				continue;
 			}
 			table_cell(&t, xstrdup("-"));

@@ -524,6 +524,17 @@ char *report_best_doubts(const struct rrun *r, const struct rhost *h);
  * NULL when neither has.  Caller frees.
  */
 char *report_ratio_doubted(const struct rrun *r, const struct rratio *x);
+/*
+ * Is variant the study's control (sha3's openssl-evp, the host's
+ * libcrypto through EVP), the variant the others are measured against?
+ */
+int report_is_control(const struct rrun *r, const char *variant);
+/*
+ * The host of ratio x whose best row is the study's control, "both", or
+ * NULL when neither is: the ratio then sets the control against a
+ * variant, or compares the control on each host.  Caller frees.
+ */
+char *report_ratio_control(const struct rrun *r, const struct rratio *x);
 /* The ranked host whose best row is w, or NULL. */
 const struct rhost *report_best_host(const struct rrun *r,
     const struct rrow *w);

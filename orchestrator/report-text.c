@@ -383,7 +383,7 @@ text_best(const struct rrun *r, FILE *out)
 	const struct rrow *w;
 	const struct rratio *x;
 	size_t i;
-	char *iv, *d, **lines;
+	char *iv, *d, *c, **lines;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
@@ -415,6 +415,24 @@ text_best(const struct rrun *r, FILE *out)
 		free(iv);
 		free(doubts);
 	}
+	/*
+	 * A ratio of bests is read as best variant against best variant;
+	 * the control (sha3: the host's libcrypto) is not one of them.
+	 */
+	for (i = 0; i < r->nranked; i++) {
+		char *head;
+
+		h = r->ranked[i];
+		if (!report_is_control(r, h->best->variant))
+			continue;
+		head = xasprintf("  %s: ", h->name);
+		iv = xasprintf("its best is the study's control, %s, not one "
+		    "of the variants measured against it: its ratios set the "
+		    "control against the other host's best", h->best->variant);
+		report_emit_wrapped(out, head, iv);
+		free(head);
+		free(iv);
+	}
 	for (i = 0; i < r->nhosts; i++) {
 		if (r->hosts[i].best == NULL)
 			report_emit(out, "  %s: no valid samples%s",
@@ -437,11 +455,15 @@ text_best(const struct rrun *r, FILE *out)
 		}
 		iv = report_interval_str(&x->s);
 		d = report_ratio_doubted(r, x);
-		lines[i] = xasprintf("  %s / %s = %.2fx  %s  %s%s%s", x->a->host,
-		    x->b->host, x->s.ratio, iv, report_verdict_phrase(&x->s),
-		    d != NULL ? "; doubtful: " : "", d != NULL ? d : "");
+		c = report_ratio_control(r, x);
+		lines[i] = xasprintf("  %s / %s = %.2fx  %s  %s%s%s%s%s",
+		    x->a->host, x->b->host, x->s.ratio, iv,
+		    report_verdict_phrase(&x->s), d != NULL ? "; doubtful: " :
+		    "", d != NULL ? d : "", c != NULL ? "; control: " : "",
+		    c != NULL ? c : "");
 		free(iv);
 		free(d);
+		free(c);
 	}
 	report_emit_rows(out, lines, r->nratios);
 	free(lines);

@@ -91,6 +91,12 @@ report_reference_line(const struct rrun *r, const struct rhost *h)
 	/* Two compilers: the figure is one of them, named as the table does. */
 	variant = r->several_builds ? xasprintf("%s (%s)", h->best->variant,
 	    h->best->label) : xstrdup(h->best->variant);
+	/* The seeds' best is of their variants, never of the control. */
+	if (report_is_control(r, h->best->variant)) {
+		line = xasprintf("%s (the study's control)", variant);
+		free(variant);
+		variant = line;
+	}
 	doubts = report_best_doubts(r, h);
 	line = xasprintf("%s %s %s %s/s is %.2fx %s (%s %s/s, %s; %s)%s%s",
 	    h->name, variant, local, study_unit_plural(r->study),

@@ -208,7 +208,7 @@ def test_report_says_doubts_beside_the_best_and_its_ratios(db):
     html = run("report", "--db", db, "--run", 1, "--format", "html")
     assert "<th>a</th><th>b</th><th>a / b</th>" in html
     assert re.search(r"<td>grav</td><td>gen</td>.*<td class=\"faster\">"
-                     r"faster</td><td>gen</td></tr>", html), html
+                     r"faster</td><td>gen</td><td></td></tr>", html), html
 
 
 def test_report_says_why_a_host_has_no_best(db):
@@ -375,3 +375,51 @@ def test_a_window_that_drifted_is_a_doubt(db):
     out = run("report", "--db", db, "--reproduce", "sha3")
     assert ("      drifted: the clock or load moved in 1 window (seqorch "
             "report --run 1, warnings)\n") in out, out
+
+
+def test_report_says_a_control_as_best(db):
+    """gen's fastest row is openssl-evp, the study's control (the host's
+    libcrypto through EVP): the report quoted it as gen's best and grav /
+    gen as a ratio of bests, which then set grav's c-fused against gen's
+    OpenSSL.  Said under the best table, on the ratio and beside the
+    reference in every format; with both hosts' best the control, the
+    ratio says "both"."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET variant = 'openssl-evp' WHERE host ="
+                " 'gen' AND variant = 'c-fused'")
+    con.commit()
+    text = run("report", "--db", db, "--run", 1)
+    flat = " ".join(text.split())
+    assert ("gen: its best is the study's control, openssl-evp, not one of "
+            "the variants measured against it: its ratios set the control "
+            "against the other host's best") in flat, text
+    assert "grav: its best is the study's control" not in flat, text
+    assert re.search(r"^  grav / gen = .*  faster; doubtful: gen; control: "
+                     r"gen$", text, re.M), text
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    assert {b["host"]: b["control"] for b in rep["best"]} == \
+        {"grav": False, "gen": True}
+    assert rep["ratios"][0]["control"] == ["gen"]
+    summary = json.loads(run("export", "--db", db, "--run", 1))
+    assert [b["control"] for b in summary["best"]] == [False, True]
+    assert summary["ratios"][0]["control"] == ["gen"]
+    md = run("report", "--db", db, "--run", 1, "--format", "markdown")
+    assert "| faster; doubtful: gen; control: gen |" in md, md
+    assert "- **gen**: its best is the study's control, openssl-evp" in md
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    assert "<th>doubtful</th><th>control</th>" in html, html
+    assert re.search(r"<td>grav</td><td>gen</td>.*<td>gen</td><td>gen</td>"
+                     r"</tr>", html), html
+    assert "openssl-evp (cc) best, the study's control</td>" in html, html
+    ref = " ".join(run("report", "--db", db, "--run", 1, "--reference",
+                       "seed:genoa").split())
+    assert "gen openssl-evp (cc) (the study's control) " in ref, ref
+    assert "grav c-fused (clang) 2" in ref, ref
+    # Both hosts' best the control: the ratio compares two libraries.
+    con.execute("UPDATE samples SET variant = 'openssl-evp' WHERE host ="
+                " 'grav' AND build_id = 2 AND variant = 'c-fused'")
+    con.commit()
+    con.close()
+    text = run("report", "--db", db, "--run", 1)
+    assert re.search(r"^  grav / gen = .*; control: both$", text, re.M), text
