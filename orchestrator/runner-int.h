@@ -123,8 +123,6 @@ struct stream {
 };
 
 /* A write the database refused: say it, and fail the host. */
-
-/* A write the database refused: say it, and fail the host. */
 void run_db_lost(struct hostrun *hr, const char *what, const char *why);
 /*
  * Store an event.  One the database refuses is not dropped: it goes to

@@ -61,9 +61,7 @@ static char *
 stream_cmd(const char *dir, uint64_t offset)
 {
 	struct strbuf cmd = STRBUF_INIT;
-	char off[24];
-
-	char no_start[8], no_exit[8];
+	char off[24], no_start[8], no_exit[8];
 
 	snprintf(off, sizeof off, "%llu", (unsigned long long)offset);
 	snprintf(no_start, sizeof no_start, "%d", STREAM_NO_START);

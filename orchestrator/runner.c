@@ -4,7 +4,6 @@
 #include "fetch.h"
 #include "openssl-caps.h"
 #include "pool.h"
-#include "strbuf.h"
 #include "progress.h"
 #include "strbuf.h"
 #include "study.h"
