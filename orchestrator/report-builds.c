@@ -84,7 +84,7 @@ paired_text(const struct rrun *r, FILE *out)
 	struct table t = { .ncols = 8, .heads = heads, .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
-	size_t i, j, hw = 4, aw = 5;
+	size_t i, j, n, any, hw = 4, aw = 5;
 
 	for (i = 0; i < r->npaired; i++) {
 		const struct rpaired *p = &r->paired[i];
@@ -109,13 +109,17 @@ paired_text(const struct rrun *r, FILE *out)
 	    "the baseline's in the\nsamples of one index, side by side in one "
 	    "alternating order, %d%% interval\n", STATS_LEVEL_PCT);
 	table_print(&t, out);
-	fprintf(out, "\nbest valid (variant, compiler) per host, against its "
-	    "other builds, paired\n");
-	for (i = 0; i < r->nhosts; i++) {
+	/* A host with one build, or its best in one, has nothing here. */
+	for (any = 0, i = 0; i < r->nhosts; i++) {
 		const struct rhost *h = &r->hosts[i];
 
-		if (h->best == NULL)
+		for (n = 0, j = 0; h->best != NULL && j < r->npaired; j++)
+			n += best_against(r, h, &r->paired[j], &s, &other);
+		if (n == 0)
 			continue;
+		if (!any++)
+			fprintf(out, "\nbest valid (variant, compiler) per "
+			    "host, against its other builds, paired\n");
 		fprintf(out, "  %-*s  %s (%s)\n", (int)hw, h->name,
 		    h->best->variant, text(h->best->label));
 		for (j = 0; j < r->npaired; j++) {

@@ -423,3 +423,15 @@ def test_report_says_a_control_as_best(db):
     con.close()
     text = run("report", "--db", db, "--run", 1)
     assert re.search(r"^  grav / gen = .*; control: both$", text, re.M), text
+
+
+def test_paired_best_leaves_out_a_host_with_nothing_to_pair(db):
+    """grav built with gcc and clang, gen with cc alone: the section of
+    each best against its host's other builds had a heading "gen
+    c-fused (cc)" with nothing under it; now only grav's is there."""
+    text = run("report", "--db", db, "--run", 1)
+    section = text.split("best valid (variant, compiler) per host, against "
+                         "its other builds, paired\n", 1)[1]
+    assert section.startswith("  grav  c-fused (clang)\n          against "
+                              "gcc    1.051x"), text
+    assert "gen" not in section, text
