@@ -417,9 +417,15 @@ store_sample(struct stream *s, const struct record *r)
 	/* A RandomX hash takes milliseconds, a SHA3 one nanoseconds. */
 	report_format_rate((double)r->steps * 1e9 / (double)r->ns, rate,
 	    sizeof rate);
-	progress_set(s->hr->index, "%s: sample %lld/%llu of %s (%s/s)",
-	    s->cc, (long long)r->sample + 1, (unsigned long long)p->samples,
-	    r->variant, rate);
+	/* --max-cv's extra rounds go past the planned count, to at most M. */
+	if ((uint64_t)r->sample < p->samples)
+		progress_set(s->hr->index, "%s: sample %lld/%llu of %s "
+		    "(%s/s)", s->cc, (long long)r->sample + 1,
+		    (unsigned long long)p->samples, r->variant, rate);
+	else
+		progress_set(s->hr->index, "%s: sample %lld (extra, up to "
+		    "%llu) of %s (%s/s)", s->cc, (long long)r->sample + 1,
+		    (unsigned long long)p->max_samples, r->variant, rate);
 	return 0;
 }
 

@@ -695,3 +695,21 @@ def test_ssh_sessions_run_no_dotfiles(tmp_path, sshd_factory):
         capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [s.user, "sh"]
+
+
+def test_progress_of_extra_rounds_says_they_are_extra(scratch):
+    """--samples 2 --max-cv no variant meets --max-samples 4: samples 3
+    and 4 are extra rounds, and the progress line said "sample 3/2" of
+    them, the planned count as if it were the total."""
+    r = seqorch(scratch, "run", "--study", "mul", "--variants", "c",
+                "--steps", "1000", "--samples", "2", "--max-cv", "0.0001%",
+                "--max-samples", "4", "--hosts", "local")
+    assert r.returncode == 0, r.stderr
+    err = r.stderr
+    assert re.search(r"^seqorch: local: \S+: sample 2/2 of c \(", err,
+                     re.M), err
+    for i in (3, 4):
+        assert re.search(rf"^seqorch: local: \S+: sample {i} \(extra, up to "
+                         r"4\) of c \(", err, re.M), err
+    assert not re.search(r"sample \d+/2 of c", err.replace("sample 1/2",
+                         "").replace("sample 2/2", "")), err
