@@ -373,6 +373,27 @@ report_ratio_control(const struct rrun *r, const struct rratio *x)
 	return a ? xstrdup(x->a->host) : b ? xstrdup(x->b->host) : NULL;
 }
 
+const struct rrow *
+report_best_runner_up(const struct rrun *r, const struct rhost *h,
+    size_t *ties)
+{
+	const struct rrow *w, *up = NULL;
+	size_t i;
+
+	*ties = 0;
+	for (i = 0; i < r->nrows; i++) {
+		w = &r->rows[i];
+		if (w == h->best || strcmp(w->host, h->name) != 0 ||
+		    isnan(w->vs_best.ratio) ||
+		    w->vs_best.verdict != STATS_UNDECIDED)
+			continue;
+		(*ties)++;
+		if (up == NULL || w->vs_best.ratio > up->vs_best.ratio)
+			up = w;
+	}
+	return up;
+}
+
 char *
 report_ratio_doubted(const struct rrun *r, const struct rratio *x)
 {

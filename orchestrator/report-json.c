@@ -344,9 +344,10 @@ report_json_header(cJSON *o, const struct rrun *r)
 static cJSON *
 json_best(const struct rrun *r)
 {
-	cJSON *a = cJSON_CreateArray(), *o;
+	cJSON *a = cJSON_CreateArray(), *o, *x;
+	const struct rrow *up;
 	char *why;
-	size_t i;
+	size_t i, ties;
 
 	for (i = 0; i < r->nranked; i++) {
 		o = json_row(r->ranked[i]->best);
@@ -355,6 +356,17 @@ json_best(const struct rrun *r)
 		free(why);
 		cJSON_AddBoolToObject(o, "control", report_is_control(r,
 		    r->ranked[i]->best->variant));
+		/* The closest row the interval cannot tell from the best. */
+		if ((up = report_best_runner_up(r, r->ranked[i], &ties)) !=
+		    NULL) {
+			x = report_json_ratio(&up->vs_best);
+			report_json_str(x, "variant", up->variant);
+			cJSON_AddNumberToObject(x, "build_id",
+			    (double)up->build_id);
+			cJSON_AddNumberToObject(x, "ties", (double)ties);
+			cJSON_AddItemToObject(o, "runner_up", x);
+		} else
+			cJSON_AddNullToObject(o, "runner_up");
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -185,6 +185,25 @@ md_ratios(const struct rrun *r, FILE *out)
 			    "against it: its ratios set the control against "
 			    "the other host's best\n", n++ == 0 ? "\n" : "",
 			    r->ranked[i]->name, r->ranked[i]->best->variant);
+	for (i = 0; i < r->nranked; i++) {
+		const struct rrow *up;
+		size_t ties;
+		char *iv;
+
+		if ((up = report_best_runner_up(r, r->ranked[i], &ties)) ==
+		    NULL)
+			continue;
+		iv = report_interval_str(&up->vs_best);
+		fprintf(out, "%s- **%s**: its best cannot be told from %s (%s) "
+		    "(%.3fx %s)", n++ == 0 ? "\n" : "", r->ranked[i]->name,
+		    up->variant, up->label, up->vs_best.ratio, iv);
+		if (ties > 1)
+			fprintf(out, " or %zu other row%s", ties - 1,
+			    ties > 2 ? "s" : "");
+		fputs(" at this precision: which is faster may be the noise's "
+		    "choice, and the best's figure leans high\n", out);
+		free(iv);
+	}
 	if (r->nratios > 0) {
 		fprintf(out, "\n### Ratios of best rates\n\n%d%% bootstrap "
 		    "interval over the samples.\n\n", STATS_LEVEL_PCT);

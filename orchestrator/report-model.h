@@ -535,6 +535,14 @@ int report_is_control(const struct rrun *r, const char *variant);
  * variant, or compares the control on each host.  Caller frees.
  */
 char *report_ratio_control(const struct rrun *r, const struct rratio *x);
+/*
+ * The row of host h closest to its best that the interval cannot tell
+ * from it (vs_best undecided), with in *ties how many such rows h has;
+ * NULL (and 0) when every other row is slower.  Then noise chose the
+ * best among them, and its median leans high (docs/report.md).
+ */
+const struct rrow *report_best_runner_up(const struct rrun *r,
+    const struct rhost *h, size_t *ties);
 /* The ranked host whose best row is w, or NULL. */
 const struct rhost *report_best_host(const struct rrun *r,
     const struct rrow *w);

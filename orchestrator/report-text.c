@@ -433,6 +433,32 @@ text_best(const struct rrun *r, FILE *out)
 		free(head);
 		free(iv);
 	}
+	/* The highest of close medians leans high (the winner's curse). */
+	for (i = 0; i < r->nranked; i++) {
+		const struct rrow *up;
+		char *head, *name, *others;
+		size_t ties;
+
+		h = r->ranked[i];
+		if ((up = report_best_runner_up(r, h, &ties)) == NULL)
+			continue;
+		head = xasprintf("  %s: ", h->name);
+		name = r->several_builds ? xasprintf("%s (%s)", up->variant,
+		    up->label) : xstrdup(up->variant);
+		others = ties > 1 ? xasprintf(" or %zu other row%s", ties - 1,
+		    ties > 2 ? "s" : "") : xstrdup("");
+		d = report_interval_str(&up->vs_best);
+		iv = xasprintf("its best cannot be told from %s (%.3fx %s)%s "
+		    "at this precision: which is faster may be the noise's "
+		    "choice, and the best's figure leans high", name,
+		    up->vs_best.ratio, d, others);
+		report_emit_wrapped(out, head, iv);
+		free(head);
+		free(name);
+		free(others);
+		free(d);
+		free(iv);
+	}
 	for (i = 0; i < r->nhosts; i++) {
 		if (r->hosts[i].best == NULL)
 			report_emit(out, "  %s: no valid samples%s",

@@ -435,3 +435,39 @@ def test_paired_best_leaves_out_a_host_with_nothing_to_pair(db):
     assert section.startswith("  grav  c-fused (clang)\n          against "
                               "gcc    1.051x"), text
     assert "gen" not in section, text
+
+
+def test_a_best_the_interval_cannot_tell_from_the_next(db):
+    """gen's c-wrapped moved within reach of its best c-fused: the
+    interval of c-wrapped / the best holds 1, so which is faster may be
+    the noise's choice, and the best, the higher of close medians, leans
+    high (docs/report.md, the winner's curse).  Said under the best
+    table, in Markdown and in JSON (best[].runner_up); grav's gcc build is
+    slower than its best, and nothing is said of grav."""
+    text = run("report", "--db", db, "--run", 1)
+    assert "cannot be told" not in text, text
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET ns = ns - 128 WHERE host = 'gen' AND"
+                " variant = 'c-wrapped'")
+    con.commit()
+    con.close()
+    best = SAMPLES[("gen", 3, "cc", "c-fused")]
+    near = [ns - 128 for ns in SAMPLES[("gen", 3, "cc", "c-wrapped")]]
+    ratio = best[1] / near[1]
+    lo, hi = min(best) / max(near), max(best) / min(near)
+    text = run("report", "--db", db, "--run", 1)
+    flat = " ".join(text.split())
+    assert (f"gen: its best cannot be told from c-wrapped (cc) ({ratio:.3f}x"
+            f" [{lo:.3f}, {hi:.3f}]) at this precision: which is faster may "
+            "be the noise's choice, and the best's figure leans high") \
+        in flat, text
+    assert "grav: its best cannot" not in flat, text
+    md = run("report", "--db", db, "--run", 1, "--format", "markdown")
+    assert "- **gen**: its best cannot be told from c-wrapped (cc) (" in md
+    rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
+                         "json"))["runs"][0]
+    up = {b["host"]: b["runner_up"] for b in rep["best"]}
+    assert up["grav"] is None
+    assert (up["gen"]["variant"], up["gen"]["build_id"], up["gen"]["ties"],
+            up["gen"]["verdict"]) == ("c-wrapped", 3, 1, "undecided")
+    assert up["gen"]["ratio"] == pytest.approx(ratio)
