@@ -48,7 +48,10 @@ columns(void)
 	return 80;
 }
 
-/* "[#######-----]  12/27 samples, 0:05 left". */
+/*
+ * "[#######-----]  12/27 samples, 0:05 left", or "[############] 27/27
+ * samples + 3 extra".
+ */
 static void
 total_line(char *buf, size_t len)
 {
@@ -63,6 +66,15 @@ total_line(char *buf, size_t len)
 	bar[BAR_WIDTH] = '\0';
 	n = snprintf(buf, len, "[%s] %llu/%llu samples", bar,
 	    (unsigned long long)d, (unsigned long long)expected);
+	/*
+	 * --max-cv's extra rounds come after the planned samples, as many
+	 * as the spread asks: counted as such, with no time left to guess.
+	 */
+	if (done > expected && n >= 0 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " + %llu extra",
+		    (unsigned long long)(done - expected));
+		return;
+	}
 	if (d == 0 || n < 0 || (size_t)n >= len)
 		return;
 	left = spent / (double)d * (double)(expected - d);

@@ -692,3 +692,22 @@ def test_build_labels_name_the_targeting(site, tmp_path):
     con.close()
     text = run(d, "report", "--run", 1).stdout
     assert f"cc#{b1}" in text and f"cc#{b2}" in text
+
+
+def test_bar_counts_extra_rounds_as_extra(tmp_path, workdir, tmux):
+    """--samples 2 and a --max-cv no variant meets, to --max-samples 4:
+    samples 3 and 4 are extra rounds.  The run's line read "2/2 samples,
+    0:00 left" through them (the planned count, done, and no time left)
+    and at the end; it counts them as extra."""
+    d = tmp_path / "run"
+    d.mkdir()
+    write_hosts(d / "hosts.toml", workdir)
+    t = tmux(d, "run", "--study", "mul", "--hosts", "local", "--variants",
+             "c", "--steps", 1000, "--samples", 2, "--max-cv", "0.0001%",
+             "--max-samples", 4)
+    s = t.wait(r"^EXIT=\d+$")
+    assert "EXIT=0" in s, s
+    live = s.split("seqorch: run 1 ok:")[0]
+    assert re.search(r"^local +done: 4 samples$", live, re.M), s
+    assert re.search(r"^all +\[#{24}\] 2/2 samples \+ 2 extra$", live,
+                     re.M), s
