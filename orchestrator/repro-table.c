@@ -253,17 +253,16 @@ compilers_differ(const struct rrun *m, const char *host)
  * --max-cv, a cpu asked for and not held, noisy windows.
  */
 static void
-print_caveats(const struct rrun *m, const struct rhost *h,
-    const struct rrow *w, FILE *out)
+print_caveats(const struct rrun *m, const struct repro_part *p,
+    const struct rhost *h, const struct rrow *w, FILE *out)
 {
-	const struct study_entry *e = study_find(m->study);
-
 	/*
-	 * The seeds' best is of their own implementations; the control is
-	 * the host's library through its API (sha3: EVP), another thing.
+	 * Seed 000's best is of its own implementations; the control is
+	 * the host's library through its API (EVP), another thing.  Other
+	 * seeds timed their control as one of theirs (mul's c).
 	 */
-	if (e != NULL && e->study->control != NULL &&
-	    strcmp(e->study->control, w->variant) == 0)
+	if (p != NULL && p->control_uncounted &&
+	    report_is_control(m, w->variant))
 		fprintf(out, "      the study's control: %s is the host's "
 		    "library through its API, not one of the seed's "
 		    "implementations\n", w->variant);
@@ -372,7 +371,7 @@ print_rates(const struct table_data *d, const struct rrepro_run *x,
 			    "ran %s\n", w->variant, p->variants);
 		if (h != NULL && h->cpu_model != NULL)
 			fprintf(out, "      measured on %s\n", h->cpu_model);
-		print_caveats(&x->model, h, w, out);
+		print_caveats(&x->model, p, h, w, out);
 	}
 }
 

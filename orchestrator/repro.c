@@ -14,6 +14,7 @@
 
 static const struct repro_part sha3_parts[] = {
 	{ .label = "chain", .study = "sha3", .samples = 3,
+	  .control_uncounted = 1,
 	  .note = "x = SHA3-256(x) from 32 zero bytes, every variant, "
 	  "3 samples of 10M hashes, alternating order" },
 	{ NULL },
@@ -43,6 +44,7 @@ static const struct repro_part umbrella_parts[] = {
 	{ .label = "mul", .study = "mul", .samples = 3,
 	  .note = "multiply window: low-half mul + add + rotate-xor rounds" },
 	{ .label = "sha3", .study = "sha3", .samples = 3,
+	  .control_uncounted = 1,
 	  .note = "SHA-3 window: seed 000's chain" },
 	{ .label = "div", .study = "div", .samples = 3,
 	  .note = "division window: 32- and 64-bit dependent division",

@@ -38,6 +38,14 @@ struct repro_part {
 	 */
 	int control;
 	/*
+	 * The seed's best was of its own implementations, never of the
+	 * study's control (sha3: EVP, the host's libcrypto): a best here
+	 * that is the control is said to be another thing.  0 where the
+	 * seed timed the control as one of its own (sha512's transform
+	 * chain, mul's c, div's c-div).
+	 */
+	int control_uncounted;
+	/*
 	 * Seed 003: each step hashes one message of this many bytes
 	 * (`run --msg-len`, kernels/kernel.h); 0: the study's own chain.
 	 */

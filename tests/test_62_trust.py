@@ -471,3 +471,25 @@ def test_a_best_the_interval_cannot_tell_from_the_next(db):
     assert (up["gen"]["variant"], up["gen"]["build_id"], up["gen"]["ties"],
             up["gen"]["verdict"]) == ("c-wrapped", 3, 1, "undecided")
     assert up["gen"]["ratio"] == pytest.approx(ratio)
+
+
+def test_a_control_the_seed_timed_is_not_named_another_thing(db):
+    """Umbrella's mul part: the best of both hosts is c, mul's control,
+    which seed 001 timed as one of its own (so did seed 002 its
+    transform chain): reproduce said "c is the host's library through its
+    API, not one of the seed's implementations", false of portable C.
+    Only sha3's parts, whose seed never counted EVP, say it."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET study = 'mul', command = 'seqorch"
+                " reproduce umbrella'")
+    con.execute("UPDATE samples SET study = 'mul', variant = CASE variant"
+                " WHEN 'c-fused' THEN 'c' ELSE 'x86-rorx' END")
+    con.execute("UPDATE reproductions SET name = 'umbrella', command ="
+                " 'seqorch reproduce umbrella'")
+    con.execute("UPDATE reproduction_runs SET part = 'mul'")
+    con.commit()
+    con.close()
+    out = run("report", "--db", db, "--reproduce", "umbrella")
+    assert re.search(r"^    grav +\S+ rounds/s  c \(clang\), n 3", out,
+                     re.M), out
+    assert "control" not in out, out
