@@ -77,8 +77,6 @@ faster_line(const struct rrun *r, const struct rrow *best,
 static void
 faster_lines(const struct rrun *r, const struct rhost *h, FILE *out)
 {
-	const struct study_entry *st = study_find(r->study);
-	const char *control = st != NULL ? st->study->control : NULL;
 	const struct rrow **rows = xcalloc(r->nrows + 1, sizeof *rows), *w;
 	size_t i, n = 0, shown = 0;
 	int is_control;
@@ -91,8 +89,7 @@ faster_lines(const struct rrun *r, const struct rhost *h, FILE *out)
 	}
 	qsort(rows, n, sizeof *rows, by_ratio);
 	for (i = 0; i < n; i++) {
-		is_control = control != NULL &&
-		    strcmp(rows[i]->variant, control) == 0;
+		is_control = report_is_control(r, rows[i]->variant);
 		if (i >= SUMMARY_NEXT && !is_control)
 			continue;
 		faster_line(r, h->best, rows[i], is_control, out);
@@ -140,9 +137,14 @@ runner_summary(struct db *db, int64_t run_id, const char *db_opts,
 			snprintf(cv, sizeof cv, "-");
 		else
 			snprintf(cv, sizeof cv, "%.2f%%", 100 * w->desc.cv);
-		/* Two compilers: the best is one of them, named. */
-		label = r.several_builds ? xasprintf("%s (%s)", w->variant,
-		    w->label) : xstrdup(w->variant);
+		/*
+		 * Two compilers: the best is one of them, named; the control
+		 * (sha3: the host's libcrypto) as the report says it.
+		 */
+		label = xasprintf("%s%s%s%s%s", w->variant, r.several_builds ?
+		    " (" : "", r.several_builds ? w->label : "",
+		    r.several_builds ? ")" : "", report_is_control(&r,
+		    w->variant) ? " (control)" : "");
 		fprintf(out, "  %-12s %-18s %8s  %s%s%s  cv %s  n %lld\n",
 		    r.ranked[i]->name, label, med, lo, report_dash(), hi,
 		    cv, (long long)w->n);

@@ -711,3 +711,14 @@ def test_bar_counts_extra_rounds_as_extra(tmp_path, workdir, tmux):
     assert re.search(r"^local +done: 4 samples$", live, re.M), s
     assert re.search(r"^all +\[#{24}\] 2/2 samples \+ 2 extra$", live,
                      re.M), s
+
+
+def test_summary_names_a_control_as_best(tmp_path, workdir):
+    """openssl-evp alone: the host's best is sha3's control, the host's
+    libcrypto through EVP, and the run's summary says so as the report
+    does (it read "local  openssl-evp  ..." like any variant)."""
+    write_hosts(tmp_path / "hosts.toml", workdir)
+    p = run(tmp_path, "run", "--study", "sha3", "--hosts", "local",
+            "--variants", "openssl-evp", "--steps", 1000, "--samples", 2)
+    assert re.search(r"^  local +openssl-evp \(control\) +\S+  \S+[-–]\S+  "
+                     r"cv \d+\.\d\d%  n 2$", p.stderr, re.M), p.stderr
