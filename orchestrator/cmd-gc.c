@@ -58,12 +58,14 @@ const struct cmd_entry cmd_gc_entry = {
 	    "is removed.  It holds the store's lock (artifacts/.lock) from its\n"
 	    "first read to its last removal: a run or an import storing into\n"
 	    "the store waits for it, and it waits for them, up to 60 s (then it\n"
-	    "removes nothing).  Prints each, sha256 and size.  --dry-run only\n"
+	    "removes nothing).  A lock file it cannot open, or a store it\n"
+	    "cannot write while a file is to go, also stops it before it\n"
+	    "changes anything.  Prints each, sha256 and size.  --dry-run only\n"
 	    "prints, and takes no lock.\n",
 	.notes =
 	    "exit: 0 done, 2 usage, 3 the database, or one beside it, cannot be\n"
-	    "      read or changed, the store stayed in use, or a file cannot\n"
-	    "      be removed\n",
+	    "      read or changed; the store stayed in use, its lock cannot\n"
+	    "      be opened, or a file in it cannot be removed\n",
 	.opts = (const struct cmd_opt[]){
 		{ "dry-run", 'n', 0, NULL, "print what would be removed, "
 		    "remove nothing", CMD_VALUE_ANY, NULL },
