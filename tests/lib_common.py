@@ -1,8 +1,10 @@
 """Helpers that several test files share: waiting for a condition, a port
-where nothing listens, and what the bash completion offers.  (conftest.py
+where nothing listens, what the bash completion offers, and an empty
+results database made from schema.sql.  (conftest.py
 holds the fixtures and the seqorch/query helpers; sshd.py the servers.)"""
 import re
 import socket
+import sqlite3
 import subprocess
 import time
 
@@ -10,6 +12,19 @@ import pytest
 
 from conftest import BIN, ROOT
 
+
+
+def schema_db(path):
+    """A connection to a new database at path made from schema.sql, with
+    the user_version db.c records for the schema it applied (its last
+    "-- version: N"), as a report or an import expects."""
+    con = sqlite3.connect(path)
+    schema = (ROOT / "schema.sql").read_text()
+    con.executescript(schema)
+    version = max(int(ln.split(":")[1]) for ln in schema.splitlines()
+                  if ln.startswith("-- version:"))
+    con.execute(f"PRAGMA user_version = {version}")
+    return con
 
 def wait_for(pred, what="the condition", p=None, tmp_path=None,
              timeout=240, ignore=()):

@@ -307,6 +307,29 @@ def test_resume_continues_the_same_order(tmp_path, workdir, gcc_clang):
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
+def interrupt_adaptive_run(tmp_path, workdir, index, what):
+    """A --max-cv run of two builds (gcc, then clang), 2 samples and up to
+    4 a variant, stopped by SIGINT once the second build stored a sample
+    of index index or above; returns its results.db."""
+    two_compilers(tmp_path, workdir)
+    db = tmp_path / "results.db"
+    # A spread no variant meets: every variant takes its 4 samples.
+    p = start(tmp_path, LONG, 2, "--max-cv", "0.0001%", "--max-samples", 4)
+    try:
+        wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
+                           "builds b ON b.id = s.build_id WHERE "
+                           "b.compiler = 'clang' AND s.sample_index >= ?",
+                           index) > [(0,)], what, p, tmp_path, timeout=900)
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 130, err
+    return db
+
+
 def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
         tmp_path, workdir, gcc_clang):
     """Issue 29, item 4: a --max-cv run of two builds (measured one after
@@ -316,22 +339,8 @@ def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
     no adaptive settings (the resume conducted both builds, 2 samples
     each), and the build with nothing missing did not move the next one's
     places past its own."""
-    two_compilers(tmp_path, workdir)
-    db = tmp_path / "results.db"
-    # A spread no variant meets: every variant takes its 4 samples.
-    p = start(tmp_path, LONG, 2, "--max-cv", "0.0001%", "--max-samples", 4)
-    try:
-        wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
-                           "builds b ON b.id = s.build_id WHERE "
-                           "b.compiler = 'clang'") > [(0,)],
-                 "samples of the second build", p, tmp_path, timeout=900)
-        p.send_signal(signal.SIGINT)
-        rc, err = finish(p, tmp_path)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert rc == 130, err
+    db = interrupt_adaptive_run(tmp_path, workdir, 0,
+                                "samples of the second build")
     per = dict(q(db, "SELECT b.compiler, count(*) FROM samples s JOIN "
                  "builds b ON b.id = s.build_id WHERE s.sample_index < 2 "
                  "GROUP BY 1"))
@@ -369,23 +378,8 @@ def test_resume_of_an_adaptive_run_gives_the_last_build_its_rounds(
     the host's order, which it fills without a gap; the first build,
     done, gets nothing.  Before, the resume found nothing missing and the
     second build kept variants judged unstable short of their rounds."""
-    two_compilers(tmp_path, workdir)
-    db = tmp_path / "results.db"
-    # A spread no variant meets: every variant takes its 4 samples.
-    p = start(tmp_path, LONG, 2, "--max-cv", "0.0001%", "--max-samples", 4)
-    try:
-        wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
-                           "builds b ON b.id = s.build_id WHERE "
-                           "b.compiler = 'clang' AND s.sample_index >= 2")
-                 > [(0,)], "extra samples of the second build", p, tmp_path,
-                 timeout=900)
-        p.send_signal(signal.SIGINT)
-        rc, err = finish(p, tmp_path)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert rc == 130, err
+    db = interrupt_adaptive_run(tmp_path, workdir, 2,
+                                "extra samples of the second build")
     cells = "SELECT b.compiler, s.variant, s.sample_index, s.host_position " \
         "FROM samples s JOIN builds b ON b.id = s.build_id"
     before = query(db, cells)

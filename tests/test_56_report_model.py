@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
-from lib_common import complete
+from lib_common import complete, schema_db
 
 SEQORCH = ROOT / "seqorch"
 # (build id, targeting, variant) -> ns of its three samples of 1000 steps
@@ -29,13 +29,7 @@ PHASES = (("phase_setup", 0.25), ("phase_crunch", 0.5), ("phase_other", 0.25))
 
 
 def make_db(path):
-    con = sqlite3.connect(path)
-    schema = (ROOT / "schema.sql").read_text()
-    con.executescript(schema)
-    # As db.c records a schema it applied: its last "-- version: N".
-    version = max(int(ln.split(":")[1]) for ln in schema.splitlines()
-                  if ln.startswith("-- version:"))
-    con.execute(f"PRAGMA user_version = {version}")
+    con = schema_db(path)
     con.execute("INSERT INTO runs (id, study, started_at, status, steps,"
                 " samples_per_variant, command, seed, hosts, coordinator,"
                 " version) VALUES (1, 'sha3', '2026-01-01T00:00:00Z', 'ok',"

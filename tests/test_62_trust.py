@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
+from lib_common import schema_db
 
 SEQORCH = ROOT / "seqorch"
 STEPS = 1000
@@ -33,12 +34,7 @@ def rate(ns):
 
 
 def make_db(path):
-    con = sqlite3.connect(path)
-    schema = (ROOT / "schema.sql").read_text()
-    con.executescript(schema)
-    version = max(int(ln.split(":")[1]) for ln in schema.splitlines()
-                  if ln.startswith("-- version:"))
-    con.execute(f"PRAGMA user_version = {version}")
+    con = schema_db(path)
     con.execute("INSERT INTO runs (id, study, started_at, status, steps,"
                 " samples_per_variant, command, seed, hosts, coordinator,"
                 " version) VALUES (1, 'sha3', '2026-01-01T00:00:00Z', 'ok',"
