@@ -538,6 +538,103 @@ is_best(const struct rrun *r, const struct rrow *w)
 	return 0;
 }
 
+/*
+ * A note under the best table: the host, then what the text says after
+ * its name.  Opens the list before the first (*n counts them).
+ */
+static void
+best_note(FILE *out, size_t *n, const char *host, const char *text)
+{
+	if ((*n)++ == 0)
+		fputs("<ul class=\"notes\">\n", out);
+	fputs("<li><strong>", out);
+	report_html_text(out, host);
+	fputs("</strong>: ", out);
+	report_html_text(out, text);
+	fputs("</li>\n", out);
+}
+
+/*
+ * Each host's best, and under it what the text and Markdown say of it,
+ * from the same facts: its doubts, a control as its best, and a row the
+ * interval cannot tell from it.  The ratios' marks point here.
+ */
+static void
+html_best(const struct rrun *r, FILE *out)
+{
+	static const char *best_heads[] = { "host", "variant", NULL, NULL };
+	char rate_head[64], ns_head[64], buf[32];
+	const char *heads[4] = { best_heads[0], best_heads[1], rate_head,
+	    ns_head };
+	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
+	const struct rhost *h;
+	const struct rrow *up;
+	size_t i, n = 0, ties;
+	char *s, *iv, *others;
+
+	if (r->nhosts == 0)
+		return;
+	snprintf(rate_head, sizeof rate_head, "median %s/s",
+	    study_unit_plural(r->study));
+	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
+	fputs("<h3>Best valid variant per host</h3>\n", out);
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		table_cell(&t, xstrdup(h->name));
+		table_cell(&t, xasprintf("%s (%s)", h->best->variant,
+		    h->best->label));
+		report_format_rate(h->best->median, buf, sizeof buf);
+		table_cell(&t, xstrdup(buf));
+		report_format_ns(h->best->median, buf, sizeof buf);
+		table_cell(&t, xstrdup(buf));
+	}
+	for (i = 0; i < r->nhosts; i++) {
+		if (r->hosts[i].best != NULL)
+			continue;
+		table_cell(&t, xstrdup(r->hosts[i].name));
+		table_cell(&t, xstrdup("no valid samples"));
+		table_cell(&t, xstrdup(""));
+		table_cell(&t, xstrdup(""));
+	}
+	table_html(&t, out);
+	for (i = 0; i < r->nranked; i++) {
+		if ((iv = report_best_doubts(r, r->ranked[i])) == NULL)
+			continue;
+		s = xasprintf("%s: its figure and its ratios may not hold", iv);
+		best_note(out, &n, r->ranked[i]->name, s);
+		free(s);
+		free(iv);
+	}
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		if (!report_is_control(r, h->best->variant))
+			continue;
+		s = xasprintf("its best is the study's control, %s, not one of "
+		    "the variants measured against it: its ratios set the "
+		    "control against the other host's best", h->best->variant);
+		best_note(out, &n, h->name, s);
+		free(s);
+	}
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		if ((up = report_best_runner_up(r, h, &ties)) == NULL)
+			continue;
+		iv = report_interval_str(&up->vs_best);
+		others = ties > 1 ? xasprintf(" or %zu other row%s", ties - 1,
+		    ties > 2 ? "s" : "") : xstrdup("");
+		s = xasprintf("its best cannot be told from %s (%s) (%.3fx %s)%s"
+		    " at this precision: which is faster may be the noise's "
+		    "choice, and the best's figure leans high", up->variant,
+		    up->label, up->vs_best.ratio, iv, others);
+		best_note(out, &n, h->name, s);
+		free(s);
+		free(others);
+		free(iv);
+	}
+	if (n > 0)
+		fputs("</ul>\n", out);
+}
+
 static void
 html_ratios(const struct rrun *r, FILE *out)
 {
@@ -788,6 +885,7 @@ html_run(const struct rrun *r, FILE *out)
 	chart_vs_best(r, out);
 	chart_ratios(r, out);
 	html_cells(r, out);
+	html_best(r, out);
 	html_ratios(r, out);
 	report_builds_html(r, out);
 	report_builds_tables(r, out, 1);

@@ -109,6 +109,21 @@ def fmt(x):
     return f"{x:.4g}"
 
 
+def notes_of(section):
+    """The items of the HTML list of notes under the best table, each
+    whole: its tags balanced, nothing else in the list."""
+    m = re.search(r'</table></div>\n<ul class="notes">\n((?:<li>.*</li>\n)+)'
+                  r"</ul>\n$", section)
+    if m is None:
+        return []
+    items = re.findall(r"<li>(.*)</li>\n", m.group(1))
+    for item in items:
+        assert re.findall(r"<(\w+)>", item) == re.findall(r"</(\w+)>",
+                                                          item), item
+        assert "<li>" not in item and "<ul" not in item, item
+    return items
+
+
 def test_reproduce_ratio_has_its_interval_and_verdict(db):
     """Seed 000's 1.68x beside ours: ours with the bootstrap interval the
     report gives (n = 3 a side: min(a) / max(b) to max(a) / min(b)), never
@@ -205,6 +220,14 @@ def test_report_says_doubts_beside_the_best_and_its_ratios(db):
     assert "<th>a</th><th>b</th><th>a / b</th>" in html
     assert re.search(r"<td>grav</td><td>gen</td>.*<td class=\"faster\">"
                      r"faster</td><td>gen</td><td></td></tr>", html), html
+    best = html.split("<h3>Best valid variant per host</h3>", 1)[1] \
+        .split("<h3>Ratios of best rates</h3>", 1)[0]
+    assert re.search(r"<tr><td>gen</td><td>c-fused \(cc\)</td><td class="
+                     rf"\"n\">{fmt(gen[1])}</td>", best), best
+    notes = notes_of(best)
+    # The page's text is escaped: "> --max-cv" is no tag's end.
+    assert notes == [f"<strong>gen</strong>: {doubts.replace('>', '&gt;')}"
+                     ": its figure and its ratios may not hold"], best
 
 
 def test_report_says_why_a_host_has_no_best(db):
@@ -339,6 +362,11 @@ def test_two_hosts_on_one_machine_at_once(db):
     assert doubts["gen"].endswith(', one machine with "grav", measured at '
                                   'the same time'), doubts
     assert rep["ratios"][0]["doubtful"] == ["grav", "gen"]
+    # The host's name in the page is text, its quotes escaped.
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    assert ("<li><strong>grav</strong>: one machine with &quot;gen&quot;, "
+            "measured at the same time: its figure and its ratios may not "
+            "hold</li>") in html, html
     out = run("report", "--db", db, "--reproduce", "sha3")
     assert ('      one machine with "gen", measured at the same time: a '
             'ratio of the two compares halves of it\n') in out, out
@@ -408,6 +436,13 @@ def test_report_says_a_control_as_best(db):
     assert re.search(r"<td>grav</td><td>gen</td>.*<td>gen</td><td>gen</td>"
                      r"</tr>", html), html
     assert "openssl-evp (cc) best, the study's control</td>" in html, html
+    notes = notes_of(html.split("<h3>Best valid variant per host</h3>",
+                                1)[1].split("<h3>Ratios", 1)[0])
+    assert ("<strong>gen</strong>: its best is the study's control, "
+            "openssl-evp, not one of the variants measured against it: its "
+            "ratios set the control against the other host's best") \
+        in notes, html
+    assert not [x for x in notes if x.startswith("<strong>grav")], notes
     ref = " ".join(run("report", "--db", db, "--run", 1, "--reference",
                        "seed:genoa").split())
     assert "gen openssl-evp (cc) (the study's control) " in ref, ref
@@ -460,6 +495,14 @@ def test_a_best_the_interval_cannot_tell_from_the_next(db):
     assert "grav: its best cannot" not in flat, text
     md = run("report", "--db", db, "--run", 1, "--format", "markdown")
     assert "- **gen**: its best cannot be told from c-wrapped (cc) (" in md
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    notes = notes_of(html.split("<h3>Best valid variant per host</h3>",
+                                1)[1].split("<h3>Ratios", 1)[0])
+    assert (f"<strong>gen</strong>: its best cannot be told from "
+            f"c-wrapped (cc) ({ratio:.3f}x [{lo:.3f}, {hi:.3f}]) at this "
+            "precision: which is faster may be the noise's choice, and the "
+            "best's figure leans high") in notes, html
+    assert not [x for x in notes if x.startswith("<strong>grav")], notes
     rep = json.loads(run("report", "--db", db, "--run", 1, "--format",
                          "json"))["runs"][0]
     up = {b["host"]: b["runner_up"] for b in rep["best"]}
