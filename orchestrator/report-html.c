@@ -562,10 +562,8 @@ best_note(FILE *out, size_t *n, const char *host, const char *text)
 static void
 html_best(const struct rrun *r, FILE *out)
 {
-	static const char *best_heads[] = { "host", "variant", NULL, NULL };
 	char rate_head[64], ns_head[64], buf[32];
-	const char *heads[4] = { best_heads[0], best_heads[1], rate_head,
-	    ns_head };
+	const char *heads[4] = { "host", "variant", rate_head, ns_head };
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
 	const struct rhost *h;
 	const struct rrow *up;

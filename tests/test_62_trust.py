@@ -532,3 +532,30 @@ def test_a_control_the_seed_timed_is_not_named_another_thing(db):
     assert re.search(r"^    grav +\S+ rounds/s  c \(clang\), n 3", out,
                      re.M), out
     assert "control" not in out, out
+
+
+def test_a_best_tied_with_two_rows_says_how_many(db):
+    """grav's gcc builds of c-fused and c-wrapped both moved within reach
+    of its best (clang's c-fused): the note names the closer and counts
+    the other, in text, Markdown and the HTML page alike."""
+    con = sqlite3.connect(db)
+    for v, ns in (("c-fused", (385, 391, 400)), ("c-wrapped", (386, 392,
+                                                              399))):
+        for i, x in enumerate(ns):
+            con.execute("UPDATE samples SET ns = ? WHERE host = 'grav' AND"
+                        " build_id = 1 AND variant = ? AND sample_index = ?",
+                        (x, v, i))
+    con.commit()
+    con.close()
+    said = (r"its best cannot be told from c-fused \(gcc\) \(0\.997x "
+            r"\[[\d.]+, [\d.]+\]\) or 1 other row at this precision: "
+            r"which is faster may be the noise's choice")
+    text = " ".join(run("report", "--db", db, "--run", 1).split())
+    assert re.search("grav: " + said, text), text
+    md = run("report", "--db", db, "--run", 1, "--format", "markdown")
+    assert re.search(r"- \*\*grav\*\*: " + said, md), md
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    notes = notes_of(html.split("<h3>Best valid variant per host</h3>",
+                                1)[1].split("<h3>Ratios", 1)[0])
+    assert [x for x in notes if re.match("<strong>grav</strong>: " + said,
+                                         x)], html
