@@ -394,6 +394,60 @@ report_best_runner_up(const struct rrun *r, const struct rhost *h,
 	return up;
 }
 
+void
+report_best_notes(const struct rrun *r, int labels,
+    void (*fn)(void *arg, const char *host, const char *text), void *arg)
+{
+	const struct rhost *h;
+	const struct rrow *up;
+	char *d, *s, *name, *iv, *others;
+	size_t i, ties;
+
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		if ((d = report_best_doubts(r, h)) == NULL)
+			continue;
+		s = xasprintf("%s: its figure and its ratios may not hold", d);
+		fn(arg, h->name, s);
+		free(s);
+		free(d);
+	}
+	/*
+	 * A ratio of bests is read as best variant against best variant;
+	 * the control (sha3: the host's libcrypto) is not one of them.
+	 */
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		if (!report_is_control(r, h->best->variant))
+			continue;
+		s = xasprintf("its best is the study's control, %s, not one of "
+		    "the variants measured against it: its ratios set the "
+		    "control against the other host's best", h->best->variant);
+		fn(arg, h->name, s);
+		free(s);
+	}
+	/* The highest of close medians leans high (the winner's curse). */
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		if ((up = report_best_runner_up(r, h, &ties)) == NULL)
+			continue;
+		name = labels ? xasprintf("%s (%s)", up->variant, up->label) :
+		    xstrdup(up->variant);
+		others = ties > 1 ? xasprintf(" or %zu other row%s", ties - 1,
+		    ties > 2 ? "s" : "") : xstrdup("");
+		iv = report_interval_str(&up->vs_best);
+		s = xasprintf("its best cannot be told from %s (%.3fx %s)%s at "
+		    "this precision: which is faster may be the noise's "
+		    "choice, and the best's figure leans high", name,
+		    up->vs_best.ratio, iv, others);
+		fn(arg, h->name, s);
+		free(s);
+		free(iv);
+		free(others);
+		free(name);
+	}
+}
+
 char *
 report_ratio_doubted(const struct rrun *r, const struct rratio *x)
 {

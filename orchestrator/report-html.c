@@ -542,16 +542,24 @@ is_best(const struct rrun *r, const struct rrow *w)
  * A note under the best table: the host, then what the text says after
  * its name.  Opens the list before the first (*n counts them).
  */
+/* The notes under the best table, a list opened by the first. */
+struct html_notes {
+	FILE	*out;
+	size_t	 n;
+};
+
 static void
-best_note(FILE *out, size_t *n, const char *host, const char *text)
+best_note(void *arg, const char *host, const char *text)
 {
-	if ((*n)++ == 0)
-		fputs("<ul class=\"notes\">\n", out);
-	fputs("<li><strong>", out);
-	report_html_text(out, host);
-	fputs("</strong>: ", out);
-	report_html_text(out, text);
-	fputs("</li>\n", out);
+	struct html_notes *hn = arg;
+
+	if (hn->n++ == 0)
+		fputs("<ul class=\"notes\">\n", hn->out);
+	fputs("<li><strong>", hn->out);
+	report_html_text(hn->out, host);
+	fputs("</strong>: ", hn->out);
+	report_html_text(hn->out, text);
+	fputs("</li>\n", hn->out);
 }
 
 /*
@@ -565,10 +573,9 @@ html_best(const struct rrun *r, FILE *out)
 	char rate_head[64], ns_head[64], buf[32];
 	const char *heads[4] = { "host", "variant", rate_head, ns_head };
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
+	struct html_notes note = { out, 0 };
 	const struct rhost *h;
-	const struct rrow *up;
-	size_t i, n = 0, ties;
-	char *s, *iv, *others;
+	size_t i;
 
 	if (r->nhosts == 0)
 		return;
@@ -595,41 +602,8 @@ html_best(const struct rrun *r, FILE *out)
 		table_cell(&t, xstrdup(""));
 	}
 	table_html(&t, out);
-	for (i = 0; i < r->nranked; i++) {
-		if ((iv = report_best_doubts(r, r->ranked[i])) == NULL)
-			continue;
-		s = xasprintf("%s: its figure and its ratios may not hold", iv);
-		best_note(out, &n, r->ranked[i]->name, s);
-		free(s);
-		free(iv);
-	}
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		if (!report_is_control(r, h->best->variant))
-			continue;
-		s = xasprintf("its best is the study's control, %s, not one of "
-		    "the variants measured against it: its ratios set the "
-		    "control against the other host's best", h->best->variant);
-		best_note(out, &n, h->name, s);
-		free(s);
-	}
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		if ((up = report_best_runner_up(r, h, &ties)) == NULL)
-			continue;
-		iv = report_interval_str(&up->vs_best);
-		others = ties > 1 ? xasprintf(" or %zu other row%s", ties - 1,
-		    ties > 2 ? "s" : "") : xstrdup("");
-		s = xasprintf("its best cannot be told from %s (%s) (%.3fx %s)%s"
-		    " at this precision: which is faster may be the noise's "
-		    "choice, and the best's figure leans high", up->variant,
-		    up->label, up->vs_best.ratio, iv, others);
-		best_note(out, &n, h->name, s);
-		free(s);
-		free(others);
-		free(iv);
-	}
-	if (n > 0)
+	report_best_notes(r, 1, best_note, &note);
+	if (note.n > 0)
 		fputs("</ul>\n", out);
 }
 

@@ -122,6 +122,21 @@ ratio_cells(struct table *t, const struct stats_ratio *s)
 	table_cell(t, xstrdup(report_verdict_phrase(s)));
 }
 
+/* The notes under the best table, the first after a blank line. */
+struct md_notes {
+	FILE	*out;
+	size_t	 n;
+};
+
+static void
+md_note(void *arg, const char *host, const char *text)
+{
+	struct md_notes *mn = arg;
+
+	fprintf(mn->out, "%s- **%s**: %s\n", mn->n++ == 0 ? "\n" : "", host,
+	    text);
+}
+
 static void
 md_ratios(const struct rrun *r, FILE *out)
 {
@@ -142,6 +157,7 @@ md_ratios(const struct rrun *r, FILE *out)
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
 	const struct rratio *x;
 	const struct rrow **rows;
+	struct md_notes note = { out, 0 };
 	const struct rhost *h;
 	size_t i, n;
 
@@ -169,41 +185,7 @@ md_ratios(const struct rrun *r, FILE *out)
 	}
 	table_markdown(&t, out);
 	/* Beside the figures, not only among the warnings. */
-	for (n = 0, i = 0; i < r->nranked; i++) {
-		char *d = report_best_doubts(r, r->ranked[i]);
-
-		if (d != NULL)
-			fprintf(out, "%s- **%s**: %s: its figure and its "
-			    "ratios may not hold\n", n++ == 0 ? "\n" : "",
-			    r->ranked[i]->name, d);
-		free(d);
-	}
-	for (i = 0; i < r->nranked; i++)
-		if (report_is_control(r, r->ranked[i]->best->variant))
-			fprintf(out, "%s- **%s**: its best is the study's "
-			    "control, %s, not one of the variants measured "
-			    "against it: its ratios set the control against "
-			    "the other host's best\n", n++ == 0 ? "\n" : "",
-			    r->ranked[i]->name, r->ranked[i]->best->variant);
-	for (i = 0; i < r->nranked; i++) {
-		const struct rrow *up;
-		size_t ties;
-		char *iv;
-
-		if ((up = report_best_runner_up(r, r->ranked[i], &ties)) ==
-		    NULL)
-			continue;
-		iv = report_interval_str(&up->vs_best);
-		fprintf(out, "%s- **%s**: its best cannot be told from %s (%s) "
-		    "(%.3fx %s)", n++ == 0 ? "\n" : "", r->ranked[i]->name,
-		    up->variant, up->label, up->vs_best.ratio, iv);
-		if (ties > 1)
-			fprintf(out, " or %zu other row%s", ties - 1,
-			    ties > 2 ? "s" : "");
-		fputs(" at this precision: which is faster may be the noise's "
-		    "choice, and the best's figure leans high\n", out);
-		free(iv);
-	}
+	report_best_notes(r, 1, md_note, &note);
 	if (r->nratios > 0) {
 		fprintf(out, "\n### Ratios of best rates\n\n%d%% bootstrap "
 		    "interval over the samples.\n\n", STATS_LEVEL_PCT);

@@ -543,6 +543,15 @@ char *report_ratio_control(const struct rrun *r, const struct rratio *x);
  */
 const struct rrow *report_best_runner_up(const struct rrun *r,
     const struct rhost *h, size_t *ties);
+/*
+ * What is said of each ranked host's best under the best table, in the
+ * order every format prints it: its doubts, the study's control as its
+ * best, a row it cannot be told from (named with its compiler when
+ * labels is set).  One wording for text, Markdown and HTML: fn(arg,
+ * host, text) is called for each; text is freed after it returns.
+ */
+void report_best_notes(const struct rrun *r, int labels,
+    void (*fn)(void *arg, const char *host, const char *text), void *arg);
 /* The ranked host whose best row is w, or NULL. */
 const struct rhost *report_best_host(const struct rrun *r,
     const struct rrow *w);

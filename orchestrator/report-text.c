@@ -371,6 +371,16 @@ host_has_mismatch(const struct rrun *r, const struct rhost *h)
 	return 0;
 }
 
+/* A note under the best table: "  host: text", wrapped. */
+static void
+text_note(void *arg, const char *host, const char *text)
+{
+	char *head = xasprintf("  %s: ", host);
+
+	report_emit_wrapped(arg, head, text);
+	free(head);
+}
+
 static void
 text_best(const struct rrun *r, FILE *out)
 {
@@ -401,64 +411,7 @@ text_best(const struct rrun *r, FILE *out)
 	}
 	if (r->nranked > 0)
 		table_print(&t, out);
-	for (i = 0; i < r->nranked; i++) {
-		char *head, *doubts;
-
-		h = r->ranked[i];
-		if ((doubts = report_best_doubts(r, h)) == NULL)
-			continue;
-		head = xasprintf("  %s: ", h->name);
-		iv = xasprintf("%s: its figure and its ratios may not hold",
-		    doubts);
-		report_emit_wrapped(out, head, iv);
-		free(head);
-		free(iv);
-		free(doubts);
-	}
-	/*
-	 * A ratio of bests is read as best variant against best variant;
-	 * the control (sha3: the host's libcrypto) is not one of them.
-	 */
-	for (i = 0; i < r->nranked; i++) {
-		char *head;
-
-		h = r->ranked[i];
-		if (!report_is_control(r, h->best->variant))
-			continue;
-		head = xasprintf("  %s: ", h->name);
-		iv = xasprintf("its best is the study's control, %s, not one "
-		    "of the variants measured against it: its ratios set the "
-		    "control against the other host's best", h->best->variant);
-		report_emit_wrapped(out, head, iv);
-		free(head);
-		free(iv);
-	}
-	/* The highest of close medians leans high (the winner's curse). */
-	for (i = 0; i < r->nranked; i++) {
-		const struct rrow *up;
-		char *head, *name, *others;
-		size_t ties;
-
-		h = r->ranked[i];
-		if ((up = report_best_runner_up(r, h, &ties)) == NULL)
-			continue;
-		head = xasprintf("  %s: ", h->name);
-		name = r->several_builds ? xasprintf("%s (%s)", up->variant,
-		    up->label) : xstrdup(up->variant);
-		others = ties > 1 ? xasprintf(" or %zu other row%s", ties - 1,
-		    ties > 2 ? "s" : "") : xstrdup("");
-		d = report_interval_str(&up->vs_best);
-		iv = xasprintf("its best cannot be told from %s (%.3fx %s)%s "
-		    "at this precision: which is faster may be the noise's "
-		    "choice, and the best's figure leans high", name,
-		    up->vs_best.ratio, d, others);
-		report_emit_wrapped(out, head, iv);
-		free(head);
-		free(name);
-		free(others);
-		free(d);
-		free(iv);
-	}
+	report_best_notes(r, r->several_builds, text_note, out);
 	for (i = 0; i < r->nhosts; i++) {
 		if (r->hosts[i].best == NULL)
 			report_emit(out, "  %s: no valid samples%s",
