@@ -69,7 +69,7 @@ DEBS_TEST = build-essential sqlite3 libcmocka-dev python3 python3-pytest \
 	clang gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
 	procps man-db iproute2 \
 	libgcrypt20-dev nettle-dev python3-jsonschema chromium cmake g++ \
-	librandomx-dev faketime hyperfine
+	librandomx-dev faketime hyperfine libarchive-tools
 # The Mach-O checks of tests/test_27_apple.py: llvm-objdump, lld's ld64.
 DEBS_APPLE = llvm lld
 DEBS = $(DEBS_RUN) $(DEBS_TEST) $(DEBS_APPLE)

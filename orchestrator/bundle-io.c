@@ -21,6 +21,9 @@
 #define MAX_DEPTH 4
 #define CHUNK (1u << 20)		/* bytes read or copied at a time */
 #define TAR_NAME_MAX (155 + 1 + 100 + 1)	/* prefix "/" name NUL */
+#define PAX_MAX (64u << 10)	/* a pax header's data read at most */
+#define PAX_KEY_MAX 320		/* a longer key is malformed */
+#define APPLEDOUBLE "\x00\x05\x16\x07"	/* macOS ._NAME magic */
 
 void
 bundle_add(struct bundle *b, const char *path, void *data, size_t len)
@@ -693,10 +696,84 @@ tar_name(const unsigned char *h, char name[TAR_NAME_MAX])
 }
 
 /*
+ * A pax extended header ('x') may only say what leaves the member as its
+ * ustar header has it: times, owners, extended attributes and flags, as
+ * bsdtar writes (its default when a file has xattrs, e.g. macOS's
+ * com.apple.provenance; every member under --format=pax).  A key that
+ * renames, resizes or relinks the member (path, size, linkpath) or that
+ * seqorch does not know is refused by its name.
+ */
+static const char *const pax_keys[] = {
+	"mtime", "atime", "ctime", "uid", "gid", "uname", "gname",
+	"LIBARCHIVE.creationtime", "SCHILY.fflags",
+};
+static const char *const pax_prefixes[] = {
+	"LIBARCHIVE.xattr.", "SCHILY.xattr.",
+};
+
+static int
+pax_key_ok(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof pax_keys / sizeof *pax_keys; i++)
+		if (strcmp(key, pax_keys[i]) == 0)
+			return 1;
+	for (i = 0; i < sizeof pax_prefixes / sizeof *pax_prefixes; i++)
+		if (strncmp(key, pax_prefixes[i], strlen(pax_prefixes[i])) ==
+		    0 && key[strlen(pax_prefixes[i])] != '\0')
+			return 1;
+	return 0;
+}
+
+/*
+ * The len bytes of pax header name's data: records "LEN KEY=VALUE\n",
+ * LEN in decimal counting the whole record, as POSIX has them.  A value
+ * may hold any byte (SCHILY.xattr.* is raw), so LEN alone finds the end.
+ */
+static int
+pax_check(const unsigned char *p, size_t len, const char *src,
+    const char *name, struct so_err *err)
+{
+	char key[PAX_KEY_MAX];
+	size_t pos = 0, rec, i, k;
+
+	while (pos < len) {
+		for (rec = 0, i = pos; i < len && p[i] >= '0' && p[i] <= '9' &&
+		    rec <= len; i++)
+			rec = rec * 10 + (size_t)(p[i] - '0');
+		/* Digits, a space, a key, '=', and the newline at LEN. */
+		if (i == pos || i == len || p[i] != ' ' || rec > len - pos ||
+		    rec < i - pos + 4 || p[pos + rec - 1] != '\n')
+			goto bad;
+		/* A key is printed in messages: no control bytes. */
+		for (k = 0, i++; i < pos + rec - 1 && p[i] != '=' &&
+		    p[i] >= ' ' && p[i] != 0x7f && k < sizeof key - 1; i++)
+			key[k++] = (char)p[i];
+		key[k] = '\0';
+		if (k == 0 || i == pos + rec - 1 || p[i] != '=')
+			goto bad;
+		if (!pax_key_ok(key))
+			return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" "
+			    "is a pax extended header setting \"%s\", which "
+			    "would change the member after it: tar the "
+			    "directory as `tar -cf B.tar -C DIR .`", src,
+			    name, key);
+		pos += rec;
+	}
+	return 0;
+bad:
+	return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is a pax "
+	    "extended header with a malformed record at byte %zu", src, name,
+	    pos);
+}
+
+/*
  * The header h at byte off of an archive of len bytes (src names it):
  * 1 at the end (a block of zeros), 2 for a directory entry (passed over),
- * else 0 with the entry's name and size, checked as bundle_untar says, or
- * an error.
+ * 3 for a pax extended header (its data the caller's to check), else 0
+ * with the entry's name and size, checked as bundle_untar says, or an
+ * error.
  */
 static int
 tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
@@ -730,11 +807,21 @@ tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
 		    "GNU long name (type '%c'), which a bundle never needs: "
 		    "tar its directory as `tar -cf B.tar -C DIR .`", src, name,
 		    h[156]);
-	if (h[156] == 'x' || h[156] == 'g')
+	/* Its data are checked by the caller (pax_check). */
+	if (h[156] == 'x' && *size <= PAX_MAX &&
+	    *size <= len - off - TAR_BLOCK)
+		return 3;
+	if (h[156] == 'x')
 		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is a "
-		    "pax extended header (type '%c'), which seqorch does not "
-		    "read: tar the directory without --format=pax or --posix "
-		    "(`tar -cf B.tar -C DIR .`)", src, name, h[156]);
+		    "pax extended header of %llu bytes, past the archive's "
+		    "end or the %u KiB seqorch reads", src, name,
+		    (unsigned long long)*size, PAX_MAX >> 10);
+	/* bsdtar writes none; GNU tar's apply to every member after. */
+	if (h[156] == 'g')
+		return so_error(err, SO_EPARSE, "\"%s\": entry \"%s\" is a "
+		    "pax global header (type 'g'), which seqorch does not "
+		    "read: tar the directory as `tar -cf B.tar -C DIR .`",
+		    src, name);
 	/*
 	 * `tar -cf b.tar -C DIR .` of the directory form names each member
 	 * "./NAME", after "./" itself and "./artifacts/": the names are the
@@ -757,6 +844,29 @@ tar_entry(const unsigned char *h, uint64_t off, uint64_t len, const char *src,
 	return 0;
 }
 
+/*
+ * macOS's tar (bsdtar through copyfile) stores a file's extended
+ * attributes as a member "._NAME" beside it unless COPYFILE_DISABLE=1.
+ * Refused, not passed over: the manifest does not list it, and telling
+ * the user how to tar is clearer than "not listed".  head holds the
+ * member's first bytes (up to 4 of its size).
+ */
+static int
+apple_double(const char *src, const char *name, const unsigned char *head,
+    uint64_t size, struct so_err *err)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base != NULL ? base + 1 : name;
+	if (strncmp(base, "._", 2) != 0 || size < 4 ||
+	    memcmp(head, APPLEDOUBLE, 4) != 0)
+		return 0;
+	return so_error(err, SO_EPARSE, "\"%s\": \"%s\" is macOS's "
+	    "AppleDouble copy of a file's extended attributes, not part of "
+	    "the bundle: on macOS, tar the directory as `COPYFILE_DISABLE=1 "
+	    "tar -cf B.tar -C DIR .`", src, name);
+}
+
 int
 bundle_untar(const unsigned char *tar, size_t len, const char *src,
     struct bundle *out, struct so_err *err)
@@ -777,7 +887,15 @@ bundle_untar(const unsigned char *tar, size_t len, const char *src,
 			off += tar_member_size(size);
 			continue;
 		}
-		if (rc != 0)
+		if (rc == 3) {
+			if ((rc = pax_check(tar + off + TAR_BLOCK, size, src,
+			    name, err)) != 0)
+				break;
+			off += tar_member_size(size);
+			continue;
+		}
+		if (rc != 0 || (rc = apple_double(src, name, tar + off +
+		    TAR_BLOCK, size, err)) != 0)
 			break;
 		bundle_add(out, name, xmalloc(size + 1), size);
 		memcpy(out->files[out->n - 1].data, tar + off + TAR_BLOCK, size);
@@ -795,6 +913,7 @@ load_tar(const char *src, struct bundle *out, struct so_err *err)
 	unsigned char h[TAR_BLOCK];
 	uint64_t len, off = 0, size;
 	char name[TAR_NAME_MAX];
+	unsigned char *pax;
 	int fd, rc;
 
 	if ((rc = open_regular(src, BUNDLE_MAX_BYTES, &fd, &len, err)) != 0)
@@ -811,7 +930,21 @@ load_tar(const char *src, struct bundle *out, struct so_err *err)
 			off += tar_member_size(size);
 			continue;
 		}
-		if (rc != 0)
+		if (rc == 3) {
+			pax = xmalloc(size + 1);
+			if ((rc = read_at(fd, src, pax, size, off + TAR_BLOCK,
+			    err)) == 0)
+				rc = pax_check(pax, size, src, name, err);
+			free(pax);
+			if (rc != 0)
+				break;
+			off += tar_member_size(size);
+			continue;
+		}
+		if (rc == 0 && size >= 4)
+			rc = read_at(fd, src, h, 4, off + TAR_BLOCK, err);
+		if (rc != 0 || (rc = apple_double(src, name, h, size,
+		    err)) != 0)
 			break;
 		bundle_add(out, name, NULL, size);
 		out->files[out->n - 1].src = xstrdup(src);

@@ -227,8 +227,10 @@ def test_tar_member_names_past_100_bytes(measured, keys):
     bundle's rows.json moved under a deep directory is not its rows.json:
     before, the prefix was dropped, the member read as "rows.json" and the
     bundle verified); GNU tar's default writes a long-name entry before
-    it, and --format=pax an extended header before every member: neither
-    is read, each is refused by its name, as a bundle's own names fit."""
+    it, and --format=pax an extended header before every member, which
+    names this one by its "path" record: neither is read, the long name is
+    refused by its entry's name, the pax header by its key (its times
+    alone read), as a bundle's own names fit."""
     assert export(measured, "bdir", keys / "key.pem").returncode == 0
     deep = measured / "bdir" / ("a" * 40) / ("b" * 95)
     deep.mkdir(parents=True)
@@ -243,14 +245,126 @@ def test_tar_member_names_past_100_bytes(measured, keys):
                       "missing"),
                      ("gnu.tar", 'entry "././@LongLink" is a GNU long name '
                       "(type 'L'), which a bundle never needs"),
-                     ("pax.tar", 'entry "./PaxHeaders/." is a pax extended '
-                      "header (type 'x'), which seqorch does not read")):
+                     ("pax.tar", 'is a pax extended header setting "path", '
+                      "which would change the member after it")):
         for cmd in ("verify", "import"):
             r = seqorch(measured, cmd, tar, "--pubkey", keys / "key.pub",
                         *(("--db", "other.db") if cmd == "import" else ()))
             assert r.returncode == 1, (tar, cmd, r.stderr)
             assert why in r.stderr, (tar, cmd, r.stderr)
     assert not (measured / "other.db").exists()
+
+
+bsdtar_missing = pytest.mark.skipif(
+    shutil.which("bsdtar") is None,
+    reason="bsdtar is not installed (Debian's libarchive-tools, in the "
+    "Makefile's DEBS_TEST: make deps)")
+
+
+def bsdtar(tar, *args):
+    subprocess.run(["bsdtar", "-cf", tar, *map(str, args)], check=True,
+                   capture_output=True)
+
+
+def pax_keys(tar):
+    """The keys of every pax extended header of tar, in order."""
+    with tarfile.open(tar) as t:
+        return [k for m in t.getmembers() for k in m.pax_headers]
+
+
+def verify_and_import(cwd, tar, pub, db):
+    r = verify(cwd, tar, pub)
+    assert r.returncode == 0, (tar, r.stderr)
+    assert "4 sample digests recomputed" in r.stdout
+    r = seqorch(cwd, "import", tar, "--pubkey", pub, "--db", db)
+    assert r.returncode == 0, (tar, r.stderr)
+    assert "as run 1" in r.stdout
+
+
+def refused(cwd, tar, pub, why):
+    for cmd in ("verify", "import"):
+        r = seqorch(cwd, cmd, tar, "--pubkey", pub,
+                    *(("--db", "other.db") if cmd == "import" else ()))
+        assert r.returncode == 1, (tar, cmd, r.stderr)
+        assert why in r.stderr, (tar, cmd, r.stderr)
+    assert not (cwd / "other.db").exists()
+
+
+@bsdtar_missing
+def test_a_directory_bundle_tarred_by_bsdtar(measured, keys):
+    """macOS's tar is bsdtar: its default (ustar headers) and --format=pax
+    (a pax extended header of times before every member) read as GNU
+    tar's does.  Before, --format=pax was refused: entry
+    "PaxHeader/currentdir" is a pax extended header (type 'x').  A pax
+    header that renames the member (a name past 100 bytes) still is, by
+    its key."""
+    pub = keys / "key.pub"
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    bsdtar(measured / "b.tar", "-C", measured / "bdir", ".")
+    assert pax_keys(measured / "b.tar") == []
+    verify_and_import(measured, "b.tar", pub, "one.db")
+    bsdtar(measured / "pax.tar", "--format", "pax", "-C",
+           measured / "bdir", ".")
+    assert {"mtime", "atime", "ctime"} <= set(pax_keys(measured / "pax.tar"))
+    verify_and_import(measured, "pax.tar", pub, "two.db")
+    # A name no ustar prefix can split (bsdtar splits one that it can).
+    (measured / "bdir" / ("c" * 120)).write_text("{}")
+    bsdtar(measured / "long.tar", "-C", measured / "bdir", ".")
+    assert "path" in pax_keys(measured / "long.tar")
+    refused(measured, "long.tar", pub, 'is a pax extended header setting '
+            '"path", which would change the member after it')
+
+
+def test_gnu_tar_posix_of_a_directory_bundle(measured, keys):
+    """GNU tar's --posix writes a pax extended header of times before
+    every member ("./PaxHeaders/."): read, as bsdtar's are.  Before,
+    refused as a pax extended header (type 'x')."""
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    gnu_tar(measured / "b.tar", "--posix", "-C", measured / "bdir", ".")
+    assert "mtime" in pax_keys(measured / "b.tar")
+    verify_and_import(measured, "b.tar", keys / "key.pub", "one.db")
+
+
+@bsdtar_missing
+def test_bsdtar_extended_attributes(measured, keys):
+    """A file with extended attributes (on a Mac, com.apple.provenance or
+    quarantine on what was downloaded) gets a pax header of
+    LIBARCHIVE.xattr.* and SCHILY.xattr.* records from bsdtar, a raw value
+    holding any byte: read, as they leave the file's content alone.
+    Before, refused as a pax extended header (type 'x')."""
+    pub = keys / "key.pub"
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    try:
+        os.setxattr(measured / "bdir" / "rows.json", "user.test", b"v\n1")
+        os.setxattr(measured / "bdir" / "manifest.json",
+                    "user.com.apple.provenance", b"\x01\x02\x00\x3d")
+    except OSError as e:
+        pytest.skip(f"the test directory's file system takes no user "
+                    f"extended attributes ({e.strerror})")
+    bsdtar(measured / "x.tar", "-C", measured / "bdir", ".")
+    keys_ = pax_keys(measured / "x.tar")
+    assert "SCHILY.xattr.user.test" in keys_
+    assert "LIBARCHIVE.xattr.user.com.apple.provenance" in keys_
+    verify_and_import(measured, "x.tar", pub, "one.db")
+    bsdtar(measured / "xpax.tar", "--format", "pax", "-C",
+           measured / "bdir", ".")
+    verify_and_import(measured, "xpax.tar", pub, "two.db")
+
+
+@bsdtar_missing
+def test_appledouble_member_is_refused(measured, keys):
+    """macOS's tar adds "._NAME" (AppleDouble: the file's extended
+    attributes) beside NAME unless COPYFILE_DISABLE=1: refused, saying
+    so.  Before, refused as a file the manifest does not list, without
+    saying why it was there."""
+    assert export(measured, "bdir", keys / "key.pem").returncode == 0
+    (measured / "bdir" / "._rows.json").write_bytes(
+        b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + bytes(16))
+    bsdtar(measured / "b.tar", "-C", measured / "bdir", ".")
+    refused(measured, "b.tar", keys / "key.pub", '"b.tar": "._rows.json" '
+            "is macOS's AppleDouble copy of a file's extended attributes, "
+            "not part of the bundle: on macOS, tar the directory as "
+            "`COPYFILE_DISABLE=1 tar -cf B.tar -C DIR .`")
 
 
 def report_lines(cwd, run, db):

@@ -189,14 +189,243 @@ test_untar_prefix(void **state)
 	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
 	    SO_EPARSE);
 	assert_non_null(strstr(err.msg, "is a GNU long name (type 'L')"));
-	tar[156] = 'x';
+	tar[156] = 'g';
 	resum(tar);
 	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err),
 	    SO_EPARSE);
-	assert_non_null(strstr(err.msg, "is a pax extended header (type "
-	    "'x')"));
+	assert_non_null(strstr(err.msg, "is a pax global header (type "
+	    "'g')"));
 	free(tar);
 	bundle_free(&b);
+}
+
+/*
+ * The tar of rows.json "hello" with a pax extended header of the rlen
+ * bytes recs before it, as bsdtar writes one.
+ */
+static unsigned char *
+with_pax(const char *recs, size_t rlen, size_t *len)
+{
+	struct bundle b = { 0 };
+	unsigned char *tar, *out;
+	size_t tlen, pad = (rlen + 511) / 512 * 512;
+	struct so_err err;
+
+	bundle_add(&b, "rows.json", xstrdup("hello"), 5);
+	assert_int_equal(bundle_tar(&b, &tar, &tlen, &err), 0);
+	bundle_free(&b);
+	*len = 512 + pad + tlen;
+	out = calloc(1, *len);
+	assert_non_null(out);
+	memcpy(out, tar, 512);
+	memset(out, 0, 100);
+	memcpy(out, "./PaxHeader/rows.json", 21);
+	out[156] = 'x';
+	snprintf((char *)out + 124, 12, "%011o", (unsigned)rlen);
+	resum(out);
+	memcpy(out + 512, recs, rlen);
+	memcpy(out + 512 + pad, tar, tlen);
+	free(tar);
+	return out;
+}
+
+/*
+ * Both readers, in memory (bundle_untar) and from a file (bundle_load):
+ * rc, and a message holding want when it fails.
+ */
+static void
+read_both(const unsigned char *tar, size_t len, int rc, const char *want)
+{
+	char *path = xasprintf("%s/t.tar", tmpdir);
+	struct bundle got;
+	struct so_err err;
+	FILE *f;
+
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &got, &err), rc);
+	if (rc == 0) {
+		assert_int_equal(got.n, 1);
+		assert_string_equal(got.files[0].path, "rows.json");
+		assert_memory_equal(got.files[0].data, "hello", 5);
+		bundle_free(&got);
+	} else
+		assert_non_null(strstr(err.msg, want));
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite(tar, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(bundle_load(path, &got, &err), rc);
+	if (rc == 0) {
+		assert_int_equal(got.n, 1);
+		assert_int_equal(got.files[0].len, 5);
+		bundle_free(&got);
+	} else
+		assert_non_null(strstr(err.msg, want));
+	unlink(path);
+	free(path);
+}
+
+static void
+pax_case(const char *recs, int rc, const char *want)
+{
+	unsigned char *tar;
+	size_t len;
+
+	tar = with_pax(recs, strlen(recs), &len);
+	read_both(tar, len, rc, want);
+	free(tar);
+}
+
+/*
+ * A pax extended header (bsdtar's, for times and extended attributes) is
+ * read when each of its records leaves the member as its ustar header
+ * has it; a record that would rename, resize or relink it, or that is
+ * not "LEN KEY=VALUE\n" with LEN its whole length, is refused.
+ */
+static void
+test_untar_pax(void **state)
+{
+	static const char *const ok[] = {
+		"30 mtime=1796661139.198694136\n",
+		"30 atime=1796661139.208273251\n",
+		"29 ctime=1796661139.43942533\n",
+		"12 uid=1000\n", "12 gid=1000\n",
+		"15 uname=alice\n", "15 gname=staff\n",
+		"35 LIBARCHIVE.creationtime=1796661\n",
+		"24 SCHILY.fflags=nodump\n",
+		"35 LIBARCHIVE.xattr.user.test=dgox\n",
+		/* A raw value may hold a newline: LEN finds the end. */
+		"30 SCHILY.xattr.user.test=v\n1\n",
+		"", /* no records */
+	};
+	static const char *const refused[][2] = {
+		{ "20 path=x/rows.json\n", "setting \"path\"" },
+		{ "9 size=5\n", "setting \"size\"" },
+		{ "21 linkpath=manifest\n", "setting \"linkpath\"" },
+		{ "21 hdrcharset=BINARY\n", "setting \"hdrcharset\"" },
+		{ "21 GNU.sparse.size=5\n", "setting \"GNU.sparse.size\"" },
+		/* A prefix alone names no attribute. */
+		{ "22 LIBARCHIVE.xattr.=\n", "setting \"LIBARCHIVE.xattr.\"" },
+		/* Allowed first, refused second: every record is read. */
+		{ "12 uid=1000\n9 size=5\n", "setting \"size\"" },
+	};
+	static const char *const malformed[] = {
+		"31 mtime=1796661139.198694136\n",	/* LEN one long */
+		"29 mtime=1796661139.198694136\n",	/* LEN one short */
+		"30 mtime 1796661139.198694136\n",	/* no '=' */
+		"30 mtime=1796661139.1986941369",	/* no newline */
+		"mtime=1\n",				/* no LEN */
+		"9mtime=1\n",				/* no space */
+		"4 =\n",				/* no key */
+		"99999999999999999999 mtime=1\n",	/* LEN past the data */
+		"12 uid=1000\n12 uid=1000",		/* second cut short */
+		"8 u\0d=1\n",				/* a NUL in the key */
+		"8 u\nd=1\n",				/* a control byte */
+	};
+	char big[400], key[330];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof ok / sizeof *ok; i++)
+		pax_case(ok[i], 0, NULL);
+	pax_case("30 mtime=1796661139.198694136\n35 LIBARCHIVE.xattr.user."
+	    "test=dgox\n30 SCHILY.xattr.user.test=v\n1\n", 0, NULL);
+	for (i = 0; i < sizeof refused / sizeof *refused; i++)
+		pax_case(refused[i][0], SO_EPARSE, refused[i][1]);
+	pax_case(refused[0][0], SO_EPARSE, "entry \"./PaxHeader/rows.json\" "
+	    "is a pax extended header setting \"path\", which would change "
+	    "the member after it");
+	for (i = 0; i < sizeof malformed / sizeof *malformed; i++)
+		pax_case(malformed[i], SO_EPARSE, "is a pax extended header "
+		    "with a malformed record at byte");
+	/* The NUL one, whole (strlen would stop at it). */
+	{
+		unsigned char *tar;
+		size_t len;
+
+		tar = with_pax("8 u\0d=1\n", 8, &len);
+		read_both(tar, len, SO_EPARSE, "malformed record at byte 0");
+		free(tar);
+	}
+	/* A key past PAX_KEY_MAX is malformed, not cut to an allowed one. */
+	memset(key, 'k', sizeof key);
+	memcpy(key, "LIBARCHIVE.xattr.", 17);
+	key[sizeof key - 1] = '\0';
+	snprintf(big, sizeof big, "%zu %s=v\n", strlen(key) + 7, key);
+	pax_case(big, SO_EPARSE, "malformed record at byte 0");
+	/* One that fits is read. */
+	key[300] = '\0';
+	snprintf(big, sizeof big, "%zu %s=v\n", strlen(key) + 7, key);
+	pax_case(big, 0, NULL);
+}
+
+/* Past PAX_MAX, a pax header is not read at all; 'g' stays refused. */
+static void
+test_untar_pax_size(void **state)
+{
+	size_t len, n = (64u << 10) + 1, i;
+	unsigned char *tar;
+	char *recs = xmalloc(n + 1);
+
+	(void)state;
+	for (i = 0; i + 12 <= n; i += 12)
+		memcpy(recs + i, "12 uid=1000\n", 12);
+	memset(recs + i, 'x', n - i);
+	tar = with_pax(recs, n, &len);
+	read_both(tar, len, SO_EPARSE, "is a pax extended header of 65537 "
+	    "bytes, past the archive's end or the 64 KiB seqorch reads");
+	free(tar);
+	tar = with_pax("12 uid=1000\n", 12, &len);
+	tar[156] = 'g';
+	resum(tar);
+	read_both(tar, len, SO_EPARSE, "is a pax global header (type 'g')");
+	free(tar);
+	free(recs);
+}
+
+static void *
+memdup(const void *p, size_t n)
+{
+	void *d = xmalloc(n);
+
+	memcpy(d, p, n);
+	return d;
+}
+
+/*
+ * macOS's "._NAME" beside NAME (its extended attributes, AppleDouble) is
+ * refused, saying how to tar without it; a "._" name without the magic
+ * is a member like another.
+ */
+static void
+test_untar_appledouble(void **state)
+{
+	struct bundle b = { 0 };
+	unsigned char *tar;
+	struct so_err err;
+	size_t len;
+
+	(void)state;
+	bundle_add(&b, "._rows.json", memdup("\x00\x05\x16\x07\x00\x02", 6),
+	    6);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), 0);
+	bundle_free(&b);
+	read_both(tar, len, SO_EPARSE, "\"._rows.json\" is macOS's "
+	    "AppleDouble copy of a file's extended attributes, not part of "
+	    "the bundle: on macOS, tar the directory as `COPYFILE_DISABLE=1 "
+	    "tar -cf B.tar -C DIR .`");
+	free(tar);
+	bundle_add(&b, "artifacts/._a", memdup("\x00\x05\x16\x07", 4), 4);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), 0);
+	bundle_free(&b);
+	read_both(tar, len, SO_EPARSE, "\"artifacts/._a\" is macOS's "
+	    "AppleDouble");
+	free(tar);
+	bundle_add(&b, "._a", memdup("\x00\x05\x16\x08", 4), 4);
+	assert_int_equal(bundle_tar(&b, &tar, &len, &err), 0);
+	bundle_free(&b);
+	assert_int_equal(bundle_untar(tar, len, "t.tar", &b, &err), 0);
+	assert_string_equal(b.files[0].path, "._a");
+	bundle_free(&b);
+	free(tar);
 }
 
 /* A path past 100 bytes is written as the reader takes it: prefix, name. */
@@ -286,6 +515,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untar_fields),
 		cmocka_unit_test(test_untar_prefix),
+		cmocka_unit_test(test_untar_pax),
+		cmocka_unit_test(test_untar_pax_size),
+		cmocka_unit_test(test_untar_appledouble),
 		cmocka_unit_test(test_tar_long_path),
 		cmocka_unit_test(test_fifo_bundle_is_refused),
 		cmocka_unit_test(test_sizes),
