@@ -95,6 +95,33 @@ host_cell(const struct rhost *h, int what)
 }
 
 void
+report_best_rows(const struct rrun *r, struct table *t)
+{
+	const struct rhost *h;
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < r->nranked; i++) {
+		h = r->ranked[i];
+		table_cell(t, xstrdup(h->name));
+		table_cell(t, xasprintf("%s (%s)", h->best->variant,
+		    h->best->label));
+		report_format_rate(h->best->median, buf, sizeof buf);
+		table_cell(t, xstrdup(buf));
+		report_format_ns(h->best->median, buf, sizeof buf);
+		table_cell(t, xstrdup(buf));
+	}
+	for (i = 0; i < r->nhosts; i++) {
+		if (r->hosts[i].best != NULL)
+			continue;
+		table_cell(t, xstrdup(r->hosts[i].name));
+		table_cell(t, xstrdup("no valid samples"));
+		table_cell(t, xstrdup(""));
+		table_cell(t, xstrdup(""));
+	}
+}
+
+void
 report_host_table(const struct rrun *r, const struct report_col *cols,
     size_t ncols, struct table *t)
 {

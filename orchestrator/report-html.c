@@ -570,12 +570,10 @@ best_note(void *arg, const char *host, const char *text)
 static void
 html_best(const struct rrun *r, FILE *out)
 {
-	char rate_head[64], ns_head[64], buf[32];
+	char rate_head[64], ns_head[64];
 	const char *heads[4] = { "host", "variant", rate_head, ns_head };
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
 	struct html_notes note = { out, 0 };
-	const struct rhost *h;
-	size_t i;
 
 	if (r->nhosts == 0)
 		return;
@@ -583,24 +581,7 @@ html_best(const struct rrun *r, FILE *out)
 	    study_unit_plural(r->study));
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	fputs("<h3>Best valid variant per host</h3>\n", out);
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		table_cell(&t, xstrdup(h->name));
-		table_cell(&t, xasprintf("%s (%s)", h->best->variant,
-		    h->best->label));
-		report_format_rate(h->best->median, buf, sizeof buf);
-		table_cell(&t, xstrdup(buf));
-		report_format_ns(h->best->median, buf, sizeof buf);
-		table_cell(&t, xstrdup(buf));
-	}
-	for (i = 0; i < r->nhosts; i++) {
-		if (r->hosts[i].best != NULL)
-			continue;
-		table_cell(&t, xstrdup(r->hosts[i].name));
-		table_cell(&t, xstrdup("no valid samples"));
-		table_cell(&t, xstrdup(""));
-		table_cell(&t, xstrdup(""));
-	}
+	report_best_rows(r, &t);
 	table_html(&t, out);
 	report_best_notes(r, 1, best_note, &note);
 	if (note.n > 0)

@@ -151,38 +151,20 @@ md_ratios(const struct rrun *r, FILE *out)
 	static const char *vs_heads[] = {
 		"host", "variant", "/ best", "interval", "verdict"
 	};
-	char rate_head[64], ns_head[64], buf[32];
+	char rate_head[64], ns_head[64];
 	const char *heads[4] = { best_heads[0], best_heads[1], rate_head,
 	    ns_head };
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
 	const struct rratio *x;
 	const struct rrow **rows;
 	struct md_notes note = { out, 0 };
-	const struct rhost *h;
 	size_t i, n;
 
 	snprintf(rate_head, sizeof rate_head, "median %s/s",
 	    study_unit_plural(r->study));
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	fputs("\n### Best valid variant per host\n\n", out);
-	for (i = 0; i < r->nranked; i++) {
-		h = r->ranked[i];
-		table_cell(&t, xstrdup(h->name));
-		table_cell(&t, xasprintf("%s (%s)", h->best->variant,
-		    h->best->label));
-		report_format_rate(h->best->median, buf, sizeof buf);
-		table_cell(&t, xstrdup(buf));
-		report_format_ns(h->best->median, buf, sizeof buf);
-		table_cell(&t, xstrdup(buf));
-	}
-	for (i = 0; i < r->nhosts; i++) {
-		if (r->hosts[i].best != NULL)
-			continue;
-		table_cell(&t, xstrdup(r->hosts[i].name));
-		table_cell(&t, xstrdup("no valid samples"));
-		table_cell(&t, xstrdup(""));
-		table_cell(&t, xstrdup(""));
-	}
+	report_best_rows(r, &t);
 	table_markdown(&t, out);
 	/* Beside the figures, not only among the warnings. */
 	report_best_notes(r, 1, md_note, &note);

@@ -55,6 +55,13 @@ struct strbuf;
 void report_html_add(struct strbuf *sb, const char *s);
 
 /*
+ * The rows of the best table Markdown and HTML share, four columns: each
+ * ranked host, its best as "variant (compiler)", its median rate and ns
+ * a unit; then each host without a best, "no valid samples".
+ */
+void report_best_rows(const struct rrun *r, struct table *t);
+
+/*
  * A column of the tables Markdown and HTML share: its head, alignment and
  * which fact of the host, build or cell it shows (REPORT_COL_*).
  */
