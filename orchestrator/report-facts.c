@@ -94,6 +94,18 @@ host_cell(const struct rhost *h, int what)
 	}
 }
 
+int
+report_host_mismatched(const struct rrun *r, const struct rhost *h)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].n > 0 && r->rows[i].digest == DIGEST_MISMATCH &&
+		    strcmp(r->rows[i].host, h->name) == 0)
+			return 1;
+	return 0;
+}
+
 void
 report_best_rows(const struct rrun *r, struct table *t)
 {
@@ -115,7 +127,9 @@ report_best_rows(const struct rrun *r, struct table *t)
 		if (r->hosts[i].best != NULL)
 			continue;
 		table_cell(t, xstrdup(r->hosts[i].name));
-		table_cell(t, xstrdup("no valid samples"));
+		table_cell(t, xstrdup(report_host_mismatched(r, &r->hosts[i]) ?
+		    "no valid samples whose digest agrees with the run's" :
+		    "no valid samples"));
 		table_cell(t, xstrdup(""));
 		table_cell(t, xstrdup(""));
 	}

@@ -552,6 +552,12 @@ const struct rrow *report_best_runner_up(const struct rrun *r,
  */
 void report_best_notes(const struct rrun *r, int labels,
     void (*fn)(void *arg, const char *host, const char *text), void *arg);
+/*
+ * Does host h have valid samples, all in rows whose digest disagrees
+ * with the run's?  It then has no best: "no valid samples whose digest
+ * agrees with the run's", not "no valid samples".
+ */
+int report_host_mismatched(const struct rrun *r, const struct rhost *h);
 /* The ranked host whose best row is w, or NULL. */
 const struct rhost *report_best_host(const struct rrun *r,
     const struct rrow *w);

@@ -358,19 +358,6 @@ text_rows(const struct rrun *r, FILE *out)
 	}
 }
 
-/* Does host h have valid samples, all in rows whose digest disagrees? */
-static int
-host_has_mismatch(const struct rrun *r, const struct rhost *h)
-{
-	size_t i;
-
-	for (i = 0; i < r->nrows; i++)
-		if (r->rows[i].n > 0 && r->rows[i].digest == DIGEST_MISMATCH &&
-		    strcmp(r->rows[i].host, h->name) == 0)
-			return 1;
-	return 0;
-}
-
 /* A note under the best table: "  host: text", wrapped. */
 static void
 text_note(void *arg, const char *host, const char *text)
@@ -415,7 +402,7 @@ text_best(const struct rrun *r, FILE *out)
 	for (i = 0; i < r->nhosts; i++) {
 		if (r->hosts[i].best == NULL)
 			report_emit(out, "  %s: no valid samples%s",
-			    r->hosts[i].name, host_has_mismatch(r,
+			    r->hosts[i].name, report_host_mismatched(r,
 			    &r->hosts[i]) ? " whose digest agrees with the "
 			    "run's" : "");
 	}

@@ -241,6 +241,13 @@ def test_report_says_why_a_host_has_no_best(db):
     text = run("report", "--db", db, "--run", 1)
     assert "  gen: no valid samples whose digest agrees with the run's\n" \
         in text, text
+    # The best table of Markdown and HTML says the same in its row.
+    md = run("report", "--db", db, "--run", 1, "--format", "md")
+    assert re.search(r"^\| gen +\| no valid samples whose digest agrees "
+                     r"with the run's +\|", md, re.M), md
+    html = run("report", "--db", db, "--run", 1, "--format", "html")
+    assert "<td>no valid samples whose digest agrees with the run's</td>" \
+        in html, html
 
 
 def test_reference_names_the_compiler_and_the_doubts(db):
