@@ -653,31 +653,35 @@ end_row(sqlite3_stmt *st, void *ctx)
 	return 1;
 }
 
-int
-db_build_end_position(struct db *db, int64_t run_id, const char *host,
+/* One past the largest of what sql selects of a build's samples, or 0. */
+static int
+build_end(struct db *db, const char *sql, int64_t run_id, const char *host,
     int64_t build_id, int64_t *end, struct so_err *err)
 {
 	int rc;
 
 	*end = 0;
-	rc = db_each(db, err, "cannot read samples", end_row, end, "SELECT "
-	    "COALESCE(MAX(host_position) + 1, 0) FROM samples WHERE run_id = ? "
-	    "AND host = ? AND build_id = ?", "isi", run_id, host, build_id);
+	rc = db_each(db, err, "cannot read samples", end_row, end, sql, "isi",
+	    run_id, host, build_id);
 	return rc < 0 ? rc : 0;
+}
+
+int
+db_build_end_position(struct db *db, int64_t run_id, const char *host,
+    int64_t build_id, int64_t *end, struct so_err *err)
+{
+	return build_end(db, "SELECT COALESCE(MAX(host_position) + 1, 0) FROM "
+	    "samples WHERE run_id = ? AND host = ? AND build_id = ?", run_id,
+	    host, build_id, end, err);
 }
 
 int
 db_build_index_end(struct db *db, int64_t run_id, const char *host,
     int64_t build_id, int64_t *end, struct so_err *err)
 {
-	int rc;
-
-	*end = 0;
-	rc = db_each(db, err, "cannot read samples", end_row, end, "SELECT "
-	    "COALESCE(MAX(sample_index) + 1, 0) FROM samples WHERE run_id = ? "
-	    "AND host = ? AND build_id = ? AND warmup = 0", "isi", run_id, host,
-	    build_id);
-	return rc < 0 ? rc : 0;
+	return build_end(db, "SELECT COALESCE(MAX(sample_index) + 1, 0) FROM "
+	    "samples WHERE run_id = ? AND host = ? AND build_id = ? AND "
+	    "warmup = 0", run_id, host, build_id, end, err);
 }
 
 struct sample_rows {

@@ -435,21 +435,22 @@ report_best_runner_up(const struct rrun *r, const struct rhost *h,
 	return up;
 }
 
-void
+size_t
 report_best_notes(const struct rrun *r, int labels,
-    void (*fn)(void *arg, const char *host, const char *text), void *arg)
+    void (*fn)(void *arg, size_t i, const char *host, const char *text),
+    void *arg)
 {
 	const struct rhost *h;
 	const struct rrow *up;
 	char *d, *s, *name, *iv, *others;
-	size_t i, ties;
+	size_t i, ties, n = 0;
 
 	for (i = 0; i < r->nranked; i++) {
 		h = r->ranked[i];
 		if ((d = report_best_doubts(r, h)) == NULL)
 			continue;
 		s = xasprintf("%s: its figure and its ratios may not hold", d);
-		fn(arg, h->name, s);
+		fn(arg, n++, h->name, s);
 		free(s);
 		free(d);
 	}
@@ -464,7 +465,7 @@ report_best_notes(const struct rrun *r, int labels,
 		s = xasprintf("its best is the study's control, %s, not one of "
 		    "the variants measured against it: its ratios set the "
 		    "control against the other host's best", h->best->variant);
-		fn(arg, h->name, s);
+		fn(arg, n++, h->name, s);
 		free(s);
 	}
 	/* The highest of close medians leans high (the winner's curse). */
@@ -481,12 +482,13 @@ report_best_notes(const struct rrun *r, int labels,
 		    "this precision: which is faster may be the noise's "
 		    "choice, and the best's figure leans high", name,
 		    up->vs_best.ratio, iv, others);
-		fn(arg, h->name, s);
+		fn(arg, n++, h->name, s);
 		free(s);
 		free(iv);
 		free(others);
 		free(name);
 	}
+	return n;
 }
 
 char *

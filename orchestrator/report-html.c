@@ -538,28 +538,17 @@ is_best(const struct rrun *r, const struct rrow *w)
 	return 0;
 }
 
-/*
- * A note under the best table: the host, then what the text says after
- * its name.  Opens the list before the first (*n counts them).
- */
-/* The notes under the best table, a list opened by the first. */
-struct html_notes {
-	FILE	*out;
-	size_t	 n;
-};
-
+/* A note under the best table: the first opens the list. */
 static void
-best_note(void *arg, const char *host, const char *text)
+best_note(void *out, size_t i, const char *host, const char *text)
 {
-	struct html_notes *hn = arg;
-
-	if (hn->n++ == 0)
-		fputs("<ul class=\"notes\">\n", hn->out);
-	fputs("<li><strong>", hn->out);
-	report_html_text(hn->out, host);
-	fputs("</strong>: ", hn->out);
-	report_html_text(hn->out, text);
-	fputs("</li>\n", hn->out);
+	if (i == 0)
+		fputs("<ul class=\"notes\">\n", out);
+	fputs("<li><strong>", out);
+	report_html_text(out, host);
+	fputs("</strong>: ", out);
+	report_html_text(out, text);
+	fputs("</li>\n", out);
 }
 
 /*
@@ -573,7 +562,6 @@ html_best(const struct rrun *r, FILE *out)
 	char rate_head[64], ns_head[64];
 	const char *heads[4] = { "host", "variant", rate_head, ns_head };
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
-	struct html_notes note = { out, 0 };
 
 	if (r->nhosts == 0)
 		return;
@@ -583,8 +571,7 @@ html_best(const struct rrun *r, FILE *out)
 	fputs("<h3>Best valid variant per host</h3>\n", out);
 	report_best_rows(r, &t);
 	table_html(&t, out);
-	report_best_notes(r, 1, best_note, &note);
-	if (note.n > 0)
+	if (report_best_notes(r, 1, best_note, out) > 0)
 		fputs("</ul>\n", out);
 }
 

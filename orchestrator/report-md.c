@@ -122,19 +122,11 @@ ratio_cells(struct table *t, const struct stats_ratio *s)
 	table_cell(t, xstrdup(report_verdict_phrase(s)));
 }
 
-/* The notes under the best table, the first after a blank line. */
-struct md_notes {
-	FILE	*out;
-	size_t	 n;
-};
-
+/* A note under the best table, the first after a blank line. */
 static void
-md_note(void *arg, const char *host, const char *text)
+md_note(void *out, size_t i, const char *host, const char *text)
 {
-	struct md_notes *mn = arg;
-
-	fprintf(mn->out, "%s- **%s**: %s\n", mn->n++ == 0 ? "\n" : "", host,
-	    text);
+	fprintf(out, "%s- **%s**: %s\n", i == 0 ? "\n" : "", host, text);
 }
 
 static void
@@ -157,7 +149,6 @@ md_ratios(const struct rrun *r, FILE *out)
 	struct table t = { .ncols = 4, .heads = heads, .align = "llrr" };
 	const struct rratio *x;
 	const struct rrow **rows;
-	struct md_notes note = { out, 0 };
 	size_t i, n;
 
 	snprintf(rate_head, sizeof rate_head, "median %s/s",
@@ -167,7 +158,7 @@ md_ratios(const struct rrun *r, FILE *out)
 	report_best_rows(r, &t);
 	table_markdown(&t, out);
 	/* Beside the figures, not only among the warnings. */
-	report_best_notes(r, 1, md_note, &note);
+	report_best_notes(r, 1, md_note, out);
 	if (r->nratios > 0) {
 		fprintf(out, "\n### Ratios of best rates\n\n%d%% bootstrap "
 		    "interval over the samples.\n\n", STATS_LEVEL_PCT);

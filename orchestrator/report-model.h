@@ -547,11 +547,13 @@ const struct rrow *report_best_runner_up(const struct rrun *r,
  * What is said of each ranked host's best under the best table, in the
  * order every format prints it: its doubts, the study's control as its
  * best, a row it cannot be told from (named with its compiler when
- * labels is set).  One wording for text, Markdown and HTML: fn(arg,
- * host, text) is called for each; text is freed after it returns.
+ * labels is set).  One wording for text, Markdown and HTML: fn(arg, i,
+ * host, text) is called for the i-th note from 0; text is freed after it
+ * returns.  Returns how many there were.
  */
-void report_best_notes(const struct rrun *r, int labels,
-    void (*fn)(void *arg, const char *host, const char *text), void *arg);
+size_t report_best_notes(const struct rrun *r, int labels,
+    void (*fn)(void *arg, size_t i, const char *host, const char *text),
+    void *arg);
 /*
  * Does host h have valid samples, all in rows whose digest disagrees
  * with the run's?  It then has no best: "no valid samples whose digest

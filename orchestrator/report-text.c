@@ -360,11 +360,12 @@ text_rows(const struct rrun *r, FILE *out)
 
 /* A note under the best table: "  host: text", wrapped. */
 static void
-text_note(void *arg, const char *host, const char *text)
+text_note(void *out, size_t i, const char *host, const char *text)
 {
 	char *head = xasprintf("  %s: ", host);
 
-	report_emit_wrapped(arg, head, text);
+	(void)i;
+	report_emit_wrapped(out, head, text);
 	free(head);
 }
 
