@@ -95,7 +95,6 @@ static cJSON *
 export_run(const struct rrun *r)
 {
 	cJSON *o = cJSON_CreateObject(), *d, *a;
-	char *why;
 	size_t i;
 
 	report_json_str(o, "format", "seqorch-summary");
@@ -120,11 +119,7 @@ export_run(const struct rrun *r)
 		    (double)r->ranked[i]->best->build_id);
 		cJSON_AddNumberToObject(d, "median_rate",
 		    r->ranked[i]->best->median);
-		why = report_best_doubts(r, r->ranked[i]);
-		report_json_str(d, "doubts", why);
-		free(why);
-		cJSON_AddBoolToObject(d, "control", report_is_control(r,
-		    r->ranked[i]->best->variant));
+		report_json_best_notes(d, r, r->ranked[i]);
 		cJSON_AddItemToArray(a, d);
 	}
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));

@@ -341,32 +341,39 @@ report_json_header(cJSON *o, const struct rrun *r)
 	}
 }
 
+void
+report_json_best_notes(cJSON *o, const struct rrun *r, const struct rhost *h)
+{
+	cJSON *x;
+	const struct rrow *up;
+	char *why;
+	size_t ties;
+
+	why = report_best_doubts(r, h);
+	report_json_str(o, "doubts", why);
+	free(why);
+	cJSON_AddBoolToObject(o, "control", report_is_control(r,
+	    h->best->variant));
+	/* The closest row the interval cannot tell from the best. */
+	if ((up = report_best_runner_up(r, h, &ties)) != NULL) {
+		x = report_json_ratio(&up->vs_best);
+		report_json_str(x, "variant", up->variant);
+		cJSON_AddNumberToObject(x, "build_id", (double)up->build_id);
+		cJSON_AddNumberToObject(x, "ties", (double)ties);
+		cJSON_AddItemToObject(o, "runner_up", x);
+	} else
+		cJSON_AddNullToObject(o, "runner_up");
+}
+
 static cJSON *
 json_best(const struct rrun *r)
 {
-	cJSON *a = cJSON_CreateArray(), *o, *x;
-	const struct rrow *up;
-	char *why;
-	size_t i, ties;
+	cJSON *a = cJSON_CreateArray(), *o;
+	size_t i;
 
 	for (i = 0; i < r->nranked; i++) {
 		o = json_row(r->ranked[i]->best);
-		why = report_best_doubts(r, r->ranked[i]);
-		report_json_str(o, "doubts", why);
-		free(why);
-		cJSON_AddBoolToObject(o, "control", report_is_control(r,
-		    r->ranked[i]->best->variant));
-		/* The closest row the interval cannot tell from the best. */
-		if ((up = report_best_runner_up(r, r->ranked[i], &ties)) !=
-		    NULL) {
-			x = report_json_ratio(&up->vs_best);
-			report_json_str(x, "variant", up->variant);
-			cJSON_AddNumberToObject(x, "build_id",
-			    (double)up->build_id);
-			cJSON_AddNumberToObject(x, "ties", (double)ties);
-			cJSON_AddItemToObject(o, "runner_up", x);
-		} else
-			cJSON_AddNullToObject(o, "runner_up");
+		report_json_best_notes(o, r, r->ranked[i]);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -460,6 +460,12 @@ struct cJSON *report_json_host(const struct rhost *h);
 struct cJSON *report_json_builds(const struct rrun *r);
 struct cJSON *report_json_cell(const struct rrow *w);
 struct cJSON *report_json_ratios(const struct rrun *r);
+/*
+ * What is said of host h's best (ranked), added to its object o: doubts,
+ * control and runner_up, as the best table's notes say them.
+ */
+void report_json_best_notes(struct cJSON *o, const struct rrun *r,
+    const struct rhost *h);
 
 /* The other renderings: all of runs, to out. */
 void report_markdown(const struct rrun *runs, size_t n, FILE *out);

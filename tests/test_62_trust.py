@@ -517,6 +517,9 @@ def test_a_best_the_interval_cannot_tell_from_the_next(db):
     assert (up["gen"]["variant"], up["gen"]["build_id"], up["gen"]["ties"],
             up["gen"]["verdict"]) == ("c-wrapped", 3, 1, "undecided")
     assert up["gen"]["ratio"] == pytest.approx(ratio)
+    # summary.json says it in the same shape.
+    summary = json.loads(run("export", "--db", db, "--run", 1))
+    assert {b["host"]: b["runner_up"] for b in summary["best"]} == up
 
 
 def test_a_control_the_seed_timed_is_not_named_another_thing(db):
