@@ -123,7 +123,7 @@ export_run(const struct rrun *r)
 		cJSON_AddItemToArray(a, d);
 	}
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));
-	cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
+	report_json_position_bias(o, r);
 	cJSON_AddNumberToObject(o, "invalid_samples", (double)r->ninvalid);
 	return o;
 }

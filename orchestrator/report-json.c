@@ -257,22 +257,52 @@ json_sources(const struct rrun *r)
 	return a;
 }
 
+/*
+ * A ratio that was not computed has every member of one that was, null:
+ * no number, no interval, no verdict ("Unknown is null, never a missing
+ * member", docs/report.md).
+ */
+static cJSON *
+json_refused(void)
+{
+	static const char *const keys[] = {
+		"ratio", "lo", "hi", "level_pct", "verdict", "verdict_text"
+	};
+	cJSON *o = cJSON_CreateObject();
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof *keys; i++)
+		cJSON_AddNullToObject(o, keys[i]);
+	return o;
+}
+
 cJSON *
 report_json_ratios(const struct rrun *r)
 {
 	cJSON *a = cJSON_CreateArray(), *o, *d;
 	const struct rratio *x;
 	const struct rhost *h;
-	const struct rrow *w;
+	const struct rrow *w, *win;
 	char *why;
 	size_t i, j;
 
 	for (i = 0; i < r->nratios; i++) {
 		x = &r->ratios[i];
-		o = x->refused != NULL ? cJSON_CreateObject() :
+		o = x->refused != NULL ? json_refused() :
 		    report_json_ratio(&x->s);
-		report_json_str(o, "faster", x->a->host);
-		report_json_str(o, "slower", x->b->host);
+		report_json_str(o, "a", x->a->host);
+		report_json_str(o, "b", x->b->host);
+		/*
+		 * A winner only where the verdict names one: a script reading
+		 * "faster" must not get the higher median of two hosts the
+		 * interval cannot tell apart (the text's "not distinguishable").
+		 */
+		win = x->refused != NULL ? NULL : x->s.verdict ==
+		    STATS_FASTER ? x->a : x->s.verdict == STATS_SLOWER ? x->b :
+		    NULL;
+		report_json_str(o, "faster", win != NULL ? win->host : NULL);
+		report_json_str(o, "slower", win == NULL ? NULL : win == x->a ?
+		    x->b->host : x->a->host);
 		report_json_str(o, "refused", x->refused);
 		/* The sides whose best figure has doubts (json_best's). */
 		d = cJSON_AddArrayToObject(o, "doubtful");
@@ -379,6 +409,16 @@ json_best(const struct rrun *r)
 	return a;
 }
 
+void
+report_json_position_bias(cJSON *o, const struct rrun *r)
+{
+	/* No two positions to compare: not measurable, as the text says. */
+	if (r->npositions == 0)
+		cJSON_AddNullToObject(o, "position_bias");
+	else
+		cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
+}
+
 static cJSON *
 json_positions(const struct rrun *r)
 {
@@ -476,7 +516,7 @@ report_json_run(const struct rrun *r)
 	cJSON_AddItemToObject(o, "ratios", report_json_ratios(r));
 	cJSON_AddItemToObject(o, "paired", report_builds_json(r));
 	report_builds_json_sections(r, o);
-	cJSON_AddBoolToObject(o, "position_bias", r->position_bias);
+	report_json_position_bias(o, r);
 	cJSON_AddItemToObject(o, "positions", json_positions(r));
 	cJSON_AddItemToObject(o, "warnings", json_warnings(r));
 	if (r->has_ref || r->ref_note != NULL)

@@ -466,6 +466,11 @@ struct cJSON *report_json_ratios(const struct rrun *r);
  */
 void report_json_best_notes(struct cJSON *o, const struct rrun *r,
     const struct rhost *h);
+/*
+ * "position_bias" added to o: whether some position in the alternating
+ * order shifts results, null when there were not two positions to compare.
+ */
+void report_json_position_bias(struct cJSON *o, const struct rrun *r);
 
 /* The other renderings: all of runs, to out. */
 void report_markdown(const struct rrun *runs, size_t n, FILE *out);

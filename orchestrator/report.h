@@ -27,11 +27,14 @@ struct report_opts;
 /*
  * The version of the JSON schema `report --format json`, summary.json
  * (export) and `compare --format json` share ("schema_version" in each;
- * docs/report.md): 2 gave them
- * one vocabulary (cells, hosts[].name, cv_pct, cycles_source
- * "calibration"); summary.json's "summary_version" 1 came before.
+ * docs/report.md): 3 names no faster host where the interval cannot
+ * tell two apart (ratios[].a and .b; faster and slower null), gives a
+ * refused ratio its members as null and position_bias null when not
+ * measurable; 2 gave them one vocabulary (cells, hosts[].name, cv_pct,
+ * cycles_source "calibration"); summary.json's "summary_version" 1 came
+ * before.
  */
-#define REPORT_SCHEMA_VERSION 2
+#define REPORT_SCHEMA_VERSION 3
 
 /*
  * A format of the report, as curl describes a protocol by a handler: its

@@ -198,7 +198,7 @@ def test_json(site):
     cells, best, ratios = hand(site / "results.db", 1)
     doc = json.loads(sq(site, "report", "--run", 1, "--format",
                         "json").stdout)
-    assert (doc["format"], doc["schema_version"]) == ("seqorch-report", 2)
+    assert (doc["format"], doc["schema_version"]) == ("seqorch-report", 3)
     run = doc["runs"][0]
     assert run["unit"] == "hash" and run["unit_plural"] == "hashes"
     assert len(run["cells"]) == len(cells)
@@ -214,7 +214,7 @@ def test_json(site):
         assert row["cycles_per_step"] == pytest.approx(
             row["clock_mhz"] * 1e-3 * row["ns_per_step"], rel=1e-12)
     assert {b["host"]: b["variant"] for b in run["best"]} == best
-    got = [(x["faster"], x["slower"], x["ratio"]) for x in run["ratios"]]
+    got = [(x["a"], x["b"], x["ratio"]) for x in run["ratios"]]
     assert [g[:2] for g in got] == [r[:2] for r in ratios]
     for g, r in zip(got, ratios):
         assert g[2] == pytest.approx(r[2], rel=1e-12)
@@ -656,7 +656,7 @@ def test_compare(site):
     out = json.loads(sq(site, "compare", 1, 2, "--format", "json").stdout)
     assert (out["baseline"], out["new"]) == (1, 2)
     # The version the report's and summary.json's JSON carry (issue 32).
-    assert out["schema_version"] == 2
+    assert out["schema_version"] == 3
     logs = []
     for cell in out["cells"]:
         k = (cell["variant"], cell["host"])
@@ -805,7 +805,7 @@ def test_report_refuses_and_n1(site, tmp_path):
     doc = json.loads(sq(d, "report", "--run", 1, "--format",
                         "json").stdout)
     refused = [x for x in doc["runs"][0]["ratios"] if x["refused"]]
-    assert len(refused) == 2 and all("ratio" not in x for x in refused)
+    assert len(refused) == 2 and all(x["ratio"] is None for x in refused)
 
     d = modified(site, tmp_path / "n1",
                  "DELETE FROM samples WHERE run_id = 1 AND sample_index > 0")
