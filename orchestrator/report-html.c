@@ -449,9 +449,11 @@ td_ratio(FILE *out, const struct stats_ratio *s)
 {
 	char *iv = report_interval_str(s);
 
-	fprintf(out, "<td class=\"n\">%.3fx</td><td>%s</td><td class=\"%s\">"
-	    "%s</td>", s->ratio, iv, stats_verdict_key(s->verdict),
-	    report_verdict_phrase(s));
+	/* "[no interval: n < 2]" is text: its '<' escaped. */
+	fprintf(out, "<td class=\"n\">%.3fx</td><td>", s->ratio);
+	report_html_text(out, iv);
+	fprintf(out, "</td><td class=\"%s\">%s</td>",
+	    stats_verdict_key(s->verdict), report_verdict_phrase(s));
 	free(iv);
 }
 
