@@ -10,6 +10,7 @@ import re
 import sqlite3
 import subprocess
 
+import jsonschema
 import pytest
 
 from conftest import ROOT
@@ -569,3 +570,119 @@ def test_a_best_tied_with_two_rows_says_how_many(db):
                                 1)[1].split("<h3>Ratios", 1)[0])
     assert [x for x in notes if re.match("<strong>grav</strong>: " + said,
                                          x)], html
+
+
+def strict_json(text):
+    """The document, refused if a key is repeated or a number is NaN or
+    infinite (which python3 -m json.tool would print back as is)."""
+    def pairs(items):
+        keys = [k for k, _ in items]
+        assert len(keys) == len(set(keys)), keys
+        return dict(items)
+
+    def constant(name):
+        raise AssertionError(f"{name} in JSON")
+    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+
+
+# The edge cases every format must say alike: SQL run on the fixture (a
+# run whose digests disagree: test_report_says_why_a_host_has_no_best).
+EDGES = {
+    "one host": ["DELETE FROM samples WHERE host = 'gen'",
+                 "DELETE FROM run_hosts WHERE host = 'gen'",
+                 "DELETE FROM builds WHERE host = 'gen'"],
+    "one variant": ["DELETE FROM samples WHERE variant = 'c-wrapped'"],
+    "a host all invalid": ["UPDATE samples SET valid = 0, invalid_reason ="
+                           " 'digest differs' WHERE host = 'gen'"],
+    "warmups only": ["UPDATE samples SET warmup = 1, sample_index = -2 -"
+                     " sample_index WHERE warmup = 0"],
+    "control only": ["DELETE FROM samples WHERE host = 'gen' AND variant ="
+                     " 'c-wrapped'",
+                     "UPDATE samples SET variant = 'openssl-evp' WHERE host"
+                     " = 'gen'"],
+    # gen twice as fast: the two bests' ranges overlap.
+    "undecided": ["UPDATE samples SET ns = ns / 2 WHERE host = 'gen'"],
+    "one sample": ["DELETE FROM samples WHERE sample_index IN (1, 2)"],
+    "steps differ": ["UPDATE samples SET steps = 2000, digest = 'cd' WHERE"
+                     " host = 'gen'"],
+}
+
+
+@pytest.mark.parametrize("edge", EDGES)
+def test_every_format_says_the_same(db, edge):
+    """For each edge case, text, Markdown, HTML, the report's JSON and
+    summary.json agree on the best per host, the runner-up, each ratio's
+    hosts and verdict, and position bias; the JSON documents are strict
+    (no repeated key, no NaN) and summary.json is valid.  JSON named a
+    "faster" host where the text said "not distinguishable" (by the
+    medians alone), said position_bias false where the text said "not
+    measurable", and left out a refused ratio's members."""
+    con = sqlite3.connect(db)
+    for sql in EDGES[edge]:
+        con.execute(sql)
+    con.commit()
+    con.close()
+    args = ("report", "--db", db, "--run", 1)
+    text = run(*args)
+    md = run(*args, "--format", "markdown")
+    page = run(*args, "--format", "html")
+    rep = strict_json(run(*args, "--format", "json"))["runs"][0]
+    summary = strict_json(run("export", "--db", db, "--run", 1))
+    schema = json.loads((ROOT / "docs" / "summary.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(summary)
+
+    # The best per host, fastest first, and what is said of it.
+    best = [(b["host"], b["variant"], b["build_id"], b["doubts"],
+             b["control"], b["runner_up"]) for b in rep["best"]]
+    assert best == [(b["host"], b["variant"], b["build_id"], b["doubts"],
+                     b["control"], b["runner_up"]) for b in summary["best"]]
+    table = text.split("best valid variant per host\n", 1)[1] \
+        .split("\n\n", 1)[0]
+    assert [m[0] for m in re.findall(r"^  (\S+)  +(\S+) \(", table, re.M)
+            if m[0] != "host"] == [b[0] for b in best], table
+    flat = " ".join(table.split())
+    for host, *_, up in best:
+        said = re.search(rf"{host}: its best cannot be told from (\S+) ",
+                         flat)
+        assert (said and said.group(1)) == (up and up["variant"]), flat
+    mdbest = md.split("### Best valid variant per host", 1)[1] \
+        .split("###", 1)[0]
+    assert re.findall(r"^\| (\S+) \| \S+ \(", mdbest, re.M) == \
+        [b[0] for b in best], mdbest
+
+    # Each ratio: its hosts and verdict; a winner only where decided.
+    lines = re.findall(r"^  (\S+) / (\S+)(?: = \S+x  \[.*?\]  (faster|slower"
+                       r"|not distinguishable at this precision)|: refused,"
+                       r" ([^;\n]*))", text.split("ratios of best rates", 1)
+                       [-1].split("\n\n", 1)[0], re.M)
+    mdrows = re.findall(r"^\| (\S+) \| (\S+) \| \S+ \| .*? \| (faster|"
+                        r"slower|not distinguishable at this precision|"
+                        r"refused: [^;|]*)[^|]* \|$", md.split(
+                            "### Ratios of best rates", 1)[-1].split("###")[0],
+                        re.M)
+    cells = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td>(?:<td class="
+                       r"\"n\">[^<]*</td><td>[^<]*</td><td class=\"\w+\">"
+                       r"([^<]*)</td>|<td colspan=\"5\">refused: ([^<]*))",
+                       page.split("<h3>Ratios of best rates</h3>", 1)[-1]
+                       .split("</table>", 1)[0])
+    assert rep["ratios"] == summary["ratios"]
+    assert len(lines) == len(mdrows) == len(cells) == len(rep["ratios"])
+    for x, t, m, h in zip(rep["ratios"], lines, mdrows, cells):
+        refused = x["refused"]
+        words = x["verdict_text"] if refused is None else None
+        assert t == (x["a"], x["b"], words or "", refused or ""), (t, x)
+        assert m == (x["a"], x["b"], words or f"refused: {refused}"), m
+        assert h == (x["a"], x["b"], words or "", refused or ""), h
+        if refused is not None:
+            assert all(x[k] is None for k in ("ratio", "lo", "hi",
+                       "level_pct", "verdict", "verdict_text")), x
+        won = {"faster": (x["a"], x["b"]), "slower": (x["b"], x["a"])}
+        assert (x["faster"], x["slower"]) == won.get(x["verdict"],
+                                                     (None, None)), x
+
+    # Position bias: null where no two positions could be compared.
+    said = re.search(r"^position bias: (not measurable|some positions|no "
+                     r"position)", text, re.M).group(1)
+    assert rep["position_bias"] == summary["position_bias"] == \
+        {"not measurable": None, "some positions": True,
+         "no position": False}[said], said
