@@ -7,6 +7,7 @@ The database is made from schema.sql with hand-chosen samples, so every
 expected figure is computed here from the same numbers."""
 import json
 import re
+import shutil
 import sqlite3
 import subprocess
 
@@ -94,10 +95,19 @@ def run(*args):
     return p.stdout
 
 
-@pytest.fixture
-def db(tmp_path):
-    path = tmp_path / "results.db"
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """The database made once (schema.sql is most of a second to apply);
+    each test changes a copy."""
+    path = tmp_path_factory.mktemp("made") / "results.db"
     make_db(path)
+    return path
+
+
+@pytest.fixture
+def db(made, tmp_path):
+    path = tmp_path / "results.db"
+    shutil.copyfile(made, path)
     return path
 
 
