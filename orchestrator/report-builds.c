@@ -84,13 +84,14 @@ paired_text(const struct rrun *r, FILE *out)
 	struct table t = { .ncols = 8, .heads = heads, .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
-	size_t i, j, n, any, hw = 4, aw = 5;
+	size_t i, j, n, any, hw = 4, aw = 5, few = 0;
 
 	for (i = 0; i < r->npaired; i++) {
 		const struct rpaired *p = &r->paired[i];
 
 		if (!p->baseline)
 			continue;
+		few += p->n >= 2 && p->n < STATS_SIGN_MIN_PAIRS;
 		hw = wider(hw, p->host, 0);
 		aw = wider(aw, p->a_label, 0);
 		table_cell(&t, xstrdup(p->host));
@@ -109,6 +110,13 @@ paired_text(const struct rrun *r, FILE *out)
 	    "the baseline's in the\nsamples of one index, side by side in one "
 	    "alternating order, %d%% interval\n", STATS_LEVEL_PCT);
 	table_print(&t, out);
+	/* An interval clear of 1 beside no verdict needs its reason. */
+	if (few > 0)
+		fprintf(out, "  with fewer than %d pairs no verdict: the sign "
+		    "test of %d pairs all on one\n  side is p = %.4g, over "
+		    "%d%% (run --samples %d or more)\n", STATS_SIGN_MIN_PAIRS,
+		    STATS_SIGN_MIN_PAIRS - 1, ldexp(1, 2 - STATS_SIGN_MIN_PAIRS),
+		    100 - STATS_LEVEL_PCT, STATS_SIGN_MIN_PAIRS);
 	/* A host with one build, or its best in one, has nothing here. */
 	for (any = 0, i = 0; i < r->nhosts; i++) {
 		const struct rhost *h = &r->hosts[i];
@@ -216,11 +224,14 @@ report_builds_html(const struct rrun *r, FILE *out)
 			    "<p>Each build's rate over its host's baseline "
 			    "build's, from the samples of the same index, "
 			    "taken side by side in one alternating order; %d%% "
-			    "bootstrap interval over the pairs.</p>\n"
+			    "bootstrap interval over the pairs. A verdict also "
+			    "needs the sign test of the pairs under %d%%, which "
+			    "takes %d pairs at least.</p>\n"
 			    "<div class=\"scroll\"><table><tr><th>host</th>"
 			    "<th>variant</th><th>build</th><th>baseline</th>"
 			    "<th>pairs</th><th>ratio</th><th>interval</th>"
-			    "<th>verdict</th></tr>\n", STATS_LEVEL_PCT);
+			    "<th>verdict</th></tr>\n", STATS_LEVEL_PCT,
+			    100 - STATS_LEVEL_PCT, STATS_SIGN_MIN_PAIRS);
 		any = 1;
 		fputs("<tr><td>", out);
 		report_html_text(out, p->host);

@@ -518,6 +518,26 @@ stats_paired(const double *r, size_t n, uint64_t seed, struct stats_ratio *out)
 		boot[i] = stats_boot_median(&rng, r, n);
 	stats_interval(boot, STATS_RESAMPLES, out);
 	free(boot);
+	if (stats_sign_p(r, n) > 1 - STATS_LEVEL_PCT / 100.0)
+		out->verdict = STATS_UNDECIDED;
+}
+
+double
+stats_sign_p(const double *r, size_t n)
+{
+	size_t i, above = 0, below = 0, m, k;
+	double tail = 0;
+
+	for (i = 0; i < n; i++) {
+		above += r[i] > 1;
+		below += r[i] < 1;
+	}
+	m = above + below;
+	/* P(X >= k) for X ~ Binomial(m, 1/2), k the larger side. */
+	for (k = above > below ? above : below; k <= m && m > 0; k++)
+		tail += exp(lgamma((double)m + 1) - lgamma((double)k + 1) -
+		    lgamma((double)(m - k) + 1) - (double)m * log(2));
+	return m == 0 || 2 * tail > 1 ? 1 : 2 * tail;
 }
 
 /*

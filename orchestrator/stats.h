@@ -121,10 +121,21 @@ void stats_ratio_drawn_split(const double *x, const uint32_t *at,
  * pairs (the median of n of them drawn with replacement, as
  * stats_boot_median draws it), so a drift both builds share cancels in
  * each pair instead of widening the interval.  Fewer than 2 pairs: lo and
- * hi are NAN and the verdict STATS_UNDECIDED.
+ * hi are NAN and the verdict STATS_UNDECIDED.  A verdict also needs the
+ * sign test of the pairs (stats_sign_p) under 1 - STATS_LEVEL_PCT / 100:
+ * the interval of a median of few pairs is their range, so all of them
+ * on one side, which 3 pairs of equal builds are one time in four,
+ * would decide; the test needs STATS_SIGN_MIN_PAIRS at least.
  */
+#define STATS_SIGN_MIN_PAIRS 6
 void stats_paired(const double *r, size_t n, uint64_t seed,
     struct stats_ratio *out);
+/*
+ * The two-sided p-value of the exact sign test that ratios r (n of them,
+ * any order) are as often above 1 as below it; ratios of exactly 1 are
+ * left out.  1 when none is left.
+ */
+double stats_sign_p(const double *r, size_t n);
 
 /*
  * The generator (xoshiro256**) and one resampled median, for callers that

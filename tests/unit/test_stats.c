@@ -3,7 +3,8 @@
  * numpy's default quantile), the constant-time resampled median against
  * plain resampling with replacement, and the verdicts on synthetic data:
  * clearly different, overlapping, n = 1, and sets drawn from one
- * distribution (which must mostly come out undecided).
+ * distribution (which must mostly come out undecided); paired ratios of
+ * builds, whose few pairs all on one side decide nothing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -362,6 +363,44 @@ test_large_cells(void **state)
 	free(b);
 }
 
+/*
+ * Paired ratios of two builds that do not differ: 3 pairs all on one
+ * side are a quarter of such runs, and the interval of their median is
+ * their range, so a verdict must also pass the sign test.
+ */
+static void
+test_paired(void **state)
+{
+	static const double five[] = { 1.03, 1.05, 1.06, 1.07, 1.41 };
+	static const double eight[] = { 1.02, 1.03, 1.04, 1.05, 1.05, 1.06,
+	    1.07, 1.09 };
+	static const double mixed[] = { 0.9, 0.95, 1, 1.05, 1.1, 1.2 };
+	struct stats_ratio r;
+	unsigned seed = 5;
+	int t, undecided = 0;
+	double *x;
+
+	(void)state;
+	for (t = 0; t < 200; t++) {
+		x = synth(&seed, 3, 1, 0.02);
+		stats_paired(x, 3, STATS_SEED, &r);
+		undecided += r.verdict == STATS_UNDECIDED;
+		free(x);
+	}
+	assert_int_equal(undecided, 200);
+	/* All five above 1: the range excludes 1, p = 2 / 32 does not. */
+	stats_paired(five, 5, STATS_SEED, &r);
+	assert_true(r.lo > 1);
+	assert_int_equal(r.verdict, STATS_UNDECIDED);
+	assert_true(fabs(stats_sign_p(five, 5) - 0.0625) < 1e-12);
+	stats_paired(eight, 8, STATS_SEED, &r);
+	assert_int_equal(r.verdict, STATS_FASTER);
+	assert_true(fabs(stats_sign_p(eight, 8) - 2.0 / 256) < 1e-12);
+	/* The pair at exactly 1 is left out: 3 above, 2 below. */
+	assert_true(fabs(stats_sign_p(mixed, 6) - 1) < 1e-12);
+	assert_true(fabs(stats_sign_p(mixed, 0) - 1) < 1e-12);
+}
+
 int
 main(void)
 {
@@ -377,6 +416,7 @@ main(void)
 		cmocka_unit_test(test_reproducible),
 		cmocka_unit_test(test_same_distribution),
 		cmocka_unit_test(test_large_cells),
+		cmocka_unit_test(test_paired),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
