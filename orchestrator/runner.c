@@ -448,6 +448,18 @@ measure_one(void *arg, size_t k)
 			run_measure(hr, &hr->builds[i], hr->labels[i]);
 	if (!hr->failed && !any && !*p->stop)
 		fail_builds(hr);
+	/* A compiler asked for and not measured leaves the run partial. */
+	for (i = 0; i < hr->nbuilds && any && !hr->failed && !*p->stop; i++)
+		if (!hr->builds[i].ok) {
+			char *msg = xasprintf("build with \"%s\" failed: %s "
+			    "(the other builds went on; the build log: "
+			    "seqorch report --run %lld)", hr->labels[i],
+			    hr->builds[i].reason ? hr->builds[i].reason :
+			    "no reason recorded", (long long)p->run_id);
+
+			run_fail(hr, msg);
+			free(msg);
+		}
 	if (*p->stop && !hr->failed) {
 		hr->failed = 1;
 		snprintf(hr->error, sizeof hr->error, "interrupted");

@@ -183,6 +183,23 @@ def test_failed_build_is_recorded(scratch, workdir):
     assert statuses == {"unavailable"}
 
 
+def test_one_failed_build_leaves_the_run_partial(scratch, workdir):
+    """Of two compilers, the one that does not run is no "ok" run: the
+    other build is measured, the run is partial and exits 1."""
+    write_hosts(scratch / "hosts.toml", workdir,
+                'cc = ["cc", "/nonexistent/cc"]\n')
+    r = run(scratch, "--variants", "c-fused")
+    assert r.returncode == 1, r.stderr
+    assert ('seqorch: local: failed: build with "/nonexistent/cc" failed: '
+            'compiler "/nonexistent/cc" does not run (the other builds went '
+            'on; the build log: seqorch report --run 1)\n') in r.stderr
+    assert "seqorch: run 1 partial: 1 samples (0 invalid)" in r.stderr
+    db = scratch / "results.db"
+    assert query(db, "SELECT status FROM runs") == [("partial",)]
+    assert query(db, "SELECT b.compiler, s.valid FROM samples s JOIN "
+                 "builds b ON b.id = s.build_id") == [("cc", 1)]
+
+
 def test_failed_build_says_the_compilers_error(scratch, workdir):
     """The compiler's first error line, not only the report's log."""
     write_hosts(scratch / "hosts.toml", workdir,
