@@ -71,6 +71,51 @@ wider(size_t w, const char *s, size_t extra)
 	return n > w ? n : w;
 }
 
+static const char *paired_heads[] = { "host", "variant", "build",
+    "baseline", "pairs", "ratio", "interval", "verdict" };
+
+/*
+ * The paired ratios against each host's baseline as rows of t (8
+ * columns), the widest host and build in *hw and *aw; returns how many
+ * have too few pairs for a verdict.
+ */
+static size_t
+paired_rows(const struct rrun *r, struct table *t, size_t *hw, size_t *aw)
+{
+	size_t i, few = 0;
+
+	for (i = 0; i < r->npaired; i++) {
+		const struct rpaired *p = &r->paired[i];
+
+		if (!p->baseline)
+			continue;
+		few += p->n >= 2 && p->n < STATS_SIGN_MIN_PAIRS;
+		*hw = wider(*hw, p->host, 0);
+		*aw = wider(*aw, p->a_label, 0);
+		table_cell(t, xstrdup(p->host));
+		table_cell(t, xasprintf("%s%s", p->variant,
+		    report_is_control(r, p->variant) ? " (control)" : ""));
+		table_cell(t, xstrdup(p->a_label));
+		table_cell(t, xstrdup(p->b_label));
+		table_cell(t, xasprintf("%zu", p->n));
+		table_cell(t, xasprintf("%5.3fx", p->s.ratio));
+		table_cell(t, report_interval_str(&p->s));
+		table_cell(t, xstrdup(report_verdict_phrase(&p->s)));
+	}
+	return few;
+}
+
+/* Why an interval clear of 1 may stand beside no verdict. */
+static char *
+few_pairs_note(void)
+{
+	return xasprintf("with fewer than %d pairs no verdict: the sign test "
+	    "of %d pairs all on one side is p = %.4g, over %d%% (run "
+	    "--samples %d or more)", STATS_SIGN_MIN_PAIRS,
+	    STATS_SIGN_MIN_PAIRS - 1, ldexp(1, 2 - STATS_SIGN_MIN_PAIRS),
+	    100 - STATS_LEVEL_PCT, STATS_SIGN_MIN_PAIRS);
+}
+
 /*
  * The paired ratios against each host's baseline, a table as every text
  * table (table_print), then each host's best valid (variant, build)
@@ -79,44 +124,25 @@ wider(size_t w, const char *s, size_t extra)
 static void
 paired_text(const struct rrun *r, FILE *out)
 {
-	static const char *heads[] = { "host", "variant", "build", "baseline",
-	    "pairs", "ratio", "interval", "verdict" };
-	struct table t = { .ncols = 8, .heads = heads, .align = "llllrrll" };
+	struct table t = { .ncols = 8, .heads = paired_heads,
+	    .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
-	size_t i, j, n, any, hw = 4, aw = 5, few = 0;
+	char *note;
+	size_t i, j, n, any, hw = 4, aw = 5, few;
 
-	for (i = 0; i < r->npaired; i++) {
-		const struct rpaired *p = &r->paired[i];
-
-		if (!p->baseline)
-			continue;
-		few += p->n >= 2 && p->n < STATS_SIGN_MIN_PAIRS;
-		hw = wider(hw, p->host, 0);
-		aw = wider(aw, p->a_label, 0);
-		table_cell(&t, xstrdup(p->host));
-		table_cell(&t, xasprintf("%s%s", p->variant,
-		    report_is_control(r, p->variant) ? " (control)" : ""));
-		table_cell(&t, xstrdup(p->a_label));
-		table_cell(&t, xstrdup(p->b_label));
-		table_cell(&t, xasprintf("%zu", p->n));
-		table_cell(&t, xasprintf("%5.3fx", p->s.ratio));
-		table_cell(&t, report_interval_str(&p->s));
-		table_cell(&t, xstrdup(report_verdict_phrase(&p->s)));
-	}
+	few = paired_rows(r, &t, &hw, &aw);
 	if (t.ncells == 0)
 		return;
 	fprintf(out, "\nbuilds against their host's baseline, paired: rate / "
 	    "the baseline's in the\nsamples of one index, side by side in one "
 	    "alternating order, %d%% interval\n", STATS_LEVEL_PCT);
 	table_print(&t, out);
-	/* An interval clear of 1 beside no verdict needs its reason. */
-	if (few > 0)
-		fprintf(out, "  with fewer than %d pairs no verdict: the sign "
-		    "test of %d pairs all on one\n  side is p = %.4g, over "
-		    "%d%% (run --samples %d or more)\n", STATS_SIGN_MIN_PAIRS,
-		    STATS_SIGN_MIN_PAIRS - 1, ldexp(1, 2 - STATS_SIGN_MIN_PAIRS),
-		    100 - STATS_LEVEL_PCT, STATS_SIGN_MIN_PAIRS);
+	if (few > 0) {
+		note = few_pairs_note();
+		report_emit_wrapped(out, "  ", note);
+		free(note);
+	}
 	/* A host with one build, or its best in one, has nothing here. */
 	for (any = 0, i = 0; i < r->nhosts; i++) {
 		const struct rhost *h = &r->hosts[i];
@@ -453,6 +479,23 @@ builds_tables(const struct rrun *r, FILE *out, enum builds_as as)
 void
 report_builds_tables(const struct rrun *r, FILE *out, int html)
 {
+	struct table t = { .ncols = 8, .heads = paired_heads,
+	    .align = "llllrrll" };
+	size_t hw = 0, aw = 0, few;
+	char *note;
+
+	/* HTML has its own paired table (report_builds_html). */
+	if (!html && (few = paired_rows(r, &t, &hw, &aw), t.ncells > 0)) {
+		section(out, AS_MARKDOWN, "paired ratios between builds", "",
+		    &t);
+		if (few > 0) {
+			note = few_pairs_note();
+			fputc('\n', out);
+			report_md_text(out, note);
+			fputc('\n', out);
+			free(note);
+		}
+	}
 	builds_tables(r, out, html ? AS_HTML : AS_MARKDOWN);
 }
 

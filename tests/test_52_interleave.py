@@ -148,6 +148,11 @@ def test_report_gives_the_paired_ratio(run):
         assert x["verdict"] in ("faster", "slower", "undecided")
     html = seqorch(d, "report", "--latest", "--format", "html").stdout
     assert "<h3>Paired ratios between builds</h3>" in html
+    md = seqorch(d, "report", "--latest", "--format", "markdown").stdout
+    assert "\n### Paired ratios between builds\n" in md, md
+    rows = [ln for ln in md.splitlines()
+            if ln.startswith("| local | ") and " | clang | gcc | " in ln]
+    assert len(rows) == len(VARIANTS), md
 
 
 def test_paired_ratio_is_the_median_of_the_pairs(run):
