@@ -128,8 +128,8 @@ paired_text(const struct rrun *r, FILE *out)
 	    .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
-	char *note;
-	size_t i, j, n, any, hw = 4, aw = 5, few;
+	char *note, **lines = NULL;
+	size_t i, j, n, nl, hw = 4, aw = 5, few;
 
 	few = paired_rows(r, &t, &hw, &aw);
 	if (t.ncells == 0)
@@ -143,18 +143,19 @@ paired_text(const struct rrun *r, FILE *out)
 		report_emit_wrapped(out, "  ", note);
 		free(note);
 	}
-	/* A host with one build, or its best in one, has nothing here. */
-	for (any = 0, i = 0; i < r->nhosts; i++) {
+	/*
+	 * A host with one build, or its best in one, has nothing here; the
+	 * lines go out as a table's, their width said when too wide.
+	 */
+	for (nl = 0, i = 0; i < r->nhosts; i++) {
 		const struct rhost *h = &r->hosts[i];
 
 		for (n = 0, j = 0; h->best != NULL && j < r->npaired; j++)
 			n += best_against(r, h, &r->paired[j], &s, &other);
 		if (n == 0)
 			continue;
-		if (!any++)
-			fprintf(out, "\nbest valid (variant, compiler) per "
-			    "host, against its other builds, paired\n");
-		fprintf(out, "  %-*s  %s (%s)\n", (int)hw, h->name,
+		lines = xrealloc(lines, (nl + n + 1) * sizeof *lines);
+		lines[nl++] = xasprintf("  %-*s  %s (%s)", (int)hw, h->name,
 		    h->best->variant, text(h->best->label));
 		for (j = 0; j < r->npaired; j++) {
 			char *iv;
@@ -162,12 +163,18 @@ paired_text(const struct rrun *r, FILE *out)
 			if (!best_against(r, h, &r->paired[j], &s, &other))
 				continue;
 			iv = report_interval_str(&s);
-			fprintf(out, "  %-*s    against %-*s  %5.3fx  %-16s  "
-			    "%s\n", (int)hw, "", (int)aw, other, s.ratio, iv,
-			    report_verdict_phrase(&s));
+			lines[nl++] = xasprintf("  %-*s    against %-*s  %5.3fx  "
+			    "%-16s  %s", (int)hw, "", (int)aw, other, s.ratio,
+			    iv, report_verdict_phrase(&s));
 			free(iv);
 		}
 	}
+	if (nl > 0) {
+		fprintf(out, "\nbest valid (variant, compiler) per host, "
+		    "against its other builds, paired\n");
+		report_emit_rows(out, lines, nl);
+	}
+	free(lines);
 }
 
 static void

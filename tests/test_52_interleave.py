@@ -135,8 +135,10 @@ def test_report_gives_the_paired_ratio(run):
     # build by the same pairs.
     assert "best valid (variant, compiler) per host, against its other " \
         "builds, paired" in out
-    best = out.split("against its other builds, paired\n")[1]
-    assert "against " in best.splitlines()[1]
+    best = out.split("against its other builds, paired\n")[1].splitlines()
+    if best[0].startswith("  (table is "):      # wider than 80 columns
+        best = best[1:]
+    assert "against " in best[1]
     js = json.loads(seqorch(d, "report", "--latest", "--format",
                             "json").stdout)
     paired = js["runs"][0]["paired"]["against_baseline"]
