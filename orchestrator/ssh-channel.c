@@ -114,6 +114,63 @@ keep_stderr(const struct exec_io *io, size_t *used, const char *buf,
 	io->errbuf[*used] = '\0';
 }
 
+/*
+ * The login shell prints this line just before it hands the command to
+ * /bin/sh.  Whatever comes before it on stdout is the shell's startup
+ * files speaking (a .zshenv or .bashrc that echoes): it is kept out of the
+ * command's output, and its first line is kept for messages.
+ */
+#define BEGIN_MARK_WORD "@@seqorch:begin"
+#define BEGIN_MARK BEGIN_MARK_WORD "\n"
+
+struct preamble {
+	size_t matched;		/* bytes of BEGIN_MARK seen at a line start */
+	int line_start;		/* the next byte starts a line */
+	int begun;		/* the mark was seen: the command's own bytes */
+	char *banner;		/* its first line that is not empty */
+	size_t len, max;
+	int whole;		/* that line has ended */
+};
+
+/* One byte of the shell's own output, for its first line. */
+static void
+banner_add(struct preamble *p, char ch)
+{
+	if (p->whole)
+		return;
+	if (ch == '\n')
+		p->whole = p->len > 0;
+	else if (p->len + 1 < p->max)
+		p->banner[p->len++] = ch;
+	p->banner[p->len] = '\0';
+}
+
+/*
+ * Read buf[0..n) up to and including the mark; returns how many bytes
+ * that was, the rest being the command's output.
+ */
+static size_t
+preamble_feed(struct preamble *p, const char *buf, size_t n)
+{
+	const size_t mlen = strlen(BEGIN_MARK);
+	size_t i, j;
+
+	for (i = 0; i < n && !p->begun; i++) {
+		if (p->line_start && buf[i] == BEGIN_MARK[p->matched]) {
+			if (++p->matched == mlen)
+				p->begun = 1;
+			continue;
+		}
+		/* Not the mark after all: what matched was the shell's. */
+		for (j = 0; j < p->matched; j++)
+			banner_add(p, BEGIN_MARK[j]);
+		banner_add(p, buf[i]);
+		p->matched = 0;
+		p->line_start = buf[i] == '\n';
+	}
+	return i;
+}
+
 /* Exit status of a command killed by the named signal ("TERM"). */
 static int
 signal_status(const char *name)
@@ -189,7 +246,9 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	int64_t step;
 	struct strbuf line = STRBUF_INIT;
 	char buf[32768], *sig = NULL;
-	size_t errused = 0;
+	struct preamble pre = { .line_start = 1, .banner = s->banner,
+	    .max = sizeof s->banner };
+	size_t errused = 0, skip;
 	ssize_t n, m;
 	int rc, w = 0, next;
 
@@ -201,8 +260,12 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	/* Silence counts from now: nothing was asked of the host before. */
 	if (s->last_rx < ssh_now_ms())
 		s->last_rx = ssh_now_ms();
-	/* The contract is /bin/sh, whatever the user's login shell is. */
-	strbuf_addstr(&line, "exec /bin/sh -c ");
+	/*
+	 * The contract is /bin/sh, whatever the user's login shell is; the
+	 * mark before it ends what that shell's startup files print.
+	 */
+	s->banner[0] = '\0';
+	strbuf_addstr(&line, "echo " BEGIN_MARK_WORD "; exec /bin/sh -c ");
 	strbuf_add_shquoted(&line, cmd);
 	step = step_deadline(s, deadline);
 	do {
@@ -228,8 +291,10 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	}
 	for (;;) {
 		n = libssh2_channel_read(ch, buf, sizeof buf);
-		if (n > 0 && io->on_stdout != NULL &&
-		    (rc = io->on_stdout(io->arg, buf, (size_t)n)) != 0)
+		skip = n > 0 ? preamble_feed(&pre, buf, (size_t)n) : 0;
+		if (n > (ssize_t)skip && io->on_stdout != NULL &&
+		    (rc = io->on_stdout(io->arg, buf + skip,
+		    (size_t)n - skip)) != 0)
 			goto out;
 		m = libssh2_channel_read_stderr(ch, buf, sizeof buf);
 		if (m > 0)
@@ -281,6 +346,14 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	    NULL);
 	*status = sig != NULL ? signal_status(sig) :
 	    libssh2_channel_get_exit_status(ch);
+	strip_ctrl(s->banner);
+	/* No mark: the login shell ended before it got to the command. */
+	if (!pre.begun)
+		rc = so_error(err, SO_EIO, "host \"%s\": the command did not "
+		    "start: the login shell exited with status %d before "
+		    "running it%s%s%s", c->host->name, *status,
+		    s->banner[0] ? " (it printed \"" : "", s->banner,
+		    s->banner[0] ? "\")" : "");
 out:
 	if (sig != NULL)
 		libssh2_free(s->session, sig);

@@ -41,6 +41,8 @@
 #define TCP_TIMEOUT_MS	60000
 /* Channels of abandoned commands waiting for the server to close them. */
 #define MAX_PARKED	8
+/* Bytes kept of what a login shell prints before a command (a banner). */
+#define SSH_BANNER_MAX	128
 
 struct relay;
 
@@ -70,6 +72,9 @@ struct ssh {
 	unsigned tmpseq;		/* temporary names for put */
 	LIBSSH2_CHANNEL *parked[MAX_PARKED];	/* see ssh-channel.c */
 	size_t nparked;
+	/* What the login shell printed before the last command: its first
+	 * line, control characters made printable (ssh-channel.c). */
+	char banner[SSH_BANNER_MAX];
 };
 
 /* ssh.c: helpers for every piece. */

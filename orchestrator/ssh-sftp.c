@@ -47,8 +47,10 @@ sftp_start(struct conn *c, int *absent, struct so_err *err)
 {
 	struct ssh *s = c->impl;
 	int64_t deadline = ssh_now_ms() + s->stall_ms;
+	struct exec_io probe = { .timeout_ms = s->stall_ms };
+	struct so_err perr;
 	char buf[256];
-	int rc = 0, w = 0;
+	int rc = 0, w = 0, status;
 
 	if ((rc = ssh_check_alive(c, err)) != 0)
 		return rc;
@@ -63,6 +65,18 @@ sftp_start(struct conn *c, int *absent, struct so_err *err)
 		return 0;
 	if (ssh_session_lost(rc))
 		return ssh_fail(c, rc, "starting sftp", err);
+	/*
+	 * sshd starts an sftp-server through the login shell too, so what its
+	 * startup files print lands in the SFTP stream and breaks it (OpenSSH's
+	 * sftp: "received message too long").  A command says whether they do.
+	 */
+	if (ssh_exec(c, "true", &probe, &status, &perr) == 0 &&
+	    s->banner[0] != '\0')
+		return so_error(err, SO_ESSH, "host \"%s\": cannot start sftp: "
+		    "the login shell prints \"%s\" before every command, which "
+		    "corrupts the sftp stream (make its startup files print "
+		    "nothing when the shell is not interactive; docs/ssh.md)",
+		    c->host->name, s->banner);
 	if (absent != NULL)
 		*absent = 1;
 	return so_error(err, SO_ESSH, "host \"%s\": cannot start sftp: %s "

@@ -889,3 +889,43 @@ def test_transport_dropped_connection(tmp_path, sshd_factory, driver):
     r = t.ask("exec 0 64 echo x")
     assert r["rc"] == SO_ESSH and "reconnect" in r["msg"]
     t.close()
+
+
+def chatty_login(s, first, sftp_too=True):
+    """Make s's login shell run shell code `first` before every command,
+    as a .zshenv or .bashrc that prints would (sshd's ForceCommand runs it
+    through the login shell, then the command).  sftp_too: the SFTP
+    server is started by that shell too, as an external sftp-server is."""
+    sftp = ('case "$SSH_ORIGINAL_COMMAND" in internal-sftp) '
+            "exec /usr/lib/openssh/sftp-server;; esac")
+    with open(s.dir / "sshd_config", "a") as f:
+        f.write("ForceCommand " + (f"{first}; {sftp}" if sftp_too else
+                                   f"{sftp}; {first}") +
+                '; eval "$SSH_ORIGINAL_COMMAND"\n')
+    return s.start()
+
+
+def test_login_shell_output_before_the_command(tmp_path, sshd_factory,
+                                               driver):
+    """A banner printed by the login shell's startup files is not the
+    command's output; where it breaks SFTP, or the shell never runs the
+    command, the check says so."""
+    quiet_sftp = chatty_login(sshd_factory("a", start=False),
+                              "echo Welcome to a", sftp_too=False)
+    write_hosts_toml(tmp_path / "a.toml", {"a": quiet_sftp.host_entry()})
+    t = Transport(driver, tmp_path / "a.toml")
+    assert t.ask("exec 0 64 echo out")["out"] == "out|"
+    t.close()
+    b = chatty_login(sshd_factory("b", start=False), "echo Welcome to b")
+    c = chatty_login(sshd_factory("c", start=False),
+                     "echo This account is not available; exit 1")
+    write_hosts_toml(tmp_path / "hosts.toml",
+                     {"b": b.host_entry(), "c": c.host_entry()})
+    r = run_hosts(tmp_path, "check")
+    assert r.returncode == 1
+    assert ('host "b": cannot start sftp: the login shell prints "Welcome '
+            'to b" before every command, which corrupts the sftp stream'
+            in block(r.stdout, "b")), r.stdout
+    assert ('host "c": the command did not start: the login shell exited '
+            'with status 1 before running it (it printed "This account is '
+            'not available")' in block(r.stdout, "c")), r.stdout
