@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "macos.h"
 #include "protocol.h"
+#include "sysfs.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -43,27 +44,40 @@ read_line(const char *path, char *buf, size_t len)
 }
 
 #if !defined(__APPLE__)
-/* Value of the first "key<tab>: value" line of /proc/cpuinfo (not on
- * macOS, which has sysctl and no /proc). */
+/* Whether line is "key<blanks>: ..." */
 static int
-cpuinfo(const char *key, char *buf, size_t len)
+is_key(const char *line, const char *key)
 {
-	char line[8192];
 	size_t klen = strlen(key);
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	int rc = -1;
 
-	if (f == NULL)
+	return strncmp(line, key, klen) == 0 && (line[klen] == ' ' ||
+	    line[klen] == '\t' || line[klen] == ':');
+}
+
+/*
+ * Value of "key<tab>: value" in /proc/cpuinfo (not on macOS, which has
+ * sysctl and no /proc): from the block of cpu ("processor : N"), else the
+ * first one.  A big.LITTLE host names each core's part in its own block,
+ * and its cpu 0 is often a little one, not the core measured.
+ */
+static int
+cpuinfo(int cpu, const char *key, char *buf, size_t len)
+{
+	char line[8192], path[1024], *colon;
+	int rc = -1, block = -1;
+	FILE *f;
+
+	sysfs_path(path, sizeof path, "/proc/cpuinfo");
+	if ((f = fopen(path, "r")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL) {
-		char *colon;
-
-		if (strncmp(line, key, klen) != 0 ||
-		    (line[klen] != ' ' && line[klen] != '\t' &&
-		    line[klen] != ':'))
+		if ((colon = strchr(line, ':')) == NULL)
 			continue;
-		colon = strchr(line, ':');
-		if (colon == NULL)
+		if (is_key(line, "processor")) {
+			block = (int)strtol(colon + 1, NULL, 10);
+			continue;
+		}
+		if (!is_key(line, key) || (rc == 0 && block != cpu))
 			continue;
 		colon++;
 		while (*colon == ' ')
@@ -71,7 +85,8 @@ cpuinfo(const char *key, char *buf, size_t len)
 		colon[strcspn(colon, "\n")] = '\0';
 		snprintf(buf, len, "%s", colon);
 		rc = 0;
-		break;
+		if (cpu < 0 || block == cpu)
+			break;
 	}
 	fclose(f);
 	return rc;
@@ -145,23 +160,23 @@ all_in(const char *words, const char *list)
  * facts_warning says so.
  */
 static void
-linux_cpu(struct jsonl *obj)
+linux_cpu(struct jsonl *obj, int cpu)
 {
 	char model[512], flags[4096], part[64], hw[2048], warn[512];
 	int have_model, have_flags, have_hw, features, x86;
 
 	have_hw = cpu_hwcap_names(hw, sizeof hw) == 0;
-	have_model = cpuinfo("model name", model, sizeof model) == 0;
-	if (!have_model && cpuinfo("CPU implementer", model, 64) == 0 &&
-	    cpuinfo("CPU part", part, sizeof part) == 0) {
+	have_model = cpuinfo(cpu, "model name", model, sizeof model) == 0;
+	if (!have_model && cpuinfo(cpu, "CPU implementer", model, 64) == 0 &&
+	    cpuinfo(cpu, "CPU part", part, sizeof part) == 0) {
 		/* arm64 Linux names the core by implementer and part. */
 		size_t n = strlen(model);
 
 		snprintf(model + n, sizeof model - n, " part %s", part);
 		have_model = 1;
 	}
-	features = cpuinfo("Features", flags, sizeof flags) == 0;
-	x86 = !features && cpuinfo("flags", flags, sizeof flags) == 0;
+	features = cpuinfo(cpu, "Features", flags, sizeof flags) == 0;
+	x86 = !features && cpuinfo(cpu, "flags", flags, sizeof flags) == 0;
 	have_flags = features || x86;
 	warn[0] = '\0';
 	if (have_hw && !features) {
@@ -226,7 +241,7 @@ facts_add(struct jsonl *obj, int cpu)
 		jsonl_null(obj, PROTO_F_FACTS_WARNING);
 	}
 #else
-	linux_cpu(obj);
+	linux_cpu(obj, cpu);
 #endif
 	if (cpu_signature(buf, sizeof buf) == 0)
 		jsonl_str(obj, PROTO_F_CPU_SIGNATURE, buf);

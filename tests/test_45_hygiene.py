@@ -138,6 +138,20 @@ def test_big_little_by_capacity():
         'governor "schedutil" on cpu 7 (not performance)']
 
 
+@pytest.mark.parametrize("cpu,part", [("auto", "0xd0b"), ("2", "0xd05"),
+                                      ("none", "0xd05")])
+def test_big_little_cpu_model_is_the_measured_cores(cpu, part):
+    """Each core's block of /proc/cpuinfo names its part, and cpu 0 is a
+    little one (Cortex-A55, 0xd05): the facts name the core the agent is
+    pinned to (cpu 7, a Cortex-A76, 0xd0b), the first block without one."""
+    rc, recs, err = agent("--study", "mul", "--variants", "c", "--steps",
+                          "10", "--samples", "1", "--cpu", cpu,
+                          root=TREES / "arm-biglittle")
+    assert rc == 0, err
+    (facts,) = [r for r in recs if r["type"] == "facts"]
+    assert facts["cpu_model"] == f"0x41 part {part}", facts
+
+
 def test_tuned_server_is_quiet():
     rec = preflight(TREES / "quiet-server")
     assert rec["cpu"] == 3 and rec["verdict"] == "quiet"
