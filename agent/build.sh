@@ -179,11 +179,13 @@ compiled_for() {
 	[ "$mt" != -mtune=native ] || mt=-mtune=${res_mtune:-native}
 	v=${1#kernels/}
 	v=${v%/*}
-	echo "compiled_for.$v=$(echo $ma $mc $mt)" >> "$out/extra"
+	printf '%s\n' "compiled_for.$v=$(echo $ma $mc $mt)" >> "$out/extra"
 }
 
+# printf, not echo: dash's echo and macOS's /bin/sh's (bash, xpg_echo)
+# turn a backslash in a flag or path into a tab or a newline.
 run() {
-	echo "$*" >> "$out/commands"
+	printf '%s\n' "$*" >> "$out/commands"
 	"$@" >> "$out/build.log" 2>&1 3>&-
 }
 
@@ -207,8 +209,8 @@ SEQORCH_PREBUILT=
 if [ -n "$study" ] && [ -f "kernels/$study/prebuild.sh" ]; then
 	mkdir -p "$out/prebuild" || exit 1
 	: > "$out/prebuild/commands"
-	echo "sh kernels/$study/prebuild.sh $out/prebuild $cc $cflags" \
-	    "$artifacts $targeting" >> "$out/commands"
+	printf '%s\n' "sh kernels/$study/prebuild.sh $out/prebuild $cc $cflags \
+$artifacts $targeting" >> "$out/commands"
 	sh "kernels/$study/prebuild.sh" "$out/prebuild" "$cc" "$cflags" \
 	    "$artifacts" "$targeting" >> "$out/build.log" 2>&1
 	prc=$?
@@ -237,7 +239,8 @@ fi
 # The agent itself needs only the compiler and libc; with libcrypto it
 # also says which one it loaded (SEQORCH_LIBCRYPTO, agent/facts.c).
 step "probing the libraries variants need"
-echo "sh kernels/registry.sh libs $cc $cflags $out/probe" >> "$out/commands"
+printf '%s\n' "sh kernels/registry.sh libs $cc $cflags $out/probe" \
+    >> "$out/commands"
 probed=$(reg libs "$cc" "$cflags" "$out/probe") || exit 1
 rm -rf "$out/probe"
 tab=$(printf '\t')
@@ -275,7 +278,7 @@ for f in $kfiles; do
 	compile "$f" "$vflags"
 done
 step "linking seqorch-agent"
-echo "cd $out/obj" >> "$out/commands"
+printf '%s\n' "cd $out/obj" >> "$out/commands"
 # shellcheck disable=SC2086
 (cd "$out/obj" && run $cc $cflags -o ../seqorch-agent $objs $libs $linklibs \
     -ldl) || exit 1

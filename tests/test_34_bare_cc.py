@@ -185,3 +185,27 @@ def test_a_native_the_compiler_does_not_know_is_recorded_and_warned(
     assert rep.returncode == 0, rep.stderr
     # the report wraps the events' messages at spaces
     assert want in " ".join(rep.stdout.split()), rep.stdout
+
+
+def test_commands_keep_a_backslash_in_cflags(tmp_path):
+    """builds.commands is every command as run: a backslash in the flags
+    stays one (echo in dash, Debian's /bin/sh, and in macOS's /bin/sh
+    turned "\\t" into a tab).  The compiler fails at the first compile, so
+    the build stops there, its commands recorded."""
+    cc = tmp_path / "failing-cc"
+    cc.write_text("#!/bin/sh\ncase $1 in -dumpmachine|--version) "
+                  'exec gcc "$@";; esac\nexit 1\n')
+    cc.chmod(0o755)
+    (tmp_path / "hosts.toml").write_text(
+        '[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{tmp_path / "wd"}"\ncc = ["{cc}"]\n'
+        'cflags = "-O2 -DSEP=a\\\\tb"\n')
+    r = seqorch(tmp_path, "run", "--study", "mul", "--hosts", "local",
+                "--steps", "1000", "--samples", "1")
+    assert r.returncode != 0
+    (commands,), = query(tmp_path / "results.db",
+                         "SELECT commands FROM builds")
+    lines = commands.splitlines()
+    assert lines[0].startswith("sh kernels/registry.sh libs "), lines
+    assert all("-O2 -DSEP=a\\tb " in x for x in lines[:2]), lines
+    assert "\t" not in commands

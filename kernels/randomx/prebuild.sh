@@ -60,7 +60,7 @@ artifacts=$4
 targeting=$5
 
 say() {
-	echo "$*" >> "$out/commands"
+	printf '%s\n' "$*" >> "$out/commands"
 }
 run() {
 	say "$*"
