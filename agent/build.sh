@@ -81,13 +81,26 @@ native)
 	;;
 esac
 
+# The flags of a cc entry ("clang -O3 -march=native": its words from the
+# first that starts with "-") are the build's as much as CFLAGS are, so
+# what native resolved to and what each variant was compiled for are read
+# from both: $flags, the command being "$cc_cmd $flags" (= "$cc $cflags").
+cc_cmd= flags=
+for w in $cc; do
+	case $flags$w in
+	-*) flags="$flags${flags:+ }$w" ;;
+	*) cc_cmd="$cc_cmd${cc_cmd:+ }$w" ;;
+	esac
+done
+flags="$flags${flags:+ }$cflags"
+
 # What the compiler makes of flags $1: gcc's -Q --help=target (every
 # target option's value), else clang's cc1 line (-target-cpu and its
 # -target-feature words), one a line.
 target_options() {
 	# shellcheck disable=SC2086
-	o=$($cc $1 -Q --help=target 2>/dev/null) && [ -n "$o" ] ||
-	    o=$($cc $1 -### -c -x c /dev/null 2>&1 | tr ' ' '\n' | awk 'p {
+	o=$($cc_cmd $1 -Q --help=target 2>/dev/null) && [ -n "$o" ] ||
+	    o=$($cc_cmd $1 -### -c -x c /dev/null 2>&1 | tr ' ' '\n' | awk 'p {
 		gsub(/"/, ""); print; p = 0 } /^"-target-(cpu|feature)"$/ { p = 1 }')
 	printf '%s\n' "$o"
 }
@@ -99,11 +112,11 @@ target_options() {
 # generic target, and its options are then the same as without native:
 # native_generic=1, which the coordinator warns about.
 native= native_generic= res_march= res_mcpu= res_mtune=
-case " $cflags " in
+case " $flags " in
 *=native*)
-	with=$(target_options "$cflags")
+	with=$(target_options "$flags")
 	plain=
-	for w in $cflags; do
+	for w in $flags; do
 		case $w in
 		-march=native | -mcpu=native | -mtune=native) ;;
 		*) plain="$plain $w" ;;
@@ -135,7 +148,7 @@ mcpu=
 case $version in
 *clang*) ;;
 *)
-	for w in $cflags; do
+	for w in $flags; do
 		case $w in -mcpu=*) mcpu=${w#-mcpu=} ;; esac
 	done
 	if [ "$mcpu" = native ]; then
@@ -164,10 +177,17 @@ variant_flags() {
 # What a variant was compiled for: the last -march, -mcpu and -mtune of
 # the build's flags and its own ($2), a native one as the compiler
 # resolved it (above; left "native" where it does not say), as
-# OUTDIR/extra's compiled_for.STUDY/VARIANT (builds.extra).
+# OUTDIR/extra's compiled_for.STUDY/VARIANT (builds.extra); once for a
+# variant of two files, kernel.c and kernel.S (one flags file, listed one
+# after the other by registry.sh files).
+compiled_last=
 compiled_for() {
+	v=${1#kernels/}
+	v=${v%/*}
+	[ "$v" != "$compiled_last" ] || return 0
+	compiled_last=$v
 	ma= mc= mt=
-	for w in $cflags $2; do
+	for w in $flags $2; do
 		case $w in
 		-march=*) ma=$w ;;
 		-mcpu=*) mc=$w ;;
@@ -177,8 +197,6 @@ compiled_for() {
 	[ "$ma" != -march=native ] || ma=-march=${res_march:-native}
 	[ "$mc" != -mcpu=native ] || mc=-mcpu=${res_mcpu:-native}
 	[ "$mt" != -mtune=native ] || mt=-mtune=${res_mtune:-native}
-	v=${1#kernels/}
-	v=${v%/*}
 	printf '%s\n' "compiled_for.$v=$(echo $ma $mc $mt)" >> "$out/extra"
 }
 

@@ -148,20 +148,27 @@ def test_hosts_check_probes_with_the_hosts_cflags(tmp_path, bare):
     assert "missing   nothing" in noinc
 
 
+@pytest.mark.parametrize("in_entry", [False, True],
+                         ids=["in-cflags", "in-cc-entry"])
 def test_a_native_the_compiler_does_not_know_is_recorded_and_warned(
-        tmp_path):
+        tmp_path, in_entry):
     """A gcc that does not know the cpu ignores -march=native (gcc 12 and
     -mcpu=native on a Neoverse V2), emulated by a script that drops it:
     compiled_for says what the compiler built for, not "native", and the
     run warns that native resolved to generic, in its events and its
-    report (item 5)."""
-    cc = tmp_path / "forgetful-cc"
-    cc.write_text("#!/bin/sh\n"
-                  "for a; do shift; [ \"$a\" = -march=native ] || "
-                  "set -- \"$@\" \"$a\"; done\n"
-                  "exec gcc \"$@\"\n")
-    cc.chmod(0o755)
-    hosts(tmp_path / "hosts.toml", [("old", cc, "-O2 -march=native")])
+    report (item 5).  The flag is the build's wherever it is written: in
+    cflags, or in the cc entry ("gcc -O2 -march=native", cflags = "");
+    there, native and compiled_for were left empty.  A variant of two
+    files (kernel.c and kernel.S) has one compiled_for line, not two."""
+    script = tmp_path / "forgetful-cc"
+    script.write_text("#!/bin/sh\n"
+                      "for a; do shift; [ \"$a\" = -march=native ] || "
+                      "set -- \"$@\" \"$a\"; done\n"
+                      "exec gcc \"$@\"\n")
+    script.chmod(0o755)
+    cc, cflags = (f"{script} -O2 -march=native", "") if in_entry else \
+        (script, "-O2 -march=native")
+    hosts(tmp_path / "hosts.toml", [("old", cc, cflags)])
     r = seqorch(tmp_path, "run", "--study", "mul32", "--hosts", "old",
                 "--steps", "2000", "--samples", "1", timeout=1200)
     assert r.returncode == 0, r.stderr
@@ -170,6 +177,9 @@ def test_a_native_the_compiler_does_not_know_is_recorded_and_warned(
                                   "builds")
     # what gcc -Q --help=target says the build was compiled for
     assert native == "-march=x86-64 -mtune=generic"
+    keys = [ln.split("=", 1)[0] for ln in extra.splitlines()
+            if ln.startswith("compiled_for.")]
+    assert len(keys) == len(set(keys)), sorted(keys)
     compiled = dict(ln.split("=", 1) for ln in extra.splitlines()
                     if ln.startswith("compiled_for."))
     assert compiled["compiled_for.mul32/c"] == "-march=x86-64", compiled
