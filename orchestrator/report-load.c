@@ -324,7 +324,7 @@ build_label(const struct rrun *r, const char *host, int64_t build_id)
 	t = b->targeting;
 
 	for (i = 0; i < r->nbuilds; i++) {
-		if (r->builds[i].id == build_id ||
+		if (r->builds[i].id == build_id || r->builds[i].retried_as ||
 		    strcmp(r->builds[i].host, host) != 0 ||
 		    strcmp(r->builds[i].compiler, b->compiler) != 0)
 			continue;
@@ -771,6 +771,34 @@ add_sources(struct rrun *r, int64_t build_id, const char *extra)
 	}
 }
 
+static int
+same_text(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/*
+ * The earlier failed builds that b builds again (a resume rebuilds a
+ * failed build as a new one), the latest attempt standing for them.
+ */
+static void
+mark_retried(struct rrun *r, const struct rbuild *b)
+{
+	size_t i;
+
+	for (i = 0; i < r->nbuilds; i++) {
+		struct rbuild *x = &r->builds[i];
+
+		if (x->id < b->id && x->retried_as == 0 &&
+		    strcmp(x->status, "ok") != 0 &&
+		    same_text(x->host, b->host) &&
+		    same_text(x->compiler, b->compiler) &&
+		    same_text(x->cflags, b->cflags) &&
+		    same_text(x->targeting, b->targeting))
+			x->retried_as = b->id;
+	}
+}
+
 /* A row of one of the run's lists (db_report_list) into its array. */
 static void
 add_build(const union db_report_row *row, void *arg)
@@ -793,7 +821,9 @@ add_build(const union db_report_row *row, void *arg)
 	b->binary_sha256 = dup_or_null(d->binary_sha256);
 	b->openssl = dup_or_null(d->openssl);
 	b->targeting = dup_or_null(d->targeting);
+	b->retried_as = 0;
 	add_sources(r, d->id, d->extra);
+	mark_retried(r, b);
 }
 
 static void
@@ -834,8 +864,12 @@ add_variant(const union db_report_row *row, void *arg)
 {
 	const struct db_variant *d = &row->variant;
 	struct rrun *r = arg;
+	const struct rbuild *b = report_find_build(r, d->build_id);
 	struct rvariant *v;
 
+	/* The build's later attempt has the variants' outcome. */
+	if (b != NULL && b->retried_as != 0)
+		return;
 	ALLOC_GROW(r->variants, r->nvariants);
 	v = &r->variants[r->nvariants++];
 	v->host = dup_or_null(d->host);

@@ -44,6 +44,12 @@ struct rbuild {
 	char		*binary_sha256;
 	char		*openssl;
 	char		*targeting;	/* default, native; NULL: not targeted */
+	/*
+	 * A failed build built again later in the run (a resume's: same
+	 * host, compiler, cflags and targeting): that build's id, else 0.
+	 * Its variants are not listed as not run, nor is it a twin in labels.
+	 */
+	int64_t		 retried_as;
 };
 
 /* Where a sample set's clock comes from. */

@@ -630,7 +630,11 @@ text_warnings(const struct rrun *r, FILE *out)
 	}
 	for (i = 0; i < r->nbuilds; i++) {
 		b = &r->builds[i];
-		if (strcmp(b->status, "ok") != 0)
+		if (strcmp(b->status, "ok") != 0 && b->retried_as != 0)
+			report_emit(out, "  build %" PRId64 " (%s) on \"%s\" %s, "
+			    "built again as build %" PRId64, b->id, b->compiler,
+			    b->host, b->status, b->retried_as);
+		else if (strcmp(b->status, "ok") != 0)
 			report_emit(out, "  build %" PRId64 " (%s) on \"%s\" %s",
 			    b->id, b->compiler, b->host, b->status);
 	}

@@ -1131,6 +1131,100 @@ test_pairs_of_three_builds(void **state)
 }
 
 /*
+ * A run whose clang build failed, then built again by its resume (build
+ * 3: same host, compiler and flags) and measured beside gcc, one sample
+ * each: one pair of builds.
+ */
+static const char retried_sql[] =
+    "INSERT INTO runs (id, study, started_at, finished_at, status, steps,"
+    " samples_per_variant, command, seed, hosts, coordinator, version)"
+    " VALUES (1, 'sha3', '2026-12-07T10:00:00Z', '2026-12-07T10:05:00Z',"
+    " 'ok', 1000, 1, 'run', '" SEED "', 'h', 'c', '0');"
+    "INSERT INTO run_hosts (run_id, host, status, started_at) VALUES"
+    " (1, 'h', 'ok', '2026-12-07T10:00:00Z');"
+    "INSERT INTO builds (id, run_id, host, compiler, cflags, status,"
+    " created_at) VALUES"
+    " (1, 1, 'h', 'gcc', '-O3', 'ok', '2026-12-07T10:00:00Z'),"
+    " (2, 1, 'h', 'clang', '-O3', 'failed', '2026-12-07T10:00:00Z'),"
+    " (3, 1, 'h', 'clang', '-O3', 'ok', '2026-12-07T10:04:00Z');"
+    "INSERT INTO variants (run_id, host, build_id, study, variant, status,"
+    " reason) VALUES"
+    " (1, 'h', 1, 'sha3', 'c-fused', 'ok', NULL),"
+    " (1, 'h', 2, 'sha3', 'c-fused', 'unavailable', 'build failed'),"
+    " (1, 'h', 3, 'sha3', 'c-fused', 'ok', NULL);"
+    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+    " sample_index, position, steps, ns, digest, seed, valid,"
+    " received_at) VALUES"
+    " (1, 'h', 1, 'sha3', 'c-fused', 0, 0, 1000, 200, '" GOOD "',"
+    "  '" SEED "', 1, 'x'),"
+    " (1, 'h', 3, 'sha3', 'c-fused', 0, 1, 1000, 100, '" GOOD "',"
+    "  '" SEED "', 1, 'x');";
+
+/* Run 1 of d as format prints it (NULL: the run's summary); caller frees. */
+static char *
+render_db(struct db *d, const char *format)
+{
+	struct report_opts o = { 1, NULL, 0, NULL, "r.db", NULL, 0, 0 };
+	struct so_err err;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	if (format == NULL) {
+		runner_summary(d, 1, "", "", NULL, "ok", f);
+	} else {
+		o.format = fmt(format);
+		if (report_print(db_handle(d), &o, f, &err) != 0)
+			fail_msg("report failed: %s", err.msg);
+	}
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+/* The retried run's database, made afresh in tmpdir as name. */
+static struct db *
+retried_db(const char *name)
+{
+	char *path = xasprintf("%s/%s", tmpdir, name);
+	struct db *d;
+	struct so_err err;
+
+	assert_int_equal(db_open(path, &d, &err), 0);
+	assert_int_equal(sqlite3_exec(db_handle(d), retried_sql, NULL, NULL,
+	    NULL), SQLITE_OK);
+	free(path);
+	return d;
+}
+
+/*
+ * The build a resume built again stands for the failed one: its variants
+ * are not "not run" (the summary and the report listed c-fused on
+ * "clang#2" unavailable after the resume had measured it) and the rows
+ * are "clang", not "clang#3"; the failed build is said to be built again.
+ */
+static void
+test_retried_build(void **state)
+{
+	struct db *d = retried_db("retried.db");
+	char *out;
+
+	(void)state;
+	out = render_db(d, NULL);
+	assert_null(strstr(out, "not run"));
+	assert_null(strstr(out, "#"));
+	assert_non_null(strstr(out, "\n  h            c-fused (clang) "));
+	free(out);
+	out = render_db(d, "text");
+	assert_null(strstr(out, "unavailable"));
+	assert_null(strstr(out, "clang#"));
+	assert_non_null(strstr(out, "\n  build 2 (clang) on \"h\" failed, "
+	    "built again as build 3\n"));
+	free(out);
+	db_close(d);
+}
+
+/*
  * The position test pools every row's rates over the row's mean and
  * tests each position against all others: its numbers are those of the
  * two lists taken apart and sorted by hand, whatever the positions' values
@@ -1472,6 +1566,7 @@ main(void)
 		cmocka_unit_test(test_host_clock_skips_unclocked),
 		cmocka_unit_test(test_positions_pool),
 		cmocka_unit_test(test_pairs_of_three_builds),
+		cmocka_unit_test(test_retried_build),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_shortest),
 		cmocka_unit_test(test_renderer_for_path),
