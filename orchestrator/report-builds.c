@@ -35,32 +35,63 @@ targeting_key(const struct rtargeting *t)
 }
 
 /*
- * The best valid row of host h against build other of the host, from
- * their pair (inverted when the best is the older build); 0 if unpaired.
+ * Pair p seen from build id of (host, variant): *s its rate over the
+ * other build's (p inverted when id is p's older build b), *other that
+ * build; 0 when p is not of them.
  */
 static int
-best_against(const struct rrun *r, const struct rhost *h,
-    const struct rpaired *p, struct stats_ratio *s, const char **other)
+pair_from(const struct rpaired *p, const char *host, const char *variant,
+    int64_t id, struct stats_ratio *s, int64_t *other)
 {
-	const struct rrow *b = h->best;
-
-	if (strcmp(p->host, h->name) != 0 || strcmp(p->variant, b->variant) != 0)
+	if (strcmp(p->host, host) != 0 || strcmp(p->variant, variant) != 0)
 		return 0;
-	if (p->a_id == b->build_id) {
+	if (p->a_id == id) {
 		*s = p->s;
-		*other = p->b_label;
+		*other = p->b_id;
 		return 1;
 	}
-	if (p->b_id != b->build_id)
+	if (p->b_id != id)
 		return 0;
 	s->ratio = 1 / p->s.ratio;
 	s->lo = 1 / p->s.hi;
 	s->hi = 1 / p->s.lo;
 	s->verdict = p->s.verdict == STATS_FASTER ? STATS_SLOWER :
 	    p->s.verdict == STATS_SLOWER ? STATS_FASTER : STATS_UNDECIDED;
-	*other = p->a_label;
-	(void)r;
+	*other = p->a_id;
 	return 1;
+}
+
+/*
+ * The best valid row of host h against another build of the host, from
+ * their pair p; *other that build's label, *other_id its id; 0 if p is
+ * not the best's.
+ */
+static int
+best_against(const struct rhost *h, const struct rpaired *p,
+    struct stats_ratio *s, const char **other, int64_t *other_id)
+{
+	const struct rrow *b = h->best;
+
+	if (!pair_from(p, h->name, b->variant, b->build_id, s, other_id))
+		return 0;
+	*other = *other_id == p->a_id ? p->a_label : p->b_label;
+	return 1;
+}
+
+const struct rpaired *
+report_paired(const struct rrun *r, const struct rrow *a,
+    const struct rrow *b, struct stats_ratio *s)
+{
+	int64_t other;
+	size_t i;
+
+	if (strcmp(a->host, b->host) != 0 || strcmp(a->variant, b->variant) != 0)
+		return NULL;
+	for (i = 0; i < r->npaired; i++)
+		if (pair_from(&r->paired[i], a->host, a->variant, a->build_id,
+		    s, &other) && other == b->build_id)
+			return &r->paired[i];
+	return NULL;
 }
 
 static size_t
@@ -128,6 +159,7 @@ paired_text(const struct rrun *r, FILE *out)
 	    .align = "llllrrll" };
 	struct stats_ratio s;
 	const char *other;
+	int64_t other_id;
 	char *note, **lines = NULL;
 	size_t i, j, n, nl, hw = 4, aw = 5, few;
 
@@ -151,7 +183,8 @@ paired_text(const struct rrun *r, FILE *out)
 		const struct rhost *h = &r->hosts[i];
 
 		for (n = 0, j = 0; h->best != NULL && j < r->npaired; j++)
-			n += best_against(r, h, &r->paired[j], &s, &other);
+			n += best_against(h, &r->paired[j], &s, &other,
+			    &other_id);
 		if (n == 0)
 			continue;
 		lines = xrealloc(lines, (nl + n + 1) * sizeof *lines);
@@ -160,7 +193,8 @@ paired_text(const struct rrun *r, FILE *out)
 		for (j = 0; j < r->npaired; j++) {
 			char *iv;
 
-			if (!best_against(r, h, &r->paired[j], &s, &other))
+			if (!best_against(h, &r->paired[j], &s, &other,
+			    &other_id))
 				continue;
 			iv = report_interval_str(&s);
 			lines[nl++] = xasprintf("  %-*s    against %-*s  %5.3fx  "
@@ -192,6 +226,7 @@ report_builds_json(const struct rrun *r)
 	cJSON *o = cJSON_CreateObject(), *a, *x, *b, *v;
 	struct stats_ratio s;
 	const char *other;
+	int64_t other_id;
 	size_t i, j;
 
 	a = cJSON_AddArrayToObject(o, "against_baseline");
@@ -228,10 +263,14 @@ report_builds_json(const struct rrun *r)
 		report_json_str(x, "build", h->best->label);
 		b = cJSON_AddArrayToObject(x, "against");
 		for (j = 0; j < r->npaired; j++) {
-			if (!best_against(r, h, &r->paired[j], &s, &other))
+			if (!best_against(h, &r->paired[j], &s, &other,
+			    &other_id))
 				continue;
 			v = cJSON_CreateObject();
+			cJSON_AddNumberToObject(v, "build_id", (double)other_id);
 			report_json_str(v, "build", other);
+			cJSON_AddNumberToObject(v, "pairs",
+			    (double)r->paired[j].n);
 			json_ratio(v, &s);
 			cJSON_AddItemToArray(b, v);
 		}
@@ -277,8 +316,10 @@ report_builds_html(const struct rrun *r, FILE *out)
 		report_html_text(out, p->b_label);
 		iv = report_interval_str(&p->s);
 		fprintf(out, "</td><td class=\"n\">%zu</td><td class=\"n\">"
-		    "%.3fx</td><td>%s</td><td class=\"%s\">%s</td></tr>\n",
-		    p->n, p->s.ratio, iv, stats_verdict_key(p->s.verdict),
+		    "%.3fx</td><td>", p->n, p->s.ratio);
+		report_html_text(out, iv);
+		fprintf(out, "</td><td class=\"%s\">%s</td></tr>\n",
+		    stats_verdict_key(p->s.verdict),
 		    report_verdict_phrase(&p->s));
 		free(iv);
 	}

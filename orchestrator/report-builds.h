@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 struct rrun;
+struct rpaired;
 struct cJSON;
 
 /*
@@ -37,6 +38,16 @@ struct rtargeting;
 const char *report_targeting_verdict(const struct rtargeting *t);
 /* The paired ratios and the best build's, as JSON (new; the caller owns). */
 struct cJSON *report_builds_json(const struct rrun *r);
+/*
+ * The pair of rows a and b, two builds of one host and variant (its
+ * count of pairs in n), with the paired ratio a / b in *s; NULL when
+ * they were not paired (another host or variant, no sample of one index
+ * valid in both).
+ */
+struct rrow;
+struct stats_ratio;
+const struct rpaired *report_paired(const struct rrun *r,
+    const struct rrow *a, const struct rrow *b, struct stats_ratio *s);
 /* The same as an HTML section; nothing for a run of one build per host. */
 void report_builds_html(const struct rrun *r, FILE *out);
 

@@ -5,6 +5,7 @@
  * and the command to run next.
  */
 #include "runner.h"
+#include "report-builds.h"
 #include "report-model.h"
 #include "report-table.h"
 #include "study.h"
@@ -71,6 +72,32 @@ faster_line(const struct rrun *r, const struct rrow *best,
 }
 
 /*
+ * The best against another build of its variant as the report's paired
+ * section says it (report-builds.c): "c-fused (gcc) against c-fused
+ * (clang), paired over 8 pairs: 1.070x [1.010, 1.120], faster", the
+ * median of the pairs' ratios, not the ratio of the two medians, which
+ * the pairs may contradict ("ran 1.33 [0.87, 1.42] times faster" beside
+ * the report's 1.070x).
+ */
+static void
+paired_line(const struct rrun *r, const struct rrow *best,
+    const struct rrow *w, const struct rpaired *p,
+    const struct stats_ratio *s, FILE *out)
+{
+	char *iv = report_interval_str(s);
+
+	fputs("    ", out);
+	name(r, best, out);
+	fputs(" against ", out);
+	name(r, w, out);
+	if (report_is_control(r, w->variant))
+		fputs(" (control)", out);
+	fprintf(out, ", paired over %zu pair%s: %.3fx %s, %s\n", p->n,
+	    p->n == 1 ? "" : "s", s->ratio, iv, report_verdict_phrase(s));
+	free(iv);
+}
+
+/*
  * Under each host's best: how much faster it ran than the next variants
  * and the study's control, fastest first; how many more the report has.
  */
@@ -78,6 +105,8 @@ static void
 faster_lines(const struct rrun *r, const struct rhost *h, FILE *out)
 {
 	const struct rrow **rows = xcalloc(r->nrows + 1, sizeof *rows), *w;
+	const struct rpaired *p;
+	struct stats_ratio s;
 	size_t i, n = 0, shown = 0;
 	int is_control;
 
@@ -92,7 +121,10 @@ faster_lines(const struct rrun *r, const struct rhost *h, FILE *out)
 		is_control = report_is_control(r, rows[i]->variant);
 		if (i >= SUMMARY_NEXT && !is_control)
 			continue;
-		faster_line(r, h->best, rows[i], is_control, out);
+		if ((p = report_paired(r, h->best, rows[i], &s)) != NULL)
+			paired_line(r, h->best, rows[i], p, &s, out);
+		else
+			faster_line(r, h->best, rows[i], is_control, out);
 		shown++;
 	}
 	if (shown < n)

@@ -376,6 +376,24 @@ def test_summary_best_names_its_compiler(run):
     i = next(i for i, ln in enumerate(lines) if ln.startswith("best per "))
     assert re.match(r"^  local +\S+ \((gcc|clang)\) +\S+  ", lines[i + 1]), \
         r.stderr
+    # Against the other build of its variant: the report's paired figure,
+    # interval and verdict, not the ratio of medians the pairs contradict
+    # ("ran 1.33 [0.87, 1.42] times faster" beside the report's 1.070x).
+    js = json.loads(seqorch(d, "report", "--latest", "--format",
+                            "json").stdout)
+    best, = js["runs"][0]["paired"]["best"]
+    x, = best["against"]
+    assert x["build_id"] != best["build_id"] and x["pairs"] == SAMPLES
+    words = {"faster": "faster", "slower": "slower",
+             "undecided": "not distinguishable at this precision"}
+    want = (f"    {best['variant']} ({best['build']}) against "
+            f"{best['variant']} ({x['build']})"
+            f"{' (control)' if best['variant'] == 'openssl-evp' else ''}, "
+            f"paired over {SAMPLES} pairs: {x['ratio']:.3f}x "
+            f"[{x['lo']:.3f}, {x['hi']:.3f}], {words[x['verdict']]}")
+    assert want in lines, r.stderr
+
+
 def test_resume_of_an_adaptive_run_gives_the_last_build_its_rounds(
         tmp_path, workdir, gcc_clang):
     """A --max-cv run of two builds interrupted during the second one's

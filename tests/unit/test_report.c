@@ -1160,6 +1160,17 @@ static const char retried_sql[] =
     " (1, 'h', 3, 'sha3', 'c-fused', 0, 1, 1000, 100, '" GOOD "',"
     "  '" SEED "', 1, 'x');";
 
+/* Member key of o, a number; fails the test when there is none. */
+static double
+json_num(const cJSON *o, const char *key)
+{
+	const cJSON *x = cJSON_GetObjectItem(o, key);
+
+	if (!cJSON_IsNumber(x))
+		fail_msg("no number \"%s\"", key);
+	return x->valuedouble;
+}
+
 /* Run 1 of d as format prints it (NULL: the run's summary); caller frees. */
 static char *
 render_db(struct db *d, const char *format)
@@ -1220,6 +1231,46 @@ test_retried_build(void **state)
 	assert_null(strstr(out, "clang#"));
 	assert_non_null(strstr(out, "\n  build 2 (clang) on \"h\" failed, "
 	    "built again as build 3\n"));
+	free(out);
+	db_close(d);
+}
+
+/*
+ * The summary weighs the best against the other build of its variant by
+ * the report's paired ratio (it gave the ratio of the medians, which
+ * disagreed with the report); the JSON's best[].against[] names the
+ * other build by id; HTML escapes the interval's "n < 2".
+ */
+static void
+test_pairs_in_summary_json_html(void **state)
+{
+	struct db *d = retried_db("pairs-summary.db");
+	char *out;
+	cJSON *js, *a;
+
+	(void)state;
+	out = render_db(d, NULL);
+	assert_non_null(strstr(out, "\n    c-fused (clang) against c-fused "
+	    "(gcc), paired over 1 pair: 2.000x [no interval: n < 2], not "
+	    "distinguishable at this precision\n"));
+	free(out);
+	out = render_db(d, "json");
+	js = cJSON_Parse(out);
+	assert_non_null(js);
+	a = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(js, "runs"), 0), "paired"),
+	    "best"), 0);
+	assert_int_equal(json_num(a, "build_id"), 3);
+	a = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "against"), 0);
+	assert_int_equal(json_num(a, "build_id"), 1);
+	assert_string_equal(cJSON_GetObjectItem(a, "build")->valuestring,
+	    "gcc");
+	assert_int_equal(json_num(a, "pairs"), 1);
+	cJSON_Delete(js);
+	free(out);
+	out = render_db(d, "html");
+	assert_non_null(strstr(out, "<td>[no interval: n &lt; 2]</td>"));
+	assert_null(strstr(out, "n < 2"));
 	free(out);
 	db_close(d);
 }
@@ -1567,6 +1618,7 @@ main(void)
 		cmocka_unit_test(test_positions_pool),
 		cmocka_unit_test(test_pairs_of_three_builds),
 		cmocka_unit_test(test_retried_build),
+		cmocka_unit_test(test_pairs_in_summary_json_html),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_shortest),
 		cmocka_unit_test(test_renderer_for_path),
