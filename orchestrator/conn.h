@@ -6,8 +6,8 @@
  *
  * conn_open returns a connection owned by the caller (conn_close frees it).
  * Every command given to conn_exec is a shell command line run by the
- * host's /bin/sh; remote.c builds them, every argument quoted with
- * strbuf_add_shquoted().
+ * host's /bin/sh, in the C locale (rcmd_sh); remote.c builds them, every
+ * argument quoted with strbuf_add_shquoted().
  */
 #ifndef SEQORCH_CONN_H
 #define SEQORCH_CONN_H

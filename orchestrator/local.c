@@ -5,6 +5,7 @@
  * exactly like a remote one.
  */
 #include "conn.h"
+#include "remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,9 +54,12 @@ local_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	long long deadline = io->timeout_ms > 0 ? now_ms() + io->timeout_ms : 0;
 	size_t errused = 0;
 	char buf[16384];
+	struct strbuf prog = STRBUF_INIT;
 	pid_t pid = -1;
 	int rc = 0, open_fds = 2, wst;
 
+	/* Built before the fork: the child only execs it. */
+	rcmd_sh(&prog, cmd);
 	if (pipe(out) != 0 || pipe(errp) != 0) {
 		rc = so_error(err, SO_EIO, "host \"%s\": pipe: %s",
 		    c->host->name, strerror(errno));
@@ -75,7 +79,7 @@ local_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 		close(out[1]);
 		close(errp[1]);
 		signal(SIGPIPE, SIG_DFL);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", prog.buf, (char *)NULL);
 		_exit(127);
 	}
 	setpgid(pid, pid);
@@ -168,6 +172,7 @@ out:
 		close(errp[0]);
 	if (errp[1] >= 0)
 		close(errp[1]);
+	strbuf_release(&prog);
 	return rc;
 }
 

@@ -5,6 +5,23 @@
  */
 #include "remote-scripts.h"
 
+/*
+ * Before every command (rcmd_sh): the C locale, and no other locale
+ * variable.  The coordinator reads what hosts print (a compiler's
+ * "error:", lscpu's "Model name:"), which a user's LANG or LC_* from the
+ * login (PAM's /etc/default/locale, ssh's SendEnv, a .zshenv) would
+ * translate ("Fehler:", "Modellname:"), and in a UTF-8 locale macOS's tr
+ * stops at a byte that is not UTF-8 (a build log cut mid-character).  C
+ * takes bytes as bytes, so paths that are not ASCII still work.  LANGUAGE,
+ * which gettext reads before LC_ALL except in C, goes with the others;
+ * PATH and everything else the login set stay.  Builtins only: no process
+ * starts on a measured host.
+ */
+const char rscript_locale[] =
+	"LC_ALL=C; export LC_ALL; unset LANG LANGUAGE LC_CTYPE LC_COLLATE "
+	"LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LC_ADDRESS "
+	"LC_IDENTIFICATION LC_MEASUREMENT LC_NAME LC_PAPER LC_TELEPHONE\n";
+
 /* "~/x": relative to home.  {{dir}}: x, or "." for "~". */
 const char rscript_workdir_home[] =
 	"cd && mkdir -p -- {{dir}} && cd -- {{dir}} && pwd -P";

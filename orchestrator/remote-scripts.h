@@ -7,6 +7,8 @@
 #ifndef SEQORCH_REMOTE_SCRIPTS_H
 #define SEQORCH_REMOTE_SCRIPTS_H
 
+/* rcmd_sh: what every command runs under (the C locale). */
+extern const char rscript_locale[];
 /* conn.c: create the workdir and print its absolute path. */
 extern const char rscript_workdir_home[], rscript_workdir_abs[];
 /* deploy.c: the cold build, its files each after a mark and its length. */

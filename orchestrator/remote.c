@@ -1,5 +1,6 @@
 /* Building remote commands with every value quoted (remote.h). */
 #include "remote.h"
+#include "remote-scripts.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,6 +63,13 @@ rcmd_script(struct strbuf *cmd, const char *script, const char *const *vars)
 		p = close + 2;
 	}
 	strbuf_addstr(cmd, p);
+}
+
+void
+rcmd_sh(struct strbuf *out, const char *cmd)
+{
+	strbuf_addstr(out, rscript_locale);
+	strbuf_addstr(out, cmd);
 }
 
 const char *

@@ -36,6 +36,13 @@ void rcmd_script(struct strbuf *cmd, const char *script,
     const char *const *vars);
 
 /*
+ * Append the program the host's /bin/sh runs for command line cmd: cmd
+ * after rscript_locale, so it runs in the C locale whatever the login
+ * environment says.  Both transports send every command through it.
+ */
+void rcmd_sh(struct strbuf *out, const char *cmd);
+
+/*
  * The agent's --cpu word for h (also shown by `hosts list`): the CPU
  * number, "auto" or "none", written into buf, which is returned.
  */

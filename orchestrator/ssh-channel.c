@@ -4,6 +4,7 @@
  * and the direct-tcpip channel a jump host relays to the next hop.
  */
 #include "ssh-int.h"
+#include "remote.h"
 #include "strbuf.h"
 
 #include <signal.h>
@@ -244,7 +245,7 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	int64_t deadline = io->timeout_ms > 0 ?
 	    ssh_now_ms() + io->timeout_ms : 0;
 	int64_t step;
-	struct strbuf line = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT, prog = STRBUF_INIT;
 	char buf[32768], *sig = NULL;
 	struct preamble pre = { .line_start = 1, .banner = s->banner,
 	    .max = sizeof s->banner };
@@ -261,12 +262,14 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	if (s->last_rx < ssh_now_ms())
 		s->last_rx = ssh_now_ms();
 	/*
-	 * The contract is /bin/sh, whatever the user's login shell is; the
-	 * mark before it ends what that shell's startup files print.
+	 * The contract is /bin/sh, whatever the user's login shell is, in the
+	 * C locale (rcmd_sh); the mark before it ends what that shell's
+	 * startup files print.
 	 */
 	s->banner[0] = '\0';
 	strbuf_addstr(&line, "echo " BEGIN_MARK_WORD "; exec /bin/sh -c ");
-	strbuf_add_shquoted(&line, cmd);
+	rcmd_sh(&prog, cmd);
+	strbuf_add_shquoted(&line, prog.buf);
 	step = step_deadline(s, deadline);
 	do {
 		ch = libssh2_channel_open_session(s->session);
@@ -359,6 +362,7 @@ out:
 		libssh2_free(s->session, sig);
 	if (ch != NULL)
 		free_channel(s, ch);
+	strbuf_release(&prog);
 	strbuf_release(&line);
 	return rc;
 }

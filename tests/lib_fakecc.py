@@ -26,3 +26,20 @@ WRAP
     chmod +x "$out" ;;
 esac
 """
+
+# cc as Debian's gcc-12-locales has it write its diagnostics in German, in
+# the locale gettext picks: LC_ALL, else LC_MESSAGES, else LANG, with
+# LANGUAGE's first language before that one unless it is C (or POSIX).
+# Only what it says changes, as with the real catalog.
+GERMAN_CC = r"""#!/bin/sh
+l=${LC_ALL:-${LC_MESSAGES:-${LANG:-C}}}
+case $l in C | POSIX) ;; *) l=${LANGUAGE:-$l} ;; esac
+case $l in de*) ;; *) exec cc "$@" ;; esac
+e=$(mktemp) || exit 1
+cc "$@" 2> "$e"
+s=$?
+sed -e 's/fatal error: /schwerwiegender Fehler: /' -e 's/error: /Fehler: /' \
+    -e 's/compilation terminated\./Kompilierung beendet./' "$e" >&2
+rm -f "$e"
+exit $s
+"""

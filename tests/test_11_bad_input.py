@@ -9,15 +9,16 @@ import pytest
 
 from conftest import (ROOT, SEQORCH, cpu_lacks, query, seqorch, sha3_chain,
                       write_hosts)
+from lib_fakecc import GERMAN_CC
 
 
-def run(scratch, *extra):
+def run(scratch, *extra, **kw):
     """A short run, with extra's options in place of these (an option is
-    given once)."""
+    given once); kw goes to subprocess.run."""
     base = {"--study": "sha3", "--hosts": "local", "--steps": "500",
             "--samples": "1"}
     args = [x for k, v in base.items() if k not in extra for x in (k, v)]
-    return seqorch(scratch, "run", *args, *extra)
+    return seqorch(scratch, "run", *args, *extra, **kw)
 
 
 @pytest.mark.parametrize("text,where,what", [
@@ -215,6 +216,26 @@ def test_failed_build_says_the_compilers_error(scratch, workdir):
     assert len(fail) < 400, fail
     rep = seqorch(scratch, "report", "--run", "1")
     assert "-mfoo-bar" in rep.stdout, rep.stdout
+
+
+def test_failed_build_in_a_german_locale(scratch, workdir):
+    """A user's German locale does not reach the compiler, whose messages
+    the coordinator reads: its first error line is still found (before,
+    the log's last line, "Kompilierung beendet.", was the reason)."""
+    cc = scratch / "übersetzer" / "cc"
+    cc.parent.mkdir()
+    cc.write_text(GERMAN_CC)
+    cc.chmod(0o755)
+    write_hosts(scratch / "hosts.toml", workdir,
+                f'cc = "{cc}"\ncflags = "-include seqorch-missing.h"\n')
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("LC_") and k != "LANGUAGE"}
+    r = run(scratch, "--variants", "c-fused",
+            env=dict(env, LANG="de_DE.UTF-8", LANGUAGE="de"))
+    assert r.returncode == 1, r.stderr
+    assert re.search(r'failed: no compiler produced a working agent: build '
+                     r'with "[^"]*": [^\n]*fatal error: [^\n]*'
+                     r'seqorch-missing\.h', r.stderr), r.stderr
 
 
 def test_resume_names_what_is_missing(scratch):

@@ -799,10 +799,10 @@ def driver(tmp_path_factory):
 class Transport:
     """One connection through the driver; ask() sends one request."""
 
-    def __init__(self, driver, config):
+    def __init__(self, driver, config, env=None):
         self.p = subprocess.Popen([str(driver), str(config)],
                                   stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True, env=env)
         first = self.p.stdout.readline().split()
         assert first[0] == "ready", first
         self.workdir = Path(first[1])
@@ -929,3 +929,37 @@ def test_login_shell_output_before_the_command(tmp_path, sshd_factory,
     assert ('host "c": the command did not start: the login shell exited '
             'with status 1 before running it (it printed "This account is '
             'not available")' in block(r.stdout, "c")), r.stdout
+
+
+# A German user's locale, as PAM (/etc/default/locale), the ssh client's
+# SendEnv or a .zshenv gives it to every login.
+GERMAN = {"LANG": "de_DE.UTF-8", "LANGUAGE": "de:en",
+          "LC_MESSAGES": "de_DE.UTF-8", "LC_NUMERIC": "de_DE.UTF-8"}
+
+
+def test_commands_run_in_the_c_locale(tmp_path, sshd_factory, driver):
+    """Whatever locale the login gives, a command runs under LC_ALL=C and
+    no other locale variable, on an ssh host (sshd's SetEnv here) as on
+    the local one (the coordinator's own environment): the compilers,
+    lscpu and tr then print what the coordinator parses.  Paths that are
+    not ASCII still work."""
+    s = sshd_factory("a", start=False)
+    with open(s.dir / "sshd_config", "a") as f:
+        f.write("SetEnv " + " ".join(f"{k}={v}" for k, v in GERMAN.items())
+                + "\n")
+    s.start()
+    write_hosts_toml(tmp_path / "ssh.toml", {"a": s.host_entry()})
+    write_hosts_toml(tmp_path / "local.toml", {"l": {
+        "transport": "local", "workdir": str(tmp_path / "wörk")}})
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("LC_") and k not in GERMAN}
+    env.update(GERMAN)
+    for config in ("ssh.toml", "local.toml"):
+        t = Transport(driver, tmp_path / config, env=env)
+        r = t.ask("exec 0 64 env | grep -E '^(LANG|LANGUAGE|LC_[A-Z]+)=' "
+                  "| sort")
+        assert r["out"] == "LC_ALL=C|", (config, r)
+        r = t.ask(f"exec 0 64 cd '{t.workdir}' && mkdir -p 'ü' && cd 'ü' "
+                  "&& pwd -P")
+        assert r["out"] == f"{t.workdir}/ü|", (config, r)
+        t.close()
