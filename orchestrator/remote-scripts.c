@@ -15,12 +15,13 @@
  * takes bytes as bytes, so paths that are not ASCII still work.  LANGUAGE,
  * which gettext reads before LC_ALL except in C, goes with the others;
  * PATH and everything else the login set stay.  Builtins only: no process
- * starts on a measured host.
+ * starts on a measured host.  One line, as the login shell reads the
+ * quoted program too (csh refuses a newline inside quotes).
  */
 const char rscript_locale[] =
 	"LC_ALL=C; export LC_ALL; unset LANG LANGUAGE LC_CTYPE LC_COLLATE "
 	"LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LC_ADDRESS "
-	"LC_IDENTIFICATION LC_MEASUREMENT LC_NAME LC_PAPER LC_TELEPHONE\n";
+	"LC_IDENTIFICATION LC_MEASUREMENT LC_NAME LC_PAPER LC_TELEPHONE; ";
 
 /* "~/x": relative to home.  {{dir}}: x, or "." for "~". */
 const char rscript_workdir_home[] =
