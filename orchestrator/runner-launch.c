@@ -743,7 +743,10 @@ stream_seen(const struct stream *s)
  * run directory name (under runs/): an agent still running there is
  * followed to its end (it holds the host lock, and the cells it measures
  * are not measured again).  Then the directory goes, once its agent has
- * ended; a warning says what was stored, or lost.
+ * ended; a warning says what was stored, or lost.  Records this
+ * coordinator could not take in (its database failed, the host dropped)
+ * are not the records' fault: the directory stays for the next resume,
+ * and the host fails, so that no cell of it is timed again meanwhile.
  */
 static void
 collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
@@ -753,7 +756,7 @@ collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
 	char errbuf[AGENT_ERR_MAX] = "", msg[2 * SO_ERR_MAX + 512];
 	char *dir = xasprintf("%s/runs/%s", hr->conn->workdir, name);
 	struct so_err e = { 0 };
-	int rc, status = 0, drops = 0, stopped = 1;
+	int rc, status = 0, drops = 0, stopped = 1, bad;
 	size_t i;
 
 	snprintf(s->token, sizeof s->token, "%s", strrchr(name, '-') + 1);
@@ -779,6 +782,7 @@ collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
 		s->collected = 1;
 	else
 		stopped = stop_agent(hr, dir, &e) == 0;
+	bad = rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL;
 	if (s->collected && stream_got(s) > 0)
 		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
 		    "of this run stopped before reading all of its agent's "
@@ -786,6 +790,15 @@ collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
 		    "not stored are stored now, with the agent's own numbers",
 		    cc, (unsigned long long)stream_seen(s),
 		    (unsigned long long)stream_got(s));
+	else if (!s->collected && !bad)
+		snprintf(msg, sizeof msg, "agent (%s): cannot store the "
+		    "records an earlier coordinator of this run left in "
+		    "\"%.300s\": %.600s%s%.300s; %llu of its samples are "
+		    "stored now, the rest stay there and `seqorch run --resume "
+		    "%lld` stores them", cc, dir, s->err.msg,
+		    stopped ? "" : "; the agent could not be stopped: ",
+		    stopped ? "" : e.msg, (unsigned long long)stream_got(s),
+		    (long long)hr->p->run_id);
 	else if (!s->collected)
 		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
 		    "of this run stopped before reading all of its agent's "
@@ -796,6 +809,10 @@ collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
 		    (unsigned long long)stream_got(s), s->err.msg,
 		    stopped ? "" : "; the agent could not be stopped: ",
 		    stopped ? "" : e.msg);
+	if (!s->collected && !bad) {
+		run_fail(hr, msg);
+		goto out;	/* the next resume keeps the raw output whole */
+	}
 	if (!s->collected || stream_got(s) > 0)
 		run_note(hr, "warning", msg);
 	if (s->lr.offset > 0 && s->build != NULL)

@@ -419,6 +419,50 @@ def test_resume_of_a_run_still_going_is_refused(tmp_path, gated):
     assert q(db, "SELECT count(*) FROM samples WHERE valid = 1") == [(6,)]
 
 
+def test_resume_keeps_what_a_locked_database_could_not_store(tmp_path,
+                                                             gated):
+    """The resume follows the agent a killed coordinator left running, and
+    results.db is locked past the busy timeout meanwhile: the agent's
+    records stay in its run directory, and the next resume stores them
+    with the agent's own numbers.  Before, the resume removed the
+    directory it could not store from (its samples lost for good) and
+    measured those cells again."""
+    workdir = gated_host(tmp_path, gated)
+    db = tmp_path / "results.db"
+    killed_once_gated(tmp_path, db)
+    r = seqorch_bg(tmp_path, "run", "--resume", "1")
+    con = sqlite3.connect(db, timeout=30, isolation_level=None)
+    try:
+        wait_for(lambda: q(db, "SELECT 1 FROM events WHERE message LIKE "
+                           "'%still running%'"), "the resume to follow the "
+                 "earlier agent", r, tmp_path)
+        con.execute("BEGIN EXCLUSIVE")
+        (tmp_path / "go").touch()
+        rc, err = finish(r, tmp_path)
+    finally:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        con.close()
+        (tmp_path / "go").touch()
+    assert rc == 3, err
+    (d,), = q(db, "SELECT id FROM db_identity")
+    (token, seen), = seen_samples(tmp_path / "seen").items()
+    left = workdir / "runs" / f"{d}-1-1-{token}"
+    assert "agent (%s): cannot store the records an earlier coordinator " \
+        f'of this run left in "{left}": database: ' % gated[0] in err, err
+    assert "the rest stay there and `seqorch run --resume 1` stores " \
+        "them" in err, err
+    assert left.joinpath("records").exists()
+    r = seqorch(tmp_path, "run", "--resume", "1", env=gate_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    # One agent only: nothing measured again, every sample its own.
+    assert len(seen_samples(tmp_path / "seen")) == 1
+    assert {(v, i): ns for v, i, ns in q(
+        db, "SELECT variant, sample_index, ns FROM samples")} == seen
+    assert q(db, "SELECT status FROM runs") == [("ok",)]
+    assert list((workdir / "runs").iterdir()) == []
+
+
 def test_resume_leaves_another_databases_run_directories(tmp_path,
                                                          gated):
     """Issue 29, item 2: two databases share the workdir, each with its
