@@ -551,8 +551,8 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 		    s->err.msg);
 		run_fail(hr, msg);
 		ended = 1;
-	} else if (rc != 0) {
-		/* What the agent finished past this point is not read. */
+	} else if (rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL) {
+		/* Records past a bad one cannot be read, now or later. */
 		if ((ended = stop_agent(hr, dir, &e) == 0))
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent was stopped, and any "
@@ -564,6 +564,27 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 			    "%.300s; it may go on measuring, and what it "
 			    "finishes is lost)", cc, s->err.msg,
 			    (unsigned long long)stream_got(s), e.msg);
+		run_fail(hr, msg);
+	} else if (rc != 0) {
+		/*
+		 * This side failed (the database, the link): what the agent
+		 * finished stays in its run directory for a resume to store.
+		 */
+		if ((ended = stop_agent(hr, dir, &e) == 0))
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent was stopped, and any "
+			    "other sample it finished stays in \"%.300s\": "
+			    "`seqorch run --resume %lld` stores it)", cc,
+			    s->err.msg, (unsigned long long)stream_got(s),
+			    dir, (long long)hr->p->run_id);
+		else
+			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
+			    "samples stored; the agent could not be stopped: "
+			    "%.300s; it may go on measuring in \"%.300s\", "
+			    "and `seqorch run --resume %lld` stores what it "
+			    "finishes)", cc, s->err.msg,
+			    (unsigned long long)stream_got(s), e.msg, dir,
+			    (long long)hr->p->run_id);
 		run_fail(hr, msg);
 	} else if (!s->saw_done && (status == STREAM_NO_START ||
 	    status == STREAM_NO_EXIT)) {

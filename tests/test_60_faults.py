@@ -82,7 +82,8 @@ def check_db(db, workdir, host, stderr, steps, bad_variant=None):
         said += [e for e, in q(db, "SELECT error FROM run_hosts WHERE "
                                "host = ? AND error IS NOT NULL", host)]
         said.append(stderr)
-        assert any("lost" in m for m in said), (lost, said)
+        assert any("lost" in m or "`seqorch run --resume" in m
+                   for m in said), (lost, said)
     return rows
 
 
@@ -530,6 +531,19 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
     assert "database is locked" in err, err
     check_db(db, workdir, "local", err, LONG_STEPS)
     assert not agent_pids(workdir)
+    # What the agent finished is on the host, not lost: the message says
+    # where and how to store it, and a resume does (before, it said lost).
+    (left,) = (workdir / "runs").iterdir()
+    assert re.search(r'\(\d+ samples stored; the agent was stopped, and '
+                     r'any other sample it finished stays in '
+                     f'"{re.escape(str(left))}": `seqorch run --resume 1` '
+                     r'stores it\)', err), err
+    finished = finished_samples(workdir)
+    r = seqorch(tmp_path, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    assert {(v, b, i): ns for v, b, i, ns in q(
+        db, "SELECT variant, build_id, sample_index, ns FROM samples")
+        if (v, b, i) in finished} == finished
 
 
 @pytest.fixture
