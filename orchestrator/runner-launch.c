@@ -187,34 +187,68 @@ stream_got(const struct stream *s)
 }
 
 /*
+ * Does rc, from reading an agent's records, mean the records are at
+ * fault?  Those past the bad one cannot be read later either.  Any other
+ * failure is this side's (the database, the link): the records stay in
+ * the run directory, and a resume stores them.
+ */
+static int
+records_fault(int rc)
+{
+	return rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL ||
+	    rc == SO_EAGENT;
+}
+
+/* Where what the agent of dir finished stays, and what stores it. */
+static void
+kept_for_resume(const struct hostrun *hr, const char *dir, char *buf,
+    size_t len)
+{
+	snprintf(buf, len, "stays in \"%.300s\": `seqorch run --resume %lld` "
+	    "stores it", dir, (long long)hr->p->run_id);
+}
+
+/*
  * The user interrupted the run: the agent is stopped before the lease is
  * released, what it finished is stored, and an event says how many
- * samples were kept or that some may be lost.  An open window is closed
- * at the coordinator's time, with the reason as its drift.
+ * samples were kept, or where the rest stays, or that some are lost.  An
+ * open window is closed at the coordinator's time, with the reason as its
+ * drift.
  */
 static void
 interrupted(struct hostrun *hr, struct stream *s, const char *dir,
     const char *cc)
 {
 	struct so_err e = { 0 };
-	char msg[SO_ERR_MAX + 256];
+	char msg[SO_ERR_MAX + 1024], kept[512];
 	uint64_t before = stream_got(s);
-	int rc;
+	int rc, stopped;
 
-	if ((rc = stop_agent(hr, dir, &e)) == 0 &&
+	if ((stopped = (rc = stop_agent(hr, dir, &e)) == 0) &&
 	    (rc = collect_rest(hr, s, dir, &e)) == 0)
 		s->collected = 1;
+	kept_for_resume(hr, dir, kept, sizeof kept);
 	if (rc == 0)
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
 		    "stopped; all %llu samples it finished are stored (%llu "
 		    "of them read after the interrupt)", cc,
 		    (unsigned long long)stream_got(s),
 		    (unsigned long long)(stream_got(s) - before));
+	else if (records_fault(rc))
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
+		    "stopped, and its records cannot be read: %.600s; %llu "
+		    "samples are stored, any it finished after them are lost",
+		    cc, e.msg, (unsigned long long)stream_got(s));
+	else if (stopped)
+		snprintf(msg, sizeof msg, "interrupted: the agent (%s) was "
+		    "stopped, and its records cannot be stored now: %.600s; "
+		    "%llu samples are stored, any other it finished %s", cc,
+		    e.msg, (unsigned long long)stream_got(s), kept);
 	else
 		snprintf(msg, sizeof msg, "interrupted: the agent (%s) could "
-		    "not be stopped and read: %.600s; %llu samples are "
-		    "stored, any it finished after them are lost", cc, e.msg,
-		    (unsigned long long)stream_got(s));
+		    "not be stopped: %.600s; %llu samples are stored, what "
+		    "it finishes %s", cc, e.msg,
+		    (unsigned long long)stream_got(s), kept);
 	run_note(hr, "warning", msg);
 	end_window(hr, "interrupted: the agent was stopped");
 	snprintf(hr->error, sizeof hr->error, "interrupted");
@@ -531,7 +565,7 @@ static void
 classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
     const char *dir, int rc, int status, char *errbuf)
 {
-	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128];
+	char msg[SO_ERR_MAX + AGENT_ERR_MAX + 128], kept[512];
 	const char *cc = s->cc;
 	struct so_err e;
 	int ended = 0;
@@ -551,8 +585,7 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 		    s->err.msg);
 		run_fail(hr, msg);
 		ended = 1;
-	} else if (rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL) {
-		/* Records past a bad one cannot be read, now or later. */
+	} else if (records_fault(rc)) {
 		if ((ended = stop_agent(hr, dir, &e) == 0))
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent was stopped, and any "
@@ -566,25 +599,18 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 			    (unsigned long long)stream_got(s), e.msg);
 		run_fail(hr, msg);
 	} else if (rc != 0) {
-		/*
-		 * This side failed (the database, the link): what the agent
-		 * finished stays in its run directory for a resume to store.
-		 */
+		kept_for_resume(hr, dir, kept, sizeof kept);
 		if ((ended = stop_agent(hr, dir, &e) == 0))
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent was stopped, and any "
-			    "other sample it finished stays in \"%.300s\": "
-			    "`seqorch run --resume %lld` stores it)", cc,
-			    s->err.msg, (unsigned long long)stream_got(s),
-			    dir, (long long)hr->p->run_id);
+			    "other sample it finished %s)", cc, s->err.msg,
+			    (unsigned long long)stream_got(s), kept);
 		else
 			snprintf(msg, sizeof msg, "agent (%s): %.900s (%llu "
 			    "samples stored; the agent could not be stopped: "
-			    "%.300s; it may go on measuring in \"%.300s\", "
-			    "and `seqorch run --resume %lld` stores what it "
-			    "finishes)", cc, s->err.msg,
-			    (unsigned long long)stream_got(s), e.msg, dir,
-			    (long long)hr->p->run_id);
+			    "%.300s; it may go on measuring, and what it "
+			    "finishes %s)", cc, s->err.msg,
+			    (unsigned long long)stream_got(s), e.msg, kept);
 		run_fail(hr, msg);
 	} else if (!s->saw_done && (status == STREAM_NO_START ||
 	    status == STREAM_NO_EXIT)) {
@@ -803,7 +829,7 @@ collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
 		s->collected = 1;
 	else
 		stopped = stop_agent(hr, dir, &e) == 0;
-	bad = rc == SO_EPROTO || rc == SO_EPARSE || rc == SO_EINVAL;
+	bad = records_fault(rc);
 	if (s->collected && stream_got(s) > 0)
 		snprintf(msg, sizeof msg, "agent (%s): an earlier coordinator "
 		    "of this run stopped before reading all of its agent's "

@@ -507,7 +507,19 @@ def test_resume_leaves_another_databases_run_directories(tmp_path,
         a, "SELECT variant, sample_index, ns FROM samples")} == seen
 
 
-def test_database_locked_longer_than_the_busy_timeout(tmp_path):
+LOCKED_REST = {
+    # Streaming stops at the first sample the database refuses.
+    None: r'\(\d+ samples stored; the agent was stopped, and any other '
+          r'sample it finished stays in "{left}": {resume}\)',
+    # Ctrl-C meanwhile: the agent is stopped, what it finished not read.
+    signal.SIGINT: r'interrupted: the agent \(cc\) was stopped, and its '
+                   r'records cannot be stored now: database: cannot store '
+                   r'sample: database is locked; \d+ samples are stored, '
+                   r'any other it finished stays in "{left}": {resume}'}
+
+
+@pytest.mark.parametrize("sig", LOCKED_REST, ids=["stream", "interrupt"])
+def test_database_locked_longer_than_the_busy_timeout(tmp_path, sig):
     workdir = local_hosts(tmp_path)
     db = tmp_path / "results.db"
     p = start_local(tmp_path, 8)
@@ -516,6 +528,8 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
         con = sqlite3.connect(db, timeout=30, isolation_level=None)
         con.execute("BEGIN EXCLUSIVE")
         try:
+            if sig is not None:
+                p.send_signal(sig)
             # The busy timeout is 10 s; a sample arrives every ~0.5 s.
             rc = p.wait(timeout=120)
         finally:
@@ -534,16 +548,17 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path):
     # What the agent finished is on the host, not lost: the message says
     # where and how to store it, and a resume does (before, it said lost).
     (left,) = (workdir / "runs").iterdir()
-    assert re.search(r'\(\d+ samples stored; the agent was stopped, and '
-                     r'any other sample it finished stays in '
-                     f'"{re.escape(str(left))}": `seqorch run --resume 1` '
-                     r'stores it\)', err), err
+    assert re.search(LOCKED_REST[sig].format(
+        left=re.escape(str(left)),
+        resume=re.escape("`seqorch run --resume 1` stores it")), err), err
     finished = finished_samples(workdir)
     r = seqorch(tmp_path, "run", "--resume", "1")
     assert r.returncode == 0, r.stderr
-    assert {(v, b, i): ns for v, b, i, ns in q(
-        db, "SELECT variant, build_id, sample_index, ns FROM samples")
-        if (v, b, i) in finished} == finished
+    rows = q(db, "SELECT variant, build_id, sample_index, ns FROM samples")
+    assert sorted((v, i) for v, _, i, _ in rows) == sorted(
+        (v, i) for v in VARIANTS for i in range(8))
+    assert {(v, b, i): ns for v, b, i, ns in rows
+            if (v, b, i) in finished} == finished
 
 
 @pytest.fixture
