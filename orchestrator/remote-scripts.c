@@ -210,16 +210,18 @@ const char rscript_launch[] =
 	"h=$( (sha256sum {{agent}} 2>/dev/null || shasum -a 256 {{agent}}) | "
 	"cut -d ' ' -f 1); [ \"$h\" = {{sum}} ] || { rm -rf {{dir}}; "
 	"echo \"$h\" >&2; exit {{&bad_sum}}; }; "
-	": > {{dir}}/records && "
+	": > {{dir}}/records && echo '    ' > {{dir}}/exit.tmp && "
 	"nohup sh -c {{wrapper}} </dev/null >/dev/null 2>&1 &";
 
 /*
  * The shell that runs the agent ({{&agent_cmd}}, its command line) and
- * writes its exit status once it ends.
+ * writes its exit status once it ends, over the blanks rscript_launch
+ * wrote: a file system that filled up meanwhile still takes it.
  */
 const char rscript_agent_wrapper[] =
 	"{{&agent_cmd}} --out {{dir}}/records 2>{{dir}}/stderr & "
-	"echo $! > {{dir}}/pid; wait $!; echo $? > {{dir}}/exit.tmp && "
+	"echo $! > {{dir}}/pid; wait $!; "
+	"printf '%4d\\n' $? 1<> {{dir}}/exit.tmp && "
 	"mv {{dir}}/exit.tmp {{dir}}/exit";
 
 /*
@@ -234,7 +236,8 @@ const char rscript_agent_wrapper[] =
  * {{&start_s}} s (nohup failed to start the wrapper) exits
  * {{&no_start}}, no exit file {{&start_s}} s after the agent's pid is
  * gone (its wrapper shell was killed) exits {{&no_exit}}, each with a
- * message on stderr.
+ * message on stderr.  An agent that failed saying nothing (it could not
+ * write its stderr either) on a full file system is said to be on one.
  */
 const char rscript_stream[] =
 	"cd {{dir}} || exit 125; off={{&offset}}; i=0; "
@@ -255,7 +258,10 @@ const char rscript_stream[] =
 	"echo \"the agent (pid $(cat pid)) ended without an exit status "
 	"(its wrapper shell was killed?)\" >&2; exit {{&no_exit}}; fi; "
 	"sleep 0.1; i=$((i + 1)); done; "
-	"cat stderr >&2; exit $(cat exit)";
+	"cat stderr >&2; s=$(cat exit); [ $s = 0 ] || [ -s stderr ] || { "
+	"f=$(df -Pk . 2>/dev/null | awk 'NR == 2 { print $4 }'); "
+	"[ \"${f:-x}\" -lt 1024 ] 2>/dev/null && echo \"the file system of "
+	"\\\"$PWD\\\" is full ($f KiB free)\" >&2; }; exit $s";
 
 /*
  * Stop the agent of {{dir}}: TERM, up to 10 s for its exit file, then

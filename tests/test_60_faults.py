@@ -619,6 +619,42 @@ def test_disk_full(tmp_path, small_fs):
     assert not agent_pids(workdir)
 
 
+def test_host_disk_full(tmp_path, small_fs, agent_build):
+    """The host's file system fills up mid-window: the agent cannot write
+    its next record (nor its stderr).  Its exit status is still written
+    (over blanks the launch wrote), and the host's error says the file
+    system is full; before, 30 s later, `the agent (pid N) ended without
+    an exit status (its wrapper shell was killed?)`."""
+    workdir = seed_build(small_fs / "work", agent_build)
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\n')
+    db = tmp_path / "results.db"
+    p = start_local(tmp_path, 48)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        try:
+            with open(small_fs / "filler", "wb") as f:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+        except OSError as e:
+            assert e.errno == errno.ENOSPC, e
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 1, err
+    (left,) = (workdir / "runs").iterdir()
+    assert q(db, "SELECT error FROM run_hosts") == [(
+        f'agent (cc) exited with status 3: the file system of "{left}" is '
+        "full (0 KiB free)",)]
+    (small_fs / "filler").unlink()
+    rows = check_db(db, workdir, "local", err, LONG_STEPS)
+    assert len(rows) == len(finished_samples(workdir)) < 96
+
+
 def test_read_only_database(tmp_path, small_fs):
     local_hosts(tmp_path)
     db = small_fs / "results.db"
