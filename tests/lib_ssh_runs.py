@@ -2,6 +2,7 @@
 runs in the foreground or the background, polling results.db while it is
 written, the `hosts` fixture (sshd servers, their leftover agents killed)
 and the checks of the samples a run stored."""
+import json
 import os
 import signal
 import sqlite3
@@ -131,6 +132,21 @@ def check_samples(db, host, steps, samples, complete=True):
         assert set(cells) == {(v, b, i) for v in VARIANTS for b in builds
                               for i in range(samples)}, host
     return rows
+
+
+def finished_samples(workdir):
+    """(variant, build id, index) -> ns of every sample record the agents
+    wrote in workdir's run directories (complete lines only)."""
+    out = {}
+    for f in Path(workdir).glob("runs/*/records"):
+        for line in f.read_text(errors="replace").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue    # a line being written
+            if r.get("type") == "sample":
+                out[(r["variant"], int(r["build_id"]), r["sample"])] = r["ns"]
+    return out
 
 
 def integrity_ok(db):

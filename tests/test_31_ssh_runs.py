@@ -30,8 +30,8 @@ from sshd import (free_endpoint, sshd_factory, user_key,  # noqa: F401
                   write_hosts_toml)
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
 from lib_ssh_runs import (LONG_STEPS, VARIANTS, check_samples, clean_env,
-                          finish, integrity_ok, nsamples, q, run, run_args,
-                          start, wait_for, write_hosts)
+                          finish, finished_samples, integrity_ok, nsamples,
+                          q, run, run_args, start, wait_for, write_hosts)
 
 
 def test_three_hosts_end_to_end(tmp_path, hosts):
@@ -114,6 +114,13 @@ def test_sshd_killed_mid_run(tmp_path, hosts):
     assert st == {"a": "ok", "b": "ok", "victim": "failed"}, err
     (error,), = q(db, "SELECT error FROM run_hosts WHERE host = 'victim'")
     assert 'host "victim"' in error and victim.address in error, error
+    # Its agent measures on, out of reach; what it finishes is not lost
+    # (before, the error said it was).
+    left = victim.workdir / "runs"
+    assert re.search(r"the agent could not be stopped: .*; it may go on "
+                     r"measuring, and what it finishes stays in "
+                     f'"{re.escape(str(left))}/[^"]+": '
+                     r"`seqorch run --resume 1` stores it\)$", error), error
     ev = q(db, "SELECT level, message FROM events WHERE host = 'victim'")
     assert ("error", error) in ev or any(
         lvl == "error" and 'host "victim"' in m for lvl, m in ev), ev
@@ -127,7 +134,10 @@ def test_sshd_killed_mid_run(tmp_path, hosts):
     assert wins["a"] and wins["b"] and wins["victim"] is None, wins
     assert q(db, "SELECT count(*) FROM leases") == [(0,)]
 
-    # The host is back: resuming the run measures only what it missed.
+    # The host is back: resuming the run stores what its agent finished,
+    # with the agent's own numbers, and measures only what it missed.
+    wait_for(lambda: list(left.glob("*/exit")), "the victim's agent to end")
+    finished = finished_samples(victim.workdir)
     victim.start()
     r = subprocess.run([str(SEQORCH), "run", "--resume", "1"], cwd=tmp_path,
                        env=clean_env(tmp_path), capture_output=True,
@@ -139,6 +149,9 @@ def test_sshd_killed_mid_run(tmp_path, hosts):
     # Nothing was measured again on the hosts that had finished.
     assert q(db, "SELECT count(*) FROM samples WHERE host != 'victim'") == \
         [(2 * total,)]
+    assert {(v, b, i): ns for v, b, i, ns in q(
+        db, "SELECT variant, build_id, sample_index, ns FROM samples WHERE "
+        "host = 'victim'") if (v, b, i) in finished} == finished
     assert dict(q(db, "SELECT host, status FROM run_hosts")) == \
         {"a": "ok", "b": "ok", "victim": "ok"}
     integrity_ok(db)

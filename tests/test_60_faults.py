@@ -37,23 +37,9 @@ import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
 from lib_fakecc import FAKE_CC
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
-from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish, nsamples,
-                          q, start, wait_for, write_hosts)
-
-
-def finished_samples(workdir):
-    """(variant, build id, index) -> ns of every sample record the agents
-    wrote in workdir's run directories (complete lines only)."""
-    out = {}
-    for f in Path(workdir).glob("runs/*/records"):
-        for line in f.read_text(errors="replace").splitlines():
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue    # a line being written
-            if r.get("type") == "sample":
-                out[(r["variant"], int(r["build_id"]), r["sample"])] = r["ns"]
-    return out
+from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish,
+                          finished_samples, nsamples, q, start, wait_for,
+                          write_hosts)
 
 
 def check_db(db, workdir, host, stderr, steps, bad_variant=None):
