@@ -515,6 +515,10 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path, sig):
         con.execute("BEGIN EXCLUSIVE")
         try:
             if sig is not None:
+                # Once the coordinator waits to store a sample.
+                stored = nsamples(db, "local")
+                wait_for(lambda: len(finished_samples(workdir)) > stored,
+                         "a sample not stored", p, tmp_path)
                 p.send_signal(sig)
             # The busy timeout is 10 s; a sample arrives every ~0.5 s.
             rc = p.wait(timeout=120)
