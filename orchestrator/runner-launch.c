@@ -314,27 +314,35 @@ agent_extra_args(struct hostrun *hr, const struct stream *s,
 
 /*
  * Keep the agent's records file exactly as it wrote it (one SFTP read for
- * ssh hosts).  A failure is an event, not a failed host: the samples are
- * stored already.
+ * ssh hosts): 0, or a negative code once a warning said that the file
+ * stays on the host (its run directory is then not removed).  Not a
+ * failed host: the samples are stored already.
  */
-static void
+static int
 keep_raw(struct hostrun *hr, struct build_result *b, const char *dir,
     const char *token)
 {
 	char *path = xasprintf("%s/records", dir), *data = NULL, *msg;
 	struct so_err e = { 0 };
 	size_t len;
+	int rc;
 
-	if (hr->conn == NULL || conn_read(hr->conn, path, ARTIFACT_MAX + 1,
-	    &data, &len, &e) != 0 || artifact_keep(hr->db, b->build_id, "raw",
-	    token, data, len, NULL, &e) != 0) {
-		msg = xasprintf("raw agent output not kept: %s", e.msg);
-		db_event(hr->db, hr->p->run_id, hr->host->name, "warning", msg,
-		    &e);
+	if (hr->conn == NULL)
+		rc = so_error(&e, SO_ESSH, "host \"%s\": not connected",
+		    hr->host->name);
+	else if ((rc = conn_read(hr->conn, path, ARTIFACT_MAX + 1, &data,
+	    &len, &e)) == 0)
+		rc = artifact_keep(hr->db, b->build_id, "raw", token, data,
+		    len, NULL, &e);
+	if (rc != 0) {
+		msg = xasprintf("raw agent output not kept: %s; it stays in "
+		    "\"%s\" on the host", e.msg, path);
+		run_note(hr, "warning", msg);
 		free(msg);
 	}
 	free(data);
 	free(path);
+	return rc;
 }
 
 /*
@@ -656,9 +664,8 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 		    "window: %.900s", hr->error);
 		end_window(hr, msg);
 	}
-	if (s->lr.offset > 0)
-		keep_raw(hr, b, dir, s->token);
-	if (s->collected)
+	if ((s->lr.offset == 0 || keep_raw(hr, b, dir, s->token) == 0) &&
+	    s->collected)
 		remove_rundir(hr, dir);
 }
 
@@ -862,10 +869,9 @@ collect_dir(struct hostrun *hr, struct build_result *b, const char *cc,
 	}
 	if (!s->collected || stream_got(s) > 0)
 		run_note(hr, "warning", msg);
-	if (s->lr.offset > 0 && s->build != NULL)
-		keep_raw(hr, s->build, dir, s->token);
 	/* One that cannot be stopped may still be writing there. */
-	if (stopped)
+	if ((s->lr.offset == 0 || s->build == NULL ||
+	    keep_raw(hr, s->build, dir, s->token) == 0) && stopped)
 		remove_rundir(hr, dir);
 out:
 	stream_free(s);

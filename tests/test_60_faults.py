@@ -551,6 +551,31 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path, sig):
             if (v, b, i) in finished} == finished
 
 
+def test_raw_output_that_cannot_be_kept_stays_on_the_host(tmp_path):
+    """The artifact store cannot take the agent's raw output (here a file
+    where its directory was): the records file stays on the host, and a
+    warning says where.  Before, the run directory was removed with it."""
+    workdir = local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    p = start_local(tmp_path, 3)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        (tmp_path / "artifacts").rename(tmp_path / "store")
+        (tmp_path / "artifacts").touch()
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 0, err
+    (left,) = (workdir / "runs").iterdir()
+    (msg,), = q(db, "SELECT message FROM events WHERE message LIKE "
+                "'raw agent output not kept: %'")
+    assert msg.endswith(f'; it stays in "{left}/records" on the host'), msg
+    assert f"local: warning: {msg}" in err, err
+    assert len(finished_samples(workdir)) == nsamples(db, "local") == 6
+
+
 @pytest.fixture
 def small_fs(tmp_path):
     """A 64 MB tmpfs (needs root; a run keeps several MB of artifacts),
