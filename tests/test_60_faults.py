@@ -9,9 +9,11 @@ error, an event or the coordinator's stderr.
 Faults: sshd killed, stopped (SIGSTOP) or blackholed (a listener that
 accepts and never answers) during the build, while the agent waits for the
 host lock after its self-tests, and mid-window; the agent killed
-mid-sample; the coordinator SIGKILLed mid-window, then --resume; results.db
-locked for longer than the busy timeout; the disk full; a read-only
-database; a host whose clock jumps by hours mid-window, forward or back,
+mid-sample; the coordinator SIGKILLed mid-window, then --resume (results.db
+locked while the resume stores what it left); results.db locked for longer
+than the busy timeout (with Ctrl-C meanwhile too), then --resume; the disk
+full, the database's and the host's; raw output the artifact store cannot
+take; a read-only database; a host whose clock jumps by hours mid-window, forward or back,
 the wall clock only or the monotonic clocks too (libfaketime preloaded by
 the test sshd); a host whose digest disagrees, built with the test-only
 flag that breaks kernels/sha3/c-fused after N steps (docs/reliability.md,
