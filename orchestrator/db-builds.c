@@ -181,8 +181,15 @@ db_report_phases(sqlite3 *h, int64_t run_id,
  * two builds a host).  DISTINCT (the pairs are distinct anyway) keeps
  * SQLite from flattening pb into the join, which brings that range back
  * as b.build_id < x.id.  The baseline of a host is its first ok build at
- * the default targeting (or at none): the first compiler's.
+ * the default targeting (or at none): the first compiler's.  The last
+ * column is a's launch less b's: a sample's launch is the host's windows
+ * of the run begun by the time it was stored (LAUNCH_SQL), so a build a
+ * resume measured, or --max-cv's one after the other, stands apart from
+ * the samples of the same index taken in another window.
  */
+#define LAUNCH_SQL(s) "(SELECT COUNT(*) FROM windows w WHERE " \
+    "w.run_id = ?1 AND w.host = " s ".host AND w.study = " s ".study AND " \
+    "julianday(w.started_at) <= julianday(" s ".received_at))"
 static const char pairs_sql[] =
     "WITH base AS (SELECT host, MIN(id) AS id FROM builds WHERE "
     "run_id = ?1 AND status = 'ok' AND (targeting IS NULL OR "
@@ -195,7 +202,8 @@ static const char pairs_sql[] =
     "SELECT a.host, a.variant, pb.a_id, pb.b_id, pb.ac, pb.at, pb.bc, "
     "pb.bt, "
     "pb.b_id = (SELECT id FROM base WHERE base.host = a.host), "
-    "CAST(b.ns AS REAL) / a.ns "
+    "CAST(b.ns AS REAL) / a.ns, "
+    LAUNCH_SQL("a") " - " LAUNCH_SQL("b") " "
     "FROM pb JOIN samples a ON a.run_id = ?1 AND a.host = pb.host AND "
     "a.build_id = pb.a_id "
     "JOIN samples b ON b.run_id = ?1 AND b.host = pb.host AND "
@@ -204,12 +212,13 @@ static const char pairs_sql[] =
     "b.steps = a.steps AND b.valid = 1 AND b.ns > 0 AND b.warmup = 0 "
     "WHERE a.valid = 1 AND a.ns > 0 AND a.warmup = 0 "
     "ORDER BY a.host, a.variant, pb.a_id, pb.b_id, 10";
+#undef LAUNCH_SQL
 
 static void
 flush_pair(struct db_pair_row *r, double *ratios, size_t n,
     void (*fn)(const struct db_pair_row *r, void *arg), void *arg)
 {
-	if (n == 0)
+	if (n == 0 && r->a_later == 0 && r->b_later == 0)
 		return;
 	r->n = n;
 	r->ratios = ratios;
@@ -237,13 +246,14 @@ db_report_pairs(sqlite3 *h, int64_t run_id,
 	while (rc == SQLITE_ROW && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *rh = text(st, 0), *rv = text(st, 1);
 		int64_t a = sqlite3_column_int64(st, 2);
-		int64_t b = sqlite3_column_int64(st, 3);
+		int64_t b = sqlite3_column_int64(st, 3), later;
 
 		if (host == NULL || strcmp(host, rh) != 0 ||
 		    strcmp(variant, rv) != 0 || a != cur.a_id ||
 		    b != cur.b_id) {
 			flush_pair(&cur, ratios, n, fn, arg);
 			n = 0;
+			cur.a_later = cur.b_later = 0;
 #define COPY(dst, col) do { free(dst); dst = text(st, col) ? \
 	xstrdup(text(st, col)) : NULL; } while (0)
 			COPY(host, 0);
@@ -262,6 +272,11 @@ db_report_pairs(sqlite3 *h, int64_t run_id,
 			cur.b_compiler = bc;
 			cur.b_targeting = bt;
 			cur.b_baseline = sqlite3_column_int(st, 8);
+		}
+		later = sqlite3_column_int64(st, 10);
+		if (later != 0) {
+			*(later > 0 ? &cur.a_later : &cur.b_later) += 1;
+			continue;
 		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;

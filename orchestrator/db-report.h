@@ -256,8 +256,11 @@ int db_report_phases(sqlite3 *db, int64_t run_id,
 /*
  * Paired samples of a run's builds: for each host, variant and two ok
  * builds a and b of it (b the older row), the rate ratios a / b of their
- * valid samples of the same index and steps, sorted ascending.  Strings
- * and ratios are valid during fn only.
+ * valid samples of the same index and steps taken in one window (one
+ * agent launch), sorted ascending; a_later (b_later) counts a's (b's)
+ * samples whose partner of the same index was taken in an earlier
+ * window, which are in no pair.  fn sees every (a, b) with a pair or
+ * such a sample.  Strings and ratios are valid during fn only.
  */
 struct db_pair_row {
 	const char	*host, *variant;
@@ -267,6 +270,7 @@ struct db_pair_row {
 					   default targeting or none */
 	size_t		 n;
 	const double	*ratios;
+	size_t		 a_later, b_later;
 };
 int db_report_pairs(sqlite3 *db, int64_t run_id,
     void (*fn)(const struct db_pair_row *p, void *arg), void *arg,

@@ -148,9 +148,23 @@ few_pairs_note(void)
 }
 
 /*
+ * Why samples are in no pair (u, of r->unpaired): "8 samples of c-fused
+ * (clang) on \"local\" measured in a later launch than gcc's, not
+ * paired"; caller frees.
+ */
+static char *
+unpaired_note(const struct runpaired *u)
+{
+	return xasprintf("%zu sample%s of %s (%s) on \"%s\" measured in a "
+	    "later launch than %s's, not paired", u->n, u->n == 1 ? "" : "s",
+	    u->variant, u->later, u->host, u->earlier);
+}
+
+/*
  * The paired ratios against each host's baseline, a table as every text
- * table (table_print), then each host's best valid (variant, build)
- * against the host's other builds of that variant.
+ * table (table_print), with why samples were left out of the pairs, then
+ * each host's best valid (variant, build) against the host's other
+ * builds of that variant.
  */
 static void
 paired_text(const struct rrun *r, FILE *out)
@@ -164,14 +178,20 @@ paired_text(const struct rrun *r, FILE *out)
 	size_t i, j, n, nl, hw = 4, aw = 5, few;
 
 	few = paired_rows(r, &t, &hw, &aw);
-	if (t.ncells == 0)
+	if (t.ncells == 0 && r->nunpaired == 0)
 		return;
 	fprintf(out, "\nbuilds against their host's baseline, paired: rate / "
 	    "the baseline's in the\nsamples of one index, side by side in one "
 	    "alternating order, %d%% interval\n", STATS_LEVEL_PCT);
-	table_print(&t, out);
+	if (t.ncells > 0)
+		table_print(&t, out);
 	if (few > 0) {
 		note = few_pairs_note();
+		report_emit_wrapped(out, "  ", note);
+		free(note);
+	}
+	for (i = 0; i < r->nunpaired; i++) {
+		note = unpaired_note(&r->unpaired[i]);
 		report_emit_wrapped(out, "  ", note);
 		free(note);
 	}
@@ -274,6 +294,19 @@ report_builds_json(const struct rrun *r)
 			json_ratio(v, &s);
 			cJSON_AddItemToArray(b, v);
 		}
+		cJSON_AddItemToArray(a, x);
+	}
+	if (r->nunpaired > 0)
+		a = cJSON_AddArrayToObject(o, "unpaired");
+	for (i = 0; i < r->nunpaired; i++) {
+		const struct runpaired *u = &r->unpaired[i];
+
+		x = cJSON_CreateObject();
+		report_json_str(x, "host", u->host);
+		report_json_str(x, "variant", u->variant);
+		report_json_str(x, "build", u->later);
+		report_json_str(x, "earlier", u->earlier);
+		cJSON_AddNumberToObject(x, "samples", (double)u->n);
 		cJSON_AddItemToArray(a, x);
 	}
 	return o;
@@ -529,7 +562,7 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 {
 	struct table t = { .ncols = 8, .heads = paired_heads,
 	    .align = "llllrrll" };
-	size_t hw = 0, aw = 0, few;
+	size_t i, hw = 0, aw = 0, few;
 	char *note;
 
 	/* HTML has its own paired table (report_builds_html). */
@@ -543,6 +576,13 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 			fputc('\n', out);
 			free(note);
 		}
+	}
+	for (i = 0; !html && i < r->nunpaired; i++) {
+		note = unpaired_note(&r->unpaired[i]);
+		fputc('\n', out);
+		report_md_text(out, note);
+		fputc('\n', out);
+		free(note);
 	}
 	builds_tables(r, out, html ? AS_HTML : AS_MARKDOWN);
 }

@@ -22,11 +22,33 @@ pair_label(const char *compiler, const char *targeting)
 }
 
 static void
+unpaired(struct rrun *r, const struct db_pair_row *p, size_t n, int a_later)
+{
+	struct runpaired *x;
+
+	if (n == 0)
+		return;
+	ALLOC_GROW(r->unpaired, r->nunpaired);
+	x = &r->unpaired[r->nunpaired++];
+	x->host = xstrdup(p->host);
+	x->variant = xstrdup(p->variant);
+	x->later = a_later ? pair_label(p->a_compiler, p->a_targeting) :
+	    pair_label(p->b_compiler, p->b_targeting);
+	x->earlier = a_later ? pair_label(p->b_compiler, p->b_targeting) :
+	    pair_label(p->a_compiler, p->a_targeting);
+	x->n = n;
+}
+
+static void
 pair(const struct db_pair_row *p, void *arg)
 {
 	struct rrun *r = arg;
 	struct rpaired *x;
 
+	unpaired(r, p, p->a_later, 1);
+	unpaired(r, p, p->b_later, 0);
+	if (p->n == 0)
+		return;
 	ALLOC_GROW(r->paired, r->npaired);
 	x = &r->paired[r->npaired++];
 	x->host = xstrdup(p->host);
@@ -79,6 +101,15 @@ free_paired(struct rrun *r)
 	free(r->paired);
 	r->paired = NULL;
 	r->npaired = 0;
+	for (i = 0; i < r->nunpaired; i++) {
+		free(r->unpaired[i].host);
+		free(r->unpaired[i].variant);
+		free(r->unpaired[i].later);
+		free(r->unpaired[i].earlier);
+	}
+	free(r->unpaired);
+	r->unpaired = NULL;
+	r->nunpaired = 0;
 }
 
 static void
@@ -1225,6 +1256,12 @@ printable(struct rrun *r)
 		strip(r->paired[i].variant);
 		strip(r->paired[i].a_label);
 		strip(r->paired[i].b_label);
+	}
+	for (i = 0; i < r->nunpaired; i++) {
+		strip(r->unpaired[i].host);
+		strip(r->unpaired[i].variant);
+		strip(r->unpaired[i].later);
+		strip(r->unpaired[i].earlier);
 	}
 	for (i = 0; i < r->nrates; i++) {
 		strip(r->rates[i].host);

@@ -182,6 +182,18 @@ struct rpaired {
 };
 
 /*
+ * Samples of build "later" (host, variant) left out of the pairs with
+ * build "earlier": n of them, whose sample of the same index in earlier
+ * was taken in an earlier window (another launch: a resume, --max-cv's
+ * builds one after the other), not side by side.
+ */
+struct runpaired {
+	char		*host, *variant;
+	char		*later, *earlier;	/* labels, as rpaired's */
+	size_t		 n;
+};
+
+/*
  * For runs whose builds state their targeting (kernels/<study>/
  * targetings): a build's rates for one variant, from the summary view.
  */
@@ -336,6 +348,8 @@ struct rrun {
 	int		 position_bias;	/* some position decided */
 	struct rpaired	*paired;	/* between builds of a host */
 	size_t		 npaired;
+	struct runpaired *unpaired;	/* left out of them */
+	size_t		 nunpaired;
 	struct rrate	*rates;		/* targeted builds' rates */
 	size_t		 nrates;
 	struct rtargeting *targetings;	/* native / default */

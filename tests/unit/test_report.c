@@ -1276,6 +1276,49 @@ test_pairs_in_summary_json_html(void **state)
 }
 
 /*
+ * Pairs are of samples taken in one window: the retried clang's sample 0,
+ * measured by the resume (window 2), stands beside gcc's sample 0 of the
+ * first run (window 1) in no pair, and the report says so; sample 1 of
+ * both builds, taken side by side in window 2, is the one pair.  Before,
+ * samples of the same index were paired whatever their windows.
+ */
+static void
+test_pairs_within_one_window(void **state)
+{
+	struct db *d = retried_db("pairs-windows.db");
+	char *out;
+
+	(void)state;
+	assert_int_equal(sqlite3_exec(db_handle(d),
+	    "INSERT INTO windows (run_id, study, host, build_id, holder,"
+	    " started_at, finished_at) VALUES"
+	    " (1, 'sha3', 'h', 1, 'c', '2026-12-07T10:00:10.000Z',"
+	    "  '2026-12-07T10:00:30.000Z'),"
+	    " (1, 'sha3', 'h', 1, 'c', '2026-12-07T10:04:10.000Z',"
+	    "  '2026-12-07T10:04:30.000Z');"
+	    "UPDATE samples SET received_at = CASE build_id WHEN 1 THEN"
+	    " '2026-12-07T10:00:20.000Z' ELSE '2026-12-07T10:04:20.000Z' END;"
+	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
+	    " sample_index, position, steps, ns, digest, seed, valid,"
+	    " received_at) VALUES"
+	    " (1, 'h', 1, 'sha3', 'c-fused', 1, 0, 1000, 100, '" GOOD "',"
+	    "  '" SEED "', 1, '2026-12-07T10:04:21.000Z'),"
+	    " (1, 'h', 3, 'sha3', 'c-fused', 1, 1, 1000, 100, '" GOOD "',"
+	    "  '" SEED "', 1, '2026-12-07T10:04:22.000Z');", NULL, NULL,
+	    NULL), SQLITE_OK);
+	out = render_db(d, NULL);
+	assert_non_null(strstr(out, ", paired over 1 pair: 1.000x "));
+	free(out);
+	out = render_db(d, "text");
+	assert_non_null(strstr(out, "\n  h     c-fused  clang  gcc           1  "
+	    "1.000x  "));
+	assert_non_null(strstr(out, "\n  1 sample of c-fused (clang) on \"h\" "
+	    "measured in a later launch than gcc's, not\n  paired\n"));
+	free(out);
+	db_close(d);
+}
+
+/*
  * The position test pools every row's rates over the row's mean and
  * tests each position against all others: its numbers are those of the
  * two lists taken apart and sorted by hand, whatever the positions' values
@@ -1619,6 +1662,7 @@ main(void)
 		cmocka_unit_test(test_pairs_of_three_builds),
 		cmocka_unit_test(test_retried_build),
 		cmocka_unit_test(test_pairs_in_summary_json_html),
+		cmocka_unit_test(test_pairs_within_one_window),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_shortest),
 		cmocka_unit_test(test_renderer_for_path),
