@@ -577,3 +577,11 @@ SELECT g.run_id, g.study, g.host, g.variant, g.build_id, b.compiler, g.n,
 	AS median_rate,
     g.steps * 1e9 / g.hi AS min_rate, g.steps * 1e9 / g.lo AS max_rate
 FROM g LEFT JOIN builds b ON b.id = g.build_id;
+
+-- version: 22
+
+-- The window (one agent launch) a sample was taken in, so that paired
+-- ratios between builds pair only samples measured side by side; NULL
+-- for runs stored before it, exploratory runs, and a launch whose window
+-- begin its coordinator never stored.
+ALTER TABLE samples ADD COLUMN window_id INTEGER REFERENCES windows(id);

@@ -182,14 +182,11 @@ db_report_phases(sqlite3 *h, int64_t run_id,
  * SQLite from flattening pb into the join, which brings that range back
  * as b.build_id < x.id.  The baseline of a host is its first ok build at
  * the default targeting (or at none): the first compiler's.  The last
- * column is a's launch less b's: a sample's launch is the host's windows
- * of the run begun by the time it was stored (LAUNCH_SQL), so a build a
+ * column is a's window less b's (samples.window_id, the agent launch
+ * that took the sample; NULL, as 0, in runs stored before it): a build a
  * resume measured, or --max-cv's one after the other, stands apart from
  * the samples of the same index taken in another window.
  */
-#define LAUNCH_SQL(s) "(SELECT COUNT(*) FROM windows w WHERE " \
-    "w.run_id = ?1 AND w.host = " s ".host AND w.study = " s ".study AND " \
-    "julianday(w.started_at) <= julianday(" s ".received_at))"
 static const char pairs_sql[] =
     "WITH base AS (SELECT host, MIN(id) AS id FROM builds WHERE "
     "run_id = ?1 AND status = 'ok' AND (targeting IS NULL OR "
@@ -203,7 +200,7 @@ static const char pairs_sql[] =
     "pb.bt, "
     "pb.b_id = (SELECT id FROM base WHERE base.host = a.host), "
     "CAST(b.ns AS REAL) / a.ns, "
-    LAUNCH_SQL("a") " - " LAUNCH_SQL("b") " "
+    "COALESCE(a.window_id, 0) - COALESCE(b.window_id, 0) "
     "FROM pb JOIN samples a ON a.run_id = ?1 AND a.host = pb.host AND "
     "a.build_id = pb.a_id "
     "JOIN samples b ON b.run_id = ?1 AND b.host = pb.host AND "
@@ -212,7 +209,6 @@ static const char pairs_sql[] =
     "b.steps = a.steps AND b.valid = 1 AND b.ns > 0 AND b.warmup = 0 "
     "WHERE a.valid = 1 AND a.ns > 0 AND a.warmup = 0 "
     "ORDER BY a.host, a.variant, pb.a_id, pb.b_id, 10";
-#undef LAUNCH_SQL
 
 static void
 flush_pair(struct db_pair_row *r, double *ratios, size_t n,

@@ -158,6 +158,30 @@ db_window_begin(struct db *db, const struct window_open *w,
 	return 0;
 }
 
+static int
+window_id_row(sqlite3_stmt *st, void *ctx)
+{
+	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
+	return 1;
+}
+
+int
+db_window_find(struct db *db, int64_t run_id, const char *study,
+    const char *host, const char *at, int64_t *window_id,
+    struct so_err *err)
+{
+	int rc;
+
+	*window_id = 0;
+	/* An imported row's before_state need not be JSON. */
+	rc = db_each(db, err, "cannot look up window", window_id_row,
+	    window_id, "SELECT id FROM windows WHERE run_id = ? AND study = ? "
+	    "AND host = ? AND CASE WHEN json_valid(before_state) THEN "
+	    "json_extract(before_state, '$.at') END = ? ORDER BY id DESC "
+	    "LIMIT 1", "isss", run_id, study, host, at);
+	return rc > 0 ? 0 : rc;
+}
+
 int
 db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err)

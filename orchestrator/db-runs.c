@@ -172,11 +172,12 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    "invalid_reason, calib_mhz, calib_after_mhz, cpu, received_at, "
 	    "reason, cycles, instructions, cycles_source, openssl_cap, "
 	    "host_position, openssl_cap_detected, openssl_cap_cleared, "
-	    "msg_len, warmup) VALUES "
+	    "msg_len, warmup, window_id) VALUES "
 	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, NULLIF(?, -1), ?, ?, NULLIF(?, 0), ?) ON CONFLICT DO NOTHING",
+	    "?, NULLIF(?, -1), ?, ?, NULLIF(?, 0), ?, NULLIF(?, 0)) "
+	    "ON CONFLICT DO NOTHING",
 	    s->counted ?
-	    "isissiiiissisddissiississii" : "isissiiiissisddissnnssissii",
+	    "isissiiiissisddissiississiii" : "isissiiiissisddissnnssissiii",
 	    run_id,
 	    s->host, s->build_id, s->study, s->variant, s->sample_index,
 	    s->position, (int64_t)s->steps, (int64_t)s->ns, s->digest,
@@ -185,7 +186,7 @@ db_sample_insert(struct db *db, int64_t run_id, const struct sample_row *s,
 	    s->instructions, s->cycles_source, s->openssl_cap,
 	    s->host_position, s->openssl_cap_detected,
 	    s->openssl_cap_cleared, (int64_t)s->msg_len,
-	    (int64_t)s->warmup);
+	    (int64_t)s->warmup, s->window_id);
 	if (rc != SQLITE_DONE)
 		return db_err(db, err, "cannot store sample");
 	if (o.changes == 0)

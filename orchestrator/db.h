@@ -175,6 +175,7 @@ struct sample_row {
 	 * (openssl_cap is then the mask applied), else NULL */
 	const char *openssl_cap_detected, *openssl_cap_cleared;
 	uint64_t msg_len;	/* --msg-len's L, or 0 (stored NULL) */
+	int64_t window_id;	/* its launch's windows row, or 0 (NULL) */
 };
 /*
  * Store one sample in its own transaction.  A duplicate (same run, host,
@@ -250,6 +251,14 @@ int db_window_begin(struct db *db, const struct window_open *w,
     int64_t *window_id, struct so_err *err);
 int db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err);
+/*
+ * The window of run_id, study and host that began at `at` by the agent's
+ * clock (its before_state's "at"): a launch an earlier coordinator
+ * stored, read again at a resume.  *window_id is 0 when none was stored.
+ */
+int db_window_find(struct db *db, int64_t run_id, const char *study,
+    const char *host, const char *at, int64_t *window_id,
+    struct so_err *err);
 
 /*
  * Reading them back (seqorch windows).  db_lease_get fills *out with the

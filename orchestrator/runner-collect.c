@@ -365,6 +365,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.host_position = r->warmup ? -1 : s->hr->order_base + r->order;
 	row.steps = (uint64_t)r->steps;
 	row.msg_len = (uint64_t)r->msg_len;
+	row.window_id = s->hr->sample_window;
 	row.ns = (uint64_t)r->ns;
 	row.digest = r->digest;
 	row.seed = r->seed;
@@ -485,9 +486,20 @@ store_window(struct stream *s, const struct record *r)
 		goto out;
 	}
 	s->window++;
-	/* An earlier launch's window was stored (or cut) by its coordinator. */
-	if (hr->p->explore || s->replay)
+	hr->sample_window = 0;
+	if (hr->p->explore)
 		goto out;
+	/*
+	 * An earlier launch's window was stored (or cut) by its coordinator:
+	 * found by the agent's time, which its before_state keeps.
+	 */
+	if (s->replay) {
+		if (strcmp(r->phase, "begin") == 0)
+			rc = db_window_find(hr->db, hr->p->run_id,
+			    hr->p->study, hr->host->name, at->valuestring,
+			    &hr->sample_window, &s->err);
+		goto out;
+	}
 	/* A host clock that is off keeps the window's times wrong. */
 	skew = window_skew(at->valuestring, r->phase, s->launched, now,
 	    sizeof now);
@@ -502,6 +514,7 @@ store_window(struct stream *s, const struct record *r)
 		free(s->window_before);
 		s->window_before = xstrdup(state);
 		rc = db_window_begin(hr->db, &w, &hr->window_id, &s->err);
+		hr->sample_window = hr->window_id;
 		free(s->preflight);
 		s->preflight = NULL;
 		if (skew != NULL)

@@ -38,6 +38,12 @@ struct hostrun {
 	const char *abort;		/* non-empty: do not measure, this is why */
 	int64_t window_id;		/* open window, 0 when none */
 	/*
+	 * The window of the launch whose samples are stored now: window_id,
+	 * or the stored one of an earlier launch read again at a resume; 0
+	 * when none was stored (its samples' window_id is then NULL).
+	 */
+	int64_t sample_window;
+	/*
 	 * Builds measured one after the other (--max-cv): the host-wide
 	 * place of the next build's first sample, its agent's order 0.
 	 */

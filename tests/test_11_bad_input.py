@@ -201,6 +201,35 @@ def test_one_failed_build_leaves_the_run_partial(scratch, workdir):
                  "builds b ON b.id = s.build_id") == [("cc", 1)]
 
 
+def test_a_build_a_resume_measured_pairs_with_no_earlier_sample(
+        scratch, workdir):
+    """A compiler that did not run, then does: the resume measures its
+    build in a window of its own, and the report pairs none of its samples
+    with the first run's, taken minutes before; the report says so.
+    Before, sample k of each build was paired whatever their windows."""
+    late = scratch / "late-cc"
+    write_hosts(scratch / "hosts.toml", workdir,
+                f'cc = ["cc", "{late}"]\n')
+    r = run(scratch, "--variants", "c-fused", "--samples", "2")
+    assert r.returncode == 1, r.stderr
+    late.write_text('#!/bin/sh\nexec cc "$@"\n')
+    late.chmod(0o755)
+    r = seqorch(scratch, "run", "--resume", "1")
+    assert r.returncode == 0, r.stderr
+    db = scratch / "results.db"
+    wins = query(db, "SELECT b.compiler, s.window_id FROM samples s JOIN "
+                 "builds b ON b.id = s.build_id ORDER BY s.id")
+    assert len(wins) == 4 and all(w is not None for _, w in wins), wins
+    assert {w for c, w in wins if c == "cc"}.isdisjoint(
+        {w for c, w in wins if c != "cc"}), wins
+    rep = seqorch(scratch, "report", "--latest")
+    assert rep.returncode == 0, rep.stderr
+    text = " ".join(rep.stdout.split())
+    assert f'2 samples of c-fused ({late}) on "local" measured in a ' \
+        "later launch than cc's, not paired" in text, rep.stdout
+    assert "paired over" not in r.stderr, r.stderr
+
+
 def test_failed_build_says_the_compilers_error(scratch, workdir):
     """The compiler's first error line, not only the report's log."""
     write_hosts(scratch / "hosts.toml", workdir,

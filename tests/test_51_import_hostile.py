@@ -318,7 +318,8 @@ def test_a_sample_of_another_seed_must_be_invalid(origin, tmp_path):
 
 def second_run(t):
     """Run 2 beside run 1: every row of run 1 again, under other ids."""
-    ids = {"id": 1000, "build_id": 1000, "sample_id": 1000}
+    ids = {"id": 1000, "build_id": 1000, "sample_id": 1000,
+           "window_id": 1000}
     for name, tab in t.items():
         if name in ("artifacts", "refs"):
             continue

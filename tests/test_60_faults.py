@@ -360,6 +360,11 @@ def test_resume_collects_the_agent_a_killed_coordinator_left_running(
     stored = {(v, i): ns for v, i, ns in q(
         db, "SELECT variant, sample_index, ns FROM samples")}
     assert stored == seen       # every sample, with the agent's numbers
+    # All six of the one window the killed coordinator stored: the four
+    # the resume stored too, found by the agent's time of its begin.
+    assert q(db, "SELECT COUNT(DISTINCT s.window_id), COUNT(s.window_id) "
+             "FROM samples s JOIN windows w ON w.id = s.window_id") == \
+        [(1, 6)]
     (d,), = q(db, "SELECT id FROM db_identity")
     assert q(db, "SELECT level, message FROM events WHERE message LIKE "
              "'%earlier%' ORDER BY id") == [

@@ -1290,21 +1290,21 @@ test_pairs_within_one_window(void **state)
 
 	(void)state;
 	assert_int_equal(sqlite3_exec(db_handle(d),
-	    "INSERT INTO windows (run_id, study, host, build_id, holder,"
+	    "INSERT INTO windows (id, run_id, study, host, build_id, holder,"
 	    " started_at, finished_at) VALUES"
-	    " (1, 'sha3', 'h', 1, 'c', '2026-12-07T10:00:10.000Z',"
+	    " (1, 1, 'sha3', 'h', 1, 'c', '2026-12-07T10:00:10.000Z',"
 	    "  '2026-12-07T10:00:30.000Z'),"
-	    " (1, 'sha3', 'h', 1, 'c', '2026-12-07T10:04:10.000Z',"
+	    " (2, 1, 'sha3', 'h', 1, 'c', '2026-12-07T10:04:10.000Z',"
 	    "  '2026-12-07T10:04:30.000Z');"
-	    "UPDATE samples SET received_at = CASE build_id WHEN 1 THEN"
-	    " '2026-12-07T10:00:20.000Z' ELSE '2026-12-07T10:04:20.000Z' END;"
+	    "UPDATE samples SET window_id = CASE build_id WHEN 1 THEN 1"
+	    " ELSE 2 END;"
 	    "INSERT INTO samples (run_id, host, build_id, study, variant,"
 	    " sample_index, position, steps, ns, digest, seed, valid,"
-	    " received_at) VALUES"
+	    " received_at, window_id) VALUES"
 	    " (1, 'h', 1, 'sha3', 'c-fused', 1, 0, 1000, 100, '" GOOD "',"
-	    "  '" SEED "', 1, '2026-12-07T10:04:21.000Z'),"
+	    "  '" SEED "', 1, '2026-12-07T10:04:21.000Z', 2),"
 	    " (1, 'h', 3, 'sha3', 'c-fused', 1, 1, 1000, 100, '" GOOD "',"
-	    "  '" SEED "', 1, '2026-12-07T10:04:22.000Z');", NULL, NULL,
+	    "  '" SEED "', 1, '2026-12-07T10:04:22.000Z', 2);", NULL, NULL,
 	    NULL), SQLITE_OK);
 	out = render_db(d, NULL);
 	assert_non_null(strstr(out, ", paired over 1 pair: 1.000x "));
