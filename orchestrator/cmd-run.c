@@ -13,6 +13,7 @@
 #include "generate.h"
 #include "hostsel.h"
 #include "openssl-caps.h"
+#include "progress.h"
 #include "reference.h"
 #include "remote.h"
 #include "runner.h"
@@ -30,12 +31,24 @@
 #define MAX_OPENSSL_CAP 200
 
 static volatile sig_atomic_t stop_flag;
+/* --db-wait, for on_db_locked's message. */
+static int64_t db_wait_s;
 
 static void
 on_signal(int sig)
 {
 	(void)sig;
 	stop_flag = 1;
+}
+
+/* Said once a write has waited the busy timeout for another writer. */
+static void
+on_db_locked(const char *path, const char *holder)
+{
+	progress_note("warning: \"%s\" is locked by another writer%s%s%s; "
+	    "waiting for it up to %lld s (the agents' samples stay on their "
+	    "hosts meanwhile)", path, holder[0] ? " (" : "", holder,
+	    holder[0] ? ")" : "", (long long)db_wait_s);
 }
 
 /* The run an out-of-memory abort would leave "running". */
@@ -193,6 +206,8 @@ cmd_run_open(struct run_opts *o, struct config **cfg, struct host ***hosts,
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}
+	db_wait_s = o->db_wait > 0 ? o->db_wait : DB_WAIT_DEFAULT;
+	db_wait_writers(*db, (int)db_wait_s, &stop_flag, on_db_locked);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -602,6 +617,11 @@ run_exec(const struct cmd_entry *self, int argc, char **argv)
 			    &o.lease_expiry) != 0)
 				return EXIT_USAGE;
 			break;
+		case 'B':
+			if (cmd_int_arg("--db-wait", optarg, 86400,
+			    &o.db_wait) != 0)
+				return EXIT_USAGE;
+			break;
 		case 'n':
 			if (cmd_count_arg("--steps", optarg,
 			    (int64_t)STUDY_MAX_STEPS, &o.steps) != 0)
@@ -759,11 +779,13 @@ const struct cmd_entry cmd_run_entry = {
 	    "                   [--ssh-config FILE]\n"
 	    "                   [--parallel N] [--seed HEX] [--explore]\n"
 	    "                   [--no-wait] [--lease-expiry S] [--require-quiet]\n"
+	    "                   [--db-wait S]\n"
 	    "                   [--max-cv PCT] [--max-samples M] [--warmup K]\n"
 	    "                   [--openssl-cap VALUE]\n"
 	    "                   [--openssl-cap-clear NAME[,NAME]] [--cache DIR]\n"
 	    "                   [--msg-len L] [--openssl-version V [--sha256 HEX]]\n"
 	    "       seqorch run --resume RUN_ID [--take-over] [--db results.db]\n"
+	    "                   [--db-wait S]\n"
 	    "\n"
 	    "Builds the agent on every selected host, self-tests each variant,\n"
 	    "then times K samples of N dependent steps per variant in alternating\n"
@@ -809,6 +831,12 @@ const struct cmd_entry cmd_run_entry = {
 		{ "lease-expiry", 'E', 0, "S",
 		    "take over a window whose holder has been\n"
 		    "silent for S seconds (default 30)",
+		    CMD_VALUE_ANY, NULL },
+		{ "db-wait", 'B', 0, "S",
+		    "wait up to S seconds for the database while\n"
+		    "another writer holds it, warning after 10, before\n"
+		    "failing a host (default 600); what the agents\n"
+		    "finish meanwhile stays on their hosts",
 		    CMD_VALUE_ANY, NULL },
 		{ "max-cv", 'C', 0, "PCT",
 		    "coefficient of variation that triggers extra\n"

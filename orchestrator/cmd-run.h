@@ -16,12 +16,22 @@ struct config;
 struct db;
 struct host;
 
+/*
+ * How long a run waits for results.db while another writer holds it (a
+ * sqlite3 shell in a transaction, seqorch gc) before failing the host:
+ * what the agents finish meanwhile stays on their hosts, so a lock that
+ * outlasts the 10 s busy timeout need not end a measurement; one left
+ * held for good still ends it, and `run --resume` stores the rest.
+ */
+#define DB_WAIT_DEFAULT 600
+
 struct run_opts {
 	const char *studies, *variants, *db, *seed;
 	struct hostsel sel;	/* --hosts (all by default), --config... */
 	const char *cache_opt;	/* --cache */
 	char *cache;		/* the artifact cache in use */
 	int64_t steps, samples, max_samples, lease_expiry;
+	int64_t db_wait;	/* --db-wait S; 0: DB_WAIT_DEFAULT */
 	double max_cv;
 	int explore, no_wait, require_quiet;
 	int64_t resume;		/* run id to resume, 0 for a new run */

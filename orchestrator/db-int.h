@@ -9,11 +9,22 @@
 #include "db.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+/* The busy timeout of every connection, and when db_wait_writers warns. */
+#define DB_BUSY_MS 10000
 
 struct db {
 	sqlite3 *h;
 	/* Hosts run in threads; a write and its last_insert_rowid pair up. */
 	pthread_mutex_t mu;
+	/* db_wait_writers: the longer wait's bound, stop flag and warning. */
+	int wait_s;
+	volatile sig_atomic_t *stop;
+	void (*warn)(const char *path, const char *holder);
+	struct timespec wait_from;	/* this wait's first busy call */
+	int warned;			/* warn was called for this wait */
 };
 
 /* SO_EDB with "database: WHAT: <sqlite's message>" in err. */

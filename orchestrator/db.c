@@ -238,7 +238,7 @@ db_connect(const char *path, int flags, struct db **out, struct so_err *err)
 		    path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
 		goto fail;
 	}
-	sqlite3_busy_timeout(db->h, 10000);
+	sqlite3_busy_timeout(db->h, DB_BUSY_MS);
 	*out = db;
 	return 0;
 fail:

@@ -14,6 +14,7 @@
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -21,6 +22,17 @@ struct rows_doc;
 struct rows_doc_table;
 
 struct db;
+
+/*
+ * From now on a statement that finds the database locked by another
+ * writer waits for it up to wait_s seconds instead of the 10 s busy
+ * timeout (wait_s 0: back to those 10 s), and once *stop is set, no longer
+ * than those 10 s.  When one wait reaches 10 s, warn(path, holder) is
+ * called once, in the waiting thread: holder is "sqlite3, pid 4242" when
+ * this machine can tell who holds the lock (Linux's /proc/locks), else "".
+ */
+void db_wait_writers(struct db *db, int wait_s, volatile sig_atomic_t *stop,
+    void (*warn)(const char *path, const char *holder));
 
 /* Schema version this binary writes (the last "-- version: N"). */
 int db_schema_version(void);

@@ -201,12 +201,12 @@ RUN = [str(SEQORCH), "run", "--study", "sha3", "--hosts", "local",
        "--variants", ",".join(VARIANTS), "--steps", str(LONG_STEPS)]
 
 
-def start_local(tmp_path, samples, db="results.db"):
+def start_local(tmp_path, samples, db="results.db", *args):
     out = open(tmp_path / "run.out", "w")
     err = open(tmp_path / "run.err", "w")
     try:
         return subprocess.Popen(RUN + ["--samples", str(samples), "--db",
-                                       str(db)], cwd=tmp_path,
+                                       str(db), *args], cwd=tmp_path,
                                 stdout=out, stderr=err)
     finally:
         out.close()
@@ -511,11 +511,49 @@ LOCKED_REST = {
                    r'any other it finished stays in "{left}": {resume}'}
 
 
-@pytest.mark.parametrize("sig", LOCKED_REST, ids=["stream", "interrupt"])
-def test_database_locked_longer_than_the_busy_timeout(tmp_path, sig):
+def test_database_locked_past_the_busy_timeout_then_released(tmp_path):
+    """Another writer holds results.db for 12 s, past the 10 s busy
+    timeout: the run warns, names the holder, waits and stores every
+    sample once the lock is released (before, the host failed at 10 s)."""
     workdir = local_hosts(tmp_path)
     db = tmp_path / "results.db"
     p = start_local(tmp_path, 8)
+    try:
+        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+        con = sqlite3.connect(db, timeout=30, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
+        try:
+            time.sleep(12)
+            assert p.poll() is None, (tmp_path / "run.err").read_text()
+        finally:
+            con.execute("ROLLBACK")
+            con.close()
+        rc, err = finish(p, tmp_path)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 0, err
+    # The holder is this test's process, whose lock /proc/locks shows.
+    assert re.search(
+        r'seqorch: warning: "' + re.escape(str(db)) + r'" is locked by '
+        r'another writer \([^,]+, pid ' + str(os.getpid()) + r'\); waiting '
+        r'for it up to 600 s \(the agents\' samples stay on their hosts '
+        r'meanwhile\)', err), err
+    check_db(db, workdir, "local", err, LONG_STEPS)
+    assert sorted(q(db, "SELECT variant, sample_index FROM samples")) == \
+        sorted((v, i) for v in VARIANTS for i in range(8))
+    assert q(db, "SELECT status FROM runs") == [("ok",)]
+
+
+@pytest.mark.parametrize("sig", LOCKED_REST, ids=["stream", "interrupt"])
+def test_database_locked_longer_than_the_busy_timeout(tmp_path, sig):
+    """Held past --db-wait (5 s here; by default 600), or Ctrl-C after the
+    10 s busy timeout: the host fails, and a resume stores the rest."""
+    workdir = local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    p = start_local(tmp_path, 8, db, *(["--db-wait", "5"] if sig is None
+                                        else []))
     try:
         wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
         con = sqlite3.connect(db, timeout=30, isolation_level=None)
@@ -527,7 +565,7 @@ def test_database_locked_longer_than_the_busy_timeout(tmp_path, sig):
                 wait_for(lambda: len(finished_samples(workdir)) > stored,
                          "a sample not stored", p, tmp_path)
                 p.send_signal(sig)
-            # The busy timeout is 10 s; a sample arrives every ~0.5 s.
+            # A sample arrives every ~0.5 s.
             rc = p.wait(timeout=120)
         finally:
             con.execute("ROLLBACK")
