@@ -10,8 +10,9 @@ Faults: sshd killed, stopped (SIGSTOP) or blackholed (a listener that
 accepts and never answers) during the build, while the agent waits for the
 host lock after its self-tests, and mid-window; the agent killed
 mid-sample; the coordinator SIGKILLed mid-window, then --resume (results.db
-locked while the resume stores what it left); results.db locked for longer
-than the busy timeout (with Ctrl-C meanwhile too), then --resume; the disk
+locked while the resume stores what it left); results.db locked past the
+busy timeout and released (the run waits and stores everything), or past
+--db-wait (with Ctrl-C meanwhile too), then --resume; the disk
 full, the database's and the host's; raw output the artifact store cannot
 take; a read-only database; a host whose clock jumps by hours mid-window, forward or back,
 the wall clock only or the monotonic clocks too (libfaketime preloaded by
@@ -416,7 +417,7 @@ def test_resume_of_a_run_still_going_is_refused(tmp_path, gated):
 def test_resume_keeps_what_a_locked_database_could_not_store(tmp_path,
                                                              gated):
     """The resume follows the agent a killed coordinator left running, and
-    results.db is locked past the busy timeout meanwhile: the agent's
+    results.db is locked past --db-wait meanwhile: the agent's
     records stay in its run directory, and the next resume stores them
     with the agent's own numbers.  Before, the resume removed the
     directory it could not store from (its samples lost for good) and
@@ -424,7 +425,8 @@ def test_resume_keeps_what_a_locked_database_could_not_store(tmp_path,
     workdir = gated_host(tmp_path, gated)
     db = tmp_path / "results.db"
     killed_once_gated(tmp_path, db)
-    r = seqorch_bg(tmp_path, "run", "--resume", "1")
+    # Held past --db-wait (by default 600 s).
+    r = seqorch_bg(tmp_path, "run", "--resume", "1", "--db-wait", "5")
     con = sqlite3.connect(db, timeout=30, isolation_level=None)
     try:
         wait_for(lambda: q(db, "SELECT 1 FROM events WHERE message LIKE "
