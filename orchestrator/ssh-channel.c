@@ -295,10 +295,17 @@ ssh_exec(struct conn *c, const char *cmd, const struct exec_io *io,
 	for (;;) {
 		n = libssh2_channel_read(ch, buf, sizeof buf);
 		skip = n > 0 ? preamble_feed(&pre, buf, (size_t)n) : 0;
-		if (n > (ssize_t)skip && io->on_stdout != NULL &&
-		    (rc = io->on_stdout(io->arg, buf + skip,
-		    (size_t)n - skip)) != 0)
-			goto out;
+		if (n > (ssize_t)skip && io->on_stdout != NULL) {
+			if ((rc = io->on_stdout(io->arg, buf + skip,
+			    (size_t)n - skip)) != 0)
+				goto out;
+			/*
+			 * No keepalive was read while it stored (results.db
+			 * locked, --db-wait): silence counts from now.
+			 */
+			if (s->last_rx < ssh_now_ms())
+				s->last_rx = ssh_now_ms();
+		}
 		m = libssh2_channel_read_stderr(ch, buf, sizeof buf);
 		if (m > 0)
 			keep_stderr(io, &errused, buf, (size_t)m);
