@@ -617,10 +617,12 @@ read_header(const struct itable *t, const struct rows_doc_table *tj,
 	/*
 	 * What ties a row to its run must be there, and what the database
 	 * takes only with a value: a column left out is its DEFAULT, or
-	 * NULL, which a NOT NULL column refuses.
+	 * NULL, which a NOT NULL column refuses.  A reference that may be
+	 * NULL may be left out (samples.window_id, in bundles made before
+	 * it).
 	 */
 	for (c = t->cols; c->name != NULL; c++) {
-		if (c->parent == NULL && c->type != 'a' &&
+		if ((c->parent == NULL || c->null == 1) && c->type != 'a' &&
 		    !(t->has_id && strcmp(c->name, "id") == 0) &&
 		    !(t->mode == T_WRITE && c->null == 0))
 			continue;
