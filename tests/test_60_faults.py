@@ -637,6 +637,17 @@ def small_fs(tmp_path):
     subprocess.run(["umount", "-l", str(d)], check=False)
 
 
+def fill(fs):
+    """Write fs/filler until the file system is full."""
+    try:
+        with open(fs / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+    except OSError as e:
+        assert e.errno == errno.ENOSPC, e
+
+
 def test_disk_full(tmp_path, small_fs):
     workdir = local_hosts(tmp_path)
     db = small_fs / "results.db"
@@ -660,13 +671,7 @@ def test_disk_full(tmp_path, small_fs):
         # Fill what is left; the next write the database needs fails.
         # (The run's artifacts may have filled it already: then even
         # creating the filler fails, which is the same full disk.)
-        try:
-            with open(small_fs / "filler", "wb") as f:
-                while True:
-                    f.write(b"\0" * 65536)
-                    f.flush()
-        except OSError as e:
-            assert e.errno == errno.ENOSPC, e
+        fill(small_fs)
         rc, err = finish(p, tmp_path)
     finally:
         if p.poll() is None:
@@ -695,13 +700,7 @@ def test_host_disk_full(tmp_path, small_fs, agent_build):
     p = start_local(tmp_path, 48)
     try:
         wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
-        try:
-            with open(small_fs / "filler", "wb") as f:
-                while True:
-                    f.write(b"\0" * 65536)
-                    f.flush()
-        except OSError as e:
-            assert e.errno == errno.ENOSPC, e
+        fill(small_fs)
         rc, err = finish(p, tmp_path)
     finally:
         if p.poll() is None:
