@@ -214,19 +214,28 @@ def start_local(tmp_path, samples, db="results.db", *args):
         err.close()
 
 
-def test_agent_killed_mid_sample(tmp_path):
-    workdir = local_hosts(tmp_path)
-    db = tmp_path / "results.db"
-    p = start_local(tmp_path, 8)
+def fault_mid_run(tmp_path, samples, fault, db="results.db", *args):
+    """A local run (start_local's arguments) in which fault(p) is done once
+    its first sample is stored; its exit status and stderr."""
+    p = start_local(tmp_path, samples, db, *args)
     try:
-        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
-        for pid in agent_pids(workdir):
-            os.kill(pid, signal.SIGKILL)
-        rc, err = finish(p, tmp_path)
+        wait_for(lambda: nsamples(tmp_path / db, "local") > 0, "samples",
+                 p, tmp_path)
+        fault(p)
+        return finish(p, tmp_path)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def test_agent_killed_mid_sample(tmp_path):
+    workdir = local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    def kill(p):
+        for pid in agent_pids(workdir):
+            os.kill(pid, signal.SIGKILL)
+    rc, err = fault_mid_run(tmp_path, 8, kill)
     assert rc == 1, err
     (error,), = q(db, "SELECT error FROM run_hosts")
     assert error == "agent (cc) died of signal 9 before its done record"
@@ -519,9 +528,7 @@ def test_database_locked_past_the_busy_timeout_then_released(tmp_path):
     sample once the lock is released (before, the host failed at 10 s)."""
     workdir = local_hosts(tmp_path)
     db = tmp_path / "results.db"
-    p = start_local(tmp_path, 8)
-    try:
-        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+    def hold(p):
         con = sqlite3.connect(db, timeout=30, isolation_level=None)
         con.execute("BEGIN EXCLUSIVE")
         try:
@@ -530,11 +537,7 @@ def test_database_locked_past_the_busy_timeout_then_released(tmp_path):
         finally:
             con.execute("ROLLBACK")
             con.close()
-        rc, err = finish(p, tmp_path)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    rc, err = fault_mid_run(tmp_path, 8, hold)
     assert rc == 0, err
     # The holder is this test's process, whose lock /proc/locks shows.
     assert re.search(
@@ -604,16 +607,10 @@ def test_raw_output_that_cannot_be_kept_stays_on_the_host(tmp_path):
     warning says where.  Before, the run directory was removed with it."""
     workdir = local_hosts(tmp_path)
     db = tmp_path / "results.db"
-    p = start_local(tmp_path, 3)
-    try:
-        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
+    def unstorable(p):
         (tmp_path / "artifacts").rename(tmp_path / "store")
         (tmp_path / "artifacts").touch()
-        rc, err = finish(p, tmp_path)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    rc, err = fault_mid_run(tmp_path, 3, unstorable)
     assert rc == 0, err
     (left,) = (workdir / "runs").iterdir()
     (msg,), = q(db, "SELECT message FROM events WHERE message LIKE "
@@ -697,15 +694,7 @@ def test_host_disk_full(tmp_path, small_fs, agent_build):
         f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
         f'workdir = "{workdir}"\n')
     db = tmp_path / "results.db"
-    p = start_local(tmp_path, 48)
-    try:
-        wait_for(lambda: nsamples(db, "local") > 0, "samples", p, tmp_path)
-        fill(small_fs)
-        rc, err = finish(p, tmp_path)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    rc, err = fault_mid_run(tmp_path, 48, lambda p: fill(small_fs))
     assert rc == 1, err
     (left,) = (workdir / "runs").iterdir()
     assert q(db, "SELECT error FROM run_hosts") == [(
