@@ -718,6 +718,8 @@ sample_row(sqlite3_stmt *st, void *arg)
 		.openssl_cap_cleared = col_str(st, 25),
 		.msg_len = sqlite3_column_type(st, 26) == SQLITE_NULL ? -1 :
 		    sqlite3_column_int64(st, 26),
+		.window_id = sqlite3_column_type(st, 27) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(st, 27),
 	};
 
 	return a->fn(&x, a->arg);
@@ -740,8 +742,8 @@ db_report_samples(sqlite3 *db, const struct db_report_run *run,
 	    " s.digest, s.seed, s.invalid_reason, s.received_at, s.reason,"
 	    " s.calib_mhz, s.calib_after_mhz, s.cycles, s.instructions,"
 	    " s.cycles_source, s.openssl_cap, s.host_position,"
-	    " s.openssl_cap_detected, s.openssl_cap_cleared, s.msg_len"
-	    " FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
+	    " s.openssl_cap_detected, s.openssl_cap_cleared, s.msg_len,"
+	    " s.window_id FROM samples s LEFT JOIN builds b ON b.id = s.build_id"
 	    " WHERE s.run_id = ?1 AND +s.study = ?2 AND s.warmup = 0"
 	    " ORDER BY s.host, s.build_id, s.study, s.variant, s.sample_index";
 	struct sample_arg a = { fn, arg };

@@ -203,6 +203,7 @@ struct db_sample {
 	int		 has_cpu;
 	int64_t		 host_position;	/* -1 when NULL (before schema 14) */
 	int64_t		 msg_len;	/* --msg-len's L; -1 when NULL */
+	int64_t		 window_id;	/* its launch's window; -1 when NULL */
 };
 /*
  * Stream every sample of the run (valid or not) to fn in (host, build,

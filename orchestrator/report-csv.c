@@ -291,6 +291,7 @@ row(const struct db_sample *s, void *arg)
 	str_f(out, s->openssl_cap_detected);
 	str_f(out, s->openssl_cap_cleared);
 	int_f(out, s->msg_len >= 0, s->msg_len);
+	int_f(out, s->window_id >= 0, s->window_id);
 	report_csv_text(out, a->imported);
 	fputs("\r\n", out);
 	return ferror(out) ? -1 : 0;
@@ -307,7 +308,7 @@ report_csv(sqlite3 *db, const struct rrun *runs, size_t n, FILE *out,
 	    "position,host_position,steps,ns,rate,ns_per_step,digest,seed,valid,"
 	    "invalid_reason,calib_mhz,calib_after_mhz,cpu,received_at,"
 	    "reason,cycles,instructions,cycles_source,openssl_cap,"
-	    "openssl_cap_detected,openssl_cap_cleared,msg_len,imported\r\n",
+	    "openssl_cap_detected,openssl_cap_cleared,msg_len,window_id,imported\r\n",
 	    out);
 	for (i = 0; i < n; i++) {
 		const struct db_report_run run = { runs[i].id, runs[i].study };
