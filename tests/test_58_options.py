@@ -84,7 +84,7 @@ def test_host_selection_exit_codes(tmp_path, workdir):
 VALUE = {"run": "1", "study": "sha3", "hosts": "local", "variant": "c-fused"}
 VALUE_OF = {"--steps": "1000", "--samples": "2", "--parallel": "2",
             "--seed": "00" * 32, "--max-cv": "5", "--max-samples": "5",
-            "--warmup": "1", "--lease-expiry": "60", "--msg-len": "64",
+            "--warmup": "1", "--lease-expiry": "60", "--db-wait": "5", "--msg-len": "64",
             "--fail-slower": "5", "--attempts": "2", "--sha256": "0" * 64,
             "--reproduce": "sha3", "--reference": "genoa",
             "--url": "https://127.0.0.1:9/", "--openssl-cap-clear": "AVX2"}
