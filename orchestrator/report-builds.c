@@ -160,6 +160,31 @@ unpaired_note(const struct runpaired *u)
 	    u->variant, u->later, u->host, u->earlier);
 }
 
+enum builds_as { AS_TEXT, AS_MARKDOWN, AS_HTML };
+
+/* A paragraph of text in Markdown or HTML, escaped. */
+static void
+para(FILE *out, enum builds_as as, const char *text)
+{
+	fputs(as == AS_HTML ? "<p>" : "\n", out);
+	(as == AS_HTML ? report_html_text : report_md_text)(out, text);
+	fputs(as == AS_HTML ? "</p>\n" : "\n", out);
+}
+
+/* Why samples are in no pair, a paragraph each (Markdown or HTML). */
+static void
+unpaired_paras(const struct rrun *r, FILE *out, enum builds_as as)
+{
+	char *note;
+	size_t i;
+
+	for (i = 0; i < r->nunpaired; i++) {
+		note = unpaired_note(&r->unpaired[i]);
+		para(out, as, note);
+		free(note);
+	}
+}
+
 /*
  * The paired ratios against each host's baseline, a table as every text
  * table (table_print), with why samples were left out of the pairs, then
@@ -358,6 +383,9 @@ report_builds_html(const struct rrun *r, FILE *out)
 	}
 	if (any)
 		fputs("</table></div>\n", out);
+	if (!any && r->nunpaired > 0)
+		fputs("<h3>Paired ratios between builds</h3>\n", out);
+	unpaired_paras(r, out, AS_HTML);
 }
 
 
@@ -426,8 +454,6 @@ report_builds_json_sections(const struct rrun *r, cJSON *o)
 		cJSON_AddItemToArray(a, e);
 	}
 }
-
-enum builds_as { AS_TEXT, AS_MARKDOWN, AS_HTML };
 
 /*
  * A section's table under its title: text as every text table of the
@@ -552,9 +578,7 @@ builds_tables(const struct rrun *r, FILE *out, enum builds_as as)
 		report_emit_wrapped(out, "  note: ", r->phase_note);
 		return;
 	}
-	fputs(as == AS_HTML ? "<p>" : "\n", out);
-	(as == AS_HTML ? report_html_text : report_md_text)(out, r->phase_note);
-	fputs(as == AS_HTML ? "</p>\n" : "\n", out);
+	para(out, as, r->phase_note);
 }
 
 void
@@ -562,7 +586,7 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 {
 	struct table t = { .ncols = 8, .heads = paired_heads,
 	    .align = "llllrrll" };
-	size_t i, hw = 0, aw = 0, few;
+	size_t hw = 0, aw = 0, few;
 	char *note;
 
 	/* HTML has its own paired table (report_builds_html). */
@@ -571,19 +595,12 @@ report_builds_tables(const struct rrun *r, FILE *out, int html)
 		    &t);
 		if (few > 0) {
 			note = few_pairs_note();
-			fputc('\n', out);
-			report_md_text(out, note);
-			fputc('\n', out);
+			para(out, AS_MARKDOWN, note);
 			free(note);
 		}
 	}
-	for (i = 0; !html && i < r->nunpaired; i++) {
-		note = unpaired_note(&r->unpaired[i]);
-		fputc('\n', out);
-		report_md_text(out, note);
-		fputc('\n', out);
-		free(note);
-	}
+	if (!html)
+		unpaired_paras(r, out, AS_MARKDOWN);
 	builds_tables(r, out, html ? AS_HTML : AS_MARKDOWN);
 }
 

@@ -1315,6 +1315,16 @@ test_pairs_within_one_window(void **state)
 	assert_non_null(strstr(out, "\n  1 sample of c-fused (clang) on \"h\" "
 	    "measured in a later launch than gcc's, not\n  paired\n"));
 	free(out);
+	/* Markdown and HTML say it too, once each. */
+	out = render_db(d, "markdown");
+	assert_non_null(strstr(out, "\n1 sample of c-fused (clang) on "
+	    "\"h\" measured in a later launch than gcc's, not paired\n"));
+	free(out);
+	out = render_db(d, "html");
+	assert_non_null(strstr(out, "<p>1 sample of c-fused (clang) on "
+	    "&quot;h&quot; measured in a later launch than gcc's, not "
+	    "paired</p>\n"));
+	free(out);
 	db_close(d);
 }
 
