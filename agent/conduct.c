@@ -10,6 +10,7 @@
 #include "protocol.h"
 #include "registry.h"
 #include "sha256.h"
+#include "spread.h"
 #include "topology.h"
 #include "variant.h"
 #include "window.h"
@@ -296,12 +297,12 @@ check_line(size_t k, const struct opts *o, const char *line, size_t len,
 	char status[16], build[24], token[MAX_TOKEN + 1], digest[2 *
 	    KERNEL_MAX_STATE + 1], err[128], ex[4 * QUOTED + 1];
 	struct jsonl_field f[] = {
-		{ PROTO_F_TYPE, type, 16, 0 },
-		{ PROTO_F_VARIANT, variant, 128, 0 },
-		{ PROTO_F_STATUS, status, sizeof status, 0 },
-		{ PROTO_F_BUILD_ID, build, sizeof build, 0 },
-		{ PROTO_F_TOKEN, token, sizeof token, 0 },
-		{ PROTO_F_DIGEST, digest, sizeof digest, 0 },
+		{ PROTO_F_TYPE, type, 16, 0, 0 },
+		{ PROTO_F_VARIANT, variant, 128, 0, 0 },
+		{ PROTO_F_STATUS, status, sizeof status, 0, 0 },
+		{ PROTO_F_BUILD_ID, build, sizeof build, 0, 0 },
+		{ PROTO_F_TOKEN, token, sizeof token, 0, 0 },
+		{ PROTO_F_DIGEST, digest, sizeof digest, 0, 0 },
 	};
 	int is_error, is_hello;
 
@@ -602,38 +603,67 @@ start_child(size_t k, const char *spec, const struct opts *o, int cpu)
 }
 
 /*
- * Ask build k for one sample (a warmup: --warmup's round s) and relay its
- * record; 1 when one came.
+ * A (build, variant) cell: build k's agent times variant v.  Its spread
+ * (of ns, for --max-cv) starts from what a resume stored of it, and more
+ * says why its next sample is an extra one.
+ */
+struct cell {
+	size_t k;
+	const char *v;
+	struct spread ns;
+	uint64_t stored;	/* of ns.n: stored before the resume */
+	char more[128];
+};
+
+static struct cell cells[MAX_BUILDS * MAX_VARIANTS];
+
+/*
+ * Ask cell c's build for one sample (a warmup: --warmup's round s; with
+ * c->more, an extra one, which its record says why) and relay its
+ * record; 1 when one came.  A timed sample's ns goes into c's spread.
  */
 static int
-ask(size_t k, const struct opts *o, uint64_t s, size_t pos, uint64_t order,
-    int warmup, const char *v, char *line)
+ask(struct cell *c, const struct opts *o, uint64_t s, size_t pos,
+    uint64_t order, int warmup, char *line)
 {
-	struct child *c = &kids[k];
+	size_t k = c->k;
+	struct child *ch = &kids[k];
 	long long t0 = now_ms();
-	char type[16], variant[128];
+	char type[16], variant[128], ns[32];
+	struct jsonl_field f = { PROTO_F_NS, ns, sizeof ns, 0, 1 };
 	struct deadline d;
-	int ok;
+	int ok, n;
 
-	if (fprintf(c->in, "%s %llu %zu %llu %s\n", warmup ? "warmup" :
+	if (fprintf(ch->in, "%s %llu %zu %llu %s%s%s\n", warmup ? "warmup" :
 	    "sample", (unsigned long long)s, pos, (unsigned long long)order,
-	    v) < 0 || fflush(c->in) != 0) {
+	    c->v, !warmup && c->more[0] ? " " : "", !warmup ? c->more : "") <
+	    0 || fflush(ch->in) != 0) {
 		child_gone(k, "stopped taking requests");
 		return 0;
 	}
 	sample_deadline(k, t0, "a sample request", &d);
-	if (next_record(k, o, line, &d, EXP_SAMPLE, v, type, variant,
-	    &ok) < 0)
+	if ((n = next_record(k, o, line, &d, EXP_SAMPLE, c->v, type, variant,
+	    &ok)) < 0)
 		return 0;
-	relay(k, line);
-	if (strcmp(type, PROTO_T_SAMPLE) == 0) {
-		if (now_ms() - t0 > c->longest_ms)
-			c->longest_ms = now_ms() - t0;
-		return 1;
+	if (strcmp(type, PROTO_T_SAMPLE) != 0) {
+		relay(k, line);
+		ch->said_error = 1;	/* its error record */
+		child_gone(k, "sent no sample record");
+		return 0;
 	}
-	c->said_error = 1;	/* its error record */
-	child_gone(k, "sent no sample record");
-	return 0;
+	/* check_line read it whole: only whether ns is a number is left. */
+	if (jsonl_read(line, (size_t)n, &f, 1, ns, sizeof ns) != 0 ||
+	    f.found != 1) {
+		child_bad(k, "sent a sample record without a number \"ns\"",
+		    line, (size_t)n);
+		return 0;
+	}
+	relay(k, line);
+	if (!warmup)
+		spread_add(&c->ns, strtod(ns, NULL));
+	if (now_ms() - t0 > ch->longest_ms)
+		ch->longest_ms = now_ms() - t0;
+	return 1;
 }
 
 /* Has build k's agent passed variant v? */
@@ -648,39 +678,120 @@ child_has(const struct child *c, const char *v)
 	return 0;
 }
 
-/* A variant's cells are cells[g .. g + m - 1], one per build. */
-struct cell {
-	size_t k, g, m;
-	const char *v;
-};
-
 /*
- * Round s of the n cells (a warmup round of --warmup when warmup): the
- * samples that came.  A variant's builds sample side by side, the first
- * of them first in all but one round of n: the next n rounds turn them
- * by one, so that none is always the first of a pair.
+ * Round s of the n cells of run (a warmup round of --warmup when
+ * warmup), in places *order on (one each, taken or not): the samples
+ * that came.  The cells are variant by variant, each variant's builds
+ * side by side; a variant's builds sample so, the first of them first
+ * in all but one round of n: the next n rounds turn them by one, so
+ * that none is always the first of a pair.
  */
 static uint64_t
-conduct_round(const struct cell *cells, size_t n, uint64_t s, int warmup,
-    const struct opts *o, char *line)
+conduct_round(struct cell **run, size_t n, uint64_t s, int warmup,
+    uint64_t *order, const struct opts *o, char *line)
 {
-	size_t pos, idx, k, bpos[MAX_BUILDS] = { 0 };
-	const struct cell *c;
+	size_t pos, idx, g, m, bpos[MAX_BUILDS] = { 0 };
+	struct cell *c;
 	uint64_t got = 0;
 
-	for (pos = 0; pos < n; pos++) {
+	for (pos = 0; pos < n; pos++, (*order)++) {
 		if (o->reverse)
 			idx = (s & 1) ? n - 1 - pos : pos;
 		else
 			idx = (size_t)((pos + s) % n);
-		c = &cells[idx];
-		c = &cells[c->g + (idx - c->g + s / n) % c->m];
-		k = c->k;
-		if (kids[k].ready)
-			got += (uint64_t)ask(k, o, s, bpos[k]++, s * n + pos,
-			    warmup, c->v, line);
+		/* Its variant's cells: run[g .. g + m - 1]. */
+		for (g = idx; g > 0 && run[g - 1]->v == run[idx]->v; g--)
+			;
+		for (m = idx + 1 - g; g + m < n && run[g + m]->v ==
+		    run[idx]->v; m++)
+			;
+		c = run[g + (idx - g + s / n) % m];
+		if (kids[c->k].ready)
+			got += (uint64_t)ask(c, o, s, bpos[c->k]++, *order,
+			    warmup, line);
 	}
 	return got;
+}
+
+/*
+ * --max-cv's extra rounds, after the planned ones (from --extra-from's
+ * index and place when later): each round, the cells whose spread is
+ * still above --max-cv, with fewer than --max-samples, take one sample
+ * each, in round s's alternating order among them, until none is left.
+ * A cell once steady stays so (its spread no longer moves), so a cell
+ * still asked at round s took every round before: s stays below
+ * --max-samples (past the stored ones on a resume).
+ */
+static uint64_t
+conduct_extra(size_t n, uint64_t s, uint64_t order, const struct opts *o,
+    char *line)
+{
+	struct cell *run[MAX_BUILDS * MAX_VARIANTS];
+	uint64_t got = 0;
+	size_t i, m, len;
+
+	if (o->extra_from) {
+		s = o->extra_first;
+		if (o->samples == 0 || order < o->extra_order)
+			order = o->extra_order;
+	}
+	for (;; s++) {
+		for (i = m = 0; i < n; i++) {
+			struct cell *c = &cells[i];
+
+			if (!kids[c->k].ready || c->ns.n >= o->max_samples ||
+			    !spread_too_wide(&c->ns, o->max_cv, c->more,
+			    sizeof c->more))
+				continue;
+			len = strlen(c->more);
+			if (c->stored > 0)
+				snprintf(c->more + len, sizeof c->more - len,
+				    " (%llu stored before the resume)",
+				    (unsigned long long)c->stored);
+			run[m++] = c;
+		}
+		if (m == 0)
+			return got;
+		got += conduct_round(run, m, s, 0, &order, o, line);
+	}
+}
+
+/*
+ * The cells' spreads start from --stored-spread's, each of its build
+ * and variant (a cell whose variant did not pass has none to start).
+ */
+static void
+seed_cells(size_t n, const struct opts *o)
+{
+	size_t i, j;
+
+	for (i = 0; i < o->nstored; i++)
+		for (j = 0; j < n; j++)
+			if (strcmp(kids[cells[j].k].id, o->stored[i].build) ==
+			    0 && strcmp(cells[j].v, o->stored[i].variant) == 0) {
+				cells[j].ns.n = cells[j].stored =
+				    o->stored[i].n;
+				cells[j].ns.mean = o->stored[i].mean;
+				cells[j].ns.m2 = o->stored[i].m2;
+			}
+}
+
+/* Is every --stored-spread's build one of --build's? */
+static void
+check_stored_builds(const struct opts *o)
+{
+	size_t i, j, len;
+
+	for (i = 0; i < o->nstored; i++) {
+		len = strlen(o->stored[i].build);
+		for (j = 0; j < o->nbuilds; j++)
+			if (strncmp(o->builds[j], o->stored[i].build, len) ==
+			    0 && o->builds[j][len] == ':')
+				break;
+		if (j == o->nbuilds)
+			fatal(AG_USAGE, "--stored-spread: build \"%s\" is not "
+			    "one of --build", o->stored[i].build);
+	}
 }
 
 /*
@@ -692,13 +803,14 @@ conduct_round(const struct cell *cells, size_t n, uint64_t s, int warmup,
  * are variant by variant, each variant's builds side by side, so the
  * builds alternate at every step and two builds of a variant sample next
  * to each other; which of them goes first turns every n rounds (n cells).
- * A build that fails leaves the others measuring.
+ * With --max-cv the extra rounds follow in the same window
+ * (conduct_extra).  A build that fails leaves the others measuring.
  */
 int
 conduct(struct opts *o, const struct study *st, const char *study)
 {
-	struct cell cells[MAX_BUILDS * MAX_VARIANTS];
-	uint64_t s, total = 0, last = o->first_sample + o->samples;
+	struct cell *run[MAX_BUILDS * MAX_VARIANTS];
+	uint64_t s, order, total = 0, last = o->first_sample + o->samples;
 	size_t i, k, n = 0;
 	char why[TOPOLOGY_WHY_LEN + 32], *line;
 	int pinned;
@@ -706,6 +818,7 @@ conduct(struct opts *o, const struct study *st, const char *study)
 
 	emit_conducting();
 	hang_floors();
+	check_stored_builds(o);
 	sample_scale = (double)o->steps / (double)STUDY_SELFTEST_STEPS(st);
 	if (sample_scale < 1)
 		sample_scale = 1;
@@ -728,17 +841,15 @@ conduct(struct opts *o, const struct study *st, const char *study)
 		if (strcmp(r->study, study) != 0 ||
 		    !variant_in_list(o->variants, r->variant))
 			continue;
-		size_t g = n;
-
 		for (k = 0; k < nkids; k++)
 			if (kids[k].ready && child_has(&kids[k], r->variant)) {
 				cells[n].k = k;
-				cells[n].g = g;
-				cells[n++].v = r->variant;
+				cells[n].v = r->variant;
+				run[n] = &cells[n];
+				n++;
 			}
-		for (k = g; k < n; k++)
-			cells[k].m = n - g;
 	}
+	seed_cells(n, o);
 	if ((line = malloc(MAX_LINE + 1)) == NULL)
 		fatal(AG_FAIL, "out of memory");
 	if (n > 0) {
@@ -747,10 +858,16 @@ conduct(struct opts *o, const struct study *st, const char *study)
 		window_preflight(o, pinned ? o->cpu : -1, NULL);
 		window_record(PROTO_V_BEGIN, pinned ? o->cpu : -1);
 		/* done counts every sample record relayed, warmups too. */
-		for (s = 0; s < o->warmup; s++)
-			total += conduct_round(cells, n, s, 1, o, line);
-		for (s = o->first_sample; s < last; s++)
-			total += conduct_round(cells, n, s, 0, o, line);
+		for (s = 0; s < o->warmup; s++) {
+			order = s * n;
+			total += conduct_round(run, n, s, 1, &order, o, line);
+		}
+		for (s = o->first_sample; s < last; s++) {
+			order = s * n;
+			total += conduct_round(run, n, s, 0, &order, o, line);
+		}
+		if (o->max_cv > 0)
+			total += conduct_extra(n, last, last * n, o, line);
 		window_record(PROTO_V_END, pinned ? o->cpu : -1);
 	}
 	/* Each build's agent ends with its done record. */

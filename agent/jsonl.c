@@ -434,11 +434,23 @@ compound(struct rd *r, int depth, struct jsonl_field *want, size_t n)
 			r->p++;
 			ws(r);
 		}
-		if (f != NULL && r->p < r->end && *r->p == '"') {
+		if (f != NULL && !f->number && r->p < r->end &&
+		    *r->p == '"') {
 			fit = 1;
 			if (string(r, f->val, f->size, &fit) != 0)
 				return -1;
 			f->found = fit ? 1 : -1;
+		} else if (f != NULL && f->number && r->p < r->end &&
+		    (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))) {
+			const char *start = r->p;
+
+			if (number(r) != 0)
+				return -1;
+			f->found = (size_t)(r->p - start) < f->size ? 1 : -1;
+			if (f->found == 1) {
+				memcpy(f->val, start, (size_t)(r->p - start));
+				f->val[r->p - start] = '\0';
+			}
 		} else if (value(r, depth + 1, NULL, 0) != 0)
 			return -1;
 		ws(r);

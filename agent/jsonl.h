@@ -63,12 +63,17 @@ void jsonl_free(struct jsonl *j);
  */
 void jsonl_excerpt(const char *s, size_t len, size_t max, char *out);
 
-/* A top-level string field jsonl_read looks for, and where it goes. */
+/*
+ * A top-level field jsonl_read looks for, and where it goes: a string,
+ * or with number a number (its text as the line has it).
+ */
 struct jsonl_field {
 	const char *key;
 	char *val;		/* its value, unescaped, NUL-terminated */
 	size_t size;		/* bytes at val */
-	int found;		/* 1: a string that fit; -1: too long; 0: none */
+	int found;		/* 1: a value of its kind that fit; -1: too
+				 * long; 0: none */
+	int number;		/* a number is looked for, not a string */
 };
 
 /*
@@ -76,9 +81,9 @@ struct jsonl_field {
  * (RFC 8259, nested at most JSONL_DEPTH deep, no NUL bytes, no control
  * character in a string, escaped or not: the coordinator refuses those
  * too), its fields'
- * strings named in want[0..n-1] copied out; -1 otherwise, with the first
- * problem and its byte offset in why.  Values of other keys, and of these
- * keys when they are not strings, are only checked.
+ * strings (numbers) named in want[0..n-1] copied out; -1 otherwise, with
+ * the first problem and its byte offset in why.  Values of other keys, and
+ * of these keys when they are not of their kind, are only checked.
  */
 int jsonl_read(const char *line, size_t len, struct jsonl_field *want,
     size_t n, char *why, size_t whylen);

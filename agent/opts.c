@@ -42,8 +42,8 @@ opts_usage(FILE *f)
 	    "                     [--msg-len L]\n"
 	    "       seqorch-agent --conduct --build ID:SHA256:PATH ...\n"
 	    "                     [--selftest-digest HEX]\n"
-	    "                     [the options above but --max-cv,\n"
-	    "                     --stored-spread and --extra-from]\n"
+	    "                     [the options above but --serve;\n"
+	    "                     --stored-spread BUILD:VARIANT:N:MEAN:M2]\n"
 	    "       seqorch-agent --preflight [--cpu N|none|auto]\n"
 	    "       seqorch-agent --list\n"
 	    "       seqorch-agent --openssl\n"
@@ -180,20 +180,25 @@ field_double(const char *s, double min, double *v)
  * --stored-spread VARIANT:N:MEAN:M2, once per variant: the count, mean
  * ns and sum of squared deviations of the samples the run stored (the
  * coordinator writes them with %.17g, so they come back exactly).  A
- * single sample has no deviation.
+ * single sample has no deviation.  A conductor's name the build first,
+ * BUILD:VARIANT:N:MEAN:M2 (five fields), once per build and variant.
  */
 static enum opts_result
 parse_stored(const char *s, struct opts *o, char *err, size_t len)
 {
 	struct stored_spread *st = &o->stored[o->nstored];
-	const char *p = s;
+	const char *p = s, *c;
 	char num[64];
-	size_t i;
+	size_t i, colons = 0;
 
 	if (o->nstored == MAX_STORED)
 		return bad(err, len, "more than %d --stored-spread",
 		    MAX_STORED);
-	if (next_field(&p, st->variant, sizeof st->variant) != 0 ||
+	for (c = s; (c = strchr(c, ':')) != NULL; c++)
+		colons++;
+	st->build[0] = '\0';
+	if ((colons == 4 && next_field(&p, st->build, sizeof st->build) !=
+	    0) || next_field(&p, st->variant, sizeof st->variant) != 0 ||
 	    strspn(st->variant, "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
 	    strlen(st->variant) ||
@@ -205,13 +210,15 @@ parse_stored(const char *s, struct opts *o, char *err, size_t len)
 	    p[-1] == ':' || field_double(num, 0, &st->m2) != 0 ||
 	    (st->n == 1 && st->m2 != 0))
 		return bad(err, len, "invalid --stored-spread \"%.200s\": "
-		    "expected VARIANT:N:MEAN:M2 (N from 1 to %d samples, their "
-		    "mean ns above 0, their sum of squared deviations from it, "
-		    "0 for one sample)", s, MAX_SAMPLES);
+		    "expected [BUILD:]VARIANT:N:MEAN:M2 (N from 1 to %d "
+		    "samples, their mean ns above 0, their sum of squared "
+		    "deviations from it, 0 for one sample)", s, MAX_SAMPLES);
 	for (i = 0; i < o->nstored; i++)
-		if (strcmp(o->stored[i].variant, st->variant) == 0)
+		if (strcmp(o->stored[i].build, st->build) == 0 &&
+		    strcmp(o->stored[i].variant, st->variant) == 0)
 			return bad(err, len, "--stored-spread of variant "
-			    "\"%s\" given twice", st->variant);
+			    "\"%s\"%s%s given twice", st->variant,
+			    st->build[0] ? " of build " : "", st->build);
 	o->nstored++;
 	return OPTS_OK;
 }
@@ -360,7 +367,8 @@ check_together(const struct opts *o, char *err, size_t len)
 	if ((o->nstored > 0 || o->extra_from) && o->max_cv == 0)
 		return bad(err, len, "--stored-spread and --extra-from need "
 		    "--max-cv");
-	if (o->samples == 0 && !o->extra_from)
+	/* A conductor's extra rounds alone start its agents so. */
+	if (o->samples == 0 && !o->extra_from && !o->serve)
 		return bad(err, len, "--samples 0 needs --extra-from (extra "
 		    "rounds alone)");
 	if (o->extra_from && o->extra_first < o->first_sample + o->samples)
@@ -375,9 +383,16 @@ check_together(const struct opts *o, char *err, size_t len)
 		return bad(err, len, "--conduct and --build go together");
 	if (o->selftest_digest != NULL && !o->conduct)
 		return bad(err, len, "--selftest-digest needs --conduct");
-	if ((o->serve || o->conduct) && o->max_cv > 0)
-		return bad(err, len, "--max-cv needs the plain agent: adaptive "
-		    "rounds are not in an order fixed in advance");
+	if (o->serve && o->max_cv > 0)
+		return bad(err, len, "--serve takes no --max-cv: its conductor "
+		    "decides the extra rounds");
+	for (size_t i = 0; i < o->nstored; i++)
+		if ((o->stored[i].build[0] != '\0') != o->conduct)
+			return bad(err, len, "--stored-spread \"%s%s%s\": %s",
+			    o->stored[i].build, o->stored[i].build[0] ? ":" :
+			    "", o->stored[i].variant, o->conduct ? "a "
+			    "conductor's name the build, BUILD:VARIANT:N:MEAN:M2"
+			    : "only a conductor's name a build");
 	if (o->serve && o->lock != NULL)
 		return bad(err, len, "--serve takes no --lock: its conductor "
 		    "does");

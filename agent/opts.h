@@ -20,15 +20,17 @@
 #define MAX_TOKEN 64
 #define MAX_BUILDS 16
 #define CPU_AUTO (-2)		/* --cpu auto: topology_auto picks */
-#define MAX_STORED 64		/* --stored-spread: one per variant */
+#define MAX_STORED 1024	/* --stored-spread: one per (build,) variant */
+#define MAX_BUILD_ID 24		/* a --build's id, NUL included */
 #define MAX_STORED_NAME 64	/* its variant's name, NUL included */
 
 /*
  * --stored-spread V:N:MEAN:M2: what a resumed run stored of variant V
  * before this agent (spread.h's three numbers), where its --max-cv
- * spread starts.
+ * spread starts; a conductor's, BUILD:V:N:MEAN:M2, of build BUILD's V.
  */
 struct stored_spread {
+	char build[MAX_BUILD_ID];	/* "" but a conductor's */
 	char variant[MAX_STORED_NAME];
 	uint64_t n;
 	double mean, m2;

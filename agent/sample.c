@@ -232,31 +232,45 @@ void
 sample_serve(struct slot **run, size_t n, const struct opts *o,
     const struct study *st)
 {
-	char line[256], v[128];
+	char line[512], v[128], *reason;
 	unsigned long long s, pos, order;
-	size_t i;
-	int warmup;
+	size_t i, len;
+	int warmup, end;
 
 	while (fgets(line, sizeof line, stdin) != NULL) {
 		if (strcmp(line, "quit\n") == 0)
 			return;
+		line[strcspn(line, "\n")] = '\0';
 		/* "sample " and "warmup " are as long. */
 		warmup = strncmp(line, "warmup ", 7) == 0;
 		if ((!warmup && strncmp(line, "sample ", 7) != 0) ||
-		    sscanf(line + 7, "%llu %llu %llu %127s", &s, &pos, &order,
-		    v) != 4)
-			fatal(AG_USAGE, "--serve: unknown request \"%.*s\"",
-			    (int)strcspn(line, "\n"), line);
+		    sscanf(line + 7, "%llu %llu %llu %127s%n", &s, &pos, &order,
+		    v, &end) != 4)
+			fatal(AG_USAGE, "--serve: unknown request \"%s\"", line);
+		/* What follows the variant: an extra sample's reason. */
+		reason = line + 7 + end;
+		reason += strspn(reason, " ");
 		for (i = 0; i < n && strcmp(run[i]->variant, v) != 0; i++)
 			;
 		if (i == n)
 			fatal(AG_USAGE, "--serve: variant \"%s\" did not pass "
 			    "its self-test", v);
-		if (warmup ? s >= o->warmup : s < o->first_sample ||
-		    s >= o->first_sample + o->samples)
-			fatal(AG_USAGE, "--serve: %s %llu is outside %s",
-			    warmup ? "warmup" : "sample", s, warmup ?
-			    "--warmup" : "--first-sample and --samples");
+		if (warmup && (s >= o->warmup || *reason != '\0'))
+			fatal(AG_USAGE, "--serve: warmup %llu is outside "
+			    "--warmup, or has a reason", s);
+		if (!warmup && *reason == '\0' && (s < o->first_sample ||
+		    s >= o->first_sample + o->samples))
+			fatal(AG_USAGE, "--serve: sample %llu is outside "
+			    "--first-sample and --samples", s);
+		if (!warmup && *reason != '\0' &&
+		    s < o->first_sample + o->samples)
+			fatal(AG_USAGE, "--serve: extra sample %llu is not past "
+			    "--first-sample and --samples", s);
+		len = strlen(reason);
+		if (len >= sizeof run[i]->more)
+			fatal(AG_USAGE, "--serve: the reason of sample %llu is "
+			    "over %zu bytes", s, sizeof run[i]->more - 1);
+		memcpy(run[i]->more, reason, len + 1);
 		sample_take(run[i], s, (size_t)pos, order, warmup, o, st);
 	}
 }

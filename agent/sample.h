@@ -42,7 +42,9 @@ void sample_measure(struct slot **ready, size_t n, struct opts *o,
  * --serve: time one sample per request from the conductor on stdin
  * ("sample S POS ORDER VARIANT", or "warmup W POS ORDER VARIANT" for
  * warmup round W < o->warmup) of the n slots in run, until "quit" or
- * the end of stdin (the conductor is gone).
+ * the end of stdin (the conductor is gone).  An extra sample of
+ * --max-cv, at an index past the planned ones, is "sample S POS ORDER
+ * VARIANT REASON": its record carries REASON (the rest of the line).
  */
 void sample_serve(struct slot **run, size_t n, const struct opts *o,
     const struct study *st);

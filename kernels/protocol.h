@@ -13,7 +13,7 @@
 #define SEQORCH_PROTOCOL_H
 
 /* Sent in hello and checked there (docs/protocol.md: what each changed). */
-#define SEQORCH_PROTO_VERSION 12
+#define SEQORCH_PROTO_VERSION 13
 
 /* Every record is a JSON object with this string member. */
 #define PROTO_F_TYPE		"type"

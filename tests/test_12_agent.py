@@ -83,7 +83,7 @@ def check_state(state, pid):
 def test_window_brackets_every_sample():
     pid, rc, recs, err = agent("--steps", 2000, "--samples", 3)
     assert rc == 0, err
-    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 12
+    assert recs[0]["type"] == "hello" and recs[0]["proto"] == 13
     types = [r["type"] for r in recs]
     assert types.count("window") == 2
     begin = types.index("window")

@@ -88,8 +88,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* An offending line's excerpt, as child_bad quotes it. */
 	check_excerpt((const char *)data, size, EXCERPT);
 	for (i = 0; i < NFIELDS; i++) {
-		f[i] = (struct jsonl_field){ keys[i], vals[i], sizes[i], 7 };
-		g[i] = (struct jsonl_field){ keys[i], again[i], sizes[i], 7 };
+		f[i] = (struct jsonl_field){ keys[i], vals[i], sizes[i], 7, 0 };
+		g[i] = (struct jsonl_field){ keys[i], again[i], sizes[i], 7,
+		    0 };
 	}
 	memset(why, 'x', sizeof why);
 	if (jsonl_read((const char *)data, size, f, NFIELDS, why,

@@ -217,9 +217,9 @@ test_stored_spread(void **state)
 		char want[512];
 
 		snprintf(want, sizeof want, "invalid --stored-spread \"%s\": "
-		    "expected VARIANT:N:MEAN:M2 (N from 1 to 100000 samples, "
-		    "their mean ns above 0, their sum of squared deviations "
-		    "from it, 0 for one sample)", bad_stored[i]);
+		    "expected [BUILD:]VARIANT:N:MEAN:M2 (N from 1 to 100000 "
+		    "samples, their mean ns above 0, their sum of squared "
+		    "deviations from it, 0 for one sample)", bad_stored[i]);
 		assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
 		    "--max-cv", "0.01", "--max-samples", "9",
 		    "--stored-spread", bad_stored[i], NULL), OPTS_ERROR);
@@ -231,6 +231,29 @@ test_stored_spread(void **state)
 	    OPTS_ERROR);
 	assert_string_equal(err, "--stored-spread of variant \"c-fused\" "
 	    "given twice");
+	/* A conductor's name their build; a plain agent's do not. */
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--conduct", "--build", "7:s:p", "--max-cv", "0.01",
+	    "--max-samples", "9", "--stored-spread", "7:c-fused:2:5:1",
+	    "--stored-spread", "8:c-fused:2:5:1", NULL), OPTS_OK);
+	assert_string_equal(o.stored[1].build, "8");
+	assert_string_equal(o.stored[1].variant, "c-fused");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--conduct", "--build", "7:s:p", "--max-cv", "0.01",
+	    "--max-samples", "9", "--stored-spread", "c-fused:2:5:1", NULL),
+	    OPTS_ERROR);
+	assert_string_equal(err, "--stored-spread \"c-fused\": a conductor's "
+	    "name the build, BUILD:VARIANT:N:MEAN:M2");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--max-cv", "0.01", "--max-samples", "9", "--stored-spread",
+	    "7:c-fused:2:5:1", NULL), OPTS_ERROR);
+	assert_string_equal(err, "--stored-spread \"7:c-fused\": only a "
+	    "conductor's name a build");
+	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
+	    "--serve", "--max-cv", "0.01", "--max-samples", "9", NULL),
+	    OPTS_ERROR);
+	assert_string_equal(err, "--serve takes no --max-cv: its conductor "
+	    "decides the extra rounds");
 	assert_int_equal(parse(&o, err, sizeof err, "--study", "sha3",
 	    "--stored-spread", "c-fused:2:5:1", NULL), OPTS_ERROR);
 	assert_string_equal(err, "--stored-spread and --extra-from need "
@@ -339,7 +362,8 @@ test_jsonl_write(void **state)
 static int
 rd(const char *line, char *a, char *b, int found[2], char *why)
 {
-	struct jsonl_field f[] = { { "a", a, 8, 0 }, { "b", b, 8, 0 } };
+	struct jsonl_field f[] = { { "a", a, 8, 0, 0 },
+	    { "b", b, 8, 0, 0 } };
 	int rc = jsonl_read(line, strlen(line), f, 2, why, 128);
 
 	found[0] = f[0].found;
@@ -389,6 +413,24 @@ test_jsonl_read(void **state)
 	assert_string_equal(b, "1234567");
 
 	assert_int_equal(rd("{\"a\":[[[[[[1]]]]]]}", a, b, found, why), 0);
+
+	/* A number field: its text; a string there is not it, nor it one. */
+	{
+		struct jsonl_field nf[] = { { "ns", a, 8, 0, 1 },
+		    { "b", b, 8, 0, 0 } };
+
+		assert_int_equal(jsonl_read("{\"ns\":-1.5e3,\"b\":2}", 19,
+		    nf, 2, why, sizeof why), 0);
+		assert_int_equal(nf[0].found, 1);
+		assert_string_equal(a, "-1.5e3");
+		assert_int_equal(nf[1].found, 0);
+		assert_int_equal(jsonl_read("{\"ns\":\"12\"}", 11, nf, 2, why,
+		    sizeof why), 0);
+		assert_int_equal(nf[0].found, 0);
+		assert_int_equal(jsonl_read("{\"ns\":123456789}", 16, nf, 2,
+		    why, sizeof why), 0);
+		assert_int_equal(nf[0].found, -1);
+	}
 
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		why[0] = '\0';
