@@ -523,7 +523,7 @@ load_resume(struct run_opts *o, struct stored_run *r)
 	o->explore = r->exploratory;
 	o->openssl_cap = r->openssl_cap;
 	o->openssl_cap_clear = r->openssl_cap_clear;
-	/* Adaptive as it was: the builds one after the other, extra rounds. */
+	/* Adaptive as it was: the extra rounds, on the whole run's spreads. */
 	if (r->max_samples > r->samples) {
 		o->max_cv = r->max_cv;
 		o->max_samples = (int64_t)r->max_samples;

@@ -184,8 +184,9 @@ db_report_phases(sqlite3 *h, int64_t run_id,
  * the default targeting (or at none): the first compiler's.  The last
  * column is a's window less b's (samples.window_id, the agent launch
  * that took the sample; NULL, as 0, in runs stored before it): a build a
- * resume measured, or --max-cv's one after the other, stands apart from
- * the samples of the same index taken in another window.
+ * resume measured, or a --max-cv run's before protocol 13 (one after the
+ * other), stands apart from the samples of the same index taken in
+ * another window.
  */
 static const char pairs_sql[] =
     "WITH base AS (SELECT host, MIN(id) AS id FROM builds WHERE "

@@ -95,8 +95,8 @@ listed(const char *list, const char *name)
 }
 
 void
-run_stored_args(const struct stored_build *sb, const char *variants,
-    struct strbuf *cmd)
+run_stored_args(const struct stored_build *sb, const char *build,
+    const char *variants, struct strbuf *cmd)
 {
 	size_t i;
 
@@ -105,7 +105,8 @@ run_stored_args(const struct stored_build *sb, const char *variants,
 			continue;
 		/* %.17g: the agent reads back the very doubles. */
 		rcmd_raw(cmd, " --stored-spread");
-		rcmd_argf(cmd, "%s:%llu:%.17g:%.17g", sb->variants[i],
+		rcmd_argf(cmd, "%s%s%s:%llu:%.17g:%.17g", build ? build : "",
+		    build ? ":" : "", sb->variants[i],
 		    (unsigned long long)sb->spread[i].n, sb->spread[i].mean,
 		    sb->spread[i].m2);
 	}

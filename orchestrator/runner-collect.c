@@ -362,7 +362,7 @@ store_sample(struct stream *s, const struct record *r)
 	row.sample_index = r->warmup ? r->sample - (int64_t)p->warmup :
 	    r->sample;
 	row.position = r->position;
-	row.host_position = r->warmup ? -1 : s->hr->order_base + r->order;
+	row.host_position = r->warmup ? -1 : r->order;
 	row.steps = (uint64_t)r->steps;
 	row.msg_len = (uint64_t)r->msg_len;
 	row.window_id = s->hr->sample_window;
@@ -397,8 +397,6 @@ store_sample(struct stream *s, const struct record *r)
 		return rc;
 	/* A warmup is not one of the samples asked for (nor counted). */
 	if (!r->warmup) {
-		if (r->order + 1 > s->orders)
-			s->orders = r->order + 1;
 		s->got++;
 		s->hr->samples++;
 		progress_tick();

@@ -43,11 +43,6 @@ struct hostrun {
 	 * when none was stored (its samples' window_id is then NULL).
 	 */
 	int64_t sample_window;
-	/*
-	 * Builds measured one after the other (--max-cv): the host-wide
-	 * place of the next build's first sample, its agent's order 0.
-	 */
-	int64_t order_base;
 };
 
 /*
@@ -100,7 +95,6 @@ struct stream {
 	char *window_before;	/* the open window's first snapshot */
 	char *preflight;	/* the preflight record for the next window */
 	char verdict[8];	/* its verdict: quiet or noisy */
-	int64_t orders;		/* past the largest order it sent */
 	/* --openssl-cap-clear: the masks its facts name, stored per sample */
 	char *cap_detected, *cap_cleared, *cap_applied;
 	/*
@@ -175,10 +169,11 @@ char *run_stored_unsteady(const struct run_params *p,
     const struct stored_build *sb);
 /*
  * Append a --stored-spread for each variant of sb in the comma list
- * variants (each of sb when NULL) to cmd.
+ * variants (each of sb when NULL) to cmd; a conductor's name build (its
+ * id), a plain agent's (build NULL) none.
  */
-void run_stored_args(const struct stored_build *sb, const char *variants,
-    struct strbuf *cmd);
+void run_stored_args(const struct stored_build *sb, const char *build,
+    const char *variants, struct strbuf *cmd);
 void run_stored_free(struct stored_build *sb);
 
 /*

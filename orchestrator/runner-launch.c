@@ -281,13 +281,15 @@ reconnect(struct hostrun *hr, struct so_err *err)
  * Options for the window protocol: the host lock in the workdir (with our
  * identity for whoever waits on it) and adaptive sampling, for s's agent
  * asked for variants: a resumed one's spreads start from what the run
- * stored of them, so that --max-samples is the whole run's.
+ * stored of them (a conductor's, of each of its builds), so that
+ * --max-samples is the whole run's.
  */
 static void
 agent_extra_args(struct hostrun *hr, const struct stream *s,
     const char *variants, struct strbuf *cmd)
 {
 	const struct run_params *p = hr->p;
+	size_t i;
 
 	if (!p->explore) {
 		rcmd_raw(cmd, " --lock");
@@ -301,7 +303,11 @@ agent_extra_args(struct hostrun *hr, const struct stream *s,
 		rcmd_raw(cmd, " --max-cv %.17g --max-samples %llu", p->max_cv,
 		    (unsigned long long)p->max_samples);
 	if (s->stored != NULL)
-		run_stored_args(s->stored, variants, cmd);
+		run_stored_args(s->stored, NULL, variants, cmd);
+	for (i = 0; i < s->nkids; i++)
+		if (s->kids[i]->stored != NULL)
+			run_stored_args(s->kids[i]->stored,
+			    s->kids[i]->build_id, variants, cmd);
 	if (s->extra_from)
 		rcmd_raw(cmd, " --extra-from %llu:%lld",
 		    (unsigned long long)s->extra_first,
@@ -767,7 +773,8 @@ replay_new(struct hostrun *hr, struct build_result *b, const char *cc)
 	s->span = p->samples + p->max_samples;
 	/*
 	 * A resumed --max-cv launch took its extra rounds past the indices
-	 * stored then, which are stored now.
+	 * stored then, which are stored now; a conductor's, past every
+	 * build's.
 	 */
 	if (b != NULL && p->max_cv > 0) {
 		struct so_err e;
@@ -777,6 +784,11 @@ replay_new(struct hostrun *hr, struct build_result *b, const char *cc)
 		    b->build_id, &end, &e) == 0 && (uint64_t)end > p->samples)
 			s->span = (uint64_t)end + p->max_samples;
 	}
+	for (i = 0; b == NULL && i < s->nkids; i++)
+		if (s->kids[i]->span > s->span)
+			s->span = s->kids[i]->span;
+	for (i = 0; b == NULL && i < s->nkids; i++)
+		s->kids[i]->span = s->span;
 	return s;
 }
 
@@ -961,7 +973,7 @@ resume_adaptive(struct hostrun *hr, struct build_result *b, uint64_t first,
 		return rc;
 	}
 	*extra = 1;
-	*order = end > hr->order_base ? end - hr->order_base : 0;
+	*order = end;
 	return 0;
 }
 
@@ -991,7 +1003,7 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 			goto out;
 		if (count == 0 && unsteady == NULL) {
 			progress_set(hr->index, "%s: nothing missing", cc);
-			goto next;
+			goto out;
 		}
 		/*
 		 * Every variant from the first missing index to the last, as
@@ -1021,28 +1033,56 @@ run_measure(struct hostrun *hr, struct build_result *b, const char *cc)
 		s->span = sb.next + p->max_samples - first;
 	}
 	launch_stream(hr, s, b, tag, variants);
-	/* The next build's agent takes its samples after this one's. */
-	hr->order_base += s->orders;
-next:
-	/*
-	 * Resuming, after all of this one's, whichever launch stored them
-	 * (a build with nothing missing took its places in the run).
-	 */
-	if (p->resume && !hr->failed) {
-		struct so_err e;
-		int64_t end;
-
-		if (db_build_end_position(hr->db, p->run_id, hr->host->name,
-		    b->build_id, &end, &e) != 0)
-			run_fail(hr, e.msg);
-		else if (end > hr->order_base)
-			hr->order_base = end;
-	}
 out:
 	stream_free(s);
 	run_stored_free(&sb);
 	free(unsteady);
 	free(left);
+}
+
+/*
+ * Resuming a --max-cv run with a conductor (s, its builds' streams
+ * made): each build's spreads of what the run stored, but the planned
+ * indices from first on, which the conductor times again, for its
+ * --stored-spread (sb, one per build, run_stored_free's to free); its
+ * extra rounds go on past every build's stored index and the host's
+ * stored places.  *any becomes 1 when a cell is still too spread out.
+ * 0, or a negative code with the host failed.
+ */
+static int
+conduct_stored(struct hostrun *hr, struct stream *s, uint64_t first,
+    struct stored_build *sb, int *any)
+{
+	const struct run_params *p = hr->p;
+	struct so_err e;
+	char *unsteady;
+	int64_t end;
+	size_t i;
+	int rc;
+
+	s->extra_from = 1;
+	s->extra_first = p->samples;
+	for (i = 0; i < s->nkids; i++) {
+		const struct build_result *b = s->kids[i]->build;
+
+		if ((rc = run_stored(hr, b, first, p->samples - 1, &sb[i])) !=
+		    0)
+			return rc;
+		s->kids[i]->stored = &sb[i];
+		if (sb[i].next > s->extra_first)
+			s->extra_first = sb[i].next;
+		if ((unsteady = run_stored_unsteady(p, &sb[i])) != NULL)
+			*any = 1;
+		free(unsteady);
+		if ((rc = db_build_end_position(hr->db, p->run_id,
+		    hr->host->name, b->build_id, &end, &e)) != 0) {
+			run_fail(hr, e.msg);
+			return rc;
+		}
+		if (end > s->extra_order)
+			s->extra_order = end;
+	}
+	return 0;
 }
 
 void
@@ -1051,11 +1091,12 @@ run_conduct(struct hostrun *hr)
 	const struct run_params *p = hr->p;
 	struct stream *s = xcalloc(1, sizeof *s);
 	struct build_result *base = NULL;
+	struct stored_build *sb = NULL;
 	struct strbuf label = STRBUF_INIT;
 	const char *variants = p->variants;
 	uint64_t first = 0, last = p->samples - 1;
 	size_t i;
-	int any = !p->resume;
+	int any = !p->resume, missing = 0;
 
 	s->hr = hr;
 	if (p->resume) {
@@ -1090,7 +1131,7 @@ run_conduct(struct hostrun *hr)
 			if (count > 0) {
 				first = f < first ? f : first;
 				last = l > last ? l : last;
-				any = 1;
+				any = missing = 1;
 			}
 		}
 		if (base == NULL)
@@ -1101,6 +1142,21 @@ run_conduct(struct hostrun *hr)
 		strbuf_addf(&label, "%s%s", label.len ? " + " : "",
 		    hr->labels[i]);
 	}
+	/*
+	 * Adaptive: to the last planned index, the extra rounds after it, on
+	 * the whole run's spreads; every planned cell stored, the extra
+	 * rounds alone, if a cell still needs them.
+	 */
+	if (p->resume && p->max_cv > 0) {
+		sb = xcalloc(s->nkids + 1, sizeof *sb);
+		if (conduct_stored(hr, s, missing ? first : p->samples, sb,
+		    &any) != 0)
+			goto out;
+		if (missing)
+			last = p->samples - 1;
+		else
+			first = s->extra_first;
+	}
 	if (!any || s->nkids == 0) {
 		progress_set(hr->index, "nothing missing");
 		goto out;
@@ -1108,8 +1164,11 @@ run_conduct(struct hostrun *hr)
 	s->build = base;
 	s->cc = label.buf;
 	s->first = first;
-	s->nsamples = last - first + 1;
-	s->span = s->nsamples;
+	s->nsamples = p->resume && p->max_cv > 0 && !missing ? 0 :
+	    last - first + 1;
+	/* --max-cv: a cell takes at most --max-samples in all. */
+	s->span = p->max_cv == 0 ? s->nsamples : p->resume ?
+	    s->extra_first + p->max_samples - first : p->max_samples;
 	for (i = 0; i < s->nkids; i++) {
 		struct stream *k = s->kids[i];
 
@@ -1118,10 +1177,14 @@ run_conduct(struct hostrun *hr)
 		free(k->want);
 		k->want = wanted(p, k->build, variants);
 		k->first = s->first;
-		k->nsamples = k->span = s->nsamples;
+		k->nsamples = s->nsamples;
+		k->span = s->span;
 	}
 	launch_stream(hr, s, base, "c", variants);
 out:
+	for (i = 0; sb != NULL && i < s->nkids; i++)
+		run_stored_free(&sb[i]);
+	free(sb);
 	stream_free(s);
 	strbuf_release(&label);
 }

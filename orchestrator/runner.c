@@ -437,13 +437,13 @@ measure_one(void *arg, size_t k)
 		any += hr->builds[i].ok;
 	/*
 	 * Two builds or more take their samples in one alternating order
-	 * (a conductor), not each in a stretch of time of its own; adaptive
-	 * rounds, decided as they go, are the exception.
+	 * (a conductor), --max-cv's extra rounds too, not each in a stretch
+	 * of time of its own: their samples pair.
 	 */
-	if (any > 1 && p->max_cv == 0 && !hr->failed && !*p->stop)
+	if (any > 1 && !hr->failed && !*p->stop)
 		run_conduct(hr);
-	for (i = 0; i < hr->nbuilds && (any == 1 || p->max_cv > 0) &&
-	    !hr->failed && !*p->stop; i++)
+	for (i = 0; i < hr->nbuilds && any == 1 && !hr->failed && !*p->stop;
+	    i++)
 		if (hr->builds[i].ok)
 			run_measure(hr, &hr->builds[i], hr->labels[i]);
 	if (!hr->failed && !any && !*p->stop)

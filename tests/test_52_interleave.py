@@ -314,19 +314,74 @@ def test_resume_continues_the_same_order(tmp_path, workdir, gcc_clang):
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
 
 
+ADAPT = ("--max-cv", "0.0001%", "--max-samples", 4)   # no cell meets it
+CELLS = "SELECT b.compiler, s.variant, s.sample_index, s.host_position, " \
+    "s.window_id, s.reason FROM samples s JOIN builds b ON b.id = s.build_id"
+
+
+def per_cell(rows):
+    """(compiler, variant) -> samples of CELLS rows."""
+    per = {}
+    for c, v, *_ in rows:
+        per[(c, v)] = per.get((c, v), 0) + 1
+    return per
+
+
+def test_adaptive_builds_are_conducted_in_one_window(tmp_path, workdir,
+                                                      gcc_clang):
+    """A --max-cv run of two builds is conducted like any other: the
+    planned rounds in their alternating order, then the extra rounds of
+    the cells still too spread out, alternating among them, each extra
+    sample with its reason, all in one window, so that the builds'
+    samples pair.  Before, each build was measured alone in a window of
+    its own, and the report paired none of them ("measured in a later
+    launch ..., not paired")."""
+    two_compilers(tmp_path, workdir)
+    r = subprocess.run(run_args(STEPS, 2, *ADAPT), cwd=tmp_path,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "results.db"
+    rows = query(db, CELLS + " ORDER BY s.host_position")
+    assert per_cell(rows) == {(c, v): 4 for c in ("gcc", "clang")
+                              for v in VARIANTS}, rows
+    assert query(db, "SELECT count(*) FROM windows") == [(1,)]
+    assert {w for *_, w, _ in rows} == {query(db, "SELECT id FROM "
+                                              "windows")[0][0]}
+    # One order: every place once; each index a round of the 4 cells,
+    # the builds side by side, the extra rounds too.
+    assert [p for _, _, _, p, _, _ in rows] == list(range(16))
+    for c, v, i, p, _, why in rows:
+        assert p // 4 == i, rows
+        if i < 2:
+            assert why is None, rows
+        else:
+            assert re.fullmatch(rf"cv \S+% > 0\.0001% after {i} samples",
+                                why), why
+    # The builds alternate: never three samples of one build in a row.
+    assert all(len({c for c, *_ in rows[k:k + 3]}) == 2
+               for k in range(len(rows) - 2)), rows
+    js = json.loads(seqorch(tmp_path, "report", "--latest", "--format",
+                            "json").stdout)
+    paired = js["runs"][0]["paired"]
+    assert sorted((x["variant"], x["pairs"]) for x in
+                  paired["against_baseline"]) == [(v, 4) for v in VARIANTS]
+    assert not paired.get("unpaired"), paired
+    out = seqorch(tmp_path, "report", "--latest").stdout
+    assert "builds against their host's baseline, paired" in out, out
+    assert "not paired" not in out, out
+
+
 def interrupt_adaptive_run(tmp_path, workdir, index, what):
-    """A --max-cv run of two builds (gcc, then clang), 2 samples and up to
-    4 a variant, stopped by SIGINT once the second build stored a sample
-    of index index or above; returns its results.db."""
+    """A --max-cv run of two builds, 2 samples and up to 4 a cell,
+    stopped by SIGINT once a sample of index index or above is stored;
+    returns its results.db."""
     two_compilers(tmp_path, workdir)
     db = tmp_path / "results.db"
-    # A spread no variant meets: every variant takes its 4 samples.
-    p = start(tmp_path, LONG, 2, "--max-cv", "0.0001%", "--max-samples", 4)
+    p = start(tmp_path, LONG, 2, *ADAPT)
     try:
-        wait_for(lambda: q(db, "SELECT count(*) FROM samples s JOIN "
-                           "builds b ON b.id = s.build_id WHERE "
-                           "b.compiler = 'clang' AND s.sample_index >= ?",
-                           index) > [(0,)], what, p, tmp_path, timeout=900)
+        wait_for(lambda: q(db, "SELECT count(*) FROM samples WHERE "
+                           "sample_index >= ?", index) > [(0,)], what, p,
+                 tmp_path, timeout=900)
         p.send_signal(signal.SIGINT)
         rc, err = finish(p, tmp_path)
     finally:
@@ -337,34 +392,64 @@ def interrupt_adaptive_run(tmp_path, workdir, index, what):
     return db
 
 
-def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
-        tmp_path, workdir, gcc_clang):
-    """Issue 29, item 4: a --max-cv run of two builds (measured one after
-    the other), interrupted in its second build, resumes with its adaptive
-    settings: the resumed build takes its extra rounds, and each sample
-    has a place of the host's order of its own.  Before, the runs row kept
-    no adaptive settings (the resume conducted both builds, 2 samples
-    each), and the build with nothing missing did not move the next one's
-    places past its own."""
-    db = interrupt_adaptive_run(tmp_path, workdir, 0,
-                                "samples of the second build")
-    per = dict(q(db, "SELECT b.compiler, count(*) FROM samples s JOIN "
-                 "builds b ON b.id = s.build_id WHERE s.sample_index < 2 "
-                 "GROUP BY 1"))
-    assert per["gcc"] == 4 and per["clang"] < 4, per
+def resume_adaptive(tmp_path, db):
+    """Resume run 1: (rows before, rows after, new rows, resume's window),
+    each cell at 4 samples and stored once, every place once."""
+    before = query(db, CELLS)
+    windows = query(db, "SELECT count(*) FROM windows")[0][0]
     assert query(db, "SELECT max_cv, max_samples FROM runs") == \
         [(0.000001, 4)]
     r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
     assert r.returncode == 0, r.stderr
-    cells = query(db, "SELECT b.compiler, s.variant, s.sample_index FROM "
-                  "samples s JOIN builds b ON b.id = s.build_id")
-    assert sorted(cells) == sorted((c, v, i) for c in ("gcc", "clang")
-                                   for v in VARIANTS for i in range(4))
-    assert sorted(p for p, in query(db, "SELECT host_position FROM "
-                                    "samples")) == list(range(16))
-    # One window per build and launch: never conducted.
-    assert query(db, "SELECT count(*) FROM windows") == [(3,)]
+    after = query(db, CELLS)
+    assert set(before) <= set(after)
+    keys = [(c, v, i) for c, v, i, *_ in after]
+    assert len(keys) == len(set(keys)) == 16
+    assert set(per_cell(after).values()) == {4}, after
+    assert sorted(p for _, _, _, p, _, _ in after) == list(range(16))
+    # One conductor: one window more, every new sample in it.
+    assert query(db, "SELECT count(*) FROM windows") == [(windows + 1,)]
+    new = set(after) - set(before)
+    (win,), = {(w,) for *_, w, _ in new}
     assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+    return before, after, new, win
+
+
+def test_resume_of_an_adaptive_run_keeps_its_settings_and_places(
+        tmp_path, workdir, gcc_clang):
+    """Issue 29, item 4: a --max-cv run of two builds interrupted in its
+    planned rounds resumes with its adaptive settings, conducted: the
+    planned rounds from the first missing index, then the extra rounds,
+    each sample in a place of the host's order of its own, the resumed
+    builds' samples in one window."""
+    db = interrupt_adaptive_run(tmp_path, workdir, 0, "planned samples")
+    assert len(query(db, CELLS + " WHERE s.sample_index < 2")) < 8
+    before, after, new, win = resume_adaptive(tmp_path, db)
+    extra = [row for row in new if row[2] >= 2]
+    assert {c for c, *_ in extra} == {"gcc", "clang"}, extra
+    assert all(why is not None for *_, why in extra), extra
+
+
+def test_resume_of_an_adaptive_run_gives_the_cells_their_rounds(
+        tmp_path, workdir, gcc_clang):
+    """A --max-cv run of two builds interrupted during its extra rounds:
+    the resume conducts the extra rounds alone (every planned cell is
+    stored) of the cells still short of --max-samples, judged on every
+    sample the run stored, at indices after every stored one and places
+    after every stored one of the host's order, which it fills without a
+    gap; each says how many of its spread were stored before.  A cell
+    stored once is never stored again."""
+    db = interrupt_adaptive_run(tmp_path, workdir, 2, "extra samples")
+    before = query(db, CELLS)
+    assert len([r for r in before if r[2] < 2]) == 8, before
+    assert any(n < 4 for n in per_cell(before).values()), before
+    last = max(i for _, _, i, *_ in before)
+    _, _, new, _ = resume_adaptive(tmp_path, db)
+    assert new and all(i > last for _, _, i, *_ in new), new
+    assert min(p for _, _, _, p, _, _ in new) == len(before)
+    for c, v, i, _, _, why in new:
+        n = len([r for r in before if r[:2] == (c, v)])
+        assert why.endswith(f"({n} stored before the resume)"), why
 
 
 def test_summary_best_names_its_compiler(run):
@@ -392,43 +477,3 @@ def test_summary_best_names_its_compiler(run):
             f"paired over {SAMPLES} pairs: {x['ratio']:.3f}x "
             f"[{x['lo']:.3f}, {x['hi']:.3f}], {words[x['verdict']]}")
     assert want in lines, r.stderr
-
-
-def test_resume_of_an_adaptive_run_gives_the_last_build_its_rounds(
-        tmp_path, workdir, gcc_clang):
-    """A --max-cv run of two builds interrupted during the second one's
-    extra rounds: the resume launches that build for its extra rounds
-    alone (every planned cell is stored), up to --max-samples a variant,
-    at indices after its stored ones and places after every stored one of
-    the host's order, which it fills without a gap; the first build,
-    done, gets nothing.  Before, the resume found nothing missing and the
-    second build kept variants judged unstable short of their rounds."""
-    db = interrupt_adaptive_run(tmp_path, workdir, 2,
-                                "extra samples of the second build")
-    cells = "SELECT b.compiler, s.variant, s.sample_index, s.host_position " \
-        "FROM samples s JOIN builds b ON b.id = s.build_id"
-    before = query(db, cells)
-    per = {}
-    for c, v, i, _ in before:
-        per[(c, v)] = per.get((c, v), 0) + 1
-    assert all(per[("gcc", v)] == 4 for v in VARIANTS), per
-    assert any(per[("clang", v)] < 4 for v in VARIANTS), per
-    last = max(i for c, _, i, _ in before if c == "clang")
-    windows = query(db, "SELECT count(*) FROM windows")[0][0]
-    r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
-    assert r.returncode == 0, r.stderr
-    after = query(db, cells)
-    assert set(before) <= set(after)
-    keys = [(c, v, i) for c, v, i, _ in after]
-    assert len(keys) == len(set(keys)) == 16
-    for c in ("gcc", "clang"):
-        for v in VARIANTS:
-            assert len([k for k in keys if k[:2] == (c, v)]) == 4
-    new = set(after) - set(before)
-    assert new and all(c == "clang" and i > last for c, _, i, _ in new), new
-    # One place each, the new ones after every stored one: 0..15.
-    assert sorted(pos for *_, pos in after) == list(range(16))
-    assert min(pos for *_, pos in new) == len(before)
-    # One window more: the second build's, the first started no agent.
-    assert query(db, "SELECT count(*) FROM windows") == [(windows + 1,)]
-    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
