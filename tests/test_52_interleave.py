@@ -452,6 +452,38 @@ def test_resume_of_an_adaptive_run_gives_the_cells_their_rounds(
         assert why.endswith(f"({n} stored before the resume)"), why
 
 
+def test_adaptive_conductor_outlives_its_killed_coordinator(
+        tmp_path, workdir, gcc_clang):
+    """The coordinator of a 2-build --max-cv run killed (SIGKILL) during
+    the extra rounds: its conductor goes on on the host, and the resume
+    follows it to its end and stores what it took, with the agent's own
+    numbers (the extra rounds' indices included), then has nothing left
+    to take: every cell at --max-samples, stored once, every sample of
+    the one window."""
+    two_compilers(tmp_path, workdir)
+    db = tmp_path / "results.db"
+    p = start(tmp_path, LONG, 2, *ADAPT)
+    try:
+        wait_for(lambda: q(db, "SELECT count(*) FROM samples WHERE "
+                           "sample_index >= 2") > [(0,)], "extra samples",
+                 p, tmp_path, timeout=900)
+    finally:
+        p.kill()
+        p.wait()
+    assert len(query(db, CELLS)) < 16
+    r = seqorch(tmp_path, "run", "--resume", "1", timeout=900)
+    assert r.returncode == 0, r.stderr
+    rows = query(db, CELLS)
+    keys = [(c, v, i) for c, v, i, *_ in rows]
+    assert len(keys) == len(set(keys)) == 16, rows
+    assert set(per_cell(rows).values()) == {4}, rows
+    assert sorted(p for _, _, _, p, _, _ in rows) == list(range(16))
+    assert query(db, "SELECT count(*) FROM windows") == [(1,)]
+    assert {w for *_, w, _ in rows} == {query(db, "SELECT id FROM "
+                                              "windows")[0][0]}
+    assert query(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
+
+
 def test_summary_best_names_its_compiler(run):
     """The run's summary: the host's best is one build's, named (it read
     "local c-fused 1.234M" while the lines under it said "c-fused (clang)
