@@ -241,6 +241,40 @@ def test_stored_spread_continues_the_runs_decision():
         assert [s["reason"] is None for s in mine] == [True] + [False] * 3
 
 
+def serve(requests, *args):
+    """An agent with --serve given requests on stdin: (exit code,
+    records, stderr)."""
+    p = subprocess.run(command("--serve", "--steps", 2000, *args),
+                       input=requests, capture_output=True, text=True,
+                       timeout=300)
+    return p.returncode, [json.loads(l) for l in p.stdout.splitlines()], \
+        p.stderr
+
+
+def test_serve_takes_an_extra_sample_with_its_reason():
+    """A conductor's --max-cv extra sample: the request's rest is the
+    record's reason, at an index past the planned ones (protocol 13);
+    one at a planned index is refused.  Before, the reason was ignored
+    and the index refused."""
+    why = "cv 5.2% > 1% after 2 samples (1 stored before the resume)"
+    rc, recs, err = serve(f"sample 0 0 0 c-fused\nsample 1 0 3 c-fused "
+                          f"{why}\nquit\n", "--samples", 1)
+    assert rc == 0, err
+    assert [(s["sample"], s["order"], s["reason"])
+            for s in of_type(recs, "sample")] == [(0, 0, None), (1, 3, why)]
+    assert of_type(recs, "done")[0]["samples"] == 2
+    rc, recs, err = serve("sample 0 0 0 c-fused cv 9% > 1% after 2 "
+                          "samples\n", "--samples", 1)
+    assert rc == 2
+    assert of_type(recs, "error")[0]["message"] == \
+        "--serve: extra sample 0 is not past --first-sample and --samples"
+    # Extra rounds alone: --samples 0.
+    rc, recs, err = serve(f"sample 4 0 9 openssl-evp {why}\n", "--samples",
+                          0, "--first-sample", 4)
+    assert rc == 0, err
+    assert [s["reason"] for s in of_type(recs, "sample")] == [why]
+
+
 @pytest.mark.parametrize("order_opt", ["rotate", "reverse"])
 def test_first_sample_repeats_the_full_runs_positions(order_opt):
     _, rc, full, err = agent("--steps", 1000, "--samples", 5, "--order",
