@@ -629,7 +629,7 @@ ask(struct cell *c, const struct opts *o, uint64_t s, size_t pos,
 	size_t k = c->k;
 	struct child *ch = &kids[k];
 	long long t0 = now_ms();
-	char type[16], variant[128], ns[32];
+	char type[16], variant[128], ns[32], err[128];
 	struct jsonl_field f = { PROTO_F_NS, ns, sizeof ns, 0, 1 };
 	struct deadline d;
 	int ok, n;
@@ -652,7 +652,7 @@ ask(struct cell *c, const struct opts *o, uint64_t s, size_t pos,
 		return 0;
 	}
 	/* check_line read it whole: only whether ns is a number is left. */
-	if (jsonl_read(line, (size_t)n, &f, 1, ns, sizeof ns) != 0 ||
+	if (jsonl_read(line, (size_t)n, &f, 1, err, sizeof err) != 0 ||
 	    f.found != 1) {
 		child_bad(k, "sent a sample record without a number \"ns\"",
 		    line, (size_t)n);
