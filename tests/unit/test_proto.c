@@ -245,13 +245,13 @@ test_version(void **state)
 	struct so_err err;
 
 	(void)state;
-	assert_int_equal(SEQORCH_PROTO_VERSION, 12);
-	snprintf(line, sizeof line, hello, 12);
+	assert_int_equal(SEQORCH_PROTO_VERSION, 13);
+	snprintf(line, sizeof line, hello, 13);
 	assert_int_equal(proto_parse(line, strlen(line), &r, &err), 0);
 	assert_string_equal(r.token, "ab");
 	proto_record_free(&r);
-	snprintf(line, sizeof line, hello, 11);
-	rejected(line, "agent speaks protocol 11, this seqorch speaks 12");
+	snprintf(line, sizeof line, hello, 12);
+	rejected(line, "agent speaks protocol 12, this seqorch speaks 13");
 }
 
 /* Version 10: msg_len, with --msg-len only; absent is the own chain (0). */
