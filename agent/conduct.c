@@ -715,20 +715,24 @@ conduct_round(struct cell **run, size_t n, uint64_t s, int warmup,
 
 /*
  * --max-cv's extra rounds, after the planned ones (from --extra-from's
- * index and place when later): each round, the cells whose spread is
- * still above --max-cv, with fewer than --max-samples, take one sample
- * each, in round s's alternating order among them, until none is left.
- * A cell once steady stays so (its spread no longer moves), so a cell
- * still asked at round s took every round before: s stays below
- * --max-samples (past the stored ones on a resume).
+ * index and place when later): each round, the variants with a cell
+ * whose spread is still above --max-cv, with fewer than --max-samples,
+ * take one sample in each of their builds below --max-samples, in round
+ * s's alternating order among them, until none is left.  A steady build
+ * of such a variant samples too, so that the builds' samples stay pairs
+ * (the report pairs builds by index); its reason names the build it
+ * pairs.  A variant once steady stays so (its spreads no longer move),
+ * so a cell still asked at round s took every round before: s stays
+ * below --max-samples (past the stored ones on a resume).
  */
 static uint64_t
 conduct_extra(size_t n, uint64_t s, uint64_t order, const struct opts *o,
     char *line)
 {
 	struct cell *run[MAX_BUILDS * MAX_VARIANTS];
+	int wide[MAX_BUILDS * MAX_VARIANTS];
 	uint64_t got = 0;
-	size_t i, m, len;
+	size_t i, j, m, len;
 
 	if (o->extra_from) {
 		s = o->extra_first;
@@ -736,18 +740,35 @@ conduct_extra(size_t n, uint64_t s, uint64_t order, const struct opts *o,
 			order = o->extra_order;
 	}
 	for (;; s++) {
-		for (i = m = 0; i < n; i++) {
+		for (i = 0; i < n; i++) {
 			struct cell *c = &cells[i];
 
-			if (!kids[c->k].ready || c->ns.n >= o->max_samples ||
-			    !spread_too_wide(&c->ns, o->max_cv, c->more,
-			    sizeof c->more))
-				continue;
+			wide[i] = kids[c->k].ready &&
+			    c->ns.n < o->max_samples &&
+			    spread_too_wide(&c->ns, o->max_cv, c->more,
+			    sizeof c->more);
 			len = strlen(c->more);
-			if (c->stored > 0)
+			if (wide[i] && c->stored > 0)
 				snprintf(c->more + len, sizeof c->more - len,
 				    " (%llu stored before the resume)",
 				    (unsigned long long)c->stored);
+		}
+		/* Cells are variant by variant: a steady one joins a wide one
+		 * of its variant. */
+		for (i = m = 0; i < n; i++) {
+			struct cell *c = &cells[i];
+
+			if (!kids[c->k].ready || c->ns.n >= o->max_samples)
+				continue;
+			for (j = 0; j < n && !(wide[j] && cells[j].v == c->v);
+			    j++)
+				;
+			if (j == n)
+				continue;
+			if (!wide[i])
+				snprintf(c->more, sizeof c->more, "pairs build "
+				    "\"%s\"'s extra sample: %s",
+				    kids[cells[j].k].id, cells[j].more);
 			run[m++] = c;
 		}
 		if (m == 0)

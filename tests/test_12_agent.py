@@ -1,6 +1,7 @@
 """seqorch-agent run directly, protocol 3: window records around the timed
 samples with the host's state, the host lock, adaptive samples and resumed
 sample indices."""
+import hashlib
 import json
 import re
 import signal
@@ -202,6 +203,44 @@ def test_adaptive_samples_until_max():
                                                       False)
     types = [r["type"] for r in recs]
     assert types[-2:] == ["window", "done"]
+
+
+def test_conductors_steady_build_pairs_the_extra_rounds():
+    """A conductor's extra rounds: a variant whose build "b" is still too
+    spread out samples in its steady build "a" too, with a reason naming
+    the build it pairs, so that the report can pair the builds' samples
+    index by index (before, "b" sampled alone).  The variants steady in
+    every build take nothing.  ("a"'s 400 stored
+    samples keep it steady whatever this machine's load does to two
+    more.)"""
+    sha = hashlib.sha256(AGENT.read_bytes()).hexdigest()
+    _, rc, recs, err = agent(
+        "--token", "ab", "--conduct", "--build", f"a:{sha}:{AGENT}",
+        "--build", f"b:{sha}:{AGENT}", "--steps", 2000, "--samples", 0,
+        "--max-cv", "0.5", "--max-samples", 402, "--extra-from", "400:20",
+        "--stored-spread", "a:c-fused:400:1000000:0",
+        "--stored-spread", "b:c-fused:400:1000000:1e20",
+        *(a for v in VARIANTS if v != "c-fused" for b in "ab"
+          for a in ("--stored-spread", f"{b}:{v}:400:1000000:0")))
+    assert rc == 0, err
+    build, got = "", []
+    for r in recs:
+        if r["type"] == "build":
+            build = r["build_id"]
+        elif r["type"] == "sample":
+            got.append((build, r["variant"], r["sample"], r["order"],
+                        r["reason"]))
+    # Both builds at each index, side by side, in places 20 on.
+    assert sorted(g[:3] for g in got) == [
+        (b, "c-fused", i) for b in "ab" for i in (400, 401)], got
+    assert [g[3] for g in got] == list(range(20, 24)), got
+    assert [g[2] for g in got] == [400, 400, 401, 401], got
+    for b, _, i, _, why in got:
+        wide = rf"cv [0-9.e+]+% > 50% after {i} samples \(400 stored before " \
+            r"the resume\)"
+        assert re.fullmatch(wide if b == "b" else
+                            rf"pairs build \"b\"'s extra sample: {wide}",
+                            why), why
 
 
 def test_stored_spread_continues_the_runs_decision():
