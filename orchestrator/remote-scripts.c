@@ -203,14 +203,25 @@ const char rscript_cc_probe[] =
  * recorded (the warm path reads the build's meta file, not the binary) is
  * refused with status {{&bad_sum}} and its hash on stderr.  {{sum}}: the
  * hash its build recorded; {{wrapper}}: rscript_agent_wrapper, filled in.
+ * A run directory or file that cannot be made (a full file system) exits
+ * 1 at once, saying why on stderr, and leaves no run directory that a
+ * resume or the stream would wait on for an agent never started.
  */
 const char rscript_launch[] =
-	"mkdir -p \"$(dirname {{dir}})\" || exit 1; "
-	"mkdir {{dir}} 2>/dev/null || exit 0; "
+	"nofiles() { f=$(df -Pk \"$1\" 2>/dev/null | "
+	"awk 'NR == 2 { print $4 }'); "
+	"if [ \"${f:-x}\" -lt 1024 ] 2>/dev/null; then echo \"the file "
+	"system of \\\"$1\\\" is full ($f KiB free)\"; "
+	"else printf '%s\\n' \"$2\"; fi >&2; exit 1; }; "
+	"w=$(dirname {{dir}}); "
+	"e=$(mkdir -p \"$w\" 2>&1) || nofiles \"$(dirname \"$w\")\" \"$e\"; "
+	"e=$(mkdir {{dir}} 2>&1) || { [ -d {{dir}} ] && exit 0; "
+	"nofiles \"$w\" \"$e\"; }; "
 	"h=$( (sha256sum {{agent}} 2>/dev/null || shasum -a 256 {{agent}}) | "
 	"cut -d ' ' -f 1); [ \"$h\" = {{sum}} ] || { rm -rf {{dir}}; "
 	"echo \"$h\" >&2; exit {{&bad_sum}}; }; "
-	": > {{dir}}/records && echo '    ' > {{dir}}/exit.tmp && "
+	"e=$( { : > {{dir}}/records && echo '    ' > {{dir}}/exit.tmp; } "
+	"2>&1) || { rm -rf {{dir}}; nofiles \"$w\" \"$e\"; }; "
 	"nohup sh -c {{wrapper}} </dev/null >/dev/null 2>&1 &";
 
 /*

@@ -522,9 +522,11 @@ launch_agent(struct hostrun *hr, struct stream *s,
 		    "not the one built: its sha256 is \"%.64s\", the build "
 		    "recorded %s; refusing to run it", b->agent, errbuf,
 		    b->binary_sha256);
-	else if (rc == 0 && status != 0)
+	else if (rc == 0 && status != 0) {
+		strip_ctrl(errbuf);
 		rc = so_error(&s->err, SO_EAGENT, "cannot start the agent in "
-		    "\"%s\"", dir);
+		    "\"%s\"%s%.900s", dir, errbuf[0] ? ": " : "", errbuf);
+	}
 	return rc;
 }
 

@@ -13,7 +13,7 @@ mid-sample; the coordinator SIGKILLed mid-window, then --resume (results.db
 locked while the resume stores what it left); results.db locked past the
 busy timeout and released (the run waits and stores everything), or past
 --db-wait (with Ctrl-C meanwhile too), then --resume; the disk
-full, the database's and the host's; raw output the artifact store cannot
+full, the database's and the host's (mid-window, or before the launch); raw output the artifact store cannot
 take; a read-only database; a host whose clock jumps by hours mid-window, forward or back,
 the wall clock only or the monotonic clocks too (libfaketime preloaded by
 the test sshd); a host whose digest disagrees, built with the test-only
@@ -703,6 +703,33 @@ def test_host_disk_full(tmp_path, small_fs, agent_build):
     (small_fs / "filler").unlink()
     rows = check_db(db, workdir, "local", err, LONG_STEPS)
     assert len(rows) == len(finished_samples(workdir)) < 96
+
+
+def test_host_disk_full_before_launch(tmp_path, small_fs, agent_build):
+    """The host's file system is full once its agent is built: the launch
+    cannot write the run directory's files, and the host fails at once
+    saying so, leaving no run directory for a resume to wait on.  Before,
+    the launch went on in the background and the stream said, 30 s later,
+    `the agent did not start: no pid file in 30 s (nohup could not start
+    it?)`."""
+    workdir = seed_build(small_fs / "work", agent_build)
+    (tmp_path / "hosts.toml").write_text(
+        f'[hosts.local]\ntransport = "local"\ncpu = 0\n'
+        f'workdir = "{workdir}"\n')
+    r = seqorch(tmp_path, "deploy", "--hosts", "local")   # the upload
+    assert r.returncode == 0, r.stderr
+    fill(small_fs)
+    t0 = time.monotonic()
+    rc, err = finish(start_local(tmp_path, 1), tmp_path)
+    assert rc == 1, err
+    assert time.monotonic() - t0 < 20, err
+    (error,), = q(tmp_path / "results.db", "SELECT error FROM run_hosts")
+    runs = re.escape(str(workdir / "runs"))
+    assert re.fullmatch(
+        f'agent \\(cc\\): cannot start the agent in "{runs}/[^"]+": '
+        f'the file system of "{runs}" is full \\(0 KiB free\\)',
+        error), error
+    assert not list((workdir / "runs").iterdir())
 
 
 def test_read_only_database(tmp_path, small_fs):
