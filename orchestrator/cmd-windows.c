@@ -60,7 +60,8 @@ live_holder(struct db *db, struct lease_state *l, int64_t *live, char *why,
 	if (db_holder_dead(l->holder_host, l->pid))
 		snprintf(why, len, "its process %ld no longer runs on %s",
 		    l->pid, l->holder_host);
-	else if (l->age > LEASE_EXPIRY_DEFAULT)
+	else if (l->age > LEASE_EXPIRY_DEFAULT &&
+	    db_holder_may_expire(l->holder_host, l->pid))
 		snprintf(why, len, "no heartbeat for %.0f s", l->age);
 	else
 		*live = l->run_id;

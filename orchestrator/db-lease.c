@@ -52,9 +52,11 @@ db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
 		snprintf(prev, prevlen, "%s", holder);
 		if (strcmp(holder, req->holder) == 0)
 			prev[0] = '\0';
-		else if (db_holder_dead(hhost, pid) ||
-		    t - beat > (double)req->expiry_s)
-			*took_over = 1;
+		else if (db_holder_dead(hhost, pid))
+			*took_over = LEASE_DEAD;
+		else if (t - beat > (double)req->expiry_s &&
+		    db_holder_may_expire(hhost, pid))
+			*took_over = LEASE_SILENT;
 		else
 			free_to_take = 0;
 	}

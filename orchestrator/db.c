@@ -659,6 +659,36 @@ db_holder_dead(const char *holder_host, long pid)
 	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+/* The command name of process pid ("self" for ours) into buf, or "". */
+static void
+proc_comm(const char *pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof path, "/proc/%s/comm", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+}
+
+int
+db_holder_may_expire(const char *holder_host, long pid)
+{
+	char id[24], theirs[64], ours[64];
+
+	if (!db_holder_here(holder_host))
+		return 1;
+	snprintf(id, sizeof id, "%ld", pid);
+	proc_comm(id, theirs, sizeof theirs);
+	proc_comm("self", ours, sizeof ours);
+	return theirs[0] == '\0' || ours[0] == '\0' ||
+	    strcmp(theirs, ours) != 0;
+}
+
 char *
 db_col_dup(sqlite3_stmt *st, int col)
 {

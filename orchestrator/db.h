@@ -226,10 +226,12 @@ int db_event(struct db *db, int64_t run_id, const char *host,
  * The measurement lease (schema version 2).  db_lease_try takes the lease
  * `name` inside BEGIN IMMEDIATE if it is free, held by us already, held by
  * a dead process on this machine, or its heartbeat is older than
- * expiry_s; then returns 0 and sets *took_over when it replaced another
- * holder (whose text is copied to prev).  If someone else holds it, returns
+ * expiry_s and db_holder_may_expire; then returns 0 and sets *took_over
+ * when it replaced another holder (whose text is copied to prev):
+ * LEASE_DEAD or LEASE_SILENT.  If someone else holds it, returns
  * SO_EBUSY and copies the holder's text to prev.
  */
+enum { LEASE_DEAD = 1, LEASE_SILENT };
 struct lease_req {
 	const char *name, *holder, *host;
 	long pid;
@@ -446,6 +448,14 @@ int db_disasm_reuse(struct db *db, const char *host,
 int db_holder_dead(const char *holder_host, long pid);
 /* 1 if holder_host is this machine's name. */
 int db_holder_here(const char *holder_host);
+/*
+ * 1 if a lease holder whose heartbeat is older than the expiry may be
+ * taken for dead.  One on this machine whose process pid runs (and runs
+ * our program, as far as /proc tells: not a reused pid) may not: a live
+ * coordinator cannot beat while another writer holds results.db, which
+ * its stores wait for up to --db-wait, and its agents go on measuring.
+ */
+int db_holder_may_expire(const char *holder_host, long pid);
 /*
  * runs.coordinator, "HOST pid N", into host (len bytes) and *pid: 0, or -1
  * when it is not of that form.

@@ -65,7 +65,8 @@ lease_check_free(struct db *db, int expiry_s, struct so_err *err)
 	if (rc != 0)
 		return rc;
 	if (strcmp(l.holder, db_coordinator_id()) == 0 ||
-	    db_holder_dead(l.holder_host, l.pid) || l.age > expiry_s)
+	    db_holder_dead(l.holder_host, l.pid) || (l.age > expiry_s &&
+	    db_holder_may_expire(l.holder_host, l.pid)))
 		return 0;
 	return so_error(err, SO_EBUSY, "the measurement window is held by %s "
 	    "(--no-wait given)", l.holder);
@@ -110,8 +111,12 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
 	if (rc != 0)
 		return rc;
 	if (took_over) {
-		progress_note("took over the measurement window from %s "
-		    "(dead or silent for over %d s)", prev, expiry_s);
+		if (took_over == LEASE_DEAD)
+			progress_note("took over the measurement window from "
+			    "%s (its process is gone)", prev);
+		else
+			progress_note("took over the measurement window from "
+			    "%s (silent for over %d s)", prev, expiry_s);
 		lease_note(db_lease_event(db, LEASE_NAME, "takeover",
 		    db_coordinator_id(), prev, run_id, NULL, err), err);
 	}

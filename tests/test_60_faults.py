@@ -11,7 +11,8 @@ accepts and never answers) during the build, while the agent waits for the
 host lock after its self-tests, and mid-window; the agent killed
 mid-sample; the coordinator SIGKILLed mid-window, then --resume (results.db
 locked while the resume stores what it left); results.db locked past the
-busy timeout and released (the run waits and stores everything), or past
+busy timeout and released (the run waits and stores everything; past the
+lease expiry, a second run does not take its window), or past
 --db-wait (with Ctrl-C meanwhile too), then --resume; the disk
 full, the database's and the host's (mid-window, or before the launch); raw output the artifact store cannot
 take; a read-only database; a host whose clock jumps by hours mid-window, forward or back,
@@ -548,6 +549,41 @@ def test_database_locked_past_the_busy_timeout_then_released(tmp_path):
     check_db(db, workdir, "local", err, LONG_STEPS)
     assert sorted(q(db, "SELECT variant, sample_index FROM samples")) == \
         sorted((v, i) for v in VARIANTS for i in range(8))
+    assert q(db, "SELECT status FROM runs") == [("ok",)]
+
+
+def test_lease_of_a_run_waiting_for_the_database_is_not_taken_over(
+        tmp_path):
+    """Another writer holds results.db past the lease expiry (2 s here):
+    the run, waiting to store, cannot beat, yet its agent measures on.  A
+    second run on this machine sees the holder's process alive and does
+    not take the window: with --no-wait it fails at once, the lock still
+    held.  Before, the stale heartbeat let it through to its first write,
+    and once the lock went it took the window over (lease_events
+    'takeover') and measured beside the first."""
+    local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    def hold(p):
+        (holder,), = q(db, "SELECT holder FROM leases")
+        con = sqlite3.connect(db, timeout=30, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
+        try:
+            time.sleep(3)
+            r = subprocess.run(RUN + ["--samples", "1", "--lease-expiry",
+                                      "2", "--no-wait"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=15)
+            assert p.poll() is None, (tmp_path / "run.err").read_text()
+        finally:
+            con.execute("ROLLBACK")
+            con.close()
+        assert r.returncode == 1, r.stderr
+        assert f"seqorch: the measurement window is held by {holder} " \
+            "(--no-wait given)" in r.stderr, r.stderr
+    rc, err = fault_mid_run(tmp_path, 8, hold, "results.db",
+                            "--lease-expiry", "2")
+    assert rc == 0, err
+    assert q(db, "SELECT count(*) FROM lease_events WHERE event = "
+             "'takeover'") == [(0,)]
     assert q(db, "SELECT status FROM runs") == [("ok",)]
 
 
