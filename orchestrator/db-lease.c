@@ -160,27 +160,38 @@ db_window_begin(struct db *db, const struct window_open *w,
 	return 0;
 }
 
+struct window_found {
+	int64_t *id;
+	double *started;
+};
+
 static int
 window_id_row(sqlite3_stmt *st, void *ctx)
 {
-	*(int64_t *)ctx = sqlite3_column_int64(st, 0);
+	struct window_found *f = ctx;
+
+	*f->id = sqlite3_column_int64(st, 0);
+	*f->started = sqlite3_column_double(st, 1);
 	return 1;
 }
 
 int
 db_window_find(struct db *db, int64_t run_id, const char *study,
-    const char *host, const char *at, int64_t *window_id,
+    const char *host, const char *at, int64_t *window_id, double *started,
     struct so_err *err)
 {
+	struct window_found f = { window_id, started };
 	int rc;
 
 	*window_id = 0;
+	*started = 0;
 	/* An imported row's before_state need not be JSON. */
-	rc = db_each(db, err, "cannot look up window", window_id_row,
-	    window_id, "SELECT id FROM windows WHERE run_id = ? AND study = ? "
-	    "AND host = ? AND CASE WHEN json_valid(before_state) THEN "
-	    "json_extract(before_state, '$.at') END = ? ORDER BY id DESC "
-	    "LIMIT 1", "isss", run_id, study, host, at);
+	rc = db_each(db, err, "cannot look up window", window_id_row, &f,
+	    "SELECT id, (julianday(started_at) - 2440587.5) * 86400.0 FROM "
+	    "windows WHERE run_id = ? AND study = ? AND host = ? AND CASE "
+	    "WHEN json_valid(before_state) THEN json_extract(before_state, "
+	    "'$.at') END = ? ORDER BY id DESC LIMIT 1", "isss", run_id, study,
+	    host, at);
 	return rc > 0 ? 0 : rc;
 }
 
@@ -189,7 +200,8 @@ db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err)
 {
 	return db_exec(db, err, "cannot close window", NULL, "UPDATE windows "
-	    "SET finished_at = ?, after_state = ?, drift = ? WHERE id = ?",
+	    "SET finished_at = ?, after_state = ?, drift = ? WHERE id = ? AND "
+	    "finished_at IS NULL",
 	    "sssi", at, state, drift, window_id);
 }
 

@@ -464,6 +464,7 @@ store_window(struct stream *s, const struct record *r)
 	const cJSON *at = cJSON_GetObjectItemCaseSensitive(r->state, "at");
 	char *state = cJSON_PrintUnformatted(r->state), *drift = NULL;
 	char now[32], *skew = NULL;
+	int64_t id;
 	int rc = 0;
 
 	if (state == NULL) {
@@ -488,16 +489,22 @@ store_window(struct stream *s, const struct record *r)
 	if (hr->p->explore)
 		goto out;
 	/*
-	 * An earlier launch's window was stored (or cut) by its coordinator:
-	 * found by the agent's time, which its before_state keeps.
+	 * An earlier launch's window was stored by its coordinator: found by
+	 * the agent's time, which its before_state keeps.  One it never saw
+	 * end (it was killed) ends here, by the agent's record, as it would
+	 * have there; its start bounds the end as a launch does.
 	 */
-	if (s->replay) {
-		if (strcmp(r->phase, "begin") == 0)
-			rc = db_window_find(hr->db, hr->p->run_id,
-			    hr->p->study, hr->host->name, at->valuestring,
-			    &hr->sample_window, &s->err);
+	if (s->replay && strcmp(r->phase, "begin") == 0) {
+		rc = db_window_find(hr->db, hr->p->run_id, hr->p->study,
+		    hr->host->name, at->valuestring, &hr->sample_window,
+		    &s->launched, &s->err);
+		s->replay_window = hr->sample_window;
+		free(s->window_before);
+		s->window_before = xstrdup(state);
 		goto out;
 	}
+	if (s->replay && s->replay_window == 0)
+		goto out;
 	/* A host clock that is off keeps the window's times wrong. */
 	skew = window_skew(at->valuestring, r->phase, s->launched, now,
 	    sizeof now);
@@ -520,11 +527,14 @@ store_window(struct stream *s, const struct record *r)
 		if (rc == 0 && skew != NULL)
 			rc = db_event(hr->db, hr->p->run_id, hr->host->name,
 			    "warning", skew, &s->err);
-	} else if (hr->window_id != 0) {
+	} else if ((id = s->replay ? s->replay_window : hr->window_id) != 0) {
 		drift = window_drift(s->window_before, state, skew);
-		rc = db_window_end(hr->db, hr->window_id, skew ? now :
-		    at->valuestring, state, drift, &s->err);
-		hr->window_id = 0;
+		rc = db_window_end(hr->db, id, skew ? now : at->valuestring,
+		    state, drift, &s->err);
+		if (s->replay)
+			s->replay_window = 0;
+		else
+			hr->window_id = 0;
 		if (rc == 0 && drift != NULL) {
 			char *msg = xasprintf("measurement window drifted: %s",
 			    drift);

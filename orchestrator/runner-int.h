@@ -66,7 +66,8 @@ struct stream {
 	uint64_t expected, got;
 	int saw_hello, saw_done;
 	char token[33];		/* this launch's run token, 128 random bits */
-	double launched;	/* window_clock() at the launch */
+	/* window_clock() at the launch; a replay's: its window's start */
+	double launched;
 	int collected;		/* every record of the launch was read */
 	/*
 	 * The records of an earlier launch of this run, collected by a
@@ -93,6 +94,7 @@ struct stream {
 	int waits;
 	char build_id[24];	/* as given to the agent */
 	char *window_before;	/* the open window's first snapshot */
+	int64_t replay_window;	/* a replay's window, found at its begin */
 	char *preflight;	/* the preflight record for the next window */
 	char verdict[8];	/* its verdict: quiet or noisy */
 	/* --openssl-cap-clear: the masks its facts name, stored per sample */

@@ -154,6 +154,9 @@ def test_sshd_killed_mid_run(tmp_path, hosts):
         "host = 'victim'") if (v, b, i) in finished} == finished
     assert dict(q(db, "SELECT host, status FROM run_hosts")) == \
         {"a": "ok", "b": "ok", "victim": "ok"}
+    # The victim's first window ends by its agent's record, read now.
+    assert q(db, "SELECT count(*) FROM windows WHERE finished_at IS NULL "
+             "OR finished_at < started_at") == [(0,)]
     integrity_ok(db)
 
 

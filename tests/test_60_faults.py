@@ -391,9 +391,18 @@ def test_resume_collects_the_agent_a_killed_coordinator_left_running(
     assert q(db, "SELECT status, resumes FROM runs") == [("ok", 1)]
     assert list((workdir / "runs").iterdir()) == []
     assert q(db, "PRAGMA integrity_check") == [("ok",)]
+    # The window the killed coordinator never saw end ends by the agent's
+    # own record, as a complete one (before, `seqorch windows` said `cut`).
+    end, = [r["state"] for r in map(json.loads, (tmp_path / "seen")
+                                    .read_text().splitlines())
+            if r["type"] == "window" and r["phase"] == "end"]
+    (finished, after), = q(db, "SELECT finished_at, after_state FROM "
+                           "windows")
+    assert finished == end["at"] and json.loads(after) == end
     w = subprocess.run([str(SEQORCH), "windows"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)
-    assert " cut " in w.stdout and " open " not in w.stdout, w.stdout
+    assert re.search(r"^ +1 +1 sha3 +local .* \d+\.\ds  ", w.stdout,
+                     re.M) and "never closed" not in w.stdout, w.stdout
 
 
 def test_resume_of_a_run_still_going_is_refused(tmp_path, gated):
