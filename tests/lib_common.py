@@ -1,17 +1,25 @@
 """Helpers that several test files share: waiting for a condition, a port
-where nothing listens, what the bash completion offers, and an empty
-results database made from schema.sql.  (conftest.py
+where nothing listens, what the bash completion offers, an empty
+results database made from schema.sql, and libfaketime's path.  (conftest.py
 holds the fixtures and the seqorch/query helpers; sshd.py the servers.)"""
 import re
 import socket
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import BIN, ROOT
 
+
+
+def faketime_lib():
+    """libfaketime (Debian package faketime, in the Makefile's DEBS)."""
+    libs = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
+    assert libs, "libfaketime.so.1 is missing: run make deps (faketime)"
+    return libs[0]
 
 
 def schema_db(path):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SEQORCH, execute, query, seqorch
+from lib_common import faketime_lib
 
 KINDS = {"raw", "binary", "disasm", "build-log", "build-commands", "source"}
 
@@ -327,7 +328,9 @@ def test_gc_waits_for_a_writer_and_keeps_what_it_named(scratch):
 def test_runs_and_imports_wait_for_gc(scratch):
     """While gc holds the store, a run and an import wait for it, say so,
     and then store and name their files; before, they went on while gc
-    removed."""
+    removed.  An import whose wait outlasts the writer's 600 s (its clock
+    200 times faster under libfaketime: 3 s) fails, exit 3, and stores
+    nothing."""
     run(scratch)
     store = scratch / "artifacts"
     r = seqorch(scratch, "export", "--run", 1, "--bundle", "b.tar")
@@ -349,6 +352,21 @@ def test_runs_and_imports_wait_for_gc(scratch):
     assert v.returncode == 0 and rows, v.stderr
     v, rows = listing(scratch, 2, "--verify")
     assert v.returncode == 0 and rows, v.stderr
+    gc = hold(store, fcntl.LOCK_EX)
+    t0 = time.monotonic()
+    try:
+        r = seqorch(scratch, "import", "b.tar", "--unsigned", "--db",
+                    "late.db", timeout=120,
+                    env=dict(os.environ, FAKETIME="+0 x200",
+                             LD_PRELOAD=str(faketime_lib())))
+    finally:
+        gc.close()
+    assert 2 < time.monotonic() - t0 < 30, r.stderr
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.endswith(wait + f'seqorch: artifact store '
+                             f'"{store.resolve()}" stayed in use by gc for '
+                             '600 s\n'), r.stderr
+    assert query(scratch / "late.db", "SELECT count(*) FROM runs") == [(0,)]
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ from conftest import (SEQORCH, agent_pids, locked, seed_build, seqorch,
                       session_root, sha3_chain)
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
+from lib_common import faketime_lib
 from lib_fakecc import FAKE_CC
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
 from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish,
@@ -866,13 +867,6 @@ def test_digest_disagrees_on_a_broken_build(tmp_path, hosts):
         r.stdout
     assert not q(db, "SELECT 1 FROM events WHERE host = 'good' AND level "
                  "= 'error'")
-
-
-def faketime_lib():
-    """libfaketime (Debian package faketime, in the Makefile's DEBS)."""
-    libs = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
-    assert libs, "libfaketime.so.1 is missing: run make deps (faketime)"
-    return libs[0]
 
 
 def faketime_host(s, monotonic):
