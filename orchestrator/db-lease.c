@@ -160,38 +160,32 @@ db_window_begin(struct db *db, const struct window_open *w,
 	return 0;
 }
 
-struct window_found {
-	int64_t *id;
-	double *started;
-};
-
 static int
-window_id_row(sqlite3_stmt *st, void *ctx)
+window_found_row(sqlite3_stmt *st, void *ctx)
 {
 	struct window_found *f = ctx;
 
-	*f->id = sqlite3_column_int64(st, 0);
-	*f->started = sqlite3_column_double(st, 1);
+	f->id = sqlite3_column_int64(st, 0);
+	f->started = sqlite3_column_double(st, 1);
+	f->open = sqlite3_column_int(st, 2);
 	return 1;
 }
 
 int
 db_window_find(struct db *db, int64_t run_id, const char *study,
-    const char *host, const char *at, int64_t *window_id, double *started,
+    const char *host, const char *at, struct window_found *out,
     struct so_err *err)
 {
-	struct window_found f = { window_id, started };
 	int rc;
 
-	*window_id = 0;
-	*started = 0;
+	memset(out, 0, sizeof *out);
 	/* An imported row's before_state need not be JSON. */
-	rc = db_each(db, err, "cannot look up window", window_id_row, &f,
-	    "SELECT id, (julianday(started_at) - 2440587.5) * 86400.0 FROM "
-	    "windows WHERE run_id = ? AND study = ? AND host = ? AND CASE "
-	    "WHEN json_valid(before_state) THEN json_extract(before_state, "
-	    "'$.at') END = ? ORDER BY id DESC LIMIT 1", "isss", run_id, study,
-	    host, at);
+	rc = db_each(db, err, "cannot look up window", window_found_row, out,
+	    "SELECT id, (julianday(started_at) - 2440587.5) * 86400.0, "
+	    "finished_at IS NULL FROM windows WHERE run_id = ? AND study = ? "
+	    "AND host = ? AND CASE WHEN json_valid(before_state) THEN "
+	    "json_extract(before_state, '$.at') END = ? ORDER BY id DESC "
+	    "LIMIT 1", "isss", run_id, study, host, at);
 	return rc > 0 ? 0 : rc;
 }
 
@@ -200,8 +194,7 @@ db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err)
 {
 	return db_exec(db, err, "cannot close window", NULL, "UPDATE windows "
-	    "SET finished_at = ?, after_state = ?, drift = ? WHERE id = ? AND "
-	    "finished_at IS NULL",
+	    "SET finished_at = ?, after_state = ?, drift = ? WHERE id = ?",
 	    "sssi", at, state, drift, window_id);
 }
 

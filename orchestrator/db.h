@@ -263,20 +263,20 @@ struct window_open {
 };
 int db_window_begin(struct db *db, const struct window_open *w,
     int64_t *window_id, struct so_err *err);
-/*
- * A window's end is written once: one ended already (an earlier
- * coordinator stored it, a resume reads the record again) keeps it.
- */
 int db_window_end(struct db *db, int64_t window_id, const char *at,
     const char *state, const char *drift, struct so_err *err);
 /*
  * The window of run_id, study and host that began at `at` by the agent's
  * clock (its before_state's "at"): a launch an earlier coordinator
- * stored, read again at a resume.  *window_id is 0 when none was stored,
- * else *started is its started_at in seconds since the epoch.
+ * stored, read again at a resume.  out->id is 0 when none was stored.
  */
+struct window_found {
+	int64_t id;
+	double started;		/* its started_at, seconds since the epoch */
+	int open;		/* no end stored */
+};
 int db_window_find(struct db *db, int64_t run_id, const char *study,
-    const char *host, const char *at, int64_t *window_id, double *started,
+    const char *host, const char *at, struct window_found *out,
     struct so_err *err);
 
 /*

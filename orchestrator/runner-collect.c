@@ -492,13 +492,17 @@ store_window(struct stream *s, const struct record *r)
 	 * An earlier launch's window was stored by its coordinator: found by
 	 * the agent's time, which its before_state keeps.  One it never saw
 	 * end (it was killed) ends here, by the agent's record, as it would
-	 * have there; its start bounds the end as a launch does.
+	 * have there (and one it ended keeps its end and drift, said then);
+	 * its start bounds the end as a launch does.
 	 */
 	if (s->replay && strcmp(r->phase, "begin") == 0) {
+		struct window_found f;
+
 		rc = db_window_find(hr->db, hr->p->run_id, hr->p->study,
-		    hr->host->name, at->valuestring, &hr->sample_window,
-		    &s->launched, &s->err);
-		s->replay_window = hr->sample_window;
+		    hr->host->name, at->valuestring, &f, &s->err);
+		hr->sample_window = f.id;
+		s->replay_window = f.open ? f.id : 0;
+		s->launched = f.started;
 		free(s->window_before);
 		s->window_before = xstrdup(state);
 		goto out;
