@@ -156,22 +156,24 @@ collect_rest(struct hostrun *hr, struct stream *s, const char *dir,
 }
 
 /*
- * A window the agent opened and never ended (it was interrupted or
+ * A window s's agent opened and never ended (it was interrupted or
  * stopped inside it) ends now, by the coordinator's clock, with why in
- * its drift so that `seqorch windows` does not take it for a cut one.
+ * its drift so that `seqorch windows` does not take it for a cut one; a
+ * replay's is the earlier launch's window it found.
  */
 static void
-end_window(struct hostrun *hr, const char *why)
+end_window(struct hostrun *hr, struct stream *s, const char *why)
 {
+	int64_t *id = s->replay ? &s->replay_window : &hr->window_id;
 	struct so_err e = { 0 };
 	char at[32];
 
-	if (hr->window_id == 0)
+	if (*id == 0)
 		return;
 	iso_now(at, sizeof at);
-	if (db_window_end(hr->db, hr->window_id, at, NULL, why, &e) != 0)
+	if (db_window_end(hr->db, *id, at, NULL, why, &e) != 0)
 		run_db_lost(hr, "the window's end", e.msg);
-	hr->window_id = 0;
+	*id = 0;
 }
 
 /* Samples stored from this launch: a conductor's are its builds'. */
@@ -250,7 +252,7 @@ interrupted(struct hostrun *hr, struct stream *s, const char *dir,
 		    "it finishes %s", cc, e.msg,
 		    (unsigned long long)stream_got(s), kept);
 	run_note(hr, "warning", msg);
-	end_window(hr, "interrupted: the agent was stopped");
+	end_window(hr, s, "interrupted: the agent was stopped");
 	snprintf(hr->error, sizeof hr->error, "interrupted");
 	hr->failed = 1;
 }
@@ -670,7 +672,7 @@ classify_end(struct hostrun *hr, struct stream *s, struct build_result *b,
 	if (ended && hr->window_id != 0) {
 		snprintf(msg, sizeof msg, "the agent stopped inside the "
 		    "window: %.900s", hr->error);
-		end_window(hr, msg);
+		end_window(hr, s, msg);
 	}
 	if ((s->lr.offset == 0 || keep_raw(hr, b, dir, s->token) == 0) &&
 	    s->collected)

@@ -406,6 +406,31 @@ def test_resume_collects_the_agent_a_killed_coordinator_left_running(
                      re.M) and "never closed" not in w.stdout, w.stdout
 
 
+def test_interrupted_resume_ends_the_window_it_followed(tmp_path, gated):
+    """Ctrl-C while the resume follows the agent the killed coordinator
+    left running: the agent is stopped, and the window it had open ends
+    then, saying why, as an interrupted launch's does (before, it stayed
+    `cut`)."""
+    gated_host(tmp_path, gated)
+    db = tmp_path / "results.db"
+    killed_once_gated(tmp_path, db)
+    r = seqorch_bg(tmp_path, "run", "--resume", "1")
+    try:
+        wait_for(lambda: q(db, "SELECT 1 FROM events WHERE message LIKE "
+                           "'%still running%'"), "the resume to follow the "
+                 "earlier agent", r, tmp_path)
+        r.send_signal(signal.SIGINT)
+        rc, err = finish(r, tmp_path)
+    finally:
+        (tmp_path / "go").touch()
+        if r.poll() is None:
+            r.kill()
+            r.wait()
+    assert rc == 130, err
+    (finished, drift), = q(db, "SELECT finished_at, drift FROM windows")
+    assert finished and drift == "interrupted: the agent was stopped"
+
+
 def test_resume_of_a_run_still_going_is_refused(tmp_path, gated):
     """A resume started while the run's own coordinator still measures (its
     agent held back at the gate) is refused and changes nothing; before, it
