@@ -577,6 +577,18 @@ html_best(const struct rrun *r, FILE *out)
 		fputs("</ul>\n", out);
 }
 
+/* Why a section's ratios have no verdict, a paragraph; frees note. */
+static void
+html_few(FILE *out, char *note)
+{
+	if (note == NULL)
+		return;
+	fputs("<p>", out);
+	report_html_text(out, note);
+	fputs("</p>\n", out);
+	free(note);
+}
+
 static void
 html_ratios(const struct rrun *r, FILE *out)
 {
@@ -613,6 +625,7 @@ html_ratios(const struct rrun *r, FILE *out)
 	}
 	if (r->nratios > 0)
 		fputs("</table></div>\n", out);
+	html_few(out, report_ratios_few_note(r));
 	fputs("<h3>Variants against their host's best</h3>\n"
 	    "<div class=\"scroll\"><table><tr><th>host</th><th>variant</th>"
 	    "<th>/ best</th><th>interval</th><th>verdict</th></tr>\n", out);
@@ -632,7 +645,9 @@ html_ratios(const struct rrun *r, FILE *out)
 		fputs("</tr>\n", out);
 	}
 	free(rows);
-	fputs("</table></div>\n<h3>Position bias</h3>\n", out);
+	fputs("</table></div>\n", out);
+	html_few(out, report_vs_best_few_note(r));
+	fputs("<h3>Position bias</h3>\n", out);
 	if (r->npositions == 0)
 		fputs("<p>Not measurable: one position only.</p>\n", out);
 	else {

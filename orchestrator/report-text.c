@@ -381,7 +381,7 @@ text_best(const struct rrun *r, FILE *out)
 	const struct rrow *w;
 	const struct rratio *x;
 	size_t i;
-	char *iv, *d, *c, **lines;
+	char *iv, *d, *c, **lines, *note;
 
 	snprintf(ns_head, sizeof ns_head, "ns/%s", study_unit(r->study));
 	snprintf(cyc_head, sizeof cyc_head, "cycles/%s", study_unit(r->study));
@@ -434,6 +434,9 @@ text_best(const struct rrun *r, FILE *out)
 	}
 	report_emit_rows(out, lines, r->nratios);
 	free(lines);
+	if ((note = report_ratios_few_note(r)) != NULL)
+		report_emit_wrapped(out, "  ", note);
+	free(note);
 }
 
 /*
@@ -448,6 +451,7 @@ text_vs_best(const struct rrun *r, FILE *out)
 	};
 	struct table t = { .ncols = 5, .heads = heads, .align = "llrll" };
 	const struct rrow **rows, *w;
+	char *note;
 	size_t i, n;
 
 	rows = report_vs_best(r, 0, &n);
@@ -467,6 +471,9 @@ text_vs_best(const struct rrun *r, FILE *out)
 	report_emit(out, "variants against their host's best, %d%% interval",
 	    STATS_LEVEL_PCT);
 	table_print(&t, out);
+	if ((note = report_vs_best_few_note(r)) != NULL)
+		report_emit_wrapped(out, "  ", note);
+	free(note);
 }
 
 /*

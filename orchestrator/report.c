@@ -76,6 +76,37 @@ report_verdict_phrase(const struct stats_ratio *s)
 	return stats_verdict_word(s->verdict);
 }
 
+void
+report_few_add(struct report_few *f, const struct stats_ratio *s,
+    int64_t na, int64_t nb)
+{
+	double p;
+
+	/* Without an interval (n < 2) the interval says why already. */
+	if (isnan(s->lo))
+		return;
+	p = stats_rank_min_p((size_t)na, (size_t)nb);
+	if (p > 1 - STATS_LEVEL_PCT / 100.0 && (f->na == 0 ||
+	    p > stats_rank_min_p(f->na, f->nb))) {
+		f->na = (size_t)na;
+		f->nb = (size_t)nb;
+	}
+}
+
+char *
+report_few_note(const struct report_few *f)
+{
+	size_t lo = f->na < f->nb ? f->na : f->nb;
+	size_t hi = f->na < f->nb ? f->nb : f->na;
+
+	if (f->na == 0)
+		return NULL;
+	return xasprintf("with %zu samples against %zu no verdict: the rank "
+	    "test of two sets wholly apart is p = %.3g, over %d%% (it takes "
+	    "4 valid samples a side: run --samples 4 or more)", lo, hi,
+	    stats_rank_min_p(lo, hi), 100 - STATS_LEVEL_PCT);
+}
+
 
 char *
 report_reference_line(const struct rrun *r, const struct rhost *h)
@@ -142,6 +173,37 @@ report_vs_best(const struct rrun *r, int with_best, size_t *n)
 		}
 	}
 	return rows;
+}
+
+char *
+report_ratios_few_note(const struct rrun *r)
+{
+	struct report_few f = { 0, 0 };
+	size_t i;
+
+	for (i = 0; i < r->nratios; i++)
+		if (r->ratios[i].refused == NULL)
+			report_few_add(&f, &r->ratios[i].s, r->ratios[i].a->n,
+			    r->ratios[i].b->n);
+	return report_few_note(&f);
+}
+
+char *
+report_vs_best_few_note(const struct rrun *r)
+{
+	struct report_few f = { 0, 0 };
+	const struct rrow *w;
+	size_t i, j;
+
+	for (i = 0; i < r->nranked; i++)
+		for (j = 0; j < r->nrows; j++) {
+			w = &r->rows[j];
+			if (w != r->ranked[i]->best && strcmp(w->host,
+			    r->ranked[i]->name) == 0)
+				report_few_add(&f, &w->vs_best, w->n,
+				    r->ranked[i]->best->n);
+		}
+	return report_few_note(&f);
 }
 
 /*

@@ -408,6 +408,13 @@ stats_interval(double *boot, size_t nboot, struct stats_ratio *out)
 	    STATS_SLOWER : STATS_UNDECIDED;
 }
 
+static double *rank_counts(size_t na, size_t nb);
+static double rank_tail(const double *c, size_t top, double u);
+static double rank_u(const double *a, size_t na, const double *b, size_t nb,
+    int *ties);
+static double tie_sum(const double *a, size_t na, const double *b,
+    size_t nb);
+
 static double
 median_sorted(const struct list *l)
 {
@@ -426,8 +433,11 @@ stats_draws_init(struct stats_draws *d, size_t na, size_t nb, uint64_t seed)
 	d->nb = nb;
 	d->seed = seed;
 	d->at = NULL;
+	d->ranks = NULL;
 	if (na < 2 || nb < 2)
 		return;
+	if (na * nb <= STATS_EXACT_RANKS)
+		d->ranks = rank_counts(na, nb);
 	stats_rng_seed(&rng, seed);
 	d->at = xmalloc(4 * STATS_RESAMPLES * sizeof *d->at);
 	for (i = 0, p = d->at; i < STATS_RESAMPLES; i++, p += 4) {
@@ -443,8 +453,10 @@ stats_draws_init(struct stats_draws *d, size_t na, size_t nb, uint64_t seed)
 void
 stats_draws_free(struct stats_draws *d)
 {
+	free(d->ranks);
 	free(d->at);
 	d->at = NULL;
+	d->ranks = NULL;
 }
 
 static void
@@ -468,6 +480,29 @@ ratio_lists(const struct list *a, const struct list *b,
 	free(boot);
 }
 
+/*
+ * Withhold a verdict the rank test of a and b does not back: its p over
+ * 1 - STATS_LEVEL_PCT / 100, or a's ranks on the other side of b's than
+ * the interval.
+ */
+static void
+rank_check(const double *a, const double *b, const struct stats_draws *d,
+    struct stats_ratio *out)
+{
+	double u, p;
+	int ties;
+
+	if (out->verdict == STATS_UNDECIDED)
+		return;
+	u = rank_u(a, d->na, b, d->nb, &ties);
+	p = !ties && d->ranks != NULL ? rank_tail(d->ranks, d->na * d->nb, u) :
+	    stats_rank_p_of(u, ties, tie_sum(a, d->na, b, d->nb), d->na,
+	    d->nb);
+	if (p > 1 - STATS_LEVEL_PCT / 100.0 || (out->verdict ==
+	    STATS_FASTER) != (u > (double)d->na * (double)d->nb / 2))
+		out->verdict = STATS_UNDECIDED;
+}
+
 void
 stats_ratio_drawn(const double *a, const double *b,
     const struct stats_draws *d, struct stats_ratio *out)
@@ -476,6 +511,7 @@ stats_ratio_drawn(const double *a, const double *b,
 	const struct list lb = { b, d->nb, NULL, NULL, 0 };
 
 	ratio_lists(&la, &lb, d, out);
+	rank_check(a, b, d, out);
 }
 
 void
@@ -566,17 +602,17 @@ rank_u(const double *a, size_t na, const double *b, size_t nb, int *ties)
 }
 
 /*
- * P(U <= u) and P(U >= u) when all C(na + nb, na) orders are equally
- * likely: c[j][v] counts the orders of i values of a and j of b with
- * U = v, row by row in i (the largest value is a's, adding j, or b's).
+ * How many of the C(na + nb, na) equally likely orders of a and b give
+ * each U = 0 .. na * nb: c[j][v] counts the orders of i values of a and
+ * j of b with U = v, row by row in i (the largest value is a's, adding
+ * j, or b's).  Caller frees.
  */
-static double
-rank_exact(size_t na, size_t nb, double u)
+static double *
+rank_counts(size_t na, size_t nb)
 {
-	size_t i, j, v, top = na * nb, w = top + 1;
+	size_t i, j, v, w = na * nb + 1;
 	double *prev = xcalloc((nb + 1) * w, sizeof *prev);
 	double *cur = xcalloc((nb + 1) * w, sizeof *cur), *t;
-	double all = 0, le = 0, ge = 0;
 
 	for (j = 0; j <= nb; j++)
 		prev[j * w] = 1;		/* no a: U = 0, one order */
@@ -591,16 +627,35 @@ rank_exact(size_t na, size_t nb, double u)
 		prev = cur;
 		cur = t;
 	}
-	for (v = 0; v <= top; v++) {
-		all += prev[nb * w + v];
-		if ((double)v <= u)
-			le += prev[nb * w + v];
-		if ((double)v >= u)
-			ge += prev[nb * w + v];
-	}
 	free(cur);
-	free(prev);
+	memmove(prev, prev + nb * w, w * sizeof *prev);
+	return prev;
+}
+
+/* Two-sided: twice the smaller of P(U <= u) and P(U >= u), at most 1. */
+static double
+rank_tail(const double *c, size_t top, double u)
+{
+	double all = 0, le = 0, ge = 0;
+	size_t v;
+
+	for (v = 0; v <= top; v++) {
+		all += c[v];
+		if ((double)v <= u)
+			le += c[v];
+		if ((double)v >= u)
+			ge += c[v];
+	}
 	return fmin(1, 2 * fmin(le, ge) / all);
+}
+
+static double
+rank_exact(size_t na, size_t nb, double u)
+{
+	double *c = rank_counts(na, nb), p = rank_tail(c, na * nb, u);
+
+	free(c);
+	return p;
 }
 
 /*
@@ -657,6 +712,73 @@ stats_rank_p_of(double u, int ties, double t, size_t na, size_t nb)
 	/* With continuity correction. */
 	z = fmax(0, fabs(u - mean) - 0.5) / sqrt(var);
 	return fmin(1, erfc(z / sqrt(2)));
+}
+
+double
+stats_rank_min_p(size_t na, size_t nb)
+{
+	double n = (double)(na + nb);
+
+	if (na == 0 || nb == 0)
+		return 1;
+	/* Two of the C(n, na) orders are the most extreme, one each side. */
+	return fmin(1, 2 * exp(lgamma((double)na + 1) + lgamma((double)nb +
+	    1) - lgamma(n + 1)));
+}
+
+void
+stats_strata_add(struct stats_strata *s, const double *a, size_t na,
+    const double *b, size_t nb)
+{
+	double u, n = (double)(na + nb), m = (double)na * (double)nb, *c, *sum;
+	size_t i, v, top = na * nb;
+	int ties;
+
+	if (na == 0 || nb == 0)
+		return;
+	u = rank_u(a, na, b, nb, &ties);
+	s->u += u;
+	s->mean += m / 2;
+	s->var += m / 12 * (n + 1 - tie_sum(a, na, b, nb) / (n * (n - 1)));
+	s->cells++;
+	if (s->approx || ties || s->top + top > STATS_EXACT_RANKS) {
+		s->approx = 1;
+		free(s->counts);
+		s->counts = NULL;
+		return;
+	}
+	/* The sum's distribution: the last one's convolved with this U's. */
+	c = rank_counts(na, nb);
+	sum = xcalloc(s->top + top + 1, sizeof *sum);
+	if (s->counts == NULL)
+		memcpy(sum, c, (top + 1) * sizeof *sum);
+	for (i = 0; s->counts != NULL && i <= s->top; i++)
+		for (v = 0; v <= top; v++)
+			sum[i + v] += s->counts[i] * c[v];
+	free(c);
+	free(s->counts);
+	s->counts = sum;
+	s->top += top;
+}
+
+double
+stats_strata_p(const struct stats_strata *s)
+{
+	double z;
+
+	if (s->cells == 0 || !(s->var > 0))
+		return 1;
+	if (s->counts != NULL)
+		return rank_tail(s->counts, s->top, s->u);
+	z = fmax(0, fabs(s->u - s->mean) - 0.5) / sqrt(s->var);
+	return fmin(1, erfc(z / sqrt(2)));
+}
+
+void
+stats_strata_free(struct stats_strata *s)
+{
+	free(s->counts);
+	s->counts = NULL;
 }
 
 /* NAN (no test) sorts as 1. */

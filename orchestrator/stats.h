@@ -76,10 +76,13 @@ const char *stats_verdict_key(enum stats_verdict v);
  *
  * With fewer than 2 samples on either side no spread is known: lo and hi
  * are NAN and the verdict is STATS_UNDECIDED.  Otherwise the verdict is
- * STATS_FASTER when lo > 1, STATS_SLOWER when hi < 1.  a and b must be
- * sorted ascending; with n >= 2 and no overlap at all between a and b,
- * the verdict is decided (for n = 2 or 3 the interval reaches the
- * extremes: it is decided exactly when the ranges do not overlap).
+ * STATS_FASTER when lo > 1, STATS_SLOWER when hi < 1, and only when
+ * the rank test of a and b (stats_rank_p) is under 1 - STATS_LEVEL_PCT /
+ * 100 too, a's ranks on the interval's side of b's: for n = 2 or 3 the
+ * interval reaches the extremes, so ranges that do not overlap would
+ * decide, which two sets of 3 from one distribution do one time in ten;
+ * the rank test of 3 against 3 never goes under 10% (stats_rank_min_p),
+ * of 4 against 4 it does (2.9%).  a and b must be sorted ascending.
  */
 struct stats_ratio {
 	double			ratio, lo, hi;
@@ -94,12 +97,15 @@ void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
  * ratios of cells of the same sizes (a run's cells mostly hold its
  * samples per variant) can share them instead of drawing them again.
  * stats_ratio_drawn gives stats_ratio's result for a and b of those
- * sizes.  Sizes below 2^32; free at with stats_draws_free.
+ * sizes, and so does the exact distribution of the rank test's U
+ * (ranks, when na * nb <= STATS_EXACT_RANKS).  Sizes below 2^32; free
+ * at and ranks with stats_draws_free.
  */
 struct stats_draws {
 	size_t		 na, nb;
 	uint64_t	 seed;
 	uint32_t	*at;	/* per resample: a's two, b's two; NULL: none */
+	double		*ranks;	/* orders by U, 0 .. na * nb; NULL: none */
 };
 void stats_draws_init(struct stats_draws *d, size_t na, size_t nb,
     uint64_t seed);
@@ -109,7 +115,8 @@ void stats_ratio_drawn(const double *a, const double *b,
 /*
  * The same for a and b that split sorted x (d->na + d->nb values): a is
  * the values at the ascending indices at (d->na of them), b the others;
- * neither is copied (a group against the rest of a pool).
+ * neither is copied (a group against the rest of a pool).  Its verdict
+ * is the interval's alone: the caller decides by its own rank tests.
  */
 void stats_ratio_drawn_split(const double *x, const uint32_t *at,
     const struct stats_draws *d, struct stats_ratio *out);
@@ -167,6 +174,32 @@ double stats_rank_p(const double *a, size_t na, const double *b, size_t nb);
  * a and b together, in ascending order.
  */
 double stats_rank_p_of(double u, int ties, double tsum, size_t na, size_t nb);
+/*
+ * The least p-value stats_rank_p can give for na and nb values: 2 /
+ * C(na + nb, na), sets wholly apart (1 when a side is empty).
+ */
+double stats_rank_min_p(size_t na, size_t nb);
+
+/*
+ * A rank test of several cells at once, for a verdict on them all (the
+ * geometric mean of compare): the sum of the cells' U, each of a against
+ * b, whose distribution when nothing differs is that of a sum of
+ * independent Us, exact (the cells' exact distributions convolved) while
+ * no value is in both sides of a cell and the sum's range is at most
+ * STATS_EXACT_RANKS, else normal with ties' correction.  Zero it, add
+ * each cell (a and b sorted ascending), take the two-sided p, free.
+ * u > mean: a's ranks lie above b's.
+ */
+struct stats_strata {
+	double	 u, mean, var;	/* sums over the cells */
+	size_t	 cells, top;	/* top: the sum's largest value */
+	double	*counts;	/* orders by the sum, 0 .. top; NULL: approx */
+	int	 approx;
+};
+void stats_strata_add(struct stats_strata *s, const double *a, size_t na,
+    const double *b, size_t nb);
+double stats_strata_p(const struct stats_strata *s);
+void stats_strata_free(struct stats_strata *s);
 
 /*
  * Holm's step-down correction of the m p-values p (in any order, NANs

@@ -142,10 +142,10 @@ test_one_sample_cells_undecided(void **state)
 	assert_string_equal(g.undecided, "1 cell without an interval (n < 2): "
 	    "c-fused (cc) on genoa");
 	compare_gate_free(&g);
-	/* With 3 samples a side each cell is decided. */
+	/* With 4 samples a side each cell is decided. */
 	exec_ok("DELETE FROM samples WHERE variant = 'c-fused'");
-	samples(1, "c-fused", 3, 1000000000);
-	samples(2, "c-fused", 3, 3000000000);
+	samples(1, "c-fused", 4, 1000000000);
+	samples(2, "c-fused", 4, 3000000000);
 	gate(1, 2, &g);
 	assert_int_equal(g.slower, 1);
 	assert_null(g.undecided);
