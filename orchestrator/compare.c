@@ -48,6 +48,40 @@ match(const struct rrun *r, const struct rrow *w)
 	return NULL;
 }
 
+/* A cell compared: in both runs, not refused. */
+static int
+compared(const struct ccell *x)
+{
+	return x->a != NULL && x->b != NULL && x->x.refused == NULL;
+}
+
+/*
+ * The geometric mean's verdict stands only when the rank test of all
+ * the compared cells at once (the sum of their U, stats_strata) is under
+ * 1 - STATS_LEVEL_PCT / 100 too, on the interval's side: each cell's
+ * interval is too narrow at a few samples, and so is their mean's.
+ */
+static void
+geomean_check(struct cmp *c)
+{
+	struct stats_strata st = { 0 };
+	const struct ccell *x;
+	size_t i;
+
+	if (c->geo.verdict == STATS_UNDECIDED)
+		return;
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		if (compared(x))
+			stats_strata_add(&st, x->b->rates, (size_t)x->b->n,
+			    x->a->rates, (size_t)x->a->n);
+	}
+	if (stats_strata_p(&st) > 1 - STATS_LEVEL_PCT / 100.0 ||
+	    (c->geo.verdict == STATS_FASTER) != (st.u > st.mean))
+		c->geo.verdict = STATS_UNDECIDED;
+	stats_strata_free(&st);
+}
+
 /*
  * The geometric mean of the compared cells' ratios, its interval from
  * resampling every cell at once (each resample draws a median per side
@@ -65,7 +99,7 @@ geomean(struct cmp *c)
 	c->geo.verdict = STATS_UNDECIDED;
 	for (i = 0; i < c->ncells; i++) {
 		x = &c->cells[i];
-		if (x->a == NULL || x->b == NULL || x->x.refused != NULL)
+		if (!compared(x))
 			continue;
 		sum += log(x->x.s.ratio);
 		small += x->a->n < 2 || x->b->n < 2;
@@ -82,8 +116,7 @@ geomean(struct cmp *c)
 		sum = 0;
 		for (i = 0; i < c->ncells; i++) {
 			x = &c->cells[i];
-			if (x->a == NULL || x->b == NULL ||
-			    x->x.refused != NULL)
+			if (!compared(x))
 				continue;
 			sum += log(stats_boot_median(&rng, x->b->rates,
 			    (size_t)x->b->n) / stats_boot_median(&rng,
@@ -93,6 +126,7 @@ geomean(struct cmp *c)
 	}
 	stats_interval(boot, STATS_RESAMPLES, &c->geo);
 	free(boot);
+	geomean_check(c);
 }
 
 static void
@@ -223,6 +257,25 @@ cell_words_free(struct cwords *cw)
 	free(cw->change);
 }
 
+/*
+ * Why cells shown have no verdict at their sizes (report_few_note), or
+ * NULL.  Caller frees.
+ */
+static char *
+few_note(const struct cmp *c)
+{
+	struct report_few f = { 0, 0 };
+	const struct ccell *x;
+	size_t i;
+
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		if (shown(c, x) && compared(x))
+			report_few_add(&f, &x->x.s, x->b->n, x->a->n);
+	}
+	return report_few_note(&f);
+}
+
 /* The geometric mean's change, interval and verdict.  Caller frees. */
 static char *
 geo_words(const struct cmp *c)
@@ -284,23 +337,65 @@ run_words(const struct rrun *r)
 
 /* Compared, but without an interval: fewer than 2 samples a side. */
 static int
-no_interval(const struct ccell *x)
+no_interval(const struct ccell *x, const struct compare_opts *o)
 {
-	return x->a != NULL && x->b != NULL && x->x.refused == NULL &&
-	    isnan(x->x.s.lo);
+	(void)o;
+	return compared(x) && isnan(x->x.s.lo);
+}
+
+/*
+ * Slower by more than --fail-slower's PCT by its interval, but with no
+ * verdict: the rank test did not back it (too few samples, or ranks
+ * that mix).  The gate can neither call it slower nor pass it.
+ */
+static int
+withheld_slower(const struct ccell *x, const struct compare_opts *o)
+{
+	return o->fail_slower > 0 && compared(x) && x->x.s.hi < 1 &&
+	    x->x.s.verdict == STATS_UNDECIDED && x->x.s.ratio < 1 -
+	    o->fail_slower / 100;
+}
+
+/*
+ * "N cells WHAT: c-fused (cc) on genoa, ... and K more": the cells pick
+ * chooses, after "; " when sb has a reason already; nothing for none.
+ */
+static void
+name_cells(struct strbuf *sb, const struct cmp *c,
+    const struct compare_opts *o, const char *what,
+    int (*pick)(const struct ccell *, const struct compare_opts *))
+{
+	const struct ccell *x;
+	size_t i, n = 0, named = 0;
+
+	for (i = 0; i < c->ncells; i++)
+		n += pick(&c->cells[i], o);
+	if (n == 0)
+		return;
+	strbuf_addf(sb, "%s%zu cell%s %s: ", sb->len > 0 ? "; " : "", n,
+	    n == 1 ? "" : "s", what);
+	for (i = 0; i < c->ncells; i++) {
+		x = &c->cells[i];
+		if (pick(x, o) && named++ < UNDECIDED_NAMES)
+			strbuf_addf(sb, "%s%s (%s) on %s", named > 1 ? ", " :
+			    "", x->b->variant, x->b->label, x->b->host);
+	}
+	if (n > UNDECIDED_NAMES)
+		strbuf_addf(sb, " and %zu more", n - UNDECIDED_NAMES);
 }
 
 /*
  * Why a gate cannot decide on c, or NULL (caller frees).  A cell compared
  * without an interval (fewer than 2 samples a side) has no verdict: the
- * gate cannot call it slower or not, so it is named.
+ * gate cannot call it slower or not, so it is named; so is one slower
+ * than the gate allows by its interval whose verdict was withheld.
  */
 static char *
-undecided(const struct cmp *c)
+undecided(const struct cmp *c, const struct compare_opts *o)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const struct ccell *x;
-	size_t i, missing = 0, refused = 0, open = 0;
+	size_t i, missing = 0, refused = 0;
 
 	if (strcmp(c->rb.status, "ok") != 0)
 		strbuf_addf(&sb, "run %" PRId64 " is not ok (%s)", c->rb.id,
@@ -310,7 +405,6 @@ undecided(const struct cmp *c)
 		missing += x->b == NULL;
 		refused += x->a != NULL && x->b != NULL &&
 		    x->x.refused != NULL;
-		open += no_interval(x);
 	}
 	if (c->ngeo == 0)
 		strbuf_addf(&sb, "%sno cell could be compared",
@@ -318,20 +412,9 @@ undecided(const struct cmp *c)
 	else if (refused > 0)
 		strbuf_addf(&sb, "%s%zu cell%s refused", sb.len > 0 ? "; " : "",
 		    refused, refused == 1 ? "" : "s");
-	if (open > 0) {
-		strbuf_addf(&sb, "%s%zu cell%s without an interval (n < 2): ",
-		    sb.len > 0 ? "; " : "", open, open == 1 ? "" : "s");
-		for (i = 0, open = 0; i < c->ncells; i++) {
-			x = &c->cells[i];
-			if (no_interval(x) && open++ < UNDECIDED_NAMES)
-				strbuf_addf(&sb, "%s%s (%s) on %s",
-				    open > 1 ? ", " : "", x->b->variant,
-				    x->b->label, x->b->host);
-		}
-		if (open > UNDECIDED_NAMES)
-			strbuf_addf(&sb, " and %zu more",
-			    open - UNDECIDED_NAMES);
-	}
+	name_cells(&sb, c, o, "without an interval (n < 2)", no_interval);
+	name_cells(&sb, c, o, "slower than the threshold by the interval, a "
+	    "verdict the rank test does not back", withheld_slower);
 	if (missing > 0)
 		strbuf_addf(&sb, "%s%zu cell%s of the baseline missing from run "
 		    "%" PRId64, sb.len > 0 ? "; " : "", missing,
@@ -383,6 +466,9 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 		fprintf(out, "%s\n", cw.verdict);
 		cell_words_free(&cw);
 	}
+	if ((why = few_note(c)) != NULL)
+		report_emit_wrapped(out, "  ", why);
+	free(why);
 	geo = geo_words(c);
 	if (c->ngeo == 0)
 		fprintf(out, "\ngeometric mean: no cell could be compared\n");
@@ -393,7 +479,7 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 	if (o->fail_slower > 0)
 		fprintf(out, "fail threshold: a cell decided slower by more "
 		    "than %g%%\n", o->fail_slower);
-	if ((why = undecided(c)) != NULL)
+	if ((why = undecided(c, o)) != NULL)
 		fprintf(out, "cannot decide: %s\n", why);
 	free(why);
 }
@@ -434,6 +520,12 @@ md(const struct cmp *c, const struct compare_opts *o, FILE *out)
 		    cw.interval != NULL ? cw.interval : "-", cw.verdict);
 		cell_words_free(&cw);
 	}
+	if ((why = few_note(c)) != NULL) {
+		fputc('\n', out);
+		report_md_text(out, why);
+		fputc('\n', out);
+	}
+	free(why);
 	geo = geo_words(c);
 	if (c->ngeo == 0)
 		fprintf(out, "\nGeometric mean: no cell could be compared.\n");
@@ -444,7 +536,7 @@ md(const struct cmp *c, const struct compare_opts *o, FILE *out)
 	if (o->fail_slower > 0)
 		fprintf(out, "\nFail threshold: a cell decided slower by more "
 		    "than %g%%.\n", o->fail_slower);
-	if ((why = undecided(c)) != NULL)
+	if ((why = undecided(c, o)) != NULL)
 		fprintf(out, "\nCannot decide: %s.\n", why);
 	free(why);
 }
@@ -514,7 +606,7 @@ json(const struct cmp *c, const struct compare_opts *o)
 	cJSON_AddNumberToObject(e, "cells", (double)c->ngeo);
 	cJSON_AddItemToObject(root, "geometric_mean", e);
 	report_json_str(root, "refused", c->refused);
-	why = undecided(c);
+	why = undecided(c, o);
 	report_json_str(root, "undecided", why);
 	/* The gate's verdict, as the exit status gives it. */
 	if (o->fail_slower > 0) {
@@ -680,7 +772,7 @@ compare_print(sqlite3 *db, sqlite3 *base_db, const struct compare_opts *o,
 	gate->slower = slower_cells(&c, o);
 	gate->next = c.rb.id;
 	gate->compared = c.ngeo;
-	gate->undecided = undecided(&c);
+	gate->undecided = undecided(&c, o);
 	(o->format != NULL ? o->format : compare_renderers)->render(&c, o,
 	    out);
 out:

@@ -46,8 +46,9 @@ struct compare_opts {
  * What a CI gate needs to know of a comparison.  undecided says why it
  * cannot decide, "run 4 failed; no cell could be compared" (NULL when it
  * can; owned here, freed by compare_gate_free): the new run is not ok,
- * no cell was compared, a cell was refused, has no interval (n < 2) or is
- * missing from the new run.
+ * no cell was compared, a cell was refused, has no interval (n < 2), is
+ * slower than the threshold by its interval with its verdict withheld
+ * by the rank test, or is missing from the new run.
  */
 struct compare_gate {
 	int64_t		 next;		/* the new run's id */

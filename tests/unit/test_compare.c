@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,22 @@ test_one_sample_cells_undecided(void **state)
 	assert_string_equal(g.undecided, "1 cell without an interval (n < 2): "
 	    "c-fused (cc) on genoa");
 	compare_gate_free(&g);
-	/* With 4 samples a side each cell is decided. */
+	/*
+	 * 3 samples a side, apart: the interval says slower, but the rank
+	 * test of 3 against 3 cannot back it (p = 0.1 at best), so the gate
+	 * can neither fail the cell as slower nor pass it.
+	 */
+	exec_ok("DELETE FROM samples WHERE variant = 'c-fused'");
+	samples(1, "c-fused", 3, 1000000000);
+	samples(2, "c-fused", 3, 3000000000);
+	gate(1, 2, &g);
+	assert_int_equal(g.slower, 0);
+	assert_non_null(g.undecided);
+	assert_string_equal(g.undecided, "1 cell slower than the threshold by "
+	    "the interval, a verdict the rank test does not back: c-fused "
+	    "(cc) on genoa");
+	compare_gate_free(&g);
+	/* With 4 samples a side the cell is decided. */
 	exec_ok("DELETE FROM samples WHERE variant = 'c-fused'");
 	samples(1, "c-fused", 4, 1000000000);
 	samples(2, "c-fused", 4, 3000000000);
@@ -150,6 +166,65 @@ test_one_sample_cells_undecided(void **state)
 	assert_int_equal(g.slower, 1);
 	assert_null(g.undecided);
 	compare_gate_free(&g);
+}
+
+/* compare 1 2 --format json's geometric_mean.verdict. */
+static char *
+geo_verdict(void)
+{
+	struct compare_opts o = { .base = 1, .next = 2, .db_path = "results.db",
+	    .format = &compare_renderers[2] };
+	struct compare_gate g;
+	struct so_err err;
+	char *buf = NULL, *v;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	cJSON *root;
+
+	assert_non_null(out);
+	assert_string_equal(compare_renderers[2].name, "json");
+	if (compare_print(db_handle(db), NULL, &o, out, &g, &err) != 0)
+		fail_msg("compare: %s", err.msg);
+	fclose(out);
+	compare_gate_free(&g);
+	root = cJSON_Parse(buf);
+	assert_non_null(root);
+	v = xstrdup(cJSON_GetObjectItem(cJSON_GetObjectItem(root,
+	    "geometric_mean"), "verdict")->valuestring);
+	cJSON_Delete(root);
+	free(buf);
+	return v;
+}
+
+/*
+ * The geometric mean's verdict needs the rank test of all the cells at
+ * once: two cells of 3 samples, both three times slower, decide it
+ * (p = 2 / 400) though neither cell is decided alone; one three times
+ * slower and one a hair faster, each wholly apart, do not, where the
+ * interval of the mean alone said slower.
+ */
+static void
+test_geomean_rank_test(void **state)
+{
+	char *v;
+
+	(void)state;
+	exec_ok("BEGIN");
+	run(1, "ok", 0);
+	run(2, "ok", 0);
+	samples(1, "c-fused", 3, 1000000000);
+	samples(2, "c-fused", 3, 3000000000);
+	samples(1, "c-wrapped", 3, 1000000000);
+	samples(2, "c-wrapped", 3, 3000000000);
+	v = geo_verdict();
+	assert_string_equal(v, "slower");
+	free(v);
+	exec_ok("DELETE FROM samples WHERE run_id = 2 AND variant = "
+	    "'c-wrapped'");
+	samples(2, "c-wrapped", 3, 999999990);
+	v = geo_verdict();
+	assert_string_equal(v, "undecided");
+	free(v);
 }
 
 /*
@@ -198,6 +273,7 @@ main(void)
 		    rollback),
 		cmocka_unit_test_teardown(test_baseline_judges_newest_measured,
 		    rollback),
+		cmocka_unit_test_teardown(test_geomean_rank_test, rollback),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
