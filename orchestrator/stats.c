@@ -730,7 +730,8 @@ void
 stats_strata_add(struct stats_strata *s, const double *a, size_t na,
     const double *b, size_t nb)
 {
-	double u, n = (double)(na + nb), m = (double)na * (double)nb, *c, *sum;
+	double u, n = (double)(na + nb), m = (double)na * (double)nb, all;
+	double *c, *sum;
 	size_t i, v, top = na * nb;
 	int ties;
 
@@ -747,8 +748,16 @@ stats_strata_add(struct stats_strata *s, const double *a, size_t na,
 		s->counts = NULL;
 		return;
 	}
-	/* The sum's distribution: the last one's convolved with this U's. */
+	/*
+	 * The sum's distribution: the last one's convolved with this U's,
+	 * as shares of 1, since the counts of orders multiplied over a few
+	 * hundred cells would overflow.
+	 */
 	c = rank_counts(na, nb);
+	for (all = 0, v = 0; v <= top; v++)
+		all += c[v];
+	for (v = 0; v <= top; v++)
+		c[v] /= all;
 	sum = xcalloc(s->top + top + 1, sizeof *sum);
 	if (s->counts == NULL)
 		memcpy(sum, c, (top + 1) * sizeof *sum);
