@@ -158,8 +158,8 @@ const struct cmd_entry cmd_compare_entry = {
 	    "--explore runs are passed over, and named),\n"
 	    "with a 95% bootstrap interval over both runs' samples and a\n"
 	    "verdict: faster, slower, or not distinguishable at this precision\n"
-	    "(a verdict also needs the rank test of the two cells' samples\n"
-	    "under 5%, which takes 4 samples a side).\n"
+	    "(a verdict also needs Welch's t-test of the logs of the two\n"
+	    "cells' samples under 5%).\n"
 	    "Cells whose steps, seed or final digest differ are refused, with\n"
 	    "the reason (once when every cell is, for the same one).  Each\n"
 	    "run's status and noise verdict (quiet or noisy,\n"
@@ -178,9 +178,8 @@ const struct cmd_entry cmd_compare_entry = {
 		    "decide: the new run is not ok, no cell could\n"
 		    "be compared, a cell was refused, has fewer\n"
 		    "than 2 samples a side, is slower than PCT by\n"
-		    "its interval alone (the rank test does not\n"
-		    "back it: 3 samples a side never do) or is\n"
-		    "missing from the new run",
+		    "its interval alone (the t-test does not\n"
+		    "back it) or is missing from the new run",
 		    CMD_VALUE_ANY, NULL },
 		{ "format", 'f', 0, "F",
 		    "text (default), markdown (md), json or csv",

@@ -56,30 +56,29 @@ compared(const struct ccell *x)
 }
 
 /*
- * The geometric mean's verdict stands only when the rank test of all
- * the compared cells at once (the sum of their U, stats_strata) is under
- * 1 - STATS_LEVEL_PCT / 100 too, on the interval's side: each cell's
- * interval is too narrow at a few samples, and so is their mean's.
+ * The geometric mean's verdict stands only when Welch's t-test of all
+ * the compared cells at once (stats_welch: the mean over the cells of
+ * their difference of mean logs) is under 1 - STATS_LEVEL_PCT / 100 too,
+ * on the interval's side: each cell's interval is too narrow at a few
+ * samples, and so is their mean's.
  */
 static void
 geomean_check(struct cmp *c)
 {
-	struct stats_strata st = { 0 };
+	struct stats_welch w = { 0 };
 	const struct ccell *x;
 	size_t i;
 
-	if (c->geo.verdict == STATS_UNDECIDED)
-		return;
 	for (i = 0; i < c->ncells; i++) {
 		x = &c->cells[i];
 		if (compared(x))
-			stats_strata_add(&st, x->b->rates, (size_t)x->b->n,
+			stats_welch_add(&w, x->b->rates, (size_t)x->b->n,
 			    x->a->rates, (size_t)x->a->n);
 	}
-	if (stats_strata_p(&st) > 1 - STATS_LEVEL_PCT / 100.0 ||
-	    (c->geo.verdict == STATS_FASTER) != (st.u > st.mean))
+	c->geo.p = stats_welch_p(&w);
+	if (!(c->geo.p < 1 - STATS_LEVEL_PCT / 100.0) ||
+	    (c->geo.verdict == STATS_FASTER) != (w.d > 0))
 		c->geo.verdict = STATS_UNDECIDED;
-	stats_strata_free(&st);
 }
 
 /*
@@ -95,7 +94,7 @@ geomean(struct cmp *c)
 	const struct ccell *x;
 	size_t i, k, small = 0;
 
-	c->geo.ratio = c->geo.lo = c->geo.hi = NAN;
+	c->geo.ratio = c->geo.lo = c->geo.hi = c->geo.p = NAN;
 	c->geo.verdict = STATS_UNDECIDED;
 	for (i = 0; i < c->ncells; i++) {
 		x = &c->cells[i];
@@ -258,22 +257,22 @@ cell_words_free(struct cwords *cw)
 }
 
 /*
- * Why cells shown have no verdict at their sizes (report_few_note), or
- * NULL.  Caller frees.
+ * Why cells shown whose interval leaves out 1 have no verdict
+ * (report_withheld_note), or NULL.  Caller frees.
  */
 static char *
-few_note(const struct cmp *c)
+withheld_note(const struct cmp *c)
 {
-	struct report_few f = { 0, 0 };
+	struct report_withheld f = { 0 };
 	const struct ccell *x;
 	size_t i;
 
 	for (i = 0; i < c->ncells; i++) {
 		x = &c->cells[i];
 		if (shown(c, x) && compared(x))
-			report_few_add(&f, &x->x.s, x->b->n, x->a->n);
+			report_withheld_add(&f, &x->x.s);
 	}
-	return report_few_note(&f);
+	return report_withheld_note(&f);
 }
 
 /* The geometric mean's change, interval and verdict.  Caller frees. */
@@ -345,8 +344,8 @@ no_interval(const struct ccell *x, const struct compare_opts *o)
 
 /*
  * Slower by more than --fail-slower's PCT by its interval, but with no
- * verdict: the rank test did not back it (too few samples, or ranks
- * that mix).  The gate can neither call it slower nor pass it.
+ * verdict: the t-test did not back it (samples too spread for how
+ * few they are).  The gate can neither call it slower nor pass it.
  */
 static int
 withheld_slower(const struct ccell *x, const struct compare_opts *o)
@@ -414,7 +413,7 @@ undecided(const struct cmp *c, const struct compare_opts *o)
 		    refused, refused == 1 ? "" : "s");
 	name_cells(&sb, c, o, "without an interval (n < 2)", no_interval);
 	name_cells(&sb, c, o, "slower than the threshold by the interval, a "
-	    "verdict the rank test does not back", withheld_slower);
+	    "verdict the t-test does not back", withheld_slower);
 	if (missing > 0)
 		strbuf_addf(&sb, "%s%zu cell%s of the baseline missing from run "
 		    "%" PRId64, sb.len > 0 ? "; " : "", missing,
@@ -466,7 +465,7 @@ text(const struct cmp *c, const struct compare_opts *o, FILE *out)
 		fprintf(out, "%s\n", cw.verdict);
 		cell_words_free(&cw);
 	}
-	if ((why = few_note(c)) != NULL)
+	if ((why = withheld_note(c)) != NULL)
 		report_emit_wrapped(out, "  ", why);
 	free(why);
 	geo = geo_words(c);
@@ -520,7 +519,7 @@ md(const struct cmp *c, const struct compare_opts *o, FILE *out)
 		    cw.interval != NULL ? cw.interval : "-", cw.verdict);
 		cell_words_free(&cw);
 	}
-	if ((why = few_note(c)) != NULL) {
+	if ((why = withheld_note(c)) != NULL) {
 		fputc('\n', out);
 		report_md_text(out, why);
 		fputc('\n', out);

@@ -48,7 +48,7 @@ struct compare_opts {
  * can; owned here, freed by compare_gate_free): the new run is not ok,
  * no cell was compared, a cell was refused, has no interval (n < 2), is
  * slower than the threshold by its interval with its verdict withheld
- * by the rank test, or is missing from the new run.
+ * by the t-test, or is missing from the new run.
  */
 struct compare_gate {
 	int64_t		 next;		/* the new run's id */

@@ -579,7 +579,7 @@ html_best(const struct rrun *r, FILE *out)
 
 /* Why a section's ratios have no verdict, a paragraph; frees note. */
 static void
-html_few(FILE *out, char *note)
+html_withheld(FILE *out, char *note)
 {
 	if (note == NULL)
 		return;
@@ -625,7 +625,7 @@ html_ratios(const struct rrun *r, FILE *out)
 	}
 	if (r->nratios > 0)
 		fputs("</table></div>\n", out);
-	html_few(out, report_ratios_few_note(r));
+	html_withheld(out, report_ratios_withheld_note(r));
 	fputs("<h3>Variants against their host's best</h3>\n"
 	    "<div class=\"scroll\"><table><tr><th>host</th><th>variant</th>"
 	    "<th>/ best</th><th>interval</th><th>verdict</th></tr>\n", out);
@@ -646,7 +646,7 @@ html_ratios(const struct rrun *r, FILE *out)
 	}
 	free(rows);
 	fputs("</table></div>\n", out);
-	html_few(out, report_vs_best_few_note(r));
+	html_withheld(out, report_vs_best_withheld_note(r));
 	fputs("<h3>Position bias</h3>\n", out);
 	if (r->npositions == 0)
 		fputs("<p>Not measurable: one position only.</p>\n", out);

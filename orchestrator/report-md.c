@@ -131,7 +131,7 @@ md_note(void *out, size_t i, const char *host, const char *text)
 
 /* Why a section's ratios have no verdict, a paragraph; frees note. */
 static void
-md_few(FILE *out, char *note)
+md_withheld(FILE *out, char *note)
 {
 	if (note == NULL)
 		return;
@@ -200,7 +200,7 @@ md_ratios(const struct rrun *r, FILE *out)
 			table_cell(&t, xasprintf("refused: %s", x->refused));
 		}
 		table_markdown(&t, out);
-		md_few(out, report_ratios_few_note(r));
+		md_withheld(out, report_ratios_withheld_note(r));
 	}
 	fputs("\n### Variants against their host's best\n\n", out);
 	t = (struct table){ .ncols = 5, .heads = vs_heads, .align = "llrll" };
@@ -213,7 +213,7 @@ md_ratios(const struct rrun *r, FILE *out)
 	}
 	free(rows);
 	table_markdown(&t, out);
-	md_few(out, report_vs_best_few_note(r));
+	md_withheld(out, report_vs_best_withheld_note(r));
 }
 
 static void

@@ -449,21 +449,26 @@ char *report_interval_str(const struct stats_ratio *s);
 const char *report_verdict_phrase(const struct stats_ratio *s);
 
 /*
- * The unpaired ratios of a section whose sizes the rank test cannot
- * decide (stats_rank_min_p over 1 - STATS_LEVEL_PCT / 100): zero it,
- * add each ratio of na against nb samples; the note says why those have
- * no verdict, from the sizes least able to decide, or is NULL when every
- * ratio added can be decided.  Caller frees the note.
+ * Why an unpaired ratio whose interval leaves out 1 has no verdict ("the
+ * t-test's p = 0.061 is over 5%"), or NULL when it has one or the
+ * interval says why.  Caller frees.
  */
-struct report_few {
-	size_t	na, nb;		/* 0: none */
+char *report_withheld_why(const struct stats_ratio *s);
+/*
+ * The ratios of a section withheld so: zero it, add each ratio; the
+ * note says why they have no verdict, or is NULL for none.  Caller frees
+ * the note.
+ */
+struct report_withheld {
+	size_t	n, against;	/* against: the t-test the other way */
+	double	p;		/* the least p of those over the level */
 };
-void report_few_add(struct report_few *f, const struct stats_ratio *s,
-    int64_t na, int64_t nb);
-char *report_few_note(const struct report_few *f);
+void report_withheld_add(struct report_withheld *f,
+    const struct stats_ratio *s);
+char *report_withheld_note(const struct report_withheld *f);
 /* The note of r's ratios between hosts, of its variants against the best. */
-char *report_ratios_few_note(const struct rrun *r);
-char *report_vs_best_few_note(const struct rrun *r);
+char *report_ratios_withheld_note(const struct rrun *r);
+char *report_vs_best_withheld_note(const struct rrun *r);
 
 /*
  * {"ratio", "lo", "hi", "level_pct", "verdict", "verdict_text"}, NaN as

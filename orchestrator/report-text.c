@@ -434,7 +434,7 @@ text_best(const struct rrun *r, FILE *out)
 	}
 	report_emit_rows(out, lines, r->nratios);
 	free(lines);
-	if ((note = report_ratios_few_note(r)) != NULL)
+	if ((note = report_ratios_withheld_note(r)) != NULL)
 		report_emit_wrapped(out, "  ", note);
 	free(note);
 }
@@ -471,7 +471,7 @@ text_vs_best(const struct rrun *r, FILE *out)
 	report_emit(out, "variants against their host's best, %d%% interval",
 	    STATS_LEVEL_PCT);
 	table_print(&t, out);
-	if ((note = report_vs_best_few_note(r)) != NULL)
+	if ((note = report_vs_best_withheld_note(r)) != NULL)
 		report_emit_wrapped(out, "  ", note);
 	free(note);
 }

@@ -76,37 +76,57 @@ report_verdict_phrase(const struct stats_ratio *s)
 	return stats_verdict_word(s->verdict);
 }
 
-void
-report_few_add(struct report_few *f, const struct stats_ratio *s,
-    int64_t na, int64_t nb)
+char *
+report_withheld_why(const struct stats_ratio *s)
 {
-	double p;
+	if (s->verdict != STATS_UNDECIDED || isnan(s->p) || !(s->lo > 1 ||
+	    s->hi < 1))
+		return NULL;
+	if (s->p < 1 - STATS_LEVEL_PCT / 100.0)
+		return xstrdup("the t-test of the samples' logs points the "
+		    "other way");
+	return xasprintf("the t-test's p = %.2g is over %d%%", s->p,
+	    100 - STATS_LEVEL_PCT);
+}
 
-	/* Without an interval (n < 2) the interval says why already. */
-	if (isnan(s->lo))
+void
+report_withheld_add(struct report_withheld *f, const struct stats_ratio *s)
+{
+	char *why = report_withheld_why(s);
+
+	if (why == NULL)
 		return;
-	p = stats_rank_min_p((size_t)na, (size_t)nb);
-	if (p > 1 - STATS_LEVEL_PCT / 100.0 && (f->na == 0 ||
-	    p > stats_rank_min_p(f->na, f->nb))) {
-		f->na = (size_t)na;
-		f->nb = (size_t)nb;
-	}
+	free(why);
+	f->n++;
+	if (s->p < 1 - STATS_LEVEL_PCT / 100.0)
+		f->against++;
+	else if (f->n - f->against == 1 || s->p < f->p)
+		f->p = s->p;
 }
 
 char *
-report_few_note(const struct report_few *f)
+report_withheld_note(const struct report_withheld *f)
 {
-	size_t lo = f->na < f->nb ? f->na : f->nb;
-	size_t hi = f->na < f->nb ? f->nb : f->na;
+	size_t over = f->n - f->against;
 
-	if (f->na == 0)
+	if (f->n == 0)
 		return NULL;
-	return xasprintf("with %zu samples against %zu no verdict: the rank "
-	    "test of two sets wholly apart is p = %.3g, over %d%% (it takes "
-	    "4 valid samples a side: run --samples 4 or more)", lo, hi,
-	    stats_rank_min_p(lo, hi), 100 - STATS_LEVEL_PCT);
+	if (f->n == 1 && over == 1)
+		return xasprintf("no verdict where the interval leaves out 1: "
+		    "the t-test's p = %.2g is over %d%% (more samples may "
+		    "decide it)", f->p, 100 - STATS_LEVEL_PCT);
+	if (f->n == 1)
+		return xstrdup("no verdict where the interval leaves out 1: the "
+		    "t-test of the samples' logs points the other way");
+	if (f->against == 0)
+		return xasprintf("no verdict for %zu ratios whose interval "
+		    "leaves out 1: the t-test's p is over %d%% for each (%.2g "
+		    "at least; more samples may decide them)", f->n,
+		    100 - STATS_LEVEL_PCT, f->p);
+	return xasprintf("no verdict for %zu ratios whose interval leaves out "
+	    "1: the t-test's p is over %d%% for %zu, and it points the other "
+	    "way for %zu", f->n, 100 - STATS_LEVEL_PCT, over, f->against);
 }
-
 
 char *
 report_reference_line(const struct rrun *r, const struct rhost *h)
@@ -176,22 +196,21 @@ report_vs_best(const struct rrun *r, int with_best, size_t *n)
 }
 
 char *
-report_ratios_few_note(const struct rrun *r)
+report_ratios_withheld_note(const struct rrun *r)
 {
-	struct report_few f = { 0, 0 };
+	struct report_withheld f = { 0 };
 	size_t i;
 
 	for (i = 0; i < r->nratios; i++)
 		if (r->ratios[i].refused == NULL)
-			report_few_add(&f, &r->ratios[i].s, r->ratios[i].a->n,
-			    r->ratios[i].b->n);
-	return report_few_note(&f);
+			report_withheld_add(&f, &r->ratios[i].s);
+	return report_withheld_note(&f);
 }
 
 char *
-report_vs_best_few_note(const struct rrun *r)
+report_vs_best_withheld_note(const struct rrun *r)
 {
-	struct report_few f = { 0, 0 };
+	struct report_withheld f = { 0 };
 	const struct rrow *w;
 	size_t i, j;
 
@@ -200,10 +219,9 @@ report_vs_best_few_note(const struct rrun *r)
 			w = &r->rows[j];
 			if (w != r->ranked[i]->best && strcmp(w->host,
 			    r->ranked[i]->name) == 0)
-				report_few_add(&f, &w->vs_best, w->n,
-				    r->ranked[i]->best->n);
+				report_withheld_add(&f, &w->vs_best);
 		}
-	return report_few_note(&f);
+	return report_withheld_note(&f);
 }
 
 /*

@@ -388,7 +388,7 @@ print_ratios(const struct table_data *d, const struct rrepro_run *x,
 {
 	const struct rbest *bf, *bs;
 	struct report_draws draws = { 0 };
-	struct report_few few = { 0, 0 };
+	struct report_withheld withheld = { 0 };
 	struct rratio rr;
 	char *iv;
 	size_t i;
@@ -433,7 +433,7 @@ print_ratios(const struct table_data *d, const struct rrepro_run *x,
 			free(rr.refused);
 			continue;
 		}
-		report_few_add(&few, &rr.s, bf->row->n, bs->row->n);
+		report_withheld_add(&withheld, &rr.s);
 		iv = report_interval_str(&rr.s);
 		fprintf(out, ", here %s / %s %.2fx %s %s", bf->host, bs->host,
 		    rr.s.ratio, iv, report_verdict_phrase(&rr.s));
@@ -444,7 +444,7 @@ print_ratios(const struct table_data *d, const struct rrepro_run *x,
 		free(iv);
 	}
 	report_draws_free(&draws);
-	if ((iv = report_few_note(&few)) != NULL)
+	if ((iv = report_withheld_note(&withheld)) != NULL)
 		report_emit_wrapped(out, "  ", iv);
 	free(iv);
 }

@@ -408,13 +408,6 @@ stats_interval(double *boot, size_t nboot, struct stats_ratio *out)
 	    STATS_SLOWER : STATS_UNDECIDED;
 }
 
-static double *rank_counts(size_t na, size_t nb);
-static double rank_tail(const double *c, size_t top, double u);
-static double rank_u(const double *a, size_t na, const double *b, size_t nb,
-    int *ties);
-static double tie_sum(const double *a, size_t na, const double *b,
-    size_t nb);
-
 static double
 median_sorted(const struct list *l)
 {
@@ -433,11 +426,8 @@ stats_draws_init(struct stats_draws *d, size_t na, size_t nb, uint64_t seed)
 	d->nb = nb;
 	d->seed = seed;
 	d->at = NULL;
-	d->ranks = NULL;
 	if (na < 2 || nb < 2)
 		return;
-	if (na * nb <= STATS_EXACT_RANKS)
-		d->ranks = rank_counts(na, nb);
 	stats_rng_seed(&rng, seed);
 	d->at = xmalloc(4 * STATS_RESAMPLES * sizeof *d->at);
 	for (i = 0, p = d->at; i < STATS_RESAMPLES; i++, p += 4) {
@@ -453,10 +443,8 @@ stats_draws_init(struct stats_draws *d, size_t na, size_t nb, uint64_t seed)
 void
 stats_draws_free(struct stats_draws *d)
 {
-	free(d->ranks);
 	free(d->at);
 	d->at = NULL;
-	d->ranks = NULL;
 }
 
 static void
@@ -469,7 +457,7 @@ ratio_lists(const struct list *a, const struct list *b,
 
 	out->ratio = a->n > 0 && b->n > 0 ? median_sorted(a) /
 	    median_sorted(b) : NAN;
-	out->lo = out->hi = NAN;
+	out->lo = out->hi = out->p = NAN;
 	out->verdict = STATS_UNDECIDED;
 	if (d->at == NULL)
 		return;
@@ -480,38 +468,22 @@ ratio_lists(const struct list *a, const struct list *b,
 	free(boot);
 }
 
-/*
- * Withhold a verdict the rank test of a and b does not back: its p over
- * 1 - STATS_LEVEL_PCT / 100, or a's ranks on the other side of b's than
- * the interval.
- */
-static void
-rank_check(const double *a, const double *b, const struct stats_draws *d,
-    struct stats_ratio *out)
-{
-	double u, p;
-	int ties;
-
-	if (out->verdict == STATS_UNDECIDED)
-		return;
-	u = rank_u(a, d->na, b, d->nb, &ties);
-	p = !ties && d->ranks != NULL ? rank_tail(d->ranks, d->na * d->nb, u) :
-	    stats_rank_p_of(u, ties, tie_sum(a, d->na, b, d->nb), d->na,
-	    d->nb);
-	if (p > 1 - STATS_LEVEL_PCT / 100.0 || (out->verdict ==
-	    STATS_FASTER) != (u > (double)d->na * (double)d->nb / 2))
-		out->verdict = STATS_UNDECIDED;
-}
-
 void
 stats_ratio_drawn(const double *a, const double *b,
     const struct stats_draws *d, struct stats_ratio *out)
 {
 	const struct list la = { a, d->na, NULL, NULL, 0 };
 	const struct list lb = { b, d->nb, NULL, NULL, 0 };
+	struct stats_welch w = { 0 };
 
 	ratio_lists(&la, &lb, d, out);
-	rank_check(a, b, d, out);
+	if (d->at == NULL)
+		return;
+	stats_welch_add(&w, a, d->na, b, d->nb);
+	out->p = stats_welch_p(&w);
+	if (!(out->p < 1 - STATS_LEVEL_PCT / 100.0) ||
+	    (out->verdict == STATS_FASTER) != (w.d > 0))
+		out->verdict = STATS_UNDECIDED;
 }
 
 void
@@ -544,7 +516,7 @@ stats_paired(const double *r, size_t n, uint64_t seed, struct stats_ratio *out)
 	size_t i;
 
 	out->ratio = n > 0 ? median_sorted(&l) : NAN;
-	out->lo = out->hi = NAN;
+	out->lo = out->hi = out->p = NAN;
 	out->verdict = STATS_UNDECIDED;
 	if (n < 2)
 		return;
@@ -602,17 +574,17 @@ rank_u(const double *a, size_t na, const double *b, size_t nb, int *ties)
 }
 
 /*
- * How many of the C(na + nb, na) equally likely orders of a and b give
- * each U = 0 .. na * nb: c[j][v] counts the orders of i values of a and
- * j of b with U = v, row by row in i (the largest value is a's, adding
- * j, or b's).  Caller frees.
+ * P(U <= u) and P(U >= u) when all C(na + nb, na) orders are equally
+ * likely: c[j][v] counts the orders of i values of a and j of b with
+ * U = v, row by row in i (the largest value is a's, adding j, or b's).
  */
-static double *
-rank_counts(size_t na, size_t nb)
+static double
+rank_exact(size_t na, size_t nb, double u)
 {
-	size_t i, j, v, w = na * nb + 1;
+	size_t i, j, v, top = na * nb, w = top + 1;
 	double *prev = xcalloc((nb + 1) * w, sizeof *prev);
 	double *cur = xcalloc((nb + 1) * w, sizeof *cur), *t;
+	double all = 0, le = 0, ge = 0;
 
 	for (j = 0; j <= nb; j++)
 		prev[j * w] = 1;		/* no a: U = 0, one order */
@@ -627,35 +599,16 @@ rank_counts(size_t na, size_t nb)
 		prev = cur;
 		cur = t;
 	}
-	free(cur);
-	memmove(prev, prev + nb * w, w * sizeof *prev);
-	return prev;
-}
-
-/* Two-sided: twice the smaller of P(U <= u) and P(U >= u), at most 1. */
-static double
-rank_tail(const double *c, size_t top, double u)
-{
-	double all = 0, le = 0, ge = 0;
-	size_t v;
-
 	for (v = 0; v <= top; v++) {
-		all += c[v];
+		all += prev[nb * w + v];
 		if ((double)v <= u)
-			le += c[v];
+			le += prev[nb * w + v];
 		if ((double)v >= u)
-			ge += c[v];
+			ge += prev[nb * w + v];
 	}
+	free(cur);
+	free(prev);
 	return fmin(1, 2 * fmin(le, ge) / all);
-}
-
-static double
-rank_exact(size_t na, size_t nb, double u)
-{
-	double *c = rank_counts(na, nb), p = rank_tail(c, na * nb, u);
-
-	free(c);
-	return p;
 }
 
 /*
@@ -714,80 +667,118 @@ stats_rank_p_of(double u, int ties, double t, size_t na, size_t nb)
 	return fmin(1, erfc(z / sqrt(2)));
 }
 
-double
-stats_rank_min_p(size_t na, size_t nb)
+/* The mean and the sample variance (n - 1) of the logs of x, n >= 2. */
+static void
+log_moments(const double *x, size_t n, double *mean, double *var)
 {
-	double n = (double)(na + nb);
+	double m = 0, q = 0, y, dy;
+	size_t i;
 
-	if (na == 0 || nb == 0)
-		return 1;
-	/* Two of the C(n, na) orders are the most extreme, one each side. */
-	return fmin(1, 2 * exp(lgamma((double)na + 1) + lgamma((double)nb +
-	    1) - lgamma(n + 1)));
+	/* Welford's update: a cell of a million close logs loses nothing. */
+	for (i = 0; i < n; i++) {
+		y = log(x[i]);
+		dy = y - m;
+		m += dy / (double)(i + 1);
+		q += dy * (y - m);
+	}
+	*mean = m;
+	*var = q / (double)(n - 1);
 }
 
 void
-stats_strata_add(struct stats_strata *s, const double *a, size_t na,
+stats_welch_add(struct stats_welch *w, const double *a, size_t na,
     const double *b, size_t nb)
 {
-	double u, n = (double)(na + nb), m = (double)na * (double)nb, all;
-	double *c, *sum;
-	size_t i, v, top = na * nb;
-	int ties;
+	double ma, va, mb, vb, ta, tb;
 
-	if (na == 0 || nb == 0)
-		return;
-	u = rank_u(a, na, b, nb, &ties);
-	s->u += u;
-	s->mean += m / 2;
-	s->var += m / 12 * (n + 1 - tie_sum(a, na, b, nb) / (n * (n - 1)));
-	s->cells++;
-	if (s->approx || ties || s->top + top > STATS_EXACT_RANKS) {
-		s->approx = 1;
-		free(s->counts);
-		s->counts = NULL;
+	w->pairs++;
+	if (na < 2 || nb < 2) {
+		w->unknown = 1;
 		return;
 	}
-	/*
-	 * The sum's distribution: the last one's convolved with this U's,
-	 * as shares of 1, since the counts of orders multiplied over a few
-	 * hundred cells would overflow.
-	 */
-	c = rank_counts(na, nb);
-	for (all = 0, v = 0; v <= top; v++)
-		all += c[v];
-	for (v = 0; v <= top; v++)
-		c[v] /= all;
-	sum = xcalloc(s->top + top + 1, sizeof *sum);
-	if (s->counts == NULL)
-		memcpy(sum, c, (top + 1) * sizeof *sum);
-	for (i = 0; s->counts != NULL && i <= s->top; i++)
-		for (v = 0; v <= top; v++)
-			sum[i + v] += s->counts[i] * c[v];
-	free(c);
-	free(s->counts);
-	s->counts = sum;
-	s->top += top;
+	log_moments(a, na, &ma, &va);
+	log_moments(b, nb, &mb, &vb);
+	ta = va / (double)na;
+	tb = vb / (double)nb;
+	w->d += ma - mb;
+	w->v += ta + tb;
+	w->w += ta * ta / (double)(na - 1) + tb * tb / (double)(nb - 1);
 }
 
 double
-stats_strata_p(const struct stats_strata *s)
+stats_welch_p(const struct stats_welch *w)
 {
-	double z;
-
-	if (s->cells == 0 || !(s->var > 0))
-		return 1;
-	if (s->counts != NULL)
-		return rank_tail(s->counts, s->top, s->u);
-	z = fmax(0, fabs(s->u - s->mean) - 0.5) / sqrt(s->var);
-	return fmin(1, erfc(z / sqrt(2)));
+	if (w->unknown || w->pairs == 0)
+		return NAN;
+	if (!(w->v > 0))
+		return w->d == 0 ? 1 : 0;
+	return stats_t_p(w->d / sqrt(w->v), w->v * w->v / w->w);
 }
 
-void
-stats_strata_free(struct stats_strata *s)
+/*
+ * The continued fraction of the incomplete beta function (modified
+ * Lentz), which converges fast for x < (a + 1) / (a + b + 2).
+ */
+static double
+beta_cf(double a, double b, double x)
 {
-	free(s->counts);
-	s->counts = NULL;
+	const double tiny = 1e-300;
+	double c = 1, d, h, num, delta;
+	int m;
+
+	d = 1 - (a + b) * x / (a + 1);
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	h = d;
+	for (m = 1; m <= 1000; m++) {
+		/* The even step, then the odd one. */
+		num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+		d = 1 + num * d;
+		d = 1 / (fabs(d) < tiny ? tiny : d);
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		h *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m +
+		    1));
+		d = 1 + num * d;
+		d = 1 / (fabs(d) < tiny ? tiny : d);
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		delta = d * c;
+		h *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return h;
+}
+
+/*
+ * I(x; a, b), the regularized incomplete beta function, with y = 1 - x
+ * given as well, since 1 - x computed would lose what a small y holds.
+ */
+static double
+inc_beta(double a, double b, double x, double y)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (y <= 0)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
+	    b * log(y));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_cf(a, b, x) / a;
+	return 1 - front * beta_cf(b, a, y) / b;
+}
+
+double
+stats_t_p(double t, double df)
+{
+	double t2 = t * t;
+
+	if (isinf(t))
+		return 0;
+	return fmin(1, inc_beta(df / 2, 0.5, df / (df + t2), t2 / (df + t2)));
 }
 
 /* NAN (no test) sorts as 1. */

@@ -77,15 +77,15 @@ const char *stats_verdict_key(enum stats_verdict v);
  * With fewer than 2 samples on either side no spread is known: lo and hi
  * are NAN and the verdict is STATS_UNDECIDED.  Otherwise the verdict is
  * STATS_FASTER when lo > 1, STATS_SLOWER when hi < 1, and only when
- * the rank test of a and b (stats_rank_p) is under 1 - STATS_LEVEL_PCT /
- * 100 too, a's ranks on the interval's side of b's: for n = 2 or 3 the
- * interval reaches the extremes, so ranges that do not overlap would
- * decide, which two sets of 3 from one distribution do one time in ten;
- * the rank test of 3 against 3 never goes under 10% (stats_rank_min_p),
- * of 4 against 4 it does (2.9%).  a and b must be sorted ascending.
+ * Welch's t-test of the samples' logs (stats_welch) is p under 1 -
+ * STATS_LEVEL_PCT / 100 too, its difference on the interval's side:
+ * for n = 2 or 3 the interval reaches the extremes, so ranges that do
+ * not overlap would decide, which two sets of 3 from one distribution do
+ * one time in ten.  p is that test's, NAN when it has none.  a and b
+ * must be sorted ascending.
  */
 struct stats_ratio {
-	double			ratio, lo, hi;
+	double			ratio, lo, hi, p;
 	enum stats_verdict	verdict;
 };
 void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
@@ -97,15 +97,12 @@ void stats_ratio(const double *a, size_t na, const double *b, size_t nb,
  * ratios of cells of the same sizes (a run's cells mostly hold its
  * samples per variant) can share them instead of drawing them again.
  * stats_ratio_drawn gives stats_ratio's result for a and b of those
- * sizes, and so does the exact distribution of the rank test's U
- * (ranks, when na * nb <= STATS_EXACT_RANKS).  Sizes below 2^32; free
- * at and ranks with stats_draws_free.
+ * sizes.  Sizes below 2^32; free at with stats_draws_free.
  */
 struct stats_draws {
 	size_t		 na, nb;
 	uint64_t	 seed;
 	uint32_t	*at;	/* per resample: a's two, b's two; NULL: none */
-	double		*ranks;	/* orders by U, 0 .. na * nb; NULL: none */
 };
 void stats_draws_init(struct stats_draws *d, size_t na, size_t nb,
     uint64_t seed);
@@ -116,7 +113,8 @@ void stats_ratio_drawn(const double *a, const double *b,
  * The same for a and b that split sorted x (d->na + d->nb values): a is
  * the values at the ascending indices at (d->na of them), b the others;
  * neither is copied (a group against the rest of a pool).  Its verdict
- * is the interval's alone: the caller decides by its own rank tests.
+ * is the interval's alone and p is NAN: the caller decides by its own
+ * tests.
  */
 void stats_ratio_drawn_split(const double *x, const uint32_t *at,
     const struct stats_draws *d, struct stats_ratio *out);
@@ -174,32 +172,33 @@ double stats_rank_p(const double *a, size_t na, const double *b, size_t nb);
  * a and b together, in ascending order.
  */
 double stats_rank_p_of(double u, int ties, double tsum, size_t na, size_t nb);
-/*
- * The least p-value stats_rank_p can give for na and nb values: 2 /
- * C(na + nb, na), sets wholly apart (1 when a side is empty).
- */
-double stats_rank_min_p(size_t na, size_t nb);
 
 /*
- * A rank test of several cells at once, for a verdict on them all (the
- * geometric mean of compare): the sum of the cells' U, each of a against
- * b, whose distribution when nothing differs is that of a sum of
- * independent Us, exact (the cells' exact distributions convolved) while
- * no value is in both sides of a cell and the sum's range is at most
- * STATS_EXACT_RANKS, else normal with ties' correction.  Zero it, add
- * each cell (a and b sorted ascending), take the two-sided p, free.
- * u > mean: a's ranks lie above b's.
+ * Welch's two-sided t-test on the natural logs of samples, of one pair
+ * of sets a and b or of several at once (the geometric mean of compare's
+ * cells): d sums each pair's difference of mean logs (a's less b's), v
+ * the variance of that sum (s_a^2 / n_a + s_b^2 / n_b per pair), and
+ * the degrees of freedom are Welch-Satterthwaite's over all the terms.
+ * Logs, because times are a product of factors and their ratios are
+ * what the report gives (the logs of rates are those of times, negated).
+ * Zero it, add each pair (values positive), take p: NAN when a pair has
+ * fewer than 2 values on a side (no spread known) or none was added;
+ * with no spread at all, 1 when the means are equal, else 0.
  */
-struct stats_strata {
-	double	 u, mean, var;	/* sums over the cells */
-	size_t	 cells, top;	/* top: the sum's largest value */
-	double	*counts;	/* orders by the sum, 0 .. top; NULL: approx */
-	int	 approx;
+struct stats_welch {
+	double	d, v, w;	/* w: sum of each term^2 / (n - 1) */
+	size_t	pairs;
+	int	unknown;	/* a pair of fewer than 2 values a side */
 };
-void stats_strata_add(struct stats_strata *s, const double *a, size_t na,
+void stats_welch_add(struct stats_welch *w, const double *a, size_t na,
     const double *b, size_t nb);
-double stats_strata_p(const struct stats_strata *s);
-void stats_strata_free(struct stats_strata *s);
+double stats_welch_p(const struct stats_welch *w);
+/*
+ * P(|T| >= t) for Student's t with df > 0 degrees of freedom (not
+ * necessarily whole): the regularized incomplete beta function
+ * I(df / (df + t^2); df / 2, 1 / 2), by its continued fraction.
+ */
+double stats_t_p(double t, double df);
 
 /*
  * Holm's step-down correction of the m p-values p (in any order, NANs

@@ -144,24 +144,26 @@ test_one_sample_cells_undecided(void **state)
 	    "c-fused (cc) on genoa");
 	compare_gate_free(&g);
 	/*
-	 * 3 samples a side, apart: the interval says slower, but the rank
-	 * test of 3 against 3 cannot back it (p = 0.1 at best), so the gate
-	 * can neither fail the cell as slower nor pass it.
+	 * 3 samples a side, apart, the new run's spread from 1.3 s to 2 s:
+	 * the interval says slower, but the t-test of the logs is p = 0.1,
+	 * so the gate can neither fail the cell as slower nor pass it.
 	 */
 	exec_ok("DELETE FROM samples WHERE variant = 'c-fused'");
 	samples(1, "c-fused", 3, 1000000000);
-	samples(2, "c-fused", 3, 3000000000);
+	samples(2, "c-fused", 3, 1300000000);
+	exec_ok("UPDATE samples SET ns = 2000000000 WHERE run_id = 2 AND "
+	    "variant = 'c-fused' AND sample_index = 2");
 	gate(1, 2, &g);
 	assert_int_equal(g.slower, 0);
 	assert_non_null(g.undecided);
 	assert_string_equal(g.undecided, "1 cell slower than the threshold by "
-	    "the interval, a verdict the rank test does not back: c-fused "
+	    "the interval, a verdict the t-test does not back: c-fused "
 	    "(cc) on genoa");
 	compare_gate_free(&g);
-	/* With 4 samples a side the cell is decided. */
+	/* 3 samples a side, close together: the cell is decided. */
 	exec_ok("DELETE FROM samples WHERE variant = 'c-fused'");
-	samples(1, "c-fused", 4, 1000000000);
-	samples(2, "c-fused", 4, 3000000000);
+	samples(1, "c-fused", 3, 1000000000);
+	samples(2, "c-fused", 3, 3000000000);
 	gate(1, 2, &g);
 	assert_int_equal(g.slower, 1);
 	assert_null(g.undecided);
@@ -197,14 +199,14 @@ geo_verdict(void)
 }
 
 /*
- * The geometric mean's verdict needs the rank test of all the cells at
- * once: two cells of 3 samples, both three times slower, decide it
- * (p = 2 / 400) though neither cell is decided alone; one three times
- * slower and one a hair faster, each wholly apart, do not, where the
- * interval of the mean alone said slower.
+ * The geometric mean's verdict needs Welch's t-test of all the cells at
+ * once: two cells slower, each spread as the gate test's (p = 0.1
+ * alone), decide it, with twice the degrees of freedom; one of them and
+ * one unchanged but for a sample twice as slow do not (p = 0.09), where
+ * the interval of the mean alone said slower.
  */
 static void
-test_geomean_rank_test(void **state)
+test_geomean_t_test(void **state)
 {
 	char *v;
 
@@ -213,15 +215,19 @@ test_geomean_rank_test(void **state)
 	run(1, "ok", 0);
 	run(2, "ok", 0);
 	samples(1, "c-fused", 3, 1000000000);
-	samples(2, "c-fused", 3, 3000000000);
+	samples(2, "c-fused", 3, 1300000000);
 	samples(1, "c-wrapped", 3, 1000000000);
-	samples(2, "c-wrapped", 3, 3000000000);
+	samples(2, "c-wrapped", 3, 1300000000);
+	exec_ok("UPDATE samples SET ns = 2000000000 WHERE run_id = 2 AND "
+	    "sample_index = 2");
 	v = geo_verdict();
 	assert_string_equal(v, "slower");
 	free(v);
-	exec_ok("DELETE FROM samples WHERE run_id = 2 AND variant = "
-	    "'c-wrapped'");
-	samples(2, "c-wrapped", 3, 999999990);
+	exec_ok("DELETE FROM samples WHERE run_id = 2");
+	samples(2, "c-fused", 3, 1300000000);
+	samples(2, "c-wrapped", 3, 1000000000);
+	exec_ok("UPDATE samples SET ns = 2000000000 WHERE run_id = 2 AND "
+	    "sample_index = 2");
 	v = geo_verdict();
 	assert_string_equal(v, "undecided");
 	free(v);
@@ -273,7 +279,7 @@ main(void)
 		    rollback),
 		cmocka_unit_test_teardown(test_baseline_judges_newest_measured,
 		    rollback),
-		cmocka_unit_test_teardown(test_geomean_rank_test, rollback),
+		cmocka_unit_test_teardown(test_geomean_t_test, rollback),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
