@@ -442,7 +442,7 @@ report_best_notes(const struct rrun *r, int labels,
 {
 	const struct rhost *h;
 	const struct rrow *up;
-	char *d, *s, *name, *iv, *others;
+	char *d, *s, *name, *iv, *others, *why;
 	size_t i, ties, n = 0;
 
 	for (i = 0; i < r->nranked; i++) {
@@ -478,12 +478,16 @@ report_best_notes(const struct rrun *r, int labels,
 		others = ties > 1 ? xasprintf(" or %zu other row%s", ties - 1,
 		    ties > 2 ? "s" : "") : xstrdup("");
 		iv = report_interval_str(&up->vs_best);
-		s = xasprintf("its best cannot be told from %s (%.3fx %s)%s at "
-		    "this precision: which is faster may be the noise's "
+		/* An interval that leaves out 1 would read as a verdict. */
+		why = report_withheld_why(&up->vs_best);
+		s = xasprintf("its best cannot be told from %s (%.3fx %s%s%s)%s "
+		    "at this precision: which is faster may be the noise's "
 		    "choice, and the best's figure leans high", name,
-		    up->vs_best.ratio, iv, others);
+		    up->vs_best.ratio, iv, why != NULL ? ": " : "",
+		    why != NULL ? why : "", others);
 		fn(arg, n++, h->name, s);
 		free(s);
+		free(why);
 		free(iv);
 		free(others);
 		free(name);
