@@ -93,6 +93,8 @@ report_json_ratio(const struct stats_ratio *s)
 	report_json_num(o, "lo", s->lo, !isnan(s->lo));
 	report_json_num(o, "hi", s->hi, !isnan(s->hi));
 	cJSON_AddNumberToObject(o, "level_pct", STATS_LEVEL_PCT);
+	/* Why an interval that leaves out 1 is no verdict: the text's. */
+	report_json_num(o, "t_p", s->p, !isnan(s->p));
 	report_json_str(o, "verdict", stats_verdict_key(s->verdict));
 	report_json_str(o, "verdict_text", stats_verdict_word(s->verdict));
 	return o;
@@ -266,7 +268,8 @@ static cJSON *
 json_refused(void)
 {
 	static const char *const keys[] = {
-		"ratio", "lo", "hi", "level_pct", "verdict", "verdict_text"
+		"ratio", "lo", "hi", "level_pct", "t_p", "verdict",
+		"verdict_text"
 	};
 	cJSON *o = cJSON_CreateObject();
 	size_t i;
@@ -427,6 +430,9 @@ json_positions(const struct rrun *r)
 
 	for (i = 0; i < r->npositions; i++) {
 		o = report_json_ratio(&r->positions[i].s);
+		/* Holm's rank tests decide a position, not the t-test. */
+		cJSON_ReplaceItemInObjectCaseSensitive(o, "t_p",
+		    cJSON_CreateNull());
 		cJSON_AddNumberToObject(o, "position",
 		    (double)r->positions[i].position);
 		cJSON_AddNumberToObject(o, "n", (double)r->positions[i].n);

@@ -262,7 +262,7 @@ report_ratio(struct report_draws *c, const struct rrun *ra,
 	out->a = a;
 	out->b = b;
 	out->refused = report_incomparable(ra, a, rb, b);
-	out->s.ratio = out->s.lo = out->s.hi = NAN;
+	out->s.ratio = out->s.lo = out->s.hi = out->s.p = NAN;
 	out->s.verdict = STATS_UNDECIDED;
 	if (out->refused == NULL)
 		stats_ratio_drawn(a->rates, b->rates, draws_for(c,

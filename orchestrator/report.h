@@ -34,7 +34,7 @@ struct report_opts;
  * cycles_source "calibration"); summary.json's "summary_version" 1 came
  * before.
  */
-#define REPORT_SCHEMA_VERSION 3
+#define REPORT_SCHEMA_VERSION 4
 
 /*
  * A format of the report, as curl describes a protocol by a handler: its

@@ -204,7 +204,7 @@ def test_json(site):
     cells, best, ratios = hand(site / "results.db", 1)
     doc = json.loads(sq(site, "report", "--run", 1, "--format",
                         "json").stdout)
-    assert (doc["format"], doc["schema_version"]) == ("seqorch-report", 3)
+    assert (doc["format"], doc["schema_version"]) == ("seqorch-report", 4)
     run = doc["runs"][0]
     assert run["unit"] == "hash" and run["unit_plural"] == "hashes"
     assert len(run["cells"]) == len(cells)
@@ -662,19 +662,25 @@ def test_compare(site):
     out = json.loads(sq(site, "compare", 1, 2, "--format", "json").stdout)
     assert (out["baseline"], out["new"]) == (1, 2)
     # The version the report's and summary.json's JSON carry (issue 32).
-    assert out["schema_version"] == 3
+    assert out["schema_version"] == 4
     logs = []
     for cell in out["cells"]:
         k = (cell["variant"], cell["host"])
         r = c2[k]["median"] / c1[k]["median"]
         assert cell["ratio"] == pytest.approx(r, rel=1e-12)
         assert cell["lo"] <= cell["ratio"] <= cell["hi"]
+        # Welch's t-test backs every verdict (schema 4's t_p).
+        assert 0 <= cell["t_p"] <= 1, cell
+        if cell["verdict"] != "undecided":
+            assert cell["t_p"] < 0.05, cell
         logs.append(math.log(r))
     assert len(logs) == len(c1)
     g = out["geometric_mean"]
     assert g["ratio"] == pytest.approx(math.exp(sum(logs) / len(logs)),
                                        rel=1e-12)
     assert g["cells"] == len(c1)
+    assert 0 <= g["t_p"] <= 1 and (g["verdict"] == "undecided" or
+                                   g["t_p"] < 0.05), g
     # CSV (issue 32 item 17): the JSON's cells, row for row.
     rows = list(csv.DictReader(io.StringIO(
         sq(site, "compare", 1, 2, "--format", "csv").stdout)))
