@@ -51,6 +51,7 @@ faster_line(const struct rrun *r, const struct rrow *best,
 {
 	const struct stats_ratio *s = &w->vs_best;
 	double x = 1 / s->ratio, lo = 1 / s->hi, hi = 1 / s->lo;
+	char *why = report_withheld_why(s);
 
 	fputs("    ", out);
 	name(r, best, out);
@@ -66,9 +67,12 @@ faster_line(const struct rrun *r, const struct rrow *best,
 		fputs(" (control)", out);
 	if (isnan(s->lo))
 		fputs(" (n < 2: no interval)", out);
+	else if (why != NULL)	/* an interval clear of 1, yet no verdict */
+		fprintf(out, " (not distinguishable: %s)", why);
 	else if (s->verdict == STATS_UNDECIDED)
 		fputs(" (not distinguishable)", out);
 	fputc('\n', out);
+	free(why);
 }
 
 /*

@@ -3,6 +3,7 @@ every command, -o - and md, counts such as 1e6, "did you mean" for
 options and values, -V with the commit, variants of another architecture
 refused before upload, readers that never write, and the exit codes of a
 report that cannot be written."""
+import json
 import os
 import platform
 import re
@@ -418,6 +419,21 @@ def test_summary_says_how_much_faster(site):
     iv = [float(f.strip("[,]")) for f in line[2].split() if f != "+-"]
     assert iv[0] >= 0 and (len(iv) == 1 or iv[0] <= float(line[1]) <= iv[1])
     assert line[3].startswith(" (control)") == (other == "openssl-evp")
+    # The report's verdict, and why it has none where the interval alone
+    # would have given one (its t-test).
+    js = json.loads(seqorch(site, "report", "--latest", "--format",
+                            "json").stdout)
+    vs = next(c["vs_best"] for c in js["runs"][0]["cells"]
+              if c["variant"] == other)
+    tail = line[3].removeprefix(" (control)")
+    if vs["verdict"] != "undecided":
+        assert tail == "", line[0]
+    elif vs["lo"] > 1 or vs["hi"] < 1:
+        assert re.fullmatch(r" \(not distinguishable: the t-test('s p = "
+                            r"\S+ is over 5%| of the samples' logs points "
+                            r"the other way)\)", tail), line[0]
+    else:
+        assert tail == " (not distinguishable)", line[0]
 
 
 def test_html_names_break_at_sensible_points(site):
