@@ -292,7 +292,8 @@ run_study_with(struct db *db, const char *study, struct host **hosts,
 	}
 	/* Nothing to create when the window is taken and we may not wait. */
 	if (o->no_wait && !o->explore &&
-	    (rc = lease_check_free(db, (int)o->lease_expiry, &err)) != 0) {
+	    (rc = lease_check_free(db, (int)o->lease_expiry,
+	    &stop_flag, &err)) != 0) {
 		cmd_error(err.msg);
 		return cmd_exit_code(rc);
 	}

@@ -18,24 +18,61 @@ unix_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Past this, a BEGIN IMMEDIATE waited for another writer (the busy
+ * handler's first wait is 50 ms).
+ */
+#define LOOK_WAITED_S 0.05
+
+/*
+ * Whether a holder on another machine, whose heartbeat beat is older than
+ * the expiry at now, is gone.  Its process cannot be asked, and a live one
+ * cannot beat while another writer holds results.db (its writes wait for
+ * it up to --db-wait): so it is gone only when the same heartbeat is still
+ * there beat_s (its interval) after we first saw it so, results.db free
+ * all along.  Our look holds the write lock, so results.db was free at
+ * it; a look that had to wait for it (waited seconds) starts over, since
+ * the holder waited too.  A live holder beats within that interval.
+ */
+static int
+silent_twice(struct lease_look *look, const char *holder, double beat,
+    double now, double waited, int beat_s)
+{
+	int same = look->since > 0 && waited < LOOK_WAITED_S &&
+	    beat == look->beat && strcmp(holder, look->holder) == 0;
+
+	if (same && now - look->since > beat_s)
+		return 1;
+	if (!same) {
+		snprintf(look->holder, sizeof look->holder, "%s", holder);
+		look->beat = beat;
+		look->since = now;
+	}
+	look->looking = 1;
+	return 0;
+}
+
 int
-db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
-    char *prev, size_t prevlen, struct so_err *err)
+db_lease_try(struct db *db, const struct lease_req *req,
+    struct lease_look *look, int *took_over, char *prev, size_t prevlen,
+    struct so_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	char now[40];
-	double t = unix_now();
+	double asked = unix_now(), t;
 	int rc = 0, free_to_take = 1;
 
 	*took_over = 0;
+	look->looking = 0;
 	prev[0] = '\0';
-	iso_now(now, sizeof now);
 	pthread_mutex_lock(&db->mu);
 	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK) {
 		rc = db_err(db, err, "cannot lock the lease table");
 		goto unlock;
 	}
+	t = unix_now();
+	iso_now(now, sizeof now);
 	if (sqlite3_prepare_v2(db->h, "SELECT holder, holder_host, holder_pid, "
 	    "heartbeat_unix FROM leases WHERE name = ?", -1, &st, NULL) !=
 	    SQLITE_OK) {
@@ -55,7 +92,9 @@ db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
 		else if (db_holder_dead(hhost, pid))
 			*took_over = LEASE_DEAD;
 		else if (t - beat > (double)req->expiry_s &&
-		    db_holder_may_expire(hhost, pid))
+		    db_holder_may_expire(hhost, pid) &&
+		    (db_holder_here(hhost) || silent_twice(look, holder, beat,
+		    t, t - asked, req->beat_s)))
 			*took_over = LEASE_SILENT;
 		else
 			free_to_take = 0;
@@ -66,6 +105,8 @@ db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
 		rc = SO_EBUSY;
 		goto rollback;
 	}
+	if (req->dry)
+		goto rollback;
 	if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO leases (name, "
 	    "holder, holder_host, holder_pid, run_id, study, acquired_at, "
 	    "heartbeat_at, heartbeat_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -226,10 +226,12 @@ int db_event(struct db *db, int64_t run_id, const char *host,
  * The measurement lease (schema version 2).  db_lease_try takes the lease
  * `name` inside BEGIN IMMEDIATE if it is free, held by us already, held by
  * a dead process on this machine, or its heartbeat is older than
- * expiry_s and db_holder_may_expire; then returns 0 and sets *took_over
+ * expiry_s and db_holder_may_expire (a holder on another machine: seen
+ * so twice, see struct lease_look); then returns 0 and sets *took_over
  * when it replaced another holder (whose text is copied to prev):
  * LEASE_DEAD or LEASE_SILENT.  If someone else holds it, returns
- * SO_EBUSY and copies the holder's text to prev.
+ * SO_EBUSY and copies the holder's text to prev.  With req->dry it only
+ * looks: the same answers, the lease left as it was.
  */
 enum { LEASE_DEAD = 1, LEASE_SILENT };
 struct lease_req {
@@ -238,9 +240,23 @@ struct lease_req {
 	int64_t run_id;
 	const char *study;
 	int expiry_s;
+	int beat_s;	/* the holders' heartbeat interval */
+	int dry;
 };
-int db_lease_try(struct db *db, const struct lease_req *req, int *took_over,
-    char *prev, size_t prevlen, struct so_err *err);
+/*
+ * A holder on another machine found silent past the expiry by the
+ * caller's tries (zeroed before the first): its heartbeat, since when we
+ * have seen it unchanged with results.db free (0: not yet), and whether
+ * the last try is looking again before taking it over (SO_EBUSY then).
+ */
+struct lease_look {
+	char holder[320];
+	double beat, since;
+	int looking;
+};
+int db_lease_try(struct db *db, const struct lease_req *req,
+    struct lease_look *look, int *took_over, char *prev, size_t prevlen,
+    struct so_err *err);
 /* Refresh our heartbeat; SO_ENOTFOUND if the lease is no longer ours. */
 int db_lease_heartbeat(struct db *db, const char *name, const char *holder,
     struct so_err *err);

@@ -23,6 +23,12 @@ struct lease {
 };
 
 /* Refresh at a third of the expiry so one late beat never loses it. */
+static int
+beat_s(int expiry_s)
+{
+	return expiry_s / 3 > 0 ? expiry_s / 3 : 1;
+}
+
 static void *
 heartbeat(void *arg)
 {
@@ -33,7 +39,7 @@ heartbeat(void *arg)
 	pthread_mutex_lock(&l->mu);
 	while (!l->done) {
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += l->expiry_s / 3 > 0 ? l->expiry_s / 3 : 1;
+		ts.tv_sec += beat_s(l->expiry_s);
 		pthread_cond_timedwait(&l->cv, &l->mu, &ts);
 		if (l->done)
 			break;
@@ -54,22 +60,87 @@ lease_note(int rc, const struct so_err *err)
 		    err->msg);
 }
 
-int
-lease_check_free(struct db *db, int expiry_s, struct so_err *err)
+/*
+ * db_lease_try until it is decided: while it looks again at a silent
+ * holder on another machine (struct lease_look), say so once and retry.
+ */
+static int
+lease_try(struct db *db, const struct lease_req *req, struct lease_look *look,
+    volatile sig_atomic_t *stop, int *took_over, char *prev, size_t len,
+    struct so_err *err)
 {
+	char said[sizeof look->holder] = "";
+	int rc;
+
+	for (;;) {
+		rc = db_lease_try(db, req, look, took_over, prev, len, err);
+		if (rc != SO_EBUSY || !look->looking)
+			return rc;
+		if (strcmp(said, prev) != 0) {
+			progress_note("no heartbeat from %s for over %d s: it "
+			    "runs on another machine, so the measurement "
+			    "window is taken over only if it stays silent "
+			    "%d s more with results.db free", prev,
+			    req->expiry_s, req->beat_s);
+			snprintf(said, sizeof said, "%s", prev);
+		}
+		if (*stop)
+			return so_error(err, SO_EINTR, "interrupted while "
+			    "waiting for the measurement window");
+		usleep(250000);
+	}
+}
+
+static void
+lease_req_init(struct lease_req *req, char *host, size_t len, int64_t run_id,
+    const char *study, int expiry_s)
+{
+	if (gethostname(host, len) != 0)
+		snprintf(host, len, "?");
+	host[len - 1] = '\0';
+	*req = (struct lease_req){ .name = LEASE_NAME,
+	    .holder = db_coordinator_id(), .host = host, .pid = (long)getpid(),
+	    .run_id = run_id, .study = study, .expiry_s = expiry_s,
+	    .beat_s = beat_s(expiry_s) };
+}
+
+static int
+held(struct so_err *err, const char *holder)
+{
+	return so_error(err, SO_EBUSY, "the measurement window is held by %s "
+	    "(--no-wait given)", holder);
+}
+
+int
+lease_check_free(struct db *db, int expiry_s, volatile sig_atomic_t *stop,
+    struct so_err *err)
+{
+	char host[256], prev[512];
+	struct lease_look look = { 0 };
+	struct lease_req req;
 	struct lease_state l;
-	int rc = db_lease_get(db, LEASE_NAME, &l, err);
+	int took_over, rc = db_lease_get(db, LEASE_NAME, &l, err);
 
 	if (rc == SO_ENOTFOUND)
 		return 0;
 	if (rc != 0)
 		return rc;
 	if (strcmp(l.holder, db_coordinator_id()) == 0 ||
-	    db_holder_dead(l.holder_host, l.pid) || (l.age > expiry_s &&
-	    db_holder_may_expire(l.holder_host, l.pid)))
+	    db_holder_dead(l.holder_host, l.pid))
 		return 0;
-	return so_error(err, SO_EBUSY, "the measurement window is held by %s "
-	    "(--no-wait given)", l.holder);
+	if (l.age <= expiry_s || !db_holder_may_expire(l.holder_host, l.pid))
+		return held(err, l.holder);
+	if (db_holder_here(l.holder_host))
+		return 0;
+	/*
+	 * Silent on another machine: lease_acquire's two looks decide, with
+	 * results.db ours (so only here a locked results.db is waited for).
+	 */
+	lease_req_init(&req, host, sizeof host, 0, NULL, expiry_s);
+	req.dry = 1;
+	rc = lease_try(db, &req, &look, stop, &took_over, prev, sizeof prev,
+	    err);
+	return rc == SO_EBUSY ? held(err, prev) : rc;
 }
 
 int
@@ -78,23 +149,20 @@ lease_acquire(struct db *db, int64_t run_id, const char *study, int wait,
     struct so_err *err)
 {
 	char host[256], prev[512], shown[512] = "";
-	struct lease_req req = { .name = LEASE_NAME,
-	    .holder = db_coordinator_id(), .host = host, .pid = (long)getpid(),
-	    .run_id = run_id, .study = study, .expiry_s = expiry_s };
+	struct lease_look look = { 0 };
+	struct lease_req req;
 	struct lease *l;
 	int took_over, rc, waited = 0;
 
 	*out = NULL;
-	if (gethostname(host, sizeof host) != 0)
-		snprintf(host, sizeof host, "?");
-	host[sizeof host - 1] = '\0';
+	lease_req_init(&req, host, sizeof host, run_id, study, expiry_s);
 	for (;;) {
-		rc = db_lease_try(db, &req, &took_over, prev, sizeof prev, err);
+		rc = lease_try(db, &req, &look, stop, &took_over, prev,
+		    sizeof prev, err);
 		if (rc != SO_EBUSY)
 			break;
 		if (!wait)
-			return so_error(err, SO_EBUSY, "the measurement window "
-			    "is held by %s (--no-wait given)", prev);
+			return held(err, prev);
 		if (strcmp(prev, shown) != 0) {
 			progress_note("waiting for the measurement window, "
 			    "held by %s", prev);

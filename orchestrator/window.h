@@ -3,7 +3,8 @@
  * a time across every coordinator that shares a results.db: it holds the
  * "measure" lease row, refreshed by a heartbeat thread.  A lease whose
  * holder died (same machine, pid gone) or whose heartbeat is older than the
- * expiry is taken over, and the takeover is recorded.  Across databases the
+ * expiry (another machine; seen so twice, results.db free between) is
+ * taken over, and the takeover is recorded.  Across databases the
  * agents' lock file in each host's workdir serializes the hosts themselves.
  */
 #ifndef SEQORCH_WINDOW_H
@@ -22,8 +23,9 @@ struct lease;
 /*
  * Take the lease for run_id.  With wait, poll until it is free (saying
  * who holds it, through progress_note, when that changes); without, fail
- * at once with SO_EBUSY naming the holder.  SO_EINTR when stop is set
- * while waiting.
+ * with SO_EBUSY naming the holder, at once unless a silent holder on
+ * another machine is being looked at again (one heartbeat interval).
+ * SO_EINTR when stop is set while waiting.
  * The caller releases the lease with lease_release().
  */
 int lease_acquire(struct db *db, int64_t run_id, const char *study,
@@ -34,10 +36,13 @@ void lease_release(struct lease *l);
 /*
  * Whether lease_acquire could take the lease now, without taking it:
  * 0 when it is free, ours, or its holder is dead or silent for over
- * expiry_s; SO_EBUSY naming the live holder; or a database error.  For
- * --no-wait, before a run is created (lease_acquire still decides).
+ * expiry_s (one on another machine looked at twice, as lease_acquire
+ * does); SO_EBUSY naming the live holder; SO_EINTR when stop is set
+ * meanwhile; or a database error.  For --no-wait, before a run is created
+ * (lease_acquire still decides).
  */
-int lease_check_free(struct db *db, int expiry_s, struct so_err *err);
+int lease_check_free(struct db *db, int expiry_s, volatile sig_atomic_t *stop,
+    struct so_err *err);
 
 /*
  * Compare a window's before and after snapshots (agent JSON objects): a

@@ -204,22 +204,24 @@ RUN = [str(SEQORCH), "run", "--study", "sha3", "--hosts", "local",
        "--variants", ",".join(VARIANTS), "--steps", str(LONG_STEPS)]
 
 
-def start_local(tmp_path, samples, db="results.db", *args):
+def start_local(tmp_path, samples, db="results.db", *args, wrap=()):
+    """A local run, under the command wrap (unshare ...) if given."""
     out = open(tmp_path / "run.out", "w")
     err = open(tmp_path / "run.err", "w")
     try:
-        return subprocess.Popen(RUN + ["--samples", str(samples), "--db",
-                                       str(db), *args], cwd=tmp_path,
+        return subprocess.Popen([*wrap, *RUN, "--samples", str(samples),
+                                 "--db", str(db), *args], cwd=tmp_path,
                                 stdout=out, stderr=err)
     finally:
         out.close()
         err.close()
 
 
-def fault_mid_run(tmp_path, samples, fault, db="results.db", *args):
+def fault_mid_run(tmp_path, samples, fault, db="results.db", *args,
+                  wrap=()):
     """A local run (start_local's arguments) in which fault(p) is done once
     its first sample is stored; its exit status and stderr."""
-    p = start_local(tmp_path, samples, db, *args)
+    p = start_local(tmp_path, samples, db, *args, wrap=wrap)
     try:
         wait_for(lambda: nsamples(tmp_path / db, "local") > 0, "samples",
                  p, tmp_path)
@@ -620,6 +622,71 @@ def test_lease_of_a_run_waiting_for_the_database_is_not_taken_over(
     assert q(db, "SELECT count(*) FROM lease_events WHERE event = "
              "'takeover'") == [(0,)]
     assert q(db, "SELECT status FROM runs") == [("ok",)]
+
+
+# A coordinator on another machine: a UTS namespace of its own whose host
+# name is not ours, as a container's is.
+OTHER_MACHINE = ["unshare", "--uts", "sh", "-c",
+                 'hostname lease-container && exec "$0" "$@"']
+
+
+def test_lease_on_another_machine_is_not_taken_over_after_a_long_lock(
+        tmp_path):
+    """The holder runs on another machine (a real coordinator, host name
+    "lease-container"): nothing tells the next run whether its process
+    lives.  Another writer holds results.db past the lease expiry (2 s
+    here), so the holder cannot beat, and a second run waits for the lock
+    meanwhile.  Once it goes, the second run finds the heartbeat 3 s old
+    and looks again a heartbeat interval (1 s) later, by when the holder
+    has beaten: it waits for the window and measures after the first.
+    The holder is stopped from before the lock goes until that first look,
+    so the look surely comes first (else the two race for the lock), as a
+    loaded container's would.  Before, the first look took the window
+    over (lease_events 'takeover') and the two runs' windows overlapped."""
+    local_hosts(tmp_path)
+    db = tmp_path / "results.db"
+    second = {}
+    def hold(p):
+        (holder, host), = q(db, "SELECT holder, holder_host FROM leases")
+        assert host == "lease-container", holder
+        con = sqlite3.connect(db, timeout=30, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
+        try:
+            with open(tmp_path / "second.err", "w") as err:
+                second["p"] = subprocess.Popen(
+                    RUN + ["--samples", "1", "--lease-expiry", "2"],
+                    cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
+            time.sleep(3)
+            os.kill(p.pid, signal.SIGSTOP)
+        finally:
+            con.execute("ROLLBACK")
+            con.close()
+        try:
+            wait_for(lambda: "the measurement window" in
+                     (tmp_path / "second.err").read_text(),
+                     "the second run's look at the lease", second["p"])
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
+    try:
+        rc, err = fault_mid_run(tmp_path, 8, hold, "results.db",
+                                "--lease-expiry", "2", wrap=OTHER_MACHINE)
+        assert rc == 0, err
+        assert second["p"].wait(timeout=120) == 0, \
+            (tmp_path / "second.err").read_text()
+    finally:
+        if "p" in second and second["p"].poll() is None:
+            second["p"].kill()
+            second["p"].wait()
+    said = (tmp_path / "second.err").read_text()
+    assert "took over" not in said, said
+    assert q(db, "SELECT count(*) FROM lease_events WHERE event = "
+             "'takeover'") == [(0,)]
+    (first_end,), = q(db, "SELECT max(finished_at) FROM windows WHERE "
+                      "run_id = 1")
+    (second_start,), = q(db, "SELECT min(started_at) FROM windows WHERE "
+                         "run_id = 2")
+    assert first_end <= second_start
+    assert q(db, "SELECT status FROM runs ORDER BY id") == [("ok",), ("ok",)]
 
 
 @pytest.mark.parametrize("sig", LOCKED_REST, ids=["stream", "interrupt"])
