@@ -272,8 +272,8 @@ db_lease_get(struct db *db, const char *name, struct lease_state *out,
 	memset(out, 0, sizeof *out);
 	rc = db_each(db, err, "cannot read leases", lease_row, out, "SELECT "
 	    "holder, holder_host, holder_pid, run_id, study, acquired_at, "
-	    "strftime('%s', 'now') - heartbeat_unix FROM leases WHERE "
-	    "name = ?", "s", name);
+	    "(julianday('now') - 2440587.5) * 86400.0 - heartbeat_unix FROM "
+	    "leases WHERE name = ?", "s", name);
 	return rc == 1 ? 0 : rc == 0 ? SO_ENOTFOUND : rc;
 }
 
