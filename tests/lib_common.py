@@ -1,6 +1,7 @@
 """Helpers that several test files share: waiting for a condition, a port
 where nothing listens, what the bash completion offers, an empty
-results database made from schema.sql, and libfaketime's path.  (conftest.py
+results database made from schema.sql, libfaketime's path, and a
+command prefix that runs a coordinator as if on another machine.  (conftest.py
 holds the fixtures and the seqorch/query helpers; sshd.py the servers.)"""
 import re
 import socket
@@ -13,6 +14,13 @@ import pytest
 
 from conftest import BIN, ROOT
 
+
+
+# A coordinator on another machine: it runs in a UTS namespace of its own
+# whose host name is not ours, as in a container, so its lease row names
+# that host and no other coordinator here can ask after its process.
+OTHER_MACHINE = ["unshare", "--uts", "sh", "-c",
+                 'hostname lease-container && exec "$0" "$@"']
 
 
 def faketime_lib():

@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 
 from conftest import SEQORCH, query, seed_build, seqorch, sha3_chain
-from lib_common import wait_for
+from lib_common import OTHER_MACHINE, wait_for
 
 RUN = ["run", "--study", "sha3", "--variants", "c-fused,c-wrapped"]
 
@@ -55,8 +55,8 @@ def spans(db):
     return out
 
 
-def start(cwd, *args):
-    return subprocess.Popen([str(SEQORCH), *map(str, args)], cwd=cwd,
+def start(cwd, *args, wrap=()):
+    return subprocess.Popen([*wrap, str(SEQORCH), *map(str, args)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
@@ -109,22 +109,45 @@ def test_same_db_windows_never_overlap(tmp_path, sides):
     assert "no one holds the measurement window now" in r.stdout
 
 
-def test_dead_holder_is_taken_over(tmp_path, sides):
+@pytest.mark.parametrize("machine", ["this", "another"])
+def test_dead_holder_is_taken_over(tmp_path, sides, machine):
+    """The holder is killed.  On this machine its process is seen gone, and
+    the next run takes its window at once; on another machine (a real
+    coordinator in a UTS namespace named lease-container) only its
+    silence tells, so a --no-wait run takes it once its heartbeat is older
+    than --lease-expiry (2 s) and still the same one a heartbeat interval
+    (1 s) later, saying so (before, at the first look)."""
     two_hosts(tmp_path / "hosts.toml", sides)
     db = tmp_path / "results.db"
     a = start(tmp_path, *RUN, "--hosts", "left", "--steps", "100000",
-              "--samples", "4")
+              "--samples", "4",
+              wrap=OTHER_MACHINE if machine == "another" else ())
     wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0] == 1,
              "the lease", a, ignore=sqlite3.Error)
     holder_a = query(db, "SELECT holder FROM leases")[0][0]
     a.send_signal(signal.SIGKILL)
     a.wait()
     t0 = time.time()
-    r = seqorch(tmp_path, *RUN, "--hosts", "left", "--steps", "1000",
-                "--samples", "1", "--lease-expiry", "20")
+    if machine == "this":
+        r = seqorch(tmp_path, *RUN, "--hosts", "left", "--steps", "1000",
+                    "--samples", "1", "--lease-expiry", "20")
+        assert "took over the measurement window from " \
+            f"{holder_a} (its process is gone)" in r.stderr, r.stderr
+    else:
+        # Until then a --no-wait run is refused (the holder may beat).
+        wait_for(lambda: time.time() - query(db, "SELECT heartbeat_unix "
+                                             "FROM leases")[0][0] > 2,
+                 "the heartbeat to age past the expiry")
+        r = seqorch(tmp_path, *RUN, "--hosts", "left", "--steps", "1000",
+                    "--samples", "1", "--lease-expiry", "2", "--no-wait")
+        assert f"no heartbeat from {holder_a} for over 2 s: it runs on " \
+            "another machine, so the measurement window is taken over " \
+            "only if it stays silent 1 s more with results.db free" \
+            in r.stderr, r.stderr
+        assert "took over the measurement window from " \
+            f"{holder_a} (silent for over 2 s)" in r.stderr, r.stderr
     assert r.returncode == 0, r.stderr
     assert time.time() - t0 < 60
-    assert "took over the measurement window" in r.stderr
     took = query(db, "SELECT previous FROM lease_events WHERE event = "
                  "'takeover'")
     assert took == [(holder_a,)]

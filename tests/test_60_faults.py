@@ -39,7 +39,7 @@ from conftest import (SEQORCH, agent_pids, locked, seed_build, seqorch,
                       session_root, sha3_chain)
 import sshd
 from sshd import sshd_factory, user_key  # noqa: F401
-from lib_common import faketime_lib
+from lib_common import OTHER_MACHINE, faketime_lib
 from lib_fakecc import FAKE_CC
 from lib_ssh_runs import hosts  # noqa: F401 (a fixture)
 from lib_ssh_runs import (LONG_STEPS, VARIANTS, clean_env, finish,
@@ -622,12 +622,6 @@ def test_lease_of_a_run_waiting_for_the_database_is_not_taken_over(
     assert q(db, "SELECT count(*) FROM lease_events WHERE event = "
              "'takeover'") == [(0,)]
     assert q(db, "SELECT status FROM runs") == [("ok",)]
-
-
-# A coordinator on another machine: a UTS namespace of its own whose host
-# name is not ours, as a container's is.
-OTHER_MACHINE = ["unshare", "--uts", "sh", "-c",
-                 'hostname lease-container && exec "$0" "$@"']
 
 
 def test_lease_on_another_machine_is_not_taken_over_after_a_long_lock(
