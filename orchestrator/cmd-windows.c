@@ -43,17 +43,20 @@ print_line(const char *fmt, ...)
 
 /*
  * The lease, and the run whose coordinator holds it and is alive (its
- * process runs on this machine, or its heartbeat is recent) in *live (0:
- * none); *why says why a holder is taken for dead.  0, SO_ENOTFOUND when
- * no one holds it, or an error.
+ * process runs on this machine, or its heartbeat is recent, or it is on
+ * another machine, which only a run's two looks can take for gone) in
+ * *live (0: none); *why says why a holder is taken for dead, *silent
+ * whether one on another machine is past the expiry.  0, SO_ENOTFOUND
+ * when no one holds it, or an error.
  */
 static int
 live_holder(struct db *db, struct lease_state *l, int64_t *live, char *why,
-    size_t len, struct so_err *err)
+    size_t len, int *silent, struct so_err *err)
 {
 	int rc;
 
 	*live = 0;
+	*silent = 0;
 	why[0] = '\0';
 	if ((rc = db_lease_get(db, LEASE_NAME, l, err)) != 0)
 		return rc;
@@ -61,10 +64,13 @@ live_holder(struct db *db, struct lease_state *l, int64_t *live, char *why,
 		snprintf(why, len, "its process %ld no longer runs on %s",
 		    l->pid, l->holder_host);
 	else if (l->age > LEASE_EXPIRY_DEFAULT &&
-	    db_holder_may_expire(l->holder_host, l->pid))
+	    db_holder_may_expire(l->holder_host, l->pid) &&
+	    db_holder_here(l->holder_host))
 		snprintf(why, len, "no heartbeat for %.0f s", l->age);
-	else
+	else {
+		*silent = l->age > LEASE_EXPIRY_DEFAULT;
 		*live = l->run_id;
+	}
 	return 0;
 }
 
@@ -117,9 +123,9 @@ list_windows(struct db *db, int64_t run_id, struct so_err *err)
 	struct list_state ls = { 0 };
 	struct lease_state l;
 	char why[512];
-	int rc;
+	int rc, silent;
 
-	rc = live_holder(db, &l, &ls.live, why, sizeof why, err);
+	rc = live_holder(db, &l, &ls.live, why, sizeof why, &silent, err);
 	if ((rc != 0 && rc != SO_ENOTFOUND) ||
 	    (rc = db_window_list(db, run_id, print_window, &ls, err)) != 0)
 		return rc;
@@ -135,9 +141,9 @@ show_lease(struct db *db, struct so_err *err)
 	struct lease_state l;
 	char why[512];
 	int64_t live;
-	int rc;
+	int rc, silent;
 
-	rc = live_holder(db, &l, &live, why, sizeof why, err);
+	rc = live_holder(db, &l, &live, why, sizeof why, &silent, err);
 	if (rc == 0)
 		putchar('\n');
 	if (rc == 0 && why[0] != '\0')
@@ -146,6 +152,14 @@ show_lease(struct db *db, struct so_err *err)
 		    "run takes it over", l.holder,
 		    (long long)l.run_id, l.study, l.acquired_at,
 		    why);
+	else if (rc == 0 && silent)
+		print_line("window held now by %s (run %lld, study %s) since "
+		    "%s, silent for %.0f s, over the expiry (%d s): it runs on "
+		    "another machine, so the next run takes the window over "
+		    "if it stays silent %d s more with results.db free",
+		    l.holder, (long long)l.run_id, l.study, l.acquired_at,
+		    l.age, LEASE_EXPIRY_DEFAULT,
+		    lease_beat_s(LEASE_EXPIRY_DEFAULT));
 	else if (rc == 0)
 		print_line("window held now by %s (run %lld, study %s) since "
 		    "%s, last heartbeat %.0f s ago", l.holder,

@@ -22,9 +22,9 @@ struct lease {
 	int done;
 };
 
-/* Refresh at a third of the expiry so one late beat never loses it. */
-static int
-beat_s(int expiry_s)
+/* A third of the expiry, so one late beat never loses the lease. */
+int
+lease_beat_s(int expiry_s)
 {
 	return expiry_s / 3 > 0 ? expiry_s / 3 : 1;
 }
@@ -39,7 +39,7 @@ heartbeat(void *arg)
 	pthread_mutex_lock(&l->mu);
 	while (!l->done) {
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += beat_s(l->expiry_s);
+		ts.tv_sec += lease_beat_s(l->expiry_s);
 		pthread_cond_timedwait(&l->cv, &l->mu, &ts);
 		if (l->done)
 			break;
@@ -101,7 +101,7 @@ lease_req_init(struct lease_req *req, char *host, size_t len, int64_t run_id,
 	*req = (struct lease_req){ .name = LEASE_NAME,
 	    .holder = db_coordinator_id(), .host = host, .pid = (long)getpid(),
 	    .run_id = run_id, .study = study, .expiry_s = expiry_s,
-	    .beat_s = beat_s(expiry_s) };
+	    .beat_s = lease_beat_s(expiry_s) };
 }
 
 static int

@@ -20,6 +20,9 @@
 
 struct lease;
 
+/* The holder's heartbeat interval, in seconds, at expiry_s. */
+int lease_beat_s(int expiry_s);
+
 /*
  * Take the lease for run_id.  With wait, poll until it is free (saying
  * who holds it, through progress_note, when that changes); without, fail

@@ -2,6 +2,8 @@
 database, the host lock across coordinators with different databases,
 takeover of a dead holder, --no-wait, exploratory runs, adaptive samples
 and --resume."""
+import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -11,7 +13,7 @@ from datetime import datetime
 import pytest
 
 from conftest import SEQORCH, query, seed_build, seqorch, sha3_chain
-from lib_common import OTHER_MACHINE, wait_for
+from lib_common import OTHER_MACHINE, faketime_lib, wait_for
 
 RUN = ["run", "--study", "sha3", "--variants", "c-fused,c-wrapped"]
 
@@ -125,6 +127,9 @@ def test_dead_holder_is_taken_over(tmp_path, sides, machine):
     wait_for(lambda: query(db, "SELECT count(*) FROM leases")[0][0] == 1,
              "the lease", a, ignore=sqlite3.Error)
     holder_a = query(db, "SELECT holder FROM leases")[0][0]
+    if machine == "another":
+        wait_for(lambda: query(db, "SELECT count(*) FROM windows")[0][0],
+                 "the window", a)
     a.send_signal(signal.SIGKILL)
     a.wait()
     t0 = time.time()
@@ -134,6 +139,18 @@ def test_dead_holder_is_taken_over(tmp_path, sides, machine):
         assert "took over the measurement window from " \
             f"{holder_a} (its process is gone)" in r.stderr, r.stderr
     else:
+        # 40 s on (libfaketime), past the default expiry: still its window.
+        w = seqorch(tmp_path, "windows", env=dict(
+            os.environ, FAKETIME="+40", LD_PRELOAD=str(faketime_lib())))
+        assert w.returncode == 0, w.stderr
+        assert re.search(
+            r"^window held now by " + re.escape(holder_a) + r" \(run 1, "
+            r"study sha3\) since \S+, silent for 4\d s, over the expiry "
+            r"\(30 s\): it runs on another machine, so the next run takes "
+            r"the window over if it stays silent 10 s more with results.db "
+            r"free$", w.stdout, re.M), w.stdout
+        assert " open  " in w.stdout and "never closed" not in w.stdout, \
+            w.stdout
         # Until then a --no-wait run is refused (the holder may beat).
         wait_for(lambda: time.time() - query(db, "SELECT heartbeat_unix "
                                              "FROM leases")[0][0] > 2,
