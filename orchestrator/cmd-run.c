@@ -831,8 +831,9 @@ const struct cmd_entry cmd_run_entry = {
 		    CMD_VALUE_ANY, NULL },
 		{ "lease-expiry", 'E', 0, "S",
 		    "take over a window whose holder has been\n"
-		    "silent for S seconds (default 30); one on this\n"
-		    "machine only once its process is gone",
+		    "silent for S seconds (default 30), and S/3 more\n"
+		    "with the database free if on another machine;\n"
+		    "one on this machine only once its process is gone",
 		    CMD_VALUE_ANY, NULL },
 		{ "db-wait", 'B', 0, "S",
 		    "wait up to S seconds for the database while\n"
