@@ -59,13 +59,14 @@ db_lease_try(struct db *db, const struct lease_req *req,
 {
 	sqlite3_stmt *st = NULL;
 	char now[40];
-	double asked = unix_now(), t;
+	double asked, t;
 	int rc = 0, free_to_take = 1;
 
 	*took_over = 0;
 	look->looking = 0;
 	prev[0] = '\0';
 	pthread_mutex_lock(&db->mu);
+	asked = unix_now();
 	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK) {
 		rc = db_err(db, err, "cannot lock the lease table");
