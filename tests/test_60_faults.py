@@ -12,7 +12,8 @@ host lock after its self-tests, and mid-window; the agent killed
 mid-sample; the coordinator SIGKILLed mid-window, then --resume (results.db
 locked while the resume stores what it left); results.db locked past the
 busy timeout and released (the run waits and stores everything; past the
-lease expiry, a second run does not take its window), or past
+lease expiry, a second run does not take its window, its holder on this
+machine or on another), or past
 --db-wait (with Ctrl-C meanwhile too), then --resume; the disk
 full, the database's and the host's (mid-window, or before the launch); raw output the artifact store cannot
 take; a read-only database; a host whose clock jumps by hours mid-window, forward or back,
