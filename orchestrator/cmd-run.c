@@ -823,7 +823,9 @@ const struct cmd_entry cmd_run_entry = {
 		    "report unless asked for",
 		    CMD_VALUE_ANY, NULL },
 		{ "no-wait", 'W', 0, NULL,
-		    "fail at once if another run holds the window",
+		    "fail if another run holds the window (at once,\n"
+		    "but for a holder silent on another machine,\n"
+		    "after looking twice: docs/windows.md)",
 		    CMD_VALUE_ANY, NULL },
 		{ "require-quiet", 'Q', 0, NULL,
 		    "refuse to measure on a host whose noise\n"
