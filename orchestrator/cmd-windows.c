@@ -68,7 +68,9 @@ live_holder(struct db *db, struct lease_state *l, int64_t *live, char *why,
 	    db_holder_here(l->holder_host))
 		snprintf(why, len, "no heartbeat for %.0f s", l->age);
 	else {
-		*silent = l->age > LEASE_EXPIRY_DEFAULT;
+		/* Here a running holder is alive, however silent. */
+		*silent = l->age > LEASE_EXPIRY_DEFAULT &&
+		    !db_holder_here(l->holder_host);
 		*live = l->run_id;
 	}
 	return 0;

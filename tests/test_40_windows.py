@@ -130,6 +130,16 @@ def test_dead_holder_is_taken_over(tmp_path, sides, machine):
     if machine == "another":
         wait_for(lambda: query(db, "SELECT count(*) FROM windows")[0][0],
                  "the window", a)
+    else:
+        # Stopped, 40 s silent: alive on this machine, so still the holder
+        # (before, windows said it ran on another machine).
+        a.send_signal(signal.SIGSTOP)
+        w = seqorch(tmp_path, "windows", env=dict(
+            os.environ, FAKETIME="+40", LD_PRELOAD=str(faketime_lib())))
+        assert w.returncode == 0, w.stderr
+        assert re.search(r"^window held now by " + re.escape(holder_a) +
+                         r" \(run 1, study sha3\) since \S+, last heartbeat "
+                         r"4\d s ago", w.stdout, re.M), w.stdout
     a.send_signal(signal.SIGKILL)
     a.wait()
     t0 = time.time()
