@@ -76,11 +76,18 @@ report_verdict_phrase(const struct stats_ratio *s)
 	return stats_verdict_word(s->verdict);
 }
 
+/* An interval that leaves out 1 without a verdict: the t-test held it. */
+static int
+withheld(const struct stats_ratio *s)
+{
+	return s->verdict == STATS_UNDECIDED && !isnan(s->p) && (s->lo > 1 ||
+	    s->hi < 1);
+}
+
 char *
 report_withheld_why(const struct stats_ratio *s)
 {
-	if (s->verdict != STATS_UNDECIDED || isnan(s->p) || !(s->lo > 1 ||
-	    s->hi < 1))
+	if (!withheld(s))
 		return NULL;
 	if (s->p < 1 - STATS_LEVEL_PCT / 100.0)
 		return xstrdup("the t-test of the samples' logs points the "
@@ -92,11 +99,8 @@ report_withheld_why(const struct stats_ratio *s)
 void
 report_withheld_add(struct report_withheld *f, const struct stats_ratio *s)
 {
-	char *why = report_withheld_why(s);
-
-	if (why == NULL)
+	if (!withheld(s))
 		return;
-	free(why);
 	f->n++;
 	if (s->p < 1 - STATS_LEVEL_PCT / 100.0)
 		f->against++;
